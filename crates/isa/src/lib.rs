@@ -2,7 +2,76 @@
 //! (the ingress-port `itype`, 3- and 4-bit) and static branch/jump targets.
 //!
 //! This is the one place in rvtrace that knows RISC-V encodings for tracing.
+//!
+//! * [`insn_len`]: instruction length from the first 16-bit parcel (base ISA length encoding).
+//! * [`classify`]: the control-flow class ([`CfClass`]) and static target of one instruction.
+//! * [`CfClass::etrace_itype`] / [`CfClass::ntrace_itype`]: the ingress-port `itype` a hart reports for
+//!   it, per E-Trace v2.0 (`ingressPort.adoc`) or N-Trace 1.0.0-rc7 Table 2.
+//! * [`is_sequentially_inferable`] / [`sequentially_inferred_target`]: E-Trace `JumpClasses`
+//!   "sequentially inferable" `lui`/`auipc`/`c.lui` + indirect jump pairs.
 #![no_std]
+#![warn(missing_docs)]
+
+mod class;
+mod decode;
+mod len;
+
+#[cfg(test)]
+mod tests;
+
+pub use class::CfClass;
+pub use decode::{
+    classify, is_sequentially_inferable, sequentially_inferred_target, table_entry_addr,
+    table_jump_index, InsnInfo,
+};
+pub use len::{ilastsize, insn_len};
+
+/// Which ISA extensions change how instructions are classified.
+///
+/// Only the options that change the control-flow class of an encoding are modelled. Zcmp and Zcmt
+/// reuse the `c.fsdsp` encoding space (quadrant 2, `funct3` = 101; Zc specification, which makes
+/// both incompatible with Zcd); with both `false` those encodings are the FP store `c.fsdsp` (not a
+/// control transfer).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct IsaConfig {
+    /// Base integer register width. Selects `c.jal` (RV32) vs `c.addiw` (RV64) and the address width
+    /// used by [`sequentially_inferred_target`].
+    pub xlen: Xlen,
+    /// Zcmp present: `cm.push`/`cm.pop`/`cm.popret`/`cm.popretz`/`cm.mvsa01`/`cm.mva01s`.
+    pub zcmp: bool,
+    /// Zcmt present: `cm.jt`/`cm.jalt` table jumps.
+    pub zcmt: bool,
+}
+
+impl IsaConfig {
+    /// RV64 without Zcmp/Zcmt.
+    pub const fn rv64() -> Self {
+        IsaConfig {
+            xlen: Xlen::Rv64,
+            zcmp: false,
+            zcmt: false,
+        }
+    }
+
+    /// RV32 without Zcmp/Zcmt.
+    pub const fn rv32() -> Self {
+        IsaConfig {
+            xlen: Xlen::Rv32,
+            zcmp: false,
+            zcmt: false,
+        }
+    }
+
+    /// This configuration with Zcmp enabled or disabled.
+    pub const fn with_zcmp(self, zcmp: bool) -> Self {
+        IsaConfig { zcmp, ..self }
+    }
+
+    /// This configuration with Zcmt enabled or disabled.
+    pub const fn with_zcmt(self, zcmt: bool) -> Self {
+        IsaConfig { zcmt, ..self }
+    }
+}
 
 /// Base integer register width.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -19,6 +88,14 @@ impl Xlen {
         match self {
             Xlen::Rv32 => 32,
             Xlen::Rv64 => 64,
+        }
+    }
+
+    /// Mask of the valid address bits (`0xffff_ffff` for RV32, all ones for RV64).
+    pub const fn addr_mask(self) -> u64 {
+        match self {
+            Xlen::Rv32 => 0xffff_ffff,
+            Xlen::Rv64 => u64::MAX,
         }
     }
 }
@@ -92,5 +169,22 @@ impl Itype {
     /// The numeric code.
     pub const fn code(self) -> u8 {
         self as u8
+    }
+
+    /// The `itype` for a trap taken after the last retired instruction: 2 (interrupt) or 1
+    /// (exception). N-Trace Table 2 rows "Interrupted instruction" / "Exception in instruction";
+    /// these are events, not instruction classes, so [`classify`] never produces them (except
+    /// [`CfClass::EnvTrap`], which always traps).
+    pub const fn trap(interrupt: bool) -> Itype {
+        if interrupt {
+            Itype::Interrupt
+        } else {
+            Itype::Exception
+        }
+    }
+
+    /// True for codes that exist only with a 4-bit `itype` (8-15).
+    pub const fn is_4bit_only(self) -> bool {
+        self.code() >= 8
     }
 }
