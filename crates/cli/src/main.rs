@@ -1,1 +1,67 @@
-fn main() {}
+//! `rvtrace`: the command-line tool. Thin: it parses arguments, wires the parts together and
+//! reports errors; the work is done by the library crates.
+
+mod isa_arg;
+mod run;
+
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+/// Exit status for errors of rvtrace itself (bad input, I/O), as `env` and `xargs` use it.
+pub const EXIT_TOOL_ERROR: u8 = 125;
+/// Exit status when `--max-insns` stopped the program (as `timeout` uses 124).
+pub const EXIT_INSN_LIMIT: u8 = 124;
+
+#[derive(Parser)]
+#[command(
+    name = "rvtrace",
+    version,
+    about = "RISC-V processor trace toolkit: run programs on a hart model, record and inspect trace streams",
+    long_about = None,
+    after_help = "Exit status: the program's own status for `run`; 124 when --max-insns stopped it; \
+                  125 when rvtrace itself failed (bad input, I/O error, the program crashed the hart)."
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run a RISC-V ELF program on the hart model (QEMU `virt` machine, semihosting).
+    Run(run::RunArgs),
+    /// Run a bundled example program and show what it did.
+    Example(run::ExampleArgs),
+    /// Ingress-stream files (the retired-instruction records that drive trace encoders).
+    Ingress {
+        #[command(subcommand)]
+        command: IngressCommand,
+    },
+}
+
+#[derive(Subcommand)]
+enum IngressCommand {
+    /// Print an ingress file for people, one record per line, then a summary.
+    Dump {
+        /// The binary ingress file (as written by `rvtrace run --ingress`).
+        file: std::path::PathBuf,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Run(args) => run::run(&args),
+        Command::Example(args) => run::example(&args),
+        Command::Ingress {
+            command: IngressCommand::Dump { file },
+        } => run::ingress_dump(&file),
+    };
+    match result {
+        Ok(code) => code,
+        Err(msg) => {
+            eprintln!("rvtrace: error: {msg}");
+            ExitCode::from(EXIT_TOOL_ERROR)
+        }
+    }
+}

@@ -2,8 +2,51 @@
 //! (`etrace-v2.0/ingressPort.adoc`, "Instruction Trace Interface") defines it, plus file formats.
 //!
 //! N-Trace uses the same ingress port (N-Trace chapter 2).
+//!
+//! File formats:
+//! * [`binary`]: the compact native format (`RVTRINGR`, versioned header, about one byte per sequential
+//!   instruction, CRC-protected blocks). [`IngressWriter`] / [`IngressReader`].
+//! * [`text`]: one readable, parseable line per record ([`text::TextWriter`], [`text::parse_line`]) and
+//!   [`dump`], which prints a binary file as text (`rvtrace ingress dump FILE`).
+//! * [`etrace_csv`]: the E-Trace reference flow's `encoder_input` CSV (post-iss output).
+//! * [`pcseq`]: NexRv's `PCSEQ` text (`0xPC,<type><size>`).
+//!
+//! `iretire` is always in half-words in a [`Record`] (`ingressPort.adoc`, table "Instruction interface
+//! signals - multiple retirement per block"); formats that count instructions (the single-retirement
+//! interface, `ingressPort.adoc` "Simplifications for single-retirement") are converted on the way in and out.
+//!
+//! ```
+//! use rvtrace_ingress::{privilege, IngressHeader, IngressReader, IngressWriter, Itype, Record, Xlen};
+//!
+//! let header = IngressHeader::new(Xlen::Rv64, 4, "example");
+//! let mut w = IngressWriter::new(Vec::new(), &header)?;
+//! let insn = Record { iaddr: 0x8000_0000, iretire: 2, ilastsize: 1, priv_: privilege::M, ..Record::default() };
+//! w.write(&insn)?;
+//! w.write(&Record { iaddr: 0x8000_0004, itype: Itype::TakenBranch, ..insn })?;
+//! let bytes = w.finish()?;
+//!
+//! let mut r = IngressReader::new(&bytes[..])?;
+//! assert_eq!(r.header().source, "example");
+//! assert_eq!(r.next_record()?, Some(insn));
+//! assert_eq!(r.next_record()?.unwrap().to_string(), "0x80000004 +4 itype=5 priv=M");
+//! assert_eq!(r.next_record()?, None);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 
-pub use rvtrace_isa::Itype;
+#![warn(missing_docs)]
+
+pub mod binary;
+mod crc32;
+mod error;
+pub mod etrace_csv;
+pub mod pcseq;
+pub mod text;
+mod varint;
+
+pub use binary::{IngressHeader, IngressReader, IngressWriter};
+pub use error::IngressError;
+pub use rvtrace_isa::{Itype, Xlen};
+pub use text::{dump, DumpSummary};
 
 /// Privilege level encoding of the ingress port (`ingressPort.adoc`, table "Privilege level (priv) encoding").
 pub mod privilege {
@@ -19,6 +62,26 @@ pub mod privilege {
     pub const VU: u8 = 5;
     /// Virtual supervisor mode.
     pub const VS: u8 = 6;
+
+    /// Short name of a privilege code (`U`, `S`, `M`, `D`, `VU`, `VS`), `None` for reserved codes (2, 7, ...).
+    pub const fn name(priv_: u8) -> Option<&'static str> {
+        match priv_ {
+            U => Some("U"),
+            S => Some("S"),
+            M => Some("M"),
+            D => Some("D"),
+            VU => Some("VU"),
+            VS => Some("VS"),
+            _ => None,
+        }
+    }
+
+    /// The privilege code for a short name as [`name`] returns it (case-insensitive).
+    pub fn from_name(name: &str) -> Option<u8> {
+        [U, S, M, D, VU, VS]
+            .into_iter()
+            .find(|&p| self::name(p).is_some_and(|n| n.eq_ignore_ascii_case(name)))
+    }
 }
 
 /// One ingress-port cycle: a block of instructions retired together (the hart model retires one
@@ -64,5 +127,28 @@ impl Record {
     /// Address of the instruction after the last one retired in this block.
     pub fn next_iaddr(&self) -> u64 {
         self.iaddr.wrapping_add(2 * self.iretire as u64)
+    }
+
+    /// Whether this block ends in a trap (`itype` 1 exception or 2 interrupt, `ingressPort.adoc` table
+    /// "Instruction Type (itype) encoding").
+    pub fn is_trap(&self) -> bool {
+        matches!(self.itype, Itype::Exception | Itype::Interrupt)
+    }
+
+    /// Whether at least one instruction retired in this block (`iretire` != 0).
+    pub fn retires(&self) -> bool {
+        self.iretire != 0
+    }
+
+    /// Size in bytes of the last retired instruction (2^`ilastsize` half-words), `None` when `ilastsize`
+    /// is too large to mean anything (> 30).
+    pub fn last_size_bytes(&self) -> Option<u32> {
+        (self.ilastsize <= 30).then(|| 2u32 << self.ilastsize)
+    }
+
+    /// Whether this record is exactly one retired instruction (`iretire` == 2^`ilastsize`), which is what
+    /// single-retirement formats (E-Trace CSV, NexRv PCSEQ) can represent.
+    pub fn is_single_instruction(&self) -> bool {
+        self.ilastsize <= 30 && self.iretire == 1u32 << self.ilastsize
     }
 }

@@ -1,1 +1,32 @@
-//! Hart model.
+//! The rvtrace hart model: a RISC-V hart (RV32/RV64 IMAFDC, Zicsr, Zifencei, Zba, Zbb; M, S and U
+//! modes; traps, interrupts, CLINT timer, semihosting, HTIF) on QEMU's `virt` machine.
+//!
+//! It produces the retired-instruction streams that drive the trace encoders, so "retired" follows
+//! the trace specifications: a faulting instruction does not retire; `ecall`/`ebreak` retire with
+//! an exception. Observers ([`Observer`]) see every retirement, trap, register, CSR and memory
+//! effect; CSR devices ([`csr::CsrDevice`]) add CSRs without touching the execution loop.
+//!
+//! ```no_run
+//! use rvtrace_sim::{Config, Hart, PcList, Stop};
+//! let mut image = rvtrace_image::Image::new();
+//! let info = image.load_file("prog.elf".as_ref()).unwrap();
+//! let mut hart = Hart::new(&Config::virt(info.xlen, "prog.elf"));
+//! hart.load(&image).unwrap();
+//! let mut pcs = PcList::default();
+//! assert_eq!(hart.run(&mut pcs, u64::MAX), Stop::Exit(0));
+//! ```
+
+pub mod bus;
+pub mod csr;
+mod csr_exec;
+pub mod decode;
+mod exec;
+mod exec_fp;
+pub mod fpu;
+mod hart;
+pub mod ingress;
+pub mod observer;
+pub mod semihost;
+
+pub use hart::{cause, exception_name, fdt_address, privilege, Config, Hart, LoadError, Stop, FDT_SIZE};
+pub use observer::{MemAccess, MemKind, Observer, PcList, Retired, TrapInfo};

@@ -1,0 +1,94 @@
+//! Parsing of `--isa` strings such as `rv64gc`, `rv32imac` or `rv64imafdc_zicsr_zba_zbb`.
+
+use rvtrace_isa::Xlen;
+use rvtrace_sim::decode::Extensions;
+
+/// Parse an ISA string into XLEN and extensions. Unknown extensions are an error, so a typo never
+/// silently changes what runs.
+pub fn parse_isa(s: &str) -> Result<(Xlen, Extensions), String> {
+    let lower = s.to_ascii_lowercase();
+    let (xlen, rest) = if let Some(r) = lower.strip_prefix("rv64") {
+        (Xlen::Rv64, r)
+    } else if let Some(r) = lower.strip_prefix("rv32") {
+        (Xlen::Rv32, r)
+    } else {
+        return Err(format!("--isa {s:?}: must start with rv32 or rv64 (for example rv64gc or rv32imac)"));
+    };
+    let mut ext = Extensions {
+        m: false,
+        a: false,
+        f: false,
+        d: false,
+        c: false,
+        zba: false,
+        zbb: false,
+        s: true,
+        u: true,
+    };
+    let mut parts = rest.split('_');
+    let single = parts.next().unwrap_or("");
+    let mut chars = single.chars();
+    match chars.next() {
+        Some('i') => {}
+        Some('g') => {
+            ext.m = true;
+            ext.a = true;
+            ext.f = true;
+            ext.d = true;
+        }
+        _ => return Err(format!("--isa {s:?}: the base must be i or g after rv32/rv64")),
+    }
+    for c in chars {
+        match c {
+            'm' => ext.m = true,
+            'a' => ext.a = true,
+            'f' => ext.f = true,
+            'd' => {
+                ext.d = true;
+                ext.f = true;
+            }
+            'c' => ext.c = true,
+            'g' => {
+                ext.m = true;
+                ext.a = true;
+                ext.f = true;
+                ext.d = true;
+            }
+            // B = Zba + Zbb + Zbs; the model implements Zba and Zbb.
+            'b' => {
+                ext.zba = true;
+                ext.zbb = true;
+            }
+            _ => return Err(format!("--isa {s:?}: unsupported extension '{c}' (supported: i, m, a, f, d, c, g, b)")),
+        }
+    }
+    for p in parts {
+        match p {
+            "" | "zicsr" | "zifencei" | "zicntr" => {}
+            "zba" => ext.zba = true,
+            "zbb" => ext.zbb = true,
+            _ => return Err(format!("--isa {s:?}: unsupported extension {p:?} (supported: zicsr, zifencei, zicntr, zba, zbb)")),
+        }
+    }
+    Ok((xlen, ext))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn common_strings() {
+        let (x, e) = parse_isa("rv64gc").unwrap();
+        assert_eq!(x, Xlen::Rv64);
+        assert!(e.m && e.a && e.f && e.d && e.c && !e.zba);
+        let (x, e) = parse_isa("RV32IMAC").unwrap();
+        assert_eq!(x, Xlen::Rv32);
+        assert!(e.m && e.a && e.c && !e.f && !e.d);
+        let (_, e) = parse_isa("rv64imafdc_zicsr_zifencei_zba_zbb").unwrap();
+        assert!(e.zba && e.zbb && e.d);
+        assert!(parse_isa("rv64gcv").is_err());
+        assert!(parse_isa("x86").is_err());
+        assert!(parse_isa("rv64e").is_err());
+    }
+}

@@ -1,0 +1,980 @@
+//! The rvtrace binary ingress format, version 1: a compact, fast, checked file of [`Record`]s.
+//!
+//! This documentation is the format specification; an implementation in another language needs
+//! nothing else. All multi-byte integers are little-endian. "varint" is unsigned LEB128 (7 bits per
+//! byte, least significant group first, bit 7 set on every byte but the last; at most 10 bytes, and
+//! the value must fit 64 bits). "zigzag" maps a signed 64-bit value `v` to `(v << 1) ^ (v >> 63)`
+//! (0, -1, 1, -2 ... become 0, 1, 2, 3 ...) before it is written as a varint. All address and time
+//! arithmetic wraps modulo 2^64. CRC-32 is the zlib/gzip one (CRC-32/ISO-HDLC: reflected polynomial
+//! `0xEDB88320`, initial value and final XOR `0xFFFFFFFF`).
+//!
+//! The record fields are those of the E-Trace ingress port (`etrace-v2.0/ingressPort.adoc`, tables
+//! "Instruction interface signals"); `iretire` counts half-words (table "Instruction interface
+//! signals - multiple retirement per block"), also for single-instruction records.
+//!
+//! # File layout
+//!
+//! ```text
+//! file   = header block* end-block          (a file with no records is header + end-block)
+//! ```
+//!
+//! ## Header
+//!
+//! | offset | size | field | meaning |
+//! |---:|---:|---|---|
+//! | 0 | 8 | magic | `RVTRINGR` (`52 56 54 52 49 4E 47 52`) |
+//! | 8 | 2 | version | format version, u16; this is version **1** |
+//! | 10 | 2 | flags | u16, see below |
+//! | 12 | 1 | xlen | 32 or 64 |
+//! | 13 | 1 | itype_width | 3 or 4: the `itype_width_p` the source uses (`ingressPort.adoc`, table "Instruction Type (itype) encoding") |
+//! | 14 | 2 | source_len | u16, length `n` of `source` in bytes |
+//! | 16 | n | source | free-form UTF-8 description of the producer (program, simulator, options) |
+//! | 16+n | 4 | header_crc | u32, CRC-32 of bytes 0 .. 16+n |
+//!
+//! Flags (which optional ingress signals the source drives; informational for encoders, which need
+//! to know e.g. whether `sijump` is connected, `ingressPort.adoc` on `sijump`):
+//!
+//! | bit | name | meaning |
+//! |---:|---|---|
+//! | 0 | CONTEXT | `context` and `ctype` are driven |
+//! | 1 | TIME | `time` is driven |
+//! | 2 | SIJUMP | `sijump` is driven |
+//! | 3 | MULTI_RETIRE | a record may retire more than one instruction (`retires_p` > 1); when clear every record retires 0 or 1 instruction |
+//! | 4-15 | | reserved, 0; a version-1 reader rejects a file with any of them set |
+//!
+//! A reader checks the magic first ("not an rvtrace ingress file"), then the version ("unsupported
+//! ingress format version N"), then the header CRC.
+//!
+//! ## Blocks
+//!
+//! Records are stored in blocks. Each block can be decoded on its own (the prediction state below is
+//! reset at the start of every block), and is protected by a CRC.
+//!
+//! | offset | size | field | meaning |
+//! |---:|---:|---|---|
+//! | 0 | 4 | payload_len | u32, `L`, 1 ..= 16 MiB (16777216) |
+//! | 4 | 4 | record_count | u32, `N` records in the payload; 0 marks the end block |
+//! | 8 | 4 | crc | u32, CRC-32 of block bytes 0..8 (payload_len, record_count) followed by the payload |
+//! | 12 | L | payload | `N` records, exactly filling `L` bytes (`N` <= `L`) |
+//!
+//! The **end block** has `record_count` 0, `payload_len` 8 and as payload the total number of records
+//! in the file (u64). Nothing follows it. A file without an end block is truncated. This writer
+//! starts a new block once the payload reaches 64 KiB.
+//!
+//! ## Records
+//!
+//! Decoding state, reset at the start of each block: `prev` = the all-zero record (every field 0,
+//! `itype` 0, `sijump` 0) and `time_step` = 0. Predictions for the next record:
+//!
+//! * `iaddr` = `prev.iaddr + 2 * prev.iretire` (the address after the previous block);
+//! * `priv` = `prev.priv`, `context` = `prev.context`;
+//! * `time` = `prev.time + time_step` (the previous time step repeats);
+//! * `cause` = `tval` = `ctype` = 0, `sijump` = 0.
+//!
+//! After each record: `time_step` = `record.time - prev.time`, then `prev` = `record`.
+//!
+//! A record is a tag byte, an optional extension byte, then the flagged fields in this order:
+//!
+//! ```text
+//! tag   bit 3:0  itype (the ingress itype code 0..15)
+//!       bit 5:4  size class:
+//!                  0: iretire = 2, ilastsize = 1  (one 32-bit instruction)
+//!                  1: iretire = 1, ilastsize = 0  (one 16-bit instruction)
+//!                  2: explicit: iretire (varint, must fit u32) and ilastsize (1 byte) follow
+//!                  3: iretire and ilastsize equal those of prev
+//!       bit 6    ADDR: iaddr differs from the prediction; zigzag(iaddr - predicted iaddr) follows
+//!       bit 7    EXT: an extension byte follows the tag
+//! ext   bit 0    CAUSE: cause follows (varint)
+//!       bit 1    TVAL: tval follows (varint)
+//!       bit 2    PRIV: priv follows (1 byte)
+//!       bit 3    CONTEXT: context follows (varint)
+//!       bit 4    CTYPE: ctype follows (1 byte)
+//!       bit 5    TIME: zigzag(time - predicted time) follows
+//!       bit 6    SIJUMP: sijump = 1 (no data)
+//!       bit 7    reserved, 0
+//! then:  [iretire varint, ilastsize byte]  if size class 2
+//!        [iaddr delta]                      if ADDR
+//!        [cause] [tval] [priv] [context] [ctype] [time delta]   each if its ext bit is set
+//! ```
+//!
+//! So a sequential instruction in the same privilege/context with the usual time step, including a
+//! non-taken branch, is one byte; a taken branch or jump adds its address delta (1-3 bytes for
+//! typical code). A writer may choose any valid encoding (for example class 2 for a 32-bit
+//! instruction, or an EXT byte of 0); this writer picks the shortest as listed (class 0/1, else 3,
+//! else 2; ADDR and EXT only when needed).
+//!
+//! Every byte is covered by a CRC and the end block carries the record count, so truncation and
+//! corruption are reported ([`IngressError`], with the byte offset), never silently accepted.
+
+use std::io::{self, Read, Write};
+
+use crate::crc32::{crc32, Crc32};
+use crate::varint::{get_u64, put_u64, unzigzag, zigzag};
+use crate::{IngressError, Itype, Record, Xlen};
+
+/// The 8 magic bytes at the start of every binary ingress file.
+pub const MAGIC: [u8; 8] = *b"RVTRINGR";
+/// The format version this build writes and reads.
+pub const FORMAT_VERSION: u16 = 1;
+/// Header flag bit 0: `context` and `ctype` are driven.
+pub const FLAG_CONTEXT: u16 = 1 << 0;
+/// Header flag bit 1: `time` is driven.
+pub const FLAG_TIME: u16 = 1 << 1;
+/// Header flag bit 2: `sijump` is driven.
+pub const FLAG_SIJUMP: u16 = 1 << 2;
+/// Header flag bit 3: records may retire more than one instruction (`retires_p` > 1).
+pub const FLAG_MULTI_RETIRE: u16 = 1 << 3;
+const KNOWN_FLAGS: u16 = FLAG_CONTEXT | FLAG_TIME | FLAG_SIJUMP | FLAG_MULTI_RETIRE;
+
+/// Largest block payload a reader accepts.
+pub const MAX_BLOCK_PAYLOAD: u32 = 16 << 20;
+/// Payload size at which the writer closes a block.
+const BLOCK_TARGET: usize = 64 << 10;
+const BLOCK_HEADER: usize = 12;
+
+// Tag and extension bits (see the module doc).
+const TAG_SIZE_SHIFT: u32 = 4;
+const TAG_ADDR: u8 = 0x40;
+const TAG_EXT: u8 = 0x80;
+const EXT_CAUSE: u8 = 0x01;
+const EXT_TVAL: u8 = 0x02;
+const EXT_PRIV: u8 = 0x04;
+const EXT_CONTEXT: u8 = 0x08;
+const EXT_CTYPE: u8 = 0x10;
+const EXT_TIME: u8 = 0x20;
+const EXT_SIJUMP: u8 = 0x40;
+const EXT_RESERVED: u8 = 0x80;
+const SIZE_32: u8 = 0;
+const SIZE_16: u8 = 1;
+const SIZE_EXPLICIT: u8 = 2;
+const SIZE_SAME: u8 = 3;
+
+/// The header of a binary ingress file: stream parameters (see the [module doc](self), "Header").
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct IngressHeader {
+    /// Base integer register width of the hart (`iaddress_width_p` is XLEN).
+    pub xlen: Xlen,
+    /// `itype_width_p` the source uses: 3 or 4 (`ingressPort.adoc`, table "Instruction Type (itype) encoding").
+    pub itype_width: u8,
+    /// The source drives `context` and `ctype` (flag CONTEXT).
+    pub has_context: bool,
+    /// The source drives `time` (flag TIME).
+    pub has_time: bool,
+    /// The source drives `sijump` (flag SIJUMP).
+    pub has_sijump: bool,
+    /// Records may retire more than one instruction (flag MULTI_RETIRE, `retires_p` > 1).
+    pub multi_retire: bool,
+    /// Free-form description of the producer (UTF-8, at most 65535 bytes).
+    pub source: String,
+}
+
+impl IngressHeader {
+    /// A header with no optional signals driven (all flags clear).
+    pub fn new(xlen: Xlen, itype_width: u8, source: impl Into<String>) -> Self {
+        IngressHeader {
+            xlen,
+            itype_width,
+            has_context: false,
+            has_time: false,
+            has_sijump: false,
+            multi_retire: false,
+            source: source.into(),
+        }
+    }
+
+    /// The header flags word.
+    pub fn flags(&self) -> u16 {
+        (if self.has_context { FLAG_CONTEXT } else { 0 })
+            | (if self.has_time { FLAG_TIME } else { 0 })
+            | (if self.has_sijump { FLAG_SIJUMP } else { 0 })
+            | (if self.multi_retire {
+                FLAG_MULTI_RETIRE
+            } else {
+                0
+            })
+    }
+
+    /// Checks the parameters a writer can store.
+    pub fn validate(&self) -> Result<(), String> {
+        if self.itype_width != 3 && self.itype_width != 4 {
+            return Err(format!(
+                "itype width must be 3 or 4, not {}",
+                self.itype_width
+            ));
+        }
+        if self.source.len() > u16::MAX as usize {
+            return Err(format!(
+                "source description is {} bytes, at most {} allowed",
+                self.source.len(),
+                u16::MAX
+            ));
+        }
+        Ok(())
+    }
+
+    /// The encoded header bytes (including the header CRC); the header must be valid.
+    pub(crate) fn to_bytes(&self) -> Vec<u8> {
+        let mut b = Vec::with_capacity(20 + self.source.len());
+        b.extend_from_slice(&MAGIC);
+        b.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
+        b.extend_from_slice(&self.flags().to_le_bytes());
+        b.push(self.xlen.bits() as u8);
+        b.push(self.itype_width);
+        b.extend_from_slice(&(self.source.len() as u16).to_le_bytes());
+        b.extend_from_slice(self.source.as_bytes());
+        let crc = crc32(&b);
+        b.extend_from_slice(&crc.to_le_bytes());
+        b
+    }
+
+    /// Reads and checks a header; returns it and its length in bytes.
+    fn read_from<R: Read>(r: &mut R) -> Result<(Self, u64), IngressError> {
+        let mut fixed = [0u8; 16];
+        let n = read_full(r, &mut fixed)?;
+        let m = n.min(8);
+        if fixed[..m] != MAGIC[..m] {
+            return Err(IngressError::NotIngressFile);
+        }
+        if n < 10 {
+            return Err(IngressError::Truncated {
+                offset: n as u64,
+                what: "file header",
+            });
+        }
+        let version = u16::from_le_bytes([fixed[8], fixed[9]]);
+        if version != FORMAT_VERSION {
+            return Err(IngressError::UnsupportedVersion(version));
+        }
+        if n < 16 {
+            return Err(IngressError::Truncated {
+                offset: n as u64,
+                what: "file header",
+            });
+        }
+        let source_len = u16::from_le_bytes([fixed[14], fixed[15]]) as usize;
+        let mut rest = vec![0u8; source_len + 4];
+        let n = read_full(r, &mut rest)?;
+        if n < rest.len() {
+            return Err(IngressError::Truncated {
+                offset: 16 + n as u64,
+                what: "file header",
+            });
+        }
+        let mut crc = Crc32::new();
+        crc.update(&fixed);
+        crc.update(&rest[..source_len]);
+        let stored = u32::from_le_bytes(rest[source_len..].try_into().expect("4 bytes"));
+        if crc.finish() != stored {
+            return Err(IngressError::corrupt(
+                16 + source_len as u64,
+                "header checksum mismatch",
+            ));
+        }
+        let flags = u16::from_le_bytes([fixed[10], fixed[11]]);
+        if flags & !KNOWN_FLAGS != 0 {
+            return Err(IngressError::corrupt(
+                10,
+                format!("unknown header flags {:#06x}", flags & !KNOWN_FLAGS),
+            ));
+        }
+        let xlen = match fixed[12] {
+            32 => Xlen::Rv32,
+            64 => Xlen::Rv64,
+            x => return Err(IngressError::corrupt(12, format!("invalid XLEN {x}"))),
+        };
+        let itype_width = fixed[13];
+        if itype_width != 3 && itype_width != 4 {
+            return Err(IngressError::corrupt(
+                13,
+                format!("invalid itype width {itype_width}"),
+            ));
+        }
+        rest.truncate(source_len);
+        let source = String::from_utf8(rest).map_err(|e| {
+            IngressError::corrupt(
+                16 + e.utf8_error().valid_up_to() as u64,
+                "source description is not UTF-8",
+            )
+        })?;
+        let header = IngressHeader {
+            xlen,
+            itype_width,
+            has_context: flags & FLAG_CONTEXT != 0,
+            has_time: flags & FLAG_TIME != 0,
+            has_sijump: flags & FLAG_SIJUMP != 0,
+            multi_retire: flags & FLAG_MULTI_RETIRE != 0,
+            source,
+        };
+        Ok((header, 20 + source_len as u64))
+    }
+}
+
+/// Reads until `buf` is full or the input ends; returns the number of bytes read.
+fn read_full<R: Read>(r: &mut R, buf: &mut [u8]) -> io::Result<usize> {
+    let mut n = 0;
+    while n < buf.len() {
+        match r.read(&mut buf[n..]) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(n)
+}
+
+/// Prediction state shared by the encoder and decoder (module doc, "Records").
+#[derive(Clone, Copy, Default)]
+struct State {
+    prev: Record,
+    time_step: u64,
+}
+
+impl State {
+    #[inline(always)]
+    fn advance(&mut self, rec: Record) {
+        self.time_step = rec.time.wrapping_sub(self.prev.time);
+        self.prev = rec;
+    }
+}
+
+/// Appends the encoding of `r` (module doc, "Records").
+#[inline]
+fn encode_record(out: &mut Vec<u8>, st: &mut State, r: &Record) {
+    let prev = &st.prev;
+    let class = if r.iretire == 2 && r.ilastsize == 1 {
+        SIZE_32
+    } else if r.iretire == 1 && r.ilastsize == 0 {
+        SIZE_16
+    } else if r.iretire == prev.iretire && r.ilastsize == prev.ilastsize {
+        SIZE_SAME
+    } else {
+        SIZE_EXPLICIT
+    };
+    let mut tag = r.itype.code() & 0x0f | class << TAG_SIZE_SHIFT;
+    let pred_iaddr = prev.next_iaddr();
+    if r.iaddr != pred_iaddr {
+        tag |= TAG_ADDR;
+    }
+    let pred_time = prev.time.wrapping_add(st.time_step);
+    let mut ext = 0u8;
+    if r.cause != 0 {
+        ext |= EXT_CAUSE;
+    }
+    if r.tval != 0 {
+        ext |= EXT_TVAL;
+    }
+    if r.priv_ != prev.priv_ {
+        ext |= EXT_PRIV;
+    }
+    if r.context != prev.context {
+        ext |= EXT_CONTEXT;
+    }
+    if r.ctype != 0 {
+        ext |= EXT_CTYPE;
+    }
+    if r.time != pred_time {
+        ext |= EXT_TIME;
+    }
+    if r.sijump {
+        ext |= EXT_SIJUMP;
+    }
+    if ext != 0 {
+        tag |= TAG_EXT;
+    }
+    out.push(tag);
+    if ext != 0 {
+        out.push(ext);
+    }
+    if class == SIZE_EXPLICIT {
+        put_u64(out, r.iretire as u64);
+        out.push(r.ilastsize);
+    }
+    if tag & TAG_ADDR != 0 {
+        put_u64(out, zigzag(r.iaddr.wrapping_sub(pred_iaddr) as i64));
+    }
+    if ext != 0 {
+        if ext & EXT_CAUSE != 0 {
+            put_u64(out, r.cause);
+        }
+        if ext & EXT_TVAL != 0 {
+            put_u64(out, r.tval);
+        }
+        if ext & EXT_PRIV != 0 {
+            out.push(r.priv_);
+        }
+        if ext & EXT_CONTEXT != 0 {
+            put_u64(out, r.context);
+        }
+        if ext & EXT_CTYPE != 0 {
+            out.push(r.ctype);
+        }
+        if ext & EXT_TIME != 0 {
+            put_u64(out, zigzag(r.time.wrapping_sub(pred_time) as i64));
+        }
+    }
+    st.advance(*r);
+}
+
+const ERR_END: &str = "record runs past the end of its block";
+const ERR_VARINT: &str = "invalid varint (longer than 10 bytes or over 64 bits)";
+
+#[inline(always)]
+fn varint(buf: &[u8], p: &mut usize) -> Result<u64, &'static str> {
+    match get_u64(buf, p) {
+        Some(v) => Ok(v),
+        None if buf.len().saturating_sub(*p) < 10
+            && buf[(*p).min(buf.len())..].iter().all(|&b| b >= 0x80) =>
+        {
+            Err(ERR_END)
+        }
+        None => Err(ERR_VARINT),
+    }
+}
+
+#[inline(always)]
+fn byte(buf: &[u8], p: &mut usize) -> Result<u8, &'static str> {
+    let b = *buf.get(*p).ok_or(ERR_END)?;
+    *p += 1;
+    Ok(b)
+}
+
+/// Decodes the record at `*pos`; on success advances `*pos` and the state.
+#[inline(always)]
+fn decode_record(buf: &[u8], pos: &mut usize, st: &mut State) -> Result<Record, &'static str> {
+    let mut p = *pos;
+    let tag = byte(buf, &mut p)?;
+    let prev = &st.prev;
+    let ext = if tag & TAG_EXT != 0 {
+        let e = byte(buf, &mut p)?;
+        if e & EXT_RESERVED != 0 {
+            return Err("reserved extension bit 7 is set");
+        }
+        e
+    } else {
+        0
+    };
+    let (iretire, ilastsize) = match (tag >> TAG_SIZE_SHIFT) & 3 {
+        SIZE_32 => (2, 1),
+        SIZE_16 => (1, 0),
+        SIZE_SAME => (prev.iretire, prev.ilastsize),
+        _ => {
+            let n = varint(buf, &mut p)?;
+            let n = u32::try_from(n).map_err(|_| "iretire does not fit 32 bits")?;
+            (n, byte(buf, &mut p)?)
+        }
+    };
+    let mut iaddr = prev.next_iaddr();
+    if tag & TAG_ADDR != 0 {
+        iaddr = iaddr.wrapping_add(unzigzag(varint(buf, &mut p)?) as u64);
+    }
+    let mut rec = Record {
+        iaddr,
+        iretire,
+        ilastsize,
+        itype: Itype::from_code(tag & 0x0f),
+        cause: 0,
+        tval: 0,
+        priv_: prev.priv_,
+        context: prev.context,
+        ctype: 0,
+        time: prev.time.wrapping_add(st.time_step),
+        sijump: false,
+    };
+    if ext != 0 {
+        if ext & EXT_CAUSE != 0 {
+            rec.cause = varint(buf, &mut p)?;
+        }
+        if ext & EXT_TVAL != 0 {
+            rec.tval = varint(buf, &mut p)?;
+        }
+        if ext & EXT_PRIV != 0 {
+            rec.priv_ = byte(buf, &mut p)?;
+        }
+        if ext & EXT_CONTEXT != 0 {
+            rec.context = varint(buf, &mut p)?;
+        }
+        if ext & EXT_CTYPE != 0 {
+            rec.ctype = byte(buf, &mut p)?;
+        }
+        if ext & EXT_TIME != 0 {
+            rec.time = rec.time.wrapping_add(unzigzag(varint(buf, &mut p)?) as u64);
+        }
+        rec.sijump = ext & EXT_SIJUMP != 0;
+    }
+    *pos = p;
+    st.advance(rec);
+    Ok(rec)
+}
+
+/// Writes a binary ingress file (format in the [module doc](self)).
+///
+/// Records are encoded into an in-memory block (64 KiB) that is written with one `write_all` when full,
+/// so no buffering is needed around `w`. Call [`finish`](Self::finish) at the end: it writes the last
+/// block and the end block; a writer dropped without `finish` leaves a file that readers report as
+/// truncated.
+pub struct IngressWriter<W: Write> {
+    inner: W,
+    block: Vec<u8>,
+    count: u32,
+    state: State,
+    total: u64,
+}
+
+impl<W: Write> IngressWriter<W> {
+    /// Writes the header to `w` (an `InvalidInput` error if [`IngressHeader::validate`] fails).
+    pub fn new(mut w: W, header: &IngressHeader) -> io::Result<Self> {
+        header
+            .validate()
+            .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
+        w.write_all(&header.to_bytes())?;
+        let mut block = Vec::with_capacity(BLOCK_HEADER + BLOCK_TARGET + 64);
+        block.resize(BLOCK_HEADER, 0);
+        Ok(IngressWriter {
+            inner: w,
+            block,
+            count: 0,
+            state: State::default(),
+            total: 0,
+        })
+    }
+
+    /// Appends one record.
+    #[inline]
+    pub fn write(&mut self, rec: &Record) -> io::Result<()> {
+        encode_record(&mut self.block, &mut self.state, rec);
+        self.count += 1;
+        self.total += 1;
+        if self.block.len() >= BLOCK_HEADER + BLOCK_TARGET {
+            self.flush_block()?;
+        }
+        Ok(())
+    }
+
+    /// Appends records.
+    pub fn write_batch(&mut self, recs: &[Record]) -> io::Result<()> {
+        recs.iter().try_for_each(|r| self.write(r))
+    }
+
+    /// Number of records written so far.
+    pub fn records_written(&self) -> u64 {
+        self.total
+    }
+
+    fn flush_block(&mut self) -> io::Result<()> {
+        let len = (self.block.len() - BLOCK_HEADER) as u32;
+        self.block[0..4].copy_from_slice(&len.to_le_bytes());
+        self.block[4..8].copy_from_slice(&self.count.to_le_bytes());
+        let mut crc = Crc32::new();
+        crc.update(&self.block[0..8]);
+        crc.update(&self.block[BLOCK_HEADER..]);
+        self.block[8..12].copy_from_slice(&crc.finish().to_le_bytes());
+        self.inner.write_all(&self.block)?;
+        self.block.truncate(BLOCK_HEADER);
+        self.count = 0;
+        self.state = State::default();
+        Ok(())
+    }
+
+    /// Writes the last block and the end block, flushes, and returns the inner writer.
+    pub fn finish(mut self) -> io::Result<W> {
+        if self.count > 0 {
+            self.flush_block()?;
+        }
+        let mut end = [0u8; BLOCK_HEADER + 8];
+        end[0..4].copy_from_slice(&8u32.to_le_bytes());
+        end[12..20].copy_from_slice(&self.total.to_le_bytes());
+        let mut crc = Crc32::new();
+        crc.update(&end[0..8]);
+        crc.update(&end[12..20]);
+        end[8..12].copy_from_slice(&crc.finish().to_le_bytes());
+        self.inner.write_all(&end)?;
+        self.inner.flush()?;
+        Ok(self.inner)
+    }
+}
+
+/// Reads a binary ingress file (format in the [module doc](self)).
+///
+/// Reads whole blocks with large reads, so no buffering is needed around `r`. Use
+/// [`next_record`](Self::next_record), the [`Iterator`] impl, or the faster
+/// [`read_batch`](Self::read_batch). After an error the reader stays failed.
+pub struct IngressReader<R: Read> {
+    inner: R,
+    header: IngressHeader,
+    buf: Vec<u8>,
+    pos: usize,
+    left: u32,
+    payload_offset: u64,
+    next_offset: u64,
+    state: State,
+    records: u64,
+    done: bool,
+    failed: bool,
+}
+
+impl<R: Read> IngressReader<R> {
+    /// Reads and checks the header.
+    pub fn new(mut r: R) -> Result<Self, IngressError> {
+        let (header, len) = IngressHeader::read_from(&mut r)?;
+        Ok(IngressReader {
+            inner: r,
+            header,
+            buf: Vec::new(),
+            pos: 0,
+            left: 0,
+            payload_offset: len,
+            next_offset: len,
+            state: State::default(),
+            records: 0,
+            done: false,
+            failed: false,
+        })
+    }
+
+    /// The file header.
+    pub fn header(&self) -> &IngressHeader {
+        &self.header
+    }
+
+    /// Number of records returned so far.
+    pub fn records_read(&self) -> u64 {
+        self.records
+    }
+
+    /// The inner reader.
+    pub fn into_inner(self) -> R {
+        self.inner
+    }
+
+    fn fail(&mut self, e: IngressError) -> IngressError {
+        self.failed = true;
+        e
+    }
+
+    /// Loads the next block (or the end block). Only called when `left == 0` and not done.
+    fn load_block(&mut self) -> Result<(), IngressError> {
+        if self.failed {
+            return Err(IngressError::corrupt(
+                self.next_offset,
+                "reader stopped after an earlier error",
+            ));
+        }
+        match self.load_block_inner() {
+            Ok(()) => Ok(()),
+            Err(e) => Err(self.fail(e)),
+        }
+    }
+
+    fn load_block_inner(&mut self) -> Result<(), IngressError> {
+        let off = self.next_offset;
+        if self.pos != self.buf.len() {
+            return Err(IngressError::corrupt(
+                self.payload_offset + self.pos as u64,
+                "block payload has bytes after its last record",
+            ));
+        }
+        let mut hdr = [0u8; BLOCK_HEADER];
+        let n = read_full(&mut self.inner, &mut hdr)?;
+        if n < BLOCK_HEADER {
+            return Err(IngressError::Truncated {
+                offset: off + n as u64,
+                what: if n == 0 {
+                    "record stream (no end block)"
+                } else {
+                    "block header"
+                },
+            });
+        }
+        let len = u32::from_le_bytes(hdr[0..4].try_into().expect("4 bytes"));
+        let count = u32::from_le_bytes(hdr[4..8].try_into().expect("4 bytes"));
+        let crc = u32::from_le_bytes(hdr[8..12].try_into().expect("4 bytes"));
+        if len == 0 || len > MAX_BLOCK_PAYLOAD {
+            return Err(IngressError::corrupt(
+                off,
+                format!("block payload length {len} out of range"),
+            ));
+        }
+        if count > len {
+            return Err(IngressError::corrupt(
+                off + 4,
+                format!("block claims {count} records in {len} bytes"),
+            ));
+        }
+        if count == 0 && len != 8 {
+            return Err(IngressError::corrupt(
+                off,
+                format!("end block payload length {len}, expected 8"),
+            ));
+        }
+        self.buf.clear();
+        self.buf.resize(len as usize, 0);
+        let n = read_full(&mut self.inner, &mut self.buf)?;
+        if n < len as usize {
+            return Err(IngressError::Truncated {
+                offset: off + (BLOCK_HEADER + n) as u64,
+                what: "block payload",
+            });
+        }
+        let mut c = Crc32::new();
+        c.update(&hdr[0..8]);
+        c.update(&self.buf);
+        if c.finish() != crc {
+            return Err(IngressError::corrupt(off, "block checksum mismatch"));
+        }
+        self.payload_offset = off + BLOCK_HEADER as u64;
+        self.next_offset = self.payload_offset + len as u64;
+        self.pos = 0;
+        if count == 0 {
+            let total = u64::from_le_bytes(self.buf[..8].try_into().expect("8 bytes"));
+            self.pos = 8;
+            if total != self.records {
+                return Err(IngressError::corrupt(
+                    off,
+                    format!(
+                        "end block counts {total} records, the file holds {}",
+                        self.records
+                    ),
+                ));
+            }
+            let mut extra = [0u8; 1];
+            if read_full(&mut self.inner, &mut extra)? != 0 {
+                return Err(IngressError::corrupt(
+                    self.next_offset,
+                    "data after the end block",
+                ));
+            }
+            self.done = true;
+        } else {
+            self.left = count;
+            self.state = State::default();
+        }
+        Ok(())
+    }
+
+    fn decode_error(&mut self, msg: &'static str) -> IngressError {
+        let e = IngressError::corrupt(self.payload_offset + self.pos as u64, msg);
+        self.fail(e)
+    }
+
+    /// The next record, `Ok(None)` at the end of the file.
+    #[inline]
+    pub fn next_record(&mut self) -> Result<Option<Record>, IngressError> {
+        while self.left == 0 {
+            if self.done {
+                return Ok(None);
+            }
+            self.load_block()?;
+        }
+        match decode_record(&self.buf, &mut self.pos, &mut self.state) {
+            Ok(r) => {
+                self.left -= 1;
+                self.records += 1;
+                Ok(Some(r))
+            }
+            Err(msg) => Err(self.decode_error(msg)),
+        }
+    }
+
+    /// Appends up to `max` records to `out`; returns how many were appended (0 only at the end of the
+    /// file or when `max` is 0). This is the fast path: it decodes whole runs of a block in a tight loop.
+    pub fn read_batch(&mut self, out: &mut Vec<Record>, max: usize) -> Result<usize, IngressError> {
+        let mut got = 0;
+        while got < max {
+            if self.left == 0 {
+                if self.done {
+                    break;
+                }
+                self.load_block()?;
+                continue;
+            }
+            let n = (self.left as usize).min(max - got);
+            out.reserve(n);
+            let buf = &self.buf[..];
+            let mut pos = self.pos;
+            let mut st = self.state;
+            let mut done = 0;
+            let mut err = None;
+            while done < n {
+                match decode_record(buf, &mut pos, &mut st) {
+                    Ok(r) => {
+                        out.push(r);
+                        done += 1;
+                    }
+                    Err(msg) => {
+                        err = Some(msg);
+                        break;
+                    }
+                }
+            }
+            self.pos = pos;
+            self.state = st;
+            self.left -= done as u32;
+            self.records += done as u64;
+            got += done;
+            if let Some(msg) = err {
+                return Err(self.decode_error(msg));
+            }
+        }
+        Ok(got)
+    }
+
+    /// Reads all remaining records.
+    pub fn read_to_end(&mut self) -> Result<Vec<Record>, IngressError> {
+        let mut v = Vec::new();
+        while self.read_batch(&mut v, 1 << 16)? > 0 {}
+        Ok(v)
+    }
+}
+
+impl<R: Read> Iterator for IngressReader<R> {
+    type Item = Result<Record, IngressError>;
+
+    /// Yields records, then `None`; after an error, the error once and then `None`.
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.failed {
+            return None;
+        }
+        self.next_record().transpose()
+    }
+}
+
+/// Writes `records` as a complete binary file into a new vector.
+pub fn to_vec(header: &IngressHeader, records: &[Record]) -> io::Result<Vec<u8>> {
+    let mut w = IngressWriter::new(Vec::new(), header)?;
+    w.write_batch(records)?;
+    w.finish()
+}
+
+/// Reads a complete binary file from memory: its header and all records.
+pub fn from_slice(data: &[u8]) -> Result<(IngressHeader, Vec<Record>), IngressError> {
+    let mut r = IngressReader::new(data)?;
+    let recs = r.read_to_end()?;
+    Ok((r.header, recs))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hdr() -> IngressHeader {
+        IngressHeader::new(Xlen::Rv64, 4, "unit test")
+    }
+
+    fn insn(iaddr: u64, size: u32) -> Record {
+        Record {
+            iaddr,
+            iretire: size / 2,
+            ilastsize: (size == 4) as u8,
+            priv_: crate::privilege::M,
+            ..Record::default()
+        }
+    }
+
+    #[test]
+    fn sequential_instruction_is_one_byte() {
+        let mut st = State::default();
+        let mut out = Vec::new();
+        encode_record(&mut out, &mut st, &insn(0x8000_0000, 4));
+        let first = out.len();
+        encode_record(&mut out, &mut st, &insn(0x8000_0004, 2));
+        encode_record(&mut out, &mut st, &insn(0x8000_0006, 4));
+        assert_eq!(out.len() - first, 2);
+        // Non-taken branch: still one byte.
+        let mut br = insn(0x8000_000a, 4);
+        br.itype = Itype::NonTakenBranch;
+        encode_record(&mut out, &mut st, &br);
+        assert_eq!(out.len() - first, 3);
+        assert_eq!(out[out.len() - 1], 4);
+    }
+
+    #[test]
+    fn exact_bytes_of_a_small_file() {
+        let recs = [insn(0x8000_0000, 4), insn(0x8000_0004, 2)];
+        let bytes = to_vec(&IngressHeader::new(Xlen::Rv32, 3, "x"), &recs).unwrap();
+        let mut expect = Vec::new();
+        expect.extend_from_slice(b"RVTRINGR");
+        expect.extend_from_slice(&[1, 0, 0, 0, 32, 3, 1, 0, b'x']);
+        let c = crc32(&expect);
+        expect.extend_from_slice(&c.to_le_bytes());
+        // Record 1: tag EXT|ADDR|class 0|itype 0 = 0xC0, ext PRIV = 0x04,
+        // delta zigzag(0x80000000) = 0x100000000 -> 80 80 80 80 10, priv 3.
+        // Record 2: tag class 1 = 0x10.
+        let payload = [0xC0, 0x04, 0x80, 0x80, 0x80, 0x80, 0x10, 0x03, 0x10];
+        let mut blk = Vec::new();
+        blk.extend_from_slice(&(payload.len() as u32).to_le_bytes());
+        blk.extend_from_slice(&2u32.to_le_bytes());
+        let mut c = Crc32::new();
+        c.update(&blk);
+        c.update(&payload);
+        blk.extend_from_slice(&c.finish().to_le_bytes());
+        blk.extend_from_slice(&payload);
+        expect.extend_from_slice(&blk);
+        let mut end = Vec::new();
+        end.extend_from_slice(&8u32.to_le_bytes());
+        end.extend_from_slice(&0u32.to_le_bytes());
+        let mut c = Crc32::new();
+        c.update(&end);
+        c.update(&2u64.to_le_bytes());
+        end.extend_from_slice(&c.finish().to_le_bytes());
+        end.extend_from_slice(&2u64.to_le_bytes());
+        expect.extend_from_slice(&end);
+        assert_eq!(bytes, expect);
+        let (h, back) = from_slice(&bytes).unwrap();
+        assert_eq!(h.xlen, Xlen::Rv32);
+        assert_eq!(h.itype_width, 3);
+        assert_eq!(h.source, "x");
+        assert_eq!(back, recs);
+    }
+
+    #[test]
+    fn header_errors() {
+        assert!(matches!(
+            IngressReader::new(&b"hello world, this is text"[..]),
+            Err(IngressError::NotIngressFile)
+        ));
+        let mut b = to_vec(&hdr(), &[]).unwrap();
+        b[8] = 7;
+        let e = IngressReader::new(&b[..]).err().unwrap();
+        assert_eq!(
+            e.to_string(),
+            "unsupported ingress format version 7 (this build reads 1)"
+        );
+        assert!(matches!(
+            IngressReader::new(&b"RVTR"[..]),
+            Err(IngressError::Truncated { offset: 4, .. })
+        ));
+        let mut bad = hdr();
+        bad.itype_width = 5;
+        assert!(IngressWriter::new(Vec::new(), &bad).is_err());
+    }
+
+    #[test]
+    fn empty_file_and_flags_round_trip() {
+        let mut h = hdr();
+        h.has_time = true;
+        h.has_sijump = true;
+        let b = to_vec(&h, &[]).unwrap();
+        let (h2, recs) = from_slice(&b).unwrap();
+        assert_eq!(h2, h);
+        assert!(recs.is_empty());
+    }
+
+    #[test]
+    fn non_canonical_encodings_are_accepted() {
+        // Class 2 for a 32-bit instruction, an empty EXT byte, ADDR with delta 0.
+        let mut st = State::default();
+        let buf = [0x80 | 0x40 | 0x20, 0x00, 0x02, 0x01, 0x00];
+        let r = decode_record(&buf, &mut 0, &mut st).unwrap();
+        assert_eq!((r.iaddr, r.iretire, r.ilastsize), (0, 2, 1));
+        // Reserved EXT bit.
+        assert!(decode_record(&[0x80, 0x80], &mut 0, &mut State::default()).is_err());
+        // iretire over 32 bits.
+        assert!(decode_record(
+            &[0x20, 0x80, 0x80, 0x80, 0x80, 0x10, 0],
+            &mut 0,
+            &mut State::default()
+        )
+        .is_err());
+    }
+}

@@ -1,0 +1,120 @@
+//! The one error type of the ingress readers.
+
+use std::fmt;
+use std::io;
+
+/// Error from reading an ingress file (binary, text, E-Trace CSV or PCSEQ).
+///
+/// Binary-format errors carry the byte offset where the problem was found; text-format errors carry
+/// the 1-based line number. Readers never panic on malformed input.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum IngressError {
+    /// The underlying reader or writer failed.
+    Io(io::Error),
+    /// The file does not start with the binary format's magic bytes (`RVTRINGR`).
+    NotIngressFile,
+    /// The binary file has a format version this build cannot read.
+    UnsupportedVersion(u16),
+    /// The binary file ends before `what` is complete.
+    Truncated {
+        /// Byte offset of the end of the data (where more bytes were expected).
+        offset: u64,
+        /// What was being read.
+        what: &'static str,
+    },
+    /// The binary file holds an invalid value or fails a check.
+    Corrupt {
+        /// Byte offset of the offending structure (block header, record, field).
+        offset: u64,
+        /// What is wrong.
+        msg: String,
+    },
+    /// A line of a text format (text form, E-Trace CSV, PCSEQ) cannot be parsed.
+    Parse {
+        /// Which format (`"ingress text"`, `"E-Trace CSV"`, `"PCSEQ"`).
+        format: &'static str,
+        /// 1-based line number (0 when parsing a lone line with no known position).
+        line: u64,
+        /// What is wrong.
+        msg: String,
+    },
+}
+
+impl IngressError {
+    /// The byte offset of a binary-format error.
+    pub fn offset(&self) -> Option<u64> {
+        match self {
+            IngressError::Truncated { offset, .. } | IngressError::Corrupt { offset, .. } => {
+                Some(*offset)
+            }
+            _ => None,
+        }
+    }
+
+    /// The line number of a text-format error.
+    pub fn line(&self) -> Option<u64> {
+        match self {
+            IngressError::Parse { line, .. } => Some(*line),
+            _ => None,
+        }
+    }
+
+    pub(crate) fn corrupt(offset: u64, msg: impl Into<String>) -> Self {
+        IngressError::Corrupt {
+            offset,
+            msg: msg.into(),
+        }
+    }
+
+    pub(crate) fn parse(format: &'static str, line: u64, msg: impl Into<String>) -> Self {
+        IngressError::Parse {
+            format,
+            line,
+            msg: msg.into(),
+        }
+    }
+}
+
+impl fmt::Display for IngressError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            IngressError::Io(e) => write!(f, "I/O error: {e}"),
+            IngressError::NotIngressFile => f.write_str("not an rvtrace ingress file"),
+            IngressError::UnsupportedVersion(v) => write!(
+                f,
+                "unsupported ingress format version {v} (this build reads {})",
+                crate::binary::FORMAT_VERSION
+            ),
+            IngressError::Truncated { offset, what } => write!(
+                f,
+                "truncated ingress file: {what} cut off at byte offset {offset}"
+            ),
+            IngressError::Corrupt { offset, msg } => {
+                write!(f, "corrupt ingress file at byte offset {offset}: {msg}")
+            }
+            IngressError::Parse { format, line, msg } => {
+                if *line == 0 {
+                    write!(f, "{format}: {msg}")
+                } else {
+                    write!(f, "{format} line {line}: {msg}")
+                }
+            }
+        }
+    }
+}
+
+impl std::error::Error for IngressError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            IngressError::Io(e) => Some(e),
+            _ => None,
+        }
+    }
+}
+
+impl From<io::Error> for IngressError {
+    fn from(e: io::Error) -> Self {
+        IngressError::Io(e)
+    }
+}

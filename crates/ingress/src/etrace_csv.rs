@@ -1,0 +1,472 @@
+//! The E-Trace reference flow's ingress CSV: `post-iss` output (`X.encoder_input`), the input of
+//! `encoder_model.py` (riscv-non-isa/riscv-trace-spec `referenceFlow`).
+//!
+//! ```text
+//! itype_0,cause,tval,priv,iaddr_0,context,ctype,iretire_0,ilastsize_0
+//! 0,0,0,3,80000000,0,0,1,1
+//! 1,3,0,3,80001914,0,0,1,1
+//! ```
+//!
+//! Columns, in the order `post-iss` writes them (optional ones depend on the static config):
+//!
+//! | column | present | format | [`Record`] field |
+//! |---|---|---|---|
+//! | `itype_0` | always | decimal | `itype` (`ingressPort.adoc` table "Instruction Type (itype) encoding") |
+//! | `cause` | always | **decimal** | `cause` |
+//! | `tval` | always | hex, no `0x` | `tval` |
+//! | `priv` | always | decimal | `priv_` |
+//! | `iaddr_0` | always | hex, no `0x` | `iaddr` |
+//! | `context` | `nocontext_p`=0 ([`CsvColumns::context`]) | decimal | `context` |
+//! | `time` | `notime_p`=0 ([`CsvColumns::time`]) | decimal | `time` |
+//! | `ctype` | with `context` | decimal | `ctype` |
+//! | `sijump_0` | `sijump_p`=1 ([`CsvColumns::sijump`]) | 0/1 | `sijump` |
+//! | `iretire_0` | always | decimal, **instructions** (0 or 1) | `iretire` = `iretire_0` × 2^`ilastsize` half-words |
+//! | `ilastsize_0` | always | decimal | `ilastsize` |
+//!
+//! **`iretire` units.** The reference flow is single-retirement (`retires_p`=1): `iretire_0` is the
+//! number of instructions retired, 0 or 1 (`ingressPort.adoc`, "Simplifications for
+//! single-retirement", table "Instruction interface signals - single retirement per block"), as the
+//! conformance files show (every row has `iretire_0`=1, with `ilastsize_0` 0 for 16-bit and 1 for
+//! 32-bit instructions). A [`Record`] counts half-words, so a row with `iretire_0`=1 becomes
+//! `iretire` = 2^`ilastsize` (1 or 2), and back. A record retiring more than one instruction cannot be
+//! written ([`EtraceCsvWriter::write`] fails with `InvalidInput`). With `iretire_0`=0 (an exception
+//! that retires nothing) `iaddr_0` is the faulting instruction's address and `ilastsize_0` its size;
+//! both are kept.
+//!
+//! **Traps** (conformance README, "Trap convention"; post-iss `infer_itype`): a trap is `itype_0`=1
+//! (exception) or 2 (interrupt) on the row of the instruction that trapped, with `cause`/`tval`;
+//! `ecall`/`ebreak` retire (`iretire_0`=1), other exceptions do not (`iretire_0`=0). The next row is the
+//! first instruction of the handler. No conversion is applied: rows and records correspond one to one.
+//!
+//! Multiple-retirement files (`itype_1`, `iaddr_1`, ... columns, `retires_p` > 1) are rejected.
+
+use std::io::{self, BufRead, BufWriter, Write};
+
+use crate::{IngressError, Itype, Record};
+
+const FORMAT: &str = "E-Trace CSV";
+
+/// Which optional columns an E-Trace CSV has (`post-iss` `define_post_iss_header`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CsvColumns {
+    /// `context` and `ctype` columns (`nocontext_p` = 0).
+    pub context: bool,
+    /// `time` column (`notime_p` = 0).
+    pub time: bool,
+    /// `sijump_0` column (`sijump_p` = 1).
+    pub sijump: bool,
+}
+
+impl Default for CsvColumns {
+    /// The referenceFlow template (`i_template.scf`: `nocontext_p=0`, `notime_p=1`, `sijump_p=0`), as in
+    /// the conformance vectors.
+    fn default() -> Self {
+        CsvColumns {
+            context: true,
+            time: false,
+            sijump: false,
+        }
+    }
+}
+
+/// Column identifiers, in post-iss order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Col {
+    Itype,
+    Cause,
+    Tval,
+    Priv,
+    Iaddr,
+    Context,
+    Time,
+    Ctype,
+    Sijump,
+    Iretire,
+    Ilastsize,
+}
+
+impl Col {
+    fn name(self) -> &'static str {
+        match self {
+            Col::Itype => "itype_0",
+            Col::Cause => "cause",
+            Col::Tval => "tval",
+            Col::Priv => "priv",
+            Col::Iaddr => "iaddr_0",
+            Col::Context => "context",
+            Col::Time => "time",
+            Col::Ctype => "ctype",
+            Col::Sijump => "sijump_0",
+            Col::Iretire => "iretire_0",
+            Col::Ilastsize => "ilastsize_0",
+        }
+    }
+
+    const ALL: [Col; 11] = [
+        Col::Itype,
+        Col::Cause,
+        Col::Tval,
+        Col::Priv,
+        Col::Iaddr,
+        Col::Context,
+        Col::Time,
+        Col::Ctype,
+        Col::Sijump,
+        Col::Iretire,
+        Col::Ilastsize,
+    ];
+}
+
+impl CsvColumns {
+    fn has(&self, c: Col) -> bool {
+        match c {
+            Col::Context | Col::Ctype => self.context,
+            Col::Time => self.time,
+            Col::Sijump => self.sijump,
+            _ => true,
+        }
+    }
+
+    fn cols(&self) -> Vec<Col> {
+        Col::ALL.into_iter().filter(|&c| self.has(c)).collect()
+    }
+
+    /// The header line `post-iss` writes for these columns (without newline).
+    pub fn header_line(&self) -> String {
+        self.cols()
+            .iter()
+            .map(|c| c.name())
+            .collect::<Vec<_>>()
+            .join(",")
+    }
+}
+
+/// Reads an E-Trace reference-flow CSV (see the [module doc](self)).
+pub struct EtraceCsvReader<R: BufRead> {
+    inner: R,
+    columns: CsvColumns,
+    /// Column of each field, by position in the file.
+    order: Vec<Col>,
+    line: String,
+    line_no: u64,
+}
+
+fn parse_dec(s: &str) -> Option<u64> {
+    if s.is_empty() || !s.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    s.parse().ok()
+}
+
+fn parse_hex(s: &str) -> Option<u64> {
+    let h = s
+        .strip_prefix("0x")
+        .or_else(|| s.strip_prefix("0X"))
+        .unwrap_or(s);
+    if h.is_empty() || !h.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return None;
+    }
+    u64::from_str_radix(h, 16).ok()
+}
+
+impl<R: BufRead> EtraceCsvReader<R> {
+    /// Reads and checks the header line.
+    pub fn new(mut r: R) -> Result<Self, IngressError> {
+        let mut line = String::new();
+        if r.read_line(&mut line)? == 0 {
+            return Err(IngressError::parse(
+                FORMAT,
+                1,
+                "empty file (no header line)",
+            ));
+        }
+        let err = |m: String| IngressError::parse(FORMAT, 1, m);
+        let mut order = Vec::new();
+        for name in line.trim_end_matches(['\n', '\r']).split(',') {
+            let name = name.trim();
+            let col = Col::ALL.into_iter().find(|c| c.name() == name);
+            match col {
+                Some(c) if order.contains(&c) => {
+                    return Err(err(format!("duplicate column {name:?}")))
+                }
+                Some(c) => order.push(c),
+                None if name.starts_with("itype_")
+                    || name.starts_with("iaddr_")
+                    || name.starts_with("iretire_")
+                    || name.starts_with("ilastsize_")
+                    || name.starts_with("sijump_") =>
+                {
+                    return Err(err(format!(
+                        "column {name:?}: multiple-retirement files (retires_p > 1) are not supported"
+                    )))
+                }
+                None => return Err(err(format!("unknown column {name:?}"))),
+            }
+        }
+        for c in [
+            Col::Itype,
+            Col::Cause,
+            Col::Tval,
+            Col::Priv,
+            Col::Iaddr,
+            Col::Iretire,
+            Col::Ilastsize,
+        ] {
+            if !order.contains(&c) {
+                return Err(err(format!("missing column {:?}", c.name())));
+            }
+        }
+        if order.contains(&Col::Context) != order.contains(&Col::Ctype) {
+            return Err(err(
+                "columns context and ctype must both be present or both absent (post-iss nocontext_p)"
+                    .into(),
+            ));
+        }
+        let columns = CsvColumns {
+            context: order.contains(&Col::Context),
+            time: order.contains(&Col::Time),
+            sijump: order.contains(&Col::Sijump),
+        };
+        Ok(EtraceCsvReader {
+            inner: r,
+            columns,
+            order,
+            line,
+            line_no: 1,
+        })
+    }
+
+    /// The optional columns present.
+    pub fn columns(&self) -> CsvColumns {
+        self.columns
+    }
+
+    /// The next record, `Ok(None)` at the end of the file (blank lines are skipped).
+    pub fn next_record(&mut self) -> Result<Option<Record>, IngressError> {
+        loop {
+            self.line.clear();
+            if self.inner.read_line(&mut self.line)? == 0 {
+                return Ok(None);
+            }
+            self.line_no += 1;
+            let l = self.line.trim_end_matches(['\n', '\r']);
+            if l.trim().is_empty() {
+                continue;
+            }
+            return parse_row(l, &self.order, self.line_no).map(Some);
+        }
+    }
+}
+
+fn parse_row(l: &str, order: &[Col], line_no: u64) -> Result<Record, IngressError> {
+    let err = |m: String| IngressError::parse(FORMAT, line_no, m);
+    let mut rec = Record::default();
+    let mut iretire_insns = 0u64;
+    let mut fields = l.split(',');
+    for &c in order {
+        let f = fields
+            .next()
+            .ok_or_else(|| err(format!("too few fields (expected {})", order.len())))?;
+        let bad = || err(format!("invalid {} value {f:?}", c.name()));
+        let small = |max: u64| -> Result<u8, IngressError> {
+            match parse_dec(f) {
+                Some(v) if v <= max => Ok(v as u8),
+                _ => Err(bad()),
+            }
+        };
+        match c {
+            Col::Itype => rec.itype = Itype::from_code(small(15)?),
+            Col::Cause => rec.cause = parse_dec(f).ok_or_else(bad)?,
+            Col::Tval => rec.tval = parse_hex(f).ok_or_else(bad)?,
+            Col::Priv => rec.priv_ = small(255)?,
+            Col::Iaddr => rec.iaddr = parse_hex(f).ok_or_else(bad)?,
+            Col::Context => rec.context = parse_dec(f).ok_or_else(bad)?,
+            Col::Time => rec.time = parse_dec(f).ok_or_else(bad)?,
+            Col::Ctype => rec.ctype = small(255)?,
+            Col::Sijump => rec.sijump = small(1)? == 1,
+            Col::Iretire => {
+                iretire_insns = parse_dec(f).ok_or_else(bad)?;
+                if iretire_insns > 1 {
+                    return Err(err(format!(
+                        "iretire_0={iretire_insns}: a single-retirement file retires 0 or 1 instruction per row"
+                    )));
+                }
+            }
+            Col::Ilastsize => rec.ilastsize = small(30)?,
+        }
+    }
+    if fields.next().is_some() {
+        return Err(err(format!("too many fields (expected {})", order.len())));
+    }
+    rec.iretire = (iretire_insns as u32) << rec.ilastsize;
+    Ok(rec)
+}
+
+impl<R: BufRead> Iterator for EtraceCsvReader<R> {
+    type Item = Result<Record, IngressError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        self.next_record().transpose()
+    }
+}
+
+/// Writes an E-Trace reference-flow CSV exactly as `post-iss` formats it (see the [module doc](self));
+/// fields whose column is absent are dropped. Buffered; call [`finish`](Self::finish).
+pub struct EtraceCsvWriter<W: Write> {
+    inner: BufWriter<W>,
+    columns: CsvColumns,
+}
+
+impl<W: Write> EtraceCsvWriter<W> {
+    /// Writes the header line for `columns`.
+    pub fn new(w: W, columns: CsvColumns) -> io::Result<Self> {
+        let mut inner = BufWriter::with_capacity(64 << 10, w);
+        writeln!(inner, "{}", columns.header_line())?;
+        Ok(EtraceCsvWriter { inner, columns })
+    }
+
+    /// Writes one row. Fails with `InvalidInput` for a record that retires more than one instruction
+    /// (`iretire` other than 0 or 2^`ilastsize`).
+    pub fn write(&mut self, r: &Record) -> io::Result<()> {
+        let iretire = if r.iretire == 0 {
+            0
+        } else if r.is_single_instruction() {
+            1
+        } else {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!(
+                    "record at {:#x} retires {} half-words with ilastsize {}: an E-Trace CSV row holds at most one instruction",
+                    r.iaddr, r.iretire, r.ilastsize
+                ),
+            ));
+        };
+        let w = &mut self.inner;
+        write!(
+            w,
+            "{},{},{:x},{},{:x},",
+            r.itype.code(),
+            r.cause,
+            r.tval,
+            r.priv_,
+            r.iaddr
+        )?;
+        if self.columns.context {
+            write!(w, "{},", r.context)?;
+        }
+        if self.columns.time {
+            write!(w, "{},", r.time)?;
+        }
+        if self.columns.context {
+            write!(w, "{},", r.ctype)?;
+        }
+        if self.columns.sijump {
+            write!(w, "{},", r.sijump as u8)?;
+        }
+        writeln!(w, "{},{}", iretire, r.ilastsize)
+    }
+
+    /// Flushes and returns the inner writer.
+    pub fn finish(self) -> io::Result<W> {
+        self.inner.into_inner().map_err(|e| e.into_error())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SAMPLE: &str = "itype_0,cause,tval,priv,iaddr_0,context,ctype,iretire_0,ilastsize_0\n\
+0,0,0,3,80000000,0,0,1,1\n\
+0,0,0,3,80000014,0,0,1,0\n\
+1,3,0,3,80001914,0,0,1,1\n\
+1,2,ffffffff,3,80000020,0,0,0,1\n";
+
+    #[test]
+    fn reads_and_writes_back() {
+        let r = EtraceCsvReader::new(SAMPLE.as_bytes()).unwrap();
+        assert_eq!(r.columns(), CsvColumns::default());
+        let recs: Vec<Record> = r.collect::<Result<_, _>>().unwrap();
+        assert_eq!(recs.len(), 4);
+        assert_eq!((recs[0].iretire, recs[0].ilastsize), (2, 1));
+        assert_eq!((recs[1].iretire, recs[1].ilastsize), (1, 0));
+        assert_eq!(recs[2].itype, Itype::Exception);
+        assert_eq!(recs[2].cause, 3);
+        assert_eq!((recs[3].iretire, recs[3].tval), (0, 0xffff_ffff));
+        let mut w = EtraceCsvWriter::new(Vec::new(), CsvColumns::default()).unwrap();
+        for r in &recs {
+            w.write(r).unwrap();
+        }
+        assert_eq!(String::from_utf8(w.finish().unwrap()).unwrap(), SAMPLE);
+    }
+
+    #[test]
+    fn all_columns() {
+        let cols = CsvColumns {
+            context: true,
+            time: true,
+            sijump: true,
+        };
+        assert_eq!(
+            cols.header_line(),
+            "itype_0,cause,tval,priv,iaddr_0,context,time,ctype,sijump_0,iretire_0,ilastsize_0"
+        );
+        let rec = Record {
+            iaddr: 0x1000,
+            iretire: 2,
+            ilastsize: 1,
+            itype: Itype::UninferableJump,
+            priv_: 1,
+            context: 77,
+            ctype: 2,
+            time: 123456,
+            sijump: true,
+            ..Record::default()
+        };
+        let mut w = EtraceCsvWriter::new(Vec::new(), cols).unwrap();
+        w.write(&rec).unwrap();
+        let text = String::from_utf8(w.finish().unwrap()).unwrap();
+        assert!(
+            text.ends_with("\n10,0,0,1,1000,77,123456,2,1,1,1\n"),
+            "{text}"
+        );
+        let mut r = EtraceCsvReader::new(text.as_bytes()).unwrap();
+        assert_eq!(r.columns(), cols);
+        assert_eq!(r.next_record().unwrap(), Some(rec));
+        assert_eq!(r.next_record().unwrap(), None);
+    }
+
+    #[test]
+    fn errors() {
+        let multi = "itype_0,itype_1,cause,tval,priv,iaddr_0,iaddr_1,iretire_0,iretire_1,ilastsize_0,ilastsize_1\n";
+        let e = EtraceCsvReader::new(multi.as_bytes()).err().unwrap();
+        assert!(e.to_string().contains("multiple-retirement"), "{e}");
+        let bad_rows = [
+            "0,0,0,3,80000000,0,0,2,1",
+            "0,0,0,3,8000000g,0,0,1,1",
+            "0,0,0,3,80000000,0,0,1",
+            "0,0,0,3,80000000,0,0,1,1,5",
+            "16,0,0,3,80000000,0,0,1,1",
+        ];
+        for row in bad_rows {
+            let text = format!(
+                "{}\n0,0,0,3,0,0,0,1,1\n{row}\n",
+                CsvColumns::default().header_line()
+            );
+            let mut r = EtraceCsvReader::new(text.as_bytes()).unwrap();
+            r.next_record().unwrap();
+            let e = r.next_record().unwrap_err();
+            assert_eq!(e.line(), Some(3), "{row}: {e}");
+        }
+        let mut w = EtraceCsvWriter::new(Vec::new(), CsvColumns::default()).unwrap();
+        let block = Record {
+            iretire: 4,
+            ilastsize: 1,
+            ..Record::default()
+        };
+        assert_eq!(
+            w.write(&block).unwrap_err().kind(),
+            io::ErrorKind::InvalidInput
+        );
+    }
+}

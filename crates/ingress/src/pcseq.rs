@@ -1,0 +1,309 @@
+//! NexRv `PCSEQ` text (riscv-non-isa/tg-nexus-trace `refcode/c`, written by `NexRv -conv -pcinfo ...
+//! -pconly ... -pcseq ...`, read by `NexRv -enco`): one retired instruction per line,
+//!
+//! ```text
+//! 0x80000032,J4
+//! 0x80000038,C4
+//! 0x800003E6,B2
+//! 0x800003D8,L4
+//! ```
+//!
+//! that is `0x<PC>,<type><size>` with the PC in upper-case hex and `size` the instruction size in
+//! bytes (2 or 4). Types, as NexRv classifies instructions from `objdump -d` text (`NexRvConv.c`), and
+//! the [`Record`] `itype` each maps to (`ingressPort.adoc` table "Instruction Type (itype) encoding";
+//! N-Trace uses the same codes, N-Trace chapter 2):
+//!
+//! | type | NexRv meaning | `itype` |
+//! |---|---|---|
+//! | `L` | linear (anything else, incl. `ebreak`, `sret`) | 0 |
+//! | `B` | branch, taken (the next PC is not sequential) | 5 taken branch |
+//! | `BN` | branch, not taken (the next PC is sequential) | 4 non-taken branch |
+//! | `J` | direct jump (`j`, `jal x0`) | 11 inferable jump |
+//! | `JI` | indirect jump (`jr`) | 10 uninferable jump |
+//! | `C` | direct call (`jal`) | 9 inferable call |
+//! | `CI` | indirect call (`jalr`, and `ecall`) | 8 uninferable call |
+//! | `R` | return (`ret`, `mret`) | 13 return |
+//!
+//! Each line becomes a one-instruction record: `iretire` = size/2 half-words, `ilastsize` = 0 for 2
+//! bytes and 1 for 4 bytes. PCSEQ carries no privilege; records get [`PcseqReader::with_priv`]'s
+//! value, machine mode by default (the NexRv examples and the conformance programs are bare-metal
+//! M-mode). Blank lines and lines starting with `.` are skipped; a line starting with `.e` ends the
+//! sequence (as in `NexRv -enco`).
+//!
+//! When the trace ends on a branch NexRv writes its last line without the size (the size is only
+//! written once the next PC shows whether the branch was taken); such a line is an error here.
+//!
+//! Writing ([`PcseqWriter`]) maps `itype` back with the table above, plus the codes NexRv has no type
+//! for: 1/2 (trap after a retired instruction: `CI` for `ecall` causes 8-11, which NexRv classifies as
+//! an indirect call, else `L`), 3 trap return → `R` (NexRv's `mret`), 6 (3-bit uninferable jump) →
+//! `JI`, 12 co-routine swap and 14 other uninferable jump (`jalr` with a link register) → `CI`, 15
+//! other inferable jump (`jal` with a link register) → `C`. Records that retire no instruction are
+//! skipped (a PCSEQ lists retired instructions only; NexRv has no traps); records of several
+//! instructions or of another size than 2 or 4 bytes, and `itype` 7 (reserved), are an
+//! `InvalidInput` error.
+
+use std::io::{self, BufRead, BufWriter, Write};
+
+use crate::{privilege, IngressError, Itype, Record};
+
+const FORMAT: &str = "PCSEQ";
+
+/// Reads NexRv PCSEQ text (see the [module doc](self)).
+pub struct PcseqReader<R: BufRead> {
+    inner: R,
+    line: String,
+    line_no: u64,
+    priv_: u8,
+    done: bool,
+}
+
+impl<R: BufRead> PcseqReader<R> {
+    /// A reader of `r`; records get privilege M.
+    pub fn new(r: R) -> Self {
+        PcseqReader {
+            inner: r,
+            line: String::new(),
+            line_no: 0,
+            priv_: privilege::M,
+            done: false,
+        }
+    }
+
+    /// Sets the privilege given to every record (PCSEQ has none).
+    pub fn with_priv(mut self, priv_: u8) -> Self {
+        self.priv_ = priv_;
+        self
+    }
+
+    /// The next record, `Ok(None)` at the end of the input or at a `.e` line.
+    pub fn next_record(&mut self) -> Result<Option<Record>, IngressError> {
+        while !self.done {
+            self.line.clear();
+            if self.inner.read_line(&mut self.line)? == 0 {
+                self.done = true;
+                break;
+            }
+            self.line_no += 1;
+            let l = self.line.trim();
+            if l.is_empty() {
+                continue;
+            }
+            if l.starts_with(".e") {
+                self.done = true;
+                break;
+            }
+            if l.starts_with('.') {
+                continue;
+            }
+            let mut rec = parse_line(l, self.line_no)?;
+            rec.priv_ = self.priv_;
+            return Ok(Some(rec));
+        }
+        Ok(None)
+    }
+}
+
+impl<R: BufRead> Iterator for PcseqReader<R> {
+    type Item = Result<Record, IngressError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        self.next_record().transpose()
+    }
+}
+
+/// Parses one PCSEQ line (no comment) into a record with privilege U (0); `line_no` is for errors.
+pub fn parse_line(l: &str, line_no: u64) -> Result<Record, IngressError> {
+    let err = |m: String| IngressError::parse(FORMAT, line_no, m);
+    let (pc, kind) = l
+        .split_once(',')
+        .ok_or_else(|| err(format!("expected 0x<PC>,<type><size>, found {l:?}")))?;
+    let hex = pc
+        .strip_prefix("0x")
+        .or_else(|| pc.strip_prefix("0X"))
+        .unwrap_or(pc);
+    if hex.is_empty() || !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return Err(err(format!("invalid PC {pc:?}")));
+    }
+    let iaddr = u64::from_str_radix(hex, 16).map_err(|_| err(format!("invalid PC {pc:?}")))?;
+    let split = kind
+        .find(|c: char| !c.is_ascii_alphabetic())
+        .unwrap_or(kind.len());
+    let (ty, size) = kind.split_at(split);
+    let itype = match ty {
+        "L" => Itype::None,
+        "B" => Itype::TakenBranch,
+        "BN" => Itype::NonTakenBranch,
+        "J" => Itype::InferableJump,
+        "JI" => Itype::UninferableJump,
+        "C" => Itype::InferableCall,
+        "CI" => Itype::UninferableCall,
+        "R" => Itype::Return,
+        _ => return Err(err(format!("unknown instruction type {ty:?}"))),
+    };
+    let ilastsize = match size {
+        "2" => 0,
+        "4" => 1,
+        "" if ty == "B" => {
+            return Err(err(
+                "branch without size: NexRv leaves the last line unterminated when the trace ends on a branch"
+                    .into(),
+            ))
+        }
+        _ => return Err(err(format!("invalid instruction size {size:?} (expected 2 or 4)"))),
+    };
+    Ok(Record {
+        iaddr,
+        iretire: 1 << ilastsize,
+        ilastsize,
+        itype,
+        ..Record::default()
+    })
+}
+
+/// The PCSEQ type for a record (module doc); `None` for `itype` 7.
+fn type_name(r: &Record) -> Option<&'static str> {
+    Some(match r.itype {
+        Itype::None => "L",
+        Itype::TakenBranch => "B",
+        Itype::NonTakenBranch => "BN",
+        Itype::InferableJump => "J",
+        Itype::UninferableJump | Itype::UninferableJump3 => "JI",
+        Itype::InferableCall | Itype::OtherInferableJump => "C",
+        Itype::UninferableCall | Itype::CoroutineSwap | Itype::OtherUninferableJump => "CI",
+        Itype::Return | Itype::TrapReturn => "R",
+        Itype::Exception | Itype::Interrupt => {
+            if (8..=11).contains(&r.cause) {
+                "CI"
+            } else {
+                "L"
+            }
+        }
+        Itype::Reserved7 => return None,
+    })
+}
+
+/// Writes NexRv PCSEQ text (see the [module doc](self)). Buffered; call [`finish`](Self::finish).
+pub struct PcseqWriter<W: Write> {
+    inner: BufWriter<W>,
+    skipped: u64,
+}
+
+impl<W: Write> PcseqWriter<W> {
+    /// A writer to `w`.
+    pub fn new(w: W) -> Self {
+        PcseqWriter {
+            inner: BufWriter::with_capacity(64 << 10, w),
+            skipped: 0,
+        }
+    }
+
+    /// Writes the line for one record; a record with no retired instruction is skipped (counted in
+    /// [`skipped`](Self::skipped)).
+    pub fn write(&mut self, r: &Record) -> io::Result<()> {
+        if r.iretire == 0 {
+            self.skipped += 1;
+            return Ok(());
+        }
+        let invalid = |m: String| io::Error::new(io::ErrorKind::InvalidInput, m);
+        let size = match (r.iretire, r.ilastsize) {
+            (1, 0) => 2,
+            (2, 1) => 4,
+            _ => {
+                return Err(invalid(format!(
+                    "record at {:#x} (iretire {} half-words, ilastsize {}) is not one 16- or 32-bit instruction",
+                    r.iaddr, r.iretire, r.ilastsize
+                )))
+            }
+        };
+        let ty = type_name(r)
+            .ok_or_else(|| invalid(format!("record at {:#x} has reserved itype 7", r.iaddr)))?;
+        writeln!(self.inner, "0x{:X},{ty}{size}", r.iaddr)
+    }
+
+    /// Records skipped because they retire no instruction.
+    pub fn skipped(&self) -> u64 {
+        self.skipped
+    }
+
+    /// Flushes and returns the inner writer.
+    pub fn finish(self) -> io::Result<W> {
+        self.inner.into_inner().map_err(|e| e.into_error())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SAMPLE: &str = "0x80000032,J4\n0x80000038,C4\n0x800003A8,JI2\n0x800003D6,BN2\n\
+0x800003E6,B2\n0x800003D8,L4\n0x8000195E,CI2\n0x8000191C,R4\n";
+
+    #[test]
+    fn round_trip_sample() {
+        let recs: Vec<Record> = PcseqReader::new(SAMPLE.as_bytes())
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert_eq!(recs.len(), 8);
+        assert_eq!(recs[0].itype, Itype::InferableJump);
+        assert_eq!(recs[2].itype, Itype::UninferableJump);
+        assert_eq!((recs[2].iretire, recs[2].ilastsize), (1, 0));
+        assert_eq!(recs[3].itype, Itype::NonTakenBranch);
+        assert_eq!(recs[4].itype, Itype::TakenBranch);
+        assert!(recs.iter().all(|r| r.priv_ == privilege::M));
+        let mut w = PcseqWriter::new(Vec::new());
+        for r in &recs {
+            w.write(r).unwrap();
+        }
+        assert_eq!(String::from_utf8(w.finish().unwrap()).unwrap(), SAMPLE);
+    }
+
+    #[test]
+    fn comments_end_marker_and_errors() {
+        let text = ".comment\n\n0x10,L4\n.e\n0x20,L4\n";
+        let recs: Vec<Record> = PcseqReader::new(text.as_bytes())
+            .with_priv(privilege::U)
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert_eq!(recs.len(), 1);
+        assert_eq!(recs[0].priv_, privilege::U);
+        for bad in [
+            "0x10,B",
+            "0x10,X4",
+            "0x10,L3",
+            "0x1g,L4",
+            "0x10",
+            "0x10,L4,0x20",
+        ] {
+            let e = PcseqReader::new(format!("0x0,L2\n{bad}\n").as_bytes())
+                .nth(1)
+                .unwrap()
+                .unwrap_err();
+            assert_eq!(e.line(), Some(2), "{bad}: {e}");
+        }
+        let mut w = PcseqWriter::new(Vec::new());
+        let trap = Record {
+            iaddr: 0x40,
+            itype: Itype::Exception,
+            cause: 2,
+            ..Record::default()
+        };
+        w.write(&trap).unwrap();
+        assert_eq!(w.skipped(), 1);
+        let ecall = Record {
+            iretire: 2,
+            ilastsize: 1,
+            cause: 11,
+            ..trap
+        };
+        w.write(&ecall).unwrap();
+        let block = Record {
+            iretire: 3,
+            ..ecall
+        };
+        assert!(w.write(&block).is_err());
+        assert_eq!(
+            String::from_utf8(w.finish().unwrap()).unwrap(),
+            "0x40,CI4\n"
+        );
+    }
+}

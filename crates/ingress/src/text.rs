@@ -1,0 +1,450 @@
+//! The readable text form of ingress records: one line per [`Record`], stable and parseable back.
+//!
+//! ```text
+//! 0x80000010 +4 priv=M
+//! 0x80000014 +2 itype=5 priv=M
+//! 0x80001914 +4 itype=1 cause=3 tval=0x0 priv=M
+//! 0x80000200 +0/4 itype=2 cause=7 priv=S context=0x2a ctype=2 time=1234 sijump
+//! ```
+//!
+//! Fields, separated by single spaces, in this order:
+//!
+//! | field | shown | meaning |
+//! |---|---|---|
+//! | `0x<hex>` | always | `iaddr` (lower-case hex) |
+//! | `+<bytes>[/<lastbytes>]` | always | bytes retired = 2 × `iretire`; `/lastbytes` = 2^(`ilastsize`+1), shown only when `ilastsize` is not the default (0 when `iretire` is 1, else 1). `+4` is one 32-bit instruction, `+2` one 16-bit instruction, `+0/4` a trap with no instruction retired whose `ilastsize` is 1 |
+//! | `itype=<n>` | `itype` != 0 | decimal code, `ingressPort.adoc` table "Instruction Type (itype) encoding" |
+//! | `cause=<n>` | `itype` 1 or 2, or `cause` != 0 | decimal |
+//! | `tval=0x<hex>` | `itype` 1, or `tval` != 0 | |
+//! | `priv=<p>` | always | `U`, `S`, `M`, `D`, `VU`, `VS`, or the decimal code for reserved values (table "Privilege level (priv) encoding") |
+//! | `context=0x<hex>` | `context` != 0 | |
+//! | `ctype=<n>` | `ctype` != 0 | decimal (table "Context type ctype values") |
+//! | `time=<n>` | `time` != 0 | decimal |
+//! | `sijump` | `sijump` set | |
+//!
+//! The parser ([`parse_line`]) also accepts the optional fields in any order, decimal or `0x` hex for
+//! every number, and ignores blank lines and lines starting with `#` ([`dump`] writes its header and
+//! summary as such comments).
+
+use std::fmt;
+use std::io::{self, BufRead, BufWriter, Read, Write};
+use std::str::FromStr;
+
+use crate::binary::IngressReader;
+use crate::{privilege, IngressError, Itype, Record};
+
+const FORMAT: &str = "ingress text";
+
+fn default_ilastsize(iretire: u32) -> u8 {
+    if iretire == 1 {
+        0
+    } else {
+        1
+    }
+}
+
+impl fmt::Display for Record {
+    /// The text form of the record (see [`crate::text`]), without a newline.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{:#x} +{}", self.iaddr, 2 * self.iretire as u64)?;
+        if self.ilastsize != default_ilastsize(self.iretire) {
+            match self.last_size_bytes() {
+                Some(b) => write!(f, "/{b}")?,
+                // Not a size in bytes any more: write the raw exponent, which parses back.
+                None => write!(f, "/2^{}", self.ilastsize as u32 + 1)?,
+            }
+        }
+        let code = self.itype.code();
+        if code != 0 {
+            write!(f, " itype={code}")?;
+        }
+        if self.is_trap() || self.cause != 0 {
+            write!(f, " cause={}", self.cause)?;
+        }
+        if self.itype == Itype::Exception || self.tval != 0 {
+            write!(f, " tval={:#x}", self.tval)?;
+        }
+        match privilege::name(self.priv_) {
+            Some(n) => write!(f, " priv={n}")?,
+            None => write!(f, " priv={}", self.priv_)?,
+        }
+        if self.context != 0 {
+            write!(f, " context={:#x}", self.context)?;
+        }
+        if self.ctype != 0 {
+            write!(f, " ctype={}", self.ctype)?;
+        }
+        if self.time != 0 {
+            write!(f, " time={}", self.time)?;
+        }
+        if self.sijump {
+            f.write_str(" sijump")?;
+        }
+        Ok(())
+    }
+}
+
+impl FromStr for Record {
+    type Err = IngressError;
+
+    /// Parses one line of the text form (no comment or blank line).
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        parse_line(s, 0)?.ok_or_else(|| IngressError::parse(FORMAT, 0, "empty line"))
+    }
+}
+
+fn parse_num(s: &str) -> Option<u64> {
+    if let Some(h) = s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
+        if h.is_empty() || h.starts_with('+') {
+            return None;
+        }
+        u64::from_str_radix(h, 16).ok()
+    } else {
+        if s.starts_with('+') {
+            return None;
+        }
+        s.parse().ok()
+    }
+}
+
+/// Parses one line of the text form. Returns `Ok(None)` for a blank line or a `#` comment line;
+/// `line_no` (1-based, 0 if unknown) is used in errors.
+pub fn parse_line(line: &str, line_no: u64) -> Result<Option<Record>, IngressError> {
+    let line = line.trim();
+    if line.is_empty() || line.starts_with('#') {
+        return Ok(None);
+    }
+    let err = |msg: String| IngressError::parse(FORMAT, line_no, msg);
+    let mut it = line.split_ascii_whitespace();
+    let addr = it.next().unwrap_or_default();
+    if !(addr.starts_with("0x") || addr.starts_with("0X")) {
+        return Err(err(format!(
+            "expected an address like 0x80000000, found {addr:?}"
+        )));
+    }
+    let mut rec = Record {
+        iaddr: parse_num(addr).ok_or_else(|| err(format!("invalid address {addr:?}")))?,
+        ..Record::default()
+    };
+    let size = it
+        .next()
+        .ok_or_else(|| err("missing size field (+<bytes>)".into()))?;
+    let bad_size = || {
+        err(format!(
+            "invalid size field {size:?} (expected +<bytes>[/<lastbytes>])"
+        ))
+    };
+    let size_body = size.strip_prefix('+').ok_or_else(bad_size)?;
+    let (bytes, last) = match size_body.split_once('/') {
+        Some((b, l)) => (b, Some(l)),
+        None => (size_body, None),
+    };
+    let bytes = parse_num(bytes).ok_or_else(bad_size)?;
+    if bytes % 2 != 0 || bytes / 2 > u32::MAX as u64 {
+        return Err(err(format!(
+            "size {bytes} is not an even number of bytes fitting 32-bit iretire"
+        )));
+    }
+    rec.iretire = (bytes / 2) as u32;
+    rec.ilastsize = match last {
+        None => default_ilastsize(rec.iretire),
+        Some(l) => {
+            if let Some(e) = l.strip_prefix("2^") {
+                let e = parse_num(e).ok_or_else(bad_size)?;
+                if !(1..=256).contains(&e) {
+                    return Err(bad_size());
+                }
+                (e - 1) as u8
+            } else {
+                let l = parse_num(l).ok_or_else(bad_size)?;
+                if l < 2 || !l.is_power_of_two() {
+                    return Err(err(format!(
+                        "last instruction size {l} is not a power of two >= 2"
+                    )));
+                }
+                (l.trailing_zeros() - 1) as u8
+            }
+        }
+    };
+    let mut seen_priv = false;
+    for field in it {
+        if field == "sijump" {
+            rec.sijump = true;
+            continue;
+        }
+        let (key, val) = field
+            .split_once('=')
+            .ok_or_else(|| err(format!("unexpected field {field:?}")))?;
+        let num = || parse_num(val).ok_or_else(|| err(format!("invalid number {val:?} for {key}")));
+        let small = |max: u64| -> Result<u64, IngressError> {
+            let v = num()?;
+            if v > max {
+                return Err(err(format!("{key}={v} is out of range (max {max})")));
+            }
+            Ok(v)
+        };
+        match key {
+            "itype" => rec.itype = Itype::from_code(small(15)? as u8),
+            "cause" => rec.cause = num()?,
+            "tval" => rec.tval = num()?,
+            "priv" => {
+                rec.priv_ = match privilege::from_name(val) {
+                    Some(p) => p,
+                    None => small(255)? as u8,
+                };
+                seen_priv = true;
+            }
+            "context" => rec.context = num()?,
+            "ctype" => rec.ctype = small(255)? as u8,
+            "time" => rec.time = num()?,
+            _ => return Err(err(format!("unknown field {key:?}"))),
+        }
+    }
+    if !seen_priv {
+        return Err(err("missing priv= field".into()));
+    }
+    Ok(Some(rec))
+}
+
+/// Writes records in the text form, one per line (buffered; call [`finish`](Self::finish)).
+pub struct TextWriter<W: Write> {
+    inner: BufWriter<W>,
+}
+
+impl<W: Write> TextWriter<W> {
+    /// A writer to `w`.
+    pub fn new(w: W) -> Self {
+        TextWriter {
+            inner: BufWriter::with_capacity(64 << 10, w),
+        }
+    }
+
+    /// Writes one record line.
+    pub fn write(&mut self, rec: &Record) -> io::Result<()> {
+        writeln!(self.inner, "{rec}")
+    }
+
+    /// Writes a `# ` comment line (`text` may hold several lines).
+    pub fn comment(&mut self, text: &str) -> io::Result<()> {
+        for l in text.split('\n') {
+            writeln!(self.inner, "# {l}")?;
+        }
+        Ok(())
+    }
+
+    /// Flushes and returns the inner writer.
+    pub fn finish(self) -> io::Result<W> {
+        self.inner.into_inner().map_err(|e| e.into_error())
+    }
+}
+
+/// Reads records from the text form, skipping blank and `#` comment lines.
+pub struct TextReader<R: BufRead> {
+    inner: R,
+    line: String,
+    line_no: u64,
+}
+
+impl<R: BufRead> TextReader<R> {
+    /// A reader of `r`.
+    pub fn new(r: R) -> Self {
+        TextReader {
+            inner: r,
+            line: String::new(),
+            line_no: 0,
+        }
+    }
+
+    /// The next record, `Ok(None)` at the end of the input.
+    pub fn next_record(&mut self) -> Result<Option<Record>, IngressError> {
+        loop {
+            self.line.clear();
+            if self.inner.read_line(&mut self.line)? == 0 {
+                return Ok(None);
+            }
+            self.line_no += 1;
+            if let Some(r) = parse_line(&self.line, self.line_no)? {
+                return Ok(Some(r));
+            }
+        }
+    }
+}
+
+impl<R: BufRead> Iterator for TextReader<R> {
+    type Item = Result<Record, IngressError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        self.next_record().transpose()
+    }
+}
+
+/// Counts from [`dump`] (or any record stream, via [`DumpSummary::add`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DumpSummary {
+    /// Records (ingress-port cycles).
+    pub records: u64,
+    /// Records that retire at least one instruction (`iretire` != 0): the number of instructions
+    /// when every record is one instruction, as from the hart model.
+    pub instructions: u64,
+    /// Half-words retired (sum of `iretire`).
+    pub halfwords: u64,
+    /// Records ending in a trap (`itype` 1 or 2).
+    pub traps: u64,
+}
+
+impl DumpSummary {
+    /// Counts one record.
+    pub fn add(&mut self, r: &Record) {
+        self.records += 1;
+        self.instructions += r.retires() as u64;
+        self.halfwords += r.iretire as u64;
+        self.traps += r.is_trap() as u64;
+    }
+}
+
+impl fmt::Display for DumpSummary {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "records={} instructions={} halfwords={} traps={}",
+            self.records, self.instructions, self.halfwords, self.traps
+        )
+    }
+}
+
+/// Prints a binary ingress file as text (`rvtrace ingress dump FILE`): the header as `#` comment lines,
+/// every record in the text form, then a `#` summary line. Returns the summary.
+///
+/// The output parses back with [`TextReader`] (the comments are skipped).
+pub fn dump<R: Read, W: Write>(reader: R, out: W) -> Result<DumpSummary, IngressError> {
+    let mut r = IngressReader::new(reader)?;
+    let mut w = TextWriter::new(out);
+    let h = r.header().clone();
+    let mut flags = Vec::new();
+    for (on, name) in [
+        (h.has_context, "context"),
+        (h.has_time, "time"),
+        (h.has_sijump, "sijump"),
+        (h.multi_retire, "multi-retire"),
+    ] {
+        if on {
+            flags.push(name);
+        }
+    }
+    let flags = if flags.is_empty() {
+        "none".to_string()
+    } else {
+        flags.join(",")
+    };
+    w.comment(&format!(
+        "rvtrace ingress v{}: xlen={} itype_width={} signals={}",
+        crate::binary::FORMAT_VERSION,
+        h.xlen.bits(),
+        h.itype_width,
+        flags
+    ))?;
+    w.comment(&format!("source: {}", h.source))?;
+    w.comment("iaddr +bytes[/lastbytes] [itype=] [cause=] [tval=] priv= [context=] [ctype=] [time=] [sijump]")?;
+    let mut sum = DumpSummary::default();
+    let mut batch = Vec::with_capacity(4096);
+    loop {
+        batch.clear();
+        if r.read_batch(&mut batch, 4096)? == 0 {
+            break;
+        }
+        for rec in &batch {
+            sum.add(rec);
+            w.write(rec)?;
+        }
+    }
+    w.comment(&sum.to_string())?;
+    w.finish()?;
+    Ok(sum)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn examples() {
+        let r = Record {
+            iaddr: 0x8000_0010,
+            iretire: 2,
+            ilastsize: 1,
+            priv_: privilege::M,
+            ..Record::default()
+        };
+        assert_eq!(r.to_string(), "0x80000010 +4 priv=M");
+        let t = Record {
+            iaddr: 0x8000_1914,
+            itype: Itype::Exception,
+            cause: 3,
+            ..r
+        };
+        assert_eq!(
+            t.to_string(),
+            "0x80001914 +4 itype=1 cause=3 tval=0x0 priv=M"
+        );
+        let i = Record {
+            iaddr: 0x200,
+            iretire: 0,
+            ilastsize: 0,
+            itype: Itype::Interrupt,
+            cause: 7,
+            priv_: privilege::S,
+            context: 42,
+            ctype: 2,
+            time: 1234,
+            sijump: true,
+            ..Record::default()
+        };
+        assert_eq!(
+            i.to_string(),
+            "0x200 +0/2 itype=2 cause=7 priv=S context=0x2a ctype=2 time=1234 sijump"
+        );
+        for rec in [r, t, i] {
+            assert_eq!(rec.to_string().parse::<Record>().unwrap(), rec);
+        }
+        let odd = Record {
+            ilastsize: 200,
+            priv_: 7,
+            ..r
+        };
+        assert_eq!(odd.to_string().parse::<Record>().unwrap(), odd);
+    }
+
+    #[test]
+    fn parse_errors_have_line_numbers() {
+        assert_eq!(parse_line("  # comment", 3).unwrap(), None);
+        assert_eq!(parse_line("", 3).unwrap(), None);
+        let e = parse_line("0x10 +3 priv=M", 7).unwrap_err();
+        assert_eq!(e.line(), Some(7));
+        assert!(e.to_string().starts_with("ingress text line 7:"), "{e}");
+        for bad in [
+            "80000000 +4 priv=M",
+            "0x10 4 priv=M",
+            "0x10 +4",
+            "0x10 +4 priv=M itype=16",
+            "0x10 +4 priv=M bogus=1",
+            "0x10 +4/3 priv=M",
+            "0x10 +4 priv=M ctype=256",
+            "0xg +4 priv=M",
+        ] {
+            assert!(parse_line(bad, 1).is_err(), "{bad}");
+        }
+        assert_eq!(
+            parse_line("0X10 +0x4 time=0x10 priv=3", 1)
+                .unwrap()
+                .unwrap(),
+            Record {
+                iaddr: 0x10,
+                iretire: 2,
+                ilastsize: 1,
+                priv_: 3,
+                time: 16,
+                ..Record::default()
+            }
+        );
+    }
+}

@@ -1,0 +1,181 @@
+//! Helpers shared by the integration tests: conformance-vector access and a tiny deterministic PRNG.
+#![allow(dead_code)]
+
+use std::fs::File;
+use std::io::{BufReader, Read};
+use std::path::PathBuf;
+
+use rvtrace_ingress::{Itype, Record};
+
+/// The conformance vectors: `$RVTRACE_CONFORMANCE`, else `shared/conformance` beside the workspace.
+pub fn conformance_dir() -> PathBuf {
+    let dir = match std::env::var_os("RVTRACE_CONFORMANCE") {
+        Some(d) => PathBuf::from(d),
+        None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/conformance"),
+    };
+    assert!(
+        dir.join("README.md").is_file(),
+        "conformance vectors not found at {} (set RVTRACE_CONFORMANCE)",
+        dir.display()
+    );
+    dir
+}
+
+/// The path of `rel` under the conformance dir, with or without a `.gz` suffix, whichever exists.
+pub fn vector_path(rel: &str) -> PathBuf {
+    let base = conformance_dir().join(rel);
+    let gz = PathBuf::from(format!("{}.gz", base.display()));
+    if gz.is_file() {
+        gz
+    } else {
+        assert!(base.is_file(), "missing vector {}", base.display());
+        base
+    }
+}
+
+/// The (decompressed) bytes of a vector file.
+pub fn read_vector(rel: &str) -> Vec<u8> {
+    let path = vector_path(rel);
+    let f = BufReader::new(File::open(&path).unwrap());
+    let mut out = Vec::new();
+    if path.extension().is_some_and(|e| e == "gz") {
+        flate2::bufread::GzDecoder::new(f)
+            .read_to_end(&mut out)
+            .unwrap();
+    } else {
+        BufReader::new(f).read_to_end(&mut out).unwrap();
+    }
+    out
+}
+
+/// The programs with vectors, and their retired-instruction counts (conformance README table).
+pub const PROGRAMS: [(&str, usize); 6] = [
+    ("crc-rv32imac", 356153),
+    ("crc-rv64gc", 398964),
+    ("matrix-rv32imac", 65303),
+    ("matrix-rv64gc", 64446),
+    ("parser-rv32imac", 71211),
+    ("parser-rv64gc", 74043),
+];
+
+/// E-Trace configurations with an `encoder_input` each.
+pub const ETRACE_CONFIGS: [&str; 3] = ["itype3_basic", "itype4_basic", "itype4_debug"];
+
+/// Relative path of an E-Trace `encoder_input` (without `.gz`).
+pub fn encoder_input(prog: &str, cfg: &str) -> String {
+    format!("etrace/{prog}/{cfg}/{prog}.encoder_input")
+}
+
+/// Relative path of a NexRv PCSEQ (without `.gz`).
+pub fn pcseq(prog: &str) -> String {
+    format!("ntrace/{prog}/{prog}-PCSEQ.txt")
+}
+
+/// splitmix64: a tiny deterministic PRNG.
+pub struct Rng(pub u64);
+
+impl Rng {
+    pub fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// Uniform in `0..n` (n > 0).
+    pub fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+
+    /// True with probability 1/n.
+    pub fn one_in(&mut self, n: u64) -> bool {
+        self.below(n) == 0
+    }
+
+    /// A value with a random number of significant bits (exercises every varint length).
+    pub fn wide(&mut self) -> u64 {
+        let bits = self.below(65);
+        if bits == 0 {
+            0
+        } else {
+            self.next() >> (64 - bits)
+        }
+    }
+}
+
+/// A random record with every field random (anything a `Record` can hold).
+pub fn random_record(rng: &mut Rng) -> Record {
+    Record {
+        iaddr: rng.wide(),
+        iretire: rng.wide() as u32,
+        ilastsize: rng.next() as u8,
+        itype: Itype::from_code(rng.next() as u8),
+        cause: rng.wide(),
+        tval: rng.wide(),
+        priv_: rng.next() as u8,
+        context: rng.wide(),
+        ctype: rng.next() as u8,
+        time: rng.wide(),
+        sijump: rng.one_in(2),
+    }
+}
+
+/// A realistic stream: mostly sequential 16/32-bit instructions, branches and jumps, occasional traps,
+/// privilege/context changes and a time that ticks irregularly; with some fully random records mixed in.
+pub fn realistic_stream(rng: &mut Rng, n: usize) -> Vec<Record> {
+    let mut out = Vec::with_capacity(n);
+    let mut pc = 0x8000_0000u64;
+    let mut priv_ = 3u8;
+    let mut context = 0u64;
+    let mut time = 1000u64;
+    for _ in 0..n {
+        if rng.one_in(1000) {
+            out.push(random_record(rng));
+            continue;
+        }
+        let size = if rng.one_in(2) { 2 } else { 4 };
+        let mut r = Record {
+            iaddr: pc,
+            iretire: size / 2,
+            ilastsize: (size == 4) as u8,
+            priv_,
+            context,
+            time,
+            ..Record::default()
+        };
+        pc += size as u64;
+        match rng.below(20) {
+            0 => {
+                r.itype = Itype::TakenBranch;
+                pc = pc.wrapping_add((rng.below(512) as i64 - 256) as u64 & !1);
+            }
+            1 => r.itype = Itype::NonTakenBranch,
+            2 => {
+                r.itype = Itype::from_code(8 + rng.below(8) as u8);
+                pc = 0x8000_0000 + (rng.below(1 << 20) & !1);
+            }
+            3 if rng.one_in(50) => {
+                r.itype = Itype::Exception;
+                r.cause = rng.below(16);
+                r.tval = if rng.one_in(2) { rng.next() } else { 0 };
+                if rng.one_in(2) {
+                    r.iretire = 0;
+                }
+                pc = 0x8000_0100;
+            }
+            4 if rng.one_in(50) => {
+                priv_ = [0, 1, 3][rng.below(3) as usize];
+                context = rng.below(4);
+                r.ctype = rng.below(4) as u8;
+            }
+            5 if rng.one_in(20) => r.sijump = true,
+            _ => {}
+        }
+        if rng.one_in(7) {
+            time += rng.below(3);
+        }
+        out.push(r);
+    }
+    out
+}

@@ -1,0 +1,256 @@
+//! Round trips over randomized records (binary, text, dump) and robustness of the binary reader
+//! against truncation and corruption.
+
+mod common;
+
+use common::{random_record, realistic_stream, Rng};
+use rvtrace_ingress::binary::{from_slice, to_vec};
+use rvtrace_ingress::text::{parse_line, TextReader, TextWriter};
+use rvtrace_ingress::{
+    dump, IngressError, IngressHeader, IngressReader, IngressWriter, Record, Xlen,
+};
+
+fn header() -> IngressHeader {
+    let mut h = IngressHeader::new(Xlen::Rv64, 4, "roundtrip test\nsecond line ✓");
+    h.has_context = true;
+    h.has_time = true;
+    h
+}
+
+fn streams() -> Vec<Vec<Record>> {
+    let mut rng = Rng(0x1234_5678);
+    vec![
+        Vec::new(),
+        vec![Record::default()],
+        (0..5000).map(|_| random_record(&mut rng)).collect(),
+        realistic_stream(&mut rng, 300_000), // several 64 KiB blocks
+    ]
+}
+
+#[test]
+fn binary_round_trip() {
+    for recs in streams() {
+        let bytes = to_vec(&header(), &recs).unwrap();
+        let (h, back) = from_slice(&bytes).unwrap();
+        assert_eq!(h, header());
+        assert_eq!(back, recs);
+        // next_record and the iterator agree with read_batch.
+        let mut r = IngressReader::new(&bytes[..]).unwrap();
+        let mut one = Vec::new();
+        while let Some(rec) = r.next_record().unwrap() {
+            one.push(rec);
+        }
+        assert_eq!(one, recs);
+        assert_eq!(r.next_record().unwrap(), None);
+        let it: Vec<Record> = IngressReader::new(&bytes[..])
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert_eq!(it, recs);
+        // Odd batch sizes across block boundaries.
+        let mut r = IngressReader::new(&bytes[..]).unwrap();
+        let mut v = Vec::new();
+        let mut rng = Rng(9);
+        loop {
+            let max = 1 + rng.below(5000) as usize;
+            if r.read_batch(&mut v, max).unwrap() == 0 {
+                break;
+            }
+        }
+        assert_eq!(v, recs);
+        assert_eq!(r.records_read(), recs.len() as u64);
+    }
+}
+
+#[test]
+fn binary_through_a_one_byte_reader() {
+    // Short reads must not matter.
+    struct Trickle<'a>(&'a [u8]);
+    impl std::io::Read for Trickle<'_> {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            if self.0.is_empty() || buf.is_empty() {
+                return Ok(0);
+            }
+            buf[0] = self.0[0];
+            self.0 = &self.0[1..];
+            Ok(1)
+        }
+    }
+    let recs = realistic_stream(&mut Rng(5), 20_000);
+    let bytes = to_vec(&header(), &recs).unwrap();
+    let back = IngressReader::new(Trickle(&bytes))
+        .unwrap()
+        .read_to_end()
+        .unwrap();
+    assert_eq!(back, recs);
+}
+
+#[test]
+fn realistic_stream_is_compact() {
+    let recs = realistic_stream(&mut Rng(77), 100_000);
+    let bytes = to_vec(&header(), &recs).unwrap();
+    let per = bytes.len() as f64 / recs.len() as f64;
+    assert!(per < 2.5, "{per} bytes per record");
+}
+
+#[test]
+fn text_round_trip() {
+    for recs in streams() {
+        for r in &recs {
+            let line = r.to_string();
+            assert_eq!(parse_line(&line, 1).unwrap(), Some(*r), "{line}");
+        }
+        let mut w = TextWriter::new(Vec::new());
+        w.comment("a comment").unwrap();
+        for r in &recs {
+            w.write(r).unwrap();
+        }
+        let text = w.finish().unwrap();
+        let back: Vec<Record> = TextReader::new(&text[..])
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert_eq!(back, recs);
+    }
+}
+
+#[test]
+fn dump_prints_header_records_and_summary() {
+    let recs = realistic_stream(&mut Rng(3), 10_000);
+    let bytes = to_vec(&header(), &recs).unwrap();
+    let mut out = Vec::new();
+    let sum = dump(&bytes[..], &mut out).unwrap();
+    assert_eq!(sum.records, recs.len() as u64);
+    assert_eq!(
+        sum.instructions,
+        recs.iter().filter(|r| r.iretire != 0).count() as u64
+    );
+    assert_eq!(
+        sum.traps,
+        recs.iter().filter(|r| r.is_trap()).count() as u64
+    );
+    let text = String::from_utf8(out).unwrap();
+    assert!(text.starts_with("# rvtrace ingress v1: xlen=64 itype_width=4 signals=context,time\n# source: roundtrip test\n# second line ✓\n"), "{}", &text[..200]);
+    assert!(text.ends_with(&format!("# {sum}\n")));
+    let back: Vec<Record> = TextReader::new(text.as_bytes())
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert_eq!(back, recs);
+    // dump of a non-ingress file is the clear error.
+    let e = dump(&b"itype_0,cause\n"[..], Vec::new()).unwrap_err();
+    assert_eq!(e.to_string(), "not an rvtrace ingress file");
+}
+
+#[test]
+fn writer_counts_and_finish_returns_inner() {
+    let recs = realistic_stream(&mut Rng(11), 1000);
+    let mut w = IngressWriter::new(Vec::new(), &header()).unwrap();
+    for r in &recs {
+        w.write(r).unwrap();
+    }
+    assert_eq!(w.records_written(), 1000);
+    let bytes = w.finish().unwrap();
+    assert_eq!(from_slice(&bytes).unwrap().1, recs);
+}
+
+/// Prefixes of a multi-block file are errors carrying a byte offset within the prefix: every cut
+/// near the start, the end and each block boundary, plus random cuts. (Every cut of a real file is
+/// tested in `conformance.rs`.)
+#[test]
+fn truncations_are_errors() {
+    let recs = realistic_stream(&mut Rng(21), 60_000);
+    let bytes = to_vec(&header(), &recs).unwrap();
+    assert!(bytes.len() > 65536, "want several blocks: {}", bytes.len());
+    let mut cuts: Vec<usize> = (0..2000).chain(bytes.len() - 500..bytes.len()).collect();
+    for b in 1..bytes.len() / 65536 + 1 {
+        let boundary = b * 65536;
+        cuts.extend(boundary.saturating_sub(100)..(boundary + 100).min(bytes.len()));
+    }
+    let mut rng = Rng(8);
+    cuts.extend((0..200).map(|_| rng.below(bytes.len() as u64) as usize));
+    let mut out = Vec::new();
+    for cut in cuts {
+        let res = IngressReader::new(&bytes[..cut]).and_then(|mut r| {
+            out.clear();
+            while r.read_batch(&mut out, 1 << 20)? > 0 {}
+            Ok(())
+        });
+        match res {
+            Err(e @ IngressError::Truncated { .. }) => {
+                assert!(e.offset().unwrap() <= cut as u64, "cut {cut}: {e}")
+            }
+            other => panic!("cut {cut}: expected Truncated, got {other:?}"),
+        }
+    }
+}
+
+/// Any single corrupted byte is detected (CRCs, magic, version, record count), never a panic.
+#[test]
+fn every_byte_flip_is_an_error() {
+    let recs = realistic_stream(&mut Rng(33), 3000);
+    let bytes = to_vec(&header(), &recs).unwrap();
+    let mut rng = Rng(44);
+    let mut data = bytes.clone();
+    for pos in 0..bytes.len() {
+        let flip = 1 + rng.below(255) as u8;
+        data[pos] ^= flip;
+        let res = IngressReader::new(&data[..]).and_then(|mut r| r.read_to_end());
+        assert!(res.is_err(), "flip {flip:#x} at {pos} not detected");
+        data[pos] ^= flip;
+    }
+    // Appended garbage is an error too.
+    data.push(0);
+    let e = from_slice(&data).unwrap_err();
+    assert!(e.to_string().contains("after the end block"), "{e}");
+}
+
+/// Blocks with valid CRCs but random payloads (as a buggy writer could produce): never a panic,
+/// and errors point into the block.
+#[test]
+fn random_payloads_with_valid_checksums_never_panic() {
+    let head = to_vec(&header(), &[]).unwrap();
+    let head = &head[..head.len() - 20]; // without the end block
+    let mut rng = Rng(55);
+    for round in 0..3000 {
+        let len = 1 + rng.below(200) as usize;
+        let mut payload: Vec<u8> = (0..len).map(|_| rng.next() as u8).collect();
+        if round % 2 == 0 {
+            // Bias towards plausible tags.
+            for b in payload.iter_mut() {
+                if rng.one_in(2) {
+                    *b &= 0x3f;
+                }
+            }
+        }
+        let count = 1 + rng.below(len as u64) as u32;
+        let mut file = head.to_vec();
+        let mut blk = Vec::new();
+        blk.extend_from_slice(&(len as u32).to_le_bytes());
+        blk.extend_from_slice(&count.to_le_bytes());
+        let mut crc = flate2::Crc::new();
+        crc.update(&blk);
+        crc.update(&payload);
+        blk.extend_from_slice(&crc.sum().to_le_bytes());
+        blk.extend_from_slice(&payload);
+        file.extend_from_slice(&blk);
+        // End block counting `count` records.
+        let mut end = Vec::new();
+        end.extend_from_slice(&8u32.to_le_bytes());
+        end.extend_from_slice(&0u32.to_le_bytes());
+        let mut crc = flate2::Crc::new();
+        crc.update(&end);
+        crc.update(&(count as u64).to_le_bytes());
+        end.extend_from_slice(&crc.sum().to_le_bytes());
+        end.extend_from_slice(&(count as u64).to_le_bytes());
+        file.extend_from_slice(&end);
+        match from_slice(&file) {
+            Ok((_, recs)) => assert_eq!(recs.len(), count as usize),
+            Err(e) => {
+                let off = e.offset().expect("binary errors carry an offset");
+                assert!(
+                    off >= head.len() as u64 && off <= (head.len() + 12 + len) as u64,
+                    "{e}"
+                );
+            }
+        }
+    }
+}

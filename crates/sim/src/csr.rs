@@ -1,0 +1,264 @@
+//! The CSR file (privileged ISA, "Machine-Level CSRs" and "Supervisor-Level CSRs").
+//!
+//! Write masks follow QEMU 7.2's `virt` CPU so that programs reading back what they wrote see the
+//! same values under both. Extensions (CTR, PMU, ...) plug in through [`CsrDevice`].
+
+use rvtrace_isa::Xlen;
+
+/// CSR numbers used by the hart model.
+#[allow(missing_docs)]
+pub mod num {
+    pub const FFLAGS: u16 = 0x001;
+    pub const FRM: u16 = 0x002;
+    pub const FCSR: u16 = 0x003;
+    pub const SSTATUS: u16 = 0x100;
+    pub const SIE: u16 = 0x104;
+    pub const STVEC: u16 = 0x105;
+    pub const SCOUNTEREN: u16 = 0x106;
+    pub const SENVCFG: u16 = 0x10a;
+    pub const SSCRATCH: u16 = 0x140;
+    pub const SEPC: u16 = 0x141;
+    pub const SCAUSE: u16 = 0x142;
+    pub const STVAL: u16 = 0x143;
+    pub const SIP: u16 = 0x144;
+    pub const SATP: u16 = 0x180;
+    pub const MSTATUS: u16 = 0x300;
+    pub const MISA: u16 = 0x301;
+    pub const MEDELEG: u16 = 0x302;
+    pub const MIDELEG: u16 = 0x303;
+    pub const MIE: u16 = 0x304;
+    pub const MTVEC: u16 = 0x305;
+    pub const MCOUNTEREN: u16 = 0x306;
+    pub const MENVCFG: u16 = 0x30a;
+    pub const MSTATUSH: u16 = 0x310;
+    pub const MENVCFGH: u16 = 0x31a;
+    pub const MCOUNTINHIBIT: u16 = 0x320;
+    pub const MHPMEVENT3: u16 = 0x323;
+    pub const MHPMEVENT31: u16 = 0x33f;
+    pub const MSCRATCH: u16 = 0x340;
+    pub const MEPC: u16 = 0x341;
+    pub const MCAUSE: u16 = 0x342;
+    pub const MTVAL: u16 = 0x343;
+    pub const MIP: u16 = 0x344;
+    pub const PMPCFG0: u16 = 0x3a0;
+    pub const PMPCFG15: u16 = 0x3af;
+    pub const PMPADDR0: u16 = 0x3b0;
+    pub const PMPADDR63: u16 = 0x3ef;
+    pub const TSELECT: u16 = 0x7a0;
+    pub const TDATA1: u16 = 0x7a1;
+    pub const TDATA3: u16 = 0x7a3;
+    pub const TINFO: u16 = 0x7a4;
+    pub const MCYCLE: u16 = 0xb00;
+    pub const MINSTRET: u16 = 0xb02;
+    pub const MHPMCOUNTER3: u16 = 0xb03;
+    pub const MHPMCOUNTER31: u16 = 0xb1f;
+    pub const MCYCLEH: u16 = 0xb80;
+    pub const MINSTRETH: u16 = 0xb82;
+    pub const MHPMCOUNTER3H: u16 = 0xb83;
+    pub const MHPMCOUNTER31H: u16 = 0xb9f;
+    pub const CYCLE: u16 = 0xc00;
+    pub const TIME: u16 = 0xc01;
+    pub const INSTRET: u16 = 0xc02;
+    pub const HPMCOUNTER31: u16 = 0xc1f;
+    pub const CYCLEH: u16 = 0xc80;
+    pub const HPMCOUNTER31H: u16 = 0xc9f;
+    pub const MVENDORID: u16 = 0xf11;
+    pub const MARCHID: u16 = 0xf12;
+    pub const MIMPID: u16 = 0xf13;
+    pub const MHARTID: u16 = 0xf14;
+    pub const MCONFIGPTR: u16 = 0xf15;
+}
+
+/// `mstatus` fields.
+#[allow(missing_docs)]
+pub mod mstatus {
+    pub const SIE: u64 = 1 << 1;
+    pub const MIE: u64 = 1 << 3;
+    pub const SPIE: u64 = 1 << 5;
+    pub const UBE: u64 = 1 << 6;
+    pub const MPIE: u64 = 1 << 7;
+    pub const SPP: u64 = 1 << 8;
+    pub const VS: u64 = 3 << 9;
+    pub const MPP: u64 = 3 << 11;
+    pub const MPP_SHIFT: u32 = 11;
+    pub const FS: u64 = 3 << 13;
+    pub const XS: u64 = 3 << 15;
+    pub const MPRV: u64 = 1 << 17;
+    pub const SUM: u64 = 1 << 18;
+    pub const MXR: u64 = 1 << 19;
+    pub const TVM: u64 = 1 << 20;
+    pub const TW: u64 = 1 << 21;
+    pub const TSR: u64 = 1 << 22;
+    pub const UXL: u64 = 3 << 32;
+    pub const SXL: u64 = 3 << 34;
+}
+
+/// Interrupt bits of `mip`/`mie` (privileged ISA, "Machine Interrupt Registers").
+#[allow(missing_docs)]
+pub mod irq {
+    pub const SSI: u64 = 1 << 1;
+    pub const MSI: u64 = 1 << 3;
+    pub const STI: u64 = 1 << 5;
+    pub const MTI: u64 = 1 << 7;
+    pub const SEI: u64 = 1 << 9;
+    pub const MEI: u64 = 1 << 11;
+    /// Interrupts the hart model implements.
+    pub const ALL: u64 = SSI | MSI | STI | MTI | SEI | MEI;
+    /// Interrupts that can be delegated to S-mode.
+    pub const S_MODE: u64 = SSI | STI | SEI;
+    /// Priority order for taking interrupts: MEI, MSI, MTI, SEI, SSI, STI.
+    pub const PRIORITY: [u64; 6] = [11, 3, 7, 9, 1, 5];
+}
+
+/// Exceptions that `medeleg` can delegate (QEMU 7.2 `DELEGABLE_EXCPS` without the H causes).
+pub const DELEGABLE_EXCEPTIONS: u64 = 0xbbff;
+
+/// A CSR implemented outside the base CSR file (CTR, PMU counters, ...).
+pub trait CsrDevice: Send {
+    /// Whether this device implements `csr`.
+    fn claims(&self, csr: u16) -> bool;
+    /// Read `csr` at privilege `priv_` (0 U, 1 S, 3 M). `None` = illegal instruction.
+    fn read(&mut self, csr: u16, priv_: u8) -> Option<u64>;
+    /// Write `csr`. `false` = illegal instruction.
+    fn write(&mut self, csr: u16, value: u64, priv_: u8) -> bool;
+}
+
+/// Architectural CSR state (the values that are plain storage; counters live in the hart).
+#[derive(Clone, Debug)]
+pub struct Csrs {
+    /// `mstatus` in the RV64 layout (SD is computed on read).
+    pub mstatus: u64,
+    /// `misa`.
+    pub misa: u64,
+    /// `medeleg`.
+    pub medeleg: u64,
+    /// `mideleg`.
+    pub mideleg: u64,
+    /// `mie`.
+    pub mie: u64,
+    /// Software-writable part of `mip` (SSIP, STIP, SEIP); MTIP/MSIP come from the CLINT.
+    pub mip_sw: u64,
+    /// `mtvec`.
+    pub mtvec: u64,
+    /// `mscratch`.
+    pub mscratch: u64,
+    /// `mepc`.
+    pub mepc: u64,
+    /// `mcause` (interrupt flag at bit XLEN-1).
+    pub mcause: u64,
+    /// `mtval`.
+    pub mtval: u64,
+    /// `mcounteren`.
+    pub mcounteren: u64,
+    /// `mcountinhibit`.
+    pub mcountinhibit: u64,
+    /// `menvcfg`.
+    pub menvcfg: u64,
+    /// `stvec`.
+    pub stvec: u64,
+    /// `sscratch`.
+    pub sscratch: u64,
+    /// `sepc`.
+    pub sepc: u64,
+    /// `scause`.
+    pub scause: u64,
+    /// `stval`.
+    pub stval: u64,
+    /// `scounteren`.
+    pub scounteren: u64,
+    /// `senvcfg`.
+    pub senvcfg: u64,
+    /// `satp` (stored; address translation is not modelled).
+    pub satp: u64,
+    /// Accrued FP exception flags.
+    pub fflags: u8,
+    /// FP dynamic rounding mode.
+    pub frm: u8,
+    /// PMP configuration bytes (16 entries, as QEMU 7.2).
+    pub pmpcfg: [u8; 16],
+    /// PMP address registers.
+    pub pmpaddr: [u64; 16],
+    /// `mhpmevent3..31`.
+    pub mhpmevent: [u64; 29],
+    /// `tselect`.
+    pub tselect: u64,
+    /// `cycle = instret + cycle_offset`.
+    pub cycle_offset: u64,
+    /// `minstret = instret + instret_offset`.
+    pub instret_offset: u64,
+}
+
+impl Csrs {
+    /// Reset values (QEMU 7.2 `riscv_cpu_reset` for the `virt` machine with `-bios none`).
+    pub fn new(xlen: Xlen, misa_ext: u64) -> Csrs {
+        let (misa, mstatus) = match xlen {
+            Xlen::Rv32 => ((1u64 << 30) | misa_ext, 0),
+            // SXL = UXL = 2 (64-bit), read-only.
+            Xlen::Rv64 => ((2u64 << 62) | misa_ext, (2 << 32) | (2 << 34)),
+        };
+        Csrs {
+            mstatus,
+            misa,
+            medeleg: 0,
+            mideleg: 0,
+            mie: 0,
+            mip_sw: 0,
+            mtvec: 0,
+            mscratch: 0,
+            mepc: 0,
+            mcause: 0,
+            mtval: 0,
+            mcounteren: 0,
+            mcountinhibit: 0,
+            menvcfg: 0,
+            stvec: 0,
+            sscratch: 0,
+            sepc: 0,
+            scause: 0,
+            stval: 0,
+            scounteren: 0,
+            senvcfg: 0,
+            satp: 0,
+            fflags: 0,
+            frm: 0,
+            pmpcfg: [0; 16],
+            pmpaddr: [0; 16],
+            mhpmevent: [0; 29],
+            tselect: 0,
+            cycle_offset: 0,
+            instret_offset: 0,
+        }
+    }
+
+    /// `mstatus` as read, with SD computed from FS/XS/VS.
+    pub fn mstatus_read(&self, xlen: Xlen) -> u64 {
+        let m = self.mstatus;
+        let dirty = (m & mstatus::FS) == mstatus::FS || (m & mstatus::XS) == mstatus::XS || (m & mstatus::VS) == mstatus::VS;
+        match xlen {
+            Xlen::Rv32 => (m & 0xffff_ffff) | if dirty { 1 << 31 } else { 0 },
+            Xlen::Rv64 => m | if dirty { 1 << 63 } else { 0 },
+        }
+    }
+
+    /// Write `mstatus` with QEMU 7.2's mask (`write_mstatus`).
+    pub fn mstatus_write(&mut self, val: u64, has_f: bool) {
+        use mstatus::*;
+        let mut mask = SIE | SPIE | MIE | MPIE | SPP | MPRV | SUM | MPP | MXR | TVM | TSR | TW | VS;
+        if has_f {
+            mask |= FS;
+        }
+        self.mstatus = (self.mstatus & !mask) | (val & mask);
+    }
+
+    /// Mark the FP state dirty (any FP register or `fcsr` write).
+    #[inline]
+    pub fn set_fs_dirty(&mut self) {
+        self.mstatus |= mstatus::FS;
+    }
+
+    /// FP unit enabled (`mstatus.FS != Off`).
+    #[inline]
+    pub fn fs_on(&self) -> bool {
+        self.mstatus & mstatus::FS != 0
+    }
+}

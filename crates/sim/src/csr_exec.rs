@@ -1,0 +1,309 @@
+//! Zicsr instructions: access checks (privileged ISA, "CSR Address Mapping Conventions"), reads
+//! and writes of the CSR file, counters and the [`crate::csr::CsrDevice`] extension point.
+
+use crate::csr::{irq, mstatus, num, DELEGABLE_EXCEPTIONS};
+use crate::decode::{Insn, Op};
+use crate::hart::{privilege, Exc, Hart};
+use crate::observer::Observer;
+use rvtrace_isa::Xlen;
+
+/// QEMU 7.2's `marchid`/`mimpid` value for the `virt` CPU: the QEMU version (7.2.x).
+const QEMU_ARCHID: u64 = 0x0007_0200;
+
+impl Hart {
+    pub(crate) fn csr_insn<O: Observer, const RV64: bool>(&mut self, obs: &mut O, i: &Insn, bits: u32) -> Result<(), Exc> {
+        let csr = (i.imm as u32 & 0xfff) as u16;
+        let illegal = Exc::illegal(bits);
+        // csr[9:8] is the lowest privilege that may access it; csr[11:10] == 3 is read-only.
+        if (csr >> 8) as u8 & 3 > self.priv_ {
+            return Err(illegal);
+        }
+        let src = match i.op {
+            Op::Csrrw | Op::Csrrs | Op::Csrrc => self.x[i.rs1 as usize],
+            _ => i.rs1 as u64,
+        };
+        let writes = match i.op {
+            Op::Csrrw | Op::Csrrwi => true,
+            _ => i.rs1 != 0,
+        };
+        if writes && csr >> 10 == 3 {
+            return Err(illegal);
+        }
+        let old = self.csr_read(csr).ok_or(illegal)?;
+        if writes {
+            let new = match i.op {
+                Op::Csrrw | Op::Csrrwi => src,
+                Op::Csrrs | Op::Csrrsi => old | src,
+                _ => old & !src,
+            };
+            let new = self.trunc(new);
+            if !self.csr_write(csr, new) {
+                return Err(illegal);
+            }
+            if let Some(v) = self.csr_read(csr) {
+                obs.csr_write(csr, v);
+            }
+        }
+        self.wx::<O, RV64>(obs, i.rd, old);
+        Ok(())
+    }
+
+    /// Whether a counter CSR (`cycle`, `time`, `instret`, `hpmcounterN`) may be read at the
+    /// current privilege (`mcounteren`/`scounteren`).
+    fn counter_allowed(&self, index: u16) -> bool {
+        let bit = 1u64 << (index & 31);
+        match self.priv_ {
+            privilege::M => true,
+            privilege::S => self.csr.mcounteren & bit != 0,
+            _ => self.csr.mcounteren & bit != 0 && (!self.ext.s || self.csr.scounteren & bit != 0),
+        }
+    }
+
+    fn counter_value(&self, index: u16) -> u64 {
+        match index {
+            0 => self.instret.wrapping_add(self.csr.cycle_offset),
+            1 => self.mtime(),
+            2 => self.instret.wrapping_add(self.csr.instret_offset),
+            _ => 0,
+        }
+    }
+
+    /// Read a CSR as software sees it (XLEN-wide, sign-extended for RV32). `None` = no such CSR
+    /// or not accessible now.
+    pub fn csr_read(&mut self, csr: u16) -> Option<u64> {
+        let rv32 = self.xlen == Xlen::Rv32;
+        let c = &self.csr;
+        let v = match csr {
+            num::FFLAGS | num::FRM | num::FCSR if !self.ext.f || !c.fs_on() => return None,
+            num::FFLAGS => c.fflags as u64,
+            num::FRM => c.frm as u64,
+            num::FCSR => ((c.frm as u64) << 5) | c.fflags as u64,
+            num::CYCLE..=num::HPMCOUNTER31 => {
+                let idx = csr - num::CYCLE;
+                if !self.counter_allowed(idx) {
+                    return None;
+                }
+                self.counter_value(idx)
+            }
+            num::CYCLEH..=num::HPMCOUNTER31H if rv32 => {
+                let idx = csr - num::CYCLEH;
+                if !self.counter_allowed(idx) {
+                    return None;
+                }
+                self.counter_value(idx) >> 32
+            }
+            num::MCYCLE | num::MINSTRET => self.counter_value(csr - num::MCYCLE),
+            num::MCYCLEH | num::MINSTRETH if rv32 => self.counter_value(csr - num::MCYCLEH) >> 32,
+            num::MHPMCOUNTER3..=num::MHPMCOUNTER31 => 0,
+            num::MHPMCOUNTER3H..=num::MHPMCOUNTER31H if rv32 => 0,
+            num::SSTATUS if self.ext.s => {
+                let mask = mstatus::SIE | mstatus::SPIE | mstatus::UBE | mstatus::SPP | mstatus::VS | mstatus::FS | mstatus::XS | mstatus::SUM | mstatus::MXR | mstatus::UXL;
+                let m = c.mstatus_read(self.xlen);
+                let sd = if rv32 { 1 << 31 } else { 1 << 63 };
+                m & (mask | sd)
+            }
+            num::SIE if self.ext.s => c.mie & c.mideleg,
+            num::SIP if self.ext.s => self.mip() & c.mideleg,
+            num::STVEC if self.ext.s => c.stvec,
+            num::SCOUNTEREN if self.ext.s => c.scounteren,
+            num::SENVCFG if self.ext.s => c.senvcfg,
+            num::SSCRATCH if self.ext.s => c.sscratch,
+            num::SEPC if self.ext.s => c.sepc,
+            num::SCAUSE if self.ext.s => c.scause,
+            num::STVAL if self.ext.s => c.stval,
+            num::SATP if self.ext.s => {
+                if self.priv_ == privilege::S && c.mstatus & mstatus::TVM != 0 {
+                    return None;
+                }
+                c.satp
+            }
+            num::MSTATUS => c.mstatus_read(self.xlen),
+            num::MSTATUSH if rv32 => 0,
+            num::MISA => c.misa,
+            num::MEDELEG if self.ext.s => c.medeleg,
+            num::MIDELEG if self.ext.s => c.mideleg,
+            num::MIE => c.mie,
+            num::MIP => self.mip(),
+            num::MTVEC => c.mtvec,
+            num::MCOUNTEREN => c.mcounteren,
+            num::MENVCFG => c.menvcfg,
+            num::MENVCFGH if rv32 => c.menvcfg >> 32,
+            num::MCOUNTINHIBIT => c.mcountinhibit,
+            num::MHPMEVENT3..=num::MHPMEVENT31 => c.mhpmevent[(csr - num::MHPMEVENT3) as usize],
+            num::MSCRATCH => c.mscratch,
+            num::MEPC => c.mepc,
+            num::MCAUSE => c.mcause,
+            num::MTVAL => c.mtval,
+            num::PMPCFG0..=num::PMPCFG15 => {
+                let n = (csr - num::PMPCFG0) as usize;
+                if !rv32 && n % 2 == 1 {
+                    return self.device_read(csr);
+                }
+                let per = if rv32 { 4 } else { 8 };
+                (0..per).fold(0u64, |acc, k| {
+                    let e = n * 4 + k;
+                    acc | (c.pmpcfg.get(e).copied().unwrap_or(0) as u64) << (8 * k)
+                })
+            }
+            num::PMPADDR0..=num::PMPADDR63 => c.pmpaddr.get((csr - num::PMPADDR0) as usize).copied().unwrap_or(0),
+            num::TSELECT => c.tselect,
+            num::TDATA1..=num::TDATA3 | num::TINFO => 0,
+            num::MVENDORID => 0,
+            num::MARCHID | num::MIMPID => QEMU_ARCHID,
+            num::MHARTID | num::MCONFIGPTR => 0,
+            _ => return self.device_read(csr),
+        };
+        Some(self.sext(v))
+    }
+
+    fn device_read(&mut self, csr: u16) -> Option<u64> {
+        let p = self.priv_;
+        let v = self.devices.iter_mut().find(|d| d.claims(csr))?.read(csr, p)?;
+        Some(self.sext(v))
+    }
+
+    /// Write a CSR (value already XLEN-truncated). Returns false if the write is illegal.
+    pub fn csr_write(&mut self, csr: u16, v: u64) -> bool {
+        let rv32 = self.xlen == Xlen::Rv32;
+        let has_f = self.ext.f;
+        let c = &mut self.csr;
+        match csr {
+            num::FFLAGS => {
+                c.fflags = (v & 0x1f) as u8;
+                c.set_fs_dirty();
+            }
+            num::FRM => {
+                c.frm = (v & 7) as u8;
+                c.set_fs_dirty();
+            }
+            num::FCSR => {
+                c.fflags = (v & 0x1f) as u8;
+                c.frm = ((v >> 5) & 7) as u8;
+                c.set_fs_dirty();
+            }
+            num::MCYCLE | num::MINSTRET | num::MCYCLEH | num::MINSTRETH => {
+                let idx = csr & 0x7f;
+                let cur = self.instret;
+                let off = if idx == 0 { &mut c.cycle_offset } else { &mut c.instret_offset };
+                let old = cur.wrapping_add(*off);
+                let new = if csr >= num::MCYCLEH {
+                    (old & 0xffff_ffff) | (v << 32)
+                } else if rv32 {
+                    (old & !0xffff_ffff) | (v & 0xffff_ffff)
+                } else {
+                    v
+                };
+                // The written value is what the next instruction sees: this instruction's own
+                // retirement (which advances both counters here) is absorbed.
+                *off = new.wrapping_sub(cur).wrapping_sub(1);
+            }
+            num::MHPMCOUNTER3..=num::MHPMCOUNTER31 | num::MHPMCOUNTER3H..=num::MHPMCOUNTER31H => {}
+            num::SSTATUS => {
+                let mask = mstatus::SIE | mstatus::SPIE | mstatus::SPP | mstatus::FS | mstatus::VS | mstatus::SUM | mstatus::MXR;
+                let new = (c.mstatus & !mask) | (v & mask);
+                c.mstatus_write(new, has_f);
+                self.recheck();
+            }
+            num::SIE => {
+                let m = c.mideleg;
+                c.mie = (c.mie & !m) | (v & m);
+                self.recheck();
+            }
+            num::SIP => {
+                let m = c.mideleg & irq::SSI;
+                c.mip_sw = (c.mip_sw & !m) | (v & m);
+                self.recheck();
+            }
+            num::STVEC => {
+                // QEMU 7.2 ignores writes of the reserved modes 2 and 3.
+                if v & 3 < 2 {
+                    c.stvec = v;
+                }
+            }
+            num::SCOUNTEREN => c.scounteren = v & 0xffff_ffff,
+            num::SENVCFG => c.senvcfg = v & 0xf1,
+            num::SSCRATCH => c.sscratch = v,
+            num::SEPC => c.sepc = v & !1,
+            num::SCAUSE => c.scause = v,
+            num::STVAL => c.stval = v,
+            num::SATP => {
+                if self.priv_ == privilege::S && c.mstatus & mstatus::TVM != 0 {
+                    return false;
+                }
+                c.satp = v;
+            }
+            num::MSTATUS => {
+                let v = if rv32 { (c.mstatus & !0xffff_ffff) | v } else { v };
+                c.mstatus_write(v, has_f);
+                self.recheck();
+            }
+            num::MSTATUSH => {}
+            num::MISA => {}
+            num::MEDELEG => c.medeleg = v & DELEGABLE_EXCEPTIONS,
+            num::MIDELEG => {
+                c.mideleg = v & irq::S_MODE;
+                self.recheck();
+            }
+            num::MIE => {
+                c.mie = v & irq::ALL;
+                self.recheck();
+            }
+            num::MIP => {
+                c.mip_sw = (c.mip_sw & !irq::S_MODE) | (v & irq::S_MODE);
+                self.recheck();
+            }
+            num::MTVEC => {
+                if v & 3 < 2 {
+                    c.mtvec = v;
+                }
+            }
+            num::MCOUNTEREN => c.mcounteren = v & 0xffff_ffff,
+            num::MENVCFG => c.menvcfg = if rv32 { (c.menvcfg & !0xffff_ffff) | (v & 0xf1) } else { v & 0xc000_0000_0000_00f1 },
+            num::MENVCFGH => c.menvcfg = (c.menvcfg & 0xffff_ffff) | ((v << 32) & 0xc000_0000_0000_0000),
+            num::MCOUNTINHIBIT => c.mcountinhibit = v & 0xffff_fffd,
+            num::MHPMEVENT3..=num::MHPMEVENT31 => c.mhpmevent[(csr - num::MHPMEVENT3) as usize] = v,
+            num::MSCRATCH => c.mscratch = v,
+            num::MEPC => c.mepc = v & !1,
+            num::MCAUSE => c.mcause = v,
+            num::MTVAL => c.mtval = v,
+            num::PMPCFG0..=num::PMPCFG15 => {
+                let n = (csr - num::PMPCFG0) as usize;
+                if !rv32 && n % 2 == 1 {
+                    return self.device_write(csr, v);
+                }
+                let per = if rv32 { 4 } else { 8 };
+                for k in 0..per {
+                    let e = n * 4 + k;
+                    if let Some(cfg) = c.pmpcfg.get_mut(e) {
+                        // Locked entries ignore writes.
+                        if *cfg & 0x80 == 0 {
+                            *cfg = (v >> (8 * k)) as u8;
+                        }
+                    }
+                }
+            }
+            num::PMPADDR0..=num::PMPADDR63 => {
+                let e = (csr - num::PMPADDR0) as usize;
+                if e < c.pmpaddr.len() && c.pmpcfg[e] & 0x80 == 0 {
+                    c.pmpaddr[e] = if rv32 { v & 0xffff_ffff } else { v & ((1 << 54) - 1) };
+                }
+            }
+            num::TSELECT => c.tselect = v,
+            num::TDATA1..=num::TDATA3 | num::TINFO => {}
+            _ => {
+                // Read-only machine information registers (0xf11..) never reach here: their
+                // numbers have csr[11:10] == 3. Anything else unknown goes to a device.
+                return self.device_write(csr, v);
+            }
+        }
+        true
+    }
+
+    fn device_write(&mut self, csr: u16, v: u64) -> bool {
+        let p = self.priv_;
+        match self.devices.iter_mut().find(|d| d.claims(csr)) {
+            Some(d) => d.write(csr, v, p),
+            None => false,
+        }
+    }
+}

@@ -1,0 +1,525 @@
+//! Instruction execution (unprivileged ISA: RV32I/RV64I, M, A, Zba, Zbb, Zicsr, Zifencei;
+//! privileged ISA: `mret`, `sret`, `wfi`, `sfence.vma`). F and D live in `exec_fp.rs`.
+//!
+//! Generic over `RV64` so the RV32 and RV64 loops each compile to straight-line code. RV32 register
+//! values are kept sign-extended to 64 bits, so most operations compute in 64 bits and the register
+//! write narrows.
+
+use crate::csr::{irq, mstatus};
+use crate::decode::{Insn, Op};
+use crate::hart::{cause, privilege, Exc, Hart, Stop};
+use crate::observer::{MemAccess, MemKind, Observer};
+use crate::semihost::{GuestMemory, Outcome};
+
+impl GuestMemory for crate::bus::Bus {
+    fn read_bytes(&mut self, addr: u64, buf: &mut [u8]) -> bool {
+        self.read_ram(addr, buf)
+    }
+    fn write_bytes(&mut self, addr: u64, data: &[u8]) -> bool {
+        self.write_ram(addr, data)
+    }
+}
+
+/// The three instructions that mark a semihosting call (RISC-V semihosting spec):
+/// `slli x0, x0, 0x1f`, `ebreak`, `srai x0, x0, 7`.
+const SEMIHOST_PRE: u32 = 0x01f0_1013;
+const SEMIHOST_EBREAK: u32 = 0x0010_0073;
+const SEMIHOST_POST: u32 = 0x4070_5013;
+
+impl Hart {
+    #[inline(always)]
+    pub(crate) fn wx<O: Observer, const RV64: bool>(&mut self, obs: &mut O, rd: u8, v: u64) {
+        if rd != 0 {
+            let v = if RV64 { v } else { v as i32 as i64 as u64 };
+            self.x[rd as usize] = v;
+            obs.gpr_write(rd, v);
+        }
+    }
+
+    #[inline(always)]
+    fn addr<const RV64: bool>(&self, base: u8, imm: i32) -> u64 {
+        let a = self.x[base as usize].wrapping_add(imm as i64 as u64);
+        if RV64 {
+            a
+        } else {
+            a & 0xffff_ffff
+        }
+    }
+
+    #[inline(always)]
+    pub(crate) fn mem_load<O: Observer>(&mut self, obs: &mut O, addr: u64, size: u64) -> Result<u64, Exc> {
+        let mtime = self.mtime();
+        match self.bus.load(addr, size, mtime) {
+            Some(v) => {
+                obs.mem_access(&MemAccess {
+                    addr,
+                    size: size as u8,
+                    value: v,
+                    kind: MemKind::Load,
+                });
+                Ok(v)
+            }
+            None => Err(Exc {
+                cause: cause::LOAD_ACCESS,
+                tval: addr,
+            }),
+        }
+    }
+
+    #[inline(always)]
+    pub(crate) fn mem_store<O: Observer>(&mut self, obs: &mut O, addr: u64, size: u64, v: u64) -> Result<(), Exc> {
+        let mtime = self.mtime();
+        match self.bus.store(addr, size, v, mtime) {
+            Some(()) => {
+                if self.bus.exit.is_some() || self.bus.irq_dirty {
+                    self.recheck();
+                }
+                obs.mem_access(&MemAccess {
+                    addr,
+                    size: size as u8,
+                    value: if size == 8 { v } else { v & ((1 << (8 * size)) - 1) },
+                    kind: MemKind::Store,
+                });
+                Ok(())
+            }
+            None => Err(Exc {
+                cause: cause::STORE_ACCESS,
+                tval: addr,
+            }),
+        }
+    }
+
+    /// Execute one instruction at `pc`; returns the next pc or the exception it raised.
+    #[inline(always)]
+    pub(crate) fn execute<O: Observer, const RV64: bool>(&mut self, obs: &mut O, i: &Insn, bits: u32, pc: u64) -> Result<u64, Exc> {
+        let rs1 = self.x[i.rs1 as usize];
+        let rs2 = self.x[i.rs2 as usize];
+        let imm = i.imm as i64 as u64;
+        let next = pc.wrapping_add(i.len as u64);
+        let next = if RV64 { next } else { next & 0xffff_ffff };
+        let sh_mask: u64 = if RV64 { 63 } else { 31 };
+        macro_rules! w {
+            ($v:expr) => {{
+                let v = $v;
+                self.wx::<O, RV64>(obs, i.rd, v);
+            }};
+        }
+        macro_rules! branch {
+            ($cond:expr) => {{
+                if $cond {
+                    let t = pc.wrapping_add(imm);
+                    return Ok(if RV64 { t } else { t & 0xffff_ffff });
+                }
+            }};
+        }
+        // 32-bit views for RV32 semantics and RV64 *W operations.
+        let (a32, b32) = (rs1 as u32, rs2 as u32);
+        use Op::*;
+        match i.op {
+            Illegal => return Err(Exc::illegal(bits)),
+            Lui => w!(imm),
+            Auipc => w!(pc.wrapping_add(imm)),
+            Jal => {
+                let t = pc.wrapping_add(imm);
+                w!(next);
+                return Ok(if RV64 { t } else { t & 0xffff_ffff });
+            }
+            Jalr => {
+                let t = rs1.wrapping_add(imm) & !1;
+                w!(next);
+                return Ok(if RV64 { t } else { t & 0xffff_ffff });
+            }
+            Beq => branch!(rs1 == rs2),
+            Bne => branch!(rs1 != rs2),
+            Blt => branch!((rs1 as i64) < (rs2 as i64)),
+            Bge => branch!((rs1 as i64) >= (rs2 as i64)),
+            // Sign-extended RV32 values keep their unsigned order.
+            Bltu => branch!(rs1 < rs2),
+            Bgeu => branch!(rs1 >= rs2),
+            Lb | Lh | Lw | Ld | Lbu | Lhu | Lwu => {
+                let a = self.addr::<RV64>(i.rs1, i.imm);
+                let size = match i.op {
+                    Lb | Lbu => 1,
+                    Lh | Lhu => 2,
+                    Lw | Lwu => 4,
+                    _ => 8,
+                };
+                let v = self.mem_load(obs, a, size)?;
+                w!(match i.op {
+                    Lb => v as i8 as i64 as u64,
+                    Lh => v as i16 as i64 as u64,
+                    Lw => v as i32 as i64 as u64,
+                    _ => v,
+                });
+            }
+            Sb | Sh | Sw | Sd => {
+                let a = self.addr::<RV64>(i.rs1, i.imm);
+                let size = match i.op {
+                    Sb => 1,
+                    Sh => 2,
+                    Sw => 4,
+                    _ => 8,
+                };
+                self.mem_store(obs, a, size, rs2)?;
+            }
+            Addi => w!(rs1.wrapping_add(imm)),
+            Slti => w!(((rs1 as i64) < (imm as i64)) as u64),
+            Sltiu => w!((rs1 < imm) as u64),
+            Xori => w!(rs1 ^ imm),
+            Ori => w!(rs1 | imm),
+            Andi => w!(rs1 & imm),
+            Slli => w!(rs1 << i.imm),
+            Srli => w!(if RV64 { rs1 >> i.imm } else { (a32 >> i.imm) as u64 }),
+            Srai => w!(((rs1 as i64) >> i.imm) as u64),
+            Add => w!(rs1.wrapping_add(rs2)),
+            Sub => w!(rs1.wrapping_sub(rs2)),
+            Sll => w!(rs1 << (rs2 & sh_mask)),
+            Slt => w!(((rs1 as i64) < (rs2 as i64)) as u64),
+            Sltu => w!((rs1 < rs2) as u64),
+            Xor => w!(rs1 ^ rs2),
+            Srl => w!(if RV64 { rs1 >> (rs2 & 63) } else { (a32 >> (rs2 & 31)) as u64 }),
+            Sra => w!(((rs1 as i64) >> (rs2 & sh_mask)) as u64),
+            Or => w!(rs1 | rs2),
+            And => w!(rs1 & rs2),
+            Addiw => w!(a32.wrapping_add(i.imm as u32) as i32 as i64 as u64),
+            Slliw => w!((a32 << i.imm) as i32 as i64 as u64),
+            Srliw => w!((a32 >> i.imm) as i32 as i64 as u64),
+            Sraiw => w!(((a32 as i32) >> i.imm) as i64 as u64),
+            Addw => w!(a32.wrapping_add(b32) as i32 as i64 as u64),
+            Subw => w!(a32.wrapping_sub(b32) as i32 as i64 as u64),
+            Sllw => w!((a32 << (b32 & 31)) as i32 as i64 as u64),
+            Srlw => w!((a32 >> (b32 & 31)) as i32 as i64 as u64),
+            Sraw => w!(((a32 as i32) >> (b32 & 31)) as i64 as u64),
+            Fence => {}
+            FenceI => {}
+            Mul => w!(rs1.wrapping_mul(rs2)),
+            Mulh => w!(if RV64 {
+                ((rs1 as i64 as i128 * rs2 as i64 as i128) >> 64) as u64
+            } else {
+                ((a32 as i32 as i64 * b32 as i32 as i64) >> 32) as u64
+            }),
+            Mulhsu => w!(if RV64 {
+                ((rs1 as i64 as i128 * rs2 as u128 as i128) >> 64) as u64
+            } else {
+                ((a32 as i32 as i64 * b32 as i64) >> 32) as u64
+            }),
+            Mulhu => w!(if RV64 {
+                ((rs1 as u128 * rs2 as u128) >> 64) as u64
+            } else {
+                ((a32 as u64 * b32 as u64) >> 32) as i32 as i64 as u64
+            }),
+            Div => w!(if RV64 { div_s64(rs1 as i64, rs2 as i64) as u64 } else { div_s32(a32 as i32, b32 as i32) as i64 as u64 }),
+            Divu => w!(if RV64 { rs1.checked_div(rs2).unwrap_or(u64::MAX) } else { a32.checked_div(b32).unwrap_or(u32::MAX) as u64 }),
+            Rem => w!(if RV64 { rem_s64(rs1 as i64, rs2 as i64) as u64 } else { rem_s32(a32 as i32, b32 as i32) as i64 as u64 }),
+            Remu => w!(if RV64 {
+                if rs2 == 0 {
+                    rs1
+                } else {
+                    rs1 % rs2
+                }
+            } else if b32 == 0 {
+                a32 as u64
+            } else {
+                (a32 % b32) as u64
+            }),
+            Mulw => w!(a32.wrapping_mul(b32) as i32 as i64 as u64),
+            Divw => w!(div_s32(a32 as i32, b32 as i32) as i64 as u64),
+            Divuw => w!(a32.checked_div(b32).unwrap_or(u32::MAX) as i32 as i64 as u64),
+            Remw => w!(rem_s32(a32 as i32, b32 as i32) as i64 as u64),
+            Remuw => w!((if b32 == 0 { a32 } else { a32 % b32 }) as i32 as i64 as u64),
+            LrW | LrD => {
+                let size = if i.op == LrW { 4 } else { 8 };
+                let a = self.addr::<RV64>(i.rs1, 0);
+                if a & (size - 1) != 0 {
+                    return Err(Exc {
+                        cause: cause::LOAD_MISALIGNED,
+                        tval: a,
+                    });
+                }
+                let v = self.mem_load(obs, a, size)?;
+                self.reservation = Some((a, v));
+                w!(if size == 4 { v as i32 as i64 as u64 } else { v });
+            }
+            ScW | ScD => {
+                let size = if i.op == ScW { 4 } else { 8 };
+                let a = self.addr::<RV64>(i.rs1, 0);
+                // QEMU 7.2: SC succeeds if the reservation address matches and memory still holds
+                // the value LR loaded; the reservation is cleared either way.
+                let res = self.reservation.take();
+                let ok = match res {
+                    Some((ra, rv)) if ra == a => {
+                        if a & (size - 1) != 0 {
+                            return Err(Exc {
+                                cause: cause::STORE_MISALIGNED,
+                                tval: a,
+                            });
+                        }
+                        let mtime = self.mtime();
+                        match self.bus.load(a, size, mtime) {
+                            Some(cur) if cur == rv => {
+                                self.mem_store(obs, a, size, rs2)?;
+                                true
+                            }
+                            Some(_) => false,
+                            None => {
+                                return Err(Exc {
+                                    cause: cause::STORE_ACCESS,
+                                    tval: a,
+                                })
+                            }
+                        }
+                    }
+                    _ => false,
+                };
+                w!(if ok { 0 } else { 1 });
+            }
+            AmoSwapW | AmoAddW | AmoXorW | AmoAndW | AmoOrW | AmoMinW | AmoMaxW | AmoMinuW | AmoMaxuW | AmoSwapD | AmoAddD | AmoXorD | AmoAndD | AmoOrD | AmoMinD | AmoMaxD
+            | AmoMinuD | AmoMaxuD => {
+                let word = matches!(i.op, AmoSwapW | AmoAddW | AmoXorW | AmoAndW | AmoOrW | AmoMinW | AmoMaxW | AmoMinuW | AmoMaxuW);
+                let size = if word { 4 } else { 8 };
+                let a = self.addr::<RV64>(i.rs1, 0);
+                if a & (size - 1) != 0 {
+                    return Err(Exc {
+                        cause: cause::STORE_MISALIGNED,
+                        tval: a,
+                    });
+                }
+                let mtime = self.mtime();
+                let Some(old) = self.bus.load(a, size, mtime) else {
+                    return Err(Exc {
+                        cause: cause::STORE_ACCESS,
+                        tval: a,
+                    });
+                };
+                obs.mem_access(&MemAccess {
+                    addr: a,
+                    size: size as u8,
+                    value: old,
+                    kind: MemKind::Load,
+                });
+                let (o, s) = if word {
+                    (old as i32 as i64 as u64, rs2 as i32 as i64 as u64)
+                } else {
+                    (old, rs2)
+                };
+                let new = match i.op {
+                    AmoSwapW | AmoSwapD => s,
+                    AmoAddW | AmoAddD => o.wrapping_add(s),
+                    AmoXorW | AmoXorD => o ^ s,
+                    AmoAndW | AmoAndD => o & s,
+                    AmoOrW | AmoOrD => o | s,
+                    AmoMinW | AmoMinD => (o as i64).min(s as i64) as u64,
+                    AmoMaxW | AmoMaxD => (o as i64).max(s as i64) as u64,
+                    AmoMinuW => (o as u32).min(s as u32) as u64,
+                    AmoMaxuW => (o as u32).max(s as u32) as u64,
+                    AmoMinuD => o.min(s),
+                    _ => o.max(s),
+                };
+                self.mem_store(obs, a, size, new)?;
+                w!(o);
+            }
+            Ecall => {
+                return Err(Exc {
+                    cause: match self.priv_ {
+                        privilege::U => cause::ECALL_U,
+                        privilege::S => cause::ECALL_S,
+                        _ => cause::ECALL_M,
+                    },
+                    tval: 0,
+                })
+            }
+            Ebreak => {
+                if self.is_semihosting_call(pc, bits) {
+                    self.semihosting_call();
+                    return Ok(next);
+                }
+                return Err(Exc {
+                    cause: cause::BREAKPOINT,
+                    tval: 0,
+                });
+            }
+            Mret => {
+                if self.priv_ != privilege::M {
+                    return Err(Exc::illegal(bits));
+                }
+                let s = self.csr.mstatus;
+                let mpp = ((s & mstatus::MPP) >> mstatus::MPP_SHIFT) as u8;
+                let mut n = s & !(mstatus::MIE | mstatus::MPP);
+                if s & mstatus::MPIE != 0 {
+                    n |= mstatus::MIE;
+                }
+                n |= mstatus::MPIE;
+                // MPP is set to the least-privileged supported mode.
+                if !self.ext.u {
+                    n |= mstatus::MPP;
+                }
+                let new_priv = if mpp == 2 { privilege::U } else { mpp };
+                if new_priv != privilege::M {
+                    n &= !mstatus::MPRV;
+                }
+                self.csr.mstatus = n;
+                self.priv_ = new_priv;
+                self.recheck();
+                let t = self.csr.mepc;
+                return Ok(if RV64 { t } else { t & 0xffff_ffff });
+            }
+            Sret => {
+                if self.priv_ < privilege::S || (self.priv_ == privilege::S && self.csr.mstatus & mstatus::TSR != 0) {
+                    return Err(Exc::illegal(bits));
+                }
+                let s = self.csr.mstatus;
+                let spp = if s & mstatus::SPP != 0 { privilege::S } else { privilege::U };
+                let mut n = s & !(mstatus::SIE | mstatus::SPP);
+                if s & mstatus::SPIE != 0 {
+                    n |= mstatus::SIE;
+                }
+                n |= mstatus::SPIE;
+                n &= !mstatus::MPRV;
+                self.csr.mstatus = n;
+                self.priv_ = spp;
+                self.recheck();
+                let t = self.csr.sepc;
+                return Ok(if RV64 { t } else { t & 0xffff_ffff });
+            }
+            Wfi => {
+                // QEMU 7.2 helper_wfi: illegal in U-mode (S implemented), and in S-mode with TW=1.
+                let tw = self.csr.mstatus & mstatus::TW != 0;
+                if self.priv_ == privilege::U || (self.priv_ == privilege::S && tw) {
+                    return Err(Exc::illegal(bits));
+                }
+                self.wait_for_interrupt();
+            }
+            SfenceVma => {
+                if self.priv_ == privilege::U || (self.priv_ == privilege::S && self.csr.mstatus & mstatus::TVM != 0) {
+                    return Err(Exc::illegal(bits));
+                }
+            }
+            Csrrw | Csrrs | Csrrc | Csrrwi | Csrrsi | Csrrci => {
+                self.csr_insn::<O, RV64>(obs, i, bits)?;
+            }
+            Sh1add => w!((rs1 << 1).wrapping_add(rs2)),
+            Sh2add => w!((rs1 << 2).wrapping_add(rs2)),
+            Sh3add => w!((rs1 << 3).wrapping_add(rs2)),
+            AddUw => w!((a32 as u64).wrapping_add(rs2)),
+            Sh1addUw => w!(((a32 as u64) << 1).wrapping_add(rs2)),
+            Sh2addUw => w!(((a32 as u64) << 2).wrapping_add(rs2)),
+            Sh3addUw => w!(((a32 as u64) << 3).wrapping_add(rs2)),
+            SlliUw => w!((a32 as u64) << i.imm),
+            Andn => w!(rs1 & !rs2),
+            Orn => w!(rs1 | !rs2),
+            Xnor => w!(!(rs1 ^ rs2)),
+            Clz => w!(if RV64 { rs1.leading_zeros() } else { a32.leading_zeros() } as u64),
+            Ctz => w!(if RV64 { rs1.trailing_zeros() } else { a32.trailing_zeros() } as u64),
+            Cpop => w!(if RV64 { rs1.count_ones() } else { a32.count_ones() } as u64),
+            Clzw => w!(a32.leading_zeros() as u64),
+            Ctzw => w!(a32.trailing_zeros() as u64),
+            Cpopw => w!(a32.count_ones() as u64),
+            Max => w!((rs1 as i64).max(rs2 as i64) as u64),
+            Maxu => w!(rs1.max(rs2)),
+            Min => w!((rs1 as i64).min(rs2 as i64) as u64),
+            Minu => w!(rs1.min(rs2)),
+            SextB => w!(rs1 as i8 as i64 as u64),
+            SextH => w!(rs1 as i16 as i64 as u64),
+            ZextH => w!(rs1 & 0xffff),
+            Rol => w!(if RV64 { rs1.rotate_left((rs2 & 63) as u32) } else { a32.rotate_left(b32 & 31) as u64 }),
+            Ror => w!(if RV64 { rs1.rotate_right((rs2 & 63) as u32) } else { a32.rotate_right(b32 & 31) as u64 }),
+            Rori => w!(if RV64 { rs1.rotate_right(i.imm as u32) } else { a32.rotate_right(i.imm as u32) as u64 }),
+            Rolw => w!(a32.rotate_left(b32 & 31) as i32 as i64 as u64),
+            Rorw => w!(a32.rotate_right(b32 & 31) as i32 as i64 as u64),
+            Roriw => w!(a32.rotate_right(i.imm as u32) as i32 as i64 as u64),
+            OrcB => {
+                let mut v = 0u64;
+                for k in 0..8 {
+                    if (rs1 >> (8 * k)) & 0xff != 0 {
+                        v |= 0xff << (8 * k);
+                    }
+                }
+                w!(v)
+            }
+            Rev8 => w!(if RV64 { rs1.swap_bytes() } else { a32.swap_bytes() as u64 }),
+            _ => return self.execute_fp::<O, RV64>(obs, i, bits, pc),
+        }
+        Ok(next)
+    }
+
+    fn is_semihosting_call(&mut self, pc: u64, bits: u32) -> bool {
+        // QEMU 7.2 trans_ebreak: semihosting is disabled in U-mode; the three instructions must be
+        // uncompressed and lie in one 4 KiB page.
+        if self.semihost.is_none() || self.priv_ == privilege::U || bits != SEMIHOST_EBREAK {
+            return false;
+        }
+        let (pre, post) = (pc.wrapping_sub(4), pc.wrapping_add(4));
+        if pre & !0xfff != post & !0xfff {
+            return false;
+        }
+        self.bus.fetch(pre) == Some(SEMIHOST_PRE) && self.bus.fetch(post) == Some(SEMIHOST_POST)
+    }
+
+    fn semihosting_call(&mut self) {
+        let (op, param) = (self.trunc(self.x[10]), self.trunc(self.x[11]));
+        let instret = self.instret;
+        let Some(sh) = self.semihost.as_mut() else { return };
+        match sh.call(op, param, &mut self.bus, instret) {
+            Outcome::Return(v) => {
+                self.x[10] = self.sext(v);
+            }
+            Outcome::Exit(code) => {
+                sh.flush();
+                self.stop = Some(Stop::Exit(code));
+                self.recheck();
+            }
+        }
+    }
+
+    /// `wfi`: the model has nothing else to run, so time jumps to the next timer interrupt if one
+    /// is enabled in `mie`; with nothing that could wake the hart, the run stops with an error.
+    fn wait_for_interrupt(&mut self) {
+        self.recheck();
+        if self.mip() & self.csr.mie != 0 {
+            return;
+        }
+        let (mtime, cmp) = (self.mtime(), self.bus.clint.mtimecmp);
+        if self.csr.mie & irq::MTI != 0 && cmp != u64::MAX && cmp > mtime {
+            self.bus.clint.mtime_offset = self.bus.clint.mtime_offset.wrapping_add(cmp - mtime);
+            return;
+        }
+        self.stop = Some(Stop::Error(format!(
+            "wfi at pc {:#x}: no enabled interrupt can wake the hart (mie={:#x}, mip={:#x})",
+            self.pc,
+            self.csr.mie,
+            self.mip()
+        )));
+    }
+}
+
+fn div_s64(a: i64, b: i64) -> i64 {
+    if b == 0 {
+        -1
+    } else {
+        a.wrapping_div(b)
+    }
+}
+
+fn rem_s64(a: i64, b: i64) -> i64 {
+    if b == 0 {
+        a
+    } else {
+        a.wrapping_rem(b)
+    }
+}
+
+fn div_s32(a: i32, b: i32) -> i32 {
+    if b == 0 {
+        -1
+    } else {
+        a.wrapping_div(b)
+    }
+}
+
+fn rem_s32(a: i32, b: i32) -> i32 {
+    if b == 0 {
+        a
+    } else {
+        a.wrapping_rem(b)
+    }
+}

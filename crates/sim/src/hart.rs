@@ -1,0 +1,589 @@
+//! The hart: architectural state, the run loop with its decode cache, traps and interrupts.
+
+use crate::bus::{Bus, BusExit, DEFAULT_RAM_SIZE, RAM_BASE};
+use crate::csr::{irq, mstatus, CsrDevice, Csrs};
+use crate::decode::{decode, Extensions, Insn, Op};
+use crate::observer::{Observer, Retired, TrapInfo};
+use crate::semihost::{Semihost, SemihostConfig};
+use rvtrace_image::Image;
+use rvtrace_isa::{classify, CfClass, IsaConfig, Xlen};
+use std::io::Write;
+
+/// Privilege levels (privileged ISA encoding).
+pub mod privilege {
+    /// User.
+    pub const U: u8 = 0;
+    /// Supervisor.
+    pub const S: u8 = 1;
+    /// Machine.
+    pub const M: u8 = 3;
+}
+
+/// Exception codes (privileged ISA, table "mcause values after trap").
+#[allow(missing_docs)]
+pub mod cause {
+    pub const INSN_MISALIGNED: u64 = 0;
+    pub const INSN_ACCESS: u64 = 1;
+    pub const ILLEGAL: u64 = 2;
+    pub const BREAKPOINT: u64 = 3;
+    pub const LOAD_MISALIGNED: u64 = 4;
+    pub const LOAD_ACCESS: u64 = 5;
+    pub const STORE_MISALIGNED: u64 = 6;
+    pub const STORE_ACCESS: u64 = 7;
+    pub const ECALL_U: u64 = 8;
+    pub const ECALL_S: u64 = 9;
+    pub const ECALL_M: u64 = 11;
+}
+
+/// A human-readable name for an exception code.
+pub fn exception_name(code: u64) -> &'static str {
+    match code {
+        0 => "instruction address misaligned",
+        1 => "instruction access fault",
+        2 => "illegal instruction",
+        3 => "breakpoint",
+        4 => "load address misaligned",
+        5 => "load access fault",
+        6 => "store/AMO address misaligned",
+        7 => "store/AMO access fault",
+        8 => "environment call from U-mode",
+        9 => "environment call from S-mode",
+        11 => "environment call from M-mode",
+        12 => "instruction page fault",
+        13 => "load page fault",
+        15 => "store/AMO page fault",
+        _ => "exception",
+    }
+}
+
+/// A synchronous exception raised by an instruction.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Exc {
+    pub cause: u64,
+    pub tval: u64,
+}
+
+impl Exc {
+    pub(crate) fn illegal(bits: u32) -> Exc {
+        Exc {
+            cause: cause::ILLEGAL,
+            tval: bits as u64,
+        }
+    }
+}
+
+/// Hart configuration.
+#[derive(Clone, Debug)]
+pub struct Config {
+    /// Base integer width.
+    pub xlen: Xlen,
+    /// Implemented extensions.
+    pub ext: Extensions,
+    /// RAM size in bytes (QEMU `virt` default 128 MiB).
+    pub ram_size: u64,
+    /// Semihosting command line (QEMU: the `-kernel` path as given). `None` disables semihosting.
+    pub semihosting_cmdline: Option<String>,
+}
+
+impl Config {
+    /// The QEMU `virt` machine for `xlen` with semihosting and the given command line.
+    pub fn virt(xlen: Xlen, cmdline: &str) -> Config {
+        Config {
+            xlen,
+            ext: Extensions::ALL,
+            ram_size: DEFAULT_RAM_SIZE,
+            semihosting_cmdline: Some(cmdline.to_string()),
+        }
+    }
+}
+
+/// Why [`Hart::run`] returned.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Stop {
+    /// The program exited (semihosting, HTIF or the test finisher) with this status.
+    Exit(i32),
+    /// The instruction limit was reached.
+    InsnLimit,
+    /// The hart cannot continue (for example it ran into unmapped memory); the message says why.
+    Error(String),
+}
+
+/// An error while setting up the hart.
+#[derive(Debug)]
+pub struct LoadError(pub String);
+
+impl std::fmt::Display for LoadError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for LoadError {}
+
+/// The address QEMU `virt` places the device tree at, for a RAM size (QEMU 7.2 `riscv_load_fdt`:
+/// 2 MiB aligned below the end of RAM or 3 GiB, whichever is lower).
+pub fn fdt_address(ram_size: u64, fdt_size: u64) -> u64 {
+    let end = (RAM_BASE + ram_size).min(3 << 30);
+    (end - fdt_size) & !((2 << 20) - 1)
+}
+
+/// Size of QEMU 7.2 `virt`'s generated device tree with one hart (used only for the
+/// semihosting heap layout, as QEMU registers the blob).
+pub const FDT_SIZE: u64 = crate::semihost::QEMU_VIRT_FDT_SIZE;
+
+const ICACHE_BITS: u32 = 15;
+
+#[derive(Clone, Copy, Default)]
+struct Slot {
+    pc: u64,
+    raw: u32,
+    mask: u32,
+    insn: Insn,
+    class: CfClass,
+}
+
+/// A RISC-V hart on QEMU's `virt` machine.
+pub struct Hart {
+    /// Base integer width.
+    pub xlen: Xlen,
+    /// Implemented extensions.
+    pub ext: Extensions,
+    /// Integer registers. RV32 values are kept sign-extended to 64 bits.
+    pub x: [u64; 32],
+    /// Floating-point registers (FLEN = 64; single values NaN-boxed).
+    pub f: [u64; 32],
+    /// Program counter.
+    pub pc: u64,
+    /// Current privilege (0 U, 1 S, 3 M).
+    pub priv_: u8,
+    /// CSR state.
+    pub csr: Csrs,
+    /// Memory and devices.
+    pub bus: Bus,
+    /// Instructions retired so far.
+    pub instret: u64,
+    pub(crate) semihost: Option<Semihost>,
+    semihost_cmdline: Option<String>,
+    pub(crate) devices: Vec<Box<dyn CsrDevice>>,
+    /// LR reservation: address and the value loaded (QEMU compares the value at SC).
+    pub(crate) reservation: Option<(u64, u64)>,
+    icache: Vec<Slot>,
+    isa: IsaConfig,
+    /// Run housekeeping (interrupts, timer, limits, stop requests) before the next instruction
+    /// once `instret` reaches this.
+    pub(crate) next_check: u64,
+    pub(crate) stop: Option<Stop>,
+    /// Handler address of the last trap, until an instruction retires (runaway detection).
+    last_handler: Option<u64>,
+    first_fault: Option<(TrapInfo, u64)>,
+}
+
+impl std::fmt::Debug for Hart {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Hart")
+            .field("xlen", &self.xlen)
+            .field("pc", &format_args!("{:#x}", self.pc))
+            .field("priv", &self.priv_)
+            .field("instret", &self.instret)
+            .finish()
+    }
+}
+
+impl Hart {
+    /// A hart in the state QEMU's `virt` reset stub leaves it in when it jumps to `entry`
+    /// (`a0` = hart id 0, `a1` = device tree address, `a2` = address of the `fw_dynamic` info,
+    /// `t0` = entry; everything else zero; M-mode).
+    pub fn new(cfg: &Config) -> Hart {
+        let ext = cfg.ext;
+        let mut misa_ext = 1 << 8; // I
+        for (on, letter) in [
+            (ext.a, b'A'),
+            (ext.c, b'C'),
+            (ext.d, b'D'),
+            (ext.f, b'F'),
+            (ext.m, b'M'),
+            (ext.s, b'S'),
+            (ext.u, b'U'),
+        ] {
+            if on {
+                misa_ext |= 1 << (letter - b'A');
+            }
+        }
+        let mut hart = Hart {
+            xlen: cfg.xlen,
+            ext,
+            x: [0; 32],
+            f: [0; 32],
+            pc: RAM_BASE,
+            priv_: privilege::M,
+            csr: Csrs::new(cfg.xlen, misa_ext),
+            bus: Bus::new(cfg.ram_size),
+            instret: 0,
+            semihost: None,
+            semihost_cmdline: cfg.semihosting_cmdline.clone(),
+            devices: Vec::new(),
+            reservation: None,
+            icache: vec![Slot::default(); 1 << ICACHE_BITS],
+            isa: IsaConfig {
+                xlen: cfg.xlen,
+                zcmp: false,
+                zcmt: false,
+            },
+            next_check: 0,
+            stop: None,
+            last_handler: None,
+            first_fault: None,
+        };
+        // Invalidate the decode cache: no instruction lives at pc 1.
+        for s in hart.icache.iter_mut() {
+            s.pc = 1;
+        }
+        hart.x[10] = 0;
+        hart.x[11] = hart.sext(fdt_address(cfg.ram_size, FDT_SIZE));
+        hart.x[12] = 0x1028;
+        if let Some(cmdline) = &cfg.semihosting_cmdline {
+            let fdt = fdt_address(cfg.ram_size, FDT_SIZE);
+            let sc = hart.semihost_config(cmdline.clone(), vec![(fdt, fdt + FDT_SIZE)]);
+            hart.semihost = Some(Semihost::new(sc));
+        }
+        hart
+    }
+
+    /// Load every file of `image` into RAM at the segments' physical addresses, set `pc` (and
+    /// `t0`) to the entry of the first file, and find an HTIF `tohost` symbol.
+    pub fn load(&mut self, image: &Image) -> Result<(), LoadError> {
+        let mut blobs = Vec::new();
+        for seg in image.segments() {
+            if seg.data.is_empty() {
+                continue;
+            }
+            if !self.bus.write_ram(seg.paddr, &seg.data) {
+                let file = image.files().get(seg.file_index).map(|f| f.path.as_str()).unwrap_or("?");
+                return Err(LoadError(format!(
+                    "{file}: segment at {:#x}..{:#x} is outside RAM ({:#x}..{:#x})",
+                    seg.paddr,
+                    seg.paddr + seg.data.len() as u64,
+                    RAM_BASE,
+                    RAM_BASE + self.bus.ram_size()
+                )));
+            }
+            blobs.push((seg.paddr, seg.paddr + seg.data.len() as u64));
+        }
+        let entry = image.files().first().map(|f| f.entry).unwrap_or(RAM_BASE);
+        self.pc = self.trunc(entry);
+        self.x[5] = self.sext(entry);
+        self.bus.tohost = image.symbol_by_name("tohost").map(|s| s.addr);
+        let fdt = fdt_address(self.bus.ram_size(), FDT_SIZE);
+        blobs.push((fdt, fdt + FDT_SIZE));
+        if let Some(cmdline) = self.semihost_cmdline.clone() {
+            self.semihost = Some(Semihost::new(self.semihost_config(cmdline, blobs)));
+        }
+        Ok(())
+    }
+
+    /// The semihosting configuration for this hart with the given loaded blobs.
+    pub fn semihost_config(&self, cmdline: String, loaded: Vec<(u64, u64)>) -> SemihostConfig {
+        SemihostConfig {
+            cmdline,
+            xlen: self.xlen,
+            ram_base: RAM_BASE,
+            ram_size: self.bus.ram_size(),
+            loaded,
+        }
+    }
+
+    /// Attach a CSR device (CTR, PMU, ...) that implements CSRs the base file does not.
+    pub fn attach_csr_device(&mut self, dev: Box<dyn CsrDevice>) {
+        self.devices.push(dev);
+    }
+
+    /// Replace the semihosting service (for example to capture its output).
+    pub fn set_semihost(&mut self, sh: Option<Semihost>) {
+        self.semihost = sh;
+    }
+
+    /// Current `mtime` (one tick per retired instruction plus what software wrote).
+    #[inline(always)]
+    pub fn mtime(&self) -> u64 {
+        self.instret.wrapping_add(self.bus.clint.mtime_offset)
+    }
+
+    /// Value of `mip` including the CLINT's timer and software interrupt lines.
+    pub fn mip(&self) -> u64 {
+        let mut mip = self.csr.mip_sw;
+        if self.mtime() >= self.bus.clint.mtimecmp {
+            mip |= irq::MTI;
+        }
+        if self.bus.clint.msip {
+            mip |= irq::MSI;
+        }
+        mip
+    }
+
+    /// Truncate an address/value to XLEN (zero-extending).
+    #[inline(always)]
+    pub fn trunc(&self, v: u64) -> u64 {
+        match self.xlen {
+            Xlen::Rv32 => v & 0xffff_ffff,
+            Xlen::Rv64 => v,
+        }
+    }
+
+    /// Sign-extend a value from XLEN to 64 bits (the register convention).
+    #[inline(always)]
+    pub fn sext(&self, v: u64) -> u64 {
+        match self.xlen {
+            Xlen::Rv32 => v as i32 as i64 as u64,
+            Xlen::Rv64 => v,
+        }
+    }
+
+    /// Ask for interrupts and stop conditions to be re-evaluated before the next instruction.
+    #[inline(always)]
+    pub(crate) fn recheck(&mut self) {
+        self.next_check = 0;
+    }
+
+    /// Run until the program exits, `max_insns` more instructions retire, or an error stops it.
+    pub fn run<O: Observer>(&mut self, obs: &mut O, max_insns: u64) -> Stop {
+        match self.xlen {
+            Xlen::Rv64 => self.run_xlen::<O, true>(obs, max_insns),
+            Xlen::Rv32 => self.run_xlen::<O, false>(obs, max_insns),
+        }
+    }
+
+    fn run_xlen<O: Observer, const RV64: bool>(&mut self, obs: &mut O, max_insns: u64) -> Stop {
+        let limit = self.instret.saturating_add(max_insns);
+        self.next_check = 0;
+        loop {
+            if self.instret >= self.next_check {
+                if let Some(stop) = self.housekeeping(obs, limit) {
+                    return stop;
+                }
+                continue;
+            }
+            let pc = self.pc;
+            let Some(raw) = self.bus.fetch(pc) else {
+                self.fetch_fault(obs, pc, pc);
+                continue;
+            };
+            let idx = ((pc >> 1) as usize) & ((1 << ICACHE_BITS) - 1);
+            let slot = &self.icache[idx];
+            let (insn, class) = if slot.pc == pc && raw & slot.mask == slot.raw {
+                (slot.insn, slot.class)
+            } else {
+                if raw & 3 == 3 && self.bus.ram_offset(pc, 4).is_none() {
+                    self.fetch_fault(obs, pc, pc + 2);
+                    continue;
+                }
+                let insn = decode(raw, self.xlen, &self.ext);
+                let info = classify(&self.isa, raw);
+                let mask = if insn.len == 2 { 0xffff } else { 0xffff_ffff };
+                self.icache[idx] = Slot {
+                    pc,
+                    raw: raw & mask,
+                    mask,
+                    insn,
+                    class: info.class,
+                };
+                (insn, info.class)
+            };
+            let bits = if insn.len == 2 { raw & 0xffff } else { raw };
+            let prev_priv = self.priv_;
+            match self.execute::<O, RV64>(obs, &insn, bits, pc) {
+                Ok(next) => {
+                    self.pc = next;
+                    self.instret += 1;
+                    self.last_handler = None;
+                    obs.retire(&Retired {
+                        pc,
+                        insn: bits,
+                        len: insn.len,
+                        class,
+                        next_pc: next,
+                        priv_: prev_priv,
+                        trap: None,
+                        semihosting: insn.op == Op::Ebreak,
+                        mtime: self.instret.wrapping_add(self.bus.clint.mtime_offset),
+                    });
+                }
+                Err(exc) => {
+                    if exc.cause == cause::BREAKPOINT || matches!(exc.cause, cause::ECALL_U | cause::ECALL_S | cause::ECALL_M) {
+                        // ecall/ebreak retire with an exception (E-Trace itype 1, N-Trace Table 2).
+                        let trap = self.take_trap(exc.cause, exc.tval, false, pc);
+                        self.instret += 1;
+                        obs.retire(&Retired {
+                            pc,
+                            insn: bits,
+                            len: insn.len,
+                            class,
+                            next_pc: trap.handler,
+                            priv_: prev_priv,
+                            trap: Some(trap),
+                            semihosting: false,
+                            mtime: self.instret.wrapping_add(self.bus.clint.mtime_offset),
+                        });
+                    } else {
+                        let trap = self.take_trap(exc.cause, exc.tval, false, pc);
+                        obs.trap(&trap);
+                        self.note_fault(trap);
+                    }
+                }
+            }
+        }
+    }
+
+    #[cold]
+    fn fetch_fault<O: Observer>(&mut self, obs: &mut O, pc: u64, tval: u64) {
+        if self.last_handler == Some(pc) {
+            let msg = self.runaway_message(pc);
+            self.stop = Some(Stop::Error(msg));
+            self.recheck();
+            return;
+        }
+        let trap = self.take_trap(cause::INSN_ACCESS, tval, false, pc);
+        obs.trap(&trap);
+        self.note_fault(trap);
+    }
+
+    fn note_fault(&mut self, trap: TrapInfo) {
+        if self.last_handler.is_none() {
+            self.first_fault = Some((trap, self.instret));
+        }
+        self.last_handler = Some(trap.handler);
+    }
+
+    fn runaway_message(&self, pc: u64) -> String {
+        let mut msg = String::new();
+        if let Some((t, n)) = self.first_fault {
+            msg.push_str(&format!(
+                "{} at pc {:#x} (tval {:#x}) after {} instructions",
+                exception_name(t.cause),
+                t.epc,
+                t.tval,
+                n
+            ));
+            msg.push_str(&format!(
+                "; its trap handler at {:#x} ({}) is not in memory",
+                pc,
+                if t.to_priv == privilege::M { "mtvec" } else { "stvec" }
+            ));
+        } else {
+            msg.push_str(&format!("instruction access fault at pc {pc:#x}"));
+        }
+        msg
+    }
+
+    /// Timer, interrupts, limits and stop requests; runs when `instret` reaches `next_check`.
+    #[cold]
+    fn housekeeping<O: Observer>(&mut self, obs: &mut O, limit: u64) -> Option<Stop> {
+        if let Some(stop) = self.stop.take() {
+            return Some(stop);
+        }
+        if let Some(BusExit::Exit(code)) = self.bus.exit.take() {
+            return Some(Stop::Exit(code));
+        }
+        self.bus.irq_dirty = false;
+        if self.instret >= limit {
+            self.next_check = 0;
+            return Some(Stop::InsnLimit);
+        }
+        if let Some(c) = self.pending_interrupt() {
+            let epc = self.pc;
+            let trap = self.take_trap(c, 0, true, epc);
+            obs.trap(&trap);
+            self.last_handler = Some(trap.handler);
+            self.first_fault = None;
+            self.next_check = 0;
+            return None;
+        }
+        // Nothing to do now: sleep until the timer fires or the limit is reached. Everything
+        // else that can change interrupt state calls `recheck`.
+        let mut next = limit;
+        let (mtime, cmp) = (self.mtime(), self.bus.clint.mtimecmp);
+        if cmp > mtime {
+            next = next.min(self.instret.saturating_add(cmp - mtime));
+        }
+        self.next_check = next;
+        None
+    }
+
+    /// The highest-priority interrupt that is pending, enabled and takeable now
+    /// (privileged ISA, "Machine Interrupt Registers": priority MEI, MSI, MTI, SEI, SSI, STI).
+    pub fn pending_interrupt(&self) -> Option<u64> {
+        let pending = self.mip() & self.csr.mie;
+        if pending == 0 {
+            return None;
+        }
+        let m_on = self.priv_ < privilege::M || self.csr.mstatus & mstatus::MIE != 0;
+        let s_on = self.priv_ < privilege::S || (self.priv_ == privilege::S && self.csr.mstatus & mstatus::SIE != 0);
+        let m_ints = if m_on { pending & !self.csr.mideleg } else { 0 };
+        let s_ints = if s_on { pending & self.csr.mideleg } else { 0 };
+        let ints = if m_ints != 0 { m_ints } else { s_ints };
+        irq::PRIORITY.into_iter().find(|&c| ints & (1 << c) != 0)
+    }
+
+    /// Enter a trap (privileged ISA, "Trap delegation registers" and `mstatus` stack rules).
+    pub(crate) fn take_trap(&mut self, code: u64, tval: u64, interrupt: bool, epc: u64) -> TrapInfo {
+        let from = self.priv_;
+        let deleg = if interrupt { self.csr.mideleg } else { self.csr.medeleg };
+        let to_s = from <= privilege::S && self.ext.s && (deleg >> code) & 1 == 1;
+        let int_bit = if interrupt { 1u64 << (self.xlen.bits() - 1) } else { 0 };
+        let s = &mut self.csr.mstatus;
+        let tvec;
+        if to_s {
+            self.csr.sepc = epc;
+            self.csr.scause = code | int_bit;
+            self.csr.stval = tval;
+            let sie = *s & mstatus::SIE != 0;
+            *s &= !(mstatus::SPIE | mstatus::SIE | mstatus::SPP);
+            if sie {
+                *s |= mstatus::SPIE;
+            }
+            if from == privilege::S {
+                *s |= mstatus::SPP;
+            }
+            self.priv_ = privilege::S;
+            tvec = self.csr.stvec;
+        } else {
+            self.csr.mepc = epc;
+            self.csr.mcause = code | int_bit;
+            self.csr.mtval = tval;
+            let mie = *s & mstatus::MIE != 0;
+            *s &= !(mstatus::MPIE | mstatus::MIE | mstatus::MPP);
+            if mie {
+                *s |= mstatus::MPIE;
+            }
+            *s |= (from as u64) << mstatus::MPP_SHIFT;
+            self.priv_ = privilege::M;
+            tvec = self.csr.mtvec;
+        }
+        let base = tvec & !3;
+        let handler = if interrupt && tvec & 3 == 1 { base + 4 * code } else { base };
+        let handler = self.trunc(handler);
+        self.pc = handler;
+        self.recheck();
+        TrapInfo {
+            cause: code,
+            tval,
+            interrupt,
+            epc,
+            from_priv: from,
+            to_priv: self.priv_,
+            handler,
+        }
+    }
+
+    /// Flush the program's buffered console output (semihosting and UART).
+    pub fn flush_output(&mut self) {
+        if let Some(sh) = &mut self.semihost {
+            sh.flush();
+        }
+        let _ = self.bus.console.flush();
+    }
+
+    /// Read a value from RAM for the outside world (tests, tools). `None` if outside RAM.
+    pub fn read_memory(&self, addr: u64, buf: &mut [u8]) -> bool {
+        self.bus.read_ram(addr, buf)
+    }
+}

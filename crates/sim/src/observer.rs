@@ -1,0 +1,170 @@
+//! Hooks on the hart's retire step. The execution loop is generic over an [`Observer`], so an
+//! observer that ignores an event costs nothing: the call inlines to nothing.
+//!
+//! Order of calls for one instruction: register/memory/CSR effects as they happen, then exactly
+//! one of [`Observer::retire`] (the instruction retired; for `ecall`/`ebreak` it carries the trap
+//! it raised) or [`Observer::trap`] (a fault: the instruction did not retire), and
+//! [`Observer::trap`] also for an interrupt, which is taken between instructions.
+
+use rvtrace_isa::CfClass;
+
+/// A trap taken by the hart.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TrapInfo {
+    /// Exception or interrupt code (without the interrupt bit).
+    pub cause: u64,
+    /// Trap value written to `mtval`/`stval`.
+    pub tval: u64,
+    /// Interrupt (true) or exception.
+    pub interrupt: bool,
+    /// `mepc`/`sepc` written by the trap.
+    pub epc: u64,
+    /// Privilege before the trap (0 U, 1 S, 3 M).
+    pub from_priv: u8,
+    /// Privilege of the handler.
+    pub to_priv: u8,
+    /// First instruction of the handler.
+    pub handler: u64,
+}
+
+/// One retired instruction.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Retired {
+    /// Address of the instruction.
+    pub pc: u64,
+    /// Instruction bits (16-bit instructions in the low half).
+    pub insn: u32,
+    /// Length in bytes.
+    pub len: u8,
+    /// Control-flow class (for the ingress `itype`).
+    pub class: CfClass,
+    /// Address of the next instruction to execute (branch/jump target, trap handler, or pc+len).
+    pub next_pc: u64,
+    /// Privilege the instruction executed at.
+    pub priv_: u8,
+    /// The trap raised by an instruction that retires with an exception (`ecall`, `ebreak`).
+    pub trap: Option<TrapInfo>,
+    /// A semihosting call was serviced by this (`ebreak`) instruction.
+    pub semihosting: bool,
+    /// `mtime` when the instruction retired.
+    pub mtime: u64,
+}
+
+/// A memory access made by an instruction.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MemAccess {
+    /// Effective (physical) address.
+    pub addr: u64,
+    /// Size in bytes.
+    pub size: u8,
+    /// Value loaded or stored (for AMOs: the value stored).
+    pub value: u64,
+    /// Kind of access.
+    pub kind: MemKind,
+}
+
+/// Kind of a [`MemAccess`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MemKind {
+    /// A load (including LR and the read half of an AMO).
+    Load,
+    /// A store (including a successful SC and the write half of an AMO).
+    Store,
+}
+
+/// Receives the hart's events. Every method has an empty default.
+pub trait Observer {
+    /// An instruction retired.
+    #[inline(always)]
+    fn retire(&mut self, _ev: &Retired) {}
+    /// A trap was taken without retiring an instruction (a fault or an interrupt).
+    #[inline(always)]
+    fn trap(&mut self, _ev: &TrapInfo) {}
+    /// An integer register was written (never called for `x0`).
+    #[inline(always)]
+    fn gpr_write(&mut self, _rd: u8, _value: u64) {}
+    /// A floating-point register was written.
+    #[inline(always)]
+    fn fpr_write(&mut self, _rd: u8, _value: u64) {}
+    /// A CSR was written by an instruction (value as read back afterwards).
+    #[inline(always)]
+    fn csr_write(&mut self, _csr: u16, _value: u64) {}
+    /// A data memory access.
+    #[inline(always)]
+    fn mem_access(&mut self, _acc: &MemAccess) {}
+}
+
+/// The observer that observes nothing.
+impl Observer for () {}
+
+/// Every retired PC, in order (the `--pcs` list).
+#[derive(Clone, Debug, Default)]
+pub struct PcList(pub Vec<u64>);
+
+impl Observer for PcList {
+    #[inline(always)]
+    fn retire(&mut self, ev: &Retired) {
+        self.0.push(ev.pc);
+    }
+}
+
+/// Two observers side by side.
+impl<A: Observer, B: Observer> Observer for (A, B) {
+    #[inline(always)]
+    fn retire(&mut self, ev: &Retired) {
+        self.0.retire(ev);
+        self.1.retire(ev);
+    }
+    #[inline(always)]
+    fn trap(&mut self, ev: &TrapInfo) {
+        self.0.trap(ev);
+        self.1.trap(ev);
+    }
+    #[inline(always)]
+    fn gpr_write(&mut self, rd: u8, value: u64) {
+        self.0.gpr_write(rd, value);
+        self.1.gpr_write(rd, value);
+    }
+    #[inline(always)]
+    fn fpr_write(&mut self, rd: u8, value: u64) {
+        self.0.fpr_write(rd, value);
+        self.1.fpr_write(rd, value);
+    }
+    #[inline(always)]
+    fn csr_write(&mut self, csr: u16, value: u64) {
+        self.0.csr_write(csr, value);
+        self.1.csr_write(csr, value);
+    }
+    #[inline(always)]
+    fn mem_access(&mut self, acc: &MemAccess) {
+        self.0.mem_access(acc);
+        self.1.mem_access(acc);
+    }
+}
+
+impl<O: Observer + ?Sized> Observer for &mut O {
+    #[inline(always)]
+    fn retire(&mut self, ev: &Retired) {
+        (**self).retire(ev)
+    }
+    #[inline(always)]
+    fn trap(&mut self, ev: &TrapInfo) {
+        (**self).trap(ev)
+    }
+    #[inline(always)]
+    fn gpr_write(&mut self, rd: u8, value: u64) {
+        (**self).gpr_write(rd, value)
+    }
+    #[inline(always)]
+    fn fpr_write(&mut self, rd: u8, value: u64) {
+        (**self).fpr_write(rd, value)
+    }
+    #[inline(always)]
+    fn csr_write(&mut self, csr: u16, value: u64) {
+        (**self).csr_write(csr, value)
+    }
+    #[inline(always)]
+    fn mem_access(&mut self, acc: &MemAccess) {
+        (**self).mem_access(acc)
+    }
+}
