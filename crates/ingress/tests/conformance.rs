@@ -47,6 +47,9 @@ fn header_for(prog: &str, cfg: &str) -> IngressHeader {
 /// CSV byte-identical, CSV -> binary -> Record equal.
 #[test]
 fn etrace_csv_all_files_round_trip() {
+    if !common::have_vectors() {
+        return;
+    }
     for (prog, n) in PROGRAMS {
         for cfg in ETRACE_CONFIGS {
             let rel = encoder_input(prog, cfg);
@@ -75,6 +78,9 @@ fn etrace_csv_all_files_round_trip() {
 /// Known lines of `crc-rv64gc/itype4_basic` (line numbers as in `zcat | sed -n`).
 #[test]
 fn etrace_csv_spot_checks() {
+    if !common::have_vectors() {
+        return;
+    }
     let recs = read_csv(&read_vector(&encoder_input("crc-rv64gc", "itype4_basic")));
     let line = |n: usize| recs[n - 2]; // line 1 is the header
     let m = privilege::M;
@@ -135,6 +141,9 @@ fn etrace_csv_spot_checks() {
 /// sequence and instruction sizes as the E-Trace `encoder_input` of the same program.
 #[test]
 fn pcseq_all_files() {
+    if !common::have_vectors() {
+        return;
+    }
     for (prog, n) in PROGRAMS {
         let rel = pcseq(prog);
         let bytes = read_vector(&rel);
@@ -182,6 +191,9 @@ fn pcseq_all_files() {
 /// `dump` of a real trace: summary counts and text that parses back to the same records.
 #[test]
 fn dump_real_trace() {
+    if !common::have_vectors() {
+        return;
+    }
     let recs = read_csv(&read_vector(&encoder_input("crc-rv64gc", "itype4_basic")));
     let bin = to_vec(&header_for("crc-rv64gc", "itype4_basic"), &recs).unwrap();
     let mut out = Vec::new();
@@ -211,6 +223,9 @@ fn dump_real_trace() {
 /// `Truncated` error with an offset inside the prefix, and flipped bytes are always detected.
 #[test]
 fn real_file_every_truncation_and_byte_flips() {
+    if !common::have_vectors() {
+        return;
+    }
     let mut recs = read_csv(&read_vector(&encoder_input(
         "matrix-rv32imac",
         "itype4_basic",
@@ -252,6 +267,9 @@ fn real_file_every_truncation_and_byte_flips() {
 #[test]
 #[ignore]
 fn speed() {
+    if !common::have_vectors() {
+        return;
+    }
     let recs = read_csv(&read_vector(&encoder_input("crc-rv64gc", "itype4_basic")));
     let h = header_for("crc-rv64gc", "itype4_basic");
     let reps = 25;

@@ -1,51 +1,17 @@
 //! Helpers shared by the integration tests: conformance-vector access and a tiny deterministic PRNG.
 #![allow(dead_code)]
 
-use std::fs::File;
-use std::io::{BufReader, Read};
-use std::path::PathBuf;
-
 use rvtrace_ingress::{Itype, Record};
 
-/// The conformance vectors: `$RVTRACE_CONFORMANCE`, else `shared/conformance` beside the workspace.
-pub fn conformance_dir() -> PathBuf {
-    let dir = match std::env::var_os("RVTRACE_CONFORMANCE") {
-        Some(d) => PathBuf::from(d),
-        None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/conformance"),
-    };
-    assert!(
-        dir.join("README.md").is_file(),
-        "conformance vectors not found at {} (set RVTRACE_CONFORMANCE)",
-        dir.display()
-    );
-    dir
-}
-
-/// The path of `rel` under the conformance dir, with or without a `.gz` suffix, whichever exists.
-pub fn vector_path(rel: &str) -> PathBuf {
-    let base = conformance_dir().join(rel);
-    let gz = PathBuf::from(format!("{}.gz", base.display()));
-    if gz.is_file() {
-        gz
-    } else {
-        assert!(base.is_file(), "missing vector {}", base.display());
-        base
-    }
+/// The conformance vectors, or `None` (tests then skip; see `rvtrace_testkit::conformance_dir`).
+pub fn have_vectors() -> bool {
+    rvtrace_testkit::conformance_dir().is_some()
 }
 
 /// The (decompressed) bytes of a vector file.
 pub fn read_vector(rel: &str) -> Vec<u8> {
-    let path = vector_path(rel);
-    let f = BufReader::new(File::open(&path).unwrap());
-    let mut out = Vec::new();
-    if path.extension().is_some_and(|e| e == "gz") {
-        flate2::bufread::GzDecoder::new(f)
-            .read_to_end(&mut out)
-            .unwrap();
-    } else {
-        BufReader::new(f).read_to_end(&mut out).unwrap();
-    }
-    out
+    let dir = rvtrace_testkit::conformance_dir().expect("conformance vectors");
+    rvtrace_testkit::read_vector(&dir, rel)
 }
 
 /// The programs with vectors, and their retired-instruction counts (conformance README table).

@@ -1,0 +1,101 @@
+//! Helpers shared by rvtrace's tests: where the conformance vectors are (`shared/conformance`,
+//! see its README), reading them (gzip or plain), and PC lists.
+//!
+//! The vectors live outside this repository. When they are missing, tests that need them print a
+//! note and pass without checking, unless `RVTRACE_REQUIRE_CONFORMANCE=1` is set, in which case
+//! they fail.
+
+use std::fs::File;
+use std::io::{BufReader, Read};
+use std::path::{Path, PathBuf};
+
+/// The conformance programs and their retired-instruction counts (conformance README table).
+pub const PROGRAMS: [(&str, usize); 6] = [
+    ("crc-rv32imac", 356153),
+    ("crc-rv64gc", 398964),
+    ("matrix-rv32imac", 65303),
+    ("matrix-rv64gc", 64446),
+    ("parser-rv32imac", 71211),
+    ("parser-rv64gc", 74043),
+];
+
+/// The semihosting command line the conformance PC lists were recorded with: QEMU's `-kernel`
+/// path was 4 characters longer than `X.elf` (picolibc's start-up scans it one character at a
+/// time, so its length shows in the PC list). Any 4-character directory prefix gives the same list.
+pub fn conformance_cmdline(prog: &str) -> String {
+    format!("tmp/{prog}.elf")
+}
+
+/// The conformance vectors: `$RVTRACE_CONFORMANCE`, else `shared/conformance` beside the
+/// workspace. `None` (after printing a note) when they are not there; panics instead when
+/// `RVTRACE_REQUIRE_CONFORMANCE=1`.
+pub fn conformance_dir() -> Option<PathBuf> {
+    let dir = match std::env::var_os("RVTRACE_CONFORMANCE") {
+        Some(d) => PathBuf::from(d),
+        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/conformance"),
+    };
+    if dir.join("README.md").is_file() {
+        return Some(dir);
+    }
+    if std::env::var_os("RVTRACE_REQUIRE_CONFORMANCE").is_some_and(|v| v == "1") {
+        panic!("conformance vectors not found at {} (set RVTRACE_CONFORMANCE)", dir.display());
+    }
+    eprintln!("note: conformance vectors not found at {}; skipping (set RVTRACE_CONFORMANCE)", dir.display());
+    None
+}
+
+/// The path of `rel` under `dir`, with or without a `.gz` suffix, whichever exists.
+pub fn vector_path(dir: &Path, rel: &str) -> PathBuf {
+    let base = dir.join(rel);
+    let gz = PathBuf::from(format!("{}.gz", base.display()));
+    if gz.is_file() {
+        gz
+    } else {
+        assert!(base.is_file(), "missing vector {}", base.display());
+        base
+    }
+}
+
+/// The (decompressed) bytes of a vector file.
+pub fn read_vector(dir: &Path, rel: &str) -> Vec<u8> {
+    read_maybe_gz(&vector_path(dir, rel))
+}
+
+/// Read a file, decompressing it if its name ends in `.gz`.
+pub fn read_maybe_gz(path: &Path) -> Vec<u8> {
+    let f = BufReader::new(File::open(path).unwrap_or_else(|e| panic!("{}: {e}", path.display())));
+    let mut out = Vec::new();
+    if path.extension().is_some_and(|e| e == "gz") {
+        flate2::bufread::GzDecoder::new(f).read_to_end(&mut out).unwrap();
+    } else {
+        BufReader::new(f).read_to_end(&mut out).unwrap();
+    }
+    out
+}
+
+/// Parse a PC list (`0x%x` per line, or bare hex as the reference decoder writes it).
+pub fn parse_pcs(text: &[u8]) -> Vec<u64> {
+    std::str::from_utf8(text)
+        .expect("PC list is not UTF-8")
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| {
+            let t = l.trim();
+            let t = t.strip_prefix("0x").unwrap_or(t);
+            u64::from_str_radix(t, 16).unwrap_or_else(|e| panic!("bad PC line {l:?}: {e}"))
+        })
+        .collect()
+}
+
+/// Assert two PC lists are equal, reporting the first difference with context.
+pub fn assert_pcs_eq(what: &str, expected: &[u64], got: &[u64]) {
+    if let Some(i) = expected.iter().zip(got).position(|(a, b)| a != b) {
+        let lo = i.saturating_sub(5);
+        let mut ctx = String::new();
+        for j in lo..(i + 3).min(expected.len()).min(got.len()) {
+            ctx.push_str(&format!("\n  [{j}] expected {:#x} got {:#x}", expected[j], got[j]));
+        }
+        panic!("{what}: PC lists differ at index {i} (lengths {} expected, {} got):{ctx}", expected.len(), got.len());
+    }
+    assert_eq!(expected.len(), got.len(), "{what}: PC list lengths differ (one is a prefix of the other)");
+}
