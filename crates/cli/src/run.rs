@@ -5,6 +5,7 @@ use crate::{EXIT_INSN_LIMIT, EXIT_TOOL_ERROR};
 use rvtrace_image::Image;
 use rvtrace_ingress::{IngressHeader, IngressWriter, Record};
 use rvtrace_isa::{CfClass, IsaConfig, Xlen};
+use rvtrace_sim::decode::Extensions;
 use rvtrace_sim::ingress::IngressRecorder;
 use rvtrace_sim::{Config, Hart, Observer, Retired, Stop, TrapInfo};
 use std::fs::File;
@@ -208,11 +209,10 @@ fn load_image(paths: &[&Path]) -> Result<Image, String> {
     Ok(image)
 }
 
-fn make_hart(image: &Image, isa: Option<&str>, cmdline: &str) -> Result<Hart, String> {
+fn make_hart(image: &Image, isa: Option<(Xlen, Extensions)>, cmdline: &str) -> Result<Hart, String> {
     let xlen = image.files().first().map(|f| f.xlen).unwrap_or(Xlen::Rv64);
     let mut cfg = Config::virt(xlen, cmdline);
-    if let Some(isa) = isa {
-        let (x, ext) = parse_isa(isa)?;
+    if let Some((x, ext)) = isa {
         cfg.xlen = x;
         cfg.ext = ext;
     }
@@ -223,11 +223,12 @@ fn make_hart(image: &Image, isa: Option<&str>, cmdline: &str) -> Result<Hart, St
 
 /// `rvtrace run`.
 pub fn run(args: &RunArgs) -> Result<ExitCode, String> {
+    let isa = args.isa.as_deref().map(parse_isa).transpose()?;
     let mut paths: Vec<&Path> = vec![&args.elf];
     paths.extend(args.extra.iter().map(|p| p.as_path()));
     let image = load_image(&paths)?;
     let cmdline = args.cmdline.clone().unwrap_or_else(|| args.elf.to_string_lossy().into_owned());
-    let mut hart = make_hart(&image, args.isa.as_deref(), &cmdline)?;
+    let mut hart = make_hart(&image, isa, &cmdline)?;
 
     let mut pcs = Maybe(match &args.pcs {
         Some(p) => Some(PcWriter::create(p)?),

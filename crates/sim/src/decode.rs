@@ -934,14 +934,13 @@ mod tests {
         decode(x, Xlen::Rv64, &Extensions::ALL)
     }
 
-    // Expected encodings below were produced with riscv64-unknown-elf-as (binutils 2.40) and
-    // read back with objdump.
+    // Encodings below were checked with riscv64-unknown-elf-as and objdump (binutils 2.40).
     #[test]
     fn base_encodings() {
         // addi a0, a0, -1
         let x = d64(0xfff50513);
         assert_eq!((x.op, x.rd, x.rs1, x.imm), (Op::Addi, 10, 10, -1));
-        // jal ra, -8 (from objdump: fe9ff0ef)
+        // jal ra, -8
         let x = d64(0xff9ff0ef);
         assert_eq!((x.op, x.rd, x.imm), (Op::Jal, 1, -8));
         // beq a0, a1, +16: 00b50863
@@ -979,10 +978,13 @@ mod tests {
         // c.beqz a0, +8 = 0xc501
         let x = d64(0xc501);
         assert_eq!((x.op, x.rs1, x.rs2, x.imm), (Op::Beq, 10, 0, 8));
-        // c.addiw on RV64 vs c.jal on RV32: 0x2005
-        assert_eq!(d64(0x2005).op, Op::Addiw);
-        let x = decode(0x2005, Xlen::Rv32, &Extensions::ALL);
-        assert_eq!((x.op, x.rd), (Op::Jal, 1));
+        // c.addiw a0, 1 = 0x2505 on RV64; the same bits are c.jal on RV32 (c.jal .+2 = 0x2009).
+        let x = d64(0x2505);
+        assert_eq!((x.op, x.rd, x.imm), (Op::Addiw, 10, 1));
+        let x = decode(0x2009, Xlen::Rv32, &Extensions::ALL);
+        assert_eq!((x.op, x.rd, x.imm), (Op::Jal, 1, 2));
+        // c.addiw with rd = 0 is reserved.
+        assert_eq!(d64(0x2005).op, Op::Illegal);
         // c.unimp (0x0000) is illegal
         assert_eq!(d64(0x0000).op, Op::Illegal);
     }

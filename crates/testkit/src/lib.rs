@@ -99,3 +99,48 @@ pub fn assert_pcs_eq(what: &str, expected: &[u64], got: &[u64]) {
     }
     assert_eq!(expected.len(), got.len(), "{what}: PC list lengths differ (one is a prefix of the other)");
 }
+
+/// A minimal little-endian RISC-V ELF executable with one loadable RWX segment holding `code` at
+/// `addr` (entry = `addr`); `elf64` selects ELF64 or ELF32. For tests that need a tiny program
+/// without a cross compiler.
+pub fn minimal_elf(elf64: bool, addr: u64, code: &[u8]) -> Vec<u8> {
+    let (ehsize, phsize) = if elf64 { (64usize, 56usize) } else { (52, 32) };
+    let off = ehsize + phsize;
+    let mut e = Vec::new();
+    e.extend_from_slice(&[0x7f, b'E', b'L', b'F', if elf64 { 2 } else { 1 }, 1, 1, 0]);
+    e.extend_from_slice(&[0; 8]);
+    e.extend_from_slice(&2u16.to_le_bytes()); // ET_EXEC
+    e.extend_from_slice(&243u16.to_le_bytes()); // EM_RISCV
+    e.extend_from_slice(&1u32.to_le_bytes());
+    let word = |e: &mut Vec<u8>, v: u64| {
+        if elf64 {
+            e.extend_from_slice(&v.to_le_bytes())
+        } else {
+            e.extend_from_slice(&(v as u32).to_le_bytes())
+        }
+    };
+    word(&mut e, addr); // e_entry
+    word(&mut e, ehsize as u64); // e_phoff
+    word(&mut e, 0); // e_shoff
+    e.extend_from_slice(&1u32.to_le_bytes()); // e_flags: RVC
+    e.extend_from_slice(&(ehsize as u16).to_le_bytes());
+    e.extend_from_slice(&(phsize as u16).to_le_bytes());
+    e.extend_from_slice(&1u16.to_le_bytes()); // e_phnum
+    e.extend_from_slice(&[0; 6]); // e_shentsize, e_shnum, e_shstrndx
+    assert_eq!(e.len(), ehsize);
+    let len = code.len() as u64;
+    if elf64 {
+        e.extend_from_slice(&1u32.to_le_bytes()); // PT_LOAD
+        e.extend_from_slice(&7u32.to_le_bytes()); // RWX
+        for v in [off as u64, addr, addr, len, len, 4] {
+            e.extend_from_slice(&v.to_le_bytes());
+        }
+    } else {
+        for v in [1u32, off as u32, addr as u32, addr as u32, len as u32, len as u32, 7, 4] {
+            e.extend_from_slice(&v.to_le_bytes());
+        }
+    }
+    assert_eq!(e.len(), off);
+    e.extend_from_slice(code);
+    e
+}
