@@ -16,9 +16,18 @@ fn hart(image: &Image, name: &str) -> Hart {
     let mut h = Hart::new(&Config::virt(xlen, name));
     h.load(image).unwrap();
     // Keep the program's output off the terminal.
-    let segs = image.segments().iter().map(|s| (s.paddr, s.paddr + s.data.len() as u64)).collect();
+    let segs = image
+        .segments()
+        .iter()
+        .map(|s| (s.paddr, s.paddr + s.data.len() as u64))
+        .collect();
     let cfg: SemihostConfig = h.semihost_config(name.into(), segs);
-    h.set_semihost(Some(Semihost::with_io(cfg, Box::new(std::io::empty()), Box::new(std::io::sink()), Box::new(std::io::sink()))));
+    h.set_semihost(Some(Semihost::with_io(
+        cfg,
+        Box::new(std::io::empty()),
+        Box::new(std::io::sink()),
+        Box::new(std::io::sink()),
+    )));
     h
 }
 
@@ -29,7 +38,10 @@ fn measure<O: Observer>(label: &str, image: &Image, name: &str, obs: &mut O) -> 
     let s = t.elapsed().as_secs_f64();
     assert_eq!(stop, Stop::Exit(0), "{name}");
     let mips = h.instret as f64 / s / 1e6;
-    println!("{name:24} {label:28} {:>11} instructions {:>7.3} s {:>8.1} MIPS", h.instret, s, mips);
+    println!(
+        "{name:24} {label:28} {:>11} instructions {:>7.3} s {:>8.1} MIPS",
+        h.instret, s, mips
+    );
     mips
 }
 
@@ -45,7 +57,9 @@ fn main() {
     let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../programs/bench");
     for name in ["workload-rv64gc", "workload-rv32imac"] {
         let mut image = Image::new();
-        image.load_file(format!("{dir}/{name}.elf").as_ref()).unwrap();
+        image
+            .load_file(format!("{dir}/{name}.elf").as_ref())
+            .unwrap();
         let xlen = image.files()[0].xlen;
         measure("no observer", &image, name, &mut ());
         measure("retire counter", &image, name, &mut Count(0));
@@ -53,11 +67,14 @@ fn main() {
         {
             let header = IngressHeader::new(xlen, 4, "bench");
             let mut w = IngressWriter::new(Vec::with_capacity(256 << 20), &header).unwrap();
-            let isa = IsaConfig { xlen, zcmp: false, zcmt: false };
+            let isa = IsaConfig {
+                xlen,
+                zcmp: false,
+                zcmt: false,
+            };
             let mut rec = IngressRecorder::new(isa, 4, |r: &Record| w.write(r).unwrap());
             measure("ingress (binary, to memory)", &image, name, &mut rec);
             rec.finish();
-            drop(rec);
             bytes += w.finish().unwrap().len();
         }
         println!("{name:24} ingress size {bytes} bytes");

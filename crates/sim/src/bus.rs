@@ -216,7 +216,8 @@ impl Bus {
                 }
                 MTIME_OFF..=0xbfff => {
                     if let Some(v) = merge(mtime, MTIME_OFF) {
-                        self.clint.mtime_offset = self.clint.mtime_offset.wrapping_add(v.wrapping_sub(mtime));
+                        self.clint.mtime_offset =
+                            self.clint.mtime_offset.wrapping_add(v.wrapping_sub(mtime));
                     }
                 }
                 _ => {}
@@ -249,7 +250,9 @@ impl Bus {
     /// device 1 command 1 = console putchar.
     fn htif_write(&mut self) {
         let Some(t) = self.tohost else { return };
-        let Some(off) = self.ram_offset(t, 8) else { return };
+        let Some(off) = self.ram_offset(t, 8) else {
+            return;
+        };
         let v = u64::from_le_bytes(self.ram[off..off + 8].try_into().unwrap_or([0; 8]));
         if v == 0 {
             return;

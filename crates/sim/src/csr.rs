@@ -233,7 +233,9 @@ impl Csrs {
     /// `mstatus` as read, with SD computed from FS/XS/VS.
     pub fn mstatus_read(&self, xlen: Xlen) -> u64 {
         let m = self.mstatus;
-        let dirty = (m & mstatus::FS) == mstatus::FS || (m & mstatus::XS) == mstatus::XS || (m & mstatus::VS) == mstatus::VS;
+        let dirty = (m & mstatus::FS) == mstatus::FS
+            || (m & mstatus::XS) == mstatus::XS
+            || (m & mstatus::VS) == mstatus::VS;
         match xlen {
             Xlen::Rv32 => (m & 0xffff_ffff) | if dirty { 1 << 31 } else { 0 },
             Xlen::Rv64 => m | if dirty { 1 << 63 } else { 0 },

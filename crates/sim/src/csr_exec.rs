@@ -11,7 +11,12 @@ use rvtrace_isa::Xlen;
 const QEMU_ARCHID: u64 = 0x0007_0200;
 
 impl Hart {
-    pub(crate) fn csr_insn<O: Observer, const RV64: bool>(&mut self, obs: &mut O, i: &Insn, bits: u32) -> Result<(), Exc> {
+    pub(crate) fn csr_insn<O: Observer, const RV64: bool>(
+        &mut self,
+        obs: &mut O,
+        i: &Insn,
+        bits: u32,
+    ) -> Result<(), Exc> {
         let csr = (i.imm as u32 & 0xfff) as u16;
         let illegal = Exc::illegal(bits);
         // csr[9:8] is the lowest privilege that may access it; csr[11:10] == 3 is read-only.
@@ -97,7 +102,16 @@ impl Hart {
             num::MHPMCOUNTER3..=num::MHPMCOUNTER31 => 0,
             num::MHPMCOUNTER3H..=num::MHPMCOUNTER31H if rv32 => 0,
             num::SSTATUS if self.ext.s => {
-                let mask = mstatus::SIE | mstatus::SPIE | mstatus::UBE | mstatus::SPP | mstatus::VS | mstatus::FS | mstatus::XS | mstatus::SUM | mstatus::MXR | mstatus::UXL;
+                let mask = mstatus::SIE
+                    | mstatus::SPIE
+                    | mstatus::UBE
+                    | mstatus::SPP
+                    | mstatus::VS
+                    | mstatus::FS
+                    | mstatus::XS
+                    | mstatus::SUM
+                    | mstatus::MXR
+                    | mstatus::UXL;
                 let m = c.mstatus_read(self.xlen);
                 let sd = if rv32 { 1 << 31 } else { 1 << 63 };
                 m & (mask | sd)
@@ -145,7 +159,11 @@ impl Hart {
                     acc | (c.pmpcfg.get(e).copied().unwrap_or(0) as u64) << (8 * k)
                 })
             }
-            num::PMPADDR0..=num::PMPADDR63 => c.pmpaddr.get((csr - num::PMPADDR0) as usize).copied().unwrap_or(0),
+            num::PMPADDR0..=num::PMPADDR63 => c
+                .pmpaddr
+                .get((csr - num::PMPADDR0) as usize)
+                .copied()
+                .unwrap_or(0),
             num::TSELECT => c.tselect,
             num::TDATA1..=num::TDATA3 | num::TINFO => 0,
             num::MVENDORID => 0,
@@ -158,7 +176,11 @@ impl Hart {
 
     fn device_read(&mut self, csr: u16) -> Option<u64> {
         let p = self.priv_;
-        let v = self.devices.iter_mut().find(|d| d.claims(csr))?.read(csr, p)?;
+        let v = self
+            .devices
+            .iter_mut()
+            .find(|d| d.claims(csr))?
+            .read(csr, p)?;
         Some(self.sext(v))
     }
 
@@ -184,7 +206,11 @@ impl Hart {
             num::MCYCLE | num::MINSTRET | num::MCYCLEH | num::MINSTRETH => {
                 let idx = csr & 0x7f;
                 let cur = self.instret;
-                let off = if idx == 0 { &mut c.cycle_offset } else { &mut c.instret_offset };
+                let off = if idx == 0 {
+                    &mut c.cycle_offset
+                } else {
+                    &mut c.instret_offset
+                };
                 let old = cur.wrapping_add(*off);
                 let new = if csr >= num::MCYCLEH {
                     (old & 0xffff_ffff) | (v << 32)
@@ -199,7 +225,13 @@ impl Hart {
             }
             num::MHPMCOUNTER3..=num::MHPMCOUNTER31 | num::MHPMCOUNTER3H..=num::MHPMCOUNTER31H => {}
             num::SSTATUS => {
-                let mask = mstatus::SIE | mstatus::SPIE | mstatus::SPP | mstatus::FS | mstatus::VS | mstatus::SUM | mstatus::MXR;
+                let mask = mstatus::SIE
+                    | mstatus::SPIE
+                    | mstatus::SPP
+                    | mstatus::FS
+                    | mstatus::VS
+                    | mstatus::SUM
+                    | mstatus::MXR;
                 let new = (c.mstatus & !mask) | (v & mask);
                 c.mstatus_write(new, has_f);
                 self.recheck();
@@ -233,7 +265,11 @@ impl Hart {
                 c.satp = v;
             }
             num::MSTATUS => {
-                let v = if rv32 { (c.mstatus & !0xffff_ffff) | v } else { v };
+                let v = if rv32 {
+                    (c.mstatus & !0xffff_ffff) | v
+                } else {
+                    v
+                };
                 c.mstatus_write(v, has_f);
                 self.recheck();
             }
@@ -258,8 +294,16 @@ impl Hart {
                 }
             }
             num::MCOUNTEREN => c.mcounteren = v & 0xffff_ffff,
-            num::MENVCFG => c.menvcfg = if rv32 { (c.menvcfg & !0xffff_ffff) | (v & 0xf1) } else { v & 0xc000_0000_0000_00f1 },
-            num::MENVCFGH => c.menvcfg = (c.menvcfg & 0xffff_ffff) | ((v << 32) & 0xc000_0000_0000_0000),
+            num::MENVCFG => {
+                c.menvcfg = if rv32 {
+                    (c.menvcfg & !0xffff_ffff) | (v & 0xf1)
+                } else {
+                    v & 0xc000_0000_0000_00f1
+                }
+            }
+            num::MENVCFGH => {
+                c.menvcfg = (c.menvcfg & 0xffff_ffff) | ((v << 32) & 0xc000_0000_0000_0000)
+            }
             num::MCOUNTINHIBIT => c.mcountinhibit = v & 0xffff_fffd,
             num::MHPMEVENT3..=num::MHPMEVENT31 => c.mhpmevent[(csr - num::MHPMEVENT3) as usize] = v,
             num::MSCRATCH => c.mscratch = v,
@@ -285,7 +329,11 @@ impl Hart {
             num::PMPADDR0..=num::PMPADDR63 => {
                 let e = (csr - num::PMPADDR0) as usize;
                 if e < c.pmpaddr.len() && c.pmpcfg[e] & 0x80 == 0 {
-                    c.pmpaddr[e] = if rv32 { v & 0xffff_ffff } else { v & ((1 << 54) - 1) };
+                    c.pmpaddr[e] = if rv32 {
+                        v & 0xffff_ffff
+                    } else {
+                        v & ((1 << 54) - 1)
+                    };
                 }
             }
             num::TSELECT => c.tselect = v,

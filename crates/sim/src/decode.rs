@@ -339,12 +339,18 @@ fn decode32(x: u32, xlen: Xlen, ext: &Extensions) -> Insn {
     let imm_i = (x as i32) >> 20;
     let imm_s = (((x as i32) >> 25) << 5) | rd as i32;
     let imm_b = sext(
-        (bits(x, 31, 31) << 12) | (bits(x, 7, 7) << 11) | (bits(x, 30, 25) << 5) | (bits(x, 11, 8) << 1),
+        (bits(x, 31, 31) << 12)
+            | (bits(x, 7, 7) << 11)
+            | (bits(x, 30, 25) << 5)
+            | (bits(x, 11, 8) << 1),
         13,
     );
     let imm_u = (x & 0xffff_f000) as i32;
     let imm_j = sext(
-        (bits(x, 31, 31) << 20) | (bits(x, 19, 12) << 12) | (bits(x, 20, 20) << 11) | (bits(x, 30, 21) << 1),
+        (bits(x, 31, 31) << 20)
+            | (bits(x, 19, 12) << 12)
+            | (bits(x, 20, 20) << 11)
+            | (bits(x, 30, 21) << 1),
         21,
     );
     let shamt_max = if rv64 { 63 } else { 31 };
@@ -495,7 +501,9 @@ fn decode32(x: u32, xlen: Xlen, ext: &Extensions) -> Insn {
                     2 => i(Cpopw, rd, rs1, 0),
                     _ => illegal,
                 },
-                _ if ext.zba && bits(x, 31, 26) == 0x02 => i(SlliUw, rd, rs1, bits(x, 25, 20) as i32),
+                _ if ext.zba && bits(x, 31, 26) == 0x02 => {
+                    i(SlliUw, rd, rs1, bits(x, 25, 20) as i32)
+                }
                 _ => illegal,
             },
             5 => match f7 {
@@ -652,7 +660,16 @@ fn decode32(x: u32, xlen: Xlen, ext: &Extensions) -> Insn {
 }
 
 #[allow(clippy::too_many_arguments)]
-fn decode_fp(x: u32, rd: u32, f3: u32, rs1: u32, rs2: u32, f7: u32, rv64: bool, ext: &Extensions) -> Insn {
+fn decode_fp(
+    x: u32,
+    rd: u32,
+    f3: u32,
+    rs1: u32,
+    rs2: u32,
+    f7: u32,
+    rv64: bool,
+    ext: &Extensions,
+) -> Insn {
     use Op::*;
     let _ = x;
     let single = f7 & 1 == 0;
@@ -750,7 +767,10 @@ fn decode_compressed(x: u16, xlen: Xlen, ext: &Extensions) -> Insn {
     match (op, f3) {
         (0, 0) => {
             // c.addi4spn
-            let nzuimm = (bits(x, 12, 11) << 4) | (bits(x, 10, 7) << 6) | (bits(x, 6, 6) << 2) | (bits(x, 5, 5) << 3);
+            let nzuimm = (bits(x, 12, 11) << 4)
+                | (bits(x, 10, 7) << 6)
+                | (bits(x, 6, 6) << 2)
+                | (bits(x, 5, 5) << 3);
             if nzuimm == 0 {
                 return illegal;
             }
@@ -885,11 +905,11 @@ fn decode_compressed(x: u16, xlen: Xlen, ext: &Extensions) -> Insn {
             let b12 = bits(x, 12, 12);
             match (b12, rd, rs2) {
                 (0, 0, 0) => illegal,
-                (0, _, 0) => c(Jalr, 0, rd, 0, 0), // c.jr
+                (0, _, 0) => c(Jalr, 0, rd, 0, 0),  // c.jr
                 (0, _, _) => c(Add, rd, 0, rs2, 0), // c.mv
                 (1, 0, 0) => c(Ebreak, 0, 0, 0, 0),
                 (1, _, 0) => c(Jalr, 1, rd, 0, 0), // c.jalr
-                _ => c(Add, rd, rd, rs2, 0),        // c.add
+                _ => c(Add, rd, rd, rs2, 0),       // c.add
             }
         }
         (2, 5) if ext.d => {

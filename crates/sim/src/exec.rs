@@ -47,7 +47,12 @@ impl Hart {
     }
 
     #[inline(always)]
-    pub(crate) fn mem_load<O: Observer>(&mut self, obs: &mut O, addr: u64, size: u64) -> Result<u64, Exc> {
+    pub(crate) fn mem_load<O: Observer>(
+        &mut self,
+        obs: &mut O,
+        addr: u64,
+        size: u64,
+    ) -> Result<u64, Exc> {
         let mtime = self.mtime();
         match self.bus.load(addr, size, mtime) {
             Some(v) => {
@@ -67,7 +72,13 @@ impl Hart {
     }
 
     #[inline(always)]
-    pub(crate) fn mem_store<O: Observer>(&mut self, obs: &mut O, addr: u64, size: u64, v: u64) -> Result<(), Exc> {
+    pub(crate) fn mem_store<O: Observer>(
+        &mut self,
+        obs: &mut O,
+        addr: u64,
+        size: u64,
+        v: u64,
+    ) -> Result<(), Exc> {
         let mtime = self.mtime();
         match self.bus.store(addr, size, v, mtime) {
             Some(()) => {
@@ -77,7 +88,11 @@ impl Hart {
                 obs.mem_access(&MemAccess {
                     addr,
                     size: size as u8,
-                    value: if size == 8 { v } else { v & ((1 << (8 * size)) - 1) },
+                    value: if size == 8 {
+                        v
+                    } else {
+                        v & ((1 << (8 * size)) - 1)
+                    },
                     kind: MemKind::Store,
                 });
                 Ok(())
@@ -91,7 +106,13 @@ impl Hart {
 
     /// Execute one instruction at `pc`; returns the next pc or the exception it raised.
     #[inline(always)]
-    pub(crate) fn execute<O: Observer, const RV64: bool>(&mut self, obs: &mut O, i: &Insn, bits: u32, pc: u64) -> Result<u64, Exc> {
+    pub(crate) fn execute<O: Observer, const RV64: bool>(
+        &mut self,
+        obs: &mut O,
+        i: &Insn,
+        bits: u32,
+        pc: u64,
+    ) -> Result<u64, Exc> {
         let rs1 = self.x[i.rs1 as usize];
         let rs2 = self.x[i.rs2 as usize];
         let imm = i.imm as i64 as u64;
@@ -169,7 +190,11 @@ impl Hart {
             Ori => w!(rs1 | imm),
             Andi => w!(rs1 & imm),
             Slli => w!(rs1 << i.imm),
-            Srli => w!(if RV64 { rs1 >> i.imm } else { (a32 >> i.imm) as u64 }),
+            Srli => w!(if RV64 {
+                rs1 >> i.imm
+            } else {
+                (a32 >> i.imm) as u64
+            }),
             Srai => w!(((rs1 as i64) >> i.imm) as u64),
             Add => w!(rs1.wrapping_add(rs2)),
             Sub => w!(rs1.wrapping_sub(rs2)),
@@ -177,7 +202,11 @@ impl Hart {
             Slt => w!(((rs1 as i64) < (rs2 as i64)) as u64),
             Sltu => w!((rs1 < rs2) as u64),
             Xor => w!(rs1 ^ rs2),
-            Srl => w!(if RV64 { rs1 >> (rs2 & 63) } else { (a32 >> (rs2 & 31)) as u64 }),
+            Srl => w!(if RV64 {
+                rs1 >> (rs2 & 63)
+            } else {
+                (a32 >> (rs2 & 31)) as u64
+            }),
             Sra => w!(((rs1 as i64) >> (rs2 & sh_mask)) as u64),
             Or => w!(rs1 | rs2),
             And => w!(rs1 & rs2),
@@ -208,9 +237,21 @@ impl Hart {
             } else {
                 ((a32 as u64 * b32 as u64) >> 32) as i32 as i64 as u64
             }),
-            Div => w!(if RV64 { div_s64(rs1 as i64, rs2 as i64) as u64 } else { div_s32(a32 as i32, b32 as i32) as i64 as u64 }),
-            Divu => w!(if RV64 { rs1.checked_div(rs2).unwrap_or(u64::MAX) } else { a32.checked_div(b32).unwrap_or(u32::MAX) as u64 }),
-            Rem => w!(if RV64 { rem_s64(rs1 as i64, rs2 as i64) as u64 } else { rem_s32(a32 as i32, b32 as i32) as i64 as u64 }),
+            Div => w!(if RV64 {
+                div_s64(rs1 as i64, rs2 as i64) as u64
+            } else {
+                div_s32(a32 as i32, b32 as i32) as i64 as u64
+            }),
+            Divu => w!(if RV64 {
+                rs1.checked_div(rs2).unwrap_or(u64::MAX)
+            } else {
+                a32.checked_div(b32).unwrap_or(u32::MAX) as u64
+            }),
+            Rem => w!(if RV64 {
+                rem_s64(rs1 as i64, rs2 as i64) as u64
+            } else {
+                rem_s32(a32 as i32, b32 as i32) as i64 as u64
+            }),
             Remu => w!(if RV64 {
                 if rs2 == 0 {
                     rs1
@@ -273,9 +314,21 @@ impl Hart {
                 };
                 w!(if ok { 0 } else { 1 });
             }
-            AmoSwapW | AmoAddW | AmoXorW | AmoAndW | AmoOrW | AmoMinW | AmoMaxW | AmoMinuW | AmoMaxuW | AmoSwapD | AmoAddD | AmoXorD | AmoAndD | AmoOrD | AmoMinD | AmoMaxD
+            AmoSwapW | AmoAddW | AmoXorW | AmoAndW | AmoOrW | AmoMinW | AmoMaxW | AmoMinuW
+            | AmoMaxuW | AmoSwapD | AmoAddD | AmoXorD | AmoAndD | AmoOrD | AmoMinD | AmoMaxD
             | AmoMinuD | AmoMaxuD => {
-                let word = matches!(i.op, AmoSwapW | AmoAddW | AmoXorW | AmoAndW | AmoOrW | AmoMinW | AmoMaxW | AmoMinuW | AmoMaxuW);
+                let word = matches!(
+                    i.op,
+                    AmoSwapW
+                        | AmoAddW
+                        | AmoXorW
+                        | AmoAndW
+                        | AmoOrW
+                        | AmoMinW
+                        | AmoMaxW
+                        | AmoMinuW
+                        | AmoMaxuW
+                );
                 let size = if word { 4 } else { 8 };
                 let a = self.addr::<RV64>(i.rs1, 0);
                 if a & (size - 1) != 0 {
@@ -364,11 +417,17 @@ impl Hart {
                 return Ok(if RV64 { t } else { t & 0xffff_ffff });
             }
             Sret => {
-                if self.priv_ < privilege::S || (self.priv_ == privilege::S && self.csr.mstatus & mstatus::TSR != 0) {
+                if self.priv_ < privilege::S
+                    || (self.priv_ == privilege::S && self.csr.mstatus & mstatus::TSR != 0)
+                {
                     return Err(Exc::illegal(bits));
                 }
                 let s = self.csr.mstatus;
-                let spp = if s & mstatus::SPP != 0 { privilege::S } else { privilege::U };
+                let spp = if s & mstatus::SPP != 0 {
+                    privilege::S
+                } else {
+                    privilege::U
+                };
                 let mut n = s & !(mstatus::SIE | mstatus::SPP);
                 if s & mstatus::SPIE != 0 {
                     n |= mstatus::SIE;
@@ -390,7 +449,9 @@ impl Hart {
                 self.wait_for_interrupt();
             }
             SfenceVma => {
-                if self.priv_ == privilege::U || (self.priv_ == privilege::S && self.csr.mstatus & mstatus::TVM != 0) {
+                if self.priv_ == privilege::U
+                    || (self.priv_ == privilege::S && self.csr.mstatus & mstatus::TVM != 0)
+                {
                     return Err(Exc::illegal(bits));
                 }
             }
@@ -408,9 +469,21 @@ impl Hart {
             Andn => w!(rs1 & !rs2),
             Orn => w!(rs1 | !rs2),
             Xnor => w!(!(rs1 ^ rs2)),
-            Clz => w!(if RV64 { rs1.leading_zeros() } else { a32.leading_zeros() } as u64),
-            Ctz => w!(if RV64 { rs1.trailing_zeros() } else { a32.trailing_zeros() } as u64),
-            Cpop => w!(if RV64 { rs1.count_ones() } else { a32.count_ones() } as u64),
+            Clz => w!(if RV64 {
+                rs1.leading_zeros()
+            } else {
+                a32.leading_zeros()
+            } as u64),
+            Ctz => w!(if RV64 {
+                rs1.trailing_zeros()
+            } else {
+                a32.trailing_zeros()
+            } as u64),
+            Cpop => w!(if RV64 {
+                rs1.count_ones()
+            } else {
+                a32.count_ones()
+            } as u64),
             Clzw => w!(a32.leading_zeros() as u64),
             Ctzw => w!(a32.trailing_zeros() as u64),
             Cpopw => w!(a32.count_ones() as u64),
@@ -421,9 +494,21 @@ impl Hart {
             SextB => w!(rs1 as i8 as i64 as u64),
             SextH => w!(rs1 as i16 as i64 as u64),
             ZextH => w!(rs1 & 0xffff),
-            Rol => w!(if RV64 { rs1.rotate_left((rs2 & 63) as u32) } else { a32.rotate_left(b32 & 31) as u64 }),
-            Ror => w!(if RV64 { rs1.rotate_right((rs2 & 63) as u32) } else { a32.rotate_right(b32 & 31) as u64 }),
-            Rori => w!(if RV64 { rs1.rotate_right(i.imm as u32) } else { a32.rotate_right(i.imm as u32) as u64 }),
+            Rol => w!(if RV64 {
+                rs1.rotate_left((rs2 & 63) as u32)
+            } else {
+                a32.rotate_left(b32 & 31) as u64
+            }),
+            Ror => w!(if RV64 {
+                rs1.rotate_right((rs2 & 63) as u32)
+            } else {
+                a32.rotate_right(b32 & 31) as u64
+            }),
+            Rori => w!(if RV64 {
+                rs1.rotate_right(i.imm as u32)
+            } else {
+                a32.rotate_right(i.imm as u32) as u64
+            }),
             Rolw => w!(a32.rotate_left(b32 & 31) as i32 as i64 as u64),
             Rorw => w!(a32.rotate_right(b32 & 31) as i32 as i64 as u64),
             Roriw => w!(a32.rotate_right(i.imm as u32) as i32 as i64 as u64),
@@ -436,7 +521,11 @@ impl Hart {
                 }
                 w!(v)
             }
-            Rev8 => w!(if RV64 { rs1.swap_bytes() } else { a32.swap_bytes() as u64 }),
+            Rev8 => w!(if RV64 {
+                rs1.swap_bytes()
+            } else {
+                a32.swap_bytes() as u64
+            }),
             _ => return self.execute_fp::<O, RV64>(obs, i, bits, pc),
         }
         Ok(next)
@@ -458,7 +547,9 @@ impl Hart {
     fn semihosting_call(&mut self) {
         let (op, param) = (self.trunc(self.x[10]), self.trunc(self.x[11]));
         let instret = self.instret;
-        let Some(sh) = self.semihost.as_mut() else { return };
+        let Some(sh) = self.semihost.as_mut() else {
+            return;
+        };
         match sh.call(op, param, &mut self.bus, instret) {
             Outcome::Return(v) => {
                 self.x[10] = self.sext(v);

@@ -35,18 +35,32 @@ impl Hart {
     /// Resolve the instruction's rounding mode; DYN (7) reads `frm`. Invalid modes are illegal.
     #[inline(always)]
     fn rm(&self, i: &Insn, bits: u32) -> Result<Rm, Exc> {
-        let rm = if i.rm == 7 { self.csr.frm as u32 } else { i.rm as u32 };
+        let rm = if i.rm == 7 {
+            self.csr.frm as u32
+        } else {
+            i.rm as u32
+        };
         Rm::from_bits(rm).ok_or(Exc::illegal(bits))
     }
 
-    pub(crate) fn execute_fp<O: Observer, const RV64: bool>(&mut self, obs: &mut O, i: &Insn, bits: u32, pc: u64) -> Result<u64, Exc> {
+    pub(crate) fn execute_fp<O: Observer, const RV64: bool>(
+        &mut self,
+        obs: &mut O,
+        i: &Insn,
+        bits: u32,
+        pc: u64,
+    ) -> Result<u64, Exc> {
         // mstatus.FS = Off makes every F/D instruction illegal.
         if !self.csr.fs_on() {
             return Err(Exc::illegal(bits));
         }
         let next = pc.wrapping_add(i.len as u64);
         let next = if RV64 { next } else { next & 0xffff_ffff };
-        let (f1, f2, f3) = (self.f[i.rs1 as usize], self.f[i.rs2 as usize], self.f[i.rs3 as usize]);
+        let (f1, f2, f3) = (
+            self.f[i.rs1 as usize],
+            self.f[i.rs2 as usize],
+            self.f[i.rs3 as usize],
+        );
         let (s1, s2, s3) = (unbox(f1), unbox(f2), unbox(f3));
         let x1 = self.x[i.rs1 as usize];
         let mut fl = 0u8;

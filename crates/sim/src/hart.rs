@@ -258,7 +258,11 @@ impl Hart {
                 continue;
             }
             if !self.bus.write_ram(seg.paddr, &seg.data) {
-                let file = image.files().get(seg.file_index).map(|f| f.path.as_str()).unwrap_or("?");
+                let file = image
+                    .files()
+                    .get(seg.file_index)
+                    .map(|f| f.path.as_str())
+                    .unwrap_or("?");
                 return Err(LoadError(format!(
                     "{file}: segment at {:#x}..{:#x} is outside RAM ({:#x}..{:#x})",
                     seg.paddr,
@@ -408,7 +412,9 @@ impl Hart {
                     });
                 }
                 Err(exc) => {
-                    if exc.cause == cause::BREAKPOINT || matches!(exc.cause, cause::ECALL_U | cause::ECALL_S | cause::ECALL_M) {
+                    if exc.cause == cause::BREAKPOINT
+                        || matches!(exc.cause, cause::ECALL_U | cause::ECALL_S | cause::ECALL_M)
+                    {
                         // ecall/ebreak retire with an exception (E-Trace itype 1, N-Trace Table 2).
                         let trap = self.take_trap(exc.cause, exc.tval, false, pc);
                         self.instret += 1;
@@ -466,7 +472,11 @@ impl Hart {
             msg.push_str(&format!(
                 "; its trap handler at {:#x} ({}) is not in memory",
                 pc,
-                if t.to_priv == privilege::M { "mtvec" } else { "stvec" }
+                if t.to_priv == privilege::M {
+                    "mtvec"
+                } else {
+                    "stvec"
+                }
             ));
         } else {
             msg.push_str(&format!("instruction access fault at pc {pc:#x}"));
@@ -516,7 +526,8 @@ impl Hart {
             return None;
         }
         let m_on = self.priv_ < privilege::M || self.csr.mstatus & mstatus::MIE != 0;
-        let s_on = self.priv_ < privilege::S || (self.priv_ == privilege::S && self.csr.mstatus & mstatus::SIE != 0);
+        let s_on = self.priv_ < privilege::S
+            || (self.priv_ == privilege::S && self.csr.mstatus & mstatus::SIE != 0);
         let m_ints = if m_on { pending & !self.csr.mideleg } else { 0 };
         let s_ints = if s_on { pending & self.csr.mideleg } else { 0 };
         let ints = if m_ints != 0 { m_ints } else { s_ints };
@@ -524,11 +535,25 @@ impl Hart {
     }
 
     /// Enter a trap (privileged ISA, "Trap delegation registers" and `mstatus` stack rules).
-    pub(crate) fn take_trap(&mut self, code: u64, tval: u64, interrupt: bool, epc: u64) -> TrapInfo {
+    pub(crate) fn take_trap(
+        &mut self,
+        code: u64,
+        tval: u64,
+        interrupt: bool,
+        epc: u64,
+    ) -> TrapInfo {
         let from = self.priv_;
-        let deleg = if interrupt { self.csr.mideleg } else { self.csr.medeleg };
+        let deleg = if interrupt {
+            self.csr.mideleg
+        } else {
+            self.csr.medeleg
+        };
         let to_s = from <= privilege::S && self.ext.s && (deleg >> code) & 1 == 1;
-        let int_bit = if interrupt { 1u64 << (self.xlen.bits() - 1) } else { 0 };
+        let int_bit = if interrupt {
+            1u64 << (self.xlen.bits() - 1)
+        } else {
+            0
+        };
         let s = &mut self.csr.mstatus;
         let tvec;
         if to_s {
@@ -559,7 +584,11 @@ impl Hart {
             tvec = self.csr.mtvec;
         }
         let base = tvec & !3;
-        let handler = if interrupt && tvec & 3 == 1 { base + 4 * code } else { base };
+        let handler = if interrupt && tvec & 3 == 1 {
+            base + 4 * code
+        } else {
+            base
+        };
         let handler = self.trunc(handler);
         self.pc = handler;
         self.recheck();

@@ -103,7 +103,11 @@ impl<F: FnMut(&Record)> Observer for IngressRecorder<F> {
             iaddr: ev.epc,
             iretire: 0,
             ilastsize: 0,
-            itype: if ev.interrupt { Itype::Interrupt } else { Itype::Exception },
+            itype: if ev.interrupt {
+                Itype::Interrupt
+            } else {
+                Itype::Exception
+            },
             cause: ev.cause,
             tval: ev.tval,
             priv_: ingress_priv(ev.from_priv),

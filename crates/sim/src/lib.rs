@@ -28,5 +28,7 @@ pub mod ingress;
 pub mod observer;
 pub mod semihost;
 
-pub use hart::{cause, exception_name, fdt_address, privilege, Config, Hart, LoadError, Stop, FDT_SIZE};
+pub use hart::{
+    cause, exception_name, fdt_address, privilege, Config, Hart, LoadError, Stop, FDT_SIZE,
+};
 pub use observer::{MemAccess, MemKind, Observer, PcList, Retired, TrapInfo};

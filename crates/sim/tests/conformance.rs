@@ -9,7 +9,9 @@ use rvtrace_ingress::{Itype, Record};
 use rvtrace_isa::IsaConfig;
 use rvtrace_sim::ingress::IngressRecorder;
 use rvtrace_sim::{Config, Hart, PcList, Stop};
-use rvtrace_testkit::{assert_pcs_eq, conformance_cmdline, conformance_dir, parse_pcs, read_vector, PROGRAMS};
+use rvtrace_testkit::{
+    assert_pcs_eq, conformance_cmdline, conformance_dir, parse_pcs, read_vector, PROGRAMS,
+};
 
 fn hart_for(dir: &std::path::Path, prog: &str) -> Hart {
     let mut image = Image::new();
@@ -51,7 +53,10 @@ fn ingress_equals_reference_encoder_input() {
                 rec.finish();
             }
             let csv = read_vector(&dir, &format!("etrace/{prog}/{cfg}/{prog}.encoder_input"));
-            let expected: Vec<Record> = EtraceCsvReader::new(&csv[..]).unwrap().collect::<Result<_, _>>().unwrap();
+            let expected: Vec<Record> = EtraceCsvReader::new(&csv[..])
+                .unwrap()
+                .collect::<Result<_, _>>()
+                .unwrap();
             assert_eq!(expected.len(), got.len(), "{prog} {cfg}: record count");
             let mut cjal = 0;
             for (k, (e, g)) in expected.iter().zip(&got).enumerate() {
@@ -63,7 +68,11 @@ fn ingress_equals_reference_encoder_input() {
                 };
                 // Known post-iss deviation: it reports RV32 `c.jal` (16-bit, a call to x1) as
                 // itype 0, where both N-Trace Table 2 and E-Trace JumpClasses say "inferable call" (9).
-                if width == 4 && g.itype == Itype::InferableCall && g.iretire == 1 && e.itype == Itype::None {
+                if width == 4
+                    && g.itype == Itype::InferableCall
+                    && g.iretire == 1
+                    && e.itype == Itype::None
+                {
                     g.itype = Itype::None;
                     cjal += 1;
                 }
