@@ -12,7 +12,9 @@ pub fn parse_isa(s: &str) -> Result<(Xlen, Extensions), String> {
     } else if let Some(r) = lower.strip_prefix("rv32") {
         (Xlen::Rv32, r)
     } else {
-        return Err(format!("--isa {s:?}: must start with rv32 or rv64 (for example rv64gc or rv32imac)"));
+        return Err(format!(
+            "--isa {s:?}: must start with rv32 or rv64 (for example rv64gc or rv32imac)"
+        ));
     };
     let mut ext = Extensions {
         m: false,
@@ -36,7 +38,11 @@ pub fn parse_isa(s: &str) -> Result<(Xlen, Extensions), String> {
             ext.f = true;
             ext.d = true;
         }
-        _ => return Err(format!("--isa {s:?}: the base must be i or g after rv32/rv64")),
+        _ => {
+            return Err(format!(
+                "--isa {s:?}: the base must be i or g after rv32/rv64"
+            ))
+        }
     }
     for c in chars {
         match c {
@@ -59,7 +65,11 @@ pub fn parse_isa(s: &str) -> Result<(Xlen, Extensions), String> {
                 ext.zba = true;
                 ext.zbb = true;
             }
-            _ => return Err(format!("--isa {s:?}: unsupported extension '{c}' (supported: i, m, a, f, d, c, g, b)")),
+            _ => {
+                return Err(format!(
+                    "--isa {s:?}: unsupported extension '{c}' (supported: i, m, a, f, d, c, g, b)"
+                ))
+            }
         }
     }
     for p in parts {

@@ -63,8 +63,34 @@ pub struct ExampleArgs {
     list: bool,
 }
 
-/// Bundled example programs (built from `programs/src` by `programs/build.sh`).
-const EXAMPLES: &[(&str, &str, &[u8])] = &[];
+/// Bundled example programs (built from `programs/src` by `programs/build.sh`); the first is the default.
+const EXAMPLES: &[(&str, &str, &[u8])] = &[
+    (
+        "recurse-rv64gc",
+        "recursion: Ackermann, Fibonacci, Hanoi, N-queens (RV64GC)",
+        include_bytes!("../../../programs/elf/recurse-rv64gc.elf"),
+    ),
+    (
+        "traps-rv64gc",
+        "ecall from M, S and U; breakpoints; illegal instructions; vectored mtvec (RV64GC)",
+        include_bytes!("../../../programs/elf/traps-rv64gc.elf"),
+    ),
+    (
+        "timer-rv64gc",
+        "CLINT timer and software interrupts, wfi, interrupts taken in U-mode (RV64GC)",
+        include_bytes!("../../../programs/elf/timer-rv64gc.elf"),
+    ),
+    (
+        "float-rv64gc",
+        "F and D arithmetic, libm, fflags (RV64GC)",
+        include_bytes!("../../../programs/elf/float-rv64gc.elf"),
+    ),
+    (
+        "switch-rv32imac",
+        "a bytecode interpreter whose switch is a jump table (RV32IMAC)",
+        include_bytes!("../../../programs/elf/switch-rv32imac.elf"),
+    ),
+];
 
 /// Writes `0x<hex>\n` per retired instruction, fast.
 struct PcWriter {
@@ -75,7 +101,8 @@ struct PcWriter {
 
 impl PcWriter {
     fn create(path: &Path) -> Result<PcWriter, String> {
-        let f = File::create(path).map_err(|e| format!("{}: cannot create: {e}", path.display()))?;
+        let f =
+            File::create(path).map_err(|e| format!("{}: cannot create: {e}", path.display()))?;
         Ok(PcWriter {
             out: BufWriter::with_capacity(1 << 16, f),
             buf: Vec::with_capacity(1 << 16),
@@ -172,12 +199,14 @@ impl IngressSink {
     fn write(&mut self, r: &Record) {
         if let Some(w) = &mut self.bin {
             if let Err(e) = w.write(r) {
-                self.err.get_or_insert(format!("writing the ingress file: {e}"));
+                self.err
+                    .get_or_insert(format!("writing the ingress file: {e}"));
             }
         }
         if let Some(w) = &mut self.text {
             if let Err(e) = w.write(r) {
-                self.err.get_or_insert(format!("writing the ingress text file: {e}"));
+                self.err
+                    .get_or_insert(format!("writing the ingress text file: {e}"));
             }
         }
     }
@@ -209,7 +238,11 @@ fn load_image(paths: &[&Path]) -> Result<Image, String> {
     Ok(image)
 }
 
-fn make_hart(image: &Image, isa: Option<(Xlen, Extensions)>, cmdline: &str) -> Result<Hart, String> {
+fn make_hart(
+    image: &Image,
+    isa: Option<(Xlen, Extensions)>,
+    cmdline: &str,
+) -> Result<Hart, String> {
     let xlen = image.files().first().map(|f| f.xlen).unwrap_or(Xlen::Rv64);
     let mut cfg = Config::virt(xlen, cmdline);
     if let Some((x, ext)) = isa {
@@ -227,7 +260,10 @@ pub fn run(args: &RunArgs) -> Result<ExitCode, String> {
     let mut paths: Vec<&Path> = vec![&args.elf];
     paths.extend(args.extra.iter().map(|p| p.as_path()));
     let image = load_image(&paths)?;
-    let cmdline = args.cmdline.clone().unwrap_or_else(|| args.elf.to_string_lossy().into_owned());
+    let cmdline = args
+        .cmdline
+        .clone()
+        .unwrap_or_else(|| args.elf.to_string_lossy().into_owned());
     let mut hart = make_hart(&image, isa, &cmdline)?;
 
     let mut pcs = Maybe(match &args.pcs {
@@ -241,8 +277,15 @@ pub fn run(args: &RunArgs) -> Result<ExitCode, String> {
     };
     if let Some(p) = &args.ingress {
         let f = File::create(p).map_err(|e| format!("{}: cannot create: {e}", p.display()))?;
-        let header = IngressHeader::new(hart.xlen, args.itype_width, format!("rvtrace run {}", args.elf.display()));
-        sink.bin = Some(IngressWriter::new(BufWriter::new(f), &header).map_err(|e| format!("{}: {e}", p.display()))?);
+        let header = IngressHeader::new(
+            hart.xlen,
+            args.itype_width,
+            format!("rvtrace run {}", args.elf.display()),
+        );
+        sink.bin = Some(
+            IngressWriter::new(BufWriter::new(f), &header)
+                .map_err(|e| format!("{}: {e}", p.display()))?,
+        );
     }
     if let Some(p) = &args.ingress_text {
         let f = File::create(p).map_err(|e| format!("{}: cannot create: {e}", p.display()))?;
@@ -258,8 +301,14 @@ pub fn run(args: &RunArgs) -> Result<ExitCode, String> {
     let start = Instant::now();
     let stop;
     {
-        let mut recorder = Maybe(want_ingress.then(|| IngressRecorder::new(isa_cfg, args.itype_width, |r: &Record| sink.write(r))));
-        let mut obs = (&mut pcs, (&mut recorder, Maybe(args.stats.then_some(&mut stats))));
+        let mut recorder =
+            Maybe(want_ingress.then(|| {
+                IngressRecorder::new(isa_cfg, args.itype_width, |r: &Record| sink.write(r))
+            }));
+        let mut obs = (
+            &mut pcs,
+            (&mut recorder, Maybe(args.stats.then_some(&mut stats))),
+        );
         stop = hart.run(&mut obs, args.max_insns.unwrap_or(u64::MAX));
         if let Some(r) = &mut recorder.0 {
             r.finish();
@@ -268,16 +317,26 @@ pub fn run(args: &RunArgs) -> Result<ExitCode, String> {
     let elapsed = start.elapsed();
     hart.flush_output();
     if let Some(w) = pcs.0 {
-        w.finish().map_err(|e| format!("writing {}: {e}", args.pcs.as_ref().map(|p| p.display().to_string()).unwrap_or_default()))?;
+        w.finish().map_err(|e| {
+            format!(
+                "writing {}: {e}",
+                args.pcs
+                    .as_ref()
+                    .map(|p| p.display().to_string())
+                    .unwrap_or_default()
+            )
+        })?;
     }
     if let Some(e) = sink.err {
         return Err(e);
     }
     if let Some(w) = sink.bin {
-        w.finish().map_err(|e| format!("writing the ingress file: {e}"))?;
+        w.finish()
+            .map_err(|e| format!("writing the ingress file: {e}"))?;
     }
     if let Some(w) = sink.text {
-        w.finish().map_err(|e| format!("writing the ingress text file: {e}"))?;
+        w.finish()
+            .map_err(|e| format!("writing the ingress text file: {e}"))?;
     }
     if args.stats {
         print_stats(&stats, hart.instret, elapsed, &stop);
@@ -301,7 +360,11 @@ fn exit_code(stop: &Stop, instret: u64) -> ExitCode {
 
 fn print_stats(s: &Stats, instret: u64, elapsed: std::time::Duration, stop: &Stop) {
     let secs = elapsed.as_secs_f64().max(1e-9);
-    eprintln!("rvtrace: {stop:?} after {instret} instructions in {:.3} s ({:.1} MIPS)", secs, instret as f64 / secs / 1e6);
+    eprintln!(
+        "rvtrace: {stop:?} after {instret} instructions in {:.3} s ({:.1} MIPS)",
+        secs,
+        instret as f64 / secs / 1e6
+    );
     eprintln!(
         "rvtrace: branches {} taken / {} not taken, {} calls, {} returns, {} exceptions, {} interrupts, {} semihosting calls",
         s.taken_branches, s.not_taken_branches, s.calls, s.returns, s.exceptions, s.interrupts, s.semihosting_calls
@@ -325,7 +388,11 @@ impl Profile<'_> {
     fn top(&self, n: usize) -> Vec<(String, u64)> {
         let mut per_fn: std::collections::HashMap<String, u64> = Default::default();
         for (&pc, &c) in &self.counts {
-            let name = self.image.symbol_at(pc).map(|(s, _)| s.name.clone()).unwrap_or_else(|| format!("{pc:#x}"));
+            let name = self
+                .image
+                .symbol_at(pc)
+                .map(|(s, _)| s.name.clone())
+                .unwrap_or_else(|| format!("{pc:#x}"));
             *per_fn.entry(name).or_default() += c;
         }
         let mut v: Vec<_> = per_fn.into_iter().collect();
@@ -344,11 +411,12 @@ pub fn example(args: &ExampleArgs) -> Result<ExitCode, String> {
         return Ok(ExitCode::SUCCESS);
     }
     let (name, what, bytes) = match &args.name {
-        None => *EXAMPLES.first().ok_or("no bundled examples in this build")?,
-        Some(n) => *EXAMPLES
-            .iter()
-            .find(|(e, _, _)| e == n)
-            .ok_or_else(|| format!("no bundled example {n:?}; `rvtrace example --list` shows them"))?,
+        None => *EXAMPLES
+            .first()
+            .ok_or("no bundled examples in this build")?,
+        Some(n) => *EXAMPLES.iter().find(|(e, _, _)| e == n).ok_or_else(|| {
+            format!("no bundled example {n:?}; `rvtrace example --list` shows them")
+        })?,
     };
     let mut image = Image::new();
     image.load_bytes(name, bytes).map_err(|e| e.to_string())?;
@@ -385,7 +453,12 @@ pub fn example(args: &ExampleArgs) -> Result<ExitCode, String> {
     );
     println!("rvtrace: where the time went (instructions per function):");
     for (f, c) in profile.top(8) {
-        println!("  {:>10}  {:5.1}%  {}", c, 100.0 * c as f64 / hart.instret.max(1) as f64, f);
+        println!(
+            "  {:>10}  {:5.1}%  {}",
+            c,
+            100.0 * c as f64 / hart.instret.max(1) as f64,
+            f
+        );
     }
     println!("rvtrace: try `rvtrace run <your.elf> --pcs pcs.txt --ingress trace.ingress --stats`");
     Ok(exit_code(&stop, hart.instret))
@@ -399,7 +472,9 @@ pub fn ingress_dump(path: &Path) -> Result<ExitCode, String> {
     match rvtrace_ingress::dump(std::io::BufReader::new(f), out) {
         Ok(_) => Ok(ExitCode::SUCCESS),
         // A closed pipe (`| head`) is not an error worth reporting.
-        Err(rvtrace_ingress::IngressError::Io(e)) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(ExitCode::SUCCESS),
+        Err(rvtrace_ingress::IngressError::Io(e)) if e.kind() == std::io::ErrorKind::BrokenPipe => {
+            Ok(ExitCode::SUCCESS)
+        }
         Err(e) => Err(format!("{}: {e}", path.display())),
     }
 }

@@ -5,7 +5,10 @@ use std::path::PathBuf;
 use std::process::{Command, Output};
 
 fn rvtrace(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_rvtrace")).args(args).output().expect("run rvtrace")
+    Command::new(env!("CARGO_BIN_EXE_rvtrace"))
+        .args(args)
+        .output()
+        .expect("run rvtrace")
 }
 
 fn tmpdir(name: &str) -> PathBuf {
@@ -39,7 +42,10 @@ fn missing_file() {
     assert_eq!(o.status.code(), Some(125));
     let e = stderr(&o);
     assert_eq!(e.lines().count(), 1, "{e}");
-    assert!(e.contains("/nonexistent/prog.elf") && e.contains("No such file"), "{e}");
+    assert!(
+        e.contains("/nonexistent/prog.elf") && e.contains("No such file"),
+        "{e}"
+    );
 }
 
 #[test]
@@ -80,7 +86,11 @@ fn truncated_elf() {
 fn runaway_into_unmapped_memory_is_reported_with_pc() {
     let d = tmpdir("runaway");
     let p = d.join("r.elf");
-    std::fs::write(&p, minimal_elf(true, 0x8000_0000, &code(&[LUI_T0_0X10, JR_T0]))).unwrap();
+    std::fs::write(
+        &p,
+        minimal_elf(true, 0x8000_0000, &code(&[LUI_T0_0X10, JR_T0])),
+    )
+    .unwrap();
     let o = rvtrace(&["run", p.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(125));
     let e = stderr(&o);
@@ -99,10 +109,20 @@ fn exit_status_pcs_and_ingress() {
     std::fs::write(&p, minimal_elf(false, 0x8000_0000, &prog)).unwrap();
     let pcs = d.join("pcs.txt");
     let ing = d.join("trace.ingress");
-    let o = rvtrace(&["run", p.to_str().unwrap(), "--pcs", pcs.to_str().unwrap(), "--ingress", ing.to_str().unwrap()]);
+    let o = rvtrace(&[
+        "run",
+        p.to_str().unwrap(),
+        "--pcs",
+        pcs.to_str().unwrap(),
+        "--ingress",
+        ing.to_str().unwrap(),
+    ]);
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     // The exit call's ebreak retires (semihosting calls are ordinary retired instructions).
-    assert_eq!(std::fs::read_to_string(&pcs).unwrap(), "0x80000000\n0x80000004\n0x80000008\n0x8000000c\n");
+    assert_eq!(
+        std::fs::read_to_string(&pcs).unwrap(),
+        "0x80000000\n0x80000004\n0x80000008\n0x8000000c\n"
+    );
     let dump = rvtrace(&["ingress", "dump", ing.to_str().unwrap()]);
     assert!(dump.status.success());
     let text = String::from_utf8_lossy(&dump.stdout);
@@ -116,9 +136,20 @@ fn max_insns_stops_with_124() {
     let p = d.join("l.elf");
     std::fs::write(&p, minimal_elf(true, 0x8000_0000, &code(&[0x0000006f]))).unwrap(); // j .
     let pcs = d.join("pcs.txt");
-    let o = rvtrace(&["run", p.to_str().unwrap(), "--max-insns", "1000", "--pcs", pcs.to_str().unwrap()]);
+    let o = rvtrace(&[
+        "run",
+        p.to_str().unwrap(),
+        "--max-insns",
+        "1000",
+        "--pcs",
+        pcs.to_str().unwrap(),
+    ]);
     assert_eq!(o.status.code(), Some(124));
-    assert!(stderr(&o).contains("stopped after 1000 instructions"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("stopped after 1000 instructions"),
+        "{}",
+        stderr(&o)
+    );
     assert_eq!(std::fs::read_to_string(&pcs).unwrap().lines().count(), 1000);
 }
 
@@ -126,11 +157,31 @@ fn max_insns_stops_with_124() {
 fn bad_isa_and_bad_dump_input() {
     let o = rvtrace(&["run", "x.elf", "--isa", "rv64gcv"]);
     assert_eq!(o.status.code(), Some(125));
-    assert!(stderr(&o).contains("unsupported extension 'v'"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("unsupported extension 'v'"),
+        "{}",
+        stderr(&o)
+    );
     let d = tmpdir("dump");
     let p = d.join("not-ingress");
     std::fs::write(&p, b"hello").unwrap();
     let o = rvtrace(&["ingress", "dump", p.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(125));
-    assert!(stderr(&o).contains("not an rvtrace ingress file"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("not an rvtrace ingress file"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+/// riscv-tests style programs end by writing `(code << 1) | 1` to `tohost` (HTIF); the HTIF
+/// console (device 1, command 1) prints. Sources: `programs/htif/htif.S`.
+#[test]
+fn htif_tohost_exit_and_console() {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../programs/htif");
+    for (code, elf) in [(0, "htif-exit0-rv64gc.elf"), (3, "htif-exit3-rv64gc.elf")] {
+        let o = rvtrace(&["run", &format!("{dir}/{elf}")]);
+        assert_eq!(o.status.code(), Some(code), "{elf}: {}", stderr(&o));
+        assert_eq!(String::from_utf8_lossy(&o.stdout), "ok\n", "{elf}");
+    }
 }

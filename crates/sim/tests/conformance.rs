@@ -31,7 +31,7 @@ fn retired_pcs_equal_qemu() {
         assert_eq!(hart.run(&mut pcs, 10_000_000), Stop::Exit(0), "{prog}");
         let expected = parse_pcs(&read_vector(&dir, &format!("ntrace/{prog}/{prog}.pcs.txt")));
         assert_eq!(expected.len(), n);
-        assert_pcs_eq(prog, &expected, &pcs.0);
+        assert_pcs_eq(prog, "rvtrace", &pcs.0, "QEMU", &expected);
     }
 }
 

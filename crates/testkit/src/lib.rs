@@ -19,11 +19,11 @@ pub const PROGRAMS: [(&str, usize); 6] = [
     ("parser-rv64gc", 74043),
 ];
 
-/// The semihosting command line the conformance PC lists were recorded with: QEMU's `-kernel`
-/// path was 4 characters longer than `X.elf` (picolibc's start-up scans it one character at a
-/// time, so its length shows in the PC list). Any 4-character directory prefix gives the same list.
+/// The semihosting command line the conformance PC lists were recorded with: QEMU ran
+/// `-kernel out/X.elf` (picolibc's start-up scans the command line one character at a time, so
+/// its length shows in the PC list; any path of the same length gives the same list).
 pub fn conformance_cmdline(prog: &str) -> String {
-    format!("tmp/{prog}.elf")
+    format!("out/{prog}.elf")
 }
 
 /// The conformance vectors: `$RVTRACE_CONFORMANCE`, else `shared/conformance` beside the
@@ -38,9 +38,15 @@ pub fn conformance_dir() -> Option<PathBuf> {
         return Some(dir);
     }
     if std::env::var_os("RVTRACE_REQUIRE_CONFORMANCE").is_some_and(|v| v == "1") {
-        panic!("conformance vectors not found at {} (set RVTRACE_CONFORMANCE)", dir.display());
+        panic!(
+            "conformance vectors not found at {} (set RVTRACE_CONFORMANCE)",
+            dir.display()
+        );
     }
-    eprintln!("note: conformance vectors not found at {}; skipping (set RVTRACE_CONFORMANCE)", dir.display());
+    eprintln!(
+        "note: conformance vectors not found at {}; skipping (set RVTRACE_CONFORMANCE)",
+        dir.display()
+    );
     None
 }
 
@@ -66,7 +72,9 @@ pub fn read_maybe_gz(path: &Path) -> Vec<u8> {
     let f = BufReader::new(File::open(path).unwrap_or_else(|e| panic!("{}: {e}", path.display())));
     let mut out = Vec::new();
     if path.extension().is_some_and(|e| e == "gz") {
-        flate2::bufread::GzDecoder::new(f).read_to_end(&mut out).unwrap();
+        flate2::bufread::GzDecoder::new(f)
+            .read_to_end(&mut out)
+            .unwrap();
     } else {
         BufReader::new(f).read_to_end(&mut out).unwrap();
     }
@@ -87,17 +95,25 @@ pub fn parse_pcs(text: &[u8]) -> Vec<u64> {
         .collect()
 }
 
-/// Assert two PC lists are equal, reporting the first difference with context.
-pub fn assert_pcs_eq(what: &str, expected: &[u64], got: &[u64]) {
-    if let Some(i) = expected.iter().zip(got).position(|(a, b)| a != b) {
-        let lo = i.saturating_sub(5);
-        let mut ctx = String::new();
-        for j in lo..(i + 3).min(expected.len()).min(got.len()) {
-            ctx.push_str(&format!("\n  [{j}] expected {:#x} got {:#x}", expected[j], got[j]));
-        }
-        panic!("{what}: PC lists differ at index {i} (lengths {} expected, {} got):{ctx}", expected.len(), got.len());
+/// Assert two PC lists are equal; otherwise panic with the first difference, both lengths and
+/// the lines around it.
+pub fn assert_pcs_eq(name: &str, what_a: &str, a: &[u64], what_b: &str, b: &[u64]) {
+    let Some(i) = (0..a.len().max(b.len())).find(|&i| a.get(i) != b.get(i)) else {
+        return;
+    };
+    let show = |l: &[u64], k: usize| l.get(k).map_or("-".to_string(), |pc| format!("{pc:#x}"));
+    let mut msg = format!(
+        "{name}: PC lists differ at index {i} (line {}): {what_a} has {} PCs, {what_b} has {}\n",
+        i + 1,
+        a.len(),
+        b.len()
+    );
+    msg += &format!("{:>10}  {:>18}  {:>18}\n", "index", what_a, what_b);
+    for k in i.saturating_sub(5)..(i + 6).min(a.len().max(b.len())) {
+        let mark = if a.get(k) != b.get(k) { "  <--" } else { "" };
+        msg += &format!("{k:>10}  {:>18}  {:>18}{mark}\n", show(a, k), show(b, k));
     }
-    assert_eq!(expected.len(), got.len(), "{what}: PC list lengths differ (one is a prefix of the other)");
+    panic!("{msg}");
 }
 
 /// A minimal little-endian RISC-V ELF executable with one loadable RWX segment holding `code` at
@@ -136,7 +152,16 @@ pub fn minimal_elf(elf64: bool, addr: u64, code: &[u8]) -> Vec<u8> {
             e.extend_from_slice(&v.to_le_bytes());
         }
     } else {
-        for v in [1u32, off as u32, addr as u32, addr as u32, len as u32, len as u32, 7, 4] {
+        for v in [
+            1u32,
+            off as u32,
+            addr as u32,
+            addr as u32,
+            len as u32,
+            len as u32,
+            7,
+            4,
+        ] {
             e.extend_from_slice(&v.to_le_bytes());
         }
     }

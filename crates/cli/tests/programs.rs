@@ -1,0 +1,545 @@
+//! The test programs in `programs/elf` (sources in `programs/src`, see `programs/README.md`) on
+//! the hart model, checked against QEMU:
+//!
+//! 1. `rvtrace run elf/<name>.elf --pcs FILE` (run in `programs/`) must exit with status 0 and
+//!    print exactly `programs/expected/<name>.out` (made by `programs/qemu-expected.sh`). QEMU
+//!    merges the program's streams (picolibc sends stdout and stderr alike through SYS_WRITEC),
+//!    so the expectation is compared with rvtrace's stdout followed by its stderr.
+//! 2. If `qemu-system-riscv64`/`-riscv32` are on PATH, the retired-PC list from QEMU
+//!    (`-singlestep -d exec,nochain,int`, see `convert_qemu_log`) for the same path string
+//!    must equal rvtrace's `--pcs` list. Without QEMU (or with `RVTRACE_SKIP_QEMU=1`) a note
+//!    is printed and only this part is skipped.
+//!
+//! Also the reference team's conformance programs: if `../shared/conformance` (next to the
+//! workspace) exists, each `ntrace/<prog>-<arch>/<prog>-<arch>.elf` is run, its output must
+//! end in `fails=0` and its PC list must equal the stored `<prog>-<arch>.pcs.txt[.gz]`. Those
+//! lists were made with the ELF given to QEMU as `out/<prog>-<arch>.elf` (the path string is
+//! the semihosting command line, which picolibc's crt0 splits into argv: 6 instructions per
+//! character), so the ELF is copied to `TMP/out/` and run from `TMP` under that name.
+
+use rvtrace_testkit::{
+    assert_pcs_eq, conformance_cmdline, conformance_dir, parse_pcs, read_vector,
+};
+use std::fs;
+use std::io::{BufRead, BufReader, Read};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// Generous limit for one rvtrace or QEMU run (the slowest QEMU run takes ~3 s).
+const TIME_LIMIT: Duration = Duration::from_secs(300);
+
+fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn programs_dir() -> PathBuf {
+    workspace_root().join("programs")
+}
+
+/// A fresh private scratch directory, removed when dropped (kept when the test failed).
+struct Scratch(PathBuf);
+
+impl Scratch {
+    fn new(name: &str) -> Scratch {
+        let d =
+            std::env::temp_dir().join(format!("rvtrace-programs-{}-{name}", std::process::id()));
+        let _ = fs::remove_dir_all(&d);
+        fs::create_dir_all(&d).unwrap_or_else(|e| panic!("{}: {e}", d.display()));
+        Scratch(d)
+    }
+    fn path(&self, file: &str) -> PathBuf {
+        self.0.join(file)
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        if !std::thread::panicking() {
+            let _ = fs::remove_dir_all(&self.0);
+        } else {
+            eprintln!("(scratch files kept in {})", self.0.display());
+        }
+    }
+}
+
+/// Waits for `child`, killing it after `TIME_LIMIT`.
+fn wait_limited(child: &mut Child, what: &str) -> ExitStatus {
+    let start = Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().expect("wait") {
+            return status;
+        }
+        if start.elapsed() > TIME_LIMIT {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("{what}: still running after {TIME_LIMIT:?}, killed");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+struct RunResult {
+    status: ExitStatus,
+    stdout: Vec<u8>,
+    stderr: Vec<u8>,
+}
+
+/// `rvtrace run ELF --pcs PCS` in directory `cwd`, ELF given exactly as `elf`.
+fn rvtrace_run(cwd: &Path, elf: &str, pcs: &Path, scratch: &Scratch) -> RunResult {
+    let out_path = scratch.path("rvtrace.stdout");
+    let err_path = scratch.path("rvtrace.stderr");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_rvtrace"))
+        .current_dir(cwd)
+        .arg("run")
+        .arg(elf)
+        .arg("--pcs")
+        .arg(pcs)
+        .stdin(Stdio::null())
+        .stdout(fs::File::create(&out_path).unwrap())
+        .stderr(fs::File::create(&err_path).unwrap())
+        .spawn()
+        .expect("start rvtrace");
+    let status = wait_limited(&mut child, &format!("rvtrace run {elf}"));
+    RunResult {
+        status,
+        stdout: fs::read(&out_path).unwrap(),
+        stderr: fs::read(&err_path).unwrap(),
+    }
+}
+
+/// ELF class (32 or 64) and entry point.
+fn elf_class_entry(path: &Path) -> (u32, u64) {
+    let mut head = [0u8; 32];
+    fs::File::open(path)
+        .and_then(|mut f| f.read_exact(&mut head))
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    assert_eq!(
+        &head[..4],
+        b"\x7fELF",
+        "{}: not an ELF file",
+        path.display()
+    );
+    match head[4] {
+        1 => (
+            32,
+            u32::from_le_bytes(head[24..28].try_into().unwrap()) as u64,
+        ),
+        2 => (64, u64::from_le_bytes(head[24..32].try_into().unwrap())),
+        c => panic!("{}: bad ELF class {c}", path.display()),
+    }
+}
+
+fn qemu_binary(class: u32) -> &'static str {
+    if class == 32 {
+        "qemu-system-riscv32"
+    } else {
+        "qemu-system-riscv64"
+    }
+}
+
+/// QEMU's version ("7.2.22") if QEMU for this ELF class can be used; prints a note when not.
+fn qemu_version(class: u32, name: &str) -> Option<String> {
+    if std::env::var_os("RVTRACE_SKIP_QEMU").is_some_and(|v| !v.is_empty() && v != "0") {
+        eprintln!("note: {name}: RVTRACE_SKIP_QEMU is set, QEMU PC comparison skipped");
+        return None;
+    }
+    let out = Command::new(qemu_binary(class))
+        .arg("--version")
+        .stdin(Stdio::null())
+        .output();
+    match out {
+        Ok(o) if o.status.success() => {
+            let text = String::from_utf8_lossy(&o.stdout);
+            // "QEMU emulator version 7.2.22 (Debian ...)"
+            let v = text
+                .split_whitespace()
+                .skip_while(|w| *w != "version")
+                .nth(1)
+                .unwrap_or("?");
+            Some(v.to_string())
+        }
+        _ => {
+            eprintln!(
+                "note: {name}: {} not found, QEMU PC comparison skipped",
+                qemu_binary(class)
+            );
+            None
+        }
+    }
+}
+
+/// QEMU's option for one instruction per translation block: `-singlestep` (used to make the
+/// reference lists, QEMU 7.2) was replaced by `-accel tcg,one-insn-per-tb=on` in QEMU 8.1.
+fn one_insn_per_tb(version: &str) -> &'static [&'static str] {
+    let mut parts = version.split('.').map(|p| p.parse::<u32>().unwrap_or(0));
+    let (major, minor) = (parts.next().unwrap_or(0), parts.next().unwrap_or(0));
+    if (major, minor) >= (8, 1) {
+        &["-accel", "tcg,one-insn-per-tb=on"]
+    } else {
+        &["-singlestep"]
+    }
+}
+
+/// Hex number after `key` in `line` (up to the next ',' or space), `0x` optional.
+fn field_hex(line: &str, key: &str) -> Option<u64> {
+    let rest = &line[line.find(key)? + key.len()..];
+    let end = rest.find([',', ' ']).unwrap_or(rest.len());
+    let v = rest[..end].trim_start_matches("0x");
+    u64::from_str_radix(v, 16).ok()
+}
+
+/// The PC inside the first `[...]`: for a Trace line `[CS_BASE/PC/FLAGS/CFLAGS]`, for a
+/// "Stopped execution" line `[PC]`.
+fn bracket_pc(line: &str, slash_field: bool) -> Option<u64> {
+    let inner = &line[line.find('[')? + 1..];
+    let inner = &inner[..inner.find(']')?];
+    let pc = if slash_field {
+        inner.split('/').nth(1)?
+    } else {
+        inner
+    };
+    u64::from_str_radix(pc, 16).ok()
+}
+
+/// Converts QEMU's `-d exec,nochain,int` log (read line by line) to the retired-PC list:
+/// * `Trace 0: HOST [CS_BASE/PC/FLAGS/CFLAGS] SYM`: the instruction at PC executed (with
+///   `-singlestep` one instruction per translation block) ...
+/// * ... unless the next line is `Stopped execution of TB chain before HOST [PC] SYM`: QEMU
+///   logged the block but left it before its first instruction (pending interrupt request);
+///   it is logged again when it really runs.
+/// * `riscv_cpu_do_interrupt: hart:0, async:0, cause:C, epc:E, tval:T, desc=D`: the last
+///   instruction (PC = E) trapped; it did not retire unless it is a breakpoint (C=3) or an ecall
+///   (C=8, 9, 11). `async:1` (interrupt) lines take nothing away.
+/// * PCs before the first execution of the ELF entry point (QEMU's reset stub) are dropped.
+///
+/// Any other line is an error, so a change of QEMU's log format cannot go unnoticed.
+fn convert_qemu_log(log: impl BufRead, entry: u64, what: &str) -> Vec<u64> {
+    let mut pcs: Vec<u64> = Vec::new();
+    let mut started = false;
+    // The latest executed PC, not yet known to have retired.
+    let mut last: Option<u64> = None;
+    let push = |pcs: &mut Vec<u64>, started: &mut bool, pc: u64| {
+        if !*started && pc == entry {
+            *started = true;
+        }
+        if *started {
+            pcs.push(pc);
+        }
+    };
+    for (n, line) in log.split(b'\n').enumerate() {
+        let line = line.unwrap_or_else(|e| panic!("{what}: reading QEMU log: {e}"));
+        let line = String::from_utf8_lossy(&line);
+        let line = line.trim_end();
+        let bad = |why: &str| -> ! { panic!("{what}: QEMU log line {}: {why}: {line}", n + 1) };
+        if line.starts_with("Trace ") {
+            if let Some(pc) = last.take() {
+                push(&mut pcs, &mut started, pc);
+            }
+            last = Some(bracket_pc(line, true).unwrap_or_else(|| bad("no PC")));
+        } else if line.starts_with("Stopped execution of TB chain before ") {
+            let pc = bracket_pc(line, false).unwrap_or_else(|| bad("no PC"));
+            if last != Some(pc) {
+                bad("not the block logged just before");
+            }
+            last = None;
+        } else if line.starts_with("riscv_cpu_do_interrupt: ") {
+            if line.contains("async:0,") {
+                let cause = field_hex(line, "cause:").unwrap_or_else(|| bad("no cause"));
+                let epc = field_hex(line, "epc:").unwrap_or_else(|| bad("no epc"));
+                if last != Some(epc) {
+                    bad("epc is not the last executed PC");
+                }
+                if !matches!(cause, 3 | 8 | 9 | 11) {
+                    last = None;
+                }
+            } else if !line.contains("async:1,") {
+                bad("neither async:0 nor async:1");
+            }
+        } else if !line.is_empty() {
+            bad("unknown line");
+        }
+    }
+    if let Some(pc) = last {
+        push(&mut pcs, &mut started, pc);
+    }
+    assert!(
+        started,
+        "{what}: the entry point {entry:#x} never executed under QEMU"
+    );
+    pcs
+}
+
+/// Runs QEMU on `elf` (given exactly so, in `cwd`) and returns its retired-PC list. The log goes
+/// through a pipe (`-D /dev/stdout`; the program's console output is on QEMU's stderr).
+fn qemu_pcs(
+    cwd: &Path,
+    elf: &str,
+    class: u32,
+    version: &str,
+    entry: u64,
+    scratch: &Scratch,
+) -> Vec<u64> {
+    let err_path = scratch.path("qemu.stderr");
+    let mut child = Command::new(qemu_binary(class))
+        .current_dir(cwd)
+        .args([
+            "-M",
+            "virt",
+            "-bios",
+            "none",
+            "-nographic",
+            "-semihosting-config",
+            "enable=on,target=native",
+        ])
+        .args(one_insn_per_tb(version))
+        .args([
+            "-d",
+            "exec,nochain,int",
+            "-D",
+            "/dev/stdout",
+            "-kernel",
+            elf,
+        ])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(fs::File::create(&err_path).unwrap())
+        .spawn()
+        .unwrap_or_else(|e| panic!("start {}: {e}", qemu_binary(class)));
+    let stdout = child.stdout.take().unwrap();
+    // A watchdog kills QEMU if it runs too long (the reader below then sees EOF).
+    let child = Arc::new(Mutex::new(child));
+    let dog = {
+        let child = Arc::clone(&child);
+        std::thread::spawn(move || {
+            let start = Instant::now();
+            loop {
+                std::thread::sleep(Duration::from_millis(50));
+                let mut c = child.lock().unwrap();
+                if c.try_wait().expect("wait").is_some() {
+                    return false;
+                }
+                if start.elapsed() > TIME_LIMIT {
+                    let _ = c.kill();
+                    return true;
+                }
+            }
+        })
+    };
+    let pcs = convert_qemu_log(
+        BufReader::with_capacity(1 << 20, stdout),
+        entry,
+        &format!("QEMU {elf}"),
+    );
+    let killed = dog.join().unwrap();
+    let status = child.lock().unwrap().wait().expect("wait for QEMU");
+    let console = String::from_utf8_lossy(&fs::read(&err_path).unwrap()).into_owned();
+    assert!(
+        !killed,
+        "QEMU {elf}: still running after {TIME_LIMIT:?}, killed"
+    );
+    assert!(
+        status.success(),
+        "QEMU {elf}: exit status {status}, console output:\n{console}"
+    );
+    pcs
+}
+
+/// One program of `programs/elf`: output and exit status, then the PC list against QEMU.
+fn check_program(name: &str) {
+    let dir = programs_dir();
+    let elf = format!("elf/{name}.elf");
+    let elf_path = dir.join(&elf);
+    assert!(
+        elf_path.is_file(),
+        "{}: missing (run programs/build.sh)",
+        elf_path.display()
+    );
+    let expected_path = dir.join(format!("expected/{name}.out"));
+    let expected = fs::read(&expected_path).unwrap_or_else(|e| {
+        panic!(
+            "{}: {e} (run programs/qemu-expected.sh)",
+            expected_path.display()
+        )
+    });
+    let scratch = Scratch::new(name);
+    let pcs_path = scratch.path("rvtrace.pcs");
+
+    let started = Instant::now();
+    let r = rvtrace_run(&dir, &elf, &pcs_path, &scratch);
+    let rvtrace_time = started.elapsed();
+    let mut output = r.stdout.clone();
+    output.extend_from_slice(&r.stderr);
+    if !r.status.success() || output != expected {
+        let problem = if r.status.success() {
+            "the output differs from the expected one".to_string()
+        } else {
+            format!("{} (want exit status 0)", r.status)
+        };
+        panic!(
+            "{name}: rvtrace run {elf}: {problem}\n--- stdout:\n{}--- stderr:\n{}--- expected (stdout then stderr), {}:\n{}",
+            String::from_utf8_lossy(&r.stdout),
+            String::from_utf8_lossy(&r.stderr),
+            expected_path.display(),
+            String::from_utf8_lossy(&expected),
+        );
+    }
+    let ours = parse_pcs(&fs::read(&pcs_path).unwrap());
+
+    let (class, entry) = elf_class_entry(&elf_path);
+    let Some(version) = qemu_version(class, name) else {
+        return;
+    };
+    let started = Instant::now();
+    let theirs = qemu_pcs(&dir, &elf, class, &version, entry, &scratch);
+    eprintln!(
+        "{name}: {} PCs; rvtrace {:.2} s, QEMU (logging) {:.2} s",
+        theirs.len(),
+        rvtrace_time.as_secs_f64(),
+        started.elapsed().as_secs_f64()
+    );
+    assert_pcs_eq(name, "rvtrace", &ours, &format!("QEMU {version}"), &theirs);
+}
+
+/// Declares one test per program and the list of them.
+macro_rules! program_tests {
+    ($($test:ident => $name:literal,)*) => {
+        $(
+            #[test]
+            fn $test() {
+                check_program($name);
+            }
+        )*
+        const PROGRAMS: &[&str] = &[$($name),*];
+    };
+}
+
+program_tests! {
+    recurse_rv64gc => "recurse-rv64gc",
+    recurse_rv32imac => "recurse-rv32imac",
+    switch_rv64gc => "switch-rv64gc",
+    switch_rv32imac => "switch-rv32imac",
+    fnptr_rv64gc => "fnptr-rv64gc",
+    fnptr_rv32imac => "fnptr-rv32imac",
+    loops_rv64gc => "loops-rv64gc",
+    loops_rv32imac => "loops-rv32imac",
+    setjmp_rv64gc => "setjmp-rv64gc",
+    setjmp_rv32imac => "setjmp-rv32imac",
+    stdio_rv64gc => "stdio-rv64gc",
+    stdio_rv32imac => "stdio-rv32imac",
+    heap_rv64gc => "heap-rv64gc",
+    heap_rv32imac => "heap-rv32imac",
+    float_rv64gc => "float-rv64gc",
+    float_rv32imac => "float-rv32imac",
+    mixed_rv64gc => "mixed-rv64gc",
+    mixed_rv32imac => "mixed-rv32imac",
+    nocompress_rv64g => "nocompress-rv64g",
+    nocompress_rv32ima => "nocompress-rv32ima",
+    traps_rv64gc => "traps-rv64gc",
+    traps_rv32imac => "traps-rv32imac",
+    timer_rv64gc => "timer-rv64gc",
+    timer_rv32imac => "timer-rv32imac",
+    sdeleg_rv64gc => "sdeleg-rv64gc",
+    sdeleg_rv32imac => "sdeleg-rv32imac",
+}
+
+/// Every ELF in programs/elf has a test above and an expected output, and vice versa.
+#[test]
+fn every_program_is_tested() {
+    let dir = programs_dir();
+    let mut on_disk: Vec<String> = fs::read_dir(dir.join("elf"))
+        .expect("programs/elf")
+        .filter_map(|e| {
+            let name = e.unwrap().file_name().into_string().unwrap();
+            name.strip_suffix(".elf").map(str::to_string)
+        })
+        .collect();
+    on_disk.sort();
+    let mut listed: Vec<String> = PROGRAMS.iter().map(|s| s.to_string()).collect();
+    listed.sort();
+    assert_eq!(
+        on_disk, listed,
+        "programs/elf/*.elf and the program_tests! list differ"
+    );
+    for name in PROGRAMS {
+        let p = dir.join(format!("expected/{name}.out"));
+        assert!(p.is_file(), "{}: missing", p.display());
+    }
+}
+
+/// The QEMU log converter on a hand-written log with every kind of line.
+#[test]
+fn qemu_log_conversion() {
+    let log = "\
+Trace 0: 0x7f00 [0000000000000000/0000000000001000/00209003/ff000201] \n\
+Trace 0: 0x7f01 [0000000000000000/0000000080000000/00209003/ff000201] _start\n\
+Trace 0: 0x7f02 [0000000000000000/0000000080000004/00209003/ff000201] _start\n\
+riscv_cpu_do_interrupt: hart:0, async:0, cause:0000000000000002, epc:0x0000000080000004, tval:0x0000000000000000, desc=illegal_instruction\n\
+Trace 0: 0x7f03 [0000000000000000/0000000080000100/00209003/ff000201] \n\
+riscv_cpu_do_interrupt: hart:0, async:0, cause:000000000000000b, epc:0x0000000080000100, tval:0x0000000000000000, desc=machine_ecall\n\
+Trace 0: 0x7f04 [0000000000000000/0000000080000200/00209003/ff000201] \n\
+Trace 0: 0x7f05 [0000000000000000/0000000080000202/00209003/ff000201] \n\
+Stopped execution of TB chain before 0x7f05 [0000000080000202] \n\
+riscv_cpu_do_interrupt: hart:0, async:1, cause:0000000000000007, epc:0x0000000080000202, tval:0x0000000000000000, desc=m_timer\n\
+Trace 0: 0x7f06 [0000000000000000/0000000080000300/00209003/ff000201] \n\
+riscv_cpu_do_interrupt: hart:0, async:0, cause:0000000000000003, epc:0x0000000080000300, tval:0x0000000000000000, desc=breakpoint\n";
+    let pcs = convert_qemu_log(log.as_bytes(), 0x8000_0000, "test");
+    assert_eq!(
+        pcs,
+        vec![0x8000_0000, 0x8000_0100, 0x8000_0200, 0x8000_0300]
+    );
+}
+
+/// One conformance program (`ntrace/<name>/`), if the conformance set is present.
+fn check_conformance(name: &str) {
+    let Some(dir) = conformance_dir() else { return };
+    let expected = parse_pcs(&read_vector(&dir, &format!("ntrace/{name}/{name}.pcs.txt")));
+    // The stored lists were made with the ELF passed to QEMU as "out/<name>.elf".
+    let scratch = Scratch::new(&format!("conformance-{name}"));
+    let cmdline = conformance_cmdline(name);
+    fs::create_dir_all(scratch.path("out")).unwrap();
+    fs::copy(
+        dir.join(format!("ntrace/{name}/{name}.elf")),
+        scratch.path(&cmdline),
+    )
+    .unwrap();
+    let pcs_path = scratch.path("rvtrace.pcs");
+    let r = rvtrace_run(&scratch.0, &cmdline, &pcs_path, &scratch);
+    let mut output = String::from_utf8_lossy(&r.stdout).into_owned();
+    output += &String::from_utf8_lossy(&r.stderr);
+    assert!(
+        r.status.success() && output.ends_with("fails=0\n"),
+        "{name}: rvtrace run: exit status {}, output:\n{output}",
+        r.status
+    );
+    let ours = parse_pcs(&fs::read(&pcs_path).unwrap());
+    assert_pcs_eq(name, "rvtrace", &ours, "conformance", &expected);
+}
+
+macro_rules! conformance_tests {
+    ($($test:ident => $name:literal,)*) => {
+        $(
+            #[test]
+            fn $test() {
+                check_conformance($name);
+            }
+        )*
+    };
+}
+
+conformance_tests! {
+    conformance_crc_rv64gc => "crc-rv64gc",
+    conformance_crc_rv32imac => "crc-rv32imac",
+    conformance_matrix_rv64gc => "matrix-rv64gc",
+    conformance_matrix_rv32imac => "matrix-rv32imac",
+    conformance_parser_rv64gc => "parser-rv64gc",
+    conformance_parser_rv32imac => "parser-rv32imac",
+}
+
+/// A PC difference is reported (first difference, context, lengths).
+#[test]
+#[should_panic(expected = "PC lists differ at index 3 (line 4): rvtrace has 5 PCs, QEMU has 4")]
+fn pc_difference_is_reported() {
+    assert_pcs_eq("demo", "rvtrace", &[1, 2, 3, 4, 5], "QEMU", &[1, 2, 3, 7]);
+}

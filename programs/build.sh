@@ -1,0 +1,71 @@
+#!/bin/sh
+# Rebuilds every test program into programs/elf/<name>-<arch>.elf.
+# Needs Debian's bare-metal GCC and picolibc:
+#   apt-get install gcc-riscv64-unknown-elf picolibc-riscv64-unknown-elf
+# Flags are those of the conformance programs' build.sh (-O2 -g, picolibc semihosting,
+# RAM at 0x80000000). Afterwards the DWARF sections are stripped (symbols are kept) so the
+# committed ELFs stay small; the loaded bytes are unchanged. KEEP_DEBUG=1 keeps them.
+# Runnable from any directory; stops at the first error.
+set -eu
+here=$(cd "$(dirname "$0")" && pwd)
+cd "$here/src"
+out="$here/elf"
+mkdir -p "$out"
+cc=riscv64-unknown-elf-gcc
+strip=riscv64-unknown-elf-strip
+command -v "$cc" >/dev/null || { echo "build.sh: $cc not found" >&2; exit 1; }
+
+mem="-Wl,--defsym=__flash=0x80000000 -Wl,--defsym=__flash_size=0x200000 -Wl,--defsym=__ram=0x80200000 -Wl,--defsym=__ram_size=0x200000"
+common="-O2 -g --specs=picolibc.specs --oslib=semihost --crt0=semihost $mem -fdebug-prefix-map=$here=programs"
+
+arch_flags() {
+    case $1 in
+    rv64gc)   echo "-march=rv64gc -mabi=lp64d -mcmodel=medany" ;;
+    rv32imac) echo "-march=rv32imac -misa-spec=2.2 -mabi=ilp32" ;;
+    rv64g)    echo "-march=rv64g -mabi=lp64d -mcmodel=medany" ;;      # no C: picolibc rv64iafd multilib
+    rv32ima)  echo "-march=rv32ima -misa-spec=2.2 -mabi=ilp32" ;;     # no C: picolibc rv32ia multilib
+    *) echo "build.sh: unknown arch $1" >&2; exit 1 ;;
+    esac
+}
+
+# build NAME "ARCHS" SOURCES...
+build() {
+    name=$1 archs=$2
+    shift 2
+    for arch in $archs; do
+        elf="$out/$name-$arch.elf"
+        # shellcheck disable=SC2046
+        $cc $common $(arch_flags "$arch") "$@" -lm -o "$elf"
+        if [ "${KEEP_DEBUG:-0}" != 1 ]; then $strip --strip-debug "$elf"; fi
+        echo "built elf/$name-$arch.elf"
+    done
+}
+
+both="rv64gc rv32imac"
+build recurse    "$both" recurse.c
+build switch     "$both" switch.c
+build fnptr      "$both" fnptr.c
+build loops      "$both" loops.c
+build setjmp     "$both" setjmp.c
+build stdio      "$both" stdio.c
+build heap       "$both" heap.c
+build float      "$both" float.c
+build mixed      "$both" mixed.c mixed.S
+build traps      "$both" traps.c rvtest.S
+build timer      "$both" timer.c rvtest.S
+build sdeleg     "$both" sdeleg.c rvtest.S
+build nocompress "rv64g rv32ima" nocompress.c
+
+# The no-C builds must not contain a single 16-bit instruction (padding .2byte 0 aside).
+for elf in "$out"/nocompress-*.elf; do
+    n=$(riscv64-unknown-elf-objdump -d "$elf" | awk -F'\t' 'NF >= 3 && $2 ~ /^[0-9a-f][0-9a-f][0-9a-f][0-9a-f] +$/ && $3 !~ /^\.2byte/' | wc -l)
+    if [ "$n" -ne 0 ]; then echo "build.sh: $elf has $n compressed instructions" >&2; exit 1; fi
+done
+
+# HTIF programs (riscv-tests style, no picolibc): run only on the hart model, since QEMU's virt
+# machine has no HTIF. Kept out of elf/ so the QEMU comparison does not pick them up.
+for code in 0 3; do
+    $cc -march=rv64gc -mabi=lp64d -nostdlib -nostartfiles -Wl,-N -Wl,--no-warn-rwx-segments -Wl,-Ttext=0x80000000 -DEXIT_CODE=$code \
+        "$here/htif/htif.S" -o "$here/htif/htif-exit$code-rv64gc.elf"
+    echo "built htif/htif-exit$code-rv64gc.elf"
+done
