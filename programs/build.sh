@@ -54,6 +54,7 @@ build mixed      "$both" mixed.c mixed.S
 build traps      "$both" traps.c rvtest.S
 build timer      "$both" timer.c rvtest.S
 build sdeleg     "$both" sdeleg.c rvtest.S
+build csrs       "$both" csrs.c rvtest.S
 build nocompress "rv64g rv32ima" nocompress.c
 
 # The no-C builds must not contain a single 16-bit instruction (padding .2byte 0 aside).

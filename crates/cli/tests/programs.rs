@@ -442,6 +442,8 @@ program_tests! {
     timer_rv32imac => "timer-rv32imac",
     sdeleg_rv64gc => "sdeleg-rv64gc",
     sdeleg_rv32imac => "sdeleg-rv32imac",
+    csrs_rv64gc => "csrs-rv64gc",
+    csrs_rv32imac => "csrs-rv32imac",
 }
 
 /// Every ELF in programs/elf has a test above and an expected output, and vice versa.

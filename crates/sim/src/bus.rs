@@ -28,7 +28,7 @@ pub const FINISHER_BASE: u64 = 0x0010_0000;
 pub struct Clint {
     /// `msip` bit 0.
     pub msip: bool,
-    /// `mtimecmp`. QEMU raises MTIP only after a write, so it starts at the maximum.
+    /// `mtimecmp`. It resets to 0 as on QEMU 7.2, so MTIP is pending from the start.
     pub mtimecmp: u64,
     /// `mtime = instret + mtime_offset` (one tick per retired instruction).
     pub mtime_offset: u64,
@@ -75,7 +75,7 @@ impl Bus {
             ram_size,
             clint: Clint {
                 msip: false,
-                mtimecmp: u64::MAX,
+                mtimecmp: 0,
                 mtime_offset: 0,
             },
             tohost: None,

@@ -91,6 +91,8 @@ pub mod mstatus {
     pub const TSR: u64 = 1 << 22;
     pub const UXL: u64 = 3 << 32;
     pub const SXL: u64 = 3 << 34;
+    pub const GVA: u64 = 1 << 38;
+    pub const MPV: u64 = 1 << 39;
 }
 
 /// Interrupt bits of `mip`/`mie` (privileged ISA, "Machine Interrupt Registers").
@@ -106,12 +108,30 @@ pub mod irq {
     pub const ALL: u64 = SSI | MSI | STI | MTI | SEI | MEI;
     /// Interrupts that can be delegated to S-mode.
     pub const S_MODE: u64 = SSI | STI | SEI;
-    /// Priority order for taking interrupts: MEI, MSI, MTI, SEI, SSI, STI.
-    pub const PRIORITY: [u64; 6] = [11, 3, 7, 9, 1, 5];
+    /// Writable bits of `mie` on QEMU 7.2's `virt` CPU (which has the H extension: VS interrupts,
+    /// SGEI 12 and LCOFI 13 are there as storage).
+    pub const MIE_WRITABLE: u64 = 0x3eee;
+    /// Software-writable bits of `mip` on QEMU 7.2 (SSIP, VSSIP, STIP, VSTIP, SEIP, VSEIP, LCOFIP).
+    pub const MIP_WRITABLE: u64 = 0x2666;
+    /// Writable bits of `mideleg` on QEMU 7.2 (SSI, STI, SEI, LCOFI) ...
+    pub const MIDELEG_WRITABLE: u64 = 0x2222;
+    /// ... and the bits that always read as one there (the VS interrupts and SGEI, delegated by H).
+    pub const MIDELEG_ONES: u64 = 0x1444;
+    /// Counter-overflow interrupt (Sscofpmf), present on QEMU 7.2's CPU.
+    pub const LCOFI: u64 = 1 << 13;
+    /// The interrupts `sie`/`sip` show (when delegated).
+    pub const S_VIEW: u64 = SSI | STI | SEI | LCOFI;
+    /// Priority order for taking interrupts: MEI, MSI, MTI, SEI, SSI, STI, then LCOFI.
+    pub const PRIORITY: [u64; 7] = [11, 3, 7, 9, 1, 5, 13];
 }
 
-/// Exceptions that `medeleg` can delegate (QEMU 7.2 `DELEGABLE_EXCPS` without the H causes).
-pub const DELEGABLE_EXCEPTIONS: u64 = 0xbbff;
+/// Exceptions that `medeleg` can delegate (QEMU 7.2 `DELEGABLE_EXCPS`, with the H causes; read
+/// back from QEMU by `programs/src/csrs.c`).
+pub const DELEGABLE_EXCEPTIONS: u64 = 0xf0_bfff;
+
+/// `misa` extension bits of QEMU 7.2's `virt` default CPU: I M A F D C S U, and H, which QEMU
+/// enables by default (the hart model does not implement the hypervisor, but reports QEMU's value).
+pub const MISA_H: u64 = 1 << 7;
 
 /// A CSR implemented outside the base CSR file (CTR, PMU counters, ...).
 pub trait CsrDevice: Send {
@@ -242,12 +262,19 @@ impl Csrs {
         }
     }
 
-    /// Write `mstatus` with QEMU 7.2's mask (`write_mstatus`).
-    pub fn mstatus_write(&mut self, val: u64, has_f: bool) {
+    /// Write `mstatus` with QEMU 7.2's mask (`write_mstatus`): on RV64 MPV and GVA are writable
+    /// (the CPU has H), and UXL is written only when the value has a UXL bit set.
+    pub fn mstatus_write(&mut self, val: u64, has_f: bool, xlen: Xlen) {
         use mstatus::*;
         let mut mask = SIE | SPIE | MIE | MPIE | SPP | MPRV | SUM | MPP | MXR | TVM | TSR | TW | VS;
         if has_f {
             mask |= FS;
+        }
+        if xlen == Xlen::Rv64 {
+            mask |= MPV | GVA;
+            if val & UXL != 0 {
+                mask |= UXL;
+            }
         }
         self.mstatus = (self.mstatus & !mask) | (val & mask);
     }

@@ -116,8 +116,8 @@ impl Hart {
                 let sd = if rv32 { 1 << 31 } else { 1 << 63 };
                 m & (mask | sd)
             }
-            num::SIE if self.ext.s => c.mie & c.mideleg,
-            num::SIP if self.ext.s => self.mip() & c.mideleg,
+            num::SIE if self.ext.s => c.mie & c.mideleg & irq::S_VIEW,
+            num::SIP if self.ext.s => self.mip() & c.mideleg & irq::S_VIEW,
             num::STVEC if self.ext.s => c.stvec,
             num::SCOUNTEREN if self.ext.s => c.scounteren,
             num::SENVCFG if self.ext.s => c.senvcfg,
@@ -225,19 +225,22 @@ impl Hart {
             }
             num::MHPMCOUNTER3..=num::MHPMCOUNTER31 | num::MHPMCOUNTER3H..=num::MHPMCOUNTER31H => {}
             num::SSTATUS => {
-                let mask = mstatus::SIE
+                let mut mask = mstatus::SIE
                     | mstatus::SPIE
                     | mstatus::SPP
                     | mstatus::FS
                     | mstatus::VS
                     | mstatus::SUM
                     | mstatus::MXR;
+                if !rv32 {
+                    mask |= mstatus::UXL;
+                }
                 let new = (c.mstatus & !mask) | (v & mask);
-                c.mstatus_write(new, has_f);
+                c.mstatus_write(new, has_f, self.xlen);
                 self.recheck();
             }
             num::SIE => {
-                let m = c.mideleg;
+                let m = c.mideleg & irq::S_VIEW;
                 c.mie = (c.mie & !m) | (v & m);
                 self.recheck();
             }
@@ -252,17 +255,27 @@ impl Hart {
                     c.stvec = v;
                 }
             }
-            num::SCOUNTEREN => c.scounteren = v & 0xffff_ffff,
+            num::SCOUNTEREN => c.scounteren = v,
             num::SENVCFG => c.senvcfg = v & 0xf1,
             num::SSCRATCH => c.sscratch = v,
-            num::SEPC => c.sepc = v & !1,
+            // QEMU 7.2 keeps bit 0 of xepc as written (the ISA says it reads as zero).
+            num::SEPC => c.sepc = v,
             num::SCAUSE => c.scause = v,
             num::STVAL => c.stval = v,
             num::SATP => {
                 if self.priv_ == privilege::S && c.mstatus & mstatus::TVM != 0 {
                     return false;
                 }
-                c.satp = v;
+                // WARL: a write with an unsupported MODE is ignored (QEMU 7.2 `write_satp`):
+                // RV32 Bare/Sv32, RV64 Bare/Sv39/Sv48/Sv57.
+                let ok = if rv32 {
+                    true
+                } else {
+                    matches!(v >> 60, 0 | 8 | 9 | 10)
+                };
+                if ok {
+                    c.satp = v;
+                }
             }
             num::MSTATUS => {
                 let v = if rv32 {
@@ -270,22 +283,22 @@ impl Hart {
                 } else {
                     v
                 };
-                c.mstatus_write(v, has_f);
+                c.mstatus_write(v, has_f, self.xlen);
                 self.recheck();
             }
             num::MSTATUSH => {}
             num::MISA => {}
             num::MEDELEG => c.medeleg = v & DELEGABLE_EXCEPTIONS,
             num::MIDELEG => {
-                c.mideleg = v & irq::S_MODE;
+                c.mideleg = (v & irq::MIDELEG_WRITABLE) | irq::MIDELEG_ONES;
                 self.recheck();
             }
             num::MIE => {
-                c.mie = v & irq::ALL;
+                c.mie = v & irq::MIE_WRITABLE;
                 self.recheck();
             }
             num::MIP => {
-                c.mip_sw = (c.mip_sw & !irq::S_MODE) | (v & irq::S_MODE);
+                c.mip_sw = v & irq::MIP_WRITABLE;
                 self.recheck();
             }
             num::MTVEC => {
@@ -293,7 +306,7 @@ impl Hart {
                     c.mtvec = v;
                 }
             }
-            num::MCOUNTEREN => c.mcounteren = v & 0xffff_ffff,
+            num::MCOUNTEREN => c.mcounteren = v,
             num::MENVCFG => {
                 c.menvcfg = if rv32 {
                     (c.menvcfg & !0xffff_ffff) | (v & 0xf1)
@@ -304,10 +317,10 @@ impl Hart {
             num::MENVCFGH => {
                 c.menvcfg = (c.menvcfg & 0xffff_ffff) | ((v << 32) & 0xc000_0000_0000_0000)
             }
-            num::MCOUNTINHIBIT => c.mcountinhibit = v & 0xffff_fffd,
+            num::MCOUNTINHIBIT => c.mcountinhibit = v,
             num::MHPMEVENT3..=num::MHPMEVENT31 => c.mhpmevent[(csr - num::MHPMEVENT3) as usize] = v,
             num::MSCRATCH => c.mscratch = v,
-            num::MEPC => c.mepc = v & !1,
+            num::MEPC => c.mepc = v,
             num::MCAUSE => c.mcause = v,
             num::MTVAL => c.mtval = v,
             num::PMPCFG0..=num::PMPCFG15 => {
@@ -329,14 +342,15 @@ impl Hart {
             num::PMPADDR0..=num::PMPADDR63 => {
                 let e = (csr - num::PMPADDR0) as usize;
                 if e < c.pmpaddr.len() && c.pmpcfg[e] & 0x80 == 0 {
-                    c.pmpaddr[e] = if rv32 {
-                        v & 0xffff_ffff
-                    } else {
-                        v & ((1 << 54) - 1)
-                    };
+                    c.pmpaddr[e] = v;
                 }
             }
-            num::TSELECT => c.tselect = v,
+            // QEMU 7.2 has two triggers; other indices are ignored.
+            num::TSELECT => {
+                if v < 2 {
+                    c.tselect = v;
+                }
+            }
             num::TDATA1..=num::TDATA3 | num::TINFO => {}
             _ => {
                 // Read-only machine information registers (0xf11..) never reach here: their

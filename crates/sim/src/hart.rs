@@ -195,7 +195,7 @@ impl Hart {
     /// `t0` = entry; everything else zero; M-mode).
     pub fn new(cfg: &Config) -> Hart {
         let ext = cfg.ext;
-        let mut misa_ext = 1 << 8; // I
+        let mut misa_ext = (1 << 8) | crate::csr::MISA_H; // I, and H as QEMU reports it
         for (on, letter) in [
             (ext.a, b'A'),
             (ext.c, b'C'),
