@@ -185,3 +185,27 @@ fn htif_tohost_exit_and_console() {
         assert_eq!(String::from_utf8_lossy(&o.stdout), "ok\n", "{elf}");
     }
 }
+
+/// Without C, a jump to an address that is 2 mod 4 raises instruction-address-misaligned at the
+/// jump (`--isa` overrides the ELF); with C the same jump is fine.
+#[test]
+fn isa_override_without_c_makes_misaligned_jumps_trap() {
+    let d = tmpdir("noc");
+    let p = d.join("m.elf");
+    const J_PLUS_6: u32 = 0x0060006f; // jal zero, .+6
+    std::fs::write(&p, minimal_elf(true, 0x8000_0000, &code(&[J_PLUS_6, 0]))).unwrap();
+    let o = rvtrace(&["run", p.to_str().unwrap(), "--isa", "rv64g"]);
+    assert_eq!(o.status.code(), Some(125));
+    let e = stderr(&o);
+    assert!(
+        e.contains("instruction address misaligned at pc 0x80000000 (tval 0x80000006)"),
+        "{e}"
+    );
+    // With C the jump retires and the hart runs into the zero parcel at 0x80000006 (c.unimp).
+    let o = rvtrace(&["run", p.to_str().unwrap(), "--isa", "rv64gc"]);
+    assert!(
+        stderr(&o).contains("illegal instruction at pc 0x80000006"),
+        "{}",
+        stderr(&o)
+    );
+}

@@ -125,11 +125,27 @@ impl Hart {
                 self.wx::<O, RV64>(obs, i.rd, v);
             }};
         }
+        // Without C, a jump or taken branch to an address that is not 4-byte aligned raises
+        // instruction-address-misaligned at the jump, which does not retire (unprivileged ISA,
+        // "Control Transfer Instructions"); with C every target is aligned.
+        let no_c = !self.ext.c;
+        macro_rules! target {
+            ($t:expr) => {{
+                let t = $t;
+                let t = if RV64 { t } else { t & 0xffff_ffff };
+                if no_c && t & 2 != 0 {
+                    return Err(Exc {
+                        cause: cause::INSN_MISALIGNED,
+                        tval: t,
+                    });
+                }
+                t
+            }};
+        }
         macro_rules! branch {
             ($cond:expr) => {{
                 if $cond {
-                    let t = pc.wrapping_add(imm);
-                    return Ok(if RV64 { t } else { t & 0xffff_ffff });
+                    return Ok(target!(pc.wrapping_add(imm)));
                 }
             }};
         }
@@ -141,14 +157,14 @@ impl Hart {
             Lui => w!(imm),
             Auipc => w!(pc.wrapping_add(imm)),
             Jal => {
-                let t = pc.wrapping_add(imm);
+                let t = target!(pc.wrapping_add(imm));
                 w!(next);
-                return Ok(if RV64 { t } else { t & 0xffff_ffff });
+                return Ok(t);
             }
             Jalr => {
-                let t = rs1.wrapping_add(imm) & !1;
+                let t = target!(rs1.wrapping_add(imm) & !1);
                 w!(next);
-                return Ok(if RV64 { t } else { t & 0xffff_ffff });
+                return Ok(t);
             }
             Beq => branch!(rs1 == rs2),
             Bne => branch!(rs1 != rs2),
@@ -413,11 +429,11 @@ impl Hart {
                 if new_priv != privilege::M {
                     n &= !mstatus::MPRV;
                 }
+                let t = target!(self.csr.mepc);
                 self.csr.mstatus = n;
                 self.priv_ = new_priv;
                 self.recheck();
-                let t = self.csr.mepc;
-                return Ok(if RV64 { t } else { t & 0xffff_ffff });
+                return Ok(t);
             }
             Sret => {
                 if self.priv_ < privilege::S
@@ -437,11 +453,11 @@ impl Hart {
                 }
                 n |= mstatus::SPIE;
                 n &= !mstatus::MPRV;
+                let t = target!(self.csr.sepc);
                 self.csr.mstatus = n;
                 self.priv_ = spp;
                 self.recheck();
-                let t = self.csr.sepc;
-                return Ok(if RV64 { t } else { t & 0xffff_ffff });
+                return Ok(t);
             }
             Wfi => {
                 // QEMU 7.2 helper_wfi: illegal in U-mode (S implemented), and in S-mode with TW=1.

@@ -133,6 +133,17 @@ pub const FDT_SIZE: u64 = crate::semihost::QEMU_VIRT_FDT_SIZE;
 
 const ICACHE_BITS: u32 = 15;
 
+/// Consecutive traps without a retired instruction after which the hart stops (trap loop).
+const TRAP_LOOP_LIMIT: u32 = 1000;
+
+fn trap_name(t: &TrapInfo) -> String {
+    if t.interrupt {
+        format!("interrupt {}", t.cause)
+    } else {
+        exception_name(t.cause).to_string()
+    }
+}
+
 #[derive(Clone, Copy, Default)]
 struct Slot {
     pc: u64,
@@ -175,7 +186,10 @@ pub struct Hart {
     pub(crate) stop: Option<Stop>,
     /// Handler address of the last trap, until an instruction retires (runaway detection).
     last_handler: Option<u64>,
+    /// The first trap since the last retired instruction, with the instruction count then.
     first_fault: Option<(TrapInfo, u64)>,
+    /// Traps taken since the last retired instruction (trap-loop detection).
+    traps_without_retire: u32,
 }
 
 impl std::fmt::Debug for Hart {
@@ -233,6 +247,7 @@ impl Hart {
             stop: None,
             last_handler: None,
             first_fault: None,
+            traps_without_retire: 0,
         };
         // Invalidate the decode cache: no instruction lives at pc 1.
         for s in hart.icache.iter_mut() {
@@ -399,6 +414,7 @@ impl Hart {
                     self.pc = next;
                     self.instret += 1;
                     self.last_handler = None;
+                    self.traps_without_retire = 0;
                     obs.retire(&Retired {
                         pc,
                         insn: bits,
@@ -418,6 +434,8 @@ impl Hart {
                         // ecall/ebreak retire with an exception (E-Trace itype 1, N-Trace Table 2).
                         let trap = self.take_trap(exc.cause, exc.tval, false, pc);
                         self.instret += 1;
+                        self.last_handler = None;
+                        self.traps_without_retire = 0;
                         obs.retire(&Retired {
                             pc,
                             insn: bits,
@@ -452,11 +470,37 @@ impl Hart {
         self.note_fault(trap);
     }
 
+    /// Record a trap taken without retiring an instruction. A hart that keeps trapping without
+    /// ever retiring one (say, a handler whose first instruction is illegal) would spin forever,
+    /// as QEMU does; the model stops instead and says where the loop started.
     fn note_fault(&mut self, trap: TrapInfo) {
-        if self.last_handler.is_none() {
+        if self.traps_without_retire == 0 {
             self.first_fault = Some((trap, self.instret));
         }
+        self.traps_without_retire += 1;
         self.last_handler = Some(trap.handler);
+        if self.traps_without_retire >= TRAP_LOOP_LIMIT && self.stop.is_none() {
+            let mut msg = format!(
+                "stuck in a trap loop: {TRAP_LOOP_LIMIT} traps without retiring an instruction"
+            );
+            if let Some((t, n)) = self.first_fault {
+                msg.push_str(&format!(
+                    "; the first was {} at pc {:#x} (tval {:#x}) after {} instructions, handled at {:#x}",
+                    trap_name(&t),
+                    t.epc,
+                    t.tval,
+                    n,
+                    t.handler
+                ));
+            }
+            msg.push_str(&format!(
+                "; the last was {} at pc {:#x}",
+                trap_name(&trap),
+                trap.epc
+            ));
+            self.stop = Some(Stop::Error(msg));
+            self.recheck();
+        }
     }
 
     fn runaway_message(&self, pc: u64) -> String {
@@ -464,7 +508,7 @@ impl Hart {
         if let Some((t, n)) = self.first_fault {
             msg.push_str(&format!(
                 "{} at pc {:#x} (tval {:#x}) after {} instructions",
-                exception_name(t.cause),
+                trap_name(&t),
                 t.epc,
                 t.tval,
                 n
@@ -502,8 +546,7 @@ impl Hart {
             let epc = self.pc;
             let trap = self.take_trap(c, 0, true, epc);
             obs.trap(&trap);
-            self.last_handler = Some(trap.handler);
-            self.first_fault = None;
+            self.note_fault(trap);
             self.next_check = 0;
             return None;
         }

@@ -1,0 +1,102 @@
+//! The hart never panics, whatever it executes: random instruction words (biased towards valid
+//! opcodes), random CSR numbers and values, traps into random code. The test profile keeps
+//! overflow checks on, so an arithmetic overflow would panic here too.
+
+use rvtrace_isa::Xlen;
+use rvtrace_sim::bus::RAM_BASE;
+use rvtrace_sim::{Config, Hart, Stop};
+
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+}
+
+/// A random instruction: mostly a valid major opcode with random fields, sometimes anything.
+fn random_insn(r: &mut Rng) -> u32 {
+    const OPCODES: [u32; 20] = [
+        0x03, 0x07, 0x0f, 0x13, 0x17, 0x1b, 0x23, 0x27, 0x2f, 0x33, 0x37, 0x3b, 0x43, 0x47, 0x4b,
+        0x4f, 0x53, 0x63, 0x67, 0x73,
+    ];
+    let x = r.next() as u32;
+    match r.next() % 8 {
+        0 => x,
+        1 => x & 0xffff, // a compressed parcel (or two)
+        _ => (x & !0x7f) | OPCODES[(r.next() % OPCODES.len() as u64) as usize],
+    }
+}
+
+#[test]
+fn random_programs_never_panic() {
+    // RVTRACE_FUZZ_SEEDS=N runs a longer campaign.
+    let seeds: u64 = std::env::var("RVTRACE_FUZZ_SEEDS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(24);
+    let mut total = 0;
+    for (seed, xlen) in (0..seeds).map(|s| (s, if s % 2 == 0 { Xlen::Rv64 } else { Xlen::Rv32 })) {
+        let mut r = Rng(seed);
+        // No semihosting: random code must not open, remove or run anything on the host.
+        let mut cfg = Config::virt(xlen, "random");
+        cfg.semihosting_cmdline = None;
+        let mut hart = Hart::new(&cfg);
+        // 16 KiB of random code at the start of RAM; traps go into it as well.
+        let code: Vec<u8> = (0..4096)
+            .flat_map(|_| random_insn(&mut r).to_le_bytes())
+            .collect();
+        assert!(hart.bus.write_ram(RAM_BASE, &code));
+        hart.pc = RAM_BASE;
+        hart.csr.mtvec = RAM_BASE + 0x100;
+        hart.csr.stvec = RAM_BASE + 0x200;
+        for k in 1..32 {
+            hart.x[k] = if r.next() % 2 == 0 {
+                RAM_BASE + (r.next() % 0x4000)
+            } else {
+                r.next()
+            };
+        }
+        let mut stops = 0;
+        while hart.instret < 50_000 && stops < 2000 {
+            match hart.run(&mut (), 2_000) {
+                Stop::InsnLimit => {}
+                // Exits (semihosting, finisher) and errors (runaway, wfi): restart somewhere else.
+                Stop::Exit(_) | Stop::Error(_) => {
+                    stops += 1;
+                    hart.pc = RAM_BASE + (r.next() % 0x4000) & !1;
+                }
+            }
+        }
+        total += hart.instret;
+    }
+    // Random code traps a lot; it must still have executed a fair amount.
+    assert!(total > seeds * 10_000, "only {total} instructions retired");
+}
+
+/// A handler whose first instruction is illegal traps forever without retiring anything; the
+/// hart stops and says where the loop started.
+#[test]
+fn trap_loop_is_reported() {
+    let mut cfg = Config::virt(Xlen::Rv64, "loop");
+    cfg.semihosting_cmdline = None;
+    let mut hart = Hart::new(&cfg);
+    // 0x80000000: ecall; 0x80000004: 0 (illegal) = the handler.
+    assert!(hart.bus.write_ram(RAM_BASE, &[0x73, 0, 0, 0, 0, 0, 0, 0]));
+    hart.pc = RAM_BASE;
+    hart.csr.mtvec = RAM_BASE + 4;
+    match hart.run(&mut (), 1_000_000) {
+        Stop::Error(m) => {
+            assert!(m.contains("stuck in a trap loop"), "{m}");
+            assert!(
+                m.contains("the first was illegal instruction at pc 0x80000004"),
+                "{m}"
+            );
+        }
+        other => panic!("expected a trap-loop error, got {other:?}"),
+    }
+    assert_eq!(hart.instret, 1, "only the ecall retired");
+}
