@@ -67,7 +67,7 @@ fn random_programs_never_panic() {
                 // Exits (semihosting, finisher) and errors (runaway, wfi): restart somewhere else.
                 Stop::Exit(_) | Stop::Error(_) => {
                     stops += 1;
-                    hart.pc = RAM_BASE + (r.next() % 0x4000) & !1;
+                    hart.pc = (RAM_BASE + (r.next() % 0x4000)) & !1;
                 }
             }
         }
