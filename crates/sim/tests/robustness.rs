@@ -54,7 +54,7 @@ fn random_programs_never_panic() {
         hart.csr.mtvec = RAM_BASE + 0x100;
         hart.csr.stvec = RAM_BASE + 0x200;
         for k in 1..32 {
-            hart.x[k] = if r.next() % 2 == 0 {
+            hart.x[k] = if r.next().is_multiple_of(2) {
                 RAM_BASE + (r.next() % 0x4000)
             } else {
                 r.next()
