@@ -4,7 +4,7 @@ mod common;
 
 use std::time::Instant;
 
-use common::{encoder_input, pcseq, read_vector, Rng, ETRACE_CONFIGS, PROGRAMS};
+use common::{encoder_input, pcseq, read_vector, Rng, ETRACE_CONFIGS};
 use rvtrace_ingress::binary::{from_slice, to_vec};
 use rvtrace_ingress::etrace_csv::{CsvColumns, EtraceCsvReader, EtraceCsvWriter};
 use rvtrace_ingress::pcseq::{PcseqReader, PcseqWriter};
@@ -12,6 +12,7 @@ use rvtrace_ingress::text::TextReader;
 use rvtrace_ingress::{
     dump, privilege, IngressError, IngressHeader, IngressReader, IngressWriter, Itype, Record, Xlen,
 };
+use rvtrace_testkit::PROGRAMS;
 
 fn read_csv(bytes: &[u8]) -> Vec<Record> {
     let r = EtraceCsvReader::new(bytes).unwrap();

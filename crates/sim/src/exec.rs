@@ -36,8 +36,9 @@ impl Hart {
         }
     }
 
+    /// Effective address `x[base] + imm`, XLEN-wrapped.
     #[inline(always)]
-    fn addr<const RV64: bool>(&self, base: u8, imm: i32) -> u64 {
+    pub(crate) fn addr<const RV64: bool>(&self, base: u8, imm: i32) -> u64 {
         let a = self.x[base as usize].wrapping_add(imm as i64 as u64);
         if RV64 {
             a

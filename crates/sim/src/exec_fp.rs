@@ -85,8 +85,7 @@ impl Hart {
         }
         match i.op {
             Flw | Fld => {
-                let a = self.x[i.rs1 as usize].wrapping_add(i.imm as i64 as u64);
-                let a = if RV64 { a } else { a & 0xffff_ffff };
+                let a = self.addr::<RV64>(i.rs1, i.imm);
                 if i.op == Flw {
                     let v = self.mem_load(obs, a, 4)?;
                     fs!(v as u32);
@@ -97,8 +96,7 @@ impl Hart {
                 return Ok(next);
             }
             Fsw | Fsd => {
-                let a = self.x[i.rs1 as usize].wrapping_add(i.imm as i64 as u64);
-                let a = if RV64 { a } else { a & 0xffff_ffff };
+                let a = self.addr::<RV64>(i.rs1, i.imm);
                 if i.op == Fsw {
                     self.mem_store(obs, a, 4, f2 & 0xffff_ffff)?;
                 } else {

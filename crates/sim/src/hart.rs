@@ -409,51 +409,42 @@ impl Hart {
             };
             let bits = if insn.len == 2 { raw & 0xffff } else { raw };
             let prev_priv = self.priv_;
-            match self.execute::<O, RV64>(obs, &insn, bits, pc) {
-                Ok(next) => {
-                    self.pc = next;
-                    self.instret += 1;
-                    self.last_handler = None;
-                    self.traps_without_retire = 0;
-                    obs.retire(&Retired {
-                        pc,
-                        insn: bits,
-                        len: insn.len,
-                        class,
-                        next_pc: next,
-                        priv_: prev_priv,
-                        trap: None,
-                        semihosting: insn.op == Op::Ebreak,
-                        mtime: self.instret.wrapping_add(self.bus.clint.mtime_offset),
-                    });
+            let (next, trap) = match self.execute::<O, RV64>(obs, &insn, bits, pc) {
+                Ok(next) => (next, None),
+                // ecall/ebreak retire with an exception (E-Trace itype 1, N-Trace Table 2).
+                Err(exc)
+                    if matches!(
+                        exc.cause,
+                        cause::BREAKPOINT | cause::ECALL_U | cause::ECALL_S | cause::ECALL_M
+                    ) =>
+                {
+                    let trap = self.take_trap(exc.cause, exc.tval, false, pc);
+                    (trap.handler, Some(trap))
                 }
+                // Any other exception: the instruction does not retire.
                 Err(exc) => {
-                    if exc.cause == cause::BREAKPOINT
-                        || matches!(exc.cause, cause::ECALL_U | cause::ECALL_S | cause::ECALL_M)
-                    {
-                        // ecall/ebreak retire with an exception (E-Trace itype 1, N-Trace Table 2).
-                        let trap = self.take_trap(exc.cause, exc.tval, false, pc);
-                        self.instret += 1;
-                        self.last_handler = None;
-                        self.traps_without_retire = 0;
-                        obs.retire(&Retired {
-                            pc,
-                            insn: bits,
-                            len: insn.len,
-                            class,
-                            next_pc: trap.handler,
-                            priv_: prev_priv,
-                            trap: Some(trap),
-                            semihosting: false,
-                            mtime: self.instret.wrapping_add(self.bus.clint.mtime_offset),
-                        });
-                    } else {
-                        let trap = self.take_trap(exc.cause, exc.tval, false, pc);
-                        obs.trap(&trap);
-                        self.note_fault(trap);
-                    }
+                    let trap = self.take_trap(exc.cause, exc.tval, false, pc);
+                    obs.trap(&trap);
+                    self.note_fault(trap);
+                    continue;
                 }
-            }
+            };
+            self.pc = next;
+            self.instret += 1;
+            self.last_handler = None;
+            self.traps_without_retire = 0;
+            obs.retire(&Retired {
+                pc,
+                insn: bits,
+                len: insn.len,
+                class,
+                next_pc: next,
+                priv_: prev_priv,
+                trap,
+                // `execute` returns Ok for an ebreak only when it serviced a semihosting call.
+                semihosting: trap.is_none() && insn.op == Op::Ebreak,
+                mtime: self.instret.wrapping_add(self.bus.clint.mtime_offset),
+            });
         }
     }
 

@@ -14,16 +14,6 @@ pub fn read_vector(rel: &str) -> Vec<u8> {
     rvtrace_testkit::read_vector(&dir, rel)
 }
 
-/// The programs with vectors, and their retired-instruction counts (conformance README table).
-pub const PROGRAMS: [(&str, usize); 6] = [
-    ("crc-rv32imac", 356153),
-    ("crc-rv64gc", 398964),
-    ("matrix-rv32imac", 65303),
-    ("matrix-rv64gc", 64446),
-    ("parser-rv32imac", 71211),
-    ("parser-rv64gc", 74043),
-];
-
 /// E-Trace configurations with an `encoder_input` each.
 pub const ETRACE_CONFIGS: [&str; 3] = ["itype3_basic", "itype4_basic", "itype4_debug"];
 
