@@ -51,6 +51,10 @@ pub struct RunArgs {
     /// Print a summary on stderr at the end: instructions, traps, speed.
     #[arg(long)]
     stats: bool,
+    /// Let the program run shell commands on this machine through semihosting `SYS_SYSTEM`
+    /// (as QEMU does). Without it such a call fails with EPERM and a warning.
+    #[arg(long)]
+    allow_host_commands: bool,
 }
 
 /// Arguments of `rvtrace example`.
@@ -265,6 +269,7 @@ pub fn run(args: &RunArgs) -> Result<ExitCode, String> {
         .clone()
         .unwrap_or_else(|| args.elf.to_string_lossy().into_owned());
     let mut hart = make_hart(&image, isa, &cmdline)?;
+    hart.allow_host_commands(args.allow_host_commands);
 
     let mut pcs = Maybe(match &args.pcs {
         Some(p) => Some(PcWriter::create(p)?),

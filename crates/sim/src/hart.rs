@@ -316,6 +316,14 @@ impl Hart {
         self.devices.push(dev);
     }
 
+    /// Let semihosting `SYS_SYSTEM` run host shell commands (see
+    /// [`Semihost::set_allow_host_commands`]); applies to the current semihosting service.
+    pub fn allow_host_commands(&mut self, allow: bool) {
+        if let Some(sh) = &mut self.semihost {
+            sh.set_allow_host_commands(allow);
+        }
+    }
+
     /// Replace the semihosting service (for example to capture its output).
     pub fn set_semihost(&mut self, sh: Option<Semihost>) {
         self.semihost = sh;

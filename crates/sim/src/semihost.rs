@@ -478,6 +478,7 @@ pub struct Semihost {
     errno: u32,
     epoch: u64,
     warned: Vec<u32>,
+    allow_host_commands: bool,
 }
 
 impl Semihost {
@@ -521,7 +522,15 @@ impl Semihost {
             errno: 0,
             epoch: DEFAULT_EPOCH,
             warned: Vec::new(),
+            allow_host_commands: false,
         }
+    }
+
+    /// Let `SYS_SYSTEM` run host shell commands, as QEMU does. Off by default: a program under
+    /// trace should not run commands on the host unless the user says so. When off, the call
+    /// returns -1 with errno `EPERM` and a warning is printed once.
+    pub fn set_allow_host_commands(&mut self, allow: bool) {
+        self.allow_host_commands = allow;
     }
 
     /// Say which of our stdin, stdout and stderr are terminals, for
@@ -1014,6 +1023,16 @@ impl Semihost {
     }
 
     fn sys_system(&mut self, cmd: &[u8]) -> u64 {
+        if !self.allow_host_commands {
+            if !self.warned.contains(&SYS_SYSTEM) {
+                self.warned.push(SYS_SYSTEM);
+                eprintln!(
+                    "rvtrace: the program asked to run a host command (semihosting SYS_SYSTEM); \
+                     refused (rvtrace run --allow-host-commands permits it)"
+                );
+            }
+            return self.fail(EPERM);
+        }
         self.flush();
         let mut c = Command::new("/bin/sh");
         c.arg("-c").arg(host_path(cmd));
@@ -1879,6 +1898,11 @@ mod tests {
     #[test]
     fn system() {
         let mut r = Rig::new(Xlen::Rv64);
+        r.mem.put_str(STR, "true");
+        // Refused unless allowed.
+        assert_eq!(r.blk(SYS_SYSTEM, &[STR, 4]), r.minus1());
+        assert_eq!(r.errno(), EPERM);
+        r.sh.set_allow_host_commands(true);
         r.mem.put_str(STR, "echo hi; exit 3");
         assert_eq!(r.blk(SYS_SYSTEM, &[STR, 15]), 0x300);
         assert_eq!(r.out.text(), "hi\n");
