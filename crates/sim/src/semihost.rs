@@ -1901,7 +1901,7 @@ mod tests {
         r.mem.put_str(STR, "true");
         // Refused unless allowed.
         assert_eq!(r.blk(SYS_SYSTEM, &[STR, 4]), r.minus1());
-        assert_eq!(r.errno(), EPERM);
+        assert_eq!(r.errno(), EPERM as u64);
         r.sh.set_allow_host_commands(true);
         r.mem.put_str(STR, "echo hi; exit 3");
         assert_eq!(r.blk(SYS_SYSTEM, &[STR, 15]), 0x300);
