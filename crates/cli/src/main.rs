@@ -1,8 +1,11 @@
 //! `rvtrace`: the command-line tool. Thin: it parses arguments, wires the parts together and
 //! reports errors; the work is done by the library crates.
 
+mod etrace;
 mod isa_arg;
+mod ntrace;
 mod run;
+mod tandem;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -37,6 +40,50 @@ enum Command {
         #[command(subcommand)]
         command: IngressCommand,
     },
+    /// Print a trace file message by message (packet by packet), field by field.
+    Dump {
+        #[command(subcommand)]
+        protocol: DumpCommand,
+    },
+    /// Encode an ingress stream into trace bytes.
+    Encode {
+        #[command(subcommand)]
+        protocol: EncodeCommand,
+    },
+    /// Decode trace bytes, with the program's ELF files, into the executed instruction flow.
+    Decode {
+        #[command(subcommand)]
+        protocol: DecodeCommand,
+    },
+    /// Tandem-verification traces (Bluespec's draft trace protocol).
+    Tandem {
+        #[command(subcommand)]
+        command: tandem::TandemCommand,
+    },
+}
+
+#[derive(Subcommand)]
+enum DumpCommand {
+    /// An N-Trace (Nexus) MSEO/MDO byte stream.
+    Ntrace(ntrace::DumpArgs),
+    /// E-Trace `te_inst` packets (encapsulated, or the reference flow's `te_inst_raw`).
+    Etrace(etrace::DumpArgs),
+}
+
+#[derive(Subcommand)]
+enum EncodeCommand {
+    /// N-Trace encoder (N-Trace chapters 8-10).
+    Ntrace(ntrace::EncodeArgs),
+    /// E-Trace encoder (E-Trace branch trace algorithm).
+    Etrace(etrace::EncodeArgs),
+}
+
+#[derive(Subcommand)]
+enum DecodeCommand {
+    /// N-Trace decoder (N-Trace chapter 11).
+    Ntrace(ntrace::DecodeArgs),
+    /// E-Trace decoder (E-Trace decoder.adoc).
+    Etrace(etrace::DecodeArgs),
 }
 
 #[derive(Subcommand)]
@@ -56,6 +103,19 @@ fn main() -> ExitCode {
         Command::Ingress {
             command: IngressCommand::Dump { file },
         } => run::ingress_dump(&file),
+        Command::Dump { protocol } => match protocol {
+            DumpCommand::Ntrace(a) => ntrace::dump(&a),
+            DumpCommand::Etrace(a) => etrace::dump(&a),
+        },
+        Command::Encode { protocol } => match protocol {
+            EncodeCommand::Ntrace(a) => ntrace::encode(&a),
+            EncodeCommand::Etrace(a) => etrace::encode(&a),
+        },
+        Command::Decode { protocol } => match protocol {
+            DecodeCommand::Ntrace(a) => ntrace::decode(&a),
+            DecodeCommand::Etrace(a) => etrace::decode(&a),
+        },
+        Command::Tandem { command } => tandem::run(command),
     };
     match result {
         Ok(code) => code,

@@ -133,14 +133,7 @@ impl PcWriter {
 impl Observer for PcWriter {
     #[inline]
     fn retire(&mut self, ev: &Retired) {
-        const HEX: &[u8; 16] = b"0123456789abcdef";
-        let pc = ev.pc;
-        let digits = (64 - (pc | 1).leading_zeros()).div_ceil(4) as usize;
-        self.buf.extend_from_slice(b"0x");
-        for k in (0..digits).rev() {
-            self.buf.push(HEX[((pc >> (4 * k)) & 15) as usize]);
-        }
-        self.buf.push(b'\n');
+        rvtrace_flow::push_hex_line(&mut self.buf, ev.pc);
         if self.buf.len() > (1 << 16) - 32 {
             self.flush_buf();
         }

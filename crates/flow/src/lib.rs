@@ -1,0 +1,238 @@
+//! Flow elements: what a trace decoder reports, in one type for every protocol (E-Trace, N-Trace),
+//! modelled on OpenCSD's generic trace elements. Consumers (PC lists, profiles, coverage,
+//! round-trip checks) take these and never look at packets.
+//!
+//! A decoder calls [`FlowSink::element`] for each element, in execution order. Instruction
+//! execution comes as [`FlowElement::Range`]: a run of sequentially executed instructions, so a
+//! decoder that moves one basic block per branch bit reports one element per block, not one per
+//! instruction.
+
+use rvtrace_image::Image;
+use rvtrace_isa::insn_len;
+use std::io::{self, Write};
+
+/// Why the decoder (re)gained synchronisation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SyncReason {
+    /// Start of trace (first sync in the stream, or after trace was enabled).
+    Start,
+    /// Periodic synchronisation (a resync timer or counter).
+    Periodic,
+    /// After trace loss or an error: the first sync point after it.
+    Recovery,
+    /// Any other reason the protocol gives (its own code).
+    Other(u8),
+}
+
+/// One thing the decoder learned about the program's execution.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum FlowElement {
+    /// The decoder is synchronised: execution continues at `addr`.
+    Sync {
+        /// Address of the next instruction executed.
+        addr: u64,
+        /// Why.
+        reason: SyncReason,
+    },
+    /// `count` instructions executed sequentially, the first at `start`, the last at `last`.
+    /// The instruction after `last` is wherever the next element says (the range ends at a
+    /// control transfer, a trap, a sync point or the end of trace).
+    Range {
+        /// Address of the first instruction.
+        start: u64,
+        /// Address of the last instruction.
+        last: u64,
+        /// Number of instructions (at least 1).
+        count: u64,
+    },
+    /// A trap (exception or interrupt) was taken. For an exception by a retired instruction
+    /// (`ecall`, `ebreak`) that instruction is in the preceding range; for a fault, `epc` is the
+    /// faulting instruction, which did not retire.
+    Trap {
+        /// Exception or interrupt code, if the protocol reports it.
+        cause: Option<u64>,
+        /// Interrupt (true) or exception.
+        interrupt: bool,
+        /// Trap value, if reported.
+        tval: Option<u64>,
+        /// Address of the instruction at which the trap was taken (`mepc`/`sepc`), if known.
+        epc: Option<u64>,
+        /// First instruction of the handler, if known.
+        handler: Option<u64>,
+    },
+    /// Privilege and/or context (for example ASID or process id) from here on.
+    Context {
+        /// Privilege (ingress encoding: 0 U, 1 S, 3 M, 4 D, 5 VU, 6 VS), if reported.
+        privilege: Option<u8>,
+        /// Context value, if reported.
+        context: Option<u64>,
+    },
+    /// Time (absolute, in the trace's time units) at this point of execution.
+    Time {
+        /// The time stamp.
+        time: u64,
+    },
+    /// Trace data was lost or could not be decoded: execution between the last element and the
+    /// next [`FlowElement::Sync`] is unknown.
+    Loss {
+        /// Byte offset in the trace where the problem was found.
+        offset: u64,
+        /// Bytes skipped before decoding resumed (if known).
+        skipped: Option<u64>,
+        /// What happened, for people.
+        reason: String,
+    },
+    /// Tracing stopped (trace disabled, or the end of the trace data).
+    End {
+        /// Byte offset of the end.
+        offset: u64,
+    },
+}
+
+/// Receives flow elements.
+pub trait FlowSink {
+    /// One element, in execution order.
+    fn element(&mut self, e: &FlowElement);
+}
+
+impl<F: FnMut(&FlowElement)> FlowSink for F {
+    fn element(&mut self, e: &FlowElement) {
+        self(e)
+    }
+}
+
+/// Collects elements into a vector (tests, small traces).
+impl FlowSink for Vec<FlowElement> {
+    fn element(&mut self, e: &FlowElement) {
+        self.push(e.clone());
+    }
+}
+
+/// Length in bytes of the instruction at `pc` in `image`, or `None` if it is not mapped or has
+/// an unknown length.
+pub fn insn_len_at(image: &Image, pc: u64) -> Option<u64> {
+    let parcel = image.read_u16(pc)?;
+    match insn_len(parcel) {
+        0 => None,
+        n => Some(n as u64),
+    }
+}
+
+/// Calls `f` with the address of every instruction of a range, walking `image` for lengths.
+/// Returns an error naming the address if the image does not cover the range.
+pub fn for_each_pc(
+    image: &Image,
+    start: u64,
+    count: u64,
+    mut f: impl FnMut(u64),
+) -> Result<(), u64> {
+    let mut pc = start;
+    for k in 0..count {
+        f(pc);
+        if k + 1 < count {
+            pc = pc.wrapping_add(insn_len_at(image, pc).ok_or(pc)?);
+        }
+    }
+    Ok(())
+}
+
+/// Writes every executed instruction address, one per line as `0x` + hex (the `rvtrace run --pcs`
+/// and NexRv PCONLY format), expanding ranges with the program image.
+pub struct PcWriter<'a, W: Write> {
+    image: &'a Image,
+    out: W,
+    buf: Vec<u8>,
+    /// Instructions written so far.
+    pub count: u64,
+    err: Option<io::Error>,
+}
+
+impl<'a, W: Write> PcWriter<'a, W> {
+    /// A writer expanding ranges with `image`.
+    pub fn new(image: &'a Image, out: W) -> Self {
+        PcWriter {
+            image,
+            out,
+            buf: Vec::with_capacity(1 << 16),
+            count: 0,
+            err: None,
+        }
+    }
+
+    /// Append one address.
+    #[inline]
+    pub fn push(&mut self, pc: u64) {
+        push_hex_line(&mut self.buf, pc);
+        self.count += 1;
+        if self.buf.len() > (1 << 16) - 32 {
+            self.flush_buf();
+        }
+    }
+
+    fn flush_buf(&mut self) {
+        if self.err.is_none() {
+            if let Err(e) = self.out.write_all(&self.buf) {
+                self.err = Some(e);
+            }
+        }
+        self.buf.clear();
+    }
+
+    /// Flush and return the writer, or the first I/O error.
+    pub fn finish(mut self) -> io::Result<W> {
+        self.flush_buf();
+        if let Some(e) = self.err.take() {
+            return Err(e);
+        }
+        self.out.flush()?;
+        Ok(self.out)
+    }
+}
+
+impl<W: Write> FlowSink for PcWriter<'_, W> {
+    fn element(&mut self, e: &FlowElement) {
+        if let FlowElement::Range { start, count, .. } = *e {
+            let image = self.image;
+            let mut pcs = Vec::new();
+            let walked = for_each_pc(image, start, count, |pc| pcs.push(pc));
+            for pc in pcs {
+                self.push(pc);
+            }
+            if let Err(pc) = walked {
+                self.err.get_or_insert(io::Error::new(
+                    io::ErrorKind::InvalidData,
+                    format!("instruction range runs into unmapped memory at {pc:#x}"),
+                ));
+            }
+        }
+    }
+}
+
+/// Append `0x<hex>\n` to `buf`.
+#[inline]
+pub fn push_hex_line(buf: &mut Vec<u8>, v: u64) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let digits = (64 - (v | 1).leading_zeros()).div_ceil(4) as usize;
+    buf.extend_from_slice(b"0x");
+    for k in (0..digits).rev() {
+        buf.push(HEX[((v >> (4 * k)) & 15) as usize]);
+    }
+    buf.push(b'\n');
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hex_lines() {
+        let mut b = Vec::new();
+        for v in [0, 1, 0xf, 0x10, 0x8000_0000, u64::MAX] {
+            push_hex_line(&mut b, v);
+        }
+        assert_eq!(
+            String::from_utf8(b).unwrap(),
+            "0x0\n0x1\n0xf\n0x10\n0x80000000\n0xffffffffffffffff\n"
+        );
+    }
+}
