@@ -353,6 +353,8 @@ fn exit_code(stop: &Stop, instret: u64) -> ExitCode {
             eprintln!("rvtrace: error: the program stopped: {msg}");
             ExitCode::from(EXIT_TOOL_ERROR)
         }
+        // No observer of `run` asks to stop.
+        Stop::Requested => ExitCode::from(EXIT_TOOL_ERROR),
     }
 }
 
@@ -443,6 +445,7 @@ pub fn example(args: &ExampleArgs) -> Result<ExitCode, String> {
             Stop::Exit(c) => format!("exit status {c}"),
             Stop::InsnLimit => "instruction limit".into(),
             Stop::Error(m) => m.clone(),
+            Stop::Requested => "stopped on request".into(),
         }
     );
     println!(

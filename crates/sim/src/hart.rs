@@ -106,6 +106,8 @@ pub enum Stop {
     InsnLimit,
     /// The hart cannot continue (for example it ran into unmapped memory); the message says why.
     Error(String),
+    /// The observer asked to stop ([`crate::Observer::stop_requested`]).
+    Requested,
 }
 
 /// An error while setting up the hart.
@@ -434,6 +436,9 @@ impl Hart {
                     let trap = self.take_trap(exc.cause, exc.tval, false, pc);
                     obs.trap(&trap);
                     self.note_fault(trap);
+                    if obs.stop_requested() {
+                        return Stop::Requested;
+                    }
                     continue;
                 }
             };
@@ -453,6 +458,9 @@ impl Hart {
                 semihosting: trap.is_none() && insn.op == Op::Ebreak,
                 mtime: self.instret.wrapping_add(self.bus.clint.mtime_offset),
             });
+            if obs.stop_requested() {
+                return Stop::Requested;
+            }
         }
     }
 
@@ -467,6 +475,10 @@ impl Hart {
         let trap = self.take_trap(cause::INSN_ACCESS, tval, false, pc);
         obs.trap(&trap);
         self.note_fault(trap);
+        if obs.stop_requested() {
+            self.stop = Some(Stop::Requested);
+            self.recheck();
+        }
     }
 
     /// Record a trap taken without retiring an instruction. A hart that keeps trapping without
@@ -547,6 +559,9 @@ impl Hart {
             obs.trap(&trap);
             self.note_fault(trap);
             self.next_check = 0;
+            if obs.stop_requested() {
+                return Some(Stop::Requested);
+            }
             return None;
         }
         // Nothing to do now: sleep until the timer fires or the limit is reached. Everything

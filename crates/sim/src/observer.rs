@@ -92,6 +92,12 @@ pub trait Observer {
     /// A data memory access.
     #[inline(always)]
     fn mem_access(&mut self, _acc: &MemAccess) {}
+    /// Asked after every retired instruction and every trap: `true` makes [`crate::Hart::run`]
+    /// return [`crate::Stop::Requested`] (for stepping, breakpoints, checkers).
+    #[inline(always)]
+    fn stop_requested(&mut self) -> bool {
+        false
+    }
 }
 
 /// The observer that observes nothing.
@@ -140,6 +146,10 @@ impl<A: Observer, B: Observer> Observer for (A, B) {
         self.0.mem_access(acc);
         self.1.mem_access(acc);
     }
+    #[inline(always)]
+    fn stop_requested(&mut self) -> bool {
+        self.0.stop_requested() | self.1.stop_requested()
+    }
 }
 
 impl<O: Observer + ?Sized> Observer for &mut O {
@@ -166,5 +176,9 @@ impl<O: Observer + ?Sized> Observer for &mut O {
     #[inline(always)]
     fn mem_access(&mut self, acc: &MemAccess) {
         (**self).mem_access(acc)
+    }
+    #[inline(always)]
+    fn stop_requested(&mut self) -> bool {
+        (**self).stop_requested()
     }
 }

@@ -65,7 +65,7 @@ fn random_programs_never_panic() {
             match hart.run(&mut (), 2_000) {
                 Stop::InsnLimit => {}
                 // Exits (semihosting, finisher) and errors (runaway, wfi): restart somewhere else.
-                Stop::Exit(_) | Stop::Error(_) => {
+                Stop::Exit(_) | Stop::Error(_) | Stop::Requested => {
                     stops += 1;
                     hart.pc = (RAM_BASE + (r.next() % 0x4000)) & !1;
                 }
@@ -99,4 +99,47 @@ fn trap_loop_is_reported() {
         other => panic!("expected a trap-loop error, got {other:?}"),
     }
     assert_eq!(hart.instret, 1, "only the ecall retired");
+}
+
+/// An observer can stop the hart after every event: one retired instruction or one trap.
+#[test]
+fn stepping_with_stop_requested() {
+    struct StepOne(u32);
+    impl rvtrace_sim::Observer for StepOne {
+        fn retire(&mut self, _: &rvtrace_sim::Retired) {
+            self.0 += 1;
+        }
+        fn trap(&mut self, _: &rvtrace_sim::TrapInfo) {
+            self.0 += 1;
+        }
+        fn stop_requested(&mut self) -> bool {
+            true
+        }
+    }
+    let mut cfg = Config::virt(Xlen::Rv64, "step");
+    cfg.semihosting_cmdline = None;
+    let mut hart = Hart::new(&cfg);
+    // addi a0, a0, 1; 0 (illegal; handler = the addi again via mtvec).
+    assert!(hart
+        .bus
+        .write_ram(RAM_BASE, &[0x13, 0x05, 0x15, 0x00, 0, 0, 0, 0]));
+    hart.pc = RAM_BASE;
+    hart.csr.mtvec = RAM_BASE;
+    let mut obs = StepOne(0);
+    let mut events = Vec::new();
+    for _ in 0..4 {
+        assert_eq!(hart.run(&mut obs, u64::MAX), Stop::Requested);
+        events.push((obs.0, hart.instret, hart.pc));
+    }
+    // retire addi, fault on the illegal word, retire addi (handler), fault again.
+    assert_eq!(
+        events,
+        vec![
+            (1, 1, RAM_BASE + 4),
+            (2, 1, RAM_BASE),
+            (3, 2, RAM_BASE + 4),
+            (4, 2, RAM_BASE)
+        ]
+    );
+    assert_eq!(hart.x[10], 2);
 }

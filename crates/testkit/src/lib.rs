@@ -169,3 +169,95 @@ pub fn minimal_elf(elf64: bool, addr: u64, code: &[u8]) -> Vec<u8> {
     e.extend_from_slice(code);
     e
 }
+
+/// What [`run_program`] produces.
+pub struct ProgramRun {
+    /// The program image (all loaded ELF files).
+    pub image: rvtrace_image::Image,
+    /// The ingress records, in order.
+    pub records: Vec<rvtrace_ingress::Record>,
+    /// The retired-PC list (what `rvtrace run --pcs` writes).
+    pub pcs: Vec<u64>,
+    /// How the run ended.
+    pub stop: rvtrace_sim::Stop,
+}
+
+/// Run an ELF on the hart model in-process (semihosting output discarded) and return its ingress
+/// records (with `itype_width` 3 or 4) and retired-PC list. For round-trip tests of encoders and
+/// decoders: `decode(encode(records))` must give `pcs`.
+pub fn run_program(elf: &Path, cmdline: &str, itype_width: u8) -> ProgramRun {
+    use rvtrace_sim::ingress::IngressRecorder;
+    use rvtrace_sim::semihost::Semihost;
+    use rvtrace_sim::{Config, Hart, PcList};
+    let mut image = rvtrace_image::Image::new();
+    let xlen = image.load_file(elf).unwrap_or_else(|e| panic!("{e}")).xlen;
+    let mut hart = Hart::new(&Config::virt(xlen, cmdline));
+    hart.load(&image).unwrap();
+    let segs = image
+        .segments()
+        .iter()
+        .map(|s| (s.paddr, s.paddr + s.data.len() as u64))
+        .collect();
+    let cfg = hart.semihost_config(cmdline.into(), segs);
+    hart.set_semihost(Some(Semihost::with_io(
+        cfg,
+        Box::new(std::io::empty()),
+        Box::new(std::io::sink()),
+        Box::new(std::io::sink()),
+    )));
+    let isa = rvtrace_isa::IsaConfig {
+        xlen,
+        zcmp: false,
+        zcmt: false,
+    };
+    let mut records = Vec::new();
+    let mut pcs = PcList::default();
+    let stop = {
+        let mut rec = IngressRecorder::new(isa, itype_width, |r: &rvtrace_ingress::Record| {
+            records.push(*r)
+        });
+        let stop = hart.run(&mut (&mut rec, &mut pcs), 50_000_000);
+        rec.finish();
+        stop
+    };
+    ProgramRun {
+        image,
+        records,
+        pcs: pcs.0,
+        stop,
+    }
+}
+
+/// The test programs of `programs/elf` (built from `programs/src`), as paths.
+pub fn test_programs() -> Vec<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../programs/elf");
+    let mut v: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "elf"))
+        .collect();
+    v.sort();
+    v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn run_program_gives_records_and_pcs() {
+        let elf = test_programs()
+            .into_iter()
+            .find(|p| p.ends_with("recurse-rv64gc.elf"))
+            .unwrap();
+        let r = run_program(&elf, "elf/recurse-rv64gc.elf", 4);
+        assert_eq!(r.stop, rvtrace_sim::Stop::Exit(0));
+        // One record per retired instruction (no traps in this program).
+        assert_eq!(r.records.len(), r.pcs.len());
+        assert!(r
+            .records
+            .iter()
+            .zip(&r.pcs)
+            .all(|(rec, pc)| rec.iaddr == *pc));
+    }
+}
