@@ -11,12 +11,32 @@ use crate::hart::{cause, privilege, Exc, Hart, Stop};
 use crate::observer::{MemAccess, MemKind, Observer};
 use crate::semihost::{GuestMemory, Outcome};
 
-impl GuestMemory for crate::bus::Bus {
+/// Guest memory as semihosting sees it, reporting what it writes to the observer as stores
+/// (in pieces of at most 8 bytes).
+struct ObservedMemory<'a, O: Observer> {
+    bus: &'a mut crate::bus::Bus,
+    obs: &'a mut O,
+}
+
+impl<O: Observer> GuestMemory for ObservedMemory<'_, O> {
     fn read_bytes(&mut self, addr: u64, buf: &mut [u8]) -> bool {
-        self.read_ram(addr, buf)
+        self.bus.read_ram(addr, buf)
     }
     fn write_bytes(&mut self, addr: u64, data: &[u8]) -> bool {
-        self.write_ram(addr, data)
+        if !self.bus.write_ram(addr, data) {
+            return false;
+        }
+        for (k, chunk) in data.chunks(8).enumerate() {
+            let mut v = [0u8; 8];
+            v[..chunk.len()].copy_from_slice(chunk);
+            self.obs.mem_access(&MemAccess {
+                addr: addr + 8 * k as u64,
+                size: chunk.len() as u8,
+                value: u64::from_le_bytes(v),
+                kind: MemKind::Store,
+            });
+        }
+        true
     }
 }
 
@@ -403,7 +423,7 @@ impl Hart {
             }
             Ebreak => {
                 if self.is_semihosting_call(pc, bits) {
-                    self.semihosting_call();
+                    self.semihosting_call::<O, RV64>(obs);
                     return Ok(next);
                 }
                 return Err(Exc {
@@ -564,15 +584,21 @@ impl Hart {
         self.bus.fetch(pre) == Some(SEMIHOST_PRE) && self.bus.fetch(post) == Some(SEMIHOST_POST)
     }
 
-    fn semihosting_call(&mut self) {
+    /// Service a semihosting call. Its effects reach the observer like an instruction's: the
+    /// `a0` result as a register write, guest memory it fills as stores.
+    fn semihosting_call<O: Observer, const RV64: bool>(&mut self, obs: &mut O) {
         let (op, param) = (self.trunc(self.x[10]), self.trunc(self.x[11]));
         let instret = self.instret;
         let Some(sh) = self.semihost.as_mut() else {
             return;
         };
-        match sh.call(op, param, &mut self.bus, instret) {
+        let mut mem = ObservedMemory {
+            bus: &mut self.bus,
+            obs: &mut *obs,
+        };
+        match sh.call(op, param, &mut mem, instret) {
             Outcome::Return(v) => {
-                self.x[10] = self.sext(v);
+                self.wx::<O, RV64>(obs, 10, v);
             }
             Outcome::Exit(code) => {
                 sh.flush();
