@@ -55,6 +55,19 @@ build traps      "$both" traps.c rvtest.S
 build timer      "$both" timer.c rvtest.S
 build sdeleg     "$both" sdeleg.c rvtest.S
 build csrs       "$both" csrs.c rvtest.S
+
+# Zba/Zbb: compiled with the extensions, linked against the plain multilib (picolibc has no
+# _zba_zbb multilib, and the ABI is the same).
+for arch in rv64gc rv32imac; do
+    obj=$(mktemp "${TMPDIR:-/tmp}/bitmanip.XXXXXX.o")
+    # shellcheck disable=SC2046
+    $cc $common $(arch_flags "$arch" | sed "s/-march=$arch/-march=${arch}_zba_zbb/") -c bitmanip.c -o "$obj"
+    # shellcheck disable=SC2046
+    $cc $common $(arch_flags "$arch") "$obj" -lm -o "$out/bitmanip-${arch}_zba_zbb.elf"
+    rm -f "$obj"
+    if [ "${KEEP_DEBUG:-0}" != 1 ]; then $strip --strip-debug "$out/bitmanip-${arch}_zba_zbb.elf"; fi
+    echo "built elf/bitmanip-${arch}_zba_zbb.elf"
+done
 build nocompress "rv64g rv32ima" nocompress.c
 
 # The no-C builds must not contain a single 16-bit instruction (padding .2byte 0 aside).
@@ -66,7 +79,7 @@ done
 # HTIF programs (riscv-tests style, no picolibc): run only on the hart model, since QEMU's virt
 # machine has no HTIF. Kept out of elf/ so the QEMU comparison does not pick them up.
 for code in 0 3; do
-    $cc -march=rv64gc -mabi=lp64d -nostdlib -nostartfiles -Wl,-N -Wl,--no-warn-rwx-segments -Wl,-Ttext=0x80000000 -DEXIT_CODE=$code \
+    $cc -march=rv64gc -mabi=lp64d -nostdlib -nostartfiles -Wl,-N -Wl,--no-warn-rwx-segments -Wl,--discard-all -Wl,-Ttext=0x80000000 -DEXIT_CODE=$code \
         "$here/htif/htif.S" -o "$here/htif/htif-exit$code-rv64gc.elf"
     echo "built htif/htif-exit$code-rv64gc.elf"
 done

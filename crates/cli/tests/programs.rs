@@ -444,6 +444,8 @@ program_tests! {
     sdeleg_rv32imac => "sdeleg-rv32imac",
     csrs_rv64gc => "csrs-rv64gc",
     csrs_rv32imac => "csrs-rv32imac",
+    bitmanip_rv64gc_zba_zbb => "bitmanip-rv64gc_zba_zbb",
+    bitmanip_rv32imac_zba_zbb => "bitmanip-rv32imac_zba_zbb",
 }
 
 /// Every ELF in programs/elf has a test above and an expected output, and vice versa.
