@@ -342,6 +342,22 @@ impl State {
 #[inline]
 fn encode_record(out: &mut Vec<u8>, st: &mut State, r: &Record) {
     let prev = &st.prev;
+    // Fast path, the common case: one instruction at the predicted address with predicted
+    // time, no trap fields and nothing changed, i.e. a tag byte with no address, no extension.
+    let one = (r.iretire == 2 && r.ilastsize == 1) || (r.iretire == 1 && r.ilastsize == 0);
+    if one
+        && r.iaddr == prev.next_iaddr()
+        && r.time == prev.time.wrapping_add(st.time_step)
+        && (r.cause | r.tval | r.ctype as u64) == 0
+        && r.priv_ == prev.priv_
+        && r.context == prev.context
+        && !r.sijump
+    {
+        let class = if r.iretire == 2 { SIZE_32 } else { SIZE_16 };
+        out.push(r.itype.code() & 0x0f | class << TAG_SIZE_SHIFT);
+        st.prev = *r;
+        return;
+    }
     let class = if r.iretire == 2 && r.ilastsize == 1 {
         SIZE_32
     } else if r.iretire == 1 && r.ilastsize == 0 {

@@ -13,8 +13,9 @@ use crate::observer::{Observer, Retired, TrapInfo};
 use rvtrace_ingress::{Itype, Record};
 use rvtrace_isa::{is_sequentially_inferable, IsaConfig};
 
-/// An [`Observer`] that emits ingress records to a sink, one record behind (so the final record
-/// can be fixed up by [`IngressRecorder::finish`]).
+/// An [`Observer`] that emits ingress records to a sink. A semihosting call's record is held
+/// back until the next event, so that [`IngressRecorder::finish`] can turn a final call (the
+/// program's exit) into a plain row; every other record goes out at once.
 pub struct IngressRecorder<F: FnMut(&Record)> {
     sink: F,
     itype_width: u8,
@@ -38,9 +39,16 @@ impl<F: FnMut(&Record)> IngressRecorder<F> {
         }
     }
 
+    #[inline]
     fn push(&mut self, rec: Record, semihosting: bool) {
-        if let Some((r, _)) = self.pending.replace((rec, semihosting)) {
+        if let Some((r, _)) = self.pending.take() {
             (self.sink)(&r);
+            self.records += 1;
+        }
+        if semihosting {
+            self.pending = Some((rec, true));
+        } else {
+            (self.sink)(&rec);
             self.records += 1;
         }
     }
