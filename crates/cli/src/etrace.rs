@@ -1,13 +1,162 @@
-//! `rvtrace dump|encode|decode etrace`: E-Trace. (Being built: issue for E-Trace.)
+//! `rvtrace dump|encode|decode etrace`: E-Trace (`rvtrace-etrace`).
+//!
+//! The three commands share the option flags of [`TraceArgs`], so one command line serves the
+//! encoder and the decoder.
 
-use std::path::PathBuf;
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+
+use rvtrace_etrace::codec::{looks_like_te_inst_raw, EncapConfig, Item, PacketReader};
+use rvtrace_etrace::config::{ConfigInputs, Framing, Preset, TraceConfig};
+
+/// `--preset`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum PresetArg {
+    /// rvtrace's encoder (E-Trace v2.0 rules).
+    Rvtrace,
+    /// The reference flow's encoder_model.py, quirks included.
+    Reference,
+}
+
+/// `--format`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum FormatArg {
+    /// The reference flow's te_inst_raw (1-byte header, message type 2 in the flow bits).
+    Raw,
+    /// RISC-V trace encapsulation (etrace-encap), see --srcid-bits, --timestamp-bytes, --type-bits.
+    Encap,
+}
+
+/// Options shared by `dump`, `encode` and `decode etrace`.
+#[derive(clap::Args, Clone, Debug)]
+struct TraceArgs {
+    /// Encoder behaviour and default parameters: rvtrace's, or the reference flow's
+    /// (byte-identical te_inst_raw). Default: reference when reading a file recognised as
+    /// te_inst_raw (no --format given), else rvtrace.
+    #[arg(long, value_enum)]
+    preset: Option<PresetArg>,
+    /// Reference-flow static configuration file (.scf): the discovery parameters.
+    #[arg(long, value_name = "FILE")]
+    scf: Option<PathBuf>,
+    /// Reference-flow user configuration file (.ucf): the run-time options.
+    #[arg(long, value_name = "FILE")]
+    ucf: Option<PathBuf>,
+    /// Full address mode: absolute instead of differential addresses.
+    #[arg(long)]
+    full_address: bool,
+    /// Implicit exception mode: omit the trap handler address.
+    #[arg(long)]
+    implicit_exception: bool,
+    /// Treat sequentially inferable jumps as inferable.
+    #[arg(long)]
+    sijump: bool,
+    /// Implicit return mode (a call counter unless --return-stack is given).
+    #[arg(long)]
+    implicit_return: bool,
+    /// Implicit return with an N-entry return address stack (N a power of two).
+    #[arg(long, value_name = "N")]
+    return_stack: Option<u32>,
+    /// Branch prediction with an N-entry predictor (format 0 subformat 0).
+    #[arg(long, value_name = "N")]
+    branch_prediction: Option<u32>,
+    /// Jump target cache with N entries (format 0 subformat 1).
+    #[arg(long, value_name = "N")]
+    jump_target_cache: Option<u32>,
+    /// Send a synchronisation packet at least every N packets.
+    #[arg(long, value_name = "N")]
+    resync: Option<u64>,
+    /// Report time in synchronisation packets.
+    #[arg(long)]
+    timestamps: bool,
+    /// Width of the ingress itype (3 or 4).
+    #[arg(long, value_name = "3|4", value_parser = clap::value_parser!(u8).range(3..=4))]
+    itype_width: Option<u8>,
+    /// File framing (default: te_inst_raw with --preset reference, else encap; when reading,
+    /// te_inst_raw is also recognised by its header bytes).
+    #[arg(long, value_enum)]
+    format: Option<FormatArg>,
+    /// Encapsulation: srcID width in bits.
+    #[arg(long, value_name = "BITS", default_value_t = 0)]
+    srcid_bits: u8,
+    /// Encapsulation: timestamp bytes (present when a header's extend bit is set).
+    #[arg(long, value_name = "BYTES", default_value_t = 0)]
+    timestamp_bytes: u8,
+    /// Encapsulation: width of the payload type field.
+    #[arg(long, value_name = "BITS", default_value_t = 0)]
+    type_bits: u8,
+}
+
+impl TraceArgs {
+    fn encap(&self) -> EncapConfig {
+        EncapConfig {
+            srcid_bits: self.srcid_bits,
+            timestamp_bytes: self.timestamp_bytes,
+            type_bits: self.type_bits,
+            te_inst_type: 0,
+        }
+    }
+
+    /// The configuration for address width `xlen_bits`; `data` (when reading) lets the framing
+    /// be recognised.
+    fn config(&self, xlen_bits: u8, data: Option<&[u8]>) -> Result<TraceConfig, String> {
+        let read = |p: &Option<PathBuf>| -> Result<Option<String>, String> {
+            p.as_ref()
+                .map(|p| std::fs::read_to_string(p).map_err(|e| format!("{}: {e}", p.display())))
+                .transpose()
+        };
+        let mut detected_raw = false;
+        let framing = match self.format {
+            Some(FormatArg::Raw) => Some(Framing::Raw),
+            Some(FormatArg::Encap) => Some(Framing::Encap(self.encap())),
+            None => match data {
+                Some(d) if looks_like_te_inst_raw(d) => {
+                    detected_raw = true;
+                    Some(Framing::Raw)
+                }
+                Some(_) => Some(Framing::Encap(self.encap())),
+                None => None,
+            },
+        };
+        let inputs = ConfigInputs {
+            preset: match self.preset {
+                Some(PresetArg::Rvtrace) => Preset::Rvtrace,
+                Some(PresetArg::Reference) => Preset::Reference,
+                None if detected_raw => Preset::Reference,
+                None => Preset::Rvtrace,
+            },
+            xlen_bits,
+            scf: read(&self.scf)?,
+            ucf: read(&self.ucf)?,
+            full_address: self.full_address,
+            implicit_exception: self.implicit_exception,
+            sijump: self.sijump,
+            implicit_return: self.implicit_return,
+            return_stack: self.return_stack,
+            branch_prediction: self.branch_prediction,
+            jump_target_cache: self.jump_target_cache,
+            resync: self.resync,
+            timestamps: self.timestamps,
+            itype_width: self.itype_width,
+            framing,
+        };
+        TraceConfig::build(&inputs)
+    }
+}
 
 /// Arguments of `rvtrace dump etrace`.
 #[derive(clap::Args)]
 pub struct DumpArgs {
-    /// The trace file.
+    /// The trace file (te_inst_raw or encapsulated).
     file: PathBuf,
+    /// Address width in bits when no --scf gives it.
+    #[arg(long, value_name = "32|64", default_value_t = 64)]
+    xlen: u8,
+    /// Print packets as the reference flow's te_inst CSV instead.
+    #[arg(long)]
+    csv: bool,
+    #[command(flatten)]
+    trace: TraceArgs,
 }
 
 /// Arguments of `rvtrace encode etrace`.
@@ -20,17 +169,93 @@ pub struct EncodeArgs {
 /// Arguments of `rvtrace decode etrace`.
 #[derive(clap::Args)]
 pub struct DecodeArgs {
-    /// The trace file.
+    /// The trace file (te_inst_raw or encapsulated).
     trace: PathBuf,
+    /// The program's ELF file(s).
+    #[arg(long, value_name = "ELF", required = true)]
+    elf: Vec<PathBuf>,
+    /// Write the retired-PC list (one `0x%x` per line, as `rvtrace run --pcs`).
+    #[arg(long, value_name = "FILE")]
+    pcs: Option<PathBuf>,
+    /// Write the flow elements, one per line (`-` for stdout).
+    #[arg(long, value_name = "FILE")]
+    flow: Option<PathBuf>,
+    #[command(flatten)]
+    trace_args: TraceArgs,
+}
+
+fn read_file(p: &Path) -> Result<Vec<u8>, String> {
+    std::fs::read(p).map_err(|e| format!("{}: {e}", p.display()))
 }
 
 fn not_yet(what: &str) -> Result<ExitCode, String> {
     Err(format!("{what}: E-Trace support is not built yet"))
 }
 
+/// The address width a static configuration file gives, if any (so that `--xlen` need not be
+/// repeated).
+fn scf_width(scf: &Option<PathBuf>) -> Option<u8> {
+    let text = std::fs::read_to_string(scf.as_ref()?).ok()?;
+    let ini = rvtrace_etrace::config::Ini::parse(&text).ok()?;
+    ini.get_any("iaddress_width_p")?.parse().ok()
+}
+
 /// `rvtrace dump etrace`.
 pub fn dump(a: &DumpArgs) -> Result<ExitCode, String> {
-    not_yet(&a.file.display().to_string())
+    let data = read_file(&a.file)?;
+    let xlen = scf_width(&a.trace.scf).unwrap_or(a.xlen);
+    let cfg = a.trace.config(xlen, Some(&data))?;
+    let (encap, raw) = match cfg.framing {
+        Framing::Raw => (EncapConfig::TE_INST_RAW, true),
+        Framing::Encap(e) => (e, false),
+    };
+    let p = cfg.params;
+    let out = std::io::stdout().lock();
+    let mut out = BufWriter::new(out);
+    let io = |e: std::io::Error| format!("stdout: {e}");
+    if a.csv {
+        write!(out, "{}\r\n", rvtrace_etrace::codec::te_inst::CSV_HEADER).map_err(io)?;
+    }
+    let (mut packets, mut errors) = (0u64, 0u64);
+    for (off, item) in PacketReader::new(&data, encap, raw, p, cfg.options) {
+        match item {
+            Item::Packet(pkt) if a.csv => {
+                packets += 1;
+                // CRLF, as the reference flow's Python csv writer ends its rows.
+                write!(out, "{}\r\n", pkt.csv(&p)).map_err(io)?;
+            }
+            Item::Packet(pkt) => {
+                packets += 1;
+                writeln!(out, "{off:08x}  {:<4}  {}", pkt.kind(), pkt.fields(&p)).map_err(io)?;
+            }
+            Item::Other(f) if !a.csv => {
+                writeln!(out, "{off:08x}  --    {f:?}").map_err(io)?;
+            }
+            Item::Other(_) => {}
+            Item::Error(e) => {
+                errors += 1;
+                if !a.csv {
+                    writeln!(out, "{off:08x}  ERROR {e}").map_err(io)?;
+                }
+            }
+        }
+    }
+    out.flush().map_err(io)?;
+    if !a.csv {
+        eprintln!(
+            "{packets} packets, {errors} errors, {} bytes ({})",
+            data.len(),
+            match cfg.framing {
+                Framing::Raw => "te_inst_raw",
+                Framing::Encap(_) => "encapsulated",
+            }
+        );
+    }
+    Ok(if errors == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
 }
 
 /// `rvtrace encode etrace`.
@@ -38,7 +263,83 @@ pub fn encode(a: &EncodeArgs) -> Result<ExitCode, String> {
     not_yet(&a.ingress.display().to_string())
 }
 
+fn create(p: &Path) -> Result<Box<dyn Write>, String> {
+    if p.as_os_str() == "-" {
+        return Ok(Box::new(std::io::stdout().lock()));
+    }
+    let f = std::fs::File::create(p).map_err(|e| format!("{}: {e}", p.display()))?;
+    Ok(Box::new(f))
+}
+
 /// `rvtrace decode etrace`.
 pub fn decode(a: &DecodeArgs) -> Result<ExitCode, String> {
-    not_yet(&a.trace.display().to_string())
+    use rvtrace_etrace::code::Code;
+    use rvtrace_etrace::decoder::{decode_stream, Decoder};
+    use rvtrace_flow::{FlowElement, FlowSink, PcWriter};
+    let data = read_file(&a.trace)?;
+    let mut image = rvtrace_image::Image::new();
+    let mut xlen = None;
+    for e in &a.elf {
+        let info = image.load_file(e).map_err(|e| e.to_string())?;
+        xlen.get_or_insert(info.xlen);
+    }
+    let xlen = xlen.ok_or("no --elf given")?;
+    let cfg = a.trace_args.config(xlen.bits() as u8, Some(&data))?;
+    let (encap, raw) = match cfg.framing {
+        Framing::Raw => (EncapConfig::TE_INST_RAW, true),
+        Framing::Encap(e) => (e, false),
+    };
+    let isa = rvtrace_isa::IsaConfig {
+        xlen,
+        zcmp: false,
+        zcmt: false,
+    };
+    let code = Code::new(&image, isa);
+    let mut dec = Decoder::new(&code, &image, cfg.params, cfg.options);
+    let mut pcs = match &a.pcs {
+        Some(p) => Some(PcWriter::new(&image, BufWriter::new(create(p)?))),
+        None => None,
+    };
+    let mut flow = match &a.flow {
+        Some(p) => Some(BufWriter::new(create(p)?)),
+        None => None,
+    };
+    let mut flow_err = None;
+    let mut losses = Vec::new();
+    let mut sink = |e: &FlowElement| {
+        if let Some(w) = pcs.as_mut() {
+            w.element(e);
+        }
+        if let Some(f) = flow.as_mut() {
+            if let Err(err) = writeln!(f, "{e:?}") {
+                flow_err.get_or_insert(err);
+            }
+        }
+        if let FlowElement::Loss { offset, reason, .. } = e {
+            losses.push(format!("offset {offset:#x}: {reason}"));
+        }
+    };
+    decode_stream(&data, encap, raw, &mut dec, &mut sink);
+    for l in &losses {
+        eprintln!("rvtrace: decode etrace: {l}");
+    }
+    if let Some(w) = pcs {
+        w.finish().map_err(|e| format!("--pcs: {e}"))?;
+    }
+    if let Some(mut f) = flow {
+        if let Some(e) = flow_err {
+            return Err(format!("--flow: {e}"));
+        }
+        f.flush().map_err(|e| format!("--flow: {e}"))?;
+    }
+    let st = dec.stats;
+    eprintln!(
+        "{} packets, {} instructions, {} errors",
+        st.packets, st.instructions, st.errors
+    );
+    Ok(if st.errors == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
 }

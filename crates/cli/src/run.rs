@@ -51,6 +51,19 @@ pub struct RunArgs {
     /// Print a summary on stderr at the end: instructions, traps, speed.
     #[arg(long)]
     stats: bool,
+    /// Write a tandem-verification trace (Bluespec's draft trace protocol) to FILE: one group per
+    /// retired instruction or trap with all its side effects, after state-initialization groups
+    /// for the program load. Its parameters (XLEN, FLEN, MLEN) and the elements left out go to
+    /// the sidecar FILE.meta. `rvtrace tandem check FILE --elf ELF` verifies it.
+    #[arg(long, value_name = "FILE")]
+    tandem: Option<PathBuf>,
+    /// Leave elements out of the tandem trace (a partial trace, protocol chapter 3.2), comma
+    /// separated: pc, insn, gpr, fpr, csr, priv, mem, eaddr, init, mtime. FILE.meta lists them.
+    #[arg(long, value_name = "LIST", requires = "tandem")]
+    tandem_omit: Option<String>,
+    /// MLEN of the tandem trace in bits (default: 64 on RV64, 32 on RV32).
+    #[arg(long, value_name = "BITS", requires = "tandem")]
+    tandem_mlen: Option<u32>,
     /// Let the program run shell commands on this machine through semihosting `SYS_SYSTEM`
     /// (as QEMU does). Without it such a call fails with EPERM and a warning.
     #[arg(long)]
@@ -290,6 +303,19 @@ pub fn run(args: &RunArgs) -> Result<ExitCode, String> {
         sink.text = Some(rvtrace_ingress::text::TextWriter::new(BufWriter::new(f)));
     }
     let want_ingress = sink.bin.is_some() || sink.text.is_some();
+    let mut tandem = rvtrace_tandem::producer::MaybeProducer(match &args.tandem {
+        Some(p) => {
+            let omit = rvtrace_tandem::Elements::parse(args.tandem_omit.as_deref().unwrap_or(""))?;
+            Some(rvtrace_tandem::producer::create_file_producer(
+                p,
+                &hart,
+                &image,
+                omit,
+                args.tandem_mlen,
+            )?)
+        }
+        None => None,
+    });
     let isa_cfg = IsaConfig {
         xlen: hart.xlen,
         zcmp: false,
@@ -305,7 +331,10 @@ pub fn run(args: &RunArgs) -> Result<ExitCode, String> {
             }));
         let mut obs = (
             &mut pcs,
-            (&mut recorder, Maybe(args.stats.then_some(&mut stats))),
+            (
+                &mut recorder,
+                (Maybe(args.stats.then_some(&mut stats)), &mut tandem),
+            ),
         );
         stop = hart.run(&mut obs, args.max_insns.unwrap_or(u64::MAX));
         if let Some(r) = &mut recorder.0 {
@@ -327,6 +356,17 @@ pub fn run(args: &RunArgs) -> Result<ExitCode, String> {
     }
     if let Some(e) = sink.err {
         return Err(e);
+    }
+    if let Some(t) = tandem.0 {
+        t.finish().map_err(|e| {
+            format!(
+                "writing {}: {e}",
+                args.tandem
+                    .as_ref()
+                    .map(|p| p.display().to_string())
+                    .unwrap_or_default()
+            )
+        })?;
     }
     if let Some(w) = sink.bin {
         w.finish()

@@ -1,25 +1,209 @@
-//! `rvtrace tandem ...`: tandem-verification traces. (Being built: issue for the tandem trace.)
+//! `rvtrace tandem ...`: tandem-verification traces (Bluespec's draft trace protocol,
+//! `tandem-trace-protocol-2018.txt`): `dump` prints one for people, `check` verifies one
+//! against the hart model (chapter 3.1).
 
 use clap::Subcommand;
-use std::path::PathBuf;
+use rvtrace_tandem::meta::{Elements, Meta};
+use rvtrace_tandem::Params;
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+
+/// The parameters chapter 3 leaves to the two sides to agree on. Without these options they come
+/// from the trace's sidecar (`TRACE.meta`, written by `rvtrace run --tandem`), else from the ELF
+/// (`check`), else RV64 (XLEN = FLEN = MLEN = 64).
+#[derive(clap::Args, Clone, Debug, Default)]
+pub struct ParamArgs {
+    /// XLEN: 32 or 64.
+    #[arg(long, value_name = "BITS")]
+    xlen: Option<u32>,
+    /// FLEN: 32 or 64 (0: no floating-point registers).
+    #[arg(long, value_name = "BITS")]
+    flen: Option<u32>,
+    /// MLEN in bits (32, 34 or 64; fields round up to whole bytes). Default 64 for RV64, 32 for
+    /// RV32.
+    #[arg(long, value_name = "BITS")]
+    mlen: Option<u32>,
+}
 
 /// `rvtrace tandem` subcommands.
 #[derive(Subcommand)]
 pub enum TandemCommand {
-    /// Print a tandem trace for people, one group per instruction.
+    /// Print a tandem trace for people, one group per instruction, and where malformed bytes
+    /// start.
     Dump {
         /// The trace file.
         file: PathBuf,
+        #[command(flatten)]
+        params: ParamArgs,
     },
+    /// Verify a tandem trace against the hart model (protocol chapter 3.1): apply each group to
+    /// a shadow state, step the model one instruction, compare, report, resynchronise, go on.
+    /// Exit status 0 when everything matched, 1 when there was a mismatch, 125 when the trace
+    /// is malformed.
+    Check {
+        /// The trace file.
+        file: PathBuf,
+        /// The program the trace is of (loaded into the reference hart as `rvtrace run` does).
+        #[arg(long, value_name = "ELF")]
+        elf: PathBuf,
+        /// Further ELF files loaded as with `rvtrace run --load` (repeatable).
+        #[arg(long = "load", value_name = "ELF")]
+        extra: Vec<PathBuf>,
+        #[command(flatten)]
+        params: ParamArgs,
+        /// Elements the trace leaves out (a partial trace, chapter 3.2), comma separated: pc,
+        /// insn, gpr, fpr, csr, priv, mem, eaddr, init, mtime. Default: what the sidecar says.
+        #[arg(long, value_name = "LIST")]
+        absent: Option<String>,
+        /// Print at most N mismatches (all are counted).
+        #[arg(long, value_name = "N", default_value_t = 100)]
+        max_reports: u64,
+    },
+}
+
+/// The trace's parameters and absent elements: options, else the sidecar, else `default`.
+fn resolve_meta(file: &Path, args: &ParamArgs, default: Meta) -> Result<Meta, String> {
+    let mut m = Meta::read(file, &default)?.unwrap_or(default);
+    if let Some(x) = args.xlen {
+        m.params.xlen = x;
+        if args.mlen.is_none() {
+            m.params.mlen = if x == 32 { 32 } else { 64 };
+        }
+    }
+    if let Some(f) = args.flen {
+        m.params.flen = f;
+    }
+    if let Some(ml) = args.mlen {
+        m.params.mlen = ml;
+    }
+    m.params.validate()?;
+    Ok(m)
+}
+
+fn read_trace(file: &Path) -> Result<Vec<u8>, String> {
+    std::fs::read(file).map_err(|e| format!("{}: cannot read: {e}", file.display()))
+}
+
+fn check(
+    file: &Path,
+    elf: &Path,
+    extra: &[PathBuf],
+    params: &ParamArgs,
+    absent: Option<&str>,
+    max_reports: u64,
+) -> Result<ExitCode, String> {
+    let mut image = rvtrace_image::Image::new();
+    image.load_file(elf).map_err(|e| e.to_string())?;
+    for p in extra {
+        image.load_file(p).map_err(|e| e.to_string())?;
+    }
+    let xlen = image
+        .files()
+        .first()
+        .map(|f| f.xlen)
+        .unwrap_or(rvtrace_isa::Xlen::Rv64);
+    let mut cfg = rvtrace_sim::Config::virt(xlen, "");
+    // Semihosting calls are not performed again: their results come from the trace.
+    cfg.semihosting_cmdline = None;
+    let mut hart = rvtrace_sim::Hart::new(&cfg);
+    hart.load(&image).map_err(|e| e.to_string())?;
+    let default = Meta {
+        params: rvtrace_tandem::producer::default_params(&hart),
+        absent: Elements::NONE,
+    };
+    let mut meta = resolve_meta(file, params, default)?;
+    if let Some(a) = absent {
+        meta.absent = Elements::parse(a)?;
+    }
+    let f =
+        std::fs::File::open(file).map_err(|e| format!("{}: cannot open: {e}", file.display()))?;
+    let mut checker = rvtrace_tandem::checker::Checker::new(
+        hart,
+        rvtrace_tandem::checker::CheckOptions {
+            params: meta.params,
+            absent: meta.absent,
+        },
+    );
+    let stdout = std::io::stdout();
+    let mut out = BufWriter::new(stdout.lock());
+    let mut shown = 0u64;
+    let start = std::time::Instant::now();
+    let r = checker.check(std::io::BufReader::with_capacity(1 << 20, f), &mut |m| {
+        if shown < max_reports {
+            let _ = writeln!(out, "{m}");
+        } else if shown == max_reports {
+            let _ = writeln!(
+                out,
+                "(further mismatches are counted, not shown: --max-reports)"
+            );
+        }
+        shown += 1;
+    });
+    let secs = start.elapsed().as_secs_f64().max(1e-9);
+    let summary = match r {
+        Ok(s) => s,
+        Err(e) => {
+            let _ = out.flush();
+            return Err(format!("{}: {e}", file.display()));
+        }
+    };
+    let _ = writeln!(
+        out,
+        "tandem check: {summary} ({:.1} M instructions/s)",
+        summary.checked as f64 / secs / 1e6
+    );
+    let _ = out.flush();
+    Ok(if summary.mismatches == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
 }
 
 /// Run a `rvtrace tandem` subcommand.
 pub fn run(c: TandemCommand) -> Result<ExitCode, String> {
     match c {
-        TandemCommand::Dump { file } => Err(format!(
-            "{}: tandem trace support is not built yet",
-            file.display()
-        )),
+        TandemCommand::Check {
+            file,
+            elf,
+            extra,
+            params,
+            absent,
+            max_reports,
+        } => check(&file, &elf, &extra, &params, absent.as_deref(), max_reports),
+        TandemCommand::Dump { file, params } => {
+            let meta = resolve_meta(
+                &file,
+                &params,
+                Meta {
+                    params: Params::RV64,
+                    absent: Elements::NONE,
+                },
+            )?;
+            let bytes = read_trace(&file)?;
+            let stdout = std::io::stdout();
+            let mut out = BufWriter::new(stdout.lock());
+            let r = rvtrace_tandem::dump::dump(&bytes, &meta.params, &mut out);
+            let flushed = out.flush();
+            match r {
+                Ok(_) => {}
+                Err(rvtrace_tandem::dump::DumpError::Io(e))
+                    if e.kind() == std::io::ErrorKind::BrokenPipe =>
+                {
+                    return Ok(ExitCode::SUCCESS)
+                }
+                Err(rvtrace_tandem::dump::DumpError::Io(e)) => return Err(e.to_string()),
+                Err(rvtrace_tandem::dump::DumpError::Malformed(e)) => {
+                    return Err(format!("{}: {e}", file.display()))
+                }
+            }
+            if let Err(e) = flushed {
+                if e.kind() != std::io::ErrorKind::BrokenPipe {
+                    return Err(e.to_string());
+                }
+            }
+            Ok(ExitCode::SUCCESS)
+        }
     }
 }

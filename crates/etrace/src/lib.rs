@@ -1,2 +1,24 @@
-//! E-Trace (Efficient Trace, `../shared/specs/etrace-v2.0`): codec, encapsulation, encoder, decoder.
+//! E-Trace (Efficient Trace for RISC-V, `../shared/specs/etrace-v2.0`): the `te_inst` packet codec
+//! with its encapsulation, and (with the `std` feature) the reference-flow configuration files,
+//! the branch trace encoder and the decoder.
+//!
+//! * [`params`]: discovery parameters ([`Params`]) and run-time options ([`IOptions`]).
+//! * [`codec`] (`no_std`): [`TeInst`] payloads of every format, sign-based compression,
+//!   encapsulation (`etrace-encap`) and the reference flow's `te_inst_raw` framing.
+//! * [`config`]: the reference flow's `.scf`/`.ucf` configuration files and [`config::TraceConfig`].
+//! * [`code`]: the decoder's block table of the program.
+//! * [`decoder`]: the decoder (`decoder.adoc`), producing `rvtrace_flow::FlowElement`s.
 #![cfg_attr(not(feature = "std"), no_std)]
+#![warn(missing_docs)]
+
+#[cfg(feature = "std")]
+pub mod code;
+pub mod codec;
+#[cfg(feature = "std")]
+pub mod config;
+#[cfg(feature = "std")]
+pub mod decoder;
+pub mod params;
+
+pub use codec::{CodecError, TeInst};
+pub use params::{IOptions, Params};

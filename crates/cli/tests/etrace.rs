@@ -1,0 +1,117 @@
+//! `rvtrace dump|encode|decode etrace` on the E-Trace conformance vectors.
+
+use rvtrace_testkit::{conformance_dir, parse_pcs, read_vector};
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+fn rvtrace(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_rvtrace"))
+        .args(args)
+        .output()
+        .expect("run rvtrace")
+}
+
+fn tmpdir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("rvtrace-etrace-{}-{name}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// A vector file as a path, decompressed into `tmp` when it is stored as `.gz`.
+fn vector_file(dir: &std::path::Path, rel: &str, tmp: &std::path::Path) -> String {
+    let plain = dir.join(rel);
+    if plain.is_file() {
+        return plain.display().to_string();
+    }
+    let out = tmp.join(rel.replace('/', "_"));
+    std::fs::write(&out, read_vector(dir, rel)).unwrap();
+    out.display().to_string()
+}
+
+#[test]
+fn dump_csv_equals_the_reference_deserialiser() {
+    let Some(dir) = conformance_dir() else {
+        return;
+    };
+    let base = "etrace/matrix-rv32imac/itype4_debug";
+    let raw = dir.join(format!("{base}/matrix-rv32imac.te_inst_raw"));
+    let scf = dir.join(format!("{base}/hardware_32.scf"));
+    let o = rvtrace(&[
+        "dump",
+        "etrace",
+        raw.to_str().unwrap(),
+        "--scf",
+        scf.to_str().unwrap(),
+        "--csv",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let want = read_vector(&dir, &format!("{base}/matrix-rv32imac.te_inst"));
+    assert!(o.stdout == want, "CSV differs from the reference te_inst");
+    // The field-by-field listing names every packet.
+    // Without --scf: the reference template's parameters (itype4_basic uses them).
+    let basic = dir.join("etrace/matrix-rv32imac/itype4_basic/matrix-rv32imac.te_inst_raw");
+    let o = rvtrace(&["dump", "etrace", basic.to_str().unwrap(), "--xlen", "32"]);
+    assert!(o.status.success());
+    let text = String::from_utf8(o.stdout).unwrap();
+    let first: Vec<&str> = text.lines().take(2).collect();
+    assert_eq!(
+        first,
+        [
+            "00000000  F3S3  format=3 subformat=3 ienable=1 encoder_mode=0 qual_status=no_change ioptions=0x0 denable=0 dloss=0 doptions=0x0",
+            "00000002  F3S0  format=3 subformat=0 branch=1 privilege=3 context=0 address=0x40000000",
+        ]
+    );
+}
+
+#[test]
+fn decode_rebuilds_the_pc_list() {
+    let Some(dir) = conformance_dir() else {
+        return;
+    };
+    let tmp = tmpdir("decode");
+    for prog in ["matrix-rv64gc", "crc-rv32imac"] {
+        let bits = if prog.contains("rv64") { 64 } else { 32 };
+        for cfg in ["itype3_basic", "itype4_debug"] {
+            let base = format!("etrace/{prog}/{cfg}");
+            let raw = vector_file(&dir, &format!("{base}/{prog}.te_inst_raw"), &tmp);
+            let scf = dir.join(format!("{base}/hardware_{bits}.scf"));
+            let elf = dir.join(format!("etrace/{prog}/{prog}.elf"));
+            let pcs = tmp.join(format!("{prog}-{cfg}.pcs"));
+            let o = rvtrace(&[
+                "decode",
+                "etrace",
+                &raw,
+                "--elf",
+                elf.to_str().unwrap(),
+                "--scf",
+                scf.to_str().unwrap(),
+                "--pcs",
+                pcs.to_str().unwrap(),
+            ]);
+            assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+            let got = parse_pcs(&std::fs::read(&pcs).unwrap());
+            let want = parse_pcs(&read_vector(&dir, &format!("etrace/{prog}/{prog}.pcs.txt")));
+            assert!(got == want, "{base}: decoded PCs differ");
+        }
+    }
+}
+
+#[test]
+fn bad_input_is_one_line_and_status_125() {
+    let tmp = tmpdir("bad");
+    let missing = tmp.join("missing.bin");
+    let o = rvtrace(&["dump", "etrace", missing.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(125));
+    assert_eq!(String::from_utf8_lossy(&o.stderr).lines().count(), 1);
+    // Garbage decodes to errors, never a crash.
+    let junk = tmp.join("junk.bin");
+    std::fs::write(
+        &junk,
+        (0..4096u32)
+            .map(|i| (i.wrapping_mul(2654435761u32) >> 13) as u8)
+            .collect::<Vec<_>>(),
+    )
+    .unwrap();
+    let o = rvtrace(&["dump", "etrace", junk.to_str().unwrap()]);
+    assert!(matches!(o.status.code(), Some(0 | 1)));
+}

@@ -1,0 +1,419 @@
+//! Packet encapsulation (`etrace-encap/encapsulation.adoc`, "Unformatted Trace & Diagnostic Data
+//! Packet Encapsulation for RISC-V" 1.0, and its E-Trace chapter `e-trace-specifics.adoc`).
+//!
+//! A normal packet is, in transmission order (multi-bit fields LSB first):
+//!
+//! | group | bits |
+//! |---|---|
+//! | *header*: *length* (5), *flow* (2), *extend* (1) | 8 |
+//! | *srcID* | S (0-16) |
+//! | *timestamp* (when *extend* = 1) | T × 8 |
+//! | *payload*: *type* (Y bits), then *trace_payload* | *length* × 8 - S % 8 |
+//!
+//! Packet length = 1 + S/8 + T × *extend* + *length* bytes. A header with *length* 0 is a null
+//! packet: *extend* 0 = `null.idle`, 1 = `null.alignment`.
+//!
+//! The reference flow's `te_inst_raw` files use the same header byte with no *srcID*, no
+//! timestamp and no *type*, and put its message type in *flow* (2 = `te_inst`, 3 = data trace;
+//! `referenceFlow` `raw_write.py`, `generic.py` `msg_type_t`): that is [`EncapConfig::TE_INST_RAW`].
+
+use super::bits::mask;
+use super::CodecError;
+
+/// Most bytes an encapsulated *payload* (type + trace payload + the *srcID* bits beyond whole
+/// bytes) may have: *length* is 5 bits.
+pub const MAX_LENGTH: usize = 31;
+
+/// Most bytes one encapsulated packet can take: header, 2 bytes of *srcID*, 8 of timestamp,
+/// 31 of payload.
+pub const MAX_PACKET: usize = 1 + 2 + 8 + MAX_LENGTH;
+
+/// The reference flow's `te_inst_raw` message type for `te_inst` packets (in *flow*).
+pub const RAW_TE_INST: u8 = 2;
+/// The reference flow's `te_inst_raw` message type for data trace packets (in *flow*).
+pub const RAW_TE_DATA: u8 = 3;
+
+/// The discoverable constants of an encapsulated stream (`encapsulation.adoc`, "Packet Length";
+/// `e-trace-specifics.adoc`: *trTeSrcBits*, *trTsWidth*, the *type* width).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct EncapConfig {
+    /// Width of *srcID* in bits (0-16).
+    pub srcid_bits: u8,
+    /// T: bytes of *timestamp* when *header.extend* is 1 (0-8).
+    pub timestamp_bytes: u8,
+    /// Y: width of the payload *type* field (0 when the source sends only instruction trace).
+    pub type_bits: u8,
+    /// The *type* value of instruction trace packets (E-Trace: 0 when Y is 1).
+    pub te_inst_type: u64,
+}
+
+impl Default for EncapConfig {
+    fn default() -> Self {
+        EncapConfig::PLAIN
+    }
+}
+
+impl EncapConfig {
+    /// No *srcID*, no timestamp, no *type*: a single instruction-trace source
+    /// (`e-trace-specifics.adoc`: "If only instruction trace is supported, the minimum width is 0").
+    pub const PLAIN: EncapConfig = EncapConfig {
+        srcid_bits: 0,
+        timestamp_bytes: 0,
+        type_bits: 0,
+        te_inst_type: 0,
+    };
+
+    /// The reference flow's `te_inst_raw` layout (see the module documentation).
+    pub const TE_INST_RAW: EncapConfig = EncapConfig::PLAIN;
+
+    /// Check the widths.
+    pub const fn validate(&self) -> Result<(), CodecError> {
+        if self.srcid_bits > 16 || self.timestamp_bytes > 8 || self.type_bits > 8 {
+            return Err(CodecError::BadParams(
+                "encapsulation: srcID up to 16 bits, timestamp up to 8 bytes, type up to 8 bits",
+            ));
+        }
+        Ok(())
+    }
+
+    /// S: whole bytes of *srcID*.
+    const fn srcid_bytes(&self) -> usize {
+        self.srcid_bits as usize / 8
+    }
+}
+
+/// One encapsulated packet, as read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Frame {
+    /// A null packet (*length* 0): `null.idle` or `null.alignment`.
+    Null {
+        /// *extend*: 1 = `null.alignment`.
+        alignment: bool,
+        /// *flow*.
+        flow: u8,
+    },
+    /// A normal packet.
+    Normal(Normal),
+}
+
+/// A normal encapsulated packet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Normal {
+    /// *header.flow* (in `te_inst_raw` files: the message type).
+    pub flow: u8,
+    /// *srcID* (0 when absent).
+    pub srcid: u16,
+    /// *timestamp*, when *header.extend* is 1.
+    pub timestamp: Option<u64>,
+    /// Payload *type* (0 when Y is 0).
+    pub ptype: u64,
+    bytes: [u8; MAX_LENGTH],
+    len: u8,
+}
+
+impl Normal {
+    /// The trace payload (the E-Trace `te_inst` bytes): the payload bits after *type*, in whole
+    /// bytes (E-Trace payloads are sign-extended to a byte boundary, `payload.adoc`).
+    pub fn payload(&self) -> &[u8] {
+        &self.bytes[..self.len as usize]
+    }
+}
+
+/// Little-endian bit reader over a byte slice (no sign extension: encapsulation fields are
+/// never compressed).
+struct Bits<'a> {
+    data: &'a [u8],
+    pos: usize,
+}
+
+impl Bits<'_> {
+    fn get(&mut self, width: u32) -> u64 {
+        let mut v = 0u64;
+        for k in 0..width as usize {
+            let i = self.pos + k;
+            let b = (self.data[i / 8] >> (i % 8)) & 1;
+            v |= (b as u64) << k;
+        }
+        self.pos += width as usize;
+        v
+    }
+}
+
+/// Read one packet from the start of `data`. Returns the packet and its length in bytes, or
+/// [`CodecError::Truncated`] if `data` ends inside it.
+pub fn read_frame(data: &[u8], cfg: &EncapConfig) -> Result<(Frame, usize), CodecError> {
+    cfg.validate()?;
+    let Some(&h) = data.first() else {
+        return Err(CodecError::Truncated { need: 1, have: 0 });
+    };
+    let length = (h & 0x1f) as usize;
+    let flow = (h >> 5) & 3;
+    let extend = h & 0x80 != 0;
+    if length == 0 {
+        return Ok((
+            Frame::Null {
+                alignment: extend,
+                flow,
+            },
+            1,
+        ));
+    }
+    if extend && cfg.timestamp_bytes == 0 {
+        return Err(CodecError::Inconsistent(
+            "header.extend is 1 but the stream has no timestamps",
+        ));
+    }
+    let ts = if extend {
+        cfg.timestamp_bytes as usize
+    } else {
+        0
+    };
+    let total = 1 + cfg.srcid_bytes() + ts + length;
+    if data.len() < total {
+        return Err(CodecError::Truncated {
+            need: total,
+            have: data.len(),
+        });
+    }
+    let mut b = Bits {
+        data: &data[1..total],
+        pos: 0,
+    };
+    let srcid = b.get(cfg.srcid_bits as u32) as u16;
+    let timestamp = if extend {
+        Some(b.get(8 * ts as u32))
+    } else {
+        None
+    };
+    let payload_bits = 8 * length - (cfg.srcid_bits as usize % 8);
+    let Some(trace_bits) = payload_bits.checked_sub(cfg.type_bits as usize) else {
+        return Err(CodecError::Inconsistent(
+            "packet too short for its type field",
+        ));
+    };
+    let ptype = b.get(cfg.type_bits as u32);
+    let n = trace_bits / 8;
+    let mut bytes = [0u8; MAX_LENGTH];
+    for o in bytes.iter_mut().take(n) {
+        *o = b.get(8) as u8;
+    }
+    Ok((
+        Frame::Normal(Normal {
+            flow,
+            srcid,
+            timestamp,
+            ptype,
+            bytes,
+            len: n as u8,
+        }),
+        total,
+    ))
+}
+
+/// Little-endian bit writer into a fixed buffer.
+struct Put<'a> {
+    out: &'a mut [u8; MAX_PACKET],
+    pos: usize,
+}
+
+impl Put<'_> {
+    fn put(&mut self, v: u64, width: u32) {
+        for k in 0..width as usize {
+            let i = self.pos + k;
+            if (v >> k) & 1 != 0 {
+                self.out[i / 8] |= 1 << (i % 8);
+            }
+        }
+        self.pos += width as usize;
+    }
+}
+
+/// What to put around one trace payload.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct FrameFields {
+    /// *header.flow*.
+    pub flow: u8,
+    /// *srcID*.
+    pub srcid: u16,
+    /// *timestamp*: sets *header.extend*.
+    pub timestamp: Option<u64>,
+    /// Payload *type*.
+    pub ptype: u64,
+}
+
+/// Encapsulate `payload` (a trace payload of whole bytes). Padding bits in the last byte are 0.
+/// Returns the packet length written to `out`.
+pub fn write_frame(
+    payload: &[u8],
+    f: &FrameFields,
+    cfg: &EncapConfig,
+    out: &mut [u8; MAX_PACKET],
+) -> Result<usize, CodecError> {
+    cfg.validate()?;
+    if payload.is_empty() {
+        return Err(CodecError::EmptyPayload);
+    }
+    if f.flow > 3
+        || (cfg.srcid_bits < 16 && f.srcid as u64 > mask(cfg.srcid_bits as u32))
+        || f.ptype > mask(cfg.type_bits as u32)
+    {
+        return Err(CodecError::Inconsistent(
+            "flow, srcID or type does not fit its field",
+        ));
+    }
+    if f.timestamp.is_some() && cfg.timestamp_bytes == 0 {
+        return Err(CodecError::Inconsistent(
+            "a timestamp needs timestamp_bytes > 0",
+        ));
+    }
+    let bits = payload.len() * 8 + cfg.type_bits as usize + cfg.srcid_bits as usize % 8;
+    let length = bits.div_ceil(8);
+    if length > MAX_LENGTH {
+        return Err(CodecError::PacketTooLong);
+    }
+    *out = [0; MAX_PACKET];
+    out[0] = length as u8 | (f.flow << 5) | if f.timestamp.is_some() { 0x80 } else { 0 };
+    let mut w = Put { out, pos: 8 };
+    w.put(f.srcid as u64, cfg.srcid_bits as u32);
+    if let Some(t) = f.timestamp {
+        let tb = 8 * cfg.timestamp_bytes as u32;
+        w.put(t & mask(tb), tb);
+    }
+    w.put(f.ptype, cfg.type_bits as u32);
+    for &b in payload {
+        w.put(b as u64, 8);
+    }
+    let ts = if f.timestamp.is_some() {
+        cfg.timestamp_bytes as usize
+    } else {
+        0
+    };
+    Ok(1 + cfg.srcid_bytes() + ts + length)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // fragmentCodeAndTransport.adoc, "Siemens transport": 6-bit srcID, 2-bit type '10' for
+    // instruction trace, no timestamp.
+    const SIEMENS: EncapConfig = EncapConfig {
+        srcid_bits: 6,
+        timestamp_bytes: 0,
+        type_bits: 2,
+        te_inst_type: 2,
+    };
+
+    fn frame(payload: &[u8], srcid: u16, cfg: &EncapConfig, ptype: u64) -> Vec<u8> {
+        let mut out = [0; MAX_PACKET];
+        let f = FrameFields {
+            srcid,
+            ptype,
+            ..FrameFields::default()
+        };
+        let n = write_frame(payload, &f, cfg, &mut out).unwrap();
+        out[..n].to_vec()
+    }
+
+    #[test]
+    fn siemens_transport_examples() {
+        // Illegal opcode test: [0x06][0x81][0x32 0x04 0x00 0x00 0x02].
+        let p = [0x32, 0x04, 0x00, 0x00, 0x02];
+        let f = frame(&p, 1, &SIEMENS, 2);
+        assert_eq!(f, [0x06, 0x81, 0x32, 0x04, 0x00, 0x00, 0x02]);
+        // Timer long loop: [0x8][0x8A][0xBD 0xAA 0xAA 0x68 0x00 0x00 0x20].
+        let p = [0xBD, 0xAA, 0xAA, 0x68, 0x00, 0x00, 0x20];
+        let f = frame(&p, 0xA, &SIEMENS, 2);
+        assert_eq!(f, [0x08, 0x8A, 0xBD, 0xAA, 0xAA, 0x68, 0x00, 0x00, 0x20]);
+        // Startup xrle: [0xA][0x85][0x73 0x00 0x00 0x00 0x00 0x91 0x82 0x00 0x10].
+        let p = [0x73, 0x00, 0x00, 0x00, 0x00, 0x91, 0x82, 0x00, 0x10];
+        let f = frame(&p, 5, &SIEMENS, 2);
+        assert_eq!(
+            f,
+            [0x0A, 0x85, 0x73, 0x00, 0x00, 0x00, 0x00, 0x91, 0x82, 0x00, 0x10]
+        );
+        // And back.
+        let (fr, n) = read_frame(&f, &SIEMENS).unwrap();
+        assert_eq!(n, f.len());
+        let Frame::Normal(nf) = fr else { panic!() };
+        assert_eq!((nf.srcid, nf.ptype, nf.flow), (5, 2, 0));
+        assert_eq!(nf.payload(), &p);
+    }
+
+    #[test]
+    fn atb_transport_examples() {
+        // ATB: header byte on ATDATA, srcID on ATID (0 bits here), no type field.
+        // [ATID=1] [ATBYTES=3] [ATDATA=0x00043205] [ATBYTES=1] [ATDATA=0x00000200]:
+        // bytes 05 32 04 00 | 00 02.
+        let f = frame(&[0x32, 0x04, 0x00, 0x00, 0x02], 0, &EncapConfig::PLAIN, 0);
+        assert_eq!(f, [0x05, 0x32, 0x04, 0x00, 0x00, 0x02]);
+        // [ATDATA=0xAAAABD07] [ATDATA=0x20000068]: 07 BD AA AA | 68 00 00 20.
+        let f = frame(
+            &[0xBD, 0xAA, 0xAA, 0x68, 0x00, 0x00, 0x20],
+            0,
+            &EncapConfig::PLAIN,
+            0,
+        );
+        assert_eq!(f, [0x07, 0xBD, 0xAA, 0xAA, 0x68, 0x00, 0x00, 0x20]);
+        // [ATDATA=0x00007309] [ATDATA=0x82910000] [ATDATA=0x00001000].
+        let f = frame(
+            &[0x73, 0x00, 0x00, 0x00, 0x00, 0x91, 0x82, 0x00, 0x10],
+            0,
+            &EncapConfig::PLAIN,
+            0,
+        );
+        assert_eq!(
+            f,
+            [0x09, 0x73, 0x00, 0x00, 0x00, 0x00, 0x91, 0x82, 0x00, 0x10]
+        );
+    }
+
+    #[test]
+    fn null_packets_and_timestamps() {
+        let cfg = EncapConfig {
+            srcid_bits: 12,
+            timestamp_bytes: 3,
+            type_bits: 1,
+            te_inst_type: 0,
+        };
+        assert_eq!(
+            read_frame(&[0x00], &cfg).unwrap(),
+            (
+                Frame::Null {
+                    alignment: false,
+                    flow: 0
+                },
+                1
+            )
+        );
+        assert_eq!(
+            read_frame(&[0x80], &cfg).unwrap().0,
+            Frame::Null {
+                alignment: true,
+                flow: 0
+            }
+        );
+        let mut out = [0; MAX_PACKET];
+        let f = FrameFields {
+            flow: 1,
+            srcid: 0xabc,
+            timestamp: Some(0x123456),
+            ptype: 1,
+        };
+        let n = write_frame(&[0x11, 0x22], &f, &cfg, &mut out).unwrap();
+        // length = ceil((16 + 1 + 12 % 8) / 8) = 3; total = 1 + 1 + 3 + 3.
+        assert_eq!(n, 8);
+        assert_eq!(out[0], 0x80 | (1 << 5) | 3);
+        let (fr, m) = read_frame(&out[..n], &cfg).unwrap();
+        assert_eq!(m, n);
+        let Frame::Normal(nf) = fr else { panic!() };
+        assert_eq!(nf.srcid, 0xabc);
+        assert_eq!(nf.timestamp, Some(0x123456));
+        assert_eq!(nf.ptype, 1);
+        assert_eq!(nf.payload(), &[0x11, 0x22]);
+        assert!(matches!(
+            read_frame(&out[..n - 1], &cfg),
+            Err(CodecError::Truncated { .. })
+        ));
+    }
+}

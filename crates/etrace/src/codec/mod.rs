@@ -1,0 +1,232 @@
+//! The E-Trace codec (`no_std`, no allocation): `te_inst` payloads ([`te_inst`]), their bit
+//! packing and sign-based compression ([`bits`]), and the encapsulation that frames them on a
+//! byte stream ([`encap`], also covering the reference flow's `te_inst_raw` files).
+
+pub mod bits;
+pub mod encap;
+pub mod te_inst;
+
+use core::fmt;
+
+pub use encap::{read_frame, write_frame, EncapConfig, Frame, FrameFields, Normal};
+pub use te_inst::{AddrTail, IrdepthFill, QualStatus, Support, SyncFields, TeInst};
+
+/// Why a packet could not be encoded or decoded.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CodecError {
+    /// A `te_inst` payload of zero bytes.
+    EmptyPayload,
+    /// The packet does not fit (more than 512 bits uncompressed, or more than 31 bytes in an
+    /// encapsulation).
+    PacketTooLong,
+    /// A field value does not fit its width.
+    FieldTooWide {
+        /// The field.
+        field: &'static str,
+        /// The value.
+        value: u64,
+    },
+    /// The payload has bits after its last field that are not sign extension of it.
+    TrailingBits {
+        /// Bits the fields use.
+        used: u32,
+        /// Payload length in bytes.
+        len: usize,
+    },
+    /// The data ends inside a packet.
+    Truncated {
+        /// Bytes the packet needs.
+        need: usize,
+        /// Bytes there are.
+        have: usize,
+    },
+    /// Unusable parameters.
+    BadParams(&'static str),
+    /// Fields that contradict each other or the parameters.
+    Inconsistent(&'static str),
+    /// A format 0 packet without *subformat* field (`f0s_width_p` = 0) when not exactly one of
+    /// branch prediction and jump target cache is enabled (`payload.adoc` `sec:f0s`).
+    AmbiguousFormat0,
+    /// A format 0 *subformat* other than 0 and 1.
+    ReservedSubformat(u64),
+    /// A format 0 subformat 0 *branch_fmt* of 01.
+    ReservedBranchFmt,
+}
+
+impl fmt::Display for CodecError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            CodecError::EmptyPayload => f.write_str("empty payload"),
+            CodecError::PacketTooLong => f.write_str("packet too long"),
+            CodecError::FieldTooWide { field, value } => {
+                write!(f, "value {value:#x} does not fit field {field}")
+            }
+            CodecError::TrailingBits { used, len } => write!(
+                f,
+                "payload of {len} bytes has data after its fields ({used} bits)"
+            ),
+            CodecError::Truncated { need, have } => {
+                write!(f, "truncated packet: needs {need} bytes, {have} left")
+            }
+            CodecError::BadParams(m) => write!(f, "bad parameters: {m}"),
+            CodecError::Inconsistent(m) => write!(f, "inconsistent packet: {m}"),
+            CodecError::AmbiguousFormat0 => f.write_str(
+                "format 0 packet without subformat field needs exactly one of branch prediction and jump target cache enabled",
+            ),
+            CodecError::ReservedSubformat(v) => write!(f, "reserved format 0 subformat {v}"),
+            CodecError::ReservedBranchFmt => f.write_str("reserved branch_fmt 01"),
+        }
+    }
+}
+
+#[cfg(feature = "std")]
+impl std::error::Error for CodecError {}
+
+/// Encode `pkt` and encapsulate it: the bytes of one packet of a `te_inst_raw` file (with
+/// [`EncapConfig::TE_INST_RAW`] and *flow* = [`encap::RAW_TE_INST`]) or of an encapsulated stream.
+/// Returns the packet length written to `out`.
+pub fn encode_frame(
+    pkt: &TeInst,
+    p: &crate::Params,
+    o: crate::IOptions,
+    fields: &FrameFields,
+    cfg: &EncapConfig,
+    out: &mut [u8; encap::MAX_PACKET],
+) -> Result<usize, CodecError> {
+    let mut payload = [0u8; bits::MAX_PAYLOAD];
+    let n = pkt.encode(p, o, &mut payload)?;
+    write_frame(&payload[..n], fields, cfg, out)
+}
+
+/// What a [`PacketReader`] found at one offset.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Item {
+    /// A `te_inst` packet.
+    Packet(TeInst),
+    /// A packet that is not a `te_inst` (null packets, other message types or flows).
+    Other(Frame),
+    /// A framing error, or a `te_inst` payload that does not decode.
+    Error(CodecError),
+}
+
+/// Iterates over the `te_inst` packets of a framed byte stream with their byte offsets, decoding
+/// payloads with the options of the latest support packet (the layout of a trap packet and of
+/// format 0 depends on them; `payload.adoc` `sec:format31`, `sec:f0s`).
+#[derive(Clone, Debug)]
+pub struct PacketReader<'a> {
+    frames: FrameReader<'a>,
+    params: crate::Params,
+    options: crate::IOptions,
+    raw: bool,
+    te_inst_type: u64,
+}
+
+impl<'a> PacketReader<'a> {
+    /// A reader of `data`. With `raw`, the framing is the reference flow's `te_inst_raw` and only
+    /// *flow* = 2 packets are `te_inst`; otherwise packets whose *type* is `cfg.te_inst_type` are.
+    /// `options` apply until the first support packet.
+    pub fn new(
+        data: &'a [u8],
+        cfg: EncapConfig,
+        raw: bool,
+        params: crate::Params,
+        options: crate::IOptions,
+    ) -> Self {
+        PacketReader {
+            frames: FrameReader::new(data, cfg),
+            params,
+            options,
+            raw,
+            te_inst_type: cfg.te_inst_type,
+        }
+    }
+
+    /// The options in force.
+    pub const fn options(&self) -> crate::IOptions {
+        self.options
+    }
+}
+
+impl Iterator for PacketReader<'_> {
+    type Item = (usize, Item);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let (off, f) = self.frames.next()?;
+        let item = match f {
+            Err(e) => Item::Error(e),
+            Ok(Frame::Normal(n))
+                if (self.raw && n.flow == encap::RAW_TE_INST)
+                    || (!self.raw && n.ptype == self.te_inst_type) =>
+            {
+                match TeInst::decode(n.payload(), &self.params, self.options) {
+                    Ok(p) => {
+                        if let TeInst::Support(s) = p {
+                            self.options = crate::IOptions::from_bits(s.ioptions);
+                        }
+                        Item::Packet(p)
+                    }
+                    Err(e) => Item::Error(e),
+                }
+            }
+            Ok(f) => Item::Other(f),
+        };
+        Some((off, item))
+    }
+}
+
+/// Guess the framing of a stream: `te_inst_raw` if its first normal packet has *flow* = 2 (the
+/// reference flow's message type for `te_inst`), else plain encapsulation.
+pub fn looks_like_te_inst_raw(data: &[u8]) -> bool {
+    data.iter()
+        .find(|&&h| h & 0x1f != 0)
+        .is_some_and(|&h| (h >> 5) & 3 == encap::RAW_TE_INST && h & 0x80 == 0)
+}
+
+/// Iterates over the encapsulated packets of a byte stream, with their byte offsets.
+///
+/// After a framing error (a header the configuration cannot have, or a packet running past the
+/// end of the data) it yields the error and resumes one byte later; a truncated packet at the
+/// end ends the iteration.
+#[derive(Clone, Debug)]
+pub struct FrameReader<'a> {
+    data: &'a [u8],
+    pos: usize,
+    cfg: EncapConfig,
+}
+
+impl<'a> FrameReader<'a> {
+    /// A reader of `data` framed per `cfg`.
+    pub const fn new(data: &'a [u8], cfg: EncapConfig) -> Self {
+        FrameReader { data, pos: 0, cfg }
+    }
+
+    /// Offset of the next packet.
+    pub const fn offset(&self) -> usize {
+        self.pos
+    }
+}
+
+impl Iterator for FrameReader<'_> {
+    type Item = (usize, Result<Frame, CodecError>);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.pos >= self.data.len() {
+            return None;
+        }
+        let at = self.pos;
+        match read_frame(&self.data[at..], &self.cfg) {
+            Ok((f, n)) => {
+                self.pos += n;
+                Some((at, Ok(f)))
+            }
+            Err(e @ CodecError::Truncated { .. }) => {
+                self.pos = self.data.len();
+                Some((at, Err(e)))
+            }
+            Err(e) => {
+                self.pos += 1;
+                Some((at, Err(e)))
+            }
+        }
+    }
+}

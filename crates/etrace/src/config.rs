@@ -1,0 +1,373 @@
+//! The E-Trace reference flow's configuration files (`referenceFlow/tests/config_files`):
+//! the static configuration (`.scf`: hardware parameters, section `[Required Attributes]` etc.)
+//! and the user configuration (`.ucf`: run-time options, section `[codec]`).
+//!
+//! Both are INI files as Python's `configparser` reads them: `[section]` headings, `key=value` or
+//! `key: value` lines, whole-line comments starting with `#` or `;`, keys case-insensitive.
+
+use crate::params::{IOptions, Params};
+
+/// A parsed INI file: (section, key, value) in file order; keys lower-cased.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Ini {
+    entries: Vec<(String, String, String)>,
+}
+
+impl Ini {
+    /// Parse INI text. Lines that are neither headings, comments nor `key=value` are an error.
+    pub fn parse(text: &str) -> Result<Ini, String> {
+        let mut section = String::new();
+        let mut entries = Vec::new();
+        for (n, line) in text.lines().enumerate() {
+            let l = line.trim();
+            if l.is_empty() || l.starts_with('#') || l.starts_with(';') {
+                continue;
+            }
+            if let Some(rest) = l.strip_prefix('[') {
+                let Some(name) = rest.strip_suffix(']') else {
+                    return Err(format!("line {}: bad section heading {l:?}", n + 1));
+                };
+                section = name.trim().to_string();
+                continue;
+            }
+            let Some(i) = l.find(['=', ':']) else {
+                return Err(format!("line {}: expected key=value, got {l:?}", n + 1));
+            };
+            entries.push((
+                section.clone(),
+                l[..i].trim().to_ascii_lowercase(),
+                l[i + 1..].trim().to_string(),
+            ));
+        }
+        Ok(Ini { entries })
+    }
+
+    /// The last value of `key` in `section`.
+    pub fn get(&self, section: &str, key: &str) -> Option<&str> {
+        self.entries
+            .iter()
+            .rev()
+            .find(|(s, k, _)| s == section && k == key)
+            .map(|(_, _, v)| v.as_str())
+    }
+
+    /// The last value of `key` in any section.
+    pub fn get_any(&self, key: &str) -> Option<&str> {
+        self.entries
+            .iter()
+            .rev()
+            .find(|(_, k, _)| k == key)
+            .map(|(_, _, v)| v.as_str())
+    }
+}
+
+fn parse_int(key: &str, v: &str) -> Result<u64, String> {
+    let r = if let Some(h) = v.strip_prefix("0x").or_else(|| v.strip_prefix("0X")) {
+        u64::from_str_radix(h, 16)
+    } else {
+        v.parse()
+    };
+    r.map_err(|_| format!("{key}={v:?}: not an integer"))
+}
+
+fn parse_bool(key: &str, v: &str) -> Result<bool, String> {
+    match v.to_ascii_lowercase().as_str() {
+        "true" | "1" | "yes" | "on" => Ok(true),
+        "false" | "0" | "no" | "off" => Ok(false),
+        _ => Err(format!("{key}={v:?}: not a boolean")),
+    }
+}
+
+/// [`Params`] from a static configuration file. Keys it does not set keep the values of `base`
+/// (normally [`Params::reference`]); the support-packet widths are not in the file and stay as in
+/// `base`.
+pub fn params_from_scf(text: &str, base: Params) -> Result<Params, String> {
+    let ini = Ini::parse(text)?;
+    let mut p = base;
+    let small = |key: &str, dst: &mut u8| -> Result<(), String> {
+        if let Some(v) = ini.get_any(key) {
+            let n = parse_int(key, v)?;
+            *dst = u8::try_from(n).map_err(|_| format!("{key}={v}: too large"))?;
+        }
+        Ok(())
+    };
+    small("arch_p", &mut p.arch_p)?;
+    small("bpred_size_p", &mut p.bpred_size_p)?;
+    small("cache_size_p", &mut p.cache_size_p)?;
+    small("call_counter_size_p", &mut p.call_counter_size_p)?;
+    small("context_width_p", &mut p.context_width_p)?;
+    small("time_width_p", &mut p.time_width_p)?;
+    small("ecause_width_p", &mut p.ecause_width_p)?;
+    small("f0s_width_p", &mut p.f0s_width_p)?;
+    small("iaddress_lsb_p", &mut p.iaddress_lsb_p)?;
+    small("iaddress_width_p", &mut p.iaddress_width_p)?;
+    small("privilege_width_p", &mut p.privilege_width_p)?;
+    small("return_stack_size_p", &mut p.return_stack_size_p)?;
+    small("itype_width_p", &mut p.itype_width_p)?;
+    let flag = |key: &str, dst: &mut bool| -> Result<(), String> {
+        if let Some(v) = ini.get_any(key) {
+            *dst = parse_int(key, v)? != 0;
+        }
+        Ok(())
+    };
+    flag("nocontext_p", &mut p.nocontext_p)?;
+    flag("notime_p", &mut p.notime_p)?;
+    flag("sijump_p", &mut p.sijump_p)?;
+    p.validate().map_err(|e| e.to_string())?;
+    Ok(p)
+}
+
+/// What a user configuration file sets.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Ucf {
+    /// `[codec]` run-time options: `implicit-return`, `implicit-except`, `full-address`,
+    /// `jump-target-cache`, `branch-prediction`, `si-jump`.
+    pub options: IOptions,
+    /// `[codec] resync-max`: the reference encoder resynchronises after 2^(`resync-max` + 4)
+    /// packets.
+    pub resync_max: Option<u32>,
+    /// `[flags] use-rv32-isa`.
+    pub use_rv32_isa: bool,
+    /// `[required] object-files` (space separated).
+    pub object_files: Vec<String>,
+    /// `[required] file-stem`.
+    pub file_stem: Option<String>,
+}
+
+/// Parse a user configuration file.
+pub fn parse_ucf(text: &str) -> Result<Ucf, String> {
+    let ini = Ini::parse(text)?;
+    let b = |key: &str| -> Result<bool, String> {
+        match ini.get("codec", key) {
+            Some(v) => parse_bool(key, v),
+            None => Ok(false),
+        }
+    };
+    let options = IOptions {
+        implicit_return: b("implicit-return")?,
+        implicit_exception: b("implicit-except")?,
+        full_address: b("full-address")?,
+        jump_target_cache: b("jump-target-cache")?,
+        branch_prediction: b("branch-prediction")?,
+        sijump: b("si-jump")?,
+    };
+    let resync_max = match ini.get("codec", "resync-max") {
+        Some(v) => Some(
+            u32::try_from(parse_int("resync-max", v)?)
+                .map_err(|_| format!("resync-max={v}: too large"))?,
+        ),
+        None => None,
+    };
+    let use_rv32_isa = match ini.get("flags", "use-rv32-isa") {
+        Some(v) => parse_bool("use-rv32-isa", v)?,
+        None => false,
+    };
+    let object_files = ini
+        .get("required", "object-files")
+        .map(|v| v.split_whitespace().map(str::to_string).collect())
+        .unwrap_or_default();
+    Ok(Ucf {
+        options,
+        resync_max,
+        use_rv32_isa,
+        object_files,
+        file_stem: ini.get("required", "file-stem").map(str::to_string),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scf_and_ucf() {
+        let scf = "# comment\n[Required Attributes]\narch_p=0\ncall_counter_size_p=9\niaddress_lsb_p=0\niaddress_width_p=32\nnotime_p=1\n[Other Recommended Attributes]\nitype_width_p=3\n";
+        let p = params_from_scf(scf, Params::reference(64)).unwrap();
+        assert_eq!(p.call_counter_size_p, 9);
+        assert_eq!(p.iaddress_lsb_p, 0);
+        assert_eq!(p.iaddress_width_p, 32);
+        assert_eq!(p.itype_width_p, 3);
+        assert_eq!(p.context_width_p, 32);
+        let ucf = "[required]\nfile-stem=x.encoder\nobject-files=../a.elf b.elf\n;c\n[codec]\nresync-max=1\nfull-address=true\nimplicit-except = false\n[flags]\nuse-rv32-isa = true\n";
+        let u = parse_ucf(ucf).unwrap();
+        assert!(u.options.full_address && !u.options.implicit_exception);
+        assert_eq!(u.resync_max, Some(1));
+        assert!(u.use_rv32_isa);
+        assert_eq!(u.object_files, ["../a.elf", "b.elf"]);
+        assert_eq!(u.file_stem.as_deref(), Some("x.encoder"));
+        assert!(Ini::parse("[x\n").is_err());
+    }
+}
+
+/// Which encoder behaviour to follow.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Preset {
+    /// rvtrace's encoder: E-Trace v2.0 rules (see the crate README).
+    #[default]
+    Rvtrace,
+    /// The reference flow's `encoder_model.py` choices, quirks included, so that the same input
+    /// gives byte-identical `te_inst_raw` (see the crate README).
+    Reference,
+}
+
+/// How packets are framed in a file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Framing {
+    /// The reference flow's `te_inst_raw`: a 1-byte header (length, message type in *flow*), no
+    /// srcID, no timestamp; only *flow* = 2 packets are `te_inst`.
+    Raw,
+    /// `etrace-encap` with these constants; every normal packet whose *type* is the
+    /// instruction-trace type is a `te_inst`.
+    Encap(crate::codec::EncapConfig),
+}
+
+/// Everything both ends of a trace must agree on, plus the encoder's choices.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TraceConfig {
+    /// Packet layout.
+    pub params: Params,
+    /// Run-time options (the encoder sends them in support packets; the decoder starts with
+    /// them and then follows support packets).
+    pub options: IOptions,
+    /// Resynchronisation period in `te_inst` packets (`None`: only when required).
+    pub resync: Option<u64>,
+    /// Encoder behaviour.
+    pub preset: Preset,
+    /// File framing.
+    pub framing: Framing,
+}
+
+/// The inputs [`TraceConfig::build`] combines, in order of precedence (later wins): the preset's
+/// defaults for the address width, the `.scf`/`.ucf` files, the option flags.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ConfigInputs {
+    /// `--preset`.
+    pub preset: Preset,
+    /// Address width in bits (from the ELF or the ingress file): 32 or 64.
+    pub xlen_bits: u8,
+    /// Contents of a static configuration file.
+    pub scf: Option<String>,
+    /// Contents of a user configuration file.
+    pub ucf: Option<String>,
+    /// `--full-address`.
+    pub full_address: bool,
+    /// `--implicit-exception`.
+    pub implicit_exception: bool,
+    /// `--sijump`.
+    pub sijump: bool,
+    /// `--implicit-return`.
+    pub implicit_return: bool,
+    /// `--return-stack N` (entries, a power of two >= 2).
+    pub return_stack: Option<u32>,
+    /// `--branch-prediction N` (entries, a power of two >= 2).
+    pub branch_prediction: Option<u32>,
+    /// `--jump-target-cache N` (entries, a power of two >= 2).
+    pub jump_target_cache: Option<u32>,
+    /// `--resync N` (packets).
+    pub resync: Option<u64>,
+    /// `--timestamps`: *time* in synchronisation packets (`notime_p`=0, 64-bit `time_width_p`).
+    pub timestamps: bool,
+    /// `--itype-width 3|4`.
+    pub itype_width: Option<u8>,
+    /// `--format`: framing; `None` = the preset's (reference: `te_inst_raw`, else encap).
+    pub framing: Option<Framing>,
+}
+
+/// Width of the call counter rvtrace uses for `--implicit-return` without `--return-stack`
+/// (`call_counter_size_p`; the reference flow's debug configuration uses 9 too).
+pub const DEFAULT_CALL_COUNTER_SIZE: u8 = 9;
+
+fn log2_entries(flag: &str, n: u32) -> Result<u8, String> {
+    if n < 2 || !n.is_power_of_two() || n > 1 << 16 {
+        return Err(format!(
+            "{flag} {n}: the number of entries must be a power of two from 2 to 65536"
+        ));
+    }
+    Ok(n.trailing_zeros() as u8)
+}
+
+impl TraceConfig {
+    /// Combine the inputs (see [`ConfigInputs`]).
+    pub fn build(i: &ConfigInputs) -> Result<TraceConfig, String> {
+        if i.xlen_bits != 32 && i.xlen_bits != 64 {
+            return Err(format!("address width {} (must be 32 or 64)", i.xlen_bits));
+        }
+        let mut params = match i.preset {
+            Preset::Reference => Params::reference(i.xlen_bits),
+            Preset::Rvtrace => Params::rvtrace(i.xlen_bits),
+        };
+        if let Some(scf) = &i.scf {
+            params = params_from_scf(scf, params).map_err(|e| format!("scf: {e}"))?;
+        }
+        let mut options = IOptions::default();
+        let mut resync = None;
+        if let Some(ucf) = &i.ucf {
+            let u = parse_ucf(ucf).map_err(|e| format!("ucf: {e}"))?;
+            options = u.options;
+            if let Some(r) = u.resync_max {
+                if r > 40 {
+                    return Err(format!("ucf: resync-max={r}: too large"));
+                }
+                resync = Some(1u64 << (r + 4));
+            }
+        }
+        options.full_address |= i.full_address;
+        options.implicit_exception |= i.implicit_exception;
+        options.sijump |= i.sijump;
+        options.implicit_return |= i.implicit_return || i.return_stack.is_some();
+        if let Some(n) = i.return_stack {
+            params.return_stack_size_p = log2_entries("--return-stack", n)?;
+            params.call_counter_size_p = 0;
+        } else if options.implicit_return
+            && params.return_stack_size_p == 0
+            && params.call_counter_size_p == 0
+        {
+            params.call_counter_size_p = DEFAULT_CALL_COUNTER_SIZE;
+        }
+        if let Some(n) = i.branch_prediction {
+            params.bpred_size_p = log2_entries("--branch-prediction", n)?;
+            options.branch_prediction = true;
+        }
+        if let Some(n) = i.jump_target_cache {
+            params.cache_size_p = log2_entries("--jump-target-cache", n)?;
+            options.jump_target_cache = true;
+        }
+        if options.branch_prediction && params.bpred_size_p == 0 {
+            return Err("branch prediction needs a predictor (--branch-prediction N)".into());
+        }
+        if options.jump_target_cache && params.cache_size_p == 0 {
+            return Err("the jump target cache needs entries (--jump-target-cache N)".into());
+        }
+        if options.branch_prediction && options.jump_target_cache && params.f0s_width_p == 0 {
+            params.f0s_width_p = 1;
+        }
+        if i.sijump {
+            params.sijump_p = true;
+        }
+        if i.timestamps {
+            params.notime_p = false;
+            params.time_width_p = 64;
+        }
+        if let Some(w) = i.itype_width {
+            params.itype_width_p = w;
+        }
+        if let Some(r) = i.resync {
+            if r == 0 {
+                return Err("--resync 0: the period must be at least 1 packet".into());
+            }
+            resync = Some(r);
+        }
+        params.validate().map_err(|e| e.to_string())?;
+        let framing = i.framing.unwrap_or(match i.preset {
+            Preset::Reference => Framing::Raw,
+            Preset::Rvtrace => Framing::Encap(crate::codec::EncapConfig::PLAIN),
+        });
+        Ok(TraceConfig {
+            params,
+            options,
+            resync,
+            preset: i.preset,
+            framing,
+        })
+    }
+}

@@ -1,0 +1,1189 @@
+//! The E-Trace instruction trace decoder: `decoder.adoc` ("Decoder pseudo code"), extended to the
+//! optional modes of `branchTrace.adoc` (implicit return with a call counter or a return address
+//! stack, sequentially inferable jumps, branch prediction, jump target cache, implicit exception),
+//! with resynchronisation after lost or malformed packets.
+//!
+//! The decoder walks the program one basic block at a time ([`crate::code::Code`]) and reports
+//! what executed as [`FlowElement`]s. Where this decoder departs from the pseudo code it says so
+//! in a comment; the crate README lists the choices shared with rvtrace's encoder.
+
+use rvtrace_flow::{FlowElement, FlowSink, SyncReason};
+use rvtrace_image::Image;
+use rvtrace_isa::{sequentially_inferred_target, CfClass};
+
+use crate::code::{Code, Ent};
+use crate::codec::bits::mask;
+use crate::codec::te_inst::{QualStatus, SyncFields};
+use crate::codec::{CodecError, TeInst};
+use crate::params::{IOptions, Params};
+
+/// What went wrong while following the program (the packet stream and the program disagree).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum DecodeError {
+    /// The path reached an address outside the program's executable segments.
+    Unmapped(u64),
+    /// The path reached an invalid instruction.
+    BadInstruction(u64),
+    /// A branch was reached with no taken/not-taken information left.
+    NoBranchInfo(u64),
+    /// An uninferable jump was reached while the packet had no address (`decoder.adoc`:
+    /// "unexpected uninferable discontinuity").
+    UnexpectedDiscontinuity(u64),
+    /// The packet's address was reached by an uninferable jump with branches left unprocessed.
+    UnprocessedBranches(u64),
+    /// A jump target cache index with no valid entry.
+    EmptyCacheEntry(u64),
+    /// An implicit exception whose handler address was never reported.
+    UnknownHandler {
+        /// Interrupt (true) or exception.
+        interrupt: bool,
+        /// *ecause*.
+        ecause: u64,
+    },
+    /// Too many branches pending (more than 64).
+    BranchOverflow,
+    /// The path ran too long without consuming trace information (garbage input).
+    Runaway(u64),
+    /// A Zcmt table jump (its target needs the jump table).
+    TableJump(u64),
+    /// A packet that cannot occur in the decoder's state.
+    Unexpected(&'static str),
+    /// A packet that does not decode.
+    Codec(CodecError),
+}
+
+impl std::fmt::Display for DecodeError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            DecodeError::Unmapped(a) => write!(f, "execution path left the program at {a:#x}"),
+            DecodeError::BadInstruction(a) => write!(f, "invalid instruction at {a:#x}"),
+            DecodeError::NoBranchInfo(a) => write!(f, "cannot resolve the branch at {a:#x}"),
+            DecodeError::UnexpectedDiscontinuity(a) => {
+                write!(f, "unexpected uninferable discontinuity at {a:#x}")
+            }
+            DecodeError::UnprocessedBranches(a) => {
+                write!(f, "unprocessed branches on reaching {a:#x}")
+            }
+            DecodeError::EmptyCacheEntry(i) => write!(f, "jump target cache entry {i} is empty"),
+            DecodeError::UnknownHandler { interrupt, ecause } => write!(
+                f,
+                "unknown trap handler for {} {ecause} (implicit exception)",
+                if *interrupt { "interrupt" } else { "exception" }
+            ),
+            DecodeError::BranchOverflow => f.write_str("too many unprocessed branches"),
+            DecodeError::Runaway(a) => write!(f, "execution path does not end (at {a:#x})"),
+            DecodeError::TableJump(a) => write!(f, "table jump at {a:#x} is not supported"),
+            DecodeError::Unexpected(m) => f.write_str(m),
+            DecodeError::Codec(e) => write!(f, "malformed packet: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for DecodeError {}
+
+/// The fields of the packet being followed that the stop conditions look at.
+#[derive(Clone, Copy, Debug, Default)]
+struct Ctx {
+    /// A format 3 packet.
+    sync: bool,
+    notify: bool,
+    updiscon: bool,
+    irreport: bool,
+    irdepth: u64,
+    privilege: u64,
+}
+
+/// A trap whose handler is reported by a later packet (F3 SF1 with *thaddr* = 0).
+#[derive(Clone, Copy, Debug)]
+struct PendingTrap {
+    ecause: u64,
+    interrupt: bool,
+    tval: Option<u64>,
+    epc: Option<u64>,
+    /// The *address* of the thaddr = 0 packet (the EPC of a trap that follows immediately).
+    address: Option<u64>,
+}
+
+/// Decoder statistics.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DecodeStats {
+    /// `te_inst` packets processed.
+    pub packets: u64,
+    /// Instructions reported.
+    pub instructions: u64,
+    /// Errors (lost or malformed packets, or disagreements with the program).
+    pub errors: u64,
+}
+
+/// Limits that keep garbage input from running long.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Limits {
+    /// Most jumps followed without consuming any branch or reaching the packet's address.
+    pub max_jumps_per_packet: u64,
+    /// Most instructions reported for one packet (`u64::MAX`: no limit).
+    pub max_insns_per_packet: u64,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_jumps_per_packet: 1 << 22,
+            max_insns_per_packet: u64::MAX,
+        }
+    }
+}
+
+/// The E-Trace decoder. Feed it packets in order with [`Decoder::packet`] (and errors with
+/// [`Decoder::error`]), then call [`Decoder::finish`].
+pub struct Decoder<'a> {
+    code: &'a Code,
+    image: &'a Image,
+    params: Params,
+    options: IOptions,
+    /// Resource limits.
+    pub limits: Limits,
+    amask: u64,
+    // decoder.adoc globals.
+    pc: u64,
+    last_pc: u64,
+    branches: u32,
+    branch_map: u64,
+    stop_at_last_branch: bool,
+    inferred_address: bool,
+    start_of_trace: bool,
+    address: u64,
+    privilege: u64,
+    context: u64,
+    return_stack: Vec<u64>,
+    // Branch prediction: correctly predicted branches still to execute, a mispredicted one
+    // after them, and whether older map bits come first.
+    pbc_pending: u64,
+    fail_next: bool,
+    map_first: bool,
+    bpred: Vec<u8>,
+    jtc: Vec<Option<u64>>,
+    tvec: Vec<((bool, u64), u64)>,
+    pending_trap: Option<PendingTrap>,
+    /// Offset of the first packet skipped while waiting for a sync packet.
+    skipped_from: Option<u64>,
+    ended: bool,
+    // Open instruction range.
+    r_start: u64,
+    r_last: u64,
+    r_count: u64,
+    r_next: u64,
+    // Per-packet counters.
+    jumps: u64,
+    insns_at_packet: u64,
+    /// Statistics.
+    pub stats: DecodeStats,
+}
+
+/// Bits [n:1] of an address: the index of the branch predictor and of the jump target cache
+/// (`branchTrace.adoc` `sec:branch-prediction`, `sec:jump-cache`).
+#[inline]
+pub fn table_index(addr: u64, size_p: u8) -> usize {
+    ((addr >> 1) & mask(size_p as u32)) as usize
+}
+
+/// Branch predictor state after an outcome (`branchTrace.adoc` `sec:branch-prediction`: the MSB
+/// is the prediction, the LSB the most recent outcome; a prediction must fail twice to change).
+#[inline]
+pub fn bpred_next(state: u8, taken: bool) -> u8 {
+    match (state & 3, taken) {
+        (0b00, false) => 0b00,
+        (0b00, true) => 0b01,
+        (0b01, false) => 0b00,
+        (0b01, true) => 0b11,
+        (0b11, true) => 0b11,
+        (0b11, false) => 0b10,
+        (0b10, true) => 0b11,
+        (_, _) => 0b00,
+    }
+}
+
+/// The state every predictor entry has after a synchronisation packet.
+pub const BPRED_INIT: u8 = 0b01;
+
+impl<'a> Decoder<'a> {
+    /// A decoder for the program in `image` (with its block table `code`), packets laid out per
+    /// `params`, starting with run-time `options` (support packets replace them).
+    pub fn new(code: &'a Code, image: &'a Image, params: Params, options: IOptions) -> Self {
+        Decoder {
+            code,
+            image,
+            params,
+            options,
+            limits: Limits::default(),
+            amask: mask(params.iaddress_width_p as u32),
+            pc: 0,
+            last_pc: 0,
+            branches: 0,
+            branch_map: 0,
+            stop_at_last_branch: false,
+            inferred_address: false,
+            start_of_trace: true,
+            address: 0,
+            privilege: 0,
+            context: 0,
+            return_stack: Vec::new(),
+            pbc_pending: 0,
+            fail_next: false,
+            map_first: true,
+            bpred: vec![BPRED_INIT; 1usize << params.bpred_size_p],
+            jtc: vec![None; 1usize << params.cache_size_p],
+            tvec: Vec::new(),
+            pending_trap: None,
+            skipped_from: None,
+            ended: false,
+            r_start: 0,
+            r_last: 0,
+            r_count: 0,
+            r_next: u64::MAX,
+            jumps: 0,
+            insns_at_packet: 0,
+            stats: DecodeStats::default(),
+        }
+    }
+
+    /// The run-time options in force.
+    pub fn options(&self) -> IOptions {
+        self.options
+    }
+
+    // ---------------------------------------------------------------------------------------
+    // Output.
+
+    #[inline]
+    fn report_range<S: FlowSink>(
+        &mut self,
+        first: u64,
+        last: u64,
+        count: u64,
+        next: u64,
+        s: &mut S,
+    ) {
+        self.stats.instructions += count;
+        if self.r_count > 0 && first == self.r_next {
+            self.r_last = last;
+            self.r_count += count;
+        } else {
+            self.flush(s);
+            self.r_start = first;
+            self.r_last = last;
+            self.r_count = count;
+        }
+        self.r_next = next;
+    }
+
+    fn flush<S: FlowSink>(&mut self, s: &mut S) {
+        if self.r_count > 0 {
+            s.element(&FlowElement::Range {
+                start: self.r_start,
+                last: self.r_last,
+                count: self.r_count,
+            });
+            self.r_count = 0;
+        }
+    }
+
+    fn emit<S: FlowSink>(&mut self, e: FlowElement, s: &mut S) {
+        self.flush(s);
+        s.element(&e);
+    }
+
+    /// Report the single instruction at `pc` (whose entry is `e`).
+    #[inline]
+    fn report_pc<S: FlowSink>(&mut self, pc: u64, e: &Ent, s: &mut S) {
+        self.report_range(pc, pc, 1, pc.wrapping_add(e.len as u64), s);
+    }
+
+    // ---------------------------------------------------------------------------------------
+    // Packets.
+
+    /// Process one `te_inst` packet found at byte `offset`.
+    pub fn packet<S: FlowSink>(&mut self, offset: u64, pkt: &TeInst, s: &mut S) {
+        self.stats.packets += 1;
+        self.jumps = 0;
+        self.insns_at_packet = self.stats.instructions;
+        if let Err(e) = self.process(offset, pkt, s) {
+            self.lose(offset, &e.to_string(), s);
+        }
+    }
+
+    /// Report a packet that could not be decoded (or was lost) at `offset`; decoding resumes at
+    /// the next synchronisation packet.
+    pub fn error<S: FlowSink>(&mut self, offset: u64, e: &CodecError, s: &mut S) {
+        self.lose(offset, &DecodeError::Codec(*e).to_string(), s);
+    }
+
+    fn lose<S: FlowSink>(&mut self, offset: u64, reason: &str, s: &mut S) {
+        self.stats.errors += 1;
+        self.emit(
+            FlowElement::Loss {
+                offset,
+                skipped: None,
+                reason: reason.to_string(),
+            },
+            s,
+        );
+        self.reset_sync();
+        self.ended = false;
+    }
+
+    fn reset_sync(&mut self) {
+        self.start_of_trace = true;
+        self.inferred_address = false;
+        self.stop_at_last_branch = false;
+        self.branches = 0;
+        self.branch_map = 0;
+        self.pbc_pending = 0;
+        self.fail_next = false;
+        self.pending_trap = None;
+        self.return_stack.clear();
+    }
+
+    /// End of the trace data at `offset`.
+    pub fn finish<S: FlowSink>(&mut self, offset: u64, s: &mut S) {
+        if let Some(t) = self.pending_trap.take() {
+            self.emit_trap(&t, None, s);
+        }
+        if !self.ended {
+            self.emit(FlowElement::End { offset }, s);
+            self.ended = true;
+        }
+        self.flush(s);
+    }
+
+    fn process<S: FlowSink>(
+        &mut self,
+        offset: u64,
+        pkt: &TeInst,
+        s: &mut S,
+    ) -> Result<(), DecodeError> {
+        let p = self.params;
+        match *pkt {
+            TeInst::Support(sp) => {
+                self.options = IOptions::from_bits(sp.ioptions);
+                match sp.qual_status {
+                    QualStatus::NoChange => {}
+                    QualStatus::TraceLost => {
+                        self.emit(
+                            FlowElement::Loss {
+                                offset,
+                                skipped: None,
+                                reason: "the encoder lost packets (trace_lost)".into(),
+                            },
+                            s,
+                        );
+                        self.stats.errors += 1;
+                        self.reset_sync();
+                    }
+                    QualStatus::EndedRep | QualStatus::EndedNtr => {
+                        if sp.qual_status == QualStatus::EndedNtr
+                            && self.inferred_address
+                            && !self.start_of_trace
+                        {
+                            // decoder.adoc process_support: the final instruction is the next
+                            // occurrence of the reported address.
+                            let prev = self.pc;
+                            self.inferred_address = false;
+                            loop {
+                                if self.step(prev, &Ctx::default(), true, s)?.0 {
+                                    break;
+                                }
+                            }
+                        }
+                        if let Some(t) = self.pending_trap.take() {
+                            self.emit_trap(&t, None, s);
+                        }
+                        self.emit(FlowElement::End { offset }, s);
+                        self.ended = true;
+                        self.reset_sync();
+                    }
+                }
+                Ok(())
+            }
+            TeInst::Context {
+                privilege,
+                time,
+                context,
+            } => {
+                if self.start_of_trace {
+                    return Ok(());
+                }
+                if !p.notime_p {
+                    self.emit(FlowElement::Time { time }, s);
+                }
+                if privilege != self.privilege || (!p.nocontext_p && context != self.context) {
+                    self.privilege = privilege;
+                    self.context = context;
+                    self.emit_context(s);
+                }
+                Ok(())
+            }
+            TeInst::Trap {
+                sync,
+                ecause,
+                interrupt,
+                thaddr,
+                address,
+                tval,
+            } => {
+                let addr = address.map(|a| (a << p.iaddress_lsb_p) & self.amask);
+                if self.start_of_trace || self.pending_trap.is_some() {
+                    // Exception on the first traced instruction (v2.0 `sec:thaddr`: address =
+                    // EPC), or a trap immediately after another one (address = this trap's EPC
+                    // is the previous handler).
+                    let epc = match self.pending_trap {
+                        Some(t) => t.address,
+                        None if !thaddr => addr,
+                        None => None,
+                    };
+                    if let Some(t) = self.pending_trap.take() {
+                        self.emit_trap(&t, None, s);
+                    }
+                    let t = PendingTrap {
+                        ecause,
+                        interrupt,
+                        tval,
+                        epc,
+                        address: addr,
+                    };
+                    if !thaddr {
+                        self.pending_trap = Some(t);
+                        return Ok(());
+                    }
+                    let handler = self.handler(addr, interrupt, ecause)?;
+                    self.emit_trap(&t, Some(handler), s);
+                    return self.sync(offset, handler, &sync, true, s);
+                }
+                let epc = self.exception_address(thaddr, addr);
+                let t = PendingTrap {
+                    ecause,
+                    interrupt,
+                    tval,
+                    epc,
+                    address: addr,
+                };
+                if !thaddr {
+                    self.pending_trap = Some(t);
+                    return Ok(());
+                }
+                let handler = self.handler(addr, interrupt, ecause)?;
+                self.emit_trap(&t, Some(handler), s);
+                self.sync(offset, handler, &sync, true, s)
+            }
+            TeInst::Start { sync, address } => {
+                let addr = (address << p.iaddress_lsb_p) & self.amask;
+                if let Some(t) = self.pending_trap.take() {
+                    // v2.0: the handler of a trap reported with thaddr = 0 (also the draft's
+                    // SF1 form, handled above).
+                    self.learn_handler(&t, addr);
+                    self.emit_trap(&t, Some(addr), s);
+                    return self.sync(offset, addr, &sync, true, s);
+                }
+                self.sync(offset, addr, &sync, false, s)
+            }
+            _ => {
+                if self.start_of_trace {
+                    self.skipped_from.get_or_insert(offset);
+                    return Ok(());
+                }
+                if self.pending_trap.is_some() {
+                    return Err(DecodeError::Unexpected(
+                        "a trap handler was expected (format 3 after thaddr = 0)",
+                    ));
+                }
+                self.differential(pkt, s)
+            }
+        }
+    }
+
+    fn emit_context<S: FlowSink>(&mut self, s: &mut S) {
+        let context = if self.params.nocontext_p {
+            None
+        } else {
+            Some(self.context)
+        };
+        self.emit(
+            FlowElement::Context {
+                privilege: Some(self.privilege as u8),
+                context,
+            },
+            s,
+        );
+    }
+
+    fn emit_trap<S: FlowSink>(&mut self, t: &PendingTrap, handler: Option<u64>, s: &mut S) {
+        self.emit(
+            FlowElement::Trap {
+                cause: Some(t.ecause),
+                interrupt: t.interrupt,
+                tval: t.tval,
+                epc: t.epc,
+                handler,
+            },
+            s,
+        );
+    }
+
+    fn learn_handler(&mut self, t: &PendingTrap, handler: u64) {
+        let key = (t.interrupt, t.ecause);
+        match self.tvec.iter_mut().find(|(k, _)| *k == key) {
+            Some(e) => e.1 = handler,
+            None => self.tvec.push((key, handler)),
+        }
+    }
+
+    /// The handler of a trap packet: its address, or in implicit exception mode the handler
+    /// last reported for the same cause (rvtrace's encoder omits the address only then; see the
+    /// crate README).
+    fn handler(
+        &mut self,
+        addr: Option<u64>,
+        interrupt: bool,
+        ecause: u64,
+    ) -> Result<u64, DecodeError> {
+        match addr {
+            Some(a) => {
+                let key = (interrupt, ecause);
+                match self.tvec.iter_mut().find(|(k, _)| *k == key) {
+                    Some(e) => e.1 = a,
+                    None => self.tvec.push((key, a)),
+                }
+                Ok(a)
+            }
+            None => self
+                .tvec
+                .iter()
+                .find(|(k, _)| *k == (interrupt, ecause))
+                .map(|e| e.1)
+                .ok_or(DecodeError::UnknownHandler { interrupt, ecause }),
+        }
+    }
+
+    /// `decoder.adoc` `exception_address`, without moving the decoder: the EPC of a trap
+    /// reported now.
+    fn exception_address(&self, thaddr: bool, addr: Option<u64>) -> Option<u64> {
+        let e = self.code.ent(self.pc)?;
+        if e.class.is_uninferable_discon() && !thaddr {
+            return addr;
+        }
+        if e.class == CfClass::EnvTrap {
+            return Some(self.pc);
+        }
+        match e.class {
+            CfClass::None => Some(self.pc.wrapping_add(e.len as u64) & self.amask),
+            CfClass::Branch => {
+                let taken = self.peek_branch()?;
+                Some(
+                    if taken {
+                        self.pc.wrapping_add(e.target as i64 as u64)
+                    } else {
+                        self.pc.wrapping_add(e.len as u64)
+                    } & self.amask,
+                )
+            }
+            c if c.is_inferable() => {
+                Some(self.pc.wrapping_add(e.target as i64 as u64) & self.amask)
+            }
+            _ => addr,
+        }
+    }
+
+    /// Format 3 subformats 0 and 1 (`decoder.adoc` `process_te_inst`, format 3 branch).
+    fn sync<S: FlowSink>(
+        &mut self,
+        offset: u64,
+        addr: u64,
+        f: &SyncFields,
+        trap: bool,
+        s: &mut S,
+    ) -> Result<(), DecodeError> {
+        let p = self.params;
+        self.inferred_address = false;
+        self.address = addr;
+        let fresh = trap || self.start_of_trace;
+        if fresh {
+            self.branches = 0;
+            self.branch_map = 0;
+            self.pbc_pending = 0;
+            self.fail_next = false;
+            self.stop_at_last_branch = false;
+        }
+        let e = *self.code.ent(addr).ok_or(DecodeError::Unmapped(addr))?;
+        if e.len == 0 {
+            return Err(DecodeError::BadInstruction(addr));
+        }
+        if e.class == CfClass::Branch {
+            self.add_map_bits(f.branch as u64, 1)?;
+        }
+        if !fresh {
+            let k = Ctx {
+                sync: true,
+                privilege: f.privilege,
+                ..Ctx::default()
+            };
+            self.follow(addr, &k, s)?;
+            if self.privilege != f.privilege || (!p.nocontext_p && f.context != self.context) {
+                self.privilege = f.privilege;
+                self.context = f.context;
+                self.emit_context(s);
+            }
+        } else {
+            let reason = if self.stats.errors > 0 {
+                SyncReason::Recovery
+            } else {
+                SyncReason::Start
+            };
+            if self.start_of_trace {
+                if let Some(from) = self.skipped_from.take() {
+                    self.emit(
+                        FlowElement::Loss {
+                            offset: from,
+                            skipped: Some(offset - from),
+                            reason: "packets before the first synchronisation packet".into(),
+                        },
+                        s,
+                    );
+                }
+                self.emit(FlowElement::Sync { addr, reason }, s);
+            }
+            if self.start_of_trace
+                || self.privilege != f.privilege
+                || (!p.nocontext_p && f.context != self.context)
+            {
+                self.privilege = f.privilege;
+                self.context = f.context;
+                self.emit_context(s);
+            }
+            self.flush(s);
+            self.pc = addr;
+            self.report_pc(addr, &e, s);
+            self.last_pc = addr;
+        }
+        if !p.notime_p {
+            self.emit(FlowElement::Time { time: f.time }, s);
+        }
+        self.start_of_trace = false;
+        self.ended = false;
+        self.return_stack.clear();
+        // Synchronisation resets the predictor and the jump target cache (branchTrace.adoc).
+        self.bpred.iter_mut().for_each(|b| *b = BPRED_INIT);
+        self.jtc.iter_mut().for_each(|c| *c = None);
+        Ok(())
+    }
+
+    /// Formats 0, 1 and 2.
+    fn differential<S: FlowSink>(&mut self, pkt: &TeInst, s: &mut S) -> Result<(), DecodeError> {
+        let p = self.params;
+        let lsb = p.iaddress_lsb_p as u32;
+        let mut k = Ctx::default();
+        let apply_tail = |d: &mut Self, t: &crate::codec::AddrTail, k: &mut Ctx| {
+            d.stop_at_last_branch = false;
+            if d.options.full_address {
+                d.address = (t.address << lsb) & d.amask;
+            } else {
+                let delta = (t.signed_address(&p) as u64) << lsb;
+                d.address = d.address.wrapping_add(delta) & d.amask;
+            }
+            k.notify = t.notify_flag(&p);
+            k.updiscon = t.updiscon_flag();
+            k.irreport = t.irreport_flag();
+            k.irdepth = t.irdepth;
+        };
+        match *pkt {
+            TeInst::Addr(ref t) => apply_tail(self, t, &mut k),
+            TeInst::Branch {
+                branches,
+                branch_map,
+                ref tail,
+            } => {
+                if let Some(t) = tail {
+                    apply_tail(self, t, &mut k);
+                }
+                self.stop_at_last_branch = branches == 0;
+                let n = if branches == 0 { 31 } else { branches as u32 };
+                self.add_map_bits(branch_map as u64, n)?;
+            }
+            TeInst::BranchCount {
+                branch_count,
+                branch_fmt,
+                ref tail,
+            } => {
+                if let Some(t) = tail {
+                    apply_tail(self, t, &mut k);
+                } else {
+                    self.stop_at_last_branch = true;
+                }
+                self.add_predicted(branch_count as u64 + 31, branch_fmt != 2)?;
+            }
+            TeInst::JumpTargetIndex {
+                index,
+                branches,
+                branch_map,
+                irreport,
+                irdepth,
+            } => {
+                let a = self
+                    .jtc
+                    .get(index as usize)
+                    .copied()
+                    .flatten()
+                    .ok_or(DecodeError::EmptyCacheEntry(index))?;
+                self.stop_at_last_branch = false;
+                self.address = a;
+                let w = crate::codec::te_inst::branch_map_width_f0s1(branches);
+                let msb = if branches == 0 {
+                    (branches >> 4) & 1 != 0
+                } else {
+                    (branch_map >> (w - 1)) & 1 != 0
+                };
+                k.irreport = irreport != msb;
+                k.irdepth = irdepth;
+                if branches > 0 {
+                    self.add_map_bits(branch_map as u64, branches as u32)?;
+                }
+            }
+            _ => return Err(DecodeError::Unexpected("not a differential packet")),
+        }
+        let a = self.address;
+        self.follow(a, &k, s)
+    }
+
+    // ---------------------------------------------------------------------------------------
+    // Branch information.
+
+    fn add_map_bits(&mut self, bits: u64, n: u32) -> Result<(), DecodeError> {
+        if self.branches + n > 64 {
+            return Err(DecodeError::BranchOverflow);
+        }
+        if self.branches == 0 {
+            self.map_first = self.pbc_pending == 0 && !self.fail_next;
+        }
+        self.branch_map |= (bits & mask(n)) << self.branches;
+        self.branches += n;
+        Ok(())
+    }
+
+    fn add_predicted(&mut self, n: u64, fail: bool) -> Result<(), DecodeError> {
+        if self.pbc_pending > 0 || self.fail_next {
+            return Err(DecodeError::Unexpected(
+                "branch count while predicted branches are pending",
+            ));
+        }
+        self.map_first = self.branches > 0;
+        self.pbc_pending = n;
+        self.fail_next = fail;
+        Ok(())
+    }
+
+    #[inline]
+    fn pending(&self) -> u64 {
+        self.branches as u64 + self.pbc_pending + self.fail_next as u64
+    }
+
+    #[inline]
+    fn unprocessed(&self, at_branch: bool) -> bool {
+        self.pending() != at_branch as u64
+    }
+
+    /// Where the next branch outcome comes from.
+    #[inline]
+    fn next_source(&self) -> Option<u8> {
+        // 0 = map bit, 1 = predicted, 2 = mispredicted.
+        let pred = if self.pbc_pending > 0 {
+            Some(1)
+        } else if self.fail_next {
+            Some(2)
+        } else {
+            None
+        };
+        if self.map_first && self.branches > 0 {
+            Some(0)
+        } else {
+            pred.or(if self.branches > 0 { Some(0) } else { None })
+        }
+    }
+
+    fn peek_branch(&self) -> Option<bool> {
+        let pred = || self.bpred[table_index(self.pc, self.params.bpred_size_p)] & 2 != 0;
+        match self.next_source()? {
+            0 => Some(self.branch_map & 1 == 0),
+            1 => Some(pred()),
+            _ => Some(!pred()),
+        }
+    }
+
+    /// `decoder.adoc` `is_taken_branch` for the branch at `pc`, with the predictor.
+    #[inline]
+    fn take_branch(&mut self, pc: u64) -> Result<bool, DecodeError> {
+        let bp = self.options.branch_prediction && self.params.bpred_size_p > 0;
+        let idx = if bp {
+            table_index(pc, self.params.bpred_size_p)
+        } else {
+            0
+        };
+        let taken = match self.next_source() {
+            Some(0) => {
+                let t = self.branch_map & 1 == 0;
+                self.branches -= 1;
+                self.branch_map >>= 1;
+                t
+            }
+            Some(1) => {
+                self.pbc_pending -= 1;
+                self.bpred[idx] & 2 != 0
+            }
+            Some(_) => {
+                self.fail_next = false;
+                self.bpred[idx] & 2 == 0
+            }
+            None => return Err(DecodeError::NoBranchInfo(pc)),
+        };
+        if bp {
+            self.bpred[idx] = bpred_next(self.bpred[idx], taken);
+        }
+        Ok(taken)
+    }
+
+    // ---------------------------------------------------------------------------------------
+    // Return address stack.
+
+    fn stack_max(&self) -> usize {
+        let p = self.params;
+        if p.return_stack_size_p > 0 {
+            1 << p.return_stack_size_p
+        } else if p.call_counter_size_p > 0 {
+            (1usize << p.call_counter_size_p.min(24)) - 1
+        } else {
+            0
+        }
+    }
+
+    fn push_return(&mut self, link: u64) {
+        if !self.options.implicit_return {
+            return;
+        }
+        let max = self.stack_max();
+        if max == 0 {
+            return;
+        }
+        if self.return_stack.len() >= max {
+            self.return_stack.remove(0);
+        }
+        self.return_stack.push(link);
+    }
+
+    // ---------------------------------------------------------------------------------------
+    // Following the execution path.
+
+    /// `decoder.adoc` `follow_execution_path` to `address`.
+    fn follow<S: FlowSink>(&mut self, address: u64, k: &Ctx, s: &mut S) -> Result<(), DecodeError> {
+        let previous_address = self.pc;
+        loop {
+            if self.inferred_address {
+                let (stop_here, _) = self.step(previous_address, k, true, s)?;
+                if stop_here {
+                    self.inferred_address = false;
+                }
+            } else {
+                let (stop, _) = self.step(address, k, false, s)?;
+                if stop {
+                    return Ok(());
+                }
+            }
+            if self.stats.instructions - self.insns_at_packet > self.limits.max_insns_per_packet {
+                return Err(DecodeError::Runaway(self.pc));
+            }
+        }
+    }
+
+    /// One step of the path from `self.pc`: either a run of sequential instructions or one
+    /// control transfer. With `inferred` (following to the previous address), returns
+    /// `(stop_here, _)` from `next_pc`; otherwise returns `(true, _)` when a stop condition of
+    /// `follow_execution_path` holds.
+    fn step<S: FlowSink>(
+        &mut self,
+        address: u64,
+        k: &Ctx,
+        inferred: bool,
+        s: &mut S,
+    ) -> Result<(bool, ()), DecodeError> {
+        let pc = self.pc;
+        let e = *self.code.ent(pc).ok_or(DecodeError::Unmapped(pc))?;
+        if e.len == 0 {
+            return Err(DecodeError::BadInstruction(pc));
+        }
+        if !e.ends_run() {
+            // Sequential instructions after pc up to the run's end X.
+            let x = pc.wrapping_add(e.run_bytes as u64) & self.amask;
+            if !inferred && self.r_ok_mid(pc, x, address) {
+                // The reported address lies inside this run: maybe stop there.
+                if let Some(prev) = self.prev_on_path(pc, address) {
+                    let ea = *self
+                        .code
+                        .ent(address)
+                        .ok_or(DecodeError::Unmapped(address))?;
+                    if self.stop_ok(address, address, &ea, k, false) {
+                        let n = self.count_on_path(pc, address);
+                        self.report_range(
+                            pc.wrapping_add(e.len as u64),
+                            address,
+                            n,
+                            address.wrapping_add(ea.len as u64),
+                            s,
+                        );
+                        self.last_pc = prev;
+                        self.pc = address;
+                        return Ok((self.check_stop(address, k, false)?, ()));
+                    }
+                }
+            }
+            let ex = *self.code.ent(x).ok_or(DecodeError::Unmapped(x))?;
+            if ex.len == 0 {
+                return Err(DecodeError::BadInstruction(x));
+            }
+            self.report_range(
+                pc.wrapping_add(e.len as u64),
+                x,
+                e.run as u64,
+                x.wrapping_add(ex.len as u64),
+                s,
+            );
+            self.last_pc = pc.wrapping_add(e.run_last as u64);
+            self.pc = x;
+            if inferred {
+                return Ok((false, ()));
+            }
+            return Ok((self.check_stop(address, k, false)?, ()));
+        }
+        // A control transfer at pc: decoder.adoc next_pc.
+        let (next, stop_here) = self.next_pc(pc, &e, address, k, inferred)?;
+        let en = *self.code.ent(next).ok_or(DecodeError::Unmapped(next))?;
+        if en.len == 0 {
+            return Err(DecodeError::BadInstruction(next));
+        }
+        self.report_pc(next, &en, s);
+        self.last_pc = pc;
+        self.pc = next;
+        if inferred {
+            return Ok((stop_here, ()));
+        }
+        Ok((self.check_stop(address, k, stop_here)?, ()))
+    }
+
+    /// Whether `address` is strictly inside the run (pc, x).
+    #[inline]
+    fn r_ok_mid(&self, pc: u64, x: u64, address: u64) -> bool {
+        address > pc && address < x
+    }
+
+    /// The instruction before `addr` on the sequential path from `from`, if `addr` is an
+    /// instruction boundary on it.
+    fn prev_on_path(&self, from: u64, addr: u64) -> Option<u64> {
+        let mut pc = from;
+        loop {
+            let e = self.code.ent(pc)?;
+            if e.len == 0 {
+                return None;
+            }
+            let n = pc + e.len as u64;
+            if n == addr {
+                return Some(pc);
+            }
+            if n > addr {
+                return None;
+            }
+            pc = n;
+        }
+    }
+
+    fn count_on_path(&self, from: u64, addr: u64) -> u64 {
+        let mut pc = from;
+        let mut n = 0;
+        while pc < addr {
+            match self.code.ent(pc) {
+                Some(e) if e.len > 0 => pc += e.len as u64,
+                _ => break,
+            }
+            n += 1;
+        }
+        n
+    }
+
+    /// Would the stop conditions hold at `at` (for a position inside a run, where the branch
+    /// check cannot apply)?
+    fn stop_ok(&self, at: u64, address: u64, e: &Ent, k: &Ctx, _stop_here: bool) -> bool {
+        if at != address {
+            return false;
+        }
+        let unprocessed = self.unprocessed(e.class == CfClass::Branch);
+        if !k.sync {
+            if self.stop_at_last_branch || unprocessed {
+                return false;
+            }
+            k.notify
+                || (!k.updiscon && (!k.irreport || k.irdepth == self.return_stack.len() as u64))
+        } else {
+            !unprocessed && k.privilege == self.privilege
+        }
+    }
+
+    /// The stop conditions of `follow_execution_path` at `self.pc` (just reported).
+    #[inline]
+    fn check_stop(&mut self, address: u64, k: &Ctx, stop_here: bool) -> Result<bool, DecodeError> {
+        let pc = self.pc;
+        let e = *self.code.ent(pc).ok_or(DecodeError::Unmapped(pc))?;
+        let at_branch = e.class == CfClass::Branch;
+        if self.stop_at_last_branch && at_branch && self.pending() == 1 {
+            // Reached the final branch: stop before it (its outcome is known but whether the
+            // next instruction retires is not).
+            self.stop_at_last_branch = false;
+            return Ok(true);
+        }
+        if stop_here {
+            if self.unprocessed(at_branch) {
+                return Err(DecodeError::UnprocessedBranches(pc));
+            }
+            return Ok(true);
+        }
+        if pc != address {
+            return Ok(false);
+        }
+        let unprocessed = self.unprocessed(at_branch);
+        if !k.sync {
+            if self.stop_at_last_branch || unprocessed {
+                return Ok(false);
+            }
+            if k.notify {
+                return Ok(true);
+            }
+            // decoder.adoc also requires that the previous instruction is not an uninferable
+            // discontinuity; a taken one has already stopped (stop_here), so here it can only
+            // have been inferred (implicit return, sequentially inferable jump), which rvtrace's
+            // encoder reports like any other instruction.
+            if !k.updiscon && (!k.irreport || k.irdepth == self.return_stack.len() as u64) {
+                self.inferred_address = true;
+                return Ok(true);
+            }
+            Ok(false)
+        } else {
+            let last_xret = self
+                .code
+                .ent(self.last_pc)
+                .is_some_and(|l| l.class == CfClass::TrapReturn);
+            Ok(!unprocessed && (k.privilege == self.privilege || last_xret))
+        }
+    }
+
+    /// `decoder.adoc` `next_pc` for the control transfer at `pc`: the next pc and `stop_here`.
+    fn next_pc(
+        &mut self,
+        pc: u64,
+        e: &Ent,
+        address: u64,
+        k: &Ctx,
+        inferred: bool,
+    ) -> Result<(u64, bool), DecodeError> {
+        let class = e.class;
+        let seq = pc.wrapping_add(e.len as u64) & self.amask;
+        let mut stop_here = false;
+        let next = match class {
+            CfClass::Branch => {
+                if self.take_branch(pc)? {
+                    pc.wrapping_add(e.target as i64 as u64) & self.amask
+                } else {
+                    seq
+                }
+            }
+            CfClass::TableJump | CfClass::TableCall => return Err(DecodeError::TableJump(pc)),
+            c if c.is_inferable() => {
+                self.jumps += 1;
+                if self.jumps > self.limits.max_jumps_per_packet {
+                    return Err(DecodeError::Runaway(pc));
+                }
+                if e.target == 0 {
+                    // A jump to itself never ends: stop (as the reference decoder model does).
+                    stop_here = true;
+                }
+                pc.wrapping_add(e.target as i64 as u64) & self.amask
+            }
+            c if c.is_uninferable_discon() => {
+                let depth = self.return_stack.len() as u64;
+                let sij = if self.options.sijump && c.is_uninferable() {
+                    self.sequential_target(pc)
+                } else {
+                    None
+                };
+                if let Some(t) = sij {
+                    self.jumps += 1;
+                    t
+                } else if self.options.implicit_return
+                    && c.is_return()
+                    && depth > 0
+                    && !(!inferred && k.irreport && k.irdepth == depth)
+                {
+                    self.jumps += 1;
+                    if self.jumps > self.limits.max_jumps_per_packet {
+                        return Err(DecodeError::Runaway(pc));
+                    }
+                    self.return_stack.pop().unwrap_or(seq)
+                } else {
+                    if self.stop_at_last_branch {
+                        return Err(DecodeError::UnexpectedDiscontinuity(pc));
+                    }
+                    if self.options.implicit_return && c.is_return() && depth > 0 {
+                        // A return that failed the prediction consumes its stack entry
+                        // (rvtrace's encoder does the same).
+                        self.return_stack.pop();
+                    }
+                    stop_here = true;
+                    if self.options.jump_target_cache && !self.jtc.is_empty() {
+                        let i = table_index(address, self.params.cache_size_p);
+                        self.jtc[i] = Some(address);
+                    }
+                    address
+                }
+            }
+            _ => seq,
+        };
+        if class.is_call() {
+            self.push_return(seq);
+        }
+        Ok((next, stop_here))
+    }
+
+    /// The target of a sequentially inferable jump at `pc` (`decoder.adoc`
+    /// `is_sequential_jump` / `sequential_jump_target`), if it is one.
+    fn sequential_target(&self, pc: u64) -> Option<u64> {
+        let prev = self.last_pc;
+        if prev == pc {
+            return None;
+        }
+        let pb = self.image.fetch(prev)?;
+        let jb = self.image.fetch(pc)?;
+        sequentially_inferred_target(&self.code.isa, prev, pb, jb).map(|t| t & self.amask)
+    }
+}
+
+/// Decode a whole framed byte stream into `sink`.
+pub fn decode_stream<S: FlowSink>(
+    data: &[u8],
+    encap: crate::codec::EncapConfig,
+    raw: bool,
+    dec: &mut Decoder<'_>,
+    sink: &mut S,
+) {
+    use crate::codec::{Item, PacketReader};
+    let rd = PacketReader::new(data, encap, raw, dec.params, dec.options);
+    for (off, item) in rd {
+        match item {
+            Item::Packet(p) => dec.packet(off as u64, &p, sink),
+            Item::Error(e) => dec.error(off as u64, &e, sink),
+            Item::Other(_) => {}
+        }
+    }
+    dec.finish(data.len() as u64, sink);
+}

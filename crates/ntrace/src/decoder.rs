@@ -1,0 +1,730 @@
+//! The N-Trace decoder (N-Trace chapter 11): messages + program image -> flow elements
+//! ([`rvtrace_flow::FlowElement`]).
+//!
+//! For each message with I-CNT the decoder walks the code from the current PC (11.1): HIST bits
+//! first (each direct conditional branch takes the next bit, MSB after the stop-bit first; 8.3),
+//! then the rest of the I-CNT (branches not taken), counting 16-bit units per instruction (8.4).
+//! The last instruction of the I-CNT is the one the message is about: the next PC is the
+//! message's address (F-ADDR, or U-ADDR XOR the previous address: 8.1; with the MSB extension of
+//! 8.2 when configured), or the taken target of a DirectBranch (7.2).
+//!
+//! Inside an I-CNT only inferable instructions may be met; two kinds of uninferable jump are
+//! inferred and need no option:
+//! * implicit returns (9.2): the decoder keeps its own stack of return addresses, pushed by every
+//!   call and popped by every return, whatever the encoder's stack depth or mode (a return that
+//!   ends a message is explicit and pops too, which keeps the stacks aligned when the encoder's
+//!   stack is shallower);
+//! * sequential jumps (9.1): an indirect jump right after the `lui`/`auipc`/`c.lui` that loads its
+//!   register.
+//!
+//! ResourceFull messages carry I-CNT (RCODE 0, added up) or HIST (RCODE 1; RCODE 2 with HREPEAT
+//! repeats, 9.3) without ending a block: HIST bits are walked at once, I-CNT waits for the next
+//! message with an I-CNT. RepeatBranch (7.11) replays the previous branch message B-CNT times.
+//!
+//! Decoding starts at the first synchronization message (any message with SYNC and F-ADDR).
+//! Problems (invalid I-CNT values, 8.4.1; reserved TCODEs; Error messages, 7.4; code that does not
+//! match the trace) are reported as [`FlowElement::Loss`] with their byte offset, once the next
+//! synchronization message is found, with the number of bytes skipped to reach it.
+
+use crate::codec::mseo::{Deframer, Frame, RawMessage};
+use crate::codec::{parse, rcode, sync, tcode, Addr, Body, CodecConfig, Message, Process};
+use crate::insn::{Classifier, Insn, LinkRule};
+use rvtrace_flow::{FlowElement, FlowSink, SyncReason};
+use rvtrace_image::Image;
+use rvtrace_isa::{sequentially_inferred_target, CfClass, IsaConfig};
+use std::collections::VecDeque;
+
+/// Decoder options (the encoder options a decoder must know; N-Trace chapter 4).
+#[derive(Clone, Copy, Debug)]
+pub struct DecoderConfig {
+    /// The byte format (SRC width).
+    pub codec: CodecConfig,
+    /// Decode only messages with this SRC (N-Trace 11.2); `None` decodes every message.
+    pub src: Option<u16>,
+    /// trTeInstExtendAddrMSB: addresses use the MSB extension (N-Trace 8.2).
+    pub extend_addr_msb: bool,
+    /// trTeInstEnAllJumps: direct jumps are reported as taken branches (N-Trace chapter 2 note).
+    pub all_jumps: bool,
+    /// Link registers for calls and returns.
+    pub link: LinkRule,
+    /// ISA (XLEN, Zcmp, Zcmt) of the traced hart.
+    pub isa: IsaConfig,
+}
+
+impl DecoderConfig {
+    /// Defaults for a hart: no SRC, no MSB extension, link registers x1/x5.
+    pub fn new(isa: IsaConfig) -> Self {
+        DecoderConfig {
+            codec: CodecConfig::default(),
+            src: None,
+            extend_addr_msb: false,
+            all_jumps: false,
+            link: LinkRule::Spec,
+            isa,
+        }
+    }
+}
+
+/// Counts from a decode.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DecodeStats {
+    /// Bytes read.
+    pub bytes: u64,
+    /// Messages (of the decoded SRC).
+    pub messages: u64,
+    /// Messages of other SRCs.
+    pub other_src: u64,
+    /// Instructions decoded.
+    pub instructions: u64,
+    /// Problems reported as loss.
+    pub errors: u64,
+    /// Bytes skipped after problems (up to the next synchronization message).
+    pub skipped_bytes: u64,
+}
+
+/// Largest I-CNT accepted in one field; larger values are corrupt data (NTRACE_MAX_ICNT is 22
+/// bits, N-Trace 6.2 Table 10).
+const MAX_ICNT: u64 = 1 << 40;
+/// Instructions walked while looking for the branches of a HIST before giving up.
+const MAX_WALK_WITHOUT_BRANCH: u64 = 1 << 24;
+/// Depth of the decoder's return-address stack (deeper calls drop the oldest entry).
+const MAX_STACK: usize = 1 << 16;
+/// Largest B-CNT or HREPEAT replayed.
+const MAX_REPEAT: u64 = 1 << 32;
+
+/// HIST bits waiting to be consumed, oldest first (N-Trace 8.3).
+#[derive(Clone, Debug, Default)]
+struct HistQueue {
+    /// (pattern without its stop-bit, number of bits, times left).
+    chunks: VecDeque<(u64, u32, u64)>,
+    /// Bits of the front pattern already consumed.
+    pos: u32,
+}
+
+impl HistQueue {
+    fn push(&mut self, hist: u64, repeat: u64) -> Result<(), String> {
+        if hist == 0 {
+            return Err("HIST 0 has no stop-bit".into());
+        }
+        let n = 63 - hist.leading_zeros();
+        if n > 0 && repeat > 0 {
+            self.chunks.push_back((hist, n, repeat));
+        }
+        Ok(())
+    }
+
+    fn is_empty(&self) -> bool {
+        self.chunks.is_empty()
+    }
+
+    fn pop(&mut self) -> Option<bool> {
+        let (pat, n, left) = self.chunks.front_mut()?;
+        let bit = (*pat >> (*n - 1 - self.pos)) & 1 != 0;
+        self.pos += 1;
+        if self.pos == *n {
+            self.pos = 0;
+            *left -= 1;
+            if *left == 0 {
+                self.chunks.pop_front();
+            }
+        }
+        Some(bit)
+    }
+
+    fn clear(&mut self) {
+        self.chunks.clear();
+        self.pos = 0;
+    }
+}
+
+/// How the last instruction of a walked I-CNT ends.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum End {
+    /// DirectBranch: a taken direct conditional branch (or a direct jump with all-jumps).
+    Direct,
+    /// Next PC from an address field; B-TYPE says whether a trap was taken.
+    Addr { addr: u64, btype: u8 },
+    /// ProgTraceCorrelation: execution stops after the last instruction.
+    Stop,
+}
+
+/// The previous branch message, for RepeatBranch (N-Trace 7.11).
+#[derive(Clone, Copy, Debug)]
+struct Repeat {
+    icnt: u64,
+    hist: Option<u64>,
+    end: End,
+}
+
+/// Last instruction of a walk: where it was, and where execution would go without a message.
+#[derive(Clone, Copy, Debug)]
+struct Last {
+    pc: u64,
+    insn: Insn,
+    natural: Option<u64>,
+}
+
+/// The decoder. Feed it bytes with [`push`](Decoder::push), then call
+/// [`finish`](Decoder::finish).
+pub struct Decoder<'a> {
+    image: &'a Image,
+    cls: Classifier,
+    cfg: DecoderConfig,
+    deframer: Deframer,
+    stats: DecodeStats,
+    synced: bool,
+    ever_synced: bool,
+    pc: u64,
+    ref_addr: u64,
+    hist: HistQueue,
+    budget: i64,
+    stack: VecDeque<u64>,
+    prev: Option<(u64, u32)>,
+    repeat: Option<Repeat>,
+    range: Option<(u64, u64, u64, u64)>,
+    time: Option<u64>,
+    loss: Option<(u64, String)>,
+    skipped_start: Option<u64>,
+    ended: bool,
+}
+
+impl<'a> Decoder<'a> {
+    /// A decoder for the program in `image`.
+    pub fn new(image: &'a Image, cfg: DecoderConfig) -> Self {
+        Decoder {
+            image,
+            cls: Classifier {
+                isa: cfg.isa,
+                link: cfg.link,
+            },
+            cfg,
+            deframer: Deframer::new(),
+            stats: DecodeStats::default(),
+            synced: false,
+            ever_synced: false,
+            pc: 0,
+            ref_addr: 0,
+            hist: HistQueue::default(),
+            budget: 0,
+            stack: VecDeque::new(),
+            prev: None,
+            repeat: None,
+            range: None,
+            time: None,
+            loss: None,
+            skipped_start: None,
+            ended: false,
+        }
+    }
+
+    /// Counts so far.
+    pub fn stats(&self) -> DecodeStats {
+        self.stats
+    }
+
+    /// Decode more bytes.
+    pub fn push<S: FlowSink + ?Sized>(&mut self, data: &[u8], sink: &mut S) {
+        for &b in data {
+            self.stats.bytes += 1;
+            match self.deframer.push(b) {
+                None => {}
+                Some(Frame::Message(raw)) => self.on_raw(&raw, sink),
+                Some(Frame::Error(e)) => self.lose(e.offset(), e.to_string(), sink),
+            }
+        }
+    }
+
+    /// End of the trace data: reports an unfinished message or an unresolved loss, and ends the
+    /// flow with [`FlowElement::End`] (unless a ProgTraceCorrelation already did).
+    pub fn finish<S: FlowSink + ?Sized>(&mut self, sink: &mut S) -> DecodeStats {
+        if let Some(e) = self.deframer.finish() {
+            self.lose(e.offset(), e.to_string(), sink);
+        }
+        self.flush(sink);
+        let end = self.stats.bytes;
+        if let Some((offset, reason)) = self.loss.take() {
+            self.stats.skipped_bytes += end - offset;
+            sink.element(&FlowElement::Loss {
+                offset,
+                skipped: Some(end - offset),
+                reason: format!("{reason}; no synchronization message follows"),
+            });
+        } else if let Some(start) = self.skipped_start.take() {
+            sink.element(&FlowElement::Loss {
+                offset: start,
+                skipped: Some(end - start),
+                reason: "no synchronization message in the trace".into(),
+            });
+        }
+        if !self.ended || self.synced {
+            sink.element(&FlowElement::End { offset: end });
+        }
+        self.synced = false;
+        self.ended = true;
+        self.stats
+    }
+
+    fn addr_mask(&self) -> u64 {
+        self.cfg.isa.xlen.addr_mask()
+    }
+
+    fn full_addr(&self, a: &Addr) -> u64 {
+        let ext = self.cfg.extend_addr_msb.then_some(self.cfg.isa.xlen);
+        (a.value(ext) << 1) & self.addr_mask()
+    }
+
+    fn flush<S: FlowSink + ?Sized>(&mut self, sink: &mut S) {
+        if let Some((start, last, count, _)) = self.range.take() {
+            sink.element(&FlowElement::Range { start, last, count });
+        }
+    }
+
+    fn emit<S: FlowSink + ?Sized>(&mut self, sink: &mut S, e: FlowElement) {
+        self.flush(sink);
+        sink.element(&e);
+    }
+
+    /// Something went wrong at `offset`: stop decoding until the next synchronization message.
+    fn lose<S: FlowSink + ?Sized>(&mut self, offset: u64, reason: String, sink: &mut S) {
+        self.flush(sink);
+        self.stats.errors += 1;
+        if self.loss.is_none() {
+            self.loss = Some((offset, reason));
+        }
+        self.synced = false;
+        self.reset_state();
+    }
+
+    fn reset_state(&mut self) {
+        self.hist.clear();
+        self.budget = 0;
+        self.stack.clear();
+        self.prev = None;
+        self.repeat = None;
+    }
+
+    fn on_raw<S: FlowSink + ?Sized>(&mut self, raw: &RawMessage, sink: &mut S) {
+        let src_bits = self.cfg.codec.src_bits.min(12) as u32;
+        if let (Some(want), true) = (self.cfg.src, src_bits > 0) {
+            let src = raw.segment(0).map_or(0, |s| s.field(6, src_bits)) as u16;
+            if src != want {
+                self.stats.other_src += 1;
+                return;
+            }
+        }
+        self.stats.messages += 1;
+        match parse(raw, &self.cfg.codec) {
+            Ok(m) => self.on_message(&m, raw.offset, sink),
+            Err(e) => self.lose(raw.offset, e.to_string(), sink),
+        }
+    }
+
+    fn on_message<S: FlowSink + ?Sized>(&mut self, m: &Message, offset: u64, sink: &mut S) {
+        if m.body.sync().is_some() {
+            return self.on_sync(m, offset, sink);
+        }
+        if let Body::Ownership { process } = m.body {
+            let p = Process::from_field(process);
+            self.emit(
+                sink,
+                FlowElement::Context {
+                    privilege: Some(p.ingress_priv()),
+                    context: (p.format >= 2).then_some(p.context),
+                },
+            );
+            return self.time(m, false, sink);
+        }
+        if !self.synced {
+            if let Body::Other { tcode } = m.body {
+                if !tcode::is_vendor(tcode) && self.loss.is_none() && self.ever_synced {
+                    self.lose(offset, format!("reserved TCODE {tcode}"), sink);
+                }
+            }
+            if !self.ever_synced && self.skipped_start.is_none() && self.loss.is_none() {
+                self.skipped_start = Some(offset);
+            }
+            return;
+        }
+        let r = match m.body {
+            Body::DirectBranch { icnt } => {
+                let rep = Repeat {
+                    icnt,
+                    hist: None,
+                    end: End::Direct,
+                };
+                self.repeat = Some(rep);
+                self.replay(rep, sink)
+            }
+            Body::IndirectBranch { btype, icnt, uaddr } => {
+                self.indirect(btype, icnt, uaddr, None, sink)
+            }
+            Body::IndirectBranchHist {
+                btype,
+                icnt,
+                uaddr,
+                hist,
+            } => self.indirect(btype, icnt, uaddr, Some(hist), sink),
+            Body::ResourceFull {
+                rcode,
+                rdata0,
+                rdata1,
+            } => match rcode {
+                rcode::ICNT => {
+                    if rdata0 > MAX_ICNT {
+                        Err(format!("I-CNT {rdata0} is too large"))
+                    } else {
+                        self.budget += rdata0 as i64;
+                        Ok(())
+                    }
+                }
+                rcode::HIST => self.hist_only(rdata0, 1, sink),
+                rcode::HIST_REPEAT => {
+                    let n = rdata1.unwrap_or(1);
+                    if n > MAX_REPEAT {
+                        Err(format!("HREPEAT {n} is too large"))
+                    } else {
+                        self.hist_only(rdata0, n, sink)
+                    }
+                }
+                r => Err(format!("ResourceFull with RCODE {r} (reserved or vendor-defined)")),
+            },
+            Body::RepeatBranch { bcnt } => match self.repeat {
+                None => Err("RepeatBranch without a previous branch message".into()),
+                Some(_) if bcnt > MAX_REPEAT => Err(format!("B-CNT {bcnt} is too large")),
+                Some(rep) => (0..bcnt).try_for_each(|_| self.replay(rep, sink)),
+            },
+            Body::ProgTraceCorrelation { icnt, hist, .. } => {
+                let r = self.walk_message(icnt, hist, End::Stop, sink);
+                if r.is_ok() {
+                    self.time(m, false, sink);
+                    self.emit(sink, FlowElement::End { offset });
+                    self.synced = false;
+                    self.ended = true;
+                    self.reset_state();
+                    return;
+                }
+                r
+            }
+            Body::Error { etype, ecode } => Err(format!(
+                "Error message: ETYPE {etype} ECODE {ecode:#x} (trace messages were lost, N-Trace 7.4)"
+            )),
+            Body::Other { tcode } if tcode::is_vendor(tcode) => Ok(()),
+            Body::Other { tcode } => Err(format!("reserved TCODE {tcode}")),
+            Body::Ownership { .. }
+            | Body::ProgTraceSync { .. }
+            | Body::DirectBranchSync { .. }
+            | Body::IndirectBranchSync { .. }
+            | Body::IndirectBranchHistSync { .. } => Ok(()),
+        };
+        match r {
+            Ok(()) => self.time(m, false, sink),
+            Err(reason) => self.lose(offset, reason, sink),
+        }
+    }
+
+    /// TSTAMP: absolute in synchronization messages, relative otherwise (N-Trace 8.7).
+    fn time<S: FlowSink + ?Sized>(&mut self, m: &Message, absolute: bool, sink: &mut S) {
+        let Some(t) = m.tstamp else { return };
+        let time = if absolute {
+            t
+        } else {
+            match self.time {
+                Some(prev) => prev.wrapping_add(t),
+                None => return,
+            }
+        };
+        self.time = Some(time);
+        self.emit(sink, FlowElement::Time { time });
+    }
+
+    fn indirect<S: FlowSink + ?Sized>(
+        &mut self,
+        btype: u8,
+        icnt: u64,
+        uaddr: Addr,
+        hist: Option<u64>,
+        sink: &mut S,
+    ) -> Result<(), String> {
+        let addr = (self.ref_addr ^ self.full_addr(&uaddr)) & self.addr_mask();
+        self.ref_addr = addr;
+        let rep = Repeat {
+            icnt,
+            hist,
+            end: End::Addr { addr, btype },
+        };
+        self.repeat = Some(rep);
+        self.replay(rep, sink)
+    }
+
+    fn replay<S: FlowSink + ?Sized>(&mut self, rep: Repeat, sink: &mut S) -> Result<(), String> {
+        self.walk_message(rep.icnt, rep.hist, rep.end, sink)
+    }
+
+    fn on_sync<S: FlowSink + ?Sized>(&mut self, m: &Message, offset: u64, sink: &mut S) {
+        let (sync, btype, icnt, faddr, hist) = match m.body {
+            Body::ProgTraceSync { sync, icnt, faddr } => (sync, 0, icnt, faddr, None),
+            Body::DirectBranchSync { sync, icnt, faddr } => (sync, 0, icnt, faddr, None),
+            Body::IndirectBranchSync {
+                sync,
+                btype,
+                icnt,
+                faddr,
+            } => (sync, btype, icnt, faddr, None),
+            Body::IndirectBranchHistSync {
+                sync,
+                btype,
+                icnt,
+                faddr,
+                hist,
+            } => (sync, btype, icnt, faddr, Some(hist)),
+            _ => return,
+        };
+        let addr = self.full_addr(&faddr);
+        let was_synced = self.synced;
+        if self.synced {
+            let end = End::Addr { addr, btype };
+            if let Err(reason) = self.walk_message(icnt, hist, end, sink) {
+                self.lose(offset, reason, sink);
+            }
+        }
+        let reason = if self.synced {
+            if sync == sync::PERIODIC {
+                SyncReason::Periodic
+            } else {
+                SyncReason::Other(sync)
+            }
+        } else if let Some((lost_at, why)) = self.loss.take() {
+            let skipped = offset - lost_at;
+            self.stats.skipped_bytes += skipped;
+            self.emit(
+                sink,
+                FlowElement::Loss {
+                    offset: lost_at,
+                    skipped: Some(skipped),
+                    reason: why,
+                },
+            );
+            SyncReason::Recovery
+        } else {
+            if let Some(start) = self.skipped_start.take() {
+                self.emit(
+                    sink,
+                    FlowElement::Loss {
+                        offset: start,
+                        skipped: Some(offset - start),
+                        reason: "trace starts without a synchronization message".into(),
+                    },
+                );
+            }
+            SyncReason::Start
+        };
+        if !was_synced || sync::resets_encoder(sync) {
+            self.reset_state();
+        }
+        self.emit(sink, FlowElement::Sync { addr, reason });
+        self.synced = true;
+        self.ever_synced = true;
+        self.ended = false;
+        self.pc = addr;
+        self.ref_addr = addr;
+        self.time(m, true, sink);
+    }
+
+    fn hist_only<S: FlowSink + ?Sized>(
+        &mut self,
+        hist: u64,
+        repeat: u64,
+        sink: &mut S,
+    ) -> Result<(), String> {
+        self.hist.push(hist, repeat)?;
+        self.walk(None, sink).map(|_| ())
+    }
+
+    fn walk_message<S: FlowSink + ?Sized>(
+        &mut self,
+        icnt: u64,
+        hist: Option<u64>,
+        end: End,
+        sink: &mut S,
+    ) -> Result<(), String> {
+        if icnt > MAX_ICNT {
+            return Err(format!("I-CNT {icnt} is too large"));
+        }
+        if let Some(h) = hist {
+            self.hist.push(h, 1)?;
+        }
+        self.budget += icnt as i64;
+        let last = self.walk(Some(end), sink)?;
+        if self.budget != 0 {
+            return Err(format!(
+                "I-CNT {icnt} ends {} half-words before the last branch of its HIST",
+                -self.budget
+            ));
+        }
+        self.budget = 0;
+        match end {
+            End::Addr { addr, btype } => {
+                if btype != 0 {
+                    // The trap: after the last retired instruction (ecall/ebreak: that one).
+                    let epc = match last {
+                        Some(l) if l.insn.class == CfClass::EnvTrap => Some(l.pc),
+                        Some(l) => l.natural,
+                        None => Some(self.pc),
+                    };
+                    self.emit(
+                        sink,
+                        FlowElement::Trap {
+                            cause: None,
+                            interrupt: btype == 3,
+                            tval: None,
+                            epc,
+                            handler: Some(addr),
+                        },
+                    );
+                    self.prev = None;
+                }
+                self.pc = addr;
+            }
+            End::Direct => match last {
+                Some(l) if l.insn.class.is_branch() || self.cfg.all_jumps => {
+                    if let Some(t) = l.natural {
+                        self.pc = t;
+                    }
+                }
+                Some(l) => {
+                    return Err(format!(
+                        "DirectBranch ends at {:#x}, which is not a direct conditional branch",
+                        l.pc
+                    ))
+                }
+                None => return Err("DirectBranch with I-CNT 0".into()),
+            },
+            End::Stop => {}
+        }
+        Ok(())
+    }
+
+    /// Walk instructions: HIST bits first, then the I-CNT budget (N-Trace 11.1). `end` is `None`
+    /// for a HIST-only walk (ResourceFull), which stops after the branch taking the last bit.
+    fn walk<S: FlowSink + ?Sized>(
+        &mut self,
+        end: Option<End>,
+        sink: &mut S,
+    ) -> Result<Option<Last>, String> {
+        let mut last = None;
+        let mut since_branch = 0u64;
+        loop {
+            match end {
+                None if self.hist.is_empty() => break,
+                Some(_) if self.hist.is_empty() && self.budget <= 0 => break,
+                _ => {}
+            }
+            let pc = self.pc;
+            let insn = self.cls.at(self.image, pc).ok_or_else(|| {
+                format!("the trace runs into {pc:#x}, which is not code in the program image")
+            })?;
+            let hw = insn.halfwords() as i64;
+            if end.is_some() && self.hist.is_empty() && hw > self.budget {
+                return Err(format!(
+                    "invalid I-CNT: {} half-word(s) left at the {}-byte instruction at {pc:#x} (N-Trace 8.4.1)",
+                    self.budget, insn.len
+                ));
+            }
+            self.budget -= hw;
+            since_branch += 1;
+            if end.is_none() && since_branch > MAX_WALK_WITHOUT_BRANCH {
+                return Err(format!(
+                    "no direct conditional branch for the HIST bits after {since_branch} instructions from {pc:#x}"
+                ));
+            }
+            let seq = pc.wrapping_add(insn.len as u64) & self.addr_mask();
+            let class = insn.class;
+            let takes_bit = class.is_branch()
+                || (self.cfg.all_jumps && class.is_inferable() && insn.target.is_some());
+            let bit = if takes_bit { self.hist.pop() } else { None };
+            if bit.is_some() {
+                since_branch = 0;
+            }
+            let is_last = end.is_some() && self.hist.is_empty() && self.budget == 0;
+            let mut popped = None;
+            let natural = match class {
+                CfClass::Branch => {
+                    let taken = bit.unwrap_or(is_last && end == Some(End::Direct));
+                    Some(if taken {
+                        insn.target.unwrap_or(seq)
+                    } else {
+                        seq
+                    })
+                }
+                _ if class.is_inferable() => insn.target,
+                _ if class.is_uninferable_discon() => {
+                    if class.pops_return() {
+                        popped = self.stack.pop_back();
+                    }
+                    let seq_target = self.prev.and_then(|(ppc, pbits)| {
+                        (ppc.wrapping_add(crate::insn::len_of(pbits)) & self.addr_mask() == pc)
+                            .then(|| {
+                                sequentially_inferred_target(&self.cfg.isa, ppc, pbits, insn.bits)
+                            })
+                            .flatten()
+                    });
+                    if class == CfClass::TrapReturn {
+                        None
+                    } else {
+                        seq_target.or(popped)
+                    }
+                }
+                _ => Some(seq),
+            };
+            if class.pushes_return() {
+                if self.stack.len() >= MAX_STACK {
+                    self.stack.pop_front();
+                }
+                self.stack.push_back(seq);
+            }
+            // The range: extend it if this instruction follows the previous one.
+            self.stats.instructions += 1;
+            match &mut self.range {
+                Some((_, l, n, next)) if *next == pc => {
+                    *l = pc;
+                    *n += 1;
+                    *next = seq;
+                }
+                _ => {
+                    self.flush(sink);
+                    self.range = Some((pc, pc, 1, seq));
+                }
+            }
+            self.prev = Some((pc, insn.bits));
+            last = Some(Last { pc, insn, natural });
+            if is_last {
+                // The message's own end decides the next PC.
+                if let Some(n) = natural {
+                    self.pc = n;
+                }
+                break;
+            }
+            match natural {
+                Some(n) => self.pc = n,
+                None => {
+                    return Err(format!(
+                    "uninferable jump at {pc:#x} inside an I-CNT (no message reports its target)"
+                ))
+                }
+            }
+        }
+        Ok(last)
+    }
+}
+
+/// Decode a whole trace.
+pub fn decode<S: FlowSink + ?Sized>(
+    image: &Image,
+    cfg: DecoderConfig,
+    data: &[u8],
+    sink: &mut S,
+) -> DecodeStats {
+    let mut d = Decoder::new(image, cfg);
+    d.push(data, sink);
+    d.finish(sink)
+}

@@ -1,0 +1,703 @@
+//! The N-Trace encoder (N-Trace chapters 8-10): ingress records ([`rvtrace_ingress::Record`]) in,
+//! MSEO/MDO message bytes out.
+//!
+//! Per record (one ingress-port cycle, N-Trace chapter 2 Tables 3 and 4):
+//! * the message left pending by the previous record is emitted first: an uninferable jump, trap
+//!   or trap return reports the address of *this* record ("an address emitted is known at the
+//!   next ingress port cycle", Table 3);
+//! * the retired half-words are added to I-CNT (8.4);
+//! * direct conditional branches add a HIST bit (HTM, 8.3) or, when taken, a DirectBranch (BTM);
+//! * uninferable jumps leave an IndirectBranch(Hist) pending, unless the call stack predicts the
+//!   return (9.2) or the jump is sequentially inferable (9.1);
+//! * a full HIST gives ResourceFull RCODE 1 (or RCODE 2 with HREPEAT, 9.3), a full I-CNT
+//!   ResourceFull RCODE 0 or, in HTM with branches in HIST, a SYNC=4 synchronization (8.4.4).
+//!
+//! The trace starts with ProgTraceSync and ends (at [`Encoder::finish`]) with
+//! ProgTraceCorrelation (7.12).
+
+use crate::codec::{btype, evcode, rcode, sync, Addr, Body, Message, MessageBytes, Process};
+use crate::options::{CallStack, EncoderConfig, Mode, SyncUnit};
+use rvtrace_ingress::Record;
+use std::collections::VecDeque;
+
+/// Counts from an encode.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct EncodeStats {
+    /// Ingress records read.
+    pub records: u64,
+    /// Instructions retired (records with `iretire` > 0; blocks count once per record).
+    pub instructions: u64,
+    /// Messages written.
+    pub messages: u64,
+    /// Bytes written.
+    pub bytes: u64,
+    /// Messages lost in the output queue.
+    pub lost_messages: u64,
+}
+
+/// A return prediction from the call stack (N-Trace 9.2).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Prediction {
+    /// Full address: the return is implicit if it goes there.
+    Exact(u64),
+    /// Partial address: the low bits must match.
+    Low { value: u64, mask: u64 },
+    /// Counter: any return is implicit.
+    Any,
+}
+
+impl Prediction {
+    fn matches(&self, target: u64) -> bool {
+        match *self {
+            Prediction::Exact(a) => a == target,
+            Prediction::Low { value, mask } => target & mask == value,
+            Prediction::Any => true,
+        }
+    }
+}
+
+/// A message whose address is the next record's `iaddr`.
+#[derive(Clone, Copy, Debug)]
+enum Pending {
+    /// The first message of the trace.
+    Start,
+    /// An uninferable jump, trap or trap return (B-TYPE), possibly a predicted return.
+    Jump {
+        btype: u8,
+        time: u64,
+        predicted: Option<Prediction>,
+        /// For a trap after a retired instruction: the next sequential address (the `nexrv`
+        /// preset traces a trap whose handler is there as a plain instruction).
+        seq_next: Option<u64>,
+    },
+    /// A taken branch in BTM (DirectBranch; DirectBranchSync when a sync is due).
+    Direct { time: u64 },
+    /// A synchronization at an instruction boundary (SYNC=2 periodic, SYNC=4 I-CNT overflow).
+    Sync { sync: u8, time: u64 },
+}
+
+/// Key of a branch message for RepeatBranch (N-Trace 7.11: same I-CNT, HIST and target).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct BranchKey {
+    tcode: u8,
+    btype: u8,
+    icnt: u64,
+    hist: u64,
+    target: u64,
+}
+
+/// The encoder. Feed it records with [`push`](Encoder::push); it appends message bytes to the
+/// output vector; end with [`finish`](Encoder::finish).
+pub struct Encoder {
+    cfg: EncoderConfig,
+    stats: EncodeStats,
+    icnt: u64,
+    hist: u64,
+    ref_addr: u64,
+    pending: Option<Pending>,
+    stack: VecDeque<u64>,
+    count: u32,
+    rf_rep: Option<(u64, u64, u64)>,
+    br_rep: Option<(BranchKey, u64, u64)>,
+    last_key: Option<BranchKey>,
+    sync_counter: u64,
+    sync_base_time: u64,
+    last_time: u64,
+    owner: Option<(u8, u64)>,
+    seq_ok: bool,
+    last: Option<Record>,
+}
+
+impl Encoder {
+    /// An encoder with these options.
+    pub fn new(cfg: EncoderConfig) -> Self {
+        Encoder {
+            cfg,
+            stats: EncodeStats::default(),
+            icnt: 0,
+            hist: 1,
+            ref_addr: 0,
+            pending: Some(Pending::Start),
+            stack: VecDeque::new(),
+            count: 0,
+            rf_rep: None,
+            br_rep: None,
+            last_key: None,
+            sync_counter: 0,
+            sync_base_time: 0,
+            last_time: 0,
+            owner: None,
+            seq_ok: false,
+            last: None,
+        }
+    }
+
+    /// Counts so far.
+    pub fn stats(&self) -> EncodeStats {
+        self.stats
+    }
+
+    fn htm(&self) -> bool {
+        self.cfg.mode == Mode::Htm
+    }
+
+    fn addr_mask(&self) -> u64 {
+        self.cfg.xlen.addr_mask()
+    }
+
+    fn addr_field(&self, field: u64) -> Addr {
+        if self.cfg.extend_addr_msb {
+            Addr::extended(field, self.cfg.xlen)
+        } else {
+            Addr::plain(field)
+        }
+    }
+
+    fn trap_btype(&self, interrupt: bool) -> u8 {
+        if self.cfg.btype_compat {
+            btype::TRAP
+        } else if interrupt {
+            btype::INTERRUPT
+        } else {
+            btype::EXCEPTION
+        }
+    }
+
+    // ---- Output -------------------------------------------------------------------------------
+
+    /// Serialize one message with SRC and TSTAMP (absolute for synchronization messages, N-Trace
+    /// 8.7) and append it.
+    fn write(&mut self, body: Body, time: u64, out: &mut Vec<u8>) {
+        let absolute = body.sync().is_some();
+        let tstamp = self.cfg.timestamps.then(|| {
+            let t = if absolute {
+                time
+            } else {
+                time.wrapping_sub(self.last_time)
+            };
+            self.last_time = time;
+            t
+        });
+        let m = Message {
+            src: self.cfg.src_id,
+            body,
+            tstamp,
+        };
+        let bytes: MessageBytes = m.encode(&self.cfg.codec);
+        self.stats.messages += 1;
+        self.stats.bytes += bytes.len() as u64;
+        out.extend_from_slice(&bytes);
+        if let Some((SyncUnit::Messages, _)) = self.cfg.sync_period {
+            self.sync_counter += 1;
+        }
+    }
+
+    /// Emit a message: first what is buffered for repeats (unless this message continues them).
+    fn emit(&mut self, body: Body, time: u64, out: &mut Vec<u8>) {
+        self.flush_rf_rep(out);
+        self.flush_br_rep(out);
+        self.last_key = None;
+        self.write(body, time, out);
+    }
+
+    fn flush_rf_rep(&mut self, out: &mut Vec<u8>) {
+        if let Some((hist, n, time)) = self.rf_rep.take() {
+            let body = if n == 1 {
+                Body::ResourceFull {
+                    rcode: rcode::HIST,
+                    rdata0: hist,
+                    rdata1: None,
+                }
+            } else {
+                Body::ResourceFull {
+                    rcode: rcode::HIST_REPEAT,
+                    rdata0: hist,
+                    rdata1: Some(n),
+                }
+            };
+            self.write(body, time, out);
+        }
+    }
+
+    fn flush_br_rep(&mut self, out: &mut Vec<u8>) {
+        if let Some((_, n, time)) = self.br_rep.take() {
+            self.write(Body::RepeatBranch { bcnt: n }, time, out);
+        }
+    }
+
+    /// A branch message, or one more repeat of the previous one (N-Trace 7.11).
+    fn emit_branch(&mut self, body: Body, key: BranchKey, time: u64, out: &mut Vec<u8>) {
+        if self.cfg.repeat_branch && self.last_key == Some(key) {
+            match &mut self.br_rep {
+                Some((_, n, t)) if *n < self.cfg.max_bcnt => {
+                    *n += 1;
+                    *t = time;
+                    return;
+                }
+                Some(_) => self.flush_br_rep(out),
+                None => {}
+            }
+            self.br_rep = Some((key, 1, time));
+            return;
+        }
+        self.emit(body, time, out);
+        self.last_key = Some(key);
+    }
+
+    /// After any synchronization message: state reset (Table 25), Ownership (7.1).
+    fn after_sync(&mut self, sync: u8, faddr: u64, r: &Record, out: &mut Vec<u8>) {
+        self.icnt = 0;
+        self.hist = 1;
+        self.ref_addr = faddr;
+        self.seq_ok = false;
+        self.sync_counter = 0;
+        self.sync_base_time = r.time;
+        if sync::resets_encoder(sync) {
+            self.stack.clear();
+            self.count = 0;
+        }
+        if self.cfg.ownership {
+            self.ownership(Process::FORMAT_SCONTEXT, r, out);
+        }
+    }
+
+    fn ownership(&mut self, format: u8, r: &Record, out: &mut Vec<u8>) {
+        let p = Process::from_ingress_priv(format, r.priv_, r.context);
+        self.emit(
+            Body::Ownership {
+                process: p.to_field(),
+            },
+            r.time,
+            out,
+        );
+        self.owner = Some((r.priv_, r.context));
+    }
+
+    fn sync_due(&self) -> bool {
+        match self.cfg.sync_period {
+            Some((_, period)) => self.sync_counter >= period,
+            None => false,
+        }
+    }
+
+    // ---- Messages with the next address -------------------------------------------------------
+
+    /// Emit the pending message now that `r` gives the address it needs.
+    fn resolve(&mut self, p: Pending, r: &Record, out: &mut Vec<u8>) {
+        let target = r.iaddr & self.addr_mask();
+        match p {
+            Pending::Start => {
+                let faddr = self.addr_field(target >> 1);
+                let sync = self.cfg.start_sync;
+                self.emit(
+                    Body::ProgTraceSync {
+                        sync,
+                        icnt: 0,
+                        faddr,
+                    },
+                    r.time,
+                    out,
+                );
+                self.after_sync(sync, target, r, out);
+            }
+            Pending::Jump {
+                btype,
+                time,
+                predicted,
+                seq_next,
+            } => {
+                if predicted.is_some_and(|p| p.matches(target)) {
+                    return; // implicit return (9.2)
+                }
+                if let Some(Prediction::Exact(a)) = predicted {
+                    match std::env::var("NX_MISMATCH").as_deref() {
+                        Ok("keep") => self.stack.push_back(a),
+                        Ok("clear") => self.stack.clear(),
+                        _ => {}
+                    }
+                }
+                if self.cfg.nexrv && seq_next == Some(target) {
+                    return; // the reference encoder sees a plain instruction here
+                }
+                if self.sync_due() {
+                    self.sync_message(sync::PERIODIC, btype, target, time, r, out);
+                    return;
+                }
+                let icnt = self.icnt;
+                let hist = self.hist;
+                let uaddr = self.addr_field(((target ^ self.ref_addr) & self.addr_mask()) >> 1);
+                let (body, tcode) = if self.htm() && hist != 1 {
+                    (
+                        Body::IndirectBranchHist {
+                            btype,
+                            icnt,
+                            uaddr,
+                            hist,
+                        },
+                        crate::codec::tcode::INDIRECT_BRANCH_HIST,
+                    )
+                } else {
+                    (
+                        Body::IndirectBranch { btype, icnt, uaddr },
+                        crate::codec::tcode::INDIRECT_BRANCH,
+                    )
+                };
+                let key = BranchKey {
+                    tcode,
+                    btype,
+                    icnt,
+                    hist,
+                    target,
+                };
+                self.emit_branch(body, key, time, out);
+                self.ref_addr = target;
+                self.icnt = 0;
+                self.hist = 1;
+            }
+            Pending::Direct { time } => {
+                if self.sync_due() {
+                    let faddr = self.addr_field(target >> 1);
+                    let icnt = self.icnt;
+                    self.emit(
+                        Body::DirectBranchSync {
+                            sync: sync::PERIODIC,
+                            icnt,
+                            faddr,
+                        },
+                        time,
+                        out,
+                    );
+                    self.after_sync(sync::PERIODIC, target, r, out);
+                    return;
+                }
+                let icnt = self.icnt;
+                let key = BranchKey {
+                    tcode: crate::codec::tcode::DIRECT_BRANCH,
+                    btype: 0,
+                    icnt,
+                    hist: 1,
+                    target: 0,
+                };
+                self.emit_branch(Body::DirectBranch { icnt }, key, time, out);
+                self.icnt = 0;
+            }
+            Pending::Sync { sync, time } => self.sync_message(sync, 0, target, time, r, out),
+        }
+    }
+
+    /// A synchronization message carrying I-CNT (and HIST) up to here and F-ADDR `target`.
+    fn sync_message(
+        &mut self,
+        sync: u8,
+        btype: u8,
+        target: u64,
+        time: u64,
+        r: &Record,
+        out: &mut Vec<u8>,
+    ) {
+        let faddr = self.addr_field(target >> 1);
+        let icnt = self.icnt;
+        let hist = self.hist;
+        let body = if self.htm() && hist != 1 {
+            Body::IndirectBranchHistSync {
+                sync,
+                btype,
+                icnt,
+                faddr,
+                hist,
+            }
+        } else if btype != 0 {
+            Body::IndirectBranchSync {
+                sync,
+                btype,
+                icnt,
+                faddr,
+            }
+        } else {
+            Body::ProgTraceSync { sync, icnt, faddr }
+        };
+        self.emit(body, time, out);
+        self.after_sync(sync, target, r, out);
+    }
+
+    // ---- Records ------------------------------------------------------------------------------
+
+    /// Encode one ingress record, appending message bytes to `out`.
+    pub fn push(&mut self, r: &Record, out: &mut Vec<u8>) {
+        self.stats.records += 1;
+        if let Some(p) = self.pending.take() {
+            self.resolve(p, r, out);
+        }
+        if self.cfg.ownership
+            && self
+                .owner
+                .is_some_and(|(p, c)| p != r.priv_ || c != r.context)
+        {
+            let format = if self.owner.is_some_and(|(_, c)| c != r.context) {
+                Process::FORMAT_SCONTEXT
+            } else {
+                Process::FORMAT_PRIV
+            };
+            self.ownership(format, r, out);
+        }
+        if r.iretire == 0 {
+            // A trap before any instruction retired (fault at iaddr, or interrupt at iaddr).
+            if r.is_trap() {
+                let interrupt = r.itype == rvtrace_isa::Itype::Interrupt;
+                self.pending = Some(Pending::Jump {
+                    btype: self.trap_btype(interrupt),
+                    time: r.time,
+                    predicted: None,
+                    seq_next: None,
+                });
+                self.seq_ok = false;
+            }
+            self.last = Some(*r);
+            return;
+        }
+        self.stats.instructions += 1;
+        let prev_icnt = self.icnt;
+        self.icnt += r.iretire as u64;
+        match self.cfg.sync_period {
+            Some((SyncUnit::Halfwords, _)) => self.sync_counter += r.iretire as u64,
+            Some((SyncUnit::Cycles, _)) => {
+                self.sync_counter = r.time.saturating_sub(self.sync_base_time)
+            }
+            _ => {}
+        }
+        self.itype(r, out);
+        self.seq_ok = !r.is_trap();
+        self.icnt_overflow(r, prev_icnt, out);
+        if self.pending.is_none() && self.sync_due() {
+            self.pending = Some(Pending::Sync {
+                sync: sync::PERIODIC,
+                time: r.time,
+            });
+        }
+        self.last = Some(*r);
+    }
+
+    /// N-Trace Tables 3 and 4: what the block's last instruction does.
+    fn itype(&mut self, r: &Record, out: &mut Vec<u8>) {
+        let code = r.itype.code();
+        match code {
+            0 => {}
+            // Trap after a retired instruction (ecall, ebreak; interrupt after it).
+            1 | 2 => {
+                self.pending = Some(Pending::Jump {
+                    btype: self.trap_btype(code == 2),
+                    time: r.time,
+                    predicted: None,
+                    seq_next: (code == 1).then(|| r.next_iaddr() & self.addr_mask()),
+                })
+            }
+            // Trap return.
+            3 => {
+                self.pending = Some(Pending::Jump {
+                    btype: btype::INDIRECT,
+                    time: r.time,
+                    predicted: None,
+                    seq_next: None,
+                })
+            }
+            4 | 5 => self.branch(code == 5, r, out),
+            // Reserved 7: as 5 with all-jumps, else as 0 (N-Trace chapter 2 note).
+            7 => {
+                if self.cfg.all_jumps {
+                    self.branch(true, r, out)
+                }
+            }
+            // Inferable calls and jumps (9, 15; E-Trace 11 like 15).
+            9 | 11 | 15 => {
+                if code == 9 {
+                    self.push_return(r.next_iaddr() & self.addr_mask());
+                }
+                if self.cfg.all_jumps {
+                    self.branch(true, r, out);
+                }
+            }
+            // Uninferable jumps: 6 (3-bit), 8 call, 12 swap, 13 return, 14 (E-Trace 10 like 14).
+            _ => {
+                let pops = code == 12 || code == 13;
+                let pushes = code == 8 || code == 12;
+                let predicted = if pops { self.pop_return() } else { None };
+                if pushes {
+                    self.push_return(r.next_iaddr() & self.addr_mask());
+                }
+                if self.cfg.sequential_jumps && r.sijump && self.seq_ok {
+                    return; // sequentially inferable (9.1)
+                }
+                self.pending = Some(Pending::Jump {
+                    btype: btype::INDIRECT,
+                    time: r.time,
+                    predicted,
+                    seq_next: None,
+                });
+            }
+        }
+    }
+
+    fn branch(&mut self, taken: bool, r: &Record, out: &mut Vec<u8>) {
+        if self.htm() {
+            self.hist = (self.hist << 1) | taken as u64;
+            if self.hist >> (self.cfg.hist_bits.clamp(2, 63) - 1) != 0 {
+                self.hist_full(r.time, out);
+            }
+        } else if taken {
+            self.pending = Some(Pending::Direct { time: r.time });
+        }
+    }
+
+    /// HIST is full (N-Trace 8.3.1): ResourceFull RCODE 1, or counted for RCODE 2 (9.3).
+    fn hist_full(&mut self, time: u64, out: &mut Vec<u8>) {
+        let h = self.hist;
+        self.hist = 1;
+        if self.cfg.repeat_history {
+            if let Some((v, n, t)) = &mut self.rf_rep {
+                if *v == h && *n < self.cfg.max_hrepeat {
+                    *n += 1;
+                    *t = time;
+                    return;
+                }
+            }
+            self.flush_br_rep(out);
+            self.last_key = None;
+            self.flush_rf_rep(out);
+            self.rf_rep = Some((h, 1, time));
+        } else {
+            self.emit(
+                Body::ResourceFull {
+                    rcode: rcode::HIST,
+                    rdata0: h,
+                    rdata1: None,
+                },
+                time,
+                out,
+            );
+        }
+    }
+
+    /// I-CNT overflow (N-Trace 8.4.4).
+    fn icnt_overflow(&mut self, r: &Record, prev_icnt: u64, out: &mut Vec<u8>) {
+        let bits = self.cfg.icnt_bits.clamp(2, 40) as u32;
+        if self.cfg.nexrv {
+            // The reference encoder: I-CNT over its limit -> ResourceFull with the I-CNT before
+            // this instruction (N-Trace 10.2 pseudo-code).
+            if self.icnt >= 1 << bits {
+                self.emit(
+                    Body::ResourceFull {
+                        rcode: rcode::ICNT,
+                        rdata0: prev_icnt,
+                        rdata1: None,
+                    },
+                    r.time,
+                    out,
+                );
+                self.icnt -= prev_icnt;
+            }
+            return;
+        }
+        // The counter's most significant bit is its overflow flag (Table 10). A message already
+        // pending for this record will carry the count.
+        if self.icnt >> (bits - 1) == 0 || self.pending.is_some() {
+            return;
+        }
+        if self.htm() && self.hist != 1 {
+            self.pending = Some(Pending::Sync {
+                sync: sync::ICNT_OVERFLOW,
+                time: r.time,
+            });
+        } else {
+            let icnt = self.icnt;
+            self.emit(
+                Body::ResourceFull {
+                    rcode: rcode::ICNT,
+                    rdata0: icnt,
+                    rdata1: None,
+                },
+                r.time,
+                out,
+            );
+            self.icnt = 0;
+        }
+    }
+
+    fn push_return(&mut self, addr: u64) {
+        match self.cfg.call_stack {
+            CallStack::Off => {}
+            CallStack::Counter { max } => self.count = (self.count + 1).min(max),
+            CallStack::Partial { depth, .. } | CallStack::Full { depth } => {
+                if depth == 0 {
+                    return;
+                }
+                if self.stack.len() >= depth as usize {
+                    match std::env::var("NX_POLICY").as_deref() {
+                        Ok("keep") => return,
+                        Ok("clear") => self.stack.clear(),
+                        _ => {}
+                    }
+                    self.stack.pop_front();
+                }
+                self.stack.push_back(addr);
+            }
+        }
+    }
+
+    fn pop_return(&mut self) -> Option<Prediction> {
+        match self.cfg.call_stack {
+            CallStack::Off => None,
+            CallStack::Counter { .. } => {
+                if self.count > 0 {
+                    self.count -= 1;
+                    Some(Prediction::Any)
+                } else {
+                    None
+                }
+            }
+            CallStack::Partial { bits, .. } => {
+                let mask = if bits >= 64 {
+                    u64::MAX
+                } else {
+                    (1 << bits) - 1
+                };
+                self.stack.pop_back().map(|a| Prediction::Low {
+                    value: a & mask,
+                    mask,
+                })
+            }
+            CallStack::Full { .. } => self.stack.pop_back().map(Prediction::Exact),
+        }
+    }
+
+    /// End of trace: ProgTraceCorrelation EVCODE=0 (Entry into Debug Mode: the hart stopped) with
+    /// the I-CNT and HIST of the last instructions (N-Trace 7.12).
+    pub fn finish(&mut self, out: &mut Vec<u8>) -> EncodeStats {
+        let Some(last) = self.last else {
+            return self.stats;
+        };
+        self.pending = None;
+        let htm = self.htm();
+        let hist = (htm && !(self.cfg.nexrv && self.hist == 1)).then_some(self.hist);
+        let body = Body::ProgTraceCorrelation {
+            evcode: evcode::DEBUG,
+            cdf: hist.is_some() as u8,
+            icnt: self.icnt,
+            hist,
+        };
+        self.emit(body, last.time, out);
+        self.flush_rf_rep(out);
+        self.flush_br_rep(out);
+        self.stats
+    }
+}
+
+/// Encode a whole record sequence.
+pub fn encode(cfg: EncoderConfig, records: &[Record]) -> (Vec<u8>, EncodeStats) {
+    let mut e = Encoder::new(cfg);
+    let mut out = Vec::new();
+    for r in records {
+        e.push(r, &mut out);
+    }
+    let st = e.finish(&mut out);
+    (out, st)
+}

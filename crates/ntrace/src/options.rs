@@ -1,0 +1,155 @@
+//! Encoder options (N-Trace chapter 4 Table 7, the trTe* controls of the Trace Control Interface).
+
+use crate::codec::CodecConfig;
+use rvtrace_isa::Xlen;
+
+/// trTeInstMode (N-Trace chapter 5).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Mode {
+    /// Branch Trace Messaging (trTeInstMode 3): DirectBranch per taken branch, IndirectBranch.
+    Btm,
+    /// History Trace Messaging (trTeInstMode 6): branch outcomes in HIST, IndirectBranchHist.
+    #[default]
+    Htm,
+}
+
+/// Implicit return (N-Trace 9.2, trTeInstImplicitReturnMode).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum CallStack {
+    /// Returns are always reported (trTeInstEnImplicitReturn = 0).
+    #[default]
+    Off,
+    /// Mode 1: a counter of nested calls (at most `max`); returns are implicit while it is not 0.
+    Counter {
+        /// Largest count.
+        max: u32,
+    },
+    /// Mode 2: a stack of the low `bits` bits of return addresses, `depth` entries.
+    Partial {
+        /// Entries (at most 32).
+        depth: u32,
+        /// Address bits kept per entry.
+        bits: u32,
+    },
+    /// Mode 3: a stack of full return addresses, `depth` entries (at most 32).
+    Full {
+        /// Entries.
+        depth: u32,
+    },
+}
+
+/// Unit of the periodic synchronization counter (trTeInstSyncMode).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum SyncUnit {
+    /// 1: trace messages.
+    #[default]
+    Messages,
+    /// 2: hart clock cycles (the ingress `time`).
+    Cycles,
+    /// 3: instruction 16-bit half-words.
+    Halfwords,
+}
+
+/// A bounded output queue (N-Trace 7.4: messages that do not fit are lost, an Error message and
+/// a SYNC=7 synchronization follow).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Fifo {
+    /// Capacity in bytes.
+    pub bytes: u32,
+    /// Bytes the trace port takes out of the queue per ingress record, in 1/256 byte units.
+    pub drain_per_record_256: u32,
+}
+
+/// Everything the encoder can be told.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct EncoderConfig {
+    /// BTM or HTM.
+    pub mode: Mode,
+    /// XLEN of the hart (address width, MSB extension).
+    pub xlen: Xlen,
+    /// I-CNT counter width in bits, including its overflow (most significant) bit (N-Trace 8.4.4,
+    /// NTRACE_MAX_ICNT = 22).
+    pub icnt_bits: u8,
+    /// HIST register width in bits, including the stop-bit (N-Trace 8.3.1, at most 32).
+    pub hist_bits: u8,
+    /// trTeInstEnRepeatedHistory (N-Trace 9.3): ResourceFull RCODE 2 with HREPEAT.
+    pub repeat_history: bool,
+    /// RepeatBranch messages for identical consecutive branch messages (N-Trace 7.11).
+    pub repeat_branch: bool,
+    /// Implicit return (N-Trace 9.2).
+    pub call_stack: CallStack,
+    /// trTeInstEnSequentialJump (N-Trace 9.1; needs the ingress `sijump` flag).
+    pub sequential_jumps: bool,
+    /// trTeInstEnAllJumps: direct jumps are traced as taken branches.
+    pub all_jumps: bool,
+    /// trTeInstExtendAddrMSB (N-Trace 8.2).
+    pub extend_addr_msb: bool,
+    /// Periodic synchronization (trTeInstSyncMode/Max): every so many units, SYNC=2.
+    pub sync_period: Option<(SyncUnit, u64)>,
+    /// TSTAMP fields (trTsEnable; N-Trace 8.7).
+    pub timestamps: bool,
+    /// SRC width (trTeSrcBits).
+    pub codec: CodecConfig,
+    /// SRC of this hart (trTeSrcID).
+    pub src_id: u16,
+    /// trTeContext: Ownership messages (N-Trace 7.1).
+    pub ownership: bool,
+    /// Report traps with B-TYPE 1 instead of 2 (exception) / 3 (interrupt).
+    pub btype_compat: bool,
+    /// Bounded output queue.
+    pub fifo: Option<Fifo>,
+    /// SYNC of the first message.
+    pub start_sync: u8,
+    /// The reference encoder's (NexRv) choices where the specification leaves room (see the
+    /// crate README): ProgTraceCorrelation without HIST when HIST is empty, I-CNT overflow
+    /// reported before the instruction that overflows, exceptions whose handler is the next
+    /// instruction (semihosting `ebreak`) traced as plain instructions.
+    pub nexrv: bool,
+    /// Largest HREPEAT (NTRACE_MAX_HREPEAT: 18 bits).
+    pub max_hrepeat: u64,
+    /// Largest B-CNT (NTRACE_MAX_BCNT: 18 bits).
+    pub max_bcnt: u64,
+}
+
+impl EncoderConfig {
+    /// The defaults for a hart of `xlen`: HTM, 22-bit I-CNT, 32-bit HIST, everything else off,
+    /// first message ProgTraceSync with SYNC=3 (Exit from Debug Mode, N-Trace 8.6 Table 26).
+    pub const fn new(xlen: Xlen) -> Self {
+        EncoderConfig {
+            mode: Mode::Htm,
+            xlen,
+            icnt_bits: 22,
+            hist_bits: 32,
+            repeat_history: false,
+            repeat_branch: false,
+            call_stack: CallStack::Off,
+            sequential_jumps: false,
+            all_jumps: false,
+            extend_addr_msb: false,
+            sync_period: None,
+            timestamps: false,
+            codec: CodecConfig { src_bits: 0 },
+            src_id: 0,
+            ownership: false,
+            btype_compat: false,
+            fifo: None,
+            start_sync: crate::codec::sync::EXIT_DEBUG,
+            nexrv: false,
+            max_hrepeat: (1 << 18) - 1,
+            max_bcnt: (1 << 18) - 1,
+        }
+    }
+
+    /// `--preset nexrv`: the reference C encoder's choices (NexRv, riscv-non-isa/tg-nexus-trace
+    /// `refcode/c`), worked out from its output (conformance vectors): the first message is
+    /// ProgTraceSync with SYNC=1, HIST holds up to 31 branches (32 bits with the stop-bit),
+    /// repeated HIST as RCODE 2, the trace ends with ProgTraceCorrelation EVCODE=0. `mode` and
+    /// the repeat and call-stack options stay as given.
+    pub const fn nexrv(mut self) -> Self {
+        self.nexrv = true;
+        self.start_sync = crate::codec::sync::EXIT_RESET;
+        self.hist_bits = 32;
+        self.icnt_bits = 22;
+        self
+    }
+}

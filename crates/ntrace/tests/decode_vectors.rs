@@ -1,0 +1,66 @@
+//! Every NexRv-made stream of the conformance set decodes to exactly the retired PC list.
+
+use rvtrace_flow::{FlowElement, PcWriter};
+use rvtrace_image::Image;
+use rvtrace_isa::IsaConfig;
+use rvtrace_ntrace::decoder::{decode, DecoderConfig};
+use rvtrace_ntrace::insn::LinkRule;
+use rvtrace_testkit::{assert_pcs_eq, conformance_dir, parse_pcs, read_vector, PROGRAMS};
+use std::path::Path;
+
+fn decode_pcs(dir: &Path, prog: &str, bin: &str, link: LinkRule) -> Vec<u64> {
+    let mut image = Image::new();
+    let xlen = image
+        .load_file(&dir.join(format!("ntrace/{prog}/{prog}.elf")))
+        .unwrap()
+        .xlen;
+    let mut cfg = DecoderConfig::new(IsaConfig {
+        xlen,
+        zcmp: false,
+        zcmt: false,
+    });
+    cfg.link = link;
+    let data = read_vector(dir, bin);
+    let mut elements: Vec<FlowElement> = Vec::new();
+    let st = decode(&image, cfg, &data, &mut elements);
+    let problems: Vec<_> = elements
+        .iter()
+        .filter(|e| matches!(e, FlowElement::Loss { .. }))
+        .collect();
+    assert!(problems.is_empty(), "{bin}: {problems:?}");
+    assert_eq!(st.errors, 0, "{bin}");
+    let mut w = PcWriter::new(&image, Vec::new());
+    for e in &elements {
+        rvtrace_flow::FlowSink::element(&mut w, e);
+    }
+    parse_pcs(&w.finish().unwrap())
+}
+
+#[test]
+fn nexrv_streams_decode_to_the_pc_lists() {
+    let Some(dir) = conformance_dir() else { return };
+    for (prog, n) in PROGRAMS {
+        let want = parse_pcs(&read_vector(&dir, &format!("ntrace/{prog}/{prog}.pcs.txt")));
+        assert_eq!(want.len(), n);
+        for cfg in ["btm", "htm", "htm-rpt2"] {
+            let bin = format!("ntrace/{prog}/{prog}-{cfg}.bin");
+            let got = decode_pcs(&dir, prog, &bin, LinkRule::Spec);
+            assert_pcs_eq(&bin, "decoded", &got, "expected", &want);
+        }
+    }
+}
+
+/// The call-stack streams of `variant-jalt0-as-jump/` were encoded by NexRv from an objdump in
+/// which `jal t0` had become `j`, so they decode with x1 as the only link register.
+#[test]
+fn nexrv_callstack_variant_streams_decode_with_x1_only_links() {
+    let Some(dir) = conformance_dir() else { return };
+    for (prog, _) in PROGRAMS {
+        let want = parse_pcs(&read_vector(&dir, &format!("ntrace/{prog}/{prog}.pcs.txt")));
+        for cfg in ["htm-cs8", "htm-cs8-rpt2"] {
+            let bin = format!("ntrace/{prog}/variant-jalt0-as-jump/{prog}-{cfg}.bin");
+            let got = decode_pcs(&dir, prog, &bin, LinkRule::X1Only);
+            assert_pcs_eq(&bin, "decoded", &got, "expected", &want);
+        }
+    }
+}

@@ -1,0 +1,83 @@
+//! `--preset nexrv` reproduces NexRv's bytes from the same PCSEQ input.
+
+use rvtrace_ingress::pcseq::PcseqReader;
+use rvtrace_ingress::Record;
+use rvtrace_ntrace::encoder::encode;
+use rvtrace_ntrace::options::{EncoderConfig, Mode};
+use rvtrace_testkit::{conformance_dir, read_vector, PROGRAMS};
+
+fn records(text: &[u8]) -> Vec<Record> {
+    PcseqReader::new(text).collect::<Result<_, _>>().unwrap()
+}
+
+fn first_diff(a: &[u8], b: &[u8]) -> Option<usize> {
+    (0..a.len().max(b.len())).find(|&i| a.get(i) != b.get(i))
+}
+
+#[test]
+fn nexrv_preset_reproduces_nexrv_bytes() {
+    let Some(dir) = conformance_dir() else { return };
+    let mut failures = Vec::new();
+    for (prog, _) in PROGRAMS {
+        let xlen = if prog.contains("rv32") {
+            rvtrace_isa::Xlen::Rv32
+        } else {
+            rvtrace_isa::Xlen::Rv64
+        };
+        let recs = records(&read_vector(
+            &dir,
+            &format!("ntrace/{prog}/{prog}-PCSEQ.txt"),
+        ));
+        for (name, mode, rpt) in [
+            ("btm", Mode::Btm, false),
+            ("htm", Mode::Htm, false),
+            ("htm-rpt2", Mode::Htm, true),
+        ] {
+            let mut cfg = EncoderConfig::new(xlen).nexrv();
+            cfg.mode = mode;
+            cfg.repeat_history = rpt;
+            let (got, _) = encode(cfg, &recs);
+            let want = read_vector(&dir, &format!("ntrace/{prog}/{prog}-{name}.bin"));
+            if let Some(i) = first_diff(&got, &want) {
+                failures.push(format!(
+                    "{prog}-{name}: {} bytes, NexRv {}; first difference at byte {i}",
+                    got.len(),
+                    want.len()
+                ));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// NexRv's call-stack streams (`-cs 8`, with and without `-rpt 2`) of the `variant-jalt0-as-jump`
+/// set, from their own PCSEQ.
+#[test]
+fn nexrv_preset_reproduces_nexrv_callstack_bytes() {
+    let Some(dir) = conformance_dir() else { return };
+    let mut failures = Vec::new();
+    for (prog, _) in PROGRAMS {
+        let xlen = if prog.contains("rv32") {
+            rvtrace_isa::Xlen::Rv32
+        } else {
+            rvtrace_isa::Xlen::Rv64
+        };
+        let v = format!("ntrace/{prog}/variant-jalt0-as-jump");
+        let recs = records(&read_vector(&dir, &format!("{v}/{prog}-PCSEQ.txt")));
+        for (name, rpt) in [("htm-cs8", false), ("htm-cs8-rpt2", true)] {
+            let mut cfg = EncoderConfig::new(xlen).nexrv();
+            cfg.repeat_history = rpt;
+            cfg.call_stack = rvtrace_ntrace::options::CallStack::Full { depth: 8 };
+            let (got, _) = encode(cfg, &recs);
+            let want = read_vector(&dir, &format!("{v}/{prog}-{name}.bin"));
+            if let Some(i) = first_diff(&got, &want) {
+                failures.push(format!(
+                    "{prog}-{name}: {} bytes, NexRv {}; first difference at byte {i}",
+                    got.len(),
+                    want.len()
+                ));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}

@@ -1,0 +1,966 @@
+//! The producer: an [`Observer`] of the hart model that writes one group per retired instruction
+//! or trap with every architectural side effect (chapter 3.1: "For complete tandem verification,
+//! all architectural side effects of an instruction or trap must always be included").
+//!
+//! Per group, in the order of appendix C's examples: begin group; the pc (increment pc when the
+//! instruction falls through, else the new pc as additional state, tables C.1/C.2); the
+//! instruction (omitted for an interrupt, chapter 3); integer and floating-point register writes
+//! (full register, FLEN wide, C.3); `fcsr` (an OR of the new exception flags when an FP
+//! instruction raised them, C.3; the full register when software wrote it); other CSR writes
+//! (C.6); on a trap `xepc`, `xcause`, `mstatus`, `xtval` (C.7, C.8); the privilege mode when it
+//! changed; the effective address and the memory requests and responses; end group. The program
+//! load comes first as state initialization groups (chapter 3: "primarily intended for use
+//! during program loading").
+//!
+//! Some effects reach no observer hook (trap entry, `mret`/`sret`, `mstatus.FS` becoming dirty,
+//! accrued FP flags): the producer keeps the few registers they touch and applies the same
+//! rules as the hart model (privileged ISA, "Trap delegation registers"; the `fflags` of an FP
+//! operation are recomputed with the model's own soft-float functions).
+
+use crate::codec::{encode_record, mem_op, reg, AddlState, Params, Record};
+use crate::meta::Elements;
+use rvtrace_image::Image;
+use rvtrace_isa::Xlen;
+use rvtrace_sim::csr::{irq, mstatus, num};
+use rvtrace_sim::decode::{decode, Extensions, Insn, Op};
+use rvtrace_sim::fpu::{self, Rm};
+use rvtrace_sim::{Hart, MemAccess, MemKind, Observer, Retired, TrapInfo};
+use std::io::Write;
+
+/// Bits of `mstatus` that `sstatus` shows (privileged ISA, "Supervisor Status Register"), as
+/// the hart model reads them (without SD).
+const SSTATUS_BITS: u64 = mstatus::SIE
+    | mstatus::SPIE
+    | mstatus::UBE
+    | mstatus::SPP
+    | mstatus::VS
+    | mstatus::FS
+    | mstatus::XS
+    | mstatus::SUM
+    | mstatus::MXR
+    | mstatus::UXL;
+
+/// Producer options.
+#[derive(Clone, Copy, Debug)]
+pub struct ProducerOptions {
+    /// Codec parameters.
+    pub params: Params,
+    /// Elements to leave out (a partial trace, chapter 3.2).
+    pub absent: Elements,
+}
+
+/// `mstatus` as software reads it, with SD (the model's `Csrs::mstatus_read`).
+pub fn mstatus_read(raw: u64, xlen: Xlen) -> u64 {
+    let dirty = (raw & mstatus::FS) == mstatus::FS
+        || (raw & mstatus::XS) == mstatus::XS
+        || (raw & mstatus::VS) == mstatus::VS;
+    match xlen {
+        Xlen::Rv32 => (raw & 0xffff_ffff) | if dirty { 1 << 31 } else { 0 },
+        Xlen::Rv64 => raw | if dirty { 1 << 63 } else { 0 },
+    }
+}
+
+/// The canonical register a CSR write shows up as: `sstatus` is a view of `mstatus`, `sie` of
+/// `mie`, `fflags` and `frm` of `fcsr` (privileged ISA; unprivileged ISA "fcsr").
+pub fn canonical_csr(csr: u16) -> u16 {
+    match csr {
+        num::SSTATUS => num::MSTATUS,
+        num::SIE => num::MIE,
+        num::FFLAGS | num::FRM => num::FCSR,
+        c => c,
+    }
+}
+
+/// A copy of loaded memory, for the bits of an instruction that faults (the observer is not
+/// told them). Stores into it keep it current.
+struct CodeMirror {
+    lo: u64,
+    hi: u64,
+    segs: Vec<(u64, Vec<u8>)>,
+}
+
+impl CodeMirror {
+    fn new(image: &Image) -> CodeMirror {
+        let mut segs: Vec<(u64, Vec<u8>)> = image
+            .segments()
+            .iter()
+            .filter(|s| !s.data.is_empty())
+            .map(|s| (s.paddr, s.data.clone()))
+            .collect();
+        segs.sort_by_key(|s| s.0);
+        let lo = segs.first().map(|s| s.0).unwrap_or(0);
+        let hi = segs
+            .iter()
+            .map(|s| s.0 + s.1.len() as u64)
+            .max()
+            .unwrap_or(0);
+        CodeMirror { lo, hi, segs }
+    }
+
+    #[inline]
+    fn store(&mut self, addr: u64, size: u8, value: u64) {
+        if addr >= self.hi || addr.wrapping_add(size as u64) <= self.lo {
+            return;
+        }
+        for (k, b) in value.to_le_bytes()[..size as usize].iter().enumerate() {
+            let a = addr + k as u64;
+            for (base, data) in &mut self.segs {
+                if a >= *base && a < *base + data.len() as u64 {
+                    data[(a - *base) as usize] = *b;
+                }
+            }
+        }
+    }
+
+    fn byte(&self, a: u64) -> Option<u8> {
+        self.segs
+            .iter()
+            .find(|(b, d)| a >= *b && a < *b + d.len() as u64)
+            .map(|(b, d)| d[(a - b) as usize])
+    }
+
+    /// The instruction at `pc`, if its bytes are in the mirror.
+    fn insn(&self, pc: u64) -> Option<u32> {
+        let lo = self.byte(pc)? as u32 | (self.byte(pc + 1)? as u32) << 8;
+        if lo & 3 != 3 {
+            return Some(lo);
+        }
+        let hi = self.byte(pc + 2)? as u32 | (self.byte(pc + 3)? as u32) << 8;
+        Some(lo | hi << 16)
+    }
+}
+
+/// Writes the tandem trace of a run. Create it after loading the program, before running.
+pub struct Producer<W: Write> {
+    p: Params,
+    absent: Elements,
+    xlen: Xlen,
+    ext: Extensions,
+    out: W,
+    buf: Vec<u8>,
+    err: Option<std::io::Error>,
+    groups: u64,
+    // The state the hooks do not report, kept here.
+    x: [u64; 32],
+    f: [u64; 32],
+    mstatus: u64,
+    priv_: u8,
+    fflags: u8,
+    frm: u8,
+    mie: u64,
+    mideleg: u64,
+    mtime: u64,
+    // This instruction's effects so far.
+    gprs: Vec<(u8, u64)>,
+    fprs: Vec<(u8, u64)>,
+    csrs: Vec<(u16, u64)>,
+    mems: Vec<MemAccess>,
+    fcsr_written: bool,
+    code: CodeMirror,
+}
+
+fn size_code(bytes: u8) -> u8 {
+    match bytes {
+        1 => 0,
+        2 => 1,
+        4 => 2,
+        _ => 3,
+    }
+}
+
+impl<W: Write> Producer<W> {
+    /// A producer for `hart` (loaded with `image`, not run yet) writing to `out`. Writes the
+    /// state initialization groups at once.
+    pub fn new(hart: &Hart, image: &Image, opts: ProducerOptions, out: W) -> Producer<W> {
+        let mut pr = Producer {
+            p: opts.params,
+            absent: opts.absent,
+            xlen: hart.xlen,
+            ext: hart.ext,
+            out,
+            buf: Vec::with_capacity(1 << 17),
+            err: None,
+            groups: 0,
+            x: hart.x,
+            f: hart.f,
+            mstatus: hart.csr.mstatus,
+            priv_: hart.priv_,
+            fflags: hart.csr.fflags,
+            frm: hart.csr.frm,
+            mie: hart.csr.mie,
+            mideleg: hart.csr.mideleg,
+            mtime: hart.mtime(),
+            gprs: Vec::new(),
+            fprs: Vec::new(),
+            csrs: Vec::new(),
+            mems: Vec::new(),
+            fcsr_written: false,
+            code: CodeMirror::new(image),
+        };
+        if !pr.absent.has(Elements::INIT) {
+            pr.init_groups(hart, image);
+        }
+        pr
+    }
+
+    /// Groups written so far.
+    pub fn groups(&self) -> u64 {
+        self.groups
+    }
+
+    #[inline(always)]
+    fn rec(&mut self, r: Record) {
+        encode_record(&r, &self.p, &mut self.buf);
+    }
+
+    #[inline(always)]
+    fn xv(&self, v: u64) -> u64 {
+        match self.xlen {
+            Xlen::Rv32 => v & 0xffff_ffff,
+            Xlen::Rv64 => v,
+        }
+    }
+
+    #[inline(always)]
+    fn end_group(&mut self) {
+        self.rec(Record::EndGroup);
+        self.groups += 1;
+        if self.buf.len() >= 1 << 16 {
+            self.flush_buf();
+        }
+    }
+
+    fn flush_buf(&mut self) {
+        if self.err.is_none() {
+            if let Err(e) = self.out.write_all(&self.buf) {
+                self.err = Some(e);
+            }
+        }
+        self.buf.clear();
+    }
+
+    /// Write what is buffered and return the writer, or the first I/O error.
+    pub fn finish(mut self) -> std::io::Result<W> {
+        self.flush_buf();
+        if let Some(e) = self.err.take() {
+            return Err(e);
+        }
+        self.out.flush()?;
+        Ok(self.out)
+    }
+
+    fn fcsr(&self) -> u64 {
+        ((self.frm as u64) << 5) | self.fflags as u64
+    }
+
+    /// State initialization: the registers as the program starts, then the loaded memory
+    /// (chapter 3: "The state initialization opcode should be within a group that includes the
+    /// update, which would typically include a register opcode or a memory request").
+    fn init_groups(&mut self, hart: &Hart, image: &Image) {
+        self.rec(Record::BeginGroup);
+        self.rec(Record::StateInit);
+        if !self.absent.has(Elements::PC) {
+            let pc = self.xv(hart.pc);
+            self.rec(Record::State(AddlState::Pc(pc)));
+        }
+        if !self.absent.has(Elements::PRIV) {
+            self.rec(Record::State(AddlState::Priv(hart.priv_)));
+        }
+        if !self.absent.has(Elements::GPR) {
+            for r in 1..32u8 {
+                if hart.x[r as usize] != 0 {
+                    let v = self.xv(hart.x[r as usize]);
+                    self.rec(Record::FullReg {
+                        addr: reg::gpr(r),
+                        value: v,
+                    });
+                }
+            }
+        }
+        if !self.absent.has(Elements::FPR) && self.p.flen > 0 {
+            for r in 0..32u8 {
+                if hart.f[r as usize] != 0 {
+                    self.rec(Record::FullReg {
+                        addr: reg::fpr(r),
+                        value: hart.f[r as usize],
+                    });
+                }
+            }
+        }
+        if !self.absent.has(Elements::CSR) {
+            let ms = mstatus_read(self.mstatus, self.xlen);
+            let ms = self.xv(ms);
+            self.rec(Record::FullReg {
+                addr: num::MSTATUS,
+                value: ms,
+            });
+        }
+        self.end_group();
+        if self.absent.has(Elements::MEM) {
+            return;
+        }
+        // Memory: 8-byte stores where aligned, smaller ones at the edges; RAM starts zeroed, so
+        // all-zero words are left out. One group per 4 KiB.
+        for seg in image.segments() {
+            let (base, data) = (seg.paddr, &seg.data);
+            let mut off = 0usize;
+            while off < data.len() {
+                let chunk_end = (off + 4096).min(data.len());
+                let mut any = false;
+                let mut k = off;
+                while k < chunk_end {
+                    let a = base + k as u64;
+                    let mut n = 8usize;
+                    while n > 1 && (!a.is_multiple_of(n as u64) || k + n > chunk_end) {
+                        n /= 2;
+                    }
+                    let mut v = [0u8; 8];
+                    v[..n].copy_from_slice(&data[k..k + n]);
+                    let v = u64::from_le_bytes(v);
+                    if v != 0 {
+                        if !any {
+                            self.rec(Record::BeginGroup);
+                            self.rec(Record::StateInit);
+                            any = true;
+                        }
+                        self.rec(Record::MemReq {
+                            addr: a,
+                            op: mem_op::STORE,
+                            size: size_code(n as u8),
+                            data: Some(v),
+                        });
+                    }
+                    k += n;
+                }
+                if any {
+                    self.end_group();
+                }
+                off = chunk_end;
+            }
+        }
+    }
+
+    /// The flags an FP instruction accrues (the model's `execute_fp` with its own soft-float).
+    fn fp_flags(&self, i: &Insn) -> u8 {
+        use Op::*;
+        let rm = || {
+            Rm::from_bits(if i.rm == 7 {
+                self.frm as u32
+            } else {
+                i.rm as u32
+            })
+        };
+        let unbox = |v: u64| {
+            if v >> 32 == 0xffff_ffff {
+                v as u32
+            } else {
+                0x7fc0_0000
+            }
+        };
+        let (f1, f2, f3) = (
+            self.f[i.rs1 as usize],
+            self.f[i.rs2 as usize],
+            self.f[i.rs3 as usize],
+        );
+        let (s1, s2, s3) = (unbox(f1), unbox(f2), unbox(f3));
+        let x1 = self.x[i.rs1 as usize];
+        let mut fl = 0u8;
+        let Some(r) = rm() else { return 0 };
+        let fl_ = &mut fl;
+        match i.op {
+            FmaddS | FmsubS | FnmsubS | FnmaddS => {
+                let (np, na) = fma_signs(i.op);
+                fpu::f32_fma(s1, s2, s3, np, na, r, fl_);
+            }
+            FmaddD | FmsubD | FnmsubD | FnmaddD => {
+                let (np, na) = fma_signs(i.op);
+                fpu::f64_fma(f1, f2, f3, np, na, r, fl_);
+            }
+            FaddS => drop(fpu::f32_add(s1, s2, r, fl_)),
+            FsubS => drop(fpu::f32_sub(s1, s2, r, fl_)),
+            FmulS => drop(fpu::f32_mul(s1, s2, r, fl_)),
+            FdivS => drop(fpu::f32_div(s1, s2, r, fl_)),
+            FsqrtS => drop(fpu::f32_sqrt(s1, r, fl_)),
+            FaddD => drop(fpu::f64_add(f1, f2, r, fl_)),
+            FsubD => drop(fpu::f64_sub(f1, f2, r, fl_)),
+            FmulD => drop(fpu::f64_mul(f1, f2, r, fl_)),
+            FdivD => drop(fpu::f64_div(f1, f2, r, fl_)),
+            FsqrtD => drop(fpu::f64_sqrt(f1, r, fl_)),
+            FminS => drop(fpu::f32_min(s1, s2, fl_)),
+            FmaxS => drop(fpu::f32_max(s1, s2, fl_)),
+            FminD => drop(fpu::f64_min(f1, f2, fl_)),
+            FmaxD => drop(fpu::f64_max(f1, f2, fl_)),
+            FcvtSD => drop(fpu::f64_to_f32(f1, r, fl_)),
+            FcvtDS => drop(fpu::f32_to_f64(s1, fl_)),
+            FeqS => drop(fpu::f32_eq(s1, s2, fl_)),
+            FltS => drop(fpu::f32_lt(s1, s2, fl_)),
+            FleS => drop(fpu::f32_le(s1, s2, fl_)),
+            FeqD => drop(fpu::f64_eq(f1, f2, fl_)),
+            FltD => drop(fpu::f64_lt(f1, f2, fl_)),
+            FleD => drop(fpu::f64_le(f1, f2, fl_)),
+            FcvtWS => drop(fpu::f32_to_i32(s1, r, fl_)),
+            FcvtWuS => drop(fpu::f32_to_u32(s1, r, fl_)),
+            FcvtLS => drop(fpu::f32_to_i64(s1, r, fl_)),
+            FcvtLuS => drop(fpu::f32_to_u64(s1, r, fl_)),
+            FcvtWD => drop(fpu::f64_to_i32(f1, r, fl_)),
+            FcvtWuD => drop(fpu::f64_to_u32(f1, r, fl_)),
+            FcvtLD => drop(fpu::f64_to_i64(f1, r, fl_)),
+            FcvtLuD => drop(fpu::f64_to_u64(f1, r, fl_)),
+            FcvtSW => drop(fpu::i32_to_f32(x1 as i32, r, fl_)),
+            FcvtSWu => drop(fpu::u32_to_f32(x1 as u32, r, fl_)),
+            FcvtSL => drop(fpu::i64_to_f32(x1 as i64, r, fl_)),
+            FcvtSLu => drop(fpu::u64_to_f32(x1, r, fl_)),
+            FcvtDW => drop(fpu::i32_to_f64(x1 as i32, r, fl_)),
+            FcvtDWu => drop(fpu::u32_to_f64(x1 as u32, r, fl_)),
+            FcvtDL => drop(fpu::i64_to_f64(x1 as i64, r, fl_)),
+            FcvtDLu => drop(fpu::u64_to_f64(x1, r, fl_)),
+            _ => {}
+        }
+        fl
+    }
+
+    /// Apply the trap-entry rules to the kept `mstatus` and privilege (the model's `take_trap`).
+    fn enter_trap(&mut self, t: &TrapInfo) {
+        let s = &mut self.mstatus;
+        if t.to_priv == 1 {
+            let sie = *s & mstatus::SIE != 0;
+            *s &= !(mstatus::SPIE | mstatus::SIE | mstatus::SPP);
+            if sie {
+                *s |= mstatus::SPIE;
+            }
+            if t.from_priv == 1 {
+                *s |= mstatus::SPP;
+            }
+        } else {
+            let mie = *s & mstatus::MIE != 0;
+            *s &= !(mstatus::MPIE | mstatus::MIE | mstatus::MPP);
+            if mie {
+                *s |= mstatus::MPIE;
+            }
+            *s |= (t.from_priv as u64) << mstatus::MPP_SHIFT;
+        }
+        self.priv_ = t.to_priv;
+    }
+
+    fn trap_records(&mut self, t: &TrapInfo, ms_before: u64) {
+        self.enter_trap(t);
+        if !self.absent.has(Elements::CSR) {
+            let int_bit = if t.interrupt {
+                1u64 << (self.p.xlen - 1)
+            } else {
+                0
+            };
+            let (epc, cause, tval) = if t.to_priv == 1 {
+                (num::SEPC, num::SCAUSE, num::STVAL)
+            } else {
+                (num::MEPC, num::MCAUSE, num::MTVAL)
+            };
+            let v = self.xv(t.epc);
+            self.rec(Record::FullReg {
+                addr: epc,
+                value: v,
+            });
+            self.rec(Record::FullReg {
+                addr: cause,
+                value: t.cause | int_bit,
+            });
+            let ms = self.xv(mstatus_read(self.mstatus, self.xlen));
+            if ms != ms_before {
+                self.rec(Record::FullReg {
+                    addr: num::MSTATUS,
+                    value: ms,
+                });
+            }
+            let v = self.xv(t.tval);
+            self.rec(Record::FullReg {
+                addr: tval,
+                value: v,
+            });
+        }
+    }
+
+    fn mem_records(&mut self, insn: u32, semihosting: bool) {
+        let absent_mem = self.absent.has(Elements::MEM);
+        let absent_ea = self.absent.has(Elements::EADDR);
+        let is_amo = insn & 0x7f == 0x2f;
+        let f5 = insn >> 27;
+        if is_amo && f5 == 3 && self.mems.is_empty() {
+            // A failed SC makes no access: the request and its failure.
+            let size = if (insn >> 12) & 7 == 3 { 3 } else { 2 };
+            let rs1 = ((insn >> 15) & 31) as usize;
+            let rs2 = ((insn >> 20) & 31) as usize;
+            let addr = self.xv(self.x[rs1]);
+            let data = self.x[rs2] & crate::codec::mask_bits(u64::MAX, 8 << size);
+            if !absent_ea {
+                self.rec(Record::State(AddlState::Eaddr(addr)));
+            }
+            if !absent_mem {
+                self.rec(Record::MemReq {
+                    addr,
+                    op: mem_op::SC,
+                    size,
+                    data: Some(data),
+                });
+                self.rec(Record::MemRsp {
+                    size,
+                    result: 1,
+                    data: None,
+                });
+            }
+            return;
+        }
+        if self.mems.is_empty() {
+            return;
+        }
+        if !absent_ea && !semihosting {
+            self.rec(Record::State(AddlState::Eaddr(self.mems[0].addr)));
+        }
+        if absent_mem {
+            return;
+        }
+        let mems = std::mem::take(&mut self.mems);
+        if is_amo && f5 != 2 && f5 != 3 {
+            // AMO: the load and the store of the model are one request; its data is the
+            // operand (rs2), its response the old value.
+            let old = mems.iter().find(|m| m.kind == MemKind::Load);
+            if let Some(l) = old {
+                let size = size_code(l.size);
+                let rs2 = ((insn >> 20) & 31) as usize;
+                let op = match f5 {
+                    0x01 => mem_op::AMO_SWAP,
+                    0x00 => mem_op::AMO_ADD,
+                    0x04 => mem_op::AMO_XOR,
+                    0x0c => mem_op::AMO_AND,
+                    0x08 => mem_op::AMO_OR,
+                    0x10 => mem_op::AMO_MIN,
+                    0x14 => mem_op::AMO_MAX,
+                    0x18 => mem_op::AMO_MINU,
+                    _ => mem_op::AMO_MAXU,
+                };
+                let data = self.x[rs2] & crate::codec::mask_bits(u64::MAX, 8 * l.size as u32);
+                self.rec(Record::MemReq {
+                    addr: l.addr,
+                    op,
+                    size,
+                    data: Some(data),
+                });
+                self.rec(Record::MemRsp {
+                    size,
+                    result: 0,
+                    data: Some(l.value),
+                });
+            }
+            self.mems = mems;
+            return;
+        }
+        for m in &mems {
+            let (op, is_load) = match (m.kind, is_amo, f5) {
+                (MemKind::Load, true, 2) => (mem_op::LR, true),
+                (MemKind::Load, _, _) => (mem_op::LOAD, true),
+                (MemKind::Store, true, 3) => (mem_op::SC, false),
+                (MemKind::Store, _, _) => (mem_op::STORE, false),
+            };
+            // Semihosting writes pieces of any length up to 8: split into 1/2/4/8.
+            let mut done = 0u8;
+            while done < m.size {
+                let left = m.size - done;
+                let n = if left >= 8 {
+                    8
+                } else if left >= 4 {
+                    4
+                } else if left >= 2 {
+                    2
+                } else {
+                    1
+                };
+                let v = if n == 8 {
+                    m.value
+                } else {
+                    (m.value >> (8 * done)) & ((1u64 << (8 * n)) - 1)
+                };
+                let size = size_code(n);
+                let addr = m.addr + done as u64;
+                if is_load {
+                    self.rec(Record::MemReq {
+                        addr,
+                        op,
+                        size,
+                        data: None,
+                    });
+                    self.rec(Record::MemRsp {
+                        size,
+                        result: 0,
+                        data: Some(v),
+                    });
+                } else {
+                    self.rec(Record::MemReq {
+                        addr,
+                        op,
+                        size,
+                        data: Some(v),
+                    });
+                    self.rec(Record::MemRsp {
+                        size,
+                        result: 0,
+                        data: None,
+                    });
+                }
+                done += n;
+            }
+        }
+        self.mems = mems;
+    }
+
+    fn clear_pending(&mut self) {
+        self.gprs.clear();
+        self.fprs.clear();
+        self.csrs.clear();
+        self.mems.clear();
+        self.fcsr_written = false;
+    }
+}
+
+fn fma_signs(op: Op) -> (bool, bool) {
+    match op {
+        Op::FmaddS | Op::FmaddD => (false, false),
+        Op::FmsubS | Op::FmsubD => (false, true),
+        Op::FnmsubS | Op::FnmsubD => (true, false),
+        _ => (true, true),
+    }
+}
+
+impl<W: Write> Observer for Producer<W> {
+    #[inline]
+    fn gpr_write(&mut self, rd: u8, value: u64) {
+        self.gprs.push((rd, value));
+    }
+
+    #[inline]
+    fn fpr_write(&mut self, rd: u8, value: u64) {
+        self.fprs.push((rd, value));
+    }
+
+    #[inline]
+    fn csr_write(&mut self, csr: u16, value: u64) {
+        self.csrs.push((csr, value));
+    }
+
+    #[inline]
+    fn mem_access(&mut self, acc: &MemAccess) {
+        self.mems.push(*acc);
+        if acc.kind == MemKind::Store {
+            self.code.store(acc.addr, acc.size, acc.value);
+        }
+    }
+
+    fn retire(&mut self, ev: &Retired) {
+        let ms_before = self.xv(mstatus_read(self.mstatus, self.xlen));
+        let (priv_before, fcsr_before) = (self.priv_, self.fcsr());
+        self.mtime = ev.mtime;
+        self.rec(Record::BeginGroup);
+        if !self.absent.has(Elements::PC) {
+            if ev.trap.is_none() && ev.next_pc == self.xv(ev.pc.wrapping_add(ev.len as u64)) {
+                self.rec(Record::IncrPc);
+            } else {
+                let pc = self.xv(ev.next_pc);
+                self.rec(Record::State(AddlState::Pc(pc)));
+            }
+        }
+        if !self.absent.has(Elements::INSN) {
+            self.rec(if ev.len == 2 {
+                Record::Insn16(ev.insn as u16)
+            } else {
+                Record::Insn32(ev.insn)
+            });
+        }
+        // Accrued FP flags, from the operands before the instruction wrote anything.
+        let op = if ev.insn & 3 == 3 && matches!(ev.insn & 0x7f, 0x43 | 0x47 | 0x4b | 0x4f | 0x53) {
+            let i = decode(ev.insn, self.xlen, &self.ext);
+            self.fp_flags(&i)
+        } else {
+            0
+        };
+        // Register writes.
+        let gprs = std::mem::take(&mut self.gprs);
+        for &(rd, v) in &gprs {
+            self.x[rd as usize] = v;
+        }
+        if !self.absent.has(Elements::GPR) {
+            for (k, &(rd, _)) in gprs.iter().enumerate() {
+                // The last write of each register (semihosting may write a0 more than once).
+                if gprs[k + 1..].iter().any(|&(r, _)| r == rd) {
+                    continue;
+                }
+                let v = self.xv(self.x[rd as usize]);
+                self.rec(Record::FullReg {
+                    addr: reg::gpr(rd),
+                    value: v,
+                });
+            }
+        }
+        self.gprs = gprs;
+        let fprs = std::mem::take(&mut self.fprs);
+        for &(rd, v) in &fprs {
+            self.f[rd as usize] = v;
+            self.mstatus |= mstatus::FS;
+        }
+        if !self.absent.has(Elements::FPR) && self.p.flen > 0 {
+            for &(rd, v) in &fprs {
+                self.rec(Record::FullReg {
+                    addr: reg::fpr(rd),
+                    value: crate::codec::mask_bits(v, self.p.flen),
+                });
+            }
+        }
+        self.fprs = fprs;
+        // CSR writes by the instruction, as their canonical registers.
+        let csrs = std::mem::take(&mut self.csrs);
+        let mut other: Vec<(u16, u64)> = Vec::new();
+        for &(csr, v) in &csrs {
+            match csr {
+                num::FFLAGS => {
+                    self.fflags = (v & 0x1f) as u8;
+                    self.fcsr_written = true;
+                    self.mstatus |= mstatus::FS;
+                }
+                num::FRM => {
+                    self.frm = (v & 7) as u8;
+                    self.fcsr_written = true;
+                    self.mstatus |= mstatus::FS;
+                }
+                num::FCSR => {
+                    self.fflags = (v & 0x1f) as u8;
+                    self.frm = ((v >> 5) & 7) as u8;
+                    self.fcsr_written = true;
+                    self.mstatus |= mstatus::FS;
+                }
+                num::MSTATUS => {
+                    self.mstatus = match self.xlen {
+                        Xlen::Rv32 => (self.mstatus & !0xffff_ffff) | (v & 0x7fff_ffff),
+                        Xlen::Rv64 => v & !(1 << 63),
+                    };
+                }
+                num::SSTATUS => {
+                    let m = match self.xlen {
+                        Xlen::Rv32 => SSTATUS_BITS & 0x7fff_ffff,
+                        Xlen::Rv64 => SSTATUS_BITS,
+                    };
+                    self.mstatus = (self.mstatus & !m) | (v & m);
+                }
+                num::MIE => {
+                    self.mie = self.xv(v);
+                    other.push((num::MIE, self.mie));
+                }
+                num::SIE => {
+                    let m = self.mideleg & irq::S_VIEW;
+                    self.mie = (self.mie & !m) | (v & m);
+                    other.push((num::MIE, self.mie));
+                }
+                num::MIDELEG => {
+                    self.mideleg = self.xv(v);
+                    other.push((csr, self.mideleg));
+                }
+                // The counters read back one less than the next instruction sees: this
+                // instruction's own retirement is absorbed (the model's `csr_write`).
+                num::MCYCLE | num::MINSTRET => other.push((csr, self.xv(v.wrapping_add(1)))),
+                _ => other.push((csr, self.xv(v))),
+            }
+        }
+        self.csrs = csrs;
+        if op != 0 {
+            self.fflags |= op;
+        }
+        if !self.absent.has(Elements::CSR) {
+            let fcsr = self.fcsr();
+            if self.fcsr_written {
+                self.rec(Record::FullReg {
+                    addr: reg::FCSR,
+                    value: fcsr,
+                });
+            } else if fcsr != fcsr_before {
+                // Table C.3: the new exception flags as an OR.
+                self.rec(Record::IncrRegOr {
+                    addr: reg::FCSR,
+                    mask: (fcsr & !fcsr_before) as u8,
+                });
+            }
+            for &(csr, v) in &other {
+                self.rec(Record::FullReg {
+                    addr: csr,
+                    value: v,
+                });
+            }
+        }
+        // mret / sret (privileged ISA, "Trap-Return Instructions").
+        if ev.insn == 0x3020_0073 || ev.insn == 0x1020_0073 {
+            let s = self.mstatus;
+            if ev.insn == 0x3020_0073 {
+                let mpp = ((s & mstatus::MPP) >> mstatus::MPP_SHIFT) as u8;
+                let mut n = s & !(mstatus::MIE | mstatus::MPP);
+                if s & mstatus::MPIE != 0 {
+                    n |= mstatus::MIE;
+                }
+                n |= mstatus::MPIE;
+                if !self.ext.u {
+                    n |= mstatus::MPP;
+                }
+                let new_priv = if mpp == 2 { 0 } else { mpp };
+                if new_priv != 3 {
+                    n &= !mstatus::MPRV;
+                }
+                self.mstatus = n;
+                self.priv_ = new_priv;
+            } else {
+                let spp = if s & mstatus::SPP != 0 { 1 } else { 0 };
+                let mut n = s & !(mstatus::SIE | mstatus::SPP);
+                if s & mstatus::SPIE != 0 {
+                    n |= mstatus::SIE;
+                }
+                n |= mstatus::SPIE;
+                n &= !mstatus::MPRV;
+                self.mstatus = n;
+                self.priv_ = spp;
+            }
+        }
+        if let Some(t) = &ev.trap {
+            self.trap_records(t, ms_before);
+        } else if !self.absent.has(Elements::CSR) {
+            let ms = self.xv(mstatus_read(self.mstatus, self.xlen));
+            if ms != ms_before {
+                self.rec(Record::FullReg {
+                    addr: num::MSTATUS,
+                    value: ms,
+                });
+            }
+        }
+        if self.priv_ != priv_before && !self.absent.has(Elements::PRIV) {
+            self.rec(Record::State(AddlState::Priv(self.priv_)));
+        }
+        self.mem_records(ev.insn, ev.semihosting);
+        self.end_group();
+        self.clear_pending();
+    }
+
+    fn trap(&mut self, t: &TrapInfo) {
+        // A fault (the instruction did not retire: its partial effects are dropped) or an
+        // interrupt (no instruction field, chapter 3).
+        let ms_before = self.xv(mstatus_read(self.mstatus, self.xlen));
+        let priv_before = self.priv_;
+        self.rec(Record::BeginGroup);
+        if !self.absent.has(Elements::PC) {
+            let pc = self.xv(t.handler);
+            self.rec(Record::State(AddlState::Pc(pc)));
+        }
+        if !t.interrupt && !self.absent.has(Elements::INSN) && t.cause != 1 {
+            let bits = if t.cause == 2 && t.tval != 0 {
+                Some(t.tval as u32)
+            } else {
+                self.code.insn(t.epc)
+            };
+            if let Some(b) = bits {
+                self.rec(if b & 3 != 3 {
+                    Record::Insn16(b as u16)
+                } else {
+                    Record::Insn32(b)
+                });
+            }
+        }
+        self.trap_records(t, ms_before);
+        if self.priv_ != priv_before && !self.absent.has(Elements::PRIV) {
+            self.rec(Record::State(AddlState::Priv(self.priv_)));
+        }
+        if t.interrupt && !self.absent.has(Elements::MTIME) {
+            let m = self.mtime;
+            self.rec(Record::State(AddlState::Mtime(m)));
+        }
+        self.end_group();
+        self.clear_pending();
+    }
+}
+
+/// An optional [`Producer`] (for composing into an observer tuple).
+pub struct MaybeProducer<W: Write>(pub Option<Producer<W>>);
+
+impl<W: Write> Observer for MaybeProducer<W> {
+    #[inline(always)]
+    fn retire(&mut self, ev: &Retired) {
+        if let Some(p) = &mut self.0 {
+            p.retire(ev)
+        }
+    }
+    #[inline(always)]
+    fn trap(&mut self, ev: &TrapInfo) {
+        if let Some(p) = &mut self.0 {
+            p.trap(ev)
+        }
+    }
+    #[inline(always)]
+    fn gpr_write(&mut self, rd: u8, value: u64) {
+        if let Some(p) = &mut self.0 {
+            p.gpr_write(rd, value)
+        }
+    }
+    #[inline(always)]
+    fn fpr_write(&mut self, rd: u8, value: u64) {
+        if let Some(p) = &mut self.0 {
+            p.fpr_write(rd, value)
+        }
+    }
+    #[inline(always)]
+    fn csr_write(&mut self, csr: u16, value: u64) {
+        if let Some(p) = &mut self.0 {
+            p.csr_write(csr, value)
+        }
+    }
+    #[inline(always)]
+    fn mem_access(&mut self, acc: &MemAccess) {
+        if let Some(p) = &mut self.0 {
+            p.mem_access(acc)
+        }
+    }
+}
+
+/// The parameters the producer uses for `hart` unless told otherwise: XLEN of the hart, FLEN 64
+/// with D (32 with F only, 0 without), MLEN 64 for RV64 and 32 for RV32 (chapter 3: "MLEN for
+/// RV32 is 34 when supervisor mode and Sv32 are supported, and 32 otherwise"; the hart model
+/// does not translate addresses, so its RV32 addresses are 32 bits).
+pub fn default_params(hart: &Hart) -> Params {
+    let xlen = hart.xlen.bits();
+    Params {
+        xlen,
+        flen: if hart.ext.d {
+            64
+        } else if hart.ext.f {
+            32
+        } else {
+            0
+        },
+        mlen: xlen,
+        pc_ident: crate::codec::state::PC,
+    }
+}
+
+/// A producer writing to the file `path`, with its sidecar `path.meta` (which records the
+/// parameters and the absent elements).
+pub fn create_file_producer(
+    path: &std::path::Path,
+    hart: &Hart,
+    image: &Image,
+    absent: Elements,
+    mlen: Option<u32>,
+) -> Result<Producer<std::io::BufWriter<std::fs::File>>, String> {
+    let mut params = default_params(hart);
+    if let Some(m) = mlen {
+        params.mlen = m;
+    }
+    params.validate()?;
+    let f = std::fs::File::create(path)
+        .map_err(|e| format!("{}: cannot create: {e}", path.display()))?;
+    crate::meta::Meta { params, absent }.write(path)?;
+    Ok(Producer::new(
+        hart,
+        image,
+        ProducerOptions { params, absent },
+        std::io::BufWriter::with_capacity(1 << 16, f),
+    ))
+}
