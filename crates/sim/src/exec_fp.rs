@@ -28,8 +28,11 @@ impl Hart {
     #[inline(always)]
     fn wf<O: Observer>(&mut self, obs: &mut O, rd: u8, v: u64) {
         self.f[rd as usize] = v;
-        self.csr.set_fs_dirty();
         obs.fpr_write(rd, v);
+        if self.csr.mstatus & crate::csr::mstatus::FS != crate::csr::mstatus::FS {
+            self.csr.set_fs_dirty();
+            obs.csr_write(crate::csr::num::MSTATUS, self.csr.mstatus_read(self.xlen));
+        }
     }
 
     /// Resolve the instruction's rounding mode; DYN (7) reads `frm`. Invalid modes are illegal.
@@ -220,7 +223,10 @@ impl Hart {
             }
             _ => return Err(Exc::illegal(bits)),
         }
-        self.csr.fflags |= fl;
+        if fl & !self.csr.fflags != 0 {
+            self.csr.fflags |= fl;
+            obs.csr_write(crate::csr::num::FFLAGS, self.csr.fflags as u64);
+        }
         Ok(next)
     }
 }

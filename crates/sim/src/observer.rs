@@ -86,7 +86,11 @@ pub trait Observer {
     /// A floating-point register was written.
     #[inline(always)]
     fn fpr_write(&mut self, _rd: u8, _value: u64) {}
-    /// A CSR was written by an instruction (value as read back afterwards).
+    /// A CSR was written by an instruction (value as read back afterwards). Also called for the
+    /// implicit writes of instructions: `fflags` when an FP operation accrues new flags, and
+    /// `mstatus` when FS becomes dirty. Not for trap entry (see [`Observer::trap`] /
+    /// [`Retired::trap`]) nor for `mret`/`sret`, whose `mstatus` and privilege effects follow from
+    /// the instruction (class [`CfClass::TrapReturn`]).
     #[inline(always)]
     fn csr_write(&mut self, _csr: u16, _value: u64) {}
     /// A data memory access.
