@@ -50,6 +50,10 @@ pub enum TandemCommand {
         /// Further ELF files loaded as with `rvtrace run --load` (repeatable).
         #[arg(long = "load", value_name = "ELF")]
         extra: Vec<PathBuf>,
+        /// The hart's ISA, as given to `rvtrace run --isa` (default: by the ELF class, with
+        /// everything the hart model implements).
+        #[arg(long, value_name = "ISA")]
+        isa: Option<String>,
         #[command(flatten)]
         params: ParamArgs,
         /// Elements the trace leaves out (a partial trace, chapter 3.2), comma separated: pc,
@@ -85,10 +89,12 @@ fn read_trace(file: &Path) -> Result<Vec<u8>, String> {
     std::fs::read(file).map_err(|e| format!("{}: cannot read: {e}", file.display()))
 }
 
+#[allow(clippy::too_many_arguments)]
 fn check(
     file: &Path,
     elf: &Path,
     extra: &[PathBuf],
+    isa: Option<&str>,
     params: &ParamArgs,
     absent: Option<&str>,
     max_reports: u64,
@@ -104,6 +110,11 @@ fn check(
         .map(|f| f.xlen)
         .unwrap_or(rvtrace_isa::Xlen::Rv64);
     let mut cfg = rvtrace_sim::Config::virt(xlen, "");
+    if let Some(i) = isa {
+        let (x, ext) = crate::isa_arg::parse_isa(i)?;
+        cfg.xlen = x;
+        cfg.ext = ext;
+    }
     // Semihosting calls are not performed again: their results come from the trace.
     cfg.semihosting_cmdline = None;
     let mut hart = rvtrace_sim::Hart::new(&cfg);
@@ -168,10 +179,19 @@ pub fn run(c: TandemCommand) -> Result<ExitCode, String> {
             file,
             elf,
             extra,
+            isa,
             params,
             absent,
             max_reports,
-        } => check(&file, &elf, &extra, &params, absent.as_deref(), max_reports),
+        } => check(
+            &file,
+            &elf,
+            &extra,
+            isa.as_deref(),
+            &params,
+            absent.as_deref(),
+            max_reports,
+        ),
         TandemCommand::Dump { file, params } => {
             let meta = resolve_meta(
                 &file,

@@ -479,7 +479,7 @@ impl<W: Write> Producer<W> {
         }
     }
 
-    fn mem_records(&mut self, insn: u32, semihosting: bool) {
+    fn mem_records(&mut self, insn: u32, semihosting: bool, rs1v: u64, rs2v: u64) {
         let absent_mem = self.absent.has(Elements::MEM);
         let absent_ea = self.absent.has(Elements::EADDR);
         let is_amo = insn & 0x7f == 0x2f;
@@ -487,10 +487,8 @@ impl<W: Write> Producer<W> {
         if is_amo && f5 == 3 && self.mems.is_empty() {
             // A failed SC makes no access: the request and its failure.
             let size = if (insn >> 12) & 7 == 3 { 3 } else { 2 };
-            let rs1 = ((insn >> 15) & 31) as usize;
-            let rs2 = ((insn >> 20) & 31) as usize;
-            let addr = self.xv(self.x[rs1]);
-            let data = self.x[rs2] & crate::codec::mask_bits(u64::MAX, 8 << size);
+            let addr = self.xv(rs1v);
+            let data = rs2v & crate::codec::mask_bits(u64::MAX, 8 << size);
             if !absent_ea {
                 self.rec(Record::State(AddlState::Eaddr(addr)));
             }
@@ -525,7 +523,6 @@ impl<W: Write> Producer<W> {
             let old = mems.iter().find(|m| m.kind == MemKind::Load);
             if let Some(l) = old {
                 let size = size_code(l.size);
-                let rs2 = ((insn >> 20) & 31) as usize;
                 let op = match f5 {
                     0x01 => mem_op::AMO_SWAP,
                     0x00 => mem_op::AMO_ADD,
@@ -537,7 +534,7 @@ impl<W: Write> Producer<W> {
                     0x18 => mem_op::AMO_MINU,
                     _ => mem_op::AMO_MAXU,
                 };
-                let data = self.x[rs2] & crate::codec::mask_bits(u64::MAX, 8 * l.size as u32);
+                let data = rs2v & crate::codec::mask_bits(u64::MAX, 8 * l.size as u32);
                 self.rec(Record::MemReq {
                     addr: l.addr,
                     op,
@@ -680,6 +677,11 @@ impl<W: Write> Observer for Producer<W> {
         } else {
             0
         };
+        // Operands of an atomic, before the instruction wrote its destination.
+        let (rs1v, rs2v) = (
+            self.x[((ev.insn >> 15) & 31) as usize],
+            self.x[((ev.insn >> 20) & 31) as usize],
+        );
         // Register writes.
         let gprs = std::mem::take(&mut self.gprs);
         for &(rd, v) in &gprs {
@@ -836,7 +838,7 @@ impl<W: Write> Observer for Producer<W> {
         if self.priv_ != priv_before && !self.absent.has(Elements::PRIV) {
             self.rec(Record::State(AddlState::Priv(self.priv_)));
         }
-        self.mem_records(ev.insn, ev.semihosting);
+        self.mem_records(ev.insn, ev.semihosting, rs1v, rs2v);
         self.end_group();
         self.clear_pending();
     }

@@ -1,0 +1,86 @@
+//! Checker speed in instructions verified per second, on the benchmark workload
+//! (`programs/bench/workload.c`): the producer writes the tandem trace of its first
+//! `RVTRACE_TANDEM_BENCH_INSNS` (default 20 million) instructions to memory, then the checker
+//! verifies it against a fresh hart. Run: `cargo bench -p rvtrace-tandem`. Does nothing unless
+//! `--bench` is among the arguments (so `cargo test` skips it).
+
+use rvtrace_image::Image;
+use rvtrace_sim::semihost::Semihost;
+use rvtrace_sim::{Config, Hart};
+use rvtrace_tandem::checker::{CheckOptions, Checker};
+use rvtrace_tandem::producer::{default_params, Producer, ProducerOptions};
+use rvtrace_tandem::Elements;
+use std::path::Path;
+use std::time::Instant;
+
+fn bench(elf: &str, insns: u64) {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../programs/bench")
+        .join(elf);
+    let mut image = Image::new();
+    let xlen = image.load_file(&path).unwrap().xlen;
+    let mut h = Hart::new(&Config::virt(xlen, elf));
+    h.load(&image).unwrap();
+    let segs = image
+        .segments()
+        .iter()
+        .map(|s| (s.paddr, s.paddr + s.data.len() as u64))
+        .collect();
+    let cfg = h.semihost_config(elf.into(), segs);
+    h.set_semihost(Some(Semihost::with_io(
+        cfg,
+        Box::new(std::io::empty()),
+        Box::new(std::io::sink()),
+        Box::new(std::io::sink()),
+    )));
+    let params = default_params(&h);
+    let opts = ProducerOptions {
+        params,
+        absent: Elements::NONE,
+    };
+    let t = Instant::now();
+    let mut p = Producer::new(&h, &image, opts, Vec::with_capacity(1 << 30));
+    h.run(&mut p, insns);
+    let trace = p.finish().unwrap();
+    let produce_s = t.elapsed().as_secs_f64();
+    let produced = h.instret;
+
+    let mut cfg = Config::virt(xlen, "");
+    cfg.semihosting_cmdline = None;
+    let mut r = Hart::new(&cfg);
+    r.load(&image).unwrap();
+    let mut c = Checker::new(
+        r,
+        CheckOptions {
+            params,
+            absent: Elements::NONE,
+        },
+    );
+    let t = Instant::now();
+    let mut mismatches = 0;
+    let s = c.check(&trace[..], &mut |_| mismatches += 1).unwrap();
+    let check_s = t.elapsed().as_secs_f64();
+    assert_eq!(s.mismatches, 0, "{elf}");
+    println!(
+        "{elf}: {} instructions, trace {:.1} MB ({:.1} bytes/instruction); producer {:.1} M/s; \
+         checker {:.2} s = {:.1} M instructions/s",
+        produced,
+        trace.len() as f64 / 1e6,
+        trace.len() as f64 / produced as f64,
+        produced as f64 / produce_s / 1e6,
+        check_s,
+        s.checked as f64 / check_s / 1e6
+    );
+}
+
+fn main() {
+    if !std::env::args().any(|a| a == "--bench") {
+        return;
+    }
+    let n = std::env::var("RVTRACE_TANDEM_BENCH_INSNS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(20_000_000);
+    bench("workload-rv64gc.elf", n);
+    bench("workload-rv32imac.elf", n);
+}
