@@ -2,10 +2,14 @@
 
 use rvtrace_flow::{FlowElement, FlowSink, PcWriter};
 use rvtrace_image::Image;
+use rvtrace_ingress::pcseq::PcseqReader;
+use rvtrace_ingress::{IngressReader, Record};
 use rvtrace_isa::{IsaConfig, Xlen};
 use rvtrace_ntrace::codec::CodecConfig;
 use rvtrace_ntrace::decoder::{Decoder, DecoderConfig};
+use rvtrace_ntrace::encoder::Encoder;
 use rvtrace_ntrace::insn::LinkRule;
+use rvtrace_ntrace::options::{CallStack, EncoderConfig, Fifo, Mode, SyncUnit, TraceFilter};
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
@@ -28,6 +32,9 @@ pub struct DumpArgs {
 /// Which registers are link registers (for calls and returns).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 enum LinkArg {
+    /// `spec`; if the trace does not decode without loss that way, `x1` or `nexrv` when one of
+    /// them does (a note on stderr says which was used).
+    Auto,
     /// x1 and x5 (N-Trace Table 2).
     Spec,
     /// x1 only: `jal t0` is a plain jump, `jr t0` a plain indirect jump (how the conformance
@@ -38,8 +45,9 @@ enum LinkArg {
     Nexrv,
 }
 
-/// Options shared by `encode ntrace` and `decode ntrace` (the decoder needs only some of them;
-/// it accepts the others so that the same option list works for both).
+/// Options shared by `encode ntrace` and `decode ntrace`: the decoder needs only `--src-bits`,
+/// `--src-id`, `--extend-addr-msb`, `--all-jumps` and `--link-registers`, and accepts the others so
+/// that one option list works for both.
 #[derive(clap::Args, Clone, Debug)]
 struct TraceOpts {
     /// Width of the SRC field (trTeSrcBits), 0 for none (N-Trace 6.2).
@@ -56,15 +64,129 @@ struct TraceOpts {
     #[arg(long)]
     all_jumps: bool,
     /// Link registers for calls and returns (decoder).
-    #[arg(long, value_enum, default_value_t = LinkArg::Spec, value_name = "RULE")]
+    #[arg(long, value_enum, default_value_t = LinkArg::Auto, value_name = "RULE")]
     link_registers: LinkArg,
+    /// XLEN for PCSEQ input (an ingress file says it in its header).
+    #[arg(long, value_name = "32|64", value_parser = ["32", "64"])]
+    xlen: Option<String>,
+    /// BTM (DirectBranch / IndirectBranch) or HTM (IndirectBranchHist).
+    #[arg(long, value_enum, default_value_t = ModeArg::Htm)]
+    mode: ModeArg,
+    /// Make the same choices as the named reference encoder.
+    #[arg(long, value_enum)]
+    preset: Option<PresetArg>,
+    /// I-CNT counter width in bits, its most significant bit being the overflow flag (N-Trace
+    /// 8.4.4); default 22 (NTRACE_MAX_ICNT).
+    #[arg(long, value_name = "BITS", value_parser = clap::value_parser!(u8).range(2..=24))]
+    icnt_bits: Option<u8>,
+    /// HIST register width in bits including the stop-bit (N-Trace 8.3.1); default 32
+    /// (NTRACE_MAX_HIST).
+    #[arg(long, value_name = "BITS", value_parser = clap::value_parser!(u8).range(2..=32))]
+    hist_bits: Option<u8>,
+    /// trTeInstEnRepeatedHistory: repeated full HIST as ResourceFull RCODE 2 with HREPEAT (9.3).
+    #[arg(long)]
+    repeat_history: bool,
+    /// RepeatBranch for identical consecutive branch messages (7.11).
+    #[arg(long)]
+    repeat_branch: bool,
+    /// Implicit return with a stack of N full return addresses (9.2, mode 3; N at most 32).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=32))]
+    call_stack: Option<u32>,
+    /// With --call-stack N: a counter of nested calls up to N instead of a stack (9.2, mode 1).
+    #[arg(long, requires = "call_stack")]
+    call_counter: bool,
+    /// With --call-stack N: keep only the low BITS bits of each return address (9.2, mode 2).
+    #[arg(long, value_name = "BITS", requires = "call_stack", conflicts_with = "call_counter",
+          value_parser = clap::value_parser!(u32).range(2..=64))]
+    call_stack_partial: Option<u32>,
+    /// trTeInstEnSequentialJump: `lui`/`auipc` + indirect jump pairs are inferable (9.1; needs
+    /// the ingress `sijump` signal).
+    #[arg(long)]
+    sequential_jumps: bool,
+    /// Periodic synchronization (SYNC=2) every N units of --sync-mode (trTeInstSyncMax).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    sync_period: Option<u64>,
+    /// Unit of --sync-period (trTeInstSyncMode).
+    #[arg(long, value_enum, default_value_t = SyncModeArg::Messages)]
+    sync_mode: SyncModeArg,
+    /// TSTAMP fields: absolute in synchronization messages, relative elsewhere (8.7).
+    #[arg(long)]
+    timestamps: bool,
+    /// Ownership messages after every synchronization and on privilege/context changes (7.1).
+    #[arg(long)]
+    ownership: bool,
+    /// Report traps with B-TYPE 1 instead of 2 (exception) and 3 (interrupt).
+    #[arg(long)]
+    btype_compat: bool,
+    /// A bounded output queue of N bytes: messages that do not fit are lost, then an Error
+    /// message and a SYNC=7 synchronization follow (7.4).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    fifo_bytes: Option<u32>,
+    /// Bytes the trace port takes from the --fifo-bytes queue per retired instruction.
+    #[arg(long, value_name = "BYTES", default_value_t = 0.25)]
+    fifo_drain: f64,
+    /// Trace only these privileges (comma-separated: u, s, m); trace stops with
+    /// ProgTraceCorrelation EVCODE=4 and restarts with SYNC=5 (Table 26).
+    #[arg(long, value_name = "LIST")]
+    trace_priv: Option<String>,
+    /// Trace only instructions with LO <= address < HI (hex).
+    #[arg(long, value_name = "LO:HI")]
+    trace_range: Option<String>,
+}
+
+/// `--mode`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum ModeArg {
+    /// Branch Trace Messaging: DirectBranch per taken branch, IndirectBranch.
+    Btm,
+    /// History Trace Messaging: branch outcomes in HIST, IndirectBranchHist.
+    Htm,
+}
+
+/// `--preset`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum PresetArg {
+    /// The reference C encoder's choices (NexRv in riscv-non-isa/tg-nexus-trace refcode).
+    Nexrv,
+}
+
+/// `--input-format`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum InputFormat {
+    /// Binary ingress file (`rvtrace run --ingress`).
+    Ingress,
+    /// NexRv PCSEQ text (`0xPC,<type><size>` per line; gzip-compressed when the name ends in `.gz`).
+    Pcseq,
+}
+
+/// `--sync-mode` (trTeInstSyncMode).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum SyncModeArg {
+    /// Count messages (1).
+    Messages,
+    /// Count hart clock cycles, the ingress `time` (2).
+    Cycles,
+    /// Count instruction half-words (3).
+    Halfwords,
 }
 
 /// Arguments of `rvtrace encode ntrace`.
 #[derive(clap::Args)]
 pub struct EncodeArgs {
-    /// The ingress file (from `rvtrace run --ingress`).
+    /// The input: an ingress file (from `rvtrace run --ingress`), or NexRv PCSEQ text with
+    /// `--input-format pcseq`.
     ingress: PathBuf,
+    /// Output trace file (MSEO/MDO bytes, the NexRv `.bin` format).
+    #[arg(short = 'o', long = "output", value_name = "OUT")]
+    output: PathBuf,
+    /// Input format.
+    #[arg(long, value_enum, default_value_t = InputFormat::Ingress)]
+    input_format: InputFormat,
+    /// Print counts and bits per instruction on stderr at the end.
+    #[arg(long)]
+    stats: bool,
+    #[command(flatten)]
+    opts: TraceOpts,
 }
 
 /// Arguments of `rvtrace decode ntrace`.
@@ -127,13 +249,175 @@ pub fn dump(a: &DumpArgs) -> Result<ExitCode, String> {
     }
 }
 
-fn not_yet(what: &str) -> Result<ExitCode, String> {
-    Err(format!("{what}: N-Trace encoding is not built yet"))
-}
-
 /// `rvtrace encode ntrace`.
 pub fn encode(a: &EncodeArgs) -> Result<ExitCode, String> {
-    not_yet(&a.ingress.display().to_string())
+    let inp = a.ingress.display();
+    let f = File::open(&a.ingress).map_err(|e| format!("{inp}: cannot open: {e}"))?;
+    let reader = std::io::BufReader::with_capacity(1 << 16, f);
+    let mut source: Box<dyn FnMut() -> Result<Option<Record>, String>>;
+    let (xlen, itype_width, has_sijump, has_time) = match a.input_format {
+        InputFormat::Ingress => {
+            let mut r = IngressReader::new(reader).map_err(|e| format!("{inp}: {e}"))?;
+            let h = r.header().clone();
+            let name = inp.to_string();
+            source = Box::new(move || r.next_record().map_err(|e| format!("{name}: {e}")));
+            (h.xlen, h.itype_width, h.has_sijump, h.has_time)
+        }
+        InputFormat::Pcseq => {
+            let text = rvtrace_ntrace::open_text(&a.ingress)
+                .map_err(|e| format!("{inp}: cannot open: {e}"))?;
+            let mut r = PcseqReader::new(text);
+            let name = inp.to_string();
+            source = Box::new(move || r.next_record().map_err(|e| format!("{name}: {e}")));
+            let xlen = match a.opts.xlen.as_deref() {
+                Some("32") => Xlen::Rv32,
+                _ => Xlen::Rv64,
+            };
+            (xlen, 4, false, false)
+        }
+    };
+    let xlen = match a.opts.xlen.as_deref() {
+        Some("32") => Xlen::Rv32,
+        Some(_) => Xlen::Rv64,
+        None => xlen,
+    };
+    let mut cfg = EncoderConfig::new(xlen);
+    if a.opts.preset == Some(PresetArg::Nexrv) {
+        cfg = cfg.nexrv();
+    }
+    cfg.mode = match a.opts.mode {
+        ModeArg::Btm => Mode::Btm,
+        ModeArg::Htm => Mode::Htm,
+    };
+    if let Some(b) = a.opts.icnt_bits {
+        cfg.icnt_bits = b;
+    }
+    if let Some(b) = a.opts.hist_bits {
+        cfg.hist_bits = b;
+    }
+    cfg.repeat_history = a.opts.repeat_history;
+    cfg.repeat_branch = a.opts.repeat_branch;
+    if let Some(n) = a.opts.call_stack {
+        if itype_width != 4 {
+            return Err(format!(
+                "{inp}: --call-stack needs 4-bit itype (calls and returns); record with `rvtrace run --itype-width 4`"
+            ));
+        }
+        cfg.call_stack = if a.opts.call_counter {
+            CallStack::Counter { max: n }
+        } else if let Some(bits) = a.opts.call_stack_partial {
+            CallStack::Partial { depth: n, bits }
+        } else {
+            CallStack::Full { depth: n }
+        };
+    }
+    if a.opts.sequential_jumps && !has_sijump {
+        return Err(format!(
+            "{inp}: --sequential-jumps needs the hart's sijump signal, which this input does not carry"
+        ));
+    }
+    cfg.sequential_jumps = a.opts.sequential_jumps;
+    cfg.all_jumps = a.opts.all_jumps;
+    cfg.extend_addr_msb = a.opts.extend_addr_msb;
+    cfg.sync_period = a.opts.sync_period.map(|n| {
+        let unit = match a.opts.sync_mode {
+            SyncModeArg::Messages => SyncUnit::Messages,
+            SyncModeArg::Cycles => SyncUnit::Cycles,
+            SyncModeArg::Halfwords => SyncUnit::Halfwords,
+        };
+        (unit, n)
+    });
+    cfg.timestamps = a.opts.timestamps;
+    if a.opts.timestamps && !has_time {
+        eprintln!("rvtrace: warning: {inp}: the input carries no time; every TSTAMP will be 0");
+    }
+    cfg.codec.src_bits = a.opts.src_bits;
+    cfg.src_id = a.opts.src_id.unwrap_or(0);
+    if a.opts.src_bits < 16
+        && u32::from(cfg.src_id) >= 1u32 << a.opts.src_bits
+        && a.opts.src_id.is_some()
+    {
+        return Err(format!(
+            "--src-id {} does not fit in --src-bits {}",
+            cfg.src_id, a.opts.src_bits
+        ));
+    }
+    cfg.ownership = a.opts.ownership;
+    cfg.btype_compat = a.opts.btype_compat;
+    if let Some(bytes) = a.opts.fifo_bytes {
+        if !(a.opts.fifo_drain >= 0.0 && a.opts.fifo_drain < 1e6) {
+            return Err(format!(
+                "--fifo-drain {}: not a byte count",
+                a.opts.fifo_drain
+            ));
+        }
+        cfg.fifo = Some(Fifo {
+            bytes,
+            drain_per_record_256: (a.opts.fifo_drain * 256.0).round() as u32,
+        });
+    }
+    if a.opts.trace_priv.is_some() || a.opts.trace_range.is_some() {
+        cfg.filter = Some(parse_filter(
+            a.opts.trace_priv.as_deref(),
+            a.opts.trace_range.as_deref(),
+        )?);
+    }
+    let out_name = a.output.display();
+    let mut out = create(&a.output)?;
+    let mut enc = Encoder::new(cfg);
+    let mut buf = Vec::with_capacity(1 << 16);
+    while let Some(r) = source()? {
+        enc.push(&r, &mut buf);
+        if buf.len() >= 1 << 15 {
+            out.write_all(&buf)
+                .map_err(|e| format!("{out_name}: {e}"))?;
+            buf.clear();
+        }
+    }
+    let st = enc.finish(&mut buf);
+    out.write_all(&buf)
+        .and_then(|_| out.flush())
+        .map_err(|e| format!("{out_name}: {e}"))?;
+    if a.stats {
+        let bpi = if st.instructions > 0 {
+            st.bytes as f64 * 8.0 / st.instructions as f64
+        } else {
+            0.0
+        };
+        eprintln!(
+            "{} instructions, {} messages, {} bytes, {bpi:.3} bits/instruction",
+            st.instructions, st.messages, st.bytes
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn parse_filter(privs: Option<&str>, range: Option<&str>) -> Result<TraceFilter, String> {
+    let mut f = TraceFilter::ALL;
+    if let Some(list) = privs {
+        f.privileges = 0;
+        for p in list.split(',') {
+            let code = rvtrace_ingress::privilege::from_name(p.trim())
+                .ok_or_else(|| format!("--trace-priv {list:?}: unknown privilege {p:?}"))?;
+            f.privileges |= 1 << code;
+        }
+    }
+    if let Some(r) = range {
+        let hex = |v: &str| {
+            let t = v.trim();
+            let t = t
+                .strip_prefix("0x")
+                .or_else(|| t.strip_prefix("0X"))
+                .unwrap_or(t);
+            u64::from_str_radix(t, 16).ok()
+        };
+        let (lo, hi) = r
+            .split_once(':')
+            .and_then(|(l, h)| Some((hex(l)?, hex(h)?)))
+            .ok_or_else(|| format!("--trace-range {r:?}: expected LO:HI in hex"))?;
+        f.range = Some((lo, hi));
+    }
+    Ok(f)
 }
 
 /// Writes flow elements as text, one per line.
@@ -236,6 +520,47 @@ pub fn decode(a: &DecodeArgs) -> Result<ExitCode, String> {
         LinkArg::Spec => LinkRule::Spec,
         LinkArg::X1 => LinkRule::X1Only,
         LinkArg::Nexrv => LinkRule::NexRv,
+        LinkArg::Auto => {
+            // Count the losses of a decode with each rule; take the first without loss (or the
+            // fewest). Streams made with the specification's x1/x5 rule decode at the first try.
+            let losses = |link| {
+                let mut n = 0u64;
+                let mut sink = |e: &FlowElement| {
+                    if let FlowElement::Loss { .. } = e {
+                        n += 1;
+                    }
+                };
+                rvtrace_ntrace::decoder::decode(
+                    &image,
+                    DecoderConfig { link, ..cfg },
+                    &data,
+                    &mut sink,
+                );
+                n
+            };
+            let mut best = (u64::MAX, LinkRule::Spec);
+            for link in [LinkRule::Spec, LinkRule::X1Only, LinkRule::NexRv] {
+                let n = losses(link);
+                if n < best.0 {
+                    best = (n, link);
+                }
+                if n == 0 {
+                    break;
+                }
+            }
+            if best.1 != LinkRule::Spec {
+                eprintln!(
+                    "rvtrace: note: {}: decoded with --link-registers {}",
+                    a.trace.display(),
+                    if best.1 == LinkRule::X1Only {
+                        "x1"
+                    } else {
+                        "nexrv"
+                    }
+                );
+            }
+            best.1
+        }
     };
     let mut pcs = match &a.pcs {
         Some(p) => Some(PcWriter::new(&image, create(p)?)),

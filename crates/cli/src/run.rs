@@ -288,11 +288,14 @@ pub fn run(args: &RunArgs) -> Result<ExitCode, String> {
     };
     if let Some(p) = &args.ingress {
         let f = File::create(p).map_err(|e| format!("{}: cannot create: {e}", p.display()))?;
-        let header = IngressHeader::new(
+        let mut header = IngressHeader::new(
             hart.xlen,
             args.itype_width,
             format!("rvtrace run {}", args.elf.display()),
         );
+        // The hart model drives `time` (mtime) and `sijump`; it has no context signal.
+        header.has_time = true;
+        header.has_sijump = true;
         sink.bin = Some(
             IngressWriter::new(BufWriter::new(f), &header)
                 .map_err(|e| format!("{}: {e}", p.display()))?,

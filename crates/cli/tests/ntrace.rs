@@ -90,3 +90,119 @@ fn decode_reports_loss() {
     let e = String::from_utf8_lossy(&o.stderr);
     assert!(e.contains("byte 100: reserved MSEO=10"), "{e}");
 }
+
+fn programs_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../programs/elf")
+}
+
+/// `rvtrace run` -> `encode ntrace` -> `decode ntrace` gives the run's PC list, for a program
+/// with traps and interrupts, in the judged configurations.
+#[test]
+fn encode_decode_round_trip() {
+    let d = tmpdir("rt");
+    for prog in ["timer-rv64gc", "traps-rv32imac", "setjmp-rv64gc"] {
+        let elf = programs_dir().join(format!("{prog}.elf"));
+        let ing = d.join(format!("{prog}.ing"));
+        let pcs = d.join(format!("{prog}.pcs"));
+        let o = rvtrace(&[
+            "run",
+            elf.to_str().unwrap(),
+            "--ingress",
+            ing.to_str().unwrap(),
+            "--pcs",
+            pcs.to_str().unwrap(),
+        ]);
+        assert!(o.status.code().is_some(), "{prog}");
+        let want = std::fs::read(&pcs).unwrap();
+        for opts in [
+            &["--mode", "btm"][..],
+            &["--mode", "htm"],
+            &["--repeat-history"],
+            &["--call-stack", "8"],
+            &["--call-stack", "8", "--repeat-history"],
+            &["--mode", "btm", "--repeat-branch"],
+            &["--sync-period", "10", "--timestamps"],
+            &["--preset", "nexrv"],
+            &[
+                "--extend-addr-msb",
+                "--src-bits",
+                "3",
+                "--src-id",
+                "5",
+                "--ownership",
+                "--call-stack",
+                "4",
+                "--call-stack-partial",
+                "16",
+            ],
+        ] {
+            let bin = d.join(format!("{prog}.bin"));
+            let out = d.join(format!("{prog}.out"));
+            let mut args = vec![
+                "encode",
+                "ntrace",
+                ing.to_str().unwrap(),
+                "-o",
+                bin.to_str().unwrap(),
+                "--stats",
+            ];
+            args.extend_from_slice(opts);
+            let o = rvtrace(&args);
+            assert!(
+                o.status.success(),
+                "{prog} {opts:?}: {}",
+                String::from_utf8_lossy(&o.stderr)
+            );
+            assert!(String::from_utf8_lossy(&o.stderr).contains("bits/instruction"));
+            let mut args = vec![
+                "decode",
+                "ntrace",
+                bin.to_str().unwrap(),
+                "--elf",
+                elf.to_str().unwrap(),
+                "--pcs",
+                out.to_str().unwrap(),
+            ];
+            // The decoder takes the same options (it needs only some of them).
+            args.extend(
+                opts.iter()
+                    .filter(|o| !["--mode", "btm", "htm", "--preset", "nexrv"].contains(o)),
+            );
+            let o = rvtrace(&args);
+            assert!(
+                o.status.success(),
+                "{prog} {opts:?}: {}",
+                String::from_utf8_lossy(&o.stderr)
+            );
+            assert!(std::fs::read(&out).unwrap() == want, "{prog} {opts:?}");
+        }
+    }
+}
+
+/// PCSEQ input with the NexRv preset gives NexRv's bytes.
+#[test]
+fn encode_pcseq_nexrv() {
+    let Some(dir) = rvtrace_testkit::conformance_dir() else {
+        return;
+    };
+    let d = tmpdir("pcseq");
+    let v = dir.join("ntrace/matrix-rv64gc");
+    let bin = d.join("m.bin");
+    let o = rvtrace(&[
+        "encode",
+        "ntrace",
+        v.join("matrix-rv64gc-PCSEQ.txt").to_str().unwrap(),
+        "--input-format",
+        "pcseq",
+        "--preset",
+        "nexrv",
+        "--mode",
+        "btm",
+        "-o",
+        bin.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(
+        std::fs::read(&bin).unwrap() == std::fs::read(v.join("matrix-rv64gc-btm.bin")).unwrap()
+    );
+}

@@ -83,14 +83,15 @@ pub struct DecodeStats {
 }
 
 /// Largest I-CNT accepted in one field; larger values are corrupt data (NTRACE_MAX_ICNT is 22
-/// bits, N-Trace 6.2 Table 10).
-const MAX_ICNT: u64 = 1 << 40;
+/// bits, N-Trace 6.2 Table 10; a little room is left for counters that overflow past it).
+pub const MAX_ICNT: u64 = 1 << 24;
 /// Instructions walked while looking for the branches of a HIST before giving up.
-const MAX_WALK_WITHOUT_BRANCH: u64 = 1 << 24;
+const MAX_WALK_WITHOUT_BRANCH: u64 = 1 << 20;
 /// Depth of the decoder's return-address stack (deeper calls drop the oldest entry).
 const MAX_STACK: usize = 1 << 16;
-/// Largest B-CNT or HREPEAT replayed.
-const MAX_REPEAT: u64 = 1 << 32;
+/// Largest B-CNT or HREPEAT replayed (NTRACE_MAX_BCNT and NTRACE_MAX_HREPEAT are 18 bits in the
+/// ratified text).
+const MAX_REPEAT: u64 = 1 << 20;
 
 /// HIST bits waiting to be consumed, oldest first (N-Trace 8.3).
 #[derive(Clone, Debug, Default)]
@@ -335,6 +336,9 @@ impl<'a> Decoder<'a> {
             return self.time(m, false, sink);
         }
         if !self.synced {
+            if let Body::ProgTraceCorrelation { .. } = m.body {
+                return; // trace disabled (again) before it started: nothing lost
+            }
             if let Body::Other { tcode } = m.body {
                 if !tcode::is_vendor(tcode) && self.loss.is_none() && self.ever_synced {
                     self.lose(offset, format!("reserved TCODE {tcode}"), sink);
@@ -727,4 +731,34 @@ pub fn decode<S: FlowSink + ?Sized>(
     let mut d = Decoder::new(image, cfg);
     d.push(data, sink);
     d.finish(sink)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn bits(hist: u64, repeat: u64) -> Vec<bool> {
+        let mut q = HistQueue::default();
+        q.push(hist, repeat).unwrap();
+        std::iter::from_fn(|| q.pop()).collect()
+    }
+
+    /// N-Trace 8.3 examples: the bit after the stop-bit is the first branch.
+    #[test]
+    fn hist_examples_8_3() {
+        assert_eq!(bits(0x5, 1), [false, true]);
+        assert_eq!(bits(0xF, 1), [true, true, true]);
+        assert_eq!(bits(0x10, 1), [false, false, false, false]);
+        assert_eq!(bits(0x1, 1), [false; 0]);
+        assert!(HistQueue::default().push(0, 1).is_err());
+    }
+
+    /// N-Trace 9.3: 0x55555555 x 10 and 0x5 x 150 are the same 300 bits.
+    #[test]
+    fn hrepeat_example_9_3() {
+        let a = bits(0x5555_5555, 10);
+        assert_eq!(a.len(), 300);
+        assert_eq!(a, bits(0x5, 150));
+        assert_eq!(&a[..4], [false, true, false, true]);
+    }
 }

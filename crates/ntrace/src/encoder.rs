@@ -25,7 +25,7 @@ use std::collections::VecDeque;
 pub struct EncodeStats {
     /// Ingress records read.
     pub records: u64,
-    /// Instructions retired (records with `iretire` > 0; blocks count once per record).
+    /// Instructions retired, traced or not (records with `iretire` > 0; a block counts once).
     pub instructions: u64,
     /// Messages written.
     pub messages: u64,
@@ -59,8 +59,6 @@ impl Prediction {
 /// A message whose address is the next record's `iaddr`.
 #[derive(Clone, Copy, Debug)]
 enum Pending {
-    /// The first message of the trace.
-    Start,
     /// An uninferable jump, trap or trap return (B-TYPE), possibly a predicted return.
     Jump {
         btype: u8,
@@ -106,6 +104,14 @@ pub struct Encoder {
     owner: Option<(u8, u64)>,
     seq_ok: bool,
     last: Option<Record>,
+    /// Trace is on (a synchronization started it and no filter stopped it).
+    enabled: bool,
+    /// ProgTraceCorrelation EVCODE=4 was sent for the disabled start of trace.
+    disabled_reported: bool,
+    /// Bytes in the output queue, in 1/256 units.
+    fifo_level: u64,
+    /// Messages are being lost: (ECODE bits of what was lost, time of the first loss).
+    overflow: Option<(u64, u64)>,
 }
 
 impl Encoder {
@@ -117,7 +123,7 @@ impl Encoder {
             icnt: 0,
             hist: 1,
             ref_addr: 0,
-            pending: Some(Pending::Start),
+            pending: None,
             stack: VecDeque::new(),
             count: 0,
             rf_rep: None,
@@ -129,6 +135,10 @@ impl Encoder {
             owner: None,
             seq_ok: false,
             last: None,
+            enabled: false,
+            disabled_reported: false,
+            fifo_level: 0,
+            overflow: None,
         }
     }
 
@@ -169,6 +179,9 @@ impl Encoder {
     /// 8.7) and append it.
     fn write(&mut self, body: Body, time: u64, out: &mut Vec<u8>) {
         let absolute = body.sync().is_some();
+        // Time never runs backwards in the trace (a record without time, such as a trap record of
+        // a source that leaves it 0, takes the last time reported).
+        let time = time.max(self.last_time);
         let tstamp = self.cfg.timestamps.then(|| {
             let t = if absolute {
                 time
@@ -184,6 +197,23 @@ impl Encoder {
             tstamp,
         };
         let bytes: MessageBytes = m.encode(&self.cfg.codec);
+        if let Some(fifo) = self.cfg.fifo {
+            let lost = self.overflow.is_some()
+                || self.fifo_level + ((bytes.len() as u64) << 8) > u64::from(fifo.bytes) << 8;
+            if lost {
+                // N-Trace 7.4 ECODE: bit 3 Ownership, bit 2 other program trace messages.
+                let bit = if matches!(body, Body::Ownership { .. }) {
+                    8
+                } else {
+                    4
+                };
+                let (ecode, _) = self.overflow.get_or_insert((0, time));
+                *ecode |= bit;
+                self.stats.lost_messages += 1;
+                return;
+            }
+            self.fifo_level += (bytes.len() as u64) << 8;
+        }
         self.stats.messages += 1;
         self.stats.bytes += bytes.len() as u64;
         out.extend_from_slice(&bytes);
@@ -286,20 +316,6 @@ impl Encoder {
     fn resolve(&mut self, p: Pending, r: &Record, out: &mut Vec<u8>) {
         let target = r.iaddr & self.addr_mask();
         match p {
-            Pending::Start => {
-                let faddr = self.addr_field(target >> 1);
-                let sync = self.cfg.start_sync;
-                self.emit(
-                    Body::ProgTraceSync {
-                        sync,
-                        icnt: 0,
-                        faddr,
-                    },
-                    r.time,
-                    out,
-                );
-                self.after_sync(sync, target, r, out);
-            }
             Pending::Jump {
                 btype,
                 time,
@@ -308,13 +324,6 @@ impl Encoder {
             } => {
                 if predicted.is_some_and(|p| p.matches(target)) {
                     return; // implicit return (9.2)
-                }
-                if let Some(Prediction::Exact(a)) = predicted {
-                    match std::env::var("NX_MISMATCH").as_deref() {
-                        Ok("keep") => self.stack.push_back(a),
-                        Ok("clear") => self.stack.clear(),
-                        _ => {}
-                    }
                 }
                 if self.cfg.nexrv && seq_next == Some(target) {
                     return; // the reference encoder sees a plain instruction here
@@ -425,6 +434,52 @@ impl Encoder {
     /// Encode one ingress record, appending message bytes to `out`.
     pub fn push(&mut self, r: &Record, out: &mut Vec<u8>) {
         self.stats.records += 1;
+        if r.iretire > 0 {
+            self.stats.instructions += 1;
+        }
+        if let Some(fifo) = self.cfg.fifo {
+            self.fifo_level = self
+                .fifo_level
+                .saturating_sub(u64::from(fifo.drain_per_record_256));
+        }
+        let traced = self.cfg.filter.is_none_or(|f| f.passes(r.iaddr, r.priv_));
+        if let Some((ecode, time)) = self.overflow {
+            // Messages were lost (N-Trace 7.4): nothing more until there is room for the Error
+            // message and a synchronization with SYNC=7 at this instruction.
+            self.pending = None;
+            let room = self.cfg.fifo.map_or(0, |f| u64::from(f.bytes) << 8);
+            if !traced || self.fifo_level + (self.restart_bytes(ecode, r) << 8) > room {
+                self.last = Some(*r);
+                return;
+            }
+            self.overflow = None;
+            self.emit(Body::Error { etype: 0, ecode }, time, out);
+            self.start(sync::FIFO_OVERRUN, r, out);
+        }
+        if !traced {
+            // Trace stops (or starts disabled): ProgTraceCorrelation EVCODE=4 (Table 26).
+            if self.enabled {
+                if let Some(p) = self.pending.take() {
+                    self.resolve(p, r, out);
+                }
+                self.correlation(evcode::TRACE_DISABLED, r.time, out);
+                self.enabled = false;
+            } else if self.last.is_none() && !self.disabled_reported {
+                self.correlation(evcode::TRACE_DISABLED, r.time, out);
+                self.disabled_reported = true;
+            }
+            self.last = Some(*r);
+            return;
+        }
+        if !self.enabled {
+            // Trace (re)starts: ProgTraceSync, SYNC=5 after a disabled stretch.
+            let sync = if self.last.is_none() {
+                self.cfg.start_sync
+            } else {
+                sync::TRACE_ENABLE
+            };
+            self.start(sync, r, out);
+        }
         if let Some(p) = self.pending.take() {
             self.resolve(p, r, out);
         }
@@ -455,7 +510,6 @@ impl Encoder {
             self.last = Some(*r);
             return;
         }
-        self.stats.instructions += 1;
         let prev_icnt = self.icnt;
         self.icnt += r.iretire as u64;
         match self.cfg.sync_period {
@@ -579,7 +633,7 @@ impl Encoder {
 
     /// I-CNT overflow (N-Trace 8.4.4).
     fn icnt_overflow(&mut self, r: &Record, prev_icnt: u64, out: &mut Vec<u8>) {
-        let bits = self.cfg.icnt_bits.clamp(2, 40) as u32;
+        let bits = self.cfg.icnt_bits.clamp(2, 24) as u32;
         if self.cfg.nexrv {
             // The reference encoder: I-CNT over its limit -> ResourceFull with the I-CNT before
             // this instruction (N-Trace 10.2 pseudo-code).
@@ -631,11 +685,6 @@ impl Encoder {
                     return;
                 }
                 if self.stack.len() >= depth as usize {
-                    match std::env::var("NX_POLICY").as_deref() {
-                        Ok("keep") => return,
-                        Ok("clear") => self.stack.clear(),
-                        _ => {}
-                    }
                     self.stack.pop_front();
                 }
                 self.stack.push_back(addr);
@@ -669,6 +718,69 @@ impl Encoder {
         }
     }
 
+    /// Bytes of the Error message, the SYNC=7 synchronization and its Ownership message.
+    fn restart_bytes(&self, ecode: u64, r: &Record) -> u64 {
+        let ts = self.cfg.timestamps.then_some(r.time);
+        let msg = |body| {
+            Message {
+                src: self.cfg.src_id,
+                body,
+                tstamp: ts,
+            }
+            .encode(&self.cfg.codec)
+            .len() as u64
+        };
+        let sync = msg(Body::ProgTraceSync {
+            sync: sync::FIFO_OVERRUN,
+            icnt: 0,
+            faddr: self.addr_field((r.iaddr & self.addr_mask()) >> 1),
+        });
+        let own = if self.cfg.ownership {
+            msg(Body::Ownership {
+                process: Process::from_ingress_priv(Process::FORMAT_SCONTEXT, r.priv_, r.context)
+                    .to_field(),
+            })
+        } else {
+            0
+        };
+        msg(Body::Error { etype: 0, ecode }) + sync + own
+    }
+
+    /// Start of trace at `r`: ProgTraceSync with I-CNT=0 (N-Trace 7.5).
+    fn start(&mut self, sync: u8, r: &Record, out: &mut Vec<u8>) {
+        let target = r.iaddr & self.addr_mask();
+        self.icnt = 0;
+        self.hist = 1;
+        self.pending = None;
+        self.emit(
+            Body::ProgTraceSync {
+                sync,
+                icnt: 0,
+                faddr: self.addr_field(target >> 1),
+            },
+            r.time,
+            out,
+        );
+        self.enabled = true;
+        self.after_sync(sync, target, r, out);
+    }
+
+    /// ProgTraceCorrelation with what is left of I-CNT and HIST (N-Trace 7.12): CDF=1 with HIST in
+    /// HTM (the `nexrv` preset leaves out an empty HIST), CDF=0 in BTM.
+    fn correlation(&mut self, evcode: u8, time: u64, out: &mut Vec<u8>) {
+        let htm = self.htm();
+        let hist = (htm && !(self.cfg.nexrv && self.hist == 1)).then_some(self.hist);
+        let body = Body::ProgTraceCorrelation {
+            evcode,
+            cdf: hist.is_some() as u8,
+            icnt: self.icnt,
+            hist,
+        };
+        self.emit(body, time, out);
+        self.icnt = 0;
+        self.hist = 1;
+    }
+
     /// End of trace: ProgTraceCorrelation EVCODE=0 (Entry into Debug Mode: the hart stopped) with
     /// the I-CNT and HIST of the last instructions (N-Trace 7.12).
     pub fn finish(&mut self, out: &mut Vec<u8>) -> EncodeStats {
@@ -676,17 +788,19 @@ impl Encoder {
             return self.stats;
         };
         self.pending = None;
-        let htm = self.htm();
-        let hist = (htm && !(self.cfg.nexrv && self.hist == 1)).then_some(self.hist);
-        let body = Body::ProgTraceCorrelation {
-            evcode: evcode::DEBUG,
-            cdf: hist.is_some() as u8,
-            icnt: self.icnt,
-            hist,
-        };
-        self.emit(body, last.time, out);
-        self.flush_rf_rep(out);
-        self.flush_br_rep(out);
+        if let Some((ecode, time)) = self.overflow.take() {
+            // Lost messages at the end: the Error message is the last one (ratified 7.4 note).
+            self.cfg.fifo = None;
+            self.emit(Body::Error { etype: 0, ecode }, time, out);
+            return self.stats;
+        }
+        if !self.enabled {
+            // The hart stops with trace disabled: EVCODE=0 and I-CNT=0 (Table 26).
+            self.icnt = 0;
+            self.hist = 1;
+        }
+        self.cfg.fifo = None; // the port drains what is queued
+        self.correlation(evcode::DEBUG, last.time, out);
         self.stats
     }
 }

@@ -5,6 +5,28 @@
 //! * [`decoder`]: trace + program image -> flow elements (N-Trace chapter 11).
 //! * [`encoder`]: ingress records -> messages (N-Trace chapters 8-10), options in [`options`].
 //! * [`dump`]: text dump of a message stream, field by field (N-Trace 3.5 Table 6).
+//! * [`insn`]: instruction classes for the decoder, with a choice of link registers.
+//!
+//! See `crates/ntrace/README.md` for the encoder's choices, the `nexrv` preset and the differences
+//! from the reference tool.
+//!
+//! ```
+//! use rvtrace_ingress::{Itype, Record};
+//! use rvtrace_ntrace::codec::{parse, Body, CodecConfig, Frame, Frames};
+//! use rvtrace_ntrace::encoder::encode;
+//! use rvtrace_ntrace::options::EncoderConfig;
+//! use rvtrace_isa::Xlen;
+//!
+//! // N-Trace 8.4.2, first run: 0x100 c.add, 0x102 taken branch to 0x200, 0x200 c.add.
+//! let rec = |iaddr, iretire, itype| Record { iaddr, iretire, ilastsize: (iretire == 2) as u8, itype, ..Record::default() };
+//! let records = [rec(0x100, 1, Itype::None), rec(0x102, 2, Itype::TakenBranch), rec(0x200, 1, Itype::None)];
+//! let (bytes, _) = encode(EncoderConfig::new(Xlen::Rv64), &records);
+//! let msgs: Vec<Body> = Frames::new(&bytes)
+//!     .filter_map(|f| match f { Frame::Message(m) => Some(parse(&m, &CodecConfig::default()).unwrap().body), _ => None })
+//!     .collect();
+//! // ProgTraceSync, then ProgTraceCorrelation with I-CNT=4 and HIST=0b1_1.
+//! assert!(matches!(msgs[1], Body::ProgTraceCorrelation { icnt: 4, hist: Some(0b11), .. }));
+//! ```
 #![cfg_attr(not(feature = "std"), no_std)]
 #![warn(missing_docs)]
 
@@ -22,3 +44,15 @@ pub mod encoder;
 pub mod insn;
 #[cfg(feature = "std")]
 pub mod options;
+
+/// Open a text file for reading, decompressing it when its name ends in `.gz` (NexRv PCSEQ files
+/// of the conformance set are stored that way).
+#[cfg(feature = "std")]
+pub fn open_text(path: &std::path::Path) -> std::io::Result<Box<dyn std::io::BufRead>> {
+    let f = std::io::BufReader::with_capacity(1 << 16, std::fs::File::open(path)?);
+    Ok(if path.extension().is_some_and(|e| e == "gz") {
+        Box::new(std::io::BufReader::new(flate2::bufread::GzDecoder::new(f)))
+    } else {
+        Box::new(f)
+    })
+}

@@ -60,6 +60,31 @@ pub struct Fifo {
     pub drain_per_record_256: u32,
 }
 
+/// Which instructions are traced (trTeInstFilters, simplified): trace stops (ProgTraceCorrelation
+/// EVCODE=4) at the first instruction outside the filter and restarts (ProgTraceSync SYNC=5) at
+/// the next one inside (N-Trace 8.6 Table 26).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct TraceFilter {
+    /// Privileges traced, one bit per ingress privilege code (bit 0 U, bit 1 S, bit 3 M, ...).
+    pub privileges: u8,
+    /// Only instructions with `lo <= address < hi`.
+    pub range: Option<(u64, u64)>,
+}
+
+impl TraceFilter {
+    /// Every privilege, every address.
+    pub const ALL: TraceFilter = TraceFilter {
+        privileges: 0xFF,
+        range: None,
+    };
+
+    /// Whether an instruction at `addr` in privilege `priv_` is traced.
+    pub fn passes(&self, addr: u64, priv_: u8) -> bool {
+        self.privileges >> (priv_ & 7) & 1 != 0
+            && self.range.is_none_or(|(lo, hi)| lo <= addr && addr < hi)
+    }
+}
+
 /// Everything the encoder can be told.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct EncoderConfig {
@@ -68,7 +93,7 @@ pub struct EncoderConfig {
     /// XLEN of the hart (address width, MSB extension).
     pub xlen: Xlen,
     /// I-CNT counter width in bits, including its overflow (most significant) bit (N-Trace 8.4.4,
-    /// NTRACE_MAX_ICNT = 22).
+    /// NTRACE_MAX_ICNT = 22); 2 to 24.
     pub icnt_bits: u8,
     /// HIST register width in bits, including the stop-bit (N-Trace 8.3.1, at most 32).
     pub hist_bits: u8,
@@ -98,6 +123,8 @@ pub struct EncoderConfig {
     pub btype_compat: bool,
     /// Bounded output queue.
     pub fifo: Option<Fifo>,
+    /// Trace only some instructions.
+    pub filter: Option<TraceFilter>,
     /// SYNC of the first message.
     pub start_sync: u8,
     /// The reference encoder's (NexRv) choices where the specification leaves room (see the
@@ -133,6 +160,7 @@ impl EncoderConfig {
             ownership: false,
             btype_compat: false,
             fifo: None,
+            filter: None,
             start_sync: crate::codec::sync::EXIT_DEBUG,
             nexrv: false,
             max_hrepeat: (1 << 18) - 1,

@@ -22,6 +22,8 @@ pub struct IngressRecorder<F: FnMut(&Record)> {
     isa: IsaConfig,
     pending: Option<(Record, bool)>,
     prev_bits: Option<u32>,
+    /// `mtime` of the last retired instruction: a trap retires nothing, so time has not moved.
+    last_time: u64,
     /// Records emitted so far.
     pub records: u64,
 }
@@ -35,6 +37,7 @@ impl<F: FnMut(&Record)> IngressRecorder<F> {
             isa,
             pending: None,
             prev_bits: None,
+            last_time: 0,
             records: 0,
         }
     }
@@ -102,6 +105,7 @@ impl<F: FnMut(&Record)> Observer for IngressRecorder<F> {
             }
         }
         self.prev_bits = Some(ev.insn);
+        self.last_time = ev.mtime;
         self.push(rec, ev.semihosting);
     }
 
@@ -119,6 +123,7 @@ impl<F: FnMut(&Record)> Observer for IngressRecorder<F> {
             cause: ev.cause,
             tval: ev.tval,
             priv_: ingress_priv(ev.from_priv),
+            time: self.last_time,
             ..Record::default()
         };
         self.push(rec, false);
