@@ -162,8 +162,18 @@ pub struct DumpArgs {
 /// Arguments of `rvtrace encode etrace`.
 #[derive(clap::Args)]
 pub struct EncodeArgs {
-    /// The ingress file (from `rvtrace run --ingress`).
+    /// The ingress file: binary (from `rvtrace run --ingress`) or the reference flow's
+    /// `encoder_input` CSV.
     ingress: PathBuf,
+    /// The trace file to write.
+    #[arg(short = 'o', long = "output", value_name = "OUT")]
+    output: PathBuf,
+    /// Address width in bits for a CSV ingress when no --scf gives it (binary ingress files
+    /// carry it).
+    #[arg(long, value_name = "32|64")]
+    xlen: Option<u8>,
+    #[command(flatten)]
+    trace: TraceArgs,
 }
 
 /// Arguments of `rvtrace decode etrace`.
@@ -171,8 +181,9 @@ pub struct EncodeArgs {
 pub struct DecodeArgs {
     /// The trace file (te_inst_raw or encapsulated).
     trace: PathBuf,
-    /// The program's ELF file(s).
-    #[arg(long, value_name = "ELF", required = true)]
+    /// The program's ELF file(s). Default: the `object-files` of the --ucf file (relative to
+    /// its directory), as the reference flow's decoder configuration names them.
+    #[arg(long, value_name = "ELF")]
     elf: Vec<PathBuf>,
     /// Write the retired-PC list (one `0x%x` per line, as `rvtrace run --pcs`).
     #[arg(long, value_name = "FILE")]
@@ -186,10 +197,6 @@ pub struct DecodeArgs {
 
 fn read_file(p: &Path) -> Result<Vec<u8>, String> {
     std::fs::read(p).map_err(|e| format!("{}: {e}", p.display()))
-}
-
-fn not_yet(what: &str) -> Result<ExitCode, String> {
-    Err(format!("{what}: E-Trace support is not built yet"))
 }
 
 /// The address width a static configuration file gives, if any (so that `--xlen` need not be
@@ -260,7 +267,75 @@ pub fn dump(a: &DumpArgs) -> Result<ExitCode, String> {
 
 /// `rvtrace encode etrace`.
 pub fn encode(a: &EncodeArgs) -> Result<ExitCode, String> {
-    not_yet(&a.ingress.display().to_string())
+    use rvtrace_etrace::encoder::{Encoder, FrameWriter};
+    use rvtrace_ingress::etrace_csv::EtraceCsvReader;
+    use rvtrace_ingress::IngressReader;
+    use std::io::{BufRead, BufReader};
+    let name = a.ingress.display().to_string();
+    let file = std::fs::File::open(&a.ingress).map_err(|e| format!("{name}: {e}"))?;
+    let mut input = BufReader::with_capacity(1 << 16, file);
+    let is_csv = input
+        .fill_buf()
+        .map_err(|e| format!("{name}: {e}"))?
+        .starts_with(b"itype");
+    let out =
+        std::fs::File::create(&a.output).map_err(|e| format!("{}: {e}", a.output.display()))?;
+    let out = BufWriter::with_capacity(1 << 16, out);
+    let mut records = 0u64;
+    let (writer, stats) = if is_csv {
+        let xlen = scf_width(&a.trace.scf).or(a.xlen).unwrap_or(64);
+        let cfg = a.trace.config(xlen, None)?;
+        let rd = EtraceCsvReader::new(input).map_err(|e| format!("{name}: {e}"))?;
+        let mut enc = Encoder::new(&cfg, FrameWriter::new(out, &cfg))?;
+        for r in rd {
+            let r = r.map_err(|e| format!("{name}: {e}"))?;
+            enc.push(&r)?;
+            records += 1;
+        }
+        let st = enc.stats;
+        (enc.finish()?, st)
+    } else {
+        let mut rd = IngressReader::new(input).map_err(|e| format!("{name}: {e}"))?;
+        let h = rd.header().clone();
+        let xlen = scf_width(&a.trace.scf).unwrap_or(h.xlen.bits() as u8);
+        let mut trace = a.trace.clone();
+        if trace.itype_width.is_none() {
+            trace.itype_width = Some(h.itype_width);
+        }
+        let cfg = trace.config(xlen, None)?;
+        let mut enc = Encoder::new(&cfg, FrameWriter::new(out, &cfg))?;
+        let mut batch = Vec::with_capacity(4096);
+        loop {
+            batch.clear();
+            let n = rd
+                .read_batch(&mut batch, 4096)
+                .map_err(|e| format!("{name}: {e}"))?;
+            if n == 0 {
+                break;
+            }
+            for r in &batch {
+                enc.push(r)?;
+            }
+            records += n as u64;
+        }
+        let st = enc.stats;
+        (enc.finish()?, st)
+    };
+    let (bytes, payload, packets) = (writer.bytes, writer.payload_bytes, writer.packets);
+    writer
+        .into_inner()
+        .flush()
+        .map_err(|e| format!("{}: {e}", a.output.display()))?;
+    let _ = stats;
+    eprintln!(
+        "{records} records, {packets} packets, {bytes} bytes ({payload} payload bytes, {:.3} bits/instr)",
+        if records == 0 {
+            0.0
+        } else {
+            payload as f64 * 8.0 / records as f64
+        }
+    );
+    Ok(ExitCode::SUCCESS)
 }
 
 fn create(p: &Path) -> Result<Box<dyn Write>, String> {
@@ -277,9 +352,23 @@ pub fn decode(a: &DecodeArgs) -> Result<ExitCode, String> {
     use rvtrace_etrace::decoder::{decode_stream, Decoder};
     use rvtrace_flow::{FlowElement, FlowSink, PcWriter};
     let data = read_file(&a.trace)?;
+    let mut elfs = a.elf.clone();
+    if elfs.is_empty() {
+        if let Some(ucf) = &a.trace_args.ucf {
+            let text =
+                std::fs::read_to_string(ucf).map_err(|e| format!("{}: {e}", ucf.display()))?;
+            let u = rvtrace_etrace::config::parse_ucf(&text)
+                .map_err(|e| format!("{}: {e}", ucf.display()))?;
+            let dir = ucf.parent().unwrap_or(Path::new("."));
+            elfs = u.object_files.iter().map(|f| dir.join(f)).collect();
+        }
+    }
+    if elfs.is_empty() {
+        return Err("no program: give --elf (or a --ucf naming object-files)".into());
+    }
     let mut image = rvtrace_image::Image::new();
     let mut xlen = None;
-    for e in &a.elf {
+    for e in &elfs {
         let info = image.load_file(e).map_err(|e| e.to_string())?;
         xlen.get_or_insert(info.xlen);
     }

@@ -115,3 +115,122 @@ fn bad_input_is_one_line_and_status_125() {
     let o = rvtrace(&["dump", "etrace", junk.to_str().unwrap()]);
     assert!(matches!(o.status.code(), Some(0 | 1)));
 }
+
+#[test]
+fn encode_reference_preset_is_byte_identical() {
+    let Some(dir) = conformance_dir() else {
+        return;
+    };
+    let tmp = tmpdir("encode");
+    let base = "etrace/parser-rv32imac/itype4_debug";
+    let input = vector_file(&dir, &format!("{base}/parser-rv32imac.encoder_input"), &tmp);
+    let out = tmp.join("parser.te_inst_raw");
+    let o = rvtrace(&[
+        "encode",
+        "etrace",
+        &input,
+        "-o",
+        out.to_str().unwrap(),
+        "--preset",
+        "reference",
+        "--scf",
+        dir.join(format!("{base}/hardware_32.scf"))
+            .to_str()
+            .unwrap(),
+        "--ucf",
+        dir.join(format!("{base}/parser-rv32imac.encoder.ucf"))
+            .to_str()
+            .unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let want = read_vector(&dir, &format!("{base}/parser-rv32imac.te_inst_raw"));
+    assert!(std::fs::read(&out).unwrap() == want);
+}
+
+/// `run --ingress`, `encode`, `decode --pcs` give `run --pcs`, with one set of option flags for
+/// both ends.
+#[test]
+fn run_encode_decode_round_trip() {
+    let elf = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../programs/elf/recurse-rv64gc.elf");
+    let tmp = tmpdir("roundtrip");
+    let ingress = tmp.join("r.ingress");
+    let pcs = tmp.join("r.pcs");
+    let o = rvtrace(&[
+        "run",
+        elf.to_str().unwrap(),
+        "--ingress",
+        ingress.to_str().unwrap(),
+        "--pcs",
+        pcs.to_str().unwrap(),
+    ]);
+    assert!(o.status.success());
+    for opts in [
+        &[][..],
+        &["--full-address"][..],
+        &["--implicit-return", "--return-stack", "8"][..],
+    ] {
+        let trace = tmp.join("r.etrace");
+        let mut args = vec![
+            "encode",
+            "etrace",
+            ingress.to_str().unwrap(),
+            "-o",
+            trace.to_str().unwrap(),
+        ];
+        args.extend_from_slice(opts);
+        let o = rvtrace(&args);
+        assert!(
+            o.status.success(),
+            "{opts:?}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let out = tmp.join("d.pcs");
+        let mut args = vec![
+            "decode",
+            "etrace",
+            trace.to_str().unwrap(),
+            "--elf",
+            elf.to_str().unwrap(),
+            "--pcs",
+            out.to_str().unwrap(),
+        ];
+        args.extend_from_slice(opts);
+        let o = rvtrace(&args);
+        assert!(
+            o.status.success(),
+            "{opts:?}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        assert!(
+            std::fs::read(&out).unwrap() == std::fs::read(&pcs).unwrap(),
+            "{opts:?}"
+        );
+    }
+}
+
+/// The reference flow's decoder configuration names the program (`object-files`): the same
+/// files as `decoder_model.py` takes decode without --elf.
+#[test]
+fn decode_with_the_reference_configuration_files() {
+    let Some(dir) = conformance_dir() else {
+        return;
+    };
+    let tmp = tmpdir("ucf");
+    let base = dir.join("etrace/matrix-rv64gc/itype4_debug");
+    let pcs = tmp.join("m.pcs");
+    let o = rvtrace(&[
+        "decode",
+        "etrace",
+        base.join("matrix-rv64gc.te_inst_raw").to_str().unwrap(),
+        "--scf",
+        base.join("hardware_64.scf").to_str().unwrap(),
+        "--ucf",
+        base.join("matrix-rv64gc.decoder.ucf").to_str().unwrap(),
+        "--pcs",
+        pcs.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let want = read_vector(&dir, "etrace/matrix-rv64gc/matrix-rv64gc.pcs.txt");
+    assert!(std::fs::read(&pcs).unwrap() == want);
+}

@@ -319,6 +319,7 @@ impl TraceConfig {
             params.return_stack_size_p = log2_entries("--return-stack", n)?;
             params.call_counter_size_p = 0;
         } else if options.implicit_return
+            && i.preset == Preset::Rvtrace
             && params.return_stack_size_p == 0
             && params.call_counter_size_p == 0
         {

@@ -133,6 +133,147 @@ impl Default for Limits {
     }
 }
 
+/// One segment of pending branch outcomes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum BSeg {
+    /// Explicit outcomes, oldest in bit 0 (0 = taken).
+    Map {
+        /// The bits.
+        bits: u64,
+        /// How many.
+        n: u32,
+    },
+    /// This many branches predicted correctly.
+    Pred(u64),
+    /// One branch whose prediction failed.
+    Fail,
+}
+
+/// Branch outcomes not yet consumed, oldest first.
+#[derive(Clone, Copy, Debug)]
+struct BranchQueue {
+    segs: [BSeg; 8],
+    head: usize,
+    len: usize,
+    total: u64,
+}
+
+impl Default for BranchQueue {
+    fn default() -> Self {
+        BranchQueue {
+            segs: [BSeg::Fail; 8],
+            head: 0,
+            len: 0,
+            total: 0,
+        }
+    }
+}
+
+impl BranchQueue {
+    fn clear(&mut self) {
+        self.len = 0;
+        self.total = 0;
+    }
+
+    #[inline]
+    fn front(&self) -> Option<&BSeg> {
+        (self.len > 0).then(|| &self.segs[self.head])
+    }
+
+    fn back_mut(&mut self) -> Option<&mut BSeg> {
+        if self.len == 0 {
+            return None;
+        }
+        let i = (self.head + self.len - 1) % self.segs.len();
+        Some(&mut self.segs[i])
+    }
+
+    fn push(&mut self, s: BSeg) -> Result<(), DecodeError> {
+        if self.len == self.segs.len() {
+            return Err(DecodeError::BranchOverflow);
+        }
+        let i = (self.head + self.len) % self.segs.len();
+        self.segs[i] = s;
+        self.len += 1;
+        Ok(())
+    }
+
+    fn push_map(&mut self, bits: u64, n: u32) -> Result<(), DecodeError> {
+        if n == 0 {
+            return Ok(());
+        }
+        let bits = bits & mask(n);
+        if let Some(BSeg::Map { bits: b, n: m }) = self.back_mut() {
+            if *m + n <= 64 {
+                *b |= bits << *m;
+                *m += n;
+                self.total += n as u64;
+                return Ok(());
+            }
+        }
+        self.push(BSeg::Map { bits, n })?;
+        self.total += n as u64;
+        Ok(())
+    }
+
+    fn push_pred(&mut self, n: u64) -> Result<(), DecodeError> {
+        if n == 0 {
+            return Ok(());
+        }
+        if let Some(BSeg::Pred(m)) = self.back_mut() {
+            *m += n;
+        } else {
+            self.push(BSeg::Pred(n))?;
+        }
+        self.total += n;
+        Ok(())
+    }
+
+    fn push_fail(&mut self) -> Result<(), DecodeError> {
+        self.push(BSeg::Fail)?;
+        self.total += 1;
+        Ok(())
+    }
+
+    fn pop_front(&mut self) {
+        self.head = (self.head + 1) % self.segs.len();
+        self.len -= 1;
+    }
+
+    /// Consume the oldest outcome; `predicted` is the predictor's guess for this branch.
+    #[inline]
+    fn take(&mut self, predicted: bool) -> Option<bool> {
+        if self.len == 0 {
+            return None;
+        }
+        self.total -= 1;
+        let s = &mut self.segs[self.head];
+        let taken = match s {
+            BSeg::Map { bits, n } => {
+                let t = *bits & 1 == 0;
+                *bits >>= 1;
+                *n -= 1;
+                if *n == 0 {
+                    self.pop_front();
+                }
+                t
+            }
+            BSeg::Pred(n) => {
+                *n -= 1;
+                if *n == 0 {
+                    self.pop_front();
+                }
+                predicted
+            }
+            BSeg::Fail => {
+                self.pop_front();
+                !predicted
+            }
+        };
+        Some(taken)
+    }
+}
+
 /// The E-Trace decoder. Feed it packets in order with [`Decoder::packet`] (and errors with
 /// [`Decoder::error`]), then call [`Decoder::finish`].
 pub struct Decoder<'a> {
@@ -146,8 +287,9 @@ pub struct Decoder<'a> {
     // decoder.adoc globals.
     pc: u64,
     last_pc: u64,
-    branches: u32,
-    branch_map: u64,
+    /// decoder.adoc `branches`/`branch_map`, generalised to the outcomes of format 0
+    /// subformat 0 (counts of correctly predicted branches, then maybe one mispredicted).
+    bq: BranchQueue,
     stop_at_last_branch: bool,
     inferred_address: bool,
     start_of_trace: bool,
@@ -155,11 +297,6 @@ pub struct Decoder<'a> {
     privilege: u64,
     context: u64,
     return_stack: Vec<u64>,
-    // Branch prediction: correctly predicted branches still to execute, a mispredicted one
-    // after them, and whether older map bits come first.
-    pbc_pending: u64,
-    fail_next: bool,
-    map_first: bool,
     bpred: Vec<u8>,
     jtc: Vec<Option<u64>>,
     tvec: Vec<((bool, u64), u64)>,
@@ -218,8 +355,7 @@ impl<'a> Decoder<'a> {
             amask: mask(params.iaddress_width_p as u32),
             pc: 0,
             last_pc: 0,
-            branches: 0,
-            branch_map: 0,
+            bq: BranchQueue::default(),
             stop_at_last_branch: false,
             inferred_address: false,
             start_of_trace: true,
@@ -227,9 +363,6 @@ impl<'a> Decoder<'a> {
             privilege: 0,
             context: 0,
             return_stack: Vec::new(),
-            pbc_pending: 0,
-            fail_next: false,
-            map_first: true,
             bpred: vec![BPRED_INIT; 1usize << params.bpred_size_p],
             jtc: vec![None; 1usize << params.cache_size_p],
             tvec: Vec::new(),
@@ -249,6 +382,12 @@ impl<'a> Decoder<'a> {
     /// The run-time options in force.
     pub fn options(&self) -> IOptions {
         self.options
+    }
+
+    /// The last reported instruction and the depth of the return address stack (for tests and
+    /// debugging).
+    pub fn position(&self) -> (u64, usize) {
+        (self.pc, self.return_stack.len())
     }
 
     // ---------------------------------------------------------------------------------------
@@ -335,10 +474,7 @@ impl<'a> Decoder<'a> {
         self.start_of_trace = true;
         self.inferred_address = false;
         self.stop_at_last_branch = false;
-        self.branches = 0;
-        self.branch_map = 0;
-        self.pbc_pending = 0;
-        self.fail_next = false;
+        self.bq.clear();
         self.pending_trap = None;
         self.return_stack.clear();
     }
@@ -606,10 +742,7 @@ impl<'a> Decoder<'a> {
         self.address = addr;
         let fresh = trap || self.start_of_trace;
         if fresh {
-            self.branches = 0;
-            self.branch_map = 0;
-            self.pbc_pending = 0;
-            self.fail_next = false;
+            self.bq.clear();
             self.stop_at_last_branch = false;
         }
         let e = *self.code.ent(addr).ok_or(DecodeError::Unmapped(addr))?;
@@ -748,6 +881,12 @@ impl<'a> Decoder<'a> {
             }
             _ => return Err(DecodeError::Unexpected("not a differential packet")),
         }
+        if pkt.tail().is_some() && self.options.jump_target_cache && !self.jtc.is_empty() {
+            // rvtrace's jump target cache holds every address a format 0/1/2 packet reports
+            // (see the crate README); the encoder does the same.
+            let i = table_index(self.address, self.params.cache_size_p);
+            self.jtc[i] = Some(self.address);
+        }
         let a = self.address;
         self.follow(a, &k, s)
     }
@@ -756,32 +895,20 @@ impl<'a> Decoder<'a> {
     // Branch information.
 
     fn add_map_bits(&mut self, bits: u64, n: u32) -> Result<(), DecodeError> {
-        if self.branches + n > 64 {
-            return Err(DecodeError::BranchOverflow);
-        }
-        if self.branches == 0 {
-            self.map_first = self.pbc_pending == 0 && !self.fail_next;
-        }
-        self.branch_map |= (bits & mask(n)) << self.branches;
-        self.branches += n;
-        Ok(())
+        self.bq.push_map(bits, n)
     }
 
     fn add_predicted(&mut self, n: u64, fail: bool) -> Result<(), DecodeError> {
-        if self.pbc_pending > 0 || self.fail_next {
-            return Err(DecodeError::Unexpected(
-                "branch count while predicted branches are pending",
-            ));
+        self.bq.push_pred(n)?;
+        if fail {
+            self.bq.push_fail()?;
         }
-        self.map_first = self.branches > 0;
-        self.pbc_pending = n;
-        self.fail_next = fail;
         Ok(())
     }
 
     #[inline]
     fn pending(&self) -> u64 {
-        self.branches as u64 + self.pbc_pending + self.fail_next as u64
+        self.bq.total
     }
 
     #[inline]
@@ -789,30 +916,12 @@ impl<'a> Decoder<'a> {
         self.pending() != at_branch as u64
     }
 
-    /// Where the next branch outcome comes from.
-    #[inline]
-    fn next_source(&self) -> Option<u8> {
-        // 0 = map bit, 1 = predicted, 2 = mispredicted.
-        let pred = if self.pbc_pending > 0 {
-            Some(1)
-        } else if self.fail_next {
-            Some(2)
-        } else {
-            None
-        };
-        if self.map_first && self.branches > 0 {
-            Some(0)
-        } else {
-            pred.or(if self.branches > 0 { Some(0) } else { None })
-        }
-    }
-
     fn peek_branch(&self) -> Option<bool> {
         let pred = || self.bpred[table_index(self.pc, self.params.bpred_size_p)] & 2 != 0;
-        match self.next_source()? {
-            0 => Some(self.branch_map & 1 == 0),
-            1 => Some(pred()),
-            _ => Some(!pred()),
+        match *self.bq.front()? {
+            BSeg::Map { bits, .. } => Some(bits & 1 == 0),
+            BSeg::Pred(_) => Some(pred()),
+            BSeg::Fail => Some(!pred()),
         }
     }
 
@@ -825,23 +934,11 @@ impl<'a> Decoder<'a> {
         } else {
             0
         };
-        let taken = match self.next_source() {
-            Some(0) => {
-                let t = self.branch_map & 1 == 0;
-                self.branches -= 1;
-                self.branch_map >>= 1;
-                t
-            }
-            Some(1) => {
-                self.pbc_pending -= 1;
-                self.bpred[idx] & 2 != 0
-            }
-            Some(_) => {
-                self.fail_next = false;
-                self.bpred[idx] & 2 == 0
-            }
-            None => return Err(DecodeError::NoBranchInfo(pc)),
-        };
+        let predicted = self.bpred[idx] & 2 != 0;
+        let taken = self
+            .bq
+            .take(predicted)
+            .ok_or(DecodeError::NoBranchInfo(pc))?;
         if bp {
             self.bpred[idx] = bpred_next(self.bpred[idx], taken);
         }
@@ -858,7 +955,10 @@ impl<'a> Decoder<'a> {
         } else if p.call_counter_size_p > 0 {
             (1usize << p.call_counter_size_p.min(24)) - 1
         } else {
-            0
+            // Implicit return without a stack or counter size: the reference flow's encoder in
+            // implicit return mode never reports returns (it keeps no stack), so the decoder's
+            // stack must not lose entries.
+            usize::MAX
         }
     }
 
@@ -1024,8 +1124,8 @@ impl<'a> Decoder<'a> {
             if self.stop_at_last_branch || unprocessed {
                 return false;
             }
-            k.notify
-                || (!k.updiscon && (!k.irreport || k.irdepth == self.return_stack.len() as u64))
+            let depth_ok = !k.irreport || k.irdepth == self.return_stack.len() as u64;
+            (k.notify || !k.updiscon) && depth_ok
         } else {
             !unprocessed && k.privilege == self.privilege
         }
@@ -1057,14 +1157,16 @@ impl<'a> Decoder<'a> {
             if self.stop_at_last_branch || unprocessed {
                 return Ok(false);
             }
+            let depth_ok = !k.irreport || k.irdepth == self.return_stack.len() as u64;
             if k.notify {
-                return Ok(true);
+                // rvtrace: with notify, irreport/irdepth give the stack depth at the address.
+                return Ok(depth_ok);
             }
             // decoder.adoc also requires that the previous instruction is not an uninferable
             // discontinuity; a taken one has already stopped (stop_here), so here it can only
             // have been inferred (implicit return, sequentially inferable jump), which rvtrace's
             // encoder reports like any other instruction.
-            if !k.updiscon && (!k.irreport || k.irdepth == self.return_stack.len() as u64) {
+            if !k.updiscon && depth_ok {
                 self.inferred_address = true;
                 return Ok(true);
             }
@@ -1123,7 +1225,7 @@ impl<'a> Decoder<'a> {
                 } else if self.options.implicit_return
                     && c.is_return()
                     && depth > 0
-                    && !(!inferred && k.irreport && k.irdepth == depth)
+                    && (inferred || !self.failed_return(k, address, depth))
                 {
                     self.jumps += 1;
                     if self.jumps > self.limits.max_jumps_per_packet {
@@ -1140,10 +1242,6 @@ impl<'a> Decoder<'a> {
                         self.return_stack.pop();
                     }
                     stop_here = true;
-                    if self.options.jump_target_cache && !self.jtc.is_empty() {
-                        let i = table_index(address, self.params.cache_size_p);
-                        self.jtc[i] = Some(address);
-                    }
                     address
                 }
             }
@@ -1153,6 +1251,25 @@ impl<'a> Decoder<'a> {
             self.push_return(seq);
         }
         Ok((next, stop_here))
+    }
+
+    /// Whether the return now at the top of the path (stack depth `depth`) is the one the
+    /// packet reports as having failed its prediction: *irreport* without *notify*, *irdepth* =
+    /// `depth`, a predicted target other than the reported address, and no branch left before
+    /// the reported address (rvtrace's encoder makes the first such return the failed one; see
+    /// the crate README).
+    fn failed_return(&self, k: &Ctx, address: u64, depth: u64) -> bool {
+        if !k.irreport || k.notify || k.irdepth != depth {
+            return false;
+        }
+        if self.return_stack.last() == Some(&address) {
+            return false;
+        }
+        let at_branch = self
+            .code
+            .ent(address)
+            .is_some_and(|e| e.class == CfClass::Branch);
+        !self.unprocessed(at_branch)
     }
 
     /// The target of a sequentially inferable jump at `pc` (`decoder.adoc`

@@ -7,6 +7,8 @@
 //!   encapsulation (`etrace-encap`) and the reference flow's `te_inst_raw` framing.
 //! * [`config`]: the reference flow's `.scf`/`.ucf` configuration files and [`config::TraceConfig`].
 //! * [`code`]: the decoder's block table of the program.
+//! * [`encoder`]: the branch trace encoder (`exampleAlgorithm.adoc`), rvtrace's and the
+//!   reference flow's behaviour.
 //! * [`decoder`]: the decoder (`decoder.adoc`), producing `rvtrace_flow::FlowElement`s.
 #![cfg_attr(not(feature = "std"), no_std)]
 #![warn(missing_docs)]
@@ -18,6 +20,8 @@ pub mod codec;
 pub mod config;
 #[cfg(feature = "std")]
 pub mod decoder;
+#[cfg(feature = "std")]
+pub mod encoder;
 pub mod params;
 
 pub use codec::{CodecError, TeInst};

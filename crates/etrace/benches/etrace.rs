@@ -1,0 +1,107 @@
+//! E-Trace encoder and decoder speed in instructions per second, on the benchmark workload
+//! (`programs/bench/workload.c`, run on the hart model), for several option sets. Does nothing
+//! unless run with `--bench` (`cargo bench -p rvtrace-etrace`). Prints figures, and the
+//! compression (payload bits per instruction); asserts that every decode is exact.
+
+use rvtrace_etrace::code::Code;
+use rvtrace_etrace::codec::EncapConfig;
+use rvtrace_etrace::config::{ConfigInputs, TraceConfig};
+use rvtrace_etrace::decoder::{decode_stream, Decoder};
+use rvtrace_etrace::encoder::{Encoder, FrameWriter};
+use rvtrace_flow::FlowElement;
+use rvtrace_isa::IsaConfig;
+use std::path::Path;
+use std::time::Instant;
+
+fn main() {
+    if !std::env::args().any(|a| a == "--bench") {
+        return;
+    }
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../programs/bench");
+    for name in ["workload-rv64gc.elf", "workload-rv32imac.elf"] {
+        let elf = dir.join(name);
+        let run = rvtrace_testkit::run_program(&elf, &format!("bench/{name}"), 4);
+        let xlen = run.image.files()[0].xlen;
+        let isa = IsaConfig {
+            xlen,
+            zcmp: false,
+            zcmt: false,
+        };
+        let t = Instant::now();
+        let code = Code::new(&run.image, isa);
+        let table_ms = t.elapsed().as_secs_f64() * 1e3;
+        let n = run.pcs.len() as f64;
+        println!(
+            "{name}: {} instructions, block table {table_ms:.1} ms",
+            run.pcs.len()
+        );
+        let d = ConfigInputs {
+            xlen_bits: xlen.bits() as u8,
+            ..ConfigInputs::default()
+        };
+        let sets = [
+            ("default", d.clone()),
+            (
+                "--implicit-return --return-stack 16",
+                ConfigInputs {
+                    implicit_return: true,
+                    return_stack: Some(16),
+                    ..d.clone()
+                },
+            ),
+            (
+                "--branch-prediction 64",
+                ConfigInputs {
+                    branch_prediction: Some(64),
+                    ..d.clone()
+                },
+            ),
+            (
+                "--jump-target-cache 16",
+                ConfigInputs {
+                    jump_target_cache: Some(16),
+                    ..d.clone()
+                },
+            ),
+        ];
+        for (label, inputs) in sets {
+            let cfg = TraceConfig::build(&inputs).unwrap();
+            let mut enc_s = f64::MAX;
+            let mut w = None;
+            for _ in 0..3 {
+                let t = Instant::now();
+                let mut enc =
+                    Encoder::new(&cfg, FrameWriter::new(Vec::with_capacity(1 << 20), &cfg))
+                        .unwrap();
+                for r in &run.records {
+                    enc.push(r).unwrap();
+                }
+                w = Some(enc.finish().unwrap());
+                enc_s = enc_s.min(t.elapsed().as_secs_f64());
+            }
+            let w = w.unwrap();
+            let bits = w.payload_bytes as f64 * 8.0 / run.records.len() as f64;
+            let bytes = w.into_inner();
+            let mut best = f64::MAX;
+            for _ in 0..5 {
+                let t = Instant::now();
+                let mut dec = Decoder::new(&code, &run.image, cfg.params, cfg.options);
+                let mut count = 0u64;
+                let mut sink = |e: &FlowElement| {
+                    if let FlowElement::Range { count: c, .. } = e {
+                        count += c;
+                    }
+                };
+                decode_stream(&bytes, EncapConfig::PLAIN, false, &mut dec, &mut sink);
+                best = best.min(t.elapsed().as_secs_f64());
+                assert_eq!(count, run.pcs.len() as u64, "{name} {label}");
+                assert_eq!(dec.stats.errors, 0);
+            }
+            println!(
+                "  {label:38} {bits:.3} bits/instr  encode {:>7.1} M instr/s  decode {:>7.1} M instr/s",
+                n / enc_s / 1e6,
+                n / best / 1e6
+            );
+        }
+    }
+}

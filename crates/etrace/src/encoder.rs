@@ -1,0 +1,1122 @@
+//! The E-Trace instruction trace encoder: the reference compressed branch trace algorithm
+//! (`exampleAlgorithm.adoc` and its figure `algo.png`) over a three-instruction pipeline
+//! (previous, current, next), with the packet rules of `payload.adoc` and the optional modes of
+//! `branchTrace.adoc`.
+//!
+//! Two behaviours ([`Preset`]):
+//!
+//! * [`Preset::Reference`] makes the reference flow's `encoder_model.py` choices, quirks included
+//!   (see the crate README), so that the same ingress gives byte-identical `te_inst_raw`.
+//! * [`Preset::Rvtrace`] follows E-Trace v2.0 and implements every option: implicit return (call
+//!   counter or return address stack), sequentially inferable jumps, implicit exception, branch
+//!   prediction (format 0 subformat 0), jump target cache (format 0 subformat 1), full address,
+//!   resynchronisation, time.
+
+use rvtrace_ingress::{Itype, Record};
+
+use crate::codec::bits::mask;
+use crate::codec::te_inst::{branch_map_width_f0s1, QualStatus, Support, SyncFields};
+use crate::codec::{AddrTail, IrdepthFill, TeInst};
+use crate::config::{Preset, TraceConfig};
+use crate::decoder::{bpred_next, table_index, BPRED_INIT};
+use crate::params::{IOptions, Params};
+
+/// Receives the packets an [`Encoder`] produces.
+pub trait PacketSink {
+    /// One packet, in order.
+    fn packet(&mut self, p: &TeInst) -> Result<(), String>;
+}
+
+impl<F: FnMut(&TeInst) -> Result<(), String>> PacketSink for F {
+    fn packet(&mut self, p: &TeInst) -> Result<(), String> {
+        self(p)
+    }
+}
+
+impl PacketSink for Vec<TeInst> {
+    fn packet(&mut self, p: &TeInst) -> Result<(), String> {
+        self.push(*p);
+        Ok(())
+    }
+}
+
+/// Encoder statistics.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct EncodeStats {
+    /// Ingress records encoded.
+    pub records: u64,
+    /// Packets per kind: F0S0, F0S1, F1, F2, F3S0, F3S1, F3S2, F3S3.
+    pub packets: [u64; 8],
+}
+
+impl EncodeStats {
+    /// All packets.
+    pub fn total_packets(&self) -> u64 {
+        self.packets.iter().sum()
+    }
+}
+
+/// One pipeline stage: an ingress record and what the encoder learned about it.
+#[derive(Clone, Copy, Debug, Default)]
+struct Inst {
+    rec: Record,
+    qualified: bool,
+    /// Resolved when the instruction was current: an uninferable discontinuity whose target
+    /// must be reported.
+    updiscon: bool,
+    /// A return whose target was inferred from the return address stack.
+    inferred_return: bool,
+}
+
+impl Inst {
+    fn itype(&self) -> Itype {
+        self.rec.itype
+    }
+    fn retired(&self) -> bool {
+        self.rec.iretire != 0
+    }
+    fn is_exception(&self) -> bool {
+        matches!(self.rec.itype, Itype::Exception | Itype::Interrupt)
+    }
+    fn exc_only(&self) -> bool {
+        !self.retired() && self.is_exception()
+    }
+    fn is_branch(&self) -> bool {
+        matches!(self.rec.itype, Itype::TakenBranch | Itype::NonTakenBranch)
+    }
+}
+
+/// What the encoder decided about the current instruction as a jump.
+#[derive(Clone, Copy, Debug, Default)]
+struct Resolved {
+    /// An uninferable discontinuity whose target is reported.
+    upd: bool,
+    /// A return inferred from the stack.
+    inferred_return: bool,
+    /// A return that failed its prediction, with the stack depth before it.
+    mispredict: Option<u64>,
+}
+
+/// Which `encoder_model.py` flag combination led to a packet (kept for `ended_ntr`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Why {
+    PrevUpdiscon,
+    Other,
+}
+
+/// The encoder. Feed it ingress records in order with [`Encoder::push`], then call
+/// [`Encoder::finish`].
+pub struct Encoder<S: PacketSink> {
+    p: Params,
+    o: IOptions,
+    preset: Preset,
+    resync_max: u64,
+    sink: S,
+    pipe: [Inst; 3],
+    /// Index of the next instruction in `pipe`; the previous one is at `head + 1`, the current
+    /// one at `head + 2` (mod 3).
+    head: usize,
+    count: u64,
+    // Branch map and prediction.
+    branches: u32,
+    branch_map: u32,
+    pbc: u64,
+    all_correct: bool,
+    count_mode: bool,
+    fail_now: bool,
+    curr_correct: bool,
+    bpred: Vec<u8>,
+    // Resynchronisation and traps.
+    resync_count: u64,
+    trap_reported: bool,
+    last_address: u64,
+    // Implicit return.
+    stack: Vec<u64>,
+    stack_max: usize,
+    ret_since_call: bool,
+    branch_since_ret: bool,
+    pending_irreport: Option<u64>,
+    /// The current instruction is a return that fails its prediction at this depth: a packet
+    /// reporting it carries notify and the depth.
+    force_notify: Option<u64>,
+    /// Returns inferred since the last branch and the last packet: (depth, target).
+    rets_since_branch: Vec<(u64, u64)>,
+    /// Packets that leave the decoder at the current instruction.
+    stops: u64,
+    /// A call or return since the last branch and the last packet.
+    callret_since_branch: bool,
+    /// An inferred return since the last branch and the last packet.
+    ret_since_branch: bool,
+    /// The latest call made after an inferred return with no branch in between, since the last
+    /// packet: where to stop the decoder first when an address must be reported before a trap
+    /// (see `emit_cut`).
+    cut: Option<u64>,
+    // Jump target cache and implicit exception handlers.
+    jtc: Vec<Option<u64>>,
+    tvec: Vec<((bool, u64), u64)>,
+    last_why: Why,
+    last_updiscon_flag: bool,
+    amask: u64,
+    /// Statistics.
+    pub stats: EncodeStats,
+}
+
+fn kind_index(p: &TeInst) -> usize {
+    match p {
+        TeInst::BranchCount { .. } => 0,
+        TeInst::JumpTargetIndex { .. } => 1,
+        TeInst::Branch { .. } => 2,
+        TeInst::Addr(_) => 3,
+        TeInst::Start { .. } => 4,
+        TeInst::Trap { .. } => 5,
+        TeInst::Context { .. } => 6,
+        TeInst::Support(_) => 7,
+    }
+}
+
+impl<S: PacketSink> Encoder<S> {
+    /// An encoder with configuration `cfg` writing packets to `sink`. Sends the initial support
+    /// packet (`payload.adoc` `sec:format33`: before the first synchronisation packet).
+    pub fn new(cfg: &TraceConfig, sink: S) -> Result<Self, String> {
+        let p = cfg.params;
+        p.validate().map_err(|e| e.to_string())?;
+        let o = cfg.options;
+        if cfg.preset == Preset::Rvtrace && o.implicit_return && p.itype_width_p != 4 {
+            return Err(
+                "implicit return needs a 4-bit itype (calls and returns are not told apart with 3 bits)"
+                    .into(),
+            );
+        }
+        let stack_max = if p.return_stack_size_p > 0 {
+            1usize << p.return_stack_size_p
+        } else if p.call_counter_size_p > 0 {
+            (1usize << p.call_counter_size_p.min(24)) - 1
+        } else {
+            0
+        };
+        let mut e = Encoder {
+            p,
+            o,
+            preset: cfg.preset,
+            resync_max: cfg.resync.unwrap_or(u64::MAX),
+            sink,
+            pipe: [Inst::default(); 3],
+            head: 2,
+            count: 0,
+            branches: 0,
+            branch_map: 0,
+            pbc: 0,
+            all_correct: true,
+            count_mode: false,
+            fail_now: false,
+            curr_correct: true,
+            bpred: vec![BPRED_INIT; 1usize << p.bpred_size_p],
+            resync_count: 0,
+            trap_reported: false,
+            last_address: 0,
+            stack: Vec::new(),
+            stack_max,
+            ret_since_call: false,
+            branch_since_ret: false,
+            pending_irreport: None,
+            force_notify: None,
+            rets_since_branch: Vec::new(),
+            stops: 0,
+            callret_since_branch: false,
+            ret_since_branch: false,
+            cut: None,
+            jtc: vec![None; 1usize << p.cache_size_p],
+            tvec: Vec::new(),
+            last_why: Why::Other,
+            last_updiscon_flag: false,
+            amask: mask(p.iaddress_width_p as u32),
+            stats: EncodeStats::default(),
+        };
+        e.support(true, QualStatus::NoChange)?;
+        Ok(e)
+    }
+
+    /// The packet sink.
+    pub fn sink(&self) -> &S {
+        &self.sink
+    }
+
+    /// The packet sink, mutably.
+    pub fn sink_mut(&mut self) -> &mut S {
+        &mut self.sink
+    }
+
+    fn reference(&self) -> bool {
+        self.preset == Preset::Reference
+    }
+
+    /// Add one ingress record (one retired instruction, or a trap that retired nothing).
+    pub fn push(&mut self, rec: &Record) -> Result<(), String> {
+        self.stats.records += 1;
+        self.count += 1;
+        // The pipeline is a ring: the oldest slot (previous) becomes the next instruction.
+        self.head = (self.head + 1) % 3;
+        self.pipe[self.head] = Inst {
+            rec: *rec,
+            qualified: true,
+            ..Inst::default()
+        };
+        if self.count != 1 {
+            self.encode(false)?;
+        }
+        Ok(())
+    }
+
+    /// End of trace: report the final instruction and send a support packet saying tracing
+    /// ended. Returns the sink.
+    pub fn finish(mut self) -> Result<S, String> {
+        if self.count > 0 {
+            // Flush the pipeline.
+            let next = self.pipe[self.head];
+            self.head = (self.head + 1) % 3;
+            self.pipe[self.head] = next;
+            if self.reference() {
+                // encoder_model.py close(): the last instruction is also "next", then an
+                // address packet for it whatever encode() did.
+                self.encode(false)?;
+                let c = self.pipe[self.ic()];
+                // Its status bits use the flags of that last encode() call.
+                let u = self.last_updiscon_flag;
+                self.address_packet(&c, Some(u), false)?;
+                self.support(false, QualStatus::EndedRep)?;
+            } else {
+                // v2.0: the next instruction is unqualified; the algorithm reports the final
+                // one (algo.png "next inst is ... unqualified"), then ended_rep / ended_ntr
+                // (payload.adoc sec:qual-status).
+                self.pipe[self.head] = Inst::default();
+                self.last_why = Why::Other;
+                self.encode(true)?;
+                let q = if self.last_why == Why::PrevUpdiscon {
+                    QualStatus::EndedNtr
+                } else {
+                    QualStatus::EndedRep
+                };
+                self.support(false, q)?;
+            }
+        } else if !self.reference() {
+            self.support(false, QualStatus::EndedRep)?;
+        }
+        Ok(self.sink)
+    }
+
+    fn send(&mut self, pkt: TeInst) -> Result<(), String> {
+        self.stats.packets[kind_index(&pkt)] += 1;
+        self.sink.packet(&pkt)?;
+        self.resync_count = self.resync_count.saturating_add(1);
+        if !self.reference() && matches!(pkt, TeInst::Context { .. }) {
+            // A context packet carries no branch information (rvtrace preset).
+            return Ok(());
+        }
+        self.stops += 1;
+        self.rets_since_branch.clear();
+        self.cut = None;
+        self.ret_since_branch = false;
+        self.callret_since_branch = false;
+        // encoder_model.py send_te_inst: every packet empties the branch map and counts towards
+        // the resynchronisation period.
+        self.branches = 0;
+        self.branch_map = 0;
+        self.pbc = 0;
+        self.all_correct = true;
+        self.count_mode = false;
+        self.fail_now = false;
+        Ok(())
+    }
+
+    fn support(&mut self, enabled: bool, q: QualStatus) -> Result<(), String> {
+        // The reference encoder sends qual_status = int(qualified) of the instruction it is
+        // given: 0 at the start, 1 (ended_rep) at the end.
+        self.send(TeInst::Support(Support {
+            ienable: enabled,
+            encoder_mode: 0,
+            qual_status: q,
+            ioptions: self.o.to_bits(),
+            denable: false,
+            dloss: false,
+            doptions: 0,
+        }))
+    }
+
+    fn is_updiscon_itype(&self, i: &Inst) -> bool {
+        if !i.retired() {
+            return false;
+        }
+        match i.itype() {
+            Itype::UninferableJump3
+            | Itype::UninferableCall
+            | Itype::UninferableJump
+            | Itype::OtherUninferableJump => true,
+            // encoder_model.py: returns and co-routine swaps are not discontinuities in implicit
+            // return mode (it keeps no stack).
+            Itype::Return | Itype::CoroutineSwap => !self.o.implicit_return,
+            // The reference encoder does not treat trap returns as discontinuities.
+            Itype::TrapReturn => !self.reference(),
+            _ => false,
+        }
+    }
+
+    fn sync_fields(&self, i: &Inst) -> SyncFields {
+        let p = &self.p;
+        SyncFields {
+            branch: i.itype() != Itype::TakenBranch,
+            privilege: i.rec.priv_ as u64 & mask(p.privilege_width_p as u32),
+            time: if p.notime_p {
+                0
+            } else {
+                i.rec.time & mask(p.time_width_p as u32)
+            },
+            context: if p.nocontext_p {
+                0
+            } else {
+                i.rec.context & mask(p.context_width_p as u32)
+            },
+        }
+    }
+
+    fn full(&self, addr: u64) -> u64 {
+        (addr & self.amask) >> self.p.iaddress_lsb_p
+    }
+
+    /// After a format 3 subformat 0/1: reset the resync timer, the return stack, the branch
+    /// predictor (then count the current branch again) and the jump target cache.
+    fn after_sync(&mut self, icurr: &Inst) {
+        self.resync_count = 0;
+        if self.reference() {
+            return;
+        }
+        self.stack.clear();
+        self.pending_irreport = None;
+        self.jtc.iter_mut().for_each(|c| *c = None);
+        if self.o.branch_prediction && !self.bpred.is_empty() {
+            self.bpred.iter_mut().for_each(|b| *b = BPRED_INIT);
+            if icurr.is_branch() {
+                let i = table_index(icurr.rec.iaddr, self.p.bpred_size_p);
+                self.bpred[i] = bpred_next(self.bpred[i], icurr.itype() == Itype::TakenBranch);
+            }
+        }
+    }
+
+    fn start(&mut self, icurr: &Inst) -> Result<(), String> {
+        self.trap_reported = false;
+        let pkt = TeInst::Start {
+            sync: self.sync_fields(icurr),
+            address: self.full(icurr.rec.iaddr),
+        };
+        self.last_address = icurr.rec.iaddr;
+        self.send(pkt)?;
+        self.after_sync(icurr);
+        Ok(())
+    }
+
+    fn trap(
+        &mut self,
+        icurr: &Inst,
+        thaddr: bool,
+        exc: &Inst,
+        reported: bool,
+    ) -> Result<(), String> {
+        self.trap_reported = reported;
+        let interrupt = exc.itype() == Itype::Interrupt;
+        let ecause = exc.rec.cause & mask(self.p.ecause_width_p as u32);
+        let tval = if interrupt {
+            None
+        } else {
+            Some(exc.rec.tval & mask(self.p.iaddress_width_p as u32))
+        };
+        let handler = icurr.rec.iaddr & self.amask;
+        let mut address = Some(self.full(handler));
+        if thaddr && !self.reference() {
+            let key = (interrupt, ecause);
+            let known = self.tvec.iter().find(|(k, _)| *k == key).map(|e| e.1);
+            if self.o.implicit_exception {
+                if known == Some(handler) {
+                    address = None;
+                } else {
+                    // rvtrace's implicit exception mode: a handler the decoder has not seen for
+                    // this cause is reported by a trap packet with thaddr = 0 followed by a
+                    // synchronisation packet (the form payload.adoc sec:thaddr uses when the
+                    // handler is reported separately); both ends then know it.
+                    self.learn(key, handler);
+                    let pkt = TeInst::Trap {
+                        sync: self.sync_fields(icurr),
+                        ecause,
+                        interrupt,
+                        thaddr: false,
+                        address: Some(self.full(exc.rec.iaddr)),
+                        tval,
+                    };
+                    self.send(pkt)?;
+                    return self.start(icurr);
+                }
+            }
+            self.learn(key, handler);
+        }
+        let pkt = TeInst::Trap {
+            sync: self.sync_fields(icurr),
+            ecause,
+            interrupt,
+            thaddr,
+            address,
+            tval,
+        };
+        self.last_address = handler;
+        self.send(pkt)?;
+        self.after_sync(icurr);
+        Ok(())
+    }
+
+    fn learn(&mut self, key: (bool, u64), handler: u64) {
+        match self.tvec.iter_mut().find(|(k, _)| *k == key) {
+            Some(e) => e.1 = handler,
+            None => self.tvec.push((key, handler)),
+        }
+    }
+
+    /// The `irreport`/`irdepth` meaning for a packet reporting `icurr` (`payload.adoc`
+    /// `sec:irxx`): a failed return prediction, or the depth before a format 3.
+    ///
+    /// Returns (*notify*, *irreport*, *irdepth*). rvtrace gives *irreport* two meanings and tells
+    /// them apart with *notify* (see the crate README): without *notify*, the packet reports the
+    /// target of the return at depth *irdepth* that failed its prediction; with *notify*, the
+    /// packet reports an instruction that is not the target of an uninferable discontinuity and
+    /// *irdepth* is the stack depth there (the decoder stops only at that depth).
+    fn irreport_for(&self, before_f3: bool) -> (bool, bool, u64) {
+        if self.reference() || !self.o.implicit_return {
+            return (false, false, 0);
+        }
+        if let Some(d) = self.pending_irreport {
+            return (false, true, d);
+        }
+        if let Some(d) = self.force_notify {
+            return (true, true, d);
+        }
+        let depth = self.stack.len() as u64;
+        if before_f3 && depth > 0 {
+            // sec:irxx's rule, extended to any call or return since the last branch: the
+            // decoder could otherwise stop at an earlier occurrence at another depth.
+            let after_return = self.pipe[self.ip()].inferred_return;
+            if after_return
+                || self.callret_since_branch
+                || (self.ret_since_call && !self.branch_since_ret)
+            {
+                return (true, true, depth);
+            }
+        }
+        (false, false, 0)
+    }
+
+    /// Before a packet that reports `icurr` as the last instruction before a trap (or resync,
+    /// or the end): if, since the last packet and the last branch, the program returned and
+    /// then called again, the decoder could stop at an earlier occurrence of `icurr` at the same
+    /// depth (`f(); f();`). Report that call first (with *notify*: the decoder stops exactly
+    /// there), with the branches so far; then `icurr` can only occur once after it.
+    fn emit_cut(&mut self, icurr: &Inst) -> Result<(), String> {
+        let Some(c) = self.cut else {
+            return Ok(());
+        };
+        if self.reference() || !self.o.implicit_return || c == icurr.rec.iaddr & self.amask {
+            return Ok(());
+        }
+        let p = self.p;
+        let field = if self.o.full_address {
+            self.full(c)
+        } else {
+            (c.wrapping_sub(self.last_address) & self.amask) >> p.iaddress_lsb_p
+        };
+        let tail = AddrTail::from_flags(&p, field, true, false, false, 0, IrdepthFill::Updiscon);
+        let pkt = if self.branches != 0 {
+            TeInst::Branch {
+                branches: self.branches as u8,
+                branch_map: self.branch_map,
+                tail: Some(tail),
+            }
+        } else {
+            TeInst::Addr(tail)
+        };
+        let pkt = self.maybe_cache(pkt, c, &tail, false, 0);
+        self.last_address = c;
+        self.send(pkt)?;
+        // The call itself runs after the decoder stops there.
+        self.callret_since_branch = true;
+        Ok(())
+    }
+
+    /// A format 0/1/2 packet reporting `icurr` with its address. `updiscon_next`: the
+    /// *updiscon* flag. `before_f3`: the packet reports the last instruction before a format 3
+    /// (or the end of tracing), for irdepth.
+    fn address_packet(
+        &mut self,
+        icurr: &Inst,
+        updiscon_next: Option<bool>,
+        before_f3: bool,
+    ) -> Result<(), String> {
+        let p = self.p;
+        let addr = icurr.rec.iaddr & self.amask;
+        let updiscon = updiscon_next.unwrap_or(false);
+        let (notify, irreport, irdepth) = self.irreport_for(before_f3);
+        let field = if self.o.full_address {
+            if self.reference() {
+                // encoder_model.py AddressHandler.get: the full address is not shifted.
+                addr & mask(p.address_width())
+            } else {
+                self.full(addr)
+            }
+        } else {
+            (addr.wrapping_sub(self.last_address) & self.amask) >> p.iaddress_lsb_p
+        };
+        let msb_src = if self.o.full_address && self.reference() {
+            addr >> (p.iaddress_width_p - 1)
+        } else {
+            field >> (p.address_width() - 1)
+        };
+        let fill = if self.reference() {
+            IrdepthFill::Ones
+        } else {
+            IrdepthFill::Updiscon
+        };
+        let mut tail = AddrTail::from_flags(&p, field, notify, updiscon, irreport, irdepth, fill);
+        if self.reference() {
+            // encoder_model.py set_status_fields derives notify from the MSB of the whole
+            // address (bit iaddress_width_p - 1), which in full address mode is not the field's.
+            let msb = msb_src & 1 != 0;
+            tail.notify = msb;
+            tail.updiscon = updiscon ^ tail.notify;
+            tail.irreport = tail.updiscon;
+        }
+        self.pending_irreport = None;
+        let pkt = if !self.reference() && self.count_mode {
+            let branch_fmt = if icurr.is_branch() && !self.curr_correct {
+                3
+            } else {
+                2
+            };
+            TeInst::BranchCount {
+                branch_count: (self.pbc - 31) as u32,
+                branch_fmt,
+                tail: Some(tail),
+            }
+        } else if self.branches != 0 {
+            TeInst::Branch {
+                branches: self.branches as u8,
+                branch_map: self.branch_map,
+                tail: Some(tail),
+            }
+        } else {
+            TeInst::Addr(tail)
+        };
+        let pkt = self.maybe_cache(pkt, addr, &tail, irreport, irdepth);
+        self.last_address = addr;
+        self.send(pkt)
+    }
+
+    /// Jump target cache (`branchTrace.adoc` `sec:jump-cache`; format choice in
+    /// `exampleAlgorithm.adoc` "Format selection"): every address reported by a format 0/1/2
+    /// packet goes into the cache; a hit is sent as format 0 subformat 1 unless the format 1/2
+    /// packet is shorter.
+    fn maybe_cache(
+        &mut self,
+        pkt: TeInst,
+        addr: u64,
+        tail: &AddrTail,
+        irreport: bool,
+        irdepth: u64,
+    ) -> TeInst {
+        if self.reference() || !self.o.jump_target_cache || self.jtc.is_empty() {
+            return pkt;
+        }
+        let i = table_index(addr, self.p.cache_size_p);
+        let hit = self.jtc[i] == Some(addr);
+        self.jtc[i] = Some(addr);
+        if !hit
+            || tail.notify_flag(&self.p)
+            || tail.updiscon_flag()
+            || matches!(pkt, TeInst::BranchCount { .. })
+        {
+            return pkt;
+        }
+        let (branches, branch_map) = match pkt {
+            TeInst::Branch {
+                branches,
+                branch_map,
+                ..
+            } => (branches, branch_map),
+            _ => (0, 0),
+        };
+        let w = branch_map_width_f0s1(branches);
+        let msb = if branches == 0 {
+            false
+        } else {
+            (branch_map >> (w - 1)) & 1 != 0
+        };
+        let dw = self.p.irdepth_width();
+        let alt = TeInst::JumpTargetIndex {
+            index: i as u64,
+            branches,
+            branch_map,
+            irreport: irreport ^ msb,
+            irdepth: if irreport {
+                irdepth & mask(dw)
+            } else if msb {
+                mask(dw)
+            } else {
+                0
+            },
+        };
+        let len = |t: &TeInst| {
+            t.to_bits(&self.p, self.o)
+                .map(|b| {
+                    let mut out = [0u8; crate::codec::bits::MAX_PAYLOAD];
+                    b.compress(&mut out)
+                })
+                .unwrap_or(usize::MAX)
+        };
+        if len(&alt) <= len(&pkt) {
+            alt
+        } else {
+            pkt
+        }
+    }
+
+    /// Add the current branch to the branch map / predictor (`algo.png` "Update branch
+    /// map/predictor").
+    fn update_branch(&mut self, icurr: &Inst) {
+        let taken = icurr.itype() == Itype::TakenBranch;
+        self.curr_correct = true;
+        if !self.reference() && self.o.branch_prediction && !self.bpred.is_empty() {
+            let i = table_index(icurr.rec.iaddr, self.p.bpred_size_p);
+            let predicted = self.bpred[i] & 2 != 0;
+            self.bpred[i] = bpred_next(self.bpred[i], taken);
+            let correct = predicted == taken;
+            self.curr_correct = correct;
+            if self.count_mode {
+                if correct {
+                    self.pbc += 1;
+                } else {
+                    self.fail_now = true;
+                }
+                return;
+            }
+            if correct && self.all_correct {
+                self.pbc += 1;
+            } else {
+                self.all_correct = false;
+            }
+        }
+        self.branch_map |= (!taken as u32) << self.branches;
+        self.branches += 1;
+        if self.all_correct
+            && self.branches == 31
+            && self.pbc == 31
+            && !self.reference()
+            && self.o.branch_prediction
+        {
+            // All 31 predicted correctly: count instead of sending a map (format 0 subformat 0).
+            self.count_mode = true;
+            self.branches = 0;
+            self.branch_map = 0;
+        }
+    }
+
+    /// Fast path: an instruction that cannot cause a packet nor change the encoder's state
+    /// (algo.png takes no rectangle): a plain retired instruction or inferable jump that is not
+    /// a call, after a plain one, with no privilege or context change around it, no trap next
+    /// and the resync timer not due.
+    #[inline]
+    fn fast(&self, last: bool, r: bool) -> bool {
+        let iprev = &self.pipe[self.ip()];
+        let icurr = &self.pipe[self.ic()];
+        let inext = &self.pipe[self.head];
+        !last
+            && icurr.qualified
+            && iprev.qualified
+            && matches!(
+                icurr.itype(),
+                Itype::None | Itype::InferableJump | Itype::OtherInferableJump
+            )
+            && icurr.retired()
+            && !iprev.is_exception()
+            && !inext.is_exception()
+            && (if r {
+                !self.is_updiscon_itype(iprev)
+            } else {
+                !iprev.updiscon
+            })
+            && icurr.rec.priv_ == iprev.rec.priv_
+            && inext.rec.priv_ == icurr.rec.priv_
+            && icurr.rec.context == iprev.rec.context
+            && inext.rec.context == icurr.rec.context
+            && self.resync_count < self.resync_max
+            && self.pending_irreport.is_none()
+    }
+
+    #[inline]
+    fn ip(&self) -> usize {
+        (self.head + 1) % 3
+    }
+
+    #[inline]
+    fn ic(&self) -> usize {
+        (self.head + 2) % 3
+    }
+
+    /// One cycle of the algorithm for the current instruction (`encoder_model.py` `encode`,
+    /// `algo.png`). `last`: the next instruction is unqualified (end of trace, rvtrace preset).
+    fn encode(&mut self, last: bool) -> Result<(), String> {
+        let r = self.reference();
+        let (ip, ic) = (self.ip(), self.ic());
+        if self.fast(last, r) {
+            self.pipe[ic].updiscon = false;
+            self.pipe[ic].inferred_return = false;
+            self.last_updiscon_flag = false;
+            return Ok(());
+        }
+        let iprev = self.pipe[ip];
+        let icurr = self.pipe[ic];
+        let inext = self.pipe[self.head];
+        if !icurr.qualified {
+            return Ok(());
+        }
+        if icurr.is_branch() {
+            self.update_branch(&icurr);
+        }
+        // The current instruction's discontinuity status with the stack as it is now (a sync
+        // packet at this instruction would clear the stack; that is applied after the packet).
+        let prov = if r {
+            Resolved {
+                upd: self.is_updiscon_itype(&icurr),
+                ..Resolved::default()
+            }
+        } else {
+            self.resolve_updiscon(&icurr, &inext, false)
+        };
+        let curr_updiscon = prov.upd;
+        self.force_notify = prov.mispredict;
+        let stops_before = self.stops;
+        let prev_updiscon = if r {
+            self.is_updiscon_itype(&iprev)
+        } else {
+            iprev.updiscon
+        };
+        let next_exception = inext.is_exception();
+        let next_exc_only = inext.exc_only();
+        let prev_exception = iprev.is_exception();
+        let curr_exc_only = icurr.exc_only();
+        let curr_exception = icurr.is_exception();
+        let prev_reported = prev_exception && self.trap_reported;
+        self.trap_reported = false;
+        let first_qualified = !iprev.qualified;
+        // Precise context change (ctype 2; rvtrace also treats 3, "asynchronous discontinuity",
+        // this way), or a context change at an uninferable discontinuity.
+        let ctx_change = |a: &Inst, b: &Inst, upd: bool| {
+            a.rec.context != b.rec.context && (a.rec.ctype == 2 || (!r && a.rec.ctype == 3) || upd)
+        };
+        // A trap that retired nothing is not an instruction: it cannot be the start of a
+        // synchronisation (rvtrace preset; the reference encoder would report it with a format
+        // 3 subformat 0 as if it had retired).
+        let ppccd = (r || icurr.retired())
+            && (icurr.rec.priv_ != iprev.rec.priv_ || ctx_change(&icurr, &iprev, prev_updiscon));
+        let next_ppccd = inext.qualified
+            && (inext.rec.priv_ != icurr.rec.priv_ || ctx_change(&inext, &icurr, curr_updiscon));
+        let ppccd_br = (self.branches != 0 || self.count_mode) && next_ppccd;
+        let resync_now = self.resync_count == self.resync_max;
+        let updiscon = prev_updiscon
+            && (next_exception
+                || (if r {
+                    inext.rec.priv_ != icurr.rec.priv_
+                } else {
+                    next_ppccd
+                })
+                || resync_now);
+        let er_n = icurr.retired() && curr_exception;
+        let cci = icurr.rec.context != iprev.rec.context && icurr.rec.ctype == 1;
+        // rvtrace also reports the instruction before a resync when the return stack is not
+        // empty, so that the format 3 is reached at the right depth (see the README).
+        let resync_br = resync_now
+            && (self.branches != 0
+                || self.count_mode
+                || (!r && self.o.implicit_return && !self.stack.is_empty()));
+        let rpt_br =
+            (self.branches == 31 && !self.count_mode) || (self.count_mode && self.fail_now);
+        let resync_exceeded = self.resync_count > self.resync_max && (r || icurr.retired());
+        let max_count = self.count_mode && self.pbc - 31 == 0xffff_ffff;
+
+        'decide: {
+            if prev_exception {
+                if curr_exc_only {
+                    let rep = prev_updiscon || next_exception;
+                    self.trap(&icurr, false, &iprev, rep)?;
+                } else if prev_reported {
+                    self.start(&icurr)?;
+                } else {
+                    self.trap(&icurr, true, &iprev, false)?;
+                }
+                self.last_why = Why::Other;
+                break 'decide;
+            }
+            if !r && first_qualified && curr_exc_only {
+                // v2.0 sec:thaddr: an exception on the first traced instruction is reported
+                // with thaddr = 0 and address = EPC; the handler follows in a sync packet.
+                self.trap(&icurr, false, &icurr, true)?;
+                self.last_why = Why::Other;
+                break 'decide;
+            }
+            let defer_resync = !r && self.pending_irreport.is_some() && prev_updiscon;
+            if first_qualified || ppccd || (resync_exceeded && !defer_resync) {
+                self.start(&icurr)?;
+                self.last_why = Why::Other;
+                break 'decide;
+            }
+            if prev_updiscon {
+                if curr_exc_only {
+                    self.trap(&icurr, false, &icurr, true)?;
+                } else {
+                    self.address_packet(&icurr, Some(updiscon), false)?;
+                }
+                self.last_why = Why::PrevUpdiscon;
+                break 'decide;
+            }
+            if !r && last && curr_exc_only {
+                // Tracing ends at a trap that retired nothing: the previous packet reported the
+                // last retired instruction; report the trap (its handler is not traced).
+                self.trap(&icurr, false, &icurr, true)?;
+                self.last_why = Why::Other;
+                break 'decide;
+            }
+            if resync_br || er_n || (!r && max_count) {
+                // An ecall/ebreak is reported every time it runs, so it occurs at most once
+                // since the previous packet: no depth or cut needed to stop there.
+                if !er_n {
+                    self.emit_cut(&icurr)?;
+                }
+                self.address_packet(&icurr, None, !er_n)?;
+                self.last_why = Why::Other;
+                break 'decide;
+            }
+            if next_exc_only || ppccd_br || (!r && last) {
+                self.emit_cut(&icurr)?;
+                self.address_packet(&icurr, None, true)?;
+                self.last_why = Why::Other;
+                break 'decide;
+            }
+            if rpt_br {
+                if self.count_mode {
+                    let pkt = TeInst::BranchCount {
+                        branch_count: (self.pbc - 31) as u32,
+                        branch_fmt: 0,
+                        tail: None,
+                    };
+                    self.send(pkt)?;
+                } else {
+                    let pkt = TeInst::Branch {
+                        branches: 0,
+                        branch_map: self.branch_map,
+                        tail: None,
+                    };
+                    self.send(pkt)?;
+                }
+            }
+            if cci && !r {
+                let s = self.sync_fields(&icurr);
+                self.send(TeInst::Context {
+                    privilege: s.privilege,
+                    time: s.time,
+                    context: s.context,
+                })?;
+            }
+        }
+        self.last_updiscon_flag = updiscon;
+        if !r {
+            if let Some(d) = prov.mispredict {
+                // The decoder takes the first return at depth d whose predicted target is not
+                // the reported one (and with no branch after it) as the failed one; if an
+                // inferred return since the last packet fits that description, stop the decoder
+                // here first.
+                let target = inext.rec.iaddr & self.amask;
+                if self.stops == stops_before
+                    && self
+                        .rets_since_branch
+                        .iter()
+                        .any(|&(dd, t)| dd == d && t != target)
+                {
+                    self.address_packet(&icurr, None, false)?;
+                }
+            }
+            self.force_notify = None;
+            // After any sync packet (which reset the stack), the current instruction's own
+            // effects.
+            let res = self.resolve_updiscon(&icurr, &inext, true);
+            self.pipe[ic].updiscon = res.upd;
+            self.pipe[ic].inferred_return = res.inferred_return;
+        }
+        self.force_notify = None;
+        Ok(())
+    }
+
+    /// Whether the current instruction is an uninferable discontinuity for the decoder (rvtrace
+    /// preset), and whether it is a return inferred from the stack. With `apply`, also apply its
+    /// effects on the return address stack (`decoder.adoc` `next_pc` order: sequentially
+    /// inferable jump, implicit return, uninferable; then push for calls).
+    fn resolve_updiscon(&mut self, icurr: &Inst, inext: &Inst, apply: bool) -> Resolved {
+        if !icurr.retired() {
+            return Resolved::default();
+        }
+        let it = icurr.itype();
+        let uninferable = matches!(
+            it,
+            Itype::UninferableJump3
+                | Itype::UninferableCall
+                | Itype::UninferableJump
+                | Itype::CoroutineSwap
+                | Itype::Return
+                | Itype::OtherUninferableJump
+        );
+        let mut upd = false;
+        let mut inferred_return = false;
+        let mut mispredict = None;
+        if uninferable {
+            let iprev = &self.pipe[self.ip()];
+            let sij = self.o.sijump
+                && icurr.rec.sijump
+                && iprev.qualified
+                && iprev.retired()
+                && !iprev.is_exception()
+                && iprev.rec.next_iaddr() == icurr.rec.iaddr;
+            if sij {
+                upd = false;
+            } else if it == Itype::Return && self.o.implicit_return && !self.stack.is_empty() {
+                let target = inext.rec.iaddr & self.amask;
+                let top = *self.stack.last().unwrap_or(&0);
+                let depth = self.stack.len() as u64;
+                if top == target || !inext.qualified {
+                    inferred_return = true;
+                } else {
+                    upd = true;
+                    mispredict = Some(depth);
+                }
+                if apply {
+                    if inferred_return {
+                        self.rets_since_branch.push((depth, top));
+                    } else {
+                        self.pending_irreport = Some(depth);
+                    }
+                    self.stack.pop();
+                }
+            } else {
+                upd = true;
+            }
+        } else if it == Itype::TrapReturn {
+            upd = true;
+        }
+        if apply {
+            match it {
+                Itype::UninferableCall | Itype::InferableCall => {
+                    if self.o.implicit_return && self.stack_max > 0 {
+                        if self.stack.len() >= self.stack_max {
+                            self.stack.remove(0);
+                        }
+                        self.stack.push(icurr.rec.next_iaddr() & self.amask);
+                        if self.ret_since_branch && !self.count_mode {
+                            self.cut = Some(icurr.rec.iaddr & self.amask);
+                        }
+                    }
+                    self.ret_since_call = false;
+                    self.callret_since_branch = true;
+                }
+                Itype::Return => {
+                    self.ret_since_call = true;
+                    self.branch_since_ret = false;
+                    self.callret_since_branch = true;
+                    if inferred_return {
+                        self.ret_since_branch = true;
+                    }
+                }
+                Itype::TakenBranch | Itype::NonTakenBranch => {
+                    self.branch_since_ret = true;
+                    self.rets_since_branch.clear();
+                    self.ret_since_branch = false;
+                    self.callret_since_branch = false;
+                    self.cut = None;
+                }
+                _ => {}
+            }
+        }
+        Resolved {
+            upd,
+            inferred_return,
+            mispredict,
+        }
+    }
+}
+
+/// Frames packets onto a byte stream (`te_inst_raw` or `etrace-encap`), counting sizes.
+pub struct FrameWriter<W: std::io::Write> {
+    w: W,
+    params: Params,
+    options: IOptions,
+    encap: crate::codec::EncapConfig,
+    flow: u8,
+    /// Bytes written (headers included).
+    pub bytes: u64,
+    /// Payload bytes written (the `te_inst` payloads, without encapsulation).
+    pub payload_bytes: u64,
+    /// Packets written.
+    pub packets: u64,
+}
+
+impl<W: std::io::Write> FrameWriter<W> {
+    /// A writer of packets laid out per `cfg` to `w`.
+    pub fn new(w: W, cfg: &TraceConfig) -> Self {
+        let (encap, flow) = match cfg.framing {
+            crate::config::Framing::Raw => (
+                crate::codec::EncapConfig::TE_INST_RAW,
+                crate::codec::encap::RAW_TE_INST,
+            ),
+            crate::config::Framing::Encap(e) => (e, 0),
+        };
+        FrameWriter {
+            w,
+            params: cfg.params,
+            options: cfg.options,
+            encap,
+            flow,
+            bytes: 0,
+            payload_bytes: 0,
+            packets: 0,
+        }
+    }
+
+    /// The inner writer.
+    pub fn into_inner(self) -> W {
+        self.w
+    }
+}
+
+impl<W: std::io::Write> PacketSink for FrameWriter<W> {
+    fn packet(&mut self, p: &TeInst) -> Result<(), String> {
+        if let TeInst::Support(s) = p {
+            self.options = IOptions::from_bits(s.ioptions);
+        }
+        let mut payload = [0u8; crate::codec::bits::MAX_PAYLOAD];
+        let n = p
+            .encode(&self.params, self.options, &mut payload)
+            .map_err(|e| format!("{}: {e}", p.fields(&self.params)))?;
+        let mut out = [0u8; crate::codec::encap::MAX_PACKET];
+        let fields = crate::codec::FrameFields {
+            flow: self.flow,
+            ptype: self.encap.te_inst_type,
+            ..Default::default()
+        };
+        let len = crate::codec::write_frame(&payload[..n], &fields, &self.encap, &mut out)
+            .map_err(|e| format!("{}: {e}", p.fields(&self.params)))?;
+        self.w.write_all(&out[..len]).map_err(|e| e.to_string())?;
+        self.bytes += len as u64;
+        self.payload_bytes += n as u64;
+        self.packets += 1;
+        Ok(())
+    }
+}

@@ -1,0 +1,142 @@
+//! Garbage, truncated and bit-flipped traces never panic or hang the codec or the decoder:
+//! errors are reported (as `Loss` elements) and decoding resumes.
+
+use rvtrace_etrace::code::Code;
+use rvtrace_etrace::codec::{EncapConfig, Item, PacketReader};
+use rvtrace_etrace::config::{ConfigInputs, TraceConfig};
+use rvtrace_etrace::decoder::{decode_stream, Decoder, Limits};
+use rvtrace_etrace::encoder::{Encoder, FrameWriter};
+use rvtrace_etrace::{IOptions, Params};
+use rvtrace_flow::FlowElement;
+use rvtrace_isa::IsaConfig;
+use rvtrace_testkit::{run_program, test_programs};
+
+/// A small deterministic generator (xorshift64*).
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+}
+
+#[test]
+fn corrupted_traces_decode_without_panicking() {
+    let elf = test_programs()
+        .into_iter()
+        .find(|p| p.ends_with("recurse-rv64gc.elf"))
+        .unwrap();
+    let run = run_program(&elf, "elf/recurse-rv64gc.elf", 4);
+    let code = Code::new(&run.image, IsaConfig::rv64());
+    let mut rng = Rng(0x1234_5678_9abc_def1);
+    let sets = [
+        ConfigInputs::default(),
+        ConfigInputs {
+            implicit_return: true,
+            return_stack: Some(8),
+            branch_prediction: Some(64),
+            jump_target_cache: Some(16),
+            implicit_exception: true,
+            sijump: true,
+            ..ConfigInputs::default()
+        },
+    ];
+    for inputs in sets {
+        let cfg = TraceConfig::build(&ConfigInputs {
+            xlen_bits: 64,
+            ..inputs
+        })
+        .unwrap();
+        let mut enc = Encoder::new(&cfg, FrameWriter::new(Vec::new(), &cfg)).unwrap();
+        for r in &run.records {
+            enc.push(r).unwrap();
+        }
+        let good = enc.finish().unwrap().into_inner();
+        for trial in 0..300 {
+            let mut bad = good.clone();
+            match trial % 4 {
+                // Flip a few bits.
+                0 => {
+                    for _ in 0..1 + rng.next() % 4 {
+                        let i = (rng.next() % bad.len() as u64) as usize;
+                        bad[i] ^= 1 << (rng.next() % 8);
+                    }
+                }
+                // Truncate.
+                1 => bad.truncate((rng.next() % bad.len() as u64) as usize),
+                // Start in the middle.
+                2 => {
+                    let i = (rng.next() % bad.len() as u64) as usize;
+                    bad.drain(..i);
+                }
+                // Overwrite a run with garbage.
+                _ => {
+                    let i = (rng.next() % bad.len() as u64) as usize;
+                    for b in bad.iter_mut().skip(i).take(16) {
+                        *b = rng.next() as u8;
+                    }
+                }
+            }
+            let mut dec = Decoder::new(&code, &run.image, cfg.params, cfg.options);
+            dec.limits = Limits {
+                max_jumps_per_packet: 1 << 16,
+                max_insns_per_packet: 1 << 24,
+            };
+            let mut n = 0u64;
+            let mut sink = |e: &FlowElement| {
+                if let FlowElement::Range { count, .. } = e {
+                    n += count;
+                }
+            };
+            decode_stream(&bad, EncapConfig::PLAIN, false, &mut dec, &mut sink);
+        }
+    }
+}
+
+#[test]
+fn random_bytes_parse_and_decode_without_panicking() {
+    let elf = test_programs()
+        .into_iter()
+        .find(|p| p.ends_with("loops-rv32imac.elf"))
+        .unwrap();
+    let mut image = rvtrace_image::Image::new();
+    image.load_file(&elf).unwrap();
+    let code = Code::new(&image, IsaConfig::rv32());
+    let mut rng = Rng(99);
+    for trial in 0..200 {
+        let len = (rng.next() % 2000) as usize;
+        let data: Vec<u8> = (0..len).map(|_| rng.next() as u8).collect();
+        let mut p = Params::rvtrace(32);
+        p.call_counter_size_p = (trial % 3) as u8 * 4;
+        p.cache_size_p = (trial % 2) as u8 * 3;
+        p.bpred_size_p = (trial % 2) as u8 * 5;
+        let o = IOptions::from_bits(rng.next());
+        for raw in [false, true] {
+            for item in PacketReader::new(&data, EncapConfig::PLAIN, raw, p, o) {
+                let _ = item;
+            }
+        }
+        let mut dec = Decoder::new(&code, &image, p, o);
+        dec.limits = Limits {
+            max_jumps_per_packet: 1 << 16,
+            max_insns_per_packet: 1 << 24,
+        };
+        let mut sink = |_: &FlowElement| {};
+        decode_stream(
+            &data,
+            EncapConfig::PLAIN,
+            trial % 2 == 0,
+            &mut dec,
+            &mut sink,
+        );
+        let items = PacketReader::new(&data, EncapConfig::TE_INST_RAW, true, p, o);
+        for (_, it) in items {
+            if let Item::Packet(pkt) = it {
+                let _ = pkt.fields(&p).to_string();
+                let _ = pkt.csv(&p).to_string();
+            }
+        }
+    }
+}

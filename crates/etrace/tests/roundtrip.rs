@@ -1,0 +1,191 @@
+//! `decode(encode(run))` equals the retired-PC list of every test program, for every option set
+//! (rvtrace preset). Prints the compression of each option set (bits of payload per instruction).
+
+use rvtrace_etrace::code::Code;
+use rvtrace_etrace::codec::EncapConfig;
+use rvtrace_etrace::config::{ConfigInputs, TraceConfig};
+use rvtrace_etrace::decoder::{decode_stream, Decoder};
+use rvtrace_etrace::encoder::{Encoder, FrameWriter};
+use rvtrace_flow::{FlowElement, FlowSink, PcWriter};
+use rvtrace_isa::IsaConfig;
+use rvtrace_testkit::{assert_pcs_eq, parse_pcs, run_program, test_programs};
+
+/// The judged option sets (and their flags).
+fn option_sets() -> Vec<(&'static str, ConfigInputs)> {
+    let d = ConfigInputs::default();
+    vec![
+        ("default", d.clone()),
+        (
+            "--full-address",
+            ConfigInputs {
+                full_address: true,
+                ..d.clone()
+            },
+        ),
+        (
+            "--implicit-return",
+            ConfigInputs {
+                implicit_return: true,
+                ..d.clone()
+            },
+        ),
+        (
+            "--implicit-return --return-stack 8",
+            ConfigInputs {
+                implicit_return: true,
+                return_stack: Some(8),
+                ..d.clone()
+            },
+        ),
+        (
+            "--sijump",
+            ConfigInputs {
+                sijump: true,
+                ..d.clone()
+            },
+        ),
+        (
+            "--implicit-exception",
+            ConfigInputs {
+                implicit_exception: true,
+                ..d.clone()
+            },
+        ),
+        (
+            "--branch-prediction 64",
+            ConfigInputs {
+                branch_prediction: Some(64),
+                ..d.clone()
+            },
+        ),
+        (
+            "--jump-target-cache 16",
+            ConfigInputs {
+                jump_target_cache: Some(16),
+                ..d.clone()
+            },
+        ),
+        (
+            "--resync 256 --timestamps",
+            ConfigInputs {
+                resync: Some(256),
+                timestamps: true,
+                ..d.clone()
+            },
+        ),
+        (
+            "--sijump --implicit-return --return-stack 16 --implicit-exception",
+            ConfigInputs {
+                sijump: true,
+                implicit_return: true,
+                return_stack: Some(16),
+                implicit_exception: true,
+                ..d.clone()
+            },
+        ),
+        (
+            "--resync 16 --implicit-return --return-stack 8 --sijump",
+            ConfigInputs {
+                resync: Some(16),
+                implicit_return: true,
+                return_stack: Some(8),
+                sijump: true,
+                ..d.clone()
+            },
+        ),
+        (
+            "--resync 32 --branch-prediction 16 --jump-target-cache 4 --full-address",
+            ConfigInputs {
+                resync: Some(32),
+                branch_prediction: Some(16),
+                jump_target_cache: Some(4),
+                full_address: true,
+                ..d.clone()
+            },
+        ),
+        (
+            "--branch-prediction 64 --jump-target-cache 16 --implicit-return",
+            ConfigInputs {
+                branch_prediction: Some(64),
+                jump_target_cache: Some(16),
+                implicit_return: true,
+                ..d.clone()
+            },
+        ),
+    ]
+}
+
+fn round_trip(width: u8, sets: &[(&'static str, ConfigInputs)]) -> Vec<(u64, u64)> {
+    let mut totals = vec![(0u64, 0u64); sets.len()];
+    for elf in test_programs() {
+        let name = elf.file_name().unwrap().to_str().unwrap().to_string();
+        let run = run_program(&elf, &format!("elf/{name}"), width);
+        let xlen = run.image.files()[0].xlen;
+        let code = Code::new(
+            &run.image,
+            IsaConfig {
+                xlen,
+                zcmp: false,
+                zcmt: false,
+            },
+        );
+        for (k, (label, inputs)) in sets.iter().enumerate() {
+            let inputs = ConfigInputs {
+                xlen_bits: xlen.bits() as u8,
+                itype_width: Some(width),
+                ..inputs.clone()
+            };
+            let cfg = TraceConfig::build(&inputs).unwrap();
+            let mut enc = Encoder::new(&cfg, FrameWriter::new(Vec::new(), &cfg)).unwrap();
+            for r in &run.records {
+                enc.push(r).unwrap();
+            }
+            let w = enc.finish().unwrap();
+            totals[k].0 += w.payload_bytes * 8;
+            totals[k].1 += run.records.len() as u64;
+            let bytes = w.into_inner();
+            let mut dec = Decoder::new(&code, &run.image, cfg.params, cfg.options);
+            let mut pcw = PcWriter::new(&run.image, Vec::new());
+            let mut losses = Vec::new();
+            let mut sink = |e: &FlowElement| {
+                if let FlowElement::Loss { .. } = e {
+                    losses.push(e.clone());
+                }
+                pcw.element(e);
+            };
+            decode_stream(&bytes, EncapConfig::PLAIN, false, &mut dec, &mut sink);
+            let got = parse_pcs(&pcw.finish().unwrap());
+            let what = format!("{name} itype{width} {label}");
+            assert!(losses.is_empty(), "{what}: {losses:?}");
+            assert_pcs_eq(&what, "decoded", &got, "run", &run.pcs);
+        }
+    }
+    totals
+}
+
+fn report(width: u8, sets: &[(&'static str, ConfigInputs)], totals: &[(u64, u64)]) {
+    for ((label, _), (bits, insns)) in sets.iter().zip(totals) {
+        eprintln!(
+            "itype{width} {label:<66} {:.3} bits/instr",
+            *bits as f64 / *insns as f64
+        );
+    }
+}
+
+#[test]
+fn every_option_set_round_trips_itype4() {
+    let sets = option_sets();
+    let totals = round_trip(4, &sets);
+    report(4, &sets, &totals);
+}
+
+#[test]
+fn option_sets_round_trip_itype3() {
+    // 3-bit itype cannot tell calls and returns apart: no implicit return.
+    let sets: Vec<_> = option_sets()
+        .into_iter()
+        .filter(|(_, i)| !i.implicit_return)
+        .collect();
+    let totals = round_trip(3, &sets);
+    report(3, &sets, &totals);
+}
