@@ -385,6 +385,7 @@ pub fn decode(a: &DecodeArgs) -> Result<ExitCode, String> {
     };
     let code = Code::new(&image, isa);
     let mut dec = Decoder::new(&code, &image, cfg.params, cfg.options);
+    dec.keep_stack_across_syncs = cfg.preset == Preset::Reference;
     let mut pcs = match &a.pcs {
         Some(p) => Some(PcWriter::new(&image, BufWriter::new(create(p)?))),
         None => None,

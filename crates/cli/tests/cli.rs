@@ -1,25 +1,8 @@
 //! The `rvtrace` command line: bad input gets one clear line and a non-zero exit; options work.
 
 use rvtrace_testkit::minimal_elf;
-use std::path::PathBuf;
-use std::process::{Command, Output};
-
-fn rvtrace(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_rvtrace"))
-        .args(args)
-        .output()
-        .expect("run rvtrace")
-}
-
-fn tmpdir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("rvtrace-cli-{}-{name}", std::process::id()));
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
+mod common;
+use common::{rvtrace, stderr, tmpdir};
 
 /// Instructions, little-endian.
 fn code(words: &[u32]) -> Vec<u8> {

@@ -1,21 +1,9 @@
 //! `rvtrace dump|encode|decode etrace` on the E-Trace conformance vectors.
 
 use rvtrace_testkit::{conformance_dir, parse_pcs, read_vector};
-use std::path::PathBuf;
-use std::process::{Command, Output};
 
-fn rvtrace(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_rvtrace"))
-        .args(args)
-        .output()
-        .expect("run rvtrace")
-}
-
-fn tmpdir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("rvtrace-etrace-{}-{name}", std::process::id()));
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
+mod common;
+use common::{rvtrace, tmpdir};
 
 /// A vector file as a path, decompressed into `tmp` when it is stored as `.gz`.
 fn vector_file(dir: &std::path::Path, rel: &str, tmp: &std::path::Path) -> String {

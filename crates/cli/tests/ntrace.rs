@@ -1,20 +1,8 @@
 //! `rvtrace dump|encode|decode ntrace` end to end.
 
 use std::path::PathBuf;
-use std::process::{Command, Output};
-
-fn rvtrace(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_rvtrace"))
-        .args(args)
-        .output()
-        .expect("run rvtrace")
-}
-
-fn tmpdir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("rvtrace-ntrace-{}-{name}", std::process::id()));
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
+mod common;
+use common::{rvtrace, tmpdir};
 
 /// N-Trace 3.5 Table 6, dumped field by field as the table shows it.
 #[test]

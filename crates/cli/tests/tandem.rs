@@ -3,28 +3,8 @@
 use rvtrace_tandem::codec::{reg, Params, Reader, Record};
 use rvtrace_tandem::Meta;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-
-fn rvtrace(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_rvtrace"))
-        .args(args)
-        .output()
-        .expect("run rvtrace")
-}
-
-fn tmpdir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("rvtrace-tandem-{}-{name}", std::process::id()));
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
-
-fn out(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn err(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
+mod common;
+use common::{rvtrace, stderr, stdout, tmpdir};
 
 fn program(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../../programs/elf/{name}.elf"))
@@ -41,14 +21,14 @@ fn run_then_check_rv64_and_rv32() {
         let elf = program(name);
         let trace = d.join(format!("{name}.tt"));
         let o = rvtrace(&["run", s(&elf), "--tandem", s(&trace)]);
-        assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
         let meta = std::fs::read_to_string(d.join(format!("{name}.tt.meta"))).unwrap();
         let xlen = if name.contains("rv32") { 32 } else { 64 };
         assert!(meta.contains(&format!("xlen = {xlen}\n")), "{meta}");
         assert!(meta.contains("absent = \n"), "{meta}");
         let o = rvtrace(&["tandem", "check", s(&trace), "--elf", s(&elf)]);
-        assert_eq!(o.status.code(), Some(0), "{}{}", out(&o), err(&o));
-        assert!(out(&o).contains(" 0 mismatches"), "{}", out(&o));
+        assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+        assert!(stdout(&o).contains(" 0 mismatches"), "{}", stdout(&o));
     }
 }
 
@@ -58,7 +38,7 @@ fn a_corrupted_register_write_is_reported_at_its_group() {
     let elf = program("switch-rv32imac");
     let trace = d.join("t.tt");
     let o = rvtrace(&["run", s(&elf), "--tandem", s(&trace)]);
-    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let mut bytes = std::fs::read(&trace).unwrap();
     // Find the 2000th integer register write, counting groups from 1.
     let p = Params::RV32;
@@ -82,8 +62,8 @@ fn a_corrupted_register_write_is_reported_at_its_group() {
     bytes[off as usize + 3] ^= 0x01;
     std::fs::write(&trace, &bytes).unwrap();
     let o = rvtrace(&["tandem", "check", s(&trace), "--elf", s(&elf)]);
-    assert_eq!(o.status.code(), Some(1), "{}{}", out(&o), err(&o));
-    let text = out(&o);
+    assert_eq!(o.status.code(), Some(1), "{}{}", stdout(&o), stderr(&o));
+    let text = stdout(&o);
     assert!(
         text.starts_with(&format!("mismatch in group {group} ")),
         "{text}"
@@ -109,7 +89,7 @@ fn partial_trace_options_and_sidecar() {
         "--tandem-omit",
         "eaddr,csr",
     ]);
-    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let meta = Meta::read(
         &trace,
         &Meta {
@@ -121,7 +101,7 @@ fn partial_trace_options_and_sidecar() {
     .unwrap();
     assert_eq!(meta.absent.to_string(), "csr,eaddr");
     let o = rvtrace(&["tandem", "check", s(&trace), "--elf", s(&elf)]);
-    assert_eq!(o.status.code(), Some(0), "{}{}", out(&o), err(&o));
+    assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
     let o = rvtrace(&[
         "run",
         s(&elf),
@@ -131,7 +111,11 @@ fn partial_trace_options_and_sidecar() {
         "bogus",
     ]);
     assert_eq!(o.status.code(), Some(125));
-    assert!(err(&o).contains("unknown trace element"), "{}", err(&o));
+    assert!(
+        stderr(&o).contains("unknown trace element"),
+        "{}",
+        stderr(&o)
+    );
 }
 
 #[test]
@@ -140,10 +124,10 @@ fn dump_prints_groups_and_where_malformed_bytes_start() {
     let elf = program("traps-rv64gc");
     let trace = d.join("d.tt");
     let o = rvtrace(&["run", s(&elf), "--tandem", s(&trace)]);
-    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let o = rvtrace(&["tandem", "dump", s(&trace)]);
-    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
-    let text = out(&o);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let text = stdout(&o);
     assert!(
         text.contains("group 1 @0: state initialization"),
         "{}",
@@ -158,11 +142,15 @@ fn dump_prints_groups_and_where_malformed_bytes_start() {
     let o = rvtrace(&["tandem", "dump", s(&cut), "--xlen", "64"]);
     assert_eq!(o.status.code(), Some(125));
     assert!(
-        err(&o).contains("malformed trace at byte offset"),
+        stderr(&o).contains("malformed trace at byte offset"),
         "{}",
-        err(&o)
+        stderr(&o)
     );
-    assert!(out(&o).contains("error: bytes from offset"), "{}", out(&o));
+    assert!(
+        stdout(&o).contains("error: bytes from offset"),
+        "{}",
+        stdout(&o)
+    );
     let bad = d.join("bad.tt");
     let mut b = bytes.clone();
     b.extend([0x01, 0x03, 0x13, 0x00]);
@@ -170,9 +158,9 @@ fn dump_prints_groups_and_where_malformed_bytes_start() {
     let o = rvtrace(&["tandem", "check", s(&bad), "--elf", s(&elf), "--xlen", "64"]);
     assert_eq!(o.status.code(), Some(125));
     assert!(
-        err(&o).contains(&format!("byte offset {}", bytes.len() + 2)),
+        stderr(&o).contains(&format!("byte offset {}", bytes.len() + 2)),
         "{}",
-        err(&o)
+        stderr(&o)
     );
-    assert!(err(&o).contains("unknown opcode 19"), "{}", err(&o));
+    assert!(stderr(&o).contains("unknown opcode 19"), "{}", stderr(&o));
 }

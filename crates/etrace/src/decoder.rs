@@ -283,6 +283,10 @@ pub struct Decoder<'a> {
     options: IOptions,
     /// Resource limits.
     pub limits: Limits,
+    /// Keep the return address stack across synchronisation packets (the reference flow's
+    /// encoder in implicit return mode never reports a return, even after a resync; see the
+    /// crate README). Off by default (`decoder.adoc` empties it at every sync).
+    pub keep_stack_across_syncs: bool,
     amask: u64,
     // decoder.adoc globals.
     pc: u64,
@@ -352,6 +356,7 @@ impl<'a> Decoder<'a> {
             params,
             options,
             limits: Limits::default(),
+            keep_stack_across_syncs: false,
             amask: mask(params.iaddress_width_p as u32),
             pc: 0,
             last_pc: 0,
@@ -801,7 +806,9 @@ impl<'a> Decoder<'a> {
         }
         self.start_of_trace = false;
         self.ended = false;
-        self.return_stack.clear();
+        if !self.keep_stack_across_syncs {
+            self.return_stack.clear();
+        }
         // Synchronisation resets the predictor and the jump target cache (branchTrace.adoc).
         self.bpred.iter_mut().for_each(|b| *b = BPRED_INIT);
         self.jtc.iter_mut().for_each(|c| *c = None);

@@ -189,3 +189,53 @@ fn option_sets_round_trip_itype3() {
     let totals = round_trip(3, &sets);
     report(3, &sets, &totals);
 }
+
+/// The reference encoder's implicit return mode (`--preset reference` with
+/// `implicit-return=true`) never reports returns; rvtrace's decoder follows such traces with its
+/// return stack kept across synchronisation packets, for programs whose returns go back to their
+/// call sites.
+#[test]
+fn reference_preset_implicit_return_traces_decode() {
+    use rvtrace_etrace::config::Preset;
+    for name in [
+        "recurse-rv64gc",
+        "fnptr-rv32imac",
+        "loops-rv64gc",
+        "heap-rv64gc",
+        "stdio-rv32imac",
+    ] {
+        let elf = test_programs()
+            .into_iter()
+            .find(|p| p.ends_with(format!("{name}.elf")))
+            .unwrap();
+        let run = run_program(&elf, &format!("elf/{name}.elf"), 4);
+        let xlen = run.image.files()[0].xlen;
+        let code = Code::new(
+            &run.image,
+            IsaConfig {
+                xlen,
+                zcmp: false,
+                zcmt: false,
+            },
+        );
+        let cfg = TraceConfig::build(&ConfigInputs {
+            preset: Preset::Reference,
+            xlen_bits: xlen.bits() as u8,
+            ucf: Some("[codec]\nimplicit-return=true\nresync-max=0\n".into()),
+            ..ConfigInputs::default()
+        })
+        .unwrap();
+        let mut enc = Encoder::new(&cfg, FrameWriter::new(Vec::new(), &cfg)).unwrap();
+        for r in &run.records {
+            enc.push(r).unwrap();
+        }
+        let bytes = enc.finish().unwrap().into_inner();
+        let mut dec = Decoder::new(&code, &run.image, cfg.params, cfg.options);
+        dec.keep_stack_across_syncs = true;
+        let mut pcw = PcWriter::new(&run.image, Vec::new());
+        decode_stream(&bytes, EncapConfig::TE_INST_RAW, true, &mut dec, &mut pcw);
+        assert_eq!(dec.stats.errors, 0, "{name}");
+        let got = parse_pcs(&pcw.finish().unwrap());
+        assert_pcs_eq(name, "decoded", &got, "run", &run.pcs);
+    }
+}

@@ -192,17 +192,21 @@ impl<'a, W: Write> PcWriter<'a, W> {
 impl<W: Write> FlowSink for PcWriter<'_, W> {
     fn element(&mut self, e: &FlowElement) {
         if let FlowElement::Range { start, count, .. } = *e {
-            let image = self.image;
-            let mut pcs = Vec::new();
-            let walked = for_each_pc(image, start, count, |pc| pcs.push(pc));
-            for pc in pcs {
+            let mut pc = start;
+            for k in 0..count {
                 self.push(pc);
-            }
-            if let Err(pc) = walked {
-                self.err.get_or_insert(io::Error::new(
-                    io::ErrorKind::InvalidData,
-                    format!("instruction range runs into unmapped memory at {pc:#x}"),
-                ));
+                if k + 1 < count {
+                    match insn_len_at(self.image, pc) {
+                        Some(n) => pc = pc.wrapping_add(n),
+                        None => {
+                            self.err.get_or_insert(io::Error::new(
+                                io::ErrorKind::InvalidData,
+                                format!("instruction range runs into unmapped memory at {pc:#x}"),
+                            ));
+                            return;
+                        }
+                    }
+                }
             }
         }
     }

@@ -93,6 +93,8 @@ pub mod mstatus {
     pub const SXL: u64 = 3 << 34;
     pub const GVA: u64 = 1 << 38;
     pub const MPV: u64 = 1 << 39;
+    /// The `mstatus` bits `sstatus` shows (privileged ISA, "Supervisor Status Register"), SD aside.
+    pub const SSTATUS_BITS: u64 = SIE | SPIE | UBE | SPP | VS | FS | XS | SUM | MXR | UXL;
 }
 
 /// Interrupt bits of `mip`/`mie` (privileged ISA, "Machine Interrupt Registers").

@@ -102,16 +102,7 @@ impl Hart {
             num::MHPMCOUNTER3..=num::MHPMCOUNTER31 => 0,
             num::MHPMCOUNTER3H..=num::MHPMCOUNTER31H if rv32 => 0,
             num::SSTATUS if self.ext.s => {
-                let mask = mstatus::SIE
-                    | mstatus::SPIE
-                    | mstatus::UBE
-                    | mstatus::SPP
-                    | mstatus::VS
-                    | mstatus::FS
-                    | mstatus::XS
-                    | mstatus::SUM
-                    | mstatus::MXR
-                    | mstatus::UXL;
+                let mask = mstatus::SSTATUS_BITS;
                 let m = c.mstatus_read(self.xlen);
                 let sd = if rv32 { 1 << 31 } else { 1 << 63 };
                 m & (mask | sd)

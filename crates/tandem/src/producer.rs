@@ -27,18 +27,8 @@ use rvtrace_sim::fpu::{self, Rm};
 use rvtrace_sim::{Hart, MemAccess, MemKind, Observer, Retired, TrapInfo};
 use std::io::Write;
 
-/// Bits of `mstatus` that `sstatus` shows (privileged ISA, "Supervisor Status Register"), as
-/// the hart model reads them (without SD).
-const SSTATUS_BITS: u64 = mstatus::SIE
-    | mstatus::SPIE
-    | mstatus::UBE
-    | mstatus::SPP
-    | mstatus::VS
-    | mstatus::FS
-    | mstatus::XS
-    | mstatus::SUM
-    | mstatus::MXR
-    | mstatus::UXL;
+/// Bits of `mstatus` that `sstatus` shows (without SD).
+const SSTATUS_BITS: u64 = mstatus::SSTATUS_BITS;
 
 /// Producer options.
 #[derive(Clone, Copy, Debug)]

@@ -1,0 +1,71 @@
+//! E-Trace decoder: any bytes, decoded against a small program with every option, must never
+//! panic or run away (the decoder's limits bound the work per packet).
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use rvtrace_etrace::code::Code;
+use rvtrace_etrace::codec::EncapConfig;
+use rvtrace_etrace::decoder::{decode_stream, Decoder, Limits};
+use rvtrace_etrace::{IOptions, Params};
+use rvtrace_flow::FlowElement;
+use rvtrace_image::Image;
+use rvtrace_isa::IsaConfig;
+
+/// A loop with a branch, a call, a return and an indirect jump, as a minimal ELF64 at
+/// 0x80000000 (one RWX segment).
+fn image() -> Image {
+    let words: [u32; 8] = [
+        0x0000_0297, // auipc t0, 0
+        0x0015_0513, // addi a0, a0, 1
+        0x00b5_0463, // beq a0, a1, +8
+        0x0080_00ef, // jal ra, +8
+        0xff5f_f06f, // jal x0, -12
+        0x0000_8067, // jalr x0, 0(ra)
+        0x0082_8067, // jalr x0, 8(t0)
+        0x0000_0013, // nop
+    ];
+    let code: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+    let mut e = Vec::new();
+    e.extend_from_slice(&[0x7f, b'E', b'L', b'F', 2, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
+    e.extend_from_slice(&2u16.to_le_bytes());
+    e.extend_from_slice(&243u16.to_le_bytes());
+    e.extend_from_slice(&1u32.to_le_bytes());
+    e.extend_from_slice(&0x8000_0000u64.to_le_bytes());
+    e.extend_from_slice(&64u64.to_le_bytes());
+    e.extend_from_slice(&0u64.to_le_bytes());
+    e.extend_from_slice(&1u32.to_le_bytes());
+    for v in [64u16, 56, 1, 0, 0, 0] {
+        e.extend_from_slice(&v.to_le_bytes());
+    }
+    e.extend_from_slice(&1u32.to_le_bytes());
+    e.extend_from_slice(&7u32.to_le_bytes());
+    let len = code.len() as u64;
+    for v in [120u64, 0x8000_0000, 0x8000_0000, len, len, 4] {
+        e.extend_from_slice(&v.to_le_bytes());
+    }
+    e.extend_from_slice(&code);
+    let mut img = Image::new();
+    img.load_bytes("fuzz.elf", &e).expect("valid ELF");
+    img
+}
+
+fuzz_target!(|data: &[u8]| {
+    if data.is_empty() {
+        return;
+    }
+    let img = image();
+    let code = Code::new(&img, IsaConfig::rv64());
+    let mut p = Params::rvtrace(64);
+    p.return_stack_size_p = 2;
+    p.cache_size_p = 2;
+    p.bpred_size_p = 2;
+    p.f0s_width_p = 1;
+    let o = IOptions::from_bits(data[0] as u64);
+    let mut dec = Decoder::new(&code, &img, p, o);
+    dec.limits = Limits {
+        max_jumps_per_packet: 1 << 12,
+        max_insns_per_packet: 1 << 16,
+    };
+    let mut sink = |_: &FlowElement| {};
+    decode_stream(&data[1..], EncapConfig::PLAIN, data[0] & 0x80 != 0, &mut dec, &mut sink);
+});
