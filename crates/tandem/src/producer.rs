@@ -12,18 +12,16 @@
 //! load comes first as state initialization groups (chapter 3: "primarily intended for use
 //! during program loading").
 //!
-//! Some effects reach no observer hook (trap entry, `mret`/`sret`, `mstatus.FS` becoming dirty,
-//! accrued FP flags): the producer keeps the few registers they touch and applies the same
-//! rules as the hart model (privileged ISA, "Trap delegation registers"; the `fflags` of an FP
-//! operation are recomputed with the model's own soft-float functions).
+//! Some effects reach no observer hook (trap entry, `mret`/`sret`): the producer keeps the few
+//! registers they touch and applies the same rules as the hart model (privileged ISA, "Trap
+//! delegation registers"). Accrued FP flags and `mstatus.FS` becoming dirty arrive as CSR writes.
 
 use crate::codec::{encode_record, mem_op, reg, AddlState, Params, Record};
 use crate::meta::Elements;
 use rvtrace_image::Image;
 use rvtrace_isa::Xlen;
 use rvtrace_sim::csr::{irq, mstatus, num};
-use rvtrace_sim::decode::{decode, Extensions, Insn, Op};
-use rvtrace_sim::fpu::{self, Rm};
+use rvtrace_sim::decode::Extensions;
 use rvtrace_sim::{Hart, MemAccess, MemKind, Observer, Retired, TrapInfo};
 use std::io::Write;
 
@@ -330,85 +328,6 @@ impl<W: Write> Producer<W> {
         }
     }
 
-    /// The flags an FP instruction accrues (the model's `execute_fp` with its own soft-float).
-    fn fp_flags(&self, i: &Insn) -> u8 {
-        use Op::*;
-        let rm = || {
-            Rm::from_bits(if i.rm == 7 {
-                self.frm as u32
-            } else {
-                i.rm as u32
-            })
-        };
-        let unbox = |v: u64| {
-            if v >> 32 == 0xffff_ffff {
-                v as u32
-            } else {
-                0x7fc0_0000
-            }
-        };
-        let (f1, f2, f3) = (
-            self.f[i.rs1 as usize],
-            self.f[i.rs2 as usize],
-            self.f[i.rs3 as usize],
-        );
-        let (s1, s2, s3) = (unbox(f1), unbox(f2), unbox(f3));
-        let x1 = self.x[i.rs1 as usize];
-        let mut fl = 0u8;
-        let Some(r) = rm() else { return 0 };
-        let fl_ = &mut fl;
-        match i.op {
-            FmaddS | FmsubS | FnmsubS | FnmaddS => {
-                let (np, na) = fma_signs(i.op);
-                fpu::f32_fma(s1, s2, s3, np, na, r, fl_);
-            }
-            FmaddD | FmsubD | FnmsubD | FnmaddD => {
-                let (np, na) = fma_signs(i.op);
-                fpu::f64_fma(f1, f2, f3, np, na, r, fl_);
-            }
-            FaddS => drop(fpu::f32_add(s1, s2, r, fl_)),
-            FsubS => drop(fpu::f32_sub(s1, s2, r, fl_)),
-            FmulS => drop(fpu::f32_mul(s1, s2, r, fl_)),
-            FdivS => drop(fpu::f32_div(s1, s2, r, fl_)),
-            FsqrtS => drop(fpu::f32_sqrt(s1, r, fl_)),
-            FaddD => drop(fpu::f64_add(f1, f2, r, fl_)),
-            FsubD => drop(fpu::f64_sub(f1, f2, r, fl_)),
-            FmulD => drop(fpu::f64_mul(f1, f2, r, fl_)),
-            FdivD => drop(fpu::f64_div(f1, f2, r, fl_)),
-            FsqrtD => drop(fpu::f64_sqrt(f1, r, fl_)),
-            FminS => drop(fpu::f32_min(s1, s2, fl_)),
-            FmaxS => drop(fpu::f32_max(s1, s2, fl_)),
-            FminD => drop(fpu::f64_min(f1, f2, fl_)),
-            FmaxD => drop(fpu::f64_max(f1, f2, fl_)),
-            FcvtSD => drop(fpu::f64_to_f32(f1, r, fl_)),
-            FcvtDS => drop(fpu::f32_to_f64(s1, fl_)),
-            FeqS => drop(fpu::f32_eq(s1, s2, fl_)),
-            FltS => drop(fpu::f32_lt(s1, s2, fl_)),
-            FleS => drop(fpu::f32_le(s1, s2, fl_)),
-            FeqD => drop(fpu::f64_eq(f1, f2, fl_)),
-            FltD => drop(fpu::f64_lt(f1, f2, fl_)),
-            FleD => drop(fpu::f64_le(f1, f2, fl_)),
-            FcvtWS => drop(fpu::f32_to_i32(s1, r, fl_)),
-            FcvtWuS => drop(fpu::f32_to_u32(s1, r, fl_)),
-            FcvtLS => drop(fpu::f32_to_i64(s1, r, fl_)),
-            FcvtLuS => drop(fpu::f32_to_u64(s1, r, fl_)),
-            FcvtWD => drop(fpu::f64_to_i32(f1, r, fl_)),
-            FcvtWuD => drop(fpu::f64_to_u32(f1, r, fl_)),
-            FcvtLD => drop(fpu::f64_to_i64(f1, r, fl_)),
-            FcvtLuD => drop(fpu::f64_to_u64(f1, r, fl_)),
-            FcvtSW => drop(fpu::i32_to_f32(x1 as i32, r, fl_)),
-            FcvtSWu => drop(fpu::u32_to_f32(x1 as u32, r, fl_)),
-            FcvtSL => drop(fpu::i64_to_f32(x1 as i64, r, fl_)),
-            FcvtSLu => drop(fpu::u64_to_f32(x1, r, fl_)),
-            FcvtDW => drop(fpu::i32_to_f64(x1 as i32, r, fl_)),
-            FcvtDWu => drop(fpu::u32_to_f64(x1 as u32, r, fl_)),
-            FcvtDL => drop(fpu::i64_to_f64(x1 as i64, r, fl_)),
-            FcvtDLu => drop(fpu::u64_to_f64(x1, r, fl_)),
-            _ => {}
-        }
-        fl
-    }
-
     /// Apply the trap-entry rules to the kept `mstatus` and privilege (the model's `take_trap`).
     fn enter_trap(&mut self, t: &TrapInfo) {
         let s = &mut self.mstatus;
@@ -607,15 +526,6 @@ impl<W: Write> Producer<W> {
     }
 }
 
-fn fma_signs(op: Op) -> (bool, bool) {
-    match op {
-        Op::FmaddS | Op::FmaddD => (false, false),
-        Op::FmsubS | Op::FmsubD => (false, true),
-        Op::FnmsubS | Op::FnmsubD => (true, false),
-        _ => (true, true),
-    }
-}
-
 impl<W: Write> Observer for Producer<W> {
     #[inline]
     fn gpr_write(&mut self, rd: u8, value: u64) {
@@ -660,13 +570,10 @@ impl<W: Write> Observer for Producer<W> {
                 Record::Insn32(ev.insn)
             });
         }
-        // Accrued FP flags, from the operands before the instruction wrote anything.
-        let op = if ev.insn & 3 == 3 && matches!(ev.insn & 0x7f, 0x43 | 0x47 | 0x4b | 0x4f | 0x53) {
-            let i = decode(ev.insn, self.xlen, &self.ext);
-            self.fp_flags(&i)
-        } else {
-            0
-        };
+        // A `fflags` write by an instruction that is not a CSR instruction is the hart reporting
+        // flags an FP operation accrued: traced as the OR form of Table C.3, not as a write.
+        let csr_insn = ev.insn & 0x7f == 0x73 && (ev.insn >> 12) & 7 != 0;
+        let mut op = 0u8;
         // Operands of an atomic, before the instruction wrote its destination.
         let (rs1v, rs2v) = (
             self.x[((ev.insn >> 15) & 31) as usize],
@@ -710,6 +617,7 @@ impl<W: Write> Observer for Producer<W> {
         let mut other: Vec<(u16, u64)> = Vec::new();
         for &(csr, v) in &csrs {
             match csr {
+                num::FFLAGS if !csr_insn => op |= (v & 0x1f) as u8 & !self.fflags,
                 num::FFLAGS => {
                     self.fflags = (v & 0x1f) as u8;
                     self.fcsr_written = true;
