@@ -17,6 +17,9 @@
 //! the semihosting command line, which picolibc's crt0 splits into argv: 6 instructions per
 //! character), so the ELF is copied to `TMP/out/` and run from `TMP` under that name.
 
+mod common;
+
+use common::{tmpdir, TmpDir};
 use rvtrace_testkit::{
     assert_pcs_eq, conformance_cmdline, conformance_dir, parse_pcs, read_vector,
 };
@@ -36,32 +39,6 @@ fn workspace_root() -> PathBuf {
 
 fn programs_dir() -> PathBuf {
     workspace_root().join("programs")
-}
-
-/// A fresh private scratch directory, removed when dropped (kept when the test failed).
-struct Scratch(PathBuf);
-
-impl Scratch {
-    fn new(name: &str) -> Scratch {
-        let d =
-            std::env::temp_dir().join(format!("rvtrace-programs-{}-{name}", std::process::id()));
-        let _ = fs::remove_dir_all(&d);
-        fs::create_dir_all(&d).unwrap_or_else(|e| panic!("{}: {e}", d.display()));
-        Scratch(d)
-    }
-    fn path(&self, file: &str) -> PathBuf {
-        self.0.join(file)
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        if !std::thread::panicking() {
-            let _ = fs::remove_dir_all(&self.0);
-        } else {
-            eprintln!("(scratch files kept in {})", self.0.display());
-        }
-    }
 }
 
 /// Waits for `child`, killing it after `TIME_LIMIT`.
@@ -87,9 +64,9 @@ struct RunResult {
 }
 
 /// `rvtrace run ELF --pcs PCS` in directory `cwd`, ELF given exactly as `elf`.
-fn rvtrace_run(cwd: &Path, elf: &str, pcs: &Path, scratch: &Scratch) -> RunResult {
-    let out_path = scratch.path("rvtrace.stdout");
-    let err_path = scratch.path("rvtrace.stderr");
+fn rvtrace_run(cwd: &Path, elf: &str, pcs: &Path, scratch: &TmpDir) -> RunResult {
+    let out_path = scratch.join("rvtrace.stdout");
+    let err_path = scratch.join("rvtrace.stderr");
     let mut child = Command::new(env!("CARGO_BIN_EXE_rvtrace"))
         .current_dir(cwd)
         .arg("run")
@@ -279,9 +256,9 @@ fn qemu_pcs(
     class: u32,
     version: &str,
     entry: u64,
-    scratch: &Scratch,
+    scratch: &TmpDir,
 ) -> Vec<u64> {
-    let err_path = scratch.path("qemu.stderr");
+    let err_path = scratch.join("qemu.stderr");
     let mut child = Command::new(qemu_binary(class))
         .current_dir(cwd)
         .args([
@@ -363,8 +340,8 @@ fn check_program(name: &str) {
             expected_path.display()
         )
     });
-    let scratch = Scratch::new(name);
-    let pcs_path = scratch.path("rvtrace.pcs");
+    let scratch = tmpdir(name);
+    let pcs_path = scratch.join("rvtrace.pcs");
 
     let started = Instant::now();
     let r = rvtrace_run(&dir, &elf, &pcs_path, &scratch);
@@ -500,16 +477,16 @@ fn check_conformance(name: &str) {
     let Some(dir) = conformance_dir() else { return };
     let expected = parse_pcs(&read_vector(&dir, &format!("ntrace/{name}/{name}.pcs.txt")));
     // The stored lists were made with the ELF passed to QEMU as "out/<name>.elf".
-    let scratch = Scratch::new(&format!("conformance-{name}"));
+    let scratch = tmpdir(&format!("conformance-{name}"));
     let cmdline = conformance_cmdline(name);
-    fs::create_dir_all(scratch.path("out")).unwrap();
+    fs::create_dir_all(scratch.join("out")).unwrap();
     fs::copy(
         dir.join(format!("ntrace/{name}/{name}.elf")),
-        scratch.path(&cmdline),
+        scratch.join(&cmdline),
     )
     .unwrap();
-    let pcs_path = scratch.path("rvtrace.pcs");
-    let r = rvtrace_run(&scratch.0, &cmdline, &pcs_path, &scratch);
+    let pcs_path = scratch.join("rvtrace.pcs");
+    let r = rvtrace_run(&scratch, &cmdline, &pcs_path, &scratch);
     let mut output = String::from_utf8_lossy(&r.stdout).into_owned();
     output += &String::from_utf8_lossy(&r.stderr);
     assert!(

@@ -1,7 +1,7 @@
 //! Helpers shared by the command-line tests.
 #![allow(dead_code)]
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 /// Run the `rvtrace` binary with `args`.
@@ -12,8 +12,9 @@ pub fn rvtrace(args: &[&str]) -> Output {
         .expect("run rvtrace")
 }
 
-/// A fresh scratch directory for one test (unique per test binary run).
-pub fn tmpdir(name: &str) -> PathBuf {
+/// A fresh scratch directory for one test (unique per test binary run), removed when dropped
+/// unless the test failed (then its path is printed so the files can be inspected).
+pub fn tmpdir(name: &str) -> TmpDir {
     let exe = std::env::current_exe().ok();
     let bin = exe
         .as_ref()
@@ -21,8 +22,35 @@ pub fn tmpdir(name: &str) -> PathBuf {
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_default();
     let d = std::env::temp_dir().join(format!("rvtrace-{bin}-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
     std::fs::create_dir_all(&d).unwrap();
-    d
+    TmpDir(d)
+}
+
+/// A scratch directory owned by one test; see [`tmpdir`].
+pub struct TmpDir(PathBuf);
+
+impl std::ops::Deref for TmpDir {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl AsRef<Path> for TmpDir {
+    fn as_ref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for TmpDir {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            eprintln!("(scratch files kept in {})", self.0.display());
+        } else {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
 }
 
 /// The command's stdout as text.
