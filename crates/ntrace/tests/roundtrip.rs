@@ -8,7 +8,10 @@ use rvtrace_isa::{IsaConfig, Xlen};
 use rvtrace_ntrace::decoder::{decode, DecoderConfig};
 use rvtrace_ntrace::encoder::encode;
 use rvtrace_ntrace::options::{CallStack, EncoderConfig, Mode, SyncUnit};
-use rvtrace_testkit::{assert_pcs_eq, parse_pcs, run_program, test_programs};
+use rvtrace_testkit::randprog::{random_program, seeds};
+use rvtrace_testkit::{
+    assert_pcs_eq, parse_pcs, run_elf_bytes, run_program, test_programs, ProgramRun,
+};
 
 /// One named configuration.
 fn configs(xlen: Xlen) -> Vec<(&'static str, EncoderConfig)> {
@@ -248,6 +251,29 @@ fn well_behaved(records: &[Record]) -> bool {
     true
 }
 
+/// decode(encode(run)) == run for every configuration; returns the trace size of each.
+fn round_trip(name: &str, run: &ProgramRun) -> Vec<u64> {
+    let xlen = run.image.files()[0].xlen;
+    let records: &[Record] = &run.records;
+    let behaved = well_behaved(records);
+    let mut bytes = Vec::new();
+    for (cname, cfg) in configs(xlen) {
+        if matches!(cfg.call_stack, CallStack::Counter { .. }) && !behaved {
+            // N-Trace 9.2: the counting mode cannot trace a program whose returns do not
+            // go back to their call (mixed.S jumps through a table with `c.jr t0`).
+            println!("{name}: {cname} skipped (returns that do not match calls)");
+            bytes.push(0);
+            continue;
+        }
+        let (out, st) = encode(cfg, records);
+        assert_eq!(st.bytes, out.len() as u64);
+        let got = decode_pcs(&format!("{name} {cname}"), &run.image, &cfg, &out);
+        assert_pcs_eq(&format!("{name} {cname}"), "decoded", &got, "run", &run.pcs);
+        bytes.push(out.len() as u64);
+    }
+    bytes
+}
+
 #[test]
 fn round_trip_every_program_every_configuration() {
     let programs = test_programs();
@@ -258,22 +284,10 @@ fn round_trip_every_program_every_configuration() {
     for elf in &programs {
         let name = elf.file_stem().unwrap().to_str().unwrap();
         let run = run_program(elf, &format!("elf/{name}.elf"), 4);
-        let xlen = run.image.files()[0].xlen;
         insns += run.pcs.len() as u64;
-        let records: &[Record] = &run.records;
-        let behaved = well_behaved(records);
-        for (k, (cname, cfg)) in configs(xlen).into_iter().enumerate() {
-            if matches!(cfg.call_stack, CallStack::Counter { .. }) && !behaved {
-                // N-Trace 9.2: the counting mode cannot trace a program whose returns do not
-                // go back to their call (mixed.S jumps through a table with `c.jr t0`).
-                println!("{name}: {cname} skipped (returns that do not match calls)");
-                continue;
-            }
-            let (out, st) = encode(cfg, records);
-            bytes[k] += out.len() as u64;
-            assert_eq!(st.bytes, out.len() as u64);
-            let got = decode_pcs(&format!("{name} {cname}"), &run.image, &cfg, &out);
-            assert_pcs_eq(&format!("{name} {cname}"), "decoded", &got, "run", &run.pcs);
+        let out = round_trip(name, &run);
+        for (k, n) in out.iter().enumerate() {
+            bytes[k] += n;
         }
     }
     println!(
@@ -282,5 +296,18 @@ fn round_trip_every_program_every_configuration() {
     );
     for (k, n) in names.iter().enumerate() {
         println!("  {n:<24} {:.3}", bytes[k] as f64 * 8.0 / insns as f64);
+    }
+}
+
+/// Random programs (`rvtrace_testkit::randprog`: calls and returns of every kind, recursion
+/// deeper than any call stack, traps, timer interrupts, U-mode) round trip in every
+/// configuration. `RVTRACE_RANDOM_SEEDS` runs more.
+#[test]
+fn round_trip_random_programs() {
+    for seed in seeds(60) {
+        let p = random_program(seed);
+        let run = run_elf_bytes(&p.elf, 4);
+        assert_eq!(run.stop, rvtrace_testkit::Stop::Exit(0), "seed {seed}");
+        round_trip(&format!("random program {seed} ({:?})", p.shape), &run);
     }
 }

@@ -5,6 +5,10 @@
 //! note and pass without checking, unless `RVTRACE_REQUIRE_CONFORMANCE=1` is set, in which case
 //! they fail.
 
+pub mod randprog;
+
+pub use rvtrace_sim::Stop;
+
 use std::fs::File;
 use std::io::{BufReader, Read};
 use std::path::{Path, PathBuf};
@@ -186,11 +190,25 @@ pub struct ProgramRun {
 /// records (with `itype_width` 3 or 4) and retired-PC list. For round-trip tests of encoders and
 /// decoders: `decode(encode(records))` must give `pcs`.
 pub fn run_program(elf: &Path, cmdline: &str, itype_width: u8) -> ProgramRun {
+    let mut image = rvtrace_image::Image::new();
+    image.load_file(elf).unwrap_or_else(|e| panic!("{e}"));
+    run_image(image, cmdline, itype_width)
+}
+
+/// [`run_program`] for an ELF file in memory (semihosting command line `prog.elf`).
+pub fn run_elf_bytes(elf: &[u8], itype_width: u8) -> ProgramRun {
+    let mut image = rvtrace_image::Image::new();
+    image
+        .load_bytes("prog.elf", elf)
+        .unwrap_or_else(|e| panic!("{e}"));
+    run_image(image, "prog.elf", itype_width)
+}
+
+fn run_image(image: rvtrace_image::Image, cmdline: &str, itype_width: u8) -> ProgramRun {
     use rvtrace_sim::ingress::IngressRecorder;
     use rvtrace_sim::semihost::Semihost;
     use rvtrace_sim::{Config, Hart, PcList};
-    let mut image = rvtrace_image::Image::new();
-    let xlen = image.load_file(elf).unwrap_or_else(|e| panic!("{e}")).xlen;
+    let xlen = image.files()[0].xlen;
     let mut hart = Hart::new(&Config::virt(xlen, cmdline));
     hart.load(&image).unwrap();
     let segs = image
