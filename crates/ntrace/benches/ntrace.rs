@@ -1,0 +1,107 @@
+//! N-Trace encoder and decoder speed in instructions per second, on the benchmark workload
+//! (`programs/bench/workload.c`, run on the hart model), for several configurations. Does nothing
+//! unless run with `--bench` (`cargo bench -p rvtrace-ntrace`). Prints figures and the
+//! compression (bits per instruction); asserts that every decode is exact.
+
+use rvtrace_flow::{FlowElement, FlowSink};
+use rvtrace_isa::IsaConfig;
+use rvtrace_ntrace::decoder::{Decoder, DecoderConfig};
+use rvtrace_ntrace::encoder::Encoder;
+use rvtrace_ntrace::options::{CallStack, EncoderConfig, Mode, SyncUnit};
+use std::path::Path;
+use std::time::Instant;
+
+/// Counts decoded instructions (the flow's ranges) and losses.
+#[derive(Default)]
+struct Count {
+    insns: u64,
+    losses: u64,
+}
+
+impl FlowSink for Count {
+    fn element(&mut self, e: &FlowElement) {
+        match e {
+            FlowElement::Range { count, .. } => self.insns += count,
+            FlowElement::Loss { .. } => self.losses += 1,
+            _ => {}
+        }
+    }
+}
+
+fn main() {
+    if !std::env::args().any(|a| a == "--bench") {
+        return;
+    }
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../programs/bench");
+    for name in ["workload-rv64gc.elf", "workload-rv32imac.elf"] {
+        let elf = dir.join(name);
+        let run = rvtrace_testkit::run_program(&elf, &format!("bench/{name}"), 4);
+        let xlen = run.image.files()[0].xlen;
+        let n = run.pcs.len() as f64;
+        println!("{name}: {} instructions", run.pcs.len());
+        let base = EncoderConfig::new(xlen);
+        let configs = [
+            ("htm", base),
+            (
+                "btm",
+                EncoderConfig {
+                    mode: Mode::Btm,
+                    ..base
+                },
+            ),
+            (
+                "htm --repeat-history --call-stack 8",
+                EncoderConfig {
+                    repeat_history: true,
+                    call_stack: CallStack::Full { depth: 8 },
+                    ..base
+                },
+            ),
+            (
+                "htm --sync-period 64 --timestamps",
+                EncoderConfig {
+                    sync_period: Some((SyncUnit::Messages, 64)),
+                    timestamps: true,
+                    ..base
+                },
+            ),
+        ];
+        for (label, cfg) in configs {
+            let mut enc_s = f64::MAX;
+            let mut out = Vec::new();
+            for _ in 0..3 {
+                out = Vec::with_capacity(1 << 22);
+                let t = Instant::now();
+                let mut enc = Encoder::new(cfg);
+                for r in &run.records {
+                    enc.push(r, &mut out);
+                }
+                enc.finish(&mut out);
+                enc_s = enc_s.min(t.elapsed().as_secs_f64());
+            }
+            let bits = out.len() as f64 * 8.0 / n;
+            let mut dcfg = DecoderConfig::new(IsaConfig {
+                xlen,
+                zcmp: false,
+                zcmt: false,
+            });
+            dcfg.codec = cfg.codec;
+            let mut dec_s = f64::MAX;
+            for _ in 0..5 {
+                let t = Instant::now();
+                let mut count = Count::default();
+                let mut dec = Decoder::new(&run.image, dcfg.clone());
+                dec.push(&out, &mut count);
+                dec.finish(&mut count);
+                dec_s = dec_s.min(t.elapsed().as_secs_f64());
+                assert_eq!(count.insns, run.pcs.len() as u64, "{name} {label}");
+                assert_eq!(count.losses, 0, "{name} {label}");
+            }
+            println!(
+                "  {label:38} {bits:.3} bits/instr  encode {:>7.1} M instr/s  decode {:>7.1} M instr/s",
+                n / enc_s / 1e6,
+                n / dec_s / 1e6
+            );
+        }
+    }
+}
