@@ -90,7 +90,7 @@ fn main() {
             for _ in 0..5 {
                 let t = Instant::now();
                 let mut count = Count::default();
-                let mut dec = Decoder::new(&run.image, dcfg.clone());
+                let mut dec = Decoder::new(&run.image, dcfg);
                 dec.push(&out, &mut count);
                 dec.finish(&mut count);
                 dec_s = dec_s.min(t.elapsed().as_secs_f64());
