@@ -29,16 +29,22 @@ struct Run {
 /// Run `elf` with the producer (semihosting output discarded).
 fn produce(elf: &Path, absent: Elements) -> Run {
     let mut image = Image::new();
-    let xlen = image.load_file(elf).unwrap().xlen;
-    let cmdline = elf.to_string_lossy().into_owned();
+    image.load_file(elf).unwrap();
+    produce_image(&image, &elf.to_string_lossy(), absent)
+}
+
+/// Run the program in `image` with the producer.
+fn produce_image(image: &Image, cmdline: &str, absent: Elements) -> Run {
+    let xlen = image.files()[0].xlen;
+    let cmdline = cmdline.to_string();
     let mut hart = Hart::new(&Config::virt(xlen, &cmdline));
-    hart.load(&image).unwrap();
+    hart.load(image).unwrap();
     let segs = image
         .segments()
         .iter()
         .map(|s| (s.paddr, s.paddr + s.data.len() as u64))
         .collect();
-    let cfg = hart.semihost_config(cmdline, segs);
+    let cfg = hart.semihost_config(cmdline.clone(), segs);
     hart.set_semihost(Some(Semihost::with_io(
         cfg,
         Box::new(std::io::empty()),
@@ -47,14 +53,9 @@ fn produce(elf: &Path, absent: Elements) -> Run {
     )));
     hart.bus.console = Box::new(std::io::sink());
     let params = default_params(&hart);
-    let mut p = Producer::new(
-        &hart,
-        &image,
-        ProducerOptions { params, absent },
-        Vec::new(),
-    );
+    let mut p = Producer::new(&hart, image, ProducerOptions { params, absent }, Vec::new());
     let stop = hart.run(&mut p, 20_000_000);
-    assert!(matches!(stop, Stop::Exit(_)), "{}: {stop:?}", elf.display());
+    assert!(matches!(stop, Stop::Exit(_)), "{cmdline}: {stop:?}");
     let groups = p.groups();
     let trace = p.finish().unwrap();
     let init = decode_all(&trace, &params)
@@ -76,11 +77,22 @@ fn check(
     absent: Elements,
 ) -> Result<(CheckSummary, Vec<Mismatch>), CheckError> {
     let mut image = Image::new();
-    let xlen = image.load_file(elf).unwrap().xlen;
+    image.load_file(elf).unwrap();
+    check_image(&image, trace, params, absent)
+}
+
+/// Check `trace` against the program in `image`.
+fn check_image(
+    image: &Image,
+    trace: &[u8],
+    params: Params,
+    absent: Elements,
+) -> Result<(CheckSummary, Vec<Mismatch>), CheckError> {
+    let xlen = image.files()[0].xlen;
     let mut cfg = Config::virt(xlen, "");
     cfg.semihosting_cmdline = None;
     let mut hart = Hart::new(&cfg);
-    hart.load(&image).unwrap();
+    hart.load(image).unwrap();
     let mut c = Checker::new(hart, CheckOptions { params, absent });
     let mut ms = Vec::new();
     let s = c.check(trace, &mut |m| ms.push(m.clone()))?;
@@ -94,6 +106,26 @@ fn assert_clean(name: &str, s: &CheckSummary, ms: &[Mismatch]) {
         s.mismatches,
         ms.first().map(|m| m.to_string()).unwrap_or_default()
     );
+}
+
+/// Random programs (`rvtrace_testkit::randprog`: traps, timer interrupts, U-mode, every kind of
+/// call and return) check clean. `RVTRACE_RANDOM_SEEDS` runs more.
+#[test]
+fn random_programs_round_trip() {
+    use rvtrace_testkit::randprog::{random_program, seeds};
+    for seed in seeds(60) {
+        let p = random_program(seed);
+        let mut image = Image::new();
+        image.load_bytes("prog.elf", &p.elf).unwrap();
+        let name = format!("random program {seed} ({:?})", p.shape);
+        let run = produce_image(&image, "prog.elf", Elements::NONE);
+        let (s, ms) = check_image(&image, &run.trace, run.params, Elements::NONE).unwrap();
+        assert_clean(&name, &s, &ms);
+        assert_eq!(
+            s.checked, run.events,
+            "{name}: every instruction and trap checked"
+        );
+    }
 }
 
 #[test]
