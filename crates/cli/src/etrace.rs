@@ -172,8 +172,35 @@ pub struct EncodeArgs {
     /// carry it).
     #[arg(long, value_name = "32|64")]
     xlen: Option<u8>,
+    /// The program's ELF file(s), for --preset reference: instructions are then classified as
+    /// the reference flow's post-iss does where it differs from the spec (`c.jr x5` is an other
+    /// uninferable jump, itype 14, not a return), which matters in implicit return mode.
+    #[arg(long, value_name = "ELF")]
+    elf: Vec<PathBuf>,
     #[command(flatten)]
     trace: TraceArgs,
+}
+
+/// The reference flow's classification of a record (`post-iss`), where it differs from the
+/// spec's (`ingressPort.adoc`, jump classes) that rvtrace's ingress follows: `c.jr x5` is a
+/// return for the spec, an other uninferable jump for post-iss (its `is_return` only knows
+/// `c.jr x1`). Trap returns, which post-iss also reports as uninferable jumps, are
+/// discontinuities for the encoder anyway.
+fn post_iss_itype(
+    image: &rvtrace_image::Image,
+    r: &rvtrace_ingress::Record,
+) -> rvtrace_ingress::Record {
+    use rvtrace_ingress::Itype;
+    let mut r = *r;
+    // c.jr x5 = 0x8282 (RVC quadrant 2, funct4 1000, rs1 = x5, rs2 = 0).
+    if r.itype == Itype::Return
+        && r.iretire > 0
+        && r.ilastsize == 0
+        && image.fetch(r.iaddr) == Some(0x8282)
+    {
+        r.itype = Itype::OtherUninferableJump;
+    }
+    r
 }
 
 /// Arguments of `rvtrace decode etrace`.
@@ -282,14 +309,24 @@ pub fn encode(a: &EncodeArgs) -> Result<ExitCode, String> {
         std::fs::File::create(&a.output).map_err(|e| format!("{}: {e}", a.output.display()))?;
     let out = BufWriter::with_capacity(1 << 16, out);
     let mut records = 0u64;
+    let mut image = rvtrace_image::Image::new();
+    for e in &a.elf {
+        image.load_file(e).map_err(|e| e.to_string())?;
+    }
+    let reclassify = !a.elf.is_empty();
     let (writer, stats) = if is_csv {
         let xlen = scf_width(&a.trace.scf).or(a.xlen).unwrap_or(64);
         let cfg = a.trace.config(xlen, None)?;
         let rd = EtraceCsvReader::new(input).map_err(|e| format!("{name}: {e}"))?;
+        let reclassify = reclassify && cfg.preset == Preset::Reference;
         let mut enc = Encoder::new(&cfg, FrameWriter::new(out, &cfg))?;
         for r in rd {
             let r = r.map_err(|e| format!("{name}: {e}"))?;
-            enc.push(&r)?;
+            if reclassify {
+                enc.push(&post_iss_itype(&image, &r))?;
+            } else {
+                enc.push(&r)?;
+            }
             records += 1;
         }
         let st = enc.stats;
@@ -303,6 +340,7 @@ pub fn encode(a: &EncodeArgs) -> Result<ExitCode, String> {
             trace.itype_width = Some(h.itype_width);
         }
         let cfg = trace.config(xlen, None)?;
+        let reclassify = reclassify && cfg.preset == Preset::Reference;
         let mut enc = Encoder::new(&cfg, FrameWriter::new(out, &cfg))?;
         let mut batch = Vec::with_capacity(4096);
         loop {
@@ -314,7 +352,11 @@ pub fn encode(a: &EncodeArgs) -> Result<ExitCode, String> {
                 break;
             }
             for r in &batch {
-                enc.push(r)?;
+                if reclassify {
+                    enc.push(&post_iss_itype(&image, r))?;
+                } else {
+                    enc.push(r)?;
+                }
             }
             records += n as u64;
         }
@@ -386,6 +428,7 @@ pub fn decode(a: &DecodeArgs) -> Result<ExitCode, String> {
     let code = Code::new(&image, isa);
     let mut dec = Decoder::new(&code, &image, cfg.params, cfg.options);
     dec.keep_stack_across_syncs = cfg.preset == Preset::Reference;
+    dec.reference_x5_jumps = cfg.preset == Preset::Reference;
     let mut pcs = match &a.pcs {
         Some(p) => Some(PcWriter::new(&image, BufWriter::new(create(p)?))),
         None => None,

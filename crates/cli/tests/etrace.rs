@@ -222,3 +222,82 @@ fn decode_with_the_reference_configuration_files() {
     let want = read_vector(&dir, "etrace/matrix-rv64gc/matrix-rv64gc.pcs.txt");
     assert!(std::fs::read(&pcs).unwrap() == want);
 }
+
+/// Vectors the reference flow (encoder_model.py) made from rvtrace's test programs
+/// (`crates/etrace/tests/vectors/README.md`): `decode` rebuilds `run --pcs`, and
+/// `encode --preset reference` (from rvtrace's own ingress, with `--elf`) is byte-identical.
+/// csrs-rv32imac has trap returns (`mret`, reported by the reference flow); mixed-rv64gc has a
+/// `c.jr t0` jump table in implicit return mode (reported by the reference flow, not a return).
+#[test]
+fn reference_flow_vectors_of_test_programs() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let vectors = root.join("crates/etrace/tests/vectors");
+    let tmp = tmpdir("refvec");
+    for (prog, cfg, bits) in [
+        ("csrs-rv32imac", "itype4_basic", 32),
+        ("mixed-rv64gc", "itype4_ir", 64),
+        ("mixed-rv64gc", "itype4_call_stack", 64),
+    ] {
+        let dir = vectors.join(format!("{prog}/{cfg}"));
+        let s = |p: &std::path::Path| p.to_str().unwrap().to_string();
+        let elf = s(&root.join(format!("programs/elf/{prog}.elf")));
+        let scf = s(&dir.join(format!("hardware_{bits}.scf")));
+        let ucf = s(&dir.join(format!("{prog}.encoder.ucf")));
+        let raw = s(&dir.join(format!("{prog}.te_inst_raw")));
+        let ingress = s(&tmp.join(format!("{prog}-{cfg}.ingress")));
+        let pcs = s(&tmp.join(format!("{prog}-{cfg}.pcs")));
+        // The vectors were made with the command line "<prog>.elf" (it changes the instruction
+        // stream: picolibc's start-up scans it).
+        let o = rvtrace(&[
+            "run",
+            &elf,
+            "--cmdline",
+            &format!("{prog}.elf"),
+            "--itype-width",
+            "4",
+            "--ingress",
+            &ingress,
+            "--pcs",
+            &pcs,
+        ]);
+        assert!(o.status.success(), "{prog}: run failed");
+        let out = s(&tmp.join(format!("{prog}-{cfg}.decoded")));
+        let o = rvtrace(&[
+            "decode", "etrace", &raw, "--elf", &elf, "--scf", &scf, "--pcs", &out,
+        ]);
+        assert!(
+            o.status.success(),
+            "{prog} {cfg}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        assert!(
+            std::fs::read(&out).unwrap() == std::fs::read(&pcs).unwrap(),
+            "{prog} {cfg}: decoded PCs differ"
+        );
+        let enc = s(&tmp.join(format!("{prog}-{cfg}.te_inst_raw")));
+        let o = rvtrace(&[
+            "encode",
+            "etrace",
+            &ingress,
+            "-o",
+            &enc,
+            "--preset",
+            "reference",
+            "--scf",
+            &scf,
+            "--ucf",
+            &ucf,
+            "--elf",
+            &elf,
+        ]);
+        assert!(
+            o.status.success(),
+            "{prog} {cfg}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        assert!(
+            std::fs::read(&enc).unwrap() == std::fs::read(&raw).unwrap(),
+            "{prog} {cfg}: encode --preset reference differs from the reference encoder"
+        );
+    }
+}

@@ -287,6 +287,12 @@ pub struct Decoder<'a> {
     /// encoder in implicit return mode never reports a return, even after a resync; see the
     /// crate README). Off by default (`decoder.adoc` empties it at every sync).
     pub keep_stack_across_syncs: bool,
+    /// Classify `c.jr x5` as the reference flow does: `post-iss` reports it as an other
+    /// uninferable jump (itype 14), so the reference encoder reports its target even in implicit
+    /// return mode, where the spec (`ingressPort.adoc`, jump classes) calls it a return. Such a
+    /// jump is then followed to the reported address, and pops the return address stack only if
+    /// it goes to the top entry (millicode `jal t0` ... `jr t0`). Off by default.
+    pub reference_x5_jumps: bool,
     amask: u64,
     // decoder.adoc globals.
     pc: u64,
@@ -357,6 +363,7 @@ impl<'a> Decoder<'a> {
             options,
             limits: Limits::default(),
             keep_stack_across_syncs: false,
+            reference_x5_jumps: false,
             amask: mask(params.iaddress_width_p as u32),
             pc: 0,
             last_pc: 0,
@@ -1232,6 +1239,7 @@ impl<'a> Decoder<'a> {
                 } else if self.options.implicit_return
                     && c.is_return()
                     && depth > 0
+                    && !self.reported_x5_jump(pc, e)
                     && (inferred || !self.failed_return(k, address, depth))
                 {
                     self.jumps += 1;
@@ -1244,9 +1252,14 @@ impl<'a> Decoder<'a> {
                         return Err(DecodeError::UnexpectedDiscontinuity(pc));
                     }
                     if self.options.implicit_return && c.is_return() && depth > 0 {
-                        // A return that failed the prediction consumes its stack entry
-                        // (rvtrace's encoder does the same).
-                        self.return_stack.pop();
+                        if !self.reported_x5_jump(pc, e) {
+                            // A return that failed the prediction consumes its stack entry
+                            // (rvtrace's encoder does the same).
+                            self.return_stack.pop();
+                        } else if self.return_stack.last() == Some(&address) {
+                            // A reported `c.jr x5` that does return (millicode `jr t0`).
+                            self.return_stack.pop();
+                        }
                     }
                     stop_here = true;
                     address
@@ -1277,6 +1290,13 @@ impl<'a> Decoder<'a> {
             .ent(address)
             .is_some_and(|e| e.class == CfClass::Branch);
         !self.unprocessed(at_branch)
+    }
+
+    /// True for `c.jr x5` when [`Self::reference_x5_jumps`] is set: the reference encoder reports
+    /// its target, so it is not an implicit return (see the field).
+    fn reported_x5_jump(&self, pc: u64, e: &Ent) -> bool {
+        // c.jr x5 = 0x8282 (RVC quadrant 2, funct4 1000, rs1 = x5, rs2 = 0).
+        self.reference_x5_jumps && e.len == 2 && self.image.fetch(pc) == Some(0x8282)
     }
 
     /// The target of a sequentially inferable jump at `pc` (`decoder.adoc`

@@ -354,8 +354,11 @@ impl<S: PacketSink> Encoder<S> {
             // encoder_model.py: returns and co-routine swaps are not discontinuities in implicit
             // return mode (it keeps no stack).
             Itype::Return | Itype::CoroutineSwap => !self.o.implicit_return,
-            // The reference encoder does not treat trap returns as discontinuities.
-            Itype::TrapReturn => !self.reference(),
+            // A trap return is an uninferable discontinuity (`sec:uninferable-discontinuities`).
+            // The reference flow agrees: `encoder_model.py` itself leaves itype 3 out of its list,
+            // but its input never contains itype 3, as `post-iss` reports `mret`/`sret` as
+            // uninferable jumps (itype 6, or 14 with 4-bit itype; see the README).
+            Itype::TrapReturn => true,
             _ => false,
         }
     }
