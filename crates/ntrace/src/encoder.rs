@@ -112,6 +112,30 @@ pub struct Encoder {
     fifo_level: u64,
     /// Messages are being lost: (ECODE bits of what was lost, time of the first loss).
     overflow: Option<(u64, u64)>,
+    /// `nexrv` with repeat history: bits the HIST pattern in `rf_rep` was shortened by (0, or 1
+    /// and 3 for NexRv's 30- and 28-bit patterns).
+    rf_shift: u32,
+    /// `nexrv` call stack: NexRv's ring of return addresses (`callStack[]`, `max + 1` slots used).
+    nx_ring: [u64; 33],
+    /// `nexrv` call stack: index of the top entry.
+    nx_top: usize,
+    /// `nexrv` call stack: number of entries (saturating at the depth).
+    nx_cnt: u32,
+    /// The current record filled HIST (for the `nexrv` end of trace).
+    hist_full_now: bool,
+}
+
+/// NexRv's (`NexRvEnco.c` `IsHistMatch_30_28`) test of two consecutive full 31-bit HIST registers
+/// (with their stop-bit at bit 31) for a branch pattern of 28 or 30 bits that repeats across
+/// both: 28, 30 or 0 (none).
+fn nexrv_hist_match_30_28(prev: u32, hist: u32) -> u32 {
+    if prev & 7 == (prev >> 28) & 7 && prev & 0x0FFF_FFF8 == (hist >> 3) & 0x0FFF_FFF8 {
+        return 28;
+    }
+    if prev & 1 == (prev >> 30) & 1 && prev & 0x3FFF_FFFE == (hist >> 1) & 0x3FFF_FFFE {
+        return 30;
+    }
+    0
 }
 
 impl Encoder {
@@ -139,6 +163,11 @@ impl Encoder {
             disabled_reported: false,
             fifo_level: 0,
             overflow: None,
+            rf_shift: 0,
+            nx_ring: [0; 33],
+            nx_top: 0,
+            nx_cnt: 0,
+            hist_full_now: false,
         }
     }
 
@@ -231,6 +260,7 @@ impl Encoder {
     }
 
     fn flush_rf_rep(&mut self, out: &mut Vec<u8>) {
+        self.rf_shift = 0;
         if let Some((hist, n, time)) = self.rf_rep.take() {
             let body = if n == 1 {
                 Body::ResourceFull {
@@ -285,6 +315,8 @@ impl Encoder {
         if sync::resets_encoder(sync) {
             self.stack.clear();
             self.count = 0;
+            self.nx_cnt = 0;
+            self.nx_top = 0;
         }
         if self.cfg.ownership {
             self.ownership(Process::FORMAT_SCONTEXT, r, out);
@@ -434,6 +466,7 @@ impl Encoder {
     /// Encode one ingress record, appending message bytes to `out`.
     pub fn push(&mut self, r: &Record, out: &mut Vec<u8>) {
         self.stats.records += 1;
+        self.hist_full_now = false;
         if r.iretire > 0 {
             self.stats.instructions += 1;
         }
@@ -510,7 +543,6 @@ impl Encoder {
             self.last = Some(*r);
             return;
         }
-        let prev_icnt = self.icnt;
         self.icnt += r.iretire as u64;
         match self.cfg.sync_period {
             Some((SyncUnit::Halfwords, _)) => self.sync_counter += r.iretire as u64,
@@ -521,7 +553,7 @@ impl Encoder {
         }
         self.itype(r, out);
         self.seq_ok = !r.is_trap();
-        self.icnt_overflow(r, prev_icnt, out);
+        self.icnt_overflow(r, out);
         if self.pending.is_none() && self.sync_due() {
             self.pending = Some(Pending::Sync {
                 sync: sync::PERIODIC,
@@ -604,6 +636,11 @@ impl Encoder {
 
     /// HIST is full (N-Trace 8.3.1): ResourceFull RCODE 1, or counted for RCODE 2 (9.3).
     fn hist_full(&mut self, time: u64, out: &mut Vec<u8>) {
+        self.hist_full_now = true;
+        if self.cfg.nexrv && self.cfg.repeat_history {
+            self.hist_full_nexrv(time, out);
+            return;
+        }
         let h = self.hist;
         self.hist = 1;
         if self.cfg.repeat_history {
@@ -631,26 +668,50 @@ impl Encoder {
         }
     }
 
-    /// I-CNT overflow (N-Trace 8.4.4).
-    fn icnt_overflow(&mut self, r: &Record, prev_icnt: u64, out: &mut Vec<u8>) {
-        let bits = self.cfg.icnt_bits.clamp(2, 24) as u32;
-        if self.cfg.nexrv {
-            // The reference encoder: I-CNT over its limit -> ResourceFull with the I-CNT before
-            // this instruction (N-Trace 10.2 pseudo-code).
-            if self.icnt >= 1 << bits {
-                self.emit(
-                    Body::ResourceFull {
-                        rcode: rcode::ICNT,
-                        rdata0: prev_icnt,
-                        rdata1: None,
-                    },
-                    r.time,
-                    out,
-                );
-                self.icnt -= prev_icnt;
+    /// NexRv's repeated-history detection (`NexRvEnco.c`, `conf_Repeat & 2`): a run of identical
+    /// full registers is one ResourceFull RCODE 2 (N-Trace 9.3). When the second register of a
+    /// run differs from the first, NexRv also looks for a 28- or 30-branch pattern repeating over
+    /// both (`IsHistMatch_30_28`): if there is one, RDATA[0] becomes that pattern (with its
+    /// stop-bit), the branches after two patterns start the next register, and each further
+    /// register counts when its first 28/30 branches are the pattern again (the rest again
+    /// starting the next register).
+    fn hist_full_nexrv(&mut self, time: u64, out: &mut Vec<u8>) {
+        let h = self.hist;
+        let shift = self.rf_shift;
+        let max = self.cfg.max_hrepeat;
+        if let Some((prev, n, t)) = &mut self.rf_rep {
+            if h >> shift == *prev && *n < max {
+                *n += 1;
+                *t = time;
+                self.hist = (1 << shift) | (h & ((1 << shift) - 1));
+                return;
             }
+            if *n == 1 {
+                let m = nexrv_hist_match_30_28(*prev as u32, h as u32);
+                if m != 0 {
+                    let s = 31 - m;
+                    *prev >>= s;
+                    *n += 1;
+                    *t = time;
+                    self.rf_shift = s;
+                    self.hist = (1 << (2 * s)) | (h & ((1 << (2 * s)) - 1));
+                    return;
+                }
+            }
+        }
+        self.flush_br_rep(out);
+        self.last_key = None;
+        self.flush_rf_rep(out);
+        self.rf_rep = Some((h, 1, time));
+        self.hist = 1;
+    }
+
+    /// I-CNT overflow (N-Trace 8.4.4). `icnt_bits` 0: no limit (NexRv never checks its counter).
+    fn icnt_overflow(&mut self, r: &Record, out: &mut Vec<u8>) {
+        if self.cfg.icnt_bits == 0 {
             return;
         }
+        let bits = self.cfg.icnt_bits.clamp(2, 24) as u32;
         // The counter's most significant bit is its overflow flag (Table 10). A message already
         // pending for this record will carry the count.
         if self.icnt >> (bits - 1) == 0 || self.pending.is_some() {
@@ -679,6 +740,21 @@ impl Encoder {
     fn push_return(&mut self, addr: u64) {
         match self.cfg.call_stack {
             CallStack::Off => {}
+            // NexRv's `CallStack_Push`: the top index runs 0..=max before wrapping to 0 (so a ring
+            // of max + 1 slots), the count saturates at max.
+            CallStack::Full { depth } if self.cfg.nexrv => {
+                let max = depth.min(32) as usize;
+                if max == 0 {
+                    return;
+                }
+                self.nx_top = if self.nx_top >= max {
+                    0
+                } else {
+                    self.nx_top + 1
+                };
+                self.nx_ring[self.nx_top] = addr;
+                self.nx_cnt = (self.nx_cnt + 1).min(max as u32);
+            }
             CallStack::Counter { max } => self.count = (self.count + 1).min(max),
             CallStack::Partial { depth, .. } | CallStack::Full { depth } => {
                 if depth == 0 {
@@ -695,6 +771,24 @@ impl Encoder {
     fn pop_return(&mut self) -> Option<Prediction> {
         match self.cfg.call_stack {
             CallStack::Off => None,
+            // NexRv's `CallStack_Pop`: nothing when the count is 0; otherwise the top entry, the
+            // top index going down and wrapping from 0 to max - 1 (not max: after a wrap-around
+            // the entry in slot max is skipped and older, stale entries come back). The encoder
+            // keeps the prediction in an `unsigned int` (`checkRetNext`): its low 32 bits.
+            CallStack::Full { depth } if self.cfg.nexrv => {
+                let max = depth.min(32) as usize;
+                if self.nx_cnt == 0 || max == 0 {
+                    return None;
+                }
+                self.nx_cnt -= 1;
+                let prev = self.nx_top;
+                self.nx_top = if self.nx_top == 0 {
+                    max - 1
+                } else {
+                    self.nx_top - 1
+                };
+                Some(Prediction::Exact(self.nx_ring[prev] & 0xFFFF_FFFF))
+            }
             CallStack::Counter { .. } => {
                 if self.count > 0 {
                     self.count -= 1;
@@ -781,13 +875,43 @@ impl Encoder {
         self.hist = 1;
     }
 
+    /// NexRv's end of trace (`HandleRetired` called with `info == 0` and the last instruction's
+    /// address): a message still due is sent as usual (a branch message with that address), and
+    /// then no ProgTraceCorrelation follows; nor does one when the last instruction filled HIST
+    /// (NexRv sends that ResourceFull, or with repeat history keeps counting it, and stops).
+    /// True when the trace is complete without ProgTraceCorrelation.
+    fn nexrv_flush(&mut self, pending: Option<Pending>, last: &Record, out: &mut Vec<u8>) -> bool {
+        let target = last.iaddr & self.addr_mask();
+        match pending {
+            Some(
+                p @ Pending::Jump {
+                    btype: btype::INDIRECT,
+                    predicted,
+                    seq_next: None,
+                    ..
+                },
+            ) => {
+                if predicted.is_some_and(|p| p.matches(target)) {
+                    return false;
+                }
+                self.resolve(p, last, out);
+                true
+            }
+            Some(p @ Pending::Direct { .. }) => {
+                self.resolve(p, last, out);
+                true
+            }
+            _ => self.hist_full_now,
+        }
+    }
+
     /// End of trace: ProgTraceCorrelation EVCODE=0 (Entry into Debug Mode: the hart stopped) with
     /// the I-CNT and HIST of the last instructions (N-Trace 7.12).
     pub fn finish(&mut self, out: &mut Vec<u8>) -> EncodeStats {
         let Some(last) = self.last else {
             return self.stats;
         };
-        self.pending = None;
+        let pending = self.pending.take();
         if let Some((ecode, time)) = self.overflow.take() {
             // Lost messages at the end: the Error message is the last one (ratified 7.4 note).
             self.cfg.fifo = None;
@@ -800,6 +924,9 @@ impl Encoder {
             self.hist = 1;
         }
         self.cfg.fifo = None; // the port drains what is queued
+        if self.cfg.nexrv && self.enabled && self.nexrv_flush(pending, &last, out) {
+            return self.stats;
+        }
         self.correlation(evcode::DEBUG, last.time, out);
         self.stats
     }

@@ -93,7 +93,7 @@ pub struct EncoderConfig {
     /// XLEN of the hart (address width, MSB extension).
     pub xlen: Xlen,
     /// I-CNT counter width in bits, including its overflow (most significant) bit (N-Trace 8.4.4,
-    /// NTRACE_MAX_ICNT = 22); 2 to 24.
+    /// NTRACE_MAX_ICNT = 22); 2 to 24, or 0 for a counter that never overflows (NexRv's).
     pub icnt_bits: u8,
     /// HIST register width in bits, including the stop-bit (N-Trace 8.3.1, at most 32).
     pub hist_bits: u8,
@@ -169,15 +169,17 @@ impl EncoderConfig {
     }
 
     /// `--preset nexrv`: the reference C encoder's choices (NexRv, riscv-non-isa/tg-nexus-trace
-    /// `refcode/c`), worked out from its output (conformance vectors): the first message is
-    /// ProgTraceSync with SYNC=1, HIST holds up to 31 branches (32 bits with the stop-bit),
-    /// repeated HIST as RCODE 2, the trace ends with ProgTraceCorrelation EVCODE=0. `mode` and
-    /// the repeat and call-stack options stay as given.
+    /// `refcode/c/NexRvEnco.c`; see the crate README): the first message is ProgTraceSync with
+    /// SYNC=1, HIST holds up to 31 branches (32 bits with the stop-bit), I-CNT has no limit (NexRv
+    /// never reports an overflow), repeated HIST as RCODE 2 with NexRv's 28/30-branch patterns and
+    /// no HREPEAT limit, NexRv's call-stack ring, the trace ends as NexRv ends it. `mode` and the
+    /// repeat and call-stack options stay as given.
     pub const fn nexrv(mut self) -> Self {
         self.nexrv = true;
         self.start_sync = crate::codec::sync::EXIT_RESET;
         self.hist_bits = 32;
-        self.icnt_bits = 22;
+        self.icnt_bits = 0;
+        self.max_hrepeat = u64::MAX;
         self
     }
 }
