@@ -26,7 +26,7 @@
 //! match the trace) are reported as [`FlowElement::Loss`] with their byte offset, once the next
 //! synchronization message is found, with the number of bytes skipped to reach it.
 
-use crate::codec::mseo::{Deframer, Frame, RawMessage};
+use crate::codec::mseo::{Deframer, RawMessage};
 use crate::codec::{parse, rcode, sync, tcode, Addr, Body, CodecConfig, Message, Process};
 use crate::insn::{Classifier, LinkRule};
 use rvtrace_flow::{FlowElement, FlowSink, SyncReason};
@@ -238,14 +238,14 @@ impl<'a> Decoder<'a> {
 
     /// Decode more bytes.
     pub fn push<S: FlowSink + ?Sized>(&mut self, data: &[u8], sink: &mut S) {
-        for &b in data {
-            self.stats.bytes += 1;
-            match self.deframer.push(b) {
-                None => {}
-                Some(Frame::Message(raw)) => self.on_raw(&raw, sink),
-                Some(Frame::Error(e)) => self.lose(e.offset(), e.to_string(), sink),
-            }
-        }
+        // The deframer is taken out so that it can lend its messages to `on_raw`.
+        let mut deframer = std::mem::take(&mut self.deframer);
+        deframer.push_slice(data, |frame| match frame {
+            Ok(raw) => self.on_raw(raw, sink),
+            Err(e) => self.lose(e.offset(), e.to_string(), sink),
+        });
+        self.deframer = deframer;
+        self.stats.bytes += data.len() as u64;
     }
 
     /// End of the trace data: reports an unfinished message or an unresolved loss, and ends the
