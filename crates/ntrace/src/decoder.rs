@@ -97,10 +97,16 @@ const MAX_REPEAT: u64 = 1 << 20;
 /// HIST bits waiting to be consumed, oldest first (N-Trace 8.3).
 #[derive(Clone, Debug, Default)]
 struct HistQueue {
-    /// (pattern without its stop-bit, number of bits, times left).
+    /// The front pattern (without its stop-bit), in a register for the walk's every branch.
+    pat: u64,
+    /// Its bits not consumed yet (0: the queue is empty).
+    left: u32,
+    /// Its number of bits.
+    n: u32,
+    /// Times it is still to be repeated after this one.
+    again: u64,
+    /// The patterns after it: (pattern without its stop-bit, number of bits, times).
     chunks: VecDeque<(u64, u32, u64)>,
-    /// Bits of the front pattern already consumed.
-    pos: u32,
 }
 
 impl HistQueue {
@@ -110,32 +116,53 @@ impl HistQueue {
         }
         let n = 63 - hist.leading_zeros();
         if n > 0 && repeat > 0 {
-            self.chunks.push_back((hist, n, repeat));
+            if self.left == 0 {
+                self.load(hist, n, repeat);
+            } else {
+                self.chunks.push_back((hist, n, repeat));
+            }
         }
         Ok(())
     }
 
-    fn is_empty(&self) -> bool {
-        self.chunks.is_empty()
+    fn load(&mut self, pat: u64, n: u32, times: u64) {
+        self.pat = pat;
+        self.n = n;
+        self.left = n;
+        self.again = times - 1;
     }
 
+    #[inline]
+    fn is_empty(&self) -> bool {
+        self.left == 0
+    }
+
+    #[inline]
     fn pop(&mut self) -> Option<bool> {
-        let (pat, n, left) = self.chunks.front_mut()?;
-        let bit = (*pat >> (*n - 1 - self.pos)) & 1 != 0;
-        self.pos += 1;
-        if self.pos == *n {
-            self.pos = 0;
-            *left -= 1;
-            if *left == 0 {
-                self.chunks.pop_front();
-            }
+        if self.left == 0 {
+            return None;
+        }
+        self.left -= 1;
+        let bit = (self.pat >> self.left) & 1 != 0;
+        if self.left == 0 {
+            self.next_pattern();
         }
         Some(bit)
     }
 
+    #[cold]
+    fn next_pattern(&mut self) {
+        if self.again > 0 {
+            self.again -= 1;
+            self.left = self.n;
+        } else if let Some((pat, n, times)) = self.chunks.pop_front() {
+            self.load(pat, n, times);
+        }
+    }
+
     fn clear(&mut self) {
         self.chunks.clear();
-        self.pos = 0;
+        self.left = 0;
     }
 }
 
