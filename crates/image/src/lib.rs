@@ -12,6 +12,8 @@
 //!   hit, so consecutive fetches from the same segment cost one range compare; otherwise a binary
 //!   search over the segments sorted by address is done.
 //!
+//! [`code::Code`] classifies the executable segments once for the decoders (block table).
+//!
 //! The ELF reader is self-contained and never panics, whatever the input.
 //!
 //! ```no_run
@@ -25,6 +27,7 @@
 
 #![warn(missing_docs)]
 
+pub mod code;
 mod elf;
 mod error;
 

@@ -26,10 +26,11 @@
 //! match the trace) are reported as [`FlowElement::Loss`] with their byte offset, once the next
 //! synchronization message is found, with the number of bytes skipped to reach it.
 
-use crate::codec::mseo::{Deframer, Frame, RawMessage};
+use crate::codec::mseo::{Deframer, RawMessage};
 use crate::codec::{parse, rcode, sync, tcode, Addr, Body, CodecConfig, Message, Process};
-use crate::insn::{Classifier, Insn, LinkRule};
+use crate::insn::{Classifier, LinkRule};
 use rvtrace_flow::{FlowElement, FlowSink, SyncReason};
+use rvtrace_image::code::Code;
 use rvtrace_image::Image;
 use rvtrace_isa::{sequentially_inferred_target, CfClass, IsaConfig};
 use std::collections::VecDeque;
@@ -96,10 +97,16 @@ const MAX_REPEAT: u64 = 1 << 20;
 /// HIST bits waiting to be consumed, oldest first (N-Trace 8.3).
 #[derive(Clone, Debug, Default)]
 struct HistQueue {
-    /// (pattern without its stop-bit, number of bits, times left).
+    /// The front pattern (without its stop-bit), in a register for the walk's every branch.
+    pat: u64,
+    /// Its bits not consumed yet (0: the queue is empty).
+    left: u32,
+    /// Its number of bits.
+    n: u32,
+    /// Times it is still to be repeated after this one.
+    again: u64,
+    /// The patterns after it: (pattern without its stop-bit, number of bits, times).
     chunks: VecDeque<(u64, u32, u64)>,
-    /// Bits of the front pattern already consumed.
-    pos: u32,
 }
 
 impl HistQueue {
@@ -109,32 +116,53 @@ impl HistQueue {
         }
         let n = 63 - hist.leading_zeros();
         if n > 0 && repeat > 0 {
-            self.chunks.push_back((hist, n, repeat));
+            if self.left == 0 {
+                self.load(hist, n, repeat);
+            } else {
+                self.chunks.push_back((hist, n, repeat));
+            }
         }
         Ok(())
     }
 
-    fn is_empty(&self) -> bool {
-        self.chunks.is_empty()
+    fn load(&mut self, pat: u64, n: u32, times: u64) {
+        self.pat = pat;
+        self.n = n;
+        self.left = n;
+        self.again = times - 1;
     }
 
+    #[inline]
+    fn is_empty(&self) -> bool {
+        self.left == 0
+    }
+
+    #[inline]
     fn pop(&mut self) -> Option<bool> {
-        let (pat, n, left) = self.chunks.front_mut()?;
-        let bit = (*pat >> (*n - 1 - self.pos)) & 1 != 0;
-        self.pos += 1;
-        if self.pos == *n {
-            self.pos = 0;
-            *left -= 1;
-            if *left == 0 {
-                self.chunks.pop_front();
-            }
+        if self.left == 0 {
+            return None;
+        }
+        self.left -= 1;
+        let bit = (self.pat >> self.left) & 1 != 0;
+        if self.left == 0 {
+            self.next_pattern();
         }
         Some(bit)
     }
 
+    #[cold]
+    fn next_pattern(&mut self) {
+        if self.again > 0 {
+            self.again -= 1;
+            self.left = self.n;
+        } else if let Some((pat, n, times)) = self.chunks.pop_front() {
+            self.load(pat, n, times);
+        }
+    }
+
     fn clear(&mut self) {
         self.chunks.clear();
-        self.pos = 0;
+        self.left = 0;
     }
 }
 
@@ -161,8 +189,15 @@ struct Repeat {
 #[derive(Clone, Copy, Debug)]
 struct Last {
     pc: u64,
-    insn: Insn,
     natural: Option<u64>,
+}
+
+/// One instruction walked on its own (a control transfer, or code outside the block table).
+#[derive(Clone, Copy, Debug)]
+struct Step {
+    len: u8,
+    class: CfClass,
+    target: Option<u64>,
 }
 
 /// The decoder. Feed it bytes with [`push`](Decoder::push), then call
@@ -170,6 +205,8 @@ struct Last {
 pub struct Decoder<'a> {
     image: &'a Image,
     cls: Classifier,
+    /// The image's block table: straight-line runs are walked in one step.
+    code: Code,
     cfg: DecoderConfig,
     deframer: Deframer,
     stats: DecodeStats,
@@ -180,7 +217,8 @@ pub struct Decoder<'a> {
     hist: HistQueue,
     budget: i64,
     stack: VecDeque<u64>,
-    prev: Option<(u64, u32)>,
+    /// The last instruction walked (pc, length), for sequential jumps.
+    prev: Option<(u64, u64)>,
     repeat: Option<Repeat>,
     range: Option<(u64, u64, u64, u64)>,
     time: Option<u64>,
@@ -192,12 +230,14 @@ pub struct Decoder<'a> {
 impl<'a> Decoder<'a> {
     /// A decoder for the program in `image`.
     pub fn new(image: &'a Image, cfg: DecoderConfig) -> Self {
+        let cls = Classifier {
+            isa: cfg.isa,
+            link: cfg.link,
+        };
         Decoder {
             image,
-            cls: Classifier {
-                isa: cfg.isa,
-                link: cfg.link,
-            },
+            cls,
+            code: cls.code(image),
             cfg,
             deframer: Deframer::new(),
             stats: DecodeStats::default(),
@@ -225,14 +265,14 @@ impl<'a> Decoder<'a> {
 
     /// Decode more bytes.
     pub fn push<S: FlowSink + ?Sized>(&mut self, data: &[u8], sink: &mut S) {
-        for &b in data {
-            self.stats.bytes += 1;
-            match self.deframer.push(b) {
-                None => {}
-                Some(Frame::Message(raw)) => self.on_raw(&raw, sink),
-                Some(Frame::Error(e)) => self.lose(e.offset(), e.to_string(), sink),
-            }
-        }
+        // The deframer is taken out so that it can lend its messages to `on_raw`.
+        let mut deframer = std::mem::take(&mut self.deframer);
+        deframer.push_slice(data, |frame| match frame {
+            Ok(raw) => self.on_raw(raw, sink),
+            Err(e) => self.lose(e.offset(), e.to_string(), sink),
+        });
+        self.deframer = deframer;
+        self.stats.bytes += data.len() as u64;
     }
 
     /// End of the trace data: reports an unfinished message or an unresolved loss, and ends the
@@ -559,6 +599,7 @@ impl<'a> Decoder<'a> {
         }
         self.budget += icnt as i64;
         let last = self.walk(Some(end), sink)?;
+        let last_class = last.map(|l| self.class_at(l.pc));
         if self.budget != 0 {
             return Err(format!(
                 "I-CNT {icnt} ends {} half-words before the last branch of its HIST",
@@ -571,7 +612,7 @@ impl<'a> Decoder<'a> {
                 if btype != 0 {
                     // The trap: after the last retired instruction (ecall/ebreak: that one).
                     let epc = match last {
-                        Some(l) if l.insn.class == CfClass::EnvTrap => Some(l.pc),
+                        Some(l) if last_class == Some(CfClass::EnvTrap) => Some(l.pc),
                         Some(l) => l.natural,
                         None => Some(self.pc),
                     };
@@ -590,7 +631,7 @@ impl<'a> Decoder<'a> {
                 self.pc = addr;
             }
             End::Direct => match last {
-                Some(l) if l.insn.class.is_branch() || self.cfg.all_jumps => {
+                Some(l) if last_class.is_some_and(|c| c.is_branch()) || self.cfg.all_jumps => {
                     if let Some(t) = l.natural {
                         self.pc = t;
                     }
@@ -608,30 +649,123 @@ impl<'a> Decoder<'a> {
         Ok(())
     }
 
+    /// The class of the instruction at `pc` (for the end of a walk).
+    fn class_at(&self, pc: u64) -> CfClass {
+        match self.code.ent(pc) {
+            Some(e) if e.len > 0 => e.class,
+            _ => self
+                .cls
+                .at(self.image, pc)
+                .map_or(CfClass::None, |i| i.class),
+        }
+    }
+
+    /// Add `n` sequential instructions from `pc` to `last` (the next one at `next`) to the range.
+    #[inline]
+    fn extend_range<S: FlowSink + ?Sized>(
+        &mut self,
+        pc: u64,
+        last: u64,
+        n: u64,
+        next: u64,
+        sink: &mut S,
+    ) {
+        self.stats.instructions += n;
+        match &mut self.range {
+            Some((_, l, count, nx)) if *nx == pc => {
+                *l = last;
+                *count += n;
+                *nx = next;
+            }
+            _ => {
+                self.flush(sink);
+                self.range = Some((pc, last, n, next));
+            }
+        }
+    }
+
     /// Walk instructions: HIST bits first, then the I-CNT budget (N-Trace 11.1). `end` is `None`
     /// for a HIST-only walk (ResourceFull), which stops after the branch taking the last bit.
+    ///
+    /// Straight-line runs (no control transfer, from the block table) are walked in one step
+    /// when they cannot end the walk: HIST bits left (only transfers take them) or a budget that
+    /// covers the whole run. Everything else goes one instruction at a time.
     fn walk<S: FlowSink + ?Sized>(
         &mut self,
         end: Option<End>,
         sink: &mut S,
     ) -> Result<Option<Last>, String> {
+        let mask = self.addr_mask();
         let mut last = None;
         let mut since_branch = 0u64;
         loop {
+            let hist_empty = self.hist.is_empty();
             match end {
-                None if self.hist.is_empty() => break,
-                Some(_) if self.hist.is_empty() && self.budget <= 0 => break,
+                None if hist_empty => break,
+                Some(_) if hist_empty && self.budget <= 0 => break,
                 _ => {}
             }
             let pc = self.pc;
-            let insn = self.cls.at(self.image, pc).ok_or_else(|| {
-                format!("the trace runs into {pc:#x}, which is not code in the program image")
-            })?;
-            let hw = insn.halfwords() as i64;
-            if end.is_some() && self.hist.is_empty() && hw > self.budget {
+            let step = match self.code.ent(pc).copied() {
+                Some(e) if e.len > 0 => {
+                    if e.run > 0 {
+                        let hw = i64::from(e.run_bytes / 2);
+                        let n = u64::from(e.run);
+                        let whole = if hist_empty {
+                            hw <= self.budget
+                        } else {
+                            end.is_some() || since_branch + n <= MAX_WALK_WITHOUT_BRANCH
+                        };
+                        if whole {
+                            self.budget -= hw;
+                            since_branch += n;
+                            let lpc = pc + u64::from(e.run_last);
+                            let next = pc.wrapping_add(u64::from(e.run_bytes)) & mask;
+                            self.extend_range(pc, lpc, n, next, sink);
+                            self.prev = Some((lpc, u64::from(e.run_bytes - e.run_last)));
+                            last = Some(Last {
+                                pc: lpc,
+                                natural: Some(next),
+                            });
+                            self.pc = next;
+                            continue;
+                        }
+                    }
+                    // Only these classes have a static target in the table (Zcmt table jumps
+                    // are inferable but have none).
+                    let target = matches!(
+                        e.class,
+                        CfClass::Branch
+                            | CfClass::InferableCall
+                            | CfClass::InferableJump
+                            | CfClass::OtherInferableJump
+                    )
+                    .then(|| pc.wrapping_add(e.target as i64 as u64) & mask);
+                    Step {
+                        len: e.len,
+                        class: e.class,
+                        target,
+                    }
+                }
+                // Outside the table (not in an executable segment, or crossing its end).
+                _ => {
+                    let insn = self.cls.at(self.image, pc).ok_or_else(|| {
+                        format!(
+                            "the trace runs into {pc:#x}, which is not code in the program image"
+                        )
+                    })?;
+                    Step {
+                        len: insn.len,
+                        class: insn.class,
+                        target: insn.target,
+                    }
+                }
+            };
+            let hw = u64::from(step.len).div_ceil(2) as i64;
+            if end.is_some() && hist_empty && hw > self.budget {
                 return Err(format!(
                     "invalid I-CNT: {} half-word(s) left at the {}-byte instruction at {pc:#x} (N-Trace 8.4.1)",
-                    self.budget, insn.len
+                    self.budget, step.len
                 ));
             }
             self.budget -= hw;
@@ -641,41 +775,35 @@ impl<'a> Decoder<'a> {
                     "no direct conditional branch for the HIST bits after {since_branch} instructions from {pc:#x}"
                 ));
             }
-            let seq = pc.wrapping_add(insn.len as u64) & self.addr_mask();
-            let class = insn.class;
+            let seq = pc.wrapping_add(u64::from(step.len)) & mask;
+            let class = step.class;
             let takes_bit = class.is_branch()
-                || (self.cfg.all_jumps && class.is_inferable() && insn.target.is_some());
+                || (self.cfg.all_jumps && class.is_inferable() && step.target.is_some());
             let bit = if takes_bit { self.hist.pop() } else { None };
             if bit.is_some() {
                 since_branch = 0;
             }
             let is_last = end.is_some() && self.hist.is_empty() && self.budget == 0;
-            let mut popped = None;
             let natural = match class {
                 CfClass::Branch => {
                     let taken = bit.unwrap_or(is_last && end == Some(End::Direct));
                     Some(if taken {
-                        insn.target.unwrap_or(seq)
+                        step.target.unwrap_or(seq)
                     } else {
                         seq
                     })
                 }
-                _ if class.is_inferable() => insn.target,
+                _ if class.is_inferable() => step.target,
                 _ if class.is_uninferable_discon() => {
-                    if class.pops_return() {
-                        popped = self.stack.pop_back();
-                    }
-                    let seq_target = self.prev.and_then(|(ppc, pbits)| {
-                        (ppc.wrapping_add(crate::insn::len_of(pbits)) & self.addr_mask() == pc)
-                            .then(|| {
-                                sequentially_inferred_target(&self.cfg.isa, ppc, pbits, insn.bits)
-                            })
-                            .flatten()
-                    });
+                    let popped = if class.pops_return() {
+                        self.stack.pop_back()
+                    } else {
+                        None
+                    };
                     if class == CfClass::TrapReturn {
                         None
                     } else {
-                        seq_target.or(popped)
+                        self.sequential_target(pc).or(popped)
                     }
                 }
                 _ => Some(seq),
@@ -686,21 +814,9 @@ impl<'a> Decoder<'a> {
                 }
                 self.stack.push_back(seq);
             }
-            // The range: extend it if this instruction follows the previous one.
-            self.stats.instructions += 1;
-            match &mut self.range {
-                Some((_, l, n, next)) if *next == pc => {
-                    *l = pc;
-                    *n += 1;
-                    *next = seq;
-                }
-                _ => {
-                    self.flush(sink);
-                    self.range = Some((pc, pc, 1, seq));
-                }
-            }
-            self.prev = Some((pc, insn.bits));
-            last = Some(Last { pc, insn, natural });
+            self.extend_range(pc, pc, 1, seq, sink);
+            self.prev = Some((pc, u64::from(step.len)));
+            last = Some(Last { pc, natural });
             if is_last {
                 // The message's own end decides the next PC.
                 if let Some(n) = natural {
@@ -718,6 +834,18 @@ impl<'a> Decoder<'a> {
             }
         }
         Ok(last)
+    }
+
+    /// The target of the indirect jump at `pc` if the instruction walked before it (right before
+    /// it in memory) loads its register (`lui`/`auipc`/`c.lui`; N-Trace 9.1).
+    fn sequential_target(&self, pc: u64) -> Option<u64> {
+        let (ppc, plen) = self.prev?;
+        if ppc.wrapping_add(plen) & self.addr_mask() != pc {
+            return None;
+        }
+        let pbits = self.image.fetch(ppc)?;
+        let bits = self.image.fetch(pc)?;
+        sequentially_inferred_target(&self.cfg.isa, ppc, pbits, bits)
     }
 }
 

@@ -1,8 +1,9 @@
 //! What the decoder needs to know about one instruction (N-Trace 11: size, type, static target),
 //! with a choice of which registers are link registers.
 
+use rvtrace_image::code::Code;
 use rvtrace_image::Image;
-use rvtrace_isa::{classify, insn_len, CfClass, IsaConfig};
+use rvtrace_isa::{classify, insn_len, CfClass, InsnInfo, IsaConfig};
 
 /// Which registers count as link registers when classifying jumps as calls and returns (N-Trace
 /// Table 2 rows `jal`/`jalr`/`c.jalr`/`c.jr`).
@@ -81,6 +82,27 @@ impl Classifier {
             class,
             target: info.target_addr(pc, self.isa.xlen),
         })
+    }
+}
+
+impl Classifier {
+    /// [`Classifier::at`] for the bits alone (the target stays an offset): length 0 for what
+    /// [`Classifier::at`] rejects (longer than 32 bits).
+    pub fn info(&self, bits: u32) -> InsnInfo {
+        let mut info = classify(&self.isa, bits);
+        if info.len > 4 {
+            info.len = 0;
+        }
+        if self.link != LinkRule::Spec {
+            info.class = relink(self.link, bits, info.class);
+        }
+        info
+    }
+
+    /// The decoder's block table of `image` (executable segments), classified as
+    /// [`Classifier::at`] does.
+    pub fn code(&self, image: &Image) -> Code {
+        Code::with_classifier(image, self.isa, |bits| self.info(bits))
     }
 }
 
