@@ -1135,11 +1135,7 @@ impl<'a> Decoder<'a> {
         }
         let unprocessed = self.unprocessed(e.class == CfClass::Branch);
         if !k.sync {
-            if self.stop_at_last_branch || unprocessed {
-                return false;
-            }
-            let depth_ok = !k.irreport || k.irdepth == self.return_stack.len() as u64;
-            (k.notify || !k.updiscon) && depth_ok
+            !self.stop_at_last_branch && !unprocessed && self.stops_at_address(k)
         } else {
             !unprocessed && k.privilege == self.privilege
         }
@@ -1168,29 +1164,40 @@ impl<'a> Decoder<'a> {
         }
         let unprocessed = self.unprocessed(at_branch);
         if !k.sync {
-            if self.stop_at_last_branch || unprocessed {
+            if self.stop_at_last_branch || unprocessed || !self.stops_at_address(k) {
                 return Ok(false);
-            }
-            let depth_ok = !k.irreport || k.irdepth == self.return_stack.len() as u64;
-            if k.notify {
-                // rvtrace: with notify, irreport/irdepth give the stack depth at the address.
-                return Ok(depth_ok);
             }
             // decoder.adoc also requires that the previous instruction is not an uninferable
             // discontinuity; a taken one has already stopped (stop_here), so here it can only
             // have been inferred (implicit return, sequentially inferable jump), which rvtrace's
-            // encoder reports like any other instruction.
-            if !k.updiscon && depth_ok {
+            // encoder reports like any other instruction. Without notify, the stop is
+            // tentative (sec:updiscon: the reported instruction may occur again after an
+            // uninferable discontinuity).
+            if !k.notify {
                 self.inferred_address = true;
-                return Ok(true);
             }
-            Ok(false)
+            Ok(true)
         } else {
             let last_xret = self
                 .code
                 .ent(self.last_pc)
                 .is_some_and(|l| l.class == CfClass::TrapReturn);
             Ok(!unprocessed && (k.privilege == self.privilege || last_xret))
+        }
+    }
+
+    /// Whether a format 0/1/2 packet lets the decoder stop on reaching its address with every
+    /// branch processed (not as the target of an uninferable discontinuity). rvtrace (see the
+    /// crate README): with *notify*, yes, at the depth *irdepth* when *irreport* is set; without
+    /// *notify*, tentatively (`sec:updiscon` cases 1 and 3) unless *updiscon* says the address
+    /// follows an uninferable discontinuity and a format 3 is next (case 2), or *irreport* says
+    /// it follows a return that failed its prediction (`sec:irxx`: the decoder stops at that
+    /// return).
+    fn stops_at_address(&self, k: &Ctx) -> bool {
+        if k.notify {
+            !k.irreport || k.irdepth == self.return_stack.len() as u64
+        } else {
+            !k.updiscon && !k.irreport
         }
     }
 
@@ -1248,7 +1255,11 @@ impl<'a> Decoder<'a> {
                     }
                     self.return_stack.pop().unwrap_or(seq)
                 } else {
-                    if self.stop_at_last_branch {
+                    // decoder.adoc raises this error also while following the previous
+                    // packet's path to the second occurrence of its address (inferred_address),
+                    // where stop_at_last_branch is already the new packet's: that discontinuity
+                    // is the previous packet's.
+                    if self.stop_at_last_branch && !inferred {
                         return Err(DecodeError::UnexpectedDiscontinuity(pc));
                     }
                     if self.options.implicit_return && c.is_return() && depth > 0 {

@@ -64,8 +64,6 @@ struct Inst {
     /// Resolved when the instruction was current: an uninferable discontinuity whose target
     /// must be reported.
     updiscon: bool,
-    /// A return whose target was inferred from the return address stack.
-    inferred_return: bool,
 }
 
 impl Inst {
@@ -91,11 +89,37 @@ impl Inst {
 struct Resolved {
     /// An uninferable discontinuity whose target is reported.
     upd: bool,
-    /// A return inferred from the stack.
-    inferred_return: bool,
     /// A return that failed its prediction, with the stack depth before it.
     mispredict: Option<u64>,
 }
+
+/// A position on the decoder's path (rvtrace preset, implicit return): an instruction retired
+/// since the decoder's last stop and at or after the last branch, i.e. one where the decoder,
+/// following the next packet, has no branch left to resolve and could stop.
+#[derive(Clone, Copy, Debug)]
+struct Pos {
+    pc: u64,
+    /// Return address stack depth before the instruction (the decoder's `irstack_depth` there).
+    depth: u64,
+    /// A return (inferred from the stack, unless it is the newest position).
+    ret: bool,
+}
+
+/// How a format 0/1/2 packet tells the decoder where to stop (rvtrace's use of *notify*,
+/// *irreport* and *irdepth*; see the crate README).
+#[derive(Clone, Copy, Debug, Default)]
+struct Marks {
+    /// *notify*: stop at the first occurrence of the address (no tentative stop).
+    notify: bool,
+    /// *irreport*: with *notify*, the depth at the address; without, the depth of the return that
+    /// failed its prediction.
+    irreport: bool,
+    irdepth: u64,
+}
+
+/// Most positions kept (a longer run without a branch or a packet is not followed further; see
+/// the crate README).
+const MAX_TAIL: usize = 1 << 16;
 
 /// Which `encoder_model.py` flag combination led to a packet (kept for `ended_ntr`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -133,24 +157,13 @@ pub struct Encoder<S: PacketSink> {
     // Implicit return.
     stack: Vec<u64>,
     stack_max: usize,
-    ret_since_call: bool,
-    branch_since_ret: bool,
+    /// The failed return whose target the next packet reports: its depth.
     pending_irreport: Option<u64>,
-    /// The current instruction is a return that fails its prediction at this depth: a packet
-    /// reporting it carries notify and the depth.
-    force_notify: Option<u64>,
-    /// Returns inferred since the last branch and the last packet: (depth, target).
-    rets_since_branch: Vec<(u64, u64)>,
-    /// Packets that leave the decoder at the current instruction.
-    stops: u64,
-    /// A call or return since the last branch and the last packet.
-    callret_since_branch: bool,
-    /// An inferred return since the last branch and the last packet.
-    ret_since_branch: bool,
-    /// The latest call made after an inferred return with no branch in between, since the last
-    /// packet: where to stop the decoder first when an address must be reported before a trap
-    /// (see `emit_cut`).
-    cut: Option<u64>,
+    /// rvtrace preset with implicit return: keep `tail`.
+    track: bool,
+    /// The positions where the decoder could stop for the next packet, oldest first: every
+    /// instruction since the last packet and since (including) the last branch.
+    tail: Vec<Pos>,
     // Jump target cache and implicit exception handlers.
     jtc: Vec<Option<u64>>,
     tvec: Vec<((bool, u64), u64)>,
@@ -216,15 +229,9 @@ impl<S: PacketSink> Encoder<S> {
             last_address: 0,
             stack: Vec::new(),
             stack_max,
-            ret_since_call: false,
-            branch_since_ret: false,
             pending_irreport: None,
-            force_notify: None,
-            rets_since_branch: Vec::new(),
-            stops: 0,
-            callret_since_branch: false,
-            ret_since_branch: false,
-            cut: None,
+            track: cfg.preset == Preset::Rvtrace && o.implicit_return,
+            tail: Vec::new(),
             jtc: vec![None; 1usize << p.cache_size_p],
             tvec: Vec::new(),
             last_why: Why::Other,
@@ -282,7 +289,7 @@ impl<S: PacketSink> Encoder<S> {
                 let c = self.pipe[self.ic()];
                 // Its status bits use the flags of that last encode() call.
                 let u = self.last_updiscon_flag;
-                self.address_packet(&c, Some(u), false)?;
+                self.address_packet(c.rec.iaddr & self.amask, false, u, Marks::default())?;
                 self.support(false, QualStatus::EndedRep)?;
             } else {
                 // v2.0: the next instruction is unqualified; the algorithm reports the final
@@ -312,11 +319,9 @@ impl<S: PacketSink> Encoder<S> {
             // A context packet carries no branch information (rvtrace preset).
             return Ok(());
         }
-        self.stops += 1;
-        self.rets_since_branch.clear();
-        self.cut = None;
-        self.ret_since_branch = false;
-        self.callret_since_branch = false;
+        // The decoder stops at the instruction this packet reports (callers reporting an older
+        // one restore the positions after it).
+        self.tail.clear();
         // encoder_model.py send_te_inst: every packet empties the branch map and counts towards
         // the resynchronisation period.
         self.branches = 0;
@@ -480,88 +485,134 @@ impl<S: PacketSink> Encoder<S> {
         }
     }
 
-    /// The `irreport`/`irdepth` meaning for a packet reporting `icurr` (`payload.adoc`
-    /// `sec:irxx`): a failed return prediction, or the depth before a format 3.
-    ///
-    /// Returns (*notify*, *irreport*, *irdepth*). rvtrace gives *irreport* two meanings and tells
-    /// them apart with *notify* (see the crate README): without *notify*, the packet reports the
-    /// target of the return at depth *irdepth* that failed its prediction; with *notify*, the
-    /// packet reports an instruction that is not the target of an uninferable discontinuity and
-    /// *irdepth* is the stack depth there (the decoder stops only at that depth).
-    fn irreport_for(&self, before_f3: bool) -> (bool, bool, u64) {
-        if self.reference() || !self.o.implicit_return {
-            return (false, false, 0);
-        }
-        if let Some(d) = self.pending_irreport {
-            return (false, true, d);
-        }
-        if let Some(d) = self.force_notify {
-            return (true, true, d);
-        }
-        let depth = self.stack.len() as u64;
-        if before_f3 && depth > 0 {
-            // sec:irxx's rule, extended to any call or return since the last branch: the
-            // decoder could otherwise stop at an earlier occurrence at another depth.
-            let after_return = self.pipe[self.ip()].inferred_return;
-            if after_return
-                || self.callret_since_branch
-                || (self.ret_since_call && !self.branch_since_ret)
-            {
-                return (true, true, depth);
+    /// Report the current instruction `icurr` (the newest position) with a format 0/1/2 packet
+    /// that is not about an uninferable discontinuity: before a trap, a resynchronisation or the
+    /// end of tracing, an `ecall`/`ebreak`, or the branch count limit. `definite`: the next packet
+    /// may not be a format 3, so the decoder must not stop tentatively (`sec:updiscon` case 3).
+    fn report_here(&mut self, icurr: &Inst, definite: bool) -> Result<(), String> {
+        let fail = icurr.is_branch() && !self.curr_correct;
+        let addr = icurr.rec.iaddr & self.amask;
+        match self.tail.len().checked_sub(1) {
+            Some(t) if self.track && self.tail[t].pc == addr => self.stop_at(t, definite, fail),
+            _ => {
+                let m = Marks {
+                    notify: definite && self.track,
+                    ..Marks::default()
+                };
+                self.address_packet(addr, fail, false, m)
             }
         }
-        (false, false, 0)
     }
 
-    /// Before a packet that reports `icurr` as the last instruction before a trap (or resync,
-    /// or the end): if, since the last packet and the last branch, the program returned and
-    /// then called again, the decoder could stop at an earlier occurrence of `icurr` at the same
-    /// depth (`f(); f();`). Report that call first (with *notify*: the decoder stops exactly
-    /// there), with the branches so far; then `icurr` can only occur once after it.
-    fn emit_cut(&mut self, icurr: &Inst) -> Result<(), String> {
-        let Some(c) = self.cut else {
-            return Ok(());
-        };
-        if self.reference() || !self.o.implicit_return || c == icurr.rec.iaddr & self.amask {
-            return Ok(());
+    /// How a packet reporting position `c` makes the decoder stop there, if it can: the decoder
+    /// stops at the first position with the reported address (and, with *irreport*, depth), so
+    /// `c` must be the first with its address, or with its address and depth.
+    fn marks_for(&self, c: usize) -> Option<Marks> {
+        let p = self.tail[c];
+        let before = &self.tail[..c];
+        if before.iter().all(|q| q.pc != p.pc) {
+            return Some(Marks {
+                notify: true,
+                ..Marks::default()
+            });
         }
-        let p = self.p;
-        let field = if self.o.full_address {
-            self.full(c)
-        } else {
-            (c.wrapping_sub(self.last_address) & self.amask) >> p.iaddress_lsb_p
-        };
-        let tail = AddrTail::from_flags(&p, field, true, false, false, 0, IrdepthFill::Updiscon);
-        let pkt = if self.branches != 0 {
-            TeInst::Branch {
-                branches: self.branches as u8,
-                branch_map: self.branch_map,
-                tail: Some(tail),
+        if before.iter().all(|q| q.pc != p.pc || q.depth != p.depth) {
+            return Some(Marks {
+                notify: true,
+                irreport: true,
+                irdepth: p.depth,
+            });
+        }
+        None
+    }
+
+    /// Stop the decoder exactly at position `t` (rvtrace preset, implicit return). After the last
+    /// packet and the last branch, the decoder's path holds no branch and no uninferable
+    /// discontinuity that is not inferred, so it stops at the first position with the reported
+    /// address (and depth, when reported). When an earlier position has the same address and
+    /// depth (the same instruction reached at the same depth twice with no branch in between:
+    /// `f(); f();`, or a recursion's returns), the decoder is first stopped at a position after
+    /// the last such one that it can find (or, failing that, at the first such one, and so on):
+    /// each packet carries *notify* (`sec:notify`) and, when the address alone is ambiguous, the
+    /// depth in *irreport*/*irdepth* (`sec:irxx`).
+    fn stop_at(&mut self, mut t: usize, definite: bool, fail: bool) -> Result<(), String> {
+        loop {
+            let p = self.tail[t];
+            let m = self.marks_for(t);
+            if let Some(mut m) = m {
+                if !definite && !m.irreport {
+                    // The first occurrence of its address: a plain packet (the decoder stops
+                    // there tentatively, and the format 3 that follows confirms it).
+                    m.notify = false;
+                }
+                return self.stop_packet(t, m, fail);
             }
-        } else {
-            TeInst::Addr(tail)
-        };
-        let pkt = self.maybe_cache(pkt, c, &tail, false, 0);
-        self.last_address = c;
-        self.send(pkt)?;
-        // The call itself runs after the decoder stops there.
-        self.callret_since_branch = true;
+            let same = |q: &Pos| q.pc == p.pc && q.depth == p.depth;
+            let last_same = (0..t).rev().find(|&i| same(&self.tail[i])).unwrap_or(0);
+            let first_same = (0..t).find(|&i| same(&self.tail[i])).unwrap_or(0);
+            let c = (last_same + 1..t)
+                .rev()
+                .find(|&c| self.marks_for(c).is_some())
+                .unwrap_or(first_same);
+            let m = self.marks_for(c).unwrap_or(Marks {
+                notify: true,
+                irreport: true,
+                irdepth: self.tail[c].depth,
+            });
+            self.stop_packet(c, m, false)?;
+            t -= c + 1;
+        }
+    }
+
+    /// Send a packet reporting position `c`; the positions after it stay.
+    fn stop_packet(&mut self, c: usize, m: Marks, fail: bool) -> Result<(), String> {
+        let rest = self.tail.split_off(c + 1);
+        let pc = self.tail[c].pc;
+        self.address_packet(pc, fail, false, m)?;
+        self.tail = rest;
         Ok(())
     }
 
-    /// A format 0/1/2 packet reporting `icurr` with its address. `updiscon_next`: the
-    /// *updiscon* flag. `before_f3`: the packet reports the last instruction before a format 3
-    /// (or the end of tracing), for irdepth.
+    /// The current instruction is a return at depth `d` whose target `target` is not the stack
+    /// top (reported by the next packet, with *irreport* and *irdepth* = `d`). The decoder takes
+    /// the first return at depth `d` after which no branch is left and whose predicted target is
+    /// not the reported address as the failed one: if an inferred return since the last packet
+    /// and branch fits that description, stop the decoder after it first.
+    fn separate_failed_return(&mut self, d: u64, target: u64) -> Result<(), String> {
+        let Some(t) = self.tail.len().checked_sub(1) else {
+            return Ok(());
+        };
+        let confusable = |e: &Self, i: usize| {
+            let q = e.tail[i];
+            q.ret && q.depth == d && e.tail[i + 1].pc != target
+        };
+        let Some(j) = (0..t).rev().find(|&i| confusable(self, i)) else {
+            return Ok(());
+        };
+        match (j + 1..=t).rev().find(|&c| self.marks_for(c).is_some()) {
+            Some(c) => {
+                let m = self.marks_for(c).unwrap_or_default();
+                self.stop_packet(c, m, false)
+            }
+            None => self.stop_at(t, true, false),
+        }
+    }
+
+    /// A format 0/1/2 packet reporting `addr` with the branches so far. `fail`: `addr` is a
+    /// branch whose prediction failed. `updiscon`: the *updiscon* flag.
     fn address_packet(
         &mut self,
-        icurr: &Inst,
-        updiscon_next: Option<bool>,
-        before_f3: bool,
+        addr: u64,
+        fail: bool,
+        updiscon: bool,
+        m: Marks,
     ) -> Result<(), String> {
         let p = self.p;
-        let addr = icurr.rec.iaddr & self.amask;
-        let updiscon = updiscon_next.unwrap_or(false);
-        let (notify, irreport, irdepth) = self.irreport_for(before_f3);
+        let Marks {
+            notify,
+            irreport,
+            irdepth,
+        } = m;
         let field = if self.o.full_address {
             if self.reference() {
                 // encoder_model.py AddressHandler.get: the full address is not shifted.
@@ -593,14 +644,9 @@ impl<S: PacketSink> Encoder<S> {
         }
         self.pending_irreport = None;
         let pkt = if !self.reference() && self.count_mode {
-            let branch_fmt = if icurr.is_branch() && !self.curr_correct {
-                3
-            } else {
-                2
-            };
             TeInst::BranchCount {
                 branch_count: (self.pbc - 31) as u32,
-                branch_fmt,
+                branch_fmt: if fail { 3 } else { 2 },
                 tail: Some(tail),
             }
         } else if self.branches != 0 {
@@ -773,8 +819,16 @@ impl<S: PacketSink> Encoder<S> {
         let r = self.reference();
         let (ip, ic) = (self.ip(), self.ic());
         if self.fast(last, r) {
+            if self.track && self.tail.len() < MAX_TAIL {
+                let pc = self.pipe[ic].rec.iaddr & self.amask;
+                let depth = self.stack.len() as u64;
+                self.tail.push(Pos {
+                    pc,
+                    depth,
+                    ret: false,
+                });
+            }
             self.pipe[ic].updiscon = false;
-            self.pipe[ic].inferred_return = false;
             self.last_updiscon_flag = false;
             return Ok(());
         }
@@ -787,6 +841,19 @@ impl<S: PacketSink> Encoder<S> {
         if icurr.is_branch() {
             self.update_branch(&icurr);
         }
+        if self.track && icurr.retired() {
+            if icurr.is_branch() {
+                // The decoder cannot stop before the last branch.
+                self.tail.clear();
+            }
+            if self.tail.len() < MAX_TAIL {
+                self.tail.push(Pos {
+                    pc: icurr.rec.iaddr & self.amask,
+                    depth: self.stack.len() as u64,
+                    ret: icurr.itype() == Itype::Return,
+                });
+            }
+        }
         // The current instruction's discontinuity status with the stack as it is now (a sync
         // packet at this instruction would clear the stack; that is applied after the packet).
         let prov = if r {
@@ -798,8 +865,6 @@ impl<S: PacketSink> Encoder<S> {
             self.resolve_updiscon(&icurr, &inext, false)
         };
         let curr_updiscon = prov.upd;
-        self.force_notify = prov.mispredict;
-        let stops_before = self.stops;
         let prev_updiscon = if r {
             self.is_updiscon_itype(&iprev)
         } else {
@@ -837,12 +902,16 @@ impl<S: PacketSink> Encoder<S> {
                 || resync_now);
         let er_n = icurr.retired() && curr_exception;
         let cci = icurr.rec.context != iprev.rec.context && icurr.rec.ctype == 1;
-        // rvtrace also reports the instruction before a resync when the return stack is not
-        // empty, so that the format 3 is reached at the right depth (see the README).
+        // rvtrace also reports the instruction before a resync when the next one occurred
+        // earlier since the last packet and branch (implicit return: the same instruction at
+        // another depth), so that the format 3 is reached at the right occurrence.
         let resync_br = resync_now
             && (self.branches != 0
                 || self.count_mode
-                || (!r && self.o.implicit_return && !self.stack.is_empty()));
+                || (self.track && icurr.retired() && {
+                    let next = inext.rec.iaddr & self.amask;
+                    self.tail.iter().any(|q| q.pc == next)
+                }));
         let rpt_br =
             (self.branches == 31 && !self.count_mode) || (self.count_mode && self.fail_now);
         let resync_exceeded = self.resync_count > self.resync_max && (r || icurr.retired());
@@ -878,7 +947,18 @@ impl<S: PacketSink> Encoder<S> {
                 if curr_exc_only {
                     self.trap(&icurr, false, &icurr, true)?;
                 } else {
-                    self.address_packet(&icurr, Some(updiscon), false)?;
+                    // The target of an uninferable discontinuity; after a return that failed
+                    // its prediction, with its depth (sec:irxx).
+                    let m = match self.pending_irreport {
+                        Some(d) if !r => Marks {
+                            notify: false,
+                            irreport: true,
+                            irdepth: d,
+                        },
+                        _ => Marks::default(),
+                    };
+                    let fail = icurr.is_branch() && !self.curr_correct;
+                    self.address_packet(icurr.rec.iaddr & self.amask, fail, updiscon, m)?;
                 }
                 self.last_why = Why::PrevUpdiscon;
                 break 'decide;
@@ -891,18 +971,15 @@ impl<S: PacketSink> Encoder<S> {
                 break 'decide;
             }
             if resync_br || er_n || (!r && max_count) {
-                // An ecall/ebreak is reported every time it runs, so it occurs at most once
-                // since the previous packet: no depth or cut needed to stop there.
-                if !er_n {
-                    self.emit_cut(&icurr)?;
-                }
-                self.address_packet(&icurr, None, !er_n)?;
+                // After the branch count limit the next packet is not a format 3: no
+                // tentative stop.
+                let definite = !resync_br && !er_n;
+                self.report_here(&icurr, definite)?;
                 self.last_why = Why::Other;
                 break 'decide;
             }
             if next_exc_only || ppccd_br || (!r && last) {
-                self.emit_cut(&icurr)?;
-                self.address_packet(&icurr, None, true)?;
+                self.report_here(&icurr, false)?;
                 self.last_why = Why::Other;
                 break 'decide;
             }
@@ -934,29 +1011,15 @@ impl<S: PacketSink> Encoder<S> {
         }
         self.last_updiscon_flag = updiscon;
         if !r {
-            if let Some(d) = prov.mispredict {
-                // The decoder takes the first return at depth d whose predicted target is not
-                // the reported one (and with no branch after it) as the failed one; if an
-                // inferred return since the last packet fits that description, stop the decoder
-                // here first.
-                let target = inext.rec.iaddr & self.amask;
-                if self.stops == stops_before
-                    && self
-                        .rets_since_branch
-                        .iter()
-                        .any(|&(dd, t)| dd == d && t != target)
-                {
-                    self.address_packet(&icurr, None, false)?;
-                }
+            if let (Some(d), true) = (prov.mispredict, self.track) {
+                // Unless a packet already stopped the decoder at this return.
+                self.separate_failed_return(d, inext.rec.iaddr & self.amask)?;
             }
-            self.force_notify = None;
             // After any sync packet (which reset the stack), the current instruction's own
             // effects.
             let res = self.resolve_updiscon(&icurr, &inext, true);
             self.pipe[ic].updiscon = res.upd;
-            self.pipe[ic].inferred_return = res.inferred_return;
         }
-        self.force_notify = None;
         Ok(())
     }
 
@@ -979,7 +1042,6 @@ impl<S: PacketSink> Encoder<S> {
                 | Itype::OtherUninferableJump
         );
         let mut upd = false;
-        let mut inferred_return = false;
         let mut mispredict = None;
         if uninferable {
             let iprev = &self.pipe[self.ip()];
@@ -995,17 +1057,13 @@ impl<S: PacketSink> Encoder<S> {
                 let target = inext.rec.iaddr & self.amask;
                 let top = *self.stack.last().unwrap_or(&0);
                 let depth = self.stack.len() as u64;
-                if top == target || !inext.qualified {
-                    inferred_return = true;
-                } else {
+                if top != target && inext.qualified {
                     upd = true;
                     mispredict = Some(depth);
                 }
                 if apply {
-                    if inferred_return {
-                        self.rets_since_branch.push((depth, top));
-                    } else {
-                        self.pending_irreport = Some(depth);
+                    if mispredict.is_some() {
+                        self.pending_irreport = mispredict;
                     }
                     self.stack.pop();
                 }
@@ -1015,44 +1073,17 @@ impl<S: PacketSink> Encoder<S> {
         } else if it == Itype::TrapReturn {
             upd = true;
         }
-        if apply {
-            match it {
-                Itype::UninferableCall | Itype::InferableCall => {
-                    if self.o.implicit_return && self.stack_max > 0 {
-                        if self.stack.len() >= self.stack_max {
-                            self.stack.remove(0);
-                        }
-                        self.stack.push(icurr.rec.next_iaddr() & self.amask);
-                        if self.ret_since_branch && !self.count_mode {
-                            self.cut = Some(icurr.rec.iaddr & self.amask);
-                        }
-                    }
-                    self.ret_since_call = false;
-                    self.callret_since_branch = true;
-                }
-                Itype::Return => {
-                    self.ret_since_call = true;
-                    self.branch_since_ret = false;
-                    self.callret_since_branch = true;
-                    if inferred_return {
-                        self.ret_since_branch = true;
-                    }
-                }
-                Itype::TakenBranch | Itype::NonTakenBranch => {
-                    self.branch_since_ret = true;
-                    self.rets_since_branch.clear();
-                    self.ret_since_branch = false;
-                    self.callret_since_branch = false;
-                    self.cut = None;
-                }
-                _ => {}
+        if apply
+            && matches!(it, Itype::UninferableCall | Itype::InferableCall)
+            && self.o.implicit_return
+            && self.stack_max > 0
+        {
+            if self.stack.len() >= self.stack_max {
+                self.stack.remove(0);
             }
+            self.stack.push(icurr.rec.next_iaddr() & self.amask);
         }
-        Resolved {
-            upd,
-            inferred_return,
-            mispredict,
-        }
+        Resolved { upd, mispredict }
     }
 }
 

@@ -529,8 +529,9 @@ fn sequentially_inferable_jump() {
 #[test]
 fn same_function_called_twice_then_a_trap() {
     // f(); f(); with no branch anywhere, an interrupt right after X in the second call: X
-    // occurs twice at the same depth since the last packet. rvtrace's encoder first reports the
-    // second call (see the README), so the decoder stops at the right X.
+    // occurs twice at the same depth since the last packet. rvtrace's encoder first stops the
+    // decoder after the first X (at the second call, see the README), so that it stops at the
+    // right X.
     //     0: jal ra, f
     //     1: jal ra, f
     //     2: nop
@@ -574,4 +575,420 @@ fn same_function_called_twice_then_a_trap() {
         let o = run(&img, &recs, inputs);
         assert_eq!(o.pcs, retired(&recs));
     }
+}
+
+/// The implicit return option sets the regression tests below run with.
+fn ir_sets() -> Vec<ConfigInputs> {
+    let ir = ConfigInputs {
+        implicit_return: true,
+        ..ConfigInputs::default()
+    };
+    vec![
+        ir.clone(),
+        ConfigInputs {
+            return_stack: Some(4),
+            ..ir.clone()
+        },
+        ConfigInputs {
+            branch_prediction: Some(64),
+            jump_target_cache: Some(16),
+            ..ir.clone()
+        },
+        ConfigInputs {
+            return_stack: Some(2),
+            resync: Some(2),
+            ..ir
+        },
+    ]
+}
+
+fn ir_round_trips(img: &Image, recs: &[Record]) {
+    for inputs in ir_sets() {
+        let o = run(img, recs, inputs.clone());
+        assert_eq!(o.pcs, retired(recs), "{inputs:?}");
+    }
+}
+
+fn f_packets(o: &Out) -> Vec<rvtrace_etrace::codec::AddrTail> {
+    o.packets.iter().filter_map(|p| p.tail().copied()).collect()
+}
+
+fn ir_params() -> rvtrace_etrace::params::Params {
+    TraceConfig::build(&ConfigInputs {
+        xlen_bits: 64,
+        implicit_return: true,
+        ..ConfigInputs::default()
+    })
+    .unwrap()
+    .params
+}
+
+#[test]
+fn branch_right_before_a_trap_after_a_return_and_a_call() {
+    // f(); g(); where g's first instruction is a branch, taken, and an interrupt comes before
+    // the branch target retires. The branch is the last instruction before the trap; nothing
+    // before it may be reported with it (the encoder once reported the call to g, made after
+    // an inferred return, with the branch counted: "cannot resolve the branch").
+    //     0: jal ra, f
+    //     1: jal ra, g
+    //     2: nop
+    //     3: f: nop
+    //     4: jalr x0, 0(ra)
+    //     5: g: beq a0, x0, 7
+    //     6: nop
+    //     7: nop
+    //     8: H: nop
+    //     9: nop
+    let img = image(&[
+        jal(1, 12),
+        jal(1, 16),
+        nop(),
+        nop(),
+        jalr(0, 1, 0),
+        beq(10, 0, 8),
+        nop(),
+        nop(),
+        nop(),
+        nop(),
+    ]);
+    let head = [
+        ins(0, Itype::InferableCall),
+        ins(3, Itype::None),
+        ins(4, Itype::Return),
+        ins(1, Itype::InferableCall),
+        ins(5, Itype::TakenBranch),
+    ];
+    let mut recs = head.to_vec();
+    recs.extend([trap(7, true, 7), ins(8, Itype::None), ins(9, Itype::None)]);
+    ir_round_trips(&img, &recs);
+    // The same with the branch the last traced instruction.
+    ir_round_trips(&img, &head);
+}
+
+#[test]
+fn depth_zero_is_reported() {
+    // f() then a jump (tail call) into f at depth 0, and an interrupt right after X: X ran at
+    // depth 1 first, so the packet before the trap reports depth 0 (the spec's "if it is
+    // non-zero" assumes the decoder cannot have passed the address deeper).
+    //     0: jal ra, f
+    //     1: jal x0, f
+    //     2: nop
+    //     3: f: nop (X)
+    //     4: jalr x0, 0(ra)
+    //     5: H: nop
+    //     6: nop
+    let img = image(&[
+        jal(1, 12),
+        jal(0, 8),
+        nop(),
+        nop(),
+        jalr(0, 1, 0),
+        nop(),
+        nop(),
+    ]);
+    let recs = [
+        ins(0, Itype::InferableCall),
+        ins(3, Itype::None),
+        ins(4, Itype::Return),
+        ins(1, Itype::InferableJump),
+        ins(3, Itype::None),
+        trap(4, true, 7),
+        ins(5, Itype::None),
+        ins(6, Itype::None),
+    ];
+    ir_round_trips(&img, &recs);
+    let o = run(
+        &img,
+        &recs,
+        ConfigInputs {
+            implicit_return: true,
+            ..ConfigInputs::default()
+        },
+    );
+    let t = f_packets(&o)[0];
+    assert!(t.notify_flag(&ir_params()) && t.irreport_flag() && t.irdepth == 0);
+}
+
+#[test]
+fn looplabel_continuation_then_a_full_branch_map() {
+    // f is called, returns, and is called again through a register: the packet reporting f's
+    // entry (the call's target) lets the decoder stop tentatively at f's first entry
+    // (sec:updiscon case 1). The next packet is a format 1 with a full branch map and no
+    // address; continuing to the second entry, the decoder must not take the call through the
+    // register for an "unexpected uninferable discontinuity" of the new packet.
+    //     0: jal ra, f
+    //     1: auipc t1, 0
+    //     2: jalr ra, 16(t1)    -> f
+    //     3: beq a0, a0, 3      (31 times: 30 taken, then not taken)
+    //     4: nop
+    //     5: f: nop
+    //     6: jalr x0, 0(ra)
+    let img = image(&[
+        jal(1, 20),
+        auipc(6, 0),
+        jalr(1, 6, 16),
+        beq(10, 10, 0),
+        nop(),
+        nop(),
+        jalr(0, 1, 0),
+    ]);
+    let mut recs = vec![
+        ins(0, Itype::InferableCall),
+        ins(5, Itype::None),
+        ins(6, Itype::Return),
+        ins(1, Itype::None),
+        ins(2, Itype::UninferableCall),
+        ins(5, Itype::None),
+        ins(6, Itype::Return),
+    ];
+    recs.extend((0..30).map(|_| ins(3, Itype::TakenBranch)));
+    recs.push(ins(3, Itype::NonTakenBranch));
+    recs.push(ins(4, Itype::None));
+    ir_round_trips(&img, &recs);
+    let o = run(
+        &img,
+        &recs,
+        ConfigInputs {
+            implicit_return: true,
+            ..ConfigInputs::default()
+        },
+    );
+    assert!(o.packets.iter().any(|p| matches!(
+        p,
+        TeInst::Branch {
+            branches: 0,
+            tail: None,
+            ..
+        }
+    )));
+}
+
+#[test]
+fn resync_due_at_a_trap_that_retired_nothing() {
+    // The resync period ends on the record of an exception that retired nothing, with a call
+    // on the stack: that record is not an instruction and is never reported as one (the
+    // encoder once reported it to bring the decoder to the right depth).
+    //     0: jal ra, f
+    //     1: nop
+    //     2: f: nop
+    //     3: nop
+    //     4: (illegal instruction)
+    //     5: H: nop
+    //     6: nop
+    let img = image(&[jal(1, 8), nop(), nop(), nop(), 0, nop(), nop()]);
+    let recs = [
+        ins(0, Itype::InferableCall),
+        ins(2, Itype::None),
+        ins(3, Itype::None),
+        trap(4, false, 2),
+        ins(5, Itype::None),
+        ins(6, Itype::None),
+    ];
+    ir_round_trips(&img, &recs);
+    for resync in 1..4 {
+        let o = run(
+            &img,
+            &recs,
+            ConfigInputs {
+                implicit_return: true,
+                resync: Some(resync),
+                ..ConfigInputs::default()
+            },
+        );
+        assert_eq!(o.pcs, retired(&recs), "--resync {resync}");
+    }
+}
+
+#[test]
+fn return_failing_its_prediction_after_the_same_return_inferred() {
+    // f(); f(); the second f returns elsewhere (X). The same return instruction ran before at
+    // the same depth and was inferred, so a packet stopping the decoder at the failing return
+    // would stop at the first one: the encoder stops it at the second call instead, then
+    // reports X with irreport and the depth of the failing return.
+    //     0: jal ra, f
+    //     1: jal ra, f
+    //     2: nop
+    //     3: f: nop
+    //     4: jalr x0, 0(ra)
+    //     5: X: nop
+    //     6: nop
+    let img = image(&[
+        jal(1, 12),
+        jal(1, 8),
+        nop(),
+        nop(),
+        jalr(0, 1, 0),
+        nop(),
+        nop(),
+    ]);
+    let recs = [
+        ins(0, Itype::InferableCall),
+        ins(3, Itype::None),
+        ins(4, Itype::Return),
+        ins(1, Itype::InferableCall),
+        ins(3, Itype::None),
+        ins(4, Itype::Return),
+        ins(5, Itype::None),
+        ins(6, Itype::None),
+    ];
+    ir_round_trips(&img, &recs);
+    let o = run(
+        &img,
+        &recs,
+        ConfigInputs {
+            implicit_return: true,
+            return_stack: Some(4),
+            ..ConfigInputs::default()
+        },
+    );
+    let p = ir_params();
+    let f = f_packets(&o);
+    assert!(f
+        .iter()
+        .any(|t| !t.notify_flag(&p) && t.irreport_flag() && t.irdepth == 1));
+}
+
+#[test]
+fn return_failing_its_prediction_with_nothing_unique_before_it() {
+    // A loop of inferable jumps around a call: every position between the inferred return and
+    // the one that fails its prediction ran before at the same depth. The encoder then stops
+    // the decoder at each occurrence in turn (the first return, then the second).
+    //     0: jal x0, 2
+    //     1: jal ra, f
+    //     2: nop
+    //     3: jal x0, 1
+    //     4: f: nop
+    //     5: jalr x0, 0(ra)
+    //     6: X: nop
+    //     7: nop
+    let img = image(&[
+        jal(0, 8),
+        jal(1, 12),
+        nop(),
+        jal(0, -8),
+        nop(),
+        jalr(0, 1, 0),
+        nop(),
+        nop(),
+    ]);
+    let mut recs = vec![ins(0, Itype::InferableJump)];
+    for _ in 0..2 {
+        recs.extend([
+            ins(2, Itype::None),
+            ins(3, Itype::InferableJump),
+            ins(1, Itype::InferableCall),
+            ins(4, Itype::None),
+            ins(5, Itype::Return),
+        ]);
+    }
+    recs.extend([ins(6, Itype::None), ins(7, Itype::None)]);
+    ir_round_trips(&img, &recs);
+}
+
+#[test]
+fn resync_reaches_the_right_occurrence() {
+    // A resync falls due while f runs for the second time, at depth 0 after a jump into it (it
+    // ran at depth 1 before): the format 3 must not be taken for the first entry. The encoder
+    // reports the instruction before it first.
+    //     0: auipc t1, 0
+    //     1: jalr x0, 8(t1)     -> 2
+    //     2: jal ra, f
+    //     3: jal x0, f
+    //     4: nop
+    //     5: f: nop
+    //     6: nop
+    //     7: jalr x0, 0(ra)
+    let img = image(&[
+        auipc(6, 0),
+        jalr(0, 6, 8),
+        jal(1, 12),
+        jal(0, 8),
+        nop(),
+        nop(),
+        nop(),
+        jalr(0, 1, 0),
+    ]);
+    let recs = [
+        ins(0, Itype::None),
+        ins(1, jr()),
+        ins(2, Itype::InferableCall),
+        ins(5, Itype::None),
+        ins(6, Itype::None),
+        ins(7, Itype::Return),
+        ins(3, Itype::InferableJump),
+        ins(5, Itype::None),
+        ins(6, Itype::None),
+    ];
+    ir_round_trips(&img, &recs);
+    let o = run(
+        &img,
+        &recs,
+        ConfigInputs {
+            implicit_return: true,
+            resync: Some(1),
+            ..ConfigInputs::default()
+        },
+    );
+    assert_eq!(o.pcs, retired(&recs));
+    assert!(o
+        .packets
+        .iter()
+        .any(|p| matches!(p, TeInst::Start { address, .. } if address << 1 == at(5))));
+}
+
+#[test]
+fn same_function_called_twice_while_counting_predicted_branches() {
+    // 32 branches predicted correctly (format 0 subformat 0 counts them), then f(); f(); and
+    // an interrupt right after X in the second call: the packet that first stops the decoder
+    // at the second call carries the branch count.
+    //     0..31: beq a0, a1, +8  (not taken)
+    //     32: jal ra, f
+    //     33: jal ra, f
+    //     34: nop
+    //     35: nop
+    //     36: f: nop (X)
+    //     37: jalr x0, 0(ra)
+    //     38: H: nop
+    //     39: nop
+    let mut words: Vec<u32> = (0..32).map(|_| beq(10, 11, 8)).collect();
+    words.extend([
+        jal(1, 16),
+        jal(1, 12),
+        nop(),
+        nop(),
+        nop(),
+        jalr(0, 1, 0),
+        nop(),
+        nop(),
+    ]);
+    let img = image(&words);
+    let mut recs: Vec<Record> = (0..32).map(|i| ins(i, Itype::NonTakenBranch)).collect();
+    recs.extend([
+        ins(32, Itype::InferableCall),
+        ins(36, Itype::None),
+        ins(37, Itype::Return),
+        ins(33, Itype::InferableCall),
+        ins(36, Itype::None),
+        trap(37, true, 7),
+        ins(38, Itype::None),
+        ins(39, Itype::None),
+    ]);
+    ir_round_trips(&img, &recs);
+    let o = run(
+        &img,
+        &recs,
+        ConfigInputs {
+            implicit_return: true,
+            branch_prediction: Some(64),
+            ..ConfigInputs::default()
+        },
+    );
+    assert!(o.packets.iter().any(|p| matches!(
+        p,
+        TeInst::BranchCount {
+            branch_fmt: 2,
+            tail: Some(_),
+            ..
+        }
+    )));
 }

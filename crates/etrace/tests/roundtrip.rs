@@ -8,7 +8,10 @@ use rvtrace_etrace::decoder::{decode_stream, Decoder};
 use rvtrace_etrace::encoder::{Encoder, FrameWriter};
 use rvtrace_flow::{FlowElement, FlowSink, PcWriter};
 use rvtrace_isa::IsaConfig;
-use rvtrace_testkit::{assert_pcs_eq, parse_pcs, run_program, test_programs};
+use rvtrace_testkit::randprog::{random_program, seeds};
+use rvtrace_testkit::{
+    assert_pcs_eq, parse_pcs, run_elf_bytes, run_program, test_programs, ProgramRun, Stop,
+};
 
 /// The judged option sets (and their flags).
 fn option_sets() -> Vec<(&'static str, ConfigInputs)> {
@@ -120,47 +123,59 @@ fn round_trip(width: u8, sets: &[(&'static str, ConfigInputs)]) -> Vec<(u64, u64
     for elf in test_programs() {
         let name = elf.file_name().unwrap().to_str().unwrap().to_string();
         let run = run_program(&elf, &format!("elf/{name}"), width);
-        let xlen = run.image.files()[0].xlen;
-        let code = Code::new(
-            &run.image,
-            IsaConfig {
-                xlen,
-                zcmp: false,
-                zcmt: false,
-            },
-        );
-        for (k, (label, inputs)) in sets.iter().enumerate() {
-            let inputs = ConfigInputs {
-                xlen_bits: xlen.bits() as u8,
-                itype_width: Some(width),
-                ..inputs.clone()
-            };
-            let cfg = TraceConfig::build(&inputs).unwrap();
-            let mut enc = Encoder::new(&cfg, FrameWriter::new(Vec::new(), &cfg)).unwrap();
-            for r in &run.records {
-                enc.push(r).unwrap();
-            }
-            let w = enc.finish().unwrap();
-            totals[k].0 += w.payload_bytes * 8;
-            totals[k].1 += run.records.len() as u64;
-            let bytes = w.into_inner();
-            let mut dec = Decoder::new(&code, &run.image, cfg.params, cfg.options);
-            let mut pcw = PcWriter::new(&run.image, Vec::new());
-            let mut losses = Vec::new();
-            let mut sink = |e: &FlowElement| {
-                if let FlowElement::Loss { .. } = e {
-                    losses.push(e.clone());
-                }
-                pcw.element(e);
-            };
-            decode_stream(&bytes, EncapConfig::PLAIN, false, &mut dec, &mut sink);
-            let got = parse_pcs(&pcw.finish().unwrap());
-            let what = format!("{name} itype{width} {label}");
-            assert!(losses.is_empty(), "{what}: {losses:?}");
-            assert_pcs_eq(&what, "decoded", &got, "run", &run.pcs);
-        }
+        check_run(&name, &run, width, sets, &mut totals);
     }
     totals
+}
+
+/// `decode(encode(run))` == `run.pcs` for every option set; adds (payload bits, records) to
+/// `totals`.
+fn check_run(
+    name: &str,
+    run: &ProgramRun,
+    width: u8,
+    sets: &[(&'static str, ConfigInputs)],
+    totals: &mut [(u64, u64)],
+) {
+    let xlen = run.image.files()[0].xlen;
+    let code = Code::new(
+        &run.image,
+        IsaConfig {
+            xlen,
+            zcmp: false,
+            zcmt: false,
+        },
+    );
+    for (k, (label, inputs)) in sets.iter().enumerate() {
+        let inputs = ConfigInputs {
+            xlen_bits: xlen.bits() as u8,
+            itype_width: Some(width),
+            ..inputs.clone()
+        };
+        let cfg = TraceConfig::build(&inputs).unwrap();
+        let mut enc = Encoder::new(&cfg, FrameWriter::new(Vec::new(), &cfg)).unwrap();
+        for r in &run.records {
+            enc.push(r).unwrap();
+        }
+        let w = enc.finish().unwrap();
+        totals[k].0 += w.payload_bytes * 8;
+        totals[k].1 += run.records.len() as u64;
+        let bytes = w.into_inner();
+        let mut dec = Decoder::new(&code, &run.image, cfg.params, cfg.options);
+        let mut pcw = PcWriter::new(&run.image, Vec::new());
+        let mut losses = Vec::new();
+        let mut sink = |e: &FlowElement| {
+            if let FlowElement::Loss { .. } = e {
+                losses.push(e.clone());
+            }
+            pcw.element(e);
+        };
+        decode_stream(&bytes, EncapConfig::PLAIN, false, &mut dec, &mut sink);
+        let got = parse_pcs(&pcw.finish().unwrap());
+        let what = format!("{name} itype{width} {label}");
+        assert!(losses.is_empty(), "{what}: {losses:?}");
+        assert_pcs_eq(&what, "decoded", &got, "run", &run.pcs);
+    }
 }
 
 fn report(width: u8, sets: &[(&'static str, ConfigInputs)], totals: &[(u64, u64)]) {
@@ -237,5 +252,29 @@ fn reference_preset_implicit_return_traces_decode() {
         assert_eq!(dec.stats.errors, 0, "{name}");
         let got = parse_pcs(&pcw.finish().unwrap());
         assert_pcs_eq(name, "decoded", &got, "run", &run.pcs);
+    }
+}
+
+/// Random programs (`rvtrace_testkit::randprog`: calls and returns of every kind, recursion
+/// deeper than any return stack, traps, timer interrupts, U-mode) round trip with every option
+/// set, itype 4 and 3. `RVTRACE_RANDOM_SEEDS` runs more.
+#[test]
+fn random_programs_round_trip() {
+    let sets = option_sets();
+    let sets3: Vec<_> = sets
+        .iter()
+        .filter(|(_, i)| !i.implicit_return)
+        .cloned()
+        .collect();
+    let mut totals = vec![(0u64, 0u64); sets.len()];
+    let mut totals3 = vec![(0u64, 0u64); sets3.len()];
+    for seed in seeds(60) {
+        let p = random_program(seed);
+        let name = format!("random program {seed} ({:?})", p.shape);
+        let run = run_elf_bytes(&p.elf, 4);
+        assert_eq!(run.stop, Stop::Exit(0), "{name}");
+        check_run(&name, &run, 4, &sets, &mut totals);
+        let run = run_elf_bytes(&p.elf, 3);
+        check_run(&name, &run, 3, &sets3, &mut totals3);
     }
 }
