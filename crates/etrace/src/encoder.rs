@@ -12,6 +12,8 @@
 //!   prediction (format 0 subformat 0), jump target cache (format 0 subformat 1), full address,
 //!   resynchronisation, time.
 
+use std::collections::HashMap;
+
 use rvtrace_ingress::{Itype, Record};
 
 use crate::codec::bits::mask;
@@ -91,6 +93,8 @@ struct Resolved {
     upd: bool,
     /// A return that failed its prediction, with the stack depth before it.
     mispredict: Option<u64>,
+    /// A return taken from the return address stack (inferred, or failed its prediction).
+    popped: bool,
 }
 
 /// A position on the decoder's path (rvtrace preset, implicit return): an instruction retired
@@ -117,9 +121,52 @@ struct Marks {
     irdepth: u64,
 }
 
-/// Most positions kept (a longer run without a branch or a packet is not followed further; see
-/// the crate README).
+/// Most positions kept: a longer stretch without a branch or a packet is not checked (see the
+/// crate README).
 const MAX_TAIL: usize = 1 << 16;
+
+/// While a resynchronisation is due, the longest stretch searched for the next instruction
+/// before reporting the current one anyway.
+const RESYNC_SEARCH: usize = 1024;
+
+/// The first position of every address and of every (address, depth) in a stretch.
+struct FirstSeen {
+    pc: HashMap<u64, usize>,
+    key: HashMap<(u64, u64), usize>,
+}
+
+impl FirstSeen {
+    fn of(tail: &[Pos]) -> Self {
+        let mut f = FirstSeen {
+            pc: HashMap::new(),
+            key: HashMap::new(),
+        };
+        for (i, p) in tail.iter().enumerate() {
+            f.pc.entry(p.pc).or_insert(i);
+            f.key.entry((p.pc, p.depth)).or_insert(i);
+        }
+        f
+    }
+
+    /// [`Encoder::marks_for`] with the table.
+    fn marks(&self, tail: &[Pos], c: usize) -> Option<Marks> {
+        let p = tail[c];
+        if self.pc.get(&p.pc) == Some(&c) {
+            Some(Marks {
+                notify: true,
+                ..Marks::default()
+            })
+        } else if self.key.get(&(p.pc, p.depth)) == Some(&c) {
+            Some(Marks {
+                notify: true,
+                irreport: true,
+                irdepth: p.depth,
+            })
+        } else {
+            None
+        }
+    }
+}
 
 /// Which `encoder_model.py` flag combination led to a packet (kept for `ended_ntr`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -164,6 +211,8 @@ pub struct Encoder<S: PacketSink> {
     /// The positions where the decoder could stop for the next packet, oldest first: every
     /// instruction since the last packet and since (including) the last branch.
     tail: Vec<Pos>,
+    /// `tail` reached `MAX_TAIL` and misses positions.
+    tail_full: bool,
     // Jump target cache and implicit exception handlers.
     jtc: Vec<Option<u64>>,
     tvec: Vec<((bool, u64), u64)>,
@@ -232,6 +281,7 @@ impl<S: PacketSink> Encoder<S> {
             pending_irreport: None,
             track: cfg.preset == Preset::Rvtrace && o.implicit_return,
             tail: Vec::new(),
+            tail_full: false,
             jtc: vec![None; 1usize << p.cache_size_p],
             tvec: Vec::new(),
             last_why: Why::Other,
@@ -322,6 +372,7 @@ impl<S: PacketSink> Encoder<S> {
         // The decoder stops at the instruction this packet reports (callers reporting an older
         // one restore the positions after it).
         self.tail.clear();
+        self.tail_full = false;
         // encoder_model.py send_te_inst: every packet empties the branch map and counts towards
         // the resynchronisation period.
         self.branches = 0;
@@ -493,7 +544,9 @@ impl<S: PacketSink> Encoder<S> {
         let fail = icurr.is_branch() && !self.curr_correct;
         let addr = icurr.rec.iaddr & self.amask;
         match self.tail.len().checked_sub(1) {
-            Some(t) if self.track && self.tail[t].pc == addr => self.stop_at(t, definite, fail),
+            Some(t) if self.track && !self.tail_full && self.tail[t].pc == addr => {
+                self.stop_at(t, definite, fail)
+            }
             _ => {
                 let m = Marks {
                     notify: definite && self.track,
@@ -501,6 +554,21 @@ impl<S: PacketSink> Encoder<S> {
                 };
                 self.address_packet(addr, fail, false, m)
             }
+        }
+    }
+
+    /// Record the current instruction (at `pc`; `ret`: a return taken from the stack) as a
+    /// position, with the stack depth before it.
+    #[inline]
+    fn push_pos(&mut self, pc: u64, ret: bool) {
+        if self.tail.len() < MAX_TAIL {
+            self.tail.push(Pos {
+                pc,
+                depth: self.stack.len() as u64,
+                ret,
+            });
+        } else {
+            self.tail_full = true;
         }
     }
 
@@ -547,14 +615,15 @@ impl<S: PacketSink> Encoder<S> {
                 }
                 return self.stop_packet(t, m, fail);
             }
+            let first = FirstSeen::of(&self.tail);
             let same = |q: &Pos| q.pc == p.pc && q.depth == p.depth;
             let last_same = (0..t).rev().find(|&i| same(&self.tail[i])).unwrap_or(0);
-            let first_same = (0..t).find(|&i| same(&self.tail[i])).unwrap_or(0);
+            let first_same = first.key.get(&(p.pc, p.depth)).copied().unwrap_or(0);
             let c = (last_same + 1..t)
                 .rev()
-                .find(|&c| self.marks_for(c).is_some())
+                .find(|&c| first.marks(&self.tail, c).is_some())
                 .unwrap_or(first_same);
-            let m = self.marks_for(c).unwrap_or(Marks {
+            let m = first.marks(&self.tail, c).unwrap_or(Marks {
                 notify: true,
                 irreport: true,
                 irdepth: self.tail[c].depth,
@@ -578,10 +647,14 @@ impl<S: PacketSink> Encoder<S> {
     /// the first return at depth `d` after which no branch is left and whose predicted target is
     /// not the reported address as the failed one: if an inferred return since the last packet
     /// and branch fits that description, stop the decoder after it first.
-    fn separate_failed_return(&mut self, d: u64, target: u64) -> Result<(), String> {
+    fn separate_failed_return(&mut self, ret: u64, d: u64, target: u64) -> Result<(), String> {
         let Some(t) = self.tail.len().checked_sub(1) else {
             return Ok(());
         };
+        if self.tail_full || self.tail[t].pc != ret {
+            // Already stopped at the return (or the stretch is too long to check).
+            return Ok(());
+        }
         let confusable = |e: &Self, i: usize| {
             let q = e.tail[i];
             q.ret && q.depth == d && e.tail[i + 1].pc != target
@@ -589,11 +662,12 @@ impl<S: PacketSink> Encoder<S> {
         let Some(j) = (0..t).rev().find(|&i| confusable(self, i)) else {
             return Ok(());
         };
-        match (j + 1..=t).rev().find(|&c| self.marks_for(c).is_some()) {
-            Some(c) => {
-                let m = self.marks_for(c).unwrap_or_default();
-                self.stop_packet(c, m, false)
-            }
+        let first = FirstSeen::of(&self.tail);
+        match (j + 1..=t)
+            .rev()
+            .find_map(|c| Some((c, first.marks(&self.tail, c)?)))
+        {
+            Some((c, m)) => self.stop_packet(c, m, false),
             None => self.stop_at(t, true, false),
         }
     }
@@ -819,14 +893,9 @@ impl<S: PacketSink> Encoder<S> {
         let r = self.reference();
         let (ip, ic) = (self.ip(), self.ic());
         if self.fast(last, r) {
-            if self.track && self.tail.len() < MAX_TAIL {
+            if self.track {
                 let pc = self.pipe[ic].rec.iaddr & self.amask;
-                let depth = self.stack.len() as u64;
-                self.tail.push(Pos {
-                    pc,
-                    depth,
-                    ret: false,
-                });
+                self.push_pos(pc, false);
             }
             self.pipe[ic].updiscon = false;
             self.last_updiscon_flag = false;
@@ -841,19 +910,6 @@ impl<S: PacketSink> Encoder<S> {
         if icurr.is_branch() {
             self.update_branch(&icurr);
         }
-        if self.track && icurr.retired() {
-            if icurr.is_branch() {
-                // The decoder cannot stop before the last branch.
-                self.tail.clear();
-            }
-            if self.tail.len() < MAX_TAIL {
-                self.tail.push(Pos {
-                    pc: icurr.rec.iaddr & self.amask,
-                    depth: self.stack.len() as u64,
-                    ret: icurr.itype() == Itype::Return,
-                });
-            }
-        }
         // The current instruction's discontinuity status with the stack as it is now (a sync
         // packet at this instruction would clear the stack; that is applied after the packet).
         let prov = if r {
@@ -864,6 +920,14 @@ impl<S: PacketSink> Encoder<S> {
         } else {
             self.resolve_updiscon(&icurr, &inext, false)
         };
+        if self.track && icurr.retired() {
+            if icurr.is_branch() {
+                // The decoder cannot stop before the last branch.
+                self.tail.clear();
+                self.tail_full = false;
+            }
+            self.push_pos(icurr.rec.iaddr & self.amask, prov.popped);
+        }
         let curr_updiscon = prov.upd;
         let prev_updiscon = if r {
             self.is_updiscon_itype(&iprev)
@@ -908,10 +972,12 @@ impl<S: PacketSink> Encoder<S> {
         let resync_br = resync_now
             && (self.branches != 0
                 || self.count_mode
-                || (self.track && icurr.retired() && {
-                    let next = inext.rec.iaddr & self.amask;
-                    self.tail.iter().any(|q| q.pc == next)
-                }));
+                || (self.track
+                    && icurr.retired()
+                    && (self.tail_full || self.tail.len() > RESYNC_SEARCH || {
+                        let next = inext.rec.iaddr & self.amask;
+                        self.tail.iter().any(|q| q.pc == next)
+                    })));
         let rpt_br =
             (self.branches == 31 && !self.count_mode) || (self.count_mode && self.fail_now);
         let resync_exceeded = self.resync_count > self.resync_max && (r || icurr.retired());
@@ -1013,7 +1079,8 @@ impl<S: PacketSink> Encoder<S> {
         if !r {
             if let (Some(d), true) = (prov.mispredict, self.track) {
                 // Unless a packet already stopped the decoder at this return.
-                self.separate_failed_return(d, inext.rec.iaddr & self.amask)?;
+                let ret = icurr.rec.iaddr & self.amask;
+                self.separate_failed_return(ret, d, inext.rec.iaddr & self.amask)?;
             }
             // After any sync packet (which reset the stack), the current instruction's own
             // effects.
@@ -1043,6 +1110,7 @@ impl<S: PacketSink> Encoder<S> {
         );
         let mut upd = false;
         let mut mispredict = None;
+        let mut popped = false;
         if uninferable {
             let iprev = &self.pipe[self.ip()];
             let sij = self.o.sijump
@@ -1057,6 +1125,7 @@ impl<S: PacketSink> Encoder<S> {
                 let target = inext.rec.iaddr & self.amask;
                 let top = *self.stack.last().unwrap_or(&0);
                 let depth = self.stack.len() as u64;
+                popped = true;
                 if top != target && inext.qualified {
                     upd = true;
                     mispredict = Some(depth);
@@ -1083,7 +1152,11 @@ impl<S: PacketSink> Encoder<S> {
             }
             self.stack.push(icurr.rec.next_iaddr() & self.amask);
         }
-        Resolved { upd, mispredict }
+        Resolved {
+            upd,
+            mispredict,
+            popped,
+        }
     }
 }
 
