@@ -3,6 +3,7 @@
 //! The three commands share the option flags of [`TraceArgs`], so one command line serves the
 //! encoder and the decoder.
 
+use crate::report::CmdResult;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -235,7 +236,7 @@ fn scf_width(scf: &Option<PathBuf>) -> Option<u8> {
 }
 
 /// `rvtrace dump etrace`.
-pub fn dump(a: &DumpArgs) -> Result<ExitCode, String> {
+pub fn dump(a: &DumpArgs) -> CmdResult {
     let data = read_file(&a.file)?;
     let xlen = scf_width(&a.trace.scf).unwrap_or(a.xlen);
     let cfg = a.trace.config(xlen, Some(&data))?;
@@ -276,7 +277,7 @@ pub fn dump(a: &DumpArgs) -> Result<ExitCode, String> {
     }
     out.flush().map_err(io)?;
     if !a.csv {
-        eprintln!(
+        say!(
             "{packets} packets, {errors} errors, {} bytes ({})",
             data.len(),
             match cfg.framing {
@@ -288,12 +289,12 @@ pub fn dump(a: &DumpArgs) -> Result<ExitCode, String> {
     Ok(if errors == 0 {
         ExitCode::SUCCESS
     } else {
-        ExitCode::from(1)
+        ExitCode::from(crate::report::EXIT_MISMATCH)
     })
 }
 
 /// `rvtrace encode etrace`.
-pub fn encode(a: &EncodeArgs) -> Result<ExitCode, String> {
+pub fn encode(a: &EncodeArgs) -> CmdResult {
     use rvtrace_etrace::encoder::{Encoder, FrameWriter};
     use rvtrace_ingress::etrace_csv::EtraceCsvReader;
     use rvtrace_ingress::IngressReader;
@@ -369,7 +370,7 @@ pub fn encode(a: &EncodeArgs) -> Result<ExitCode, String> {
         .flush()
         .map_err(|e| format!("{}: {e}", a.output.display()))?;
     let _ = stats;
-    eprintln!(
+    say!(
         "{records} records, {packets} packets, {bytes} bytes ({payload} payload bytes, {:.3} bits/instr)",
         if records == 0 {
             0.0
@@ -389,7 +390,7 @@ fn create(p: &Path) -> Result<Box<dyn Write>, String> {
 }
 
 /// `rvtrace decode etrace`.
-pub fn decode(a: &DecodeArgs) -> Result<ExitCode, String> {
+pub fn decode(a: &DecodeArgs) -> CmdResult {
     use rvtrace_etrace::code::Code;
     use rvtrace_etrace::decoder::{decode_stream, Decoder};
     use rvtrace_flow::{FlowElement, FlowSink, PcWriter};
@@ -454,25 +455,27 @@ pub fn decode(a: &DecodeArgs) -> Result<ExitCode, String> {
     };
     decode_stream(&data, encap, raw, &mut dec, &mut sink);
     for l in &losses {
-        eprintln!("rvtrace: decode etrace: {l}");
+        warn!("{}: {l}", a.trace.display());
     }
     if let Some(w) = pcs {
         w.finish().map_err(|e| format!("--pcs: {e}"))?;
     }
     if let Some(mut f) = flow {
         if let Some(e) = flow_err {
-            return Err(format!("--flow: {e}"));
+            return Err(format!("--flow: {e}").into());
         }
         f.flush().map_err(|e| format!("--flow: {e}"))?;
     }
     let st = dec.stats;
-    eprintln!(
+    say!(
         "{} packets, {} instructions, {} errors",
-        st.packets, st.instructions, st.errors
+        st.packets,
+        st.instructions,
+        st.errors
     );
     Ok(if st.errors == 0 {
         ExitCode::SUCCESS
     } else {
-        ExitCode::from(1)
+        ExitCode::from(crate::report::EXIT_MISMATCH)
     })
 }

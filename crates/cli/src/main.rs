@@ -1,6 +1,8 @@
 //! `rvtrace`: the command-line tool. Thin: it parses arguments, wires the parts together and
 //! reports errors; the work is done by the library crates.
 
+#[macro_use]
+mod report;
 mod etrace;
 mod isa_arg;
 mod ntrace;
@@ -10,19 +12,13 @@ mod tandem;
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 
-/// Exit status for errors of rvtrace itself (bad input, I/O), as `env` and `xargs` use it.
-pub const EXIT_TOOL_ERROR: u8 = 125;
-/// Exit status when `--max-insns` stopped the program (as `timeout` uses 124).
-pub const EXIT_INSN_LIMIT: u8 = 124;
-
 #[derive(Parser)]
 #[command(
     name = "rvtrace",
     version,
     about = "RISC-V processor trace toolkit: run programs on a hart model, record and inspect trace streams",
     long_about = None,
-    after_help = "Exit status: the program's own status for `run`; 124 when --max-insns stopped it; \
-                  125 when rvtrace itself failed (bad input, I/O error, the program crashed the hart)."
+    after_help = report::EXIT_STATUS_HELP
 )]
 struct Cli {
     #[command(subcommand)]
@@ -119,9 +115,6 @@ fn main() -> ExitCode {
     };
     match result {
         Ok(code) => code,
-        Err(msg) => {
-            eprintln!("rvtrace: error: {msg}");
-            ExitCode::from(EXIT_TOOL_ERROR)
-        }
+        Err(f) => f.exit(),
     }
 }

@@ -1,5 +1,6 @@
 //! `rvtrace dump|encode|decode ntrace`: N-Trace (`rvtrace-ntrace`).
 
+use crate::report::CmdResult;
 use rvtrace_flow::{FlowElement, FlowSink, PcWriter};
 use rvtrace_image::Image;
 use rvtrace_ingress::pcseq::PcseqReader;
@@ -222,7 +223,7 @@ fn create(path: &Path) -> Result<BufWriter<File>, String> {
 }
 
 /// `rvtrace dump ntrace`.
-pub fn dump(a: &DumpArgs) -> Result<ExitCode, String> {
+pub fn dump(a: &DumpArgs) -> CmdResult {
     let data = read(&a.file)?;
     let cfg = CodecConfig {
         src_bits: a.src_bits,
@@ -236,21 +237,24 @@ pub fn dump(a: &DumpArgs) -> Result<ExitCode, String> {
     match r {
         Ok(st) => {
             if a.stats {
-                eprintln!(
+                say!(
                     "{} bytes, {} idles, {} messages, {} errors",
-                    st.bytes, st.idles, st.messages, st.errors
+                    st.bytes,
+                    st.idles,
+                    st.messages,
+                    st.errors
                 );
             }
             Ok(ExitCode::SUCCESS)
         }
         // A closed pipe (`| head`) is not an error worth reporting.
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(ExitCode::SUCCESS),
-        Err(e) => Err(format!("{}: {e}", a.file.display())),
+        Err(e) => Err(format!("{}: {e}", a.file.display()).into()),
     }
 }
 
 /// `rvtrace encode ntrace`.
-pub fn encode(a: &EncodeArgs) -> Result<ExitCode, String> {
+pub fn encode(a: &EncodeArgs) -> CmdResult {
     let inp = a.ingress.display();
     let f = File::open(&a.ingress).map_err(|e| format!("{inp}: cannot open: {e}"))?;
     let reader = std::io::BufReader::with_capacity(1 << 16, f);
@@ -301,7 +305,7 @@ pub fn encode(a: &EncodeArgs) -> Result<ExitCode, String> {
         if itype_width != 4 {
             return Err(format!(
                 "{inp}: --call-stack needs 4-bit itype (calls and returns); record with `rvtrace run --itype-width 4`"
-            ));
+            ).into());
         }
         cfg.call_stack = if a.opts.call_counter {
             CallStack::Counter { max: n }
@@ -314,7 +318,7 @@ pub fn encode(a: &EncodeArgs) -> Result<ExitCode, String> {
     if a.opts.sequential_jumps && !has_sijump {
         return Err(format!(
             "{inp}: --sequential-jumps needs the hart's sijump signal, which this input does not carry"
-        ));
+        ).into());
     }
     cfg.sequential_jumps = a.opts.sequential_jumps;
     cfg.all_jumps = a.opts.all_jumps;
@@ -329,7 +333,7 @@ pub fn encode(a: &EncodeArgs) -> Result<ExitCode, String> {
     });
     cfg.timestamps = a.opts.timestamps;
     if a.opts.timestamps && !has_time {
-        eprintln!("rvtrace: warning: {inp}: the input carries no time; every TSTAMP will be 0");
+        warn!("{inp}: the input carries no time; every TSTAMP will be 0");
     }
     cfg.codec.src_bits = a.opts.src_bits;
     cfg.src_id = a.opts.src_id.unwrap_or(0);
@@ -340,16 +344,14 @@ pub fn encode(a: &EncodeArgs) -> Result<ExitCode, String> {
         return Err(format!(
             "--src-id {} does not fit in --src-bits {}",
             cfg.src_id, a.opts.src_bits
-        ));
+        )
+        .into());
     }
     cfg.ownership = a.opts.ownership;
     cfg.btype_compat = a.opts.btype_compat;
     if let Some(bytes) = a.opts.fifo_bytes {
         if !(a.opts.fifo_drain >= 0.0 && a.opts.fifo_drain < 1e6) {
-            return Err(format!(
-                "--fifo-drain {}: not a byte count",
-                a.opts.fifo_drain
-            ));
+            return Err(format!("--fifo-drain {}: not a byte count", a.opts.fifo_drain).into());
         }
         cfg.fifo = Some(Fifo {
             bytes,
@@ -384,9 +386,11 @@ pub fn encode(a: &EncodeArgs) -> Result<ExitCode, String> {
         } else {
             0.0
         };
-        eprintln!(
+        say!(
             "{} instructions, {} messages, {} bytes, {bpi:.3} bits/instruction",
-            st.instructions, st.messages, st.bytes
+            st.instructions,
+            st.messages,
+            st.bytes
         );
     }
     Ok(ExitCode::SUCCESS)
@@ -503,7 +507,7 @@ fn load_image(paths: &[PathBuf]) -> Result<(Image, Xlen), String> {
 }
 
 /// `rvtrace decode ntrace`.
-pub fn decode(a: &DecodeArgs) -> Result<ExitCode, String> {
+pub fn decode(a: &DecodeArgs) -> CmdResult {
     let data = read(&a.trace)?;
     let (image, xlen) = load_image(&a.elf)?;
     let o = &a.opts;
@@ -549,8 +553,8 @@ pub fn decode(a: &DecodeArgs) -> Result<ExitCode, String> {
                 }
             }
             if best.1 != LinkRule::Spec {
-                eprintln!(
-                    "rvtrace: note: {}: decoded with --link-registers {}",
+                note!(
+                    "{}: decoded with --link-registers {}",
                     a.trace.display(),
                     if best.1 == LinkRule::X1Only {
                         "x1"
@@ -582,8 +586,8 @@ pub fn decode(a: &DecodeArgs) -> Result<ExitCode, String> {
         } = e
         {
             losses += 1;
-            eprintln!(
-                "rvtrace: warning: {}: byte {offset}: {reason} ({} bytes skipped)",
+            warn!(
+                "{}: byte {offset}: {reason} ({} bytes skipped)",
                 a.trace.display(),
                 skipped.map_or("?".into(), |s| s.to_string())
             );
@@ -603,18 +607,22 @@ pub fn decode(a: &DecodeArgs) -> Result<ExitCode, String> {
     }
     if let (Some(mut w), Some(p)) = (flow, &a.flow) {
         if let Some(e) = w.err.take() {
-            return Err(format!("{}: {e}", p.display()));
+            return Err(format!("{}: {e}", p.display()).into());
         }
         w.out.flush().map_err(|e| format!("{}: {e}", p.display()))?;
     }
     if a.stats {
-        eprintln!(
+        say!(
             "{} bytes, {} messages, {} instructions, {} errors, {} bytes skipped",
-            st.bytes, st.messages, st.instructions, st.errors, st.skipped_bytes
+            st.bytes,
+            st.messages,
+            st.instructions,
+            st.errors,
+            st.skipped_bytes
         );
     }
     Ok(if losses > 0 {
-        ExitCode::from(1)
+        ExitCode::from(crate::report::EXIT_MISMATCH)
     } else {
         ExitCode::SUCCESS
     })

@@ -1,7 +1,8 @@
 //! `rvtrace run`, `rvtrace example` and `rvtrace ingress dump`.
 
 use crate::isa_arg::parse_isa;
-use crate::{EXIT_INSN_LIMIT, EXIT_TOOL_ERROR};
+use crate::report::CmdResult;
+use crate::report::{EXIT_INSN_LIMIT, EXIT_TOOL_ERROR};
 use rvtrace_image::Image;
 use rvtrace_ingress::{IngressHeader, IngressWriter, Record};
 use rvtrace_isa::{CfClass, IsaConfig, Xlen};
@@ -137,7 +138,7 @@ impl PcWriter {
     fn finish(mut self) -> std::io::Result<()> {
         self.flush_buf();
         if let Some(e) = self.err {
-            return Err(e);
+            return Err(e.into());
         }
         self.out.flush()
     }
@@ -265,7 +266,7 @@ fn make_hart(
 }
 
 /// `rvtrace run`.
-pub fn run(args: &RunArgs) -> Result<ExitCode, String> {
+pub fn run(args: &RunArgs) -> CmdResult {
     let isa = args.isa.as_deref().map(parse_isa).transpose()?;
     let mut paths: Vec<&Path> = vec![&args.elf];
     paths.extend(args.extra.iter().map(|p| p.as_path()));
@@ -358,7 +359,7 @@ pub fn run(args: &RunArgs) -> Result<ExitCode, String> {
         })?;
     }
     if let Some(e) = sink.err {
-        return Err(e);
+        return Err(e.into());
     }
     if let Some(t) = tandem.0 {
         t.finish().map_err(|e| {
@@ -389,11 +390,11 @@ fn exit_code(stop: &Stop, instret: u64) -> ExitCode {
     match stop {
         Stop::Exit(code) => ExitCode::from((*code & 0xff) as u8),
         Stop::InsnLimit => {
-            eprintln!("rvtrace: stopped after {instret} instructions (--max-insns)");
+            say!("rvtrace: stopped after {instret} instructions (--max-insns)");
             ExitCode::from(EXIT_INSN_LIMIT)
         }
         Stop::Error(msg) => {
-            eprintln!("rvtrace: error: the program stopped: {msg}");
+            say!("rvtrace: error: the program stopped: {msg}");
             ExitCode::from(EXIT_TOOL_ERROR)
         }
         // No observer of `run` asks to stop.
@@ -403,12 +404,12 @@ fn exit_code(stop: &Stop, instret: u64) -> ExitCode {
 
 fn print_stats(s: &Stats, instret: u64, elapsed: std::time::Duration, stop: &Stop) {
     let secs = elapsed.as_secs_f64().max(1e-9);
-    eprintln!(
+    say!(
         "rvtrace: {stop:?} after {instret} instructions in {:.3} s ({:.1} MIPS)",
         secs,
         instret as f64 / secs / 1e6
     );
-    eprintln!(
+    say!(
         "rvtrace: branches {} taken / {} not taken, {} calls, {} returns, {} exceptions, {} interrupts, {} semihosting calls",
         s.taken_branches, s.not_taken_branches, s.calls, s.returns, s.exceptions, s.interrupts, s.semihosting_calls
     );
@@ -446,7 +447,7 @@ impl Profile<'_> {
 }
 
 /// `rvtrace example`.
-pub fn example(args: &ExampleArgs) -> Result<ExitCode, String> {
+pub fn example(args: &ExampleArgs) -> CmdResult {
     if args.list {
         for (name, what, _) in EXAMPLES {
             println!("{name:16} {what}");
@@ -509,7 +510,7 @@ pub fn example(args: &ExampleArgs) -> Result<ExitCode, String> {
 }
 
 /// `rvtrace ingress dump`.
-pub fn ingress_dump(path: &Path) -> Result<ExitCode, String> {
+pub fn ingress_dump(path: &Path) -> CmdResult {
     let f = File::open(path).map_err(|e| format!("{}: cannot open: {e}", path.display()))?;
     let stdout = std::io::stdout();
     let out = BufWriter::new(stdout.lock());
@@ -519,6 +520,6 @@ pub fn ingress_dump(path: &Path) -> Result<ExitCode, String> {
         Err(rvtrace_ingress::IngressError::Io(e)) if e.kind() == std::io::ErrorKind::BrokenPipe => {
             Ok(ExitCode::SUCCESS)
         }
-        Err(e) => Err(format!("{}: {e}", path.display())),
+        Err(e) => Err(format!("{}: {e}", path.display()).into()),
     }
 }

@@ -2,6 +2,7 @@
 //! `tandem-trace-protocol-2018.txt`): `dump` prints one for people, `check` verifies one
 //! against the hart model (chapter 3.1).
 
+use crate::report::CmdResult;
 use clap::Subcommand;
 use rvtrace_tandem::meta::{Elements, Meta};
 use rvtrace_tandem::Params;
@@ -98,7 +99,7 @@ fn check(
     params: &ParamArgs,
     absent: Option<&str>,
     max_reports: u64,
-) -> Result<ExitCode, String> {
+) -> CmdResult {
     let mut image = rvtrace_image::Image::new();
     image.load_file(elf).map_err(|e| e.to_string())?;
     for p in extra {
@@ -156,7 +157,7 @@ fn check(
         Ok(s) => s,
         Err(e) => {
             let _ = out.flush();
-            return Err(format!("{}: {e}", file.display()));
+            return Err(format!("{}: {e}", file.display()).into());
         }
     };
     let _ = writeln!(
@@ -168,12 +169,12 @@ fn check(
     Ok(if summary.mismatches == 0 {
         ExitCode::SUCCESS
     } else {
-        ExitCode::from(1)
+        ExitCode::from(crate::report::EXIT_MISMATCH)
     })
 }
 
 /// Run a `rvtrace tandem` subcommand.
-pub fn run(c: TandemCommand) -> Result<ExitCode, String> {
+pub fn run(c: TandemCommand) -> CmdResult {
     match c {
         TandemCommand::Check {
             file,
@@ -213,14 +214,14 @@ pub fn run(c: TandemCommand) -> Result<ExitCode, String> {
                 {
                     return Ok(ExitCode::SUCCESS)
                 }
-                Err(rvtrace_tandem::dump::DumpError::Io(e)) => return Err(e.to_string()),
+                Err(rvtrace_tandem::dump::DumpError::Io(e)) => return Err(e.to_string().into()),
                 Err(rvtrace_tandem::dump::DumpError::Malformed(e)) => {
-                    return Err(format!("{}: {e}", file.display()))
+                    return Err(format!("{}: {e}", file.display()).into())
                 }
             }
             if let Err(e) = flushed {
                 if e.kind() != std::io::ErrorKind::BrokenPipe {
-                    return Err(e.to_string());
+                    return Err(e.to_string().into());
                 }
             }
             Ok(ExitCode::SUCCESS)
