@@ -138,7 +138,7 @@ impl PcWriter {
     fn finish(mut self) -> std::io::Result<()> {
         self.flush_buf();
         if let Some(e) = self.err {
-            return Err(e.into());
+            return Err(e);
         }
         self.out.flush()
     }
