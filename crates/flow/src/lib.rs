@@ -212,6 +212,135 @@ impl<W: Write> FlowSink for PcWriter<'_, W> {
     }
 }
 
+/// `0x1234 <func+0x10>`: an address with the symbol it falls in, when the image has one.
+pub fn addr_with_symbol(image: &Image, addr: u64) -> String {
+    match image.symbol_at(addr) {
+        Some((s, 0)) => format!("{addr:#x} <{}>", s.name),
+        Some((s, off)) => format!("{addr:#x} <{}+{off:#x}>", s.name),
+        None => format!("{addr:#x}"),
+    }
+}
+
+/// The name of a privilege level in the ingress encoding (0 U, 1 S, 3 M, 4 D, 5 VU, 6 VS).
+pub fn privilege_name(p: u8) -> String {
+    match p {
+        0 => "U".into(),
+        1 => "S".into(),
+        3 => "M".into(),
+        4 => "D".into(),
+        5 => "VU".into(),
+        6 => "VS".into(),
+        p => p.to_string(),
+    }
+}
+
+/// Writes flow elements as text for people, one per line, the same for every protocol
+/// (`rvtrace decode ntrace|etrace --flow`): hexadecimal addresses with symbols, byte offsets in
+/// hexadecimal.
+///
+/// ```text
+/// sync 0x80000000 <_start> start
+/// range 0x80000000 <_start> .. 0x8000000c <_start+0xc> (4 instructions)
+/// trap exception cause=11 epc=0x80000010 <main+0x4> handler=0x80000100 <trap_entry>
+/// context priv=M context=?
+/// time 1234
+/// loss at byte 0x2f (3 bytes skipped): reason
+/// end at byte 0x940
+/// ```
+pub struct FlowText<'a, W: Write> {
+    image: &'a Image,
+    out: W,
+    err: Option<io::Error>,
+}
+
+impl<'a, W: Write> FlowText<'a, W> {
+    /// A writer naming addresses with the symbols of `image`.
+    pub fn new(image: &'a Image, out: W) -> Self {
+        FlowText {
+            image,
+            out,
+            err: None,
+        }
+    }
+
+    /// Flush and return the writer, or the first I/O error.
+    pub fn finish(mut self) -> io::Result<W> {
+        if let Some(e) = self.err.take() {
+            return Err(e);
+        }
+        self.out.flush()?;
+        Ok(self.out)
+    }
+
+    fn opt(&self, v: Option<u64>) -> String {
+        v.map_or("?".into(), |a| addr_with_symbol(self.image, a))
+    }
+
+    fn write(&mut self, e: &FlowElement) -> io::Result<()> {
+        let sym = |a| addr_with_symbol(self.image, a);
+        match e {
+            FlowElement::Sync { addr, reason } => {
+                let why = match reason {
+                    SyncReason::Start => "start".to_string(),
+                    SyncReason::Periodic => "periodic".to_string(),
+                    SyncReason::Recovery => "recovery".to_string(),
+                    SyncReason::Other(c) => format!("reason {c}"),
+                };
+                writeln!(self.out, "sync {} {why}", sym(*addr))
+            }
+            FlowElement::Range { start, last, count } => writeln!(
+                self.out,
+                "range {} .. {} ({count} instruction{})",
+                sym(*start),
+                sym(*last),
+                if *count == 1 { "" } else { "s" }
+            ),
+            FlowElement::Trap {
+                interrupt,
+                epc,
+                handler,
+                cause,
+                tval,
+            } => writeln!(
+                self.out,
+                "trap {}{} epc={} handler={}{}",
+                if *interrupt { "interrupt" } else { "exception" },
+                cause.map_or(String::new(), |c| format!(" cause={c}")),
+                self.opt(*epc),
+                self.opt(*handler),
+                tval.map_or(String::new(), |t| format!(" tval={t:#x}")),
+            ),
+            FlowElement::Context { privilege, context } => writeln!(
+                self.out,
+                "context priv={} context={}",
+                privilege.map_or("?".into(), privilege_name),
+                context.map_or("?".into(), |c| format!("{c:#x}"))
+            ),
+            FlowElement::Time { time } => writeln!(self.out, "time {time}"),
+            FlowElement::Loss {
+                offset,
+                skipped,
+                reason,
+            } => writeln!(
+                self.out,
+                "loss at byte {offset:#x} ({} bytes skipped): {reason}",
+                skipped.map_or("?".into(), |s| s.to_string())
+            ),
+            FlowElement::End { offset } => writeln!(self.out, "end at byte {offset:#x}"),
+        }
+    }
+}
+
+impl<W: Write> FlowSink for FlowText<'_, W> {
+    fn element(&mut self, e: &FlowElement) {
+        if self.err.is_none() {
+            if let Err(err) = self.write(e) {
+                self.err = Some(err);
+            }
+        }
+    }
+}
+
 /// Append `0x<hex>\n` to `buf`.
 #[inline]
 pub fn push_hex_line(buf: &mut Vec<u8>, v: u64) {
@@ -227,6 +356,56 @@ pub fn push_hex_line(buf: &mut Vec<u8>, v: u64) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Symbols as `riscv64-unknown-elf-nm` lists them for this test program: `_start` at
+    /// 0x80000000, `main` at 0x80000200.
+    #[test]
+    fn flow_text_names_symbols() {
+        let mut image = Image::new();
+        let elf = include_bytes!("../../../programs/elf/recurse-rv64gc.elf");
+        image.load_bytes("recurse", elf).unwrap();
+        let mut w = FlowText::new(&image, Vec::new());
+        for e in [
+            FlowElement::Sync {
+                addr: 0x8000_0000,
+                reason: SyncReason::Start,
+            },
+            FlowElement::Range {
+                start: 0x8000_0200,
+                last: 0x8000_0210,
+                count: 5,
+            },
+            FlowElement::Trap {
+                cause: Some(11),
+                interrupt: false,
+                tval: None,
+                epc: Some(0x8000_0202),
+                handler: None,
+            },
+            FlowElement::Context {
+                privilege: Some(3),
+                context: None,
+            },
+            FlowElement::Loss {
+                offset: 0x2f,
+                skipped: Some(3),
+                reason: "bad".into(),
+            },
+            FlowElement::End { offset: 0x940 },
+        ] {
+            w.element(&e);
+        }
+        let text = String::from_utf8(w.finish().unwrap()).unwrap();
+        assert_eq!(
+            text,
+            "sync 0x80000000 <_start> start\n\
+             range 0x80000200 <main> .. 0x80000210 <main+0x10> (5 instructions)\n\
+             trap exception cause=11 epc=0x80000202 <main+0x2> handler=?\n\
+             context priv=M context=?\n\
+             loss at byte 0x2f (3 bytes skipped): bad\n\
+             end at byte 0x940\n"
+        );
+    }
 
     #[test]
     fn hex_lines() {
