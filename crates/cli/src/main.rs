@@ -6,6 +6,8 @@ mod report;
 mod etrace;
 mod isa_arg;
 mod ntrace;
+#[allow(dead_code)] // Wired into the commands as issue 9 lands.
+mod progress;
 mod run;
 mod tandem;
 
