@@ -10,6 +10,9 @@
 //!   [`dump`], which prints a binary file as text (`rvtrace ingress dump FILE`).
 //! * [`etrace_csv`]: the E-Trace reference flow's `encoder_input` CSV (post-iss output).
 //! * [`pcseq`]: NexRv's `PCSEQ` text (`0xPC,<type><size>`).
+//! * Logs that list retired addresses, read as [`pcs::Step`]s (the records are derived with the
+//!   program by `rvtrace_sim::import`): [`pcs`] (a PC list), [`qemu`] (`-d exec,nochain,int`),
+//!   [`spike`] (`-l --log-commits`).
 //!
 //! `iretire` is always in half-words in a [`Record`] (`ingressPort.adoc`, table "Instruction interface
 //! signals - multiple retirement per block"); formats that count instructions (the single-retirement
@@ -39,7 +42,10 @@ pub mod binary;
 mod crc32;
 mod error;
 pub mod etrace_csv;
+pub mod pcs;
 pub mod pcseq;
+pub mod qemu;
+pub mod spike;
 pub mod text;
 mod varint;
 
