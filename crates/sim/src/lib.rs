@@ -24,6 +24,7 @@ mod exec;
 mod exec_fp;
 pub mod fpu;
 mod hart;
+pub mod import;
 pub mod ingress;
 pub mod observer;
 pub mod semihost;
