@@ -3,6 +3,8 @@
 
 #[macro_use]
 mod report;
+mod compare;
+mod convert;
 mod etrace;
 mod isa_arg;
 mod ntrace;
@@ -53,6 +55,9 @@ enum Command {
         #[command(subcommand)]
         protocol: DecodeCommand,
     },
+    /// Compare two instruction streams (PC lists, ingress files, decoded traces): the first
+    /// divergence, with symbols, disassembly and where in each input it comes from.
+    Compare(compare::CompareArgs),
     /// Tandem-verification traces (Bluespec's draft trace protocol).
     Tandem {
         #[command(subcommand)]
@@ -91,6 +96,9 @@ enum IngressCommand {
         /// The binary ingress file (as written by `rvtrace run --ingress`).
         file: std::path::PathBuf,
     },
+    /// Convert another tool's log or another format into ingress (or PCSEQ, CSV, text):
+    /// retired-PC lists, Spike and QEMU logs (with the program's ELF), PCSEQ, E-Trace CSV, text.
+    Convert(convert::ConvertArgs),
 }
 
 fn main() -> ExitCode {
@@ -101,6 +109,10 @@ fn main() -> ExitCode {
         Command::Ingress {
             command: IngressCommand::Dump { file },
         } => run::ingress_dump(&file),
+        Command::Ingress {
+            command: IngressCommand::Convert(a),
+        } => convert::convert(&a),
+        Command::Compare(a) => compare::compare(&a),
         Command::Dump { protocol } => match protocol {
             DumpCommand::Ntrace(a) => ntrace::dump(&a),
             DumpCommand::Etrace(a) => etrace::dump(&a),

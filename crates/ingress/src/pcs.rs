@@ -59,6 +59,12 @@ pub trait StepSource {
     fn next_step(&mut self) -> Result<Option<(u64, Step)>, IngressError>;
 }
 
+impl<S: StepSource + ?Sized> StepSource for Box<S> {
+    fn next_step(&mut self) -> Result<Option<(u64, Step)>, IngressError> {
+        (**self).next_step()
+    }
+}
+
 /// Reads a PC list (module doc).
 pub struct PcListReader<R: BufRead> {
     inner: R,
