@@ -1,12 +1,782 @@
-//! `rvtrace compare` (in progress).
+//! `rvtrace compare A B`: two retired-instruction streams, compared instruction by instruction in
+//! lockstep (memory stays flat whatever their size). Each input is a PC list, a binary ingress
+//! file (recognised by its magic bytes) or a trace decoded with the program's ELF
+//! (`--trace-a`/`--trace-b`); decoding runs on its own thread and hands over PCs in small batches,
+//! each with the byte offset of the message or packet that produced it.
 
-use crate::report::CmdResult;
+use crate::report::{self, CmdResult, Failure, Output};
+use rvtrace_flow::{insn_len_at, FlowElement, FlowSink};
+use rvtrace_image::Image;
+use rvtrace_ingress::binary::MAGIC;
+use rvtrace_ingress::pcs::PcListReader;
+use rvtrace_ingress::{IngressError, IngressReader, Xlen};
+use rvtrace_isa::IsaConfig;
+use std::collections::VecDeque;
+use std::io::{BufRead, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
+
+const HELP: &str = "\
+Inputs: a PC list (one address per line, 0x + hex: `rvtrace run --pcs`, NexRv PCONLY, `decode
+--pcs`), a binary ingress file (`rvtrace run --ingress`, `rvtrace ingress convert`; recognised by
+its magic bytes; records that retire nothing, traps, are skipped), or, with --trace-a/--trace-b,
+a trace file decoded with --elf and the decoder options below (as `rvtrace decode` takes them).
+`-` reads stdin (for one input). Other logs (Spike, QEMU, PCSEQ, CSV) can be turned into
+ingress with `rvtrace ingress convert`.
+
+Output (stdout): `equal: N instructions`, or the first divergence: its 0-based instruction index,
+the last instructions both agree on, then each side's instruction there with symbol and
+disassembly (from --elf) and where it comes from (line of a PC list, record of an ingress file,
+byte offset of the message or packet of a trace). A stream that ends before the other diverges
+at the index where it ended. Decoder losses are warnings.
+
+Exit status: 0 equal; 1 a divergence (or trace lost while decoding); 2 usage error; 125 an input
+cannot be read or decoded (malformed lines are reported with their line number).";
+
+/// `--trace-a`, `--trace-b`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Protocol {
+    /// N-Trace messages (MSEO/MDO bytes).
+    Ntrace,
+    /// E-Trace te_inst packets (encapsulated or te_inst_raw).
+    Etrace,
+}
+
+/// N-Trace `--link-registers`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum LinkArg {
+    /// x1 and x5 (N-Trace Table 2).
+    Spec,
+    /// x1 only.
+    X1,
+    /// NexRv's objdump classification.
+    Nexrv,
+}
+
+/// E-Trace `--preset`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum PresetArg {
+    /// rvtrace's encoder.
+    Rvtrace,
+    /// The reference flow's encoder_model.py.
+    Reference,
+}
+
+/// E-Trace `--format`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum FormatArg {
+    /// te_inst_raw.
+    Raw,
+    /// etrace-encap.
+    Encap,
+}
 
 /// Arguments of `rvtrace compare`.
 #[derive(clap::Args)]
-pub struct CompareArgs {}
+#[command(after_help = HELP)]
+pub struct CompareArgs {
+    /// First stream (`-` for stdin).
+    a: PathBuf,
+    /// Second stream (`-` for stdin).
+    b: PathBuf,
+    /// The program's ELF file(s): symbols and disassembly in the report; needed to decode traces
+    /// and to expand ingress records of several instructions.
+    #[arg(long = "elf", value_name = "ELF")]
+    elf: Vec<PathBuf>,
+    /// A is a trace of this protocol, to decode.
+    #[arg(long, value_enum, value_name = "PROTOCOL")]
+    trace_a: Option<Protocol>,
+    /// B is a trace of this protocol, to decode.
+    #[arg(long, value_enum, value_name = "PROTOCOL")]
+    trace_b: Option<Protocol>,
+    /// Instructions of context shown before the divergence.
+    #[arg(long, default_value_t = 5, value_name = "N")]
+    context: usize,
+    /// Show at most N decoder warnings per input.
+    #[arg(long, default_value_t = report::DEFAULT_MAX_WARNINGS, value_name = "N")]
+    max_warnings: u64,
+    #[command(flatten)]
+    dec: DecodeOpts,
+}
+
+/// Decoder options (for decoded inputs; both use the same).
+#[derive(clap::Args, Clone, Debug)]
+#[command(next_help_heading = "N-Trace decoder options")]
+struct DecodeOpts {
+    /// Width of the SRC field (trTeSrcBits), 0 for none (N-Trace 6.2).
+    #[arg(long, default_value_t = 0, value_name = "N",
+          value_parser = clap::value_parser!(u8).range(0..=12))]
+    src_bits: u8,
+    /// Decode only the messages of this SRC.
+    #[arg(long, value_name = "K")]
+    src_id: Option<u16>,
+    /// trTeInstExtendAddrMSB (N-Trace 8.2).
+    #[arg(long)]
+    extend_addr_msb: bool,
+    /// trTeInstEnAllJumps: direct jumps are traced as taken branches.
+    #[arg(long)]
+    all_jumps: bool,
+    /// Link registers for calls and returns.
+    #[arg(long, value_enum, default_value_t = LinkArg::Spec, value_name = "RULE")]
+    link_registers: LinkArg,
+    /// E-Trace: the encoder's preset (default: reference for te_inst_raw, else rvtrace).
+    #[arg(long, value_enum, help_heading = "E-Trace decoder options")]
+    preset: Option<PresetArg>,
+    /// E-Trace: reference-flow static configuration file (.scf).
+    #[arg(long, value_name = "FILE", help_heading = "E-Trace decoder options")]
+    scf: Option<PathBuf>,
+    /// E-Trace: reference-flow user configuration file (.ucf).
+    #[arg(long, value_name = "FILE", help_heading = "E-Trace decoder options")]
+    ucf: Option<PathBuf>,
+    /// E-Trace: full address mode.
+    #[arg(long, help_heading = "E-Trace decoder options")]
+    full_address: bool,
+    /// E-Trace: implicit exception mode.
+    #[arg(long, help_heading = "E-Trace decoder options")]
+    implicit_exception: bool,
+    /// E-Trace: sequentially inferable jumps are inferable.
+    #[arg(long, help_heading = "E-Trace decoder options")]
+    sijump: bool,
+    /// E-Trace: implicit return mode.
+    #[arg(long, help_heading = "E-Trace decoder options")]
+    implicit_return: bool,
+    /// E-Trace: implicit return with an N-entry return address stack.
+    #[arg(long, value_name = "N", help_heading = "E-Trace decoder options")]
+    return_stack: Option<u32>,
+    /// E-Trace: branch prediction with an N-entry predictor.
+    #[arg(long, value_name = "N", help_heading = "E-Trace decoder options")]
+    branch_prediction: Option<u32>,
+    /// E-Trace: jump target cache with N entries.
+    #[arg(long, value_name = "N", help_heading = "E-Trace decoder options")]
+    jump_target_cache: Option<u32>,
+    /// E-Trace: time in synchronisation packets.
+    #[arg(long, help_heading = "E-Trace decoder options")]
+    timestamps: bool,
+    /// E-Trace: file framing (default: te_inst_raw when recognised, else encap).
+    #[arg(long, value_enum, help_heading = "E-Trace decoder options")]
+    format: Option<FormatArg>,
+    /// E-Trace encapsulation: srcID width in bits.
+    #[arg(long, value_name = "BITS", default_value_t = 0, help_heading = "E-Trace decoder options")]
+    srcid_bits: u8,
+    /// E-Trace encapsulation: timestamp bytes.
+    #[arg(long, value_name = "BYTES", default_value_t = 0, help_heading = "E-Trace decoder options")]
+    timestamp_bytes: u8,
+    /// E-Trace encapsulation: width of the payload type field.
+    #[arg(long, value_name = "BITS", default_value_t = 0, help_heading = "E-Trace decoder options")]
+    type_bits: u8,
+}
+
+/// Where an instruction came from in its input.
+#[derive(Clone, Copy, Debug)]
+enum At {
+    /// 1-based line of a PC list.
+    Line(u64),
+    /// 0-based record of an ingress file.
+    Record(u64),
+    /// Byte offset of the message (N-Trace) or packet (E-Trace) that produced it.
+    Byte(u64, &'static str),
+}
+
+impl std::fmt::Display for At {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            At::Line(n) => write!(f, "line {n}"),
+            At::Record(n) => write!(f, "record {n}"),
+            At::Byte(n, what) => write!(f, "{what} at byte {n}"),
+        }
+    }
+}
+
+/// One retired instruction of a stream.
+#[derive(Clone, Copy, Debug)]
+struct Item {
+    pc: u64,
+    at: At,
+}
+
+/// What a decoder thread sends.
+enum Msg {
+    Items(Vec<Item>),
+    Loss { offset: u64, reason: String },
+    Failed(String),
+}
+
+/// One input, read one instruction at a time.
+enum Stream<'a> {
+    Pcs {
+        r: PcListReader<Box<dyn BufRead>>,
+    },
+    Ingress {
+        r: IngressReader<Box<dyn BufRead>>,
+        index: u64,
+        image: &'a Image,
+        /// PCs of a record of several instructions, not yet returned.
+        more: VecDeque<Item>,
+    },
+    Decoded {
+        rx: Receiver<Msg>,
+        buf: std::vec::IntoIter<Item>,
+        losses: u64,
+        last_loss: Option<(u64, String)>,
+        warnings: report::Warnings,
+    },
+}
+
+impl Stream<'_> {
+    fn next(&mut self, name: &str) -> Result<Option<Item>, Failure> {
+        let ing = |e: IngressError| match e {
+            IngressError::Io(e) => Failure::io(name, e),
+            e => Failure::Tool(format!("{name}: {e}")),
+        };
+        match self {
+            Stream::Pcs { r } => Ok(r.next_pc().map_err(ing)?.map(|(line, pc)| Item {
+                pc,
+                at: At::Line(line),
+            })),
+            Stream::Ingress {
+                r,
+                index,
+                image,
+                more,
+            } => loop {
+                if let Some(i) = more.pop_front() {
+                    return Ok(Some(i));
+                }
+                let Some(rec) = r.next_record().map_err(ing)? else {
+                    return Ok(None);
+                };
+                let at = At::Record(*index);
+                *index += 1;
+                if !rec.retires() {
+                    continue;
+                }
+                if rec.is_single_instruction() {
+                    return Ok(Some(Item { pc: rec.iaddr, at }));
+                }
+                // Several instructions: walk them with the program.
+                let (mut pc, end) = (rec.iaddr, rec.next_iaddr());
+                while pc != end {
+                    more.push_back(Item { pc, at });
+                    let len = insn_len_at(image, pc).ok_or_else(|| {
+                        Failure::Tool(format!(
+                            "{name}: {at}: a block of {} half-words at {:#x}: no instruction at {pc:#x} in the ELF (give --elf)",
+                            rec.iretire, rec.iaddr
+                        ))
+                    })?;
+                    pc = pc.wrapping_add(len);
+                    if more.len() as u64 > rec.iretire as u64 {
+                        return Err(Failure::Tool(format!(
+                            "{name}: {at}: the block at {:#x} does not end on an instruction boundary",
+                            rec.iaddr
+                        )));
+                    }
+                }
+            },
+            Stream::Decoded {
+                rx,
+                buf,
+                losses,
+                last_loss,
+                warnings,
+            } => loop {
+                if let Some(i) = buf.next() {
+                    return Ok(Some(i));
+                }
+                match rx.recv() {
+                    Ok(Msg::Items(v)) => *buf = v.into_iter(),
+                    Ok(Msg::Loss { offset, reason }) => {
+                        *losses += 1;
+                        warnings.warn(format_args!("byte {offset}: {reason}"));
+                        *last_loss = Some((offset, reason));
+                    }
+                    Ok(Msg::Failed(e)) => return Err(Failure::Tool(format!("{name}: {e}"))),
+                    Err(_) => return Ok(None),
+                }
+            },
+        }
+    }
+
+    fn kind(&self) -> &'static str {
+        match self {
+            Stream::Pcs { .. } => "PC list",
+            Stream::Ingress { .. } => "ingress",
+            Stream::Decoded { .. } => "decoded trace",
+        }
+    }
+}
+
+/// Hands a decoder's flow over to the comparing thread as PCs, each with the offset of the
+/// message that produced it. The decoder's count of instructions after each message says which
+/// instructions that message produced (ranges of several messages are emitted late, merged).
+struct Handover<'a> {
+    image: &'a Image,
+    tx: SyncSender<Msg>,
+    batch: Vec<Item>,
+    /// (decoder instruction count at the end of a message, its offset), oldest first.
+    ends: VecDeque<(u64, u64)>,
+    /// Offset of the message being decoded.
+    cur: u64,
+    /// Instructions handed over so far.
+    emitted: u64,
+    /// The decoder's count at the end of the last message.
+    counted: u64,
+    /// The comparing thread stopped listening, or the flow cannot be expanded.
+    stop: bool,
+    /// "message" or "packet".
+    unit: &'static str,
+}
+
+impl<'a> Handover<'a> {
+    fn new(image: &'a Image, tx: SyncSender<Msg>, unit: &'static str) -> Self {
+        Handover {
+            unit,
+            image,
+            tx,
+            batch: Vec::with_capacity(4096),
+            ends: VecDeque::new(),
+            cur: 0,
+            emitted: 0,
+            counted: 0,
+            stop: false,
+        }
+    }
+
+    /// The message at `offset` is about to be decoded.
+    fn begin(&mut self, offset: u64) {
+        self.cur = offset;
+    }
+
+    /// The message decoded so far made the decoder count `count` instructions in all.
+    fn end(&mut self, count: u64) {
+        if count > self.counted {
+            self.counted = count;
+            self.ends.push_back((count, self.cur));
+        }
+    }
+
+    fn send(&mut self, m: Msg) {
+        if !self.stop && self.tx.send(m).is_err() {
+            self.stop = true;
+        }
+    }
+
+    fn flush(&mut self) {
+        if !self.batch.is_empty() {
+            let b = std::mem::replace(&mut self.batch, Vec::with_capacity(4096));
+            self.send(Msg::Items(b));
+        }
+    }
+
+    fn push(&mut self, pc: u64) {
+        while self.ends.front().is_some_and(|e| e.0 <= self.emitted) {
+            self.ends.pop_front();
+        }
+        let off = self.ends.front().map_or(self.cur, |e| e.1);
+        self.emitted += 1;
+        self.batch.push(Item {
+            pc,
+            at: At::Byte(off, self.unit),
+        });
+        if self.batch.len() >= 4096 {
+            self.flush();
+        }
+    }
+}
+
+impl FlowSink for Handover<'_> {
+    fn element(&mut self, e: &FlowElement) {
+        if self.stop {
+            return;
+        }
+        match e {
+            FlowElement::Range { start, count, .. } => {
+                let mut pc = *start;
+                for k in 0..*count {
+                    self.push(pc);
+                    if k + 1 < *count {
+                        match insn_len_at(self.image, pc) {
+                            Some(n) => pc = pc.wrapping_add(n),
+                            None => {
+                                self.flush();
+                                self.send(Msg::Failed(format!(
+                                    "decoded instructions run into unmapped memory at {pc:#x}"
+                                )));
+                                self.stop = true;
+                                return;
+                            }
+                        }
+                    }
+                }
+            }
+            FlowElement::Loss { offset, reason, .. } => {
+                self.flush();
+                self.send(Msg::Loss {
+                    offset: *offset,
+                    reason: reason.clone(),
+                });
+            }
+            _ => {}
+        }
+    }
+}
+
+fn read_text(p: &Option<PathBuf>) -> Result<Option<String>, String> {
+    p.as_ref()
+        .map(|p| std::fs::read_to_string(p).map_err(|e| format!("{}: {e}", p.display())))
+        .transpose()
+}
+
+/// Decodes an N-Trace file message by message (pushing each message's bytes on their own, so
+/// the decoder's instruction count after it says what it produced).
+fn decode_ntrace(
+    path: &Path,
+    image: &Image,
+    xlen: Xlen,
+    o: &DecodeOpts,
+    tx: SyncSender<Msg>,
+) {
+    use rvtrace_ntrace::codec::mseo::IDLE;
+    use rvtrace_ntrace::decoder::{Decoder, DecoderConfig};
+    use rvtrace_ntrace::insn::LinkRule;
+    let mut cfg = DecoderConfig::new(IsaConfig {
+        xlen,
+        zcmp: false,
+        zcmt: false,
+    });
+    cfg.codec.src_bits = o.src_bits;
+    cfg.src = o.src_id.filter(|_| o.src_bits > 0);
+    cfg.extend_addr_msb = o.extend_addr_msb;
+    cfg.all_jumps = o.all_jumps;
+    cfg.link = match o.link_registers {
+        LinkArg::Spec => LinkRule::Spec,
+        LinkArg::X1 => LinkRule::X1Only,
+        LinkArg::Nexrv => LinkRule::NexRv,
+    };
+    let mut h = Handover::new(image, tx, "message");
+    let mut input = match report::open_input(path) {
+        Ok(r) => r,
+        Err(Failure::Tool(m) | Failure::Usage(m)) => return h.send(Msg::Failed(m)),
+        Err(Failure::BrokenPipe) => return,
+    };
+    let mut dec = Decoder::new(image, cfg);
+    let mut buf = vec![0u8; 1 << 16];
+    let mut pos = 0u64;
+    let mut msg_start: Option<u64> = None;
+    while !h.stop {
+        let n = match input.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => {
+                h.send(Msg::Failed(format!("cannot read: {e}")));
+                return;
+            }
+        };
+        let mut from = 0;
+        for (i, &b) in buf[..n].iter().enumerate() {
+            let at = pos + i as u64;
+            if msg_start.is_none() && b != IDLE {
+                msg_start = Some(at);
+            }
+            // MSEO = 11: the end of a message (or an idle byte), N-Trace 5.
+            if b & 3 == 3 {
+                h.begin(msg_start.take().unwrap_or(at));
+                dec.push(&buf[from..=i], &mut h);
+                h.end(dec.stats().instructions);
+                from = i + 1;
+                if h.stop {
+                    return;
+                }
+            }
+        }
+        if from < n {
+            h.begin(msg_start.unwrap_or(pos + from as u64));
+            dec.push(&buf[from..n], &mut h);
+            h.end(dec.stats().instructions);
+        }
+        pos += n as u64;
+    }
+    h.begin(pos);
+    dec.finish(&mut h);
+    h.end(dec.stats().instructions);
+    h.flush();
+}
+
+/// Decodes an E-Trace file packet by packet.
+fn decode_etrace(data: &[u8], image: &Image, xlen: Xlen, o: &DecodeOpts, tx: SyncSender<Msg>) {
+    use rvtrace_etrace::code::Code;
+    use rvtrace_etrace::codec::{looks_like_te_inst_raw, EncapConfig, Item as PItem, PacketReader};
+    use rvtrace_etrace::config::{ConfigInputs, Framing, Preset, TraceConfig};
+    use rvtrace_etrace::decoder::Decoder;
+    let mut h = Handover::new(image, tx, "packet");
+    let encap = EncapConfig {
+        srcid_bits: o.srcid_bits,
+        timestamp_bytes: o.timestamp_bytes,
+        type_bits: o.type_bits,
+        te_inst_type: 0,
+    };
+    let detected_raw = o.format.is_none() && looks_like_te_inst_raw(data);
+    let cfg = (|| {
+        TraceConfig::build(&ConfigInputs {
+            preset: match o.preset {
+                Some(PresetArg::Rvtrace) => Preset::Rvtrace,
+                Some(PresetArg::Reference) => Preset::Reference,
+                None if detected_raw => Preset::Reference,
+                None => Preset::Rvtrace,
+            },
+            xlen_bits: xlen.bits() as u8,
+            scf: read_text(&o.scf)?,
+            ucf: read_text(&o.ucf)?,
+            full_address: o.full_address,
+            implicit_exception: o.implicit_exception,
+            sijump: o.sijump,
+            implicit_return: o.implicit_return,
+            return_stack: o.return_stack,
+            branch_prediction: o.branch_prediction,
+            jump_target_cache: o.jump_target_cache,
+            resync: None,
+            timestamps: o.timestamps,
+            itype_width: None,
+            framing: Some(match o.format {
+                Some(FormatArg::Raw) => Framing::Raw,
+                None if detected_raw => Framing::Raw,
+                _ => Framing::Encap(encap),
+            }),
+        })
+    })();
+    let cfg = match cfg {
+        Ok(c) => c,
+        Err(e) => return h.send(Msg::Failed(e)),
+    };
+    let (encap, raw) = match cfg.framing {
+        Framing::Raw => (EncapConfig::TE_INST_RAW, true),
+        Framing::Encap(e) => (e, false),
+    };
+    let isa = IsaConfig {
+        xlen,
+        zcmp: false,
+        zcmt: false,
+    };
+    let code = Code::new(image, isa);
+    let mut dec = Decoder::new(&code, image, cfg.params, cfg.options);
+    dec.keep_stack_across_syncs = cfg.preset == Preset::Reference;
+    dec.reference_x5_jumps = cfg.preset == Preset::Reference;
+    for (off, item) in PacketReader::new(data, encap, raw, cfg.params, cfg.options) {
+        h.begin(off as u64);
+        match item {
+            PItem::Packet(p) => dec.packet(off as u64, &p, &mut h),
+            PItem::Error(e) => dec.error(off as u64, &e, &mut h),
+            PItem::Other(_) => {}
+        }
+        h.end(dec.stats.instructions);
+        if h.stop {
+            return;
+        }
+    }
+    h.begin(data.len() as u64);
+    dec.finish(data.len() as u64, &mut h);
+    h.end(dec.stats.instructions);
+    h.flush();
+}
+
+/// Opens `path` and tells whether it is a binary ingress file (by its magic bytes).
+fn open_sniff(path: &Path) -> Result<(Box<dyn BufRead>, bool), Failure> {
+    let mut r = report::open_input(path)?;
+    let head = r.fill_buf().map_err(|e| Failure::io(report::name(path), e))?;
+    let ingress = head.starts_with(&MAGIC);
+    Ok((r, ingress))
+}
+
+/// One line of the report for instruction `index` at `pc`.
+fn show(image: &Image, xlen: u32, index: u64, pc: u64) -> String {
+    let sym = image
+        .symbol_at(pc)
+        .map(|(s, off)| {
+            if off == 0 {
+                s.name.clone()
+            } else {
+                format!("{}+{off:#x}", s.name)
+            }
+        })
+        .unwrap_or_default();
+    let dis = image
+        .fetch(pc)
+        .map(|bits| rvtrace_tandem::disasm::disasm(bits, pc, xlen))
+        .unwrap_or_default();
+    format!("{index:>10}  {pc:#018x}  {sym:<24} {dis:<32}")
+}
 
 /// `rvtrace compare`.
-pub fn compare(_a: &CompareArgs) -> CmdResult {
-    Ok(std::process::ExitCode::SUCCESS)
+pub fn compare(a: &CompareArgs) -> CmdResult {
+    if report::is_std(&a.a) && report::is_std(&a.b) {
+        return Err(Failure::Usage("only one of A and B can be stdin (-)".into()));
+    }
+    if (a.trace_a.is_some() || a.trace_b.is_some()) && a.elf.is_empty() {
+        return Err(Failure::Usage(
+            "decoding a trace (--trace-a/--trace-b) needs the program: give --elf".into(),
+        ));
+    }
+    let mut image = Image::new();
+    let mut xlen = None;
+    for p in &a.elf {
+        let info = image
+            .load_file(p)
+            .map_err(|e| Failure::Tool(format!("{}: {e}", p.display())))?;
+        xlen.get_or_insert(info.xlen);
+    }
+    let xlen = xlen.unwrap_or(Xlen::Rv64);
+    let names = [report::name(&a.a), report::name(&a.b)];
+    let image = &image;
+    std::thread::scope(|scope| -> CmdResult {
+        let mut streams = Vec::new();
+        for (k, (path, proto)) in [(&a.a, a.trace_a), (&a.b, a.trace_b)]
+            .into_iter()
+            .enumerate()
+        {
+            let s = match proto {
+                Some(p) => {
+                    let (tx, rx) = sync_channel(8);
+                    let o = a.dec.clone();
+                    match p {
+                        Protocol::Ntrace => {
+                            scope.spawn(move || decode_ntrace(path, image, xlen, &o, tx));
+                        }
+                        Protocol::Etrace => {
+                            // The packet reader takes the whole trace (trace files are small:
+                            // a few bits per instruction).
+                            let data = report::read_input(path)?;
+                            scope.spawn(move || decode_etrace(&data, image, xlen, &o, tx));
+                        }
+                    }
+                    Stream::Decoded {
+                        rx,
+                        buf: Vec::new().into_iter(),
+                        losses: 0,
+                        last_loss: None,
+                        warnings: report::Warnings::new(&names[k], a.max_warnings),
+                    }
+                }
+                None => {
+                    let (r, ingress) = open_sniff(path)?;
+                    if ingress {
+                        let r = IngressReader::new(r)
+                            .map_err(|e| Failure::Tool(format!("{}: {e}", names[k])))?;
+                        Stream::Ingress {
+                            r,
+                            index: 0,
+                            image,
+                            more: VecDeque::new(),
+                        }
+                    } else {
+                        Stream::Pcs {
+                            r: PcListReader::new(r),
+                        }
+                    }
+                }
+            };
+            streams.push(s);
+        }
+        let mut sb = streams.pop().unwrap_or_else(|| unreachable!());
+        let mut sa = streams.pop().unwrap_or_else(|| unreachable!());
+        let r = run(a, image, xlen, &names, &mut sa, &mut sb);
+        // Stop the decoder threads (they see the closed channel) before the scope joins them.
+        drop(sa);
+        drop(sb);
+        r
+    })
+}
+
+fn run(
+    a: &CompareArgs,
+    image: &Image,
+    xlen: Xlen,
+    names: &[String; 2],
+    sa: &mut Stream,
+    sb: &mut Stream,
+) -> CmdResult {
+    let mut out = Output::stdout();
+    let mut ctx: VecDeque<(u64, u64)> = VecDeque::with_capacity(a.context + 1);
+    let mut index = 0u64;
+    let (x, y) = loop {
+        let x = sa.next(&names[0])?;
+        let y = sb.next(&names[1])?;
+        match (x, y) {
+            (Some(x), Some(y)) if x.pc == y.pc => {
+                if a.context > 0 {
+                    if ctx.len() == a.context {
+                        ctx.pop_front();
+                    }
+                    ctx.push_back((index, x.pc));
+                }
+                index += 1;
+            }
+            (x, y) => break (x, y),
+        }
+    };
+    let bits = xlen.bits();
+    let mut losses = 0;
+    for s in [&*sa, &*sb] {
+        if let Stream::Decoded {
+            losses: n,
+            warnings,
+            ..
+        } = s
+        {
+            warnings.finish();
+            losses += n;
+        }
+    }
+    let w = |out: &mut Output, text: String| -> Result<(), Failure> {
+        writeln!(out, "{}", text.trim_end()).map_err(|e| out.fail(e))
+    };
+    if x.is_none() && y.is_none() {
+        w(&mut out, format!("equal: {index} instructions"))?;
+        out.finish()?;
+        if losses > 0 {
+            warn!("the streams are equal, but {losses} trace losses were reported while decoding");
+        }
+        return Ok(report::status(losses == 0));
+    }
+    w(
+        &mut out,
+        format!(
+            "A: {} ({})\nB: {} ({})",
+            names[0],
+            sa.kind(),
+            names[1],
+            sb.kind()
+        ),
+    )?;
+    w(
+        &mut out,
+        format!("first divergence at instruction {index} (0-based)"),
+    )?;
+    for &(i, pc) in &ctx {
+        w(&mut out, format!("   {}", show(image, bits, i, pc)))?;
+    }
+    for (side, item, s) in [("A", x, &*sa), ("B", y, &*sb)] {
+        match item {
+            Some(it) => w(
+                &mut out,
+                format!("{side}  {}  ({})", show(image, bits, index, it.pc), it.at),
+            )?,
+            None => w(
+                &mut out,
+                format!("{side}  {index:>10}  (end: {side} ends after {index} instructions)"),
+            )?,
+        }
+        if let Stream::Decoded {
+            last_loss: Some((off, why)),
+            ..
+        } = s
+        {
+            w(
+                &mut out,
+                format!("   {side}: trace was lost before this point, at byte {off}: {why}"),
+            )?;
+        }
+    }
+    out.finish()?;
+    Ok(ExitCode::from(report::EXIT_MISMATCH))
 }
