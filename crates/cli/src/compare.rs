@@ -157,13 +157,28 @@ struct DecodeOpts {
     #[arg(long, value_enum, help_heading = "E-Trace decoder options")]
     format: Option<FormatArg>,
     /// E-Trace encapsulation: srcID width in bits.
-    #[arg(long, value_name = "BITS", default_value_t = 0, help_heading = "E-Trace decoder options")]
+    #[arg(
+        long,
+        value_name = "BITS",
+        default_value_t = 0,
+        help_heading = "E-Trace decoder options"
+    )]
     srcid_bits: u8,
     /// E-Trace encapsulation: timestamp bytes.
-    #[arg(long, value_name = "BYTES", default_value_t = 0, help_heading = "E-Trace decoder options")]
+    #[arg(
+        long,
+        value_name = "BYTES",
+        default_value_t = 0,
+        help_heading = "E-Trace decoder options"
+    )]
     timestamp_bytes: u8,
     /// E-Trace encapsulation: width of the payload type field.
-    #[arg(long, value_name = "BITS", default_value_t = 0, help_heading = "E-Trace decoder options")]
+    #[arg(
+        long,
+        value_name = "BITS",
+        default_value_t = 0,
+        help_heading = "E-Trace decoder options"
+    )]
     type_bits: u8,
 }
 
@@ -429,13 +444,7 @@ fn read_text(p: &Option<PathBuf>) -> Result<Option<String>, String> {
 
 /// Decodes an N-Trace file message by message (pushing each message's bytes on their own, so
 /// the decoder's instruction count after it says what it produced).
-fn decode_ntrace(
-    path: &Path,
-    image: &Image,
-    xlen: Xlen,
-    o: &DecodeOpts,
-    tx: SyncSender<Msg>,
-) {
+fn decode_ntrace(path: &Path, image: &Image, xlen: Xlen, o: &DecodeOpts, tx: SyncSender<Msg>) {
     use rvtrace_ntrace::codec::mseo::IDLE;
     use rvtrace_ntrace::decoder::{Decoder, DecoderConfig};
     use rvtrace_ntrace::insn::LinkRule;
@@ -583,7 +592,9 @@ fn decode_etrace(data: &[u8], image: &Image, xlen: Xlen, o: &DecodeOpts, tx: Syn
 /// Opens `path` and tells whether it is a binary ingress file (by its magic bytes).
 fn open_sniff(path: &Path) -> Result<(Box<dyn BufRead>, bool), Failure> {
     let mut r = report::open_input(path)?;
-    let head = r.fill_buf().map_err(|e| Failure::io(report::name(path), e))?;
+    let head = r
+        .fill_buf()
+        .map_err(|e| Failure::io(report::name(path), e))?;
     let ingress = head.starts_with(&MAGIC);
     Ok((r, ingress))
 }
@@ -610,7 +621,9 @@ fn show(image: &Image, xlen: u32, index: u64, pc: u64) -> String {
 /// `rvtrace compare`.
 pub fn compare(a: &CompareArgs) -> CmdResult {
     if report::is_std(&a.a) && report::is_std(&a.b) {
-        return Err(Failure::Usage("only one of A and B can be stdin (-)".into()));
+        return Err(Failure::Usage(
+            "only one of A and B can be stdin (-)".into(),
+        ));
     }
     if (a.trace_a.is_some() || a.trace_b.is_some()) && a.elf.is_empty() {
         return Err(Failure::Usage(

@@ -136,6 +136,9 @@ pub struct ConvertArgs {
     xlen: Option<String>,
 }
 
+/// Reads the next record of a record format.
+type RecordSource = Box<dyn FnMut() -> Result<Option<Record>, IngressError>>;
+
 /// The output writer.
 enum Writer {
     Ingress(IngressWriter<Output>),
@@ -232,7 +235,7 @@ pub fn convert(a: &ConvertArgs) -> CmdResult {
     };
 
     // Records read one by one (formats that hold records), or steps (address logs).
-    let mut records: Option<Box<dyn FnMut() -> Result<Option<Record>, IngressError>>> = None;
+    let mut records: Option<RecordSource> = None;
     let mut steps: Option<Box<dyn StepSource>> = None;
     let mut header = IngressHeader::new(xlen.unwrap_or(Xlen::Rv64), a.itype_width, "");
     let mut csv_columns = CsvColumns::default();

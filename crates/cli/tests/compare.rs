@@ -41,15 +41,26 @@ struct Files {
 fn files(name: &str) -> Files {
     let t = tmpdir(name);
     let elf = programs().join(ELF);
-    let (pcs, ing, nex, te) = (t.join("a.pcs"), t.join("a.ing"), t.join("a.nex"), t.join("a.te"));
+    let (pcs, ing, nex, te) = (
+        t.join("a.pcs"),
+        t.join("a.ing"),
+        t.join("a.nex"),
+        t.join("a.te"),
+    );
     let o = Command::new(env!("CARGO_BIN_EXE_rvtrace"))
         .current_dir(programs())
         .args(["run", ELF, "--pcs", s(&pcs), "--ingress", s(&ing)])
         .output()
         .unwrap();
     ok(&o, "run");
-    ok(&rvtrace(&["encode", "ntrace", s(&ing), "-o", s(&nex)]), "encode ntrace");
-    ok(&rvtrace(&["encode", "etrace", s(&ing), "-o", s(&te)]), "encode etrace");
+    ok(
+        &rvtrace(&["encode", "ntrace", s(&ing), "-o", s(&nex)]),
+        "encode ntrace",
+    );
+    ok(
+        &rvtrace(&["encode", "etrace", s(&ing), "-o", s(&te)]),
+        "encode etrace",
+    );
     Files {
         _t: t,
         elf,
@@ -72,13 +83,34 @@ fn equal_streams() {
     for args in [
         vec![s(&f.pcs), s(&f.ing)],
         vec![s(&f.ing), s(&f.pcs)],
-        vec![s(&f.pcs), s(&f.nex), "--trace-b", "ntrace", "--elf", s(&f.elf)],
-        vec![s(&f.te), s(&f.nex), "--trace-a", "etrace", "--trace-b", "ntrace", "--elf", s(&f.elf)],
+        vec![
+            s(&f.pcs),
+            s(&f.nex),
+            "--trace-b",
+            "ntrace",
+            "--elf",
+            s(&f.elf),
+        ],
+        vec![
+            s(&f.te),
+            s(&f.nex),
+            "--trace-a",
+            "etrace",
+            "--trace-b",
+            "ntrace",
+            "--elf",
+            s(&f.elf),
+        ],
     ] {
         let mut a = vec!["compare"];
         a.extend(&args);
         let o = rvtrace(&a);
-        assert_eq!(o.status.code(), Some(0), "{args:?}: {}", String::from_utf8_lossy(&o.stderr));
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
         assert_eq!(stdout(&o), want, "{args:?}");
     }
 }
@@ -99,19 +131,42 @@ fn first_divergence_is_reported() {
     let f = files("diverge");
     let k = 5000;
     let (bad, orig) = damaged(&f, k);
-    let o = rvtrace(&["compare", s(&bad), s(&f.ing), "--elf", s(&f.elf), "--context", "3"]);
+    let o = rvtrace(&[
+        "compare",
+        s(&bad),
+        s(&f.ing),
+        "--elf",
+        s(&f.elf),
+        "--context",
+        "3",
+    ]);
     assert_eq!(o.status.code(), Some(1));
     let out = stdout(&o);
     let lines: Vec<&str> = out.lines().collect();
-    assert!(lines[2].starts_with(&format!("first divergence at instruction {k} ")), "{out}");
+    assert!(
+        lines[2].starts_with(&format!("first divergence at instruction {k} ")),
+        "{out}"
+    );
     // Three lines of context, then A and B at the divergence.
     assert_eq!(lines.len(), 3 + 3 + 2, "{out}");
     let a = lines[6];
     let b = lines[7];
-    assert!(a.starts_with('A') && a.contains(&format!("{k}  0x0000000080000000  _start ")), "{a}");
-    assert!(a.contains("auipc") && a.ends_with(&format!("(line {})", k + 1)), "{a}");
-    assert!(b.starts_with('B') && b.contains(&format!("{orig:#018x}")), "{b}");
-    assert!(b.ends_with(&format!("(record {k})")) || b.contains("(record "), "{b}");
+    assert!(
+        a.starts_with('A') && a.contains(&format!("{k}  0x0000000080000000  _start ")),
+        "{a}"
+    );
+    assert!(
+        a.contains("auipc") && a.ends_with(&format!("(line {})", k + 1)),
+        "{a}"
+    );
+    assert!(
+        b.starts_with('B') && b.contains(&format!("{orig:#018x}")),
+        "{b}"
+    );
+    assert!(
+        b.ends_with(&format!("(record {k})")) || b.contains("(record "),
+        "{b}"
+    );
 }
 
 #[test]
@@ -132,8 +187,14 @@ fn a_stream_that_ends_early_diverges() {
         .unwrap();
     assert_eq!(o.status.code(), Some(1));
     let out = stdout(&o);
-    assert!(out.contains("first divergence at instruction 123 "), "{out}");
-    assert!(out.contains("B         123  (end: B ends after 123 instructions)"), "{out}");
+    assert!(
+        out.contains("first divergence at instruction 123 "),
+        "{out}"
+    );
+    assert!(
+        out.contains("B         123  (end: B ends after 123 instructions)"),
+        "{out}"
+    );
 }
 
 #[test]
@@ -144,7 +205,10 @@ fn malformed_input_names_the_line() {
     let o = rvtrace(&["compare", s(&bad), s(&f.ing)]);
     assert_eq!(o.status.code(), Some(125));
     let err = String::from_utf8_lossy(&o.stderr);
-    assert!(err.contains("line 2") && err.starts_with("rvtrace: error: "), "{err}");
+    assert!(
+        err.contains("line 2") && err.starts_with("rvtrace: error: "),
+        "{err}"
+    );
     let o = rvtrace(&["compare", s(&f.pcs), s(&f.nex), "--trace-b", "ntrace"]);
     assert_eq!(o.status.code(), Some(2), "a trace needs --elf");
 }
@@ -156,7 +220,10 @@ fn decoded_prefix(proto: &str, trace: &Path, len: usize, elf: &Path, t: &Path) -
     std::fs::write(&cut, &data[..len]).unwrap();
     let pcs = t.join(format!("cut-{proto}-{len}.pcs"));
     let _ = rvtrace(&["decode", proto, s(&cut), "--elf", s(elf), "--pcs", s(&pcs)]);
-    std::fs::read_to_string(&pcs).unwrap_or_default().lines().count()
+    std::fs::read_to_string(&pcs)
+        .unwrap_or_default()
+        .lines()
+        .count()
 }
 
 /// The offset reported for a decoded instruction is that of the message (packet) that produced
@@ -171,7 +238,15 @@ fn decoded_offsets_are_the_producing_message() {
         let (bad, _) = damaged(&f, k);
         for (proto, trace, data) in [("ntrace", &f.nex, &data_nex), ("etrace", &f.te, &data_te)] {
             let flag = "--trace-b";
-            let o = rvtrace(&["compare", s(&bad), s(trace), flag, proto, "--elf", s(&f.elf)]);
+            let o = rvtrace(&[
+                "compare",
+                s(&bad),
+                s(trace),
+                flag,
+                proto,
+                "--elf",
+                s(&f.elf),
+            ]);
             assert_eq!(o.status.code(), Some(1), "{proto} {k}");
             let out = stdout(&o);
             let b = out.lines().find(|l| l.starts_with("B  ")).unwrap();
@@ -190,10 +265,17 @@ fn decoded_offsets_are_the_producing_message() {
                     .find(|&e| decoded_prefix(proto, trace, e, &f.elf, &f._t) > k)
                     .unwrap()
             };
-            assert!(end - off < 64, "{proto} {k}: a message of {} bytes?", end - off);
+            assert!(
+                end - off < 64,
+                "{proto} {k}: a message of {} bytes?",
+                end - off
+            );
             let before = decoded_prefix(proto, trace, off, &f.elf, &f._t);
             let after = decoded_prefix(proto, trace, end, &f.elf, &f._t);
-            assert!(before <= k && after > k, "{proto} {k}: byte {off}..{end}: {before} {after}");
+            assert!(
+                before <= k && after > k,
+                "{proto} {k}: byte {off}..{end}: {before} {after}"
+            );
         }
     }
 }

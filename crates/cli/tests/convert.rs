@@ -101,12 +101,26 @@ fn text_round_trip() {
     assert!(ra.len() > 1000 && ra.iter().any(|r| r.iretire == 0));
     assert_eq!(ra, rb);
     assert_eq!(
-        (ha.xlen, ha.itype_width, ha.has_time, ha.has_sijump, ha.has_context),
-        (hb.xlen, hb.itype_width, hb.has_time, hb.has_sijump, hb.has_context)
+        (
+            ha.xlen,
+            ha.itype_width,
+            ha.has_time,
+            ha.has_sijump,
+            ha.has_context
+        ),
+        (
+            hb.xlen,
+            hb.itype_width,
+            hb.has_time,
+            hb.has_sijump,
+            hb.has_context
+        )
     );
     // And through stdin/stdout, to text: the text file again.
     let o = Command::new(env!("CARGO_BIN_EXE_rvtrace"))
-        .args(["ingress", "convert", "-", "--from", "ingress", "--to", "text", "-o", "-"])
+        .args([
+            "ingress", "convert", "-", "--from", "ingress", "--to", "text", "-o", "-",
+        ])
         .stdin(std::fs::File::open(&bin).unwrap())
         .output()
         .unwrap();
@@ -142,7 +156,10 @@ fn csv_and_pcseq() {
     // The default CSV columns have no time and no sijump.
     let want: Vec<Record> = hart
         .iter()
-        .map(|r| Record { sijump: false, ..*r })
+        .map(|r| Record {
+            sijump: false,
+            ..*r
+        })
         .collect();
     assert_eq!(records(&csv_back).1, want);
     let (pcseq, pcseq_back) = (t.join("a.pcseq"), t.join("c.ing"));
@@ -152,7 +169,10 @@ fn csv_and_pcseq() {
     let retired: Vec<&Record> = hart.iter().filter(|r| r.retires()).collect();
     assert_eq!(back.len(), retired.len());
     for (b, h) in back.iter().zip(&retired) {
-        assert_eq!((b.iaddr, b.iretire, b.ilastsize), (h.iaddr, h.iretire, h.ilastsize));
+        assert_eq!(
+            (b.iaddr, b.iretire, b.ilastsize),
+            (h.iaddr, h.iretire, h.ilastsize)
+        );
         // PCSEQ has one type per instruction kind; branches keep their outcome.
         if matches!(h.itype, Itype::TakenBranch | Itype::NonTakenBranch) {
             assert_eq!(b.itype, h.itype);
@@ -196,7 +216,9 @@ fn pcs_import() {
     assert_eq!(h.xlen, rvtrace_ingress::Xlen::Rv32);
     assert!(hart.len() > 1000);
     // Semihosting calls included (the last one, the exit, a plain row).
-    assert!(hart.iter().any(|r| r.itype == Itype::Exception && r.cause == 3));
+    assert!(hart
+        .iter()
+        .any(|r| r.itype == Itype::Exception && r.cause == 3));
     assert_eq!(got, hart);
 }
 
@@ -232,7 +254,10 @@ fn errors() {
         let o = run(args(from));
         assert_eq!(o.status.code(), Some(125), "{from}");
         let err = String::from_utf8_lossy(&o.stderr);
-        assert!(err.contains("line 1") && !err.contains("panicked"), "{from}: {err}");
+        assert!(
+            err.contains("line 1") && !err.contains("panicked"),
+            "{from}: {err}"
+        );
     }
     // Not an instruction of the ELF.
     std::fs::write(&bad, "0x80000000\n0x10\n").unwrap();
@@ -240,7 +265,15 @@ fn errors() {
     assert_eq!(o.status.code(), Some(125));
     assert!(String::from_utf8_lossy(&o.stderr).contains("line 2: no instruction at 0x10"));
     // Usage: no ELF for an address log; the output is an input.
-    let o = rvtrace(&["ingress", "convert", bad.to_str().unwrap(), "--from", "pcs", "-o", "-"]);
+    let o = rvtrace(&[
+        "ingress",
+        "convert",
+        bad.to_str().unwrap(),
+        "--from",
+        "pcs",
+        "-o",
+        "-",
+    ]);
     assert_eq!(o.status.code(), Some(2));
     let mut a = args("pcs");
     a[8] = bad.to_str().unwrap().into();
@@ -250,7 +283,11 @@ fn errors() {
 }
 
 fn qemu_version(bin: &str) -> Option<String> {
-    let o = Command::new(bin).arg("--version").stdin(Stdio::null()).output().ok()?;
+    let o = Command::new(bin)
+        .arg("--version")
+        .stdin(Stdio::null())
+        .output()
+        .ok()?;
     let text = String::from_utf8_lossy(&o.stdout).into_owned();
     o.status.success().then(|| {
         text.split_whitespace()
@@ -277,8 +314,18 @@ fn qemu_import_equals_run() {
             eprintln!("note: {bin} not found, QEMU import test skipped");
             return;
         };
-        let major: u32 = version.split('.').next().unwrap_or("0").parse().unwrap_or(0);
-        let minor: u32 = version.split('.').nth(1).unwrap_or("0").parse().unwrap_or(0);
+        let major: u32 = version
+            .split('.')
+            .next()
+            .unwrap_or("0")
+            .parse()
+            .unwrap_or(0);
+        let minor: u32 = version
+            .split('.')
+            .nth(1)
+            .unwrap_or("0")
+            .parse()
+            .unwrap_or(0);
         let single: &[&str] = if (major, minor) >= (8, 1) {
             &["-accel", "tcg,one-insn-per-tb=on"]
         } else {
@@ -322,7 +369,14 @@ fn qemu_import_equals_run() {
         for (k, (g, h)) in got.iter().zip(&hart).enumerate() {
             let after_xret = k > 0 && hart[k - 1].itype == Itype::TrapReturn;
             if h.itype == Itype::Interrupt && after_xret {
-                assert_eq!(Record { priv_: h.priv_, ..*g }, *h, "{name}: record {k}");
+                assert_eq!(
+                    Record {
+                        priv_: h.priv_,
+                        ..*g
+                    },
+                    *h,
+                    "{name}: record {k}"
+                );
             } else {
                 assert_eq!(g, h, "{name}: record {k}");
             }
@@ -398,7 +452,9 @@ fn spike_binary() -> Option<PathBuf> {
 #[test]
 fn spike_import_equals_run() {
     let Some(spike) = spike_binary() else {
-        eprintln!("note: Spike not found (scripts/setup.sh installs it), Spike import test skipped");
+        eprintln!(
+            "note: Spike not found (scripts/setup.sh installs it), Spike import test skipped"
+        );
         return;
     };
     let t = tmpdir("spike");
@@ -406,7 +462,12 @@ fn spike_import_equals_run() {
     std::fs::write(&src, SPIKE_PROGRAM).unwrap();
     let cc = Command::new("riscv64-unknown-elf-gcc")
         .args(["-march=rv64gc", "-mabi=lp64d", "-nostdlib", "-nostartfiles"])
-        .args(["-Wl,-N", "-Wl,--no-warn-rwx-segments", "-Wl,-Ttext=0x80000000", "-o"])
+        .args([
+            "-Wl,-N",
+            "-Wl,--no-warn-rwx-segments",
+            "-Wl,-Ttext=0x80000000",
+            "-o",
+        ])
         .arg(&elf)
         .arg(&src)
         .status();
@@ -437,12 +498,21 @@ fn spike_import_equals_run() {
     ]);
     ok(&o, "convert");
     let run = t.join("r.ing");
-    let o = rvtrace(&["run", elf.to_str().unwrap(), "--ingress", run.to_str().unwrap()]);
+    let o = rvtrace(&[
+        "run",
+        elf.to_str().unwrap(),
+        "--ingress",
+        run.to_str().unwrap(),
+    ]);
     ok(&o, "run");
     let hart = no_time(records(&run).1);
     let got = records(&conv).1;
-    assert!(hart.iter().any(|r| r.itype == Itype::Exception && r.cause == 11 && r.retires()));
-    assert!(hart.iter().any(|r| r.itype == Itype::Exception && r.cause == 2 && !r.retires()));
+    assert!(hart
+        .iter()
+        .any(|r| r.itype == Itype::Exception && r.cause == 11 && r.retires()));
+    assert!(hart
+        .iter()
+        .any(|r| r.itype == Itype::Exception && r.cause == 2 && !r.retires()));
     assert!(got.len() > hart.len(), "Spike runs on after the exit store");
     assert_eq!(got[..hart.len()], hart[..]);
     let done = hart.last().unwrap().next_iaddr();

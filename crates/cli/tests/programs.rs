@@ -159,90 +159,20 @@ fn one_insn_per_tb(version: &str) -> &'static [&'static str] {
     }
 }
 
-/// Hex number after `key` in `line` (up to the next ',' or space), `0x` optional.
-fn field_hex(line: &str, key: &str) -> Option<u64> {
-    let rest = &line[line.find(key)? + key.len()..];
-    let end = rest.find([',', ' ']).unwrap_or(rest.len());
-    let v = rest[..end].trim_start_matches("0x");
-    u64::from_str_radix(v, 16).ok()
-}
-
-/// The PC inside the first `[...]`: for a Trace line `[CS_BASE/PC/FLAGS/CFLAGS]`, for a
-/// "Stopped execution" line `[PC]`.
-fn bracket_pc(line: &str, slash_field: bool) -> Option<u64> {
-    let inner = &line[line.find('[')? + 1..];
-    let inner = &inner[..inner.find(']')?];
-    let pc = if slash_field {
-        inner.split('/').nth(1)?
-    } else {
-        inner
-    };
-    u64::from_str_radix(pc, 16).ok()
-}
-
-/// Converts QEMU's `-d exec,nochain,int` log (read line by line) to the retired-PC list:
-/// * `Trace 0: HOST [CS_BASE/PC/FLAGS/CFLAGS] SYM`: the instruction at PC executed (with
-///   `-singlestep` one instruction per translation block) ...
-/// * ... unless the next line is `Stopped execution of TB chain before HOST [PC] SYM`: QEMU
-///   logged the block but left it before its first instruction (pending interrupt request);
-///   it is logged again when it really runs.
-/// * `riscv_cpu_do_interrupt: hart:0, async:0, cause:C, epc:E, tval:T, desc=D`: the last
-///   instruction (PC = E) trapped; it did not retire unless it is a breakpoint (C=3) or an ecall
-///   (C=8, 9, 11). `async:1` (interrupt) lines take nothing away.
-/// * PCs before the first execution of the ELF entry point (QEMU's reset stub) are dropped.
-///
-/// Any other line is an error, so a change of QEMU's log format cannot go unnoticed.
+/// Converts QEMU's `-d exec,nochain,int` log to the retired-PC list with the library's reader
+/// (`rvtrace_ingress::qemu`, which documents every line it accepts and rejects any other): the
+/// retired steps from the first execution of the ELF entry point on (QEMU's reset stub dropped).
 fn convert_qemu_log(log: impl BufRead, entry: u64, what: &str) -> Vec<u64> {
-    let mut pcs: Vec<u64> = Vec::new();
-    let mut started = false;
-    // The latest executed PC, not yet known to have retired.
-    let mut last: Option<u64> = None;
-    let push = |pcs: &mut Vec<u64>, started: &mut bool, pc: u64| {
-        if !*started && pc == entry {
-            *started = true;
-        }
-        if *started {
+    use rvtrace_ingress::pcs::{StartAt, Step, StepSource};
+    let mut r = StartAt::new(rvtrace_ingress::qemu::QemuLogReader::new(log), Some(entry));
+    let mut pcs = Vec::new();
+    while let Some((_, step)) = r.next_step().unwrap_or_else(|e| panic!("{what}: {e}")) {
+        if let Step::Retired { pc, .. } = step {
             pcs.push(pc);
         }
-    };
-    for (n, line) in log.split(b'\n').enumerate() {
-        let line = line.unwrap_or_else(|e| panic!("{what}: reading QEMU log: {e}"));
-        let line = String::from_utf8_lossy(&line);
-        let line = line.trim_end();
-        let bad = |why: &str| -> ! { panic!("{what}: QEMU log line {}: {why}: {line}", n + 1) };
-        if line.starts_with("Trace ") {
-            if let Some(pc) = last.take() {
-                push(&mut pcs, &mut started, pc);
-            }
-            last = Some(bracket_pc(line, true).unwrap_or_else(|| bad("no PC")));
-        } else if line.starts_with("Stopped execution of TB chain before ") {
-            let pc = bracket_pc(line, false).unwrap_or_else(|| bad("no PC"));
-            if last != Some(pc) {
-                bad("not the block logged just before");
-            }
-            last = None;
-        } else if line.starts_with("riscv_cpu_do_interrupt: ") {
-            if line.contains("async:0,") {
-                let cause = field_hex(line, "cause:").unwrap_or_else(|| bad("no cause"));
-                let epc = field_hex(line, "epc:").unwrap_or_else(|| bad("no epc"));
-                if last != Some(epc) {
-                    bad("epc is not the last executed PC");
-                }
-                if !matches!(cause, 3 | 8 | 9 | 11) {
-                    last = None;
-                }
-            } else if !line.contains("async:1,") {
-                bad("neither async:0 nor async:1");
-            }
-        } else if !line.is_empty() {
-            bad("unknown line");
-        }
-    }
-    if let Some(pc) = last {
-        push(&mut pcs, &mut started, pc);
     }
     assert!(
-        started,
+        r.started(),
         "{what}: the entry point {entry:#x} never executed under QEMU"
     );
     pcs

@@ -222,8 +222,14 @@ riscv_cpu_do_interrupt: hart:0, async:0, cause:0000000000000003, epc:0x000000008
     fn errors_name_the_line() {
         for (bad, line) in [
             ("Trace 0: 0x7f00 [0/1000/3/0]\nbogus\n", 2),
-            ("Trace 0: 0x7f00 [0/1000/3/0]\nStopped execution of TB chain before 0x1 [2000]\n", 2),
-            ("riscv_cpu_do_interrupt: hart:0, async:0, cause:2, epc:0x10, tval:0x0, desc=x\n", 1),
+            (
+                "Trace 0: 0x7f00 [0/1000/3/0]\nStopped execution of TB chain before 0x1 [2000]\n",
+                2,
+            ),
+            (
+                "riscv_cpu_do_interrupt: hart:0, async:0, cause:2, epc:0x10, tval:0x0, desc=x\n",
+                1,
+            ),
             ("Trace 0: 0x7f00 [0/zz/3/0]\n", 1),
         ] {
             let mut r = QemuLogReader::new(bad.as_bytes());

@@ -149,13 +149,8 @@ impl<R: BufRead> SpikeLogReader<R> {
                 return Err(bad("no instruction bits"));
             }
             self.priv_ = Some(p);
-            self.out.push_back((
-                n,
-                Step::Retired {
-                    pc,
-                    priv_: Some(p),
-                },
-            ));
+            self.out
+                .push_back((n, Step::Retired { pc, priv_: Some(p) }));
         }
         Ok(())
     }

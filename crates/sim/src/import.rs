@@ -195,7 +195,7 @@ mod tests {
             imp.step(*s).unwrap();
         }
         imp.finish();
-        drop(imp);
+        let _ = imp;
         out
     }
 
@@ -223,7 +223,10 @@ mod tests {
                 ret(0x1004),
             ],
         );
-        let it: Vec<_> = recs.iter().map(|r| (r.iaddr, r.iretire, r.itype, r.cause)).collect();
+        let it: Vec<_> = recs
+            .iter()
+            .map(|r| (r.iaddr, r.iretire, r.itype, r.cause))
+            .collect();
         assert_eq!(
             it,
             [
