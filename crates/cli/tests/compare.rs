@@ -279,3 +279,31 @@ fn decoded_offsets_are_the_producing_message() {
         }
     }
 }
+
+/// A trace whose first bytes were lost: the decoder's loss is a warning, and the divergence
+/// says that trace was lost before it.
+#[test]
+fn decoder_loss_is_reported() {
+    let f = files("loss");
+    let data = std::fs::read(&f.nex).unwrap();
+    let cut = f.nex.with_extension("cut");
+    std::fs::write(&cut, &data[3..]).unwrap();
+    let o = rvtrace(&[
+        "compare",
+        s(&f.pcs),
+        s(&cut),
+        "--trace-b",
+        "ntrace",
+        "--elf",
+        s(&f.elf),
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.starts_with("rvtrace: warning: "), "{err}");
+    let out = stdout(&o);
+    assert!(out.contains("first divergence at instruction 0 "), "{out}");
+    assert!(
+        out.contains("B: trace was lost before this point, at byte 0"),
+        "{out}"
+    );
+}
