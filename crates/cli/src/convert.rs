@@ -36,8 +36,8 @@ Input formats (--from):
 pcs, qemu and spike list addresses, not records: each record is derived from the instruction at
 the address (read from --elf) and the next address, by the hart model's rules (itype, sizes,
 sijump, ecall/ebreak exceptions, the semihosting convention). What each log cannot carry:
-  pcs    faults and interrupts (the handler just follows; no trap record can be derived),
-         privilege (--priv), ecall/ebreak trap values (0), time
+  pcs    faults and interrupts (the handler just follows; no trap record can be derived, the
+         discontinuity is a warning), privilege (--priv), ecall/ebreak trap values (0), time
   spike  without -l: as pcs; with -l, everything but time
   qemu   with `int` in -d: everything but time (privilege from the TB flags)
 The last instruction's successor is unknown: a branch there counts as not taken. For qemu and
@@ -131,6 +131,9 @@ pub struct ConvertArgs {
     /// all. Default: the ELF entry point for spike and qemu, none for pcs.
     #[arg(long, value_name = "ADDR|none")]
     start: Option<String>,
+    /// Show at most N warnings (discontinuities the log cannot explain).
+    #[arg(long, default_value_t = report::DEFAULT_MAX_WARNINGS, value_name = "N")]
+    max_warnings: u64,
     /// XLEN for binary ingress output when no ELF is given (32 or 64).
     #[arg(long, value_name = "32|64", value_parser = ["32", "64"])]
     xlen: Option<String>,
@@ -311,6 +314,7 @@ pub fn convert(a: &ConvertArgs) -> CmdResult {
         };
         let mut src = StartAt::new(src, start);
         let werr: RefCell<Option<io::Error>> = RefCell::new(None);
+        let mut gaps = report::Warnings::new(&in_name, a.max_warnings);
         {
             let mut imp = Importer::new(&image, isa, a.itype_width, default_priv, |r: &Record| {
                 let mut e = werr.borrow_mut();
@@ -319,8 +323,15 @@ pub fn convert(a: &ConvertArgs) -> CmdResult {
                 }
             });
             while let Some((line, step)) = src.next_step().map_err(in_err)? {
-                imp.step(step)
+                let gap = imp
+                    .step(step)
                     .map_err(|e| Failure::Tool(format!("{in_name}: line {line}: {e}")))?;
+                if let Some((pc, next)) = gap {
+                    gaps.warn(format_args!(
+                        "line {line}: {pc:#x} is followed by {next:#x}, where it cannot go: a trap \
+                         (fault or interrupt) the log does not show; no record for it"
+                    ));
+                }
                 if werr.borrow().is_some() {
                     break;
                 }
@@ -328,6 +339,7 @@ pub fn convert(a: &ConvertArgs) -> CmdResult {
             imp.finish();
             count = imp.records();
         }
+        gaps.finish();
         if let Some(e) = werr.into_inner() {
             return Err(out_fail(e));
         }

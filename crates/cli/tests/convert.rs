@@ -212,6 +212,11 @@ fn pcs_import() {
         conv.to_str().unwrap(),
     ]);
     ok(&o, "convert");
+    assert!(
+        o.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
     let (h, got) = records(&conv);
     assert_eq!(h.xlen, rvtrace_ingress::Xlen::Rv32);
     assert!(hart.len() > 1000);
@@ -220,6 +225,37 @@ fn pcs_import() {
         .iter()
         .any(|r| r.itype == Itype::Exception && r.cause == 3));
     assert_eq!(got, hart);
+
+    // A fault leaves no record in a PC list, but the jump to its handler is a warning.
+    let (pcs, conv) = (t.join("traps.pcs"), t.join("traps.ing"));
+    let o = rvtrace_in(
+        &programs(),
+        &[
+            "run",
+            "elf/traps-rv64gc.elf",
+            "--pcs",
+            pcs.to_str().unwrap(),
+        ],
+    );
+    ok(&o, "run traps");
+    let elf = programs().join("elf/traps-rv64gc.elf");
+    let o = rvtrace(&[
+        "ingress",
+        "convert",
+        pcs.to_str().unwrap(),
+        "--from",
+        "pcs",
+        "--elf",
+        elf.to_str().unwrap(),
+        "-o",
+        conv.to_str().unwrap(),
+    ]);
+    ok(&o, "convert traps");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("where it cannot go: a trap (fault or interrupt) the log does not show"),
+        "{err}"
+    );
 }
 
 #[test]

@@ -12,7 +12,9 @@
 //! * an `ebreak` that is followed by the next instruction (no trap) was a serviced semihosting
 //!   call, reported as the hart model reports one (itype 1, cause 3; the last call, the program's
 //!   exit, is a plain row);
-//! * a fault or an interrupt from the log is a record with `iretire` 0;
+//! * a fault or an interrupt from the log is a record with `iretire` 0; one the log does not
+//!   show (a PC list) cannot be derived, but the discontinuity it leaves (an instruction followed
+//!   by an address it cannot go to) is reported by [`Importer::step`];
 //! * `time` is 0: no log here carries the hart's `mtime`.
 //!
 //! The last instruction's successor is not in the log: it is taken as not taken (a branch there
@@ -61,10 +63,16 @@ impl<'a, F: FnMut(&Record)> Importer<'a, F> {
     }
 
     /// Takes one step; an error says what is inconsistent (the caller adds the line number).
-    pub fn step(&mut self, s: Step) -> Result<(), String> {
+    ///
+    /// Returns `Some((pc, next))` when the previous instruction, at `pc`, was followed by `next`
+    /// although it cannot go there (it is not a jump, or a branch or direct jump with another
+    /// target): a trap (fault or interrupt) that the log does not show, so no record for it
+    /// could be derived.
+    pub fn step(&mut self, s: Step) -> Result<Option<(u64, u64)>, String> {
+        let mut gap = None;
         match s {
             Step::Retired { pc, priv_ } => {
-                self.flush(pc);
+                gap = self.flush(pc);
                 let bits = self
                     .image
                     .fetch(pc)
@@ -118,20 +126,28 @@ impl<'a, F: FnMut(&Record)> Importer<'a, F> {
                         }
                     }
                 } else {
-                    self.flush(epc);
+                    gap = self.flush(epc);
                     self.rec.trap(&trap);
                 }
             }
         }
-        Ok(())
+        Ok(gap)
     }
 
-    /// Emits the pending instruction, now that the next PC is known.
-    fn flush(&mut self, next_pc: u64) {
-        let Some(mut ev) = self.pending.take() else {
-            return;
-        };
+    /// Emits the pending instruction, now that the next PC is known; returns an unexplained
+    /// discontinuity ([`step`](Self::step)).
+    fn flush(&mut self, next_pc: u64) -> Option<(u64, u64)> {
+        let mut ev = self.pending.take()?;
         ev.next_pc = next_pc;
+        let seq = ev.pc.wrapping_add(ev.len as u64);
+        let info = classify(&self.isa, ev.insn);
+        let target = info.target_addr(ev.pc, self.isa.xlen);
+        let possible = match ev.class {
+            CfClass::None => next_pc == seq,
+            CfClass::Branch => next_pc == seq || Some(next_pc) == target,
+            c if c.is_inferable() && target.is_some() => Some(next_pc) == target,
+            _ => true,
+        };
         if ev.class == CfClass::EnvTrap && ev.trap.is_none() {
             let sequential = next_pc == ev.pc.wrapping_add(ev.len as u64);
             if ev.insn == EBREAK && sequential {
@@ -160,6 +176,7 @@ impl<'a, F: FnMut(&Record)> Importer<'a, F> {
             }
         }
         self.rec.retire(&ev);
+        (!possible).then_some((ev.pc, next_pc))
     }
 
     /// The end of the log: emits the last instruction (its successor taken as sequential).
@@ -240,6 +257,21 @@ mod tests {
         );
         assert_eq!(recs[3].tval, 0xc000_1073);
         assert!(recs.iter().all(|r| r.priv_ == 3 && r.time == 0));
+    }
+
+    #[test]
+    fn unexplained_discontinuity() {
+        // 0x1000 nop; 0x1004 beq x0,x0,+8 (to 0x100c); 0x1008 nop; 0x100c nop
+        let im = image(&[0x13, 0x0000_0463, 0x13, 0x13]);
+        let mut imp = Importer::new(&im, IsaConfig::rv64(), 4, 3, |_: &Record| {});
+        assert_eq!(imp.step(ret(0x1000)).unwrap(), None);
+        assert_eq!(imp.step(ret(0x1004)).unwrap(), None);
+        assert_eq!(imp.step(ret(0x100c)).unwrap(), None);
+        // A nop followed by a jump back: a trap the log does not show.
+        assert_eq!(imp.step(ret(0x1004)).unwrap(), Some((0x100c, 0x1004)));
+        // A branch to neither its target nor the next instruction.
+        assert_eq!(imp.step(ret(0x1000)).unwrap(), Some((0x1004, 0x1000)));
+        assert_eq!(imp.step(ret(0x1008)).unwrap(), Some((0x1000, 0x1008)));
     }
 
     #[test]
