@@ -5,7 +5,7 @@
 //! each with the byte offset of the message or packet that produced it.
 
 use crate::report::{self, CmdResult, Failure, Output};
-use rvtrace_flow::{insn_len_at, FlowElement, FlowSink};
+use rvtrace_flow::{addr_with_symbol, insn_len_at, FlowElement, FlowSink};
 use rvtrace_image::Image;
 use rvtrace_ingress::binary::MAGIC;
 use rvtrace_ingress::pcs::PcListReader;
@@ -599,23 +599,14 @@ fn open_sniff(path: &Path) -> Result<(Box<dyn BufRead>, bool), Failure> {
     Ok((r, ingress))
 }
 
-/// One line of the report for instruction `index` at `pc`.
+/// One line of the report for instruction `index` at `pc`: the address with its symbol (as
+/// every flow text shows it) and the disassembly.
 fn show(image: &Image, xlen: u32, index: u64, pc: u64) -> String {
-    let sym = image
-        .symbol_at(pc)
-        .map(|(s, off)| {
-            if off == 0 {
-                s.name.clone()
-            } else {
-                format!("{}+{off:#x}", s.name)
-            }
-        })
-        .unwrap_or_default();
     let dis = image
         .fetch(pc)
         .map(|bits| rvtrace_tandem::disasm::disasm(bits, pc, xlen))
         .unwrap_or_default();
-    format!("{index:>10}  {pc:#018x}  {sym:<24} {dis:<32}")
+    format!("{index:>10}  {:<40} {dis:<32}", addr_with_symbol(image, pc))
 }
 
 /// `rvtrace compare`.
