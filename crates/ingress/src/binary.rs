@@ -105,6 +105,16 @@
 //!
 //! Every byte is covered by a CRC and the end block carries the record count, so truncation and
 //! corruption are reported ([`IngressError`], with the byte offset), never silently accepted.
+//!
+//! # Damaged files
+//!
+//! A reader delivers the records of every verified block before the damage, then the error: a
+//! block is decoded only after its CRC matched, so what comes out is what the writer wrote. A file
+//! whose writer was stopped before it finished (Ctrl-C, a full disk) ends after its last complete
+//! block, or inside a block; all records of its complete blocks are read, then a
+//! [`IngressError::Truncated`] error ([`IngressError::is_missing_end_block`] when the cut is exactly
+//! at a block boundary). A block header that claims a large payload costs only the bytes the file
+//! really holds.
 
 use std::io::{self, Read, Write};
 
@@ -321,6 +331,24 @@ fn read_full<R: Read>(r: &mut R, buf: &mut [u8]) -> io::Result<usize> {
         }
     }
     Ok(n)
+}
+
+/// Appends up to `len` bytes of `r` to `buf`, growing it only as data arrives; returns the number
+/// of bytes read (less than `len` only at the end of the input).
+fn read_up_to<R: Read>(r: &mut R, buf: &mut Vec<u8>, len: usize) -> io::Result<usize> {
+    const STEP: usize = 1 << 16;
+    let start = buf.len();
+    while buf.len() - start < len {
+        let want = (len - (buf.len() - start)).min(STEP);
+        let old = buf.len();
+        buf.resize(old + want, 0);
+        let n = read_full(r, &mut buf[old..])?;
+        buf.truncate(old + n);
+        if n < want {
+            break;
+        }
+    }
+    Ok(buf.len() - start)
 }
 
 /// Prediction state shared by the encoder and decoder (module doc, "Records").
@@ -627,6 +655,9 @@ pub struct IngressReader<R: Read> {
     records: u64,
     done: bool,
     failed: bool,
+    /// An error found by [`read_batch`](Self::read_batch) after it had records to return: it
+    /// returns them first and this error on the next call.
+    pending: Option<IngressError>,
 }
 
 impl<R: Read> IngressReader<R> {
@@ -645,6 +676,7 @@ impl<R: Read> IngressReader<R> {
             records: 0,
             done: false,
             failed: false,
+            pending: None,
         })
     }
 
@@ -696,7 +728,7 @@ impl<R: Read> IngressReader<R> {
             return Err(IngressError::Truncated {
                 offset: off + n as u64,
                 what: if n == 0 {
-                    "record stream (no end block)"
+                    crate::error::NO_END_BLOCK
                 } else {
                     "block header"
                 },
@@ -723,9 +755,10 @@ impl<R: Read> IngressReader<R> {
                 format!("end block payload length {len}, expected 8"),
             ));
         }
+        // Read what is there rather than allocate what the header claims: a damaged length
+        // costs only the bytes the file really has (at most MAX_BLOCK_PAYLOAD).
         self.buf.clear();
-        self.buf.resize(len as usize, 0);
-        let n = read_full(&mut self.inner, &mut self.buf)?;
+        let n = read_up_to(&mut self.inner, &mut self.buf, len as usize)?;
         if n < len as usize {
             return Err(IngressError::Truncated {
                 offset: off + (BLOCK_HEADER + n) as u64,
@@ -776,6 +809,9 @@ impl<R: Read> IngressReader<R> {
     /// The next record, `Ok(None)` at the end of the file.
     #[inline]
     pub fn next_record(&mut self) -> Result<Option<Record>, IngressError> {
+        if let Some(e) = self.pending.take() {
+            return Err(e);
+        }
         while self.left == 0 {
             if self.done {
                 return Ok(None);
@@ -794,14 +830,23 @@ impl<R: Read> IngressReader<R> {
 
     /// Appends up to `max` records to `out`; returns how many were appended (0 only at the end of the
     /// file or when `max` is 0). This is the fast path: it decodes whole runs of a block in a tight loop.
+    ///
+    /// Damage never costs the records before it: when an error is found after some records were
+    /// appended in this call, they are returned (`Ok(n)`) and the error comes on the next call. Every
+    /// record returned comes from a block whose CRC was verified.
     pub fn read_batch(&mut self, out: &mut Vec<Record>, max: usize) -> Result<usize, IngressError> {
+        if let Some(e) = self.pending.take() {
+            return Err(e);
+        }
         let mut got = 0;
         while got < max {
             if self.left == 0 {
                 if self.done {
                     break;
                 }
-                self.load_block()?;
+                if let Err(e) = self.load_block() {
+                    return self.defer(got, e);
+                }
                 continue;
             }
             let n = (self.left as usize).min(max - got);
@@ -829,17 +874,45 @@ impl<R: Read> IngressReader<R> {
             self.records += done as u64;
             got += done;
             if let Some(msg) = err {
-                return Err(self.decode_error(msg));
+                let e = self.decode_error(msg);
+                return self.defer(got, e);
             }
         }
         Ok(got)
     }
 
-    /// Reads all remaining records.
+    /// `Ok(got)` with `e` kept for the next call when `got` records are waiting, else `Err(e)`.
+    fn defer(&mut self, got: usize, e: IngressError) -> Result<usize, IngressError> {
+        if got == 0 {
+            Err(e)
+        } else {
+            self.pending = Some(e);
+            Ok(got)
+        }
+    }
+
+    /// Reads all remaining records; on damage, the error alone (see
+    /// [`read_to_end_partial`](Self::read_to_end_partial) to keep the records before it).
     pub fn read_to_end(&mut self) -> Result<Vec<Record>, IngressError> {
+        match self.read_to_end_partial() {
+            (v, None) => Ok(v),
+            (_, Some(e)) => Err(e),
+        }
+    }
+
+    /// Reads all remaining records: every record before any damage, and the error that ended the
+    /// reading (`None` when the file is whole). A file cut at a block boundary (its writer was
+    /// interrupted before [`IngressWriter::finish`]) gives all its records and an error for which
+    /// [`IngressError::is_missing_end_block`] is true.
+    pub fn read_to_end_partial(&mut self) -> (Vec<Record>, Option<IngressError>) {
         let mut v = Vec::new();
-        while self.read_batch(&mut v, 1 << 16)? > 0 {}
-        Ok(v)
+        loop {
+            match self.read_batch(&mut v, 1 << 16) {
+                Ok(0) => return (v, None),
+                Ok(_) => {}
+                Err(e) => return (v, Some(e)),
+            }
+        }
     }
 }
 
@@ -848,7 +921,7 @@ impl<R: Read> Iterator for IngressReader<R> {
 
     /// Yields records, then `None`; after an error, the error once and then `None`.
     fn next(&mut self) -> Option<Self::Item> {
-        if self.failed {
+        if self.failed && self.pending.is_none() {
             return None;
         }
         self.next_record().transpose()

@@ -41,7 +41,18 @@ pub enum IngressError {
     },
 }
 
+/// The `what` of [`IngressError::Truncated`] for a binary file that ends at a block boundary
+/// without its end block.
+pub(crate) const NO_END_BLOCK: &str = "record stream (no end block)";
+
 impl IngressError {
+    /// A binary file that ends cleanly after a complete block but has no end block: its writer was
+    /// stopped before it finished (killed, or the disk filled). Every record of the file was read
+    /// before this error; only the writer's confirmation that nothing follows is missing.
+    pub fn is_missing_end_block(&self) -> bool {
+        matches!(self, IngressError::Truncated { what, .. } if *what == NO_END_BLOCK)
+    }
+
     /// The byte offset of a binary-format error.
     pub fn offset(&self) -> Option<u64> {
         match self {

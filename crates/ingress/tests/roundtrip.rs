@@ -254,3 +254,129 @@ fn random_payloads_with_valid_checksums_never_panic() {
         }
     }
 }
+
+/// The byte ranges of the blocks of a binary file (header length, then `(start, end, records)`).
+fn blocks(bytes: &[u8]) -> Vec<(usize, usize, u32)> {
+    let src_len = u16::from_le_bytes([bytes[14], bytes[15]]) as usize;
+    let mut at = 20 + src_len;
+    let mut v = Vec::new();
+    while at < bytes.len() {
+        let len = u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap()) as usize;
+        let count = u32::from_le_bytes(bytes[at + 4..at + 8].try_into().unwrap());
+        v.push((at, at + 12 + len, count));
+        at += 12 + len;
+    }
+    v
+}
+
+/// Issue 9 item 6: damage in block k costs only blocks k.. : the records of the verified blocks
+/// before it are delivered (by every reading API), then the error.
+#[test]
+fn records_before_a_damaged_block_are_delivered() {
+    let recs = realistic_stream(&mut Rng(61), 200_000);
+    let bytes = to_vec(&header(), &recs).unwrap();
+    let blks = blocks(&bytes);
+    assert!(blks.len() >= 4, "want several blocks: {}", blks.len());
+    for k in [0, 1, blks.len() / 2, blks.len() - 2] {
+        let (start, end, _) = blks[k];
+        let before: usize = blks[..k].iter().map(|b| b.2 as usize).sum();
+        let mut bad = bytes.clone();
+        bad[(start + end) / 2] ^= 0x10; // a payload byte: the block CRC fails
+                                        // read_batch with `?`, as every consumer writes it: the records come first.
+        let mut r = IngressReader::new(&bad[..]).unwrap();
+        let mut got = Vec::new();
+        let err = loop {
+            match r.read_batch(&mut got, 1000) {
+                Ok(0) => panic!("block {k}: damage not reported"),
+                Ok(_) => {}
+                Err(e) => break e,
+            }
+        };
+        assert_eq!(got, recs[..before], "block {k}");
+        assert_eq!(err.offset(), Some(start as u64), "block {k}: {err}");
+        assert!(err.to_string().contains("checksum"), "{err}");
+        // The error is reported once, then the reader stays failed.
+        assert!(r.read_batch(&mut got, 1000).is_err());
+        // next_record and the iterator: the same records, then the error.
+        let mut r = IngressReader::new(&bad[..]).unwrap();
+        let mut one = Vec::new();
+        let e2 = loop {
+            match r.next_record() {
+                Ok(Some(x)) => one.push(x),
+                Ok(None) => panic!("block {k}: damage not reported"),
+                Err(e) => break e,
+            }
+        };
+        assert_eq!(one.len(), before);
+        assert_eq!(e2.offset(), err.offset());
+        let items: Vec<_> = IngressReader::new(&bad[..]).unwrap().collect();
+        assert_eq!(items.len(), before + 1);
+        assert!(items[before].is_err());
+        // read_to_end_partial keeps them; read_to_end is the error.
+        let (part, e3) = IngressReader::new(&bad[..]).unwrap().read_to_end_partial();
+        assert_eq!(part, recs[..before]);
+        assert_eq!(e3.unwrap().offset(), err.offset());
+        assert!(from_slice(&bad).is_err());
+    }
+}
+
+/// Issue 9 item 6: a file whose writer was stopped (no `finish`, as after Ctrl-C) reads up to its
+/// last complete block; a cut at a block boundary is told apart from a cut inside a block.
+#[test]
+fn an_unfinished_file_reads_to_its_last_complete_block() {
+    let recs = realistic_stream(&mut Rng(62), 150_000);
+    // The writer as a killed process leaves it: blocks written, no end block.
+    let mut w = IngressWriter::new(Vec::new(), &header()).unwrap();
+    w.write_batch(&recs).unwrap();
+    let written = w.records_written();
+    let whole = w.finish().unwrap();
+    let blks = blocks(&whole);
+    let (last_start, _, _) = *blks.last().unwrap(); // the end block
+    let unfinished = &whole[..last_start - (blks[blks.len() - 2].1 - blks[blks.len() - 2].0)];
+    let in_full_blocks: usize = blks[..blks.len() - 2].iter().map(|b| b.2 as usize).sum();
+    assert!(in_full_blocks > 0 && (in_full_blocks as u64) < written);
+    let (got, e) = IngressReader::new(unfinished)
+        .unwrap()
+        .read_to_end_partial();
+    let e = e.expect("an unfinished file is reported");
+    assert!(e.is_missing_end_block(), "{e}");
+    assert_eq!(e.offset(), Some(unfinished.len() as u64));
+    assert_eq!(got, recs[..in_full_blocks]);
+    // Cut inside the next block: the same records, a different error.
+    let cut = &whole[..unfinished.len() + 100];
+    let (got, e) = IngressReader::new(cut).unwrap().read_to_end_partial();
+    let e = e.unwrap();
+    assert!(!e.is_missing_end_block(), "{e}");
+    assert!(matches!(e, IngressError::Truncated { .. }), "{e}");
+    assert_eq!(got, recs[..in_full_blocks]);
+    // The whole file has no error at all.
+    let (got, e) = IngressReader::new(&whole[..])
+        .unwrap()
+        .read_to_end_partial();
+    assert!(e.is_none());
+    assert_eq!(got, recs);
+}
+
+/// A block header that claims the largest payload costs only the bytes that are there.
+#[test]
+fn a_huge_claimed_block_is_not_allocated() {
+    let head = to_vec(&header(), &[]).unwrap();
+    let mut file = head[..head.len() - 20].to_vec();
+    file.extend_from_slice(&(16u32 << 20).to_le_bytes());
+    file.extend_from_slice(&5u32.to_le_bytes());
+    file.extend_from_slice(&[0; 4]);
+    file.extend_from_slice(&[0x10; 30]);
+    let mut r = IngressReader::new(&file[..]).unwrap();
+    let e = r.next_record().unwrap_err();
+    assert!(
+        matches!(
+            e,
+            IngressError::Truncated {
+                what: "block payload",
+                ..
+            }
+        ),
+        "{e}"
+    );
+    assert_eq!(e.offset(), Some(file.len() as u64));
+}
