@@ -55,6 +55,9 @@ pub struct Bus {
     pub irq_dirty: bool,
     /// Where UART and HTIF console output goes.
     pub console: Box<dyn Write + Send>,
+    /// Set by every device access (and by the hart for counter reads and semihosting): the
+    /// hart looked outside itself since the trap-loop detector last cleared it.
+    pub(crate) io_touched: bool,
 }
 
 impl std::fmt::Debug for Bus {
@@ -82,7 +85,23 @@ impl Bus {
             exit: None,
             irq_dirty: false,
             console: Box::new(std::io::stdout()),
+            io_touched: false,
         }
+    }
+
+    /// A digest of all of RAM (trap-loop detection compares two of them; rare, never per
+    /// instruction).
+    pub(crate) fn ram_digest(&self) -> u64 {
+        let mut h = 0x243f_6a88_85a3_08d3u64;
+        for (i, c) in self.ram.chunks_exact(8).enumerate() {
+            let w = u64::from_le_bytes(c.try_into().unwrap_or([0; 8]));
+            if w != 0 {
+                h = (h ^ w ^ (i as u64).rotate_left(32))
+                    .wrapping_mul(0x9e37_79b9_7f4a_7c15)
+                    .rotate_left(29);
+            }
+        }
+        h
     }
 
     /// RAM size in bytes.
@@ -167,7 +186,15 @@ impl Bus {
         self.mmio_store(addr, size, value, mtime)
     }
 
+    /// A device load; a device access counts as looking outside (trap-loop detection), an
+    /// access fault does not.
     fn mmio_load(&mut self, addr: u64, size: u64, mtime: u64) -> Option<u64> {
+        let v = self.device_load(addr, size, mtime);
+        self.io_touched |= v.is_some();
+        v
+    }
+
+    fn device_load(&mut self, addr: u64, size: u64, mtime: u64) -> Option<u64> {
         if (CLINT_BASE..CLINT_BASE + CLINT_SIZE).contains(&addr) {
             let off = addr - CLINT_BASE;
             // 64-bit registers may be accessed as two 32-bit halves (RV32).
@@ -196,7 +223,14 @@ impl Bus {
         None
     }
 
+    /// A device store (see [`Bus::mmio_load`]).
     fn mmio_store(&mut self, addr: u64, size: u64, value: u64, mtime: u64) -> Option<()> {
+        let v = self.device_store(addr, size, value, mtime);
+        self.io_touched |= v.is_some();
+        v
+    }
+
+    fn device_store(&mut self, addr: u64, size: u64, value: u64, mtime: u64) -> Option<()> {
         if (CLINT_BASE..CLINT_BASE + CLINT_SIZE).contains(&addr) {
             let off = addr - CLINT_BASE;
             let merge = |old: u64, base: u64| -> Option<u64> {
@@ -249,6 +283,7 @@ impl Bus {
     /// HTIF: a non-zero write to `tohost`. Bit 0 set with device 0 = exit with `value >> 1`;
     /// device 1 command 1 = console putchar.
     fn htif_write(&mut self) {
+        self.io_touched = true;
         let Some(t) = self.tohost else { return };
         let Some(off) = self.ram_offset(t, 8) else {
             return;

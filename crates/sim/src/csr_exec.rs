@@ -77,6 +77,18 @@ impl Hart {
     /// or not accessible now.
     pub fn csr_read(&mut self, csr: u16) -> Option<u64> {
         let rv32 = self.xlen == Xlen::Rv32;
+        if matches!(
+            csr,
+            num::CYCLE..=num::HPMCOUNTER31
+                | num::CYCLEH..=num::HPMCOUNTER31H
+                | num::MCYCLE
+                | num::MINSTRET
+                | num::MCYCLEH
+                | num::MINSTRETH
+        ) {
+            // Time and counters come from outside the loop's state (trap-loop detection).
+            self.bus.io_touched = true;
+        }
         let c = &self.csr;
         let v = match csr {
             num::FFLAGS | num::FRM | num::FCSR if !self.ext.f || !c.fs_on() => return None,

@@ -589,6 +589,7 @@ impl Hart {
     fn semihosting_call<O: Observer, const RV64: bool>(&mut self, obs: &mut O) {
         let (op, param) = (self.trunc(self.x[10]), self.trunc(self.x[11]));
         let instret = self.instret;
+        self.bus.io_touched = true;
         let Some(sh) = self.semihost.as_mut() else {
             return;
         };

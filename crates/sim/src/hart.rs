@@ -135,17 +135,6 @@ pub const FDT_SIZE: u64 = crate::semihost::QEMU_VIRT_FDT_SIZE;
 
 const ICACHE_BITS: u32 = 15;
 
-/// Consecutive traps without a retired instruction after which the hart stops (trap loop).
-const TRAP_LOOP_LIMIT: u32 = 1000;
-
-fn trap_name(t: &TrapInfo) -> String {
-    if t.interrupt {
-        format!("interrupt {}", t.cause)
-    } else {
-        exception_name(t.cause).to_string()
-    }
-}
-
 #[derive(Clone, Copy, Default)]
 struct Slot {
     pc: u64,
@@ -186,12 +175,8 @@ pub struct Hart {
     /// once `instret` reaches this.
     pub(crate) next_check: u64,
     pub(crate) stop: Option<Stop>,
-    /// Handler address of the last trap, until an instruction retires (runaway detection).
-    last_handler: Option<u64>,
-    /// The first trap since the last retired instruction, with the instruction count then.
-    first_fault: Option<(TrapInfo, u64)>,
-    /// Traps taken since the last retired instruction (trap-loop detection).
-    traps_without_retire: u32,
+    /// Trap-loop detection (`traploop.rs`).
+    pub(crate) trap_loop: crate::traploop::TrapLoop,
 }
 
 impl std::fmt::Debug for Hart {
@@ -247,9 +232,7 @@ impl Hart {
             },
             next_check: 0,
             stop: None,
-            last_handler: None,
-            first_fault: None,
-            traps_without_retire: 0,
+            trap_loop: Default::default(),
         };
         // Invalidate the decode cache: no instruction lives at pc 1.
         for s in hart.icache.iter_mut() {
@@ -444,8 +427,8 @@ impl Hart {
             };
             self.pc = next;
             self.instret += 1;
-            self.last_handler = None;
-            self.traps_without_retire = 0;
+            self.trap_loop.last_handler = None;
+            self.trap_loop.traps_without_retire = 0;
             obs.retire(&Retired {
                 pc,
                 insn: bits,
@@ -466,7 +449,7 @@ impl Hart {
 
     #[cold]
     fn fetch_fault<O: Observer>(&mut self, obs: &mut O, pc: u64, tval: u64) {
-        if self.last_handler == Some(pc) {
+        if self.trap_loop.last_handler == Some(pc) {
             let msg = self.runaway_message(pc);
             self.stop = Some(Stop::Error(msg));
             self.recheck();
@@ -479,64 +462,6 @@ impl Hart {
             self.stop = Some(Stop::Requested);
             self.recheck();
         }
-    }
-
-    /// Record a trap taken without retiring an instruction. A hart that keeps trapping without
-    /// ever retiring one (say, a handler whose first instruction is illegal) would spin forever,
-    /// as QEMU does; the model stops instead and says where the loop started.
-    fn note_fault(&mut self, trap: TrapInfo) {
-        if self.traps_without_retire == 0 {
-            self.first_fault = Some((trap, self.instret));
-        }
-        self.traps_without_retire += 1;
-        self.last_handler = Some(trap.handler);
-        if self.traps_without_retire >= TRAP_LOOP_LIMIT && self.stop.is_none() {
-            let mut msg = format!(
-                "stuck in a trap loop: {TRAP_LOOP_LIMIT} traps without retiring an instruction"
-            );
-            if let Some((t, n)) = self.first_fault {
-                msg.push_str(&format!(
-                    "; the first was {} at pc {:#x} (tval {:#x}) after {} instructions, handled at {:#x}",
-                    trap_name(&t),
-                    t.epc,
-                    t.tval,
-                    n,
-                    t.handler
-                ));
-            }
-            msg.push_str(&format!(
-                "; the last was {} at pc {:#x}",
-                trap_name(&trap),
-                trap.epc
-            ));
-            self.stop = Some(Stop::Error(msg));
-            self.recheck();
-        }
-    }
-
-    fn runaway_message(&self, pc: u64) -> String {
-        let mut msg = String::new();
-        if let Some((t, n)) = self.first_fault {
-            msg.push_str(&format!(
-                "{} at pc {:#x} (tval {:#x}) after {} instructions",
-                trap_name(&t),
-                t.epc,
-                t.tval,
-                n
-            ));
-            msg.push_str(&format!(
-                "; its trap handler at {:#x} ({}) is not in memory",
-                pc,
-                if t.to_priv == privilege::M {
-                    "mtvec"
-                } else {
-                    "stvec"
-                }
-            ));
-        } else {
-            msg.push_str(&format!("instruction access fault at pc {pc:#x}"));
-        }
-        msg
     }
 
     /// Timer, interrupts, limits and stop requests; runs when `instret` reaches `next_check`.
@@ -649,7 +574,7 @@ impl Hart {
         let handler = self.trunc(handler);
         self.pc = handler;
         self.recheck();
-        TrapInfo {
+        let trap = TrapInfo {
             cause: code,
             tval,
             interrupt,
@@ -657,7 +582,9 @@ impl Hart {
             from_priv: from,
             to_priv: self.priv_,
             handler,
-        }
+        };
+        self.note_trap(&trap);
+        trap
     }
 
     /// Flush the program's buffered console output (semihosting and UART).

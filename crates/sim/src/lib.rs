@@ -28,8 +28,10 @@ pub mod import;
 pub mod ingress;
 pub mod observer;
 pub mod semihost;
+mod traploop;
 
 pub use hart::{
     cause, exception_name, fdt_address, privilege, Config, Hart, LoadError, Stop, FDT_SIZE,
 };
 pub use observer::{MemAccess, MemKind, Observer, PcList, Retired, TrapInfo};
+pub use traploop::{TrapLoopReport, NO_RETIRE_LIMIT, REPEAT_THRESHOLD};
