@@ -315,6 +315,7 @@ pub fn encode(a: &EncodeArgs) -> CmdResult {
         image.load_file(e).map_err(|e| e.to_string())?;
     }
     let reclassify = !a.elf.is_empty();
+    let mut damage = None;
     let (writer, stats) = if is_csv {
         let xlen = scf_width(&a.trace.scf).or(a.xlen).unwrap_or(64);
         let cfg = a.trace.config(xlen, None)?;
@@ -322,7 +323,13 @@ pub fn encode(a: &EncodeArgs) -> CmdResult {
         let reclassify = reclassify && cfg.preset == Preset::Reference;
         let mut enc = Encoder::new(&cfg, FrameWriter::new(out, &cfg))?;
         for r in rd {
-            let r = r.map_err(|e| format!("{name}: {e}"))?;
+            let r = match r {
+                Ok(r) => r,
+                Err(e) => {
+                    damage = Some(format!("{name}: {e}"));
+                    break;
+                }
+            };
             if reclassify {
                 enc.push(&post_iss_itype(&image, &r))?;
             } else {
@@ -346,9 +353,14 @@ pub fn encode(a: &EncodeArgs) -> CmdResult {
         let mut batch = Vec::with_capacity(4096);
         loop {
             batch.clear();
-            let n = rd
-                .read_batch(&mut batch, 4096)
-                .map_err(|e| format!("{name}: {e}"))?;
+            // A damaged input: encode the records before the damage, then report it.
+            let n = match rd.read_batch(&mut batch, 4096) {
+                Ok(n) => n,
+                Err(e) => {
+                    damage = Some(format!("{name}: {e}"));
+                    break;
+                }
+            };
             if n == 0 {
                 break;
             }
@@ -378,6 +390,9 @@ pub fn encode(a: &EncodeArgs) -> CmdResult {
             payload as f64 * 8.0 / records as f64
         }
     );
+    if let Some(e) = damage {
+        return Ok(crate::run::input_damaged(&e, records));
+    }
     Ok(ExitCode::SUCCESS)
 }
 

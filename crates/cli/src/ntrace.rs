@@ -368,7 +368,19 @@ pub fn encode(a: &EncodeArgs) -> CmdResult {
     let mut out = create(&a.output)?;
     let mut enc = Encoder::new(cfg);
     let mut buf = Vec::with_capacity(1 << 16);
-    while let Some(r) = source()? {
+    // A damaged input: encode the records before the damage, then report it (issue 9 item 6).
+    let mut damage = None;
+    let mut records = 0u64;
+    loop {
+        let r = match source() {
+            Ok(Some(r)) => r,
+            Ok(None) => break,
+            Err(e) => {
+                damage = Some(e);
+                break;
+            }
+        };
+        records += 1;
         enc.push(&r, &mut buf);
         if buf.len() >= 1 << 15 {
             out.write_all(&buf)
@@ -392,6 +404,9 @@ pub fn encode(a: &EncodeArgs) -> CmdResult {
             st.messages,
             st.bytes
         );
+    }
+    if let Some(e) = damage {
+        return Ok(crate::run::input_damaged(&e, records));
     }
     Ok(ExitCode::SUCCESS)
 }

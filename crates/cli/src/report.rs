@@ -26,11 +26,16 @@ pub const EXIT_USAGE: u8 = 2;
 pub const EXIT_INSN_LIMIT: u8 = 124;
 /// Exit status when rvtrace itself failed (bad input, I/O), as `env` and `xargs` use 125.
 pub const EXIT_TOOL_ERROR: u8 = 125;
+/// Exit status when Ctrl-C (SIGINT) stopped `run` (128 + 2, as shells report it); the output
+/// files were finished.
+pub const EXIT_INTERRUPTED: u8 = 130;
 
 /// The exit statuses, for `--help` and the README.
 pub const EXIT_STATUS_HELP: &str = "Exit status: 0 success (for `run`: the program's own status); \
-    1 a mismatch, or trace lost while decoding; 2 a usage error; 124 --max-insns stopped the \
-    program; 125 rvtrace itself failed (bad input, an I/O error, the program crashed the hart).";
+    1 a mismatch, or trace lost while decoding, or a damaged or cut input file (what came before \
+    the damage was written); 2 a usage error; 124 --max-insns stopped the program; 125 rvtrace \
+    itself failed (bad input, an I/O error, the program crashed the hart or is stuck in a trap \
+    loop); 130 Ctrl-C stopped `run` (its output files are finished).";
 
 /// Why a command did not finish normally.
 #[derive(Debug)]

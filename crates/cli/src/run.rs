@@ -1,19 +1,30 @@
 //! `rvtrace run`, `rvtrace example` and `rvtrace ingress dump`.
 
 use crate::isa_arg::parse_isa;
-use crate::report::CmdResult;
-use crate::report::{EXIT_INSN_LIMIT, EXIT_TOOL_ERROR};
+use crate::report::{self, CmdResult, Failure, Output};
+use crate::report::{EXIT_INSN_LIMIT, EXIT_INTERRUPTED, EXIT_MISMATCH, EXIT_TOOL_ERROR};
 use rvtrace_image::Image;
 use rvtrace_ingress::{IngressHeader, IngressWriter, Record};
 use rvtrace_isa::{CfClass, IsaConfig, Xlen};
 use rvtrace_sim::decode::Extensions;
 use rvtrace_sim::ingress::IngressRecorder;
 use rvtrace_sim::{Config, Hart, Observer, Retired, Stop, TrapInfo};
-use std::fs::File;
-use std::io::{BufWriter, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
+
+/// `--max-insns` when a run writes trace (`--pcs`, `--ingress`, `--ingress-text`, `--tandem`) and
+/// none is given, so that a program that never exits cannot fill the disk: 100 M instructions are
+/// about 120 MB of binary ingress, 1.1 GB of `--pcs`.
+pub const DEFAULT_TRACE_MAX_INSNS: u64 = 100_000_000;
+
+/// Instructions run between two looks at Ctrl-C (a few milliseconds; nothing per instruction).
+const INTERRUPT_CHECK: u64 = 1 << 20;
+
+/// Set by the SIGINT handler.
+static INTERRUPTED: AtomicBool = AtomicBool::new(false);
 
 /// Arguments of `rvtrace run`.
 #[derive(clap::Args)]
@@ -24,22 +35,25 @@ pub struct RunArgs {
     /// Load a further ELF file into memory (repeatable). Execution starts at the first file's entry.
     #[arg(long = "load", value_name = "ELF")]
     extra: Vec<PathBuf>,
-    /// Write every retired instruction address to FILE, one per line as 0x + hex
+    /// Write every retired instruction address to FILE (`-`: stdout), one per line as 0x + hex
     /// (the NexRv PCONLY format). Faulting instructions are not listed; ecall/ebreak are.
+    /// When a trace output goes to stdout, the program's own console output goes to stderr.
     #[arg(long, value_name = "FILE")]
     pcs: Option<PathBuf>,
-    /// Write the ingress stream (one record per retired instruction or trap) to FILE, in the
-    /// binary format `rvtrace ingress dump` reads.
+    /// Write the ingress stream (one record per retired instruction or trap) to FILE (`-`:
+    /// stdout), in the binary format `rvtrace ingress dump` reads.
     #[arg(long, value_name = "FILE")]
     ingress: Option<PathBuf>,
-    /// Write the ingress stream in its text form to FILE.
+    /// Write the ingress stream in its text form to FILE (`-`: stdout).
     #[arg(long, value_name = "FILE")]
     ingress_text: Option<PathBuf>,
     /// Width of the ingress `itype` field: 4 classifies calls, returns and jumps
     /// (needed for implicit-return modes); 3 is the basic E-Trace set.
     #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u8).range(3..=4))]
     itype_width: u8,
-    /// Stop after N retired instructions (exit status 124).
+    /// Stop after N retired instructions (exit status 124); 0: no limit. Default: no limit, but
+    /// 100000000 when the run writes trace (--pcs, --ingress, --ingress-text, --tandem), so
+    /// that a program that never exits cannot fill the disk.
     #[arg(long, value_name = "N")]
     max_insns: Option<u64>,
     /// The hart's ISA, overriding what the ELF says, e.g. rv64gc, rv32imac, rv64imafdc_zba_zbb.
@@ -49,13 +63,16 @@ pub struct RunArgs {
     /// Semihosting command line (default: the ELF path exactly as given).
     #[arg(long, value_name = "TEXT")]
     cmdline: Option<String>,
-    /// Print a summary on stderr at the end: instructions, traps, speed.
+    /// Print a summary on stderr at the end: how the program stopped, instructions, branches,
+    /// traps, speed, and where the time went (instructions per function).
     #[arg(long)]
     stats: bool,
     /// Write a tandem-verification trace (Bluespec's draft trace protocol) to FILE: one group per
     /// retired instruction or trap with all its side effects, after state-initialization groups
     /// for the program load. Its parameters (XLEN, FLEN, MLEN) and the elements left out go to
-    /// the sidecar FILE.meta. `rvtrace tandem check FILE --elf ELF` verifies it.
+    /// the sidecar FILE.meta. `rvtrace tandem check FILE --elf ELF` verifies it. With `-` the
+    /// trace goes to stdout and the sidecar's contents to stderr (give them to `tandem check`
+    /// as --xlen/--flen/--mlen/--absent).
     #[arg(long, value_name = "FILE")]
     tandem: Option<PathBuf>,
     /// Leave elements out of the tandem trace (a partial trace, protocol chapter 3.2), comma
@@ -112,35 +129,35 @@ const EXAMPLES: &[(&str, &str, &[u8])] = &[
 
 /// Writes `0x<hex>\n` per retired instruction, fast.
 struct PcWriter {
-    out: BufWriter<File>,
+    out: Output,
     buf: Vec<u8>,
     err: Option<std::io::Error>,
 }
 
 impl PcWriter {
-    fn create(path: &Path) -> Result<PcWriter, String> {
-        let f =
-            File::create(path).map_err(|e| format!("{}: cannot create: {e}", path.display()))?;
-        Ok(PcWriter {
-            out: BufWriter::with_capacity(1 << 16, f),
+    fn new(out: Output) -> PcWriter {
+        PcWriter {
+            out,
             buf: Vec::with_capacity(1 << 16),
             err: None,
-        })
+        }
     }
 
     fn flush_buf(&mut self) {
-        if let Err(e) = self.out.write_all(&self.buf) {
-            self.err.get_or_insert(e);
+        if self.err.is_none() {
+            if let Err(e) = self.out.write_all(&self.buf) {
+                self.err = Some(e);
+            }
         }
         self.buf.clear();
     }
 
-    fn finish(mut self) -> std::io::Result<()> {
+    fn finish(mut self) -> Result<(), Failure> {
         self.flush_buf();
-        if let Some(e) = self.err {
-            return Err(e);
+        if let Some(e) = self.err.take() {
+            return Err(self.out.fail(e));
         }
-        self.out.flush()
+        self.out.finish()
     }
 }
 
@@ -199,25 +216,119 @@ impl Observer for Stats {
     }
 }
 
+impl Stats {
+    /// The counts line of `--stats` and `example`.
+    fn line(&self) -> String {
+        format!(
+            "branches {} taken / {} not taken; {} calls, {} returns; {} exceptions, {} interrupts; {} semihosting calls",
+            self.taken_branches,
+            self.not_taken_branches,
+            self.calls,
+            self.returns,
+            self.exceptions,
+            self.interrupts,
+            self.semihosting_calls
+        )
+    }
+}
+
+/// Instructions retired per function ("where the time went"), for `run --stats` and `example`.
+struct Profile {
+    counts: std::collections::HashMap<u64, u64, PcHash>,
+}
+
+/// A cheap hasher for instruction addresses (the profile hashes one per retired instruction).
+#[derive(Default, Clone, Copy)]
+struct PcHash;
+
+impl std::hash::BuildHasher for PcHash {
+    type Hasher = PcHasher;
+    fn build_hasher(&self) -> PcHasher {
+        PcHasher(0)
+    }
+}
+
+struct PcHasher(u64);
+
+impl std::hash::Hasher for PcHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 << 8 | b as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        }
+    }
+    fn write_u64(&mut self, v: u64) {
+        self.0 = (v ^ v >> 29).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    }
+}
+
+impl Observer for Profile {
+    #[inline]
+    fn retire(&mut self, ev: &Retired) {
+        *self.counts.entry(ev.pc).or_default() += 1;
+    }
+}
+
+impl Profile {
+    fn new() -> Profile {
+        Profile {
+            counts: std::collections::HashMap::with_hasher(PcHash),
+        }
+    }
+
+    /// The `n` functions that retired the most instructions, with their counts.
+    fn top(&self, image: &Image, n: usize) -> Vec<(String, u64)> {
+        let mut per_fn: std::collections::HashMap<String, u64> = Default::default();
+        for (&pc, &c) in &self.counts {
+            let name = image
+                .symbol_at(pc)
+                .map(|(s, _)| s.name.clone())
+                .unwrap_or_else(|| format!("{pc:#x}"));
+            *per_fn.entry(name).or_default() += c;
+        }
+        let mut v: Vec<_> = per_fn.into_iter().collect();
+        v.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+        v.truncate(n);
+        v
+    }
+
+    /// The profile as lines: a heading and one line per function.
+    fn lines(&self, image: &Image, total: u64) -> Vec<String> {
+        let mut v = vec!["where the time went (instructions per function):".to_string()];
+        for (f, c) in self.top(image, 8) {
+            v.push(format!(
+                "  {:>10}  {:5.1}%  {}",
+                c,
+                100.0 * c as f64 / total.max(1) as f64,
+                f
+            ));
+        }
+        v
+    }
+}
+
 /// Where ingress records go.
 struct IngressSink {
-    bin: Option<IngressWriter<BufWriter<File>>>,
-    text: Option<rvtrace_ingress::text::TextWriter<BufWriter<File>>>,
-    err: Option<String>,
+    bin: Option<IngressWriter<Output>>,
+    text: Option<rvtrace_ingress::text::TextWriter<Output>>,
+    err: Option<std::io::Error>,
 }
 
 impl IngressSink {
     fn write(&mut self, r: &Record) {
+        if self.err.is_some() {
+            return;
+        }
         if let Some(w) = &mut self.bin {
             if let Err(e) = w.write(r) {
-                self.err
-                    .get_or_insert(format!("writing the ingress file: {e}"));
+                self.err = Some(e);
             }
         }
         if let Some(w) = &mut self.text {
             if let Err(e) = w.write(r) {
-                self.err
-                    .get_or_insert(format!("writing the ingress text file: {e}"));
+                self.err = Some(e);
             }
         }
     }
@@ -265,21 +376,99 @@ fn make_hart(
     Ok(hart)
 }
 
+/// How a run ended, for people ("exit status 0", "the instruction limit").
+fn stop_text(stop: &Stop, interrupted: bool) -> String {
+    if interrupted {
+        return "interrupted (Ctrl-C)".into();
+    }
+    match stop {
+        Stop::Exit(c) => format!("exit status {c}"),
+        Stop::InsnLimit => "the instruction limit (--max-insns)".into(),
+        Stop::Error(m) => format!("an error: {m}"),
+        Stop::Requested => "a stop request".into(),
+    }
+}
+
+/// Runs the hart to its stop in slices of [`INTERRUPT_CHECK`] instructions, looking at Ctrl-C
+/// between them (the hart's loop stays as fast as without it). `max` 0 is no limit. Returns the
+/// stop and whether Ctrl-C ended the run.
+fn run_interruptible<O: Observer>(hart: &mut Hart, obs: &mut O, max: u64) -> (Stop, bool) {
+    let end = if max == 0 {
+        u64::MAX
+    } else {
+        hart.instret.saturating_add(max)
+    };
+    loop {
+        let n = (end - hart.instret.min(end)).min(INTERRUPT_CHECK);
+        if n == 0 {
+            return (Stop::InsnLimit, false);
+        }
+        let stop = hart.run(obs, n);
+        if stop != Stop::InsnLimit {
+            return (stop, false);
+        }
+        if INTERRUPTED.load(Ordering::Relaxed) {
+            return (Stop::Requested, true);
+        }
+    }
+}
+
+/// Catch Ctrl-C: the first one asks the run to stop and finish its files; a second one ends the
+/// process at once.
+fn catch_ctrl_c() {
+    let _ = ctrlc::set_handler(|| {
+        if INTERRUPTED.swap(true, Ordering::SeqCst) {
+            std::process::exit(EXIT_INTERRUPTED as i32);
+        }
+    });
+}
+
 /// `rvtrace run`.
 pub fn run(args: &RunArgs) -> CmdResult {
     let isa = args.isa.as_deref().map(parse_isa).transpose()?;
-    let mut paths: Vec<&Path> = vec![&args.elf];
-    paths.extend(args.extra.iter().map(|p| p.as_path()));
-    let image = load_image(&paths)?;
+    let mut inputs: Vec<&Path> = vec![&args.elf];
+    inputs.extend(args.extra.iter().map(|p| p.as_path()));
+    // Refuse an output that would overwrite an input (or another output) before anything is
+    // created; the tandem sidecar counts as an output.
+    let meta = args
+        .tandem
+        .as_ref()
+        .filter(|p| !report::is_std(p))
+        .map(|p| rvtrace_tandem::meta::sidecar_path(p));
+    let mut outputs: Vec<(&str, &Path)> = Vec::new();
+    for (opt, p) in [
+        ("--pcs", &args.pcs),
+        ("--ingress", &args.ingress),
+        ("--ingress-text", &args.ingress_text),
+        ("--tandem", &args.tandem),
+        ("--tandem (its FILE.meta)", &meta),
+    ] {
+        if let Some(p) = p {
+            outputs.push((opt, p.as_path()));
+        }
+    }
+    report::distinct(&inputs, &outputs)?;
+    let to_stdout = outputs.iter().any(|(_, p)| report::is_std(p));
+    let writes_trace = !outputs.is_empty();
+    let max_insns = match args.max_insns {
+        Some(n) => n,
+        None if writes_trace => DEFAULT_TRACE_MAX_INSNS,
+        None => 0,
+    };
+
+    let image = load_image(&inputs)?;
     let cmdline = args
         .cmdline
         .clone()
         .unwrap_or_else(|| args.elf.to_string_lossy().into_owned());
     let mut hart = make_hart(&image, isa, &cmdline)?;
     hart.allow_host_commands(args.allow_host_commands);
+    if to_stdout {
+        hart.program_output_to_stderr();
+    }
 
     let mut pcs = Maybe(match &args.pcs {
-        Some(p) => Some(PcWriter::create(p)?),
+        Some(p) => Some(PcWriter::new(Output::create(p)?)),
         None => None,
     });
     let mut sink = IngressSink {
@@ -288,7 +477,6 @@ pub fn run(args: &RunArgs) -> CmdResult {
         err: None,
     };
     if let Some(p) = &args.ingress {
-        let f = File::create(p).map_err(|e| format!("{}: cannot create: {e}", p.display()))?;
         let mut header = IngressHeader::new(
             hart.xlen,
             args.itype_width,
@@ -297,26 +485,41 @@ pub fn run(args: &RunArgs) -> CmdResult {
         // The hart model drives `time` (mtime) and `sijump`; it has no context signal.
         header.has_time = true;
         header.has_sijump = true;
+        let out = Output::create(p)?;
+        let name = out.name().to_string();
         sink.bin = Some(
-            IngressWriter::new(BufWriter::new(f), &header)
-                .map_err(|e| format!("{}: {e}", p.display()))?,
+            IngressWriter::new(out, &header)
+                .map_err(|e| Failure::io(format_args!("writing {name}"), e))?,
         );
     }
     if let Some(p) = &args.ingress_text {
-        let f = File::create(p).map_err(|e| format!("{}: cannot create: {e}", p.display()))?;
-        sink.text = Some(rvtrace_ingress::text::TextWriter::new(BufWriter::new(f)));
+        sink.text = Some(rvtrace_ingress::text::TextWriter::new(Output::create(p)?));
     }
     let want_ingress = sink.bin.is_some() || sink.text.is_some();
     let mut tandem = rvtrace_tandem::producer::MaybeProducer(match &args.tandem {
         Some(p) => {
-            let omit = rvtrace_tandem::Elements::parse(args.tandem_omit.as_deref().unwrap_or(""))?;
-            Some(rvtrace_tandem::producer::create_file_producer(
-                p,
+            let absent =
+                rvtrace_tandem::Elements::parse(args.tandem_omit.as_deref().unwrap_or(""))?;
+            let mut params = rvtrace_tandem::producer::default_params(&hart);
+            if let Some(m) = args.tandem_mlen {
+                params.mlen = m;
+            }
+            params.validate()?;
+            let m = rvtrace_tandem::meta::Meta { params, absent };
+            if report::is_std(p) {
+                say!("rvtrace: note: --tandem -: no sidecar; its contents are:");
+                for l in m.to_text().lines() {
+                    say!("rvtrace: note:   {l}");
+                }
+            } else {
+                m.write(p)?;
+            }
+            Some(rvtrace_tandem::producer::Producer::new(
                 &hart,
                 &image,
-                omit,
-                args.tandem_mlen,
-            )?)
+                rvtrace_tandem::producer::ProducerOptions { params, absent },
+                Output::create(p)?,
+            ))
         }
         None => None,
     });
@@ -326,8 +529,10 @@ pub fn run(args: &RunArgs) -> CmdResult {
         zcmt: false,
     };
     let mut stats = Stats::default();
+    let mut profile = Profile::new();
+    catch_ctrl_c();
     let start = Instant::now();
-    let stop;
+    let (stop, interrupted);
     {
         let mut recorder =
             Maybe(want_ingress.then(|| {
@@ -337,64 +542,132 @@ pub fn run(args: &RunArgs) -> CmdResult {
             &mut pcs,
             (
                 &mut recorder,
-                (Maybe(args.stats.then_some(&mut stats)), &mut tandem),
+                (
+                    Maybe(args.stats.then_some((&mut stats, &mut profile))),
+                    &mut tandem,
+                ),
             ),
         );
-        stop = hart.run(&mut obs, args.max_insns.unwrap_or(u64::MAX));
+        (stop, interrupted) = run_interruptible(&mut hart, &mut obs, max_insns);
         if let Some(r) = &mut recorder.0 {
             r.finish();
         }
     }
     let elapsed = start.elapsed();
     hart.flush_output();
+    // Finish every output, also after Ctrl-C: the ingress file gets its end block.
+    let mut first_err: Option<Failure> = None;
+    let mut keep = |r: Result<(), Failure>| {
+        if let Err(e) = r {
+            first_err.get_or_insert(e);
+        }
+    };
     if let Some(w) = pcs.0 {
-        w.finish().map_err(|e| {
-            format!(
-                "writing {}: {e}",
-                args.pcs
-                    .as_ref()
-                    .map(|p| p.display().to_string())
-                    .unwrap_or_default()
-            )
-        })?;
+        keep(w.finish());
     }
-    if let Some(e) = sink.err {
-        return Err(e.into());
-    }
-    if let Some(t) = tandem.0 {
-        t.finish().map_err(|e| {
-            format!(
-                "writing {}: {e}",
-                args.tandem
-                    .as_ref()
-                    .map(|p| p.display().to_string())
-                    .unwrap_or_default()
-            )
-        })?;
-    }
+    let ingress_err = sink.err.take();
     if let Some(w) = sink.bin {
-        w.finish()
-            .map_err(|e| format!("writing the ingress file: {e}"))?;
+        let name = args
+            .ingress
+            .as_deref()
+            .map(report::name)
+            .unwrap_or_default();
+        keep(match ingress_err {
+            Some(e) => Err(Failure::io(format_args!("writing {name}"), e)),
+            None => w
+                .finish()
+                .map_err(|e| Failure::io(format_args!("writing {name}"), e))
+                .and_then(|o| o.finish()),
+        });
+    } else if let Some(e) = ingress_err {
+        let name = args
+            .ingress_text
+            .as_deref()
+            .map(report::name)
+            .unwrap_or_default();
+        keep(Err(Failure::io(format_args!("writing {name}"), e)));
     }
     if let Some(w) = sink.text {
-        w.finish()
-            .map_err(|e| format!("writing the ingress text file: {e}"))?;
+        let name = args
+            .ingress_text
+            .as_deref()
+            .map(report::name)
+            .unwrap_or_default();
+        keep(
+            w.finish()
+                .map_err(|e| Failure::io(format_args!("writing {name}"), e))
+                .and_then(|o| o.finish()),
+        );
+    }
+    if let Some(t) = tandem.0 {
+        let name = args.tandem.as_deref().map(report::name).unwrap_or_default();
+        keep(
+            t.finish()
+                .map_err(|e| Failure::io(format_args!("writing {name}"), e))
+                .and_then(|o| o.finish()),
+        );
     }
     if args.stats {
-        print_stats(&stats, hart.instret, elapsed, &stop);
+        let secs = elapsed.as_secs_f64().max(1e-9);
+        say!(
+            "rvtrace: stopped by {} after {} instructions in {:.3} s ({:.1} MIPS)",
+            stop_text(&stop, interrupted),
+            hart.instret,
+            secs,
+            hart.instret as f64 / secs / 1e6
+        );
+        say!("rvtrace: {}", stats.line());
+        for l in profile.lines(&image, hart.instret) {
+            say!("rvtrace: {l}");
+        }
     }
-    Ok(exit_code(&stop, hart.instret))
+    if let Some(e) = first_err {
+        return Err(e);
+    }
+    if interrupted {
+        say!(
+            "rvtrace: interrupted after {} instructions; the output files are complete up to there",
+            hart.instret
+        );
+        return Ok(ExitCode::from(EXIT_INTERRUPTED));
+    }
+    Ok(exit_code(&hart, &stop, max_insns, args.max_insns.is_none()))
 }
 
-fn exit_code(stop: &Stop, instret: u64) -> ExitCode {
+fn exit_code(hart: &Hart, stop: &Stop, max_insns: u64, default_limit: bool) -> ExitCode {
     match stop {
         Stop::Exit(code) => ExitCode::from((*code & 0xff) as u8),
         Stop::InsnLimit => {
-            say!("rvtrace: stopped after {instret} instructions (--max-insns)");
+            if default_limit {
+                say!(
+                    "rvtrace: stopped after {} instructions: the default --max-insns {max_insns} for runs that write trace (--max-insns 0: no limit)",
+                    hart.instret
+                );
+            } else {
+                say!(
+                    "rvtrace: stopped after {} instructions (--max-insns)",
+                    hart.instret
+                );
+            }
             ExitCode::from(EXIT_INSN_LIMIT)
         }
         Stop::Error(msg) => {
             say!("rvtrace: error: the program stopped: {msg}");
+            if let Some(t) = hart.trap_loop() {
+                // The instruction that keeps trapping, for people.
+                if t.trap.cause == rvtrace_sim::cause::ILLEGAL {
+                    say!(
+                        "rvtrace: note: the instruction at {:#x} is {:#x}: {}",
+                        t.trap.epc,
+                        t.trap.tval,
+                        rvtrace_tandem::disasm::disasm(
+                            t.trap.tval as u32,
+                            t.trap.epc,
+                            hart.xlen.bits()
+                        )
+                    );
+                }
+            }
             ExitCode::from(EXIT_TOOL_ERROR)
         }
         // No observer of `run` asks to stop.
@@ -402,56 +675,21 @@ fn exit_code(stop: &Stop, instret: u64) -> ExitCode {
     }
 }
 
-fn print_stats(s: &Stats, instret: u64, elapsed: std::time::Duration, stop: &Stop) {
-    let secs = elapsed.as_secs_f64().max(1e-9);
-    say!(
-        "rvtrace: {stop:?} after {instret} instructions in {:.3} s ({:.1} MIPS)",
-        secs,
-        instret as f64 / secs / 1e6
-    );
-    say!(
-        "rvtrace: branches {} taken / {} not taken, {} calls, {} returns, {} exceptions, {} interrupts, {} semihosting calls",
-        s.taken_branches, s.not_taken_branches, s.calls, s.returns, s.exceptions, s.interrupts, s.semihosting_calls
-    );
-}
-
-/// Instructions retired per function, for the example summary ("where the time went").
-struct Profile<'a> {
-    image: &'a Image,
-    counts: std::collections::HashMap<u64, u64>,
-}
-
-impl Observer for Profile<'_> {
-    #[inline]
-    fn retire(&mut self, ev: &Retired) {
-        *self.counts.entry(ev.pc).or_default() += 1;
-    }
-}
-
-impl Profile<'_> {
-    fn top(&self, n: usize) -> Vec<(String, u64)> {
-        let mut per_fn: std::collections::HashMap<String, u64> = Default::default();
-        for (&pc, &c) in &self.counts {
-            let name = self
-                .image
-                .symbol_at(pc)
-                .map(|(s, _)| s.name.clone())
-                .unwrap_or_else(|| format!("{pc:#x}"));
-            *per_fn.entry(name).or_default() += c;
-        }
-        let mut v: Vec<_> = per_fn.into_iter().collect();
-        v.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
-        v.truncate(n);
-        v
-    }
+/// Write a line to stdout for `example`; a closed stdout ends the command quietly.
+macro_rules! out {
+    ($o:expr, $($t:tt)*) => {
+        writeln!($o, $($t)*).map_err(|e| $o.fail(e))?
+    };
 }
 
 /// `rvtrace example`.
 pub fn example(args: &ExampleArgs) -> CmdResult {
+    let mut o = Output::stdout();
     if args.list {
         for (name, what, _) in EXAMPLES {
-            println!("{name:16} {what}");
+            out!(o, "{name:16} {what}");
         }
+        o.finish()?;
         return Ok(ExitCode::SUCCESS);
     }
     let (name, what, bytes) = match &args.name {
@@ -465,61 +703,85 @@ pub fn example(args: &ExampleArgs) -> CmdResult {
     let mut image = Image::new();
     image.load_bytes(name, bytes).map_err(|e| e.to_string())?;
     let mut hart = make_hart(&image, None, name)?;
-    println!("rvtrace: running the bundled example {name}: {what}");
-    println!("rvtrace: --- program output ---");
-    let _ = std::io::stdout().flush();
+    out!(o, "rvtrace: running the bundled example {name}: {what}");
+    out!(o, "rvtrace: --- program output ---");
+    o.flush().map_err(|e| o.fail(e))?;
     let mut stats = Stats::default();
-    let mut profile = Profile {
-        image: &image,
-        counts: Default::default(),
-    };
+    let mut profile = Profile::new();
     let start = Instant::now();
     let stop = hart.run(&mut (&mut stats, &mut profile), 100_000_000);
     let elapsed = start.elapsed();
     hart.flush_output();
-    println!("rvtrace: --- end of program output ---");
+    out!(o, "rvtrace: --- end of program output ---");
     let secs = elapsed.as_secs_f64().max(1e-9);
-    println!(
-        "rvtrace: {} retired {} instructions in {:.1} ms ({:.1} MIPS) and stopped: {}",
+    out!(
+        o,
+        "rvtrace: {} retired {} instructions in {:.1} ms ({:.1} MIPS) and stopped by {}",
         name,
         hart.instret,
         secs * 1e3,
         hart.instret as f64 / secs / 1e6,
-        match &stop {
-            Stop::Exit(c) => format!("exit status {c}"),
-            Stop::InsnLimit => "instruction limit".into(),
-            Stop::Error(m) => m.clone(),
-            Stop::Requested => "stopped on request".into(),
-        }
+        stop_text(&stop, false)
     );
-    println!(
-        "rvtrace: branches {} taken / {} not taken; {} calls, {} returns; {} exceptions, {} interrupts; {} semihosting calls",
-        stats.taken_branches, stats.not_taken_branches, stats.calls, stats.returns, stats.exceptions, stats.interrupts, stats.semihosting_calls
-    );
-    println!("rvtrace: where the time went (instructions per function):");
-    for (f, c) in profile.top(8) {
-        println!(
-            "  {:>10}  {:5.1}%  {}",
-            c,
-            100.0 * c as f64 / hart.instret.max(1) as f64,
-            f
-        );
+    out!(o, "rvtrace: {}", stats.line());
+    for l in profile.lines(&image, hart.instret) {
+        out!(o, "rvtrace: {l}");
     }
-    println!("rvtrace: try `rvtrace run <your.elf> --pcs pcs.txt --ingress trace.ingress --stats`");
-    Ok(exit_code(&stop, hart.instret))
+    out!(
+        o,
+        "rvtrace: try `rvtrace run <your.elf> --pcs pcs.txt --ingress trace.ingress --stats`"
+    );
+    o.finish()?;
+    Ok(exit_code(&hart, &stop, 100_000_000, false))
 }
 
-/// `rvtrace ingress dump`.
+/// `rvtrace ingress dump` (`-` reads stdin). A damaged or cut file: the records before the
+/// damage are printed, then a warning, exit status 1 (trace lost, as the decoders report it).
 pub fn ingress_dump(path: &Path) -> CmdResult {
-    let f = File::open(path).map_err(|e| format!("{}: cannot open: {e}", path.display()))?;
-    let stdout = std::io::stdout();
-    let out = BufWriter::new(stdout.lock());
-    match rvtrace_ingress::dump(std::io::BufReader::new(f), out) {
-        Ok(_) => Ok(ExitCode::SUCCESS),
-        // A closed pipe (`| head`) is not an error worth reporting.
-        Err(rvtrace_ingress::IngressError::Io(e)) if e.kind() == std::io::ErrorKind::BrokenPipe => {
+    let input = report::open_input(path)?;
+    let mut out = Output::stdout();
+    let res = rvtrace_ingress::dump(input, &mut out);
+    let flushed = out.finish();
+    match res {
+        Ok(_) => {
+            flushed?;
             Ok(ExitCode::SUCCESS)
         }
-        Err(e) => Err(format!("{}: {e}", path.display()).into()),
+        Err(rvtrace_ingress::IngressError::Io(e)) => Err(Failure::io("writing stdout", e)),
+        Err(e) => {
+            flushed?;
+            damaged_input(&report::name(path), &e, None)
+        }
     }
+}
+
+/// How `encode` reports a damaged input (`msg` names the file and the damage): the trace of the
+/// `records` before it was written; a warning and exit status 1, as [`damaged_input`].
+pub fn input_damaged(msg: &str, records: u64) -> ExitCode {
+    warn!("{msg}; the trace of the {records} records before it was written");
+    ExitCode::from(EXIT_MISMATCH)
+}
+
+/// How every reader of a binary ingress file reports damage found after the header: the records
+/// before it were delivered (`records`, when known); exit status 1. An input that is not an
+/// ingress file at all, or whose header is damaged, is a tool failure (125): nothing was read.
+pub fn damaged_input(
+    name: &str,
+    e: &rvtrace_ingress::IngressError,
+    records: Option<u64>,
+) -> CmdResult {
+    use rvtrace_ingress::IngressError as E;
+    if matches!(e, E::NotIngressFile | E::UnsupportedVersion(_)) {
+        return Err(Failure::Tool(format!("{name}: {e}")));
+    }
+    let before = match records {
+        Some(n) => format!("the {n} records before it were read"),
+        None => "the records before it were read".into(),
+    };
+    if e.is_missing_end_block() {
+        warn!("{name}: {e}: its writer did not finish (interrupted?); {before}");
+    } else {
+        warn!("{name}: {e}; {before}");
+    }
+    Ok(ExitCode::from(EXIT_MISMATCH))
 }

@@ -587,6 +587,17 @@ impl Hart {
         trap
     }
 
+    /// Send the program's console output (semihosting stdout, UART, HTIF) to our stderr, so that
+    /// our stdout can carry something else (`rvtrace run --pcs -`).
+    pub fn program_output_to_stderr(&mut self) {
+        use std::io::IsTerminal;
+        let tty = std::io::stderr().is_terminal();
+        if let Some(sh) = &mut self.semihost {
+            sh.set_stdout(Box::new(std::io::stderr()), tty);
+        }
+        self.bus.console = Box::new(std::io::stderr());
+    }
+
     /// Flush the program's buffered console output (semihosting and UART).
     pub fn flush_output(&mut self) {
         if let Some(sh) = &mut self.semihost {

@@ -533,6 +533,13 @@ impl Semihost {
         self.allow_host_commands = allow;
     }
 
+    /// Send what the program writes to its stdout to `w` instead (for example our stderr, when
+    /// our stdout carries trace), with `is_terminal` for `SYS_ISTTY`.
+    pub fn set_stdout(&mut self, w: Box<dyn Write + Send>, is_terminal: bool) {
+        self.stdout = w;
+        self.terminals[1] = is_terminal;
+    }
+
     /// Say which of our stdin, stdout and stderr are terminals, for
     /// `SYS_ISTTY` on `":tt"` handles. QEMU answers with `isatty()` on its
     /// own fds 0/1/2.
