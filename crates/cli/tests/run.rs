@@ -1,0 +1,329 @@
+//! `rvtrace run`, `example` and `ingress dump` (issue 9 items 6, 9, 10, 12): outputs to `-`,
+//! outputs that would overwrite inputs, Ctrl-C, damaged ingress files, trap loops, `--stats`.
+
+mod common;
+use common::{rvtrace, stderr, stdout, tmpdir};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+fn elf(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../../programs/elf/{name}.elf"))
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+/// `addi a0,a0,1; j .-4` forever (encodings from riscv64-unknown-elf-as).
+fn spin_elf(dir: &Path) -> PathBuf {
+    let code: Vec<u8> = [0x00150513u32, 0xffdff06f]
+        .iter()
+        .flat_map(|w| w.to_le_bytes())
+        .collect();
+    let p = dir.join("spin.elf");
+    std::fs::write(&p, rvtrace_testkit::minimal_elf(false, 0x8000_0000, &code)).unwrap();
+    p
+}
+
+/// Block boundaries of a binary ingress file (format: `crates/ingress/src/binary.rs`): the
+/// offset of each block, the end block last, with the records of each.
+fn blocks(bytes: &[u8]) -> Vec<(usize, u64)> {
+    let mut at = 20 + u16::from_le_bytes([bytes[14], bytes[15]]) as usize;
+    let mut v = Vec::new();
+    while at < bytes.len() {
+        let len = u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap()) as usize;
+        let n = u32::from_le_bytes(bytes[at + 4..at + 8].try_into().unwrap()) as u64;
+        v.push((at, n));
+        at += 12 + len;
+    }
+    v
+}
+
+/// Record lines of `ingress dump` output.
+fn record_lines(text: &str) -> usize {
+    text.lines().filter(|l| l.starts_with("0x")).count()
+}
+
+#[test]
+fn ctrl_c_finishes_every_output_and_exits_130() {
+    let d = tmpdir("sigint");
+    let prog = spin_elf(&d);
+    let (pcs, ing, txt, tt) = (
+        d.join("p.txt"),
+        d.join("t.ingress"),
+        d.join("t.txt"),
+        d.join("t.tt"),
+    );
+    let mut child = Command::new(env!("CARGO_BIN_EXE_rvtrace"))
+        .args(["run", s(&prog), "--pcs", s(&pcs), "--ingress", s(&ing)])
+        .args(["--ingress-text", s(&txt), "--tandem", s(&tt)])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait until it is running (the pcs file fills in 64 KiB steps), then Ctrl-C.
+    let t0 = std::time::Instant::now();
+    while std::fs::metadata(&pcs).map(|m| m.len()).unwrap_or(0) == 0 {
+        assert!(t0.elapsed().as_secs() < 60, "the run never started");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let k = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(k.success());
+    let o = child.wait_with_output().unwrap();
+    let e = stderr(&o);
+    assert_eq!(o.status.code(), Some(130), "{e}");
+    let n: u64 = e
+        .split("interrupted after ")
+        .nth(1)
+        .and_then(|t| t.split(' ').next())
+        .and_then(|t| t.parse().ok())
+        .unwrap_or_else(|| panic!("no count in {e:?}"));
+    assert!(n > 0 && n < 100_000_000, "{n}");
+    // Every output is complete up to the stop: the ingress file has its end block.
+    let dump = rvtrace(&["ingress", "dump", s(&ing)]);
+    assert_eq!(dump.status.code(), Some(0), "{}", stderr(&dump));
+    let dumped = stdout(&dump);
+    assert!(
+        dumped.ends_with(&format!(
+            "# records={n} instructions={n} halfwords={} traps=0\n",
+            2 * n
+        )),
+        "{}",
+        &dumped[dumped.len() - 200..]
+    );
+    let lines = |p: &Path| std::fs::read_to_string(p).unwrap().lines().count() as u64;
+    assert_eq!(lines(&pcs), n);
+    assert_eq!(lines(&txt), n);
+    let td = rvtrace(&["tandem", "dump", s(&tt)]);
+    assert_eq!(td.status.code(), Some(0), "{}", stderr(&td));
+    assert!(
+        stdout(&td).contains(&format!("groups, {n} with an instruction")),
+        "{}",
+        stdout(&td).lines().last().unwrap_or("")
+    );
+}
+
+#[test]
+fn damaged_ingress_delivers_the_records_before_the_damage() {
+    let d = tmpdir("damaged");
+    let prog = elf("recurse-rv64gc");
+    let (ing, pcs) = (d.join("r.ingress"), d.join("r.pcs"));
+    let o = rvtrace(&["run", s(&prog), "--ingress", s(&ing), "--pcs", s(&pcs)]);
+    assert_eq!(o.status.code(), Some(0));
+    let bytes = std::fs::read(&ing).unwrap();
+    let blks = blocks(&bytes);
+    assert!(blks.len() >= 4, "{blks:?}");
+    let truth: Vec<String> = std::fs::read_to_string(&pcs)
+        .unwrap()
+        .lines()
+        .map(String::from)
+        .collect();
+    let before2: u64 = blks[..2].iter().map(|b| b.1).sum();
+
+    // A flipped byte in block 2: the records of blocks 0 and 1, then a warning, exit 1.
+    let bad = d.join("bad.ingress");
+    let mut b = bytes.clone();
+    b[blks[2].0 + 100] ^= 0x04;
+    std::fs::write(&bad, &b).unwrap();
+    let o = rvtrace(&["ingress", "dump", s(&bad)]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert_eq!(record_lines(&stdout(&o)) as u64, before2);
+    let e = stderr(&o);
+    assert!(
+        e.starts_with("rvtrace: warning: ") && e.contains("checksum mismatch"),
+        "{e}"
+    );
+
+    // Cut at a block boundary (a writer killed before it finished): the same, with the hint.
+    let cut = d.join("cut.ingress");
+    std::fs::write(&cut, &bytes[..blks[2].0]).unwrap();
+    let o = rvtrace(&["ingress", "dump", s(&cut)]);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(record_lines(&stdout(&o)) as u64, before2);
+    assert!(stderr(&o).contains("did not finish"), "{}", stderr(&o));
+
+    // encode ntrace / etrace: the trace of the records before the damage, which decodes to the
+    // first PCs of the run; exit 1.
+    for proto in ["ntrace", "etrace"] {
+        let t = d.join(format!("cut.{proto}"));
+        let o = rvtrace(&["encode", proto, s(&cut), "-o", s(&t)]);
+        assert_eq!(o.status.code(), Some(1), "{proto}: {}", stderr(&o));
+        assert!(
+            stderr(&o).contains(&format!("the trace of the {before2} records before it")),
+            "{}",
+            stderr(&o)
+        );
+        let dp = d.join(format!("cut.{proto}.pcs"));
+        let o = rvtrace(&["decode", proto, s(&t), "--elf", s(&prog), "--pcs", s(&dp)]);
+        assert_eq!(o.status.code(), Some(0), "{proto}: {}", stderr(&o));
+        let got: Vec<String> = std::fs::read_to_string(&dp)
+            .unwrap()
+            .lines()
+            .map(String::from)
+            .collect();
+        assert_eq!(got.len() as u64, before2, "{proto}");
+        assert_eq!(got[..], truth[..got.len()], "{proto}");
+    }
+
+    // Not an ingress file at all: nothing was read, a tool failure.
+    let o = rvtrace(&["ingress", "dump", s(&prog)]);
+    assert_eq!(o.status.code(), Some(125));
+}
+
+#[test]
+fn dash_is_stdout_for_every_output() {
+    let d = tmpdir("dash");
+    let prog = elf("stdio-rv64gc");
+    let (pcs, ing, txt) = (d.join("p"), d.join("i"), d.join("t"));
+    let o = rvtrace(&["run", s(&prog), "--pcs", s(&pcs), "--ingress", s(&ing)]);
+    assert_eq!(o.status.code(), Some(0));
+    let program_output = stdout(&o);
+    assert!(program_output.contains("hello"), "{program_output}");
+    rvtrace(&["run", s(&prog), "--ingress-text", s(&txt)]);
+    for (opt, file) in [
+        ("--pcs", &pcs),
+        ("--ingress", &ing),
+        ("--ingress-text", &txt),
+    ] {
+        let o = rvtrace(&["run", s(&prog), opt, "-"]);
+        assert_eq!(o.status.code(), Some(0), "{opt}");
+        assert_eq!(o.stdout, std::fs::read(file).unwrap(), "{opt}");
+        // The program's own output went to stderr.
+        assert!(stderr(&o).contains(program_output.trim_end()), "{opt}");
+    }
+    // The tandem trace to stdout: its sidecar's contents are notes on stderr.
+    let tt = d.join("t.tt");
+    rvtrace(&["run", s(&prog), "--tandem", s(&tt)]);
+    let o = rvtrace(&["run", s(&prog), "--tandem", "-"]);
+    assert_eq!(o.status.code(), Some(0));
+    assert_eq!(o.stdout, std::fs::read(&tt).unwrap());
+    let meta = std::fs::read_to_string(d.join("t.tt.meta")).unwrap();
+    let e = stderr(&o);
+    for l in meta.lines() {
+        assert!(e.contains(&format!("rvtrace: note:   {l}")), "{l}: {e}");
+    }
+    // Two outputs to stdout: a usage error.
+    let o = rvtrace(&["run", s(&prog), "--pcs", "-", "--ingress", "-"]);
+    assert_eq!(o.status.code(), Some(2));
+}
+
+#[test]
+fn an_output_equal_to_an_input_is_refused_before_anything_is_written() {
+    let d = tmpdir("distinct");
+    let prog = d.join("p.elf");
+    std::fs::copy(elf("recurse-rv64gc"), &prog).unwrap();
+    let before = std::fs::read(&prog).unwrap();
+    let other = d.join("other.txt");
+    for args in [
+        vec!["--pcs", s(&prog)],
+        vec!["--ingress", s(&prog)],
+        vec!["--pcs", s(&other), "--ingress-text", s(&prog)],
+        vec!["--pcs", s(&other), "--ingress", s(&other)],
+    ] {
+        let mut a = vec!["run", s(&prog)];
+        a.extend(&args);
+        let o = rvtrace(&a);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+        assert_eq!(std::fs::read(&prog).unwrap(), before, "{args:?}");
+        assert!(
+            !other.exists(),
+            "{args:?}: created an output before refusing"
+        );
+    }
+    // The tandem sidecar is an output too: --tandem X where X.meta is the program.
+    let x = d.join("p.elf.meta");
+    std::fs::copy(&prog, &x).unwrap();
+    let o = rvtrace(&["run", s(&x), "--tandem", s(&prog.with_extension("elf"))]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert_eq!(std::fs::read(&x).unwrap(), before);
+}
+
+#[test]
+fn stats_print_names_and_the_profile() {
+    let o = rvtrace(&["run", s(&elf("recurse-rv64gc")), "--stats"]);
+    assert_eq!(o.status.code(), Some(0));
+    let e = stderr(&o);
+    assert!(
+        e.contains("rvtrace: stopped by exit status 0 after "),
+        "{e}"
+    );
+    assert!(!e.contains("Exit(") && !e.contains("InsnLimit"), "{e}");
+    assert!(e.contains("where the time went"), "{e}");
+    // The busiest function of this program, as `example` shows it too.
+    assert!(e.lines().any(|l| l.ends_with("  fib")), "{e}");
+    let o = rvtrace(&[
+        "run",
+        s(&elf("recurse-rv64gc")),
+        "--stats",
+        "--max-insns",
+        "1000",
+    ]);
+    assert_eq!(o.status.code(), Some(124));
+    assert!(
+        stderr(&o)
+            .contains("stopped by the instruction limit (--max-insns) after 1000 instructions"),
+        "{}",
+        stderr(&o)
+    );
+    let ex = rvtrace(&["example"]);
+    assert!(stdout(&ex).contains("where the time went"));
+    assert!(stdout(&ex).lines().any(|l| l.ends_with("  fib")));
+}
+
+#[test]
+fn trap_loop_is_explained() {
+    let o = rvtrace(&["run", s(&elf("recurse-rv32imac")), "--isa", "rv32i"]);
+    assert_eq!(o.status.code(), Some(125));
+    let e = stderr(&o);
+    assert!(
+        e.contains("stuck in a trap loop: illegal instruction at pc 0x"),
+        "{e}"
+    );
+    assert!(e.contains("lacks C"), "{e}");
+    assert!(
+        e.contains("rvtrace: note: the instruction at 0x") && e.contains(": sw "),
+        "{e}"
+    );
+}
+
+#[test]
+fn default_limit_is_documented() {
+    // Help text is wrapped to the terminal: compare with whitespace collapsed.
+    let text = |args: &[&str]| {
+        stdout(&rvtrace(args))
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let h = text(&["run", "--help"]);
+    assert!(
+        h.contains(
+            "100000000 when the run writes trace (--pcs, --ingress, --ingress-text, --tandem)"
+        ),
+        "{h}"
+    );
+    let h = text(&["--help"]);
+    assert!(
+        h.contains("130 Ctrl-C stopped `run` (its output files are finished)"),
+        "{h}"
+    );
+}
+
+#[test]
+fn example_on_a_closed_stdout_is_quiet() {
+    for args in [&["example"][..], &["example", "--list"]] {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_rvtrace"))
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        drop(c.stdout.take()); // the reader goes away at once (`| head -0`)
+        let o = c.wait_with_output().unwrap();
+        assert_eq!(o.status.code(), Some(0), "{args:?}: {}", stderr(&o));
+        assert!(!stderr(&o).contains("panicked"), "{}", stderr(&o));
+    }
+}
