@@ -423,6 +423,16 @@ fn catch_ctrl_c() {
     });
 }
 
+/// The instruction limit of a run (0: none): `--max-insns` as given, else
+/// [`DEFAULT_TRACE_MAX_INSNS`] when the run writes trace, else none.
+fn effective_max_insns(given: Option<u64>, writes_trace: bool) -> u64 {
+    match given {
+        Some(n) => n,
+        None if writes_trace => DEFAULT_TRACE_MAX_INSNS,
+        None => 0,
+    }
+}
+
 /// `rvtrace run`.
 pub fn run(args: &RunArgs) -> CmdResult {
     let isa = args.isa.as_deref().map(parse_isa).transpose()?;
@@ -449,12 +459,7 @@ pub fn run(args: &RunArgs) -> CmdResult {
     }
     report::distinct(&inputs, &outputs)?;
     let to_stdout = outputs.iter().any(|(_, p)| report::is_std(p));
-    let writes_trace = !outputs.is_empty();
-    let max_insns = match args.max_insns {
-        Some(n) => n,
-        None if writes_trace => DEFAULT_TRACE_MAX_INSNS,
-        None => 0,
-    };
+    let max_insns = effective_max_insns(args.max_insns, !outputs.is_empty());
 
     let image = load_image(&inputs)?;
     let cmdline = args
@@ -784,4 +789,17 @@ pub fn damaged_input(
         warn!("{name}: {e}; {before}");
     }
     Ok(ExitCode::from(EXIT_MISMATCH))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_run_that_writes_trace_has_a_limit() {
+        assert_eq!(effective_max_insns(None, true), DEFAULT_TRACE_MAX_INSNS);
+        assert_eq!(effective_max_insns(None, false), 0);
+        assert_eq!(effective_max_insns(Some(0), true), 0);
+        assert_eq!(effective_max_insns(Some(5), false), 5);
+    }
 }

@@ -54,7 +54,7 @@ fn ctrl_c_finishes_every_output_and_exits_130() {
         d.join("t.txt"),
         d.join("t.tt"),
     );
-    let mut child = Command::new(env!("CARGO_BIN_EXE_rvtrace"))
+    let child = Command::new(env!("CARGO_BIN_EXE_rvtrace"))
         .args(["run", s(&prog), "--pcs", s(&pcs), "--ingress", s(&ing)])
         .args(["--ingress-text", s(&txt), "--tandem", s(&tt)])
         .stdout(Stdio::null())
