@@ -31,6 +31,11 @@ impl Progress {
         }
     }
 
+    /// No progress shown.
+    pub fn none() -> Progress {
+        Progress(None)
+    }
+
     fn enabled() -> bool {
         std::io::stderr().is_terminal()
     }

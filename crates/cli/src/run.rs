@@ -1,6 +1,7 @@
 //! `rvtrace run`, `rvtrace example` and `rvtrace ingress dump`.
 
 use crate::isa_arg::parse_isa;
+use crate::progress::Progress;
 use crate::report::{self, CmdResult, Failure, Output};
 use crate::report::{EXIT_INSN_LIMIT, EXIT_INTERRUPTED, EXIT_MISMATCH, EXIT_TOOL_ERROR};
 use rvtrace_image::Image;
@@ -9,7 +10,7 @@ use rvtrace_isa::{CfClass, IsaConfig, Xlen};
 use rvtrace_sim::decode::Extensions;
 use rvtrace_sim::ingress::IngressRecorder;
 use rvtrace_sim::{Config, Hart, Observer, Retired, Stop, TrapInfo};
-use std::io::Write;
+use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -393,12 +394,33 @@ fn stop_text(stop: &Stop, interrupted: bool) -> String {
 /// between them (the hart's loop stays as fast as without it). `max` 0 is no limit. Returns the
 /// stop and whether Ctrl-C ended the run.
 fn run_interruptible<O: Observer>(hart: &mut Hart, obs: &mut O, max: u64) -> (Stop, bool) {
+    let first = hart.instret;
     let end = if max == 0 {
         u64::MAX
     } else {
-        hart.instret.saturating_add(max)
+        first.saturating_add(max)
     };
+    // The program's console output goes to stdout: a bar on the same terminal would break its
+    // lines, so progress is drawn only when stdout goes elsewhere.
+    let progress = if std::io::stdout().is_terminal() {
+        Progress::none()
+    } else {
+        Progress::count("run", "instructions", (max != 0).then_some(max))
+    };
+    let r = run_slices(hart, obs, end, &progress, first);
+    progress.finish();
+    r
+}
+
+fn run_slices<O: Observer>(
+    hart: &mut Hart,
+    obs: &mut O,
+    end: u64,
+    progress: &Progress,
+    first: u64,
+) -> (Stop, bool) {
     loop {
+        progress.set(hart.instret - first);
         let n = (end - hart.instret.min(end)).min(INTERRUPT_CHECK);
         if n == 0 {
             return (Stop::InsnLimit, false);
