@@ -311,9 +311,19 @@ pub struct Decoder<'a> {
     jtc: Vec<Option<u64>>,
     tvec: Vec<((bool, u64), u64)>,
     pending_trap: Option<PendingTrap>,
-    /// Offset of the first packet skipped while waiting for a sync packet.
+    /// Offset of the first packet skipped while waiting for the first sync packet.
     skipped_from: Option<u64>,
+    /// Tracing ended (a support packet with *qual_status* ended, or [`Decoder::finish`]).
     ended: bool,
+    /// A support packet enabled tracing (`payload.adoc` `sec:format33`: one must be issued when
+    /// trace is enabled, before the first sync packet), or the gap before this point was
+    /// already reported as a loss.
+    enabled: bool,
+    /// A loss was reported and the decoder waits for a sync packet: what is skipped until then
+    /// belongs to that loss.
+    recovering: bool,
+    /// A synchronisation packet was decoded.
+    synced_ever: bool,
     // Open instruction range.
     r_start: u64,
     r_last: u64,
@@ -381,6 +391,9 @@ impl<'a> Decoder<'a> {
             pending_trap: None,
             skipped_from: None,
             ended: false,
+            enabled: false,
+            recovering: false,
+            synced_ever: false,
             r_start: 0,
             r_last: 0,
             r_count: 0,
@@ -469,17 +482,26 @@ impl<'a> Decoder<'a> {
     }
 
     fn lose<S: FlowSink>(&mut self, offset: u64, reason: &str, s: &mut S) {
+        self.loss(offset, None, reason.to_string(), s);
+        self.reset_sync();
+        self.ended = false;
+    }
+
+    /// Report one loss: a [`FlowElement::Loss`] and one error in [`DecodeStats::errors`]. The
+    /// only place that emits a loss, so that the count of losses (warnings) and the error count
+    /// (summary, exit status) never disagree.
+    fn loss<S: FlowSink>(&mut self, offset: u64, skipped: Option<u64>, reason: String, s: &mut S) {
         self.stats.errors += 1;
+        self.recovering = true;
+        self.enabled = true;
         self.emit(
             FlowElement::Loss {
                 offset,
-                skipped: None,
-                reason: reason.to_string(),
+                skipped,
+                reason,
             },
             s,
         );
-        self.reset_sync();
-        self.ended = false;
     }
 
     fn reset_sync(&mut self) {
@@ -492,9 +514,29 @@ impl<'a> Decoder<'a> {
     }
 
     /// End of the trace data at `offset`.
+    ///
+    /// A trace that does not end with a support packet saying that tracing ended
+    /// (`payload.adoc` `sec:format33`: one "must be issued when tracing ceases for any reason")
+    /// lost its end (a truncated file, a circular buffer read past its write pointer): that is
+    /// a loss. So is a trace with no synchronisation packet at all.
     pub fn finish<S: FlowSink>(&mut self, offset: u64, s: &mut S) {
         if let Some(t) = self.pending_trap.take() {
             self.emit_trap(&t, None, s);
+        }
+        if !self.ended && !self.start_of_trace {
+            self.loss(
+                offset,
+                None,
+                "the trace ends without a support packet saying that tracing ended: its end is lost (truncated?)".into(),
+                s,
+            );
+        } else if !self.synced_ever && !self.ended && self.stats.errors == 0 {
+            let reason = match self.skipped_from {
+                Some(_) => "no synchronisation packet: nothing could be decoded",
+                None => "no te_inst packet in the trace",
+            };
+            let skipped = self.skipped_from.map(|f| offset - f);
+            self.loss(self.skipped_from.unwrap_or(0), skipped, reason.into(), s);
         }
         if !self.ended {
             self.emit(FlowElement::End { offset }, s);
@@ -513,18 +555,18 @@ impl<'a> Decoder<'a> {
         match *pkt {
             TeInst::Support(sp) => {
                 self.options = IOptions::from_bits(sp.ioptions);
+                if sp.ienable {
+                    self.enabled = true;
+                }
                 match sp.qual_status {
                     QualStatus::NoChange => {}
                     QualStatus::TraceLost => {
-                        self.emit(
-                            FlowElement::Loss {
-                                offset,
-                                skipped: None,
-                                reason: "the encoder lost packets (trace_lost)".into(),
-                            },
+                        self.loss(
+                            offset,
+                            None,
+                            "the encoder lost packets (trace_lost)".into(),
                             s,
                         );
-                        self.stats.errors += 1;
                         self.reset_sync();
                     }
                     QualStatus::EndedRep | QualStatus::EndedNtr => {
@@ -547,6 +589,7 @@ impl<'a> Decoder<'a> {
                         }
                         self.emit(FlowElement::End { offset }, s);
                         self.ended = true;
+                        self.enabled = false;
                         self.reset_sync();
                     }
                 }
@@ -558,6 +601,7 @@ impl<'a> Decoder<'a> {
                 context,
             } => {
                 if self.start_of_trace {
+                    self.skip(offset);
                     return Ok(());
                 }
                 if !p.notime_p {
@@ -635,7 +679,7 @@ impl<'a> Decoder<'a> {
             }
             _ => {
                 if self.start_of_trace {
-                    self.skipped_from.get_or_insert(offset);
+                    self.skip(offset);
                     return Ok(());
                 }
                 if self.pending_trap.is_some() {
@@ -645,6 +689,14 @@ impl<'a> Decoder<'a> {
                 }
                 self.differential(pkt, s)
             }
+        }
+    }
+
+    /// A packet at `offset` skipped while waiting for a synchronisation packet: part of the
+    /// loss already reported, or (at the start of the trace) of one reported at the sync.
+    fn skip(&mut self, offset: u64) {
+        if !self.recovering {
+            self.skipped_from.get_or_insert(offset);
         }
     }
 
@@ -784,15 +836,22 @@ impl<'a> Decoder<'a> {
             };
             if self.start_of_trace {
                 if let Some(from) = self.skipped_from.take() {
-                    self.emit(
-                        FlowElement::Loss {
-                            offset: from,
-                            skipped: Some(offset - from),
-                            reason: "packets before the first synchronisation packet".into(),
-                        },
+                    self.loss(
+                        from,
+                        Some(offset - from),
+                        "packets before the first synchronisation packet: the start of the trace is lost".into(),
+                        s,
+                    );
+                } else if !self.enabled {
+                    self.loss(
+                        offset,
+                        None,
+                        "no support packet before the first synchronisation packet: the start of the trace is lost".into(),
                         s,
                     );
                 }
+                self.recovering = false;
+                self.synced_ever = true;
                 self.emit(FlowElement::Sync { addr, reason }, s);
             }
             if self.start_of_trace
