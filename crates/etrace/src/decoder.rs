@@ -404,6 +404,15 @@ impl<'a> Decoder<'a> {
         }
     }
 
+    /// Bytes the decoder holds on the heap (its return address stack, branch predictor, jump
+    /// target cache and trap handler table): bounded by the parameters, whatever the input.
+    pub fn heap_bytes(&self) -> usize {
+        self.return_stack.capacity() * 8
+            + self.bpred.capacity()
+            + self.jtc.capacity() * std::mem::size_of::<Option<u64>>()
+            + self.tvec.capacity() * std::mem::size_of::<((bool, u64), u64)>()
+    }
+
     /// The run-time options in force.
     pub fn options(&self) -> IOptions {
         self.options
@@ -570,6 +579,9 @@ impl<'a> Decoder<'a> {
                         self.reset_sync();
                     }
                     QualStatus::EndedRep | QualStatus::EndedNtr => {
+                        if self.start_of_trace {
+                            self.start_lost(offset, s);
+                        }
                         if sp.qual_status == QualStatus::EndedNtr
                             && self.inferred_address
                             && !self.start_of_trace
@@ -651,6 +663,7 @@ impl<'a> Decoder<'a> {
                     return self.sync(offset, handler, &sync, true, s);
                 }
                 let epc = self.exception_address(thaddr, addr);
+                self.check_trap(epc, interrupt, ecause)?;
                 let t = PendingTrap {
                     ecause,
                     interrupt,
@@ -689,6 +702,29 @@ impl<'a> Decoder<'a> {
                 }
                 self.differential(pkt, s)
             }
+        }
+    }
+
+    /// At the first synchronisation (or end) packet at `offset`: a loss if packets were skipped
+    /// before it, or if no support packet enabled tracing (`payload.adoc` `sec:format33`), unless
+    /// the gap belongs to a loss already reported.
+    fn start_lost<S: FlowSink>(&mut self, offset: u64, s: &mut S) {
+        if let Some(from) = self.skipped_from.take() {
+            self.loss(
+                from,
+                Some(offset - from),
+                "packets before the first synchronisation packet: the start of the trace is lost"
+                    .into(),
+                s,
+            );
+        } else if !self.enabled {
+            self.loss(
+                offset,
+                None,
+                "no support packet before the first synchronisation packet: the start of the trace is lost"
+                    .into(),
+                s,
+            );
         }
     }
 
@@ -763,6 +799,38 @@ impl<'a> Decoder<'a> {
         }
     }
 
+    /// An exception whose cause contradicts the instruction at its EPC (the privileged spec's
+    /// `mcause` table): an environment call (causes 8-11) is raised by an `ecall`, and an
+    /// `ecall` raises nothing else but a fetch fault or a breakpoint. A damaged packet, or a
+    /// path that went astray.
+    fn check_trap(
+        &self,
+        epc: Option<u64>,
+        interrupt: bool,
+        ecause: u64,
+    ) -> Result<(), DecodeError> {
+        const ECALL: u64 = 0x0000_0073;
+        let Some(epc) = epc else { return Ok(()) };
+        if interrupt {
+            return Ok(());
+        }
+        let is_ecall = self.image.fetch(epc).map(|w| w as u64) == Some(ECALL);
+        let env_call = (8..=11).contains(&ecause);
+        // Instruction address misaligned/access fault/page fault, breakpoint, guest page fault.
+        let fetch_or_debug = matches!(ecause, 0 | 1 | 3 | 12 | 20);
+        if env_call && !is_ecall {
+            return Err(DecodeError::Unexpected(
+                "an environment call trap where the path has no ecall",
+            ));
+        }
+        if is_ecall && !env_call && !fetch_or_debug {
+            return Err(DecodeError::Unexpected(
+                "an ecall trapped with a cause other than an environment call",
+            ));
+        }
+        Ok(())
+    }
+
     /// `decoder.adoc` `exception_address`, without moving the decoder: the EPC of a trap
     /// reported now.
     fn exception_address(&self, thaddr: bool, addr: Option<u64>) -> Option<u64> {
@@ -835,21 +903,7 @@ impl<'a> Decoder<'a> {
                 SyncReason::Start
             };
             if self.start_of_trace {
-                if let Some(from) = self.skipped_from.take() {
-                    self.loss(
-                        from,
-                        Some(offset - from),
-                        "packets before the first synchronisation packet: the start of the trace is lost".into(),
-                        s,
-                    );
-                } else if !self.enabled {
-                    self.loss(
-                        offset,
-                        None,
-                        "no support packet before the first synchronisation packet: the start of the trace is lost".into(),
-                        s,
-                    );
-                }
+                self.start_lost(offset, s);
                 self.recovering = false;
                 self.synced_ever = true;
                 self.emit(FlowElement::Sync { addr, reason }, s);
@@ -961,6 +1015,14 @@ impl<'a> Decoder<'a> {
             self.jtc[i] = Some(self.address);
         }
         let a = self.address;
+        // The reported address must be an instruction of the program: otherwise the packet (or
+        // the address it is relative to) is damaged, and following the path to an address it
+        // can never reach would only report instructions that did not execute.
+        match self.code.ent(a) {
+            Some(e) if e.len > 0 => {}
+            Some(_) => return Err(DecodeError::BadInstruction(a)),
+            None => return Err(DecodeError::Unmapped(a)),
+        }
         self.follow(a, &k, s)
     }
 

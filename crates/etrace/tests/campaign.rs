@@ -249,6 +249,11 @@ fn damage(class: &str, st: &Stream, rng: &mut Rng) -> (Vec<u8>, String) {
 struct Tally {
     exact: u32,
     reported: u32,
+    /// Silent-wrong. Every packet of such a stream is well formed (a malformed one is a loss)
+    /// and the decoded path agrees with every packet and with the program, so the decoder had
+    /// nothing to notice: E-Trace has no sequence numbers or checksums, and a flipped
+    /// branch-map bit, or a whole packet removed or repeated, can give another path through
+    /// the program that later packets agree with.
     silent: u32,
 }
 
@@ -317,6 +322,39 @@ fn campaign() -> Vec<(&'static str, &'static str, Tally)> {
     out
 }
 
+/// (stream type, class, exact, reported, silent-wrong) measured with the fixed seeds. Before
+/// issue 9 the decoder reported no truncation at a packet boundary and no stream that lost its
+/// start (534 silent-wrong of these 1,800; now 0 in those classes). What remains is
+/// silent-wrong because the damaged stream is a well-formed trace that agrees with the program
+/// (see [`Tally::silent`]).
+const EXPECTED: [(&str, &str, u32, u32, u32); 25] = [
+    ("default", "bitflip", 8, 57, 7),
+    ("default", "insdel", 0, 72, 0),
+    ("default", "chunk", 0, 62, 10),
+    ("default", "truncation", 0, 72, 0),
+    ("default", "wrap", 0, 72, 0),
+    ("implicit-return", "bitflip", 7, 64, 1),
+    ("implicit-return", "insdel", 1, 71, 0),
+    ("implicit-return", "chunk", 0, 67, 5),
+    ("implicit-return", "truncation", 0, 72, 0),
+    ("implicit-return", "wrap", 0, 72, 0),
+    ("branch-prediction", "bitflip", 11, 55, 6),
+    ("branch-prediction", "insdel", 0, 72, 0),
+    ("branch-prediction", "chunk", 1, 62, 9),
+    ("branch-prediction", "truncation", 0, 72, 0),
+    ("branch-prediction", "wrap", 0, 72, 0),
+    ("full-address", "bitflip", 8, 53, 11),
+    ("full-address", "insdel", 0, 72, 0),
+    ("full-address", "chunk", 0, 68, 4),
+    ("full-address", "truncation", 0, 72, 0),
+    ("full-address", "wrap", 0, 72, 0),
+    ("reference", "bitflip", 7, 59, 6),
+    ("reference", "insdel", 0, 64, 8),
+    ("reference", "chunk", 1, 63, 8),
+    ("reference", "truncation", 0, 72, 0),
+    ("reference", "wrap", 0, 72, 0),
+];
+
 #[test]
 fn damaged_streams_are_exact_or_reported() {
     let res = campaign();
@@ -329,6 +367,63 @@ fn damaged_streams_are_exact_or_reported() {
         silent_total += t.silent;
     }
     eprintln!("silent-wrong total: {silent_total}");
+    for ((stype, class, t), e) in res.iter().zip(EXPECTED) {
+        assert_eq!(
+            (*stype, *class, t.exact, t.reported, t.silent),
+            e,
+            "campaign counts changed"
+        );
+        // A lost start or end is always reported.
+        if matches!(*class, "truncation" | "wrap") {
+            assert_eq!(t.silent, 0, "{stype} {class}");
+        }
+    }
+}
+
+/// Memory stays flat on garbage: 4 MB of hostile bytes (every byte a framing error) through
+/// the decoder keep its buffers small, and the sink sees one loss per error (nothing is kept
+/// by the decoder; the CLI prints them as they come, see `crates/cli/tests/etrace.rs`).
+#[test]
+fn memory_is_flat_on_hostile_bytes() {
+    let elf = test_programs()
+        .into_iter()
+        .find(|p| p.ends_with("recurse-rv64gc.elf"))
+        .unwrap();
+    let run = run_program(&elf, "elf/recurse-rv64gc.elf", 4);
+    for (stype, inputs) in stream_types()
+        .into_iter()
+        .filter(|(t, _)| matches!(*t, "default" | "reference"))
+    {
+        let st = make_stream(&run, &inputs);
+        let (encap, raw) = framing(&st.cfg);
+        let mut rng = Rng(3);
+        for what in ["0xff", "random"] {
+            let data: Vec<u8> = (0..4 << 20)
+                .map(|_| {
+                    if what == "0xff" {
+                        0xff
+                    } else {
+                        rng.next() as u8
+                    }
+                })
+                .collect();
+            let mut dec = Decoder::new(&st.code, &st.run.image, st.cfg.params, st.cfg.options);
+            let mut losses = 0u64;
+            let mut sink = |e: &FlowElement| {
+                if let FlowElement::Loss { .. } = e {
+                    losses += 1;
+                }
+            };
+            decode_stream(&data, encap, raw, &mut dec, &mut sink);
+            assert!(dec.stats.errors > 0, "{stype} {what}");
+            assert_eq!(dec.stats.errors, losses, "{stype} {what}");
+            assert!(
+                dec.heap_bytes() < 1 << 20,
+                "{stype} {what}: {} bytes",
+                dec.heap_bytes()
+            );
+        }
+    }
 }
 
 /// Hostile files: every one is reported (none decodes to a trace quietly), none panics.
