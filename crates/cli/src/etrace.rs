@@ -874,7 +874,9 @@ pub fn decode(a: &DecodeArgs) -> CmdResult {
         st.errors
     );
     // A lost start or end is no sign of mismatched settings.
-    if let Some(e) = first_error.filter(|e| !e.contains("is lost") && !e.contains("trace_lost")) {
+    if let Some(e) = first_error.filter(|e| {
+        !e.contains("is lost") && !e.contains("trace_lost") && !e.contains("truncated packet")
+    }) {
         mismatch_hint(&e, meta.is_some(), &cfg.framing);
     }
     Ok(report::status(st.errors == 0))
