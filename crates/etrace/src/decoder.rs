@@ -336,7 +336,7 @@ pub struct Decoder<'a> {
     pub stats: DecodeStats,
 }
 
-/// Bits [n:1] of an address: the index of the branch predictor and of the jump target cache
+/// Bits \[n:1\] of an address: the index of the branch predictor and of the jump target cache
 /// (`branchTrace.adoc` `sec:branch-prediction`, `sec:jump-cache`).
 #[inline]
 pub fn table_index(addr: u64, size_p: u8) -> usize {
