@@ -735,7 +735,7 @@ fn mismatch_hint(first_error: &str, sidecar: bool, framing: &Framing) {
 /// `rvtrace decode etrace`.
 pub fn decode(a: &DecodeArgs) -> CmdResult {
     use rvtrace_etrace::code::Code;
-    use rvtrace_etrace::decoder::{decode_stream, Decoder};
+    use rvtrace_etrace::decoder::{decode_reader, Decoder};
     use rvtrace_flow::{FlowElement, FlowSink, PcWriter};
     let mut outs = Vec::new();
     if let Some(p) = &a.pcs {
@@ -748,7 +748,12 @@ pub fn decode(a: &DecodeArgs) -> CmdResult {
     ins.extend(a.elf.iter().map(|p| p.as_path()));
     report::distinct(&ins, &outs)?;
     a.trace_args.check_framing()?;
-    let data = report::read_input(&a.trace)?;
+    // The trace is read as it is decoded (memory stays flat in its size); its first 64 KiB
+    // tell its kind, framing and options.
+    let mut input = report::open_input(&a.trace)?;
+    let mut data = Vec::new();
+    std::io::Read::read_to_end(&mut std::io::Read::take(&mut input, 1 << 16), &mut data)
+        .map_err(|e| Failure::Tool(format!("{}: cannot read: {e}", a.trace.display())))?;
     check_kind(&a.trace, &data)?;
     let (targs, meta) = a.trace_args.with_sidecar(&a.trace, a.no_meta)?;
     let mut elfs = a.elf.clone();
@@ -854,7 +859,9 @@ pub fn decode(a: &DecodeArgs) -> CmdResult {
             first_error.get_or_insert_with(|| reason.clone());
         }
     };
-    decode_stream(&data, encap, raw, &mut dec, &mut sink);
+    let whole = std::io::Read::chain(std::io::Cursor::new(&data), input);
+    decode_reader(whole, encap, raw, &mut dec, &mut sink)
+        .map_err(|e| Failure::Tool(format!("{}: cannot read: {e}", a.trace.display())))?;
     warnings.finish();
     if let Some(w) = pcs {
         let out = w.finish().map_err(|e| Failure::io("writing --pcs", e))?;

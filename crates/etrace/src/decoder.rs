@@ -1463,3 +1463,57 @@ pub fn decode_stream<S: FlowSink>(
     }
     dec.finish(data.len() as u64, sink);
 }
+
+/// Decode a framed byte stream read from `input` into `sink`, holding only a small window of it
+/// in memory (memory stays flat whatever the input's size). Gives the same elements as
+/// [`decode_stream`] on the whole input; returns the number of bytes read.
+pub fn decode_reader<R: std::io::Read, S: FlowSink>(
+    mut input: R,
+    encap: crate::codec::EncapConfig,
+    raw: bool,
+    dec: &mut Decoder<'_>,
+    sink: &mut S,
+) -> std::io::Result<u64> {
+    use crate::codec::encap::MAX_PACKET;
+    use crate::codec::{Item, PacketReader};
+    const WINDOW: usize = 1 << 16;
+    let mut buf = vec![0u8; WINDOW];
+    let (mut len, mut base, mut eof) = (0usize, 0u64, false);
+    let mut options = dec.options;
+    loop {
+        while !eof && len < buf.len() {
+            match input.read(&mut buf[len..]) {
+                Ok(0) => eof = true,
+                Ok(n) => len += n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        let mut rd = PacketReader::new(&buf[..len], encap, raw, dec.params, options);
+        let mut keep = len;
+        loop {
+            let before = rd.options();
+            let Some((off, item)) = rd.next() else { break };
+            // A packet that may run past the window waits for the next read (its options too).
+            if !eof && off + MAX_PACKET > len {
+                keep = off;
+                options = before;
+                break;
+            }
+            let at = base + off as u64;
+            match item {
+                Item::Packet(p) => dec.packet(at, &p, sink),
+                Item::Error(e) => dec.error(at, &e, sink),
+                Item::Other(_) => {}
+            }
+            options = rd.options();
+        }
+        if eof {
+            dec.finish(base + len as u64, sink);
+            return Ok(base + len as u64);
+        }
+        buf.copy_within(keep..len, 0);
+        base += keep as u64;
+        len -= keep;
+    }
+}

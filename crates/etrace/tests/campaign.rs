@@ -456,3 +456,50 @@ fn hostile_files_are_reported() {
         }
     }
 }
+
+/// A reader that hands out its bytes in small pieces of varying size.
+struct Pieces<'a>(&'a [u8], Rng);
+impl std::io::Read for Pieces<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = (1 + self.1.below(700)).min(buf.len()).min(self.0.len());
+        buf[..n].copy_from_slice(&self.0[..n]);
+        self.0 = &self.0[n..];
+        Ok(n)
+    }
+}
+
+/// `decode_reader` (the CLI's, memory flat in the input's size) gives exactly what
+/// `decode_stream` gives on the whole input: damaged streams, and hostile bytes spanning many
+/// of its windows.
+#[test]
+fn streaming_decode_equals_whole_input_decode() {
+    use rvtrace_etrace::decoder::decode_reader;
+    let elf = test_programs()
+        .into_iter()
+        .find(|p| p.ends_with("recurse-rv64gc.elf"))
+        .unwrap();
+    let run = run_program(&elf, "elf/recurse-rv64gc.elf", 4);
+    for (stype, inputs) in stream_types() {
+        let st = make_stream(&run, &inputs);
+        let (encap, raw) = framing(&st.cfg);
+        let mut rng = Rng(11);
+        let mut inputs: Vec<Vec<u8>> = vec![st.bytes.clone()];
+        for class in CLASSES {
+            inputs.push(damage(class, &st, &mut rng).0);
+        }
+        inputs.push((0..300_000).map(|_| rng.next() as u8).collect());
+        inputs.push(vec![0xff; 200_000]);
+        for data in &inputs {
+            let mut whole = Vec::new();
+            let mut dec = Decoder::new(&st.code, &st.run.image, st.cfg.params, st.cfg.options);
+            decode_stream(data, encap, raw, &mut dec, &mut whole);
+            let mut streamed = Vec::new();
+            let mut dec2 = Decoder::new(&st.code, &st.run.image, st.cfg.params, st.cfg.options);
+            let n =
+                decode_reader(Pieces(data, Rng(5)), encap, raw, &mut dec2, &mut streamed).unwrap();
+            assert_eq!(n, data.len() as u64);
+            assert!(whole == streamed, "{stype}: {} bytes", data.len());
+            assert_eq!(dec.stats, dec2.stats, "{stype}");
+        }
+    }
+}
