@@ -437,6 +437,11 @@ fn wrong_kind(data: &[u8]) -> Option<&'static str> {
         return Some("the reference flow's encoder_input CSV (see `rvtrace encode etrace`)");
     }
     let head = &data[..data.len().min(4096)];
+    if looks_like_ntrace(head) {
+        return Some(
+            "an N-Trace (Nexus MSEO/MDO) byte stream, it seems (see `rvtrace dump ntrace`)",
+        );
+    }
     let text = !head.is_empty()
         && head.contains(&b'\n')
         && head
@@ -446,6 +451,30 @@ fn wrong_kind(data: &[u8]) -> Option<&'static str> {
         return Some("a text file");
     }
     None
+}
+
+/// Whether `head` reads as N-Trace messages (N-Trace 3.1, MSEO sequences): no byte with the
+/// reserved MSEO\[1:0\] = 10, at least 4 message ends (MSEO = 11, not idle 0xFF) and every
+/// message start (the byte after an end, idle bytes aside) with MSEO = 00. E-Trace headers and
+/// payloads use every low-bit pattern, so a stream of this size passes only by chance.
+fn looks_like_ntrace(head: &[u8]) -> bool {
+    if head.len() < 32 || head.iter().any(|&b| b & 3 == 2) {
+        return false;
+    }
+    let mut ends = 0;
+    let mut after_end = true;
+    for &b in head {
+        if b == 0xff {
+            after_end = true;
+            continue;
+        }
+        if after_end && b & 3 != 0 {
+            return false;
+        }
+        after_end = b & 3 == 3;
+        ends += after_end as u32;
+    }
+    ends >= 4
 }
 
 /// Refuse a file that is recognisably not an E-Trace trace.

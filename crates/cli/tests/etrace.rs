@@ -556,7 +556,11 @@ fn help_and_dump() {
     assert!(stderr(&o).contains("assuming 64 bits"), "{}", stderr(&o));
     let o = rvtrace(&["dump", "etrace", &t, "--no-meta", "--elf", &r.elf]);
     assert!(!stderr(&o).contains("assuming"), "{}", stderr(&o));
+    let nt = tmp.join("n.ntrace").display().to_string();
+    let o = rvtrace(&["encode", "ntrace", &r.ingress, "-o", &nt]);
+    assert!(o.status.success(), "{}", stderr(&o));
     for (file, what) in [
+        (&nt, "N-Trace"),
         (&r.ingress, "binary ingress file"),
         (&r.elf, "an ELF file"),
         (&r.pcs, "a text file"),
