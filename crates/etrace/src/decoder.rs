@@ -324,6 +324,8 @@ pub struct Decoder<'a> {
     recovering: bool,
     /// A synchronisation packet was decoded.
     synced_ever: bool,
+    /// Errors not reported yet: offset of the first, the first, how many.
+    error_run: Option<(u64, CodecError, u64)>,
     // Open instruction range.
     r_start: u64,
     r_last: u64,
@@ -394,6 +396,7 @@ impl<'a> Decoder<'a> {
             enabled: false,
             recovering: false,
             synced_ever: false,
+            error_run: None,
             r_start: 0,
             r_last: 0,
             r_count: 0,
@@ -476,6 +479,7 @@ impl<'a> Decoder<'a> {
 
     /// Process one `te_inst` packet found at byte `offset`.
     pub fn packet<S: FlowSink>(&mut self, offset: u64, pkt: &TeInst, s: &mut S) {
+        self.flush_errors(offset, s);
         self.stats.packets += 1;
         self.jumps = 0;
         self.insns_at_packet = self.stats.instructions;
@@ -485,9 +489,33 @@ impl<'a> Decoder<'a> {
     }
 
     /// Report a packet that could not be decoded (or was lost) at `offset`; decoding resumes at
-    /// the next synchronisation packet.
-    pub fn error<S: FlowSink>(&mut self, offset: u64, e: &CodecError, s: &mut S) {
-        self.lose(offset, &DecodeError::Codec(*e).to_string(), s);
+    /// the next synchronisation packet. Errors with no packet between them are one loss
+    /// (reported when the next packet or the end comes), so that a run of garbage is one error
+    /// that says how many bytes it spans, not one per byte.
+    pub fn error<S: FlowSink>(&mut self, offset: u64, e: &CodecError, _s: &mut S) {
+        match &mut self.error_run {
+            Some(r) => r.2 += 1,
+            None => self.error_run = Some((offset, *e, 1)),
+        }
+    }
+
+    /// Report the pending run of errors, which ends at `offset`.
+    fn flush_errors<S: FlowSink>(&mut self, offset: u64, s: &mut S) {
+        if let Some((at, e, n)) = self.error_run.take() {
+            let mut reason = DecodeError::Codec(e).to_string();
+            if n > 1 {
+                use std::fmt::Write;
+                let _ = write!(
+                    reason,
+                    " (and {} more errors: {} bytes skipped)",
+                    n - 1,
+                    offset - at
+                );
+            }
+            self.loss(at, Some(offset - at), reason, s);
+            self.reset_sync();
+            self.ended = false;
+        }
     }
 
     fn lose<S: FlowSink>(&mut self, offset: u64, reason: &str, s: &mut S) {
@@ -529,6 +557,7 @@ impl<'a> Decoder<'a> {
     /// lost its end (a truncated file, a circular buffer read past its write pointer): that is
     /// a loss. So is a trace with no synchronisation packet at all.
     pub fn finish<S: FlowSink>(&mut self, offset: u64, s: &mut S) {
+        self.flush_errors(offset, s);
         if let Some(t) = self.pending_trap.take() {
             self.emit_trap(&t, None, s);
         }
