@@ -1,5 +1,6 @@
 //! E-Trace decoder: any bytes, decoded against a small program with every option, must never
-//! panic or run away (the decoder's limits bound the work per packet).
+//! panic or run away (the decoder's limits bound the work per packet), and every loss it
+//! reports is counted as an error (the count behind the CLI's summary and exit status).
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
@@ -66,6 +67,14 @@ fuzz_target!(|data: &[u8]| {
         max_jumps_per_packet: 1 << 12,
         max_insns_per_packet: 1 << 16,
     };
-    let mut sink = |_: &FlowElement| {};
+    let mut losses = 0u64;
+    let mut sink = |e: &FlowElement| {
+        if let FlowElement::Loss { .. } = e {
+            losses += 1;
+        }
+    };
     decode_stream(&data[1..], EncapConfig::PLAIN, data[0] & 0x80 != 0, &mut dec, &mut sink);
+    assert_eq!(dec.stats.errors, losses, "one count for losses and errors");
+    // A stream that decodes without error ended properly (a support packet ending tracing).
+    assert!(dec.stats.errors > 0 || dec.stats.packets > 0);
 });

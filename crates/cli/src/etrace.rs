@@ -1,15 +1,17 @@
 //! `rvtrace dump|encode|decode etrace`: E-Trace (`rvtrace-etrace`).
 //!
 //! The three commands share the option flags of [`TraceArgs`], so one command line serves the
-//! encoder and the decoder.
+//! encoder and the decoder; `encode` writes them into a sidecar `OUT.meta`
+//! ([`rvtrace_etrace::meta`]) that `decode` and `dump` read by default (the command line wins).
 
-use crate::report::CmdResult;
-use std::io::{BufWriter, Write};
+use crate::report::{self, CmdResult, Failure};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use rvtrace_etrace::codec::{looks_like_te_inst_raw, EncapConfig, Item, PacketReader};
 use rvtrace_etrace::config::{ConfigInputs, Framing, Preset, TraceConfig};
+use rvtrace_etrace::meta::{sidecar_path, Settings};
 
 /// `--preset`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -29,8 +31,8 @@ enum FormatArg {
     Encap,
 }
 
-/// Options shared by `dump`, `encode` and `decode etrace`.
-#[derive(clap::Args, Clone, Debug)]
+/// Options shared by `dump`, `encode` and `decode etrace`: the settings both ends must agree on.
+#[derive(clap::Args, Clone, Debug, Default)]
 struct TraceArgs {
     /// Encoder behaviour and default parameters: rvtrace's, or the reference flow's
     /// (byte-identical te_inst_raw). Default: reference when reading a file recognised as
@@ -64,43 +66,212 @@ struct TraceArgs {
     /// Jump target cache with N entries (format 0 subformat 1).
     #[arg(long, value_name = "N")]
     jump_target_cache: Option<u32>,
-    /// Send a synchronisation packet at least every N packets.
-    #[arg(long, value_name = "N")]
-    resync: Option<u64>,
     /// Report time in synchronisation packets.
     #[arg(long)]
     timestamps: bool,
-    /// Width of the ingress itype (3 or 4).
-    #[arg(long, value_name = "3|4", value_parser = clap::value_parser!(u8).range(3..=4))]
-    itype_width: Option<u8>,
-    /// File framing (default: te_inst_raw with --preset reference, else encap; when reading,
-    /// te_inst_raw is also recognised by its header bytes).
+    /// File framing (default: te_inst_raw with --preset reference, else encap; encap when an
+    /// encapsulation width is given; when reading, te_inst_raw is also recognised by its header
+    /// bytes).
     #[arg(long, value_enum)]
     format: Option<FormatArg>,
-    /// Encapsulation: srcID width in bits.
-    #[arg(long, value_name = "BITS", default_value_t = 0)]
-    srcid_bits: u8,
-    /// Encapsulation: timestamp bytes (present when a header's extend bit is set).
-    #[arg(long, value_name = "BYTES", default_value_t = 0)]
-    timestamp_bytes: u8,
-    /// Encapsulation: width of the payload type field.
-    #[arg(long, value_name = "BITS", default_value_t = 0)]
-    type_bits: u8,
+    /// Encapsulation: srcID width in bits (default 0; implies --format encap).
+    #[arg(long, value_name = "BITS")]
+    srcid_bits: Option<u8>,
+    /// Encapsulation: timestamp bytes, present when a header's extend bit is set (default 0;
+    /// implies --format encap).
+    #[arg(long, value_name = "BYTES")]
+    timestamp_bytes: Option<u8>,
+    /// Encapsulation: width of the payload type field (default 0; implies --format encap).
+    #[arg(long, value_name = "BITS")]
+    type_bits: Option<u8>,
+}
+
+/// Options of the encoder only.
+#[derive(clap::Args, Clone, Debug, Default)]
+struct EncoderOnly {
+    /// Send a synchronisation packet at least every N packets.
+    #[arg(long, value_name = "N")]
+    resync: Option<u64>,
+    /// Width of the ingress itype (3 or 4; binary ingress files carry it).
+    #[arg(long, value_name = "3|4", value_parser = clap::value_parser!(u8).range(3..=4))]
+    itype_width: Option<u8>,
 }
 
 impl TraceArgs {
     fn encap(&self) -> EncapConfig {
         EncapConfig {
-            srcid_bits: self.srcid_bits,
-            timestamp_bytes: self.timestamp_bytes,
-            type_bits: self.type_bits,
+            srcid_bits: self.srcid_bits.unwrap_or(0),
+            timestamp_bytes: self.timestamp_bytes.unwrap_or(0),
+            type_bits: self.type_bits.unwrap_or(0),
             te_inst_type: 0,
         }
     }
 
+    /// Whether an encapsulation width was given.
+    fn encap_given(&self) -> bool {
+        self.srcid_bits.is_some() || self.timestamp_bytes.is_some() || self.type_bits.is_some()
+    }
+
+    /// The framing the options ask for. Encapsulation widths imply `--format encap` (issue 9:
+    /// ignoring them gave plain te_inst that the matching decode could not read); with
+    /// `--format raw` they are a usage error (te_inst_raw has no srcID, timestamp or type).
+    fn check_framing(&self) -> Result<(), Failure> {
+        if self.format == Some(FormatArg::Raw) && self.encap_given() {
+            return Err(Failure::Usage(
+                "--srcid-bits, --timestamp-bytes and --type-bits apply to --format encap, not raw (te_inst_raw has a 1-byte header only)".into(),
+            ));
+        }
+        Ok(())
+    }
+
+    /// The sidecar settings for these options.
+    fn settings(&self, enc: &EncoderOnly, cfg: &TraceConfig) -> Settings {
+        let abs = |p: &Option<PathBuf>| {
+            p.as_ref()
+                .map(|p| std::fs::canonicalize(p).unwrap_or_else(|_| p.clone()))
+        };
+        let (format, e) = match cfg.framing {
+            Framing::Raw => ("raw", None),
+            Framing::Encap(e) => ("encap", Some(e)),
+        };
+        Settings {
+            preset: Some(
+                match cfg.preset {
+                    Preset::Rvtrace => "rvtrace",
+                    Preset::Reference => "reference",
+                }
+                .into(),
+            ),
+            format: Some(format.into()),
+            srcid_bits: e.map(|e| e.srcid_bits),
+            timestamp_bytes: e.map(|e| e.timestamp_bytes),
+            type_bits: e.map(|e| e.type_bits),
+            xlen: Some(cfg.params.iaddress_width_p),
+            itype_width: enc.itype_width,
+            full_address: self.full_address,
+            implicit_exception: self.implicit_exception,
+            sijump: self.sijump,
+            implicit_return: self.implicit_return,
+            return_stack: self.return_stack,
+            branch_prediction: self.branch_prediction,
+            jump_target_cache: self.jump_target_cache,
+            timestamps: self.timestamps,
+            scf: abs(&self.scf),
+            ucf: abs(&self.ucf),
+        }
+    }
+
+    /// These options completed by a sidecar's: an option given on the command line wins, with a
+    /// warning when it contradicts the sidecar (`side`, named in messages).
+    fn merge(&self, m: &Settings, side: &Path) -> TraceArgs {
+        let mut a = self.clone();
+        let mut clash = |what: &str, cli: String, meta: String| {
+            if cli != meta {
+                warn!(
+                    "{what} {cli} contradicts {} ({what} {meta}); using {cli}",
+                    side.display()
+                );
+            }
+        };
+        fn pick<T: Clone + std::fmt::Debug>(
+            cli: &mut Option<T>,
+            meta: &Option<T>,
+            name: &str,
+            clash: &mut impl FnMut(&str, String, String),
+        ) {
+            match (cli.as_ref(), meta) {
+                (Some(c), Some(m)) => clash(name, format!("{c:?}"), format!("{m:?}")),
+                (None, Some(m)) => *cli = Some(m.clone()),
+                _ => {}
+            }
+        }
+        let preset = m.preset.as_deref().map(|p| match p {
+            "reference" => PresetArg::Reference,
+            _ => PresetArg::Rvtrace,
+        });
+        let format = m.format.as_deref().map(|f| match f {
+            "raw" => FormatArg::Raw,
+            _ => FormatArg::Encap,
+        });
+        pick(&mut a.preset, &preset, "--preset", &mut clash);
+        pick(&mut a.format, &format, "--format", &mut clash);
+        pick(&mut a.srcid_bits, &m.srcid_bits, "--srcid-bits", &mut clash);
+        pick(
+            &mut a.timestamp_bytes,
+            &m.timestamp_bytes,
+            "--timestamp-bytes",
+            &mut clash,
+        );
+        pick(&mut a.type_bits, &m.type_bits, "--type-bits", &mut clash);
+        pick(
+            &mut a.return_stack,
+            &m.return_stack,
+            "--return-stack",
+            &mut clash,
+        );
+        pick(
+            &mut a.branch_prediction,
+            &m.branch_prediction,
+            "--branch-prediction",
+            &mut clash,
+        );
+        pick(
+            &mut a.jump_target_cache,
+            &m.jump_target_cache,
+            "--jump-target-cache",
+            &mut clash,
+        );
+        pick(&mut a.scf, &m.scf, "--scf", &mut clash);
+        pick(&mut a.ucf, &m.ucf, "--ucf", &mut clash);
+        let flag = |cli: &mut bool, meta: bool, name: &str| {
+            if *cli && !meta {
+                warn!(
+                    "{name} contradicts {} (the trace was encoded without it); using {name}",
+                    side.display()
+                );
+            }
+            *cli |= meta;
+        };
+        flag(&mut a.full_address, m.full_address, "--full-address");
+        flag(
+            &mut a.implicit_exception,
+            m.implicit_exception,
+            "--implicit-exception",
+        );
+        flag(&mut a.sijump, m.sijump, "--sijump");
+        flag(
+            &mut a.implicit_return,
+            m.implicit_return,
+            "--implicit-return",
+        );
+        flag(&mut a.timestamps, m.timestamps, "--timestamps");
+        a
+    }
+
+    /// The options completed by the sidecar of `trace` (unless `no_meta`), and whether there
+    /// was one.
+    fn with_sidecar(
+        &self,
+        trace: &Path,
+        no_meta: bool,
+    ) -> Result<(TraceArgs, Option<Settings>), Failure> {
+        if no_meta || report::is_std(trace) {
+            return Ok((self.clone(), None));
+        }
+        match Settings::read(trace)? {
+            Some(m) => Ok((self.merge(&m, &sidecar_path(trace)), Some(m))),
+            None => Ok((self.clone(), None)),
+        }
+    }
+
     /// The configuration for address width `xlen_bits`; `data` (when reading) lets the framing
-    /// be recognised.
-    fn config(&self, xlen_bits: u8, data: Option<&[u8]>) -> Result<TraceConfig, String> {
+    /// be recognised; `enc` has the encoder's own options.
+    fn config(
+        &self,
+        xlen_bits: u8,
+        data: Option<&[u8]>,
+        enc: &EncoderOnly,
+    ) -> Result<TraceConfig, String> {
         let read = |p: &Option<PathBuf>| -> Result<Option<String>, String> {
             p.as_ref()
                 .map(|p| std::fs::read_to_string(p).map_err(|e| format!("{}: {e}", p.display())))
@@ -110,6 +281,7 @@ impl TraceArgs {
         let framing = match self.format {
             Some(FormatArg::Raw) => Some(Framing::Raw),
             Some(FormatArg::Encap) => Some(Framing::Encap(self.encap())),
+            None if self.encap_given() => Some(Framing::Encap(self.encap())),
             None => match data {
                 Some(d) if looks_like_te_inst_raw(d) => {
                     detected_raw = true;
@@ -136,9 +308,9 @@ impl TraceArgs {
             return_stack: self.return_stack,
             branch_prediction: self.branch_prediction,
             jump_target_cache: self.jump_target_cache,
-            resync: self.resync,
+            resync: enc.resync,
             timestamps: self.timestamps,
-            itype_width: self.itype_width,
+            itype_width: enc.itype_width,
             framing,
         };
         TraceConfig::build(&inputs)
@@ -148,14 +320,21 @@ impl TraceArgs {
 /// Arguments of `rvtrace dump etrace`.
 #[derive(clap::Args)]
 pub struct DumpArgs {
-    /// The trace file (te_inst_raw or encapsulated).
+    /// The trace file (te_inst_raw or encapsulated; `-` for stdin).
     file: PathBuf,
-    /// Address width in bits when no --scf gives it.
-    #[arg(long, value_name = "32|64", default_value_t = 64)]
-    xlen: u8,
+    /// Address width in bits. Default: from --scf, the sidecar (FILE.meta) or --elf; else 64,
+    /// with a warning.
+    #[arg(long, value_name = "32|64")]
+    xlen: Option<u8>,
+    /// The program's ELF file, for the address width.
+    #[arg(long, value_name = "ELF")]
+    elf: Option<PathBuf>,
     /// Print packets as the reference flow's te_inst CSV instead.
     #[arg(long)]
     csv: bool,
+    /// Do not read the sidecar FILE.meta that `encode` writes.
+    #[arg(long)]
+    no_meta: bool,
     #[command(flatten)]
     trace: TraceArgs,
 }
@@ -166,7 +345,8 @@ pub struct EncodeArgs {
     /// The ingress file: binary (from `rvtrace run --ingress`) or the reference flow's
     /// `encoder_input` CSV.
     ingress: PathBuf,
-    /// The trace file to write.
+    /// The trace file to write (and its sidecar OUT.meta with the settings the trace does not
+    /// carry, which decode and dump read).
     #[arg(short = 'o', long = "output", value_name = "OUT")]
     output: PathBuf,
     /// Address width in bits for a CSV ingress when no --scf gives it (binary ingress files
@@ -180,6 +360,8 @@ pub struct EncodeArgs {
     elf: Vec<PathBuf>,
     #[command(flatten)]
     trace: TraceArgs,
+    #[command(flatten)]
+    encoder: EncoderOnly,
 }
 
 /// The reference flow's classification of a record (`post-iss`), where it differs from the
@@ -207,24 +389,26 @@ fn post_iss_itype(
 /// Arguments of `rvtrace decode etrace`.
 #[derive(clap::Args)]
 pub struct DecodeArgs {
-    /// The trace file (te_inst_raw or encapsulated).
+    /// The trace file (te_inst_raw or encapsulated; `-` for stdin).
     trace: PathBuf,
     /// The program's ELF file(s). Default: the `object-files` of the --ucf file (relative to
     /// its directory), as the reference flow's decoder configuration names them.
     #[arg(long, value_name = "ELF")]
     elf: Vec<PathBuf>,
-    /// Write the retired-PC list (one `0x%x` per line, as `rvtrace run --pcs`).
+    /// Write the retired-PC list (one `0x%x` per line, as `rvtrace run --pcs`; `-` for stdout).
     #[arg(long, value_name = "FILE")]
     pcs: Option<PathBuf>,
     /// Write the flow elements, one per line (`-` for stdout).
     #[arg(long, value_name = "FILE")]
     flow: Option<PathBuf>,
+    /// Show at most N loss warnings (the rest are counted).
+    #[arg(long, value_name = "N", default_value_t = report::DEFAULT_MAX_WARNINGS)]
+    max_warnings: u64,
+    /// Do not read the sidecar TRACE.meta that `encode` writes.
+    #[arg(long)]
+    no_meta: bool,
     #[command(flatten)]
     trace_args: TraceArgs,
-}
-
-fn read_file(p: &Path) -> Result<Vec<u8>, String> {
-    std::fs::read(p).map_err(|e| format!("{}: {e}", p.display()))
 }
 
 /// The address width a static configuration file gives, if any (so that `--xlen` need not be
@@ -235,47 +419,208 @@ fn scf_width(scf: &Option<PathBuf>) -> Option<u8> {
     ini.get_any("iaddress_width_p")?.parse().ok()
 }
 
+/// What a file that is not an E-Trace trace is, when it can be recognised: a binary ingress
+/// file (its magic, `rvtrace_ingress::binary`), an ELF, a sidecar, text.
+fn wrong_kind(data: &[u8]) -> Option<&'static str> {
+    if data.starts_with(&rvtrace_ingress::binary::MAGIC) {
+        return Some(
+            "an rvtrace binary ingress file (see `rvtrace ingress dump`, `rvtrace encode etrace`)",
+        );
+    }
+    if data.starts_with(b"\x7fELF") {
+        return Some("an ELF file (give it with --elf)");
+    }
+    if data.starts_with(b"# rvtrace E-Trace sidecar") || data.starts_with(b"protocol = ") {
+        return Some("an rvtrace sidecar (.meta), not the trace");
+    }
+    if data.starts_with(b"itype") {
+        return Some("the reference flow's encoder_input CSV (see `rvtrace encode etrace`)");
+    }
+    let head = &data[..data.len().min(4096)];
+    if looks_like_ntrace(head) {
+        return Some(
+            "an N-Trace (Nexus MSEO/MDO) byte stream, it seems (see `rvtrace dump ntrace`)",
+        );
+    }
+    let text = !head.is_empty()
+        && head.contains(&b'\n')
+        && head
+            .iter()
+            .all(|&b| b == b'\n' || b == b'\r' || b == b'\t' || (0x20..0x7f).contains(&b));
+    if text {
+        return Some("a text file");
+    }
+    None
+}
+
+/// Whether `head` reads as N-Trace messages (N-Trace 3.1, MSEO sequences): no byte with the
+/// reserved MSEO\[1:0\] = 10, at least 4 message ends (MSEO = 11, not idle 0xFF) and every
+/// message start (the byte after an end, idle bytes aside) with MSEO = 00. E-Trace headers and
+/// payloads use every low-bit pattern, so a stream of this size passes only by chance.
+fn looks_like_ntrace(head: &[u8]) -> bool {
+    if head.len() < 32 || head.iter().any(|&b| b & 3 == 2) {
+        return false;
+    }
+    let mut ends = 0;
+    let mut after_end = true;
+    for &b in head {
+        if b == 0xff {
+            after_end = true;
+            continue;
+        }
+        if after_end && b & 3 != 0 {
+            return false;
+        }
+        after_end = b & 3 == 3;
+        ends += after_end as u32;
+    }
+    ends >= 4
+}
+
+/// Refuse a file that is recognisably not an E-Trace trace.
+fn check_kind(name: &Path, data: &[u8]) -> Result<(), Failure> {
+    match wrong_kind(data) {
+        Some(k) => Err(Failure::Tool(format!(
+            "{}: this is {k}, not an E-Trace trace",
+            name.display()
+        ))),
+        None => Ok(()),
+    }
+}
+
+/// Names of the options an *ioptions* value enables.
+fn option_names(o: rvtrace_etrace::IOptions) -> String {
+    let mut v = Vec::new();
+    for (on, name) in [
+        (o.implicit_return, "implicit-return"),
+        (o.implicit_exception, "implicit-exception"),
+        (o.full_address, "full-address"),
+        (o.jump_target_cache, "jump-target-cache"),
+        (o.branch_prediction, "branch-prediction"),
+        (o.sijump, "sijump"),
+    ] {
+        if on {
+            v.push(name);
+        }
+    }
+    if v.is_empty() {
+        "none".into()
+    } else {
+        v.join(",")
+    }
+}
+
 /// `rvtrace dump etrace`.
 pub fn dump(a: &DumpArgs) -> CmdResult {
-    let data = read_file(&a.file)?;
-    let xlen = scf_width(&a.trace.scf).unwrap_or(a.xlen);
-    let cfg = a.trace.config(xlen, Some(&data))?;
+    let data = report::read_input(&a.file)?;
+    check_kind(&a.file, &data)?;
+    a.trace.check_framing()?;
+    let (trace, meta) = a.trace.with_sidecar(&a.file, a.no_meta)?;
+    let elf_xlen = match &a.elf {
+        Some(e) => {
+            let mut image = rvtrace_image::Image::new();
+            Some(image.load_file(e).map_err(|e| e.to_string())?.xlen.bits() as u8)
+        }
+        None => None,
+    };
+    let xlen = match a
+        .xlen
+        .or(scf_width(&trace.scf))
+        .or(meta.as_ref().and_then(|m| m.xlen))
+        .or(elf_xlen)
+    {
+        Some(x) => x,
+        None => {
+            if !a.csv {
+                warn!("{}: address width unknown (no sidecar, --xlen, --scf or --elf): assuming 64 bits", a.file.display());
+            }
+            64
+        }
+    };
+    let cfg = trace.config(xlen, Some(&data), &EncoderOnly::default())?;
     let (encap, raw) = match cfg.framing {
         Framing::Raw => (EncapConfig::TE_INST_RAW, true),
         Framing::Encap(e) => (e, false),
     };
     let p = cfg.params;
-    let out = std::io::stdout().lock();
-    let mut out = BufWriter::new(out);
-    let io = |e: std::io::Error| format!("stdout: {e}");
+    let mut out = report::Output::stdout();
     if a.csv {
-        write!(out, "{}\r\n", rvtrace_etrace::codec::te_inst::CSV_HEADER).map_err(io)?;
+        write!(out, "{}\r\n", rvtrace_etrace::codec::te_inst::CSV_HEADER)
+            .map_err(|e| out.fail(e))?;
     }
     let (mut packets, mut errors) = (0u64, 0u64);
-    for (off, item) in PacketReader::new(&data, encap, raw, p, cfg.options) {
-        match item {
+    // The last absolute address, to resolve differential addresses (as ptdump's --lastip).
+    let mut last: Option<u64> = None;
+    let amask = if p.iaddress_width_p >= 64 {
+        u64::MAX
+    } else {
+        (1u64 << p.iaddress_width_p) - 1
+    };
+    let mut rd = PacketReader::new(&data, encap, raw, p, cfg.options);
+    while let Some((off, item)) = rd.next() {
+        let r = match item {
             Item::Packet(pkt) if a.csv => {
                 packets += 1;
                 // CRLF, as the reference flow's Python csv writer ends its rows.
-                write!(out, "{}\r\n", pkt.csv(&p)).map_err(io)?;
+                write!(out, "{}\r\n", pkt.csv(&p))
             }
             Item::Packet(pkt) => {
                 packets += 1;
-                writeln!(out, "{off:08x}  {:<4}  {}", pkt.kind(), pkt.fields(&p)).map_err(io)?;
+                use rvtrace_etrace::TeInst;
+                let lsb = p.iaddress_lsb_p as u32;
+                let full = rd.options().full_address;
+                let abs = match &pkt {
+                    TeInst::Start { address, .. } => Some((address << lsb) & amask),
+                    TeInst::Trap {
+                        address: Some(a), ..
+                    } => Some((a << lsb) & amask),
+                    TeInst::Support(_) | TeInst::Context { .. } | TeInst::Trap { .. } => None,
+                    _ => match pkt.tail() {
+                        Some(t) if full => Some((t.address << lsb) & amask),
+                        Some(t) => last
+                            .map(|l| l.wrapping_add((t.signed_address(&p) as u64) << lsb) & amask),
+                        None => None,
+                    },
+                };
+                let extra = match (&pkt, abs) {
+                    (TeInst::Support(sp), _) => {
+                        last = None;
+                        format!(
+                            "  [{}]",
+                            option_names(rvtrace_etrace::IOptions::from_bits(sp.ioptions))
+                        )
+                    }
+                    (_, Some(x)) => {
+                        last = Some(x);
+                        format!("  -> {x:#x}")
+                    }
+                    (_, None) if pkt.tail().is_some() => {
+                        "  -> ? (no address to resolve from yet)".into()
+                    }
+                    _ => String::new(),
+                };
+                writeln!(
+                    out,
+                    "{off:08x}  {:<4}  {}{extra}",
+                    pkt.kind(),
+                    pkt.fields(&p)
+                )
             }
-            Item::Other(f) if !a.csv => {
-                writeln!(out, "{off:08x}  --    {f:?}").map_err(io)?;
-            }
-            Item::Other(_) => {}
+            Item::Other(f) if !a.csv => writeln!(out, "{off:08x}  --    {f:?}"),
+            Item::Other(_) => Ok(()),
             Item::Error(e) => {
                 errors += 1;
-                if !a.csv {
-                    writeln!(out, "{off:08x}  ERROR {e}").map_err(io)?;
+                last = None;
+                if a.csv {
+                    Ok(())
+                } else {
+                    writeln!(out, "{off:08x}  ERROR {e}")
                 }
             }
-        }
+        };
+        r.map_err(|e| out.fail(e))?;
     }
-    out.flush().map_err(io)?;
+    out.finish()?;
     if !a.csv {
         say!(
             "{packets} packets, {errors} errors, {} bytes ({})",
@@ -286,11 +631,7 @@ pub fn dump(a: &DumpArgs) -> CmdResult {
             }
         );
     }
-    Ok(if errors == 0 {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(crate::report::EXIT_MISMATCH)
-    })
+    Ok(report::status(errors == 0))
 }
 
 /// `rvtrace encode etrace`.
@@ -298,27 +639,34 @@ pub fn encode(a: &EncodeArgs) -> CmdResult {
     use rvtrace_etrace::encoder::{Encoder, FrameWriter};
     use rvtrace_ingress::etrace_csv::EtraceCsvReader;
     use rvtrace_ingress::IngressReader;
-    use std::io::{BufRead, BufReader};
+    use std::io::BufRead;
+    a.trace.check_framing()?;
     let name = a.ingress.display().to_string();
-    let file = std::fs::File::open(&a.ingress).map_err(|e| format!("{name}: {e}"))?;
-    let mut input = BufReader::with_capacity(1 << 16, file);
+    let side = sidecar_path(&a.output);
+    let mut outs = vec![("-o", a.output.as_path())];
+    if !report::is_std(&a.output) {
+        outs.push(("the sidecar", side.as_path()));
+    }
+    let mut ins: Vec<&Path> = vec![a.ingress.as_path()];
+    ins.extend(a.elf.iter().map(|p| p.as_path()));
+    report::distinct(&ins, &outs)?;
+    let mut input = report::open_input(&a.ingress)?;
     let is_csv = input
         .fill_buf()
         .map_err(|e| format!("{name}: {e}"))?
         .starts_with(b"itype");
-    let out =
-        std::fs::File::create(&a.output).map_err(|e| format!("{}: {e}", a.output.display()))?;
-    let out = BufWriter::with_capacity(1 << 16, out);
+    let out = report::Output::create(&a.output)?;
     let mut records = 0u64;
     let mut image = rvtrace_image::Image::new();
     for e in &a.elf {
         image.load_file(e).map_err(|e| e.to_string())?;
     }
     let reclassify = !a.elf.is_empty();
+    let mut enc_opts = a.encoder.clone();
     let mut damage = None;
-    let (writer, stats) = if is_csv {
+    let (writer, cfg) = if is_csv {
         let xlen = scf_width(&a.trace.scf).or(a.xlen).unwrap_or(64);
-        let cfg = a.trace.config(xlen, None)?;
+        let cfg = a.trace.config(xlen, None, &enc_opts)?;
         let rd = EtraceCsvReader::new(input).map_err(|e| format!("{name}: {e}"))?;
         let reclassify = reclassify && cfg.preset == Preset::Reference;
         let mut enc = Encoder::new(&cfg, FrameWriter::new(out, &cfg))?;
@@ -337,17 +685,15 @@ pub fn encode(a: &EncodeArgs) -> CmdResult {
             }
             records += 1;
         }
-        let st = enc.stats;
-        (enc.finish()?, st)
+        (enc.finish()?, cfg)
     } else {
         let mut rd = IngressReader::new(input).map_err(|e| format!("{name}: {e}"))?;
         let h = rd.header().clone();
         let xlen = scf_width(&a.trace.scf).unwrap_or(h.xlen.bits() as u8);
-        let mut trace = a.trace.clone();
-        if trace.itype_width.is_none() {
-            trace.itype_width = Some(h.itype_width);
+        if enc_opts.itype_width.is_none() {
+            enc_opts.itype_width = Some(h.itype_width);
         }
-        let cfg = trace.config(xlen, None)?;
+        let cfg = a.trace.config(xlen, None, &enc_opts)?;
         let reclassify = reclassify && cfg.preset == Preset::Reference;
         let mut enc = Encoder::new(&cfg, FrameWriter::new(out, &cfg))?;
         let mut batch = Vec::with_capacity(4096);
@@ -373,15 +719,13 @@ pub fn encode(a: &EncodeArgs) -> CmdResult {
             }
             records += n as u64;
         }
-        let st = enc.stats;
-        (enc.finish()?, st)
+        (enc.finish()?, cfg)
     };
     let (bytes, payload, packets) = (writer.bytes, writer.payload_bytes, writer.packets);
-    writer
-        .into_inner()
-        .flush()
-        .map_err(|e| format!("{}: {e}", a.output.display()))?;
-    let _ = stats;
+    writer.into_inner().finish()?;
+    if !report::is_std(&a.output) {
+        a.trace.settings(&enc_opts, &cfg).write(&a.output)?;
+    }
     say!(
         "{records} records, {packets} packets, {bytes} bytes ({payload} payload bytes, {:.3} bits/instr)",
         if records == 0 {
@@ -396,23 +740,54 @@ pub fn encode(a: &EncodeArgs) -> CmdResult {
     Ok(ExitCode::SUCCESS)
 }
 
-fn create(p: &Path) -> Result<Box<dyn Write>, String> {
-    if p.as_os_str() == "-" {
-        return Ok(Box::new(std::io::stdout().lock()));
+/// A hint when decoding fails in a way that mismatched settings cause: the settings are not in
+/// the trace, so the decoder cannot tell a damaged trace from a wrong option.
+fn mismatch_hint(first_error: &str, sidecar: bool, framing: &Framing) {
+    let framing_error = first_error.contains("malformed packet");
+    let cause = if framing_error {
+        match framing {
+            Framing::Raw => "--format (te_inst_raw was assumed)",
+            Framing::Encap(_) => {
+                "--format and the encapsulation widths --srcid-bits, --timestamp-bytes, --type-bits, or --timestamps"
+            }
+        }
+    } else {
+        "--branch-prediction, --jump-target-cache, --implicit-return/--return-stack or --preset (their sizes are not in the trace)"
+    };
+    if sidecar {
+        note!("the trace's sidecar settings were used: the trace itself is damaged, or the sidecar belongs to another trace (likely settings: {cause})");
+    } else {
+        note!("no sidecar (TRACE.meta) was found: if the trace was encoded with other settings, the likely cause is {cause}");
     }
-    let f = std::fs::File::create(p).map_err(|e| format!("{}: {e}", p.display()))?;
-    Ok(Box::new(f))
 }
 
 /// `rvtrace decode etrace`.
 pub fn decode(a: &DecodeArgs) -> CmdResult {
     use rvtrace_etrace::code::Code;
-    use rvtrace_etrace::decoder::{decode_stream, Decoder};
+    use rvtrace_etrace::decoder::{decode_reader, Decoder};
     use rvtrace_flow::{FlowElement, FlowSink, PcWriter};
-    let data = read_file(&a.trace)?;
+    let mut outs = Vec::new();
+    if let Some(p) = &a.pcs {
+        outs.push(("--pcs", p.as_path()));
+    }
+    if let Some(p) = &a.flow {
+        outs.push(("--flow", p.as_path()));
+    }
+    let mut ins: Vec<&Path> = vec![a.trace.as_path()];
+    ins.extend(a.elf.iter().map(|p| p.as_path()));
+    report::distinct(&ins, &outs)?;
+    a.trace_args.check_framing()?;
+    // The trace is read as it is decoded (memory stays flat in its size); its first 64 KiB
+    // tell its kind, framing and options.
+    let mut input = report::open_input(&a.trace)?;
+    let mut data = Vec::new();
+    std::io::Read::read_to_end(&mut std::io::Read::take(&mut input, 1 << 16), &mut data)
+        .map_err(|e| Failure::Tool(format!("{}: cannot read: {e}", a.trace.display())))?;
+    check_kind(&a.trace, &data)?;
+    let (targs, meta) = a.trace_args.with_sidecar(&a.trace, a.no_meta)?;
     let mut elfs = a.elf.clone();
     if elfs.is_empty() {
-        if let Some(ucf) = &a.trace_args.ucf {
+        if let Some(ucf) = &targs.ucf {
             let text =
                 std::fs::read_to_string(ucf).map_err(|e| format!("{}: {e}", ucf.display()))?;
             let u = rvtrace_etrace::config::parse_ucf(&text)
@@ -422,7 +797,9 @@ pub fn decode(a: &DecodeArgs) -> CmdResult {
         }
     }
     if elfs.is_empty() {
-        return Err("no program: give --elf (or a --ucf naming object-files)".into());
+        return Err(Failure::Usage(
+            "no program: give --elf (or a --ucf naming object-files)".into(),
+        ));
     }
     let mut image = rvtrace_image::Image::new();
     let mut xlen = None;
@@ -431,11 +808,49 @@ pub fn decode(a: &DecodeArgs) -> CmdResult {
         xlen.get_or_insert(info.xlen);
     }
     let xlen = xlen.ok_or("no --elf given")?;
-    let cfg = a.trace_args.config(xlen.bits() as u8, Some(&data))?;
+    if let Some(w) = meta.as_ref().and_then(|m| m.xlen) {
+        if w != xlen.bits() as u8 && scf_width(&targs.scf).is_none() {
+            warn!(
+                "{}: the trace was encoded with {w}-bit addresses, the ELF is {}-bit",
+                a.trace.display(),
+                xlen.bits()
+            );
+        }
+    }
+    let cfg = targs.config(
+        scf_width(&targs.scf).unwrap_or(xlen.bits() as u8),
+        Some(&data),
+        &EncoderOnly::default(),
+    )?;
     let (encap, raw) = match cfg.framing {
         Framing::Raw => (EncapConfig::TE_INST_RAW, true),
         Framing::Encap(e) => (e, false),
     };
+    // The stream's support packet carries the run-time options (payload.adoc sec:format33): the
+    // decoder follows it; say so when the command line or sidecar said otherwise.
+    if let Some(sp) = PacketReader::new(&data, encap, raw, cfg.params, cfg.options)
+        .take(16)
+        .find_map(|(_, i)| match i {
+            Item::Packet(rvtrace_etrace::TeInst::Support(sp)) => Some(sp),
+            _ => None,
+        })
+    {
+        let so = rvtrace_etrace::IOptions::from_bits(sp.ioptions);
+        if so != cfg.options {
+            warn!(
+                "{}: the trace's support packet gives the options {} (the command line or sidecar: {}); using the trace's",
+                a.trace.display(),
+                option_names(so),
+                option_names(cfg.options)
+            );
+        }
+        if so.branch_prediction && cfg.params.bpred_size_p == 0 {
+            warn!("{}: the trace uses branch prediction but the predictor size is unknown: give --branch-prediction N", a.trace.display());
+        }
+        if so.jump_target_cache && cfg.params.cache_size_p == 0 {
+            warn!("{}: the trace uses a jump target cache but its size is unknown: give --jump-target-cache N", a.trace.display());
+        }
+    }
     let isa = rvtrace_isa::IsaConfig {
         xlen,
         zcmp: false,
@@ -446,40 +861,46 @@ pub fn decode(a: &DecodeArgs) -> CmdResult {
     dec.keep_stack_across_syncs = cfg.preset == Preset::Reference;
     dec.reference_x5_jumps = cfg.preset == Preset::Reference;
     let mut pcs = match &a.pcs {
-        Some(p) => Some(PcWriter::new(&image, BufWriter::new(create(p)?))),
+        Some(p) => Some(PcWriter::new(&image, report::Output::create(p)?)),
         None => None,
     };
     let mut flow = match &a.flow {
-        Some(p) => Some(BufWriter::new(create(p)?)),
+        Some(p) => Some(report::Output::create(p)?),
         None => None,
     };
     let mut flow_err = None;
-    let mut losses = Vec::new();
+    let mut warnings = report::Warnings::new(a.trace.display(), a.max_warnings);
+    let mut first_error: Option<String> = None;
     let mut sink = |e: &FlowElement| {
         if let Some(w) = pcs.as_mut() {
             w.element(e);
         }
         if let Some(f) = flow.as_mut() {
-            if let Err(err) = writeln!(f, "{e:?}") {
-                flow_err.get_or_insert(err);
+            if flow_err.is_none() {
+                if let Err(err) = writeln!(f, "{e:?}") {
+                    flow_err = Some(err);
+                }
             }
         }
         if let FlowElement::Loss { offset, reason, .. } = e {
-            losses.push(format!("offset {offset:#x}: {reason}"));
+            // Printed as it happens (memory stays flat however many there are).
+            warnings.warn(format_args!("offset {offset:#x}: {reason}"));
+            first_error.get_or_insert_with(|| reason.clone());
         }
     };
-    decode_stream(&data, encap, raw, &mut dec, &mut sink);
-    for l in &losses {
-        warn!("{}: {l}", a.trace.display());
-    }
+    let whole = std::io::Read::chain(std::io::Cursor::new(&data), input);
+    decode_reader(whole, encap, raw, &mut dec, &mut sink)
+        .map_err(|e| Failure::Tool(format!("{}: cannot read: {e}", a.trace.display())))?;
+    warnings.finish();
     if let Some(w) = pcs {
-        w.finish().map_err(|e| format!("--pcs: {e}"))?;
+        let out = w.finish().map_err(|e| Failure::io("writing --pcs", e))?;
+        out.finish()?;
     }
-    if let Some(mut f) = flow {
+    if let Some(f) = flow {
         if let Some(e) = flow_err {
-            return Err(format!("--flow: {e}").into());
+            return Err(f.fail(e));
         }
-        f.flush().map_err(|e| format!("--flow: {e}"))?;
+        f.finish()?;
     }
     let st = dec.stats;
     say!(
@@ -488,9 +909,11 @@ pub fn decode(a: &DecodeArgs) -> CmdResult {
         st.instructions,
         st.errors
     );
-    Ok(if st.errors == 0 {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(crate::report::EXIT_MISMATCH)
-    })
+    // A lost start or end is no sign of mismatched settings.
+    if let Some(e) = first_error.filter(|e| {
+        !e.contains("is lost") && !e.contains("trace_lost") && !e.contains("truncated packet")
+    }) {
+        mismatch_hint(&e, meta.is_some(), &cfg.framing);
+    }
+    Ok(report::status(st.errors == 0))
 }

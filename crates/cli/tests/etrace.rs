@@ -3,7 +3,7 @@
 use rvtrace_testkit::{conformance_dir, parse_pcs, read_vector};
 
 mod common;
-use common::{rvtrace, tmpdir};
+use common::{rvtrace, stderr, stdout, tmpdir};
 
 /// A vector file as a path, decompressed into `tmp` when it is stored as `.gz`.
 fn vector_file(dir: &std::path::Path, rel: &str, tmp: &std::path::Path) -> String {
@@ -45,8 +45,8 @@ fn dump_csv_equals_the_reference_deserialiser() {
     assert_eq!(
         first,
         [
-            "00000000  F3S3  format=3 subformat=3 ienable=1 encoder_mode=0 qual_status=no_change ioptions=0x0 denable=0 dloss=0 doptions=0x0",
-            "00000002  F3S0  format=3 subformat=0 branch=1 privilege=3 context=0 address=0x40000000",
+            "00000000  F3S3  format=3 subformat=3 ienable=1 encoder_mode=0 qual_status=no_change ioptions=0x0 denable=0 dloss=0 doptions=0x0  [none]",
+            "00000002  F3S0  format=3 subformat=0 branch=1 privilege=3 context=0 address=0x40000000  -> 0x80000000",
         ]
     );
 }
@@ -299,5 +299,295 @@ fn reference_flow_vectors_of_test_programs() {
             std::fs::read(&enc).unwrap() == std::fs::read(&raw).unwrap(),
             "{prog} {cfg}: encode --preset reference differs from the reference encoder"
         );
+    }
+}
+
+/// A program run: its ELF, ingress and PC list in `tmp`.
+struct Run {
+    elf: String,
+    ingress: String,
+    pcs: String,
+}
+
+fn run(tmp: &std::path::Path, prog: &str) -> Run {
+    let elf = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join(format!("../../programs/elf/{prog}.elf"))
+        .display()
+        .to_string();
+    let ingress = tmp.join(format!("{prog}.ingress")).display().to_string();
+    let pcs = tmp.join(format!("{prog}.pcs")).display().to_string();
+    let o = rvtrace(&["run", &elf, "--ingress", &ingress, "--pcs", &pcs]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    Run { elf, ingress, pcs }
+}
+
+fn encode(r: &Run, out: &str, opts: &[&str]) {
+    let mut args = vec!["encode", "etrace", &r.ingress, "-o", out];
+    args.extend_from_slice(opts);
+    let o = rvtrace(&args);
+    assert!(o.status.success(), "{opts:?}: {}", stderr(&o));
+}
+
+/// `decode etrace TRACE --elf ELF --pcs OUT [opts]`: the output and the decoded PCs.
+fn decode(r: &Run, trace: &str, opts: &[&str]) -> (std::process::Output, Vec<u8>) {
+    let out = format!("{trace}.decoded");
+    let _ = std::fs::remove_file(&out);
+    let mut args = vec!["decode", "etrace", trace, "--elf", &r.elf, "--pcs", &out];
+    args.extend_from_slice(opts);
+    let o = rvtrace(&args);
+    (o, std::fs::read(&out).unwrap_or_default())
+}
+
+/// Issue 9 item 1: encapsulation widths without `--format` give an encapsulated trace (they
+/// used to be ignored: plain te_inst that the matching decode could not read); with
+/// `--format raw` they are a usage error.
+#[test]
+fn encapsulation_widths_imply_encap() {
+    let tmp = tmpdir("encapwidths");
+    let r = run(&tmp, "recurse-rv64gc");
+    let t = tmp.join("w.etrace").display().to_string();
+    let w = [
+        "--srcid-bits",
+        "4",
+        "--timestamp-bytes",
+        "2",
+        "--type-bits",
+        "2",
+    ];
+    encode(&r, &t, &w);
+    let want = std::fs::read(&r.pcs).unwrap();
+    // The same options on both ends, without the sidecar.
+    let mut opts = w.to_vec();
+    opts.push("--no-meta");
+    let (o, got) = decode(&r, &t, &opts);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(got == want);
+    // The widths are in the stream: the framing differs from plain te_inst.
+    let plain = tmp.join("p.etrace").display().to_string();
+    encode(&r, &plain, &[]);
+    assert_ne!(std::fs::read(&plain).unwrap(), std::fs::read(&t).unwrap());
+    let o = rvtrace(&[
+        "encode",
+        "etrace",
+        &r.ingress,
+        "-o",
+        &t,
+        "--format",
+        "raw",
+        "--srcid-bits",
+        "3",
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("--format encap"), "{}", stderr(&o));
+}
+
+/// Issue 9 item 5: `encode` writes `OUT.meta`; `decode` and `dump` read it by default, the
+/// command line wins with a warning, and without it a failing decode names the likely option.
+#[test]
+fn the_sidecar_carries_the_settings() {
+    let tmp = tmpdir("sidecar");
+    let r = run(&tmp, "recurse-rv64gc");
+    let t = tmp.join("s.etrace").display().to_string();
+    let opts = [
+        "--branch-prediction",
+        "64",
+        "--jump-target-cache",
+        "16",
+        "--implicit-return",
+        "--return-stack",
+        "8",
+        "--srcid-bits",
+        "2",
+    ];
+    encode(&r, &t, &opts);
+    let meta = std::fs::read_to_string(format!("{t}.meta")).unwrap();
+    assert!(meta.starts_with("# "), "{meta}");
+    let keys: Vec<&str> = meta
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .map(|l| l.split(" = ").next().unwrap())
+        .collect();
+    assert_eq!(keys[0], "protocol");
+    assert!(meta.contains("\nprotocol = etrace\n"));
+    assert!(meta.contains("\nbranch-prediction = 64\n"), "{meta}");
+    assert!(meta.contains("\nreturn-stack = 8\n"), "{meta}");
+    assert!(meta.contains("\nsrcid-bits = 2\n"), "{meta}");
+    let want = std::fs::read(&r.pcs).unwrap();
+    // No options: the sidecar's.
+    let (o, got) = decode(&r, &t, &[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(got == want);
+    assert!(!stderr(&o).contains("warning"), "{}", stderr(&o));
+    // A contradicting option wins, with a warning naming the sidecar.
+    let (o, _) = decode(&r, &t, &["--srcid-bits", "3"]);
+    let e = stderr(&o);
+    assert!(
+        e.contains("--srcid-bits 3 contradicts") && e.contains(".meta"),
+        "{e}"
+    );
+    assert_eq!(o.status.code(), Some(1), "{e}");
+    // Without the sidecar the stream's framing is unknown: a loss, and a hint at the options.
+    let (o, _) = decode(&r, &t, &["--no-meta"]);
+    let e = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{e}");
+    assert!(
+        e.contains("note: no sidecar") && e.contains("--srcid-bits"),
+        "{e}"
+    );
+    // The sidecar's framing also serves dump, which then needs no --xlen.
+    let o = rvtrace(&["dump", "etrace", &t]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(!stderr(&o).contains("warning"), "{}", stderr(&o));
+}
+
+/// Issue 9 item 3: a trace without its start or its end, or without any synchronisation, is a
+/// loss (an error in the summary and exit status 1), and the summary's count is the warnings'.
+#[test]
+fn lost_start_or_end_is_an_error() {
+    let tmp = tmpdir("lost");
+    let r = run(&tmp, "loops-rv32imac");
+    let t = tmp.join("l.etrace").display().to_string();
+    encode(&r, &t, &[]);
+    let good = std::fs::read(&t).unwrap();
+    let (o, got) = decode(&r, &t, &[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains(" 0 errors"), "{}", stderr(&o));
+    assert!(got == std::fs::read(&r.pcs).unwrap());
+    let cases: [(&str, Vec<u8>, &str); 4] = [
+        (
+            "truncated",
+            good[..good.len() / 2].to_vec(),
+            "truncated packet",
+        ),
+        (
+            "wrapped",
+            good[good.len() / 3..].to_vec(),
+            "the start of the trace is lost",
+        ),
+        ("no end marker", good[..good.len() - 2].to_vec(), "lost"),
+        ("empty", vec![], "no te_inst packet"),
+    ];
+    for (what, bytes, msg) in cases {
+        let f = tmp.join(format!("{what}.etrace")).display().to_string();
+        std::fs::write(&f, &bytes).unwrap();
+        std::fs::copy(format!("{t}.meta"), format!("{f}.meta")).unwrap();
+        let (o, _) = decode(&r, &f, &[]);
+        let e = stderr(&o);
+        assert_eq!(o.status.code(), Some(1), "{what}: {e}");
+        assert!(e.contains(msg), "{what}: {e}");
+        let warnings = e
+            .lines()
+            .filter(|l| l.starts_with("rvtrace: warning:"))
+            .count();
+        assert!(e.contains(&format!(" {warnings} errors")), "{what}: {e}");
+    }
+}
+
+/// Issue 9 item 8: losses are printed as they happen, at most `--max-warnings`, the rest
+/// counted; a run of garbage is one loss saying how many bytes it skipped.
+#[test]
+fn warnings_are_capped() {
+    let tmp = tmpdir("capped");
+    let r = run(&tmp, "loops-rv32imac");
+    let t = tmp.join("l.etrace").display().to_string();
+    encode(&r, &t, &[]);
+    // The trace's first packet (its support packet; `dump` shows where the next starts) and a
+    // byte that is no packet (0xff: extend set in a stream without timestamps), 20000 times.
+    let good = std::fs::read(&t).unwrap();
+    let o = rvtrace(&["dump", "etrace", &t]);
+    let text = stdout(&o);
+    assert!(text.lines().next().unwrap().contains("F3S3"), "{text}");
+    let n = usize::from_str_radix(&text.lines().nth(1).unwrap()[..8], 16).unwrap();
+    let mut bad = Vec::new();
+    for _ in 0..20000 {
+        bad.extend_from_slice(&good[..n]);
+        bad.push(0xff);
+    }
+    let f = tmp.join("bad.etrace").display().to_string();
+    std::fs::write(&f, &bad).unwrap();
+    let (o, _) = decode(&r, &f, &["--max-warnings", "5"]);
+    let e = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{e}");
+    let shown = e
+        .lines()
+        .filter(|l| l.starts_with("rvtrace: warning:") && l.contains("offset"))
+        .count();
+    assert_eq!(shown, 5, "{e}");
+    assert!(e.contains(" 20000 errors"), "{e}");
+    assert!(
+        e.contains("19995 more warnings not shown (--max-warnings 5)"),
+        "{e}"
+    );
+    // 1 MB of 0xff: one loss.
+    let f = tmp.join("ff.etrace").display().to_string();
+    std::fs::write(&f, vec![0xffu8; 1 << 20]).unwrap();
+    let (o, _) = decode(&r, &f, &[]);
+    let e = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{e}");
+    assert!(
+        e.contains("1048575 more errors: 1048576 bytes skipped"),
+        "{e}"
+    );
+    assert!(e.contains(" 1 errors"), "{e}");
+}
+
+/// Issue 9 item 13: `decode --help` lists what the decoder uses only; `dump` says when it
+/// guesses the XLEN, resolves differential addresses, names options, and recognises files of
+/// the wrong kind.
+#[test]
+fn help_and_dump() {
+    let o = rvtrace(&["decode", "etrace", "--help"]);
+    let h = stdout(&o);
+    assert!(
+        !h.contains("--resync") && !h.contains("--itype-width"),
+        "{h}"
+    );
+    assert!(
+        h.contains("--max-warnings") && h.contains("--branch-prediction"),
+        "{h}"
+    );
+    let h = stdout(&rvtrace(&["encode", "etrace", "--help"]));
+    assert!(h.contains("--resync") && h.contains("--itype-width"), "{h}");
+
+    let tmp = tmpdir("dump");
+    let r = run(&tmp, "loops-rv32imac");
+    let t = tmp.join("d.etrace").display().to_string();
+    encode(&r, &t, &["--implicit-return"]);
+    let o = rvtrace(&["dump", "etrace", &t]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = stdout(&o);
+    let first: Vec<&str> = text.lines().take(2).collect();
+    assert!(first[0].ends_with("  [implicit-return]"), "{}", first[0]);
+    // The program starts at 0x80000000 (programs/src/link.ld).
+    assert!(
+        first[1].contains("address=0x40000000  -> 0x80000000"),
+        "{}",
+        first[1]
+    );
+    // Differential addresses resolved: every address packet shows an absolute address.
+    assert!(
+        text.lines()
+            .any(|l| l.contains(" F2 ") && l.contains("-> 0x8000")),
+        "{text}"
+    );
+    // Without the sidecar the address width is a guess.
+    let o = rvtrace(&["dump", "etrace", &t, "--no-meta"]);
+    assert!(stderr(&o).contains("assuming 64 bits"), "{}", stderr(&o));
+    let o = rvtrace(&["dump", "etrace", &t, "--no-meta", "--elf", &r.elf]);
+    assert!(!stderr(&o).contains("assuming"), "{}", stderr(&o));
+    let nt = tmp.join("n.ntrace").display().to_string();
+    let o = rvtrace(&["encode", "ntrace", &r.ingress, "-o", &nt]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    for (file, what) in [
+        (&nt, "N-Trace"),
+        (&r.ingress, "binary ingress file"),
+        (&r.elf, "an ELF file"),
+        (&r.pcs, "a text file"),
+    ] {
+        let o = rvtrace(&["dump", "etrace", file]);
+        assert_eq!(o.status.code(), Some(125));
+        assert!(stderr(&o).contains(what), "{}", stderr(&o));
+        let o = rvtrace(&["decode", "etrace", file, "--elf", &r.elf]);
+        assert!(stderr(&o).contains(what), "{}", stderr(&o));
     }
 }

@@ -311,9 +311,21 @@ pub struct Decoder<'a> {
     jtc: Vec<Option<u64>>,
     tvec: Vec<((bool, u64), u64)>,
     pending_trap: Option<PendingTrap>,
-    /// Offset of the first packet skipped while waiting for a sync packet.
+    /// Offset of the first packet skipped while waiting for the first sync packet.
     skipped_from: Option<u64>,
+    /// Tracing ended (a support packet with *qual_status* ended, or [`Decoder::finish`]).
     ended: bool,
+    /// A support packet enabled tracing (`payload.adoc` `sec:format33`: one must be issued when
+    /// trace is enabled, before the first sync packet), or the gap before this point was
+    /// already reported as a loss.
+    enabled: bool,
+    /// A loss was reported and the decoder waits for a sync packet: what is skipped until then
+    /// belongs to that loss.
+    recovering: bool,
+    /// A synchronisation packet was decoded.
+    synced_ever: bool,
+    /// Errors not reported yet: offset of the first, the first, how many.
+    error_run: Option<(u64, CodecError, u64)>,
     // Open instruction range.
     r_start: u64,
     r_last: u64,
@@ -326,7 +338,7 @@ pub struct Decoder<'a> {
     pub stats: DecodeStats,
 }
 
-/// Bits [n:1] of an address: the index of the branch predictor and of the jump target cache
+/// Bits \[n:1\] of an address: the index of the branch predictor and of the jump target cache
 /// (`branchTrace.adoc` `sec:branch-prediction`, `sec:jump-cache`).
 #[inline]
 pub fn table_index(addr: u64, size_p: u8) -> usize {
@@ -381,6 +393,10 @@ impl<'a> Decoder<'a> {
             pending_trap: None,
             skipped_from: None,
             ended: false,
+            enabled: false,
+            recovering: false,
+            synced_ever: false,
+            error_run: None,
             r_start: 0,
             r_last: 0,
             r_count: 0,
@@ -389,6 +405,15 @@ impl<'a> Decoder<'a> {
             insns_at_packet: 0,
             stats: DecodeStats::default(),
         }
+    }
+
+    /// Bytes the decoder holds on the heap (its return address stack, branch predictor, jump
+    /// target cache and trap handler table): bounded by the parameters, whatever the input.
+    pub fn heap_bytes(&self) -> usize {
+        self.return_stack.capacity() * 8
+            + self.bpred.capacity()
+            + self.jtc.capacity() * std::mem::size_of::<Option<u64>>()
+            + self.tvec.capacity() * std::mem::size_of::<((bool, u64), u64)>()
     }
 
     /// The run-time options in force.
@@ -454,6 +479,7 @@ impl<'a> Decoder<'a> {
 
     /// Process one `te_inst` packet found at byte `offset`.
     pub fn packet<S: FlowSink>(&mut self, offset: u64, pkt: &TeInst, s: &mut S) {
+        self.flush_errors(offset, s);
         self.stats.packets += 1;
         self.jumps = 0;
         self.insns_at_packet = self.stats.instructions;
@@ -463,23 +489,56 @@ impl<'a> Decoder<'a> {
     }
 
     /// Report a packet that could not be decoded (or was lost) at `offset`; decoding resumes at
-    /// the next synchronisation packet.
-    pub fn error<S: FlowSink>(&mut self, offset: u64, e: &CodecError, s: &mut S) {
-        self.lose(offset, &DecodeError::Codec(*e).to_string(), s);
+    /// the next synchronisation packet. Errors with no packet between them are one loss
+    /// (reported when the next packet or the end comes), so that a run of garbage is one error
+    /// that says how many bytes it spans, not one per byte.
+    pub fn error<S: FlowSink>(&mut self, offset: u64, e: &CodecError, _s: &mut S) {
+        match &mut self.error_run {
+            Some(r) => r.2 += 1,
+            None => self.error_run = Some((offset, *e, 1)),
+        }
+    }
+
+    /// Report the pending run of errors, which ends at `offset`.
+    fn flush_errors<S: FlowSink>(&mut self, offset: u64, s: &mut S) {
+        if let Some((at, e, n)) = self.error_run.take() {
+            let mut reason = DecodeError::Codec(e).to_string();
+            if n > 1 {
+                use std::fmt::Write;
+                let _ = write!(
+                    reason,
+                    " (and {} more errors: {} bytes skipped)",
+                    n - 1,
+                    offset - at
+                );
+            }
+            self.loss(at, Some(offset - at), reason, s);
+            self.reset_sync();
+            self.ended = false;
+        }
     }
 
     fn lose<S: FlowSink>(&mut self, offset: u64, reason: &str, s: &mut S) {
+        self.loss(offset, None, reason.to_string(), s);
+        self.reset_sync();
+        self.ended = false;
+    }
+
+    /// Report one loss: a [`FlowElement::Loss`] and one error in [`DecodeStats::errors`]. The
+    /// only place that emits a loss, so that the count of losses (warnings) and the error count
+    /// (summary, exit status) never disagree.
+    fn loss<S: FlowSink>(&mut self, offset: u64, skipped: Option<u64>, reason: String, s: &mut S) {
         self.stats.errors += 1;
+        self.recovering = true;
+        self.enabled = true;
         self.emit(
             FlowElement::Loss {
                 offset,
-                skipped: None,
-                reason: reason.to_string(),
+                skipped,
+                reason,
             },
             s,
         );
-        self.reset_sync();
-        self.ended = false;
     }
 
     fn reset_sync(&mut self) {
@@ -492,9 +551,30 @@ impl<'a> Decoder<'a> {
     }
 
     /// End of the trace data at `offset`.
+    ///
+    /// A trace that does not end with a support packet saying that tracing ended
+    /// (`payload.adoc` `sec:format33`: one "must be issued when tracing ceases for any reason")
+    /// lost its end (a truncated file, a circular buffer read past its write pointer): that is
+    /// a loss. So is a trace with no synchronisation packet at all.
     pub fn finish<S: FlowSink>(&mut self, offset: u64, s: &mut S) {
+        self.flush_errors(offset, s);
         if let Some(t) = self.pending_trap.take() {
             self.emit_trap(&t, None, s);
+        }
+        if !self.ended && !self.start_of_trace {
+            self.loss(
+                offset,
+                None,
+                "the trace ends without a support packet saying that tracing ended: its end is lost (truncated?)".into(),
+                s,
+            );
+        } else if !self.synced_ever && !self.ended && self.stats.errors == 0 {
+            let reason = match self.skipped_from {
+                Some(_) => "no synchronisation packet: nothing could be decoded",
+                None => "no te_inst packet in the trace",
+            };
+            let skipped = self.skipped_from.map(|f| offset - f);
+            self.loss(self.skipped_from.unwrap_or(0), skipped, reason.into(), s);
         }
         if !self.ended {
             self.emit(FlowElement::End { offset }, s);
@@ -513,21 +593,24 @@ impl<'a> Decoder<'a> {
         match *pkt {
             TeInst::Support(sp) => {
                 self.options = IOptions::from_bits(sp.ioptions);
+                if sp.ienable {
+                    self.enabled = true;
+                }
                 match sp.qual_status {
                     QualStatus::NoChange => {}
                     QualStatus::TraceLost => {
-                        self.emit(
-                            FlowElement::Loss {
-                                offset,
-                                skipped: None,
-                                reason: "the encoder lost packets (trace_lost)".into(),
-                            },
+                        self.loss(
+                            offset,
+                            None,
+                            "the encoder lost packets (trace_lost)".into(),
                             s,
                         );
-                        self.stats.errors += 1;
                         self.reset_sync();
                     }
                     QualStatus::EndedRep | QualStatus::EndedNtr => {
+                        if self.start_of_trace {
+                            self.start_lost(offset, s);
+                        }
                         if sp.qual_status == QualStatus::EndedNtr
                             && self.inferred_address
                             && !self.start_of_trace
@@ -547,6 +630,7 @@ impl<'a> Decoder<'a> {
                         }
                         self.emit(FlowElement::End { offset }, s);
                         self.ended = true;
+                        self.enabled = false;
                         self.reset_sync();
                     }
                 }
@@ -558,6 +642,7 @@ impl<'a> Decoder<'a> {
                 context,
             } => {
                 if self.start_of_trace {
+                    self.skip(offset);
                     return Ok(());
                 }
                 if !p.notime_p {
@@ -607,6 +692,7 @@ impl<'a> Decoder<'a> {
                     return self.sync(offset, handler, &sync, true, s);
                 }
                 let epc = self.exception_address(thaddr, addr);
+                self.check_trap(epc, interrupt, ecause)?;
                 let t = PendingTrap {
                     ecause,
                     interrupt,
@@ -635,7 +721,7 @@ impl<'a> Decoder<'a> {
             }
             _ => {
                 if self.start_of_trace {
-                    self.skipped_from.get_or_insert(offset);
+                    self.skip(offset);
                     return Ok(());
                 }
                 if self.pending_trap.is_some() {
@@ -645,6 +731,37 @@ impl<'a> Decoder<'a> {
                 }
                 self.differential(pkt, s)
             }
+        }
+    }
+
+    /// At the first synchronisation (or end) packet at `offset`: a loss if packets were skipped
+    /// before it, or if no support packet enabled tracing (`payload.adoc` `sec:format33`), unless
+    /// the gap belongs to a loss already reported.
+    fn start_lost<S: FlowSink>(&mut self, offset: u64, s: &mut S) {
+        if let Some(from) = self.skipped_from.take() {
+            self.loss(
+                from,
+                Some(offset - from),
+                "packets before the first synchronisation packet: the start of the trace is lost"
+                    .into(),
+                s,
+            );
+        } else if !self.enabled {
+            self.loss(
+                offset,
+                None,
+                "no support packet before the first synchronisation packet: the start of the trace is lost"
+                    .into(),
+                s,
+            );
+        }
+    }
+
+    /// A packet at `offset` skipped while waiting for a synchronisation packet: part of the
+    /// loss already reported, or (at the start of the trace) of one reported at the sync.
+    fn skip(&mut self, offset: u64) {
+        if !self.recovering {
+            self.skipped_from.get_or_insert(offset);
         }
     }
 
@@ -709,6 +826,38 @@ impl<'a> Decoder<'a> {
                 .map(|e| e.1)
                 .ok_or(DecodeError::UnknownHandler { interrupt, ecause }),
         }
+    }
+
+    /// An exception whose cause contradicts the instruction at its EPC (the privileged spec's
+    /// `mcause` table): an environment call (causes 8-11) is raised by an `ecall`, and an
+    /// `ecall` raises nothing else but a fetch fault or a breakpoint. A damaged packet, or a
+    /// path that went astray.
+    fn check_trap(
+        &self,
+        epc: Option<u64>,
+        interrupt: bool,
+        ecause: u64,
+    ) -> Result<(), DecodeError> {
+        const ECALL: u64 = 0x0000_0073;
+        let Some(epc) = epc else { return Ok(()) };
+        if interrupt {
+            return Ok(());
+        }
+        let is_ecall = self.image.fetch(epc).map(|w| w as u64) == Some(ECALL);
+        let env_call = (8..=11).contains(&ecause);
+        // Instruction address misaligned/access fault/page fault, breakpoint, guest page fault.
+        let fetch_or_debug = matches!(ecause, 0 | 1 | 3 | 12 | 20);
+        if env_call && !is_ecall {
+            return Err(DecodeError::Unexpected(
+                "an environment call trap where the path has no ecall",
+            ));
+        }
+        if is_ecall && !env_call && !fetch_or_debug {
+            return Err(DecodeError::Unexpected(
+                "an ecall trapped with a cause other than an environment call",
+            ));
+        }
+        Ok(())
     }
 
     /// `decoder.adoc` `exception_address`, without moving the decoder: the EPC of a trap
@@ -783,16 +932,9 @@ impl<'a> Decoder<'a> {
                 SyncReason::Start
             };
             if self.start_of_trace {
-                if let Some(from) = self.skipped_from.take() {
-                    self.emit(
-                        FlowElement::Loss {
-                            offset: from,
-                            skipped: Some(offset - from),
-                            reason: "packets before the first synchronisation packet".into(),
-                        },
-                        s,
-                    );
-                }
+                self.start_lost(offset, s);
+                self.recovering = false;
+                self.synced_ever = true;
                 self.emit(FlowElement::Sync { addr, reason }, s);
             }
             if self.start_of_trace
@@ -902,6 +1044,14 @@ impl<'a> Decoder<'a> {
             self.jtc[i] = Some(self.address);
         }
         let a = self.address;
+        // The reported address must be an instruction of the program: otherwise the packet (or
+        // the address it is relative to) is damaged, and following the path to an address it
+        // can never reach would only report instructions that did not execute.
+        match self.code.ent(a) {
+            Some(e) if e.len > 0 => {}
+            Some(_) => return Err(DecodeError::BadInstruction(a)),
+            None => return Err(DecodeError::Unmapped(a)),
+        }
         self.follow(a, &k, s)
     }
 
@@ -1341,4 +1491,58 @@ pub fn decode_stream<S: FlowSink>(
         }
     }
     dec.finish(data.len() as u64, sink);
+}
+
+/// Decode a framed byte stream read from `input` into `sink`, holding only a small window of it
+/// in memory (memory stays flat whatever the input's size). Gives the same elements as
+/// [`decode_stream`] on the whole input; returns the number of bytes read.
+pub fn decode_reader<R: std::io::Read, S: FlowSink>(
+    mut input: R,
+    encap: crate::codec::EncapConfig,
+    raw: bool,
+    dec: &mut Decoder<'_>,
+    sink: &mut S,
+) -> std::io::Result<u64> {
+    use crate::codec::encap::MAX_PACKET;
+    use crate::codec::{Item, PacketReader};
+    const WINDOW: usize = 1 << 16;
+    let mut buf = vec![0u8; WINDOW];
+    let (mut len, mut base, mut eof) = (0usize, 0u64, false);
+    let mut options = dec.options;
+    loop {
+        while !eof && len < buf.len() {
+            match input.read(&mut buf[len..]) {
+                Ok(0) => eof = true,
+                Ok(n) => len += n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        let mut rd = PacketReader::new(&buf[..len], encap, raw, dec.params, options);
+        let mut keep = len;
+        loop {
+            let before = rd.options();
+            let Some((off, item)) = rd.next() else { break };
+            // A packet that may run past the window waits for the next read (its options too).
+            if !eof && off + MAX_PACKET > len {
+                keep = off;
+                options = before;
+                break;
+            }
+            let at = base + off as u64;
+            match item {
+                Item::Packet(p) => dec.packet(at, &p, sink),
+                Item::Error(e) => dec.error(at, &e, sink),
+                Item::Other(_) => {}
+            }
+            options = rd.options();
+        }
+        if eof {
+            dec.finish(base + len as u64, sink);
+            return Ok(base + len as u64);
+        }
+        buf.copy_within(keep..len, 0);
+        base += keep as u64;
+        len -= keep;
+    }
 }

@@ -10,6 +10,7 @@
 //! * [`encoder`]: the branch trace encoder (`exampleAlgorithm.adoc`), rvtrace's and the
 //!   reference flow's behaviour.
 //! * [`decoder`]: the decoder (`decoder.adoc`), producing `rvtrace_flow::FlowElement`s.
+//! * [`meta`]: the sidecar (`TRACE.meta`) with the encoder settings the trace does not carry.
 #![cfg_attr(not(feature = "std"), no_std)]
 #![warn(missing_docs)]
 
@@ -22,6 +23,8 @@ pub mod config;
 pub mod decoder;
 #[cfg(feature = "std")]
 pub mod encoder;
+#[cfg(feature = "std")]
+pub mod meta;
 pub mod params;
 
 pub use codec::{CodecError, TeInst};
