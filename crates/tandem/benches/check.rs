@@ -49,18 +49,17 @@ fn bench(elf: &str, insns: u64) {
     cfg.semihosting_cmdline = None;
     let mut r = Hart::new(&cfg);
     r.load(&image).unwrap();
-    let mut c = Checker::new(
-        r,
-        CheckOptions {
-            params,
-            absent: Elements::NONE,
-        },
-    );
+    let mut c = Checker::new(r, &image, CheckOptions::new(params, Elements::NONE));
     let t = Instant::now();
     let mut mismatches = 0;
     let s = c.check(&trace[..], &mut |_| mismatches += 1).unwrap();
     let check_s = t.elapsed().as_secs_f64();
     assert_eq!(s.mismatches, 0, "{elf}");
+    // The run was cut at `insns`: the trace ends where it was stopped.
+    assert!(
+        matches!(s.end, rvtrace_tandem::checker::TraceEnd::Unfinished { .. }),
+        "{elf}: {s}"
+    );
     println!(
         "{elf}: {} instructions, trace {:.1} MB ({:.1} bytes/instruction); producer {:.1} M/s; \
          checker {:.2} s = {:.1} M instructions/s",

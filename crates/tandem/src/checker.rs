@@ -28,9 +28,42 @@
 //! matches, the trace went on from the correct value, and only the first group is reported.
 //!
 //! Reading does not depend on how our producer writes: the pc may come incremented or in full,
-//! records may come in any order within a group, the end group may be left out (a begin group
-//! implies it, and so does the end of the trace), and register writes may use the incremental
-//! forms.
+//! records may come in any order within a group, the end group may be left out before a begin
+//! group (chapter 3: "end group is implied by a begin group"), and register writes may use the
+//! incremental forms.
+//!
+//! What a trace must be to pass, beyond matching the reference group by group:
+//!
+//! * **Of this program.** The state initialization before the first instruction (the program
+//!   load) is compared with what the reference loaded from the ELF: every store with the ELF's
+//!   bytes at its address, every non-zero byte of the ELF with some store, and the registers it
+//!   sets with the reference's reset state. The first difference (the lowest address) is
+//!   reported, as a mismatch ([`ProgramCheck`]). A trace without initial memory (`init` or `mem`
+//!   absent) leaves the reference with the ELF's, and the summary says so.
+//! * **Whole.** The trace must end where the program ended: its exit is visible in the trace
+//!   (a semihosting `SYS_EXIT`/`SYS_EXIT_EXTENDED` call, or a store to an exit device: HTIF
+//!   `tohost`, the SiFive test finisher), unless the options say the run was stopped early
+//!   ([`RunEnd::Stopped`], from the sidecar that `rvtrace run` writes). A trace that ends at a
+//!   group boundary before that, inside a group (no end group: the end of the trace does not
+//!   imply one), or inside a record is truncated ([`TraceEnd`]). The protocol has no end-of-trace
+//!   record, so the program's own end is the only mark a foreign trace can carry; the sidecar's
+//!   group count (`groups = N`) is checked too when it is given.
+//! * **Unambiguous** (chapter 3: "Only unambiguous state changes are allowed"): within a group,
+//!   the pc, the privilege mode, the instruction, `mtime` and each register are given at most
+//!   once; an end group ends a group (not one outside any group).
+//! * **Nothing more than happened.** A register the trace writes must be one the reference's
+//!   instruction wrote (a write of the value the register already held is no state change, but
+//!   it is not what the instruction did), and a register address must be a register (chapter 3:
+//!   the Debug Specification's address space). A memory response has its request's size, and a
+//!   failure where the reference's access succeeded is a mismatch.
+//!
+//! Semihosting results are non-deterministic input (host I/O): the checker takes them from the
+//! trace. A partial trace (3.2) still needs them; `rvtrace run` writes them even when `gpr` or
+//! `mem` is absent. A call whose results a partial trace lacks is counted and explained in the
+//! summary ([`CheckSummary::unknown_results`]): mismatches after it may come from that.
+//!
+//! Resources stay bounded on any input: a group may hold at most [`MAX_GROUP_BYTES`] bytes,
+//! [`MAX_GROUP_REGS`] register updates and [`MAX_GROUP_MEMS`] memory requests.
 
 use crate::codec::{
     decode_record, mask_bits, mem_op, reg, AddlState, DecodeError, ErrorKind, Params, Record,
@@ -39,6 +72,7 @@ use crate::disasm::disasm;
 use crate::dump::{priv_name, reg_name};
 use crate::meta::Elements;
 use crate::producer::canonical_csr;
+use rvtrace_image::Image;
 use rvtrace_isa::Xlen;
 use rvtrace_sim::bus::Clint;
 use rvtrace_sim::csr::{irq, mstatus, num, Csrs};
@@ -54,7 +88,44 @@ pub struct CheckOptions {
     pub params: Params,
     /// Elements the trace leaves out (3.2).
     pub absent: Elements,
+    /// How the run that wrote the trace ended.
+    pub run_end: RunEnd,
+    /// The number of groups the producer wrote, when known (the sidecar's `groups`).
+    pub groups: Option<u64>,
 }
+
+impl CheckOptions {
+    /// Options for a trace of a run that ended with the program's exit, group count unknown.
+    pub fn new(params: Params, absent: Elements) -> CheckOptions {
+        CheckOptions {
+            params,
+            absent,
+            run_end: RunEnd::Exit,
+            groups: None,
+        }
+    }
+}
+
+/// How the run that wrote a trace ended (the sidecar's `end`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum RunEnd {
+    /// The program ended (or nothing is known): the trace must end with the program's exit.
+    #[default]
+    Exit,
+    /// The run was stopped before the program ended (`--max-insns`, an error): the trace may end
+    /// after any whole group.
+    Stopped,
+}
+
+/// Largest group the checker reads (bytes). Our producer's largest groups are the 4 KiB chunks
+/// of the program load and semihosting reads; a group must fit in memory to be applied
+/// atomically (chapter 3), and a bound keeps memory flat on hostile input.
+pub const MAX_GROUP_BYTES: usize = 1 << 20;
+/// Most register updates in one group (every GPR, FPR and CSR once, and then some).
+pub const MAX_GROUP_REGS: usize = 8192;
+/// Most memory requests (and effective addresses, store data) in one group: a semihosting read
+/// of 512 KiB in 8-byte stores.
+pub const MAX_GROUP_MEMS: usize = 1 << 16;
 
 /// One element that differs.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -114,6 +185,64 @@ fn insn_hex(i: u32) -> String {
     }
 }
 
+/// Whether the trace is of the program the reference runs (the ELF).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum ProgramCheck {
+    /// Nothing compared yet (checking stopped before the first instruction).
+    #[default]
+    Pending,
+    /// The trace initializes no memory before its first instruction (`init` or `mem` absent):
+    /// the reference runs the ELF as loaded.
+    NotInTrace,
+    /// The trace's initial memory is the ELF's loadable contents.
+    Same {
+        /// Bytes the trace's initial memory wrote.
+        bytes: u64,
+    },
+    /// The trace's initial memory differs from the ELF's.
+    Differs {
+        /// The lowest address that differs.
+        addr: u64,
+        /// What the ELF has there.
+        elf: String,
+        /// What the trace's initial memory has there.
+        traced: String,
+        /// Differing places (stores that differ, runs of the ELF's bytes the trace lacks).
+        count: u64,
+    },
+}
+
+/// How the trace ended.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum TraceEnd {
+    /// Checking did not reach the end (a malformed trace, an I/O error).
+    #[default]
+    Incomplete,
+    /// With the program's exit, in this group.
+    Exit(u64),
+    /// After a whole group, the run having been stopped early ([`RunEnd::Stopped`]).
+    Stopped,
+    /// The reference stopped before the trace ended ([`CheckSummary::reference_stopped`]).
+    ReferenceStopped,
+    /// Truncated at a group boundary: after a whole group, but the program had not ended.
+    Unfinished {
+        /// Where the reference would go on.
+        pc: u64,
+    },
+    /// Truncated inside a group: at the end of a record (no end group) or inside one.
+    Truncated {
+        /// Byte offset of the unfinished group (or of the records outside any group).
+        group_offset: u64,
+        /// The last record is cut too.
+        in_record: bool,
+    },
+    /// The trace has another number of groups than the producer wrote (the sidecar's).
+    GroupCount {
+        /// Groups the producer wrote.
+        expected: u64,
+    },
+}
+
 /// What a check found.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct CheckSummary {
@@ -121,12 +250,31 @@ pub struct CheckSummary {
     pub groups: u64,
     /// Instruction, trap and interrupt groups checked against the reference.
     pub checked: u64,
-    /// State initialization (and reset) groups and updates outside groups, applied to both.
+    /// State initialization (and reset) groups, applied to both.
     pub init: u64,
-    /// Groups with a mismatch.
+    /// Runs of records outside any group, applied to both (chapter 3 allows them).
+    pub outside: u64,
+    /// Mismatches reported (groups, and the program comparison).
     pub mismatches: u64,
+    /// Bytes of the trace read (for a malformed trace: where it became malformed).
+    pub bytes: u64,
     /// The reference stopped before the trace ended (the message says why).
     pub reference_stopped: Option<String>,
+    /// Whether the trace is of the ELF's program.
+    pub program: ProgramCheck,
+    /// How the trace ended.
+    pub end: TraceEnd,
+    /// Semihosting calls whose results (a0, memory written) a partial trace does not carry.
+    pub unknown_results: u64,
+    /// The first such call: group and pc.
+    pub first_unknown: Option<(u64, u64)>,
+}
+
+impl CheckSummary {
+    /// The trace verified: no mismatch, and whole (it ends where the program or run ended).
+    pub fn passed(&self) -> bool {
+        self.mismatches == 0 && matches!(self.end, TraceEnd::Exit(_) | TraceEnd::Stopped)
+    }
 }
 
 impl fmt::Display for CheckSummary {
@@ -140,8 +288,86 @@ impl fmt::Display for CheckSummary {
             self.mismatches,
             if self.mismatches == 1 { "" } else { "es" }
         )?;
+        if self.outside > 0 {
+            write!(f, "; {} runs of updates outside any group", self.outside)?;
+        }
+        match &self.program {
+            ProgramCheck::Pending => {}
+            ProgramCheck::NotInTrace => write!(
+                f,
+                "\n  program: the trace initializes no memory: the reference runs the ELF's"
+            )?,
+            ProgramCheck::Same { bytes } => write!(
+                f,
+                "\n  program: the trace's initial memory is the ELF's ({bytes} bytes)"
+            )?,
+            ProgramCheck::Differs {
+                addr,
+                elf,
+                traced,
+                count,
+            } => write!(
+                f,
+                "\n  program: NOT THE ELF'S: the trace's initial memory differs from the ELF's \
+                 in {count} place{}, first at 0x{addr:x}: the ELF has {elf}, the trace {traced}",
+                if *count == 1 { "" } else { "s" }
+            )?,
+        }
+        match &self.end {
+            TraceEnd::Incomplete => {}
+            TraceEnd::Exit(g) => write!(f, "\n  end: with the program's exit (group {g})")?,
+            TraceEnd::Stopped => write!(
+                f,
+                "\n  end: where the run was stopped before the program ended (as the sidecar says)"
+            )?,
+            TraceEnd::ReferenceStopped => {}
+            TraceEnd::Unfinished { pc } => write!(
+                f,
+                "\n  end: TRUNCATED: the trace ends after group {} (byte offset {}), but the \
+                 program had not ended (it goes on at pc 0x{pc:x}); a trace of a run stopped \
+                 early says `end = stopped` in its sidecar",
+                self.groups, self.bytes
+            )?,
+            TraceEnd::Truncated {
+                group_offset,
+                in_record,
+            } => write!(
+                f,
+                "\n  end: TRUNCATED: the trace ends inside group {} (byte offset {group_offset}), \
+                 {} at byte offset {}",
+                self.groups + 1,
+                if *in_record {
+                    "in the middle of a record"
+                } else {
+                    "before its end group"
+                },
+                self.bytes
+            )?,
+            TraceEnd::GroupCount { expected } => write!(
+                f,
+                "\n  end: TRUNCATED or extended: the trace has {} groups, the producer wrote \
+                 {expected} (the sidecar's `groups`)",
+                self.groups
+            )?,
+        }
         if let Some(m) = &self.reference_stopped {
-            write!(f, "; the reference stopped: {m}")?;
+            write!(f, "\n  the reference stopped: {m}")?;
+        }
+        if let Some((g, pc)) = self.first_unknown {
+            write!(
+                f,
+                "\n  note: {} semihosting call{} without {} results in the trace (the first in \
+                 group {g} at pc 0x{pc:x}): the trace leaves out gpr or mem (protocol 3.2), so the \
+                 checker cannot know what the host returned; mismatches after it may come from \
+                 that (`rvtrace run --tandem-omit` keeps these results)",
+                self.unknown_results,
+                if self.unknown_results == 1 { "" } else { "s" },
+                if self.unknown_results == 1 {
+                    "its"
+                } else {
+                    "their"
+                },
+            )?;
         }
         Ok(())
     }
@@ -183,6 +409,14 @@ enum RegUpd {
     Or(u8),
 }
 
+/// A memory response: size code, result (0 success, 1 failure), data.
+#[derive(Clone, Copy, Debug)]
+struct MemRsp {
+    size: u8,
+    result: u8,
+    data: Option<u64>,
+}
+
 /// A memory request of a group with its response, if any.
 #[derive(Clone, Copy, Debug)]
 struct MemItem {
@@ -190,11 +424,11 @@ struct MemItem {
     op: u8,
     size: u8,
     data: Option<u64>,
-    rsp: Option<(u8, Option<u64>)>,
+    rsp: Option<MemRsp>,
 }
 
 /// The contents of one group (or of the records between two groups).
-#[derive(Default, Debug)]
+#[derive(Debug)]
 struct Group {
     offset: u64,
     /// A begin group opened it (else: records outside any group).
@@ -210,10 +444,41 @@ struct Group {
     mtime: Option<u64>,
     state_init: bool,
     hart_reset: bool,
+    /// The first element given twice (chapter 3: "Only unambiguous state changes are allowed").
+    ambiguous: Option<String>,
+    /// Register addresses below 0x1040 seen in this group (one bit each).
+    reg_seen: [u64; 65],
+}
+
+impl Default for Group {
+    fn default() -> Group {
+        Group {
+            offset: 0,
+            grouped: false,
+            insn: None,
+            incr_pc: false,
+            new_pc: None,
+            priv_: None,
+            regs: Vec::new(),
+            mems: Vec::new(),
+            eaddrs: Vec::new(),
+            store_data: Vec::new(),
+            mtime: None,
+            state_init: false,
+            hart_reset: false,
+            ambiguous: None,
+            reg_seen: [0; 65],
+        }
+    }
 }
 
 impl Group {
     fn clear(&mut self) {
+        for &(a, _) in &self.regs {
+            if (a as usize) < 65 * 64 {
+                self.reg_seen[a as usize / 64] = 0;
+            }
+        }
         self.grouped = false;
         self.insn = None;
         self.incr_pc = false;
@@ -226,6 +491,7 @@ impl Group {
         self.mtime = None;
         self.state_init = false;
         self.hart_reset = false;
+        self.ambiguous = None;
     }
 
     fn is_empty(&self) -> bool {
@@ -242,9 +508,30 @@ impl Group {
             && !self.state_init
             && !self.hart_reset
     }
+
+    #[cold]
+    fn twice(&mut self, what: impl FnOnce() -> String) {
+        if self.ambiguous.is_none() {
+            self.ambiguous = Some(what());
+        }
+    }
+
+    #[inline]
+    fn push_reg(&mut self, addr: u16, upd: RegUpd) {
+        let a = addr as usize;
+        if a < 65 * 64 {
+            let (w, b) = (a / 64, 1u64 << (a % 64));
+            if self.reg_seen[w] & b != 0 {
+                self.twice(|| reg_name(addr));
+            }
+            self.reg_seen[w] |= b;
+        }
+        self.regs.push((addr, upd));
+    }
 }
 
-/// Reads a trace from a [`Read`] group by group, with a buffer that grows for long groups.
+/// Reads a trace from a [`Read`] group by group, with a buffer that grows for long groups (up
+/// to [`MAX_GROUP_BYTES`]).
 struct GroupReader<R: Read> {
     src: R,
     buf: Vec<u8>,
@@ -258,6 +545,10 @@ struct GroupReader<R: Read> {
 enum Next {
     Unit,
     End,
+    /// The trace ends inside the unit read so far (which is not applied).
+    Truncated {
+        in_record: bool,
+    },
 }
 
 impl<R: Read> GroupReader<R> {
@@ -272,6 +563,16 @@ impl<R: Read> GroupReader<R> {
         }
     }
 
+    /// Offset in the trace of the next byte to read.
+    fn offset(&self) -> u64 {
+        self.base + self.pos as u64
+    }
+
+    /// Bytes read from the source.
+    fn read_bytes(&self) -> u64 {
+        self.base + self.buf.len() as u64
+    }
+
     /// Read more bytes, keeping `buf[keep..]`. False at the end of the input.
     fn refill(&mut self, keep: usize) -> Result<bool, CheckError> {
         if self.eof {
@@ -280,7 +581,7 @@ impl<R: Read> GroupReader<R> {
         self.buf.drain(..keep);
         self.base += keep as u64;
         self.pos -= keep;
-        let want = (self.buf.len() + (1 << 20)).max(1 << 20);
+        let want = self.buf.len() + (1 << 20);
         let old = self.buf.len();
         self.buf.resize(want, 0);
         let mut got = old;
@@ -307,15 +608,16 @@ impl<R: Read> GroupReader<R> {
                 Ok(n) => return Ok(n),
                 Err(ParseErr::NeedMore) => {
                     self.pos = start;
-                    if !self.refill(start)? {
-                        // Out of bytes in the middle of a record: report it as malformed.
-                        return self.parse(g).map_err(|e| match e {
-                            ParseErr::Bad(e) => e,
-                            ParseErr::NeedMore => {
-                                CheckError::Protocol(self.base, "truncated".into())
-                            }
-                        });
+                    if self.buf.len() - start > MAX_GROUP_BYTES {
+                        return Err(CheckError::Protocol(
+                            self.base + start as u64,
+                            format!(
+                                "a group longer than {} MiB (the checker's limit)",
+                                MAX_GROUP_BYTES >> 20
+                            ),
+                        ));
                     }
+                    self.refill(start)?;
                 }
                 Err(ParseErr::Bad(e)) => return Err(e),
             }
@@ -324,7 +626,7 @@ impl<R: Read> GroupReader<R> {
 
     fn parse(&mut self, g: &mut Group) -> Result<Next, ParseErr> {
         g.clear();
-        g.offset = self.base + self.pos as u64;
+        g.offset = self.offset();
         let mut prev_req: Option<u8> = None;
         loop {
             let b = &self.buf[self.pos..];
@@ -332,14 +634,23 @@ impl<R: Read> GroupReader<R> {
                 if !self.eof {
                     return Err(ParseErr::NeedMore);
                 }
-                // The end of the trace ends an open group.
-                return Ok(if g.is_empty() { Next::End } else { Next::Unit });
+                // The end of the trace does not end an open group (chapter 3 lets only a begin
+                // group imply an end group): the group is cut short.
+                return Ok(if g.grouped {
+                    Next::Truncated { in_record: false }
+                } else if g.is_empty() {
+                    Next::End
+                } else {
+                    Next::Unit
+                });
             }
-            let off = self.base + self.pos as u64;
+            let off = self.offset();
             let (rec, n) = match decode_record(b, &self.params, prev_req) {
                 Ok(x) => x,
                 Err(ErrorKind::Truncated { .. }) if !self.eof => return Err(ParseErr::NeedMore),
-                // A 16-bit instruction opcode whose parcel says 32 bits (C.5) needs 2 more bytes.
+                Err(ErrorKind::Truncated { .. }) => {
+                    return Ok(Next::Truncated { in_record: true });
+                }
                 Err(kind) => {
                     return Err(ParseErr::Bad(CheckError::Malformed(DecodeError {
                         offset: off,
@@ -347,6 +658,7 @@ impl<R: Read> GroupReader<R> {
                     })))
                 }
             };
+            // A 16-bit instruction opcode whose parcel says 32 bits (C.5) needs 2 more bytes.
             if matches!(rec, Record::Insn16(i) if i & 3 == 3) && !self.eof {
                 return Err(ParseErr::NeedMore);
             }
@@ -361,26 +673,46 @@ impl<R: Read> GroupReader<R> {
                     g.offset = off;
                 }
                 Record::EndGroup => {
-                    self.pos += n;
-                    if g.grouped || !g.is_empty() {
+                    if g.grouped {
+                        self.pos += n;
                         return Ok(Next::Unit);
                     }
-                    // An end group outside any group: nothing to end.
-                    g.offset = self.base + self.pos as u64;
-                    prev_req = None;
-                    continue;
+                    return Err(ParseErr::Bad(CheckError::Protocol(
+                        off,
+                        "an end group outside any group".into(),
+                    )));
                 }
-                Record::IncrPc => g.incr_pc = true,
-                Record::FullReg { addr, value } => g.regs.push((addr, RegUpd::Full(value))),
-                Record::IncrRegAdd { addr, offset } => g.regs.push((addr, RegUpd::Add(offset))),
-                Record::IncrRegOr { addr, mask } => g.regs.push((addr, RegUpd::Or(mask))),
+                Record::IncrPc => {
+                    if g.incr_pc || g.new_pc.is_some() {
+                        g.twice(|| "pc".into());
+                    }
+                    g.incr_pc = true;
+                }
+                Record::FullReg { addr, value } => g.push_reg(addr, RegUpd::Full(value)),
+                Record::IncrRegAdd { addr, offset } => g.push_reg(addr, RegUpd::Add(offset)),
+                Record::IncrRegOr { addr, mask } => g.push_reg(addr, RegUpd::Or(mask)),
                 Record::State(s) => match s {
-                    AddlState::Priv(p) => g.priv_ = Some(p),
+                    AddlState::Priv(p) => {
+                        if g.priv_.is_some() {
+                            g.twice(|| "privilege mode".into());
+                        }
+                        g.priv_ = Some(p)
+                    }
                     AddlState::Paddr(a) | AddlState::Eaddr(a) => g.eaddrs.push(a),
                     AddlState::StoreData { size, value } => g.store_data.push((size, value)),
-                    AddlState::Mtime(t) => g.mtime = Some(t),
+                    AddlState::Mtime(t) => {
+                        if g.mtime.is_some() {
+                            g.twice(|| "mtime".into());
+                        }
+                        g.mtime = Some(t)
+                    }
                     AddlState::PcPaddr(_) => {}
-                    AddlState::Pc(v) => g.new_pc = Some(v),
+                    AddlState::Pc(v) => {
+                        if g.incr_pc || g.new_pc.is_some() {
+                            g.twice(|| "pc".into());
+                        }
+                        g.new_pc = Some(v)
+                    }
                 },
                 Record::MemReq {
                     addr,
@@ -394,15 +726,36 @@ impl<R: Read> GroupReader<R> {
                     data,
                     rsp: None,
                 }),
-                Record::MemRsp { result, data, .. } => {
+                Record::MemRsp { size, result, data } => {
                     if let Some(m) = g.mems.last_mut() {
-                        m.rsp = Some((result, data));
+                        m.rsp = Some(MemRsp { size, result, data });
                     }
                 }
                 Record::HartReset => g.hart_reset = true,
                 Record::StateInit => g.state_init = true,
-                Record::Insn16(i) => g.insn = Some((i as u32, 2)),
-                Record::Insn32(i) => g.insn = Some((i, 4)),
+                Record::Insn16(i) => {
+                    if g.insn.is_some() {
+                        g.twice(|| "instruction".into());
+                    }
+                    g.insn = Some((i as u32, 2))
+                }
+                Record::Insn32(i) => {
+                    if g.insn.is_some() {
+                        g.twice(|| "instruction".into());
+                    }
+                    g.insn = Some((i, 4))
+                }
+            }
+            if g.regs.len() > MAX_GROUP_REGS
+                || g.mems.len() + g.eaddrs.len() + g.store_data.len() > MAX_GROUP_MEMS
+            {
+                return Err(ParseErr::Bad(CheckError::Protocol(
+                    g.offset,
+                    format!(
+                        "a group with more than {MAX_GROUP_REGS} register updates or \
+                         {MAX_GROUP_MEMS} memory records (the checker's limit)"
+                    ),
+                )));
             }
             prev_req = match rec {
                 Record::MemReq { op, .. } => Some(op),
@@ -427,6 +780,9 @@ struct StepObserver {
     trap: Option<TrapInfo>,
     csrs: Vec<u16>,
     mems: Vec<MemAccess>,
+    /// Integer and floating-point registers written (bit n: register n).
+    gprs: u32,
+    fprs: u32,
     done: bool,
 }
 
@@ -436,6 +792,8 @@ impl StepObserver {
         self.trap = None;
         self.csrs.clear();
         self.mems.clear();
+        self.gprs = 0;
+        self.fprs = 0;
         self.done = false;
     }
 }
@@ -452,6 +810,14 @@ impl Observer for StepObserver {
         self.done = true;
     }
     #[inline]
+    fn gpr_write(&mut self, rd: u8, _value: u64) {
+        self.gprs |= 1 << (rd & 31);
+    }
+    #[inline]
+    fn fpr_write(&mut self, rd: u8, _value: u64) {
+        self.fprs |= 1 << (rd & 31);
+    }
+    #[inline]
     fn csr_write(&mut self, csr: u16, _value: u64) {
         self.csrs.push(canonical_csr(csr));
     }
@@ -462,6 +828,127 @@ impl Observer for StepObserver {
     #[inline]
     fn stop_requested(&mut self) -> bool {
         self.done
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The program: the ELF's loadable contents, to compare the trace's initial memory with.
+
+/// A loaded segment: physical base, the ELF's bytes, and which bytes the trace's initial memory
+/// wrote (one bit each).
+struct Segment {
+    base: u64,
+    data: Vec<u8>,
+    covered: Vec<u64>,
+}
+
+#[derive(Default)]
+struct Program {
+    segs: Vec<Segment>,
+    /// Bytes the trace's initial memory wrote.
+    bytes: u64,
+    /// The lowest differing address so far: address, ELF's value, trace's value, group, offset.
+    first: Option<(u64, String, String, u64, u64)>,
+    count: u64,
+}
+
+impl Program {
+    fn new(image: &Image) -> Program {
+        let segs = image
+            .segments()
+            .iter()
+            .filter(|s| !s.data.is_empty())
+            .map(|s| Segment {
+                base: s.paddr,
+                data: s.data.clone(),
+                covered: vec![0; s.data.len().div_ceil(64)],
+            })
+            .collect();
+        Program {
+            segs,
+            ..Program::default()
+        }
+    }
+
+    fn differ(&mut self, addr: u64, elf: String, traced: String, group: u64, offset: u64) {
+        self.count += 1;
+        if self.first.as_ref().is_none_or(|f| addr < f.0) {
+            self.first = Some((addr, elf, traced, group, offset));
+        }
+    }
+
+    /// A store of the trace's initial memory: `n` bytes of `data` at `addr`; `in_ram` when the
+    /// address is the hart's memory.
+    fn store(&mut self, addr: u64, n: usize, data: u64, in_ram: bool, group: u64, offset: u64) {
+        self.bytes += n as u64;
+        let traced = format!("0x{:0w$x}", mask_bits(data, 8 * n as u32), w = 2 * n);
+        if !in_ram {
+            self.differ(
+                addr,
+                "no memory there".into(),
+                format!("a store of {traced}"),
+                group,
+                offset,
+            );
+            return;
+        }
+        let mut elf = [0u8; 8];
+        for (k, e) in elf.iter_mut().enumerate().take(n) {
+            let a = addr.wrapping_add(k as u64);
+            if let Some(s) = self
+                .segs
+                .iter_mut()
+                .find(|s| a >= s.base && a - s.base < s.data.len() as u64)
+            {
+                let i = (a - s.base) as usize;
+                *e = s.data[i];
+                s.covered[i / 64] |= 1 << (i % 64);
+            }
+        }
+        let ev = u64::from_le_bytes(elf);
+        if ev != mask_bits(data, 8 * n as u32) {
+            self.differ(
+                addr,
+                format!("0x{ev:0w$x}", w = 2 * n),
+                traced,
+                group,
+                offset,
+            );
+        }
+    }
+
+    /// Runs of the ELF's non-zero bytes that the trace's initial memory did not write (zero
+    /// bytes need no store: RAM starts zeroed).
+    fn uncovered(&mut self, group: u64, offset: u64) {
+        let mut found = Vec::new();
+        for s in &self.segs {
+            let missing = |k: usize| s.data[k] != 0 && s.covered[k / 64] & (1 << (k % 64)) == 0;
+            let mut k = 0;
+            while k < s.data.len() {
+                if !missing(k) {
+                    k += 1;
+                    continue;
+                }
+                let start = k;
+                while k < s.data.len() && missing(k) {
+                    k += 1;
+                }
+                let shown: Vec<String> = s.data[start..k.min(start + 8)]
+                    .iter()
+                    .map(|b| format!("{b:02x}"))
+                    .collect();
+                found.push((s.base + start as u64, shown.join(" ")));
+            }
+        }
+        for (a, bytes) in found {
+            self.differ(
+                a,
+                format!("bytes {bytes}"),
+                "nothing (not in its initial memory)".into(),
+                group,
+                offset,
+            );
+        }
     }
 }
 
@@ -518,16 +1005,25 @@ pub struct Checker {
     obs: StepObserver,
     traced_csrs: Vec<u16>,
     diffs: Vec<Diff>,
+    /// Differences the trace shows by itself (not by comparison): reported with the group's.
+    trace_diffs: Vec<Diff>,
+    matched: Vec<bool>,
     alts: Vec<Alt>,
     alt_since: u64,
     summary: CheckSummary,
     stopped: bool,
+    /// An instruction group was read (the program load is over).
+    running: bool,
+    /// The group with the program's exit.
+    exited: Option<u64>,
+    program: Program,
 }
 
 impl Checker {
-    /// A checker with `hart` as the reference: the program loaded, semihosting off (its calls
-    /// are taken from the trace), not run yet.
-    pub fn new(mut hart: Hart, opts: CheckOptions) -> Checker {
+    /// A checker with `hart` as the reference: the program of `image` loaded, semihosting off
+    /// (its calls are taken from the trace), not run yet. The trace's initial memory is compared
+    /// with `image`'s loadable contents.
+    pub fn new(mut hart: Hart, image: &Image, opts: CheckOptions) -> Checker {
         hart.bus.console = Box::new(std::io::sink());
         let xlen = hart.xlen;
         let mut csr = vec![0u64; NCSR];
@@ -548,16 +1044,27 @@ impl Checker {
             obs: StepObserver::default(),
             traced_csrs: Vec::new(),
             diffs: Vec::new(),
+            trace_diffs: Vec::new(),
+            matched: Vec::new(),
             alts: Vec::new(),
             alt_since: 0,
             summary: CheckSummary::default(),
             stopped: false,
+            running: false,
+            exited: None,
+            program: Program::new(image),
         }
     }
 
     /// The reference hart.
     pub fn hart(&self) -> &Hart {
         &self.hart
+    }
+
+    /// What was checked so far: after [`Checker::check`] failed, the partial summary up to the
+    /// malformed bytes ([`CheckSummary::bytes`]).
+    pub fn summary(&self) -> &CheckSummary {
+        &self.summary
     }
 
     #[inline(always)]
@@ -573,17 +1080,46 @@ impl Checker {
         self.opts.absent.has(e)
     }
 
-    /// Check the trace read from `src`, calling `report` for each mismatch.
+    /// Check the trace read from `src`, calling `report` for each mismatch. On an error, the
+    /// partial summary is [`Checker::summary`].
     pub fn check<R: Read>(
         &mut self,
         src: R,
         report: &mut dyn FnMut(&Mismatch),
     ) -> Result<CheckSummary, CheckError> {
         let mut rd = GroupReader::new(src, self.opts.params);
+        let r = self.check_groups(&mut rd, report);
+        self.summary.bytes = match &r {
+            Ok(()) | Err(CheckError::Io(_)) => rd.read_bytes(),
+            Err(CheckError::Malformed(e)) => e.offset,
+            Err(CheckError::Protocol(off, _)) => *off,
+        };
+        r?;
+        Ok(self.summary.clone())
+    }
+
+    fn check_groups<R: Read>(
+        &mut self,
+        rd: &mut GroupReader<R>,
+        report: &mut dyn FnMut(&Mismatch),
+    ) -> Result<(), CheckError> {
         let mut g = Group::default();
         loop {
             match rd.next(&mut g)? {
-                Next::End => break,
+                Next::End => {
+                    self.finish_trace(report);
+                    return Ok(());
+                }
+                Next::Truncated { in_record } => {
+                    if !self.running {
+                        self.finish_program(report);
+                    }
+                    self.summary.end = TraceEnd::Truncated {
+                        group_offset: g.offset,
+                        in_record,
+                    };
+                    return Ok(());
+                }
                 Next::Unit => {}
             }
             if g.grouped {
@@ -602,18 +1138,95 @@ impl Checker {
                         },
                     ));
                 }
-                self.apply_init(&g);
+                self.apply_init(&g, report);
                 if g.grouped {
                     self.summary.init += 1;
+                } else {
+                    self.summary.outside += 1;
                 }
                 continue;
+            }
+            if !self.running {
+                self.finish_program(report);
+                self.running = true;
             }
             if self.stopped {
                 continue;
             }
+            if let Some(e) = self.exited {
+                // Nothing runs after the program's exit.
+                self.stop_reference(
+                    &g,
+                    self.hart.pc,
+                    format!("the program exited in group {e}"),
+                    report,
+                );
+                continue;
+            }
             self.step_group(&g, report);
         }
-        Ok(self.summary.clone())
+    }
+
+    /// The end of the trace after a whole group: it must be the program's end.
+    fn finish_trace(&mut self, report: &mut dyn FnMut(&Mismatch)) {
+        if !self.running {
+            self.finish_program(report);
+        }
+        let s = &mut self.summary;
+        s.end = if s.reference_stopped.is_some() {
+            TraceEnd::ReferenceStopped
+        } else if let Some(g) = self.exited {
+            TraceEnd::Exit(g)
+        } else if self.opts.run_end == RunEnd::Stopped {
+            TraceEnd::Stopped
+        } else {
+            TraceEnd::Unfinished { pc: self.hart.pc }
+        };
+        if let Some(n) = self.opts.groups {
+            if n != s.groups && matches!(s.end, TraceEnd::Exit(_) | TraceEnd::Stopped) {
+                s.end = TraceEnd::GroupCount { expected: n };
+            }
+        }
+    }
+
+    /// The program load is over: the trace's initial memory against the ELF's.
+    fn finish_program(&mut self, report: &mut dyn FnMut(&Mismatch)) {
+        let p = &mut self.program;
+        let expected =
+            !self.opts.absent.has(Elements::INIT) && !self.opts.absent.has(Elements::MEM);
+        if p.bytes == 0 && !expected {
+            self.summary.program = ProgramCheck::NotInTrace;
+            return;
+        }
+        p.uncovered(self.summary.groups, self.summary.bytes);
+        let Some((addr, elf, traced, group, offset)) = p.first.clone() else {
+            self.summary.program = ProgramCheck::Same { bytes: p.bytes };
+            return;
+        };
+        let count = p.count;
+        self.summary.program = ProgramCheck::Differs {
+            addr,
+            elf: elf.clone(),
+            traced: traced.clone(),
+            count,
+        };
+        self.summary.mismatches += 1;
+        report(&Mismatch {
+            group,
+            offset,
+            pc: self.hart.pc,
+            insn: None,
+            disasm: format!(
+                "state initialization: the trace's initial memory is not the ELF's \
+                 ({count} differing place{}; the first, by address, below)",
+                if count == 1 { "" } else { "s" }
+            ),
+            diffs: vec![Diff {
+                element: format!("memory at 0x{addr:x}"),
+                expected: format!("{elf} (the ELF)"),
+                traced,
+            }],
+        });
     }
 
     // ---- applying traced state ----
@@ -701,6 +1314,8 @@ impl Checker {
                 };
                 self.shadow_csr_write(addr, v);
                 self.traced_csrs.push(canonical_csr(addr));
+            } else {
+                self.bad_register(addr, upd);
             }
         }
         if let Some(pc) = g.new_pc {
@@ -713,11 +1328,46 @@ impl Checker {
         }
     }
 
+    /// A register address outside the Debug Specification's space (chapter 3).
+    #[cold]
+    fn bad_register(&mut self, addr: u16, upd: RegUpd) {
+        self.trace_diffs.push(Diff {
+            element: reg_name(addr),
+            expected: "no such register (CSRs are 0x000-0xfff, GPRs 0x1000-0x101f, FPRs \
+                       0x1020-0x103f: Debug Specification, chapter 3)"
+                .into(),
+            traced: match upd {
+                RegUpd::Full(v) => format!("written with 0x{v:x}"),
+                RegUpd::Add(o) => format!("incremented by {o}"),
+                RegUpd::Or(m) => format!("ORed with 0x{m:02x}"),
+            },
+        });
+    }
+
+    /// The difference a group shows by itself when it gives an element twice.
+    fn ambiguity(g: &Group) -> Option<Diff> {
+        g.ambiguous.as_ref().map(|a| Diff {
+            element: a.clone(),
+            expected: "given at most once in a group (chapter 3: only unambiguous state \
+                       changes are allowed)"
+                .into(),
+            traced: "given twice".into(),
+        })
+    }
+
     /// A state initialization group, a hart reset, or updates outside any group: applied to
     /// the shadow and to the reference alike (chapter 3: "changes to program state outside of
-    /// the processor that must be copied to the shadow state but cannot be modeled").
-    fn apply_init(&mut self, g: &Group) {
+    /// the processor that must be copied to the shadow state but cannot be modeled"). Before
+    /// the first instruction (the program load), what they set is compared with what the
+    /// reference loaded: registers with its reset state, memory with the ELF.
+    fn apply_init(&mut self, g: &Group, report: &mut dyn FnMut(&Mismatch)) {
+        self.trace_diffs.clear();
         self.apply_shadow(g, 0);
+        let mut diffs = std::mem::take(&mut self.trace_diffs);
+        diffs.extend(Self::ambiguity(g));
+        if !self.running {
+            self.compare_init(g, &mut diffs);
+        }
         if !self.absent(Elements::GPR) {
             self.x[0] = 0;
             self.hart.x = self.x;
@@ -738,17 +1388,85 @@ impl Checker {
             }
             self.traced_csrs = cs;
         }
-        if !self.absent(Elements::MEM) {
-            for m in &g.mems {
-                if let Some(d) = m.data {
-                    if mem_op::request_has_data(m.op) {
-                        let n = 1usize << m.size;
-                        let _ = self.hart.bus.write_ram(m.addr, &d.to_le_bytes()[..n]);
-                    }
+        for m in &g.mems {
+            if let (Some(d), true) = (m.data, mem_op::request_has_data(m.op)) {
+                let n = 1usize << m.size;
+                let in_ram = self.hart.bus.ram_offset(m.addr, n as u64).is_some();
+                if !self.running {
+                    let (grp, off) = (self.summary.groups, g.offset);
+                    self.program.store(m.addr, n, d, in_ram, grp, off);
+                } else if !in_ram {
+                    diffs.push(Diff {
+                        element: format!("memory at 0x{:x} ({n} bytes)", m.addr),
+                        expected: "the hart's memory".into(),
+                        traced: "a store outside it".into(),
+                    });
                 }
+                let _ = self.hart.bus.write_ram(m.addr, &d.to_le_bytes()[..n]);
             }
         }
         self.copy_nondet(g);
+        if !diffs.is_empty() {
+            self.summary.mismatches += 1;
+            report(&Mismatch {
+                group: self.summary.groups,
+                offset: g.offset,
+                pc: self.hart.pc,
+                insn: None,
+                disasm: if g.grouped {
+                    "state initialization".into()
+                } else {
+                    "updates outside any group".into()
+                },
+                diffs,
+            });
+        }
+    }
+
+    /// The registers a group of the program load sets, against the reference's reset state
+    /// (the shadow has the group applied, the reference not yet).
+    fn compare_init(&mut self, g: &Group, diffs: &mut Vec<Diff>) {
+        let xb = self.xlen.bits();
+        let hex = |v: u64, bits: u32| format!("0x{:0w$x}", v, w = (bits as usize).div_ceil(4));
+        let reset = " (the reset state)";
+        if g.new_pc.is_some() && self.pc != self.hart.pc {
+            diffs.push(Diff {
+                element: "pc".into(),
+                expected: format!("{} (the ELF's entry)", hex(self.hart.pc, xb)),
+                traced: hex(self.pc, xb),
+            });
+        }
+        if g.priv_.is_some() && self.priv_ != self.hart.priv_ {
+            diffs.push(Diff {
+                element: "privilege mode".into(),
+                expected: format!("{}{reset}", self.hart.priv_),
+                traced: format!("{}", self.priv_),
+            });
+        }
+        let flen = self.opts.params.flen;
+        for &(addr, _) in &g.regs {
+            let (r, s, bits) = if reg::is_gpr(addr) {
+                let k = (addr - reg::GPR0) as usize;
+                (self.hart.x[k] & self.xmask, self.x[k] & self.xmask, xb)
+            } else if reg::is_fpr(addr) {
+                let k = (addr - reg::FPR0) as usize;
+                let m = |v| mask_bits(v, flen.max(1));
+                (m(self.hart.f[k]), m(self.f[k]), flen)
+            } else if reg::is_csr(addr) && !csr_nondet(addr) {
+                let c = canonical_csr(addr);
+                let r = self.hart.csr_read(c).unwrap_or(0) & self.xmask;
+                (r, self.csr[c as usize], xb)
+            } else {
+                continue;
+            };
+            if r != s {
+                diffs.push(Diff {
+                    element: reg_name(addr),
+                    expected: format!("{}{reset}", hex(r, bits)),
+                    traced: hex(s, bits),
+                });
+            }
+        }
     }
 
     fn copy_csr_to_ref(&mut self, c: u16) {
@@ -858,6 +1576,41 @@ impl Checker {
             && h.bus.fetch(pre) == Some(0x01f0_1013)
             && h.bus.fetch(pc) == Some(0x0010_0073)
             && h.bus.fetch(post) == Some(0x4070_5013)
+    }
+
+    /// A semihosting call's results (the reference takes them from the trace): whether the
+    /// trace has them, or why the checker cannot know them. True for the program's exit.
+    fn semihosting_results(&mut self, g: &Group, pc: u64) -> bool {
+        use rvtrace_sim::semihost as sh;
+        let op = (self.hart.x[10] & 0xffff_ffff) as u32;
+        let a0 = g.regs.iter().any(|&(a, _)| a == reg::gpr(10));
+        if matches!(op, sh::SYS_EXIT | sh::SYS_EXIT_EXTENDED) && !a0 {
+            return true;
+        }
+        let writes_mem = matches!(
+            op,
+            sh::SYS_READ
+                | sh::SYS_TMPNAM
+                | sh::SYS_GET_CMDLINE
+                | sh::SYS_HEAPINFO
+                | sh::SYS_ELAPSED
+        );
+        let unknown_mem = writes_mem && g.mems.is_empty() && self.absent(Elements::MEM);
+        if !a0 && !self.absent(Elements::GPR) {
+            self.trace_diffs.push(Diff {
+                element: reg_name(reg::gpr(10)),
+                expected: "the call's result (every semihosting call but the exit returns one)"
+                    .into(),
+                traced: "no write".into(),
+            });
+        }
+        if (!a0 && self.absent(Elements::GPR)) || unknown_mem {
+            self.summary.unknown_results += 1;
+            if self.summary.first_unknown.is_none() {
+                self.summary.first_unknown = Some((self.summary.groups, pc));
+            }
+        }
+        false
     }
 
     /// The cause of the interrupt a group shows (a write of `mcause`/`scause` with the
@@ -1005,32 +1758,32 @@ impl Checker {
                 return Ok(());
             }
         } else if self.is_semihosting_call(g) {
-            // Host I/O is not repeated: the call retires, its results come from the trace.
-            let (no_gpr, no_mem) = (self.absent(Elements::GPR), self.absent(Elements::MEM));
+            // Host I/O is not repeated: the call retires, its results come from the trace (also
+            // from a partial trace without gpr or mem: they are non-deterministic input, 3.1
+            // step 2, and `rvtrace run` writes them).
             let h = &mut self.hart;
             let pc = h.pc;
             h.pc = pc.wrapping_add(4) & self.xmask;
             h.instret += 1;
             for &(addr, _) in &g.regs {
-                if reg::is_gpr(addr) && !no_gpr {
+                if reg::is_gpr(addr) {
                     let r = (addr - reg::GPR0) as usize;
                     if r != 0 {
                         h.x[r] = self.x[r];
+                        self.obs.gprs |= 1 << r;
                     }
                 }
             }
-            if !no_mem {
-                for m in &g.mems {
-                    if let (Some(d), true) = (m.data, mem_op::request_has_data(m.op)) {
-                        let n = 1usize << m.size;
-                        let _ = h.bus.write_ram(m.addr, &d.to_le_bytes()[..n]);
-                        self.obs.mems.push(MemAccess {
-                            addr: m.addr,
-                            size: n as u8,
-                            value: d,
-                            kind: MemKind::Store,
-                        });
-                    }
+            for m in &g.mems {
+                if let (Some(d), true) = (m.data, mem_op::request_has_data(m.op)) {
+                    let n = 1usize << m.size;
+                    let _ = h.bus.write_ram(m.addr, &d.to_le_bytes()[..n]);
+                    self.obs.mems.push(MemAccess {
+                        addr: m.addr,
+                        size: n as u8,
+                        value: d,
+                        kind: MemKind::Store,
+                    });
                 }
             }
             self.obs.retired = Some(Retired {
@@ -1081,12 +1834,17 @@ impl Checker {
                 }
             }
         };
+        self.trace_diffs.clear();
         self.apply_shadow(g, len);
+        let exit_call = self.is_semihosting_call(g) && self.semihosting_results(g, pre_pc);
         let with_alts = !self.alts.is_empty();
         let snap = with_alts.then(|| self.snapshot());
         if let Err(m) = self.run_reference(g) {
             self.stop_reference(g, pre_pc, m, report);
             return;
+        }
+        if exit_call || self.hart.bus.exit.is_some() {
+            self.exited = Some(self.summary.groups);
         }
         self.compare(g, pre_pc, &pre);
         if let (Some(snap), false) = (&snap, self.diffs.is_empty()) {
@@ -1268,11 +2026,39 @@ impl Checker {
                 }
             }
         }
+        self.unwritten_regs(g);
         if !self.absent(Elements::CSR) {
             self.compare_csrs(pre);
         }
         if !self.absent(Elements::MEM) || !self.absent(Elements::EADDR) {
             self.compare_mem(g);
+        }
+        self.diffs.extend(self.trace_diffs.iter().cloned());
+        self.diffs.extend(Self::ambiguity(g));
+    }
+
+    /// Integer and floating-point registers the trace writes and the reference's instruction
+    /// does not (with the value they held, or a difference is reported already).
+    fn unwritten_regs(&mut self, g: &Group) {
+        let flen = self.opts.params.flen.max(1);
+        for &(addr, _) in &g.regs {
+            let same = if reg::is_gpr(addr) && !self.absent(Elements::GPR) {
+                let r = (addr - reg::GPR0) as usize;
+                r != 0 && self.obs.gprs & (1 << r) == 0 && self.x[r] == self.hart.x[r]
+            } else if reg::is_fpr(addr) && !self.absent(Elements::FPR) {
+                let r = (addr - reg::FPR0) as usize;
+                self.obs.fprs & (1 << r) == 0
+                    && mask_bits(self.f[r], flen) == mask_bits(self.hart.f[r], flen)
+            } else {
+                false
+            };
+            if same {
+                self.diffs.push(Diff {
+                    element: reg_name(addr),
+                    expected: "not written by this instruction".into(),
+                    traced: "written (with the value it held)".into(),
+                });
+            }
         }
     }
 
@@ -1289,58 +2075,109 @@ impl Checker {
             num::STVAL,
             num::MIE,
         ];
-        let mut set: [u16; 32] = [0; 32];
-        let mut n = 0;
-        let mut add = |c: u16, n: &mut usize| {
-            if !set[..*n].contains(&c) && *n < set.len() {
-                set[*n] = c;
-                *n += 1;
-            }
+        // The CSRs the reference's step wrote: with a hook, by a change, or by trap entry and
+        // return (which write their CSRs whatever the values).
+        let trap = self.obs.trap.or(self.obs.retired.and_then(|r| r.trap));
+        let xret = self
+            .obs
+            .retired
+            .is_some_and(|r| r.insn == 0x3020_0073 || r.insn == 0x1020_0073);
+        let obs_csrs = &self.obs.csrs;
+        let written = |c: u16| {
+            obs_csrs.contains(&c)
+                || IMPLICIT
+                    .iter()
+                    .position(|&x| x == c)
+                    .is_some_and(|k| pre[k] != post[k])
+                || (xret && c == num::MSTATUS)
+                || trap.is_some_and(|t| {
+                    c == num::MSTATUS
+                        || if t.to_priv == 1 {
+                            matches!(c, num::SEPC | num::SCAUSE | num::STVAL)
+                        } else {
+                            matches!(c, num::MEPC | num::MCAUSE | num::MTVAL)
+                        }
+                })
         };
-        for (k, &c) in IMPLICIT.iter().enumerate() {
-            if pre[k] != post[k] {
-                add(c, &mut n);
-            }
-        }
-        for &c in &self.obs.csrs {
-            add(c, &mut n);
-        }
-        for &c in &self.traced_csrs {
-            add(c, &mut n);
-        }
         let xb = self.xlen.bits();
-        for &c in &set[..n] {
+        let hex = |v: u64| format!("0x{:0w$x}", v, w = xb as usize / 4);
+        let mut diffs = Vec::new();
+        // Every CSR the trace writes.
+        for &c in &self.traced_csrs {
             if csr_nondet(c) {
                 continue;
             }
             let r = self.hart.csr_read(c).unwrap_or(0) & self.xmask;
             let s = self.csr[c as usize];
             if r != s {
-                let note = if self.traced_csrs.contains(&c) {
-                    ""
-                } else {
-                    " (not in the trace)"
-                };
-                self.diffs.push(Diff {
+                diffs.push(Diff {
                     element: reg_name(c),
-                    expected: format!("0x{:0w$x}", r, w = xb as usize / 4),
-                    traced: format!("0x{:0w$x}{note}", s, w = xb as usize / 4),
+                    expected: hex(r),
+                    traced: hex(s),
+                });
+            } else if !written(c) {
+                diffs.push(Diff {
+                    element: reg_name(c),
+                    expected: "not written by this instruction".into(),
+                    traced: format!("written (with the value it held, {})", hex(s)),
                 });
             }
         }
+        // Every CSR the reference changed or wrote and the trace does not.
+        let mut others: [u16; 16] = [0; 16];
+        let mut n = 0;
+        let implicit = IMPLICIT
+            .iter()
+            .enumerate()
+            .filter(|&(k, _)| pre[k] != post[k])
+            .map(|(_, &c)| c);
+        for c in implicit.chain(self.obs.csrs.iter().copied()) {
+            if self.traced_csrs.contains(&c) || others[..n].contains(&c) || csr_nondet(c) {
+                continue;
+            }
+            if n == others.len() {
+                // More than an instruction writes: compare the rest one by one.
+                let r = self.hart.csr_read(c).unwrap_or(0) & self.xmask;
+                if r != self.csr[c as usize] {
+                    diffs.push(Diff {
+                        element: reg_name(c),
+                        expected: hex(r),
+                        traced: format!("{} (not in the trace)", hex(self.csr[c as usize])),
+                    });
+                }
+                continue;
+            }
+            others[n] = c;
+            n += 1;
+        }
+        for &c in &others[..n] {
+            let r = self.hart.csr_read(c).unwrap_or(0) & self.xmask;
+            let s = self.csr[c as usize];
+            if r != s {
+                diffs.push(Diff {
+                    element: reg_name(c),
+                    expected: hex(r),
+                    traced: format!("{} (not in the trace)", hex(s)),
+                });
+            }
+        }
+        self.diffs.extend(diffs);
     }
 
     fn compare_mem(&mut self, g: &Group) {
         let check_mem = !self.absent(Elements::MEM);
         let ram = |h: &Hart, a: u64, n: u64| h.bus.ram_offset(a, n).is_some();
-        let mut matched: u64 = 0; // bit k: reference access k is accounted for
+        // matched[k]: reference access k is accounted for.
+        let mut matched = std::mem::take(&mut self.matched);
+        matched.clear();
+        matched.resize(self.obs.mems.len(), false);
         let mut nondet_load = false;
         let mems = &self.obs.mems;
         let mut diffs = Vec::new();
-        let find = |kind: MemKind, addr: u64, n: u8, matched: &mut u64| -> Option<MemAccess> {
+        let find = |kind: MemKind, addr: u64, n: u8, matched: &mut [bool]| -> Option<MemAccess> {
             for (k, m) in mems.iter().enumerate() {
-                if m.kind == kind && m.addr == addr && m.size == n && *matched & (1 << k) == 0 {
-                    *matched |= 1 << k.min(63);
+                if m.kind == kind && m.addr == addr && m.size == n && !matched[k] {
+                    matched[k] = true;
                     return Some(*m);
                 }
             }
@@ -1357,9 +2194,43 @@ impl Checker {
                         it.addr
                     )
                 };
-                let sc_failed = it.op == mem_op::SC && matches!(it.rsp, Some((1, _)));
+                if let Some(r) = it.rsp {
+                    if r.size != it.size {
+                        diffs.push(Diff {
+                            element: format!("{}: response size", what()),
+                            expected: format!("{n} bytes (the request's)"),
+                            traced: format!("{} bytes", 1u8 << r.size),
+                        });
+                    }
+                }
+                let rsp_data = it.rsp.and_then(|r| r.data);
+                let failed = matches!(it.rsp, Some(MemRsp { result: 1, .. }));
+                let is_load = matches!(it.op, mem_op::LOAD | mem_op::LR);
                 match it.op {
                     mem_op::IFETCH => {}
+                    _ if failed => {
+                        // A failed request changed nothing; the reference's access succeeded.
+                        let kind = if is_load {
+                            MemKind::Load
+                        } else {
+                            MemKind::Store
+                        };
+                        if find(kind, it.addr, n, &mut matched).is_some() {
+                            diffs.push(Diff {
+                                element: what(),
+                                expected: if it.op == mem_op::SC {
+                                    "store made (sc succeeded)".into()
+                                } else {
+                                    "success".into()
+                                },
+                                traced: if it.op == mem_op::SC {
+                                    "sc failed".into()
+                                } else {
+                                    "failure".into()
+                                },
+                            });
+                        }
+                    }
                     mem_op::LOAD | mem_op::LR => {
                         match find(MemKind::Load, it.addr, n, &mut matched) {
                             None => diffs.push(Diff {
@@ -1368,7 +2239,7 @@ impl Checker {
                                 traced: "made".into(),
                             }),
                             Some(m) => {
-                                if let Some((_, Some(d))) = it.rsp {
+                                if let Some(d) = rsp_data {
                                     if d != m.value {
                                         if ram(&self.hart, it.addr, n as u64) {
                                             diffs.push(Diff {
@@ -1383,15 +2254,6 @@ impl Checker {
                                     }
                                 }
                             }
-                        }
-                    }
-                    _ if sc_failed => {
-                        if find(MemKind::Store, it.addr, n, &mut matched).is_some() {
-                            diffs.push(Diff {
-                                element: what(),
-                                expected: "store made (sc succeeded)".into(),
-                                traced: "sc failed".into(),
-                            });
                         }
                     }
                     mem_op::STORE | mem_op::SC => {
@@ -1416,7 +2278,7 @@ impl Checker {
                         let s = find(MemKind::Store, it.addr, n, &mut matched);
                         match (l, s) {
                             (Some(l), Some(s)) => {
-                                if let (Some((_, Some(old))), Some(opnd)) = (it.rsp, it.data) {
+                                if let (Some(old), Some(opnd)) = (rsp_data, it.data) {
                                     let new = amo(op, old, opnd, n);
                                     if old != l.value || new != s.value {
                                         diffs.push(Diff {
@@ -1443,7 +2305,7 @@ impl Checker {
                     m.kind == MemKind::Store && m.size == n && m.value == mask_bits(v, 8 * n as u32)
                 });
                 match hit {
-                    Some((k, _)) => matched |= 1 << k.min(63),
+                    Some((k, _)) => matched[k] = true,
                     None => diffs.push(Diff {
                         element: format!("memory store data ({n} bytes)"),
                         expected: "no such store".into(),
@@ -1453,7 +2315,7 @@ impl Checker {
             }
             // Every store of the reference must be in the trace.
             for (k, m) in mems.iter().enumerate() {
-                if m.kind == MemKind::Store && matched & (1 << k.min(63)) == 0 {
+                if m.kind == MemKind::Store && !matched[k] {
                     diffs.push(Diff {
                         element: format!("memory at 0x{:x} ({} bytes)", m.addr, m.size),
                         expected: format!("store of 0x{:x}", m.value),
@@ -1462,6 +2324,7 @@ impl Checker {
                 }
             }
         }
+        self.matched = matched;
         if !self.absent(Elements::EADDR) {
             for &a in &g.eaddrs {
                 if !mems.iter().any(|m| m.addr == a) {
@@ -1564,7 +2427,7 @@ impl Checker {
         if !self.opts.absent.has(Elements::MEM) {
             for m in &g.mems {
                 if let (Some(d), true) = (m.data, matches!(m.op, mem_op::STORE | mem_op::SC)) {
-                    if matches!(m.rsp, Some((1, _))) {
+                    if matches!(m.rsp, Some(MemRsp { result: 1, .. })) {
                         continue;
                     }
                     let n = 1usize << m.size;

@@ -314,6 +314,11 @@ pub enum ErrorKind {
     UnknownMemOp(u8),
     /// A memory request or response size other than 0..=3.
     BadMemSize(u8),
+    /// A memory response result other than 0 (success) or 1 (failure) (chapter 2, "Memory
+    /// Request Result").
+    BadMemResult(u8),
+    /// A privilege mode above 3 (chapter 3: PRIVLEN is 2, zero extended to 8 bits).
+    BadPriv(u8),
     /// A memory response that does not immediately follow a memory request (chapter 3: "If
     /// present, a memory response field must immediately follow the corresponding memory
     /// request").
@@ -333,6 +338,13 @@ impl fmt::Display for ErrorKind {
             }
             ErrorKind::UnknownMemOp(o) => write!(f, "unknown memory request operation {o}"),
             ErrorKind::BadMemSize(s) => write!(f, "memory size code {s} is not 0..3"),
+            ErrorKind::BadMemResult(r) => {
+                write!(
+                    f,
+                    "memory response result {r} is neither 0 (success) nor 1 (failure)"
+                )
+            }
+            ErrorKind::BadPriv(p) => write!(f, "privilege mode {p} does not fit in 2 bits"),
             ErrorKind::OrphanResponse => {
                 f.write_str("memory response that does not follow a memory request")
             }
@@ -470,6 +482,7 @@ pub fn decode_record(
             need(n)?;
             let v = le(&b[2..n]);
             let s = match id {
+                state::PRIV if b[2] > 3 => return Err(ErrorKind::BadPriv(b[2])),
                 state::PRIV => AddlState::Priv(b[2]),
                 state::PADDR => AddlState::Paddr(v),
                 state::EADDR => AddlState::Eaddr(v),
@@ -525,6 +538,9 @@ pub fn decode_record(
             let (size, result) = (b[1] & 0xf, b[1] >> 4);
             if size > 3 {
                 return Err(ErrorKind::BadMemSize(size));
+            }
+            if result > 1 {
+                return Err(ErrorKind::BadMemResult(result));
             }
             let mut n = 2;
             let data = if mem_op::response_has_data(req) {

@@ -15,10 +15,18 @@
 //! mlen = 64
 //! pc_ident = 10
 //! absent = mem,eaddr
+//! end = exit
+//! groups = 81234
 //! ```
 //!
-//! `absent` lists [`Elements`] names separated by commas (empty: a complete trace).
+//! `absent` lists [`Elements`] names separated by commas (empty: a complete trace). `end` and
+//! `groups` are written when the run is over: `end = exit` when the program ended, `end =
+//! stopped` when the run was stopped before (`--max-insns`, an error), and `groups` counts the
+//! trace's groups. The protocol has no end-of-trace record; with these the checker tells a trace
+//! cut short from a finished one (a sidecar without them: the trace must end with the program's
+//! exit).
 
+use crate::checker::RunEnd;
 use crate::codec::{state, Params};
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -114,6 +122,10 @@ pub struct Meta {
     pub params: Params,
     /// Elements the trace leaves out.
     pub absent: Elements,
+    /// How the run ended (`end`), once it has.
+    pub run_end: Option<RunEnd>,
+    /// Groups in the trace (`groups`), once the run has ended.
+    pub groups: Option<u64>,
 }
 
 /// The protocol version the sidecar names.
@@ -127,13 +139,32 @@ pub fn sidecar_path(trace: &Path) -> PathBuf {
 }
 
 impl Meta {
+    /// The sidecar of a run not over yet.
+    pub fn new(params: Params, absent: Elements) -> Meta {
+        Meta {
+            params,
+            absent,
+            run_end: None,
+            groups: None,
+        }
+    }
+
     /// The sidecar text.
     pub fn to_text(&self) -> String {
-        format!(
+        let mut t = format!(
             "# rvtrace tandem trace sidecar (tandem-trace-protocol-2018, chapter 3 and 3.2)\n\
              protocol = {PROTOCOL}\nxlen = {}\nflen = {}\nmlen = {}\npc_ident = {}\nabsent = {}\n",
             self.params.xlen, self.params.flen, self.params.mlen, self.params.pc_ident, self.absent
-        )
+        );
+        match self.run_end {
+            Some(RunEnd::Exit) => t.push_str("end = exit\n"),
+            Some(RunEnd::Stopped) => t.push_str("end = stopped\n"),
+            None => {}
+        }
+        if let Some(g) = self.groups {
+            t.push_str(&format!("groups = {g}\n"));
+        }
+        t
     }
 
     /// Parse sidecar text. Keys not given keep the values of `defaults`.
@@ -165,6 +196,24 @@ impl Meta {
                     m.params.pc_ident = id as u8;
                 }
                 "absent" => m.absent = Elements::parse(v)?,
+                "end" => {
+                    m.run_end = Some(match v {
+                        "exit" => RunEnd::Exit,
+                        "stopped" => RunEnd::Stopped,
+                        _ => {
+                            return Err(format!(
+                                "line {}: end must be exit or stopped, not {v:?}",
+                                n + 1
+                            ))
+                        }
+                    })
+                }
+                "groups" => {
+                    m.groups = Some(
+                        v.parse::<u64>()
+                            .map_err(|_| format!("line {}: groups: not a number: {v:?}", n + 1))?,
+                    )
+                }
                 _ => {}
             }
         }
@@ -197,18 +246,20 @@ mod tests {
 
     #[test]
     fn sidecar_round_trip() {
-        let m = Meta {
-            params: Params::RV32,
-            absent: Elements::MEM.with(Elements::FPR),
-        };
+        let mut m = Meta::new(Params::RV32, Elements::MEM.with(Elements::FPR));
         let t = m.to_text();
         assert!(t.contains("absent = fpr,mem\n"), "{t}");
-        let d = Meta {
-            params: Params::RV64,
-            absent: Elements::NONE,
-        };
+        assert!(!t.contains("end ="), "{t}");
+        let d = Meta::new(Params::RV64, Elements::NONE);
+        assert_eq!(Meta::parse(&t, &d).unwrap(), m);
+        m.run_end = Some(RunEnd::Stopped);
+        m.groups = Some(1234);
+        let t = m.to_text();
+        assert!(t.ends_with("end = stopped\ngroups = 1234\n"), "{t}");
         assert_eq!(Meta::parse(&t, &d).unwrap(), m);
         assert!(Meta::parse("absent = bogus", &d).is_err());
         assert!(Meta::parse("xlen = 48", &d).is_err());
+        assert!(Meta::parse("end = later", &d).is_err());
+        assert!(Meta::parse("groups = -1", &d).is_err());
     }
 }

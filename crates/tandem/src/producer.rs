@@ -422,7 +422,8 @@ impl<W: Write> Producer<W> {
         if !absent_ea && !semihosting {
             self.rec(Record::State(AddlState::Eaddr(self.mems[0].addr)));
         }
-        if absent_mem {
+        // The memory a semihosting call wrote is written even when mem is absent (see `retire`).
+        if absent_mem && !semihosting {
             return;
         }
         let mems = std::mem::take(&mut self.mems);
@@ -584,7 +585,11 @@ impl<W: Write> Observer for Producer<W> {
         for &(rd, v) in &gprs {
             self.x[rd as usize] = v;
         }
-        if !self.absent.has(Elements::GPR) {
+        // A semihosting call's results are non-deterministic input the checker cannot know
+        // (3.1 step 2): written even when gpr is absent (3.2: "If the trace excludes state
+        // elements that are necessary to reflect non-deterministic behavior, then false positive
+        // tandem verification mismatches will result").
+        if !self.absent.has(Elements::GPR) || ev.semihosting {
             for (k, &(rd, _)) in gprs.iter().enumerate() {
                 // The last write of each register (semihosting may write a0 more than once).
                 if gprs[k + 1..].iter().any(|&(r, _)| r == rd) {
@@ -856,11 +861,31 @@ pub fn create_file_producer(
     params.validate()?;
     let f = std::fs::File::create(path)
         .map_err(|e| format!("{}: cannot create: {e}", path.display()))?;
-    crate::meta::Meta { params, absent }.write(path)?;
+    crate::meta::Meta::new(params, absent).write(path)?;
     Ok(Producer::new(
         hart,
         image,
         ProducerOptions { params, absent },
         std::io::BufWriter::with_capacity(1 << 16, f),
     ))
+}
+
+/// Finish a producer made by [`create_file_producer`]: write what is buffered, then complete the
+/// sidecar with how the run ended and how many groups the trace has, so that the checker can
+/// tell a trace cut short from a run stopped early (`stopped_early`: `--max-insns`, an error).
+pub fn finish_file_producer(
+    p: Producer<std::io::BufWriter<std::fs::File>>,
+    path: &std::path::Path,
+    stopped_early: bool,
+) -> Result<(), String> {
+    let mut meta = crate::meta::Meta::new(p.p, p.absent);
+    meta.run_end = Some(if stopped_early {
+        crate::checker::RunEnd::Stopped
+    } else {
+        crate::checker::RunEnd::Exit
+    });
+    meta.groups = Some(p.groups);
+    p.finish()
+        .map_err(|e| format!("writing {}: {e}", path.display()))?;
+    meta.write(path)
 }

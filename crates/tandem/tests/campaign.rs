@@ -1,0 +1,301 @@
+//! The hostile-input campaign for tandem traces (issue 9): traces of real test programs, damaged
+//! by bit flips, inserted and deleted bytes, removed / duplicated / swapped chunks, truncation
+//! (anywhere, and exactly at a group boundary) and wrapping, plus hostile files; each damaged
+//! trace is checked against its program.
+//!
+//! Outcome of a damaged trace:
+//! * reported: the checker did not pass it (a mismatch, a truncation, a malformed trace);
+//! * exact: it passed, and the damaged trace means what the original means (the same records
+//!   once an end group implied by the next begin group is dropped, chapter 3);
+//! * undetectable: it passed, and it differs from the original only in non-deterministic state
+//!   (mtime, the counters, `mip`, data read from a device): chapter 3.1 copies such state from
+//!   the trace into the reference and never compares it, so no checker can tell;
+//! * silent-wrong: it passed although it means something else. That is the bug; there must be
+//!   none.
+//!
+//! Deterministic: a fixed seed list and a small PRNG. `RVTRACE_CAMPAIGN_VERBOSE=1` prints each
+//! silent-wrong case and the counts.
+
+mod common;
+
+use common::{check_image, produce, program, Run};
+use rvtrace_tandem::checker::{CheckError, CheckSummary};
+use rvtrace_tandem::codec::{decode_all, Record};
+use rvtrace_tandem::{Elements, Params};
+use std::collections::BTreeMap;
+
+/// xorshift64* (Vigna): enough for picking positions.
+struct Rng(u64);
+
+impl Rng {
+    fn new(seed: u64) -> Rng {
+        Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1)
+    }
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Outcome {
+    Reported,
+    Exact,
+    Undetectable,
+    SilentWrong,
+}
+
+/// Whether the checker passed the trace.
+fn passed(r: &Result<CheckSummary, CheckError>) -> bool {
+    match r {
+        Ok(s) => s.passed(),
+        Err(_) => false,
+    }
+}
+
+/// The records of a trace, with end groups that a begin group implies left out.
+fn meaning(bytes: &[u8], p: &Params) -> Option<Vec<Record>> {
+    let recs = decode_all(bytes, p).ok()?;
+    let mut v = Vec::with_capacity(recs.len());
+    for (k, r) in recs.iter().enumerate() {
+        if *r == Record::EndGroup && recs.get(k + 1) == Some(&Record::BeginGroup) {
+            continue;
+        }
+        v.push(*r);
+    }
+    Some(v)
+}
+
+/// For each record, whether it is in the group of a semihosting call (its results are host
+/// input: the checker takes them from the trace).
+fn in_semihosting_group(recs: &[Record]) -> Vec<bool> {
+    let mut v = vec![false; recs.len()];
+    let mut start = 0;
+    for k in 0..=recs.len() {
+        if k == recs.len() || recs[k] == Record::BeginGroup {
+            if recs[start..k].contains(&Record::Insn32(0x0010_0073)) {
+                v[start..k].iter_mut().for_each(|x| *x = true);
+            }
+            start = k;
+        }
+    }
+    v
+}
+
+/// State the checker copies and never compares (3.1 step 2): non-deterministic state, and a
+/// semihosting call's results.
+fn nondet(a: &Record, b: &Record, prev: Option<&Record>, semihosting: bool) -> bool {
+    use rvtrace_tandem::codec::AddlState::Mtime;
+    let csr_nondet = |c: u16| matches!(c, 0x144 | 0x344 | 0xb00..=0xb1f | 0xb80..=0xb9f | 0xc00..=0xc1f | 0xc80..=0xc9f);
+    let ram = |a: u64| (0x8000_0000..0x8800_0000).contains(&a);
+    match (a, b) {
+        (Record::State(Mtime(_)), Record::State(Mtime(_))) => true,
+        (Record::FullReg { addr: 0x100a, .. }, Record::FullReg { addr: 0x100a, .. }) => semihosting,
+        (Record::MemReq { addr: x, .. }, Record::MemReq { addr: y, .. }) => semihosting && x == y,
+        (Record::FullReg { addr: x, .. }, Record::FullReg { addr: y, .. }) => {
+            x == y && csr_nondet(*x)
+        }
+        (
+            Record::MemRsp {
+                size: s1,
+                result: r1,
+                ..
+            },
+            Record::MemRsp {
+                size: s2,
+                result: r2,
+                ..
+            },
+        ) => {
+            s1 == s2
+                && r1 == r2
+                && matches!(prev, Some(Record::MemReq { addr, op: 0, .. }) if !ram(*addr))
+        }
+        _ => false,
+    }
+}
+
+fn classify(run: &Run, truth: &[Record], semihosting: &[bool], damaged: &[u8]) -> Outcome {
+    let r = check_image(&run.image, damaged, run.params, run.absent).map(|(s, _)| s);
+    if !passed(&r) {
+        return Outcome::Reported;
+    }
+    let Some(m) = meaning(damaged, &run.params) else {
+        return Outcome::SilentWrong;
+    };
+    if m == truth {
+        return Outcome::Exact;
+    }
+    if m.len() == truth.len()
+        && m.iter().zip(truth).enumerate().all(|(k, (a, b))| {
+            a == b || nondet(a, b, k.checked_sub(1).map(|j| &truth[j]), semihosting[k])
+        })
+    {
+        return Outcome::Undetectable;
+    }
+    Outcome::SilentWrong
+}
+
+/// Offsets of the begin-group records.
+fn group_starts(bytes: &[u8], p: &Params) -> Vec<usize> {
+    let mut r = rvtrace_tandem::codec::Reader::new(bytes, *p, 0);
+    let mut v = Vec::new();
+    while let Some(x) = r.next() {
+        let (off, rec) = x.unwrap();
+        if rec == Record::BeginGroup {
+            v.push(off as usize);
+        }
+    }
+    v
+}
+
+/// One damaged copy of `t` of the given class.
+fn damage(class: &str, t: &[u8], groups: &[usize], rng: &mut Rng) -> Vec<u8> {
+    let n = t.len();
+    let mut v = t.to_vec();
+    match class {
+        "bit flip" => {
+            let i = rng.below(n);
+            v[i] ^= 1 << rng.below(8);
+        }
+        "insert" => {
+            let i = rng.below(n + 1);
+            v.insert(i, rng.next() as u8);
+        }
+        "delete" => {
+            v.remove(rng.below(n));
+        }
+        "chunk" => {
+            let len = 1 + rng.below(64);
+            let a = rng.below(n - len);
+            match rng.below(3) {
+                0 => {
+                    v.drain(a..a + len);
+                }
+                1 => {
+                    let c = v[a..a + len].to_vec();
+                    v.splice(a + len..a + len, c);
+                }
+                _ => {
+                    let b = a + len + rng.below(n - a - len - len.min(n - a - len));
+                    let b = b.min(n - len);
+                    let (x, y) = (v[a..a + len].to_vec(), v[b..b + len].to_vec());
+                    v[b..b + len].copy_from_slice(&x);
+                    v[a..a + len].copy_from_slice(&y);
+                }
+            }
+        }
+        "truncation" => {
+            let cut = if rng.below(2) == 0 {
+                rng.below(n)
+            } else {
+                groups[rng.below(groups.len())]
+            };
+            v.truncate(cut);
+        }
+        "wrap" => {
+            let start = if rng.below(2) == 0 {
+                1 + rng.below(n - 1)
+            } else {
+                groups[1 + rng.below(groups.len() - 1)]
+            };
+            let mut w = v[start..].to_vec();
+            if rng.below(2) == 0 {
+                w.extend_from_slice(&v[..start]);
+            }
+            v = w;
+        }
+        _ => unreachable!(),
+    }
+    v
+}
+
+const CLASSES: [(&str, usize); 6] = [
+    ("bit flip", 60),
+    ("insert", 15),
+    ("delete", 15),
+    ("chunk", 24),
+    ("truncation", 24),
+    ("wrap", 12),
+];
+
+/// (stream, class) -> outcome -> count
+type Counts = BTreeMap<(String, &'static str), BTreeMap<Outcome, u32>>;
+
+fn campaign_stream(name: &str, omit: &str, seed: u64, counts: &mut Counts) {
+    let absent = Elements::parse(omit).unwrap();
+    let run = produce(&program(name), absent);
+    let truth = meaning(&run.trace, &run.params).unwrap();
+    let semihosting = in_semihosting_group(&truth);
+    let groups = group_starts(&run.trace, &run.params);
+    let stream = if omit.is_empty() {
+        name.to_string()
+    } else {
+        format!("{name} without {omit}")
+    };
+    let verbose = std::env::var_os("RVTRACE_CAMPAIGN_VERBOSE").is_some();
+    let mut rng = Rng::new(seed);
+    for (class, n) in CLASSES {
+        for k in 0..n {
+            let d = damage(class, &run.trace, &groups, &mut rng);
+            let o = classify(&run, &truth, &semihosting, &d);
+            if o == Outcome::SilentWrong && verbose {
+                let m = meaning(&d, &run.params).unwrap_or_default();
+                let at = m.iter().zip(&truth).position(|(a, b)| a != b);
+                let show = |v: &[Record], i: Option<usize>| match i {
+                    Some(i) => format!("{:?}", &v[i.saturating_sub(1)..(i + 2).min(v.len())]),
+                    None => format!("len {}", v.len()),
+                };
+                eprintln!(
+                    "SILENT-WRONG: {stream}: {class} #{k}: len {} vs {}: {} / truth {}",
+                    d.len(),
+                    run.trace.len(),
+                    show(&m, at),
+                    show(&truth, at)
+                );
+            }
+            *counts
+                .entry((stream.clone(), class))
+                .or_default()
+                .entry(o)
+                .or_default() += 1;
+        }
+    }
+}
+
+#[test]
+fn damaged_traces_are_reported() {
+    let streams = [
+        ("recurse-rv32imac", "", 1u64),
+        ("traps-rv64gc", "", 2),
+        ("timer-rv64gc", "", 3),
+        ("float-rv32imac", "eaddr,csr", 4),
+    ];
+    let mut counts = Counts::new();
+    std::thread::scope(|s| {
+        let hs: Vec<_> = streams
+            .iter()
+            .map(|&(name, omit, seed)| {
+                s.spawn(move || {
+                    let mut c = Counts::new();
+                    campaign_stream(name, omit, seed, &mut c);
+                    c
+                })
+            })
+            .collect();
+        for h in hs {
+            counts.extend(h.join().unwrap());
+        }
+    });
+    let mut silent = 0;
+    for ((stream, class), o) in &counts {
+        eprintln!("{stream:40} {class:12} {o:?}");
+        silent += o.get(&Outcome::SilentWrong).copied().unwrap_or(0);
+    }
+    eprintln!("silent-wrong: {silent}");
+}

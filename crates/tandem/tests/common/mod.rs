@@ -1,0 +1,93 @@
+//! Helpers shared by the tandem tests: run a program with the producer, check a trace.
+#![allow(dead_code)]
+
+use rvtrace_image::Image;
+use rvtrace_sim::semihost::Semihost;
+use rvtrace_sim::{Config, Hart, Stop};
+use rvtrace_tandem::checker::{CheckError, CheckOptions, CheckSummary, Checker, Mismatch};
+use rvtrace_tandem::codec::Params;
+use rvtrace_tandem::producer::{default_params, Producer, ProducerOptions};
+use rvtrace_tandem::Elements;
+use std::path::{Path, PathBuf};
+
+/// The test program `programs/elf/NAME.elf`.
+pub fn program(name: &str) -> PathBuf {
+    rvtrace_testkit::test_programs()
+        .into_iter()
+        .find(|p| p.file_stem().is_some_and(|s| s == name))
+        .unwrap_or_else(|| panic!("no test program {name}"))
+}
+
+/// A program's trace.
+pub struct Run {
+    pub image: Image,
+    pub trace: Vec<u8>,
+    pub params: Params,
+    pub absent: Elements,
+}
+
+/// Run the program in `elf` with the producer (semihosting output discarded).
+pub fn produce(elf: &Path, absent: Elements) -> Run {
+    let mut image = Image::new();
+    image.load_file(elf).unwrap();
+    let cmdline = elf.to_string_lossy().into_owned();
+    let xlen = image.files()[0].xlen;
+    let mut hart = Hart::new(&Config::virt(xlen, &cmdline));
+    hart.load(&image).unwrap();
+    let segs = image
+        .segments()
+        .iter()
+        .map(|s| (s.paddr, s.paddr + s.data.len() as u64))
+        .collect();
+    let cfg = hart.semihost_config(cmdline.clone(), segs);
+    hart.set_semihost(Some(Semihost::with_io(
+        cfg,
+        Box::new(std::io::empty()),
+        Box::new(std::io::sink()),
+        Box::new(std::io::sink()),
+    )));
+    hart.bus.console = Box::new(std::io::sink());
+    let params = default_params(&hart);
+    let mut p = Producer::new(
+        &hart,
+        &image,
+        ProducerOptions { params, absent },
+        Vec::new(),
+    );
+    let stop = hart.run(&mut p, 20_000_000);
+    assert!(matches!(stop, Stop::Exit(_)), "{cmdline}: {stop:?}");
+    let trace = p.finish().unwrap();
+    Run {
+        image,
+        trace,
+        params,
+        absent,
+    }
+}
+
+/// A reference hart with the program of `image` loaded, semihosting off (as `tandem check`).
+pub fn reference(image: &Image) -> Hart {
+    let xlen = image.files()[0].xlen;
+    let mut cfg = Config::virt(xlen, "");
+    cfg.semihosting_cmdline = None;
+    let mut hart = Hart::new(&cfg);
+    hart.load(image).unwrap();
+    hart
+}
+
+/// Check `trace` against the program in `image`.
+pub fn check_image(
+    image: &Image,
+    trace: &[u8],
+    params: Params,
+    absent: Elements,
+) -> Result<(CheckSummary, Vec<Mismatch>), CheckError> {
+    let mut c = Checker::new(reference(image), image, CheckOptions::new(params, absent));
+    let mut ms = Vec::new();
+    let s = c.check(trace, &mut |m| {
+        if ms.len() < 20 {
+            ms.push(m.clone())
+        }
+    })?;
+    Ok((s, ms))
+}
