@@ -532,7 +532,7 @@ pub fn run(args: &RunArgs) -> CmdResult {
                 params.mlen = m;
             }
             params.validate()?;
-            let m = rvtrace_tandem::meta::Meta { params, absent };
+            let m = rvtrace_tandem::meta::Meta::new(params, absent);
             if report::is_std(p) {
                 say!("rvtrace: note: --tandem -: no sidecar; its contents are:");
                 for l in m.to_text().lines() {
@@ -628,11 +628,17 @@ pub fn run(args: &RunArgs) -> CmdResult {
     }
     if let Some(t) = tandem.0 {
         let name = args.tandem.as_deref().map(report::name).unwrap_or_default();
+        // The sidecar, completed with how the run ended and the number of groups: the checker
+        // tells a trace cut short from it.
+        let meta = t.sidecar(interrupted || !matches!(stop, Stop::Exit(_)));
         keep(
             t.finish()
                 .map_err(|e| Failure::io(format_args!("writing {name}"), e))
                 .and_then(|o| o.finish()),
         );
+        if let Some(p) = args.tandem.as_deref().filter(|p| !report::is_std(p)) {
+            keep(meta.write(p).map_err(Failure::Tool));
+        }
     }
     if args.stats {
         let secs = elapsed.as_secs_f64().max(1e-9);

@@ -2,11 +2,12 @@
 //! `tandem-trace-protocol-2018.txt`): `dump` prints one for people, `check` verifies one
 //! against the hart model (chapter 3.1).
 
-use crate::report::CmdResult;
+use crate::report::{self, CmdResult};
 use clap::Subcommand;
+use rvtrace_tandem::checker::{CheckOptions, Checker, RunEnd};
 use rvtrace_tandem::meta::{Elements, Meta};
 use rvtrace_tandem::Params;
-use std::io::{BufWriter, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -33,17 +34,19 @@ pub enum TandemCommand {
     /// Print a tandem trace for people, one group per instruction, and where malformed bytes
     /// start.
     Dump {
-        /// The trace file.
+        /// The trace file (`-`: stdin).
         file: PathBuf,
         #[command(flatten)]
         params: ParamArgs,
     },
     /// Verify a tandem trace against the hart model (protocol chapter 3.1): apply each group to
     /// a shadow state, step the model one instruction, compare, report, resynchronise, go on.
-    /// Exit status 0 when everything matched, 1 when there was a mismatch, 125 when the trace
-    /// is malformed.
+    /// The trace must be of the ELF's program (its initial memory is compared with the ELF's)
+    /// and whole (it must end with the program's exit, unless the run was stopped early).
+    /// Exit status 0 when the trace verified, 1 for a mismatch, another program or a truncated
+    /// trace, 125 when the trace is malformed (after a summary of what was checked before).
     Check {
-        /// The trace file.
+        /// The trace file (`-`: stdin).
         file: PathBuf,
         /// The program the trace is of (loaded into the reference hart as `rvtrace run` does).
         #[arg(long, value_name = "ELF")]
@@ -64,12 +67,21 @@ pub enum TandemCommand {
         /// Print at most N mismatches (all are counted).
         #[arg(long, value_name = "N", default_value_t = 100)]
         max_reports: u64,
+        /// The run that wrote the trace was stopped before the program ended (as with `rvtrace
+        /// run --max-insns`): the trace may end after any whole group. Default: what the
+        /// sidecar's `end` says, else the trace must end with the program's exit.
+        #[arg(long)]
+        stopped_early: bool,
     },
 }
 
 /// The trace's parameters and absent elements: options, else the sidecar, else `default`.
 fn resolve_meta(file: &Path, args: &ParamArgs, default: Meta) -> Result<Meta, String> {
-    let mut m = Meta::read(file, &default)?.unwrap_or(default);
+    let mut m = if report::is_std(file) {
+        default
+    } else {
+        Meta::read(file, &default)?.unwrap_or(default)
+    };
     if let Some(x) = args.xlen {
         m.params.xlen = x;
         if args.mlen.is_none() {
@@ -86,10 +98,6 @@ fn resolve_meta(file: &Path, args: &ParamArgs, default: Meta) -> Result<Meta, St
     Ok(m)
 }
 
-fn read_trace(file: &Path) -> Result<Vec<u8>, String> {
-    std::fs::read(file).map_err(|e| format!("{}: cannot read: {e}", file.display()))
-}
-
 #[allow(clippy::too_many_arguments)]
 fn check(
     file: &Path,
@@ -99,6 +107,7 @@ fn check(
     params: &ParamArgs,
     absent: Option<&str>,
     max_reports: u64,
+    stopped_early: bool,
 ) -> CmdResult {
     let mut image = rvtrace_image::Image::new();
     image.load_file(elf).map_err(|e| e.to_string())?;
@@ -120,57 +129,71 @@ fn check(
     cfg.semihosting_cmdline = None;
     let mut hart = rvtrace_sim::Hart::new(&cfg);
     hart.load(&image).map_err(|e| e.to_string())?;
-    let default = Meta {
-        params: rvtrace_tandem::producer::default_params(&hart),
-        absent: Elements::NONE,
-    };
+    let default = Meta::new(
+        rvtrace_tandem::producer::default_params(&hart),
+        Elements::NONE,
+    );
     let mut meta = resolve_meta(file, params, default)?;
     if let Some(a) = absent {
         meta.absent = Elements::parse(a)?;
     }
-    let f =
-        std::fs::File::open(file).map_err(|e| format!("{}: cannot open: {e}", file.display()))?;
-    let mut checker = rvtrace_tandem::checker::Checker::new(
-        hart,
-        rvtrace_tandem::checker::CheckOptions {
-            params: meta.params,
-            absent: meta.absent,
-        },
-    );
-    let stdout = std::io::stdout();
-    let mut out = BufWriter::new(stdout.lock());
+    let input = report::open_input(file)?;
+    let mut opts = CheckOptions::new(meta.params, meta.absent);
+    opts.run_end = if stopped_early {
+        RunEnd::Stopped
+    } else {
+        meta.run_end.unwrap_or(RunEnd::Exit)
+    };
+    opts.groups = meta.groups;
+    let mut checker = Checker::new(hart, &image, opts);
+    let mut out = report::Output::stdout();
     let mut shown = 0u64;
+    let mut write_err = None;
     let start = std::time::Instant::now();
-    let r = checker.check(std::io::BufReader::with_capacity(1 << 20, f), &mut |m| {
-        if shown < max_reports {
-            let _ = writeln!(out, "{m}");
+    let r = checker.check(input, &mut |m| {
+        let w = if shown < max_reports {
+            writeln!(out, "{m}")
         } else if shown == max_reports {
-            let _ = writeln!(
+            writeln!(
                 out,
                 "(further mismatches are counted, not shown: --max-reports)"
-            );
+            )
+        } else {
+            Ok(())
+        };
+        if let (Err(e), None) = (w, &write_err) {
+            write_err = Some(e);
         }
         shown += 1;
     });
+    if let Some(e) = write_err {
+        return Err(out.fail(e));
+    }
     let secs = start.elapsed().as_secs_f64().max(1e-9);
-    let summary = match r {
-        Ok(s) => s,
-        Err(e) => {
-            let _ = out.flush();
-            return Err(format!("{}: {e}", file.display()).into());
+    match r {
+        Ok(summary) => {
+            writeln!(
+                out,
+                "tandem check: {summary}\n  ({:.1} M instructions/s)",
+                summary.checked as f64 / secs / 1e6
+            )
+            .map_err(|e| out.fail(e))?;
+            out.finish()?;
+            Ok(report::status(summary.passed()))
         }
-    };
-    let _ = writeln!(
-        out,
-        "tandem check: {summary} ({:.1} M instructions/s)",
-        summary.checked as f64 / secs / 1e6
-    );
-    let _ = out.flush();
-    Ok(if summary.mismatches == 0 {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(crate::report::EXIT_MISMATCH)
-    })
+        Err(e) => {
+            // What was checked before the trace became unreadable.
+            let s = checker.summary();
+            writeln!(
+                out,
+                "tandem check: stopped at byte offset {} (malformed trace), having read {s}",
+                s.bytes
+            )
+            .map_err(|e| out.fail(e))?;
+            out.finish()?;
+            Err(format!("{}: {e}", file.display()).into())
+        }
+    }
 }
 
 /// Run a `rvtrace tandem` subcommand.
@@ -184,6 +207,7 @@ pub fn run(c: TandemCommand) -> CmdResult {
             params,
             absent,
             max_reports,
+            stopped_early,
         } => check(
             &file,
             &elf,
@@ -192,38 +216,22 @@ pub fn run(c: TandemCommand) -> CmdResult {
             &params,
             absent.as_deref(),
             max_reports,
+            stopped_early,
         ),
         TandemCommand::Dump { file, params } => {
-            let meta = resolve_meta(
-                &file,
-                &params,
-                Meta {
-                    params: Params::RV64,
-                    absent: Elements::NONE,
-                },
-            )?;
-            let bytes = read_trace(&file)?;
-            let stdout = std::io::stdout();
-            let mut out = BufWriter::new(stdout.lock());
+            let meta = resolve_meta(&file, &params, Meta::new(Params::RV64, Elements::NONE))?;
+            let bytes = report::read_input(&file)?;
+            let mut out = report::Output::stdout();
             let r = rvtrace_tandem::dump::dump(&bytes, &meta.params, &mut out);
-            let flushed = out.flush();
             match r {
                 Ok(_) => {}
-                Err(rvtrace_tandem::dump::DumpError::Io(e))
-                    if e.kind() == std::io::ErrorKind::BrokenPipe =>
-                {
-                    return Ok(ExitCode::SUCCESS)
-                }
-                Err(rvtrace_tandem::dump::DumpError::Io(e)) => return Err(e.to_string().into()),
+                Err(rvtrace_tandem::dump::DumpError::Io(e)) => return Err(out.fail(e)),
                 Err(rvtrace_tandem::dump::DumpError::Malformed(e)) => {
-                    return Err(format!("{}: {e}", file.display()).into())
+                    out.finish()?;
+                    return Err(format!("{}: {e}", file.display()).into());
                 }
             }
-            if let Err(e) = flushed {
-                if e.kind() != std::io::ErrorKind::BrokenPipe {
-                    return Err(e.to_string().into());
-                }
-            }
+            out.finish()?;
             Ok(ExitCode::SUCCESS)
         }
     }

@@ -196,6 +196,20 @@ impl<W: Write> Producer<W> {
         self.groups
     }
 
+    /// The sidecar of the trace written so far, with how the run ended (`stopped_early`:
+    /// `--max-insns`, Ctrl-C, an error) and the number of groups: the checker tells a trace cut
+    /// short from a whole one with them.
+    pub fn sidecar(&self, stopped_early: bool) -> crate::meta::Meta {
+        let mut meta = crate::meta::Meta::new(self.p, self.absent);
+        meta.run_end = Some(if stopped_early {
+            crate::checker::RunEnd::Stopped
+        } else {
+            crate::checker::RunEnd::Exit
+        });
+        meta.groups = Some(self.groups);
+        meta
+    }
+
     #[inline(always)]
     fn rec(&mut self, r: Record) {
         encode_record(&r, &self.p, &mut self.buf);
@@ -868,24 +882,4 @@ pub fn create_file_producer(
         ProducerOptions { params, absent },
         std::io::BufWriter::with_capacity(1 << 16, f),
     ))
-}
-
-/// Finish a producer made by [`create_file_producer`]: write what is buffered, then complete the
-/// sidecar with how the run ended and how many groups the trace has, so that the checker can
-/// tell a trace cut short from a run stopped early (`stopped_early`: `--max-insns`, an error).
-pub fn finish_file_producer(
-    p: Producer<std::io::BufWriter<std::fs::File>>,
-    path: &std::path::Path,
-    stopped_early: bool,
-) -> Result<(), String> {
-    let mut meta = crate::meta::Meta::new(p.p, p.absent);
-    meta.run_end = Some(if stopped_early {
-        crate::checker::RunEnd::Stopped
-    } else {
-        crate::checker::RunEnd::Exit
-    });
-    meta.groups = Some(p.groups);
-    p.finish()
-        .map_err(|e| format!("writing {}: {e}", path.display()))?;
-    meta.write(path)
 }
