@@ -233,7 +233,7 @@ fn a_trace_of_another_program_is_refused() {
         )),
         "{text}"
     );
-    assert!(text.contains(&format!("NOT THE ELF'S")), "{text}");
+    assert!(text.contains("NOT THE ELF'S"), "{text}");
     assert!(text.contains(&format!("first at 0x{addr:x}")), "{text}");
 }
 
@@ -267,8 +267,9 @@ fn partial_traces_carry_semihosting_results() {
             Record::Insn32(0x0010_0073) => semihosting = true,
             _ => {}
         }
-        let drop = semihosting && matches!(r, Record::FullReg { addr, .. } if reg::is_gpr(addr))
-            || semihosting && matches!(r, Record::MemReq { .. } | Record::MemRsp { .. });
+        let drop = semihosting
+            && (matches!(r, Record::FullReg { addr, .. } if reg::is_gpr(addr))
+                || matches!(r, Record::MemReq { .. } | Record::MemRsp { .. }));
         if !drop {
             out.push(r);
         }

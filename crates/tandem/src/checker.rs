@@ -2183,9 +2183,38 @@ impl Checker {
             }
             None
         };
+        // The atomic memory operation of the reference's instruction, if it is one (A
+        // extension: opcode AMO, funct5); any other instruction makes plain loads and stores.
+        let atomic = self.obs.retired.and_then(|r| {
+            (r.insn & 0x7f == 0x2f).then_some(match r.insn >> 27 {
+                0x02 => mem_op::LR,
+                0x03 => mem_op::SC,
+                0x01 => mem_op::AMO_SWAP,
+                0x00 => mem_op::AMO_ADD,
+                0x04 => mem_op::AMO_XOR,
+                0x0c => mem_op::AMO_AND,
+                0x08 => mem_op::AMO_OR,
+                0x10 => mem_op::AMO_MIN,
+                0x14 => mem_op::AMO_MAX,
+                0x18 => mem_op::AMO_MINU,
+                _ => mem_op::AMO_MAXU,
+            })
+        });
         if check_mem {
             for it in &g.mems {
                 let n = 1u8 << it.size;
+                // A load or store may stand for part of an atomic (chapter 3: "AMOs may be
+                // implemented as read-modify-write"), an atomic request only for its own kind.
+                if (mem_op::LR..=mem_op::AMO_MAXU).contains(&it.op) && atomic != Some(it.op) {
+                    diffs.push(Diff {
+                        element: format!("memory request at 0x{:x}: operation", it.addr),
+                        expected: match atomic {
+                            Some(a) => mem_op::name(a).into(),
+                            None => "load or store (not an atomic instruction)".into(),
+                        },
+                        traced: mem_op::name(it.op).into(),
+                    });
+                }
                 let what = || {
                     format!(
                         "memory {} of {} bytes at 0x{:x}",

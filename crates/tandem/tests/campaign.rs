@@ -244,7 +244,7 @@ fn campaign_stream(name: &str, omit: &str, seed: u64, counts: &mut Counts) {
         for k in 0..n {
             let d = damage(class, &run.trace, &groups, &mut rng);
             let o = classify(&run, &truth, &semihosting, &d);
-            if o == Outcome::SilentWrong && verbose {
+            if matches!(o, Outcome::SilentWrong | Outcome::Undetectable) && verbose {
                 let m = meaning(&d, &run.params).unwrap_or_default();
                 let at = m.iter().zip(&truth).position(|(a, b)| a != b);
                 let show = |v: &[Record], i: Option<usize>| match i {
@@ -252,7 +252,7 @@ fn campaign_stream(name: &str, omit: &str, seed: u64, counts: &mut Counts) {
                     None => format!("len {}", v.len()),
                 };
                 eprintln!(
-                    "SILENT-WRONG: {stream}: {class} #{k}: len {} vs {}: {} / truth {}",
+                    "{o:?}: {stream}: {class} #{k}: len {} vs {}: {} / truth {}",
                     d.len(),
                     run.trace.len(),
                     show(&m, at),
@@ -268,17 +268,26 @@ fn campaign_stream(name: &str, omit: &str, seed: u64, counts: &mut Counts) {
     }
 }
 
+/// The streams: programs and partial-trace option sets, RV32 and RV64, each with its seed.
+const STREAMS: [(&str, &str, u64); 4] = [
+    ("setjmp-rv32imac", "", 1),
+    ("mixed-rv64gc", "", 2),
+    ("timer-rv32imac", "", 3),
+    ("stdio-rv64gc", "gpr,mem,eaddr", 4),
+];
+
+/// Damaged traces passed because what changed is non-deterministic input the checker copies
+/// and cannot judge (see the module notes), as measured with the fixed seeds: (stream, class,
+/// count). Here: a deleted byte inside a semihosting call's result in a0 (0xdeadbeef became
+/// 0x02adbeef, the group's end group implied by the next begin group): host input, taken from
+/// the trace.
+const UNDETECTABLE: [(&str, &str, u32); 1] = [("timer-rv32imac", "delete", 1)];
+
 #[test]
 fn damaged_traces_are_reported() {
-    let streams = [
-        ("recurse-rv32imac", "", 1u64),
-        ("traps-rv64gc", "", 2),
-        ("timer-rv64gc", "", 3),
-        ("float-rv32imac", "eaddr,csr", 4),
-    ];
     let mut counts = Counts::new();
     std::thread::scope(|s| {
-        let hs: Vec<_> = streams
+        let hs: Vec<_> = STREAMS
             .iter()
             .map(|&(name, omit, seed)| {
                 s.spawn(move || {
@@ -292,10 +301,74 @@ fn damaged_traces_are_reported() {
             counts.extend(h.join().unwrap());
         }
     });
-    let mut silent = 0;
+    let verbose = std::env::var_os("RVTRACE_CAMPAIGN_VERBOSE").is_some();
+    let mut silent = Vec::new();
+    let mut undetectable = Vec::new();
     for ((stream, class), o) in &counts {
-        eprintln!("{stream:40} {class:12} {o:?}");
-        silent += o.get(&Outcome::SilentWrong).copied().unwrap_or(0);
+        if verbose {
+            eprintln!("{stream:40} {class:12} {o:?}");
+        }
+        let n = |x| o.get(&x).copied().unwrap_or(0);
+        if n(Outcome::SilentWrong) > 0 {
+            silent.push(format!("{stream}: {class}: {}", n(Outcome::SilentWrong)));
+        }
+        if n(Outcome::Undetectable) > 0 {
+            undetectable.push((stream.clone(), *class, n(Outcome::Undetectable)));
+        }
+        let total: u32 = o.values().sum();
+        let want = CLASSES.iter().find(|c| c.0 == *class).unwrap().1 as u32;
+        assert_eq!(total, want, "{stream}: {class}");
     }
-    eprintln!("silent-wrong: {silent}");
+    assert!(silent.is_empty(), "silent-wrong: {silent:?}");
+    let expected: Vec<_> = UNDETECTABLE
+        .iter()
+        .map(|&(s, c, n)| (s.to_string(), c, n))
+        .collect();
+    assert_eq!(undetectable, expected);
+}
+
+/// Hostile files: none passes, none panics.
+#[test]
+fn hostile_files_are_reported() {
+    for (name, omit, seed) in [("setjmp-rv32imac", "", 7u64), ("mixed-rv64gc", "", 8)] {
+        let absent = Elements::parse(omit).unwrap();
+        let run = produce(&program(name), absent);
+        let groups = group_starts(&run.trace, &run.params);
+        // The program load: the groups before the first instruction.
+        let recs = decode_all(&run.trace, &run.params).unwrap();
+        let load_groups = recs.iter().filter(|r| **r == Record::StateInit).count();
+        let header = &run.trace[..groups[load_groups]];
+        let mut rng = Rng::new(seed);
+        let mut random = |n: usize| (0..n).map(|_| rng.next() as u8).collect::<Vec<u8>>();
+        let mut files: Vec<(String, Vec<u8>)> = vec![
+            ("empty".into(), vec![]),
+            ("all 0x00".into(), vec![0; 65536]),
+            ("all 0xff".into(), vec![0xff; 65536]),
+            ("the program load only".into(), header.to_vec()),
+            ("1 MiB of end groups".into(), vec![2; 1 << 20]),
+            ("1 MiB of increment pc".into(), vec![3; 1 << 20]),
+            ("64 KiB of begin groups".into(), vec![1; 1 << 16]),
+            ("a begin group, 2 MiB of increment pc".into(), {
+                let mut v = vec![1];
+                v.resize(2 << 20, 3);
+                v
+            }),
+            ("2 MiB of empty state initialization groups".into(), {
+                [1u8, 11, 2].repeat(700_000)
+            }),
+        ];
+        for b in [0u8, 1, 2, 3, 9, 11, 16, 17, 0xff] {
+            files.push((format!("the byte 0x{b:02x}"), vec![b]));
+        }
+        for k in 0..4 {
+            files.push((format!("random bytes #{k}"), random(4096 << k)));
+            let mut v = header.to_vec();
+            v.extend(random(4096 << k));
+            files.push((format!("the program load, then random bytes #{k}"), v));
+        }
+        for (what, bytes) in files {
+            let r = check_image(&run.image, &bytes, run.params, run.absent).map(|(s, _)| s);
+            assert!(!passed(&r), "{name}: {what}: passed: {r:?}");
+        }
+    }
 }
