@@ -314,7 +314,7 @@ const ENAMETOOLONG: u32 = 36;
 const ENOSYS: u32 = 38;
 
 /// Result value `0xdeadbeef` for calls without a defined result (WRITEC, WRITE0).
-const DEADBEEF: u64 = 0xdead_beef;
+pub const DEADBEEF: u64 = 0xdead_beef;
 
 /// Guest memory access for semihosting parameter blocks and buffers.
 pub trait GuestMemory {

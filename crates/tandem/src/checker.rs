@@ -1389,7 +1389,16 @@ impl Checker {
             self.traced_csrs = cs;
         }
         for m in &g.mems {
-            if let (Some(d), true) = (m.data, mem_op::request_has_data(m.op)) {
+            if m.op != mem_op::STORE {
+                // State initialization writes memory (chapter 3); nothing else is meant there.
+                diffs.push(Diff {
+                    element: format!("memory request at 0x{:x}", m.addr),
+                    expected: "a store (state initialization)".into(),
+                    traced: mem_op::name(m.op).into(),
+                });
+                continue;
+            }
+            if let Some(d) = m.data {
                 let n = 1usize << m.size;
                 let in_ram = self.hart.bus.ram_offset(m.addr, n as u64).is_some();
                 if !self.running {
@@ -1603,6 +1612,17 @@ impl Checker {
                     .into(),
                 traced: "no write".into(),
             });
+        }
+        // WRITEC and WRITE0 return a fixed value (QEMU 7.2, as the model): no host input.
+        if a0 && matches!(op, sh::SYS_WRITEC | sh::SYS_WRITE0) {
+            let want = sh::DEADBEEF & self.xmask;
+            if self.x[10] & self.xmask != want {
+                self.trace_diffs.push(Diff {
+                    element: reg_name(reg::gpr(10)),
+                    expected: format!("0x{want:x} (what WRITEC and WRITE0 return)"),
+                    traced: format!("0x{:x}", self.x[10] & self.xmask),
+                });
+            }
         }
         if (!a0 && self.absent(Elements::GPR)) || unknown_mem {
             self.summary.unknown_results += 1;

@@ -337,3 +337,38 @@ fn the_program_load_is_compared() {
         "{s}"
     );
 }
+
+#[test]
+fn fixed_semihosting_results_and_program_load_operations() {
+    let run = produce(&program("setjmp-rv32imac"), Elements::NONE);
+    let recs = records(&run);
+    // WRITEC and WRITE0 return 0xdeadbeef: another value is no host input but a damaged one.
+    let i = nth(&recs, 0, |r, i| {
+        matches!(
+            r[i],
+            Record::FullReg {
+                addr: 0x100a,
+                value: 0xdead_beef
+            }
+        ) && r[..i].contains(&Record::Insn32(0x0010_0073))
+            && r[i - 1] == Record::Insn32(0x0010_0073)
+    });
+    let g = group_of(&recs, i);
+    let mut t = recs.clone();
+    t[i] = Record::FullReg {
+        addr: 0x100a,
+        value: 0xdead_beee,
+    };
+    reported_at(&run, &t, g, "x10 (a0)", "0xdeadbeef");
+    // The program load writes memory with stores, not with a store conditional.
+    let i = recs
+        .iter()
+        .position(|r| matches!(r, Record::MemReq { .. }))
+        .unwrap();
+    let g = group_of(&recs, i);
+    let mut t = recs.clone();
+    if let Record::MemReq { op, .. } = &mut t[i] {
+        *op = 3;
+    }
+    reported_at(&run, &t, g, "memory request", "a store");
+}

@@ -30,7 +30,8 @@ pub struct Run {
 pub fn produce(elf: &Path, absent: Elements) -> Run {
     let mut image = Image::new();
     image.load_file(elf).unwrap();
-    let cmdline = elf.to_string_lossy().into_owned();
+    // The command line is the file name alone: traces do not depend on where the tree is.
+    let cmdline = elf.file_name().unwrap().to_string_lossy().into_owned();
     let xlen = image.files()[0].xlen;
     let mut hart = Hart::new(&Config::virt(xlen, &cmdline));
     hart.load(&image).unwrap();
