@@ -448,6 +448,8 @@ struct Group {
     ambiguous: Option<String>,
     /// Register addresses below 0x1040 seen in this group (one bit each).
     reg_seen: [u64; 65],
+    /// More records than [`MAX_GROUP_REGS`] or [`MAX_GROUP_MEMS`] (the rest are dropped).
+    too_long: bool,
 }
 
 impl Default for Group {
@@ -468,6 +470,7 @@ impl Default for Group {
             hart_reset: false,
             ambiguous: None,
             reg_seen: [0; 65],
+            too_long: false,
         }
     }
 }
@@ -492,6 +495,7 @@ impl Group {
         self.state_init = false;
         self.hart_reset = false;
         self.ambiguous = None;
+        self.too_long = false;
     }
 
     fn is_empty(&self) -> bool {
@@ -526,7 +530,19 @@ impl Group {
             }
             self.reg_seen[w] |= b;
         }
-        self.regs.push((addr, upd));
+        if self.regs.len() < MAX_GROUP_REGS {
+            self.regs.push((addr, upd));
+        } else {
+            self.too_long = true;
+        }
+    }
+
+    /// Room for one more memory record.
+    #[inline]
+    fn mem_room(&mut self) -> bool {
+        let ok = self.mems.len() + self.eaddrs.len() + self.store_data.len() < MAX_GROUP_MEMS;
+        self.too_long |= !ok;
+        ok
     }
 }
 
@@ -605,7 +621,18 @@ impl<R: Read> GroupReader<R> {
         loop {
             let start = self.pos;
             match self.parse(g) {
-                Ok(n) => return Ok(n),
+                Ok(n) => {
+                    if g.too_long {
+                        return Err(CheckError::Protocol(
+                            g.offset,
+                            format!(
+                                "a group with more than {MAX_GROUP_REGS} register updates or \
+                                 {MAX_GROUP_MEMS} memory records (the checker's limit)"
+                            ),
+                        ));
+                    }
+                    return Ok(n);
+                }
                 Err(ParseErr::NeedMore) => {
                     self.pos = start;
                     if self.buf.len() - start > MAX_GROUP_BYTES {
@@ -698,8 +725,16 @@ impl<R: Read> GroupReader<R> {
                         }
                         g.priv_ = Some(p)
                     }
-                    AddlState::Paddr(a) | AddlState::Eaddr(a) => g.eaddrs.push(a),
-                    AddlState::StoreData { size, value } => g.store_data.push((size, value)),
+                    AddlState::Paddr(a) | AddlState::Eaddr(a) => {
+                        if g.mem_room() {
+                            g.eaddrs.push(a)
+                        }
+                    }
+                    AddlState::StoreData { size, value } => {
+                        if g.mem_room() {
+                            g.store_data.push((size, value))
+                        }
+                    }
                     AddlState::Mtime(t) => {
                         if g.mtime.is_some() {
                             g.twice(|| "mtime".into());
@@ -719,15 +754,20 @@ impl<R: Read> GroupReader<R> {
                     op,
                     size,
                     data,
-                } => g.mems.push(MemItem {
-                    addr,
-                    op,
-                    size,
-                    data,
-                    rsp: None,
-                }),
+                } => {
+                    if g.mem_room() {
+                        g.mems.push(MemItem {
+                            addr,
+                            op,
+                            size,
+                            data,
+                            rsp: None,
+                        })
+                    }
+                }
                 Record::MemRsp { size, result, data } => {
-                    if let Some(m) = g.mems.last_mut() {
+                    // (The response of a request dropped for `too_long` goes nowhere.)
+                    if let (Some(m), false) = (g.mems.last_mut(), g.too_long) {
                         m.rsp = Some(MemRsp { size, result, data });
                     }
                 }
@@ -745,17 +785,6 @@ impl<R: Read> GroupReader<R> {
                     }
                     g.insn = Some((i, 4))
                 }
-            }
-            if g.regs.len() > MAX_GROUP_REGS
-                || g.mems.len() + g.eaddrs.len() + g.store_data.len() > MAX_GROUP_MEMS
-            {
-                return Err(ParseErr::Bad(CheckError::Protocol(
-                    g.offset,
-                    format!(
-                        "a group with more than {MAX_GROUP_REGS} register updates or \
-                         {MAX_GROUP_MEMS} memory records (the checker's limit)"
-                    ),
-                )));
             }
             prev_req = match rec {
                 Record::MemReq { op, .. } => Some(op),
@@ -1556,6 +1585,7 @@ impl Checker {
 
     // ---- one instruction ----
 
+    #[inline]
     fn is_semihosting_call(&self, g: &Group) -> bool {
         // The traced instruction, or with instructions absent the one the reference is at.
         match g.insn {
@@ -1770,14 +1800,14 @@ impl Checker {
 
     /// Run the reference for one instruction or trap as the group asks. Returns the pc the
     /// instruction ran at, or `None` when the reference stopped.
-    fn run_reference(&mut self, g: &Group) -> Result<(), String> {
+    fn run_reference(&mut self, g: &Group, semihosting: bool) -> Result<(), String> {
         self.obs.clear();
         if let Some(code) = self.traced_interrupt(g) {
             if self.hart.pending_interrupt().is_none() {
                 self.force_interrupt(code);
                 return Ok(());
             }
-        } else if self.is_semihosting_call(g) {
+        } else if semihosting {
             // Host I/O is not repeated: the call retires, its results come from the trace (also
             // from a partial trace without gpr or mem: they are non-deterministic input, 3.1
             // step 2, and `rvtrace run` writes them).
@@ -1856,10 +1886,11 @@ impl Checker {
         };
         self.trace_diffs.clear();
         self.apply_shadow(g, len);
-        let exit_call = self.is_semihosting_call(g) && self.semihosting_results(g, pre_pc);
+        let semihosting = self.is_semihosting_call(g);
+        let exit_call = semihosting && self.semihosting_results(g, pre_pc);
         let with_alts = !self.alts.is_empty();
         let snap = with_alts.then(|| self.snapshot());
-        if let Err(m) = self.run_reference(g) {
+        if let Err(m) = self.run_reference(g, semihosting) {
             self.stop_reference(g, pre_pc, m, report);
             return;
         }
@@ -1875,7 +1906,7 @@ impl Checker {
             let retry_pre = self.pre_state();
             let shadow = (self.x, self.f, self.pc, self.priv_, self.csr.clone());
             self.adopt_alts(g, len);
-            if self.run_reference(g).is_ok() {
+            if self.run_reference(g, self.is_semihosting_call(g)).is_ok() {
                 self.compare(g, pre_pc, &retry_pre);
             }
             if self.diffs.is_empty() {
@@ -1888,7 +1919,7 @@ impl Checker {
             (self.x, self.f, self.pc, self.priv_) = (shadow.0, shadow.1, shadow.2, shadow.3);
             self.csr = shadow.4;
             self.restore(snap);
-            let _ = self.run_reference(g);
+            let _ = self.run_reference(g, semihosting);
             self.diffs = first;
             self.alts.clear();
         }
@@ -2053,8 +2084,12 @@ impl Checker {
         if !self.absent(Elements::MEM) || !self.absent(Elements::EADDR) {
             self.compare_mem(g);
         }
-        self.diffs.extend(self.trace_diffs.iter().cloned());
-        self.diffs.extend(Self::ambiguity(g));
+        if !self.trace_diffs.is_empty() {
+            self.diffs.extend(self.trace_diffs.iter().cloned());
+        }
+        if g.ambiguous.is_some() {
+            self.diffs.extend(Self::ambiguity(g));
+        }
     }
 
     /// Integer and floating-point registers the trace writes and the reference's instruction
@@ -2084,6 +2119,10 @@ impl Checker {
 
     fn compare_csrs(&mut self, pre: &[u64; 9]) {
         let post = self.pre_state();
+        if self.traced_csrs.is_empty() && self.obs.csrs.is_empty() && *pre == post {
+            // Most instructions: no CSR on either side.
+            return;
+        }
         const IMPLICIT: [u16; 9] = [
             num::MSTATUS,
             num::FCSR,
@@ -2185,6 +2224,13 @@ impl Checker {
     }
 
     fn compare_mem(&mut self, g: &Group) {
+        if g.mems.is_empty()
+            && self.obs.mems.is_empty()
+            && g.eaddrs.is_empty()
+            && g.store_data.is_empty()
+        {
+            return;
+        }
         let check_mem = !self.absent(Elements::MEM);
         let ram = |h: &Hart, a: u64, n: u64| h.bus.ram_offset(a, n).is_some();
         // matched[k]: reference access k is accounted for.
