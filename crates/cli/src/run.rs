@@ -636,8 +636,19 @@ pub fn run(args: &RunArgs) -> CmdResult {
                 .map_err(|e| Failure::io(format_args!("writing {name}"), e))
                 .and_then(|o| o.finish()),
         );
-        if let Some(p) = args.tandem.as_deref().filter(|p| !report::is_std(p)) {
-            keep(meta.write(p).map_err(Failure::Tool));
+        match args.tandem.as_deref() {
+            Some(p) if report::is_std(p) => {
+                // The sidecar's last lines, after those noted at the start.
+                let text = meta.to_text();
+                for l in text
+                    .lines()
+                    .filter(|l| l.starts_with("end =") || l.starts_with("groups ="))
+                {
+                    say!("rvtrace: note:   {l}");
+                }
+            }
+            Some(p) => keep(meta.write(p).map_err(Failure::Tool)),
+            None => {}
         }
     }
     if args.stats {
