@@ -724,6 +724,9 @@ pub fn decode(a: &DecodeArgs) -> CmdResult {
         false,
     );
     cfg.all_jumps = setting(t, "all-jumps", o.all_jumps, sm.map(|m| m.all_jumps), false);
+    if let Some(max) = sm.and_then(Meta::max_icnt) {
+        cfg.max_icnt = max;
+    }
     let given_link = o.link_registers.map(link_rule);
     let side_link = sm.and_then(|m| m.link);
     if let (Some(Some(g)), Some(s)) = (given_link, side_link) {

@@ -22,9 +22,24 @@
 //! message with an I-CNT. RepeatBranch (7.11) replays the previous branch message B-CNT times.
 //!
 //! Decoding starts at the first synchronization message (any message with SYNC and F-ADDR).
-//! Problems (invalid I-CNT values, 8.4.1; reserved TCODEs; Error messages, 7.4; code that does not
-//! match the trace) are reported as [`FlowElement::Loss`] with their byte offset, once the next
-//! synchronization message is found, with the number of bytes skipped to reach it.
+//! Problems are reported as [`FlowElement::Loss`] with their byte offset, once the next
+//! synchronization message is found, with the number of bytes skipped to reach it;
+//! [`DecodeStats::errors`] counts exactly those elements. A loss is:
+//! * bytes or messages that do not parse; reserved TCODEs, RCODEs, EVCODEs and Ownership PROCESS
+//!   encodings (7.1 Table 12); Error messages (7.4);
+//! * a stream that never synchronizes (empty, idles only, no synchronization message), one whose
+//!   first bytes were lost (messages before the first synchronization: a wrapped buffer), and one
+//!   without the end of trace: our encoder always ends with ProgTraceCorrelation (7.12; EVCODE 0,
+//!   or 4 with trace disabled), so a stream that ends synchronized was cut and the instructions
+//!   retired after its last message are unknown (NexRv's end of trace, README `--preset nexrv`
+//!   item 9, sends none in some cases; such streams are reported too);
+//! * code that does not match the trace: an invalid I-CNT (8.4.1), a walk that meets an
+//!   uninferable jump, leaves the executable segments or meets the all-zeros illegal parcel, a
+//!   DirectBranch that does not end at a branch, an IndirectBranch(Hist) that does not end at an
+//!   uninferable jump, a synchronization message whose F-ADDR is not where the walk leads. These
+//!   catch a corrupted I-CNT, HIST or U-ADDR at the first message that cannot be about where the
+//!   walk went, instead of walking on (N-Trace gives the decoder nothing else to check against;
+//!   what stays undetected is another valid path, see `tests/campaign.rs`).
 
 use crate::codec::mseo::{Deframer, RawMessage};
 use crate::codec::{parse, rcode, sync, tcode, Addr, Body, CodecConfig, Message, Process};
@@ -50,6 +65,9 @@ pub struct DecoderConfig {
     pub link: LinkRule,
     /// ISA (XLEN, Zcmp, Zcmt) of the traced hart.
     pub isa: IsaConfig,
+    /// Largest I-CNT field accepted (default [`MAX_ICNT`]); the encoder's I-CNT counter width
+    /// bounds it (`icnt-bits` in the sidecar: 8.4.4).
+    pub max_icnt: u64,
 }
 
 impl DecoderConfig {
@@ -62,6 +80,7 @@ impl DecoderConfig {
             all_jumps: false,
             link: LinkRule::Spec,
             isa,
+            max_icnt: MAX_ICNT,
         }
     }
 }
@@ -462,7 +481,7 @@ impl<'a> Decoder<'a> {
                 rdata1,
             } => match rcode {
                 rcode::ICNT => {
-                    if rdata0 > MAX_ICNT {
+                    if rdata0 > self.cfg.max_icnt {
                         Err(format!("I-CNT {rdata0} is too large"))
                     } else {
                         self.budget += rdata0 as i64;
@@ -652,7 +671,7 @@ impl<'a> Decoder<'a> {
         end: End,
         sink: &mut S,
     ) -> Result<(), String> {
-        if icnt > MAX_ICNT {
+        if icnt > self.cfg.max_icnt {
             return Err(format!("I-CNT {icnt} is too large"));
         }
         if let Some(h) = hist {

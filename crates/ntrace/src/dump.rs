@@ -11,7 +11,7 @@
 //! For a field, `[n]` is the number of MDO bits it spans (a variable-length field: up to the end of
 //! its last byte). Idle bytes between messages are shown as one `Idle` line per run; transport
 //! and message errors as `ERROR` lines. Field names are the reference tool's C identifiers (N-Trace
-//! 6.1 note: "B-TYPE will become BTYPE"), plus `SRC`, `TSTAMP`, `HREPEAT` (RDATA[1] of RCODE 2),
+//! 6.1 note: "B-TYPE will become BTYPE"), plus `SRC`, `TSTAMP`, `HREPEAT` (`RDATA[1]` of RCODE 2),
 //! `PROCESS`, `ETYPE`, `ECODE`, `BCNT`, and `DATA` for fields of vendor-defined or reserved
 //! messages.
 
@@ -261,5 +261,52 @@ mod tests {
             "{}",
             &text[text.len() - 80..]
         );
+    }
+
+    /// `--lastip`: F-ADDR as it is, U-ADDR XOR the last address (N-Trace 8.1); the rest of the
+    /// text is the plain dump's.
+    #[test]
+    fn lastip_addresses() {
+        use crate::codec::{Addr, Message};
+        let bytes: Vec<u8> = [
+            Body::ProgTraceSync {
+                sync: 3,
+                icnt: 0,
+                faddr: Addr::plain(0x4000_0000),
+            },
+            Body::IndirectBranch {
+                btype: 0,
+                icnt: 2,
+                uaddr: Addr::plain(0x8),
+            },
+            Body::IndirectBranch {
+                btype: 0,
+                icnt: 2,
+                uaddr: Addr::plain(0x8),
+            },
+        ]
+        .iter()
+        .flat_map(|b| Message::new(*b).encode(&CodecConfig::default()).to_vec())
+        .collect();
+        let cfg = CodecConfig::default();
+        let mut plain = Vec::new();
+        dump(&bytes, &cfg, &mut plain).unwrap();
+        let mut last = Vec::new();
+        let opts = DumpOptions {
+            lastip: true,
+            extend_addr_msb: None,
+        };
+        dump_with(&bytes, &cfg, &opts, &mut last).unwrap();
+        let last = String::from_utf8(last).unwrap();
+        let shown: Vec<&str> = last
+            .lines()
+            .filter_map(|l| l.split(" => ").nth(1))
+            .collect();
+        assert_eq!(shown, ["0x80000000", "0x80000010", "0x80000000"]);
+        let stripped: String = last
+            .lines()
+            .map(|l| format!("{}\n", l.split(" => ").next().unwrap()))
+            .collect();
+        assert_eq!(stripped.as_bytes(), plain);
     }
 }

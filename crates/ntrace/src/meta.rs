@@ -54,6 +54,9 @@ pub struct Meta {
     pub link: Option<LinkRule>,
     /// `fifo-bytes`: the encoder's output queue, whose overflow loses messages (Error, 7.4).
     pub fifo_bytes: Option<u32>,
+    /// `icnt-bits`: the encoder's I-CNT counter width (0: it never overflows), which bounds
+    /// every I-CNT field (8.4.4).
+    pub icnt_bits: Option<u8>,
     /// The encoder's other settings, `key = value`, for people (written after the others).
     pub info: Vec<(String, String)>,
 }
@@ -63,6 +66,16 @@ pub fn sidecar_path(trace: &Path) -> PathBuf {
     let mut s = trace.as_os_str().to_owned();
     s.push(".meta");
     PathBuf::from(s)
+}
+
+impl Meta {
+    /// The largest I-CNT field the encoder can send (`None`: not known, or no limit).
+    pub fn max_icnt(&self) -> Option<u64> {
+        match self.icnt_bits {
+            Some(b @ 1..=63) => Some((1 << b) - 1),
+            _ => None,
+        }
+    }
 }
 
 /// The command-line name of a link rule.
@@ -98,7 +111,6 @@ impl Meta {
         if cfg.nexrv {
             add("preset", "nexrv".into());
         }
-        add("icnt-bits", cfg.icnt_bits.to_string());
         add("hist-bits", cfg.hist_bits.to_string());
         add("repeat-history", cfg.repeat_history.to_string());
         add("repeat-branch", cfg.repeat_branch.to_string());
@@ -141,6 +153,7 @@ impl Meta {
             all_jumps: cfg.all_jumps,
             link,
             fifo_bytes: cfg.fifo.map(|f| f.bytes),
+            icnt_bits: Some(cfg.icnt_bits),
             info,
         }
     }
@@ -162,6 +175,9 @@ impl Meta {
         s += &format!("all-jumps = {}\n", self.all_jumps);
         if let Some(l) = self.link {
             s += &format!("link-registers = {}\n", link_name(l));
+        }
+        if let Some(b) = self.icnt_bits {
+            s += &format!("icnt-bits = {b}\n");
         }
         if let Some(f) = self.fifo_bytes {
             s += &format!("fifo-bytes = {f}\n");
@@ -237,6 +253,13 @@ impl Meta {
                         "auto" => None,
                         _ => return Err(at(format!("link-registers = {v}: unknown rule"))),
                     }
+                }
+                "icnt-bits" => {
+                    let b = num(v)?;
+                    if b > 64 {
+                        return Err(at(format!("icnt-bits = {v}: at most 64")));
+                    }
+                    m.icnt_bits = Some(b as u8);
                 }
                 "fifo-bytes" => {
                     m.fifo_bytes = Some(
@@ -375,4 +398,78 @@ pub fn diagnose(image: &Image, cfg: DecoderConfig, data: &[u8]) -> Option<String
         }
     }
     None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::options::Fifo;
+
+    #[test]
+    fn sidecar_round_trip() {
+        let mut cfg = EncoderConfig::new(Xlen::Rv32);
+        cfg.codec.src_bits = 3;
+        cfg.src_id = 5;
+        cfg.extend_addr_msb = true;
+        cfg.mode = Mode::Btm;
+        cfg.fifo = Some(Fifo {
+            bytes: 64,
+            drain_per_record_256: 64,
+        });
+        cfg.call_stack = CallStack::Partial { depth: 4, bits: 16 };
+        let m = Meta::from_encoder(&cfg, Some(LinkRule::Spec));
+        let text = m.to_text();
+        assert!(text.starts_with("# "));
+        let first_key = text.lines().find(|l| !l.starts_with('#')).unwrap();
+        assert_eq!(first_key, "protocol = ntrace");
+        for line in [
+            "xlen = 32",
+            "src-bits = 3",
+            "src-id = 5",
+            "extend-addr-msb = true",
+            "all-jumps = false",
+            "link-registers = spec",
+            "fifo-bytes = 64",
+            "icnt-bits = 22",
+            "fifo-drain = 0.25",
+            "mode = btm",
+            "call-stack = 4",
+            "call-stack-partial = 16",
+        ] {
+            assert!(text.lines().any(|l| l == line), "{line}:\n{text}");
+        }
+        assert_eq!(Meta::parse(&text).unwrap(), m);
+    }
+
+    #[test]
+    fn sidecar_errors() {
+        let bad = |t: &str| Meta::parse(t).unwrap_err();
+        assert!(bad("").contains("no protocol"));
+        assert!(bad("src-bits = 3\n").contains("the first key must be protocol"));
+        assert!(bad("protocol = tandem-trace-protocol-2018-11-20\n").contains("not N-Trace"));
+        assert!(bad("protocol = ntrace\nsrc-bits = 13\n").contains("at most 12"));
+        assert!(bad("protocol = ntrace\nsrc-bits = x\n").contains("not a number"));
+        assert!(bad("protocol = ntrace\nall-jumps = yes\n").contains("true or false"));
+        assert!(bad("protocol = ntrace\nsrc-bits = 2\nsrc-id = 4\n").contains("does not fit"));
+        assert!(bad("protocol = ntrace\nnonsense\n").contains("line 2"));
+        // Unknown keys are kept for people, not refused (a newer encoder may add some).
+        let m = Meta::parse("# c\n\nprotocol = ntrace\nfuture-key = 1\n").unwrap();
+        assert_eq!(m.info, [("future-key".to_string(), "1".to_string())]);
+    }
+
+    #[test]
+    fn sniff_kinds() {
+        let kind = |d: &[u8]| sniff(d).unwrap_or_default();
+        assert!(kind(b"\x7fELF\x02\x01\x01").starts_with("an ELF file"));
+        assert!(kind(b"RVTRINGR\x01\x00").starts_with("a binary ingress file"));
+        assert!(kind(&[0x1f, 0x8b, 8, 0]).starts_with("a gzip"));
+        assert!(kind(&[1, 3, 0, 0x80, 2]).starts_with("a tandem verification trace"));
+        assert!(kind(b"0x80000000,J4\n0x80000004,4\n").starts_with("a text file"));
+        // N-Trace (N-Trace 3.5 Table 6) and nothing at all are not refused.
+        assert_eq!(
+            sniff(&[0xFF, 0x70, 0xD0, 0x1D, 0x1D, 0xF8, 0xFF, 0xFF]),
+            None
+        );
+        assert_eq!(sniff(&[]), None);
+    }
 }

@@ -256,3 +256,37 @@ fn impossible_ownership_and_evcode_are_losses() {
     let l = decode_all(&run, &bytes_of(&v)).1;
     assert!(l[0].contains("reserved EVCODE 5"), "{l:?}");
 }
+
+/// Item 5: the encoder's I-CNT counter width (sidecar `icnt-bits`) bounds every I-CNT field; a
+/// larger one is a loss (8.4.4).
+#[test]
+fn icnt_beyond_the_counter_width_is_a_loss() {
+    let run = program("fnptr-rv64gc");
+    let msgs = stream(&run, Mode::Btm);
+    let biggest = msgs.iter().filter_map(|m| m.icnt()).max().unwrap();
+    let bytes = bytes_of(&msgs);
+    let decode_with = |max_icnt| {
+        let mut el: Vec<FlowElement> = Vec::new();
+        decode(
+            &run.image,
+            DecoderConfig {
+                max_icnt,
+                ..cfg(&run)
+            },
+            &bytes,
+            &mut el,
+        );
+        el.iter()
+            .filter_map(|e| match e {
+                FlowElement::Loss { reason, .. } => Some(reason.clone()),
+                _ => None,
+            })
+            .collect::<Vec<_>>()
+    };
+    assert!(decode_with(biggest).is_empty());
+    let l = decode_with(biggest - 1);
+    assert!(
+        !l.is_empty() && l[0].contains(&format!("I-CNT {biggest} is too large")),
+        "{l:?}"
+    );
+}

@@ -1,8 +1,8 @@
 //! N-Trace messages (N-Trace 6.1 Table 8, chapter 7): their fields, parsing from a
 //! [`RawMessage`] and serialization to MSEO/MDO bytes.
 //!
-//! Field order inside a message (N-Trace 3.2, 6.1): TCODE[6], SRC[Cfg], the message's fixed-length
-//! fields (SYNC[4], B-TYPE[2], ETYPE[4], RCODE[4], EVCODE[4] + CDF[2]), its variable-length fields,
+//! Field order inside a message (N-Trace 3.2, 6.1): `TCODE[6]`, `SRC[Cfg]`, the message's fixed-length
+//! fields (`SYNC[4]`, `B-TYPE[2]`, `ETYPE[4]`, `RCODE[4]`, `EVCODE[4]` + `CDF[2]`), its variable-length fields,
 //! then the optional TSTAMP (always the last field, N-Trace 6.1 note). The fixed fields share the
 //! first segment with the first variable-length field; every later variable-length field is one
 //! segment (see [`super::mseo`]). Whether a TSTAMP is present is read from the message itself: it
@@ -128,11 +128,11 @@ pub mod btype {
 
 /// RCODE values of ResourceFull (N-Trace 7.8 Table 19).
 pub mod rcode {
-    /// I-CNT overflow; RDATA[0] is the I-CNT.
+    /// I-CNT overflow; `RDATA[0]` is the I-CNT.
     pub const ICNT: u8 = 0;
-    /// HIST overflow; RDATA[0] is the HIST.
+    /// HIST overflow; `RDATA[0]` is the HIST.
     pub const HIST: u8 = 1;
-    /// Repeated HIST; RDATA[0] is the HIST, RDATA[1] the HREPEAT count (N-Trace 9.3).
+    /// Repeated HIST; `RDATA[0]` is the HIST, `RDATA[1]` the HREPEAT count (N-Trace 9.3).
     pub const HIST_REPEAT: u8 = 2;
 }
 
@@ -248,7 +248,7 @@ const fn mask(bits: u32) -> u64 {
 pub enum Body {
     /// TCODE 2 (N-Trace 7.1).
     Ownership {
-        /// PROCESS = {CONTEXT, V, PRV[1:0], FORMAT[1:0]} (Table 12); see [`Process`].
+        /// PROCESS = {CONTEXT, V, `PRV[1:0]`, `FORMAT[1:0]`} (Table 12); see [`Process`].
         process: u64,
     },
     /// TCODE 3 (N-Trace 7.2).
@@ -305,10 +305,10 @@ pub enum Body {
     ResourceFull {
         /// RCODE.
         rcode: u8,
-        /// RDATA[0]: I-CNT (RCODE 0) or HIST (RCODE 1, 2).
+        /// `RDATA[0]`: I-CNT (RCODE 0) or HIST (RCODE 1, 2).
         rdata0: u64,
-        /// RDATA[1]: HREPEAT for RCODE 2 (N-Trace 9.3); for reserved and vendor RCODEs (3..15) a
-        /// second RDATA field if the message has two fields more than RDATA[0].
+        /// `RDATA[1]`: HREPEAT for RCODE 2 (N-Trace 9.3); for reserved and vendor RCODEs (3..15) a
+        /// second RDATA field if the message has two fields more than `RDATA[0]`.
         rdata1: Option<u64>,
     },
     /// TCODE 28 (N-Trace 7.9).
