@@ -517,6 +517,15 @@ pub enum MessageErrorKind {
         /// The field (reference-tool name).
         field: &'static str,
     },
+    /// A fixed-length field with a value the specification reserves for future extensions, which
+    /// changes the message's layout in a way not defined yet (CDF 2-3 of ProgTraceCorrelation:
+    /// N-Trace 7.12, "Reserved for future extensions").
+    Reserved {
+        /// The field (reference-tool name).
+        field: &'static str,
+        /// Its value.
+        value: u8,
+    },
 }
 
 /// A message that could not be parsed.
@@ -549,6 +558,9 @@ impl core::fmt::Display for MessageError {
             }
             MessageErrorKind::FieldTooWide { field } => {
                 write!(f, "field {field} needs more than 64 bits")
+            }
+            MessageErrorKind::Reserved { field, value } => {
+                write!(f, "{field}={value} is reserved")
             }
         }
     }
@@ -784,6 +796,12 @@ pub fn parse(raw: &RawMessage, cfg: &CodecConfig) -> Result<Message, MessageErro
             body: Body::Other { tcode: tc },
             tstamp: None,
         });
+    }
+    if tc == tcode::PROG_TRACE_CORRELATION && fixed[1] > 1 {
+        return Err(err(MessageErrorKind::Reserved {
+            field: "CDF",
+            value: fixed[1] as u8,
+        }));
     }
     let (extra, open) = extra_vars(tc, &fixed[..sch.fixed.len()]);
     let needed = sch.vars.len() + extra.len();
@@ -1443,6 +1461,22 @@ mod tests {
         assert_eq!(
             parse(&r, &cfg).unwrap_err().kind,
             MessageErrorKind::ShortHeader
+        );
+    }
+
+    /// ProgTraceCorrelation CDF 2-3 is reserved (7.12): the CDATA fields it announces have no
+    /// meaning yet, and keeping only HIST would lose them (found by the fuzzer: the message did
+    /// not re-encode to itself).
+    #[test]
+    fn reserved_cdf() {
+        // TCODE 33, EVCODE 0, CDF 2: I-CNT, HIST and one CDATA.
+        let r = raw_from_bytes(&[0x84, 0x80, 0x05, 0x05, 0x07]).unwrap();
+        assert_eq!(
+            parse(&r, &CFG).unwrap_err().kind,
+            MessageErrorKind::Reserved {
+                field: "CDF",
+                value: 2
+            }
         );
     }
 }
