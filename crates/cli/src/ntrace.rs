@@ -30,7 +30,8 @@ pub struct DumpArgs {
     src_bits: Option<u8>,
     /// With --lastip: addresses use the MSB extension (trTeInstExtendAddrMSB, N-Trace 8.2)
     /// [default: the sidecar's, else false].
-    #[arg(long, value_name = "BOOL", num_args = 0..=1, default_missing_value = "true")]
+    #[arg(long, value_name = "BOOL", num_args = 0..=1, require_equals = true,
+          default_missing_value = "true")]
     extend_addr_msb: Option<bool>,
     /// Show the absolute address next to every F-ADDR/U-ADDR field (U-ADDR XOR the last address,
     /// N-Trace 8.1), as Intel ptdump's --lastip. Without it the text is NexRv's `-dump` exactly.
@@ -89,11 +90,13 @@ struct DecodeOpts {
     src_id: Option<u16>,
     /// trTeInstExtendAddrMSB: F-ADDR/U-ADDR with the MSB extension (N-Trace 8.2) [default: the
     /// sidecar's, else false].
-    #[arg(long, value_name = "BOOL", num_args = 0..=1, default_missing_value = "true")]
+    #[arg(long, value_name = "BOOL", num_args = 0..=1, require_equals = true,
+          default_missing_value = "true")]
     extend_addr_msb: Option<bool>,
     /// trTeInstEnAllJumps: direct jumps are traced as taken branches [default: the sidecar's,
     /// else false].
-    #[arg(long, value_name = "BOOL", num_args = 0..=1, default_missing_value = "true")]
+    #[arg(long, value_name = "BOOL", num_args = 0..=1, require_equals = true,
+          default_missing_value = "true")]
     all_jumps: Option<bool>,
     /// Link registers for calls and returns [default: the sidecar's, else auto].
     #[arg(long, value_enum, value_name = "RULE")]

@@ -513,3 +513,27 @@ fn dump_lastip() {
         .collect();
     assert_eq!(strip, plain);
 }
+
+/// Item 5: a flag given against the sidecar is used, said, and named as the likely cause of the
+/// losses it brings.
+#[test]
+fn contradicting_flag_is_named() {
+    let d = tmpdir("flag");
+    let (elf, bin) = encoded(&d, "fnptr-rv64gc", &[]);
+    let (t, e) = (bin.to_str().unwrap(), elf.to_str().unwrap());
+    // `--extend-addr-msb` before the trace: it takes no value unless given with `=`.
+    let o = rvtrace(&["decode", "ntrace", "--extend-addr-msb", t, "--elf", e]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = s(&o).1;
+    assert!(
+        err.contains("--extend-addr-msb true contradicts the sidecar (extend-addr-msb = false)"),
+        "{err}"
+    );
+    assert!(
+        err.contains("with --extend-addr-msb=false: the encoder's setting is the likely cause"),
+        "{err}"
+    );
+    let o = rvtrace(&["decode", "ntrace", "--extend-addr-msb=false", t, "--elf", e]);
+    assert!(o.status.success());
+    assert_eq!(s(&o).1, "");
+}
