@@ -163,9 +163,13 @@ pub struct CodecConfig {
 pub struct Addr {
     /// The field value as transmitted (bits beyond 64 are zero).
     pub field: u64,
-    /// MDO bits the field occupies (a multiple of 6 when it is its own segment).
+    /// MDO bits the field occupies (a multiple of 6 when it is its own segment), at most
+    /// `MAX_ADDR_BITS` (72) when parsed.
     pub bits: u16,
 }
+
+/// The most MDO bits [`parse`] records for an address field (longer ones hold only zeros more).
+const MAX_ADDR_BITS: u64 = 72;
 
 /// Minimal number of 6-bit MDO records holding `v` with leading zeros dropped (at least 1).
 const fn mdo_records(v: u64) -> u32 {
@@ -831,10 +835,10 @@ pub fn parse(raw: &RawMessage, cfg: &CodecConfig) -> Result<Message, MessageErro
         vals[k] = seg
             .rest(lo, 64)
             .ok_or(err(MessageErrorKind::FieldTooWide { field: name }))?;
-        bits[k] = seg
-            .len_bits()
-            .saturating_sub(lo as u64)
-            .min(u16::MAX as u64) as u16;
+        // Bits past 64 are leading zeros (`rest` refused anything else) and change nothing, not
+        // even the MSB extension (8.2 extends only a field narrower than the address). Capped at
+        // 72 (12 MDO records), the message re-encodes to itself within MAX_MESSAGE_BYTES.
+        bits[k] = seg.len_bits().saturating_sub(lo as u64).min(MAX_ADDR_BITS) as u16;
     }
     let addr = |k: usize| Addr {
         field: vals[k],
@@ -1478,5 +1482,31 @@ mod tests {
                 value: 2
             }
         );
+    }
+
+    /// An address field padded with hundreds of zero bits (legal: Nexus only suppresses leading
+    /// zeros, it does not forbid them) re-encodes to a message that parses the same (found by
+    /// the fuzzer: the serializer's 64-byte limit shortened it).
+    #[test]
+    fn long_zero_padded_address() {
+        let mut b = vec![0x10, 0x60, 0x05, 0x68];
+        b.extend_from_slice(&[0; 59]);
+        b.push(0x03);
+        let m = parse(&raw_from_bytes(&b).unwrap(), &CFG).unwrap();
+        let again = m.encode(&CFG);
+        assert_eq!(
+            parse(&raw_from_bytes(again.as_slice()).unwrap(), &CFG).unwrap(),
+            m
+        );
+        assert!(matches!(
+            m.body,
+            Body::IndirectBranch {
+                uaddr: Addr {
+                    field: 26,
+                    bits: 72
+                },
+                ..
+            }
+        ));
     }
 }
