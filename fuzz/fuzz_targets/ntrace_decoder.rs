@@ -74,9 +74,10 @@ fuzz_target!(|data: &[u8]| {
     cfg.extend_addr_msb = o & 8 != 0;
     cfg.all_jumps = o & 16 != 0;
     cfg.link = [LinkRule::Spec, LinkRule::X1Only, LinkRule::NexRv][usize::from(o >> 5) % 3];
-    // The walk of one I-CNT is bounded by it: keep each input fast (the full 2^24 is the same
-    // code, only longer).
+    // A few bytes may legitimately stand for millions of instructions (a 2^24 I-CNT replayed
+    // 2^20 times by RepeatBranch): smaller bounds keep each input fast; the code is the same.
     cfg.max_icnt = 1 << 12;
+    cfg.max_repeat = 1 << 6;
     let mut losses = 0u64;
     let mut sink = |e: &FlowElement| losses += matches!(e, FlowElement::Loss { .. }) as u64;
     let mut d = Decoder::new(img, cfg);

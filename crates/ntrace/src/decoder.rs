@@ -68,6 +68,8 @@ pub struct DecoderConfig {
     /// Largest I-CNT field accepted (default [`MAX_ICNT`]); the encoder's I-CNT counter width
     /// bounds it (`icnt-bits` in the sidecar: 8.4.4).
     pub max_icnt: u64,
+    /// Largest B-CNT or HREPEAT replayed (default [`MAX_REPEAT`]).
+    pub max_repeat: u64,
 }
 
 impl DecoderConfig {
@@ -81,6 +83,7 @@ impl DecoderConfig {
             link: LinkRule::Spec,
             isa,
             max_icnt: MAX_ICNT,
+            max_repeat: MAX_REPEAT,
         }
     }
 }
@@ -112,7 +115,7 @@ const MAX_WALK_WITHOUT_BRANCH: u64 = 1 << 20;
 const MAX_STACK: usize = 1 << 16;
 /// Largest B-CNT or HREPEAT replayed (NTRACE_MAX_BCNT and NTRACE_MAX_HREPEAT are 18 bits in the
 /// ratified text).
-const MAX_REPEAT: u64 = 1 << 20;
+pub const MAX_REPEAT: u64 = 1 << 20;
 
 /// HIST bits waiting to be consumed, oldest first (N-Trace 8.3).
 #[derive(Clone, Debug, Default)]
@@ -491,7 +494,7 @@ impl<'a> Decoder<'a> {
                 rcode::HIST => self.hist_only(rdata0, 1, sink),
                 rcode::HIST_REPEAT => {
                     let n = rdata1.unwrap_or(1);
-                    if n > MAX_REPEAT {
+                    if n > self.cfg.max_repeat {
                         Err(format!("HREPEAT {n} is too large"))
                     } else {
                         self.hist_only(rdata0, n, sink)
@@ -501,7 +504,7 @@ impl<'a> Decoder<'a> {
             },
             Body::RepeatBranch { bcnt } => match self.repeat {
                 None => Err("RepeatBranch without a previous branch message".into()),
-                Some(_) if bcnt > MAX_REPEAT => Err(format!("B-CNT {bcnt} is too large")),
+                Some(_) if bcnt > self.cfg.max_repeat => Err(format!("B-CNT {bcnt} is too large")),
                 Some(rep) => (0..bcnt).try_for_each(|_| self.replay(rep, sink)),
             },
             Body::ProgTraceCorrelation { evcode, .. } if !evcode_known(evcode) => Err(format!(
