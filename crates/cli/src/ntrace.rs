@@ -808,6 +808,7 @@ pub fn decode(a: &DecodeArgs) -> CmdResult {
     input.for_each_chunk(|c| dec.push(c, &mut sink))?;
     let st = dec.finish(&mut sink);
     warnings.finish();
+    debug_assert_eq!(warnings.total(), st.errors, "one count of losses");
     if let (Some(w), Some(p)) = (pcs, &a.pcs) {
         let out = w
             .finish()
@@ -832,7 +833,7 @@ pub fn decode(a: &DecodeArgs) -> CmdResult {
             warn!("{}: {hint}", t.display());
         } else if m.is_none() && !report::is_std(t) {
             note!(
-                "{}: no sidecar ({}): if the encoder used --src-bits, --extend-addr-msb or --all-jumps, give the same options",
+                "{}: no sidecar ({}): if the encoder used --src-bits/--src-id, --extend-addr-msb or --all-jumps, give the same options",
                 t.display(),
                 meta::sidecar_path(t).display()
             );

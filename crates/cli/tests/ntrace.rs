@@ -332,6 +332,17 @@ fn sidecar_and_mismatch_hints() {
     );
     let o = dec(&["--src-bits", "3", "--src-id", "5", "--extend-addr-msb"]);
     assert!(o.status.success(), "{}", s(&o).1);
+    // Another hart's SRC.
+    let o = dec(&["--src-bits", "3", "--src-id", "4"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        s(&o).1.contains("no message with SRC 4")
+            && s(&o)
+                .1
+                .contains("messages of other SRCs: is the SRC ID right?)"),
+        "{}",
+        s(&o).1
+    );
     // A broken sidecar is reported and not used.
     std::fs::write(&meta_path, "protocol = tandem-trace-protocol-2018-11-20\n").unwrap();
     let o = dec(&["--src-bits", "3", "--src-id", "5", "--extend-addr-msb"]);

@@ -323,12 +323,15 @@ impl<'a> Decoder<'a> {
             // Nothing at all (empty, idles only): the encoder's first message is a
             // synchronization (Table 26), so this is not a trace of anything.
             self.stats.skipped_bytes += end;
-            let reason = if end == 0 {
-                "the trace is empty (no synchronization message)"
-            } else {
-                "no message in the trace (no synchronization message)"
+            let reason = match (end, self.cfg.src) {
+                (0, _) => "the trace is empty (no synchronization message)".into(),
+                (_, Some(src)) if self.stats.other_src > 0 => format!(
+                    "no message with SRC {src} in the trace ({} messages of other SRCs: is the SRC ID right?)",
+                    self.stats.other_src
+                ),
+                _ => "no message in the trace (no synchronization message)".into(),
             };
-            self.report_loss(0, end, reason.into(), sink);
+            self.report_loss(0, end, reason, sink);
         } else if self.synced {
             // Our encoder ends every trace with ProgTraceCorrelation (7.12: it "allows the
             // decoder to determine the PC where an execution or the trace actually stopped");
