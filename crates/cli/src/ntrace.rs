@@ -1,6 +1,6 @@
 //! `rvtrace dump|encode|decode ntrace`: N-Trace (`rvtrace-ntrace`).
 
-use crate::report::CmdResult;
+use crate::report::{self, CmdResult, Failure, Output, Warnings};
 use rvtrace_flow::{FlowElement, FlowSink, PcWriter};
 use rvtrace_image::Image;
 use rvtrace_ingress::pcseq::PcseqReader;
@@ -8,23 +8,35 @@ use rvtrace_ingress::{IngressReader, Record};
 use rvtrace_isa::{IsaConfig, Xlen};
 use rvtrace_ntrace::codec::CodecConfig;
 use rvtrace_ntrace::decoder::{Decoder, DecoderConfig};
+use rvtrace_ntrace::dump::DumpOptions;
 use rvtrace_ntrace::encoder::Encoder;
 use rvtrace_ntrace::insn::LinkRule;
+use rvtrace_ntrace::meta::{self, Meta};
 use rvtrace_ntrace::options::{CallStack, EncoderConfig, Fifo, Mode, SyncUnit, TraceFilter};
 use std::fs::File;
-use std::io::{BufWriter, Write};
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 /// Arguments of `rvtrace dump ntrace`.
 #[derive(clap::Args)]
 pub struct DumpArgs {
-    /// The trace file: N-Trace messages as MSEO/MDO bytes (the NexRv `.bin` format).
+    /// The trace file: N-Trace messages as MSEO/MDO bytes (the NexRv `.bin` format); `-` for
+    /// stdin. Its sidecar `FILE.meta` (written by `encode ntrace`) is read when present.
     file: PathBuf,
-    /// Width of the SRC field (trTeSrcBits), 0 when the stream has none.
-    #[arg(long, default_value_t = 0, value_name = "N",
-          value_parser = clap::value_parser!(u8).range(0..=12))]
-    src_bits: u8,
+    /// Width of the SRC field (trTeSrcBits), 0 when the stream has none [default: the sidecar's,
+    /// else 0].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u8).range(0..=12))]
+    src_bits: Option<u8>,
+    /// With --lastip: addresses use the MSB extension (trTeInstExtendAddrMSB, N-Trace 8.2)
+    /// [default: the sidecar's, else false].
+    #[arg(long, value_name = "BOOL", num_args = 0..=1, require_equals = true,
+          default_missing_value = "true")]
+    extend_addr_msb: Option<bool>,
+    /// Show the absolute address next to every F-ADDR/U-ADDR field (U-ADDR XOR the last address,
+    /// N-Trace 8.1), as Intel ptdump's --lastip. Without it the text is NexRv's `-dump` exactly.
+    #[arg(long)]
+    lastip: bool,
     /// Print byte, idle, message and error counts on stderr at the end.
     #[arg(long)]
     stats: bool,
@@ -46,16 +58,15 @@ enum LinkArg {
     Nexrv,
 }
 
-/// Options shared by `encode ntrace` and `decode ntrace`: the decoder needs only `--src-bits`,
-/// `--src-id`, `--extend-addr-msb`, `--all-jumps` and `--link-registers`, and accepts the others so
-/// that one option list works for both.
+/// What encoder and decoder must agree on (not in the stream; `encode` writes them into the
+/// sidecar `OUT.meta`).
 #[derive(clap::Args, Clone, Debug)]
-struct TraceOpts {
+struct SharedOpts {
     /// Width of the SRC field (trTeSrcBits), 0 for none (N-Trace 6.2).
     #[arg(long, default_value_t = 0, value_name = "N",
           value_parser = clap::value_parser!(u8).range(0..=12))]
     src_bits: u8,
-    /// SRC of this hart (trTeSrcID): the encoder writes it, the decoder decodes only its messages.
+    /// SRC of this hart (trTeSrcID).
     #[arg(long, value_name = "K")]
     src_id: Option<u16>,
     /// trTeInstExtendAddrMSB: F-ADDR/U-ADDR with the MSB extension (N-Trace 8.2).
@@ -64,9 +75,37 @@ struct TraceOpts {
     /// trTeInstEnAllJumps: direct jumps are traced as taken branches.
     #[arg(long)]
     all_jumps: bool,
-    /// Link registers for calls and returns (decoder).
-    #[arg(long, value_enum, default_value_t = LinkArg::Auto, value_name = "RULE")]
-    link_registers: LinkArg,
+}
+
+/// The decoder's options: what changes the meaning of the bytes. Each one not given is taken
+/// from the trace's sidecar (`TRACE.meta`) when there is one.
+#[derive(clap::Args, Clone, Debug)]
+struct DecodeOpts {
+    /// Width of the SRC field (trTeSrcBits), 0 for none (N-Trace 6.2) [default: the sidecar's,
+    /// else 0].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u8).range(0..=12))]
+    src_bits: Option<u8>,
+    /// Decode only the messages of this SRC (trTeSrcID) [default: the sidecar's, else all].
+    #[arg(long, value_name = "K")]
+    src_id: Option<u16>,
+    /// trTeInstExtendAddrMSB: F-ADDR/U-ADDR with the MSB extension (N-Trace 8.2) [default: the
+    /// sidecar's, else false].
+    #[arg(long, value_name = "BOOL", num_args = 0..=1, require_equals = true,
+          default_missing_value = "true")]
+    extend_addr_msb: Option<bool>,
+    /// trTeInstEnAllJumps: direct jumps are traced as taken branches [default: the sidecar's,
+    /// else false].
+    #[arg(long, value_name = "BOOL", num_args = 0..=1, require_equals = true,
+          default_missing_value = "true")]
+    all_jumps: Option<bool>,
+    /// Link registers for calls and returns [default: the sidecar's, else auto].
+    #[arg(long, value_enum, value_name = "RULE")]
+    link_registers: Option<LinkArg>,
+}
+
+/// The encoder's own options (the decoder does not need them).
+#[derive(clap::Args, Clone, Debug)]
+struct EncodeOpts {
     /// XLEN for PCSEQ input (an ingress file says it in its header).
     #[arg(long, value_name = "32|64", value_parser = ["32", "64"])]
     xlen: Option<String>,
@@ -177,7 +216,8 @@ pub struct EncodeArgs {
     /// The input: an ingress file (from `rvtrace run --ingress`), or NexRv PCSEQ text with
     /// `--input-format pcseq`.
     ingress: PathBuf,
-    /// Output trace file (MSEO/MDO bytes, the NexRv `.bin` format).
+    /// Output trace file (MSEO/MDO bytes, the NexRv `.bin` format), `-` for stdout. The settings
+    /// a decoder needs go into the sidecar `OUT.meta` next to it (not for stdout).
     #[arg(short = 'o', long = "output", value_name = "OUT")]
     output: PathBuf,
     /// Input format.
@@ -187,13 +227,16 @@ pub struct EncodeArgs {
     #[arg(long)]
     stats: bool,
     #[command(flatten)]
-    opts: TraceOpts,
+    shared: SharedOpts,
+    #[command(flatten)]
+    opts: EncodeOpts,
 }
 
 /// Arguments of `rvtrace decode ntrace`.
 #[derive(clap::Args)]
 pub struct DecodeArgs {
-    /// The trace file: N-Trace messages as MSEO/MDO bytes.
+    /// The trace file: N-Trace messages as MSEO/MDO bytes, `-` for stdin. Its sidecar
+    /// `TRACE.meta` (written by `encode ntrace`) is read when present.
     trace: PathBuf,
     /// The program: ELF file(s) with the traced code (repeatable).
     #[arg(long = "elf", value_name = "ELF", required = true)]
@@ -208,49 +251,105 @@ pub struct DecodeArgs {
     /// Print counts on stderr at the end.
     #[arg(long)]
     stats: bool,
+    /// Print at most N loss warnings (the rest are counted at the end).
+    #[arg(long, value_name = "N", default_value_t = crate::report::DEFAULT_MAX_WARNINGS)]
+    max_warnings: u64,
     #[command(flatten)]
-    opts: TraceOpts,
+    opts: DecodeOpts,
 }
 
-fn read(path: &Path) -> Result<Vec<u8>, String> {
-    std::fs::read(path).map_err(|e| format!("{}: cannot read: {e}", path.display()))
+/// The sidecar of `trace` (`TRACE.meta`), if there is one; a sidecar that does not parse is
+/// reported and left out.
+fn read_sidecar(trace: &Path) -> Option<Meta> {
+    if report::is_std(trace) {
+        return None;
+    }
+    let path = meta::sidecar_path(trace);
+    let text = std::fs::read_to_string(&path).ok()?;
+    match Meta::parse(&text) {
+        Ok(m) => Some(m),
+        Err(e) => {
+            warn!("{}: {e}; not used", path.display());
+            None
+        }
+    }
 }
 
-fn create(path: &Path) -> Result<BufWriter<File>, String> {
-    File::create(path)
-        .map(|f| BufWriter::with_capacity(1 << 16, f))
-        .map_err(|e| format!("{}: cannot create: {e}", path.display()))
+/// A decoder setting: the command line's if given (with a warning when the sidecar says
+/// otherwise), else the sidecar's, else `default`.
+fn setting<T: PartialEq + std::fmt::Display>(
+    trace: &Path,
+    opt: &str,
+    given: Option<T>,
+    sidecar: Option<T>,
+    default: T,
+) -> T {
+    match (given, sidecar) {
+        (Some(g), Some(m)) => {
+            if g != m {
+                warn!(
+                    "{}: --{opt} {g} contradicts the sidecar ({opt} = {m}); using {g}",
+                    trace.display()
+                );
+            }
+            g
+        }
+        (Some(g), None) => g,
+        (None, Some(m)) => m,
+        (None, None) => default,
+    }
+}
+
+/// Refuse a file that is recognizably not N-Trace, saying what it is.
+fn check_kind(name: &Path, data: &[u8]) -> Result<(), Failure> {
+    match meta::sniff(data) {
+        Some(kind) => Err(Failure::Tool(format!(
+            "{}: this is {kind}, not an N-Trace trace",
+            report::name(name)
+        ))),
+        None => Ok(()),
+    }
 }
 
 /// `rvtrace dump ntrace`.
 pub fn dump(a: &DumpArgs) -> CmdResult {
-    let data = read(&a.file)?;
-    let cfg = CodecConfig {
-        src_bits: a.src_bits,
+    let data = report::read_input(&a.file)?;
+    check_kind(&a.file, &data)?;
+    let m = read_sidecar(&a.file);
+    let src_bits = setting(
+        &a.file,
+        "src-bits",
+        a.src_bits,
+        m.as_ref().map(|m| m.src_bits),
+        0,
+    );
+    let ext = setting(
+        &a.file,
+        "extend-addr-msb",
+        a.extend_addr_msb,
+        m.as_ref().map(|m| m.extend_addr_msb),
+        false,
+    );
+    let xlen = m.as_ref().and_then(|m| m.xlen).unwrap_or(Xlen::Rv64);
+    let cfg = CodecConfig { src_bits };
+    let opts = DumpOptions {
+        lastip: a.lastip,
+        extend_addr_msb: ext.then_some(xlen),
     };
-    let stdout = std::io::stdout();
-    let mut out = BufWriter::new(stdout.lock());
-    let r = rvtrace_ntrace::dump::dump(&data, &cfg, &mut out).and_then(|st| {
-        out.flush()?;
-        Ok(st)
-    });
-    match r {
-        Ok(st) => {
-            if a.stats {
-                say!(
-                    "{} bytes, {} idles, {} messages, {} errors",
-                    st.bytes,
-                    st.idles,
-                    st.messages,
-                    st.errors
-                );
-            }
-            Ok(ExitCode::SUCCESS)
-        }
-        // A closed pipe (`| head`) is not an error worth reporting.
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(ExitCode::SUCCESS),
-        Err(e) => Err(format!("{}: {e}", a.file.display()).into()),
+    let mut out = Output::stdout();
+    let st =
+        rvtrace_ntrace::dump::dump_with(&data, &cfg, &opts, &mut out).map_err(|e| out.fail(e))?;
+    out.finish()?;
+    if a.stats {
+        say!(
+            "{} bytes, {} idles, {} messages, {} errors",
+            st.bytes,
+            st.idles,
+            st.messages,
+            st.errors
+        );
     }
+    Ok(ExitCode::SUCCESS)
 }
 
 /// `rvtrace encode ntrace`.
@@ -321,8 +420,8 @@ pub fn encode(a: &EncodeArgs) -> CmdResult {
         ).into());
     }
     cfg.sequential_jumps = a.opts.sequential_jumps;
-    cfg.all_jumps = a.opts.all_jumps;
-    cfg.extend_addr_msb = a.opts.extend_addr_msb;
+    cfg.all_jumps = a.shared.all_jumps;
+    cfg.extend_addr_msb = a.shared.extend_addr_msb;
     cfg.sync_period = a.opts.sync_period.map(|n| {
         let unit = match a.opts.sync_mode {
             SyncModeArg::Messages => SyncUnit::Messages,
@@ -335,17 +434,13 @@ pub fn encode(a: &EncodeArgs) -> CmdResult {
     if a.opts.timestamps && !has_time {
         warn!("{inp}: the input carries no time; every TSTAMP will be 0");
     }
-    cfg.codec.src_bits = a.opts.src_bits;
-    cfg.src_id = a.opts.src_id.unwrap_or(0);
-    if a.opts.src_bits < 16
-        && u32::from(cfg.src_id) >= 1u32 << a.opts.src_bits
-        && a.opts.src_id.is_some()
-    {
-        return Err(format!(
+    cfg.codec.src_bits = a.shared.src_bits;
+    cfg.src_id = a.shared.src_id.unwrap_or(0);
+    if a.shared.src_id.is_some() && u32::from(cfg.src_id) >= 1u32 << a.shared.src_bits {
+        return Err(Failure::Usage(format!(
             "--src-id {} does not fit in --src-bits {}",
-            cfg.src_id, a.opts.src_bits
-        )
-        .into());
+            cfg.src_id, a.shared.src_bits
+        )));
     }
     cfg.ownership = a.opts.ownership;
     cfg.btype_compat = a.opts.btype_compat;
@@ -364,8 +459,8 @@ pub fn encode(a: &EncodeArgs) -> CmdResult {
             a.opts.trace_range.as_deref(),
         )?);
     }
-    let out_name = a.output.display();
-    let mut out = create(&a.output)?;
+    report::distinct(&[&a.ingress], &[("-o", &a.output)])?;
+    let mut out = Output::create(&a.output)?;
     let mut enc = Encoder::new(cfg);
     let mut buf = Vec::with_capacity(1 << 16);
     // A damaged input: encode the records before the damage, then report it (issue 9 item 6).
@@ -383,15 +478,22 @@ pub fn encode(a: &EncodeArgs) -> CmdResult {
         records += 1;
         enc.push(&r, &mut buf);
         if buf.len() >= 1 << 15 {
-            out.write_all(&buf)
-                .map_err(|e| format!("{out_name}: {e}"))?;
+            out.write_all(&buf).map_err(|e| out.fail(e))?;
             buf.clear();
         }
     }
     let st = enc.finish(&mut buf);
-    out.write_all(&buf)
-        .and_then(|_| out.flush())
-        .map_err(|e| format!("{out_name}: {e}"))?;
+    out.write_all(&buf).map_err(|e| out.fail(e))?;
+    out.finish()?;
+    if !report::is_std(&a.output) {
+        // The settings a decoder needs, next to the trace (crates/ntrace/src/meta.rs). The
+        // hart's ingress classifies calls and returns as N-Trace Table 2 does; PCSEQ as the
+        // tool that wrote it did.
+        let link = (a.input_format == InputFormat::Ingress).then_some(LinkRule::Spec);
+        let path = meta::sidecar_path(&a.output);
+        std::fs::write(&path, Meta::from_encoder(&cfg, link).to_text())
+            .map_err(|e| format!("{}: cannot write: {e}", path.display()))?;
+    }
     if a.stats {
         let bpi = if st.instructions > 0 {
             st.bytes as f64 * 8.0 / st.instructions as f64
@@ -521,45 +623,152 @@ fn load_image(paths: &[PathBuf]) -> Result<(Image, Xlen), String> {
     Ok((image, xlen.unwrap_or(Xlen::Rv64)))
 }
 
+/// Feeds the trace to `f` 64 KB at a time (memory stays flat in the trace's size); `-` is read
+/// from stdin once and kept (`rvtrace decode ntrace - --link-registers auto` needs it twice).
+struct TraceInput {
+    path: PathBuf,
+    stdin: Option<Vec<u8>>,
+}
+
+impl TraceInput {
+    fn open(path: &Path) -> Result<TraceInput, Failure> {
+        let stdin = report::is_std(path)
+            .then(|| report::read_input(path))
+            .transpose()?;
+        Ok(TraceInput {
+            path: path.to_path_buf(),
+            stdin,
+        })
+    }
+
+    /// The first `n` bytes (fewer if the trace is shorter).
+    fn head(&self, n: usize) -> Result<Vec<u8>, Failure> {
+        if let Some(data) = &self.stdin {
+            return Ok(data[..data.len().min(n)].to_vec());
+        }
+        let mut v = Vec::new();
+        report::open_input(&self.path)?
+            .take(n as u64)
+            .read_to_end(&mut v)
+            .map_err(|e| format!("{}: cannot read: {e}", self.path.display()))?;
+        Ok(v)
+    }
+
+    fn for_each_chunk(&self, mut f: impl FnMut(&[u8])) -> Result<(), Failure> {
+        if let Some(data) = &self.stdin {
+            f(data);
+            return Ok(());
+        }
+        let mut r = report::open_input(&self.path)?;
+        loop {
+            let chunk = r
+                .fill_buf()
+                .map_err(|e| format!("{}: cannot read: {e}", self.path.display()))?;
+            if chunk.is_empty() {
+                return Ok(());
+            }
+            let n = chunk.len();
+            f(chunk);
+            r.consume(n);
+        }
+    }
+}
+
+fn link_rule(l: LinkArg) -> Option<LinkRule> {
+    match l {
+        LinkArg::Spec => Some(LinkRule::Spec),
+        LinkArg::X1 => Some(LinkRule::X1Only),
+        LinkArg::Nexrv => Some(LinkRule::NexRv),
+        LinkArg::Auto => None,
+    }
+}
+
 /// `rvtrace decode ntrace`.
 pub fn decode(a: &DecodeArgs) -> CmdResult {
-    let data = read(&a.trace)?;
+    let mut inputs: Vec<&Path> = vec![&a.trace];
+    inputs.extend(a.elf.iter().map(PathBuf::as_path));
+    let mut outputs: Vec<(&str, &Path)> = Vec::new();
+    if let Some(p) = &a.pcs {
+        outputs.push(("--pcs", p));
+    }
+    if let Some(p) = &a.flow {
+        outputs.push(("--flow", p));
+    }
+    report::distinct(&inputs, &outputs)?;
+    let input = TraceInput::open(&a.trace)?;
+    // The first bytes: what kind of file this is, and what `diagnose` looks at.
+    let head = input.head(1 << 16)?;
+    check_kind(&a.trace, &head)?;
     let (image, xlen) = load_image(&a.elf)?;
+    let m = read_sidecar(&a.trace);
     let o = &a.opts;
+    let t = &a.trace;
+    if let Some(mx) = m.as_ref().and_then(|m| m.xlen) {
+        if mx != xlen {
+            warn!(
+                "{}: the sidecar says xlen = {}, the ELF is RV{}; decoding as RV{}",
+                t.display(),
+                mx.bits(),
+                xlen.bits(),
+                xlen.bits()
+            );
+        }
+    }
     let mut cfg = DecoderConfig::new(IsaConfig {
         xlen,
         zcmp: false,
         zcmt: false,
     });
-    cfg.codec.src_bits = o.src_bits;
-    cfg.src = o.src_id.filter(|_| o.src_bits > 0);
-    cfg.extend_addr_msb = o.extend_addr_msb;
-    cfg.all_jumps = o.all_jumps;
-    cfg.link = match o.link_registers {
-        LinkArg::Spec => LinkRule::Spec,
-        LinkArg::X1 => LinkRule::X1Only,
-        LinkArg::Nexrv => LinkRule::NexRv,
-        LinkArg::Auto => {
+    let sm = m.as_ref();
+    cfg.codec.src_bits = setting(t, "src-bits", o.src_bits, sm.map(|m| m.src_bits), 0);
+    let src_id = match (o.src_id, sm.and_then(|m| m.src_id)) {
+        (Some(g), Some(s)) => Some(setting(t, "src-id", Some(g), Some(s), 0)),
+        (g, s) => g.or(s),
+    };
+    cfg.src = src_id.filter(|_| cfg.codec.src_bits > 0);
+    if let Some(id) = cfg.src {
+        if u32::from(id) >= 1 << cfg.codec.src_bits {
+            return Err(Failure::Usage(format!(
+                "--src-id {id} does not fit in --src-bits {}",
+                cfg.codec.src_bits
+            )));
+        }
+    }
+    cfg.extend_addr_msb = setting(
+        t,
+        "extend-addr-msb",
+        o.extend_addr_msb,
+        sm.map(|m| m.extend_addr_msb),
+        false,
+    );
+    cfg.all_jumps = setting(t, "all-jumps", o.all_jumps, sm.map(|m| m.all_jumps), false);
+    if let Some(max) = sm.and_then(Meta::max_icnt) {
+        cfg.max_icnt = max;
+    }
+    let given_link = o.link_registers.map(link_rule);
+    let side_link = sm.and_then(|m| m.link);
+    if let (Some(Some(g)), Some(s)) = (given_link, side_link) {
+        if g != s {
+            warn!(
+                "{}: --link-registers {} contradicts the sidecar (link-registers = {}); using {}",
+                t.display(),
+                meta::link_name(g),
+                meta::link_name(s),
+                meta::link_name(g)
+            );
+        }
+    }
+    cfg.link = match given_link.unwrap_or(side_link) {
+        Some(l) => l,
+        None => {
             // Count the losses of a decode with each rule; take the first without loss (or the
             // fewest). Streams made with the specification's x1/x5 rule decode at the first try.
-            let losses = |link| {
-                let mut n = 0u64;
-                let mut sink = |e: &FlowElement| {
-                    if let FlowElement::Loss { .. } = e {
-                        n += 1;
-                    }
-                };
-                rvtrace_ntrace::decoder::decode(
-                    &image,
-                    DecoderConfig { link, ..cfg },
-                    &data,
-                    &mut sink,
-                );
-                n
-            };
             let mut best = (u64::MAX, LinkRule::Spec);
             for link in [LinkRule::Spec, LinkRule::X1Only, LinkRule::NexRv] {
-                let n = losses(link);
+                let mut d = Decoder::new(&image, DecoderConfig { link, ..cfg });
+                let mut sink = |_: &FlowElement| {};
+                input.for_each_chunk(|c| d.push(c, &mut sink))?;
+                let n = d.finish(&mut sink).errors;
                 if n < best.0 {
                     best = (n, link);
                 }
@@ -570,29 +779,26 @@ pub fn decode(a: &DecodeArgs) -> CmdResult {
             if best.1 != LinkRule::Spec {
                 note!(
                     "{}: decoded with --link-registers {}",
-                    a.trace.display(),
-                    if best.1 == LinkRule::X1Only {
-                        "x1"
-                    } else {
-                        "nexrv"
-                    }
+                    t.display(),
+                    meta::link_name(best.1)
                 );
             }
             best.1
         }
     };
     let mut pcs = match &a.pcs {
-        Some(p) => Some(PcWriter::new(&image, create(p)?)),
+        Some(p) => Some(PcWriter::new(&image, Output::create(p)?)),
         None => None,
     };
     let mut flow = match &a.flow {
         Some(p) => Some(FlowText {
-            out: create(p)?,
+            out: Output::create(p)?,
             err: None,
         }),
         None => None,
     };
-    let mut losses = 0u64;
+    let mut warnings = Warnings::new(t.display(), a.max_warnings);
+    let mut fifo_lost = false;
     let mut sink = |e: &FlowElement| {
         if let FlowElement::Loss {
             offset,
@@ -600,12 +806,11 @@ pub fn decode(a: &DecodeArgs) -> CmdResult {
             reason,
         } = e
         {
-            losses += 1;
-            warn!(
-                "{}: byte {offset}: {reason} ({} bytes skipped)",
-                a.trace.display(),
+            fifo_lost |= reason.starts_with("Error message");
+            warnings.warn(format_args!(
+                "byte {offset}: {reason} ({} bytes skipped)",
                 skipped.map_or("?".into(), |s| s.to_string())
-            );
+            ));
         }
         if let Some(w) = pcs.as_mut() {
             w.element(e);
@@ -615,16 +820,39 @@ pub fn decode(a: &DecodeArgs) -> CmdResult {
         }
     };
     let mut dec = Decoder::new(&image, cfg);
-    dec.push(&data, &mut sink);
+    input.for_each_chunk(|c| dec.push(c, &mut sink))?;
     let st = dec.finish(&mut sink);
+    warnings.finish();
+    debug_assert_eq!(warnings.total(), st.errors, "one count of losses");
     if let (Some(w), Some(p)) = (pcs, &a.pcs) {
-        w.finish().map_err(|e| format!("{}: {e}", p.display()))?;
+        let out = w
+            .finish()
+            .map_err(|e| Failure::io(format_args!("writing {}", p.display()), e))?;
+        out.finish()?;
     }
-    if let (Some(mut w), Some(p)) = (flow, &a.flow) {
+    if let Some(mut w) = flow {
         if let Some(e) = w.err.take() {
-            return Err(format!("{}: {e}", p.display()).into());
+            return Err(w.out.fail(e));
         }
-        w.out.flush().map_err(|e| format!("{}: {e}", p.display()))?;
+        w.out.finish()?;
+    }
+    if st.errors > 0 {
+        if fifo_lost {
+            if let Some(n) = sm.and_then(|m| m.fifo_bytes) {
+                note!(
+                    "{}: the encoder's output queue (--fifo-bytes {n}, from the sidecar) overflowed: those messages were never written",
+                    t.display()
+                );
+            }
+        } else if let Some(hint) = meta::diagnose(&image, cfg, &head) {
+            warn!("{}: {hint}", t.display());
+        } else if m.is_none() && !report::is_std(t) {
+            note!(
+                "{}: no sidecar ({}): if the encoder used --src-bits/--src-id, --extend-addr-msb or --all-jumps, give the same options",
+                t.display(),
+                meta::sidecar_path(t).display()
+            );
+        }
     }
     if a.stats {
         say!(
@@ -636,9 +864,5 @@ pub fn decode(a: &DecodeArgs) -> CmdResult {
             st.skipped_bytes
         );
     }
-    Ok(if losses > 0 {
-        ExitCode::from(crate::report::EXIT_MISMATCH)
-    } else {
-        ExitCode::SUCCESS
-    })
+    Ok(report::status(st.errors == 0))
 }

@@ -142,7 +142,11 @@ fn encode_decode_round_trip() {
                 String::from_utf8_lossy(&o.stderr)
             );
             assert!(String::from_utf8_lossy(&o.stderr).contains("bits/instruction"));
-            let mut args = vec![
+            // The decoder needs no option: what it must share with the encoder (SRC, MSB
+            // extension) is in the sidecar `X.bin.meta`.
+            let meta = std::fs::read_to_string(d.join(format!("{prog}.bin.meta"))).unwrap();
+            assert!(meta.lines().find(|l| !l.starts_with('#')) == Some("protocol = ntrace"));
+            let args = vec![
                 "decode",
                 "ntrace",
                 bin.to_str().unwrap(),
@@ -151,11 +155,6 @@ fn encode_decode_round_trip() {
                 "--pcs",
                 out.to_str().unwrap(),
             ];
-            // The decoder takes the same options (it needs only some of them).
-            args.extend(
-                opts.iter()
-                    .filter(|o| !["--mode", "btm", "htm", "--preset", "nexrv"].contains(o)),
-            );
             let o = rvtrace(&args);
             assert!(
                 o.status.success(),
@@ -193,4 +192,359 @@ fn encode_pcseq_nexrv() {
     assert!(
         std::fs::read(&bin).unwrap() == std::fs::read(v.join("matrix-rv64gc-btm.bin")).unwrap()
     );
+}
+
+fn s(o: &std::process::Output) -> (String, String) {
+    (
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+/// A program's run, encoded with `opts`: (ELF, trace) paths.
+fn encoded(d: &std::path::Path, prog: &str, opts: &[&str]) -> (PathBuf, PathBuf) {
+    let elf = programs_dir().join(format!("{prog}.elf"));
+    let ing = d.join(format!("{prog}.ing"));
+    let o = rvtrace(&[
+        "run",
+        elf.to_str().unwrap(),
+        "--ingress",
+        ing.to_str().unwrap(),
+    ]);
+    assert!(o.status.code().is_some());
+    let bin = d.join(format!("{prog}.bin"));
+    let mut args = vec![
+        "encode",
+        "ntrace",
+        ing.to_str().unwrap(),
+        "-o",
+        bin.to_str().unwrap(),
+    ];
+    args.extend_from_slice(opts);
+    let o = rvtrace(&args);
+    assert!(o.status.success(), "{}", s(&o).1);
+    (elf, bin)
+}
+
+/// Item 13: `decode ntrace --help` lists only what the decoder uses.
+#[test]
+fn decode_help_lists_decoder_options_only() {
+    let (help, _) = s(&rvtrace(&["decode", "ntrace", "--help"]));
+    for opt in [
+        "--src-bits",
+        "--src-id",
+        "--extend-addr-msb",
+        "--all-jumps",
+        "--link-registers",
+        "--elf",
+        "--pcs",
+        "--flow",
+        "--stats",
+        "--max-warnings",
+    ] {
+        assert!(help.contains(opt), "{opt} missing:\n{help}");
+    }
+    for opt in [
+        "--mode",
+        "--preset",
+        "--repeat-history",
+        "--call-stack",
+        "--sync-period",
+        "--timestamps",
+        "--fifo-bytes",
+        "--trace-priv",
+        "--icnt-bits",
+        "--ownership",
+        "--xlen",
+    ] {
+        assert!(!help.contains(opt), "{opt} listed:\n{help}");
+    }
+    // An encoder-only option is a usage error for the decoder.
+    let o = rvtrace(&[
+        "decode",
+        "ntrace",
+        "x.bin",
+        "--elf",
+        "x.elf",
+        "--repeat-history",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+}
+
+/// Item 5: the sidecar carries the settings the decoder needs; the command line wins over it
+/// with a warning; without it a mismatch is named as the likely cause.
+#[test]
+fn sidecar_and_mismatch_hints() {
+    let d = tmpdir("sidecar");
+    let (elf, bin) = encoded(
+        &d,
+        "fnptr-rv64gc",
+        &["--src-bits", "3", "--src-id", "5", "--extend-addr-msb"],
+    );
+    let meta_path = d.join("fnptr-rv64gc.bin.meta");
+    let meta = std::fs::read_to_string(&meta_path).unwrap();
+    for line in [
+        "protocol = ntrace",
+        "src-bits = 3",
+        "src-id = 5",
+        "extend-addr-msb = true",
+        "all-jumps = false",
+        "link-registers = spec",
+        "mode = htm",
+    ] {
+        assert!(meta.lines().any(|l| l == line), "{line}:\n{meta}");
+    }
+    let dec = |extra: &[&str]| {
+        let mut a = vec![
+            "decode",
+            "ntrace",
+            bin.to_str().unwrap(),
+            "--elf",
+            elf.to_str().unwrap(),
+        ];
+        a.extend_from_slice(extra);
+        rvtrace(&a)
+    };
+    let o = dec(&[]);
+    assert!(o.status.success(), "{}", s(&o).1);
+    assert_eq!(s(&o).1, "");
+    // The command line wins, and the contradiction is said.
+    let o = dec(&["--src-bits", "0"]);
+    assert_eq!(o.status.code(), Some(1));
+    let e = s(&o).1;
+    assert!(
+        e.contains("--src-bits 0 contradicts the sidecar (src-bits = 3); using 0"),
+        "{e}"
+    );
+    assert!(
+        e.contains("with --src-bits 3: the encoder's setting is the likely cause"),
+        "{e}"
+    );
+    // Without the sidecar: the decode fails and names the option. (This program's addresses
+    // read the same with and without the MSB extension: RV64 addresses below 2^31.)
+    std::fs::remove_file(&meta_path).unwrap();
+    let o = dec(&[]);
+    assert_eq!(o.status.code(), Some(1));
+    let e = s(&o).1;
+    assert!(
+        e.contains("with --src-bits 3: the encoder's setting is the likely cause"),
+        "{e}"
+    );
+    let o = dec(&["--src-bits", "3", "--src-id", "5", "--extend-addr-msb"]);
+    assert!(o.status.success(), "{}", s(&o).1);
+    // Another hart's SRC.
+    let o = dec(&["--src-bits", "3", "--src-id", "4"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        s(&o).1.contains("no message with SRC 4")
+            && s(&o)
+                .1
+                .contains("messages of other SRCs: is the SRC ID right?)"),
+        "{}",
+        s(&o).1
+    );
+    // A broken sidecar is reported and not used.
+    std::fs::write(&meta_path, "protocol = tandem-trace-protocol-2018-11-20\n").unwrap();
+    let o = dec(&["--src-bits", "3", "--src-id", "5", "--extend-addr-msb"]);
+    assert!(o.status.success());
+    assert!(s(&o).1.contains("not N-Trace; not used"), "{}", s(&o).1);
+}
+
+/// Item 3: no synchronization, a lost head, a lost end: exit 1, counted in the summary.
+#[test]
+fn unsynchronized_and_cut_traces_are_losses() {
+    let d = tmpdir("cut");
+    let (elf, bin) = encoded(&d, "fnptr-rv64gc", &[]);
+    let data = std::fs::read(&bin).unwrap();
+    let check = |name: &str, bytes: &[u8], want: &str| {
+        let f = d.join(name);
+        std::fs::write(&f, bytes).unwrap();
+        let o = rvtrace(&[
+            "decode",
+            "ntrace",
+            f.to_str().unwrap(),
+            "--elf",
+            elf.to_str().unwrap(),
+            "--stats",
+        ]);
+        assert_eq!(o.status.code(), Some(1), "{name}");
+        let e = s(&o).1;
+        assert!(e.contains(want), "{name}: {e}");
+        assert!(e.contains(" 1 errors"), "{name}: {e}");
+    };
+    check("empty.bin", &[], "the trace is empty");
+    check("idle.bin", &[0xFF; 64], "no message in the trace");
+    check(
+        "head.bin",
+        &data[40..],
+        "no synchronization message in the trace",
+    );
+    // A wrapped circular buffer: a tail, then a whole trace (which starts with a synchronization).
+    check(
+        "wrap.bin",
+        &[&data[40..], &data[..]].concat(),
+        "trace starts without a synchronization message",
+    );
+    // Cut exactly before the last message (ProgTraceCorrelation).
+    let last = data[..data.len() - 1]
+        .iter()
+        .rposition(|b| b & 3 == 3)
+        .unwrap()
+        + 1;
+    check(
+        "cut.bin",
+        &data[..last],
+        "the trace ends without ProgTraceCorrelation",
+    );
+}
+
+/// Item 8: losses are streamed and capped by --max-warnings; the rest is counted.
+#[test]
+fn max_warnings_caps_loss_lines() {
+    let d = tmpdir("maxw");
+    let (elf, bin) = encoded(&d, "fnptr-rv64gc", &[]);
+    let first: Vec<u8> = std::fs::read(&bin).unwrap();
+    let sync_len = first.iter().position(|b| b & 3 == 3).unwrap() + 1;
+    // A synchronization message then a reserved TCODE, 50 times: 50 losses.
+    let bad: Vec<u8> = [&first[..sync_len], &[0xFC, 0x03][..]].concat().repeat(50);
+    let f = d.join("bad.bin");
+    std::fs::write(&f, bad).unwrap();
+    let o = rvtrace(&[
+        "decode",
+        "ntrace",
+        f.to_str().unwrap(),
+        "--elf",
+        elf.to_str().unwrap(),
+        "--max-warnings",
+        "3",
+        "--link-registers",
+        "spec",
+        "--stats",
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    let e = s(&o).1;
+    assert_eq!(e.matches("reserved TCODE 63").count(), 3, "{e}");
+    assert!(
+        e.contains("47 more warnings not shown (--max-warnings 3)"),
+        "{e}"
+    );
+    assert!(e.contains(" 50 errors"), "{e}");
+}
+
+/// Item 13: `dump ntrace` on a file of another kind says what it is.
+#[test]
+fn dump_says_what_a_foreign_file_is() {
+    let d = tmpdir("kind");
+    let elf = programs_dir().join("fnptr-rv64gc.elf");
+    let ing = d.join("p.ing");
+    let tdm = d.join("p.tandem");
+    let o = rvtrace(&[
+        "run",
+        elf.to_str().unwrap(),
+        "--ingress",
+        ing.to_str().unwrap(),
+        "--tandem",
+        tdm.to_str().unwrap(),
+    ]);
+    assert!(o.status.code().is_some());
+    let txt = d.join("p.txt");
+    std::fs::write(&txt, "0x80000000\n0x80000004\n0x80000008\n").unwrap();
+    for (f, want) in [
+        (&ing, "this is a binary ingress file"),
+        (&elf, "this is an ELF file"),
+        (&tdm, "this is a tandem verification trace"),
+        (&txt, "this is a text file"),
+    ] {
+        for cmd in [
+            &["dump", "ntrace", f.to_str().unwrap()][..],
+            &[
+                "decode",
+                "ntrace",
+                f.to_str().unwrap(),
+                "--elf",
+                elf.to_str().unwrap(),
+            ],
+        ] {
+            let o = rvtrace(cmd);
+            assert_eq!(o.status.code(), Some(125), "{cmd:?}");
+            let (out, e) = s(&o);
+            assert!(out.is_empty(), "{cmd:?}: {out}");
+            assert!(
+                e.contains(want) && e.contains("not an N-Trace trace"),
+                "{cmd:?}: {e}"
+            );
+        }
+    }
+}
+
+/// Item 13: `dump ntrace --lastip` adds the absolute addresses; without it the text is unchanged.
+#[test]
+fn dump_lastip() {
+    let d = tmpdir("lastip");
+    let f = d.join("t.bin");
+    // ProgTraceSync SYNC=3 I-CNT=0 F-ADDR=0x40000000 (0x80000000 >> 1), then IndirectBranch
+    // B-TYPE 0 I-CNT=2 U-ADDR=0x8 (XOR: 0x80000010).
+    let msgs = [
+        rvtrace_ntrace::codec::Body::ProgTraceSync {
+            sync: 3,
+            icnt: 0,
+            faddr: rvtrace_ntrace::codec::Addr::plain(0x4000_0000),
+        },
+        rvtrace_ntrace::codec::Body::IndirectBranch {
+            btype: 0,
+            icnt: 2,
+            uaddr: rvtrace_ntrace::codec::Addr::plain(0x8),
+        },
+    ];
+    let bytes: Vec<u8> = msgs
+        .iter()
+        .flat_map(|b| {
+            rvtrace_ntrace::codec::Message::new(*b)
+                .encode(&Default::default())
+                .to_vec()
+        })
+        .collect();
+    std::fs::write(&f, bytes).unwrap();
+    let (plain, _) = s(&rvtrace(&["dump", "ntrace", f.to_str().unwrap()]));
+    let (last, _) = s(&rvtrace(&[
+        "dump",
+        "ntrace",
+        f.to_str().unwrap(),
+        "--lastip",
+    ]));
+    assert!(!plain.contains("=>"));
+    assert!(
+        last.contains("FADDR[36]=0x40000000 => 0x80000000"),
+        "{last}"
+    );
+    assert!(last.contains("UADDR[6]=0x8 => 0x80000010"), "{last}");
+    let strip: String = last
+        .lines()
+        .map(|l| l.split(" => ").next().unwrap().to_string() + "\n")
+        .collect();
+    assert_eq!(strip, plain);
+}
+
+/// Item 5: a flag given against the sidecar is used, said, and named as the likely cause of the
+/// losses it brings.
+#[test]
+fn contradicting_flag_is_named() {
+    let d = tmpdir("flag");
+    let (elf, bin) = encoded(&d, "fnptr-rv64gc", &[]);
+    let (t, e) = (bin.to_str().unwrap(), elf.to_str().unwrap());
+    // `--extend-addr-msb` before the trace: it takes no value unless given with `=`.
+    let o = rvtrace(&["decode", "ntrace", "--extend-addr-msb", t, "--elf", e]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = s(&o).1;
+    assert!(
+        err.contains("--extend-addr-msb true contradicts the sidecar (extend-addr-msb = false)"),
+        "{err}"
+    );
+    assert!(
+        err.contains("with --extend-addr-msb=false: the encoder's setting is the likely cause"),
+        "{err}"
+    );
+    let o = rvtrace(&["decode", "ntrace", "--extend-addr-msb=false", t, "--elf", e]);
+    assert!(o.status.success());
+    assert_eq!(s(&o).1, "");
 }

@@ -22,9 +22,24 @@
 //! message with an I-CNT. RepeatBranch (7.11) replays the previous branch message B-CNT times.
 //!
 //! Decoding starts at the first synchronization message (any message with SYNC and F-ADDR).
-//! Problems (invalid I-CNT values, 8.4.1; reserved TCODEs; Error messages, 7.4; code that does not
-//! match the trace) are reported as [`FlowElement::Loss`] with their byte offset, once the next
-//! synchronization message is found, with the number of bytes skipped to reach it.
+//! Problems are reported as [`FlowElement::Loss`] with their byte offset, once the next
+//! synchronization message is found, with the number of bytes skipped to reach it;
+//! [`DecodeStats::errors`] counts exactly those elements. A loss is:
+//! * bytes or messages that do not parse; reserved TCODEs, RCODEs, EVCODEs and Ownership PROCESS
+//!   encodings (7.1 Table 12); Error messages (7.4);
+//! * a stream that never synchronizes (empty, idles only, no synchronization message), one whose
+//!   first bytes were lost (messages before the first synchronization: a wrapped buffer), and one
+//!   without the end of trace: our encoder always ends with ProgTraceCorrelation (7.12; EVCODE 0,
+//!   or 4 with trace disabled), so a stream that ends synchronized was cut and the instructions
+//!   retired after its last message are unknown (NexRv's end of trace, README `--preset nexrv`
+//!   item 9, sends none in some cases; such streams are reported too);
+//! * code that does not match the trace: an invalid I-CNT (8.4.1), a walk that meets an
+//!   uninferable jump, leaves the executable segments or meets the all-zeros illegal parcel, a
+//!   DirectBranch that does not end at a branch, an IndirectBranch(Hist) that does not end at an
+//!   uninferable jump, a synchronization message whose F-ADDR is not where the walk leads. These
+//!   catch a corrupted I-CNT, HIST or U-ADDR at the first message that cannot be about where the
+//!   walk went, instead of walking on (N-Trace gives the decoder nothing else to check against;
+//!   what stays undetected is another valid path, see `tests/campaign.rs`).
 
 use crate::codec::mseo::{Deframer, RawMessage};
 use crate::codec::{parse, rcode, sync, tcode, Addr, Body, CodecConfig, Message, Process};
@@ -50,6 +65,11 @@ pub struct DecoderConfig {
     pub link: LinkRule,
     /// ISA (XLEN, Zcmp, Zcmt) of the traced hart.
     pub isa: IsaConfig,
+    /// Largest I-CNT field accepted (default [`MAX_ICNT`]); the encoder's I-CNT counter width
+    /// bounds it (`icnt-bits` in the sidecar: 8.4.4).
+    pub max_icnt: u64,
+    /// Largest B-CNT or HREPEAT replayed (default [`MAX_REPEAT`]).
+    pub max_repeat: u64,
 }
 
 impl DecoderConfig {
@@ -62,6 +82,8 @@ impl DecoderConfig {
             all_jumps: false,
             link: LinkRule::Spec,
             isa,
+            max_icnt: MAX_ICNT,
+            max_repeat: MAX_REPEAT,
         }
     }
 }
@@ -77,7 +99,8 @@ pub struct DecodeStats {
     pub other_src: u64,
     /// Instructions decoded.
     pub instructions: u64,
-    /// Problems reported as loss.
+    /// Losses reported ([`FlowElement::Loss`] elements given to the sink: one count for the
+    /// summary and the warnings).
     pub errors: u64,
     /// Bytes skipped after problems (up to the next synchronization message).
     pub skipped_bytes: u64,
@@ -92,7 +115,7 @@ const MAX_WALK_WITHOUT_BRANCH: u64 = 1 << 20;
 const MAX_STACK: usize = 1 << 16;
 /// Largest B-CNT or HREPEAT replayed (NTRACE_MAX_BCNT and NTRACE_MAX_HREPEAT are 18 bits in the
 /// ratified text).
-const MAX_REPEAT: u64 = 1 << 20;
+pub const MAX_REPEAT: u64 = 1 << 20;
 
 /// HIST bits waiting to be consumed, oldest first (N-Trace 8.3).
 #[derive(Clone, Debug, Default)]
@@ -171,8 +194,9 @@ impl HistQueue {
 enum End {
     /// DirectBranch: a taken direct conditional branch (or a direct jump with all-jumps).
     Direct,
-    /// Next PC from an address field; B-TYPE says whether a trap was taken.
-    Addr { addr: u64, btype: u8 },
+    /// Next PC from an address field; B-TYPE says whether a trap was taken. `sync`: the field is
+    /// a synchronization message's F-ADDR (the message need not be about a jump).
+    Addr { addr: u64, btype: u8, sync: bool },
     /// ProgTraceCorrelation: execution stops after the last instruction.
     Stop,
 }
@@ -225,6 +249,9 @@ pub struct Decoder<'a> {
     loss: Option<(u64, String)>,
     skipped_start: Option<u64>,
     ended: bool,
+    /// A ProgTraceCorrelation came before the first synchronization: the trace starts disabled
+    /// (Table 26), so a stream that never synchronizes after it lost nothing.
+    starts_disabled: bool,
 }
 
 impl<'a> Decoder<'a> {
@@ -255,6 +282,7 @@ impl<'a> Decoder<'a> {
             loss: None,
             skipped_start: None,
             ended: false,
+            starts_disabled: false,
         }
     }
 
@@ -285,17 +313,34 @@ impl<'a> Decoder<'a> {
         let end = self.stats.bytes;
         if let Some((offset, reason)) = self.loss.take() {
             self.stats.skipped_bytes += end - offset;
-            sink.element(&FlowElement::Loss {
-                offset,
-                skipped: Some(end - offset),
-                reason: format!("{reason}; no synchronization message follows"),
-            });
+            let reason = format!("{reason}; no synchronization message follows");
+            self.report_loss(offset, end - offset, reason, sink);
         } else if let Some(start) = self.skipped_start.take() {
-            sink.element(&FlowElement::Loss {
-                offset: start,
-                skipped: Some(end - start),
-                reason: "no synchronization message in the trace".into(),
-            });
+            self.stats.skipped_bytes += end - start;
+            let reason = "no synchronization message in the trace".into();
+            self.report_loss(start, end - start, reason, sink);
+        } else if !self.ever_synced && !self.starts_disabled {
+            // Nothing at all (empty, idles only): the encoder's first message is a
+            // synchronization (Table 26), so this is not a trace of anything.
+            self.stats.skipped_bytes += end;
+            let reason = match (end, self.cfg.src) {
+                (0, _) => "the trace is empty (no synchronization message)".into(),
+                (_, Some(src)) if self.stats.other_src > 0 => format!(
+                    "no message with SRC {src} in the trace ({} messages of other SRCs: is the SRC ID right?)",
+                    self.stats.other_src
+                ),
+                _ => "no message in the trace (no synchronization message)".into(),
+            };
+            self.report_loss(0, end, reason, sink);
+        } else if self.synced {
+            // Our encoder ends every trace with ProgTraceCorrelation (7.12: it "allows the
+            // decoder to determine the PC where an execution or the trace actually stopped");
+            // without it the trace was cut, and what retired after the last message is unknown.
+            let reason =
+                "the trace ends without ProgTraceCorrelation (the end of trace, N-Trace 7.12): \
+                          it was cut, and the instructions after the last message are unknown"
+                    .into();
+            self.report_loss(end, 0, reason, sink);
         }
         if !self.ended || self.synced {
             sink.element(&FlowElement::End { offset: end });
@@ -328,12 +373,30 @@ impl<'a> Decoder<'a> {
     /// Something went wrong at `offset`: stop decoding until the next synchronization message.
     fn lose<S: FlowSink + ?Sized>(&mut self, offset: u64, reason: String, sink: &mut S) {
         self.flush(sink);
-        self.stats.errors += 1;
         if self.loss.is_none() {
             self.loss = Some((offset, reason));
         }
         self.synced = false;
         self.reset_state();
+    }
+
+    /// Give the sink a [`FlowElement::Loss`] and count it: the one place losses are counted.
+    fn report_loss<S: FlowSink + ?Sized>(
+        &mut self,
+        offset: u64,
+        skipped: u64,
+        reason: String,
+        sink: &mut S,
+    ) {
+        self.stats.errors += 1;
+        self.emit(
+            sink,
+            FlowElement::Loss {
+                offset,
+                skipped: Some(skipped),
+                reason,
+            },
+        );
     }
 
     fn reset_state(&mut self) {
@@ -366,6 +429,13 @@ impl<'a> Decoder<'a> {
         }
         if let Body::Ownership { process } = m.body {
             let p = Process::from_field(process);
+            if let Err(why) = check_process(&p) {
+                return self.lose(
+                    offset,
+                    format!("Ownership PROCESS {process:#x}: {why}"),
+                    sink,
+                );
+            }
             self.emit(
                 sink,
                 FlowElement::Context {
@@ -377,6 +447,9 @@ impl<'a> Decoder<'a> {
         }
         if !self.synced {
             if let Body::ProgTraceCorrelation { .. } = m.body {
+                if !self.ever_synced {
+                    self.starts_disabled = true;
+                }
                 return; // trace disabled (again) before it started: nothing lost
             }
             if let Body::Other { tcode } = m.body {
@@ -414,7 +487,7 @@ impl<'a> Decoder<'a> {
                 rdata1,
             } => match rcode {
                 rcode::ICNT => {
-                    if rdata0 > MAX_ICNT {
+                    if rdata0 > self.cfg.max_icnt {
                         Err(format!("I-CNT {rdata0} is too large"))
                     } else {
                         self.budget += rdata0 as i64;
@@ -424,7 +497,7 @@ impl<'a> Decoder<'a> {
                 rcode::HIST => self.hist_only(rdata0, 1, sink),
                 rcode::HIST_REPEAT => {
                     let n = rdata1.unwrap_or(1);
-                    if n > MAX_REPEAT {
+                    if n > self.cfg.max_repeat {
                         Err(format!("HREPEAT {n} is too large"))
                     } else {
                         self.hist_only(rdata0, n, sink)
@@ -434,9 +507,12 @@ impl<'a> Decoder<'a> {
             },
             Body::RepeatBranch { bcnt } => match self.repeat {
                 None => Err("RepeatBranch without a previous branch message".into()),
-                Some(_) if bcnt > MAX_REPEAT => Err(format!("B-CNT {bcnt} is too large")),
+                Some(_) if bcnt > self.cfg.max_repeat => Err(format!("B-CNT {bcnt} is too large")),
                 Some(rep) => (0..bcnt).try_for_each(|_| self.replay(rep, sink)),
             },
+            Body::ProgTraceCorrelation { evcode, .. } if !evcode_known(evcode) => Err(format!(
+                "ProgTraceCorrelation with the reserved EVCODE {evcode} (N-Trace 7.12)"
+            )),
             Body::ProgTraceCorrelation { icnt, hist, .. } => {
                 let r = self.walk_message(icnt, hist, End::Stop, sink);
                 if r.is_ok() {
@@ -494,7 +570,11 @@ impl<'a> Decoder<'a> {
         let rep = Repeat {
             icnt,
             hist,
-            end: End::Addr { addr, btype },
+            end: End::Addr {
+                addr,
+                btype,
+                sync: false,
+            },
         };
         self.repeat = Some(rep);
         self.replay(rep, sink)
@@ -526,8 +606,25 @@ impl<'a> Decoder<'a> {
         let addr = self.full_addr(&faddr);
         let was_synced = self.synced;
         if self.synced {
-            let end = End::Addr { addr, btype };
-            if let Err(reason) = self.walk_message(icnt, hist, end, sink) {
+            let r = if let Body::DirectBranchSync { .. } = m.body {
+                // A taken branch (7.5): its target must be F-ADDR.
+                self.walk_message(icnt, hist, End::Direct, sink)
+                    .and_then(|()| match self.pc == addr {
+                        true => Ok(()),
+                        false => Err(format!(
+                            "DirectBranchSync F-ADDR {addr:#x} is not the target of the branch ({:#x})",
+                            self.pc
+                        )),
+                    })
+            } else {
+                let end = End::Addr {
+                    addr,
+                    btype,
+                    sync: true,
+                };
+                self.walk_message(icnt, hist, end, sink)
+            };
+            if let Err(reason) = r {
                 self.lose(offset, reason, sink);
             }
         }
@@ -540,25 +637,14 @@ impl<'a> Decoder<'a> {
         } else if let Some((lost_at, why)) = self.loss.take() {
             let skipped = offset - lost_at;
             self.stats.skipped_bytes += skipped;
-            self.emit(
-                sink,
-                FlowElement::Loss {
-                    offset: lost_at,
-                    skipped: Some(skipped),
-                    reason: why,
-                },
-            );
+            self.report_loss(lost_at, skipped, why, sink);
             SyncReason::Recovery
         } else {
             if let Some(start) = self.skipped_start.take() {
-                self.emit(
-                    sink,
-                    FlowElement::Loss {
-                        offset: start,
-                        skipped: Some(offset - start),
-                        reason: "trace starts without a synchronization message".into(),
-                    },
-                );
+                // The first bytes were lost (a wrapped buffer, a capture started late).
+                self.stats.skipped_bytes += offset - start;
+                let reason = "trace starts without a synchronization message".into();
+                self.report_loss(start, offset - start, reason, sink);
             }
             SyncReason::Start
         };
@@ -591,7 +677,7 @@ impl<'a> Decoder<'a> {
         end: End,
         sink: &mut S,
     ) -> Result<(), String> {
-        if icnt > MAX_ICNT {
+        if icnt > self.cfg.max_icnt {
             return Err(format!("I-CNT {icnt} is too large"));
         }
         if let Some(h) = hist {
@@ -608,8 +694,10 @@ impl<'a> Decoder<'a> {
         }
         self.budget = 0;
         match end {
-            End::Addr { addr, btype } => {
-                if btype != 0 {
+            End::Addr { addr, btype, sync } => {
+                if btype == 0 {
+                    self.check_addr_end(last, last_class, addr, sync)?;
+                } else {
                     // The trap: after the last retired instruction (ecall/ebreak: that one).
                     let epc = match last {
                         Some(l) if last_class == Some(CfClass::EnvTrap) => Some(l.pc),
@@ -647,6 +735,44 @@ impl<'a> Decoder<'a> {
             End::Stop => {}
         }
         Ok(())
+    }
+
+    /// A message with an address and no trap: is the address one the walk can lead to?
+    /// * IndirectBranch(Hist) (7.3, 7.10) is sent for an uninferable jump only, so its walk ends
+    ///   at one;
+    /// * a synchronization message's F-ADDR (7.5-7.7, 7.9) is the next instruction's address:
+    ///   when the walk's last instruction has a known successor, it must be F-ADDR.
+    ///
+    /// A corrupted I-CNT or HIST that leads elsewhere is caught here instead of walking on.
+    fn check_addr_end(
+        &self,
+        last: Option<Last>,
+        last_class: Option<CfClass>,
+        addr: u64,
+        sync: bool,
+    ) -> Result<(), String> {
+        let uninferable = last_class.is_some_and(|c| c.is_uninferable_discon());
+        if !sync {
+            return match last {
+                Some(_) if uninferable => Ok(()),
+                Some(l) => Err(format!(
+                    "IndirectBranch ends at {:#x}, which is not an uninferable jump",
+                    l.pc
+                )),
+                None => Err("IndirectBranch with I-CNT 0".into()),
+            };
+        }
+        let next = match last {
+            Some(_) if uninferable => None,
+            Some(l) => l.natural,
+            None => Some(self.pc),
+        };
+        match next {
+            Some(n) if n != addr => Err(format!(
+                "F-ADDR {addr:#x} of the synchronization message is not where execution goes ({n:#x})"
+            )),
+            _ => Ok(()),
+        }
     }
 
     /// The class of the instruction at `pc` (for the end of a walk).
@@ -749,10 +875,13 @@ impl<'a> Decoder<'a> {
                 }
                 // Outside the table (not in an executable segment, or crossing its end).
                 _ => {
+                    if !self.image.segment_at(pc).is_some_and(|s| s.is_executable()) {
+                        return Err(format!(
+                            "the trace runs into {pc:#x}, which is not in an executable segment of the program image"
+                        ));
+                    }
                     let insn = self.cls.at(self.image, pc).ok_or_else(|| {
-                        format!(
-                            "the trace runs into {pc:#x}, which is not code in the program image"
-                        )
+                        format!("the trace runs into {pc:#x}, which is not a valid instruction")
                     })?;
                     Step {
                         len: insn.len,
@@ -847,6 +976,31 @@ impl<'a> Decoder<'a> {
         let bits = self.image.fetch(pc)?;
         sequentially_inferred_target(&self.cfg.isa, ppc, pbits, bits)
     }
+}
+
+/// An Ownership PROCESS value that no hart sends (N-Trace 7.1 Table 12: FORMAT 1 is reserved,
+/// FORMAT 0 has no CONTEXT; "All unused encodings [of V/PRV] are reserved": PRV 2, and V=1 with
+/// PRV 3).
+fn check_process(p: &Process) -> Result<(), &'static str> {
+    match p {
+        Process { format: 1, .. } => Err("reserved FORMAT 1"),
+        Process { prv: 2, .. } => Err("reserved PRV 2"),
+        Process {
+            v: true, prv: 3, ..
+        } => Err("reserved V=1 with PRV 3"),
+        Process {
+            format: Process::FORMAT_PRIV,
+            context,
+            ..
+        } if *context != 0 => Err("FORMAT 0 with a CONTEXT"),
+        _ => Ok(()),
+    }
+}
+
+/// EVCODE values a decoder may see (N-Trace 7.12 Table 21): 0, 1, 4 and the vendor codes 8-15;
+/// 2-3 (data trace) and 5-7 are reserved.
+const fn evcode_known(evcode: u8) -> bool {
+    matches!(evcode, 0 | 1 | 4 | 8..=15)
 }
 
 /// Decode a whole trace.

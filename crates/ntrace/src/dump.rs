@@ -11,12 +11,13 @@
 //! For a field, `[n]` is the number of MDO bits it spans (a variable-length field: up to the end of
 //! its last byte). Idle bytes between messages are shown as one `Idle` line per run; transport
 //! and message errors as `ERROR` lines. Field names are the reference tool's C identifiers (N-Trace
-//! 6.1 note: "B-TYPE will become BTYPE"), plus `SRC`, `TSTAMP`, `HREPEAT` (RDATA[1] of RCODE 2),
+//! 6.1 note: "B-TYPE will become BTYPE"), plus `SRC`, `TSTAMP`, `HREPEAT` (`RDATA[1]` of RCODE 2),
 //! `PROCESS`, `ETYPE`, `ECODE`, `BCNT`, and `DATA` for fields of vendor-defined or reserved
 //! messages.
 
 use crate::codec::mseo::{Deframer, Frame, FrameError, RawMessage};
-use crate::codec::{layout, parse, tcode, CodecConfig};
+use crate::codec::{layout, parse, tcode, Body, CodecConfig};
+use rvtrace_isa::Xlen;
 use std::io::{self, Write};
 
 /// Counts from a dump.
@@ -36,13 +37,48 @@ fn write_byte_prefix(out: &mut impl Write, b: u8) -> io::Result<()> {
     write!(out, "0x{b:02X} {:06b}_{:02b}:", b >> 2, b & 3)
 }
 
+/// Extra columns of the dump (the default is NexRv's text exactly).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DumpOptions {
+    /// Show the absolute address next to each F-ADDR/U-ADDR field (as Intel `ptdump --lastip`):
+    /// F-ADDR as it is, U-ADDR XOR the previous address (N-Trace 8.1).
+    pub lastip: bool,
+    /// The addresses use the MSB extension of this XLEN (trTeInstExtendAddrMSB, 8.2).
+    pub extend_addr_msb: Option<Xlen>,
+}
+
+/// The absolute address a message's address field gives, and the new last address.
+fn message_addr(body: &Body, last: u64, opts: &DumpOptions) -> Option<u64> {
+    let full = |a: &crate::codec::Addr| a.value(opts.extend_addr_msb) << 1;
+    match body {
+        Body::ProgTraceSync { faddr, .. }
+        | Body::DirectBranchSync { faddr, .. }
+        | Body::IndirectBranchSync { faddr, .. }
+        | Body::IndirectBranchHistSync { faddr, .. } => Some(full(faddr)),
+        Body::IndirectBranch { uaddr, .. } | Body::IndirectBranchHist { uaddr, .. } => {
+            Some(last ^ full(uaddr))
+        }
+        _ => None,
+    }
+}
+
 fn dump_message(
     out: &mut impl Write,
     bytes: &[u8],
     raw: &RawMessage,
     cfg: &CodecConfig,
     index: u64,
+    opts: &DumpOptions,
+    last_addr: &mut u64,
 ) -> io::Result<bool> {
+    let parsed = parse(raw, cfg);
+    let addr = match (&parsed, opts.lastip) {
+        (Ok(m), true) => message_addr(&m.body, *last_addr, opts),
+        _ => None,
+    };
+    if let Some(a) = addr {
+        *last_addr = a;
+    }
     let l = layout(raw, cfg);
     let spans = l.spans();
     for (k, &b) in bytes.iter().enumerate() {
@@ -61,11 +97,14 @@ fn dump_message(
                     Some(v) => write!(out, " {}[{}]=0x{v:X}", s.name, s.nbits)?,
                     None => write!(out, " {}[{}]=(more than 64 bits)", s.name, s.nbits)?,
                 }
+                if let (Some(a), "FADDR" | "UADDR") = (addr, s.name) {
+                    write!(out, " => 0x{a:X}")?;
+                }
             }
         }
         writeln!(out)?;
     }
-    match parse(raw, cfg) {
+    match parsed {
         Ok(_) => Ok(true),
         Err(e) => {
             writeln!(out, "ERROR: {e}")?;
@@ -94,6 +133,17 @@ fn flush_idle(out: &mut impl Write, run: &mut u64, first: &mut bool) -> io::Resu
 
 /// Dump `data` (a whole trace file) to `out`.
 pub fn dump(data: &[u8], cfg: &CodecConfig, out: &mut impl Write) -> io::Result<DumpStats> {
+    dump_with(data, cfg, &DumpOptions::default(), out)
+}
+
+/// [`dump`] with extra columns ([`DumpOptions`]).
+pub fn dump_with(
+    data: &[u8],
+    cfg: &CodecConfig,
+    opts: &DumpOptions,
+    out: &mut impl Write,
+) -> io::Result<DumpStats> {
+    let mut last_addr = 0u64;
     let mut st = DumpStats {
         bytes: data.len() as u64,
         ..DumpStats::default()
@@ -116,7 +166,7 @@ pub fn dump(data: &[u8], cfg: &CodecConfig, out: &mut impl Write) -> io::Result<
             Frame::Message(raw) => {
                 let end = (raw.offset + raw.len) as usize;
                 let bytes = &data[raw.offset as usize..end.min(data.len())];
-                if !dump_message(out, bytes, &raw, cfg, st.messages)? {
+                if !dump_message(out, bytes, &raw, cfg, st.messages, opts, &mut last_addr)? {
                     st.errors += 1;
                 }
                 st.messages += 1;
@@ -211,5 +261,52 @@ mod tests {
             "{}",
             &text[text.len() - 80..]
         );
+    }
+
+    /// `--lastip`: F-ADDR as it is, U-ADDR XOR the last address (N-Trace 8.1); the rest of the
+    /// text is the plain dump's.
+    #[test]
+    fn lastip_addresses() {
+        use crate::codec::{Addr, Message};
+        let bytes: Vec<u8> = [
+            Body::ProgTraceSync {
+                sync: 3,
+                icnt: 0,
+                faddr: Addr::plain(0x4000_0000),
+            },
+            Body::IndirectBranch {
+                btype: 0,
+                icnt: 2,
+                uaddr: Addr::plain(0x8),
+            },
+            Body::IndirectBranch {
+                btype: 0,
+                icnt: 2,
+                uaddr: Addr::plain(0x8),
+            },
+        ]
+        .iter()
+        .flat_map(|b| Message::new(*b).encode(&CodecConfig::default()).to_vec())
+        .collect();
+        let cfg = CodecConfig::default();
+        let mut plain = Vec::new();
+        dump(&bytes, &cfg, &mut plain).unwrap();
+        let mut last = Vec::new();
+        let opts = DumpOptions {
+            lastip: true,
+            extend_addr_msb: None,
+        };
+        dump_with(&bytes, &cfg, &opts, &mut last).unwrap();
+        let last = String::from_utf8(last).unwrap();
+        let shown: Vec<&str> = last
+            .lines()
+            .filter_map(|l| l.split(" => ").nth(1))
+            .collect();
+        assert_eq!(shown, ["0x80000000", "0x80000010", "0x80000000"]);
+        let stripped: String = last
+            .lines()
+            .map(|l| format!("{}\n", l.split(" => ").next().unwrap()))
+            .collect();
+        assert_eq!(stripped.as_bytes(), plain);
     }
 }

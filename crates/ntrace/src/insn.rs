@@ -68,7 +68,7 @@ impl Classifier {
     pub fn at(&self, image: &Image, pc: u64) -> Option<Insn> {
         let bits = image.fetch(pc)?;
         let len = insn_len(bits as u16);
-        if len == 0 || len > 4 {
+        if len == 0 || len > 4 || is_zero_parcel(bits) {
             return None;
         }
         let info = classify(&self.isa, bits);
@@ -87,10 +87,10 @@ impl Classifier {
 
 impl Classifier {
     /// [`Classifier::at`] for the bits alone (the target stays an offset): length 0 for what
-    /// [`Classifier::at`] rejects (longer than 32 bits).
+    /// [`Classifier::at`] rejects (longer than 32 bits, or the illegal all-zeros parcel).
     pub fn info(&self, bits: u32) -> InsnInfo {
         let mut info = classify(&self.isa, bits);
-        if info.len > 4 {
+        if info.len > 4 || is_zero_parcel(bits) {
             info.len = 0;
         }
         if self.link != LinkRule::Spec {
@@ -104,6 +104,14 @@ impl Classifier {
     pub fn code(&self, image: &Image) -> Code {
         Code::with_classifier(image, self.isa, |bits| self.info(bits))
     }
+}
+
+/// The all-zeros parcel is an illegal instruction in every RISC-V ISA (unprivileged ISA,
+/// "Base Instruction-Length Encoding": a 16-bit parcel of zeros is reserved as illegal). A trace
+/// walk that meets one has left the code (zero padding, data): it never retires.
+#[inline]
+const fn is_zero_parcel(bits: u32) -> bool {
+    bits & 0xFFFF == 0
 }
 
 /// `(rd, rs1, imm == 0)` of `jal`/`jalr`/`c.j`/`c.jal`/`c.jr`/`c.jalr` (given that `class` says it

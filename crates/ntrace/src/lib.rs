@@ -6,6 +6,8 @@
 //! * [`encoder`]: ingress records -> messages (N-Trace chapters 8-10), options in [`options`].
 //! * [`dump`]: text dump of a message stream, field by field (N-Trace 3.5 Table 6).
 //! * [`insn`]: instruction classes for the decoder, with a choice of link registers.
+//! * [`meta`]: the sidecar `TRACE.meta` with the encoder settings a decoder needs; what a file
+//!   given as N-Trace really is; which mismatched setting explains a lossy decode.
 //!
 //! See `crates/ntrace/README.md` for the encoder's choices, the `nexrv` preset and the differences
 //! from the reference tool.
@@ -42,6 +44,8 @@ pub mod dump;
 pub mod encoder;
 #[cfg(feature = "std")]
 pub mod insn;
+#[cfg(feature = "std")]
+pub mod meta;
 #[cfg(feature = "std")]
 pub mod options;
 

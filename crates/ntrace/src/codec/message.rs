@@ -1,8 +1,8 @@
 //! N-Trace messages (N-Trace 6.1 Table 8, chapter 7): their fields, parsing from a
 //! [`RawMessage`] and serialization to MSEO/MDO bytes.
 //!
-//! Field order inside a message (N-Trace 3.2, 6.1): TCODE[6], SRC[Cfg], the message's fixed-length
-//! fields (SYNC[4], B-TYPE[2], ETYPE[4], RCODE[4], EVCODE[4] + CDF[2]), its variable-length fields,
+//! Field order inside a message (N-Trace 3.2, 6.1): `TCODE[6]`, `SRC[Cfg]`, the message's fixed-length
+//! fields (`SYNC[4]`, `B-TYPE[2]`, `ETYPE[4]`, `RCODE[4]`, `EVCODE[4]` + `CDF[2]`), its variable-length fields,
 //! then the optional TSTAMP (always the last field, N-Trace 6.1 note). The fixed fields share the
 //! first segment with the first variable-length field; every later variable-length field is one
 //! segment (see [`super::mseo`]). Whether a TSTAMP is present is read from the message itself: it
@@ -128,11 +128,11 @@ pub mod btype {
 
 /// RCODE values of ResourceFull (N-Trace 7.8 Table 19).
 pub mod rcode {
-    /// I-CNT overflow; RDATA[0] is the I-CNT.
+    /// I-CNT overflow; `RDATA[0]` is the I-CNT.
     pub const ICNT: u8 = 0;
-    /// HIST overflow; RDATA[0] is the HIST.
+    /// HIST overflow; `RDATA[0]` is the HIST.
     pub const HIST: u8 = 1;
-    /// Repeated HIST; RDATA[0] is the HIST, RDATA[1] the HREPEAT count (N-Trace 9.3).
+    /// Repeated HIST; `RDATA[0]` is the HIST, `RDATA[1]` the HREPEAT count (N-Trace 9.3).
     pub const HIST_REPEAT: u8 = 2;
 }
 
@@ -163,9 +163,13 @@ pub struct CodecConfig {
 pub struct Addr {
     /// The field value as transmitted (bits beyond 64 are zero).
     pub field: u64,
-    /// MDO bits the field occupies (a multiple of 6 when it is its own segment).
+    /// MDO bits the field occupies (a multiple of 6 when it is its own segment), at most
+    /// `MAX_ADDR_BITS` (72) when parsed.
     pub bits: u16,
 }
+
+/// The most MDO bits [`parse`] records for an address field (longer ones hold only zeros more).
+const MAX_ADDR_BITS: u64 = 72;
 
 /// Minimal number of 6-bit MDO records holding `v` with leading zeros dropped (at least 1).
 const fn mdo_records(v: u64) -> u32 {
@@ -248,7 +252,7 @@ const fn mask(bits: u32) -> u64 {
 pub enum Body {
     /// TCODE 2 (N-Trace 7.1).
     Ownership {
-        /// PROCESS = {CONTEXT, V, PRV[1:0], FORMAT[1:0]} (Table 12); see [`Process`].
+        /// PROCESS = {CONTEXT, V, `PRV[1:0]`, `FORMAT[1:0]`} (Table 12); see [`Process`].
         process: u64,
     },
     /// TCODE 3 (N-Trace 7.2).
@@ -305,10 +309,10 @@ pub enum Body {
     ResourceFull {
         /// RCODE.
         rcode: u8,
-        /// RDATA[0]: I-CNT (RCODE 0) or HIST (RCODE 1, 2).
+        /// `RDATA[0]`: I-CNT (RCODE 0) or HIST (RCODE 1, 2).
         rdata0: u64,
-        /// RDATA[1]: HREPEAT for RCODE 2 (N-Trace 9.3); for reserved and vendor RCODEs (3..15) a
-        /// second RDATA field if the message has two fields more than RDATA[0].
+        /// `RDATA[1]`: HREPEAT for RCODE 2 (N-Trace 9.3); for reserved and vendor RCODEs (3..15) a
+        /// second RDATA field if the message has two fields more than `RDATA[0]`.
         rdata1: Option<u64>,
     },
     /// TCODE 28 (N-Trace 7.9).
@@ -517,6 +521,15 @@ pub enum MessageErrorKind {
         /// The field (reference-tool name).
         field: &'static str,
     },
+    /// A fixed-length field with a value the specification reserves for future extensions, which
+    /// changes the message's layout in a way not defined yet (CDF 2-3 of ProgTraceCorrelation:
+    /// N-Trace 7.12, "Reserved for future extensions").
+    Reserved {
+        /// The field (reference-tool name).
+        field: &'static str,
+        /// Its value.
+        value: u8,
+    },
 }
 
 /// A message that could not be parsed.
@@ -549,6 +562,9 @@ impl core::fmt::Display for MessageError {
             }
             MessageErrorKind::FieldTooWide { field } => {
                 write!(f, "field {field} needs more than 64 bits")
+            }
+            MessageErrorKind::Reserved { field, value } => {
+                write!(f, "{field}={value} is reserved")
             }
         }
     }
@@ -785,6 +801,12 @@ pub fn parse(raw: &RawMessage, cfg: &CodecConfig) -> Result<Message, MessageErro
             tstamp: None,
         });
     }
+    if tc == tcode::PROG_TRACE_CORRELATION && fixed[1] > 1 {
+        return Err(err(MessageErrorKind::Reserved {
+            field: "CDF",
+            value: fixed[1] as u8,
+        }));
+    }
     let (extra, open) = extra_vars(tc, &fixed[..sch.fixed.len()]);
     let needed = sch.vars.len() + extra.len();
     let found = raw.num_segments();
@@ -813,10 +835,10 @@ pub fn parse(raw: &RawMessage, cfg: &CodecConfig) -> Result<Message, MessageErro
         vals[k] = seg
             .rest(lo, 64)
             .ok_or(err(MessageErrorKind::FieldTooWide { field: name }))?;
-        bits[k] = seg
-            .len_bits()
-            .saturating_sub(lo as u64)
-            .min(u16::MAX as u64) as u16;
+        // Bits past 64 are leading zeros (`rest` refused anything else) and change nothing, not
+        // even the MSB extension (8.2 extends only a field narrower than the address). Capped at
+        // 72 (12 MDO records), the message re-encodes to itself within MAX_MESSAGE_BYTES.
+        bits[k] = seg.len_bits().saturating_sub(lo as u64).min(MAX_ADDR_BITS) as u16;
     }
     let addr = |k: usize| Addr {
         field: vals[k],
@@ -1444,5 +1466,47 @@ mod tests {
             parse(&r, &cfg).unwrap_err().kind,
             MessageErrorKind::ShortHeader
         );
+    }
+
+    /// ProgTraceCorrelation CDF 2-3 is reserved (7.12): the CDATA fields it announces have no
+    /// meaning yet, and keeping only HIST would lose them (found by the fuzzer: the message did
+    /// not re-encode to itself).
+    #[test]
+    fn reserved_cdf() {
+        // TCODE 33, EVCODE 0, CDF 2: I-CNT, HIST and one CDATA.
+        let r = raw_from_bytes(&[0x84, 0x80, 0x05, 0x05, 0x07]).unwrap();
+        assert_eq!(
+            parse(&r, &CFG).unwrap_err().kind,
+            MessageErrorKind::Reserved {
+                field: "CDF",
+                value: 2
+            }
+        );
+    }
+
+    /// An address field padded with hundreds of zero bits (legal: Nexus only suppresses leading
+    /// zeros, it does not forbid them) re-encodes to a message that parses the same (found by
+    /// the fuzzer: the serializer's 64-byte limit shortened it).
+    #[test]
+    fn long_zero_padded_address() {
+        let mut b = vec![0x10, 0x60, 0x05, 0x68];
+        b.extend_from_slice(&[0; 59]);
+        b.push(0x03);
+        let m = parse(&raw_from_bytes(&b).unwrap(), &CFG).unwrap();
+        let again = m.encode(&CFG);
+        assert_eq!(
+            parse(&raw_from_bytes(again.as_slice()).unwrap(), &CFG).unwrap(),
+            m
+        );
+        assert!(matches!(
+            m.body,
+            Body::IndirectBranch {
+                uaddr: Addr {
+                    field: 26,
+                    bits: 72
+                },
+                ..
+            }
+        ));
     }
 }

@@ -1,4 +1,4 @@
-//! The MSEO/MDO byte transport (N-Trace 3.1-3.4): one byte = MDO[5:0] (bits 7:2) + MSEO[1:0]
+//! The MSEO/MDO byte transport (N-Trace 3.1-3.4): one byte = `MDO[5:0]` (bits 7:2) + `MSEO[1:0]`
 //! (bits 1:0).
 //!
 //! * MSEO=00: message data (the first byte of a message, fixed-length fields, the first bytes of a

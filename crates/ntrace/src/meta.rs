@@ -1,0 +1,475 @@
+//! What encoder and decoder must agree on beyond the bytes. N-Trace has no message that carries
+//! the encoder's configuration: the SRC width (trTeSrcBits, 6.2), the MSB extension of addresses
+//! (trTeInstExtendAddrMSB, 8.2) and all-jumps (trTeInstEnAllJumps, chapter 2) change how the
+//! bytes read, and "the decoder must be configured the same way" (chapter 4). rvtrace writes them
+//! into a small text *sidecar* next to the trace, `TRACE.meta`, so that the trace stays exactly
+//! the protocol's bytes:
+//!
+//! ```text
+//! # rvtrace N-Trace sidecar: the encoder's settings a decoder needs (N-Trace chapter 4)
+//! protocol = ntrace
+//! xlen = 64
+//! src-bits = 3
+//! src-id = 5
+//! extend-addr-msb = false
+//! all-jumps = false
+//! link-registers = spec
+//! # the encoder's other settings (for people; the decoder does not need them)
+//! mode = htm
+//! fifo-bytes = 64
+//! ```
+//!
+//! Keys are the command-line option names. Besides the sidecar, [`sniff`] names files of other
+//! kinds given as N-Trace, and [`diagnose`] finds which of the options above explains a decode
+//! that loses trace.
+
+use crate::codec::message::MAX_SRC_BITS;
+use crate::codec::{parse, CodecConfig, Frame, Frames};
+use crate::decoder::{decode, DecoderConfig};
+use crate::insn::LinkRule;
+use crate::options::{CallStack, EncoderConfig, Mode, SyncUnit};
+use rvtrace_flow::FlowElement;
+use rvtrace_image::Image;
+use rvtrace_isa::Xlen;
+use std::path::{Path, PathBuf};
+
+/// The `protocol` value of an N-Trace sidecar.
+pub const PROTOCOL: &str = "ntrace";
+
+/// The sidecar's contents.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Meta {
+    /// XLEN of the traced hart.
+    pub xlen: Option<Xlen>,
+    /// `src-bits`: width of SRC (trTeSrcBits).
+    pub src_bits: u8,
+    /// `src-id`: this hart's SRC (trTeSrcID), when `src_bits` > 0.
+    pub src_id: Option<u16>,
+    /// `extend-addr-msb` (trTeInstExtendAddrMSB).
+    pub extend_addr_msb: bool,
+    /// `all-jumps` (trTeInstEnAllJumps).
+    pub all_jumps: bool,
+    /// `link-registers`: the rule the encoder classified calls and returns with (`None`: not
+    /// known, the decoder finds it).
+    pub link: Option<LinkRule>,
+    /// `fifo-bytes`: the encoder's output queue, whose overflow loses messages (Error, 7.4).
+    pub fifo_bytes: Option<u32>,
+    /// `icnt-bits`: the encoder's I-CNT counter width (0: it never overflows), which bounds
+    /// every I-CNT field (8.4.4).
+    pub icnt_bits: Option<u8>,
+    /// The encoder's other settings, `key = value`, for people (written after the others).
+    pub info: Vec<(String, String)>,
+}
+
+/// The sidecar path for a trace: `TRACE.meta`.
+pub fn sidecar_path(trace: &Path) -> PathBuf {
+    let mut s = trace.as_os_str().to_owned();
+    s.push(".meta");
+    PathBuf::from(s)
+}
+
+impl Meta {
+    /// The largest I-CNT field the encoder can send (`None`: not known, or no limit).
+    pub fn max_icnt(&self) -> Option<u64> {
+        match self.icnt_bits {
+            Some(b @ 1..=63) => Some((1 << b) - 1),
+            _ => None,
+        }
+    }
+}
+
+/// The command-line name of a link rule.
+pub fn link_name(l: LinkRule) -> &'static str {
+    match l {
+        LinkRule::Spec => "spec",
+        LinkRule::X1Only => "x1",
+        LinkRule::NexRv => "nexrv",
+    }
+}
+
+fn parse_bool(k: &str, v: &str) -> Result<bool, String> {
+    match v {
+        "true" => Ok(true),
+        "false" => Ok(false),
+        _ => Err(format!("{k} = {v}: expected true or false")),
+    }
+}
+
+impl Meta {
+    /// The sidecar of an encoder configuration; `link` is the rule the input's calls and returns
+    /// follow (the hart's own classes follow N-Trace Table 2: [`LinkRule::Spec`]).
+    pub fn from_encoder(cfg: &EncoderConfig, link: Option<LinkRule>) -> Meta {
+        let mut info = vec![(
+            "mode".to_string(),
+            match cfg.mode {
+                Mode::Btm => "btm",
+                Mode::Htm => "htm",
+            }
+            .to_string(),
+        )];
+        let mut add = |k: &str, v: String| info.push((k.to_string(), v));
+        if cfg.nexrv {
+            add("preset", "nexrv".into());
+        }
+        add("hist-bits", cfg.hist_bits.to_string());
+        add("repeat-history", cfg.repeat_history.to_string());
+        add("repeat-branch", cfg.repeat_branch.to_string());
+        match cfg.call_stack {
+            CallStack::Off => {}
+            CallStack::Counter { max } => {
+                add("call-stack", max.to_string());
+                add("call-counter", "true".into());
+            }
+            CallStack::Partial { depth, bits } => {
+                add("call-stack", depth.to_string());
+                add("call-stack-partial", bits.to_string());
+            }
+            CallStack::Full { depth } => add("call-stack", depth.to_string()),
+        }
+        add("sequential-jumps", cfg.sequential_jumps.to_string());
+        if let Some((unit, n)) = cfg.sync_period {
+            add("sync-period", n.to_string());
+            let unit = match unit {
+                SyncUnit::Messages => "messages",
+                SyncUnit::Cycles => "cycles",
+                SyncUnit::Halfwords => "halfwords",
+            };
+            add("sync-mode", unit.into());
+        }
+        add("timestamps", cfg.timestamps.to_string());
+        add("ownership", cfg.ownership.to_string());
+        add("btype-compat", cfg.btype_compat.to_string());
+        if let Some(f) = cfg.fifo {
+            add(
+                "fifo-drain",
+                format!("{}", f.drain_per_record_256 as f64 / 256.0),
+            );
+        }
+        Meta {
+            xlen: Some(cfg.xlen),
+            src_bits: cfg.codec.src_bits,
+            src_id: (cfg.codec.src_bits > 0).then_some(cfg.src_id),
+            extend_addr_msb: cfg.extend_addr_msb,
+            all_jumps: cfg.all_jumps,
+            link,
+            fifo_bytes: cfg.fifo.map(|f| f.bytes),
+            icnt_bits: Some(cfg.icnt_bits),
+            info,
+        }
+    }
+
+    /// The sidecar text.
+    pub fn to_text(&self) -> String {
+        let mut s = String::from(
+            "# rvtrace N-Trace sidecar: the encoder's settings a decoder needs (N-Trace chapter 4)\n",
+        );
+        s += &format!("protocol = {PROTOCOL}\n");
+        if let Some(x) = self.xlen {
+            s += &format!("xlen = {}\n", x.bits());
+        }
+        s += &format!("src-bits = {}\n", self.src_bits);
+        if let Some(id) = self.src_id {
+            s += &format!("src-id = {id}\n");
+        }
+        s += &format!("extend-addr-msb = {}\n", self.extend_addr_msb);
+        s += &format!("all-jumps = {}\n", self.all_jumps);
+        if let Some(l) = self.link {
+            s += &format!("link-registers = {}\n", link_name(l));
+        }
+        if let Some(b) = self.icnt_bits {
+            s += &format!("icnt-bits = {b}\n");
+        }
+        if let Some(f) = self.fifo_bytes {
+            s += &format!("fifo-bytes = {f}\n");
+        }
+        if !self.info.is_empty() {
+            s += "# the encoder's other settings (for people; the decoder does not need them)\n";
+            for (k, v) in &self.info {
+                s += &format!("{k} = {v}\n");
+            }
+        }
+        s
+    }
+
+    /// Parse sidecar text: `key = value` lines, `#` comments; the first key must be
+    /// `protocol = ntrace`. Keys a decoder does not use are kept in [`Meta::info`].
+    pub fn parse(text: &str) -> Result<Meta, String> {
+        let mut m = Meta::default();
+        let mut protocol = None;
+        for (n, line) in text.lines().enumerate() {
+            let line = line.trim();
+            if line.is_empty() || line.starts_with('#') {
+                continue;
+            }
+            let at = |e: String| format!("line {}: {e}", n + 1);
+            let Some((k, v)) = line.split_once('=') else {
+                return Err(at("expected KEY = VALUE".into()));
+            };
+            let (k, v) = (k.trim(), v.trim());
+            if protocol.is_none() {
+                if k != "protocol" {
+                    return Err(at(format!("the first key must be protocol, not {k}")));
+                }
+                if v != PROTOCOL {
+                    return Err(at(format!(
+                        "protocol = {v}: the sidecar of another kind of trace, not N-Trace"
+                    )));
+                }
+                protocol = Some(());
+                continue;
+            }
+            let num = |v: &str| {
+                v.parse::<u64>()
+                    .map_err(|_| at(format!("{k} = {v}: not a number")))
+            };
+            match k {
+                "xlen" => {
+                    m.xlen = Some(match v {
+                        "32" => Xlen::Rv32,
+                        "64" => Xlen::Rv64,
+                        _ => return Err(at(format!("xlen = {v}: expected 32 or 64"))),
+                    })
+                }
+                "src-bits" => {
+                    let b = num(v)?;
+                    if b > u64::from(MAX_SRC_BITS) {
+                        return Err(at(format!("src-bits = {v}: at most {MAX_SRC_BITS}")));
+                    }
+                    m.src_bits = b as u8;
+                }
+                "src-id" => {
+                    m.src_id = Some(
+                        u16::try_from(num(v)?)
+                            .map_err(|_| at(format!("src-id = {v}: too large")))?,
+                    )
+                }
+                "extend-addr-msb" => m.extend_addr_msb = parse_bool(k, v).map_err(at)?,
+                "all-jumps" => m.all_jumps = parse_bool(k, v).map_err(at)?,
+                "link-registers" => {
+                    m.link = match v {
+                        "spec" => Some(LinkRule::Spec),
+                        "x1" => Some(LinkRule::X1Only),
+                        "nexrv" => Some(LinkRule::NexRv),
+                        "auto" => None,
+                        _ => return Err(at(format!("link-registers = {v}: unknown rule"))),
+                    }
+                }
+                "icnt-bits" => {
+                    let b = num(v)?;
+                    if b > 64 {
+                        return Err(at(format!("icnt-bits = {v}: at most 64")));
+                    }
+                    m.icnt_bits = Some(b as u8);
+                }
+                "fifo-bytes" => {
+                    m.fifo_bytes = Some(
+                        u32::try_from(num(v)?)
+                            .map_err(|_| at(format!("fifo-bytes = {v}: too large")))?,
+                    )
+                }
+                _ => m.info.push((k.to_string(), v.to_string())),
+            }
+        }
+        if protocol.is_none() {
+            return Err("no protocol key".into());
+        }
+        if let Some(id) = m.src_id {
+            if m.src_bits == 0 || u32::from(id) >= 1 << m.src_bits {
+                return Err(format!(
+                    "src-id = {id} does not fit in src-bits = {}",
+                    m.src_bits
+                ));
+            }
+        }
+        Ok(m)
+    }
+}
+
+/// What a file given as N-Trace is, when it is recognizably something else (`None`: it may be
+/// N-Trace). Looks at the first bytes only.
+pub fn sniff(data: &[u8]) -> Option<String> {
+    let head = &data[..data.len().min(4096)];
+    if head.starts_with(b"\x7fELF") {
+        return Some("an ELF file (give it with --elf; the trace is the other file)".into());
+    }
+    if head.starts_with(&rvtrace_ingress::binary::MAGIC) {
+        return Some(
+            "a binary ingress file (`rvtrace run --ingress`): encode it first with `rvtrace encode ntrace`"
+                .into(),
+        );
+    }
+    if head.starts_with(&[0x1f, 0x8b]) {
+        return Some("a gzip-compressed file (uncompress it first)".into());
+    }
+    // A tandem verification trace starts with a BEGIN_GROUP byte (1) and its groups end with
+    // END_GROUP (2); as N-Trace its first byte (MSEO=01) cannot start a message (3.1 Table 5).
+    if head.first() == Some(&1) && head.contains(&2) {
+        return Some(
+            "a tandem verification trace (starts with BEGIN_GROUP): use `rvtrace tandem`".into(),
+        );
+    }
+    // Text: N-Trace bytes are 6 bits of MDO and 2 of MSEO; a real trace soon has a byte outside
+    // printable ASCII (an idle 0xFF, the MDO of an address or count), so 16 bytes or more of
+    // nothing but text is not a trace.
+    let text = head.len() >= 16
+        && head
+            .iter()
+            .all(|&b| matches!(b, b'\n' | b'\r' | b'\t' | 0x20..=0x7e));
+    if text {
+        let first = String::from_utf8_lossy(&head[..head.len().min(40)]);
+        let first = first.lines().next().unwrap_or("");
+        return Some(format!(
+            "a text file (it starts with {first:?}); an N-Trace trace is binary MSEO/MDO bytes"
+        ));
+    }
+    None
+}
+
+/// Decoding of `data` lost trace: is one of the settings a decoder must share with the encoder
+/// (SRC width, MSB extension, all-jumps) the likely cause? Tries the others on the first 64 KB
+/// and names the one that decodes without the losses; also says when the messages do not parse
+/// with the SRC width assumed but do with another (SRC field garbage).
+pub fn diagnose(image: &Image, cfg: DecoderConfig, data: &[u8]) -> Option<String> {
+    let data = &data[..data.len().min(1 << 16)];
+    // Losses apart from a cut end (the end of a prefix is not the trace's end).
+    let losses = |c: DecoderConfig| {
+        let mut n = 0u64;
+        let mut sink = |e: &FlowElement| {
+            if let FlowElement::Loss { reason, .. } = e {
+                n += !reason.starts_with("the trace ends without") as u64;
+            }
+        };
+        decode(image, c, data, &mut sink);
+        n
+    };
+    let now = losses(cfg);
+    if now == 0 {
+        return None;
+    }
+    let bad_messages = |src_bits: u8| {
+        let c = CodecConfig { src_bits };
+        Frames::new(data)
+            .filter(|f| match f {
+                Frame::Message(m) => parse(m, &c).is_err(),
+                Frame::Error(_) => true,
+            })
+            .count()
+    };
+    let mut tries: Vec<(String, DecoderConfig)> = Vec::new();
+    for b in 0..=MAX_SRC_BITS {
+        if b != cfg.codec.src_bits {
+            let c = DecoderConfig {
+                codec: CodecConfig { src_bits: b },
+                src: None,
+                ..cfg
+            };
+            tries.push((format!("--src-bits {b}"), c));
+        }
+    }
+    let flag = |name: &str, on: bool| format!("--{name}{}", if on { "" } else { "=false" });
+    tries.push((
+        flag("extend-addr-msb", !cfg.extend_addr_msb),
+        DecoderConfig {
+            extend_addr_msb: !cfg.extend_addr_msb,
+            ..cfg
+        },
+    ));
+    tries.push((
+        flag("all-jumps", !cfg.all_jumps),
+        DecoderConfig {
+            all_jumps: !cfg.all_jumps,
+            ..cfg
+        },
+    ));
+    let bad_now = bad_messages(cfg.codec.src_bits);
+    for (opt, c) in tries {
+        if losses(c) == 0 {
+            let why = if c.codec.src_bits != cfg.codec.src_bits && bad_now > 0 {
+                format!(
+                    "{bad_now} messages do not parse with --src-bits {}, ",
+                    cfg.codec.src_bits
+                )
+            } else {
+                String::new()
+            };
+            return Some(format!(
+                "{why}the trace decodes without loss with {opt}: the encoder's setting is the likely cause"
+            ));
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::options::Fifo;
+
+    #[test]
+    fn sidecar_round_trip() {
+        let mut cfg = EncoderConfig::new(Xlen::Rv32);
+        cfg.codec.src_bits = 3;
+        cfg.src_id = 5;
+        cfg.extend_addr_msb = true;
+        cfg.mode = Mode::Btm;
+        cfg.fifo = Some(Fifo {
+            bytes: 64,
+            drain_per_record_256: 64,
+        });
+        cfg.call_stack = CallStack::Partial { depth: 4, bits: 16 };
+        let m = Meta::from_encoder(&cfg, Some(LinkRule::Spec));
+        let text = m.to_text();
+        assert!(text.starts_with("# "));
+        let first_key = text.lines().find(|l| !l.starts_with('#')).unwrap();
+        assert_eq!(first_key, "protocol = ntrace");
+        for line in [
+            "xlen = 32",
+            "src-bits = 3",
+            "src-id = 5",
+            "extend-addr-msb = true",
+            "all-jumps = false",
+            "link-registers = spec",
+            "fifo-bytes = 64",
+            "icnt-bits = 22",
+            "fifo-drain = 0.25",
+            "mode = btm",
+            "call-stack = 4",
+            "call-stack-partial = 16",
+        ] {
+            assert!(text.lines().any(|l| l == line), "{line}:\n{text}");
+        }
+        assert_eq!(Meta::parse(&text).unwrap(), m);
+    }
+
+    #[test]
+    fn sidecar_errors() {
+        let bad = |t: &str| Meta::parse(t).unwrap_err();
+        assert!(bad("").contains("no protocol"));
+        assert!(bad("src-bits = 3\n").contains("the first key must be protocol"));
+        assert!(bad("protocol = tandem-trace-protocol-2018-11-20\n").contains("not N-Trace"));
+        assert!(bad("protocol = ntrace\nsrc-bits = 13\n").contains("at most 12"));
+        assert!(bad("protocol = ntrace\nsrc-bits = x\n").contains("not a number"));
+        assert!(bad("protocol = ntrace\nall-jumps = yes\n").contains("true or false"));
+        assert!(bad("protocol = ntrace\nsrc-bits = 2\nsrc-id = 4\n").contains("does not fit"));
+        assert!(bad("protocol = ntrace\nnonsense\n").contains("line 2"));
+        // Unknown keys are kept for people, not refused (a newer encoder may add some).
+        let m = Meta::parse("# c\n\nprotocol = ntrace\nfuture-key = 1\n").unwrap();
+        assert_eq!(m.info, [("future-key".to_string(), "1".to_string())]);
+    }
+
+    #[test]
+    fn sniff_kinds() {
+        let kind = |d: &[u8]| sniff(d).unwrap_or_default();
+        assert!(kind(b"\x7fELF\x02\x01\x01").starts_with("an ELF file"));
+        assert!(kind(b"RVTRINGR\x01\x00").starts_with("a binary ingress file"));
+        assert!(kind(&[0x1f, 0x8b, 8, 0]).starts_with("a gzip"));
+        assert!(kind(&[1, 3, 0, 0x80, 2]).starts_with("a tandem verification trace"));
+        assert!(kind(b"0x80000000,J4\n0x80000004,4\n").starts_with("a text file"));
+        // N-Trace (N-Trace 3.5 Table 6) and nothing at all are not refused.
+        assert_eq!(
+            sniff(&[0xFF, 0x70, 0xD0, 0x1D, 0x1D, 0xF8, 0xFF, 0xFF]),
+            None
+        );
+        assert_eq!(sniff(&[]), None);
+    }
+}
