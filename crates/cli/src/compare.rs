@@ -198,7 +198,7 @@ impl std::fmt::Display for At {
         match self {
             At::Line(n) => write!(f, "line {n}"),
             At::Record(n) => write!(f, "record {n}"),
-            At::Byte(n, what) => write!(f, "{what} at byte {n}"),
+            At::Byte(n, what) => write!(f, "{what} at byte {n:#x}"),
         }
     }
 }
@@ -302,7 +302,7 @@ impl Stream<'_> {
                     Ok(Msg::Items(v)) => *buf = v.into_iter(),
                     Ok(Msg::Loss { offset, reason }) => {
                         *losses += 1;
-                        warnings.warn(format_args!("byte {offset}: {reason}"));
+                        warnings.warn(rvtrace_flow::loss_text(offset, None, &reason));
                         *last_loss = Some((offset, reason));
                     }
                     Ok(Msg::Failed(e)) => return Err(Failure::Tool(format!("{name}: {e}"))),
@@ -777,7 +777,10 @@ fn run(
         {
             w(
                 &mut out,
-                format!("   {side}: trace was lost before this point, at byte {off}: {why}"),
+                format!(
+                    "   {side}: trace was lost before this point, at {}",
+                    rvtrace_flow::loss_text(*off, None, why)
+                ),
             )?;
         }
     }

@@ -650,7 +650,7 @@ pub fn encode(a: &EncodeArgs) -> CmdResult {
     let mut ins: Vec<&Path> = vec![a.ingress.as_path()];
     ins.extend(a.elf.iter().map(|p| p.as_path()));
     report::distinct(&ins, &outs)?;
-    let mut input = report::open_input(&a.ingress)?;
+    let mut input = report::open_input_progress(&a.ingress, "encode")?;
     let is_csv = input
         .fill_buf()
         .map_err(|e| format!("{name}: {e}"))?
@@ -765,7 +765,7 @@ fn mismatch_hint(first_error: &str, sidecar: bool, framing: &Framing) {
 pub fn decode(a: &DecodeArgs) -> CmdResult {
     use rvtrace_etrace::code::Code;
     use rvtrace_etrace::decoder::{decode_reader, Decoder};
-    use rvtrace_flow::{FlowElement, FlowSink, PcWriter};
+    use rvtrace_flow::{loss_text, FlowElement, FlowSink, FlowText, PcWriter};
     let mut outs = Vec::new();
     if let Some(p) = &a.pcs {
         outs.push(("--pcs", p.as_path()));
@@ -779,7 +779,7 @@ pub fn decode(a: &DecodeArgs) -> CmdResult {
     a.trace_args.check_framing()?;
     // The trace is read as it is decoded (memory stays flat in its size); its first 64 KiB
     // tell its kind, framing and options.
-    let mut input = report::open_input(&a.trace)?;
+    let mut input = report::open_input_progress(&a.trace, "decode")?;
     let mut data = Vec::new();
     std::io::Read::read_to_end(&mut std::io::Read::take(&mut input, 1 << 16), &mut data)
         .map_err(|e| Failure::Tool(format!("{}: cannot read: {e}", a.trace.display())))?;
@@ -865,10 +865,9 @@ pub fn decode(a: &DecodeArgs) -> CmdResult {
         None => None,
     };
     let mut flow = match &a.flow {
-        Some(p) => Some(report::Output::create(p)?),
+        Some(p) => Some(FlowText::new(&image, report::Output::create(p)?)),
         None => None,
     };
-    let mut flow_err = None;
     let mut warnings = report::Warnings::new(a.trace.display(), a.max_warnings);
     let mut first_error: Option<String> = None;
     let mut sink = |e: &FlowElement| {
@@ -876,15 +875,16 @@ pub fn decode(a: &DecodeArgs) -> CmdResult {
             w.element(e);
         }
         if let Some(f) = flow.as_mut() {
-            if flow_err.is_none() {
-                if let Err(err) = writeln!(f, "{e:?}") {
-                    flow_err = Some(err);
-                }
-            }
+            f.element(e);
         }
-        if let FlowElement::Loss { offset, reason, .. } = e {
+        if let FlowElement::Loss {
+            offset,
+            skipped,
+            reason,
+        } = e
+        {
             // Printed as it happens (memory stays flat however many there are).
-            warnings.warn(format_args!("offset {offset:#x}: {reason}"));
+            warnings.warn(loss_text(*offset, *skipped, reason));
             first_error.get_or_insert_with(|| reason.clone());
         }
     };
@@ -897,10 +897,8 @@ pub fn decode(a: &DecodeArgs) -> CmdResult {
         out.finish()?;
     }
     if let Some(f) = flow {
-        if let Some(e) = flow_err {
-            return Err(f.fail(e));
-        }
-        f.finish()?;
+        let out = f.finish().map_err(|e| Failure::io("writing --flow", e))?;
+        out.finish()?;
     }
     let st = dec.stats;
     say!(

@@ -8,7 +8,6 @@ mod convert;
 mod etrace;
 mod isa_arg;
 mod ntrace;
-#[allow(dead_code)] // Wired into the commands as issue 9 lands.
 mod progress;
 mod run;
 mod tandem;

@@ -1,7 +1,7 @@
 //! `rvtrace dump|encode|decode ntrace`: N-Trace (`rvtrace-ntrace`).
 
 use crate::report::{self, CmdResult, Failure, Output, Warnings};
-use rvtrace_flow::{FlowElement, FlowSink, PcWriter};
+use rvtrace_flow::{loss_text, FlowElement, FlowSink, FlowText, PcWriter};
 use rvtrace_image::Image;
 use rvtrace_ingress::pcseq::PcseqReader;
 use rvtrace_ingress::{IngressReader, Record};
@@ -13,7 +13,6 @@ use rvtrace_ntrace::encoder::Encoder;
 use rvtrace_ntrace::insn::LinkRule;
 use rvtrace_ntrace::meta::{self, Meta};
 use rvtrace_ntrace::options::{CallStack, EncoderConfig, Fifo, Mode, SyncUnit, TraceFilter};
-use std::fs::File;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -40,6 +39,9 @@ pub struct DumpArgs {
     /// Print byte, idle, message and error counts on stderr at the end.
     #[arg(long)]
     stats: bool,
+    /// Do not read the sidecar FILE.meta that `encode` writes.
+    #[arg(long)]
+    no_meta: bool,
 }
 
 /// Which registers are link registers (for calls and returns).
@@ -254,14 +256,17 @@ pub struct DecodeArgs {
     /// Print at most N loss warnings (the rest are counted at the end).
     #[arg(long, value_name = "N", default_value_t = crate::report::DEFAULT_MAX_WARNINGS)]
     max_warnings: u64,
+    /// Do not read the sidecar TRACE.meta that `encode` writes.
+    #[arg(long)]
+    no_meta: bool,
     #[command(flatten)]
     opts: DecodeOpts,
 }
 
 /// The sidecar of `trace` (`TRACE.meta`), if there is one; a sidecar that does not parse is
 /// reported and left out.
-fn read_sidecar(trace: &Path) -> Option<Meta> {
-    if report::is_std(trace) {
+fn read_sidecar(trace: &Path, no_meta: bool) -> Option<Meta> {
+    if no_meta || report::is_std(trace) {
         return None;
     }
     let path = meta::sidecar_path(trace);
@@ -315,7 +320,7 @@ fn check_kind(name: &Path, data: &[u8]) -> Result<(), Failure> {
 pub fn dump(a: &DumpArgs) -> CmdResult {
     let data = report::read_input(&a.file)?;
     check_kind(&a.file, &data)?;
-    let m = read_sidecar(&a.file);
+    let m = read_sidecar(&a.file, a.no_meta);
     let src_bits = setting(
         &a.file,
         "src-bits",
@@ -355,11 +360,10 @@ pub fn dump(a: &DumpArgs) -> CmdResult {
 /// `rvtrace encode ntrace`.
 pub fn encode(a: &EncodeArgs) -> CmdResult {
     let inp = a.ingress.display();
-    let f = File::open(&a.ingress).map_err(|e| format!("{inp}: cannot open: {e}"))?;
-    let reader = std::io::BufReader::with_capacity(1 << 16, f);
     let mut source: Box<dyn FnMut() -> Result<Option<Record>, String>>;
     let (xlen, itype_width, has_sijump, has_time) = match a.input_format {
         InputFormat::Ingress => {
+            let reader = report::open_input_progress(&a.ingress, "encode")?;
             let mut r = IngressReader::new(reader).map_err(|e| format!("{inp}: {e}"))?;
             let h = r.header().clone();
             let name = inp.to_string();
@@ -541,76 +545,6 @@ fn parse_filter(privs: Option<&str>, range: Option<&str>) -> Result<TraceFilter,
     Ok(f)
 }
 
-/// Writes flow elements as text, one per line.
-struct FlowText<W: Write> {
-    out: W,
-    err: Option<std::io::Error>,
-}
-
-fn priv_name(p: u8) -> String {
-    match p {
-        0 => "U".into(),
-        1 => "S".into(),
-        3 => "M".into(),
-        4 => "D".into(),
-        5 => "VU".into(),
-        6 => "VS".into(),
-        p => p.to_string(),
-    }
-}
-
-fn opt_hex(v: Option<u64>) -> String {
-    v.map_or("?".into(), |v| format!("{v:#x}"))
-}
-
-impl<W: Write> FlowSink for FlowText<W> {
-    fn element(&mut self, e: &FlowElement) {
-        if self.err.is_some() {
-            return;
-        }
-        let r = match e {
-            FlowElement::Sync { addr, reason } => writeln!(self.out, "sync {addr:#x} {reason:?}"),
-            FlowElement::Range { start, last, count } => {
-                writeln!(self.out, "range {start:#x} {last:#x} {count}")
-            }
-            FlowElement::Trap {
-                interrupt,
-                epc,
-                handler,
-                cause,
-                ..
-            } => writeln!(
-                self.out,
-                "trap {} epc={} handler={}{}",
-                if *interrupt { "interrupt" } else { "exception" },
-                opt_hex(*epc),
-                opt_hex(*handler),
-                cause.map_or(String::new(), |c| format!(" cause={c}"))
-            ),
-            FlowElement::Context { privilege, context } => writeln!(
-                self.out,
-                "context priv={} context={}",
-                privilege.map_or("?".into(), priv_name),
-                opt_hex(*context)
-            ),
-            FlowElement::Time { time } => writeln!(self.out, "time {time}"),
-            FlowElement::Loss {
-                offset,
-                skipped,
-                reason,
-            } => writeln!(
-                self.out,
-                "loss at byte {offset}, {} bytes skipped: {reason}",
-                skipped.map_or("?".into(), |s| s.to_string())
-            ),
-            FlowElement::End { offset } => writeln!(self.out, "end at byte {offset}"),
-        };
-        if let Err(e) = r {
-            self.err = Some(e);
-        }
-    }
-}
-
 fn load_image(paths: &[PathBuf]) -> Result<(Image, Xlen), String> {
     let mut image = Image::new();
     let mut xlen = None;
@@ -659,7 +593,7 @@ impl TraceInput {
             f(data);
             return Ok(());
         }
-        let mut r = report::open_input(&self.path)?;
+        let mut r = report::open_input_progress(&self.path, "decode")?;
         loop {
             let chunk = r
                 .fill_buf()
@@ -700,7 +634,7 @@ pub fn decode(a: &DecodeArgs) -> CmdResult {
     let head = input.head(1 << 16)?;
     check_kind(&a.trace, &head)?;
     let (image, xlen) = load_image(&a.elf)?;
-    let m = read_sidecar(&a.trace);
+    let m = read_sidecar(&a.trace, a.no_meta);
     let o = &a.opts;
     let t = &a.trace;
     if let Some(mx) = m.as_ref().and_then(|m| m.xlen) {
@@ -791,10 +725,7 @@ pub fn decode(a: &DecodeArgs) -> CmdResult {
         None => None,
     };
     let mut flow = match &a.flow {
-        Some(p) => Some(FlowText {
-            out: Output::create(p)?,
-            err: None,
-        }),
+        Some(p) => Some(FlowText::new(&image, Output::create(p)?)),
         None => None,
     };
     let mut warnings = Warnings::new(t.display(), a.max_warnings);
@@ -807,10 +738,7 @@ pub fn decode(a: &DecodeArgs) -> CmdResult {
         } = e
         {
             fifo_lost |= reason.starts_with("Error message");
-            warnings.warn(format_args!(
-                "byte {offset}: {reason} ({} bytes skipped)",
-                skipped.map_or("?".into(), |s| s.to_string())
-            ));
+            warnings.warn(loss_text(*offset, *skipped, reason));
         }
         if let Some(w) = pcs.as_mut() {
             w.element(e);
@@ -830,11 +758,11 @@ pub fn decode(a: &DecodeArgs) -> CmdResult {
             .map_err(|e| Failure::io(format_args!("writing {}", p.display()), e))?;
         out.finish()?;
     }
-    if let Some(mut w) = flow {
-        if let Some(e) = w.err.take() {
-            return Err(w.out.fail(e));
-        }
-        w.out.finish()?;
+    if let (Some(w), Some(p)) = (flow, &a.flow) {
+        let out = w
+            .finish()
+            .map_err(|e| Failure::io(format_args!("writing {}", p.display()), e))?;
+        out.finish()?;
     }
     if st.errors > 0 {
         if fifo_lost {

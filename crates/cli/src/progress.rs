@@ -3,7 +3,7 @@
 //! exactly the lines they saw before.
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use std::io::IsTerminal;
+use std::io::{IsTerminal, Read};
 use std::time::Duration;
 
 /// A progress bar, or nothing when stderr is not a terminal.
@@ -73,8 +73,50 @@ impl Progress {
 
     /// Remove the bar (before the command's final lines are printed).
     pub fn finish(self) {
-        if let Some(b) = self.0 {
+        drop(self)
+    }
+}
+
+impl Drop for Progress {
+    fn drop(&mut self) {
+        if let Some(b) = &self.0 {
             b.finish_and_clear();
         }
+    }
+}
+
+/// A reader that shows how far through its input it is (a bar when the size is known).
+pub struct ProgressRead<R> {
+    inner: R,
+    bar: Progress,
+    done: u64,
+    shown: u64,
+}
+
+impl<R: Read> ProgressRead<R> {
+    /// Wrap `inner`, `total` bytes long if known; `what` labels the bar.
+    pub fn new(inner: R, what: &str, total: Option<u64>) -> ProgressRead<R> {
+        let bar = match total {
+            Some(t) => Progress::bytes(what, t),
+            None => Progress::count(what, "bytes", None),
+        };
+        ProgressRead {
+            inner,
+            bar,
+            done: 0,
+            shown: 0,
+        }
+    }
+}
+
+impl<R: Read> Read for ProgressRead<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.done += n as u64;
+        if self.done - self.shown >= 1 << 20 {
+            self.shown = self.done;
+            self.bar.set(self.done);
+        }
+        Ok(n)
     }
 }

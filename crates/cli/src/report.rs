@@ -10,7 +10,6 @@
 //! - warnings start with `rvtrace: warning: ` and repeated ones are capped ([`Warnings`]);
 //! - an output that would overwrite an input is refused before anything is truncated ([`distinct`]).
 
-#![allow(dead_code)] // Until every command uses all of it (issue 9, in progress).
 
 use std::fmt;
 use std::fs::File;
@@ -265,6 +264,21 @@ pub fn open_input(path: &Path) -> Result<Box<dyn BufRead>, Failure> {
     let f = File::open(path)
         .map_err(|e| Failure::Tool(format!("{}: cannot open: {e}", path.display())))?;
     Ok(Box::new(BufReader::with_capacity(1 << 16, f)))
+}
+
+/// [`open_input`] with progress on stderr (when it is a terminal) as the input is read; `what`
+/// names the work ("decode", "encode", "check").
+pub fn open_input_progress(path: &Path, what: &str) -> Result<Box<dyn BufRead>, Failure> {
+    use crate::progress::ProgressRead;
+    if is_std(path) {
+        let r = ProgressRead::new(io::stdin(), what, None);
+        return Ok(Box::new(BufReader::with_capacity(1 << 16, r)));
+    }
+    let f = File::open(path)
+        .map_err(|e| Failure::Tool(format!("{}: cannot open: {e}", path.display())))?;
+    let total = f.metadata().ok().map(|m| m.len());
+    let r = ProgressRead::new(f, what, total);
+    Ok(Box::new(BufReader::with_capacity(1 << 16, r)))
 }
 
 /// The identity of an existing file (device and inode on Unix, else its canonical path).

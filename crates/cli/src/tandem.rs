@@ -137,7 +137,7 @@ fn check(
     if let Some(a) = absent {
         meta.absent = Elements::parse(a)?;
     }
-    let input = report::open_input(file)?;
+    let input = report::open_input_progress(file, "check")?;
     let mut opts = CheckOptions::new(meta.params, meta.absent);
     opts.run_end = if stopped_early {
         RunEnd::Stopped

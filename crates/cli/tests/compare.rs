@@ -253,7 +253,9 @@ fn decoded_offsets_are_the_producing_message() {
             let off: usize = b
                 .rsplit(" at byte ")
                 .next()
-                .and_then(|x| x.trim_end_matches(')').parse().ok())
+                .and_then(|x| {
+                    usize::from_str_radix(x.trim_end_matches(')').trim_start_matches("0x"), 16).ok()
+                })
                 .unwrap_or_else(|| panic!("{proto} {k}: {b}"));
             assert!(off < data.len(), "{proto} {k}: {b}");
             // The end of that message: N-Trace's last byte has MSEO = 11; E-Trace's next packet
@@ -303,7 +305,7 @@ fn decoder_loss_is_reported() {
     let out = stdout(&o);
     assert!(out.contains("first divergence at instruction 0 "), "{out}");
     assert!(
-        out.contains("B: trace was lost before this point, at byte 0"),
+        out.contains("B: trace was lost before this point, at byte 0x0"),
         "{out}"
     );
 }

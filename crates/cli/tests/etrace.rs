@@ -510,7 +510,7 @@ fn warnings_are_capped() {
     assert_eq!(o.status.code(), Some(1), "{e}");
     let shown = e
         .lines()
-        .filter(|l| l.starts_with("rvtrace: warning:") && l.contains("offset"))
+        .filter(|l| l.starts_with("rvtrace: warning:") && l.contains(": byte 0x"))
         .count();
     assert_eq!(shown, 5, "{e}");
     assert!(e.contains(" 20000 errors"), "{e}");

@@ -50,9 +50,16 @@ fn decode_nexrv_vector() {
     let want = rvtrace_testkit::read_vector(&dir, "ntrace/matrix-rv32imac/matrix-rv32imac.pcs.txt");
     assert!(std::fs::read(&pcs).unwrap() == want);
     let flow = std::fs::read_to_string(&flow).unwrap();
-    assert!(flow.starts_with("sync 0x80000000 Start\nrange 0x80000000 "));
-    // The ProgTraceCorrelation message (3 bytes) ends the trace.
-    assert!(flow.ends_with("end at byte 2377\n"), "{flow}");
+    // Symbols as riscv64-unknown-elf-nm lists them: _start 0x80000000, _cstart 0x80000024.
+    assert!(
+        flow.starts_with(
+            "sync 0x80000000 <_start> start\n\
+             range 0x80000000 <_start> .. 0x80000024 <_cstart> (10 instructions)\n"
+        ),
+        "{flow}"
+    );
+    // The ProgTraceCorrelation message (3 bytes) ends the trace (2377 bytes).
+    assert!(flow.ends_with("end at byte 0x949\n"), "{flow}");
 }
 
 /// A corrupted stream: losses are reported with byte offsets, decoding resumes, exit status 1.
@@ -76,7 +83,7 @@ fn decode_reports_loss() {
     ]);
     assert_eq!(o.status.code(), Some(1));
     let e = String::from_utf8_lossy(&o.stderr);
-    assert!(e.contains("byte 100: reserved MSEO=10"), "{e}");
+    assert!(e.contains("byte 0x64: reserved MSEO=10"), "{e}");
 }
 
 fn programs_dir() -> PathBuf {

@@ -221,6 +221,14 @@ pub fn addr_with_symbol(image: &Image, addr: u64) -> String {
     }
 }
 
+/// A loss for people, as warnings and flow text print it: `byte 0x2f: REASON (3 bytes skipped)`.
+pub fn loss_text(offset: u64, skipped: Option<u64>, reason: &str) -> String {
+    match skipped {
+        Some(n) => format!("byte {offset:#x}: {reason} ({n} bytes skipped)"),
+        None => format!("byte {offset:#x}: {reason}"),
+    }
+}
+
 /// The name of a privilege level in the ingress encoding (0 U, 1 S, 3 M, 4 D, 5 VU, 6 VS).
 pub fn privilege_name(p: u8) -> String {
     match p {
@@ -244,7 +252,7 @@ pub fn privilege_name(p: u8) -> String {
 /// trap exception cause=11 epc=0x80000010 <main+0x4> handler=0x80000100 <trap_entry>
 /// context priv=M context=?
 /// time 1234
-/// loss at byte 0x2f (3 bytes skipped): reason
+/// loss at byte 0x2f: reason (3 bytes skipped)
 /// end at byte 0x940
 /// ```
 pub struct FlowText<'a, W: Write> {
@@ -321,11 +329,7 @@ impl<'a, W: Write> FlowText<'a, W> {
                 offset,
                 skipped,
                 reason,
-            } => writeln!(
-                self.out,
-                "loss at byte {offset:#x} ({} bytes skipped): {reason}",
-                skipped.map_or("?".into(), |s| s.to_string())
-            ),
+            } => writeln!(self.out, "loss at {}", loss_text(*offset, *skipped, reason)),
             FlowElement::End { offset } => writeln!(self.out, "end at byte {offset:#x}"),
         }
     }
@@ -402,7 +406,7 @@ mod tests {
              range 0x80000200 <main> .. 0x80000210 <main+0x10> (5 instructions)\n\
              trap exception cause=11 epc=0x80000202 <main+0x2> handler=?\n\
              context priv=M context=?\n\
-             loss at byte 0x2f (3 bytes skipped): bad\n\
+             loss at byte 0x2f: bad (3 bytes skipped)\n\
              end at byte 0x940\n"
         );
     }
