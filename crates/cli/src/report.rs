@@ -10,7 +10,6 @@
 //! - warnings start with `rvtrace: warning: ` and repeated ones are capped ([`Warnings`]);
 //! - an output that would overwrite an input is refused before anything is truncated ([`distinct`]).
 
-
 use std::fmt;
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, BufWriter, Read, Write};

@@ -220,7 +220,7 @@ fn both_decoders_print_the_same_flow_text() {
     let last_range = |t: &str| {
         t.lines()
             .filter(|l| l.starts_with("range "))
-            .last()
+            .next_back()
             .and_then(|l| l.split(" .. ").nth(1))
             .and_then(|r| r.split(" (").next())
             .map(str::to_string)
