@@ -219,8 +219,7 @@ fn both_decoders_print_the_same_flow_text() {
     // The last instruction executed is the same in both.
     let last_range = |t: &str| {
         t.lines()
-            .filter(|l| l.starts_with("range "))
-            .next_back()
+            .rfind(|l| l.starts_with("range "))
             .and_then(|l| l.split(" .. ").nth(1))
             .and_then(|r| r.split(" (").next())
             .map(str::to_string)
