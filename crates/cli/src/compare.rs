@@ -43,35 +43,6 @@ pub enum Protocol {
     Etrace,
 }
 
-/// N-Trace `--link-registers`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-enum LinkArg {
-    /// x1 and x5 (N-Trace Table 2).
-    Spec,
-    /// x1 only.
-    X1,
-    /// NexRv's objdump classification.
-    Nexrv,
-}
-
-/// E-Trace `--preset`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-enum PresetArg {
-    /// rvtrace's encoder.
-    Rvtrace,
-    /// The reference flow's encoder_model.py.
-    Reference,
-}
-
-/// E-Trace `--format`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-enum FormatArg {
-    /// te_inst_raw.
-    Raw,
-    /// etrace-encap.
-    Encap,
-}
-
 /// Arguments of `rvtrace compare`.
 #[derive(clap::Args)]
 #[command(after_help = HELP)]
@@ -97,89 +68,19 @@ pub struct CompareArgs {
     #[arg(long, default_value_t = report::DEFAULT_MAX_WARNINGS, value_name = "N")]
     max_warnings: u64,
     #[command(flatten)]
-    dec: DecodeOpts,
+    dec: CompareDecodeOpts,
 }
 
-/// Decoder options (for decoded inputs; both use the same).
+/// Decoder options (for decoded inputs): the decoders' own, completed by each trace's sidecar.
 #[derive(clap::Args, Clone, Debug)]
-#[command(next_help_heading = "N-Trace decoder options")]
-struct DecodeOpts {
-    /// Width of the SRC field (trTeSrcBits), 0 for none (N-Trace 6.2).
-    #[arg(long, default_value_t = 0, value_name = "N",
-          value_parser = clap::value_parser!(u8).range(0..=12))]
-    src_bits: u8,
-    /// Decode only the messages of this SRC.
-    #[arg(long, value_name = "K")]
-    src_id: Option<u16>,
-    /// trTeInstExtendAddrMSB (N-Trace 8.2).
+struct CompareDecodeOpts {
+    /// Do not read the traces' sidecars (TRACE.meta, written by `encode`).
     #[arg(long)]
-    extend_addr_msb: bool,
-    /// trTeInstEnAllJumps: direct jumps are traced as taken branches.
-    #[arg(long)]
-    all_jumps: bool,
-    /// Link registers for calls and returns.
-    #[arg(long, value_enum, default_value_t = LinkArg::Spec, value_name = "RULE")]
-    link_registers: LinkArg,
-    /// E-Trace: the encoder's preset (default: reference for te_inst_raw, else rvtrace).
-    #[arg(long, value_enum, help_heading = "E-Trace decoder options")]
-    preset: Option<PresetArg>,
-    /// E-Trace: reference-flow static configuration file (.scf).
-    #[arg(long, value_name = "FILE", help_heading = "E-Trace decoder options")]
-    scf: Option<PathBuf>,
-    /// E-Trace: reference-flow user configuration file (.ucf).
-    #[arg(long, value_name = "FILE", help_heading = "E-Trace decoder options")]
-    ucf: Option<PathBuf>,
-    /// E-Trace: full address mode.
-    #[arg(long, help_heading = "E-Trace decoder options")]
-    full_address: bool,
-    /// E-Trace: implicit exception mode.
-    #[arg(long, help_heading = "E-Trace decoder options")]
-    implicit_exception: bool,
-    /// E-Trace: sequentially inferable jumps are inferable.
-    #[arg(long, help_heading = "E-Trace decoder options")]
-    sijump: bool,
-    /// E-Trace: implicit return mode.
-    #[arg(long, help_heading = "E-Trace decoder options")]
-    implicit_return: bool,
-    /// E-Trace: implicit return with an N-entry return address stack.
-    #[arg(long, value_name = "N", help_heading = "E-Trace decoder options")]
-    return_stack: Option<u32>,
-    /// E-Trace: branch prediction with an N-entry predictor.
-    #[arg(long, value_name = "N", help_heading = "E-Trace decoder options")]
-    branch_prediction: Option<u32>,
-    /// E-Trace: jump target cache with N entries.
-    #[arg(long, value_name = "N", help_heading = "E-Trace decoder options")]
-    jump_target_cache: Option<u32>,
-    /// E-Trace: time in synchronisation packets.
-    #[arg(long, help_heading = "E-Trace decoder options")]
-    timestamps: bool,
-    /// E-Trace: file framing (default: te_inst_raw when recognised, else encap).
-    #[arg(long, value_enum, help_heading = "E-Trace decoder options")]
-    format: Option<FormatArg>,
-    /// E-Trace encapsulation: srcID width in bits.
-    #[arg(
-        long,
-        value_name = "BITS",
-        default_value_t = 0,
-        help_heading = "E-Trace decoder options"
-    )]
-    srcid_bits: u8,
-    /// E-Trace encapsulation: timestamp bytes.
-    #[arg(
-        long,
-        value_name = "BYTES",
-        default_value_t = 0,
-        help_heading = "E-Trace decoder options"
-    )]
-    timestamp_bytes: u8,
-    /// E-Trace encapsulation: width of the payload type field.
-    #[arg(
-        long,
-        value_name = "BITS",
-        default_value_t = 0,
-        help_heading = "E-Trace decoder options"
-    )]
-    type_bits: u8,
+    no_meta: bool,
+    #[command(flatten, next_help_heading = "N-Trace decoder options")]
+    ntrace: crate::ntrace::DecodeOpts,
+    #[command(flatten, next_help_heading = "E-Trace decoder options")]
+    etrace: crate::etrace::TraceArgs,
 }
 
 /// Where an instruction came from in its input.
@@ -436,32 +337,16 @@ impl FlowSink for Handover<'_> {
     }
 }
 
-fn read_text(p: &Option<PathBuf>) -> Result<Option<String>, String> {
-    p.as_ref()
-        .map(|p| std::fs::read_to_string(p).map_err(|e| format!("{}: {e}", p.display())))
-        .transpose()
-}
-
 /// Decodes an N-Trace file message by message (pushing each message's bytes on their own, so
 /// the decoder's instruction count after it says what it produced).
-fn decode_ntrace(path: &Path, image: &Image, xlen: Xlen, o: &DecodeOpts, tx: SyncSender<Msg>) {
+fn decode_ntrace(
+    path: &Path,
+    image: &Image,
+    cfg: rvtrace_ntrace::decoder::DecoderConfig,
+    tx: SyncSender<Msg>,
+) {
     use rvtrace_ntrace::codec::mseo::IDLE;
-    use rvtrace_ntrace::decoder::{Decoder, DecoderConfig};
-    use rvtrace_ntrace::insn::LinkRule;
-    let mut cfg = DecoderConfig::new(IsaConfig {
-        xlen,
-        zcmp: false,
-        zcmt: false,
-    });
-    cfg.codec.src_bits = o.src_bits;
-    cfg.src = o.src_id.filter(|_| o.src_bits > 0);
-    cfg.extend_addr_msb = o.extend_addr_msb;
-    cfg.all_jumps = o.all_jumps;
-    cfg.link = match o.link_registers {
-        LinkArg::Spec => LinkRule::Spec,
-        LinkArg::X1 => LinkRule::X1Only,
-        LinkArg::Nexrv => LinkRule::NexRv,
-    };
+    use rvtrace_ntrace::decoder::Decoder;
     let mut h = Handover::new(image, tx, "message");
     let mut input = match report::open_input(path) {
         Ok(r) => r,
@@ -513,51 +398,18 @@ fn decode_ntrace(path: &Path, image: &Image, xlen: Xlen, o: &DecodeOpts, tx: Syn
 }
 
 /// Decodes an E-Trace file packet by packet.
-fn decode_etrace(data: &[u8], image: &Image, xlen: Xlen, o: &DecodeOpts, tx: SyncSender<Msg>) {
+fn decode_etrace(
+    data: &[u8],
+    image: &Image,
+    xlen: Xlen,
+    cfg: rvtrace_etrace::config::TraceConfig,
+    tx: SyncSender<Msg>,
+) {
     use rvtrace_etrace::code::Code;
-    use rvtrace_etrace::codec::{looks_like_te_inst_raw, EncapConfig, Item as PItem, PacketReader};
-    use rvtrace_etrace::config::{ConfigInputs, Framing, Preset, TraceConfig};
+    use rvtrace_etrace::codec::{EncapConfig, Item as PItem, PacketReader};
+    use rvtrace_etrace::config::{Framing, Preset};
     use rvtrace_etrace::decoder::Decoder;
     let mut h = Handover::new(image, tx, "packet");
-    let encap = EncapConfig {
-        srcid_bits: o.srcid_bits,
-        timestamp_bytes: o.timestamp_bytes,
-        type_bits: o.type_bits,
-        te_inst_type: 0,
-    };
-    let detected_raw = o.format.is_none() && looks_like_te_inst_raw(data);
-    let cfg = (|| {
-        TraceConfig::build(&ConfigInputs {
-            preset: match o.preset {
-                Some(PresetArg::Rvtrace) => Preset::Rvtrace,
-                Some(PresetArg::Reference) => Preset::Reference,
-                None if detected_raw => Preset::Reference,
-                None => Preset::Rvtrace,
-            },
-            xlen_bits: xlen.bits() as u8,
-            scf: read_text(&o.scf)?,
-            ucf: read_text(&o.ucf)?,
-            full_address: o.full_address,
-            implicit_exception: o.implicit_exception,
-            sijump: o.sijump,
-            implicit_return: o.implicit_return,
-            return_stack: o.return_stack,
-            branch_prediction: o.branch_prediction,
-            jump_target_cache: o.jump_target_cache,
-            resync: None,
-            timestamps: o.timestamps,
-            itype_width: None,
-            framing: Some(match o.format {
-                Some(FormatArg::Raw) => Framing::Raw,
-                None if detected_raw => Framing::Raw,
-                _ => Framing::Encap(encap),
-            }),
-        })
-    })();
-    let cfg = match cfg {
-        Ok(c) => c,
-        Err(e) => return h.send(Msg::Failed(e)),
-    };
     let (encap, raw) = match cfg.framing {
         Framing::Raw => (EncapConfig::TE_INST_RAW, true),
         Framing::Encap(e) => (e, false),
@@ -641,16 +493,25 @@ pub fn compare(a: &CompareArgs) -> CmdResult {
             let s = match proto {
                 Some(p) => {
                     let (tx, rx) = sync_channel(8);
-                    let o = a.dec.clone();
+                    let o = &a.dec;
                     match p {
                         Protocol::Ntrace => {
-                            scope.spawn(move || decode_ntrace(path, image, xlen, &o, tx));
+                            let (mut cfg, _, link) =
+                                crate::ntrace::decoder_config(path, o.no_meta, &o.ntrace, xlen)?;
+                            // Without a rule from the options or the sidecar: the spec's (x1, x5).
+                            cfg.link = link.unwrap_or(rvtrace_ntrace::insn::LinkRule::Spec);
+                            scope.spawn(move || decode_ntrace(path, image, cfg, tx));
                         }
                         Protocol::Etrace => {
                             // The packet reader takes the whole trace (trace files are small:
                             // a few bits per instruction).
                             let data = report::read_input(path)?;
-                            scope.spawn(move || decode_etrace(&data, image, xlen, &o, tx));
+                            let (targs, _) = o.etrace.with_sidecar(path, o.no_meta)?;
+                            targs.check_framing()?;
+                            let cfg = targs
+                                .config(xlen.bits() as u8, Some(&data), &Default::default())
+                                .map_err(Failure::Usage)?;
+                            scope.spawn(move || decode_etrace(&data, image, xlen, cfg, tx));
                         }
                     }
                     Stream::Decoded {

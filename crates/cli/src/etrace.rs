@@ -33,7 +33,7 @@ enum FormatArg {
 
 /// Options shared by `dump`, `encode` and `decode etrace`: the settings both ends must agree on.
 #[derive(clap::Args, Clone, Debug, Default)]
-struct TraceArgs {
+pub(crate) struct TraceArgs {
     /// Encoder behaviour and default parameters: rvtrace's, or the reference flow's
     /// (byte-identical te_inst_raw). Default: reference when reading a file recognised as
     /// te_inst_raw (no --format given), else rvtrace.
@@ -88,7 +88,7 @@ struct TraceArgs {
 
 /// Options of the encoder only.
 #[derive(clap::Args, Clone, Debug, Default)]
-struct EncoderOnly {
+pub(crate) struct EncoderOnly {
     /// Send a synchronisation packet at least every N packets.
     #[arg(long, value_name = "N")]
     resync: Option<u64>,
@@ -115,7 +115,7 @@ impl TraceArgs {
     /// The framing the options ask for. Encapsulation widths imply `--format encap` (issue 9:
     /// ignoring them gave plain te_inst that the matching decode could not read); with
     /// `--format raw` they are a usage error (te_inst_raw has no srcID, timestamp or type).
-    fn check_framing(&self) -> Result<(), Failure> {
+    pub(crate) fn check_framing(&self) -> Result<(), Failure> {
         if self.format == Some(FormatArg::Raw) && self.encap_given() {
             return Err(Failure::Usage(
                 "--srcid-bits, --timestamp-bytes and --type-bits apply to --format encap, not raw (te_inst_raw has a 1-byte header only)".into(),
@@ -250,7 +250,7 @@ impl TraceArgs {
 
     /// The options completed by the sidecar of `trace` (unless `no_meta`), and whether there
     /// was one.
-    fn with_sidecar(
+    pub(crate) fn with_sidecar(
         &self,
         trace: &Path,
         no_meta: bool,
@@ -266,7 +266,7 @@ impl TraceArgs {
 
     /// The configuration for address width `xlen_bits`; `data` (when reading) lets the framing
     /// be recognised; `enc` has the encoder's own options.
-    fn config(
+    pub(crate) fn config(
         &self,
         xlen_bits: u8,
         data: Option<&[u8]>,

@@ -131,3 +131,13 @@ fn main() -> ExitCode {
         Err(f) => f.exit(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    /// clap's own consistency checks over every command (duplicate names, groups, defaults).
+    #[test]
+    fn command_line_definition_is_consistent() {
+        use clap::CommandFactory;
+        super::Cli::command().debug_assert();
+    }
+}

@@ -82,7 +82,7 @@ struct SharedOpts {
 /// The decoder's options: what changes the meaning of the bytes. Each one not given is taken
 /// from the trace's sidecar (`TRACE.meta`) when there is one.
 #[derive(clap::Args, Clone, Debug)]
-struct DecodeOpts {
+pub(crate) struct DecodeOpts {
     /// Width of the SRC field (trTeSrcBits), 0 for none (N-Trace 6.2) [default: the sidecar's,
     /// else 0].
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u8).range(0..=12))]
@@ -617,26 +617,16 @@ fn link_rule(l: LinkArg) -> Option<LinkRule> {
     }
 }
 
-/// `rvtrace decode ntrace`.
-pub fn decode(a: &DecodeArgs) -> CmdResult {
-    let mut inputs: Vec<&Path> = vec![&a.trace];
-    inputs.extend(a.elf.iter().map(PathBuf::as_path));
-    let mut outputs: Vec<(&str, &Path)> = Vec::new();
-    if let Some(p) = &a.pcs {
-        outputs.push(("--pcs", p));
-    }
-    if let Some(p) = &a.flow {
-        outputs.push(("--flow", p));
-    }
-    report::distinct(&inputs, &outputs)?;
-    let input = TraceInput::open(&a.trace)?;
-    // The first bytes: what kind of file this is, and what `diagnose` looks at.
-    let head = input.head(1 << 16)?;
-    check_kind(&a.trace, &head)?;
-    let (image, xlen) = load_image(&a.elf)?;
-    let m = read_sidecar(&a.trace, a.no_meta);
-    let o = &a.opts;
-    let t = &a.trace;
+/// The decoder configuration for `trace`: each option as given, else the sidecar's (unless
+/// `no_meta`), else the default; and the link rule, `None` when it is to be found by trying
+/// (`--link-registers auto`). One place for `decode ntrace` and `compare`.
+pub(crate) fn decoder_config(
+    t: &Path,
+    no_meta: bool,
+    o: &DecodeOpts,
+    xlen: Xlen,
+) -> Result<(DecoderConfig, Option<Meta>, Option<LinkRule>), Failure> {
+    let m = read_sidecar(t, no_meta);
     if let Some(mx) = m.as_ref().and_then(|m| m.xlen) {
         if mx != xlen {
             warn!(
@@ -692,7 +682,30 @@ pub fn decode(a: &DecodeArgs) -> CmdResult {
             );
         }
     }
-    cfg.link = match given_link.unwrap_or(side_link) {
+    Ok((cfg, m, given_link.unwrap_or(side_link)))
+}
+
+/// `rvtrace decode ntrace`.
+pub fn decode(a: &DecodeArgs) -> CmdResult {
+    let mut inputs: Vec<&Path> = vec![&a.trace];
+    inputs.extend(a.elf.iter().map(PathBuf::as_path));
+    let mut outputs: Vec<(&str, &Path)> = Vec::new();
+    if let Some(p) = &a.pcs {
+        outputs.push(("--pcs", p));
+    }
+    if let Some(p) = &a.flow {
+        outputs.push(("--flow", p));
+    }
+    report::distinct(&inputs, &outputs)?;
+    let input = TraceInput::open(&a.trace)?;
+    // The first bytes: what kind of file this is, and what `diagnose` looks at.
+    let head = input.head(1 << 16)?;
+    check_kind(&a.trace, &head)?;
+    let (image, xlen) = load_image(&a.elf)?;
+    let t = &a.trace;
+    let (mut cfg, m, link) = decoder_config(t, a.no_meta, &a.opts, xlen)?;
+    let sm = m.as_ref();
+    cfg.link = match link {
         Some(l) => l,
         None => {
             // Count the losses of a decode with each rule; take the first without loss (or the

@@ -309,3 +309,70 @@ fn decoder_loss_is_reported() {
         "{out}"
     );
 }
+
+/// A trace encoded with settings the decoder must know (N-Trace SRC field, E-Trace
+/// encapsulation widths and branch prediction) compares equal without repeating them: compare
+/// reads the sidecar `encode` wrote, as `decode` does; with `--no-meta` the settings are missing
+/// and the decode loses trace.
+#[test]
+fn decoded_traces_follow_their_sidecars() {
+    let f = files("sidecar");
+    let (nex, te) = (f._t.join("s.nex"), f._t.join("s.te"));
+    ok(
+        &rvtrace(&[
+            "encode",
+            "ntrace",
+            s(&f.ing),
+            "-o",
+            s(&nex),
+            "--src-bits",
+            "3",
+            "--src-id",
+            "5",
+        ]),
+        "encode ntrace",
+    );
+    ok(
+        &rvtrace(&[
+            "encode",
+            "etrace",
+            s(&f.ing),
+            "-o",
+            s(&te),
+            "--srcid-bits",
+            "4",
+            "--branch-prediction",
+            "64",
+        ]),
+        "encode etrace",
+    );
+    for (proto, t) in [("ntrace", &nex), ("etrace", &te)] {
+        let o = rvtrace(&[
+            "compare",
+            s(&f.pcs),
+            s(t),
+            "--trace-b",
+            proto,
+            "--elf",
+            s(&f.elf),
+        ]);
+        ok(&o, proto);
+        assert!(stdout(&o).starts_with("equal: "), "{proto}: {}", stdout(&o));
+        let o = rvtrace(&[
+            "compare",
+            s(&f.pcs),
+            s(t),
+            "--trace-b",
+            proto,
+            "--elf",
+            s(&f.elf),
+            "--no-meta",
+        ]);
+        assert_eq!(
+            o.status.code(),
+            Some(1),
+            "{proto} --no-meta: {}",
+            stdout(&o)
+        );
+    }
+}
