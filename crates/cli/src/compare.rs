@@ -508,9 +508,11 @@ pub fn compare(a: &CompareArgs) -> CmdResult {
                             let data = report::read_input(path)?;
                             let (targs, _) = o.etrace.with_sidecar(path, o.no_meta)?;
                             targs.check_framing()?;
-                            let cfg = targs
-                                .config(xlen.bits() as u8, Some(&data), &Default::default())
-                                .map_err(Failure::Usage)?;
+                            let cfg = targs.config(
+                                xlen.bits() as u8,
+                                Some(&data),
+                                &Default::default(),
+                            )?;
                             scope.spawn(move || decode_etrace(&data, image, xlen, cfg, tx));
                         }
                     }

@@ -74,15 +74,17 @@ pub(crate) struct TraceArgs {
     /// bytes).
     #[arg(long, value_enum)]
     format: Option<FormatArg>,
-    /// Encapsulation: srcID width in bits (default 0; implies --format encap).
-    #[arg(long, value_name = "BITS")]
+    /// Encapsulation: srcID width in bits, 0 to 16 (encapsulation.adoc) (default 0; implies
+    /// --format encap).
+    #[arg(long, value_name = "BITS", value_parser = clap::value_parser!(u8).range(0..=16))]
     srcid_bits: Option<u8>,
     /// Encapsulation: timestamp bytes, present when a header's extend bit is set (default 0;
-    /// implies --format encap).
-    #[arg(long, value_name = "BYTES")]
+    /// implies --format encap; at most 8).
+    #[arg(long, value_name = "BYTES", value_parser = clap::value_parser!(u8).range(0..=8))]
     timestamp_bytes: Option<u8>,
-    /// Encapsulation: width of the payload type field (default 0; implies --format encap).
-    #[arg(long, value_name = "BITS")]
+    /// Encapsulation: width of the payload type field (default 0; implies --format encap; at
+    /// most 8).
+    #[arg(long, value_name = "BITS", value_parser = clap::value_parser!(u8).range(0..=8))]
     type_bits: Option<u8>,
 }
 
@@ -271,7 +273,7 @@ impl TraceArgs {
         xlen_bits: u8,
         data: Option<&[u8]>,
         enc: &EncoderOnly,
-    ) -> Result<TraceConfig, String> {
+    ) -> Result<TraceConfig, Failure> {
         let read = |p: &Option<PathBuf>| -> Result<Option<String>, String> {
             p.as_ref()
                 .map(|p| std::fs::read_to_string(p).map_err(|e| format!("{}: {e}", p.display())))
@@ -313,7 +315,18 @@ impl TraceArgs {
             itype_width: enc.itype_width,
             framing,
         };
-        TraceConfig::build(&inputs)
+        // What the options ask for is checked in one place, the library's: a refusal there is
+        // a usage error.
+        TraceConfig::build(&inputs).map_err(Failure::Usage)
+    }
+}
+
+/// `--xlen`: 32 or 64.
+fn parse_xlen(s: &str) -> Result<u8, String> {
+    match s {
+        "32" => Ok(32),
+        "64" => Ok(64),
+        _ => Err("an address width is 32 or 64".into()),
     }
 }
 
@@ -324,7 +337,7 @@ pub struct DumpArgs {
     file: PathBuf,
     /// Address width in bits. Default: from --scf, the sidecar (FILE.meta) or --elf; else 64,
     /// with a warning.
-    #[arg(long, value_name = "32|64")]
+    #[arg(long, value_name = "32|64", value_parser = parse_xlen)]
     xlen: Option<u8>,
     /// The program's ELF file, for the address width.
     #[arg(long, value_name = "ELF")]
@@ -351,7 +364,7 @@ pub struct EncodeArgs {
     output: PathBuf,
     /// Address width in bits for a CSV ingress when no --scf gives it (binary ingress files
     /// carry it).
-    #[arg(long, value_name = "32|64")]
+    #[arg(long, value_name = "32|64", value_parser = parse_xlen)]
     xlen: Option<u8>,
     /// The program's ELF file(s), for --preset reference: instructions are then classified as
     /// the reference flow's post-iss does where it differs from the spec (`c.jr x5` is an other
@@ -655,7 +668,6 @@ pub fn encode(a: &EncodeArgs) -> CmdResult {
         .fill_buf()
         .map_err(|e| format!("{name}: {e}"))?
         .starts_with(b"itype");
-    let out = report::Output::create(&a.output)?;
     let mut records = 0u64;
     let mut image = rvtrace_image::Image::new();
     for e in &a.elf {
@@ -668,6 +680,8 @@ pub fn encode(a: &EncodeArgs) -> CmdResult {
         let xlen = scf_width(&a.trace.scf).or(a.xlen).unwrap_or(64);
         let cfg = a.trace.config(xlen, None, &enc_opts)?;
         let rd = EtraceCsvReader::new(input).map_err(|e| format!("{name}: {e}"))?;
+        // Created once the options are known to be good: a usage error leaves no file behind.
+        let out = report::Output::create(&a.output)?;
         let reclassify = reclassify && cfg.preset == Preset::Reference;
         let mut enc = Encoder::new(&cfg, FrameWriter::new(out, &cfg))?;
         for r in rd {
@@ -694,6 +708,7 @@ pub fn encode(a: &EncodeArgs) -> CmdResult {
             enc_opts.itype_width = Some(h.itype_width);
         }
         let cfg = a.trace.config(xlen, None, &enc_opts)?;
+        let out = report::Output::create(&a.output)?;
         let reclassify = reclassify && cfg.preset == Preset::Reference;
         let mut enc = Encoder::new(&cfg, FrameWriter::new(out, &cfg))?;
         let mut batch = Vec::with_capacity(4096);

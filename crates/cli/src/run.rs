@@ -457,7 +457,12 @@ fn effective_max_insns(given: Option<u64>, writes_trace: bool) -> u64 {
 
 /// `rvtrace run`.
 pub fn run(args: &RunArgs) -> CmdResult {
-    let isa = args.isa.as_deref().map(parse_isa).transpose()?;
+    let isa = args
+        .isa
+        .as_deref()
+        .map(parse_isa)
+        .transpose()
+        .map_err(crate::report::Failure::Usage)?;
     let mut inputs: Vec<&Path> = vec![&args.elf];
     inputs.extend(args.extra.iter().map(|p| p.as_path()));
     // Refuse an output that would overwrite an input (or another output) before anything is

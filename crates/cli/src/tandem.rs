@@ -121,7 +121,7 @@ fn check(
         .unwrap_or(rvtrace_isa::Xlen::Rv64);
     let mut cfg = rvtrace_sim::Config::virt(xlen, "");
     if let Some(i) = isa {
-        let (x, ext) = crate::isa_arg::parse_isa(i)?;
+        let (x, ext) = crate::isa_arg::parse_isa(i).map_err(crate::report::Failure::Usage)?;
         cfg.xlen = x;
         cfg.ext = ext;
     }

@@ -278,3 +278,90 @@ fn progress_only_on_a_terminal() {
         "{seen}"
     );
 }
+
+/// An option out of range is a usage error (exit status 2) whether clap or the library that
+/// owns the rule refuses it, and nothing is written.
+#[test]
+fn options_out_of_range_are_usage_errors() {
+    let d = tmpdir("usage");
+    let f = files(&d);
+    let out = d.join("out").display().to_string();
+    for args in [
+        vec![
+            "encode",
+            "etrace",
+            &f.ingress,
+            "-o",
+            &out,
+            "--return-stack",
+            "3",
+        ],
+        vec!["encode", "etrace", &f.ingress, "-o", &out, "--resync", "0"],
+        vec![
+            "encode",
+            "etrace",
+            &f.ingress,
+            "-o",
+            &out,
+            "--srcid-bits",
+            "17",
+        ],
+        vec![
+            "encode",
+            "etrace",
+            &f.ingress,
+            "-o",
+            &out,
+            "--format",
+            "raw",
+            "--type-bits",
+            "2",
+        ],
+        vec![
+            "decode",
+            "etrace",
+            &f.te,
+            "--elf",
+            &f.elf,
+            "--branch-prediction",
+            "3",
+        ],
+        vec!["dump", "etrace", &f.te, "--xlen", "33"],
+        vec![
+            "encode",
+            "ntrace",
+            &f.ingress,
+            "-o",
+            &out,
+            "--call-stack",
+            "0",
+        ],
+        vec![
+            "encode",
+            "ntrace",
+            &f.ingress,
+            "-o",
+            &out,
+            "--src-bits",
+            "2",
+            "--src-id",
+            "9",
+        ],
+        vec![
+            "decode",
+            "ntrace",
+            &f.nex,
+            "--elf",
+            &f.elf,
+            "--src-bits",
+            "13",
+        ],
+        vec!["run", &f.elf, "--itype-width", "5"],
+        vec!["run", &f.elf, "--isa", "rv48i"],
+    ] {
+        let o = rvtrace(&args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+        assert!(stderr(&o).lines().count() <= 4, "{args:?}: {}", stderr(&o));
+        assert!(!d.join("out").exists(), "{args:?} wrote its output");
+    }
+}
