@@ -6,4 +6,5 @@ cd "$(dirname "$0")/.."
 scripts/setup.sh
 cargo fmt --all --check
 cargo clippy --workspace --all-targets -q -- -D warnings
+RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps -q
 cargo test --workspace --all-targets

@@ -31,7 +31,7 @@ static INTERRUPTED: AtomicBool = AtomicBool::new(false);
 #[derive(clap::Args)]
 pub struct RunArgs {
     /// The program: a RISC-V ELF32 or ELF64 file. Its path, as given, is also the semihosting
-    /// command line (as QEMU's `-kernel PATH` makes it), so picolibc's argv[0] is this path.
+    /// command line (as QEMU's `-kernel PATH` makes it), so picolibc's `argv[0]` is this path.
     elf: PathBuf,
     /// Load a further ELF file into memory (repeatable). Execution starts at the first file's entry.
     #[arg(long = "load", value_name = "ELF")]
