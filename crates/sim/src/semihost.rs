@@ -799,7 +799,7 @@ impl Semihost {
                     self.warned.push(nr);
                     let _ = writeln!(
                         self.stderr,
-                        "rvtrace: unsupported semihosting operation {nr:#04x} \
+                        "rvtrace: warning: unsupported semihosting operation {nr:#04x} \
                          (QEMU 7.2 would abort); returning -1"
                     );
                     let _ = self.stderr.flush();
@@ -1033,10 +1033,13 @@ impl Semihost {
         if !self.allow_host_commands {
             if !self.warned.contains(&SYS_SYSTEM) {
                 self.warned.push(SYS_SYSTEM);
-                eprintln!(
-                    "rvtrace: the program asked to run a host command (semihosting SYS_SYSTEM); \
-                     refused (rvtrace run --allow-host-commands permits it)"
+                // Never a panic when our stderr is closed (`eprintln!` would).
+                let _ = writeln!(
+                    self.stderr,
+                    "rvtrace: warning: the program asked to run a host command (semihosting \
+                     SYS_SYSTEM); refused (rvtrace run --allow-host-commands permits it)"
                 );
+                let _ = self.stderr.flush();
             }
             return self.fail(EPERM);
         }
