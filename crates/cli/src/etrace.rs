@@ -432,75 +432,6 @@ fn scf_width(scf: &Option<PathBuf>) -> Option<u8> {
     ini.get_any("iaddress_width_p")?.parse().ok()
 }
 
-/// What a file that is not an E-Trace trace is, when it can be recognised: a binary ingress
-/// file (its magic, `rvtrace_ingress::binary`), an ELF, a sidecar, text.
-fn wrong_kind(data: &[u8]) -> Option<&'static str> {
-    if data.starts_with(&rvtrace_ingress::binary::MAGIC) {
-        return Some(
-            "an rvtrace binary ingress file (see `rvtrace ingress dump`, `rvtrace encode etrace`)",
-        );
-    }
-    if data.starts_with(b"\x7fELF") {
-        return Some("an ELF file (give it with --elf)");
-    }
-    if data.starts_with(b"# rvtrace E-Trace sidecar") || data.starts_with(b"protocol = ") {
-        return Some("an rvtrace sidecar (.meta), not the trace");
-    }
-    if data.starts_with(b"itype") {
-        return Some("the reference flow's encoder_input CSV (see `rvtrace encode etrace`)");
-    }
-    let head = &data[..data.len().min(4096)];
-    if looks_like_ntrace(head) {
-        return Some(
-            "an N-Trace (Nexus MSEO/MDO) byte stream, it seems (see `rvtrace dump ntrace`)",
-        );
-    }
-    let text = !head.is_empty()
-        && head.contains(&b'\n')
-        && head
-            .iter()
-            .all(|&b| b == b'\n' || b == b'\r' || b == b'\t' || (0x20..0x7f).contains(&b));
-    if text {
-        return Some("a text file");
-    }
-    None
-}
-
-/// Whether `head` reads as N-Trace messages (N-Trace 3.1, MSEO sequences): no byte with the
-/// reserved MSEO\[1:0\] = 10, at least 4 message ends (MSEO = 11, not idle 0xFF) and every
-/// message start (the byte after an end, idle bytes aside) with MSEO = 00. E-Trace headers and
-/// payloads use every low-bit pattern, so a stream of this size passes only by chance.
-fn looks_like_ntrace(head: &[u8]) -> bool {
-    if head.len() < 32 || head.iter().any(|&b| b & 3 == 2) {
-        return false;
-    }
-    let mut ends = 0;
-    let mut after_end = true;
-    for &b in head {
-        if b == 0xff {
-            after_end = true;
-            continue;
-        }
-        if after_end && b & 3 != 0 {
-            return false;
-        }
-        after_end = b & 3 == 3;
-        ends += after_end as u32;
-    }
-    ends >= 4
-}
-
-/// Refuse a file that is recognisably not an E-Trace trace.
-fn check_kind(name: &Path, data: &[u8]) -> Result<(), Failure> {
-    match wrong_kind(data) {
-        Some(k) => Err(Failure::Tool(format!(
-            "{}: this is {k}, not an E-Trace trace",
-            name.display()
-        ))),
-        None => Ok(()),
-    }
-}
-
 /// Names of the options an *ioptions* value enables.
 fn option_names(o: rvtrace_etrace::IOptions) -> String {
     let mut v = Vec::new();
@@ -526,7 +457,7 @@ fn option_names(o: rvtrace_etrace::IOptions) -> String {
 /// `rvtrace dump etrace`.
 pub fn dump(a: &DumpArgs) -> CmdResult {
     let data = report::read_input(&a.file)?;
-    check_kind(&a.file, &data)?;
+    crate::kind::check(&a.file, &data, crate::kind::Expected::Etrace)?;
     a.trace.check_framing()?;
     let (trace, meta) = a.trace.with_sidecar(&a.file, a.no_meta)?;
     let elf_xlen = match &a.elf {
@@ -798,7 +729,7 @@ pub fn decode(a: &DecodeArgs) -> CmdResult {
     let mut data = Vec::new();
     std::io::Read::read_to_end(&mut std::io::Read::take(&mut input, 1 << 16), &mut data)
         .map_err(|e| Failure::Tool(format!("{}: cannot read: {e}", a.trace.display())))?;
-    check_kind(&a.trace, &data)?;
+    crate::kind::check(&a.trace, &data, crate::kind::Expected::Etrace)?;
     let (targs, meta) = a.trace_args.with_sidecar(&a.trace, a.no_meta)?;
     let mut elfs = a.elf.clone();
     if elfs.is_empty() {

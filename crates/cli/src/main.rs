@@ -7,6 +7,7 @@ mod compare;
 mod convert;
 mod etrace;
 mod isa_arg;
+mod kind;
 mod ntrace;
 mod progress;
 mod run;

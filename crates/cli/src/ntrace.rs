@@ -305,21 +305,10 @@ fn setting<T: PartialEq + std::fmt::Display>(
     }
 }
 
-/// Refuse a file that is recognizably not N-Trace, saying what it is.
-fn check_kind(name: &Path, data: &[u8]) -> Result<(), Failure> {
-    match meta::sniff(data) {
-        Some(kind) => Err(Failure::Tool(format!(
-            "{}: this is {kind}, not an N-Trace trace",
-            report::name(name)
-        ))),
-        None => Ok(()),
-    }
-}
-
 /// `rvtrace dump ntrace`.
 pub fn dump(a: &DumpArgs) -> CmdResult {
     let data = report::read_input(&a.file)?;
-    check_kind(&a.file, &data)?;
+    crate::kind::check(&a.file, &data, crate::kind::Expected::Ntrace)?;
     let m = read_sidecar(&a.file, a.no_meta);
     let src_bits = setting(
         &a.file,
@@ -700,7 +689,7 @@ pub fn decode(a: &DecodeArgs) -> CmdResult {
     let input = TraceInput::open(&a.trace)?;
     // The first bytes: what kind of file this is, and what `diagnose` looks at.
     let head = input.head(1 << 16)?;
-    check_kind(&a.trace, &head)?;
+    crate::kind::check(&a.trace, &head, crate::kind::Expected::Ntrace)?;
     let (image, xlen) = load_image(&a.elf)?;
     let t = &a.trace;
     let (mut cfg, m, link) = decoder_config(t, a.no_meta, &a.opts, xlen)?;

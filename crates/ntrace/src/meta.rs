@@ -19,9 +19,8 @@
 //! fifo-bytes = 64
 //! ```
 //!
-//! Keys are the command-line option names. Besides the sidecar, [`sniff`] names files of other
-//! kinds given as N-Trace, and [`diagnose`] finds which of the options above explains a decode
-//! that loses trace.
+//! Keys are the command-line option names. Besides the sidecar, [`diagnose`] finds which of the
+//! options above explains a decode that loses trace.
 
 use crate::codec::message::MAX_SRC_BITS;
 use crate::codec::{parse, CodecConfig, Frame, Frames};
@@ -285,46 +284,6 @@ impl Meta {
     }
 }
 
-/// What a file given as N-Trace is, when it is recognizably something else (`None`: it may be
-/// N-Trace). Looks at the first bytes only.
-pub fn sniff(data: &[u8]) -> Option<String> {
-    let head = &data[..data.len().min(4096)];
-    if head.starts_with(b"\x7fELF") {
-        return Some("an ELF file (give it with --elf; the trace is the other file)".into());
-    }
-    if head.starts_with(&rvtrace_ingress::binary::MAGIC) {
-        return Some(
-            "a binary ingress file (`rvtrace run --ingress`): encode it first with `rvtrace encode ntrace`"
-                .into(),
-        );
-    }
-    if head.starts_with(&[0x1f, 0x8b]) {
-        return Some("a gzip-compressed file (uncompress it first)".into());
-    }
-    // A tandem verification trace starts with a BEGIN_GROUP byte (1) and its groups end with
-    // END_GROUP (2); as N-Trace its first byte (MSEO=01) cannot start a message (3.1 Table 5).
-    if head.first() == Some(&1) && head.contains(&2) {
-        return Some(
-            "a tandem verification trace (starts with BEGIN_GROUP): use `rvtrace tandem`".into(),
-        );
-    }
-    // Text: N-Trace bytes are 6 bits of MDO and 2 of MSEO; a real trace soon has a byte outside
-    // printable ASCII (an idle 0xFF, the MDO of an address or count), so 16 bytes or more of
-    // nothing but text is not a trace.
-    let text = head.len() >= 16
-        && head
-            .iter()
-            .all(|&b| matches!(b, b'\n' | b'\r' | b'\t' | 0x20..=0x7e));
-    if text {
-        let first = String::from_utf8_lossy(&head[..head.len().min(40)]);
-        let first = first.lines().next().unwrap_or("");
-        return Some(format!(
-            "a text file (it starts with {first:?}); an N-Trace trace is binary MSEO/MDO bytes"
-        ));
-    }
-    None
-}
-
 /// Decoding of `data` lost trace: is one of the settings a decoder must share with the encoder
 /// (SRC width, MSB extension, all-jumps) the likely cause? Tries the others on the first 64 KB
 /// and names the one that decodes without the losses; also says when the messages do not parse
@@ -455,21 +414,5 @@ mod tests {
         // Unknown keys are kept for people, not refused (a newer encoder may add some).
         let m = Meta::parse("# c\n\nprotocol = ntrace\nfuture-key = 1\n").unwrap();
         assert_eq!(m.info, [("future-key".to_string(), "1".to_string())]);
-    }
-
-    #[test]
-    fn sniff_kinds() {
-        let kind = |d: &[u8]| sniff(d).unwrap_or_default();
-        assert!(kind(b"\x7fELF\x02\x01\x01").starts_with("an ELF file"));
-        assert!(kind(b"RVTRINGR\x01\x00").starts_with("a binary ingress file"));
-        assert!(kind(&[0x1f, 0x8b, 8, 0]).starts_with("a gzip"));
-        assert!(kind(&[1, 3, 0, 0x80, 2]).starts_with("a tandem verification trace"));
-        assert!(kind(b"0x80000000,J4\n0x80000004,4\n").starts_with("a text file"));
-        // N-Trace (N-Trace 3.5 Table 6) and nothing at all are not refused.
-        assert_eq!(
-            sniff(&[0xFF, 0x70, 0xD0, 0x1D, 0x1D, 0xF8, 0xFF, 0xFF]),
-            None
-        );
-        assert_eq!(sniff(&[]), None);
     }
 }
