@@ -2251,21 +2251,10 @@ impl Checker {
         };
         // The atomic memory operation of the reference's instruction, if it is one (A
         // extension: opcode AMO, funct5); any other instruction makes plain loads and stores.
-        let atomic = self.obs.retired.and_then(|r| {
-            (r.insn & 0x7f == 0x2f).then_some(match r.insn >> 27 {
-                0x02 => mem_op::LR,
-                0x03 => mem_op::SC,
-                0x01 => mem_op::AMO_SWAP,
-                0x00 => mem_op::AMO_ADD,
-                0x04 => mem_op::AMO_XOR,
-                0x0c => mem_op::AMO_AND,
-                0x08 => mem_op::AMO_OR,
-                0x10 => mem_op::AMO_MIN,
-                0x14 => mem_op::AMO_MAX,
-                0x18 => mem_op::AMO_MINU,
-                _ => mem_op::AMO_MAXU,
-            })
-        });
+        let atomic = self
+            .obs
+            .retired
+            .and_then(|r| (r.insn & 0x7f == 0x2f).then(|| mem_op::from_amo_funct5(r.insn >> 27)));
         if check_mem {
             for it in &g.mems {
                 let n = 1u8 << it.size;

@@ -73,6 +73,25 @@ pub mod mem_op {
     pub const AMO_MAXU: u8 = 12;
     pub const IFETCH: u8 = 13;
 
+    /// The operation of an A-extension instruction (opcode AMO = 0x2f) by its funct5
+    /// (instruction bits 31:27): LR, SC or one of the AMOs; unknown funct5 values (the
+    /// instruction is illegal) read as AMOMAXU.
+    pub fn from_amo_funct5(funct5: u32) -> u8 {
+        match funct5 {
+            0x02 => LR,
+            0x03 => SC,
+            0x01 => AMO_SWAP,
+            0x00 => AMO_ADD,
+            0x04 => AMO_XOR,
+            0x0c => AMO_AND,
+            0x08 => AMO_OR,
+            0x10 => AMO_MIN,
+            0x14 => AMO_MAX,
+            0x18 => AMO_MINU,
+            _ => AMO_MAXU,
+        }
+    }
+
     /// Name of an operation, as a person reads it.
     pub fn name(op: u8) -> &'static str {
         match op {

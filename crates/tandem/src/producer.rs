@@ -447,17 +447,7 @@ impl<W: Write> Producer<W> {
             let old = mems.iter().find(|m| m.kind == MemKind::Load);
             if let Some(l) = old {
                 let size = size_code(l.size);
-                let op = match f5 {
-                    0x01 => mem_op::AMO_SWAP,
-                    0x00 => mem_op::AMO_ADD,
-                    0x04 => mem_op::AMO_XOR,
-                    0x0c => mem_op::AMO_AND,
-                    0x08 => mem_op::AMO_OR,
-                    0x10 => mem_op::AMO_MIN,
-                    0x14 => mem_op::AMO_MAX,
-                    0x18 => mem_op::AMO_MINU,
-                    _ => mem_op::AMO_MAXU,
-                };
+                let op = mem_op::from_amo_funct5(f5);
                 let data = rs2v & crate::codec::mask_bits(u64::MAX, 8 * l.size as u32);
                 self.rec(Record::MemReq {
                     addr: l.addr,
