@@ -95,6 +95,67 @@ pub mod mstatus {
     pub const MPV: u64 = 1 << 39;
     /// The `mstatus` bits `sstatus` shows (privileged ISA, "Supervisor Status Register"), SD aside.
     pub const SSTATUS_BITS: u64 = SIE | SPIE | UBE | SPP | VS | FS | XS | SUM | MXR | UXL;
+
+    // The privilege and global interrupt-enable stack (privileged ISA, "Privilege and Global
+    // Interrupt-Enable Stack in mstatus register", and "Trap-Return Instructions"). The hart
+    // applies these, and so do consumers that follow its state (the tandem producer and checker):
+    // one copy of each rule.
+
+    /// `mstatus` after a trap taken from privilege `from` into `to` (1 S, else M): xPIE = xIE,
+    /// xIE = 0, xPP = `from`.
+    #[inline]
+    pub fn after_trap(s: u64, from: u8, to: u8) -> u64 {
+        if to == 1 {
+            let mut n = s & !(SPIE | SIE | SPP);
+            if s & SIE != 0 {
+                n |= SPIE;
+            }
+            if from == 1 {
+                n |= SPP;
+            }
+            n
+        } else {
+            let mut n = s & !(MPIE | MIE | MPP);
+            if s & MIE != 0 {
+                n |= MPIE;
+            }
+            n | (from as u64) << MPP_SHIFT
+        }
+    }
+
+    /// `mstatus` and the new privilege after `mret`: MIE = MPIE, MPIE = 1, MPP = the least
+    /// privileged mode (U if `has_u`, else M), MPRV cleared when leaving M. MPP = 2 (reserved)
+    /// returns to U, as QEMU does.
+    #[inline]
+    pub fn after_mret(s: u64, has_u: bool) -> (u64, u8) {
+        let mpp = ((s & MPP) >> MPP_SHIFT) as u8;
+        let mut n = s & !(MIE | MPP);
+        if s & MPIE != 0 {
+            n |= MIE;
+        }
+        n |= MPIE;
+        if !has_u {
+            n |= MPP;
+        }
+        let new_priv = if mpp == 2 { 0 } else { mpp };
+        if new_priv != 3 {
+            n &= !MPRV;
+        }
+        (n, new_priv)
+    }
+
+    /// `mstatus` and the new privilege after `sret`: SIE = SPIE, SPIE = 1, SPP = U, MPRV cleared.
+    #[inline]
+    pub fn after_sret(s: u64) -> (u64, u8) {
+        let spp = if s & SPP != 0 { 1 } else { 0 };
+        let mut n = s & !(SIE | SPP);
+        if s & SPIE != 0 {
+            n |= SIE;
+        }
+        n |= SPIE;
+        n &= !MPRV;
+        (n, spp)
+    }
 }
 
 /// Interrupt bits of `mip`/`mie` (privileged ISA, "Machine Interrupt Registers").

@@ -435,21 +435,7 @@ impl Hart {
                 if self.priv_ != privilege::M {
                     return Err(Exc::illegal(bits));
                 }
-                let s = self.csr.mstatus;
-                let mpp = ((s & mstatus::MPP) >> mstatus::MPP_SHIFT) as u8;
-                let mut n = s & !(mstatus::MIE | mstatus::MPP);
-                if s & mstatus::MPIE != 0 {
-                    n |= mstatus::MIE;
-                }
-                n |= mstatus::MPIE;
-                // MPP is set to the least-privileged supported mode.
-                if !self.ext.u {
-                    n |= mstatus::MPP;
-                }
-                let new_priv = if mpp == 2 { privilege::U } else { mpp };
-                if new_priv != privilege::M {
-                    n &= !mstatus::MPRV;
-                }
+                let (n, new_priv) = mstatus::after_mret(self.csr.mstatus, self.ext.u);
                 let t = target!(self.csr.mepc);
                 self.csr.mstatus = n;
                 self.priv_ = new_priv;
@@ -462,18 +448,7 @@ impl Hart {
                 {
                     return Err(Exc::illegal(bits));
                 }
-                let s = self.csr.mstatus;
-                let spp = if s & mstatus::SPP != 0 {
-                    privilege::S
-                } else {
-                    privilege::U
-                };
-                let mut n = s & !(mstatus::SIE | mstatus::SPP);
-                if s & mstatus::SPIE != 0 {
-                    n |= mstatus::SIE;
-                }
-                n |= mstatus::SPIE;
-                n &= !mstatus::MPRV;
+                let (n, spp) = mstatus::after_sret(self.csr.mstatus);
                 let t = target!(self.csr.sepc);
                 self.csr.mstatus = n;
                 self.priv_ = spp;

@@ -516,14 +516,10 @@ impl Hart {
         irq::PRIORITY.into_iter().find(|&c| ints & (1 << c) != 0)
     }
 
-    /// Enter a trap (privileged ISA, "Trap delegation registers" and `mstatus` stack rules).
-    pub(crate) fn take_trap(
-        &mut self,
-        code: u64,
-        tval: u64,
-        interrupt: bool,
-        epc: u64,
-    ) -> TrapInfo {
+    /// Enter a trap (privileged ISA, "Trap delegation registers" and `mstatus` stack rules):
+    /// `xepc`, `xcause`, `xtval`, `mstatus`, the privilege and the pc as the hart does it. Public
+    /// for consumers that drive a hart (the tandem checker injects the interrupts a trace reports).
+    pub fn take_trap(&mut self, code: u64, tval: u64, interrupt: bool, epc: u64) -> TrapInfo {
         let from = self.priv_;
         let deleg = if interrupt {
             self.csr.mideleg
@@ -536,35 +532,21 @@ impl Hart {
         } else {
             0
         };
-        let s = &mut self.csr.mstatus;
         let tvec;
         if to_s {
             self.csr.sepc = epc;
             self.csr.scause = code | int_bit;
             self.csr.stval = tval;
-            let sie = *s & mstatus::SIE != 0;
-            *s &= !(mstatus::SPIE | mstatus::SIE | mstatus::SPP);
-            if sie {
-                *s |= mstatus::SPIE;
-            }
-            if from == privilege::S {
-                *s |= mstatus::SPP;
-            }
             self.priv_ = privilege::S;
             tvec = self.csr.stvec;
         } else {
             self.csr.mepc = epc;
             self.csr.mcause = code | int_bit;
             self.csr.mtval = tval;
-            let mie = *s & mstatus::MIE != 0;
-            *s &= !(mstatus::MPIE | mstatus::MIE | mstatus::MPP);
-            if mie {
-                *s |= mstatus::MPIE;
-            }
-            *s |= (from as u64) << mstatus::MPP_SHIFT;
             self.priv_ = privilege::M;
             tvec = self.csr.mtvec;
         }
+        self.csr.mstatus = mstatus::after_trap(self.csr.mstatus, from, self.priv_);
         let base = tvec & !3;
         let handler = if interrupt && tvec & 3 == 1 {
             base + 4 * code

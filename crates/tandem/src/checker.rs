@@ -1678,54 +1678,10 @@ impl Checker {
         })
     }
 
-    /// Take interrupt `code` in the reference (privileged ISA, trap entry with `mideleg`).
+    /// Take interrupt `code` in the reference, as the hart takes one (trap entry with `mideleg`).
     fn force_interrupt(&mut self, code: u64) {
-        let h = &mut self.hart;
-        let from = h.priv_;
-        let to_s = from <= 1 && h.ext.s && (h.csr.mideleg >> code) & 1 == 1;
-        let int_bit = 1u64 << (self.xlen.bits() - 1);
-        let epc = h.pc;
-        let s = &mut h.csr.mstatus;
-        let tvec;
-        if to_s {
-            h.csr.sepc = epc;
-            h.csr.scause = code | int_bit;
-            h.csr.stval = 0;
-            let sie = *s & mstatus::SIE != 0;
-            *s &= !(mstatus::SPIE | mstatus::SIE | mstatus::SPP);
-            if sie {
-                *s |= mstatus::SPIE;
-            }
-            if from == 1 {
-                *s |= mstatus::SPP;
-            }
-            h.priv_ = 1;
-            tvec = h.csr.stvec;
-        } else {
-            h.csr.mepc = epc;
-            h.csr.mcause = code | int_bit;
-            h.csr.mtval = 0;
-            let mie = *s & mstatus::MIE != 0;
-            *s &= !(mstatus::MPIE | mstatus::MIE | mstatus::MPP);
-            if mie {
-                *s |= mstatus::MPIE;
-            }
-            *s |= (from as u64) << mstatus::MPP_SHIFT;
-            h.priv_ = 3;
-            tvec = h.csr.mtvec;
-        }
-        let base = tvec & !3;
-        let handler = if tvec & 3 == 1 { base + 4 * code } else { base };
-        h.pc = handler & self.xmask;
-        self.obs.trap = Some(TrapInfo {
-            cause: code,
-            tval: 0,
-            interrupt: true,
-            epc,
-            from_priv: from,
-            to_priv: h.priv_,
-            handler: h.pc,
-        });
+        let epc = self.hart.pc;
+        self.obs.trap = Some(self.hart.take_trap(code, 0, true, epc));
     }
 
     fn snapshot(&self) -> Snapshot {

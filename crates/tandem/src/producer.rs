@@ -342,26 +342,9 @@ impl<W: Write> Producer<W> {
         }
     }
 
-    /// Apply the trap-entry rules to the kept `mstatus` and privilege (the model's `take_trap`).
+    /// Apply the hart's trap-entry rule to the kept `mstatus` and privilege.
     fn enter_trap(&mut self, t: &TrapInfo) {
-        let s = &mut self.mstatus;
-        if t.to_priv == 1 {
-            let sie = *s & mstatus::SIE != 0;
-            *s &= !(mstatus::SPIE | mstatus::SIE | mstatus::SPP);
-            if sie {
-                *s |= mstatus::SPIE;
-            }
-            if t.from_priv == 1 {
-                *s |= mstatus::SPP;
-            }
-        } else {
-            let mie = *s & mstatus::MIE != 0;
-            *s &= !(mstatus::MPIE | mstatus::MIE | mstatus::MPP);
-            if mie {
-                *s |= mstatus::MPIE;
-            }
-            *s |= (t.from_priv as u64) << mstatus::MPP_SHIFT;
-        }
+        self.mstatus = mstatus::after_trap(self.mstatus, t.from_priv, t.to_priv);
         self.priv_ = t.to_priv;
     }
 
@@ -702,34 +685,11 @@ impl<W: Write> Observer for Producer<W> {
         }
         // mret / sret (privileged ISA, "Trap-Return Instructions").
         if ev.insn == 0x3020_0073 || ev.insn == 0x1020_0073 {
-            let s = self.mstatus;
-            if ev.insn == 0x3020_0073 {
-                let mpp = ((s & mstatus::MPP) >> mstatus::MPP_SHIFT) as u8;
-                let mut n = s & !(mstatus::MIE | mstatus::MPP);
-                if s & mstatus::MPIE != 0 {
-                    n |= mstatus::MIE;
-                }
-                n |= mstatus::MPIE;
-                if !self.ext.u {
-                    n |= mstatus::MPP;
-                }
-                let new_priv = if mpp == 2 { 0 } else { mpp };
-                if new_priv != 3 {
-                    n &= !mstatus::MPRV;
-                }
-                self.mstatus = n;
-                self.priv_ = new_priv;
+            (self.mstatus, self.priv_) = if ev.insn == 0x3020_0073 {
+                mstatus::after_mret(self.mstatus, self.ext.u)
             } else {
-                let spp = if s & mstatus::SPP != 0 { 1 } else { 0 };
-                let mut n = s & !(mstatus::SIE | mstatus::SPP);
-                if s & mstatus::SPIE != 0 {
-                    n |= mstatus::SIE;
-                }
-                n |= mstatus::SPIE;
-                n &= !mstatus::MPRV;
-                self.mstatus = n;
-                self.priv_ = spp;
-            }
+                mstatus::after_sret(self.mstatus)
+            };
         }
         if let Some(t) = &ev.trap {
             self.trap_records(t, ms_before);
