@@ -439,6 +439,7 @@ impl Hart {
                 let t = target!(self.csr.mepc);
                 self.csr.mstatus = n;
                 self.priv_ = new_priv;
+                obs.trap_return(n, new_priv);
                 self.recheck();
                 return Ok(t);
             }
@@ -452,6 +453,7 @@ impl Hart {
                 let t = target!(self.csr.sepc);
                 self.csr.mstatus = n;
                 self.priv_ = spp;
+                obs.trap_return(n, spp);
                 self.recheck();
                 return Ok(t);
             }

@@ -564,6 +564,7 @@ impl Hart {
             from_priv: from,
             to_priv: self.priv_,
             handler,
+            mstatus: self.csr.mstatus,
         };
         self.note_trap(&trap);
         trap

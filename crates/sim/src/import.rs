@@ -115,6 +115,7 @@ impl<'a, F: FnMut(&Record)> Importer<'a, F> {
                     from_priv,
                     to_priv: privilege::M,
                     handler: 0,
+                    mstatus: 0,
                 };
                 if !interrupt && retires_with_exception(cause) {
                     match &mut self.pending {
@@ -172,6 +173,7 @@ impl<'a, F: FnMut(&Record)> Importer<'a, F> {
                     from_priv: ev.priv_,
                     to_priv: privilege::M,
                     handler: next_pc,
+                    mstatus: 0,
                 });
             }
         }

@@ -25,6 +25,10 @@ pub struct TrapInfo {
     pub to_priv: u8,
     /// First instruction of the handler.
     pub handler: u64,
+    /// `mstatus` after the trap entry (its xPIE/xIE/xPP stack pushed, privileged ISA), as the
+    /// hart holds it (raw, without SD). Events replayed from a log ([`crate::import`]) do not
+    /// know it and give 0.
+    pub mstatus: u64,
 }
 
 /// One retired instruction.
@@ -88,14 +92,17 @@ pub trait Observer {
     fn fpr_write(&mut self, _rd: u8, _value: u64) {}
     /// A CSR was written by an instruction (value as read back afterwards). Also called for the
     /// implicit writes of instructions: `fflags` when an FP operation accrues new flags, and
-    /// `mstatus` when FS becomes dirty. Not for trap entry (see [`Observer::trap`] /
-    /// [`Retired::trap`]) nor for `mret`/`sret`, whose `mstatus` and privilege effects follow from
-    /// the instruction (class [`CfClass::TrapReturn`]).
+    /// `mstatus` when FS becomes dirty. Not for trap entry (the new `mstatus` is in
+    /// [`TrapInfo::mstatus`]) nor for `mret`/`sret` ([`Observer::trap_return`]).
     #[inline(always)]
     fn csr_write(&mut self, _csr: u16, _value: u64) {}
     /// A data memory access.
     #[inline(always)]
     fn mem_access(&mut self, _acc: &MemAccess) {}
+    /// A trap return (`mret`, `sret`) set `mstatus` to `mstatus` (raw, without SD) and the
+    /// privilege to `to_priv`; called before [`Observer::retire`] of that instruction.
+    #[inline(always)]
+    fn trap_return(&mut self, _mstatus: u64, _to_priv: u8) {}
     /// Asked after every retired instruction and every trap: `true` makes [`crate::Hart::run`]
     /// return [`crate::Stop::Requested`] (for stepping, breakpoints, checkers).
     #[inline(always)]
@@ -151,6 +158,11 @@ impl<A: Observer, B: Observer> Observer for (A, B) {
         self.1.mem_access(acc);
     }
     #[inline(always)]
+    fn trap_return(&mut self, mstatus: u64, to_priv: u8) {
+        self.0.trap_return(mstatus, to_priv);
+        self.1.trap_return(mstatus, to_priv);
+    }
+    #[inline(always)]
     fn stop_requested(&mut self) -> bool {
         self.0.stop_requested() | self.1.stop_requested()
     }
@@ -180,6 +192,10 @@ impl<O: Observer + ?Sized> Observer for &mut O {
     #[inline(always)]
     fn mem_access(&mut self, acc: &MemAccess) {
         (**self).mem_access(acc)
+    }
+    #[inline(always)]
+    fn trap_return(&mut self, mstatus: u64, to_priv: u8) {
+        (**self).trap_return(mstatus, to_priv)
     }
     #[inline(always)]
     fn stop_requested(&mut self) -> bool {

@@ -12,16 +12,16 @@
 //! load comes first as state initialization groups (chapter 3: "primarily intended for use
 //! during program loading").
 //!
-//! Some effects reach no observer hook (trap entry, `mret`/`sret`): the producer keeps the few
-//! registers they touch and applies the same rules as the hart model (privileged ISA, "Trap
-//! delegation registers"). Accrued FP flags and `mstatus.FS` becoming dirty arrive as CSR writes.
+//! The producer keeps the registers it reports as the hooks give them: trap entry comes with its
+//! `mstatus` ([`TrapInfo::mstatus`]), `mret`/`sret` with theirs ([`Observer::trap_return`]);
+//! accrued FP flags and `mstatus.FS` becoming dirty arrive as CSR writes. It applies no hart
+//! rule of its own.
 
 use crate::codec::{encode_record, mem_op, reg, AddlState, Params, Record};
 use crate::meta::Elements;
 use rvtrace_image::Image;
 use rvtrace_isa::Xlen;
 use rvtrace_sim::csr::{irq, mstatus, num};
-use rvtrace_sim::decode::Extensions;
 use rvtrace_sim::{Hart, MemAccess, MemKind, Observer, Retired, TrapInfo};
 use std::io::Write;
 
@@ -123,12 +123,11 @@ pub struct Producer<W: Write> {
     p: Params,
     absent: Elements,
     xlen: Xlen,
-    ext: Extensions,
     out: W,
     buf: Vec<u8>,
     err: Option<std::io::Error>,
     groups: u64,
-    // The state the hooks do not report, kept here.
+    // The hart's state as the hooks report it, for the records that show a change.
     x: [u64; 32],
     f: [u64; 32],
     mstatus: u64,
@@ -144,6 +143,8 @@ pub struct Producer<W: Write> {
     csrs: Vec<(u16, u64)>,
     mems: Vec<MemAccess>,
     fcsr_written: bool,
+    /// `mstatus` and privilege after this instruction's `mret`/`sret` (the hart's trap_return).
+    xret: Option<(u64, u8)>,
     code: CodeMirror,
 }
 
@@ -164,7 +165,6 @@ impl<W: Write> Producer<W> {
             p: opts.params,
             absent: opts.absent,
             xlen: hart.xlen,
-            ext: hart.ext,
             out,
             buf: Vec::with_capacity(1 << 17),
             err: None,
@@ -183,6 +183,7 @@ impl<W: Write> Producer<W> {
             csrs: Vec::new(),
             mems: Vec::new(),
             fcsr_written: false,
+            xret: None,
             code: CodeMirror::new(image),
         };
         if !pr.absent.has(Elements::INIT) {
@@ -342,9 +343,9 @@ impl<W: Write> Producer<W> {
         }
     }
 
-    /// Apply the hart's trap-entry rule to the kept `mstatus` and privilege.
+    /// The `mstatus` and privilege the trap entered with.
     fn enter_trap(&mut self, t: &TrapInfo) {
-        self.mstatus = mstatus::after_trap(self.mstatus, t.from_priv, t.to_priv);
+        self.mstatus = t.mstatus;
         self.priv_ = t.to_priv;
     }
 
@@ -511,6 +512,7 @@ impl<W: Write> Producer<W> {
         self.csrs.clear();
         self.mems.clear();
         self.fcsr_written = false;
+        self.xret = None;
     }
 }
 
@@ -528,6 +530,11 @@ impl<W: Write> Observer for Producer<W> {
     #[inline]
     fn csr_write(&mut self, csr: u16, value: u64) {
         self.csrs.push((csr, value));
+    }
+
+    #[inline]
+    fn trap_return(&mut self, mstatus: u64, to_priv: u8) {
+        self.xret = Some((mstatus, to_priv));
     }
 
     #[inline]
@@ -684,12 +691,8 @@ impl<W: Write> Observer for Producer<W> {
             }
         }
         // mret / sret (privileged ISA, "Trap-Return Instructions").
-        if ev.insn == 0x3020_0073 || ev.insn == 0x1020_0073 {
-            (self.mstatus, self.priv_) = if ev.insn == 0x3020_0073 {
-                mstatus::after_mret(self.mstatus, self.ext.u)
-            } else {
-                mstatus::after_sret(self.mstatus)
-            };
+        if let Some((ms, p)) = self.xret.take() {
+            (self.mstatus, self.priv_) = (ms, p);
         }
         if let Some(t) = &ev.trap {
             self.trap_records(t, ms_before);
@@ -785,6 +788,12 @@ impl<W: Write> Observer for MaybeProducer<W> {
     fn mem_access(&mut self, acc: &MemAccess) {
         if let Some(p) = &mut self.0 {
             p.mem_access(acc)
+        }
+    }
+    #[inline(always)]
+    fn trap_return(&mut self, mstatus: u64, to_priv: u8) {
+        if let Some(p) = &mut self.0 {
+            p.trap_return(mstatus, to_priv)
         }
     }
 }
