@@ -318,6 +318,7 @@ struct IngressSink {
 }
 
 impl IngressSink {
+    #[inline(always)]
     fn write(&mut self, r: &Record) {
         if self.err.is_some() {
             return;

@@ -583,8 +583,9 @@ impl<W: Write> IngressWriter<W> {
         })
     }
 
-    /// Appends one record.
-    #[inline]
+    /// Appends one record. (Inlined into the recorder's per-instruction path: without it the
+    /// call costs ~6% of a run that writes ingress, measured with callgrind.)
+    #[inline(always)]
     pub fn write(&mut self, rec: &Record) -> io::Result<()> {
         encode_record(&mut self.block, &mut self.state, rec);
         self.count += 1;
