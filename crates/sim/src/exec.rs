@@ -390,26 +390,21 @@ impl Hart {
                     value: old,
                     kind: MemKind::Load,
                 });
-                let (o, s) = if word {
-                    (old as i32 as i64 as u64, rs2 as i32 as i64 as u64)
-                } else {
-                    (old, rs2)
+                let op = match i.op {
+                    AmoSwapW | AmoSwapD => AmoOp::Swap,
+                    AmoAddW | AmoAddD => AmoOp::Add,
+                    AmoXorW | AmoXorD => AmoOp::Xor,
+                    AmoAndW | AmoAndD => AmoOp::And,
+                    AmoOrW | AmoOrD => AmoOp::Or,
+                    AmoMinW | AmoMinD => AmoOp::Min,
+                    AmoMaxW | AmoMaxD => AmoOp::Max,
+                    AmoMinuW | AmoMinuD => AmoOp::Minu,
+                    _ => AmoOp::Maxu,
                 };
-                let new = match i.op {
-                    AmoSwapW | AmoSwapD => s,
-                    AmoAddW | AmoAddD => o.wrapping_add(s),
-                    AmoXorW | AmoXorD => o ^ s,
-                    AmoAndW | AmoAndD => o & s,
-                    AmoOrW | AmoOrD => o | s,
-                    AmoMinW | AmoMinD => (o as i64).min(s as i64) as u64,
-                    AmoMaxW | AmoMaxD => (o as i64).max(s as i64) as u64,
-                    AmoMinuW => (o as u32).min(s as u32) as u64,
-                    AmoMaxuW => (o as u32).max(s as u32) as u64,
-                    AmoMinuD => o.min(s),
-                    _ => o.max(s),
-                };
+                let new = op.apply(old, rs2, size as u8);
                 self.mem_store(obs, a, size, new)?;
-                w!(o);
+                // rd gets the old value, sign-extended from a word.
+                w!(if word { old as i32 as i64 as u64 } else { old });
             }
             Ecall => {
                 return Err(Exc {
@@ -549,16 +544,22 @@ impl Hart {
     }
 
     fn is_semihosting_call(&mut self, pc: u64, bits: u32) -> bool {
-        // QEMU 7.2 trans_ebreak: semihosting is disabled in U-mode; the three instructions must be
-        // uncompressed and lie in one 4 KiB page.
-        if self.semihost.is_none() || self.priv_ == privilege::U || bits != SEMIHOST_EBREAK {
+        self.semihost.is_some() && bits == SEMIHOST_EBREAK && self.semihosting_sequence_at(pc)
+    }
+
+    /// Whether the `ebreak` at `pc` is a semihosting call by its surroundings (RISC-V
+    /// semihosting spec), as the hart decides it when semihosting is on. QEMU 7.2 trans_ebreak:
+    /// semihosting is disabled in U-mode; the three instructions must be uncompressed and lie in
+    /// one 4 KiB page. Public for consumers that follow a hart (the tandem checker).
+    pub fn semihosting_sequence_at(&self, pc: u64) -> bool {
+        if self.priv_ == privilege::U {
             return false;
         }
         let (pre, post) = (pc.wrapping_sub(4), pc.wrapping_add(4));
-        if pre & !0xfff != post & !0xfff {
-            return false;
-        }
-        self.bus.fetch(pre) == Some(SEMIHOST_PRE) && self.bus.fetch(post) == Some(SEMIHOST_POST)
+        pre & !0xfff == post & !0xfff
+            && self.bus.fetch(pre) == Some(SEMIHOST_PRE)
+            && self.bus.fetch(pc) == Some(SEMIHOST_EBREAK)
+            && self.bus.fetch(post) == Some(SEMIHOST_POST)
     }
 
     /// Service a semihosting call. Its effects reach the observer like an instruction's: the
@@ -636,5 +637,95 @@ fn rem_s32(a: i32, b: i32) -> i32 {
         a
     } else {
         a.wrapping_rem(b)
+    }
+}
+
+/// The operation of an atomic memory operation (unprivileged ISA, "Atomic Memory Operations").
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AmoOp {
+    /// `amoswap`.
+    Swap,
+    /// `amoadd`.
+    Add,
+    /// `amoxor`.
+    Xor,
+    /// `amoand`.
+    And,
+    /// `amoor`.
+    Or,
+    /// `amomin` (signed).
+    Min,
+    /// `amomax` (signed).
+    Max,
+    /// `amominu`.
+    Minu,
+    /// `amomaxu`.
+    Maxu,
+}
+
+impl AmoOp {
+    /// The value an AMO stores: `old` (the memory's) combined with `src` (rs2), both taken as
+    /// `bytes` wide (4 or 8); the result is `bytes` wide, zero-extended.
+    pub fn apply(self, old: u64, src: u64, bytes: u8) -> u64 {
+        let bits = 8 * u32::from(bytes);
+        let mask = if bits >= 64 {
+            u64::MAX
+        } else {
+            (1 << bits) - 1
+        };
+        let sx = |v: u64| ((v << (64 - bits)) as i64) >> (64 - bits);
+        let (o, s) = (old & mask, src & mask);
+        let r = match self {
+            AmoOp::Swap => s,
+            AmoOp::Add => o.wrapping_add(s),
+            AmoOp::Xor => o ^ s,
+            AmoOp::And => o & s,
+            AmoOp::Or => o | s,
+            AmoOp::Min => {
+                if sx(o) <= sx(s) {
+                    o
+                } else {
+                    s
+                }
+            }
+            AmoOp::Max => {
+                if sx(o) >= sx(s) {
+                    o
+                } else {
+                    s
+                }
+            }
+            AmoOp::Minu => o.min(s),
+            AmoOp::Maxu => o.max(s),
+        };
+        r & mask
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::AmoOp;
+
+    /// Values from the definitions (unprivileged ISA, "Atomic Memory Operations"): word
+    /// operations see 32-bit operands (signed for min/max), results are as wide as the access.
+    #[test]
+    fn amo_results() {
+        let m1w = 0xffff_ffffu64; // -1 as a word
+        assert_eq!(AmoOp::Min.apply(m1w, 1, 4), m1w);
+        assert_eq!(AmoOp::Minu.apply(m1w, 1, 4), 1);
+        assert_eq!(AmoOp::Max.apply(m1w, 1, 4), 1);
+        assert_eq!(AmoOp::Maxu.apply(m1w, 1, 4), m1w);
+        assert_eq!(AmoOp::Add.apply(m1w, 1, 4), 0);
+        // Upper bits of a word operand are not part of it.
+        assert_eq!(AmoOp::Add.apply(0x1_0000_0001, 0x2_0000_0002, 4), 3);
+        assert_eq!(AmoOp::Swap.apply(5, 0x1_0000_0007, 4), 7);
+        let min64 = 1u64 << 63;
+        assert_eq!(AmoOp::Max.apply(min64, 0, 8), 0);
+        assert_eq!(AmoOp::Maxu.apply(min64, 0, 8), min64);
+        assert_eq!(AmoOp::Min.apply(min64, 0, 8), min64);
+        assert_eq!(AmoOp::Xor.apply(0b1100, 0b1010, 8), 0b0110);
+        assert_eq!(AmoOp::And.apply(0b1100, 0b1010, 8), 0b1000);
+        assert_eq!(AmoOp::Or.apply(0b1100, 0b1010, 8), 0b1110);
+        assert_eq!(AmoOp::Add.apply(u64::MAX, 2, 8), 1);
     }
 }

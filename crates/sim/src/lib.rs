@@ -30,6 +30,7 @@ pub mod observer;
 pub mod semihost;
 mod traploop;
 
+pub use exec::AmoOp;
 pub use hart::{
     cause, exception_name, fdt_address, privilege, Config, Hart, LoadError, Stop, FDT_SIZE,
 };

@@ -1598,10 +1598,6 @@ impl Checker {
         {
             return false;
         }
-        let h = &self.hart;
-        if h.priv_ == 0 {
-            return false;
-        }
         // A trap instead of a sequential retire is an ordinary breakpoint.
         if g.regs
             .iter()
@@ -1609,12 +1605,7 @@ impl Checker {
         {
             return false;
         }
-        let pc = h.pc;
-        let (pre, post) = (pc.wrapping_sub(4), pc.wrapping_add(4));
-        pre & !0xfff == post & !0xfff
-            && h.bus.fetch(pre) == Some(0x01f0_1013)
-            && h.bus.fetch(pc) == Some(0x0010_0073)
-            && h.bus.fetch(post) == Some(0x4070_5013)
+        self.hart.semihosting_sequence_at(self.hart.pc)
     }
 
     /// A semihosting call's results (the reference takes them from the trace): whether the
@@ -2521,39 +2512,19 @@ impl Checker {
     }
 }
 
-/// The value an AMO stores (unprivileged ISA, "Atomic Memory Operations"), `n` bytes wide.
+/// The value an AMO stores, `n` bytes wide, by the hart's rule.
 fn amo(op: u8, old: u64, src: u64, n: u8) -> u64 {
-    let bits = 8 * n as u32;
-    let sx = |v: u64| {
-        if bits == 64 {
-            v as i64
-        } else {
-            ((v << (64 - bits)) as i64) >> (64 - bits)
-        }
+    use rvtrace_sim::AmoOp;
+    let op = match op {
+        mem_op::AMO_SWAP => AmoOp::Swap,
+        mem_op::AMO_ADD => AmoOp::Add,
+        mem_op::AMO_XOR => AmoOp::Xor,
+        mem_op::AMO_AND => AmoOp::And,
+        mem_op::AMO_OR => AmoOp::Or,
+        mem_op::AMO_MIN => AmoOp::Min,
+        mem_op::AMO_MAX => AmoOp::Max,
+        mem_op::AMO_MINU => AmoOp::Minu,
+        _ => AmoOp::Maxu,
     };
-    let (o, s) = (mask_bits(old, bits), mask_bits(src, bits));
-    let r = match op {
-        mem_op::AMO_SWAP => s,
-        mem_op::AMO_ADD => o.wrapping_add(s),
-        mem_op::AMO_XOR => o ^ s,
-        mem_op::AMO_AND => o & s,
-        mem_op::AMO_OR => o | s,
-        mem_op::AMO_MIN => {
-            if sx(o) <= sx(s) {
-                o
-            } else {
-                s
-            }
-        }
-        mem_op::AMO_MAX => {
-            if sx(o) >= sx(s) {
-                o
-            } else {
-                s
-            }
-        }
-        mem_op::AMO_MINU => o.min(s),
-        _ => o.max(s),
-    };
-    mask_bits(r, bits)
+    op.apply(old, src, n)
 }
