@@ -1295,19 +1295,11 @@ impl Checker {
         }
     }
 
+    /// The bits of `mstatus` that `sstatus` shows (the hart's view), with SD.
     fn sstatus_mask(&self) -> u64 {
-        let m = mstatus::SIE
-            | mstatus::SPIE
-            | mstatus::UBE
-            | mstatus::SPP
-            | mstatus::VS
-            | mstatus::FS
-            | mstatus::XS
-            | mstatus::SUM
-            | mstatus::MXR;
         match self.xlen {
-            Xlen::Rv32 => m | 1 << 31,
-            Xlen::Rv64 => m | mstatus::UXL | 1 << 63,
+            Xlen::Rv32 => (mstatus::SSTATUS_BITS & !mstatus::UXL) | 1 << 31,
+            Xlen::Rv64 => mstatus::SSTATUS_BITS | 1 << 63,
         }
     }
 
