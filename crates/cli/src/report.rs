@@ -1,7 +1,8 @@
 //! How every command reports: exit statuses, lines on stderr, input and output paths.
 //!
 //! One place for the command line's conventions, so that all commands behave alike:
-//! - exit statuses ([`EXIT_MISMATCH`], [`EXIT_USAGE`], [`EXIT_INSN_LIMIT`], [`EXIT_TOOL_ERROR`]);
+//! - exit statuses ([`EXIT_MISMATCH`], [`EXIT_USAGE`], [`EXIT_INSN_LIMIT`], [`EXIT_TOOL_ERROR`],
+//!   [`EXIT_INTERRUPTED`]);
 //! - `-` names stdout (for an output) or stdin (for an input) for every path option;
 //! - a closed stdout (`rvtrace ... | head`) ends the command quietly with status 0
 //!   ([`Failure::BrokenPipe`]);
@@ -196,10 +197,7 @@ impl Output {
     /// Create (truncate) `path`, or take stdout for `-`.
     pub fn create(path: &Path) -> Result<Output, Failure> {
         if is_std(path) {
-            return Ok(Output {
-                name: "stdout".into(),
-                out: Box::new(BufWriter::with_capacity(1 << 16, io::stdout())),
-            });
+            return Ok(Output::stdout());
         }
         let f = File::create(path)
             .map_err(|e| Failure::Tool(format!("{}: cannot create: {e}", path.display())))?;
@@ -211,7 +209,10 @@ impl Output {
 
     /// Stdout, buffered.
     pub fn stdout() -> Output {
-        Output::create(Path::new("-")).unwrap_or_else(|_| unreachable!("stdout needs no create"))
+        Output {
+            name: "stdout".into(),
+            out: Box::new(BufWriter::with_capacity(1 << 16, io::stdout())),
+        }
     }
 
     /// The name used in messages: the path, or `stdout`.
