@@ -26,25 +26,7 @@ fn image() -> Image {
         0x0000_0013, // nop
     ];
     let code: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
-    let mut e = Vec::new();
-    e.extend_from_slice(&[0x7f, b'E', b'L', b'F', 2, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
-    e.extend_from_slice(&2u16.to_le_bytes());
-    e.extend_from_slice(&243u16.to_le_bytes());
-    e.extend_from_slice(&1u32.to_le_bytes());
-    e.extend_from_slice(&0x8000_0000u64.to_le_bytes());
-    e.extend_from_slice(&64u64.to_le_bytes());
-    e.extend_from_slice(&0u64.to_le_bytes());
-    e.extend_from_slice(&1u32.to_le_bytes());
-    for v in [64u16, 56, 1, 0, 0, 0] {
-        e.extend_from_slice(&v.to_le_bytes());
-    }
-    e.extend_from_slice(&1u32.to_le_bytes());
-    e.extend_from_slice(&7u32.to_le_bytes());
-    let len = code.len() as u64;
-    for v in [120u64, 0x8000_0000, 0x8000_0000, len, len, 4] {
-        e.extend_from_slice(&v.to_le_bytes());
-    }
-    e.extend_from_slice(&code);
+    let e = rvtrace_testkit::minimal_elf(true, 0x8000_0000, &code);
     let mut img = Image::new();
     img.load_bytes("fuzz.elf", &e).expect("valid ELF");
     img

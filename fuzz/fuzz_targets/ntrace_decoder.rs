@@ -30,33 +30,16 @@ fn image() -> &'static Image {
         ];
         let code: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
         let data = [0x13u8; 16];
-        let mut e = Vec::new();
-        e.extend_from_slice(&[0x7f, b'E', b'L', b'F', 2, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
-        e.extend_from_slice(&2u16.to_le_bytes());
-        e.extend_from_slice(&243u16.to_le_bytes());
-        e.extend_from_slice(&1u32.to_le_bytes());
-        e.extend_from_slice(&0x8000_0000u64.to_le_bytes());
-        e.extend_from_slice(&64u64.to_le_bytes());
-        e.extend_from_slice(&0u64.to_le_bytes());
-        e.extend_from_slice(&1u32.to_le_bytes());
-        for v in [64u16, 56, 2, 0, 0, 0] {
-            e.extend_from_slice(&v.to_le_bytes());
-        }
-        let off = 64 + 2 * 56;
-        let len = code.len() as u64;
         // PT_LOAD R+X code, then PT_LOAD R+W data.
-        for (flags, offset, addr, size) in [
-            (5u32, off as u64, 0x8000_0000u64, len),
-            (6, off as u64 + len, 0x8000_1000, data.len() as u64),
-        ] {
-            e.extend_from_slice(&1u32.to_le_bytes());
-            e.extend_from_slice(&flags.to_le_bytes());
-            for v in [offset, addr, addr, size, size, 4] {
-                e.extend_from_slice(&v.to_le_bytes());
-            }
-        }
-        e.extend_from_slice(&code);
-        e.extend_from_slice(&data);
+        use rvtrace_testkit::{elf_with_segments, PF_R, PF_W, PF_X};
+        let e = elf_with_segments(
+            true,
+            0x8000_0000,
+            &[
+                (PF_R | PF_X, 0x8000_0000, &code),
+                (PF_R | PF_W, 0x8000_1000, &data),
+            ],
+        );
         let mut img = Image::new();
         img.load_bytes("fuzz.elf", &e).expect("valid ELF");
         img

@@ -124,8 +124,22 @@ pub fn assert_pcs_eq(name: &str, what_a: &str, a: &[u64], what_b: &str, b: &[u64
 /// `addr` (entry = `addr`); `elf64` selects ELF64 or ELF32. For tests that need a tiny program
 /// without a cross compiler.
 pub fn minimal_elf(elf64: bool, addr: u64, code: &[u8]) -> Vec<u8> {
+    elf_with_segments(elf64, addr, &[(PF_R | PF_W | PF_X, addr, code)])
+}
+
+/// Segment permission flags (`p_flags`) for [`elf_with_segments`].
+pub const PF_X: u32 = 1;
+/// Writable.
+pub const PF_W: u32 = 2;
+/// Readable.
+pub const PF_R: u32 = 4;
+
+/// A little-endian RISC-V ELF executable (`ET_EXEC`, RVC flag) entering at `entry`, with one
+/// `PT_LOAD` segment per `(p_flags, address, bytes)`: for tests and fuzz targets that need code
+/// and data in segments of their own (a walk that must not cross into data).
+pub fn elf_with_segments(elf64: bool, entry: u64, segs: &[(u32, u64, &[u8])]) -> Vec<u8> {
     let (ehsize, phsize) = if elf64 { (64usize, 56usize) } else { (52, 32) };
-    let off = ehsize + phsize;
+    let mut off = ehsize + phsize * segs.len();
     let mut e = Vec::new();
     e.extend_from_slice(&[0x7f, b'E', b'L', b'F', if elf64 { 2 } else { 1 }, 1, 1, 0]);
     e.extend_from_slice(&[0; 8]);
@@ -139,38 +153,42 @@ pub fn minimal_elf(elf64: bool, addr: u64, code: &[u8]) -> Vec<u8> {
             e.extend_from_slice(&(v as u32).to_le_bytes())
         }
     };
-    word(&mut e, addr); // e_entry
+    word(&mut e, entry); // e_entry
     word(&mut e, ehsize as u64); // e_phoff
     word(&mut e, 0); // e_shoff
     e.extend_from_slice(&1u32.to_le_bytes()); // e_flags: RVC
     e.extend_from_slice(&(ehsize as u16).to_le_bytes());
     e.extend_from_slice(&(phsize as u16).to_le_bytes());
-    e.extend_from_slice(&1u16.to_le_bytes()); // e_phnum
+    e.extend_from_slice(&(segs.len() as u16).to_le_bytes()); // e_phnum
     e.extend_from_slice(&[0; 6]); // e_shentsize, e_shnum, e_shstrndx
     assert_eq!(e.len(), ehsize);
-    let len = code.len() as u64;
-    if elf64 {
-        e.extend_from_slice(&1u32.to_le_bytes()); // PT_LOAD
-        e.extend_from_slice(&7u32.to_le_bytes()); // RWX
-        for v in [off as u64, addr, addr, len, len, 4] {
-            e.extend_from_slice(&v.to_le_bytes());
+    for &(flags, addr, bytes) in segs {
+        let len = bytes.len() as u64;
+        if elf64 {
+            e.extend_from_slice(&1u32.to_le_bytes()); // PT_LOAD
+            e.extend_from_slice(&flags.to_le_bytes());
+            for v in [off as u64, addr, addr, len, len, 4] {
+                e.extend_from_slice(&v.to_le_bytes());
+            }
+        } else {
+            for v in [
+                1u32,
+                off as u32,
+                addr as u32,
+                addr as u32,
+                len as u32,
+                len as u32,
+                flags,
+                4,
+            ] {
+                e.extend_from_slice(&v.to_le_bytes());
+            }
         }
-    } else {
-        for v in [
-            1u32,
-            off as u32,
-            addr as u32,
-            addr as u32,
-            len as u32,
-            len as u32,
-            7,
-            4,
-        ] {
-            e.extend_from_slice(&v.to_le_bytes());
-        }
+        off += bytes.len();
     }
-    assert_eq!(e.len(), off);
-    e.extend_from_slice(code);
+    for &(_, _, bytes) in segs {
+        e.extend_from_slice(bytes);
+    }
     e
 }
 
