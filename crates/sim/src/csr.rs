@@ -196,7 +196,8 @@ pub const DELEGABLE_EXCEPTIONS: u64 = 0xf0_bfff;
 /// enables by default (the hart model does not implement the hypervisor, but reports QEMU's value).
 pub const MISA_H: u64 = 1 << 7;
 
-/// A CSR implemented outside the base CSR file (CTR, PMU counters, ...).
+/// CSRs implemented outside the base CSR file (CTR, PMU counters, ...). The hart asks attached
+/// devices first, so a device can add CSRs or take over ones the base file implements.
 pub trait CsrDevice: Send {
     /// Whether this device implements `csr`.
     fn claims(&self, csr: u16) -> bool;

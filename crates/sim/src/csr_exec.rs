@@ -89,6 +89,9 @@ impl Hart {
             // Time and counters come from outside the loop's state (trap-loop detection).
             self.bus.io_touched = true;
         }
+        if let Some(v) = self.device_read(csr) {
+            return v;
+        }
         let c = &self.csr;
         let v = match csr {
             num::FFLAGS | num::FRM | num::FCSR if !self.ext.f || !c.fs_on() => return None,
@@ -154,7 +157,7 @@ impl Hart {
             num::PMPCFG0..=num::PMPCFG15 => {
                 let n = (csr - num::PMPCFG0) as usize;
                 if !rv32 && n % 2 == 1 {
-                    return self.device_read(csr);
+                    return None;
                 }
                 let per = if rv32 { 4 } else { 8 };
                 (0..per).fold(0u64, |acc, k| {
@@ -172,23 +175,27 @@ impl Hart {
             num::MVENDORID => 0,
             num::MARCHID | num::MIMPID => QEMU_ARCHID,
             num::MHARTID | num::MCONFIGPTR => 0,
-            _ => return self.device_read(csr),
+            _ => return None,
         };
         Some(self.sext(v))
     }
 
-    fn device_read(&mut self, csr: u16) -> Option<u64> {
+    /// A CSR an attached device claims, asked before the base CSR file (so a device can take
+    /// over a CSR the base file implements, e.g. `mhpmcounter3`): `Some(read)` when claimed.
+    fn device_read(&mut self, csr: u16) -> Option<Option<u64>> {
+        if self.devices.is_empty() {
+            return None;
+        }
         let p = self.priv_;
-        let v = self
-            .devices
-            .iter_mut()
-            .find(|d| d.claims(csr))?
-            .read(csr, p)?;
-        Some(self.sext(v))
+        let d = self.devices.iter_mut().find(|d| d.claims(csr))?;
+        Some(d.read(csr, p).map(|v| self.sext(v)))
     }
 
     /// Write a CSR (value already XLEN-truncated). Returns false if the write is illegal.
     pub fn csr_write(&mut self, csr: u16, v: u64) -> bool {
+        if let Some(ok) = self.device_write(csr, v) {
+            return ok;
+        }
         let rv32 = self.xlen == Xlen::Rv32;
         let has_f = self.ext.f;
         let c = &mut self.csr;
@@ -329,7 +336,7 @@ impl Hart {
             num::PMPCFG0..=num::PMPCFG15 => {
                 let n = (csr - num::PMPCFG0) as usize;
                 if !rv32 && n % 2 == 1 {
-                    return self.device_write(csr, v);
+                    return false;
                 }
                 let per = if rv32 { 4 } else { 8 };
                 for k in 0..per {
@@ -357,18 +364,20 @@ impl Hart {
             num::TDATA1..=num::TDATA3 | num::TINFO => {}
             _ => {
                 // Read-only machine information registers (0xf11..) never reach here: their
-                // numbers have csr[11:10] == 3. Anything else unknown goes to a device.
-                return self.device_write(csr, v);
+                // numbers have csr[11:10] == 3. Attached devices were asked first.
+                return false;
             }
         }
         true
     }
 
-    fn device_write(&mut self, csr: u16, v: u64) -> bool {
-        let p = self.priv_;
-        match self.devices.iter_mut().find(|d| d.claims(csr)) {
-            Some(d) => d.write(csr, v, p),
-            None => false,
+    /// A write to a CSR an attached device claims (before the base CSR file): `Some(accepted)`.
+    fn device_write(&mut self, csr: u16, v: u64) -> Option<bool> {
+        if self.devices.is_empty() {
+            return None;
         }
+        let p = self.priv_;
+        let d = self.devices.iter_mut().find(|d| d.claims(csr))?;
+        Some(d.write(csr, v, p))
     }
 }

@@ -296,7 +296,8 @@ impl Hart {
         }
     }
 
-    /// Attach a CSR device (CTR, PMU, ...) that implements CSRs the base file does not.
+    /// Attach a CSR device (CTR, PMU, ...). It is asked before the base CSR file, so it can add
+    /// CSRs or take over ones the base file implements (such as the hard-wired `mhpmcounter3`).
     pub fn attach_csr_device(&mut self, dev: Box<dyn CsrDevice>) {
         self.devices.push(dev);
     }

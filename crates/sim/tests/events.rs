@@ -1,7 +1,7 @@
 //! The events carry the state they change: a trap's `mstatus` after entry ([`TrapInfo::mstatus`])
 //! and a trap return's `mstatus` and privilege ([`Observer::trap_return`]) equal what the hart
 //! holds right after them, on test programs that trap into M and S mode and return with `mret`
-//! and `sret`.
+//! and `sret`. And CSR devices are asked before the base CSR file.
 
 use rvtrace_image::Image;
 use rvtrace_sim::{Config, Hart, Observer, Retired, Stop, TrapInfo};
@@ -69,4 +69,42 @@ fn trap_and_trap_return_events_carry_mstatus_and_privilege() {
             "{prog}: {traps} events"
         );
     }
+}
+
+/// A CSR device is asked before the base CSR file: it can take over `mhpmcounter3` (hard-wired
+/// to 0 in the base file), a refused access is an illegal instruction, and CSRs it does not claim
+/// stay the base file's.
+#[test]
+fn csr_devices_are_asked_before_the_base_file() {
+    use rvtrace_sim::csr::{num, CsrDevice};
+    struct Counter3(u64);
+    impl CsrDevice for Counter3 {
+        fn claims(&self, csr: u16) -> bool {
+            csr == num::MHPMCOUNTER3 || csr == 0x7c0
+        }
+        fn read(&mut self, csr: u16, priv_: u8) -> Option<u64> {
+            (csr == num::MHPMCOUNTER3 && priv_ == 3).then_some(self.0)
+        }
+        fn write(&mut self, csr: u16, value: u64, priv_: u8) -> bool {
+            if csr != num::MHPMCOUNTER3 || priv_ != 3 {
+                return false;
+            }
+            self.0 = value;
+            true
+        }
+    }
+    let mut cfg = Config::virt(rvtrace_isa::Xlen::Rv64, "dev");
+    cfg.semihosting_cmdline = None;
+    let mut hart = Hart::new(&cfg);
+    assert_eq!(hart.csr_read(num::MHPMCOUNTER3), Some(0), "the base file's");
+    hart.attach_csr_device(Box::new(Counter3(7)));
+    assert_eq!(hart.csr_read(num::MHPMCOUNTER3), Some(7));
+    assert!(hart.csr_write(num::MHPMCOUNTER3, 42));
+    assert_eq!(hart.csr_read(num::MHPMCOUNTER3), Some(42));
+    // Claimed but refused (a custom CSR the device does not serve): illegal.
+    assert_eq!(hart.csr_read(0x7c0), None);
+    assert!(!hart.csr_write(0x7c0, 1));
+    // Not claimed: the base file's.
+    assert!(hart.csr_write(num::MSCRATCH, 5));
+    assert_eq!(hart.csr_read(num::MSCRATCH), Some(5));
 }
