@@ -2,75 +2,18 @@
 //! implementation might write them, fault injection, partial traces and malformed traces.
 
 use rvtrace_image::Image;
-use rvtrace_sim::semihost::Semihost;
-use rvtrace_sim::{Config, Hart, Stop};
+use rvtrace_sim::{Config, Hart};
 use rvtrace_tandem::checker::{
     CheckError, CheckOptions, CheckSummary, Checker, Mismatch, ProgramCheck, TraceEnd,
 };
 use rvtrace_tandem::codec::{
     decode_all, encode_all, reg, AddlState, ErrorKind, Params, Reader, Record,
 };
-use rvtrace_tandem::producer::{default_params, Producer, ProducerOptions};
 use rvtrace_tandem::Elements;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-fn program(name: &str) -> PathBuf {
-    rvtrace_testkit::test_programs()
-        .into_iter()
-        .find(|p| p.file_stem().is_some_and(|s| s == name))
-        .unwrap_or_else(|| panic!("no test program {name}"))
-}
-
-struct Run {
-    trace: Vec<u8>,
-    params: Params,
-    /// Retired instructions plus traps taken.
-    events: u64,
-}
-
-/// Run `elf` with the producer (semihosting output discarded).
-fn produce(elf: &Path, absent: Elements) -> Run {
-    let mut image = Image::new();
-    image.load_file(elf).unwrap();
-    produce_image(&image, &elf.to_string_lossy(), absent)
-}
-
-/// Run the program in `image` with the producer.
-fn produce_image(image: &Image, cmdline: &str, absent: Elements) -> Run {
-    let xlen = image.files()[0].xlen;
-    let cmdline = cmdline.to_string();
-    let mut hart = Hart::new(&Config::virt(xlen, &cmdline));
-    hart.load(image).unwrap();
-    let segs = image
-        .segments()
-        .iter()
-        .map(|s| (s.paddr, s.paddr + s.data.len() as u64))
-        .collect();
-    let cfg = hart.semihost_config(cmdline.clone(), segs);
-    hart.set_semihost(Some(Semihost::with_io(
-        cfg,
-        Box::new(std::io::empty()),
-        Box::new(std::io::sink()),
-        Box::new(std::io::sink()),
-    )));
-    hart.bus.console = Box::new(std::io::sink());
-    let params = default_params(&hart);
-    let mut p = Producer::new(&hart, image, ProducerOptions { params, absent }, Vec::new());
-    let stop = hart.run(&mut p, 20_000_000);
-    assert!(matches!(stop, Stop::Exit(_)), "{cmdline}: {stop:?}");
-    let groups = p.groups();
-    let trace = p.finish().unwrap();
-    let init = decode_all(&trace, &params)
-        .unwrap()
-        .iter()
-        .filter(|r| **r == Record::StateInit)
-        .count() as u64;
-    Run {
-        trace,
-        params,
-        events: groups - init,
-    }
-}
+mod common;
+use common::{produce, produce_image, program, Run};
 
 fn check(
     elf: &Path,
@@ -120,7 +63,7 @@ fn random_programs_round_trip() {
         let mut image = Image::new();
         image.load_bytes("prog.elf", &p.elf).unwrap();
         let name = format!("random program {seed} ({:?})", p.shape);
-        let run = produce_image(&image, "prog.elf", Elements::NONE);
+        let run = produce_image(image.clone(), "prog.elf", Elements::NONE);
         let (s, ms) = check_image(&image, &run.trace, run.params, Elements::NONE).unwrap();
         assert_clean(&name, &s, &ms);
         assert_eq!(

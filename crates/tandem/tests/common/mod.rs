@@ -5,7 +5,7 @@ use rvtrace_image::Image;
 use rvtrace_sim::semihost::Semihost;
 use rvtrace_sim::{Config, Hart, Stop};
 use rvtrace_tandem::checker::{CheckError, CheckOptions, CheckSummary, Checker, Mismatch};
-use rvtrace_tandem::codec::Params;
+use rvtrace_tandem::codec::{decode_all, Params, Record};
 use rvtrace_tandem::producer::{default_params, Producer, ProducerOptions};
 use rvtrace_tandem::Elements;
 use std::path::{Path, PathBuf};
@@ -24,23 +24,30 @@ pub struct Run {
     pub trace: Vec<u8>,
     pub params: Params,
     pub absent: Elements,
+    /// Retired instructions plus traps taken (the groups after the state initialization).
+    pub events: u64,
 }
 
-/// Run the program in `elf` with the producer (semihosting output discarded).
+/// Run the program in `elf` with the producer (semihosting output discarded). The command line
+/// is the file name alone: traces do not depend on where the tree is.
 pub fn produce(elf: &Path, absent: Elements) -> Run {
     let mut image = Image::new();
     image.load_file(elf).unwrap();
-    // The command line is the file name alone: traces do not depend on where the tree is.
     let cmdline = elf.file_name().unwrap().to_string_lossy().into_owned();
+    produce_image(image, &cmdline, absent)
+}
+
+/// Run the program in `image` with the producer, semihosting command line `cmdline`.
+pub fn produce_image(image: Image, cmdline: &str, absent: Elements) -> Run {
     let xlen = image.files()[0].xlen;
-    let mut hart = Hart::new(&Config::virt(xlen, &cmdline));
+    let mut hart = Hart::new(&Config::virt(xlen, cmdline));
     hart.load(&image).unwrap();
     let segs = image
         .segments()
         .iter()
         .map(|s| (s.paddr, s.paddr + s.data.len() as u64))
         .collect();
-    let cfg = hart.semihost_config(cmdline.clone(), segs);
+    let cfg = hart.semihost_config(cmdline.to_string(), segs);
     hart.set_semihost(Some(Semihost::with_io(
         cfg,
         Box::new(std::io::empty()),
@@ -57,12 +64,19 @@ pub fn produce(elf: &Path, absent: Elements) -> Run {
     );
     let stop = hart.run(&mut p, 20_000_000);
     assert!(matches!(stop, Stop::Exit(_)), "{cmdline}: {stop:?}");
+    let groups = p.groups();
     let trace = p.finish().unwrap();
+    let init = decode_all(&trace, &params)
+        .unwrap()
+        .iter()
+        .filter(|r| **r == Record::StateInit)
+        .count() as u64;
     Run {
         image,
         trace,
         params,
         absent,
+        events: groups - init,
     }
 }
 
