@@ -379,29 +379,6 @@ fn every_program_is_tested() {
     }
 }
 
-/// The QEMU log converter on a hand-written log with every kind of line.
-#[test]
-fn qemu_log_conversion() {
-    let log = "\
-Trace 0: 0x7f00 [0000000000000000/0000000000001000/00209003/ff000201] \n\
-Trace 0: 0x7f01 [0000000000000000/0000000080000000/00209003/ff000201] _start\n\
-Trace 0: 0x7f02 [0000000000000000/0000000080000004/00209003/ff000201] _start\n\
-riscv_cpu_do_interrupt: hart:0, async:0, cause:0000000000000002, epc:0x0000000080000004, tval:0x0000000000000000, desc=illegal_instruction\n\
-Trace 0: 0x7f03 [0000000000000000/0000000080000100/00209003/ff000201] \n\
-riscv_cpu_do_interrupt: hart:0, async:0, cause:000000000000000b, epc:0x0000000080000100, tval:0x0000000000000000, desc=machine_ecall\n\
-Trace 0: 0x7f04 [0000000000000000/0000000080000200/00209003/ff000201] \n\
-Trace 0: 0x7f05 [0000000000000000/0000000080000202/00209003/ff000201] \n\
-Stopped execution of TB chain before 0x7f05 [0000000080000202] \n\
-riscv_cpu_do_interrupt: hart:0, async:1, cause:0000000000000007, epc:0x0000000080000202, tval:0x0000000000000000, desc=m_timer\n\
-Trace 0: 0x7f06 [0000000000000000/0000000080000300/00209003/ff000201] \n\
-riscv_cpu_do_interrupt: hart:0, async:0, cause:0000000000000003, epc:0x0000000080000300, tval:0x0000000000000000, desc=breakpoint\n";
-    let pcs = convert_qemu_log(log.as_bytes(), 0x8000_0000, "test");
-    assert_eq!(
-        pcs,
-        vec![0x8000_0000, 0x8000_0100, 0x8000_0200, 0x8000_0300]
-    );
-}
-
 /// One conformance program (`ntrace/<name>/`), if the conformance set is present.
 fn check_conformance(name: &str) {
     let Some(dir) = conformance_dir() else { return };
