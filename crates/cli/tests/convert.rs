@@ -11,7 +11,22 @@ mod common;
 use common::{rvtrace, tmpdir};
 use rvtrace_ingress::{binary, Itype, Record};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::{Command, Output, Stdio};
+
+/// `rvtrace ingress convert IN --from FROM --elf ELF -o OUT`.
+fn convert(input: &Path, from: &str, elf: &Path, out: &Path) -> Output {
+    rvtrace(&[
+        "ingress",
+        "convert",
+        input.to_str().unwrap(),
+        "--from",
+        from,
+        "--elf",
+        elf.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+    ])
+}
 
 fn workspace_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
@@ -84,17 +99,7 @@ fn text_round_trip() {
     );
     ok(&o, "run");
     let elf = programs().join("elf/traps-rv32imac.elf");
-    let o = rvtrace(&[
-        "ingress",
-        "convert",
-        txt.to_str().unwrap(),
-        "--from",
-        "text",
-        "--elf",
-        elf.to_str().unwrap(),
-        "-o",
-        back.to_str().unwrap(),
-    ]);
+    let o = convert(&txt, "text", &elf, &back);
     ok(&o, "convert");
     let (ha, ra) = records(&bin);
     let (hb, rb) = records(&back);
@@ -200,17 +205,7 @@ fn pcs_import() {
     ok(&o, "run");
     let hart = no_time(records(&bin).1);
     let elf = programs().join("elf/recurse-rv32imac.elf");
-    let o = rvtrace(&[
-        "ingress",
-        "convert",
-        pcs.to_str().unwrap(),
-        "--from",
-        "pcs",
-        "--elf",
-        elf.to_str().unwrap(),
-        "-o",
-        conv.to_str().unwrap(),
-    ]);
+    let o = convert(&pcs, "pcs", &elf, &conv);
     ok(&o, "convert");
     assert!(
         o.stderr.is_empty(),
@@ -239,17 +234,7 @@ fn pcs_import() {
     );
     ok(&o, "run traps");
     let elf = programs().join("elf/traps-rv64gc.elf");
-    let o = rvtrace(&[
-        "ingress",
-        "convert",
-        pcs.to_str().unwrap(),
-        "--from",
-        "pcs",
-        "--elf",
-        elf.to_str().unwrap(),
-        "-o",
-        conv.to_str().unwrap(),
-    ]);
+    let o = convert(&pcs, "pcs", &elf, &conv);
     ok(&o, "convert traps");
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(
@@ -521,17 +506,7 @@ fn spike_import_equals_run() {
         .unwrap();
     assert!(o.status.success(), "spike: {:?}", o.status);
     let conv = t.join("s.ing");
-    let o = rvtrace(&[
-        "ingress",
-        "convert",
-        log.to_str().unwrap(),
-        "--from",
-        "spike",
-        "--elf",
-        elf.to_str().unwrap(),
-        "-o",
-        conv.to_str().unwrap(),
-    ]);
+    let o = convert(&log, "spike", &elf, &conv);
     ok(&o, "convert");
     let run = t.join("r.ing");
     let o = rvtrace(&[
