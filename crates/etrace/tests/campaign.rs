@@ -19,7 +19,7 @@ use rvtrace_etrace::decoder::{decode_stream, Decoder};
 use rvtrace_etrace::encoder::{Encoder, FrameWriter};
 use rvtrace_flow::{FlowElement, FlowSink, PcWriter};
 use rvtrace_isa::IsaConfig;
-use rvtrace_testkit::{parse_pcs, run_program, test_programs, ProgramRun};
+use rvtrace_testkit::{parse_pcs, run_test_program, ProgramRun};
 
 /// A small deterministic generator (xorshift64*).
 struct Rng(u64);
@@ -262,16 +262,7 @@ fn campaign() -> Vec<(&'static str, &'static str, Tally)> {
     let verbose = std::env::var_os("RVTRACE_CAMPAIGN_VERBOSE").is_some();
     let runs: Vec<(String, ProgramRun)> = PROGRAMS
         .iter()
-        .map(|name| {
-            let elf = test_programs()
-                .into_iter()
-                .find(|p| p.ends_with(format!("{name}.elf")))
-                .unwrap();
-            (
-                name.to_string(),
-                run_program(&elf, &format!("elf/{name}.elf"), 4),
-            )
-        })
+        .map(|name| (name.to_string(), run_test_program(name, 4)))
         .collect();
     let mut out = Vec::new();
     for (ti, (stype, inputs)) in stream_types().into_iter().enumerate() {
@@ -385,11 +376,7 @@ fn damaged_streams_are_exact_or_reported() {
 /// by the decoder; the CLI prints them as they come, see `crates/cli/tests/etrace.rs`).
 #[test]
 fn memory_is_flat_on_hostile_bytes() {
-    let elf = test_programs()
-        .into_iter()
-        .find(|p| p.ends_with("recurse-rv64gc.elf"))
-        .unwrap();
-    let run = run_program(&elf, "elf/recurse-rv64gc.elf", 4);
+    let run = run_test_program("recurse-rv64gc", 4);
     for (stype, inputs) in stream_types()
         .into_iter()
         .filter(|(t, _)| matches!(*t, "default" | "reference"))
@@ -429,11 +416,7 @@ fn memory_is_flat_on_hostile_bytes() {
 /// Hostile files: every one is reported (none decodes to a trace quietly), none panics.
 #[test]
 fn hostile_files_are_reported() {
-    let elf = test_programs()
-        .into_iter()
-        .find(|p| p.ends_with("recurse-rv64gc.elf"))
-        .unwrap();
-    let run = run_program(&elf, "elf/recurse-rv64gc.elf", 4);
+    let run = run_test_program("recurse-rv64gc", 4);
     for (stype, inputs) in stream_types() {
         let st = make_stream(&run, &inputs);
         let mut rng = Rng(7);
@@ -474,11 +457,7 @@ impl std::io::Read for Pieces<'_> {
 #[test]
 fn streaming_decode_equals_whole_input_decode() {
     use rvtrace_etrace::decoder::decode_reader;
-    let elf = test_programs()
-        .into_iter()
-        .find(|p| p.ends_with("recurse-rv64gc.elf"))
-        .unwrap();
-    let run = run_program(&elf, "elf/recurse-rv64gc.elf", 4);
+    let run = run_test_program("recurse-rv64gc", 4);
     for (stype, inputs) in stream_types() {
         let st = make_stream(&run, &inputs);
         let (encap, raw) = framing(&st.cfg);

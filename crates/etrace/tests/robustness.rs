@@ -9,7 +9,7 @@ use rvtrace_etrace::encoder::{Encoder, FrameWriter};
 use rvtrace_etrace::{IOptions, Params};
 use rvtrace_flow::FlowElement;
 use rvtrace_isa::IsaConfig;
-use rvtrace_testkit::{run_program, test_programs};
+use rvtrace_testkit::{run_test_program, test_programs};
 
 /// A small deterministic generator (xorshift64*).
 struct Rng(u64);
@@ -24,11 +24,7 @@ impl Rng {
 
 #[test]
 fn corrupted_traces_decode_without_panicking() {
-    let elf = test_programs()
-        .into_iter()
-        .find(|p| p.ends_with("recurse-rv64gc.elf"))
-        .unwrap();
-    let run = run_program(&elf, "elf/recurse-rv64gc.elf", 4);
+    let run = run_test_program("recurse-rv64gc", 4);
     let code = Code::new(&run.image, IsaConfig::rv64());
     let mut rng = Rng(0x1234_5678_9abc_def1);
     let sets = [

@@ -10,7 +10,8 @@ use rvtrace_flow::{FlowElement, FlowSink, PcWriter};
 use rvtrace_isa::IsaConfig;
 use rvtrace_testkit::randprog::{random_program, seeds};
 use rvtrace_testkit::{
-    assert_pcs_eq, parse_pcs, run_elf_bytes, run_program, test_programs, ProgramRun, Stop,
+    assert_pcs_eq, parse_pcs, run_elf_bytes, run_program, run_test_program, test_programs,
+    ProgramRun, Stop,
 };
 
 /// The judged option sets (and their flags).
@@ -219,11 +220,7 @@ fn reference_preset_implicit_return_traces_decode() {
         "heap-rv64gc",
         "stdio-rv32imac",
     ] {
-        let elf = test_programs()
-            .into_iter()
-            .find(|p| p.ends_with(format!("{name}.elf")))
-            .unwrap();
-        let run = run_program(&elf, &format!("elf/{name}.elf"), 4);
+        let run = run_test_program(name, 4);
         let xlen = run.image.files()[0].xlen;
         let code = Code::new(
             &run.image,

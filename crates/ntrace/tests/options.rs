@@ -9,14 +9,10 @@ use rvtrace_ntrace::codec::{parse, Body, CodecConfig, Frame, Frames};
 use rvtrace_ntrace::decoder::{decode, DecoderConfig};
 use rvtrace_ntrace::encoder::encode;
 use rvtrace_ntrace::options::{EncoderConfig, Fifo, Mode, SyncUnit, TraceFilter};
-use rvtrace_testkit::{assert_pcs_eq, run_program, test_programs, ProgramRun};
+use rvtrace_testkit::{assert_pcs_eq, ProgramRun};
 
 fn run(name: &str) -> ProgramRun {
-    let elf = test_programs()
-        .into_iter()
-        .find(|p| p.file_stem().unwrap() == name)
-        .unwrap();
-    run_program(&elf, &format!("elf/{name}.elf"), 4)
+    rvtrace_testkit::run_test_program(name, 4)
 }
 
 fn decoder_config(cfg: &EncoderConfig) -> DecoderConfig {

@@ -264,6 +264,21 @@ fn run_image(image: rvtrace_image::Image, cmdline: &str, itype_width: u8) -> Pro
     }
 }
 
+/// The test program `programs/elf/NAME.elf`.
+pub fn test_program(name: &str) -> PathBuf {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../programs/elf")
+        .join(format!("{name}.elf"));
+    assert!(p.is_file(), "no test program {name} ({})", p.display());
+    p
+}
+
+/// Run the test program NAME as `rvtrace run elf/NAME.elf` does from `programs/` (that is its
+/// semihosting command line); see [`run_program`].
+pub fn run_test_program(name: &str, itype_width: u8) -> ProgramRun {
+    run_program(&test_program(name), &format!("elf/{name}.elf"), itype_width)
+}
+
 /// The test programs of `programs/elf` (built from `programs/src`), as paths.
 pub fn test_programs() -> Vec<PathBuf> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../programs/elf");
@@ -282,11 +297,7 @@ mod tests {
 
     #[test]
     fn run_program_gives_records_and_pcs() {
-        let elf = test_programs()
-            .into_iter()
-            .find(|p| p.ends_with("recurse-rv64gc.elf"))
-            .unwrap();
-        let r = run_program(&elf, "elf/recurse-rv64gc.elf", 4);
+        let r = run_test_program("recurse-rv64gc", 4);
         assert_eq!(r.stop, rvtrace_sim::Stop::Exit(0));
         // One record per retired instruction (no traps in this program).
         assert_eq!(r.records.len(), r.pcs.len());

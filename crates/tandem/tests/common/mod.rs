@@ -12,10 +12,7 @@ use std::path::{Path, PathBuf};
 
 /// The test program `programs/elf/NAME.elf`.
 pub fn program(name: &str) -> PathBuf {
-    rvtrace_testkit::test_programs()
-        .into_iter()
-        .find(|p| p.file_stem().is_some_and(|s| s == name))
-        .unwrap_or_else(|| panic!("no test program {name}"))
+    rvtrace_testkit::test_program(name)
 }
 
 /// A program's trace.
