@@ -182,7 +182,7 @@ struct Stats {
     returns: u64,
     exceptions: u64,
     interrupts: u64,
-    semihosting_calls: u64,
+    serviced_calls: u64,
 }
 
 impl Observer for Stats {
@@ -204,8 +204,8 @@ impl Observer for Stats {
         if ev.trap.is_some() {
             self.exceptions += 1;
         }
-        if ev.semihosting {
-            self.semihosting_calls += 1;
+        if ev.serviced.is_some() {
+            self.serviced_calls += 1;
         }
     }
     fn trap(&mut self, ev: &TrapInfo) {
@@ -221,14 +221,14 @@ impl Stats {
     /// The counts line of `--stats` and `example`.
     fn line(&self) -> String {
         format!(
-            "branches {} taken / {} not taken; {} calls, {} returns; {} exceptions, {} interrupts; {} semihosting calls",
+            "branches {} taken / {} not taken; {} calls, {} returns; {} exceptions, {} interrupts; {} serviced calls (semihosting)",
             self.taken_branches,
             self.not_taken_branches,
             self.calls,
             self.returns,
             self.exceptions,
             self.interrupts,
-            self.semihosting_calls
+            self.serviced_calls
         )
     }
 }

@@ -1,7 +1,7 @@
 //! The CSR file (privileged ISA, "Machine-Level CSRs" and "Supervisor-Level CSRs").
 //!
 //! Write masks follow QEMU 7.2's `virt` CPU so that programs reading back what they wrote see the
-//! same values under both. Extensions (CTR, PMU, ...) plug in through [`CsrDevice`].
+//! same values under both. Extensions (CTR, ...) add CSRs through [`crate::extension::Extension`].
 
 use rvtrace_isa::Xlen;
 
@@ -195,17 +195,6 @@ pub const DELEGABLE_EXCEPTIONS: u64 = 0xf0_bfff;
 /// `misa` extension bits of QEMU 7.2's `virt` default CPU: I M A F D C S U, and H, which QEMU
 /// enables by default (the hart model does not implement the hypervisor, but reports QEMU's value).
 pub const MISA_H: u64 = 1 << 7;
-
-/// CSRs implemented outside the base CSR file (CTR, PMU counters, ...). The hart asks attached
-/// devices first, so a device can add CSRs or take over ones the base file implements.
-pub trait CsrDevice: Send {
-    /// Whether this device implements `csr`.
-    fn claims(&self, csr: u16) -> bool;
-    /// Read `csr` at privilege `priv_` (0 U, 1 S, 3 M). `None` = illegal instruction.
-    fn read(&mut self, csr: u16, priv_: u8) -> Option<u64>;
-    /// Write `csr`. `false` = illegal instruction.
-    fn write(&mut self, csr: u16, value: u64, priv_: u8) -> bool;
-}
 
 /// Architectural CSR state (the values that are plain storage; counters live in the hart).
 #[derive(Clone, Debug)]

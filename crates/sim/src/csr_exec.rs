@@ -1,5 +1,5 @@
 //! Zicsr instructions: access checks (privileged ISA, "CSR Address Mapping Conventions"), reads
-//! and writes of the CSR file, counters and the [`crate::csr::CsrDevice`] extension point.
+//! and writes of the CSR file, counters, and the CSRs of attached extensions ([`crate::extension`]).
 
 use crate::csr::{irq, mstatus, num, DELEGABLE_EXCEPTIONS};
 use crate::decode::{Insn, Op};
@@ -49,6 +49,7 @@ impl Hart {
                 obs.csr_write(csr, v);
             }
         }
+        self.replay_effects(obs);
         self.wx::<O, RV64>(obs, i.rd, old);
         Ok(())
     }
@@ -180,15 +181,15 @@ impl Hart {
         Some(self.sext(v))
     }
 
-    /// A CSR an attached device claims, asked before the base CSR file (so a device can take
-    /// over a CSR the base file implements, e.g. `mhpmcounter3`): `Some(read)` when claimed.
+    /// A CSR an attached extension claims, asked before the base CSR file (so an extension can
+    /// take over a CSR the base file implements): `Some(read)` when claimed.
     fn device_read(&mut self, csr: u16) -> Option<Option<u64>> {
-        if self.devices.is_empty() {
+        if self.exts.list.is_empty() || !self.exts.list.iter().any(|e| e.claims_csr(csr)) {
             return None;
         }
-        let p = self.priv_;
-        let d = self.devices.iter_mut().find(|d| d.claims(csr))?;
-        Some(d.read(csr, p).map(|v| self.sext(v)))
+        let (_, v) =
+            self.each_extension(|e, ctx| e.claims_csr(csr).then(|| e.csr_read(ctx, csr)))?;
+        Some(v.map(|v| self.sext(v)))
     }
 
     /// Write a CSR (value already XLEN-truncated). Returns false if the write is illegal.
@@ -371,13 +372,16 @@ impl Hart {
         true
     }
 
-    /// A write to a CSR an attached device claims (before the base CSR file): `Some(accepted)`.
+    /// A write to a CSR an attached extension claims (before the base CSR file):
+    /// `Some(accepted)`.
     fn device_write(&mut self, csr: u16, v: u64) -> Option<bool> {
-        if self.devices.is_empty() {
+        if self.exts.list.is_empty() || !self.exts.list.iter().any(|e| e.claims_csr(csr)) {
             return None;
         }
-        let p = self.priv_;
-        let d = self.devices.iter_mut().find(|d| d.claims(csr))?;
-        Some(d.write(csr, v, p))
+        let (_, ok) =
+            self.each_extension(|e, ctx| e.claims_csr(csr).then(|| e.csr_write(ctx, csr, v)))?;
+        self.exts.refresh();
+        self.recheck();
+        Some(ok)
     }
 }

@@ -9,36 +9,6 @@ use crate::csr::{irq, mstatus};
 use crate::decode::{Insn, Op};
 use crate::hart::{cause, privilege, Exc, Hart, Stop};
 use crate::observer::{MemAccess, MemKind, Observer};
-use crate::semihost::{GuestMemory, Outcome};
-
-/// Guest memory as semihosting sees it, reporting what it writes to the observer as stores
-/// (in pieces of at most 8 bytes).
-struct ObservedMemory<'a, O: Observer> {
-    bus: &'a mut crate::bus::Bus,
-    obs: &'a mut O,
-}
-
-impl<O: Observer> GuestMemory for ObservedMemory<'_, O> {
-    fn read_bytes(&mut self, addr: u64, buf: &mut [u8]) -> bool {
-        self.bus.read_ram(addr, buf)
-    }
-    fn write_bytes(&mut self, addr: u64, data: &[u8]) -> bool {
-        if !self.bus.write_ram(addr, data) {
-            return false;
-        }
-        for (k, chunk) in data.chunks(8).enumerate() {
-            let mut v = [0u8; 8];
-            v[..chunk.len()].copy_from_slice(chunk);
-            self.obs.mem_access(&MemAccess {
-                addr: addr + 8 * k as u64,
-                size: chunk.len() as u8,
-                value: u64::from_le_bytes(v),
-                kind: MemKind::Store,
-            });
-        }
-        true
-    }
-}
 
 /// The three instructions that mark a semihosting call (RISC-V semihosting spec):
 /// `slli x0, x0, 0x1f`, `ebreak`, `srai x0, x0, 7`.
@@ -416,11 +386,9 @@ impl Hart {
                     tval: 0,
                 })
             }
+            // A semihosting `ebreak` is serviced by the semihosting extension (`semihost.rs`)
+            // when the hart offers it the exception.
             Ebreak => {
-                if self.is_semihosting_call(pc, bits) {
-                    self.semihosting_call::<O, RV64>(obs);
-                    return Ok(next);
-                }
                 return Err(Exc {
                     cause: cause::BREAKPOINT,
                     tval: 0,
@@ -543,10 +511,6 @@ impl Hart {
         Ok(next)
     }
 
-    fn is_semihosting_call(&mut self, pc: u64, bits: u32) -> bool {
-        self.semihost.is_some() && bits == SEMIHOST_EBREAK && self.semihosting_sequence_at(pc)
-    }
-
     /// Whether the `ebreak` at `pc` is a semihosting call by its surroundings (RISC-V
     /// semihosting spec), as the hart decides it when semihosting is on. QEMU 7.2 trans_ebreak:
     /// semihosting is disabled in U-mode; the three instructions must be uncompressed and lie in
@@ -560,31 +524,6 @@ impl Hart {
             && self.bus.fetch(pre) == Some(SEMIHOST_PRE)
             && self.bus.fetch(pc) == Some(SEMIHOST_EBREAK)
             && self.bus.fetch(post) == Some(SEMIHOST_POST)
-    }
-
-    /// Service a semihosting call. Its effects reach the observer like an instruction's: the
-    /// `a0` result as a register write, guest memory it fills as stores.
-    fn semihosting_call<O: Observer, const RV64: bool>(&mut self, obs: &mut O) {
-        let (op, param) = (self.trunc(self.x[10]), self.trunc(self.x[11]));
-        let instret = self.instret;
-        self.bus.io_touched = true;
-        let Some(sh) = self.semihost.as_mut() else {
-            return;
-        };
-        let mut mem = ObservedMemory {
-            bus: &mut self.bus,
-            obs: &mut *obs,
-        };
-        match sh.call(op, param, &mut mem, instret) {
-            Outcome::Return(v) => {
-                self.wx::<O, RV64>(obs, 10, v);
-            }
-            Outcome::Exit(code) => {
-                sh.flush();
-                self.stop = Some(Stop::Exit(code));
-                self.recheck();
-            }
-        }
     }
 
     /// `wfi`: the model has nothing else to run, so time jumps to the next timer interrupt if one

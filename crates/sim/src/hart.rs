@@ -1,8 +1,9 @@
 //! The hart: architectural state, the run loop with its decode cache, traps and interrupts.
 
 use crate::bus::{Bus, BusExit, DEFAULT_RAM_SIZE, RAM_BASE};
-use crate::csr::{irq, mstatus, CsrDevice, Csrs};
-use crate::decode::{decode, Extensions, Insn, Op};
+use crate::csr::{irq, mstatus, Csrs};
+use crate::decode::{decode, Extensions, Insn};
+use crate::extension::{Ctx, Effect, EnvCall, Extension, Service, Serviced};
 use crate::observer::{Observer, Retired, TrapInfo};
 use crate::semihost::{Semihost, SemihostConfig};
 use rvtrace_image::Image;
@@ -164,9 +165,9 @@ pub struct Hart {
     pub bus: Bus,
     /// Instructions retired so far.
     pub instret: u64,
-    pub(crate) semihost: Option<Semihost>,
     semihost_cmdline: Option<String>,
-    pub(crate) devices: Vec<Box<dyn CsrDevice>>,
+    /// Attached extensions (`extension.rs`), semihosting first when it is on.
+    pub(crate) exts: crate::extension::Extensions,
     /// LR reservation: address and the value loaded (QEMU compares the value at SC).
     pub(crate) reservation: Option<(u64, u64)>,
     icache: Vec<Slot>,
@@ -220,9 +221,8 @@ impl Hart {
             csr: Csrs::new(cfg.xlen, misa_ext),
             bus: Bus::new(cfg.ram_size),
             instret: 0,
-            semihost: None,
             semihost_cmdline: cfg.semihosting_cmdline.clone(),
-            devices: Vec::new(),
+            exts: Default::default(),
             reservation: None,
             icache: vec![Slot::default(); 1 << ICACHE_BITS],
             isa: IsaConfig {
@@ -244,7 +244,7 @@ impl Hart {
         if let Some(cmdline) = &cfg.semihosting_cmdline {
             let fdt = fdt_address(cfg.ram_size, FDT_SIZE);
             let sc = hart.semihost_config(cmdline.clone(), vec![(fdt, fdt + FDT_SIZE)]);
-            hart.semihost = Some(Semihost::new(sc));
+            hart.attach(Box::new(Semihost::new(sc)));
         }
         hart
     }
@@ -280,7 +280,7 @@ impl Hart {
         let fdt = fdt_address(self.bus.ram_size(), FDT_SIZE);
         blobs.push((fdt, fdt + FDT_SIZE));
         if let Some(cmdline) = self.semihost_cmdline.clone() {
-            self.semihost = Some(Semihost::new(self.semihost_config(cmdline, blobs)));
+            self.set_semihost(Some(Semihost::new(self.semihost_config(cmdline, blobs))));
         }
         Ok(())
     }
@@ -296,23 +296,111 @@ impl Hart {
         }
     }
 
-    /// Attach a CSR device (CTR, PMU, ...). It is asked before the base CSR file, so it can add
-    /// CSRs or take over ones the base file implements (such as the hard-wired `mhpmcounter3`).
-    pub fn attach_csr_device(&mut self, dev: Box<dyn CsrDevice>) {
-        self.devices.push(dev);
+    /// Attach an extension ([`crate::extension`]). Extensions are asked in attach order.
+    pub fn attach(&mut self, ext: Box<dyn Extension>) {
+        self.exts.list.push(ext);
+        self.exts.refresh();
+        self.recheck();
+    }
+
+    /// The name of the extension at `index` in attach order ([`Serviced::by`]).
+    pub fn extension_name(&self, index: u8) -> Option<&'static str> {
+        self.exts.list.get(index as usize).map(|e| e.name())
+    }
+
+    /// The first attached extension of type `T`.
+    pub fn extension_mut<T: Extension>(&mut self) -> Option<&mut T> {
+        self.exts
+            .list
+            .iter_mut()
+            .find_map(|e| e.downcast_mut::<T>())
     }
 
     /// Let semihosting `SYS_SYSTEM` run host shell commands (see
     /// [`Semihost::set_allow_host_commands`]); applies to the current semihosting service.
     pub fn allow_host_commands(&mut self, allow: bool) {
-        if let Some(sh) = &mut self.semihost {
+        if let Some(sh) = self.extension_mut::<Semihost>() {
             sh.set_allow_host_commands(allow);
         }
     }
 
-    /// Replace the semihosting service (for example to capture its output).
+    /// Replace the semihosting service (for example to capture its output); `None` turns
+    /// semihosting off.
     pub fn set_semihost(&mut self, sh: Option<Semihost>) {
-        self.semihost = sh;
+        let at = self
+            .exts
+            .list
+            .iter_mut()
+            .position(|e| e.downcast_mut::<Semihost>().is_some());
+        match (at, sh) {
+            (Some(i), Some(sh)) => self.exts.list[i] = Box::new(sh),
+            (Some(i), None) => {
+                self.exts.list.remove(i);
+            }
+            (None, Some(sh)) => self.exts.list.insert(0, Box::new(sh)),
+            (None, None) => {}
+        }
+        self.exts.refresh();
+    }
+
+    /// Call `f` on each extension in order until one returns `Some`; the extensions act on the
+    /// hart through a [`Ctx`]. Their register/memory writes wait in `exts.effects` for
+    /// [`Hart::replay_effects`].
+    pub(crate) fn each_extension<R>(
+        &mut self,
+        mut f: impl FnMut(&mut dyn Extension, &mut Ctx) -> Option<R>,
+    ) -> Option<(usize, R)> {
+        if self.exts.list.is_empty() {
+            return None;
+        }
+        let mut list = std::mem::take(&mut self.exts.list);
+        let mut effects = std::mem::take(&mut self.exts.effects);
+        let mut out = None;
+        for (i, e) in list.iter_mut().enumerate() {
+            let mut ctx = Ctx {
+                hart: self,
+                effects: &mut effects,
+            };
+            if let Some(r) = f(e.as_mut(), &mut ctx) {
+                out = Some((i, r));
+                break;
+            }
+        }
+        // Anything attached from inside a call joins the list after the existing ones.
+        list.append(&mut self.exts.list);
+        self.exts.list = list;
+        self.exts.effects = effects;
+        out
+    }
+
+    /// Report the register and memory writes extensions made to the observer.
+    #[inline]
+    pub(crate) fn replay_effects<O: Observer>(&mut self, obs: &mut O) {
+        if self.exts.effects.is_empty() {
+            return;
+        }
+        for e in self.exts.effects.drain(..) {
+            match e {
+                Effect::Gpr(rd, v) => obs.gpr_write(rd, v),
+                Effect::Store(acc) => obs.mem_access(&acc),
+            }
+        }
+    }
+
+    /// Offer an `ecall`/`ebreak` to the extensions before it traps.
+    #[cold]
+    fn offer_env_call<O: Observer>(&mut self, obs: &mut O, call: &EnvCall) -> Option<Serviced> {
+        let (by, service) = self.each_extension(|e, ctx| e.environment_call(ctx, call))?;
+        self.replay_effects(obs);
+        if let Service::Exit(code) = service {
+            self.flush_output();
+            self.stop = Some(Stop::Exit(code));
+            self.recheck();
+        }
+        Some(Serviced {
+            by: by as u8,
+            cause: call.cause as u8,
+        })
     }
 
     /// Current `mtime` (one tick per retired instruction plus what software wrote).
@@ -403,6 +491,7 @@ impl Hart {
             };
             let bits = if insn.len == 2 { raw & 0xffff } else { raw };
             let prev_priv = self.priv_;
+            let mut serviced = None;
             let (next, trap) = match self.execute::<O, RV64>(obs, &insn, bits, pc) {
                 Ok(next) => (next, None),
                 // ecall/ebreak retire with an exception (E-Trace itype 1, N-Trace Table 2).
@@ -412,8 +501,19 @@ impl Hart {
                         cause::BREAKPOINT | cause::ECALL_U | cause::ECALL_S | cause::ECALL_M
                     ) =>
                 {
-                    let trap = self.take_trap(exc.cause, exc.tval, false, pc);
-                    (trap.handler, Some(trap))
+                    let call = EnvCall {
+                        pc,
+                        insn: bits,
+                        cause: exc.cause,
+                        priv_: self.priv_,
+                    };
+                    if let Some(s) = self.offer_env_call(obs, &call) {
+                        serviced = Some(s);
+                        (self.trunc(pc.wrapping_add(insn.len as u64)), None)
+                    } else {
+                        let trap = self.take_trap(exc.cause, exc.tval, false, pc);
+                        (trap.handler, Some(trap))
+                    }
                 }
                 // Any other exception: the instruction does not retire.
                 Err(exc) => {
@@ -438,8 +538,7 @@ impl Hart {
                 next_pc: next,
                 priv_: prev_priv,
                 trap,
-                // `execute` returns Ok for an ebreak only when it serviced a semihosting call.
-                semihosting: trap.is_none() && insn.op == Op::Ebreak,
+                serviced,
                 mtime: self.instret.wrapping_add(self.bus.clint.mtime_offset),
             });
             if obs.stop_requested() {
@@ -576,16 +675,16 @@ impl Hart {
     pub fn program_output_to_stderr(&mut self) {
         use std::io::IsTerminal;
         let tty = std::io::stderr().is_terminal();
-        if let Some(sh) = &mut self.semihost {
+        if let Some(sh) = self.extension_mut::<Semihost>() {
             sh.set_stdout(Box::new(std::io::stderr()), tty);
         }
         self.bus.console = Box::new(std::io::stderr());
     }
 
-    /// Flush the program's buffered console output (semihosting and UART).
+    /// Flush the program's buffered console output (extensions such as semihosting, and UART).
     pub fn flush_output(&mut self) {
-        if let Some(sh) = &mut self.semihost {
-            sh.flush();
+        for e in self.exts.list.iter_mut() {
+            e.flush();
         }
         let _ = self.bus.console.flush();
     }

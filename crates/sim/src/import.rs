@@ -20,6 +20,7 @@
 //! The last instruction's successor is not in the log: it is taken as not taken (a branch there
 //! is reported as not taken).
 
+use crate::extension::Serviced;
 use crate::hart::{cause, privilege};
 use crate::ingress::IngressRecorder;
 use crate::observer::{Observer, Retired, TrapInfo};
@@ -95,7 +96,7 @@ impl<'a, F: FnMut(&Record)> Importer<'a, F> {
                     next_pc: pc,
                     priv_: self.priv_,
                     trap: None,
-                    semihosting: false,
+                    serviced: None,
                     mtime: 0,
                 });
             }
@@ -153,7 +154,10 @@ impl<'a, F: FnMut(&Record)> Importer<'a, F> {
             let sequential = next_pc == ev.pc.wrapping_add(ev.len as u64);
             if ev.insn == EBREAK && sequential {
                 // The hart model reports a serviced semihosting call so (ingress.rs).
-                ev.semihosting = true;
+                ev.serviced = Some(Serviced {
+                    by: Serviced::UNKNOWN,
+                    cause: cause::BREAKPOINT as u8,
+                });
             } else {
                 // ecall/ebreak always trap: derive the exception the log does not show.
                 let c = if ev.insn == ECALL {

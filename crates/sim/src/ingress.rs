@@ -3,17 +3,19 @@
 //! (`etrace-v2.0/ingressPort.adoc`: "if itype is 1 or 2 ... the number of instructions retired may
 //! be zero").
 //!
-//! Semihosting calls follow the convention of the E-Trace reference flow vectors
-//! (`conformance/README.md`, "Trap convention"): the `ebreak` of a serviced call is reported as a
-//! retired instruction with an exception (`itype` 1, cause 3, tval 0) whose handler is the next
-//! instruction, except for a final call that never returns (`SYS_EXIT`), which stays a plain row.
+//! Environment calls serviced by the hart (semihosting, SBI: [`crate::extension`]) follow the
+//! convention of the E-Trace reference flow vectors (`conformance/README.md`, "Trap
+//! convention"): the `ebreak`/`ecall` of a serviced call is reported as a retired instruction
+//! with an exception (`itype` 1, the cause it would have raised, tval 0) whose handler is the
+//! next instruction, except for a final call that never returns (`SYS_EXIT`), which stays a
+//! plain row.
 
 use crate::hart::privilege;
 use crate::observer::{Observer, Retired, TrapInfo};
 use rvtrace_ingress::{Itype, Record};
 use rvtrace_isa::{is_sequentially_inferable, IsaConfig};
 
-/// An [`Observer`] that emits ingress records to a sink. A semihosting call's record is held
+/// An [`Observer`] that emits ingress records to a sink. A serviced call's record is held
 /// back until the next event, so that [`IngressRecorder::finish`] can turn a final call (the
 /// program's exit) into a plain row; every other record goes out at once.
 pub struct IngressRecorder<F: FnMut(&Record)> {
@@ -43,12 +45,12 @@ impl<F: FnMut(&Record)> IngressRecorder<F> {
     }
 
     #[inline]
-    fn push(&mut self, rec: Record, semihosting: bool) {
+    fn push(&mut self, rec: Record, serviced: bool) {
         if let Some((r, _)) = self.pending.take() {
             (self.sink)(&r);
             self.records += 1;
         }
-        if semihosting {
+        if serviced {
             self.pending = Some((rec, true));
         } else {
             (self.sink)(&rec);
@@ -56,10 +58,10 @@ impl<F: FnMut(&Record)> IngressRecorder<F> {
         }
     }
 
-    /// Emit the last record. A trailing semihosting call (the program's exit) is a plain row.
+    /// Emit the last record. A trailing serviced call (the program's exit) is a plain row.
     pub fn finish(&mut self) {
-        if let Some((mut r, semihosting)) = self.pending.take() {
-            if semihosting {
+        if let Some((mut r, serviced)) = self.pending.take() {
+            if serviced {
                 r.itype = Itype::None;
                 r.cause = 0;
             }
@@ -95,9 +97,9 @@ impl<F: FnMut(&Record)> Observer for IngressRecorder<F> {
             rec.itype = Itype::Exception;
             rec.cause = t.cause;
             rec.tval = t.tval;
-        } else if ev.semihosting {
+        } else if let Some(s) = ev.serviced {
             rec.itype = Itype::Exception;
-            rec.cause = crate::hart::cause::BREAKPOINT;
+            rec.cause = s.cause as u64;
         }
         if ev.class.is_uninferable() {
             if let Some(prev) = self.prev_bits {
@@ -106,7 +108,7 @@ impl<F: FnMut(&Record)> Observer for IngressRecorder<F> {
         }
         self.prev_bits = Some(ev.insn);
         self.last_time = ev.mtime;
-        self.push(rec, ev.semihosting);
+        self.push(rec, ev.serviced.is_some());
     }
 
     fn trap(&mut self, ev: &TrapInfo) {

@@ -4,7 +4,8 @@
 //! It produces the retired-instruction streams that drive the trace encoders, so "retired" follows
 //! the trace specifications: a faulting instruction does not retire; `ecall`/`ebreak` retire with
 //! an exception. Observers ([`Observer`]) see every retirement, trap, register, CSR and memory
-//! effect; CSR devices ([`csr::CsrDevice`]) add CSRs without touching the execution loop.
+//! effect; extensions ([`extension::Extension`]) add CSRs, events, interrupts and
+//! environment-call services without touching the execution loop.
 //!
 //! ```no_run
 //! use rvtrace_sim::{Config, Hart, PcList, Stop};
@@ -22,6 +23,7 @@ mod csr_exec;
 pub mod decode;
 mod exec;
 mod exec_fp;
+pub mod extension;
 pub mod fpu;
 mod hart;
 pub mod import;

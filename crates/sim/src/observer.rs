@@ -48,8 +48,9 @@ pub struct Retired {
     pub priv_: u8,
     /// The trap raised by an instruction that retires with an exception (`ecall`, `ebreak`).
     pub trap: Option<TrapInfo>,
-    /// A semihosting call was serviced by this (`ebreak`) instruction.
-    pub semihosting: bool,
+    /// This `ecall`/`ebreak` was serviced by an extension of the hart (semihosting, SBI)
+    /// instead of trapping ([`crate::extension`]).
+    pub serviced: Option<crate::extension::Serviced>,
     /// `mtime` when the instruction retired.
     pub mtime: u64,
 }

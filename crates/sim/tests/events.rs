@@ -71,22 +71,26 @@ fn trap_and_trap_return_events_carry_mstatus_and_privilege() {
     }
 }
 
-/// A CSR device is asked before the base CSR file: it can take over `mhpmcounter3` (hard-wired
-/// to 0 in the base file), a refused access is an illegal instruction, and CSRs it does not claim
-/// stay the base file's.
+/// An extension is asked before the base CSR file: it can take over a CSR the base file
+/// implements (`mscratch` here), a refused access is an illegal instruction, and CSRs it does not
+/// claim stay the base file's.
 #[test]
-fn csr_devices_are_asked_before_the_base_file() {
-    use rvtrace_sim::csr::{num, CsrDevice};
-    struct Counter3(u64);
-    impl CsrDevice for Counter3 {
-        fn claims(&self, csr: u16) -> bool {
-            csr == num::MHPMCOUNTER3 || csr == 0x7c0
+fn extensions_are_asked_before_the_base_csr_file() {
+    use rvtrace_sim::csr::num;
+    use rvtrace_sim::extension::{Ctx, Extension};
+    struct Scratch(u64);
+    impl Extension for Scratch {
+        fn name(&self) -> &'static str {
+            "scratch"
         }
-        fn read(&mut self, csr: u16, priv_: u8) -> Option<u64> {
-            (csr == num::MHPMCOUNTER3 && priv_ == 3).then_some(self.0)
+        fn claims_csr(&self, csr: u16) -> bool {
+            csr == num::MSCRATCH || csr == 0x7c0
         }
-        fn write(&mut self, csr: u16, value: u64, priv_: u8) -> bool {
-            if csr != num::MHPMCOUNTER3 || priv_ != 3 {
+        fn csr_read(&mut self, ctx: &mut Ctx, csr: u16) -> Option<u64> {
+            (csr == num::MSCRATCH && ctx.hart().priv_ == 3).then_some(self.0)
+        }
+        fn csr_write(&mut self, ctx: &mut Ctx, csr: u16, value: u64) -> bool {
+            if csr != num::MSCRATCH || ctx.hart().priv_ != 3 {
                 return false;
             }
             self.0 = value;
@@ -96,15 +100,21 @@ fn csr_devices_are_asked_before_the_base_file() {
     let mut cfg = Config::virt(rvtrace_isa::Xlen::Rv64, "dev");
     cfg.semihosting_cmdline = None;
     let mut hart = Hart::new(&cfg);
-    assert_eq!(hart.csr_read(num::MHPMCOUNTER3), Some(0), "the base file's");
-    hart.attach_csr_device(Box::new(Counter3(7)));
-    assert_eq!(hart.csr_read(num::MHPMCOUNTER3), Some(7));
-    assert!(hart.csr_write(num::MHPMCOUNTER3, 42));
-    assert_eq!(hart.csr_read(num::MHPMCOUNTER3), Some(42));
-    // Claimed but refused (a custom CSR the device does not serve): illegal.
+    assert!(hart.csr_write(num::MSCRATCH, 3));
+    assert_eq!(hart.csr_read(num::MSCRATCH), Some(3), "the base file's");
+    hart.attach(Box::new(Scratch(7)));
+    assert_eq!(hart.csr_read(num::MSCRATCH), Some(7));
+    assert!(hart.csr_write(num::MSCRATCH, 42));
+    assert_eq!(hart.csr_read(num::MSCRATCH), Some(42));
+    assert_eq!(
+        hart.csr.mscratch, 3,
+        "the base file's register is untouched"
+    );
+    assert_eq!(hart.extension_mut::<Scratch>().map(|s| s.0), Some(42));
+    // Claimed but refused (a custom CSR the extension does not serve): illegal.
     assert_eq!(hart.csr_read(0x7c0), None);
     assert!(!hart.csr_write(0x7c0, 1));
     // Not claimed: the base file's.
-    assert!(hart.csr_write(num::MSCRATCH, 5));
-    assert_eq!(hart.csr_read(num::MSCRATCH), Some(5));
+    assert!(hart.csr_write(num::MEPC, 5));
+    assert_eq!(hart.csr_read(num::MEPC), Some(5));
 }

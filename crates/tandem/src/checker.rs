@@ -1783,7 +1783,10 @@ impl Checker {
                 next_pc: h.pc,
                 priv_: h.priv_,
                 trap: None,
-                semihosting: true,
+                serviced: Some(rvtrace_sim::extension::Serviced {
+                    by: rvtrace_sim::extension::Serviced::UNKNOWN,
+                    cause: rvtrace_sim::cause::BREAKPOINT as u8,
+                }),
                 mtime: h.mtime(),
             });
             return Ok(());

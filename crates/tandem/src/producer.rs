@@ -579,11 +579,11 @@ impl<W: Write> Observer for Producer<W> {
         for &(rd, v) in &gprs {
             self.x[rd as usize] = v;
         }
-        // A semihosting call's results are non-deterministic input the checker cannot know
-        // (3.1 step 2): written even when gpr is absent (3.2: "If the trace excludes state
+        // A serviced call's (semihosting, SBI) results are non-deterministic input the checker
+        // cannot know (3.1 step 2): written even when gpr is absent (3.2: "If the trace excludes state
         // elements that are necessary to reflect non-deterministic behavior, then false positive
         // tandem verification mismatches will result").
-        if !self.absent.has(Elements::GPR) || ev.semihosting {
+        if !self.absent.has(Elements::GPR) || ev.serviced.is_some() {
             for (k, &(rd, _)) in gprs.iter().enumerate() {
                 // The last write of each register (semihosting may write a0 more than once).
                 if gprs[k + 1..].iter().any(|&(r, _)| r == rd) {
@@ -708,7 +708,7 @@ impl<W: Write> Observer for Producer<W> {
         if self.priv_ != priv_before && !self.absent.has(Elements::PRIV) {
             self.rec(Record::State(AddlState::Priv(self.priv_)));
         }
-        self.mem_records(ev.insn, ev.semihosting, rs1v, rs2v);
+        self.mem_records(ev.insn, ev.serviced.is_some(), rs1v, rs2v);
         self.end_group();
         self.clear_pending();
     }

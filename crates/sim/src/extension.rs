@@ -1,0 +1,201 @@
+//! The hart's extension seam: one interface for what lives inside the hart but outside its base
+//! ISA — CSRs of an extension (CTR, a vendor's registers), per-instruction and trap events,
+//! interrupts an extension raises, and environment calls it services (semihosting, an SBI
+//! implementation).
+//!
+//! An [`Extension`] is owned by the hart ([`crate::Hart::attach`]) and asked in this order:
+//! - **CSR access**: before the base CSR file, so an extension can add CSRs or take over ones the
+//!   base file implements. The privilege check of the CSR number (`csr[9:8]`) and the read-only
+//!   check (`csr[11:10] == 3`) are the hart's (privileged ISA, "CSR Address Mapping
+//!   Conventions"); a refusal by the extension is an illegal-instruction exception.
+//! - **Environment calls**: when `ecall` or `ebreak` is about to raise its exception, each
+//!   extension may service it instead; the instruction then retires without a trap, with
+//!   [`Retired::serviced`] saying by whom.
+//! - **Events**: extensions whose [`Extension::wants_events`] is true see every retirement and
+//!   every trap (the hart then runs its instrumented loop; with none, the loop is the same code
+//!   as without the seam: zero cost).
+//!
+//! Extensions act on the hart through [`Ctx`], which reports register and memory writes to the
+//! run's [`crate::Observer`] like an instruction's, so traces stay complete.
+
+use crate::hart::Hart;
+use crate::observer::{MemAccess, MemKind, Retired, TrapInfo};
+use std::any::Any;
+
+/// An environment call the hart is about to turn into an exception.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct EnvCall {
+    /// Address of the `ecall`/`ebreak`.
+    pub pc: u64,
+    /// Its instruction bits (`c.ebreak` in the low half).
+    pub insn: u32,
+    /// The exception it would raise: 3 breakpoint, 8/9/11 environment call from U/S/M.
+    pub cause: u64,
+    /// Privilege it executes at.
+    pub priv_: u8,
+}
+
+/// What an extension did with an [`EnvCall`] it accepted.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Service {
+    /// Serviced: execution continues after the instruction.
+    Done,
+    /// The program asked to end with this exit status (the run stops after the instruction).
+    Exit(i32),
+}
+
+/// An environment call serviced by an extension (in [`Retired::serviced`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Serviced {
+    /// Index of the extension in attach order ([`crate::Hart::extension_name`]), or
+    /// [`Serviced::UNKNOWN`] for events replayed from a log ([`crate::import`]).
+    pub by: u8,
+    /// The exception the instruction would otherwise have raised (3, 8, 9 or 11).
+    pub cause: u8,
+}
+
+impl Serviced {
+    /// [`Serviced::by`] when the servicing extension is not known.
+    pub const UNKNOWN: u8 = u8::MAX;
+}
+
+/// A piece of the hart that is not its base ISA. Every method has a default that does nothing.
+pub trait Extension: Any + Send {
+    /// A short name for messages ("semihosting", "sbi", "ctr").
+    fn name(&self) -> &'static str;
+    /// Whether this extension implements `csr`.
+    fn claims_csr(&self, _csr: u16) -> bool {
+        false
+    }
+    /// Read a claimed CSR at the hart's privilege (`ctx.hart().priv_`). `None` raises an
+    /// illegal-instruction exception.
+    fn csr_read(&mut self, _ctx: &mut Ctx, _csr: u16) -> Option<u64> {
+        None
+    }
+    /// Write a claimed CSR (value truncated to XLEN). `false` raises an illegal-instruction
+    /// exception.
+    fn csr_write(&mut self, _ctx: &mut Ctx, _csr: u16, _value: u64) -> bool {
+        false
+    }
+    /// Offered an `ecall`/`ebreak` before it traps. `Some` services it (no trap is taken).
+    fn environment_call(&mut self, _ctx: &mut Ctx, _call: &EnvCall) -> Option<Service> {
+        None
+    }
+    /// Whether [`Extension::retire`] and [`Extension::trap`] should be called. Asked when the
+    /// extension is attached and whenever the hart re-evaluates its loop (after a CSR write).
+    fn wants_events(&self) -> bool {
+        false
+    }
+    /// An instruction retired (after the hart's observer saw it).
+    fn retire(&mut self, _ctx: &mut Ctx, _ev: &Retired) {}
+    /// A trap was taken (fault, interrupt, or the exception of an `ecall`/`ebreak`).
+    fn trap(&mut self, _ctx: &mut Ctx, _ev: &TrapInfo) {}
+    /// The run ends: flush buffered output.
+    fn flush(&mut self) {}
+}
+
+/// A register or memory write made by an extension, replayed to the observer.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Effect {
+    Gpr(u8, u64),
+    Store(MemAccess),
+}
+
+/// An extension's access to the hart while it is being called.
+pub struct Ctx<'a> {
+    pub(crate) hart: &'a mut Hart,
+    pub(crate) effects: &'a mut Vec<Effect>,
+}
+
+impl Ctx<'_> {
+    /// The hart (read access to every register, CSR and memory).
+    pub fn hart(&self) -> &Hart {
+        self.hart
+    }
+
+    /// The hart for changes the observer need not see (CSR storage of the extension's own
+    /// device, counters). Register and memory writes should go through [`Ctx::set_x`] and
+    /// [`Ctx::write_memory`] so that traces see them.
+    pub fn hart_mut(&mut self) -> &mut Hart {
+        self.hart
+    }
+
+    /// Integer register `r`, XLEN-truncated.
+    pub fn x(&self, r: u8) -> u64 {
+        self.hart.trunc(self.hart.x[r as usize & 31])
+    }
+
+    /// Write integer register `r` (ignored for `x0`), reported to the observer.
+    pub fn set_x(&mut self, r: u8, v: u64) {
+        if r != 0 && r < 32 {
+            let v = self.hart.sext(v);
+            self.hart.x[r as usize] = v;
+            self.effects.push(Effect::Gpr(r, v));
+        }
+    }
+
+    /// Read guest RAM; false if any byte is outside RAM.
+    pub fn read_memory(&self, addr: u64, buf: &mut [u8]) -> bool {
+        self.hart.bus.read_ram(addr, buf)
+    }
+
+    /// Write guest RAM, reported to the observer as stores of at most 8 bytes; false (and
+    /// nothing written) if any byte is outside RAM.
+    pub fn write_memory(&mut self, addr: u64, data: &[u8]) -> bool {
+        if !self.hart.bus.write_ram(addr, data) {
+            return false;
+        }
+        for (k, chunk) in data.chunks(8).enumerate() {
+            let mut v = [0u8; 8];
+            v[..chunk.len()].copy_from_slice(chunk);
+            self.effects.push(Effect::Store(MemAccess {
+                addr: addr + 8 * k as u64,
+                size: chunk.len() as u8,
+                value: u64::from_le_bytes(v),
+                kind: MemKind::Store,
+            }));
+        }
+        true
+    }
+
+    /// Set (`on`) or clear pending bits of `mip` that software can also write (such as LCOFIP,
+    /// privileged ISA "Machine Interrupt Registers"); the hart re-evaluates interrupts before
+    /// the next instruction.
+    pub fn set_pending(&mut self, mask: u64, on: bool) {
+        if on {
+            self.hart.csr.mip_sw |= mask;
+        } else {
+            self.hart.csr.mip_sw &= !mask;
+        }
+        self.hart.recheck();
+    }
+
+    /// Mark the step as touching the outside world (a device, the host): trap-loop detection
+    /// then does not take a repeated state for a loop.
+    pub fn touched_io(&mut self) {
+        self.hart.bus.io_touched = true;
+    }
+}
+
+/// The extensions attached to a hart, in attach order.
+#[derive(Default)]
+pub(crate) struct Extensions {
+    pub(crate) list: Vec<Box<dyn Extension>>,
+    /// Some extension wants retire/trap events.
+    pub(crate) events: bool,
+    pub(crate) effects: Vec<Effect>,
+}
+
+impl Extensions {
+    pub(crate) fn refresh(&mut self) {
+        self.events = self.list.iter().any(|e| e.wants_events());
+    }
+}
+
+/// Downcast helpers.
+impl dyn Extension {
+    /// This extension as `T`, if it is one.
+    pub fn downcast_mut<T: Extension>(&mut self) -> Option<&mut T> {
+        (self as &mut dyn Any).downcast_mut::<T>()
+    }
+}
