@@ -1266,6 +1266,51 @@ fn wait_status(st: std::process::ExitStatus) -> u64 {
     ((st.code().unwrap_or(1) as u32 & 0xff) << 8) as u64
 }
 
+/// Guest memory as an extension sees it: writes reach the run's observer as stores.
+impl GuestMemory for crate::extension::Ctx<'_> {
+    fn read_bytes(&mut self, addr: u64, buf: &mut [u8]) -> bool {
+        self.read_memory(addr, buf)
+    }
+    fn write_bytes(&mut self, addr: u64, data: &[u8]) -> bool {
+        self.write_memory(addr, data)
+    }
+}
+
+/// Semihosting is the hart's first environment-call service: it takes the `ebreak` of a
+/// semihosting sequence ([`crate::Hart::semihosting_sequence_at`]) and leaves every other
+/// `ebreak` and every `ecall` to trap.
+impl crate::extension::Extension for Semihost {
+    fn name(&self) -> &'static str {
+        "semihosting"
+    }
+
+    fn environment_call(
+        &mut self,
+        ctx: &mut crate::extension::Ctx,
+        call: &crate::extension::EnvCall,
+    ) -> Option<crate::extension::Service> {
+        if call.cause != crate::hart::cause::BREAKPOINT
+            || !ctx.hart().semihosting_sequence_at(call.pc)
+        {
+            return None;
+        }
+        let (op, param) = (ctx.x(10), ctx.x(11));
+        let instret = ctx.hart().instret;
+        ctx.touched_io();
+        Some(match self.call(op, param, ctx, instret) {
+            Outcome::Return(v) => {
+                ctx.set_x(10, v);
+                crate::extension::Service::Done
+            }
+            Outcome::Exit(code) => crate::extension::Service::Exit(code),
+        })
+    }
+
+    fn flush(&mut self) {
+        Semihost::flush(self);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1948,50 +1993,5 @@ mod tests {
         let h = r.open(":semihosting-features", 0);
         assert_eq!(r.blk(SYS_READ, &[h, end - 2, 5]), 0);
         assert_eq!(r.mem.get(end - 2, 2), b"SH");
-    }
-}
-
-/// Guest memory as an extension sees it: writes reach the run's observer as stores.
-impl GuestMemory for crate::extension::Ctx<'_> {
-    fn read_bytes(&mut self, addr: u64, buf: &mut [u8]) -> bool {
-        self.read_memory(addr, buf)
-    }
-    fn write_bytes(&mut self, addr: u64, data: &[u8]) -> bool {
-        self.write_memory(addr, data)
-    }
-}
-
-/// Semihosting is the hart's first environment-call service: it takes the `ebreak` of a
-/// semihosting sequence ([`crate::Hart::semihosting_sequence_at`]) and leaves every other
-/// `ebreak` and every `ecall` to trap.
-impl crate::extension::Extension for Semihost {
-    fn name(&self) -> &'static str {
-        "semihosting"
-    }
-
-    fn environment_call(
-        &mut self,
-        ctx: &mut crate::extension::Ctx,
-        call: &crate::extension::EnvCall,
-    ) -> Option<crate::extension::Service> {
-        if call.cause != crate::hart::cause::BREAKPOINT
-            || !ctx.hart().semihosting_sequence_at(call.pc)
-        {
-            return None;
-        }
-        let (op, param) = (ctx.x(10), ctx.x(11));
-        let instret = ctx.hart().instret;
-        ctx.touched_io();
-        Some(match self.call(op, param, ctx, instret) {
-            Outcome::Return(v) => {
-                ctx.set_x(10, v);
-                crate::extension::Service::Done
-            }
-            Outcome::Exit(code) => crate::extension::Service::Exit(code),
-        })
-    }
-
-    fn flush(&mut self) {
-        Semihost::flush(self);
     }
 }
