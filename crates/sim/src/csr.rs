@@ -33,8 +33,14 @@ pub mod num {
     pub const MSTATUSH: u16 = 0x310;
     pub const MENVCFGH: u16 = 0x31a;
     pub const MCOUNTINHIBIT: u16 = 0x320;
+    pub const MCYCLECFG: u16 = 0x321;
+    pub const MINSTRETCFG: u16 = 0x322;
     pub const MHPMEVENT3: u16 = 0x323;
     pub const MHPMEVENT31: u16 = 0x33f;
+    pub const MCYCLECFGH: u16 = 0x721;
+    pub const MINSTRETCFGH: u16 = 0x722;
+    pub const MHPMEVENT3H: u16 = 0x723;
+    pub const MHPMEVENT31H: u16 = 0x73f;
     pub const MSCRATCH: u16 = 0x340;
     pub const MEPC: u16 = 0x341;
     pub const MCAUSE: u16 = 0x342;
@@ -61,7 +67,9 @@ pub mod num {
     pub const INSTRET: u16 = 0xc02;
     pub const HPMCOUNTER31: u16 = 0xc1f;
     pub const CYCLEH: u16 = 0xc80;
+    pub const TIMEH: u16 = 0xc81;
     pub const HPMCOUNTER31H: u16 = 0xc9f;
+    pub const SCOUNTOVF: u16 = 0xda0;
     pub const MVENDORID: u16 = 0xf11;
     pub const MARCHID: u16 = 0xf12;
     pub const MIMPID: u16 = 0xf13;
@@ -196,7 +204,8 @@ pub const DELEGABLE_EXCEPTIONS: u64 = 0xf0_bfff;
 /// enables by default (the hart model does not implement the hypervisor, but reports QEMU's value).
 pub const MISA_H: u64 = 1 << 7;
 
-/// Architectural CSR state (the values that are plain storage; counters live in the hart).
+/// Architectural CSR state (the values that are plain storage; counters are in
+/// [`crate::counters`]).
 #[derive(Clone, Debug)]
 pub struct Csrs {
     /// `mstatus` in the RV64 layout (SD is computed on read).
@@ -223,8 +232,6 @@ pub struct Csrs {
     pub mtval: u64,
     /// `mcounteren`.
     pub mcounteren: u64,
-    /// `mcountinhibit`.
-    pub mcountinhibit: u64,
     /// `menvcfg`.
     pub menvcfg: u64,
     /// `stvec`.
@@ -251,14 +258,8 @@ pub struct Csrs {
     pub pmpcfg: [u8; 16],
     /// PMP address registers.
     pub pmpaddr: [u64; 16],
-    /// `mhpmevent3..31`.
-    pub mhpmevent: [u64; 29],
     /// `tselect`.
     pub tselect: u64,
-    /// `cycle = instret + cycle_offset`.
-    pub cycle_offset: u64,
-    /// `minstret = instret + instret_offset`.
-    pub instret_offset: u64,
 }
 
 impl Csrs {
@@ -282,7 +283,6 @@ impl Csrs {
             mcause: 0,
             mtval: 0,
             mcounteren: 0,
-            mcountinhibit: 0,
             menvcfg: 0,
             stvec: 0,
             sscratch: 0,
@@ -296,10 +296,7 @@ impl Csrs {
             frm: 0,
             pmpcfg: [0; 16],
             pmpaddr: [0; 16],
-            mhpmevent: [0; 29],
             tselect: 0,
-            cycle_offset: 0,
-            instret_offset: 0,
         }
     }
 

@@ -1,6 +1,7 @@
 //! Zicsr instructions: access checks (privileged ISA, "CSR Address Mapping Conventions"), reads
 //! and writes of the CSR file, counters, and the CSRs of attached extensions ([`crate::extension`]).
 
+use crate::counters::Counters;
 use crate::csr::{irq, mstatus, num, DELEGABLE_EXCEPTIONS};
 use crate::decode::{Insn, Op};
 use crate::hart::{privilege, Exc, Hart};
@@ -65,33 +66,27 @@ impl Hart {
         }
     }
 
-    fn counter_value(&self, index: u16) -> u64 {
-        match index {
-            0 => self.instret.wrapping_add(self.csr.cycle_offset),
-            1 => self.mtime(),
-            2 => self.instret.wrapping_add(self.csr.instret_offset),
-            _ => 0,
-        }
-    }
-
     /// Read a CSR as software sees it (XLEN-wide, sign-extended for RV32). `None` = no such CSR
     /// or not accessible now.
     pub fn csr_read(&mut self, csr: u16) -> Option<u64> {
         let rv32 = self.xlen == Xlen::Rv32;
-        if matches!(
-            csr,
-            num::CYCLE..=num::HPMCOUNTER31
-                | num::CYCLEH..=num::HPMCOUNTER31H
-                | num::MCYCLE
-                | num::MINSTRET
-                | num::MCYCLEH
-                | num::MINSTRETH
-        ) {
+        if Counters::owns(csr) || csr == num::TIME || csr == num::TIMEH {
             // Time and counters come from outside the loop's state (trap-loop detection).
             self.bus.io_touched = true;
         }
         if let Some(v) = self.device_read(csr) {
             return v;
+        }
+        if Counters::owns(csr) {
+            // User-level counters: `mcounteren`/`scounteren` (Zicntr/Zihpm).
+            if (num::CYCLE..=num::HPMCOUNTER31H).contains(&csr) && !self.counter_allowed(csr & 0x1f)
+            {
+                return None;
+            }
+            let v = self
+                .counters
+                .read(csr, self.instret, self.priv_, self.csr.mcounteren)?;
+            return Some(self.sext(v));
         }
         let c = &self.csr;
         let v = match csr {
@@ -99,24 +94,16 @@ impl Hart {
             num::FFLAGS => c.fflags as u64,
             num::FRM => c.frm as u64,
             num::FCSR => ((c.frm as u64) << 5) | c.fflags as u64,
-            num::CYCLE..=num::HPMCOUNTER31 => {
-                let idx = csr - num::CYCLE;
-                if !self.counter_allowed(idx) {
+            num::TIME | num::TIMEH => {
+                if !self.counter_allowed(1) || (csr == num::TIMEH && !rv32) {
                     return None;
                 }
-                self.counter_value(idx)
-            }
-            num::CYCLEH..=num::HPMCOUNTER31H if rv32 => {
-                let idx = csr - num::CYCLEH;
-                if !self.counter_allowed(idx) {
-                    return None;
+                if csr == num::TIME {
+                    self.mtime()
+                } else {
+                    self.mtime() >> 32
                 }
-                self.counter_value(idx) >> 32
             }
-            num::MCYCLE | num::MINSTRET => self.counter_value(csr - num::MCYCLE),
-            num::MCYCLEH | num::MINSTRETH if rv32 => self.counter_value(csr - num::MCYCLEH) >> 32,
-            num::MHPMCOUNTER3..=num::MHPMCOUNTER31 => 0,
-            num::MHPMCOUNTER3H..=num::MHPMCOUNTER31H if rv32 => 0,
             num::SSTATUS if self.ext.s => {
                 let mask = mstatus::SSTATUS_BITS;
                 let m = c.mstatus_read(self.xlen);
@@ -149,8 +136,6 @@ impl Hart {
             num::MCOUNTEREN => c.mcounteren,
             num::MENVCFG => c.menvcfg,
             num::MENVCFGH if rv32 => c.menvcfg >> 32,
-            num::MCOUNTINHIBIT => c.mcountinhibit,
-            num::MHPMEVENT3..=num::MHPMEVENT31 => c.mhpmevent[(csr - num::MHPMEVENT3) as usize],
             num::MSCRATCH => c.mscratch,
             num::MEPC => c.mepc,
             num::MCAUSE => c.mcause,
@@ -197,6 +182,11 @@ impl Hart {
         if let Some(ok) = self.device_write(csr, v) {
             return ok;
         }
+        if Counters::owns(csr) {
+            // Counter writes take effect after the instruction (`counters.rs`).
+            self.recheck();
+            return self.counters.write(csr, v);
+        }
         let rv32 = self.xlen == Xlen::Rv32;
         let has_f = self.ext.f;
         let c = &mut self.csr;
@@ -214,27 +204,6 @@ impl Hart {
                 c.frm = ((v >> 5) & 7) as u8;
                 c.set_fs_dirty();
             }
-            num::MCYCLE | num::MINSTRET | num::MCYCLEH | num::MINSTRETH => {
-                let idx = csr & 0x7f;
-                let cur = self.instret;
-                let off = if idx == 0 {
-                    &mut c.cycle_offset
-                } else {
-                    &mut c.instret_offset
-                };
-                let old = cur.wrapping_add(*off);
-                let new = if csr >= num::MCYCLEH {
-                    (old & 0xffff_ffff) | (v << 32)
-                } else if rv32 {
-                    (old & !0xffff_ffff) | (v & 0xffff_ffff)
-                } else {
-                    v
-                };
-                // The written value is what the next instruction sees: this instruction's own
-                // retirement (which advances both counters here) is absorbed.
-                *off = new.wrapping_sub(cur).wrapping_sub(1);
-            }
-            num::MHPMCOUNTER3..=num::MHPMCOUNTER31 | num::MHPMCOUNTER3H..=num::MHPMCOUNTER31H => {}
             num::SSTATUS => {
                 let mut mask = mstatus::SIE
                     | mstatus::SPIE
@@ -266,7 +235,7 @@ impl Hart {
                     c.stvec = v;
                 }
             }
-            num::SCOUNTEREN => c.scounteren = v,
+            num::SCOUNTEREN => c.scounteren = v & self.counters.present_mask(),
             num::SENVCFG => c.senvcfg = v & 0xf1,
             num::SSCRATCH => c.sscratch = v,
             // QEMU 7.2 keeps bit 0 of xepc as written (the ISA says it reads as zero).
@@ -317,7 +286,7 @@ impl Hart {
                     c.mtvec = v;
                 }
             }
-            num::MCOUNTEREN => c.mcounteren = v,
+            num::MCOUNTEREN => c.mcounteren = v & self.counters.present_mask(),
             num::MENVCFG => {
                 c.menvcfg = if rv32 {
                     (c.menvcfg & !0xffff_ffff) | (v & 0xf1)
@@ -328,8 +297,6 @@ impl Hart {
             num::MENVCFGH => {
                 c.menvcfg = (c.menvcfg & 0xffff_ffff) | ((v << 32) & 0xc000_0000_0000_0000)
             }
-            num::MCOUNTINHIBIT => c.mcountinhibit = v,
-            num::MHPMEVENT3..=num::MHPMEVENT31 => c.mhpmevent[(csr - num::MHPMEVENT3) as usize] = v,
             num::MSCRATCH => c.mscratch = v,
             num::MEPC => c.mepc = v,
             num::MCAUSE => c.mcause = v,

@@ -402,6 +402,8 @@ impl Hart {
                 let t = target!(self.csr.mepc);
                 self.csr.mstatus = n;
                 self.priv_ = new_priv;
+                // The mret itself retires in M.
+                self.counters.set_mode(new_priv, self.instret + 1);
                 obs.trap_return(n, new_priv);
                 self.recheck();
                 return Ok(t);
@@ -416,6 +418,7 @@ impl Hart {
                 let t = target!(self.csr.sepc);
                 self.csr.mstatus = n;
                 self.priv_ = spp;
+                self.counters.set_mode(spp, self.instret + 1);
                 obs.trap_return(n, spp);
                 self.recheck();
                 return Ok(t);

@@ -1,6 +1,7 @@
 //! The hart: architectural state, the run loop with its decode cache, traps and interrupts.
 
 use crate::bus::{Bus, BusExit, DEFAULT_RAM_SIZE, RAM_BASE};
+use crate::counters::{CounterConfig, Counters, Tally};
 use crate::csr::{irq, mstatus, Csrs};
 use crate::decode::{decode, Extensions, Insn};
 use crate::extension::{Ctx, Effect, EnvCall, Extension, Service, Serviced};
@@ -84,6 +85,8 @@ pub struct Config {
     pub ram_size: u64,
     /// Semihosting command line (QEMU: the `-kernel` path as given). `None` disables semihosting.
     pub semihosting_cmdline: Option<String>,
+    /// Performance counters (Zihpm, Sscofpmf, Smcntrpmf).
+    pub counters: CounterConfig,
 }
 
 impl Config {
@@ -94,6 +97,7 @@ impl Config {
             ext: Extensions::ALL,
             ram_size: DEFAULT_RAM_SIZE,
             semihosting_cmdline: Some(cmdline.to_string()),
+            counters: CounterConfig::default(),
         }
     }
 }
@@ -163,8 +167,12 @@ pub struct Hart {
     pub csr: Csrs,
     /// Memory and devices.
     pub bus: Bus,
-    /// Instructions retired so far.
+    /// Instructions retired so far (the trace view: `ecall`/`ebreak` included).
     pub instret: u64,
+    /// Performance counters (`counters.rs`).
+    pub counters: Counters,
+    /// Run the instrumented loop (tallies for the counters, extension events).
+    hooks: bool,
     semihost_cmdline: Option<String>,
     /// Attached extensions (`extension.rs`), semihosting first when it is on.
     pub(crate) exts: crate::extension::Extensions,
@@ -221,6 +229,8 @@ impl Hart {
             csr: Csrs::new(cfg.xlen, misa_ext),
             bus: Bus::new(cfg.ram_size),
             instret: 0,
+            counters: Counters::new(cfg.counters, cfg.xlen),
+            hooks: false,
             semihost_cmdline: cfg.semihosting_cmdline.clone(),
             exts: Default::default(),
             reservation: None,
@@ -457,9 +467,32 @@ impl Hart {
         let limit = self.instret.saturating_add(max_insns);
         self.next_check = 0;
         loop {
+            // Two loops: the plain one costs nothing for counters or extensions; the
+            // instrumented one tallies events and calls extensions. Housekeeping switches.
+            let stop = if self.hooks {
+                self.run_loop::<O, RV64, true>(obs, limit)
+            } else {
+                self.run_loop::<O, RV64, false>(obs, limit)
+            };
+            if let Some(stop) = stop {
+                return stop;
+            }
+        }
+    }
+
+    /// Run until a stop (`Some`) or until the loop kind must change (`None`).
+    fn run_loop<O: Observer, const RV64: bool, const HOOKS: bool>(
+        &mut self,
+        obs: &mut O,
+        limit: u64,
+    ) -> Option<Stop> {
+        loop {
             if self.instret >= self.next_check {
                 if let Some(stop) = self.housekeeping(obs, limit) {
-                    return stop;
+                    return Some(stop);
+                }
+                if self.hooks != HOOKS {
+                    return None;
                 }
                 continue;
             }
@@ -492,7 +525,17 @@ impl Hart {
             let bits = if insn.len == 2 { raw & 0xffff } else { raw };
             let prev_priv = self.priv_;
             let mut serviced = None;
-            let (next, trap) = match self.execute::<O, RV64>(obs, &insn, bits, pc) {
+            let mut accesses = crate::instrument::Accesses::EMPTY;
+            let result = if HOOKS {
+                let mut probe = crate::instrument::Probe {
+                    obs: &mut *obs,
+                    acc: &mut accesses,
+                };
+                self.execute::<_, RV64>(&mut probe, &insn, bits, pc)
+            } else {
+                self.execute::<O, RV64>(obs, &insn, bits, pc)
+            };
+            let (next, trap) = match result {
                 Ok(next) => (next, None),
                 // ecall/ebreak retire with an exception (E-Trace itype 1, N-Trace Table 2).
                 Err(exc)
@@ -511,7 +554,7 @@ impl Hart {
                         serviced = Some(s);
                         (self.trunc(pc.wrapping_add(insn.len as u64)), None)
                     } else {
-                        let trap = self.take_trap(exc.cause, exc.tval, false, pc);
+                        let trap = self.take_trap_retiring(exc.cause, exc.tval, false, pc, true);
                         (trap.handler, Some(trap))
                     }
                 }
@@ -521,7 +564,7 @@ impl Hart {
                     obs.trap(&trap);
                     self.note_fault(trap);
                     if obs.stop_requested() {
-                        return Stop::Requested;
+                        return Some(Stop::Requested);
                     }
                     continue;
                 }
@@ -530,7 +573,7 @@ impl Hart {
             self.instret += 1;
             self.trap_loop.last_handler = None;
             self.trap_loop.traps_without_retire = 0;
-            obs.retire(&Retired {
+            let ev = Retired {
                 pc,
                 insn: bits,
                 len: insn.len,
@@ -540,9 +583,16 @@ impl Hart {
                 trap,
                 serviced,
                 mtime: self.instret.wrapping_add(self.bus.clint.mtime_offset),
-            });
+            };
+            obs.retire(&ev);
+            if HOOKS {
+                self.account(&insn, &ev, &accesses);
+                if self.exts.events {
+                    self.extensions_retire(obs, &ev);
+                }
+            }
             if obs.stop_requested() {
-                return Stop::Requested;
+                return Some(Stop::Requested);
             }
         }
     }
@@ -574,6 +624,7 @@ impl Hart {
             return Some(Stop::Exit(code));
         }
         self.bus.irq_dirty = false;
+        self.counter_housekeeping();
         if self.instret >= limit {
             self.next_check = 0;
             return Some(Stop::InsnLimit);
@@ -596,8 +647,28 @@ impl Hart {
         if cmp > mtime {
             next = next.min(self.instret.saturating_add(cmp - mtime));
         }
+        next = next.min(
+            self.instret
+                .saturating_add(self.counters.horizon(self.instret)),
+        );
         self.next_check = next;
         None
+    }
+
+    /// Counter work between instructions: follow the privilege, apply queued counter writes,
+    /// detect overflows (Sscofpmf: LCOFI), and choose the loop.
+    fn counter_housekeeping(&mut self) {
+        let c = &mut self.counters;
+        if c.mode() != self.priv_ {
+            // Changed behind the hart's back (a consumer that drives the hart's state).
+            c.set_mode(self.priv_, self.instret);
+        }
+        let mut lcofi = c.has_pending() && c.apply_pending(self.instret);
+        lcofi |= c.check_overflow(self.instret);
+        if lcofi {
+            self.csr.mip_sw |= irq::LCOFI;
+        }
+        self.hooks = self.counters.needs_tallies() || self.exts.events;
     }
 
     /// The highest-priority interrupt that is pending, enabled and takeable now
@@ -620,7 +691,29 @@ impl Hart {
     /// `xepc`, `xcause`, `xtval`, `mstatus`, the privilege and the pc as the hart does it. Public
     /// for consumers that drive a hart (the tandem checker injects the interrupts a trace reports).
     pub fn take_trap(&mut self, code: u64, tval: u64, interrupt: bool, epc: u64) -> TrapInfo {
+        self.take_trap_retiring(code, tval, interrupt, epc, false)
+    }
+
+    /// [`Hart::take_trap`]; `retiring` for the exception of an `ecall`/`ebreak`, which retires
+    /// (in the mode it executed in) without counting as retired for the counters.
+    pub(crate) fn take_trap_retiring(
+        &mut self,
+        code: u64,
+        tval: u64,
+        interrupt: bool,
+        epc: u64,
+        retiring: bool,
+    ) -> TrapInfo {
         let from = self.priv_;
+        let t = &mut self.counters.tallies[from as usize & 3];
+        t[if interrupt {
+            Tally::Interrupt
+        } else {
+            Tally::Exception
+        } as usize] += 1;
+        if retiring {
+            t[Tally::EnvCall as usize] += 1;
+        }
         let deleg = if interrupt {
             self.csr.mideleg
         } else {
@@ -647,6 +740,8 @@ impl Hart {
             tvec = self.csr.mtvec;
         }
         self.csr.mstatus = mstatus::after_trap(self.csr.mstatus, from, self.priv_);
+        self.counters
+            .set_mode(self.priv_, self.instret + retiring as u64);
         let base = tvec & !3;
         let handler = if interrupt && tvec & 3 == 1 {
             base + 4 * code
@@ -667,6 +762,12 @@ impl Hart {
             mstatus: self.csr.mstatus,
         };
         self.note_trap(&trap);
+        if self.exts.events {
+            self.each_extension(|e, ctx| {
+                e.trap(ctx, &trap);
+                None::<()>
+            });
+        }
         trap
     }
 

@@ -18,6 +18,7 @@
 //! ```
 
 pub mod bus;
+pub mod counters;
 pub mod csr;
 mod csr_exec;
 pub mod decode;
@@ -28,6 +29,7 @@ pub mod fpu;
 mod hart;
 pub mod import;
 pub mod ingress;
+mod instrument;
 pub mod observer;
 pub mod semihost;
 mod traploop;

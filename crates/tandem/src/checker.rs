@@ -1555,12 +1555,8 @@ impl Checker {
                     h.csr.mip_sw = (h.csr.mip_sw & !m) | (v & m);
                 }
                 0xb00 | 0xc00 | 0xb02 | 0xc02 | 0xb80 | 0xc80 | 0xb82 | 0xc82 => {
-                    let off = if addr & 2 == 0 {
-                        &mut h.csr.cycle_offset
-                    } else {
-                        &mut h.csr.instret_offset
-                    };
-                    let cur = instret.wrapping_add(*off);
+                    let i = (addr & 0x1f) as usize;
+                    let cur = h.counters.counter(i, instret);
                     let new = if addr & 0x80 != 0 {
                         (cur & 0xffff_ffff) | (v << 32)
                     } else if rv32 {
@@ -1568,7 +1564,7 @@ impl Checker {
                     } else {
                         v
                     };
-                    *off = new.wrapping_sub(instret);
+                    h.counters.set_counter(i, new, instret);
                 }
                 _ => {}
             }

@@ -1,0 +1,160 @@
+//! The instrumented loop's work per retired instruction: the counters' tallies
+//! ([`crate::counters::Tally`]), the micro-architecture model, and extension events. The plain
+//! loop does none of it (`hart.rs` `run_loop::<_, _, false>`).
+
+use crate::counters::{Tally, TALLIES};
+use crate::decode::{Insn, Op};
+use crate::hart::Hart;
+use crate::observer::{MemAccess, MemKind, Observer, Retired, TrapInfo};
+use rvtrace_isa::CfClass;
+
+/// Data accesses of one instruction (an AMO makes two; more are not possible).
+#[derive(Clone, Copy)]
+pub(crate) struct Accesses {
+    n: u8,
+    a: [(u64, u8, bool); 4],
+}
+
+impl Accesses {
+    pub(crate) const EMPTY: Accesses = Accesses {
+        n: 0,
+        a: [(0, 0, false); 4],
+    };
+
+    /// `(address, size, is_write)` of each access.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = &(u64, u8, bool)> {
+        self.a[..self.n as usize].iter()
+    }
+}
+
+/// An observer that passes everything on and notes data accesses for the model.
+pub(crate) struct Probe<'a, O: Observer> {
+    pub(crate) obs: &'a mut O,
+    pub(crate) acc: &'a mut Accesses,
+}
+
+impl<O: Observer> Observer for Probe<'_, O> {
+    #[inline(always)]
+    fn retire(&mut self, ev: &Retired) {
+        self.obs.retire(ev)
+    }
+    #[inline(always)]
+    fn trap(&mut self, ev: &TrapInfo) {
+        self.obs.trap(ev)
+    }
+    #[inline(always)]
+    fn gpr_write(&mut self, rd: u8, value: u64) {
+        self.obs.gpr_write(rd, value)
+    }
+    #[inline(always)]
+    fn fpr_write(&mut self, rd: u8, value: u64) {
+        self.obs.fpr_write(rd, value)
+    }
+    #[inline(always)]
+    fn csr_write(&mut self, csr: u16, value: u64) {
+        self.obs.csr_write(csr, value)
+    }
+    #[inline(always)]
+    fn mem_access(&mut self, acc: &MemAccess) {
+        let n = self.acc.n as usize;
+        if n < self.acc.a.len() {
+            self.acc.a[n] = (acc.addr, acc.size, acc.kind == MemKind::Store);
+            self.acc.n += 1;
+        }
+        self.obs.mem_access(acc)
+    }
+    #[inline(always)]
+    fn trap_return(&mut self, mstatus: u64, to_priv: u8) {
+        self.obs.trap_return(mstatus, to_priv)
+    }
+    #[inline(always)]
+    fn stop_requested(&mut self) -> bool {
+        self.obs.stop_requested()
+    }
+}
+
+const fn bit(t: Tally) -> u32 {
+    1 << t as u32
+}
+
+/// The tallies an operation always adds when it retires (loads, stores, classes of
+/// instruction); control-flow kinds come from the instruction's [`CfClass`].
+fn op_tallies(op: Op) -> u32 {
+    use Op::*;
+    let load = bit(Tally::Load);
+    let store = bit(Tally::Store);
+    let atomic = bit(Tally::Atomic);
+    match op {
+        Lb | Lh | Lw | Ld | Lbu | Lhu | Lwu => load,
+        Sb | Sh | Sw | Sd => store,
+        Flw | Fld => load | bit(Tally::Fp),
+        Fsw | Fsd => store | bit(Tally::Fp),
+        LrW | LrD => load | atomic,
+        ScW | ScD => store | atomic,
+        AmoSwapW | AmoAddW | AmoXorW | AmoAndW | AmoOrW | AmoMinW | AmoMaxW | AmoMinuW
+        | AmoMaxuW | AmoSwapD | AmoAddD | AmoXorD | AmoAndD | AmoOrD | AmoMinD | AmoMaxD
+        | AmoMinuD | AmoMaxuD => load | store | atomic,
+        Csrrw | Csrrs | Csrrc | Csrrwi | Csrrsi | Csrrci => bit(Tally::Csr),
+        Mul | Mulh | Mulhsu | Mulhu | Div | Divu | Rem | Remu | Mulw | Divw | Divuw | Remw
+        | Remuw => bit(Tally::MulDiv),
+        Fence | FenceI | SfenceVma => bit(Tally::Fence),
+        o if (Flw as u16..=FmvDX as u16).contains(&(o as u16)) => bit(Tally::Fp),
+        _ => 0,
+    }
+}
+
+fn class_tallies(c: CfClass) -> u32 {
+    let direct = bit(Tally::DirectJump);
+    let indirect = bit(Tally::IndirectJump);
+    let call = bit(Tally::Call);
+    let ret = bit(Tally::Return);
+    match c {
+        CfClass::Branch => bit(Tally::Branch),
+        CfClass::InferableCall => direct | call,
+        CfClass::UninferableCall => indirect | call,
+        CfClass::CoroutineSwap => indirect | call | ret,
+        CfClass::Return => indirect | ret,
+        CfClass::InferableJump | CfClass::OtherInferableJump => direct,
+        CfClass::UninferableJump | CfClass::OtherUninferableJump => indirect,
+        _ => 0,
+    }
+}
+
+impl Hart {
+    /// Tally a retired instruction in the privilege it executed at.
+    #[inline]
+    pub(crate) fn account(&mut self, insn: &Insn, ev: &Retired, acc: &Accesses) {
+        let m = ev.priv_ as usize & 3;
+        let t: &mut [u64; TALLIES] = &mut self.counters.tallies[m];
+        // `ecall`/`ebreak` that raised their exception are counted in take_trap.
+        let mut k = if ev.trap.is_some() {
+            0
+        } else {
+            op_tallies(insn.op) | class_tallies(ev.class)
+        };
+        if insn.len == 2 {
+            k |= bit(Tally::Compressed);
+        }
+        let taken = ev.next_pc != ev.pc.wrapping_add(ev.len as u64);
+        if ev.class == CfClass::Branch && taken {
+            k |= bit(Tally::BranchTaken);
+        }
+        while k != 0 {
+            t[k.trailing_zeros() as usize] += 1;
+            k &= k - 1;
+        }
+        let _ = acc;
+    }
+
+    /// Give a retirement to the extensions that want events; report their writes.
+    #[inline(never)]
+    pub(crate) fn extensions_retire<O: Observer>(&mut self, obs: &mut O, ev: &Retired) {
+        self.each_extension(|e, ctx| {
+            if e.wants_events() {
+                e.retire(ctx, ev);
+            }
+            None::<()>
+        });
+        self.replay_effects(obs);
+    }
+}
