@@ -3,9 +3,33 @@
 use rvtrace_isa::Xlen;
 use rvtrace_sim::decode::Extensions;
 
-/// Parse an ISA string into XLEN and extensions. Unknown extensions are an error, so a typo never
-/// silently changes what runs.
-pub fn parse_isa(s: &str) -> Result<(Xlen, Extensions), String> {
+/// What an `--isa` string asks for.
+#[derive(Clone, Copy, Debug)]
+pub struct Isa {
+    /// Base width.
+    pub xlen: Xlen,
+    /// Unprivileged extensions the hart executes.
+    pub ext: Extensions,
+    /// Sscofpmf (counter overflow and mode filtering): only when the string names it.
+    pub sscofpmf: bool,
+    /// Smcntrpmf (cycle/instret mode filtering): only when the string names it.
+    pub smcntrpmf: bool,
+}
+
+/// Parse an ISA string (`rv64gc`, `rv64imac_zba_sscofpmf`, ...). Unknown extensions are an
+/// error, so a typo never silently changes what runs.
+pub fn parse_isa(s: &str) -> Result<Isa, String> {
+    let (xlen, ext, multi) = parse_letters(s)?;
+    let has = |n: &str| multi.iter().any(|m| m == n);
+    Ok(Isa {
+        xlen,
+        ext,
+        sscofpmf: has("sscofpmf"),
+        smcntrpmf: has("smcntrpmf"),
+    })
+}
+
+fn parse_letters(s: &str) -> Result<(Xlen, Extensions, Vec<String>), String> {
     let lower = s.to_ascii_lowercase();
     let (xlen, rest) = if let Some(r) = lower.strip_prefix("rv64") {
         (Xlen::Rv64, r)
@@ -72,15 +96,17 @@ pub fn parse_isa(s: &str) -> Result<(Xlen, Extensions), String> {
             }
         }
     }
+    let mut multi = Vec::new();
     for p in parts {
         match p {
-            "" | "zicsr" | "zifencei" | "zicntr" => {}
+            "" | "zicsr" | "zifencei" | "zicntr" | "zihpm" => {}
             "zba" => ext.zba = true,
             "zbb" => ext.zbb = true,
-            _ => return Err(format!("--isa {s:?}: unsupported extension {p:?} (supported: zicsr, zifencei, zicntr, zba, zbb)")),
+            "sscofpmf" | "smcntrpmf" => multi.push(p.to_string()),
+            _ => return Err(format!("--isa {s:?}: unsupported extension {p:?} (supported: zicsr, zifencei, zicntr, zihpm, zba, zbb, sscofpmf, smcntrpmf)")),
         }
     }
-    Ok((xlen, ext))
+    Ok((xlen, ext, multi))
 }
 
 #[cfg(test)]
@@ -89,14 +115,17 @@ mod tests {
 
     #[test]
     fn common_strings() {
-        let (x, e) = parse_isa("rv64gc").unwrap();
-        assert_eq!(x, Xlen::Rv64);
+        let i = parse_isa("rv64gc").unwrap();
+        assert_eq!(i.xlen, Xlen::Rv64);
+        let e = i.ext;
         assert!(e.m && e.a && e.f && e.d && e.c && !e.zba);
-        let (x, e) = parse_isa("RV32IMAC").unwrap();
-        assert_eq!(x, Xlen::Rv32);
+        assert!(!i.sscofpmf && !i.smcntrpmf, "left out unless named");
+        let i = parse_isa("RV32IMAC").unwrap();
+        assert_eq!(i.xlen, Xlen::Rv32);
+        let e = i.ext;
         assert!(e.m && e.a && e.c && !e.f && !e.d);
-        let (_, e) = parse_isa("rv64imafdc_zicsr_zifencei_zba_zbb").unwrap();
-        assert!(e.zba && e.zbb && e.d);
+        let i = parse_isa("rv64imafdc_zicsr_zifencei_zba_zbb_zihpm_sscofpmf").unwrap();
+        assert!(i.ext.zba && i.ext.zbb && i.ext.d && i.sscofpmf && !i.smcntrpmf);
         assert!(parse_isa("rv64gcv").is_err());
         assert!(parse_isa("x86").is_err());
         assert!(parse_isa("rv64e").is_err());

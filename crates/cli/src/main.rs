@@ -9,6 +9,7 @@ mod etrace;
 mod isa_arg;
 mod kind;
 mod ntrace;
+mod perf;
 mod progress;
 mod run;
 mod tandem;

@@ -1,13 +1,12 @@
 //! `rvtrace run`, `rvtrace example` and `rvtrace ingress dump`.
 
-use crate::isa_arg::parse_isa;
+use crate::isa_arg::{parse_isa, Isa};
 use crate::progress::Progress;
 use crate::report::{self, CmdResult, Failure, Output};
 use crate::report::{EXIT_INSN_LIMIT, EXIT_INTERRUPTED, EXIT_MISMATCH, EXIT_TOOL_ERROR};
 use rvtrace_image::Image;
 use rvtrace_ingress::{IngressHeader, IngressWriter, Record};
 use rvtrace_isa::{CfClass, IsaConfig, Xlen};
-use rvtrace_sim::decode::Extensions;
 use rvtrace_sim::ingress::IngressRecorder;
 use rvtrace_sim::{Config, Hart, Observer, Retired, Stop, TrapInfo};
 use std::io::{IsTerminal, Write};
@@ -58,7 +57,9 @@ pub struct RunArgs {
     #[arg(long, value_name = "N")]
     max_insns: Option<u64>,
     /// The hart's ISA, overriding what the ELF says, e.g. rv64gc, rv32imac, rv64imafdc_zba_zbb.
-    /// Default: rv64gc or rv32gc by the ELF class, plus Zba and Zbb (QEMU's `virt` default CPU).
+    /// Default: rv64gc or rv32gc by the ELF class, plus Zba and Zbb (QEMU's `virt` default CPU),
+    /// Sscofpmf and Smcntrpmf; a given string has Sscofpmf/Smcntrpmf only when it names them
+    /// (`_sscofpmf_smcntrpmf`).
     #[arg(long, value_name = "ISA")]
     isa: Option<String>,
     /// Semihosting command line (default: the ELF path exactly as given).
@@ -83,6 +84,17 @@ pub struct RunArgs {
     /// MLEN of the tandem trace in bits (default: 64 on RV64, 32 on RV32).
     #[arg(long, value_name = "BITS", requires = "tandem")]
     tandem_mlen: Option<u32>,
+    /// Programmable performance counters of the hart (`mhpmcounter3..3+K-1`; the rest read as
+    /// zero), 0..29. Default 16, as QEMU's `virt`.
+    #[arg(long, value_name = "K", default_value_t = rvtrace_sim::counters::DEFAULT_HPM_COUNTERS,
+          value_parser = clap::value_parser!(u8).range(0..=29))]
+    hpm_counters: u8,
+    /// Print, at the end, a `perf stat`-like table on stderr of every event the hart model
+    /// counts (count and rate per 1000 instructions), for the whole run and per privilege mode.
+    /// Events are the SBI PMU ones a program can also select in `mhpmevent` (see the sim crate's
+    /// README). Costs speed: every instruction is classified.
+    #[arg(long)]
+    counters: bool,
     /// Let the program run shell commands on this machine through semihosting `SYS_SYSTEM`
     /// (as QEMU does). Without it such a call fails with EPERM and a warning.
     #[arg(long)]
@@ -364,15 +376,19 @@ fn load_image(paths: &[&Path]) -> Result<Image, String> {
 
 fn make_hart(
     image: &Image,
-    isa: Option<(Xlen, Extensions)>,
+    isa: Option<Isa>,
+    hpm_counters: u8,
     cmdline: &str,
 ) -> Result<Hart, String> {
     let xlen = image.files().first().map(|f| f.xlen).unwrap_or(Xlen::Rv64);
     let mut cfg = Config::virt(xlen, cmdline);
-    if let Some((x, ext)) = isa {
-        cfg.xlen = x;
-        cfg.ext = ext;
+    if let Some(isa) = isa {
+        cfg.xlen = isa.xlen;
+        cfg.ext = isa.ext;
+        cfg.counters.sscofpmf = isa.sscofpmf;
+        cfg.counters.smcntrpmf = isa.smcntrpmf;
     }
+    cfg.counters.hpm_counters = hpm_counters;
     let mut hart = Hart::new(&cfg);
     hart.load(image).map_err(|e| e.to_string())?;
     Ok(hart)
@@ -494,7 +510,8 @@ pub fn run(args: &RunArgs) -> CmdResult {
         .cmdline
         .clone()
         .unwrap_or_else(|| args.elf.to_string_lossy().into_owned());
-    let mut hart = make_hart(&image, isa, &cmdline)?;
+    let mut hart = make_hart(&image, isa, args.hpm_counters, &cmdline)?;
+    hart.counters.set_count_all(args.counters);
     hart.allow_host_commands(args.allow_host_commands);
     if to_stdout {
         hart.program_output_to_stderr();
@@ -671,6 +688,11 @@ pub fn run(args: &RunArgs) -> CmdResult {
             say!("rvtrace: {l}");
         }
     }
+    if args.counters {
+        for l in crate::perf::table(&hart) {
+            say!("rvtrace: {l}");
+        }
+    }
     if let Some(e) = first_err {
         return Err(e);
     }
@@ -752,7 +774,12 @@ pub fn example(args: &ExampleArgs) -> CmdResult {
     };
     let mut image = Image::new();
     image.load_bytes(name, bytes).map_err(|e| e.to_string())?;
-    let mut hart = make_hart(&image, None, name)?;
+    let mut hart = make_hart(
+        &image,
+        None,
+        rvtrace_sim::counters::DEFAULT_HPM_COUNTERS,
+        name,
+    )?;
     out!(o, "rvtrace: running the bundled example {name}: {what}");
     out!(o, "rvtrace: --- program output ---");
     o.flush().map_err(|e| o.fail(e))?;

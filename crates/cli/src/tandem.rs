@@ -121,9 +121,11 @@ fn check(
         .unwrap_or(rvtrace_isa::Xlen::Rv64);
     let mut cfg = rvtrace_sim::Config::virt(xlen, "");
     if let Some(i) = isa {
-        let (x, ext) = crate::isa_arg::parse_isa(i).map_err(crate::report::Failure::Usage)?;
-        cfg.xlen = x;
-        cfg.ext = ext;
+        let isa = crate::isa_arg::parse_isa(i).map_err(crate::report::Failure::Usage)?;
+        cfg.xlen = isa.xlen;
+        cfg.ext = isa.ext;
+        cfg.counters.sscofpmf = isa.sscofpmf;
+        cfg.counters.smcntrpmf = isa.smcntrpmf;
     }
     // Semihosting calls are not performed again: their results come from the trace.
     cfg.semihosting_cmdline = None;

@@ -236,6 +236,104 @@ pub const RAW_EVENTS: [(u64, Tally, &str); 15] = [
     (0x0f, Tally::Load, "loads (as L1D read accesses)"),
 ];
 
+/// Every event the model knows, for reports and documentation: `event_idx`, a `perf`-style
+/// name, and what it counts. Events that [`resolve`] to [`Event::Never`] are left out.
+pub const EVENTS: &[(u64, &str, &str)] = &[
+    (
+        event::CPU_CYCLES,
+        "cycles",
+        "cycles (retirements + timing-model stalls)",
+    ),
+    (
+        event::INSTRUCTIONS,
+        "instructions",
+        "retired instructions (ecall/ebreak not counted)",
+    ),
+    (
+        event::CACHE_REFERENCES,
+        "cache-references",
+        "L1D accesses (loads + stores)",
+    ),
+    (event::CACHE_MISSES, "cache-misses", "L1D misses"),
+    (
+        event::BRANCH_INSTRUCTIONS,
+        "branches",
+        "retired conditional branches",
+    ),
+    (
+        event::BRANCH_MISSES,
+        "branch-misses",
+        "mispredicted conditional branches",
+    ),
+    (event::BUS_CYCLES, "bus-cycles", "bus cycles (= cycles)"),
+    (
+        event::STALLED_CYCLES_FRONTEND,
+        "stalled-cycles-frontend",
+        "front-end stall cycles",
+    ),
+    (
+        event::STALLED_CYCLES_BACKEND,
+        "stalled-cycles-backend",
+        "back-end stall cycles",
+    ),
+    (
+        event::REF_CPU_CYCLES,
+        "ref-cycles",
+        "reference cycles (= cycles)",
+    ),
+    (
+        0x1_0000,
+        "L1-dcache-loads",
+        "L1D read accesses (retired loads, LR, AMO reads)",
+    ),
+    (0x1_0001, "L1-dcache-load-misses", "L1D read misses"),
+    (
+        0x1_0002,
+        "L1-dcache-stores",
+        "L1D write accesses (retired stores, SC, AMO writes)",
+    ),
+    (0x1_0003, "L1-dcache-store-misses", "L1D write misses"),
+    (
+        0x1_0008,
+        "L1-icache-loads",
+        "L1I accesses (fetches that leave the previous line)",
+    ),
+    (0x1_0009, "L1-icache-load-misses", "L1I misses"),
+    (0x1_0028, "branch-loads", "branch predictor lookups"),
+    (
+        0x1_0029,
+        "branch-load-misses",
+        "branch predictor mispredictions",
+    ),
+    (0x2_0001, "raw:taken-branches", "taken conditional branches"),
+    (
+        0x2_0002,
+        "raw:direct-jumps",
+        "direct jumps (jal, c.j, c.jal)",
+    ),
+    (
+        0x2_0003,
+        "raw:indirect-jumps",
+        "indirect jumps (jalr, c.jr, c.jalr)",
+    ),
+    (0x2_0004, "raw:calls", "calls"),
+    (0x2_0005, "raw:returns", "returns"),
+    (0x2_0006, "raw:exceptions", "exceptions taken"),
+    (0x2_0007, "raw:interrupts", "interrupts taken"),
+    (0x2_0008, "raw:compressed", "compressed instructions"),
+    (0x2_0009, "raw:fp", "F/D instructions"),
+    (0x2_000a, "raw:atomics", "atomic instructions (LR/SC/AMO)"),
+    (0x2_000b, "raw:csr", "CSR instructions"),
+    (0x2_000c, "raw:muldiv", "multiply/divide instructions"),
+    (0x2_000d, "raw:fences", "fence, fence.i, sfence.vma"),
+    (
+        0x2_000e,
+        "raw:env-calls",
+        "ecall/ebreak that raised their exception",
+    ),
+    (0x2_000f, "raw:loads", "loads (= L1-dcache-loads)"),
+];
+
 /// The event an `mhpmevent` selector names.
 pub fn resolve(selector: u64) -> Event {
     use event::*;
@@ -774,5 +872,48 @@ fn lo_mask(rv32: bool, m: u64) -> u64 {
         m & 0xffff_ffff
     } else {
         m
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every listed event is one the model counts, with a distinct index and name; the SBI
+    /// encodings are as the PMU chapter defines them (type << 16 | code; cache events
+    /// cache_id << 3 | op << 1 | result).
+    #[test]
+    fn event_table() {
+        for (i, &(idx, name, _)) in EVENTS.iter().enumerate() {
+            assert!(
+                !matches!(resolve(idx), Event::None | Event::Never),
+                "{name} {idx:#x}"
+            );
+            assert!(EVENTS[..i].iter().all(|e| e.0 != idx && e.1 != name));
+        }
+        assert_eq!(
+            event::cache(event::BPU, event::OP_READ, event::MISS),
+            0x1_0029
+        );
+        assert_eq!(
+            event::cache(event::L1I, event::OP_READ, event::ACCESS),
+            0x1_0008
+        );
+        assert_eq!(
+            resolve(event::cache(event::DTLB, event::OP_READ, event::MISS)),
+            Event::Never
+        );
+        assert_eq!(
+            resolve(event::cache(event::L1D, event::OP_PREFETCH, event::ACCESS)),
+            Event::Never
+        );
+        assert_eq!(
+            resolve(event::cache(event::L1D, 3, 0)),
+            Event::None,
+            "op 3 is reserved"
+        );
+        assert_eq!(resolve(0x2_0000), Event::None);
+        assert_eq!(resolve(0x3_0001), Event::None);
+        assert_eq!(resolve(0), Event::None);
     }
 }
