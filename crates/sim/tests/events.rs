@@ -118,3 +118,92 @@ fn extensions_are_asked_before_the_base_csr_file() {
     assert!(hart.csr_write(num::MEPC, 5));
     assert_eq!(hart.csr_read(num::MEPC), Some(5));
 }
+
+/// The extension seam end to end: an extension services an `ecall` (its register write reaches
+/// the observer, the instruction retires without a trap and says who serviced it), raises an
+/// interrupt that the hart takes before the next instruction, and sees retire and trap events.
+#[test]
+fn an_extension_services_ecalls_raises_interrupts_and_sees_events() {
+    use rvtrace_sim::extension::{Ctx, EnvCall, Extension, Service};
+    #[derive(Default)]
+    struct Doorbell {
+        retired: u64,
+        traps: Vec<(u64, bool)>,
+    }
+    impl Extension for Doorbell {
+        fn name(&self) -> &'static str {
+            "doorbell"
+        }
+        fn environment_call(&mut self, ctx: &mut Ctx, call: &EnvCall) -> Option<Service> {
+            if call.cause != rvtrace_sim::cause::ECALL_M || ctx.x(17) != 0x42 {
+                return None;
+            }
+            ctx.set_x(10, 123);
+            ctx.set_pending(1 << 1, true); // SSIP
+            Some(Service::Done)
+        }
+        fn wants_events(&self) -> bool {
+            true
+        }
+        fn retire(&mut self, _ctx: &mut Ctx, _ev: &Retired) {
+            self.retired += 1;
+        }
+        fn trap(&mut self, _ctx: &mut Ctx, ev: &TrapInfo) {
+            self.traps.push((ev.cause, ev.interrupt));
+        }
+    }
+    #[derive(Default)]
+    struct Seen {
+        serviced: Vec<(u64, u8, u8)>,
+        a0: Vec<u64>,
+    }
+    impl Observer for Seen {
+        fn retire(&mut self, ev: &Retired) {
+            if let Some(s) = ev.serviced {
+                assert!(ev.trap.is_none());
+                self.serviced.push((ev.pc, s.by, s.cause));
+            }
+        }
+        fn gpr_write(&mut self, rd: u8, v: u64) {
+            if rd == 10 {
+                self.a0.push(v);
+            }
+        }
+    }
+    let i = |op: u32, f3: u32, rd: u32, rs1: u32, imm: u32| {
+        imm << 20 | rs1 << 15 | f3 << 12 | rd << 7 | op
+    };
+    let code = [
+        i(0x73, 1, 0, 6, 0x305), // csrw mtvec, t1
+        i(0x73, 1, 0, 7, 0x304), // csrw mie, t2 (SSIE)
+        i(0x73, 2, 0, 5, 0x300), // csrs mstatus, t0 (MIE)
+        i(0x13, 0, 17, 0, 0x42), // li a7, 0x42
+        0x73,                    // ecall: serviced
+        0x13,                    // nop: not reached before the interrupt
+        0x13,
+        0x13,
+        i(0x73, 2, 11, 0, 0x342), // handler: csrr a1, mcause
+        0x0000_006f,              // j .
+    ];
+    let mut cfg = Config::virt(rvtrace_isa::Xlen::Rv64, "seam");
+    cfg.semihosting_cmdline = None;
+    let mut h = Hart::new(&cfg);
+    let bytes: Vec<u8> = code.iter().flat_map(|w: &u32| w.to_le_bytes()).collect();
+    assert!(h.bus.write_ram(0x8000_0000, &bytes));
+    h.pc = 0x8000_0000;
+    h.x[5] = 8;
+    h.x[6] = 0x8000_0020;
+    h.x[7] = 2;
+    h.attach(Box::new(Doorbell::default()));
+    let mut seen = Seen::default();
+    assert_eq!(h.run(&mut seen, 7), Stop::InsnLimit);
+    assert_eq!(seen.serviced, vec![(0x8000_0010, 0, 11)]);
+    assert_eq!(h.extension_name(0), Some("doorbell"));
+    assert_eq!(seen.a0, vec![123]);
+    assert_eq!(h.x[10], 123);
+    assert_eq!(h.x[11], 1 << 63 | 1, "supervisor software interrupt taken");
+    assert_eq!(h.csr.mepc, 0x8000_0014, "right after the serviced ecall");
+    let d = h.extension_mut::<Doorbell>().unwrap();
+    assert_eq!(d.traps, vec![(1, true)]);
+    assert_eq!(d.retired, 7);
+}
