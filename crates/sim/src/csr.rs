@@ -109,6 +109,17 @@ pub mod mstatus {
     // applies these, and so do consumers that follow its state (the tandem producer and checker):
     // one copy of each rule.
 
+    /// `mstatus` as software reads it: the raw value (RV64 layout, as the hart holds it) with SD
+    /// computed from FS/XS/VS, XLEN-wide.
+    #[inline]
+    pub fn read(raw: u64, xlen: rvtrace_isa::Xlen) -> u64 {
+        let dirty = (raw & FS) == FS || (raw & XS) == XS || (raw & VS) == VS;
+        match xlen {
+            rvtrace_isa::Xlen::Rv32 => (raw & 0xffff_ffff) | if dirty { 1 << 31 } else { 0 },
+            rvtrace_isa::Xlen::Rv64 => raw | if dirty { 1 << 63 } else { 0 },
+        }
+    }
+
     /// `mstatus` after a trap taken from privilege `from` into `to` (1 S, else M): xPIE = xIE,
     /// xIE = 0, xPP = `from`.
     #[inline]
@@ -302,14 +313,7 @@ impl Csrs {
 
     /// `mstatus` as read, with SD computed from FS/XS/VS.
     pub fn mstatus_read(&self, xlen: Xlen) -> u64 {
-        let m = self.mstatus;
-        let dirty = (m & mstatus::FS) == mstatus::FS
-            || (m & mstatus::XS) == mstatus::XS
-            || (m & mstatus::VS) == mstatus::VS;
-        match xlen {
-            Xlen::Rv32 => (m & 0xffff_ffff) | if dirty { 1 << 31 } else { 0 },
-            Xlen::Rv64 => m | if dirty { 1 << 63 } else { 0 },
-        }
+        mstatus::read(self.mstatus, xlen)
     }
 
     /// Write `mstatus` with QEMU 7.2's mask (`write_mstatus`): on RV64 MPV and GVA are writable

@@ -37,17 +37,6 @@ pub struct ProducerOptions {
     pub absent: Elements,
 }
 
-/// `mstatus` as software reads it, with SD (the model's `Csrs::mstatus_read`).
-pub fn mstatus_read(raw: u64, xlen: Xlen) -> u64 {
-    let dirty = (raw & mstatus::FS) == mstatus::FS
-        || (raw & mstatus::XS) == mstatus::XS
-        || (raw & mstatus::VS) == mstatus::VS;
-    match xlen {
-        Xlen::Rv32 => (raw & 0xffff_ffff) | if dirty { 1 << 31 } else { 0 },
-        Xlen::Rv64 => raw | if dirty { 1 << 63 } else { 0 },
-    }
-}
-
 /// The canonical register a CSR write shows up as: `sstatus` is a view of `mstatus`, `sie` of
 /// `mie`, `fflags` and `frm` of `fcsr` (privileged ISA; unprivileged ISA "fcsr").
 pub fn canonical_csr(csr: u16) -> u16 {
@@ -291,7 +280,7 @@ impl<W: Write> Producer<W> {
             }
         }
         if !self.absent.has(Elements::CSR) {
-            let ms = mstatus_read(self.mstatus, self.xlen);
+            let ms = mstatus::read(self.mstatus, self.xlen);
             let ms = self.xv(ms);
             self.rec(Record::FullReg {
                 addr: num::MSTATUS,
@@ -371,7 +360,7 @@ impl<W: Write> Producer<W> {
                 addr: cause,
                 value: t.cause | int_bit,
             });
-            let ms = self.xv(mstatus_read(self.mstatus, self.xlen));
+            let ms = self.xv(mstatus::read(self.mstatus, self.xlen));
             if ms != ms_before {
                 self.rec(Record::FullReg {
                     addr: num::MSTATUS,
@@ -546,7 +535,7 @@ impl<W: Write> Observer for Producer<W> {
     }
 
     fn retire(&mut self, ev: &Retired) {
-        let ms_before = self.xv(mstatus_read(self.mstatus, self.xlen));
+        let ms_before = self.xv(mstatus::read(self.mstatus, self.xlen));
         let (priv_before, fcsr_before) = (self.priv_, self.fcsr());
         self.mtime = ev.mtime;
         self.rec(Record::BeginGroup);
@@ -697,7 +686,7 @@ impl<W: Write> Observer for Producer<W> {
         if let Some(t) = &ev.trap {
             self.trap_records(t, ms_before);
         } else if !self.absent.has(Elements::CSR) {
-            let ms = self.xv(mstatus_read(self.mstatus, self.xlen));
+            let ms = self.xv(mstatus::read(self.mstatus, self.xlen));
             if ms != ms_before {
                 self.rec(Record::FullReg {
                     addr: num::MSTATUS,
@@ -716,7 +705,7 @@ impl<W: Write> Observer for Producer<W> {
     fn trap(&mut self, t: &TrapInfo) {
         // A fault (the instruction did not retire: its partial effects are dropped) or an
         // interrupt (no instruction field, chapter 3).
-        let ms_before = self.xv(mstatus_read(self.mstatus, self.xlen));
+        let ms_before = self.xv(mstatus::read(self.mstatus, self.xlen));
         let priv_before = self.priv_;
         self.rec(Record::BeginGroup);
         if !self.absent.has(Elements::PC) {
