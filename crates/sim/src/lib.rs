@@ -33,6 +33,7 @@ mod instrument;
 pub mod observer;
 pub mod semihost;
 mod traploop;
+pub mod uarch;
 
 pub use exec::AmoOp;
 pub use hart::{
