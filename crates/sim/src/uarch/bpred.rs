@@ -210,9 +210,8 @@ pub(super) struct Bpred {
     history: u64,
     /// Zero for bimodal.
     hist_mask: u64,
-    /// BTB tags (full pc) and targets; empty without a BTB.
-    btb_pc: Vec<u64>,
-    btb_target: Vec<u64>,
+    /// BTB entries, `[tag (full pc), target]`; empty without a BTB.
+    btb: Vec<[u64; 2]>,
     btb_mask: u64,
     /// Circular RAS (empty without one): pushing onto a full stack overwrites the oldest entry.
     ras: Vec<u64>,
@@ -235,8 +234,7 @@ impl Bpred {
             dir_mask: (entries as u64).wrapping_sub(1),
             history: 0,
             hist_mask: (1u64 << hist) - 1,
-            btb_pc: vec![BTB_EMPTY; btb],
-            btb_target: vec![0; btb],
+            btb: vec![[BTB_EMPTY, 0]; btb],
             btb_mask: (btb as u64).wrapping_sub(1),
             ras: vec![0; c.ras.unwrap_or(0) as usize],
             ras_top: 0,
@@ -247,8 +245,7 @@ impl Bpred {
     pub(super) fn reset(&mut self) {
         self.counters.fill(COUNTER_INIT);
         self.history = 0;
-        self.btb_pc.fill(BTB_EMPTY);
-        self.btb_target.fill(0);
+        self.btb.fill([BTB_EMPTY, 0]);
         self.ras_top = 0;
         self.ras_count = 0;
     }
@@ -312,22 +309,14 @@ impl Bpred {
         predicted
     }
 
-    /// BTB slot of `pc`, or `None` without a BTB.
-    #[inline]
-    fn btb_slot(&self, pc: u64) -> Option<usize> {
-        let i = ((pc >> 1) & self.btb_mask) as usize;
-        (i < self.btb_pc.len()).then_some(i)
-    }
-
     /// Looks `pc` up in the BTB and installs `target`: true if it held `target` already.
     #[inline]
     fn btb_hit_update(&mut self, pc: u64, target: u64) -> bool {
-        let Some(i) = self.btb_slot(pc) else {
-            return false;
+        let Some(e) = self.btb.get_mut(((pc >> 1) & self.btb_mask) as usize) else {
+            return false; // no BTB
         };
-        let hit = self.btb_pc[i] == pc && self.btb_target[i] == target;
-        self.btb_pc[i] = pc;
-        self.btb_target[i] = target;
+        let hit = *e == [pc, target];
+        *e = [pc, target];
         hit
     }
 

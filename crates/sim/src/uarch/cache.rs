@@ -165,6 +165,9 @@ pub(super) struct Cache {
     dirty: Vec<bool>,
     /// Stamp of the latest access.
     clock: u64,
+    /// The line of the latest access (`INVALID`: none) and its way.
+    last_line: u64,
+    last_way: usize,
 }
 
 impl Cache {
@@ -178,6 +181,8 @@ impl Cache {
             stamps: vec![0; n],
             dirty: vec![false; n],
             clock: 0,
+            last_line: INVALID,
+            last_way: 0,
         }
     }
 
@@ -186,6 +191,7 @@ impl Cache {
         self.stamps.fill(0);
         self.dirty.fill(false);
         self.clock = 0;
+        self.last_line = INVALID;
     }
 
     /// Line number of an address.
@@ -199,20 +205,29 @@ impl Cache {
     #[inline]
     pub(super) fn access(&mut self, line: u64, write: bool) -> LineAccess {
         self.clock += 1;
+        // Most accesses touch the line of the previous one, which cannot have been evicted since.
+        let way = if line == self.last_line {
+            Some(self.last_way)
+        } else {
+            let base = (line & self.set_mask) as usize * self.ways;
+            let tags = &self.tags[base..base + self.ways];
+            tags.iter().position(|&t| t == line).map(|w| base + w)
+        };
+        if let Some(i) = way {
+            self.stamps[i] = self.clock;
+            self.dirty[i] |= write;
+            self.last_line = line;
+            self.last_way = i;
+            return LineAccess {
+                miss: false,
+                writeback: false,
+            };
+        }
         let base = (line & self.set_mask) as usize * self.ways;
-        let set = base..base + self.ways;
-        let (tags, stamps) = (&self.tags[set.clone()], &self.stamps[set]);
+        let stamps = &self.stamps[base..base + self.ways];
         let mut victim = 0;
-        for (w, &t) in tags.iter().enumerate() {
-            if t == line {
-                self.stamps[base + w] = self.clock;
-                self.dirty[base + w] |= write;
-                return LineAccess {
-                    miss: false,
-                    writeback: false,
-                };
-            }
-            if stamps[w] < stamps[victim] {
+        for (w, &s) in stamps.iter().enumerate() {
+            if s < stamps[victim] {
                 victim = w;
             }
         }
@@ -221,6 +236,8 @@ impl Cache {
         self.tags[v] = line;
         self.stamps[v] = self.clock;
         self.dirty[v] = write;
+        self.last_line = line;
+        self.last_way = v;
         LineAccess {
             miss: true,
             writeback,
