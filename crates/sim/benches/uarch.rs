@@ -131,6 +131,7 @@ fn replay_branches(rec: &Recorder) {
         let mut u = Uarch::new(&config(spec, &[], "off"));
         let mut misses = 0u64;
         let r = rate(rec.transfers.len(), 9, || {
+            u.reset(); // each run from cold, so the rates below are of one pass
             for t in &rec.transfers {
                 let fall = t.pc + u64::from(t.len);
                 misses += u.branch(t.pc, t.kind, t.target != fall, t.target, fall) as u64;
@@ -152,6 +153,7 @@ fn replay_data(rec: &Recorder) {
     for spec in ["l1d:32k:8:64", "l1d:4k:1:32", "l1d:64k:64:64"] {
         let mut u = Uarch::new(&config("off", &[spec], "off"));
         let r = rate(rec.data.len(), 9, || {
+            u.reset();
             for &(a, s, w) in &rec.data {
                 black_box(u.data(a, s, w));
             }
@@ -173,6 +175,7 @@ fn replay_data(rec: &Recorder) {
         let n = 1usize << 22;
         // Over 1 MiB, so the 4 KiB stride keeps missing and the 8-byte one mostly hits.
         let r = rate(n, 9, || {
+            u.reset();
             for i in 0..n as u64 {
                 black_box(u.data(0x8000_0000 + (i * stride) % (1 << 20), 8, i & 3 == 0));
             }
