@@ -81,10 +81,14 @@ impl UarchConfig {
         Ok(())
     }
 
-    /// Applies a `--cache` option: a [`CacheConfig`] spec (`l1d:32k:8:64`), or `l1i:off` /
-    /// `l1d:off`.
+    /// Applies a `--cache` option: a [`CacheConfig`] spec (`l1d:32k:8:64`), `l1i:off` /
+    /// `l1d:off`, or `off` (both).
     pub fn set_cache(&mut self, spec: &str) -> Result<(), String> {
         let spec = spec.trim();
+        if spec == "off" {
+            (self.l1i, self.l1d) = (None, None);
+            return Ok(());
+        }
         let (kind, on) = match spec {
             "l1i:off" => (CacheKind::L1i, None),
             "l1d:off" => (CacheKind::L1d, None),

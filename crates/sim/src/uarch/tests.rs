@@ -505,6 +505,10 @@ fn cache_parse_and_validation_errors() {
     assert!(u.l1d.is_none());
     u.set_cache("l1i:off").unwrap();
     assert!(u.l1i.is_none());
+    u.set_cache("l1i:16k:4:32").unwrap();
+    u.set_cache("l1d:16k:4:32").unwrap();
+    u.set_cache("off").unwrap();
+    assert!(u.l1i.is_none() && u.l1d.is_none());
     assert!(u.set_cache("l3:off").is_err());
 }
 
