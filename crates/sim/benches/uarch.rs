@@ -6,7 +6,7 @@
 //! 2. The hart running the workload with the model driven from an observer (fetch, branch, data,
 //!    mul/div on every retired instruction), part by part, in M instructions per second.
 //!
-//! Run: `cargo bench -p rvtrace-sim --bench uarch`. Prints figures (and the model's miss rates);
+//! Run: `cargo bench -p rvtrace-sim --bench uarch [-- branch|data|hart]`. Prints figures (and the model's miss rates);
 //! asserts only that the program ran to its successful exit.
 
 use rvtrace_image::Image;
@@ -254,10 +254,22 @@ fn main() {
     image
         .load_file(format!("{dir}/{name}.elf").as_ref())
         .unwrap();
-    let mut rec = Recorder::default();
-    let mut h = hart(&image, name);
-    assert_eq!(h.run(&mut rec, u64::MAX), Stop::Exit(0));
-    replay_branches(&rec);
-    replay_data(&rec);
-    hart_speed(&image, name);
+    // `-- branch`, `-- data`, `-- hart`: only those parts.
+    let parts = ["branch", "data", "hart"];
+    let chosen: Vec<String> = std::env::args().filter(|a| parts.contains(&&**a)).collect();
+    let run = |p: &str| chosen.is_empty() || chosen.iter().any(|c| c == p);
+    if run("branch") || run("data") {
+        let mut rec = Recorder::default();
+        let mut h = hart(&image, name);
+        assert_eq!(h.run(&mut rec, u64::MAX), Stop::Exit(0));
+        if run("branch") {
+            replay_branches(&rec);
+        }
+        if run("data") {
+            replay_data(&rec);
+        }
+    }
+    if run("hart") {
+        hart_speed(&image, name);
+    }
 }

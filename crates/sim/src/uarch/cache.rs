@@ -204,16 +204,21 @@ impl Cache {
     /// (an invalid way first: its stamp 0 is the oldest). A write marks the line dirty.
     #[inline]
     pub(super) fn access(&mut self, line: u64, write: bool) -> LineAccess {
+        // Most accesses touch the line of the previous one: still there, and already the most
+        // recently used, so only its dirty bit can change.
+        if line == self.last_line {
+            if let Some(d) = self.dirty.get_mut(self.last_way) {
+                *d |= write;
+            }
+            return LineAccess {
+                miss: false,
+                writeback: false,
+            };
+        }
         self.clock += 1;
-        // Most accesses touch the line of the previous one, which cannot have been evicted since.
-        let way = if line == self.last_line {
-            Some(self.last_way)
-        } else {
-            let base = (line & self.set_mask) as usize * self.ways;
-            let tags = &self.tags[base..base + self.ways];
-            tags.iter().position(|&t| t == line).map(|w| base + w)
-        };
-        if let Some(i) = way {
+        let base = (line & self.set_mask) as usize * self.ways;
+        let tags = &self.tags[base..base + self.ways];
+        if let Some(i) = tags.iter().position(|&t| t == line).map(|w| base + w) {
             self.stamps[i] = self.clock;
             self.dirty[i] |= write;
             self.last_line = line;

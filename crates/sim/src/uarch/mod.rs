@@ -340,13 +340,12 @@ impl Uarch {
         };
         let outcome = bp.branch(pc, kind, taken, target, fallthrough);
         let miss = outcome == Outcome::Mispredict;
-        if kind == BranchKind::Cond {
-            self.stats.cond_branches += 1;
-            self.stats.cond_mispredicts += miss as u64;
-        } else {
-            self.stats.jumps += 1;
-            self.stats.jump_mispredicts += miss as u64;
-        }
+        // Branch-free: the outcome is data-dependent, so a test would often mispredict on the host.
+        let cond = kind == BranchKind::Cond;
+        self.stats.cond_branches += cond as u64;
+        self.stats.cond_mispredicts += (cond & miss) as u64;
+        self.stats.jumps += !cond as u64;
+        self.stats.jump_mispredicts += (!cond & miss) as u64;
         let redirect = outcome == Outcome::Redirect;
         self.stats.redirects += redirect as u64;
         self.pending.frontend +=
@@ -404,13 +403,10 @@ impl Uarch {
             writebacks += b.writeback as u64;
         }
         self.stats.l1d_writebacks += writebacks;
-        if write {
-            self.stats.l1d_writes += 1;
-            self.stats.l1d_write_misses += missed as u64;
-        } else {
-            self.stats.l1d_reads += 1;
-            self.stats.l1d_read_misses += missed as u64;
-        }
+        self.stats.l1d_writes += write as u64;
+        self.stats.l1d_write_misses += (write & missed) as u64;
+        self.stats.l1d_reads += !write as u64;
+        self.stats.l1d_read_misses += (!write & missed) as u64;
         self.pending.backend += self.pen.l1d_miss * missed as u64;
         Access {
             accessed: true,
