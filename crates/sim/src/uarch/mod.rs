@@ -31,6 +31,22 @@
 //! penalties, `cycles = instructions + frontend stalls + backend stalls`. Frontend stalls: each
 //! mispredict (default 8 cycles), decode redirect (1) and missed L1I access (20); backend stalls:
 //! each missed L1D access (20), multiply (3) and divide (20).
+//!
+//! ```
+//! use rvtrace_sim::uarch::{BranchKind, Uarch, UarchConfig};
+//! let mut cfg = UarchConfig::default(); // the predictor only
+//! cfg.set_cache("l1d:32k:8:64")?; // option syntax; errors are usage messages
+//! cfg.set_timing("on,mispredict=10")?;
+//! let mut u = Uarch::new(&cfg);
+//! // For each retired instruction, what it did:
+//! assert!(!u.fetch(0x8000_0000, 4).accessed); // no L1I
+//! let (pc, target) = (0x8000_0000, 0x7fff_fff0);
+//! assert!(u.branch(pc, BranchKind::Cond, true, target, pc + 4)); // cold: predicted not-taken
+//! assert!(u.data(0x8000_1000, 8, false).missed);
+//! let stalls = u.take_stalls(); // then add 1 + stalls.total() to the cycle count
+//! assert_eq!((stalls.frontend, stalls.backend), (10, 20));
+//! # Ok::<(), String>(())
+//! ```
 
 mod bpred;
 mod cache;
