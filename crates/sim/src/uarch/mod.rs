@@ -402,7 +402,8 @@ impl Uarch {
 
     /// A data access of `size` bytes at `addr` (a load, or a store when `write`; an AMO is one
     /// of each: two calls). An access straddling two lines touches both: one access, missed if
-    /// either line missed. [`Access::NONE`] when there is no L1D.
+    /// either line missed. [`Access::NONE`] when there is no L1D. Only the first and last byte's
+    /// lines are touched: accesses are at most 8 bytes and lines at least 8.
     #[inline]
     pub fn data(&mut self, addr: u64, size: u8, write: bool) -> Access {
         let Some(c) = &mut self.l1d else {
