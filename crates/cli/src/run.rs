@@ -95,6 +95,23 @@ pub struct RunArgs {
     /// README). Costs speed: every instruction is classified.
     #[arg(long)]
     counters: bool,
+    /// Branch predictor of the micro-architecture model behind the BRANCH_MISSES and BPU events:
+    /// `gshare:ENTRIES:HISTORY_BITS`, `bimodal:ENTRIES`, or `none` (static not-taken), each
+    /// optionally followed by `,btb:ENTRIES` and `,ras:DEPTH`; `off` for no predictor.
+    /// Default `gshare:4096:12,btb:512,ras:16`. Consulted only while a counter counts an event
+    /// that needs it (or with --counters / --timing).
+    #[arg(long, value_name = "SPEC")]
+    bpred: Option<String>,
+    /// An L1 cache of the model (repeatable): `l1d:SIZE:WAYS:LINE` or `l1i:SIZE:WAYS:LINE`
+    /// (e.g. `l1d:32k:8:64`; LRU, write-allocate, write-back), `l1d:off`, `l1i:off`, `off`.
+    /// Default: no caches (their miss events count nothing).
+    #[arg(long = "cache", value_name = "SPEC")]
+    caches: Vec<String>,
+    /// The model's timing: `on` (mcycle = instructions + stall cycles: mispredict 8, redirect 1,
+    /// L1I miss 20, L1D miss 20, mul 3, div 20), overrides such as
+    /// `on,mispredict=10,l1d-miss=40`, or `off` (default: one cycle per instruction).
+    #[arg(long, value_name = "SPEC")]
+    timing: Option<String>,
     /// Let the program run shell commands on this machine through semihosting `SYS_SYSTEM`
     /// (as QEMU does). Without it such a call fails with EPERM and a warning.
     #[arg(long)]
@@ -378,6 +395,7 @@ fn make_hart(
     image: &Image,
     isa: Option<Isa>,
     hpm_counters: u8,
+    uarch: rvtrace_sim::uarch::UarchConfig,
     cmdline: &str,
 ) -> Result<Hart, String> {
     let xlen = image.files().first().map(|f| f.xlen).unwrap_or(Xlen::Rv64);
@@ -389,6 +407,7 @@ fn make_hart(
         cfg.counters.smcntrpmf = isa.smcntrpmf;
     }
     cfg.counters.hpm_counters = hpm_counters;
+    cfg.uarch = uarch;
     let mut hart = Hart::new(&cfg);
     hart.load(image).map_err(|e| e.to_string())?;
     Ok(hart)
@@ -510,7 +529,18 @@ pub fn run(args: &RunArgs) -> CmdResult {
         .cmdline
         .clone()
         .unwrap_or_else(|| args.elf.to_string_lossy().into_owned());
-    let mut hart = make_hart(&image, isa, args.hpm_counters, &cmdline)?;
+    let mut uarch = rvtrace_sim::uarch::UarchConfig::default();
+    let usage = |opt: &str, e: String| Failure::Usage(format!("{opt}: {e}"));
+    if let Some(b) = &args.bpred {
+        uarch.set_bpred(b).map_err(|e| usage("--bpred", e))?;
+    }
+    for c in &args.caches {
+        uarch.set_cache(c).map_err(|e| usage("--cache", e))?;
+    }
+    if let Some(t) = &args.timing {
+        uarch.set_timing(t).map_err(|e| usage("--timing", e))?;
+    }
+    let mut hart = make_hart(&image, isa, args.hpm_counters, uarch, &cmdline)?;
     hart.counters.set_count_all(args.counters);
     hart.allow_host_commands(args.allow_host_commands);
     if to_stdout {
@@ -778,6 +808,7 @@ pub fn example(args: &ExampleArgs) -> CmdResult {
         &image,
         None,
         rvtrace_sim::counters::DEFAULT_HPM_COUNTERS,
+        Default::default(),
         name,
     )?;
     out!(o, "rvtrace: running the bundled example {name}: {what}");

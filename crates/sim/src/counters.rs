@@ -434,6 +434,8 @@ pub struct Counters {
     all_tallies: bool,
     /// Most increments one instruction can add to a cycle count (1 + the largest stall).
     max_cycles_per_insn: u64,
+    /// The timing model charges stalls (cycles are not just retirements).
+    timing: bool,
 }
 
 impl Counters {
@@ -454,6 +456,7 @@ impl Counters {
             pending: Vec::new(),
             all_tallies: false,
             max_cycles_per_insn: 1,
+            timing: false,
         };
         c.ctr[0].event = Event::Cycles;
         c.ctr[2].event = Event::Instructions;
@@ -479,10 +482,12 @@ impl Counters {
         self.all_tallies = on;
     }
 
-    /// The largest number of cycles one instruction can take (timing model), for the
-    /// overflow horizon of cycle counters.
-    pub fn set_max_cycles_per_insn(&mut self, n: u64) {
-        self.max_cycles_per_insn = n.max(1);
+    /// The timing model is on and one instruction takes at most `max_cycles` cycles: cycle
+    /// counts then need the per-instruction stall tallies (and the overflow horizon of cycle
+    /// counters shrinks). `None`: one cycle per instruction.
+    pub fn set_timing(&mut self, max_cycles: Option<u64>) {
+        self.timing = max_cycles.is_some();
+        self.max_cycles_per_insn = max_cycles.unwrap_or(1).max(1);
     }
 
     /// Whether counter `i` (0..31) is implemented.

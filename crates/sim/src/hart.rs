@@ -7,6 +7,7 @@ use crate::decode::{decode, Extensions, Insn};
 use crate::extension::{Ctx, Effect, EnvCall, Extension, Service, Serviced};
 use crate::observer::{Observer, Retired, TrapInfo};
 use crate::semihost::{Semihost, SemihostConfig};
+use crate::uarch::{Uarch, UarchConfig};
 use rvtrace_image::Image;
 use rvtrace_isa::{classify, CfClass, IsaConfig, Xlen};
 use std::io::Write;
@@ -87,6 +88,8 @@ pub struct Config {
     pub semihosting_cmdline: Option<String>,
     /// Performance counters (Zihpm, Sscofpmf, Smcntrpmf).
     pub counters: CounterConfig,
+    /// The micro-architecture model behind the counters' events (`uarch`).
+    pub uarch: UarchConfig,
 }
 
 impl Config {
@@ -98,6 +101,7 @@ impl Config {
             ram_size: DEFAULT_RAM_SIZE,
             semihosting_cmdline: Some(cmdline.to_string()),
             counters: CounterConfig::default(),
+            uarch: UarchConfig::default(),
         }
     }
 }
@@ -171,6 +175,9 @@ pub struct Hart {
     pub instret: u64,
     /// Performance counters (`counters.rs`).
     pub counters: Counters,
+    /// The micro-architecture model (`uarch`), consulted by the instrumented loop only: it
+    /// starts cold when that loop first runs.
+    pub uarch: Uarch,
     /// Run the instrumented loop (tallies for the counters, extension events).
     hooks: bool,
     semihost_cmdline: Option<String>,
@@ -230,6 +237,7 @@ impl Hart {
             bus: Bus::new(cfg.ram_size),
             instret: 0,
             counters: Counters::new(cfg.counters, cfg.xlen),
+            uarch: Uarch::new(&cfg.uarch),
             hooks: false,
             semihost_cmdline: cfg.semihosting_cmdline.clone(),
             exts: Default::default(),
@@ -244,6 +252,15 @@ impl Hart {
             stop: None,
             trap_loop: Default::default(),
         };
+        if let Some(t) = &cfg.uarch.timing {
+            // The most one instruction can take: an AMO missing twice, a mispredict, a fetch
+            // miss, a divide.
+            let worst = 1
+                + u64::from(t.mispredict + t.redirect + t.l1i_miss)
+                + 2 * u64::from(t.l1d_miss)
+                + u64::from(t.mul.max(t.div));
+            hart.counters.set_timing(Some(worst));
+        }
         // Invalidate the decode cache: no instruction lives at pc 1.
         for s in hart.icache.iter_mut() {
             s.pc = 1;

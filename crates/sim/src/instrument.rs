@@ -6,6 +6,7 @@ use crate::counters::{Tally, TALLIES};
 use crate::decode::{Insn, Op};
 use crate::hart::Hart;
 use crate::observer::{MemAccess, MemKind, Observer, Retired, TrapInfo};
+use crate::uarch::{BranchKind, LongOp};
 use rvtrace_isa::CfClass;
 
 /// Data accesses of one instruction (an AMO makes two; more are not possible).
@@ -22,8 +23,8 @@ impl Accesses {
     };
 
     /// `(address, size, is_write)` of each access.
-    pub(crate) fn iter(&self) -> impl Iterator<Item = &(u64, u8, bool)> {
-        self.a[..self.n as usize].iter()
+    pub(crate) fn as_slice(&self) -> &[(u64, u8, bool)] {
+        &self.a[..self.n as usize]
     }
 }
 
@@ -139,11 +140,44 @@ impl Hart {
         if ev.class == CfClass::Branch && taken {
             k |= bit(Tally::BranchTaken);
         }
+        // The micro-architecture model (`uarch`): fetch, prediction, data accesses, latency.
+        let u = &mut self.uarch;
+        let f = u.fetch(ev.pc, ev.len);
+        k |= (f.accessed as u32) << Tally::L1iAccess as u32
+            | (f.missed as u32) << Tally::L1iMiss as u32;
+        if ev.trap.is_none() {
+            if let Some(kind) = BranchKind::from_class(ev.class) {
+                let fall = ev.pc.wrapping_add(ev.len as u64);
+                let miss = u.branch(ev.pc, kind, taken, ev.next_pc, fall);
+                let predicted = u.config().bpred.is_some();
+                k |= (predicted as u32) << Tally::BpuAccess as u32
+                    | (miss as u32) << Tally::BpuMiss as u32
+                    | ((miss && kind == BranchKind::Cond) as u32) << Tally::BranchMiss as u32;
+            }
+        }
+        for &(addr, size, write) in acc.as_slice() {
+            let a = u.data(addr, size, write);
+            if a.missed {
+                t[if write {
+                    Tally::L1dWriteMiss
+                } else {
+                    Tally::L1dReadMiss
+                } as usize] += 1;
+            }
+        }
+        if k & bit(Tally::MulDiv) != 0 {
+            u.long_op(match insn.op {
+                Op::Mul | Op::Mulh | Op::Mulhsu | Op::Mulhu | Op::Mulw => LongOp::Mul,
+                _ => LongOp::Div,
+            });
+        }
+        let stalls = u.take_stalls();
+        t[Tally::StallFrontend as usize] += stalls.frontend;
+        t[Tally::StallBackend as usize] += stalls.backend;
         while k != 0 {
             t[k.trailing_zeros() as usize] += 1;
             k &= k - 1;
         }
-        let _ = acc;
     }
 
     /// Give a retirement to the extensions that want events; report their writes.
