@@ -1,6 +1,8 @@
 //! Hart model speed in retired instructions per second, on the benchmark workload
 //! (`programs/bench/workload.c`), with no observer, with the ingress recorder feeding the binary
-//! ingress writer (to memory), and with a PC list. Run: `cargo bench -p rvtrace-sim`.
+//! ingress writer (to memory), and with a PC list; and with the counters counting every event
+//! (the instrumented loop) with the micro-architecture model off, with its default predictor,
+//! and with predictor, 32 KiB L1I/L1D and timing. Run: `cargo bench -p rvtrace-sim --bench hart`.
 //! Prints figures; asserts only that the program ran to its successful exit.
 
 use rvtrace_image::Image;
@@ -8,12 +10,16 @@ use rvtrace_ingress::{IngressHeader, IngressWriter, Record};
 use rvtrace_isa::IsaConfig;
 use rvtrace_sim::ingress::IngressRecorder;
 use rvtrace_sim::semihost::{Semihost, SemihostConfig};
+use rvtrace_sim::uarch::UarchConfig;
 use rvtrace_sim::{Config, Hart, Observer, Stop};
 use std::time::Instant;
 
-fn hart(image: &Image, name: &str) -> Hart {
+fn hart(image: &Image, name: &str, uarch: &UarchConfig, all_events: bool) -> Hart {
     let xlen = image.files()[0].xlen;
-    let mut h = Hart::new(&Config::virt(xlen, name));
+    let mut cfg = Config::virt(xlen, name);
+    cfg.uarch = uarch.clone();
+    let mut h = Hart::new(&cfg);
+    h.counters.set_count_all(all_events);
     h.load(image).unwrap();
     // Keep the program's output off the terminal.
     let segs = image
@@ -32,7 +38,19 @@ fn hart(image: &Image, name: &str) -> Hart {
 }
 
 fn measure<O: Observer>(label: &str, image: &Image, name: &str, obs: &mut O) -> f64 {
-    let mut h = hart(image, name);
+    measure_with(label, image, name, obs, &UarchConfig::default(), false)
+}
+
+/// With the counters counting every event (`run --counters`) and a micro-architecture model.
+fn measure_with<O: Observer>(
+    label: &str,
+    image: &Image,
+    name: &str,
+    obs: &mut O,
+    uarch: &UarchConfig,
+    all_events: bool,
+) -> f64 {
+    let mut h = hart(image, name, uarch, all_events);
     let t = Instant::now();
     let stop = h.run(obs, u64::MAX);
     let s = t.elapsed().as_secs_f64();
@@ -67,6 +85,23 @@ fn main() {
         let xlen = image.files()[0].xlen;
         measure("no observer", &image, name, &mut ());
         measure("retire counter", &image, name, &mut Count(0));
+        let mut u = UarchConfig::default();
+        u.set_bpred("off").unwrap();
+        measure_with("counters, model off", &image, name, &mut (), &u, true);
+        let u = UarchConfig::default();
+        measure_with("counters + predictor", &image, name, &mut (), &u, true);
+        let mut u = UarchConfig::default();
+        u.set_cache("l1i:32k:8:64").unwrap();
+        u.set_cache("l1d:32k:8:64").unwrap();
+        u.set_timing("on").unwrap();
+        measure_with(
+            "counters + pred/caches/timing",
+            &image,
+            name,
+            &mut (),
+            &u,
+            true,
+        );
         let mut bytes = 0usize;
         {
             let header = IngressHeader::new(xlen, 4, "bench");
