@@ -921,4 +921,17 @@ mod tests {
         assert_eq!(resolve(0x3_0001), Event::None);
         assert_eq!(resolve(0), Event::None);
     }
+
+    /// The crate README's event table is this table (one place for the list; the README says it).
+    #[test]
+    fn readme_lists_every_event() {
+        let readme =
+            std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+        let rows: Vec<&str> = readme.lines().filter(|l| l.starts_with("| `0x")).collect();
+        assert_eq!(rows.len(), EVENTS.len());
+        for (row, &(idx, name, what)) in rows.iter().zip(EVENTS) {
+            let want = format!("| `{idx:#07x}` | `{name}` |");
+            assert!(row.starts_with(&want) && row.contains(what), "{row}");
+        }
+    }
 }
