@@ -526,7 +526,9 @@ impl Counters {
                     + t[Tally::StallFrontend as usize]
                     + t[Tally::StallBackend as usize]
             }
-            Event::Instructions => self.retired_in(m, instret) - t[Tally::EnvCall as usize],
+            Event::Instructions => self
+                .retired_in(m, instret)
+                .saturating_sub(t[Tally::EnvCall as usize]),
             Event::Tally(a) => t[a as usize],
             Event::Sum(a, b) => t[a as usize] + t[b as usize],
         }
@@ -593,7 +595,7 @@ impl Counters {
     /// instruction that changes it, `mret`/`sret` or a retiring `ecall`, counted in the old).
     pub fn set_mode(&mut self, new: u8, instret: u64) {
         let m = self.mode;
-        self.retired[m] += instret - self.mode_start;
+        self.retired[m] += instret.saturating_sub(self.mode_start);
         self.mode = new as usize & 3;
         self.mode_start = instret;
     }
