@@ -291,6 +291,45 @@ pub fn test_programs() -> Vec<PathBuf> {
     v
 }
 
+/// QEMU 10 for ELF class `class` (32 or 64): the wrapper
+/// `target/tools/qemu10/bin/qemu-system-riscv{32,64}` that `scripts/setup.sh` installs beside
+/// Debian's QEMU 7.2 (QEMU 10 has Smcntrpmf; the wrapper supplies its data directory). `Err`
+/// says why it cannot be used (not installed, does not run, not version 10, or
+/// `RVTRACE_SKIP_QEMU` set), for the caller's skip note.
+pub fn qemu10(class: u32) -> Result<PathBuf, String> {
+    if std::env::var_os("RVTRACE_SKIP_QEMU").is_some_and(|v| !v.is_empty() && v != "0") {
+        return Err("RVTRACE_SKIP_QEMU is set".into());
+    }
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let bin = root.join(format!("target/tools/qemu10/bin/qemu-system-riscv{class}"));
+    if !bin.is_file() {
+        return Err(format!(
+            "{} not found (run scripts/setup.sh)",
+            bin.display()
+        ));
+    }
+    let out = std::process::Command::new(&bin)
+        .arg("--version")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .map_err(|e| format!("{}: {e}", bin.display()))?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    // "QEMU emulator version 10.0.2 (Debian ...)"
+    let version = text
+        .split_whitespace()
+        .skip_while(|w| *w != "version")
+        .nth(1)
+        .unwrap_or("");
+    if !out.status.success() || !version.starts_with("10.") {
+        return Err(format!(
+            "{}: not QEMU 10 (--version: {:?})",
+            bin.display(),
+            text.lines().next().unwrap_or("")
+        ));
+    }
+    Ok(bin)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
