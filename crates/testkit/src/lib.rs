@@ -202,9 +202,26 @@ pub struct ProgramRun {
     pub pcs: Vec<u64>,
     /// How the run ended.
     pub stop: rvtrace_sim::Stop,
+    /// What the program wrote to its semihosting stdout and stderr, in order (one console, as
+    /// under QEMU).
+    pub console: Vec<u8>,
 }
 
-/// Run an ELF on the hart model in-process (semihosting output discarded) and return its ingress
+/// A `Write` into a shared buffer (the semihosting console of [`run_program`]).
+#[derive(Clone, Default)]
+struct Console(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+
+impl std::io::Write for Console {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Run an ELF on the hart model in-process (semihosting output collected) and return its ingress
 /// records (with `itype_width` 3 or 4) and retired-PC list. For round-trip tests of encoders and
 /// decoders: `decode(encode(records))` must give `pcs`.
 pub fn run_program(elf: &Path, cmdline: &str, itype_width: u8) -> ProgramRun {
@@ -235,11 +252,12 @@ fn run_image(image: rvtrace_image::Image, cmdline: &str, itype_width: u8) -> Pro
         .map(|s| (s.paddr, s.paddr + s.data.len() as u64))
         .collect();
     let cfg = hart.semihost_config(cmdline.into(), segs);
+    let console = Console::default();
     hart.set_semihost(Some(Semihost::with_io(
         cfg,
         Box::new(std::io::empty()),
-        Box::new(std::io::sink()),
-        Box::new(std::io::sink()),
+        Box::new(console.clone()),
+        Box::new(console.clone()),
     )));
     let isa = rvtrace_isa::IsaConfig {
         xlen,
@@ -256,11 +274,13 @@ fn run_image(image: rvtrace_image::Image, cmdline: &str, itype_width: u8) -> Pro
         rec.finish();
         stop
     };
+    let console = std::mem::take(&mut *console.0.lock().unwrap());
     ProgramRun {
         image,
         records,
         pcs: pcs.0,
         stop,
+        console,
     }
 }
 
