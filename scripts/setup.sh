@@ -72,6 +72,7 @@ install_qemu10() {
     rm -rf "$q10" "$sbi"
     dpkg-deb -x "$apt"/debs/qemu-system-riscv_*.deb "$q10"
     dpkg-deb -x "$apt"/debs/opensbi_*.deb "$sbi"
+    rm -rf "$apt/debs" "$apt/cache"
     if ldd "$q10/usr/bin/qemu-system-riscv64" | grep -q "not found"; then
         echo "setup: QEMU 10 needs libraries this system lacks:" >&2
         ldd "$q10/usr/bin/qemu-system-riscv64" | grep "not found" >&2
