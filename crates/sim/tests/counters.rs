@@ -156,7 +156,10 @@ fn check(name: &str) {
     let misp = get("BRANCH_MISSES");
     assert!(misp > 0 && misp <= branches, "BRANCH_MISSES {misp}: {what}");
     let miss = get("L1D_READ_MISS");
-    assert!(miss > 0 && miss <= loads, "L1D_READ_MISS {miss}: {what}");
+    assert!(
+        miss > 0 && miss <= loads,
+        "L1D_READ_MISS {miss} not in (0, {loads}] (is the L1D cache on?): {what}"
+    );
     // Every instruction takes at least one cycle in the timing model.
     assert!(get("CPU_CYCLES") >= insns, "{what}");
 }
