@@ -321,6 +321,7 @@ pub fn qemu10(class: u32) -> Result<PathBuf, String> {
         return Err("RVTRACE_SKIP_QEMU is set".into());
     }
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let root = root.canonicalize().unwrap_or(root);
     let bin = root.join(format!("target/tools/qemu10/bin/qemu-system-riscv{class}"));
     if !bin.is_file() {
         return Err(format!(
