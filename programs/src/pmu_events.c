@@ -1,6 +1,7 @@
-/* Event counting over a known region. Counters 3..9 are programmed with INSTRUCTIONS,
+/* Event counting over a known region. Counters 3..13 are programmed with INSTRUCTIONS,
  * BRANCH_INSTRUCTIONS, L1D read access (loads), L1D write access (stores), BRANCH_MISSES, L1D
- * read miss and CPU_CYCLES (SBI PMU event_idx values); then one region runs between the only
+ * read miss and CPU_CYCLES (SBI PMU event_idx values), and the hart model's raw events
+ * compressed instructions, atomics, calls and returns; then one region runs between the only
  * `csrw mcountinhibit, zero` of the program (which is not counted) and the next
  * `csrw mcountinhibit, REG` (which is): loops with loads and stores, data-dependent branches,
  * calls through function pointers, recursion, LR/SC, AMOs, compressed code (the whole program
@@ -32,6 +33,11 @@ static const struct { int n; unsigned long event; const char *name; } counters[]
     { 7, EV_BRANCH_MISSES, "BRANCH_MISSES" },
     { 8, EV_L1D_READ_MISS, "L1D_READ_MISS" },
     { 9, EV_CPU_CYCLES, "CPU_CYCLES" },
+    /* raw events of the hart model (crates/sim: counters.rs RAW_EVENTS) */
+    { 10, 0x20008, "RAW_COMPRESSED" },
+    { 11, 0x2000a, "RAW_ATOMICS" },
+    { 12, 0x20004, "RAW_CALLS" },
+    { 13, 0x20005, "RAW_RETURNS" },
 };
 #define NCOUNTERS (int)(sizeof counters / sizeof counters[0])
 
