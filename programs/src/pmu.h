@@ -192,7 +192,10 @@ extern void u_leave(long result) __attribute__((noreturn));
 static volatile int illegal;
 
 /* Read, write ~0, read, write 0, read, restore; "illegal" if the first read traps. */
-#define PROBE(name, num)                                                                      \
+#define PROBE(name, num) PROBE_MASKED(name, num, ~0ul)
+
+/* PROBE printing only the bits of `shown` (for fields where QEMU and the spec differ). */
+#define PROBE_MASKED(name, num, shown)                                                        \
     do {                                                                                      \
         illegal = 0;                                                                          \
         unsigned long o = CSRR_I(num);                                                        \
@@ -205,8 +208,8 @@ static volatile int illegal;
         CSRW_I(num, 0);                                                                       \
         unsigned long b = CSRR_I(num);                                                        \
         CSRW_I(num, o);                                                                       \
-        printf("%-13s %0*lx ones %0*lx zero %0*lx%s\n", name, W, o, W, a, W, b,               \
-               illegal ? " (write illegal)" : "");                                            \
+        printf("%-13s %0*lx ones %0*lx zero %0*lx%s\n", name, W, o & (shown), W, a & (shown),  \
+               W, b & (shown), illegal ? " (write illegal)" : "");                            \
     } while (0)
 
 /* Which programmable counters exist: write a pattern to mhpmcounterN and an event to

@@ -32,11 +32,15 @@ static void masks(void) {
     STOP_ALL();
     PROBE("mcounteren", CSR_MCOUNTEREN);
     PROBE("scounteren", CSR_SCOUNTEREN);
+    /* Sscofpmf mhpmevent bits 57:56 are WPRI (read-only zero here, kept by QEMU): not shown. */
+#if __riscv_xlen == 32
     PROBE("mhpmevent3", CSR_MHPMEVENT + 3);
     PROBE("mhpmevent18", CSR_MHPMEVENT + 18);
-#if __riscv_xlen == 32
-    PROBE("mhpmevent3h", CSR_MHPMEVENTH + 3);
-    PROBE("mhpmevent18h", CSR_MHPMEVENTH + 18);
+    PROBE_MASKED("mhpmevent3h", CSR_MHPMEVENTH + 3, ~(3ul << 24));
+    PROBE_MASKED("mhpmevent18h", CSR_MHPMEVENTH + 18, ~(3ul << 24));
+#else
+    PROBE_MASKED("mhpmevent3", CSR_MHPMEVENT + 3, ~(3ul << 56));
+    PROBE_MASKED("mhpmevent18", CSR_MHPMEVENT + 18, ~(3ul << 56));
 #endif
     /* scountovf is a read-only CSR number (bits 11:10 = 3): the write is illegal. */
     PROBE("scountovf", CSR_SCOUNTOVF);

@@ -225,7 +225,8 @@ impl Hart {
                 self.recheck();
             }
             num::SIP => {
-                let m = c.mideleg & irq::SSI;
+                // SSIP, and LCOFIP (Sscofpmf) when delegated.
+                let m = c.mideleg & (irq::SSI | irq::LCOFI);
                 c.mip_sw = (c.mip_sw & !m) | (v & m);
                 self.recheck();
             }

@@ -14,7 +14,7 @@
 //! sets them is. A load is an L1D read access, a store an L1D write access; LR is a load, SC a
 //! store (failed or not), an AMO one of each; FP loads and stores count like integer ones.
 
-use rvtrace_testkit::run_test_program;
+use rvtrace_testkit::{run_program_with, test_program};
 use std::collections::HashMap;
 
 /// What one instruction counts for.
@@ -132,7 +132,10 @@ fn printed(console: &str) -> HashMap<String, u64> {
 }
 
 fn check(name: &str) {
-    let r = run_test_program(name, 4);
+    // The default predictor, and a small L1D so that the region's loads can miss.
+    let r = run_program_with(&test_program(name), &format!("elf/{name}.elf"), 4, |c| {
+        c.uarch.set_cache("l1d:4k:2:64").unwrap()
+    });
     let console = String::from_utf8_lossy(&r.console).into_owned();
     assert_eq!(
         r.stop,

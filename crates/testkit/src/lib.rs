@@ -227,7 +227,20 @@ impl std::io::Write for Console {
 pub fn run_program(elf: &Path, cmdline: &str, itype_width: u8) -> ProgramRun {
     let mut image = rvtrace_image::Image::new();
     image.load_file(elf).unwrap_or_else(|e| panic!("{e}"));
-    run_image(image, cmdline, itype_width)
+    run_image(image, cmdline, itype_width, |_| {})
+}
+
+/// [`run_program`] with the hart's configuration adjusted by `configure` (counters, the
+/// micro-architecture model).
+pub fn run_program_with(
+    elf: &Path,
+    cmdline: &str,
+    itype_width: u8,
+    configure: impl FnOnce(&mut rvtrace_sim::Config),
+) -> ProgramRun {
+    let mut image = rvtrace_image::Image::new();
+    image.load_file(elf).unwrap_or_else(|e| panic!("{e}"));
+    run_image(image, cmdline, itype_width, configure)
 }
 
 /// [`run_program`] for an ELF file in memory (semihosting command line `prog.elf`).
@@ -236,15 +249,22 @@ pub fn run_elf_bytes(elf: &[u8], itype_width: u8) -> ProgramRun {
     image
         .load_bytes("prog.elf", elf)
         .unwrap_or_else(|e| panic!("{e}"));
-    run_image(image, "prog.elf", itype_width)
+    run_image(image, "prog.elf", itype_width, |_| {})
 }
 
-fn run_image(image: rvtrace_image::Image, cmdline: &str, itype_width: u8) -> ProgramRun {
+fn run_image(
+    image: rvtrace_image::Image,
+    cmdline: &str,
+    itype_width: u8,
+    configure: impl FnOnce(&mut rvtrace_sim::Config),
+) -> ProgramRun {
     use rvtrace_sim::ingress::IngressRecorder;
     use rvtrace_sim::semihost::Semihost;
     use rvtrace_sim::{Config, Hart, PcList};
     let xlen = image.files()[0].xlen;
-    let mut hart = Hart::new(&Config::virt(xlen, cmdline));
+    let mut config = Config::virt(xlen, cmdline);
+    configure(&mut config);
+    let mut hart = Hart::new(&config);
     hart.load(&image).unwrap();
     let segs = image
         .segments()
