@@ -189,6 +189,12 @@ impl Hart {
         }
         let rv32 = self.xlen == Xlen::Rv32;
         let has_f = self.ext.f;
+        // LCOFI (interrupt 13) exists with Sscofpmf only: its bits are read-only zero without.
+        let no_lcofi = if self.counters.config().sscofpmf {
+            0
+        } else {
+            irq::LCOFI
+        };
         let c = &mut self.csr;
         match csr {
             num::FFLAGS => {
@@ -271,15 +277,15 @@ impl Hart {
             num::MISA => {}
             num::MEDELEG => c.medeleg = v & DELEGABLE_EXCEPTIONS,
             num::MIDELEG => {
-                c.mideleg = (v & irq::MIDELEG_WRITABLE) | irq::MIDELEG_ONES;
+                c.mideleg = (v & irq::MIDELEG_WRITABLE & !no_lcofi) | irq::MIDELEG_ONES;
                 self.recheck();
             }
             num::MIE => {
-                c.mie = v & irq::MIE_WRITABLE;
+                c.mie = v & irq::MIE_WRITABLE & !no_lcofi;
                 self.recheck();
             }
             num::MIP => {
-                c.mip_sw = v & irq::MIP_WRITABLE;
+                c.mip_sw = v & irq::MIP_WRITABLE & !no_lcofi;
                 self.recheck();
             }
             num::MTVEC => {

@@ -247,6 +247,11 @@ fn unimplemented_counters_are_read_only_zero_and_extensions_can_be_off() {
     let mut h = hart(Xlen::Rv64, cfg, &[]);
     assert_eq!(h.csr_read(num::SCOUNTOVF), None);
     assert_eq!(h.csr_read(num::MINSTRETCFG), None);
+    // Without Sscofpmf there is no LCOFI: bit 13 of mie/mip/mideleg is read-only zero.
+    for csr in [num::MIE, num::MIP, num::MIDELEG] {
+        assert!(h.csr_write(csr, 1 << 13));
+        assert_eq!(h.csr_read(csr).unwrap() & (1 << 13), 0, "{csr:#x}");
+    }
     assert_eq!(h.csr_read(num::MHPMCOUNTER3 + 3), Some(0));
 }
 
