@@ -80,6 +80,7 @@ const fn bit(t: Tally) -> u32 {
 
 /// The tallies an operation always adds when it retires (loads, stores, classes of
 /// instruction); control-flow kinds come from the instruction's [`CfClass`].
+#[inline(always)]
 fn op_tallies(op: Op) -> u32 {
     use Op::*;
     let load = bit(Tally::Load);
@@ -104,6 +105,7 @@ fn op_tallies(op: Op) -> u32 {
     }
 }
 
+#[inline(always)]
 fn class_tallies(c: CfClass) -> u32 {
     let direct = bit(Tally::DirectJump);
     let indirect = bit(Tally::IndirectJump);
@@ -123,7 +125,7 @@ fn class_tallies(c: CfClass) -> u32 {
 
 impl Hart {
     /// Tally a retired instruction in the privilege it executed at.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn account(&mut self, insn: &Insn, ev: &Retired, acc: &Accesses) {
         let m = ev.priv_ as usize & 3;
         let t: &mut [u64; TALLIES] = &mut self.counters.tallies[m];
