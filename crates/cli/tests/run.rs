@@ -327,3 +327,99 @@ fn example_on_a_closed_stdout_is_quiet() {
         assert!(!stderr(&o).contains("panicked"), "{}", stderr(&o));
     }
 }
+
+/// The `--counters` table's total of an event (by its name column).
+fn counter_total(text: &str, name: &str) -> u64 {
+    let line = text
+        .lines()
+        .find(|l| l.split_whitespace().nth(2) == Some(name))
+        .unwrap_or_else(|| panic!("no {name} row in:\n{text}"));
+    line.split_whitespace()
+        .nth(3)
+        .unwrap()
+        .replace(',', "")
+        .parse()
+        .unwrap()
+}
+
+/// `run --counters`: the table's instruction count is the retired-PC list less the
+/// ecall/ebreak that trapped (the counters' view), per mode columns add up, cycles equal
+/// instructions plus ecall/ebreak without timing and exceed them with `--timing on`, and the
+/// caches' misses appear only when a cache is configured.
+#[test]
+fn counters_table_agrees_with_the_pc_list() {
+    let d = tmpdir("counters");
+    let pcs = d.join("pcs.txt");
+    let o = rvtrace(&[
+        "run",
+        s(&elf("traps-rv64gc")),
+        "--counters",
+        "--pcs",
+        s(&pcs),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let err = stderr(&o);
+    let listed = std::fs::read_to_string(&pcs).unwrap().lines().count() as u64;
+    let env_calls = counter_total(&err, "raw:env-calls");
+    assert!(env_calls > 0, "traps has ecalls and ebreaks");
+    let insns = counter_total(&err, "instructions");
+    assert_eq!(insns + env_calls, listed);
+    assert_eq!(counter_total(&err, "cycles"), listed);
+    let row = err
+        .lines()
+        .find(|l| l.split_whitespace().nth(2) == Some("instructions"))
+        .unwrap();
+    let cols: Vec<u64> = row
+        .split_whitespace()
+        .skip(5)
+        .map(|c| c.replace(',', "").parse().unwrap())
+        .collect();
+    assert_eq!(cols.iter().sum::<u64>(), insns, "U + S + M: {row}");
+    assert!(
+        cols[0] > 0 && cols[1] > 0,
+        "traps runs code in U and S: {row}"
+    );
+    assert_eq!(
+        counter_total(&err, "L1-dcache-load-misses"),
+        0,
+        "no L1D by default"
+    );
+
+    let o = rvtrace(&[
+        "run",
+        s(&elf("traps-rv64gc")),
+        "--counters",
+        "--timing",
+        "on",
+        "--cache",
+        "l1d:1k:1:16",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert_eq!(counter_total(&err, "instructions"), insns);
+    assert!(counter_total(&err, "cycles") > listed);
+    let loads = counter_total(&err, "L1-dcache-loads");
+    let misses = counter_total(&err, "L1-dcache-load-misses");
+    assert!(misses > 0 && misses <= loads, "{misses} of {loads}");
+}
+
+/// Options of the counters and the model: bad values are usage errors (exit 2) that say what is
+/// expected.
+#[test]
+fn counter_and_model_options_are_checked() {
+    let prog = elf("recurse-rv64gc");
+    for (args, says) in [
+        (&["--hpm-counters", "30"][..], "--hpm-counters"),
+        (&["--cache", "l1d:3k:8:64"][..], "--cache"),
+        (&["--cache", "l2:32k:8:64"][..], "--cache"),
+        (&["--bpred", "gshare:4096"][..], "--bpred"),
+        (&["--timing", "mispredict=x"][..], "--timing"),
+        (&["--isa", "rv64gc_sscofpmf_zzz"][..], "--isa"),
+    ] {
+        let mut a = vec!["run", s(&prog)];
+        a.extend_from_slice(args);
+        let o = rvtrace(&a);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+        assert!(stderr(&o).contains(says), "{args:?}: {}", stderr(&o));
+    }
+}
