@@ -261,6 +261,10 @@ pub struct Csrs {
     pub senvcfg: u64,
     /// `satp` (stored; address translation is not modelled).
     pub satp: u64,
+    /// The supervisor timer deadline: STIP is pending while `mtime >= stimecmp` (`u64::MAX`:
+    /// none). Set by an SBI implementation's `set_timer` ([`crate::Hart::set_stimecmp`]); the
+    /// storage Sstc's `stimecmp` CSR will use.
+    pub stimecmp: u64,
     /// Accrued FP exception flags.
     pub fflags: u8,
     /// FP dynamic rounding mode.
@@ -303,6 +307,7 @@ impl Csrs {
             scounteren: 0,
             senvcfg: 0,
             satp: 0,
+            stimecmp: u64::MAX,
             fflags: 0,
             frm: 0,
             pmpcfg: [0; 16],

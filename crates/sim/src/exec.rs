@@ -532,13 +532,7 @@ impl Hart {
     /// `wfi`: the model has nothing else to run, so time jumps to the next timer interrupt if one
     /// is enabled in `mie`; with nothing that could wake the hart, the run stops with an error.
     fn wait_for_interrupt(&mut self) {
-        self.recheck();
-        if self.mip() & self.csr.mie != 0 {
-            return;
-        }
-        let (mtime, cmp) = (self.mtime(), self.bus.clint.mtimecmp);
-        if self.csr.mie & irq::MTI != 0 && cmp != u64::MAX && cmp > mtime {
-            self.bus.clint.mtime_offset = self.bus.clint.mtime_offset.wrapping_add(cmp - mtime);
+        if self.idle_until_interrupt() {
             return;
         }
         self.stop = Some(Stop::Error(format!(
@@ -547,6 +541,35 @@ impl Hart {
             self.csr.mie,
             self.mip()
         )));
+    }
+
+    /// Idle as `wfi` does (privileged ISA, "Wait for Interrupt": wake when an interrupt is
+    /// pending and enabled in `mie`, whatever the global enables): if none is pending, time jumps
+    /// to the earliest timer deadline (`mtimecmp`, `stimecmp`) whose interrupt `mie` enables.
+    /// False when nothing could ever wake the hart (time is then unchanged). Public for an SBI
+    /// implementation's retentive `hart_suspend`.
+    pub fn idle_until_interrupt(&mut self) -> bool {
+        self.recheck();
+        if self.mip() & self.csr.mie != 0 {
+            return true;
+        }
+        let mtime = self.mtime();
+        let wake = [
+            (irq::MTI, self.bus.clint.mtimecmp),
+            (irq::STI, self.csr.stimecmp),
+        ]
+        .into_iter()
+        .filter(|&(bit, cmp)| self.csr.mie & bit != 0 && cmp != u64::MAX && cmp > mtime)
+        .map(|(_, cmp)| cmp)
+        .min();
+        match wake {
+            Some(cmp) => {
+                self.bus.clint.mtime_offset =
+                    self.bus.clint.mtime_offset.wrapping_add(cmp - mtime);
+                true
+            }
+            None => false,
+        }
     }
 }
 

@@ -436,16 +436,39 @@ impl Hart {
         self.instret.wrapping_add(self.bus.clint.mtime_offset)
     }
 
-    /// Value of `mip` including the CLINT's timer and software interrupt lines.
+    /// Value of `mip` including the CLINT's timer and software interrupt lines and the
+    /// supervisor timer ([`Hart::set_stimecmp`]).
     pub fn mip(&self) -> u64 {
         let mut mip = self.csr.mip_sw;
-        if self.mtime() >= self.bus.clint.mtimecmp {
+        let mtime = self.mtime();
+        if mtime >= self.bus.clint.mtimecmp {
             mip |= irq::MTI;
+        }
+        // Sstc: STIP while time >= stimecmp; an SBI `set_timer` uses the same deadline.
+        if mtime >= self.csr.stimecmp {
+            mip |= irq::STI;
         }
         if self.bus.clint.msip {
             mip |= irq::MSI;
         }
         mip
+    }
+
+    /// Set the supervisor timer deadline (`stimecmp`): STIP is pending from the instruction
+    /// boundary where `mtime >= deadline` on; `u64::MAX` disarms it. Interrupts are re-checked
+    /// before the next instruction.
+    pub fn set_stimecmp(&mut self, deadline: u64) {
+        self.csr.stimecmp = deadline;
+        self.recheck();
+    }
+
+    /// The earliest timer deadline (`mtimecmp`, `stimecmp`) still in the future, if any.
+    pub(crate) fn next_timer(&self) -> Option<u64> {
+        let mtime = self.mtime();
+        [self.bus.clint.mtimecmp, self.csr.stimecmp]
+            .into_iter()
+            .filter(|&d| d > mtime)
+            .min()
     }
 
     /// Truncate an address/value to XLEN (zero-extending).
@@ -660,9 +683,8 @@ impl Hart {
         // Nothing to do now: sleep until the timer fires or the limit is reached. Everything
         // else that can change interrupt state calls `recheck`.
         let mut next = limit;
-        let (mtime, cmp) = (self.mtime(), self.bus.clint.mtimecmp);
-        if cmp > mtime {
-            next = next.min(self.instret.saturating_add(cmp - mtime));
+        if let Some(deadline) = self.next_timer() {
+            next = next.min(self.instret.saturating_add(deadline - self.mtime()));
         }
         next = next.min(
             self.instret

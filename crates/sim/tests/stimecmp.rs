@@ -1,0 +1,75 @@
+//! The supervisor timer deadline (`Hart::set_stimecmp`, the storage of Sstc's `stimecmp`):
+//! STIP is pending while `mtime >= stimecmp` (Sstc, "Supervisor Timer Register"), and a
+//! delegated, enabled STI is taken in S-mode at the instruction boundary where time reaches it.
+
+use rvtrace_isa::Xlen;
+use rvtrace_sim::csr::{irq, mstatus, num};
+use rvtrace_sim::{Config, Hart, Stop};
+
+const BASE: u64 = 0x8000_0000;
+const NOP: u32 = 0x13;
+/// `wfi`.
+const WFI: u32 = 0x1050_0073;
+
+fn s_mode_hart(code: &[u32], handler: u64) -> Hart {
+    let mut c = Config::virt(Xlen::Rv64, "stimecmp");
+    c.semihosting_cmdline = None;
+    let mut h = Hart::new(&c);
+    let bytes: Vec<u8> = code.iter().flat_map(|w| w.to_le_bytes()).collect();
+    assert!(h.bus.write_ram(BASE, &bytes));
+    h.pc = BASE;
+    h.bus.clint.mtimecmp = u64::MAX; // no machine timer
+    h.csr.mideleg = irq::STI;
+    h.csr.mie = irq::STI;
+    h.csr.mstatus |= mstatus::SIE;
+    h.csr.stvec = handler;
+    h.priv_ = 1;
+    h
+}
+
+#[test]
+fn sti_is_taken_in_s_mode_when_time_reaches_the_deadline() {
+    let code = [NOP; 512];
+    let mut h = s_mode_hart(&code, BASE + 0x400);
+    let now = h.mtime();
+    h.set_stimecmp(now + 7);
+    assert_eq!(h.mip() & irq::STI, 0, "not pending before the deadline");
+    assert_eq!(h.run(&mut (), 7), Stop::InsnLimit);
+    // Seven instructions retired: mtime == deadline, STIP pending, not yet taken.
+    assert_ne!(h.mip() & irq::STI, 0);
+    assert_eq!(h.priv_, 1);
+    assert_eq!(h.pc, BASE + 28);
+    assert_eq!(h.run(&mut (), 1), Stop::InsnLimit);
+    // The interrupt was taken before the eighth instruction, in S (delegated).
+    assert_eq!(h.csr.scause, (1 << 63) | 5);
+    assert_eq!(h.csr.sepc, BASE + 28);
+    assert_eq!(h.priv_, 1);
+    assert_eq!(h.csr.mcause, 0, "not taken in M");
+    // sip shows it while pending; a new deadline in the future clears it.
+    assert_ne!(h.csr_read(num::SIP).unwrap() & irq::STI, 0);
+    h.set_stimecmp(u64::MAX);
+    assert_eq!(h.mip() & irq::STI, 0);
+}
+
+#[test]
+fn sti_not_taken_while_masked_or_undelegated_and_wfi_sleeps_until_it() {
+    // Masked by sie.STIE: pending, not taken.
+    let mut h = s_mode_hart(&[NOP; 512], BASE + 0x400);
+    h.csr.mie = 0;
+    h.set_stimecmp(3);
+    assert_eq!(h.run(&mut (), 10), Stop::InsnLimit);
+    assert_ne!(h.mip() & irq::STI, 0);
+    assert_eq!(h.csr.scause, 0);
+    assert_eq!(h.pc, BASE + 40);
+
+    // wfi jumps time to the S deadline when STIE is enabled, then the interrupt is taken.
+    let mut code = [NOP; 512];
+    code[1] = WFI;
+    let mut h = s_mode_hart(&code, BASE + 0x400);
+    h.set_stimecmp(1000);
+    assert_eq!(h.run(&mut (), 3), Stop::InsnLimit);
+    assert_eq!(h.csr.scause, (1 << 63) | 5);
+    assert_eq!(h.csr.sepc, BASE + 8, "after the wfi");
+    // wfi jumped time to 1000 and retired (1001); one handler instruction ran (1002).
+    assert_eq!(h.mtime(), 1002);
+}
