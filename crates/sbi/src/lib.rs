@@ -1,0 +1,585 @@
+//! A built-in SBI implementation (RISC-V Supervisor Binary Interface v3.0) for the hart model.
+//!
+//! [`Sbi`] is a [`rvtrace_sim::extension::Extension`]: it services every `ecall` from S-mode
+//! (`EnvCall.cause == 9`) the way a hypervisor services its guest's SBI calls, so an S-mode
+//! payload runs on the hart without machine-mode firmware. Calling convention: SBI v3.0
+//! "Binary Encoding" (EID in `a7`, FID in `a6`, arguments `a0..a5`, `a0` = error, `a1` =
+//! value; legacy extensions return in `a0` only). Extensions: Base, TIME, IPI, RFENCE, HSM,
+//! SRST, PMU (every function, `pmu.rs`), DBCN, and the legacy console putchar/getchar. The
+//! crate README lists every function, its answers, and each choice made where the
+//! specification leaves one.
+//!
+//! The machine has one hart (hart id 0).
+
+use rvtrace_isa::Xlen;
+use rvtrace_sim::csr::{irq, num};
+use rvtrace_sim::extension::{Ctx, EnvCall, Extension, Service};
+use rvtrace_sim::Hart;
+use std::io::{Read, Write};
+
+mod pmu;
+
+pub use pmu::{FW_COUNTERS, FW_EVENTS};
+
+/// SBI error codes (SBI v3.0 "Binary Encoding", table "Standard SBI Errors").
+pub mod error {
+    /// Completed successfully.
+    pub const SUCCESS: i64 = 0;
+    /// Failed.
+    pub const FAILED: i64 = -1;
+    /// Not supported.
+    pub const NOT_SUPPORTED: i64 = -2;
+    /// Invalid parameter(s).
+    pub const INVALID_PARAM: i64 = -3;
+    /// Denied or not allowed.
+    pub const DENIED: i64 = -4;
+    /// Invalid address(s).
+    pub const INVALID_ADDRESS: i64 = -5;
+    /// Already available.
+    pub const ALREADY_AVAILABLE: i64 = -6;
+    /// Already started.
+    pub const ALREADY_STARTED: i64 = -7;
+    /// Already stopped.
+    pub const ALREADY_STOPPED: i64 = -8;
+    /// Shared memory not available.
+    pub const NO_SHMEM: i64 = -9;
+}
+
+/// Extension IDs this implementation knows (SBI v3.0, each extension's chapter title).
+pub mod eid {
+    /// Legacy Set Timer (not implemented: probe answers 0).
+    pub const LEGACY_SET_TIMER: u64 = 0x00;
+    /// Legacy Console Putchar.
+    pub const LEGACY_CONSOLE_PUTCHAR: u64 = 0x01;
+    /// Legacy Console Getchar.
+    pub const LEGACY_CONSOLE_GETCHAR: u64 = 0x02;
+    /// Base.
+    pub const BASE: u64 = 0x10;
+    /// Timer, "TIME".
+    pub const TIME: u64 = 0x5449_4D45;
+    /// IPI, "sPI".
+    pub const IPI: u64 = 0x73_5049;
+    /// Remote fence, "RFNC".
+    pub const RFENCE: u64 = 0x5246_4E43;
+    /// Hart state management, "HSM".
+    pub const HSM: u64 = 0x48_534D;
+    /// System reset, "SRST".
+    pub const SRST: u64 = 0x5352_5354;
+    /// Performance monitoring unit, "PMU".
+    pub const PMU: u64 = 0x50_4D55;
+    /// Debug console, "DBCN".
+    pub const DBCN: u64 = 0x4442_434E;
+}
+
+/// The extensions [`Sbi`] implements: `sbi_probe_extension` answers 1 for these, 0 otherwise.
+pub const EXTENSIONS: [u64; 10] = [
+    eid::LEGACY_CONSOLE_PUTCHAR,
+    eid::LEGACY_CONSOLE_GETCHAR,
+    eid::BASE,
+    eid::TIME,
+    eid::IPI,
+    eid::RFENCE,
+    eid::HSM,
+    eid::SRST,
+    eid::PMU,
+    eid::DBCN,
+];
+
+/// `sbi_get_spec_version`: SBI 3.0 (Base extension: minor in bits 23..0, major in 30..24).
+pub const SPEC_VERSION: u64 = 3 << 24;
+
+/// `sbi_get_impl_id`: 0x5256_5452 ("RVTR"). The SBI v3.0 Base chapter's table "SBI
+/// Implementation IDs" assigns 0..=11 (BBL .. bhyve); this value is far outside it.
+pub const IMPL_ID: u64 = 0x5256_5452;
+
+/// `sbi_get_impl_version`: the crate version as `major << 16 | minor` (OpenSBI's layout).
+pub const IMPL_VERSION: u64 = 1;
+
+/// The only hart.
+pub const HART_ID: u64 = 0;
+
+/// HSM hart state STARTED (SBI v3.0 HSM, table "HSM Hart States").
+pub const HSM_STARTED: u64 = 0;
+
+/// Largest ASID `sbi_remote_sfence_vma_asid` accepts: `satp.ASID` is 16 bits on RV64 and 9 on
+/// RV32 (privileged ISA, "Supervisor Address Translation and Protection Register").
+fn max_asid(xlen: Xlen) -> u64 {
+    match xlen {
+        Xlen::Rv64 => 0xffff,
+        Xlen::Rv32 => 0x1ff,
+    }
+}
+
+/// Where console bytes go and come from.
+pub struct SbiConfig {
+    /// DBCN writes and legacy putchar.
+    pub console: Box<dyn Write + Send>,
+    /// DBCN reads and legacy getchar. A read returns what one `read` call gives (at least one
+    /// byte unless at end of input, where DBCN reads return 0 bytes and getchar -1).
+    pub input: Box<dyn Read + Send>,
+}
+
+impl SbiConfig {
+    /// The console on our stdout, input from our stdin.
+    pub fn stdio() -> SbiConfig {
+        SbiConfig {
+            console: Box::new(std::io::stdout()),
+            input: Box::new(std::io::stdin()),
+        }
+    }
+
+    /// Output discarded, input empty (for tests and runs that do not use the console).
+    pub fn null() -> SbiConfig {
+        SbiConfig {
+            console: Box::new(std::io::sink()),
+            input: Box::new(std::io::empty()),
+        }
+    }
+}
+
+/// The built-in SBI implementation; attach it with [`rvtrace_sim::Hart::attach`].
+pub struct Sbi {
+    cfg: SbiConfig,
+    pub(crate) pmu: pmu::Pmu,
+}
+
+/// An SBI function's result: `(error, value)` (`struct sbiret`).
+pub(crate) type SbiRet = (i64, u64);
+
+fn ok(v: u64) -> SbiRet {
+    (error::SUCCESS, v)
+}
+
+fn err(e: i64) -> SbiRet {
+    (e, 0)
+}
+
+/// The arguments of a call, XLEN-truncated.
+pub(crate) struct Args {
+    pub a: [u64; 6],
+    pub xlen: Xlen,
+}
+
+impl Args {
+    /// A 64-bit parameter at argument `i` (RV32: the pair `a[i]` low, `a[i+1]` high; SBI v3.0
+    /// "Binary Encoding": 2×XLEN parameters in a register pair, low half first).
+    pub fn u64_at(&self, i: usize) -> u64 {
+        match self.xlen {
+            Xlen::Rv64 => self.a[i],
+            Xlen::Rv32 => self.a[i] | self.a.get(i + 1).copied().unwrap_or(0) << 32,
+        }
+    }
+
+    /// A physical address passed as `lo`, `hi` at arguments `i`, `i+1`; `None` when it is not
+    /// below 2^64 (RV64 with `hi != 0`): no such address is accessible.
+    pub fn phys_at(&self, i: usize) -> Option<u64> {
+        let (lo, hi) = (self.a[i], self.a[i + 1]);
+        match self.xlen {
+            Xlen::Rv64 => (hi == 0).then_some(lo),
+            Xlen::Rv32 => Some(lo | hi << 32),
+        }
+    }
+
+    /// A `uint32_t` parameter (the ABI sign-extends it into the register).
+    pub fn u32_at(&self, i: usize) -> u32 {
+        self.a[i] as u32
+    }
+
+    /// All-ones at XLEN (the `-1` of `unsigned long` parameters).
+    pub fn all_ones(&self) -> u64 {
+        match self.xlen {
+            Xlen::Rv64 => u64::MAX,
+            Xlen::Rv32 => 0xffff_ffff,
+        }
+    }
+}
+
+/// Whether `[addr, addr + len)` lies in guest RAM (`len > 0`; RAM is one contiguous range,
+/// so its two ends decide).
+pub(crate) fn in_ram(ctx: &Ctx, addr: u64, len: u64) -> bool {
+    let Some(last) = len.checked_sub(1).and_then(|l| addr.checked_add(l)) else {
+        return false;
+    };
+    let mut b = [0u8; 1];
+    ctx.read_memory(addr, &mut b) && ctx.read_memory(last, &mut b)
+}
+
+/// The harts a `hart_mask`/`hart_mask_base` pair names (SBI v3.0 "Hart list parameter"):
+/// `Some(true)` hart 0 is named, `Some(false)` no hart, `None` some named hart id does not exist
+/// (SBI_ERR_INVALID_PARAM). `base == -1` names every hart.
+fn hart_mask(args: &Args, mask: u64, base: u64) -> Option<bool> {
+    if base == args.all_ones() {
+        return Some(true);
+    }
+    let mut hart0 = false;
+    for bit in 0..64u64 {
+        if mask >> bit & 1 == 0 {
+            continue;
+        }
+        // hartid = base + bit, not wrapped: an id past 2^XLEN is no hart.
+        match base.checked_add(bit) {
+            Some(HART_ID) => hart0 = true,
+            _ => return None,
+        }
+    }
+    Some(hart0)
+}
+
+impl Sbi {
+    /// An SBI implementation with the given console.
+    pub fn new(cfg: SbiConfig) -> Sbi {
+        Sbi {
+            cfg,
+            pmu: pmu::Pmu::default(),
+        }
+    }
+
+    /// Service one SBI call made from S-mode: EID `a7`, FID `a6`, arguments `a0..a5`. Sets
+    /// `a0`/`a1` through `ctx` and returns what the hart should do next. Public so that tools
+    /// can drive the dispatch without an `ecall`.
+    pub fn call(&mut self, ctx: &mut Ctx) -> Service {
+        let xlen = ctx.hart().xlen;
+        let args = Args {
+            a: [
+                ctx.x(10),
+                ctx.x(11),
+                ctx.x(12),
+                ctx.x(13),
+                ctx.x(14),
+                ctx.x(15),
+            ],
+            xlen,
+        };
+        let (eid, fid) = (ctx.x(17), ctx.x(16));
+        ctx.touched_io();
+        // Legacy extensions (SBI v3.0 "Legacy Extensions"): the FID is ignored and only `a0`
+        // is written.
+        if eid <= 0x0f {
+            let v = match eid {
+                eid::LEGACY_CONSOLE_PUTCHAR => {
+                    let ok = self.put(&[args.a[0] as u8]);
+                    if ok {
+                        0
+                    } else {
+                        error::FAILED as u64
+                    }
+                }
+                eid::LEGACY_CONSOLE_GETCHAR => {
+                    let mut b = [0u8; 1];
+                    match self.get(&mut b) {
+                        Some(1) => b[0] as u64,
+                        _ => u64::MAX,
+                    }
+                }
+                _ => error::NOT_SUPPORTED as u64,
+            };
+            ctx.set_x(10, v);
+            return Service::Done;
+        }
+        let (ret, service) = match eid {
+            eid::BASE => (self.base(ctx, fid, &args), Service::Done),
+            eid::TIME => (self.time(ctx, fid, &args), Service::Done),
+            eid::IPI => (self.ipi(ctx, fid, &args), Service::Done),
+            eid::RFENCE => (self.rfence(fid, &args), Service::Done),
+            eid::HSM => self.hsm(ctx, fid, &args),
+            eid::SRST => self.srst(fid, &args),
+            eid::PMU => (self.pmu_call(ctx, fid, &args), Service::Done),
+            eid::DBCN => (self.dbcn(ctx, fid, &args), Service::Done),
+            _ => (err(error::NOT_SUPPORTED), Service::Done),
+        };
+        if service == Service::Done {
+            ctx.set_x(10, ret.0 as u64);
+            ctx.set_x(11, ret.1);
+        }
+        service
+    }
+
+    /// Base extension (SBI v3.0 "Base Extension", EID 0x10).
+    fn base(&mut self, ctx: &mut Ctx, fid: u64, args: &Args) -> SbiRet {
+        match fid {
+            0 => ok(SPEC_VERSION),
+            1 => ok(IMPL_ID),
+            2 => ok(IMPL_VERSION),
+            // probe_extension(long extension_id): 1 available, 0 not.
+            3 => ok(EXTENSIONS.contains(&args.a[0]) as u64),
+            // mvendorid/marchid/mimpid: the hart's own values.
+            4..=6 => {
+                let csr = [num::MVENDORID, num::MARCHID, num::MIMPID][fid as usize - 4];
+                let v = ctx.hart_mut().csr_read(csr).unwrap_or(0);
+                ok(ctx.hart().trunc(v))
+            }
+            _ => err(error::NOT_SUPPORTED),
+        }
+    }
+
+    /// TIME (SBI v3.0 "Timer Extension"): `sbi_set_timer(uint64_t stime_value)` arms the
+    /// hart's supervisor timer deadline and clears a pending STIP; always succeeds.
+    fn time(&mut self, ctx: &mut Ctx, fid: u64, args: &Args) -> SbiRet {
+        if fid != 0 {
+            return err(error::NOT_SUPPORTED);
+        }
+        let deadline = args.u64_at(0);
+        // "must clear the pending timer interrupt bit when stime_value is set to some time in
+        // the future": STIP follows the deadline; a software-set STIP is cleared too.
+        ctx.set_pending(irq::STI, false);
+        ctx.hart_mut().set_stimecmp(deadline);
+        self.pmu.fw_event(pmu::fw::SET_TIMER);
+        ok(0)
+    }
+
+    /// IPI (SBI v3.0 "IPI Extension"): `sbi_send_ipi(hart_mask, hart_mask_base)` makes SSIP
+    /// pending on hart 0 when the mask names it.
+    fn ipi(&mut self, ctx: &mut Ctx, fid: u64, args: &Args) -> SbiRet {
+        if fid != 0 {
+            return err(error::NOT_SUPPORTED);
+        }
+        match hart_mask(args, args.a[0], args.a[1]) {
+            None => err(error::INVALID_PARAM),
+            Some(hart0) => {
+                if hart0 {
+                    self.pmu.fw_event(pmu::fw::IPI_SENT);
+                    ctx.set_pending(irq::SSI, true);
+                    self.pmu.fw_event(pmu::fw::IPI_RECEIVED);
+                }
+                ok(0)
+            }
+        }
+    }
+
+    /// RFENCE (SBI v3.0 "RFENCE Extension"). The hart model has no TLB and its decode cache
+    /// checks instruction bits, so the fences themselves are no-ops; the answers and the
+    /// firmware events are the spec's.
+    fn rfence(&mut self, fid: u64, args: &Args) -> SbiRet {
+        // FIDs 3..=6 are the HFENCE functions: the model has no hypervisor extension.
+        if fid > 2 {
+            return err(error::NOT_SUPPORTED);
+        }
+        let Some(hart0) = hart_mask(args, args.a[0], args.a[1]) else {
+            return err(error::INVALID_PARAM);
+        };
+        if fid >= 1 {
+            // "The remote fence operation applies to the entire address space if either
+            // start_addr and size are both 0, or size is equal to 2^XLEN-1"; otherwise the
+            // range must not run past the end of the address space.
+            let (start, size) = (args.a[2], args.a[3]);
+            let whole = (start == 0 && size == 0) || size == args.all_ones();
+            if !whole
+                && start
+                    .checked_add(size)
+                    .is_none_or(|e| e > args.all_ones() + 1)
+            {
+                return err(error::INVALID_ADDRESS);
+            }
+            if fid == 2 && args.a[4] > max_asid(args.xlen) {
+                return err(error::INVALID_PARAM);
+            }
+        }
+        if hart0 {
+            let (sent, received) = match fid {
+                0 => (pmu::fw::FENCE_I_SENT, pmu::fw::FENCE_I_RECEIVED),
+                1 => (pmu::fw::SFENCE_VMA_SENT, pmu::fw::SFENCE_VMA_RECEIVED),
+                _ => (
+                    pmu::fw::SFENCE_VMA_ASID_SENT,
+                    pmu::fw::SFENCE_VMA_ASID_RECEIVED,
+                ),
+            };
+            self.pmu.fw_event(sent);
+            self.pmu.fw_event(received);
+        }
+        ok(0)
+    }
+
+    /// HSM (SBI v3.0 "Hart State Management Extension") for the one hart, which is always
+    /// STARTED while S-mode runs.
+    fn hsm(&mut self, ctx: &mut Ctx, fid: u64, args: &Args) -> (SbiRet, Service) {
+        let ret = match fid {
+            // hart_start(hartid, start_addr, opaque): hart 0 is running.
+            0 => match args.a[0] {
+                HART_ID => err(error::ALREADY_AVAILABLE),
+                _ => err(error::INVALID_PARAM),
+            },
+            // hart_stop(): the only hart stops, nothing is left to run: the run ends (exit 0,
+            // as nothing reported a failure).
+            1 => return (ok(0), Service::Exit(0)),
+            // hart_get_status(hartid).
+            2 => match args.a[0] {
+                HART_ID => ok(HSM_STARTED),
+                _ => err(error::INVALID_PARAM),
+            },
+            3 => self.hart_suspend(ctx, args),
+            _ => err(error::NOT_SUPPORTED),
+        };
+        (ret, Service::Done)
+    }
+
+    /// `hart_suspend(uint32_t suspend_type, resume_addr, opaque)`: the default retentive
+    /// suspend idles as `wfi` does and returns when an interrupt enabled in `sie` is pending
+    /// (time jumps to the next armed timer); platform-specific types are unimplemented
+    /// (INVALID_PARAM) and the default non-retentive suspend is NOT_SUPPORTED (resuming at
+    /// `resume_addr` would need the hart to jump from a serviced `ecall`).
+    fn hart_suspend(&mut self, ctx: &mut Ctx, args: &Args) -> SbiRet {
+        // Upper register bits beyond the uint32_t are not part of the value.
+        match args.u32_at(0) {
+            0x0000_0000 => {
+                if ctx.hart_mut().idle_until_interrupt() {
+                    ok(0)
+                } else {
+                    // Nothing enabled could ever resume the hart.
+                    err(error::FAILED)
+                }
+            }
+            0x8000_0000 => err(error::NOT_SUPPORTED),
+            // Reserved (0x1..0x0FFFFFFF, 0x80000001..0x8FFFFFFF) or platform-specific and
+            // unimplemented.
+            _ => err(error::INVALID_PARAM),
+        }
+    }
+
+    /// SRST (SBI v3.0 "System Reset Extension"): shutdown, cold and warm reboot end the run,
+    /// with exit status 0 for reason "no reason" and 1 for "system failure".
+    fn srst(&mut self, fid: u64, args: &Args) -> (SbiRet, Service) {
+        if fid != 0 {
+            return (err(error::NOT_SUPPORTED), Service::Done);
+        }
+        let (ty, reason) = (args.u32_at(0), args.u32_at(1));
+        // Types 3..=0xEFFFFFFF are reserved, 0xF0000000.. vendor-specific (none implemented);
+        // reasons 2.. are reserved or implementation/vendor-specific (none implemented).
+        let status = match reason {
+            0 => 0,
+            1 => 1,
+            _ => return (err(error::INVALID_PARAM), Service::Done),
+        };
+        if ty > 2 {
+            return (err(error::INVALID_PARAM), Service::Done);
+        }
+        self.flush_console();
+        (ok(0), Service::Exit(status))
+    }
+
+    /// DBCN (SBI v3.0 "Debug Console Extension").
+    fn dbcn(&mut self, ctx: &mut Ctx, fid: u64, args: &Args) -> SbiRet {
+        match fid {
+            0 | 1 => {
+                let n = args.a[0];
+                if n == 0 {
+                    return ok(0);
+                }
+                // The memory must be accessible physical memory ("Shared memory physical
+                // address range parameter"); DBCN answers INVALID_PARAM when it is not.
+                let Some(addr) = args.phys_at(1).filter(|&a| in_ram(ctx, a, n)) else {
+                    return err(error::INVALID_PARAM);
+                };
+                if fid == 0 {
+                    let mut written = 0u64;
+                    let mut buf = vec![0u8; n.min(4096) as usize];
+                    while written < n {
+                        let len = (n - written).min(buf.len() as u64) as usize;
+                        if !ctx.read_memory(addr + written, &mut buf[..len])
+                            || !self.put(&buf[..len])
+                        {
+                            return err(error::FAILED);
+                        }
+                        written += len as u64;
+                    }
+                    ok(written)
+                } else {
+                    // Non-blocking in the spec: one read call, at most one page.
+                    let mut buf = vec![0u8; n.min(4096) as usize];
+                    match self.get(&mut buf) {
+                        None => err(error::FAILED),
+                        Some(got) => {
+                            if got > 0 && !ctx.write_memory(addr, &buf[..got]) {
+                                return err(error::FAILED);
+                            }
+                            ok(got as u64)
+                        }
+                    }
+                }
+            }
+            2 => {
+                if self.put(&[args.a[0] as u8]) {
+                    ok(0)
+                } else {
+                    err(error::FAILED)
+                }
+            }
+            _ => err(error::NOT_SUPPORTED),
+        }
+    }
+
+    /// Write console bytes (flushed, so that they interleave with the UART's); false on an
+    /// I/O error.
+    fn put(&mut self, bytes: &[u8]) -> bool {
+        self.cfg.console.write_all(bytes).is_ok() && self.cfg.console.flush().is_ok()
+    }
+
+    /// One read from the console input: bytes read (0 at end of input), `None` on an error.
+    fn get(&mut self, buf: &mut [u8]) -> Option<usize> {
+        loop {
+            match self.cfg.input.read(buf) {
+                Ok(n) => return Some(n),
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(_) => return None,
+            }
+        }
+    }
+
+    fn flush_console(&mut self) {
+        let _ = self.cfg.console.flush();
+    }
+}
+
+impl Extension for Sbi {
+    fn name(&self) -> &'static str {
+        "sbi"
+    }
+
+    fn environment_call(&mut self, ctx: &mut Ctx, call: &EnvCall) -> Option<Service> {
+        // Only S-mode's ecalls are SBI calls; U's and M's are the hart's traps.
+        (call.cause == rvtrace_sim::cause::ECALL_S).then(|| self.call(ctx))
+    }
+
+    fn flush(&mut self) {
+        self.flush_console();
+    }
+}
+
+/// Put the hart in the state an M-mode SBI leaves it in when it enters an S-mode payload
+/// (OpenSBI's choices, where the built-in SBI emulates nothing in M-mode):
+/// - `medeleg`: every delegable exception except `ecall` from S (the SBI's) goes to S-mode,
+///   illegal-instruction and misaligned/access faults included (nothing here emulates them);
+/// - `mideleg`: SSI, STI, SEI and LCOFI (Sscofpmf);
+/// - `mcounteren` = every implemented counter (S-mode may read `cycle`, `time`, `instret` and
+///   all `hpmcounterN`, as OpenSBI allows); `scounteren` = CY|TM|IR (OpenSBI's value);
+/// - `mcountinhibit`: the programmable counters inhibited until S-mode starts them through the
+///   PMU extension; `cycle` and `instret` keep counting (as under OpenSBI);
+/// - PMP entry 0 grants S/U every address (NAPOT, RWX), as OpenSBI's last entry does;
+/// - `mstatus.FS` = Initial when F is present;
+/// - privilege S, `pc` = `entry`, `a0` = hart id 0, `a1` = `fdt` (SBI v3.0 HSM "Hart Start
+///   Register State": satp 0, sstatus.SIE 0).
+pub fn enter_supervisor(hart: &mut Hart, entry: u64, fdt: u64) {
+    let xlen_ones = hart.trunc(u64::MAX);
+    let medeleg = rvtrace_sim::csr::DELEGABLE_EXCEPTIONS & !(1 << rvtrace_sim::cause::ECALL_S);
+    hart.csr_write(num::MEDELEG, medeleg);
+    hart.csr_write(num::MIDELEG, irq::SSI | irq::STI | irq::SEI | irq::LCOFI);
+    let present = hart.counters.present_mask();
+    hart.csr_write(num::MCOUNTEREN, present);
+    hart.csr_write(num::SCOUNTEREN, 0b111);
+    hart.csr_write(num::MCOUNTINHIBIT, present & !0b111);
+    hart.csr_write(num::PMPADDR0, xlen_ones >> 2);
+    hart.csr_write(num::PMPCFG0, 0x1f);
+    if hart.ext.f {
+        let ms = hart.csr_read(num::MSTATUS).unwrap_or(0);
+        hart.csr_write(num::MSTATUS, hart.trunc(ms | 1 << 13));
+    }
+    hart.csr_write(num::SATP, 0);
+    let ms = hart.csr_read(num::MSTATUS).unwrap_or(0);
+    hart.csr_write(
+        num::MSTATUS,
+        hart.trunc(ms & !rvtrace_sim::csr::mstatus::SIE),
+    );
+    hart.priv_ = 1;
+    hart.pc = hart.trunc(entry);
+    hart.x[10] = HART_ID;
+    hart.x[11] = hart.sext(fdt);
+}
