@@ -363,11 +363,7 @@ impl Sbi {
             // range must not run past the end of the address space.
             let (start, size) = (args.a[2], args.a[3]);
             let whole = (start == 0 && size == 0) || size == args.all_ones();
-            if !whole
-                && start
-                    .checked_add(size)
-                    .is_none_or(|e| e > args.all_ones() + 1)
-            {
+            if !whole && start as u128 + size as u128 > args.all_ones() as u128 + 1 {
                 return err(error::INVALID_ADDRESS);
             }
             if fid == 2 && args.a[4] > max_asid(args.xlen) {
