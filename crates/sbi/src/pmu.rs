@@ -408,26 +408,42 @@ impl Sbi {
             return err(error::ALREADY_STOPPED);
         }
         let sscofpmf = ctx.hart().counters.config().sscofpmf;
+        // The overflow bitmap is taken before RESET clears any mhpmevent.
+        let bitmap = {
+            let mut bitmap = 0u64;
+            if sscofpmf && snapshot.is_some() {
+                for bit in 0..args.xlen.bits() as u64 {
+                    let Some(i) = base
+                        .checked_add(bit)
+                        .filter(|&i| i >= 3 && i < self.pmu.hw as u64)
+                    else {
+                        continue;
+                    };
+                    let k = i as u16 - 3;
+                    let ev = read64(
+                        ctx.hart_mut(),
+                        num::MHPMEVENT3 + k,
+                        num::MHPMEVENT3H + k,
+                        true,
+                    );
+                    if ev & hpmevent::OF != 0 {
+                        bitmap |= 1 << bit;
+                    }
+                }
+            }
+            bitmap
+        };
         let mut values = Vec::with_capacity(set.len());
         for &(bit, i) in &set {
             self.pmu.ctrs[i].started = false;
-            let (value, overflow) = if i >= self.pmu.hw {
-                (self.pmu.ctrs[i].value, false)
+            let value = if i >= self.pmu.hw {
+                self.pmu.ctrs[i].value
             } else {
                 let h = ctx.hart_mut();
                 set_inhibit(h, i, true);
-                let of = i >= 3
-                    && sscofpmf
-                    && read64(
-                        h,
-                        num::MHPMEVENT3 + (i as u16 - 3),
-                        num::MHPMEVENT3H + (i as u16 - 3),
-                        true,
-                    ) & hpmevent::OF
-                        != 0;
-                (read_counter(h, i), of)
+                read_counter(h, i)
             };
-            values.push((bit, value, overflow));
+            values.push((bit, value));
             if flags & STOP_RESET != 0 {
                 self.pmu.ctrs[i].event = None;
                 let h = ctx.hart_mut();
@@ -451,20 +467,11 @@ impl Sbi {
             }
         }
         if let Some(shmem) = snapshot {
-            // Snapshot layout: counter_overflow_bitmap at 0 (bits of the stopped counters
-            // updated, others kept), counter_values[bit] at 8 + 8 * bit for each stopped
-            // counter; nothing else is written.
-            let mut b = [0u8; 8];
-            if !ctx.read_memory(shmem, &mut b) {
-                return err(error::FAILED);
-            }
-            let mut bitmap = u64::from_le_bytes(b);
-            for &(bit, value, of) in &values {
-                if sscofpmf && of {
-                    bitmap |= 1 << bit;
-                } else {
-                    bitmap &= !(1 << bit);
-                }
+            // Snapshot layout: counter_overflow_bitmap at 0 = every overflown counter relative
+            // to counter_idx_base (hardware counters with Sscofpmf's OF set; zero without
+            // Sscofpmf), counter_values[bit] at 8 + 8 * bit for each stopped counter; the
+            // other values and the reserved area are not written.
+            for &(bit, value) in &values {
                 if !ctx.write_memory(shmem + 8 + 8 * bit as u64, &value.to_le_bytes()) {
                     return err(error::FAILED);
                 }
