@@ -77,14 +77,14 @@ fn random_calls_never_panic_and_answer_standard_errors() {
         while calls < 3000 {
             let e = rng.pick(&eids);
             // Mostly valid FIDs, sometimes hostile ones.
-            let fid = if rng.next() % 8 == 0 {
+            let fid = if rng.next().is_multiple_of(8) {
                 rng.pick(&edges)
             } else {
                 rng.next() % 10
             };
             let args: Vec<u64> = (0..6)
                 .map(|_| {
-                    if rng.next() % 3 == 0 {
+                    if rng.next().is_multiple_of(3) {
                         rng.next()
                     } else {
                         rng.pick(&edges)
