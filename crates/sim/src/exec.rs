@@ -564,8 +564,7 @@ impl Hart {
         .min();
         match wake {
             Some(cmp) => {
-                self.bus.clint.mtime_offset =
-                    self.bus.clint.mtime_offset.wrapping_add(cmp - mtime);
+                self.bus.clint.mtime_offset = self.bus.clint.mtime_offset.wrapping_add(cmp - mtime);
                 true
             }
             None => false,
