@@ -234,9 +234,16 @@ impl Sbi {
         }
     }
 
+    /// Send console output somewhere else from now on (for example to stderr when our stdout
+    /// carries a trace); reach the attached SBI with `hart.extension_mut::<Sbi>()`.
+    pub fn set_console(&mut self, console: Box<dyn Write + Send>) {
+        self.flush_console();
+        self.cfg.console = console;
+    }
+
     /// Service one SBI call made from S-mode: EID `a7`, FID `a6`, arguments `a0..a5`. Sets
-    /// `a0`/`a1` through `ctx` and returns what the hart should do next. Public so that tools
-    /// can drive the dispatch without an `ecall`.
+    /// `a0`/`a1` through `ctx` and returns what the hart should do next (what
+    /// [`Extension::environment_call`] does for an `ecall` from S-mode).
     pub fn call(&mut self, ctx: &mut Ctx) -> Service {
         let xlen = ctx.hart().xlen;
         let args = Args {

@@ -349,6 +349,14 @@ fn debug_console() {
     assert_eq!(a0, M1, "-1 at end of input");
     assert_eq!(call(&mut h, eid::DBCN, 1, &[4, BUF, 0]), (0, 0));
     assert_eq!(call(&mut h, eid::DBCN, 3, &[]).0, error::NOT_SUPPORTED);
+    // The console can be redirected after attach.
+    let other = Captured::default();
+    h.extension_mut::<rvtrace_sbi::Sbi>()
+        .unwrap()
+        .set_console(Box::new(other.clone()));
+    assert_eq!(call(&mut h, eid::DBCN, 2, &[b'#' as u64]), (0, 0));
+    assert_eq!(other.text(), "#");
+    assert_eq!(out.text(), "hello!\n");
 }
 
 /// A console that fails: DBCN answers SBI_ERR_FAILED ("I/O errors"), legacy putchar a negative
