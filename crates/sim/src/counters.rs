@@ -23,7 +23,9 @@
 //!
 //! `ecall` and `ebreak` raise exceptions, so the counters do not count them as retired
 //! (privileged ISA, `minstret`: instructions that raise exceptions "should not increment
-//! minstret"), even though the trace specifications report them in the instruction stream.
+//! minstret"), even though the trace specifications report them in the instruction stream. A
+//! call the hart services itself (semihosting, SBI) stands for that exception and its handler,
+//! so it is not counted either.
 
 use crate::csr::num;
 use rvtrace_isa::Xlen;
@@ -122,7 +124,8 @@ pub enum Tally {
     MulDiv,
     /// Retired `fence`, `fence.i`, `sfence.vma`.
     Fence,
-    /// `ecall`/`ebreak` that raised their exception (not retired for the counters).
+    /// `ecall`/`ebreak` that raised their exception or were serviced by the hart (semihosting,
+    /// SBI) in its place: not retired for the counters.
     EnvCall,
     /// Exceptions taken (faults and `ecall`/`ebreak`).
     Exception,
@@ -329,7 +332,7 @@ pub const EVENTS: &[(u64, &str, &str)] = &[
     (
         0x2_000e,
         "raw:env-calls",
-        "ecall/ebreak that raised their exception",
+        "ecall/ebreak, trapped or serviced (semihosting, SBI)",
     ),
     (0x2_000f, "raw:loads", "loads (= L1-dcache-loads)"),
 ];

@@ -590,6 +590,10 @@ impl Hart {
                         cause: exc.cause,
                         priv_: self.priv_,
                     };
+                    // Not retired for the counters, whether it traps or is serviced in place
+                    // of the exception (the firmware's work is invisible); counted before the
+                    // service so that counters it reads already see it so.
+                    self.counters.tallies[self.priv_ as usize & 3][Tally::EnvCall as usize] += 1;
                     if let Some(s) = self.offer_env_call(obs, &call) {
                         serviced = Some(s);
                         (self.trunc(pc.wrapping_add(insn.len as u64)), None)
@@ -750,9 +754,7 @@ impl Hart {
         } else {
             Tally::Exception
         } as usize] += 1;
-        if retiring {
-            t[Tally::EnvCall as usize] += 1;
-        }
+
         let deleg = if interrupt {
             self.csr.mideleg
         } else {
