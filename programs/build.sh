@@ -109,3 +109,5 @@ sbi_build() {
     done
 }
 sbi_build sbi_pmu "$here/sbi/sbi_pmu.c"
+sbi_build sbi_base "$here/sbi/sbi_base.c"
+sbi_build sbi_fail "$here/sbi/sbi_fail.c"
