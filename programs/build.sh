@@ -111,3 +111,4 @@ sbi_build() {
 sbi_build sbi_pmu "$here/sbi/sbi_pmu.c"
 sbi_build sbi_base "$here/sbi/sbi_base.c"
 sbi_build sbi_fail "$here/sbi/sbi_fail.c"
+sbi_build pmu_stat "$here/sbi/pmu_stat.c"
