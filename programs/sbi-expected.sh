@@ -1,0 +1,47 @@
+#!/bin/sh
+# Regenerates programs/expected/opensbi-1.5.1/<name>.out: what each S-mode SBI payload
+# (elf/sbi_*.elf, elf/pmu_stat-*.elf; sources in sbi/) prints under OpenSBI 1.5.1 (Debian's
+# bookworm-backports package, generic platform, fw_jump.bin) on QEMU 10, run as
+#   QEMU10 -M virt -cpu rvXX,sscofpmf=true,smcntrpmf=true -nographic -icount shift=0 \
+#       -bios fw_jump.bin -kernel elf/<name>.elf </dev/null
+# Both from target/tools (scripts/setup.sh). The UART output is kept from the payload's first
+# line ("<prog>: rvXX hart N") on, without OpenSBI's banner and without carriage returns.
+# QEMU must exit with status 0 (OpenSBI shuts down through the virt test device, whatever the
+# SRST reason). -icount shift=0: QEMU's counters count instructions only with it, so the
+# counts (pmu_stat) and counter-dependent results are the same from run to run.
+# The .bin, not the .elf: Debian's fw_jump.elf is position independent, linked at 0, and QEMU
+# refuses to load it over its reset ROM. Runnable from any directory; stops at the first
+# failure. ONLY=<name> regenerates one file.
+set -eu
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/.." && pwd)
+cd "$here"
+dir=expected/opensbi-1.5.1
+mkdir -p "$dir"
+tmp=$(mktemp "${TMPDIR:-/tmp}/sbi-expected.XXXXXX")
+trap 'rm -f "$tmp"' EXIT
+for elf in elf/sbi_*.elf elf/pmu_stat-*.elf; do
+    name=$(basename "$elf" .elf)
+    [ -n "${ONLY:-}" ] && [ "$ONLY" != "$name" ] && continue
+    prog=${name%-*}
+    case $(riscv64-unknown-elf-readelf -h "$elf" | awk '/Class:/ {print $2}') in
+    ELF32) xlen=32 ;;
+    *) xlen=64 ;;
+    esac
+    qemu=$root/target/tools/qemu10/bin/qemu-system-riscv$xlen
+    fw=$root/target/tools/opensbi/usr/lib/riscv$xlen-linux-gnu/opensbi/generic/fw_jump.bin
+    for f in "$qemu" "$fw"; do
+        [ -e "$f" ] || { echo "sbi-expected.sh: $f missing (run scripts/setup.sh)" >&2; exit 1; }
+    done
+    status=0
+    timeout 60 "$qemu" -M virt -cpu "rv$xlen,sscofpmf=true,smcntrpmf=true" -nographic \
+        -icount shift=0 -bios "$fw" -kernel "$elf" </dev/null >"$tmp" 2>&1 || status=$?
+    if [ $status -ne 0 ]; then
+        echo "sbi-expected.sh: $name: QEMU exited with status $status:" >&2
+        cat "$tmp" >&2
+        exit 1
+    fi
+    tr -d '\r' <"$tmp" | awk -v p="$prog: rv" 'index($0, p) == 1 { on = 1 } on' >"$dir/$name.out"
+    if [ ! -s "$dir/$name.out" ]; then echo "sbi-expected.sh: $name printed no first line" >&2; exit 1; fi
+    echo "$dir/$name.out: $(wc -l <"$dir/$name.out") lines, $(grep -c '^FAIL' "$dir/$name.out" || true) FAIL"
+done
