@@ -90,6 +90,7 @@ done
 
 # S-mode SBI payloads (sbi/): no libc; entered in S-mode by an SBI implementation (OpenSBI, or
 # `rvtrace run --sbi`), linked where QEMU's -kernel and OpenSBI's fw_jump expect the next stage.
+# Kept out of elf/ (sbi/elf/): the semihosting tests and qemu-expected.sh run every elf/*.elf.
 sbi_build() {
     name=$1
     shift
@@ -98,14 +99,15 @@ sbi_build() {
         rv64gc) base=0x80200000 ;;
         rv32imac) base=0x80400000 ;;
         esac
-        elf="$out/$name-$arch.elf"
+        elf="$here/sbi/elf/$name-$arch.elf"
+        mkdir -p "$here/sbi/elf"
         # shellcheck disable=SC2046
         $cc -O2 -g -ffreestanding -nostdlib -nostartfiles -fno-builtin -Wall -Wextra -Werror \
             -fdebug-prefix-map="$here=programs" $(arch_flags "$arch") -T "$here/sbi/payload.ld" \
             -Wl,--defsym=__payload_base=$base -Wl,--no-warn-rwx-segments -Wl,--build-id=none \
             "$here/sbi/start.S" "$here/sbi/lib.c" "$@" -lgcc -o "$elf"
         if [ "${KEEP_DEBUG:-0}" != 1 ]; then $strip --strip-debug "$elf"; fi
-        echo "built elf/$name-$arch.elf"
+        echo "built sbi/elf/$name-$arch.elf"
     done
 }
 sbi_build sbi_pmu "$here/sbi/sbi_pmu.c"

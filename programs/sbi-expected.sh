@@ -1,9 +1,9 @@
 #!/bin/sh
 # Regenerates programs/expected/opensbi-1.5.1/<name>.out: what each S-mode SBI payload
-# (elf/sbi_*.elf, elf/pmu_stat-*.elf; sources in sbi/) prints under OpenSBI 1.5.1 (Debian's
+# (sbi/elf/*.elf; sources in sbi/) prints under OpenSBI 1.5.1 (Debian's
 # bookworm-backports package, generic platform, fw_jump.bin) on QEMU 10, run as
 #   QEMU10 -M virt -cpu rvXX,sscofpmf=true,smcntrpmf=true -nographic -icount shift=0 \
-#       -bios fw_jump.bin -kernel elf/<name>.elf </dev/null
+#       -bios fw_jump.bin -kernel sbi/elf/<name>.elf </dev/null
 # Both from target/tools (scripts/setup.sh). The UART output is kept from the payload's first
 # line ("<prog>: rvXX hart N") on, without OpenSBI's banner and without carriage returns.
 # QEMU must exit with status 0 (OpenSBI shuts down through the virt test device, whatever the
@@ -20,7 +20,7 @@ dir=expected/opensbi-1.5.1
 mkdir -p "$dir"
 tmp=$(mktemp "${TMPDIR:-/tmp}/sbi-expected.XXXXXX")
 trap 'rm -f "$tmp"' EXIT
-for elf in elf/sbi_*.elf elf/pmu_stat-*.elf; do
+for elf in sbi/elf/*.elf; do
     name=$(basename "$elf" .elf)
     [ -n "${ONLY:-}" ] && [ "$ONLY" != "$name" ] && continue
     prog=${name%-*}

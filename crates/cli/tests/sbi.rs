@@ -172,7 +172,7 @@ fn qemu_opensbi_matches_expected() {
                 .arg(format!("rv{class},sscofpmf=true,smcntrpmf=true"))
                 .args(["-nographic", "-icount", "shift=0", "-bios"])
                 .arg(&fw)
-                .args(["-kernel", &format!("elf/{name}.elf")]);
+                .args(["-kernel", &format!("sbi/elf/{name}.elf")]);
             let (status, out) = run(cmd);
             assert_eq!(status, Some(0), "{name}: QEMU's exit status\n{out}");
             let got = payload_output(&out, prog);
@@ -185,11 +185,11 @@ fn qemu_opensbi_matches_expected() {
     }
 }
 
-/// `rvtrace run --sbi elf/NAME.elf`: exit status and the payload's output.
+/// `rvtrace run --sbi sbi/elf/NAME.elf`: exit status and the payload's output.
 fn run_sbi(name: &str) -> (Option<i32>, String) {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_rvtrace"));
     cmd.args(["run", "--max-insns", MAX_INSNS, "--sbi"])
-        .arg(format!("elf/{name}.elf"));
+        .arg(format!("sbi/elf/{name}.elf"));
     run(cmd)
 }
 
@@ -300,7 +300,7 @@ fn rvtrace_sbi_pmu_stat_table() {
     }
 }
 
-/// `rvtrace run --bios fw_jump.bin elf/NAME.elf`: OpenSBI 1.5.1 on the hart model gives the
+/// `rvtrace run --bios fw_jump.bin sbi/elf/NAME.elf`: OpenSBI 1.5.1 on the hart model gives the
 /// pass/fail pattern it gives on QEMU 10. Needs `--bios` (the firmware part of issue 11).
 #[test]
 fn rvtrace_bios_opensbi_same_pattern_as_qemu() {
@@ -318,7 +318,7 @@ fn rvtrace_bios_opensbi_same_pattern_as_qemu() {
             let mut cmd = Command::new(env!("CARGO_BIN_EXE_rvtrace"));
             cmd.args(["run", "--max-insns", MAX_INSNS, "--bios"])
                 .arg(&fw)
-                .arg(format!("elf/{name}.elf"));
+                .arg(format!("sbi/elf/{name}.elf"));
             let (status, out) = run(cmd);
             let got = payload_output(&out, prog);
             assert!(
