@@ -1,6 +1,6 @@
 /* sbi_base: the non-PMU SBI extensions an S-mode payload relies on, checked against the SBI
  * v3.0 text: Base (4), legacy console putchar (5.2), TIME (6), IPI (7), RFENCE (8), HSM (9),
- * SRST argument checks (10), DBCN (12). Ends with SRST shutdown; sbi_fail checks SRST
+ * suspend, SRST argument checks (10), DBCN (12). Ends with SRST shutdown; sbi_fail checks SRST
  * "system failure". */
 #include "sbi.h"
 
@@ -146,6 +146,29 @@ static void test_hsm(unsigned long hartid) {
               SBI3(EID_HSM, 0, hartid + 1, 0x80200000, 0), SBI_ERR_INVALID_PARAM);
 }
 
+/* HSM 9.4: a retentive suspend returns SUCCESS once an interrupt is pending (here the timer,
+ * enabled in sie with sstatus.SIE off, so it stays pending and is not taken). */
+static void test_suspend(void) {
+    check_err("hsm 9.4", "hart_suspend type 1 (reserved) -> INVALID_PARAM",
+              SBI3(EID_HSM, 3, 1, 0, 0), SBI_ERR_INVALID_PARAM);
+    SBI2(EID_TIME, 0, -1ul, -1ul);
+    CSR_SET(sie, 1ul << IRQ_STI);
+    uint64_t when = rdtime() + 10000;
+#if XLEN == 64
+    SBI1(EID_TIME, 0, when);
+#else
+    SBI2(EID_TIME, 0, (unsigned long)when, (unsigned long)(when >> 32));
+#endif
+    struct sbiret r = SBI3(EID_HSM, 3, 0, 0, 0);
+    uint64_t now = rdtime();
+    int pending = CSR_READ(sip) >> IRQ_STI & 1;
+    SBI2(EID_TIME, 0, -1ul, -1ul);
+    CSR_CLEAR(sie, 1ul << IRQ_STI);
+    check("hsm 9.4", "hart_suspend retentive: SUCCESS after the timer interrupt became pending",
+          r.error == 0 && pending && now >= when, "%s, STIP %d, time %llu, deadline %llu",
+          err_name(r.error), pending, (unsigned long long)now, (unsigned long long)when);
+}
+
 static void test_srst_args(void) {
     check_err("srst 10.1", "system_reset type 3 (reserved) -> INVALID_PARAM", SBI2(EID_SRST, 0, 3, 0),
               SBI_ERR_INVALID_PARAM);
@@ -162,6 +185,7 @@ int main(unsigned long hartid, unsigned long dtb) {
     test_ipi(hartid);
     test_rfence(hartid);
     test_hsm(hartid);
+    test_suspend();
     test_srst_args();
     return summary("sbi_base");
 }
