@@ -109,11 +109,22 @@ static void test_counters_info(void) {
               SBI_ERR_INVALID_PARAM);
 }
 
+/* a b c d, concatenated in buf (a check's name). */
+static const char *cat(char *buf, unsigned size, const char *a, const char *b, const char *c,
+                       const char *d) {
+    const char *parts[4] = {a, b, c, d};
+    unsigned n = 0;
+    for (unsigned k = 0; k < 4; k++)
+        for (const char *p = parts[k]; *p && n + 1 < size; p++) buf[n++] = *p;
+    buf[n] = 0;
+    return buf;
+}
+
 /* Undo a wrong success of a call that should have failed, so that later checks start from a
  * known state: a counter configured by config_matching (which == 0) or started (1). */
-static void undo(int which, unsigned long base, struct sbiret r) {
+static void undo(int which, struct sbiret r) {
     if (r.error) return;
-    if (which == 0) release(base + r.value);
+    if (which == 0) release(r.value); /* counter_idx values are absolute */
     if (which == 1)
         for (unsigned k = 0; k < nc; k++) pmu_stop(k, 1, 0);
 }
@@ -143,21 +154,16 @@ static void test_bad_sets(const char *sect, const char *fn, int which, unsigned 
             r = pmu_start(sets[k].base, sets[k].mask, good_flags, 0);
         else
             r = pmu_stop(sets[k].base, sets[k].mask, good_flags);
-        undo(which, sets[k].base, r);
-        int n = 0;
-        for (const char *p = fn; *p; p++) what[n++] = *p;
-        for (const char *p = ": invalid counter, "; *p; p++) what[n++] = *p;
-        for (const char *p = sets[k].what; *p; p++) what[n++] = *p;
-        for (const char *p = " -> INVALID_PARAM"; *p; p++) what[n++] = *p;
-        what[n] = 0;
-        check_err(sect, what, r, SBI_ERR_INVALID_PARAM);
+        undo(which, r);
+        check_err(sect, cat(what, sizeof what, fn, ": invalid counter, ", sets[k].what, " -> INVALID_PARAM"),
+                  r, SBI_ERR_INVALID_PARAM);
     }
     /* reserved flag bits, on a counter the call would otherwise accept: config_matching on
      * free counters, start on a configured stopped counter, stop on a started one */
     struct sbiret r;
     if (which == 0) {
         r = pmu_config_matching(0, progmask, good_flags | reserved_flag, EV_HW(HW_INSTRUCTIONS), 0);
-        undo(0, 0, r);
+        undo(0, r);
     } else {
         struct sbiret m = pmu_config_matching(0, progmask, which == 2 ? CFG_AUTO_START : 0,
                                               EV_HW(HW_INSTRUCTIONS), 0);
@@ -170,18 +176,15 @@ static void test_bad_sets(const char *sect, const char *fn, int which, unsigned 
                        : pmu_stop(c, 1, good_flags | reserved_flag);
         release(c);
     }
-    int n = 0;
-    for (const char *p = fn; *p; p++) what[n++] = *p;
-    for (const char *p = ": reserved flag bit -> INVALID_PARAM"; *p; p++) what[n++] = *p;
-    what[n] = 0;
-    check_err(sect, what, r, SBI_ERR_INVALID_PARAM);
+    check_err(sect, cat(what, sizeof what, fn, ": reserved flag bit", " -> INVALID_PARAM", ""), r,
+              SBI_ERR_INVALID_PARAM);
 }
 
 
 static void test_config_matching(void) {
     struct sbiret r0 = pmu_config_matching(0, progmask, 1ul << (XLEN - 1), EV_HW(HW_INSTRUCTIONS), 0);
     check_err(S8, "counter_config_matching: top flag bit -> INVALID_PARAM", r0, SBI_ERR_INVALID_PARAM);
-    undo(0, 0, r0);
+    undo(0, r0);
 
     /* events nobody counts: NOT_SUPPORTED ("none of the counters can monitor the event") */
     check_err(S8, "unassigned general event code 0x100 -> NOT_SUPPORTED",
@@ -265,11 +268,7 @@ static void test_config_matching(void) {
     for (unsigned k = 0; k < 5; k++) {
         r = pmu_config_matching(0, progmask, hints[k].flag | CFG_CLEAR_VALUE, EV_HW(HW_INSTRUCTIONS), 0);
         char what[64];
-        int n = 0;
-        for (const char *p = hints[k].name; *p; p++) what[n++] = *p;
-        for (const char *p = " accepted"; *p; p++) what[n++] = *p;
-        what[n] = 0;
-        check(S8, what, r.error == 0 && r.value < XLEN && (progmask >> r.value & 1), "%s value %lu",
+        check(S8, cat(what, sizeof what, hints[k].name, " accepted", "", ""), r.error == 0 && r.value < XLEN && (progmask >> r.value & 1), "%s value %lu",
               err_name(r.error), r.value);
         if (r.error) continue;
         unsigned k2 = r.value;
