@@ -3,10 +3,10 @@
 //! `FAIL SECTION WHAT: got ...`) and a summary; `sbi_fail` ends with SRST "system failure";
 //! `pmu_stat` prints a perf-stat-like table.
 //!
-//! * The reference: the same ELFs under OpenSBI 1.5.1 on QEMU 10 print exactly
-//!   `programs/expected/opensbi-1.5.1/NAME.out` (made by `programs/sbi-expected.sh`; its FAIL
-//!   lines are where OpenSBI deviates from the spec, listed in the README). Skipped with a note
-//!   when QEMU 10 or OpenSBI is not installed (`scripts/setup.sh`).
+//! * The reference: the same ELFs under OpenSBI 1.5.1 (and 1.1, RV64) on QEMU 10 print exactly
+//!   `programs/expected/opensbi-VERSION/NAME.out` (made by `programs/sbi-expected.sh`; their
+//!   FAIL lines are where OpenSBI deviates from the spec, listed in the README). Skipped with a
+//!   note when QEMU 10 or an OpenSBI is not installed (`scripts/setup.sh`).
 //! * rvtrace's own SBI (`rvtrace run --sbi`): every check `ok`, every check the reference run
 //!   makes is made, the optional functions are implemented, SRST reasons map to exit statuses.
 //! * OpenSBI on the hart model (`rvtrace run --bios`): the same pass/fail pattern as on QEMU.
@@ -30,17 +30,31 @@ fn programs() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../programs")
 }
 
-fn expected(name: &str) -> String {
-    let p = programs().join(format!("expected/opensbi-1.5.1/{name}.out"));
+/// The reference output of payload `name` under OpenSBI `version`.
+fn expected_under(version: &str, name: &str) -> String {
+    let p = programs().join(format!("expected/opensbi-{version}/{name}.out"));
     std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
 }
 
-/// OpenSBI 1.5.1's `fw_jump.bin` for XLEN `class` (Debian's package, unpacked by
-/// `scripts/setup.sh`; the `.elf` is linked at 0, see `programs/sbi-expected.sh`).
-fn opensbi(class: u32) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join(format!(
+/// The reference output under OpenSBI 1.5.1 (both XLENs).
+fn expected(name: &str) -> String {
+    expected_under("1.5.1", name)
+}
+
+/// The reference firmwares: (version, banner, `fw_jump.bin` for XLEN `class` if it exists).
+/// OpenSBI 1.5.1 is Debian's bookworm-backports package unpacked by `scripts/setup.sh` (RV64
+/// and RV32); 1.1 is bookworm's `opensbi` package in /usr/lib (RV64 only). The `.bin`: the
+/// `.elf` files are linked at 0 (see `programs/sbi-expected.sh`).
+fn firmwares(class: u32) -> Vec<(&'static str, &'static str, Option<PathBuf>)> {
+    let fw151 = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!(
         "../../target/tools/opensbi/usr/lib/riscv{class}-linux-gnu/opensbi/generic/fw_jump.bin"
-    ))
+    ));
+    let mut v = vec![("1.5.1", "OpenSBI v1.5", Some(fw151).filter(|p| p.is_file()))];
+    if class == 64 {
+        let fw11 = PathBuf::from("/usr/lib/riscv64-linux-gnu/opensbi/generic/fw_jump.bin");
+        v.push(("1.1", "OpenSBI v1.1", Some(fw11).filter(|p| p.is_file())));
+    }
+    v
 }
 
 /// Runs `cmd` in `programs/` with stdin closed; kills it after 120 s. Returns the exit status
@@ -119,31 +133,36 @@ const SECTIONS: [&str; 10] = [
 
 #[test]
 fn expected_files_are_well_formed() {
-    for prog in PAYLOADS {
-        for (arch, class) in ARCHS {
-            let name = format!("{prog}-{arch}");
-            let text = expected(&name);
+    for (version, prog, (arch, class)) in ["1.5.1", "1.1"]
+        .into_iter()
+        .flat_map(|v| PAYLOADS.map(|p| (v, p)))
+        .flat_map(|(v, p)| ARCHS.map(|a| (v, p, a)))
+    {
+        if version == "1.1" && class == 32 {
+            continue; // bookworm's OpenSBI 1.1 has no RV32 build
+        }
+        let name = format!("{prog}-{arch}");
+        let text = expected_under(version, &name);
+        assert!(
+            text.starts_with(&format!("{prog}: rv{class} hart 0")),
+            "{name}: first line"
+        );
+        if !CHECKERS.contains(&prog) {
+            continue;
+        }
+        let checks = pattern(&text);
+        for c in &checks {
             assert!(
-                text.starts_with(&format!("{prog}: rv{class} hart 0")),
-                "{name}: first line"
-            );
-            if !CHECKERS.contains(&prog) {
-                continue;
-            }
-            let checks = pattern(&text);
-            for c in &checks {
-                assert!(
-                    SECTIONS.iter().any(|s| check_name(c).starts_with(s)),
-                    "{name}: check without a section: {c}"
-                );
-            }
-            let ok = checks.iter().filter(|c| c.starts_with("ok ")).count();
-            let summary = format!("{prog}: {ok} ok, {} FAIL\n", checks.len() - ok);
-            assert!(
-                text.ends_with(&summary),
-                "{name}: summary must be {summary:?}"
+                SECTIONS.iter().any(|s| check_name(c).starts_with(s)),
+                "{name}: check without a section: {c}"
             );
         }
+        let ok = checks.iter().filter(|c| c.starts_with("ok ")).count();
+        let summary = format!("{prog}: {ok} ok, {} FAIL\n", checks.len() - ok);
+        assert!(
+            text.ends_with(&summary),
+            "{name}: summary must be {summary:?}"
+        );
     }
 }
 
@@ -157,30 +176,30 @@ fn qemu_opensbi_matches_expected() {
                 return;
             }
         };
-        let fw = opensbi(class);
-        if !fw.is_file() {
-            eprintln!(
-                "note: {} not found (scripts/setup.sh), SBI payload comparison skipped",
-                fw.display()
-            );
-            return;
-        }
-        for prog in PAYLOADS {
-            let name = format!("{prog}-{arch}");
-            let mut cmd = Command::new(&qemu);
-            cmd.args(["-M", "virt", "-cpu"])
-                .arg(format!("rv{class},sscofpmf=true,smcntrpmf=true"))
-                .args(["-nographic", "-icount", "shift=0", "-bios"])
-                .arg(&fw)
-                .args(["-kernel", &format!("sbi/elf/{name}.elf")]);
-            let (status, out) = run(cmd);
-            assert_eq!(status, Some(0), "{name}: QEMU's exit status\n{out}");
-            let got = payload_output(&out, prog);
-            assert_eq!(
-                got,
-                expected(&name),
-                "{name}: QEMU 10 + OpenSBI 1.5.1 output"
-            );
+        for (version, _, fw) in firmwares(class) {
+            let Some(fw) = fw else {
+                eprintln!(
+                    "note: OpenSBI {version} (rv{class}) not installed (scripts/setup.sh), skipped"
+                );
+                continue;
+            };
+            for prog in PAYLOADS {
+                let name = format!("{prog}-{arch}");
+                let mut cmd = Command::new(&qemu);
+                cmd.args(["-M", "virt", "-cpu"])
+                    .arg(format!("rv{class},sscofpmf=true,smcntrpmf=true"))
+                    .args(["-nographic", "-icount", "shift=0", "-bios"])
+                    .arg(&fw)
+                    .args(["-kernel", &format!("sbi/elf/{name}.elf")]);
+                let (status, out) = run(cmd);
+                assert_eq!(status, Some(0), "{name}: QEMU's exit status\n{out}");
+                let got = payload_output(&out, prog);
+                assert_eq!(
+                    got,
+                    expected_under(version, &name),
+                    "{name}: QEMU 10 + OpenSBI {version} output"
+                );
+            }
         }
     }
 }
@@ -300,47 +319,50 @@ fn rvtrace_sbi_pmu_stat_table() {
     }
 }
 
-/// `rvtrace run --bios fw_jump.bin sbi/elf/NAME.elf`: OpenSBI 1.5.1 on the hart model gives the
-/// pass/fail pattern it gives on QEMU 10. Needs `--bios` (the firmware part of issue 11).
+/// `rvtrace run --bios fw_jump.bin sbi/elf/NAME.elf`: OpenSBI (1.5.1, and 1.1 on RV64) on the
+/// hart model gives the pass/fail pattern it gives on QEMU 10. Needs `--bios` (the firmware
+/// part of issue 11).
 #[test]
 fn rvtrace_bios_opensbi_same_pattern_as_qemu() {
     for (arch, class) in ARCHS {
-        let fw = opensbi(class);
-        if !fw.is_file() {
-            eprintln!(
-                "note: {} not found (scripts/setup.sh), --bios comparison skipped",
-                fw.display()
-            );
-            return;
-        }
-        for prog in PAYLOADS {
-            let name = format!("{prog}-{arch}");
-            let mut cmd = Command::new(env!("CARGO_BIN_EXE_rvtrace"));
-            cmd.args(["run", "--max-insns", MAX_INSNS, "--bios"])
-                .arg(&fw)
-                .arg(format!("sbi/elf/{name}.elf"));
-            let (status, out) = run(cmd);
-            let got = payload_output(&out, prog);
-            assert!(
-                out.contains("OpenSBI v1.5"),
-                "{name}: no OpenSBI banner\n{out}"
-            );
-            // OpenSBI powers off through the test device whatever the SRST reason (as on QEMU)
-            assert_eq!(status, Some(0), "{name}: exit status\n{out}");
-            let want = expected(&name);
-            if CHECKERS.contains(&prog) {
+        for (version, banner, fw) in firmwares(class) {
+            let Some(fw) = fw else {
+                eprintln!(
+                    "note: OpenSBI {version} (rv{class}) not installed, --bios comparison skipped"
+                );
+                continue;
+            };
+            for prog in PAYLOADS {
+                let name = format!("{prog}-{arch}");
+                let mut cmd = Command::new(env!("CARGO_BIN_EXE_rvtrace"));
+                cmd.args(["run", "--max-insns", MAX_INSNS, "--bios"])
+                    .arg(&fw)
+                    .arg(format!("sbi/elf/{name}.elf"));
+                let (status, out) = run(cmd);
+                let got = payload_output(&out, prog);
+                assert!(out.contains(banner), "{name}: no {banner} banner\n{out}");
+                // OpenSBI powers off through the test device whatever the SRST reason (as on
+                // QEMU)
                 assert_eq!(
-                    pattern(&got),
-                    pattern(&want),
-                    "{name}: pass/fail pattern\n{got}"
+                    status,
+                    Some(0),
+                    "{name} (OpenSBI {version}): exit status\n{out}"
                 );
-            } else if prog == "pmu_stat" {
-                assert!(
-                    stat_count(&got, "instructions").is_some_and(|n| n > 0),
-                    "{name}\n{got}"
-                );
-            } else {
-                assert_eq!(got, want, "{name}");
+                let want = expected_under(version, &name);
+                if CHECKERS.contains(&prog) {
+                    assert_eq!(
+                        pattern(&got),
+                        pattern(&want),
+                        "{name}: pass/fail pattern under OpenSBI {version}\n{got}"
+                    );
+                } else if prog == "pmu_stat" {
+                    assert!(
+                        stat_count(&got, "instructions").is_some_and(|n| n > 0),
+                        "{name}\n{got}"
+                    );
+                } else {
+                    assert_eq!(got, want, "{name}");
+                }
             }
         }
     }
