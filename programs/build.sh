@@ -1,5 +1,6 @@
 #!/bin/sh
-# Rebuilds every test program into programs/elf/<name>-<arch>.elf.
+# Rebuilds every test program into programs/elf/<name>-<arch>.elf (the S-mode SBI payloads into
+# programs/sbi/elf/, see sbi_build below).
 # Needs Debian's bare-metal GCC and picolibc:
 #   apt-get install gcc-riscv64-unknown-elf picolibc-riscv64-unknown-elf
 # Flags are those of the conformance programs' build.sh (-O2 -g, picolibc semihosting,
