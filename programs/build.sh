@@ -1,5 +1,6 @@
 #!/bin/sh
-# Rebuilds every test program into programs/elf/<name>-<arch>.elf.
+# Rebuilds every test program into programs/elf/<name>-<arch>.elf (the S-mode SBI payloads into
+# programs/sbi/elf/, see sbi_build below).
 # Needs Debian's bare-metal GCC and picolibc:
 #   apt-get install gcc-riscv64-unknown-elf picolibc-riscv64-unknown-elf
 # Flags are those of the conformance programs' build.sh (-O2 -g, picolibc semihosting,
@@ -87,3 +88,30 @@ for code in 0 3; do
         "$here/htif/htif.S" -o "$here/htif/htif-exit$code-rv64gc.elf"
     echo "built htif/htif-exit$code-rv64gc.elf"
 done
+
+# S-mode SBI payloads (sbi/): no libc; entered in S-mode by an SBI implementation (OpenSBI, or
+# `rvtrace run --sbi`), linked where QEMU's -kernel and OpenSBI's fw_jump expect the next stage.
+# Kept out of elf/ (sbi/elf/): the semihosting tests and qemu-expected.sh run every elf/*.elf.
+sbi_build() {
+    name=$1
+    shift
+    for arch in rv64gc rv32imac; do
+        case $arch in
+        rv64gc) base=0x80200000 ;;
+        rv32imac) base=0x80400000 ;;
+        esac
+        elf="$here/sbi/elf/$name-$arch.elf"
+        mkdir -p "$here/sbi/elf"
+        # shellcheck disable=SC2046
+        $cc -O2 -g -ffreestanding -nostdlib -nostartfiles -fno-builtin -Wall -Wextra -Werror \
+            -fdebug-prefix-map="$here=programs" $(arch_flags "$arch") -T "$here/sbi/payload.ld" \
+            -Wl,--defsym=__payload_base=$base -Wl,--no-warn-rwx-segments -Wl,--build-id=none \
+            "$here/sbi/start.S" "$here/sbi/lib.c" "$@" -lgcc -o "$elf"
+        if [ "${KEEP_DEBUG:-0}" != 1 ]; then $strip --strip-debug "$elf"; fi
+        echo "built sbi/elf/$name-$arch.elf"
+    done
+}
+sbi_build sbi_pmu "$here/sbi/sbi_pmu.c"
+sbi_build sbi_base "$here/sbi/sbi_base.c"
+sbi_build sbi_fail "$here/sbi/sbi_fail.c"
+sbi_build pmu_stat "$here/sbi/pmu_stat.c"
