@@ -22,6 +22,86 @@ pub const MTIME_OFF: u64 = 0xbff8;
 pub const UART_BASE: u64 = 0x1000_0000;
 /// SiFive test finisher base (`sifive_test`).
 pub const FINISHER_BASE: u64 = 0x0010_0000;
+/// The reset ROM (QEMU `virt` "MROM"): the reset vector, and the `fw_dynamic` info after it.
+pub const ROM_BASE: u64 = 0x1000;
+/// Size of the reset ROM region on QEMU `virt`.
+pub const ROM_SIZE: u64 = 0xf000;
+
+/// A 16550 UART's registers (the subset QEMU's `serial` models and OpenSBI's `uart8250`
+/// driver uses; the 16550 data sheet's register map). Transmission is instant: LSR always
+/// reports THRE and TEMT. Received bytes wait in `rx` (LSR.DR while any).
+#[derive(Clone, Debug, Default)]
+pub struct Uart {
+    /// Interrupt enable register (offset 1, DLAB = 0).
+    pub ier: u8,
+    /// Line control register (offset 3); bit 7 is DLAB.
+    pub lcr: u8,
+    /// Modem control register (offset 4).
+    pub mcr: u8,
+    /// Scratch register (offset 7).
+    pub scr: u8,
+    /// Divisor latch (offsets 0/1 with DLAB = 1).
+    pub divisor: u16,
+    /// FIFO control as last written (offset 2, write-only).
+    pub fcr: u8,
+    /// Bytes waiting to be read from RBR.
+    pub rx: std::collections::VecDeque<u8>,
+}
+
+impl Uart {
+    const LSR_DR: u8 = 0x01;
+    const LSR_THRE: u8 = 0x20;
+    const LSR_TEMT: u8 = 0x40;
+    const DLAB: u8 = 0x80;
+
+    /// Line status: data ready when bytes wait; the transmitter is always empty.
+    pub fn lsr(&self) -> u8 {
+        let dr = if self.rx.is_empty() { 0 } else { Self::LSR_DR };
+        dr | Self::LSR_THRE | Self::LSR_TEMT
+    }
+
+    /// Read register `off` (0..7). Reading RBR takes a byte.
+    fn read(&mut self, off: u64) -> u8 {
+        let dlab = self.lcr & Self::DLAB != 0;
+        match off {
+            0 if dlab => self.divisor as u8,
+            0 => self.rx.pop_front().unwrap_or(0),
+            1 if dlab => (self.divisor >> 8) as u8,
+            1 => self.ier,
+            // IIR: no interrupt pending (bit 0 set); FIFOs enabled shows in bits 7:6.
+            2 => 0x01 | if self.fcr & 1 != 0 { 0xc0 } else { 0 },
+            3 => self.lcr,
+            4 => self.mcr,
+            5 => self.lsr(),
+            // MSR: with loopback off, CTS/DSR/DCD asserted as QEMU's serial reports them.
+            6 => 0xb0,
+            _ => self.scr,
+        }
+    }
+
+    /// Write register `off`; `Some(byte)` is a byte transmitted (THR).
+    fn write(&mut self, off: u64, v: u8) -> Option<u8> {
+        let dlab = self.lcr & Self::DLAB != 0;
+        match off {
+            0 if dlab => self.divisor = (self.divisor & 0xff00) | v as u16,
+            0 => return Some(v),
+            1 if dlab => self.divisor = (self.divisor & 0x00ff) | (v as u16) << 8,
+            1 => self.ier = v & 0x0f,
+            2 => {
+                self.fcr = v;
+                // FCR bit 1 clears the receive FIFO.
+                if v & 2 != 0 {
+                    self.rx.clear();
+                }
+            }
+            3 => self.lcr = v,
+            4 => self.mcr = v & 0x1f,
+            5 | 6 => {}
+            _ => self.scr = v,
+        }
+        None
+    }
+}
 
 /// Core-local interruptor state of hart 0.
 #[derive(Clone, Debug)]
@@ -55,6 +135,10 @@ pub struct Bus {
     pub irq_dirty: bool,
     /// Where UART and HTIF console output goes.
     pub console: Box<dyn Write + Send>,
+    /// The 16550 UART's registers.
+    pub uart: Uart,
+    /// Contents of the reset ROM at [`ROM_BASE`] (read-only to the hart; empty: no ROM).
+    rom: Vec<u8>,
     /// Set by every device access (and by the hart for counter reads and semihosting): the
     /// hart looked outside itself since the trap-loop detector last cleared it.
     pub(crate) io_touched: bool,
@@ -85,6 +169,8 @@ impl Bus {
             exit: None,
             irq_dirty: false,
             console: Box::new(std::io::stdout()),
+            uart: Uart::default(),
+            rom: Vec::new(),
             io_touched: false,
         }
     }
@@ -131,6 +217,24 @@ impl Bus {
         }
     }
 
+    /// Set the reset ROM's contents (at most [`ROM_SIZE`] bytes; false if larger). The hart
+    /// fetches and loads from it; stores to it fault.
+    pub fn set_rom(&mut self, data: &[u8]) -> bool {
+        if data.len() as u64 > ROM_SIZE {
+            return false;
+        }
+        self.rom = data.to_vec();
+        true
+    }
+
+    /// Offset into the ROM if `[addr, addr+len)` lies inside its contents.
+    #[inline]
+    fn rom_offset(&self, addr: u64, len: u64) -> Option<usize> {
+        let off = addr.wrapping_sub(ROM_BASE);
+        let size = self.rom.len() as u64;
+        (off < size && len <= size - off).then_some(off as usize)
+    }
+
     /// Read RAM bytes. False if any byte is outside RAM.
     pub fn read_ram(&self, addr: u64, buf: &mut [u8]) -> bool {
         match self.ram_offset(addr, buf.len() as u64) {
@@ -142,18 +246,31 @@ impl Bus {
         }
     }
 
-    /// Fetch 32 bits of instruction memory (RAM only; QEMU executes from RAM and ROM, and the
-    /// only ROM on `virt` is the reset stub the model replaces). Returns the low parcel alone if
-    /// only 16 bits are mapped at the end of RAM.
+    /// Fetch 32 bits of instruction memory (RAM, and the reset ROM when it has contents).
+    /// Returns the low parcel alone if only 16 bits are mapped at the end of RAM.
     #[inline(always)]
     pub fn fetch(&self, addr: u64) -> Option<u32> {
         if let Some(off) = self.ram_offset(addr, 4) {
             let b = &self.ram[off..off + 4];
             Some(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-        } else {
-            let off = self.ram_offset(addr, 2)?;
+        } else if let Some(off) = self.ram_offset(addr, 2) {
             Some(u16::from_le_bytes([self.ram[off], self.ram[off + 1]]) as u32)
+        } else {
+            self.rom_fetch(addr)
         }
+    }
+
+    #[cold]
+    fn rom_fetch(&self, addr: u64) -> Option<u32> {
+        let off = self.rom_offset(addr, 4)?;
+        let b = &self.rom[off..off + 4];
+        Some(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+    }
+
+    /// Whether a 4-byte instruction at `addr` is fully mapped (RAM or ROM).
+    #[inline]
+    pub fn fetchable4(&self, addr: u64) -> bool {
+        self.ram_offset(addr, 4).is_some() || self.rom_offset(addr, 4).is_some()
     }
 
     /// Load `size` (1, 2, 4, 8) bytes, little-endian, zero-extended. `mtime` is the current time.
@@ -195,6 +312,11 @@ impl Bus {
     }
 
     fn device_load(&mut self, addr: u64, size: u64, mtime: u64) -> Option<u64> {
+        if let Some(off) = self.rom_offset(addr, size) {
+            let mut b = [0u8; 8];
+            b[..size as usize].copy_from_slice(&self.rom[off..off + size as usize]);
+            return Some(u64::from_le_bytes(b));
+        }
         if (CLINT_BASE..CLINT_BASE + CLINT_SIZE).contains(&addr) {
             let off = addr - CLINT_BASE;
             // 64-bit registers may be accessed as two 32-bit halves (RV32).
@@ -214,8 +336,8 @@ impl Bus {
             };
         }
         if (UART_BASE..UART_BASE + 0x100).contains(&addr) && size == 1 {
-            // 16550: LSR (offset 5) reports transmitter empty; everything else reads 0.
-            return Some(if addr - UART_BASE == 5 { 0x60 } else { 0 });
+            // Registers repeat every 8 bytes (QEMU decodes the low three address bits).
+            return Some(self.uart.read((addr - UART_BASE) & 7) as u64);
         }
         if (FINISHER_BASE..FINISHER_BASE + 0x1000).contains(&addr) {
             return Some(0);
@@ -260,8 +382,8 @@ impl Bus {
             return Some(());
         }
         if (UART_BASE..UART_BASE + 0x100).contains(&addr) && size == 1 {
-            if addr == UART_BASE {
-                let _ = self.console.write_all(&[value as u8]);
+            if let Some(b) = self.uart.write((addr - UART_BASE) & 7, value as u8) {
+                let _ = self.console.write_all(&[b]);
             }
             return Some(());
         }

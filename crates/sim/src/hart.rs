@@ -546,7 +546,7 @@ impl Hart {
             let (insn, class) = if slot.pc == pc && raw & slot.mask == slot.raw {
                 (slot.insn, slot.class)
             } else {
-                if raw & 3 == 3 && self.bus.ram_offset(pc, 4).is_none() {
+                if raw & 3 == 3 && !self.bus.fetchable4(pc) {
                     self.fetch_fault(obs, pc, pc + 2);
                     continue;
                 }

@@ -25,6 +25,7 @@ pub mod decode;
 mod exec;
 mod exec_fp;
 pub mod extension;
+pub mod fdt;
 pub mod fpu;
 mod hart;
 pub mod import;

@@ -1,0 +1,351 @@
+//! The flattened device tree of the machine the hart model implements, laid out as QEMU's `virt`
+//! describes itself (QEMU 10 `hw/riscv/virt.c` output, checked with `dtc -I dtb -O dts`), minus
+//! the devices the model does not have (PLIC, virtio, PCI, flash, RTC, fw-cfg).
+//!
+//! Bindings: Linux `Documentation/devicetree/bindings/riscv/cpus.yaml` and `extensions.yaml`
+//! (`riscv,isa`, `riscv,isa-base`, `riscv,isa-extensions`, `mmu-type`),
+//! `timer/sifive,clint.yaml`, `serial/8250.yaml`, `power/reset/syscon-poweroff.yaml`, and
+//! OpenSBI `docs/pmu_support.md` for the `riscv,pmu` node.
+
+use crate::bus::{CLINT_BASE, CLINT_SIZE, FINISHER_BASE, RAM_BASE, UART_BASE};
+use crate::counters::{CounterConfig, EVENTS};
+use crate::decode::Extensions;
+use rvtrace_isa::Xlen;
+use vm_fdt::{FdtWriter, FdtWriterResult};
+
+/// `timebase-frequency` of QEMU `virt` (10 MHz). The model's `mtime` ticks once per retired
+/// instruction, so the frequency is nominal.
+pub const TIMEBASE_FREQUENCY: u32 = 10_000_000;
+/// `clock-frequency` of QEMU's 16550 (`3686400`, the classic 1.8432 MHz x 2 crystal).
+pub const UART_CLOCK_FREQUENCY: u32 = 3_686_400;
+
+/// What the device tree describes.
+#[derive(Clone, Debug)]
+pub struct Machine {
+    /// Base integer width.
+    pub xlen: Xlen,
+    /// Extensions the hart implements.
+    pub ext: Extensions,
+    /// Counter configuration (Zihpm counter count, Sscofpmf, Smcntrpmf).
+    pub counters: CounterConfig,
+    /// RAM size in bytes (at [`RAM_BASE`]).
+    pub ram_size: u64,
+    /// `/chosen/bootargs`, if any.
+    pub bootargs: Option<String>,
+}
+
+impl Machine {
+    /// The machine a hart configuration describes.
+    pub fn of(cfg: &crate::Config) -> Machine {
+        Machine {
+            xlen: cfg.xlen,
+            ext: cfg.ext,
+            counters: cfg.counters,
+            ram_size: cfg.ram_size,
+            bootargs: None,
+        }
+    }
+
+    /// The extension names of `riscv,isa-extensions`, in the canonical order of the ISA
+    /// manual's naming chapter (single letters, then Z* by category, then S*), as QEMU lists
+    /// them. The model has no H: QEMU's `misa` value shows H, the device tree does not claim it.
+    pub fn isa_extensions(&self) -> Vec<&'static str> {
+        let e = &self.ext;
+        let mut v = vec!["i"];
+        for (on, name) in [(e.m, "m"), (e.a, "a"), (e.f, "f"), (e.d, "d"), (e.c, "c")] {
+            if on {
+                v.push(name);
+            }
+        }
+        // Zicntr and Zihpm: the counters are always there (Zihpm with 0 programmable counters
+        // still has the read-only-zero CSRs).
+        v.extend(["zicntr", "zicsr", "zifencei", "zihpm"]);
+        if e.zba {
+            v.push("zba");
+        }
+        if e.zbb {
+            v.push("zbb");
+        }
+        if self.counters.smcntrpmf {
+            v.push("smcntrpmf");
+        }
+        if self.counters.sscofpmf {
+            v.push("sscofpmf");
+        }
+        v
+    }
+
+    /// `riscv,isa`: the base, single-letter extensions, then `_`-separated multi-letter ones.
+    pub fn isa_string(&self) -> String {
+        let base = match self.xlen {
+            Xlen::Rv32 => "rv32",
+            Xlen::Rv64 => "rv64",
+        };
+        let ext = self.isa_extensions();
+        let mut s = base.to_string();
+        for e in ext.iter().filter(|e| e.len() == 1) {
+            s.push_str(e);
+        }
+        for e in ext.iter().filter(|e| e.len() > 1) {
+            s.push('_');
+            s.push_str(e);
+        }
+        s
+    }
+
+    /// Bitmap of the programmable counters (`mhpmcounter3 ..= 3 + K - 1`).
+    fn hpm_mask(&self) -> u32 {
+        let k = u32::from(self.counters.hpm_counters.min(29));
+        (((1u64 << k) - 1) << 3) as u32
+    }
+
+    /// `riscv,event-to-mhpmevent` rows: `<event_idx, selector_hi, selector_lo>` for every
+    /// hardware and cache event the model counts (not raw ones, per the binding). The model's
+    /// `mhpmevent` selector is the SBI `event_idx` itself (`counters::resolve`).
+    pub fn event_to_mhpmevent(&self) -> Vec<[u32; 3]> {
+        EVENTS
+            .iter()
+            .filter(|(idx, _, _)| idx >> 16 < 2)
+            .map(|&(idx, _, _)| [idx as u32, (idx >> 32) as u32, idx as u32])
+            .collect()
+    }
+
+    /// `riscv,event-to-mhpmcounters` rows: `<first_idx, last_idx, counter_bitmap>`, one per
+    /// event. Cycles may also use `mcycle` (bit 0), instructions `minstret` (bit 2).
+    pub fn event_to_mhpmcounters(&self) -> Vec<[u32; 3]> {
+        let hpm = self.hpm_mask();
+        EVENTS
+            .iter()
+            .filter(|(idx, _, _)| idx >> 16 < 2)
+            .filter_map(|&(idx, _, _)| {
+                let fixed = match idx {
+                    crate::counters::event::CPU_CYCLES => 1 << 0,
+                    crate::counters::event::INSTRUCTIONS => 1 << 2,
+                    _ => 0,
+                };
+                let map = hpm | fixed;
+                (map != 0).then_some([idx as u32, idx as u32, map])
+            })
+            .collect()
+    }
+
+    /// `riscv,raw-event-to-mhpmcounters` rows: `<match_hi, match_lo, mask_hi, mask_lo,
+    /// counter_bitmap>`. Each raw event of the model is one unique selector (`0x2_0000 |
+    /// code`, what SBI `event_data` carries for type-2 events), so the mask is all ones.
+    pub fn raw_event_to_mhpmcounters(&self) -> Vec<[u32; 5]> {
+        let hpm = self.hpm_mask();
+        if hpm == 0 {
+            return Vec::new();
+        }
+        EVENTS
+            .iter()
+            .filter(|(idx, _, _)| idx >> 16 == 2)
+            .map(|&(idx, _, _)| {
+                [
+                    (idx >> 32) as u32,
+                    idx as u32,
+                    0xffff_ffff,
+                    0xffff_ffff,
+                    hpm,
+                ]
+            })
+            .collect()
+    }
+
+    /// The flattened device tree blob.
+    pub fn to_fdt(&self) -> Result<Vec<u8>, String> {
+        self.write().map_err(|e| format!("device tree: {e}"))
+    }
+
+    fn write(&self) -> FdtWriterResult<Vec<u8>> {
+        const CPU_PHANDLE: u32 = 1;
+        const INTC_PHANDLE: u32 = 2;
+        // QEMU gives 3 to its PLIC, which the model does not have.
+        const TEST_PHANDLE: u32 = 4;
+        let reg = |base: u64, size: u64| [base, size];
+        let mut w = FdtWriter::new()?;
+        let root = w.begin_node("")?;
+        w.property_u32("#address-cells", 2)?;
+        w.property_u32("#size-cells", 2)?;
+        w.property_string("compatible", "riscv-virtio")?;
+        w.property_string("model", "riscv-virtio,qemu")?;
+
+        // syscon-poweroff/-reboot over the test finisher, as QEMU has them.
+        for (name, value) in [("poweroff", 0x5555u32), ("reboot", 0x7777)] {
+            let n = w.begin_node(name)?;
+            w.property_u32("value", value)?;
+            w.property_u32("offset", 0)?;
+            w.property_u32("regmap", TEST_PHANDLE)?;
+            w.property_string("compatible", &format!("syscon-{name}"))?;
+            w.end_node(n)?;
+        }
+
+        let mem = w.begin_node(&format!("memory@{RAM_BASE:x}"))?;
+        w.property_string("device_type", "memory")?;
+        w.property_array_u64("reg", &reg(RAM_BASE, self.ram_size))?;
+        w.end_node(mem)?;
+
+        let cpus = w.begin_node("cpus")?;
+        w.property_u32("#address-cells", 1)?;
+        w.property_u32("#size-cells", 0)?;
+        w.property_u32("timebase-frequency", TIMEBASE_FREQUENCY)?;
+        let cpu = w.begin_node("cpu@0")?;
+        w.property_phandle(CPU_PHANDLE)?;
+        w.property_string("device_type", "cpu")?;
+        w.property_u32("reg", 0)?;
+        w.property_string("status", "okay")?;
+        w.property_string("compatible", "riscv")?;
+        w.property_string_list(
+            "riscv,isa-extensions",
+            self.isa_extensions()
+                .iter()
+                .map(|s| s.to_string())
+                .collect(),
+        )?;
+        w.property_string(
+            "riscv,isa-base",
+            match self.xlen {
+                Xlen::Rv32 => "rv32i",
+                Xlen::Rv64 => "rv64i",
+            },
+        )?;
+        w.property_string("riscv,isa", &self.isa_string())?;
+        // The model does not translate addresses (`satp` is storage only): no MMU.
+        w.property_string("mmu-type", "riscv,none")?;
+        let intc = w.begin_node("interrupt-controller")?;
+        w.property_u32("#interrupt-cells", 1)?;
+        w.property_null("interrupt-controller")?;
+        w.property_string("compatible", "riscv,cpu-intc")?;
+        w.property_phandle(INTC_PHANDLE)?;
+        w.end_node(intc)?;
+        w.end_node(cpu)?;
+        let map = w.begin_node("cpu-map")?;
+        let cluster = w.begin_node("cluster0")?;
+        let core = w.begin_node("core0")?;
+        w.property_u32("cpu", CPU_PHANDLE)?;
+        w.end_node(core)?;
+        w.end_node(cluster)?;
+        w.end_node(map)?;
+        w.end_node(cpus)?;
+
+        let pmu = w.begin_node("pmu")?;
+        let ctr = self.event_to_mhpmcounters();
+        let raw = self.raw_event_to_mhpmcounters();
+        if !ctr.is_empty() {
+            w.property_array_u32(
+                "riscv,event-to-mhpmevent",
+                &self.event_to_mhpmevent().concat(),
+            )?;
+            w.property_array_u32("riscv,event-to-mhpmcounters", &ctr.concat())?;
+        }
+        if !raw.is_empty() {
+            w.property_array_u32("riscv,raw-event-to-mhpmcounters", &raw.concat())?;
+        }
+        w.property_string("compatible", "riscv,pmu")?;
+        w.end_node(pmu)?;
+
+        let serial = format!("/soc/serial@{UART_BASE:x}");
+        let aliases = w.begin_node("aliases")?;
+        w.property_string("serial0", &serial)?;
+        w.end_node(aliases)?;
+
+        let chosen = w.begin_node("chosen")?;
+        if let Some(b) = &self.bootargs {
+            w.property_string("bootargs", b)?;
+        }
+        w.property_string("stdout-path", &serial)?;
+        w.end_node(chosen)?;
+
+        let soc = w.begin_node("soc")?;
+        w.property_u32("#address-cells", 2)?;
+        w.property_u32("#size-cells", 2)?;
+        w.property_string("compatible", "simple-bus")?;
+        w.property_null("ranges")?;
+
+        // No `interrupts`/`interrupt-parent`: the model has no PLIC, the UART raises nothing.
+        let uart = w.begin_node(&format!("serial@{UART_BASE:x}"))?;
+        w.property_u32("clock-frequency", UART_CLOCK_FREQUENCY)?;
+        w.property_array_u64("reg", &reg(UART_BASE, 0x100))?;
+        w.property_string("compatible", "ns16550a")?;
+        w.end_node(uart)?;
+
+        let test = w.begin_node(&format!("test@{FINISHER_BASE:x}"))?;
+        w.property_phandle(TEST_PHANDLE)?;
+        w.property_array_u64("reg", &reg(FINISHER_BASE, 0x1000))?;
+        w.property_string_list(
+            "compatible",
+            vec![
+                "sifive,test1".into(),
+                "sifive,test0".into(),
+                "syscon".into(),
+            ],
+        )?;
+        w.end_node(test)?;
+
+        // MSIP is M software interrupt 3, MTIMECMP M timer interrupt 7.
+        let clint = w.begin_node(&format!("clint@{CLINT_BASE:x}"))?;
+        w.property_array_u32("interrupts-extended", &[INTC_PHANDLE, 3, INTC_PHANDLE, 7])?;
+        w.property_array_u64("reg", &reg(CLINT_BASE, CLINT_SIZE))?;
+        w.property_string_list(
+            "compatible",
+            vec!["sifive,clint0".into(), "riscv,clint0".into()],
+        )?;
+        w.end_node(clint)?;
+        w.end_node(soc)?;
+
+        w.end_node(root)?;
+        w.finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn machine() -> Machine {
+        Machine::of(&crate::Config::virt(Xlen::Rv64, "x"))
+    }
+
+    #[test]
+    fn isa_string_follows_the_extensions() {
+        let m = machine();
+        assert_eq!(
+            m.isa_string(),
+            "rv64imafdc_zicntr_zicsr_zifencei_zihpm_zba_zbb_smcntrpmf_sscofpmf"
+        );
+        let mut m = machine();
+        m.xlen = Xlen::Rv32;
+        m.ext.f = false;
+        m.ext.d = false;
+        m.ext.zba = false;
+        m.ext.zbb = false;
+        m.counters.sscofpmf = false;
+        m.counters.smcntrpmf = false;
+        assert_eq!(m.isa_string(), "rv32imac_zicntr_zicsr_zifencei_zihpm");
+    }
+
+    #[test]
+    fn pmu_rows_name_the_implemented_counters() {
+        let mut m = machine();
+        m.counters.hpm_counters = 4;
+        let ctr = m.event_to_mhpmcounters();
+        // cycles: mcycle + mhpmcounter3..6; instructions: minstret + the same.
+        assert!(ctr.contains(&[1, 1, 0b111_1001]));
+        assert!(ctr.contains(&[2, 2, 0b111_1100]));
+        assert!(ctr.iter().all(|r| r[2] & 0b111_1000 == 0b111_1000));
+        let raw = m.raw_event_to_mhpmcounters();
+        assert!(raw.contains(&[0, 0x2_0001, 0xffff_ffff, 0xffff_ffff, 0b111_1000]));
+        // No programmable counter: only the fixed ones, no raw events.
+        m.counters.hpm_counters = 0;
+        assert_eq!(m.event_to_mhpmcounters(), vec![[1, 1, 1], [2, 2, 4]]);
+        assert!(m.raw_event_to_mhpmcounters().is_empty());
+    }
+
+    #[test]
+    fn blob_has_a_valid_header() {
+        let b = machine().to_fdt().unwrap();
+        assert_eq!(&b[..4], &[0xd0, 0x0d, 0xfe, 0xed]);
+        let total = u32::from_be_bytes(b[4..8].try_into().unwrap());
+        assert_eq!(total as usize, b.len());
+    }
+}
