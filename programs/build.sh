@@ -115,3 +115,14 @@ sbi_build sbi_pmu "$here/sbi/sbi_pmu.c"
 sbi_build sbi_base "$here/sbi/sbi_base.c"
 sbi_build sbi_fail "$here/sbi/sbi_fail.c"
 sbi_build pmu_stat "$here/sbi/pmu_stat.c"
+
+# S-mode payloads for the boot modes (rvtrace run --sbi / --bios, QEMU -bios FW -kernel):
+# no libc, linked where fw_jump jumps (0x80200000 on RV64, 0x80400000 on RV32). Kept out of
+# elf/ (they are not bare-metal programs).
+for arch in rv64gc rv32imac; do
+    case $arch in rv64gc) at=0x80200000 ;; *) at=0x80400000 ;; esac
+    # shellcheck disable=SC2046
+    $cc $(arch_flags "$arch") -nostdlib -nostartfiles -static -Wl,-Ttext=$at -Wl,--no-relax \
+        -Wl,-e,_start -Wl,-N -Wl,--no-warn-rwx-segments -o "$here/boot/sbi_hello-$arch.elf" "$here/boot/sbi_hello.S"
+    echo "built boot/sbi_hello-$arch.elf"
+done

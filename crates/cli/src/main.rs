@@ -3,6 +3,7 @@
 
 #[macro_use]
 mod report;
+mod boot;
 mod compare;
 mod convert;
 mod etrace;
@@ -34,6 +35,9 @@ struct Cli {
 enum Command {
     /// Run a RISC-V ELF program on the hart model (QEMU `virt` machine, semihosting).
     Run(run::RunArgs),
+    /// Write the device tree of the machine the hart model implements (as `run --sbi/--bios`
+    /// passes it; check it with `dtc -I dtb -O dts`).
+    Dtb(boot::DtbArgs),
     /// Run a bundled example program and show what it did.
     Example(run::ExampleArgs),
     /// Ingress-stream files (the retired-instruction records that drive trace encoders).
@@ -107,6 +111,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Run(args) => run::run(&args),
         Command::Example(args) => run::example(&args),
+        Command::Dtb(args) => boot::dtb(&args),
         Command::Ingress {
             command: IngressCommand::Dump { file },
         } => run::ingress_dump(&file),

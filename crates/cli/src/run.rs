@@ -116,7 +116,40 @@ pub struct RunArgs {
     /// (as QEMU does). Without it such a call fails with EPERM and a warning.
     #[arg(long)]
     allow_host_commands: bool,
+    /// Boot ELF as an S-mode payload under rvtrace's built-in SBI: loaded at its linked address
+    /// (conventionally 0x80200000 on RV64, 0x80400000 on RV32), entered in S-mode at its entry
+    /// with a0 = hart id 0 and a1 = the device tree (`rvtrace dtb`) where QEMU puts it. No
+    /// semihosting. The run ends when the payload calls SBI SRST (shutdown); a trap into
+    /// M-mode, or reaching --max-insns (default 100000000), is an error (exit status 125).
+    #[arg(long, conflicts_with_all = ["bios", "cmdline", "load", "tandem", "allow_host_commands"])]
+    sbi: bool,
+    /// Boot the firmware FW (an ELF such as OpenSBI's fw_jump.elf or fw_dynamic.elf) in M-mode
+    /// from the reset ROM exactly as QEMU `-bios FW -kernel ELF` does (a0 = hart id, a1 = the
+    /// device tree, a2 = the fw_dynamic information, whose next_addr is ELF's entry), with ELF
+    /// as its S-mode payload loaded at its linked address. No semihosting; the run ends when
+    /// the firmware powers off (test finisher); reaching --max-insns (default 100000000) is an
+    /// error (exit status 125).
+    #[arg(long, value_name = "FW", conflicts_with_all = ["cmdline", "load", "tandem", "allow_host_commands"])]
+    bios: Option<PathBuf>,
+    /// `/chosen/bootargs` of the device tree in --sbi and --bios modes.
+    #[arg(long, value_name = "TEXT")]
+    bootargs: Option<String>,
 }
+
+impl RunArgs {
+    /// The boot mode the options ask for.
+    fn mode(&self) -> crate::boot::Mode<'_> {
+        match (&self.bios, self.sbi) {
+            (Some(fw), _) => crate::boot::Mode::Bios(fw),
+            (None, true) => crate::boot::Mode::Sbi,
+            (None, false) => crate::boot::Mode::Bare,
+        }
+    }
+}
+
+/// `--max-insns` in the boot modes when none is given: a payload that never shuts down stops
+/// here with an error (OpenSBI 1.5.1 boots in about 300 000 instructions).
+pub const DEFAULT_BOOT_MAX_INSNS: u64 = 100_000_000;
 
 /// Arguments of `rvtrace example`.
 #[derive(clap::Args)]
@@ -499,8 +532,16 @@ pub fn run(args: &RunArgs) -> CmdResult {
         .map(parse_isa)
         .transpose()
         .map_err(crate::report::Failure::Usage)?;
+    let mode = args.mode();
+    let booting = !matches!(mode, crate::boot::Mode::Bare);
+    if args.bootargs.is_some() && !booting {
+        return Err(Failure::Usage(
+            "--bootargs needs --sbi or --bios (it goes into the device tree)".into(),
+        ));
+    }
     let mut inputs: Vec<&Path> = vec![&args.elf];
     inputs.extend(args.extra.iter().map(|p| p.as_path()));
+    inputs.extend(args.bios.as_deref());
     // Refuse an output that would overwrite an input (or another output) before anything is
     // created; the tandem sidecar counts as an output.
     let meta = args
@@ -522,9 +563,11 @@ pub fn run(args: &RunArgs) -> CmdResult {
     }
     report::distinct(&inputs, &outputs)?;
     let to_stdout = outputs.iter().any(|(_, p)| report::is_std(p));
-    let max_insns = effective_max_insns(args.max_insns, !outputs.is_empty());
+    let max_insns = match (booting, args.max_insns) {
+        (true, None) => DEFAULT_BOOT_MAX_INSNS,
+        _ => effective_max_insns(args.max_insns, !outputs.is_empty()),
+    };
 
-    let image = load_image(&inputs)?;
     let cmdline = args
         .cmdline
         .clone()
@@ -540,7 +583,25 @@ pub fn run(args: &RunArgs) -> CmdResult {
     if let Some(t) = &args.timing {
         uarch.set_timing(t).map_err(|e| usage("--timing", e))?;
     }
-    let mut hart = make_hart(&image, isa, args.hpm_counters, uarch, &cmdline)?;
+    let (mut hart, image) = if booting {
+        let mut cfg = crate::boot::config(Xlen::Rv64, isa, args.hpm_counters);
+        cfg.uarch = uarch;
+        crate::boot::make_hart(
+            &mode,
+            &args.elf,
+            cfg,
+            isa.is_some(),
+            args.bootargs.as_deref(),
+        )?
+    } else {
+        let image = load_image(&inputs)?;
+        let hart = make_hart(&image, isa, args.hpm_counters, uarch, &cmdline)?;
+        (hart, image)
+    };
+    let mut guard = crate::boot::MTrapGuard {
+        on: matches!(mode, crate::boot::Mode::Sbi),
+        hit: None,
+    };
     hart.counters.set_count_all(args.counters);
     hart.allow_host_commands(args.allow_host_commands);
     if to_stdout {
@@ -624,7 +685,7 @@ pub fn run(args: &RunArgs) -> CmdResult {
                 &mut recorder,
                 (
                     Maybe(args.stats.then_some((&mut stats, &mut profile))),
-                    &mut tandem,
+                    (&mut tandem, &mut guard),
                 ),
             ),
         );
@@ -732,6 +793,16 @@ pub fn run(args: &RunArgs) -> CmdResult {
             hart.instret
         );
         return Ok(ExitCode::from(EXIT_INTERRUPTED));
+    }
+    if let Some(m) = guard.message() {
+        return Err(Failure::Tool(m));
+    }
+    if booting && stop == Stop::InsnLimit {
+        return Err(Failure::Tool(format!(
+            "the payload did not shut down (SBI SRST, or the firmware's power-off) within {} instructions{}",
+            hart.instret,
+            if args.max_insns.is_none() { " (the default --max-insns of --sbi/--bios)" } else { " (--max-insns)" }
+        )));
     }
     Ok(exit_code(&hart, &stop, max_insns, args.max_insns.is_none()))
 }

@@ -46,6 +46,8 @@ pub mod num {
     pub const MCAUSE: u16 = 0x342;
     pub const MTVAL: u16 = 0x343;
     pub const MIP: u16 = 0x344;
+    pub const MTINST: u16 = 0x34a;
+    pub const MTVAL2: u16 = 0x34b;
     pub const PMPCFG0: u16 = 0x3a0;
     pub const PMPCFG15: u16 = 0x3af;
     pub const PMPADDR0: u16 = 0x3b0;

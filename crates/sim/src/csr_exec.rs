@@ -140,6 +140,10 @@ impl Hart {
             num::MEPC => c.mepc,
             num::MCAUSE => c.mcause,
             num::MTVAL => c.mtval,
+            // `misa` shows H (as QEMU 7.2's CPU): its two M-level trap CSRs exist and, with no
+            // guest ever running, read zero (privileged ISA, "Machine Trap Instruction Register"
+            // and "Machine Second Trap Value Register"). OpenSBI reads both on every trap.
+            num::MTINST | num::MTVAL2 if c.misa & crate::csr::MISA_H != 0 => 0,
             num::PMPCFG0..=num::PMPCFG15 => {
                 let n = (csr - num::PMPCFG0) as usize;
                 if !rv32 && n % 2 == 1 {
@@ -308,6 +312,7 @@ impl Hart {
             num::MEPC => c.mepc = v,
             num::MCAUSE => c.mcause = v,
             num::MTVAL => c.mtval = v,
+            num::MTINST | num::MTVAL2 if c.misa & crate::csr::MISA_H != 0 => {}
             num::PMPCFG0..=num::PMPCFG15 => {
                 let n = (csr - num::PMPCFG0) as usize;
                 if !rv32 && n % 2 == 1 {

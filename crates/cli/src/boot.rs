@@ -1,0 +1,204 @@
+//! The boot modes of `rvtrace run` (`--sbi`, `--bios FW`) and `rvtrace dtb`: the CLI side of
+//! `rvtrace_sim::boot` and `rvtrace_sim::fdt`.
+
+use crate::isa_arg::{parse_isa, Isa};
+use crate::report::{CmdResult, Failure, Output};
+use rvtrace_image::Image;
+use rvtrace_isa::Xlen;
+use rvtrace_sim::boot::Boot;
+use rvtrace_sim::fdt::Machine;
+use rvtrace_sim::{privilege, Config, Hart, Observer, Retired, TrapInfo};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+/// How `rvtrace run` starts the hart.
+pub enum Mode<'a> {
+    /// Bare metal: the ELF in M-mode with semihosting (the default).
+    Bare,
+    /// The ELF is an S-mode payload; rvtrace's own SBI services its `ecall`s.
+    Sbi,
+    /// The ELF is an S-mode payload; a firmware ELF (OpenSBI) boots first in M-mode.
+    Bios(&'a Path),
+}
+
+/// The hart configuration for `isa` (default: the QEMU `virt` CPU for `xlen`) and `hpm` counters,
+/// without semihosting.
+pub fn config(xlen: Xlen, isa: Option<Isa>, hpm: u8) -> Config {
+    let mut cfg = Config::virt(xlen, "");
+    cfg.semihosting_cmdline = None;
+    if let Some(isa) = isa {
+        cfg.xlen = isa.xlen;
+        cfg.ext = isa.ext;
+        cfg.counters.sscofpmf = isa.sscofpmf;
+        cfg.counters.smcntrpmf = isa.smcntrpmf;
+    }
+    cfg.counters.hpm_counters = hpm;
+    cfg
+}
+
+fn load(path: &Path, what: &str) -> Result<Image, Failure> {
+    let mut image = Image::new();
+    image
+        .load_file(path)
+        .map_err(|e| Failure::Tool(format!("{what} {e}")))?;
+    Ok(image)
+}
+
+/// `--bios FW`: an ELF, or a raw binary (`*.bin`) loaded at the start
+/// of RAM as QEMU loads `-bios FILE.bin`.
+fn firmware(path: &Path) -> Result<rvtrace_sim::boot::Firmware, Failure> {
+    let bytes = crate::report::read_input(path)?;
+    let name = crate::report::name(path);
+    if bytes.starts_with(b"\x7fELF") {
+        let mut image = Image::new();
+        image
+            .load_bytes(&name, &bytes)
+            .map_err(|e| Failure::Tool(format!("--bios {e}")))?;
+        return Ok(rvtrace_sim::boot::Firmware::from_image(&image));
+    }
+    if path.extension().is_none_or(|e| e != "bin") {
+        return Err(Failure::Tool(format!(
+            "--bios {name}: not an ELF file (a raw firmware image must be named *.bin)"
+        )));
+    }
+    if bytes.is_empty() {
+        return Err(Failure::Tool(format!("--bios {name}: the file is empty")));
+    }
+    Ok(rvtrace_sim::boot::Firmware::raw(&name, bytes))
+}
+
+/// A hart booted in `mode` (not [`Mode::Bare`]) with the payload `elf`, and the image of both
+/// files for symbols.
+pub fn make_hart(
+    mode: &Mode,
+    elf: &Path,
+    mut cfg: Config,
+    isa_given: bool,
+    bootargs: Option<&str>,
+) -> Result<(Hart, Image), Failure> {
+    let payload = load(elf, "payload")?;
+    let firmware = match mode {
+        Mode::Bios(fw) => Some(firmware(fw)?),
+        _ => None,
+    };
+    let xlen = payload
+        .files()
+        .first()
+        .map(|f| f.xlen)
+        .unwrap_or(Xlen::Rv64);
+    if !isa_given {
+        cfg.xlen = xlen;
+    }
+    let mut machine = Machine::of(&cfg);
+    machine.bootargs = bootargs.map(str::to_string);
+    let fdt = machine.to_fdt()?;
+    let mut hart = Hart::new(&cfg);
+    Boot {
+        firmware: firmware.as_ref(),
+        payload: &payload,
+        fdt: &fdt,
+    }
+    .apply(&mut hart)
+    .map_err(|e| Failure::Tool(e.to_string()))?;
+    if let Mode::Sbi = mode {
+        // TODO(issue 11, lead): attach the built-in SBI when crates/sbi is on main:
+        // hart.attach(Box::new(rvtrace_sbi::Sbi::new(rvtrace_sbi::SbiConfig::stdio())));
+    }
+    let mut symbols = Image::new();
+    if let Some(fw) = match mode {
+        Mode::Bios(fw) => Some(fw),
+        _ => None,
+    } {
+        let _ = symbols.load_file(fw);
+    }
+    let _ = symbols.load_file(elf);
+    Ok((hart, symbols))
+}
+
+/// Watches a `--sbi` run for a trap into M-mode: the built-in SBI services every `ecall` from S
+/// before it traps, so such a trap means the payload did something no firmware handles here.
+#[derive(Default)]
+pub struct MTrapGuard {
+    /// Watch (only in `--sbi` mode).
+    pub on: bool,
+    /// The first trap into M-mode.
+    pub hit: Option<TrapInfo>,
+}
+
+impl MTrapGuard {
+    fn check(&mut self, t: &TrapInfo) {
+        if self.on && self.hit.is_none() && t.to_priv == privilege::M {
+            self.hit = Some(*t);
+        }
+    }
+
+    /// The one line that reports the trap.
+    pub fn message(&self) -> Option<String> {
+        let t = self.hit.as_ref()?;
+        Some(format!(
+            "unexpected trap into M-mode under --sbi: {} ({}{}) at pc {:#x}, tval {:#x}, from {}-mode",
+            if t.interrupt { "interrupt" } else { rvtrace_sim::exception_name(t.cause) },
+            if t.interrupt { "interrupt " } else { "cause " },
+            t.cause,
+            t.epc,
+            t.tval,
+            match t.from_priv {
+                privilege::M => "M",
+                privilege::S => "S",
+                _ => "U",
+            }
+        ))
+    }
+}
+
+impl Observer for MTrapGuard {
+    #[inline]
+    fn retire(&mut self, ev: &Retired) {
+        if let Some(t) = &ev.trap {
+            self.check(t);
+        }
+    }
+    fn trap(&mut self, ev: &TrapInfo) {
+        self.check(ev);
+    }
+    fn stop_requested(&mut self) -> bool {
+        self.hit.is_some()
+    }
+}
+
+/// Arguments of `rvtrace dtb`.
+#[derive(clap::Args)]
+pub struct DtbArgs {
+    /// Where to write the device tree blob (`-`: stdout).
+    #[arg(short, long, value_name = "FILE")]
+    output: PathBuf,
+    /// The hart's ISA (as `run --isa`). Default: rv64gc with Zba, Zbb, Sscofpmf, Smcntrpmf.
+    #[arg(long, value_name = "ISA")]
+    isa: Option<String>,
+    /// Programmable performance counters (`mhpmcounter3..3+K-1`), 0..29.
+    #[arg(long, value_name = "K", default_value_t = rvtrace_sim::counters::DEFAULT_HPM_COUNTERS,
+          value_parser = clap::value_parser!(u8).range(0..=29))]
+    hpm_counters: u8,
+    /// `/chosen/bootargs`.
+    #[arg(long, value_name = "TEXT")]
+    bootargs: Option<String>,
+}
+
+/// `rvtrace dtb`.
+pub fn dtb(args: &DtbArgs) -> CmdResult {
+    let isa = args
+        .isa
+        .as_deref()
+        .map(parse_isa)
+        .transpose()
+        .map_err(Failure::Usage)?;
+    let cfg = config(Xlen::Rv64, isa, args.hpm_counters);
+    let mut m = Machine::of(&cfg);
+    m.bootargs = args.bootargs.clone();
+    let blob = m.to_fdt()?;
+    let mut out = Output::create(&args.output)?;
+    out.write_all(&blob).map_err(|e| out.fail(e))?;
+    out.finish()?;
+    Ok(ExitCode::SUCCESS)
+}
