@@ -121,7 +121,7 @@ pub struct RunArgs {
     /// with a0 = hart id 0 and a1 = the device tree (`rvtrace dtb`) where QEMU puts it. No
     /// semihosting. The run ends when the payload calls SBI SRST (shutdown); a trap into
     /// M-mode, or reaching --max-insns (default 100000000), is an error (exit status 125).
-    #[arg(long, conflicts_with_all = ["bios", "cmdline", "load", "tandem", "allow_host_commands"])]
+    #[arg(long, conflicts_with_all = ["bios", "cmdline", "extra", "tandem", "allow_host_commands"])]
     sbi: bool,
     /// Boot the firmware FW (an ELF such as OpenSBI's fw_jump.elf or fw_dynamic.elf) in M-mode
     /// from the reset ROM exactly as QEMU `-bios FW -kernel ELF` does (a0 = hart id, a1 = the
@@ -129,7 +129,7 @@ pub struct RunArgs {
     /// as its S-mode payload loaded at its linked address. No semihosting; the run ends when
     /// the firmware powers off (test finisher); reaching --max-insns (default 100000000) is an
     /// error (exit status 125).
-    #[arg(long, value_name = "FW", conflicts_with_all = ["cmdline", "load", "tandem", "allow_host_commands"])]
+    #[arg(long, value_name = "FW", conflicts_with_all = ["cmdline", "extra", "tandem", "allow_host_commands"])]
     bios: Option<PathBuf>,
     /// `/chosen/bootargs` of the device tree in --sbi and --bios modes.
     #[arg(long, value_name = "TEXT")]

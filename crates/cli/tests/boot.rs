@@ -1,0 +1,204 @@
+//! Boot modes of `rvtrace run` (`--sbi`, `--bios`) and `rvtrace dtb` (issue 11): the device
+//! tree checked by `dtc`, Debian's OpenSBI booting the `programs/boot` payload, its banner
+//! compared with QEMU 10 running the same firmware and payload, and the error paths.
+
+mod common;
+use common::{rvtrace, stderr, stdout, tmpdir};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+fn hello() -> PathBuf {
+    root().join("programs/boot/sbi_hello-rv64gc.elf")
+}
+
+/// OpenSBI 1.5.1 (bookworm-backports, unpacked by scripts/setup.sh) and 1.1 (bookworm's
+/// `opensbi` package): `fw_*.bin` for 1.5.1 (its ELFs are position-independent, linked at 0,
+/// and QEMU cannot load them either), `fw_*.elf` for 1.1.
+fn firmware(version: &str, name: &str) -> Option<PathBuf> {
+    let p = match version {
+        "1.5" => root().join(format!(
+            "target/tools/opensbi/usr/lib/riscv64-linux-gnu/opensbi/generic/{name}"
+        )),
+        _ => PathBuf::from(format!("/usr/lib/riscv64-linux-gnu/opensbi/generic/{name}")),
+    };
+    if p.is_file() {
+        Some(p)
+    } else {
+        eprintln!(
+            "note: {} absent (scripts/setup.sh installs it); skipped",
+            p.display()
+        );
+        None
+    }
+}
+
+/// The one error line of a tool failure.
+fn fails_with(o: &std::process::Output, what: &str) {
+    let e = stderr(o);
+    assert_eq!(o.status.code(), Some(125), "stderr: {e}");
+    assert_eq!(e.lines().count(), 1, "one line: {e}");
+    assert!(e.starts_with("rvtrace: error: ") && e.contains(what), "{e}");
+}
+
+#[test]
+fn dtb_is_accepted_by_dtc_and_describes_the_model() {
+    if Command::new("dtc").arg("--version").output().is_err() {
+        eprintln!("note: dtc absent (scripts/setup.sh installs device-tree-compiler); skipped");
+        return;
+    }
+    let d = tmpdir("dtb");
+    for (isa, hpm, isa_line, cycles) in [
+        (
+            None,
+            "4",
+            "riscv,isa = \"rv64imafdc_zicntr_zicsr_zifencei_zihpm_zba_zbb_smcntrpmf_sscofpmf\";",
+            // cycles: mcycle + mhpmcounter3..6 = 0x79; instructions: minstret + the same.
+            "riscv,event-to-mhpmcounters = <0x01 0x01 0x79 0x02 0x02 0x7c 0x03 0x03 0x78",
+        ),
+        (
+            Some("rv32imac"),
+            "16",
+            "riscv,isa = \"rv32imac_zicntr_zicsr_zifencei_zihpm\";",
+            "riscv,event-to-mhpmcounters = <0x01 0x01 0x7fff9 0x02 0x02 0x7fffc",
+        ),
+    ] {
+        let blob = d.join("virt.dtb");
+        let mut args = vec!["dtb", "-o", s(&blob), "--hpm-counters", hpm];
+        args.extend(isa.map(|i| ["--isa", i]).into_iter().flatten());
+        args.extend(["--bootargs", "console=hvc0"]);
+        let o = rvtrace(&args);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let dts = Command::new("dtc")
+            .args(["-I", "dtb", "-O", "dts", s(&blob)])
+            .output()
+            .unwrap();
+        assert!(dts.status.success(), "{}", stderr(&dts));
+        let text = stdout(&dts);
+        for want in [
+            isa_line,
+            cycles,
+            "compatible = \"riscv,pmu\";",
+            "riscv,raw-event-to-mhpmcounters = <0x00 0x20001 0xffffffff 0xffffffff",
+            "reg = <0x00 0x80000000 0x00 0x8000000>;",
+            "compatible = \"sifive,clint0\\0riscv,clint0\";",
+            "compatible = \"ns16550a\";",
+            "compatible = \"sifive,test1\\0sifive,test0\\0syscon\";",
+            "compatible = \"syscon-poweroff\";",
+            "stdout-path = \"/soc/serial@10000000\";",
+            "bootargs = \"console=hvc0\";",
+            "timebase-frequency = <0x989680>;",
+        ] {
+            assert!(text.contains(want), "{want} missing from:\n{text}");
+        }
+    }
+}
+
+/// The lines of an OpenSBI boot that legitimately differ between QEMU 10 and the model: the
+/// PLIC's domain regions and the scratch space its driver takes (the model has no PLIC), and
+/// the ISA extensions QEMU's CPU has beyond the model's (Sstc, Zicbom, Zicboz, Svadu).
+fn comparable(text: &str) -> Vec<&str> {
+    text.lines()
+        .filter(|l| {
+            !l.starts_with("Firmware Scratch Size")
+                && !l.starts_with("Domain0 Region")
+                && !l.starts_with("Boot HART ISA Extensions")
+        })
+        .collect()
+}
+
+#[test]
+fn opensbi_boots_the_payload_as_on_qemu10() {
+    let qemu = rvtrace_testkit::qemu10(64);
+    if let Err(e) = &qemu {
+        eprintln!("note: {e}: the QEMU comparison is skipped");
+    }
+    for (version, name) in [
+        ("1.5", "fw_jump.bin"),
+        ("1.5", "fw_dynamic.bin"),
+        ("1.1", "fw_jump.elf"),
+        ("1.1", "fw_dynamic.elf"),
+    ] {
+        let Some(fw) = firmware(version, name) else {
+            continue;
+        };
+        let o = rvtrace(&["run", "--bios", s(&fw), s(&hello())]);
+        let out = stdout(&o);
+        assert_eq!(o.status.code(), Some(0), "{name}: {}{out}", stderr(&o));
+        assert!(out.contains(&format!("OpenSBI v{version}")), "{out}");
+        assert!(out.contains("Platform Name             : riscv-virtio,qemu"));
+        assert!(out.contains("Domain0 Next Address      : 0x0000000080200000"));
+        // OpenSBI's console writes "\r\n" for each "\n".
+        assert!(out.contains("sbi_hello: S-mode payload running on hart 0\r\n"));
+        assert!(out.contains("sbi_hello: a1 points at a device tree\r\n"));
+        if let Ok(q) = &qemu {
+            let qo = Command::new(q)
+                .args(["-M", "virt", "-cpu", "rv64,sscofpmf=true,smcntrpmf=true"])
+                .args(["-nographic", "-bios", s(&fw), "-kernel", s(&hello())])
+                .stdin(std::process::Stdio::null())
+                .output()
+                .unwrap();
+            assert_eq!(qo.status.code(), Some(0), "{}", stderr(&qo));
+            let qt = stdout(&qo);
+            assert_eq!(comparable(&out), comparable(&qt), "{name}: QEMU:\n{qt}");
+        }
+    }
+}
+
+/// `code` as a payload ELF at `addr`.
+fn payload(dir: &Path, name: &str, addr: u64, code: &[u32]) -> PathBuf {
+    let bytes: Vec<u8> = code.iter().flat_map(|w| w.to_le_bytes()).collect();
+    let p = dir.join(name);
+    std::fs::write(&p, rvtrace_testkit::minimal_elf(true, addr, &bytes)).unwrap();
+    p
+}
+
+#[test]
+fn boot_errors_are_one_line_and_exit_125() {
+    let d = tmpdir("errors");
+    let spin = payload(&d, "spin.elf", 0x8020_0000, &[0x0000_006f]); // j .
+                                                                     // --sbi: never shuts down.
+    let o = rvtrace(&["run", "--sbi", s(&spin), "--max-insns", "1000"]);
+    fails_with(&o, "did not shut down");
+    // --sbi: an all-zero word is illegal and not delegated: the trap reaches M.
+    let bad = payload(&d, "bad.elf", 0x8020_0000, &[0]);
+    let o = rvtrace(&["run", "--sbi", s(&bad)]);
+    fails_with(
+        &o,
+        "unexpected trap into M-mode under --sbi: illegal instruction",
+    );
+    // A payload outside RAM.
+    let io = payload(&d, "io.elf", 0x1000_0000, &[0x0000_006f]);
+    let o = rvtrace(&["run", "--sbi", s(&io)]);
+    fails_with(&o, "is outside RAM");
+    // A --bios file that is not an ELF (and not a .bin).
+    let text = d.join("fw.elf");
+    std::fs::write(&text, "not firmware\n").unwrap();
+    let o = rvtrace(&["run", "--bios", s(&text), s(&spin)]);
+    fails_with(&o, "--bios");
+    let o = rvtrace(&["run", "--bios", s(&d.join("absent.elf")), s(&spin)]);
+    fails_with(&o, "absent.elf");
+    // A payload linked over the firmware.
+    let fw = payload(&d, "fw.elf2", 0x8000_0000, &[0x0000_006f; 64]);
+    let over = payload(&d, "over.elf", 0x8000_0080, &[0x0000_006f]);
+    let o = rvtrace(&["run", "--bios", s(&fw), s(&over)]);
+    fails_with(&o, "overlaps the firmware");
+    // A firmware that never starts the payload.
+    let o = rvtrace(&["run", "--bios", s(&fw), s(&spin), "--max-insns", "5000"]);
+    fails_with(&o, "did not shut down");
+    // OpenSBI 1.5.1's position-independent ELF: refused, with the way out.
+    if let Some(pie) = firmware("1.5", "fw_jump.elf") {
+        let o = rvtrace(&["run", "--bios", s(&pie), s(&hello())]);
+        fails_with(&o, "give its .bin");
+    }
+    // --bootargs without a boot mode is a usage error.
+    let o = rvtrace(&["run", s(&spin), "--bootargs", "x"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+}
