@@ -99,6 +99,9 @@ command -v dtc >/dev/null 2>&1 || need="$need device-tree-compiler"
 command -v riscv64-unknown-elf-gcc >/dev/null 2>&1 || need="$need gcc-riscv64-unknown-elf"
 [ -e /usr/lib/picolibc/riscv64-unknown-elf/picolibc.specs ] || need="$need picolibc-riscv64-unknown-elf"
 command -v qemu-system-riscv64 >/dev/null 2>&1 || need="$need qemu-system-misc"
+# Debian bookworm's OpenSBI 1.1 (fw_jump.elf, fw_dynamic.elf of the generic platform) for the
+# boot-mode tests (crates/cli/tests/boot.rs); it installs beside the 1.5.1 unpacked below.
+[ -e /usr/lib/riscv64-linux-gnu/opensbi/generic/fw_jump.elf ] || need="$need opensbi"
 # cmake builds Berkeley SoftFloat, the independent oracle of the soft-float tests.
 command -v cmake >/dev/null 2>&1 || need="$need cmake"
 if [ -z "$need" ]; then install_spike; install_qemu10; exit 0; fi
