@@ -121,8 +121,10 @@ sbi_build pmu_stat "$here/sbi/pmu_stat.c"
 # elf/ (they are not bare-metal programs).
 for arch in rv64gc rv32imac; do
     case $arch in rv64gc) at=0x80200000 ;; *) at=0x80400000 ;; esac
-    # shellcheck disable=SC2046
-    $cc $(arch_flags "$arch") -nostdlib -nostartfiles -static -Wl,-Ttext=$at -Wl,--no-relax \
-        -Wl,-e,_start -Wl,-N -Wl,--no-warn-rwx-segments -o "$here/boot/sbi_hello-$arch.elf" "$here/boot/sbi_hello.S"
-    echo "built boot/sbi_hello-$arch.elf"
+    for name in sbi_hello sbi_state; do
+        # shellcheck disable=SC2046
+        $cc $(arch_flags "$arch") -nostdlib -nostartfiles -static -Wl,-Ttext=$at -Wl,--no-relax \
+            -Wl,-e,_start -Wl,-N -Wl,--no-warn-rwx-segments -o "$here/boot/$name-$arch.elf" "$here/boot/$name.S"
+        echo "built boot/$name-$arch.elf"
+    done
 done

@@ -244,3 +244,32 @@ fn boot_errors_are_one_line_and_exit_125() {
     let o = rvtrace(&["run", s(&spin), "--bootargs", "x"]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
 }
+
+/// `programs/boot/sbi_state.S` checks the S-mode entry state (hart id, device tree, counters
+/// open, FPU on, S interrupts and ebreak delegated) and reports through the test finisher: the
+/// state `--sbi` sets up passes it, and so does the state OpenSBI 1.5.1 leaves, on the model
+/// and on QEMU 10.
+#[test]
+fn sbi_entry_state_is_the_one_opensbi_leaves() {
+    for xlen in [64, 32] {
+        let arch = if xlen == 64 { "rv64gc" } else { "rv32imac" };
+        let p = root().join(format!("programs/boot/sbi_state-{arch}.elf"));
+        let o = rvtrace(&["run", "--sbi", s(&p)]);
+        assert_eq!(o.status.code(), Some(0), "--sbi {arch}: {}", stderr(&o));
+        let Some(fw) = firmware("1.5", "fw_jump.bin", xlen) else {
+            continue;
+        };
+        let o = rvtrace(&["run", "--bios", s(&fw), s(&p)]);
+        assert_eq!(o.status.code(), Some(0), "--bios {arch}: {}", stderr(&o));
+        if let Ok(q) = rvtrace_testkit::qemu10(xlen) {
+            let qo = Command::new(q)
+                .args(["-M", "virt", "-cpu"])
+                .arg(format!("rv{xlen},sscofpmf=true,smcntrpmf=true"))
+                .args(["-nographic", "-bios", s(&fw), "-kernel", s(&p)])
+                .stdin(std::process::Stdio::null())
+                .output()
+                .unwrap();
+            assert_eq!(qo.status.code(), Some(0), "QEMU {arch}: {}", stderr(&qo));
+        }
+    }
+}
