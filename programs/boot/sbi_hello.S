@@ -2,6 +2,7 @@
  * QEMU -bios FW -kernel). Entered in S-mode with a0 = hart id, a1 = the device tree.
  * Prints through the legacy SBI console putchar (SBI v3.0 chapter 5, EID 0x01): a greeting,
  * the hart id, whether a1 points at a flattened device tree (magic 0xd00dfeed, big-endian),
+ * then echoes the first input line read with the legacy getchar (EID 0x02; -1 = nothing),
  * then shuts down through SRST (chapter 10: EID 0x53525354, FID 0, type 0 shutdown, reason 0).
  * Linked at 0x80200000 (RV64) / 0x80400000 (RV32), where fw_jump jumps. */
 #if __riscv_xlen == 64
@@ -36,6 +37,17 @@ _start:
     bne t0, t1, 1f
     la a0, dtb_ok
 1:  call puts
+    la a0, input
+    call puts
+5:  li a7, 2                /* legacy getchar: a0 = the byte, or -1 */
+    ecall
+    bltz a0, 6f
+    li t0, '\n'
+    beq a0, t0, 6f
+    call putc
+    j 5b
+6:  li a0, '\n'
+    call putc
     /* SRST: system_reset(SHUTDOWN, NO_REASON). */
     li a7, 0x53525354
     li a6, 0
@@ -73,6 +85,7 @@ puts:
 hello:   .asciz "sbi_hello: S-mode payload running on hart "
 dtb_ok:  .asciz "sbi_hello: a1 points at a device tree\n"
 dtb_bad: .asciz "sbi_hello: a1 does not point at a device tree\n"
+input:   .asciz "sbi_hello: input: "
 
     .section .bss
     .balign 16

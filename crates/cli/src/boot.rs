@@ -101,6 +101,14 @@ pub fn make_hart(
     }
     .apply(&mut hart)
     .map_err(|e| Failure::Tool(e.to_string()))?;
+    // Under a firmware the UART receives what is piped in (a terminal is left alone: the model
+    // has no raw mode). Under --sbi the SBI's own console owns stdin.
+    if let Mode::Bios(_) = mode {
+        use std::io::IsTerminal;
+        if !std::io::stdin().is_terminal() {
+            hart.bus.uart_input = Some(Box::new(std::io::stdin()));
+        }
+    }
     if let Mode::Sbi = mode {
         // TODO(issue 11, lead): attach the built-in SBI when crates/sbi is on main:
         // hart.attach(Box::new(rvtrace_sbi::Sbi::new(rvtrace_sbi::SbiConfig::stdio())));

@@ -137,6 +137,10 @@ pub struct Bus {
     pub console: Box<dyn Write + Send>,
     /// The 16550 UART's registers.
     pub uart: Uart,
+    /// Where the UART's received bytes come from (`None`: nothing is ever received). Read when
+    /// the program looks at LSR or RBR with nothing waiting, so a pipe or file is consumed as
+    /// the program asks for it; end of input or an error leaves the line quiet.
+    pub uart_input: Option<Box<dyn std::io::Read + Send>>,
     /// Contents of the reset ROM at [`ROM_BASE`] (read-only to the hart; empty: no ROM).
     rom: Vec<u8>,
     /// Set by every device access (and by the hart for counter reads and semihosting): the
@@ -170,6 +174,7 @@ impl Bus {
             irq_dirty: false,
             console: Box::new(std::io::stdout()),
             uart: Uart::default(),
+            uart_input: None,
             rom: Vec::new(),
             io_touched: false,
         }
@@ -218,7 +223,7 @@ impl Bus {
     }
 
     /// Set the reset ROM's contents (at most [`ROM_SIZE`] bytes; false if larger). The hart
-    /// fetches and loads from it; stores to it fault.
+    /// fetches and loads from it; stores to it are ignored, as QEMU's.
     pub fn set_rom(&mut self, data: &[u8]) -> bool {
         if data.len() as u64 > ROM_SIZE {
             return false;
@@ -337,12 +342,30 @@ impl Bus {
         }
         if (UART_BASE..UART_BASE + 0x100).contains(&addr) && size == 1 {
             // Registers repeat every 8 bytes (QEMU decodes the low three address bits).
-            return Some(self.uart.read((addr - UART_BASE) & 7) as u64);
+            let off = (addr - UART_BASE) & 7;
+            if matches!(off, 0 | 5) && self.uart.rx.is_empty() {
+                self.uart_receive();
+            }
+            return Some(self.uart.read(off) as u64);
         }
         if (FINISHER_BASE..FINISHER_BASE + 0x1000).contains(&addr) {
             return Some(0);
         }
         None
+    }
+
+    /// Take what the UART's input has ready into the receive queue.
+    #[cold]
+    fn uart_receive(&mut self) {
+        let Some(input) = self.uart_input.as_mut() else {
+            return;
+        };
+        let mut buf = [0u8; 256];
+        match input.read(&mut buf) {
+            Ok(n) if n > 0 => self.uart.rx.extend(&buf[..n]),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            _ => self.uart_input = None,
+        }
     }
 
     /// A device store (see [`Bus::mmio_load`]).
@@ -353,6 +376,10 @@ impl Bus {
     }
 
     fn device_store(&mut self, addr: u64, size: u64, value: u64, mtime: u64) -> Option<()> {
+        if self.rom_offset(addr, size).is_some() {
+            // QEMU's MROM is a ROM region: writes are ignored.
+            return Some(());
+        }
         if (CLINT_BASE..CLINT_BASE + CLINT_SIZE).contains(&addr) {
             let off = addr - CLINT_BASE;
             let merge = |old: u64, base: u64| -> Option<u64> {
@@ -423,5 +450,47 @@ impl Bus {
             let _ = self.console.write_all(&[v as u8]);
             self.ram[off..off + 8].fill(0);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// 16550 data sheet register map: DLAB selects the divisor latch at offsets 0/1; LSR.DR
+    /// follows the receive queue; THR writes go to the console only with DLAB clear.
+    #[test]
+    fn uart_registers_and_receive() {
+        let mut bus = Bus::new(1 << 20);
+        bus.uart_input = Some(Box::new(&b"hi"[..]));
+        let lsr = UART_BASE + 5;
+        bus.store(UART_BASE + 3, 1, 0x83, 0).unwrap(); // DLAB, 8 bits
+        bus.store(UART_BASE, 1, 0x02, 0).unwrap(); // divisor low: not transmitted
+        bus.store(UART_BASE + 1, 1, 0x00, 0).unwrap();
+        assert_eq!(bus.load(UART_BASE, 1, 0), Some(0x02));
+        bus.store(UART_BASE + 3, 1, 0x03, 0).unwrap();
+        assert_eq!(bus.load(UART_BASE + 3, 1, 0), Some(0x03));
+        bus.store(UART_BASE + 7, 1, 0x5a, 0).unwrap();
+        assert_eq!(bus.load(UART_BASE + 7, 1, 0), Some(0x5a));
+        assert_eq!(bus.load(lsr, 1, 0), Some(0x61));
+        assert_eq!(bus.load(UART_BASE, 1, 0), Some(b'h' as u64));
+        assert_eq!(bus.load(UART_BASE, 1, 0), Some(b'i' as u64));
+        // End of input: no data ready, and it stays so.
+        assert_eq!(bus.load(lsr, 1, 0), Some(0x60));
+        assert!(bus.uart_input.is_none());
+        assert_eq!(bus.load(lsr, 1, 0), Some(0x60));
+    }
+
+    #[test]
+    fn reset_rom_is_read_and_fetched_and_ignores_writes() {
+        let mut bus = Bus::new(1 << 20);
+        assert_eq!(bus.fetch(ROM_BASE), None);
+        assert!(bus.set_rom(&[0x97, 0x02, 0x00, 0x00, 1, 2, 3, 4]));
+        assert_eq!(bus.fetch(ROM_BASE), Some(0x0000_0297));
+        assert_eq!(bus.load(ROM_BASE + 4, 4, 0), Some(0x0403_0201));
+        assert_eq!(bus.load(ROM_BASE + 8, 4, 0), None);
+        assert_eq!(bus.store(ROM_BASE, 4, 0, 0), Some(()));
+        assert_eq!(bus.fetch(ROM_BASE), Some(0x0000_0297));
+        assert!(!bus.set_rom(&vec![0; ROM_SIZE as usize + 1]));
     }
 }
