@@ -89,6 +89,13 @@ pub fn make_hart(
         .unwrap_or(Xlen::Rv64);
     if !isa_given {
         cfg.xlen = xlen;
+    } else if cfg.xlen != xlen {
+        return Err(Failure::Usage(format!(
+            "--isa is RV{} but the payload {} is RV{}",
+            cfg.xlen.bits(),
+            crate::report::name(elf),
+            xlen.bits()
+        )));
     }
     let mut machine = Machine::of(&cfg);
     machine.bootargs = bootargs.map(str::to_string);
