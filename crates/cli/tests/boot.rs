@@ -220,6 +220,10 @@ fn boot_errors_are_one_line_and_exit_125() {
     let io = payload(&d, "io.elf", 0x1000_0000, &[0x0000_006f]);
     let o = rvtrace(&["run", "--sbi", s(&io)]);
     fails_with(&o, "is outside RAM");
+    // A payload over the device tree (2 MiB below the end of the 128 MiB of RAM).
+    let dt = payload(&d, "dt.elf", 0x87e0_0010, &[0x0000_006f]);
+    let o = rvtrace(&["run", "--sbi", s(&dt)]);
+    fails_with(&o, "overlaps the device tree at 0x87e00000");
     // A --bios file that is not an ELF (and not a .bin).
     let text = d.join("fw.elf");
     std::fs::write(&text, "not firmware\n").unwrap();
