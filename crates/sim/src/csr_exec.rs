@@ -146,7 +146,9 @@ impl Hart {
             num::MTINST | num::MTVAL2 if c.misa & crate::csr::MISA_H != 0 => 0,
             num::PMPCFG0..=num::PMPCFG15 => {
                 let n = (csr - num::PMPCFG0) as usize;
-                if !rv32 && n % 2 == 1 {
+                // 16 entries, as QEMU's `virt` (7.2 and 10): pmpcfg4.. and pmpaddr16.. are
+                // illegal there, and odd pmpcfg numbers on RV64.
+                if (!rv32 && n % 2 == 1) || n * 4 >= c.pmpcfg.len() {
                     return None;
                 }
                 let per = if rv32 { 4 } else { 8 };
@@ -155,11 +157,7 @@ impl Hart {
                     acc | (c.pmpcfg.get(e).copied().unwrap_or(0) as u64) << (8 * k)
                 })
             }
-            num::PMPADDR0..=num::PMPADDR63 => c
-                .pmpaddr
-                .get((csr - num::PMPADDR0) as usize)
-                .copied()
-                .unwrap_or(0),
+            num::PMPADDR0..=num::PMPADDR63 => *c.pmpaddr.get((csr - num::PMPADDR0) as usize)?,
             num::TSELECT => c.tselect,
             num::TDATA1..=num::TDATA3 | num::TINFO => 0,
             num::MVENDORID => 0,
@@ -315,7 +313,7 @@ impl Hart {
             num::MTINST | num::MTVAL2 if c.misa & crate::csr::MISA_H != 0 => {}
             num::PMPCFG0..=num::PMPCFG15 => {
                 let n = (csr - num::PMPCFG0) as usize;
-                if !rv32 && n % 2 == 1 {
+                if (!rv32 && n % 2 == 1) || n * 4 >= c.pmpcfg.len() {
                     return false;
                 }
                 let per = if rv32 { 4 } else { 8 };
@@ -331,7 +329,10 @@ impl Hart {
             }
             num::PMPADDR0..=num::PMPADDR63 => {
                 let e = (csr - num::PMPADDR0) as usize;
-                if e < c.pmpaddr.len() && c.pmpcfg[e] & 0x80 == 0 {
+                if e >= c.pmpaddr.len() {
+                    return false;
+                }
+                if c.pmpcfg[e] & 0x80 == 0 {
                     c.pmpaddr[e] = v;
                 }
             }
@@ -362,5 +363,29 @@ impl Hart {
         self.exts.refresh();
         self.recheck();
         Some(ok)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::csr::num;
+    use crate::{Config, Hart};
+    use rvtrace_isa::Xlen;
+
+    /// 16 PMP entries as QEMU `virt` 7.2 and 10 (checked on both: `csrr` of pmpcfg4 and
+    /// pmpaddr16 raise illegal instruction there, pmpcfg2 and pmpaddr15 do not).
+    #[test]
+    fn pmp_csrs_beyond_sixteen_entries_are_illegal() {
+        let mut h = Hart::new(&Config::virt(Xlen::Rv64, "x"));
+        assert!(h.csr_read(num::PMPADDR0 + 15).is_some());
+        assert!(h.csr_read(num::PMPADDR0 + 16).is_none());
+        assert!(!h.csr_write(num::PMPADDR0 + 16, 1));
+        assert!(h.csr_read(num::PMPCFG0 + 2).is_some());
+        assert!(h.csr_read(num::PMPCFG0 + 1).is_none(), "odd pmpcfg on RV64");
+        assert!(h.csr_read(num::PMPCFG0 + 4).is_none());
+        assert!(!h.csr_write(num::PMPCFG0 + 4, 0));
+        let mut h = Hart::new(&Config::virt(Xlen::Rv32, "x"));
+        assert!(h.csr_read(num::PMPCFG0 + 3).is_some());
+        assert!(h.csr_read(num::PMPCFG0 + 4).is_none());
     }
 }
