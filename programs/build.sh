@@ -121,7 +121,7 @@ sbi_build pmu_stat "$here/sbi/pmu_stat.c"
 # elf/ (they are not bare-metal programs).
 for arch in rv64gc rv32imac; do
     case $arch in rv64gc) at=0x80200000 ;; *) at=0x80400000 ;; esac
-    for name in sbi_hello sbi_state; do
+    for name in sbi_hello sbi_state semihost_s; do
         # shellcheck disable=SC2046
         $cc $(arch_flags "$arch") -nostdlib -nostartfiles -static -Wl,-Ttext=$at -Wl,--no-relax \
             -Wl,-e,_start -Wl,-N -Wl,--no-warn-rwx-segments -o "$here/boot/$name-$arch.elf" "$here/boot/$name.S"

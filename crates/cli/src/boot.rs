@@ -76,6 +76,7 @@ pub fn make_hart(
     mut cfg: Config,
     isa_given: bool,
     bootargs: Option<&str>,
+    semihosting: Option<&str>,
 ) -> Result<(Hart, Image), Failure> {
     let payload = load(elf, "payload")?;
     let firmware = match mode {
@@ -101,13 +102,24 @@ pub fn make_hart(
     machine.bootargs = bootargs.map(str::to_string);
     let fdt = machine.to_fdt()?;
     let mut hart = Hart::new(&cfg);
-    Boot {
+    let fdt_at = Boot {
         firmware: firmware.as_ref(),
         payload: &payload,
         fdt: &fdt,
     }
     .apply(&mut hart)
     .map_err(|e| Failure::Tool(e.to_string()))?;
+    if let Some(cmdline) = semihosting {
+        // The heap is laid out around what is loaded: the payload and the device tree.
+        let mut loaded: Vec<(u64, u64)> = payload
+            .segments()
+            .iter()
+            .map(|s| (s.paddr, s.paddr + s.data.len() as u64))
+            .collect();
+        loaded.push((fdt_at, fdt_at + fdt.len() as u64));
+        let sc = hart.semihost_config(cmdline.to_string(), loaded);
+        hart.set_semihost(Some(rvtrace_sim::semihost::Semihost::new(sc)));
+    }
     // Under a firmware the UART receives what is piped in (a terminal is left alone: the model
     // has no raw mode). Under --sbi the SBI's own console owns stdin.
     if let Mode::Bios(_) = mode {

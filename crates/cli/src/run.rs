@@ -121,7 +121,7 @@ pub struct RunArgs {
     /// with a0 = hart id 0 and a1 = the device tree (`rvtrace dtb`) where QEMU puts it. No
     /// semihosting. The run ends when the payload calls SBI SRST (shutdown); a trap into
     /// M-mode, or reaching --max-insns (default 100000000), is an error (exit status 125).
-    #[arg(long, conflicts_with_all = ["bios", "cmdline", "extra", "tandem", "allow_host_commands"])]
+    #[arg(long, conflicts_with_all = ["bios", "extra", "tandem"])]
     sbi: bool,
     /// Boot the firmware FW (an ELF such as OpenSBI's fw_jump.elf or fw_dynamic.elf) in M-mode
     /// from the reset ROM exactly as QEMU `-bios FW -kernel ELF` does (a0 = hart id, a1 = the
@@ -129,8 +129,12 @@ pub struct RunArgs {
     /// as its S-mode payload loaded at its linked address. No semihosting; the run ends when
     /// the firmware powers off (test finisher); reaching --max-insns (default 100000000) is an
     /// error (exit status 125).
-    #[arg(long, value_name = "FW", conflicts_with_all = ["cmdline", "extra", "tandem", "allow_host_commands"])]
+    #[arg(long, value_name = "FW", conflicts_with_all = ["extra", "tandem"])]
     bios: Option<PathBuf>,
+    /// In --sbi and --bios modes, also service semihosting calls (bare-metal runs always do; the
+    /// boot modes do not unless asked). --cmdline and --allow-host-commands apply to it.
+    #[arg(long)]
+    semihosting: bool,
     /// `/chosen/bootargs` of the device tree in --sbi and --bios modes.
     #[arg(long, value_name = "TEXT")]
     bootargs: Option<String>,
@@ -539,6 +543,23 @@ pub fn run(args: &RunArgs) -> CmdResult {
             "--bootargs needs --sbi or --bios (it goes into the device tree)".into(),
         ));
     }
+    if args.semihosting && !booting {
+        return Err(Failure::Usage(
+            "--semihosting is for --sbi and --bios (bare-metal runs always have it)".into(),
+        ));
+    }
+    if booting && !args.semihosting {
+        for (given, opt) in [
+            (args.cmdline.is_some(), "--cmdline"),
+            (args.allow_host_commands, "--allow-host-commands"),
+        ] {
+            if given {
+                return Err(Failure::Usage(format!(
+                    "{opt} needs --semihosting in --sbi and --bios modes"
+                )));
+            }
+        }
+    }
     let mut inputs: Vec<&Path> = vec![&args.elf];
     inputs.extend(args.extra.iter().map(|p| p.as_path()));
     inputs.extend(args.bios.as_deref());
@@ -592,6 +613,7 @@ pub fn run(args: &RunArgs) -> CmdResult {
             cfg,
             isa.is_some(),
             args.bootargs.as_deref(),
+            args.semihosting.then_some(cmdline.as_str()),
         )?
     } else {
         let image = load_image(&inputs)?;

@@ -317,3 +317,25 @@ fn uart_receives_piped_input_as_on_qemu10() {
         assert_eq!(stdout(&qo).lines().last(), Some(line));
     }
 }
+
+/// Semihosting is off in the boot modes unless asked: `programs/boot/semihost_s.S` writes a line
+/// and exits with status 3 (RV64; RV32's SYS_EXIT carries no status) through it.
+#[test]
+fn semihosting_in_boot_modes_only_when_asked() {
+    for (arch, status) in [("rv64gc", 3), ("rv32imac", 0)] {
+        let p = root().join(format!("programs/boot/semihost_s-{arch}.elf"));
+        let o = rvtrace(&["run", "--sbi", "--semihosting", s(&p)]);
+        assert_eq!(o.status.code(), Some(status), "{}", stderr(&o));
+        assert_eq!(stdout(&o), "semihosting from S-mode\n");
+        // Without it the ebreak is an ordinary breakpoint, delegated to S (no handler: the
+        // payload faults at stvec 0 and that trap reaches M).
+        let o = rvtrace(&["run", "--sbi", s(&p)]);
+        fails_with(&o, "unexpected trap into M-mode");
+        assert_eq!(stdout(&o), "");
+    }
+    let p = hello(64);
+    let o = rvtrace(&["run", "--sbi", "--cmdline", "x", s(&p)]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let o = rvtrace(&["run", "--semihosting", s(&p)]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+}
