@@ -122,9 +122,16 @@ sbi_build pmu_stat "$here/sbi/pmu_stat.c"
 for arch in rv64gc rv32imac; do
     case $arch in rv64gc) at=0x80200000 ;; *) at=0x80400000 ;; esac
     for name in sbi_hello sbi_state semihost_s; do
+        # Assembled to a fixed object name first: the ELF's symbol table names the object, so a
+        # temporary name would make every build differ.
+        obj="$(mktemp -d "${TMPDIR:-/tmp}/boot.XXXXXX")"
         # shellcheck disable=SC2046
-        $cc $(arch_flags "$arch") -nostdlib -nostartfiles -static -Wl,-Ttext=$at -Wl,--no-relax \
-            -Wl,-e,_start -Wl,-N -Wl,--no-warn-rwx-segments -o "$here/boot/$name-$arch.elf" "$here/boot/$name.S"
+        $cc $(arch_flags "$arch") -c -o "$obj/$name.o" "$here/boot/$name.S"
+        # shellcheck disable=SC2046
+        (cd "$obj" && $cc $(arch_flags "$arch") -nostdlib -nostartfiles -static -Wl,-Ttext=$at \
+            -Wl,--no-relax -Wl,-e,_start -Wl,-N -Wl,--no-warn-rwx-segments \
+            -o "$here/boot/$name-$arch.elf" "$name.o")
+        rm -rf "$obj"
         echo "built boot/$name-$arch.elf"
     done
 done
