@@ -129,8 +129,9 @@ pub fn make_hart(
         }
     }
     if let Mode::Sbi = mode {
-        // TODO(issue 11, lead): attach the built-in SBI when crates/sbi is on main:
-        // hart.attach(Box::new(rvtrace_sbi::Sbi::new(rvtrace_sbi::SbiConfig::stdio())));
+        hart.attach(Box::new(rvtrace_sbi::Sbi::new(
+            rvtrace_sbi::SbiConfig::stdio(),
+        )));
     }
     let mut symbols = Image::new();
     if let Some(fw) = match mode {

@@ -628,6 +628,9 @@ pub fn run(args: &RunArgs) -> CmdResult {
     hart.allow_host_commands(args.allow_host_commands);
     if to_stdout {
         hart.program_output_to_stderr();
+        if let Some(sbi) = hart.extension_mut::<rvtrace_sbi::Sbi>() {
+            sbi.set_console(Box::new(std::io::stderr()));
+        }
     }
 
     let mut pcs = Maybe(match &args.pcs {

@@ -350,9 +350,20 @@ fn rvtrace_bios_opensbi_same_pattern_as_qemu() {
                 );
                 let want = expected_under(version, &name);
                 if CHECKERS.contains(&prog) {
+                    // QEMU 10's RV32 hart raises no LCOFI and shows no scountovf bit for the
+                    // counter OpenSBI 1.5.1 lets overflow; the model does, as Sscofpmf says (and
+                    // these checks pass under --sbi too): the one place the hart, not OpenSBI,
+                    // makes the patterns differ.
+                    let qemu_rv32_overflow = |c: &String| {
+                        class == 32
+                            && (c.contains("11.1 overflow: LCOFI taken")
+                                || c.contains("11.1 overflow: scountovf"))
+                    };
+                    let (mut g, mut w) = (pattern(&got), pattern(&want));
+                    g.retain(|c| !qemu_rv32_overflow(c));
+                    w.retain(|c| !qemu_rv32_overflow(c));
                     assert_eq!(
-                        pattern(&got),
-                        pattern(&want),
+                        g, w,
                         "{name}: pass/fail pattern under OpenSBI {version}\n{got}"
                     );
                 } else if prog == "pmu_stat" {
