@@ -14,7 +14,6 @@
 use rvtrace_isa::Xlen;
 use rvtrace_sim::csr::{irq, num};
 use rvtrace_sim::extension::{Ctx, EnvCall, Extension, Service};
-use rvtrace_sim::Hart;
 use std::io::{Read, Write};
 
 mod pmu;
@@ -547,42 +546,5 @@ impl Extension for Sbi {
     }
 }
 
-/// Put the hart in the state an M-mode SBI leaves it in when it enters an S-mode payload
-/// (OpenSBI's choices, where the built-in SBI emulates nothing in M-mode):
-/// - `medeleg`: every delegable exception except `ecall` from S (the SBI's) goes to S-mode,
-///   illegal-instruction and misaligned/access faults included (nothing here emulates them);
-/// - `mideleg`: SSI, STI, SEI and LCOFI (Sscofpmf);
-/// - `mcounteren` = every implemented counter (S-mode may read `cycle`, `time`, `instret` and
-///   all `hpmcounterN`, as OpenSBI allows); `scounteren` = CY|TM|IR (OpenSBI's value);
-/// - `mcountinhibit`: the programmable counters inhibited until S-mode starts them through the
-///   PMU extension; `cycle` and `instret` keep counting (as under OpenSBI);
-/// - PMP entry 0 grants S/U every address (NAPOT, RWX), as OpenSBI's last entry does;
-/// - `mstatus.FS` = Initial when F is present;
-/// - privilege S, `pc` = `entry`, `a0` = hart id 0, `a1` = `fdt` (SBI v3.0 HSM "Hart Start
-///   Register State": satp 0, sstatus.SIE 0).
-pub fn enter_supervisor(hart: &mut Hart, entry: u64, fdt: u64) {
-    let xlen_ones = hart.trunc(u64::MAX);
-    let medeleg = rvtrace_sim::csr::DELEGABLE_EXCEPTIONS & !(1 << rvtrace_sim::cause::ECALL_S);
-    hart.csr_write(num::MEDELEG, medeleg);
-    hart.csr_write(num::MIDELEG, irq::SSI | irq::STI | irq::SEI | irq::LCOFI);
-    let present = hart.counters.present_mask();
-    hart.csr_write(num::MCOUNTEREN, present);
-    hart.csr_write(num::SCOUNTEREN, 0b111);
-    hart.csr_write(num::MCOUNTINHIBIT, present & !0b111);
-    hart.csr_write(num::PMPADDR0, xlen_ones >> 2);
-    hart.csr_write(num::PMPCFG0, 0x1f);
-    if hart.ext.f {
-        let ms = hart.csr_read(num::MSTATUS).unwrap_or(0);
-        hart.csr_write(num::MSTATUS, hart.trunc(ms | 1 << 13));
-    }
-    hart.csr_write(num::SATP, 0);
-    let ms = hart.csr_read(num::MSTATUS).unwrap_or(0);
-    hart.csr_write(
-        num::MSTATUS,
-        hart.trunc(ms & !rvtrace_sim::csr::mstatus::SIE),
-    );
-    hart.priv_ = 1;
-    hart.pc = hart.trunc(entry);
-    hart.x[10] = HART_ID;
-    hart.x[11] = hart.sext(fdt);
-}
+/// The state the hart enters a payload in under this SBI: [`rvtrace_sim::boot::enter_supervisor`].
+pub use rvtrace_sim::boot::enter_supervisor;

@@ -64,15 +64,6 @@ pub fn reset_rom(xlen: Xlen, start: u64, fdt: u64, next_addr: u64) -> Vec<u8> {
     rom
 }
 
-/// Exceptions OpenSBI delegates to S-mode (`delegate_traps` in `sbi_hart.c`): instruction
-/// address misaligned, breakpoint, ecall from U, and the page faults.
-pub const SBI_MEDELEG: u64 = (1 << cause::INSN_MISALIGNED)
-    | (1 << cause::BREAKPOINT)
-    | (1 << cause::ECALL_U)
-    | (1 << 12)
-    | (1 << 13)
-    | (1 << 15);
-
 /// The instruction the unexpected-M-trap address holds: `j .` (a run watching for traps into
 /// M stops on the trap itself; without a watcher the hart spins there visibly).
 const SPIN: u32 = 0x0000_006f;
@@ -153,9 +144,8 @@ fn ranges(image: &Image) -> Vec<(u64, u64, String)> {
 impl Boot<'_> {
     /// Load everything and leave the hart where QEMU's reset leaves it (`firmware`: at the
     /// reset ROM in M-mode) or where a firmware leaves it for its payload (no firmware: in
-    /// S-mode at the payload's entry, `a0` = hart id 0, `a1` = the device tree, M-mode state
-    /// as OpenSBI sets it: [`SBI_MEDELEG`], S interrupts delegated, counters open to S and U,
-    /// PMP open, `mtvec` = [`UNEXPECTED_M_TRAP`]). Returns the device tree address.
+    /// S-mode at the payload's entry as [`enter_supervisor`] leaves it). Returns the device tree
+    /// address.
     ///
     /// Refused: a payload or firmware outside RAM, a payload that overlaps the firmware or the
     /// device tree, a firmware whose XLEN differs from the payload's.
@@ -233,48 +223,65 @@ impl Boot<'_> {
             }
             None => {
                 hart.bus.set_rom(&SPIN.to_le_bytes());
-                self.enter_payload(hart, entry, fdt);
+                enter_supervisor(hart, entry, fdt);
             }
         }
         Ok(fdt)
     }
+}
 
-    /// The M-mode state a firmware leaves, and the jump to the payload in S-mode.
-    fn enter_payload(&self, hart: &mut Hart, entry: u64, fdt: u64) {
-        let mut ok = true;
-        let all = u64::MAX;
-        let sscofpmf = hart.counters.config().sscofpmf;
-        let mut mideleg = irq::S_MODE;
-        if sscofpmf {
-            mideleg |= irq::LCOFI;
-        }
-        // PMP entry 0: NAPOT over the whole address space, R/W/X (privileged ISA, "Physical
-        // Memory Protection"; OpenSBI's last-resort entry).
-        let napot_all = match hart.xlen {
-            Xlen::Rv64 => (1u64 << 54) - 1,
-            Xlen::Rv32 => 0xffff_ffff,
-        };
-        for (csr, v) in [
-            (num::MEDELEG, SBI_MEDELEG),
-            (num::MIDELEG, mideleg),
-            (num::MCOUNTEREN, all),
-            (num::SCOUNTEREN, all),
-            (num::MTVEC, UNEXPECTED_M_TRAP),
-            (num::PMPADDR0, napot_all),
-            (num::PMPCFG0, 0x1f),
-        ] {
-            ok &= hart.csr_write(csr, hart.trunc(v));
-        }
-        debug_assert!(ok, "every CSR of the firmware state exists");
-        // FS (and the rest of mstatus) as OpenSBI's `mstatus_init` leaves it: FS dirty when F.
-        if hart.ext.f {
-            hart.csr.mstatus |= mstatus::FS;
-        }
-        hart.priv_ = privilege::S;
-        hart.pc = hart.trunc(entry);
-        hart.x[10] = 0;
-        hart.x[11] = hart.sext(fdt);
+/// Put the hart where an M-mode SBI leaves it when it enters an S-mode payload, for an SBI
+/// serviced by the hart itself (`rvtrace_sbi`: no M-mode code runs, so what OpenSBI would
+/// emulate or redirect to S is delegated instead):
+/// - `medeleg`: every delegable exception but `ecall` from S (the SBI's); OpenSBI delegates
+///   fewer (`delegate_traps`) and redirects the rest to S when it cannot emulate them, which S
+///   sees the same way;
+/// - `mideleg`: SSI, STI, SEI, and LCOFI with Sscofpmf;
+/// - `mcounteren` = every implemented counter, `scounteren` = CY|TM|IR, the programmable
+///   counters inhibited until started through the SBI PMU extension (OpenSBI's values);
+/// - PMP entry 0 grants S/U every address (NAPOT, RWX; OpenSBI's last-resort entry);
+/// - `mtvec` = [`UNEXPECTED_M_TRAP`]; `mstatus.FS` dirty when F is present (OpenSBI's
+///   `mstatus_init`); `satp` 0, `sstatus.SIE` 0;
+/// - privilege S, `pc` = `entry`, `a0` = hart id 0, `a1` = `fdt` (SBI v3.0, HSM "Hart Start
+///   Register State").
+pub fn enter_supervisor(hart: &mut Hart, entry: u64, fdt: u64) {
+    let mut mideleg = irq::S_MODE;
+    if hart.counters.config().sscofpmf {
+        mideleg |= irq::LCOFI;
     }
+    let present = hart.counters.present_mask();
+    // PMP entry 0: NAPOT over the whole address space (privileged ISA, "Physical Memory
+    // Protection").
+    let napot_all = match hart.xlen {
+        Xlen::Rv64 => (1u64 << 54) - 1,
+        Xlen::Rv32 => 0xffff_ffff,
+    };
+    let mut ok = true;
+    for (csr, v) in [
+        (
+            num::MEDELEG,
+            crate::csr::DELEGABLE_EXCEPTIONS & !(1 << cause::ECALL_S),
+        ),
+        (num::MIDELEG, mideleg),
+        (num::MCOUNTEREN, present),
+        (num::SCOUNTEREN, 0b111),
+        (num::MCOUNTINHIBIT, present & !0b111),
+        (num::MTVEC, UNEXPECTED_M_TRAP),
+        (num::PMPADDR0, napot_all),
+        (num::PMPCFG0, 0x1f),
+        (num::SATP, 0),
+    ] {
+        ok &= hart.csr_write(csr, hart.trunc(v));
+    }
+    debug_assert!(ok, "every CSR of the firmware state exists");
+    if hart.ext.f {
+        hart.csr.mstatus |= mstatus::FS;
+    }
+    hart.csr.mstatus &= !mstatus::SIE;
+    hart.priv_ = privilege::S;
+    hart.pc = hart.trunc(entry);
+    hart.x[10] = 0;
+    hart.x[11] = hart.sext(fdt);
 }
 
 #[cfg(test)]
