@@ -194,6 +194,15 @@ const EXAMPLES: &[(&str, &str, &[u8])] = &[
     ),
 ];
 
+/// Bundled S-mode examples, run under the built-in SBI (`run --sbi`) with the
+/// micro-architecture model's caches and timing on, so that every event means something.
+const SBI_EXAMPLES: &[(&str, &str, &[u8])] = &[(
+    "pmu-stat",
+    "a perf-stat-like S-mode program: measures a workload through the SBI PMU extension (RV64GC, \
+     built-in SBI, 32 KiB L1I/L1D, timing on)",
+    include_bytes!("../../../programs/sbi/elf/pmu_stat-rv64gc.elf"),
+)];
+
 /// Writes `0x<hex>\n` per retired instruction, fast.
 struct PcWriter {
     out: Output,
@@ -884,11 +893,17 @@ macro_rules! out {
 pub fn example(args: &ExampleArgs) -> CmdResult {
     let mut o = Output::stdout();
     if args.list {
-        for (name, what, _) in EXAMPLES {
+        for (name, what, _) in EXAMPLES.iter().chain(SBI_EXAMPLES) {
             out!(o, "{name:16} {what}");
         }
         o.finish()?;
         return Ok(ExitCode::SUCCESS);
+    }
+    if let Some(&(name, what, bytes)) = SBI_EXAMPLES
+        .iter()
+        .find(|(e, _, _)| args.name.as_deref() == Some(*e))
+    {
+        return sbi_example(o, name, what, bytes);
     }
     let (name, what, bytes) = match &args.name {
         None => *EXAMPLES
@@ -934,6 +949,51 @@ pub fn example(args: &ExampleArgs) -> CmdResult {
     out!(
         o,
         "rvtrace: try `rvtrace run <your.elf> --pcs pcs.txt --ingress trace.ingress --stats`"
+    );
+    o.finish()?;
+    Ok(exit_code(&hart, &stop, 100_000_000, false))
+}
+
+/// `rvtrace example NAME` for an S-mode example: booted as `run --sbi` does.
+fn sbi_example(mut o: Output, name: &str, what: &str, bytes: &[u8]) -> CmdResult {
+    use rvtrace_sim::boot::Boot;
+    let mut image = Image::new();
+    image.load_bytes(name, bytes).map_err(|e| e.to_string())?;
+    let mut cfg = crate::boot::config(
+        Xlen::Rv64,
+        None,
+        rvtrace_sim::counters::DEFAULT_HPM_COUNTERS,
+    );
+    cfg.uarch.set_cache("l1i:32k:8:64")?;
+    cfg.uarch.set_cache("l1d:32k:8:64")?;
+    cfg.uarch.set_timing("on")?;
+    let fdt = rvtrace_sim::fdt::Machine::of(&cfg).to_fdt()?;
+    let mut hart = Hart::new(&cfg);
+    Boot {
+        firmware: None,
+        payload: &image,
+        fdt: &fdt,
+    }
+    .apply(&mut hart)
+    .map_err(|e| e.to_string())?;
+    hart.attach(Box::new(rvtrace_sbi::Sbi::new(
+        rvtrace_sbi::SbiConfig::stdio(),
+    )));
+    out!(o, "rvtrace: running the bundled example {name}: {what}");
+    out!(o, "rvtrace: --- program output ---");
+    o.flush().map_err(|e| o.fail(e))?;
+    let stop = hart.run(&mut (), 100_000_000);
+    hart.flush_output();
+    out!(o, "rvtrace: --- end of program output ---");
+    out!(
+        o,
+        "rvtrace: {name} retired {} instructions and stopped by {}",
+        hart.instret,
+        stop_text(&stop, false)
+    );
+    out!(
+        o,
+        "rvtrace: the same under OpenSBI: `rvtrace run --bios fw_jump.bin programs/sbi/elf/pmu_stat-rv64gc.elf`"
     );
     o.finish()?;
     Ok(exit_code(&hart, &stop, 100_000_000, false))

@@ -423,3 +423,28 @@ fn counter_and_model_options_are_checked() {
         assert!(stderr(&o).contains(says), "{args:?}: {}", stderr(&o));
     }
 }
+
+/// `rvtrace example pmu-stat`: the bundled S-mode program measures its workload through the
+/// built-in SBI's PMU extension; every event is counted (the example runs with caches and
+/// timing on), instructions exactly as the program's own loop makes them whatever the model.
+#[test]
+fn example_pmu_stat_measures_through_the_sbi() {
+    let o = rvtrace(&["example", "pmu-stat"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    let count = |name: &str| -> u64 {
+        let l = out
+            .lines()
+            .find(|l| l.split_whitespace().next() == Some(name))
+            .unwrap_or_else(|| panic!("no {name} row:\n{out}"));
+        l.split_whitespace().nth(1).unwrap().parse().unwrap()
+    };
+    let insns = count("instructions");
+    assert!(count("cycles") > insns, "timing on: stalls\n{out}");
+    assert!(count("branches") > 0 && count("branch-misses") <= count("branches"));
+    assert!(count("cache-misses") > 0 && count("cache-misses") <= count("cache-references"));
+    assert_eq!(count("sbi-set-timer"), 4, "{out}");
+    assert!(out.contains("stopped by exit status 0"), "{out}");
+    let list = stdout(&rvtrace(&["example", "--list"]));
+    assert!(list.lines().any(|l| l.starts_with("pmu-stat ")), "{list}");
+}
