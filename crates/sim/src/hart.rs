@@ -414,6 +414,18 @@ impl Hart {
         }
     }
 
+    /// Retire the `ecall`/`ebreak` (`len` bytes) at `pc` as a call serviced outside the hart,
+    /// its results already applied by the caller: the same bookkeeping as for a call an
+    /// extension services (the pc moves past it, it retires, and the counters count it as the
+    /// exception it stands for, not as an instruction). For consumers that follow a trace (the
+    /// tandem checker replays semihosting calls from it). Returns the next pc.
+    pub fn retire_serviced_call(&mut self, len: u8) -> u64 {
+        self.counters.tallies[self.priv_ as usize & 3][Tally::EnvCall as usize] += 1;
+        self.pc = self.trunc(self.pc.wrapping_add(len as u64));
+        self.instret += 1;
+        self.pc
+    }
+
     /// Offer an `ecall`/`ebreak` to the extensions before it traps.
     #[cold]
     fn offer_env_call<O: Observer>(&mut self, obs: &mut O, call: &EnvCall) -> Option<Serviced> {

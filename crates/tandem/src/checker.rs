@@ -1748,8 +1748,7 @@ impl Checker {
             // step 2, and `rvtrace run` writes them).
             let h = &mut self.hart;
             let pc = h.pc;
-            h.pc = pc.wrapping_add(4) & self.xmask;
-            h.instret += 1;
+            h.retire_serviced_call(4);
             for &(addr, _) in &g.regs {
                 if reg::is_gpr(addr) {
                     let r = (addr - reg::GPR0) as usize;
