@@ -23,7 +23,7 @@ pub enum Mode<'a> {
 }
 
 /// The hart configuration for `isa` (default: the QEMU `virt` CPU for `xlen`) and `hpm` counters,
-/// without semihosting.
+/// without semihosting (every run mode starts from it).
 pub fn config(xlen: Xlen, isa: Option<Isa>, hpm: u8) -> Config {
     let mut cfg = Config::virt(xlen, "");
     cfg.semihosting_cmdline = None;

@@ -8,7 +8,7 @@ use rvtrace_image::Image;
 use rvtrace_ingress::{IngressHeader, IngressWriter, Record};
 use rvtrace_isa::{CfClass, IsaConfig, Xlen};
 use rvtrace_sim::ingress::IngressRecorder;
-use rvtrace_sim::{Config, Hart, Observer, Retired, Stop, TrapInfo};
+use rvtrace_sim::{Hart, Observer, Retired, Stop, TrapInfo};
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -445,14 +445,8 @@ fn make_hart(
     cmdline: &str,
 ) -> Result<Hart, String> {
     let xlen = image.files().first().map(|f| f.xlen).unwrap_or(Xlen::Rv64);
-    let mut cfg = Config::virt(xlen, cmdline);
-    if let Some(isa) = isa {
-        cfg.xlen = isa.xlen;
-        cfg.ext = isa.ext;
-        cfg.counters.sscofpmf = isa.sscofpmf;
-        cfg.counters.smcntrpmf = isa.smcntrpmf;
-    }
-    cfg.counters.hpm_counters = hpm_counters;
+    let mut cfg = crate::boot::config(xlen, isa, hpm_counters);
+    cfg.semihosting_cmdline = Some(cmdline.to_string());
     cfg.uarch = uarch;
     let mut hart = Hart::new(&cfg);
     hart.load(image).map_err(|e| e.to_string())?;

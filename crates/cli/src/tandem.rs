@@ -119,16 +119,13 @@ fn check(
         .first()
         .map(|f| f.xlen)
         .unwrap_or(rvtrace_isa::Xlen::Rv64);
-    let mut cfg = rvtrace_sim::Config::virt(xlen, "");
-    if let Some(i) = isa {
-        let isa = crate::isa_arg::parse_isa(i).map_err(crate::report::Failure::Usage)?;
-        cfg.xlen = isa.xlen;
-        cfg.ext = isa.ext;
-        cfg.counters.sscofpmf = isa.sscofpmf;
-        cfg.counters.smcntrpmf = isa.smcntrpmf;
-    }
-    // Semihosting calls are not performed again: their results come from the trace.
-    cfg.semihosting_cmdline = None;
+    let isa = isa
+        .map(crate::isa_arg::parse_isa)
+        .transpose()
+        .map_err(crate::report::Failure::Usage)?;
+    // Semihosting calls are not performed again: their results come from the trace (the
+    // configuration has none).
+    let cfg = crate::boot::config(xlen, isa, rvtrace_sim::counters::DEFAULT_HPM_COUNTERS);
     let mut hart = rvtrace_sim::Hart::new(&cfg);
     hart.load(&image).map_err(|e| e.to_string())?;
     let default = Meta::new(
