@@ -7,7 +7,7 @@ use rvtrace_image::Image;
 use rvtrace_isa::Xlen;
 use rvtrace_sim::boot::Boot;
 use rvtrace_sim::fdt::Machine;
-use rvtrace_sim::{privilege, Config, Hart, Observer, Retired, TrapInfo};
+use rvtrace_sim::{privilege, Config, Hart, TrapInfo};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -145,22 +145,16 @@ pub fn make_hart(
 }
 
 /// Watches a `--sbi` run for a trap into M-mode: the built-in SBI services every `ecall` from S
-/// before it traps, so such a trap means the payload did something no firmware handles here.
+/// before it traps, so such a trap means the payload did something no firmware handles here. An
+/// extension of the hart (traps reach extensions on the hart's cold path, so the run pays
+/// nothing per instruction); it stops the run at the first such trap.
 #[derive(Default)]
 pub struct MTrapGuard {
-    /// Watch (only in `--sbi` mode).
-    pub on: bool,
     /// The first trap into M-mode.
     pub hit: Option<TrapInfo>,
 }
 
 impl MTrapGuard {
-    fn check(&mut self, t: &TrapInfo) {
-        if self.on && self.hit.is_none() && t.to_priv == privilege::M {
-            self.hit = Some(*t);
-        }
-    }
-
     /// The one line that reports the trap.
     pub fn message(&self) -> Option<String> {
         let t = self.hit.as_ref()?;
@@ -180,18 +174,15 @@ impl MTrapGuard {
     }
 }
 
-impl Observer for MTrapGuard {
-    #[inline]
-    fn retire(&mut self, ev: &Retired) {
-        if let Some(t) = &ev.trap {
-            self.check(t);
+impl rvtrace_sim::extension::Extension for MTrapGuard {
+    fn name(&self) -> &'static str {
+        "m-trap-guard"
+    }
+    fn trap(&mut self, ctx: &mut rvtrace_sim::extension::Ctx, t: &TrapInfo) {
+        if self.hit.is_none() && t.to_priv == privilege::M {
+            self.hit = Some(*t);
+            ctx.request_stop();
         }
-    }
-    fn trap(&mut self, ev: &TrapInfo) {
-        self.check(ev);
-    }
-    fn stop_requested(&mut self) -> bool {
-        self.hit.is_some()
     }
 }
 
@@ -229,4 +220,33 @@ pub fn dtb(args: &DtbArgs) -> CmdResult {
     out.write_all(&blob).map_err(|e| out.fail(e))?;
     out.finish()?;
     Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod guard_tests {
+    use super::MTrapGuard;
+    use rvtrace_sim::{cause, Hart, Stop};
+
+    /// Under `--sbi` every trap is delegated to S but the SBI's own ecall, so only a call the SBI
+    /// does not take reaches M: the guard records it and stops the run before the next
+    /// instruction, with one line that says what happened.
+    #[test]
+    fn a_trap_into_m_stops_the_run_and_is_named() {
+        let mut cfg = rvtrace_sim::Config::virt(rvtrace_isa::Xlen::Rv64, "");
+        cfg.semihosting_cmdline = None;
+        let mut hart = Hart::new(&cfg);
+        rvtrace_sim::boot::enter_supervisor(&mut hart, 0x8020_0000, 0x87e0_0000);
+        hart.attach(Box::<MTrapGuard>::default());
+        let t = hart.take_trap(cause::ECALL_S, 0, false, 0x8020_0010);
+        assert_eq!(t.to_priv, rvtrace_sim::privilege::M);
+        assert_eq!(hart.run(&mut (), 100), Stop::Requested);
+        let m = hart
+            .extension_mut::<MTrapGuard>()
+            .and_then(|g| g.message())
+            .unwrap();
+        assert_eq!(
+            m,
+            "unexpected trap into M-mode under --sbi: environment call from S-mode (cause 9) at pc 0x80200010, tval 0x0, from S-mode"
+        );
+    }
 }

@@ -623,10 +623,9 @@ pub fn run(args: &RunArgs) -> CmdResult {
         let hart = make_hart(&image, isa, args.hpm_counters, uarch, &cmdline)?;
         (hart, image)
     };
-    let mut guard = crate::boot::MTrapGuard {
-        on: matches!(mode, crate::boot::Mode::Sbi),
-        hit: None,
-    };
+    if matches!(mode, crate::boot::Mode::Sbi) {
+        hart.attach(Box::<crate::boot::MTrapGuard>::default());
+    }
     hart.counters.set_count_all(args.counters);
     hart.allow_host_commands(args.allow_host_commands);
     if to_stdout {
@@ -713,7 +712,7 @@ pub fn run(args: &RunArgs) -> CmdResult {
                 &mut recorder,
                 (
                     Maybe(args.stats.then_some((&mut stats, &mut profile))),
-                    (&mut tandem, &mut guard),
+                    &mut tandem,
                 ),
             ),
         );
@@ -822,7 +821,10 @@ pub fn run(args: &RunArgs) -> CmdResult {
         );
         return Ok(ExitCode::from(EXIT_INTERRUPTED));
     }
-    if let Some(m) = guard.message() {
+    if let Some(m) = hart
+        .extension_mut::<crate::boot::MTrapGuard>()
+        .and_then(|g| g.message())
+    {
         return Err(Failure::Tool(m));
     }
     if booting && stop == Stop::InsnLimit {

@@ -11,9 +11,9 @@
 //! - **Environment calls**: when `ecall` or `ebreak` is about to raise its exception, each
 //!   extension may service it instead; the instruction then retires without a trap, with
 //!   [`Retired::serviced`] saying by whom.
-//! - **Events**: extensions whose [`Extension::wants_events`] is true see every retirement and
-//!   every trap (the hart then runs its instrumented loop; with none, the loop is the same code
-//!   as without the seam: zero cost).
+//! - **Events**: every extension sees every trap (a cold path); extensions whose
+//!   [`Extension::wants_events`] is true also see every retirement (the hart then runs its
+//!   instrumented loop; with none, the loop is the same code as without the seam: zero cost).
 //!
 //! Extensions act on the hart through [`Ctx`], which reports register and memory writes to the
 //! run's [`crate::Observer`] like an instruction's, so traces stay complete.
@@ -81,14 +81,16 @@ pub trait Extension: Any + Send {
     fn environment_call(&mut self, _ctx: &mut Ctx, _call: &EnvCall) -> Option<Service> {
         None
     }
-    /// Whether [`Extension::retire`] and [`Extension::trap`] should be called. Asked when the
-    /// extension is attached and whenever the hart re-evaluates its loop (after a CSR write).
+    /// Whether [`Extension::retire`] should be called (the hart then runs its instrumented loop).
+    /// Asked when the extension is attached and whenever the hart re-evaluates its loop (after
+    /// a CSR write). Traps reach every extension regardless.
     fn wants_events(&self) -> bool {
         false
     }
     /// An instruction retired (after the hart's observer saw it).
     fn retire(&mut self, _ctx: &mut Ctx, _ev: &Retired) {}
-    /// A trap was taken (fault, interrupt, or the exception of an `ecall`/`ebreak`).
+    /// A trap was taken (fault, interrupt, or the exception of an `ecall`/`ebreak`). Called for
+    /// every extension, whatever [`Extension::wants_events`] says.
     fn trap(&mut self, _ctx: &mut Ctx, _ev: &TrapInfo) {}
     /// The run ends: flush buffered output.
     fn flush(&mut self) {}
@@ -167,6 +169,13 @@ impl Ctx<'_> {
         } else {
             self.hart.csr.mip_sw &= !mask;
         }
+        self.hart.recheck();
+    }
+
+    /// End the run before the next instruction ([`crate::Hart::run`] returns
+    /// [`crate::Stop::Requested`]); the extension keeps why, for its user.
+    pub fn request_stop(&mut self) {
+        self.hart.stop = Some(crate::Stop::Requested);
         self.hart.recheck();
     }
 
