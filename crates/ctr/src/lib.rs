@@ -726,3 +726,6 @@ impl Extension for Ctr {
         self.on_trap(ev);
     }
 }
+
+#[cfg(test)]
+mod tests;
