@@ -721,8 +721,11 @@ impl Extension for Ctr {
         self.on_retire(ev, h.priv_, taken);
     }
 
-    fn trap(&mut self, ctx: &mut Ctx, ev: &TrapInfo) {
-        self.account(hart_cycles(ctx.hart()));
+    fn trap(&mut self, _ctx: &mut Ctx, ev: &TrapInfo) {
+        // No cycle accounting here: the hart reports a trap of a retiring `ecall`/`ebreak`
+        // after its counters moved to the handler's mode but before `instret` counts the
+        // instruction, so the per-mode totals are not readable yet (they underflow). Cycles
+        // are attributed per mode, so the next retirement accounts for them correctly.
         self.on_trap(ev);
     }
 }

@@ -169,7 +169,7 @@ fn every_jump_type_is_recorded_with_its_type() {
         let x = &e[cases.len() - 1 - k];
         assert_eq!(
             (x.source, x.target_pc(), x.ty()),
-            (0x100 * k as u64 | V, 0x8000 + 8 * k as u64, *t)
+            ((0x100 * k as u64) | V, 0x8000 + 8 * k as u64, *t)
         );
     }
     assert_eq!(c.wrptr(), cases.len() as u64);
