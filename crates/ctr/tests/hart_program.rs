@@ -173,3 +173,105 @@ fn ctr_csrs_are_s_level_and_mctrctl_m_level() {
     assert_eq!(h.csr_read(csr::SCTRDEPTH), Some(4));
     assert!(h.extension_mut::<Ctr>().is_some());
 }
+
+const UCODE: usize = 16;
+const UHANDLER: usize = 32;
+const UREADS: usize = 4;
+
+/// M-mode enables CTR with `t0`, `mret`s to U-mode (word 16), which jumps and makes an
+/// `ecall`; the M-mode handler stops recording and stores logical entries 0..4 to OUT.
+fn u_program() -> (Vec<u32>, usize) {
+    let mut c = vec![
+        csrrw(0, csr::MCTRCTL, T0), // 0
+        csrrw(0, num::MEPC, T1),    // 1: mepc = U code
+        csrrw(0, num::MSTATUS, 0),  // 2: MPP = U
+        MRET,                       // 3: M -> U
+    ];
+    c.resize(UCODE, NOP);
+    c.extend([jal(0, 8), NOP, ECALL]); // 16: jump -> 18; 18: ecall U -> M
+    c.resize(UHANDLER, NOP);
+    c.push(csrrw(0, csr::MCTRCTL, 0));
+    for k in 0..UREADS as i32 {
+        c.extend([
+            addi(T1, 0, 0x200 + k),
+            csrrw(0, csr::SISELECT, T1),
+            csrr(T2, csr::SIREG),
+            sd(T2, S1, 24 * k),
+            csrr(T2, csr::SIREG2),
+            sd(T2, S1, 24 * k + 8),
+            csrr(T2, csr::SIREG3),
+            sd(T2, S1, 24 * k + 16),
+        ]);
+    }
+    let end = c.len();
+    (c, end)
+}
+
+/// Run the U-mode program with `mctrctl = ctl`; the entries (source, target, type) youngest
+/// first, up to the first invalid one.
+fn run_u(ctl: u64) -> Vec<(u64, u64, u8)> {
+    let (code, end) = u_program();
+    let mut h = hart(&code);
+    h.x[T0 as usize] = ctl;
+    h.x[T1 as usize] = BASE + 4 * UCODE as u64;
+    assert!(h.csr_write(num::MTVEC, BASE + 4 * UHANDLER as u64));
+    let n = 4 + 2 + (end - UHANDLER) as u64;
+    assert_eq!(h.run(&mut (), n), Stop::InsnLimit);
+    assert_eq!(h.pc, BASE + 4 * end as u64);
+    (0..UREADS as u64)
+        .map(|k| {
+            let e = OUT + 24 * k;
+            (read64(&h, e), read64(&h, e + 8), read64(&h, e + 16))
+        })
+        .take_while(|(s, _, _)| s & V != 0)
+        .map(|(s, t, d)| (s & !1, t, (d & 0xf) as u8))
+        .collect()
+}
+
+// "Privilege Mode Transitions" (table "Trap and Trap Return Recording") and "External Traps"
+// (table "External Trap Enable Requirements") on a hart, U-mode <-> M-mode.
+#[test]
+fn u_mode_transitions_on_a_hart() {
+    let a = |w: usize| BASE + 4 * w as u64;
+    let jump = (a(UCODE), a(UCODE + 2), ty::DIRECT_JUMP);
+    let ecall = a(UCODE + 2);
+    // U only: the mret from disabled M is not recorded, the external trap not by default.
+    assert_eq!(run_u(ctl::U), vec![jump]);
+    // External trap U -> M needs MTE and the intervening STE; its target is 0.
+    assert_eq!(run_u(ctl::U | ctl::MTE), vec![jump]);
+    assert_eq!(
+        run_u(ctl::U | ctl::MTE | ctl::STE),
+        vec![(ecall, 0, ty::EXCEPTION), jump]
+    );
+    // Both enabled: complete records.
+    assert_eq!(
+        run_u(ctl::U | ctl::M),
+        vec![
+            (ecall, a(UHANDLER), ty::EXCEPTION),
+            jump,
+            (a(3), a(UCODE), ty::TRAP_RETURN)
+        ]
+    );
+    // M only: the mret to disabled U has target 0, the trap from disabled U source 0.
+    assert_eq!(
+        run_u(ctl::M),
+        vec![(0, a(UHANDLER), ty::EXCEPTION), (a(3), 0, ty::TRAP_RETURN)]
+    );
+}
+
+// S-level CTR CSRs are not accessible from U-mode (csr[9:8] = 1): reading sctrstatus there
+// raises an illegal-instruction exception (cause 2).
+#[test]
+fn u_mode_cannot_read_sctrstatus() {
+    let mut c = vec![csrrw(0, num::MEPC, T1), csrrw(0, num::MSTATUS, 0), MRET];
+    c.resize(UCODE, NOP);
+    c.push(csrr(T2, csr::SCTRSTATUS));
+    c.resize(UHANDLER + 1, NOP);
+    let mut h = hart(&c);
+    h.x[T1 as usize] = BASE + 4 * UCODE as u64;
+    assert!(h.csr_write(num::MTVEC, BASE + 4 * UHANDLER as u64));
+    assert_eq!(h.run(&mut (), 3), Stop::InsnLimit);
+    assert_eq!(h.priv_, 0);
+    assert_eq!(h.run(&mut (), 1), Stop::InsnLimit);
+    assert_eq!(h.csr_read(num::MCAUSE), Some(2));
+}
