@@ -265,6 +265,12 @@ pub struct Ctr {
     /// Per-mode cycle totals of the hart when last accounted (index: 0 U, 1 S, 3 M).
     snap: [u64; 4],
     snap_valid: bool,
+    /// The transfer being recorded was mispredicted (`ctrtarget.MISP`).
+    misp: bool,
+    /// MISP is implemented: the hart has a branch predictor (`rvtrace_sim::uarch`).
+    misp_impl: bool,
+    /// The hart's predictor's mispredict total at the previous event.
+    last_misses: u64,
 }
 
 impl Default for Ctr {
@@ -298,6 +304,9 @@ impl Ctr {
             ccv: false,
             snap: [0; 4],
             snap_valid: false,
+            misp: false,
+            misp_impl: false,
+            last_misses: 0,
         }
     }
 
@@ -466,7 +475,7 @@ impl Ctr {
                     let e = &mut self.buf[p];
                     match csr {
                         csr::SIREG => e.source = v,
-                        csr::SIREG2 => e.target = v & !1, // MISP not implemented
+                        csr::SIREG2 => e.target = v & !(!self.misp_impl as u64),
                         csr::SIREG3 => e.data = v & CTRDATA_MASK,
                         _ => {}
                     }
@@ -516,14 +525,16 @@ impl Ctr {
         self.ccv = true;
         Entry {
             source: (source & !1) | V,
-            target: target & !1,
+            target: (target & !1) | self.misp as u64,
             data: data | t as u64,
         }
     }
 
     /// A retired instruction (`new_priv`: the privilege after it; `branch_taken`: whether a
-    /// conditional branch was taken). Records it if it is a qualified transfer.
-    pub fn on_retire(&mut self, ev: &Retired, new_priv: u8, branch_taken: bool) {
+    /// conditional branch was taken; `misp`: the branch predictor mispredicted it). Records it
+    /// if it is a qualified transfer.
+    pub fn on_retire(&mut self, ev: &Retired, new_priv: u8, branch_taken: bool, misp: bool) {
+        self.misp = misp;
         if self.frozen {
             return;
         }
@@ -602,6 +613,7 @@ impl Ctr {
 
     /// A trap taken (after the hart switched to the handler's privilege).
     pub fn on_trap(&mut self, tr: &TrapInfo) {
+        self.misp = false;
         // "Freeze": an LCOFI or breakpoint trap to M or S freezes instead of being recorded.
         if tr.interrupt && tr.cause == IRQ_LCOFI && self.mctrctl & ctl::LCOFIFRZ != 0
             || !tr.interrupt && tr.cause == CAUSE_BREAKPOINT && self.mctrctl & ctl::BPFRZ != 0
@@ -652,6 +664,12 @@ impl Ctr {
 pub fn hart_cycles(h: &Hart) -> [u64; 4] {
     let c = |m: u8| h.counters.event_total(Event::Cycles, m, h.instret);
     [c(0), c(1), 0, c(3)]
+}
+
+/// The hart's branch predictor's mispredict total (conditional directions and targets).
+fn mispredicts(h: &Hart) -> u64 {
+    let s = h.uarch.stats();
+    s.cond_mispredicts.wrapping_add(s.jump_mispredicts)
 }
 
 /// Whether the conditional branch `ev` was taken. `next_pc` decides unless the branch's
@@ -707,6 +725,9 @@ impl Extension for Ctr {
 
     fn csr_write(&mut self, ctx: &mut Ctx, c: u16, v: u64) -> bool {
         let h = ctx.hart();
+        // Events may start after this write: take the predictor's count from here.
+        self.misp_impl = h.uarch.config().bpred.is_some();
+        self.last_misses = mispredicts(h);
         self.write(c, v, h.xlen, hart_cycles(h))
     }
 
@@ -718,7 +739,12 @@ impl Extension for Ctr {
         let h = ctx.hart();
         self.account(hart_cycles(h));
         let taken = ev.class == CfClass::Branch && branch_taken(ev, &h.x);
-        self.on_retire(ev, h.priv_, taken);
+        // The hart trains its predictor on the instruction before extensions see it: exactly
+        // one more mispredict means this one was mispredicted.
+        let misses = mispredicts(h);
+        let misp = misses.wrapping_sub(self.last_misses) == 1;
+        self.last_misses = misses;
+        self.on_retire(ev, h.priv_, taken, misp);
     }
 
     fn trap(&mut self, _ctx: &mut Ctx, ev: &TrapInfo) {

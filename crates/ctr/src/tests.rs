@@ -41,7 +41,7 @@ fn trap(epc: u64, handler: u64, from: u8, to: u8, interrupt: bool, cause: u64) -
 
 /// Retire a transfer in M-mode that stays in M-mode.
 fn m(c: &mut Ctr, pc: u64, class: CfClass, next: u64) {
-    c.on_retire(&ret(pc, class, next, 3), 3, next != pc + 4);
+    c.on_retire(&ret(pc, class, next, 3), 3, next != pc + 4, false);
 }
 
 fn sel(c: &mut Ctr, x: u64) {
@@ -216,7 +216,7 @@ fn every_inhibit_bit_and_ntbren() {
     m(&mut c, 0x10, CfClass::Branch, 0x14);
     let mut ev = ret(0x20, CfClass::Branch, 0x22, 3);
     ev.len = 2;
-    c.on_retire(&ev, 3, false);
+    c.on_retire(&ev, 3, false, false);
     let e = c.entries();
     assert_eq!(e.len(), 2);
     assert_eq!(
@@ -236,7 +236,7 @@ fn mode_enables_and_transitions() {
     // Only U enabled: M-mode transfers are not recorded.
     let mut c = ctr(ctl::U);
     m(&mut c, 0x10, CfClass::InferableJump, 0x80);
-    c.on_retire(&ret(0x20, CfClass::InferableJump, 0x90, 0), 0, true);
+    c.on_retire(&ret(0x20, CfClass::InferableJump, 0x90, 0), 0, true, false);
     assert_eq!(c.entries().len(), 1);
     assert_eq!(c.entry(0).source, 0x21);
     // Trap from disabled U to enabled M: source 0.
@@ -251,7 +251,7 @@ fn mode_enables_and_transitions() {
         }
     );
     // Trap return from enabled M to disabled U: target 0.
-    c.on_retire(&ret(0x810, CfClass::TrapReturn, 0x404, 3), 0, true);
+    c.on_retire(&ret(0x810, CfClass::TrapReturn, 0x404, 3), 0, true, false);
     assert_eq!(
         c.entry(0),
         Entry {
@@ -261,14 +261,14 @@ fn mode_enables_and_transitions() {
         }
     );
     // Trap return from disabled U-mode... (S to U with only M enabled): not recorded.
-    c.on_retire(&ret(0x900, CfClass::TrapReturn, 0x404, 1), 0, true);
+    c.on_retire(&ret(0x900, CfClass::TrapReturn, 0x404, 1), 0, true, false);
     // Trap between disabled modes: not recorded.
     c.on_trap(&trap(0x400, 0x700, 0, 1, false, 8));
     assert_eq!(c.entries().len(), 2);
     // Between enabled modes: complete.
     let mut c = ctr(ctl::M | ctl::S);
     c.on_trap(&trap(0x400, 0x800, 1, 3, true, 7));
-    c.on_retire(&ret(0x810, CfClass::TrapReturn, 0x400, 3), 1, true);
+    c.on_retire(&ret(0x810, CfClass::TrapReturn, 0x400, 3), 1, true, false);
     let e = c.entries();
     assert_eq!(
         (e[1].source, e[1].target, e[1].ty()),
@@ -457,4 +457,16 @@ fn branch_with_offset_equal_length() {
     assert!(!branch_taken(&ev, &x));
     ev.next_pc = 0x200;
     assert!(branch_taken(&ev, &x));
+}
+
+// "Control Transfer Record Target Register": MISP (bit 0) marks a mispredicted transfer.
+#[test]
+fn misp_marks_the_mispredicted_transfer() {
+    let mut c = ctr(ctl::M);
+    c.on_retire(&ret(0x10, CfClass::Return, 0x80, 3), 3, true, true);
+    c.on_retire(&ret(0x80, CfClass::Return, 0x90, 3), 3, true, false);
+    assert_eq!(c.entry(1).target, 0x81);
+    assert_eq!(c.entry(0).target, 0x90);
+    c.on_trap(&trap(0x90, 0x800, 3, 3, false, 2));
+    assert_eq!(c.entry(0).target, 0x800);
 }
