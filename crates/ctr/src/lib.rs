@@ -175,7 +175,7 @@ pub const FROZEN: u64 = 1 << 31;
 pub const V: u64 = 1;
 /// `ctrdata.CCV`.
 pub const CCV: u64 = 1 << 15;
-/// `ctrdata` bits this model implements: TYPE[3:0], CCV, CC[15:0] at 31:16.
+/// `ctrdata` bits this model implements: TYPE (bits 3:0), CCV, CC (bits 31:16).
 pub const CTRDATA_MASK: u64 = 0xffff_800f;
 /// Largest `sctrdepth.DEPTH` implemented (256 entries): every depth 16..256 is supported.
 pub const MAX_DEPTH_CODE: u64 = 4;
@@ -189,9 +189,9 @@ const IRQ_LCOFI: u64 = 13;
 /// One CTR buffer entry, as software reads it through `sireg*`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Entry {
-    /// `ctrsource`: V in bit 0, PC[63:1].
+    /// `ctrsource`: V in bit 0, PC bits 63:1.
     pub source: u64,
-    /// `ctrtarget`: MISP in bit 0 (not implemented: 0), PC[63:1].
+    /// `ctrtarget`: MISP in bit 0 (0 without a branch predictor), PC bits 63:1.
     pub target: u64,
     /// `ctrdata`: TYPE, CCV, CC.
     pub data: u64,
