@@ -296,3 +296,106 @@ fn u_mode_cannot_read_sctrstatus() {
     assert_eq!(h.run(&mut (), 1), Stop::InsnLimit);
     assert_eq!(h.csr_read(num::MCAUSE), Some(2));
 }
+
+/// Handler of the freeze tests: store `sctrstatus`, then a jump that must not be recorded
+/// (frozen), then the entries 0..4.
+fn freeze_handler(c: &mut Vec<u32>) -> usize {
+    c.resize(HANDLER, NOP);
+    c.extend([
+        csrr(T2, csr::SCTRSTATUS),
+        sd(T2, S1, 24 * UREADS as i32),
+        jal(0, 4),
+    ]);
+    for k in 0..UREADS as i32 {
+        c.extend([
+            addi(T1, 0, 0x200 + k),
+            csrrw(0, csr::SISELECT, T1),
+            csrr(T2, csr::SIREG),
+            sd(T2, S1, 24 * k),
+            csrr(T2, csr::SIREG2),
+            sd(T2, S1, 24 * k + 8),
+            csrr(T2, csr::SIREG3),
+            sd(T2, S1, 24 * k + 16),
+        ]);
+    }
+    c.len()
+}
+
+/// (source, target without MISP, type) of the valid entries, youngest first, and `sctrstatus`.
+fn stored(h: &Hart) -> (Vec<(u64, u64, u8)>, u64) {
+    let e = (0..UREADS as u64)
+        .map(|k| {
+            let e = OUT + 24 * k;
+            (read64(h, e), read64(h, e + 8), read64(h, e + 16))
+        })
+        .take_while(|(s, _, _)| s & V != 0)
+        .map(|(s, t, d)| (s & !1, t & !1, (d & 0xf) as u8))
+        .collect();
+    (e, read64(h, OUT + 24 * UREADS as u64))
+}
+
+// "Freeze": a breakpoint exception with BPFRZ sets FROZEN and is not recorded; nothing is
+// recorded while frozen (the handler's jump).
+#[test]
+fn breakpoint_freezes() {
+    let a = |w: usize| BASE + 4 * w as u64;
+    let mut c = vec![
+        csrrw(0, csr::MCTRCTL, T0), // 0
+        jal(0, 4),                  // 1: recorded
+        0x0010_0073,                // 2: ebreak -> HANDLER (freezes)
+    ];
+    let end = freeze_handler(&mut c);
+    let mut h = hart(&c);
+    h.x[T0 as usize] = ctl::M | ctl::BPFRZ;
+    let n = 3 + (end - HANDLER) as u64;
+    assert_eq!(h.run(&mut (), n), Stop::InsnLimit);
+    assert_eq!(h.pc, a(end));
+    assert_eq!(h.csr_read(num::MCAUSE), Some(3));
+    let (entries, status) = stored(&h);
+    assert_eq!(entries, vec![(a(1), a(2), ty::DIRECT_JUMP)]);
+    assert_eq!(status, rvtrace_ctr::FROZEN | 1);
+}
+
+// "Freeze": an LCOFI (Sscofpmf counter overflow) trapping to M-mode with LCOFIFRZ sets FROZEN
+// and is not recorded; the transfers before it stay.
+#[test]
+fn counter_overflow_interrupt_freezes() {
+    use rvtrace_sim::counters::event;
+    let a = |w: usize| BASE + 4 * w as u64;
+    let mut c = vec![csrrw(0, csr::MCTRCTL, T0)];
+    c.extend([jal(0, 4); 11]); // word k jumps to k + 1
+    let end = freeze_handler(&mut c);
+    let mut h = hart(&c);
+    h.x[T0 as usize] = ctl::M | ctl::LCOFIFRZ;
+    assert!(h.csr_write(num::MIE, 1 << 13));
+    assert!(h.csr_write(num::MSTATUS, 1 << 3)); // MIE
+    assert!(h.csr_write(num::MHPMCOUNTER3, (-4i64) as u64));
+    assert!(h.csr_write(num::MHPMEVENT3, event::INSTRUCTIONS));
+    // Step until the interrupt has entered the handler (it is taken inside a one-instruction
+    // run, which then retires the handler's first instruction).
+    for _ in 0..12 {
+        assert_eq!(h.run(&mut (), 1), Stop::InsnLimit);
+        if h.pc >= a(HANDLER) {
+            break;
+        }
+    }
+    assert_eq!(h.pc, a(HANDLER + 1));
+    assert_eq!(h.csr_read(num::MCAUSE), Some(1 << 63 | 13));
+    let epc = h.csr_read(num::MEPC).unwrap();
+    assert!(
+        epc > a(1) && epc < a(12),
+        "interrupted inside the jumps: {epc:#x}"
+    );
+    assert_eq!(h.run(&mut (), (end - HANDLER - 1) as u64), Stop::InsnLimit);
+    assert_eq!(h.pc, a(end));
+    // Every jump before the interrupted pc, youngest first; no interrupt record.
+    let done = ((epc - a(1)) / 4) as usize;
+    let want: Vec<_> = (1..=done)
+        .rev()
+        .take(UREADS)
+        .map(|k| (a(k), a(k + 1), ty::DIRECT_JUMP))
+        .collect();
+    let (entries, status) = stored(&h);
+    assert_eq!(entries, want);
+    assert_eq!(status, rvtrace_ctr::FROZEN | done as u64);
+}
