@@ -8,6 +8,7 @@
 
 use rvtrace_isa::{CfClass, Xlen};
 use rvtrace_sim::counters::Event;
+use rvtrace_sim::decode::{decode, Insn, Op};
 use rvtrace_sim::extension::{Ctx, Extension};
 use rvtrace_sim::{Hart, Retired, TrapInfo};
 
@@ -672,42 +673,27 @@ fn mispredicts(h: &Hart) -> u64 {
     s.cond_mispredicts.wrapping_add(s.jump_mispredicts)
 }
 
-/// Whether the conditional branch `ev` was taken. `next_pc` decides unless the branch's
-/// offset equals its length (taken and not taken then continue at the same pc); then the
-/// condition is evaluated on the registers, which a branch does not write.
-pub fn branch_taken(ev: &Retired, x: &[u64; 32]) -> bool {
-    let seq = ev.pc.wrapping_add(ev.len as u64);
-    if ev.next_pc != seq {
+/// Whether the conditional branch `ev` (decoded: `insn`) was taken. `next_pc` decides unless
+/// the branch's offset equals its length (taken and not taken then continue at the same pc);
+/// then the condition is evaluated on the registers `x` (as the hart holds them: sign-extended
+/// to 64 bits, so signed and unsigned orders are those of XLEN), which a branch does not write.
+pub fn branch_taken(ev: &Retired, insn: &Insn, x: &[u64; 32]) -> bool {
+    if ev.next_pc != ev.pc.wrapping_add(ev.len as u64) {
         return true;
     }
-    let i = ev.insn;
-    let (off, cond) = if ev.len == 2 {
-        // c.beqz / c.bnez: offset[8|4:3] in 12|11:10, offset[7:6|2:1|5] in 6:5|4:3|2.
-        let b = |lo: u32, n: u32| (i >> lo) & ((1 << n) - 1);
-        let off = b(12, 1) << 8 | b(10, 2) << 3 | b(5, 2) << 6 | b(3, 2) << 1 | b(2, 1) << 5;
-        let off = ((off << 23) as i32 >> 23) as i64;
-        let r = x[(8 + b(7, 3)) as usize];
-        let bnez = (i >> 13) & 1 == 1;
-        (off, if bnez { r != 0 } else { r == 0 })
-    } else {
-        let off = (i >> 31) << 12
-            | ((i >> 25) & 0x3f) << 5
-            | ((i >> 8) & 0xf) << 1
-            | ((i >> 7) & 1) << 11;
-        let off = ((off << 19) as i32 >> 19) as i64;
-        let (a, b) = (x[((i >> 15) & 31) as usize], x[((i >> 20) & 31) as usize]);
-        let c = match (i >> 12) & 7 {
-            0 => a == b,
-            1 => a != b,
-            4 => (a as i64) < (b as i64),
-            5 => (a as i64) >= (b as i64),
-            6 => a < b,
-            7 => a >= b,
-            _ => false,
-        };
-        (off, c)
-    };
-    off == ev.len as i64 && cond
+    if insn.imm as i64 != ev.len as i64 {
+        return false;
+    }
+    let (a, b) = (x[insn.rs1 as usize & 31], x[insn.rs2 as usize & 31]);
+    match insn.op {
+        Op::Beq => a == b,
+        Op::Bne => a != b,
+        Op::Blt => (a as i64) < (b as i64),
+        Op::Bge => (a as i64) >= (b as i64),
+        Op::Bltu => a < b,
+        Op::Bgeu => a >= b,
+        _ => false,
+    }
 }
 
 impl Extension for Ctr {
@@ -738,7 +724,8 @@ impl Extension for Ctr {
     fn retire(&mut self, ctx: &mut Ctx, ev: &Retired) {
         let h = ctx.hart();
         self.account(hart_cycles(h));
-        let taken = ev.class == CfClass::Branch && branch_taken(ev, &h.x);
+        let taken =
+            ev.class == CfClass::Branch && branch_taken(ev, &decode(ev.insn, h.xlen, &h.ext), &h.x);
         // The hart trains its predictor on the instruction before extensions see it: exactly
         // one more mispredict means this one was mispredicted.
         let misses = mispredicts(h);

@@ -439,24 +439,37 @@ fn clear_zeroes_every_entry() {
 // decide whether it was taken.
 #[test]
 fn branch_with_offset_equal_length() {
+    use rvtrace_sim::decode::{decode, Extensions};
+    let d = |raw: u32| decode(raw, R64, &Extensions::ALL);
     let mut x = [0u64; 32];
     // beq x5, x6, +4
-    let beq = (4 >> 1 & 0xf) << 8 | 6 << 20 | 5 << 15 | 0x63;
+    let beq = ((4 >> 1) & 0xf) << 8 | 6 << 20 | 5 << 15 | 0x63;
     let mut ev = ret(0x100, CfClass::Branch, 0x104, 3);
     ev.insn = beq;
     x[6] = 1;
-    assert!(!branch_taken(&ev, &x));
+    assert!(!branch_taken(&ev, &d(beq), &x));
     x[6] = 0;
-    assert!(branch_taken(&ev, &x));
+    assert!(branch_taken(&ev, &d(beq), &x));
+    // blt x5, x6, +4 with x5 = -1 < x6 = 0 (signed); bltu: not taken.
+    x[5] = u64::MAX;
+    let blt = beq | 4 << 12;
+    let bltu = beq | 6 << 12;
+    ev.insn = blt;
+    assert!(branch_taken(&ev, &d(blt), &x));
+    assert!(!branch_taken(&ev, &d(bltu), &x));
+    // A branch with another offset that continued at pc+4 was not taken.
+    let beq8 = ((8 >> 1) & 0xf) << 8 | 6 << 20 | 6 << 15 | 0x63;
+    assert!(!branch_taken(&ev, &d(beq8), &x));
     // c.beqz x8, +2: offset bit 1 in insn bit 3.
+    let c = 0xc001 | 1 << 3;
     let mut ev = ret(0x100, CfClass::Branch, 0x102, 3);
     ev.len = 2;
-    ev.insn = 0xc001 | 1 << 3;
-    assert!(branch_taken(&ev, &x));
+    ev.insn = c;
+    assert!(branch_taken(&ev, &d(c), &x));
     x[8] = 3;
-    assert!(!branch_taken(&ev, &x));
+    assert!(!branch_taken(&ev, &d(c), &x));
     ev.next_pc = 0x200;
-    assert!(branch_taken(&ev, &x));
+    assert!(branch_taken(&ev, &d(c), &x));
 }
 
 // "Control Transfer Record Target Register": MISP (bit 0) marks a mispredicted transfer.
