@@ -487,11 +487,10 @@ impl Ctr {
         true
     }
 
-    /// Whether the hart must send events: some mode records, or a freeze can still happen
-    /// (FROZEN is set by LCOFI/breakpoint traps even when no mode records, "Freeze").
+    /// Whether the hart must send retirements: some mode records. (Traps reach every
+    /// extension anyway, so freezes on LCOFI/breakpoint happen with no mode enabled too.)
     pub fn active_somewhere(&self) -> bool {
         self.mctrctl & (ctl::U | ctl::S | ctl::M) != 0
-            || (!self.frozen && self.mctrctl & (ctl::BPFRZ | ctl::LCOFIFRZ) != 0)
     }
 
     /// Add the cycles spent while CTR was active since the last call ("Cycle Counting": only

@@ -354,6 +354,12 @@ fn breakpoint_freezes() {
     let (entries, status) = stored(&h);
     assert_eq!(entries, vec![(a(1), a(2), ty::DIRECT_JUMP)]);
     assert_eq!(status, rvtrace_ctr::FROZEN | 1);
+
+    // With no mode recording, the breakpoint still freezes.
+    let mut h = hart(&c);
+    h.x[T0 as usize] = ctl::BPFRZ;
+    assert_eq!(h.run(&mut (), n), Stop::InsnLimit);
+    assert_eq!(stored(&h), (vec![], rvtrace_ctr::FROZEN));
 }
 
 // "Freeze": an LCOFI (Sscofpmf counter overflow) trapping to M-mode with LCOFIFRZ sets FROZEN
