@@ -6,52 +6,13 @@ use rvtrace_ctr::{csr, ctl, ty, Ctr, CCV, V};
 use rvtrace_isa::Xlen;
 use rvtrace_sim::csr::num;
 use rvtrace_sim::{Config, Hart, Stop};
+use rvtrace_testkit::asm::{
+    addi, branch, csrr, csrrw, hart_with_code, jal, jalr, sd, EBREAK, ECALL, MRET, NOP,
+};
 
 const BASE: u64 = 0x8000_0000;
 const OUT: u64 = BASE + 0x1000;
 
-fn i_type(op: u32, f3: u32, rd: u32, rs1: u32, imm: i32) -> u32 {
-    ((imm as u32 & 0xfff) << 20) | rs1 << 15 | f3 << 12 | rd << 7 | op
-}
-fn addi(rd: u32, rs1: u32, imm: i32) -> u32 {
-    i_type(0x13, 0, rd, rs1, imm)
-}
-fn csrrw(rd: u32, csr: u16, rs1: u32) -> u32 {
-    i_type(0x73, 1, rd, rs1, csr as i32)
-}
-fn csrr(rd: u32, csr: u16) -> u32 {
-    i_type(0x73, 2, rd, 0, csr as i32)
-}
-fn jalr(rd: u32, rs1: u32, imm: i32) -> u32 {
-    i_type(0x67, 0, rd, rs1, imm)
-}
-fn sd(rs2: u32, rs1: u32, imm: i32) -> u32 {
-    let imm = imm as u32;
-    ((imm >> 5) & 0x7f) << 25 | rs2 << 20 | rs1 << 15 | 3 << 12 | (imm & 0x1f) << 7 | 0x23
-}
-fn jal(rd: u32, off: i32) -> u32 {
-    let o = off as u32;
-    (o >> 20 & 1) << 31
-        | (o >> 1 & 0x3ff) << 21
-        | (o >> 11 & 1) << 20
-        | (o >> 12 & 0xff) << 12
-        | rd << 7
-        | 0x6f
-}
-fn branch(f3: u32, rs1: u32, rs2: u32, off: i32) -> u32 {
-    let o = off as u32;
-    (o >> 12 & 1) << 31
-        | (o >> 5 & 0x3f) << 25
-        | rs2 << 20
-        | rs1 << 15
-        | f3 << 12
-        | (o >> 1 & 0xf) << 8
-        | (o >> 11 & 1) << 7
-        | 0x63
-}
-const NOP: u32 = 0x13;
-const ECALL: u32 = 0x73;
-const MRET: u32 = 0x3020_0073;
 const RA: u32 = 1;
 const T0: u32 = 5;
 const T1: u32 = 6;
@@ -105,12 +66,7 @@ fn program() -> (Vec<u32>, usize) {
 }
 
 fn hart(code: &[u32]) -> Hart {
-    let mut cfg = Config::virt(Xlen::Rv64, "ctr");
-    cfg.semihosting_cmdline = None;
-    let mut h = Hart::new(&cfg);
-    let bytes: Vec<u8> = code.iter().flat_map(|w| w.to_le_bytes()).collect();
-    assert!(h.bus.write_ram(BASE, &bytes));
-    h.pc = BASE;
+    let mut h = hart_with_code(Config::virt(Xlen::Rv64, "ctr"), code);
     h.x[S1 as usize] = OUT;
     assert!(h.csr_write(num::MTVEC, BASE + 4 * HANDLER as u64));
     h.attach(Box::new(Ctr::new()));
@@ -342,7 +298,7 @@ fn breakpoint_freezes() {
     let mut c = vec![
         csrrw(0, csr::MCTRCTL, T0), // 0
         jal(0, 4),                  // 1: recorded
-        0x0010_0073,                // 2: ebreak -> HANDLER (freezes)
+        EBREAK,                     // 2: ebreak -> HANDLER (freezes)
     ];
     let end = freeze_handler(&mut c);
     let mut h = hart(&c);

@@ -7,31 +7,10 @@ use rvtrace_isa::Xlen;
 use rvtrace_sim::counters::{event, hpmevent, CounterConfig};
 use rvtrace_sim::csr::num;
 use rvtrace_sim::{Config, Hart, Stop};
+use rvtrace_testkit::asm::{addi, csrr, csrrw, hart_with_code, ld, sd, ECALL, MRET, NOP};
 
 const BASE: u64 = 0x8000_0000;
 
-fn i_type(op: u32, f3: u32, rd: u32, rs1: u32, imm: i32) -> u32 {
-    ((imm as u32 & 0xfff) << 20) | rs1 << 15 | f3 << 12 | rd << 7 | op
-}
-fn addi(rd: u32, rs1: u32, imm: i32) -> u32 {
-    i_type(0x13, 0, rd, rs1, imm)
-}
-fn csrrw(rd: u32, csr: u16, rs1: u32) -> u32 {
-    i_type(0x73, 1, rd, rs1, csr as i32)
-}
-fn csrr(rd: u32, csr: u16) -> u32 {
-    i_type(0x73, 2, rd, 0, csr as i32)
-}
-fn ld(rd: u32, rs1: u32, imm: i32) -> u32 {
-    i_type(0x03, 3, rd, rs1, imm)
-}
-fn sd(rs2: u32, rs1: u32, imm: i32) -> u32 {
-    let imm = imm as u32;
-    ((imm >> 5) & 0x7f) << 25 | rs2 << 20 | rs1 << 15 | 3 << 12 | (imm & 0x1f) << 7 | 0x23
-}
-const NOP: u32 = 0x13;
-const ECALL: u32 = 0x73;
-const MRET: u32 = 0x3020_0073;
 const T0: u32 = 5;
 const T1: u32 = 6;
 const A0: u32 = 10;
@@ -42,12 +21,8 @@ const SP: u32 = 2;
 /// A hart with `code` at RAM start, `mtvec` at `handler` words into it; registers preset.
 fn hart(xlen: Xlen, cfg: CounterConfig, code: &[u32]) -> Hart {
     let mut c = Config::virt(xlen, "counters");
-    c.semihosting_cmdline = None;
     c.counters = cfg;
-    let mut h = Hart::new(&c);
-    let bytes: Vec<u8> = code.iter().flat_map(|w| w.to_le_bytes()).collect();
-    assert!(h.bus.write_ram(BASE, &bytes));
-    h.pc = BASE;
+    let mut h = hart_with_code(c, code);
     h.x[SP as usize] = h.sext(BASE + 0x10_0000);
     h
 }

@@ -170,27 +170,20 @@ fn an_extension_services_ecalls_raises_interrupts_and_sees_events() {
             }
         }
     }
-    let i = |op: u32, f3: u32, rd: u32, rs1: u32, imm: u32| {
-        imm << 20 | rs1 << 15 | f3 << 12 | rd << 7 | op
-    };
+    use rvtrace_testkit::asm::{addi, csrr, csrrw, csrs, hart_with_code, ECALL, NOP, SPIN};
     let code = [
-        i(0x73, 1, 0, 6, 0x305), // csrw mtvec, t1
-        i(0x73, 1, 0, 7, 0x304), // csrw mie, t2 (SSIE)
-        i(0x73, 2, 0, 5, 0x300), // csrs mstatus, t0 (MIE)
-        i(0x13, 0, 17, 0, 0x42), // li a7, 0x42
-        0x73,                    // ecall: serviced
-        0x13,                    // nop: not reached before the interrupt
-        0x13,
-        0x13,
-        i(0x73, 2, 11, 0, 0x342), // handler: csrr a1, mcause
-        0x0000_006f,              // j .
+        csrrw(0, 0x305, 6), // csrw mtvec, t1
+        csrrw(0, 0x304, 7), // csrw mie, t2 (SSIE)
+        csrs(0x300, 5),     // csrs mstatus, t0 (MIE)
+        addi(17, 0, 0x42),  // li a7, 0x42
+        ECALL,              // serviced
+        NOP,                // not reached before the interrupt
+        NOP,
+        NOP,
+        csrr(11, 0x342), // handler: csrr a1, mcause
+        SPIN,            // j .
     ];
-    let mut cfg = Config::virt(rvtrace_isa::Xlen::Rv64, "seam");
-    cfg.semihosting_cmdline = None;
-    let mut h = Hart::new(&cfg);
-    let bytes: Vec<u8> = code.iter().flat_map(|w: &u32| w.to_le_bytes()).collect();
-    assert!(h.bus.write_ram(0x8000_0000, &bytes));
-    h.pc = 0x8000_0000;
+    let mut h = hart_with_code(Config::virt(rvtrace_isa::Xlen::Rv64, "seam"), &code);
     h.x[5] = 8;
     h.x[6] = 0x8000_0020;
     h.x[7] = 2;

@@ -5,19 +5,12 @@
 use rvtrace_isa::Xlen;
 use rvtrace_sim::csr::{irq, mstatus, num};
 use rvtrace_sim::{Config, Hart, Stop};
+use rvtrace_testkit::asm::{hart_with_code, NOP, WFI};
 
 const BASE: u64 = 0x8000_0000;
-const NOP: u32 = 0x13;
-/// `wfi`.
-const WFI: u32 = 0x1050_0073;
 
 fn s_mode_hart(code: &[u32], handler: u64) -> Hart {
-    let mut c = Config::virt(Xlen::Rv64, "stimecmp");
-    c.semihosting_cmdline = None;
-    let mut h = Hart::new(&c);
-    let bytes: Vec<u8> = code.iter().flat_map(|w| w.to_le_bytes()).collect();
-    assert!(h.bus.write_ram(BASE, &bytes));
-    h.pc = BASE;
+    let mut h = hart_with_code(Config::virt(Xlen::Rv64, "stimecmp"), code);
     h.bus.clint.mtimecmp = u64::MAX; // no machine timer
     h.csr.mideleg = irq::STI;
     h.csr.mie = irq::STI;

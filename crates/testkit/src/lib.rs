@@ -5,6 +5,7 @@
 //! note and pass without checking, unless `RVTRACE_REQUIRE_CONFORMANCE=1` is set, in which case
 //! they fail.
 
+pub mod asm;
 pub mod randprog;
 
 pub use rvtrace_sim::Stop;

@@ -18,6 +18,7 @@
 //! jump-target registers, `t5`/`t6` the trap handler's (restored before `mret`), and `t3`, `t4`,
 //! `a1`-`a5` arithmetic. `mscratch` holds the handler's save area.
 
+use crate::asm::{b_type, i_type, j_type, r_type, s_type};
 use crate::minimal_elf;
 
 /// Where the code is loaded (QEMU `virt` RAM).
@@ -118,39 +119,6 @@ const PMPCFG0: u32 = 0x3a0;
 const PMPADDR0: u32 = 0x3b0;
 const CYCLE: u32 = 0xc00;
 
-fn r_type(f7: u32, rs2: u32, rs1: u32, f3: u32, rd: u32, op: u32) -> u32 {
-    (f7 << 25) | (rs2 << 20) | (rs1 << 15) | (f3 << 12) | (rd << 7) | op
-}
-fn i_type(imm: i64, rs1: u32, f3: u32, rd: u32, op: u32) -> u32 {
-    debug_assert!((-2048..2048).contains(&imm));
-    (((imm as u32) & 0xfff) << 20) | (rs1 << 15) | (f3 << 12) | (rd << 7) | op
-}
-fn s_type(imm: i64, rs2: u32, rs1: u32, f3: u32) -> u32 {
-    let i = imm as u32;
-    ((i >> 5 & 0x7f) << 25) | (rs2 << 20) | (rs1 << 15) | (f3 << 12) | ((i & 0x1f) << 7) | 0x23
-}
-fn b_type(off: i64, rs2: u32, rs1: u32, f3: u32) -> u32 {
-    debug_assert!((-4096..4096).contains(&off) && off % 2 == 0);
-    let i = off as u32;
-    ((i >> 12 & 1) << 31)
-        | ((i >> 5 & 0x3f) << 25)
-        | (rs2 << 20)
-        | (rs1 << 15)
-        | (f3 << 12)
-        | ((i >> 1 & 0xf) << 8)
-        | ((i >> 11 & 1) << 7)
-        | 0x63
-}
-fn j_type(off: i64, rd: u32) -> u32 {
-    debug_assert!((-(1 << 20)..(1 << 20)).contains(&off) && off % 2 == 0);
-    let i = off as u32;
-    ((i >> 20 & 1) << 31)
-        | ((i >> 1 & 0x3ff) << 21)
-        | ((i >> 11 & 1) << 20)
-        | ((i >> 12 & 0xff) << 12)
-        | (rd << 7)
-        | 0x6f
-}
 /// `c.j` (funct3 101) / `c.jal` (001) offset layout.
 fn cj_type(f3: u16, off: i64) -> u16 {
     let i = off as u16;

@@ -20,8 +20,7 @@ pub const SHMEM: u64 = BASE + 0x10000;
 /// A buffer for console data.
 pub const BUF: u64 = BASE + 0x20000;
 
-pub const NOP: u32 = 0x13;
-pub const ECALL: u32 = 0x73;
+pub use rvtrace_testkit::asm::{csrr, ECALL, NOP};
 
 /// Console output captured by a test.
 #[derive(Clone, Default)]
@@ -96,20 +95,9 @@ pub fn call(h: &mut Hart, eid: u64, fid: u64, args: &[u64]) -> (i64, u64) {
 
 /// Run `code` at `CODE_AT` in the current mode, all of it.
 pub fn exec(h: &mut Hart, code: &[u32]) {
-    let bytes: Vec<u8> = code.iter().flat_map(|w| w.to_le_bytes()).collect();
-    assert!(h.bus.write_ram(CODE_AT, &bytes));
+    assert!(h.bus.write_ram(CODE_AT, &rvtrace_testkit::asm::bytes(code)));
     h.pc = CODE_AT;
     assert_eq!(h.run(&mut (), code.len() as u64), Stop::InsnLimit);
-}
-
-/// `csrr rd, csr`.
-pub fn csrr(rd: u32, csr: u16) -> u32 {
-    (csr as u32) << 20 | 2 << 12 | rd << 7 | 0x73
-}
-
-/// `csrs csr, rs1`.
-pub fn csrs(csr: u16, rs1: u32) -> u32 {
-    (csr as u32) << 20 | rs1 << 15 | 2 << 12 | 0x73
 }
 
 /// Read a CSR the way S-mode does (a `csrr` executed at S); `None` if it traps.
