@@ -9,7 +9,6 @@ use rvtrace_ctr::{csr, ctl, Ctr};
 use rvtrace_image::Image;
 use rvtrace_isa::{CfClass, Xlen};
 use rvtrace_sim::decode::{decode, Extensions, Op};
-use rvtrace_sim::semihost::Semihost;
 use rvtrace_sim::{Config, Hart, Observer, Retired, Stop, TrapInfo};
 
 /// Every transfer as (source, target, CTR type), in order; not-taken branches only on RV64
@@ -106,18 +105,7 @@ fn hart(elf: &[u8]) -> Hart {
     cfg.semihosting_cmdline = None;
     let mut h = Hart::new(&cfg);
     h.load(&image).unwrap();
-    let segs = image
-        .segments()
-        .iter()
-        .map(|s| (s.paddr, s.paddr + s.data.len() as u64))
-        .collect();
-    let sc = h.semihost_config("prog.elf".into(), segs);
-    h.set_semihost(Some(Semihost::with_io(
-        sc,
-        Box::new(std::io::empty()),
-        Box::new(std::io::sink()),
-        Box::new(std::io::sink()),
-    )));
+    rvtrace_testkit::quiet_semihost(&mut h, &image, "prog.elf");
     h
 }
 

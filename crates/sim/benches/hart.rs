@@ -9,7 +9,6 @@ use rvtrace_image::Image;
 use rvtrace_ingress::{IngressHeader, IngressWriter, Record};
 use rvtrace_isa::IsaConfig;
 use rvtrace_sim::ingress::IngressRecorder;
-use rvtrace_sim::semihost::{Semihost, SemihostConfig};
 use rvtrace_sim::uarch::UarchConfig;
 use rvtrace_sim::{Config, Hart, Observer, Stop};
 use std::time::Instant;
@@ -22,18 +21,7 @@ fn hart(image: &Image, name: &str, uarch: &UarchConfig, all_events: bool) -> Har
     h.counters.set_count_all(all_events);
     h.load(image).unwrap();
     // Keep the program's output off the terminal.
-    let segs = image
-        .segments()
-        .iter()
-        .map(|s| (s.paddr, s.paddr + s.data.len() as u64))
-        .collect();
-    let cfg: SemihostConfig = h.semihost_config(name.into(), segs);
-    h.set_semihost(Some(Semihost::with_io(
-        cfg,
-        Box::new(std::io::empty()),
-        Box::new(std::io::sink()),
-        Box::new(std::io::sink()),
-    )));
+    rvtrace_testkit::quiet_semihost(&mut h, image, name);
     h
 }
 

@@ -10,7 +10,6 @@
 //! asserts only that the program ran to its successful exit.
 
 use rvtrace_image::Image;
-use rvtrace_sim::semihost::{Semihost, SemihostConfig};
 use rvtrace_sim::uarch::{BranchKind, LongOp, Uarch, UarchConfig};
 use rvtrace_sim::{Config, Hart, MemAccess, MemKind, Observer, Retired, Stop};
 use std::hint::black_box;
@@ -23,18 +22,7 @@ fn hart(image: &Image, name: &str) -> Hart {
     let xlen = image.files()[0].xlen;
     let mut h = Hart::new(&Config::virt(xlen, name));
     h.load(image).unwrap();
-    let segs = image
-        .segments()
-        .iter()
-        .map(|s| (s.paddr, s.paddr + s.data.len() as u64))
-        .collect();
-    let cfg: SemihostConfig = h.semihost_config(name.into(), segs);
-    h.set_semihost(Some(Semihost::with_io(
-        cfg,
-        Box::new(std::io::empty()),
-        Box::new(std::io::sink()),
-        Box::new(std::io::sink()),
-    )));
+    rvtrace_testkit::quiet_semihost(&mut h, image, name);
     h
 }
 

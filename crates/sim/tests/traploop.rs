@@ -5,7 +5,6 @@
 use rvtrace_image::Image;
 use rvtrace_isa::Xlen;
 use rvtrace_sim::decode::Extensions;
-use rvtrace_sim::semihost::Semihost;
 use rvtrace_sim::{Config, Hart, Stop, REPEAT_THRESHOLD};
 use std::path::Path;
 
@@ -29,18 +28,7 @@ fn hart(image: &Image, ext: Option<Extensions>) -> Hart {
     }
     let mut h = Hart::new(&cfg);
     h.load(image).unwrap();
-    let segs = image
-        .segments()
-        .iter()
-        .map(|s| (s.paddr, s.paddr + s.data.len() as u64))
-        .collect();
-    let sc = h.semihost_config("prog.elf".into(), segs);
-    h.set_semihost(Some(Semihost::with_io(
-        sc,
-        Box::new(std::io::empty()),
-        Box::new(std::io::sink()),
-        Box::new(std::io::sink()),
-    )));
+    rvtrace_testkit::quiet_semihost(&mut h, image, "prog.elf");
     h
 }
 

@@ -5,7 +5,6 @@
 //! `--bench` is among the arguments (so `cargo test` skips it).
 
 use rvtrace_image::Image;
-use rvtrace_sim::semihost::Semihost;
 use rvtrace_sim::{Config, Hart};
 use rvtrace_tandem::checker::{CheckOptions, Checker};
 use rvtrace_tandem::producer::{default_params, Producer, ProducerOptions};
@@ -21,18 +20,7 @@ fn bench(elf: &str, insns: u64) {
     let xlen = image.load_file(&path).unwrap().xlen;
     let mut h = Hart::new(&Config::virt(xlen, elf));
     h.load(&image).unwrap();
-    let segs = image
-        .segments()
-        .iter()
-        .map(|s| (s.paddr, s.paddr + s.data.len() as u64))
-        .collect();
-    let cfg = h.semihost_config(elf.into(), segs);
-    h.set_semihost(Some(Semihost::with_io(
-        cfg,
-        Box::new(std::io::empty()),
-        Box::new(std::io::sink()),
-        Box::new(std::io::sink()),
-    )));
+    rvtrace_testkit::quiet_semihost(&mut h, &image, elf);
     let params = default_params(&h);
     let opts = ProducerOptions {
         params,

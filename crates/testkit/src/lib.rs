@@ -244,6 +244,34 @@ pub fn run_program_with(
     run_image(image, cmdline, itype_width, configure)
 }
 
+/// Give `hart` semihosting for the program in `image` (its loaded segments shape the heap, as
+/// under QEMU) with command line `cmdline`, no input, and the program's stdout and stderr going
+/// to `console`.
+pub fn semihost_with_console<W: std::io::Write + Clone + Send + 'static>(
+    hart: &mut rvtrace_sim::Hart,
+    image: &rvtrace_image::Image,
+    cmdline: &str,
+    console: W,
+) {
+    let segs = image
+        .segments()
+        .iter()
+        .map(|s| (s.paddr, s.paddr + s.data.len() as u64))
+        .collect();
+    let cfg = hart.semihost_config(cmdline.into(), segs);
+    hart.set_semihost(Some(rvtrace_sim::semihost::Semihost::with_io(
+        cfg,
+        Box::new(std::io::empty()),
+        Box::new(console.clone()),
+        Box::new(console),
+    )));
+}
+
+/// [`semihost_with_console`] with the program's output thrown away (benchmarks, campaigns).
+pub fn quiet_semihost(hart: &mut rvtrace_sim::Hart, image: &rvtrace_image::Image, cmdline: &str) {
+    semihost_with_console(hart, image, cmdline, std::io::sink());
+}
+
 /// [`run_program`] for an ELF file in memory (semihosting command line `prog.elf`).
 pub fn run_elf_bytes(elf: &[u8], itype_width: u8) -> ProgramRun {
     let mut image = rvtrace_image::Image::new();
@@ -260,26 +288,14 @@ fn run_image(
     configure: impl FnOnce(&mut rvtrace_sim::Config),
 ) -> ProgramRun {
     use rvtrace_sim::ingress::IngressRecorder;
-    use rvtrace_sim::semihost::Semihost;
     use rvtrace_sim::{Config, Hart, PcList};
     let xlen = image.files()[0].xlen;
     let mut config = Config::virt(xlen, cmdline);
     configure(&mut config);
     let mut hart = Hart::new(&config);
     hart.load(&image).unwrap();
-    let segs = image
-        .segments()
-        .iter()
-        .map(|s| (s.paddr, s.paddr + s.data.len() as u64))
-        .collect();
-    let cfg = hart.semihost_config(cmdline.into(), segs);
     let console = Console::default();
-    hart.set_semihost(Some(Semihost::with_io(
-        cfg,
-        Box::new(std::io::empty()),
-        Box::new(console.clone()),
-        Box::new(console.clone()),
-    )));
+    semihost_with_console(&mut hart, &image, cmdline, console.clone());
     let isa = rvtrace_isa::IsaConfig {
         xlen,
         zcmp: false,

@@ -2,7 +2,6 @@
 #![allow(dead_code)]
 
 use rvtrace_image::Image;
-use rvtrace_sim::semihost::Semihost;
 use rvtrace_sim::{Config, Hart, Stop};
 use rvtrace_tandem::checker::{CheckError, CheckOptions, CheckSummary, Checker, Mismatch};
 use rvtrace_tandem::codec::{decode_all, Params, Record};
@@ -39,18 +38,7 @@ pub fn produce_image(image: Image, cmdline: &str, absent: Elements) -> Run {
     let xlen = image.files()[0].xlen;
     let mut hart = Hart::new(&Config::virt(xlen, cmdline));
     hart.load(&image).unwrap();
-    let segs = image
-        .segments()
-        .iter()
-        .map(|s| (s.paddr, s.paddr + s.data.len() as u64))
-        .collect();
-    let cfg = hart.semihost_config(cmdline.to_string(), segs);
-    hart.set_semihost(Some(Semihost::with_io(
-        cfg,
-        Box::new(std::io::empty()),
-        Box::new(std::io::sink()),
-        Box::new(std::io::sink()),
-    )));
+    rvtrace_testkit::quiet_semihost(&mut hart, &image, cmdline);
     hart.bus.console = Box::new(std::io::sink());
     let params = default_params(&hart);
     let mut p = Producer::new(
