@@ -537,6 +537,13 @@ impl Counters {
         }
     }
 
+    /// Count one `t` in privilege `m` (for events the hart sees outside its instrumented loop:
+    /// traps, environment calls).
+    #[inline]
+    pub(crate) fn bump(&mut self, t: Tally, m: u8) {
+        self.tallies[m as usize & 3][t as usize] += 1;
+    }
+
     /// A tally in privilege `m` (0 U, 1 S, 3 M).
     pub fn tally(&self, t: Tally, m: u8) -> u64 {
         self.tallies[m as usize & 3][t as usize]

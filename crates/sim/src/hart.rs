@@ -420,7 +420,7 @@ impl Hart {
     /// exception it stands for, not as an instruction). For consumers that follow a trace (the
     /// tandem checker replays semihosting calls from it). Returns the next pc.
     pub fn retire_serviced_call(&mut self, len: u8) -> u64 {
-        self.counters.tallies[self.priv_ as usize & 3][Tally::EnvCall as usize] += 1;
+        self.counters.bump(Tally::EnvCall, self.priv_);
         self.pc = self.trunc(self.pc.wrapping_add(len as u64));
         self.instret += 1;
         self.pc
@@ -605,7 +605,7 @@ impl Hart {
                     // Not retired for the counters, whether it traps or is serviced in place
                     // of the exception (the firmware's work is invisible); counted before the
                     // service so that counters it reads already see it so.
-                    self.counters.tallies[self.priv_ as usize & 3][Tally::EnvCall as usize] += 1;
+                    self.counters.bump(Tally::EnvCall, self.priv_);
                     if let Some(s) = self.offer_env_call(obs, &call) {
                         serviced = Some(s);
                         (self.trunc(pc.wrapping_add(insn.len as u64)), None)
@@ -760,13 +760,14 @@ impl Hart {
         retiring: bool,
     ) -> TrapInfo {
         let from = self.priv_;
-        let t = &mut self.counters.tallies[from as usize & 3];
-        t[if interrupt {
-            Tally::Interrupt
-        } else {
-            Tally::Exception
-        } as usize] += 1;
-
+        self.counters.bump(
+            if interrupt {
+                Tally::Interrupt
+            } else {
+                Tally::Exception
+            },
+            from,
+        );
         let deleg = if interrupt {
             self.csr.mideleg
         } else {
