@@ -22,6 +22,32 @@ pub enum Mode<'a> {
     Bios(&'a Path),
 }
 
+/// Which Control Transfer Records specification `run --ctr` models.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum CtrVersion {
+    /// Smctr/Ssctr as ratified (v1.0), as QEMU 10 and Linux follow it.
+    #[value(name = "1.0")]
+    V1_0,
+}
+
+impl CtrVersion {
+    /// What the hart needs besides the extension: Smstateen (`mstateen0.CTR`, `.CSRIND`), as
+    /// QEMU 10's `smctr=true,ssctr=true,smstateen=true,smcsrind=true,sscsrind=true`.
+    pub fn configure(self, cfg: &mut Config) {
+        cfg.smstateen = true;
+    }
+
+    /// The extensions the device tree lists for it.
+    pub fn isa_names(self) -> &'static [&'static str] {
+        &["smcsrind", "smctr", "sscsrind", "ssctr"]
+    }
+
+    /// Attach the CTR model to `hart`.
+    pub fn attach(self, hart: &mut Hart) {
+        hart.attach(Box::new(rvtrace_ctr::Ctr::new()));
+    }
+}
+
 /// The hart configuration for `isa` (default: the QEMU `virt` CPU for `xlen`) and `hpm` counters,
 /// without semihosting (every run mode starts from it).
 pub fn config(xlen: Xlen, isa: Option<Isa>, hpm: u8) -> Config {
@@ -77,6 +103,7 @@ pub fn make_hart(
     isa_given: bool,
     bootargs: Option<&str>,
     semihosting: Option<&str>,
+    ctr: Option<CtrVersion>,
 ) -> Result<(Hart, Image), Failure> {
     let payload = load(elf, "payload")?;
     let firmware = match mode {
@@ -98,10 +125,20 @@ pub fn make_hart(
             xlen.bits()
         )));
     }
+    if let Some(v) = ctr {
+        v.configure(&mut cfg);
+    }
     let mut machine = Machine::of(&cfg);
     machine.bootargs = bootargs.map(str::to_string);
+    if let Some(v) = ctr {
+        machine.more.extend(v.isa_names());
+    }
     let fdt = machine.to_fdt()?;
     let mut hart = Hart::new(&cfg);
+    // Before the boot state: `enter_supervisor` opens `mstateen0` to what is attached.
+    if let Some(v) = ctr {
+        v.attach(&mut hart);
+    }
     let fdt_at = Boot {
         firmware: firmware.as_ref(),
         payload: &payload,

@@ -135,6 +135,13 @@ pub struct RunArgs {
     /// boot modes do not unless asked). --cmdline and --allow-host-commands apply to it.
     #[arg(long)]
     semihosting: bool,
+    /// Model Control Transfer Records (Smctr/Ssctr) of this version: `1.0` (ratified, as QEMU 10
+    /// and Linux). The hart then also has Smstateen (`mstateen0` gates S-mode access to CTR
+    /// and to `siselect`/`sireg*`; reset 0, so M-mode code must open it; --sbi does) and
+    /// `sctrclr`. Without it the CTR CSRs do not exist (illegal instruction), as on QEMU's
+    /// default CPU. See the ctr crate's README.
+    #[arg(long, value_name = "VERSION")]
+    ctr: Option<crate::boot::CtrVersion>,
     /// `/chosen/bootargs` of the device tree in --sbi and --bios modes.
     #[arg(long, value_name = "TEXT")]
     bootargs: Option<String>,
@@ -443,13 +450,20 @@ fn make_hart(
     hpm_counters: u8,
     uarch: rvtrace_sim::uarch::UarchConfig,
     cmdline: &str,
+    ctr: Option<crate::boot::CtrVersion>,
 ) -> Result<Hart, String> {
     let xlen = image.files().first().map(|f| f.xlen).unwrap_or(Xlen::Rv64);
     let mut cfg = crate::boot::config(xlen, isa, hpm_counters);
     cfg.semihosting_cmdline = Some(cmdline.to_string());
     cfg.uarch = uarch;
+    if let Some(v) = ctr {
+        v.configure(&mut cfg);
+    }
     let mut hart = Hart::new(&cfg);
     hart.load(image).map_err(|e| e.to_string())?;
+    if let Some(v) = ctr {
+        v.attach(&mut hart);
+    }
     Ok(hart)
 }
 
@@ -617,10 +631,11 @@ pub fn run(args: &RunArgs) -> CmdResult {
             isa.is_some(),
             args.bootargs.as_deref(),
             args.semihosting.then_some(cmdline.as_str()),
+            args.ctr,
         )?
     } else {
         let image = load_image(&inputs)?;
-        let hart = make_hart(&image, isa, args.hpm_counters, uarch, &cmdline)?;
+        let hart = make_hart(&image, isa, args.hpm_counters, uarch, &cmdline, args.ctr)?;
         (hart, image)
     };
     if matches!(mode, crate::boot::Mode::Sbi) {
@@ -917,6 +932,7 @@ pub fn example(args: &ExampleArgs) -> CmdResult {
         rvtrace_sim::counters::DEFAULT_HPM_COUNTERS,
         Default::default(),
         name,
+        None,
     )?;
     out!(o, "rvtrace: running the bundled example {name}: {what}");
     out!(o, "rvtrace: --- program output ---");

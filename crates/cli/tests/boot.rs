@@ -340,3 +340,30 @@ fn semihosting_in_boot_modes_only_when_asked() {
     let o = rvtrace(&["run", "--semihosting", s(&p)]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
 }
+
+/// `run --ctr 1.0`: the CTR CSRs exist, and S-mode reaches them under --sbi (whose M-mode
+/// state opens `mstateen0`); without the option `sctrstatus` is an illegal instruction.
+#[test]
+fn ctr_option_adds_the_ctr_csrs() {
+    use rvtrace_testkit::asm::{addi, csrr, ECALL};
+    let d = tmpdir("ctr");
+    let lui_a7 = (0x53525 << 12) | (17 << 7) | 0x37;
+    let code = [
+        csrr(5, 0x14f), // csrr t0, sctrstatus
+        csrr(5, 0x15f), // csrr t0, sctrdepth
+        lui_a7,
+        addi(17, 17, 0x354), // a7 = SRST
+        addi(16, 0, 0),      // a6 = 0: system_reset
+        addi(10, 0, 0),      // a0 = 0: shutdown
+        addi(11, 0, 0),      // a1 = 0: no reason
+        ECALL,
+    ];
+    let p = payload(&d, "ctr.elf", 0x8020_0000, &code);
+    let o = rvtrace(&["run", "--sbi", s(&p), "--ctr", "1.0"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let o = rvtrace(&["run", "--sbi", s(&p)]);
+    fails_with(&o, "illegal instruction");
+    let o = rvtrace(&["run", "--sbi", s(&p), "--ctr", "2.0"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("1.0"), "{}", stderr(&o));
+}

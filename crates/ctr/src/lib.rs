@@ -8,8 +8,9 @@
 
 use rvtrace_isa::{CfClass, Xlen};
 use rvtrace_sim::counters::Event;
+use rvtrace_sim::csr::stateen;
 use rvtrace_sim::decode::{decode, Insn, Op};
-use rvtrace_sim::extension::{Ctx, Extension};
+use rvtrace_sim::extension::{Ctx, Extension, Instruction};
 use rvtrace_sim::{Hart, Retired, TrapInfo};
 
 /// CSR numbers ("CSR Listing"; Sscsrind for `siselect`/`sireg*`).
@@ -364,7 +365,7 @@ impl Ctr {
     }
 
     /// SCTRCLR ("Supervisor CTR Clear Instruction"): zero every entry of every depth, the
-    /// cycle counter and CCV. (The hart does not decode SCTRCLR yet; see the README.)
+    /// cycle counter and CCV.
     pub fn clear(&mut self) {
         self.buf.iter_mut().for_each(|e| *e = Entry::default());
         self.reset_counter();
@@ -695,6 +696,27 @@ pub fn branch_taken(ev: &Retired, insn: &Insn, x: &[u64; 32]) -> bool {
     }
 }
 
+impl Ctr {
+    /// Whether the hart's current privilege may access CTR CSR `c` under Smstateen ("State
+    /// Enable Access Control"): below M, `mstateen0`.CTR guards the CTR CSRs and the entries
+    /// (`sireg*` while `siselect` selects one), and `mstateen0`.CSRIND (Sscsrind) guards
+    /// `siselect`/`sireg*` whatever they select.
+    fn stateen_allows(&self, h: &Hart, c: u16) -> bool {
+        match c {
+            csr::SISELECT => h.stateen_allows(stateen::CSRIND),
+            csr::SIREG | csr::SIREG2 | csr::SIREG3 | csr::SIREG4 | csr::SIREG5 | csr::SIREG6 => {
+                h.stateen_allows(stateen::CSRIND)
+                    && (self.selected().is_none() || h.stateen_allows(stateen::CTR))
+            }
+            csr::MCTRCTL => true,
+            _ => h.stateen_allows(stateen::CTR),
+        }
+    }
+}
+
+/// The SCTRCLR instruction ("Supervisor CTR Clear Instruction").
+pub const SCTRCLR: u32 = 0x1040_0073;
+
 impl Extension for Ctr {
     fn name(&self) -> &'static str {
         "ctr"
@@ -704,12 +726,22 @@ impl Extension for Ctr {
         csr::ALL.contains(&c)
     }
 
+    fn stateen_bits(&self) -> u64 {
+        stateen::CTR | stateen::CSRIND
+    }
+
     fn csr_read(&mut self, ctx: &mut Ctx, c: u16) -> Option<u64> {
+        if !self.stateen_allows(ctx.hart(), c) {
+            return None;
+        }
         self.read(c, ctx.hart().xlen)
     }
 
     fn csr_write(&mut self, ctx: &mut Ctx, c: u16, v: u64) -> bool {
         let h = ctx.hart();
+        if !self.stateen_allows(h, c) {
+            return false;
+        }
         // Events may start after this write: take the predictor's count from here.
         self.misp_impl = h.uarch.config().bpred.is_some();
         self.last_misses = mispredicts(h);
@@ -718,6 +750,18 @@ impl Extension for Ctr {
 
     fn wants_events(&self) -> bool {
         self.active_somewhere()
+    }
+
+    /// SCTRCLR: illegal in U-mode, and below M-mode while `mstateen0`.CTR = 0 ("State Enable
+    /// Access Control"); otherwise it clears.
+    fn instruction(&mut self, ctx: &mut Ctx, i: &Instruction) -> bool {
+        let h = ctx.hart();
+        if i.insn != SCTRCLR || h.priv_ == 0 || !h.stateen_allows(stateen::CTR) {
+            return false;
+        }
+        self.account(hart_cycles(h));
+        self.clear();
+        true
     }
 
     fn retire(&mut self, ctx: &mut Ctx, ev: &Retired) {

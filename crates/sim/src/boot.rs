@@ -273,6 +273,15 @@ pub fn enter_supervisor(hart: &mut Hart, entry: u64, fdt: u64) {
     ] {
         ok &= hart.csr_write(csr, hart.trunc(v));
     }
+    if hart.has_smstateen() {
+        // Give S-mode every state the hart guards (the write keeps the implemented bits).
+        for n in 0..4 {
+            ok &= hart.csr_write(num::MSTATEEN0 + n, hart.trunc(u64::MAX));
+            if hart.xlen == Xlen::Rv32 {
+                ok &= hart.csr_write(num::MSTATEEN0H + n, 0xffff_ffff);
+            }
+        }
+    }
     debug_assert!(ok, "every CSR of the firmware state exists");
     if hart.ext.f {
         hart.csr.mstatus |= mstatus::FS;

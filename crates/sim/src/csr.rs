@@ -16,6 +16,8 @@ pub mod num {
     pub const STVEC: u16 = 0x105;
     pub const SCOUNTEREN: u16 = 0x106;
     pub const SENVCFG: u16 = 0x10a;
+    pub const SSTATEEN0: u16 = 0x10c;
+    pub const SSTATEEN3: u16 = 0x10f;
     pub const SSCRATCH: u16 = 0x140;
     pub const SEPC: u16 = 0x141;
     pub const SCAUSE: u16 = 0x142;
@@ -30,8 +32,12 @@ pub mod num {
     pub const MTVEC: u16 = 0x305;
     pub const MCOUNTEREN: u16 = 0x306;
     pub const MENVCFG: u16 = 0x30a;
+    pub const MSTATEEN0: u16 = 0x30c;
+    pub const MSTATEEN3: u16 = 0x30f;
     pub const MSTATUSH: u16 = 0x310;
     pub const MENVCFGH: u16 = 0x31a;
+    pub const MSTATEEN0H: u16 = 0x31c;
+    pub const MSTATEEN3H: u16 = 0x31f;
     pub const MCOUNTINHIBIT: u16 = 0x320;
     pub const MCYCLECFG: u16 = 0x321;
     pub const MINSTRETCFG: u16 = 0x322;
@@ -277,6 +283,21 @@ pub struct Csrs {
     pub pmpaddr: [u64; 16],
     /// `tselect`.
     pub tselect: u64,
+    /// `mstateen0..3` (Smstateen; only with [`crate::Config::smstateen`]).
+    pub mstateen: [u64; 4],
+}
+
+/// `mstateen0` bits (Smstateen, "State Enable Extensions"; the CTR and CSRIND bits are given by
+/// the Smctr and Smcsrind specifications). Bits the hart has no state for are read-only 0.
+pub mod stateen {
+    /// SE0 (bit 63 of every `mstateenN`): S-mode access to `sstateenN`.
+    pub const SE0: u64 = 1 << 63;
+    /// ENVCFG: S-mode access to `senvcfg`.
+    pub const ENVCFG: u64 = 1 << 62;
+    /// CSRIND: S-mode access to `siselect`/`sireg*` (Sscsrind).
+    pub const CSRIND: u64 = 1 << 60;
+    /// CTR: S-mode access to the CTR CSRs and `sctrclr` (Smctr, "State Enable Access Control").
+    pub const CTR: u64 = 1 << 54;
 }
 
 impl Csrs {
@@ -315,6 +336,7 @@ impl Csrs {
             pmpcfg: [0; 16],
             pmpaddr: [0; 16],
             tselect: 0,
+            mstateen: [0; 4],
         }
     }
 

@@ -2,7 +2,7 @@
 //! and writes of the CSR file, counters, and the CSRs of attached extensions ([`crate::extension`]).
 
 use crate::counters::Counters;
-use crate::csr::{irq, mstatus, num, DELEGABLE_EXCEPTIONS};
+use crate::csr::{irq, mstatus, num, stateen, DELEGABLE_EXCEPTIONS};
 use crate::decode::{Insn, Op};
 use crate::hart::{privilege, Exc, Hart};
 use crate::observer::Observer;
@@ -114,7 +114,12 @@ impl Hart {
             num::SIP if self.ext.s => self.mip() & c.mideleg & irq::S_VIEW,
             num::STVEC if self.ext.s => c.stvec,
             num::SCOUNTEREN if self.ext.s => c.scounteren,
-            num::SENVCFG if self.ext.s => c.senvcfg,
+            num::SENVCFG if self.ext.s => {
+                if !self.stateen_allows(stateen::ENVCFG) {
+                    return None;
+                }
+                c.senvcfg
+            }
             num::SSCRATCH if self.ext.s => c.sscratch,
             num::SEPC if self.ext.s => c.sepc,
             num::SCAUSE if self.ext.s => c.scause,
@@ -136,6 +141,21 @@ impl Hart {
             num::MCOUNTEREN => c.mcounteren,
             num::MENVCFG => c.menvcfg,
             num::MENVCFGH if rv32 => c.menvcfg >> 32,
+            num::MSTATEEN0..=num::MSTATEEN3 if self.smstateen => {
+                c.mstateen[(csr - num::MSTATEEN0) as usize]
+            }
+            num::MSTATEEN0H..=num::MSTATEEN3H if self.smstateen && rv32 => {
+                c.mstateen[(csr - num::MSTATEEN0H) as usize] >> 32
+            }
+            // No S-mode state the low 32 bits could guard is implemented: read-only 0, reachable
+            // from S-mode only with SE0 of the matching `mstateenN`.
+            num::SSTATEEN0..=num::SSTATEEN3 if self.smstateen && self.ext.s => {
+                let n = (csr - num::SSTATEEN0) as usize;
+                if self.priv_ != privilege::M && c.mstateen[n] & stateen::SE0 == 0 {
+                    return None;
+                }
+                0
+            }
             num::MSCRATCH => c.mscratch,
             num::MEPC => c.mepc,
             num::MCAUSE => c.mcause,
@@ -245,7 +265,12 @@ impl Hart {
                 }
             }
             num::SCOUNTEREN => c.scounteren = v & self.counters.present_mask(),
-            num::SENVCFG => c.senvcfg = v & 0xf1,
+            num::SENVCFG => {
+                if !self.stateen_allows(stateen::ENVCFG) {
+                    return false;
+                }
+                self.csr.senvcfg = v & 0xf1;
+            }
             num::SSCRATCH => c.sscratch = v,
             // QEMU 7.2 keeps bit 0 of xepc as written (the ISA says it reads as zero).
             num::SEPC => c.sepc = v,
@@ -306,6 +331,26 @@ impl Hart {
             num::MENVCFGH => {
                 c.menvcfg = (c.menvcfg & 0xffff_ffff) | ((v << 32) & 0xc000_0000_0000_0000)
             }
+            num::MSTATEEN0..=num::MSTATEEN3 | num::MSTATEEN0H..=num::MSTATEEN3H
+                if self.smstateen && (csr <= num::MSTATEEN3 || rv32) =>
+            {
+                let n = (csr & 3) as usize;
+                let mask = self.stateen_mask(n);
+                let c = &mut self.csr;
+                let old = c.mstateen[n];
+                let v = match (rv32, csr <= num::MSTATEEN3) {
+                    (false, _) => v,
+                    (true, true) => (old & !0xffff_ffff) | (v & 0xffff_ffff),
+                    (true, false) => (old & 0xffff_ffff) | (v << 32),
+                };
+                c.mstateen[n] = (old & !mask) | (v & mask);
+            }
+            num::SSTATEEN0..=num::SSTATEEN3 if self.smstateen && self.ext.s => {
+                let n = (csr - num::SSTATEEN0) as usize;
+                if self.priv_ != privilege::M && self.csr.mstateen[n] & stateen::SE0 == 0 {
+                    return false;
+                }
+            }
             num::MSCRATCH => c.mscratch = v,
             num::MEPC => c.mepc = v,
             num::MCAUSE => c.mcause = v,
@@ -350,6 +395,19 @@ impl Hart {
             }
         }
         true
+    }
+
+    /// The writable bits of `mstateenN` (Smstateen): SE0 where S-mode exists, and in
+    /// `mstateen0` ENVCFG and the bits attached extensions guard their state with.
+    fn stateen_mask(&self, n: usize) -> u64 {
+        if !self.ext.s {
+            return 0;
+        }
+        if n != 0 {
+            return stateen::SE0;
+        }
+        let ext = self.exts.list.iter().fold(0, |m, e| m | e.stateen_bits());
+        stateen::SE0 | stateen::ENVCFG | ext
     }
 
     /// A write to a CSR an attached extension claims (before the base CSR file):

@@ -11,6 +11,9 @@
 //! - **Environment calls**: when `ecall` or `ebreak` is about to raise its exception, each
 //!   extension may service it instead; the instruction then retires without a trap, with
 //!   [`Retired::serviced`] saying by whom.
+//! - **Instructions**: an encoding the base ISA does not define is offered to each extension
+//!   before it raises an illegal-instruction exception; an extension that executes it (CTR's
+//!   `sctrclr`) makes it retire like any instruction.
 //! - **Events**: every extension sees every trap (a cold path); extensions whose
 //!   [`Extension::wants_events`] is true also see every retirement (the hart then runs its
 //!   instrumented loop; with none, the loop is the same code as without the seam: zero cost).
@@ -31,6 +34,19 @@ pub struct EnvCall {
     pub insn: u32,
     /// The exception it would raise: 3 breakpoint, 8/9/11 environment call from U/S/M.
     pub cause: u64,
+    /// Privilege it executes at.
+    pub priv_: u8,
+}
+
+/// An instruction the base ISA does not define, about to raise an illegal-instruction exception.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Instruction {
+    /// Its address.
+    pub pc: u64,
+    /// Its bits (a compressed instruction in the low half).
+    pub insn: u32,
+    /// Its length in bytes (2 or 4).
+    pub len: u8,
     /// Privilege it executes at.
     pub priv_: u8,
 }
@@ -77,9 +93,21 @@ pub trait Extension: Any + Send {
     fn csr_write(&mut self, _ctx: &mut Ctx, _csr: u16, _value: u64) -> bool {
         false
     }
+    /// The `mstateen0` bits that guard this extension's S-mode state (Smstateen): writable in
+    /// `mstateen0` when the hart has Smstateen. The extension checks them itself with
+    /// [`crate::Hart::stateen_allows`].
+    fn stateen_bits(&self) -> u64 {
+        0
+    }
     /// Offered an `ecall`/`ebreak` before it traps. `Some` services it (no trap is taken).
     fn environment_call(&mut self, _ctx: &mut Ctx, _call: &EnvCall) -> Option<Service> {
         None
+    }
+    /// Offered an [`Instruction`] the base ISA does not define, before it raises an
+    /// illegal-instruction exception. `true`: the extension executed it (its effects through
+    /// `ctx`), and it retires; the next instruction is the sequential one.
+    fn instruction(&mut self, _ctx: &mut Ctx, _insn: &Instruction) -> bool {
+        false
     }
     /// Whether [`Extension::retire`] should be called (the hart then runs its instrumented loop).
     /// Asked when the extension is attached and whenever the hart re-evaluates its loop (after

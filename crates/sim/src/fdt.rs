@@ -32,6 +32,10 @@ pub struct Machine {
     pub ram_size: u64,
     /// `/chosen/bootargs`, if any.
     pub bootargs: Option<String>,
+    /// Smstateen ([`crate::Config::smstateen`]).
+    pub smstateen: bool,
+    /// Further extensions of attached hart extensions (such as `smctr`), listed with the others.
+    pub more: Vec<&'static str>,
 }
 
 impl Machine {
@@ -43,6 +47,8 @@ impl Machine {
             counters: cfg.counters,
             ram_size: cfg.ram_size,
             bootargs: None,
+            smstateen: cfg.smstateen,
+            more: Vec::new(),
         }
     }
 
@@ -66,12 +72,20 @@ impl Machine {
         if e.zbb {
             v.push("zbb");
         }
-        if self.counters.smcntrpmf {
-            v.push("smcntrpmf");
+        // S* extensions in alphabetical order (ISA manual, "ISA Extension Naming Conventions").
+        let mut s: Vec<&'static str> = self.more.clone();
+        for (on, name) in [
+            (self.counters.smcntrpmf, "smcntrpmf"),
+            (self.counters.sscofpmf, "sscofpmf"),
+            (self.smstateen, "smstateen"),
+        ] {
+            if on {
+                s.push(name);
+            }
         }
-        if self.counters.sscofpmf {
-            v.push("sscofpmf");
-        }
+        s.sort_unstable();
+        s.dedup();
+        v.extend(s);
         v
     }
 
@@ -322,6 +336,14 @@ mod tests {
         m.counters.sscofpmf = false;
         m.counters.smcntrpmf = false;
         assert_eq!(m.isa_string(), "rv32imac_zicntr_zicsr_zifencei_zihpm");
+        // S* in alphabetical order (ISA manual, "ISA Extension Naming Conventions"), the CTR
+        // names (`run --ctr`) among them. (QEMU 10 puts smctr/ssctr after its other S*.)
+        let mut m = machine();
+        m.smstateen = true;
+        m.more = vec!["ssctr", "smctr", "smcsrind", "sscsrind"];
+        assert!(m
+            .isa_string()
+            .ends_with("_zba_zbb_smcntrpmf_smcsrind_smctr_smstateen_sscofpmf_sscsrind_ssctr"));
     }
 
     #[test]

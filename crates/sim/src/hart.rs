@@ -3,8 +3,8 @@
 use crate::bus::{Bus, BusExit, DEFAULT_RAM_SIZE, RAM_BASE};
 use crate::counters::{CounterConfig, Counters, Tally};
 use crate::csr::{irq, mstatus, Csrs};
-use crate::decode::{decode, Extensions, Insn};
-use crate::extension::{Ctx, Effect, EnvCall, Extension, Service, Serviced};
+use crate::decode::{decode, Extensions, Insn, Op};
+use crate::extension::{Ctx, Effect, EnvCall, Extension, Instruction, Service, Serviced};
 use crate::observer::{Observer, Retired, TrapInfo};
 use crate::semihost::{Semihost, SemihostConfig};
 use crate::uarch::{Uarch, UarchConfig};
@@ -90,6 +90,11 @@ pub struct Config {
     pub counters: CounterConfig,
     /// The micro-architecture model behind the counters' events (`uarch`).
     pub uarch: UarchConfig,
+    /// Smstateen: `mstateen0..3`/`sstateen0..3` exist and gate S-mode access to `senvcfg` and to
+    /// the state of attached extensions that declare a bit ([`Extension::stateen_bits`]).
+    /// QEMU 7.2's default CPU has no Smstateen; CTR (`run --ctr`) turns it on, as QEMU 10's
+    /// `smstateen=true`.
+    pub smstateen: bool,
 }
 
 impl Config {
@@ -102,6 +107,7 @@ impl Config {
             semihosting_cmdline: Some(cmdline.to_string()),
             counters: CounterConfig::default(),
             uarch: UarchConfig::default(),
+            smstateen: false,
         }
     }
 }
@@ -193,6 +199,8 @@ pub struct Hart {
     pub(crate) stop: Option<Stop>,
     /// Trap-loop detection (`traploop.rs`).
     pub(crate) trap_loop: crate::traploop::TrapLoop,
+    /// Smstateen is implemented ([`Config::smstateen`]).
+    pub(crate) smstateen: bool,
 }
 
 impl std::fmt::Debug for Hart {
@@ -251,6 +259,7 @@ impl Hart {
             next_check: 0,
             stop: None,
             trap_loop: Default::default(),
+            smstateen: cfg.smstateen,
         };
         if let Some(t) = &cfg.uarch.timing {
             // The most one instruction can take: an AMO missing twice, a mispredict, a fetch
@@ -442,6 +451,34 @@ impl Hart {
         })
     }
 
+    /// Whether the current privilege may access state guarded by `mstateen0` bit(s) `bit`
+    /// (Smstateen: always in M-mode, and always without Smstateen).
+    pub fn stateen_allows(&self, bit: u64) -> bool {
+        !self.smstateen || self.priv_ == privilege::M || self.csr.mstateen[0] & bit == bit
+    }
+
+    /// Whether Smstateen is implemented ([`Config::smstateen`]).
+    pub fn has_smstateen(&self) -> bool {
+        self.smstateen
+    }
+
+    /// Offer an undefined instruction to the extensions before it raises illegal-instruction;
+    /// true if one executed it.
+    #[cold]
+    fn offer_instruction<O: Observer>(&mut self, obs: &mut O, pc: u64, insn: u32, len: u8) -> bool {
+        let call = Instruction {
+            pc,
+            insn,
+            len,
+            priv_: self.priv_,
+        };
+        let done = self
+            .each_extension(|e, ctx| e.instruction(ctx, &call).then_some(()))
+            .is_some();
+        self.replay_effects(obs);
+        done
+    }
+
     /// Current `mtime` (one tick per retired instruction plus what software wrote).
     #[inline(always)]
     pub fn mtime(&self) -> u64 {
@@ -613,6 +650,14 @@ impl Hart {
                         let trap = self.take_trap_retiring(exc.cause, exc.tval, false, pc, true);
                         (trap.handler, Some(trap))
                     }
+                }
+                // An encoding the base ISA does not define: an extension may implement it.
+                Err(_)
+                    if insn.op == Op::Illegal
+                        && !self.exts.list.is_empty()
+                        && self.offer_instruction(obs, pc, bits, insn.len) =>
+                {
+                    (self.trunc(pc.wrapping_add(insn.len as u64)), None)
                 }
                 // Any other exception: the instruction does not retire.
                 Err(exc) => {
