@@ -46,12 +46,12 @@ struct Seg {
     ents: Vec<Ent>,
 }
 
-/// The block table of a program image.
+/// The block table of a program image. Immutable once built (`Sync`): decoders on several
+/// threads can share one.
 pub struct Code {
     segs: Vec<Seg>,
     /// ISA configuration used for classification.
     pub isa: IsaConfig,
-    last: std::cell::Cell<usize>,
 }
 
 impl Code {
@@ -77,36 +77,17 @@ impl Code {
             .map(|s| build_seg(s.vaddr, &s.data, &classify))
             .collect();
         segs.sort_by_key(|s| s.base);
-        Code {
-            segs,
-            isa,
-            last: std::cell::Cell::new(0),
-        }
+        Code { segs, isa }
     }
 
     /// The entry for the instruction at `pc`, or `None` if `pc` is odd or outside the code.
+    /// (Programs have one or a few executable segments: a scan is as fast as a cached hint.)
     #[inline]
     pub fn ent(&self, pc: u64) -> Option<&Ent> {
-        let i = self.last.get();
-        if let Some(s) = self.segs.get(i) {
-            if pc >= s.base && pc < s.end {
-                return s
-                    .ents
-                    .get(((pc - s.base) / 2) as usize)
-                    .filter(|_| pc & 1 == 0);
-            }
-        }
-        self.ent_slow(pc)
-    }
-
-    #[cold]
-    fn ent_slow(&self, pc: u64) -> Option<&Ent> {
         if pc & 1 != 0 {
             return None;
         }
-        let i = self.segs.iter().position(|s| pc >= s.base && pc < s.end)?;
-        self.last.set(i);
-        let s = &self.segs[i];
+        let s = self.segs.iter().find(|s| pc >= s.base && pc < s.end)?;
         s.ents.get(((pc - s.base) / 2) as usize)
     }
 
@@ -175,6 +156,13 @@ fn build_seg(base: u64, data: &[u8], classify: &impl Fn(u32) -> InsnInfo) -> Seg
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Decoders on several threads share one table.
+    #[test]
+    fn code_is_shareable() {
+        fn sync_send<T: Sync + Send>() {}
+        sync_send::<Code>();
+    }
 
     #[test]
     fn runs() {
