@@ -44,7 +44,7 @@ impl CtrVersion {
 
     /// Attach the CTR model to `hart`.
     pub fn attach(self, hart: &mut Hart) {
-        hart.attach(Box::new(rvtrace_ctr::Ctr::new()));
+        hart.attach(Box::new(rvtrace_ctr::Ctr::new(rvtrace_ctr::Version::V1_0)));
     }
 }
 

@@ -69,7 +69,7 @@ fn hart(code: &[u32]) -> Hart {
     let mut h = hart_with_code(Config::virt(Xlen::Rv64, "ctr"), code);
     h.x[S1 as usize] = OUT;
     assert!(h.csr_write(num::MTVEC, BASE + 4 * HANDLER as u64));
-    h.attach(Box::new(Ctr::new()));
+    h.attach(Box::new(Ctr::default()));
     h
 }
 

@@ -115,7 +115,7 @@ fn entries_are_the_last_transfers_of_the_stream() {
         let p = rvtrace_testkit::randprog::random_program(seed);
         for depth_code in [0u64, 4] {
             let mut h = hart(&p.elf);
-            h.attach(Box::new(Ctr::new()));
+            h.attach(Box::new(Ctr::default()));
             assert!(h.csr_write(csr::SCTRDEPTH, depth_code));
             assert!(h.csr_write(csr::MCTRCTL, ctl::U | ctl::S | ctl::M | ctl::NTBREN));
             let mut obs = Transfers::new(&h);

@@ -25,7 +25,7 @@ fn hart(code: &[u32], smstateen: bool) -> Hart {
     cfg.smstateen = smstateen;
     let mut h = hart_with_code(cfg, &c);
     assert!(h.csr_write(num::MTVEC, BASE + 4 * 60));
-    h.attach(Box::new(Ctr::new()));
+    h.attach(Box::new(Ctr::default()));
     h
 }
 
@@ -174,7 +174,7 @@ fn mstateen_registers_show_what_the_hart_has() {
     let mut cfg = Config::virt(Xlen::Rv32, "x");
     cfg.smstateen = true;
     let mut h = Hart::new(&cfg);
-    h.attach(Box::new(Ctr::new()));
+    h.attach(Box::new(Ctr::default()));
     assert!(h.csr_write(num::MSTATEEN0H, 0xffff_ffff));
     assert!(h.csr_write(num::MSTATEEN0, 0xffff_ffff));
     assert_eq!(h.csr_read(num::MSTATEEN0), Some(0));
