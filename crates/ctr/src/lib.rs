@@ -1261,3 +1261,7 @@ impl Extension for Ctr {
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_draft;
+#[cfg(test)]
+mod tests_warl;
