@@ -62,11 +62,11 @@ fn mode_bits_are_m_s_u_from_bit_0() {
         let mut c = ctr(bit);
         for p in [0u8, 1, 3] {
             assert_eq!(c.mode_enabled(p), p == mode, "bit {bit}, mode {p}");
-            at(&mut c, p, 0x100 + p as u64, CfClass::InferableJump, 0x800);
+            at(&mut c, p, 0x100 + 4 * p as u64, CfClass::InferableJump, 0x800);
         }
         let e = c.entries();
         assert_eq!(e.len(), 1);
-        assert_eq!(e[0].source_pc(), 0x100 + mode as u64 & !1);
+        assert_eq!(e[0].source_pc(), 0x100 + 4 * mode as u64);
     }
 }
 
