@@ -62,7 +62,13 @@ fn mode_bits_are_m_s_u_from_bit_0() {
         let mut c = ctr(bit);
         for p in [0u8, 1, 3] {
             assert_eq!(c.mode_enabled(p), p == mode, "bit {bit}, mode {p}");
-            at(&mut c, p, 0x100 + 4 * p as u64, CfClass::InferableJump, 0x800);
+            at(
+                &mut c,
+                p,
+                0x100 + 4 * p as u64,
+                CfClass::InferableJump,
+                0x800,
+            );
         }
         let e = c.entries();
         assert_eq!(e.len(), 1);
