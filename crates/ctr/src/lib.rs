@@ -763,8 +763,8 @@ impl Ctr {
     }
 
     /// v1.0 SCTRCLR ("Supervisor CTR Clear Instruction"): zero every entry of every depth,
-    /// the cycle counter and CCV. (The draft has no SCTRCLR: its CLR bit clears less, see
-    /// [`Ctr::clr`].)
+    /// the cycle counter and CCV. (The draft has no SCTRCLR: its control register's CLR bit,
+    /// [`draft::ctl::CLR`], clears the current depth and the status instead.)
     pub fn clear(&mut self) {
         self.buf.iter_mut().for_each(|e| *e = Entry::default());
         self.reset_counter();
