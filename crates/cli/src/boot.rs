@@ -28,11 +28,24 @@ pub enum CtrVersion {
     /// Smctr/Ssctr as ratified (v1.0), as QEMU 10 and Linux follow it.
     #[value(name = "1.0")]
     V1_0,
+    /// The v0.1.4 draft of 2023-09-15 (other CSR numbers and fields, DEPTH and CLR in the
+    /// control register, WRAP, ETEN), as silicon and RTL built to it.
+    #[value(name = "0.1.4")]
+    V0_1_4,
 }
 
 impl CtrVersion {
+    /// The model's version.
+    pub fn version(self) -> rvtrace_ctr::Version {
+        match self {
+            CtrVersion::V1_0 => rvtrace_ctr::Version::V1_0,
+            CtrVersion::V0_1_4 => rvtrace_ctr::Version::Draft0_1_4,
+        }
+    }
+
     /// What the hart needs besides the extension: Smstateen (`mstateen0.CTR`, `.CSRIND`), as
-    /// QEMU 10's `smctr=true,ssctr=true,smstateen=true,smcsrind=true,sscsrind=true`.
+    /// QEMU 10's `smctr=true,ssctr=true,smstateen=true,smcsrind=true,sscsrind=true` (the
+    /// draft has its CTR bit in `mstateen0` too, at 55).
     pub fn configure(self, cfg: &mut Config) {
         cfg.smstateen = true;
     }
@@ -44,7 +57,7 @@ impl CtrVersion {
 
     /// Attach the CTR model to `hart`.
     pub fn attach(self, hart: &mut Hart) {
-        hart.attach(Box::new(rvtrace_ctr::Ctr::new()));
+        hart.attach(Box::new(rvtrace_ctr::Ctr::new(self.version())));
     }
 }
 

@@ -136,10 +136,11 @@ pub struct RunArgs {
     #[arg(long)]
     semihosting: bool,
     /// Model Control Transfer Records (Smctr/Ssctr) of this version: `1.0` (ratified, as QEMU 10
-    /// and Linux). The hart then also has Smstateen (`mstateen0` gates S-mode access to CTR
-    /// and to `siselect`/`sireg*`; reset 0, so M-mode code must open it; --sbi does) and
-    /// `sctrclr`. Without it the CTR CSRs do not exist (illegal instruction), as on QEMU's
-    /// default CPU. See the ctr crate's README.
+    /// and Linux) or `0.1.4` (the 2023 draft: `mctrcontrol` 0x381, DEPTH and CLR in it, WRAP,
+    /// ETEN, no `sctrclr`). The hart then also has Smstateen (`mstateen0` gates S-mode access
+    /// to CTR and to `siselect`/`sireg*`; reset 0, so M-mode code must open it; --sbi does)
+    /// and, with 1.0, `sctrclr`. Without it the CTR CSRs do not exist (illegal instruction), as
+    /// on QEMU's default CPU. See the ctr crate's README.
     #[arg(long, value_name = "VERSION")]
     ctr: Option<crate::boot::CtrVersion>,
     /// `/chosen/bootargs` of the device tree in --sbi and --bios modes.

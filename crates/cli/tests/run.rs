@@ -448,3 +448,44 @@ fn example_pmu_stat_measures_through_the_sbi() {
     let list = stdout(&rvtrace(&["example", "--list"]));
     assert!(list.lines().any(|l| l.starts_with("pmu-stat ")), "{list}");
 }
+
+/// `run --ctr 0.1.4`: the draft's CTR CSRs exist: M-mode writes all-ones to `mctrcontrol`
+/// (0x381), reads it and `mctrstatus` (0x383), and exits through the `virt` test finisher only
+/// if `mctrcontrol` read back the draft's implemented RV32 fields, `0x000f_1f07` (else it runs
+/// into an illegal instruction). Without `--ctr`, and with `--ctr 1.0` (whose CSR numbers
+/// differ), 0x381 is an illegal instruction.
+#[test]
+fn ctr_draft_option_adds_the_draft_csrs() {
+    use rvtrace_testkit::asm::{addi, branch, csrr, csrrw, s_type};
+    let d = tmpdir("ctr-draft");
+    let lui = |rd: u32, imm: u32| (imm << 12) | (rd << 7) | 0x37;
+    let code = [
+        addi(5, 0, -1),       // 0: t0 = all ones
+        csrrw(0, 0x381, 5),   // 1: mctrcontrol = all ones
+        csrr(6, 0x381),       // 2: t1 = mctrcontrol
+        csrr(7, 0x383),       // 3: t2 = mctrstatus
+        lui(28, 0xf2),        // 4: t3 = 0xf2000
+        addi(28, 28, -0xf9),  // 5: t3 = 0xf1f07
+        branch(0, 6, 28, 8),  // 6: beq t1, t3 -> 8
+        0,                    // 7: illegal
+        lui(29, 0x100),       // 8: t4 = finisher 0x100000
+        lui(30, 0x5),         // 9: t5 = 0x5000
+        addi(30, 30, 0x555),  // 10: t5 = 0x5555 (pass)
+        s_type(0, 30, 29, 2), // 11: sw t5, 0(t4)
+    ];
+    let bytes: Vec<u8> = code.iter().flat_map(|w| w.to_le_bytes()).collect();
+    let p = d.join("ctr.elf");
+    std::fs::write(&p, rvtrace_testkit::minimal_elf(false, 0x8000_0000, &bytes)).unwrap();
+    let o = rvtrace(&["run", s(&p), "--ctr", "0.1.4"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    for args in [&[][..], &["--ctr", "1.0"][..]] {
+        let o = rvtrace(&[&["run", s(&p)][..], args].concat());
+        let e = stderr(&o);
+        assert_eq!(o.status.code(), Some(125), "{args:?}: {e}");
+        assert!(e.contains("illegal instruction"), "{args:?}: {e}");
+        assert!(
+            e.contains("0x80000004"),
+            "at the mctrcontrol write: {args:?}: {e}"
+        );
+    }
+}

@@ -7,7 +7,7 @@ const R64: Xlen = Xlen::Rv64;
 const NOCYC: [u64; 4] = [0; 4];
 
 fn ctr(ctl: u64) -> Ctr {
-    let mut c = Ctr::new();
+    let mut c = Ctr::new(Version::V1_0);
     assert!(c.write(csr::MCTRCTL, ctl, R64, NOCYC));
     c
 }
@@ -52,7 +52,7 @@ fn sel(c: &mut Ctr, x: u64) {
 // implemented fields; bits 2 and 9 read-only 0 in sctrctl ("Supervisor ... Control Register").
 #[test]
 fn control_registers_warl_masks() {
-    let mut c = Ctr::new();
+    let mut c = Ctr::new(Version::V1_0);
     assert!(c.write(csr::MCTRCTL, u64::MAX, R64, NOCYC));
     assert_eq!(c.read(csr::MCTRCTL, R64), Some(0x0000_7f9f_0000_1b87));
     assert_eq!(c.read(csr::SCTRCTL, R64), Some(0x0000_7f9f_0000_1983));
@@ -77,7 +77,7 @@ fn rv32_reaches_only_the_low_half() {
 // read back as 4, as QEMU does; WRPTR bits above depth-1 read-only 0.
 #[test]
 fn depth_warl_and_wrptr_width() {
-    let mut c = Ctr::new();
+    let mut c = Ctr::new(Version::V1_0);
     assert_eq!(c.depth(), 16);
     for (w, r) in [
         (0, 0),
@@ -108,7 +108,7 @@ fn depth_warl_and_wrptr_width() {
 // read-only 0.
 #[test]
 fn entry_window_maps_through_wrptr() {
-    let mut c = Ctr::new();
+    let mut c = Ctr::new(Version::V1_0);
     assert!(c.write(csr::SCTRSTATUS, 3, R64, NOCYC));
     sel(&mut c, 0);
     assert!(c.write(csr::SIREG, 0x1001, R64, NOCYC));

@@ -1,7 +1,7 @@
 //! SCTRCLR and the Smstateen gating of CTR on a hart (v1.0 "Supervisor CTR Clear Instruction"
 //! and "State Enable Access Control"; Smstateen for `mstateen0`; Sscsrind for bit 60 CSRIND).
 
-use rvtrace_ctr::{csr, ctl, ty, Ctr, SCTRCLR};
+use rvtrace_ctr::{csr, ctl, draft, ty, Ctr, Version, SCTRCLR};
 use rvtrace_isa::Xlen;
 use rvtrace_sim::csr::{num, stateen};
 use rvtrace_sim::{Config, Hart, Stop};
@@ -18,6 +18,11 @@ const M: u8 = 3;
 /// A hart with Smstateen (as `run --ctr`), CTR attached, `code` at the start of RAM, traps to
 /// M at a spin loop at word 60 (so a trap is visible as `mcause` and the pc).
 fn hart(code: &[u32], smstateen: bool) -> Hart {
+    hart_of(Version::V1_0, code, smstateen)
+}
+
+/// [`hart`] with a CTR of version `v`.
+fn hart_of(v: Version, code: &[u32], smstateen: bool) -> Hart {
     let mut c = code.to_vec();
     c.resize(60, NOP);
     c.push(SPIN);
@@ -25,7 +30,7 @@ fn hart(code: &[u32], smstateen: bool) -> Hart {
     cfg.smstateen = smstateen;
     let mut h = hart_with_code(cfg, &c);
     assert!(h.csr_write(num::MTVEC, BASE + 4 * 60));
-    h.attach(Box::new(Ctr::new()));
+    h.attach(Box::new(Ctr::new(v)));
     h
 }
 
@@ -174,7 +179,7 @@ fn mstateen_registers_show_what_the_hart_has() {
     let mut cfg = Config::virt(Xlen::Rv32, "x");
     cfg.smstateen = true;
     let mut h = Hart::new(&cfg);
-    h.attach(Box::new(Ctr::new()));
+    h.attach(Box::new(Ctr::default()));
     assert!(h.csr_write(num::MSTATEEN0H, 0xffff_ffff));
     assert!(h.csr_write(num::MSTATEEN0, 0xffff_ffff));
     assert_eq!(h.csr_read(num::MSTATEEN0), Some(0));
@@ -183,4 +188,55 @@ fn mstateen_registers_show_what_the_hart_has() {
         Some(((all >> 32) as i32) as i64 as u64),
         "read sign-extended like every RV32 CSR"
     );
+}
+
+// Draft 4 "State Enable Access Control": the CTR bit is bit 55 of `mstateen0` (v1.0: 54);
+// below M-mode it gates `sctrcontrol`, `vsctrcontrol`, `sctrstatus` and `sireg*` selecting
+// an entry; CSRIND (bit 60) gates `siselect`/`sireg*`.
+#[test]
+fn draft_ctr_is_bit_55_of_mstateen0() {
+    let mut h = hart_of(Version::Draft0_1_4, &[], true);
+    assert!(h.csr_write(num::MSTATEEN0, u64::MAX));
+    assert_eq!(
+        h.csr_read(num::MSTATEEN0),
+        Some(stateen::SE0 | stateen::ENVCFG | stateen::CSRIND | 1 << 55),
+        "bit 55 writable, 54 not"
+    );
+    h.priv_ = S;
+    let ctr_csrs = [
+        draft::csr::SCTRCONTROL,
+        draft::csr::VSCTRCONTROL,
+        draft::csr::SCTRSTATUS,
+    ];
+    for (bits, ctr_ok, ind_ok) in [
+        (0, false, false),
+        (1 << 55, true, false),
+        (stateen::CTR | stateen::CSRIND, false, true),
+        (1 << 55 | stateen::CSRIND, true, true),
+    ] {
+        h.csr.mstateen[0] = bits;
+        for c in ctr_csrs {
+            assert_eq!(h.csr_read(c).is_some(), ctr_ok, "{c:#x} with {bits:#x}");
+            assert_eq!(h.csr_write(c, 0), ctr_ok, "{c:#x} with {bits:#x}");
+        }
+        assert_eq!(h.csr_write(csr::SISELECT, 0x200), ind_ok);
+        assert_eq!(h.csr_read(csr::SIREG).is_some(), ctr_ok && ind_ok);
+    }
+}
+
+// The draft has no SCTRCLR (draft 2.1: the CLR bit clears instead): the encoding is illegal
+// in every mode, with every mstateen0 bit set, and clears nothing.
+#[test]
+fn draft_has_no_sctrclr() {
+    for p in [M, S] {
+        let mut h = hart_of(Version::Draft0_1_4, &[jal(0, 4), SCTRCLR], true);
+        assert!(h.csr_write(num::MSTATEEN0, u64::MAX));
+        assert!(h.csr_write(draft::csr::MCTRCONTROL, draft::ctl::M | draft::ctl::S));
+        assert_eq!(run_at(&mut h, p, 1), None);
+        assert_eq!(run_at(&mut h, p, 1), Some(2), "privilege {p}");
+        assert_eq!(h.csr_read(num::MTVAL), Some(SCTRCLR as u64));
+        // The jump before it is still recorded (the oldest entry): nothing was cleared.
+        let e = *ctr(&mut h).entries().last().unwrap();
+        assert_eq!((e.source_pc(), e.ty()), (BASE, ty::DIRECT_JUMP));
+    }
 }
