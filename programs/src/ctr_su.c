@@ -1,0 +1,183 @@
+/* Control Transfer Records (Smctr/Ssctr v1.0) across privilege modes: the WARL masks of the
+ * CTR CSRs, recording in U and S with M-mode handlers under many mctrctl settings ("Privilege
+ * Mode Transitions": source or target 0; "External Traps": U->M needs MTE and STE, U->S STE,
+ * S->M MTE, whatever EXCINH says), traps delegated to S and sret, sctrctl as S-mode's view of
+ * mctrctl (M and MTE read-only 0), and mstateen0.CTR = 0 ("State Enable Access Control"):
+ * S-mode CTR CSRs, sireg* at 0x200..0x2FF and SCTRCLR raise illegal instruction while
+ * recording goes on. Entries are printed (ctr.h); the expected output comes from QEMU 10 (see
+ * ctr_m.c). */
+#include "ctr.h"
+
+#define CAUSE_ECALL_U_BIT (1ul << CAUSE_ECALL_U)
+
+unsigned long m_trap(unsigned long cause, unsigned long epc, struct frame *f, long vec) {
+    (void)vec;
+    if (cause == CAUSE_ILLEGAL) {
+        illegal++;
+        return epc + 4; /* every probed instruction is 4 bytes */
+    }
+    if ((cause == CAUSE_ECALL_U || cause == CAUSE_ECALL_S) && f->a7 == SYS_LEAVE)
+        return 0;
+    printf("FAIL unexpected M trap cause %lx at %lx\n", cause, epc);
+    return epc + insn_len(epc);
+}
+
+unsigned long s_trap(unsigned long cause, unsigned long epc, struct frame *f, long vec) {
+    (void)f;
+    (void)vec;
+    printf("FAIL unexpected S trap cause %lx at %lx\n", cause, epc);
+    return epc + insn_len(epc);
+}
+
+/* 1. Write masks (from M). */
+static void masks(void) {
+    CSR_WRITE(mtvec, m_trap_entry);
+    PROBE("mctrctl", CSR_MCTRCTL);
+    PROBE("sctrctl", CSR_SCTRCTL);
+    PROBE("sctrdepth", CSR_SCTRDEPTH);
+    PROBE("sctrstatus", CSR_SCTRSTATUS);
+    PROBE("siselect", CSR_SISELECT);
+    ctr_reset(0);
+}
+
+/* 2. Transitions: mret from M into a lower-mode body (ctr_regions.S), which ends by trapping
+ * to M (ctr_mleave stops recording first). */
+struct transition {
+    const char *what;
+    unsigned long ctl;
+    void (*fn)(void);
+    unsigned long mode;
+    int deleg; /* medeleg: ecall from U to S */
+};
+
+static const struct transition transitions[] = {
+    { "U|S, U body", CTL_U | CTL_S, u_body, 0, 0 },
+    { "M, U body", CTL_M, u_body, 0, 0 },
+    { "U|M, U body", CTL_U | CTL_M, u_body, 0, 0 },
+    { "U|STE, U body", CTL_U | CTL_STE, u_body, 0, 0 },
+    { "U|MTE, U body", CTL_U | CTL_MTE, u_body, 0, 0 },
+    { "U|STE|MTE, U body", CTL_U | CTL_STE | CTL_MTE, u_body, 0, 0 },
+#if __riscv_xlen == 64
+    { "U|STE|MTE|EXCINH, U body", CTL_U | CTL_STE | CTL_MTE | CTL_FILTER(1), u_body, 0, 0 },
+    { "U|M|EXCINH, U body", CTL_U | CTL_M | CTL_FILTER(1), u_body, 0, 0 },
+    { "U|M|TRETINH, U body", CTL_U | CTL_M | CTL_FILTER(3), u_body, 0, 0 },
+#endif
+    { "S, S body", CTL_S, s_body, 1, 0 },
+    { "S|MTE, S ecall", CTL_S | CTL_MTE, s_ecall, 1, 0 },
+    { "S, S ecall", CTL_S, s_ecall, 1, 0 },
+    { "S|STE, S ecall", CTL_S | CTL_STE, s_ecall, 1, 0 },
+    { "U|S, U ecall to S", CTL_U | CTL_S, u_ecall, 0, 1 },
+    { "U, U ecall to S", CTL_U, u_ecall, 0, 1 },
+    { "U|STE, U ecall to S", CTL_U | CTL_STE, u_ecall, 0, 1 },
+    { "S, U ecall to S", CTL_S, u_ecall, 0, 1 },
+    { "U|S, U ecall to M", CTL_U | CTL_S, u_ecall, 0, 0 },
+    { "U|S|STE|MTE, U ecall to M", CTL_U | CTL_S | CTL_STE | CTL_MTE, u_ecall, 0, 0 },
+    { "U|S, S sret to U", CTL_U | CTL_S, s_sret_u, 1, 0 },
+    { "S, S sret to U", CTL_S, s_sret_u, 1, 0 },
+    { "U, S sret to U", CTL_U, s_sret_u, 1, 0 },
+};
+
+static void transitions_run(void) {
+    CSR_WRITE(stvec, ctr_shandler);
+    for (unsigned i = 0; i < sizeof transitions / sizeof transitions[0]; i++) {
+        const struct transition *t = &transitions[i];
+        ctr_reset(0);
+        CSRW_I(CSR_MEDELEG, t->deleg ? CAUSE_ECALL_U_BIT : 0);
+        CSR_WRITE(mtvec, ctr_mleave);
+        ctr_enter(t->ctl, t->fn, t->mode);
+        CSR_WRITE(mtvec, m_trap_entry);
+        CSRW_I(CSR_MEDELEG, 0);
+        ctr_dump(t->what, 7);
+    }
+}
+
+/* 3. sctrctl from S: a view of mctrctl without M and MTE. */
+static unsigned long seen[4];
+
+static long s_view(long arg) {
+    seen[0] = CSRR_I(CSR_SCTRCTL);
+    CSRW_I(CSR_SCTRCTL, ~0ul);
+    seen[1] = CSRR_I(CSR_SCTRCTL);
+    CSRW_I(CSR_SCTRCTL, 0);
+    seen[2] = CSRR_I(CSR_SCTRCTL);
+    return arg;
+}
+
+static void view(void) {
+    ctr_reset(0);
+    /* Everything but the mode enables (nothing recorded). */
+    CSRW_I(CSR_MCTRCTL, ~(CTL_U | CTL_S | CTL_M));
+    unsigned long m0 = CSRR_I(CSR_MCTRCTL);
+    m_enter(0, s_view, 1);
+    unsigned long m1 = CSRR_I(CSR_MCTRCTL);
+    CSRW_I(CSR_MCTRCTL, 0);
+    printf("mctrctl %0*lx: S reads sctrctl %0*lx, writes ones, reads %0*lx, writes 0, reads %0*lx; "
+           "mctrctl then %0*lx\n", W, m0, W, seen[0], W, seen[1], W, seen[2], W, m1);
+}
+
+/* 4. mstateen0.CTR: with it 0, S-mode accesses to CTR state are illegal; recording goes on. */
+static const char *const ops[] = { "sctrctl", "sctrstatus", "sctrdepth", "siselect", "sireg",
+                                   "sireg2", "sireg3", "sireg4", "sctrclr" };
+#define NOPS (sizeof ops / sizeof ops[0])
+static int trapped[NOPS];
+
+#define TRY(k, stmt)                                                                           \
+    do {                                                                                       \
+        int before_ = illegal;                                                                 \
+        stmt;                                                                                  \
+        trapped[k] = illegal != before_;                                                       \
+    } while (0)
+
+static long lower_access(long arg) {
+    TRY(0, (void)CSRR_I(CSR_SCTRCTL));
+    TRY(1, (void)CSRR_I(CSR_SCTRSTATUS));
+    TRY(2, (void)CSRR_I(CSR_SCTRDEPTH));
+    TRY(3, CSRW_I(CSR_SISELECT, 0x200));
+    TRY(4, (void)CSRR_I(CSR_SIREG));
+    TRY(5, (void)CSRR_I(CSR_SIREG2));
+    TRY(6, (void)CSRR_I(CSR_SIREG3));
+    TRY(7, (void)CSRR_I(CSR_SIREG4));
+    TRY(8, SCTRCLR());
+    return u_work(arg);
+}
+
+static void access(const char *what, unsigned long mode, unsigned long ctl) {
+    ctr_reset(0);
+    CSRW_I(CSR_MCTRCTL, ctl);
+    illegal = 0;
+    m_enter(3, lower_access, mode);
+    CSRW_I(CSR_MCTRCTL, 0);
+    printf("%s: illegal", what);
+    for (unsigned k = 0; k < NOPS; k++)
+        if (trapped[k])
+            printf(" %s", ops[k]);
+    printf("\n");
+    ctr_types("  recorded meanwhile", 16);
+}
+
+static void stateen(void) {
+    unsigned long on = STATEEN_CTR | STATEEN_CSRIND;
+    CSR_WRITE(mtvec, m_trap_entry);
+    access("S, mstateen0.CTR=1", 1, CTL_S);
+    access("U, mstateen0.CTR=1", 0, CTL_U);
+    CSRW_I(CSR_STATEEN_HI, STATEEN_CSRIND);
+    printf("mstateen0.CTR cleared: %s\n", CSRR_I(CSR_STATEEN_HI) & STATEEN_CTR ? "still set" : "clear");
+    access("S, mstateen0.CTR=0", 1, CTL_S);
+    access("U, mstateen0.CTR=0", 0, CTL_U);
+    /* M-mode is not affected. */
+    printf("M reads sctrstatus: wrptr %lu\n", CSRR_I(CSR_SCTRSTATUS) & 0xff);
+    CSRW_I(CSR_STATEEN_HI, on);
+}
+
+int main(void) {
+    CSR_CLEAR(mstatus, MSTATUS_MIE);
+    pmp_open_all();
+    CSRW_I(CSR_STATEEN_HI, STATEEN_CTR | STATEEN_CSRIND);
+    masks();
+    transitions_run();
+    view();
+    stateen();
+    ctr_reset(0);
+    printf("ctr_su done\n");
+    return 0;
+}
