@@ -48,7 +48,8 @@ pub mod csr {
     ];
 }
 
-/// `mctrctl` fields ("Machine Control Transfer Records Control Register").
+/// `mctrctl` fields ("Machine Control Transfer Records Control Register"). The filter bit of
+/// transfer type T is bit 32 + T (EXCINH 33 .. DIRLJMPINH 47; "Transfer Type Filtering").
 pub mod ctl {
     /// Record in U-mode.
     pub const U: u64 = 1 << 0;
@@ -67,31 +68,31 @@ pub mod ctl {
     /// Freeze on a local counter overflow interrupt.
     pub const LCOFIFRZ: u64 = 1 << 12;
     /// Inhibit exceptions.
-    pub const EXCINH: u64 = 1 << 32;
+    pub const EXCINH: u64 = 1 << 33;
     /// Inhibit interrupts.
-    pub const INTRINH: u64 = 1 << 33;
+    pub const INTRINH: u64 = 1 << 34;
     /// Inhibit trap returns.
-    pub const TRETINH: u64 = 1 << 34;
+    pub const TRETINH: u64 = 1 << 35;
     /// Enable not-taken branches.
-    pub const NTBREN: u64 = 1 << 35;
+    pub const NTBREN: u64 = 1 << 36;
     /// Inhibit taken branches.
-    pub const TKBRINH: u64 = 1 << 36;
+    pub const TKBRINH: u64 = 1 << 37;
     /// Inhibit indirect calls.
-    pub const INDCALLINH: u64 = 1 << 39;
+    pub const INDCALLINH: u64 = 1 << 40;
     /// Inhibit direct calls.
-    pub const DIRCALLINH: u64 = 1 << 40;
+    pub const DIRCALLINH: u64 = 1 << 41;
     /// Inhibit indirect jumps without linkage.
-    pub const INDJMPINH: u64 = 1 << 41;
+    pub const INDJMPINH: u64 = 1 << 42;
     /// Inhibit direct jumps without linkage.
-    pub const DIRJMPINH: u64 = 1 << 42;
+    pub const DIRJMPINH: u64 = 1 << 43;
     /// Inhibit co-routine swaps.
-    pub const CORSWAPINH: u64 = 1 << 43;
+    pub const CORSWAPINH: u64 = 1 << 44;
     /// Inhibit function returns.
-    pub const RETINH: u64 = 1 << 44;
+    pub const RETINH: u64 = 1 << 45;
     /// Inhibit other indirect jumps with linkage.
-    pub const INDLJMPINH: u64 = 1 << 45;
+    pub const INDLJMPINH: u64 = 1 << 46;
     /// Inhibit other direct jumps with linkage.
-    pub const DIRLJMPINH: u64 = 1 << 46;
+    pub const DIRLJMPINH: u64 = 1 << 47;
     /// The fields this model implements: all standard ones (no custom bits 63:60).
     pub const MCTRCTL_MASK: u64 = U
         | S
