@@ -3,8 +3,9 @@
 # under QEMU (an independent implementation), run as
 #   cd programs && QEMU -M virt [-cpu rvXX,PROPS] -bios none -nographic \
 #       -semihosting-config enable=on,target=native [EXTRA] -kernel elf/<name>.elf
-# QEMU, PROPS and EXTRA per program come from qemu.conf (its rvtrace column is not used here) (default: Debian's QEMU 7.2 on PATH,
-# default CPU); QEMU 10 is target/tools/qemu10/bin/qemu-system-riscvXX (scripts/setup.sh).
+# QEMU, PROPS and EXTRA per program come from qemu.conf (default: Debian's QEMU 7.2 on PATH,
+# default CPU; its rvtrace column is for crates/cli/tests/programs.rs); QEMU 10 is
+# target/tools/qemu10/bin/qemu-system-riscvXX (scripts/setup.sh).
 # Without a semihosting chardev QEMU writes the program's console output (picolibc: SYS_WRITEC
 # for stdout and stderr alike) to its own stderr; that is what is recorded. QEMU's stdout (the
 # UART) must stay empty and its exit status (= the program's) must be 0.
