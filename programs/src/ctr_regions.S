@@ -351,6 +351,16 @@ s_ecall:
     ecall
     jalr x0, 0(ra)              /* 13 */
 
+    .globl u_msi
+u_msi:                          /* U-mode: a call, then a store to the CLINT msip: an MSI to M
+                                 * right after it (M interrupts are always enabled in U) */
+    mv t2, ra
+    jal ra, f_ret               /* 9, 13 */
+    li t0, CLINT_MSIP
+    li t1, 1
+    sw t1, 0(t0)                /* 2 (interrupt U->M) */
+1:  j 1b
+
     .globl s_sret_u
 s_sret_u:                       /* S-mode: sret into u_body */
     la t0, u_body

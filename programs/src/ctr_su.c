@@ -1,7 +1,7 @@
 /* Control Transfer Records (Smctr/Ssctr v1.0) across privilege modes: the WARL masks of the
  * CTR CSRs, recording in U and S with M-mode handlers under many mctrctl settings ("Privilege
  * Mode Transitions": source or target 0; "External Traps": U->M needs MTE and STE, U->S STE,
- * S->M MTE, whatever EXCINH says), traps delegated to S and sret, sctrctl as S-mode's view of
+ * S->M MTE, whatever EXCINH/INTRINH say; an MSI from U), traps delegated to S and sret, sctrctl as S-mode's view of
  * mctrctl (M and MTE read-only 0). mstateen0 opens CTR and CSRIND to S-mode (ctr_stateen
  * closes them). Entries are printed (ctr.h); the expected output is QEMU 10's (see ctr_m.c). */
 #include "ctr.h"
@@ -70,6 +70,12 @@ static const struct transition transitions[] = {
     { "S, U ecall to S", CTL_S, u_ecall, 0, 1 },
     { "U|S, U ecall to M", CTL_U | CTL_S, u_ecall, 0, 0 },
     { "U|S|STE|MTE, U ecall to M", CTL_U | CTL_S | CTL_STE | CTL_MTE, u_ecall, 0, 0 },
+    { "U|M, U MSI", CTL_U | CTL_M, u_msi, 0, 0 },
+    { "U|STE|MTE, U MSI", CTL_U | CTL_STE | CTL_MTE, u_msi, 0, 0 },
+#if __riscv_xlen == 64
+    { "U|STE|MTE|INTRINH, U MSI", CTL_U | CTL_STE | CTL_MTE | CTL_FILTER(2), u_msi, 0, 0 },
+    { "U|M|INTRINH, U MSI", CTL_U | CTL_M | CTL_FILTER(2), u_msi, 0, 0 },
+#endif
     { "U|S, S sret to U", CTL_U | CTL_S, s_sret_u, 1, 0 },
     { "S, S sret to U", CTL_S, s_sret_u, 1, 0 },
     { "U, S sret to U", CTL_U, s_sret_u, 1, 0 },
@@ -77,6 +83,7 @@ static const struct transition transitions[] = {
 
 static void transitions_run(void) {
     CSR_WRITE(stvec, ctr_shandler);
+    CSR_SET(mie, 1ul << IRQ_MSI); /* u_msi's interrupt (mstatus.MIE stays clear in M) */
     for (unsigned i = 0; i < sizeof transitions / sizeof transitions[0]; i++) {
         const struct transition *t = &transitions[i];
         ctr_reset(0);
@@ -85,6 +92,7 @@ static void transitions_run(void) {
         ctr_enter(t->ctl, t->fn, t->mode);
         CSR_WRITE(mtvec, m_trap_entry);
         CSRW_I(CSR_MEDELEG, 0);
+        *(volatile uint32_t *)CLINT_MSIP = 0;
         ctr_dump(t->what, 7);
     }
 }
