@@ -74,7 +74,8 @@ extern char ctr_mhandler[], ctr_mleave[], ctr_shandler[];
  * ends by trapping to M, where ctr_mleave (mtvec) writes mctrctl = 0 as its first instruction
  * and returns from ctr_enter. */
 void ctr_enter(unsigned long ctl, void (*fn)(void), unsigned long mode);
-void u_body(void), u_ecall(void), s_body(void), s_ecall(void), s_sret_u(void), u_msi(void);
+void u_body(void), u_ecall(void), s_body(void), s_ecall(void), s_sret_u(void), u_msi(void),
+    s_lcofi(void), s_lcofi_poll(void);
 
 static inline void ctr_pr_addr(unsigned long a) {
     if (a == 0)

@@ -326,13 +326,19 @@ ctr_mleave:
     addi sp, sp, 16*RB
     ret
 
-/* S-mode handler for ecalls delegated from U: skip, sret (3). */
+/* S-mode handler: exceptions (ecalls delegated from U) skip 4 bytes; interrupts (a delegated
+ * LCOFI) clear sip.LCOFIP. sret (3). */
     .balign 4
     .globl ctr_shandler
 ctr_shandler:
+    csrr t0, scause
+    bltz t0, 1f                 /* 5 for an interrupt (4 with NTBREN otherwise) */
     csrr t0, sepc
     addi t0, t0, 4
     csrw sepc, t0
+    sret
+1:  li t0, MIP_LCOFIP
+    csrc sip, t0
     sret
 
 /* Lower-mode bodies for ctr_enter (ra = ctr_lower_ret on entry). */
@@ -360,6 +366,28 @@ u_msi:                          /* U-mode: a call, then a store to the CLINT msi
     li t1, 1
     sw t1, 0(t0)                /* 2 (interrupt U->M) */
 1:  j 1b
+
+    .globl s_lcofi, s_lcofi_poll
+s_lcofi:                        /* S-mode, a delegated LCOFI pending: a call, SIE set (the LCOFI
+                                 * traps to S right after: LCOFIFRZ freezes), a call, return */
+    mv t2, ra
+    jal ra, f_ret               /* 9, 13 */
+    csrsi sstatus, 2            /* LCOFI: frozen, or 2, bltz taken (5), sret (3) */
+    csrci sstatus, 2
+    jal ra, f_ret               /* 9, 13 unless frozen */
+    mv ra, t2
+    jalr x0, 0(ra)              /* 13 unless frozen */
+s_lcofi_poll:                   /* S-mode: the pending LCOFI seen in sip and cleared there, never
+                                 * trapped: no freeze */
+    mv t2, ra
+    csrr t0, sip
+    li t1, MIP_LCOFIP
+    and t0, t0, t1
+    beqz t0, 1f                 /* not taken: LCOFIP is pending */
+    csrc sip, t1
+1:  jal ra, f_ret               /* 9, 13 */
+    mv ra, t2
+    jalr x0, 0(ra)              /* 13 */
 
     .globl s_sret_u
 s_sret_u:                       /* S-mode: sret into u_body */

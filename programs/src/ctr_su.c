@@ -1,7 +1,9 @@
 /* Control Transfer Records (Smctr/Ssctr v1.0) across privilege modes: the WARL masks of the
  * CTR CSRs, recording in U and S with M-mode handlers under many mctrctl settings ("Privilege
  * Mode Transitions": source or target 0; "External Traps": U->M needs MTE and STE, U->S STE,
- * S->M MTE, whatever EXCINH/INTRINH say; an MSI from U), traps delegated to S and sret, sctrctl as S-mode's view of
+ * S->M MTE, whatever EXCINH/INTRINH say; an MSI from U), traps delegated to S and sret,
+ * freeze on a Sscofpmf overflow interrupt delegated to S (LCOFIFRZ) and none when S only
+ * polls sip, sctrctl as S-mode's view of
  * mctrctl (M and MTE read-only 0). mstateen0 opens CTR and CSRIND to S-mode (ctr_stateen
  * closes them). Entries are printed (ctr.h); the expected output is QEMU 10's (see ctr_m.c). */
 #include "ctr.h"
@@ -97,6 +99,38 @@ static void transitions_run(void) {
     }
 }
 
+/* 3. Freeze on an LCOFI delegated to S ("Freeze": a trap to M-mode or to S-mode); an LCOFI seen
+ * only in sip (never trapped) does not freeze. Counter 3 (INSTRUCTIONS) wraps in M before the
+ * mret (counting stopped again), so LCOFIP is pending when S sets SIE. */
+static void lcofi_s(void) {
+    static const struct { const char *what; unsigned long ctl; void (*fn)(void); } cases[] = {
+        { "S|LCOFIFRZ, LCOFI to S", CTL_S | CTL_LCOFIFRZ, s_lcofi },
+        { "S, LCOFI to S", CTL_S, s_lcofi },
+        { "S|LCOFIFRZ, LCOFI only seen in sip", CTL_S | CTL_LCOFIFRZ, s_lcofi_poll },
+    };
+    CSR_WRITE(stvec, ctr_shandler);
+    CSR_SET(mideleg, MIP_LCOFIP);
+    CSR_SET(mie, MIP_LCOFIP);
+    for (unsigned i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        STOP_ALL();
+        evt_set(3, EV_INSTRUCTIONS, 0); /* clears OF */
+        ctr_write(3, -10ull);
+        RUN_ALL();
+        __asm__ volatile(".rept 12\n\tnop\n\t.endr" ::: "memory");
+        STOP_ALL();
+        ctr_reset(0);
+        CSR_CLEAR(mstatus, MSTATUS_SIE); /* (an earlier sret into U may have set it) */
+        CSR_WRITE(mtvec, ctr_mleave);
+        ctr_enter(cases[i].ctl, cases[i].fn, 1);
+        CSR_WRITE(mtvec, m_trap_entry);
+        printf("%s: sip.LCOFIP %d after\n", cases[i].what, (CSR_READ(mip) & MIP_LCOFIP) != 0);
+        ctr_dump(cases[i].what, 8);
+    }
+    evt_set(3, 0, 0);
+    CSR_CLEAR(mie, MIP_LCOFIP);
+    CSR_CLEAR(mideleg, MIP_LCOFIP);
+}
+
 /* 3. sctrctl from S: a view of mctrctl without M and MTE. */
 static unsigned long seen[4];
 
@@ -127,6 +161,7 @@ int main(void) {
     CSRW_I(CSR_STATEEN_HI, STATEEN_CTR | STATEEN_CSRIND);
     masks();
     transitions_run();
+    lcofi_s();
     view();
     ctr_reset(0);
     printf("ctr_su done\n");
