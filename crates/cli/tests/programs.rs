@@ -1,7 +1,8 @@
 //! The test programs in `programs/elf` (sources in `programs/src`, see `programs/README.md`) on
 //! the hart model, checked against QEMU:
 //!
-//! 1. `rvtrace run elf/<name>.elf --pcs FILE` (run in `programs/`) must exit with status 0 and
+//! 1. `rvtrace run elf/<name>.elf --pcs FILE [OPTIONS]` (run in `programs/`; OPTIONS from
+//!    `qemu.conf`'s rvtrace column, e.g. `--ctr=1.0`) must exit with status 0 and
 //!    print exactly `programs/expected/<name>.out` (made by `programs/qemu-expected.sh`). QEMU
 //!    merges the program's streams (picolibc sends stdout and stderr alike through SYS_WRITEC),
 //!    so the expectation is compared with rvtrace's stdout followed by its stderr.
@@ -67,8 +68,14 @@ struct RunResult {
     stderr: Vec<u8>,
 }
 
-/// `rvtrace run ELF --pcs PCS` in directory `cwd`, ELF given exactly as `elf`.
-fn rvtrace_run(cwd: &Path, elf: &str, pcs: &Path, scratch: &TmpDir) -> RunResult {
+/// `rvtrace run ELF --pcs PCS OPTIONS` in directory `cwd`, ELF given exactly as `elf`.
+fn rvtrace_run(
+    cwd: &Path,
+    elf: &str,
+    pcs: &Path,
+    options: &[String],
+    scratch: &TmpDir,
+) -> RunResult {
     let out_path = scratch.join("rvtrace.stdout");
     let err_path = scratch.join("rvtrace.stderr");
     let mut child = Command::new(env!("CARGO_BIN_EXE_rvtrace"))
@@ -77,6 +84,7 @@ fn rvtrace_run(cwd: &Path, elf: &str, pcs: &Path, scratch: &TmpDir) -> RunResult
         .arg(elf)
         .arg("--pcs")
         .arg(pcs)
+        .args(options)
         .stdin(Stdio::null())
         .stdout(fs::File::create(&out_path).unwrap())
         .stderr(fs::File::create(&err_path).unwrap())
@@ -124,6 +132,8 @@ struct QemuConf {
     expected: bool,
     /// Compare the PC list with QEMU's.
     pcs: bool,
+    /// Options added to `rvtrace run` (the rvtrace column: comma-separated, `-` for none).
+    run: Vec<String>,
     /// Further QEMU arguments.
     extra: Vec<String>,
 }
@@ -137,7 +147,7 @@ fn qemu_conf(prog: &str) -> QemuConf {
         if f.first() != Some(&prog) {
             continue;
         }
-        assert!(f.len() >= 5, "{}: short line {line:?}", path.display());
+        assert!(f.len() >= 6, "{}: short line {line:?}", path.display());
         let bad =
             |what: &str| -> ! { panic!("{}: {prog}: bad {what} in {line:?}", path.display()) };
         return QemuConf {
@@ -157,7 +167,11 @@ fn qemu_conf(prog: &str) -> QemuConf {
                 "no" => false,
                 _ => bad("pcs"),
             },
-            extra: f[5..].iter().map(|s| s.to_string()).collect(),
+            run: match f[5] {
+                "-" => Vec::new(),
+                opts => opts.split(',').map(str::to_string).collect(),
+            },
+            extra: f[6..].iter().map(|s| s.to_string()).collect(),
         };
     }
     QemuConf {
@@ -165,6 +179,7 @@ fn qemu_conf(prog: &str) -> QemuConf {
         props: None,
         expected: true,
         pcs: true,
+        run: Vec::new(),
         extra: Vec::new(),
     }
 }
@@ -359,7 +374,7 @@ fn check_program(name: &str) {
     let pcs_path = scratch.join("rvtrace.pcs");
 
     let started = Instant::now();
-    let r = rvtrace_run(&dir, &elf, &pcs_path, &scratch);
+    let r = rvtrace_run(&dir, &elf, &pcs_path, &conf.run, &scratch);
     let rvtrace_time = started.elapsed();
     let mut output = r.stdout.clone();
     output.extend_from_slice(&r.stderr);
@@ -450,6 +465,12 @@ program_tests! {
     pmu_events_rv32imac => "pmu_events-rv32imac",
     pmu_spec_rv64gc => "pmu_spec-rv64gc",
     pmu_spec_rv32imac => "pmu_spec-rv32imac",
+    ctr_m_rv64gc => "ctr_m-rv64gc",
+    ctr_m_rv32imac => "ctr_m-rv32imac",
+    ctr_su_rv64gc => "ctr_su-rv64gc",
+    ctr_su_rv32imac => "ctr_su-rv32imac",
+    ctr_stateen_rv64gc => "ctr_stateen-rv64gc",
+    ctr_stateen_rv32imac => "ctr_stateen-rv32imac",
 }
 
 /// Every ELF in programs/elf has a test above and an expected output, and vice versa.
@@ -497,7 +518,7 @@ fn check_conformance(name: &str) {
     )
     .unwrap();
     let pcs_path = scratch.join("rvtrace.pcs");
-    let r = rvtrace_run(&scratch, &cmdline, &pcs_path, &scratch);
+    let r = rvtrace_run(&scratch, &cmdline, &pcs_path, &[], &scratch);
     let mut output = String::from_utf8_lossy(&r.stdout).into_owned();
     output += &String::from_utf8_lossy(&r.stderr);
     assert!(

@@ -108,32 +108,32 @@ pub mod ctl {
     /// Freeze on a local counter overflow interrupt.
     pub const LCOFIFRZ: u64 = 1 << 12;
     /// Inhibit exceptions.
-    pub const EXCINH: u64 = 1 << 32;
+    pub const EXCINH: u64 = 1 << 33;
     /// Inhibit interrupts.
-    pub const INTRINH: u64 = 1 << 33;
+    pub const INTRINH: u64 = 1 << 34;
     /// Inhibit trap returns.
-    pub const TRETINH: u64 = 1 << 34;
+    pub const TRETINH: u64 = 1 << 35;
     /// Enable not-taken branches.
-    pub const NTBREN: u64 = 1 << 35;
+    pub const NTBREN: u64 = 1 << 36;
     /// Inhibit taken branches.
-    pub const TKBRINH: u64 = 1 << 36;
+    pub const TKBRINH: u64 = 1 << 37;
     /// Inhibit indirect calls.
-    pub const INDCALLINH: u64 = 1 << 39;
+    pub const INDCALLINH: u64 = 1 << 40;
     /// Inhibit direct calls.
-    pub const DIRCALLINH: u64 = 1 << 40;
+    pub const DIRCALLINH: u64 = 1 << 41;
     /// Inhibit indirect jumps without linkage.
-    pub const INDJMPINH: u64 = 1 << 41;
+    pub const INDJMPINH: u64 = 1 << 42;
     /// Inhibit direct jumps without linkage.
-    pub const DIRJMPINH: u64 = 1 << 42;
+    pub const DIRJMPINH: u64 = 1 << 43;
     /// Inhibit co-routine swaps.
-    pub const CORSWAPINH: u64 = 1 << 43;
+    pub const CORSWAPINH: u64 = 1 << 44;
     /// Inhibit function returns.
-    pub const RETINH: u64 = 1 << 44;
+    pub const RETINH: u64 = 1 << 45;
     /// Inhibit other indirect jumps with linkage.
-    pub const INDLJMPINH: u64 = 1 << 45;
+    pub const INDLJMPINH: u64 = 1 << 46;
     /// Inhibit other direct jumps with linkage.
-    pub const DIRLJMPINH: u64 = 1 << 46;
-    /// The transfer type filter bits 47:32 (v1.0: type T at bit 31+T).
+    pub const DIRLJMPINH: u64 = 1 << 47;
+    /// The transfer type filter bits 47:32 (type T at bit 32+T: EXCINH 33 .. DIRLJMPINH 47, "Transfer Type Filtering").
     pub const FILTERS: u64 = EXCINH
         | INTRINH
         | TRETINH
@@ -328,8 +328,6 @@ pub struct Layout {
     pub eten: u64,
     /// Control field: CLR (draft only).
     pub clr: u64,
-    /// The filter bit of type T is `1 << (filter_base + T)` (v1.0 31, draft 32).
-    pub filter_base: u32,
     /// Stored `mctrctl` bits (without DEPTH and CLR).
     pub mctrctl_mask: u64,
     /// Stored `sctrctl`/`vsctrctl` bits.
@@ -365,7 +363,6 @@ static V1_0: Layout = Layout {
     lcofifrz: ctl::LCOFIFRZ,
     eten: 0,
     clr: 0,
-    filter_base: 31,
     mctrctl_mask: ctl::MCTRCTL_MASK,
     sctrctl_mask: ctl::SCTRCTL_MASK,
     frozen: FROZEN,
@@ -399,7 +396,6 @@ static DRAFT_0_1_4: Layout = Layout {
     lcofifrz: draft::ctl::LCOFIFRZ,
     eten: draft::ctl::ETEN,
     clr: draft::ctl::CLR,
-    filter_base: 32,
     mctrctl_mask: draft::ctl::MCTRCONTROL_MASK,
     sctrctl_mask: draft::ctl::SCTRCONTROL_MASK,
     frozen: draft::FROZEN,
@@ -425,10 +421,12 @@ enum Window {
 
 impl Layout {
     /// The filter bit of `ctrdata.TYPE` `t`: an inhibit bit, or for not-taken branches the
-    /// NTBREN enable ("Transfer Type Filtering"; draft 5.2). 0 for the reserved types.
+    /// NTBREN enable ("Transfer Type Filtering"; draft 5.2). Both versions put type T at bit
+    /// 32 + T (EXCINH 33 .. the last inhibit at 47); 0 for the reserved types (the draft's
+    /// type-6 position is ETEN).
     pub fn filter_bit(&self, t: u8) -> u64 {
         match t {
-            1..=5 | 8..=15 => 1 << (self.filter_base + t as u32),
+            1..=5 | 8..=15 => 1 << (32 + t as u32),
             _ => 0,
         }
     }

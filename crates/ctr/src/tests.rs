@@ -54,8 +54,8 @@ fn sel(c: &mut Ctr, x: u64) {
 fn control_registers_warl_masks() {
     let mut c = Ctr::new(Version::V1_0);
     assert!(c.write(csr::MCTRCTL, u64::MAX, R64, NOCYC));
-    assert_eq!(c.read(csr::MCTRCTL, R64), Some(0x0000_7f9f_0000_1b87));
-    assert_eq!(c.read(csr::SCTRCTL, R64), Some(0x0000_7f9f_0000_1983));
+    assert_eq!(c.read(csr::MCTRCTL, R64), Some(0x0000_ff3e_0000_1b87));
+    assert_eq!(c.read(csr::SCTRCTL, R64), Some(0x0000_ff3e_0000_1983));
     // sctrctl writes leave M and MTE alone.
     assert!(c.write(csr::SCTRCTL, 0, R64, NOCYC));
     assert_eq!(c.read(csr::MCTRCTL, R64), Some(ctl::M | ctl::MTE));

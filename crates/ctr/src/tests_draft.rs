@@ -76,10 +76,10 @@ fn mode_bits_are_m_s_u_from_bit_0() {
     }
 }
 
-// Draft 2.1, 5.2: the filter bit of type T is bit 32+T (v1.0: 31+T); each inhibits its type
+// Draft 2.1, 5.2: the filter bit of type T is bit 32+T (as in v1.0); each inhibits its type
 // only; NTBREN (36) enables not-taken branches.
 #[test]
-fn filter_bits_are_one_place_higher() {
+fn filter_bits_are_at_32_plus_type() {
     let all = [
         (CfClass::UninferableCall, d::INDCALLINH, 40),
         (CfClass::InferableCall, d::DIRCALLINH, 41),

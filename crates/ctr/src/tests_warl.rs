@@ -43,10 +43,10 @@ macro_rules! warl {
 // siselect 11:0 (Sscsrind); ctrsource all bits, ctrtarget PC (MISP read-only 0 without a
 // predictor), ctrdata TYPE CCV CC; sireg4..6 read-only 0.
 warl! {
-    v1_mctrctl: V1_0, R64, csr::MCTRCTL => Some(0x0000_7f9f_0000_1b87);
+    v1_mctrctl: V1_0, R64, csr::MCTRCTL => Some(0x0000_ff3e_0000_1b87);
     v1_mctrctl_rv32: V1_0, R32, csr::MCTRCTL => Some(0x1b87);
-    v1_sctrctl: V1_0, R64, csr::SCTRCTL => Some(0x0000_7f9f_0000_1983);
-    v1_vsctrctl: V1_0, R64, csr::VSCTRCTL => Some(0x0000_7f9f_0000_1983);
+    v1_sctrctl: V1_0, R64, csr::SCTRCTL => Some(0x0000_ff3e_0000_1983);
+    v1_vsctrctl: V1_0, R64, csr::VSCTRCTL => Some(0x0000_ff3e_0000_1983);
     v1_sctrdepth: V1_0, R64, csr::SCTRDEPTH => Some(4);
     v1_sctrstatus: V1_0, R64, csr::SCTRSTATUS => Some(0x8000_000f);
     v1_siselect: V1_0, R64, csr::SISELECT => Some(0xfff);

@@ -186,15 +186,15 @@ impl Filter {
 
     /// The control register value, bit positions from the specs' register tables: v1.0
     /// "Machine Control Transfer Records Control Register" (U S M 0..2, STE 8, MTE 9, type T
-    /// at 31+T); draft 2.1 (M S U 0..2, MTE 8, STE 9, DEPTH 19:16 thermometer, type T at 32+T,
-    /// ETEN 38).
+    /// at 32+T: EXCINH 33); draft 2.1 (M S U 0..2, MTE 8, STE 9, DEPTH 19:16 thermometer, type
+    /// T at 32+T, ETEN 38).
     fn ctl(&self) -> u64 {
         let b = |on: bool, bit: u32| (on as u64) << bit;
         let (modes, te, base) = match self.version {
             Version::V1_0 => (
                 b(self.u, 0) | b(self.s, 1) | b(self.m, 2),
                 b(self.ste, 8) | b(self.mte, 9),
-                31,
+                32,
             ),
             Version::Draft0_1_4 => (
                 b(self.m, 0) | b(self.s, 1) | b(self.u, 2),
