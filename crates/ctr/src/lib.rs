@@ -66,7 +66,8 @@ pub mod csr {
     pub const SIREG5: u16 = 0x156;
     /// Sscsrind: `sireg6` (CTR: read-only 0).
     pub const SIREG6: u16 = 0x157;
-    /// Smcsrind: machine indirect register select (CTR entries in the draft only).
+    /// Smcsrind: machine indirect register select (CTR entries in the draft only; v1.0 has no
+    /// M-level indirect registers, so there every `mireg*` access is illegal, as on QEMU 10).
     pub const MISELECT: u16 = 0x350;
     /// Smcsrind: `mireg` (draft: `ctrsource`).
     pub const MIREG: u16 = 0x351;
@@ -82,10 +83,11 @@ pub mod csr {
     pub const MIREG6: u16 = 0x357;
     /// The `*iselect` values of CTR logical entries 0..=255 ("Entry Registers"; draft 3).
     pub const ENTRY_SELECT: std::ops::RangeInclusive<u64> = 0x200..=0x2ff;
-    /// Every CSR a v1.0 [`crate::Ctr`] claims.
-    pub const ALL: [u16; 12] = [
+    /// Every CSR a v1.0 [`crate::Ctr`] claims: its own, and the Sscsrind/Smcsrind windows it
+    /// stands on.
+    pub const ALL: [u16; 19] = [
         SCTRCTL, SCTRSTATUS, SCTRDEPTH, VSCTRCTL, MCTRCTL, SISELECT, SIREG, SIREG2, SIREG3, SIREG4,
-        SIREG5, SIREG6,
+        SIREG5, SIREG6, MISELECT, MIREG, MIREG2, MIREG3, MIREG4, MIREG5, MIREG6,
     ];
 }
 
@@ -811,7 +813,7 @@ impl Ctr {
             self.depth_code
         } else if c == csr::SISELECT {
             self.siselect
-        } else if c == csr::MISELECT && l.machine_window {
+        } else if c == csr::MISELECT {
             self.miselect
         } else if let Some((w, i)) = l.window(c) {
             let e = self.entry(self.selected(w)?);
@@ -870,7 +872,7 @@ impl Ctr {
         } else if c == csr::SISELECT {
             // Sscsrind: `siselect` holds at least 0..=0xFFF.
             self.siselect = v & 0xfff;
-        } else if c == csr::MISELECT && l.machine_window {
+        } else if c == csr::MISELECT {
             self.miselect = v & 0xfff;
         } else if let Some((w, i)) = l.window(c) {
             let Some(x) = self.selected(w) else {

@@ -38,7 +38,7 @@ macro_rules! warl {
 }
 
 // v1.0: every standard mctrctl field (U S M 2:0, RASEMU 7, STE 8, MTE 9, BPFRZ 11, LCOFIFRZ 12,
-// filters 36:32 and 46:39); sctrctl/vsctrctl without M and MTE; RV32 bits 31:0 only (note in
+// filters 37:33 and 47:40); sctrctl/vsctrctl without M and MTE; RV32 bits 31:0 only (note in
 // "CSR Listing"); sctrdepth 7 -> 4 (QEMU); sctrstatus WRPTR 3:0 (depth 16) and FROZEN 31;
 // siselect 11:0 (Sscsrind); ctrsource all bits, ctrtarget PC (MISP read-only 0 without a
 // predictor), ctrdata TYPE CCV CC; sireg4..6 read-only 0.
@@ -60,7 +60,7 @@ warl! {
     // v1.0 has neither the draft's CSRs nor miselect/mireg* for CTR.
     v1_no_mctrcontrol: V1_0, R64, draft::csr::MCTRCONTROL => None;
     v1_no_mctrstatus: V1_0, R64, draft::csr::MCTRSTATUS => None;
-    v1_no_miselect: V1_0, R64, csr::MISELECT => None;
+    v1_miselect: V1_0, R64, csr::MISELECT => Some(0xfff);
     v1_no_mireg: V1_0, R64, csr::MIREG => None;
 }
 
@@ -124,11 +124,34 @@ fn each_version_claims_its_own_csrs() {
     for c in [0x14e, 0x14f, 0x15f, 0x24e, 0x34e] {
         assert!(!d.claims_csr(c));
     }
-    for c in [
-        0x181, 0x182, 0x183, 0x281, 0x282, 0x381, 0x382, 0x383, 0x350, 0x351,
-    ] {
+    for c in [0x181, 0x182, 0x183, 0x281, 0x282, 0x381, 0x382, 0x383] {
         assert!(!v1.claims_csr(c));
         assert!(d.claims_csr(c));
+    }
+}
+
+// Smcsrind in v1.0 (as QEMU 10 with smcsrind=true: checked there, `csrr mireg` with
+// `miselect` = 0x200 raises an illegal-instruction exception): `miselect` holds 0..0xFFF, and no
+// `mireg*` register exists for any value, the CTR range included (v1.0 gives CTR no M-level
+// window: the note at the end of "CSR Listing").
+#[test]
+fn v1_miselect_exists_but_selects_nothing() {
+    let mut t = Ctr::new(Version::V1_0);
+    assert!(t.write(csr::MISELECT, u64::MAX, R64, NOCYC));
+    assert_eq!(t.read(csr::MISELECT, R64), Some(0xfff));
+    for sel in [0x200, 0x2ff, 0x30, 0] {
+        assert!(t.write(csr::MISELECT, sel, R64, NOCYC));
+        for r in [
+            csr::MIREG,
+            csr::MIREG2,
+            csr::MIREG3,
+            csr::MIREG4,
+            csr::MIREG5,
+            csr::MIREG6,
+        ] {
+            assert_eq!(t.read(r, R64), None, "{r:#x} with miselect {sel:#x}");
+            assert!(!t.write(r, 0, R64, NOCYC));
+        }
     }
 }
 
