@@ -20,7 +20,7 @@ use crate::codec::bits::mask;
 use crate::codec::te_inst::{branch_map_width_f0s1, QualStatus, Support, SyncFields};
 use crate::codec::{AddrTail, IrdepthFill, TeInst};
 use crate::config::{Preset, TraceConfig};
-use crate::decoder::{bpred_next, table_index, BPRED_INIT};
+use crate::predict::{bpred_next, table_index, BPRED_INIT};
 use crate::params::{IOptions, Params};
 
 /// Receives the packets an [`Encoder`] produces.

@@ -10,6 +10,7 @@
 //! * [`encoder`]: the branch trace encoder (`exampleAlgorithm.adoc`), rvtrace's and the
 //!   reference flow's behaviour.
 //! * [`decoder`]: the decoder (`decoder.adoc`), producing `rvtrace_flow::FlowElement`s.
+//! * [`predict`]: the branch predictor and jump target cache both sides keep.
 //! * [`meta`]: the sidecar (`TRACE.meta`) with the encoder settings the trace does not carry.
 #![cfg_attr(not(feature = "std"), no_std)]
 #![warn(missing_docs)]
@@ -26,6 +27,7 @@ pub mod encoder;
 #[cfg(feature = "std")]
 pub mod meta;
 pub mod params;
+pub mod predict;
 
 pub use codec::{CodecError, TeInst};
 pub use params::{IOptions, Params};
