@@ -13,10 +13,10 @@ use rvtrace_isa::{sequentially_inferred_target, CfClass};
 
 use crate::code::{Code, Ent};
 use crate::codec::bits::mask;
-use crate::predict::{bpred_next, table_index, BPRED_INIT};
 use crate::codec::te_inst::{QualStatus, SyncFields};
 use crate::codec::{CodecError, TeInst};
 use crate::params::{IOptions, Params};
+use crate::predict::{bpred_next, table_index, BPRED_INIT};
 
 /// What went wrong while following the program (the packet stream and the program disagree).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -338,7 +338,6 @@ pub struct Decoder<'a> {
     /// Statistics.
     pub stats: DecodeStats,
 }
-
 
 impl<'a> Decoder<'a> {
     /// A decoder for the program in `image` (with its block table `code`), packets laid out per

@@ -20,8 +20,8 @@ use crate::codec::bits::mask;
 use crate::codec::te_inst::{branch_map_width_f0s1, QualStatus, Support, SyncFields};
 use crate::codec::{AddrTail, IrdepthFill, TeInst};
 use crate::config::{Preset, TraceConfig};
-use crate::predict::{bpred_next, table_index, BPRED_INIT};
 use crate::params::{IOptions, Params};
+use crate::predict::{bpred_next, table_index, BPRED_INIT};
 
 /// Receives the packets an [`Encoder`] produces.
 pub trait PacketSink {
