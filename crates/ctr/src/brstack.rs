@@ -441,7 +441,8 @@ impl<'a> FlowCtr<'a> {
                 priv_,
             };
             self.retired += 1;
-            let due = matches!(self.at, SampleAt::Every(n) if n > 0 && self.retired % n == 0);
+            let due =
+                matches!(self.at, SampleAt::Every(n) if n > 0 && self.retired.is_multiple_of(n));
             if k + 1 < count {
                 let next = pc.wrapping_add(len);
                 self.retire(&i, next);
