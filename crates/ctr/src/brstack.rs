@@ -286,6 +286,10 @@ enum Pend {
 /// Privileges come from [`FlowElement::Context`]; when none was seen and the configuration does
 /// not enable all of U, S and M, M is assumed and [`FlowCtr::unknown_privilege`] counts it.
 ///
+/// An `ecall`/`ebreak` whose trap's handler is the next instruction is taken for a call
+/// serviced in place (semihosting, the built-in SBI), which the hart's CTR does not record: the
+/// trace convention for those (`rvtrace_sim::ingress`).
+///
 /// What a trace cannot tell: MISP (no predictor: 0), cycle counts (CCV=0 on the first record,
 /// CC=0), and whether a branch whose offset equals its length was taken (the hart decides that
 /// from its registers; here it is not taken). A trace loss ends sampling ([`FlowCtr::lost`]):
@@ -470,11 +474,20 @@ impl<'a> FlowCtr<'a> {
         // before a sample due at that instruction; any other trap (an interrupt, or a fault of
         // the next instruction, which did not retire) follows it, and its epc is the address the
         // queue waits for.
-        let own = !interrupt
-            && self.queue.iter().any(|p| {
-                matches!(p, Pend::Insn(i) if i.class == CfClass::EnvTrap
-                    && epc.is_none_or(|e| e == i.pc))
-            });
+        let own_insn = self.queue.iter().find_map(|p| match p {
+            Pend::Insn(i) if i.class == CfClass::EnvTrap && epc.is_none_or(|e| e == i.pc) => {
+                Some(*i)
+            }
+            _ => None,
+        });
+        let own = !interrupt && own_insn.is_some();
+        // An environment call serviced in place (semihosting, an SBI built into the hart) is
+        // no trap and a CTR records nothing; traces show it as an exception whose handler is
+        // the next instruction (the convention of the E-Trace reference flow that rvtrace's
+        // ingress follows: `rvtrace_sim::ingress`).
+        if own && own_insn.is_some_and(|i| handler == Some(i.pc.wrapping_add(i.len as u64))) {
+            return;
+        }
         let t = Pend::Trap {
             cause: cause.unwrap_or(0),
             interrupt,
