@@ -155,6 +155,27 @@ fn parse_depth(d: Option<u32>) -> Result<u64, Failure> {
     }
 }
 
+/// Write a CTR CSR at reset through the hart (which then knows whether CTR wants its events).
+fn reset_write(hart: &mut Hart, c: u16, v: u64) -> Result<(), Failure> {
+    if hart.csr_write(c, v) {
+        Ok(())
+    } else {
+        Err(Failure::Tool(format!(
+            "the hart refused the write of {v:#x} to CTR CSR {c:#x} at reset"
+        )))
+    }
+}
+
+/// Write a CTR status CSR as the perf driver would, whatever the hart's current privilege and
+/// `mstateen0` (the sampler stands outside the program). Not for `mctrctl`: the hart would not
+/// learn whether CTR wants its events.
+fn ctr_write(hart: &mut Hart, c: u16, v: u64) {
+    let (xlen, cycles) = (hart.xlen, rvtrace_ctr::hart_cycles(hart));
+    if let Some(ctr) = hart.extension_mut::<Ctr>() {
+        ctr.write(c, v, xlen, cycles);
+    }
+}
+
 /// One sample line for `entries`, with the ELF's symbols when asked.
 fn line<'i>(image: &'i Image, sym: bool, ip: u64, entries: &[PerfEntry]) -> String {
     let f = |a: u64| brstack::image_symbol(image, a);
@@ -268,12 +289,10 @@ impl<'i> Sampler<'i> {
         };
         if a.ctr_config.is_some() || a.brstack.is_some() {
             let c = parse_config(a.ctr_config.as_deref(), at, hart.xlen)?;
-            if !hart.csr_write(csr::MCTRCTL, c) {
-                return Err(Failure::Tool("the hart refused the mctrctl write".into()));
-            }
+            reset_write(hart, csr::MCTRCTL, c)?;
         }
-        if a.ctr_depth.is_some() && !hart.csr_write(csr::SCTRDEPTH, parse_depth(a.ctr_depth)?) {
-            return Err(Failure::Tool("the hart refused the sctrdepth write".into()));
+        if a.ctr_depth.is_some() {
+            reset_write(hart, csr::SCTRDEPTH, parse_depth(a.ctr_depth)?)?;
         }
         let Some(p) = &a.brstack else {
             return Ok(None);
@@ -331,7 +350,7 @@ impl<'i> Sampler<'i> {
         self.samples += 1;
         if self.at == SampleAt::Overflow && frozen {
             // As the perf driver's overflow handler: read the entries, then clear FROZEN.
-            hart.csr_write(csr::SCTRSTATUS, wrptr);
+            ctr_write(hart, csr::SCTRSTATUS, wrptr);
         }
     }
 
@@ -365,6 +384,7 @@ impl<'i> Sampler<'i> {
 /// The decoders' branch-stack output: a [`FlowCtr`] and its text.
 pub struct FlowOut<'i> {
     ctr: FlowCtr<'i>,
+    at: SampleAt,
     image: &'i Image,
     sym: bool,
     out: Output,
@@ -431,6 +451,7 @@ impl<'i> FlowOut<'i> {
             .write(csr::SCTRDEPTH, parse_depth(a.ctr_depth)?, xlen, [0; 4]);
         Ok(Some(FlowOut {
             ctr,
+            at,
             image,
             sym: a.brstack_sym,
             out: Output::create(p)?,
@@ -456,6 +477,13 @@ impl<'i> FlowOut<'i> {
             warn!(
                 "{name}: {} executed instructions are outside the ELF files (not classified: no records for them)",
                 c.unmapped
+            );
+        }
+        let freezes = c.ctr.mctrctl() & (ctl::LCOFIFRZ | ctl::BPFRZ) != 0;
+        if c.traps_without_cause > 0 && (freezes || self.at == SampleAt::Overflow) {
+            warn!(
+                "{name}: the trace gives no cause for {} traps (N-Trace reports none), so counter-overflow interrupts and breakpoints are not recognised (overflow samples, LCOFIFRZ/BPFRZ freezes)",
+                c.traps_without_cause
             );
         }
         if c.lost {

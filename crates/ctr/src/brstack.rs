@@ -308,6 +308,9 @@ pub struct FlowCtr<'a> {
     pub unknown_privilege: u64,
     /// Instructions the image did not cover (not classified).
     pub unmapped: u64,
+    /// Traps whose cause the trace did not give (N-Trace reports none): taken as exceptions
+    /// with cause 0, so neither LCOFI (freeze, overflow samples) nor breakpoint (BPFRZ).
+    pub traps_without_cause: u64,
     /// A loss was seen: no samples after it.
     pub lost: bool,
 }
@@ -328,6 +331,7 @@ impl<'a> FlowCtr<'a> {
             samples: VecDeque::new(),
             unknown_privilege: 0,
             unmapped: 0,
+            traps_without_cause: 0,
             lost: false,
         }
     }
@@ -488,6 +492,7 @@ impl<'a> FlowCtr<'a> {
         if own && own_insn.is_some_and(|i| handler == Some(i.pc.wrapping_add(i.len as u64))) {
             return;
         }
+        self.traps_without_cause += cause.is_none() as u64;
         let t = Pend::Trap {
             cause: cause.unwrap_or(0),
             interrupt,
