@@ -40,7 +40,9 @@ pub struct BrstackRunArgs {
     /// per sample a line ` IP 0xFROM/0xTO/P|M/-/-/CYCLES/TYPE/- ...`, entries youngest first
     /// (logical entry 0 first), types as the Linux RISC-V CTR driver maps them (exception
     /// SYSCALL, interrupt IRQ, xRET ERET, branches COND, indirect call IND_CALL, direct call
-    /// CALL, indirect jumps IND, direct jumps UNCOND, return RET, co-routine swap empty).
+    /// CALL, indirect jumps IND, direct jumps UNCOND, return RET, co-routine swap empty);
+    /// CYCLES is the decoded `ctrdata.CC` when CCV=1 (saturating at 65535), else 0. Like the
+    /// other trace outputs it sets the default --max-insns.
     #[arg(long, value_name = "FILE")]
     brstack: Option<PathBuf>,
     /// Name addresses with the ELF's symbols (`perf script -F ip,brstacksym`: `sym+0xoff`,
@@ -54,8 +56,8 @@ pub struct BrstackRunArgs {
     #[arg(long)]
     brstack_no_cycles: bool,
     /// `mctrctl` at reset, in hex (the program may still change it). Default with --ctr-sample:
-    /// 0x7 (U, S and M recorded, every type, no not-taken branches); with `--ctr-sample
-    /// overflow` 0x1007 (and LCOFIFRZ), as the Linux driver programs it.
+    /// 0x7 (U, S and M recorded, every type, no not-taken branches, as perf's `-j any`); with
+    /// `--ctr-sample overflow` 0x1007 (and LCOFIFRZ, which the Linux driver always sets).
     #[arg(long, value_name = "HEX")]
     ctr_config: Option<String>,
     /// `sctrdepth` at reset, in entries: 16, 32, 64, 128 or 256 [default: 16, the reset value].
