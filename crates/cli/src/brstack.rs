@@ -491,6 +491,9 @@ impl<'i> FlowOut<'i> {
         if c.lost {
             warn!("{name}: trace was lost: no samples after the first loss");
         }
+        if c.gap {
+            warn!("{name}: the trace stopped and started again (filtered?): the instructions in between are unknown, no samples after the first stop");
+        }
         Ok(())
     }
 }

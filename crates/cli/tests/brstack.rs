@@ -448,3 +448,48 @@ fn bad_combinations_are_usage_errors() {
         );
     }
 }
+
+/// A filtered trace (N-Trace `--trace-priv m`) stops and restarts: the instructions in between
+/// are not in it, so the count is unknown after the first stop: samples end there, with a
+/// warning, and those before it equal the run's.
+#[test]
+fn a_filtered_trace_ends_the_samples() {
+    let dir = tmpdir("filtered");
+    let a = run_side(
+        &dir,
+        "traps-rv64gc",
+        "100",
+        None,
+        &["--brstack-no-flags", "--brstack-no-cycles"],
+    );
+    let (elf, t, b) = (program("traps-rv64gc"), dir.join("f.nt"), dir.join("b.txt"));
+    ok(&rvtrace(&[
+        "encode",
+        "ntrace",
+        s(&dir.join("p.ing")),
+        "-o",
+        s(&t),
+        "--trace-priv",
+        "m",
+    ]));
+    let o = rvtrace(&[
+        "decode",
+        "ntrace",
+        s(&t),
+        "--elf",
+        s(&elf),
+        "--brstack",
+        s(&b),
+        "--brstack-every",
+        "100",
+    ]);
+    ok(&o);
+    assert!(
+        stderr(&o).contains("stopped and started again"),
+        "{}",
+        stderr(&o)
+    );
+    let b = read(&b);
+    assert!(b.lines().count() > 10 && b.lines().count() < a.lines().count());
+    assert!(a.starts_with(&b));
+}

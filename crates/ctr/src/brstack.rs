@@ -293,7 +293,8 @@ enum Pend {
 /// What a trace cannot tell: MISP (no predictor: 0), cycle counts (CCV=0 on the first record,
 /// CC=0), and whether a branch whose offset equals its length was taken (the hart decides that
 /// from its registers; here it is not taken). A trace loss ends sampling ([`FlowCtr::lost`]):
-/// the instruction count is not known after it.
+/// the instruction count is not known after it; so does a restart after the trace stopped
+/// ([`FlowCtr::gap`]: a filtered trace).
 pub struct FlowCtr<'a> {
     image: &'a Image,
     isa: IsaConfig,
@@ -313,6 +314,10 @@ pub struct FlowCtr<'a> {
     pub traps_without_cause: u64,
     /// A loss was seen: no samples after it.
     pub lost: bool,
+    /// Trace stopped (an End) and started again (filtered trace): the instructions in between
+    /// were not traced, so no samples after it either.
+    pub gap: bool,
+    ended: bool,
 }
 
 impl<'a> FlowCtr<'a> {
@@ -333,6 +338,8 @@ impl<'a> FlowCtr<'a> {
             unmapped: 0,
             traps_without_cause: 0,
             lost: false,
+            gap: false,
+            ended: false,
         }
     }
 
@@ -384,7 +391,7 @@ impl<'a> FlowCtr<'a> {
     }
 
     fn take_sample(&mut self, ip: u64) {
-        if self.lost {
+        if self.lost || self.gap {
             return;
         }
         self.samples.push_back(Sample {
@@ -521,6 +528,9 @@ impl<'a> FlowCtr<'a> {
 
 impl FlowSink for FlowCtr<'_> {
     fn element(&mut self, e: &FlowElement) {
+        if self.ended && matches!(e, FlowElement::Sync { .. } | FlowElement::Range { .. }) {
+            self.gap = true;
+        }
         match *e {
             FlowElement::Sync { addr, .. } => self.resolve(addr),
             FlowElement::Range { start, count, .. } => {
@@ -546,7 +556,10 @@ impl FlowSink for FlowCtr<'_> {
             }
             // The end of trace: nothing follows, so what waits for a successor is dropped (the
             // hart side takes no sample once the program has stopped either).
-            FlowElement::End { .. } => self.queue.clear(),
+            FlowElement::End { .. } => {
+                self.queue.clear();
+                self.ended = true;
+            }
         }
     }
 }
