@@ -270,7 +270,10 @@ impl<'i> Sampler<'i> {
         image: &'i Image,
     ) -> Result<Option<Sampler<'i>>, Failure> {
         check_run(a)?;
-        let has_ctr = hart.extension_mut::<Ctr>().is_some();
+        // Sampling follows v1.0 (CSR numbers, `mctrctl` fields, the driver's mapping).
+        let has_ctr = hart
+            .extension_mut::<Ctr>()
+            .is_some_and(|c| c.version() == rvtrace_ctr::Version::V1_0);
         if !has_ctr {
             for (given, opt) in [
                 (a.brstack.is_some(), "--brstack"),
@@ -279,7 +282,7 @@ impl<'i> Sampler<'i> {
             ] {
                 if given {
                     return Err(usage(format!(
-                        "{opt} needs --ctr 1.0 (the hart has no CTR)"
+                        "{opt} needs --ctr 1.0 (the hart has no CTR, or the v0.1.4 draft's)"
                     )));
                 }
             }

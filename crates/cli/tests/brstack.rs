@@ -402,6 +402,13 @@ fn bad_combinations_are_usage_errors() {
         &cat(&["run", e], &["--ctr-config", "0x7"]),
         "--ctr-config needs --ctr 1.0",
     );
+    usage_error(
+        &cat(
+            &["run", e],
+            &["--ctr", "0.1.4", "--ctr-sample", "5", "--brstack", o],
+        ),
+        "--brstack needs --ctr 1.0",
+    );
     assert!(!out.exists(), "no output created by a usage error");
     usage_error(
         &cat(

@@ -321,9 +321,10 @@ pub struct FlowCtr<'a> {
 }
 
 impl<'a> FlowCtr<'a> {
-    /// A CTR with `mctrctl` = `mctrctl` (depth 16 unless changed through [`FlowCtr::ctr`]).
+    /// A v1.0 CTR with `mctrctl` = `mctrctl` (depth 16 unless changed through
+    /// [`FlowCtr::ctr`]).
     pub fn new(image: &'a Image, isa: IsaConfig, mctrctl: u64, at: SampleAt) -> FlowCtr<'a> {
-        let mut ctr = Ctr::new();
+        let mut ctr = Ctr::new(crate::Version::V1_0);
         ctr.write(crate::csr::MCTRCTL, mctrctl, isa.xlen, [0; 4]);
         FlowCtr {
             image,

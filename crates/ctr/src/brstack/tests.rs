@@ -211,7 +211,7 @@ mod against_the_hart {
         let mut hart = Hart::new(&Config::virt(xlen, "x"));
         hart.load(&image).unwrap();
         rvtrace_testkit::quiet_semihost(&mut hart, &image, "x");
-        hart.attach(Box::new(Ctr::new()));
+        hart.attach(Box::new(Ctr::new(crate::Version::V1_0)));
         assert!(hart.csr_write(crate::csr::MCTRCTL, mctrctl));
         let isa = IsaConfig {
             xlen,
