@@ -185,12 +185,14 @@ fn filters_and_privileges_agree() {
         &[("ntrace", &["--ownership"])],
     );
     assert!(a.contains(" 0x0/"), "a trap from U (disabled) has source 0");
-    let a = agree("timer-rv64gc", "47", Some("0x1000000007"), BOTH);
+    // U, S, M and TKBRINH (bit 37 = 32 + type 5, the v1.0 `mctrctl` diagram).
+    let a = agree("timer-rv64gc", "47", Some("0x2000000007"), BOTH);
     assert!(
         !a.contains("/COND/"),
         "taken branches inhibited, not-taken not enabled"
     );
-    let a = agree("recurse-rv64gc", "499", Some("0x800000007"), BOTH);
+    // U, S, M and NTBREN (bit 36 = 32 + type 4).
+    let a = agree("recurse-rv64gc", "499", Some("0x1000000007"), BOTH);
     let nt = a.split(' ').filter(|e| e.ends_with("/COND/-")).any(|e| {
         let (f, t) = e.split_once('/').unwrap();
         let t = t.split('/').next().unwrap();
