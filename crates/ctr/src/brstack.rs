@@ -264,11 +264,14 @@ struct PendInsn {
     len: u8,
     class: CfClass,
     priv_: u8,
+    /// An xRET held in the queue: the privilege it returned to, as known so far.
+    to_priv: Option<u8>,
 }
 
 #[derive(Clone, Copy, Debug)]
 enum Pend {
-    Insn(PendInsn),
+    /// An instruction and, once known, the address after it.
+    Insn(PendInsn, Option<u64>),
     Trap {
         cause: u64,
         interrupt: bool,
@@ -387,7 +390,10 @@ impl<'a> FlowCtr<'a> {
             mtime: 0,
         };
         let taken = next_pc != i.pc.wrapping_add(i.len as u64);
-        let new_priv = self.privilege();
+        let new_priv = match i.to_priv {
+            Some(p) => p,
+            None => self.privilege(),
+        };
         self.ctr.on_retire(&ev, new_priv, taken, false);
     }
 
@@ -407,11 +413,41 @@ impl<'a> FlowCtr<'a> {
         }
     }
 
-    /// Everything queued, now that the next instruction's address `next` is known.
-    fn resolve(&mut self, next: u64) {
+    /// Everything queued, now that the next instruction's address `next` is known. With
+    /// `hold` (`next` starts a one-instruction range) an xRET waiting for its target keeps the
+    /// queue, its addresses now bound, until the element after that range: a decoder may
+    /// report the new privilege only after the range of the instruction its packet names (the
+    /// E-Trace decoder does: the instruction after an xRET), and the xRET's record depends on
+    /// it ("Trap and Trap Return Recording").
+    fn resolve(&mut self, next: u64, hold: bool) {
+        if hold
+            && self
+                .queue
+                .iter()
+                .any(|p| matches!(p, Pend::Insn(i, None) if i.class == CfClass::TrapReturn))
+        {
+            let now = self.priv_;
+            for p in self.queue.iter_mut() {
+                match p {
+                    Pend::Insn(i, to) => {
+                        if to.is_none() && i.class == CfClass::TrapReturn {
+                            i.to_priv = now;
+                        }
+                        to.get_or_insert(next);
+                    }
+                    Pend::Sample(to) => {
+                        to.get_or_insert(next);
+                    }
+                    Pend::Trap { handler, .. } => {
+                        handler.get_or_insert(next);
+                    }
+                }
+            }
+            return;
+        }
         while let Some(p) = self.queue.pop_front() {
             match p {
-                Pend::Insn(i) => self.retire(&i, next),
+                Pend::Insn(i, to) => self.retire(&i, to.unwrap_or(next)),
                 Pend::Trap {
                     cause,
                     interrupt,
@@ -455,6 +491,7 @@ impl<'a> FlowCtr<'a> {
                 len: len as u8,
                 class,
                 priv_,
+                to_priv: None,
             };
             self.retired += 1;
             let due =
@@ -467,7 +504,7 @@ impl<'a> FlowCtr<'a> {
                 }
                 pc = next;
             } else {
-                self.queue.push_back(Pend::Insn(i));
+                self.queue.push_back(Pend::Insn(i, None));
                 if due {
                     self.queue.push_back(Pend::Sample(None));
                 }
@@ -487,7 +524,7 @@ impl<'a> FlowCtr<'a> {
         // the next instruction, which did not retire) follows it, and its epc is the address the
         // queue waits for.
         let own_insn = self.queue.iter().find_map(|p| match p {
-            Pend::Insn(i) if i.class == CfClass::EnvTrap && epc.is_none_or(|e| e == i.pc) => {
+            Pend::Insn(i, _) if i.class == CfClass::EnvTrap && epc.is_none_or(|e| e == i.pc) => {
                 Some(*i)
             }
             _ => None,
@@ -517,7 +554,7 @@ impl<'a> FlowCtr<'a> {
             self.queue.insert(at, t);
         } else {
             if let Some(e) = epc {
-                self.resolve(e);
+                self.resolve(e, false);
             }
             self.queue.push_back(t);
         }
@@ -533,9 +570,9 @@ impl FlowSink for FlowCtr<'_> {
             self.gap = true;
         }
         match *e {
-            FlowElement::Sync { addr, .. } => self.resolve(addr),
+            FlowElement::Sync { addr, .. } => self.resolve(addr, false),
             FlowElement::Range { start, count, .. } => {
-                self.resolve(start);
+                self.resolve(start, count == 1);
                 self.range(start, count);
             }
             FlowElement::Trap {
@@ -548,6 +585,28 @@ impl FlowSink for FlowCtr<'_> {
             FlowElement::Context { privilege, .. } => {
                 if let Some(p) = privilege {
                     self.priv_ = Some(p);
+                    // Held after an xRET (see `resolve`), with no trap since: the xRET returned
+                    // to `p`, and what followed it ran there.
+                    let held = self.queue.iter().position(
+                        |q| matches!(q, Pend::Insn(i, Some(_)) if i.class == CfClass::TrapReturn),
+                    );
+                    let trap_since = held.is_some_and(|k| {
+                        self.queue
+                            .iter()
+                            .skip(k)
+                            .any(|q| matches!(q, Pend::Trap { .. }))
+                    });
+                    if let (Some(k), false) = (held, trap_since) {
+                        for (j, q) in self.queue.iter_mut().enumerate().skip(k) {
+                            if let Pend::Insn(i, _) = q {
+                                if j == k {
+                                    i.to_priv = Some(p);
+                                } else {
+                                    i.priv_ = p;
+                                }
+                            }
+                        }
+                    }
                 }
             }
             FlowElement::Time { .. } => {}
