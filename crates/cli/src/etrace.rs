@@ -422,6 +422,8 @@ pub struct DecodeArgs {
     no_meta: bool,
     #[command(flatten)]
     trace_args: TraceArgs,
+    #[command(flatten)]
+    brstack: crate::brstack::BrstackDecodeArgs,
 }
 
 /// The address width a static configuration file gives, if any (so that `--xlen` need not be
@@ -719,6 +721,8 @@ pub fn decode(a: &DecodeArgs) -> CmdResult {
     if let Some(p) = &a.flow {
         outs.push(("--flow", p.as_path()));
     }
+    outs.extend(crate::brstack::decode_outputs(&a.brstack));
+    crate::brstack::check_decode(&a.brstack)?;
     let mut ins: Vec<&Path> = vec![a.trace.as_path()];
     ins.extend(a.elf.iter().map(|p| p.as_path()));
     report::distinct(&ins, &outs)?;
@@ -814,6 +818,7 @@ pub fn decode(a: &DecodeArgs) -> CmdResult {
         Some(p) => Some(FlowText::new(&image, report::Output::create(p)?)),
         None => None,
     };
+    let mut brstack = crate::brstack::FlowOut::new(&a.brstack, &image, xlen)?;
     let mut warnings = report::Warnings::new(a.trace.display(), a.max_warnings);
     let mut first_error: Option<String> = None;
     let mut sink = |e: &FlowElement| {
@@ -822,6 +827,9 @@ pub fn decode(a: &DecodeArgs) -> CmdResult {
         }
         if let Some(f) = flow.as_mut() {
             f.element(e);
+        }
+        if let Some(b) = brstack.as_mut() {
+            b.element(e);
         }
         if let FlowElement::Loss {
             offset,
@@ -845,6 +853,9 @@ pub fn decode(a: &DecodeArgs) -> CmdResult {
     if let Some(f) = flow {
         let out = f.finish().map_err(|e| Failure::io("writing --flow", e))?;
         out.finish()?;
+    }
+    if let Some(b) = brstack {
+        b.finish()?;
     }
     let st = dec.stats;
     say!(

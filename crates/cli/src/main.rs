@@ -4,6 +4,7 @@
 #[macro_use]
 mod report;
 mod boot;
+mod brstack;
 mod compare;
 mod convert;
 mod etrace;

@@ -261,6 +261,8 @@ pub struct DecodeArgs {
     no_meta: bool,
     #[command(flatten)]
     opts: DecodeOpts,
+    #[command(flatten)]
+    brstack: crate::brstack::BrstackDecodeArgs,
 }
 
 /// The sidecar of `trace` (`TRACE.meta`), if there is one; a sidecar that does not parse is
@@ -685,6 +687,8 @@ pub fn decode(a: &DecodeArgs) -> CmdResult {
     if let Some(p) = &a.flow {
         outputs.push(("--flow", p));
     }
+    outputs.extend(crate::brstack::decode_outputs(&a.brstack));
+    crate::brstack::check_decode(&a.brstack)?;
     report::distinct(&inputs, &outputs)?;
     let input = TraceInput::open(&a.trace)?;
     // The first bytes: what kind of file this is, and what `diagnose` looks at.
@@ -730,6 +734,7 @@ pub fn decode(a: &DecodeArgs) -> CmdResult {
         Some(p) => Some(FlowText::new(&image, Output::create(p)?)),
         None => None,
     };
+    let mut brstack = crate::brstack::FlowOut::new(&a.brstack, &image, xlen)?;
     let mut warnings = Warnings::new(t.display(), a.max_warnings);
     let mut fifo_lost = false;
     let mut sink = |e: &FlowElement| {
@@ -748,6 +753,9 @@ pub fn decode(a: &DecodeArgs) -> CmdResult {
         if let Some(w) = flow.as_mut() {
             w.element(e);
         }
+        if let Some(b) = brstack.as_mut() {
+            b.element(e);
+        }
     };
     let mut dec = Decoder::new(&image, cfg);
     input.for_each_chunk(|c| dec.push(c, &mut sink))?;
@@ -765,6 +773,9 @@ pub fn decode(a: &DecodeArgs) -> CmdResult {
             .finish()
             .map_err(|e| Failure::io(format_args!("writing {}", p.display()), e))?;
         out.finish()?;
+    }
+    if let Some(b) = brstack {
+        b.finish()?;
     }
     if st.errors > 0 {
         if fifo_lost {

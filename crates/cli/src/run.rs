@@ -146,6 +146,8 @@ pub struct RunArgs {
     /// `/chosen/bootargs` of the device tree in --sbi and --bios modes.
     #[arg(long, value_name = "TEXT")]
     bootargs: Option<String>,
+    #[command(flatten)]
+    brstack: crate::brstack::BrstackRunArgs,
 }
 
 impl RunArgs {
@@ -484,7 +486,12 @@ fn stop_text(stop: &Stop, interrupted: bool) -> String {
 /// Runs the hart to its stop in slices of [`INTERRUPT_CHECK`] instructions, looking at Ctrl-C
 /// between them (the hart's loop stays as fast as without it). `max` 0 is no limit. Returns the
 /// stop and whether Ctrl-C ended the run.
-fn run_interruptible<O: Observer>(hart: &mut Hart, obs: &mut O, max: u64) -> (Stop, bool) {
+fn run_interruptible<O: Observer>(
+    hart: &mut Hart,
+    obs: &mut O,
+    max: u64,
+    sampler: Option<&mut crate::brstack::Sampler>,
+) -> (Stop, bool) {
     let first = hart.instret;
     let end = if max == 0 {
         u64::MAX
@@ -498,7 +505,7 @@ fn run_interruptible<O: Observer>(hart: &mut Hart, obs: &mut O, max: u64) -> (St
     } else {
         Progress::count("run", "instructions", (max != 0).then_some(max))
     };
-    let r = run_slices(hart, obs, end, &progress, first);
+    let r = run_slices(hart, obs, end, &progress, first, sampler);
     progress.finish();
     r
 }
@@ -509,14 +516,27 @@ fn run_slices<O: Observer>(
     end: u64,
     progress: &Progress,
     first: u64,
+    mut sampler: Option<&mut crate::brstack::Sampler>,
 ) -> (Stop, bool) {
+    // `--ctr-sample`: slices end at the sample points, and the LCOFI watch stops the hart right
+    // after a counter-overflow interrupt.
+    let mut watch = sampler.as_ref().map(|s| s.watch()).unwrap_or_default();
+    let mut obs = (obs, &mut watch);
     loop {
         progress.set(hart.instret - first);
-        let n = (end - hart.instret.min(end)).min(INTERRUPT_CHECK);
+        let mut n = (end - hart.instret.min(end)).min(INTERRUPT_CHECK);
         if n == 0 {
             return (Stop::InsnLimit, false);
         }
-        let stop = hart.run(obs, n);
+        if let Some(s) = &sampler {
+            n = n.min(s.budget(hart.instret));
+        }
+        let stop = hart.run(&mut obs, n);
+        if let Some(s) = &mut sampler {
+            if s.after(hart, obs.1, &stop) {
+                continue;
+            }
+        }
         if stop != Stop::InsnLimit {
             return (stop, false);
         }
@@ -600,6 +620,8 @@ pub fn run(args: &RunArgs) -> CmdResult {
             outputs.push((opt, p.as_path()));
         }
     }
+    outputs.extend(crate::brstack::run_outputs(&args.brstack));
+    crate::brstack::check_run(&args.brstack)?;
     report::distinct(&inputs, &outputs)?;
     let to_stdout = outputs.iter().any(|(_, p)| report::is_std(p));
     let max_insns = match (booting, args.max_insns) {
@@ -651,6 +673,7 @@ pub fn run(args: &RunArgs) -> CmdResult {
         }
     }
 
+    let mut sampler = crate::brstack::Sampler::new(&args.brstack, &mut hart, &image)?;
     let mut pcs = Maybe(match &args.pcs {
         Some(p) => Some(PcWriter::new(Output::create(p)?)),
         None => None,
@@ -732,7 +755,7 @@ pub fn run(args: &RunArgs) -> CmdResult {
                 ),
             ),
         );
-        (stop, interrupted) = run_interruptible(&mut hart, &mut obs, max_insns);
+        (stop, interrupted) = run_interruptible(&mut hart, &mut obs, max_insns, sampler.as_mut());
         if let Some(r) = &mut recorder.0 {
             r.finish();
         }
@@ -748,6 +771,9 @@ pub fn run(args: &RunArgs) -> CmdResult {
     };
     if let Some(w) = pcs.0 {
         keep(w.finish());
+    }
+    if let Some(s) = sampler {
+        keep(s.finish().map(|_| ()));
     }
     let ingress_err = sink.err.take();
     if let Some(w) = sink.bin {

@@ -39,6 +39,8 @@ impl Version {
     }
 }
 
+pub mod brstack;
+
 /// CSR numbers of v1.0 ("CSR Listing"; Sscsrind for `siselect`/`sireg*`, Smcsrind for
 /// `miselect`/`mireg*`).
 pub mod csr {
