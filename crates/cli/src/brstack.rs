@@ -9,7 +9,8 @@ use rvtrace_ctr::{csr, ctl, Ctr};
 use rvtrace_flow::{FlowElement, FlowSink};
 use rvtrace_image::Image;
 use rvtrace_isa::{IsaConfig, Xlen};
-use rvtrace_sim::{Hart, Observer, Stop, TrapInfo};
+use rvtrace_sim::extension::{Ctx, Extension};
+use rvtrace_sim::{Hart, Stop, TrapInfo};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -240,24 +241,23 @@ pub struct Sampler<'i> {
     pub samples: u64,
 }
 
-/// Watches for the LCOFI trap in `overflow` mode: asks the hart to stop right after it.
+/// In `overflow` mode: stops the hart right after it takes a counter-overflow interrupt. An
+/// extension, because traps reach extensions on the hart's cold path: the run pays nothing per
+/// instruction (an observer would be polled after every one).
 #[derive(Default)]
-pub struct LcofiWatch {
+struct LcofiStop {
     epc: Option<u64>,
-    on: bool,
 }
 
-impl Observer for LcofiWatch {
-    #[inline(always)]
-    fn trap(&mut self, t: &TrapInfo) {
-        if self.on && t.interrupt && t.cause == rvtrace_sim::csr::irq::LCOFI.trailing_zeros() as u64
-        {
-            self.epc = Some(t.epc);
-        }
+impl Extension for LcofiStop {
+    fn name(&self) -> &'static str {
+        "brstack-overflow-sampler"
     }
-    #[inline(always)]
-    fn stop_requested(&mut self) -> bool {
-        self.epc.is_some()
+    fn trap(&mut self, ctx: &mut Ctx, t: &TrapInfo) {
+        if t.interrupt && t.cause == rvtrace_sim::csr::irq::LCOFI.trailing_zeros() as u64 {
+            self.epc = Some(t.epc);
+            ctx.request_stop();
+        }
     }
 }
 
@@ -304,7 +304,11 @@ impl<'i> Sampler<'i> {
         };
         let next = match at {
             SampleAt::Every(n) => hart.instret.saturating_add(n),
-            SampleAt::Overflow => u64::MAX,
+            SampleAt::Overflow => {
+                // After the CTR, so that its freeze has happened when the hart stops.
+                hart.attach(Box::<LcofiStop>::default());
+                u64::MAX
+            }
         };
         Ok(Some(Sampler {
             at,
@@ -319,14 +323,6 @@ impl<'i> Sampler<'i> {
             err: None,
             samples: 0,
         }))
-    }
-
-    /// The watch to run beside the other observers.
-    pub fn watch(&self) -> LcofiWatch {
-        LcofiWatch {
-            epc: None,
-            on: self.at == SampleAt::Overflow,
-        }
     }
 
     /// Instructions the hart may run before the next sample (at least 1).
@@ -361,8 +357,9 @@ impl<'i> Sampler<'i> {
 
     /// After `hart.run` stopped with `stop`: take the sample that is due. `true` when the stop
     /// was only for the sample (the run goes on).
-    pub fn after(&mut self, hart: &mut Hart, watch: &mut LcofiWatch, stop: &Stop) -> bool {
-        if let Some(epc) = watch.epc.take() {
+    pub fn after(&mut self, hart: &mut Hart, stop: &Stop) -> bool {
+        let overflow = hart.extension_mut::<LcofiStop>().and_then(|w| w.epc.take());
+        if let Some(epc) = overflow {
             self.write(hart, epc);
             return *stop == Stop::Requested;
         }

@@ -518,10 +518,8 @@ fn run_slices<O: Observer>(
     first: u64,
     mut sampler: Option<&mut crate::brstack::Sampler>,
 ) -> (Stop, bool) {
-    // `--ctr-sample`: slices end at the sample points, and the LCOFI watch stops the hart right
-    // after a counter-overflow interrupt.
-    let mut watch = sampler.as_ref().map(|s| s.watch()).unwrap_or_default();
-    let mut obs = (obs, &mut watch);
+    // `--ctr-sample`: slices end at the sample points (and, sampling at overflows, the sampler
+    // stops the hart right after each counter-overflow interrupt).
     loop {
         progress.set(hart.instret - first);
         let mut n = (end - hart.instret.min(end)).min(INTERRUPT_CHECK);
@@ -531,9 +529,9 @@ fn run_slices<O: Observer>(
         if let Some(s) = &sampler {
             n = n.min(s.budget(hart.instret));
         }
-        let stop = hart.run(&mut obs, n);
+        let stop = hart.run(obs, n);
         if let Some(s) = &mut sampler {
-            if s.after(hart, obs.1, &stop) {
+            if s.after(hart, &stop) {
                 continue;
             }
         }
