@@ -138,3 +138,28 @@ for arch in rv64gc rv32imac; do
         echo "built boot/$name-$arch.elf"
     done
 done
+
+# DWARF-4 builds for the analysis tests (coverage, AutoFDO: crates/analysis): debug info kept,
+# -gdwarf-4 because Debian's autofdo 0.19 reads DWARF 4 only, and picolibc's crt0 linked after
+# the program's own objects: autofdo stops at the first compilation unit it cannot parse, and
+# picolibc's are DWARF 5, so the program's units must come first (the layout is otherwise that
+# of elf/). Kept out of elf/ (the QEMU comparison runs every elf/*.elf).
+dwarf_build() {
+    name=$1 archs=$2
+    shift 2
+    for arch in $archs; do
+        case $arch in
+        rv64gc) crt0=/usr/lib/picolibc/riscv64-unknown-elf/lib/rv64imafdc/lp64d/crt0-semihost.o ;;
+        rv32imac) crt0=/usr/lib/picolibc/riscv64-unknown-elf/lib/rv32imac/ilp32/crt0-semihost.o ;;
+        esac
+        mkdir -p "$here/dwarf"
+        # shellcheck disable=SC2046
+        $cc $(echo "$common" | sed 's/ -g / -gdwarf-4 /') -nostartfiles $(arch_flags "$arch") "$@" "$crt0" -lm \
+            -o "$here/dwarf/$name-$arch.elf"
+        echo "built dwarf/$name-$arch.elf"
+    done
+}
+dwarf_build recurse "$both" recurse.c
+dwarf_build setjmp rv64gc setjmp.c
+dwarf_build loops rv64gc loops.c
+dwarf_build traps rv64gc traps.c rvtest.S
