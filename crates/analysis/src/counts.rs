@@ -1,0 +1,129 @@
+//! Exact execution counts from flow: how often each straight-line run of instructions executed
+//! and how often each taken control transfer went from where to where. Ranges are made
+//! canonical (maximal: a range that continues where the previous one ended, with nothing but
+//! time or context between them, is joined to it), so every source of the same execution gives
+//! the same counts however its decoder cut the ranges.
+
+use rvtrace_flow::{insn_len_at, FlowElement, FlowSink, SyncReason};
+use rvtrace_image::Image;
+use std::collections::{BTreeMap, HashMap};
+
+/// Execution counts of one or more flows.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Counts {
+    /// Times each maximal range (first instruction, last instruction) executed.
+    pub ranges: HashMap<(u64, u64), u64>,
+    /// Times each taken transfer (last instruction of a range -> first of the next) happened,
+    /// when nothing (a trap, a loss, a sync) came between the two ranges.
+    pub branches: HashMap<(u64, u64), u64>,
+    /// Instructions in all ranges.
+    pub instructions: u64,
+    /// Trace losses seen.
+    pub losses: u64,
+}
+
+impl Counts {
+    /// Adds the counts of another flow of the same program.
+    pub fn merge(&mut self, o: &Counts) {
+        for (k, v) in &o.ranges {
+            *self.ranges.entry(*k).or_default() += v;
+        }
+        for (k, v) in &o.branches {
+            *self.branches.entry(*k).or_default() += v;
+        }
+        self.instructions += o.instructions;
+        self.losses += o.losses;
+    }
+
+    /// Times each instruction executed (expanding ranges with the program image), by address.
+    /// Ranges that run outside the image stop there.
+    pub fn per_address(&self, image: &Image) -> BTreeMap<u64, u64> {
+        let mut m = BTreeMap::new();
+        for (&(start, last), &n) in &self.ranges {
+            let mut pc = start;
+            loop {
+                *m.entry(pc).or_default() += n;
+                if pc == last {
+                    break;
+                }
+                match insn_len_at(image, pc) {
+                    Some(l) if pc.wrapping_add(l) <= last => pc = pc.wrapping_add(l),
+                    _ => break,
+                }
+            }
+        }
+        m
+    }
+}
+
+/// Collects [`Counts`] from flow elements.
+pub struct Counter<'a> {
+    image: &'a Image,
+    // The open range (start, last, count), and whether the previous one ended right before the
+    // next element (a transfer can be recorded).
+    open: Option<(u64, u64, u64)>,
+    linked: bool,
+    counts: Counts,
+}
+
+impl<'a> Counter<'a> {
+    /// A counter for the program in `image` (instruction lengths join ranges).
+    pub fn new(image: &'a Image) -> Self {
+        Counter {
+            image,
+            open: None,
+            linked: false,
+            counts: Counts::default(),
+        }
+    }
+
+    fn close(&mut self) {
+        if let Some((s, l, _)) = self.open.take() {
+            *self.counts.ranges.entry((s, l)).or_default() += 1;
+        }
+    }
+
+    /// The counts (closing the open range).
+    pub fn finish(mut self) -> Counts {
+        self.close();
+        self.counts
+    }
+}
+
+impl FlowSink for Counter<'_> {
+    fn element(&mut self, e: &FlowElement) {
+        match *e {
+            FlowElement::Range { start, last, count } => {
+                self.counts.instructions += count;
+                if let Some((s, l, n)) = self.open {
+                    if self.linked {
+                        let fall = insn_len_at(self.image, l).map(|len| l.wrapping_add(len));
+                        if fall == Some(start) {
+                            self.open = Some((s, last, n + count));
+                            return;
+                        }
+                        *self.counts.branches.entry((l, start)).or_default() += 1;
+                    }
+                }
+                self.close();
+                self.open = Some((start, last, count));
+                self.linked = true;
+            }
+            FlowElement::Time { .. } | FlowElement::Context { .. } => {}
+            FlowElement::Loss { .. } => {
+                self.counts.losses += 1;
+                self.close();
+                self.linked = false;
+            }
+            // A periodic sync only restates where execution goes on.
+            FlowElement::Sync {
+                reason: SyncReason::Periodic | SyncReason::Other(_),
+                ..
+            } => {}
+            FlowElement::Sync { .. } | FlowElement::Trap { .. } | FlowElement::End { .. } => {
+                self.close();
+                self.linked = false;
+            }
+        }
+    }
+}

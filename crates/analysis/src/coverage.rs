@@ -1,0 +1,168 @@
+//! Line, function and branch coverage from exact execution counts and DWARF line tables,
+//! written as an lcov tracefile (the format of `geninfo(1)`: `TN`, `SF`, `FN`, `FNDA`, `FNF`,
+//! `FNH`, `BRDA`, `BRF`, `BRH`, `DA`, `LF`, `LH`, `end_of_record`).
+//!
+//! * A line is found when the line table maps an instruction of a function to it; its count
+//!   is the largest count of its instructions (a line is hit when any of them retired).
+//! * A function (with a line) is hit when its first instruction retired; `FNDA` is that count.
+//! * A conditional branch (`rvtrace_isa` class `Branch`) gives two lcov branches on its line:
+//!   taken (branch 0: the flow went from it to its target) and not taken (branch 1: the next
+//!   instruction in the same range); `-` when the branch never executed.
+
+use crate::counts::Counts;
+use crate::symbols::Symbols;
+use rvtrace_flow::insn_len_at;
+use rvtrace_image::Image;
+use rvtrace_isa::{classify, CfClass, IsaConfig};
+use std::collections::{BTreeMap, HashMap};
+use std::fmt::Write as _;
+
+/// Totals of a coverage report (what `lcov --summary` prints).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Summary {
+    /// Lines found.
+    pub lines_found: u64,
+    /// Lines hit.
+    pub lines_hit: u64,
+    /// Functions found.
+    pub functions_found: u64,
+    /// Functions hit.
+    pub functions_hit: u64,
+    /// Branch directions found (two per conditional branch).
+    pub branches_found: u64,
+    /// Branch directions taken at least once.
+    pub branches_hit: u64,
+}
+
+#[derive(Default)]
+struct FileCov {
+    functions: Vec<(u32, String, u64)>,
+    lines: BTreeMap<u32, u64>,
+    // line -> branches in address order: (executed, taken, not taken)
+    branches: BTreeMap<u32, Vec<(u64, u64, u64)>>,
+}
+
+/// Coverage of one program.
+pub struct Coverage {
+    files: BTreeMap<String, FileCov>,
+}
+
+impl Coverage {
+    /// Coverage of the program (`image`, `syms` with line tables) from `counts`.
+    pub fn new(counts: &Counts, image: &Image, syms: &Symbols, isa: IsaConfig) -> Coverage {
+        let exec = counts.per_address(image);
+        let mut ends: HashMap<u64, u64> = HashMap::new();
+        for (&(_, last), &n) in &counts.ranges {
+            *ends.entry(last).or_default() += n;
+        }
+        let mut files: BTreeMap<String, FileCov> = BTreeMap::new();
+        for f in syms.functions() {
+            let rows = syms.lines_in(f.start, f.end);
+            let Some(entry) = syms
+                .line_at(f.start)
+                .or_else(|| rows.first().map(|r| r.2.clone()))
+            else {
+                continue;
+            };
+            let hits = exec.get(&f.start).copied().unwrap_or(0);
+            files
+                .entry(entry.file.clone())
+                .or_default()
+                .functions
+                .push((entry.line, f.name.clone(), hits));
+            // Walk the instructions of each line-table row.
+            for (addr, len, line) in rows {
+                let fc = files.entry(line.file.clone()).or_default();
+                let mut pc = addr.max(f.start);
+                let end = (addr + len).min(f.end);
+                let mut any = false;
+                let mut best = 0u64;
+                while pc < end {
+                    let n = exec.get(&pc).copied().unwrap_or(0);
+                    any = true;
+                    best = best.max(n);
+                    let Some(l) = insn_len_at(image, pc) else {
+                        break;
+                    };
+                    if let Some(bits) = image.fetch(pc) {
+                        let info = classify(&isa, bits);
+                        if info.class == CfClass::Branch {
+                            if let Some(t) = info.target_addr(pc, isa.xlen) {
+                                let taken = counts.branches.get(&(pc, t)).copied().unwrap_or(0);
+                                let not_taken =
+                                    n.saturating_sub(ends.get(&pc).copied().unwrap_or(0));
+                                fc.branches
+                                    .entry(line.line)
+                                    .or_default()
+                                    .push((n, taken, not_taken));
+                            }
+                        }
+                    }
+                    pc += l;
+                }
+                if any {
+                    let e = fc.lines.entry(line.line).or_default();
+                    *e = (*e).max(best);
+                }
+            }
+        }
+        Coverage { files }
+    }
+
+    /// The totals.
+    pub fn summary(&self) -> Summary {
+        let mut s = Summary::default();
+        for fc in self.files.values() {
+            s.functions_found += fc.functions.len() as u64;
+            s.functions_hit += fc.functions.iter().filter(|f| f.2 > 0).count() as u64;
+            s.lines_found += fc.lines.len() as u64;
+            s.lines_hit += fc.lines.values().filter(|&&n| n > 0).count() as u64;
+            for b in fc.branches.values().flatten() {
+                s.branches_found += 2;
+                s.branches_hit += (b.1 > 0) as u64 + (b.2 > 0) as u64;
+            }
+        }
+        s
+    }
+
+    /// The lcov tracefile, test name `test_name` (`TN:`).
+    pub fn lcov(&self, test_name: &str) -> String {
+        let mut s = String::new();
+        for (file, fc) in &self.files {
+            if fc.lines.is_empty() && fc.functions.is_empty() {
+                continue;
+            }
+            let _ = writeln!(s, "TN:{test_name}\nSF:{file}");
+            for (line, name, _) in &fc.functions {
+                let _ = writeln!(s, "FN:{line},{name}");
+            }
+            for (_, name, n) in &fc.functions {
+                let _ = writeln!(s, "FNDA:{n},{name}");
+            }
+            let _ = writeln!(s, "FNF:{}", fc.functions.len());
+            let _ = writeln!(s, "FNH:{}", fc.functions.iter().filter(|f| f.2 > 0).count());
+            let (mut found, mut hit) = (0, 0);
+            for (line, bs) in &fc.branches {
+                for (block, &(exec, taken, not)) in bs.iter().enumerate() {
+                    for (k, n) in [taken, not].into_iter().enumerate() {
+                        found += 1;
+                        hit += (n > 0) as u64;
+                        if exec == 0 {
+                            let _ = writeln!(s, "BRDA:{line},{block},{k},-");
+                        } else {
+                            let _ = writeln!(s, "BRDA:{line},{block},{k},{n}");
+                        }
+                    }
+                }
+            }
+            let _ = writeln!(s, "BRF:{found}\nBRH:{hit}");
+            for (line, n) in &fc.lines {
+                let _ = writeln!(s, "DA:{line},{n}");
+            }
+            let _ = writeln!(s, "LF:{}", fc.lines.len());
+            let _ = writeln!(s, "LH:{}", fc.lines.values().filter(|&&n| n > 0).count());
+            let _ = writeln!(s, "end_of_record");
+        }
+        s
+    }
+}

@@ -1,0 +1,89 @@
+//! Profiles for other tools: a flame graph SVG (the `inferno` crate, from the folded stacks) and
+//! a Firefox Profiler profile (the `fxprof-processed-profile` crate, which writes the viewer's
+//! "processed profile" JSON, `meta.preprocessedProfileVersion` 55; the viewer upgrades older
+//! processed versions when it loads them).
+
+use crate::profile::Profile;
+use fxprof_processed_profile as fx;
+
+/// What a sample weighs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Unit {
+    /// Retired instructions.
+    Instructions,
+    /// The flow's time units.
+    Time,
+}
+
+impl Unit {
+    fn name(self) -> &'static str {
+        match self {
+            Unit::Instructions => "instructions",
+            Unit::Time => "time units",
+        }
+    }
+}
+
+/// A flame graph SVG of `profile` titled `title`.
+pub fn flamegraph(profile: &Profile, unit: Unit, title: &str) -> Result<Vec<u8>, String> {
+    let folded = profile.folded(unit == Unit::Time);
+    let mut opts = inferno::flamegraph::Options::default();
+    opts.title = title.to_string();
+    opts.count_name = unit.name().to_string();
+    let mut svg = Vec::new();
+    if folded.is_empty() {
+        return Err("the profile is empty: no instruction was traced".into());
+    }
+    inferno::flamegraph::from_lines(&mut opts, folded.lines(), &mut svg)
+        .map_err(|e| format!("flame graph: {e}"))?;
+    Ok(svg)
+}
+
+/// A Firefox Profiler profile of `profile` (one thread; one sample per call stack, weighted by
+/// `unit`), as JSON. The product name is `product`.
+pub fn firefox(profile: &Profile, unit: Unit, product: &str) -> Result<String, String> {
+    let mut p = fx::Profile::new(
+        product,
+        fx::ReferenceTimestamp::from_millis_since_unix_epoch(0.0),
+        fx::SamplingInterval::from_nanos(1000),
+    );
+    let start = fx::Timestamp::from_millis_since_reference(0.0);
+    let process = p.add_process(product, 1, start);
+    let thread = p.add_thread(process, 1, start, true);
+    p.set_thread_name(thread, unit.name());
+    p.set_thread_samples_weight_type(thread, fx::WeightType::Samples);
+    let cat: fx::CategoryPairHandle = p.add_category("Code", fx::CategoryColor::Blue).into();
+    let mut t = 0u64;
+    for (stack, w) in &profile.stacks {
+        let mut n = match unit {
+            Unit::Instructions => w.insns,
+            Unit::Time => w.time,
+        };
+        if n == 0 || stack.is_empty() {
+            continue;
+        }
+        let frames: Vec<fx::FrameInfo> = stack
+            .iter()
+            .map(|name| fx::FrameInfo {
+                frame: fx::Frame::Label(p.intern_string(name)),
+                category_pair: cat,
+                flags: fx::FrameFlags::empty(),
+            })
+            .collect();
+        let sh = p.intern_stack_frames(thread, frames.into_iter());
+        // Weights are i32: a heavier stack takes several samples.
+        while n > 0 {
+            let k = n.min(i32::MAX as u64);
+            p.add_sample(
+                thread,
+                fx::Timestamp::from_nanos_since_reference(t * 1000),
+                sh,
+                fx::CpuDelta::ZERO,
+                k as i32,
+            );
+            t += 1;
+            n -= k;
+        }
+    }
+    serde_json::to_string(&p).map_err(|e| format!("Firefox profile: {e}"))
+}

@@ -1,0 +1,38 @@
+//! What people look at after a trace: profiles (flat, call graph, folded stacks, flame graph,
+//! Firefox Profiler), line/function/branch coverage (lcov) and AutoFDO sample profiles, from
+//! the flow elements ([`rvtrace_flow::FlowElement`]) of any source: the hart's ingress records,
+//! an N-Trace or an E-Trace decode ([`source`]).
+//!
+//! * [`Symbols`]: functions and DWARF lines of the program (`object`, `addr2line`).
+//! * [`Profiler`] → [`Profile`]: instructions (and time) per call stack from a shadow call stack
+//!   that follows calls, returns, tail calls, `longjmp` and traps; [`Profile::merge`],
+//!   [`Profile::flat`], [`Profile::folded`], [`export::flamegraph`], [`export::firefox`].
+//! * [`Counter`] → [`Counts`]: exact counts of straight-line ranges and taken transfers; from them
+//!   [`Coverage`] (lcov) and [`autofdo::text`].
+//!
+//! ```no_run
+//! use rvtrace_analysis::{source, Profiler, Symbols};
+//! let mut image = rvtrace_image::Image::new();
+//! let xlen = image.load_file("prog.elf".as_ref())?.xlen;
+//! let syms = Symbols::load("prog.elf".as_ref())?;
+//! let isa = rvtrace_isa::IsaConfig { xlen, zcmp: false, zcmt: false };
+//! let mut p = Profiler::new(&image, &syms, isa);
+//! source::ingress(std::fs::File::open("t.ingress")?, &image, &mut p)?;
+//! print!("{}", p.profile().report(10));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+#![warn(missing_docs)]
+
+pub mod autofdo;
+pub mod counts;
+pub mod coverage;
+pub mod export;
+pub mod profile;
+pub mod source;
+pub mod symbols;
+
+pub use counts::{Counter, Counts};
+pub use coverage::{Coverage, Summary};
+pub use profile::{Profile, Profiler};
+pub use symbols::Symbols;

@@ -1,0 +1,612 @@
+//! Profiles from flow: instructions (and time, where the flow has it) per call stack, built with
+//! a shadow call stack that follows calls, returns, tail calls, `longjmp` and traps; the flat
+//! profile, call graph and folded stacks derived from it.
+//!
+//! How each instruction range is entered decides what happens to the stack; the class of the
+//! previous range's last instruction ([`rvtrace_isa::classify`], E-Trace `ingressPort.adoc`
+//! jump classes) tells how:
+//!
+//! | previous last instruction | stack |
+//! |---|---|
+//! | call (`jal`/`jalr` linking x1/x5, `c.jal`, `c.jalr`, `cm.jalt`) | push the callee |
+//! | return (`jalr` through x1/x5, `cm.popret`) | pop to the frame whose return address is the target; else to the innermost frame of the target's function (`longjmp`); else replace the top |
+//! | trap return (`mret`, `sret`, ...) | pop to the innermost trap frame, and below it |
+//! | any other jump or taken branch to another function | the entry of a function: a tail call (replace the top); elsewhere: unwind to a frame of that function if there is one, else replace the top |
+//! | sequential (the range goes on, or falls through into the next function) | nothing (falling into another function replaces the top) |
+//!
+//! A `Trap` element pushes a trap frame for the handler. A `Loss` empties the stack (the next
+//! `Sync` starts a new one).
+
+use crate::symbols::{Symbols, UNKNOWN};
+use rvtrace_flow::{insn_len_at, FlowElement, FlowSink, SyncReason};
+use rvtrace_image::Image;
+use rvtrace_isa::{classify, CfClass, IsaConfig};
+use std::collections::{BTreeMap, HashMap};
+use std::fmt::Write as _;
+
+/// Most frames the shadow stack holds; a call beyond it replaces the top frame instead (and is
+/// counted in [`Profile::truncated`]), so that code that never returns cannot grow it forever.
+pub const MAX_DEPTH: usize = 4096;
+
+/// Instructions and time of one call stack (self, not including callees).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Weight {
+    /// Instructions retired.
+    pub insns: u64,
+    /// Time units (the flow's `Time` elements), when the flow has time.
+    pub time: u64,
+}
+
+impl Weight {
+    fn add(&mut self, o: Weight) {
+        self.insns += o.insns;
+        self.time += o.time;
+    }
+}
+
+/// How one function reached another.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Calls {
+    /// Calls (a call instruction).
+    pub calls: u64,
+    /// Tail calls (a jump to the entry of another function).
+    pub tail_calls: u64,
+    /// Traps taken in the caller whose handler is the callee.
+    pub traps: u64,
+}
+
+impl Calls {
+    fn add(&mut self, o: Calls) {
+        self.calls += o.calls;
+        self.tail_calls += o.tail_calls;
+        self.traps += o.traps;
+    }
+}
+
+/// A profile: self weight per call stack (outermost function first), call-graph edges, totals.
+/// Function names key everything, so profiles of the same program merge by addition.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Profile {
+    /// Self weight per call stack.
+    pub stacks: BTreeMap<Vec<String>, Weight>,
+    /// Call-graph edges: (caller, callee).
+    pub calls: BTreeMap<(String, String), Calls>,
+    /// Whether the flow had time (`Time` elements).
+    pub has_time: bool,
+    /// Trace losses seen.
+    pub losses: u64,
+    /// Calls that did not push a frame because the stack was [`MAX_DEPTH`] deep.
+    pub truncated: u64,
+}
+
+/// One row of the flat profile.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct FlatRow {
+    /// Function name.
+    pub name: String,
+    /// Weight in the function itself.
+    pub self_: Weight,
+    /// Weight in the function and everything it called (each stack counted once however often
+    /// the function is on it).
+    pub inclusive: Weight,
+    /// Times it was called (calls and tail calls, not traps).
+    pub calls: u64,
+}
+
+impl Profile {
+    /// Adds `other` (a profile of the same program) to this one: the profile of both flows.
+    pub fn merge(&mut self, other: &Profile) {
+        for (k, w) in &other.stacks {
+            self.stacks.entry(k.clone()).or_default().add(*w);
+        }
+        for (k, c) in &other.calls {
+            self.calls.entry(k.clone()).or_default().add(*c);
+        }
+        self.has_time |= other.has_time;
+        self.losses += other.losses;
+        self.truncated += other.truncated;
+    }
+
+    /// Total weight.
+    pub fn total(&self) -> Weight {
+        let mut t = Weight::default();
+        for w in self.stacks.values() {
+            t.add(*w);
+        }
+        t
+    }
+
+    /// The flat profile, by self instructions (most first), then name.
+    pub fn flat(&self) -> Vec<FlatRow> {
+        let mut rows: BTreeMap<&str, FlatRow> = BTreeMap::new();
+        for (stack, w) in &self.stacks {
+            if let Some(leaf) = stack.last() {
+                rows.entry(leaf).or_default().self_.add(*w);
+            }
+            let mut seen: Vec<&str> = Vec::with_capacity(stack.len());
+            for f in stack {
+                if !seen.contains(&f.as_str()) {
+                    seen.push(f);
+                    rows.entry(f).or_default().inclusive.add(*w);
+                }
+            }
+        }
+        for ((_, callee), c) in &self.calls {
+            rows.entry(callee).or_default().calls += c.calls + c.tail_calls;
+        }
+        let mut v: Vec<FlatRow> = rows
+            .into_iter()
+            .map(|(name, r)| FlatRow {
+                name: name.to_string(),
+                ..r
+            })
+            .collect();
+        v.sort_by(|a, b| {
+            b.self_
+                .insns
+                .cmp(&a.self_.insns)
+                .then(b.inclusive.insns.cmp(&a.inclusive.insns))
+                .then(a.name.cmp(&b.name))
+        });
+        v
+    }
+
+    /// Folded stacks (`outer;inner;leaf count`, one line per stack, Brendan Gregg's
+    /// `stackcollapse` format that `flamegraph.pl` and inferno read), weighted by instructions
+    /// or by time. Stacks of weight 0 are left out.
+    pub fn folded(&self, by_time: bool) -> String {
+        let mut s = String::new();
+        for (stack, w) in &self.stacks {
+            let n = if by_time { w.time } else { w.insns };
+            if n == 0 || stack.is_empty() {
+                continue;
+            }
+            let _ = writeln!(s, "{} {n}", stack.join(";"));
+        }
+        s
+    }
+
+    /// The flat profile and the call graph as text for people.
+    pub fn report(&self, top: usize) -> String {
+        let total = self.total();
+        let pct = |n: u64, t: u64| 100.0 * n as f64 / t.max(1) as f64;
+        let mut s = String::new();
+        let _ = writeln!(
+            s,
+            "flat profile: {} instructions{}",
+            total.insns,
+            if self.has_time {
+                format!(", {} time units", total.time)
+            } else {
+                String::new()
+            }
+        );
+        let _ = writeln!(
+            s,
+            "{:>12} {:>6} {:>12} {:>6} {:>10}{}  function",
+            "self",
+            "%",
+            "inclusive",
+            "%",
+            "calls",
+            if self.has_time {
+                format!(" {:>12} {:>12}", "self time", "incl. time")
+            } else {
+                String::new()
+            }
+        );
+        for r in self.flat().iter().take(top) {
+            let _ = writeln!(
+                s,
+                "{:>12} {:>5.1}% {:>12} {:>5.1}% {:>10}{}  {}",
+                r.self_.insns,
+                pct(r.self_.insns, total.insns),
+                r.inclusive.insns,
+                pct(r.inclusive.insns, total.insns),
+                r.calls,
+                if self.has_time {
+                    format!(" {:>12} {:>12}", r.self_.time, r.inclusive.time)
+                } else {
+                    String::new()
+                },
+                r.name
+            );
+        }
+        let _ = writeln!(
+            s,
+            "\ncall graph (caller -> callee: calls, tail calls, traps):"
+        );
+        let mut edges: Vec<_> = self.calls.iter().collect();
+        edges.sort_by(|a, b| {
+            let n = |c: &Calls| c.calls + c.tail_calls + c.traps;
+            n(b.1).cmp(&n(a.1)).then(a.0.cmp(b.0))
+        });
+        for ((from, to), c) in edges.iter().take(top.saturating_mul(4)) {
+            let _ = writeln!(
+                s,
+                "{:>12} {:>6} {:>6}  {from} -> {to}",
+                c.calls, c.tail_calls, c.traps
+            );
+        }
+        if self.losses > 0 {
+            let _ = writeln!(
+                s,
+                "\n{} trace losses: stacks restart after each",
+                self.losses
+            );
+        }
+        if self.truncated > 0 {
+            let _ = writeln!(
+                s,
+                "{} calls beyond {MAX_DEPTH} frames replaced the top frame",
+                self.truncated
+            );
+        }
+        s
+    }
+}
+
+/// A node of the call tree: a function called from its parent's path.
+struct Node {
+    parent: u32,
+    func: u32,
+    w: Weight,
+}
+
+#[derive(Clone, Copy)]
+struct Frame {
+    node: u32,
+    /// The return address a `ret` to the caller goes to.
+    ret: Option<u64>,
+    /// Pushed by a trap.
+    trap: bool,
+}
+
+const ROOT: u32 = 0;
+
+/// Builds a [`Profile`] from flow elements ([`FlowSink`]).
+pub struct Profiler<'a> {
+    image: &'a Image,
+    syms: &'a Symbols,
+    isa: IsaConfig,
+    nodes: Vec<Node>,
+    children: HashMap<(u32, u32), u32>,
+    stack: Vec<Frame>,
+    prev_last: Option<u64>,
+    /// A trap was taken (at this `epc`, if known): the next range is its handler.
+    pending_trap: Option<Option<u64>>,
+    edges: HashMap<(u32, u32), Calls>,
+    // Time: instructions per node since the last Time element.
+    last_time: Option<u64>,
+    since: Vec<(u32, u64)>,
+    has_time: bool,
+    losses: u64,
+    truncated: u64,
+}
+
+impl<'a> Profiler<'a> {
+    /// A profiler for the program in `image` with symbols `syms`.
+    pub fn new(image: &'a Image, syms: &'a Symbols, isa: IsaConfig) -> Self {
+        Profiler {
+            image,
+            syms,
+            isa,
+            nodes: vec![Node {
+                parent: ROOT,
+                func: u32::MAX,
+                w: Weight::default(),
+            }],
+            children: HashMap::new(),
+            stack: Vec::new(),
+            prev_last: None,
+            pending_trap: None,
+            edges: HashMap::new(),
+            last_time: None,
+            since: Vec::new(),
+            has_time: false,
+            losses: 0,
+            truncated: 0,
+        }
+    }
+
+    fn func_of(&self, addr: u64) -> u32 {
+        self.syms
+            .function_index(addr)
+            .map_or(self.syms.functions().len() as u32, |i| i as u32)
+    }
+
+    fn child(&mut self, parent: u32, func: u32) -> u32 {
+        let n = self.nodes.len() as u32;
+        *self.children.entry((parent, func)).or_insert_with(|| {
+            self.nodes.push(Node {
+                parent,
+                func,
+                w: Weight::default(),
+            });
+            n
+        })
+    }
+
+    fn top_func(&self) -> Option<u32> {
+        self.stack.last().map(|f| self.nodes[f.node as usize].func)
+    }
+
+    fn push(&mut self, func: u32, ret: Option<u64>, trap: bool) {
+        let parent = self.stack.last().map_or(ROOT, |f| f.node);
+        if let Some(caller) = self.top_func() {
+            let e = self.edges.entry((caller, func)).or_default();
+            if trap {
+                e.traps += 1;
+            } else {
+                e.calls += 1;
+            }
+        }
+        if self.stack.len() >= MAX_DEPTH {
+            self.truncated += 1;
+            self.replace(func);
+            return;
+        }
+        let node = self.child(parent, func);
+        self.stack.push(Frame { node, ret, trap });
+    }
+
+    /// The top frame now runs `func` (a tail call, a fall-through, an unknown return).
+    fn replace(&mut self, func: u32) {
+        match self.stack.pop() {
+            Some(top) => {
+                let parent = self.nodes[top.node as usize].parent;
+                let node = self.child(parent, func);
+                self.stack.push(Frame { node, ..top });
+            }
+            None => self.push(func, None, false),
+        }
+    }
+
+    /// After popping to some frame: make sure the top runs `func`.
+    fn settle(&mut self, func: u32) {
+        if self.top_func() != Some(func) {
+            self.replace(func);
+        }
+    }
+
+    fn ret(&mut self, target: u64, func: u32) {
+        if let Some(i) = self.stack.iter().rposition(|f| f.ret == Some(target)) {
+            self.stack.truncate(i);
+        } else if let Some(i) = self
+            .stack
+            .iter()
+            .rposition(|f| self.nodes[f.node as usize].func == func)
+        {
+            // longjmp: back into a frame deeper in the stack.
+            self.stack.truncate(i + 1);
+        } else if self.stack.len() > 1 {
+            self.stack.pop();
+        }
+        self.settle(func);
+    }
+
+    fn trap_ret(&mut self, func: u32) {
+        if let Some(i) = self.stack.iter().rposition(|f| f.trap) {
+            self.stack.truncate(i);
+        }
+        self.settle(func);
+    }
+
+    fn jump(&mut self, target: u64, func: u32) {
+        if self.top_func() == Some(func) {
+            return;
+        }
+        let entry = self
+            .syms
+            .function_index(target)
+            .map(|i| self.syms.functions()[i].start)
+            == Some(target);
+        if entry {
+            if let Some(caller) = self.top_func() {
+                self.edges.entry((caller, func)).or_default().tail_calls += 1;
+            }
+            self.replace(func);
+        } else if let Some(i) = self
+            .stack
+            .iter()
+            .rposition(|f| self.nodes[f.node as usize].func == func)
+        {
+            self.stack.truncate(i + 1);
+        } else {
+            self.replace(func);
+        }
+    }
+
+    /// How the range starting at `start` was entered.
+    fn enter(&mut self, start: u64) {
+        let func = self.func_of(start);
+        if let Some(epc) = self.pending_trap.take() {
+            // A trap serviced where it was taken (semihosting, an SBI the model implements)
+            // goes on at or after its epc: no handler ran.
+            let in_place = epc.is_some_and(|e| {
+                start == e || Some(start) == insn_len_at(self.image, e).map(|l| e.wrapping_add(l))
+            });
+            if !in_place || self.stack.is_empty() {
+                self.push(func, None, true);
+                return;
+            }
+            self.settle(func);
+            return;
+        }
+        if self.stack.is_empty() {
+            self.push(func, None, false);
+            return;
+        }
+        let Some(pl) = self.prev_last else {
+            self.settle(func);
+            return;
+        };
+        let len = insn_len_at(self.image, pl).unwrap_or(4);
+        let fall = pl.wrapping_add(len);
+        let class = self
+            .image
+            .fetch(pl)
+            .map_or(CfClass::None, |bits| classify(&self.isa, bits).class);
+        match class {
+            CfClass::InferableCall | CfClass::UninferableCall | CfClass::TableCall => {
+                self.push(func, Some(fall), false)
+            }
+            CfClass::Return | CfClass::PopRet => self.ret(start, func),
+            CfClass::TrapReturn => self.trap_ret(func),
+            _ if start == fall => self.settle(func),
+            _ => self.jump(start, func),
+        }
+    }
+
+    fn attribute(&mut self, node: u32, n: u64) {
+        self.nodes[node as usize].w.insns += n;
+        if self.last_time.is_some() {
+            match self.since.last_mut() {
+                Some((k, c)) if *k == node => *c += n,
+                _ => self.since.push((node, n)),
+            }
+        }
+    }
+
+    fn range(&mut self, start: u64, last: u64, count: u64) {
+        self.enter(start);
+        let Some(top) = self.stack.last().copied() else {
+            return;
+        };
+        let f = self.nodes[top.node as usize].func as usize;
+        let inside = self
+            .syms
+            .functions()
+            .get(f)
+            .is_some_and(|fun| start >= fun.start && last < fun.end);
+        if inside || f >= self.syms.functions().len() && self.syms.function_index(last).is_none() {
+            self.attribute(top.node, count);
+        } else {
+            // The range crosses a function boundary: walk it.
+            let mut pc = start;
+            for k in 0..count {
+                let func = self.func_of(pc);
+                self.settle(func);
+                let node = self.stack.last().map_or(ROOT, |t| t.node);
+                self.attribute(node, 1);
+                if k + 1 < count {
+                    match insn_len_at(self.image, pc) {
+                        Some(n) => pc = pc.wrapping_add(n),
+                        None => {
+                            // Not in the image: the rest goes where we are.
+                            self.attribute(node, count - k - 1);
+                            break;
+                        }
+                    }
+                }
+            }
+        }
+        self.prev_last = Some(last);
+    }
+
+    fn time(&mut self, t: u64) {
+        self.has_time = true;
+        if let Some(prev) = self.last_time {
+            let delta = t.saturating_sub(prev);
+            let n: u64 = self.since.iter().map(|(_, c)| c).sum();
+            if n > 0 {
+                // Shared in proportion to instructions; the remainder goes to the last.
+                let mut given = 0u64;
+                for (k, (node, c)) in self.since.iter().enumerate() {
+                    let share = if k + 1 == self.since.len() {
+                        delta - given
+                    } else {
+                        (delta as u128 * *c as u128 / n as u128) as u64
+                    };
+                    given += share;
+                    self.nodes[*node as usize].w.time += share;
+                }
+            }
+        }
+        self.since.clear();
+        self.last_time = Some(t);
+    }
+
+    /// Time does not run across a loss or the end of trace: what ran since the last `Time`
+    /// element has no known duration.
+    fn end_time(&mut self) {
+        self.last_time = None;
+        self.since.clear();
+    }
+
+    /// The profile so far.
+    pub fn profile(&self) -> Profile {
+        let names: Vec<&str> = self
+            .syms
+            .functions()
+            .iter()
+            .map(|f| f.name.as_str())
+            .chain([UNKNOWN])
+            .collect();
+        let name = |f: u32| {
+            names
+                .get(f as usize)
+                .copied()
+                .unwrap_or(UNKNOWN)
+                .to_string()
+        };
+        let mut p = Profile {
+            has_time: self.has_time,
+            losses: self.losses,
+            truncated: self.truncated,
+            ..Profile::default()
+        };
+        for (i, n) in self.nodes.iter().enumerate().skip(1) {
+            if n.w == Weight::default() {
+                continue;
+            }
+            let mut path = Vec::new();
+            let mut k = i as u32;
+            while k != ROOT {
+                let node = &self.nodes[k as usize];
+                path.push(name(node.func));
+                k = node.parent;
+            }
+            path.reverse();
+            p.stacks.entry(path).or_default().add(n.w);
+        }
+        for (&(a, b), c) in &self.edges {
+            p.calls.entry((name(a), name(b))).or_default().add(*c);
+        }
+        p
+    }
+}
+
+impl FlowSink for Profiler<'_> {
+    fn element(&mut self, e: &FlowElement) {
+        match *e {
+            FlowElement::Range { start, last, count } => self.range(start, last, count),
+            FlowElement::Sync { reason, .. } => {
+                if matches!(reason, SyncReason::Start | SyncReason::Recovery)
+                    && self.prev_last.is_none()
+                {
+                    self.stack.clear();
+                }
+            }
+            FlowElement::Trap { epc, .. } => {
+                self.pending_trap = Some(epc);
+                self.prev_last = None;
+            }
+            FlowElement::Time { time } => self.time(time),
+            FlowElement::Loss { .. } => {
+                self.losses += 1;
+                self.stack.clear();
+                self.prev_last = None;
+                self.pending_trap = None;
+                self.end_time();
+            }
+            FlowElement::End { .. } => {
+                self.prev_last = None;
+                self.pending_trap = None;
+                self.stack.clear();
+                self.end_time();
+            }
+            FlowElement::Context { .. } => {}
+        }
+    }
+}

@@ -1,0 +1,277 @@
+//! Where flow comes from: an ingress file (the hart's retired instructions, `rvtrace run
+//! --ingress`), or an N-Trace or E-Trace stream run through its decoder's library API. Thin on
+//! purpose: it moves onto the common decoder trait of issue 13 part 1 when that lands.
+
+use rvtrace_flow::{insn_len_at, FlowElement, FlowSink, SyncReason};
+use rvtrace_image::Image;
+use rvtrace_ingress::{IngressError, IngressReader, Itype, Record};
+use rvtrace_isa::IsaConfig;
+use std::io::Read;
+
+/// Whether `head` (the first bytes of a file) is a binary ingress file (its magic).
+pub fn is_ingress(head: &[u8]) -> bool {
+    head.starts_with(&rvtrace_ingress::binary::MAGIC)
+}
+
+/// Counts from turning a source into flow.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SourceStats {
+    /// Instructions delivered in ranges.
+    pub instructions: u64,
+    /// [`FlowElement::Loss`] elements delivered.
+    pub losses: u64,
+}
+
+/// Turns ingress records into flow elements, as a decoder of a lossless trace would report
+/// them: a `Sync` first, one `Range` per run of sequential records (a run ends after a record
+/// whose `itype` is a control transfer or a trap, or where the next record does not follow on),
+/// `Trap` with its handler (the next record's address), `Context` when the privilege changes and
+/// `Time` (the first record's time) before each range when the file carries time.
+pub struct IngressFlow<'a> {
+    image: &'a Image,
+    time: bool,
+    started: bool,
+    // The open range: start, last, count, next address, whether the last record lets it go on.
+    open: Option<(u64, u64, u64, u64, bool)>,
+    open_time: u64,
+    trap: Option<FlowElement>,
+    privilege: Option<u8>,
+    records: u64,
+    /// Counts so far.
+    pub stats: SourceStats,
+}
+
+impl<'a> IngressFlow<'a> {
+    /// An adapter for records of a program in `image` (needed to count the instructions of a
+    /// record that retires several); `time`: the file carries time (`FLAG_TIME`).
+    pub fn new(image: &'a Image, time: bool) -> Self {
+        IngressFlow {
+            image,
+            time,
+            started: false,
+            open: None,
+            open_time: 0,
+            trap: None,
+            privilege: None,
+            records: 0,
+            stats: SourceStats::default(),
+        }
+    }
+
+    fn flush<S: FlowSink + ?Sized>(&mut self, sink: &mut S) {
+        if let Some((start, last, count, _, _)) = self.open.take() {
+            if self.time {
+                sink.element(&FlowElement::Time {
+                    time: self.open_time,
+                });
+            }
+            sink.element(&FlowElement::Range { start, last, count });
+            self.stats.instructions += count;
+        }
+    }
+
+    /// One record. Returns an error for a record of several instructions that the image does
+    /// not cover.
+    pub fn push<S: FlowSink + ?Sized>(&mut self, r: &Record, sink: &mut S) -> Result<(), String> {
+        self.records += 1;
+        if !self.started {
+            self.started = true;
+            sink.element(&FlowElement::Sync {
+                addr: r.iaddr,
+                reason: SyncReason::Start,
+            });
+        }
+        if let Some(mut t) = self.trap.take() {
+            if let FlowElement::Trap { handler, .. } = &mut t {
+                *handler = Some(r.iaddr);
+            }
+            sink.element(&t);
+        }
+        if self.privilege != Some(r.priv_) {
+            self.flush(sink);
+            self.privilege = Some(r.priv_);
+            sink.element(&FlowElement::Context {
+                privilege: Some(r.priv_),
+                context: None,
+            });
+        }
+        if r.retires() {
+            let count = if r.is_single_instruction() {
+                1
+            } else {
+                let mut n = 0u64;
+                let mut pc = r.iaddr;
+                let end = r.next_iaddr();
+                while pc != end {
+                    n += 1;
+                    pc = pc.wrapping_add(insn_len_at(self.image, pc).ok_or_else(|| {
+                        format!(
+                            "record {}: instructions at {pc:#x} are not in the program",
+                            self.records - 1
+                        )
+                    })?);
+                    if n > r.iretire as u64 {
+                        return Err(format!(
+                            "record {}: iretire {} does not end on an instruction",
+                            self.records - 1,
+                            r.iretire
+                        ));
+                    }
+                }
+                n
+            };
+            let goes_on = matches!(r.itype, Itype::None | Itype::NonTakenBranch);
+            match &mut self.open {
+                Some((_, last, n, next, true)) if *next == r.iaddr => {
+                    *last = r.last_iaddr();
+                    *n += count;
+                    *next = r.next_iaddr();
+                }
+                _ => {
+                    self.flush(sink);
+                    self.open = Some((r.iaddr, r.last_iaddr(), count, r.next_iaddr(), false));
+                    self.open_time = r.time;
+                }
+            }
+            if let Some(o) = &mut self.open {
+                o.4 = goes_on;
+            }
+        }
+        if r.is_trap() {
+            self.flush(sink);
+            let interrupt = r.itype == Itype::Interrupt;
+            // ingressPort.adoc: an exception by a retired instruction (ecall) is that
+            // instruction; a fault with iretire 0 is at iaddr; an interrupt is taken before the
+            // next instruction.
+            let epc = match (interrupt, r.retires()) {
+                (false, true) => r.last_iaddr(),
+                (true, true) => r.next_iaddr(),
+                (_, false) => r.iaddr,
+            };
+            self.trap = Some(FlowElement::Trap {
+                cause: Some(r.cause),
+                interrupt,
+                tval: (!interrupt).then_some(r.tval),
+                epc: Some(epc),
+                handler: None,
+            });
+        }
+        Ok(())
+    }
+
+    /// The end of the records.
+    pub fn finish<S: FlowSink + ?Sized>(&mut self, sink: &mut S) {
+        self.flush(sink);
+        if let Some(t) = self.trap.take() {
+            sink.element(&t);
+        }
+        sink.element(&FlowElement::End {
+            offset: self.records,
+        });
+    }
+}
+
+/// Why an ingress file could not be read to its end.
+#[derive(Debug)]
+pub enum SourceError {
+    /// The file is damaged, cut or not an ingress file.
+    Ingress(IngressError),
+    /// A record does not fit the program (a record of several instructions outside it).
+    Record(String),
+}
+
+impl std::fmt::Display for SourceError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SourceError::Ingress(e) => e.fmt(f),
+            SourceError::Record(m) => f.write_str(m),
+        }
+    }
+}
+
+impl std::error::Error for SourceError {}
+
+/// Reads a whole binary ingress file into flow. A damaged file delivers the flow of the
+/// records before the damage, then the error.
+pub fn ingress<R: Read, S: FlowSink + ?Sized>(
+    input: R,
+    image: &Image,
+    sink: &mut S,
+) -> Result<SourceStats, SourceError> {
+    let mut r = IngressReader::new(input).map_err(SourceError::Ingress)?;
+    let time = r.header().flags() & rvtrace_ingress::binary::FLAG_TIME != 0;
+    let mut a = IngressFlow::new(image, time);
+    let mut batch = Vec::with_capacity(4096);
+    loop {
+        batch.clear();
+        let got = r.read_batch(&mut batch, 4096);
+        for rec in &batch {
+            if let Err(e) = a.push(rec, sink) {
+                a.finish(sink);
+                return Err(SourceError::Record(e));
+            }
+        }
+        match got {
+            Ok(0) => break,
+            Ok(_) => {}
+            Err(e) => {
+                a.finish(sink);
+                return Err(SourceError::Ingress(e));
+            }
+        }
+    }
+    a.finish(sink);
+    Ok(a.stats)
+}
+
+/// Decodes an N-Trace stream (MSEO/MDO bytes) read from `input` with `cfg`.
+pub fn ntrace<R: Read, S: FlowSink + ?Sized>(
+    mut input: R,
+    image: &Image,
+    cfg: rvtrace_ntrace::decoder::DecoderConfig,
+    sink: &mut S,
+) -> std::io::Result<SourceStats> {
+    let mut dec = rvtrace_ntrace::decoder::Decoder::new(image, cfg);
+    let mut buf = vec![0u8; 1 << 16];
+    loop {
+        let n = match input.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        dec.push(&buf[..n], sink);
+    }
+    let st = dec.finish(sink);
+    Ok(SourceStats {
+        instructions: st.instructions,
+        losses: st.errors,
+    })
+}
+
+/// Decodes an E-Trace stream read from `input` with `cfg` (as `rvtrace decode etrace` builds
+/// it: `rvtrace_etrace::config::TraceConfig::build`); the reference preset's decoder quirks
+/// follow from `cfg.preset`.
+pub fn etrace<R: Read, S: FlowSink>(
+    input: R,
+    image: &Image,
+    isa: IsaConfig,
+    cfg: &rvtrace_etrace::config::TraceConfig,
+    sink: &mut S,
+) -> std::io::Result<SourceStats> {
+    use rvtrace_etrace::codec::EncapConfig;
+    use rvtrace_etrace::config::{Framing, Preset};
+    let (encap, raw) = match cfg.framing {
+        Framing::Raw => (EncapConfig::TE_INST_RAW, true),
+        Framing::Encap(e) => (e, false),
+    };
+    let code = rvtrace_etrace::code::Code::new(image, isa);
+    let mut dec = rvtrace_etrace::decoder::Decoder::new(&code, image, cfg.params, cfg.options);
+    dec.keep_stack_across_syncs = cfg.preset == Preset::Reference;
+    dec.reference_x5_jumps = cfg.preset == Preset::Reference;
+    rvtrace_etrace::decoder::decode_reader(input, encap, raw, &mut dec, sink)?;
+    Ok(SourceStats {
+        instructions: dec.stats.instructions,
+        losses: dec.stats.errors,
+    })
+}

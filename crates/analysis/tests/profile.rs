@@ -1,0 +1,290 @@
+//! Profiles of real program runs (programs/dwarf, run on the hart model): self counts checked
+//! against the retired-PC list, the shadow stack against longjmp and traps, merging, and the
+//! exports read back by their own tools' parsers (inferno, serde).
+
+use rvtrace_analysis::export::{self, Unit};
+use rvtrace_analysis::source::IngressFlow;
+use rvtrace_analysis::{Counter, Profile, Profiler, Symbols};
+use rvtrace_flow::FlowSink;
+use rvtrace_isa::IsaConfig;
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+fn dwarf(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(format!("../../programs/dwarf/{name}.elf"))
+}
+
+struct Run {
+    run: rvtrace_testkit::ProgramRun,
+    syms: Symbols,
+    isa: IsaConfig,
+}
+
+fn run(name: &str) -> Run {
+    let path = dwarf(name);
+    let run = rvtrace_testkit::run_program(&path, "prog.elf", 4);
+    assert!(
+        matches!(run.stop, rvtrace_sim::Stop::Exit(0)),
+        "{name}: {:?}",
+        run.stop
+    );
+    let syms = Symbols::load(&path).unwrap();
+    let xlen = run.image.files()[0].xlen;
+    Run {
+        run,
+        syms,
+        isa: IsaConfig {
+            xlen,
+            zcmp: false,
+            zcmt: false,
+        },
+    }
+}
+
+/// Feeds records to `sink` through the ingress adapter.
+fn feed(r: &Run, recs: &[rvtrace_ingress::Record], sink: &mut dyn FlowSink) {
+    let mut a = IngressFlow::new(&r.run.image, true);
+    for rec in recs {
+        a.push(rec, sink).unwrap();
+    }
+    a.finish(sink);
+}
+
+fn profile(r: &Run, recs: &[rvtrace_ingress::Record]) -> Profile {
+    let mut p = Profiler::new(&r.run.image, &r.syms, r.isa);
+    feed(r, recs, &mut p);
+    p.profile()
+}
+
+/// Self instructions per function = the retired-PC list attributed to function symbols.
+fn check_self_counts(r: &Run, p: &Profile) {
+    let mut want: BTreeMap<String, u64> = BTreeMap::new();
+    for &pc in &r.run.pcs {
+        *want.entry(r.syms.name_at(pc).to_string()).or_default() += 1;
+    }
+    let got: BTreeMap<String, u64> = p
+        .flat()
+        .into_iter()
+        .filter(|f| f.self_.insns > 0)
+        .map(|f| (f.name, f.self_.insns))
+        .collect();
+    assert_eq!(got, want);
+    assert_eq!(p.total().insns, r.run.pcs.len() as u64);
+}
+
+#[test]
+fn recurse_self_counts_calls_and_depth() {
+    let r = run("recurse-rv64gc");
+    let p = profile(&r, &r.run.records);
+    check_self_counts(&r, &p);
+    assert_eq!(p.losses, 0);
+    // The call graph counts retired call instructions: count them in the PC list.
+    let mut calls: BTreeMap<(String, String), u64> = BTreeMap::new();
+    let pcs = &r.run.pcs;
+    for w in pcs.windows(2) {
+        let info = rvtrace_isa::classify(&r.isa, r.run.image.fetch(w[0]).unwrap());
+        use rvtrace_isa::CfClass::*;
+        if matches!(info.class, InferableCall | UninferableCall | TableCall) {
+            let k = (
+                r.syms.name_at(w[0]).to_string(),
+                r.syms.name_at(w[1]).to_string(),
+            );
+            *calls.entry(k).or_default() += 1;
+        }
+    }
+    let got: BTreeMap<(String, String), u64> = p
+        .calls
+        .iter()
+        .filter(|(_, c)| c.calls > 0)
+        .map(|(k, c)| (k.clone(), c.calls))
+        .collect();
+    assert_eq!(got, calls);
+    // deep(1500) recurses 1500 times below main: its stacks reach that depth.
+    let deepest = p
+        .stacks
+        .keys()
+        .filter(|s| s.last().unwrap() == "deep")
+        .map(|s| s.len())
+        .max();
+    let main_depth = p
+        .stacks
+        .keys()
+        .find(|s| s.last().unwrap() == "main")
+        .unwrap()
+        .len();
+    assert_eq!(
+        deepest,
+        Some(main_depth + 1501),
+        "deep(1500) makes 1501 frames"
+    );
+    // Every instruction of main runs on one stack: returns came back to it.
+    let mains: Vec<_> = p
+        .stacks
+        .keys()
+        .filter(|s| s.last().unwrap() == "main")
+        .collect();
+    assert_eq!(mains.len(), 1, "{mains:?}");
+    // Inclusive of main: from its first instruction to the return into its caller.
+    let entry = r
+        .syms
+        .functions()
+        .iter()
+        .find(|f| f.name == "main")
+        .unwrap()
+        .start;
+    let first = pcs.iter().position(|&pc| pc == entry).unwrap();
+    let caller = r.syms.name_at(pcs[first - 1]);
+    let ret = pcs[first..]
+        .iter()
+        .position(|&pc| r.syms.name_at(pc) == caller)
+        .unwrap();
+    let main_row = p.flat().into_iter().find(|f| f.name == "main").unwrap();
+    assert_eq!(main_row.inclusive.insns, ret as u64);
+    assert_eq!(main_row.calls, 1);
+}
+
+#[test]
+fn longjmp_unwinds_to_the_frame_it_returns_to() {
+    let r = run("setjmp-rv64gc");
+    let p = profile(&r, &r.run.records);
+    check_self_counts(&r, &p);
+    // main runs on one stack whatever longjmp did, and nothing stays on top of a longjmp.
+    let mains: Vec<_> = p
+        .stacks
+        .keys()
+        .filter(|s| s.last().unwrap() == "main")
+        .collect();
+    assert_eq!(mains.len(), 1, "{mains:?}");
+    for s in p.stacks.keys() {
+        if let Some(i) = s.iter().position(|f| f == "longjmp") {
+            assert_eq!(i + 1, s.len(), "a frame above longjmp: {s:?}");
+        }
+        assert!(
+            s.len() < 40,
+            "stack grows across longjmp: {} frames",
+            s.len()
+        );
+    }
+}
+
+#[test]
+fn traps_push_the_handler_and_xret_pops_it() {
+    let r = run("traps-rv64gc");
+    let p = profile(&r, &r.run.records);
+    check_self_counts(&r, &p);
+    let traps: u64 = p.calls.values().map(|c| c.traps).sum();
+    // Traps with a handler: not those the hart serviced in place (semihosting's ebreak).
+    let recs = &r.run.records;
+    let want = recs
+        .windows(2)
+        .filter(|w| w[0].is_trap() && w[1].iaddr != w[0].next_iaddr() && w[1].iaddr != w[0].iaddr)
+        .count() as u64;
+    assert!(want > 0);
+    assert_eq!(traps, want, "one trap edge per trap taken");
+    let mains: Vec<_> = p
+        .stacks
+        .keys()
+        .filter(|s| s.last().unwrap() == "main")
+        .collect();
+    assert_eq!(mains.len(), 1, "{mains:?}");
+}
+
+/// profile(A + B) = merge(profile(A), profile(B)), for the profile and the counts.
+#[test]
+fn profiles_and_counts_merge() {
+    let r = run("recurse-rv64gc");
+    let recs = &r.run.records;
+    let k = recs.len() / 3;
+    let (a, b) = recs.split_at(k);
+    let mut both = Profiler::new(&r.run.image, &r.syms, r.isa);
+    feed(&r, a, &mut both);
+    feed(&r, b, &mut both);
+    let mut merged = profile(&r, a);
+    merged.merge(&profile(&r, b));
+    assert_eq!(both.profile(), merged);
+    assert_eq!(merged.total().insns, recs.len() as u64);
+
+    let mut cb = Counter::new(&r.run.image);
+    feed(&r, a, &mut cb);
+    feed(&r, b, &mut cb);
+    let mut ca = Counter::new(&r.run.image);
+    feed(&r, a, &mut ca);
+    let mut c2 = Counter::new(&r.run.image);
+    feed(&r, b, &mut c2);
+    let mut m = ca.finish();
+    m.merge(&c2.finish());
+    assert_eq!(cb.finish(), m);
+}
+
+/// Time: the hart's mtime advances one tick per instruction, so time per stack equals
+/// instructions per stack, but for the last range (its end time is not in the trace).
+#[test]
+fn time_follows_the_time_elements() {
+    let r = run("recurse-rv64gc");
+    let p = profile(&r, &r.run.records);
+    assert!(p.has_time);
+    let mut flow: Vec<rvtrace_flow::FlowElement> = Vec::new();
+    feed(&r, &r.run.records, &mut flow);
+    let last_range = flow
+        .iter()
+        .rev()
+        .find_map(|e| match e {
+            rvtrace_flow::FlowElement::Range { count, .. } => Some(*count),
+            _ => None,
+        })
+        .unwrap();
+    let t = p.total();
+    assert_eq!(t.time, t.insns - last_range);
+    let differ: Vec<_> = p.stacks.iter().filter(|(_, w)| w.time != w.insns).collect();
+    assert_eq!(differ.len(), 1, "{differ:?}");
+}
+
+#[test]
+fn folded_stacks_read_by_inferno_and_firefox_json_by_serde() {
+    let r = run("recurse-rv64gc");
+    let p = profile(&r, &r.run.records);
+    let folded = p.folded(false);
+    // Every line: frames;... count, counts add up to the instructions.
+    let sum: u64 = folded
+        .lines()
+        .map(|l| l.rsplit_once(' ').unwrap().1.parse::<u64>().unwrap())
+        .sum();
+    assert_eq!(sum, r.run.pcs.len() as u64);
+    let svg = export::flamegraph(&p, Unit::Instructions, "recurse").unwrap();
+    let svg = String::from_utf8(svg).unwrap();
+    assert!(svg.starts_with("<?xml"), "{}", &svg[..100]);
+    for f in ["main", "fib", "deep", "hanoi"] {
+        assert!(svg.contains(&format!(">{f} (")), "flame graph lacks {f}");
+    }
+    // Firefox Profiler processed format: the fields the viewer requires, consistent.
+    let json = export::firefox(&p, Unit::Instructions, "recurse").unwrap();
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(v["meta"]["preprocessedProfileVersion"], 55);
+    assert!(v["meta"]["interval"].as_f64().unwrap() > 0.0);
+    let th = &v["threads"][0];
+    let samples = &th["samples"];
+    let n = samples["length"].as_u64().unwrap() as usize;
+    assert_eq!(samples["stack"].as_array().unwrap().len(), n);
+    let weights: u64 = samples["weight"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w.as_u64().unwrap())
+        .sum();
+    assert_eq!(weights, r.run.pcs.len() as u64);
+    assert_eq!(samples["weightType"], "samples");
+    let strings: Vec<&str> = v["shared"]["stringArray"]
+        .as_array()
+        .or(th["stringArray"].as_array())
+        .unwrap()
+        .iter()
+        .map(|s| s.as_str().unwrap())
+        .collect();
+    for f in ["main", "fib", "deep"] {
+        assert!(strings.contains(&f), "no {f} in the string table");
+    }
+    let stacks = th["stackTable"]["length"].as_u64().unwrap();
+    for s in samples["stack"].as_array().unwrap() {
+        assert!(s.as_u64().unwrap() < stacks);
+    }
+}
