@@ -3,6 +3,7 @@
 
 #[macro_use]
 mod report;
+mod analysis;
 mod boot;
 mod brstack;
 mod compare;
@@ -64,6 +65,12 @@ enum Command {
     /// Compare two instruction streams (PC lists, ingress files, decoded traces): the first
     /// divergence, with symbols, disassembly and where in each input it comes from.
     Compare(compare::CompareArgs),
+    /// Profile a run: flat profile and call graph; folded stacks, flame graph, Firefox Profiler.
+    Profile(analysis::ProfileArgs),
+    /// Line, function and branch coverage of a run, as an lcov tracefile (needs DWARF).
+    Coverage(analysis::CoverageArgs),
+    /// An AutoFDO text sample profile of a run (for `create_llvm_prof --profiler=text`).
+    Autofdo(analysis::AutofdoArgs),
     /// Tandem-verification traces (Bluespec's draft trace protocol).
     Tandem {
         #[command(subcommand)]
@@ -132,6 +139,9 @@ fn main() -> ExitCode {
             DecodeCommand::Ntrace(a) => ntrace::decode(&a),
             DecodeCommand::Etrace(a) => etrace::decode(&a),
         },
+        Command::Profile(a) => analysis::profile(&a),
+        Command::Coverage(a) => analysis::coverage(&a),
+        Command::Autofdo(a) => analysis::autofdo(&a),
         Command::Tandem { command } => tandem::run(command),
     };
     match result {

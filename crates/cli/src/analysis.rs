@@ -1,0 +1,327 @@
+//! `rvtrace profile|coverage|autofdo`: what people look at after a trace, from any source (an
+//! ingress file, or an N-Trace or E-Trace stream decoded with the program). The work is done by
+//! `rvtrace-analysis`; this wires inputs and outputs.
+
+use crate::compare::Protocol;
+use crate::report::{self, CmdResult, Failure, Output};
+use rvtrace_analysis::export::{self, Unit};
+use rvtrace_analysis::source::{self, SourceError, SourceStats};
+use rvtrace_analysis::{autofdo, Counter, Coverage, Profiler, Symbols};
+use rvtrace_flow::{loss_text, FlowElement, FlowSink};
+use rvtrace_image::Image;
+use rvtrace_isa::IsaConfig;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+const INPUT_HELP: &str = "\
+INPUT is a binary ingress file (`rvtrace run --ingress`, recognised by its magic bytes), or, with
+--trace ntrace|etrace, a trace decoded with --elf and the decoder options below (as `rvtrace
+decode` takes them; a trace's sidecar TRACE.meta, written by `encode`, gives those not named).
+`-` reads stdin. Counts are exact: every retired instruction of the trace.
+
+Exit status: 0 success; 1 trace lost while decoding or a damaged ingress file (the outputs hold
+what came before); 2 usage error; 125 an input cannot be read.";
+
+/// The input every analysis command reads.
+#[derive(clap::Args)]
+pub struct InputArgs {
+    /// The ingress file or trace (`-` for stdin).
+    input: PathBuf,
+    /// The program's ELF file: symbols, DWARF line tables, instructions.
+    #[arg(long, value_name = "ELF")]
+    elf: PathBuf,
+    /// INPUT is a trace of this protocol, to decode.
+    #[arg(long, value_enum, value_name = "PROTOCOL")]
+    trace: Option<Protocol>,
+    /// Show at most N decoder warnings.
+    #[arg(long, default_value_t = report::DEFAULT_MAX_WARNINGS, value_name = "N")]
+    max_warnings: u64,
+    /// Do not read the trace's sidecar (TRACE.meta, written by `encode`).
+    #[arg(long)]
+    no_meta: bool,
+    #[command(flatten, next_help_heading = "N-Trace decoder options")]
+    ntrace: crate::ntrace::DecodeOpts,
+    #[command(flatten, next_help_heading = "E-Trace decoder options")]
+    etrace: crate::etrace::TraceArgs,
+}
+
+/// `--weight`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum WeightArg {
+    /// Retired instructions.
+    Instructions,
+    /// The trace's time (ingress `time`, N-Trace/E-Trace timestamps).
+    Time,
+}
+
+/// Arguments of `rvtrace profile`.
+#[derive(clap::Args)]
+#[command(after_help = INPUT_HELP)]
+pub struct ProfileArgs {
+    #[command(flatten)]
+    input: InputArgs,
+    /// Write folded stacks (`main;f;g 123`, as flamegraph.pl and inferno read them).
+    #[arg(long, value_name = "FILE")]
+    folded: Option<PathBuf>,
+    /// Write a flame graph SVG.
+    #[arg(long, value_name = "FILE")]
+    flamegraph: Option<PathBuf>,
+    /// Write a Firefox Profiler profile (JSON; open it at the profiler's web page with "Load a
+    /// profile from file").
+    #[arg(long, value_name = "FILE")]
+    firefox: Option<PathBuf>,
+    /// What the folded stacks, flame graph and Firefox profile weigh.
+    #[arg(long, value_enum, default_value_t = WeightArg::Instructions)]
+    weight: WeightArg,
+    /// Functions in the flat profile (and 4x as many call-graph edges) on stdout.
+    #[arg(long, default_value_t = 25, value_name = "N")]
+    top: usize,
+}
+
+/// Arguments of `rvtrace coverage`.
+#[derive(clap::Args)]
+#[command(after_help = INPUT_HELP)]
+pub struct CoverageArgs {
+    #[command(flatten)]
+    input: InputArgs,
+    /// Write the lcov tracefile (line, function and branch coverage; the ELF needs DWARF).
+    #[arg(long, value_name = "FILE")]
+    lcov: PathBuf,
+    /// The test name of the tracefile (`TN:`).
+    #[arg(long, default_value = "rvtrace", value_name = "NAME")]
+    test_name: String,
+}
+
+/// Arguments of `rvtrace autofdo`.
+#[derive(clap::Args)]
+#[command(after_help = INPUT_HELP)]
+pub struct AutofdoArgs {
+    #[command(flatten)]
+    input: InputArgs,
+    /// Write the AutoFDO text profile (for `create_llvm_prof --profiler=text --profile=FILE`).
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    output: PathBuf,
+}
+
+/// The program, read once.
+struct Program {
+    image: Image,
+    syms: Symbols,
+    isa: IsaConfig,
+}
+
+fn program(elf: &Path) -> Result<Program, Failure> {
+    let mut image = Image::new();
+    let xlen = image
+        .load_file(elf)
+        .map_err(|e| Failure::Tool(format!("{}: {e}", elf.display())))?
+        .xlen;
+    let syms = Symbols::load(elf).map_err(Failure::Tool)?;
+    Ok(Program {
+        image,
+        syms,
+        isa: IsaConfig {
+            xlen,
+            zcmp: false,
+            zcmt: false,
+        },
+    })
+}
+
+/// Every sink of a command, with loss warnings.
+struct Tee<'a> {
+    profiler: Option<Profiler<'a>>,
+    counter: Option<Counter<'a>>,
+    warnings: report::Warnings,
+}
+
+impl FlowSink for Tee<'_> {
+    fn element(&mut self, e: &FlowElement) {
+        if let FlowElement::Loss {
+            offset,
+            skipped,
+            reason,
+        } = e
+        {
+            self.warnings.warn(loss_text(*offset, *skipped, reason));
+        }
+        if let Some(p) = self.profiler.as_mut() {
+            p.element(e);
+        }
+        if let Some(c) = self.counter.as_mut() {
+            c.element(e);
+        }
+    }
+}
+
+/// Runs the input into `tee`; returns whether it was read whole without loss.
+fn feed(a: &InputArgs, prog: &Program, tee: &mut Tee) -> Result<bool, Failure> {
+    let name = report::name(&a.input);
+    let stats: SourceStats = match a.trace {
+        None => {
+            let mut r = report::open_input(&a.input)?;
+            let head = std::io::BufRead::fill_buf(&mut r).map_err(|e| Failure::io(&name, e))?;
+            if !source::is_ingress(head) {
+                return Err(Failure::Usage(format!(
+                    "{name}: not an ingress file (no RVTRINGR magic); for a trace, name its protocol with --trace ntrace|etrace"
+                )));
+            }
+            match source::ingress(r, &prog.image, tee) {
+                Ok(s) => s,
+                Err(SourceError::Ingress(e)) => {
+                    tee.warnings.finish();
+                    let _ = crate::run::damaged_input(&name, &e, None)?;
+                    return Ok(false);
+                }
+                Err(SourceError::Record(m)) => return Err(Failure::Tool(format!("{name}: {m}"))),
+            }
+        }
+        Some(Protocol::Ntrace) => {
+            let (mut cfg, _, link) =
+                crate::ntrace::decoder_config(&a.input, a.no_meta, &a.ntrace, prog.isa.xlen)?;
+            // Without a rule from the options or the sidecar: the spec's (x1, x5).
+            cfg.link = link.unwrap_or(rvtrace_ntrace::insn::LinkRule::Spec);
+            let input = report::open_input(&a.input)?;
+            source::ntrace(input, &prog.image, cfg, tee)
+                .map_err(|e| Failure::io(format_args!("reading {name}"), e))?
+        }
+        Some(Protocol::Etrace) => {
+            let data = report::read_input(&a.input)?;
+            let (targs, _) = a.etrace.with_sidecar(&a.input, a.no_meta)?;
+            targs.check_framing()?;
+            let cfg = targs.config(prog.isa.xlen.bits() as u8, Some(&data), &Default::default())?;
+            source::etrace(&data[..], &prog.image, prog.isa, &cfg, tee)
+                .map_err(|e| Failure::io(format_args!("reading {name}"), e))?
+        }
+    };
+    tee.warnings.finish();
+    Ok(stats.losses == 0)
+}
+
+fn write_file(path: &Path, bytes: &[u8]) -> Result<(), Failure> {
+    let mut out = Output::create(path)?;
+    out.write_all(bytes).map_err(|e| out.fail(e))?;
+    out.finish()
+}
+
+fn inputs(a: &InputArgs) -> Vec<&Path> {
+    vec![a.input.as_path(), a.elf.as_path()]
+}
+
+/// `rvtrace profile`.
+pub fn profile(a: &ProfileArgs) -> CmdResult {
+    let mut outs: Vec<(&str, &Path)> = Vec::new();
+    for (opt, p) in [
+        ("--folded", &a.folded),
+        ("--flamegraph", &a.flamegraph),
+        ("--firefox", &a.firefox),
+    ] {
+        if let Some(p) = p {
+            outs.push((opt, p));
+        }
+    }
+    report::distinct(&inputs(&a.input), &outs)?;
+    let prog = program(&a.input.elf)?;
+    let mut tee = Tee {
+        profiler: Some(Profiler::new(&prog.image, &prog.syms, prog.isa)),
+        counter: None,
+        warnings: report::Warnings::new(report::name(&a.input.input), a.input.max_warnings),
+    };
+    let ok = feed(&a.input, &prog, &mut tee)?;
+    let p = tee.profiler.take().map(|p| p.profile()).unwrap_or_default();
+    let unit = match a.weight {
+        WeightArg::Instructions => Unit::Instructions,
+        WeightArg::Time => Unit::Time,
+    };
+    if unit == Unit::Time && !p.has_time {
+        return Err(Failure::Usage(format!(
+            "--weight time: {} carries no time (record with timestamps: `encode ... --timestamps`)",
+            report::name(&a.input.input)
+        )));
+    }
+    let title = report::name(&a.input.elf);
+    if let Some(f) = &a.folded {
+        write_file(f, p.folded(unit == Unit::Time).as_bytes())?;
+    }
+    if let Some(f) = &a.flamegraph {
+        write_file(f, &export::flamegraph(&p, unit, &title)?)?;
+    }
+    if let Some(f) = &a.firefox {
+        write_file(f, export::firefox(&p, unit, &title)?.as_bytes())?;
+    }
+    let mut out = Output::stdout();
+    out.write_all(p.report(a.top).as_bytes())
+        .map_err(|e| out.fail(e))?;
+    out.finish()?;
+    Ok(report::status(ok))
+}
+
+/// Exact counts of the input.
+fn counts(a: &InputArgs, prog: &Program) -> Result<(rvtrace_analysis::Counts, bool), Failure> {
+    let mut tee = Tee {
+        profiler: None,
+        counter: Some(Counter::new(&prog.image)),
+        warnings: report::Warnings::new(report::name(&a.input), a.max_warnings),
+    };
+    let ok = feed(a, prog, &mut tee)?;
+    let c = tee.counter.take().map(Counter::finish).unwrap_or_default();
+    Ok((c, ok))
+}
+
+/// `rvtrace coverage`.
+pub fn coverage(a: &CoverageArgs) -> CmdResult {
+    report::distinct(&inputs(&a.input), &[("--lcov", &a.lcov)])?;
+    let prog = program(&a.input.elf)?;
+    if !prog.syms.has_lines() {
+        return Err(Failure::Tool(format!(
+            "{}: no DWARF line tables (build with -g and do not strip debug sections)",
+            report::name(&a.input.elf)
+        )));
+    }
+    let (c, ok) = counts(&a.input, &prog)?;
+    let cov = Coverage::new(&c, &prog.image, &prog.syms, prog.isa);
+    write_file(&a.lcov, cov.lcov(&a.test_name).as_bytes())?;
+    let s = cov.summary();
+    let pct = |h: u64, f: u64| {
+        if f == 0 {
+            "no data found".to_string()
+        } else {
+            format!("{:.1}% ({h} of {f})", 100.0 * h as f64 / f as f64)
+        }
+    };
+    let mut out = Output::stdout();
+    writeln!(
+        out,
+        "lines......: {}\nfunctions..: {}\nbranches...: {}",
+        pct(s.lines_hit, s.lines_found),
+        pct(s.functions_hit, s.functions_found),
+        pct(s.branches_hit, s.branches_found)
+    )
+    .map_err(|e| out.fail(e))?;
+    out.finish()?;
+    Ok(report::status(ok))
+}
+
+/// `rvtrace autofdo`.
+pub fn autofdo(a: &AutofdoArgs) -> CmdResult {
+    report::distinct(&inputs(&a.input), &[("-o", &a.output)])?;
+    let prog = program(&a.input.elf)?;
+    let base = prog.syms.first_load_vaddr().ok_or_else(|| {
+        Failure::Tool(format!(
+            "{}: no PT_LOAD segment",
+            report::name(&a.input.elf)
+        ))
+    })?;
+    let (c, ok) = counts(&a.input, &prog)?;
+    let (text, dropped) = autofdo::text(&c, &prog.image, base);
+    if dropped > 0 {
+        warn!("{dropped} ranges or branches below the first PT_LOAD ({base:#x}) cannot be written");
+    }
+    write_file(&a.output, text.as_bytes())?;
+    Ok(if ok {
+        ExitCode::SUCCESS
+    } else {
+        report::status(false)
+    })
+}
