@@ -74,7 +74,7 @@ impl Coverage {
             for (addr, len, line) in rows {
                 let fc = files.entry(line.file.clone()).or_default();
                 let mut pc = addr.max(f.start);
-                let end = (addr + len).min(f.end);
+                let end = addr.saturating_add(len).min(f.end);
                 let mut any = false;
                 let mut best = 0u64;
                 while pc < end {
@@ -98,7 +98,7 @@ impl Coverage {
                             }
                         }
                     }
-                    pc += l;
+                    pc = pc.saturating_add(l);
                 }
                 if any {
                     let e = fc.lines.entry(line.line).or_default();

@@ -95,6 +95,13 @@ impl<'a> IngressFlow<'a> {
                 context: None,
             });
         }
+        if r.retires() && r.last_size_bytes().is_none() {
+            return Err(format!(
+                "record {}: ilastsize {} is not an instruction size",
+                self.records - 1,
+                r.ilastsize
+            ));
+        }
         if r.retires() {
             let count = if r.is_single_instruction() {
                 1

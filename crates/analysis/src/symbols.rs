@@ -58,7 +58,7 @@ impl Symbols {
         let mut text: Vec<(u64, u64)> = Vec::new();
         for s in file.sections() {
             if s.kind() == SectionKind::Text {
-                text.push((s.address(), s.address() + s.size()));
+                text.push((s.address(), s.address().saturating_add(s.size())));
             }
         }
         for sym in file.symbols() {
@@ -74,7 +74,12 @@ impl Symbols {
             let a = sym.address();
             let in_text = text.iter().any(|&(lo, hi)| a >= lo && a < hi);
             if sym.kind() == SymbolKind::Text && sym.size() > 0 {
-                sized.push((a, a + sym.size(), name.to_string(), sym.is_global()));
+                sized.push((
+                    a,
+                    a.saturating_add(sym.size()),
+                    name.to_string(),
+                    sym.is_global(),
+                ));
             } else if in_text && matches!(sym.kind(), SymbolKind::Text | SymbolKind::Unknown) {
                 labels.push((a, name.to_string()));
             }

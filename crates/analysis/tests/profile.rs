@@ -288,3 +288,97 @@ fn folded_stacks_read_by_inferno_and_firefox_json_by_serde() {
         assert!(s.as_u64().unwrap() < stacks);
     }
 }
+
+/// Tail calls replace the frame: picolibc's `_start` jumps (`j`) to `_cstart`, so `_start` is
+/// no caller of anything `_cstart` runs.
+#[test]
+fn tail_call_replaces_the_frame() {
+    let r = run("recurse-rv64gc");
+    let p = profile(&r, &r.run.records);
+    let e = p.calls[&("_start".to_string(), "_cstart".to_string())];
+    assert_eq!((e.calls, e.tail_calls), (0, 1));
+    assert!(
+        p.stacks.keys().all(|s| s.len() == 1 || s[0] == "_cstart"),
+        "a stack under _start"
+    );
+}
+
+/// Arbitrary flow (ranges anywhere, traps, losses, syncs, time going backwards) never panics,
+/// and no instruction is lost: the profile and the counts hold every instruction of every range.
+#[test]
+fn arbitrary_flow_keeps_every_instruction() {
+    use rvtrace_flow::{FlowElement as E, SyncReason};
+    let r = run("recurse-rv64gc");
+    let text = r.syms.functions().iter().map(|f| f.end).max().unwrap();
+    let mut seed = 0x2545_f491_4f6c_dd1du64;
+    let mut next = move |n: u64| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed % n.max(1)
+    };
+    for round in 0..20 {
+        let mut p = Profiler::new(&r.run.image, &r.syms, r.isa);
+        let mut c = Counter::new(&r.run.image);
+        let mut want = 0u64;
+        for _ in 0..2000 {
+            let e = match next(8) {
+                0..=3 => {
+                    // Mostly inside the program, sometimes anywhere (even backwards).
+                    let start = if next(10) == 0 {
+                        next(u64::MAX)
+                    } else {
+                        0x8000_0000 + next(text - 0x8000_0000) & !1
+                    };
+                    let count = 1 + next(40);
+                    let last = if next(10) == 0 {
+                        next(u64::MAX)
+                    } else {
+                        start + 2 * (count - 1)
+                    };
+                    want += count;
+                    E::Range { start, last, count }
+                }
+                4 => E::Trap {
+                    cause: Some(next(16)),
+                    interrupt: next(2) == 0,
+                    tval: None,
+                    epc: Some(0x8000_0000 + next(0x1000)),
+                    handler: None,
+                },
+                5 => E::Time {
+                    time: next(1 << 20),
+                },
+                6 => E::Sync {
+                    addr: 0x8000_0000 + next(0x1000),
+                    reason: [
+                        SyncReason::Start,
+                        SyncReason::Periodic,
+                        SyncReason::Recovery,
+                    ][next(3) as usize],
+                },
+                _ => {
+                    if next(2) == 0 {
+                        E::Loss {
+                            offset: 0,
+                            skipped: None,
+                            reason: "x".into(),
+                        }
+                    } else {
+                        E::End { offset: 0 }
+                    }
+                }
+            };
+            p.element(&e);
+            c.element(&e);
+        }
+        let prof = p.profile();
+        assert_eq!(prof.total().insns, want, "round {round}");
+        let counts = c.finish();
+        assert_eq!(counts.instructions, want);
+        let _ = prof.folded(false);
+        let _ = prof.report(10);
+        let _ = rvtrace_analysis::autofdo::text(&counts, &r.run.image, 0x8000_0000);
+        let _ = rvtrace_analysis::Coverage::new(&counts, &r.run.image, &r.syms, r.isa).lcov("t");
+    }
+}
