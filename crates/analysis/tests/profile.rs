@@ -328,7 +328,7 @@ fn arbitrary_flow_keeps_every_instruction() {
                     let start = if next(10) == 0 {
                         next(u64::MAX)
                     } else {
-                        0x8000_0000 + next(text - 0x8000_0000) & !1
+                        (0x8000_0000 + next(text - 0x8000_0000)) & !1
                     };
                     let count = 1 + next(40);
                     let last = if next(10) == 0 {
