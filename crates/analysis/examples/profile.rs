@@ -1,0 +1,45 @@
+//! Decode a stream and print its profile:
+//! `cargo run -p rvtrace-analysis --example profile -- PROG.elf ingress|ntrace|etrace FILE`
+//! (N-Trace and E-Trace with the encoders' default options).
+use rvtrace_analysis::{source, Profiler, Symbols};
+use std::fs::File;
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let args: Vec<String> = std::env::args().collect();
+    let [_, elf, kind, file] = &args[..] else {
+        return Err("usage: profile PROG.elf ingress|ntrace|etrace FILE".into());
+    };
+    let mut image = rvtrace_image::Image::new();
+    let xlen = image.load_file(elf.as_ref())?.xlen;
+    let syms = Symbols::load(elf.as_ref())?;
+    let isa = rvtrace_isa::IsaConfig {
+        xlen,
+        zcmp: false,
+        zcmt: false,
+    };
+    let mut profiler = Profiler::new(&image, &syms, isa);
+    let input = File::open(file)?;
+    let stats = match kind.as_str() {
+        "ingress" => source::ingress(input, &image, &mut profiler)?,
+        "ntrace" => {
+            let cfg = rvtrace_ntrace::decoder::DecoderConfig::new(isa);
+            source::ntrace(input, &image, cfg, &mut profiler)?
+        }
+        "etrace" => {
+            use rvtrace_etrace::config::{ConfigInputs, TraceConfig};
+            let inputs = ConfigInputs {
+                xlen_bits: xlen.bits() as u8,
+                ..Default::default()
+            };
+            let cfg = TraceConfig::build(&inputs)?;
+            source::etrace(input, &image, isa, &cfg, &mut profiler)?
+        }
+        _ => return Err(format!("{kind}: not ingress, ntrace or etrace").into()),
+    };
+    print!("{}", profiler.profile().report(10));
+    println!(
+        "{} instructions, {} losses",
+        stats.instructions, stats.losses
+    );
+    Ok(())
+}
