@@ -28,6 +28,14 @@ use std::fmt::Write as _;
 /// counted in [`Profile::truncated`]), so that code that never returns cannot grow it forever.
 pub const MAX_DEPTH: usize = 4096;
 
+/// Calls, returns and trap returns inside a range, before its last instruction: (index in the
+/// range, address, next address).
+type Interior = std::rc::Rc<[(u64, u64, u64)]>;
+
+/// Most ranges whose interior calls and returns are remembered (memory stays bounded on any
+/// input; beyond it ranges are scanned each time).
+const MAX_CACHED_RANGES: usize = 1 << 20;
+
 /// Instructions and time of one call stack (self, not including callees).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Weight {
@@ -260,6 +268,9 @@ struct Frame {
     ret: Option<u64>,
     /// Pushed by a trap.
     trap: bool,
+    /// For a trap frame: the last instruction before the trap, when the trap's `epc` was not
+    /// known (so the transition it made was not applied): replayed at the trap return.
+    resume: Option<u64>,
 }
 
 const ROOT: u32 = 0;
@@ -273,8 +284,9 @@ pub struct Profiler<'a> {
     children: HashMap<(u32, u32), u32>,
     stack: Vec<Frame>,
     prev_last: Option<u64>,
-    /// A trap was taken (at this `epc`, if known): the next range is its handler.
-    pending_trap: Option<Option<u64>>,
+    /// A trap was taken (at this `epc`, if known; the last instruction before it if the `epc`
+    /// was not known): the next range is its handler.
+    pending_trap: Option<(Option<u64>, Option<u64>)>,
     edges: HashMap<(u32, u32), Calls>,
     // Time: instructions per node since the last Time element.
     last_time: Option<u64>,
@@ -282,6 +294,7 @@ pub struct Profiler<'a> {
     has_time: bool,
     losses: u64,
     truncated: u64,
+    interior: HashMap<(u64, u64, u64), Interior>,
 }
 
 impl<'a> Profiler<'a> {
@@ -306,6 +319,7 @@ impl<'a> Profiler<'a> {
             has_time: false,
             losses: 0,
             truncated: 0,
+            interior: HashMap::new(),
         }
     }
 
@@ -332,6 +346,10 @@ impl<'a> Profiler<'a> {
     }
 
     fn push(&mut self, func: u32, ret: Option<u64>, trap: bool) {
+        self.push_frame(func, ret, trap, None);
+    }
+
+    fn push_frame(&mut self, func: u32, ret: Option<u64>, trap: bool, resume: Option<u64>) {
         let parent = self.stack.last().map_or(ROOT, |f| f.node);
         if let Some(caller) = self.top_func() {
             let e = self.edges.entry((caller, func)).or_default();
@@ -347,7 +365,12 @@ impl<'a> Profiler<'a> {
             return;
         }
         let node = self.child(parent, func);
-        self.stack.push(Frame { node, ret, trap });
+        self.stack.push(Frame {
+            node,
+            ret,
+            trap,
+            resume,
+        });
     }
 
     /// The top frame now runs `func` (a tail call, a fall-through, an unknown return).
@@ -385,9 +408,15 @@ impl<'a> Profiler<'a> {
         self.settle(func);
     }
 
-    fn trap_ret(&mut self, func: u32) {
+    fn trap_ret(&mut self, target: u64, func: u32) {
         if let Some(i) = self.stack.iter().rposition(|f| f.trap) {
+            let resume = self.stack[i].resume;
             self.stack.truncate(i);
+            if let Some(pl) = resume.filter(|_| !self.stack.is_empty()) {
+                // Where the interrupted flow was going: the transition the trap cut short.
+                self.transition(pl, target, func);
+                return;
+            }
         }
         self.settle(func);
     }
@@ -420,14 +449,14 @@ impl<'a> Profiler<'a> {
     /// How the range starting at `start` was entered.
     fn enter(&mut self, start: u64) {
         let func = self.func_of(start);
-        if let Some(epc) = self.pending_trap.take() {
+        if let Some((epc, resume)) = self.pending_trap.take() {
             // A trap serviced where it was taken (semihosting, an SBI the model implements)
             // goes on at or after its epc: no handler ran.
             let in_place = epc.is_some_and(|e| {
                 start == e || Some(start) == insn_len_at(self.image, e).map(|l| e.wrapping_add(l))
             });
             if !in_place || self.stack.is_empty() {
-                self.push(func, None, true);
+                self.push_frame(func, None, true, resume);
                 return;
             }
             self.settle(func);
@@ -441,6 +470,24 @@ impl<'a> Profiler<'a> {
             self.settle(func);
             return;
         };
+        self.transition(pl, start, func);
+    }
+
+    /// Where execution goes after the instruction at `pl` when that follows from the program and
+    /// the shadow stack: the next instruction (no transfer, or a branch: the function is the
+    /// same either way), a static target, or a return to the top frame's return address.
+    fn next_after(&self, pl: u64) -> Option<u64> {
+        let info = classify(&self.isa, self.image.fetch(pl)?);
+        let fall = pl.wrapping_add(insn_len_at(self.image, pl)?);
+        match info.class {
+            CfClass::None | CfClass::Branch => Some(fall),
+            CfClass::Return | CfClass::PopRet => self.stack.last()?.ret,
+            _ => info.target_addr(pl, self.isa.xlen),
+        }
+    }
+
+    /// From the instruction at `pl` to `start` (in `func`): what the stack does.
+    fn transition(&mut self, pl: u64, start: u64, func: u32) {
         let len = insn_len_at(self.image, pl).unwrap_or(4);
         let fall = pl.wrapping_add(len);
         let class = self
@@ -452,7 +499,7 @@ impl<'a> Profiler<'a> {
                 self.push(func, Some(fall), false)
             }
             CfClass::Return | CfClass::PopRet => self.ret(start, func),
-            CfClass::TrapReturn => self.trap_ret(func),
+            CfClass::TrapReturn => self.trap_ret(start, func),
             _ if start == fall => self.settle(func),
             _ => self.jump(start, func),
         }
@@ -470,6 +517,63 @@ impl<'a> Profiler<'a> {
 
     fn range(&mut self, start: u64, last: u64, count: u64) {
         self.enter(start);
+        // A decoder may report a call, return or trap return whose target is the next
+        // instruction inside one range (nothing in the trace tells it apart from sequential
+        // execution): the stack follows it there too.
+        let points = self.interior(start, last, count);
+        let (mut from, mut done) = (start, 0u64);
+        for &(k, pc, next) in points.iter() {
+            self.segment(from, pc, k + 1 - done);
+            let func = self.func_of(next);
+            self.transition(pc, next, func);
+            (from, done) = (next, k + 1);
+        }
+        self.segment(from, last, count - done);
+        self.prev_last = Some(last);
+    }
+
+    /// The instructions of a range before its last that move the shadow stack (calls, returns,
+    /// trap returns): (index in the range, address, next address). Cached per range.
+    fn interior(&mut self, start: u64, last: u64, count: u64) -> Interior {
+        if let Some(v) = self.interior.get(&(start, last, count)) {
+            return v.clone();
+        }
+        let mut v = Vec::new();
+        let mut pc = start;
+        for k in 0..count.saturating_sub(1) {
+            let Some(len) = insn_len_at(self.image, pc) else {
+                break;
+            };
+            let class = self
+                .image
+                .fetch(pc)
+                .map_or(CfClass::None, |bits| classify(&self.isa, bits).class);
+            if matches!(
+                class,
+                CfClass::InferableCall
+                    | CfClass::UninferableCall
+                    | CfClass::TableCall
+                    | CfClass::Return
+                    | CfClass::PopRet
+                    | CfClass::TrapReturn
+            ) {
+                v.push((k, pc, pc.wrapping_add(len)));
+            }
+            pc = pc.wrapping_add(len);
+        }
+        let v: Interior = v.into();
+        if self.interior.len() < MAX_CACHED_RANGES {
+            self.interior.insert((start, last, count), v.clone());
+        }
+        v
+    }
+
+    /// `count` instructions from `start` to `last`, attributed to the stack's top, whose
+    /// function follows a fall-through into the next function.
+    fn segment(&mut self, start: u64, last: u64, count: u64) {
+        if count == 0 {
+            return;
+        }
         let Some(top) = self.stack.last().copied() else {
             return;
         };
@@ -501,7 +605,6 @@ impl<'a> Profiler<'a> {
                 }
             }
         }
-        self.prev_last = Some(last);
     }
 
     fn time(&mut self, t: u64) {
@@ -532,6 +635,11 @@ impl<'a> Profiler<'a> {
     fn end_time(&mut self) {
         self.last_time = None;
         self.since.clear();
+    }
+
+    /// Depth of the shadow stack now (frames).
+    pub fn depth(&self) -> usize {
+        self.stack.len()
     }
 
     /// The profile so far.
@@ -588,8 +696,23 @@ impl FlowSink for Profiler<'_> {
                     self.stack.clear();
                 }
             }
-            FlowElement::Trap { epc, .. } => {
-                self.pending_trap = Some(epc);
+            FlowElement::Trap { epc, handler, .. } => {
+                // A trap taken before the next instruction retired (an interrupt, a fault at a
+                // call's target): execution had moved to `epc` first, so make that transition
+                // (a call pushes its callee even if the callee has not run yet). An `epc` equal
+                // to the handler is no information (a decoder that could not tell).
+                let epc = epc
+                    .filter(|&e| Some(e) != handler)
+                    .or_else(|| self.prev_last.and_then(|pl| self.next_after(pl)));
+                let mut resume = None;
+                let known = self.prev_last.is_some() || self.pending_trap.is_some();
+                if known && !self.stack.is_empty() && self.prev_last != epc {
+                    match epc {
+                        Some(e) => self.enter(e),
+                        None => resume = self.prev_last,
+                    }
+                }
+                self.pending_trap = Some((epc, resume));
                 self.prev_last = None;
             }
             FlowElement::Time { time } => self.time(time),

@@ -131,6 +131,24 @@ impl Symbols {
         })
     }
 
+    /// Symbols from a list of functions (a stripped program whose function boundaries are known
+    /// otherwise); no line tables. Functions are sorted; one that overlaps the previous is
+    /// dropped.
+    pub fn from_functions(mut list: Vec<Function>) -> Symbols {
+        list.sort_by_key(|f| f.start);
+        let mut functions: Vec<Function> = Vec::with_capacity(list.len());
+        for f in list {
+            if f.end > f.start && functions.last().is_none_or(|p| f.start >= p.end) {
+                functions.push(f);
+            }
+        }
+        Symbols {
+            functions,
+            dwarf: None,
+            first_load: None,
+        }
+    }
+
     /// Every function, by address.
     pub fn functions(&self) -> &[Function] {
         &self.functions

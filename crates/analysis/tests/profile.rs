@@ -382,3 +382,138 @@ fn arbitrary_flow_keeps_every_instruction() {
         let _ = rvtrace_analysis::Coverage::new(&counts, &r.run.image, &r.syms, r.isa).lcov("t");
     }
 }
+
+/// Random programs (every kind of call and return, co-routine swaps, tail calls, millicode,
+/// recursion, traps, timer interrupts, U-mode): the profile and the counts from the ingress
+/// records, an N-Trace decode and an E-Trace decode are the same. Functions are the call
+/// targets (the programs have no symbols).
+#[test]
+fn random_programs_same_profile_from_every_source() {
+    use rvtrace_analysis::symbols::Function;
+    use rvtrace_etrace::config::{ConfigInputs, TraceConfig};
+    use rvtrace_etrace::encoder::{Encoder, FrameWriter};
+    use rvtrace_flow::FlowElement;
+    use rvtrace_testkit::randprog::{random_program, seeds};
+    // Instructions per stack and call edges, without time (only the ingress has time).
+    let strip = |p: &Profile| {
+        let stacks: BTreeMap<Vec<String>, u64> =
+            p.stacks.iter().map(|(k, w)| (k.clone(), w.insns)).collect();
+        (stacks, p.calls.clone(), p.losses)
+    };
+    // What the seeds exercised: deepest stack, traps, tail calls.
+    let mut seen = (0usize, 0u64, 0u64);
+    for seed in seeds(12) {
+        let prog = random_program(seed);
+        let run = rvtrace_testkit::run_elf_bytes(&prog.elf, 4);
+        let image = &run.image;
+        let xlen = image.files()[0].xlen;
+        let isa = IsaConfig {
+            xlen,
+            zcmp: false,
+            zcmt: false,
+        };
+        // Call targets: where a record of a call went.
+        let mut starts: Vec<u64> = vec![run.records[0].iaddr];
+        for w in run.records.windows(2) {
+            if matches!(
+                w[0].itype,
+                rvtrace_ingress::Itype::InferableCall | rvtrace_ingress::Itype::UninferableCall
+            ) {
+                starts.push(w[1].iaddr);
+            }
+        }
+        starts.sort();
+        starts.dedup();
+        let funcs = starts
+            .iter()
+            .enumerate()
+            .map(|(k, &s)| Function {
+                name: format!("f{k}"),
+                start: s,
+                end: starts.get(k + 1).copied().unwrap_or(u64::MAX),
+            })
+            .collect();
+        let syms = Symbols::from_functions(funcs);
+        let r = Run {
+            run: rvtrace_testkit::run_elf_bytes(&prog.elf, 4),
+            syms,
+            isa,
+        };
+        let from_ingress = profile(&r, &r.run.records);
+        check_self_counts(&r, &from_ingress);
+        let depth = from_ingress.stacks.keys().map(Vec::len).max().unwrap_or(0);
+        let traps: u64 = from_ingress.calls.values().map(|c| c.traps).sum();
+        let tails: u64 = from_ingress.calls.values().map(|c| c.tail_calls).sum();
+        seen.0 = seen.0.max(depth);
+        seen.1 += traps;
+        seen.2 += tails;
+        let mut c0 = Counter::new(image);
+        feed(&r, &r.run.records, &mut c0);
+        let c0 = c0.finish();
+
+        // N-Trace, HTM with a call stack.
+        let ncfg = rvtrace_ntrace::options::EncoderConfig {
+            call_stack: rvtrace_ntrace::options::CallStack::Full { depth: 8 },
+            ..rvtrace_ntrace::options::EncoderConfig::new(xlen)
+        };
+        let (nbytes, _) = rvtrace_ntrace::encoder::encode(ncfg, &r.run.records);
+        // E-Trace, implicit return with a return stack.
+        let ecfg = TraceConfig::build(&ConfigInputs {
+            xlen_bits: xlen.bits() as u8,
+            itype_width: Some(4),
+            implicit_return: true,
+            return_stack: Some(16),
+            ..Default::default()
+        })
+        .unwrap();
+        let mut enc = Encoder::new(&ecfg, FrameWriter::new(Vec::new(), &ecfg)).unwrap();
+        for rec in &r.run.records {
+            enc.push(rec).unwrap();
+        }
+        let ebytes = enc.finish().unwrap().into_inner();
+        for (what, bytes) in [("ntrace", &nbytes), ("etrace", &ebytes)] {
+            let mut p = Profiler::new(image, &r.syms, isa);
+            let mut c = Counter::new(image);
+            let mut both = |e: &FlowElement| {
+                p.element(e);
+                c.element(e);
+            };
+            let st = if what == "ntrace" {
+                let cfg = rvtrace_ntrace::decoder::DecoderConfig::new(isa);
+                rvtrace_analysis::source::ntrace(&bytes[..], image, cfg, &mut both).unwrap()
+            } else {
+                rvtrace_analysis::source::etrace(&bytes[..], image, isa, &ecfg, &mut both).unwrap()
+            };
+            assert_eq!(st.losses, 0, "seed {seed} {what}");
+            let (got, want) = (strip(&p.profile()), strip(&from_ingress));
+            if got != want {
+                let diff = |a: &BTreeMap<Vec<String>, u64>, b: &BTreeMap<Vec<String>, u64>| {
+                    a.iter()
+                        .filter(|(k, v)| b.get(*k) != Some(v))
+                        .take(6)
+                        .map(|(k, v)| format!("{}={v}", k.join(";")))
+                        .collect::<Vec<_>>()
+                };
+                let calls: Vec<_> = got
+                    .1
+                    .iter()
+                    .filter(|(k, v)| want.1.get(*k) != Some(v))
+                    .collect();
+                panic!(
+                    "seed {seed} {what}: stacks only in the decode {:?}, only in the ingress {:?}; call edges differing {calls:?}; losses {} vs {}",
+                    diff(&got.0, &want.0),
+                    diff(&want.0, &got.0),
+                    got.2,
+                    want.2
+                );
+            }
+            assert_eq!(c.finish(), c0, "seed {seed} {what}: counts");
+        }
+    }
+    if seeds(12) == (0..12) {
+        assert!(
+            seen.0 > 20 && seen.1 > 100 && seen.2 > 0,
+            "seeds 0..12 exercised {seen:?}"
+        );
+    }
+}
