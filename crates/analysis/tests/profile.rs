@@ -451,19 +451,40 @@ fn random_programs_same_profile_from_every_source() {
         feed(&r, &r.run.records, &mut c0);
         let c0 = c0.finish();
 
-        // N-Trace, HTM with a call stack.
-        let ncfg = rvtrace_ntrace::options::EncoderConfig {
-            call_stack: rvtrace_ntrace::options::CallStack::Full { depth: 8 },
-            ..rvtrace_ntrace::options::EncoderConfig::new(xlen)
+        // N-Trace: HTM with a call stack (even seeds), BTM with periodic sync (odd seeds).
+        use rvtrace_ntrace::options::{CallStack, EncoderConfig, Mode, SyncUnit};
+        let ncfg = if seed % 2 == 0 {
+            EncoderConfig {
+                call_stack: CallStack::Full { depth: 8 },
+                ..EncoderConfig::new(xlen)
+            }
+        } else {
+            EncoderConfig {
+                mode: Mode::Btm,
+                sync_period: Some((SyncUnit::Messages, 16)),
+                ..EncoderConfig::new(xlen)
+            }
         };
         let (nbytes, _) = rvtrace_ntrace::encoder::encode(ncfg, &r.run.records);
-        // E-Trace, implicit return with a return stack.
-        let ecfg = TraceConfig::build(&ConfigInputs {
-            xlen_bits: xlen.bits() as u8,
-            itype_width: Some(4),
-            implicit_return: true,
-            return_stack: Some(16),
-            ..Default::default()
+        // E-Trace: implicit return with a return stack (even seeds); branch prediction, jump
+        // target cache and periodic resync (odd seeds).
+        let ecfg = TraceConfig::build(&if seed % 2 == 0 {
+            ConfigInputs {
+                xlen_bits: xlen.bits() as u8,
+                itype_width: Some(4),
+                implicit_return: true,
+                return_stack: Some(16),
+                ..Default::default()
+            }
+        } else {
+            ConfigInputs {
+                xlen_bits: xlen.bits() as u8,
+                itype_width: Some(4),
+                branch_prediction: Some(64),
+                jump_target_cache: Some(8),
+                resync: Some(20),
+                ..Default::default()
+            }
         })
         .unwrap();
         let mut enc = Encoder::new(&ecfg, FrameWriter::new(Vec::new(), &ecfg)).unwrap();
