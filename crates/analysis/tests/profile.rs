@@ -283,10 +283,38 @@ fn folded_stacks_read_by_inferno_and_firefox_json_by_serde() {
     for f in ["main", "fib", "deep"] {
         assert!(strings.contains(&f), "no {f} in the string table");
     }
-    let stacks = th["stackTable"]["length"].as_u64().unwrap();
-    for s in samples["stack"].as_array().unwrap() {
-        assert!(s.as_u64().unwrap() < stacks);
+    // Rebuild every sample's call stack as the viewer does (stackTable prefix/frame ->
+    // frameTable func -> funcTable name -> stringArray): the profile's stacks and weights.
+    let col = |table: &str, field: &str| -> Vec<Option<u64>> {
+        th[table][field]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x.as_u64())
+            .collect()
+    };
+    let (prefix, frame) = (col("stackTable", "prefix"), col("stackTable", "frame"));
+    let (func, name) = (col("frameTable", "func"), col("funcTable", "name"));
+    assert_eq!(
+        prefix.len() as u64,
+        th["stackTable"]["length"].as_u64().unwrap()
+    );
+    let mut rebuilt: BTreeMap<Vec<String>, u64> = BTreeMap::new();
+    let weights = samples["weight"].as_array().unwrap();
+    for (k, st) in samples["stack"].as_array().unwrap().iter().enumerate() {
+        let mut names = Vec::new();
+        let mut at = st.as_u64();
+        while let Some(i) = at {
+            let f = func[frame[i as usize].unwrap() as usize].unwrap();
+            names.push(strings[name[f as usize].unwrap() as usize].to_string());
+            at = prefix[i as usize];
+        }
+        names.reverse();
+        *rebuilt.entry(names).or_default() += weights[k].as_u64().unwrap();
     }
+    let want: BTreeMap<Vec<String>, u64> =
+        p.stacks.iter().map(|(k, w)| (k.clone(), w.insns)).collect();
+    assert_eq!(rebuilt, want);
 }
 
 /// Tail calls replace the frame: picolibc's `_start` jumps (`j`) to `_cstart`, so `_start` is

@@ -422,6 +422,13 @@ fn autofdo_read_by_create_llvm_prof_and_llvm_profdata() {
         .unwrap();
     ok(&o, "llvm-profdata show");
     let shown = stdout(&o);
+    // LLVM's own writer turns it into the binary profile clang's -fprofile-sample-use reads.
+    let bin = f.t.join("t.llvm");
+    let m = Command::new(lp)
+        .args(["merge", "--sample", s(&out), "-o", s(&bin)])
+        .output()
+        .unwrap();
+    ok(&m, "llvm-profdata merge --sample");
     // "Function: fib: 114154, 1597, 2 sampled lines"
     let mut funcs: BTreeMap<String, (u64, u64)> = BTreeMap::new();
     for l in shown.lines() {
