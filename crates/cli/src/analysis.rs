@@ -74,7 +74,8 @@ pub struct ProfileArgs {
     /// What the folded stacks, flame graph and Firefox profile weigh.
     #[arg(long, value_enum, default_value_t = WeightArg::Instructions)]
     weight: WeightArg,
-    /// Functions in the flat profile (and 4x as many call-graph edges) on stdout.
+    /// Functions in the flat profile (and 4x as many call-graph edges) on stdout (on stderr
+    /// when an output file is stdout).
     #[arg(long, default_value_t = 25, value_name = "N")]
     top: usize,
 }
@@ -205,6 +206,19 @@ fn write_file(path: &Path, bytes: &[u8]) -> Result<(), Failure> {
     out.finish()
 }
 
+/// The text for people: on stdout, or on stderr when a file output is stdout (`-`).
+fn show(text: &str, outputs: &[&Path]) -> Result<(), Failure> {
+    if outputs.iter().any(|p| report::is_std(p)) {
+        for l in text.lines() {
+            say!("{l}");
+        }
+        return Ok(());
+    }
+    let mut out = Output::stdout();
+    out.write_all(text.as_bytes()).map_err(|e| out.fail(e))?;
+    out.finish()
+}
+
 fn inputs(a: &InputArgs) -> Vec<&Path> {
     vec![a.input.as_path(), a.elf.as_path()]
 }
@@ -250,10 +264,10 @@ pub fn profile(a: &ProfileArgs) -> CmdResult {
     if let Some(f) = &a.firefox {
         write_file(f, export::firefox(&p, unit, &title)?.as_bytes())?;
     }
-    let mut out = Output::stdout();
-    out.write_all(p.report(a.top).as_bytes())
-        .map_err(|e| out.fail(e))?;
-    out.finish()?;
+    show(
+        &p.report(a.top),
+        &outs.iter().map(|o| o.1).collect::<Vec<_>>(),
+    )?;
     Ok(report::status(ok))
 }
 
@@ -290,16 +304,13 @@ pub fn coverage(a: &CoverageArgs) -> CmdResult {
             format!("{:.1}% ({h} of {f})", 100.0 * h as f64 / f as f64)
         }
     };
-    let mut out = Output::stdout();
-    writeln!(
-        out,
-        "lines......: {}\nfunctions..: {}\nbranches...: {}",
+    let text = format!(
+        "lines......: {}\nfunctions..: {}\nbranches...: {}\n",
         pct(s.lines_hit, s.lines_found),
         pct(s.functions_hit, s.functions_found),
         pct(s.branches_hit, s.branches_found)
-    )
-    .map_err(|e| out.fail(e))?;
-    out.finish()?;
+    );
+    show(&text, &[&a.lcov])?;
     Ok(report::status(ok))
 }
 

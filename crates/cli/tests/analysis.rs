@@ -186,6 +186,11 @@ fn usage_and_input_errors() {
     let o = rvtrace(&["autofdo", s(&f.ing), "--elf", s(&f.elf), "-o", s(&f.ing)]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(std::fs::metadata(&f.ing).unwrap().len() > 100);
+    // An output on stdout: the summary for people goes to stderr.
+    let o = rvtrace(&["coverage", s(&f.ing), "--elf", s(&f.elf), "--lcov", "-"]);
+    ok(&o, "coverage --lcov -");
+    assert!(stdout(&o).starts_with("TN:") && stdout(&o).ends_with("end_of_record\n"));
+    assert!(stderr(&o).starts_with("lines......: "), "{}", stderr(&o));
     // A cut ingress file: what came before is profiled, exit 1.
     let data = std::fs::read(&f.ing).unwrap();
     let cut = f.t.join("cut.ingress");
