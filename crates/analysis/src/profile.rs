@@ -14,8 +14,12 @@
 //! | any other jump or taken branch to another function | the entry of a function: a tail call (replace the top); elsewhere: unwind to a frame of that function if there is one, else replace the top |
 //! | sequential (the range goes on, or falls through into the next function) | nothing (falling into another function replaces the top) |
 //!
-//! A `Trap` element pushes a trap frame for the handler. A `Loss` empties the stack (the next
-//! `Sync` starts a new one).
+//! A `Trap` element first makes the transition to its `epc` (a trap taken before the next
+//! instruction retired: inferred from the program and the stack when the flow lacks it, else
+//! replayed at the trap return), then pushes a trap frame for the handler (none for a trap
+//! serviced in place, such as semihosting). Calls, returns and trap returns to the next
+//! instruction inside one range move the stack too. A `Loss` or `End` empties the stack (the
+//! next `Sync` starts a new one). `crates/analysis/README.md` explains why each rule is there.
 
 use crate::symbols::{Symbols, UNKNOWN};
 use rvtrace_flow::{insn_len_at, FlowElement, FlowSink, SyncReason};
