@@ -3,8 +3,8 @@
 
 use super::*;
 
-const R64: Xlen = Xlen::Rv64;
-const NOCYC: [u64; 4] = [0; 4];
+pub(super) const R64: Xlen = Xlen::Rv64;
+pub(super) const NOCYC: [u64; 4] = [0; 4];
 
 fn ctr(ctl: u64) -> Ctr {
     let mut c = Ctr::new(Version::V1_0);
@@ -12,7 +12,8 @@ fn ctr(ctl: u64) -> Ctr {
     c
 }
 
-fn ret(pc: u64, class: CfClass, next_pc: u64, priv_: u8) -> Retired {
+/// A retirement event (the fields CTR reads).
+pub(super) fn ret(pc: u64, class: CfClass, next_pc: u64, priv_: u8) -> Retired {
     Retired {
         pc,
         insn: 0,
@@ -26,7 +27,15 @@ fn ret(pc: u64, class: CfClass, next_pc: u64, priv_: u8) -> Retired {
     }
 }
 
-fn trap(epc: u64, handler: u64, from: u8, to: u8, interrupt: bool, cause: u64) -> TrapInfo {
+/// A trap event.
+pub(super) fn trap(
+    epc: u64,
+    handler: u64,
+    from: u8,
+    to: u8,
+    interrupt: bool,
+    cause: u64,
+) -> TrapInfo {
     TrapInfo {
         cause,
         tval: 0,

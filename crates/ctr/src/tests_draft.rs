@@ -7,41 +7,13 @@ use super::*;
 use draft::csr as dc;
 use draft::ctl as d;
 
-const R64: Xlen = Xlen::Rv64;
+use super::tests::{ret, trap, NOCYC, R64};
 const R32: Xlen = Xlen::Rv32;
-const NOCYC: [u64; 4] = [0; 4];
 
 fn ctr(ctl: u64) -> Ctr {
     let mut c = Ctr::new(Version::Draft0_1_4);
     assert!(c.write(dc::MCTRCONTROL, ctl, R64, NOCYC));
     c
-}
-
-fn ret(pc: u64, class: CfClass, next_pc: u64, priv_: u8) -> Retired {
-    Retired {
-        pc,
-        insn: 0,
-        len: 4,
-        class,
-        next_pc,
-        priv_,
-        trap: None,
-        serviced: None,
-        mtime: 0,
-    }
-}
-
-fn trap(epc: u64, handler: u64, from: u8, to: u8, interrupt: bool, cause: u64) -> TrapInfo {
-    TrapInfo {
-        cause,
-        tval: 0,
-        interrupt,
-        epc,
-        from_priv: from,
-        to_priv: to,
-        handler,
-        mstatus: 0,
-    }
 }
 
 /// Retire a transfer in privilege `p` that stays there.

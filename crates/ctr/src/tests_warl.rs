@@ -6,9 +6,8 @@
 
 use super::*;
 
-const R64: Xlen = Xlen::Rv64;
+use super::tests::{NOCYC, R64};
 const R32: Xlen = Xlen::Rv32;
-const NOCYC: [u64; 4] = [0; 4];
 
 /// Write all-ones to `c` on a fresh CTR (entry 0 selected in both windows), read it back.
 fn all_ones(v: Version, xlen: Xlen, c: u16) -> Option<u64> {
