@@ -405,10 +405,9 @@ fn decode_etrace(
     cfg: rvtrace_etrace::config::TraceConfig,
     tx: SyncSender<Msg>,
 ) {
-    use rvtrace_etrace::code::Code;
     use rvtrace_etrace::codec::{EncapConfig, Item as PItem, PacketReader};
-    use rvtrace_etrace::config::{Framing, Preset};
-    use rvtrace_etrace::decoder::Decoder;
+    use rvtrace_etrace::config::Framing;
+    use rvtrace_etrace::decoder::{Decoder, DecoderOptions};
     let mut h = Handover::new(image, tx, "packet");
     let (encap, raw) = match cfg.framing {
         Framing::Raw => (EncapConfig::TE_INST_RAW, true),
@@ -419,10 +418,7 @@ fn decode_etrace(
         zcmp: false,
         zcmt: false,
     };
-    let code = Code::new(image, isa);
-    let mut dec = Decoder::new(&code, image, cfg.params, cfg.options);
-    dec.keep_stack_across_syncs = cfg.preset == Preset::Reference;
-    dec.reference_x5_jumps = cfg.preset == Preset::Reference;
+    let mut dec = Decoder::with_options(image, DecoderOptions::from_config(&cfg, isa));
     for (off, item) in PacketReader::new(data, encap, raw, cfg.params, cfg.options) {
         h.begin(off as u64);
         match item {

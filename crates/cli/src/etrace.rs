@@ -377,28 +377,6 @@ pub struct EncodeArgs {
     encoder: EncoderOnly,
 }
 
-/// The reference flow's classification of a record (`post-iss`), where it differs from the
-/// spec's (`ingressPort.adoc`, jump classes) that rvtrace's ingress follows: `c.jr x5` is a
-/// return for the spec, an other uninferable jump for post-iss (its `is_return` only knows
-/// `c.jr x1`). Trap returns, which post-iss also reports as uninferable jumps, are
-/// discontinuities for the encoder anyway.
-fn post_iss_itype(
-    image: &rvtrace_image::Image,
-    r: &rvtrace_ingress::Record,
-) -> rvtrace_ingress::Record {
-    use rvtrace_ingress::Itype;
-    let mut r = *r;
-    // c.jr x5 = 0x8282 (RVC quadrant 2, funct4 1000, rs1 = x5, rs2 = 0).
-    if r.itype == Itype::Return
-        && r.iretire > 0
-        && r.ilastsize == 0
-        && image.fetch(r.iaddr) == Some(0x8282)
-    {
-        r.itype = Itype::OtherUninferableJump;
-    }
-    r
-}
-
 /// Arguments of `rvtrace decode etrace`.
 #[derive(clap::Args)]
 pub struct DecodeArgs {
@@ -582,7 +560,7 @@ pub fn dump(a: &DumpArgs) -> CmdResult {
 
 /// `rvtrace encode etrace`.
 pub fn encode(a: &EncodeArgs) -> CmdResult {
-    use rvtrace_etrace::encoder::{Encoder, FrameWriter};
+    use rvtrace_etrace::encoder::{post_iss_itype, Encoder, FrameWriter};
     use rvtrace_ingress::etrace_csv::EtraceCsvReader;
     use rvtrace_ingress::IngressReader;
     use std::io::BufRead;
@@ -711,8 +689,7 @@ fn mismatch_hint(first_error: &str, sidecar: bool, framing: &Framing) {
 
 /// `rvtrace decode etrace`.
 pub fn decode(a: &DecodeArgs) -> CmdResult {
-    use rvtrace_etrace::code::Code;
-    use rvtrace_etrace::decoder::{decode_reader, Decoder};
+    use rvtrace_etrace::decoder::{Decoder, DecoderOptions};
     use rvtrace_flow::{loss_text, FlowElement, FlowSink, FlowText, PcWriter};
     let mut outs = Vec::new();
     if let Some(p) = &a.pcs {
@@ -806,10 +783,7 @@ pub fn decode(a: &DecodeArgs) -> CmdResult {
         zcmp: false,
         zcmt: false,
     };
-    let code = Code::new(&image, isa);
-    let mut dec = Decoder::new(&code, &image, cfg.params, cfg.options);
-    dec.keep_stack_across_syncs = cfg.preset == Preset::Reference;
-    dec.reference_x5_jumps = cfg.preset == Preset::Reference;
+    let mut dec = Decoder::with_options(&image, DecoderOptions::from_config(&cfg, isa));
     let mut pcs = match &a.pcs {
         Some(p) => Some(PcWriter::new(&image, report::Output::create(p)?)),
         None => None,
@@ -843,7 +817,7 @@ pub fn decode(a: &DecodeArgs) -> CmdResult {
         }
     };
     let whole = std::io::Read::chain(std::io::Cursor::new(&data), input);
-    decode_reader(whole, encap, raw, &mut dec, &mut sink)
+    rvtrace_flow::decode_read(&mut dec, whole, &mut sink)
         .map_err(|e| Failure::Tool(format!("{}: cannot read: {e}", a.trace.display())))?;
     warnings.finish();
     if let Some(w) = pcs {

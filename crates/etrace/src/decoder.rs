@@ -7,14 +7,16 @@
 //! what executed as [`FlowElement`]s. Where this decoder departs from the pseudo code it says so
 //! in a comment; the crate README lists the choices shared with rvtrace's encoder.
 
-use rvtrace_flow::{FlowElement, FlowSink, SyncReason};
+use rvtrace_flow::{FlowElement, FlowSink, SyncReason, TraceDecoder};
 use rvtrace_image::Image;
-use rvtrace_isa::{sequentially_inferred_target, CfClass};
+use rvtrace_isa::{sequentially_inferred_target, CfClass, IsaConfig};
 
 use crate::code::{Code, Ent};
 use crate::codec::bits::mask;
+use crate::codec::encap::MAX_PACKET;
 use crate::codec::te_inst::{QualStatus, SyncFields};
-use crate::codec::{CodecError, TeInst};
+use crate::codec::{CodecError, EncapConfig, Item, PacketReader, TeInst};
+use crate::config::{Framing, Preset, TraceConfig};
 use crate::params::{IOptions, Params};
 use crate::predict::{bpred_next, table_index, BPRED_INIT};
 
@@ -275,10 +277,88 @@ impl BranchQueue {
     }
 }
 
-/// The E-Trace decoder. Feed it packets in order with [`Decoder::packet`] (and errors with
-/// [`Decoder::error`]), then call [`Decoder::finish`].
+/// Everything the E-Trace decoder is told: what the trace does not carry (the packet layout,
+/// the starting run-time options, the framing), the ISA of the traced hart, and where the decoder
+/// follows the reference flow instead of the specification ([`DecoderOptions::reference_flow`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DecoderOptions {
+    /// Packet layout (discovery parameters).
+    pub params: Params,
+    /// Run-time options at the start (support packets replace them).
+    pub options: IOptions,
+    /// How packets are framed in the byte stream.
+    pub framing: Framing,
+    /// ISA of the traced hart (XLEN, Zcmp, Zcmt) for the block table.
+    pub isa: IsaConfig,
+    /// Resource limits.
+    pub limits: Limits,
+    /// Keep the return address stack across synchronisation packets (the reference flow's
+    /// encoder in implicit return mode never reports a return, even after a resync; see the
+    /// crate README). Off by default (`decoder.adoc` empties it at every sync).
+    pub keep_stack_across_syncs: bool,
+    /// Classify `c.jr x5` as the reference flow's `post-iss` does (an other uninferable jump,
+    /// see [`Decoder::reference_x5_jumps`]). Off by default.
+    pub reference_x5_jumps: bool,
+}
+
+impl DecoderOptions {
+    /// The specification's decoder for a trace laid out per `params`, starting with `options`,
+    /// framed as `framing`, of a hart with `isa`.
+    pub fn new(params: Params, options: IOptions, framing: Framing, isa: IsaConfig) -> Self {
+        DecoderOptions {
+            params,
+            options,
+            framing,
+            isa,
+            limits: Limits::default(),
+            keep_stack_across_syncs: false,
+            reference_x5_jumps: false,
+        }
+    }
+
+    /// The decoder for traces made with `cfg` (as `rvtrace encode etrace` makes them): its
+    /// parameters, options and framing, and the reference flow's quirks when `cfg.preset` is
+    /// [`Preset::Reference`].
+    pub fn from_config(cfg: &TraceConfig, isa: IsaConfig) -> Self {
+        let o = DecoderOptions::new(cfg.params, cfg.options, cfg.framing, isa);
+        match cfg.preset {
+            Preset::Reference => o.reference_flow(),
+            Preset::Rvtrace => o,
+        }
+    }
+
+    /// The reference flow's decoder quirks (`--preset reference`): the return address stack is
+    /// kept across synchronisation packets and `c.jr x5` is an other uninferable jump.
+    pub const fn reference_flow(mut self) -> Self {
+        self.keep_stack_across_syncs = true;
+        self.reference_x5_jumps = true;
+        self
+    }
+}
+
+/// Bytes waiting to be split into packets ([`TraceDecoder::push`]).
+#[derive(Clone, Debug)]
+struct Stream {
+    encap: EncapConfig,
+    raw: bool,
+    /// Bytes from `base` on not yet given to the decoder (at most one window).
+    buf: Vec<u8>,
+    /// Stream offset of `buf[0]`.
+    base: u64,
+    /// The packet reader's run-time options at `base` (support packets change them).
+    options: IOptions,
+}
+
+/// Bytes gathered before packets are read out of them (a packet that may run past the bytes
+/// given so far waits for more).
+const WINDOW: usize = 1 << 16;
+
+/// The E-Trace decoder. Made with [`Decoder::with_options`], it is a
+/// [`rvtrace_flow::TraceDecoder`]: push the trace's bytes, then finish. The old way, still there:
+/// [`Decoder::new`] with a block table, packets fed with [`Decoder::packet`] (and errors with
+/// [`Decoder::error`]), then [`Decoder::finish`], or [`decode_stream`]/[`decode_reader`].
 pub struct Decoder<'a> {
-    code: &'a Code,
+    code: Code,
     image: &'a Image,
     params: Params,
     options: IOptions,
@@ -337,12 +417,45 @@ pub struct Decoder<'a> {
     insns_at_packet: u64,
     /// Statistics.
     pub stats: DecodeStats,
+    /// Bytes skipped, as the losses report them.
+    skipped_bytes: u64,
+    /// The end of the last packet or error seen (the byte count of the old way).
+    bytes: u64,
+    /// Framing and unread bytes ([`Decoder::with_options`]).
+    stream: Option<Stream>,
 }
 
 impl<'a> Decoder<'a> {
-    /// A decoder for the program in `image` (with its block table `code`), packets laid out per
-    /// `params`, starting with run-time `options` (support packets replace them).
+    /// A decoder of the byte stream of a trace described by `o`, for the program in `image`
+    /// (it builds the program's block table).
+    pub fn with_options(image: &'a Image, o: DecoderOptions) -> Self {
+        let (encap, raw) = match o.framing {
+            Framing::Raw => (EncapConfig::TE_INST_RAW, true),
+            Framing::Encap(e) => (e, false),
+        };
+        let mut d = Decoder::from_parts(Code::new(image, o.isa), image, o.params, o.options);
+        d.limits = o.limits;
+        d.keep_stack_across_syncs = o.keep_stack_across_syncs;
+        d.reference_x5_jumps = o.reference_x5_jumps;
+        d.stream = Some(Stream {
+            encap,
+            raw,
+            buf: Vec::new(),
+            base: 0,
+            options: o.options,
+        });
+        d
+    }
+
+    /// The old way: a decoder for the program in `image` (with its block table `code`, shared,
+    /// not copied), packets
+    /// laid out per `params`, starting with run-time `options` (support packets replace them),
+    /// fed packets with [`Decoder::packet`]. Prefer [`Decoder::with_options`].
     pub fn new(code: &'a Code, image: &'a Image, params: Params, options: IOptions) -> Self {
+        Decoder::from_parts(code.clone(), image, params, options)
+    }
+
+    fn from_parts(code: Code, image: &'a Image, params: Params, options: IOptions) -> Self {
         Decoder {
             code,
             image,
@@ -379,6 +492,9 @@ impl<'a> Decoder<'a> {
             jumps: 0,
             insns_at_packet: 0,
             stats: DecodeStats::default(),
+            skipped_bytes: 0,
+            bytes: 0,
+            stream: None,
         }
     }
 
@@ -406,7 +522,7 @@ impl<'a> Decoder<'a> {
     // Output.
 
     #[inline]
-    fn report_range<S: FlowSink>(
+    fn report_range<S: FlowSink + ?Sized>(
         &mut self,
         first: u64,
         last: u64,
@@ -427,7 +543,7 @@ impl<'a> Decoder<'a> {
         self.r_next = next;
     }
 
-    fn flush<S: FlowSink>(&mut self, s: &mut S) {
+    fn flush<S: FlowSink + ?Sized>(&mut self, s: &mut S) {
         if self.r_count > 0 {
             s.element(&FlowElement::Range {
                 start: self.r_start,
@@ -438,14 +554,14 @@ impl<'a> Decoder<'a> {
         }
     }
 
-    fn emit<S: FlowSink>(&mut self, e: FlowElement, s: &mut S) {
+    fn emit<S: FlowSink + ?Sized>(&mut self, e: FlowElement, s: &mut S) {
         self.flush(s);
         s.element(&e);
     }
 
     /// Report the single instruction at `pc` (whose entry is `e`).
     #[inline]
-    fn report_pc<S: FlowSink>(&mut self, pc: u64, e: &Ent, s: &mut S) {
+    fn report_pc<S: FlowSink + ?Sized>(&mut self, pc: u64, e: &Ent, s: &mut S) {
         self.report_range(pc, pc, 1, pc.wrapping_add(e.len as u64), s);
     }
 
@@ -453,7 +569,7 @@ impl<'a> Decoder<'a> {
     // Packets.
 
     /// Process one `te_inst` packet found at byte `offset`.
-    pub fn packet<S: FlowSink>(&mut self, offset: u64, pkt: &TeInst, s: &mut S) {
+    pub fn packet<S: FlowSink + ?Sized>(&mut self, offset: u64, pkt: &TeInst, s: &mut S) {
         self.flush_errors(offset, s);
         self.stats.packets += 1;
         self.jumps = 0;
@@ -467,7 +583,7 @@ impl<'a> Decoder<'a> {
     /// the next synchronisation packet. Errors with no packet between them are one loss
     /// (reported when the next packet or the end comes), so that a run of garbage is one error
     /// that says how many bytes it spans, not one per byte.
-    pub fn error<S: FlowSink>(&mut self, offset: u64, e: &CodecError, _s: &mut S) {
+    pub fn error<S: FlowSink + ?Sized>(&mut self, offset: u64, e: &CodecError, _s: &mut S) {
         match &mut self.error_run {
             Some(r) => r.2 += 1,
             None => self.error_run = Some((offset, *e, 1)),
@@ -475,7 +591,7 @@ impl<'a> Decoder<'a> {
     }
 
     /// Report the pending run of errors, which ends at `offset`.
-    fn flush_errors<S: FlowSink>(&mut self, offset: u64, s: &mut S) {
+    fn flush_errors<S: FlowSink + ?Sized>(&mut self, offset: u64, s: &mut S) {
         if let Some((at, e, n)) = self.error_run.take() {
             let mut reason = DecodeError::Codec(e).to_string();
             if n > 1 {
@@ -493,7 +609,7 @@ impl<'a> Decoder<'a> {
         }
     }
 
-    fn lose<S: FlowSink>(&mut self, offset: u64, reason: &str, s: &mut S) {
+    fn lose<S: FlowSink + ?Sized>(&mut self, offset: u64, reason: &str, s: &mut S) {
         self.loss(offset, None, reason.to_string(), s);
         self.reset_sync();
         self.ended = false;
@@ -502,8 +618,15 @@ impl<'a> Decoder<'a> {
     /// Report one loss: a [`FlowElement::Loss`] and one error in [`DecodeStats::errors`]. The
     /// only place that emits a loss, so that the count of losses (warnings) and the error count
     /// (summary, exit status) never disagree.
-    fn loss<S: FlowSink>(&mut self, offset: u64, skipped: Option<u64>, reason: String, s: &mut S) {
+    fn loss<S: FlowSink + ?Sized>(
+        &mut self,
+        offset: u64,
+        skipped: Option<u64>,
+        reason: String,
+        s: &mut S,
+    ) {
         self.stats.errors += 1;
+        self.skipped_bytes += skipped.unwrap_or(0);
         self.recovering = true;
         self.enabled = true;
         self.emit(
@@ -531,7 +654,8 @@ impl<'a> Decoder<'a> {
     /// (`payload.adoc` `sec:format33`: one "must be issued when tracing ceases for any reason")
     /// lost its end (a truncated file, a circular buffer read past its write pointer): that is
     /// a loss. So is a trace with no synchronisation packet at all.
-    pub fn finish<S: FlowSink>(&mut self, offset: u64, s: &mut S) {
+    pub fn finish<S: FlowSink + ?Sized>(&mut self, offset: u64, s: &mut S) {
+        self.bytes = self.bytes.max(offset);
         self.flush_errors(offset, s);
         if let Some(t) = self.pending_trap.take() {
             self.emit_trap(&t, None, s);
@@ -558,7 +682,7 @@ impl<'a> Decoder<'a> {
         self.flush(s);
     }
 
-    fn process<S: FlowSink>(
+    fn process<S: FlowSink + ?Sized>(
         &mut self,
         offset: u64,
         pkt: &TeInst,
@@ -712,7 +836,7 @@ impl<'a> Decoder<'a> {
     /// At the first synchronisation (or end) packet at `offset`: a loss if packets were skipped
     /// before it, or if no support packet enabled tracing (`payload.adoc` `sec:format33`), unless
     /// the gap belongs to a loss already reported.
-    fn start_lost<S: FlowSink>(&mut self, offset: u64, s: &mut S) {
+    fn start_lost<S: FlowSink + ?Sized>(&mut self, offset: u64, s: &mut S) {
         if let Some(from) = self.skipped_from.take() {
             self.loss(
                 from,
@@ -740,7 +864,7 @@ impl<'a> Decoder<'a> {
         }
     }
 
-    fn emit_context<S: FlowSink>(&mut self, s: &mut S) {
+    fn emit_context<S: FlowSink + ?Sized>(&mut self, s: &mut S) {
         let context = if self.params.nocontext_p {
             None
         } else {
@@ -755,7 +879,12 @@ impl<'a> Decoder<'a> {
         );
     }
 
-    fn emit_trap<S: FlowSink>(&mut self, t: &PendingTrap, handler: Option<u64>, s: &mut S) {
+    fn emit_trap<S: FlowSink + ?Sized>(
+        &mut self,
+        t: &PendingTrap,
+        handler: Option<u64>,
+        s: &mut S,
+    ) {
         self.emit(
             FlowElement::Trap {
                 cause: Some(t.ecause),
@@ -865,7 +994,7 @@ impl<'a> Decoder<'a> {
     }
 
     /// Format 3 subformats 0 and 1 (`decoder.adoc` `process_te_inst`, format 3 branch).
-    fn sync<S: FlowSink>(
+    fn sync<S: FlowSink + ?Sized>(
         &mut self,
         offset: u64,
         addr: u64,
@@ -940,7 +1069,11 @@ impl<'a> Decoder<'a> {
     }
 
     /// Formats 0, 1 and 2.
-    fn differential<S: FlowSink>(&mut self, pkt: &TeInst, s: &mut S) -> Result<(), DecodeError> {
+    fn differential<S: FlowSink + ?Sized>(
+        &mut self,
+        pkt: &TeInst,
+        s: &mut S,
+    ) -> Result<(), DecodeError> {
         let p = self.params;
         let lsb = p.iaddress_lsb_p as u32;
         let mut k = Ctx::default();
@@ -1119,7 +1252,12 @@ impl<'a> Decoder<'a> {
     // Following the execution path.
 
     /// `decoder.adoc` `follow_execution_path` to `address`.
-    fn follow<S: FlowSink>(&mut self, address: u64, k: &Ctx, s: &mut S) -> Result<(), DecodeError> {
+    fn follow<S: FlowSink + ?Sized>(
+        &mut self,
+        address: u64,
+        k: &Ctx,
+        s: &mut S,
+    ) -> Result<(), DecodeError> {
         let previous_address = self.pc;
         loop {
             if self.inferred_address {
@@ -1143,7 +1281,7 @@ impl<'a> Decoder<'a> {
     /// control transfer. With `inferred` (following to the previous address), returns
     /// `(stop_here, _)` from `next_pc`; otherwise returns `(true, _)` when a stop condition of
     /// `follow_execution_path` holds.
-    fn step<S: FlowSink>(
+    fn step<S: FlowSink + ?Sized>(
         &mut self,
         address: u64,
         k: &Ctx,
@@ -1448,76 +1586,139 @@ impl<'a> Decoder<'a> {
     }
 }
 
-/// Decode a whole framed byte stream into `sink`.
-pub fn decode_stream<S: FlowSink>(
+impl Decoder<'_> {
+    /// Give the decoder the packets in `data` (the stream from offset `base` on), stopping at
+    /// the first one that may run past its end unless `eof`; returns the bytes consumed.
+    fn feed<S: FlowSink + ?Sized>(
+        &mut self,
+        st: &mut Stream,
+        data: &[u8],
+        eof: bool,
+        sink: &mut S,
+    ) -> usize {
+        let mut rd = PacketReader::new(data, st.encap, st.raw, self.params, st.options);
+        let mut keep = data.len();
+        loop {
+            let before = rd.options();
+            let Some((off, item)) = rd.next() else { break };
+            // A packet that may run past the bytes so far waits for more (its options too).
+            if !eof && off + MAX_PACKET > data.len() {
+                keep = off;
+                st.options = before;
+                break;
+            }
+            let at = st.base + off as u64;
+            match item {
+                Item::Packet(p) => self.packet(at, &p, sink),
+                Item::Error(e) => self.error(at, &e, sink),
+                Item::Other(_) => {}
+            }
+            st.options = rd.options();
+        }
+        st.base += keep as u64;
+        keep
+    }
+
+    /// The stream state; a decoder made the old way ([`Decoder::new`]) reads plain
+    /// encapsulation.
+    fn take_stream(&mut self) -> Stream {
+        self.stream.take().unwrap_or(Stream {
+            encap: EncapConfig::PLAIN,
+            raw: false,
+            buf: Vec::new(),
+            base: 0,
+            options: self.options,
+        })
+    }
+}
+
+impl TraceDecoder for Decoder<'_> {
+    type ProtocolStats = DecodeStats;
+
+    fn push<S: FlowSink + ?Sized>(&mut self, mut data: &[u8], sink: &mut S) {
+        let mut st = self.take_stream();
+        while !data.is_empty() {
+            if st.buf.is_empty() && data.len() >= WINDOW {
+                // Packets straight from the caller's bytes; only the tail is kept.
+                let n = self.feed(&mut st, data, false, sink);
+                data = &data[n..];
+                if n > 0 && data.len() >= WINDOW {
+                    continue;
+                }
+            }
+            // Gather a window; a packet started in the kept bytes ends within MAX_PACKET.
+            let take = data.len().min(WINDOW.max(2 * MAX_PACKET));
+            st.buf.extend_from_slice(&data[..take]);
+            data = &data[take..];
+            if st.buf.len() < WINDOW {
+                break;
+            }
+            let buf = std::mem::take(&mut st.buf);
+            let n = self.feed(&mut st, &buf, false, sink);
+            st.buf = buf;
+            st.buf.drain(..n);
+        }
+        self.bytes = st.base + st.buf.len() as u64;
+        self.stream = Some(st);
+    }
+
+    fn finish<S: FlowSink + ?Sized>(&mut self, sink: &mut S) -> rvtrace_flow::DecodeStats {
+        let mut st = self.take_stream();
+        let buf = std::mem::take(&mut st.buf);
+        self.feed(&mut st, &buf, true, sink);
+        let end = st.base;
+        self.stream = Some(st);
+        Decoder::finish(self, end, sink);
+        TraceDecoder::stats(self)
+    }
+
+    fn stats(&self) -> rvtrace_flow::DecodeStats {
+        rvtrace_flow::DecodeStats {
+            bytes: self.bytes,
+            messages: self.stats.packets,
+            instructions: self.stats.instructions,
+            losses: self.stats.errors,
+            skipped_bytes: self.skipped_bytes,
+        }
+    }
+
+    fn protocol_stats(&self) -> DecodeStats {
+        self.stats
+    }
+}
+
+impl Decoder<'_> {
+    fn set_framing(&mut self, encap: EncapConfig, raw: bool) {
+        let mut st = self.take_stream();
+        st.encap = encap;
+        st.raw = raw;
+        self.stream = Some(st);
+    }
+}
+
+/// The old way: decode a whole framed byte stream into `sink` with a decoder made by
+/// [`Decoder::new`]. Prefer [`Decoder::with_options`] and [`rvtrace_flow::decode_all`].
+pub fn decode_stream<S: FlowSink + ?Sized>(
     data: &[u8],
-    encap: crate::codec::EncapConfig,
+    encap: EncapConfig,
     raw: bool,
     dec: &mut Decoder<'_>,
     sink: &mut S,
 ) {
-    use crate::codec::{Item, PacketReader};
-    let rd = PacketReader::new(data, encap, raw, dec.params, dec.options);
-    for (off, item) in rd {
-        match item {
-            Item::Packet(p) => dec.packet(off as u64, &p, sink),
-            Item::Error(e) => dec.error(off as u64, &e, sink),
-            Item::Other(_) => {}
-        }
-    }
-    dec.finish(data.len() as u64, sink);
+    dec.set_framing(encap, raw);
+    rvtrace_flow::decode_all(dec, data, sink);
 }
 
-/// Decode a framed byte stream read from `input` into `sink`, holding only a small window of it
-/// in memory (memory stays flat whatever the input's size). Gives the same elements as
-/// [`decode_stream`] on the whole input; returns the number of bytes read.
-pub fn decode_reader<R: std::io::Read, S: FlowSink>(
-    mut input: R,
-    encap: crate::codec::EncapConfig,
+/// The old way: decode a framed byte stream read from `input` into `sink` (memory stays flat
+/// whatever the input's size); returns the number of bytes read. Prefer
+/// [`Decoder::with_options`] and [`rvtrace_flow::decode_read`].
+pub fn decode_reader<R: std::io::Read, S: FlowSink + ?Sized>(
+    input: R,
+    encap: EncapConfig,
     raw: bool,
     dec: &mut Decoder<'_>,
     sink: &mut S,
 ) -> std::io::Result<u64> {
-    use crate::codec::encap::MAX_PACKET;
-    use crate::codec::{Item, PacketReader};
-    const WINDOW: usize = 1 << 16;
-    let mut buf = vec![0u8; WINDOW];
-    let (mut len, mut base, mut eof) = (0usize, 0u64, false);
-    let mut options = dec.options;
-    loop {
-        while !eof && len < buf.len() {
-            match input.read(&mut buf[len..]) {
-                Ok(0) => eof = true,
-                Ok(n) => len += n,
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(e),
-            }
-        }
-        let mut rd = PacketReader::new(&buf[..len], encap, raw, dec.params, options);
-        let mut keep = len;
-        loop {
-            let before = rd.options();
-            let Some((off, item)) = rd.next() else { break };
-            // A packet that may run past the window waits for the next read (its options too).
-            if !eof && off + MAX_PACKET > len {
-                keep = off;
-                options = before;
-                break;
-            }
-            let at = base + off as u64;
-            match item {
-                Item::Packet(p) => dec.packet(at, &p, sink),
-                Item::Error(e) => dec.error(at, &e, sink),
-                Item::Other(_) => {}
-            }
-            options = rd.options();
-        }
-        if eof {
-            dec.finish(base + len as u64, sink);
-            return Ok(base + len as u64);
-        }
-        buf.copy_within(keep..len, 0);
-        base += keep as u64;
-        len -= keep;
-    }
+    dec.set_framing(encap, raw);
+    Ok(rvtrace_flow::decode_read(dec, input, sink)?.bytes)
 }

@@ -14,6 +14,7 @@
 
 use std::collections::HashMap;
 
+use rvtrace_image::Image;
 use rvtrace_ingress::{Itype, Record};
 
 use crate::codec::bits::mask;
@@ -234,6 +235,25 @@ fn kind_index(p: &TeInst) -> usize {
         TeInst::Context { .. } => 6,
         TeInst::Support(_) => 7,
     }
+}
+
+/// The reference flow's classification of a record (`post-iss`), where it differs from the
+/// spec's (`ingressPort.adoc`, jump classes) that rvtrace's ingress follows: `c.jr x5` is a
+/// return for the spec, an other uninferable jump for post-iss (its `is_return` only knows
+/// `c.jr x1`). Trap returns, which post-iss also reports as uninferable jumps, are
+/// discontinuities for the encoder anyway. `--preset reference` encodes records passed through
+/// this when the program (`image`) is known, so that its trace is the reference flow's.
+pub fn post_iss_itype(image: &Image, r: &Record) -> Record {
+    let mut r = *r;
+    // c.jr x5 = 0x8282 (RVC quadrant 2, funct4 1000, rs1 = x5, rs2 = 0).
+    if r.itype == Itype::Return
+        && r.iretire > 0
+        && r.ilastsize == 0
+        && image.fetch(r.iaddr) == Some(0x8282)
+    {
+        r.itype = Itype::OtherUninferableJump;
+    }
+    r
 }
 
 impl<S: PacketSink> Encoder<S> {

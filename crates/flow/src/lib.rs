@@ -108,6 +108,71 @@ impl FlowSink for Vec<FlowElement> {
     }
 }
 
+/// Counts every trace decoder keeps, whatever its protocol ([`TraceDecoder::stats`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DecodeStats {
+    /// Bytes of trace given to the decoder.
+    pub bytes: u64,
+    /// Messages (N-Trace) or `te_inst` packets (E-Trace) decoded.
+    pub messages: u64,
+    /// Instructions reported in [`FlowElement::Range`]s.
+    pub instructions: u64,
+    /// [`FlowElement::Loss`] elements reported (one count for warnings, summary and exit status).
+    pub losses: u64,
+    /// Bytes skipped after losses, as the losses report them.
+    pub skipped_bytes: u64,
+}
+
+/// One shape for every protocol's decoder: construct it from its options and the program image,
+/// [`push`](TraceDecoder::push) the trace bytes as they come (in pieces of any size: the elements
+/// do not depend on how the stream is cut), then [`finish`](TraceDecoder::finish) it.
+/// [`decode_all`] does the three in one call.
+pub trait TraceDecoder {
+    /// The protocol's own counts (the common ones and its extras).
+    type ProtocolStats: Copy + std::fmt::Debug;
+
+    /// Decode more bytes of the trace, giving elements to `sink` as they are known.
+    fn push<S: FlowSink + ?Sized>(&mut self, bytes: &[u8], sink: &mut S);
+
+    /// End of the trace: reports what is unfinished (a cut message, a lost end) and the final
+    /// [`FlowElement::End`]; returns the counts.
+    fn finish<S: FlowSink + ?Sized>(&mut self, sink: &mut S) -> DecodeStats;
+
+    /// Counts so far.
+    fn stats(&self) -> DecodeStats;
+
+    /// The protocol's own counts so far.
+    fn protocol_stats(&self) -> Self::ProtocolStats;
+}
+
+/// Decode a whole trace `bytes` with `dec` into `sink`.
+pub fn decode_all<D: TraceDecoder + ?Sized, S: FlowSink + ?Sized>(
+    dec: &mut D,
+    bytes: &[u8],
+    sink: &mut S,
+) -> DecodeStats {
+    dec.push(bytes, sink);
+    dec.finish(sink)
+}
+
+/// Decode a trace read from `input` with `dec` into `sink`, 64 KiB at a time (memory stays flat
+/// in the trace's size).
+pub fn decode_read<D: TraceDecoder + ?Sized, R: io::Read, S: FlowSink + ?Sized>(
+    dec: &mut D,
+    mut input: R,
+    sink: &mut S,
+) -> io::Result<DecodeStats> {
+    let mut buf = vec![0u8; 1 << 16];
+    loop {
+        match input.read(&mut buf) {
+            Ok(0) => return Ok(dec.finish(sink)),
+            Ok(n) => dec.push(&buf[..n], sink),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+}
+
 /// Length in bytes of the instruction at `pc` in `image`, or `None` if it is not mapped or has
 /// an unknown length.
 pub fn insn_len_at(image: &Image, pc: u64) -> Option<u64> {
@@ -350,11 +415,15 @@ impl<W: Write> FlowSink for FlowText<'_, W> {
 pub fn push_hex_line(buf: &mut Vec<u8>, v: u64) {
     const HEX: &[u8; 16] = b"0123456789abcdef";
     let digits = (64 - (v | 1).leading_zeros()).div_ceil(4) as usize;
-    buf.extend_from_slice(b"0x");
-    for k in (0..digits).rev() {
-        buf.push(HEX[((v >> (4 * k)) & 15) as usize]);
+    // Built in place, then appended at once (one capacity check per line, not per digit).
+    let mut line = [0u8; 19];
+    line[0] = b'0';
+    line[1] = b'x';
+    for (k, d) in line[2..2 + digits].iter_mut().enumerate() {
+        *d = HEX[((v >> (4 * (digits - 1 - k))) & 15) as usize];
     }
-    buf.push(b'\n');
+    line[2 + digits] = b'\n';
+    buf.extend_from_slice(&line[..3 + digits]);
 }
 
 #[cfg(test)]

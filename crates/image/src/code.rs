@@ -47,9 +47,10 @@ struct Seg {
 }
 
 /// The block table of a program image. Immutable once built (`Sync`): decoders on several
-/// threads can share one.
+/// threads can share one, and a clone shares the table.
+#[derive(Clone)]
 pub struct Code {
-    segs: Vec<Seg>,
+    segs: std::sync::Arc<[Seg]>,
     /// ISA configuration used for classification.
     pub isa: IsaConfig,
 }
@@ -77,7 +78,10 @@ impl Code {
             .map(|s| build_seg(s.vaddr, &s.data, &classify))
             .collect();
         segs.sort_by_key(|s| s.base);
-        Code { segs, isa }
+        Code {
+            segs: segs.into(),
+            isa,
+        }
     }
 
     /// The entry for the instruction at `pc`, or `None` if `pc` is odd or outside the code.

@@ -44,7 +44,7 @@
 use crate::codec::mseo::{Deframer, RawMessage};
 use crate::codec::{parse, rcode, sync, tcode, Addr, Body, CodecConfig, Message, Process};
 use crate::insn::{Classifier, LinkRule};
-use rvtrace_flow::{FlowElement, FlowSink, SyncReason};
+use rvtrace_flow::{FlowElement, FlowSink, SyncReason, TraceDecoder};
 use rvtrace_image::code::Code;
 use rvtrace_image::Image;
 use rvtrace_isa::{sequentially_inferred_target, CfClass, IsaConfig};
@@ -85,6 +85,13 @@ impl DecoderConfig {
             max_icnt: MAX_ICNT,
             max_repeat: MAX_REPEAT,
         }
+    }
+
+    /// The reference decoder's (NexRv) view of calls and returns (`--link-registers nexrv`):
+    /// every `jal`/`jalr` writing a register is a call, only `ret` is a return.
+    pub const fn nexrv(mut self) -> Self {
+        self.link = LinkRule::NexRv;
+        self
     }
 }
 
@@ -224,8 +231,10 @@ struct Step {
     target: Option<u64>,
 }
 
-/// The decoder. Feed it bytes with [`push`](Decoder::push), then call
-/// [`finish`](Decoder::finish).
+/// The decoder, a [`rvtrace_flow::TraceDecoder`]: made with [`Decoder::new`] from its
+/// options ([`DecoderConfig`], presets [`DecoderConfig::nexrv`]) and the image; feed it bytes
+/// with [`push`](Decoder::push), then call [`finish`](Decoder::finish) (the inherent methods
+/// return the protocol's [`DecodeStats`], the trait's the common counts).
 pub struct Decoder<'a> {
     image: &'a Image,
     cls: Classifier,
@@ -1003,7 +1012,40 @@ const fn evcode_known(evcode: u8) -> bool {
     matches!(evcode, 0 | 1 | 4 | 8..=15)
 }
 
-/// Decode a whole trace.
+impl TraceDecoder for Decoder<'_> {
+    type ProtocolStats = DecodeStats;
+
+    fn push<S: FlowSink + ?Sized>(&mut self, bytes: &[u8], sink: &mut S) {
+        Decoder::push(self, bytes, sink)
+    }
+
+    fn finish<S: FlowSink + ?Sized>(&mut self, sink: &mut S) -> rvtrace_flow::DecodeStats {
+        Decoder::finish(self, sink).into()
+    }
+
+    fn stats(&self) -> rvtrace_flow::DecodeStats {
+        self.stats.into()
+    }
+
+    fn protocol_stats(&self) -> DecodeStats {
+        self.stats
+    }
+}
+
+impl From<DecodeStats> for rvtrace_flow::DecodeStats {
+    fn from(s: DecodeStats) -> Self {
+        rvtrace_flow::DecodeStats {
+            bytes: s.bytes,
+            messages: s.messages,
+            instructions: s.instructions,
+            losses: s.errors,
+            skipped_bytes: s.skipped_bytes,
+        }
+    }
+}
+
+/// Decode a whole trace (the old way; the same as [`rvtrace_flow::decode_all`] with
+/// [`Decoder::new`]).
 pub fn decode<S: FlowSink + ?Sized>(
     image: &Image,
     cfg: DecoderConfig,

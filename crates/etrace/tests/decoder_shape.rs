@@ -1,0 +1,159 @@
+//! The E-Trace decoder as a `rvtrace_flow::TraceDecoder`: made from its options and the image
+//! alone, it gives the same elements however the byte stream is cut, and its counts agree with
+//! the run that was traced.
+
+use rvtrace_etrace::config::{ConfigInputs, Framing, Preset, TraceConfig};
+use rvtrace_etrace::decoder::{Decoder, DecoderOptions};
+use rvtrace_etrace::encoder::{post_iss_itype, Encoder, FrameWriter};
+use rvtrace_flow::{decode_all, FlowElement, FlowSink, PcWriter, TraceDecoder};
+use rvtrace_image::Image;
+use rvtrace_ingress::{Itype, Record};
+use rvtrace_isa::IsaConfig;
+use rvtrace_testkit::{assert_pcs_eq, minimal_elf, parse_pcs, run_test_program};
+
+fn encode(cfg: &TraceConfig, image: &Image, records: &[Record]) -> Vec<u8> {
+    let mut enc = Encoder::new(cfg, FrameWriter::new(Vec::new(), cfg)).unwrap();
+    for r in records {
+        if cfg.preset == Preset::Reference {
+            enc.push(&post_iss_itype(image, r)).unwrap();
+        } else {
+            enc.push(r).unwrap();
+        }
+    }
+    enc.finish().unwrap().into_inner()
+}
+
+#[test]
+fn pushed_in_pieces_equals_whole_and_the_run() {
+    let run = run_test_program("recurse-rv64gc", 4);
+    for inputs in [
+        ConfigInputs::default(),
+        ConfigInputs {
+            implicit_return: true,
+            return_stack: Some(8),
+            ..ConfigInputs::default()
+        },
+        // The reference flow's te_inst_raw, decoded with its quirks (a preset, not fields).
+        ConfigInputs {
+            preset: Preset::Reference,
+            implicit_return: true,
+            ..ConfigInputs::default()
+        },
+    ] {
+        let cfg = TraceConfig::build(&ConfigInputs {
+            xlen_bits: 64,
+            itype_width: Some(4),
+            ..inputs
+        })
+        .unwrap();
+        let bytes = encode(&cfg, &run.image, &run.records);
+        let opts = DecoderOptions::from_config(&cfg, IsaConfig::rv64());
+        assert_eq!(
+            opts.keep_stack_across_syncs && opts.reference_x5_jumps,
+            cfg.preset == Preset::Reference
+        );
+        assert_eq!(cfg.framing == Framing::Raw, cfg.preset == Preset::Reference);
+
+        let mut whole = Vec::new();
+        let mut dec = Decoder::with_options(&run.image, opts);
+        let st = decode_all(&mut dec, &bytes, &mut whole);
+        assert_eq!(st.bytes, bytes.len() as u64);
+        assert_eq!(st.losses, 0, "{:?}", cfg.preset);
+        assert_eq!(st.instructions, run.pcs.len() as u64);
+        assert_eq!(st.messages, dec.protocol_stats().packets);
+        assert!(st.messages > 0);
+        // The encoder ends with a support packet saying that tracing ended: the End is there.
+        assert!(
+            matches!(whole.last(), Some(FlowElement::End { offset }) if *offset < bytes.len() as u64)
+        );
+        let mut w = PcWriter::new(&run.image, Vec::new());
+        for e in &whole {
+            w.element(e);
+        }
+        assert_pcs_eq(
+            "whole",
+            "decoded",
+            &parse_pcs(&w.finish().unwrap()),
+            "run",
+            &run.pcs,
+        );
+
+        // Pieces of 1 byte up to more than a window: the same elements, the same counts.
+        for piece in [1usize, 7, 300, 70_000] {
+            let mut cut = Vec::new();
+            let mut dec = Decoder::with_options(&run.image, opts);
+            for c in bytes.chunks(piece) {
+                dec.push(c, &mut cut);
+            }
+            assert_eq!(
+                TraceDecoder::finish(&mut dec, &mut cut),
+                st,
+                "pieces of {piece}"
+            );
+            assert_eq!(cut, whole, "pieces of {piece}");
+        }
+    }
+}
+
+/// Skipped bytes are counted as the losses report them.
+#[test]
+fn damaged_stream_counts_skipped_bytes() {
+    let run = run_test_program("recurse-rv64gc", 4);
+    let cfg = TraceConfig::build(&ConfigInputs {
+        xlen_bits: 64,
+        itype_width: Some(4),
+        ..ConfigInputs::default()
+    })
+    .unwrap();
+    let mut bytes = encode(&cfg, &run.image, &run.records);
+    let mid = bytes.len() / 2;
+    for b in &mut bytes[mid..mid + 40] {
+        *b = 0xff;
+    }
+    let mut elements = Vec::new();
+    let mut dec = Decoder::with_options(
+        &run.image,
+        DecoderOptions::from_config(&cfg, IsaConfig::rv64()),
+    );
+    let st = decode_all(&mut dec, &bytes, &mut elements);
+    let losses: Vec<_> = elements
+        .iter()
+        .filter_map(|e| match e {
+            FlowElement::Loss { skipped, .. } => Some(skipped.unwrap_or(0)),
+            _ => None,
+        })
+        .collect();
+    assert!(st.losses > 0);
+    assert_eq!(st.losses, losses.len() as u64);
+    assert_eq!(st.skipped_bytes, losses.iter().sum::<u64>());
+    assert!(st.instructions < run.pcs.len() as u64);
+}
+
+/// `post-iss` calls `c.jr x5` (0x8282: c.jr, funct4 1000, rs1 = 5) an other uninferable jump, and
+/// `c.jr x1` (0x8082, `ret`) a return; other records pass unchanged.
+#[test]
+fn post_iss_reclassifies_c_jr_x5_only() {
+    let mut image = Image::new();
+    let code = [0x82, 0x82, 0x82, 0x80, 0x82, 0x82];
+    image
+        .load_bytes("t", &minimal_elf(true, 0x1000, &code))
+        .unwrap();
+    let rec = |iaddr, itype| Record {
+        iaddr,
+        iretire: 1,
+        ilastsize: 0,
+        itype,
+        ..Record::default()
+    };
+    let t = |r: Record| post_iss_itype(&image, &r).itype;
+    assert_eq!(t(rec(0x1000, Itype::Return)), Itype::OtherUninferableJump);
+    assert_eq!(t(rec(0x1002, Itype::Return)), Itype::Return);
+    assert_eq!(t(rec(0x1004, Itype::None)), Itype::None);
+    assert_eq!(
+        t(Record {
+            iretire: 0,
+            ..rec(0x1000, Itype::Return)
+        }),
+        Itype::Return
+    );
+}

@@ -1,0 +1,59 @@
+//! The N-Trace decoder as a `rvtrace_flow::TraceDecoder`: the same elements however the byte
+//! stream is cut, and the common counts are the protocol's.
+
+use rvtrace_flow::{decode_all, FlowElement, FlowSink, PcWriter, TraceDecoder};
+use rvtrace_isa::{IsaConfig, Xlen};
+use rvtrace_ntrace::decoder::{Decoder, DecoderConfig};
+use rvtrace_ntrace::encoder::encode;
+use rvtrace_ntrace::insn::LinkRule;
+use rvtrace_ntrace::options::EncoderConfig;
+use rvtrace_testkit::{assert_pcs_eq, parse_pcs, run_test_program};
+
+/// Decodes through the trait only, as a library user with either protocol would.
+fn decode_pieces<D: TraceDecoder>(
+    dec: &mut D,
+    bytes: &[u8],
+    piece: usize,
+) -> (Vec<FlowElement>, rvtrace_flow::DecodeStats) {
+    let mut v = Vec::new();
+    for c in bytes.chunks(piece) {
+        dec.push(c, &mut v);
+    }
+    let st = dec.finish(&mut v);
+    (v, st)
+}
+
+#[test]
+fn pushed_in_pieces_equals_whole_and_the_run() {
+    let run = run_test_program("recurse-rv64gc", 4);
+    let (bytes, _) = encode(EncoderConfig::new(Xlen::Rv64), &run.records);
+    let cfg = DecoderConfig::new(IsaConfig::rv64());
+    let mut whole = Vec::new();
+    let mut dec = Decoder::new(&run.image, cfg);
+    let st = decode_all(&mut dec, &bytes, &mut whole);
+    let p = dec.protocol_stats();
+    assert_eq!(st.bytes, bytes.len() as u64);
+    assert_eq!(st.instructions, run.pcs.len() as u64);
+    assert_eq!(
+        (st.messages, st.losses, st.skipped_bytes),
+        (p.messages, p.errors, p.skipped_bytes)
+    );
+    assert_eq!(st.losses, 0);
+    let mut w = PcWriter::new(&run.image, Vec::new());
+    for e in &whole {
+        w.element(e);
+    }
+    assert_pcs_eq(
+        "whole",
+        "decoded",
+        &parse_pcs(&w.finish().unwrap()),
+        "run",
+        &run.pcs,
+    );
+    for piece in [1usize, 5, 4096] {
+        let (cut, st2) = decode_pieces(&mut Decoder::new(&run.image, cfg), &bytes, piece);
+        assert_eq!(cut, whole, "pieces of {piece}");
+        assert_eq!(st2, st, "pieces of {piece}");
+    }
+    assert_eq!(cfg.nexrv().link, LinkRule::NexRv);
+}
