@@ -5,12 +5,12 @@
 //! ([`rvtrace_etrace::meta`]) that `decode` and `dump` read by default (the command line wins).
 
 use crate::report::{self, CmdResult, Failure};
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use rvtrace_etrace::codec::{looks_like_te_inst_raw, EncapConfig, Item, PacketReader};
 use rvtrace_etrace::config::{ConfigInputs, Framing, Preset, TraceConfig};
+use rvtrace_etrace::dump::option_names;
 use rvtrace_etrace::meta::{sidecar_path, Settings};
 
 /// `--preset`.
@@ -412,28 +412,6 @@ fn scf_width(scf: &Option<PathBuf>) -> Option<u8> {
     ini.get_any("iaddress_width_p")?.parse().ok()
 }
 
-/// Names of the options an *ioptions* value enables.
-fn option_names(o: rvtrace_etrace::IOptions) -> String {
-    let mut v = Vec::new();
-    for (on, name) in [
-        (o.implicit_return, "implicit-return"),
-        (o.implicit_exception, "implicit-exception"),
-        (o.full_address, "full-address"),
-        (o.jump_target_cache, "jump-target-cache"),
-        (o.branch_prediction, "branch-prediction"),
-        (o.sijump, "sijump"),
-    ] {
-        if on {
-            v.push(name);
-        }
-    }
-    if v.is_empty() {
-        "none".into()
-    } else {
-        v.join(",")
-    }
-}
-
 /// `rvtrace dump etrace`.
 pub fn dump(a: &DumpArgs) -> CmdResult {
     let data = report::read_input(&a.file)?;
@@ -462,88 +440,9 @@ pub fn dump(a: &DumpArgs) -> CmdResult {
         }
     };
     let cfg = trace.config(xlen, Some(&data), &EncoderOnly::default())?;
-    let (encap, raw) = match cfg.framing {
-        Framing::Raw => (EncapConfig::TE_INST_RAW, true),
-        Framing::Encap(e) => (e, false),
-    };
-    let p = cfg.params;
     let mut out = report::Output::stdout();
-    if a.csv {
-        write!(out, "{}\r\n", rvtrace_etrace::codec::te_inst::CSV_HEADER)
-            .map_err(|e| out.fail(e))?;
-    }
-    let (mut packets, mut errors) = (0u64, 0u64);
-    // The last absolute address, to resolve differential addresses (as ptdump's --lastip).
-    let mut last: Option<u64> = None;
-    let amask = if p.iaddress_width_p >= 64 {
-        u64::MAX
-    } else {
-        (1u64 << p.iaddress_width_p) - 1
-    };
-    let mut rd = PacketReader::new(&data, encap, raw, p, cfg.options);
-    while let Some((off, item)) = rd.next() {
-        let r = match item {
-            Item::Packet(pkt) if a.csv => {
-                packets += 1;
-                // CRLF, as the reference flow's Python csv writer ends its rows.
-                write!(out, "{}\r\n", pkt.csv(&p))
-            }
-            Item::Packet(pkt) => {
-                packets += 1;
-                use rvtrace_etrace::TeInst;
-                let lsb = p.iaddress_lsb_p as u32;
-                let full = rd.options().full_address;
-                let abs = match &pkt {
-                    TeInst::Start { address, .. } => Some((address << lsb) & amask),
-                    TeInst::Trap {
-                        address: Some(a), ..
-                    } => Some((a << lsb) & amask),
-                    TeInst::Support(_) | TeInst::Context { .. } | TeInst::Trap { .. } => None,
-                    _ => match pkt.tail() {
-                        Some(t) if full => Some((t.address << lsb) & amask),
-                        Some(t) => last
-                            .map(|l| l.wrapping_add((t.signed_address(&p) as u64) << lsb) & amask),
-                        None => None,
-                    },
-                };
-                let extra = match (&pkt, abs) {
-                    (TeInst::Support(sp), _) => {
-                        last = None;
-                        format!(
-                            "  [{}]",
-                            option_names(rvtrace_etrace::IOptions::from_bits(sp.ioptions))
-                        )
-                    }
-                    (_, Some(x)) => {
-                        last = Some(x);
-                        format!("  -> {x:#x}")
-                    }
-                    (_, None) if pkt.tail().is_some() => {
-                        "  -> ? (no address to resolve from yet)".into()
-                    }
-                    _ => String::new(),
-                };
-                writeln!(
-                    out,
-                    "{off:08x}  {:<4}  {}{extra}",
-                    pkt.kind(),
-                    pkt.fields(&p)
-                )
-            }
-            Item::Other(f) if !a.csv => writeln!(out, "{off:08x}  --    {f:?}"),
-            Item::Other(_) => Ok(()),
-            Item::Error(e) => {
-                errors += 1;
-                last = None;
-                if a.csv {
-                    Ok(())
-                } else {
-                    writeln!(out, "{off:08x}  ERROR {e}")
-                }
-            }
-        };
-        r.map_err(|e| out.fail(e))?;
-    }
+    let st = rvtrace_etrace::dump::dump(&data, &cfg, a.csv, &mut out).map_err(|e| out.fail(e))?;
+    let (packets, errors) = (st.packets, st.errors);
     out.finish()?;
     if !a.csv {
         say!(

@@ -9,6 +9,7 @@
 //! * [`code`]: the decoder's block table of the program.
 //! * [`encoder`]: the branch trace encoder (`exampleAlgorithm.adoc`), rvtrace's and the
 //!   reference flow's behaviour.
+//! * [`dump`]: a packet stream as text (`rvtrace dump etrace`).
 //! * [`decoder`]: the decoder (`decoder.adoc`), producing `rvtrace_flow::FlowElement`s.
 //! * [`predict`]: the branch predictor and jump target cache both sides keep.
 //! * [`meta`]: the sidecar (`TRACE.meta`) with the encoder settings the trace does not carry.
@@ -22,6 +23,8 @@ pub mod codec;
 pub mod config;
 #[cfg(feature = "std")]
 pub mod decoder;
+#[cfg(feature = "std")]
+pub mod dump;
 #[cfg(feature = "std")]
 pub mod encoder;
 #[cfg(feature = "std")]

@@ -157,3 +157,36 @@ fn post_iss_reclassifies_c_jr_x5_only() {
         Itype::Return
     );
 }
+
+/// `dump` resolves differential addresses from the last absolute one: every address it shows
+/// is one the program executed (a wrong base would land elsewhere), and it shows one for every
+/// packet with an address.
+#[test]
+fn dump_resolves_addresses_the_program_executed() {
+    let run = run_test_program("recurse-rv64gc", 4);
+    let cfg = TraceConfig::build(&ConfigInputs {
+        xlen_bits: 64,
+        itype_width: Some(4),
+        ..ConfigInputs::default()
+    })
+    .unwrap();
+    assert!(!cfg.options.full_address);
+    let bytes = encode(&cfg, &run.image, &run.records);
+    let mut text = Vec::new();
+    let st = rvtrace_etrace::dump::dump(&bytes, &cfg, false, &mut text).unwrap();
+    assert_eq!(st.errors, 0);
+    let text = String::from_utf8(text).unwrap();
+    let executed: std::collections::HashSet<u64> = run.pcs.iter().copied().collect();
+    let mut differential = 0;
+    for line in text.lines() {
+        let kind = line.split_whitespace().nth(1).unwrap();
+        assert!(!line.contains("-> ?"), "{line}");
+        if let Some((_, a)) = line.split_once("-> 0x") {
+            let a = u64::from_str_radix(a.trim(), 16).unwrap();
+            assert!(executed.contains(&a), "{line}");
+            differential += (kind == "F1" || kind == "F2") as u64;
+        }
+    }
+    assert_eq!(st.packets, text.lines().count() as u64);
+    assert!(differential > 10, "{text}");
+}
