@@ -118,12 +118,11 @@ impl TraceArgs {
     /// ignoring them gave plain te_inst that the matching decode could not read); with
     /// `--format raw` they are a usage error (te_inst_raw has no srcID, timestamp or type).
     pub(crate) fn check_framing(&self) -> Result<(), Failure> {
-        if self.format == Some(FormatArg::Raw) && self.encap_given() {
-            return Err(Failure::Usage(
-                "--srcid-bits, --timestamp-bytes and --type-bits apply to --format encap, not raw (te_inst_raw has a 1-byte header only)".into(),
-            ));
-        }
-        Ok(())
+        rvtrace_etrace::config::check_framing(
+            self.format == Some(FormatArg::Raw),
+            self.encap_given(),
+        )
+        .map_err(Failure::Usage)
     }
 
     /// The sidecar settings for these options.

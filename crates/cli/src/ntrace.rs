@@ -12,7 +12,9 @@ use rvtrace_ntrace::dump::DumpOptions;
 use rvtrace_ntrace::encoder::Encoder;
 use rvtrace_ntrace::insn::LinkRule;
 use rvtrace_ntrace::meta::{self, Meta};
-use rvtrace_ntrace::options::{CallStack, EncoderConfig, Fifo, Mode, SyncUnit, TraceFilter};
+use rvtrace_ntrace::options::{
+    CallStack, EncoderConfig, Fifo, InputCaps, Mode, SyncUnit, TraceFilter,
+};
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -396,11 +398,6 @@ pub fn encode(a: &EncodeArgs) -> CmdResult {
     cfg.repeat_history = a.opts.repeat_history;
     cfg.repeat_branch = a.opts.repeat_branch;
     if let Some(n) = a.opts.call_stack {
-        if itype_width != 4 {
-            return Err(format!(
-                "{inp}: --call-stack needs 4-bit itype (calls and returns); record with `rvtrace run --itype-width 4`"
-            ).into());
-        }
         cfg.call_stack = if a.opts.call_counter {
             CallStack::Counter { max: n }
         } else if let Some(bits) = a.opts.call_stack_partial {
@@ -408,11 +405,6 @@ pub fn encode(a: &EncodeArgs) -> CmdResult {
         } else {
             CallStack::Full { depth: n }
         };
-    }
-    if a.opts.sequential_jumps && !has_sijump {
-        return Err(format!(
-            "{inp}: --sequential-jumps needs the hart's sijump signal, which this input does not carry"
-        ).into());
     }
     cfg.sequential_jumps = a.opts.sequential_jumps;
     cfg.all_jumps = a.shared.all_jumps;
@@ -426,17 +418,8 @@ pub fn encode(a: &EncodeArgs) -> CmdResult {
         (unit, n)
     });
     cfg.timestamps = a.opts.timestamps;
-    if a.opts.timestamps && !has_time {
-        warn!("{inp}: the input carries no time; every TSTAMP will be 0");
-    }
     cfg.codec.src_bits = a.shared.src_bits;
     cfg.src_id = a.shared.src_id.unwrap_or(0);
-    if a.shared.src_id.is_some() && u32::from(cfg.src_id) >= 1u32 << a.shared.src_bits {
-        return Err(Failure::Usage(format!(
-            "--src-id {} does not fit in --src-bits {}",
-            cfg.src_id, a.shared.src_bits
-        )));
-    }
     cfg.ownership = a.opts.ownership;
     cfg.btype_compat = a.opts.btype_compat;
     if let Some(bytes) = a.opts.fifo_bytes {
@@ -453,6 +436,16 @@ pub fn encode(a: &EncodeArgs) -> CmdResult {
             a.opts.trace_priv.as_deref(),
             a.opts.trace_range.as_deref(),
         )?);
+    }
+    // What the options ask for and what the input can serve are checked in the library.
+    cfg.validate().map_err(Failure::Usage)?;
+    let caps = InputCaps {
+        itype_width,
+        sijump: has_sijump,
+        time: has_time,
+    };
+    for w in cfg.check_input(caps).map_err(|e| format!("{inp}: {e}"))? {
+        warn!("{inp}: {w}");
     }
     report::distinct(&[&a.ingress], &[("-o", &a.output)])?;
     let mut out = Output::create(&a.output)?;
@@ -641,14 +634,7 @@ pub(crate) fn decoder_config(
         (g, s) => g.or(s),
     };
     cfg.src = src_id.filter(|_| cfg.codec.src_bits > 0);
-    if let Some(id) = cfg.src {
-        if u32::from(id) >= 1 << cfg.codec.src_bits {
-            return Err(Failure::Usage(format!(
-                "--src-id {id} does not fit in --src-bits {}",
-                cfg.codec.src_bits
-            )));
-        }
-    }
+    cfg.validate().map_err(Failure::Usage)?;
     cfg.extend_addr_msb = setting(
         t,
         "extend-addr-msb",

@@ -221,6 +221,16 @@ pub enum Framing {
     Encap(crate::codec::EncapConfig),
 }
 
+/// Encapsulation widths (srcID, timestamp, type) apply to `etrace-encap` only: asking for
+/// `te_inst_raw` (`raw`) with some of them (`encap_widths`) is a contradiction (te_inst_raw has a
+/// 1-byte header only). Given without a framing, widths imply encapsulation.
+pub fn check_framing(raw: bool, encap_widths: bool) -> Result<(), String> {
+    if raw && encap_widths {
+        return Err("--srcid-bits, --timestamp-bytes and --type-bits apply to --format encap, not raw (te_inst_raw has a 1-byte header only)".into());
+    }
+    Ok(())
+}
+
 /// Everything both ends of a trace must agree on, plus the encoder's choices.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct TraceConfig {

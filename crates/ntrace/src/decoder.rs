@@ -87,6 +87,14 @@ impl DecoderConfig {
         }
     }
 
+    /// Settings that contradict each other (a usage error): an SRC that does not fit its field.
+    pub fn validate(&self) -> Result<(), String> {
+        match self.src {
+            Some(id) => crate::options::check_src(id, self.codec.src_bits),
+            None => Ok(()),
+        }
+    }
+
     /// The reference decoder's (NexRv) view of calls and returns (`--link-registers nexrv`):
     /// every `jal`/`jalr` writing a register is a call, only `ret` is a return.
     pub const fn nexrv(mut self) -> Self {

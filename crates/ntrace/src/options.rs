@@ -85,6 +85,27 @@ impl TraceFilter {
     }
 }
 
+/// What an encoder's input carries (an ingress file's header says it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct InputCaps {
+    /// Width of the ingress itype: 4 tells calls and returns apart (ingress port, Table 2).
+    pub itype_width: u8,
+    /// The hart's `sijump` signal is present.
+    pub sijump: bool,
+    /// The records carry time.
+    pub time: bool,
+}
+
+/// The SRC ID `id` must fit in the SRC field of `src_bits` bits (N-Trace 6.2, trTeSrcBits).
+pub fn check_src(id: u16, src_bits: u8) -> Result<(), String> {
+    if u32::from(id) >= 1u32 << src_bits {
+        return Err(format!(
+            "--src-id {id} does not fit in --src-bits {src_bits}"
+        ));
+    }
+    Ok(())
+}
+
 /// Everything the encoder can be told.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct EncoderConfig {
@@ -168,6 +189,30 @@ impl EncoderConfig {
         }
     }
 
+    /// Settings that contradict each other (a usage error).
+    pub fn validate(&self) -> Result<(), String> {
+        check_src(self.src_id, self.codec.src_bits)
+    }
+
+    /// Settings an input with `caps` cannot serve (an error), and the warnings for settings it
+    /// serves poorly.
+    pub fn check_input(&self, caps: InputCaps) -> Result<Vec<String>, String> {
+        // N-Trace 9.2: the call stack follows calls and returns, which 3-bit itype merges with
+        // other jumps.
+        if self.call_stack != CallStack::Off && caps.itype_width != 4 {
+            return Err("--call-stack needs 4-bit itype (calls and returns); record with `rvtrace run --itype-width 4`".into());
+        }
+        // N-Trace 9.1: the encoder knows a sequential jump from the hart's sijump signal only.
+        if self.sequential_jumps && !caps.sijump {
+            return Err("--sequential-jumps needs the hart's sijump signal, which this input does not carry".into());
+        }
+        let mut warnings = Vec::new();
+        if self.timestamps && !caps.time {
+            warnings.push("the input carries no time; every TSTAMP will be 0".into());
+        }
+        Ok(warnings)
+    }
+
     /// `--preset nexrv`: the reference C encoder's choices (NexRv, riscv-non-isa/tg-nexus-trace
     /// `refcode/c/NexRvEnco.c`; see the crate README): the first message is ProgTraceSync with
     /// SYNC=1, HIST holds up to 31 branches (32 bits with the stop-bit), I-CNT has no limit (NexRv
@@ -181,5 +226,45 @@ impl EncoderConfig {
         self.icnt_bits = 0;
         self.max_hrepeat = u64::MAX;
         self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn validation() {
+        let mut c = EncoderConfig::new(Xlen::Rv64);
+        c.codec.src_bits = 2;
+        c.src_id = 3;
+        assert!(c.validate().is_ok());
+        c.src_id = 4;
+        assert!(c.validate().unwrap_err().contains("--src-id 4"));
+        let full = InputCaps {
+            itype_width: 4,
+            sijump: true,
+            time: true,
+        };
+        let mut c = EncoderConfig::new(Xlen::Rv64);
+        c.call_stack = CallStack::Full { depth: 8 };
+        c.sequential_jumps = true;
+        c.timestamps = true;
+        assert_eq!(c.check_input(full), Ok(vec![]));
+        let three = InputCaps {
+            itype_width: 3,
+            ..full
+        };
+        assert!(c.check_input(three).unwrap_err().contains("4-bit itype"));
+        let no_sijump = InputCaps {
+            sijump: false,
+            ..full
+        };
+        assert!(c.check_input(no_sijump).unwrap_err().contains("sijump"));
+        let no_time = InputCaps {
+            time: false,
+            ..full
+        };
+        assert_eq!(c.check_input(no_time).unwrap().len(), 1);
     }
 }
