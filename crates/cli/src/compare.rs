@@ -329,7 +329,7 @@ impl FlowSink for Handover<'_> {
                 self.flush();
                 self.send(Msg::Loss {
                     offset: *offset,
-                    reason: reason.clone(),
+                    reason: reason.to_string(),
                 });
             }
             _ => {}

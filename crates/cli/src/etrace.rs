@@ -12,6 +12,7 @@ use rvtrace_etrace::codec::{looks_like_te_inst_raw, EncapConfig, Item, PacketRea
 use rvtrace_etrace::config::{ConfigInputs, Framing, Preset, TraceConfig};
 use rvtrace_etrace::dump::option_names;
 use rvtrace_etrace::meta::{sidecar_path, Settings};
+use rvtrace_flow::LossReason;
 
 /// `--preset`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -566,8 +567,9 @@ pub fn encode(a: &EncodeArgs) -> CmdResult {
 
 /// A hint when decoding fails in a way that mismatched settings cause: the settings are not in
 /// the trace, so the decoder cannot tell a damaged trace from a wrong option.
-fn mismatch_hint(first_error: &str, sidecar: bool, framing: &Framing) {
-    let framing_error = first_error.contains("malformed packet");
+fn mismatch_hint(first_error: &LossReason, sidecar: bool, framing: &Framing) {
+    // Packets that do not parse: the framing; a path that does not fit: the walk's settings.
+    let framing_error = matches!(first_error, LossReason::Malformed(_));
     let cause = if framing_error {
         match framing {
             Framing::Raw => "--format (te_inst_raw was assumed)",
@@ -692,7 +694,7 @@ pub fn decode(a: &DecodeArgs) -> CmdResult {
     };
     let mut brstack = crate::brstack::FlowOut::new(&a.brstack, &image, xlen)?;
     let mut warnings = report::Warnings::new(a.trace.display(), a.max_warnings);
-    let mut first_error: Option<String> = None;
+    let mut first_error: Option<LossReason> = None;
     let mut sink = |e: &FlowElement| {
         if let Some(w) = pcs.as_mut() {
             w.element(e);
@@ -738,7 +740,10 @@ pub fn decode(a: &DecodeArgs) -> CmdResult {
     );
     // A lost start or end is no sign of mismatched settings.
     if let Some(e) = first_error.filter(|e| {
-        !e.contains("is lost") && !e.contains("trace_lost") && !e.contains("truncated packet")
+        !matches!(
+            e,
+            LossReason::StartLost(_) | LossReason::EndLost(_) | LossReason::Overflow(_)
+        )
     }) {
         mismatch_hint(&e, meta.is_some(), &cfg.framing);
     }

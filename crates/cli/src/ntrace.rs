@@ -1,7 +1,7 @@
 //! `rvtrace dump|encode|decode ntrace`: N-Trace (`rvtrace-ntrace`).
 
 use crate::report::{self, CmdResult, Failure, Output, Warnings};
-use rvtrace_flow::{loss_text, FlowElement, FlowSink, FlowText, PcWriter};
+use rvtrace_flow::{loss_text, FlowElement, FlowSink, FlowText, LossReason, PcWriter};
 use rvtrace_image::Image;
 use rvtrace_ingress::pcseq::PcseqReader;
 use rvtrace_ingress::{IngressReader, Record};
@@ -730,7 +730,7 @@ pub fn decode(a: &DecodeArgs) -> CmdResult {
             reason,
         } = e
         {
-            fifo_lost |= reason.starts_with("Error message");
+            fifo_lost |= matches!(reason, LossReason::Overflow(_));
             warnings.warn(loss_text(*offset, *skipped, reason));
         }
         if let Some(w) = pcs.as_mut() {

@@ -264,8 +264,6 @@ struct PendInsn {
     len: u8,
     class: CfClass,
     priv_: u8,
-    /// An xRET held in the queue: the privilege it returned to, as known so far.
-    to_priv: Option<u8>,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -390,10 +388,8 @@ impl<'a> FlowCtr<'a> {
             mtime: 0,
         };
         let taken = next_pc != i.pc.wrapping_add(i.len as u64);
-        let new_priv = match i.to_priv {
-            Some(p) => p,
-            None => self.privilege(),
-        };
+        // The flow gives a privilege change before the first instruction that runs there.
+        let new_priv = self.privilege();
         self.ctr.on_retire(&ev, new_priv, taken, false);
     }
 
@@ -413,38 +409,8 @@ impl<'a> FlowCtr<'a> {
         }
     }
 
-    /// Everything queued, now that the next instruction's address `next` is known. With
-    /// `hold` (`next` starts a one-instruction range) an xRET waiting for its target keeps the
-    /// queue, its addresses now bound, until the element after that range: a decoder may
-    /// report the new privilege only after the range of the instruction its packet names (the
-    /// E-Trace decoder does: the instruction after an xRET), and the xRET's record depends on
-    /// it ("Trap and Trap Return Recording").
-    fn resolve(&mut self, next: u64, hold: bool) {
-        if hold
-            && self
-                .queue
-                .iter()
-                .any(|p| matches!(p, Pend::Insn(i, None) if i.class == CfClass::TrapReturn))
-        {
-            let now = self.priv_;
-            for p in self.queue.iter_mut() {
-                match p {
-                    Pend::Insn(i, to) => {
-                        if to.is_none() && i.class == CfClass::TrapReturn {
-                            i.to_priv = now;
-                        }
-                        to.get_or_insert(next);
-                    }
-                    Pend::Sample(to) => {
-                        to.get_or_insert(next);
-                    }
-                    Pend::Trap { handler, .. } => {
-                        handler.get_or_insert(next);
-                    }
-                }
-            }
-            return;
-        }
+    /// Everything queued, now that the next instruction's address `next` is known.
+    fn resolve(&mut self, next: u64) {
         while let Some(p) = self.queue.pop_front() {
             match p {
                 Pend::Insn(i, to) => self.retire(&i, to.unwrap_or(next)),
@@ -491,7 +457,6 @@ impl<'a> FlowCtr<'a> {
                 len: len as u8,
                 class,
                 priv_,
-                to_priv: None,
             };
             self.retired += 1;
             let due =
@@ -554,7 +519,7 @@ impl<'a> FlowCtr<'a> {
             self.queue.insert(at, t);
         } else {
             if let Some(e) = epc {
-                self.resolve(e, false);
+                self.resolve(e);
             }
             self.queue.push_back(t);
         }
@@ -570,9 +535,9 @@ impl FlowSink for FlowCtr<'_> {
             self.gap = true;
         }
         match *e {
-            FlowElement::Sync { addr, .. } => self.resolve(addr, false),
+            FlowElement::Sync { addr, .. } => self.resolve(addr),
             FlowElement::Range { start, count, .. } => {
-                self.resolve(start, count == 1);
+                self.resolve(start);
                 self.range(start, count);
             }
             FlowElement::Trap {
@@ -585,28 +550,6 @@ impl FlowSink for FlowCtr<'_> {
             FlowElement::Context { privilege, .. } => {
                 if let Some(p) = privilege {
                     self.priv_ = Some(p);
-                    // Held after an xRET (see `resolve`), with no trap since: the xRET returned
-                    // to `p`, and what followed it ran there.
-                    let held = self.queue.iter().position(
-                        |q| matches!(q, Pend::Insn(i, Some(_)) if i.class == CfClass::TrapReturn),
-                    );
-                    let trap_since = held.is_some_and(|k| {
-                        self.queue
-                            .iter()
-                            .skip(k)
-                            .any(|q| matches!(q, Pend::Trap { .. }))
-                    });
-                    if let (Some(k), false) = (held, trap_since) {
-                        for (j, q) in self.queue.iter_mut().enumerate().skip(k) {
-                            if let Pend::Insn(i, _) = q {
-                                if j == k {
-                                    i.to_priv = Some(p);
-                                } else {
-                                    i.priv_ = p;
-                                }
-                            }
-                        }
-                    }
                 }
             }
             FlowElement::Time { .. } => {}

@@ -7,7 +7,7 @@
 //! what executed as [`FlowElement`]s. Where this decoder departs from the pseudo code it says so
 //! in a comment; the crate README lists the choices shared with rvtrace's encoder.
 
-use rvtrace_flow::{FlowElement, FlowSink, SyncReason, TraceDecoder};
+use rvtrace_flow::{FlowElement, FlowSink, LossReason, SyncReason, TraceDecoder};
 use rvtrace_image::Image;
 use rvtrace_isa::{sequentially_inferred_target, CfClass, IsaConfig};
 
@@ -83,6 +83,20 @@ impl std::fmt::Display for DecodeError {
 }
 
 impl std::error::Error for DecodeError {}
+
+impl DecodeError {
+    /// The loss this error is: a packet that does not decode is malformed (a truncated one at
+    /// the end of the data: the end is lost); the rest are disagreements between the trace and
+    /// the program (or the decoder's settings).
+    pub fn loss_reason(&self) -> LossReason {
+        let text = self.to_string();
+        match self {
+            DecodeError::Codec(CodecError::Truncated { .. }) => LossReason::EndLost(text),
+            DecodeError::Codec(_) => LossReason::Malformed(text),
+            _ => LossReason::Mismatch(text),
+        }
+    }
+}
 
 /// The fields of the packet being followed that the stop conditions look at.
 #[derive(Clone, Copy, Debug, Default)]
@@ -575,7 +589,7 @@ impl<'a> Decoder<'a> {
         self.jumps = 0;
         self.insns_at_packet = self.stats.instructions;
         if let Err(e) = self.process(offset, pkt, s) {
-            self.lose(offset, &e.to_string(), s);
+            self.lose(offset, e.loss_reason(), s);
         }
     }
 
@@ -593,15 +607,15 @@ impl<'a> Decoder<'a> {
     /// Report the pending run of errors, which ends at `offset`.
     fn flush_errors<S: FlowSink + ?Sized>(&mut self, offset: u64, s: &mut S) {
         if let Some((at, e, n)) = self.error_run.take() {
-            let mut reason = DecodeError::Codec(e).to_string();
+            let mut reason = DecodeError::Codec(e).loss_reason();
             if n > 1 {
-                use std::fmt::Write;
-                let _ = write!(
-                    reason,
-                    " (and {} more errors: {} bytes skipped)",
-                    n - 1,
-                    offset - at
-                );
+                reason = reason.map_text(|t| {
+                    format!(
+                        "{t} (and {} more errors: {} bytes skipped)",
+                        n - 1,
+                        offset - at
+                    )
+                });
             }
             self.loss(at, Some(offset - at), reason, s);
             self.reset_sync();
@@ -609,8 +623,8 @@ impl<'a> Decoder<'a> {
         }
     }
 
-    fn lose<S: FlowSink + ?Sized>(&mut self, offset: u64, reason: &str, s: &mut S) {
-        self.loss(offset, None, reason.to_string(), s);
+    fn lose<S: FlowSink + ?Sized>(&mut self, offset: u64, reason: LossReason, s: &mut S) {
+        self.loss(offset, None, reason, s);
         self.reset_sync();
         self.ended = false;
     }
@@ -622,7 +636,7 @@ impl<'a> Decoder<'a> {
         &mut self,
         offset: u64,
         skipped: Option<u64>,
-        reason: String,
+        reason: LossReason,
         s: &mut S,
     ) {
         self.stats.errors += 1;
@@ -664,7 +678,7 @@ impl<'a> Decoder<'a> {
             self.loss(
                 offset,
                 None,
-                "the trace ends without a support packet saying that tracing ended: its end is lost (truncated?)".into(),
+                LossReason::EndLost("the trace ends without a support packet saying that tracing ended: its end is lost (truncated?)".into()),
                 s,
             );
         } else if !self.synced_ever && !self.ended && self.stats.errors == 0 {
@@ -673,7 +687,8 @@ impl<'a> Decoder<'a> {
                 None => "no te_inst packet in the trace",
             };
             let skipped = self.skipped_from.map(|f| offset - f);
-            self.loss(self.skipped_from.unwrap_or(0), skipped, reason.into(), s);
+            let reason = LossReason::NoTrace(reason.into());
+            self.loss(self.skipped_from.unwrap_or(0), skipped, reason, s);
         }
         if !self.ended {
             self.emit(FlowElement::End { offset }, s);
@@ -701,7 +716,7 @@ impl<'a> Decoder<'a> {
                         self.loss(
                             offset,
                             None,
-                            "the encoder lost packets (trace_lost)".into(),
+                            LossReason::Overflow("the encoder lost packets (trace_lost)".into()),
                             s,
                         );
                         self.reset_sync();
@@ -841,16 +856,18 @@ impl<'a> Decoder<'a> {
             self.loss(
                 from,
                 Some(offset - from),
-                "packets before the first synchronisation packet: the start of the trace is lost"
-                    .into(),
+                LossReason::StartLost(
+                    "packets before the first synchronisation packet: the start of the trace is lost"
+                        .into(),
+                ),
                 s,
             );
         } else if !self.enabled {
             self.loss(
                 offset,
                 None,
-                "no support packet before the first synchronisation packet: the start of the trace is lost"
-                    .into(),
+                LossReason::StartLost("no support packet before the first synchronisation packet: the start of the trace is lost"
+                    .into()),
                 s,
             );
         }
@@ -877,6 +894,31 @@ impl<'a> Decoder<'a> {
             },
             s,
         );
+    }
+
+    /// The Context element for a change the packet naming `addr` reports, `addr` having just
+    /// been reported: that instruction already runs in the new context (after an xRET, the
+    /// packet names its target), and the flow says "from here on", so the element goes before
+    /// it, splitting the open range there.
+    fn emit_context_before_last<S: FlowSink + ?Sized>(&mut self, addr: u64, s: &mut S) {
+        if self.r_count == 0 || self.r_last != addr {
+            return self.emit_context(s);
+        }
+        let next = self.r_next;
+        if self.r_count > 1 {
+            // `last_pc` is the instruction before `addr` on the path (`follow`).
+            s.element(&FlowElement::Range {
+                start: self.r_start,
+                last: self.last_pc,
+                count: self.r_count - 1,
+            });
+        }
+        self.r_count = 0;
+        self.emit_context(s);
+        self.r_start = addr;
+        self.r_last = addr;
+        self.r_count = 1;
+        self.r_next = next;
     }
 
     fn emit_trap<S: FlowSink + ?Sized>(
@@ -1027,7 +1069,7 @@ impl<'a> Decoder<'a> {
             if self.privilege != f.privilege || (!p.nocontext_p && f.context != self.context) {
                 self.privilege = f.privilege;
                 self.context = f.context;
-                self.emit_context(s);
+                self.emit_context_before_last(addr, s);
             }
         } else {
             let reason = if self.stats.errors > 0 {

@@ -5,7 +5,7 @@
 use rvtrace_etrace::config::{ConfigInputs, Framing, Preset, TraceConfig};
 use rvtrace_etrace::decoder::{Decoder, DecoderOptions};
 use rvtrace_etrace::encoder::{post_iss_itype, Encoder, FrameWriter};
-use rvtrace_flow::{decode_all, FlowElement, FlowSink, PcWriter, TraceDecoder};
+use rvtrace_flow::{decode_all, FlowElement, FlowSink, LossReason, PcWriter, TraceDecoder};
 use rvtrace_image::Image;
 use rvtrace_ingress::{Itype, Record};
 use rvtrace_isa::IsaConfig;
@@ -127,6 +127,33 @@ fn damaged_stream_counts_skipped_bytes() {
     assert_eq!(st.losses, losses.len() as u64);
     assert_eq!(st.skipped_bytes, losses.iter().sum::<u64>());
     assert!(st.instructions < run.pcs.len() as u64);
+    // Bytes that do not frame are malformed packets.
+    assert!(elements.iter().any(|e| matches!(
+        e,
+        FlowElement::Loss {
+            reason: LossReason::Malformed(_),
+            ..
+        }
+    )));
+    // A stream cut short lost its end, and says only that.
+    let cut = &encode(&cfg, &run.image, &run.records)[..mid];
+    let mut elements = Vec::new();
+    let mut dec = Decoder::with_options(
+        &run.image,
+        DecoderOptions::from_config(&cfg, IsaConfig::rv64()),
+    );
+    decode_all(&mut dec, cut, &mut elements);
+    let kinds: Vec<_> = elements
+        .iter()
+        .filter_map(|e| match e {
+            FlowElement::Loss { reason, .. } => Some(reason),
+            _ => None,
+        })
+        .collect();
+    assert!(
+        !kinds.is_empty() && kinds.iter().all(|r| matches!(r, LossReason::EndLost(_))),
+        "{kinds:?}"
+    );
 }
 
 /// `post-iss` calls `c.jr x5` (0x8282: c.jr, funct4 1000, rs1 = 5) an other uninferable jump, and
@@ -189,4 +216,64 @@ fn dump_resolves_addresses_the_program_executed() {
     }
     assert_eq!(st.packets, text.lines().count() as u64);
     assert!(differential > 10, "{text}");
+}
+
+/// A privilege change comes before the first instruction that runs at the new privilege (the
+/// flow's "from here on"): every decoded instruction's privilege, as the Context elements
+/// before it say, is the one the hart retired it in (the ingress records'), across the xRETs
+/// and traps of a program that runs in M, S and U.
+#[test]
+fn context_applies_from_the_instruction_after_it() {
+    let run = run_test_program("sdeleg-rv64gc", 4);
+    // Each record's instructions (iretire counts half-words), with the privilege they ran in.
+    let mut privs: Vec<u8> = Vec::new();
+    for r in run.records.iter().filter(|r| r.iretire > 0) {
+        let mut pc = r.iaddr;
+        loop {
+            privs.push(r.priv_);
+            if pc >= r.last_iaddr() {
+                break;
+            }
+            pc += rvtrace_flow::insn_len_at(&run.image, pc).unwrap();
+        }
+    }
+    assert_eq!(privs.len(), run.pcs.len());
+    assert!(
+        privs.contains(&1) && privs.contains(&3),
+        "{:?}",
+        privs.iter().collect::<std::collections::BTreeSet<_>>()
+    );
+    let cfg = TraceConfig::build(&ConfigInputs {
+        xlen_bits: 64,
+        itype_width: Some(4),
+        ..ConfigInputs::default()
+    })
+    .unwrap();
+    let bytes = encode(&cfg, &run.image, &run.records);
+    let mut elements = Vec::new();
+    let mut dec = Decoder::with_options(
+        &run.image,
+        DecoderOptions::from_config(&cfg, IsaConfig::rv64()),
+    );
+    let st = decode_all(&mut dec, &bytes, &mut elements);
+    assert_eq!(st.losses, 0);
+    let (mut now, mut k, mut changes) = (None, 0usize, 0);
+    for e in &elements {
+        match e {
+            FlowElement::Context { privilege, .. } => {
+                changes += (now.is_some() && now != *privilege) as u32;
+                now = *privilege;
+            }
+            FlowElement::Range { start, count, .. } => {
+                assert_eq!(run.pcs[k], *start);
+                for (j, p) in privs.iter().enumerate().skip(k).take(*count as usize) {
+                    assert_eq!(Some(*p), now, "instruction {j} at {:#x}", run.pcs[j]);
+                }
+                k += *count as usize;
+            }
+            _ => {}
+        }
+    }
+    assert_eq!(k, run.pcs.len());
+    assert!(changes > 2, "{changes}");
 }

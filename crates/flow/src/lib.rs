@@ -24,6 +24,60 @@ pub enum SyncReason {
     Other(u8),
 }
 
+/// Why trace was lost ([`FlowElement::Loss`]): what kind of trouble, and the text for people
+/// (its `Display`, as warnings and flow text print it).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum LossReason {
+    /// Bytes that do not parse as the protocol's messages or packets, or fields with reserved
+    /// or impossible values: a damaged stream, or framing options that do not match it.
+    Malformed(String),
+    /// The encoder lost trace itself and said so (an N-Trace Error message, an E-Trace support
+    /// packet with *qual_status* `trace_lost`).
+    Overflow(String),
+    /// The start of the trace is lost (data before the first synchronisation).
+    StartLost(String),
+    /// The end of the trace is lost (cut in a message or packet, or without the end of trace).
+    EndLost(String),
+    /// Nothing in the trace could be decoded (empty, or no synchronisation at all).
+    NoTrace(String),
+    /// The trace and the program disagree (a path that leaves the code, a message that cannot
+    /// be about where the walk leads): a wrong program or decoder option, or damage that still
+    /// parses.
+    Mismatch(String),
+}
+
+impl LossReason {
+    /// The text for people.
+    pub fn text(&self) -> &str {
+        match self {
+            LossReason::Malformed(t)
+            | LossReason::Overflow(t)
+            | LossReason::StartLost(t)
+            | LossReason::EndLost(t)
+            | LossReason::NoTrace(t)
+            | LossReason::Mismatch(t) => t,
+        }
+    }
+
+    /// The same kind with the text changed by `f`.
+    pub fn map_text(self, f: impl FnOnce(String) -> String) -> LossReason {
+        match self {
+            LossReason::Malformed(t) => LossReason::Malformed(f(t)),
+            LossReason::Overflow(t) => LossReason::Overflow(f(t)),
+            LossReason::StartLost(t) => LossReason::StartLost(f(t)),
+            LossReason::EndLost(t) => LossReason::EndLost(f(t)),
+            LossReason::NoTrace(t) => LossReason::NoTrace(f(t)),
+            LossReason::Mismatch(t) => LossReason::Mismatch(f(t)),
+        }
+    }
+}
+
+impl std::fmt::Display for LossReason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.text())
+    }
+}
+
 /// One thing the decoder learned about the program's execution.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum FlowElement {
@@ -79,8 +133,8 @@ pub enum FlowElement {
         offset: u64,
         /// Bytes skipped before decoding resumed (if known).
         skipped: Option<u64>,
-        /// What happened, for people.
-        reason: String,
+        /// What happened.
+        reason: LossReason,
     },
     /// Tracing stopped (trace disabled, or the end of the trace data).
     End {
@@ -287,7 +341,7 @@ pub fn addr_with_symbol(image: &Image, addr: u64) -> String {
 }
 
 /// A loss for people, as warnings and flow text print it: `byte 0x2f: REASON (3 bytes skipped)`.
-pub fn loss_text(offset: u64, skipped: Option<u64>, reason: &str) -> String {
+pub fn loss_text(offset: u64, skipped: Option<u64>, reason: impl std::fmt::Display) -> String {
     match skipped {
         Some(n) => format!("byte {offset:#x}: {reason} ({n} bytes skipped)"),
         None => format!("byte {offset:#x}: {reason}"),
@@ -462,7 +516,7 @@ mod tests {
             FlowElement::Loss {
                 offset: 0x2f,
                 skipped: Some(3),
-                reason: "bad".into(),
+                reason: LossReason::Malformed("bad".into()),
             },
             FlowElement::End { offset: 0x940 },
         ] {

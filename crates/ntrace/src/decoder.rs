@@ -44,7 +44,7 @@
 use crate::codec::mseo::{Deframer, RawMessage};
 use crate::codec::{parse, rcode, sync, tcode, Addr, Body, CodecConfig, Message, Process};
 use crate::insn::{Classifier, LinkRule};
-use rvtrace_flow::{FlowElement, FlowSink, SyncReason, TraceDecoder};
+use rvtrace_flow::{FlowElement, FlowSink, LossReason, SyncReason, TraceDecoder};
 use rvtrace_image::code::Code;
 use rvtrace_image::Image;
 use rvtrace_isa::{sequentially_inferred_target, CfClass, IsaConfig};
@@ -263,7 +263,7 @@ pub struct Decoder<'a> {
     repeat: Option<Repeat>,
     range: Option<(u64, u64, u64, u64)>,
     time: Option<u64>,
-    loss: Option<(u64, String)>,
+    loss: Option<(u64, LossReason)>,
     skipped_start: Option<u64>,
     ended: bool,
     /// A ProgTraceCorrelation came before the first synchronization: the trace starts disabled
@@ -314,7 +314,7 @@ impl<'a> Decoder<'a> {
         let mut deframer = std::mem::take(&mut self.deframer);
         deframer.push_slice(data, |frame| match frame {
             Ok(raw) => self.on_raw(raw, sink),
-            Err(e) => self.lose(e.offset(), e.to_string(), sink),
+            Err(e) => self.lose(e.offset(), LossReason::Malformed(e.to_string()), sink),
         });
         self.deframer = deframer;
         self.stats.bytes += data.len() as u64;
@@ -324,39 +324,40 @@ impl<'a> Decoder<'a> {
     /// flow with [`FlowElement::End`] (unless a ProgTraceCorrelation already did).
     pub fn finish<S: FlowSink + ?Sized>(&mut self, sink: &mut S) -> DecodeStats {
         if let Some(e) = self.deframer.finish() {
-            self.lose(e.offset(), e.to_string(), sink);
+            self.lose(e.offset(), LossReason::EndLost(e.to_string()), sink);
         }
         self.flush(sink);
         let end = self.stats.bytes;
         if let Some((offset, reason)) = self.loss.take() {
             self.stats.skipped_bytes += end - offset;
-            let reason = format!("{reason}; no synchronization message follows");
+            let reason = reason.map_text(|t| format!("{t}; no synchronization message follows"));
             self.report_loss(offset, end - offset, reason, sink);
         } else if let Some(start) = self.skipped_start.take() {
             self.stats.skipped_bytes += end - start;
-            let reason = "no synchronization message in the trace".into();
+            let reason = LossReason::NoTrace("no synchronization message in the trace".into());
             self.report_loss(start, end - start, reason, sink);
         } else if !self.ever_synced && !self.starts_disabled {
             // Nothing at all (empty, idles only): the encoder's first message is a
             // synchronization (Table 26), so this is not a trace of anything.
             self.stats.skipped_bytes += end;
-            let reason = match (end, self.cfg.src) {
+            let reason = LossReason::NoTrace(match (end, self.cfg.src) {
                 (0, _) => "the trace is empty (no synchronization message)".into(),
                 (_, Some(src)) if self.stats.other_src > 0 => format!(
                     "no message with SRC {src} in the trace ({} messages of other SRCs: is the SRC ID right?)",
                     self.stats.other_src
                 ),
                 _ => "no message in the trace (no synchronization message)".into(),
-            };
+            });
             self.report_loss(0, end, reason, sink);
         } else if self.synced {
             // Our encoder ends every trace with ProgTraceCorrelation (7.12: it "allows the
             // decoder to determine the PC where an execution or the trace actually stopped");
             // without it the trace was cut, and what retired after the last message is unknown.
-            let reason =
+            let reason = LossReason::EndLost(
                 "the trace ends without ProgTraceCorrelation (the end of trace, N-Trace 7.12): \
                           it was cut, and the instructions after the last message are unknown"
-                    .into();
+                    .into(),
+            );
             self.report_loss(end, 0, reason, sink);
         }
         if !self.ended || self.synced {
@@ -388,7 +389,7 @@ impl<'a> Decoder<'a> {
     }
 
     /// Something went wrong at `offset`: stop decoding until the next synchronization message.
-    fn lose<S: FlowSink + ?Sized>(&mut self, offset: u64, reason: String, sink: &mut S) {
+    fn lose<S: FlowSink + ?Sized>(&mut self, offset: u64, reason: LossReason, sink: &mut S) {
         self.flush(sink);
         if self.loss.is_none() {
             self.loss = Some((offset, reason));
@@ -402,7 +403,7 @@ impl<'a> Decoder<'a> {
         &mut self,
         offset: u64,
         skipped: u64,
-        reason: String,
+        reason: LossReason,
         sink: &mut S,
     ) {
         self.stats.errors += 1;
@@ -436,7 +437,7 @@ impl<'a> Decoder<'a> {
         self.stats.messages += 1;
         match parse(raw, &self.cfg.codec) {
             Ok(m) => self.on_message(&m, raw.offset, sink),
-            Err(e) => self.lose(raw.offset, e.to_string(), sink),
+            Err(e) => self.lose(raw.offset, LossReason::Malformed(e.to_string()), sink),
         }
     }
 
@@ -449,7 +450,7 @@ impl<'a> Decoder<'a> {
             if let Err(why) = check_process(&p) {
                 return self.lose(
                     offset,
-                    format!("Ownership PROCESS {process:#x}: {why}"),
+                    LossReason::Malformed(format!("Ownership PROCESS {process:#x}: {why}")),
                     sink,
                 );
             }
@@ -471,7 +472,8 @@ impl<'a> Decoder<'a> {
             }
             if let Body::Other { tcode } = m.body {
                 if !tcode::is_vendor(tcode) && self.loss.is_none() && self.ever_synced {
-                    self.lose(offset, format!("reserved TCODE {tcode}"), sink);
+                    let reason = LossReason::Malformed(format!("reserved TCODE {tcode}"));
+                    self.lose(offset, reason, sink);
                 }
             }
             if !self.ever_synced && self.skipped_start.is_none() && self.loss.is_none() {
@@ -505,7 +507,7 @@ impl<'a> Decoder<'a> {
             } => match rcode {
                 rcode::ICNT => {
                     if rdata0 > self.cfg.max_icnt {
-                        Err(format!("I-CNT {rdata0} is too large"))
+                        Err(LossReason::Malformed(format!("I-CNT {rdata0} is too large")))
                     } else {
                         self.budget += rdata0 as i64;
                         Ok(())
@@ -515,21 +517,29 @@ impl<'a> Decoder<'a> {
                 rcode::HIST_REPEAT => {
                     let n = rdata1.unwrap_or(1);
                     if n > self.cfg.max_repeat {
-                        Err(format!("HREPEAT {n} is too large"))
+                        Err(LossReason::Malformed(format!("HREPEAT {n} is too large")))
                     } else {
                         self.hist_only(rdata0, n, sink)
                     }
                 }
-                r => Err(format!("ResourceFull with RCODE {r} (reserved or vendor-defined)")),
+                r => Err(LossReason::Malformed(format!(
+                    "ResourceFull with RCODE {r} (reserved or vendor-defined)"
+                ))),
             },
             Body::RepeatBranch { bcnt } => match self.repeat {
-                None => Err("RepeatBranch without a previous branch message".into()),
-                Some(_) if bcnt > self.cfg.max_repeat => Err(format!("B-CNT {bcnt} is too large")),
+                None => Err(LossReason::Mismatch(
+                    "RepeatBranch without a previous branch message".into(),
+                )),
+                Some(_) if bcnt > self.cfg.max_repeat => Err(LossReason::Malformed(format!(
+                    "B-CNT {bcnt} is too large"
+                ))),
                 Some(rep) => (0..bcnt).try_for_each(|_| self.replay(rep, sink)),
             },
-            Body::ProgTraceCorrelation { evcode, .. } if !evcode_known(evcode) => Err(format!(
-                "ProgTraceCorrelation with the reserved EVCODE {evcode} (N-Trace 7.12)"
-            )),
+            Body::ProgTraceCorrelation { evcode, .. } if !evcode_known(evcode) => {
+                Err(LossReason::Malformed(format!(
+                    "ProgTraceCorrelation with the reserved EVCODE {evcode} (N-Trace 7.12)"
+                )))
+            }
             Body::ProgTraceCorrelation { icnt, hist, .. } => {
                 let r = self.walk_message(icnt, hist, End::Stop, sink);
                 if r.is_ok() {
@@ -542,11 +552,11 @@ impl<'a> Decoder<'a> {
                 }
                 r
             }
-            Body::Error { etype, ecode } => Err(format!(
+            Body::Error { etype, ecode } => Err(LossReason::Overflow(format!(
                 "Error message: ETYPE {etype} ECODE {ecode:#x} (trace messages were lost, N-Trace 7.4)"
-            )),
+            ))),
             Body::Other { tcode } if tcode::is_vendor(tcode) => Ok(()),
-            Body::Other { tcode } => Err(format!("reserved TCODE {tcode}")),
+            Body::Other { tcode } => Err(LossReason::Malformed(format!("reserved TCODE {tcode}"))),
             Body::Ownership { .. }
             | Body::ProgTraceSync { .. }
             | Body::DirectBranchSync { .. }
@@ -581,7 +591,7 @@ impl<'a> Decoder<'a> {
         uaddr: Addr,
         hist: Option<u64>,
         sink: &mut S,
-    ) -> Result<(), String> {
+    ) -> Result<(), LossReason> {
         let addr = (self.ref_addr ^ self.full_addr(&uaddr)) & self.addr_mask();
         self.ref_addr = addr;
         let rep = Repeat {
@@ -597,7 +607,11 @@ impl<'a> Decoder<'a> {
         self.replay(rep, sink)
     }
 
-    fn replay<S: FlowSink + ?Sized>(&mut self, rep: Repeat, sink: &mut S) -> Result<(), String> {
+    fn replay<S: FlowSink + ?Sized>(
+        &mut self,
+        rep: Repeat,
+        sink: &mut S,
+    ) -> Result<(), LossReason> {
         self.walk_message(rep.icnt, rep.hist, rep.end, sink)
     }
 
@@ -628,10 +642,10 @@ impl<'a> Decoder<'a> {
                 self.walk_message(icnt, hist, End::Direct, sink)
                     .and_then(|()| match self.pc == addr {
                         true => Ok(()),
-                        false => Err(format!(
+                        false => Err(LossReason::Mismatch(format!(
                             "DirectBranchSync F-ADDR {addr:#x} is not the target of the branch ({:#x})",
                             self.pc
-                        )),
+                        ))),
                     })
             } else {
                 let end = End::Addr {
@@ -660,7 +674,8 @@ impl<'a> Decoder<'a> {
             if let Some(start) = self.skipped_start.take() {
                 // The first bytes were lost (a wrapped buffer, a capture started late).
                 self.stats.skipped_bytes += offset - start;
-                let reason = "trace starts without a synchronization message".into();
+                let reason =
+                    LossReason::StartLost("trace starts without a synchronization message".into());
                 self.report_loss(start, offset - start, reason, sink);
             }
             SyncReason::Start
@@ -682,9 +697,13 @@ impl<'a> Decoder<'a> {
         hist: u64,
         repeat: u64,
         sink: &mut S,
-    ) -> Result<(), String> {
-        self.hist.push(hist, repeat)?;
-        self.walk(None, sink).map(|_| ())
+    ) -> Result<(), LossReason> {
+        self.hist
+            .push(hist, repeat)
+            .map_err(LossReason::Malformed)?;
+        self.walk(None, sink)
+            .map(|_| ())
+            .map_err(LossReason::Mismatch)
     }
 
     fn walk_message<S: FlowSink + ?Sized>(
@@ -693,13 +712,25 @@ impl<'a> Decoder<'a> {
         hist: Option<u64>,
         end: End,
         sink: &mut S,
-    ) -> Result<(), String> {
+    ) -> Result<(), LossReason> {
+        // Field values no encoder sends are damage; the rest is about where the walk leads.
         if icnt > self.cfg.max_icnt {
-            return Err(format!("I-CNT {icnt} is too large"));
+            return Err(LossReason::Malformed(format!("I-CNT {icnt} is too large")));
         }
         if let Some(h) = hist {
-            self.hist.push(h, 1)?;
+            self.hist.push(h, 1).map_err(LossReason::Malformed)?;
         }
+        self.walk_icnt(icnt, end, sink)
+            .map_err(LossReason::Mismatch)
+    }
+
+    /// The walk of a message's I-CNT (HIST queued) to its end.
+    fn walk_icnt<S: FlowSink + ?Sized>(
+        &mut self,
+        icnt: u64,
+        end: End,
+        sink: &mut S,
+    ) -> Result<(), String> {
         self.budget += icnt as i64;
         let last = self.walk(Some(end), sink)?;
         let last_class = last.map(|l| self.class_at(l.pc));

@@ -27,7 +27,7 @@ use crate::codec::{parse, CodecConfig, Frame, Frames};
 use crate::decoder::{decode, DecoderConfig};
 use crate::insn::LinkRule;
 use crate::options::{CallStack, EncoderConfig, Mode, SyncUnit};
-use rvtrace_flow::FlowElement;
+use rvtrace_flow::{FlowElement, LossReason};
 use rvtrace_image::Image;
 use rvtrace_isa::Xlen;
 use std::path::{Path, PathBuf};
@@ -290,12 +290,13 @@ impl Meta {
 /// with the SRC width assumed but do with another (SRC field garbage).
 pub fn diagnose(image: &Image, cfg: DecoderConfig, data: &[u8]) -> Option<String> {
     let data = &data[..data.len().min(1 << 16)];
-    // Losses apart from a cut end (the end of a prefix is not the trace's end).
+    // Losses apart from a cut end (the end of a prefix is not the trace's end, and may cut a
+    // message).
     let losses = |c: DecoderConfig| {
         let mut n = 0u64;
         let mut sink = |e: &FlowElement| {
             if let FlowElement::Loss { reason, .. } = e {
-                n += !reason.starts_with("the trace ends without") as u64;
+                n += !matches!(reason, LossReason::EndLost(_)) as u64;
             }
         };
         decode(image, c, data, &mut sink);

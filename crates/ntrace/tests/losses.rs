@@ -3,7 +3,7 @@
 //! somewhere a message cannot be about, code that is not code, impossible Ownership), are
 //! reported as losses, counted once (stats and flow agree).
 
-use rvtrace_flow::{for_each_pc, FlowElement};
+use rvtrace_flow::{for_each_pc, FlowElement, LossReason};
 use rvtrace_isa::IsaConfig;
 use rvtrace_ntrace::codec::{parse, Addr, Body, CodecConfig, Frame, Frames, Message, Process};
 use rvtrace_ntrace::decoder::{decode, DecoderConfig};
@@ -36,12 +36,26 @@ fn decode_all(run: &ProgramRun, bytes: &[u8]) -> (Vec<u64>, Vec<String>) {
             FlowElement::Range { start, count, .. } => {
                 for_each_pc(&run.image, *start, *count, |pc| pcs.push(pc)).unwrap()
             }
-            FlowElement::Loss { reason, .. } => losses.push(reason.clone()),
+            FlowElement::Loss { reason, .. } => losses.push(reason.to_string()),
             _ => {}
         }
     }
     assert_eq!(st.errors, losses.len() as u64, "one count of losses");
     (pcs, losses)
+}
+
+/// The kinds of the losses of a decode (the `LossReason` variants' names).
+fn loss_kinds(run: &ProgramRun, bytes: &[u8]) -> Vec<String> {
+    let mut el: Vec<FlowElement> = Vec::new();
+    decode(&run.image, cfg(run), bytes, &mut el);
+    el.iter()
+        .filter_map(|e| match e {
+            FlowElement::Loss { reason, .. } => {
+                Some(format!("{reason:?}").split('(').next().unwrap().to_string())
+            }
+            _ => None,
+        })
+        .collect()
 }
 
 fn bodies(bytes: &[u8]) -> Vec<Body> {
@@ -82,6 +96,7 @@ fn unsynchronized_headless_and_cut_streams_are_losses() {
     let msgs = stream(&run, Mode::Htm);
     let (_, l) = decode_all(&run, &[]);
     assert_eq!(l, ["the trace is empty (no synchronization message)"]);
+    assert_eq!(loss_kinds(&run, &[]), ["NoTrace"]);
     let (_, l) = decode_all(&run, &[0xFF; 100]);
     assert_eq!(l, ["no message in the trace (no synchronization message)"]);
     // Messages but never a synchronization: the first synchronization message removed.
@@ -89,12 +104,14 @@ fn unsynchronized_headless_and_cut_streams_are_losses() {
     let (pcs, l) = decode_all(&run, &headless);
     assert!(pcs.is_empty());
     assert_eq!(l, ["no synchronization message in the trace"]);
+    assert_eq!(loss_kinds(&run, &headless), ["NoTrace"]);
     // A wrapped buffer: the stream starts at message 5 and a periodic sync came later.
     let mut wrapped = msgs[5..9].to_vec();
     wrapped.extend_from_slice(&msgs[..]);
     let (pcs, l) = decode_all(&run, &bytes_of(&wrapped));
     assert_eq!(pcs, run.pcs, "decoded from the first synchronization on");
     assert_eq!(l, ["trace starts without a synchronization message"]);
+    assert_eq!(loss_kinds(&run, &bytes_of(&wrapped)), ["StartLost"]);
     // The end marker (ProgTraceCorrelation) lost: the PCs decoded are right, but the trace was
     // cut and the decoder says so.
     assert!(matches!(
@@ -107,6 +124,10 @@ fn unsynchronized_headless_and_cut_streams_are_losses() {
     assert!(
         l[0].starts_with("the trace ends without ProgTraceCorrelation"),
         "{l:?}"
+    );
+    assert_eq!(
+        loss_kinds(&run, &bytes_of(&msgs[..msgs.len() - 1])),
+        ["EndLost"]
     );
     // A trace that starts disabled and is never enabled (Table 26) lost nothing.
     let disabled = [Body::ProgTraceCorrelation {
@@ -286,7 +307,8 @@ fn icnt_beyond_the_counter_width_is_a_loss() {
     assert!(decode_with(biggest).is_empty());
     let l = decode_with(biggest - 1);
     assert!(
-        !l.is_empty() && l[0].contains(&format!("I-CNT {biggest} is too large")),
+        !l.is_empty()
+            && matches!(&l[0], LossReason::Malformed(t) if t.contains(&format!("I-CNT {biggest} is too large"))),
         "{l:?}"
     );
 }

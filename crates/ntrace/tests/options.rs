@@ -2,6 +2,7 @@
 //! start/stop, Table 26), a bounded output queue (Error + SYNC=7, 7.4), several harts in one
 //! stream (SRC, 11.2), timestamps (8.7) and Ownership (7.1).
 
+use rvtrace_flow::LossReason;
 use rvtrace_flow::{for_each_pc, FlowElement, SyncReason};
 use rvtrace_image::Image;
 use rvtrace_isa::IsaConfig;
@@ -197,6 +198,11 @@ fn fifo_overflow_error_and_restart() {
             .filter(|x| matches!(x, FlowElement::Loss { .. }))
             .count();
         assert_eq!(losses, errors);
+        // The encoder said it lost them: overflows, not damage.
+        assert!(e.iter().all(|x| match x {
+            FlowElement::Loss { reason, .. } => matches!(reason, LossReason::Overflow(_)),
+            _ => true,
+        }));
         // Stretches between losses are contiguous pieces of the real PC list, in order.
         let mut pos = 0usize;
         let mut stretch: Vec<u64> = Vec::new();

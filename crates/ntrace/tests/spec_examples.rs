@@ -97,7 +97,7 @@ fn run_decoder(img: &Image, bytes: &[u8]) -> (Vec<u64>, Vec<String>) {
             FlowElement::Range { start, count, .. } => {
                 for_each_pc(img, *start, *count, |pc| pcs.push(pc)).unwrap()
             }
-            FlowElement::Loss { reason, .. } => losses.push(reason.clone()),
+            FlowElement::Loss { reason, .. } => losses.push(reason.to_string()),
             _ => {}
         }
     }
