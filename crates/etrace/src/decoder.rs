@@ -437,6 +437,8 @@ pub struct Decoder<'a> {
     bytes: u64,
     /// Framing and unread bytes ([`Decoder::with_options`]).
     stream: Option<Stream>,
+    /// The sink asked to stop ([`FlowSink::stop_requested`]).
+    stopped: bool,
 }
 
 impl<'a> Decoder<'a> {
@@ -509,6 +511,7 @@ impl<'a> Decoder<'a> {
             skipped_bytes: 0,
             bytes: 0,
             stream: None,
+            stopped: false,
         }
     }
 
@@ -1640,7 +1643,7 @@ impl Decoder<'_> {
     ) -> usize {
         let mut rd = PacketReader::new(data, st.encap, st.raw, self.params, st.options);
         let mut keep = data.len();
-        loop {
+        while !self.stopped {
             let before = rd.options();
             let Some((off, item)) = rd.next() else { break };
             // A packet that may run past the bytes so far waits for more (its options too).
@@ -1656,6 +1659,7 @@ impl Decoder<'_> {
                 Item::Other(_) => {}
             }
             st.options = rd.options();
+            self.stopped = sink.stop_requested();
         }
         st.base += keep as u64;
         keep
@@ -1678,8 +1682,11 @@ impl TraceDecoder for Decoder<'_> {
     type ProtocolStats = DecodeStats;
 
     fn push<S: FlowSink + ?Sized>(&mut self, mut data: &[u8], sink: &mut S) {
+        if self.stopped {
+            return;
+        }
         let mut st = self.take_stream();
-        while !data.is_empty() {
+        while !data.is_empty() && !self.stopped {
             if st.buf.is_empty() && data.len() >= WINDOW {
                 // Packets straight from the caller's bytes; only the tail is kept.
                 let n = self.feed(&mut st, data, false, sink);
@@ -1705,12 +1712,18 @@ impl TraceDecoder for Decoder<'_> {
     }
 
     fn finish<S: FlowSink + ?Sized>(&mut self, sink: &mut S) -> rvtrace_flow::DecodeStats {
+        if self.stopped || sink.stop_requested() {
+            self.stopped = true;
+            return TraceDecoder::stats(self);
+        }
         let mut st = self.take_stream();
         let buf = std::mem::take(&mut st.buf);
         self.feed(&mut st, &buf, true, sink);
         let end = st.base;
         self.stream = Some(st);
-        Decoder::finish(self, end, sink);
+        if !self.stopped {
+            Decoder::finish(self, end, sink);
+        }
         TraceDecoder::stats(self)
     }
 

@@ -147,6 +147,15 @@ pub enum FlowElement {
 pub trait FlowSink {
     /// One element, in execution order.
     fn element(&mut self, e: &FlowElement);
+
+    /// Whether the sink wants no more elements (it has what it needs). Decoders ask after each
+    /// message or packet and then stop: the rest of the message in progress may still come,
+    /// nothing after it, not even [`FlowElement::End`]; pushing more bytes or finishing then
+    /// does nothing more. The default: never.
+    #[inline]
+    fn stop_requested(&self) -> bool {
+        false
+    }
 }
 
 impl<F: FnMut(&FlowElement)> FlowSink for F {
@@ -218,6 +227,9 @@ pub fn decode_read<D: TraceDecoder + ?Sized, R: io::Read, S: FlowSink + ?Sized>(
 ) -> io::Result<DecodeStats> {
     let mut buf = vec![0u8; 1 << 16];
     loop {
+        if sink.stop_requested() {
+            return Ok(dec.finish(sink));
+        }
         match input.read(&mut buf) {
             Ok(0) => return Ok(dec.finish(sink)),
             Ok(n) => dec.push(&buf[..n], sink),

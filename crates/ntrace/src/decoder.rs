@@ -269,6 +269,8 @@ pub struct Decoder<'a> {
     /// A ProgTraceCorrelation came before the first synchronization: the trace starts disabled
     /// (Table 26), so a stream that never synchronizes after it lost nothing.
     starts_disabled: bool,
+    /// The sink asked to stop ([`FlowSink::stop_requested`]).
+    stopped: bool,
 }
 
 impl<'a> Decoder<'a> {
@@ -300,6 +302,7 @@ impl<'a> Decoder<'a> {
             skipped_start: None,
             ended: false,
             starts_disabled: false,
+            stopped: false,
         }
     }
 
@@ -310,11 +313,20 @@ impl<'a> Decoder<'a> {
 
     /// Decode more bytes.
     pub fn push<S: FlowSink + ?Sized>(&mut self, data: &[u8], sink: &mut S) {
+        if self.stopped {
+            return;
+        }
         // The deframer is taken out so that it can lend its messages to `on_raw`.
         let mut deframer = std::mem::take(&mut self.deframer);
-        deframer.push_slice(data, |frame| match frame {
-            Ok(raw) => self.on_raw(raw, sink),
-            Err(e) => self.lose(e.offset(), LossReason::Malformed(e.to_string()), sink),
+        deframer.push_slice(data, |frame| {
+            if self.stopped {
+                return;
+            }
+            match frame {
+                Ok(raw) => self.on_raw(raw, sink),
+                Err(e) => self.lose(e.offset(), LossReason::Malformed(e.to_string()), sink),
+            }
+            self.stopped = sink.stop_requested();
         });
         self.deframer = deframer;
         self.stats.bytes += data.len() as u64;
@@ -323,6 +335,10 @@ impl<'a> Decoder<'a> {
     /// End of the trace data: reports an unfinished message or an unresolved loss, and ends the
     /// flow with [`FlowElement::End`] (unless a ProgTraceCorrelation already did).
     pub fn finish<S: FlowSink + ?Sized>(&mut self, sink: &mut S) -> DecodeStats {
+        if self.stopped || sink.stop_requested() {
+            self.stopped = true;
+            return self.stats;
+        }
         if let Some(e) = self.deframer.finish() {
             self.lose(e.offset(), LossReason::EndLost(e.to_string()), sink);
         }

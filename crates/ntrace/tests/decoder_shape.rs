@@ -50,10 +50,60 @@ fn pushed_in_pieces_equals_whole_and_the_run() {
         "run",
         &run.pcs,
     );
+    // A sink that has what it needs stops the decode, pushed whole or read in pieces.
+    for after in [1, 50] {
+        let mut stop = Stopper {
+            after,
+            ranges: 0,
+            got: Vec::new(),
+        };
+        let st = decode_all(&mut Decoder::new(&run.image, cfg), &bytes, &mut stop);
+        check_stopped(&whole, &stop);
+        assert!(st.instructions < run.pcs.len() as u64);
+        let mut stop = Stopper {
+            after,
+            ranges: 0,
+            got: Vec::new(),
+        };
+        rvtrace_flow::decode_read(&mut Decoder::new(&run.image, cfg), &bytes[..], &mut stop)
+            .unwrap();
+        check_stopped(&whole, &stop);
+    }
     for piece in [1usize, 5, 4096] {
         let (cut, st2) = decode_pieces(&mut Decoder::new(&run.image, cfg), &bytes, piece);
         assert_eq!(cut, whole, "pieces of {piece}");
         assert_eq!(st2, st, "pieces of {piece}");
     }
     assert_eq!(cfg.nexrv().link, LinkRule::NexRv);
+}
+
+/// A sink that asks to stop once it has `after` ranges.
+struct Stopper {
+    after: usize,
+    ranges: usize,
+    got: Vec<FlowElement>,
+}
+
+impl FlowSink for Stopper {
+    fn element(&mut self, e: &FlowElement) {
+        self.ranges += matches!(e, FlowElement::Range { .. }) as usize;
+        self.got.push(e.clone());
+    }
+    fn stop_requested(&self) -> bool {
+        self.ranges >= self.after
+    }
+}
+
+/// Checks a decode stopped by its sink: what came is the start of the whole decode, little
+/// more than asked for, without an End.
+fn check_stopped(whole: &[FlowElement], s: &Stopper) {
+    assert!(s.ranges >= s.after);
+    assert!(
+        s.got.len() < whole.len() / 4,
+        "{} of {}",
+        s.got.len(),
+        whole.len()
+    );
+    assert_eq!(&whole[..s.got.len()], &s.got[..]);
+    assert!(!s.got.iter().any(|e| matches!(e, FlowElement::End { .. })));
 }
