@@ -5,7 +5,7 @@ use rvtrace_flow::{loss_text, FlowElement, FlowSink, FlowText, LossReason, PcWri
 use rvtrace_image::Image;
 use rvtrace_ingress::pcseq::PcseqReader;
 use rvtrace_ingress::{IngressReader, Record};
-use rvtrace_isa::{IsaConfig, Xlen};
+use rvtrace_isa::Xlen;
 use rvtrace_ntrace::codec::CodecConfig;
 use rvtrace_ntrace::decoder::{Decoder, DecoderConfig};
 use rvtrace_ntrace::dump::DumpOptions;
@@ -284,8 +284,7 @@ fn read_sidecar(trace: &Path, no_meta: bool) -> Option<Meta> {
     }
 }
 
-/// A decoder setting: the command line's if given (with a warning when the sidecar says
-/// otherwise), else the sidecar's, else `default`.
+/// A decoder setting ([`meta::setting`]), its warning printed.
 fn setting<T: PartialEq + std::fmt::Display>(
     trace: &Path,
     opt: &str,
@@ -293,20 +292,12 @@ fn setting<T: PartialEq + std::fmt::Display>(
     sidecar: Option<T>,
     default: T,
 ) -> T {
-    match (given, sidecar) {
-        (Some(g), Some(m)) => {
-            if g != m {
-                warn!(
-                    "{}: --{opt} {g} contradicts the sidecar ({opt} = {m}); using {g}",
-                    trace.display()
-                );
-            }
-            g
-        }
-        (Some(g), None) => g,
-        (None, Some(m)) => m,
-        (None, None) => default,
+    let mut w = Vec::new();
+    let v = meta::setting(opt, given, sidecar, default, &mut w);
+    for w in w {
+        warn!("{}: {w}", trace.display());
     }
+    v
 }
 
 /// `rvtrace dump ntrace`.
@@ -611,55 +602,19 @@ pub(crate) fn decoder_config(
     xlen: Xlen,
 ) -> Result<(DecoderConfig, Option<Meta>, Option<LinkRule>), Failure> {
     let m = read_sidecar(t, no_meta);
-    if let Some(mx) = m.as_ref().and_then(|m| m.xlen) {
-        if mx != xlen {
-            warn!(
-                "{}: the sidecar says xlen = {}, the ELF is RV{}; decoding as RV{}",
-                t.display(),
-                mx.bits(),
-                xlen.bits(),
-                xlen.bits()
-            );
-        }
-    }
-    let mut cfg = DecoderConfig::new(IsaConfig {
-        xlen,
-        zcmp: false,
-        zcmt: false,
-    });
-    let sm = m.as_ref();
-    cfg.codec.src_bits = setting(t, "src-bits", o.src_bits, sm.map(|m| m.src_bits), 0);
-    let src_id = match (o.src_id, sm.and_then(|m| m.src_id)) {
-        (Some(g), Some(s)) => Some(setting(t, "src-id", Some(g), Some(s), 0)),
-        (g, s) => g.or(s),
+    let given = meta::Given {
+        src_bits: o.src_bits,
+        src_id: o.src_id,
+        extend_addr_msb: o.extend_addr_msb,
+        all_jumps: o.all_jumps,
+        link: o.link_registers.map(link_rule),
     };
-    cfg.src = src_id.filter(|_| cfg.codec.src_bits > 0);
-    cfg.validate().map_err(Failure::Usage)?;
-    cfg.extend_addr_msb = setting(
-        t,
-        "extend-addr-msb",
-        o.extend_addr_msb,
-        sm.map(|m| m.extend_addr_msb),
-        false,
-    );
-    cfg.all_jumps = setting(t, "all-jumps", o.all_jumps, sm.map(|m| m.all_jumps), false);
-    if let Some(max) = sm.and_then(Meta::max_icnt) {
-        cfg.max_icnt = max;
+    let (r, warnings) = meta::decoder_config(&given, m.as_ref(), xlen);
+    for w in warnings {
+        warn!("{}: {w}", t.display());
     }
-    let given_link = o.link_registers.map(link_rule);
-    let side_link = sm.and_then(|m| m.link);
-    if let (Some(Some(g)), Some(s)) = (given_link, side_link) {
-        if g != s {
-            warn!(
-                "{}: --link-registers {} contradicts the sidecar (link-registers = {}); using {}",
-                t.display(),
-                meta::link_name(g),
-                meta::link_name(s),
-                meta::link_name(g)
-            );
-        }
-    }
-    Ok((cfg, m, given_link.unwrap_or(side_link)))
+    let (cfg, link) = r.map_err(Failure::Usage)?;
+    Ok((cfg, m, link))
 }
 
 /// `rvtrace decode ntrace`.

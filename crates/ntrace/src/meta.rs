@@ -284,6 +284,114 @@ impl Meta {
     }
 }
 
+/// Decoder settings given by the user (command-line options); `None`: not given.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Given {
+    /// trTeSrcBits.
+    pub src_bits: Option<u8>,
+    /// The SRC to decode.
+    pub src_id: Option<u16>,
+    /// trTeInstExtendAddrMSB.
+    pub extend_addr_msb: Option<bool>,
+    /// trTeInstEnAllJumps.
+    pub all_jumps: Option<bool>,
+    /// Link registers; `Some(None)`: to be found by trying (`--link-registers auto`).
+    pub link: Option<Option<LinkRule>>,
+}
+
+/// One setting: the given one if any (with a warning in `warnings` when the sidecar says
+/// otherwise; `opt` names it), else the sidecar's, else `default`.
+pub fn setting<T: PartialEq + std::fmt::Display>(
+    opt: &str,
+    given: Option<T>,
+    sidecar: Option<T>,
+    default: T,
+    warnings: &mut Vec<String>,
+) -> T {
+    match (given, sidecar) {
+        (Some(g), Some(m)) => {
+            if g != m {
+                warnings.push(format!(
+                    "--{opt} {g} contradicts the sidecar ({opt} = {m}); using {g}"
+                ));
+            }
+            g
+        }
+        (Some(g), None) => g,
+        (None, Some(m)) => m,
+        (None, None) => default,
+    }
+}
+
+/// The decoder configuration for a trace of a hart with `xlen`: each setting as `given`, else
+/// the sidecar's (`m`), else the default; with the link rule (`None`: to be found by trying).
+/// The warnings (contradictions with the sidecar) come with it, and before a refusal (a usage
+/// error: an SRC that does not fit its field).
+#[allow(clippy::type_complexity)]
+pub fn decoder_config(
+    given: &Given,
+    m: Option<&Meta>,
+    xlen: Xlen,
+) -> (
+    Result<(DecoderConfig, Option<LinkRule>), String>,
+    Vec<String>,
+) {
+    let mut w = Vec::new();
+    if let Some(mx) = m.and_then(|m| m.xlen) {
+        if mx != xlen {
+            w.push(format!(
+                "the sidecar says xlen = {}, the ELF is RV{}; decoding as RV{}",
+                mx.bits(),
+                xlen.bits(),
+                xlen.bits()
+            ));
+        }
+    }
+    let mut cfg = DecoderConfig::new(rvtrace_isa::IsaConfig {
+        xlen,
+        zcmp: false,
+        zcmt: false,
+    });
+    cfg.codec.src_bits = setting("src-bits", given.src_bits, m.map(|m| m.src_bits), 0, &mut w);
+    let src_id = match (given.src_id, m.and_then(|m| m.src_id)) {
+        (Some(g), Some(s)) => Some(setting("src-id", Some(g), Some(s), 0, &mut w)),
+        (g, s) => g.or(s),
+    };
+    cfg.src = src_id.filter(|_| cfg.codec.src_bits > 0);
+    if let Err(e) = cfg.validate() {
+        return (Err(e), w);
+    }
+    cfg.extend_addr_msb = setting(
+        "extend-addr-msb",
+        given.extend_addr_msb,
+        m.map(|m| m.extend_addr_msb),
+        false,
+        &mut w,
+    );
+    cfg.all_jumps = setting(
+        "all-jumps",
+        given.all_jumps,
+        m.map(|m| m.all_jumps),
+        false,
+        &mut w,
+    );
+    if let Some(max) = m.and_then(Meta::max_icnt) {
+        cfg.max_icnt = max;
+    }
+    let side_link = m.and_then(|m| m.link);
+    if let (Some(Some(g)), Some(s)) = (given.link, side_link) {
+        if g != s {
+            w.push(format!(
+                "--link-registers {} contradicts the sidecar (link-registers = {}); using {}",
+                link_name(g),
+                link_name(s),
+                link_name(g)
+            ));
+        }
+    }
+    (Ok((cfg, given.link.unwrap_or(side_link))), w)
+}
+
 /// Decoding of `data` lost trace: is one of the settings a decoder must share with the encoder
 /// (SRC width, MSB extension, all-jumps) the likely cause? Tries the others on the first 64 KB
 /// and names the one that decodes without the losses; also says when the messages do not parse
@@ -364,6 +472,41 @@ pub fn diagnose(image: &Image, cfg: DecoderConfig, data: &[u8]) -> Option<String
 mod tests {
     use super::*;
     use crate::options::Fifo;
+
+    /// Given settings win over the sidecar's, with a warning when they differ; the sidecar's
+    /// fill in what is not given; an SRC that does not fit is refused after the warnings.
+    #[test]
+    fn decoder_settings_from_options_and_sidecar() {
+        let mut cfg = EncoderConfig::new(Xlen::Rv32);
+        cfg.codec.src_bits = 3;
+        cfg.src_id = 5;
+        cfg.all_jumps = true;
+        let m = Meta::from_encoder(&cfg, Some(LinkRule::Spec));
+        let (r, w) = decoder_config(&Given::default(), Some(&m), Xlen::Rv32);
+        let (d, link) = r.unwrap();
+        assert!(w.is_empty());
+        assert_eq!((d.codec.src_bits, d.src, d.all_jumps), (3, Some(5), true));
+        assert_eq!(link, Some(LinkRule::Spec));
+        let given = Given {
+            src_bits: Some(4),
+            link: Some(None),
+            ..Given::default()
+        };
+        let (r, w) = decoder_config(&given, Some(&m), Xlen::Rv64);
+        let (d, link) = r.unwrap();
+        assert_eq!((d.codec.src_bits, d.src, link), (4, Some(5), None));
+        assert_eq!(w.len(), 2, "{w:?}");
+        assert!(w[0].contains("xlen = 32") && w[1].starts_with("--src-bits 4 contradicts"));
+        let given = Given {
+            src_bits: Some(2),
+            ..Given::default()
+        };
+        let (r, w) = decoder_config(&given, Some(&m), Xlen::Rv32);
+        assert!(r
+            .unwrap_err()
+            .contains("--src-id 5 does not fit in --src-bits 2"));
+        assert_eq!(w.len(), 1);
+    }
 
     #[test]
     fn sidecar_round_trip() {
