@@ -163,91 +163,71 @@ impl TraceArgs {
         }
     }
 
-    /// These options completed by a sidecar's: an option given on the command line wins, with a
-    /// warning when it contradicts the sidecar (`side`, named in messages).
-    fn merge(&self, m: &Settings, side: &Path) -> TraceArgs {
-        let mut a = self.clone();
-        let mut clash = |what: &str, cli: String, meta: String| {
-            if cli != meta {
-                warn!(
-                    "{what} {cli} contradicts {} ({what} {meta}); using {cli}",
-                    side.display()
-                );
-            }
-        };
-        fn pick<T: Clone + std::fmt::Debug>(
-            cli: &mut Option<T>,
-            meta: &Option<T>,
-            name: &str,
-            clash: &mut impl FnMut(&str, String, String),
-        ) {
-            match (cli.as_ref(), meta) {
-                (Some(c), Some(m)) => clash(name, format!("{c:?}"), format!("{m:?}")),
-                (None, Some(m)) => *cli = Some(m.clone()),
-                _ => {}
-            }
+    /// These options as sidecar settings (what the command line gave).
+    fn given(&self) -> Settings {
+        Settings {
+            preset: self.preset.map(|p| {
+                match p {
+                    PresetArg::Rvtrace => "rvtrace",
+                    PresetArg::Reference => "reference",
+                }
+                .into()
+            }),
+            format: self.format.map(|f| {
+                match f {
+                    FormatArg::Raw => "raw",
+                    FormatArg::Encap => "encap",
+                }
+                .into()
+            }),
+            srcid_bits: self.srcid_bits,
+            timestamp_bytes: self.timestamp_bytes,
+            type_bits: self.type_bits,
+            xlen: None,
+            itype_width: None,
+            full_address: self.full_address,
+            implicit_exception: self.implicit_exception,
+            sijump: self.sijump,
+            implicit_return: self.implicit_return,
+            return_stack: self.return_stack,
+            branch_prediction: self.branch_prediction,
+            jump_target_cache: self.jump_target_cache,
+            timestamps: self.timestamps,
+            scf: self.scf.clone(),
+            ucf: self.ucf.clone(),
         }
-        let preset = m.preset.as_deref().map(|p| match p {
-            "reference" => PresetArg::Reference,
-            _ => PresetArg::Rvtrace,
-        });
-        let format = m.format.as_deref().map(|f| match f {
-            "raw" => FormatArg::Raw,
-            _ => FormatArg::Encap,
-        });
-        pick(&mut a.preset, &preset, "--preset", &mut clash);
-        pick(&mut a.format, &format, "--format", &mut clash);
-        pick(&mut a.srcid_bits, &m.srcid_bits, "--srcid-bits", &mut clash);
-        pick(
-            &mut a.timestamp_bytes,
-            &m.timestamp_bytes,
-            "--timestamp-bytes",
-            &mut clash,
-        );
-        pick(&mut a.type_bits, &m.type_bits, "--type-bits", &mut clash);
-        pick(
-            &mut a.return_stack,
-            &m.return_stack,
-            "--return-stack",
-            &mut clash,
-        );
-        pick(
-            &mut a.branch_prediction,
-            &m.branch_prediction,
-            "--branch-prediction",
-            &mut clash,
-        );
-        pick(
-            &mut a.jump_target_cache,
-            &m.jump_target_cache,
-            "--jump-target-cache",
-            &mut clash,
-        );
-        pick(&mut a.scf, &m.scf, "--scf", &mut clash);
-        pick(&mut a.ucf, &m.ucf, "--ucf", &mut clash);
-        let flag = |cli: &mut bool, meta: bool, name: &str| {
-            if *cli && !meta {
-                warn!(
-                    "{name} contradicts {} (the trace was encoded without it); using {name}",
-                    side.display()
-                );
-            }
-            *cli |= meta;
-        };
-        flag(&mut a.full_address, m.full_address, "--full-address");
-        flag(
-            &mut a.implicit_exception,
-            m.implicit_exception,
-            "--implicit-exception",
-        );
-        flag(&mut a.sijump, m.sijump, "--sijump");
-        flag(
-            &mut a.implicit_return,
-            m.implicit_return,
-            "--implicit-return",
-        );
-        flag(&mut a.timestamps, m.timestamps, "--timestamps");
-        a
+    }
+
+    /// These options completed by a sidecar's ([`Settings::completed_by`]; `side` is named in
+    /// the warnings).
+    fn merge(&self, m: &Settings, side: &Path) -> TraceArgs {
+        let (s, warnings) = self.given().completed_by(m, &side.display().to_string());
+        for w in warnings {
+            warn!("{w}");
+        }
+        TraceArgs {
+            preset: s.preset.as_deref().map(|p| match p {
+                "reference" => PresetArg::Reference,
+                _ => PresetArg::Rvtrace,
+            }),
+            format: s.format.as_deref().map(|f| match f {
+                "raw" => FormatArg::Raw,
+                _ => FormatArg::Encap,
+            }),
+            srcid_bits: s.srcid_bits,
+            timestamp_bytes: s.timestamp_bytes,
+            type_bits: s.type_bits,
+            full_address: s.full_address,
+            implicit_exception: s.implicit_exception,
+            sijump: s.sijump,
+            implicit_return: s.implicit_return,
+            return_stack: s.return_stack,
+            branch_prediction: s.branch_prediction,
+            jump_target_cache: s.jump_target_cache,
+            timestamps: s.timestamps,
+            scf: s.scf,
+            ucf: s.ucf,
+        }
     }
 
     /// The options completed by the sidecar of `trace` (unless `no_meta`), and whether there

@@ -70,6 +70,111 @@ pub fn sidecar_path(trace: &Path) -> PathBuf {
 }
 
 impl Settings {
+    /// These settings (given on a command line) completed by a sidecar's (`side`, called
+    /// `side_name` in the warnings): a setting given wins, with a warning when it contradicts
+    /// the sidecar; one not given is the sidecar's; a mode the sidecar turns on is on (warned
+    /// when only the command line turns it on: the trace was encoded without it). The address
+    /// and itype widths stay as given.
+    pub fn completed_by(&self, side: &Settings, side_name: &str) -> (Settings, Vec<String>) {
+        let mut a = self.clone();
+        let mut w = Vec::new();
+        fn pick<T: Clone + PartialEq + std::fmt::Display>(
+            cli: &mut Option<T>,
+            meta: &Option<T>,
+            name: &str,
+            side: &str,
+            w: &mut Vec<String>,
+        ) {
+            match (cli.as_ref(), meta) {
+                (Some(c), Some(m)) if c != m => {
+                    w.push(format!(
+                        "{name} {c} contradicts {side} ({name} {m}); using {c}"
+                    ));
+                }
+                (None, Some(m)) => *cli = Some(m.clone()),
+                _ => {}
+            }
+        }
+        let shown = |p: &Option<PathBuf>| p.as_ref().map(|p| p.display().to_string());
+        pick(&mut a.preset, &side.preset, "--preset", side_name, &mut w);
+        pick(&mut a.format, &side.format, "--format", side_name, &mut w);
+        pick(
+            &mut a.srcid_bits,
+            &side.srcid_bits,
+            "--srcid-bits",
+            side_name,
+            &mut w,
+        );
+        pick(
+            &mut a.timestamp_bytes,
+            &side.timestamp_bytes,
+            "--timestamp-bytes",
+            side_name,
+            &mut w,
+        );
+        pick(
+            &mut a.type_bits,
+            &side.type_bits,
+            "--type-bits",
+            side_name,
+            &mut w,
+        );
+        pick(
+            &mut a.return_stack,
+            &side.return_stack,
+            "--return-stack",
+            side_name,
+            &mut w,
+        );
+        pick(
+            &mut a.branch_prediction,
+            &side.branch_prediction,
+            "--branch-prediction",
+            side_name,
+            &mut w,
+        );
+        pick(
+            &mut a.jump_target_cache,
+            &side.jump_target_cache,
+            "--jump-target-cache",
+            side_name,
+            &mut w,
+        );
+        for (cli, meta, name) in [
+            (&mut a.scf, &side.scf, "--scf"),
+            (&mut a.ucf, &side.ucf, "--ucf"),
+        ] {
+            let mut c = shown(cli);
+            pick(&mut c, &shown(meta), name, side_name, &mut w);
+            if cli.is_none() {
+                *cli = meta.clone();
+            }
+        }
+        for (cli, meta, name) in [
+            (&mut a.full_address, side.full_address, "--full-address"),
+            (
+                &mut a.implicit_exception,
+                side.implicit_exception,
+                "--implicit-exception",
+            ),
+            (&mut a.sijump, side.sijump, "--sijump"),
+            (
+                &mut a.implicit_return,
+                side.implicit_return,
+                "--implicit-return",
+            ),
+            (&mut a.timestamps, side.timestamps, "--timestamps"),
+        ] {
+            if *cli && !meta {
+                w.push(format!(
+                    "{name} contradicts {side_name} (the trace was encoded without it); using {name}"
+                ));
+            }
+            *cli |= meta;
+        }
+        (a, w)
+    }
+
     /// The sidecar text.
     pub fn to_text(&self) -> String {
         use std::fmt::Write;
@@ -206,6 +311,36 @@ impl Settings {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn command_line_completed_by_sidecar() {
+        let side = Settings {
+            preset: Some("reference".into()),
+            srcid_bits: Some(2),
+            return_stack: Some(8),
+            implicit_return: true,
+            scf: Some(PathBuf::from("/a.scf")),
+            ..Settings::default()
+        };
+        let cli = Settings {
+            srcid_bits: Some(3),
+            sijump: true,
+            ..Settings::default()
+        };
+        let (a, w) = cli.completed_by(&side, "t.meta");
+        assert_eq!(a.preset.as_deref(), Some("reference"));
+        assert_eq!((a.srcid_bits, a.return_stack), (Some(3), Some(8)));
+        assert!(a.implicit_return && a.sijump);
+        assert_eq!(a.scf, side.scf);
+        assert_eq!(
+            w,
+            [
+                "--srcid-bits 3 contradicts t.meta (--srcid-bits 2); using 3",
+                "--sijump contradicts t.meta (the trace was encoded without it); using --sijump"
+            ]
+        );
+        assert_eq!(side.completed_by(&side, "t.meta"), (side.clone(), vec![]));
+    }
 
     #[test]
     fn sidecar_round_trip() {
