@@ -233,26 +233,16 @@ pub fn ingress<R: Read, S: FlowSink + ?Sized>(
 
 /// Decodes an N-Trace stream (MSEO/MDO bytes) read from `input` with `cfg`.
 pub fn ntrace<R: Read, S: FlowSink + ?Sized>(
-    mut input: R,
+    input: R,
     image: &Image,
     cfg: rvtrace_ntrace::decoder::DecoderConfig,
     sink: &mut S,
 ) -> std::io::Result<SourceStats> {
     let mut dec = rvtrace_ntrace::decoder::Decoder::new(image, cfg);
-    let mut buf = vec![0u8; 1 << 16];
-    loop {
-        let n = match input.read(&mut buf) {
-            Ok(0) => break,
-            Ok(n) => n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(e),
-        };
-        dec.push(&buf[..n], sink);
-    }
-    let st = dec.finish(sink);
+    let st = rvtrace_flow::decode_read(&mut dec, input, sink)?;
     Ok(SourceStats {
         instructions: st.instructions,
-        losses: st.errors,
+        losses: st.losses,
     })
 }
 
@@ -266,19 +256,11 @@ pub fn etrace<R: Read, S: FlowSink>(
     cfg: &rvtrace_etrace::config::TraceConfig,
     sink: &mut S,
 ) -> std::io::Result<SourceStats> {
-    use rvtrace_etrace::codec::EncapConfig;
-    use rvtrace_etrace::config::{Framing, Preset};
-    let (encap, raw) = match cfg.framing {
-        Framing::Raw => (EncapConfig::TE_INST_RAW, true),
-        Framing::Encap(e) => (e, false),
-    };
-    let code = rvtrace_etrace::code::Code::new(image, isa);
-    let mut dec = rvtrace_etrace::decoder::Decoder::new(&code, image, cfg.params, cfg.options);
-    dec.keep_stack_across_syncs = cfg.preset == Preset::Reference;
-    dec.reference_x5_jumps = cfg.preset == Preset::Reference;
-    rvtrace_etrace::decoder::decode_reader(input, encap, raw, &mut dec, sink)?;
+    use rvtrace_etrace::decoder::{Decoder, DecoderOptions};
+    let mut dec = Decoder::with_options(image, DecoderOptions::from_config(cfg, isa));
+    let st = rvtrace_flow::decode_read(&mut dec, input, sink)?;
     Ok(SourceStats {
-        instructions: dec.stats.instructions,
-        losses: dec.stats.errors,
+        instructions: st.instructions,
+        losses: st.losses,
     })
 }

@@ -390,7 +390,7 @@ fn arbitrary_flow_keeps_every_instruction() {
                         E::Loss {
                             offset: 0,
                             skipped: None,
-                            reason: "x".into(),
+                            reason: rvtrace_flow::LossReason::Malformed("x".into()),
                         }
                     } else {
                         E::End { offset: 0 }
