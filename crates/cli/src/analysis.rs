@@ -37,13 +37,8 @@ pub struct InputArgs {
     /// Show at most N decoder warnings.
     #[arg(long, default_value_t = report::DEFAULT_MAX_WARNINGS, value_name = "N")]
     max_warnings: u64,
-    /// Do not read the trace's sidecar (TRACE.meta, written by `encode`).
-    #[arg(long)]
-    no_meta: bool,
-    #[command(flatten, next_help_heading = "N-Trace decoder options")]
-    ntrace: crate::ntrace::DecodeOpts,
-    #[command(flatten, next_help_heading = "E-Trace decoder options")]
-    etrace: crate::etrace::TraceArgs,
+    #[command(flatten)]
+    dec: crate::trace_source::TraceDecodeOpts,
 }
 
 /// `--weight`.
@@ -179,19 +174,14 @@ fn feed(a: &InputArgs, prog: &Program, tee: &mut Tee) -> Result<bool, Failure> {
             }
         }
         Some(Protocol::Ntrace) => {
-            let (mut cfg, _, link) =
-                crate::ntrace::decoder_config(&a.input, a.no_meta, &a.ntrace, prog.isa.xlen)?;
-            // Without a rule from the options or the sidecar: the spec's (x1, x5).
-            cfg.link = link.unwrap_or(rvtrace_ntrace::insn::LinkRule::Spec);
+            let cfg = a.dec.ntrace_config(&a.input, prog.isa.xlen)?;
             let input = report::open_input(&a.input)?;
             source::ntrace(input, &prog.image, cfg, tee)
                 .map_err(|e| Failure::io(format_args!("reading {name}"), e))?
         }
         Some(Protocol::Etrace) => {
             let data = report::read_input(&a.input)?;
-            let (targs, _) = a.etrace.with_sidecar(&a.input, a.no_meta)?;
-            targs.check_framing()?;
-            let cfg = targs.config(prog.isa.xlen.bits() as u8, Some(&data), &Default::default())?;
+            let cfg = a.dec.etrace_config(&a.input, &data, prog.isa.xlen)?;
             source::etrace(&data[..], &prog.image, prog.isa, &cfg, tee)
                 .map_err(|e| Failure::io(format_args!("reading {name}"), e))?
         }

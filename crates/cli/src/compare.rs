@@ -68,19 +68,7 @@ pub struct CompareArgs {
     #[arg(long, default_value_t = report::DEFAULT_MAX_WARNINGS, value_name = "N")]
     max_warnings: u64,
     #[command(flatten)]
-    dec: CompareDecodeOpts,
-}
-
-/// Decoder options (for decoded inputs): the decoders' own, completed by each trace's sidecar.
-#[derive(clap::Args, Clone, Debug)]
-struct CompareDecodeOpts {
-    /// Do not read the traces' sidecars (TRACE.meta, written by `encode`).
-    #[arg(long)]
-    no_meta: bool,
-    #[command(flatten, next_help_heading = "N-Trace decoder options")]
-    ntrace: crate::ntrace::DecodeOpts,
-    #[command(flatten, next_help_heading = "E-Trace decoder options")]
-    etrace: crate::etrace::TraceArgs,
+    dec: crate::trace_source::TraceDecodeOpts,
 }
 
 /// Where an instruction came from in its input.
@@ -492,23 +480,14 @@ pub fn compare(a: &CompareArgs) -> CmdResult {
                     let o = &a.dec;
                     match p {
                         Protocol::Ntrace => {
-                            let (mut cfg, _, link) =
-                                crate::ntrace::decoder_config(path, o.no_meta, &o.ntrace, xlen)?;
-                            // Without a rule from the options or the sidecar: the spec's (x1, x5).
-                            cfg.link = link.unwrap_or(rvtrace_ntrace::insn::LinkRule::Spec);
+                            let cfg = o.ntrace_config(path, xlen)?;
                             scope.spawn(move || decode_ntrace(path, image, cfg, tx));
                         }
                         Protocol::Etrace => {
                             // The packet reader takes the whole trace (trace files are small:
                             // a few bits per instruction).
                             let data = report::read_input(path)?;
-                            let (targs, _) = o.etrace.with_sidecar(path, o.no_meta)?;
-                            targs.check_framing()?;
-                            let cfg = targs.config(
-                                xlen.bits() as u8,
-                                Some(&data),
-                                &Default::default(),
-                            )?;
+                            let cfg = o.etrace_config(path, &data, xlen)?;
                             scope.spawn(move || decode_etrace(&data, image, xlen, cfg, tx));
                         }
                     }

@@ -16,6 +16,7 @@ mod perf;
 mod progress;
 mod run;
 mod tandem;
+mod trace_source;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;

@@ -1,0 +1,44 @@
+//! The decoder options of commands that read a trace of either protocol (`compare`, `profile`,
+//! `coverage`, `autofdo`): one argument group, resolved against each trace's sidecar in one place.
+
+use crate::report::Failure;
+use rvtrace_etrace::config::TraceConfig;
+use rvtrace_isa::Xlen;
+use rvtrace_ntrace::decoder::DecoderConfig;
+use std::path::Path;
+
+/// Decoder options (for decoded inputs): the decoders' own, completed by each trace's sidecar.
+#[derive(clap::Args, Clone, Debug)]
+pub struct TraceDecodeOpts {
+    /// Do not read the traces' sidecars (TRACE.meta, written by `encode`).
+    #[arg(long)]
+    no_meta: bool,
+    #[command(flatten, next_help_heading = "N-Trace decoder options")]
+    ntrace: crate::ntrace::DecodeOpts,
+    #[command(flatten, next_help_heading = "E-Trace decoder options")]
+    etrace: crate::etrace::TraceArgs,
+}
+
+impl TraceDecodeOpts {
+    /// The N-Trace decoder settings for the trace at `path`: the options, then its sidecar;
+    /// without a link-register rule from either, the spec's (x1, x5).
+    pub fn ntrace_config(&self, path: &Path, xlen: Xlen) -> Result<DecoderConfig, Failure> {
+        let (mut cfg, _, link) =
+            crate::ntrace::decoder_config(path, self.no_meta, &self.ntrace, xlen)?;
+        cfg.link = link.unwrap_or(rvtrace_ntrace::insn::LinkRule::Spec);
+        Ok(cfg)
+    }
+
+    /// The E-Trace decoder configuration for the trace `data` read from `path`: the options,
+    /// then its sidecar, with the framing checked.
+    pub fn etrace_config(
+        &self,
+        path: &Path,
+        data: &[u8],
+        xlen: Xlen,
+    ) -> Result<TraceConfig, Failure> {
+        let (targs, _) = self.etrace.with_sidecar(path, self.no_meta)?;
+        targs.check_framing()?;
+        targs.config(xlen.bits() as u8, Some(data), &Default::default())
+    }
+}
