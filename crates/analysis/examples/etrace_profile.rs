@@ -1,0 +1,35 @@
+//! Decode an E-Trace stream and print its profile, with the library alone:
+//! `cargo run -p rvtrace-analysis --example etrace_profile -- PROG.elf TRACE`
+//! (a trace of `rvtrace encode etrace` with its default options).
+use rvtrace_analysis::{Profiler, Symbols};
+use rvtrace_etrace::config::{ConfigInputs, TraceConfig};
+use rvtrace_etrace::decoder::{Decoder, DecoderOptions};
+use rvtrace_flow::decode_read;
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let args: Vec<String> = std::env::args().collect();
+    let [_, elf, trace] = &args[..] else {
+        return Err("usage: etrace_profile PROG.elf TRACE".into());
+    };
+    let mut image = rvtrace_image::Image::new();
+    let xlen = image.load_file(elf.as_ref())?.xlen;
+    let isa = rvtrace_isa::IsaConfig {
+        xlen,
+        zcmp: false,
+        zcmt: false,
+    };
+    let syms = Symbols::load(elf.as_ref())?;
+    let mut profiler = Profiler::new(&image, &syms, isa);
+    let cfg = TraceConfig::build(&ConfigInputs {
+        xlen_bits: xlen.bits() as u8,
+        ..Default::default()
+    })?;
+    let mut decoder = Decoder::with_options(&image, DecoderOptions::from_config(&cfg, isa));
+    let stats = decode_read(&mut decoder, std::fs::File::open(trace)?, &mut profiler)?;
+    print!("{}", profiler.profile().report(10));
+    println!(
+        "{} instructions, {} losses",
+        stats.instructions, stats.losses
+    );
+    Ok(())
+}
