@@ -150,16 +150,9 @@ impl TraceArgs {
             type_bits: e.map(|e| e.type_bits),
             xlen: Some(cfg.params.iaddress_width_p),
             itype_width: enc.itype_width,
-            full_address: self.full_address,
-            implicit_exception: self.implicit_exception,
-            sijump: self.sijump,
-            implicit_return: self.implicit_return,
-            return_stack: self.return_stack,
-            branch_prediction: self.branch_prediction,
-            jump_target_cache: self.jump_target_cache,
-            timestamps: self.timestamps,
             scf: abs(&self.scf),
             ucf: abs(&self.ucf),
+            ..self.given()
         }
     }
 
