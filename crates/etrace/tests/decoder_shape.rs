@@ -9,6 +9,7 @@ use rvtrace_flow::{decode_all, FlowElement, FlowSink, LossReason, PcWriter, Trac
 use rvtrace_image::Image;
 use rvtrace_ingress::{Itype, Record};
 use rvtrace_isa::IsaConfig;
+use rvtrace_testkit::flow::{check_stopped, Stopper};
 use rvtrace_testkit::{assert_pcs_eq, minimal_elf, parse_pcs, run_test_program};
 
 fn encode(cfg: &TraceConfig, image: &Image, records: &[Record]) -> Vec<u8> {
@@ -80,11 +81,7 @@ fn pushed_in_pieces_equals_whole_and_the_run() {
 
         // A sink that has what it needs stops the decode, pushed whole or read in pieces.
         for after in [1, 50] {
-            let mut stop = Stopper {
-                after,
-                ranges: 0,
-                got: Vec::new(),
-            };
+            let mut stop = Stopper::new(after);
             let st = decode_all(
                 &mut Decoder::with_options(&run.image, opts),
                 &bytes,
@@ -92,11 +89,7 @@ fn pushed_in_pieces_equals_whole_and_the_run() {
             );
             check_stopped(&whole, &stop);
             assert!(st.instructions < run.pcs.len() as u64);
-            let mut stop = Stopper {
-                after,
-                ranges: 0,
-                got: Vec::new(),
-            };
+            let mut stop = Stopper::new(after);
             rvtrace_flow::decode_read(
                 &mut Decoder::with_options(&run.image, opts),
                 &bytes[..],
@@ -303,35 +296,4 @@ fn context_applies_from_the_instruction_after_it() {
     }
     assert_eq!(k, run.pcs.len());
     assert!(changes > 2, "{changes}");
-}
-
-/// A sink that asks to stop once it has `after` ranges.
-struct Stopper {
-    after: usize,
-    ranges: usize,
-    got: Vec<FlowElement>,
-}
-
-impl FlowSink for Stopper {
-    fn element(&mut self, e: &FlowElement) {
-        self.ranges += matches!(e, FlowElement::Range { .. }) as usize;
-        self.got.push(e.clone());
-    }
-    fn stop_requested(&self) -> bool {
-        self.ranges >= self.after
-    }
-}
-
-/// Checks a decode stopped by its sink: what came is the start of the whole decode, little
-/// more than asked for, without an End.
-fn check_stopped(whole: &[FlowElement], s: &Stopper) {
-    assert!(s.ranges >= s.after);
-    assert!(
-        s.got.len() < whole.len() / 4,
-        "{} of {}",
-        s.got.len(),
-        whole.len()
-    );
-    assert_eq!(&whole[..s.got.len()], &s.got[..]);
-    assert!(!s.got.iter().any(|e| matches!(e, FlowElement::End { .. })));
 }

@@ -7,6 +7,7 @@ use rvtrace_ntrace::decoder::{Decoder, DecoderConfig};
 use rvtrace_ntrace::encoder::encode;
 use rvtrace_ntrace::insn::LinkRule;
 use rvtrace_ntrace::options::EncoderConfig;
+use rvtrace_testkit::flow::{check_stopped, Stopper};
 use rvtrace_testkit::{assert_pcs_eq, parse_pcs, run_test_program};
 
 /// Decodes through the trait only, as a library user with either protocol would.
@@ -52,19 +53,11 @@ fn pushed_in_pieces_equals_whole_and_the_run() {
     );
     // A sink that has what it needs stops the decode, pushed whole or read in pieces.
     for after in [1, 50] {
-        let mut stop = Stopper {
-            after,
-            ranges: 0,
-            got: Vec::new(),
-        };
+        let mut stop = Stopper::new(after);
         let st = decode_all(&mut Decoder::new(&run.image, cfg), &bytes, &mut stop);
         check_stopped(&whole, &stop);
         assert!(st.instructions < run.pcs.len() as u64);
-        let mut stop = Stopper {
-            after,
-            ranges: 0,
-            got: Vec::new(),
-        };
+        let mut stop = Stopper::new(after);
         rvtrace_flow::decode_read(&mut Decoder::new(&run.image, cfg), &bytes[..], &mut stop)
             .unwrap();
         check_stopped(&whole, &stop);
@@ -75,35 +68,4 @@ fn pushed_in_pieces_equals_whole_and_the_run() {
         assert_eq!(st2, st, "pieces of {piece}");
     }
     assert_eq!(cfg.nexrv().link, LinkRule::NexRv);
-}
-
-/// A sink that asks to stop once it has `after` ranges.
-struct Stopper {
-    after: usize,
-    ranges: usize,
-    got: Vec<FlowElement>,
-}
-
-impl FlowSink for Stopper {
-    fn element(&mut self, e: &FlowElement) {
-        self.ranges += matches!(e, FlowElement::Range { .. }) as usize;
-        self.got.push(e.clone());
-    }
-    fn stop_requested(&self) -> bool {
-        self.ranges >= self.after
-    }
-}
-
-/// Checks a decode stopped by its sink: what came is the start of the whole decode, little
-/// more than asked for, without an End.
-fn check_stopped(whole: &[FlowElement], s: &Stopper) {
-    assert!(s.ranges >= s.after);
-    assert!(
-        s.got.len() < whole.len() / 4,
-        "{} of {}",
-        s.got.len(),
-        whole.len()
-    );
-    assert_eq!(&whole[..s.got.len()], &s.got[..]);
-    assert!(!s.got.iter().any(|e| matches!(e, FlowElement::End { .. })));
 }

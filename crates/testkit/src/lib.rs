@@ -6,6 +6,7 @@
 //! they fail.
 
 pub mod asm;
+pub mod flow;
 pub mod randprog;
 
 pub use rvtrace_sim::Stop;
