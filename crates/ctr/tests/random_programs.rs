@@ -14,6 +14,7 @@ use rvtrace_image::Image;
 use rvtrace_isa::{CfClass, Xlen};
 use rvtrace_sim::decode::{decode, Extensions, Op};
 use rvtrace_sim::{Config, Hart, Observer, Retired, Stop, TrapInfo};
+use rvtrace_testkit::randprog::Rng;
 
 /// One control transfer of the stream.
 #[derive(Clone, Copy, Debug)]
@@ -312,19 +313,6 @@ impl Filter {
     }
 }
 
-/// A small deterministic generator for the filters (SplitMix64).
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-}
-
 fn hart(elf: &[u8]) -> Hart {
     let mut image = Image::new();
     image.load_bytes("prog.elf", elf).unwrap();
@@ -389,7 +377,7 @@ fn restricted_modes_and_random_filters() {
     for seed in rvtrace_testkit::randprog::seeds(40) {
         let mut rng = Rng(seed ^ 0xc7a5_17e5);
         for (k, mode) in [0u8, 1, 3].into_iter().enumerate() {
-            let r = rng.next();
+            let r = rng.next_u64();
             // About one type in four inhibited; NTBREN (bit 4) on half the time.
             // (Types 6 and 7 are reserved: no filter bit; the draft has ETEN at 32+6.)
             let types = (1..16u16)

@@ -30,11 +30,13 @@ const SAVE_AREA: u64 = BASE + 0x10_0100;
 /// `a7` value of the final `ecall`, on which the trap handler ends the program.
 const EXIT_MARK: i64 = 0x5ee;
 
-/// A small deterministic generator (SplitMix64), so a seed always gives the same program.
-struct Rng(u64);
+/// A small deterministic generator (SplitMix64), so a seed always gives the same program (and
+/// the same choices in tests that draw from it); the value is the state.
+pub struct Rng(pub u64);
 
 impl Rng {
-    fn next(&mut self) -> u64 {
+    /// The next 64 random bits.
+    pub fn next_u64(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
         let mut z = self.0;
         z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
@@ -42,12 +44,12 @@ impl Rng {
         z ^ (z >> 31)
     }
     /// Uniform in `lo..=hi`.
-    fn range(&mut self, lo: u64, hi: u64) -> u64 {
-        lo + self.next() % (hi - lo + 1)
+    pub fn range(&mut self, lo: u64, hi: u64) -> u64 {
+        lo + self.next_u64() % (hi - lo + 1)
     }
     /// True with probability `percent`/100.
-    fn chance(&mut self, percent: u64) -> bool {
-        self.next() % 100 < percent
+    pub fn chance(&mut self, percent: u64) -> bool {
+        self.next_u64() % 100 < percent
     }
 }
 
