@@ -71,6 +71,7 @@ pub fn config(xlen: Xlen, isa: Option<Isa>, hpm: u8) -> Config {
         cfg.ext = isa.ext;
         cfg.counters.sscofpmf = isa.sscofpmf;
         cfg.counters.smcntrpmf = isa.smcntrpmf;
+        cfg.sstc = isa.sstc;
     }
     cfg.counters.hpm_counters = hpm;
     cfg

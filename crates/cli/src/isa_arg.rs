@@ -14,6 +14,8 @@ pub struct Isa {
     pub sscofpmf: bool,
     /// Smcntrpmf (cycle/instret mode filtering): only when the string names it.
     pub smcntrpmf: bool,
+    /// Sstc (`stimecmp`): only when the string names it (QEMU's default CPU has it).
+    pub sstc: bool,
 }
 
 /// Parse an ISA string (`rv64gc`, `rv64imac_zba_sscofpmf`, ...). Unknown extensions are an
@@ -26,6 +28,7 @@ pub fn parse_isa(s: &str) -> Result<Isa, String> {
         ext,
         sscofpmf: has("sscofpmf"),
         smcntrpmf: has("smcntrpmf"),
+        sstc: has("sstc"),
     })
 }
 
@@ -102,8 +105,8 @@ fn parse_letters(s: &str) -> Result<(Xlen, Extensions, Vec<String>), String> {
             "" | "zicsr" | "zifencei" | "zicntr" | "zihpm" => {}
             "zba" => ext.zba = true,
             "zbb" => ext.zbb = true,
-            "sscofpmf" | "smcntrpmf" => multi.push(p.to_string()),
-            _ => return Err(format!("--isa {s:?}: unsupported extension {p:?} (supported: zicsr, zifencei, zicntr, zihpm, zba, zbb, sscofpmf, smcntrpmf)")),
+            "sscofpmf" | "smcntrpmf" | "sstc" => multi.push(p.to_string()),
+            _ => return Err(format!("--isa {s:?}: unsupported extension {p:?} (supported: zicsr, zifencei, zicntr, zihpm, zba, zbb, sscofpmf, smcntrpmf, sstc)")),
         }
     }
     Ok((xlen, ext, multi))

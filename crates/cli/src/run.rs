@@ -58,8 +58,8 @@ pub struct RunArgs {
     max_insns: Option<u64>,
     /// The hart's ISA, overriding what the ELF says, e.g. rv64gc, rv32imac, rv64imafdc_zba_zbb.
     /// Default: rv64gc or rv32gc by the ELF class, plus Zba and Zbb (QEMU's `virt` default CPU),
-    /// Sscofpmf and Smcntrpmf; a given string has Sscofpmf/Smcntrpmf only when it names them
-    /// (`_sscofpmf_smcntrpmf`).
+    /// Sscofpmf, Smcntrpmf and Sstc; a given string has these only when it names them
+    /// (`_sscofpmf_smcntrpmf_sstc`).
     #[arg(long, value_name = "ISA")]
     isa: Option<String>,
     /// Semihosting command line (default: the ELF path exactly as given).

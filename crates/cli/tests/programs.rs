@@ -471,6 +471,8 @@ program_tests! {
     ctr_su_rv32imac => "ctr_su-rv32imac",
     ctr_stateen_rv64gc => "ctr_stateen-rv64gc",
     ctr_stateen_rv32imac => "ctr_stateen-rv32imac",
+    sstc_rv64gc => "sstc-rv64gc",
+    sstc_rv32imac => "sstc-rv32imac",
 }
 
 /// Every ELF in programs/elf has a test above and an expected output, and vice versa.

@@ -326,8 +326,8 @@ impl Sbi {
         }
         let deadline = args.u64_at(0);
         // "must clear the pending timer interrupt bit when stime_value is set to some time in
-        // the future": STIP follows the deadline; a software-set STIP is cleared too.
-        ctx.set_pending(irq::STI, false);
+        // the future": STIP follows the deadline (`Hart::set_stimecmp`, as OpenSBI: `stimecmp`
+        // with Sstc, else its own timer with STIP cleared).
         ctx.hart_mut().set_stimecmp(deadline);
         self.pmu.fw_event(pmu::fw::SET_TIMER);
         ok(0)

@@ -240,6 +240,7 @@ impl Boot<'_> {
 /// - `mcounteren` = every implemented counter, `scounteren` = CY|TM|IR, the programmable
 ///   counters inhibited until started through the SBI PMU extension (OpenSBI's values);
 /// - PMP entry 0 grants S/U every address (NAPOT, RWX; OpenSBI's last-resort entry);
+/// - `menvcfg.STCE` with Sstc (S-mode sets its timer through `stimecmp`);
 /// - `mtvec` = [`UNEXPECTED_M_TRAP`]; `mstatus.FS` dirty when F is present (OpenSBI's
 ///   `mstatus_init`); `satp` 0, `sstatus.SIE` 0;
 /// - privilege S, `pc` = `entry`, `a0` = hart id 0, `a1` = `fdt` (SBI v3.0, HSM "Hart Start
@@ -281,6 +282,14 @@ pub fn enter_supervisor(hart: &mut Hart, entry: u64, fdt: u64) {
                 ok &= hart.csr_write(num::MSTATEEN0H + n, 0xffff_ffff);
             }
         }
+    }
+    if hart.has_sstc() {
+        // Sstc: S-mode owns `stimecmp` (OpenSBI's `mstatus_init` sets STCE; it leaves
+        // `stimecmp` unwritten).
+        ok &= match hart.xlen {
+            Xlen::Rv64 => hart.csr_write(num::MENVCFG, crate::csr::menvcfg::STCE),
+            Xlen::Rv32 => hart.csr_write(num::MENVCFGH, crate::csr::menvcfg::STCE >> 32),
+        };
     }
     debug_assert!(ok, "every CSR of the firmware state exists");
     if hart.ext.f {

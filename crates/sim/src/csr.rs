@@ -22,6 +22,10 @@ pub mod num {
     pub const SEPC: u16 = 0x141;
     pub const SCAUSE: u16 = 0x142;
     pub const STVAL: u16 = 0x143;
+    /// `stimecmp` (Sstc).
+    pub const STIMECMP: u16 = 0x14d;
+    /// `stimecmph` (Sstc, RV32 only).
+    pub const STIMECMPH: u16 = 0x15d;
     pub const SIP: u16 = 0x144;
     pub const SATP: u16 = 0x180;
     pub const MSTATUS: u16 = 0x300;
@@ -185,6 +189,12 @@ pub mod mstatus {
     }
 }
 
+/// `menvcfg` fields (privileged ISA, "Machine Environment Configuration Register").
+pub mod menvcfg {
+    /// STCE (bit 63): Sstc's `stimecmp` is enabled below M and drives STIP (Sstc).
+    pub const STCE: u64 = 1 << 63;
+}
+
 /// Interrupt bits of `mip`/`mie` (privileged ISA, "Machine Interrupt Registers").
 #[allow(missing_docs)]
 pub mod irq {
@@ -269,10 +279,16 @@ pub struct Csrs {
     pub senvcfg: u64,
     /// `satp` (stored; address translation is not modelled).
     pub satp: u64,
-    /// The supervisor timer deadline: STIP is pending while `mtime >= stimecmp` (`u64::MAX`:
-    /// none). Set by an SBI implementation's `set_timer` ([`crate::Hart::set_stimecmp`]); the
-    /// storage Sstc's `stimecmp` CSR will use.
+    /// Sstc's `stimecmp` (reset 0, as QEMU), also the deadline of the supervisor timer an SBI
+    /// implementation's `set_timer` arms ([`crate::Hart::set_stimecmp`]).
     pub stimecmp: u64,
+    /// `stimecmp` was written: the timer compares from then on (QEMU 7.2 compares only after a
+    /// write, so a reset value of 0 does not make STIP pending).
+    pub stimer_armed: bool,
+    /// The deadline is the firmware's own supervisor timer ([`crate::Hart::set_stimecmp`] while
+    /// `menvcfg.STCE` is 0): it drives STIP as an SBI implementation's timer would. A `stimecmp`
+    /// CSR write clears it: with STCE 0 the CSR does not drive STIP (Sstc).
+    pub firmware_timer: bool,
     /// Accrued FP exception flags.
     pub fflags: u8,
     /// FP dynamic rounding mode.
@@ -330,7 +346,9 @@ impl Csrs {
             scounteren: 0,
             senvcfg: 0,
             satp: 0,
-            stimecmp: u64::MAX,
+            stimecmp: 0,
+            stimer_armed: false,
+            firmware_timer: false,
             fflags: 0,
             frm: 0,
             pmpcfg: [0; 16],

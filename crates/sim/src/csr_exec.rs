@@ -2,7 +2,7 @@
 //! and writes of the CSR file, counters, and the CSRs of attached extensions ([`crate::extension`]).
 
 use crate::counters::Counters;
-use crate::csr::{irq, mstatus, num, stateen, DELEGABLE_EXCEPTIONS};
+use crate::csr::{irq, menvcfg, mstatus, num, stateen, DELEGABLE_EXCEPTIONS};
 use crate::decode::{Insn, Op};
 use crate::hart::{privilege, Exc, Hart};
 use crate::observer::Observer;
@@ -66,6 +66,17 @@ impl Hart {
         }
     }
 
+    /// Whether `stimecmp`/`stimecmph` exist and may be accessed now (Sstc): RV32 only for
+    /// `stimecmph`; below M only with `mcounteren.TM` and `menvcfg.STCE` set (QEMU 7.2
+    /// `sstc` predicate; U-mode never reaches an S-level CSR).
+    fn sstc_allows(&self, csr: u16) -> bool {
+        self.sstc
+            && self.ext.s
+            && (csr == num::STIMECMP || self.xlen == Xlen::Rv32)
+            && (self.priv_ == privilege::M
+                || (self.csr.mcounteren & 2 != 0 && self.csr.menvcfg & menvcfg::STCE != 0))
+    }
+
     /// Read a CSR as software sees it (XLEN-wide, sign-extended for RV32). `None` = no such CSR
     /// or not accessible now.
     pub fn csr_read(&mut self, csr: u16) -> Option<u64> {
@@ -109,6 +120,13 @@ impl Hart {
                 let m = c.mstatus_read(self.xlen);
                 let sd = if rv32 { 1 << 31 } else { 1 << 63 };
                 m & (mask | sd)
+            }
+            num::STIMECMP | num::STIMECMPH if self.sstc_allows(csr) => {
+                if csr == num::STIMECMP {
+                    c.stimecmp
+                } else {
+                    c.stimecmp >> 32
+                }
             }
             num::SIE if self.ext.s => c.mie & c.mideleg & irq::S_VIEW,
             num::SIP if self.ext.s => self.mip() & c.mideleg & irq::S_VIEW,
@@ -271,6 +289,15 @@ impl Hart {
                 }
                 self.csr.senvcfg = v & 0xf1;
             }
+            num::STIMECMP | num::STIMECMPH => {
+                // RV32 writes one half; each write re-arms the timer (`Hart::write_stimecmp`).
+                let v = match (rv32, csr == num::STIMECMP) {
+                    (false, _) => v,
+                    (true, true) => (c.stimecmp & !0xffff_ffff) | (v & 0xffff_ffff),
+                    (true, false) => (c.stimecmp & 0xffff_ffff) | (v << 32),
+                };
+                self.write_stimecmp(v);
+            }
             num::SSCRATCH => c.sscratch = v,
             // QEMU 7.2 keeps bit 0 of xepc as written (the ISA says it reads as zero).
             num::SEPC => c.sepc = v,
@@ -312,7 +339,12 @@ impl Hart {
                 self.recheck();
             }
             num::MIP => {
-                c.mip_sw = v & irq::MIP_WRITABLE & !no_lcofi;
+                // Sstc: while STCE is 1, `stimecmp` alone drives STIP.
+                let stce = if self.stce() { irq::STI } else { 0 };
+                let m = irq::MIP_WRITABLE & !no_lcofi & !stce;
+                self.latch_stimer();
+                let c = &mut self.csr;
+                c.mip_sw = (c.mip_sw & !m) | (v & m);
                 self.recheck();
             }
             num::MTVEC => {
@@ -321,15 +353,17 @@ impl Hart {
                 }
             }
             num::MCOUNTEREN => c.mcounteren = v & self.counters.present_mask(),
-            num::MENVCFG => {
-                c.menvcfg = if rv32 {
-                    (c.menvcfg & !0xffff_ffff) | (v & 0xf1)
-                } else {
-                    v & 0xc000_0000_0000_00f1
-                }
-            }
-            num::MENVCFGH => {
-                c.menvcfg = (c.menvcfg & 0xffff_ffff) | ((v << 32) & 0xc000_0000_0000_0000)
+            // FIOM, CBIE, CBCFE, CBZE, PBMTE as QEMU 7.2 (which leaves PBMTE writable without
+            // Svpbmt), STCE with Sstc.
+            num::MENVCFG | num::MENVCFGH => {
+                let mask = 0x4000_0000_0000_00f1 | if self.sstc { menvcfg::STCE } else { 0 };
+                let v = match (rv32, csr == num::MENVCFG) {
+                    (false, _) => v,
+                    (true, true) => (c.menvcfg & !0xffff_ffff) | (v & 0xffff_ffff),
+                    (true, false) => (c.menvcfg & 0xffff_ffff) | (v << 32),
+                };
+                c.menvcfg = v & mask;
+                self.recheck(); // STCE changes what drives STIP
             }
             num::MSTATEEN0..=num::MSTATEEN3 | num::MSTATEEN0H..=num::MSTATEEN3H
                 if self.smstateen && (csr <= num::MSTATEEN3 || rv32) =>

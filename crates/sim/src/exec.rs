@@ -559,6 +559,7 @@ impl Hart {
             (irq::STI, self.csr.stimecmp),
         ]
         .into_iter()
+        .filter(|&(bit, _)| bit != irq::STI || self.stimer_drives_stip())
         .filter(|&(bit, cmp)| self.csr.mie & bit != 0 && cmp != u64::MAX && cmp > mtime)
         .map(|(_, cmp)| cmp)
         .min();

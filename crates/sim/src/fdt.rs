@@ -34,6 +34,8 @@ pub struct Machine {
     pub bootargs: Option<String>,
     /// Smstateen ([`crate::Config::smstateen`]).
     pub smstateen: bool,
+    /// Sstc ([`crate::Config::sstc`]).
+    pub sstc: bool,
     /// Further extensions of attached hart extensions (such as `smctr`), listed with the others.
     pub more: Vec<&'static str>,
 }
@@ -48,6 +50,7 @@ impl Machine {
             ram_size: cfg.ram_size,
             bootargs: None,
             smstateen: cfg.smstateen,
+            sstc: cfg.sstc && cfg.ext.s,
             more: Vec::new(),
         }
     }
@@ -78,6 +81,7 @@ impl Machine {
             (self.counters.smcntrpmf, "smcntrpmf"),
             (self.counters.sscofpmf, "sscofpmf"),
             (self.smstateen, "smstateen"),
+            (self.sstc, "sstc"),
         ] {
             if on {
                 s.push(name);
@@ -325,7 +329,7 @@ mod tests {
         let m = machine();
         assert_eq!(
             m.isa_string(),
-            "rv64imafdc_zicntr_zicsr_zifencei_zihpm_zba_zbb_smcntrpmf_sscofpmf"
+            "rv64imafdc_zicntr_zicsr_zifencei_zihpm_zba_zbb_smcntrpmf_sscofpmf_sstc"
         );
         let mut m = machine();
         m.xlen = Xlen::Rv32;
@@ -335,6 +339,7 @@ mod tests {
         m.ext.zbb = false;
         m.counters.sscofpmf = false;
         m.counters.smcntrpmf = false;
+        m.sstc = false;
         assert_eq!(m.isa_string(), "rv32imac_zicntr_zicsr_zifencei_zihpm");
         // S* in alphabetical order (ISA manual, "ISA Extension Naming Conventions"), the CTR
         // names (`run --ctr`) among them. (QEMU 10 puts smctr/ssctr after its other S*.)
@@ -343,7 +348,7 @@ mod tests {
         m.more = vec!["ssctr", "smctr", "smcsrind", "sscsrind"];
         assert!(m
             .isa_string()
-            .ends_with("_zba_zbb_smcntrpmf_smcsrind_smctr_smstateen_sscofpmf_sscsrind_ssctr"));
+            .ends_with("_zba_zbb_smcntrpmf_smcsrind_smctr_smstateen_sscofpmf_sscsrind_ssctr_sstc"));
     }
 
     #[test]

@@ -95,6 +95,9 @@ pub struct Config {
     /// QEMU 7.2's default CPU has no Smstateen; CTR (`run --ctr`) turns it on, as QEMU 10's
     /// `smstateen=true`.
     pub smstateen: bool,
+    /// Sstc: the `stimecmp` CSR (`stimecmph` on RV32), enabled below M by `menvcfg.STCE`.
+    /// QEMU 7.2's default CPU has it.
+    pub sstc: bool,
 }
 
 impl Config {
@@ -108,6 +111,7 @@ impl Config {
             counters: CounterConfig::default(),
             uarch: UarchConfig::default(),
             smstateen: false,
+            sstc: true,
         }
     }
 }
@@ -201,6 +205,8 @@ pub struct Hart {
     pub(crate) trap_loop: crate::traploop::TrapLoop,
     /// Smstateen is implemented ([`Config::smstateen`]).
     pub(crate) smstateen: bool,
+    /// Sstc is implemented ([`Config::sstc`]).
+    pub(crate) sstc: bool,
 }
 
 impl std::fmt::Debug for Hart {
@@ -260,6 +266,7 @@ impl Hart {
             stop: None,
             trap_loop: Default::default(),
             smstateen: cfg.smstateen,
+            sstc: cfg.sstc,
         };
         if let Some(t) = &cfg.uarch.timing {
             // The most one instruction can take: an AMO missing twice, a mispredict, a fetch
@@ -462,6 +469,11 @@ impl Hart {
         self.smstateen
     }
 
+    /// Whether Sstc is implemented ([`Config::sstc`]).
+    pub fn has_sstc(&self) -> bool {
+        self.sstc
+    }
+
     /// Offer an undefined instruction to the extensions before it raises illegal-instruction;
     /// true if one executed it.
     #[cold]
@@ -493,8 +505,12 @@ impl Hart {
         if mtime >= self.bus.clint.mtimecmp {
             mip |= irq::MTI;
         }
-        // Sstc: STIP while time >= stimecmp; an SBI `set_timer` uses the same deadline.
-        if mtime >= self.csr.stimecmp {
+        // Sstc: with STCE, STIP is the comparison alone (read-only in `mip`); without, STIP is
+        // software's bit, or-ed with the firmware's timer.
+        if self.stce() {
+            mip &= !irq::STI;
+        }
+        if self.stimer_drives_stip() && mtime >= self.csr.stimecmp {
             mip |= irq::STI;
         }
         if self.bus.clint.msip {
@@ -503,18 +519,60 @@ impl Hart {
         mip
     }
 
-    /// Set the supervisor timer deadline (`stimecmp`): STIP is pending from the instruction
-    /// boundary where `mtime >= deadline` on; `u64::MAX` disarms it. Interrupts are re-checked
-    /// before the next instruction.
+    /// Set the supervisor timer deadline as firmware does for an SBI `set_timer` (OpenSBI
+    /// `sbi_timer_smode_event_start`): with Sstc enabled (`menvcfg.STCE`) it writes `stimecmp`;
+    /// otherwise it clears STIP and arms its own timer, which makes STIP pending from the
+    /// instruction boundary where `mtime >= deadline` on (`u64::MAX` never fires). Interrupts
+    /// are re-checked before the next instruction.
     pub fn set_stimecmp(&mut self, deadline: u64) {
-        self.csr.stimecmp = deadline;
+        self.write_stimecmp(deadline);
+        if !self.stce() {
+            self.csr.firmware_timer = true;
+            self.csr.mip_sw &= !irq::STI;
+        }
+    }
+
+    /// A write of the `stimecmp` CSR (Sstc): the timer compares from now on; with STCE 0 the
+    /// comparison does not drive STIP ("reverts to its defined behavior as if this extension
+    /// is not implemented"; QEMU 7.2 drives it regardless).
+    pub(crate) fn write_stimecmp(&mut self, v: u64) {
+        self.csr.stimecmp = v;
+        self.csr.stimer_armed = true;
+        self.csr.firmware_timer = false;
         self.recheck();
+    }
+
+    /// Sstc is implemented and enabled below M (`menvcfg.STCE`).
+    #[inline]
+    pub(crate) fn stce(&self) -> bool {
+        self.sstc && self.csr.menvcfg & crate::csr::menvcfg::STCE != 0
+    }
+
+    /// Whether the `stimecmp` comparison drives STIP now.
+    #[inline]
+    pub(crate) fn stimer_drives_stip(&self) -> bool {
+        self.csr.stimer_armed && (self.stce() || self.csr.firmware_timer)
+    }
+
+    /// The firmware's timer that has fired becomes a plain pending bit, as a firmware's timer
+    /// handler sets it: software that then writes `mip.STIP` (allowed while STCE is 0) changes
+    /// it, and it stays until then or the next deadline.
+    pub(crate) fn latch_stimer(&mut self) {
+        if !self.stce() && self.stimer_drives_stip() && self.mtime() >= self.csr.stimecmp {
+            self.csr.mip_sw |= irq::STI;
+            self.csr.stimer_armed = false;
+        }
     }
 
     /// The earliest timer deadline (`mtimecmp`, `stimecmp`) still in the future, if any.
     pub(crate) fn next_timer(&self) -> Option<u64> {
         let mtime = self.mtime();
-        [self.bus.clint.mtimecmp, self.csr.stimecmp]
+        let stimer = if self.stimer_drives_stip() {
+            self.csr.stimecmp
+        } else {
+            u64::MAX
+        };
+        [self.bus.clint.mtimecmp, stimer]
             .into_iter()
             .filter(|&d| d > mtime)
             .min()
