@@ -9,6 +9,8 @@
 //!   [`Profile::flat`], [`Profile::folded`], [`export::flamegraph`], [`export::firefox`].
 //! * [`Counter`] → [`Counts`]: exact counts of straight-line ranges and taken transfers; from them
 //!   [`Coverage`] (lcov) and [`autofdo::text`].
+//! * [`ingress_out::FlowIngress`]: flow back to ingress records (the reverse of
+//!   [`source::IngressFlow`]), for re-encoding a decoded trace in another protocol.
 //!
 //! ```no_run
 //! use rvtrace_analysis::{source, Profiler, Symbols};
@@ -28,6 +30,7 @@ pub mod autofdo;
 pub mod counts;
 pub mod coverage;
 pub mod export;
+pub mod ingress_out;
 pub mod profile;
 pub mod source;
 pub mod symbols;

@@ -15,7 +15,8 @@
 //! * a fault or an interrupt from the log is a record with `iretire` 0; one the log does not
 //!   show (a PC list) cannot be derived, but the discontinuity it leaves (an instruction followed
 //!   by an address it cannot go to) is reported by [`Importer::step`];
-//! * `time` is 0: no log here carries the hart's `mtime`.
+//! * `time` is 0: no log here carries the hart's `mtime` (a caller that knows time sets it with
+//!   [`Importer::set_time`]).
 //!
 //! The last instruction's successor is not in the log: it is taken as not taken (a branch there
 //! is reported as not taken).
@@ -43,6 +44,8 @@ pub struct Importer<'a, F: FnMut(&Record)> {
     pending: Option<Retired>,
     /// Privilege of the last instruction (hart encoding).
     priv_: u8,
+    /// `mtime` given to the next retired instructions ([`Importer::set_time`]).
+    time: u64,
 }
 
 impl<'a, F: FnMut(&Record)> Importer<'a, F> {
@@ -55,7 +58,14 @@ impl<'a, F: FnMut(&Record)> Importer<'a, F> {
             rec: IngressRecorder::new(isa, itype_width, sink),
             pending: None,
             priv_,
+            time: 0,
         }
+    }
+
+    /// The time of the instructions retired from now on (their records' `time`; 0 until set).
+    /// For sources that know time at some points only (a decoded trace's time stamps).
+    pub fn set_time(&mut self, time: u64) {
+        self.time = time;
     }
 
     /// Records emitted so far.
@@ -97,7 +107,7 @@ impl<'a, F: FnMut(&Record)> Importer<'a, F> {
                     priv_: self.priv_,
                     trap: None,
                     serviced: None,
-                    mtime: 0,
+                    mtime: self.time,
                 });
             }
             Step::Trap {
