@@ -70,6 +70,61 @@ impl IngressSink for Records {
     }
 }
 
+/// Encodes the records as N-Trace (`rvtrace transcode --to ntrace`): the bytes collect in
+/// [`NtraceOut::bytes`] (take them as they come); a loss is [`rvtrace_ntrace::encoder::Encoder::lost`].
+pub struct NtraceOut {
+    /// The encoder.
+    pub enc: rvtrace_ntrace::encoder::Encoder,
+    /// Message bytes not yet taken.
+    pub bytes: Vec<u8>,
+}
+
+impl IngressSink for NtraceOut {
+    fn record(&mut self, r: &Record) {
+        self.enc.push(r, &mut self.bytes);
+    }
+    fn lost(&mut self, _: &LossReason) {
+        self.enc.lost(&mut self.bytes);
+    }
+}
+
+/// Encodes the records as E-Trace (`rvtrace transcode --to etrace`) into the encoder's packet
+/// sink; a loss is [`rvtrace_etrace::encoder::Encoder::lost`]. With `--preset reference` the
+/// records are classified as the reference flow's `post-iss` does
+/// ([`rvtrace_etrace::encoder::post_iss_itype`]), as `rvtrace encode etrace --elf` does.
+pub struct EtraceOut<'a, P: rvtrace_etrace::encoder::PacketSink> {
+    /// The encoder.
+    pub enc: rvtrace_etrace::encoder::Encoder<P>,
+    /// The program, for the reference preset's classification.
+    pub post_iss: Option<&'a Image>,
+    /// The first error of the encoder or its sink (nothing more is encoded after it).
+    pub error: Option<String>,
+}
+
+impl<P: rvtrace_etrace::encoder::PacketSink> IngressSink for EtraceOut<'_, P> {
+    fn record(&mut self, r: &Record) {
+        if self.error.is_some() {
+            return;
+        }
+        let res = match self.post_iss {
+            Some(image) => self
+                .enc
+                .push(&rvtrace_etrace::encoder::post_iss_itype(image, r)),
+            None => self.enc.push(r),
+        };
+        if let Err(e) = res {
+            self.error = Some(e);
+        }
+    }
+    fn lost(&mut self, _: &LossReason) {
+        if self.error.is_none() {
+            if let Err(e) = self.enc.lost() {
+                self.error = Some(e);
+            }
+        }
+    }
+}
+
 /// What the adapter made and what it had to assume (module doc).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct AdaptStats {

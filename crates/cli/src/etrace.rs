@@ -94,10 +94,10 @@ pub(crate) struct TraceArgs {
 pub(crate) struct EncoderOnly {
     /// Send a synchronisation packet at least every N packets.
     #[arg(long, value_name = "N")]
-    resync: Option<u64>,
+    pub(crate) resync: Option<u64>,
     /// Width of the ingress itype (3 or 4; binary ingress files carry it).
     #[arg(long, value_name = "3|4", value_parser = clap::value_parser!(u8).range(3..=4))]
-    itype_width: Option<u8>,
+    pub(crate) itype_width: Option<u8>,
 }
 
 impl TraceArgs {
@@ -127,7 +127,7 @@ impl TraceArgs {
     }
 
     /// The sidecar settings for these options.
-    fn settings(&self, enc: &EncoderOnly, cfg: &TraceConfig) -> Settings {
+    pub(crate) fn settings(&self, enc: &EncoderOnly, cfg: &TraceConfig) -> Settings {
         let abs = |p: &Option<PathBuf>| {
             p.as_ref()
                 .map(|p| std::fs::canonicalize(p).unwrap_or_else(|_| p.clone()))

@@ -17,6 +17,7 @@ mod progress;
 mod run;
 mod tandem;
 mod trace_source;
+mod transcode;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -72,6 +73,8 @@ enum Command {
     Coverage(analysis::CoverageArgs),
     /// An AutoFDO text sample profile of a run (for `create_llvm_prof --profiler=text`).
     Autofdo(analysis::AutofdoArgs),
+    /// Re-encode an N-Trace trace as E-Trace or the reverse (decoded with the program).
+    Transcode(transcode::TranscodeArgs),
     /// Tandem-verification traces (Bluespec's draft trace protocol).
     Tandem {
         #[command(subcommand)]
@@ -143,6 +146,7 @@ fn main() -> ExitCode {
         Command::Profile(a) => analysis::profile(&a),
         Command::Coverage(a) => analysis::coverage(&a),
         Command::Autofdo(a) => analysis::autofdo(&a),
+        Command::Transcode(a) => transcode::transcode(&a),
         Command::Tandem { command } => tandem::run(command),
     };
     match result {

@@ -107,6 +107,23 @@ pub(crate) struct DecodeOpts {
     link_registers: Option<LinkArg>,
 }
 
+impl DecodeOpts {
+    /// These options as an N-Trace encoder's shared settings (`transcode --to ntrace`, which
+    /// decodes no N-Trace): SRC, MSB extension, all-jumps; `--link-registers` is refused.
+    pub(crate) fn encoder_shared(&self, cfg: &mut EncoderConfig) -> Result<(), Failure> {
+        if self.link_registers.is_some() {
+            return Err(Failure::Usage(
+                "--link-registers is an N-Trace decoder option (the encoder follows the spec's x1/x5)".into(),
+            ));
+        }
+        cfg.codec.src_bits = self.src_bits.unwrap_or(cfg.codec.src_bits);
+        cfg.src_id = self.src_id.unwrap_or(cfg.src_id);
+        cfg.extend_addr_msb = self.extend_addr_msb.unwrap_or(cfg.extend_addr_msb);
+        cfg.all_jumps = self.all_jumps.unwrap_or(cfg.all_jumps);
+        Ok(())
+    }
+}
+
 /// The encoder's own options (the decoder does not need them).
 #[derive(clap::Args, Clone, Debug)]
 struct EncodeOpts {

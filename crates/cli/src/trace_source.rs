@@ -29,6 +29,28 @@ impl TraceDecodeOpts {
         Ok(cfg)
     }
 
+    /// [`ntrace_config`](Self::ntrace_config) with the trace's sidecar, if there is one.
+    pub fn ntrace_config_meta(
+        &self,
+        path: &Path,
+        xlen: Xlen,
+    ) -> Result<(DecoderConfig, Option<rvtrace_ntrace::meta::Meta>), Failure> {
+        let (mut cfg, m, link) =
+            crate::ntrace::decoder_config(path, self.no_meta, &self.ntrace, xlen)?;
+        cfg.link = link.unwrap_or(rvtrace_ntrace::insn::LinkRule::Spec);
+        Ok((cfg, m))
+    }
+
+    /// The N-Trace options as given (for a command that encodes N-Trace: `transcode`).
+    pub fn ntrace_opts(&self) -> &crate::ntrace::DecodeOpts {
+        &self.ntrace
+    }
+
+    /// The E-Trace options as given (for a command that encodes E-Trace: `transcode`).
+    pub fn etrace_args(&self) -> &crate::etrace::TraceArgs {
+        &self.etrace
+    }
+
     /// The E-Trace decoder configuration for the trace `data` read from `path`: the options,
     /// then its sidecar, with the framing checked.
     pub fn etrace_config(

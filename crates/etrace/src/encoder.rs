@@ -381,6 +381,42 @@ impl<S: PacketSink> Encoder<S> {
         Ok(self.sink)
     }
 
+    /// Trace was lost after the records pushed so far (a decoded trace's loss, re-encoded by
+    /// `rvtrace transcode`): the last instruction is reported and tracing ends as at
+    /// [`finish`](Encoder::finish) (*ended_rep* / *ended_ntr*, `payload.adoc` `sec:qual-status`),
+    /// then a support packet with *qual_status* `trace_lost` ("one or more instruction trace
+    /// packets lost", `sec:format33`) says why; the next record starts trace again with a
+    /// synchronisation packet. The reference preset does the same (its encoder has no losses).
+    pub fn lost(&mut self) -> Result<(), String> {
+        if self.count > 0 {
+            let next = self.pipe[self.head];
+            self.head = (self.head + 1) % 3;
+            self.pipe[self.head] = next;
+            self.pipe[self.head] = Inst::default();
+            self.last_why = Why::Other;
+            self.encode(true)?;
+            let q = if self.last_why == Why::PrevUpdiscon {
+                QualStatus::EndedNtr
+            } else {
+                QualStatus::EndedRep
+            };
+            self.support(false, q)?;
+        }
+        self.support(true, QualStatus::TraceLost)?;
+        // Start again as a new encoder does: the next record is the first traced one.
+        self.pipe = [Inst::default(); 3];
+        self.head = 2;
+        self.count = 0;
+        self.trap_reported = false;
+        self.stack.clear();
+        self.pending_irreport = None;
+        self.tail.clear();
+        self.tail_full = false;
+        self.last_why = Why::Other;
+        self.last_updiscon_flag = false;
+        Ok(())
+    }
+
     fn send(&mut self, pkt: TeInst) -> Result<(), String> {
         self.stats.packets[kind_index(&pkt)] += 1;
         self.sink.packet(&pkt)?;

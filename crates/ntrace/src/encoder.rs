@@ -115,6 +115,8 @@ pub struct Encoder {
     /// `nexrv` with repeat history: bits the HIST pattern in `rf_rep` was shortened by (0, or 1
     /// and 3 for NexRv's 30- and 28-bit patterns).
     rf_shift: u32,
+    /// Trace was lost ([`Encoder::lost`]): the next traced record restarts with SYNC=7.
+    lost_restart: bool,
     /// `nexrv` call stack: NexRv's ring of return addresses (`callStack[]`, `max + 1` slots used).
     nx_ring: [u64; 33],
     /// `nexrv` call stack: index of the top entry.
@@ -164,6 +166,7 @@ impl Encoder {
             fifo_level: 0,
             overflow: None,
             rf_shift: 0,
+            lost_restart: false,
             nx_ring: [0; 33],
             nx_top: 0,
             nx_cnt: 0,
@@ -506,7 +509,9 @@ impl Encoder {
         }
         if !self.enabled {
             // Trace (re)starts: ProgTraceSync, SYNC=5 after a disabled stretch.
-            let sync = if self.last.is_none() {
+            let sync = if std::mem::take(&mut self.lost_restart) {
+                sync::FIFO_OVERRUN
+            } else if self.last.is_none() {
                 self.cfg.start_sync
             } else {
                 sync::TRACE_ENABLE
@@ -903,6 +908,26 @@ impl Encoder {
             }
             _ => self.hist_full_now,
         }
+    }
+
+    /// Trace was lost after the records pushed so far (a decoded trace's loss, re-encoded by
+    /// `rvtrace transcode`). The instructions traced so far are closed by ProgTraceCorrelation
+    /// EVCODE=4 with their I-CNT and HIST (7.12, as when trace is disabled; the target of a
+    /// pending indirect jump is what was lost), then an Error message says trace was lost
+    /// (ETYPE 0, ECODE bit 2: program trace messages, 7.4), and the next record restarts trace
+    /// with ProgTraceSync SYNC=7 (Table 25), as after an output queue overrun.
+    pub fn lost(&mut self, out: &mut Vec<u8>) {
+        let time = self.last.map_or(0, |r| r.time.max(self.last_time));
+        self.pending = None;
+        if self.enabled {
+            self.correlation(evcode::TRACE_DISABLED, time, out);
+            self.enabled = false;
+        }
+        // The overflow queue, if any, is not what lost this: the message goes out.
+        let fifo = self.cfg.fifo.take();
+        self.emit(Body::Error { etype: 0, ecode: 4 }, time, out);
+        self.cfg.fifo = fifo;
+        self.lost_restart = true;
     }
 
     /// End of trace: ProgTraceCorrelation EVCODE=0 (Entry into Debug Mode: the hart stopped) with
