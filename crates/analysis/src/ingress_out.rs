@@ -31,7 +31,8 @@
 //! * **A trap whose address the flow does not know** (no `epc`): the trap is taken at the
 //!   instruction after the last one, as if it were not a jump ([`AdaptStats::assumed_epcs`]).
 //!
-//! A [`FlowElement::Loss`] becomes [`IngressSink::lost`] between the records: the ingress port
+//! A [`FlowElement::Loss`] becomes [`IngressSink::lost`] between the records (and so does a
+//! path no record can follow, [`AdaptStats::refused`]): the ingress port
 //! has no way to say it, the encoders do (N-Trace Error message, 7.4; E-Trace support packet
 //! with *qual_status* `trace_lost`, `payload.adoc` `sec:format33`).
 
@@ -138,8 +139,13 @@ pub struct AdaptStats {
     pub assumed_epcs: u64,
     /// Instructions retired before any privilege was known (given M).
     pub assumed_privilege: u64,
-    /// Losses passed on.
+    /// Losses passed on: the flow's and [`AdaptStats::refused`], one for several with no
+    /// instruction between them.
     pub losses: u64,
+    /// Places where the flow says something no record can (an instruction that is not one, a
+    /// range outside the program: a decoder walking a damaged trace): passed on as losses
+    /// ([`LossReason::Mismatch`]), the path dropped until the flow starts again.
+    pub refused: u64,
     /// Places where an instruction is followed by an address it cannot go to with no trap in
     /// the flow between (the records say what the flow says; an encoder reports it as a jump).
     pub gaps: u64,
@@ -160,7 +166,10 @@ pub struct FlowIngress<'a, S: IngressSink> {
     /// The last retired instruction since the last trap, loss or end: its address.
     last: Option<u64>,
     sink: S,
-    error: Option<String>,
+    /// The flow's path was refused ([`Self::refuse`]) and has not started again.
+    refused: bool,
+    /// A record was made since the last loss passed on (or none was passed on yet).
+    records_since_loss: bool,
     /// Counts so far.
     pub stats: AdaptStats,
 }
@@ -179,15 +188,10 @@ impl<'a, S: IngressSink> FlowIngress<'a, S> {
             privilege: None,
             last: None,
             sink,
-            error: None,
+            refused: false,
+            records_since_loss: true,
             stats: AdaptStats::default(),
         }
-    }
-
-    /// The first error: an address of the flow that is not an instruction of the program (the
-    /// flow and the image disagree). Elements after it are ignored.
-    pub fn error(&self) -> Option<&str> {
-        self.error.as_deref()
     }
 
     /// The sink.
@@ -200,11 +204,10 @@ impl<'a, S: IngressSink> FlowIngress<'a, S> {
         &mut self.sink
     }
 
-    /// Ends the records (as at [`FlowElement::End`]) and returns the sink, the counts and the
-    /// first error.
-    pub fn finish(mut self) -> (S, AdaptStats, Option<String>) {
+    /// Ends the records (as at [`FlowElement::End`]) and returns the sink and the counts.
+    pub fn finish(mut self) -> (S, AdaptStats) {
         self.close();
-        (self.sink, self.stats, self.error)
+        (self.sink, self.stats)
     }
 
     fn importer(&mut self) -> &mut Importer<'a, Collect<'a>> {
@@ -227,20 +230,46 @@ impl<'a, S: IngressSink> FlowIngress<'a, S> {
     fn drain(&mut self) {
         let mut buf = self.buf.borrow_mut();
         for r in buf.drain(..) {
+            self.records_since_loss = true;
             self.stats.records += 1;
             self.sink.record(&r);
         }
     }
 
-    fn step(&mut self, s: Step) {
-        match self.importer().step(s) {
-            Ok(None) => {}
-            Ok(Some(_)) => self.stats.gaps += 1,
+    /// One step; false when the importer refused it (then the path is lost: [`Self::refuse`]).
+    fn step(&mut self, s: Step) -> bool {
+        let res = self.importer().step(s);
+        self.drain();
+        match res {
+            Ok(None) => true,
+            Ok(Some(_)) => {
+                self.stats.gaps += 1;
+                true
+            }
             Err(e) => {
-                self.error.get_or_insert(e);
+                self.refuse(e);
+                false
             }
         }
-        self.drain();
+    }
+
+    /// The flow says something no record can say (an instruction of the program that is not
+    /// one, as a decoder walking a damaged trace can report): the records stop before it, as
+    /// at a loss, until the flow starts again somewhere (the next range after a trap, loss or
+    /// synchronisation).
+    fn refuse(&mut self, why: String) {
+        self.close();
+        self.stats.refused += 1;
+        self.refused = true;
+        self.lose(&LossReason::Mismatch(why));
+    }
+
+    /// Passes a loss on, once for losses with no record between them (one gap in the records).
+    fn lose(&mut self, reason: &LossReason) {
+        if std::mem::take(&mut self.records_since_loss) {
+            self.stats.losses += 1;
+            self.sink.lost(reason);
+        }
     }
 
     /// Emits the last instruction (successor sequential) and forgets the path.
@@ -260,22 +289,26 @@ impl<'a, S: IngressSink> FlowIngress<'a, S> {
                 privilege::M
             }
         };
+        self.stats.instructions += count;
+        if self.refused {
+            return;
+        }
         let mut pcs = Vec::new();
-        let image = self.image;
-        if let Err(pc) = for_each_pc(image, start, count, |pc| pcs.push(pc)) {
-            self.error.get_or_insert(format!(
+        if let Err(pc) = for_each_pc(self.image, start, count, |pc| pcs.push(pc)) {
+            self.refuse(format!(
                 "the range from {start:#x} runs into {pc:#x}, which is not an instruction of the program"
             ));
             return;
         }
         for pc in pcs {
-            self.step(Step::Retired {
+            if !self.step(Step::Retired {
                 pc,
                 priv_: Some(priv_),
-            });
+            }) {
+                return;
+            }
             self.last = Some(pc);
         }
-        self.stats.instructions += count;
     }
 
     fn trap(
@@ -286,6 +319,18 @@ impl<'a, S: IngressSink> FlowIngress<'a, S> {
         epc: Option<u64>,
         handler: Option<u64>,
     ) {
+        if std::mem::take(&mut self.refused) {
+            // The path was lost before this trap: it starts again at its handler.
+            return;
+        }
+        if self.last.is_none()
+            && (epc.is_none() || (!interrupt && cause.is_some_and(retires_with_exception)))
+        {
+            // The first thing after a loss or the start of the trace (a trap packet is a
+            // synchronisation point): the instruction that trapped is not in the flow, so there
+            // is no record to make; the records start at the handler.
+            return;
+        }
         let last_class = self.last.map(|pc| {
             self.image
                 .fetch(pc)
@@ -343,11 +388,8 @@ impl<'a, S: IngressSink> FlowIngress<'a, S> {
 
     /// One flow element.
     pub fn push(&mut self, e: &FlowElement) {
-        if self.error.is_some() {
-            return;
-        }
         match e {
-            FlowElement::Sync { .. } => {}
+            FlowElement::Sync { .. } => self.refused = false,
             FlowElement::Range { start, count, .. } => self.range(*start, *count),
             FlowElement::Trap {
                 cause,
@@ -368,11 +410,14 @@ impl<'a, S: IngressSink> FlowIngress<'a, S> {
                 }
             }
             FlowElement::Loss { reason, .. } => {
+                self.refused = false;
                 self.close();
-                self.stats.losses += 1;
-                self.sink.lost(reason);
+                self.lose(reason);
             }
-            FlowElement::End { .. } => self.close(),
+            FlowElement::End { .. } => {
+                self.refused = false;
+                self.close();
+            }
         }
     }
 }
@@ -447,8 +492,7 @@ mod tests {
         ] {
             a.push(&e);
         }
-        let (r, st, err) = a.finish();
-        assert_eq!(err, None);
+        let (r, st) = a.finish();
         let got: Vec<_> = r
             .records
             .iter()
@@ -464,6 +508,7 @@ mod tests {
             ]
         );
         assert_eq!(r.losses, [(4, LossReason::Overflow("lost".into()))]);
+        assert_eq!(st.losses, 1);
         assert_eq!(st.assumed_causes, 1);
         assert_eq!(st.assumed_privilege, 3);
         assert_eq!(st.records, 4);

@@ -28,7 +28,7 @@ message, ProgTraceSync SYNC=7; E-Trace: ended_rep/ended_ntr, then a support pack
 qual_status trace_lost), so that decoding the output reports the loss where it was.
 
 Exit status: 0 success; 1 trace lost in the input (the output keeps the loss); 2 usage error;
-125 an input cannot be read or the trace does not fit the program.";
+125 an input cannot be read.";
 
 /// The N-Trace encoder's own options (`--to ntrace`).
 #[derive(clap::Args, Clone, Debug)]
@@ -134,7 +134,7 @@ impl<S: IngressSink> FlowSink for Chain<'_, S> {
     }
 
     fn stop_requested(&self) -> bool {
-        self.write_error.is_some() || self.adapter.error().is_some()
+        self.write_error.is_some()
     }
 }
 
@@ -176,10 +176,13 @@ fn run<S: IngressSink>(
     Ok(())
 }
 
-/// Notes on what was assumed; the adapter's error, if any.
-fn conclude(name: &str, st: &AdaptStats, err: Option<String>) -> Result<(), Failure> {
-    if let Some(e) = err {
-        return Err(Failure::Tool(format!("{name}: {e}")));
+/// Notes on what was assumed.
+fn conclude(name: &str, st: &AdaptStats) {
+    if st.refused > 0 {
+        warn!(
+            "{name}: {} times the decoded path runs through what is no instruction of the program (a damaged trace?): written as lost trace",
+            st.refused
+        );
     }
     if st.assumed_causes > 0 {
         note!(
@@ -205,7 +208,6 @@ fn conclude(name: &str, st: &AdaptStats, err: Option<String>) -> Result<(), Fail
             st.gaps
         );
     }
-    Ok(())
 }
 
 /// `rvtrace transcode`.
@@ -332,8 +334,8 @@ pub fn transcode(a: &TranscodeArgs) -> CmdResult {
             if let Some(e) = write_error {
                 return Err(out.fail(e));
             }
-            let (mut sink, st, err) = adapter.finish();
-            conclude(&name, &st, err)?;
+            let (mut sink, st) = adapter.finish();
+            conclude(&name, &st);
             let es = sink.enc.finish(&mut sink.bytes);
             out.write_all(&sink.bytes).map_err(|e| out.fail(e))?;
             out.finish()?;
@@ -346,7 +348,7 @@ pub fn transcode(a: &TranscodeArgs) -> CmdResult {
                 std::fs::write(&path, m.to_text())
                     .map_err(|e| format!("{}: cannot write: {e}", path.display()))?;
             }
-            (losses, es.bytes)
+            (losses + st.refused, es.bytes)
         }
         Protocol::Etrace => {
             use rvtrace_etrace::config::Preset;
@@ -380,18 +382,18 @@ pub fn transcode(a: &TranscodeArgs) -> CmdResult {
             run(&name, &head, input, &mut dec, &mut chain, |_| {})?;
             chain.warnings.finish();
             let losses = chain.losses;
-            let (sink, st, err) = chain.adapter.finish();
+            let (sink, st) = chain.adapter.finish();
             if let Some(e) = sink.error {
                 return Err(Failure::Tool(format!("{}: {e}", report::name(&a.output))));
             }
-            conclude(&name, &st, err)?;
+            conclude(&name, &st);
             let w = sink.enc.finish()?;
             let bytes = w.bytes;
             w.into_inner().finish()?;
             if !report::is_std(&a.output) {
                 targs.settings(&enc_only, &cfg).write(&a.output)?;
             }
-            (losses, bytes)
+            (losses + st.refused, bytes)
         }
     };
     say!(

@@ -480,6 +480,14 @@ impl<'a> Decoder<'a> {
             return self.time(m, false, sink);
         }
         if !self.synced {
+            // N-Trace 7.4: messages were lost, also while trace was off (an encoder that closes
+            // its trace before saying so: `Encoder::lost`).
+            if let (Body::Error { etype, ecode }, true) = (m.body, self.ever_synced) {
+                let reason = LossReason::Overflow(format!(
+                    "Error message: ETYPE {etype} ECODE {ecode:#x} (trace messages were lost, N-Trace 7.4)"
+                ));
+                return self.lose(offset, reason, sink);
+            }
             if let Body::ProgTraceCorrelation { .. } = m.body {
                 if !self.ever_synced {
                     self.starts_disabled = true;
