@@ -272,7 +272,9 @@ pub fn transcode(a: &TranscodeArgs) -> CmdResult {
     };
     let warnings = report::Warnings::new(name.clone(), a.max_warnings);
 
-    let (losses, bytes) = match a.to {
+    // Losses: the input's (and paths refused), and those said in the output (one for several
+    // with no instruction between them).
+    let (losses, kept, bytes) = match a.to {
         Protocol::Ntrace => {
             use rvtrace_ntrace::options::{CallStack, EncoderConfig, InputCaps, Mode, SyncUnit};
             let mut cfg = EncoderConfig::new(xlen);
@@ -348,7 +350,7 @@ pub fn transcode(a: &TranscodeArgs) -> CmdResult {
                 std::fs::write(&path, m.to_text())
                     .map_err(|e| format!("{}: cannot write: {e}", path.display()))?;
             }
-            (losses + st.refused, es.bytes)
+            (losses + st.refused, st.losses, es.bytes)
         }
         Protocol::Etrace => {
             use rvtrace_etrace::config::Preset;
@@ -393,11 +395,11 @@ pub fn transcode(a: &TranscodeArgs) -> CmdResult {
             if !report::is_std(&a.output) {
                 targs.settings(&enc_only, &cfg).write(&a.output)?;
             }
-            (losses + st.refused, bytes)
+            (losses + st.refused, st.losses, bytes)
         }
     };
     say!(
-        "{} instructions, {bytes} bytes written, {losses} losses kept",
+        "{} instructions, {bytes} bytes written, {kept} losses kept",
         instructions(&dec)
     );
     Ok(report::status(losses == 0))

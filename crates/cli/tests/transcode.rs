@@ -1,0 +1,184 @@
+//! `rvtrace transcode`: the command wires decoder, adapter and encoder as the library tests
+//! (`crates/analysis/tests/transcode.rs`) prove them over every program; here: its output and
+//! sidecar equal what `encode` makes, options of the output's protocol reach its encoder, a
+//! damaged input keeps its loss (exit 1), and the usage errors.
+
+mod common;
+
+use common::{rvtrace, stderr, tmpdir};
+use std::path::{Path, PathBuf};
+
+fn program(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../../programs/elf/{name}.elf"))
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+fn ok(o: &std::process::Output, what: &str) {
+    assert!(o.status.success(), "{what}: {:?}\n{}", o.status, stderr(o));
+}
+
+fn read(p: &Path) -> Vec<u8> {
+    std::fs::read(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+}
+
+#[test]
+fn transcode_equals_encode_and_keeps_losses() {
+    let t = tmpdir("transcode");
+    let elf = program("recurse-rv64gc");
+    let ing = t.join("t.ing");
+    ok(&rvtrace(&["run", s(&elf), "--ingress", s(&ing)]), "run");
+    let enc = |proto: &str, out: &Path, extra: &[&str]| {
+        let mut args = vec!["encode", proto, s(&ing), "-o", s(out)];
+        args.extend_from_slice(extra);
+        ok(&rvtrace(&args), "encode");
+    };
+    let (nex, te) = (t.join("t.nex"), t.join("t.te"));
+    enc("ntrace", &nex, &["--mode", "btm", "--ownership"]);
+    enc("etrace", &te, &["--implicit-return"]);
+
+    // E -> N with N-Trace options: the bytes and sidecar of `encode ntrace`.
+    let e2n = t.join("e2n.nex");
+    let o = rvtrace(&[
+        "transcode",
+        s(&te),
+        "--trace",
+        "etrace",
+        "--elf",
+        s(&elf),
+        "--to",
+        "ntrace",
+        "-o",
+        s(&e2n),
+        "--mode",
+        "btm",
+        "--ownership",
+    ]);
+    ok(&o, "transcode E->N");
+    assert!(read(&e2n) == read(&nex), "E->N differs from encode ntrace");
+    assert_eq!(
+        read(&t.join("e2n.nex.meta")),
+        read(&t.join("t.nex.meta")),
+        "sidecar"
+    );
+
+    // N -> E (recurse runs in M and has no faults: N-Trace with Ownership carries all), with
+    // the E-Trace group as the encoder's options.
+    let n2e = t.join("n2e.te");
+    let o = rvtrace(&[
+        "transcode",
+        s(&nex),
+        "--trace",
+        "ntrace",
+        "--elf",
+        s(&elf),
+        "--to",
+        "etrace",
+        "-o",
+        s(&n2e),
+        "--implicit-return",
+    ]);
+    ok(&o, "transcode N->E");
+    assert!(read(&n2e) == read(&te), "N->E differs from encode etrace");
+
+    // A damaged input: the loss is in the output (exit 1 both times), which decodes to the
+    // input's PCs.
+    let mut bad = read(&te);
+    let mid = bad.len() / 3;
+    bad[mid..mid + 16].fill(0xa5);
+    let bad_te = t.join("bad.te");
+    std::fs::write(&bad_te, &bad).unwrap();
+    std::fs::copy(t.join("t.te.meta"), t.join("bad.te.meta")).unwrap();
+    let bad_nex = t.join("bad.nex");
+    let o = rvtrace(&[
+        "transcode",
+        s(&bad_te),
+        "--trace",
+        "etrace",
+        "--elf",
+        s(&elf),
+        "--to",
+        "ntrace",
+        "-o",
+        s(&bad_nex),
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("1 losses kept"), "{}", stderr(&o));
+    let (p1, p2) = (t.join("bad-e.pcs"), t.join("bad-n.pcs"));
+    let o = rvtrace(&[
+        "decode",
+        "etrace",
+        s(&bad_te),
+        "--elf",
+        s(&elf),
+        "--pcs",
+        s(&p1),
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    let o = rvtrace(&[
+        "decode",
+        "ntrace",
+        s(&bad_nex),
+        "--elf",
+        s(&elf),
+        "--pcs",
+        s(&p2),
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("Error message"), "{}", stderr(&o));
+    assert!(read(&p1) == read(&p2), "the PCs around the loss differ");
+}
+
+#[test]
+fn usage_errors() {
+    let t = tmpdir("transcode-usage");
+    let elf = program("recurse-rv64gc");
+    let x = t.join("x");
+    std::fs::write(&x, b"").unwrap();
+    // Same protocol on both sides.
+    let o = rvtrace(&[
+        "transcode",
+        s(&x),
+        "--trace",
+        "ntrace",
+        "--elf",
+        s(&elf),
+        "--to",
+        "ntrace",
+        "-o",
+        s(&t.join("y")),
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    // The output is the input.
+    let o = rvtrace(&[
+        "transcode",
+        s(&x),
+        "--trace",
+        "ntrace",
+        "--elf",
+        s(&elf),
+        "--to",
+        "etrace",
+        "-o",
+        s(&x),
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    // A decoder-only option for the N-Trace encoder.
+    let o = rvtrace(&[
+        "transcode",
+        s(&x),
+        "--trace",
+        "etrace",
+        "--elf",
+        s(&elf),
+        "--to",
+        "ntrace",
+        "-o",
+        s(&t.join("y")),
+        "--link-registers",
+        "x1",
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+}
