@@ -15,6 +15,7 @@ mod ntrace;
 mod perf;
 mod progress;
 mod run;
+mod stats;
 mod tandem;
 mod trace_source;
 mod transcode;
@@ -73,6 +74,9 @@ enum Command {
     Coverage(analysis::CoverageArgs),
     /// An AutoFDO text sample profile of a run (for `create_llvm_prof --profiler=text`).
     Autofdo(analysis::AutofdoArgs),
+    /// What a trace costs: bits per instruction with and without framing, message or packet
+    /// mix, synchronisation spacing, losses.
+    Stats(stats::StatsArgs),
     /// Re-encode an N-Trace trace as E-Trace or the reverse (decoded with the program).
     Transcode(transcode::TranscodeArgs),
     /// Tandem-verification traces (Bluespec's draft trace protocol).
@@ -147,6 +151,7 @@ fn main() -> ExitCode {
         Command::Coverage(a) => analysis::coverage(&a),
         Command::Autofdo(a) => analysis::autofdo(&a),
         Command::Transcode(a) => transcode::transcode(&a),
+        Command::Stats(a) => stats::stats(&a),
         Command::Tandem { command } => tandem::run(command),
     };
     match result {

@@ -31,6 +31,8 @@ pub mod encoder;
 pub mod meta;
 pub mod params;
 pub mod predict;
+#[cfg(feature = "std")]
+pub mod stats;
 
 pub use codec::{CodecError, TeInst};
 pub use params::{IOptions, Params};

@@ -11,6 +11,8 @@ use rvtrace_image::Image;
 use rvtrace_isa::insn_len;
 use std::io::{self, Write};
 
+pub mod stats;
+
 /// Why the decoder (re)gained synchronisation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SyncReason {

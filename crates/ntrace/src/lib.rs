@@ -48,6 +48,8 @@ pub mod insn;
 pub mod meta;
 #[cfg(feature = "std")]
 pub mod options;
+#[cfg(feature = "std")]
+pub mod stats;
 
 /// Open a text file for reading, decompressing it when its name ends in `.gz` (NexRv PCSEQ files
 /// of the conformance set are stored that way).

@@ -1,0 +1,94 @@
+//! `rvtrace stats`: what a trace costs (bits per instruction with and without framing, the
+//! message or packet mix, synchronisation spacing, losses). The counting is in the protocol
+//! crates (`rvtrace_ntrace::stats`, `rvtrace_etrace::stats`); the report type in
+//! `rvtrace_flow::stats`.
+
+use crate::compare::Protocol;
+use crate::report::{self, CmdResult, Failure, Output};
+use rvtrace_image::Image;
+use rvtrace_isa::IsaConfig;
+use std::io::Write;
+use std::path::PathBuf;
+
+const HELP: &str = "\
+The trace is decoded with --elf and the decoder options of its protocol (its sidecar TRACE.meta
+gives those not named) for the instruction count; the figures:
+
+  bits/instruction with framing: every byte of the trace (N-Trace: MSEO bits and idle bytes
+    included; E-Trace: te_inst_raw or encapsulation headers included);
+  without: N-Trace MDO bits (6 of every 8 bits of a message byte), E-Trace te_inst payload bits;
+  per TCODE (N-Trace) or format.subformat (E-Trace): count, bits without and with framing;
+  sync spacing: instructions and bytes between synchronisation messages (N-Trace
+    ProgTraceSync, DirectBranchSync, IndirectBranchSync, IndirectBranchHistSync) or packets
+    (E-Trace format 3 subformats 0-2), min/mean/max;
+  losses (decoder), idle bytes, Error messages, null packets, framing errors.
+
+Exit status: 0 success; 1 trace lost while decoding; 2 usage error; 125 an input cannot be read.";
+
+/// Arguments of `rvtrace stats`.
+#[derive(clap::Args)]
+#[command(after_help = HELP)]
+pub struct StatsArgs {
+    /// The trace (`-` for stdin).
+    input: PathBuf,
+    /// The protocol of the trace.
+    #[arg(long, value_enum, value_name = "PROTOCOL")]
+    trace: Protocol,
+    /// The program's ELF file(s).
+    #[arg(long, value_name = "ELF", required = true)]
+    elf: Vec<PathBuf>,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    json: bool,
+    #[command(flatten)]
+    dec: crate::trace_source::TraceDecodeOpts,
+}
+
+/// `rvtrace stats`.
+pub fn stats(a: &StatsArgs) -> CmdResult {
+    let mut image = Image::new();
+    let mut xlen = None;
+    for e in &a.elf {
+        let info = image
+            .load_file(e)
+            .map_err(|err| Failure::Tool(format!("{}: {err}", e.display())))?;
+        xlen.get_or_insert(info.xlen);
+    }
+    let xlen = xlen.ok_or_else(|| Failure::Usage("no --elf given".into()))?;
+    let isa = IsaConfig {
+        xlen,
+        zcmp: false,
+        zcmt: false,
+    };
+    let data = report::read_input(&a.input)?;
+    let (s, what) = match a.trace {
+        Protocol::Ntrace => {
+            crate::kind::check(&a.input, &data, crate::kind::Expected::Ntrace)?;
+            let cfg = a.dec.ntrace_config(&a.input, xlen)?;
+            (
+                rvtrace_ntrace::stats::stats(&image, cfg, &data),
+                "MDO bits: 6 of every 8; MSEO bits and idle bytes are framing",
+            )
+        }
+        Protocol::Etrace => {
+            crate::kind::check(&a.input, &data, crate::kind::Expected::Etrace)?;
+            let cfg = a.dec.etrace_config(&a.input, &data, xlen)?;
+            (
+                rvtrace_etrace::stats::stats(&image, isa, &cfg, &data),
+                "te_inst payloads; packet headers are framing",
+            )
+        }
+    };
+    let text = if a.json { s.json() } else { s.text(what) };
+    let mut out = Output::stdout();
+    out.write_all(text.as_bytes()).map_err(|e| out.fail(e))?;
+    out.finish()?;
+    if s.losses > 0 {
+        warn!(
+            "{}: trace lost {} times while decoding (`rvtrace decode` says where)",
+            report::name(&a.input),
+            s.losses
+        );
+    }
+    Ok(report::status(s.losses == 0))
+}

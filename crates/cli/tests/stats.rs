@@ -1,0 +1,112 @@
+//! `rvtrace stats`: the figures of a trace encoded from a run agree with the run and the file
+//! (the protocol crates' tests check them against NexRv's and the reference flow's own
+//! figures); JSON; sync spacing adds up; a damaged trace has losses (exit 1).
+
+mod common;
+
+use common::{rvtrace, stderr, stdout, tmpdir};
+use std::path::{Path, PathBuf};
+
+fn program(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../../programs/elf/{name}.elf"))
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+fn ok(o: &std::process::Output, what: &str) {
+    assert!(o.status.success(), "{what}: {:?}\n{}", o.status, stderr(o));
+}
+
+/// The number after `"key":` in flat JSON text (the first occurrence).
+fn num(json: &str, key: &str) -> f64 {
+    let at = json
+        .find(&format!("\"{key}\":"))
+        .unwrap_or_else(|| panic!("{key}: {json}"));
+    let rest = &json[at + key.len() + 3..];
+    let end = rest.find([',', '}']).unwrap();
+    rest[..end].parse().unwrap()
+}
+
+#[test]
+fn stats_of_both_protocols() {
+    let t = tmpdir("stats");
+    let elf = program("loops-rv64gc");
+    let (ing, pcs) = (t.join("t.ing"), t.join("t.pcs"));
+    ok(
+        &rvtrace(&["run", s(&elf), "--ingress", s(&ing), "--pcs", s(&pcs)]),
+        "run",
+    );
+    let n_instr = std::fs::read_to_string(&pcs).unwrap().lines().count() as f64;
+    let (nex, te) = (t.join("t.nex"), t.join("t.te"));
+    ok(
+        &rvtrace(&[
+            "encode",
+            "ntrace",
+            s(&ing),
+            "-o",
+            s(&nex),
+            "--sync-period",
+            "20",
+        ]),
+        "encode",
+    );
+    ok(
+        &rvtrace(&["encode", "etrace", s(&ing), "-o", s(&te), "--resync", "20"]),
+        "encode",
+    );
+    for (trace, proto) in [(&nex, "ntrace"), (&te, "etrace")] {
+        let o = rvtrace(&[
+            "stats",
+            s(trace),
+            "--trace",
+            proto,
+            "--elf",
+            s(&elf),
+            "--json",
+        ]);
+        ok(&o, "stats");
+        let j = stdout(&o);
+        assert_eq!(num(&j, "instructions"), n_instr, "{j}");
+        assert_eq!(
+            num(&j, "bytes"),
+            std::fs::metadata(trace).unwrap().len() as f64
+        );
+        assert_eq!(num(&j, "losses"), 0.0);
+        let syncs = num(&j, "syncs");
+        assert!(syncs > 10.0, "{j}");
+        // Spacings between consecutive syncs: one fewer than the syncs, within the trace.
+        let at = j.find("\"sync_instructions\":").unwrap();
+        let si = &j[at..];
+        assert_eq!(num(si, "count"), syncs - 1.0, "{j}");
+        assert!(num(si, "mean") * (syncs - 1.0) <= n_instr + 0.5, "{j}");
+        assert!(num(&j, "bits_per_instruction") > num(&j, "payload_bits_per_instruction"));
+        let text = rvtrace(&["stats", s(trace), "--trace", proto, "--elf", s(&elf)]);
+        ok(&text, "stats text");
+        assert!(
+            stdout(&text).contains("bits/instruction"),
+            "{}",
+            stdout(&text)
+        );
+    }
+    // A damaged trace: losses, exit 1.
+    let mut bad = std::fs::read(&nex).unwrap();
+    let mid = bad.len() / 2;
+    bad[mid..mid + 16].fill(0xa5);
+    let bad_nex = t.join("bad.nex");
+    std::fs::write(&bad_nex, &bad).unwrap();
+    let o = rvtrace(&[
+        "stats",
+        s(&bad_nex),
+        "--trace",
+        "ntrace",
+        "--elf",
+        s(&elf),
+        "--json",
+        "--src-bits",
+        "0",
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(num(&stdout(&o), "losses") >= 1.0);
+}

@@ -1,0 +1,86 @@
+//! What an E-Trace stream costs (`rvtrace stats --trace etrace`): per format.subformat the
+//! `te_inst` packets, their payload bits (whole payload bytes: payloads are sign-extended to a
+//! byte boundary, `payload.adoc`) and their bytes with the framing (`te_inst_raw` header, or the
+//! encapsulation header, srcID, timestamp and type: `etrace-encap`); synchronisation packets
+//! (format 3 subformats 0-2: start, trap, context; `payload.adoc` `sec:format3`) and the
+//! instructions and bytes between them; null packets, other packets and framing errors
+//! (including payloads that do not decode).
+//! Instructions and losses come from the decoder, fed one packet at a time. The reference
+//! flow's figures (`run_regression.sh`: packets, raw bytes, payload bytes = raw bytes less one
+//! header byte per packet, bits/instr = payload bits per instruction) are these.
+
+use crate::codec::{EncapConfig, Frame, FrameReader, Item, PacketReader, TeInst};
+use crate::config::{Framing, TraceConfig};
+use crate::decoder::{Decoder, DecoderOptions};
+use rvtrace_flow::stats::{StatsBuilder, TraceStats};
+use rvtrace_flow::FlowElement;
+use rvtrace_image::Image;
+use rvtrace_isa::IsaConfig;
+
+/// The statistics of the E-Trace stream `data` of the program in `image`, read and decoded with
+/// `cfg`.
+pub fn stats(image: &Image, isa: IsaConfig, cfg: &TraceConfig, data: &[u8]) -> TraceStats {
+    let mut dec = Decoder::with_options(image, DecoderOptions::from_config(cfg, isa));
+    let (encap_cfg, raw) = match cfg.framing {
+        Framing::Raw => (EncapConfig::TE_INST_RAW, true),
+        Framing::Encap(e) => (e, false),
+    };
+    let mut b = StatsBuilder::new("etrace", "packets");
+    // Instructions decoded so far.
+    let decoded = std::cell::Cell::new(0u64);
+    let mut sink = |e: &FlowElement| {
+        if let FlowElement::Range { count, .. } = e {
+            decoded.set(decoded.get() + count);
+        }
+    };
+    let (mut nulls, mut others, mut errors) = (0u64, 0u64, 0u64);
+    // The packet reader says which frames are te_inst packets and decodes them (following
+    // support packets' options); the frame reader, on the same frames, gives payload sizes.
+    let mut items = PacketReader::new(data, encap_cfg, raw, cfg.params, cfg.options)
+        .zip(FrameReader::new(data, encap_cfg))
+        .peekable();
+    while let Some(((at, item), (_, frame))) = items.next() {
+        let end = items.peek().map_or(data.len(), |((next, _), _)| *next);
+        match item {
+            Item::Packet(p) => {
+                // One packet at a time, so that the count at each packet is known (the
+                // stream interface gathers a window first).
+                dec.packet(at as u64, &p, &mut sink);
+                let payload = match frame {
+                    Ok(Frame::Normal(n)) => n.payload().len() as u64,
+                    _ => 0,
+                };
+                let (f, sf) = (p.format(), p.subformat());
+                let key = u32::from(f) * 8 + sf.map_or(0, u32::from);
+                let name = || format!("{} {}", p.kind(), kind_name(&p));
+                let sync = (f == 3 && sf != Some(3)).then_some((at as u64, decoded.get()));
+                b.unit(key, name, (end - at) as u64, 8 * payload, sync);
+            }
+            Item::Error(e) => {
+                dec.error(at as u64, &e, &mut sink);
+                errors += 1;
+            }
+            Item::Other(Frame::Null { .. }) => nulls += 1,
+            Item::Other(_) => others += 1,
+        }
+    }
+    dec.finish(data.len() as u64, &mut sink);
+    b.extra("null packets", nulls);
+    b.extra("other packets", others);
+    b.extra("framing errors", errors);
+    b.finish(data.len() as u64, decoded.get(), dec.stats.errors)
+}
+
+/// What a packet is (`payload.adoc` format and subformat names).
+fn kind_name(p: &TeInst) -> &'static str {
+    match p {
+        TeInst::BranchCount { .. } => "branch count",
+        TeInst::JumpTargetIndex { .. } => "jump target index",
+        TeInst::Branch { .. } => "branch, differential address",
+        TeInst::Addr(_) => "address only",
+        TeInst::Start { .. } => "synchronisation: start",
+        TeInst::Trap { .. } => "synchronisation: trap",
+        TeInst::Context { .. } => "synchronisation: context",
+        TeInst::Support(_) => "support",
+    }
+}
