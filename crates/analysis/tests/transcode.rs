@@ -270,3 +270,85 @@ fn losses_are_kept() {
     eprintln!("damaged inputs: {clean} kept every PC, {refused_seen} had a path refused");
     assert!(clean >= 10, "{clean}");
 }
+
+/// Random programs (every call/return kind, traps, timer interrupts, U mode): E->N gives the
+/// bytes of `encode ntrace`; N->E decodes to the run's PCs.
+#[test]
+fn random_programs_transcode() {
+    use rvtrace_testkit::randprog::{random_program, seeds};
+    for seed in seeds(6) {
+        let p = random_program(seed);
+        let run = rvtrace_testkit::run_elf_bytes(&p.elf, 4);
+        let im = &run.image;
+        let what = format!("seed {seed}");
+        let e_direct = e_encode(&ecfg(im), &run.records);
+        let e2n = e_to_n(im, &e_direct, ncfg(im, false));
+        assert!(
+            e2n == n_encode(ncfg(im, false), &run.records),
+            "{what}: E->N"
+        );
+        let n2e = n_to_e(im, &n_encode(ncfg(im, true), &run.records));
+        let (got, losses) = pcs(im, false, &n2e);
+        assert!(losses.is_empty(), "{what}: {losses:?}");
+        assert_pcs_eq(&what, "N->E decoded", &got, "run", &run.pcs);
+    }
+}
+
+/// Time stamps: E-Trace reports time in its synchronisation packets only; transcoded to N-Trace
+/// with time stamps, every message carries the time of the last E-Trace time stamp before it
+/// (a step function of the hart's time, never running backwards).
+#[test]
+fn time_stamps_are_kept() {
+    let run = run_program(
+        &rvtrace_testkit::test_program("recurse-rv64gc"),
+        "elf/recurse-rv64gc.elf",
+        4,
+    );
+    let im = &run.image;
+    let ecfg_t = TraceConfig::build(&ConfigInputs {
+        xlen_bits: isa(im).xlen.bits() as u8,
+        itype_width: Some(4),
+        timestamps: true,
+        resync: Some(64),
+        ..ConfigInputs::default()
+    })
+    .unwrap();
+    let e = e_encode(&ecfg_t, &run.records);
+    let times = |ntrace: bool, bytes: &[u8], cfg: &TraceConfig| {
+        let mut t = Vec::new();
+        let mut sink = |x: &FlowElement| {
+            if let FlowElement::Time { time } = x {
+                t.push(*time);
+            }
+        };
+        if ntrace {
+            let mut d = NDecoder::new(im, DecoderConfig::new(isa(im)));
+            decode_all(&mut d, bytes, &mut sink);
+        } else {
+            let mut d = EDecoder::with_options(im, DecoderOptions::from_config(cfg, isa(im)));
+            decode_all(&mut d, bytes, &mut sink);
+        }
+        t
+    };
+    let e_times = times(false, &e, &ecfg_t);
+    assert!(e_times.len() > 10);
+    let mut ncfg_t = ncfg(im, false);
+    ncfg_t.timestamps = true;
+    let sink = NtraceOut {
+        enc: NEncoder::new(ncfg_t),
+        bytes: Vec::new(),
+    };
+    let mut a = FlowIngress::new(im, isa(im), 4, sink);
+    let mut d = EDecoder::with_options(im, DecoderOptions::from_config(&ecfg_t, isa(im)));
+    decode_all(&mut d, &e, &mut a);
+    let (mut s, _) = a.finish();
+    s.enc.finish(&mut s.bytes);
+    let n_times = times(true, &s.bytes, &ecfg_t);
+    assert!(n_times.len() > e_times.len());
+    assert!(n_times.windows(2).all(|w| w[0] <= w[1]));
+    assert!(
+        n_times.iter().all(|t| *t == 0 || e_times.contains(t)),
+        "{n_times:?}"
+    );
+    assert_eq!(n_times.last(), e_times.last());
+}
