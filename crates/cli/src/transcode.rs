@@ -218,7 +218,10 @@ pub fn transcode(a: &TranscodeArgs) -> CmdResult {
         ));
     }
     let name = report::name(&a.input);
-    let side = rvtrace_etrace::meta::sidecar_path(&a.output);
+    let side = match a.to {
+        Protocol::Ntrace => rvtrace_ntrace::meta::sidecar_path(&a.output),
+        Protocol::Etrace => rvtrace_etrace::meta::sidecar_path(&a.output),
+    };
     let mut outs = vec![("-o", a.output.as_path())];
     if !report::is_std(&a.output) {
         outs.push(("the sidecar", side.as_path()));
