@@ -83,6 +83,34 @@ fn transcode_equals_encode_and_keeps_losses() {
     ok(&o, "transcode N->E");
     assert!(read(&n2e) == read(&te), "N->E differs from encode etrace");
 
+    // The reference preset (te_inst_raw; records classified as post-iss does, as `encode
+    // etrace --preset reference --elf` does).
+    let (te_ref, n2e_ref) = (t.join("ref.te"), t.join("n2e-ref.te"));
+    enc(
+        "etrace",
+        &te_ref,
+        &["--preset", "reference", "--elf", s(&elf)],
+    );
+    let o = rvtrace(&[
+        "transcode",
+        s(&nex),
+        "--trace",
+        "ntrace",
+        "--elf",
+        s(&elf),
+        "--to",
+        "etrace",
+        "-o",
+        s(&n2e_ref),
+        "--preset",
+        "reference",
+    ]);
+    ok(&o, "transcode N->E reference");
+    assert!(
+        read(&n2e_ref) == read(&te_ref),
+        "N->E --preset reference differs"
+    );
+
     // A damaged input: the loss is in the output (exit 1 both times), which decodes to the
     // input's PCs.
     let mut bad = read(&te);
