@@ -847,6 +847,7 @@ impl Encoder {
 
     /// Start of trace at `r`: ProgTraceSync with I-CNT=0 (N-Trace 7.5).
     fn start(&mut self, sync: u8, r: &Record, out: &mut Vec<u8>) {
+        self.lost_restart = false;
         let target = r.iaddr & self.addr_mask();
         self.icnt = 0;
         self.hist = 1;
@@ -923,9 +924,11 @@ impl Encoder {
             self.correlation(evcode::TRACE_DISABLED, time, out);
             self.enabled = false;
         }
-        // The overflow queue, if any, is not what lost this: the message goes out.
+        // Messages the output queue lost meanwhile are said by the same Error message; the
+        // queue is not what lost this trace, so the message goes out.
+        let ecode = 4 | self.overflow.take().map_or(0, |(e, _)| e);
         let fifo = self.cfg.fifo.take();
-        self.emit(Body::Error { etype: 0, ecode: 4 }, time, out);
+        self.emit(Body::Error { etype: 0, ecode }, time, out);
         self.cfg.fifo = fifo;
         self.lost_restart = true;
     }
