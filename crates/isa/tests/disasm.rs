@@ -77,10 +77,13 @@ const OPCODES: [u32; 20] = [
     0x53, 0x63, 0x67, 0x73, // plus 0x6f below
 ];
 
-/// Every 16-bit encoding, then 32-bit samples: random bits under each major opcode (half of them
+/// Every 16-bit encoding, every CSR, then 32-bit samples: random bits under each major opcode (half of them
 /// with the operand fields shrunk towards the alias cases: zero registers, small immediates).
 fn encodings(seed: u64, n32: usize) -> Vec<u32> {
     let mut v: Vec<u32> = (0..=0xffffu32).filter(|x| x & 3 != 3).collect();
+    // Every CSR number, read (`csrr a0,N`) and written (`csrw N,a1`).
+    v.extend((0..4096u32).map(|c| (c << 20) | (2 << 12) | (10 << 7) | 0x73));
+    v.extend((0..4096u32).map(|c| (c << 20) | (11 << 15) | (1 << 12) | 0x73));
     let mut rng = Rng(seed);
     for k in 0..n32 {
         let r = rng.next();
