@@ -9,6 +9,8 @@
 //!   [`Profile::flat`], [`Profile::folded`], [`export::flamegraph`], [`export::firefox`].
 //! * [`Counter`] → [`Counts`]: exact counts of straight-line ranges and taken transfers; from them
 //!   [`Coverage`] (lcov) and [`autofdo::text`].
+//! * [`TextTrace`]: every retired instruction with its symbol and disassembly; [`CallTrace`]:
+//!   calls and returns indented by depth, from the [`Profiler`]'s own shadow stack.
 //!
 //! ```no_run
 //! use rvtrace_analysis::{source, Profiler, Symbols};
@@ -31,8 +33,10 @@ pub mod export;
 pub mod profile;
 pub mod source;
 pub mod symbols;
+pub mod text;
 
 pub use counts::{Counter, Counts};
 pub use coverage::{Coverage, Summary};
-pub use profile::{Profile, Profiler};
+pub use profile::{Profile, Profiler, StackEvent, StackOp};
 pub use symbols::Symbols;
+pub use text::{CallTrace, TextTrace};

@@ -16,6 +16,7 @@ mod perf;
 mod progress;
 mod run;
 mod tandem;
+mod text_out;
 mod trace_source;
 
 use clap::{Parser, Subcommand};
@@ -72,6 +73,9 @@ enum Command {
     Coverage(analysis::CoverageArgs),
     /// An AutoFDO text sample profile of a run (for `create_llvm_prof --profiler=text`).
     Autofdo(analysis::AutofdoArgs),
+    /// The run as text: every instruction with its symbol and disassembly, or (--call-trace)
+    /// the calls and returns indented by depth.
+    Text(analysis::TextArgs),
     /// Tandem-verification traces (Bluespec's draft trace protocol).
     Tandem {
         #[command(subcommand)]
@@ -143,6 +147,7 @@ fn main() -> ExitCode {
         Command::Profile(a) => analysis::profile(&a),
         Command::Coverage(a) => analysis::coverage(&a),
         Command::Autofdo(a) => analysis::autofdo(&a),
+        Command::Text(a) => analysis::text(&a),
         Command::Tandem { command } => tandem::run(command),
     };
     match result {
