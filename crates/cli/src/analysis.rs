@@ -66,6 +66,10 @@ pub struct ProfileArgs {
     /// profile from file").
     #[arg(long, value_name = "FILE")]
     firefox: Option<PathBuf>,
+    /// Write the samples as `perf script` text with call chains (for stackcollapse-perf.pl or
+    /// `inferno-collapse-perf`): one sample per call stack, its period the stack's weight.
+    #[arg(long, value_name = "FILE")]
+    perf_script: Option<PathBuf>,
     /// What the folded stacks, flame graph and Firefox profile weigh.
     #[arg(long, value_enum, default_value_t = WeightArg::Instructions)]
     weight: WeightArg,
@@ -278,6 +282,7 @@ pub fn profile(a: &ProfileArgs) -> CmdResult {
         ("--folded", &a.folded),
         ("--flamegraph", &a.flamegraph),
         ("--firefox", &a.firefox),
+        ("--perf-script", &a.perf_script),
     ] {
         if let Some(p) = p {
             outs.push((opt, p));
@@ -310,6 +315,15 @@ pub fn profile(a: &ProfileArgs) -> CmdResult {
     }
     if let Some(f) = &a.firefox {
         write_file(f, export::firefox(&p, unit, &title)?.as_bytes())?;
+    }
+    if let Some(f) = &a.perf_script {
+        let comm = a
+            .input
+            .elf
+            .file_stem()
+            .map_or("rvtrace".into(), |s| s.to_string_lossy());
+        let text = export::perf_script(&p, &prog.syms, unit, &comm, &title);
+        write_file(f, text.as_bytes())?;
     }
     show(
         &p.report(a.top),
