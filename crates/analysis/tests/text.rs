@@ -86,9 +86,9 @@ fn objdump(path: &Path) -> Option<HashMap<u64, String>> {
     Some(m)
 }
 
-/// Every retired instruction's line: `0x... <symbol+off>  disassembly`, the disassembly equal to
-/// objdump's at that pc. The programs cover RV32/RV64, compressed code, F/D, Zba/Zbb, CSRs and
-/// traps.
+/// Every retired instruction's line of an N-Trace decode: `0x... <symbol+off>  disassembly`, the
+/// pcs those the hart retired, the disassembly equal to objdump's at that pc. The programs cover
+/// RV32/RV64, compressed code, F/D, Zba/Zbb, CSRs and traps.
 #[test]
 fn every_line_disassembles_as_objdump() {
     let mut total = 0;
@@ -104,7 +104,14 @@ fn every_line_disassembles_as_objdump() {
         let path = elf(name);
         let run = rvtrace_testkit::run_program(&path, "prog.elf", 4);
         let syms = Symbols::load(&path).unwrap();
-        let text = text_of(&run.image, &syms, |s| feed(&run.image, &run.records, s));
+        let isa = isa_of(&run.image);
+        let ncfg = rvtrace_ntrace::options::EncoderConfig::new(isa.xlen);
+        let (nbytes, _) = rvtrace_ntrace::encoder::encode(ncfg, &run.records);
+        let text = text_of(&run.image, &syms, |s| {
+            let cfg = rvtrace_ntrace::decoder::DecoderConfig::new(isa);
+            let st = rvtrace_analysis::source::ntrace(&nbytes[..], &run.image, cfg, s).unwrap();
+            assert_eq!(st.losses, 0, "{name}");
+        });
         let lines = insn_lines(&text);
         assert_eq!(lines.len(), run.pcs.len(), "{name}: a line per instruction");
         for ((pc, _), want) in lines.iter().zip(&run.pcs) {
