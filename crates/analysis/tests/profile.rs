@@ -345,8 +345,12 @@ fn perf_script_collapses_to_our_folded_stacks() {
             let p = profile(&r, &r.run.records);
             (r, p)
         };
-        for unit in [Unit::Instructions, Unit::Time] {
-            let text = export::perf_script(&p, &r.syms, unit, "my prog", "prog.elf");
+        for (unit, period) in [
+            (Unit::Instructions, 0),
+            (Unit::Time, 0),
+            (Unit::Instructions, 100),
+        ] {
+            let text = export::perf_script(&p, &r.syms, unit, period, "my prog", "prog.elf");
             assert!(
                 text.starts_with("my_prog 1/1 [000] 0.000000: "),
                 "{text:.80}"
@@ -373,7 +377,15 @@ fn perf_script_collapses_to_our_folded_stacks() {
                 })
                 .collect();
             assert!(ours.len() > 3, "{name}");
-            assert_eq!(collapsed, ours, "{name} {unit:?}");
+            assert_eq!(collapsed, ours, "{name} {unit:?} {period}");
+            // Samples: one per stack, or w/N rounded up with a period N (what a collapser that
+            // counts samples, stackcollapse-perf.pl, adds up).
+            let samples = text.lines().filter(|l| l.starts_with("my_prog ")).count() as u64;
+            let want: u64 = ours
+                .values()
+                .map(|&w| if period == 0 { 1 } else { w.div_ceil(period) })
+                .sum();
+            assert_eq!(samples, want, "{name} {unit:?} {period}");
         }
     }
 }

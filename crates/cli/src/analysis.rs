@@ -66,10 +66,15 @@ pub struct ProfileArgs {
     /// profile from file").
     #[arg(long, value_name = "FILE")]
     firefox: Option<PathBuf>,
-    /// Write the samples as `perf script` text with call chains (for stackcollapse-perf.pl or
-    /// `inferno-collapse-perf`): one sample per call stack, its period the stack's weight.
+    /// Write the samples as `perf script` text with call chains (for `inferno-collapse-perf`,
+    /// or with --perf-script-period for stackcollapse-perf.pl): one sample per call stack, its
+    /// period the stack's weight.
     #[arg(long, value_name = "FILE")]
     perf_script: Option<PathBuf>,
+    /// Split each stack of --perf-script into samples of period N (and one of the rest): for
+    /// collapsers that count samples and ignore periods (stackcollapse-perf.pl).
+    #[arg(long, value_name = "N", default_value_t = 0, requires = "perf_script")]
+    perf_script_period: u64,
     /// What the folded stacks, flame graph and Firefox profile weigh.
     #[arg(long, value_enum, default_value_t = WeightArg::Instructions)]
     weight: WeightArg,
@@ -322,7 +327,7 @@ pub fn profile(a: &ProfileArgs) -> CmdResult {
             .elf
             .file_stem()
             .map_or("rvtrace".into(), |s| s.to_string_lossy());
-        let text = export::perf_script(&p, &prog.syms, unit, &comm, &title);
+        let text = export::perf_script(&p, &prog.syms, unit, a.perf_script_period, &comm, &title);
         write_file(f, text.as_bytes())?;
     }
     show(
