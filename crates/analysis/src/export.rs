@@ -1,10 +1,13 @@
-//! Profiles for other tools: a flame graph SVG (the `inferno` crate, from the folded stacks) and
-//! a Firefox Profiler profile (the `fxprof-processed-profile` crate, which writes the viewer's
+//! Profiles for other tools: a flame graph SVG (the `inferno` crate, from the folded stacks),
+//! `perf script` sample text ([`perf_script`]) and a Firefox Profiler profile (the `fxprof-processed-profile` crate, which writes the viewer's
 //! "processed profile" JSON, `meta.preprocessedProfileVersion` 55; the viewer upgrades older
 //! processed versions when it loads them).
 
 use crate::profile::Profile;
+use crate::symbols::{Symbols, UNKNOWN};
 use fxprof_processed_profile as fx;
+use std::collections::HashMap;
+use std::fmt::Write as _;
 
 /// What a sample weighs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -86,4 +89,70 @@ pub fn firefox(profile: &Profile, unit: Unit, product: &str) -> Result<String, S
         }
     }
     serde_json::to_string(&p).map_err(|e| format!("Firefox profile: {e}"))
+}
+
+/// `profile` as the text `perf script` prints for samples with call chains (`-F
+/// comm,pid,tid,cpu,time,period,event,ip,sym,dso`), the input of inferno's `collapse-perf` and
+/// `stackcollapse-perf.pl`: frames innermost first, each frame the function's entry address,
+/// name and `dso`; `comm` names the process (spaces become `_`).
+///
+/// With `period` 0, one sample per call stack, its period the stack's weight: inferno's
+/// collapser adds the periods (inferno 0.12 `collapse/perf.rs`), so its folded stacks are ours
+/// exactly. `stackcollapse-perf.pl` (FlameGraph) counts every sample as 1 whatever its period;
+/// for it give a `period` N: a stack of weight w is then written as ⌊w/N⌋ samples of period N
+/// and one of period w mod N (when not 0), so the periods still add up to w and the sample count
+/// is w/N rounded up, what sampling every N instructions gives on average.
+///
+/// ```text
+/// prog 1/1 [000] 0.000000: 1234 instructions:
+///         80000200 main (prog.elf)
+///         80000000 _start (prog.elf)
+/// ```
+pub fn perf_script(
+    profile: &Profile,
+    syms: &Symbols,
+    unit: Unit,
+    period: u64,
+    comm: &str,
+    dso: &str,
+) -> String {
+    let mut entry: HashMap<&str, u64> = HashMap::new();
+    for f in syms.functions() {
+        entry.entry(f.name.as_str()).or_insert(f.start);
+    }
+    let (comm, dso) = (comm.replace(' ', "_"), dso.replace(' ', "_"));
+    let event = match unit {
+        Unit::Instructions => "instructions",
+        Unit::Time => "time",
+    };
+    let mut s = String::new();
+    for (stack, w) in &profile.stacks {
+        let n = match unit {
+            Unit::Instructions => w.insns,
+            Unit::Time => w.time,
+        };
+        if n == 0 || stack.is_empty() {
+            continue;
+        }
+        let mut chain = String::new();
+        for name in stack.iter().rev() {
+            match entry.get(name.as_str()) {
+                Some(a) if name != UNKNOWN => {
+                    let _ = writeln!(chain, "\t{a:16x} {name} ({dso})");
+                }
+                _ => {
+                    let _ = writeln!(chain, "\t{:16x} {UNKNOWN} ([unknown])", 0);
+                }
+            }
+        }
+        let mut left = n;
+        while left > 0 {
+            let p = if period == 0 { left } else { left.min(period) };
+            let _ = writeln!(s, "{comm} 1/1 [000] 0.000000: {p} {event}:");
+            s.push_str(&chain);
+            s.push('\n');
+            left -= p;
+        }
+    }
+    s
 }

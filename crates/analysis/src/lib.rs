@@ -11,6 +11,8 @@
 //!   [`Coverage`] (lcov) and [`autofdo::text`].
 //! * [`ingress_out::FlowIngress`]: flow back to ingress records (the reverse of
 //!   [`source::IngressFlow`]), for re-encoding a decoded trace in another protocol.
+//! * [`TextTrace`]: every retired instruction with its symbol and disassembly; [`CallTrace`]:
+//!   calls and returns indented by depth, from the [`Profiler`]'s own shadow stack.
 //!
 //! ```no_run
 //! use rvtrace_analysis::{source, Profiler, Symbols};
@@ -34,8 +36,10 @@ pub mod ingress_out;
 pub mod profile;
 pub mod source;
 pub mod symbols;
+pub mod text;
 
 pub use counts::{Counter, Counts};
 pub use coverage::{Coverage, Summary};
-pub use profile::{Profile, Profiler};
+pub use profile::{Profile, Profiler, StackEvent, StackOp};
 pub use symbols::Symbols;
+pub use text::{CallTrace, TextTrace};

@@ -258,6 +258,40 @@ impl Profile {
     }
 }
 
+/// What the shadow stack did ([`StackEvent`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum StackOp {
+    /// A call pushed the callee (counted in [`Calls::calls`] when there was a caller).
+    Call,
+    /// A jump to another function's entry replaced the top frame ([`Calls::tail_calls`]).
+    TailCall,
+    /// A trap pushed its handler ([`Calls::traps`] when there was a caller).
+    Trap,
+    /// A frame was popped: a return, a `longjmp` past it, or an unwind into a frame below.
+    Return,
+    /// A trap return popped the trap's frame.
+    TrapReturn,
+}
+
+/// One move of the shadow stack, for a call trace ([`Profiler::with_stack_events`]): the very
+/// transitions the profile's call graph counts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StackEvent {
+    /// What happened.
+    pub op: StackOp,
+    /// How many instructions had retired when it happened (the transfer is the last of them;
+    /// the target runs next).
+    pub index: u64,
+    /// The function left (`None` when the stack was empty), an index into
+    /// [`Symbols::functions`] (its length for an address in no function).
+    pub from: Option<u32>,
+    /// The function entered: the callee, or the function returned to (`None`: none below).
+    pub to: Option<u32>,
+    /// Depth of the frame concerned: the pushed frame for a call, tail call or trap, the popped
+    /// one for a return (1 = outermost).
+    pub depth: usize,
+}
+
 /// A node of the call tree: a function called from its parent's path.
 struct Node {
     parent: u32,
@@ -299,6 +333,12 @@ pub struct Profiler<'a> {
     losses: u64,
     truncated: u64,
     interior: HashMap<(u64, u64, u64), Interior>,
+    /// Stack moves not yet taken by [`Profiler::drain_stack_events`], when asked for.
+    events: Option<Vec<StackEvent>>,
+    /// Instructions seen so far.
+    retired: u64,
+    /// Instructions retired before the transfer being applied now.
+    at: u64,
 }
 
 impl<'a> Profiler<'a> {
@@ -324,7 +364,70 @@ impl<'a> Profiler<'a> {
             losses: 0,
             truncated: 0,
             interior: HashMap::new(),
+            events: None,
+            retired: 0,
+            at: 0,
         }
+    }
+
+    /// Also record every move of the shadow stack ([`StackEvent`]), to be taken with
+    /// [`drain_stack_events`](Profiler::drain_stack_events) after each element.
+    pub fn with_stack_events(mut self) -> Self {
+        self.events = Some(Vec::new());
+        self
+    }
+
+    /// Moves the stack events recorded since the last call to the end of `out`.
+    pub fn drain_stack_events(&mut self, out: &mut Vec<StackEvent>) {
+        if let Some(ev) = self.events.as_mut() {
+            out.append(ev);
+        }
+    }
+
+    /// The program this profiler reads instructions from.
+    pub fn image(&self) -> &'a Image {
+        self.image
+    }
+
+    /// The name of function `f` of a [`StackEvent`].
+    pub fn function_name(&self, f: u32) -> &'a str {
+        let syms: &'a Symbols = self.syms;
+        syms.functions()
+            .get(f as usize)
+            .map_or(UNKNOWN, |x| x.name.as_str())
+    }
+
+    fn event(&mut self, op: StackOp, from: Option<u32>, to: Option<u32>, depth: usize) {
+        let index = self.at;
+        if let Some(ev) = self.events.as_mut() {
+            ev.push(StackEvent {
+                op,
+                index,
+                from,
+                to,
+                depth,
+            });
+        }
+    }
+
+    /// Pops the frames above `len`, recording each as a return (the frame at `trap`, if any,
+    /// as a trap return).
+    fn pop_to(&mut self, len: usize, trap: Option<usize>) {
+        if self.events.is_some() {
+            for d in (len..self.stack.len()).rev() {
+                let from = self.nodes[self.stack[d].node as usize].func;
+                let to = d
+                    .checked_sub(1)
+                    .map(|b| self.nodes[self.stack[b].node as usize].func);
+                let op = if trap == Some(d) {
+                    StackOp::TrapReturn
+                } else {
+                    StackOp::Return
+                };
+                self.event(op, Some(from), to, d + 1);
+            }
+        }
+        self.stack.truncate(len);
     }
 
     fn func_of(&self, addr: u64) -> u32 {
@@ -355,7 +458,8 @@ impl<'a> Profiler<'a> {
 
     fn push_frame(&mut self, func: u32, ret: Option<u64>, trap: bool, resume: Option<u64>) {
         let parent = self.stack.last().map_or(ROOT, |f| f.node);
-        if let Some(caller) = self.top_func() {
+        let caller = self.top_func();
+        if let Some(caller) = caller {
             let e = self.edges.entry((caller, func)).or_default();
             if trap {
                 e.traps += 1;
@@ -363,6 +467,9 @@ impl<'a> Profiler<'a> {
                 e.calls += 1;
             }
         }
+        let op = if trap { StackOp::Trap } else { StackOp::Call };
+        let depth = (self.stack.len() + 1).min(MAX_DEPTH);
+        self.event(op, caller, Some(func), depth);
         if self.stack.len() >= MAX_DEPTH {
             self.truncated += 1;
             self.replace(func);
@@ -398,16 +505,16 @@ impl<'a> Profiler<'a> {
 
     fn ret(&mut self, target: u64, func: u32) {
         if let Some(i) = self.stack.iter().rposition(|f| f.ret == Some(target)) {
-            self.stack.truncate(i);
+            self.pop_to(i, None);
         } else if let Some(i) = self
             .stack
             .iter()
             .rposition(|f| self.nodes[f.node as usize].func == func)
         {
             // longjmp: back into a frame deeper in the stack.
-            self.stack.truncate(i + 1);
+            self.pop_to(i + 1, None);
         } else if self.stack.len() > 1 {
-            self.stack.pop();
+            self.pop_to(self.stack.len() - 1, None);
         }
         self.settle(func);
     }
@@ -415,7 +522,7 @@ impl<'a> Profiler<'a> {
     fn trap_ret(&mut self, target: u64, func: u32) {
         if let Some(i) = self.stack.iter().rposition(|f| f.trap) {
             let resume = self.stack[i].resume;
-            self.stack.truncate(i);
+            self.pop_to(i, Some(i));
             if let Some(pl) = resume.filter(|_| !self.stack.is_empty()) {
                 // Where the interrupted flow was going: the transition the trap cut short.
                 self.transition(pl, target, func);
@@ -435,16 +542,23 @@ impl<'a> Profiler<'a> {
             .map(|i| self.syms.functions()[i].start)
             == Some(target);
         if entry {
-            if let Some(caller) = self.top_func() {
+            let caller = self.top_func();
+            if let Some(caller) = caller {
                 self.edges.entry((caller, func)).or_default().tail_calls += 1;
             }
+            self.event(
+                StackOp::TailCall,
+                caller,
+                Some(func),
+                self.stack.len().max(1),
+            );
             self.replace(func);
         } else if let Some(i) = self
             .stack
             .iter()
             .rposition(|f| self.nodes[f.node as usize].func == func)
         {
-            self.stack.truncate(i + 1);
+            self.pop_to(i + 1, None);
         } else {
             self.replace(func);
         }
@@ -520,6 +634,7 @@ impl<'a> Profiler<'a> {
     }
 
     fn range(&mut self, start: u64, last: u64, count: u64) {
+        self.at = self.retired;
         self.enter(start);
         // A decoder may report a call, return or trap return whose target is the next
         // instruction inside one range (nothing in the trace tells it apart from sequential
@@ -528,12 +643,14 @@ impl<'a> Profiler<'a> {
         let (mut from, mut done) = (start, 0u64);
         for &(k, pc, next) in points.iter() {
             self.segment(from, pc, k + 1 - done);
+            self.at = self.retired + k + 1;
             let func = self.func_of(next);
             self.transition(pc, next, func);
             (from, done) = (next, k + 1);
         }
         self.segment(from, last, count - done);
         self.prev_last = Some(last);
+        self.retired += count;
     }
 
     /// The instructions of a range before its last that move the shadow stack (calls, returns,
@@ -692,7 +809,9 @@ impl<'a> Profiler<'a> {
 impl FlowSink for Profiler<'_> {
     fn element(&mut self, e: &FlowElement) {
         match *e {
-            FlowElement::Range { start, last, count } => self.range(start, last, count),
+            FlowElement::Range {
+                start, last, count, ..
+            } => self.range(start, last, count),
             FlowElement::Sync { reason, .. } => {
                 if matches!(reason, SyncReason::Start | SyncReason::Recovery)
                     && self.prev_last.is_none()
@@ -710,6 +829,7 @@ impl FlowSink for Profiler<'_> {
                     .or_else(|| self.prev_last.and_then(|pl| self.next_after(pl)));
                 let mut resume = None;
                 let known = self.prev_last.is_some() || self.pending_trap.is_some();
+                self.at = self.retired;
                 if known && !self.stack.is_empty() && self.prev_last != epc {
                     match epc {
                         Some(e) => self.enter(e),

@@ -317,6 +317,79 @@ fn folded_stacks_read_by_inferno_and_firefox_json_by_serde() {
     assert_eq!(rebuilt, want);
 }
 
+/// `perf script` text: inferno's `collapse-perf` (the independent reader of perf's text)
+/// collapses it to exactly our folded stacks (its process-name frame aside), by instructions and
+/// by time; also with a frame in no function (`[unknown]`).
+#[test]
+fn perf_script_collapses_to_our_folded_stacks() {
+    use inferno::collapse::Collapse;
+    for name in ["recurse-rv64gc", "setjmp-rv64gc", "traps-rv64gc", "unknown"] {
+        let (r, p) = if name == "unknown" {
+            // Code outside every function, called from main and calling main.
+            let r = run("recurse-rv64gc");
+            let mut p = Profile::default();
+            let w = |insns, time| rvtrace_analysis::profile::Weight { insns, time };
+            for (stack, weight) in [
+                (vec!["_start", "main"], w(7, 9)),
+                (vec!["_start", "main", "[unknown]"], w(5, 6)),
+                (vec!["_start", "main", "[unknown]", "main"], w(3, 4)),
+                (vec!["[unknown]"], w(2, 1)),
+                (vec!["_start", "fib"], w(11, 0)),
+            ] {
+                p.stacks
+                    .insert(stack.into_iter().map(String::from).collect(), weight);
+            }
+            (r, p)
+        } else {
+            let r = run(name);
+            let p = profile(&r, &r.run.records);
+            (r, p)
+        };
+        for (unit, period) in [
+            (Unit::Instructions, 0),
+            (Unit::Time, 0),
+            (Unit::Instructions, 100),
+        ] {
+            let text = export::perf_script(&p, &r.syms, unit, period, "my prog", "prog.elf");
+            assert!(
+                text.starts_with("my_prog 1/1 [000] 0.000000: "),
+                "{text:.80}"
+            );
+            let mut out = Vec::new();
+            inferno::collapse::perf::Folder::from(inferno::collapse::perf::Options::default())
+                .collapse(text.as_bytes(), &mut out)
+                .unwrap();
+            let collapsed: BTreeMap<String, u64> = String::from_utf8(out)
+                .unwrap()
+                .lines()
+                .map(|l| {
+                    let (stack, n) = l.rsplit_once(' ').unwrap();
+                    let stack = stack.strip_prefix("my_prog;").unwrap();
+                    (stack.to_string(), n.parse().unwrap())
+                })
+                .collect();
+            let ours: BTreeMap<String, u64> = p
+                .folded(unit == Unit::Time)
+                .lines()
+                .map(|l| {
+                    let (stack, n) = l.rsplit_once(' ').unwrap();
+                    (stack.to_string(), n.parse().unwrap())
+                })
+                .collect();
+            assert!(ours.len() > 3, "{name}");
+            assert_eq!(collapsed, ours, "{name} {unit:?} {period}");
+            // Samples: one per stack, or w/N rounded up with a period N (what a collapser that
+            // counts samples, stackcollapse-perf.pl, adds up).
+            let samples = text.lines().filter(|l| l.starts_with("my_prog ")).count() as u64;
+            let want: u64 = ours
+                .values()
+                .map(|&w| if period == 0 { 1 } else { w.div_ceil(period) })
+                .sum();
+            assert_eq!(samples, want, "{name} {unit:?} {period}");
+        }
+    }
+}
+
 /// Tail calls replace the frame: picolibc's `_start` jumps (`j`) to `_cstart`, so `_start` is
 /// no caller of anything `_cstart` runs.
 #[test]

@@ -6,7 +6,7 @@ use crate::compare::Protocol;
 use crate::report::{self, CmdResult, Failure, Output};
 use rvtrace_analysis::export::{self, Unit};
 use rvtrace_analysis::source::{self, SourceError, SourceStats};
-use rvtrace_analysis::{autofdo, Counter, Coverage, Profiler, Symbols};
+use rvtrace_analysis::{autofdo, CallTrace, Counter, Coverage, Profiler, Symbols, TextTrace};
 use rvtrace_flow::{loss_text, FlowElement, FlowSink};
 use rvtrace_image::Image;
 use rvtrace_isa::IsaConfig;
@@ -66,6 +66,15 @@ pub struct ProfileArgs {
     /// profile from file").
     #[arg(long, value_name = "FILE")]
     firefox: Option<PathBuf>,
+    /// Write the samples as `perf script` text with call chains (for `inferno-collapse-perf`,
+    /// or with --perf-script-period for stackcollapse-perf.pl): one sample per call stack, its
+    /// period the stack's weight.
+    #[arg(long, value_name = "FILE")]
+    perf_script: Option<PathBuf>,
+    /// Split each stack of --perf-script into samples of period N (and one of the rest): for
+    /// collapsers that count samples and ignore periods (stackcollapse-perf.pl).
+    #[arg(long, value_name = "N", default_value_t = 0, requires = "perf_script")]
+    perf_script_period: u64,
     /// What the folded stacks, flame graph and Firefox profile weigh.
     #[arg(long, value_enum, default_value_t = WeightArg::Instructions)]
     weight: WeightArg,
@@ -100,6 +109,36 @@ pub struct AutofdoArgs {
     output: PathBuf,
 }
 
+/// Arguments of `rvtrace text`.
+#[derive(clap::Args)]
+#[command(after_help = TEXT_HELP)]
+pub struct TextArgs {
+    #[command(flatten)]
+    input: InputArgs,
+    /// Write the call trace instead: calls and returns indented by call depth.
+    #[arg(long)]
+    call_trace: bool,
+    /// Write to FILE (`-`: stdout).
+    #[arg(short = 'o', long = "output", value_name = "FILE", default_value = "-")]
+    output: PathBuf,
+}
+
+const TEXT_HELP: &str = "\
+The instruction trace has one line per retired instruction: its address, <symbol+offset> and
+its disassembly as GNU objdump 2.40 prints it, with the flow's traps, syncs, losses, context and
+time between them (worded as `decode --flow` words them). The call trace (--call-trace) has one
+line per call, tail call, trap, return and trap return: the instructions retired by then, what
+happened, and the function entered (for a return: the function left), indented by four spaces
+per call level as `perf script --call-trace` indents; its moves are those of the shadow stack
+`rvtrace profile` builds its call graph from.
+
+INPUT is a binary ingress file (`rvtrace run --ingress`, recognised by its magic bytes), or, with
+--trace ntrace|etrace, a trace decoded with --elf and the decoder options (as `rvtrace decode`
+takes them; a trace's sidecar TRACE.meta gives those not named). `-` reads stdin.
+
+Exit status: 0 success; 1 trace lost while decoding or a damaged ingress file (the output holds
+what came before); 2 usage error; 125 an input cannot be read.";
+
 /// The program, read once.
 struct Program {
     image: Image,
@@ -125,11 +164,27 @@ fn program(elf: &Path) -> Result<Program, Failure> {
     })
 }
 
+type TextOut = std::io::BufWriter<Output>;
+
 /// Every sink of a command, with loss warnings.
 struct Tee<'a> {
     profiler: Option<Profiler<'a>>,
     counter: Option<Counter<'a>>,
+    text: Option<TextTrace<'a, TextOut>>,
+    calls: Option<CallTrace<'a, TextOut>>,
     warnings: report::Warnings,
+}
+
+impl Tee<'_> {
+    fn new(a: &InputArgs) -> Self {
+        Tee {
+            profiler: None,
+            counter: None,
+            text: None,
+            calls: None,
+            warnings: report::Warnings::new(report::name(&a.input), a.max_warnings),
+        }
+    }
 }
 
 impl FlowSink for Tee<'_> {
@@ -148,6 +203,18 @@ impl FlowSink for Tee<'_> {
         if let Some(c) = self.counter.as_mut() {
             c.element(e);
         }
+        if let Some(t) = self.text.as_mut() {
+            t.element(e);
+        }
+        if let Some(c) = self.calls.as_mut() {
+            c.element(e);
+        }
+    }
+
+    fn stop_requested(&self) -> bool {
+        // A text output that failed (a closed pipe) stops the decode.
+        self.text.as_ref().is_some_and(|t| t.stop_requested())
+            || self.calls.as_ref().is_some_and(|c| c.stop_requested())
     }
 }
 
@@ -220,6 +287,7 @@ pub fn profile(a: &ProfileArgs) -> CmdResult {
         ("--folded", &a.folded),
         ("--flamegraph", &a.flamegraph),
         ("--firefox", &a.firefox),
+        ("--perf-script", &a.perf_script),
     ] {
         if let Some(p) = p {
             outs.push((opt, p));
@@ -229,8 +297,7 @@ pub fn profile(a: &ProfileArgs) -> CmdResult {
     let prog = program(&a.input.elf)?;
     let mut tee = Tee {
         profiler: Some(Profiler::new(&prog.image, &prog.syms, prog.isa)),
-        counter: None,
-        warnings: report::Warnings::new(report::name(&a.input.input), a.input.max_warnings),
+        ..Tee::new(&a.input)
     };
     let ok = feed(&a.input, &prog, &mut tee)?;
     let p = tee.profiler.take().map(|p| p.profile()).unwrap_or_default();
@@ -254,6 +321,15 @@ pub fn profile(a: &ProfileArgs) -> CmdResult {
     if let Some(f) = &a.firefox {
         write_file(f, export::firefox(&p, unit, &title)?.as_bytes())?;
     }
+    if let Some(f) = &a.perf_script {
+        let comm = a
+            .input
+            .elf
+            .file_stem()
+            .map_or("rvtrace".into(), |s| s.to_string_lossy());
+        let text = export::perf_script(&p, &prog.syms, unit, a.perf_script_period, &comm, &title);
+        write_file(f, text.as_bytes())?;
+    }
     show(
         &p.report(a.top),
         &outs.iter().map(|o| o.1).collect::<Vec<_>>(),
@@ -264,9 +340,8 @@ pub fn profile(a: &ProfileArgs) -> CmdResult {
 /// Exact counts of the input.
 fn counts(a: &InputArgs, prog: &Program) -> Result<(rvtrace_analysis::Counts, bool), Failure> {
     let mut tee = Tee {
-        profiler: None,
         counter: Some(Counter::new(&prog.image)),
-        warnings: report::Warnings::new(report::name(&a.input), a.max_warnings),
+        ..Tee::new(a)
     };
     let ok = feed(a, prog, &mut tee)?;
     let c = tee.counter.take().map(Counter::finish).unwrap_or_default();
@@ -325,4 +400,30 @@ pub fn autofdo(a: &AutofdoArgs) -> CmdResult {
     } else {
         report::status(false)
     })
+}
+
+/// `rvtrace text`.
+pub fn text(a: &TextArgs) -> CmdResult {
+    report::distinct(&inputs(&a.input), &[("-o", &a.output)])?;
+    let prog = program(&a.input.elf)?;
+    let out = std::io::BufWriter::with_capacity(1 << 16, Output::create(&a.output)?);
+    let mut tee = Tee::new(&a.input);
+    if a.call_trace {
+        tee.calls = Some(CallTrace::new(&prog.image, &prog.syms, prog.isa, out));
+    } else {
+        tee.text = Some(TextTrace::new(&prog.image, &prog.syms, prog.isa, out));
+    }
+    let ok = feed(&a.input, &prog, &mut tee)?;
+    let w = match (tee.text.take(), tee.calls.take()) {
+        (Some(t), _) => t.finish(),
+        (None, Some(c)) => c.finish().map(|(w, _)| w),
+        (None, None) => return Ok(report::status(ok)),
+    };
+    let name = report::name(&a.output);
+    let w = w.map_err(|e| Failure::io(format_args!("writing {name}"), e))?;
+    let out = w
+        .into_inner()
+        .map_err(|e| Failure::io(format_args!("writing {name}"), e.into_error()))?;
+    out.finish()?;
+    Ok(report::status(ok))
 }

@@ -440,7 +440,7 @@ fn open_sniff(path: &Path) -> Result<(Box<dyn BufRead>, bool), Failure> {
 fn show(image: &Image, xlen: u32, index: u64, pc: u64) -> String {
     let dis = image
         .fetch(pc)
-        .map(|bits| rvtrace_tandem::disasm::disasm(bits, pc, xlen))
+        .map(|bits| rvtrace_isa::disasm::disasm(bits, pc, xlen).to_string())
         .unwrap_or_default();
     format!("{index:>10}  {:<40} {dis:<32}", addr_with_symbol(image, pc))
 }

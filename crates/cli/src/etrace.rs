@@ -375,6 +375,8 @@ pub struct DecodeArgs {
     trace_args: TraceArgs,
     #[command(flatten)]
     brstack: crate::brstack::BrstackDecodeArgs,
+    #[command(flatten)]
+    text: crate::text_out::TextArgs,
 }
 
 /// The address width a static configuration file gives, if any (so that `--xlen` need not be
@@ -572,6 +574,7 @@ pub fn decode(a: &DecodeArgs) -> CmdResult {
         outs.push(("--flow", p.as_path()));
     }
     outs.extend(crate::brstack::decode_outputs(&a.brstack));
+    outs.extend(a.text.outputs());
     crate::brstack::check_decode(&a.brstack)?;
     let mut ins: Vec<&Path> = vec![a.trace.as_path()];
     ins.extend(a.elf.iter().map(|p| p.as_path()));
@@ -666,6 +669,8 @@ pub fn decode(a: &DecodeArgs) -> CmdResult {
         None => None,
     };
     let mut brstack = crate::brstack::FlowOut::new(&a.brstack, &image, xlen)?;
+    let syms = a.text.symbols(&elfs)?;
+    let mut text = crate::text_out::TextOut::new(&a.text, &image, syms.as_ref(), xlen)?;
     let mut warnings = report::Warnings::new(a.trace.display(), a.max_warnings);
     let mut first_error: Option<LossReason> = None;
     let mut sink = |e: &FlowElement| {
@@ -678,6 +683,7 @@ pub fn decode(a: &DecodeArgs) -> CmdResult {
         if let Some(b) = brstack.as_mut() {
             b.element(e);
         }
+        text.element(e);
         if let FlowElement::Loss {
             offset,
             skipped,
@@ -704,6 +710,7 @@ pub fn decode(a: &DecodeArgs) -> CmdResult {
     if let Some(b) = brstack {
         b.finish()?;
     }
+    text.finish()?;
     let st = dec.stats;
     say!(
         "{} packets, {} instructions, {} errors",

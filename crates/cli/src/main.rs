@@ -17,6 +17,7 @@ mod progress;
 mod run;
 mod stats;
 mod tandem;
+mod text_out;
 mod trace_source;
 mod transcode;
 
@@ -79,6 +80,9 @@ enum Command {
     Stats(stats::StatsArgs),
     /// Re-encode an N-Trace trace as E-Trace or the reverse (decoded with the program).
     Transcode(transcode::TranscodeArgs),
+    /// The run as text: every instruction with its symbol and disassembly, or (--call-trace)
+    /// the calls and returns indented by depth.
+    Text(analysis::TextArgs),
     /// Tandem-verification traces (Bluespec's draft trace protocol).
     Tandem {
         #[command(subcommand)]
@@ -152,6 +156,7 @@ fn main() -> ExitCode {
         Command::Autofdo(a) => analysis::autofdo(&a),
         Command::Transcode(a) => transcode::transcode(&a),
         Command::Stats(a) => stats::stats(&a),
+        Command::Text(a) => analysis::text(&a),
         Command::Tandem { command } => tandem::run(command),
     };
     match result {

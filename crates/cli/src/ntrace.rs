@@ -282,6 +282,8 @@ pub struct DecodeArgs {
     opts: DecodeOpts,
     #[command(flatten)]
     brstack: crate::brstack::BrstackDecodeArgs,
+    #[command(flatten)]
+    text: crate::text_out::TextArgs,
 }
 
 /// The sidecar of `trace` (`TRACE.meta`), if there is one; a sidecar that does not parse is
@@ -646,6 +648,7 @@ pub fn decode(a: &DecodeArgs) -> CmdResult {
         outputs.push(("--flow", p));
     }
     outputs.extend(crate::brstack::decode_outputs(&a.brstack));
+    outputs.extend(a.text.outputs());
     crate::brstack::check_decode(&a.brstack)?;
     report::distinct(&inputs, &outputs)?;
     let input = TraceInput::open(&a.trace)?;
@@ -693,6 +696,8 @@ pub fn decode(a: &DecodeArgs) -> CmdResult {
         None => None,
     };
     let mut brstack = crate::brstack::FlowOut::new(&a.brstack, &image, xlen)?;
+    let syms = a.text.symbols(&a.elf)?;
+    let mut text = crate::text_out::TextOut::new(&a.text, &image, syms.as_ref(), xlen)?;
     let mut warnings = Warnings::new(t.display(), a.max_warnings);
     let mut fifo_lost = false;
     let mut sink = |e: &FlowElement| {
@@ -714,6 +719,7 @@ pub fn decode(a: &DecodeArgs) -> CmdResult {
         if let Some(b) = brstack.as_mut() {
             b.element(e);
         }
+        text.element(e);
     };
     let mut dec = Decoder::new(&image, cfg);
     input.for_each_chunk(|c| dec.push(c, &mut sink))?;
@@ -735,6 +741,7 @@ pub fn decode(a: &DecodeArgs) -> CmdResult {
     if let Some(b) = brstack {
         b.finish()?;
     }
+    text.finish()?;
     if st.errors > 0 {
         if fifo_lost {
             if let Some(n) = sm.and_then(|m| m.fifo_bytes) {

@@ -903,11 +903,7 @@ fn exit_code(hart: &Hart, stop: &Stop, max_insns: u64, default_limit: bool) -> E
                         "rvtrace: note: the instruction at {:#x} is {:#x}: {}",
                         t.trap.epc,
                         t.trap.tval,
-                        rvtrace_tandem::disasm::disasm(
-                            t.trap.tval as u32,
-                            t.trap.epc,
-                            hart.xlen.bits()
-                        )
+                        rvtrace_isa::disasm::Disasm::new(t.trap.tval as u32, t.trap.epc, hart.xlen)
                     );
                 }
             }

@@ -121,6 +121,102 @@ fn same_profile_from_ingress_ntrace_and_etrace() {
     }
 }
 
+/// `rvtrace text` (and `--call-trace`) of the ingress file, and `decode ntrace|etrace --text
+/// --call-trace` (both outputs of one decode): the same instruction lines and call trace from
+/// all three; `profile --perf-script` gives one sample per folded stack, with its count.
+#[test]
+fn text_call_trace_and_perf_script() {
+    let f = files("recurse-rv64gc", "text");
+    let path = |n: &str| f.t.join(n);
+    ok(
+        &rvtrace(&[
+            "text",
+            s(&f.ing),
+            "--elf",
+            s(&f.elf),
+            "-o",
+            s(&path("i.txt")),
+        ]),
+        "text",
+    );
+    let o = rvtrace(&["text", s(&f.ing), "--elf", s(&f.elf), "--call-trace"]);
+    ok(&o, "text --call-trace");
+    std::fs::write(path("i.calls"), stdout(&o)).unwrap();
+    for (proto, input) in [("ntrace", &f.nex), ("etrace", &f.te)] {
+        let (txt, calls) = (
+            path(&format!("{proto}.txt")),
+            path(&format!("{proto}.calls")),
+        );
+        let o = rvtrace(&[
+            "decode",
+            proto,
+            s(input),
+            "--elf",
+            s(&f.elf),
+            "--text",
+            s(&txt),
+            "--call-trace",
+            s(&calls),
+        ]);
+        ok(&o, &format!("decode {proto}"));
+    }
+    let read = |n: &str| std::fs::read_to_string(path(n)).unwrap();
+    let insns = |t: String| -> Vec<String> {
+        t.lines()
+            .filter(|l| l.starts_with("0x"))
+            .map(String::from)
+            .collect()
+    };
+    let moves = |t: String| -> Vec<String> {
+        t.lines()
+            .filter(|l| !l.starts_with("end"))
+            .map(String::from)
+            .collect()
+    };
+    let want = insns(read("i.txt"));
+    assert!(want.len() > 10_000, "{}", want.len());
+    assert!(want.iter().any(|l| l.contains(" <main>  ")));
+    assert!(want.iter().any(|l| l.ends_with("  ret")));
+    let calls = moves(read("i.calls"));
+    assert!(calls
+        .iter()
+        .any(|l| l.contains(" call ") && l.ends_with("    fib")));
+    for proto in ["ntrace", "etrace"] {
+        assert!(insns(read(&format!("{proto}.txt"))) == want, "{proto} text");
+        assert!(
+            moves(read(&format!("{proto}.calls"))) == calls,
+            "{proto} call trace"
+        );
+    }
+    // perf script samples: a sample per folded stack, its period the stack's count.
+    let o = rvtrace(&[
+        "profile",
+        s(&f.ing),
+        "--elf",
+        s(&f.elf),
+        "--perf-script",
+        s(&path("p.txt")),
+        "--folded",
+        s(&path("f.txt")),
+    ]);
+    ok(&o, "profile --perf-script");
+    let perf = read("p.txt");
+    let folded = read("f.txt");
+    let periods: Vec<u64> = perf
+        .lines()
+        .filter(|l| l.starts_with("recurse-rv64gc 1/1 [000] 0.000000: "))
+        .map(|l| l.split_whitespace().nth(4).unwrap().parse().unwrap())
+        .collect();
+    let counts: Vec<u64> = folded
+        .lines()
+        .map(|l| l.rsplit_once(' ').unwrap().1.parse().unwrap())
+        .collect();
+    assert_eq!(periods, counts);
+    // An output naming an input is refused.
+    let o = rvtrace(&["text", s(&f.ing), "--elf", s(&f.elf), "-o", s(&f.elf)]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+}
+
 #[test]
 fn flame_graph_and_firefox_files() {
     let f = files("recurse-rv64gc", "fg");

@@ -1,7 +1,9 @@
 //! Instruction knowledge for tracing: instruction length, control-transfer class
 //! (the ingress-port `itype`, 3- and 4-bit) and static branch/jump targets.
 //!
-//! This is the one place in rvtrace that knows RISC-V encodings for tracing.
+//! This is the one place in rvtrace that knows RISC-V encodings: the instruction decoder the hart
+//! executes ([`insn`]), the disassembler on top of it ([`disasm`]), and the tracing classifier
+//! ([`classify`]; checked against [`insn`] by the tests, see the README for why it stays).
 //!
 //! * [`insn_len`]: instruction length from the first 16-bit parcel (base ISA length encoding).
 //! * [`classify`]: the control-flow class ([`CfClass`]) and static target of one instruction.
@@ -13,7 +15,10 @@
 #![warn(missing_docs)]
 
 mod class;
+mod csr_names;
 mod decode;
+pub mod disasm;
+pub mod insn;
 mod len;
 
 #[cfg(test)]

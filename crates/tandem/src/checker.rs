@@ -68,11 +68,11 @@
 use crate::codec::{
     decode_record, mask_bits, mem_op, reg, AddlState, DecodeError, ErrorKind, Params, Record,
 };
-use crate::disasm::disasm;
 use crate::dump::{priv_name, reg_name};
 use crate::meta::Elements;
 use crate::producer::canonical_csr;
 use rvtrace_image::Image;
+use rvtrace_isa::disasm::disasm;
 use rvtrace_isa::Xlen;
 use rvtrace_sim::bus::Clint;
 use rvtrace_sim::csr::{irq, mstatus, num, Csrs};
@@ -1885,7 +1885,7 @@ impl Checker {
                         }
                     });
             let text = match insn {
-                Some(i) => disasm(i, pre_pc, self.xlen.bits()),
+                Some(i) => disasm(i, pre_pc, self.xlen.bits()).to_string(),
                 None => "interrupt".into(),
             };
             let m = Mismatch {
@@ -1919,7 +1919,7 @@ impl Checker {
             pc: pre_pc,
             insn,
             disasm: insn
-                .map(|i| disasm(i, pre_pc, self.xlen.bits()))
+                .map(|i| disasm(i, pre_pc, self.xlen.bits()).to_string())
                 .unwrap_or_else(|| "interrupt".into()),
             diffs: vec![Diff {
                 element: "execution".into(),

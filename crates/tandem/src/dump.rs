@@ -2,7 +2,7 @@
 //! Show_Trace_Data tool prints one), and where malformed bytes start.
 
 use crate::codec::{mem_op, reg, AddlState, DecodeError, Params, Reader, Record};
-use crate::disasm::{csr_name, disasm, fname, xname};
+use rvtrace_isa::disasm::{csr_name, disasm, fname, xname};
 use std::io::{self, Write};
 
 /// Name of a register address for people: `x3 (gp)`, `f7 (ft7)`, `mie`, `csr 0x7c0`.
@@ -15,7 +15,7 @@ pub fn reg_name(addr: u16) -> String {
         format!("f{n} ({})", fname(n))
     } else if reg::is_csr(addr) {
         match csr_name(addr) {
-            Some(n) => n,
+            Some(n) => n.to_string(),
             None => format!("csr 0x{addr:03x}"),
         }
     } else {

@@ -7,13 +7,12 @@
 //!   elements that are absent.
 //! * [`producer`]: the hart model's observer that writes the trace of a run.
 //! * [`checker`]: tandem verification of a trace against the hart model (3.1, 3.2).
-//! * [`disasm`]: a small disassembler for reports.
+//! * Instructions in reports are printed by the one disassembler, `rvtrace_isa::disasm`.
 
 #![warn(missing_docs)]
 
 pub mod checker;
 pub mod codec;
-pub mod disasm;
 pub mod dump;
 pub mod meta;
 pub mod producer;
