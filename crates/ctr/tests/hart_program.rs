@@ -86,6 +86,7 @@ fn program(l: &Layout) -> (Vec<u32>, usize) {
 
 fn hart(v: Version, code: &[u32]) -> Hart {
     let mut h = hart_with_code(Config::virt(Xlen::Rv64, "ctr"), code);
+    assert!(h.pmp_allow_all()); // the S/U-mode parts need a PMP entry
     h.x[S1 as usize] = OUT;
     assert!(h.csr_write(num::MTVEC, BASE + 4 * HANDLER as u64));
     h.attach(Box::new(Ctr::new(v)));

@@ -29,6 +29,7 @@ fn hart_of(v: Version, code: &[u32], smstateen: bool) -> Hart {
     let mut cfg = Config::virt(Xlen::Rv64, "ctr");
     cfg.smstateen = smstateen;
     let mut h = hart_with_code(cfg, &c);
+    assert!(h.pmp_allow_all()); // the S/U-mode parts need a PMP entry
     assert!(h.csr_write(num::MTVEC, BASE + 4 * 60));
     h.attach(Box::new(Ctr::new(v)));
     h
@@ -86,6 +87,7 @@ fn sctrclr_is_illegal_in_u_mode_and_without_ctr() {
     let mut cfg = Config::virt(Xlen::Rv64, "x");
     cfg.smstateen = true;
     let mut h = hart_with_code(cfg, &[SCTRCLR, SPIN]);
+    assert!(h.pmp_allow_all());
     assert!(h.csr_write(num::MTVEC, BASE + 4));
     assert_eq!(h.run(&mut (), 1), Stop::InsnLimit);
     assert_eq!(h.csr_read(num::MCAUSE), Some(2));

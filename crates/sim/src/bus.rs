@@ -146,6 +146,17 @@ pub struct Bus {
     /// Set by every device access (and by the hart for counter reads and semihosting): the
     /// hart looked outside itself since the trap-loop detector last cleared it.
     pub(crate) io_touched: bool,
+    /// The hart's PMP fast path: how many bytes of RAM (from [`RAM_BASE`]) its loads, stores
+    /// and fetches may use without a PMP check (all of RAM or none; the hart sets them).
+    pub(crate) open: OpenRam,
+}
+
+/// Bytes of RAM that each kind of hart access may use unchecked (see [`Bus::fast_load`]).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct OpenRam {
+    pub load: u64,
+    pub store: u64,
+    pub fetch: u64,
 }
 
 impl std::fmt::Debug for Bus {
@@ -177,6 +188,11 @@ impl Bus {
             uart_input: None,
             rom: Vec::new(),
             io_touched: false,
+            open: OpenRam {
+                load: ram_size,
+                store: ram_size,
+                fetch: ram_size,
+            },
         }
     }
 
@@ -203,12 +219,53 @@ impl Bus {
     /// Offset into RAM if `[addr, addr+len)` lies inside RAM.
     #[inline(always)]
     pub fn ram_offset(&self, addr: u64, len: u64) -> Option<usize> {
+        Self::offset_within(addr, len, self.ram_size)
+    }
+
+    /// Offset into RAM if `[addr, addr+len)` lies inside the first `limit` bytes of RAM.
+    #[inline(always)]
+    fn offset_within(addr: u64, len: u64, limit: u64) -> Option<usize> {
         let off = addr.wrapping_sub(RAM_BASE);
-        if off < self.ram_size && len <= self.ram_size - off {
+        if off < limit && len <= limit - off {
             Some(off as usize)
         } else {
             None
         }
+    }
+
+    /// A load from the first `limit` bytes of RAM (`limit` <= RAM size), `None` elsewhere.
+    #[inline(always)]
+    pub(crate) fn fast_load(&self, addr: u64, size: u64, limit: u64) -> Option<u64> {
+        let off = Self::offset_within(addr, size, limit)?;
+        let r = &self.ram[off..];
+        Some(match size {
+            1 => r[0] as u64,
+            2 => u16::from_le_bytes([r[0], r[1]]) as u64,
+            4 => u32::from_le_bytes([r[0], r[1], r[2], r[3]]) as u64,
+            _ => u64::from_le_bytes([r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7]]),
+        })
+    }
+
+    /// A store to the first `limit` bytes of RAM (`limit` <= RAM size); false elsewhere.
+    #[inline(always)]
+    pub(crate) fn fast_store(&mut self, addr: u64, size: u64, value: u64, limit: u64) -> bool {
+        let Some(off) = Self::offset_within(addr, size, limit) else {
+            return false;
+        };
+        let bytes = value.to_le_bytes();
+        self.ram[off..off + size as usize].copy_from_slice(&bytes[..size as usize]);
+        if self.tohost.is_some_and(|t| addr <= t && t < addr + size) {
+            self.htif_write();
+        }
+        true
+    }
+
+    /// A 4-byte fetch from the first `limit` bytes of RAM, `None` elsewhere.
+    #[inline(always)]
+    pub(crate) fn fast_fetch(&self, addr: u64, limit: u64) -> Option<u32> {
+        let off = Self::offset_within(addr, 4, limit)?;
+        let b = &self.ram[off..off + 4];
+        Some(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
     }
 
     /// Copy `data` into RAM at `addr` (program loading). False if it does not fit.
@@ -282,14 +339,8 @@ impl Bus {
     /// `None` means an access fault.
     #[inline(always)]
     pub fn load(&mut self, addr: u64, size: u64, mtime: u64) -> Option<u64> {
-        if let Some(off) = self.ram_offset(addr, size) {
-            let r = &self.ram[off..];
-            return Some(match size {
-                1 => r[0] as u64,
-                2 => u16::from_le_bytes([r[0], r[1]]) as u64,
-                4 => u32::from_le_bytes([r[0], r[1], r[2], r[3]]) as u64,
-                _ => u64::from_le_bytes([r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7]]),
-            });
+        if let Some(v) = self.fast_load(addr, size, self.ram_size) {
+            return Some(v);
         }
         self.mmio_load(addr, size, mtime)
     }
@@ -297,12 +348,7 @@ impl Bus {
     /// Store the low `size` bytes of `value`. `None` means an access fault.
     #[inline(always)]
     pub fn store(&mut self, addr: u64, size: u64, value: u64, mtime: u64) -> Option<()> {
-        if let Some(off) = self.ram_offset(addr, size) {
-            let bytes = value.to_le_bytes();
-            self.ram[off..off + size as usize].copy_from_slice(&bytes[..size as usize]);
-            if self.tohost.is_some_and(|t| addr <= t && t < addr + size) {
-                self.htif_write();
-            }
+        if self.fast_store(addr, size, value, self.ram_size) {
             return Some(());
         }
         self.mmio_store(addr, size, value, mtime)

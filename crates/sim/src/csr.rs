@@ -293,10 +293,8 @@ pub struct Csrs {
     pub fflags: u8,
     /// FP dynamic rounding mode.
     pub frm: u8,
-    /// PMP configuration bytes (16 entries, as QEMU 7.2).
-    pub pmpcfg: [u8; 16],
-    /// PMP address registers.
-    pub pmpaddr: [u64; 16],
+    /// PMP registers and their decoded ranges (16 entries, as QEMU 7.2; `pmp.rs`).
+    pub pmp: crate::pmp::Pmp,
     /// `tselect`.
     pub tselect: u64,
     /// `mstateen0..3` (Smstateen; only with [`crate::Config::smstateen`]).
@@ -351,8 +349,7 @@ impl Csrs {
             firmware_timer: false,
             fflags: 0,
             frm: 0,
-            pmpcfg: [0; 16],
-            pmpaddr: [0; 16],
+            pmp: crate::pmp::Pmp::new(xlen == Xlen::Rv32),
             tselect: 0,
             mstateen: [0; 4],
         }

@@ -186,16 +186,21 @@ impl Hart {
                 let n = (csr - num::PMPCFG0) as usize;
                 // 16 entries, as QEMU's `virt` (7.2 and 10): pmpcfg4.. and pmpaddr16.. are
                 // illegal there, and odd pmpcfg numbers on RV64.
-                if (!rv32 && n % 2 == 1) || n * 4 >= c.pmpcfg.len() {
+                if (!rv32 && n % 2 == 1) || n * 4 >= crate::pmp::ENTRIES {
                     return None;
                 }
                 let per = if rv32 { 4 } else { 8 };
                 (0..per).fold(0u64, |acc, k| {
-                    let e = n * 4 + k;
-                    acc | (c.pmpcfg.get(e).copied().unwrap_or(0) as u64) << (8 * k)
+                    acc | u64::from(c.pmp.cfg(n * 4 + k)) << (8 * k)
                 })
             }
-            num::PMPADDR0..=num::PMPADDR63 => *c.pmpaddr.get((csr - num::PMPADDR0) as usize)?,
+            num::PMPADDR0..=num::PMPADDR63 => {
+                let e = (csr - num::PMPADDR0) as usize;
+                if e >= crate::pmp::ENTRIES {
+                    return None;
+                }
+                c.pmp.addr(e)
+            }
             num::TSELECT => c.tselect,
             num::TDATA1..=num::TDATA3 | num::TINFO => 0,
             num::MVENDORID => 0,
@@ -325,6 +330,8 @@ impl Hart {
                     v
                 };
                 c.mstatus_write(v, has_f, self.xlen);
+                // MPRV and MPP choose the privilege that loads and stores are checked at.
+                self.pmp_refresh();
                 self.recheck();
             }
             num::MSTATUSH => {}
@@ -392,28 +399,22 @@ impl Hart {
             num::MTINST | num::MTVAL2 if c.misa & crate::csr::MISA_H != 0 => {}
             num::PMPCFG0..=num::PMPCFG15 => {
                 let n = (csr - num::PMPCFG0) as usize;
-                if (!rv32 && n % 2 == 1) || n * 4 >= c.pmpcfg.len() {
+                if (!rv32 && n % 2 == 1) || n * 4 >= crate::pmp::ENTRIES {
                     return false;
                 }
                 let per = if rv32 { 4 } else { 8 };
                 for k in 0..per {
-                    let e = n * 4 + k;
-                    if let Some(cfg) = c.pmpcfg.get_mut(e) {
-                        // Locked entries ignore writes.
-                        if *cfg & 0x80 == 0 {
-                            *cfg = (v >> (8 * k)) as u8;
-                        }
-                    }
+                    c.pmp.write_cfg(n * 4 + k, (v >> (8 * k)) as u8);
                 }
+                self.pmp_refresh();
             }
             num::PMPADDR0..=num::PMPADDR63 => {
                 let e = (csr - num::PMPADDR0) as usize;
-                if e >= c.pmpaddr.len() {
+                if e >= crate::pmp::ENTRIES {
                     return false;
                 }
-                if c.pmpcfg[e] & 0x80 == 0 {
-                    c.pmpaddr[e] = v;
-                }
+                c.pmp.write_addr(e, v);
+                self.pmp_refresh();
             }
             // QEMU 7.2 has two triggers; other indices are ignored.
             num::TSELECT => {

@@ -9,6 +9,7 @@ use crate::csr::{irq, mstatus};
 use crate::decode::{Insn, Op};
 use crate::hart::{cause, privilege, Exc, Hart, Stop};
 use crate::observer::{MemAccess, MemKind, Observer};
+use crate::pmp::Access;
 
 /// The three instructions that mark a semihosting call (RISC-V semihosting spec):
 /// `slli x0, x0, 0x1f`, `ebreak`, `srai x0, x0, 7`.
@@ -44,8 +45,11 @@ impl Hart {
         addr: u64,
         size: u64,
     ) -> Result<u64, Exc> {
-        let mtime = self.mtime();
-        match self.bus.load(addr, size, mtime) {
+        let v = match self.bus.fast_load(addr, size, self.bus.open.load) {
+            Some(v) => Some(v),
+            None => self.load_checked(addr, size),
+        };
+        match v {
             Some(v) => {
                 obs.mem_access(&MemAccess {
                     addr,
@@ -70,8 +74,9 @@ impl Hart {
         size: u64,
         v: u64,
     ) -> Result<(), Exc> {
-        let mtime = self.mtime();
-        match self.bus.store(addr, size, v, mtime) {
+        let done = self.bus.fast_store(addr, size, v, self.bus.open.store)
+            || self.store_checked(addr, size, v);
+        match done.then_some(()) {
             Some(()) => {
                 if self.bus.exit.is_some() || self.bus.irq_dirty {
                     self.recheck();
@@ -92,6 +97,68 @@ impl Hart {
                 cause: cause::STORE_ACCESS,
                 tval: addr,
             }),
+        }
+    }
+
+    /// A load outside the PMP fast path: the PMP check at the effective privilege, then the
+    /// bus (RAM or a device). `None`: an access fault.
+    #[cold]
+    #[inline(never)]
+    fn load_checked(&mut self, addr: u64, size: u64) -> Option<u64> {
+        if !self
+            .csr
+            .pmp
+            .check(addr, size, Access::Read, self.data_priv())
+        {
+            return None;
+        }
+        let mtime = self.mtime();
+        self.bus.load(addr, size, mtime)
+    }
+
+    /// A store outside the PMP fast path (see [`Hart::load_checked`]); false: an access fault.
+    #[cold]
+    #[inline(never)]
+    fn store_checked(&mut self, addr: u64, size: u64, v: u64) -> bool {
+        if !self
+            .csr
+            .pmp
+            .check(addr, size, Access::Write, self.data_priv())
+        {
+            return false;
+        }
+        let mtime = self.mtime();
+        self.bus.store(addr, size, v, mtime).is_some()
+    }
+
+    /// The read of an AMO or SC (aligned; the write follows through [`Hart::mem_store`]). As
+    /// QEMU 7.2 (an atomic access needs write, then read permission): no PMP write permission
+    /// is a store/AMO access fault, write without read (the reserved W-only) a load access
+    /// fault; nothing at the address is a store/AMO access fault.
+    #[inline(always)]
+    fn amo_read(&mut self, a: u64, size: u64) -> Result<u64, Exc> {
+        let open = self.bus.open.load.min(self.bus.open.store);
+        if let Some(v) = self.bus.fast_load(a, size, open) {
+            return Ok(v);
+        }
+        self.amo_read_checked(a, size)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn amo_read_checked(&mut self, a: u64, size: u64) -> Result<u64, Exc> {
+        let p = self.data_priv();
+        let fault = |cause| Err(Exc { cause, tval: a });
+        if !self.csr.pmp.check(a, size, Access::Write, p) {
+            return fault(cause::STORE_ACCESS);
+        }
+        if !self.csr.pmp.check(a, size, Access::Read, p) {
+            return fault(cause::LOAD_ACCESS);
+        }
+        let mtime = self.mtime();
+        match self.bus.load(a, size, mtime) {
+            Some(v) => Ok(v),
+            None => fault(cause::STORE_ACCESS),
         }
     }
 
@@ -303,19 +370,11 @@ impl Hart {
                                 tval: a,
                             });
                         }
-                        let mtime = self.mtime();
-                        match self.bus.load(a, size, mtime) {
-                            Some(cur) if cur == rv => {
-                                self.mem_store(obs, a, size, rs2)?;
-                                true
-                            }
-                            Some(_) => false,
-                            None => {
-                                return Err(Exc {
-                                    cause: cause::STORE_ACCESS,
-                                    tval: a,
-                                })
-                            }
+                        if self.amo_read(a, size)? == rv {
+                            self.mem_store(obs, a, size, rs2)?;
+                            true
+                        } else {
+                            false
                         }
                     }
                     _ => false,
@@ -347,13 +406,7 @@ impl Hart {
                         tval: a,
                     });
                 }
-                let mtime = self.mtime();
-                let Some(old) = self.bus.load(a, size, mtime) else {
-                    return Err(Exc {
-                        cause: cause::STORE_ACCESS,
-                        tval: a,
-                    });
-                };
+                let old = self.amo_read(a, size)?;
                 obs.mem_access(&MemAccess {
                     addr: a,
                     size: size as u8,
@@ -402,6 +455,7 @@ impl Hart {
                 let t = target!(self.csr.mepc);
                 self.csr.mstatus = n;
                 self.priv_ = new_priv;
+                self.pmp_refresh();
                 // The mret itself retires in M.
                 self.counters.set_mode(new_priv, self.instret + 1);
                 obs.trap_return(n, new_priv);
@@ -418,6 +472,7 @@ impl Hart {
                 let t = target!(self.csr.sepc);
                 self.csr.mstatus = n;
                 self.priv_ = spp;
+                self.pmp_refresh();
                 self.counters.set_mode(spp, self.instret + 1);
                 obs.trap_return(n, spp);
                 self.recheck();

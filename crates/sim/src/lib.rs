@@ -33,6 +33,7 @@ pub mod import;
 pub mod ingress;
 mod instrument;
 pub mod observer;
+pub mod pmp;
 pub mod semihost;
 mod traploop;
 pub mod uarch;

@@ -17,6 +17,7 @@ fn s_mode_hart(code: &[u32], handler: u64) -> Hart {
     h.csr.mstatus |= mstatus::SIE;
     h.csr.stvec = handler;
     h.priv_ = 1;
+    assert!(h.pmp_allow_all()); // S-mode needs a PMP entry
     h
 }
 
