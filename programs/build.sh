@@ -64,6 +64,7 @@ build ctr_m      "$both" ctr_m.c ctr_regions.S
 build ctr_su     "$both" ctr_su.c ctr_regions.S rvtest.S
 build ctr_stateen "$both" ctr_stateen.c ctr_regions.S rvtest.S
 build sstc       "$both" sstc.c rvtest.S
+build pmp        "$both" pmp.c pmp.S rvtest.S
 
 # Zba/Zbb: compiled with the extensions, linked against the plain multilib (picolibc has no
 # _zba_zbb multilib, and the ABI is the same).

@@ -473,6 +473,8 @@ program_tests! {
     ctr_stateen_rv32imac => "ctr_stateen-rv32imac",
     sstc_rv64gc => "sstc-rv64gc",
     sstc_rv32imac => "sstc-rv32imac",
+    pmp_rv64gc => "pmp-rv64gc",
+    pmp_rv32imac => "pmp-rv32imac",
 }
 
 /// Every ELF in programs/elf has a test above and an expected output, and vice versa.

@@ -132,9 +132,9 @@ impl Hart {
     }
 
     /// The read of an AMO or SC (aligned; the write follows through [`Hart::mem_store`]). As
-    /// QEMU 7.2 (an atomic access needs write, then read permission): no PMP write permission
-    /// is a store/AMO access fault, write without read (the reserved W-only) a load access
-    /// fault; nothing at the address is a store/AMO access fault.
+    /// QEMU 7.2 (probed with programs/src/pmp.c): without PMP read permission it is a *load*
+    /// access fault (the spec says store/AMO access fault for AMOs), with read but not write
+    /// a store/AMO access fault; nothing at the address is a store/AMO access fault.
     #[inline(always)]
     fn amo_read(&mut self, a: u64, size: u64) -> Result<u64, Exc> {
         let open = self.bus.open.load.min(self.bus.open.store);
@@ -149,11 +149,11 @@ impl Hart {
     fn amo_read_checked(&mut self, a: u64, size: u64) -> Result<u64, Exc> {
         let p = self.data_priv();
         let fault = |cause| Err(Exc { cause, tval: a });
-        if !self.csr.pmp.check(a, size, Access::Write, p) {
-            return fault(cause::STORE_ACCESS);
-        }
         if !self.csr.pmp.check(a, size, Access::Read, p) {
             return fault(cause::LOAD_ACCESS);
+        }
+        if !self.csr.pmp.check(a, size, Access::Write, p) {
+            return fault(cause::STORE_ACCESS);
         }
         let mtime = self.mtime();
         match self.bus.load(a, size, mtime) {
