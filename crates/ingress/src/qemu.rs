@@ -10,7 +10,9 @@
 //!   before its first instruction (an interrupt request); it is logged again when it really runs.
 //! * `riscv_cpu_do_interrupt: hart:0, async:A, cause:C, epc:E, tval:T, desc=D`: a trap.
 //!   `async:0` is an exception of the last executed instruction (PC = E), which retired only for a
-//!   breakpoint (C=3) or an `ecall` (C=8, 9, 11); `async:1` is an interrupt taken before E.
+//!   breakpoint (C=3) or an `ecall` (C=8, 9, 11), or an instruction access/page fault (C=1, 12)
+//!   at E, which was never executed (the last executed instruction retired; a PMP-denied jump
+//!   target); `async:1` is an interrupt taken before E.
 //! * Blank lines are skipped; any other line is an error, so that a change of QEMU's log format
 //!   cannot go unnoticed.
 //!
@@ -112,7 +114,27 @@ impl<R: BufRead> QemuLogReader<R> {
                 let cause = field_hex(line, "cause:").ok_or_else(|| bad("no cause"))?;
                 let epc = field_hex(line, "epc:").ok_or_else(|| bad("no epc"))?;
                 let tval = field_hex(line, "tval:");
-                if line.contains("async:0,") {
+                let fetch_fault = matches!(cause, 1 | 12);
+                if line.contains("async:0,")
+                    && fetch_fault
+                    && self.last.is_none_or(|(_, pc, _)| pc != epc)
+                {
+                    // An instruction access or page fault at `epc`, raised while QEMU
+                    // translated the block there, which is never logged: the last executed
+                    // instruction (a jump, `xret`) retired; the privilege at `epc` is not
+                    // in the log.
+                    self.retire_last();
+                    self.out.push_back((
+                        n,
+                        Step::Trap {
+                            cause,
+                            interrupt: false,
+                            epc,
+                            tval,
+                            priv_: None,
+                        },
+                    ));
+                } else if line.contains("async:0,") {
                     let Some((l, pc, priv_)) = self.last.take() else {
                         return Err(bad("an exception with no instruction executed before it"));
                     };
@@ -186,7 +208,9 @@ Trace 0: 0x7f05 [0000000000000000/0000000080000202/00209000/ff000201] \n\
 Stopped execution of TB chain before 0x7f05 [0000000080000202] \n\
 riscv_cpu_do_interrupt: hart:0, async:1, cause:0000000000000007, epc:0x0000000080000202, tval:0x0000000000000000, desc=m_timer\n\
 Trace 0: 0x7f06 [0000000000000000/0000000080000300/00209003/ff000201] \n\
-riscv_cpu_do_interrupt: hart:0, async:0, cause:0000000000000003, epc:0x0000000080000300, tval:0x0000000000000000, desc=breakpoint\n";
+riscv_cpu_do_interrupt: hart:0, async:0, cause:0000000000000003, epc:0x0000000080000300, tval:0x0000000000000000, desc=breakpoint\n\
+Trace 0: 0x7f07 [0000000000000000/0000000080000400/00209003/ff000201] \n\
+riscv_cpu_do_interrupt: hart:0, async:0, cause:0000000000000001, epc:0x0000000080000500, tval:0x0000000000000000, desc=fault_fetch\n";
 
     #[test]
     fn every_kind_of_line() {
@@ -214,6 +238,17 @@ riscv_cpu_do_interrupt: hart:0, async:0, cause:0000000000000003, epc:0x000000008
                 (10, trap(7, true, 0x8000_0202, 0)),
                 (11, ret(0x8000_0300, 3)),
                 (12, trap(3, false, 0x8000_0300, 3)),
+                (13, ret(0x8000_0400, 3)),
+                (
+                    14,
+                    Step::Trap {
+                        cause: 1,
+                        interrupt: false,
+                        epc: 0x8000_0500,
+                        tval: Some(0),
+                        priv_: None,
+                    }
+                ),
             ]
         );
     }
