@@ -44,6 +44,7 @@
 use crate::codec::mseo::{Deframer, RawMessage};
 use crate::codec::{parse, rcode, sync, tcode, Addr, Body, CodecConfig, Message, Process};
 use crate::insn::{Classifier, LinkRule};
+use rvtrace_flow::walk::Ranges;
 use rvtrace_flow::{FlowElement, FlowSink, LossReason, SyncReason, TraceDecoder};
 use rvtrace_image::code::Code;
 use rvtrace_image::Image;
@@ -261,7 +262,7 @@ pub struct Decoder<'a> {
     /// The last instruction walked (pc, length), for sequential jumps.
     prev: Option<(u64, u64)>,
     repeat: Option<Repeat>,
-    range: Option<(u64, u64, u64, u64)>,
+    ranges: Ranges,
     time: Option<u64>,
     loss: Option<(u64, LossReason)>,
     skipped_start: Option<u64>,
@@ -296,7 +297,7 @@ impl<'a> Decoder<'a> {
             stack: VecDeque::new(),
             prev: None,
             repeat: None,
-            range: None,
+            ranges: Ranges::new(),
             time: None,
             loss: None,
             skipped_start: None,
@@ -394,9 +395,7 @@ impl<'a> Decoder<'a> {
     }
 
     fn flush<S: FlowSink + ?Sized>(&mut self, sink: &mut S) {
-        if let Some((start, last, count, _)) = self.range.take() {
-            sink.element(&FlowElement::Range { start, last, count });
-        }
+        self.ranges.flush(sink);
     }
 
     fn emit<S: FlowSink + ?Sized>(&mut self, sink: &mut S, e: FlowElement) {
@@ -750,6 +749,11 @@ impl<'a> Decoder<'a> {
         self.budget += icnt as i64;
         let last = self.walk(Some(end), sink)?;
         let last_class = last.map(|l| self.class_at(l.pc));
+        if let Some(c) = last_class {
+            // A run walked in one step is reported as plain instructions; its last may be an
+            // `ecall` that the message's trap is about.
+            self.ranges.set_last_class(c, false);
+        }
         if self.budget != 0 {
             return Err(format!(
                 "I-CNT {icnt} ends {} half-words before the last branch of its HIST",
@@ -850,30 +854,6 @@ impl<'a> Decoder<'a> {
         }
     }
 
-    /// Add `n` sequential instructions from `pc` to `last` (the next one at `next`) to the range.
-    #[inline]
-    fn extend_range<S: FlowSink + ?Sized>(
-        &mut self,
-        pc: u64,
-        last: u64,
-        n: u64,
-        next: u64,
-        sink: &mut S,
-    ) {
-        self.stats.instructions += n;
-        match &mut self.range {
-            Some((_, l, count, nx)) if *nx == pc => {
-                *l = last;
-                *count += n;
-                *nx = next;
-            }
-            _ => {
-                self.flush(sink);
-                self.range = Some((pc, last, n, next));
-            }
-        }
-    }
-
     /// Walk instructions: HIST bits first, then the I-CNT budget (N-Trace 11.1). `end` is `None`
     /// for a HIST-only walk (ResourceFull), which stops after the branch taking the last bit.
     ///
@@ -911,7 +891,8 @@ impl<'a> Decoder<'a> {
                             since_branch += n;
                             let lpc = pc + u64::from(e.run_last);
                             let next = pc.wrapping_add(u64::from(e.run_bytes)) & mask;
-                            self.extend_range(pc, lpc, n, next, sink);
+                            self.stats.instructions += n;
+                            self.ranges.add(pc, lpc, n, next, CfClass::None, sink);
                             self.prev = Some((lpc, u64::from(e.run_bytes - e.run_last)));
                             last = Some(Last {
                                 pc: lpc,
@@ -977,9 +958,10 @@ impl<'a> Decoder<'a> {
                 since_branch = 0;
             }
             let is_last = end.is_some() && self.hist.is_empty() && self.budget == 0;
+            let mut taken = false;
             let natural = match class {
                 CfClass::Branch => {
-                    let taken = bit.unwrap_or(is_last && end == Some(End::Direct));
+                    taken = bit.unwrap_or(is_last && end == Some(End::Direct));
                     Some(if taken {
                         step.target.unwrap_or(seq)
                     } else {
@@ -1007,7 +989,8 @@ impl<'a> Decoder<'a> {
                 }
                 self.stack.push_back(seq);
             }
-            self.extend_range(pc, pc, 1, seq, sink);
+            self.stats.instructions += 1;
+            self.ranges.add_one(pc, seq, class, taken, sink);
             self.prev = Some((pc, u64::from(step.len)));
             last = Some(Last { pc, natural });
             if is_last {
