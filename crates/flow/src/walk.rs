@@ -47,6 +47,17 @@ const NOT_TAKEN: u8 = 0x10;
 const TAKEN: u8 = 0x20;
 const CLASS: u8 = 0x0f;
 
+/// `CfClass` by discriminant, for every value of a 4-bit field.
+const BY_INDEX: [CfClass; 16] = {
+    let mut t = [CfClass::None; 16];
+    let mut k = 0;
+    while k < CfClass::ALL.len() {
+        t[CfClass::ALL[k] as usize] = CfClass::ALL[k];
+        k += 1;
+    }
+    t
+};
+
 /// Classes after which execution may go on to the next instruction in memory (a branch until
 /// its outcome says otherwise), as a bit set of `CfClass` discriminants.
 const GOES_ON: u32 =
@@ -135,20 +146,17 @@ impl Ranges {
         self.count = count;
     }
 
+    #[inline]
     fn class(&self) -> CfClass {
-        CfClass::ALL
-            .get((self.end & CLASS) as usize)
-            .copied()
-            .unwrap_or_default()
+        BY_INDEX[(self.end & CLASS) as usize]
     }
 
+    #[inline]
     fn taken(&self) -> Option<bool> {
-        if self.end & CLASS != CfClass::Branch as u8 {
-            return None;
-        }
-        match self.end & !CLASS {
-            TAKEN => Some(true),
-            NOT_TAKEN => Some(false),
+        const B: u8 = CfClass::Branch as u8;
+        match self.end {
+            e if e == B | TAKEN => Some(true),
+            e if e == B | NOT_TAKEN => Some(false),
             _ => None,
         }
     }

@@ -1095,6 +1095,31 @@ pub fn decode<S: FlowSink + ?Sized>(
     d.finish(sink)
 }
 
+/// `--link-registers auto`: the link rule that decodes a trace, found by trying. Decodes the
+/// trace with each rule in turn, [`LinkRule::Spec`], [`LinkRule::X1Only`], [`LinkRule::NexRv`]
+/// (the rest of `cfg` as given), and returns the first without a loss, else the one with the
+/// fewest, with its count of losses. Streams made with the specification's rule decode at the
+/// first try; `open` gives the trace from its start each time (it is read up to three times,
+/// streaming).
+pub fn find_link_rule<R: std::io::Read>(
+    image: &Image,
+    cfg: DecoderConfig,
+    mut open: impl FnMut() -> std::io::Result<R>,
+) -> std::io::Result<(LinkRule, u64)> {
+    let mut best = (LinkRule::Spec, u64::MAX);
+    for link in [LinkRule::Spec, LinkRule::X1Only, LinkRule::NexRv] {
+        let mut d = Decoder::new(image, DecoderConfig { link, ..cfg });
+        let n = rvtrace_flow::decode_read(&mut d, open()?, &mut |_: &FlowElement| {})?.losses;
+        if n < best.1 {
+            best = (link, n);
+        }
+        if n == 0 {
+            break;
+        }
+    }
+    Ok(best)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
