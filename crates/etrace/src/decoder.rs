@@ -7,10 +7,10 @@
 //! what executed as [`FlowElement`]s. Where this decoder departs from the pseudo code it says so
 //! in a comment; the crate README lists the choices shared with rvtrace's encoder.
 
-use rvtrace_flow::walk::Ranges;
+use rvtrace_flow::walk::{sequential_target, Ranges, ReturnStack, SequentialJumps};
 use rvtrace_flow::{FlowElement, FlowSink, LossReason, SyncReason, TraceDecoder};
 use rvtrace_image::Image;
-use rvtrace_isa::{sequentially_inferred_target, CfClass, IsaConfig};
+use rvtrace_isa::{CfClass, IsaConfig};
 
 use crate::code::{Code, Ent};
 use crate::codec::bits::mask;
@@ -351,6 +351,21 @@ impl DecoderOptions {
     }
 }
 
+/// Entries the decoder's return address stack keeps (the encoder's: `return_stack_size_p`, or
+/// the call counter's range).
+fn stack_max(p: &Params) -> usize {
+    if p.return_stack_size_p > 0 {
+        1 << p.return_stack_size_p
+    } else if p.call_counter_size_p > 0 {
+        (1usize << p.call_counter_size_p.min(24)) - 1
+    } else {
+        // Implicit return without a stack or counter size: the reference flow's encoder in
+        // implicit return mode never reports returns (it keeps no stack), so the decoder's
+        // stack must not lose entries.
+        usize::MAX
+    }
+}
+
 /// Bytes waiting to be split into packets ([`TraceDecoder::push`]).
 #[derive(Clone, Debug)]
 struct Stream {
@@ -402,7 +417,7 @@ pub struct Decoder<'a> {
     address: u64,
     privilege: u64,
     context: u64,
-    return_stack: Vec<u64>,
+    return_stack: ReturnStack,
     bpred: Vec<u8>,
     jtc: Vec<Option<u64>>,
     tvec: Vec<((bool, u64), u64)>,
@@ -488,7 +503,7 @@ impl<'a> Decoder<'a> {
             address: 0,
             privilege: 0,
             context: 0,
-            return_stack: Vec::new(),
+            return_stack: ReturnStack::new(stack_max(&params)),
             bpred: vec![BPRED_INIT; 1usize << params.bpred_size_p],
             jtc: vec![None; 1usize << params.cache_size_p],
             tvec: Vec::new(),
@@ -513,7 +528,7 @@ impl<'a> Decoder<'a> {
     /// Bytes the decoder holds on the heap (its return address stack, branch predictor, jump
     /// target cache and trap handler table): bounded by the parameters, whatever the input.
     pub fn heap_bytes(&self) -> usize {
-        self.return_stack.capacity() * 8
+        self.return_stack.heap_bytes()
             + self.bpred.capacity()
             + self.jtc.capacity() * std::mem::size_of::<Option<u64>>()
             + self.tvec.capacity() * std::mem::size_of::<((bool, u64), u64)>()
@@ -1264,32 +1279,10 @@ impl<'a> Decoder<'a> {
     // ---------------------------------------------------------------------------------------
     // Return address stack.
 
-    fn stack_max(&self) -> usize {
-        let p = self.params;
-        if p.return_stack_size_p > 0 {
-            1 << p.return_stack_size_p
-        } else if p.call_counter_size_p > 0 {
-            (1usize << p.call_counter_size_p.min(24)) - 1
-        } else {
-            // Implicit return without a stack or counter size: the reference flow's encoder in
-            // implicit return mode never reports returns (it keeps no stack), so the decoder's
-            // stack must not lose entries.
-            usize::MAX
-        }
-    }
-
     fn push_return(&mut self, link: u64) {
-        if !self.options.implicit_return {
-            return;
+        if self.options.implicit_return {
+            self.return_stack.push(link);
         }
-        let max = self.stack_max();
-        if max == 0 {
-            return;
-        }
-        if self.return_stack.len() >= max {
-            self.return_stack.remove(0);
-        }
-        self.return_stack.push(link);
     }
 
     // ---------------------------------------------------------------------------------------
@@ -1564,7 +1557,7 @@ impl<'a> Decoder<'a> {
                             // A return that failed the prediction consumes its stack entry
                             // (rvtrace's encoder does the same).
                             self.return_stack.pop();
-                        } else if self.return_stack.last() == Some(&address) {
+                        } else if self.return_stack.top() == Some(address) {
                             // A reported `c.jr x5` that does return (millicode `jr t0`).
                             self.return_stack.pop();
                         }
@@ -1590,7 +1583,7 @@ impl<'a> Decoder<'a> {
         if !k.irreport || k.notify || k.irdepth != depth {
             return false;
         }
-        if self.return_stack.last() == Some(&address) {
+        if self.return_stack.top() == Some(address) {
             return false;
         }
         let at_branch = self
@@ -1610,13 +1603,15 @@ impl<'a> Decoder<'a> {
     /// The target of a sequentially inferable jump at `pc` (`decoder.adoc`
     /// `is_sequential_jump` / `sequential_jump_target`), if it is one.
     fn sequential_target(&self, pc: u64) -> Option<u64> {
-        let prev = self.last_pc;
-        if prev == pc {
-            return None;
-        }
-        let pb = self.image.fetch(prev)?;
-        let jb = self.image.fetch(pc)?;
-        sequentially_inferred_target(&self.code.isa, prev, pb, jb).map(|t| t & self.amask)
+        let prev = (self.last_pc, 0);
+        sequential_target(
+            self.image,
+            &self.code.isa,
+            SequentialJumps::ExecutedBefore,
+            prev,
+            pc,
+        )
+        .map(|t| t & self.amask)
     }
 }
 

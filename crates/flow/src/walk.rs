@@ -1,8 +1,114 @@
 //! What every trace decoder does while it walks the program, whatever its protocol: building
-//! [`FlowElement::Range`]s by the flow's rules ([`Ranges`]).
+//! [`FlowElement::Range`]s by the flow's rules ([`Ranges`]), keeping a stack of return
+//! addresses for implicit returns ([`ReturnStack`]), and inferring the target of a sequentially
+//! inferable jump ([`sequential_target`]). Where the protocols' rules differ, the difference is
+//! an option named after its specification section.
 
 use crate::{FlowElement, FlowSink};
-use rvtrace_isa::CfClass;
+use rvtrace_image::Image;
+use rvtrace_isa::{sequentially_inferred_target, CfClass, IsaConfig};
+use std::collections::VecDeque;
+
+/// The return addresses of the calls walked and not returned from, for implicit returns
+/// (E-Trace `branchTrace.adoc` implicit return, N-Trace 9.2): a call pushes the address after
+/// it, a return pops. Bounded: when full, a push drops the oldest entry (memory stays bounded
+/// whatever the input; the encoder's own stack is no deeper).
+#[derive(Clone, Debug, Default)]
+pub struct ReturnStack {
+    v: VecDeque<u64>,
+    max: usize,
+}
+
+impl ReturnStack {
+    /// An empty stack of at most `max` entries (0: pushes do nothing).
+    pub fn new(max: usize) -> Self {
+        ReturnStack {
+            v: VecDeque::new(),
+            max,
+        }
+    }
+
+    /// A call: `ret` is the address after it.
+    #[inline]
+    pub fn push(&mut self, ret: u64) {
+        if self.max == 0 {
+            return;
+        }
+        if self.v.len() >= self.max {
+            self.v.pop_front();
+        }
+        self.v.push_back(ret);
+    }
+
+    /// A return: the newest entry.
+    #[inline]
+    pub fn pop(&mut self) -> Option<u64> {
+        self.v.pop_back()
+    }
+
+    /// The newest entry, left on the stack.
+    #[inline]
+    pub fn top(&self) -> Option<u64> {
+        self.v.back().copied()
+    }
+
+    /// Entries on the stack.
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.v.len()
+    }
+
+    /// Whether the stack is empty.
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.v.is_empty()
+    }
+
+    /// Forget every entry (a synchronisation, a loss).
+    pub fn clear(&mut self) {
+        self.v.clear();
+    }
+
+    /// Bytes held on the heap.
+    pub fn heap_bytes(&self) -> usize {
+        self.v.capacity() * std::mem::size_of::<u64>()
+    }
+}
+
+/// Which instruction before an indirect jump can make it sequentially inferable (its register
+/// loaded by a `lui`/`auipc`/`c.lui`): the protocols say it differently.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SequentialJumps {
+    /// E-Trace `decoder.adoc` `is_sequential_jump`: the instruction executed right before the
+    /// jump, wherever it is.
+    ExecutedBefore,
+    /// N-Trace 9.1: the instruction executed right before the jump, when it is also right
+    /// before it in memory.
+    RightBefore,
+}
+
+/// The target of the indirect jump at `pc` if the instruction executed before it, at `prev`
+/// (`prev_len` bytes long), loads its register (`rvtrace_isa::sequentially_inferred_target`),
+/// with `rule` saying which instruction may; `None` otherwise.
+#[inline]
+pub fn sequential_target(
+    image: &Image,
+    isa: &IsaConfig,
+    rule: SequentialJumps,
+    (prev, prev_len): (u64, u64),
+    pc: u64,
+) -> Option<u64> {
+    let before = match rule {
+        SequentialJumps::ExecutedBefore => prev != pc,
+        SequentialJumps::RightBefore => prev.wrapping_add(prev_len) & isa.xlen.addr_mask() == pc,
+    };
+    if !before {
+        return None;
+    }
+    let pbits = image.fetch(prev)?;
+    let bits = image.fetch(pc)?;
+    sequentially_inferred_target(isa, prev, pbits, bits)
+}
 
 /// Whether an instruction of class `class` transferred control (see [`FlowElement::Range`]):
 /// every jump and trap return; a conditional branch when `taken`.
@@ -315,6 +421,46 @@ mod tests {
                 range(0x108, 0x108, 1, CfClass::EnvTrap, None),
             ]
         );
+    }
+
+    #[test]
+    fn return_stack_drops_the_oldest() {
+        let mut r = ReturnStack::new(2);
+        for a in [1, 2, 3] {
+            r.push(a);
+        }
+        assert_eq!((r.len(), r.top()), (2, Some(3)));
+        assert_eq!([r.pop(), r.pop(), r.pop()], [Some(3), Some(2), None]);
+        let mut none = ReturnStack::new(0);
+        none.push(1);
+        assert!(none.is_empty());
+    }
+
+    /// 0x1000 `auipc t0, 0` (0x00000297), 0x1004 `jr 16(t0)` (`jalr x0, 16(t0)`: 0x01028067),
+    /// encodings as `riscv64-unknown-elf-as` gives them: the target is 0x1010.
+    #[test]
+    fn sequential_jumps() {
+        let code: Vec<u8> = [0x0000_0297u32, 0x0102_8067]
+            .iter()
+            .flat_map(|w| w.to_le_bytes())
+            .collect();
+        let mut image = Image::new();
+        let elf = rvtrace_testkit::minimal_elf(true, 0x1000, &code);
+        image.load_bytes("t", &elf).unwrap();
+        let isa = IsaConfig::rv64();
+        let t = |rule, prev| sequential_target(&image, &isa, rule, prev, 0x1004);
+        assert_eq!(t(SequentialJumps::RightBefore, (0x1000, 4)), Some(0x1010));
+        assert_eq!(
+            t(SequentialJumps::ExecutedBefore, (0x1000, 4)),
+            Some(0x1010)
+        );
+        // Executed before but not right before in memory (its length says so here).
+        assert_eq!(t(SequentialJumps::RightBefore, (0x1000, 2)), None);
+        assert_eq!(
+            t(SequentialJumps::ExecutedBefore, (0x1000, 2)),
+            Some(0x1010)
+        );
+        assert_eq!(t(SequentialJumps::ExecutedBefore, (0x1004, 4)), None);
     }
 
     #[test]

@@ -44,11 +44,11 @@
 use crate::codec::mseo::{Deframer, RawMessage};
 use crate::codec::{parse, rcode, sync, tcode, Addr, Body, CodecConfig, Message, Process};
 use crate::insn::{Classifier, LinkRule};
-use rvtrace_flow::walk::Ranges;
+use rvtrace_flow::walk::{sequential_target, Ranges, ReturnStack, SequentialJumps};
 use rvtrace_flow::{FlowElement, FlowSink, LossReason, SyncReason, TraceDecoder};
 use rvtrace_image::code::Code;
 use rvtrace_image::Image;
-use rvtrace_isa::{sequentially_inferred_target, CfClass, IsaConfig};
+use rvtrace_isa::{CfClass, IsaConfig};
 use std::collections::VecDeque;
 
 /// Decoder options (the encoder options a decoder must know; N-Trace chapter 4).
@@ -258,7 +258,7 @@ pub struct Decoder<'a> {
     ref_addr: u64,
     hist: HistQueue,
     budget: i64,
-    stack: VecDeque<u64>,
+    stack: ReturnStack,
     /// The last instruction walked (pc, length), for sequential jumps.
     prev: Option<(u64, u64)>,
     repeat: Option<Repeat>,
@@ -294,7 +294,7 @@ impl<'a> Decoder<'a> {
             ref_addr: 0,
             hist: HistQueue::default(),
             budget: 0,
-            stack: VecDeque::new(),
+            stack: ReturnStack::new(MAX_STACK),
             prev: None,
             repeat: None,
             ranges: Ranges::new(),
@@ -971,7 +971,7 @@ impl<'a> Decoder<'a> {
                 _ if class.is_inferable() => step.target,
                 _ if class.is_uninferable_discon() => {
                     let popped = if class.pops_return() {
-                        self.stack.pop_back()
+                        self.stack.pop()
                     } else {
                         None
                     };
@@ -984,10 +984,7 @@ impl<'a> Decoder<'a> {
                 _ => Some(seq),
             };
             if class.pushes_return() {
-                if self.stack.len() >= MAX_STACK {
-                    self.stack.pop_front();
-                }
-                self.stack.push_back(seq);
+                self.stack.push(seq);
             }
             self.stats.instructions += 1;
             self.ranges.add_one(pc, seq, class, taken, sink);
@@ -1015,13 +1012,14 @@ impl<'a> Decoder<'a> {
     /// The target of the indirect jump at `pc` if the instruction walked before it (right before
     /// it in memory) loads its register (`lui`/`auipc`/`c.lui`; N-Trace 9.1).
     fn sequential_target(&self, pc: u64) -> Option<u64> {
-        let (ppc, plen) = self.prev?;
-        if ppc.wrapping_add(plen) & self.addr_mask() != pc {
-            return None;
-        }
-        let pbits = self.image.fetch(ppc)?;
-        let bits = self.image.fetch(pc)?;
-        sequentially_inferred_target(&self.cfg.isa, ppc, pbits, bits)
+        let isa = &self.cfg.isa;
+        sequential_target(
+            self.image,
+            isa,
+            SequentialJumps::RightBefore,
+            self.prev?,
+            pc,
+        )
     }
 }
 
