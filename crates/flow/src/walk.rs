@@ -142,27 +142,15 @@ pub struct Ranges {
     /// transfer control, as far as is known); [`NOT_JOINABLE`] otherwise. One compare decides
     /// whether an instruction continues the range (the walk's every step asks).
     next: u64,
-    /// The class of `last` (its `CfClass::ALL` index) and, for a branch, its outcome
-    /// ([`TAKEN`], [`NOT_TAKEN`], or neither: unknown), in one byte.
-    end: u8,
+    /// The class of `last`.
+    class: CfClass,
+    /// For a branch at `last`, its outcome if known (meaningless for other classes: the
+    /// flush gives `None` for them, so that adding an instruction stores without a test).
+    taken: Option<bool>,
 }
 
 /// `Ranges::next` when the open range cannot go on: odd, so no instruction's address.
 const NOT_JOINABLE: u64 = u64::MAX;
-const NOT_TAKEN: u8 = 0x10;
-const TAKEN: u8 = 0x20;
-const CLASS: u8 = 0x0f;
-
-/// `CfClass` by discriminant, for every value of a 4-bit field.
-const BY_INDEX: [CfClass; 16] = {
-    let mut t = [CfClass::None; 16];
-    let mut k = 0;
-    while k < CfClass::ALL.len() {
-        t[CfClass::ALL[k] as usize] = CfClass::ALL[k];
-        k += 1;
-    }
-    t
-};
 
 /// Classes after which execution may go on to the next instruction in memory (a branch until
 /// its outcome says otherwise), as a bit set of `CfClass` discriminants.
@@ -183,7 +171,8 @@ impl Ranges {
             last: 0,
             count: 0,
             next: NOT_JOINABLE,
-            end: 0,
+            class: CfClass::None,
+            taken: None,
         }
     }
 
@@ -214,7 +203,8 @@ impl Ranges {
         } else {
             NOT_JOINABLE
         };
-        self.end = class as u8;
+        self.class = class;
+        self.taken = None;
     }
 
     /// Add one instruction whose outcome is known: at `pc`, of class `class`, its next
@@ -241,7 +231,8 @@ impl Ranges {
         } else {
             NOT_JOINABLE
         };
-        self.end = class as u8 | NOT_TAKEN << taken as u8;
+        self.class = class;
+        self.taken = Some(taken);
     }
 
     /// Give the open range to `sink` and open one of `count` instructions at `start`.
@@ -252,18 +243,13 @@ impl Ranges {
         self.count = count;
     }
 
-    #[inline]
-    fn class(&self) -> CfClass {
-        BY_INDEX[(self.end & CLASS) as usize]
-    }
-
+    /// The outcome as the flow gives it: for a branch only.
     #[inline]
     fn taken(&self) -> Option<bool> {
-        const B: u8 = CfClass::Branch as u8;
-        match self.end {
-            e if e == B | TAKEN => Some(true),
-            e if e == B | NOT_TAKEN => Some(false),
-            _ => None,
+        if self.class == CfClass::Branch {
+            self.taken
+        } else {
+            None
         }
     }
 
@@ -271,8 +257,8 @@ impl Ranges {
     /// open: it was given to the sink with its outcome already).
     #[inline]
     pub fn resolve(&mut self, taken: bool) {
-        if self.count > 0 && self.end == CfClass::Branch as u8 {
-            self.end |= NOT_TAKEN << taken as u8;
+        if self.count > 0 && self.class == CfClass::Branch && self.taken.is_none() {
+            self.taken = Some(taken);
             if taken {
                 self.next = NOT_JOINABLE;
             }
@@ -283,7 +269,8 @@ impl Ranges {
     /// [`resolve`](Ranges::resolve) it before flushing).
     #[inline]
     pub fn unresolved_branch(&self) -> Option<u64> {
-        (self.count > 0 && self.end == CfClass::Branch as u8).then_some(self.last)
+        (self.count > 0 && self.class == CfClass::Branch && self.taken.is_none())
+            .then_some(self.last)
     }
 
     /// Correct the class of the open range's last instruction (a walk that learns it only at
@@ -291,11 +278,9 @@ impl Ranges {
     /// stays ended.
     #[inline]
     pub fn set_last_class(&mut self, class: CfClass, taken: bool) {
-        if self.count > 0 && self.end & CLASS != class as u8 {
-            self.end = class as u8;
-            if class == CfClass::Branch {
-                self.end |= NOT_TAKEN << taken as u8;
-            }
+        if self.count > 0 && self.class != class {
+            self.class = class;
+            self.taken = Some(taken);
             if transfers(class, taken) {
                 self.next = NOT_JOINABLE;
             }
@@ -347,7 +332,7 @@ impl Ranges {
                 start: self.start,
                 last: self.last,
                 count: self.count,
-                class: self.class(),
+                class: self.class,
                 taken: self.taken(),
             });
             self.count = 0;
