@@ -1335,13 +1335,12 @@ impl<'a> Decoder<'a> {
             let x = pc.wrapping_add(e.run_bytes as u64) & self.amask;
             if !inferred && self.r_ok_mid(pc, x, address) {
                 // The reported address lies inside this run: maybe stop there.
-                if let Some(prev) = self.prev_on_path(pc, address) {
+                if let Some((prev, n)) = self.code.path_to(pc, address) {
                     let ea = *self
                         .code
                         .ent(address)
                         .ok_or(DecodeError::Unmapped(address))?;
                     if self.stop_ok(address, address, &ea, k, false) {
-                        let n = self.count_on_path(pc, address);
                         self.report_range(pc.wrapping_add(e.len as u64), address, n, &ea, s);
                         self.last_pc = prev;
                         self.pc = address;
@@ -1380,39 +1379,6 @@ impl<'a> Decoder<'a> {
     #[inline]
     fn r_ok_mid(&self, pc: u64, x: u64, address: u64) -> bool {
         address > pc && address < x
-    }
-
-    /// The instruction before `addr` on the sequential path from `from`, if `addr` is an
-    /// instruction boundary on it.
-    fn prev_on_path(&self, from: u64, addr: u64) -> Option<u64> {
-        let mut pc = from;
-        loop {
-            let e = self.code.ent(pc)?;
-            if e.len == 0 {
-                return None;
-            }
-            let n = pc + e.len as u64;
-            if n == addr {
-                return Some(pc);
-            }
-            if n > addr {
-                return None;
-            }
-            pc = n;
-        }
-    }
-
-    fn count_on_path(&self, from: u64, addr: u64) -> u64 {
-        let mut pc = from;
-        let mut n = 0;
-        while pc < addr {
-            match self.code.ent(pc) {
-                Some(e) if e.len > 0 => pc += e.len as u64,
-                _ => break,
-            }
-            n += 1;
-        }
-        n
     }
 
     /// Would the stop conditions hold at `at` (for a position inside a run, where the branch
