@@ -20,7 +20,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut profiler = Profiler::new(&image, &syms, isa);
     let input = File::open(file)?;
     let stats = match kind.as_str() {
-        "ingress" => source::ingress(input, &image, &mut profiler)?,
+        "ingress" => source::ingress(input, &image, isa, &mut profiler)?,
         "ntrace" => {
             let cfg = rvtrace_ntrace::decoder::DecoderConfig::new(isa);
             source::ntrace(input, &image, cfg, &mut profiler)?

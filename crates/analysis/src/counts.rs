@@ -1,9 +1,10 @@
 //! Exact execution counts from flow: how often each straight-line run of instructions executed
 //! and how often each taken control transfer went from where to where. Ranges are made
-//! canonical (maximal: a range that continues where the previous one ended, with nothing but
-//! time or context between them, is joined to it), so every source of the same execution gives
-//! the same counts however its decoder cut the ranges.
+//! canonical (maximal: a range whose last instruction did not transfer control, followed by
+//! another with nothing but time or context between them, is joined to it), so every source of
+//! the same execution gives the same counts however its decoder cut the ranges.
 
+use rvtrace_flow::walk::transfers;
 use rvtrace_flow::{insn_len_at, FlowElement, FlowSink, SyncReason};
 use rvtrace_image::Image;
 use std::collections::{BTreeMap, HashMap};
@@ -13,8 +14,9 @@ use std::collections::{BTreeMap, HashMap};
 pub struct Counts {
     /// Times each maximal range (first instruction, last instruction) executed.
     pub ranges: HashMap<(u64, u64), u64>,
-    /// Times each taken transfer (last instruction of a range -> first of the next) happened,
-    /// when nothing (a trap, a loss, a sync) came between the two ranges.
+    /// Times each taken transfer (last instruction of a range, which transferred control ->
+    /// first of the next) happened, when nothing (a trap, a loss, a sync) came between the two
+    /// ranges.
     pub branches: HashMap<(u64, u64), u64>,
     /// Instructions in all ranges.
     pub instructions: u64,
@@ -58,20 +60,24 @@ impl Counts {
 
 /// Collects [`Counts`] from flow elements.
 pub struct Counter<'a> {
-    image: &'a Image,
-    // The open range (start, last, count), and whether the previous one ended right before the
-    // next element (a transfer can be recorded).
+    image: std::marker::PhantomData<&'a Image>,
+    // The open range (start, last, count), whether its last instruction transferred control,
+    // and whether it ended right before the next element (the next range continues it, or a
+    // transfer can be recorded).
     open: Option<(u64, u64, u64)>,
+    transferred: bool,
     linked: bool,
     counts: Counts,
 }
 
 impl<'a> Counter<'a> {
-    /// A counter for the program in `image` (instruction lengths join ranges).
-    pub fn new(image: &'a Image) -> Self {
+    /// A counter for the program in `image` (the flow carries what it needs of the program:
+    /// the image is not read).
+    pub fn new(_image: &'a Image) -> Self {
         Counter {
-            image,
+            image: std::marker::PhantomData,
             open: None,
+            transferred: false,
             linked: false,
             counts: Counts::default(),
         }
@@ -93,13 +99,20 @@ impl<'a> Counter<'a> {
 impl FlowSink for Counter<'_> {
     fn element(&mut self, e: &FlowElement) {
         match *e {
-            FlowElement::Range { start, last, count } => {
+            FlowElement::Range {
+                start,
+                last,
+                count,
+                class,
+                taken,
+            } => {
                 self.counts.instructions += count;
+                let transferred = transfers(class, taken == Some(true));
                 if let Some((s, l, n)) = self.open {
                     if self.linked {
-                        let fall = insn_len_at(self.image, l).map(|len| l.wrapping_add(len));
-                        if fall == Some(start) {
+                        if !self.transferred {
                             self.open = Some((s, last, n + count));
+                            self.transferred = transferred;
                             return;
                         }
                         *self.counts.branches.entry((l, start)).or_default() += 1;
@@ -107,6 +120,7 @@ impl FlowSink for Counter<'_> {
                 }
                 self.close();
                 self.open = Some((start, last, count));
+                self.transferred = transferred;
                 self.linked = true;
             }
             FlowElement::Time { .. } | FlowElement::Context { .. } => {}

@@ -472,7 +472,7 @@ mod tests {
             },
         ];
         let mut flow: Vec<FlowElement> = Vec::new();
-        let mut f = IngressFlow::new(&im, false);
+        let mut f = IngressFlow::new(&im, IsaConfig::rv64(), false);
         for r in &original {
             f.push(r, &mut flow).unwrap();
         }

@@ -21,7 +21,7 @@
 //! let syms = Symbols::load("prog.elf".as_ref())?;
 //! let isa = rvtrace_isa::IsaConfig { xlen, zcmp: false, zcmt: false };
 //! let mut p = Profiler::new(&image, &syms, isa);
-//! source::ingress(std::fs::File::open("t.ingress")?, &image, &mut p)?;
+//! source::ingress(std::fs::File::open("t.ingress")?, &image, isa, &mut p)?;
 //! print!("{}", p.profile().report(10));
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```

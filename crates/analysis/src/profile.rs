@@ -3,8 +3,8 @@
 //! profile, call graph and folded stacks derived from it.
 //!
 //! How each instruction range is entered decides what happens to the stack; the class of the
-//! previous range's last instruction ([`rvtrace_isa::classify`], E-Trace `ingressPort.adoc`
-//! jump classes) tells how:
+//! previous range's last instruction (the range's `class`: E-Trace `ingressPort.adoc` jump
+//! classes) tells how:
 //!
 //! | previous last instruction | stack |
 //! |---|---|
@@ -17,9 +17,9 @@
 //! A `Trap` element first makes the transition to its `epc` (a trap taken before the next
 //! instruction retired: inferred from the program and the stack when the flow lacks it, else
 //! replayed at the trap return), then pushes a trap frame for the handler (none for a trap
-//! serviced in place, such as semihosting). Calls, returns and trap returns to the next
-//! instruction inside one range move the stack too. A `Loss` or `End` empties the stack (the
-//! next `Sync` starts a new one). `crates/analysis/README.md` explains why each rule is there.
+//! serviced in place, such as semihosting). Inside a range no instruction moves the stack: a
+//! call, return or trap return always ends one, even when its target is the next instruction
+//! (the flow's rule). A `Loss` or `End` empties the stack (the next `Sync` starts a new one). `crates/analysis/README.md` explains why each rule is there.
 
 use crate::symbols::{Symbols, UNKNOWN};
 use rvtrace_flow::{insn_len_at, FlowElement, FlowSink, SyncReason};
@@ -31,14 +31,6 @@ use std::fmt::Write as _;
 /// Most frames the shadow stack holds; a call beyond it replaces the top frame instead (and is
 /// counted in [`Profile::truncated`]), so that code that never returns cannot grow it forever.
 pub const MAX_DEPTH: usize = 4096;
-
-/// Calls, returns and trap returns inside a range, before its last instruction: (index in the
-/// range, address, next address).
-type Interior = std::rc::Rc<[(u64, u64, u64)]>;
-
-/// Most ranges whose interior calls and returns are remembered (memory stays bounded on any
-/// input; beyond it ranges are scanned each time).
-const MAX_CACHED_RANGES: usize = 1 << 20;
 
 /// Instructions and time of one call stack (self, not including callees).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -306,10 +298,13 @@ struct Frame {
     ret: Option<u64>,
     /// Pushed by a trap.
     trap: bool,
-    /// For a trap frame: the last instruction before the trap, when the trap's `epc` was not
+    /// For a trap frame: the last instruction before the trap (and its class), when the trap's `epc` was not
     /// known (so the transition it made was not applied): replayed at the trap return.
-    resume: Option<u64>,
+    resume: Option<Resume>,
 }
+
+/// The last instruction before a trap and its class (the transition a trap cut short).
+type Resume = (u64, CfClass);
 
 const ROOT: u32 = 0;
 
@@ -322,9 +317,11 @@ pub struct Profiler<'a> {
     children: HashMap<(u32, u32), u32>,
     stack: Vec<Frame>,
     prev_last: Option<u64>,
+    /// The class of the instruction at `prev_last`.
+    prev_class: CfClass,
     /// A trap was taken (at this `epc`, if known; the last instruction before it if the `epc`
     /// was not known): the next range is its handler.
-    pending_trap: Option<(Option<u64>, Option<u64>)>,
+    pending_trap: Option<(Option<u64>, Option<Resume>)>,
     edges: HashMap<(u32, u32), Calls>,
     // Time: instructions per node since the last Time element.
     last_time: Option<u64>,
@@ -332,7 +329,6 @@ pub struct Profiler<'a> {
     has_time: bool,
     losses: u64,
     truncated: u64,
-    interior: HashMap<(u64, u64, u64), Interior>,
     /// Stack moves not yet taken by [`Profiler::drain_stack_events`], when asked for.
     events: Option<Vec<StackEvent>>,
     /// Instructions seen so far.
@@ -356,6 +352,7 @@ impl<'a> Profiler<'a> {
             children: HashMap::new(),
             stack: Vec::new(),
             prev_last: None,
+            prev_class: CfClass::None,
             pending_trap: None,
             edges: HashMap::new(),
             last_time: None,
@@ -363,7 +360,6 @@ impl<'a> Profiler<'a> {
             has_time: false,
             losses: 0,
             truncated: 0,
-            interior: HashMap::new(),
             events: None,
             retired: 0,
             at: 0,
@@ -456,7 +452,7 @@ impl<'a> Profiler<'a> {
         self.push_frame(func, ret, trap, None);
     }
 
-    fn push_frame(&mut self, func: u32, ret: Option<u64>, trap: bool, resume: Option<u64>) {
+    fn push_frame(&mut self, func: u32, ret: Option<u64>, trap: bool, resume: Option<Resume>) {
         let parent = self.stack.last().map_or(ROOT, |f| f.node);
         let caller = self.top_func();
         if let Some(caller) = caller {
@@ -523,9 +519,9 @@ impl<'a> Profiler<'a> {
         if let Some(i) = self.stack.iter().rposition(|f| f.trap) {
             let resume = self.stack[i].resume;
             self.pop_to(i, Some(i));
-            if let Some(pl) = resume.filter(|_| !self.stack.is_empty()) {
+            if let Some((pl, class)) = resume.filter(|_| !self.stack.is_empty()) {
                 // Where the interrupted flow was going: the transition the trap cut short.
-                self.transition(pl, target, func);
+                self.transition(pl, class, target, func);
                 return;
             }
         }
@@ -588,30 +584,27 @@ impl<'a> Profiler<'a> {
             self.settle(func);
             return;
         };
-        self.transition(pl, start, func);
+        self.transition(pl, self.prev_class, start, func);
     }
 
     /// Where execution goes after the instruction at `pl` when that follows from the program and
     /// the shadow stack: the next instruction (no transfer, or a branch: the function is the
     /// same either way), a static target, or a return to the top frame's return address.
     fn next_after(&self, pl: u64) -> Option<u64> {
-        let info = classify(&self.isa, self.image.fetch(pl)?);
         let fall = pl.wrapping_add(insn_len_at(self.image, pl)?);
-        match info.class {
+        match self.prev_class {
             CfClass::None | CfClass::Branch => Some(fall),
             CfClass::Return | CfClass::PopRet => self.stack.last()?.ret,
-            _ => info.target_addr(pl, self.isa.xlen),
+            // The static target, if the jump has one.
+            _ => classify(&self.isa, self.image.fetch(pl)?).target_addr(pl, self.isa.xlen),
         }
     }
 
-    /// From the instruction at `pl` to `start` (in `func`): what the stack does.
-    fn transition(&mut self, pl: u64, start: u64, func: u32) {
+    /// From the instruction at `pl`, of class `class`, to `start` (in `func`): what the stack
+    /// does.
+    fn transition(&mut self, pl: u64, class: CfClass, start: u64, func: u32) {
         let len = insn_len_at(self.image, pl).unwrap_or(4);
         let fall = pl.wrapping_add(len);
-        let class = self
-            .image
-            .fetch(pl)
-            .map_or(CfClass::None, |bits| classify(&self.isa, bits).class);
         match class {
             CfClass::InferableCall | CfClass::UninferableCall | CfClass::TableCall => {
                 self.push(func, Some(fall), false)
@@ -633,60 +626,13 @@ impl<'a> Profiler<'a> {
         }
     }
 
-    fn range(&mut self, start: u64, last: u64, count: u64) {
+    fn range(&mut self, start: u64, last: u64, count: u64, class: CfClass) {
         self.at = self.retired;
         self.enter(start);
-        // A decoder may report a call, return or trap return whose target is the next
-        // instruction inside one range (nothing in the trace tells it apart from sequential
-        // execution): the stack follows it there too.
-        let points = self.interior(start, last, count);
-        let (mut from, mut done) = (start, 0u64);
-        for &(k, pc, next) in points.iter() {
-            self.segment(from, pc, k + 1 - done);
-            self.at = self.retired + k + 1;
-            let func = self.func_of(next);
-            self.transition(pc, next, func);
-            (from, done) = (next, k + 1);
-        }
-        self.segment(from, last, count - done);
+        self.segment(start, last, count);
         self.prev_last = Some(last);
+        self.prev_class = class;
         self.retired += count;
-    }
-
-    /// The instructions of a range before its last that move the shadow stack (calls, returns,
-    /// trap returns): (index in the range, address, next address). Cached per range.
-    fn interior(&mut self, start: u64, last: u64, count: u64) -> Interior {
-        if let Some(v) = self.interior.get(&(start, last, count)) {
-            return v.clone();
-        }
-        let mut v = Vec::new();
-        let mut pc = start;
-        for k in 0..count.saturating_sub(1) {
-            let Some(len) = insn_len_at(self.image, pc) else {
-                break;
-            };
-            let class = self
-                .image
-                .fetch(pc)
-                .map_or(CfClass::None, |bits| classify(&self.isa, bits).class);
-            if matches!(
-                class,
-                CfClass::InferableCall
-                    | CfClass::UninferableCall
-                    | CfClass::TableCall
-                    | CfClass::Return
-                    | CfClass::PopRet
-                    | CfClass::TrapReturn
-            ) {
-                v.push((k, pc, pc.wrapping_add(len)));
-            }
-            pc = pc.wrapping_add(len);
-        }
-        let v: Interior = v.into();
-        if self.interior.len() < MAX_CACHED_RANGES {
-            self.interior.insert((start, last, count), v.clone());
-        }
-        v
     }
 
     /// `count` instructions from `start` to `last`, attributed to the stack's top, whose
@@ -810,8 +756,12 @@ impl FlowSink for Profiler<'_> {
     fn element(&mut self, e: &FlowElement) {
         match *e {
             FlowElement::Range {
-                start, last, count, ..
-            } => self.range(start, last, count),
+                start,
+                last,
+                count,
+                class,
+                ..
+            } => self.range(start, last, count, class),
             FlowElement::Sync { reason, .. } => {
                 if matches!(reason, SyncReason::Start | SyncReason::Recovery)
                     && self.prev_last.is_none()
@@ -833,7 +783,7 @@ impl FlowSink for Profiler<'_> {
                 if known && !self.stack.is_empty() && self.prev_last != epc {
                     match epc {
                         Some(e) => self.enter(e),
-                        None => resume = self.prev_last,
+                        None => resume = self.prev_last.map(|pl| (pl, self.prev_class)),
                     }
                 }
                 self.pending_trap = Some((epc, resume));

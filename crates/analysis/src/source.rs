@@ -2,10 +2,11 @@
 //! --ingress`), or an N-Trace or E-Trace stream run through its decoder's library API. Thin on
 //! purpose: it moves onto the common decoder trait of issue 13 part 1 when that lands.
 
+use rvtrace_flow::walk::Ranges;
 use rvtrace_flow::{insn_len_at, FlowElement, FlowSink, SyncReason};
 use rvtrace_image::Image;
 use rvtrace_ingress::{IngressError, IngressReader, Itype, Record};
-use rvtrace_isa::IsaConfig;
+use rvtrace_isa::{classify, CfClass, IsaConfig};
 use std::io::Read;
 
 /// Whether `head` (the first bytes of a file) is a binary ingress file (its magic).
@@ -23,16 +24,17 @@ pub struct SourceStats {
 }
 
 /// Turns ingress records into flow elements, as a decoder of a lossless trace would report
-/// them: a `Sync` first, one `Range` per run of sequential records (a run ends after a record
-/// whose `itype` is a control transfer or a trap, or where the next record does not follow on),
+/// them: a `Sync` first, one `Range` per run of sequential records (ranges end as the flow's
+/// rules say, [`FlowElement::Range`]: the class of each range's last instruction is
+/// [`rvtrace_isa::classify`]'s, a branch's outcome the record's `itype`),
 /// `Trap` with its handler (the next record's address), `Context` when the privilege changes and
 /// `Time` (the first record's time) before each range when the file carries time.
 pub struct IngressFlow<'a> {
     image: &'a Image,
+    isa: IsaConfig,
     time: bool,
     started: bool,
-    // The open range: start, last, count, next address, whether the last record lets it go on.
-    open: Option<(u64, u64, u64, u64, bool)>,
+    ranges: Ranges,
     open_time: u64,
     trap: Option<FlowElement>,
     privilege: Option<u8>,
@@ -43,13 +45,15 @@ pub struct IngressFlow<'a> {
 
 impl<'a> IngressFlow<'a> {
     /// An adapter for records of a program in `image` (needed to count the instructions of a
-    /// record that retires several); `time`: the file carries time (`FLAG_TIME`).
-    pub fn new(image: &'a Image, time: bool) -> Self {
+    /// record that retires several, and to classify the last instruction of each range) of a
+    /// hart with `isa`; `time`: the file carries time (`FLAG_TIME`).
+    pub fn new(image: &'a Image, isa: IsaConfig, time: bool) -> Self {
         IngressFlow {
             image,
+            isa,
             time,
             started: false,
-            open: None,
+            ranges: Ranges::new(),
             open_time: 0,
             trap: None,
             privilege: None,
@@ -59,13 +63,13 @@ impl<'a> IngressFlow<'a> {
     }
 
     fn flush<S: FlowSink + ?Sized>(&mut self, sink: &mut S) {
-        if let Some((start, last, count, _, _)) = self.open.take() {
+        if let Some((_, _, count)) = self.ranges.open() {
             if self.time {
                 sink.element(&FlowElement::Time {
                     time: self.open_time,
                 });
             }
-            sink.element(&FlowElement::Range { start, last, count });
+            self.ranges.flush(sink);
             self.stats.instructions += count;
         }
     }
@@ -102,6 +106,13 @@ impl<'a> IngressFlow<'a> {
                 r.ilastsize
             ));
         }
+        if r.retires() && r.iaddr & 1 != 0 {
+            return Err(format!(
+                "record {}: iaddr {:#x} is odd (no instruction is)",
+                self.records - 1,
+                r.iaddr
+            ));
+        }
         if r.retires() {
             let count = if r.is_single_instruction() {
                 1
@@ -127,21 +138,19 @@ impl<'a> IngressFlow<'a> {
                 }
                 n
             };
-            let goes_on = matches!(r.itype, Itype::None | Itype::NonTakenBranch);
-            match &mut self.open {
-                Some((_, last, n, next, true)) if *next == r.iaddr => {
-                    *last = r.last_iaddr();
-                    *n += count;
-                    *next = r.next_iaddr();
-                }
-                _ => {
-                    self.flush(sink);
-                    self.open = Some((r.iaddr, r.last_iaddr(), count, r.next_iaddr(), false));
-                    self.open_time = r.time;
-                }
+            let last = r.last_iaddr();
+            let class = self
+                .image
+                .fetch(last)
+                .map_or(CfClass::None, |bits| classify(&self.isa, bits).class);
+            if !self.ranges.continues(r.iaddr) {
+                self.flush(sink);
+                self.open_time = r.time;
             }
-            if let Some(o) = &mut self.open {
-                o.4 = goes_on;
+            self.ranges
+                .add(r.iaddr, last, count, r.next_iaddr(), class, sink);
+            if class == CfClass::Branch {
+                self.ranges.resolve(r.itype == Itype::TakenBranch);
             }
         }
         if r.is_trap() {
@@ -203,11 +212,12 @@ impl std::error::Error for SourceError {}
 pub fn ingress<R: Read, S: FlowSink + ?Sized>(
     input: R,
     image: &Image,
+    isa: IsaConfig,
     sink: &mut S,
 ) -> Result<SourceStats, SourceError> {
     let mut r = IngressReader::new(input).map_err(SourceError::Ingress)?;
     let time = r.header().flags() & rvtrace_ingress::binary::FLAG_TIME != 0;
-    let mut a = IngressFlow::new(image, time);
+    let mut a = IngressFlow::new(image, isa, time);
     let mut batch = Vec::with_capacity(4096);
     loop {
         batch.clear();

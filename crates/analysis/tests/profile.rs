@@ -43,7 +43,7 @@ fn run(name: &str) -> Run {
 
 /// Feeds records to `sink` through the ingress adapter.
 fn feed(r: &Run, recs: &[rvtrace_ingress::Record], sink: &mut dyn FlowSink) {
-    let mut a = IngressFlow::new(&r.run.image, true);
+    let mut a = IngressFlow::new(&r.run.image, r.isa, true);
     for rec in recs {
         a.push(rec, sink).unwrap();
     }
@@ -438,7 +438,18 @@ fn arbitrary_flow_keeps_every_instruction() {
                         start + 2 * (count - 1)
                     };
                     want += count;
-                    E::Range { start, last, count }
+                    let class = rvtrace_flow::CfClass::ALL[next(15) as usize];
+                    let taken = match next(3) {
+                        0 => None,
+                        t => Some(t == 1),
+                    };
+                    E::Range {
+                        start,
+                        last,
+                        count,
+                        class,
+                        taken,
+                    }
                 }
                 4 => E::Trap {
                     cause: Some(next(16)),

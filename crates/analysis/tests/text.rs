@@ -25,7 +25,7 @@ fn isa_of(image: &Image) -> IsaConfig {
 }
 
 fn feed(image: &Image, recs: &[rvtrace_ingress::Record], sink: &mut dyn FlowSink) {
-    let mut a = IngressFlow::new(image, true);
+    let mut a = IngressFlow::new(image, isa_of(image), true);
     for rec in recs {
         a.push(rec, sink).unwrap();
     }

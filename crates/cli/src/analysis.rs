@@ -230,7 +230,7 @@ fn feed(a: &InputArgs, prog: &Program, tee: &mut Tee) -> Result<bool, Failure> {
                     "{name}: not an ingress file (no RVTRINGR magic); for a trace, name its protocol with --trace ntrace|etrace"
                 )));
             }
-            match source::ingress(r, &prog.image, tee) {
+            match source::ingress(r, &prog.image, prog.isa, tee) {
                 Ok(s) => s,
                 Err(SourceError::Ingress(e)) => {
                     tee.warnings.finish();

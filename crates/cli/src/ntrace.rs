@@ -582,23 +582,12 @@ impl TraceInput {
         Ok(v)
     }
 
-    fn for_each_chunk(&self, mut f: impl FnMut(&[u8])) -> Result<(), Failure> {
-        if let Some(data) = &self.stdin {
-            f(data);
-            return Ok(());
-        }
-        let mut r = report::open_input_progress(&self.path, "decode")?;
-        loop {
-            let chunk = r
-                .fill_buf()
-                .map_err(|e| format!("{}: cannot read: {e}", self.path.display()))?;
-            if chunk.is_empty() {
-                return Ok(());
-            }
-            let n = chunk.len();
-            f(chunk);
-            r.consume(n);
-        }
+    /// The trace from its start (with progress on stderr when reading a file).
+    fn reader(&self) -> Result<Box<dyn Read + '_>, Failure> {
+        Ok(match &self.stdin {
+            Some(data) => Box::new(&data[..]),
+            None => Box::new(report::open_input_progress(&self.path, "decode")?),
+        })
     }
 }
 
@@ -662,29 +651,22 @@ pub fn decode(a: &DecodeArgs) -> CmdResult {
     cfg.link = match link {
         Some(l) => l,
         None => {
-            // Count the losses of a decode with each rule; take the first without loss (or the
-            // fewest). Streams made with the specification's x1/x5 rule decode at the first try.
-            let mut best = (u64::MAX, LinkRule::Spec);
-            for link in [LinkRule::Spec, LinkRule::X1Only, LinkRule::NexRv] {
-                let mut d = Decoder::new(&image, DecoderConfig { link, ..cfg });
-                let mut sink = |_: &FlowElement| {};
-                input.for_each_chunk(|c| d.push(c, &mut sink))?;
-                let n = d.finish(&mut sink).errors;
-                if n < best.0 {
-                    best = (n, link);
-                }
-                if n == 0 {
-                    break;
-                }
-            }
-            if best.1 != LinkRule::Spec {
+            let open = || -> std::io::Result<Box<dyn Read + '_>> {
+                Ok(match &input.stdin {
+                    Some(data) => Box::new(&data[..]),
+                    None => Box::new(std::fs::File::open(&input.path)?),
+                })
+            };
+            let (link, _) = rvtrace_ntrace::decoder::find_link_rule(&image, cfg, open)
+                .map_err(|e| format!("{}: cannot read: {e}", t.display()))?;
+            if link != LinkRule::Spec {
                 note!(
                     "{}: decoded with --link-registers {}",
                     t.display(),
-                    meta::link_name(best.1)
+                    meta::link_name(link)
                 );
             }
-            best.1
+            link
         }
     };
     let mut pcs = match &a.pcs {
@@ -722,10 +704,10 @@ pub fn decode(a: &DecodeArgs) -> CmdResult {
         text.element(e);
     };
     let mut dec = Decoder::new(&image, cfg);
-    input.for_each_chunk(|c| dec.push(c, &mut sink))?;
-    let st = dec.finish(&mut sink);
+    let st = rvtrace_flow::decode_read(&mut dec, input.reader()?, &mut sink)
+        .map_err(|e| format!("{}: cannot read: {e}", t.display()))?;
     warnings.finish();
-    debug_assert_eq!(warnings.total(), st.errors, "one count of losses");
+    debug_assert_eq!(warnings.total(), st.losses, "one count of losses");
     if let (Some(w), Some(p)) = (pcs, &a.pcs) {
         let out = w
             .finish()
@@ -742,7 +724,7 @@ pub fn decode(a: &DecodeArgs) -> CmdResult {
         b.finish()?;
     }
     text.finish()?;
-    if st.errors > 0 {
+    if st.losses > 0 {
         if fifo_lost {
             if let Some(n) = sm.and_then(|m| m.fifo_bytes) {
                 note!(
@@ -766,9 +748,9 @@ pub fn decode(a: &DecodeArgs) -> CmdResult {
             st.bytes,
             st.messages,
             st.instructions,
-            st.errors,
+            st.losses,
             st.skipped_bytes
         );
     }
-    Ok(report::status(st.errors == 0))
+    Ok(report::status(st.losses == 0))
 }

@@ -264,6 +264,9 @@ struct PendInsn {
     len: u8,
     class: CfClass,
     priv_: u8,
+    /// For a branch: whether it was taken, when the flow says so (the last instruction of a
+    /// range); otherwise taken means that the next address is not the next in memory.
+    taken: Option<bool>,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -291,9 +294,10 @@ enum Pend {
 /// serviced in place (semihosting, the built-in SBI), which the hart's CTR does not record: the
 /// trace convention for those (`rvtrace_sim::ingress`).
 ///
-/// What a trace cannot tell: MISP (no predictor: 0), cycle counts (CCV=0 on the first record,
-/// CC=0), and whether a branch whose offset equals its length was taken (the hart decides that
-/// from its registers; here it is not taken). A trace loss ends sampling ([`FlowCtr::lost`]):
+/// What a trace cannot tell: MISP (no predictor: 0) and cycle counts (CCV=0 on the first record,
+/// CC=0). Whether a branch was taken comes from the flow (inside a range every branch went on
+/// to the next instruction; the range's `taken` says it for its last one, even when the branch's
+/// offset equals its length). A trace loss ends sampling ([`FlowCtr::lost`]):
 /// the instruction count is not known after it; so does a restart after the trace stopped
 /// ([`FlowCtr::gap`]: a filtered trace).
 pub struct FlowCtr<'a> {
@@ -387,7 +391,9 @@ impl<'a> FlowCtr<'a> {
             serviced: None,
             mtime: 0,
         };
-        let taken = next_pc != i.pc.wrapping_add(i.len as u64);
+        let taken = i
+            .taken
+            .unwrap_or(next_pc != i.pc.wrapping_add(i.len as u64));
         // The flow gives a privilege change before the first instruction that runs there.
         let new_priv = self.privilege();
         self.ctr.on_retire(&ev, new_priv, taken, false);
@@ -439,7 +445,7 @@ impl<'a> FlowCtr<'a> {
         }
     }
 
-    fn range(&mut self, start: u64, count: u64) {
+    fn range(&mut self, start: u64, count: u64, taken: Option<bool>) {
         let mut pc = start;
         for k in 0..count {
             let Some(len) = insn_len_at(self.image, pc) else {
@@ -451,12 +457,14 @@ impl<'a> FlowCtr<'a> {
             let bits = self.image.fetch(pc).unwrap_or(0);
             let class = classify(&self.isa, bits).class;
             let priv_ = self.privilege();
+            let last = k + 1 == count;
             let i = PendInsn {
                 pc,
                 bits,
                 len: len as u8,
                 class,
                 priv_,
+                taken: if last { taken } else { Some(false) },
             };
             self.retired += 1;
             let due =
@@ -536,9 +544,14 @@ impl FlowSink for FlowCtr<'_> {
         }
         match *e {
             FlowElement::Sync { addr, .. } => self.resolve(addr),
-            FlowElement::Range { start, count, .. } => {
+            FlowElement::Range {
+                start,
+                count,
+                taken,
+                ..
+            } => {
                 self.resolve(start);
-                self.range(start, count);
+                self.range(start, count, taken);
             }
             FlowElement::Trap {
                 cause,

@@ -7,9 +7,10 @@
 //! what executed as [`FlowElement`]s. Where this decoder departs from the pseudo code it says so
 //! in a comment; the crate README lists the choices shared with rvtrace's encoder.
 
+use rvtrace_flow::walk::{sequential_target, Ranges, ReturnStack, SequentialJumps};
 use rvtrace_flow::{FlowElement, FlowSink, LossReason, SyncReason, TraceDecoder};
 use rvtrace_image::Image;
-use rvtrace_isa::{sequentially_inferred_target, CfClass, IsaConfig};
+use rvtrace_isa::{CfClass, IsaConfig};
 
 use crate::code::{Code, Ent};
 use crate::codec::bits::mask;
@@ -350,6 +351,21 @@ impl DecoderOptions {
     }
 }
 
+/// Entries the decoder's return address stack keeps (the encoder's: `return_stack_size_p`, or
+/// the call counter's range).
+fn stack_max(p: &Params) -> usize {
+    if p.return_stack_size_p > 0 {
+        1 << p.return_stack_size_p
+    } else if p.call_counter_size_p > 0 {
+        (1usize << p.call_counter_size_p.min(24)) - 1
+    } else {
+        // Implicit return without a stack or counter size: the reference flow's encoder in
+        // implicit return mode never reports returns (it keeps no stack), so the decoder's
+        // stack must not lose entries.
+        usize::MAX
+    }
+}
+
 /// Bytes waiting to be split into packets ([`TraceDecoder::push`]).
 #[derive(Clone, Debug)]
 struct Stream {
@@ -401,7 +417,7 @@ pub struct Decoder<'a> {
     address: u64,
     privilege: u64,
     context: u64,
-    return_stack: Vec<u64>,
+    return_stack: ReturnStack,
     bpred: Vec<u8>,
     jtc: Vec<Option<u64>>,
     tvec: Vec<((bool, u64), u64)>,
@@ -421,11 +437,8 @@ pub struct Decoder<'a> {
     synced_ever: bool,
     /// Errors not reported yet: offset of the first, the first, how many.
     error_run: Option<(u64, CodecError, u64)>,
-    // Open instruction range.
-    r_start: u64,
-    r_last: u64,
-    r_count: u64,
-    r_next: u64,
+    /// The open instruction range.
+    ranges: Ranges,
     // Per-packet counters.
     jumps: u64,
     insns_at_packet: u64,
@@ -490,7 +503,7 @@ impl<'a> Decoder<'a> {
             address: 0,
             privilege: 0,
             context: 0,
-            return_stack: Vec::new(),
+            return_stack: ReturnStack::new(stack_max(&params)),
             bpred: vec![BPRED_INIT; 1usize << params.bpred_size_p],
             jtc: vec![None; 1usize << params.cache_size_p],
             tvec: Vec::new(),
@@ -501,10 +514,7 @@ impl<'a> Decoder<'a> {
             recovering: false,
             synced_ever: false,
             error_run: None,
-            r_start: 0,
-            r_last: 0,
-            r_count: 0,
-            r_next: u64::MAX,
+            ranges: Ranges::new(),
             jumps: 0,
             insns_at_packet: 0,
             stats: DecodeStats::default(),
@@ -518,7 +528,7 @@ impl<'a> Decoder<'a> {
     /// Bytes the decoder holds on the heap (its return address stack, branch predictor, jump
     /// target cache and trap handler table): bounded by the parameters, whatever the input.
     pub fn heap_bytes(&self) -> usize {
-        self.return_stack.capacity() * 8
+        self.return_stack.heap_bytes()
             + self.bpred.capacity()
             + self.jtc.capacity() * std::mem::size_of::<Option<u64>>()
             + self.tvec.capacity() * std::mem::size_of::<((bool, u64), u64)>()
@@ -538,37 +548,32 @@ impl<'a> Decoder<'a> {
     // ---------------------------------------------------------------------------------------
     // Output.
 
+    /// Report `count` instructions from `first` to `last` (whose entry is `el`).
     #[inline]
     fn report_range<S: FlowSink + ?Sized>(
         &mut self,
         first: u64,
         last: u64,
         count: u64,
-        next: u64,
+        el: &Ent,
         s: &mut S,
     ) {
         self.stats.instructions += count;
-        if self.r_count > 0 && first == self.r_next {
-            self.r_last = last;
-            self.r_count += count;
-        } else {
-            self.flush(s);
-            self.r_start = first;
-            self.r_last = last;
-            self.r_count = count;
-        }
-        self.r_next = next;
+        let next = last.wrapping_add(el.len as u64);
+        self.ranges.add(first, last, count, next, el.class, s);
     }
 
+    /// Give the open range to the sink. A branch that ends it is the last instruction reported
+    /// (`self.pc`), whose outcome the next step takes from the branch queue: it is there already
+    /// whenever the packets so far are whole (the one that reported the branch, or the sync
+    /// packet's *branch* field, gave it).
     fn flush<S: FlowSink + ?Sized>(&mut self, s: &mut S) {
-        if self.r_count > 0 {
-            s.element(&FlowElement::Range {
-                start: self.r_start,
-                last: self.r_last,
-                count: self.r_count,
-            });
-            self.r_count = 0;
+        if self.ranges.unresolved_branch() == Some(self.pc) {
+            if let Some(taken) = self.peek_branch() {
+                self.ranges.resolve(taken);
+            }
         }
+        self.ranges.flush(s);
     }
 
     fn emit<S: FlowSink + ?Sized>(&mut self, e: FlowElement, s: &mut S) {
@@ -579,7 +584,7 @@ impl<'a> Decoder<'a> {
     /// Report the single instruction at `pc` (whose entry is `e`).
     #[inline]
     fn report_pc<S: FlowSink + ?Sized>(&mut self, pc: u64, e: &Ent, s: &mut S) {
-        self.report_range(pc, pc, 1, pc.wrapping_add(e.len as u64), s);
+        self.report_range(pc, pc, 1, e, s);
     }
 
     // ---------------------------------------------------------------------------------------
@@ -646,6 +651,8 @@ impl<'a> Decoder<'a> {
         self.skipped_bytes += skipped.unwrap_or(0);
         self.recovering = true;
         self.enabled = true;
+        // A branch not resolved yet stays so: the packets that would tell are lost or damaged.
+        self.ranges.flush(s);
         self.emit(
             FlowElement::Loss {
                 offset,
@@ -884,19 +891,21 @@ impl<'a> Decoder<'a> {
         }
     }
 
-    fn emit_context<S: FlowSink + ?Sized>(&mut self, s: &mut S) {
+    fn context_element(&self) -> FlowElement {
         let context = if self.params.nocontext_p {
             None
         } else {
             Some(self.context)
         };
-        self.emit(
-            FlowElement::Context {
-                privilege: Some(self.privilege as u8),
-                context,
-            },
-            s,
-        );
+        FlowElement::Context {
+            privilege: Some(self.privilege as u8),
+            context,
+        }
+    }
+
+    fn emit_context<S: FlowSink + ?Sized>(&mut self, s: &mut S) {
+        let e = self.context_element();
+        self.emit(e, s);
     }
 
     /// The Context element for a change the packet naming `addr` reports, `addr` having just
@@ -904,24 +913,20 @@ impl<'a> Decoder<'a> {
     /// packet names its target), and the flow says "from here on", so the element goes before
     /// it, splitting the open range there.
     fn emit_context_before_last<S: FlowSink + ?Sized>(&mut self, addr: u64, s: &mut S) {
-        if self.r_count == 0 || self.r_last != addr {
-            return self.emit_context(s);
+        match self.ranges.open() {
+            Some((_, last, n)) if last == addr => {
+                if n > 1 {
+                    // `last_pc` is the instruction before `addr` on the path (`follow`).
+                    let class = self
+                        .code
+                        .ent(self.last_pc)
+                        .map_or(CfClass::None, |e| e.class);
+                    self.ranges.split_before_last(self.last_pc, class, s);
+                }
+                s.element(&self.context_element());
+            }
+            _ => self.emit_context(s),
         }
-        let next = self.r_next;
-        if self.r_count > 1 {
-            // `last_pc` is the instruction before `addr` on the path (`follow`).
-            s.element(&FlowElement::Range {
-                start: self.r_start,
-                last: self.last_pc,
-                count: self.r_count - 1,
-            });
-        }
-        self.r_count = 0;
-        self.emit_context(s);
-        self.r_start = addr;
-        self.r_last = addr;
-        self.r_count = 1;
-        self.r_next = next;
     }
 
     fn emit_trap<S: FlowSink + ?Sized>(
@@ -1233,12 +1238,25 @@ impl<'a> Decoder<'a> {
         self.pending() != at_branch as u64
     }
 
+    /// The outcome of the oldest branch in the queue, for the branch at `self.pc`, without
+    /// taking it.
     fn peek_branch(&self) -> Option<bool> {
-        let pred = || self.bpred[table_index(self.pc, self.params.bpred_size_p)] & 2 != 0;
+        let predicted = self.bpred[self.predictor_index(self.pc)] & 2 != 0;
         match *self.bq.front()? {
             BSeg::Map { bits, .. } => Some(bits & 1 == 0),
-            BSeg::Pred(_) => Some(pred()),
-            BSeg::Fail => Some(!pred()),
+            BSeg::Pred(_) => Some(predicted),
+            BSeg::Fail => Some(!predicted),
+        }
+    }
+
+    /// The predictor entry for the branch at `pc` (entry 0, never updated, without branch
+    /// prediction).
+    #[inline]
+    fn predictor_index(&self, pc: u64) -> usize {
+        if self.options.branch_prediction && self.params.bpred_size_p > 0 {
+            table_index(pc, self.params.bpred_size_p)
+        } else {
+            0
         }
     }
 
@@ -1246,11 +1264,7 @@ impl<'a> Decoder<'a> {
     #[inline]
     fn take_branch(&mut self, pc: u64) -> Result<bool, DecodeError> {
         let bp = self.options.branch_prediction && self.params.bpred_size_p > 0;
-        let idx = if bp {
-            table_index(pc, self.params.bpred_size_p)
-        } else {
-            0
-        };
+        let idx = self.predictor_index(pc);
         let predicted = self.bpred[idx] & 2 != 0;
         let taken = self
             .bq
@@ -1265,32 +1279,10 @@ impl<'a> Decoder<'a> {
     // ---------------------------------------------------------------------------------------
     // Return address stack.
 
-    fn stack_max(&self) -> usize {
-        let p = self.params;
-        if p.return_stack_size_p > 0 {
-            1 << p.return_stack_size_p
-        } else if p.call_counter_size_p > 0 {
-            (1usize << p.call_counter_size_p.min(24)) - 1
-        } else {
-            // Implicit return without a stack or counter size: the reference flow's encoder in
-            // implicit return mode never reports returns (it keeps no stack), so the decoder's
-            // stack must not lose entries.
-            usize::MAX
-        }
-    }
-
     fn push_return(&mut self, link: u64) {
-        if !self.options.implicit_return {
-            return;
+        if self.options.implicit_return {
+            self.return_stack.push(link);
         }
-        let max = self.stack_max();
-        if max == 0 {
-            return;
-        }
-        if self.return_stack.len() >= max {
-            self.return_stack.remove(0);
-        }
-        self.return_stack.push(link);
     }
 
     // ---------------------------------------------------------------------------------------
@@ -1343,20 +1335,13 @@ impl<'a> Decoder<'a> {
             let x = pc.wrapping_add(e.run_bytes as u64) & self.amask;
             if !inferred && self.r_ok_mid(pc, x, address) {
                 // The reported address lies inside this run: maybe stop there.
-                if let Some(prev) = self.prev_on_path(pc, address) {
+                if let Some((prev, n)) = self.code.path_to(pc, address) {
                     let ea = *self
                         .code
                         .ent(address)
                         .ok_or(DecodeError::Unmapped(address))?;
                     if self.stop_ok(address, address, &ea, k, false) {
-                        let n = self.count_on_path(pc, address);
-                        self.report_range(
-                            pc.wrapping_add(e.len as u64),
-                            address,
-                            n,
-                            address.wrapping_add(ea.len as u64),
-                            s,
-                        );
+                        self.report_range(pc.wrapping_add(e.len as u64), address, n, &ea, s);
                         self.last_pc = prev;
                         self.pc = address;
                         return Ok((self.check_stop(address, k, false)?, ()));
@@ -1367,13 +1352,7 @@ impl<'a> Decoder<'a> {
             if ex.len == 0 {
                 return Err(DecodeError::BadInstruction(x));
             }
-            self.report_range(
-                pc.wrapping_add(e.len as u64),
-                x,
-                e.run as u64,
-                x.wrapping_add(ex.len as u64),
-                s,
-            );
+            self.report_range(pc.wrapping_add(e.len as u64), x, e.run as u64, &ex, s);
             self.last_pc = pc.wrapping_add(e.run_last as u64);
             self.pc = x;
             if inferred {
@@ -1400,39 +1379,6 @@ impl<'a> Decoder<'a> {
     #[inline]
     fn r_ok_mid(&self, pc: u64, x: u64, address: u64) -> bool {
         address > pc && address < x
-    }
-
-    /// The instruction before `addr` on the sequential path from `from`, if `addr` is an
-    /// instruction boundary on it.
-    fn prev_on_path(&self, from: u64, addr: u64) -> Option<u64> {
-        let mut pc = from;
-        loop {
-            let e = self.code.ent(pc)?;
-            if e.len == 0 {
-                return None;
-            }
-            let n = pc + e.len as u64;
-            if n == addr {
-                return Some(pc);
-            }
-            if n > addr {
-                return None;
-            }
-            pc = n;
-        }
-    }
-
-    fn count_on_path(&self, from: u64, addr: u64) -> u64 {
-        let mut pc = from;
-        let mut n = 0;
-        while pc < addr {
-            match self.code.ent(pc) {
-                Some(e) if e.len > 0 => pc += e.len as u64,
-                _ => break,
-            }
-            n += 1;
-        }
-        n
     }
 
     /// Would the stop conditions hold at `at` (for a position inside a run, where the branch
@@ -1523,7 +1469,9 @@ impl<'a> Decoder<'a> {
         let mut stop_here = false;
         let next = match class {
             CfClass::Branch => {
-                if self.take_branch(pc)? {
+                let taken = self.take_branch(pc)?;
+                self.ranges.resolve(taken);
+                if taken {
                     pc.wrapping_add(e.target as i64 as u64) & self.amask
                 } else {
                     seq
@@ -1575,7 +1523,7 @@ impl<'a> Decoder<'a> {
                             // A return that failed the prediction consumes its stack entry
                             // (rvtrace's encoder does the same).
                             self.return_stack.pop();
-                        } else if self.return_stack.last() == Some(&address) {
+                        } else if self.return_stack.top() == Some(address) {
                             // A reported `c.jr x5` that does return (millicode `jr t0`).
                             self.return_stack.pop();
                         }
@@ -1601,7 +1549,7 @@ impl<'a> Decoder<'a> {
         if !k.irreport || k.notify || k.irdepth != depth {
             return false;
         }
-        if self.return_stack.last() == Some(&address) {
+        if self.return_stack.top() == Some(address) {
             return false;
         }
         let at_branch = self
@@ -1621,13 +1569,15 @@ impl<'a> Decoder<'a> {
     /// The target of a sequentially inferable jump at `pc` (`decoder.adoc`
     /// `is_sequential_jump` / `sequential_jump_target`), if it is one.
     fn sequential_target(&self, pc: u64) -> Option<u64> {
-        let prev = self.last_pc;
-        if prev == pc {
-            return None;
-        }
-        let pb = self.image.fetch(prev)?;
-        let jb = self.image.fetch(pc)?;
-        sequentially_inferred_target(&self.code.isa, prev, pb, jb).map(|t| t & self.amask)
+        let prev = (self.last_pc, 0);
+        sequential_target(
+            self.image,
+            &self.code.isa,
+            SequentialJumps::ExecutedBefore,
+            prev,
+            pc,
+        )
+        .map(|t| t & self.amask)
     }
 }
 

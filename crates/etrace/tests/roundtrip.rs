@@ -8,6 +8,7 @@ use rvtrace_etrace::decoder::{decode_stream, Decoder};
 use rvtrace_etrace::encoder::{Encoder, FrameWriter};
 use rvtrace_flow::{FlowElement, FlowSink, PcWriter};
 use rvtrace_isa::IsaConfig;
+use rvtrace_testkit::flow::RangeContract;
 use rvtrace_testkit::randprog::{random_program, seeds};
 use rvtrace_testkit::{
     assert_pcs_eq, parse_pcs, run_elf_bytes, run_program, run_test_program, test_programs,
@@ -165,16 +166,19 @@ fn check_run(
         let mut dec = Decoder::new(&code, &run.image, cfg.params, cfg.options);
         let mut pcw = PcWriter::new(&run.image, Vec::new());
         let mut losses = Vec::new();
+        let mut contract = RangeContract::new(&run.image, code.isa);
         let mut sink = |e: &FlowElement| {
             if let FlowElement::Loss { .. } = e {
                 losses.push(e.clone());
             }
             pcw.element(e);
+            contract.element(e);
         };
         decode_stream(&bytes, EncapConfig::PLAIN, false, &mut dec, &mut sink);
         let got = parse_pcs(&pcw.finish().unwrap());
         let what = format!("{name} itype{width} {label}");
         assert!(losses.is_empty(), "{what}: {losses:?}");
+        contract.assert_ok(&what);
         assert_pcs_eq(&what, "decoded", &got, "run", &run.pcs);
     }
 }

@@ -9,9 +9,11 @@
 
 use rvtrace_image::Image;
 use rvtrace_isa::insn_len;
+pub use rvtrace_isa::CfClass;
 use std::io::{self, Write};
 
 pub mod stats;
+pub mod walk;
 
 /// Why the decoder (re)gained synchronisation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -90,9 +92,20 @@ pub enum FlowElement {
         /// Why.
         reason: SyncReason,
     },
-    /// `count` instructions executed sequentially, the first at `start`, the last at `last`.
-    /// The instruction after `last` is wherever the next element says (the range ends at a
-    /// control transfer, a trap, a sync point or the end of trace).
+    /// `count` instructions executed sequentially, the first at `start`, the last at `last`:
+    /// each one before `last` went on to the next one in memory without a control transfer
+    /// (it is no jump, no trap return and no taken branch, and no trap is reported after it).
+    ///
+    /// Where a range ends (the same for every decoder):
+    /// * after every control transfer that is taken: a jump of any kind (call, return, table
+    ///   jump, ...), a trap return, a taken conditional branch, even one whose target is the next
+    ///   instruction in memory;
+    /// * before every other element (trap, sync, context, time, loss, end).
+    ///
+    /// So a range ends at a not-taken branch, or at an instruction that is no control transfer,
+    /// only when another kind of element follows it; and when two ranges follow each other with
+    /// nothing between them, the first one's `last` transferred control and the second starts
+    /// at its target ([`walk::Ranges`] builds ranges by these rules).
     Range {
         /// Address of the first instruction.
         start: u64,
@@ -100,6 +113,15 @@ pub enum FlowElement {
         last: u64,
         /// Number of instructions (at least 1).
         count: u64,
+        /// Control-flow class of the instruction at `last`, as the decoder classified it
+        /// ([`rvtrace_isa::classify`] of the program image at `last`, or the decoder's own link
+        /// rules where an option changes them, such as N-Trace's `--link-registers nexrv`).
+        class: CfClass,
+        /// For a conditional branch at `last` (`class` is [`CfClass::Branch`]): whether it was
+        /// taken. `None` for every other class, and for a branch whose outcome the trace does
+        /// not give, which happens only when the next element is a [`FlowElement::Loss`] (the
+        /// E-Trace packet that would have told was lost or damaged).
+        taken: Option<bool>,
     },
     /// A trap (exception or interrupt) was taken. For an exception by a retired instruction
     /// (`ecall`, `ebreak`) that instruction is in the preceding range; for a fault, `epc` is the
@@ -429,7 +451,9 @@ impl<'a, W: Write> FlowText<'a, W> {
                 };
                 writeln!(self.out, "sync {} {why}", sym(*addr))
             }
-            FlowElement::Range { start, last, count } => writeln!(
+            FlowElement::Range {
+                start, last, count, ..
+            } => writeln!(
                 self.out,
                 "range {} .. {} ({count} instruction{})",
                 sym(*start),
@@ -515,6 +539,8 @@ mod tests {
                 start: 0x8000_0200,
                 last: 0x8000_0210,
                 count: 5,
+                class: CfClass::None,
+                taken: None,
             },
             FlowElement::Trap {
                 cause: Some(11),

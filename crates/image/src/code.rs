@@ -95,6 +95,29 @@ impl Code {
         s.ents.get(((pc - s.base) / 2) as usize)
     }
 
+    /// The sequential path from the instruction at `from` to `addr` (a cursor over the table):
+    /// the instruction right before `addr` on it, and how many instructions there are from
+    /// `from` (included) to `addr` (excluded); `None` if `addr` is no instruction boundary after
+    /// `from` on that path (or the path meets an invalid instruction first).
+    pub fn path_to(&self, from: u64, addr: u64) -> Option<(u64, u64)> {
+        let (mut pc, mut n) = (from, 0u64);
+        loop {
+            let e = self.ent(pc)?;
+            if e.len == 0 {
+                return None;
+            }
+            let next = pc.checked_add(e.len as u64)?;
+            n += 1;
+            if next == addr {
+                return Some((pc, n));
+            }
+            if next > addr {
+                return None;
+            }
+            pc = next;
+        }
+    }
+
     /// True if `addr` is an instruction boundary on the sequential path from `from` (where an
     /// instruction starts) before that run's end, or the end itself.
     pub fn on_path(&self, from: u64, addr: u64) -> bool {
@@ -189,5 +212,18 @@ mod tests {
         assert_eq!(s.ents[3].target, 8);
         assert!(s.ents[3].ends_run());
         assert_eq!(s.ents[5].run, 1);
+        let code = Code {
+            segs: vec![s].into(),
+            isa,
+        };
+        // From the addi: the c.nop, then the beq, then past it.
+        assert_eq!(code.path_to(0x1000, 0x1004), Some((0x1000, 1)));
+        assert_eq!(code.path_to(0x1000, 0x1006), Some((0x1004, 2)));
+        assert_eq!(code.path_to(0x1000, 0x100a), Some((0x1006, 3)));
+        // Inside the addi, before `from`, or off the code.
+        assert_eq!(code.path_to(0x1000, 0x1002), None);
+        assert_eq!(code.path_to(0x1004, 0x1000), None);
+        assert_eq!(code.path_to(0x1000, 0x2000), None);
+        assert_eq!(code.path_to(0x1001, 0x1004), None);
     }
 }

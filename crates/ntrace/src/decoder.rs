@@ -44,10 +44,11 @@
 use crate::codec::mseo::{Deframer, RawMessage};
 use crate::codec::{parse, rcode, sync, tcode, Addr, Body, CodecConfig, Message, Process};
 use crate::insn::{Classifier, LinkRule};
+use rvtrace_flow::walk::{sequential_target, Ranges, ReturnStack, SequentialJumps};
 use rvtrace_flow::{FlowElement, FlowSink, LossReason, SyncReason, TraceDecoder};
 use rvtrace_image::code::Code;
 use rvtrace_image::Image;
-use rvtrace_isa::{sequentially_inferred_target, CfClass, IsaConfig};
+use rvtrace_isa::{CfClass, IsaConfig};
 use std::collections::VecDeque;
 
 /// Decoder options (the encoder options a decoder must know; N-Trace chapter 4).
@@ -257,11 +258,11 @@ pub struct Decoder<'a> {
     ref_addr: u64,
     hist: HistQueue,
     budget: i64,
-    stack: VecDeque<u64>,
+    stack: ReturnStack,
     /// The last instruction walked (pc, length), for sequential jumps.
     prev: Option<(u64, u64)>,
     repeat: Option<Repeat>,
-    range: Option<(u64, u64, u64, u64)>,
+    ranges: Ranges,
     time: Option<u64>,
     loss: Option<(u64, LossReason)>,
     skipped_start: Option<u64>,
@@ -293,10 +294,10 @@ impl<'a> Decoder<'a> {
             ref_addr: 0,
             hist: HistQueue::default(),
             budget: 0,
-            stack: VecDeque::new(),
+            stack: ReturnStack::new(MAX_STACK),
             prev: None,
             repeat: None,
-            range: None,
+            ranges: Ranges::new(),
             time: None,
             loss: None,
             skipped_start: None,
@@ -394,9 +395,7 @@ impl<'a> Decoder<'a> {
     }
 
     fn flush<S: FlowSink + ?Sized>(&mut self, sink: &mut S) {
-        if let Some((start, last, count, _)) = self.range.take() {
-            sink.element(&FlowElement::Range { start, last, count });
-        }
+        self.ranges.flush(sink);
     }
 
     fn emit<S: FlowSink + ?Sized>(&mut self, sink: &mut S, e: FlowElement) {
@@ -758,6 +757,11 @@ impl<'a> Decoder<'a> {
         self.budget += icnt as i64;
         let last = self.walk(Some(end), sink)?;
         let last_class = last.map(|l| self.class_at(l.pc));
+        if let Some(c) = last_class {
+            // A run walked in one step is reported as plain instructions; its last may be an
+            // `ecall` that the message's trap is about.
+            self.ranges.set_last_class(c, false);
+        }
         if self.budget != 0 {
             return Err(format!(
                 "I-CNT {icnt} ends {} half-words before the last branch of its HIST",
@@ -858,30 +862,6 @@ impl<'a> Decoder<'a> {
         }
     }
 
-    /// Add `n` sequential instructions from `pc` to `last` (the next one at `next`) to the range.
-    #[inline]
-    fn extend_range<S: FlowSink + ?Sized>(
-        &mut self,
-        pc: u64,
-        last: u64,
-        n: u64,
-        next: u64,
-        sink: &mut S,
-    ) {
-        self.stats.instructions += n;
-        match &mut self.range {
-            Some((_, l, count, nx)) if *nx == pc => {
-                *l = last;
-                *count += n;
-                *nx = next;
-            }
-            _ => {
-                self.flush(sink);
-                self.range = Some((pc, last, n, next));
-            }
-        }
-    }
-
     /// Walk instructions: HIST bits first, then the I-CNT budget (N-Trace 11.1). `end` is `None`
     /// for a HIST-only walk (ResourceFull), which stops after the branch taking the last bit.
     ///
@@ -919,7 +899,8 @@ impl<'a> Decoder<'a> {
                             since_branch += n;
                             let lpc = pc + u64::from(e.run_last);
                             let next = pc.wrapping_add(u64::from(e.run_bytes)) & mask;
-                            self.extend_range(pc, lpc, n, next, sink);
+                            self.stats.instructions += n;
+                            self.ranges.add(pc, lpc, n, next, CfClass::None, sink);
                             self.prev = Some((lpc, u64::from(e.run_bytes - e.run_last)));
                             last = Some(Last {
                                 pc: lpc,
@@ -985,9 +966,10 @@ impl<'a> Decoder<'a> {
                 since_branch = 0;
             }
             let is_last = end.is_some() && self.hist.is_empty() && self.budget == 0;
+            let mut taken = false;
             let natural = match class {
                 CfClass::Branch => {
-                    let taken = bit.unwrap_or(is_last && end == Some(End::Direct));
+                    taken = bit.unwrap_or(is_last && end == Some(End::Direct));
                     Some(if taken {
                         step.target.unwrap_or(seq)
                     } else {
@@ -997,7 +979,7 @@ impl<'a> Decoder<'a> {
                 _ if class.is_inferable() => step.target,
                 _ if class.is_uninferable_discon() => {
                     let popped = if class.pops_return() {
-                        self.stack.pop_back()
+                        self.stack.pop()
                     } else {
                         None
                     };
@@ -1010,12 +992,10 @@ impl<'a> Decoder<'a> {
                 _ => Some(seq),
             };
             if class.pushes_return() {
-                if self.stack.len() >= MAX_STACK {
-                    self.stack.pop_front();
-                }
-                self.stack.push_back(seq);
+                self.stack.push(seq);
             }
-            self.extend_range(pc, pc, 1, seq, sink);
+            self.stats.instructions += 1;
+            self.ranges.add_one(pc, seq, class, taken, sink);
             self.prev = Some((pc, u64::from(step.len)));
             last = Some(Last { pc, natural });
             if is_last {
@@ -1040,13 +1020,14 @@ impl<'a> Decoder<'a> {
     /// The target of the indirect jump at `pc` if the instruction walked before it (right before
     /// it in memory) loads its register (`lui`/`auipc`/`c.lui`; N-Trace 9.1).
     fn sequential_target(&self, pc: u64) -> Option<u64> {
-        let (ppc, plen) = self.prev?;
-        if ppc.wrapping_add(plen) & self.addr_mask() != pc {
-            return None;
-        }
-        let pbits = self.image.fetch(ppc)?;
-        let bits = self.image.fetch(pc)?;
-        sequentially_inferred_target(&self.cfg.isa, ppc, pbits, bits)
+        let isa = &self.cfg.isa;
+        sequential_target(
+            self.image,
+            isa,
+            SequentialJumps::RightBefore,
+            self.prev?,
+            pc,
+        )
     }
 }
 
@@ -1118,6 +1099,31 @@ pub fn decode<S: FlowSink + ?Sized>(
     let mut d = Decoder::new(image, cfg);
     d.push(data, sink);
     d.finish(sink)
+}
+
+/// `--link-registers auto`: the link rule that decodes a trace, found by trying. Decodes the
+/// trace with each rule in turn, [`LinkRule::Spec`], [`LinkRule::X1Only`], [`LinkRule::NexRv`]
+/// (the rest of `cfg` as given), and returns the first without a loss, else the one with the
+/// fewest, with its count of losses. Streams made with the specification's rule decode at the
+/// first try; `open` gives the trace from its start each time (it is read up to three times,
+/// streaming).
+pub fn find_link_rule<R: std::io::Read>(
+    image: &Image,
+    cfg: DecoderConfig,
+    mut open: impl FnMut() -> std::io::Result<R>,
+) -> std::io::Result<(LinkRule, u64)> {
+    let mut best = (LinkRule::Spec, u64::MAX);
+    for link in [LinkRule::Spec, LinkRule::X1Only, LinkRule::NexRv] {
+        let mut d = Decoder::new(image, DecoderConfig { link, ..cfg });
+        let n = rvtrace_flow::decode_read(&mut d, open()?, &mut |_: &FlowElement| {})?.losses;
+        if n < best.1 {
+            best = (link, n);
+        }
+        if n == 0 {
+            break;
+        }
+    }
+    Ok(best)
 }
 
 #[cfg(test)]

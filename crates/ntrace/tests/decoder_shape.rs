@@ -69,3 +69,45 @@ fn pushed_in_pieces_equals_whole_and_the_run() {
     }
     assert_eq!(cfg.nexrv().link, LinkRule::NexRv);
 }
+
+/// `--link-registers auto` (`find_link_rule`): a stream made with the specification's rule is
+/// decoded with it at the first try; one made with NexRv's rule is decoded with a rule that
+/// gives the run's PCs without a loss (the specification's: rvtrace's decoder keeps its stack
+/// aligned on explicit returns, so it needs no other rule for these); a stream no rule decodes
+/// gives the first rule of the fewest losses.
+#[test]
+fn link_rule_found_by_trying() {
+    use rvtrace_ntrace::decoder::find_link_rule;
+    for name in ["mixed-rv64gc", "setjmp-rv32imac", "recurse-rv32imac"] {
+        let run = run_test_program(name, 4);
+        let xlen = run.image.files()[0].xlen;
+        let isa = IsaConfig {
+            xlen,
+            zcmp: false,
+            zcmt: false,
+        };
+        let cfg = DecoderConfig::new(isa);
+        let base = EncoderConfig::new(xlen);
+        let (spec, _) = encode(base, &run.records);
+        let found = find_link_rule(&run.image, cfg, || Ok(&spec[..])).unwrap();
+        assert_eq!(found, (LinkRule::Spec, 0), "{name}");
+        let (nexrv, _) = encode(base.nexrv(), &run.records);
+        let (link, losses) = find_link_rule(&run.image, cfg, || Ok(&nexrv[..])).unwrap();
+        assert_eq!(losses, 0, "{name}");
+        let mut w = PcWriter::new(&run.image, Vec::new());
+        let mut dec = Decoder::new(&run.image, DecoderConfig { link, ..cfg });
+        decode_all(&mut dec, &nexrv, &mut w);
+        let got = parse_pcs(&w.finish().unwrap());
+        assert_pcs_eq(name, "decoded", &got, "run", &run.pcs);
+        // Cut in the middle of a message: every rule loses the end.
+        let cut = &spec[..spec.len() / 2];
+        let (link, losses) = find_link_rule(&run.image, cfg, || Ok(cut)).unwrap();
+        assert_eq!(link, LinkRule::Spec, "{name}");
+        assert!(losses > 0, "{name}");
+        // A read error is the caller's.
+        let err = find_link_rule(&run.image, cfg, || -> std::io::Result<&[u8]> {
+            Err(std::io::Error::other("x"))
+        });
+        assert!(err.is_err());
+    }
+}

@@ -1,13 +1,15 @@
 //! decode(encode(run)) == the retired PC list, for every test program (traps, interrupts and
-//! delegation included) in every encoder option combination; bits per instruction per
-//! configuration are printed (`cargo test -p rvtrace-ntrace --test roundtrip -- --nocapture`).
+//! delegation included) in every encoder option combination, with ranges as the flow's rules say
+//! (`RangeContract`: classes, branch outcomes); bits per instruction per configuration are printed (`cargo test -p rvtrace-ntrace --test roundtrip -- --nocapture`).
 
 use rvtrace_flow::{FlowElement, FlowSink, PcWriter};
 use rvtrace_ingress::Record;
 use rvtrace_isa::{IsaConfig, Xlen};
 use rvtrace_ntrace::decoder::{decode, DecoderConfig};
 use rvtrace_ntrace::encoder::encode;
+use rvtrace_ntrace::insn::LinkRule;
 use rvtrace_ntrace::options::{CallStack, EncoderConfig, Mode, SyncUnit};
+use rvtrace_testkit::flow::RangeContract;
 use rvtrace_testkit::randprog::{random_program, seeds};
 use rvtrace_testkit::{
     assert_pcs_eq, parse_pcs, run_elf_bytes, run_program, test_programs, ProgramRun,
@@ -216,14 +218,20 @@ fn decode_pcs(
 ) -> Vec<u64> {
     let mut w = PcWriter::new(image, Vec::new());
     let mut losses = Vec::new();
+    let dcfg = decoder_config(cfg);
+    let mut contract = RangeContract::new(image, dcfg.isa);
+    // NexRv's link rules classify calls and returns their own way.
+    contract.classes = dcfg.link == LinkRule::Spec;
     let mut sink = |e: &FlowElement| {
         if let FlowElement::Loss { .. } = e {
             losses.push(e.clone());
         }
         w.element(e);
+        contract.element(e);
     };
-    decode(image, decoder_config(cfg), bytes, &mut sink);
+    decode(image, dcfg, bytes, &mut sink);
     assert!(losses.is_empty(), "{what}: {losses:?}");
+    contract.assert_ok(what);
     parse_pcs(&w.finish().unwrap())
 }
 

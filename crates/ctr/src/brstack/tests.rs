@@ -177,10 +177,13 @@ mod against_the_hart {
     impl Observer for ToFlow {
         fn retire(&mut self, ev: &Retired) {
             self.context(ev.priv_);
+            let taken = ev.next_pc != ev.pc.wrapping_add(ev.len as u64);
             self.elements.push(FlowElement::Range {
                 start: ev.pc,
                 last: ev.pc,
                 count: 1,
+                class: ev.class,
+                taken: (ev.class == CfClass::Branch).then_some(taken),
             });
             if let Some(t) = &ev.trap {
                 self.trap(t);
@@ -347,7 +350,13 @@ fn the_privilege_after_an_xret_decides_its_record() {
         privilege: Some(p),
         context: None,
     };
-    let range = |start, last, count| FlowElement::Range { start, last, count };
+    let range = |start, last, count| FlowElement::Range {
+        start,
+        last,
+        count,
+        class: CfClass::None,
+        taken: None,
+    };
     let run = || {
         let mut f = FlowCtr::new(&image, isa, ctl::M, SampleAt::Every(1 << 40));
         let mut els = vec![ctx(3), range(0x8000_08d0, 0x8000_08d0, 1)];

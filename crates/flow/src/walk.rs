@@ -1,0 +1,468 @@
+//! What every trace decoder does while it walks the program, whatever its protocol: building
+//! [`FlowElement::Range`]s by the flow's rules ([`Ranges`]), keeping a stack of return
+//! addresses for implicit returns ([`ReturnStack`]), and inferring the target of a sequentially
+//! inferable jump ([`sequential_target`]). Where the protocols' rules differ, the difference is
+//! an option named after its specification section.
+
+use crate::{FlowElement, FlowSink};
+use rvtrace_image::Image;
+use rvtrace_isa::{sequentially_inferred_target, CfClass, IsaConfig};
+use std::collections::VecDeque;
+
+/// The return addresses of the calls walked and not returned from, for implicit returns
+/// (E-Trace `branchTrace.adoc` implicit return, N-Trace 9.2): a call pushes the address after
+/// it, a return pops. Bounded: when full, a push drops the oldest entry (memory stays bounded
+/// whatever the input; the encoder's own stack is no deeper).
+#[derive(Clone, Debug, Default)]
+pub struct ReturnStack {
+    v: VecDeque<u64>,
+    max: usize,
+}
+
+impl ReturnStack {
+    /// An empty stack of at most `max` entries (0: pushes do nothing).
+    pub fn new(max: usize) -> Self {
+        ReturnStack {
+            v: VecDeque::new(),
+            max,
+        }
+    }
+
+    /// A call: `ret` is the address after it.
+    #[inline]
+    pub fn push(&mut self, ret: u64) {
+        if self.max == 0 {
+            return;
+        }
+        if self.v.len() >= self.max {
+            self.v.pop_front();
+        }
+        self.v.push_back(ret);
+    }
+
+    /// A return: the newest entry.
+    #[inline]
+    pub fn pop(&mut self) -> Option<u64> {
+        self.v.pop_back()
+    }
+
+    /// The newest entry, left on the stack.
+    #[inline]
+    pub fn top(&self) -> Option<u64> {
+        self.v.back().copied()
+    }
+
+    /// Entries on the stack.
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.v.len()
+    }
+
+    /// Whether the stack is empty.
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.v.is_empty()
+    }
+
+    /// Forget every entry (a synchronisation, a loss).
+    pub fn clear(&mut self) {
+        self.v.clear();
+    }
+
+    /// Bytes held on the heap.
+    pub fn heap_bytes(&self) -> usize {
+        self.v.capacity() * std::mem::size_of::<u64>()
+    }
+}
+
+/// Which instruction before an indirect jump can make it sequentially inferable (its register
+/// loaded by a `lui`/`auipc`/`c.lui`): the protocols say it differently.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SequentialJumps {
+    /// E-Trace `decoder.adoc` `is_sequential_jump`: the instruction executed right before the
+    /// jump, wherever it is.
+    ExecutedBefore,
+    /// N-Trace 9.1: the instruction executed right before the jump, when it is also right
+    /// before it in memory.
+    RightBefore,
+}
+
+/// The target of the indirect jump at `pc` if the instruction executed before it, at `prev`
+/// (`prev_len` bytes long), loads its register (`rvtrace_isa::sequentially_inferred_target`),
+/// with `rule` saying which instruction may; `None` otherwise.
+#[inline]
+pub fn sequential_target(
+    image: &Image,
+    isa: &IsaConfig,
+    rule: SequentialJumps,
+    (prev, prev_len): (u64, u64),
+    pc: u64,
+) -> Option<u64> {
+    let before = match rule {
+        SequentialJumps::ExecutedBefore => prev != pc,
+        SequentialJumps::RightBefore => prev.wrapping_add(prev_len) & isa.xlen.addr_mask() == pc,
+    };
+    if !before {
+        return None;
+    }
+    let pbits = image.fetch(prev)?;
+    let bits = image.fetch(pc)?;
+    sequentially_inferred_target(isa, prev, pbits, bits)
+}
+
+/// Whether an instruction of class `class` transferred control (see [`FlowElement::Range`]):
+/// every jump and trap return; a conditional branch when `taken`.
+#[inline]
+pub const fn transfers(class: CfClass, taken: bool) -> bool {
+    match class {
+        CfClass::None | CfClass::EnvTrap => false,
+        CfClass::Branch => taken,
+        _ => true,
+    }
+}
+
+/// The open instruction range of a decoder: instructions are added as the walk reports them,
+/// joined into one range while each follows the previous one in memory without a transfer, and
+/// given to the sink as a [`FlowElement::Range`] when the next instruction does not continue
+/// it, or by [`Ranges::flush`] before any other element.
+///
+/// The last instruction's class comes with it; for a conditional branch its outcome may come
+/// later ([`Ranges::resolve`]: the E-Trace decoder learns it one step after it reports the
+/// branch), or never (the flush before a loss).
+///
+/// Instruction addresses are even (RISC-V instructions are 16-bit aligned); the decoders add no
+/// other.
+#[derive(Clone, Debug)]
+pub struct Ranges {
+    start: u64,
+    last: u64,
+    /// Instructions in the open range (0: none open).
+    count: u64,
+    /// The address after `last` when the range may go on there (its last instruction did not
+    /// transfer control, as far as is known); [`NOT_JOINABLE`] otherwise. One compare decides
+    /// whether an instruction continues the range (the walk's every step asks).
+    next: u64,
+    /// The class of `last`.
+    class: CfClass,
+    /// For a branch at `last`, its outcome if known (meaningless for other classes: the
+    /// flush gives `None` for them, so that adding an instruction stores without a test).
+    taken: Option<bool>,
+}
+
+/// `Ranges::next` when the open range cannot go on: odd, so no instruction's address.
+const NOT_JOINABLE: u64 = u64::MAX;
+
+/// Classes after which execution may go on to the next instruction in memory (a branch until
+/// its outcome says otherwise), as a bit set of `CfClass` discriminants.
+const GOES_ON: u32 =
+    1 << CfClass::None as u32 | 1 << CfClass::EnvTrap as u32 | 1 << CfClass::Branch as u32;
+
+impl Default for Ranges {
+    fn default() -> Self {
+        Ranges::new()
+    }
+}
+
+impl Ranges {
+    /// No range open.
+    pub const fn new() -> Self {
+        Ranges {
+            start: 0,
+            last: 0,
+            count: 0,
+            next: NOT_JOINABLE,
+            class: CfClass::None,
+            taken: None,
+        }
+    }
+
+    /// Add `count` instructions executed in sequence, from `start` to `last` (whose class is
+    /// `class`, whose next instruction in memory is at `next`): joined to the open range if they
+    /// continue it, else the open range is given to `sink` and they open a new one. A branch at
+    /// `last` is open until [`resolve`](Ranges::resolve)d, any other transfer until the next
+    /// instruction is added (it does not continue the range, whatever its address).
+    #[inline]
+    pub fn add<S: FlowSink + ?Sized>(
+        &mut self,
+        start: u64,
+        last: u64,
+        count: u64,
+        next: u64,
+        class: CfClass,
+        sink: &mut S,
+    ) {
+        debug_assert!(start & 1 == 0);
+        if self.next == start {
+            self.count += count;
+        } else {
+            self.restart(start, count, sink);
+        }
+        self.last = last;
+        self.next = if GOES_ON >> class as u32 & 1 != 0 {
+            next
+        } else {
+            NOT_JOINABLE
+        };
+        self.class = class;
+        self.taken = None;
+    }
+
+    /// Add one instruction whose outcome is known: at `pc`, of class `class`, its next
+    /// instruction in memory at `next`; `taken`: a branch was taken (false for every other
+    /// class).
+    #[inline]
+    pub fn add_one<S: FlowSink + ?Sized>(
+        &mut self,
+        pc: u64,
+        next: u64,
+        class: CfClass,
+        taken: bool,
+        sink: &mut S,
+    ) {
+        debug_assert!(pc & 1 == 0 && (!taken || class == CfClass::Branch));
+        if self.next == pc {
+            self.count += 1;
+        } else {
+            self.restart(pc, 1, sink);
+        }
+        self.last = pc;
+        self.next = if (GOES_ON >> class as u32 & 1 != 0) & !taken {
+            next
+        } else {
+            NOT_JOINABLE
+        };
+        self.class = class;
+        self.taken = Some(taken);
+    }
+
+    /// Give the open range to `sink` and open one of `count` instructions at `start`.
+    #[inline]
+    fn restart<S: FlowSink + ?Sized>(&mut self, start: u64, count: u64, sink: &mut S) {
+        self.flush(sink);
+        self.start = start;
+        self.count = count;
+    }
+
+    /// The outcome as the flow gives it: for a branch only.
+    #[inline]
+    fn taken(&self) -> Option<bool> {
+        if self.class == CfClass::Branch {
+            self.taken
+        } else {
+            None
+        }
+    }
+
+    /// The outcome of the branch that is the open range's last instruction (nothing if none is
+    /// open: it was given to the sink with its outcome already).
+    #[inline]
+    pub fn resolve(&mut self, taken: bool) {
+        if self.count > 0 && self.class == CfClass::Branch && self.taken.is_none() {
+            self.taken = Some(taken);
+            if taken {
+                self.next = NOT_JOINABLE;
+            }
+        }
+    }
+
+    /// A branch that ends the open range and whose outcome is not known yet (the caller may
+    /// [`resolve`](Ranges::resolve) it before flushing).
+    #[inline]
+    pub fn unresolved_branch(&self) -> Option<u64> {
+        (self.count > 0 && self.class == CfClass::Branch && self.taken.is_none())
+            .then_some(self.last)
+    }
+
+    /// Correct the class of the open range's last instruction (a walk that learns it only at
+    /// its end); `taken` as in [`add_one`](Ranges::add_one). A range that ended at a transfer
+    /// stays ended.
+    #[inline]
+    pub fn set_last_class(&mut self, class: CfClass, taken: bool) {
+        if self.count > 0 && self.class != class {
+            self.class = class;
+            self.taken = Some(taken);
+            if transfers(class, taken) {
+                self.next = NOT_JOINABLE;
+            }
+        }
+    }
+
+    /// Whether an instruction at `pc` would continue the open range.
+    #[inline]
+    pub fn continues(&self, pc: u64) -> bool {
+        self.next == pc
+    }
+
+    /// The open range: (first, last, count).
+    #[inline]
+    pub fn open(&self) -> Option<(u64, u64, u64)> {
+        (self.count > 0).then_some((self.start, self.last, self.count))
+    }
+
+    /// End the open range before its last instruction, which stays open alone: the first part
+    /// (whose last instruction is at `before`, of class `class`, not a transfer: it went on to
+    /// the instruction after it) goes to `sink`; returns false (and does nothing) if the open
+    /// range has a single instruction or none.
+    pub fn split_before_last<S: FlowSink + ?Sized>(
+        &mut self,
+        before: u64,
+        class: CfClass,
+        sink: &mut S,
+    ) -> bool {
+        if self.count < 2 {
+            return false;
+        }
+        sink.element(&FlowElement::Range {
+            start: self.start,
+            last: before,
+            count: self.count - 1,
+            class,
+            taken: (class == CfClass::Branch).then_some(false),
+        });
+        self.start = self.last;
+        self.count = 1;
+        true
+    }
+
+    /// Give the open range to `sink` (before any other element).
+    #[inline]
+    pub fn flush<S: FlowSink + ?Sized>(&mut self, sink: &mut S) {
+        if self.count > 0 {
+            sink.element(&FlowElement::Range {
+                start: self.start,
+                last: self.last,
+                count: self.count,
+                class: self.class,
+                taken: self.taken(),
+            });
+            self.count = 0;
+            self.next = NOT_JOINABLE;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn range(
+        start: u64,
+        last: u64,
+        count: u64,
+        class: CfClass,
+        taken: Option<bool>,
+    ) -> FlowElement {
+        FlowElement::Range {
+            start,
+            last,
+            count,
+            class,
+            taken,
+        }
+    }
+
+    /// Sequential instructions and not-taken branches join; a taken branch ends the range even
+    /// when its target is the next instruction; a jump ends it whatever comes next.
+    #[test]
+    fn ranges_end_at_transfers() {
+        let mut v = Vec::new();
+        let mut r = Ranges::new();
+        r.add(0x100, 0x108, 3, 0x10c, CfClass::None, &mut v);
+        r.add_one(0x10c, 0x110, CfClass::Branch, false, &mut v);
+        r.add_one(0x110, 0x114, CfClass::Branch, true, &mut v);
+        r.add_one(0x114, 0x118, CfClass::InferableJump, false, &mut v);
+        r.add(0x118, 0x118, 1, 0x11c, CfClass::Branch, &mut v);
+        assert_eq!(r.unresolved_branch(), Some(0x118));
+        r.resolve(false);
+        r.add(0x11c, 0x11c, 1, 0x120, CfClass::None, &mut v);
+        r.flush(&mut v);
+        r.flush(&mut v);
+        assert_eq!(
+            v,
+            [
+                range(0x100, 0x110, 5, CfClass::Branch, Some(true)),
+                range(0x114, 0x114, 1, CfClass::InferableJump, None),
+                range(0x118, 0x11c, 2, CfClass::None, None),
+            ]
+        );
+    }
+
+    /// A branch whose outcome is not resolved goes out with `None`; one resolved after a flush
+    /// changes nothing.
+    #[test]
+    fn unresolved_branch() {
+        let mut v = Vec::new();
+        let mut r = Ranges::new();
+        r.add(0x100, 0x104, 2, 0x108, CfClass::Branch, &mut v);
+        r.flush(&mut v);
+        r.resolve(true);
+        r.add(0x108, 0x108, 1, 0x10c, CfClass::None, &mut v);
+        r.set_last_class(CfClass::EnvTrap, false);
+        r.flush(&mut v);
+        assert_eq!(
+            v,
+            [
+                range(0x100, 0x104, 2, CfClass::Branch, None),
+                range(0x108, 0x108, 1, CfClass::EnvTrap, None),
+            ]
+        );
+    }
+
+    #[test]
+    fn return_stack_drops_the_oldest() {
+        let mut r = ReturnStack::new(2);
+        for a in [1, 2, 3] {
+            r.push(a);
+        }
+        assert_eq!((r.len(), r.top()), (2, Some(3)));
+        assert_eq!([r.pop(), r.pop(), r.pop()], [Some(3), Some(2), None]);
+        let mut none = ReturnStack::new(0);
+        none.push(1);
+        assert!(none.is_empty());
+    }
+
+    /// 0x1000 `auipc t0, 0` (0x00000297), 0x1004 `jr 16(t0)` (`jalr x0, 16(t0)`: 0x01028067),
+    /// encodings as `riscv64-unknown-elf-as` gives them: the target is 0x1010.
+    #[test]
+    fn sequential_jumps() {
+        let code: Vec<u8> = [0x0000_0297u32, 0x0102_8067]
+            .iter()
+            .flat_map(|w| w.to_le_bytes())
+            .collect();
+        let mut image = Image::new();
+        let elf = rvtrace_testkit::minimal_elf(true, 0x1000, &code);
+        image.load_bytes("t", &elf).unwrap();
+        let isa = IsaConfig::rv64();
+        let t = |rule, prev| sequential_target(&image, &isa, rule, prev, 0x1004);
+        assert_eq!(t(SequentialJumps::RightBefore, (0x1000, 4)), Some(0x1010));
+        assert_eq!(
+            t(SequentialJumps::ExecutedBefore, (0x1000, 4)),
+            Some(0x1010)
+        );
+        // Executed before but not right before in memory (its length says so here).
+        assert_eq!(t(SequentialJumps::RightBefore, (0x1000, 2)), None);
+        assert_eq!(
+            t(SequentialJumps::ExecutedBefore, (0x1000, 2)),
+            Some(0x1010)
+        );
+        assert_eq!(t(SequentialJumps::ExecutedBefore, (0x1004, 4)), None);
+    }
+
+    #[test]
+    fn split() {
+        let mut v = Vec::new();
+        let mut r = Ranges::new();
+        r.add(0x100, 0x100, 1, 0x104, CfClass::None, &mut v);
+        assert!(!r.split_before_last(0xfc, CfClass::None, &mut v));
+        r.add(0x104, 0x108, 2, 0x10c, CfClass::TrapReturn, &mut v);
+        assert!(r.split_before_last(0x104, CfClass::Branch, &mut v));
+        r.flush(&mut v);
+        assert_eq!(
+            v,
+            [
+                range(0x100, 0x104, 2, CfClass::Branch, Some(false)),
+                range(0x108, 0x108, 1, CfClass::TrapReturn, None),
+            ]
+        );
+    }
+}
