@@ -243,7 +243,7 @@ pub struct DtbArgs {
     /// Where to write the device tree blob (`-`: stdout).
     #[arg(short, long, value_name = "FILE")]
     output: PathBuf,
-    /// The hart's ISA (as `run --isa`). Default: rv64gc with Zba, Zbb, Sscofpmf, Smcntrpmf.
+    /// The hart's ISA (as `run --isa`). Default: rv64gc with Zba, Zbb, Zbc, Zbs, Sscofpmf, Smcntrpmf.
     #[arg(long, value_name = "ISA")]
     isa: Option<String>,
     /// Programmable performance counters (`mhpmcounter3..3+K-1`), 0..29.

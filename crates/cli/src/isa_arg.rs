@@ -51,6 +51,8 @@ fn parse_letters(s: &str) -> Result<(Xlen, Extensions, Vec<String>), String> {
         c: false,
         zba: false,
         zbb: false,
+        zbs: false,
+        zbc: false,
         s: true,
         u: true,
     };
@@ -87,10 +89,11 @@ fn parse_letters(s: &str) -> Result<(Xlen, Extensions, Vec<String>), String> {
                 ext.f = true;
                 ext.d = true;
             }
-            // B = Zba + Zbb + Zbs; the model implements Zba and Zbb.
+            // B = Zba + Zbb + Zbs (unprivileged ISA, "B" Extension for Bit Manipulation).
             'b' => {
                 ext.zba = true;
                 ext.zbb = true;
+                ext.zbs = true;
             }
             _ => {
                 return Err(format!(
@@ -105,8 +108,10 @@ fn parse_letters(s: &str) -> Result<(Xlen, Extensions, Vec<String>), String> {
             "" | "zicsr" | "zifencei" | "zicntr" | "zihpm" => {}
             "zba" => ext.zba = true,
             "zbb" => ext.zbb = true,
+            "zbc" => ext.zbc = true,
+            "zbs" => ext.zbs = true,
             "sscofpmf" | "smcntrpmf" | "sstc" => multi.push(p.to_string()),
-            _ => return Err(format!("--isa {s:?}: unsupported extension {p:?} (supported: zicsr, zifencei, zicntr, zihpm, zba, zbb, sscofpmf, smcntrpmf, sstc)")),
+            _ => return Err(format!("--isa {s:?}: unsupported extension {p:?} (supported: zicsr, zifencei, zicntr, zihpm, zba, zbb, zbc, zbs, sscofpmf, smcntrpmf, sstc)")),
         }
     }
     Ok((xlen, ext, multi))
@@ -121,7 +126,7 @@ mod tests {
         let i = parse_isa("rv64gc").unwrap();
         assert_eq!(i.xlen, Xlen::Rv64);
         let e = i.ext;
-        assert!(e.m && e.a && e.f && e.d && e.c && !e.zba);
+        assert!(e.m && e.a && e.f && e.d && e.c && !e.zba && !e.zbs && !e.zbc);
         assert!(!i.sscofpmf && !i.smcntrpmf, "left out unless named");
         let i = parse_isa("RV32IMAC").unwrap();
         assert_eq!(i.xlen, Xlen::Rv32);
@@ -129,6 +134,10 @@ mod tests {
         assert!(e.m && e.a && e.c && !e.f && !e.d);
         let i = parse_isa("rv64imafdc_zicsr_zifencei_zba_zbb_zihpm_sscofpmf").unwrap();
         assert!(i.ext.zba && i.ext.zbb && i.ext.d && i.sscofpmf && !i.smcntrpmf);
+        let e = parse_isa("rv64gcb").unwrap().ext;
+        assert!(e.zba && e.zbb && e.zbs && !e.zbc, "B is Zba, Zbb and Zbs");
+        let e = parse_isa("rv32imac_zbs_zbc").unwrap().ext;
+        assert!(e.zbs && e.zbc && !e.zba && !e.zbb);
         assert!(parse_isa("rv64gcv").is_err());
         assert!(parse_isa("x86").is_err());
         assert!(parse_isa("rv64e").is_err());

@@ -57,7 +57,7 @@ pub struct RunArgs {
     #[arg(long, value_name = "N")]
     max_insns: Option<u64>,
     /// The hart's ISA, overriding what the ELF says, e.g. rv64gc, rv32imac, rv64imafdc_zba_zbb.
-    /// Default: rv64gc or rv32gc by the ELF class, plus Zba and Zbb (QEMU's `virt` default CPU),
+    /// Default: rv64gc or rv32gc by the ELF class, plus Zba, Zbb, Zbc and Zbs (QEMU's `virt` default CPU),
     /// Sscofpmf, Smcntrpmf and Sstc; a given string has these only when it names them
     /// (`_sscofpmf_smcntrpmf_sstc`).
     #[arg(long, value_name = "ISA")]

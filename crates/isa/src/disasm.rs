@@ -194,10 +194,21 @@ impl Disasm {
 impl fmt::Display for Disasm {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         // objdump 2.40 does not check a shift amount against XLEN: on RV32 it prints the reserved
-        // shifts by 32..63 (`slli`/`srli`/`srai`/`rori`, and their compressed forms) as RV64 would.
+        // shifts by 32..63 (`slli`/`srli`/`srai`/`rori`, and their compressed forms) and Zbs's
+        // `bclri`/`bexti`/`binvi`/`bseti` by 32..63 as RV64 would.
         if self.insn.op == Op::Illegal && self.xlen == Xlen::Rv32 {
             let wide = decode(self.bits, Xlen::Rv64, &Extensions::ALL);
-            if matches!(wide.op, Op::Slli | Op::Srli | Op::Srai | Op::Rori) {
+            if matches!(
+                wide.op,
+                Op::Slli
+                    | Op::Srli
+                    | Op::Srai
+                    | Op::Rori
+                    | Op::Bclri
+                    | Op::Bexti
+                    | Op::Binvi
+                    | Op::Bseti
+            ) {
                 return Disasm {
                     insn: wide,
                     ..*self
@@ -282,6 +293,10 @@ impl Disasm {
             Srli => write!(f, "srl {xd},{x1},0x{imm:x}"),
             Srai => write!(f, "sra {xd},{x1},0x{imm:x}"),
             Rori => write!(f, "ror {xd},{x1},0x{imm:x}"),
+            Bclri => write!(f, "bclr {xd},{x1},0x{imm:x}"),
+            Bexti => write!(f, "bext {xd},{x1},0x{imm:x}"),
+            Binvi => write!(f, "binv {xd},{x1},0x{imm:x}"),
+            Bseti => write!(f, "bset {xd},{x1},0x{imm:x}"),
             Addiw if imm == 0 => write!(f, "sext.w {xd},{x1}"),
             Addiw => write!(f, "addw {xd},{x1},{imm}"),
             Slliw => write!(f, "sllw {xd},{x1},0x{imm:x}"),
@@ -301,7 +316,8 @@ impl Disasm {
             Add | Sub | Sll | Slt | Sltu | Xor | Srl | Sra | Or | And | Addw | Subw | Sllw
             | Srlw | Sraw | Mul | Mulh | Mulhsu | Mulhu | Div | Divu | Rem | Remu | Mulw | Divw
             | Divuw | Remw | Remuw | Sh1add | Sh2add | Sh3add | AddUw | Sh1addUw | Sh2addUw
-            | Sh3addUw | Andn | Orn | Xnor | Max | Maxu | Min | Minu | Rol | Ror | Rolw | Rorw => {
+            | Sh3addUw | Andn | Orn | Xnor | Max | Maxu | Min | Minu | Rol | Ror | Rolw | Rorw
+            | Bclr | Bext | Binv | Bset | Clmul | Clmulh | Clmulr => {
                 write!(f, "{} {xd},{x1},{x2}", mnemonic(i.op))
             }
             // objdump knows `fence` with rd, rs1 and fm zero, and `fence.tso` exactly; it shows
@@ -641,5 +657,16 @@ pub fn mnemonic(op: Op) -> &'static str {
         Roriw => "roriw",
         OrcB => "orc.b",
         Rev8 => "rev8",
+        Bclr => "bclr",
+        Bclri => "bclri",
+        Bext => "bext",
+        Bexti => "bexti",
+        Binv => "binv",
+        Binvi => "binvi",
+        Bset => "bset",
+        Bseti => "bseti",
+        Clmul => "clmul",
+        Clmulh => "clmulh",
+        Clmulr => "clmulr",
     }
 }

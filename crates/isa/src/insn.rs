@@ -25,6 +25,10 @@ pub struct Extensions {
     pub zba: bool,
     /// Zbb: basic bit manipulation.
     pub zbb: bool,
+    /// Zbs: single-bit instructions.
+    pub zbs: bool,
+    /// Zbc: carry-less multiplication.
+    pub zbc: bool,
     /// S: supervisor mode.
     pub s: bool,
     /// U: user mode.
@@ -41,6 +45,8 @@ impl Extensions {
         c: true,
         zba: true,
         zbb: true,
+        zbs: true,
+        zbc: true,
         s: true,
         u: true,
     };
@@ -247,6 +253,19 @@ pub enum Op {
     Roriw,
     OrcB,
     Rev8,
+    // Zbs
+    Bclr,
+    Bclri,
+    Bext,
+    Bexti,
+    Binv,
+    Binvi,
+    Bset,
+    Bseti,
+    // Zbc
+    Clmul,
+    Clmulh,
+    Clmulr,
 }
 
 /// A decoded instruction.
@@ -433,6 +452,11 @@ fn decode32(x: u32, xlen: Xlen, ext: &Extensions) -> Insn {
                     }
                     match f6 {
                         0 => i(Slli, rd, rs1, shamt as i32),
+                        // Bit-manipulation 1.0.0, Zbs: the immediate forms take shamt (RV32:
+                        // shamt[5] = 1 is reserved, refused above).
+                        0x12 if ext.zbs => i(Bclri, rd, rs1, shamt as i32),
+                        0x1a if ext.zbs => i(Binvi, rd, rs1, shamt as i32),
+                        0x0a if ext.zbs => i(Bseti, rd, rs1, shamt as i32),
                         0x18 if ext.zbb && f7 == 0x30 => match rs2 {
                             0 => i(Clz, rd, rs1, 0),
                             1 => i(Ctz, rd, rs1, 0),
@@ -453,6 +477,7 @@ fn decode32(x: u32, xlen: Xlen, ext: &Extensions) -> Insn {
                         0 => i(Srli, rd, rs1, shamt as i32),
                         0x10 => i(Srai, rd, rs1, shamt as i32),
                         0x18 if ext.zbb => i(Rori, rd, rs1, shamt as i32),
+                        0x12 if ext.zbs => i(Bexti, rd, rs1, shamt as i32),
                         _ if ext.zbb && bits(x, 31, 20) == 0x287 => i(OrcB, rd, rs1, 0),
                         _ if ext.zbb && !rv64 && bits(x, 31, 20) == 0x698 => i(Rev8, rd, rs1, 0),
                         _ if ext.zbb && rv64 && bits(x, 31, 20) == 0x6b8 => i(Rev8, rd, rs1, 0),
@@ -494,6 +519,14 @@ fn decode32(x: u32, xlen: Xlen, ext: &Extensions) -> Insn {
                 (0x30, 1) if ext.zbb => Rol,
                 (0x30, 5) if ext.zbb => Ror,
                 (0x04, 4) if ext.zbb && !rv64 && rs2 == 0 => ZextH,
+                // Bit-manipulation 1.0.0, Zbs and Zbc.
+                (0x24, 1) if ext.zbs => Bclr,
+                (0x24, 5) if ext.zbs => Bext,
+                (0x34, 1) if ext.zbs => Binv,
+                (0x14, 1) if ext.zbs => Bset,
+                (0x05, 1) if ext.zbc => Clmul,
+                (0x05, 3) if ext.zbc => Clmulh,
+                (0x05, 2) if ext.zbc => Clmulr,
                 _ => return illegal,
             };
             r(op, rd, rs1, rs2)

@@ -4,7 +4,7 @@
 //!   that file's header says), checked without objdump;
 //! * [`every_16bit_and_sampled_32bit_like_objdump`] runs `riscv64-unknown-elf-as` + `objdump -d`
 //!   live over every 16-bit encoding and a large sample of 32-bit ones, for RV32 and RV64 with the
-//!   extensions the hart implements (`gc_zba_zbb`), and skips cleanly when the tools are absent.
+//!   extensions the hart implements (`gc_zba_zbb_zbs_zbc`), and skips cleanly when the tools are absent.
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -71,7 +71,7 @@ impl Rng {
     }
 }
 
-/// The major opcodes of RV64GC + Zba/Zbb (the hart's extensions).
+/// The major opcodes of RV64GC + Zba/Zbb/Zbs/Zbc (the hart's extensions).
 const OPCODES: [u32; 20] = [
     0x03, 0x07, 0x0f, 0x13, 0x17, 0x1b, 0x23, 0x27, 0x2f, 0x33, 0x37, 0x3b, 0x43, 0x47, 0x4b, 0x4f,
     0x53, 0x63, 0x67, 0x73, // plus 0x6f below
@@ -108,6 +108,33 @@ fn encodings(seed: u64, n32: usize) -> Vec<u32> {
         }
         v.push(x);
     }
+    // Zbs and Zbc: their funct fields are too narrow a target for the random sample above, so each
+    // instruction gets 300 encodings with random rd/rs1/rs2 (or shamt, including RV32's reserved
+    // shamt[5] = 1), a quarter of them with one funct7 bit flipped (the neighbouring encodings).
+    for (base, imm) in [
+        (0x4800_1033u32, false), // bclr
+        (0x4800_5033, false),    // bext
+        (0x6800_1033, false),    // binv
+        (0x2800_1033, false),    // bset
+        (0x0a00_1033, false),    // clmul
+        (0x0a00_3033, false),    // clmulh
+        (0x0a00_2033, false),    // clmulr
+        (0x4800_1013, true),     // bclri
+        (0x4800_5013, true),     // bexti
+        (0x6800_1013, true),     // binvi
+        (0x2800_1013, true),     // bseti
+    ] {
+        for k in 0..300 {
+            let r = rng.next() as u32;
+            // rd, rs1 and rs2 (R-type) or shamt[5:0] (I-type).
+            let free = if imm { 0x03ff_8f80 } else { 0x01ff_8f80 };
+            let mut x = base | (r & free);
+            if k % 4 == 3 {
+                x ^= 1 << (25 + (r >> 28) % 7);
+            }
+            v.push(x);
+        }
+    }
     v
 }
 
@@ -134,9 +161,9 @@ fn objdump_lines(asm: &str, objdump: &str, xlen: u32, encs: &[u32]) -> Vec<(u64,
     }
     std::fs::write(&src, text).unwrap();
     let (march, mabi) = if xlen == 32 {
-        ("rv32gc_zba_zbb", "ilp32d")
+        ("rv32gc_zba_zbb_zbs_zbc", "ilp32d")
     } else {
-        ("rv64gc_zba_zbb", "lp64d")
+        ("rv64gc_zba_zbb_zbs_zbc", "lp64d")
     };
     let st = Command::new(asm)
         .args([&format!("-march={march}"), &format!("-mabi={mabi}"), "-o"])
@@ -192,12 +219,16 @@ fn every_16bit_and_sampled_32bit_like_objdump() {
             "rv{xlen}: objdump printed a line per insn"
         );
         let mut bad = Vec::new();
-        let mut valid = 0;
+        let (mut valid, mut zbs_zbc) = (0, 0);
         for ((addr, bits, want), enc) in lines.iter().zip(&encs) {
             assert_eq!(*bits, *enc, "rv{xlen} at {addr:x}");
             let got = dis(*bits, *addr, xlen);
-            if decode(*bits, xlen_of(xlen), &Extensions::ALL).op != Op::Illegal {
+            let op = decode(*bits, xlen_of(xlen), &Extensions::ALL).op;
+            if op != Op::Illegal {
                 valid += 1;
+            }
+            if (Op::Bclr as u8..=Op::Clmulr as u8).contains(&(op as u8)) {
+                zbs_zbc += 1;
             }
             if &got != want {
                 bad.push(format!(
@@ -206,6 +237,7 @@ fn every_16bit_and_sampled_32bit_like_objdump() {
             }
         }
         assert!(valid > 40_000, "rv{xlen}: {valid} valid encodings");
+        assert!(zbs_zbc > 1500, "rv{xlen}: {zbs_zbc} Zbs/Zbc encodings");
         if let Ok(path) = std::env::var("RVTRACE_DISASM_DIFF") {
             std::fs::write(format!("{path}.rv{xlen}"), bad.join("\n")).unwrap();
         }

@@ -1,4 +1,4 @@
-//! Instruction execution (unprivileged ISA: RV32I/RV64I, M, A, Zba, Zbb, Zicsr, Zifencei;
+//! Instruction execution (unprivileged ISA: RV32I/RV64I, M, A, Zba, Zbb, Zbs, Zbc, Zicsr, Zifencei;
 //! privileged ISA: `mret`, `sret`, `wfi`, `sfence.vma`). F and D live in `exec_fp.rs`.
 //!
 //! Generic over `RV64` so the RV32 and RV64 loops each compile to straight-line code. RV32 register
@@ -564,6 +564,19 @@ impl Hart {
             } else {
                 a32.swap_bytes() as u64
             }),
+            // Bit-manipulation 1.0.0, Zbs: the bit index is rs2 (or shamt) mod XLEN.
+            Bclr => w!(rs1 & !(1u64 << (rs2 & sh_mask))),
+            Bclri => w!(rs1 & !(1u64 << i.imm)),
+            Bext => w!((rs1 >> (rs2 & sh_mask)) & 1),
+            Bexti => w!((rs1 >> i.imm) & 1),
+            Binv => w!(rs1 ^ (1u64 << (rs2 & sh_mask))),
+            Binvi => w!(rs1 ^ (1u64 << i.imm)),
+            Bset => w!(rs1 | (1u64 << (rs2 & sh_mask))),
+            Bseti => w!(rs1 | (1u64 << i.imm)),
+            // Zbc.
+            Clmul => w!(crate::clmul::clmul(0, rs1, rs2, RV64)),
+            Clmulh => w!(crate::clmul::clmul(1, rs1, rs2, RV64)),
+            Clmulr => w!(crate::clmul::clmul(2, rs1, rs2, RV64)),
             _ => return self.execute_fp::<O, RV64>(obs, i, bits, pc),
         }
         Ok(next)

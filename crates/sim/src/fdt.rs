@@ -75,6 +75,12 @@ impl Machine {
         if e.zbb {
             v.push("zbb");
         }
+        if e.zbc {
+            v.push("zbc");
+        }
+        if e.zbs {
+            v.push("zbs");
+        }
         // S* extensions in alphabetical order (ISA manual, "ISA Extension Naming Conventions").
         let mut s: Vec<&'static str> = self.more.clone();
         for (on, name) in [
@@ -329,7 +335,7 @@ mod tests {
         let m = machine();
         assert_eq!(
             m.isa_string(),
-            "rv64imafdc_zicntr_zicsr_zifencei_zihpm_zba_zbb_smcntrpmf_sscofpmf_sstc"
+            "rv64imafdc_zicntr_zicsr_zifencei_zihpm_zba_zbb_zbc_zbs_smcntrpmf_sscofpmf_sstc"
         );
         let mut m = machine();
         m.xlen = Xlen::Rv32;
@@ -337,6 +343,8 @@ mod tests {
         m.ext.d = false;
         m.ext.zba = false;
         m.ext.zbb = false;
+        m.ext.zbc = false;
+        m.ext.zbs = false;
         m.counters.sscofpmf = false;
         m.counters.smcntrpmf = false;
         m.sstc = false;
@@ -346,9 +354,9 @@ mod tests {
         let mut m = machine();
         m.smstateen = true;
         m.more = vec!["ssctr", "smctr", "smcsrind", "sscsrind"];
-        assert!(m
-            .isa_string()
-            .ends_with("_zba_zbb_smcntrpmf_smcsrind_smctr_smstateen_sscofpmf_sscsrind_ssctr_sstc"));
+        assert!(m.isa_string().ends_with(
+            "_zba_zbb_zbc_zbs_smcntrpmf_smcsrind_smctr_smstateen_sscofpmf_sscsrind_ssctr_sstc"
+        ));
     }
 
     #[test]

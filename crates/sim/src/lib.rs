@@ -1,4 +1,4 @@
-//! The rvtrace hart model: a RISC-V hart (RV32/RV64 IMAFDC, Zicsr, Zifencei, Zba, Zbb; M, S and U
+//! The rvtrace hart model: a RISC-V hart (RV32/RV64 IMAFDC, Zicsr, Zifencei, Zba, Zbb, Zbs, Zbc; M, S and U
 //! modes; traps, interrupts, CLINT timer, semihosting, HTIF) on QEMU's `virt` machine.
 //!
 //! It produces the retired-instruction streams that drive the trace encoders, so "retired" follows
@@ -19,6 +19,7 @@
 
 pub mod boot;
 pub mod bus;
+mod clmul;
 pub mod counters;
 pub mod csr;
 mod csr_exec;

@@ -202,6 +202,20 @@ impl Hart {
                                 ..self.ext
                             },
                         ),
+                        (
+                            "Zbs",
+                            Extensions {
+                                zbs: true,
+                                ..self.ext
+                            },
+                        ),
+                        (
+                            "Zbc",
+                            Extensions {
+                                zbc: true,
+                                ..self.ext
+                            },
+                        ),
                     ] {
                         if decode(bits, self.xlen, &on).op != Op::Illegal {
                             return Some(format!(

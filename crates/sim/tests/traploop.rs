@@ -16,6 +16,8 @@ const RV32I: Extensions = Extensions {
     c: false,
     zba: false,
     zbb: false,
+    zbs: false,
+    zbc: false,
     s: true,
     u: true,
 };
