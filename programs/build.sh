@@ -66,17 +66,20 @@ build ctr_stateen "$both" ctr_stateen.c ctr_regions.S rvtest.S
 build sstc       "$both" sstc.c rvtest.S
 build pmp        "$both" pmp.c pmp.S rvtest.S
 
-# Zba/Zbb: compiled with the extensions, linked against the plain multilib (picolibc has no
-# _zba_zbb multilib, and the ABI is the same).
-for arch in rv64gc rv32imac; do
-    obj=$(mktemp "${TMPDIR:-/tmp}/bitmanip.XXXXXX.o")
-    # shellcheck disable=SC2046
-    $cc $common $(arch_flags "$arch" | sed "s/-march=$arch/-march=${arch}_zba_zbb/") -c bitmanip.c -o "$obj"
-    # shellcheck disable=SC2046
-    $cc $common $(arch_flags "$arch") "$obj" -lm -o "$out/bitmanip-${arch}_zba_zbb.elf"
-    rm -f "$obj"
-    if [ "${KEEP_DEBUG:-0}" != 1 ]; then $strip --strip-debug "$out/bitmanip-${arch}_zba_zbb.elf"; fi
-    echo "built elf/bitmanip-${arch}_zba_zbb.elf"
+# Zba/Zbb (bitmanip) and Zbs/Zbc (zbs_zbc): compiled with the extensions, linked against the
+# plain multilib (picolibc has no multilib with them, and the ABI is the same).
+for prog_ext in bitmanip:_zba_zbb zbs_zbc:_zbs_zbc; do
+    prog=${prog_ext%%:*} ext=${prog_ext#*:}
+    for arch in rv64gc rv32imac; do
+        obj=$(mktemp "${TMPDIR:-/tmp}/$prog.XXXXXX.o")
+        # shellcheck disable=SC2046
+        $cc $common $(arch_flags "$arch" | sed "s/-march=$arch/-march=${arch}$ext/") -c "$prog.c" -o "$obj"
+        # shellcheck disable=SC2046
+        $cc $common $(arch_flags "$arch") "$obj" -lm -o "$out/$prog-${arch}$ext.elf"
+        rm -f "$obj"
+        if [ "${KEEP_DEBUG:-0}" != 1 ]; then $strip --strip-debug "$out/$prog-${arch}$ext.elf"; fi
+        echo "built elf/$prog-${arch}$ext.elf"
+    done
 done
 build nocompress "rv64g rv32ima" nocompress.c
 

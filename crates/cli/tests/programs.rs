@@ -457,6 +457,8 @@ program_tests! {
     csrs_rv32imac => "csrs-rv32imac",
     bitmanip_rv64gc_zba_zbb => "bitmanip-rv64gc_zba_zbb",
     bitmanip_rv32imac_zba_zbb => "bitmanip-rv32imac_zba_zbb",
+    zbs_zbc_rv64gc_zbs_zbc => "zbs_zbc-rv64gc_zbs_zbc",
+    zbs_zbc_rv32imac_zbs_zbc => "zbs_zbc-rv32imac_zbs_zbc",
     pmu_access_rv64gc => "pmu_access-rv64gc",
     pmu_access_rv32imac => "pmu_access-rv32imac",
     pmu_overflow_rv64gc => "pmu_overflow-rv64gc",
