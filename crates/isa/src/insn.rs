@@ -1020,6 +1020,36 @@ mod tests {
         assert_eq!(d64(0xffffffff).op, Op::Illegal);
     }
 
+    /// Zbs and Zbc, encodings from binutils 2.40 (`as -march=rv64gc_zbs_zbc`): RV32 reserves
+    /// shamt[5] = 1 of the immediate forms; without the extension each is illegal.
+    #[test]
+    fn zbs_zbc_encodings() {
+        let none = Extensions {
+            zbs: false,
+            zbc: false,
+            ..Extensions::ALL
+        };
+        for (bits, op, imm) in [
+            (0x48c5_9533, Op::Bclr, 0),   // bclr a0,a1,a2
+            (0x4bf5_9513, Op::Bclri, 63), // bclr a0,a1,0x3f
+            (0x48c5_d533, Op::Bext, 0),
+            (0x4855_d513, Op::Bexti, 5),
+            (0x68c5_9533, Op::Binv, 0),
+            (0x6805_9513, Op::Binvi, 0),
+            (0x28c5_9533, Op::Bset, 0),
+            (0x29f5_9513, Op::Bseti, 31),
+            (0x0ac5_9533, Op::Clmul, 0),
+            (0x0ac5_b533, Op::Clmulh, 0),
+            (0x0ac5_a533, Op::Clmulr, 0),
+        ] {
+            let x = d64(bits);
+            assert_eq!((x.op, x.rd, x.rs1, x.imm), (op, 10, 11, imm), "{bits:08x}");
+            let rv32 = decode(bits, Xlen::Rv32, &Extensions::ALL).op;
+            assert_eq!(rv32 == op, imm < 32, "{bits:08x} on RV32");
+            assert_eq!(decode(bits, Xlen::Rv64, &none).op, Op::Illegal);
+        }
+    }
+
     #[test]
     fn compressed_encodings() {
         // c.addi4spn a0, sp, 16 = 0x0808
