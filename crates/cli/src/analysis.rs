@@ -156,11 +156,7 @@ fn program(elf: &Path) -> Result<Program, Failure> {
     Ok(Program {
         image,
         syms,
-        isa: IsaConfig {
-            xlen,
-            zcmp: false,
-            zcmt: false,
-        },
+        isa: IsaConfig::new(xlen),
     })
 }
 

@@ -443,11 +443,7 @@ impl<'i> FlowOut<'i> {
         };
         let at = parse_at("--brstack-every", every)?;
         let config = parse_config(a.ctr_config.as_deref(), at, xlen)?;
-        let isa = IsaConfig {
-            xlen,
-            zcmp: false,
-            zcmt: false,
-        };
+        let isa = IsaConfig::new(xlen);
         let mut ctr = FlowCtr::new(image, isa, config, at);
         ctr.ctr
             .write(csr::SCTRDEPTH, parse_depth(a.ctr_depth)?, xlen, [0; 4]);

@@ -401,11 +401,7 @@ fn decode_etrace(
         Framing::Raw => (EncapConfig::TE_INST_RAW, true),
         Framing::Encap(e) => (e, false),
     };
-    let isa = IsaConfig {
-        xlen,
-        zcmp: false,
-        zcmt: false,
-    };
+    let isa = IsaConfig::new(xlen);
     let mut dec = Decoder::with_options(image, DecoderOptions::from_config(&cfg, isa));
     for (off, item) in PacketReader::new(data, encap, raw, cfg.params, cfg.options) {
         h.begin(off as u64);
@@ -457,14 +453,7 @@ pub fn compare(a: &CompareArgs) -> CmdResult {
             "decoding a trace (--trace-a/--trace-b) needs the program: give --elf".into(),
         ));
     }
-    let mut image = Image::new();
-    let mut xlen = None;
-    for p in &a.elf {
-        let info = image
-            .load_file(p)
-            .map_err(|e| Failure::Tool(format!("{}: {e}", p.display())))?;
-        xlen.get_or_insert(info.xlen);
-    }
+    let (image, xlen) = crate::trace_source::load_program(&a.elf)?;
     let xlen = xlen.unwrap_or(Xlen::Rv64);
     let names = [report::name(&a.a), report::name(&a.b)];
     let image = &image;

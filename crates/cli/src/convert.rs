@@ -307,11 +307,7 @@ pub fn convert(a: &ConvertArgs) -> CmdResult {
             count += 1;
         }
     } else if let Some(src) = steps {
-        let isa = IsaConfig {
-            xlen: xlen.unwrap_or(Xlen::Rv64),
-            zcmp: false,
-            zcmt: false,
-        };
+        let isa = IsaConfig::new(xlen.unwrap_or(Xlen::Rv64));
         let mut src = StartAt::new(src, start);
         let werr: RefCell<Option<io::Error>> = RefCell::new(None);
         let mut gaps = report::Warnings::new(&in_name, a.max_warnings);

@@ -654,11 +654,7 @@ pub fn decode(a: &DecodeArgs) -> CmdResult {
             warn!("{}: the trace uses a jump target cache but its size is unknown: give --jump-target-cache N", a.trace.display());
         }
     }
-    let isa = rvtrace_isa::IsaConfig {
-        xlen,
-        zcmp: false,
-        zcmt: false,
-    };
+    let isa = rvtrace_isa::IsaConfig::new(xlen);
     let mut dec = Decoder::with_options(&image, DecoderOptions::from_config(&cfg, isa));
     let mut pcs = match &a.pcs {
         Some(p) => Some(PcWriter::new(&image, report::Output::create(p)?)),

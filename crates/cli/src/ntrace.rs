@@ -2,7 +2,6 @@
 
 use crate::report::{self, CmdResult, Failure, Output, Warnings};
 use rvtrace_flow::{loss_text, FlowElement, FlowSink, FlowText, LossReason, PcWriter};
-use rvtrace_image::Image;
 use rvtrace_ingress::pcseq::PcseqReader;
 use rvtrace_ingress::{IngressReader, Record};
 use rvtrace_isa::Xlen;
@@ -539,18 +538,6 @@ fn parse_filter(privs: Option<&str>, range: Option<&str>) -> Result<TraceFilter,
     Ok(f)
 }
 
-fn load_image(paths: &[PathBuf]) -> Result<(Image, Xlen), String> {
-    let mut image = Image::new();
-    let mut xlen = None;
-    for p in paths {
-        let info = image
-            .load_file(p)
-            .map_err(|e| format!("{}: {e}", p.display()))?;
-        xlen.get_or_insert(info.xlen);
-    }
-    Ok((image, xlen.unwrap_or(Xlen::Rv64)))
-}
-
 /// Feeds the trace to `f` 64 KB at a time (memory stays flat in the trace's size); `-` is read
 /// from stdin once and kept (`rvtrace decode ntrace - --link-registers auto` needs it twice).
 struct TraceInput {
@@ -644,7 +631,8 @@ pub fn decode(a: &DecodeArgs) -> CmdResult {
     // The first bytes: what kind of file this is, and what `diagnose` looks at.
     let head = input.head(1 << 16)?;
     crate::kind::check(&a.trace, &head, crate::kind::Expected::Ntrace)?;
-    let (image, xlen) = load_image(&a.elf)?;
+    let (image, xlen) = crate::trace_source::load_program(&a.elf)?;
+    let xlen = xlen.unwrap_or(Xlen::Rv64);
     let t = &a.trace;
     let (mut cfg, m, link) = decoder_config(t, a.no_meta, &a.opts, xlen)?;
     let sm = m.as_ref();

@@ -728,11 +728,7 @@ pub fn run(args: &RunArgs) -> CmdResult {
         }
         None => None,
     });
-    let isa_cfg = IsaConfig {
-        xlen: hart.xlen,
-        zcmp: false,
-        zcmt: false,
-    };
+    let isa_cfg = IsaConfig::new(hart.xlen);
     let mut stats = Stats::default();
     let mut profile = Profile::new();
     catch_ctrl_c();

@@ -5,7 +5,6 @@
 
 use crate::compare::Protocol;
 use crate::report::{self, CmdResult, Failure, Output};
-use rvtrace_image::Image;
 use rvtrace_isa::IsaConfig;
 use std::io::Write;
 use std::path::PathBuf;
@@ -46,20 +45,9 @@ pub struct StatsArgs {
 
 /// `rvtrace stats`.
 pub fn stats(a: &StatsArgs) -> CmdResult {
-    let mut image = Image::new();
-    let mut xlen = None;
-    for e in &a.elf {
-        let info = image
-            .load_file(e)
-            .map_err(|err| Failure::Tool(format!("{}: {err}", e.display())))?;
-        xlen.get_or_insert(info.xlen);
-    }
+    let (image, xlen) = crate::trace_source::load_program(&a.elf)?;
     let xlen = xlen.ok_or_else(|| Failure::Usage("no --elf given".into()))?;
-    let isa = IsaConfig {
-        xlen,
-        zcmp: false,
-        zcmt: false,
-    };
+    let isa = IsaConfig::new(xlen);
     let data = report::read_input(&a.input)?;
     let (s, what) = match a.trace {
         Protocol::Ntrace => {

@@ -69,11 +69,7 @@ impl<'a> TextOut<'a> {
         syms: Option<&'a Symbols>,
         xlen: Xlen,
     ) -> Result<Self, Failure> {
-        let isa = IsaConfig {
-            xlen,
-            zcmp: false,
-            zcmt: false,
-        };
+        let isa = IsaConfig::new(xlen);
         let mut t = TextOut {
             text: None,
             calls: None,

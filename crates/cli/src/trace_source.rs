@@ -3,9 +3,10 @@
 
 use crate::report::Failure;
 use rvtrace_etrace::config::TraceConfig;
+use rvtrace_image::Image;
 use rvtrace_isa::Xlen;
 use rvtrace_ntrace::decoder::DecoderConfig;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// Decoder options (for decoded inputs): the decoders' own, completed by each trace's sidecar.
 #[derive(clap::Args, Clone, Debug)]
@@ -63,4 +64,18 @@ impl TraceDecodeOpts {
         targs.check_framing()?;
         targs.config(xlen.bits() as u8, Some(data), &Default::default())
     }
+}
+
+/// The program's ELF files (`--elf`, repeatable) as one image, and the address width of the first
+/// (`None` when none is given).
+pub fn load_program(paths: &[PathBuf]) -> Result<(Image, Option<Xlen>), Failure> {
+    let mut image = Image::new();
+    let mut xlen = None;
+    for p in paths {
+        let info = image
+            .load_file(p)
+            .map_err(|e| Failure::Tool(format!("{}: {e}", p.display())))?;
+        xlen.get_or_insert(info.xlen);
+    }
+    Ok((image, xlen))
 }

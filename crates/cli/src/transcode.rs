@@ -7,7 +7,6 @@ use crate::compare::Protocol;
 use crate::report::{self, CmdResult, Failure, Output};
 use rvtrace_analysis::ingress_out::{AdaptStats, EtraceOut, FlowIngress, IngressSink, NtraceOut};
 use rvtrace_flow::{loss_text, FlowElement, FlowSink};
-use rvtrace_image::Image;
 use rvtrace_isa::IsaConfig;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
@@ -230,20 +229,9 @@ pub fn transcode(a: &TranscodeArgs) -> CmdResult {
     ins.extend(a.elf.iter().map(|p| p.as_path()));
     report::distinct(&ins, &outs)?;
 
-    let mut image = Image::new();
-    let mut xlen = None;
-    for e in &a.elf {
-        let info = image
-            .load_file(e)
-            .map_err(|err| Failure::Tool(format!("{}: {err}", e.display())))?;
-        xlen.get_or_insert(info.xlen);
-    }
+    let (image, xlen) = crate::trace_source::load_program(&a.elf)?;
     let xlen = xlen.ok_or_else(|| Failure::Usage("no --elf given".into()))?;
-    let isa = IsaConfig {
-        xlen,
-        zcmp: false,
-        zcmt: false,
-    };
+    let isa = IsaConfig::new(xlen);
 
     let mut input = report::open_input(&a.input)?;
     let mut head = Vec::new();

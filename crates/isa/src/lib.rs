@@ -49,6 +49,15 @@ pub struct IsaConfig {
 }
 
 impl IsaConfig {
+    /// `xlen` without Zcmp/Zcmt (what the hart model executes).
+    pub const fn new(xlen: Xlen) -> Self {
+        IsaConfig {
+            xlen,
+            zcmp: false,
+            zcmt: false,
+        }
+    }
+
     /// RV64 without Zcmp/Zcmt.
     pub const fn rv64() -> Self {
         IsaConfig {
