@@ -769,14 +769,11 @@ impl FlowSink for Profiler<'_> {
                     self.stack.clear();
                 }
             }
-            FlowElement::Trap { epc, handler, .. } => {
+            FlowElement::Trap { epc, .. } => {
                 // A trap taken before the next instruction retired (an interrupt, a fault at a
                 // call's target): execution had moved to `epc` first, so make that transition
-                // (a call pushes its callee even if the callee has not run yet). An `epc` equal
-                // to the handler is no information (a decoder that could not tell).
-                let epc = epc
-                    .filter(|&e| Some(e) != handler)
-                    .or_else(|| self.prev_last.and_then(|pl| self.next_after(pl)));
+                // (a call pushes its callee even if the callee has not run yet).
+                let epc = epc.or_else(|| self.prev_last.and_then(|pl| self.next_after(pl)));
                 let mut resume = None;
                 let known = self.prev_last.is_some() || self.pending_trap.is_some();
                 self.at = self.retired;

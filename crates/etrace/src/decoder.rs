@@ -1039,6 +1039,9 @@ impl<'a> Decoder<'a> {
             c if c.is_inferable() => {
                 Some(self.pc.wrapping_add(e.target as i64 as u64) & self.amask)
             }
+            // An uninferable transfer with `thaddr` = 1: `address` is the handler, and where
+            // the transfer went (the epc) is not in the packet.
+            _ if thaddr => None,
             _ => addr,
         }
     }

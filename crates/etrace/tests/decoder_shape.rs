@@ -297,3 +297,65 @@ fn context_applies_from_the_instruction_after_it() {
     assert_eq!(k, run.pcs.len());
     assert!(changes > 2, "{changes}");
 }
+
+/// A trap's `epc` in the flow is the hart's or absent, never a guess: after an uninferable jump
+/// with `thaddr` = 1 the packet's `address` is the handler, and where the jump went is not in it
+/// (payload.adoc "Format 3 thaddr, address and privilege fields"; the reference decoder's
+/// `exception_address` would give the handler there).
+#[test]
+fn trap_epc_is_the_harts_or_absent() {
+    let mut absent = 0;
+    let mut checked = 0;
+    for name in [
+        "timer-rv64gc",
+        "sdeleg-rv64gc",
+        "traps-rv32imac",
+        "pmu_overflow-rv64gc",
+    ] {
+        let run = run_test_program(name, 4);
+        // The hart's trap records in order: (interrupt, epc). A trap record retires nothing
+        // (its iaddr is the epc) unless an ecall/ebreak retired with it (its last instruction).
+        let harts: Vec<(bool, u64)> = run
+            .records
+            .iter()
+            .filter(|r| r.is_trap())
+            .map(|r| {
+                let epc = if r.retires() { r.last_iaddr() } else { r.iaddr };
+                (r.itype == Itype::Interrupt, epc)
+            })
+            .collect();
+        let cfg = TraceConfig::build(&ConfigInputs {
+            xlen_bits: run.image.files()[0].xlen.bits() as u8,
+            itype_width: Some(4),
+            ..ConfigInputs::default()
+        })
+        .unwrap();
+        let bytes = encode(&cfg, &run.image, &run.records);
+        let mut elements = Vec::new();
+        let mut dec = Decoder::with_options(
+            &run.image,
+            DecoderOptions::from_config(&cfg, IsaConfig::new(run.image.files()[0].xlen)),
+        );
+        assert_eq!(decode_all(&mut dec, &bytes, &mut elements).losses, 0);
+        let traps: Vec<(bool, Option<u64>)> = elements
+            .iter()
+            .filter_map(|e| match e {
+                FlowElement::Trap { interrupt, epc, .. } => Some((*interrupt, *epc)),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(traps.len(), harts.len(), "{name}: one Trap per trap");
+        for (k, ((int, epc), (hint, hepc))) in traps.iter().zip(&harts).enumerate() {
+            assert_eq!(int, hint, "{name}: trap {k}");
+            match epc {
+                Some(e) => {
+                    assert_eq!(e, hepc, "{name}: trap {k} epc");
+                    checked += 1;
+                }
+                None => absent += 1,
+            }
+        }
+    }
+    assert!(checked > 50, "{checked} epcs checked");
+    eprintln!("{checked} epcs equal the hart's, {absent} not in the trace");
+}
