@@ -13,11 +13,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     };
     let mut image = rvtrace_image::Image::new();
     let xlen = image.load_file(elf.as_ref())?.xlen;
-    let isa = rvtrace_isa::IsaConfig {
-        xlen,
-        zcmp: false,
-        zcmt: false,
-    };
+    let isa = rvtrace_isa::IsaConfig::new(xlen);
     let syms = Symbols::load(elf.as_ref())?;
     let mut profiler = Profiler::new(&image, &syms, isa);
     let cfg = TraceConfig::build(&ConfigInputs {

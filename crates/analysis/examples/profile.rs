@@ -12,11 +12,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut image = rvtrace_image::Image::new();
     let xlen = image.load_file(elf.as_ref())?.xlen;
     let syms = Symbols::load(elf.as_ref())?;
-    let isa = rvtrace_isa::IsaConfig {
-        xlen,
-        zcmp: false,
-        zcmt: false,
-    };
+    let isa = rvtrace_isa::IsaConfig::new(xlen);
     let mut profiler = Profiler::new(&image, &syms, isa);
     let input = File::open(file)?;
     let stats = match kind.as_str() {

@@ -19,7 +19,7 @@
 //! let mut image = rvtrace_image::Image::new();
 //! let xlen = image.load_file("prog.elf".as_ref())?.xlen;
 //! let syms = Symbols::load("prog.elf".as_ref())?;
-//! let isa = rvtrace_isa::IsaConfig { xlen, zcmp: false, zcmt: false };
+//! let isa = rvtrace_isa::IsaConfig::new(xlen);
 //! let mut p = Profiler::new(&image, &syms, isa);
 //! source::ingress(std::fs::File::open("t.ingress")?, &image, isa, &mut p)?;
 //! print!("{}", p.profile().report(10));

@@ -29,11 +29,7 @@ struct Carried {
 }
 
 fn isa(image: &Image) -> IsaConfig {
-    IsaConfig {
-        xlen: image.files()[0].xlen,
-        zcmp: false,
-        zcmt: false,
-    }
+    IsaConfig::new(image.files()[0].xlen)
 }
 
 fn adapt(

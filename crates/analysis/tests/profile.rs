@@ -33,11 +33,7 @@ fn run(name: &str) -> Run {
     Run {
         run,
         syms,
-        isa: IsaConfig {
-            xlen,
-            zcmp: false,
-            zcmt: false,
-        },
+        isa: IsaConfig::new(xlen),
     }
 }
 
@@ -519,11 +515,7 @@ fn random_programs_same_profile_from_every_source() {
         let run = rvtrace_testkit::run_elf_bytes(&prog.elf, 4);
         let image = &run.image;
         let xlen = image.files()[0].xlen;
-        let isa = IsaConfig {
-            xlen,
-            zcmp: false,
-            zcmt: false,
-        };
+        let isa = IsaConfig::new(xlen);
         // Call targets: where a record of a call went.
         let mut starts: Vec<u64> = vec![run.records[0].iaddr];
         for w in run.records.windows(2) {

@@ -17,11 +17,7 @@ fn elf(name: &str) -> PathBuf {
 }
 
 fn isa_of(image: &Image) -> IsaConfig {
-    IsaConfig {
-        xlen: image.files()[0].xlen,
-        zcmp: false,
-        zcmt: false,
-    }
+    IsaConfig::new(image.files()[0].xlen)
 }
 
 fn feed(image: &Image, recs: &[rvtrace_ingress::Record], sink: &mut dyn FlowSink) {

@@ -17,11 +17,7 @@ use rvtrace_ntrace::options::EncoderConfig;
 use rvtrace_testkit::{assert_pcs_eq, parse_pcs, run_program, test_programs};
 
 fn isa(image: &Image) -> IsaConfig {
-    IsaConfig {
-        xlen: image.files()[0].xlen,
-        zcmp: false,
-        zcmt: false,
-    }
+    IsaConfig::new(image.files()[0].xlen)
 }
 
 fn ncfg(image: &Image, ownership: bool) -> EncoderConfig {

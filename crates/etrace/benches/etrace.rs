@@ -22,11 +22,7 @@ fn main() {
         let elf = dir.join(name);
         let run = rvtrace_testkit::run_program(&elf, &format!("bench/{name}"), 4);
         let xlen = run.image.files()[0].xlen;
-        let isa = IsaConfig {
-            xlen,
-            zcmp: false,
-            zcmt: false,
-        };
+        let isa = IsaConfig::new(xlen);
         let t = Instant::now();
         let code = Code::new(&run.image, isa);
         let table_ms = t.elapsed().as_secs_f64() * 1e3;

@@ -100,14 +100,7 @@ fn framing(cfg: &TraceConfig) -> (EncapConfig, bool) {
 
 fn make_stream<'a>(run: &'a ProgramRun, inputs: &ConfigInputs) -> Stream<'a> {
     let xlen = run.image.files()[0].xlen;
-    let code = Code::new(
-        &run.image,
-        IsaConfig {
-            xlen,
-            zcmp: false,
-            zcmt: false,
-        },
-    );
+    let code = Code::new(&run.image, IsaConfig::new(xlen));
     let cfg = TraceConfig::build(&ConfigInputs {
         xlen_bits: xlen.bits() as u8,
         itype_width: Some(4),

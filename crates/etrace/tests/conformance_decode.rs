@@ -23,14 +23,7 @@ fn reference_traces_decode_to_the_retired_pcs() {
         let mut image = Image::new();
         let elf = dir.join(format!("etrace/{prog}/{prog}.elf"));
         let xlen = image.load_file(&elf).unwrap().xlen;
-        let code = Code::new(
-            &image,
-            IsaConfig {
-                xlen,
-                zcmp: false,
-                zcmt: false,
-            },
-        );
+        let code = Code::new(&image, IsaConfig::new(xlen));
         let want = parse_pcs(&read_vector(&dir, &format!("etrace/{prog}/{prog}.pcs.txt")));
         assert_eq!(want.len(), count);
         for cfg in CONFIGS {

@@ -5,12 +5,12 @@
 use rvtrace_etrace::config::{ConfigInputs, Framing, Preset, TraceConfig};
 use rvtrace_etrace::decoder::{Decoder, DecoderOptions};
 use rvtrace_etrace::encoder::{post_iss_itype, Encoder, FrameWriter};
-use rvtrace_flow::{decode_all, FlowElement, FlowSink, LossReason, PcWriter, TraceDecoder};
+use rvtrace_flow::{decode_all, FlowElement, LossReason, TraceDecoder};
 use rvtrace_image::Image;
 use rvtrace_ingress::{Itype, Record};
 use rvtrace_isa::IsaConfig;
-use rvtrace_testkit::flow::{check_stopped, Stopper};
-use rvtrace_testkit::{assert_pcs_eq, minimal_elf, parse_pcs, run_test_program};
+use rvtrace_testkit::flow::{check_stopped, pcs_of, Stopper};
+use rvtrace_testkit::{assert_pcs_eq, minimal_elf, run_test_program};
 
 fn encode(cfg: &TraceConfig, image: &Image, records: &[Record]) -> Vec<u8> {
     let mut enc = Encoder::new(cfg, FrameWriter::new(Vec::new(), cfg)).unwrap();
@@ -67,17 +67,8 @@ fn pushed_in_pieces_equals_whole_and_the_run() {
         assert!(
             matches!(whole.last(), Some(FlowElement::End { offset }) if *offset < bytes.len() as u64)
         );
-        let mut w = PcWriter::new(&run.image, Vec::new());
-        for e in &whole {
-            w.element(e);
-        }
-        assert_pcs_eq(
-            "whole",
-            "decoded",
-            &parse_pcs(&w.finish().unwrap()),
-            "run",
-            &run.pcs,
-        );
+        let got = pcs_of(&run.image, &whole);
+        assert_pcs_eq("whole", "decoded", &got, "run", &run.pcs);
 
         // A sink that has what it needs stops the decode, pushed whole or read in pieces.
         for after in [1, 50] {

@@ -5,9 +5,10 @@
 use rvtrace_etrace::config::{ConfigInputs, TraceConfig};
 use rvtrace_etrace::decoder::{Decoder, DecoderOptions};
 use rvtrace_etrace::encoder::{Encoder, FrameWriter};
-use rvtrace_flow::{decode_all, FlowElement, FlowSink, LossReason, PcWriter};
+use rvtrace_flow::LossReason;
 use rvtrace_isa::IsaConfig;
-use rvtrace_testkit::{assert_pcs_eq, parse_pcs, run_test_program};
+use rvtrace_testkit::flow::decode_pcs;
+use rvtrace_testkit::{assert_pcs_eq, run_test_program};
 
 #[test]
 fn a_loss_is_one_trace_lost_packet_and_nothing_else_is_lost() {
@@ -31,19 +32,10 @@ fn a_loss_is_one_trace_lost_packet_and_nothing_else_is_lost() {
             }
             let bytes = enc.finish().unwrap().into_inner();
             let mut dec = Decoder::with_options(&run.image, DecoderOptions::from_config(&cfg, isa));
-            let mut w = PcWriter::new(&run.image, Vec::new());
-            let mut losses = Vec::new();
-            let mut sink = |e: &FlowElement| {
-                if let FlowElement::Loss { reason, .. } = e {
-                    losses.push(reason.clone());
-                }
-                w.element(e);
-            };
-            decode_all(&mut dec, &bytes, &mut sink);
+            let (got, losses) = decode_pcs(&mut dec, &run.image, &bytes);
             let what = format!("implicit return {implicit_return}, lost before record {cut}");
             assert_eq!(losses.len(), 1, "{what}: {losses:?}");
             assert!(matches!(losses[0], LossReason::Overflow(_)), "{what}");
-            let got = parse_pcs(&w.finish().unwrap());
             assert_pcs_eq(&what, "decoded", &got, "run", &run.pcs);
         }
     }

@@ -140,14 +140,7 @@ fn check_run(
     totals: &mut [(u64, u64)],
 ) {
     let xlen = run.image.files()[0].xlen;
-    let code = Code::new(
-        &run.image,
-        IsaConfig {
-            xlen,
-            zcmp: false,
-            zcmt: false,
-        },
-    );
+    let code = Code::new(&run.image, IsaConfig::new(xlen));
     for (k, (label, inputs)) in sets.iter().enumerate() {
         let inputs = ConfigInputs {
             xlen_bits: xlen.bits() as u8,
@@ -226,14 +219,7 @@ fn reference_preset_implicit_return_traces_decode() {
     ] {
         let run = run_test_program(name, 4);
         let xlen = run.image.files()[0].xlen;
-        let code = Code::new(
-            &run.image,
-            IsaConfig {
-                xlen,
-                zcmp: false,
-                zcmt: false,
-            },
-        );
+        let code = Code::new(&run.image, IsaConfig::new(xlen));
         let cfg = TraceConfig::build(&ConfigInputs {
             preset: Preset::Reference,
             xlen_bits: xlen.bits() as u8,

@@ -25,11 +25,7 @@ fn reference_flow_figures() {
             .load_file(&dir.join(format!("etrace/{prog}/{prog}.elf")))
             .unwrap()
             .xlen;
-        let isa = IsaConfig {
-            xlen,
-            zcmp: false,
-            zcmt: false,
-        };
+        let isa = IsaConfig::new(xlen);
         for cfg in ["itype3_basic", "itype4_basic", "itype4_debug"] {
             let base = format!("etrace/{prog}/{cfg}");
             let w = xlen.bits();

@@ -80,11 +80,7 @@ fn main() {
                 enc_s = enc_s.min(t.elapsed().as_secs_f64());
             }
             let bits = out.len() as f64 * 8.0 / n;
-            let mut dcfg = DecoderConfig::new(IsaConfig {
-                xlen,
-                zcmp: false,
-                zcmt: false,
-            });
+            let mut dcfg = DecoderConfig::new(IsaConfig::new(xlen));
             dcfg.codec = cfg.codec;
             let mut dec_s = f64::MAX;
             for _ in 0..5 {

@@ -347,11 +347,7 @@ pub fn decoder_config(
             ));
         }
     }
-    let mut cfg = DecoderConfig::new(rvtrace_isa::IsaConfig {
-        xlen,
-        zcmp: false,
-        zcmt: false,
-    });
+    let mut cfg = DecoderConfig::new(rvtrace_isa::IsaConfig::new(xlen));
     cfg.codec.src_bits = setting("src-bits", given.src_bits, m.map(|m| m.src_bits), 0, &mut w);
     let src_id = match (given.src_id, m.and_then(|m| m.src_id)) {
         (Some(g), Some(s)) => Some(setting("src-id", Some(g), Some(s), 0, &mut w)),

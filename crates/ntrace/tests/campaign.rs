@@ -322,11 +322,7 @@ fn campaign() {
     for (pi, prog) in PROGRAMS.iter().enumerate() {
         let run = run_program(&dir.join(format!("{prog}.elf")), prog, 4);
         let xlen = run.image.files()[0].xlen;
-        let dcfg = DecoderConfig::new(IsaConfig {
-            xlen,
-            zcmp: false,
-            zcmt: false,
-        });
+        let dcfg = DecoderConfig::new(IsaConfig::new(xlen));
         for (si, (stype, ecfg)) in stream_types(xlen).into_iter().enumerate() {
             let (s, _) = encode(ecfg, &run.records);
             if pi == 0 && si == 0 {

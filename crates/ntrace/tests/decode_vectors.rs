@@ -14,11 +14,7 @@ fn decode_pcs(dir: &Path, prog: &str, bin: &str, link: LinkRule) -> Vec<u64> {
         .load_file(&dir.join(format!("ntrace/{prog}/{prog}.elf")))
         .unwrap()
         .xlen;
-    let mut cfg = DecoderConfig::new(IsaConfig {
-        xlen,
-        zcmp: false,
-        zcmt: false,
-    });
+    let mut cfg = DecoderConfig::new(IsaConfig::new(xlen));
     cfg.link = link;
     let data = read_vector(dir, bin);
     let mut elements: Vec<FlowElement> = Vec::new();

@@ -1,13 +1,13 @@
 //! The N-Trace decoder as a `rvtrace_flow::TraceDecoder`: the same elements however the byte
 //! stream is cut, and the common counts are the protocol's.
 
-use rvtrace_flow::{decode_all, FlowElement, FlowSink, PcWriter, TraceDecoder};
+use rvtrace_flow::{decode_all, FlowElement, PcWriter, TraceDecoder};
 use rvtrace_isa::{IsaConfig, Xlen};
 use rvtrace_ntrace::decoder::{Decoder, DecoderConfig};
 use rvtrace_ntrace::encoder::encode;
 use rvtrace_ntrace::insn::LinkRule;
 use rvtrace_ntrace::options::EncoderConfig;
-use rvtrace_testkit::flow::{check_stopped, Stopper};
+use rvtrace_testkit::flow::{check_stopped, pcs_of, Stopper};
 use rvtrace_testkit::{assert_pcs_eq, parse_pcs, run_test_program};
 
 /// Decodes through the trait only, as a library user with either protocol would.
@@ -40,17 +40,8 @@ fn pushed_in_pieces_equals_whole_and_the_run() {
         (p.messages, p.errors, p.skipped_bytes)
     );
     assert_eq!(st.losses, 0);
-    let mut w = PcWriter::new(&run.image, Vec::new());
-    for e in &whole {
-        w.element(e);
-    }
-    assert_pcs_eq(
-        "whole",
-        "decoded",
-        &parse_pcs(&w.finish().unwrap()),
-        "run",
-        &run.pcs,
-    );
+    let got = pcs_of(&run.image, &whole);
+    assert_pcs_eq("whole", "decoded", &got, "run", &run.pcs);
     // A sink that has what it needs stops the decode, pushed whole or read in pieces.
     for after in [1, 50] {
         let mut stop = Stopper::new(after);
@@ -81,11 +72,7 @@ fn link_rule_found_by_trying() {
     for name in ["mixed-rv64gc", "setjmp-rv32imac", "recurse-rv32imac"] {
         let run = run_test_program(name, 4);
         let xlen = run.image.files()[0].xlen;
-        let isa = IsaConfig {
-            xlen,
-            zcmp: false,
-            zcmt: false,
-        };
+        let isa = IsaConfig::new(xlen);
         let cfg = DecoderConfig::new(isa);
         let base = EncoderConfig::new(xlen);
         let (spec, _) = encode(base, &run.records);

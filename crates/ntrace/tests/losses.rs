@@ -18,11 +18,7 @@ fn program(name: &str) -> ProgramRun {
 }
 
 fn cfg(run: &ProgramRun) -> DecoderConfig {
-    DecoderConfig::new(IsaConfig {
-        xlen: run.image.files()[0].xlen,
-        zcmp: false,
-        zcmt: false,
-    })
+    DecoderConfig::new(IsaConfig::new(run.image.files()[0].xlen))
 }
 
 /// (PCs, loss reasons) of a decode; asserts that the stats count the same losses.

@@ -172,11 +172,7 @@ fn nexrv_streams_of_test_programs_decode() {
             .xlen;
         for &cfg in cfgs {
             let name = format!("{prog}-{cfg}.bin");
-            let dcfg = DecoderConfig::new(IsaConfig {
-                xlen,
-                zcmp: false,
-                zcmt: false,
-            });
+            let dcfg = DecoderConfig::new(IsaConfig::new(xlen));
             let mut elements: Vec<FlowElement> = Vec::new();
             let st = decode(&image, dcfg, &read(&name), &mut elements);
             let losses: Vec<_> = elements

@@ -198,11 +198,7 @@ fn configs(xlen: Xlen) -> Vec<(&'static str, EncoderConfig)> {
 }
 
 fn decoder_config(cfg: &EncoderConfig) -> DecoderConfig {
-    let mut d = DecoderConfig::new(IsaConfig {
-        xlen: cfg.xlen,
-        zcmp: false,
-        zcmt: false,
-    });
+    let mut d = DecoderConfig::new(IsaConfig::new(cfg.xlen));
     d.codec = cfg.codec;
     d.src = (cfg.codec.src_bits > 0).then_some(cfg.src_id);
     d.extend_addr_msb = cfg.extend_addr_msb;

@@ -29,11 +29,7 @@ fn nexrv_figures() {
             .load_file(&dir.join(format!("ntrace/{prog}/{prog}.elf")))
             .unwrap()
             .xlen;
-        let isa = IsaConfig {
-            xlen,
-            zcmp: false,
-            zcmt: false,
-        };
+        let isa = IsaConfig::new(xlen);
         let text = String::from_utf8(read_vector(
             &dir,
             &format!("ntrace/{prog}/{prog}-stats.txt"),

@@ -94,11 +94,7 @@ fn main() {
         {
             let header = IngressHeader::new(xlen, 4, "bench");
             let mut w = IngressWriter::new(Vec::with_capacity(256 << 20), &header).unwrap();
-            let isa = IsaConfig {
-                xlen,
-                zcmp: false,
-                zcmt: false,
-            };
+            let isa = IsaConfig::new(xlen);
             let mut rec = IngressRecorder::new(isa, 4, |r: &Record| w.write(r).unwrap());
             measure("ingress (binary, to memory)", &image, name, &mut rec);
             rec.finish();

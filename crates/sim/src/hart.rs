@@ -257,11 +257,7 @@ impl Hart {
             exts: Default::default(),
             reservation: None,
             icache: vec![Slot::default(); 1 << ICACHE_BITS],
-            isa: IsaConfig {
-                xlen: cfg.xlen,
-                zcmp: false,
-                zcmt: false,
-            },
+            isa: IsaConfig::new(cfg.xlen),
             next_check: 0,
             stop: None,
             trap_loop: Default::default(),

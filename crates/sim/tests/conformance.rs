@@ -41,11 +41,7 @@ fn ingress_equals_reference_encoder_input() {
     for (prog, _) in PROGRAMS {
         for (cfg, width) in [("itype3_basic", 3u8), ("itype4_basic", 4)] {
             let mut hart = hart_for(&dir, prog);
-            let isa = IsaConfig {
-                xlen: hart.xlen,
-                zcmp: false,
-                zcmt: false,
-            };
+            let isa = IsaConfig::new(hart.xlen);
             let mut got: Vec<Record> = Vec::new();
             {
                 let mut rec = IngressRecorder::new(isa, width, |r: &Record| got.push(*r));

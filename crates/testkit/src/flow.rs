@@ -1,6 +1,34 @@
 //! Flow sinks for decoder tests (every protocol's decoder honours the same sink contract).
 
-use rvtrace_flow::{FlowElement, FlowSink};
+use rvtrace_flow::{decode_all, FlowElement, FlowSink, LossReason, PcWriter, TraceDecoder};
+use rvtrace_image::Image;
+
+/// The retired PCs of `flow`, through `PcWriter` (what `--pcs` writes) and read back.
+pub fn pcs_of(image: &Image, flow: &[FlowElement]) -> Vec<u64> {
+    let mut w = PcWriter::new(image, Vec::new());
+    for e in flow {
+        w.element(e);
+    }
+    crate::parse_pcs(&w.finish().unwrap())
+}
+
+/// Decode `bytes` whole with `dec`: the retired PCs (as [`pcs_of`]) and the losses, in order.
+pub fn decode_pcs<D: TraceDecoder>(
+    dec: &mut D,
+    image: &Image,
+    bytes: &[u8],
+) -> (Vec<u64>, Vec<LossReason>) {
+    let mut w = PcWriter::new(image, Vec::new());
+    let mut losses = Vec::new();
+    let mut sink = |e: &FlowElement| {
+        if let FlowElement::Loss { reason, .. } = e {
+            losses.push(reason.clone());
+        }
+        w.element(e);
+    };
+    decode_all(dec, bytes, &mut sink);
+    (crate::parse_pcs(&w.finish().unwrap()), losses)
+}
 
 /// A sink that asks to stop once it has `after` ranges, keeping what it got.
 pub struct Stopper {
@@ -241,11 +269,7 @@ mod tests {
 
     fn check(flow: &[FlowElement]) -> Vec<String> {
         let image = program();
-        let isa = IsaConfig {
-            xlen: Xlen::Rv64,
-            zcmp: false,
-            zcmt: false,
-        };
+        let isa = IsaConfig::new(Xlen::Rv64);
         let mut c = RangeContract::new(&image, isa);
         for e in flow {
             c.element(e);

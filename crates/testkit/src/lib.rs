@@ -297,11 +297,7 @@ fn run_image(
     hart.load(&image).unwrap();
     let console = Console::default();
     semihost_with_console(&mut hart, &image, cmdline, console.clone());
-    let isa = rvtrace_isa::IsaConfig {
-        xlen,
-        zcmp: false,
-        zcmt: false,
-    };
+    let isa = rvtrace_isa::IsaConfig::new(xlen);
     let mut records = Vec::new();
     let mut pcs = PcList::default();
     let stop = {

@@ -221,11 +221,7 @@ mod against_the_hart {
         rvtrace_testkit::quiet_semihost(&mut hart, image, "x");
         hart.attach(Box::new(Ctr::new(crate::Version::V1_0)));
         assert!(hart.csr_write(crate::csr::MCTRCTL, mctrctl));
-        let isa = IsaConfig {
-            xlen,
-            zcmp: false,
-            zcmt: false,
-        };
+        let isa = IsaConfig::new(xlen);
         let mut flow = FlowCtr::new(image, isa, mctrctl, SampleAt::Every(n));
         flow.element(&FlowElement::Context {
             privilege: Some(hart.priv_),
@@ -341,11 +337,7 @@ fn the_privilege_after_an_xret_decides_its_record() {
             include_bytes!("../../../../programs/elf/traps-rv64gc.elf"),
         )
         .unwrap();
-    let isa = IsaConfig {
-        xlen: rvtrace_isa::Xlen::Rv64,
-        zcmp: false,
-        zcmt: false,
-    };
+    let isa = IsaConfig::new(rvtrace_isa::Xlen::Rv64);
     let ctx = |p| FlowElement::Context {
         privilege: Some(p),
         context: None,
