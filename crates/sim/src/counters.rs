@@ -67,12 +67,13 @@ pub mod hpmevent {
     pub const SINH: u64 = 1 << 61;
     /// Do not count in U-mode.
     pub const UINH: u64 = 1 << 60;
-    /// Do not count in VS-mode.
+    /// Do not count in VS-mode: read-only zero here (no H; Sscofpmf, Smcntrpmf).
     pub const VSINH: u64 = 1 << 59;
-    /// Do not count in VU-mode.
+    /// Do not count in VU-mode: read-only zero here (no H).
     pub const VUINH: u64 = 1 << 58;
-    /// The mode-filter bits (also those of Smcntrpmf's `mcyclecfg`/`minstretcfg`).
-    pub const INH: u64 = MINH | SINH | UINH | VSINH | VUINH;
+    /// The mode-filter bits the model has (also those of Smcntrpmf's `mcyclecfg`/
+    /// `minstretcfg`): VSINH and VUINH exist only with the H extension.
+    pub const INH: u64 = MINH | SINH | UINH;
     /// The event selector: the bits below the Sscofpmf fields.
     pub const SELECTOR: u64 = (1 << 58) - 1;
 }
@@ -846,8 +847,13 @@ impl Counters {
                     if !self.implemented(i) {
                         continue;
                     }
+                    // A write to either half replaces the writing instruction's own increment
+                    // (privileged ISA, Zicntr: the value written is what the next instruction
+                    // reads; riscv-tests rv32mi instret_overflow: "writes to instreth are
+                    // considered writes to instret"): the other half is the value from before
+                    // that instruction, so a carry it made is gone too.
+                    let old = self.value(i, instret.saturating_sub(1));
                     irq |= self.fold_all(instret);
-                    let old = self.ctr[i].value;
                     self.ctr[i].value = if p.csr >= num::MCYCLEH {
                         (old & 0xffff_ffff) | v << 32
                     } else if rv32 {

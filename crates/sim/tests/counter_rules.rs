@@ -250,3 +250,30 @@ fn rv32_halves_carry() {
     assert_eq!(h.x[A0 as usize], 6, "carry into minstreth");
     assert_eq!(h.x[A1 as usize], 1, "csrr of minstreth counted too");
 }
+
+/// A write to either half replaces the writing instruction's own increment, carry included
+/// (riscv-tests rv32mi `instret_overflow`: "writes to instreth are considered writes to
+/// instret"): low = all ones, high = all ones, one `nop` wraps the whole counter to 0.
+#[test]
+fn rv32_half_writes_suppress_the_writers_increment() {
+    let code = [
+        csrrw(0, num::MINSTRET, T0),  // low = 0xffff_ffff
+        csrrw(0, num::MINSTRETH, T0), // high = 0xffff_ffff, low not carried out by this one
+        NOP,                          // 0xffff_ffff_ffff_ffff + 1 = 0
+        csrr(A0, num::MINSTRET),
+        csrr(A1, num::MINSTRETH),
+        csrrw(0, num::MINSTRET, A2), // low = 7: the carry of this instruction is gone too
+        csrr(A2, num::MINSTRETH),
+    ];
+    let mut h = hart(Xlen::Rv32, CounterConfig::default(), &code);
+    h.x[T0 as usize] = h.sext(0xffff_ffff);
+    step(&mut h, 5);
+    assert_eq!(h.x[A0 as usize], 0, "minstret after the wrap");
+    assert_eq!(h.x[A1 as usize], 0, "minstreth after the wrap");
+    // low is 1 now (the csrr of minstreth); set it to 0xffff_ffff again and write the low half
+    // to 7 from there: the writer's increment would carry into the high half.
+    h.x[A2 as usize] = 7;
+    assert!(h.csr_write(num::MINSTRET, 0xffff_ffff));
+    step(&mut h, 2);
+    assert_eq!(h.x[A2 as usize], 0, "no carry from the writing instruction");
+}
