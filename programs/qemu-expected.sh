@@ -1,18 +1,19 @@
 #!/bin/sh
 # Regenerates programs/expected/<name>.out: the console output of every programs/elf/<name>.elf
 # under QEMU (an independent implementation), run as
-#   cd programs && QEMU -M virt [-cpu rvXX,PROPS] -bios none -nographic \
+#   cd programs && QEMU -M virt -cpu rvXX,h=false[,PROPS] -bios none -nographic \
 #       -semihosting-config enable=on,target=native [EXTRA] -kernel elf/<name>.elf
 # QEMU, PROPS and EXTRA per program come from qemu.conf (default: Debian's QEMU 7.2 on PATH,
-# default CPU; its rvtrace column is for crates/cli/tests/programs.rs); QEMU 10 is
-# target/tools/qemu10/bin/qemu-system-riscvXX (scripts/setup.sh).
+# no PROPS; its rvtrace column is for crates/cli/tests/programs.rs); QEMU 10 is
+# target/tools/qemu10/bin/qemu-system-riscvXX (scripts/setup.sh). h=false: the hart model has no
+# H extension (crates/sim/README.md, "No H").
 # Without a semihosting chardev QEMU writes the program's console output (picolibc: SYS_WRITEC
 # for stdout and stderr alike) to its own stderr; that is what is recorded. QEMU's stdout (the
 # UART) must stay empty and its exit status (= the program's) must be 0.
 # qemu.conf's output column: "qemu" records QEMU's output as is; "spec" keeps QEMU 10's output
 # in expected/qemu-10/ and writes expected/<name>.out through qemu-to-spec.awk (the lines where
 # QEMU differs from the spec, corrected); "none" records nothing (checked elsewhere).
-# Programs run on QEMU 10 are also run on QEMU 7.2 (-cpu rvXX,sscofpmf=true, same EXTRA) for
+# Programs run on QEMU 10 are also run on QEMU 7.2 (-cpu rvXX,h=false,sscofpmf=true, same EXTRA) for
 # reference: expected/qemu-7.2/<name>.out (used by no test; README, "QEMU and the spec"), except
 # the CTR programs (QEMU 7.2 has no CTR).
 # Runnable from any directory; stops at the first failure. ONLY=<name> regenerates one file.
@@ -28,8 +29,8 @@ trap 'rm -f "$tmp" "$tmp.out"' EXIT
 run() {
     bin=$1 props=$2 elf=$3 out=$4
     shift 4
-    cpu=""
-    [ "$props" != - ] && cpu="-cpu rv$xlen,$props"
+    cpu="-cpu rv$xlen,h=false"
+    [ "$props" != - ] && cpu="$cpu,$props"
     status=0
     # shellcheck disable=SC2086
     timeout 120 "$bin" -M virt $cpu -bios none -nographic -semihosting-config enable=on,target=native \

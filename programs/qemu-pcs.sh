@@ -1,7 +1,8 @@
 #!/bin/sh
 # qemu-pcs.sh ELF > PCS : the retired-PC list ("0x%x" per line) of ELF under QEMU.
-# QEMU (default qemu-system-riscv{32,64} on PATH) and QEMU_ARGS (extra arguments, e.g. the
-# -cpu and -icount of programs/qemu.conf) can be set in the environment; QEMU 8.1 and later
+# QEMU (default qemu-system-riscv{32,64} on PATH), QEMU_CPU (CPU properties after
+# "-cpu rvXX,h=false,": the hart model has no H) and QEMU_ARGS (extra arguments, e.g. the
+# -icount of programs/qemu.conf) can be set in the environment; QEMU 8.1 and later
 # get -accel tcg,one-insn-per-tb=on instead of -singlestep.
 # QEMU is run in the current directory with ELF exactly as given: picolibc copies the
 # semihosting command line (= the -kernel string) into argv, so the path's length changes the
@@ -15,8 +16,8 @@
 set -eu
 elf=${1:?usage: qemu-pcs.sh ELF}
 case $(riscv64-unknown-elf-readelf -h "$elf" | awk '/Class:/ {print $2}') in
-ELF32) qemu=${QEMU:-qemu-system-riscv32} ;;
-*) qemu=${QEMU:-qemu-system-riscv64} ;;
+ELF32) xlen=32 qemu=${QEMU:-qemu-system-riscv32} ;;
+*) xlen=64 qemu=${QEMU:-qemu-system-riscv64} ;;
 esac
 one=-singlestep
 case $("$qemu" --version | awk '/version/ {print $4; exit}') in
@@ -28,7 +29,8 @@ log=$(mktemp "${TMPDIR:-/tmp}/qemu-pcs.XXXXXX")
 trap 'rm -f "$log"' EXIT
 status=0
 # shellcheck disable=SC2086
-$qemu -M virt -bios none -nographic -semihosting-config enable=on,target=native ${QEMU_ARGS:-} \
+$qemu -M virt -cpu "rv$xlen,h=false${QEMU_CPU:+,$QEMU_CPU}" -bios none -nographic \
+    -semihosting-config enable=on,target=native ${QEMU_ARGS:-} \
     $one -d exec,nochain,int -D "$log" -kernel "$elf" </dev/null 1>&2 || status=$?
 awk -v entry="$entry" '
 function norm(h) { sub(/^0x/, "", h); sub(/^0+/, "", h); return h == "" ? "0" : h }

@@ -2,7 +2,7 @@
 # Regenerates programs/expected/opensbi-<version>/<name>.out: what each S-mode SBI payload
 # (sbi/elf/*.elf; sources in sbi/) prints under OpenSBI (generic platform, fw_jump.bin) on
 # QEMU 10, run as
-#   QEMU10 -M virt -cpu rvXX,sscofpmf=true,smcntrpmf=true -nographic -icount shift=0 \
+#   QEMU10 -M virt -cpu rvXX,h=false,sscofpmf=true,smcntrpmf=true -nographic -icount shift=0 \
 #       -bios fw_jump.bin -kernel sbi/elf/<name>.elf </dev/null
 # Firmwares: OpenSBI 1.5.1 (Debian bookworm-backports, unpacked by scripts/setup.sh into
 # target/tools/opensbi; RV64 and RV32) and OpenSBI 1.1 (Debian bookworm's `opensbi` package in
@@ -29,7 +29,7 @@ record() {
     dir=expected/opensbi-$version
     mkdir -p "$dir"
     status=0
-    timeout 60 "$qemu" -M virt -cpu "rv$xlen,sscofpmf=true,smcntrpmf=true" -nographic \
+    timeout 60 "$qemu" -M virt -cpu "rv$xlen,h=false,sscofpmf=true,smcntrpmf=true" -nographic \
         -icount shift=0 -bios "$fw" -kernel "$elf" </dev/null >"$tmp" 2>&1 || status=$?
     if [ $status -ne 0 ]; then
         echo "sbi-expected.sh: $name (OpenSBI $version): QEMU exited with status $status:" >&2

@@ -172,7 +172,10 @@ fn opensbi_boots_the_payload_as_on_qemu10() {
         if let Ok(q) = &qemu {
             let qo = Command::new(q)
                 .args(["-M", "virt", "-cpu"])
-                .arg(format!("rv{xlen},sscofpmf=true,smcntrpmf=true"))
+                .arg(rvtrace_testkit::qemu_cpu(
+                    xlen,
+                    Some("sscofpmf=true,smcntrpmf=true"),
+                ))
                 .args(["-nographic", "-bios", s(&fw), "-kernel", s(&hello)])
                 .stdin(std::process::Stdio::null())
                 .output()
@@ -269,7 +272,10 @@ fn sbi_entry_state_is_the_one_opensbi_leaves() {
         if let Ok(q) = rvtrace_testkit::qemu10(xlen) {
             let qo = Command::new(q)
                 .args(["-M", "virt", "-cpu"])
-                .arg(format!("rv{xlen},sscofpmf=true,smcntrpmf=true"))
+                .arg(rvtrace_testkit::qemu_cpu(
+                    xlen,
+                    Some("sscofpmf=true,smcntrpmf=true"),
+                ))
                 .args(["-nographic", "-bios", s(&fw), "-kernel", s(&p)])
                 .stdin(std::process::Stdio::null())
                 .output()
@@ -311,7 +317,11 @@ fn uart_receives_piped_input_as_on_qemu10() {
     if let Ok(q) = rvtrace_testkit::qemu10(64) {
         let qo = with_input(
             Command::new(q)
-                .args(["-M", "virt", "-cpu", "rv64,sscofpmf=true,smcntrpmf=true"])
+                .args(["-M", "virt", "-cpu"])
+                .arg(rvtrace_testkit::qemu_cpu(
+                    64,
+                    Some("sscofpmf=true,smcntrpmf=true"),
+                ))
                 .args(["-nographic", "-bios", s(&fw), "-kernel", s(&hello(64))]),
             input,
         );

@@ -125,7 +125,7 @@ fn elf_class_entry(path: &Path) -> (u32, u64) {
 struct QemuConf {
     /// QEMU 10 (else Debian's 7.2 on PATH).
     qemu10: bool,
-    /// `-cpu rvXX,<props>`, if any.
+    /// CPU properties (`-cpu rvXX,h=false,<props>`: `rvtrace_testkit::qemu_cpu`), if any.
     props: Option<String>,
     /// The expected output: `expected/<name>.out` ("qemu" or "spec"), or none ("none": the
     /// output is checked elsewhere).
@@ -281,10 +281,10 @@ fn qemu_pcs(
     scratch: &TmpDir,
 ) -> Vec<u64> {
     let err_path = scratch.join("qemu.stderr");
-    let cpu: Vec<String> = match &conf.props {
-        Some(p) => vec!["-cpu".into(), format!("rv{class},{p}")],
-        None => Vec::new(),
-    };
+    let cpu = [
+        "-cpu".to_string(),
+        rvtrace_testkit::qemu_cpu(class, conf.props.as_deref()),
+    ];
     let mut child = Command::new(bin)
         .current_dir(cwd)
         .args(["-M", "virt"])

@@ -187,7 +187,10 @@ fn qemu_opensbi_matches_expected() {
                 let name = format!("{prog}-{arch}");
                 let mut cmd = Command::new(&qemu);
                 cmd.args(["-M", "virt", "-cpu"])
-                    .arg(format!("rv{class},sscofpmf=true,smcntrpmf=true"))
+                    .arg(rvtrace_testkit::qemu_cpu(
+                        class,
+                        Some("sscofpmf=true,smcntrpmf=true"),
+                    ))
                     .args(["-nographic", "-icount", "shift=0", "-bios"])
                     .arg(&fw)
                     .args(["-kernel", &format!("sbi/elf/{name}.elf")]);

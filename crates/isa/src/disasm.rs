@@ -4,7 +4,7 @@
 //! branch and jump targets as absolute hexadecimal addresses (objdump's `<symbol>` annotations
 //! and `#` comments are left out). Compressed instructions print as the instruction they expand
 //! to, as objdump prints them; the raw bits are consulted only where objdump's spelling depends on
-//! more than the operation (compressed HINTs, `fence` sets, `hfence.*`, `unimp`).
+//! more than the operation (compressed HINTs, `fence` sets, `unimp`).
 //!
 //! No allocation: [`Disasm`] implements [`core::fmt::Display`].
 
@@ -335,9 +335,6 @@ impl Disasm {
             FenceI if b != 0x0000_100f => self.raw(f),
             FenceI => f.write_str("fence.i"),
             Ecall | Ebreak | Mret | Sret | Wfi => f.write_str(mnemonic(i.op)),
-            // The hart runs `hfence.vvma`/`hfence.gvma` as `sfence.vma`; objdump, without H,
-            // prints them raw.
-            SfenceVma if b >> 25 != 0x09 => self.raw(f),
             SfenceVma => match (rs1, rs2) {
                 (0, 0) => f.write_str("sfence.vma"),
                 (_, 0) => write!(f, "sfence.vma {x1}"),

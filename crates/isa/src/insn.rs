@@ -596,10 +596,6 @@ fn decode32(x: u32, xlen: Xlen, ext: &Extensions) -> Insn {
                         0x1020_0073 if ext.s => i(Sret, 0, 0, 0),
                         0x1050_0073 => i(Wfi, 0, 0, 0),
                         _ if f7 == 0x09 && ext.s => r(SfenceVma, 0, rs1, rs2),
-                        // hfence.vvma (0x11) / hfence.gvma (0x31): `misa` shows H as QEMU's CPU
-                        // does, and with no guest translation they order nothing more than
-                        // sfence.vma (OpenSBI issues them when it sees H).
-                        _ if (f7 == 0x11 || f7 == 0x31) && ext.s => r(SfenceVma, 0, rs1, rs2),
                         _ => illegal,
                     }
                 }

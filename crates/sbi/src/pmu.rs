@@ -56,8 +56,7 @@ mod cfg {
     pub const SKIP_MATCH: u64 = 1 << 0;
     pub const CLEAR_VALUE: u64 = 1 << 1;
     pub const AUTO_START: u64 = 1 << 2;
-    pub const SET_VUINH: u64 = 1 << 3;
-    pub const SET_VSINH: u64 = 1 << 4;
+    // SET_VUINH (bit 3) and SET_VSINH (bit 4): ignored, the hart has no H.
     pub const SET_UINH: u64 = 1 << 5;
     pub const SET_SINH: u64 = 1 << 6;
     pub const SET_MINH: u64 = 1 << 7;
@@ -271,11 +270,10 @@ impl Sbi {
                 let counters = h.counters.config();
                 // The mode-filter hints (config_flags[7:3]) as xINH bits: Sscofpmf's in
                 // mhpmevent, Smcntrpmf's in mcyclecfg/minstretcfg; ignored without them (the
-                // spec lets an implementation ignore the hints).
+                // spec lets an implementation ignore the hints), and SET_VUINH/SET_VSINH always:
+                // the hart has no H, so no VS/VU mode to filter (`hpmevent::VSINH`).
                 let mut inh = 0;
                 for (flag, bit) in [
-                    (cfg::SET_VUINH, hpmevent::VUINH),
-                    (cfg::SET_VSINH, hpmevent::VSINH),
                     (cfg::SET_UINH, hpmevent::UINH),
                     (cfg::SET_SINH, hpmevent::SINH),
                     (cfg::SET_MINH, hpmevent::MINH),

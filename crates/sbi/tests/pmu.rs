@@ -219,10 +219,11 @@ fn config_flags() {
         config(&mut h, 1, 0b101, SKIP_MATCH, CYCLES, 0).0,
         error::NOT_SUPPORTED
     );
-    // The xINH hints (bits 3..7 -> VUINH, VSINH, UINH, SINH, MINH).
+    // The xINH hints (bits 3..7 -> VUINH, VSINH, UINH, SINH, MINH); no H, so VUINH and VSINH
+    // are ignored.
     let flags = [
-        (1 << 3, hpmevent::VUINH),
-        (1 << 4, hpmevent::VSINH),
+        (1 << 3, 0),
+        (1 << 4, 0),
         (1 << 5, hpmevent::UINH),
         (1 << 6, hpmevent::SINH),
         (1 << 7, hpmevent::MINH),

@@ -56,8 +56,6 @@ pub mod num {
     pub const MCAUSE: u16 = 0x342;
     pub const MTVAL: u16 = 0x343;
     pub const MIP: u16 = 0x344;
-    pub const MTINST: u16 = 0x34a;
-    pub const MTVAL2: u16 = 0x34b;
     pub const PMPCFG0: u16 = 0x3a0;
     pub const PMPCFG15: u16 = 0x3af;
     pub const PMPADDR0: u16 = 0x3b0;
@@ -208,15 +206,14 @@ pub mod irq {
     pub const ALL: u64 = SSI | MSI | STI | MTI | SEI | MEI;
     /// Interrupts that can be delegated to S-mode.
     pub const S_MODE: u64 = SSI | STI | SEI;
-    /// Writable bits of `mie` on QEMU 7.2's `virt` CPU (which has the H extension: VS interrupts,
-    /// SGEI 12 and LCOFI 13 are there as storage).
-    pub const MIE_WRITABLE: u64 = 0x3eee;
+    /// Writable bits of `mie` on QEMU 7.2's `virt` CPU without H (`-cpu rvXX,h=false`): QEMU
+    /// keeps the VS interrupts 2/6/10 (and LCOFI 13) there as storage; they never fire here.
+    pub const MIE_WRITABLE: u64 = 0x2eee;
     /// Software-writable bits of `mip` on QEMU 7.2 (SSIP, VSSIP, STIP, VSTIP, SEIP, VSEIP, LCOFIP).
     pub const MIP_WRITABLE: u64 = 0x2666;
-    /// Writable bits of `mideleg` on QEMU 7.2 (SSI, STI, SEI, LCOFI) ...
-    pub const MIDELEG_WRITABLE: u64 = 0x2222;
-    /// ... and the bits that always read as one there (the VS interrupts and SGEI, delegated by H).
-    pub const MIDELEG_ONES: u64 = 0x1444;
+    /// Writable bits of `mideleg` on QEMU 7.2 without H (SSI, STI, SEI, LCOFI, and the VS bits
+    /// as storage).
+    pub const MIDELEG_WRITABLE: u64 = 0x2666;
     /// Counter-overflow interrupt (Sscofpmf), present on QEMU 7.2's CPU.
     pub const LCOFI: u64 = 1 << 13;
     /// The interrupts `sie`/`sip` show (when delegated).
@@ -228,10 +225,6 @@ pub mod irq {
 /// Exceptions that `medeleg` can delegate (QEMU 7.2 `DELEGABLE_EXCPS`, with the H causes; read
 /// back from QEMU by `programs/src/csrs.c`).
 pub const DELEGABLE_EXCEPTIONS: u64 = 0xf0_bfff;
-
-/// `misa` extension bits of QEMU 7.2's `virt` default CPU: I M A F D C S U, and H, which QEMU
-/// enables by default (the hart model does not implement the hypervisor, but reports QEMU's value).
-pub const MISA_H: u64 = 1 << 7;
 
 /// Architectural CSR state (the values that are plain storage; counters are in
 /// [`crate::counters`]).
@@ -361,7 +354,8 @@ impl Csrs {
     }
 
     /// Write `mstatus` with QEMU 7.2's mask (`write_mstatus`): on RV64 MPV and GVA are writable
-    /// (the CPU has H), and UXL is written only when the value has a UXL bit set.
+    /// (QEMU keeps them so without H too; they change nothing here), and UXL is written only
+    /// when the value has a UXL bit set.
     pub fn mstatus_write(&mut self, val: u64, has_f: bool, xlen: Xlen) {
         use mstatus::*;
         let mut mask = SIE | SPIE | MIE | MPIE | SPP | MPRV | SUM | MPP | MXR | TVM | TSR | TW | VS;

@@ -149,7 +149,8 @@ impl Hart {
                 c.satp
             }
             num::MSTATUS => c.mstatus_read(self.xlen),
-            num::MSTATUSH if rv32 => 0,
+            // QEMU 7.2 keeps MPV and GVA writable here without H as on RV64 (`write_mstatush`).
+            num::MSTATUSH if rv32 => (c.mstatus >> 32) & (mstatus::MPV | mstatus::GVA) >> 32,
             num::MISA => c.misa,
             num::MEDELEG if self.ext.s => c.medeleg,
             num::MIDELEG if self.ext.s => c.mideleg,
@@ -178,10 +179,6 @@ impl Hart {
             num::MEPC => c.mepc,
             num::MCAUSE => c.mcause,
             num::MTVAL => c.mtval,
-            // `misa` shows H (as QEMU 7.2's CPU): its two M-level trap CSRs exist and, with no
-            // guest ever running, read zero (privileged ISA, "Machine Trap Instruction Register"
-            // and "Machine Second Trap Value Register"). OpenSBI reads both on every trap.
-            num::MTINST | num::MTVAL2 if c.misa & crate::csr::MISA_H != 0 => 0,
             num::PMPCFG0..=num::PMPCFG15 => {
                 let n = (csr - num::PMPCFG0) as usize;
                 // 16 entries, as QEMU's `virt` (7.2 and 10): pmpcfg4.. and pmpaddr16.. are
@@ -334,11 +331,14 @@ impl Hart {
                 self.pmp_refresh();
                 self.recheck();
             }
-            num::MSTATUSH => {}
+            num::MSTATUSH => {
+                let m = mstatus::MPV | mstatus::GVA;
+                c.mstatus = (c.mstatus & !m) | ((v << 32) & m);
+            }
             num::MISA => {}
             num::MEDELEG => c.medeleg = v & DELEGABLE_EXCEPTIONS,
             num::MIDELEG => {
-                c.mideleg = (v & irq::MIDELEG_WRITABLE & !no_lcofi) | irq::MIDELEG_ONES;
+                c.mideleg = v & irq::MIDELEG_WRITABLE & !no_lcofi;
                 self.recheck();
             }
             num::MIE => {
@@ -396,7 +396,6 @@ impl Hart {
             num::MEPC => c.mepc = v,
             num::MCAUSE => c.mcause = v,
             num::MTVAL => c.mtval = v,
-            num::MTINST | num::MTVAL2 if c.misa & crate::csr::MISA_H != 0 => {}
             num::PMPCFG0..=num::PMPCFG15 => {
                 let n = (csr - num::PMPCFG0) as usize;
                 if (!rv32 && n % 2 == 1) || n * 4 >= crate::pmp::ENTRIES {

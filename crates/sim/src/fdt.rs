@@ -57,7 +57,7 @@ impl Machine {
 
     /// The extension names of `riscv,isa-extensions`, in the canonical order of the ISA
     /// manual's naming chapter (single letters, then Z* by category, then S*), as QEMU lists
-    /// them. The model has no H: QEMU's `misa` value shows H, the device tree does not claim it.
+    /// them (QEMU with `h=false`, as the model has no H).
     pub fn isa_extensions(&self) -> Vec<&'static str> {
         let e = &self.ext;
         let mut v = vec!["i"];

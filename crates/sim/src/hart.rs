@@ -226,7 +226,7 @@ impl Hart {
     /// `t0` = entry; everything else zero; M-mode).
     pub fn new(cfg: &Config) -> Hart {
         let ext = cfg.ext;
-        let mut misa_ext = (1 << 8) | crate::csr::MISA_H; // I, and H as QEMU reports it
+        let mut misa_ext = 1 << 8; // I
         for (on, letter) in [
             (ext.a, b'A'),
             (ext.c, b'C'),

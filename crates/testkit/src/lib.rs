@@ -345,6 +345,16 @@ pub fn test_programs() -> Vec<PathBuf> {
     v
 }
 
+/// QEMU's `-cpu` value for comparisons with the hart model: `rv{class},h=false` plus `props`
+/// (comma-separated CPU properties). QEMU enables the H extension by default; the model does not
+/// implement it (crates/sim/README.md, "No H"), so every comparison turns it off.
+pub fn qemu_cpu(class: u32, props: Option<&str>) -> String {
+    match props {
+        Some(p) => format!("rv{class},h=false,{p}"),
+        None => format!("rv{class},h=false"),
+    }
+}
+
 /// QEMU 10 for ELF class `class` (32 or 64): the wrapper
 /// `target/tools/qemu10/bin/qemu-system-riscv{32,64}` that `scripts/setup.sh` installs beside
 /// Debian's QEMU 7.2 (QEMU 10 has Smcntrpmf; the wrapper supplies its data directory). `Err`
