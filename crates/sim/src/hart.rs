@@ -644,6 +644,11 @@ impl Hart {
             let pc = self.pc;
             let raw = match self.bus.fast_fetch(pc, self.bus.open.fetch) {
                 Some(raw) => raw,
+                // Sdtrig: an instruction address breakpoint comes before the fetch.
+                None if self.csr.trig.exec_hit(pc, self.priv_) => {
+                    self.exec_trigger_trap(obs, pc);
+                    continue;
+                }
                 None => match self.fetch_checked(pc) {
                     Ok(raw) => raw,
                     Err(tval) => {
@@ -689,11 +694,12 @@ impl Hart {
             let (next, trap) = match result {
                 Ok(next) => (next, None),
                 // ecall/ebreak retire with an exception (E-Trace itype 1, N-Trace Table 2).
+                // (A trigger's breakpoint on a load or store does not retire the instruction.)
                 Err(exc)
                     if matches!(
                         exc.cause,
                         cause::BREAKPOINT | cause::ECALL_U | cause::ECALL_S | cause::ECALL_M
-                    ) =>
+                    ) && matches!(insn.op, Op::Ecall | Op::Ebreak) =>
                 {
                     let call = EnvCall {
                         pc,
@@ -833,6 +839,7 @@ impl Hart {
             store: open(Access::Write, d),
             fetch: open(Access::Exec, self.priv_),
         };
+        self.csr.trig.restrict(self.priv_, &mut self.bus.open);
     }
 
     #[cold]
