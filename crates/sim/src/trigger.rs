@@ -35,7 +35,7 @@
 //!
 //! Cost: nothing while no trigger is armed for the current privilege. The hart's RAM fast
 //! paths (`Bus::open`) are closed for the kinds of access a trigger watches
-//! ([`Triggers::restrict`], applied with the PMP fast path), so only the slow paths ask
+//! (`Triggers::restrict`, applied with the PMP fast path), so only the slow paths ask
 //! [`Triggers::exec_hit`] / [`Triggers::data_hit`].
 
 use crate::hart::{cause, Exc, Hart};
@@ -181,7 +181,10 @@ impl Triggers {
         self.armed = [0; 3];
         for &t in &self.tdata1 {
             let privs = privileges(t);
-            for (k, bit) in [field::LOAD, field::STORE, field::EXECUTE].iter().enumerate() {
+            for (k, bit) in [field::LOAD, field::STORE, field::EXECUTE]
+                .iter()
+                .enumerate()
+            {
                 if t & bit != 0 {
                     self.armed[k] |= privs;
                 }
