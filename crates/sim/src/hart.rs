@@ -820,7 +820,8 @@ impl Hart {
     /// Recompute the PMP fast path after a change of the PMP registers, `mstatus` (MPRV, MPP)
     /// or the privilege: each kind of access skips the PMP check while PMP allows it on all of
     /// RAM at the privilege it is checked at (one entry covers RAM, or none does in M-mode);
-    /// otherwise every access of the kind is checked.
+    /// otherwise every access of the kind is checked. A kind a debug trigger watches at the
+    /// current privilege is checked too (`trigger.rs`).
     pub(crate) fn pmp_refresh(&mut self) {
         use crate::pmp::Access;
         let size = self.bus.ram_size();
