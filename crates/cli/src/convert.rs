@@ -215,6 +215,8 @@ pub fn convert(a: &ConvertArgs) -> CmdResult {
         )));
     }
     let (image, elf) = load_image(&a.elf)?;
+    // Shared with the QEMU log reader, which looks at the instruction a breakpoint is at.
+    let image = std::rc::Rc::new(image);
     let xlen = match (a.xlen.as_deref(), elf) {
         (Some("32"), _) => Some(Xlen::Rv32),
         (Some(_), _) => Some(Xlen::Rv64),
@@ -245,7 +247,12 @@ pub fn convert(a: &ConvertArgs) -> CmdResult {
     match a.from {
         FromFormat::Pcs => steps = Some(Box::new(PcListReader::new(reader))),
         FromFormat::Spike => steps = Some(Box::new(SpikeLogReader::new(reader))),
-        FromFormat::Qemu => steps = Some(Box::new(QemuLogReader::new(reader))),
+        FromFormat::Qemu => {
+            let code = std::rc::Rc::clone(&image);
+            steps = Some(Box::new(QemuLogReader::with_code(reader, move |pc| {
+                code.fetch(pc)
+            })))
+        }
         FromFormat::Pcseq => {
             let mut r = PcseqReader::new(reader).with_priv(default_priv);
             records = Some(Box::new(move || r.next_record()));

@@ -252,9 +252,15 @@ fn one_insn_per_tb(version: &str) -> &'static [&'static str] {
 /// Converts QEMU's `-d exec,nochain,int` log to the retired-PC list with the library's reader
 /// (`rvtrace_ingress::qemu`, which documents every line it accepts and rejects any other): the
 /// retired steps from the first execution of the ELF entry point on (QEMU's reset stub dropped).
-fn convert_qemu_log(log: impl BufRead, entry: u64, what: &str) -> Vec<u64> {
+/// The ELF's code tells an `ebreak`'s breakpoint from a debug trigger's on a load or store.
+fn convert_qemu_log(log: impl BufRead, elf: &Path, entry: u64, what: &str) -> Vec<u64> {
     use rvtrace_ingress::pcs::{StartAt, Step, StepSource};
-    let mut r = StartAt::new(rvtrace_ingress::qemu::QemuLogReader::new(log), Some(entry));
+    let mut image = rvtrace_image::Image::new();
+    image
+        .load_file(elf)
+        .unwrap_or_else(|e| panic!("{what}: {e}"));
+    let log = rvtrace_ingress::qemu::QemuLogReader::with_code(log, move |pc| image.fetch(pc));
+    let mut r = StartAt::new(log, Some(entry));
     let mut pcs = Vec::new();
     while let Some((_, step)) = r.next_step().unwrap_or_else(|e| panic!("{what}: {e}")) {
         if let Step::Retired { pc, .. } = step {
@@ -333,6 +339,7 @@ fn qemu_pcs(
     };
     let pcs = convert_qemu_log(
         BufReader::with_capacity(1 << 20, stdout),
+        &cwd.join(elf),
         entry,
         &format!("QEMU {elf}"),
     );
@@ -477,6 +484,8 @@ program_tests! {
     sstc_rv32imac => "sstc-rv32imac",
     pmp_rv64gc => "pmp-rv64gc",
     pmp_rv32imac => "pmp-rv32imac",
+    triggers_rv64gc => "triggers-rv64gc",
+    triggers_rv32imac => "triggers-rv32imac",
 }
 
 /// Every ELF in programs/elf has a test above and an expected output, and vice versa.

@@ -11,8 +11,14 @@
 //! * `riscv_cpu_do_interrupt: hart:0, async:A, cause:C, epc:E, tval:T, desc=D`: a trap.
 //!   `async:0` is an exception of the last executed instruction (PC = E), which retired only for a
 //!   breakpoint (C=3) or an `ecall` (C=8, 9, 11), or an instruction access/page fault (C=1, 12)
-//!   at E, which was never executed (the last executed instruction retired; a PMP-denied jump
-//!   target); `async:1` is an interrupt taken before E.
+//!   or an execute trigger's breakpoint (C=3: QEMU checks its breakpoints before it translates
+//!   the block) at E, which was never executed (the last executed instruction retired; a
+//!   PMP-denied jump target); `async:1` is an interrupt taken before E.
+//!
+//! A breakpoint at the last executed instruction is an `ebreak`'s, which retires, or a load or
+//! store trigger's (Sdtrig), which does not: the log does not say which. Given the program's
+//! code ([`QemuLogReader::with_code`]) the reader looks at the instruction; without it every
+//! such breakpoint retires.
 //! * Blank lines are skipped; any other line is an error, so that a change of QEMU's log format
 //!   cannot go unnoticed.
 //!
@@ -40,6 +46,8 @@ pub struct QemuLogReader<R: BufRead> {
     stopped: Option<(u64, Option<u8>)>,
     out: VecDeque<(u64, Step)>,
     done: bool,
+    /// The instruction bits at an address, if known ([`QemuLogReader::with_code`]).
+    code: Option<Box<dyn Fn(u64) -> Option<u32>>>,
 }
 
 /// Hex number after `key` in `line` (up to the next ',' or space), `0x` optional.
@@ -67,6 +75,31 @@ impl<R: BufRead> QemuLogReader<R> {
             stopped: None,
             out: VecDeque::new(),
             done: false,
+            code: None,
+        }
+    }
+
+    /// A reader of `r` that knows the program's instructions (`code(pc)`: the 16 or 32 bits at
+    /// `pc`), so that a breakpoint on an instruction other than `ebreak`/`c.ebreak` (a debug
+    /// trigger's, on a load or store) does not retire it.
+    pub fn with_code(r: R, code: impl Fn(u64) -> Option<u32> + 'static) -> Self {
+        QemuLogReader {
+            code: Some(Box::new(code)),
+            ..QemuLogReader::new(r)
+        }
+    }
+
+    /// Whether the exception `cause` taken at `pc` (the instruction executed) retires it.
+    fn retires(&self, cause: u64, pc: u64) -> bool {
+        const EBREAK: u32 = 0x0010_0073;
+        const C_EBREAK: u32 = 0x9002;
+        match (cause, &self.code) {
+            (3, Some(code)) => match code(pc) {
+                Some(bits) if bits & 3 == 3 => bits == EBREAK,
+                Some(bits) => bits & 0xffff == C_EBREAK,
+                None => true,
+            },
+            _ => retires_with_exception(cause),
         }
     }
 
@@ -114,13 +147,16 @@ impl<R: BufRead> QemuLogReader<R> {
                 let cause = field_hex(line, "cause:").ok_or_else(|| bad("no cause"))?;
                 let epc = field_hex(line, "epc:").ok_or_else(|| bad("no epc"))?;
                 let tval = field_hex(line, "tval:");
-                let fetch_fault = matches!(cause, 1 | 12);
+                // Raised before the instruction at `epc` was translated (the breakpoint of an
+                // `ebreak`, or a load/store trigger's, is at the last executed instruction).
+                let fetch_fault = matches!(cause, 1 | 12 | 3);
                 if line.contains("async:0,")
                     && fetch_fault
                     && self.last.is_none_or(|(_, pc, _)| pc != epc)
                 {
                     // An instruction access or page fault at `epc`, raised while QEMU
-                    // translated the block there, which is never logged: the last executed
+                    // translated the block there, or an execute trigger's breakpoint, raised
+                    // before that, both at a block that is never logged: the last executed
                     // instruction (a jump, `xret`) retired; the privilege at `epc` is not
                     // in the log.
                     self.retire_last();
@@ -141,7 +177,7 @@ impl<R: BufRead> QemuLogReader<R> {
                     if pc != epc {
                         return Err(bad("epc is not the last executed PC"));
                     }
-                    if retires_with_exception(cause) {
+                    if self.retires(cause, pc) {
                         self.out.push_back((l, Step::Retired { pc, priv_ }));
                     }
                     self.out.push_back((
@@ -250,6 +286,49 @@ riscv_cpu_do_interrupt: hart:0, async:0, cause:0000000000000001, epc:0x000000008
                     }
                 ),
             ]
+        );
+    }
+
+    /// Sdtrig: an execute trigger's breakpoint before a block that is never logged, and (with
+    /// the code known) a load trigger's at a load, which does not retire, next to an `ebreak`'s.
+    #[test]
+    fn trigger_breakpoints() {
+        const LOG: &str = "\
+Trace 0: 0x7f00 [0000000000000000/0000000080000000/00209003/ff000201] \n\
+riscv_cpu_do_interrupt: hart:0, async:0, cause:0000000000000003, epc:0x0000000080000100, tval:0x0000000000000000, desc=breakpoint\n\
+Trace 0: 0x7f01 [0000000000000000/0000000080000200/00209003/ff000201] \n\
+riscv_cpu_do_interrupt: hart:0, async:0, cause:0000000000000003, epc:0x0000000080000200, tval:0x0000000000000000, desc=breakpoint\n\
+Trace 0: 0x7f02 [0000000000000000/0000000080000300/00209003/ff000201] \n\
+riscv_cpu_do_interrupt: hart:0, async:0, cause:0000000000000003, epc:0x0000000080000300, tval:0x0000000000000000, desc=breakpoint\n\
+Trace 0: 0x7f03 [0000000000000000/0000000080000400/00209003/ff000201] \n\
+riscv_cpu_do_interrupt: hart:0, async:0, cause:0000000000000003, epc:0x0000000080000400, tval:0x0000000000000000, desc=breakpoint\n";
+        // 0x200: lw a0, 0(a0); 0x300: ebreak; 0x400: c.ebreak.
+        let code = |pc| match pc {
+            0x8000_0200 => Some(0x0005_2503),
+            0x8000_0300 => Some(0x0010_0073),
+            0x8000_0400 => Some(0x9002),
+            _ => None,
+        };
+        let retired = |r: &mut dyn StepSource| {
+            let mut pcs = Vec::new();
+            while let Some((_, s)) = r.next_step().unwrap() {
+                if let Step::Retired { pc, .. } = s {
+                    pcs.push(pc);
+                }
+            }
+            pcs
+        };
+        let mut r = QemuLogReader::with_code(LOG.as_bytes(), code);
+        assert_eq!(
+            retired(&mut r),
+            [0x8000_0000, 0x8000_0300, 0x8000_0400],
+            "with the code"
+        );
+        let mut r = QemuLogReader::new(LOG.as_bytes());
+        assert_eq!(
+            retired(&mut r),
+            [0x8000_0000, 0x8000_0200, 0x8000_0300, 0x8000_0400],
+            "without"
         );
     }
 

@@ -62,6 +62,7 @@ pub mod num {
     pub const PMPADDR63: u16 = 0x3ef;
     pub const TSELECT: u16 = 0x7a0;
     pub const TDATA1: u16 = 0x7a1;
+    pub const TDATA2: u16 = 0x7a2;
     pub const TDATA3: u16 = 0x7a3;
     pub const TINFO: u16 = 0x7a4;
     pub const MCYCLE: u16 = 0xb00;
@@ -288,8 +289,8 @@ pub struct Csrs {
     pub frm: u8,
     /// PMP registers and their decoded ranges (16 entries, as QEMU 7.2; `pmp.rs`).
     pub pmp: crate::pmp::Pmp,
-    /// `tselect`.
-    pub tselect: u64,
+    /// The debug triggers (Sdtrig: `tselect`, `tdata1..3`, `tinfo`; `trigger.rs`).
+    pub trig: crate::trigger::Triggers,
     /// `mstateen0..3` (Smstateen; only with [`crate::Config::smstateen`]).
     pub mstateen: [u64; 4],
 }
@@ -343,7 +344,7 @@ impl Csrs {
             fflags: 0,
             frm: 0,
             pmp: crate::pmp::Pmp::new(xlen == Xlen::Rv32),
-            tselect: 0,
+            trig: crate::trigger::Triggers::new(xlen),
             mstateen: [0; 4],
         }
     }

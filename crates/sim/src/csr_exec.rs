@@ -198,8 +198,12 @@ impl Hart {
                 }
                 c.pmp.addr(e)
             }
-            num::TSELECT => c.tselect,
-            num::TDATA1..=num::TDATA3 | num::TINFO => 0,
+            // Sdtrig as QEMU 7.2 (`trigger.rs`).
+            num::TSELECT => c.trig.tselect,
+            num::TDATA1 => c.trig.tdata1(),
+            num::TDATA2 => c.trig.tdata2(),
+            num::TDATA3 => 0,
+            num::TINFO => crate::trigger::TINFO,
             num::MVENDORID => 0,
             num::MARCHID | num::MIMPID => QEMU_ARCHID,
             num::MHARTID | num::MCONFIGPTR => 0,
@@ -415,13 +419,15 @@ impl Hart {
                 c.pmp.write_addr(e, v);
                 self.pmp_refresh();
             }
-            // QEMU 7.2 has two triggers; other indices are ignored.
-            num::TSELECT => {
-                if v < 2 {
-                    c.tselect = v;
-                }
+            // Sdtrig as QEMU 7.2 (`trigger.rs`): `tdata3` and `tinfo` ignore writes.
+            num::TSELECT => c.trig.write_tselect(v),
+            num::TDATA1 => {
+                c.trig.write_tdata1(v);
+                // What the triggers watch decides which fast paths stay open.
+                self.pmp_refresh();
             }
-            num::TDATA1..=num::TDATA3 | num::TINFO => {}
+            num::TDATA2 => c.trig.write_tdata2(v),
+            num::TDATA3 | num::TINFO => {}
             _ => {
                 // Read-only machine information registers (0xf11..) never reach here: their
                 // numbers have csr[11:10] == 3. Attached devices were asked first.

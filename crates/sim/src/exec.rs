@@ -47,7 +47,10 @@ impl Hart {
     ) -> Result<u64, Exc> {
         let v = match self.bus.fast_load(addr, size, self.bus.open.load) {
             Some(v) => Some(v),
-            None => self.load_checked(addr, size),
+            None => {
+                self.data_trigger(addr, size, crate::trigger::field::LOAD)?;
+                self.load_checked(addr, size)
+            }
         };
         match v {
             Some(v) => {
@@ -74,8 +77,10 @@ impl Hart {
         size: u64,
         v: u64,
     ) -> Result<(), Exc> {
-        let done = self.bus.fast_store(addr, size, v, self.bus.open.store)
-            || self.store_checked(addr, size, v);
+        let done = self.bus.fast_store(addr, size, v, self.bus.open.store) || {
+            self.data_trigger(addr, size, crate::trigger::field::STORE)?;
+            self.store_checked(addr, size, v)
+        };
         match done.then_some(()) {
             Some(()) => {
                 if self.bus.exit.is_some() || self.bus.irq_dirty {
@@ -141,6 +146,9 @@ impl Hart {
         if let Some(v) = self.bus.fast_load(a, size, open) {
             return Ok(v);
         }
+        // The read-modify-write matches load and store triggers (QEMU 7.2 checks it as both).
+        use crate::trigger::field::{LOAD, STORE};
+        self.data_trigger(a, size, LOAD | STORE)?;
         self.amo_read_checked(a, size)
     }
 
@@ -346,6 +354,8 @@ impl Hart {
                 let size = if i.op == LrW { 4 } else { 8 };
                 let a = self.addr::<RV64>(i.rs1, 0);
                 if a & (size - 1) != 0 {
+                    // Sdtrig "Priority": a load/store address breakpoint comes first.
+                    self.data_trigger(a, size, crate::trigger::field::LOAD)?;
                     return Err(Exc {
                         cause: cause::LOAD_MISALIGNED,
                         tval: a,
@@ -365,6 +375,7 @@ impl Hart {
                     Some((ra, rv)) if ra == a => {
                         // As for AMOs, QEMU 7.2's atomic compare-and-swap reports cause 4.
                         if a & (size - 1) != 0 {
+                            self.data_trigger(a, size, crate::trigger::field::STORE)?;
                             return Err(Exc {
                                 cause: cause::LOAD_MISALIGNED,
                                 tval: a,
@@ -401,6 +412,8 @@ impl Hart {
                 // QEMU 7.2 reports a misaligned AMO as a *load* address misaligned exception
                 // (cause 4; the ISA manual says store/AMO, 6). Matching QEMU keeps PC lists equal.
                 if a & (size - 1) != 0 {
+                    use crate::trigger::field::{LOAD, STORE};
+                    self.data_trigger(a, size, LOAD | STORE)?;
                     return Err(Exc {
                         cause: cause::LOAD_MISALIGNED,
                         tval: a,

@@ -644,6 +644,11 @@ impl Hart {
             let pc = self.pc;
             let raw = match self.bus.fast_fetch(pc, self.bus.open.fetch) {
                 Some(raw) => raw,
+                // Sdtrig: an instruction address breakpoint comes before the fetch.
+                None if self.csr.trig.exec_hit(pc, self.priv_) => {
+                    self.exec_trigger_trap(obs, pc);
+                    continue;
+                }
                 None => match self.fetch_checked(pc) {
                     Ok(raw) => raw,
                     Err(tval) => {
@@ -689,11 +694,12 @@ impl Hart {
             let (next, trap) = match result {
                 Ok(next) => (next, None),
                 // ecall/ebreak retire with an exception (E-Trace itype 1, N-Trace Table 2).
+                // (A trigger's breakpoint on a load or store does not retire the instruction.)
                 Err(exc)
                     if matches!(
                         exc.cause,
                         cause::BREAKPOINT | cause::ECALL_U | cause::ECALL_S | cause::ECALL_M
-                    ) =>
+                    ) && matches!(insn.op, Op::Ecall | Op::Ebreak) =>
                 {
                     let call = EnvCall {
                         pc,
@@ -814,7 +820,8 @@ impl Hart {
     /// Recompute the PMP fast path after a change of the PMP registers, `mstatus` (MPRV, MPP)
     /// or the privilege: each kind of access skips the PMP check while PMP allows it on all of
     /// RAM at the privilege it is checked at (one entry covers RAM, or none does in M-mode);
-    /// otherwise every access of the kind is checked.
+    /// otherwise every access of the kind is checked. A kind a debug trigger watches at the
+    /// current privilege is checked too (`trigger.rs`).
     pub(crate) fn pmp_refresh(&mut self) {
         use crate::pmp::Access;
         let size = self.bus.ram_size();
@@ -833,6 +840,7 @@ impl Hart {
             store: open(Access::Write, d),
             fetch: open(Access::Exec, self.priv_),
         };
+        self.csr.trig.restrict(self.priv_, &mut self.bus.open);
     }
 
     #[cold]

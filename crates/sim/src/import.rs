@@ -12,6 +12,8 @@
 //! * an `ebreak` that is followed by the next instruction (no trap) was a serviced semihosting
 //!   call, reported as the hart model reports one (itype 1, cause 3; the last call, the program's
 //!   exit, is a plain row);
+//! * a breakpoint (cause 3) at anything but an `ebreak` is a debug trigger's, whose instruction
+//!   did not retire;
 //! * a fault or an interrupt from the log is a record with `iretire` 0; one the log does not
 //!   show (a PC list) cannot be derived, but the discontinuity it leaves (an instruction followed
 //!   by an address it cannot go to) is reported by [`Importer::step`];
@@ -128,7 +130,12 @@ impl<'a, F: FnMut(&Record)> Importer<'a, F> {
                     handler: 0,
                     mstatus: 0,
                 };
-                if !interrupt && retires_with_exception(cause) {
+                // A breakpoint at anything but an `ebreak` is a debug trigger's (Sdtrig): its
+                // instruction (a load or store, or one never fetched) does not retire.
+                let ebreak_at_epc = matches!(&self.pending,
+                    Some(p) if p.pc == epc && p.class == CfClass::EnvTrap);
+                let trigger = cause == cause::BREAKPOINT && !ebreak_at_epc;
+                if !interrupt && retires_with_exception(cause) && !trigger {
                     match &mut self.pending {
                         Some(p) if p.pc == epc && p.trap.is_none() => p.trap = Some(trap),
                         _ => {

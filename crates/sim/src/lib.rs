@@ -37,6 +37,7 @@ pub mod observer;
 pub mod pmp;
 pub mod semihost;
 mod traploop;
+pub mod trigger;
 pub mod uarch;
 
 pub use exec::AmoOp;

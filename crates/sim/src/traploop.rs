@@ -68,6 +68,8 @@ struct Snapshot {
     f: [u64; 32],
     priv_: u8,
     csrs: [u64; 9],
+    /// The debug triggers' registers (a handler may make progress there alone).
+    trig: [u64; 5],
 }
 
 impl Hart {
@@ -83,6 +85,7 @@ impl Hart {
                 c.mscratch, c.sscratch, c.mtvec, c.stvec, c.mie, c.medeleg, c.mideleg, c.satp,
                 c.mstatus,
             ],
+            trig: c.trig.state(),
         }
     }
 
