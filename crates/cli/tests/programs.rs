@@ -477,6 +477,8 @@ program_tests! {
     sstc_rv32imac => "sstc-rv32imac",
     pmp_rv64gc => "pmp-rv64gc",
     pmp_rv32imac => "pmp-rv32imac",
+    vm_rv64gc => "vm-rv64gc",
+    vm_rv32imac => "vm-rv32imac",
 }
 
 /// Every ELF in programs/elf has a test above and an expected output, and vice versa.

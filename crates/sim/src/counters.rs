@@ -325,13 +325,21 @@ pub const EVENTS: &[(u64, &str, &str)] = &[
         "dTLB-stores",
         "data-TLB lookups of translated stores (SC, AMO writes)",
     ),
-    (0x1_001b, "dTLB-store-misses", "data-TLB store misses (walks)"),
+    (
+        0x1_001b,
+        "dTLB-store-misses",
+        "data-TLB store misses (walks)",
+    ),
     (
         0x1_0020,
         "iTLB-loads",
         "instruction-TLB lookups of translated fetches",
     ),
-    (0x1_0021, "iTLB-load-misses", "instruction-TLB misses (walks)"),
+    (
+        0x1_0021,
+        "iTLB-load-misses",
+        "instruction-TLB misses (walks)",
+    ),
     (0x1_0028, "branch-loads", "branch predictor lookups"),
     (
         0x1_0029,

@@ -102,7 +102,9 @@ impl Hart {
             return self.bus.load(pa, n, mtime).ok_or(fault);
         }
         let mut v = 0;
-        let bytes = pieces.iter().flat_map(|&(_, pa, n)| (0..n).map(move |k| pa + k));
+        let bytes = pieces
+            .iter()
+            .flat_map(|&(_, pa, n)| (0..n).map(move |k| pa + k));
         for (k, pa) in bytes.enumerate() {
             v |= self.bus.load(pa, 1, mtime).ok_or(fault)? << (8 * k);
         }
@@ -118,7 +120,9 @@ impl Hart {
         let done = match pieces {
             [(_, pa, n), (_, _, 0)] => self.bus.store(pa, n, v, mtime).is_some(),
             _ => {
-                let bytes = pieces.iter().flat_map(|&(_, pa, n)| (0..n).map(move |k| pa + k));
+                let bytes = pieces
+                    .iter()
+                    .flat_map(|&(_, pa, n)| (0..n).map(move |k| pa + k));
                 let mut ok = true;
                 for (k, pa) in bytes.enumerate() {
                     ok &= self.bus.store(pa, 1, v >> (8 * k), mtime).is_some();
@@ -166,8 +170,10 @@ impl Hart {
     /// The read of an AMO or SC (aligned; the write follows through [`Hart::mem_store`]). As
     /// QEMU 7.2 (probed with programs/src/pmp.c): without PMP read permission it is a *load*
     /// access fault (the spec says store/AMO access fault for AMOs), with read but not write
-    /// a store/AMO access fault; nothing at the address is a store/AMO access fault. Translated,
-    /// the access is a store for the page's permissions (a page fault is cause 15).
+    /// a store/AMO access fault; nothing at the address is a store/AMO access fault. Translated
+    /// (programs/src/vm.c), QEMU 7.2 likewise translates for reading first: a page that cannot
+    /// be read (or a PTE that PMP denies) is a load fault (13, 5), one that can be read but
+    /// not written a store/AMO page fault (15).
     #[inline(always)]
     fn amo_read(&mut self, a: u64, size: u64) -> Result<u64, Exc> {
         let open = self.bus.open.load.min(self.bus.open.store);
@@ -181,6 +187,7 @@ impl Hart {
     #[inline(never)]
     fn amo_read_checked(&mut self, va: u64, size: u64) -> Result<u64, Exc> {
         let a = if self.translating().1 {
+            self.translate_data(va, size, Access::Read)?;
             self.translate_data(va, size, Access::Write)?[0].1
         } else {
             va

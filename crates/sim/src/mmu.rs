@@ -54,10 +54,12 @@ const SV39: Scheme = Scheme {
 };
 const SV48: Scheme = Scheme {
     levels: 4,
+    va_bits: 48,
     ..SV39
 };
 const SV57: Scheme = Scheme {
     levels: 5,
+    va_bits: 57,
     ..SV39
 };
 
@@ -222,10 +224,7 @@ impl Hart {
         if self.vm_scheme().is_none() {
             return (false, false);
         }
-        (
-            self.priv_ != privilege::M,
-            self.data_priv() != privilege::M,
-        )
+        (self.priv_ != privilege::M, self.data_priv() != privilege::M)
     }
 
     /// The current `satp.ASID`.
