@@ -268,6 +268,8 @@ impl Hart {
                 }
                 let new = (c.mstatus & !mask) | (v & mask);
                 c.mstatus_write(new, has_f, self.xlen);
+                // SUM and MXR change what translated accesses may do (`mmu.rs`).
+                self.pmp_refresh();
                 self.recheck();
             }
             num::SIE => {

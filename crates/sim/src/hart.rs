@@ -777,6 +777,11 @@ impl Hart {
     #[cold]
     #[inline(never)]
     fn fetch_checked(&mut self, pc: u64) -> Result<u32, Exc> {
+        if let Some(pa) = self.mmu.recent(pc, 4, 0) {
+            if let Some(raw) = self.bus.fast_fetch(pa, self.bus.ram_size()) {
+                return Ok(raw);
+            }
+        }
         let translate = self.translating().0;
         let pa = if translate {
             self.translate_fetch(pc)?
@@ -860,7 +865,10 @@ impl Hart {
             store: open(Access::Write, d),
             fetch: open(Access::Exec, self.priv_),
         };
-        // Translated accesses take the checked paths (`mmu.rs`).
+        // Translated accesses take the checked paths (`mmu.rs`), where the last page of each
+        // kind needs no PMP check either when the kind's fast path would be open.
+        self.mmu.unchecked = [o.fetch != 0, o.load != 0, o.store != 0];
+        self.mmu.forget_pages();
         let (fetch, data) = self.translating();
         if fetch {
             o.fetch = 0;

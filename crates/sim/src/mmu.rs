@@ -111,12 +111,34 @@ pub struct TlbEvents {
     pub dtlb_write_miss: u32,
 }
 
+/// The last page translated for each kind of access (fetch, load, store) whose accesses need
+/// no PMP check (PMP allows the kind on all of RAM, as for the hart's untranslated fast path):
+/// a hit there costs a compare (the cost of translation, crates/sim/README.md). Dropped at
+/// every change of privilege, `mstatus`, `sstatus`, `satp` or PMP (`Hart::pmp_refresh`) and at
+/// every `sfence.vma`, so it holds what the TLB holds.
+#[derive(Clone, Copy, Debug)]
+struct Memo {
+    /// The virtual page's first address (1: none).
+    va_page: u64,
+    /// The physical page's first address (in RAM).
+    pa_page: u64,
+}
+
+const NO_MEMO: Memo = Memo {
+    va_page: 1,
+    pa_page: 0,
+};
+
 /// The hart's translation state: the instruction and data TLBs.
 #[derive(Clone, Debug)]
 pub struct Mmu {
     itlb: Box<[Entry; TLB_ENTRIES]>,
     dtlb: Box<[Entry; TLB_ENTRIES]>,
     events: TlbEvents,
+    /// Fetch, load, store.
+    memo: [Memo; 3],
+    /// Whether PMP lets each kind through on all of RAM unchecked (set by `pmp_refresh`).
+    pub(crate) unchecked: [bool; 3],
 }
 
 impl Default for Mmu {
@@ -125,11 +147,44 @@ impl Default for Mmu {
             itlb: Box::new([EMPTY; TLB_ENTRIES]),
             dtlb: Box::new([EMPTY; TLB_ENTRIES]),
             events: TlbEvents::default(),
+            memo: [NO_MEMO; 3],
+            unchecked: [false; 3],
         }
     }
 }
 
+fn kind(access: Access) -> usize {
+    match access {
+        Access::Exec => 0,
+        Access::Read => 1,
+        Access::Write => 2,
+    }
+}
+
 impl Mmu {
+    /// Forget the last translated pages.
+    pub(crate) fn forget_pages(&mut self) {
+        self.memo = [NO_MEMO; 3];
+    }
+
+    /// The physical address of an access of `size` bytes at `va` of kind `k` (0 fetch, 1 load,
+    /// 2 store) when it lies in the last page translated for that kind (one TLB lookup, a
+    /// hit); `None` otherwise.
+    #[inline]
+    pub(crate) fn recent(&mut self, va: u64, size: u64, k: usize) -> Option<u64> {
+        let m = self.memo[k];
+        let off = va.wrapping_sub(m.va_page);
+        if off >= 0x1000 || off + size > 0x1000 {
+            return None;
+        }
+        match k {
+            0 => self.events.itlb_access += 1,
+            1 => self.events.dtlb_read += 1,
+            _ => self.events.dtlb_write += 1,
+        }
+        Some(m.pa_page + off)
+    }
+
     /// The lookups counted since the last call, which clears them.
     pub fn take_events(&mut self) -> TlbEvents {
         std::mem::take(&mut self.events)
@@ -160,6 +215,7 @@ impl Mmu {
                 *e = EMPTY;
             }
         }
+        self.forget_pages();
     }
 
     /// Drop every entry.
@@ -313,7 +369,9 @@ impl Hart {
             if !self.permits(e.bits as u64, access, p) {
                 return Err(fault_exc(Fault::Page, access, va));
             }
-            return Ok(e.ppn << PAGE_SHIFT | (va & 0xfff));
+            let pa = e.ppn << PAGE_SHIFT | (va & 0xfff);
+            self.remember(va, pa, access);
+            return Ok(pa);
         }
         let fault = |f| fault_exc(f, access, va);
         let leaf = self.walk(s, va, access, p).map_err(fault)?;
@@ -331,7 +389,21 @@ impl Hart {
             Access::Exec => self.mmu.itlb[idx] = entry,
             _ => self.mmu.dtlb[idx] = entry,
         }
+        self.remember(va, pa, access);
         Ok(pa)
+    }
+
+    /// Keep a translated page as the last one of its kind when its accesses need no PMP check
+    /// and it lies in RAM (a store's page has D set: it was just walked or hit with D).
+    fn remember(&mut self, va: u64, pa: u64, access: Access) {
+        let k = kind(access);
+        let pa_page = pa & !0xfff;
+        if self.mmu.unchecked[k] && self.bus.ram_offset(pa_page, 0x1000).is_some() {
+            self.mmu.memo[k] = Memo {
+                va_page: va & !0xfff,
+                pa_page,
+            };
+        }
     }
 
     /// Whether a leaf PTE with `bits` allows `access` at privilege `p` ("Virtual Address
