@@ -182,7 +182,7 @@ fn ad_update_denied_by_pmp_is_an_access_fault() {
     let mut h = hart(&[ld(10, 11, 0), rvtrace_testkit::asm::sd(10, 11, 0)]);
     put(&mut h, L0, leaf(P1, pte::V | pte::R | pte::W));
     // Entry 0: the page-table pages read-only; entry 1: everything.
-    assert!(h.csr_write(num::PMPADDR0, (ROOT >> 2) | (0x4000 >> 3) - 1));
+    assert!(h.csr_write(num::PMPADDR0, (ROOT >> 2) | ((0x4000 >> 3) - 1)));
     assert!(h.csr_write(num::PMPADDR0 + 1, u64::MAX));
     let c = u64::from(cfg::NAPOT | cfg::R) | u64::from(cfg::NAPOT | cfg::R | cfg::W | cfg::X) << 8;
     assert!(h.csr_write(num::PMPCFG0, c));
