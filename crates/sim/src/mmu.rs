@@ -217,11 +217,6 @@ impl Mmu {
         }
         self.forget_pages();
     }
-
-    /// Drop every entry.
-    pub fn flush_all(&mut self) {
-        self.fence(None, None);
-    }
 }
 
 /// Why a translation failed: a page fault or an access fault (a PTE access PMP denies or
@@ -292,8 +287,8 @@ impl Hart {
         }
     }
 
-    /// `sfence.vma` with rs1 = `va` and rs2 = `asid` as register indices' values (`None` for
-    /// x0): the TLB entries it names are dropped.
+    /// `sfence.vma`: `va` is rs1's value and `asid` rs2's, `None` where the register is x0;
+    /// the TLB entries it names are dropped.
     pub(crate) fn sfence_vma(&mut self, va: Option<u64>, asid: Option<u64>) {
         let mask = if self.xlen == rvtrace_isa::Xlen::Rv32 {
             0x1ff
