@@ -66,6 +66,7 @@ build ctr_stateen "$both" ctr_stateen.c ctr_regions.S rvtest.S
 build sstc       "$both" sstc.c rvtest.S
 build pmp        "$both" pmp.c pmp.S rvtest.S
 build triggers   "$both" triggers.c triggers.S rvtest.S
+build vm         "$both" vm.c rvtest.S
 
 # Zba/Zbb (bitmanip) and Zbs/Zbc (zbs_zbc): compiled with the extensions, linked against the
 # plain multilib (picolibc has no multilib with them, and the ABI is the same).

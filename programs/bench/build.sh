@@ -7,3 +7,11 @@ mem="-Wl,--defsym=__flash=0x80000000 -Wl,--defsym=__flash_size=0x200000 -Wl,--de
 common="-O2 -g --specs=picolibc.specs --oslib=semihost --crt0=semihost $mem"
 riscv64-unknown-elf-gcc $common -DEXPECTED=${EXPECTED64:-0x625d70d5u} -march=rv64gc -mabi=lp64d -mcmodel=medany workload.c -o workload-rv64gc.elf
 riscv64-unknown-elf-gcc $common -DEXPECTED=${EXPECTED32:-0x625d70d5u} -march=rv32imac -misa-spec=2.2 -mabi=ilp32 workload.c -o workload-rv32imac.elf
+# The workload in S-mode with and without address translation (vm_wrap.c).
+for vm in 0 1; do
+    riscv64-unknown-elf-gcc $common -DEXPECTED=${EXPECTED64:-0x625d70d5u} -Dmain=workload_main -march=rv64gc -mabi=lp64d -mcmodel=medany -c workload.c -o /tmp/workload-vm64.o
+    riscv64-unknown-elf-gcc $common -DVM=$vm -march=rv64gc -mabi=lp64d -mcmodel=medany vm_wrap.c /tmp/workload-vm64.o ../src/rvtest.S -o workload-s-vm$vm-rv64gc.elf
+    riscv64-unknown-elf-gcc $common -DEXPECTED=${EXPECTED32:-0x625d70d5u} -Dmain=workload_main -march=rv32imac -misa-spec=2.2 -mabi=ilp32 -c workload.c -o /tmp/workload-vm32.o
+    riscv64-unknown-elf-gcc $common -DVM=$vm -march=rv32imac -misa-spec=2.2 -mabi=ilp32 vm_wrap.c /tmp/workload-vm32.o ../src/rvtest.S -o workload-s-vm$vm-rv32imac.elf
+done
+rm -f /tmp/workload-vm64.o /tmp/workload-vm32.o

@@ -486,6 +486,8 @@ program_tests! {
     pmp_rv32imac => "pmp-rv32imac",
     triggers_rv64gc => "triggers-rv64gc",
     triggers_rv32imac => "triggers-rv32imac",
+    vm_rv64gc => "vm-rv64gc",
+    vm_rv32imac => "vm-rv32imac",
 }
 
 /// Every ELF in programs/elf has a test above and an expected output, and vice versa.

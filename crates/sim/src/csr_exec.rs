@@ -269,6 +269,8 @@ impl Hart {
                 }
                 let new = (c.mstatus & !mask) | (v & mask);
                 c.mstatus_write(new, has_f, self.xlen);
+                // SUM and MXR change what translated accesses may do (`mmu.rs`).
+                self.pmp_refresh();
                 self.recheck();
             }
             num::SIE => {
@@ -323,6 +325,10 @@ impl Hart {
                 if ok {
                     c.satp = v;
                 }
+                // Translation on or off closes or opens the fast paths (`mmu.rs`). No TLB
+                // flush: the spec asks software for `sfence.vma` ("Supervisor Address
+                // Translation and Protection (satp) Register").
+                self.pmp_refresh();
             }
             num::MSTATUS => {
                 let v = if rv32 {
