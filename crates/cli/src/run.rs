@@ -761,15 +761,13 @@ pub fn run(args: &RunArgs) -> CmdResult {
     let start = Instant::now();
     let (stop, interrupted);
     {
-        let mut recorder =
-            Maybe(want_ingress.then(|| {
-                let rec =
-                    IngressRecorder::new(isa_cfg, args.itype_width, |r: &Record| sink.write(r));
-                match args.context {
-                    Some(ContextArg::Asid) => rec.context_from_asid(satp),
-                    None => rec,
-                }
-            }));
+        let mut recorder = Maybe(want_ingress.then(|| {
+            let rec = IngressRecorder::new(isa_cfg, args.itype_width, |r: &Record| sink.write(r));
+            match args.context {
+                Some(ContextArg::Asid) => rec.context_from_asid(satp),
+                None => rec,
+            }
+        }));
         let mut obs = (
             &mut pcs,
             (

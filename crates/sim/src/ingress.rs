@@ -237,10 +237,8 @@ mod tests {
     #[test]
     fn asid_change_is_reported_by_the_next_retired_instruction() {
         let mut recs = Vec::new();
-        let mut r = IngressRecorder::new(IsaConfig::new(Xlen::Rv64), 4, |x: &Record| {
-            recs.push(*x)
-        })
-        .context_from_asid(sv39(5, 0x80000));
+        let mut r = IngressRecorder::new(IsaConfig::new(Xlen::Rv64), 4, |x: &Record| recs.push(*x))
+            .context_from_asid(sv39(5, 0x80000));
         r.retire(&retired(0x100, privilege::S));
         // csrw satp: ASID 5 -> 7; the csrw itself still runs under 5.
         r.csr_write(num::SATP, sv39(7, 0x80001));
@@ -289,9 +287,7 @@ mod tests {
     #[test]
     fn no_context_unless_asked() {
         let mut recs = Vec::new();
-        let mut r = IngressRecorder::new(IsaConfig::new(Xlen::Rv64), 4, |x: &Record| {
-            recs.push(*x)
-        });
+        let mut r = IngressRecorder::new(IsaConfig::new(Xlen::Rv64), 4, |x: &Record| recs.push(*x));
         r.csr_write(num::SATP, sv39(7, 0x80001));
         r.retire(&retired(0x100, privilege::S));
         r.retire(&retired(0x104, privilege::S));
@@ -305,7 +301,10 @@ mod tests {
         assert_eq!(satp_asid(Xlen::Rv64, sv39(0xffff, (1 << 44) - 1)), 0xffff);
         assert_eq!(satp_asid(Xlen::Rv64, 0xf << 60 | 0x1234 << 44), 0x1234);
         // RV32: ASID is satp[30:22] (9 bits); MODE is bit 31, PPN bits 21:0.
-        assert_eq!(satp_asid(Xlen::Rv32, 1 << 31 | 0x1ff << 22 | 0x3f_ffff), 0x1ff);
+        assert_eq!(
+            satp_asid(Xlen::Rv32, 1 << 31 | 0x1ff << 22 | 0x3f_ffff),
+            0x1ff
+        );
         assert_eq!(satp_asid(Xlen::Rv32, 1 << 31 | 2 << 22 | 0x80408), 2);
     }
 }
