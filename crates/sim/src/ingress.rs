@@ -266,7 +266,6 @@ mod tests {
         r.retire(&retired(0x200, privilege::M));
         r.retire(&retired(0x204, privilege::M));
         r.finish();
-        drop(r);
         assert_eq!(
             fields(&recs),
             [
@@ -291,7 +290,6 @@ mod tests {
         r.csr_write(num::SATP, sv39(7, 0x80001));
         r.retire(&retired(0x100, privilege::S));
         r.retire(&retired(0x104, privilege::S));
-        drop(r);
         assert!(recs.iter().all(|x| x.context == 0 && x.ctype == 0));
     }
 
