@@ -479,9 +479,9 @@ program_tests! {
     sstc_rv32imac => "sstc-rv32imac",
     pmp_rv64gc => "pmp-rv64gc",
     pmp_rv32imac => "pmp-rv32imac",
-    #[ignore = "needs address translation in the hart model (branch i14-vm)"]
+    vm_rv64gc => "vm-rv64gc",
+    vm_rv32imac => "vm-rv32imac",
     kernel_rv64gc => "kernel-rv64gc",
-    #[ignore = "needs address translation in the hart model (branch i14-vm)"]
     kernel_rv32imac => "kernel-rv32imac",
 }
 

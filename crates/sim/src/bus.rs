@@ -322,6 +322,18 @@ impl Bus {
         }
     }
 
+    /// The 16-bit instruction parcel at `addr` (RAM or the reset ROM), for fetches done parcel
+    /// by parcel (translated or PMP-checked ones).
+    #[inline]
+    pub fn fetch16(&self, addr: u64) -> Option<u16> {
+        let (mem, off) = if let Some(off) = self.ram_offset(addr, 2) {
+            (&self.ram, off)
+        } else {
+            (&self.rom, self.rom_offset(addr, 2)?)
+        };
+        Some(u16::from_le_bytes([mem[off], mem[off + 1]]))
+    }
+
     #[cold]
     fn rom_fetch(&self, addr: u64) -> Option<u32> {
         let off = self.rom_offset(addr, 4)?;

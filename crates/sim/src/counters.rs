@@ -135,10 +135,22 @@ pub enum Tally {
     StallFrontend,
     /// Stall cycles the timing model charged to the back end (data misses, long latencies).
     StallBackend,
+    /// Data-TLB lookups of loads (translated loads, LR, AMO reads; one per page touched).
+    DtlbLoad,
+    /// Data-TLB load misses (page-table walks).
+    DtlbLoadMiss,
+    /// Data-TLB lookups of stores (translated stores, SC, AMO writes).
+    DtlbStore,
+    /// Data-TLB store misses (page-table walks, a first store to a clean page included).
+    DtlbStoreMiss,
+    /// Instruction-TLB lookups (translated fetches, one per page an instruction touches).
+    ItlbLoad,
+    /// Instruction-TLB misses (page-table walks).
+    ItlbLoadMiss,
 }
 
 /// Number of [`Tally`] kinds.
-pub const TALLIES: usize = Tally::StallBackend as usize + 1;
+pub const TALLIES: usize = Tally::ItlbLoadMiss as usize + 1;
 
 /// The events an `mhpmevent` can select, resolved from its `event_idx`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -190,9 +202,9 @@ pub mod event {
     pub const L1I: u64 = 1;
     /// Last-level cache (not modelled: never counts).
     pub const LL: u64 = 2;
-    /// Data TLB (not modelled yet: never counts).
+    /// Data TLB (`mmu.rs`; read and write operations).
     pub const DTLB: u64 = 3;
-    /// Instruction TLB (not modelled yet: never counts).
+    /// Instruction TLB (`mmu.rs`; read operations).
     pub const ITLB: u64 = 4;
     /// Branch predictor.
     pub const BPU: u64 = 5;
@@ -302,6 +314,32 @@ pub const EVENTS: &[(u64, &str, &str)] = &[
         "L1I accesses (fetches that leave the previous line)",
     ),
     (0x1_0009, "L1-icache-load-misses", "L1I misses"),
+    (
+        0x1_0018,
+        "dTLB-loads",
+        "data-TLB lookups of translated loads (LR, AMO reads)",
+    ),
+    (0x1_0019, "dTLB-load-misses", "data-TLB load misses (walks)"),
+    (
+        0x1_001a,
+        "dTLB-stores",
+        "data-TLB lookups of translated stores (SC, AMO writes)",
+    ),
+    (
+        0x1_001b,
+        "dTLB-store-misses",
+        "data-TLB store misses (walks)",
+    ),
+    (
+        0x1_0020,
+        "iTLB-loads",
+        "instruction-TLB lookups of translated fetches",
+    ),
+    (
+        0x1_0021,
+        "iTLB-load-misses",
+        "instruction-TLB misses (walks)",
+    ),
     (0x1_0028, "branch-loads", "branch predictor lookups"),
     (
         0x1_0029,
@@ -361,6 +399,12 @@ pub fn resolve(selector: u64) -> Event {
                 (L1I, OP_READ, MISS) => Tally::L1iMiss,
                 (BPU, OP_READ, ACCESS) => Tally::BpuAccess,
                 (BPU, OP_READ, MISS) => Tally::BpuMiss,
+                (DTLB, OP_READ, ACCESS) => Tally::DtlbLoad,
+                (DTLB, OP_READ, MISS) => Tally::DtlbLoadMiss,
+                (DTLB, OP_WRITE, ACCESS) => Tally::DtlbStore,
+                (DTLB, OP_WRITE, MISS) => Tally::DtlbStoreMiss,
+                (ITLB, OP_READ, ACCESS) => Tally::ItlbLoad,
+                (ITLB, OP_READ, MISS) => Tally::ItlbLoadMiss,
                 _ => return Event::Never,
             };
             Event::Tally(t)
@@ -638,6 +682,16 @@ impl Counters {
                 Event::Tally(Tally::StallFrontend | Tally::StallBackend) => {
                     self.max_cycles_per_insn
                 }
+                // An instruction can touch two pages (a crossing access; an AMO's read and
+                // write each look up).
+                Event::Tally(
+                    Tally::DtlbLoad
+                    | Tally::DtlbLoadMiss
+                    | Tally::DtlbStore
+                    | Tally::DtlbStoreMiss
+                    | Tally::ItlbLoad
+                    | Tally::ItlbLoadMiss,
+                ) => 2,
                 _ => 1,
             };
             let left = self.value(i, instret).wrapping_neg();
@@ -918,6 +972,10 @@ mod tests {
         );
         assert_eq!(
             resolve(event::cache(event::DTLB, event::OP_READ, event::MISS)),
+            Event::Tally(Tally::DtlbLoadMiss)
+        );
+        assert_eq!(
+            resolve(event::cache(event::ITLB, event::OP_WRITE, event::ACCESS)),
             Event::Never
         );
         assert_eq!(

@@ -322,6 +322,10 @@ impl Hart {
                 if ok {
                     c.satp = v;
                 }
+                // Translation on or off closes or opens the fast paths (`mmu.rs`). No TLB
+                // flush: the spec asks software for `sfence.vma` ("Supervisor Address
+                // Translation and Protection (satp) Register").
+                self.pmp_refresh();
             }
             num::MSTATUS => {
                 let v = if rv32 {

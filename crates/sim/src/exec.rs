@@ -46,24 +46,16 @@ impl Hart {
         size: u64,
     ) -> Result<u64, Exc> {
         let v = match self.bus.fast_load(addr, size, self.bus.open.load) {
-            Some(v) => Some(v),
-            None => self.load_checked(addr, size),
+            Some(v) => v,
+            None => self.load_checked(addr, size)?,
         };
-        match v {
-            Some(v) => {
-                obs.mem_access(&MemAccess {
-                    addr,
-                    size: size as u8,
-                    value: v,
-                    kind: MemKind::Load,
-                });
-                Ok(v)
-            }
-            None => Err(Exc {
-                cause: cause::LOAD_ACCESS,
-                tval: addr,
-            }),
-        }
+        obs.mem_access(&MemAccess {
+            addr,
+            size: size as u8,
+            value: v,
+            kind: MemKind::Load,
+        });
+        Ok(v)
     }
 
     #[inline(always)]
@@ -74,67 +66,114 @@ impl Hart {
         size: u64,
         v: u64,
     ) -> Result<(), Exc> {
-        let done = self.bus.fast_store(addr, size, v, self.bus.open.store)
-            || self.store_checked(addr, size, v);
-        match done.then_some(()) {
-            Some(()) => {
-                if self.bus.exit.is_some() || self.bus.irq_dirty {
-                    self.recheck();
+        if !self.bus.fast_store(addr, size, v, self.bus.open.store) {
+            self.store_checked(addr, size, v)?;
+        }
+        if self.bus.exit.is_some() || self.bus.irq_dirty {
+            self.recheck();
+        }
+        obs.mem_access(&MemAccess {
+            addr,
+            size: size as u8,
+            value: if size == 8 {
+                v
+            } else {
+                v & ((1 << (8 * size)) - 1)
+            },
+            kind: MemKind::Store,
+        });
+        Ok(())
+    }
+
+    /// A load outside the PMP fast path: translated when data accesses are (`mmu.rs`; a load
+    /// that crosses into a page mapped elsewhere is done byte by byte), the PMP check at the
+    /// effective privilege, then the bus (RAM or a device). The observer and the reservation
+    /// keep the virtual address.
+    #[cold]
+    #[inline(never)]
+    fn load_checked(&mut self, addr: u64, size: u64) -> Result<u64, Exc> {
+        let pieces = self.data_pieces(addr, size, Access::Read)?;
+        let mtime = self.mtime();
+        let fault = Exc {
+            cause: cause::LOAD_ACCESS,
+            tval: addr,
+        };
+        if let [(_, pa, n), (_, _, 0)] = pieces {
+            return self.bus.load(pa, n, mtime).ok_or(fault);
+        }
+        let mut v = 0;
+        let bytes = pieces
+            .iter()
+            .flat_map(|&(_, pa, n)| (0..n).map(move |k| pa + k));
+        for (k, pa) in bytes.enumerate() {
+            v |= self.bus.load(pa, 1, mtime).ok_or(fault)? << (8 * k);
+        }
+        Ok(v)
+    }
+
+    /// A store outside the PMP fast path (see [`Hart::load_checked`]).
+    #[cold]
+    #[inline(never)]
+    fn store_checked(&mut self, addr: u64, size: u64, v: u64) -> Result<(), Exc> {
+        let pieces = self.data_pieces(addr, size, Access::Write)?;
+        let mtime = self.mtime();
+        let done = match pieces {
+            [(_, pa, n), (_, _, 0)] => self.bus.store(pa, n, v, mtime).is_some(),
+            _ => {
+                let bytes = pieces
+                    .iter()
+                    .flat_map(|&(_, pa, n)| (0..n).map(move |k| pa + k));
+                let mut ok = true;
+                for (k, pa) in bytes.enumerate() {
+                    ok &= self.bus.store(pa, 1, v >> (8 * k), mtime).is_some();
                 }
-                obs.mem_access(&MemAccess {
-                    addr,
-                    size: size as u8,
-                    value: if size == 8 {
-                        v
-                    } else {
-                        v & ((1 << (8 * size)) - 1)
-                    },
-                    kind: MemKind::Store,
-                });
-                Ok(())
+                ok
             }
-            None => Err(Exc {
-                cause: cause::STORE_ACCESS,
-                tval: addr,
-            }),
-        }
+        };
+        done.then_some(()).ok_or(Exc {
+            cause: cause::STORE_ACCESS,
+            tval: addr,
+        })
     }
 
-    /// A load outside the PMP fast path: the PMP check at the effective privilege, then the
-    /// bus (RAM or a device). `None`: an access fault.
-    #[cold]
-    #[inline(never)]
-    fn load_checked(&mut self, addr: u64, size: u64) -> Option<u64> {
-        if !self
-            .csr
-            .pmp
-            .check(addr, size, Access::Read, self.data_priv())
-        {
-            return None;
+    /// The physical pieces `(va, pa, len)` of a data access, each PMP-checked at the effective
+    /// privilege: the access itself when data accesses are not translated, else its
+    /// translation (one piece, or two for an access that crosses a page; `len` 0 = no second
+    /// piece). A fault's `tval` is the virtual address of the piece that faulted.
+    fn data_pieces(
+        &mut self,
+        va: u64,
+        size: u64,
+        access: Access,
+    ) -> Result<[(u64, u64, u64); 2], Exc> {
+        let pieces = if self.translating().1 {
+            self.translate_data(va, size, access)?
+        } else {
+            [(va, va, size), (0, 0, 0)]
+        };
+        let p = self.data_priv();
+        for &(va, pa, n) in &pieces {
+            if n != 0 && !self.csr.pmp.check(pa, n, access, p) {
+                return Err(Exc {
+                    cause: if access == Access::Read {
+                        cause::LOAD_ACCESS
+                    } else {
+                        cause::STORE_ACCESS
+                    },
+                    tval: va,
+                });
+            }
         }
-        let mtime = self.mtime();
-        self.bus.load(addr, size, mtime)
-    }
-
-    /// A store outside the PMP fast path (see [`Hart::load_checked`]); false: an access fault.
-    #[cold]
-    #[inline(never)]
-    fn store_checked(&mut self, addr: u64, size: u64, v: u64) -> bool {
-        if !self
-            .csr
-            .pmp
-            .check(addr, size, Access::Write, self.data_priv())
-        {
-            return false;
-        }
-        let mtime = self.mtime();
-        self.bus.store(addr, size, v, mtime).is_some()
+        Ok(pieces)
     }
 
     /// The read of an AMO or SC (aligned; the write follows through [`Hart::mem_store`]). As
     /// QEMU 7.2 (probed with programs/src/pmp.c): without PMP read permission it is a *load*
     /// access fault (the spec says store/AMO access fault for AMOs), with read but not write
-    /// a store/AMO access fault; nothing at the address is a store/AMO access fault.
+    /// a store/AMO access fault; nothing at the address is a store/AMO access fault. Translated
+    /// (programs/src/vm.c), QEMU 7.2 likewise translates for reading first: a page that cannot
+    /// be read (or a PTE that PMP denies) is a load fault (13, 5), one that can be read but
+    /// not written a store/AMO page fault (15).
     #[inline(always)]
     fn amo_read(&mut self, a: u64, size: u64) -> Result<u64, Exc> {
         let open = self.bus.open.load.min(self.bus.open.store);
@@ -146,9 +185,15 @@ impl Hart {
 
     #[cold]
     #[inline(never)]
-    fn amo_read_checked(&mut self, a: u64, size: u64) -> Result<u64, Exc> {
+    fn amo_read_checked(&mut self, va: u64, size: u64) -> Result<u64, Exc> {
+        let a = if self.translating().1 {
+            self.translate_data(va, size, Access::Read)?;
+            self.translate_data(va, size, Access::Write)?[0].1
+        } else {
+            va
+        };
         let p = self.data_priv();
-        let fault = |cause| Err(Exc { cause, tval: a });
+        let fault = |cause| Err(Exc { cause, tval: va });
         if !self.csr.pmp.check(a, size, Access::Read, p) {
             return fault(cause::LOAD_ACCESS);
         }
@@ -492,6 +537,8 @@ impl Hart {
                 {
                     return Err(Exc::illegal(bits));
                 }
+                // rs1/rs2 = x0 (the register, not its value) mean every address/every ASID.
+                self.sfence_vma((i.rs1 != 0).then_some(rs1), (i.rs2 != 0).then_some(rs2));
             }
             Csrrw | Csrrs | Csrrc | Csrrwi | Csrrsi | Csrrci => {
                 self.csr_insn::<O, RV64>(obs, i, bits)?;
@@ -591,10 +638,15 @@ impl Hart {
             return false;
         }
         let (pre, post) = (pc.wrapping_sub(4), pc.wrapping_add(4));
+        // One page: its physical address serves the three (fetches may be translated).
+        let Some(pa) = self.peek_fetch_address(pc) else {
+            return false;
+        };
+        let (pre_pa, post_pa) = (pa.wrapping_sub(4), pa.wrapping_add(4));
         pre & !0xfff == post & !0xfff
-            && self.bus.fetch(pre) == Some(SEMIHOST_PRE)
-            && self.bus.fetch(pc) == Some(SEMIHOST_EBREAK)
-            && self.bus.fetch(post) == Some(SEMIHOST_POST)
+            && self.bus.fetch(pre_pa) == Some(SEMIHOST_PRE)
+            && self.bus.fetch(pa) == Some(SEMIHOST_EBREAK)
+            && self.bus.fetch(post_pa) == Some(SEMIHOST_POST)
     }
 
     /// `wfi`: the model has nothing else to run, so time jumps to the next timer interrupt if one

@@ -234,8 +234,15 @@ impl Machine {
             },
         )?;
         w.property_string("riscv,isa", &self.isa_string())?;
-        // The model does not translate addresses (`satp` is storage only): no MMU.
-        w.property_string("mmu-type", "riscv,none")?;
+        // As QEMU 7.2's `virt` (its dumped device tree): Sv48 on RV64 (Sv57 is accepted by
+        // `satp` but not advertised), Sv32 on RV32 (`mmu.rs`).
+        w.property_string(
+            "mmu-type",
+            match self.xlen {
+                Xlen::Rv32 => "riscv,sv32",
+                Xlen::Rv64 => "riscv,sv48",
+            },
+        )?;
         let intc = w.begin_node("interrupt-controller")?;
         w.property_u32("#interrupt-cells", 1)?;
         w.property_null("interrupt-controller")?;

@@ -36,6 +36,9 @@ pub mod cause {
     pub const ECALL_U: u64 = 8;
     pub const ECALL_S: u64 = 9;
     pub const ECALL_M: u64 = 11;
+    pub const INSN_PAGE: u64 = 12;
+    pub const LOAD_PAGE: u64 = 13;
+    pub const STORE_PAGE: u64 = 15;
 }
 
 /// A human-readable name for an exception code.
@@ -207,6 +210,8 @@ pub struct Hart {
     pub(crate) smstateen: bool,
     /// Sstc is implemented ([`Config::sstc`]).
     pub(crate) sstc: bool,
+    /// Address translation's TLBs (`mmu.rs`).
+    pub(crate) mmu: crate::mmu::Mmu,
 }
 
 impl std::fmt::Debug for Hart {
@@ -263,6 +268,7 @@ impl Hart {
             trap_loop: Default::default(),
             smstateen: cfg.smstateen,
             sstc: cfg.sstc,
+            mmu: Default::default(),
         };
         if let Some(t) = &cfg.uarch.timing {
             // The most one instruction can take: an AMO missing twice, a mispredict, a fetch
@@ -642,12 +648,16 @@ impl Hart {
                 continue;
             }
             let pc = self.pc;
+            if HOOKS {
+                // TLB lookups are the retiring instruction's from its fetch on.
+                self.mmu.take_events();
+            }
             let raw = match self.bus.fast_fetch(pc, self.bus.open.fetch) {
                 Some(raw) => raw,
                 None => match self.fetch_checked(pc) {
                     Ok(raw) => raw,
-                    Err(tval) => {
-                        self.fetch_fault(obs, pc, tval);
+                    Err(exc) => {
+                        self.fetch_fault(obs, pc, exc);
                         continue;
                     }
                 },
@@ -657,10 +667,8 @@ impl Hart {
             let (insn, class) = if slot.pc == pc && raw & slot.mask == slot.raw {
                 (slot.insn, slot.class)
             } else {
-                if raw & 3 == 3 && !self.bus.fetchable4(pc) {
-                    self.fetch_fault(obs, pc, pc + 2);
-                    continue;
-                }
+                // `raw` holds a whole instruction: the fast path reads 4 bytes of RAM, and
+                // `fetch_checked` checks the second parcel of a 32-bit one.
                 let insn = decode(raw, self.xlen, &self.ext);
                 let info = classify(&self.isa, raw);
                 let mask = if insn.len == 2 { 0xffff } else { 0xffff_ffff };
@@ -761,27 +769,46 @@ impl Hart {
     }
 
     /// A fetch outside the PMP fast path: the 16-bit parcel at `pc` (RAM, ROM, or the last two
-    /// bytes of RAM), PMP-checked, and for a 32-bit instruction the parcel at `pc + 2` too. The
-    /// privileged ISA allows a fetch to be done in parcels; each parcel is one PMP access (a
-    /// fault in the second has `tval` = `pc + 2`, as QEMU 7.2 reports it when the instruction
-    /// crosses a page; within a page QEMU 7.2 does not check the second parcel: see
-    /// crates/sim/README.md, "PMP"). Err: the faulting address.
+    /// bytes of RAM), translated when fetches are (`mmu.rs`), PMP-checked, and for a 32-bit
+    /// instruction the parcel at `pc + 2` too. The privileged ISA allows a fetch to be done in
+    /// parcels; each parcel is one PMP access (a fault in the second has `tval` = `pc + 2`, as
+    /// QEMU 7.2 reports it when the instruction crosses a page; within a page QEMU 7.2 does not
+    /// check the second parcel: see crates/sim/README.md, "PMP").
     #[cold]
     #[inline(never)]
-    fn fetch_checked(&mut self, pc: u64) -> Result<u32, u64> {
+    fn fetch_checked(&mut self, pc: u64) -> Result<u32, Exc> {
+        let translate = self.translating().0;
+        let pa = if translate {
+            self.translate_fetch(pc)?
+        } else {
+            pc
+        };
+        let lo = self.fetch_parcel(pc, pa)?;
+        if lo & 3 != 3 {
+            return Ok(lo);
+        }
+        let hi_va = self.trunc(pc.wrapping_add(2));
+        // The second parcel is translated on its own when it starts a page.
+        let hi_pa = if translate && hi_va & 0xfff == 0 {
+            self.translate_fetch(hi_va)?
+        } else {
+            pa.wrapping_add(2)
+        };
+        let hi = self.fetch_parcel(hi_va, hi_pa)?;
+        Ok(lo & 0xffff | hi << 16)
+    }
+
+    /// The 16-bit parcel at virtual address `va`, physical `pa`: PMP-checked, fetched.
+    fn fetch_parcel(&mut self, va: u64, pa: u64) -> Result<u32, Exc> {
         use crate::pmp::Access;
-        let p = self.priv_;
-        if !self.csr.pmp.check(pc, 2, Access::Exec, p) {
-            return Err(pc);
+        let fault = Exc {
+            cause: cause::INSN_ACCESS,
+            tval: va,
+        };
+        if !self.csr.pmp.check(pa, 2, Access::Exec, self.priv_) {
+            return Err(fault);
         }
-        let raw = self.bus.fetch(pc).ok_or(pc)?;
-        if raw & 3 == 3 {
-            let hi = self.trunc(pc.wrapping_add(2));
-            if !self.csr.pmp.check(hi, 2, Access::Exec, p) || !self.bus.fetchable4(pc) {
-                return Err(hi);
-            }
-        }
-        Ok(raw)
+        self.bus.fetch16(pa).map(u32::from).ok_or(fault)
     }
 
     /// The privilege loads and stores are checked at: `mstatus.MPP` in M-mode with
@@ -828,22 +855,32 @@ impl Hart {
             }
         };
         let d = self.data_priv();
-        self.bus.open = crate::bus::OpenRam {
+        let mut o = crate::bus::OpenRam {
             load: open(Access::Read, d),
             store: open(Access::Write, d),
             fetch: open(Access::Exec, self.priv_),
         };
+        // Translated accesses take the checked paths (`mmu.rs`).
+        let (fetch, data) = self.translating();
+        if fetch {
+            o.fetch = 0;
+        }
+        if data {
+            o.load = 0;
+            o.store = 0;
+        }
+        self.bus.open = o;
     }
 
     #[cold]
-    fn fetch_fault<O: Observer>(&mut self, obs: &mut O, pc: u64, tval: u64) {
+    fn fetch_fault<O: Observer>(&mut self, obs: &mut O, pc: u64, exc: Exc) {
         if self.trap_loop.last_handler == Some(pc) {
             let msg = self.runaway_message(pc);
             self.stop = Some(Stop::Error(msg));
             self.recheck();
             return;
         }
-        let trap = self.take_trap(cause::INSN_ACCESS, tval, false, pc);
+        let trap = self.take_trap(exc.cause, exc.tval, false, pc);
         obs.trap(&trap);
         self.note_fault(trap);
         if obs.stop_requested() {

@@ -173,6 +173,19 @@ impl Hart {
                 _ => LongOp::Div,
             });
         }
+        // The TLB lookups of this instruction (`mmu.rs`; cleared before its fetch).
+        let tlb = self.mmu.take_events();
+        for (tally, n) in [
+            (Tally::ItlbLoad, tlb.itlb_access),
+            (Tally::ItlbLoadMiss, tlb.itlb_miss),
+            (Tally::DtlbLoad, tlb.dtlb_read),
+            (Tally::DtlbLoadMiss, tlb.dtlb_read_miss),
+            (Tally::DtlbStore, tlb.dtlb_write),
+            (Tally::DtlbStoreMiss, tlb.dtlb_write_miss),
+        ] {
+            t[tally as usize] += u64::from(n);
+        }
+        let u = &mut self.uarch;
         let stalls = u.take_stalls();
         t[Tally::StallFrontend as usize] += stalls.frontend;
         t[Tally::StallBackend as usize] += stalls.backend;

@@ -33,6 +33,7 @@ mod hart;
 pub mod import;
 pub mod ingress;
 mod instrument;
+pub mod mmu;
 pub mod observer;
 pub mod pmp;
 pub mod semihost;
