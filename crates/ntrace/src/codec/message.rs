@@ -473,7 +473,11 @@ impl Process {
             format,
             prv,
             v,
-            context: if format == Self::FORMAT_PRIV { 0 } else { context },
+            context: if format == Self::FORMAT_PRIV {
+                0
+            } else {
+                context
+            },
         }
     }
 }
