@@ -272,3 +272,17 @@ fn kernel_rv64gc() {
 fn kernel_rv32imac() {
     kernel_trace("rv32imac");
 }
+
+/// `--context` without an ingress output is a usage error (nothing would carry the context).
+#[test]
+fn context_needs_an_ingress_output() {
+    let elf = programs_dir().join("elf/kernel-rv64gc.elf");
+    let o = rvtrace(&["run", elf.to_str().unwrap(), "--context", "asid"]);
+    assert_eq!(
+        o.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--context"));
+}
