@@ -67,6 +67,11 @@ build sstc       "$both" sstc.c rvtest.S
 build pmp        "$both" pmp.c pmp.S rvtest.S
 build triggers   "$both" triggers.c triggers.S rvtest.S
 build vm         "$both" vm.c rvtest.S
+# The tiny S-mode kernel: its own linker script (user programs linked at their virtual
+# addresses, loaded into RAM pages: kernel/kernel.ld); no loop-to-memset/memcpy calls, which
+# would send the U-mode programs into libc's (kernel, non-user) pages.
+build kernel     "$both" kernel/kernel.c kernel/kentry.S kernel/user_a.c kernel/user_b.c rvtest.S \
+    -T kernel/kernel.ld -fno-tree-loop-distribute-patterns
 
 # Zba/Zbb (bitmanip) and Zbs/Zbc (zbs_zbc): compiled with the extensions, linked against the
 # plain multilib (picolibc has no multilib with them, and the ABI is the same).

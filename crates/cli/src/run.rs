@@ -47,6 +47,12 @@ pub struct RunArgs {
     /// Write the ingress stream in its text form to FILE (`-`: stdout).
     #[arg(long, value_name = "FILE")]
     ingress_text: Option<PathBuf>,
+    /// Drive the ingress `context` field (and `ctype`): `asid` = `satp.ASID` (bits 15:0; VMID
+    /// bits 29:16 are 0), reported precisely (`ctype` 2) by the first instruction that retires
+    /// after the `satp` write that changed it. Default: no context (`context` and `ctype` 0,
+    /// and the ingress header says they are not driven).
+    #[arg(long, value_enum, value_name = "SOURCE")]
+    context: Option<ContextArg>,
     /// Width of the ingress `itype` field: 4 classifies calls, returns and jumps
     /// (needed for implicit-return modes); 3 is the basic E-Trace set.
     #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u8).range(3..=4))]
@@ -421,6 +427,13 @@ impl IngressSink {
     }
 }
 
+/// `--context`: where the ingress `context` comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum ContextArg {
+    /// `satp.ASID`.
+    Asid,
+}
+
 /// Optional observers compose with `Option`.
 struct Maybe<O>(Option<O>);
 
@@ -435,6 +448,12 @@ impl<O: Observer> Observer for Maybe<O> {
     fn trap(&mut self, ev: &TrapInfo) {
         if let Some(o) = &mut self.0 {
             o.trap(ev)
+        }
+    }
+    #[inline(always)]
+    fn csr_write(&mut self, csr: u16, value: u64) {
+        if let Some(o) = &mut self.0 {
+            o.csr_write(csr, value)
         }
     }
 }
@@ -620,6 +639,11 @@ pub fn run(args: &RunArgs) -> CmdResult {
     }
     outputs.extend(crate::brstack::run_outputs(&args.brstack));
     crate::brstack::check_run(&args.brstack)?;
+    if args.context.is_some() && args.ingress.is_none() && args.ingress_text.is_none() {
+        return Err(Failure::Usage(
+            "--context drives the ingress context field: give --ingress or --ingress-text".into(),
+        ));
+    }
     report::distinct(&inputs, &outputs)?;
     let to_stdout = outputs.iter().any(|(_, p)| report::is_std(p));
     let max_insns = match (booting, args.max_insns) {
@@ -687,9 +711,10 @@ pub fn run(args: &RunArgs) -> CmdResult {
             args.itype_width,
             format!("rvtrace run {}", args.elf.display()),
         );
-        // The hart model drives `time` (mtime) and `sijump`; it has no context signal.
+        // The hart model drives `time` (mtime) and `sijump`; `context` with --context.
         header.has_time = true;
         header.has_sijump = true;
+        header.has_context = args.context.is_some();
         let out = Output::create(p)?;
         let name = out.name().to_string();
         sink.bin = Some(
@@ -701,6 +726,7 @@ pub fn run(args: &RunArgs) -> CmdResult {
         sink.text = Some(rvtrace_ingress::text::TextWriter::new(Output::create(p)?));
     }
     let want_ingress = sink.bin.is_some() || sink.text.is_some();
+    let satp = hart.csr_read(rvtrace_sim::csr::num::SATP).unwrap_or(0);
     let mut tandem = rvtrace_tandem::producer::MaybeProducer(match &args.tandem {
         Some(p) => {
             let absent =
@@ -735,10 +761,13 @@ pub fn run(args: &RunArgs) -> CmdResult {
     let start = Instant::now();
     let (stop, interrupted);
     {
-        let mut recorder =
-            Maybe(want_ingress.then(|| {
-                IngressRecorder::new(isa_cfg, args.itype_width, |r: &Record| sink.write(r))
-            }));
+        let mut recorder = Maybe(want_ingress.then(|| {
+            let rec = IngressRecorder::new(isa_cfg, args.itype_width, |r: &Record| sink.write(r));
+            match args.context {
+                Some(ContextArg::Asid) => rec.context_from_asid(satp),
+                None => rec,
+            }
+        }));
         let mut obs = (
             &mut pcs,
             (

@@ -420,11 +420,13 @@ fn check_program(name: &str) {
     assert_pcs_eq(name, "rvtrace", &ours, &format!("QEMU {version}"), &theirs);
 }
 
-/// Declares one test per program and the list of them.
+/// Declares one test per program (with the attributes given, e.g. `#[ignore]`) and the list of
+/// them.
 macro_rules! program_tests {
-    ($($test:ident => $name:literal,)*) => {
+    ($($(#[$attr:meta])* $test:ident => $name:literal,)*) => {
         $(
             #[test]
+            $(#[$attr])*
             fn $test() {
                 check_program($name);
             }
@@ -488,6 +490,8 @@ program_tests! {
     triggers_rv32imac => "triggers-rv32imac",
     vm_rv64gc => "vm-rv64gc",
     vm_rv32imac => "vm-rv32imac",
+    kernel_rv64gc => "kernel-rv64gc",
+    kernel_rv32imac => "kernel-rv32imac",
 }
 
 /// Every ELF in programs/elf has a test above and an expected output, and vice versa.

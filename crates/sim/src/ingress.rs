@@ -9,11 +9,44 @@
 //! with an exception (`itype` 1, the cause it would have raised, tval 0) whose handler is the
 //! next instruction, except for a final call that never returns (`SYS_EXIT`), which stays a
 //! plain row.
+//!
+//! Context ([`IngressRecorder::context_from_asid`], `rvtrace run --context asid`): the
+//! `context` field carries `satp.ASID` in bits 15:0 (VMID bits 29:16 stay 0), where
+//! `ingressPort.adoc` recommends them ("the address space and virtual machine IDs"). A write to
+//! `satp` that changes the ASID takes effect after the writing instruction: its record still
+//! carries the old ASID, and the first instruction that *retires* after it carries the new ASID
+//! with `ctype` 2, "report context precisely" (the precise point is the first instruction
+//! retired in the new address space). A trap taken before any instruction retires in between
+//! (a fault at that first instruction) is recorded with the old context, and the handler's
+//! first instruction reports the change. Without it `context` and `ctype` stay 0.
 
+use crate::csr::num;
 use crate::hart::privilege;
 use crate::observer::{Observer, Retired, TrapInfo};
 use rvtrace_ingress::{Itype, Record};
-use rvtrace_isa::{is_sequentially_inferable, IsaConfig};
+use rvtrace_isa::{is_sequentially_inferable, IsaConfig, Xlen};
+
+/// `ctype` 2, "report context precisely" (`ingressPort.adoc`, context type table).
+pub const CTYPE_PRECISE: u8 = 2;
+
+/// `satp.ASID`: bits 59:44 on RV64 (Sv39/48/57), 30:22 on RV32 (Sv32) (privileged ISA, "satp").
+pub fn satp_asid(xlen: Xlen, satp: u64) -> u64 {
+    match xlen {
+        Xlen::Rv64 => (satp >> 44) & 0xffff,
+        Xlen::Rv32 => (satp >> 22) & 0x1ff,
+    }
+}
+
+/// The context the recorder reports ([`IngressRecorder::context_from_asid`]).
+#[derive(Clone, Copy, Debug)]
+struct AsidContext {
+    /// The context of the last retired instruction's record.
+    reported: u64,
+    /// The ASID in effect for the next instruction.
+    current: u64,
+    /// The ASID a `satp` write of the current instruction set (takes effect after it).
+    written: Option<u64>,
+}
 
 /// An [`Observer`] that emits ingress records to a sink. A serviced call's record is held
 /// back until the next event, so that [`IngressRecorder::finish`] can turn a final call (the
@@ -26,6 +59,8 @@ pub struct IngressRecorder<F: FnMut(&Record)> {
     prev_bits: Option<u32>,
     /// `mtime` of the last retired instruction: a trap retires nothing, so time has not moved.
     last_time: u64,
+    /// `context` from `satp.ASID`, if asked for.
+    asid: Option<AsidContext>,
     /// Records emitted so far.
     pub records: u64,
 }
@@ -40,8 +75,21 @@ impl<F: FnMut(&Record)> IngressRecorder<F> {
             pending: None,
             prev_bits: None,
             last_time: 0,
+            asid: None,
             records: 0,
         }
+    }
+
+    /// Drive `context` from `satp.ASID` (module documentation), starting from `satp` (the
+    /// hart's value before the first instruction).
+    pub fn context_from_asid(mut self, satp: u64) -> Self {
+        let asid = satp_asid(self.isa.xlen, satp);
+        self.asid = Some(AsidContext {
+            reported: asid,
+            current: asid,
+            written: None,
+        });
+        self
     }
 
     #[inline]
@@ -93,6 +141,16 @@ impl<F: FnMut(&Record)> Observer for IngressRecorder<F> {
             time: ev.mtime,
             ..Record::default()
         };
+        if let Some(a) = &mut self.asid {
+            rec.context = a.current;
+            if a.current != a.reported {
+                rec.ctype = CTYPE_PRECISE;
+                a.reported = a.current;
+            }
+            if let Some(new) = a.written.take() {
+                a.current = new;
+            }
+        }
         if let Some(t) = ev.trap {
             rec.itype = Itype::Exception;
             rec.cause = t.cause;
@@ -113,7 +171,7 @@ impl<F: FnMut(&Record)> Observer for IngressRecorder<F> {
 
     fn trap(&mut self, ev: &TrapInfo) {
         self.prev_bits = None;
-        let rec = Record {
+        let mut rec = Record {
             iaddr: ev.epc,
             iretire: 0,
             ilastsize: 0,
@@ -128,6 +186,123 @@ impl<F: FnMut(&Record)> Observer for IngressRecorder<F> {
             time: self.last_time,
             ..Record::default()
         };
+        if let Some(a) = &self.asid {
+            // Before any instruction retired in a new context, the old one (module docs).
+            rec.context = a.reported;
+        }
         self.push(rec, false);
+    }
+
+    fn csr_write(&mut self, csr: u16, value: u64) {
+        if csr == num::SATP {
+            if let Some(a) = &mut self.asid {
+                a.written = Some(satp_asid(self.isa.xlen, value));
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rvtrace_isa::CfClass;
+
+    const NOP: u32 = 0x0000_0013;
+
+    fn retired(pc: u64, priv_: u8) -> Retired {
+        Retired {
+            pc,
+            insn: NOP,
+            len: 4,
+            class: CfClass::None,
+            next_pc: pc + 4,
+            priv_,
+            trap: None,
+            serviced: None,
+            mtime: 0,
+        }
+    }
+
+    /// (iaddr, iretire, context, ctype) of every record.
+    fn fields(recs: &[Record]) -> Vec<(u64, u32, u64, u8)> {
+        recs.iter()
+            .map(|r| (r.iaddr, r.iretire, r.context, r.ctype))
+            .collect()
+    }
+
+    fn sv39(asid: u64, ppn: u64) -> u64 {
+        8 << 60 | asid << 44 | ppn
+    }
+
+    #[test]
+    fn asid_change_is_reported_by_the_next_retired_instruction() {
+        let mut recs = Vec::new();
+        let mut r = IngressRecorder::new(IsaConfig::new(Xlen::Rv64), 4, |x: &Record| recs.push(*x))
+            .context_from_asid(sv39(5, 0x80000));
+        r.retire(&retired(0x100, privilege::S));
+        // csrw satp: ASID 5 -> 7; the csrw itself still runs under 5.
+        r.csr_write(num::SATP, sv39(7, 0x80001));
+        r.retire(&retired(0x104, privilege::S));
+        r.retire(&retired(0x108, privilege::S));
+        r.retire(&retired(0x10c, privilege::S));
+        // Same ASID, another root: no context change.
+        r.csr_write(num::SATP, sv39(7, 0x80002));
+        r.retire(&retired(0x110, privilege::S));
+        r.retire(&retired(0x114, privilege::S));
+        // ASID 9, then a fault before anything retires under it: the trap row keeps 7, the
+        // handler's first instruction reports 9.
+        r.csr_write(num::SATP, sv39(9, 0x80003));
+        r.retire(&retired(0x118, privilege::S));
+        r.trap(&TrapInfo {
+            cause: 12,
+            tval: 0x11c,
+            interrupt: false,
+            epc: 0x11c,
+            from_priv: privilege::S,
+            to_priv: privilege::M,
+            handler: 0x200,
+            mstatus: 0,
+        });
+        r.retire(&retired(0x200, privilege::M));
+        r.retire(&retired(0x204, privilege::M));
+        r.finish();
+        assert_eq!(
+            fields(&recs),
+            [
+                (0x100, 2, 5, 0),
+                (0x104, 2, 5, 0),
+                (0x108, 2, 7, CTYPE_PRECISE),
+                (0x10c, 2, 7, 0),
+                (0x110, 2, 7, 0),
+                (0x114, 2, 7, 0),
+                (0x118, 2, 7, 0),
+                (0x11c, 0, 7, 0),
+                (0x200, 2, 9, CTYPE_PRECISE),
+                (0x204, 2, 9, 0),
+            ]
+        );
+    }
+
+    #[test]
+    fn no_context_unless_asked() {
+        let mut recs = Vec::new();
+        let mut r = IngressRecorder::new(IsaConfig::new(Xlen::Rv64), 4, |x: &Record| recs.push(*x));
+        r.csr_write(num::SATP, sv39(7, 0x80001));
+        r.retire(&retired(0x100, privilege::S));
+        r.retire(&retired(0x104, privilege::S));
+        assert!(recs.iter().all(|x| x.context == 0 && x.ctype == 0));
+    }
+
+    #[test]
+    fn satp_asid_fields() {
+        // RV64: ASID is satp[59:44] (16 bits); MODE and PPN are not part of it.
+        assert_eq!(satp_asid(Xlen::Rv64, sv39(0xffff, (1 << 44) - 1)), 0xffff);
+        assert_eq!(satp_asid(Xlen::Rv64, 0xf << 60 | 0x1234 << 44), 0x1234);
+        // RV32: ASID is satp[30:22] (9 bits); MODE is bit 31, PPN bits 21:0.
+        assert_eq!(
+            satp_asid(Xlen::Rv32, 1 << 31 | 0x1ff << 22 | 0x3f_ffff),
+            0x1ff
+        );
+        assert_eq!(satp_asid(Xlen::Rv32, 1 << 31 | 2 << 22 | 0x80408), 2);
     }
 }

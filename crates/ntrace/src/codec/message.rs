@@ -460,7 +460,9 @@ impl Process {
         }
     }
 
-    /// V and PRV for an ingress privilege code (the inverse of [`ingress_priv`](Self::ingress_priv)).
+    /// V and PRV for an ingress privilege code (the inverse of [`ingress_priv`](Self::ingress_priv)),
+    /// with `context` for FORMAT 2/3; FORMAT 0 (V or PRV change) has no CONTEXT (N-Trace 7.1
+    /// Table 12), so it is 0 there whatever the ingress `context` is.
     pub const fn from_ingress_priv(format: u8, priv_: u8, context: u64) -> Self {
         let (v, prv) = match priv_ {
             5 => (true, 0),
@@ -471,7 +473,11 @@ impl Process {
             format,
             prv,
             v,
-            context,
+            context: if format == Self::FORMAT_PRIV {
+                0
+            } else {
+                context
+            },
         }
     }
 }
@@ -1348,6 +1354,17 @@ mod tests {
         let m = Process::from_field(0xC);
         assert_eq!((m.format, m.prv, m.v, m.context), (0, 3, false, 0));
         assert_eq!(m.ingress_priv(), 3);
+    }
+
+    /// N-Trace 7.1 Table 12: FORMAT 0 ("V or PRV change") has no CONTEXT, so a privilege change
+    /// inside a process with an ASID (ingress `context` 1) gives PROCESS 0x4 for U->S, not 0x24;
+    /// FORMAT 2 carries the context.
+    #[test]
+    fn format0_has_no_context() {
+        let p = Process::from_ingress_priv(Process::FORMAT_PRIV, 1, 1);
+        assert_eq!(p.to_field(), 0x4);
+        let p = Process::from_ingress_priv(Process::FORMAT_SCONTEXT, 0, 1);
+        assert_eq!(p.to_field(), 0x22);
     }
 
     #[test]

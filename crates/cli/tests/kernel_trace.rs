@@ -1,0 +1,288 @@
+//! The tiny S-mode kernel (`programs/src/kernel`, Sv39 on rv64gc and Sv32 on rv32imac) traced
+//! end to end with its address-space IDs as the trace context:
+//!
+//! 1. `rvtrace run elf/kernel-ARCH.elf --context asid --ingress ING --pcs PCS`: the ingress
+//!    records carry virtual addresses (the user programs run at 0x10000.. and 0x20000..) and
+//!    `context` = `satp.ASID`; the context changes 0 -> 1 -> 2 -> 1 -> 0 (process A, B, A again,
+//!    the kernel's final `satp` = 0), each reported (`ctype` 2) by the instruction right after a
+//!    `csrw satp` (checked on the instruction's encoding in the ELF), and both U and S
+//!    privileges occur.
+//! 2. N-Trace (`encode ntrace --ownership`) and E-Trace (`encode etrace`, with a static
+//!    configuration that keeps a 16-bit context in the packets) decoded with the ELF: the PC
+//!    list equals the run's, the flow's context values change in the same order, and each
+//!    change sits where the protocol can put it: E-Trace (precise, a synchronisation at the
+//!    first instruction in the new context) exactly before that instruction; N-Trace (an
+//!    Ownership message, which carries no address: N-Trace 7.1) before the range that holds the
+//!    `csrw satp`. The N-Trace flow also shows the U<->S privilege changes (FORMAT 0 Ownership
+//!    messages).
+//! 3. `rvtrace profile` of the N-Trace trace names the user programs' functions (symbols at
+//!    their virtual addresses) with the calls the programs make.
+
+mod common;
+
+use common::{rvtrace, tmpdir};
+use std::path::{Path, PathBuf};
+
+fn programs_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../programs")
+}
+
+fn ok(o: &std::process::Output, what: &str) {
+    assert!(
+        o.status.success(),
+        "{what}: {}\n{}",
+        o.status,
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+/// Where each context value starts in a decoded flow (`--flow` text): `(instructions before
+/// the element, instructions before the next `context` element of any kind (or the end),
+/// context)` for every `context` element whose value differs from the previous one.
+fn flow_contexts(flow: &str) -> Vec<(u64, u64, u64)> {
+    let mut out: Vec<(u64, u64, u64)> = Vec::new();
+    let mut done = 0u64;
+    let mut last: Option<u64> = None;
+    let mut open = false; // the last change waits for its next context element
+    for line in flow.lines() {
+        if let Some(rest) = line.strip_prefix("range ") {
+            let n: u64 = rest
+                .rsplit_once('(')
+                .and_then(|(_, t)| t.split_whitespace().next())
+                .and_then(|t| t.parse().ok())
+                .unwrap_or_else(|| panic!("range line {line:?}"));
+            done += n;
+        } else if let Some(rest) = line.strip_prefix("context ") {
+            if std::mem::take(&mut open) {
+                out.last_mut().unwrap().1 = done;
+            }
+            let c = rest
+                .split_whitespace()
+                .find_map(|f| f.strip_prefix("context="))
+                .unwrap_or_else(|| panic!("context line {line:?}"));
+            if c == "?" {
+                continue;
+            }
+            let c = u64::from_str_radix(c.trim_start_matches("0x"), 16).unwrap();
+            if last != Some(c) {
+                last = Some(c);
+                out.push((done, u64::MAX, c));
+                open = true;
+            }
+        }
+    }
+    if open {
+        out.last_mut().unwrap().1 = done;
+    }
+    out
+}
+
+/// The privileges named by the flow's `context` elements.
+fn flow_privileges(flow: &str) -> Vec<String> {
+    let mut v: Vec<String> = flow
+        .lines()
+        .filter_map(|l| l.strip_prefix("context priv="))
+        .filter_map(|r| r.split_whitespace().next())
+        .map(str::to_string)
+        .collect();
+    v.sort();
+    v.dedup();
+    v
+}
+
+fn kernel_trace(arch: &str) {
+    let d = tmpdir(&format!("kernel-{arch}"));
+    let elf = programs_dir().join(format!("elf/kernel-{arch}.elf"));
+    let e = elf.to_str().unwrap();
+    let ing = d.join("k.ing");
+    let pcs = d.join("run.pcs");
+    let o = rvtrace(&[
+        "run",
+        e,
+        "--context",
+        "asid",
+        "--ingress",
+        ing.to_str().unwrap(),
+        "--pcs",
+        pcs.to_str().unwrap(),
+    ]);
+    ok(&o, "rvtrace run");
+    let run_pcs = std::fs::read(&pcs).unwrap();
+
+    // 1. The ingress: context changes at the instruction after each `csrw satp`.
+    let (header, recs) =
+        rvtrace_ingress::binary::from_slice(&std::fs::read(&ing).unwrap()).expect("ingress file");
+    assert!(
+        header.has_context,
+        "the ingress header must say context is driven"
+    );
+    let mut image = rvtrace_image::Image::new();
+    image.load_file(&elf).unwrap();
+    let mut idx = 0u64; // retired instructions so far
+    let mut prev: Option<u64> = None;
+    let mut changes = Vec::new(); // (retired index, context)
+    let mut privs = std::collections::BTreeSet::new();
+    let mut user_pcs = 0u64;
+    for r in &recs {
+        if r.iretire == 0 {
+            continue;
+        }
+        privs.insert(r.priv_);
+        if r.priv_ == 0 {
+            assert!(
+                r.iaddr < 0x3_0000,
+                "U-mode instruction at {:#x}: not a user virtual address",
+                r.iaddr
+            );
+            user_pcs += 1;
+        }
+        if r.ctype != 0 {
+            assert_eq!(r.ctype, 2, "ctype at {:#x}", r.iaddr);
+            let p = prev.expect("a context change before any instruction");
+            let mut b = [0u8; 4];
+            assert!(image.read(p, &mut b), "no code at {p:#x}");
+            let bits = u32::from_le_bytes(b);
+            // csrrw (SYSTEM opcode, funct3 1) with csr = satp (0x180): privileged ISA encoding.
+            assert!(
+                bits & 0x7f == 0x73 && (bits >> 12) & 7 == 1 && bits >> 20 == 0x180,
+                "the instruction before the context change at {:#x} is {bits:#010x} at {p:#x}, not csrw satp",
+                r.iaddr
+            );
+            changes.push((idx, r.context));
+        }
+        prev = Some(r.iaddr);
+        idx += 1; // one instruction per record (single retirement)
+    }
+    let n_run = run_pcs
+        .split(|&c| c == b'\n')
+        .filter(|l| !l.is_empty())
+        .count() as u64;
+    assert_eq!(idx, n_run, "one retiring record per retired instruction");
+    let at: Vec<u64> = changes.iter().map(|c| c.0).collect();
+    let ctx: Vec<u64> = changes.iter().map(|c| c.1).collect();
+    assert_eq!(ctx, [1, 2, 1, 0], "context (ASID) changes");
+    assert!(
+        privs.contains(&0) && privs.contains(&1),
+        "privileges {privs:?}"
+    );
+    assert!(user_pcs > 1000, "{user_pcs} U-mode instructions");
+
+    // 2. N-Trace and E-Trace, decoded.
+    let scf = d.join("ctx.scf");
+    std::fs::write(&scf, "nocontext_p=0\ncontext_width_p=16\n").unwrap();
+    for (proto, extra) in [
+        ("ntrace", vec!["--ownership"]),
+        ("etrace", vec!["--scf", scf.to_str().unwrap()]),
+    ] {
+        let bin = d.join(format!("k.{proto}"));
+        let mut args = vec![
+            "encode",
+            proto,
+            ing.to_str().unwrap(),
+            "-o",
+            bin.to_str().unwrap(),
+        ];
+        args.extend(extra);
+        ok(&rvtrace(&args), &format!("encode {proto}"));
+        let dpcs = d.join(format!("{proto}.pcs"));
+        let flow = d.join(format!("{proto}.flow"));
+        let o = rvtrace(&[
+            "decode",
+            proto,
+            bin.to_str().unwrap(),
+            "--elf",
+            e,
+            "--pcs",
+            dpcs.to_str().unwrap(),
+            "--flow",
+            flow.to_str().unwrap(),
+        ]);
+        ok(&o, &format!("decode {proto}"));
+        assert!(
+            std::fs::read(&dpcs).unwrap() == run_pcs,
+            "{proto}: decoded PCs differ from the run's"
+        );
+        let flow = std::fs::read_to_string(&flow).unwrap();
+        let got = flow_contexts(&flow);
+        let values: Vec<u64> = got.iter().map(|g| g.2).collect();
+        assert_eq!(
+            values,
+            [0, 1, 2, 1, 0],
+            "{proto}: context values in the flow"
+        );
+        for (k, &(before, until, c)) in got[1..].iter().enumerate() {
+            // The first instruction in the new context.
+            let change = at[k];
+            if proto == "etrace" {
+                // ctype 2: a synchronisation at that instruction (payload.adoc, format 3).
+                assert_eq!(
+                    before, change,
+                    "{proto}: context {c:#x} reported after {before} instructions, the change is at {change}"
+                );
+            } else {
+                // An Ownership message has no address (N-Trace 7.1): it comes before the
+                // message that reports the csrw satp (instruction change - 1), here the
+                // sret into U, whose privilege change is the next context element.
+                assert!(
+                    before < change && change <= until,
+                    "{proto}: context {c:#x} reported after {before} instructions (next context element after {until}), the csrw satp is instruction {}",
+                    change - 1
+                );
+            }
+        }
+        if proto == "ntrace" {
+            let p = flow_privileges(&flow);
+            assert!(
+                p.iter().any(|x| x == "U") && p.iter().any(|x| x == "S"),
+                "{proto}: privileges in the flow {p:?}"
+            );
+        }
+    }
+
+    // 3. The profile names the user functions (at virtual addresses).
+    let o = rvtrace(&[
+        "profile",
+        "--trace",
+        "ntrace",
+        d.join("k.ntrace").to_str().unwrap(),
+        "--elf",
+        e,
+        "--top",
+        "1000",
+    ]);
+    ok(&o, "profile");
+    let text = String::from_utf8_lossy(&o.stdout);
+    for f in ["user_a_main", "collatz", "user_b_main", "fib"] {
+        assert!(
+            text.lines().any(|l| l.split_whitespace().last() == Some(f)),
+            "profile: no line for {f}:\n{text}"
+        );
+    }
+    for edge in ["fib -> fib", "user_b_main -> fib", "user_a_main -> collatz"] {
+        assert!(text.contains(edge), "profile: no call {edge}:\n{text}");
+    }
+}
+
+#[test]
+fn kernel_rv64gc() {
+    kernel_trace("rv64gc");
+}
+
+#[test]
+fn kernel_rv32imac() {
+    kernel_trace("rv32imac");
+}
+
+/// `--context` without an ingress output is a usage error (nothing would carry the context).
+#[test]
+fn context_needs_an_ingress_output() {
+    let elf = programs_dir().join("elf/kernel-rv64gc.elf");
+    let o = rvtrace(&["run", elf.to_str().unwrap(), "--context", "asid"]);
+    assert_eq!(
+        o.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--context"));
+}
