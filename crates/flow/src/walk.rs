@@ -1,10 +1,25 @@
-//! What every trace decoder does while it walks the program, whatever its protocol: building
-//! [`FlowElement::Range`]s by the flow's rules ([`Ranges`]), keeping a stack of return
-//! addresses for implicit returns ([`ReturnStack`]), and inferring the target of a sequentially
-//! inferable jump ([`sequential_target`]). Where the protocols' rules differ, the difference is
-//! an option named after its specification section.
+//! What every trace decoder does while it walks the program, whatever its protocol: moving a
+//! [`Cursor`] over the program's block table ([`Code`]) one straight-line run or one instruction
+//! at a time, building [`FlowElement::Range`]s by the flow's rules ([`Ranges`]), keeping a stack
+//! of return addresses for implicit returns ([`ReturnStack`]), and inferring the target of a
+//! sequentially inferable jump ([`sequential_target`]). Where the protocols' rules differ, the
+//! difference is an option named after its specification section.
+//!
+//! The decoders keep only their protocol's semantics: N-Trace the I-CNT budget and the HIST
+//! bits (N-Trace 11.1), E-Trace the stop conditions of `follow_execution_path`, the branch map
+//! and *irreport*/*irdepth* (`decoder.adoc`). When the return stack is pushed and popped is
+//! theirs too, because the rules share nothing beyond push and pop:
+//! * N-Trace 9.2: every call and co-routine swap pushes and every return or swap pops (Table 4),
+//!   whatever the encoder's stack depth, and the popped address is the target unless the jump
+//!   is sequentially inferable; a return that ends a message pops too (its target is in the
+//!   message), which keeps the stacks aligned when the encoder's is shallower;
+//! * E-Trace `branchTrace.adoc` implicit return: only with the *implicit_return* option; calls
+//!   push, and a return pops only when the stack is not empty and the packet does not say that
+//!   this return failed its prediction (*irreport* at depth *irdepth*, or the packet's address
+//!   reached by it), which the walk cannot know without the packet.
 
 use crate::{FlowElement, FlowSink};
+use rvtrace_image::code::{Code, Ent};
 use rvtrace_image::Image;
 use rvtrace_isa::{sequentially_inferred_target, CfClass, IsaConfig};
 use std::collections::VecDeque;
@@ -108,6 +123,300 @@ pub fn sequential_target(
     let pbits = image.fetch(prev)?;
     let bits = image.fetch(pc)?;
     sequentially_inferred_target(isa, prev, pbits, bits)
+}
+
+/// Why a [`Cursor`] cannot go on: the walk left the program. Each decoder maps it to its own
+/// error type.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WalkError {
+    /// The address is not in an executable segment of the program (or is odd).
+    Unmapped(u64),
+    /// No valid instruction starts at the address (invalid bits, the all-zeros parcel for a
+    /// table that rejects it, or an instruction that runs off the code).
+    BadInstruction(u64),
+}
+
+impl std::fmt::Display for WalkError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            WalkError::Unmapped(a) => {
+                write!(
+                    f,
+                    "{a:#x} is not in an executable segment of the program image"
+                )
+            }
+            WalkError::BadInstruction(a) => write!(f, "{a:#x} is not a valid instruction"),
+        }
+    }
+}
+
+impl std::error::Error for WalkError {}
+
+/// A straight-line run of the block table ([`Ent::run`]): instructions executed in sequence from
+/// `start`, none of them a control transfer, up to the run's end (the next transfer or invalid
+/// instruction, not in the run).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Run {
+    /// Its first instruction.
+    pub start: u64,
+    /// Instructions in it (at least one).
+    pub count: u64,
+    /// Its last instruction.
+    pub last: u64,
+    /// The length of its last instruction in bytes.
+    pub last_len: u64,
+    /// The address after it: the run's end (masked).
+    pub end: u64,
+    /// Its length in bytes.
+    pub bytes: u64,
+}
+
+impl Run {
+    /// Its length in 16-bit units (N-Trace I-CNT units, 8.4).
+    #[inline]
+    pub const fn halfwords(&self) -> u64 {
+        self.bytes / 2
+    }
+}
+
+/// One instruction as a walk sees it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Insn {
+    /// Its address.
+    pub pc: u64,
+    /// Its length in bytes.
+    pub len: u8,
+    /// Its control-flow class (the table's classifier).
+    pub class: CfClass,
+    /// Its static target (masked), for the classes that have one: a conditional branch (taken),
+    /// `jal`/`c.j`/`c.jal`. Zcmt table jumps are inferable but have none here (the jump table
+    /// is in memory).
+    pub target: Option<u64>,
+    /// The next instruction in memory (masked).
+    pub seq: u64,
+}
+
+impl Insn {
+    /// Its length in 16-bit units (N-Trace I-CNT units, 8.4).
+    #[inline]
+    pub const fn halfwords(&self) -> u64 {
+        (self.len as u64).div_ceil(2)
+    }
+}
+
+/// Classes whose static target the block table holds.
+#[inline]
+const fn has_static_target(class: CfClass) -> bool {
+    matches!(
+        class,
+        CfClass::Branch
+            | CfClass::InferableCall
+            | CfClass::InferableJump
+            | CfClass::OtherInferableJump
+    )
+}
+
+/// A decoder's position in the program: the block table it walks, the address mask, where it is
+/// (`pc`), the instruction walked before (for sequentially inferable jumps), the open range and
+/// the return stack.
+///
+/// Where `pc` is depends on the protocol: for N-Trace, the next instruction to retire (the walk
+/// [`advance`](Cursor::advance)s over runs and instructions from it); for E-Trace, the last
+/// instruction reported (`decoder.adoc` `pc`: the walk [`arrive`](Cursor::arrive)s at the next
+/// one, reporting what lies between).
+pub struct Cursor<'a> {
+    code: Code,
+    image: &'a Image,
+    mask: u64,
+    rule: SequentialJumps,
+    /// Where the walk is (see the type's documentation).
+    pub pc: u64,
+    /// The last instruction walked before `pc` (address, length), if known.
+    prev: Option<(u64, u64)>,
+    /// The open instruction range: the walk adds to it, the decoder flushes it.
+    pub ranges: Ranges,
+    /// Return addresses for implicit returns (the decoder decides when to push and pop: see
+    /// the module documentation).
+    pub stack: ReturnStack,
+}
+
+impl<'a> Cursor<'a> {
+    /// A cursor over `code` (the table of `image`), addresses masked with `mask`, sequential
+    /// jumps inferred by `rule`, a return stack of at most `stack_max` entries.
+    pub fn new(
+        code: Code,
+        image: &'a Image,
+        mask: u64,
+        rule: SequentialJumps,
+        stack_max: usize,
+    ) -> Self {
+        Cursor {
+            code,
+            image,
+            mask,
+            rule,
+            pc: 0,
+            prev: None,
+            ranges: Ranges::new(),
+            stack: ReturnStack::new(stack_max),
+        }
+    }
+
+    /// The block table.
+    #[inline]
+    pub fn code(&self) -> &Code {
+        &self.code
+    }
+
+    /// The program image.
+    #[inline]
+    pub fn image(&self) -> &'a Image {
+        self.image
+    }
+
+    /// The address mask.
+    #[inline]
+    pub fn mask(&self) -> u64 {
+        self.mask
+    }
+
+    /// The table's entry for a valid instruction at `pc` (the table alone: see
+    /// [`insn`](Cursor::insn) for instructions it has no entry for).
+    #[inline]
+    pub fn entry(&self, pc: u64) -> Result<&Ent, WalkError> {
+        match self.code.ent(pc) {
+            Some(e) if e.len > 0 => Ok(e),
+            Some(_) => Err(WalkError::BadInstruction(pc)),
+            None => Err(WalkError::Unmapped(pc)),
+        }
+    }
+
+    /// The run from `pc`, whose entry is `e`; `None` if the instruction at `pc` ends a run.
+    #[inline]
+    pub fn run(&self, pc: u64, e: &Ent) -> Option<Run> {
+        (e.run > 0).then(|| Run {
+            start: pc,
+            count: u64::from(e.run),
+            last: pc + u64::from(e.run_last),
+            last_len: u64::from(e.run_bytes - e.run_last),
+            end: pc.wrapping_add(u64::from(e.run_bytes)) & self.mask,
+            bytes: u64::from(e.run_bytes),
+        })
+    }
+
+    /// The instruction at `pc`, whose entry is `e`: the one place for the static-target rule.
+    #[inline]
+    pub fn insn_of(&self, pc: u64, e: &Ent) -> Insn {
+        Insn {
+            pc,
+            len: e.len,
+            class: e.class,
+            target: has_static_target(e.class)
+                .then(|| pc.wrapping_add(e.target as i64 as u64) & self.mask),
+            seq: pc.wrapping_add(u64::from(e.len)) & self.mask,
+        }
+    }
+
+    /// The instruction at `pc`: from the table, or, where it has no entry (an instruction that
+    /// crosses the end of its segment into the next), from the image's bits, classified as the
+    /// table classifies.
+    pub fn insn(&self, pc: u64) -> Result<Insn, WalkError> {
+        match self.code.ent(pc) {
+            Some(e) if e.len > 0 => Ok(self.insn_of(pc, e)),
+            _ => self.insn_outside(pc),
+        }
+    }
+
+    #[cold]
+    fn insn_outside(&self, pc: u64) -> Result<Insn, WalkError> {
+        if pc & 1 != 0 || !self.image.segment_at(pc).is_some_and(|s| s.is_executable()) {
+            return Err(WalkError::Unmapped(pc));
+        }
+        let bits = self.image.fetch(pc).ok_or(WalkError::BadInstruction(pc))?;
+        let info = self.code.classify(bits);
+        if info.len == 0 {
+            return Err(WalkError::BadInstruction(pc));
+        }
+        let e = Ent {
+            class: info.class,
+            len: info.len,
+            target: info.target.unwrap_or(0) as i32,
+            ..Ent::default()
+        };
+        Ok(self.insn_of(pc, &e))
+    }
+
+    /// Walk the run from `pc` (which is `r.start`): its instructions go to the open range, the
+    /// walk goes on at its end.
+    #[inline]
+    pub fn advance_run<S: FlowSink + ?Sized>(&mut self, r: &Run, sink: &mut S) {
+        self.ranges
+            .add(r.start, r.last, r.count, r.end, CfClass::None, sink);
+        self.prev = Some((r.last, r.last_len));
+        self.pc = r.end;
+    }
+
+    /// Walk the instruction `i` at `pc`, a branch `taken` or not (false for other classes): it
+    /// goes to the open range, the walk goes on at `next`.
+    #[inline]
+    pub fn advance<S: FlowSink + ?Sized>(
+        &mut self,
+        i: &Insn,
+        taken: bool,
+        next: u64,
+        sink: &mut S,
+    ) {
+        self.ranges.add_one(i.pc, i.seq, i.class, taken, sink);
+        self.prev = Some((i.pc, u64::from(i.len)));
+        self.pc = next;
+    }
+
+    /// Report `count` instructions executed in sequence from `first` to `at`, whose entry is
+    /// `e`, and stand at `at`; `prev` (address, length) is the instruction before `at`.
+    #[inline]
+    pub fn arrive<S: FlowSink + ?Sized>(
+        &mut self,
+        first: u64,
+        count: u64,
+        at: u64,
+        e: &Ent,
+        prev: (u64, u64),
+        sink: &mut S,
+    ) {
+        let next = at.wrapping_add(u64::from(e.len));
+        self.ranges.add(first, at, count, next, e.class, sink);
+        self.prev = Some(prev);
+        self.pc = at;
+    }
+
+    /// The instruction walked before `pc` (address, length), if known.
+    #[inline]
+    pub fn prev(&self) -> Option<(u64, u64)> {
+        self.prev
+    }
+
+    /// Set where the walk is, with the instruction before it (`None`: unknown, after a trap or a
+    /// synchronisation).
+    #[inline]
+    pub fn jump_to(&mut self, pc: u64, prev: Option<(u64, u64)>) {
+        self.pc = pc;
+        self.prev = prev;
+    }
+
+    /// Forget the instruction walked before (a trap, a loss): no jump after it is
+    /// sequentially inferable.
+    #[inline]
+    pub fn forget_prev(&mut self) {
+        self.prev = None;
+    }
+
+    /// The target of the indirect jump at `pc` if the instruction walked before it loads its
+    /// register ([`sequential_target`] with the cursor's rule), masked.
+    #[inline]
+    pub fn sequential_target(&self, pc: u64) -> Option<u64> {
+        sequential_target(self.image, &self.code.isa, self.rule, self.prev?, pc)
+            .map(|t| t & self.mask)
+    }
 }
 
 /// Whether an instruction of class `class` transferred control (see [`FlowElement::Range`]):
