@@ -154,28 +154,43 @@ impl std::error::Error for WalkError {}
 
 /// A straight-line run of the block table ([`Ent::run`]): instructions executed in sequence from
 /// `start`, none of them a control transfer, up to the run's end (the next transfer or invalid
-/// instruction, not in the run).
+/// instruction, not in the run: [`Cursor::end_of`]). What is not always needed is computed on
+/// demand (a walk often looks at a run and then takes one instruction of it).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Run {
     /// Its first instruction.
     pub start: u64,
     /// Instructions in it (at least one).
     pub count: u64,
-    /// Its last instruction.
-    pub last: u64,
-    /// The length of its last instruction in bytes.
-    pub last_len: u64,
-    /// The address after it: the run's end (masked).
-    pub end: u64,
     /// Its length in bytes.
-    pub bytes: u64,
+    bytes: u32,
+    /// Bytes from `start` to its last instruction.
+    last_off: u32,
 }
 
 impl Run {
     /// Its length in 16-bit units (N-Trace I-CNT units, 8.4).
     #[inline]
     pub const fn halfwords(&self) -> u64 {
-        self.bytes / 2
+        self.bytes as u64 / 2
+    }
+
+    /// Its length in bytes.
+    #[inline]
+    pub const fn bytes(&self) -> u64 {
+        self.bytes as u64
+    }
+
+    /// Its last instruction.
+    #[inline]
+    pub const fn last(&self) -> u64 {
+        self.start + self.last_off as u64
+    }
+
+    /// The length of its last instruction in bytes.
+    #[inline]
+    pub const fn last_len(&self) -> u64 {
+        (self.bytes - self.last_off) as u64
     }
 }
 
@@ -294,14 +309,22 @@ impl<'a> Cursor<'a> {
     /// The run from `pc`, whose entry is `e`; `None` if the instruction at `pc` ends a run.
     #[inline]
     pub fn run(&self, pc: u64, e: &Ent) -> Option<Run> {
-        (e.run > 0).then(|| Run {
-            start: pc,
-            count: u64::from(e.run),
-            last: pc + u64::from(e.run_last),
-            last_len: u64::from(e.run_bytes - e.run_last),
-            end: pc.wrapping_add(u64::from(e.run_bytes)) & self.mask,
-            bytes: u64::from(e.run_bytes),
-        })
+        if e.run > 0 {
+            Some(Run {
+                start: pc,
+                count: u64::from(e.run),
+                bytes: e.run_bytes,
+                last_off: e.run_last,
+            })
+        } else {
+            None
+        }
+    }
+
+    /// The address after the run `r`: its end (masked).
+    #[inline]
+    pub fn end_of(&self, r: &Run) -> u64 {
+        r.start.wrapping_add(r.bytes()) & self.mask
     }
 
     /// The instruction at `pc`, whose entry is `e`: the one place for the static-target rule.
@@ -347,13 +370,15 @@ impl<'a> Cursor<'a> {
     }
 
     /// Walk the run from `pc` (which is `r.start`): its instructions go to the open range, the
-    /// walk goes on at its end.
+    /// walk goes on at its end, which is returned.
     #[inline]
-    pub fn advance_run<S: FlowSink + ?Sized>(&mut self, r: &Run, sink: &mut S) {
+    pub fn advance_run<S: FlowSink + ?Sized>(&mut self, r: &Run, sink: &mut S) -> u64 {
+        let (last, end) = (r.last(), self.end_of(r));
         self.ranges
-            .add(r.start, r.last, r.count, r.end, CfClass::None, sink);
-        self.prev = Some((r.last, r.last_len));
-        self.pc = r.end;
+            .add(r.start, last, r.count, end, CfClass::None, sink);
+        self.prev = Some((last, r.last_len()));
+        self.pc = end;
+        end
     }
 
     /// Walk the instruction `i` at `pc`, a branch `taken` or not (false for other classes): it

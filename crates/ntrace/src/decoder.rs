@@ -876,10 +876,10 @@ impl<'a> Decoder<'a> {
                             self.budget -= hw;
                             since_branch += run.count;
                             self.stats.instructions += run.count;
-                            self.cur.advance_run(&run, sink);
+                            let end = self.cur.advance_run(&run, sink);
                             last = Some(Last {
-                                pc: run.last,
-                                natural: Some(run.end),
+                                pc: run.last(),
+                                natural: Some(end),
                             });
                             continue;
                         }
