@@ -7,7 +7,7 @@
 //! what executed as [`FlowElement`]s. Where this decoder departs from the pseudo code it says so
 //! in a comment; the crate README lists the choices shared with rvtrace's encoder.
 
-use rvtrace_flow::walk::{Cursor, Insn, SequentialJumps, WalkError};
+use rvtrace_flow::walk::{Cursor, SequentialJumps, WalkError};
 use rvtrace_flow::{FlowElement, FlowSink, LossReason, SyncReason, TraceDecoder};
 use rvtrace_image::Image;
 use rvtrace_isa::{CfClass, IsaConfig};
@@ -564,7 +564,7 @@ impl<'a> Decoder<'a> {
         count: u64,
         at: u64,
         e: &Ent,
-        prev: (u64, u64),
+        prev: u64,
         s: &mut S,
     ) {
         self.stats.instructions += count;
@@ -574,7 +574,7 @@ impl<'a> Decoder<'a> {
     /// `decoder.adoc` `last_pc`: the instruction reported before `pc`.
     #[inline]
     fn last_pc(&self) -> u64 {
-        self.cur.prev().map_or(0, |p| p.0)
+        self.cur.prev().unwrap_or(0)
     }
 
     /// Give the open range to the sink. A branch that ends it is the last instruction reported
@@ -1104,7 +1104,7 @@ impl<'a> Decoder<'a> {
             }
             self.flush(s);
             self.cur.pc = addr;
-            self.arrive(addr, 1, addr, &e, (addr, u64::from(e.len)), s);
+            self.arrive(addr, 1, addr, &e, addr, s);
         }
         if !p.notime_p {
             self.emit(FlowElement::Time { time: f.time }, s);
@@ -1329,8 +1329,8 @@ impl<'a> Decoder<'a> {
     ) -> Result<(bool, ()), DecodeError> {
         let pc = self.cur.pc;
         let e = *self.cur.entry(pc)?;
-        let first = pc.wrapping_add(e.len as u64);
         if let Some(run) = self.cur.run(pc, &e) {
+            let first = pc.wrapping_add(e.len as u64);
             // Sequential instructions after pc up to the run's end X.
             let x = self.cur.end_of(&run);
             if !inferred && self.r_ok_mid(pc, x, address) {
@@ -1338,23 +1338,22 @@ impl<'a> Decoder<'a> {
                 if let Some((prev, n)) = self.cur.code().path_to(pc, address) {
                     let ea = *self.cur.entry(address)?;
                     if self.stop_ok(address, address, &ea, k, false) {
-                        self.arrive(first, n, address, &ea, (prev, address - prev), s);
+                        self.arrive(first, n, address, &ea, prev, s);
                         return Ok((self.check_stop(address, k, false)?, ()));
                     }
                 }
             }
             let ex = *self.cur.entry(x)?;
-            self.arrive(first, run.count, x, &ex, (run.last(), run.last_len()), s);
+            self.arrive(first, run.count, x, &ex, run.last(), s);
             if inferred {
                 return Ok((false, ()));
             }
             return Ok((self.check_stop(address, k, false)?, ()));
         }
         // A control transfer at pc: decoder.adoc next_pc.
-        let i = self.cur.insn_of(pc, &e);
-        let (next, stop_here) = self.next_pc(&i, address, k, inferred)?;
+        let (next, stop_here) = self.next_pc(pc, &e, address, k, inferred)?;
         let en = *self.cur.entry(next)?;
-        self.arrive(next, 1, next, &en, (pc, u64::from(e.len)), s);
+        self.arrive(next, 1, next, &en, pc, s);
         if inferred {
             return Ok((stop_here, ()));
         }
@@ -1445,20 +1444,22 @@ impl<'a> Decoder<'a> {
     /// `decoder.adoc` `next_pc` for the control transfer at `pc`: the next pc and `stop_here`.
     fn next_pc(
         &mut self,
-        i: &Insn,
+        pc: u64,
+        e: &Ent,
         address: u64,
         k: &Ctx,
         inferred: bool,
     ) -> Result<(u64, bool), DecodeError> {
-        let (pc, class, seq) = (i.pc, i.class, i.seq);
+        let class = e.class;
+        let seq = pc.wrapping_add(e.len as u64) & self.cur.mask();
         let mut stop_here = false;
         let next = match class {
             CfClass::Branch => {
                 let taken = self.take_branch(pc)?;
                 self.cur.ranges.resolve(taken);
-                match (taken, i.target) {
-                    (true, Some(t)) => t,
-                    _ => seq,
+                match taken {
+                    true => self.cur.target(pc, e).unwrap_or(seq),
+                    false => seq,
                 }
             }
             CfClass::TableJump | CfClass::TableCall => return Err(DecodeError::TableJump(pc)),
@@ -1467,7 +1468,7 @@ impl<'a> Decoder<'a> {
                 if self.jumps > self.limits.max_jumps_per_packet {
                     return Err(DecodeError::Runaway(pc));
                 }
-                let t = i.target.unwrap_or(seq);
+                let t = self.cur.target(pc, e).unwrap_or(seq);
                 if t == pc {
                     // A jump to itself never ends: stop (as the reference decoder model does).
                     stop_here = true;
@@ -1487,7 +1488,7 @@ impl<'a> Decoder<'a> {
                 } else if self.options.implicit_return
                     && c.is_return()
                     && depth > 0
-                    && !self.reported_x5_jump(i)
+                    && !self.reported_x5_jump(pc, e)
                     && (inferred || !self.failed_return(k, address, depth))
                 {
                     self.jumps += 1;
@@ -1504,7 +1505,7 @@ impl<'a> Decoder<'a> {
                         return Err(DecodeError::UnexpectedDiscontinuity(pc));
                     }
                     if self.options.implicit_return && c.is_return() && depth > 0 {
-                        if !self.reported_x5_jump(i) {
+                        if !self.reported_x5_jump(pc, e) {
                             // A return that failed the prediction consumes its stack entry
                             // (rvtrace's encoder does the same).
                             self.cur.stack.pop();
@@ -1547,9 +1548,9 @@ impl<'a> Decoder<'a> {
 
     /// True for `c.jr x5` when [`Self::reference_x5_jumps`] is set: the reference encoder reports
     /// its target, so it is not an implicit return (see the field).
-    fn reported_x5_jump(&self, i: &Insn) -> bool {
+    fn reported_x5_jump(&self, pc: u64, e: &Ent) -> bool {
         // c.jr x5 = 0x8282 (RVC quadrant 2, funct4 1000, rs1 = x5, rs2 = 0).
-        self.reference_x5_jumps && i.len == 2 && self.cur.image().fetch(i.pc) == Some(0x8282)
+        self.reference_x5_jumps && e.len == 2 && self.cur.image().fetch(pc) == Some(0x8282)
     }
 
     /// The target of a sequentially inferable jump at `pc` (`decoder.adoc`

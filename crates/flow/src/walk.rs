@@ -152,6 +152,16 @@ impl std::fmt::Display for WalkError {
 
 impl std::error::Error for WalkError {}
 
+/// Why the table has no valid entry at `pc` (`in_table`: it has one, invalid).
+#[cold]
+fn entry_error(pc: u64, in_table: bool) -> WalkError {
+    if in_table {
+        WalkError::BadInstruction(pc)
+    } else {
+        WalkError::Unmapped(pc)
+    }
+}
+
 /// A straight-line run of the block table ([`Ent::run`]): instructions executed in sequence from
 /// `start`, none of them a control transfer, up to the run's end (the next transfer or invalid
 /// instruction, not in the run: [`Cursor::end_of`]). What is not always needed is computed on
@@ -231,6 +241,9 @@ const fn has_static_target(class: CfClass) -> bool {
     )
 }
 
+/// `Cursor::prev` when the instruction before is unknown: odd, so no instruction's address.
+const NO_PREV: u64 = 1;
+
 /// A decoder's position in the program: the block table it walks, the address mask, where it is
 /// (`pc`), the instruction walked before (for sequentially inferable jumps), the open range and
 /// the return stack.
@@ -246,8 +259,9 @@ pub struct Cursor<'a> {
     rule: SequentialJumps,
     /// Where the walk is (see the type's documentation).
     pub pc: u64,
-    /// The last instruction walked before `pc` (address, length), if known.
-    prev: Option<(u64, u64)>,
+    /// The last instruction walked before `pc` ([`NO_PREV`]: unknown). Its length is looked up
+    /// when needed (rarely: an uninferable jump), so that each step stores one word.
+    prev: u64,
     /// The open instruction range: the walk adds to it, the decoder flushes it.
     pub ranges: Ranges,
     /// Return addresses for implicit returns (the decoder decides when to push and pop: see
@@ -271,7 +285,7 @@ impl<'a> Cursor<'a> {
             mask,
             rule,
             pc: 0,
-            prev: None,
+            prev: NO_PREV,
             ranges: Ranges::new(),
             stack: ReturnStack::new(stack_max),
         }
@@ -301,8 +315,7 @@ impl<'a> Cursor<'a> {
     pub fn entry(&self, pc: u64) -> Result<&Ent, WalkError> {
         match self.code.ent(pc) {
             Some(e) if e.len > 0 => Ok(e),
-            Some(_) => Err(WalkError::BadInstruction(pc)),
-            None => Err(WalkError::Unmapped(pc)),
+            e => Err(entry_error(pc, e.is_some())),
         }
     }
 
@@ -327,16 +340,28 @@ impl<'a> Cursor<'a> {
         r.start.wrapping_add(r.bytes()) & self.mask
     }
 
-    /// The instruction at `pc`, whose entry is `e`: the one place for the static-target rule.
+    /// The static target of the instruction at `pc`, whose entry is `e` (see
+    /// [`Insn::target`]): the one place for the static-target rule.
+    #[inline]
+    pub fn target(&self, pc: u64, e: &Ent) -> Option<u64> {
+        has_static_target(e.class).then(|| pc.wrapping_add(e.target as i64 as u64) & self.mask)
+    }
+
+    /// The next instruction in memory after the one at `pc`, whose entry is `e` (masked).
+    #[inline]
+    pub fn seq(&self, pc: u64, e: &Ent) -> u64 {
+        pc.wrapping_add(u64::from(e.len)) & self.mask
+    }
+
+    /// The instruction at `pc`, whose entry is `e`.
     #[inline]
     pub fn insn_of(&self, pc: u64, e: &Ent) -> Insn {
         Insn {
             pc,
             len: e.len,
             class: e.class,
-            target: has_static_target(e.class)
-                .then(|| pc.wrapping_add(e.target as i64 as u64) & self.mask),
-            seq: pc.wrapping_add(u64::from(e.len)) & self.mask,
+            target: self.target(pc, e),
+            seq: self.seq(pc, e),
         }
     }
 
@@ -344,14 +369,23 @@ impl<'a> Cursor<'a> {
     /// crosses the end of its segment into the next), from the image's bits, classified as the
     /// table classifies.
     pub fn insn(&self, pc: u64) -> Result<Insn, WalkError> {
+        Ok(self.insn_of(pc, &self.decode(pc)?))
+    }
+
+    /// The entry of the instruction at `pc` ([`insn`](Cursor::insn)), as the table has it or
+    /// would have it (without a run where the table has no entry).
+    #[inline]
+    pub fn decode(&self, pc: u64) -> Result<Ent, WalkError> {
         match self.code.ent(pc) {
-            Some(e) if e.len > 0 => Ok(self.insn_of(pc, e)),
-            _ => self.insn_outside(pc),
+            Some(e) if e.len > 0 => Ok(*e),
+            _ => self.decode_outside(pc),
         }
     }
 
+    /// [`decode`](Cursor::decode) where the table has no valid entry.
     #[cold]
-    fn insn_outside(&self, pc: u64) -> Result<Insn, WalkError> {
+    #[inline(never)]
+    pub fn decode_outside(&self, pc: u64) -> Result<Ent, WalkError> {
         if pc & 1 != 0 || !self.image.segment_at(pc).is_some_and(|s| s.is_executable()) {
             return Err(WalkError::Unmapped(pc));
         }
@@ -360,13 +394,12 @@ impl<'a> Cursor<'a> {
         if info.len == 0 {
             return Err(WalkError::BadInstruction(pc));
         }
-        let e = Ent {
+        Ok(Ent {
             class: info.class,
             len: info.len,
             target: info.target.unwrap_or(0) as i32,
             ..Ent::default()
-        };
-        Ok(self.insn_of(pc, &e))
+        })
     }
 
     /// Walk the run from `pc` (which is `r.start`): its instructions go to the open range, the
@@ -376,28 +409,31 @@ impl<'a> Cursor<'a> {
         let (last, end) = (r.last(), self.end_of(r));
         self.ranges
             .add(r.start, last, r.count, end, CfClass::None, sink);
-        self.prev = Some((last, r.last_len()));
+        self.prev = last;
         self.pc = end;
         end
     }
 
-    /// Walk the instruction `i` at `pc`, a branch `taken` or not (false for other classes): it
-    /// goes to the open range, the walk goes on at `next`.
+    /// Walk the instruction at `pc`, of class `class`, whose next instruction in memory is at
+    /// `seq`, a branch `taken` or not (false for other classes): it goes to the open range, the
+    /// walk goes on at `next`.
     #[inline]
     pub fn advance<S: FlowSink + ?Sized>(
         &mut self,
-        i: &Insn,
+        class: CfClass,
+        seq: u64,
         taken: bool,
         next: u64,
         sink: &mut S,
     ) {
-        self.ranges.add_one(i.pc, i.seq, i.class, taken, sink);
-        self.prev = Some((i.pc, u64::from(i.len)));
+        let pc = self.pc;
+        self.ranges.add_one(pc, seq, class, taken, sink);
+        self.prev = pc;
         self.pc = next;
     }
 
     /// Report `count` instructions executed in sequence from `first` to `at`, whose entry is
-    /// `e`, and stand at `at`; `prev` (address, length) is the instruction before `at`.
+    /// `e`, and stand at `at`; `prev` is the instruction before `at`.
     #[inline]
     pub fn arrive<S: FlowSink + ?Sized>(
         &mut self,
@@ -405,41 +441,45 @@ impl<'a> Cursor<'a> {
         count: u64,
         at: u64,
         e: &Ent,
-        prev: (u64, u64),
+        prev: u64,
         sink: &mut S,
     ) {
         let next = at.wrapping_add(u64::from(e.len));
         self.ranges.add(first, at, count, next, e.class, sink);
-        self.prev = Some(prev);
+        self.prev = prev;
         self.pc = at;
     }
 
-    /// The instruction walked before `pc` (address, length), if known.
+    /// The instruction walked before `pc`, if known.
     #[inline]
-    pub fn prev(&self) -> Option<(u64, u64)> {
-        self.prev
+    pub fn prev(&self) -> Option<u64> {
+        (self.prev != NO_PREV).then_some(self.prev)
     }
 
     /// Set where the walk is, with the instruction before it (`None`: unknown, after a trap or a
     /// synchronisation).
     #[inline]
-    pub fn jump_to(&mut self, pc: u64, prev: Option<(u64, u64)>) {
+    pub fn jump_to(&mut self, pc: u64, prev: Option<u64>) {
         self.pc = pc;
-        self.prev = prev;
+        self.prev = prev.unwrap_or(NO_PREV);
     }
 
     /// Forget the instruction walked before (a trap, a loss): no jump after it is
     /// sequentially inferable.
     #[inline]
     pub fn forget_prev(&mut self) {
-        self.prev = None;
+        self.prev = NO_PREV;
     }
 
     /// The target of the indirect jump at `pc` if the instruction walked before it loads its
     /// register ([`sequential_target`] with the cursor's rule), masked.
-    #[inline]
     pub fn sequential_target(&self, pc: u64) -> Option<u64> {
-        sequential_target(self.image, &self.code.isa, self.rule, self.prev?, pc)
+        let prev = self.prev()?;
+        let len = match self.rule {
+            SequentialJumps::RightBefore => u64::from(self.insn(prev).ok()?.len),
+            SequentialJumps::ExecutedBefore => 0,
+        };
+        sequential_target(self.image, &self.code.isa, self.rule, (prev, len), pc)
             .map(|t| t & self.mask)
     }
 }
@@ -780,6 +820,118 @@ mod tests {
             Some(0x1010)
         );
         assert_eq!(t(SequentialJumps::ExecutedBefore, (0x1004, 4)), None);
+    }
+
+    /// An image of `parts`: (address, little-endian 16-bit parcels), each an executable
+    /// segment of its own.
+    fn image_of(parts: &[(u64, &[u16])]) -> Image {
+        let mut image = Image::new();
+        for (i, (addr, parcels)) in parts.iter().enumerate() {
+            let bytes: Vec<u8> = parcels.iter().flat_map(|p| p.to_le_bytes()).collect();
+            let elf = rvtrace_testkit::minimal_elf(true, *addr, &bytes);
+            image.load_bytes(&format!("p{i}"), &elf).unwrap();
+        }
+        image
+    }
+
+    /// 0x1000 `addi a0,a0,1` (0x00150513), 0x1004 `c.nop` (0x0001), 0x1006 `beq a0,a1,+8`
+    /// (0x00b50463), 0x100a `c.nop`, encodings as `riscv64-unknown-elf-as` gives them.
+    #[test]
+    fn cursor_walks_runs_and_instructions() {
+        let image = image_of(&[(0x1000, &[0x0513, 0x0015, 0x0001, 0x0463, 0x00b5, 0x0001])]);
+        let isa = IsaConfig::rv64();
+        let mask = isa.xlen.addr_mask();
+        let mut cur = Cursor::new(
+            Code::new(&image, isa),
+            &image,
+            mask,
+            SequentialJumps::RightBefore,
+            4,
+        );
+        let e = *cur.entry(0x1000).unwrap();
+        let r = cur.run(0x1000, &e).unwrap();
+        assert_eq!((r.count, r.last(), r.last_len()), (2, 0x1004, 2));
+        assert_eq!((r.halfwords(), cur.end_of(&r)), (3, 0x1006));
+        let b = *cur.entry(0x1006).unwrap();
+        assert_eq!(cur.run(0x1006, &b), None);
+        let i = cur.insn(0x1006).unwrap();
+        assert_eq!(
+            (i.class, i.len, i.target, i.seq),
+            (CfClass::Branch, 4, Some(0x100e), 0x100a)
+        );
+        assert_eq!(i.halfwords(), 2);
+        // Odd, off the code.
+        assert_eq!(cur.entry(0x1001).err(), Some(WalkError::Unmapped(0x1001)));
+        assert_eq!(cur.insn(0x1001).err(), Some(WalkError::Unmapped(0x1001)));
+        assert_eq!(cur.insn(0x2000).err(), Some(WalkError::Unmapped(0x2000)));
+
+        let mut v = Vec::new();
+        cur.jump_to(0x1000, None);
+        assert_eq!(cur.advance_run(&r, &mut v), 0x1006);
+        assert_eq!((cur.pc, cur.prev()), (0x1006, Some(0x1004)));
+        cur.advance(CfClass::Branch, i.seq, true, 0x100e, &mut v);
+        assert_eq!((cur.pc, cur.prev()), (0x100e, Some(0x1006)));
+        cur.forget_prev();
+        assert_eq!(cur.prev(), None);
+        // Arriving (E-Trace's position): the c.nop after the branch, reported with it.
+        let n = *cur.entry(0x100a).unwrap();
+        cur.arrive(0x100a, 1, 0x100a, &n, 0x1006, &mut v);
+        assert_eq!((cur.pc, cur.prev()), (0x100a, Some(0x1006)));
+        cur.ranges.flush(&mut v);
+        assert_eq!(
+            v,
+            [
+                range(0x1000, 0x1006, 3, CfClass::Branch, Some(true)),
+                range(0x100a, 0x100a, 1, CfClass::None, None),
+            ]
+        );
+    }
+
+    /// An instruction that crosses the end of its segment into the next has no entry in the
+    /// table; the cursor decodes it from the image: `c.nop` at 0x1000, then `addi a0,a0,1`
+    /// (0x00150513) at 0x1002 in two segments.
+    #[test]
+    fn cursor_decodes_across_segments() {
+        let image = image_of(&[(0x1000, &[0x0001, 0x0513]), (0x1004, &[0x0015, 0x0001])]);
+        let isa = IsaConfig::rv64();
+        let cur = Cursor::new(
+            Code::new(&image, isa),
+            &image,
+            isa.xlen.addr_mask(),
+            SequentialJumps::RightBefore,
+            4,
+        );
+        assert_eq!(
+            cur.entry(0x1002).err(),
+            Some(WalkError::BadInstruction(0x1002))
+        );
+        let i = cur.insn(0x1002).unwrap();
+        assert_eq!(
+            (i.class, i.len, i.target, i.seq),
+            (CfClass::None, 4, None, 0x1006)
+        );
+        assert_eq!(cur.insn(0x1006).unwrap().len, 2);
+    }
+
+    /// The cursor's sequential jumps: `auipc t0, 0` then `jr 16(t0)` (see `sequential_jumps`),
+    /// walked in order; none once the instruction before is forgotten.
+    #[test]
+    fn cursor_sequential_jump() {
+        let image = image_of(&[(0x1000, &[0x0297, 0x0000, 0x8067, 0x0102])]);
+        let isa = IsaConfig::rv64();
+        let mut cur = Cursor::new(
+            Code::new(&image, isa),
+            &image,
+            isa.xlen.addr_mask(),
+            SequentialJumps::RightBefore,
+            4,
+        );
+        let mut v = Vec::new();
+        cur.jump_to(0x1000, None);
+        cur.advance(CfClass::None, 0x1004, false, 0x1004, &mut v);
+        assert_eq!(cur.sequential_target(0x1004), Some(0x1010));
+        cur.forget_prev();
+        assert_eq!(cur.sequential_target(0x1004), None);
     }
 
     #[test]

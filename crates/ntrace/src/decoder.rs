@@ -863,7 +863,9 @@ impl<'a> Decoder<'a> {
                 _ => {}
             }
             let pc = self.cur.pc;
-            let insn = match self.cur.code().ent(pc).copied() {
+            // Only the length, class and static target leave the match (the walk's every step
+            // goes through here).
+            let (len, class, target) = match self.cur.code().ent(pc).copied() {
                 Some(e) if e.len > 0 => {
                     if let Some(run) = self.cur.run(pc, &e) {
                         let hw = run.halfwords() as i64;
@@ -884,23 +886,19 @@ impl<'a> Decoder<'a> {
                             continue;
                         }
                     }
-                    self.cur.insn_of(pc, &e)
+                    (e.len, e.class, self.cur.target(pc, &e))
                 }
                 // Outside the table (not in an executable segment, or crossing its end).
-                _ => self.cur.insn(pc).map_err(|e| match e {
-                    WalkError::Unmapped(a) => format!(
-                        "the trace runs into {a:#x}, which is not in an executable segment of the program image"
-                    ),
-                    WalkError::BadInstruction(a) => {
-                        format!("the trace runs into {a:#x}, which is not a valid instruction")
-                    }
-                })?,
+                _ => match self.cur.decode_outside(pc) {
+                    Ok(e) => (e.len, e.class, self.cur.target(pc, &e)),
+                    Err(e) => return Err(walk_error(e)),
+                },
             };
-            let hw = insn.halfwords() as i64;
+            let hw = u64::from(len).div_ceil(2) as i64;
             if end.is_some() && hist_empty && hw > self.budget {
                 return Err(format!(
                     "invalid I-CNT: {} half-word(s) left at the {}-byte instruction at {pc:#x} (N-Trace 8.4.1)",
-                    self.budget, insn.len
+                    self.budget, len
                 ));
             }
             self.budget -= hw;
@@ -910,9 +908,9 @@ impl<'a> Decoder<'a> {
                     "no direct conditional branch for the HIST bits after {since_branch} instructions from {pc:#x}"
                 ));
             }
-            let class = insn.class;
+            let seq = pc.wrapping_add(u64::from(len)) & self.cur.mask();
             let takes_bit = class.is_branch()
-                || (self.cfg.all_jumps && class.is_inferable() && insn.target.is_some());
+                || (self.cfg.all_jumps && class.is_inferable() && target.is_some());
             let bit = if takes_bit { self.hist.pop() } else { None };
             if bit.is_some() {
                 since_branch = 0;
@@ -922,13 +920,9 @@ impl<'a> Decoder<'a> {
             let natural = match class {
                 CfClass::Branch => {
                     taken = bit.unwrap_or(is_last && end == Some(End::Direct));
-                    Some(if taken {
-                        insn.target.unwrap_or(insn.seq)
-                    } else {
-                        insn.seq
-                    })
+                    Some(if taken { target.unwrap_or(seq) } else { seq })
                 }
-                _ if class.is_inferable() => insn.target,
+                _ if class.is_inferable() => target,
                 // N-Trace 9.2: every return pops (see `rvtrace_flow::walk`); 9.1: a sequential
                 // jump's target comes first.
                 _ if class.is_uninferable_discon() => {
@@ -943,14 +937,15 @@ impl<'a> Decoder<'a> {
                         self.cur.sequential_target(pc).or(popped)
                     }
                 }
-                _ => Some(insn.seq),
+                _ => Some(seq),
             };
             if class.pushes_return() {
-                self.cur.stack.push(insn.seq);
+                self.cur.stack.push(seq);
             }
             self.stats.instructions += 1;
             // Without a next PC the walk stays: the message's end decides, or it is a loss.
-            self.cur.advance(&insn, taken, natural.unwrap_or(pc), sink);
+            self.cur
+                .advance(class, seq, taken, natural.unwrap_or(pc), sink);
             last = Some(Last { pc, natural });
             if is_last {
                 // The message's own end decides the next PC.
@@ -963,6 +958,19 @@ impl<'a> Decoder<'a> {
             }
         }
         Ok(last)
+    }
+}
+
+/// A walk that left the program, as N-Trace reports it.
+#[cold]
+fn walk_error(e: WalkError) -> String {
+    match e {
+        WalkError::Unmapped(a) => format!(
+            "the trace runs into {a:#x}, which is not in an executable segment of the program image"
+        ),
+        WalkError::BadInstruction(a) => {
+            format!("the trace runs into {a:#x}, which is not a valid instruction")
+        }
     }
 }
 
