@@ -319,6 +319,8 @@ pub struct Profiler<'a> {
     prev_last: Option<u64>,
     /// The class of the instruction at `prev_last`.
     prev_class: CfClass,
+    /// For a branch at `prev_last`: whether it was taken, if the flow says.
+    prev_taken: Option<bool>,
     /// A trap was taken (at this `epc`, if known; the last instruction before it if the `epc`
     /// was not known): the next range is its handler.
     pending_trap: Option<(Option<u64>, Option<Resume>)>,
@@ -353,6 +355,7 @@ impl<'a> Profiler<'a> {
             stack: Vec::new(),
             prev_last: None,
             prev_class: CfClass::None,
+            prev_taken: None,
             pending_trap: None,
             edges: HashMap::new(),
             last_time: None,
@@ -588,12 +591,14 @@ impl<'a> Profiler<'a> {
     }
 
     /// Where execution goes after the instruction at `pl` when that follows from the program and
-    /// the shadow stack: the next instruction (no transfer, or a branch: the function is the
-    /// same either way), a static target, or a return to the top frame's return address.
+    /// the shadow stack: the next instruction (no transfer, or a branch not known to be taken),
+    /// a static target (a jump, a taken branch: it may lead into another function), or a return
+    /// to the top frame's return address.
     fn next_after(&self, pl: u64) -> Option<u64> {
         let fall = pl.wrapping_add(insn_len_at(self.image, pl)?);
         match self.prev_class {
-            CfClass::None | CfClass::Branch => Some(fall),
+            CfClass::None => Some(fall),
+            CfClass::Branch if self.prev_taken != Some(true) => Some(fall),
             CfClass::Return | CfClass::PopRet => self.stack.last()?.ret,
             // The static target, if the jump has one.
             _ => classify(&self.isa, self.image.fetch(pl)?).target_addr(pl, self.isa.xlen),
@@ -626,12 +631,13 @@ impl<'a> Profiler<'a> {
         }
     }
 
-    fn range(&mut self, start: u64, last: u64, count: u64, class: CfClass) {
+    fn range(&mut self, start: u64, last: u64, count: u64, class: CfClass, taken: Option<bool>) {
         self.at = self.retired;
         self.enter(start);
         self.segment(start, last, count);
         self.prev_last = Some(last);
         self.prev_class = class;
+        self.prev_taken = taken;
         self.retired += count;
     }
 
@@ -760,8 +766,8 @@ impl FlowSink for Profiler<'_> {
                 last,
                 count,
                 class,
-                ..
-            } => self.range(start, last, count, class),
+                taken,
+            } => self.range(start, last, count, class, taken),
             FlowElement::Sync { reason, .. } => {
                 if matches!(reason, SyncReason::Start | SyncReason::Recovery)
                     && self.prev_last.is_none()

@@ -642,3 +642,56 @@ fn random_programs_same_profile_from_every_source() {
         );
     }
 }
+
+/// A trap whose epc the flow does not give, right after a taken branch into another function
+/// (programs/dwarf/traps.S: `beqz a0, m_leave` at 0x80000634 in `m_common`, as
+/// `riscv64-unknown-elf-objdump -d` shows it): the trap was taken in the branch's target
+/// function, so that is the caller of the handler.
+#[test]
+fn trap_after_a_taken_branch_is_taken_at_its_target() {
+    use rvtrace_flow::{CfClass, FlowElement as E, SyncReason};
+    let r = run("traps-rv64gc");
+    assert_eq!(r.syms.name_at(0x8000_0634), "m_common");
+    assert_eq!(r.syms.name_at(0x8000_0660), "m_leave");
+    for (taken, caller) in [(Some(true), "m_leave"), (Some(false), "m_common")] {
+        let mut p = Profiler::new(&r.run.image, &r.syms, r.isa);
+        for e in [
+            E::Sync {
+                addr: 0x8000_0606,
+                reason: SyncReason::Start,
+            },
+            E::Range {
+                start: 0x8000_0606,
+                last: 0x8000_0634,
+                count: 4,
+                class: CfClass::Branch,
+                taken,
+            },
+            E::Trap {
+                cause: Some(7),
+                interrupt: false,
+                tval: None,
+                epc: None,
+                handler: Some(0x8000_0600),
+            },
+            E::Range {
+                start: 0x8000_0600,
+                last: 0x8000_0602,
+                count: 2,
+                class: CfClass::None,
+                taken: None,
+            },
+            E::End { offset: 0 },
+        ] {
+            p.element(&e);
+        }
+        let prof = p.profile();
+        let traps: Vec<_> = prof
+            .calls
+            .iter()
+            .filter(|(_, c)| c.traps > 0)
+            .map(|((a, b), _)| (a.as_str(), b.as_str()))
+            .collect();
+        assert_eq!(traps, [(caller, "m_trap_entry")], "taken {taken:?}");
+    }
+}

@@ -7,7 +7,7 @@
 //! what executed as [`FlowElement`]s. Where this decoder departs from the pseudo code it says so
 //! in a comment; the crate README lists the choices shared with rvtrace's encoder.
 
-use rvtrace_flow::walk::{sequential_target, Ranges, ReturnStack, SequentialJumps};
+use rvtrace_flow::walk::{Cursor, SequentialJumps, WalkError};
 use rvtrace_flow::{FlowElement, FlowSink, LossReason, SyncReason, TraceDecoder};
 use rvtrace_image::Image;
 use rvtrace_isa::{CfClass, IsaConfig};
@@ -84,6 +84,15 @@ impl std::fmt::Display for DecodeError {
 }
 
 impl std::error::Error for DecodeError {}
+
+impl From<WalkError> for DecodeError {
+    fn from(e: WalkError) -> Self {
+        match e {
+            WalkError::Unmapped(a) => DecodeError::Unmapped(a),
+            WalkError::BadInstruction(a) => DecodeError::BadInstruction(a),
+        }
+    }
+}
 
 impl DecodeError {
     /// The loss this error is: a packet that does not decode is malformed (a truncated one at
@@ -388,8 +397,10 @@ const WINDOW: usize = 1 << 16;
 /// [`Decoder::new`] with a block table, packets fed with [`Decoder::packet`] (and errors with
 /// [`Decoder::error`]), then [`Decoder::finish`], or [`decode_stream`]/[`decode_reader`].
 pub struct Decoder<'a> {
-    code: Code,
-    image: &'a Image,
+    /// The walk over the program's block table, with the open range and the return address
+    /// stack: `cur.pc` is `decoder.adoc` `pc` (the last instruction reported), the instruction
+    /// before it `last_pc`.
+    cur: Cursor<'a>,
     params: Params,
     options: IOptions,
     /// Resource limits.
@@ -404,10 +415,7 @@ pub struct Decoder<'a> {
     /// jump is then followed to the reported address, and pops the return address stack only if
     /// it goes to the top entry (millicode `jal t0` ... `jr t0`). Off by default.
     pub reference_x5_jumps: bool,
-    amask: u64,
     // decoder.adoc globals.
-    pc: u64,
-    last_pc: u64,
     /// decoder.adoc `branches`/`branch_map`, generalised to the outcomes of format 0
     /// subformat 0 (counts of correctly predicted branches, then maybe one mispredicted).
     bq: BranchQueue,
@@ -417,7 +425,6 @@ pub struct Decoder<'a> {
     address: u64,
     privilege: u64,
     context: u64,
-    return_stack: ReturnStack,
     bpred: Vec<u8>,
     jtc: Vec<Option<u64>>,
     tvec: Vec<((bool, u64), u64)>,
@@ -437,8 +444,6 @@ pub struct Decoder<'a> {
     synced_ever: bool,
     /// Errors not reported yet: offset of the first, the first, how many.
     error_run: Option<(u64, CodecError, u64)>,
-    /// The open instruction range.
-    ranges: Ranges,
     // Per-packet counters.
     jumps: u64,
     insns_at_packet: u64,
@@ -485,17 +490,20 @@ impl<'a> Decoder<'a> {
     }
 
     fn from_parts(code: Code, image: &'a Image, params: Params, options: IOptions) -> Self {
-        Decoder {
+        let cur = Cursor::new(
             code,
             image,
+            mask(params.iaddress_width_p as u32),
+            SequentialJumps::ExecutedBefore,
+            stack_max(&params),
+        );
+        Decoder {
+            cur,
             params,
             options,
             limits: Limits::default(),
             keep_stack_across_syncs: false,
             reference_x5_jumps: false,
-            amask: mask(params.iaddress_width_p as u32),
-            pc: 0,
-            last_pc: 0,
             bq: BranchQueue::default(),
             stop_at_last_branch: false,
             inferred_address: false,
@@ -503,7 +511,6 @@ impl<'a> Decoder<'a> {
             address: 0,
             privilege: 0,
             context: 0,
-            return_stack: ReturnStack::new(stack_max(&params)),
             bpred: vec![BPRED_INIT; 1usize << params.bpred_size_p],
             jtc: vec![None; 1usize << params.cache_size_p],
             tvec: Vec::new(),
@@ -514,7 +521,6 @@ impl<'a> Decoder<'a> {
             recovering: false,
             synced_ever: false,
             error_run: None,
-            ranges: Ranges::new(),
             jumps: 0,
             insns_at_packet: 0,
             stats: DecodeStats::default(),
@@ -528,7 +534,7 @@ impl<'a> Decoder<'a> {
     /// Bytes the decoder holds on the heap (its return address stack, branch predictor, jump
     /// target cache and trap handler table): bounded by the parameters, whatever the input.
     pub fn heap_bytes(&self) -> usize {
-        self.return_stack.heap_bytes()
+        self.cur.stack.heap_bytes()
             + self.bpred.capacity()
             + self.jtc.capacity() * std::mem::size_of::<Option<u64>>()
             + self.tvec.capacity() * std::mem::size_of::<((bool, u64), u64)>()
@@ -542,49 +548,51 @@ impl<'a> Decoder<'a> {
     /// The last reported instruction and the depth of the return address stack (for tests and
     /// debugging).
     pub fn position(&self) -> (u64, usize) {
-        (self.pc, self.return_stack.len())
+        (self.cur.pc, self.cur.stack.len())
     }
 
     // ---------------------------------------------------------------------------------------
     // Output.
 
-    /// Report `count` instructions from `first` to `last` (whose entry is `el`).
+    /// Report `count` instructions executed in sequence from `first` to `at` (whose entry is
+    /// `e`), which becomes `pc`; `prev` (address, length) is the instruction before it, which
+    /// becomes `last_pc`.
     #[inline]
-    fn report_range<S: FlowSink + ?Sized>(
+    fn arrive<S: FlowSink + ?Sized>(
         &mut self,
         first: u64,
-        last: u64,
         count: u64,
-        el: &Ent,
+        at: u64,
+        e: &Ent,
+        prev: u64,
         s: &mut S,
     ) {
         self.stats.instructions += count;
-        let next = last.wrapping_add(el.len as u64);
-        self.ranges.add(first, last, count, next, el.class, s);
+        self.cur.arrive(first, count, at, e, prev, s);
+    }
+
+    /// `decoder.adoc` `last_pc`: the instruction reported before `pc`.
+    #[inline]
+    fn last_pc(&self) -> u64 {
+        self.cur.prev().unwrap_or(0)
     }
 
     /// Give the open range to the sink. A branch that ends it is the last instruction reported
-    /// (`self.pc`), whose outcome the next step takes from the branch queue: it is there already
+    /// (`self.cur.pc`), whose outcome the next step takes from the branch queue: it is there already
     /// whenever the packets so far are whole (the one that reported the branch, or the sync
     /// packet's *branch* field, gave it).
     fn flush<S: FlowSink + ?Sized>(&mut self, s: &mut S) {
-        if self.ranges.unresolved_branch() == Some(self.pc) {
+        if self.cur.ranges.unresolved_branch() == Some(self.cur.pc) {
             if let Some(taken) = self.peek_branch() {
-                self.ranges.resolve(taken);
+                self.cur.ranges.resolve(taken);
             }
         }
-        self.ranges.flush(s);
+        self.cur.ranges.flush(s);
     }
 
     fn emit<S: FlowSink + ?Sized>(&mut self, e: FlowElement, s: &mut S) {
         self.flush(s);
         s.element(&e);
-    }
-
-    /// Report the single instruction at `pc` (whose entry is `e`).
-    #[inline]
-    fn report_pc<S: FlowSink + ?Sized>(&mut self, pc: u64, e: &Ent, s: &mut S) {
-        self.report_range(pc, pc, 1, e, s);
     }
 
     // ---------------------------------------------------------------------------------------
@@ -652,7 +660,7 @@ impl<'a> Decoder<'a> {
         self.recovering = true;
         self.enabled = true;
         // A branch not resolved yet stays so: the packets that would tell are lost or damaged.
-        self.ranges.flush(s);
+        self.cur.ranges.flush(s);
         self.emit(
             FlowElement::Loss {
                 offset,
@@ -669,7 +677,7 @@ impl<'a> Decoder<'a> {
         self.stop_at_last_branch = false;
         self.bq.clear();
         self.pending_trap = None;
-        self.return_stack.clear();
+        self.cur.stack.clear();
     }
 
     /// End of the trace data at `offset`.
@@ -741,7 +749,7 @@ impl<'a> Decoder<'a> {
                         {
                             // decoder.adoc process_support: the final instruction is the next
                             // occurrence of the reported address.
-                            let prev = self.pc;
+                            let prev = self.cur.pc;
                             self.inferred_address = false;
                             loop {
                                 if self.step(prev, &Ctx::default(), true, s)?.0 {
@@ -787,7 +795,7 @@ impl<'a> Decoder<'a> {
                 address,
                 tval,
             } => {
-                let addr = address.map(|a| (a << p.iaddress_lsb_p) & self.amask);
+                let addr = address.map(|a| (a << p.iaddress_lsb_p) & self.cur.mask());
                 if self.start_of_trace || self.pending_trap.is_some() {
                     // Exception on the first traced instruction (v2.0 `sec:thaddr`: address =
                     // EPC), or a trap immediately after another one (address = this trap's EPC
@@ -833,7 +841,7 @@ impl<'a> Decoder<'a> {
                 self.sync(offset, handler, &sync, true, s)
             }
             TeInst::Start { sync, address } => {
-                let addr = (address << p.iaddress_lsb_p) & self.amask;
+                let addr = (address << p.iaddress_lsb_p) & self.cur.mask();
                 if let Some(t) = self.pending_trap.take() {
                     // v2.0: the handler of a trap reported with thaddr = 0 (also the draft's
                     // SF1 form, handled above).
@@ -913,15 +921,16 @@ impl<'a> Decoder<'a> {
     /// packet names its target), and the flow says "from here on", so the element goes before
     /// it, splitting the open range there.
     fn emit_context_before_last<S: FlowSink + ?Sized>(&mut self, addr: u64, s: &mut S) {
-        match self.ranges.open() {
+        match self.cur.ranges.open() {
             Some((_, last, n)) if last == addr => {
                 if n > 1 {
                     // `last_pc` is the instruction before `addr` on the path (`follow`).
                     let class = self
-                        .code
-                        .ent(self.last_pc)
+                        .cur
+                        .code()
+                        .ent(self.last_pc())
                         .map_or(CfClass::None, |e| e.class);
-                    self.ranges.split_before_last(self.last_pc, class, s);
+                    self.cur.ranges.split_before_last(self.last_pc(), class, s);
                 }
                 s.element(&self.context_element());
             }
@@ -997,7 +1006,7 @@ impl<'a> Decoder<'a> {
         if interrupt {
             return Ok(());
         }
-        let is_ecall = self.image.fetch(epc).map(|w| w as u64) == Some(ECALL);
+        let is_ecall = self.cur.image().fetch(epc).map(|w| w as u64) == Some(ECALL);
         let env_call = (8..=11).contains(&ecause);
         // Instruction address misaligned/access fault/page fault, breakpoint, guest page fault.
         let fetch_or_debug = matches!(ecause, 0 | 1 | 3 | 12 | 20);
@@ -1017,28 +1026,22 @@ impl<'a> Decoder<'a> {
     /// `decoder.adoc` `exception_address`, without moving the decoder: the EPC of a trap
     /// reported now.
     fn exception_address(&self, thaddr: bool, addr: Option<u64>) -> Option<u64> {
-        let e = self.code.ent(self.pc)?;
-        if e.class.is_uninferable_discon() && !thaddr {
+        let pc = self.cur.pc;
+        let i = self.cur.insn_of(pc, self.cur.code().ent(pc)?);
+        if i.class.is_uninferable_discon() && !thaddr {
             return addr;
         }
-        if e.class == CfClass::EnvTrap {
-            return Some(self.pc);
+        if i.class == CfClass::EnvTrap {
+            return Some(pc);
         }
-        match e.class {
-            CfClass::None => Some(self.pc.wrapping_add(e.len as u64) & self.amask),
-            CfClass::Branch => {
-                let taken = self.peek_branch()?;
-                Some(
-                    if taken {
-                        self.pc.wrapping_add(e.target as i64 as u64)
-                    } else {
-                        self.pc.wrapping_add(e.len as u64)
-                    } & self.amask,
-                )
-            }
-            c if c.is_inferable() => {
-                Some(self.pc.wrapping_add(e.target as i64 as u64) & self.amask)
-            }
+        match i.class {
+            CfClass::None => Some(i.seq),
+            CfClass::Branch => match self.peek_branch()? {
+                true => i.target,
+                false => Some(i.seq),
+            },
+            // Zcmt table jumps: the target is in the jump table, not known here.
+            c if c.is_inferable() => i.target,
             // An uninferable transfer with `thaddr` = 1: `address` is the handler, and where
             // the transfer went (the epc) is not in the packet.
             _ if thaddr => None,
@@ -1063,10 +1066,7 @@ impl<'a> Decoder<'a> {
             self.bq.clear();
             self.stop_at_last_branch = false;
         }
-        let e = *self.code.ent(addr).ok_or(DecodeError::Unmapped(addr))?;
-        if e.len == 0 {
-            return Err(DecodeError::BadInstruction(addr));
-        }
+        let e = *self.cur.entry(addr)?;
         if e.class == CfClass::Branch {
             self.add_map_bits(f.branch as u64, 1)?;
         }
@@ -1103,9 +1103,8 @@ impl<'a> Decoder<'a> {
                 self.emit_context(s);
             }
             self.flush(s);
-            self.pc = addr;
-            self.report_pc(addr, &e, s);
-            self.last_pc = addr;
+            self.cur.pc = addr;
+            self.arrive(addr, 1, addr, &e, addr, s);
         }
         if !p.notime_p {
             self.emit(FlowElement::Time { time: f.time }, s);
@@ -1113,7 +1112,7 @@ impl<'a> Decoder<'a> {
         self.start_of_trace = false;
         self.ended = false;
         if !self.keep_stack_across_syncs {
-            self.return_stack.clear();
+            self.cur.stack.clear();
         }
         // Synchronisation resets the predictor and the jump target cache (branchTrace.adoc).
         self.bpred.iter_mut().for_each(|b| *b = BPRED_INIT);
@@ -1133,10 +1132,10 @@ impl<'a> Decoder<'a> {
         let apply_tail = |d: &mut Self, t: &crate::codec::AddrTail, k: &mut Ctx| {
             d.stop_at_last_branch = false;
             if d.options.full_address {
-                d.address = (t.address << lsb) & d.amask;
+                d.address = (t.address << lsb) & d.cur.mask();
             } else {
                 let delta = (t.signed_address(&p) as u64) << lsb;
-                d.address = d.address.wrapping_add(delta) & d.amask;
+                d.address = d.address.wrapping_add(delta) & d.cur.mask();
             }
             k.notify = t.notify_flag(&p);
             k.updiscon = t.updiscon_flag();
@@ -1208,7 +1207,7 @@ impl<'a> Decoder<'a> {
         // The reported address must be an instruction of the program: otherwise the packet (or
         // the address it is relative to) is damaged, and following the path to an address it
         // can never reach would only report instructions that did not execute.
-        match self.code.ent(a) {
+        match self.cur.code().ent(a) {
             Some(e) if e.len > 0 => {}
             Some(_) => return Err(DecodeError::BadInstruction(a)),
             None => return Err(DecodeError::Unmapped(a)),
@@ -1241,10 +1240,10 @@ impl<'a> Decoder<'a> {
         self.pending() != at_branch as u64
     }
 
-    /// The outcome of the oldest branch in the queue, for the branch at `self.pc`, without
+    /// The outcome of the oldest branch in the queue, for the branch at `self.cur.pc`, without
     /// taking it.
     fn peek_branch(&self) -> Option<bool> {
-        let predicted = self.bpred[self.predictor_index(self.pc)] & 2 != 0;
+        let predicted = self.bpred[self.predictor_index(self.cur.pc)] & 2 != 0;
         match *self.bq.front()? {
             BSeg::Map { bits, .. } => Some(bits & 1 == 0),
             BSeg::Pred(_) => Some(predicted),
@@ -1284,7 +1283,7 @@ impl<'a> Decoder<'a> {
 
     fn push_return(&mut self, link: u64) {
         if self.options.implicit_return {
-            self.return_stack.push(link);
+            self.cur.stack.push(link);
         }
     }
 
@@ -1298,7 +1297,7 @@ impl<'a> Decoder<'a> {
         k: &Ctx,
         s: &mut S,
     ) -> Result<(), DecodeError> {
-        let previous_address = self.pc;
+        let previous_address = self.cur.pc;
         loop {
             if self.inferred_address {
                 let (stop_here, _) = self.step(previous_address, k, true, s)?;
@@ -1312,12 +1311,12 @@ impl<'a> Decoder<'a> {
                 }
             }
             if self.stats.instructions - self.insns_at_packet > self.limits.max_insns_per_packet {
-                return Err(DecodeError::Runaway(self.pc));
+                return Err(DecodeError::Runaway(self.cur.pc));
             }
         }
     }
 
-    /// One step of the path from `self.pc`: either a run of sequential instructions or one
+    /// One step of the path from `self.cur.pc`: either a run of sequential instructions or one
     /// control transfer. With `inferred` (following to the previous address), returns
     /// `(stop_here, _)` from `next_pc`; otherwise returns `(true, _)` when a stop condition of
     /// `follow_execution_path` holds.
@@ -1328,36 +1327,24 @@ impl<'a> Decoder<'a> {
         inferred: bool,
         s: &mut S,
     ) -> Result<(bool, ()), DecodeError> {
-        let pc = self.pc;
-        let e = *self.code.ent(pc).ok_or(DecodeError::Unmapped(pc))?;
-        if e.len == 0 {
-            return Err(DecodeError::BadInstruction(pc));
-        }
-        if !e.ends_run() {
+        let pc = self.cur.pc;
+        let e = *self.cur.entry(pc)?;
+        if let Some(run) = self.cur.run(pc, &e) {
+            let first = pc.wrapping_add(e.len as u64);
             // Sequential instructions after pc up to the run's end X.
-            let x = pc.wrapping_add(e.run_bytes as u64) & self.amask;
+            let x = self.cur.end_of(&run);
             if !inferred && self.r_ok_mid(pc, x, address) {
                 // The reported address lies inside this run: maybe stop there.
-                if let Some((prev, n)) = self.code.path_to(pc, address) {
-                    let ea = *self
-                        .code
-                        .ent(address)
-                        .ok_or(DecodeError::Unmapped(address))?;
+                if let Some((prev, n)) = self.cur.code().path_to(pc, address) {
+                    let ea = *self.cur.entry(address)?;
                     if self.stop_ok(address, address, &ea, k, false) {
-                        self.report_range(pc.wrapping_add(e.len as u64), address, n, &ea, s);
-                        self.last_pc = prev;
-                        self.pc = address;
+                        self.arrive(first, n, address, &ea, prev, s);
                         return Ok((self.check_stop(address, k, false)?, ()));
                     }
                 }
             }
-            let ex = *self.code.ent(x).ok_or(DecodeError::Unmapped(x))?;
-            if ex.len == 0 {
-                return Err(DecodeError::BadInstruction(x));
-            }
-            self.report_range(pc.wrapping_add(e.len as u64), x, e.run as u64, &ex, s);
-            self.last_pc = pc.wrapping_add(e.run_last as u64);
-            self.pc = x;
+            let ex = *self.cur.entry(x)?;
+            self.arrive(first, run.count, x, &ex, run.last(), s);
             if inferred {
                 return Ok((false, ()));
             }
@@ -1365,13 +1352,8 @@ impl<'a> Decoder<'a> {
         }
         // A control transfer at pc: decoder.adoc next_pc.
         let (next, stop_here) = self.next_pc(pc, &e, address, k, inferred)?;
-        let en = *self.code.ent(next).ok_or(DecodeError::Unmapped(next))?;
-        if en.len == 0 {
-            return Err(DecodeError::BadInstruction(next));
-        }
-        self.report_pc(next, &en, s);
-        self.last_pc = pc;
-        self.pc = next;
+        let en = *self.cur.entry(next)?;
+        self.arrive(next, 1, next, &en, pc, s);
         if inferred {
             return Ok((stop_here, ()));
         }
@@ -1398,11 +1380,11 @@ impl<'a> Decoder<'a> {
         }
     }
 
-    /// The stop conditions of `follow_execution_path` at `self.pc` (just reported).
+    /// The stop conditions of `follow_execution_path` at `self.cur.pc` (just reported).
     #[inline]
     fn check_stop(&mut self, address: u64, k: &Ctx, stop_here: bool) -> Result<bool, DecodeError> {
-        let pc = self.pc;
-        let e = *self.code.ent(pc).ok_or(DecodeError::Unmapped(pc))?;
+        let pc = self.cur.pc;
+        let e = *self.cur.code().ent(pc).ok_or(DecodeError::Unmapped(pc))?;
         let at_branch = e.class == CfClass::Branch;
         if self.stop_at_last_branch && at_branch && self.pending() == 1 {
             // Reached the final branch: stop before it (its outcome is known but whether the
@@ -1436,8 +1418,9 @@ impl<'a> Decoder<'a> {
             Ok(true)
         } else {
             let last_xret = self
-                .code
-                .ent(self.last_pc)
+                .cur
+                .code()
+                .ent(self.last_pc())
                 .is_some_and(|l| l.class == CfClass::TrapReturn);
             Ok(!unprocessed && (k.privilege == self.privilege || last_xret))
         }
@@ -1452,7 +1435,7 @@ impl<'a> Decoder<'a> {
     /// return).
     fn stops_at_address(&self, k: &Ctx) -> bool {
         if k.notify {
-            !k.irreport || k.irdepth == self.return_stack.len() as u64
+            !k.irreport || k.irdepth == self.cur.stack.len() as u64
         } else {
             !k.updiscon && !k.irreport
         }
@@ -1468,16 +1451,15 @@ impl<'a> Decoder<'a> {
         inferred: bool,
     ) -> Result<(u64, bool), DecodeError> {
         let class = e.class;
-        let seq = pc.wrapping_add(e.len as u64) & self.amask;
+        let seq = pc.wrapping_add(e.len as u64) & self.cur.mask();
         let mut stop_here = false;
         let next = match class {
             CfClass::Branch => {
                 let taken = self.take_branch(pc)?;
-                self.ranges.resolve(taken);
-                if taken {
-                    pc.wrapping_add(e.target as i64 as u64) & self.amask
-                } else {
-                    seq
+                self.cur.ranges.resolve(taken);
+                match taken {
+                    true => self.cur.target(pc, e).unwrap_or(seq),
+                    false => seq,
                 }
             }
             CfClass::TableJump | CfClass::TableCall => return Err(DecodeError::TableJump(pc)),
@@ -1486,14 +1468,15 @@ impl<'a> Decoder<'a> {
                 if self.jumps > self.limits.max_jumps_per_packet {
                     return Err(DecodeError::Runaway(pc));
                 }
-                if e.target == 0 {
+                let t = self.cur.target(pc, e).unwrap_or(seq);
+                if t == pc {
                     // A jump to itself never ends: stop (as the reference decoder model does).
                     stop_here = true;
                 }
-                pc.wrapping_add(e.target as i64 as u64) & self.amask
+                t
             }
             c if c.is_uninferable_discon() => {
-                let depth = self.return_stack.len() as u64;
+                let depth = self.cur.stack.len() as u64;
                 let sij = if self.options.sijump && c.is_uninferable() {
                     self.sequential_target(pc)
                 } else {
@@ -1512,7 +1495,7 @@ impl<'a> Decoder<'a> {
                     if self.jumps > self.limits.max_jumps_per_packet {
                         return Err(DecodeError::Runaway(pc));
                     }
-                    self.return_stack.pop().unwrap_or(seq)
+                    self.cur.stack.pop().unwrap_or(seq)
                 } else {
                     // decoder.adoc raises this error also while following the previous
                     // packet's path to the second occurrence of its address (inferred_address),
@@ -1525,10 +1508,10 @@ impl<'a> Decoder<'a> {
                         if !self.reported_x5_jump(pc, e) {
                             // A return that failed the prediction consumes its stack entry
                             // (rvtrace's encoder does the same).
-                            self.return_stack.pop();
-                        } else if self.return_stack.top() == Some(address) {
+                            self.cur.stack.pop();
+                        } else if self.cur.stack.top() == Some(address) {
                             // A reported `c.jr x5` that does return (millicode `jr t0`).
-                            self.return_stack.pop();
+                            self.cur.stack.pop();
                         }
                     }
                     stop_here = true;
@@ -1552,11 +1535,12 @@ impl<'a> Decoder<'a> {
         if !k.irreport || k.notify || k.irdepth != depth {
             return false;
         }
-        if self.return_stack.top() == Some(address) {
+        if self.cur.stack.top() == Some(address) {
             return false;
         }
         let at_branch = self
-            .code
+            .cur
+            .code()
             .ent(address)
             .is_some_and(|e| e.class == CfClass::Branch);
         !self.unprocessed(at_branch)
@@ -1566,21 +1550,13 @@ impl<'a> Decoder<'a> {
     /// its target, so it is not an implicit return (see the field).
     fn reported_x5_jump(&self, pc: u64, e: &Ent) -> bool {
         // c.jr x5 = 0x8282 (RVC quadrant 2, funct4 1000, rs1 = x5, rs2 = 0).
-        self.reference_x5_jumps && e.len == 2 && self.image.fetch(pc) == Some(0x8282)
+        self.reference_x5_jumps && e.len == 2 && self.cur.image().fetch(pc) == Some(0x8282)
     }
 
     /// The target of a sequentially inferable jump at `pc` (`decoder.adoc`
     /// `is_sequential_jump` / `sequential_jump_target`), if it is one.
     fn sequential_target(&self, pc: u64) -> Option<u64> {
-        let prev = (self.last_pc, 0);
-        sequential_target(
-            self.image,
-            &self.code.isa,
-            SequentialJumps::ExecutedBefore,
-            prev,
-            pc,
-        )
-        .map(|t| t & self.amask)
+        self.cur.sequential_target(pc)
     }
 }
 

@@ -1,10 +1,25 @@
-//! What every trace decoder does while it walks the program, whatever its protocol: building
-//! [`FlowElement::Range`]s by the flow's rules ([`Ranges`]), keeping a stack of return
-//! addresses for implicit returns ([`ReturnStack`]), and inferring the target of a sequentially
-//! inferable jump ([`sequential_target`]). Where the protocols' rules differ, the difference is
-//! an option named after its specification section.
+//! What every trace decoder does while it walks the program, whatever its protocol: moving a
+//! [`Cursor`] over the program's block table ([`Code`]) one straight-line run or one instruction
+//! at a time, building [`FlowElement::Range`]s by the flow's rules ([`Ranges`]), keeping a stack
+//! of return addresses for implicit returns ([`ReturnStack`]), and inferring the target of a
+//! sequentially inferable jump ([`sequential_target`]). Where the protocols' rules differ, the
+//! difference is an option named after its specification section.
+//!
+//! The decoders keep only their protocol's semantics: N-Trace the I-CNT budget and the HIST
+//! bits (N-Trace 11.1), E-Trace the stop conditions of `follow_execution_path`, the branch map
+//! and *irreport*/*irdepth* (`decoder.adoc`). When the return stack is pushed and popped is
+//! theirs too, because the rules share nothing beyond push and pop:
+//! * N-Trace 9.2: every call and co-routine swap pushes and every return or swap pops (Table 4),
+//!   whatever the encoder's stack depth, and the popped address is the target unless the jump
+//!   is sequentially inferable; a return that ends a message pops too (its target is in the
+//!   message), which keeps the stacks aligned when the encoder's is shallower;
+//! * E-Trace `branchTrace.adoc` implicit return: only with the *implicit_return* option; calls
+//!   push, and a return pops only when the stack is not empty and the packet does not say that
+//!   this return failed its prediction (*irreport* at depth *irdepth*, or the packet's address
+//!   reached by it), which the walk cannot know without the packet.
 
 use crate::{FlowElement, FlowSink};
+use rvtrace_image::code::{Code, Ent};
 use rvtrace_image::Image;
 use rvtrace_isa::{sequentially_inferred_target, CfClass, IsaConfig};
 use std::collections::VecDeque;
@@ -108,6 +123,365 @@ pub fn sequential_target(
     let pbits = image.fetch(prev)?;
     let bits = image.fetch(pc)?;
     sequentially_inferred_target(isa, prev, pbits, bits)
+}
+
+/// Why a [`Cursor`] cannot go on: the walk left the program. Each decoder maps it to its own
+/// error type.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WalkError {
+    /// The address is not in an executable segment of the program (or is odd).
+    Unmapped(u64),
+    /// No valid instruction starts at the address (invalid bits, the all-zeros parcel for a
+    /// table that rejects it, or an instruction that runs off the code).
+    BadInstruction(u64),
+}
+
+impl std::fmt::Display for WalkError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            WalkError::Unmapped(a) => {
+                write!(
+                    f,
+                    "{a:#x} is not in an executable segment of the program image"
+                )
+            }
+            WalkError::BadInstruction(a) => write!(f, "{a:#x} is not a valid instruction"),
+        }
+    }
+}
+
+impl std::error::Error for WalkError {}
+
+/// Why the table has no valid entry at `pc` (`in_table`: it has one, invalid).
+#[cold]
+fn entry_error(pc: u64, in_table: bool) -> WalkError {
+    if in_table {
+        WalkError::BadInstruction(pc)
+    } else {
+        WalkError::Unmapped(pc)
+    }
+}
+
+/// A straight-line run of the block table ([`Ent::run`]): instructions executed in sequence from
+/// `start`, none of them a control transfer, up to the run's end (the next transfer or invalid
+/// instruction, not in the run: [`Cursor::end_of`]). What is not always needed is computed on
+/// demand (a walk often looks at a run and then takes one instruction of it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Run {
+    /// Its first instruction.
+    pub start: u64,
+    /// Instructions in it (at least one).
+    pub count: u64,
+    /// Its length in bytes.
+    bytes: u32,
+    /// Bytes from `start` to its last instruction.
+    last_off: u32,
+}
+
+impl Run {
+    /// Its length in 16-bit units (N-Trace I-CNT units, 8.4).
+    #[inline]
+    pub const fn halfwords(&self) -> u64 {
+        self.bytes as u64 / 2
+    }
+
+    /// Its length in bytes.
+    #[inline]
+    pub const fn bytes(&self) -> u64 {
+        self.bytes as u64
+    }
+
+    /// Its last instruction.
+    #[inline]
+    pub const fn last(&self) -> u64 {
+        self.start + self.last_off as u64
+    }
+
+    /// The length of its last instruction in bytes.
+    #[inline]
+    pub const fn last_len(&self) -> u64 {
+        (self.bytes - self.last_off) as u64
+    }
+}
+
+/// One instruction as a walk sees it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Insn {
+    /// Its address.
+    pub pc: u64,
+    /// Its length in bytes.
+    pub len: u8,
+    /// Its control-flow class (the table's classifier).
+    pub class: CfClass,
+    /// Its static target (masked), for the classes that have one: a conditional branch (taken),
+    /// `jal`/`c.j`/`c.jal`. Zcmt table jumps are inferable but have none here (the jump table
+    /// is in memory).
+    pub target: Option<u64>,
+    /// The next instruction in memory (masked).
+    pub seq: u64,
+}
+
+impl Insn {
+    /// Its length in 16-bit units (N-Trace I-CNT units, 8.4).
+    #[inline]
+    pub const fn halfwords(&self) -> u64 {
+        (self.len as u64).div_ceil(2)
+    }
+}
+
+/// Classes whose static target the block table holds.
+#[inline]
+const fn has_static_target(class: CfClass) -> bool {
+    matches!(
+        class,
+        CfClass::Branch
+            | CfClass::InferableCall
+            | CfClass::InferableJump
+            | CfClass::OtherInferableJump
+    )
+}
+
+/// `Cursor::prev` when the instruction before is unknown: odd, so no instruction's address.
+const NO_PREV: u64 = 1;
+
+/// A decoder's position in the program: the block table it walks, the address mask, where it is
+/// (`pc`), the instruction walked before (for sequentially inferable jumps), the open range and
+/// the return stack.
+///
+/// Where `pc` is depends on the protocol: for N-Trace, the next instruction to retire (the walk
+/// [`advance`](Cursor::advance)s over runs and instructions from it); for E-Trace, the last
+/// instruction reported (`decoder.adoc` `pc`: the walk [`arrive`](Cursor::arrive)s at the next
+/// one, reporting what lies between).
+pub struct Cursor<'a> {
+    code: Code,
+    image: &'a Image,
+    mask: u64,
+    rule: SequentialJumps,
+    /// Where the walk is (see the type's documentation).
+    pub pc: u64,
+    /// The last instruction walked before `pc` ([`NO_PREV`]: unknown). Its length is looked up
+    /// when needed (rarely: an uninferable jump), so that each step stores one word.
+    prev: u64,
+    /// The open instruction range: the walk adds to it, the decoder flushes it.
+    pub ranges: Ranges,
+    /// Return addresses for implicit returns (the decoder decides when to push and pop: see
+    /// the module documentation).
+    pub stack: ReturnStack,
+}
+
+impl<'a> Cursor<'a> {
+    /// A cursor over `code` (the table of `image`), addresses masked with `mask`, sequential
+    /// jumps inferred by `rule`, a return stack of at most `stack_max` entries.
+    pub fn new(
+        code: Code,
+        image: &'a Image,
+        mask: u64,
+        rule: SequentialJumps,
+        stack_max: usize,
+    ) -> Self {
+        Cursor {
+            code,
+            image,
+            mask,
+            rule,
+            pc: 0,
+            prev: NO_PREV,
+            ranges: Ranges::new(),
+            stack: ReturnStack::new(stack_max),
+        }
+    }
+
+    /// The block table.
+    #[inline]
+    pub fn code(&self) -> &Code {
+        &self.code
+    }
+
+    /// The program image.
+    #[inline]
+    pub fn image(&self) -> &'a Image {
+        self.image
+    }
+
+    /// The address mask.
+    #[inline]
+    pub fn mask(&self) -> u64 {
+        self.mask
+    }
+
+    /// The table's entry for a valid instruction at `pc` (the table alone: see
+    /// [`insn`](Cursor::insn) for instructions it has no entry for).
+    #[inline]
+    pub fn entry(&self, pc: u64) -> Result<&Ent, WalkError> {
+        match self.code.ent(pc) {
+            Some(e) if e.len > 0 => Ok(e),
+            e => Err(entry_error(pc, e.is_some())),
+        }
+    }
+
+    /// The run from `pc`, whose entry is `e`; `None` if the instruction at `pc` ends a run.
+    #[inline]
+    pub fn run(&self, pc: u64, e: &Ent) -> Option<Run> {
+        if e.run > 0 {
+            Some(Run {
+                start: pc,
+                count: u64::from(e.run),
+                bytes: e.run_bytes,
+                last_off: e.run_last,
+            })
+        } else {
+            None
+        }
+    }
+
+    /// The address after the run `r`: its end (masked).
+    #[inline]
+    pub fn end_of(&self, r: &Run) -> u64 {
+        r.start.wrapping_add(r.bytes()) & self.mask
+    }
+
+    /// The static target of the instruction at `pc`, whose entry is `e` (see
+    /// [`Insn::target`]): the one place for the static-target rule.
+    #[inline]
+    pub fn target(&self, pc: u64, e: &Ent) -> Option<u64> {
+        has_static_target(e.class).then(|| pc.wrapping_add(e.target as i64 as u64) & self.mask)
+    }
+
+    /// The next instruction in memory after the one at `pc`, whose entry is `e` (masked).
+    #[inline]
+    pub fn seq(&self, pc: u64, e: &Ent) -> u64 {
+        pc.wrapping_add(u64::from(e.len)) & self.mask
+    }
+
+    /// The instruction at `pc`, whose entry is `e`.
+    #[inline]
+    pub fn insn_of(&self, pc: u64, e: &Ent) -> Insn {
+        Insn {
+            pc,
+            len: e.len,
+            class: e.class,
+            target: self.target(pc, e),
+            seq: self.seq(pc, e),
+        }
+    }
+
+    /// The instruction at `pc`: from the table, or, where it has no entry (an instruction that
+    /// crosses the end of its segment into the next), from the image's bits, classified as the
+    /// table classifies.
+    pub fn insn(&self, pc: u64) -> Result<Insn, WalkError> {
+        Ok(self.insn_of(pc, &self.decode(pc)?))
+    }
+
+    /// The entry of the instruction at `pc` ([`insn`](Cursor::insn)), as the table has it or
+    /// would have it (without a run where the table has no entry).
+    #[inline]
+    pub fn decode(&self, pc: u64) -> Result<Ent, WalkError> {
+        match self.code.ent(pc) {
+            Some(e) if e.len > 0 => Ok(*e),
+            _ => self.decode_outside(pc),
+        }
+    }
+
+    /// [`decode`](Cursor::decode) where the table has no valid entry.
+    #[cold]
+    #[inline(never)]
+    pub fn decode_outside(&self, pc: u64) -> Result<Ent, WalkError> {
+        if pc & 1 != 0 || !self.image.segment_at(pc).is_some_and(|s| s.is_executable()) {
+            return Err(WalkError::Unmapped(pc));
+        }
+        let bits = self.image.fetch(pc).ok_or(WalkError::BadInstruction(pc))?;
+        let info = self.code.classify(bits);
+        if info.len == 0 {
+            return Err(WalkError::BadInstruction(pc));
+        }
+        Ok(Ent {
+            class: info.class,
+            len: info.len,
+            target: info.target.unwrap_or(0) as i32,
+            ..Ent::default()
+        })
+    }
+
+    /// Walk the run from `pc` (which is `r.start`): its instructions go to the open range, the
+    /// walk goes on at its end, which is returned.
+    #[inline]
+    pub fn advance_run<S: FlowSink + ?Sized>(&mut self, r: &Run, sink: &mut S) -> u64 {
+        let (last, end) = (r.last(), self.end_of(r));
+        self.ranges
+            .add(r.start, last, r.count, end, CfClass::None, sink);
+        self.prev = last;
+        self.pc = end;
+        end
+    }
+
+    /// Walk the instruction at `pc`, of class `class`, whose next instruction in memory is at
+    /// `seq`, a branch `taken` or not (false for other classes): it goes to the open range, the
+    /// walk goes on at `next`.
+    #[inline]
+    pub fn advance<S: FlowSink + ?Sized>(
+        &mut self,
+        class: CfClass,
+        seq: u64,
+        taken: bool,
+        next: u64,
+        sink: &mut S,
+    ) {
+        let pc = self.pc;
+        self.ranges.add_one(pc, seq, class, taken, sink);
+        self.prev = pc;
+        self.pc = next;
+    }
+
+    /// Report `count` instructions executed in sequence from `first` to `at`, whose entry is
+    /// `e`, and stand at `at`; `prev` is the instruction before `at`.
+    #[inline]
+    pub fn arrive<S: FlowSink + ?Sized>(
+        &mut self,
+        first: u64,
+        count: u64,
+        at: u64,
+        e: &Ent,
+        prev: u64,
+        sink: &mut S,
+    ) {
+        let next = at.wrapping_add(u64::from(e.len));
+        self.ranges.add(first, at, count, next, e.class, sink);
+        self.prev = prev;
+        self.pc = at;
+    }
+
+    /// The instruction walked before `pc`, if known.
+    #[inline]
+    pub fn prev(&self) -> Option<u64> {
+        (self.prev != NO_PREV).then_some(self.prev)
+    }
+
+    /// Set where the walk is, with the instruction before it (`None`: unknown, after a trap or a
+    /// synchronisation).
+    #[inline]
+    pub fn jump_to(&mut self, pc: u64, prev: Option<u64>) {
+        self.pc = pc;
+        self.prev = prev.unwrap_or(NO_PREV);
+    }
+
+    /// Forget the instruction walked before (a trap, a loss): no jump after it is
+    /// sequentially inferable.
+    #[inline]
+    pub fn forget_prev(&mut self) {
+        self.prev = NO_PREV;
+    }
+
+    /// The target of the indirect jump at `pc` if the instruction walked before it loads its
+    /// register ([`sequential_target`] with the cursor's rule), masked.
+    pub fn sequential_target(&self, pc: u64) -> Option<u64> {
+        let prev = self.prev()?;
+        let len = match self.rule {
+            SequentialJumps::RightBefore => u64::from(self.insn(prev).ok()?.len),
+            SequentialJumps::ExecutedBefore => 0,
+        };
+        sequential_target(self.image, &self.code.isa, self.rule, (prev, len), pc)
+            .map(|t| t & self.mask)
+    }
 }
 
 /// Whether an instruction of class `class` transferred control (see [`FlowElement::Range`]):
@@ -446,6 +820,118 @@ mod tests {
             Some(0x1010)
         );
         assert_eq!(t(SequentialJumps::ExecutedBefore, (0x1004, 4)), None);
+    }
+
+    /// An image of `parts`: (address, little-endian 16-bit parcels), each an executable
+    /// segment of its own.
+    fn image_of(parts: &[(u64, &[u16])]) -> Image {
+        let mut image = Image::new();
+        for (i, (addr, parcels)) in parts.iter().enumerate() {
+            let bytes: Vec<u8> = parcels.iter().flat_map(|p| p.to_le_bytes()).collect();
+            let elf = rvtrace_testkit::minimal_elf(true, *addr, &bytes);
+            image.load_bytes(&format!("p{i}"), &elf).unwrap();
+        }
+        image
+    }
+
+    /// 0x1000 `addi a0,a0,1` (0x00150513), 0x1004 `c.nop` (0x0001), 0x1006 `beq a0,a1,+8`
+    /// (0x00b50463), 0x100a `c.nop`, encodings as `riscv64-unknown-elf-as` gives them.
+    #[test]
+    fn cursor_walks_runs_and_instructions() {
+        let image = image_of(&[(0x1000, &[0x0513, 0x0015, 0x0001, 0x0463, 0x00b5, 0x0001])]);
+        let isa = IsaConfig::rv64();
+        let mask = isa.xlen.addr_mask();
+        let mut cur = Cursor::new(
+            Code::new(&image, isa),
+            &image,
+            mask,
+            SequentialJumps::RightBefore,
+            4,
+        );
+        let e = *cur.entry(0x1000).unwrap();
+        let r = cur.run(0x1000, &e).unwrap();
+        assert_eq!((r.count, r.last(), r.last_len()), (2, 0x1004, 2));
+        assert_eq!((r.halfwords(), cur.end_of(&r)), (3, 0x1006));
+        let b = *cur.entry(0x1006).unwrap();
+        assert_eq!(cur.run(0x1006, &b), None);
+        let i = cur.insn(0x1006).unwrap();
+        assert_eq!(
+            (i.class, i.len, i.target, i.seq),
+            (CfClass::Branch, 4, Some(0x100e), 0x100a)
+        );
+        assert_eq!(i.halfwords(), 2);
+        // Odd, off the code.
+        assert_eq!(cur.entry(0x1001).err(), Some(WalkError::Unmapped(0x1001)));
+        assert_eq!(cur.insn(0x1001).err(), Some(WalkError::Unmapped(0x1001)));
+        assert_eq!(cur.insn(0x2000).err(), Some(WalkError::Unmapped(0x2000)));
+
+        let mut v = Vec::new();
+        cur.jump_to(0x1000, None);
+        assert_eq!(cur.advance_run(&r, &mut v), 0x1006);
+        assert_eq!((cur.pc, cur.prev()), (0x1006, Some(0x1004)));
+        cur.advance(CfClass::Branch, i.seq, true, 0x100e, &mut v);
+        assert_eq!((cur.pc, cur.prev()), (0x100e, Some(0x1006)));
+        cur.forget_prev();
+        assert_eq!(cur.prev(), None);
+        // Arriving (E-Trace's position): the c.nop after the branch, reported with it.
+        let n = *cur.entry(0x100a).unwrap();
+        cur.arrive(0x100a, 1, 0x100a, &n, 0x1006, &mut v);
+        assert_eq!((cur.pc, cur.prev()), (0x100a, Some(0x1006)));
+        cur.ranges.flush(&mut v);
+        assert_eq!(
+            v,
+            [
+                range(0x1000, 0x1006, 3, CfClass::Branch, Some(true)),
+                range(0x100a, 0x100a, 1, CfClass::None, None),
+            ]
+        );
+    }
+
+    /// An instruction that crosses the end of its segment into the next has no entry in the
+    /// table; the cursor decodes it from the image: `c.nop` at 0x1000, then `addi a0,a0,1`
+    /// (0x00150513) at 0x1002 in two segments.
+    #[test]
+    fn cursor_decodes_across_segments() {
+        let image = image_of(&[(0x1000, &[0x0001, 0x0513]), (0x1004, &[0x0015, 0x0001])]);
+        let isa = IsaConfig::rv64();
+        let cur = Cursor::new(
+            Code::new(&image, isa),
+            &image,
+            isa.xlen.addr_mask(),
+            SequentialJumps::RightBefore,
+            4,
+        );
+        assert_eq!(
+            cur.entry(0x1002).err(),
+            Some(WalkError::BadInstruction(0x1002))
+        );
+        let i = cur.insn(0x1002).unwrap();
+        assert_eq!(
+            (i.class, i.len, i.target, i.seq),
+            (CfClass::None, 4, None, 0x1006)
+        );
+        assert_eq!(cur.insn(0x1006).unwrap().len, 2);
+    }
+
+    /// The cursor's sequential jumps: `auipc t0, 0` then `jr 16(t0)` (see `sequential_jumps`),
+    /// walked in order; none once the instruction before is forgotten.
+    #[test]
+    fn cursor_sequential_jump() {
+        let image = image_of(&[(0x1000, &[0x0297, 0x0000, 0x8067, 0x0102])]);
+        let isa = IsaConfig::rv64();
+        let mut cur = Cursor::new(
+            Code::new(&image, isa),
+            &image,
+            isa.xlen.addr_mask(),
+            SequentialJumps::RightBefore,
+            4,
+        );
+        let mut v = Vec::new();
+        cur.jump_to(0x1000, None);
+        cur.advance(CfClass::None, 0x1004, false, 0x1004, &mut v);
+        assert_eq!(cur.sequential_target(0x1004), Some(0x1010));
+        cur.forget_prev();
+        assert_eq!(cur.sequential_target(0x1004), None);
     }
 
     #[test]

@@ -46,11 +46,16 @@ struct Seg {
     ents: Vec<Ent>,
 }
 
+/// How a table classifies the bits at a half-word (see [`Code::with_classifier`]).
+type Classify = dyn Fn(u32) -> InsnInfo + Send + Sync;
+
 /// The block table of a program image. Immutable once built (`Sync`): decoders on several
 /// threads can share one, and a clone shares the table.
 #[derive(Clone)]
 pub struct Code {
     segs: std::sync::Arc<[Seg]>,
+    /// The classifier the table was built with, for instructions it has no entry for.
+    classify: std::sync::Arc<Classify>,
     /// ISA configuration used for classification.
     pub isa: IsaConfig,
 }
@@ -59,17 +64,18 @@ impl Code {
     /// Build the table for the executable segments of `image`, classifying with
     /// [`rvtrace_isa::classify`].
     pub fn new(image: &Image, isa: IsaConfig) -> Code {
-        Code::with_classifier(image, isa, |bits| classify(&isa, bits))
+        Code::with_classifier(image, isa, move |bits| classify(&isa, bits))
     }
 
     /// Build the table with a decoder's own view of instructions: `classify` gets the bits at
     /// each half-word (first parcel in the low half) and may change the class (link register
     /// rules) or reject an instruction with length 0. It must not turn a control transfer into a
     /// plain instruction or change lengths otherwise, so that runs stay what the program does.
+    /// The table keeps it for [`Code::classify`].
     pub fn with_classifier(
         image: &Image,
         isa: IsaConfig,
-        classify: impl Fn(u32) -> InsnInfo,
+        classify: impl Fn(u32) -> InsnInfo + Send + Sync + 'static,
     ) -> Code {
         let mut segs: Vec<Seg> = image
             .segments()
@@ -80,8 +86,16 @@ impl Code {
         segs.sort_by_key(|s| s.base);
         Code {
             segs: segs.into(),
+            classify: std::sync::Arc::new(classify),
             isa,
         }
+    }
+
+    /// The instruction whose bits are `bits` (first parcel in the low half), as the table
+    /// classifies them (length 0: rejected): for an instruction the table has no entry for (one
+    /// that crosses the end of its segment).
+    pub fn classify(&self, bits: u32) -> InsnInfo {
+        (self.classify)(bits)
     }
 
     /// The entry for the instruction at `pc`, or `None` if `pc` is odd or outside the code.
@@ -214,6 +228,7 @@ mod tests {
         assert_eq!(s.ents[5].run, 1);
         let code = Code {
             segs: vec![s].into(),
+            classify: std::sync::Arc::new(move |bits| classify(&isa, bits)),
             isa,
         };
         // From the addi: the c.nop, then the beq, then past it.

@@ -44,9 +44,8 @@
 use crate::codec::mseo::{Deframer, RawMessage};
 use crate::codec::{parse, rcode, sync, tcode, Addr, Body, CodecConfig, Message, Process};
 use crate::insn::{Classifier, LinkRule};
-use rvtrace_flow::walk::{sequential_target, Ranges, ReturnStack, SequentialJumps};
+use rvtrace_flow::walk::{Cursor, SequentialJumps, WalkError};
 use rvtrace_flow::{FlowElement, FlowSink, LossReason, SyncReason, TraceDecoder};
-use rvtrace_image::code::Code;
 use rvtrace_image::Image;
 use rvtrace_isa::{CfClass, IsaConfig};
 use std::collections::VecDeque;
@@ -232,37 +231,23 @@ struct Last {
     natural: Option<u64>,
 }
 
-/// One instruction walked on its own (a control transfer, or code outside the block table).
-#[derive(Clone, Copy, Debug)]
-struct Step {
-    len: u8,
-    class: CfClass,
-    target: Option<u64>,
-}
-
 /// The decoder, a [`rvtrace_flow::TraceDecoder`]: made with [`Decoder::new`] from its
 /// options ([`DecoderConfig`], presets [`DecoderConfig::nexrv`]) and the image; feed it bytes
 /// with [`push`](Decoder::push), then call [`finish`](Decoder::finish) (the inherent methods
 /// return the protocol's [`DecodeStats`], the trait's the common counts).
 pub struct Decoder<'a> {
-    image: &'a Image,
-    cls: Classifier,
-    /// The image's block table: straight-line runs are walked in one step.
-    code: Code,
+    /// The walk over the image's block table (straight-line runs in one step), with the open
+    /// range and the return stack; `cur.pc` is the next instruction to retire.
+    cur: Cursor<'a>,
     cfg: DecoderConfig,
     deframer: Deframer,
     stats: DecodeStats,
     synced: bool,
     ever_synced: bool,
-    pc: u64,
     ref_addr: u64,
     hist: HistQueue,
     budget: i64,
-    stack: ReturnStack,
-    /// The last instruction walked (pc, length), for sequential jumps.
-    prev: Option<(u64, u64)>,
     repeat: Option<Repeat>,
-    ranges: Ranges,
     time: Option<u64>,
     loss: Option<(u64, LossReason)>,
     skipped_start: Option<u64>,
@@ -281,23 +266,24 @@ impl<'a> Decoder<'a> {
             isa: cfg.isa,
             link: cfg.link,
         };
-        Decoder {
+        let cur = Cursor::new(
+            cls.code(image),
             image,
-            cls,
-            code: cls.code(image),
+            cfg.isa.xlen.addr_mask(),
+            SequentialJumps::RightBefore,
+            MAX_STACK,
+        );
+        Decoder {
+            cur,
             cfg,
             deframer: Deframer::new(),
             stats: DecodeStats::default(),
             synced: false,
             ever_synced: false,
-            pc: 0,
             ref_addr: 0,
             hist: HistQueue::default(),
             budget: 0,
-            stack: ReturnStack::new(MAX_STACK),
-            prev: None,
             repeat: None,
-            ranges: Ranges::new(),
             time: None,
             loss: None,
             skipped_start: None,
@@ -395,7 +381,7 @@ impl<'a> Decoder<'a> {
     }
 
     fn flush<S: FlowSink + ?Sized>(&mut self, sink: &mut S) {
-        self.ranges.flush(sink);
+        self.cur.ranges.flush(sink);
     }
 
     fn emit<S: FlowSink + ?Sized>(&mut self, sink: &mut S, e: FlowElement) {
@@ -435,8 +421,8 @@ impl<'a> Decoder<'a> {
     fn reset_state(&mut self) {
         self.hist.clear();
         self.budget = 0;
-        self.stack.clear();
-        self.prev = None;
+        self.cur.stack.clear();
+        self.cur.forget_prev();
         self.repeat = None;
     }
 
@@ -663,11 +649,11 @@ impl<'a> Decoder<'a> {
             let r = if let Body::DirectBranchSync { .. } = m.body {
                 // A taken branch (7.5): its target must be F-ADDR.
                 self.walk_message(icnt, hist, End::Direct, sink)
-                    .and_then(|()| match self.pc == addr {
+                    .and_then(|()| match self.cur.pc == addr {
                         true => Ok(()),
                         false => Err(LossReason::Mismatch(format!(
                             "DirectBranchSync F-ADDR {addr:#x} is not the target of the branch ({:#x})",
-                            self.pc
+                            self.cur.pc
                         ))),
                     })
             } else {
@@ -710,7 +696,7 @@ impl<'a> Decoder<'a> {
         self.synced = true;
         self.ever_synced = true;
         self.ended = false;
-        self.pc = addr;
+        self.cur.pc = addr;
         self.ref_addr = addr;
         self.time(m, true, sink);
     }
@@ -760,7 +746,7 @@ impl<'a> Decoder<'a> {
         if let Some(c) = last_class {
             // A run walked in one step is reported as plain instructions; its last may be an
             // `ecall` that the message's trap is about.
-            self.ranges.set_last_class(c, false);
+            self.cur.ranges.set_last_class(c, false);
         }
         if self.budget != 0 {
             return Err(format!(
@@ -778,7 +764,7 @@ impl<'a> Decoder<'a> {
                     let epc = match last {
                         Some(l) if last_class == Some(CfClass::EnvTrap) => Some(l.pc),
                         Some(l) => l.natural,
-                        None => Some(self.pc),
+                        None => Some(self.cur.pc),
                     };
                     self.emit(
                         sink,
@@ -790,14 +776,14 @@ impl<'a> Decoder<'a> {
                             handler: Some(addr),
                         },
                     );
-                    self.prev = None;
+                    self.cur.forget_prev();
                 }
-                self.pc = addr;
+                self.cur.pc = addr;
             }
             End::Direct => match last {
                 Some(l) if last_class.is_some_and(|c| c.is_branch()) || self.cfg.all_jumps => {
                     if let Some(t) = l.natural {
-                        self.pc = t;
+                        self.cur.pc = t;
                     }
                 }
                 Some(l) => {
@@ -841,7 +827,7 @@ impl<'a> Decoder<'a> {
         let next = match last {
             Some(_) if uninferable => None,
             Some(l) => l.natural,
-            None => Some(self.pc),
+            None => Some(self.cur.pc),
         };
         match next {
             Some(n) if n != addr => Err(format!(
@@ -853,13 +839,7 @@ impl<'a> Decoder<'a> {
 
     /// The class of the instruction at `pc` (for the end of a walk).
     fn class_at(&self, pc: u64) -> CfClass {
-        match self.code.ent(pc) {
-            Some(e) if e.len > 0 => e.class,
-            _ => self
-                .cls
-                .at(self.image, pc)
-                .map_or(CfClass::None, |i| i.class),
-        }
+        self.cur.insn(pc).map_or(CfClass::None, |i| i.class)
     }
 
     /// Walk instructions: HIST bits first, then the I-CNT budget (N-Trace 11.1). `end` is `None`
@@ -873,7 +853,6 @@ impl<'a> Decoder<'a> {
         end: Option<End>,
         sink: &mut S,
     ) -> Result<Option<Last>, String> {
-        let mask = self.addr_mask();
         let mut last = None;
         let mut since_branch = 0u64;
         loop {
@@ -883,71 +862,43 @@ impl<'a> Decoder<'a> {
                 Some(_) if hist_empty && self.budget <= 0 => break,
                 _ => {}
             }
-            let pc = self.pc;
-            let step = match self.code.ent(pc).copied() {
+            let pc = self.cur.pc;
+            // Only the length, class and static target leave the match (the walk's every step
+            // goes through here).
+            let (len, class, target) = match self.cur.code().ent(pc).copied() {
                 Some(e) if e.len > 0 => {
-                    if e.run > 0 {
-                        let hw = i64::from(e.run_bytes / 2);
-                        let n = u64::from(e.run);
+                    if let Some(run) = self.cur.run(pc, &e) {
+                        let hw = run.halfwords() as i64;
                         let whole = if hist_empty {
                             hw <= self.budget
                         } else {
-                            end.is_some() || since_branch + n <= MAX_WALK_WITHOUT_BRANCH
+                            end.is_some() || since_branch + run.count <= MAX_WALK_WITHOUT_BRANCH
                         };
                         if whole {
                             self.budget -= hw;
-                            since_branch += n;
-                            let lpc = pc + u64::from(e.run_last);
-                            let next = pc.wrapping_add(u64::from(e.run_bytes)) & mask;
-                            self.stats.instructions += n;
-                            self.ranges.add(pc, lpc, n, next, CfClass::None, sink);
-                            self.prev = Some((lpc, u64::from(e.run_bytes - e.run_last)));
+                            since_branch += run.count;
+                            self.stats.instructions += run.count;
+                            let end = self.cur.advance_run(&run, sink);
                             last = Some(Last {
-                                pc: lpc,
-                                natural: Some(next),
+                                pc: run.last(),
+                                natural: Some(end),
                             });
-                            self.pc = next;
                             continue;
                         }
                     }
-                    // Only these classes have a static target in the table (Zcmt table jumps
-                    // are inferable but have none).
-                    let target = matches!(
-                        e.class,
-                        CfClass::Branch
-                            | CfClass::InferableCall
-                            | CfClass::InferableJump
-                            | CfClass::OtherInferableJump
-                    )
-                    .then(|| pc.wrapping_add(e.target as i64 as u64) & mask);
-                    Step {
-                        len: e.len,
-                        class: e.class,
-                        target,
-                    }
+                    (e.len, e.class, self.cur.target(pc, &e))
                 }
                 // Outside the table (not in an executable segment, or crossing its end).
-                _ => {
-                    if !self.image.segment_at(pc).is_some_and(|s| s.is_executable()) {
-                        return Err(format!(
-                            "the trace runs into {pc:#x}, which is not in an executable segment of the program image"
-                        ));
-                    }
-                    let insn = self.cls.at(self.image, pc).ok_or_else(|| {
-                        format!("the trace runs into {pc:#x}, which is not a valid instruction")
-                    })?;
-                    Step {
-                        len: insn.len,
-                        class: insn.class,
-                        target: insn.target,
-                    }
-                }
+                _ => match self.cur.decode_outside(pc) {
+                    Ok(e) => (e.len, e.class, self.cur.target(pc, &e)),
+                    Err(e) => return Err(walk_error(e)),
+                },
             };
-            let hw = u64::from(step.len).div_ceil(2) as i64;
+            let hw = u64::from(len).div_ceil(2) as i64;
             if end.is_some() && hist_empty && hw > self.budget {
                 return Err(format!(
                     "invalid I-CNT: {} half-word(s) left at the {}-byte instruction at {pc:#x} (N-Trace 8.4.1)",
-                    self.budget, step.len
+                    self.budget, len
                 ));
             }
             self.budget -= hw;
@@ -957,10 +908,9 @@ impl<'a> Decoder<'a> {
                     "no direct conditional branch for the HIST bits after {since_branch} instructions from {pc:#x}"
                 ));
             }
-            let seq = pc.wrapping_add(u64::from(step.len)) & mask;
-            let class = step.class;
+            let seq = pc.wrapping_add(u64::from(len)) & self.cur.mask();
             let takes_bit = class.is_branch()
-                || (self.cfg.all_jumps && class.is_inferable() && step.target.is_some());
+                || (self.cfg.all_jumps && class.is_inferable() && target.is_some());
             let bit = if takes_bit { self.hist.pop() } else { None };
             if bit.is_some() {
                 since_branch = 0;
@@ -970,64 +920,57 @@ impl<'a> Decoder<'a> {
             let natural = match class {
                 CfClass::Branch => {
                     taken = bit.unwrap_or(is_last && end == Some(End::Direct));
-                    Some(if taken {
-                        step.target.unwrap_or(seq)
-                    } else {
-                        seq
-                    })
+                    Some(if taken { target.unwrap_or(seq) } else { seq })
                 }
-                _ if class.is_inferable() => step.target,
+                _ if class.is_inferable() => target,
+                // N-Trace 9.2: every return pops (see `rvtrace_flow::walk`); 9.1: a sequential
+                // jump's target comes first.
                 _ if class.is_uninferable_discon() => {
                     let popped = if class.pops_return() {
-                        self.stack.pop()
+                        self.cur.stack.pop()
                     } else {
                         None
                     };
                     if class == CfClass::TrapReturn {
                         None
                     } else {
-                        self.sequential_target(pc).or(popped)
+                        self.cur.sequential_target(pc).or(popped)
                     }
                 }
                 _ => Some(seq),
             };
             if class.pushes_return() {
-                self.stack.push(seq);
+                self.cur.stack.push(seq);
             }
             self.stats.instructions += 1;
-            self.ranges.add_one(pc, seq, class, taken, sink);
-            self.prev = Some((pc, u64::from(step.len)));
+            // Without a next PC the walk stays: the message's end decides, or it is a loss.
+            self.cur
+                .advance(class, seq, taken, natural.unwrap_or(pc), sink);
             last = Some(Last { pc, natural });
             if is_last {
                 // The message's own end decides the next PC.
-                if let Some(n) = natural {
-                    self.pc = n;
-                }
                 break;
             }
-            match natural {
-                Some(n) => self.pc = n,
-                None => {
-                    return Err(format!(
+            if natural.is_none() {
+                return Err(format!(
                     "uninferable jump at {pc:#x} inside an I-CNT (no message reports its target)"
-                ))
-                }
+                ));
             }
         }
         Ok(last)
     }
+}
 
-    /// The target of the indirect jump at `pc` if the instruction walked before it (right before
-    /// it in memory) loads its register (`lui`/`auipc`/`c.lui`; N-Trace 9.1).
-    fn sequential_target(&self, pc: u64) -> Option<u64> {
-        let isa = &self.cfg.isa;
-        sequential_target(
-            self.image,
-            isa,
-            SequentialJumps::RightBefore,
-            self.prev?,
-            pc,
-        )
+/// A walk that left the program, as N-Trace reports it.
+#[cold]
+fn walk_error(e: WalkError) -> String {
+    match e {
+        WalkError::Unmapped(a) => format!(
+            "the trace runs into {a:#x}, which is not in an executable segment of the program image"
+        ),
+        WalkError::BadInstruction(a) => {
+            format!("the trace runs into {a:#x}, which is not a valid instruction")
+        }
     }
 }
 

@@ -102,7 +102,8 @@ impl Classifier {
     /// The decoder's block table of `image` (executable segments), classified as
     /// [`Classifier::at`] does.
     pub fn code(&self, image: &Image) -> Code {
-        Code::with_classifier(image, self.isa, |bits| self.info(bits))
+        let cls = *self;
+        Code::with_classifier(image, self.isa, move |bits| cls.info(bits))
     }
 }
 
