@@ -56,6 +56,7 @@ build traps      "$both" traps.c rvtest.S
 build timer      "$both" timer.c rvtest.S
 build sdeleg     "$both" sdeleg.c rvtest.S
 build csrs       "$both" csrs.c rvtest.S
+build no_h       "$both" no_h.c rvtest.S
 build pmu_access "$both" pmu_access.c rvtest.S
 build pmu_spec   "$both" pmu_spec.c rvtest.S
 build pmu_overflow "$both" pmu_overflow.c rvtest.S

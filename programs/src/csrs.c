@@ -2,8 +2,7 @@
  * start, then what reads back after writing all ones and after writing zero (the original value
  * is restored after each probe). CSRs that do not exist raise illegal instruction, which the
  * M-mode handler counts and skips. The expected output is QEMU's (programs/expected/), so this
- * pins the hart model's CSR file to QEMU 7.2's virt CPU (without H, `-cpu rvXX,h=false`, as the
- * model: the hypervisor CSRs and hfence are illegal). Counters and time are only probed for
+ * pins the hart model's CSR file to QEMU 7.2's virt CPU. Counters and time are only probed for
  * existence, never printed (their values are not deterministic under QEMU); the counter
  * control CSRs (mcounteren, scounteren, mcountinhibit, mhpmevent*) are probed by pmu_access
  * against QEMU 10 (QEMU 7.2 stores all ones in them). */
@@ -80,9 +79,6 @@ int main(void) {
         CSR_WRITE(mstatus, o);
         printf("%-13s ones %0*lx zero %0*lx\n", "mstatus*", W, a & ~keep, W, b & ~keep);
     }
-#if __riscv_xlen == 32
-    PROBE(mstatush);
-#endif
     PROBE(medeleg);
     PROBE(mideleg);
     PROBE(mie);
@@ -137,12 +133,6 @@ int main(void) {
         CSR_WRITE(mtvec, o);
         printf("mtvec         mode2 %0*lx vectored %0*lx\n", W, v, W, v2);
     }
-    /* No H: its M-level trap CSRs and the hypervisor/VS CSRs do not exist (last: the illegal
-     * reads change mepc/mcause/mtval, probed above). */
-    PROBE(mtinst);
-    PROBE(mtval2);
-    PROBE(hstatus);
-    PROBE(vsatp);
     printf("csrs done\n");
     return 0;
 }

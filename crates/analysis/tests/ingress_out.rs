@@ -14,7 +14,7 @@ use rvtrace_ntrace::decoder::{Decoder as NDecoder, DecoderConfig};
 use rvtrace_ntrace::encoder::Encoder as NEncoder;
 use rvtrace_ntrace::options::EncoderConfig;
 use rvtrace_testkit::randprog::{random_program, seeds};
-use rvtrace_testkit::{run_elf_bytes, run_program, test_programs, ProgramRun};
+use rvtrace_testkit::{run_elf_bytes, run_program, traceable_programs, ProgramRun};
 
 /// Which record fields a protocol carries.
 #[derive(Clone, Copy, Debug)]
@@ -126,7 +126,7 @@ const ETRACE: Carried = Carried {
 #[test]
 fn test_programs_round_trip() {
     let (mut n_programs, mut n_causes) = (0, 0);
-    for elf in test_programs() {
+    for elf in traceable_programs() {
         let name = elf.file_name().unwrap().to_str().unwrap().to_string();
         let run = run_program(&elf, &format!("elf/{name}"), 4);
         let (r, st) = ntrace(&run, 4, false);

@@ -14,7 +14,7 @@ use rvtrace_isa::IsaConfig;
 use rvtrace_ntrace::decoder::{Decoder as NDecoder, DecoderConfig};
 use rvtrace_ntrace::encoder::Encoder as NEncoder;
 use rvtrace_ntrace::options::EncoderConfig;
-use rvtrace_testkit::{assert_pcs_eq, parse_pcs, run_program, test_programs};
+use rvtrace_testkit::{assert_pcs_eq, parse_pcs, run_program, traceable_programs};
 
 fn isa(image: &Image) -> IsaConfig {
     IsaConfig::new(image.files()[0].xlen)
@@ -134,7 +134,7 @@ fn etrace_carries_privilege(records: &[Record]) -> bool {
 #[test]
 fn test_programs_transcode() {
     let (mut programs, mut e_identical) = (0, 0);
-    for elf in test_programs() {
+    for elf in traceable_programs() {
         let name = elf.file_name().unwrap().to_str().unwrap().to_string();
         let run = run_program(&elf, &format!("elf/{name}"), 4);
         let im = &run.image;

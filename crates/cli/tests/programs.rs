@@ -464,6 +464,8 @@ program_tests! {
     sdeleg_rv32imac => "sdeleg-rv32imac",
     csrs_rv64gc => "csrs-rv64gc",
     csrs_rv32imac => "csrs-rv32imac",
+    no_h_rv64gc => "no_h-rv64gc",
+    no_h_rv32imac => "no_h-rv32imac",
     bitmanip_rv64gc_zba_zbb => "bitmanip-rv64gc_zba_zbb",
     bitmanip_rv32imac_zba_zbb => "bitmanip-rv32imac_zba_zbb",
     zbs_zbc_rv64gc_zbs_zbc => "zbs_zbc-rv64gc_zbs_zbc",

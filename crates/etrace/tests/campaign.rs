@@ -307,34 +307,36 @@ fn campaign() -> Vec<(&'static str, &'static str, Tally)> {
 }
 
 /// (stream type, class, exact, reported, silent-wrong) measured with the fixed seeds (re-measured
-/// when `csrs-rv32imac` changed in issue 10: its counter probes moved to `pmu_access`). Before
+/// when `csrs-rv32imac`'s run changed: in issue 10, its counter probes moved to `pmu_access`; in
+/// issue 14, the hart lost H, so it prints other `misa`/`mideleg`/`mie` values: 77 -> 78
+/// silent-wrong of 1,800). Before
 /// issue 9 the decoder reported no truncation at a packet boundary and no stream that lost its
 /// start (534 silent-wrong of these 1,800; now 0 in those classes). What remains is
 /// silent-wrong because the damaged stream is a well-formed trace that agrees with the program
 /// (see [`Tally::silent`]).
 const EXPECTED: [(&str, &str, u32, u32, u32); 25] = [
-    ("default", "bitflip", 5, 62, 5),
+    ("default", "bitflip", 8, 57, 7),
     ("default", "insdel", 0, 72, 0),
-    ("default", "chunk", 0, 62, 10),
+    ("default", "chunk", 0, 61, 11),
     ("default", "truncation", 0, 72, 0),
     ("default", "wrap", 0, 72, 0),
-    ("implicit-return", "bitflip", 7, 64, 1),
+    ("implicit-return", "bitflip", 6, 64, 2),
     ("implicit-return", "insdel", 0, 72, 0),
     ("implicit-return", "chunk", 0, 66, 6),
     ("implicit-return", "truncation", 0, 72, 0),
     ("implicit-return", "wrap", 0, 72, 0),
-    ("branch-prediction", "bitflip", 8, 57, 7),
+    ("branch-prediction", "bitflip", 10, 57, 5),
     ("branch-prediction", "insdel", 0, 72, 0),
     ("branch-prediction", "chunk", 1, 62, 9),
     ("branch-prediction", "truncation", 0, 72, 0),
     ("branch-prediction", "wrap", 0, 72, 0),
-    ("full-address", "bitflip", 8, 55, 9),
+    ("full-address", "bitflip", 11, 50, 11),
     ("full-address", "insdel", 0, 72, 0),
     ("full-address", "chunk", 0, 68, 4),
     ("full-address", "truncation", 0, 72, 0),
     ("full-address", "wrap", 0, 72, 0),
-    ("reference", "bitflip", 8, 55, 9),
-    ("reference", "insdel", 0, 64, 8),
+    ("reference", "bitflip", 10, 57, 5),
+    ("reference", "insdel", 0, 63, 9),
     ("reference", "chunk", 1, 62, 9),
     ("reference", "truncation", 0, 72, 0),
     ("reference", "wrap", 0, 72, 0),

@@ -12,7 +12,7 @@ use rvtrace_ntrace::options::{CallStack, EncoderConfig, Mode, SyncUnit};
 use rvtrace_testkit::flow::RangeContract;
 use rvtrace_testkit::randprog::{random_program, seeds};
 use rvtrace_testkit::{
-    assert_pcs_eq, parse_pcs, run_elf_bytes, run_program, test_programs, ProgramRun,
+    assert_pcs_eq, parse_pcs, run_elf_bytes, run_program, traceable_programs, ProgramRun,
 };
 
 /// One named configuration.
@@ -280,7 +280,7 @@ fn round_trip(name: &str, run: &ProgramRun) -> Vec<u64> {
 
 #[test]
 fn round_trip_every_program_every_configuration() {
-    let programs = test_programs();
+    let programs = traceable_programs();
     assert!(programs.len() >= 20);
     let names: Vec<&str> = configs(Xlen::Rv64).iter().map(|c| c.0).collect();
     let mut bytes = vec![0u64; names.len()];
