@@ -1045,6 +1045,12 @@ impl<S: PacketSink> Encoder<S> {
                     let rep = prev_updiscon || next_exception;
                     self.trap(&icurr, false, &iprev, rep)?;
                 } else if prev_reported {
+                    // This sync packet gives the handler of the trap reported with thaddr = 0
+                    // (payload.adoc sec:thaddr); the decoder keeps it for the cause (implicit
+                    // exception mode), and so must the encoder, or the two tables part.
+                    let interrupt = iprev.itype() == Itype::Interrupt;
+                    let ecause = iprev.rec.cause & mask(self.p.ecause_width_p as u32);
+                    self.learn((interrupt, ecause), icurr.rec.iaddr & self.amask);
                     self.start(&icurr)?;
                 } else {
                     self.trap(&icurr, true, &iprev, false)?;

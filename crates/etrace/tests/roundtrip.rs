@@ -142,15 +142,6 @@ fn check_run(
     let xlen = run.image.files()[0].xlen;
     let code = Code::new(&run.image, IsaConfig::new(xlen));
     for (k, (label, inputs)) in sets.iter().enumerate() {
-        // Known gap, to fix: an exception at the target of an uninferable jump (triggers.c: an
-        // execute trigger on the first instruction of a function called through a register) in
-        // implicit exception mode decodes with losses (reported, never silent): payload.adoc,
-        // "Format 3 thaddr": thaddr = 0 with the EPC, the handler in a later format 3
-        // subformat 0 packet.
-        if inputs.implicit_exception && name.starts_with("triggers-") {
-            eprintln!("note: {name} {label}: skipped (known gap: trap at an uninferable target in implicit exception mode)");
-            continue;
-        }
         let inputs = ConfigInputs {
             xlen_bits: xlen.bits() as u8,
             itype_width: Some(width),
