@@ -227,6 +227,14 @@ pub mod irq {
 /// back from QEMU by `programs/src/csrs.c`).
 pub const DELEGABLE_EXCEPTIONS: u64 = 0xf0_bfff;
 
+/// `satp.ASID`: bits 59:44 on RV64 (Sv39/48/57), 30:22 on RV32 (Sv32) (privileged ISA, "satp").
+pub fn satp_asid(xlen: Xlen, satp: u64) -> u64 {
+    match xlen {
+        Xlen::Rv64 => (satp >> 44) & 0xffff,
+        Xlen::Rv32 => (satp >> 22) & 0x1ff,
+    }
+}
+
 /// Architectural CSR state (the values that are plain storage; counters are in
 /// [`crate::counters`]).
 #[derive(Clone, Debug)]

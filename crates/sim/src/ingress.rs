@@ -24,18 +24,12 @@ use crate::csr::num;
 use crate::hart::privilege;
 use crate::observer::{Observer, Retired, TrapInfo};
 use rvtrace_ingress::{Itype, Record};
-use rvtrace_isa::{is_sequentially_inferable, IsaConfig, Xlen};
+use rvtrace_isa::{is_sequentially_inferable, IsaConfig};
 
 /// `ctype` 2, "report context precisely" (`ingressPort.adoc`, context type table).
 pub const CTYPE_PRECISE: u8 = 2;
 
-/// `satp.ASID`: bits 59:44 on RV64 (Sv39/48/57), 30:22 on RV32 (Sv32) (privileged ISA, "satp").
-pub fn satp_asid(xlen: Xlen, satp: u64) -> u64 {
-    match xlen {
-        Xlen::Rv64 => (satp >> 44) & 0xffff,
-        Xlen::Rv32 => (satp >> 22) & 0x1ff,
-    }
-}
+pub use crate::csr::satp_asid;
 
 /// The context the recorder reports ([`IngressRecorder::context_from_asid`]).
 #[derive(Clone, Copy, Debug)]
@@ -205,7 +199,7 @@ impl<F: FnMut(&Record)> Observer for IngressRecorder<F> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use rvtrace_isa::CfClass;
+    use rvtrace_isa::{CfClass, Xlen};
 
     const NOP: u32 = 0x0000_0013;
 

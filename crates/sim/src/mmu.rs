@@ -280,11 +280,7 @@ impl Hart {
 
     /// The current `satp.ASID`.
     fn asid(&self) -> u16 {
-        if self.xlen == rvtrace_isa::Xlen::Rv32 {
-            (self.csr.satp >> 22 & 0x1ff) as u16
-        } else {
-            (self.csr.satp >> 44 & 0xffff) as u16
-        }
+        crate::csr::satp_asid(self.xlen, self.csr.satp) as u16
     }
 
     /// `sfence.vma`: `va` is rs1's value and `asid` rs2's, `None` where the register is x0;
