@@ -6,6 +6,7 @@
 //! they fail.
 
 pub mod asm;
+pub mod bench;
 pub mod flow;
 pub mod randprog;
 
