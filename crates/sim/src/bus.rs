@@ -263,8 +263,15 @@ impl Bus {
         let Some(off) = Self::offset_within(addr, size, limit) else {
             return false;
         };
-        let bytes = value.to_le_bytes();
-        self.ram[off..off + size as usize].copy_from_slice(&bytes[..size as usize]);
+        // Fixed sizes: a copy of `size` bytes would be a call to memcpy.
+        let r = &mut self.ram[off..];
+        match size {
+            1 => r[0] = value as u8,
+            2 => r[..2].copy_from_slice(&(value as u16).to_le_bytes()),
+            4 => r[..4].copy_from_slice(&(value as u32).to_le_bytes()),
+            8 => r[..8].copy_from_slice(&value.to_le_bytes()),
+            n => r[..n as usize].copy_from_slice(&value.to_le_bytes()[..n as usize]),
+        }
         let (first, last) = (off >> CODE_SHIFT, (off + size as usize - 1) >> CODE_SHIFT);
         if (self.code[first] | self.code[last]) & 1 != 0 {
             self.code_written(off, size as usize);
