@@ -6,8 +6,8 @@
 //! Prints figures; asserts only that the program ran to its successful exit.
 //!
 //! For callgrind (exact host-instruction counts on a shared machine): `HART_BENCH_MAX=N` stops
-//! each run after N instructions, `HART_BENCH_ONLY=text` runs only the measurements whose label
-//! contains it, `HART_BENCH_BLOCKS=0` turns pre-decoded blocks off.
+//! each run after N instructions, `HART_BENCH_ONLY=text` runs only the measurements whose workload
+//! name and label ("workload-rv64gc no observer") contain it, `HART_BENCH_BLOCKS=0` turns pre-decoded blocks off.
 
 use rvtrace_image::Image;
 use rvtrace_ingress::{IngressHeader, IngressWriter, Record};
@@ -43,7 +43,7 @@ fn measure_with<O: Observer>(
     uarch: &UarchConfig,
     all_events: bool,
 ) -> f64 {
-    if std::env::var("HART_BENCH_ONLY").is_ok_and(|o| !label.contains(&o)) {
+    if std::env::var("HART_BENCH_ONLY").is_ok_and(|o| !format!("{name} {label}").contains(&o)) {
         return 0.0;
     }
     let max = std::env::var("HART_BENCH_MAX").map_or(u64::MAX, |m| m.parse().unwrap());

@@ -27,7 +27,7 @@ impl Digest {
                 .rotate_left(29);
         }
         self.n += 1;
-        if self.n % 4096 == 0 {
+        if self.n.is_multiple_of(4096) {
             self.chunks.push(self.h);
         }
     }
