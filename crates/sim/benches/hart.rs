@@ -4,6 +4,10 @@
 //! (the instrumented loop) with the micro-architecture model off, with its default predictor,
 //! and with predictor, 32 KiB L1I/L1D and timing. Run: `cargo bench -p rvtrace-sim --bench hart`.
 //! Prints figures; asserts only that the program ran to its successful exit.
+//!
+//! For callgrind (exact host-instruction counts on a shared machine): `HART_BENCH_MAX=N` stops
+//! each run after N instructions, `HART_BENCH_ONLY=text` runs only the measurements whose workload
+//! name and label ("workload-rv64gc no observer") contain it, `HART_BENCH_BLOCKS=0` turns pre-decoded blocks off.
 
 use rvtrace_image::Image;
 use rvtrace_ingress::{IngressHeader, IngressWriter, Record};
@@ -19,6 +23,7 @@ fn hart(image: &Image, name: &str, uarch: &UarchConfig, all_events: bool) -> Har
     cfg.uarch = uarch.clone();
     let mut h = Hart::new(&cfg);
     h.counters.set_count_all(all_events);
+    h.set_blocks(std::env::var("HART_BENCH_BLOCKS").map_or(true, |v| v != "0"));
     h.load(image).unwrap();
     // Keep the program's output off the terminal.
     rvtrace_testkit::quiet_semihost(&mut h, image, name);
@@ -38,11 +43,17 @@ fn measure_with<O: Observer>(
     uarch: &UarchConfig,
     all_events: bool,
 ) -> f64 {
+    if std::env::var("HART_BENCH_ONLY").is_ok_and(|o| !format!("{name} {label}").contains(&o)) {
+        return 0.0;
+    }
+    let max = std::env::var("HART_BENCH_MAX").map_or(u64::MAX, |m| m.parse().unwrap());
     let mut h = hart(image, name, uarch, all_events);
     let t = Instant::now();
-    let stop = h.run(obs, u64::MAX);
+    let stop = h.run(obs, max);
     let s = t.elapsed().as_secs_f64();
-    assert_eq!(stop, Stop::Exit(0), "{name}");
+    if max == u64::MAX {
+        assert_eq!(stop, Stop::Exit(0), "{name}");
+    }
     let mips = h.instret as f64 / s / 1e6;
     println!(
         "{name:24} {label:28} {:>11} instructions {:>7.3} s {:>8.1} MIPS",

@@ -27,6 +27,10 @@ pub const ROM_BASE: u64 = 0x1000;
 /// Size of the reset ROM region on QEMU `virt`.
 pub const ROM_SIZE: u64 = 0xf000;
 
+/// Blocks are invalidated per page of this many bytes (`block.rs`).
+const CODE_PAGE: u64 = 1 << CODE_SHIFT;
+const CODE_SHIFT: usize = 12;
+
 /// A 16550 UART's registers (the subset QEMU's `serial` models and OpenSBI's `uart8250`
 /// driver uses; the 16550 data sheet's register map). Transmission is instant: LSR always
 /// reports THRE and TEMT. Received bytes wait in `rx` (LSR.DR while any).
@@ -131,7 +135,8 @@ pub struct Bus {
     pub tohost: Option<u64>,
     /// Set when a device asked to end the simulation.
     pub exit: Option<BusExit>,
-    /// Set when a device write changed interrupt state (the hart must re-check interrupts).
+    /// Set when a device write changed interrupt state, or a write hit a page the hart decoded
+    /// a block from (the hart must re-check before its next instruction: a running block ends).
     pub irq_dirty: bool,
     /// Where UART and HTIF console output goes.
     pub console: Box<dyn Write + Send>,
@@ -149,6 +154,10 @@ pub struct Bus {
     /// The hart's PMP fast path: how many bytes of RAM (from [`RAM_BASE`]) its loads, stores
     /// and fetches may use without a PMP check (all of RAM or none; the hart sets them).
     pub(crate) open: OpenRam,
+    /// Per 4 KiB page of RAM: a generation, odd while the hart holds blocks decoded from the
+    /// page (`block.rs`). A write to an odd page makes it even and larger: every block decoded
+    /// from the page is then stale.
+    code: Vec<u64>,
 }
 
 /// Bytes of RAM that each kind of hart access may use unchecked (see [`Bus::fast_load`]).
@@ -193,6 +202,8 @@ impl Bus {
                 store: ram_size,
                 fetch: ram_size,
             },
+            // One more page than RAM needs: a store's last byte indexes it unchecked.
+            code: vec![0; (ram_size / CODE_PAGE + 2) as usize],
         }
     }
 
@@ -252,8 +263,19 @@ impl Bus {
         let Some(off) = Self::offset_within(addr, size, limit) else {
             return false;
         };
-        let bytes = value.to_le_bytes();
-        self.ram[off..off + size as usize].copy_from_slice(&bytes[..size as usize]);
+        // Fixed sizes: a copy of `size` bytes would be a call to memcpy.
+        let r = &mut self.ram[off..];
+        match size {
+            1 => r[0] = value as u8,
+            2 => r[..2].copy_from_slice(&(value as u16).to_le_bytes()),
+            4 => r[..4].copy_from_slice(&(value as u32).to_le_bytes()),
+            8 => r[..8].copy_from_slice(&value.to_le_bytes()),
+            n => r[..n as usize].copy_from_slice(&value.to_le_bytes()[..n as usize]),
+        }
+        let (first, last) = (off >> CODE_SHIFT, (off + size as usize - 1) >> CODE_SHIFT);
+        if (self.code[first] | self.code[last]) & 1 != 0 {
+            self.code_written(off, size as usize);
+        }
         if self.tohost.is_some_and(|t| addr <= t && t < addr + size) {
             self.htif_write();
         }
@@ -273,10 +295,40 @@ impl Bus {
         match self.ram_offset(addr, data.len() as u64) {
             Some(off) => {
                 self.ram[off..off + data.len()].copy_from_slice(data);
+                if !data.is_empty() {
+                    self.code_written(off, data.len());
+                }
                 true
             }
             None => false,
         }
+    }
+
+    /// RAM bytes `off..off + len` (`len` > 0) were written: blocks decoded from their pages
+    /// are stale, and a running block must end (the next instruction may be one written).
+    #[cold]
+    #[inline(never)]
+    fn code_written(&mut self, off: usize, len: usize) {
+        for p in off >> CODE_SHIFT..=(off + len - 1) >> CODE_SHIFT {
+            if self.code[p] & 1 != 0 {
+                self.code[p] += 1;
+                self.irq_dirty = true;
+            }
+        }
+    }
+
+    /// The code generation of the RAM page holding `addr` (which must be in RAM) after marking
+    /// it as holding decoded blocks: blocks decoded now stay valid while it stays the same.
+    pub(crate) fn mark_code(&mut self, addr: u64) -> u64 {
+        let p = ((addr - RAM_BASE) >> CODE_SHIFT) as usize;
+        self.code[p] |= 1;
+        self.code[p]
+    }
+
+    /// The code generation of the RAM page holding `addr` (which must be in RAM).
+    #[inline(always)]
+    pub(crate) fn code_gen(&self, addr: u64) -> u64 {
+        self.code[((addr - RAM_BASE) >> CODE_SHIFT) as usize]
     }
 
     /// Set the reset ROM's contents (at most [`ROM_SIZE`] bytes; false if larger). The hart
@@ -507,6 +559,7 @@ impl Bus {
         } else if dev == 1 && cmd == 1 {
             let _ = self.console.write_all(&[v as u8]);
             self.ram[off..off + 8].fill(0);
+            self.code_written(off, 8);
         }
     }
 }

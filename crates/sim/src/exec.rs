@@ -22,7 +22,8 @@ impl Hart {
     pub(crate) fn wx<O: Observer, const RV64: bool>(&mut self, obs: &mut O, rd: u8, v: u64) {
         if rd != 0 {
             let v = if RV64 { v } else { v as i32 as i64 as u64 };
-            self.x[rd as usize] = v;
+            // Register numbers are 5 bits: the mask makes the bounds check go away.
+            self.x[(rd & 31) as usize] = v;
             obs.gpr_write(rd, v);
         }
     }
@@ -233,8 +234,8 @@ impl Hart {
         bits: u32,
         pc: u64,
     ) -> Result<u64, Exc> {
-        let rs1 = self.x[i.rs1 as usize];
-        let rs2 = self.x[i.rs2 as usize];
+        let rs1 = self.x[(i.rs1 & 31) as usize];
+        let rs2 = self.x[(i.rs2 & 31) as usize];
         let imm = i.imm as i64 as u64;
         let next = pc.wrapping_add(i.len as u64);
         let next = if RV64 { next } else { next & 0xffff_ffff };

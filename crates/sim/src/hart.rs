@@ -199,7 +199,9 @@ pub struct Hart {
     /// LR reservation: address and the value loaded (QEMU compares the value at SC).
     pub(crate) reservation: Option<(u64, u64)>,
     icache: Vec<Slot>,
-    isa: IsaConfig,
+    /// Pre-decoded blocks (`block.rs`).
+    pub(crate) blocks: crate::block::Blocks,
+    pub(crate) isa: IsaConfig,
     /// Run housekeeping (interrupts, timer, limits, stop requests) before the next instruction
     /// once `instret` reaches this.
     pub(crate) next_check: u64,
@@ -262,6 +264,7 @@ impl Hart {
             exts: Default::default(),
             reservation: None,
             icache: vec![Slot::default(); 1 << ICACHE_BITS],
+            blocks: Default::default(),
             isa: IsaConfig::new(cfg.xlen),
             next_check: 0,
             stop: None,
@@ -651,6 +654,12 @@ impl Hart {
             if HOOKS {
                 // TLB lookups are the retiring instruction's from its fetch on.
                 self.mmu.take_events();
+            } else if self.blocks.on && pc.wrapping_sub(RAM_BASE) < self.bus.open.fetch {
+                match self.run_block::<O, RV64>(obs, pc) {
+                    crate::block::Ran::Yes => continue,
+                    crate::block::Ran::Stop(stop) => return Some(stop),
+                    crate::block::Ran::No => {}
+                }
             }
             let raw = match self.bus.fast_fetch(pc, self.bus.open.fetch) {
                 Some(raw) => raw,
@@ -737,11 +746,8 @@ impl Hart {
                 }
                 // Any other exception: the instruction does not retire.
                 Err(exc) => {
-                    let trap = self.take_trap(exc.cause, exc.tval, false, pc);
-                    obs.trap(&trap);
-                    self.note_fault(trap);
-                    if obs.stop_requested() {
-                        return Some(Stop::Requested);
+                    if let Some(stop) = self.instruction_fault(obs, pc, exc) {
+                        return Some(stop);
                     }
                     continue;
                 }

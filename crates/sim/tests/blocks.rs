@@ -1,0 +1,398 @@
+//! Pre-decoded blocks (`block.rs`) are invisible except in speed: every test program and a set
+//! of random programs run with blocks on and off give the same stream of observer events (every
+//! field of every retirement, trap, register, CSR and memory effect) and the same final state;
+//! stopping after any number of instructions stops at the same place; and self-modifying code
+//! executes the bits last written, as on QEMU 7.2 (which ends a translation block that writes
+//! its own page and re-translates, so the very next instruction executes the new bits).
+
+use rvtrace_isa::Xlen;
+use rvtrace_sim::extension::{Ctx, EnvCall, Extension, Service};
+use rvtrace_sim::{Config, Hart, MemAccess, Observer, Retired, Stop, TrapInfo};
+use rvtrace_testkit::asm;
+
+/// A digest of every observer event, with one digest per 4096 events to say where two runs
+/// part.
+#[derive(Default)]
+struct Digest {
+    h: u64,
+    n: u64,
+    chunks: Vec<u64>,
+}
+
+impl Digest {
+    fn mix(&mut self, vals: &[u64]) {
+        for &v in vals {
+            self.h = (self.h ^ v)
+                .wrapping_mul(0x9e37_79b9_7f4a_7c15)
+                .rotate_left(29);
+        }
+        self.n += 1;
+        if self.n.is_multiple_of(4096) {
+            self.chunks.push(self.h);
+        }
+    }
+    fn trap_vals(t: &TrapInfo) -> [u64; 8] {
+        [
+            t.cause,
+            t.tval,
+            t.interrupt as u64,
+            t.epc,
+            t.from_priv as u64,
+            t.to_priv as u64,
+            t.handler,
+            t.mstatus,
+        ]
+    }
+}
+
+impl Observer for Digest {
+    fn retire(&mut self, ev: &Retired) {
+        let t = ev.trap.map(|t| Self::trap_vals(&t)).unwrap_or_default();
+        let s = ev
+            .serviced
+            .map_or(0, |s| 1 | (s.by as u64) << 8 | (s.cause as u64) << 16);
+        let mut v = vec![
+            1,
+            ev.pc,
+            ev.insn as u64,
+            ev.len as u64,
+            ev.class as u64,
+            ev.next_pc,
+            ev.priv_ as u64,
+            ev.trap.is_some() as u64,
+            s,
+            ev.mtime,
+        ];
+        v.extend_from_slice(&t);
+        self.mix(&v);
+    }
+    fn trap(&mut self, ev: &TrapInfo) {
+        let mut v = vec![2];
+        v.extend_from_slice(&Self::trap_vals(ev));
+        self.mix(&v);
+    }
+    fn gpr_write(&mut self, rd: u8, value: u64) {
+        self.mix(&[3, rd as u64, value]);
+    }
+    fn fpr_write(&mut self, rd: u8, value: u64) {
+        self.mix(&[4, rd as u64, value]);
+    }
+    fn csr_write(&mut self, csr: u16, value: u64) {
+        self.mix(&[5, csr as u64, value]);
+    }
+    fn mem_access(&mut self, a: &MemAccess) {
+        self.mix(&[6, a.addr, a.size as u64, a.value, a.kind as u64]);
+    }
+    fn trap_return(&mut self, mstatus: u64, to_priv: u8) {
+        self.mix(&[7, mstatus, to_priv as u64]);
+    }
+}
+
+/// Everything a run leaves behind that a program could see or a tool could print.
+fn state(h: &Hart) -> String {
+    format!(
+        "pc {:#x} priv {} instret {} mtime {}\nx {:x?}\nf {:x?}\ncsr {:?}\nclint {:?}\nminstret {:?} mcycle {:?}",
+        h.pc,
+        h.priv_,
+        h.instret,
+        h.mtime(),
+        h.x,
+        h.f,
+        h.csr,
+        h.bus.clint,
+        h.counters.read(0xb02, h.instret, 3, 0),
+        h.counters.read(0xb00, h.instret, 3, 0),
+    )
+}
+
+/// The first MiB where the RAM of `a` and `b` differs.
+fn ram_difference(a: &Hart, b: &Hart) -> Option<u64> {
+    let base = rvtrace_sim::bus::RAM_BASE;
+    let (mut x, mut y) = (vec![0u8; 1 << 20], vec![0u8; 1 << 20]);
+    (0..a.bus.ram_size() >> 20).find_map(|m| {
+        let at = base + (m << 20);
+        assert!(a.read_memory(at, &mut x) && b.read_memory(at, &mut y));
+        (x != y).then_some(at)
+    })
+}
+
+/// Run `make()`'s hart with blocks on and off for `max` instructions and compare (all of RAM
+/// too when `ram`).
+fn compare(name: &str, make: impl Fn() -> Hart, max: u64, ram: bool) -> (Stop, u64) {
+    let mut on = make();
+    let mut off = make();
+    off.set_blocks(false);
+    let (mut d_on, mut d_off) = (Digest::default(), Digest::default());
+    let s_on = on.run(&mut d_on, max);
+    let s_off = off.run(&mut d_off, max);
+    assert_eq!(s_on, s_off, "{name}: stop");
+    if d_on.h != d_off.h || d_on.n != d_off.n {
+        let at = d_on
+            .chunks
+            .iter()
+            .zip(&d_off.chunks)
+            .position(|(a, b)| a != b)
+            .unwrap_or(d_on.chunks.len().min(d_off.chunks.len()));
+        panic!(
+            "{name}: events differ ({} with blocks, {} without), first in events {}..{}",
+            d_on.n,
+            d_off.n,
+            at * 4096,
+            (at + 1) * 4096
+        );
+    }
+    assert_eq!(state(&on), state(&off), "{name}: final state");
+    if ram {
+        assert_eq!(ram_difference(&on, &off), None, "{name}: RAM");
+    }
+    (s_on, on.instret)
+}
+
+fn elf_hart(image: &rvtrace_image::Image, cmdline: &str) -> Hart {
+    let mut h = Hart::new(&Config::virt(image.files()[0].xlen, cmdline));
+    h.load(image).unwrap();
+    rvtrace_testkit::quiet_semihost(&mut h, image, cmdline);
+    h
+}
+
+#[test]
+fn test_programs_run_the_same_with_and_without_blocks() {
+    let mut n = 0;
+    for path in rvtrace_testkit::test_programs() {
+        let name = path.file_stem().unwrap().to_string_lossy().into_owned();
+        let mut image = rvtrace_image::Image::new();
+        image.load_file(&path).unwrap();
+        let cmdline = format!("elf/{name}.elf");
+        let (stop, retired) = compare(&name, || elf_hart(&image, &cmdline), 20_000_000, true);
+        assert!(retired > 0, "{name}: {stop:?}");
+        n += 1;
+    }
+    assert!(n >= 30, "only {n} test programs");
+}
+
+#[test]
+fn random_programs_run_the_same_with_and_without_blocks() {
+    for seed in rvtrace_testkit::randprog::seeds(200) {
+        let p = rvtrace_testkit::randprog::random_program(seed);
+        let mut image = rvtrace_image::Image::new();
+        image.load_bytes("prog.elf", &p.elf).unwrap();
+        let (stop, _) = compare(
+            &format!("seed {seed}"),
+            || elf_hart(&image, "prog.elf"),
+            2_000_000,
+            seed % 8 == 0,
+        );
+        assert_eq!(stop, Stop::Exit(0), "seed {seed}");
+    }
+}
+
+/// `--max-insns` and every other stop between two instructions: a run of k instructions ends
+/// at the same instruction (and `instret`, `minstret`, `mcycle`) whatever k, in the middle of
+/// blocks too; runs of k then the rest give the same events as one run.
+#[test]
+fn runs_stop_after_exactly_k_instructions() {
+    for seed in 0..4 {
+        let p = rvtrace_testkit::randprog::random_program(seed);
+        let mut image = rvtrace_image::Image::new();
+        image.load_bytes("prog.elf", &p.elf).unwrap();
+        for k in (1..80).chain([97, 211, 997, 5003]) {
+            let name = format!("seed {seed} k {k}");
+            let (stop, retired) = compare(&name, || elf_hart(&image, "prog.elf"), k, false);
+            if stop == Stop::InsnLimit {
+                assert_eq!(retired, k, "{name}");
+            }
+        }
+        // In slices: each slice starts where the last one stopped.
+        let mut a = elf_hart(&image, "prog.elf");
+        let mut b = elf_hart(&image, "prog.elf");
+        b.set_blocks(false);
+        let (mut da, mut db) = (Digest::default(), Digest::default());
+        let sa = loop {
+            match a.run(&mut da, 7) {
+                Stop::InsnLimit => {}
+                s => break s,
+            }
+        };
+        let sb = b.run(&mut db, u64::MAX);
+        assert_eq!(
+            (sa, da.h, state(&a)),
+            (sb, db.h, state(&b)),
+            "seed {seed} slices"
+        );
+    }
+}
+
+const T0: u32 = 5;
+const T1: u32 = 6;
+const S0: u32 = 8;
+const S1: u32 = 9;
+const A0: u32 = 10;
+const RA: u32 = 1;
+
+fn auipc(rd: u32, imm20: u32) -> u32 {
+    imm20 << 12 | rd << 7 | 0x17
+}
+fn lw(rd: u32, rs1: u32, imm: i32) -> u32 {
+    asm::i_type(imm as i64, rs1, 2, rd, 0x03)
+}
+fn sw(rs2: u32, rs1: u32, imm: i32) -> u32 {
+    asm::s_type(imm as i64, rs2, rs1, 2)
+}
+fn amoswap_w(rd: u32, rs2: u32, rs1: u32) -> u32 {
+    asm::r_type(0b0000100, rs2, rs1, 2, rd, 0x2f)
+}
+const FENCE_I: u32 = 0x0000_100f;
+const NOP: u32 = 0x0000_0013;
+
+/// Run `code` (at the start of RAM) for `n` instructions with blocks on and off; both must
+/// agree, and the hart with blocks is returned.
+fn run_code(code: &[u32], n: u64, write_code: bool) -> Hart {
+    let make = || {
+        let mut h = asm::hart_with_code(Config::virt(Xlen::Rv64, "x"), code);
+        h.csr.mtvec = rvtrace_sim::bus::RAM_BASE + 0x800;
+        if write_code {
+            h.attach(Box::new(WriteCode));
+        }
+        h
+    };
+    let mut on = make();
+    let mut off = make();
+    off.set_blocks(false);
+    assert_eq!(on.run(&mut (), n), Stop::InsnLimit);
+    assert_eq!(off.run(&mut (), n), Stop::InsnLimit);
+    assert_eq!(state(&on), state(&off));
+    on
+}
+
+/// A store over the next instruction of the running block: the new bits execute.
+#[test]
+fn store_over_the_next_instruction() {
+    let code = [
+        auipc(T0, 0),
+        lw(T1, T0, 24),
+        sw(T1, T0, 12),
+        asm::addi(A0, 0, 1), // replaced by `addi a0, x0, 42`
+        asm::SPIN,
+        NOP,
+        asm::addi(A0, 0, 42),
+    ];
+    let h = run_code(&code, 5, false);
+    assert_eq!(h.x[A0 as usize], 42);
+    assert_eq!(h.pc, rvtrace_sim::bus::RAM_BASE + 16);
+}
+
+/// An AMO over the next instruction of the running block.
+#[test]
+fn amo_over_the_next_instruction() {
+    let code = [
+        auipc(T0, 0),
+        lw(T1, T0, 24),
+        asm::addi(T0, T0, 16),
+        amoswap_w(0, T1, T0),
+        asm::addi(A0, 0, 1), // replaced by `addi a0, x0, 42`
+        asm::SPIN,
+        asm::addi(A0, 0, 42),
+    ];
+    let h = run_code(&code, 5, false);
+    assert_eq!(h.x[A0 as usize], 42);
+}
+
+/// A function that ran (its block is cached) is rewritten, then called again: with or without
+/// `fence.i` the new bits execute (QEMU 7.2 invalidates translations on any write to code).
+#[test]
+fn rewritten_function_runs_its_new_code() {
+    for fence in [FENCE_I, NOP] {
+        let mut code = vec![
+            auipc(S0, 0),
+            asm::jal(RA, 40),     // +4: call F (+44)
+            asm::addi(S1, A0, 0), // +8
+            lw(T1, S0, 64),       // +12
+            sw(T1, S0, 44),       // +16: F's first instruction
+            fence,                // +20
+            asm::jal(RA, 20),     // +24: call F (+44)
+            asm::SPIN,            // +28
+        ];
+        code.resize(11, NOP);
+        code.push(asm::addi(A0, 0, 1)); // +44: F
+        code.push(asm::jalr(0, RA, 0));
+        code.resize(16, NOP);
+        code.push(asm::addi(A0, 0, 7)); // +64
+        let h = run_code(&code, 11, false);
+        assert_eq!((h.x[S1 as usize], h.x[A0 as usize]), (1, 7));
+        assert_eq!(h.pc, rvtrace_sim::bus::RAM_BASE + 28);
+    }
+}
+
+/// A store to code no block was decoded from yet, in another page, then a jump there.
+#[test]
+fn store_to_code_not_yet_decoded() {
+    let mut code = vec![
+        auipc(T0, 1),  // t0 = base + 0x1000
+        lw(T1, T0, 8), // the word at +0x1008
+        sw(T1, T0, 0), // over +0x1000
+        asm::jalr(0, T0, 0),
+    ];
+    code.resize(0x400, NOP);
+    code.push(asm::addi(A0, 0, 1)); // +0x1000
+    code.push(asm::SPIN);
+    code.push(asm::addi(A0, 0, 9)); // +0x1008
+    let h = run_code(&code, 5, false);
+    assert_eq!(h.x[A0 as usize], 9);
+}
+
+/// An extension's write into code (the path of semihosting `SYS_READ`): the block decoded
+/// before is not used again.
+struct WriteCode;
+
+impl Extension for WriteCode {
+    fn name(&self) -> &'static str {
+        "write-code"
+    }
+    fn environment_call(&mut self, ctx: &mut Ctx, _call: &EnvCall) -> Option<Service> {
+        let at = rvtrace_sim::bus::RAM_BASE + 0x20;
+        assert!(ctx.write_memory(at, &asm::addi(A0, A0, 100).to_le_bytes()));
+        Some(Service::Done)
+    }
+}
+
+#[test]
+fn extension_write_into_code() {
+    let mut code = vec![
+        asm::jal(RA, 0x20), // +0: call F
+        0x0000_0073,        // +4: ecall: F's first instruction becomes `addi a0, a0, 100`
+        asm::jal(RA, 0x18), // +8: call F
+        asm::SPIN,          // +12
+    ];
+    code.resize(8, NOP);
+    code.push(asm::addi(A0, A0, 1)); // +0x20: F
+    code.push(asm::jalr(0, RA, 0));
+    let h = run_code(&code, 7, true);
+    assert_eq!(h.x[A0 as usize], 101);
+    assert_eq!(h.pc, rvtrace_sim::bus::RAM_BASE + 12);
+}
+
+/// A fault in the middle of a block: the instructions before it retired, the faulting one did
+/// not (`minstret` read by the handler, `instret`, `mepc`).
+#[test]
+fn counters_exact_at_a_fault_inside_a_block() {
+    let mut code = vec![
+        asm::addi(A0, 0, 1),
+        asm::addi(A0, A0, 1),
+        lw(T1, 0, 0), // address 0: load access fault
+        asm::addi(A0, A0, 1),
+        asm::SPIN,
+    ];
+    code.resize(0x200, NOP);
+    code.push(asm::csrr(S0, 0xb02)); // +0x800: minstret
+    code.push(asm::csrr(S1, 0xb00)); // mcycle
+    code.push(asm::SPIN);
+    let h = run_code(&code, 5, false);
+    assert_eq!(h.csr.mcause, 5);
+    assert_eq!(h.csr.mepc, rvtrace_sim::bus::RAM_BASE + 8);
+    // mcycle counts the `csrr minstret` before it (one cycle per instruction without timing).
+    assert_eq!(
+        (h.x[A0 as usize], h.x[S0 as usize], h.x[S1 as usize]),
+        (2, 2, 3)
+    );
+    assert_eq!(h.instret, 5);
+}
