@@ -28,6 +28,22 @@ impl<R: BufRead> ByteLines<R> {
         }
     }
 
+    /// The fast path of a line reader: `f` gets the buffered input from the start of the next
+    /// line and returns a value and the length of the line it parsed (its `'\n'` included), or
+    /// `None` (then nothing is consumed: the caller reads the line with
+    /// [`next_line`](Self::next_line)). `None` also when nothing is buffered.
+    #[inline(always)]
+    pub(crate) fn try_parse<T>(
+        &mut self,
+        f: impl FnOnce(&[u8]) -> Option<(T, usize)>,
+    ) -> Option<T> {
+        let buf = self.inner.fill_buf().ok()?;
+        let (t, n) = f(buf)?;
+        debug_assert!(n <= buf.len() && buf[n - 1] == b'\n');
+        self.inner.consume(n);
+        Some(t)
+    }
+
     /// Calls `f` with the next line, its `'\n'` included when there is one (as `read_line`
     /// gives it); `Ok(None)` at the end of the input.
     #[inline]
@@ -80,6 +96,56 @@ pub(crate) fn strip_eol(s: &[u8]) -> Option<&[u8]> {
         Some(b'\r' | b'\n') => None,
         _ => Some(s),
     }
+}
+
+/// The line end at the start of `s` (`\n` or `\r\n`): its length.
+#[inline(always)]
+pub(crate) fn eol(s: &[u8]) -> Option<usize> {
+    match s {
+        [b'\n', ..] => Some(1),
+        [b'\r', b'\n', ..] => Some(2),
+        _ => None,
+    }
+}
+
+/// 1 to 16 hex digits (after an optional `0x`/`0X`) at the start of `s`, followed by `stop`:
+/// the value and the length up to `stop` (excluded).
+#[inline(always)]
+pub(crate) fn hex_until(s: &[u8], stop: u8) -> Option<(u64, usize)> {
+    let start = match s {
+        [b'0', b'x' | b'X', ..] => 2,
+        _ => 0,
+    };
+    let mut v = 0u64;
+    let mut i = start;
+    loop {
+        let b = *s.get(i)?;
+        let d = HEX[b as usize];
+        if d == 0xff {
+            break;
+        }
+        v = v << 4 | d as u64;
+        i += 1;
+    }
+    let n = i - start;
+    ((1..=16).contains(&n) && s.get(i) == Some(&stop)).then_some((v, i))
+}
+
+/// 1 to 19 decimal digits at the start of `s` followed by `,` or a line end: the value and
+/// the number of digits.
+#[inline(always)]
+pub(crate) fn dec_field(s: &[u8]) -> Option<(u64, usize)> {
+    let mut v = 0u64;
+    let mut i = 0;
+    while let Some(&b) = s.get(i) {
+        let d = b.wrapping_sub(b'0');
+        if d > 9 {
+            break;
+        }
+        v = v.wrapping_mul(10).wrapping_add(d as u64);
+        i += 1;
+    }
+    ((1..=19).contains(&i) && matches!(s.get(i), Some(b',' | b'\n' | b'\r'))).then_some((v, i))
 }
 
 /// 1 to 16 hex digits (after an optional `0x`/`0X`), the whole of `s`.

@@ -44,7 +44,7 @@
 
 use std::io::{self, BufRead, BufWriter, Write};
 
-use crate::lines::{hex, strip_eol, ByteLines};
+use crate::lines::{eol, hex, hex_until, strip_eol, ByteLines};
 use crate::{privilege, IngressError, Itype, Record};
 
 const FORMAT: &str = "PCSEQ";
@@ -83,6 +83,13 @@ impl<R: BufRead> PcseqReader<R> {
     /// The next record, `Ok(None)` at the end of the input or at a `.e` line.
     pub fn next_record(&mut self) -> Result<Option<Record>, IngressError> {
         let fast = self.fast;
+        if fast && !self.done {
+            if let Some(mut rec) = self.lines.try_parse(fast_prefix) {
+                self.line_no += 1;
+                rec.priv_ = self.priv_;
+                return Ok(Some(rec));
+            }
+        }
         while !self.done {
             let line_no = self.line_no + 1;
             let got = self.lines.next_line(|line| match fast_line(line) {
@@ -134,6 +141,42 @@ fn slow_line(line: &[u8], line_no: u64) -> Line {
             Err(e) => Line::Error(e),
         }
     }
+}
+
+/// [`fast_line`] on the line at the start of `buf` (which must hold its line end): the record
+/// and the line's length.
+#[inline(always)]
+fn fast_prefix(buf: &[u8]) -> Option<(Record, usize)> {
+    let (iaddr, comma) = hex_until(buf, b',')?;
+    let rest = &buf[comma + 1..];
+    let (itype, n) = match rest {
+        [b'L', ..] => (Itype::None, 1),
+        [b'B', b'N', ..] => (Itype::NonTakenBranch, 2),
+        [b'B', ..] => (Itype::TakenBranch, 1),
+        [b'J', b'I', ..] => (Itype::UninferableJump, 2),
+        [b'J', ..] => (Itype::InferableJump, 1),
+        [b'C', b'I', ..] => (Itype::UninferableCall, 2),
+        [b'C', ..] => (Itype::InferableCall, 1),
+        [b'R', ..] => (Itype::Return, 1),
+        _ => return None,
+    };
+    let ilastsize = match rest.get(n)? {
+        b'2' => 0,
+        b'4' => 1,
+        _ => return None,
+    };
+    let len = comma + 1 + n + 1;
+    let end = eol(&buf[len..])?;
+    Some((
+        Record {
+            iaddr,
+            iretire: 1 << ilastsize,
+            ilastsize,
+            itype,
+            ..Record::default()
+        },
+        len + end,
+    ))
 }
 
 /// The record of a line that is exactly `[0x]<1-16 hex digits>,<type><2|4>` (line end
@@ -347,15 +390,16 @@ mod tests {
             if g.below(2) == 0 {
                 text.extend(b"0x80000000,L4"); // no line end
             }
-            // Small buffers: lines span fills.
-            let fast = outcomes(PcseqReader::new(std::io::BufReader::with_capacity(
-                7,
-                &text[..],
-            )));
             let mut slow = PcseqReader::new(&text[..]);
             slow.fast = false;
             let slow = outcomes(slow);
-            assert_eq!(fast, slow, "seed {seed}");
+            // Small buffers (lines span fills) and large ones (lines parsed in the buffer).
+            let mut fast = Vec::new();
+            for cap in [7, 64, 1 << 16] {
+                let r = PcseqReader::new(std::io::BufReader::with_capacity(cap, &text[..]));
+                fast = outcomes(r);
+                assert_eq!(fast, slow, "seed {seed} buffer {cap}");
+            }
             assert!(records > 0 && !fast.is_empty());
             assert!(fast.iter().any(|o| o.starts_with("error")), "seed {seed}");
             assert!(fast.iter().any(|o| !o.starts_with("error")), "seed {seed}");
