@@ -427,6 +427,31 @@ impl IngressSink {
     }
 }
 
+impl rvtrace_ingress::RecordSink for &mut IngressSink {
+    #[inline(always)]
+    fn record(&mut self, r: &Record) {
+        self.write(r)
+    }
+
+    /// The common case: the binary writer encodes it without comparing.
+    #[inline(always)]
+    fn predicted(&mut self, r: &Record) {
+        if self.err.is_some() {
+            return;
+        }
+        if let Some(w) = &mut self.bin {
+            if let Err(e) = w.write_predicted(r) {
+                self.err = Some(e);
+            }
+        }
+        if let Some(w) = &mut self.text {
+            if let Err(e) = w.write(r) {
+                self.err = Some(e);
+            }
+        }
+    }
+}
+
 /// `--context`: where the ingress `context` comes from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 enum ContextArg {
@@ -762,7 +787,7 @@ pub fn run(args: &RunArgs) -> CmdResult {
     let (stop, interrupted);
     {
         let mut recorder = Maybe(want_ingress.then(|| {
-            let rec = IngressRecorder::new(isa_cfg, args.itype_width, |r: &Record| sink.write(r));
+            let rec = IngressRecorder::new(isa_cfg, args.itype_width, &mut sink);
             match args.context {
                 Some(ContextArg::Asid) => rec.context_from_asid(satp),
                 None => rec,

@@ -351,7 +351,9 @@ fn read_up_to<R: Read>(r: &mut R, buf: &mut Vec<u8>, len: usize) -> io::Result<u
     Ok(buf.len() - start)
 }
 
-/// Prediction state shared by the encoder and decoder (module doc, "Records").
+/// Prediction state shared by the encoder and decoder (module doc, "Records"). Only the fields
+/// that predict something are read from `prev` (`iaddr`, `iretire`, `ilastsize`, `priv_`,
+/// `context`, `time`): [`IngressWriter::write_predicted`] updates only those.
 #[derive(Clone, Copy, Default)]
 struct State {
     prev: Record,
@@ -364,28 +366,33 @@ impl State {
         self.time_step = rec.time.wrapping_sub(self.prev.time);
         self.prev = rec;
     }
+
+    /// Whether `r` is the record this state predicts for one instruction: at the predicted
+    /// address and time, same privilege and context, no trap fields, no context report, no
+    /// `sijump`, a single 16- or 32-bit instruction (the one-byte encoding).
+    #[inline(always)]
+    fn predicts(&self, r: &Record) -> bool {
+        let prev = &self.prev;
+        let one = (r.iretire == 2 && r.ilastsize == 1) || (r.iretire == 1 && r.ilastsize == 0);
+        one && r.iaddr == prev.next_iaddr()
+            && r.time == prev.time.wrapping_add(self.time_step)
+            && (r.cause | r.tval | r.ctype as u64) == 0
+            && r.priv_ == prev.priv_
+            && r.context == prev.context
+            && !r.sijump
+    }
 }
 
 /// Appends the encoding of `r` (module doc, "Records").
 #[inline]
 fn encode_record(out: &mut Vec<u8>, st: &mut State, r: &Record) {
-    let prev = &st.prev;
     // Fast path, the common case: one instruction at the predicted address with predicted
     // time, no trap fields and nothing changed, i.e. a tag byte with no address, no extension.
-    let one = (r.iretire == 2 && r.ilastsize == 1) || (r.iretire == 1 && r.ilastsize == 0);
-    if one
-        && r.iaddr == prev.next_iaddr()
-        && r.time == prev.time.wrapping_add(st.time_step)
-        && (r.cause | r.tval | r.ctype as u64) == 0
-        && r.priv_ == prev.priv_
-        && r.context == prev.context
-        && !r.sijump
-    {
-        let class = if r.iretire == 2 { SIZE_32 } else { SIZE_16 };
-        out.push(r.itype.code() & 0x0f | class << TAG_SIZE_SHIFT);
-        st.prev = *r;
+    if st.predicts(r) {
+        encode_predicted(out, st, r);
         return;
     }
+    let prev = &st.prev;
     let class = if r.iretire == 2 && r.ilastsize == 1 {
         SIZE_32
     } else if r.iretire == 1 && r.ilastsize == 0 {
@@ -458,6 +465,19 @@ fn encode_record(out: &mut Vec<u8>, st: &mut State, r: &Record) {
         }
     }
     st.advance(*r);
+}
+
+/// Appends the one-byte encoding of `r`, which `st` predicts ([`State::predicts`]), and advances
+/// the prediction fields of `st` (the time step stays).
+#[inline(always)]
+fn encode_predicted(out: &mut Vec<u8>, st: &mut State, r: &Record) {
+    let class = if r.iretire == 2 { SIZE_32 } else { SIZE_16 };
+    out.push(r.itype.code() & 0x0f | class << TAG_SIZE_SHIFT);
+    let prev = &mut st.prev;
+    prev.iaddr = r.iaddr;
+    prev.iretire = r.iretire;
+    prev.ilastsize = r.ilastsize;
+    prev.time = r.time;
 }
 
 const ERR_END: &str = "record runs past the end of its block";
@@ -560,6 +580,8 @@ fn decode_record(buf: &[u8], pos: &mut usize, st: &mut State) -> Result<Record, 
 pub struct IngressWriter<W: Write> {
     inner: W,
     block: Vec<u8>,
+    /// Payload size at which a block is closed.
+    target: usize,
     count: u32,
     state: State,
     total: u64,
@@ -577,10 +599,19 @@ impl<W: Write> IngressWriter<W> {
         Ok(IngressWriter {
             inner: w,
             block,
+            target: BLOCK_TARGET,
             count: 0,
             state: State::default(),
             total: 0,
         })
+    }
+
+    /// Close blocks once their payload reaches `bytes` (default 64 KiB; at least 1, at most
+    /// 16 MiB minus the largest record; clamped). Smaller blocks lose less of a damaged file and
+    /// compress less; tests use them to cross many block starts.
+    pub fn block_target(mut self, bytes: usize) -> Self {
+        self.target = bytes.clamp(1, MAX_BLOCK_PAYLOAD as usize - 64);
+        self
     }
 
     /// Appends one record. (Inlined into the recorder's per-instruction path: without it the
@@ -590,7 +621,32 @@ impl<W: Write> IngressWriter<W> {
         encode_record(&mut self.block, &mut self.state, rec);
         self.count += 1;
         self.total += 1;
-        if self.block.len() >= BLOCK_HEADER + BLOCK_TARGET {
+        if self.block.len() >= BLOCK_HEADER + self.target {
+            self.flush_block()?;
+        }
+        Ok(())
+    }
+
+    /// Appends one record that the caller knows to be the one the format predicts from the
+    /// previous record written (the one-byte case of the [module doc](self): one 16- or 32-bit
+    /// instruction at the address after the previous record, at the previous time plus the
+    /// previous time step, same `priv` and `context`, `cause`, `tval`, `ctype` 0, no `sijump`;
+    /// any `itype`). The same bytes as [`write`](Self::write), for less work: a producer that
+    /// tracks the prediction itself (`rvtrace_sim::ingress::IngressRecorder`) skips the
+    /// comparisons. A record that is not predicted is a caller bug (checked in debug builds).
+    /// The block's prediction state is reset at the start of every block, so the first two
+    /// records of a block (the second one's time step is measured from the first) take the
+    /// general path.
+    #[inline(always)]
+    pub fn write_predicted(&mut self, rec: &Record) -> io::Result<()> {
+        if self.count < 2 {
+            return self.write(rec);
+        }
+        debug_assert!(self.state.predicts(rec), "not the predicted record: {rec}");
+        encode_predicted(&mut self.block, &mut self.state, rec);
+        self.count += 1;
+        self.total += 1;
+        if self.block.len() >= BLOCK_HEADER + self.target {
             self.flush_block()?;
         }
         Ok(())

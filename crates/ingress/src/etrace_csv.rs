@@ -42,6 +42,7 @@
 
 use std::io::{self, BufRead, BufWriter, Write};
 
+use crate::lines::{dec, dec_field, eol, hex, hex_until, strip_eol, ByteLines};
 use crate::{IngressError, Itype, Record};
 
 const FORMAT: &str = "E-Trace CSV";
@@ -142,13 +143,18 @@ impl CsvColumns {
 }
 
 /// Reads an E-Trace reference-flow CSV (see the [module doc](self)).
+///
+/// Rows are parsed from the input's buffer as bytes; a row the fast parser does not take (any
+/// field that is not plain digits, an out-of-range value, a blank line) goes to the simple
+/// `&str` parser, which decides.
 pub struct EtraceCsvReader<R: BufRead> {
-    inner: R,
+    lines: ByteLines<R>,
     columns: CsvColumns,
     /// Column of each field, by position in the file.
     order: Vec<Col>,
-    line: String,
     line_no: u64,
+    /// Use the fast parser (tests turn it off to compare).
+    fast: bool,
 }
 
 fn parse_dec(s: &str) -> Option<u64> {
@@ -228,11 +234,11 @@ impl<R: BufRead> EtraceCsvReader<R> {
             sijump: order.contains(&Col::Sijump),
         };
         Ok(EtraceCsvReader {
-            inner: r,
+            lines: ByteLines::new(r),
             columns,
             order,
-            line,
             line_no: 1,
+            fast: true,
         })
     }
 
@@ -243,19 +249,118 @@ impl<R: BufRead> EtraceCsvReader<R> {
 
     /// The next record, `Ok(None)` at the end of the file (blank lines are skipped).
     pub fn next_record(&mut self) -> Result<Option<Record>, IngressError> {
+        let (fast, order) = (self.fast, &self.order[..]);
+        if fast {
+            if let Some(rec) = self.lines.try_parse(|buf| fast_prefix(buf, order)) {
+                self.line_no += 1;
+                return Ok(Some(rec));
+            }
+        }
         loop {
-            self.line.clear();
-            if self.inner.read_line(&mut self.line)? == 0 {
+            let line_no = self.line_no + 1;
+            let got = self.lines.next_line(|line| match fast_row(line, order) {
+                Some(r) if fast => Ok(Some(r)),
+                _ => slow_row(line, order, line_no),
+            })?;
+            let Some(row) = got else {
                 return Ok(None);
+            };
+            self.line_no = line_no;
+            match row {
+                Ok(None) => continue,
+                r => return r,
             }
-            self.line_no += 1;
-            let l = self.line.trim_end_matches(['\n', '\r']);
-            if l.trim().is_empty() {
-                continue;
-            }
-            return parse_row(l, &self.order, self.line_no).map(Some);
         }
     }
+}
+
+/// The simple reading of a line: `None` for a blank line, else [`parse_row`].
+fn slow_row(line: &[u8], order: &[Col], line_no: u64) -> Result<Option<Record>, IngressError> {
+    let l = std::str::from_utf8(line).map_err(|_| crate::lines::not_utf8())?;
+    let l = l.trim_end_matches(['\n', '\r']);
+    if l.trim().is_empty() {
+        return Ok(None);
+    }
+    parse_row(l, order, line_no).map(Some)
+}
+
+/// [`fast_row`] on the row at the start of `buf` (which must hold its line end): the record and
+/// the row's length.
+#[inline(always)]
+fn fast_prefix(buf: &[u8], order: &[Col]) -> Option<(Record, usize)> {
+    let mut rec = Record::default();
+    let mut iretire_insns = 0u32;
+    let mut p = 0;
+    let last = order.len().checked_sub(1)?;
+    for (i, &c) in order.iter().enumerate() {
+        let f = &buf[p..];
+        let (v, n) = match c {
+            Col::Tval | Col::Iaddr => hex_until(f, if i == last { b'\n' } else { b',' })
+                .or_else(|| hex_until(f, b'\r'))?,
+            _ => dec_field(f)?,
+        };
+        let small = |max: u64| (v <= max).then_some(v as u8);
+        match c {
+            Col::Itype => rec.itype = Itype::from_code(small(15)?),
+            Col::Cause => rec.cause = v,
+            Col::Tval => rec.tval = v,
+            Col::Priv => rec.priv_ = small(255)?,
+            Col::Iaddr => rec.iaddr = v,
+            Col::Context => rec.context = v,
+            Col::Time => rec.time = v,
+            Col::Ctype => rec.ctype = small(255)?,
+            Col::Sijump => rec.sijump = small(1)? == 1,
+            Col::Iretire => iretire_insns = small(1)? as u32,
+            Col::Ilastsize => rec.ilastsize = small(30)?,
+        }
+        p += n;
+        if i == last {
+            p += eol(&buf[p..])?;
+        } else if buf.get(p) == Some(&b',') {
+            p += 1;
+        } else {
+            return None;
+        }
+    }
+    rec.iretire = iretire_insns << rec.ilastsize;
+    Some((rec, p))
+}
+
+/// The record of a row of plain fields (decimal digits, hex digits with an optional `0x`),
+/// every value in range, as [`parse_row`] gives it; `None` for anything else.
+#[inline(always)]
+fn fast_row(line: &[u8], order: &[Col]) -> Option<Record> {
+    let mut l = strip_eol(line)?;
+    let mut rec = Record::default();
+    let mut iretire_insns = 0u32;
+    let last = order.len().checked_sub(1)?;
+    for (i, &c) in order.iter().enumerate() {
+        let f = if i == last {
+            std::mem::take(&mut l)
+        } else {
+            let comma = memchr::memchr(b',', l)?;
+            let f = &l[..comma];
+            l = &l[comma + 1..];
+            f
+        };
+        let small = |max: u64| dec(f).filter(|&v| v <= max).map(|v| v as u8);
+        match c {
+            Col::Itype => rec.itype = Itype::from_code(small(15)?),
+            Col::Cause => rec.cause = dec(f)?,
+            Col::Tval => rec.tval = hex(f)?,
+            Col::Priv => rec.priv_ = small(255)?,
+            Col::Iaddr => rec.iaddr = hex(f)?,
+            Col::Context => rec.context = dec(f)?,
+            Col::Time => rec.time = dec(f)?,
+            Col::Ctype => rec.ctype = small(255)?,
+            Col::Sijump => rec.sijump = small(1)? == 1,
+            Col::Iretire => iretire_insns = small(1)? as u32,
+            Col::Ilastsize => rec.ilastsize = small(30)?,
+        }
+    }
+    // A comma left in the last field made it fail above; nothing else can follow.
+    rec.iretire = iretire_insns << rec.ilastsize;
+    Some(rec)
 }
 
 fn parse_row(l: &str, order: &[Col], line_no: u64) -> Result<Record, IngressError> {
@@ -375,6 +480,78 @@ impl<W: Write> EtraceCsvWriter<W> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every record and error of a reader, as text.
+    fn outcomes<R: BufRead>(mut r: EtraceCsvReader<R>) -> Vec<String> {
+        let mut v = Vec::new();
+        for _ in 0..100_000 {
+            match r.next_record() {
+                Ok(Some(rec)) => v.push(format!("{rec:?}")),
+                Ok(None) => break,
+                Err(e) => v.push(format!("error: {e}")),
+            }
+        }
+        v
+    }
+
+    #[test]
+    fn fast_parser_equals_the_simple_one_on_random_rows() {
+        use crate::lines::gen::Rng;
+        const ENDS: &[&str] = &["\n", "\n", "\r\n", "\r\r\n", " \n", "\n\n"];
+        for seed in 1..=20u64 {
+            let mut g = Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15));
+            let columns = CsvColumns {
+                context: g.below(2) == 0,
+                time: g.below(2) == 0,
+                sijump: g.below(2) == 0,
+            };
+            let mut text = columns.header_line().into_bytes();
+            text.push(b'\n');
+            let order = columns.cols();
+            for _ in 0..500 {
+                let mut fields: Vec<String> = order
+                    .iter()
+                    .map(|c| match c {
+                        Col::Tval | Col::Iaddr => {
+                            let p = if g.below(5) == 0 { "0x" } else { "" };
+                            format!("{p}{}", g.digits(true))
+                        }
+                        // In range mostly, at and past the limits now and then.
+                        Col::Itype => g.edge(15).to_string(),
+                        Col::Iretire | Col::Sijump => g.edge(1).to_string(),
+                        Col::Ilastsize => g.edge(30).to_string(),
+                        Col::Priv | Col::Ctype => g.edge(255).to_string(),
+                        _ => g.digits(false),
+                    })
+                    .collect();
+                match g.below(30) {
+                    0 => fields.push("0".into()),
+                    1 => {
+                        fields.pop();
+                    }
+                    2 => fields.clear(),
+                    _ => {}
+                }
+                text.extend(g.damage(&fields.join(",")));
+                text.extend(g.pick(ENDS).as_bytes());
+            }
+            let mut slow = EtraceCsvReader::new(&text[..]).unwrap();
+            slow.fast = false;
+            let slow = outcomes(slow);
+            // Small buffers (rows span fills) and large ones (rows parsed in the buffer).
+            let mut fast = Vec::new();
+            for cap in [9, 100, 1 << 16] {
+                let r = EtraceCsvReader::new(std::io::BufReader::with_capacity(cap, &text[..]));
+                fast = outcomes(r.unwrap());
+                assert_eq!(fast, slow, "seed {seed} buffer {cap}");
+            }
+            assert!(fast.iter().any(|o| o.starts_with("error")), "seed {seed}");
+            assert!(
+                fast.iter().filter(|o| !o.starts_with("error")).count() > 30,
+                "seed {seed}"
+            );
+        }
+    }
 
     const SAMPLE: &str = "itype_0,cause,tval,priv,iaddr_0,context,ctype,iretire_0,ilastsize_0\n\
 0,0,0,3,80000000,0,0,1,1\n\

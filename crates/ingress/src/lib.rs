@@ -42,6 +42,7 @@ pub mod binary;
 mod crc32;
 mod error;
 pub mod etrace_csv;
+mod lines;
 pub mod pcs;
 pub mod pcseq;
 pub mod qemu;
@@ -156,5 +157,30 @@ impl Record {
     /// single-retirement formats (E-Trace CSV, NexRv PCSEQ) can represent.
     pub fn is_single_instruction(&self) -> bool {
         self.ilastsize <= 30 && self.iretire == 1u32 << self.ilastsize
+    }
+}
+
+/// Where a producer of records (the hart's ingress recorder) sends them.
+///
+/// Closures `FnMut(&Record)` are sinks. A sink that encodes the [`binary`] format implements
+/// [`predicted`](Self::predicted) with [`IngressWriter::write_predicted`].
+pub trait RecordSink {
+    /// One record.
+    fn record(&mut self, r: &Record);
+
+    /// One record that the [`binary`] format predicts from the previous record given to this
+    /// sink ([`IngressWriter::write_predicted`] says which: a single instruction that continues
+    /// the previous record's address, time step, privilege and context, with no trap fields).
+    /// `r` is the complete record; the default is [`record`](Self::record).
+    #[inline(always)]
+    fn predicted(&mut self, r: &Record) {
+        self.record(r)
+    }
+}
+
+impl<F: FnMut(&Record)> RecordSink for F {
+    #[inline(always)]
+    fn record(&mut self, r: &Record) {
+        self(r)
     }
 }

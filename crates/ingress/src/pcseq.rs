@@ -44,28 +44,33 @@
 
 use std::io::{self, BufRead, BufWriter, Write};
 
+use crate::lines::{eol, hex, hex_until, strip_eol, ByteLines};
 use crate::{privilege, IngressError, Itype, Record};
 
 const FORMAT: &str = "PCSEQ";
 
 /// Reads NexRv PCSEQ text (see the [module doc](self)).
+///
+/// Lines are parsed from the input's buffer as bytes; a line the fast parser does not take
+/// (anything but `0x<hex>,<type><size>` exactly) goes to [`parse_line`], which decides.
 pub struct PcseqReader<R: BufRead> {
-    inner: R,
-    line: String,
+    lines: ByteLines<R>,
     line_no: u64,
     priv_: u8,
     done: bool,
+    /// Use the fast parser (tests turn it off to compare).
+    fast: bool,
 }
 
 impl<R: BufRead> PcseqReader<R> {
     /// A reader of `r`; records get privilege M.
     pub fn new(r: R) -> Self {
         PcseqReader {
-            inner: r,
-            line: String::new(),
+            lines: ByteLines::new(r),
             line_no: 0,
             priv_: privilege::M,
             done: false,
+            fast: true,
         }
     }
 
@@ -77,30 +82,133 @@ impl<R: BufRead> PcseqReader<R> {
 
     /// The next record, `Ok(None)` at the end of the input or at a `.e` line.
     pub fn next_record(&mut self) -> Result<Option<Record>, IngressError> {
+        let fast = self.fast;
+        if fast && !self.done {
+            if let Some(mut rec) = self.lines.try_parse(fast_prefix) {
+                self.line_no += 1;
+                rec.priv_ = self.priv_;
+                return Ok(Some(rec));
+            }
+        }
         while !self.done {
-            self.line.clear();
-            if self.inner.read_line(&mut self.line)? == 0 {
+            let line_no = self.line_no + 1;
+            let got = self.lines.next_line(|line| match fast_line(line) {
+                Some(r) if fast => Line::Record(r),
+                _ => slow_line(line, line_no),
+            })?;
+            let Some(line) = got else {
                 self.done = true;
                 break;
+            };
+            self.line_no = line_no;
+            match line {
+                Line::Record(mut rec) => {
+                    rec.priv_ = self.priv_;
+                    return Ok(Some(rec));
+                }
+                Line::Skip => {}
+                Line::End => self.done = true,
+                Line::Error(e) => return Err(e),
             }
-            self.line_no += 1;
-            let l = self.line.trim();
-            if l.is_empty() {
-                continue;
-            }
-            if l.starts_with(".e") {
-                self.done = true;
-                break;
-            }
-            if l.starts_with('.') {
-                continue;
-            }
-            let mut rec = parse_line(l, self.line_no)?;
-            rec.priv_ = self.priv_;
-            return Ok(Some(rec));
         }
         Ok(None)
     }
+}
+
+/// What one line of PCSEQ holds.
+enum Line {
+    Record(Record),
+    Skip,
+    End,
+    Error(IngressError),
+}
+
+/// The simple reading of a line (blank, `.` directive, `.e` end, or a record by [`parse_line`]).
+fn slow_line(line: &[u8], line_no: u64) -> Line {
+    let Ok(l) = std::str::from_utf8(line) else {
+        return Line::Error(crate::lines::not_utf8().into());
+    };
+    let l = l.trim();
+    if l.is_empty() {
+        Line::Skip
+    } else if l.starts_with(".e") {
+        Line::End
+    } else if l.starts_with('.') {
+        Line::Skip
+    } else {
+        match parse_line(l, line_no) {
+            Ok(r) => Line::Record(r),
+            Err(e) => Line::Error(e),
+        }
+    }
+}
+
+/// [`fast_line`] on the line at the start of `buf` (which must hold its line end): the record
+/// and the line's length.
+#[inline(always)]
+fn fast_prefix(buf: &[u8]) -> Option<(Record, usize)> {
+    let (iaddr, comma) = hex_until(buf, b',')?;
+    let rest = &buf[comma + 1..];
+    let (itype, n) = match rest {
+        [b'L', ..] => (Itype::None, 1),
+        [b'B', b'N', ..] => (Itype::NonTakenBranch, 2),
+        [b'B', ..] => (Itype::TakenBranch, 1),
+        [b'J', b'I', ..] => (Itype::UninferableJump, 2),
+        [b'J', ..] => (Itype::InferableJump, 1),
+        [b'C', b'I', ..] => (Itype::UninferableCall, 2),
+        [b'C', ..] => (Itype::InferableCall, 1),
+        [b'R', ..] => (Itype::Return, 1),
+        _ => return None,
+    };
+    let ilastsize = match rest.get(n)? {
+        b'2' => 0,
+        b'4' => 1,
+        _ => return None,
+    };
+    let len = comma + 1 + n + 1;
+    let end = eol(&buf[len..])?;
+    Some((
+        Record {
+            iaddr,
+            iretire: 1 << ilastsize,
+            ilastsize,
+            itype,
+            ..Record::default()
+        },
+        len + end,
+    ))
+}
+
+/// The record of a line that is exactly `[0x]<1-16 hex digits>,<type><2|4>` (line end
+/// included), as [`parse_line`] gives it; `None` for anything else.
+#[inline(always)]
+fn fast_line(line: &[u8]) -> Option<Record> {
+    let l = strip_eol(line)?;
+    let comma = memchr::memchr(b',', l)?;
+    let iaddr = hex(&l[..comma])?;
+    let (itype, size) = match &l[comma + 1..] {
+        [b'L', s] => (Itype::None, *s),
+        [b'B', s] => (Itype::TakenBranch, *s),
+        [b'B', b'N', s] => (Itype::NonTakenBranch, *s),
+        [b'J', s] => (Itype::InferableJump, *s),
+        [b'J', b'I', s] => (Itype::UninferableJump, *s),
+        [b'C', s] => (Itype::InferableCall, *s),
+        [b'C', b'I', s] => (Itype::UninferableCall, *s),
+        [b'R', s] => (Itype::Return, *s),
+        _ => return None,
+    };
+    let ilastsize = match size {
+        b'2' => 0,
+        b'4' => 1,
+        _ => return None,
+    };
+    Some(Record {
+        iaddr,
+        iretire: 1 << ilastsize,
+        ilastsize,
+        itype,
+        ..Record::default()
+    })
 }
 
 impl<R: BufRead> Iterator for PcseqReader<R> {
@@ -234,6 +342,69 @@ impl<W: Write> PcseqWriter<W> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every record and error of a reader, as text.
+    fn outcomes<R: BufRead>(mut r: PcseqReader<R>) -> Vec<String> {
+        let mut v = Vec::new();
+        for _ in 0..100_000 {
+            match r.next_record() {
+                Ok(Some(rec)) => v.push(format!("{rec:?}")),
+                Ok(None) => break,
+                Err(e) => v.push(format!("error: {e}")),
+            }
+        }
+        v
+    }
+
+    #[test]
+    fn fast_parser_equals_the_simple_one_on_random_lines() {
+        use crate::lines::gen::Rng;
+        const TYPES: &[&str] = &["L", "B", "BN", "J", "JI", "C", "CI", "R", "X", "", "l"];
+        const SIZES: &[&str] = &["2", "4", "", "3", "44"];
+        const PREFIX: &[&str] = &["0x", "0x", "0X", "", "0x0x"];
+        const ENDS: &[&str] = &["\n", "\n", "\r\n", "\r\r\n", " \n", "\n\n"];
+        for seed in 1..=20u64 {
+            let mut g = Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15));
+            let mut text = Vec::new();
+            let mut records = 0;
+            for _ in 0..500 {
+                let line = match g.below(40) {
+                    0 => ".x directive".to_string(),
+                    1 => String::new(),
+                    2 => "   ".to_string(),
+                    3 if seed % 4 == 0 => ".e".to_string(),
+                    _ => {
+                        records += 1;
+                        format!(
+                            "{}{},{}{}",
+                            g.pick(PREFIX),
+                            g.digits(true).to_uppercase(),
+                            g.pick(TYPES),
+                            g.pick(SIZES)
+                        )
+                    }
+                };
+                text.extend(g.damage(&line));
+                text.extend(g.pick(ENDS).as_bytes());
+            }
+            if g.below(2) == 0 {
+                text.extend(b"0x80000000,L4"); // no line end
+            }
+            let mut slow = PcseqReader::new(&text[..]);
+            slow.fast = false;
+            let slow = outcomes(slow);
+            // Small buffers (lines span fills) and large ones (lines parsed in the buffer).
+            let mut fast = Vec::new();
+            for cap in [7, 64, 1 << 16] {
+                let r = PcseqReader::new(std::io::BufReader::with_capacity(cap, &text[..]));
+                fast = outcomes(r);
+                assert_eq!(fast, slow, "seed {seed} buffer {cap}");
+            }
+            assert!(records > 0 && !fast.is_empty());
+            assert!(fast.iter().any(|o| o.starts_with("error")), "seed {seed}");
+            assert!(fast.iter().any(|o| !o.starts_with("error")), "seed {seed}");
+        }
+    }
 
     const SAMPLE: &str = "0x80000032,J4\n0x80000038,C4\n0x800003A8,JI2\n0x800003D6,BN2\n\
 0x800003E6,B2\n0x800003D8,L4\n0x8000195E,CI2\n0x8000191C,R4\n";

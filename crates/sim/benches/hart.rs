@@ -10,7 +10,7 @@
 //! name and label ("workload-rv64gc no observer") contain it, `HART_BENCH_BLOCKS=0` turns pre-decoded blocks off.
 
 use rvtrace_image::Image;
-use rvtrace_ingress::{IngressHeader, IngressWriter, Record};
+use rvtrace_ingress::{IngressHeader, IngressWriter, Record, RecordSink};
 use rvtrace_isa::IsaConfig;
 use rvtrace_sim::ingress::IngressRecorder;
 use rvtrace_sim::uarch::UarchConfig;
@@ -70,6 +70,19 @@ impl Observer for Count {
     }
 }
 
+/// The binary writer as `rvtrace run --ingress` drives it (the predicted records' fast path).
+struct WriterSink<'a>(&'a mut IngressWriter<Vec<u8>>);
+impl RecordSink for WriterSink<'_> {
+    #[inline(always)]
+    fn record(&mut self, r: &Record) {
+        self.0.write(r).unwrap()
+    }
+    #[inline(always)]
+    fn predicted(&mut self, r: &Record) {
+        self.0.write_predicted(r).unwrap()
+    }
+}
+
 fn main() {
     // `cargo test --all-targets` runs this too (without `--bench`): nothing to measure then.
     if !std::env::args().any(|a| a == "--bench") {
@@ -106,7 +119,7 @@ fn main() {
             let header = IngressHeader::new(xlen, 4, "bench");
             let mut w = IngressWriter::new(Vec::with_capacity(256 << 20), &header).unwrap();
             let isa = IsaConfig::new(xlen);
-            let mut rec = IngressRecorder::new(isa, 4, |r: &Record| w.write(r).unwrap());
+            let mut rec = IngressRecorder::new(isa, 4, WriterSink(&mut w));
             measure("ingress (binary, to memory)", &image, name, &mut rec);
             rec.finish();
             bytes += w.finish().unwrap().len();

@@ -29,7 +29,7 @@ use crate::ingress::IngressRecorder;
 use crate::observer::{Observer, Retired, TrapInfo};
 use rvtrace_image::Image;
 use rvtrace_ingress::pcs::{retires_with_exception, Step};
-use rvtrace_ingress::Record;
+use rvtrace_ingress::RecordSink;
 use rvtrace_isa::{classify, CfClass, IsaConfig};
 
 /// `ebreak` (32-bit): the instruction of a semihosting call.
@@ -38,7 +38,7 @@ const EBREAK: u32 = 0x0010_0073;
 const ECALL: u32 = 0x0000_0073;
 
 /// Turns [`Step`]s into ingress records (module doc), sent to a sink.
-pub struct Importer<'a, F: FnMut(&Record)> {
+pub struct Importer<'a, F: RecordSink> {
     image: &'a Image,
     isa: IsaConfig,
     rec: IngressRecorder<F>,
@@ -50,7 +50,7 @@ pub struct Importer<'a, F: FnMut(&Record)> {
     time: u64,
 }
 
-impl<'a, F: FnMut(&Record)> Importer<'a, F> {
+impl<'a, F: RecordSink> Importer<'a, F> {
     /// An importer for the program in `image`, producing `itype` codes of `itype_width` bits;
     /// `priv_` (0 U, 1 S, 3 M) is the privilege of instructions whose step does not say.
     pub fn new(image: &'a Image, isa: IsaConfig, itype_width: u8, priv_: u8, sink: F) -> Self {
@@ -215,7 +215,7 @@ impl<'a, F: FnMut(&Record)> Importer<'a, F> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use rvtrace_ingress::Itype;
+    use rvtrace_ingress::{Itype, Record};
 
     fn image(code: &[u32]) -> Image {
         let bytes: Vec<u8> = code.iter().flat_map(|w| w.to_le_bytes()).collect();

@@ -23,8 +23,8 @@
 use crate::csr::num;
 use crate::hart::privilege;
 use crate::observer::{Observer, Retired, TrapInfo};
-use rvtrace_ingress::{Itype, Record};
-use rvtrace_isa::{is_sequentially_inferable, IsaConfig};
+use rvtrace_ingress::{Itype, Record, RecordSink};
+use rvtrace_isa::{is_sequentially_inferable, CfClass, IsaConfig};
 
 /// `ctype` 2, "report context precisely" (`ingressPort.adoc`, context type table).
 pub const CTYPE_PRECISE: u8 = 2;
@@ -45,31 +45,69 @@ struct AsidContext {
 /// An [`Observer`] that emits ingress records to a sink. A serviced call's record is held
 /// back until the next event, so that [`IngressRecorder::finish`] can turn a final call (the
 /// program's exit) into a plain row; every other record goes out at once.
-pub struct IngressRecorder<F: FnMut(&Record)> {
-    sink: F,
+///
+/// The common instruction (sequential, no trap, same privilege and context, time one step on)
+/// is the record the binary format predicts from the previous one: the recorder tracks that
+/// prediction (`pred_*`) and hands such records to [`RecordSink::predicted`], which a binary
+/// writer encodes without comparing (one byte, a few host instructions). `FAST = false` (the
+/// [`IngressRecorder::general`] recorder, for tests) sends every record through the general path.
+pub struct IngressRecorder<S: RecordSink, const FAST: bool = true> {
+    sink: S,
     itype_width: u8,
     isa: IsaConfig,
     pending: Option<(Record, bool)>,
     prev_bits: Option<u32>,
-    /// `mtime` of the last retired instruction: a trap retires nothing, so time has not moved.
-    last_time: u64,
     /// `context` from `satp.ASID`, if asked for.
     asid: Option<AsidContext>,
+    /// The address the binary format predicts for the next record (the previous record's
+    /// `iaddr + 2 * iretire`), or 1 (no instruction's address) when the next record must take
+    /// the full path: a held-back record, a context change to report.
+    pred_pc: u64,
+    /// The time the format predicts for the next record (`time_step` after the previous
+    /// record's time, which is the `mtime` of the last retired instruction: a trap retires
+    /// nothing, so time has not moved).
+    pred_time: u64,
+    /// The previous record's time step.
+    time_step: u64,
+    /// The privilege (hart encoding) of the previous record.
+    pred_priv: u8,
+    /// The previous record's `priv` and `context`.
+    last_priv: u8,
+    last_context: u64,
     /// Records emitted so far.
     pub records: u64,
 }
 
-impl<F: FnMut(&Record)> IngressRecorder<F> {
+impl<S: RecordSink> IngressRecorder<S> {
     /// A recorder producing `itype` codes of `itype_width` bits (3 or 4) for an `isa`.
-    pub fn new(isa: IsaConfig, itype_width: u8, sink: F) -> Self {
+    pub fn new(isa: IsaConfig, itype_width: u8, sink: S) -> Self {
+        Self::with_path(isa, itype_width, sink)
+    }
+}
+
+impl<S: RecordSink> IngressRecorder<S, false> {
+    /// [`IngressRecorder::new`] without the fast path: every record is built by the general
+    /// path and given to [`RecordSink::record`]; the records are the same (tests compare them).
+    pub fn general(isa: IsaConfig, itype_width: u8, sink: S) -> Self {
+        Self::with_path(isa, itype_width, sink)
+    }
+}
+
+impl<S: RecordSink, const FAST: bool> IngressRecorder<S, FAST> {
+    fn with_path(isa: IsaConfig, itype_width: u8, sink: S) -> Self {
         IngressRecorder {
             sink,
             itype_width,
             isa,
             pending: None,
             prev_bits: None,
-            last_time: 0,
             asid: None,
+            pred_pc: 1,
+            pred_time: 0,
+            time_step: 0,
+            pred_priv: 0,
+            last_priv: 0,
+            last_context: 0,
             records: 0,
         }
     }
@@ -86,46 +124,43 @@ impl<F: FnMut(&Record)> IngressRecorder<F> {
         self
     }
 
+    /// The sink.
+    pub fn sink(&mut self) -> &mut S {
+        &mut self.sink
+    }
+
+    /// Sends `rec` (held back if `serviced`; `hart_priv` is its privilege as the hart encodes
+    /// it) and sets the prediction for the next record.
     #[inline]
-    fn push(&mut self, rec: Record, serviced: bool) {
+    fn push(&mut self, rec: Record, hart_priv: u8, serviced: bool) {
         if let Some((r, _)) = self.pending.take() {
-            (self.sink)(&r);
+            self.sink.record(&r);
             self.records += 1;
         }
+        self.time_step = rec
+            .time
+            .wrapping_sub(self.pred_time.wrapping_sub(self.time_step));
+        self.pred_time = rec.time.wrapping_add(self.time_step);
+        self.last_priv = rec.priv_;
+        self.pred_priv = hart_priv;
+        self.last_context = rec.context;
+        let context_due = self.asid.is_some_and(|a| a.current != a.reported);
+        self.pred_pc = if serviced || context_due {
+            1
+        } else {
+            rec.next_iaddr()
+        };
         if serviced {
             self.pending = Some((rec, true));
         } else {
-            (self.sink)(&rec);
+            self.sink.record(&rec);
             self.records += 1;
         }
     }
 
-    /// Emit the last record. A trailing serviced call (the program's exit) is a plain row.
-    pub fn finish(&mut self) {
-        if let Some((mut r, serviced)) = self.pending.take() {
-            if serviced {
-                r.itype = Itype::None;
-                r.cause = 0;
-            }
-            (self.sink)(&r);
-            self.records += 1;
-        }
-    }
-}
-
-/// Privilege as the ingress port encodes it (U 0, S 1, M 3).
-fn ingress_priv(p: u8) -> u8 {
-    match p {
-        privilege::U => rvtrace_ingress::privilege::U,
-        privilege::S => rvtrace_ingress::privilege::S,
-        _ => rvtrace_ingress::privilege::M,
-    }
-}
-
-impl<F: FnMut(&Record)> Observer for IngressRecorder<F> {
-    #[inline]
-    fn retire(&mut self, ev: &Retired) {
-        let taken = ev.next_pc != ev.pc.wrapping_add(ev.len as u64);
+    /// Any retired instruction, the general path.
+    #[inline(never)]
+    fn retire_full(&mut self, ev: &Retired, taken: bool) {
         let mut rec = Record {
             iaddr: ev.pc,
             iretire: ev.len as u32 / 2,
@@ -159,8 +194,67 @@ impl<F: FnMut(&Record)> Observer for IngressRecorder<F> {
             }
         }
         self.prev_bits = Some(ev.insn);
-        self.last_time = ev.mtime;
-        self.push(rec, ev.serviced.is_some());
+        self.push(rec, ev.priv_, ev.serviced.is_some());
+    }
+
+    /// Emit the last record. A trailing serviced call (the program's exit) is a plain row.
+    pub fn finish(&mut self) {
+        if let Some((mut r, serviced)) = self.pending.take() {
+            if serviced {
+                r.itype = Itype::None;
+                r.cause = 0;
+            }
+            self.sink.record(&r);
+            self.records += 1;
+        }
+    }
+}
+
+/// Privilege as the ingress port encodes it (U 0, S 1, M 3).
+fn ingress_priv(p: u8) -> u8 {
+    match p {
+        privilege::U => rvtrace_ingress::privilege::U,
+        privilege::S => rvtrace_ingress::privilege::S,
+        _ => rvtrace_ingress::privilege::M,
+    }
+}
+
+impl<S: RecordSink, const FAST: bool> Observer for IngressRecorder<S, FAST> {
+    #[inline(always)]
+    fn retire(&mut self, ev: &Retired) {
+        let taken = ev.next_pc != ev.pc.wrapping_add(ev.len as u64);
+        // The predicted record (see the type's doc): no trap, no serviced call, an itype that
+        // needs no address (0, or 4 a non-taken branch) and nothing else that changed.
+        if FAST
+            && ev.pc == self.pred_pc
+            && ev.mtime == self.pred_time
+            && ev.priv_ == self.pred_priv
+            && ev.trap.is_none()
+            && ev.serviced.is_none()
+            && (ev.class == CfClass::None || (ev.class == CfClass::Branch && !taken))
+        {
+            let rec = Record {
+                iaddr: ev.pc,
+                iretire: ev.len as u32 / 2,
+                ilastsize: if ev.len == 4 { 1 } else { 0 },
+                itype: if ev.class == CfClass::None {
+                    Itype::None
+                } else {
+                    Itype::NonTakenBranch
+                },
+                priv_: self.last_priv,
+                context: self.last_context,
+                time: ev.mtime,
+                ..Record::default()
+            };
+            self.sink.predicted(&rec);
+            self.records += 1;
+            self.pred_pc = ev.pc.wrapping_add(ev.len as u64);
+            self.pred_time = ev.mtime.wrapping_add(self.time_step);
+            self.prev_bits = Some(ev.insn);
+            return;
+        }
+        self.retire_full(ev, taken);
     }
 
     fn trap(&mut self, ev: &TrapInfo) {
@@ -177,20 +271,22 @@ impl<F: FnMut(&Record)> Observer for IngressRecorder<F> {
             cause: ev.cause,
             tval: ev.tval,
             priv_: ingress_priv(ev.from_priv),
-            time: self.last_time,
+            time: self.pred_time.wrapping_sub(self.time_step),
             ..Record::default()
         };
         if let Some(a) = &self.asid {
             // Before any instruction retired in a new context, the old one (module docs).
             rec.context = a.reported;
         }
-        self.push(rec, false);
+        self.push(rec, ev.from_priv, false);
     }
 
     fn csr_write(&mut self, csr: u16, value: u64) {
         if csr == num::SATP {
             if let Some(a) = &mut self.asid {
                 a.written = Some(satp_asid(self.isa.xlen, value));
+                // The writing instruction's record takes the full path, which applies it.
+                self.pred_pc = 1;
             }
         }
     }
@@ -199,7 +295,7 @@ impl<F: FnMut(&Record)> Observer for IngressRecorder<F> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use rvtrace_isa::{CfClass, Xlen};
+    use rvtrace_isa::Xlen;
 
     const NOP: u32 = 0x0000_0013;
 

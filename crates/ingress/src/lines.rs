@@ -1,0 +1,264 @@
+//! Line splitting for the text readers without a `String` per line: lines are handed out as
+//! byte slices of the reader's own buffer (copied only when a line spans two buffer fills), and
+//! parsed from bytes. A line a fast parser does not accept goes to the simple `&str` parser,
+//! which then decides (the same result and the same error as before).
+
+use std::io::{self, BufRead};
+
+/// Byte-line reader over a [`BufRead`].
+pub(crate) struct ByteLines<R: BufRead> {
+    inner: R,
+    /// A line that spans buffer fills.
+    carry: Vec<u8>,
+}
+
+/// The error `BufRead::read_line` gives for a line that is not UTF-8.
+pub(crate) fn not_utf8() -> io::Error {
+    io::Error::new(
+        io::ErrorKind::InvalidData,
+        "stream did not contain valid UTF-8",
+    )
+}
+
+impl<R: BufRead> ByteLines<R> {
+    pub(crate) fn new(inner: R) -> Self {
+        ByteLines {
+            inner,
+            carry: Vec::new(),
+        }
+    }
+
+    /// The fast path of a line reader: `f` gets the buffered input from the start of the next
+    /// line and returns a value and the length of the line it parsed (its `'\n'` included), or
+    /// `None` (then nothing is consumed: the caller reads the line with
+    /// [`next_line`](Self::next_line)). `None` also when nothing is buffered.
+    #[inline(always)]
+    pub(crate) fn try_parse<T>(
+        &mut self,
+        f: impl FnOnce(&[u8]) -> Option<(T, usize)>,
+    ) -> Option<T> {
+        let buf = self.inner.fill_buf().ok()?;
+        let (t, n) = f(buf)?;
+        debug_assert!(n <= buf.len() && buf[n - 1] == b'\n');
+        self.inner.consume(n);
+        Some(t)
+    }
+
+    /// Calls `f` with the next line, its `'\n'` included when there is one (as `read_line`
+    /// gives it); `Ok(None)` at the end of the input.
+    #[inline]
+    pub(crate) fn next_line<T>(&mut self, f: impl FnOnce(&[u8]) -> T) -> io::Result<Option<T>> {
+        let buf = loop {
+            match self.inner.fill_buf() {
+                Ok(b) => break b,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        };
+        if let Some(i) = memchr::memchr(b'\n', buf) {
+            let t = f(&buf[..=i]);
+            self.inner.consume(i + 1);
+            return Ok(Some(t));
+        }
+        if buf.is_empty() {
+            return Ok(None);
+        }
+        self.carry.clear();
+        self.inner.read_until(b'\n', &mut self.carry)?;
+        Ok(Some(f(&self.carry)))
+    }
+}
+
+/// Value of each hex digit, 0xff for other bytes.
+pub(crate) static HEX: [u8; 256] = {
+    let mut t = [0xffu8; 256];
+    let mut i = 0;
+    while i < 256 {
+        let b = i as u8;
+        t[i] = match b {
+            b'0'..=b'9' => b - b'0',
+            b'a'..=b'f' => b - b'a' + 10,
+            b'A'..=b'F' => b - b'A' + 10,
+            _ => 0xff,
+        };
+        i += 1;
+    }
+    t
+};
+
+/// `s` without its `'\n'` and then one `'\r'`; `None` if other line-end bytes remain (the
+/// fast parsers leave such lines to the simple ones).
+#[inline(always)]
+pub(crate) fn strip_eol(s: &[u8]) -> Option<&[u8]> {
+    let s = s.strip_suffix(b"\n").unwrap_or(s);
+    let s = s.strip_suffix(b"\r").unwrap_or(s);
+    match s.last() {
+        Some(b'\r' | b'\n') => None,
+        _ => Some(s),
+    }
+}
+
+/// The line end at the start of `s` (`\n` or `\r\n`): its length.
+#[inline(always)]
+pub(crate) fn eol(s: &[u8]) -> Option<usize> {
+    match s {
+        [b'\n', ..] => Some(1),
+        [b'\r', b'\n', ..] => Some(2),
+        _ => None,
+    }
+}
+
+/// 1 to 16 hex digits (after an optional `0x`/`0X`) at the start of `s`, followed by `stop`:
+/// the value and the length up to `stop` (excluded).
+#[inline(always)]
+pub(crate) fn hex_until(s: &[u8], stop: u8) -> Option<(u64, usize)> {
+    let start = match s {
+        [b'0', b'x' | b'X', ..] => 2,
+        _ => 0,
+    };
+    let mut v = 0u64;
+    let mut i = start;
+    loop {
+        let b = *s.get(i)?;
+        let d = HEX[b as usize];
+        if d == 0xff {
+            break;
+        }
+        v = v << 4 | d as u64;
+        i += 1;
+    }
+    let n = i - start;
+    ((1..=16).contains(&n) && s.get(i) == Some(&stop)).then_some((v, i))
+}
+
+/// 1 to 19 decimal digits at the start of `s` followed by `,` or a line end: the value and
+/// the number of digits.
+#[inline(always)]
+pub(crate) fn dec_field(s: &[u8]) -> Option<(u64, usize)> {
+    let mut v = 0u64;
+    let mut i = 0;
+    while let Some(&b) = s.get(i) {
+        let d = b.wrapping_sub(b'0');
+        if d > 9 {
+            break;
+        }
+        v = v.wrapping_mul(10).wrapping_add(d as u64);
+        i += 1;
+    }
+    ((1..=19).contains(&i) && matches!(s.get(i), Some(b',' | b'\n' | b'\r'))).then_some((v, i))
+}
+
+/// 1 to 16 hex digits (after an optional `0x`/`0X`), the whole of `s`.
+#[inline(always)]
+pub(crate) fn hex(s: &[u8]) -> Option<u64> {
+    let s = match s {
+        [b'0', b'x' | b'X', rest @ ..] => rest,
+        _ => s,
+    };
+    if s.is_empty() || s.len() > 16 {
+        return None;
+    }
+    let mut v = 0u64;
+    for &b in s {
+        let d = HEX[b as usize];
+        if d == 0xff {
+            return None;
+        }
+        v = v << 4 | d as u64;
+    }
+    Some(v)
+}
+
+/// 1 to 19 decimal digits (no overflow possible), the whole of `s`.
+#[inline(always)]
+pub(crate) fn dec(s: &[u8]) -> Option<u64> {
+    if s.is_empty() || s.len() > 19 {
+        return None;
+    }
+    let mut v = 0u64;
+    for &b in s {
+        let d = b.wrapping_sub(b'0');
+        if d > 9 {
+            return None;
+        }
+        v = v * 10 + d as u64;
+    }
+    Some(v)
+}
+
+/// Random text for the tests that compare the fast parsers with the simple ones.
+#[cfg(test)]
+pub(crate) mod gen {
+    /// A small xorshift generator (deterministic seeds).
+    pub(crate) struct Rng(pub u64);
+
+    impl Rng {
+        pub(crate) fn next(&mut self) -> u64 {
+            let mut x = self.0;
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            self.0 = x;
+            x
+        }
+
+        pub(crate) fn below(&mut self, n: usize) -> usize {
+            (self.next() % n as u64) as usize
+        }
+
+        /// A value for a field whose largest valid value is `max`: small values mostly, the
+        /// ones around `max` (valid and not) now and then.
+        pub(crate) fn edge(&mut self, max: u64) -> u64 {
+            match self.below(12) {
+                0 => max,
+                1 => max + 1,
+                2 => max - max.min(1),
+                3 => max + 2 + self.below(300) as u64,
+                _ => self.below(2) as u64,
+            }
+        }
+
+        pub(crate) fn pick<'a>(&mut self, v: &[&'a str]) -> &'a str {
+            v[self.below(v.len())]
+        }
+
+        /// `s` damaged now and then: a byte replaced, inserted or removed.
+        pub(crate) fn damage(&mut self, s: &str) -> Vec<u8> {
+            let mut b = s.as_bytes().to_vec();
+            const JUNK: &[u8] = b" \t\r,0xX9fFgG.-\xff\xc3";
+            if self.below(3) == 0 {
+                let n = 1 + self.below(2);
+                for _ in 0..n {
+                    let i = self.below(b.len() + 1);
+                    let j = JUNK[self.below(JUNK.len())];
+                    match self.below(3) {
+                        0 if i < b.len() => b[i] = j,
+                        1 if i < b.len() => {
+                            b.remove(i);
+                        }
+                        _ => b.insert(i, j),
+                    }
+                }
+            }
+            b
+        }
+
+        /// A number as text: decimal or hex digits of varied length (sometimes too long).
+        pub(crate) fn digits(&mut self, hex: bool) -> String {
+            let v = match self.below(4) {
+                0 => self.below(3) as u64,
+                1 => self.next() >> self.below(64),
+                2 => self.next(),
+                _ => self.below(20) as u64,
+            };
+            let mut s = if hex { format!("{v:x}") } else { v.to_string() };
+            if self.below(10) == 0 {
+                s.insert_str(0, "000");
+            }
+            if self.below(20) == 0 {
+                s.push_str("99");
+            }
+            s
+        }
+    }
+}
