@@ -1,6 +1,6 @@
 //! Decoded trace as columnar data: the flow of one or more harts, their per-function profiles
 //! and branch statistics as Parquet tables ([`Tables`], schema in [`schema`] and the crate's
-//! README), for SQL engines on one machine (`rvtrace query`, [`query`] with the feature
+//! README), for SQL engines on one machine (`rvtrace query`, the module `query` with the feature
 //! `query`: Apache DataFusion) or many (Spark reads the same files).
 //!
 //! ```no_run
