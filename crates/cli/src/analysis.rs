@@ -27,10 +27,10 @@ what came before); 2 usage error; 125 an input cannot be read.";
 #[derive(clap::Args)]
 pub struct InputArgs {
     /// The ingress file or trace (`-` for stdin).
-    input: PathBuf,
+    pub(crate) input: PathBuf,
     /// The program's ELF file: symbols, DWARF line tables, instructions.
     #[arg(long, value_name = "ELF")]
-    elf: PathBuf,
+    pub(crate) elf: PathBuf,
     /// INPUT is a trace of this protocol, to decode.
     #[arg(long, value_enum, value_name = "PROTOCOL")]
     trace: Option<Protocol>,
@@ -140,13 +140,13 @@ Exit status: 0 success; 1 trace lost while decoding or a damaged ingress file (t
 what came before); 2 usage error; 125 an input cannot be read.";
 
 /// The program, read once.
-struct Program {
-    image: Image,
-    syms: Symbols,
-    isa: IsaConfig,
+pub(crate) struct Program {
+    pub(crate) image: Image,
+    pub(crate) syms: Symbols,
+    pub(crate) isa: IsaConfig,
 }
 
-fn program(elf: &Path) -> Result<Program, Failure> {
+pub(crate) fn program(elf: &Path) -> Result<Program, Failure> {
     let mut image = Image::new();
     let xlen = image
         .load_file(elf)
@@ -163,21 +163,24 @@ fn program(elf: &Path) -> Result<Program, Failure> {
 type TextOut = std::io::BufWriter<Output>;
 
 /// Every sink of a command, with loss warnings.
-struct Tee<'a> {
+pub(crate) struct Tee<'a> {
     profiler: Option<Profiler<'a>>,
     counter: Option<Counter<'a>>,
     text: Option<TextTrace<'a, TextOut>>,
     calls: Option<CallTrace<'a, TextOut>>,
+    /// Another command's sink (`rvtrace export`).
+    pub(crate) other: Option<&'a mut dyn FlowSink>,
     warnings: report::Warnings,
 }
 
 impl Tee<'_> {
-    fn new(a: &InputArgs) -> Self {
+    pub(crate) fn new(a: &InputArgs) -> Self {
         Tee {
             profiler: None,
             counter: None,
             text: None,
             calls: None,
+            other: None,
             warnings: report::Warnings::new(report::name(&a.input), a.max_warnings),
         }
     }
@@ -205,17 +208,21 @@ impl FlowSink for Tee<'_> {
         if let Some(c) = self.calls.as_mut() {
             c.element(e);
         }
+        if let Some(o) = self.other.as_mut() {
+            o.element(e);
+        }
     }
 
     fn stop_requested(&self) -> bool {
         // A text output that failed (a closed pipe) stops the decode.
         self.text.as_ref().is_some_and(|t| t.stop_requested())
             || self.calls.as_ref().is_some_and(|c| c.stop_requested())
+            || self.other.as_ref().is_some_and(|o| o.stop_requested())
     }
 }
 
 /// Runs the input into `tee`; returns whether it was read whole without loss.
-fn feed(a: &InputArgs, prog: &Program, tee: &mut Tee) -> Result<bool, Failure> {
+pub(crate) fn feed(a: &InputArgs, prog: &Program, tee: &mut Tee) -> Result<bool, Failure> {
     let name = report::name(&a.input);
     let stats: SourceStats = match a.trace {
         None => {

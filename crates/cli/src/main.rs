@@ -9,11 +9,13 @@ mod brstack;
 mod compare;
 mod convert;
 mod etrace;
+mod export;
 mod isa_arg;
 mod kind;
 mod ntrace;
 mod perf;
 mod progress;
+mod query;
 mod run;
 mod stats;
 mod tandem;
@@ -83,6 +85,12 @@ enum Command {
     /// The run as text: every instruction with its symbol and disassembly, or (--call-trace)
     /// the calls and returns indented by depth.
     Text(analysis::TextArgs),
+    /// Export a run or a decoded trace as Parquet tables: flow, per-function profile, branch
+    /// statistics (for SQL: `rvtrace query`, DataFusion, Spark, DuckDB, pyarrow).
+    Export(export::ExportArgs),
+    /// SQL over Parquet tables written by `export` (Apache DataFusion; needs a build with
+    /// `--features query`).
+    Query(query::QueryArgs),
     /// Tandem-verification traces (Bluespec's draft trace protocol).
     Tandem {
         #[command(subcommand)]
@@ -157,6 +165,8 @@ fn main() -> ExitCode {
         Command::Transcode(a) => transcode::transcode(&a),
         Command::Stats(a) => stats::stats(&a),
         Command::Text(a) => analysis::text(&a),
+        Command::Export(a) => export::export(&a),
+        Command::Query(a) => query::query(&a),
         Command::Tandem { command } => tandem::run(command),
     };
     match result {

@@ -1,0 +1,138 @@
+//! `rvtrace export`: a run or a decoded trace as Parquet tables (`flow`, `functions`,
+//! `branches`; schema in crates/columnar/README.md). The tables are written by
+//! `rvtrace-columnar`; this wires the analysis commands' input to them.
+
+use crate::analysis::{self, InputArgs, Tee};
+use crate::report::{self, CmdResult, Failure};
+use rvtrace_columnar::{Outputs, Tables};
+use std::fs::File;
+use std::io::BufWriter;
+use std::path::{Path, PathBuf};
+
+const EXPORT_HELP: &str = "\
+Writes DIR/flow.parquet (one row per flow element, ranges split where they fall into another
+function), DIR/functions.parquet (the flat profile `rvtrace profile` prints: self and total
+instructions and calls per function) and DIR/branches.parquet (taken / not taken per
+conditional branch), each row tagged with its hart (--hart). Row groups hold one hart's rows in
+sequence order. The columns are described in crates/columnar/README.md; query the files with
+`rvtrace query` (built with `--features query`), DataFusion, Spark, DuckDB or pyarrow.
+
+INPUT is a binary ingress file (`rvtrace run --ingress`, recognised by its magic bytes), or, with
+--trace ntrace|etrace, a trace decoded with --elf and the decoder options below (as `rvtrace
+decode` takes them; a trace's sidecar TRACE.meta, written by `encode`, gives those not named).
+`-` reads stdin.
+
+Exit status: 0 success; 1 trace lost while decoding or a damaged ingress file (the tables hold
+what came before); 2 usage error; 125 an input cannot be read or a table cannot be written.";
+
+/// The tables `rvtrace export` can write.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum TableArg {
+    /// Flow elements (`flow.parquet`).
+    Flow,
+    /// Per-function profile (`functions.parquet`).
+    Functions,
+    /// Branch statistics (`branches.parquet`).
+    Branches,
+}
+
+/// Arguments of `rvtrace export`.
+#[derive(clap::Args)]
+#[command(after_help = EXPORT_HELP)]
+pub struct ExportArgs {
+    #[command(flatten)]
+    input: InputArgs,
+    /// The directory to write the tables into (created if missing; files of the same names
+    /// are replaced).
+    #[arg(short = 'o', long = "output", value_name = "DIR")]
+    output: PathBuf,
+    /// Which tables to write (comma-separated).
+    #[arg(long, value_enum, value_delimiter = ',', default_values_t = [TableArg::Flow, TableArg::Functions, TableArg::Branches])]
+    tables: Vec<TableArg>,
+    /// The hart the trace is of (the `hart` column).
+    #[arg(long, default_value_t = 0, value_name = "N")]
+    hart: u32,
+}
+
+type Out = BufWriter<File>;
+
+fn create(path: &Path) -> Result<Out, Failure> {
+    File::create(path)
+        .map(|f| BufWriter::with_capacity(1 << 16, f))
+        .map_err(|e| Failure::Tool(format!("{}: cannot create: {e}", path.display())))
+}
+
+fn close(w: Option<Out>, path: &Path) -> Result<(), Failure> {
+    if let Some(w) = w {
+        w.into_inner()
+            .map_err(|e| Failure::io(format_args!("writing {}", path.display()), e.into_error()))?
+            .sync_all()
+            .map_err(|e| Failure::io(format_args!("writing {}", path.display()), e))?;
+    }
+    Ok(())
+}
+
+/// `rvtrace export`.
+pub fn export(a: &ExportArgs) -> CmdResult {
+    if report::is_std(&a.output) {
+        return Err(Failure::Usage(
+            "-o: the tables go into a directory, not stdout".into(),
+        ));
+    }
+    let want = |t| a.tables.contains(&t);
+    let path = |name: &str| a.output.join(format!("{name}.parquet"));
+    let (flow_p, func_p, br_p) = (path("flow"), path("functions"), path("branches"));
+    let mut outs: Vec<(&str, &Path)> = Vec::new();
+    for (t, p) in [
+        (TableArg::Flow, &flow_p),
+        (TableArg::Functions, &func_p),
+        (TableArg::Branches, &br_p),
+    ] {
+        if want(t) {
+            outs.push(("-o", p));
+        }
+    }
+    report::distinct(&[a.input.input.as_path(), a.input.elf.as_path()], &outs)?;
+    let prog = analysis::program(&a.input.elf)?;
+    std::fs::create_dir_all(&a.output)
+        .map_err(|e| Failure::Tool(format!("{}: cannot create: {e}", a.output.display())))?;
+    let open = |t, p: &Path| want(t).then(|| create(p)).transpose();
+    let files = Outputs {
+        flow: open(TableArg::Flow, &flow_p)?,
+        functions: open(TableArg::Functions, &func_p)?,
+        branches: open(TableArg::Branches, &br_p)?,
+    };
+    let dir = report::name(&a.output);
+    let mut tables = Tables::new(&prog.image, &prog.syms, prog.isa, files)
+        .map_err(|e| Failure::Tool(format!("{dir}: {e}")))?;
+    let ok = {
+        let mut sink = tables.hart(a.hart);
+        let mut tee = Tee::new(&a.input);
+        tee.other = Some(&mut sink);
+        analysis::feed(&a.input, &prog, &mut tee)?
+    };
+    let (files, n) = tables
+        .finish()
+        .map_err(|e| Failure::Tool(format!("writing into {dir}: {e}")))?;
+    close(files.flow, &flow_p)?;
+    close(files.functions, &func_p)?;
+    close(files.branches, &br_p)?;
+    let mut text = Vec::new();
+    if want(TableArg::Flow) {
+        text.push(format!("{} flow rows", n.flow));
+    }
+    if want(TableArg::Functions) {
+        text.push(format!("{} functions", n.functions));
+    }
+    if want(TableArg::Branches) {
+        text.push(format!("{} branches", n.branches));
+    }
+    note!("{dir}: {}", text.join(", "));
+    if n.unwalked > 0 {
+        warn!(
+            "{} ranges run outside the program's image: kept whole in flow, their inner branches are not in branches",
+            n.unwalked
+        );
+    }
+    Ok(report::status(ok))
+}

@@ -1,0 +1,388 @@
+//! `rvtrace export`: the Parquet tables of a run and of its N-Trace and E-Trace decodes.
+//! `functions` equals `rvtrace profile`'s flat profile, `flow`'s ranges add up to the same self
+//! instructions per function, `branches` equals the outcomes the hart recorded (`ingress dump`),
+//! and Spark (local mode) computes the same per-function profile from the files, with pyarrow
+//! checking the schema (skipped with a message when PySpark or Java is absent;
+//! `scripts/setup.sh` installs them).
+
+mod common;
+
+use arrow_array::cast::AsArray;
+use arrow_array::types::{Int32Type, UInt32Type, UInt64Type};
+use arrow_array::{Array, RecordBatch};
+use common::{rvtrace, stderr, stdout, tmpdir};
+use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn elf(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../../programs/elf/{name}.elf"))
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+fn ok(o: &std::process::Output, what: &str) {
+    assert!(o.status.success(), "{what}: {:?}\n{}", o.status, stderr(o));
+}
+
+/// Every row of a Parquet file, read with the parquet crate's Arrow reader.
+fn read(path: &Path) -> Vec<RecordBatch> {
+    let f = std::fs::File::open(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    ParquetRecordBatchReaderBuilder::try_new(f)
+        .unwrap()
+        .build()
+        .unwrap()
+        .map(|b| b.unwrap())
+        .collect()
+}
+
+fn u64s(b: &RecordBatch, col: &str) -> Vec<Option<u64>> {
+    let a = b.column_by_name(col).unwrap().as_primitive::<UInt64Type>();
+    (0..a.len())
+        .map(|i| a.is_valid(i).then(|| a.value(i)))
+        .collect()
+}
+
+fn strs(b: &RecordBatch, col: &str) -> Vec<Option<String>> {
+    let c = b.column_by_name(col).unwrap();
+    if let Some(d) = c.as_dictionary_opt::<Int32Type>() {
+        let v = d.values().as_string::<i32>();
+        return (0..d.len())
+            .map(|i| {
+                d.is_valid(i)
+                    .then(|| v.value(d.keys().value(i) as usize).to_string())
+            })
+            .collect();
+    }
+    let a = c.as_string::<i32>();
+    (0..a.len())
+        .map(|i| a.is_valid(i).then(|| a.value(i).to_string()))
+        .collect()
+}
+
+fn harts(b: &RecordBatch) -> Vec<u32> {
+    b.column_by_name("hart")
+        .unwrap()
+        .as_primitive::<UInt32Type>()
+        .values()
+        .to_vec()
+}
+
+/// Function -> (self, total, calls).
+type Flat = BTreeMap<String, (u64, u64, u64)>;
+
+/// The flat profile `rvtrace profile` prints (all of it).
+fn profile(args: &[&str]) -> Flat {
+    let mut a = vec!["profile", "--top", "1000000"];
+    a.extend(args);
+    let o = rvtrace(&a);
+    ok(&o, &format!("profile {args:?}"));
+    let text = stdout(&o);
+    let mut m = Flat::new();
+    for l in text.lines().skip(2) {
+        if l.is_empty() {
+            break;
+        }
+        let f: Vec<&str> = l.split_whitespace().collect();
+        let n = |i: usize| f[i].parse::<u64>().unwrap();
+        m.insert(f.last().unwrap().to_string(), (n(0), n(2), n(4)));
+    }
+    assert!(!m.is_empty(), "{text}");
+    m
+}
+
+/// The `functions` table as a flat profile; every row of hart `hart`.
+fn functions(path: &Path, hart: u32) -> Flat {
+    let mut m = Flat::new();
+    for b in read(path) {
+        assert!(harts(&b).iter().all(|&h| h == hart));
+        let (names, se, to, ca) = (
+            strs(&b, "function"),
+            u64s(&b, "self_insns"),
+            u64s(&b, "total_insns"),
+            u64s(&b, "calls"),
+        );
+        for i in 0..b.num_rows() {
+            let prev = m.insert(
+                names[i].clone().unwrap(),
+                (se[i].unwrap(), to[i].unwrap(), ca[i].unwrap()),
+            );
+            assert!(prev.is_none(), "{:?} twice", names[i]);
+        }
+    }
+    m
+}
+
+/// Self instructions per function from `flow` (ranges are split at function boundaries), after
+/// checking the table's sequence numbers, kinds and retired counts.
+fn flow_self(path: &Path, hart: u32) -> BTreeMap<String, u64> {
+    let mut m = BTreeMap::new();
+    let (mut seq, mut retired) = (0u64, 0u64);
+    for b in read(path) {
+        assert!(harts(&b).iter().all(|&h| h == hart));
+        let (sq, kind, func, count, ret) = (
+            u64s(&b, "seq"),
+            strs(&b, "kind"),
+            strs(&b, "function"),
+            u64s(&b, "count"),
+            u64s(&b, "retired"),
+        );
+        for i in 0..b.num_rows() {
+            assert_eq!(sq[i], Some(seq), "seq runs 0, 1, 2, ...");
+            seq += 1;
+            assert_eq!(ret[i], Some(retired), "row {i}: retired before it");
+            if kind[i].as_deref() == Some("range") {
+                let n = count[i].unwrap();
+                retired += n;
+                *m.entry(func[i].clone().unwrap()).or_default() += n;
+            } else {
+                assert_eq!(count[i], None, "only ranges have a count");
+            }
+        }
+    }
+    assert!(seq > 0);
+    m
+}
+
+/// A run recorded as ingress, and its N-Trace and E-Trace encodings (as tests/analysis.rs).
+fn sources(t: &Path, name: &str) -> (PathBuf, Vec<(PathBuf, Option<&'static str>)>) {
+    let e = elf(name);
+    let ing = t.join("t.ingress");
+    let nex = t.join("t.nex");
+    let te = t.join("t.te");
+    ok(
+        &rvtrace(&["run", s(&e), "--itype-width", "4", "--ingress", s(&ing)]),
+        "run",
+    );
+    ok(
+        &rvtrace(&["encode", "ntrace", s(&ing), "-o", s(&nex)]),
+        "encode ntrace",
+    );
+    ok(
+        &rvtrace(&["encode", "etrace", s(&ing), "-o", s(&te)]),
+        "encode etrace",
+    );
+    (
+        e,
+        vec![(ing, None), (nex, Some("ntrace")), (te, Some("etrace"))],
+    )
+}
+
+/// The `functions` table equals `rvtrace profile`'s flat profile, from a run and from both
+/// decoders; `flow`'s ranges give the same self instructions per function.
+#[test]
+fn functions_table_equals_profile() {
+    for name in [
+        "recurse-rv64gc",
+        "setjmp-rv32imac",
+        "fnptr-rv64gc",
+        "timer-rv64gc",
+    ] {
+        let t = tmpdir(name);
+        let (e, srcs) = sources(&t, name);
+        for (input, trace) in &srcs {
+            let what = format!("{name} {}", trace.unwrap_or("ingress"));
+            let dir = t.join(format!("tables-{}", trace.unwrap_or("ingress")));
+            let mut args = vec![s(input), "--elf", s(&e)];
+            if let Some(p) = trace {
+                args.extend(["--trace", p]);
+            }
+            let want = profile(&args);
+            let mut ex = vec!["export"];
+            ex.extend(&args);
+            ex.extend(["-o", s(&dir)]);
+            let o = rvtrace(&ex);
+            ok(&o, &what);
+            assert!(stderr(&o).contains(" flow rows, "), "{}", stderr(&o));
+            let got = functions(&dir.join("functions.parquet"), 0);
+            assert_eq!(got, want, "{what}: functions table vs profile");
+            let self_of: BTreeMap<String, u64> = want
+                .iter()
+                .filter(|(_, v)| v.0 > 0)
+                .map(|(k, v)| (k.clone(), v.0))
+                .collect();
+            assert_eq!(
+                flow_self(&dir.join("flow.parquet"), 0),
+                self_of,
+                "{what}: flow ranges per function vs profile self"
+            );
+        }
+    }
+}
+
+/// `branches` holds the outcome of every conditional branch the hart recorded (`ingress dump`:
+/// itype 5 taken, 4 not taken, one record per retired instruction), and `--hart` tags the rows.
+#[test]
+fn branches_equal_recorded_outcomes() {
+    for name in ["loops-rv64gc", "switch-rv32imac"] {
+        let t = tmpdir(name);
+        let (e, srcs) = sources(&t, name);
+        let ing = &srcs[0].0;
+        let dump = rvtrace(&["ingress", "dump", s(ing)]);
+        ok(&dump, "ingress dump");
+        let mut want: BTreeMap<u64, (u64, u64)> = BTreeMap::new();
+        let mut single = true;
+        for l in stdout(&dump).lines().filter(|l| l.starts_with("0x")) {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            let Some(it) = f.iter().find_map(|x| x.strip_prefix("itype=")) else {
+                continue;
+            };
+            let mut pc = u64::from_str_radix(&f[0][2..], 16).unwrap();
+            if let Some((bytes, last)) = f[1][1..].split_once('/') {
+                single = false;
+                pc += bytes.parse::<u64>().unwrap() - last.parse::<u64>().unwrap();
+            }
+            match it {
+                "5" => want.entry(pc).or_default().0 += 1,
+                "4" => want.entry(pc).or_default().1 += 1,
+                _ => {}
+            }
+        }
+        assert!(
+            single,
+            "{name}: records of several instructions hide not-taken branches"
+        );
+        assert!(want.values().any(|v| v.0 > 0) && want.values().any(|v| v.1 > 0));
+        for (input, trace) in &srcs {
+            let what = format!("{name} {}", trace.unwrap_or("ingress"));
+            let dir = t.join(format!("b-{}", trace.unwrap_or("ingress")));
+            let mut args = vec!["export", s(input), "--elf", s(&e), "-o", s(&dir)];
+            args.extend(["--tables", "branches", "--hart", "7"]);
+            if let Some(p) = trace {
+                args.extend(["--trace", p]);
+            }
+            ok(&rvtrace(&args), &what);
+            assert!(!dir.join("flow.parquet").exists(), "--tables branches only");
+            let mut got = BTreeMap::new();
+            for b in read(&dir.join("branches.parquet")) {
+                assert!(harts(&b).iter().all(|&h| h == 7), "{what}: --hart 7");
+                let (pc, tk, nt, un) = (
+                    u64s(&b, "pc"),
+                    u64s(&b, "taken"),
+                    u64s(&b, "not_taken"),
+                    u64s(&b, "unknown"),
+                );
+                for i in 0..b.num_rows() {
+                    assert_eq!(un[i], Some(0), "{what}: no outcome unknown without loss");
+                    got.insert(pc[i].unwrap(), (tk[i].unwrap(), nt[i].unwrap()));
+                }
+            }
+            assert_eq!(got, want, "{what}: branches table vs ingress records");
+        }
+    }
+}
+
+/// Bad uses: a directory that is stdout, a table over an input, a cut ingress file (exit 1,
+/// the tables hold what came before).
+#[test]
+fn export_usage_and_damaged_input() {
+    let t = tmpdir("usage");
+    let e = elf("recurse-rv64gc");
+    let ing = t.join("flow.parquet");
+    ok(
+        &rvtrace(&["run", s(&e), "--ingress", s(&ing)]),
+        "run --ingress",
+    );
+    let o = rvtrace(&["export", s(&ing), "--elf", s(&e), "-o", "-"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    // The input is named flow.parquet in the output directory: refused before truncating.
+    let o = rvtrace(&["export", s(&ing), "--elf", s(&e), "-o", s(&t)]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(std::fs::metadata(&ing).unwrap().len() > 1000);
+    let data = std::fs::read(&ing).unwrap();
+    let cut = t.join("cut.ingress");
+    std::fs::write(&cut, &data[..data.len() / 2 + 3]).unwrap();
+    let dir = t.join("cut");
+    let o = rvtrace(&["export", s(&cut), "--elf", s(&e), "-o", s(&dir)]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let n: usize = read(&dir.join("flow.parquet"))
+        .iter()
+        .map(|b| b.num_rows())
+        .sum();
+    assert!(n > 100, "{n} rows before the damage");
+}
+
+/// The Python with PySpark and pyarrow that scripts/setup.sh installs, or the system's.
+fn spark_python() -> Option<PathBuf> {
+    let venv =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/tools/spark-venv/bin/python");
+    [venv, PathBuf::from("python3")].into_iter().find(|p| {
+        Command::new(p)
+            .args(["-c", "import pyspark, pyarrow"])
+            .output()
+            .is_ok_and(|o| o.status.success())
+    })
+}
+
+/// The check Spark runs: pyarrow reads the schema; Spark (local mode) computes self
+/// instructions per function from `flow` and reads `functions`; both printed as
+/// `function<TAB>self<TAB>total<TAB>calls<TAB>flow self`.
+const SPARK_SCRIPT: &str = r#"
+import sys
+import pyarrow.parquet as pq
+d = sys.argv[1]
+sch = pq.read_schema(d + "/flow.parquet")
+assert str(sch.field("count").type) == "uint64", sch
+assert str(sch.field("hart").type) == "uint32", sch
+assert pq.ParquetFile(d + "/flow.parquet").metadata.num_rows > 0
+from pyspark.sql import SparkSession, functions as F
+spark = (SparkSession.builder.master("local[1]").appName("rvtrace-check")
+         .config("spark.ui.enabled", "false").config("spark.sql.shuffle.partitions", "2")
+         .getOrCreate())
+spark.sparkContext.setLogLevel("ERROR")
+flow = spark.read.parquet(d + "/flow.parquet")
+per = (flow.where(F.col("kind") == "range").groupBy("hart", "function")
+       .agg(F.sum("count").alias("flow_self")))
+fun = spark.read.parquet(d + "/functions.parquet")
+rows = fun.join(per, ["hart", "function"], "full_outer").collect()
+for r in rows:
+    print("\t".join(str(x) for x in [r["function"], r["self_insns"], r["total_insns"], r["calls"], r["flow_self"]]))
+spark.stop()
+"#;
+
+/// Spark computes the per-function profile from the Parquet files: equal to `rvtrace profile`.
+#[test]
+fn spark_computes_the_same_profile() {
+    let Some(py) = spark_python() else {
+        eprintln!("skipped: no Python with pyspark and pyarrow (scripts/setup.sh installs them)");
+        return;
+    };
+    if Command::new("java").arg("-version").output().is_err() {
+        eprintln!("skipped: no java (scripts/setup.sh installs openjdk-17-jre-headless)");
+        return;
+    }
+    let t = tmpdir("spark");
+    let e = elf("recurse-rv32imac");
+    let ing = t.join("t.ingress");
+    ok(&rvtrace(&["run", s(&e), "--ingress", s(&ing)]), "run");
+    let dir = t.join("tables");
+    ok(
+        &rvtrace(&["export", s(&ing), "--elf", s(&e), "-o", s(&dir)]),
+        "export",
+    );
+    let script = t.join("check.py");
+    std::fs::write(&script, SPARK_SCRIPT).unwrap();
+    let o = Command::new(&py)
+        .arg(&script)
+        .arg(&dir)
+        .output()
+        .expect("run python");
+    assert!(o.status.success(), "spark: {}", stderr(&o));
+    let want = profile(&[s(&ing), "--elf", s(&e)]);
+    let mut got = Flat::new();
+    for l in stdout(&o).lines() {
+        let f: Vec<&str> = l.split('\t').collect();
+        assert_eq!(f.len(), 5, "{l}");
+        let n = |x: &str| x.parse::<u64>().unwrap_or_else(|_| panic!("{l}"));
+        let (se, flow_self) = (n(f[1]), if f[4] == "None" { 0 } else { n(f[4]) });
+        assert_eq!(
+            se, flow_self,
+            "{l}: Spark's sum over flow vs the functions table"
+        );
+        got.insert(f[0].to_string(), (se, n(f[2]), n(f[3])));
+    }
+    assert_eq!(got, want, "Spark's profile vs rvtrace profile");
+}
