@@ -1,0 +1,137 @@
+//! Parallel decode (`rvtrace_ntrace::scan::decode_parallel`, `rvtrace_flow::chunk`) gives what a
+//! decode from the start gives, element for element, with the same counts: on every test
+//! program in every option set of the round trip, with chunks cut at every synchronization
+//! message, on one thread and on two, and on traces with a damaged byte. The sync scan finds the
+//! synchronization messages the decoder reports.
+
+use rvtrace_flow::FlowElement;
+use rvtrace_isa::Xlen;
+use rvtrace_ntrace::decoder::{decode, DecodeStats, DecoderConfig};
+use rvtrace_ntrace::encoder::encode;
+use rvtrace_ntrace::options::{EncoderConfig, SyncUnit};
+use rvtrace_ntrace::scan::{decode_parallel, syncs};
+use rvtrace_testkit::{run_program, traceable_programs};
+
+#[path = "common/configs.rs"]
+mod configs;
+use configs::{configs, decoder_config};
+
+fn sequential(
+    image: &rvtrace_image::Image,
+    cfg: DecoderConfig,
+    bytes: &[u8],
+) -> (Vec<FlowElement>, DecodeStats) {
+    let mut v = Vec::new();
+    let st = decode(image, cfg, bytes, &mut v);
+    (v, st)
+}
+
+/// Parallel == sequential with chunks of `chunk` bytes on 1 and 2 threads; returns the chunks
+/// decoded again on 2 threads.
+fn check(what: &str, image: &rvtrace_image::Image, cfg: DecoderConfig, bytes: &[u8], chunk: u64) -> u64 {
+    let (want, want_st) = sequential(image, cfg, bytes);
+    let mut redone = 0;
+    for jobs in [1, 2] {
+        let mut got = Vec::new();
+        let (st, r) = decode_parallel(image, cfg, bytes, chunk, jobs, &mut got);
+        redone = r;
+        if let Some(k) = (0..want.len().max(got.len())).find(|&k| want.get(k) != got.get(k)) {
+            panic!(
+                "{what} (jobs {jobs}, chunks of {chunk} bytes): element {k} differs:\n  sequential {:?}\n  parallel   {:?}",
+                want.get(k),
+                got.get(k)
+            );
+        }
+        assert_eq!(st, want_st, "{what} (jobs {jobs}): counts");
+    }
+    redone
+}
+
+/// With syncs: every 16 messages (plus the ones the encoder sends anyway).
+fn with_sync(mut cfg: EncoderConfig) -> EncoderConfig {
+    cfg.sync_period.get_or_insert((SyncUnit::Messages, 16));
+    cfg
+}
+
+#[test]
+fn parallel_equals_sequential_every_program_every_configuration() {
+    let mut chunks_redone = 0;
+    let mut syncs_seen = 0;
+    for elf in traceable_programs() {
+        let name = elf.file_stem().unwrap().to_str().unwrap();
+        let run = run_program(&elf, &format!("elf/{name}.elf"), 4);
+        let xlen = run.image.files()[0].xlen;
+        for (cname, cfg) in configs(xlen) {
+            let cfg = with_sync(cfg);
+            let (bytes, _) = encode(cfg, &run.records);
+            let dcfg = decoder_config(&cfg);
+            let what = format!("{name} {cname}");
+            // Chunks of 1 byte: a cut at every synchronization message.
+            chunks_redone += check(&what, &run.image, dcfg, &bytes, 1);
+            let n = syncs(&bytes, &dcfg).len();
+            syncs_seen += n;
+            if cname == "htm" {
+                check(&what, &run.image, dcfg, &bytes, 200);
+            }
+        }
+    }
+    println!("{syncs_seen} synchronization messages, {chunks_redone} chunks decoded again");
+    assert!(syncs_seen > 1000, "the tests cut the traces");
+}
+
+/// The scan finds exactly the synchronization messages whose Sync elements the decoder reports.
+#[test]
+fn scan_finds_the_decoders_syncs() {
+    for elf in traceable_programs().iter().take(8) {
+        let name = elf.file_stem().unwrap().to_str().unwrap();
+        let run = run_program(elf, &format!("elf/{name}.elf"), 4);
+        let xlen = run.image.files()[0].xlen;
+        for (cname, cfg) in configs(xlen) {
+            let cfg = with_sync(cfg);
+            let (bytes, _) = encode(cfg, &run.records);
+            let dcfg = decoder_config(&cfg);
+            let (flow, _) = sequential(&run.image, dcfg, &bytes);
+            let want: Vec<u64> = flow
+                .iter()
+                .filter_map(|e| match e {
+                    FlowElement::Sync { addr, .. } => Some(*addr),
+                    _ => None,
+                })
+                .collect();
+            let got: Vec<u64> = syncs(&bytes, &dcfg).iter().map(|p| p.addr).collect();
+            assert_eq!(got, want, "{name} {cname}");
+        }
+    }
+}
+
+/// A damaged byte anywhere in the middle: the losses, recoveries and counts are the same.
+#[test]
+fn parallel_equals_sequential_on_damaged_traces() {
+    let mut losses = 0;
+    for elf in traceable_programs().iter().take(10) {
+        let name = elf.file_stem().unwrap().to_str().unwrap();
+        let run = run_program(elf, &format!("elf/{name}.elf"), 4);
+        let (_, cfg) = configs(Xlen::Rv64)
+            .into_iter()
+            .find(|c| c.0 == "htm+cs8")
+            .unwrap();
+        let cfg = with_sync(EncoderConfig { xlen: run.image.files()[0].xlen, ..cfg });
+        let (bytes, _) = encode(cfg, &run.records);
+        let dcfg = decoder_config(&cfg);
+        for k in 1..8 {
+            let mut b = bytes.clone();
+            let at = b.len() * k / 8;
+            for (x, v) in [(0x55u8, "xor 0x55"), (0xff, "xor 0xff"), (0x03, "mseo")] {
+                b[at] ^= x;
+                let what = format!("{name}: byte {at} {v}");
+                check(&what, &run.image, dcfg, &b, 1);
+                check(&what, &run.image, dcfg, &b, 64);
+                losses += sequential(&run.image, dcfg, &b).1.errors;
+                b[at] ^= x;
+            }
+        }
+        // Cut short in the middle of a chunk.
+        check(&format!("{name}: cut"), &run.image, dcfg, &bytes[..bytes.len() * 2 / 3], 1);
+    }
+    assert!(losses > 50, "the damage is seen: {losses} losses");
+}
