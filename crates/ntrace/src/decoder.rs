@@ -203,6 +203,16 @@ impl HistQueue {
         self.chunks.clear();
         self.left = 0;
     }
+
+    /// The queue with what no later pop reads left out (the pattern of an empty queue), for
+    /// comparing states.
+    fn normalized(&self) -> HistQueue {
+        if self.left == 0 {
+            HistQueue::default()
+        } else {
+            self.clone()
+        }
+    }
 }
 
 /// How the last instruction of a walked I-CNT ends.
@@ -1149,7 +1159,7 @@ impl rvtrace_flow::chunk::ChunkDecoder for Decoder<'_> {
             ever_synced: self.ever_synced,
             starts_disabled: (!self.ever_synced).then_some(self.starts_disabled),
             ref_addr: self.ref_addr,
-            hist: self.hist.clone(),
+            hist: self.hist.normalized(),
             budget: self.budget,
             repeat: self.repeat,
             time: self.time,
