@@ -33,6 +33,11 @@
 
 use crate::{DecodeStats, FlowElement, FlowSink, TraceDecoder};
 
+/// The chunk size the command line uses: large enough that the boundaries cost nothing (a
+/// chunk holds thousands of synchronisation periods' worth of elements at most), small enough
+/// that a few chunks per thread keep memory low.
+pub const CHUNK_BYTES: u64 = 256 << 10;
+
 /// A synchronisation point where a chunk may start: the byte offset of a synchronisation
 /// message (N-Trace) or packet (E-Trace) and its length in bytes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -71,6 +76,15 @@ pub trait ChunkDecoder: TraceDecoder + Sized {
 
     /// Whether the real state `actual` is the guess `guess` (a guessed field matches any value).
     fn matches(actual: &Self::State, guess: &Self::State) -> bool;
+
+    /// Fill in the guessed parts of the start state that later decoding still depends on from
+    /// the real state `before` at the chunk's start (the chunk's own changes win): called on a
+    /// chunk's decoder when the stitch takes it, so that it can go on as the real one.
+    fn inherit(&mut self, _before: &Self::State) {}
+
+    /// [`inherit`](ChunkDecoder::inherit) for a state: `state` (a chunk's end) completed with
+    /// `before` (the real state at its start).
+    fn complete(_state: &mut Self::State, _before: &Self::State) {}
 
     /// The open range's start and length as this decoder knows them, and whether it goes on
     /// from the previous chunk (`crate::walk::Ranges::continue_open`).
@@ -281,7 +295,9 @@ where
                     }
             }
             (None, Some(_)) => return Err("the first chunk must start at the trace's start".into()),
-            (Some(_), None) => return Err("only the first chunk starts at the trace's start".into()),
+            (Some(_), None) => {
+                return Err("only the first chunk starts at the trace's start".into())
+            }
         };
         if take {
             self.taken += 1;
@@ -310,18 +326,33 @@ where
             if c.start.is_some() {
                 self.base = (
                     add_common(&self.total.0, &DecodeStats::default(), &c.start_stats.0),
-                    D::add_counts(&self.total.1, &D::ProtocolStats::default(), &c.start_stats.1),
+                    D::add_counts(
+                        &self.total.1,
+                        &D::ProtocolStats::default(),
+                        &c.start_stats.1,
+                    ),
                 );
             }
             self.total = (
                 add_common(&self.base.0, &c.end_stats.0, &DecodeStats::default()),
                 D::add_counts(&self.base.1, &c.end_stats.1, &D::ProtocolStats::default()),
             );
-            self.state = Some(c.end);
-            self.carry = c.decoder.take();
+            let mut end = c.end;
+            let mut carry = c.decoder.take();
+            if let (Some(before), Some(_)) = (&self.state, &c.start) {
+                D::complete(&mut end, before);
+                if let Some(d) = carry.as_mut() {
+                    d.inherit(before);
+                }
+            }
+            self.state = Some(end);
+            self.carry = carry;
         } else {
             if std::env::var_os("RVTRACE_CHUNK_DEBUG").is_some() {
-                eprintln!("redo: guess_read {} actual {:?}\n guess {:?}", c.guess_read, self.state, c.start);
+                eprintln!(
+                    "redo: guess_read {} actual {:?}\n guess {:?}",
+                    c.guess_read, self.state, c.start
+                );
             }
             self.redone += 1;
             let Some(mut d) = self.carry.take() else {
@@ -341,7 +372,11 @@ where
             };
             self.total = (
                 add_common(&self.base.0, &d.stats(), &DecodeStats::default()),
-                D::add_counts(&self.base.1, &d.protocol_stats(), &D::ProtocolStats::default()),
+                D::add_counts(
+                    &self.base.1,
+                    &d.protocol_stats(),
+                    &D::ProtocolStats::default(),
+                ),
             );
             self.state = Some(d.state());
             self.carry = Some(d);
@@ -358,11 +393,7 @@ where
 /// Cut points for chunks of about `chunk_bytes` bytes: the first cut at or after each multiple
 /// of `chunk_bytes` (from `scan(from)`, the protocol's sync scan: the first synchronisation at
 /// or after `from`), in order, without repeats.
-pub fn cuts(
-    len: u64,
-    chunk_bytes: u64,
-    mut scan: impl FnMut(u64) -> Option<Cut>,
-) -> Vec<Cut> {
+pub fn cuts(len: u64, chunk_bytes: u64, mut scan: impl FnMut(u64) -> Option<Cut>) -> Vec<Cut> {
     let mut v: Vec<Cut> = Vec::new();
     let step = chunk_bytes.max(1);
     let mut at = step;
@@ -448,8 +479,10 @@ where
             let pool = &pool;
             std::thread::scope(|sc| {
                 // Batch b + 1 is decoded while batch b is stitched (the sink may be slow).
-                let mut pending: Option<(usize, std::thread::ScopedJoinHandle<'_, Vec<ChunkFlow<D>>>)> =
-                    None;
+                let mut pending: Option<(
+                    usize,
+                    std::thread::ScopedJoinHandle<'_, Vec<ChunkFlow<D>>>,
+                )> = None;
                 let mut lo = 0;
                 loop {
                     let next = (lo < n).then(|| {

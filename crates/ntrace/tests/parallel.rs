@@ -122,7 +122,10 @@ fn parallel_equals_sequential_on_damaged_traces() {
             .into_iter()
             .find(|c| c.0 == "htm+cs8")
             .unwrap();
-        let cfg = with_sync(EncoderConfig { xlen: run.image.files()[0].xlen, ..cfg });
+        let cfg = with_sync(EncoderConfig {
+            xlen: run.image.files()[0].xlen,
+            ..cfg
+        });
         let (bytes, _) = encode(cfg, &run.records);
         let dcfg = decoder_config(&cfg);
         for k in 1..8 {
@@ -157,12 +160,18 @@ fn wrong_guesses_are_decoded_again() {
         let name = elf.file_stem().unwrap().to_str().unwrap();
         let run = run_program(elf, &format!("elf/{name}.elf"), 4);
         let xlen = run.image.files()[0].xlen;
-        for (cname, cfg) in configs(xlen).into_iter().filter(|c| c.0 == "htm+cs8+rpt" || c.0 == "htm+sync+ts") {
+        for (cname, cfg) in configs(xlen)
+            .into_iter()
+            .filter(|c| c.0 == "htm+cs8+rpt" || c.0 == "htm+sync+ts")
+        {
             let (bytes, _) = encode(cfg, &run.records);
             let dcfg = decoder_config(&cfg);
             let cuts: Vec<Cut> = Frames::new(&bytes)
                 .filter_map(|f| match f {
-                    Frame::Message(m) => Some(Cut { offset: m.offset, len: m.len }),
+                    Frame::Message(m) => Some(Cut {
+                        offset: m.offset,
+                        len: m.len,
+                    }),
                     Frame::Error(_) => None,
                 })
                 .skip(1)

@@ -196,4 +196,3 @@ pub fn decoder_config(cfg: &EncoderConfig) -> DecoderConfig {
     d.all_jumps = cfg.all_jumps;
     d
 }
-
