@@ -701,7 +701,7 @@ pub fn decode(a: &DecodeArgs) -> CmdResult {
             &image,
             cfg,
             &data,
-            rvtrace_flow::chunk::CHUNK_BYTES,
+            rvtrace_flow::chunk::chunk_bytes(),
             a.jobs as usize,
             &mut sink,
         );

@@ -38,6 +38,15 @@ use crate::{DecodeStats, FlowElement, FlowSink, TraceDecoder};
 /// that a few chunks per thread keep memory low.
 pub const CHUNK_BYTES: u64 = 256 << 10;
 
+/// The chunk size the command line uses: [`CHUNK_BYTES`], or the environment variable
+/// `RVTRACE_CHUNK_BYTES` when set (tests cut small traces into many chunks with it).
+pub fn chunk_bytes() -> u64 {
+    std::env::var("RVTRACE_CHUNK_BYTES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(CHUNK_BYTES)
+}
+
 /// A synchronisation point where a chunk may start: the byte offset of a synchronisation
 /// message (N-Trace) or packet (E-Trace) and its length in bytes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -164,7 +173,9 @@ pub fn decode_chunk<D: ChunkDecoder>(
         body = &bytes[n..];
     }
     let start_stats = (dec.stats(), dec.protocol_stats());
-    let mut elements = Vec::new();
+    // About one element per byte of trace (a range per branch message or packet, a few bytes
+    // each): room for them at once instead of copying as the vector grows.
+    let mut elements = Vec::with_capacity(body.len());
     dec.push(body, &mut elements);
     if last {
         dec.finish(&mut elements);
@@ -282,6 +293,12 @@ where
         sink: &mut S,
         redo: impl FnOnce(&mut D, &mut dyn FlowSink) -> bool,
     ) -> Result<(), String> {
+        // A range open at the boundary that the chunk closes comes first in its elements.
+        let joins = |c: &ChunkFlow<D>| {
+            c.end_open.1
+                || matches!(c.elements.iter().find(|e| matches!(e, FlowElement::Range { .. })),
+                    Some(FlowElement::Range { start, .. }) if Some(*start) == c.start_open.map(|o| o.0))
+        };
         let take = match (&self.state, &c.start) {
             (None, None) => true,
             (Some(actual), Some(guess)) => {
@@ -290,7 +307,7 @@ where
                     && match (self.open, c.start_open) {
                         (None, None) => true,
                         // The cut's instruction ends the open range in both.
-                        (Some(_), Some((_, 1))) => true,
+                        (Some(_), Some((_, 1))) => joins(&c),
                         _ => false,
                     }
             }
@@ -314,9 +331,6 @@ where
             };
             for e in &c.elements {
                 j.element(e);
-            }
-            if j.prefix.is_some() {
-                return Err("a chunk closed the range open at its start without a range".into());
             }
             self.open = match (c.end_open, join) {
                 ((Some((_, n)), true), Some((s, m))) => Some((s, m + n - 1)),
@@ -390,6 +404,41 @@ where
     }
 }
 
+/// One chunk of a trace cut at `cuts`: what a worker needs to decode it ([`decode_chunk`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Span {
+    /// The cut it starts at (`None`: the trace's start).
+    pub start: Option<Cut>,
+    /// Its bytes: from its cut (or 0) to the end of the next cut (or the trace's end).
+    pub from: u64,
+    /// See `from`.
+    pub to: u64,
+    /// The last chunk (its decode finishes the trace).
+    pub last: bool,
+}
+
+impl Span {
+    /// The bytes after the starting cut (what a chunk decoded again pushes).
+    pub fn body(&self) -> (u64, u64) {
+        (self.from + self.start.map_or(0, |c| c.len), self.to)
+    }
+}
+
+/// The chunks of a trace of `len` bytes cut at `cuts` (in order): one more than the cuts.
+pub fn spans(cuts: &[Cut], len: u64) -> Vec<Span> {
+    (0..=cuts.len())
+        .map(|k| {
+            let start = (k > 0).then(|| cuts[k - 1]);
+            Span {
+                start,
+                from: start.map_or(0, |c| c.offset),
+                to: cuts.get(k).map_or(len, |c| c.end()),
+                last: k == cuts.len(),
+            }
+        })
+        .collect()
+}
+
 /// Cut points for chunks of about `chunk_bytes` bytes: the first cut at or after each multiple
 /// of `chunk_bytes` (from `scan(from)`, the protocol's sync scan: the first synchronisation at
 /// or after `from`), in order, without repeats.
@@ -429,44 +478,32 @@ where
     S: FlowSink + ?Sized,
 {
     use rayon::prelude::*;
-    let len = bytes.len() as u64;
-    // Chunk k: (start cut, from, to).
-    let n = cuts.len() + 1;
-    let chunk = |k: usize| -> (Option<Cut>, u64, u64) {
-        let start = (k > 0).then(|| cuts[k - 1]);
-        let from = start.map_or(0, |c| c.offset);
-        let to = if k < cuts.len() { cuts[k].end() } else { len };
-        (start, from, to)
-    };
+    let spans = spans(cuts, bytes.len() as u64);
+    let n = spans.len();
+    let slice = |(a, b): (u64, u64)| &bytes[a as usize..b as usize];
     let run = |k: usize| {
-        let (start, from, to) = chunk(k);
-        decode_chunk(
-            make(from),
-            &bytes[from as usize..to as usize],
-            from,
-            start,
-            k + 1 == n,
-        )
+        let c = spans[k];
+        decode_chunk(make(c.from), slice((c.from, c.to)), c.from, c.start, c.last)
     };
     let mut st = Stitch::<D>::new();
     let stitch = |flows: Vec<ChunkFlow<D>>, base: usize, st: &mut Stitch<D>, sink: &mut S| {
         for (i, c) in flows.into_iter().enumerate() {
-            let k = base + i;
-            let (start, from, to) = chunk(k);
-            let skip = start.map_or(0, |c| c.len) as usize;
-            let last = k + 1 == n;
-            let body = &bytes[from as usize + skip..to as usize];
+            let span = spans[base + i];
+            let body = slice(span.body());
             // Every chunk is made with its decoder kept: the redo cannot fail.
             let r = st.push(c, sink, |d, s| {
                 d.push(body, s);
-                if last {
+                if span.last {
                     d.finish(s);
                 } else {
                     d.drain(s);
                 }
                 true
             });
-            debug_assert!(r.is_ok(), "{r:?}");
+            if let Err(e) = r {
+                // Chunks come in order, each with its decoder: this cannot be.
+                unreachable!("chunked decode: {e}");
+            }
         }
     };
     let pool = rayon::ThreadPoolBuilder::new()

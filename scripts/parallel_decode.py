@@ -1,0 +1,61 @@
+#!/usr/bin/env python3
+"""Parallel decode figures (README "Parallel and chunked decode"): `rvtrace decode ntrace|etrace
+--jobs 1` vs `--jobs 2` on the workload, best of N runs (the machine is shared: the best run is
+the one least disturbed), at several sync periods: bits/instr, chunks, speed-up.
+
+    python3 scripts/parallel_decode.py [RVTRACE] [RUNS]
+"""
+import os, re, subprocess, sys, tempfile, time
+
+R = sys.argv[1] if len(sys.argv) > 1 else "target/release/rvtrace"
+RUNS = int(sys.argv[2]) if len(sys.argv) > 2 else 5
+ELF = "programs/bench/workload-rv64gc.elf"
+CHUNK = 256 << 10  # rvtrace_flow::chunk::CHUNK_BYTES
+
+
+def run(*args):
+    return subprocess.run([R, *args], check=True, capture_output=True, text=True)
+
+
+def best(args):
+    t = []
+    for _ in range(RUNS):
+        s = time.perf_counter()
+        run(*args)
+        t.append(time.perf_counter() - s)
+    return min(t)
+
+
+def main():
+    d = tempfile.mkdtemp()
+    ing = os.path.join(d, "w.ing")
+    run("run", ELF, "--ingress", ing)
+    print(f"load average before: {os.getloadavg()[0]:.1f}")
+    print("| trace | sync option | bits/instr | syncs | chunks of 256 KiB | jobs 1 (s) | jobs 2 (s) | speed-up |")
+    print("|---|---|---|---|---|---|---|---|")
+    for proto, opt, vals in [("ntrace", "--sync-period", [64, 256, 1024, 4096]),
+                             ("etrace", "--resync", [64, 256, 1024, 4096])]:
+        for v in vals:
+            t = os.path.join(d, f"w.{proto}")
+            out = run("encode", proto, ing, "-o", t, opt, str(v)).stderr
+            size = os.path.getsize(t)
+            st = run("decode", proto, t, "--elf", ELF, "--stats").stderr
+            insns = int(re.search(r"(\d+) instructions", st).group(1))
+            syncs = count_syncs(proto, t)
+            a = best(["decode", proto, t, "--elf", ELF, "--jobs", "1"])
+            b = best(["decode", proto, t, "--elf", ELF, "--jobs", "2"])
+            print(f"| {proto} | {opt} {v} | {size * 8 / insns:.3f} | {syncs} | "
+                  f"{max(1, min(syncs, size // CHUNK + 1))} | {a:.2f} | {b:.2f} | {a / b:.2f}x |")
+    print(f"load average after: {os.getloadavg()[0]:.1f}")
+
+
+def count_syncs(proto, t):
+    # The dump names each synchronization message or packet.
+    out = run("dump", proto, t).stdout
+    if proto == "ntrace":
+        return len(re.findall(r"TCODE\[6\]=(?:9|11|12|29) ", out))
+    return len(re.findall(r"^\S+\s+F3S0 ", out, re.M))
+
+
+if __name__ == "__main__":
+    main()
