@@ -36,7 +36,7 @@ use crate::{DecodeStats, FlowElement, FlowSink, TraceDecoder};
 /// The chunk size the command line uses: large enough that the boundaries cost nothing (a
 /// chunk holds thousands of synchronisation periods' worth of elements at most), small enough
 /// that a few chunks per thread keep memory low.
-pub const CHUNK_BYTES: u64 = 256 << 10;
+pub const CHUNK_BYTES: u64 = 64 << 10;
 
 /// The chunk size the command line uses: [`CHUNK_BYTES`], or the environment variable
 /// `RVTRACE_CHUNK_BYTES` when set (tests cut small traces into many chunks with it).
@@ -153,11 +153,24 @@ pub struct ChunkFlow<D: ChunkDecoder> {
 /// This is the call a worker of a distributed job makes per chunk; [`Stitch`] joins the
 /// results in order.
 pub fn decode_chunk<D: ChunkDecoder>(
+    dec: D,
+    bytes: &[u8],
+    from: u64,
+    start: Option<Cut>,
+    last: bool,
+) -> ChunkFlow<D> {
+    decode_chunk_into(dec, bytes, from, start, last, Vec::new())
+}
+
+/// [`decode_chunk`] with the elements put in `elements` (emptied first: a vector given back by
+/// [`Stitch::push`], whose memory is warm).
+pub fn decode_chunk_into<D: ChunkDecoder>(
     mut dec: D,
     bytes: &[u8],
     from: u64,
     start: Option<Cut>,
     last: bool,
+    mut elements: Vec<FlowElement>,
 ) -> ChunkFlow<D> {
     let mut body = bytes;
     let mut start_state = None;
@@ -173,9 +186,7 @@ pub fn decode_chunk<D: ChunkDecoder>(
         body = &bytes[n..];
     }
     let start_stats = (dec.stats(), dec.protocol_stats());
-    // About one element per byte of trace (a range per branch message or packet, a few bytes
-    // each): room for them at once instead of copying as the vector grows.
-    let mut elements = Vec::with_capacity(body.len());
+    elements.clear();
     dec.push(body, &mut elements);
     if last {
         dec.finish(&mut elements);
@@ -286,13 +297,13 @@ where
     /// chunk (if the chunk was made with one) and must push `c.bytes` after the starting cut
     /// into it, then drain it (or finish it for the last chunk), giving the elements to the
     /// sink it is passed; it returns false if it cannot (no decoder kept), and then this
-    /// returns an error.
+    /// returns an error. Gives back the chunk's element vector, emptied, for reuse.
     pub fn push<S: FlowSink + ?Sized>(
         &mut self,
         mut c: ChunkFlow<D>,
         sink: &mut S,
         redo: impl FnOnce(&mut D, &mut dyn FlowSink) -> bool,
-    ) -> Result<(), String> {
+    ) -> Result<Vec<FlowElement>, String> {
         // A range open at the boundary that the chunk closes comes first in its elements.
         let joins = |c: &ChunkFlow<D>| {
             c.end_open.1
@@ -395,7 +406,9 @@ where
             self.state = Some(d.state());
             self.carry = Some(d);
         }
-        Ok(())
+        let mut v = std::mem::take(&mut c.elements);
+        v.clear();
+        Ok(v)
     }
 
     /// The counts of everything stitched (those a decode from the start gives).
@@ -481,9 +494,24 @@ where
     let spans = spans(cuts, bytes.len() as u64);
     let n = spans.len();
     let slice = |(a, b): (u64, u64)| &bytes[a as usize..b as usize];
+    // Element vectors go round: the stitch empties them, the next chunks fill them (fresh
+    // memory would cost a page fault per 4 KiB).
+    let pool = std::sync::Mutex::new(Vec::<Vec<FlowElement>>::new());
     let run = |k: usize| {
         let c = spans[k];
-        decode_chunk(make(c.from), slice((c.from, c.to)), c.from, c.start, c.last)
+        let v = pool
+            .lock()
+            .ok()
+            .and_then(|mut p| p.pop())
+            .unwrap_or_default();
+        decode_chunk_into(
+            make(c.from),
+            slice((c.from, c.to)),
+            c.from,
+            c.start,
+            c.last,
+            v,
+        )
     };
     let mut st = Stitch::<D>::new();
     let stitch = |flows: Vec<ChunkFlow<D>>, base: usize, st: &mut Stitch<D>, sink: &mut S| {
@@ -500,20 +528,25 @@ where
                 }
                 true
             });
-            if let Err(e) = r {
+            match r {
+                Ok(v) => {
+                    if let Ok(mut p) = pool.lock() {
+                        p.push(v);
+                    }
+                }
                 // Chunks come in order, each with its decoder: this cannot be.
-                unreachable!("chunked decode: {e}");
+                Err(e) => unreachable!("chunked decode: {e}"),
             }
         }
     };
-    let pool = rayon::ThreadPoolBuilder::new()
+    let threads = rayon::ThreadPoolBuilder::new()
         .num_threads(jobs.max(1))
         .build();
-    match pool {
-        Ok(pool) if jobs > 1 && n > 1 => {
+    match threads {
+        Ok(threads) if jobs > 1 && n > 1 => {
             let batch = 4 * jobs;
             let run = &run;
-            let pool = &pool;
+            let threads = &threads;
             std::thread::scope(|sc| {
                 // Batch b + 1 is decoded while batch b is stitched (the sink may be slow).
                 let mut pending: Option<(
@@ -525,7 +558,8 @@ where
                     let next = (lo < n).then(|| {
                         let hi = (lo + batch).min(n);
                         let h = sc.spawn(move || {
-                            pool.install(|| (lo..hi).into_par_iter().map(run).collect::<Vec<_>>())
+                            threads
+                                .install(|| (lo..hi).into_par_iter().map(run).collect::<Vec<_>>())
                         });
                         let b = lo;
                         lo = hi;
