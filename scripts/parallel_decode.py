@@ -10,7 +10,7 @@ import os, re, subprocess, sys, tempfile, time
 R = sys.argv[1] if len(sys.argv) > 1 else "target/release/rvtrace"
 RUNS = int(sys.argv[2]) if len(sys.argv) > 2 else 5
 ELF = "programs/bench/workload-rv64gc.elf"
-CHUNK = 256 << 10  # rvtrace_flow::chunk::CHUNK_BYTES
+CHUNK = 64 << 10  # rvtrace_flow::chunk::CHUNK_BYTES
 
 
 def run(*args):
@@ -35,15 +35,19 @@ def main():
     ing = os.path.join(d, "w.ing")
     run("run", ELF, "--ingress", ing)
     print(f"load average before: {os.getloadavg()[0]:.1f}")
-    print("| trace | sync option | bits/instr | syncs | chunks of 256 KiB | jobs 1 wall (CPU) s | jobs 2 wall (CPU) s | speed-up |")
+    print("| trace | sync option | bits/instr | syncs | chunks of 64 KiB | jobs 1 wall (CPU) s | jobs 2 wall (CPU) s | speed-up |")
     print("|---|---|---|---|---|---|---|---|")
+    protos = sys.argv[3:] or ["ntrace", "etrace"]
     for proto, opt, vals in [("ntrace", "--sync-period", [64, 256, 4096]),
                              ("etrace", "--resync", [64, 256, 4096])]:
+        if proto not in protos:
+            continue
         for v in vals:
             t = os.path.join(d, f"w.{proto}")
             out = run("encode", proto, ing, "-o", t, opt, str(v)).stderr
             size = os.path.getsize(t)
-            st = run("decode", proto, t, "--elf", ELF, "--stats").stderr
+            stats = ["--stats"] if proto == "ntrace" else []  # decode etrace always says them
+            st = run("decode", proto, t, "--elf", ELF, *stats).stderr
             insns = int(re.search(r"(\d+) instructions", st).group(1))
             syncs = count_syncs(proto, t)
             a = best(["decode", proto, t, "--elf", ELF, "--jobs", "1"])
