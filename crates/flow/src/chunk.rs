@@ -373,12 +373,6 @@ where
             self.state = Some(end);
             self.carry = carry;
         } else {
-            if std::env::var_os("RVTRACE_CHUNK_DEBUG").is_some() {
-                eprintln!(
-                    "redo: guess_read {} actual {:?}\n guess {:?}",
-                    c.guess_read, self.state, c.start
-                );
-            }
             self.redone += 1;
             let Some(mut d) = self.carry.take() else {
                 return Err("a chunk must be decoded again and no decoder was kept".into());
