@@ -371,6 +371,10 @@ pub struct DecodeArgs {
     /// Do not read the sidecar TRACE.meta that `encode` writes.
     #[arg(long)]
     no_meta: bool,
+    /// Decode on N threads: the trace (read into memory) is cut at synchronisation packets
+    /// (format 3) and the chunks decoded in parallel; the output is the same as with one.
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=1024))]
+    jobs: u64,
     #[command(flatten)]
     trace_args: TraceArgs,
     #[command(flatten)]
@@ -655,7 +659,7 @@ pub fn decode(a: &DecodeArgs) -> CmdResult {
         }
     }
     let isa = rvtrace_isa::IsaConfig::new(xlen);
-    let mut dec = Decoder::with_options(&image, DecoderOptions::from_config(&cfg, isa));
+    let dopts = DecoderOptions::from_config(&cfg, isa);
     let mut pcs = match &a.pcs {
         Some(p) => Some(PcWriter::new(&image, report::Output::create(p)?)),
         None => None,
@@ -691,9 +695,19 @@ pub fn decode(a: &DecodeArgs) -> CmdResult {
             first_error.get_or_insert_with(|| reason.clone());
         }
     };
-    let whole = std::io::Read::chain(std::io::Cursor::new(&data), input);
-    rvtrace_flow::decode_read(&mut dec, whole, &mut sink)
-        .map_err(|e| Failure::Tool(format!("{}: cannot read: {e}", a.trace.display())))?;
+    let cannot_read = |e| Failure::Tool(format!("{}: cannot read: {e}", a.trace.display()));
+    let st = if a.jobs > 1 {
+        let mut all = data;
+        std::io::Read::read_to_end(&mut input, &mut all).map_err(cannot_read)?;
+        let chunk = rvtrace_flow::chunk::chunk_bytes();
+        let jobs = a.jobs as usize;
+        rvtrace_etrace::scan::decode_parallel(&image, dopts, &all, chunk, jobs, &mut sink).1
+    } else {
+        let mut dec = Decoder::with_options(&image, dopts);
+        let whole = std::io::Read::chain(std::io::Cursor::new(&data), input);
+        rvtrace_flow::decode_read(&mut dec, whole, &mut sink).map_err(cannot_read)?;
+        dec.stats
+    };
     warnings.finish();
     if let Some(w) = pcs {
         let out = w.finish().map_err(|e| Failure::io("writing --pcs", e))?;
@@ -707,7 +721,6 @@ pub fn decode(a: &DecodeArgs) -> CmdResult {
         b.finish()?;
     }
     text.finish()?;
-    let st = dec.stats;
     say!(
         "{} packets, {} instructions, {} errors",
         st.packets,

@@ -277,6 +277,10 @@ pub struct DecodeArgs {
     /// Do not read the sidecar TRACE.meta that `encode` writes.
     #[arg(long)]
     no_meta: bool,
+    /// Decode on N threads: the trace (read into memory) is cut at synchronization messages
+    /// and the chunks decoded in parallel; the output is the same as with one.
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=1024))]
+    jobs: u64,
     #[command(flatten)]
     opts: DecodeOpts,
     #[command(flatten)]
@@ -691,9 +695,22 @@ pub fn decode(a: &DecodeArgs) -> CmdResult {
         }
         text.element(e);
     };
-    let mut dec = Decoder::new(&image, cfg);
-    let st = rvtrace_flow::decode_read(&mut dec, input.reader()?, &mut sink)
-        .map_err(|e| format!("{}: cannot read: {e}", t.display()))?;
+    let st = if a.jobs > 1 {
+        let data = report::read_input(t)?;
+        let (st, _) = rvtrace_ntrace::scan::decode_parallel(
+            &image,
+            cfg,
+            &data,
+            rvtrace_flow::chunk::chunk_bytes(),
+            a.jobs as usize,
+            &mut sink,
+        );
+        st.into()
+    } else {
+        let mut dec = Decoder::new(&image, cfg);
+        rvtrace_flow::decode_read(&mut dec, input.reader()?, &mut sink)
+            .map_err(|e| format!("{}: cannot read: {e}", t.display()))?
+    };
     warnings.finish();
     debug_assert_eq!(warnings.total(), st.losses, "one count of losses");
     if let (Some(w), Some(p)) = (pcs, &a.pcs) {

@@ -121,7 +121,7 @@ struct Ctx {
 }
 
 /// A trap whose handler is reported by a later packet (F3 SF1 with *thaddr* = 0).
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct PendingTrap {
     ecause: u64,
     interrupt: bool,
@@ -197,6 +197,13 @@ impl Default for BranchQueue {
 }
 
 impl BranchQueue {
+    /// The outcomes waiting, oldest first (for comparing states).
+    fn live(&self) -> Vec<BSeg> {
+        (0..self.len)
+            .map(|k| self.segs[(self.head + k) % self.segs.len()])
+            .collect()
+    }
+
     fn clear(&mut self) {
         self.len = 0;
         self.total = 0;
@@ -457,17 +464,31 @@ pub struct Decoder<'a> {
     stream: Option<Stream>,
     /// The sink asked to stop ([`FlowSink::stop_requested`]).
     stopped: bool,
+    /// Chunked decode (`rvtrace_flow::chunk`): losses were reported before this decoder's
+    /// start (a fresh synchronisation is then a recovery).
+    errors_before: bool,
+    /// Chunked decode: whether losses came before and the handlers learnt before are guesses
+    /// (unknown at a chunk's start until the stitch fills them in).
+    guessing: bool,
+    /// Chunked decode: a guessed part was read.
+    guess_read: bool,
 }
 
 impl<'a> Decoder<'a> {
     /// A decoder of the byte stream of a trace described by `o`, for the program in `image`
     /// (it builds the program's block table).
     pub fn with_options(image: &'a Image, o: DecoderOptions) -> Self {
+        Decoder::with_code(image, o, Code::new(image, o.isa))
+    }
+
+    /// [`Decoder::with_options`] with the block table `code` (`Code::new(image, o.isa)`, shared
+    /// by the decoders of a chunked decode).
+    pub fn with_code(image: &'a Image, o: DecoderOptions, code: Code) -> Self {
         let (encap, raw) = match o.framing {
             Framing::Raw => (EncapConfig::TE_INST_RAW, true),
             Framing::Encap(e) => (e, false),
         };
-        let mut d = Decoder::from_parts(Code::new(image, o.isa), image, o.params, o.options);
+        let mut d = Decoder::from_parts(code, image, o.params, o.options);
         d.limits = o.limits;
         d.keep_stack_across_syncs = o.keep_stack_across_syncs;
         d.reference_x5_jumps = o.reference_x5_jumps;
@@ -528,6 +549,9 @@ impl<'a> Decoder<'a> {
             bytes: 0,
             stream: None,
             stopped: false,
+            errors_before: false,
+            guessing: false,
+            guess_read: false,
         }
     }
 
@@ -982,12 +1006,16 @@ impl<'a> Decoder<'a> {
                 }
                 Ok(a)
             }
-            None => self
-                .tvec
-                .iter()
-                .find(|(k, _)| *k == (interrupt, ecause))
-                .map(|e| e.1)
-                .ok_or(DecodeError::UnknownHandler { interrupt, ecause }),
+            None => {
+                let found = self
+                    .tvec
+                    .iter()
+                    .find(|(k, _)| *k == (interrupt, ecause))
+                    .map(|e| e.1);
+                // A handler learnt before a chunk's start is not in its table.
+                self.guess_read |= found.is_none() && self.guessing;
+                found.ok_or(DecodeError::UnknownHandler { interrupt, ecause })
+            }
         }
     }
 
@@ -1083,12 +1111,13 @@ impl<'a> Decoder<'a> {
                 self.emit_context_before_last(addr, s);
             }
         } else {
-            let reason = if self.stats.errors > 0 {
-                SyncReason::Recovery
-            } else {
-                SyncReason::Start
-            };
             if self.start_of_trace {
+                let reason = if self.stats.errors > 0 || self.errors_before {
+                    SyncReason::Recovery
+                } else {
+                    self.guess_read |= self.guessing;
+                    SyncReason::Start
+                };
                 self.start_lost(offset, s);
                 self.recovering = false;
                 self.synced_ever = true;
@@ -1705,4 +1734,174 @@ pub fn decode_reader<R: std::io::Read, S: FlowSink + ?Sized>(
 ) -> std::io::Result<u64> {
     dec.set_framing(encap, raw);
     Ok(rvtrace_flow::decode_read(dec, input, sink)?.bytes)
+}
+
+impl<'a> Decoder<'a> {
+    /// A decoder whose input starts at byte `offset` of the trace, at a packet's start, with
+    /// the run-time options `options` in force there (a chunk of a chunked decode,
+    /// `rvtrace_flow::chunk`; [`crate::scan`] finds both): offsets in its elements and counts
+    /// are the trace's. Tracing is taken as enabled (the support packet that enabled it came
+    /// before).
+    pub fn at(
+        image: &'a Image,
+        o: DecoderOptions,
+        code: Code,
+        offset: u64,
+        options: IOptions,
+    ) -> Self {
+        let mut d = Decoder::with_code(image, DecoderOptions { options, ..o }, code);
+        if let Some(st) = d.stream.as_mut() {
+            st.base = offset;
+        }
+        d.bytes = offset;
+        d.enabled = true;
+        d
+    }
+}
+
+/// What an E-Trace decode depends on at a chunk boundary (`rvtrace_flow::chunk`): every field
+/// of the decoder but its counts, its table and its per-packet counters.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ChunkState {
+    stream: Option<(u64, usize, IOptions)>,
+    pc: u64,
+    /// `None`: guessed.
+    prev: Option<u64>,
+    range: Option<(u64, u64, CfClass, Option<bool>)>,
+    stack: rvtrace_flow::walk::ReturnStack,
+    options: IOptions,
+    bq: Vec<BSeg>,
+    stop_at_last_branch: bool,
+    inferred_address: bool,
+    start_of_trace: bool,
+    address: u64,
+    privilege: u64,
+    context: u64,
+    bpred: Vec<u8>,
+    jtc: Vec<Option<u64>>,
+    pending_trap: Option<PendingTrap>,
+    skipped_from: Option<u64>,
+    ended: bool,
+    enabled: bool,
+    recovering: bool,
+    synced_ever: bool,
+    error_run: Option<(u64, CodecError, u64)>,
+    stopped: bool,
+    /// The parts a chunk's start guesses: losses before, handlers learnt (sorted), and whether
+    /// they are guesses (the chunk's own only).
+    had_errors: bool,
+    tvec: Vec<((bool, u64), u64)>,
+    guessing: bool,
+}
+
+impl rvtrace_flow::chunk::ChunkDecoder for Decoder<'_> {
+    type State = ChunkState;
+
+    fn drain<S: FlowSink + ?Sized>(&mut self, sink: &mut S) {
+        let mut st = self.take_stream();
+        let buf = std::mem::take(&mut st.buf);
+        // The chunk ends at a packet's end: every packet in the bytes is whole.
+        self.feed(&mut st, &buf, true, sink);
+        self.bytes = st.base;
+        self.stream = Some(st);
+    }
+
+    fn begin_guess(&mut self) {
+        // The sync packet says the address, privilege and context; the instruction before it
+        // and the start of the range it ends are the previous chunk's.
+        self.cur.guess_prev();
+        self.cur.ranges.continue_open();
+        self.guessing = true;
+    }
+
+    fn guess_read(&self) -> bool {
+        self.guess_read || self.cur.guess_read()
+    }
+
+    fn state(&self) -> ChunkState {
+        let mut tvec = self.tvec.clone();
+        tvec.sort_unstable();
+        ChunkState {
+            stream: self
+                .stream
+                .as_ref()
+                .map(|s| (s.base, s.buf.len(), s.options)),
+            pc: self.cur.pc,
+            prev: self.cur.prev_state(),
+            range: self.cur.ranges.boundary(),
+            stack: self.cur.stack.clone(),
+            options: self.options,
+            bq: self.bq.live(),
+            stop_at_last_branch: self.stop_at_last_branch,
+            inferred_address: self.inferred_address,
+            start_of_trace: self.start_of_trace,
+            address: self.address,
+            privilege: self.privilege,
+            context: self.context,
+            bpred: self.bpred.clone(),
+            jtc: self.jtc.clone(),
+            pending_trap: self.pending_trap,
+            skipped_from: self.skipped_from,
+            ended: self.ended,
+            enabled: self.enabled,
+            recovering: self.recovering,
+            synced_ever: self.synced_ever,
+            error_run: self.error_run,
+            stopped: self.stopped,
+            had_errors: self.stats.errors > 0 || self.errors_before,
+            tvec,
+            guessing: self.guessing,
+        }
+    }
+
+    fn matches(actual: &ChunkState, guess: &ChunkState) -> bool {
+        let prev = guess.prev.is_none() || actual.prev == guess.prev;
+        let known =
+            guess.guessing || (actual.had_errors, &actual.tvec) == (guess.had_errors, &guess.tvec);
+        let rest = |s: &ChunkState| ChunkState {
+            prev: None,
+            had_errors: false,
+            tvec: Vec::new(),
+            guessing: false,
+            ..s.clone()
+        };
+        prev && known && rest(actual) == rest(guess)
+    }
+
+    fn inherit(&mut self, before: &ChunkState) {
+        if self.guessing {
+            self.errors_before |= before.had_errors;
+            for &(k, h) in &before.tvec {
+                if !self.tvec.iter().any(|e| e.0 == k) {
+                    self.tvec.push((k, h));
+                }
+            }
+            self.guessing = before.guessing;
+        }
+    }
+
+    fn complete(state: &mut ChunkState, before: &ChunkState) {
+        if state.guessing {
+            state.had_errors |= before.had_errors;
+            for &(k, h) in &before.tvec {
+                if !state.tvec.iter().any(|e| e.0 == k) {
+                    state.tvec.push((k, h));
+                }
+            }
+            state.tvec.sort_unstable();
+            state.guessing = before.guessing;
+        }
+    }
+
+    fn open_range(&self) -> (Option<(u64, u64)>, bool) {
+        (self.cur.ranges.extent(), self.cur.ranges.continuing())
+    }
+
+    fn add_counts(base: &DecodeStats, end: &DecodeStats, start: &DecodeStats) -> DecodeStats {
+        DecodeStats {
+            packets: base.packets + end.packets - start.packets,
+            instructions: base.instructions + end.instructions - start.instructions,
+            errors: base.errors + end.errors - start.errors,
+        }
+    }
 }

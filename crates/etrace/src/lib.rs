@@ -32,6 +32,8 @@ pub mod meta;
 pub mod params;
 pub mod predict;
 #[cfg(feature = "std")]
+pub mod scan;
+#[cfg(feature = "std")]
 pub mod stats;
 
 pub use codec::{CodecError, TeInst};

@@ -12,6 +12,7 @@ use rvtrace_isa::insn_len;
 pub use rvtrace_isa::CfClass;
 use std::io::{self, Write};
 
+pub mod chunk;
 pub mod stats;
 pub mod walk;
 

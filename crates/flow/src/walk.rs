@@ -28,7 +28,7 @@ use std::collections::VecDeque;
 /// (E-Trace `branchTrace.adoc` implicit return, N-Trace 9.2): a call pushes the address after
 /// it, a return pops. Bounded: when full, a push drops the oldest entry (memory stays bounded
 /// whatever the input; the encoder's own stack is no deeper).
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ReturnStack {
     v: VecDeque<u64>,
     max: usize,
@@ -243,6 +243,9 @@ const fn has_static_target(class: CfClass) -> bool {
 
 /// `Cursor::prev` when the instruction before is unknown: odd, so no instruction's address.
 const NO_PREV: u64 = 1;
+/// `Cursor::prev` in a chunk's guessed start state ([`Cursor::guess_prev`]): some instruction
+/// the chunk cannot know (the previous chunk walked it). Odd, so no instruction's address.
+const GUESSED_PREV: u64 = 3;
 
 /// A decoder's position in the program: the block table it walks, the address mask, where it is
 /// (`pc`), the instruction walked before (for sequentially inferable jumps), the open range and
@@ -267,6 +270,8 @@ pub struct Cursor<'a> {
     /// Return addresses for implicit returns (the decoder decides when to push and pop: see
     /// the module documentation).
     pub stack: ReturnStack,
+    /// The walk asked for the instruction before while it was a guess ([`Cursor::guess_prev`]).
+    guess_read: std::cell::Cell<bool>,
 }
 
 impl<'a> Cursor<'a> {
@@ -288,6 +293,7 @@ impl<'a> Cursor<'a> {
             prev: NO_PREV,
             ranges: Ranges::new(),
             stack: ReturnStack::new(stack_max),
+            guess_read: std::cell::Cell::new(false),
         }
     }
 
@@ -453,7 +459,30 @@ impl<'a> Cursor<'a> {
     /// The instruction walked before `pc`, if known.
     #[inline]
     pub fn prev(&self) -> Option<u64> {
-        (self.prev != NO_PREV).then_some(self.prev)
+        if self.prev == GUESSED_PREV {
+            self.guess_read.set(true);
+        }
+        (self.prev != NO_PREV && self.prev != GUESSED_PREV).then_some(self.prev)
+    }
+
+    /// A chunk decoder's start (`crate::chunk`): the instruction before `pc` is one that the
+    /// previous chunk walked, unknown here. Reading it ([`prev`](Cursor::prev)) marks the chunk's
+    /// decode as depending on its guess ([`guess_read`](Cursor::guess_read)).
+    pub fn guess_prev(&mut self) {
+        self.prev = GUESSED_PREV;
+    }
+
+    /// The raw instruction-before word, for comparing chunk states: `None` while it is a guess
+    /// ([`guess_prev`](Cursor::guess_prev)), which matches any.
+    pub fn prev_state(&self) -> Option<u64> {
+        (self.prev != GUESSED_PREV).then_some(self.prev)
+    }
+
+    /// Whether the walk read a part of its state that was guessed at a chunk's start (the
+    /// instruction before, the open range's start or length): then the chunk's decode may differ
+    /// from a decode from the trace's start, and must be done again from the real state.
+    pub fn guess_read(&self) -> bool {
+        self.guess_read.get() || self.ranges.guess_read.get()
     }
 
     /// Set where the walk is, with the instruction before it (`None`: unknown, after a trap or a
@@ -521,6 +550,11 @@ pub struct Ranges {
     /// For a branch at `last`, its outcome if known (meaningless for other classes: the
     /// flush gives `None` for them, so that adding an instruction stores without a test).
     taken: Option<bool>,
+    /// The open range goes on from the previous chunk of a chunked decode
+    /// ([`Ranges::continue_open`]): its real start and length are the previous chunk's.
+    continued: bool,
+    /// `start` or `count` were read while `continued`.
+    guess_read: std::cell::Cell<bool>,
 }
 
 /// `Ranges::next` when the open range cannot go on: odd, so no instruction's address.
@@ -547,7 +581,36 @@ impl Ranges {
             next: NOT_JOINABLE,
             class: CfClass::None,
             taken: None,
+            continued: false,
+            guess_read: std::cell::Cell::new(false),
         }
+    }
+
+    /// A chunk decoder's start (`crate::chunk`): the open range (if any) began in the previous
+    /// chunk, so its start and length here are only the part in this chunk. The first flush
+    /// gives that part (the stitch joins it to the previous chunk's); reading the start or the
+    /// length before ([`open`](Ranges::open), [`split_before_last`](Ranges::split_before_last))
+    /// marks the decode as depending on the guess.
+    pub fn continue_open(&mut self) {
+        self.continued = self.count > 0;
+    }
+
+    /// Whether the open range still goes on from the previous chunk ([`Ranges::continue_open`]).
+    pub fn continuing(&self) -> bool {
+        self.continued
+    }
+
+    /// What of the open range a chunk boundary compares: its last instruction, whether and
+    /// where it may go on, its class and outcome (not its start and length: see
+    /// [`Ranges::continue_open`]). `None`: no range open.
+    pub fn boundary(&self) -> Option<(u64, u64, CfClass, Option<bool>)> {
+        (self.count > 0).then_some((self.last, self.next, self.class, self.taken))
+    }
+
+    /// The open range's start and length, as this decoder knows them (a part only while
+    /// [`continuing`](Ranges::continuing)).
+    pub fn extent(&self) -> Option<(u64, u64)> {
+        (self.count > 0).then_some((self.start, self.count))
     }
 
     /// Add `count` instructions executed in sequence, from `start` to `last` (whose class is
@@ -670,6 +733,9 @@ impl Ranges {
     /// The open range: (first, last, count).
     #[inline]
     pub fn open(&self) -> Option<(u64, u64, u64)> {
+        if self.continued {
+            self.guess_read.set(true);
+        }
         (self.count > 0).then_some((self.start, self.last, self.count))
     }
 
@@ -683,6 +749,9 @@ impl Ranges {
         class: CfClass,
         sink: &mut S,
     ) -> bool {
+        if self.continued {
+            self.guess_read.set(true);
+        }
         if self.count < 2 {
             return false;
         }
@@ -711,6 +780,7 @@ impl Ranges {
             });
             self.count = 0;
             self.next = NOT_JOINABLE;
+            self.continued = false;
         }
     }
 }

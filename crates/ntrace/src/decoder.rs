@@ -46,6 +46,7 @@ use crate::codec::{parse, rcode, sync, tcode, Addr, Body, CodecConfig, Message, 
 use crate::insn::{Classifier, LinkRule};
 use rvtrace_flow::walk::{Cursor, SequentialJumps, WalkError};
 use rvtrace_flow::{FlowElement, FlowSink, LossReason, SyncReason, TraceDecoder};
+use rvtrace_image::code::Code;
 use rvtrace_image::Image;
 use rvtrace_isa::{CfClass, IsaConfig};
 use std::collections::VecDeque;
@@ -133,7 +134,7 @@ const MAX_STACK: usize = 1 << 16;
 pub const MAX_REPEAT: u64 = 1 << 20;
 
 /// HIST bits waiting to be consumed, oldest first (N-Trace 8.3).
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 struct HistQueue {
     /// The front pattern (without its stop-bit), in a register for the walk's every branch.
     pat: u64,
@@ -202,6 +203,16 @@ impl HistQueue {
         self.chunks.clear();
         self.left = 0;
     }
+
+    /// The queue with what no later pop reads left out (the pattern of an empty queue), for
+    /// comparing states.
+    fn normalized(&self) -> HistQueue {
+        if self.left == 0 {
+            HistQueue::default()
+        } else {
+            self.clone()
+        }
+    }
 }
 
 /// How the last instruction of a walked I-CNT ends.
@@ -217,7 +228,7 @@ enum End {
 }
 
 /// The previous branch message, for RepeatBranch (N-Trace 7.11).
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Repeat {
     icnt: u64,
     hist: Option<u64>,
@@ -262,12 +273,24 @@ pub struct Decoder<'a> {
 impl<'a> Decoder<'a> {
     /// A decoder for the program in `image`.
     pub fn new(image: &'a Image, cfg: DecoderConfig) -> Self {
-        let cls = Classifier {
+        Decoder::with_code(image, cfg, Decoder::code(image, &cfg))
+    }
+
+    /// The block table a decoder with `cfg` walks in `image` (built once, shared by the
+    /// decoders of a chunked decode: [`Decoder::with_code`]).
+    pub fn code(image: &Image, cfg: &DecoderConfig) -> Code {
+        Classifier {
             isa: cfg.isa,
             link: cfg.link,
-        };
+        }
+        .code(image)
+    }
+
+    /// A decoder for the program in `image` with its block table `code` ([`Decoder::code`] of
+    /// the same `image` and `cfg`).
+    pub fn with_code(image: &'a Image, cfg: DecoderConfig, code: Code) -> Self {
         let cur = Cursor::new(
-            cls.code(image),
+            code,
             image,
             cfg.isa.xlen.addr_mask(),
             SequentialJumps::RightBefore,
@@ -376,8 +399,7 @@ impl<'a> Decoder<'a> {
     }
 
     fn full_addr(&self, a: &Addr) -> u64 {
-        let ext = self.cfg.extend_addr_msb.then_some(self.cfg.isa.xlen);
-        (a.value(ext) << 1) & self.addr_mask()
+        full_addr(&self.cfg, a)
     }
 
     fn flush<S: FlowSink + ?Sized>(&mut self, sink: &mut S) {
@@ -961,6 +983,13 @@ impl<'a> Decoder<'a> {
     }
 }
 
+/// The address an F-ADDR or U-ADDR field gives (N-Trace 8.1, with the MSB extension of 8.2
+/// when configured).
+pub(crate) fn full_addr(cfg: &DecoderConfig, a: &Addr) -> u64 {
+    let ext = cfg.extend_addr_msb.then_some(cfg.isa.xlen);
+    (a.value(ext) << 1) & cfg.isa.xlen.addr_mask()
+}
+
 /// A walk that left the program, as N-Trace reports it.
 #[cold]
 fn walk_error(e: WalkError) -> String {
@@ -1067,6 +1096,102 @@ pub fn find_link_rule<R: std::io::Read>(
         }
     }
     Ok(best)
+}
+
+impl<'a> Decoder<'a> {
+    /// A decoder whose input starts at byte `offset` of the trace, at a message's start (a
+    /// chunk of a chunked decode, `rvtrace_flow::chunk`): offsets in its elements and counts
+    /// are the trace's.
+    pub fn at(image: &'a Image, cfg: DecoderConfig, code: Code, offset: u64) -> Self {
+        let mut d = Decoder::with_code(image, cfg, code);
+        d.deframer = Deframer::at(offset);
+        d.stats.bytes = offset;
+        d
+    }
+}
+
+/// What an N-Trace decode depends on at a chunk boundary (`rvtrace_flow::chunk`): every field
+/// of the decoder but its counts and its table.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ChunkState {
+    deframer: (u8, u64),
+    synced: bool,
+    ever_synced: bool,
+    /// Read only before the first synchronization (`finish`).
+    starts_disabled: Option<bool>,
+    ref_addr: u64,
+    hist: HistQueue,
+    budget: i64,
+    repeat: Option<Repeat>,
+    time: Option<u64>,
+    loss: Option<(u64, LossReason)>,
+    skipped_start: Option<u64>,
+    ended: bool,
+    stopped: bool,
+    pc: u64,
+    /// `None`: guessed.
+    prev: Option<u64>,
+    range: Option<(u64, u64, CfClass, Option<bool>)>,
+    stack: rvtrace_flow::walk::ReturnStack,
+}
+
+impl rvtrace_flow::chunk::ChunkDecoder for Decoder<'_> {
+    type State = ChunkState;
+
+    fn drain<S: FlowSink + ?Sized>(&mut self, _sink: &mut S) {
+        // Every complete message is decoded as its last byte comes.
+    }
+
+    fn begin_guess(&mut self) {
+        // A synchronization that resets the encoder (Table 25) forgets the instruction before
+        // (so does the first one); the guess has nothing else the message does not say.
+        self.cur.ranges.continue_open();
+    }
+
+    fn guess_read(&self) -> bool {
+        self.cur.guess_read()
+    }
+
+    fn state(&self) -> ChunkState {
+        ChunkState {
+            deframer: self.deframer.boundary(),
+            synced: self.synced,
+            ever_synced: self.ever_synced,
+            starts_disabled: (!self.ever_synced).then_some(self.starts_disabled),
+            ref_addr: self.ref_addr,
+            hist: self.hist.normalized(),
+            budget: self.budget,
+            repeat: self.repeat,
+            time: self.time,
+            loss: self.loss.clone(),
+            skipped_start: self.skipped_start,
+            ended: self.ended,
+            stopped: self.stopped,
+            pc: self.cur.pc,
+            prev: self.cur.prev_state(),
+            range: self.cur.ranges.boundary(),
+            stack: self.cur.stack.clone(),
+        }
+    }
+
+    fn matches(actual: &ChunkState, guess: &ChunkState) -> bool {
+        actual == guess
+    }
+
+    fn open_range(&self) -> (Option<(u64, u64)>, bool) {
+        (self.cur.ranges.extent(), self.cur.ranges.continuing())
+    }
+
+    fn add_counts(base: &DecodeStats, end: &DecodeStats, start: &DecodeStats) -> DecodeStats {
+        DecodeStats {
+            bytes: base.bytes + end.bytes - start.bytes,
+            messages: base.messages + end.messages - start.messages,
+            other_src: base.other_src + end.other_src - start.other_src,
+            instructions: base.instructions + end.instructions - start.instructions,
+            errors: base.errors + end.errors - start.errors,
+            skipped_bytes: base.skipped_bytes + end.skipped_bytes - start.skipped_bytes,
+        }
+    }
 }
 
 #[cfg(test)]

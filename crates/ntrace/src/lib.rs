@@ -49,6 +49,8 @@ pub mod meta;
 #[cfg(feature = "std")]
 pub mod options;
 #[cfg(feature = "std")]
+pub mod scan;
+#[cfg(feature = "std")]
 pub mod stats;
 
 /// Open a text file for reading, decompressing it when its name ends in `.gz` (NexRv PCSEQ files

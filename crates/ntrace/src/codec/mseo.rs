@@ -324,6 +324,21 @@ impl Deframer {
         }
     }
 
+    /// A deframer at stream offset `offset`, between messages (a chunk of a trace that starts
+    /// with a message: `rvtrace_flow::chunk`).
+    pub const fn at(offset: u64) -> Self {
+        let mut d = Deframer::new();
+        d.offset = offset;
+        d
+    }
+
+    /// What the next bytes' framing depends on: between messages (0), inside one (1), skipping
+    /// after an error (2), and the offset of the next byte. Two deframers with the same
+    /// boundary and not inside a message cut the same bytes the same way.
+    pub const fn boundary(&self) -> (u8, u64) {
+        (self.state as u8, self.offset)
+    }
+
     /// Offset of the next byte.
     pub const fn offset(&self) -> u64 {
         self.offset

@@ -1,0 +1,138 @@
+//! The sync scan of a chunked decode (`rvtrace_flow::chunk`): where in an E-Trace byte stream a
+//! decoder can start without history.
+//!
+//! A chunk starts at a format 3 subformat 0 packet (`payload.adoc` `sec:format30`: the full
+//! *address*, *privilege*, *context*, *time* and the *branch* bit of the instruction there).
+//! The decoder empties its return address stack there (`decoder.adoc` `process_te_inst`,
+//! format 3; unless the reference flow's quirk keeps it), and resets the branch predictor and
+//! jump target cache (`branchTrace.adoc`); what survives it is the run-time options of the last
+//! support packet (format 3 subformat 3, which also change how later packets parse), the trap
+//! handlers learnt in implicit exception mode, and whether losses came before. The scan keeps
+//! the options; the chunk's stitch checks the rest (`rvtrace_flow::chunk`).
+//!
+//! Packet boundaries come from the framing (the `te_inst_raw` header byte or the encapsulation
+//! header with the length), so the scan walks headers ([`FrameReader`], as the decoder's packet
+//! reader does: the same boundaries, the same resynchronisation after a framing error) and
+//! decodes the payload of format 3 packets only.
+
+use crate::codec::encap::RAW_TE_INST;
+use crate::codec::{EncapConfig, Frame, FrameReader, TeInst};
+use crate::config::Framing;
+use crate::decoder::{DecodeStats, Decoder, DecoderOptions};
+use crate::params::IOptions;
+use rvtrace_flow::chunk::{self, Cut};
+use rvtrace_flow::FlowSink;
+use rvtrace_image::Image;
+
+/// A format 3 subformat 0 packet the scan found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SyncPoint {
+    /// Where it is in the stream.
+    pub cut: Cut,
+    /// The run-time options in force there (the last support packet's).
+    pub options: IOptions,
+    /// Its *address* (shifted by `iaddress_lsb_p`, not masked).
+    pub address: u64,
+}
+
+/// Calls `f` with every format 3 subformat 0 packet of `bytes`, in order, until it returns
+/// false.
+fn scan(bytes: &[u8], o: &DecoderOptions, mut f: impl FnMut(SyncPoint) -> bool) {
+    let (encap, raw) = match o.framing {
+        Framing::Raw => (EncapConfig::TE_INST_RAW, true),
+        Framing::Encap(e) => (e, false),
+    };
+    let mut options = o.options;
+    for (off, frame) in FrameReader::new(bytes, encap) {
+        let Ok(Frame::Normal(n)) = frame else {
+            continue;
+        };
+        let te_inst = if raw {
+            n.flow == RAW_TE_INST
+        } else {
+            n.ptype == encap.te_inst_type
+        };
+        let payload = n.payload();
+        // Format 3 (`payload.adoc`: *format* is the first two bits).
+        if !te_inst || payload.first().is_none_or(|b| b & 3 != 3) {
+            continue;
+        }
+        match TeInst::decode(payload, &o.params, options) {
+            Ok(TeInst::Support(s)) => options = IOptions::from_bits(s.ioptions),
+            Ok(TeInst::Start { address, .. }) => {
+                let len = frame_len(bytes, off, &encap);
+                let p = SyncPoint {
+                    cut: Cut {
+                        offset: off as u64,
+                        len,
+                    },
+                    options,
+                    address: address << o.params.iaddress_lsb_p,
+                };
+                if !f(p) {
+                    return;
+                }
+            }
+            Ok(_) | Err(_) => {}
+        }
+    }
+}
+
+/// The length of the packet at `off` (read again: [`FrameReader`] gives offsets only).
+fn frame_len(bytes: &[u8], off: usize, encap: &EncapConfig) -> u64 {
+    crate::codec::read_frame(&bytes[off..], encap).map_or(0, |(_, n)| n as u64)
+}
+
+/// Every format 3 subformat 0 packet of `bytes`, in order, with the options in force there.
+pub fn syncs(bytes: &[u8], o: &DecoderOptions) -> Vec<SyncPoint> {
+    let mut v = Vec::new();
+    scan(bytes, o, |p| {
+        v.push(p);
+        true
+    });
+    v
+}
+
+/// Cut points for chunks of about `chunk_bytes` bytes: the first format 3 subformat 0 packet at
+/// or after each multiple of `chunk_bytes`, with the options in force there (one pass over the
+/// headers).
+pub fn cuts(bytes: &[u8], o: &DecoderOptions, chunk_bytes: u64) -> Vec<SyncPoint> {
+    let step = chunk_bytes.max(1);
+    let mut next = step;
+    let mut v = Vec::new();
+    scan(bytes, o, |p| {
+        if p.cut.offset >= next && p.cut.len > 0 {
+            next = (p.cut.end() / step + 1) * step;
+            v.push(p);
+        }
+        true
+    });
+    v
+}
+
+/// Decode the whole trace `bytes` in chunks of about `chunk_bytes` bytes cut at format 3
+/// subformat 0 packets ([`cuts`]), on `jobs` threads, giving the elements to `sink`: the
+/// elements and counts of a decode from the start with [`Decoder::with_options`] (see
+/// `rvtrace_flow::chunk`). Returns the counts (common and E-Trace's) and the number of chunks
+/// decoded again because their start state was not what the packet says.
+pub fn decode_parallel<S: FlowSink + ?Sized>(
+    image: &Image,
+    o: DecoderOptions,
+    bytes: &[u8],
+    chunk_bytes: u64,
+    jobs: usize,
+    sink: &mut S,
+) -> (rvtrace_flow::DecodeStats, DecodeStats, u64) {
+    let points = cuts(bytes, &o, chunk_bytes);
+    let cuts: Vec<Cut> = points.iter().map(|p| p.cut).collect();
+    let code = crate::code::Code::new(image, o.isa);
+    let make = |offset: u64| {
+        let options = match points.binary_search_by_key(&offset, |p| p.cut.offset) {
+            Ok(k) => points[k].options,
+            Err(_) => o.options,
+        };
+        Decoder::at(image, o, code.clone(), offset, options)
+    };
+    let ((common, st), redone) = chunk::decode_parallel(bytes, &cuts, jobs, make, sink);
+    (common, st, redone)
+}

@@ -1,0 +1,582 @@
+//! Chunked and parallel decode: a trace cut at synchronisation points, the chunks decoded on
+//! their own (on all cores, or by the workers of a distributed job), the flows stitched into the
+//! one a decode from the start gives, element for element, with the same counts.
+//!
+//! # How a chunk is decoded
+//!
+//! A cut is a synchronisation message or packet ([`Cut`]: its offset and length, found by the
+//! protocol's sync scan). Chunk 0 is the trace from its first byte to the end of the first
+//! cut; chunk `i` starts at cut `i - 1` and ends at the end of cut `i` (or at the end of the
+//! trace): the synchronisation message that ends a chunk is decoded by both chunks.
+//!
+//! * The chunk that *ends* with it decodes it as a decode from the start would: the walk up to
+//!   it, its checks, its elements; its decoder's [`ChunkDecoder::state`] afterwards is the real
+//!   state there ("A").
+//! * The chunk that *starts* with it gives it to a fresh decoder positioned at its offset,
+//!   throws that message's elements away, and takes the decoder's state as its guess of the
+//!   state there ("G"); what a fresh decoder cannot know is marked as a guess
+//!   ([`ChunkDecoder::begin_guess`]: the instruction walked before, the start of a range still
+//!   open), and reading a guessed part marks the chunk ([`ChunkDecoder::guess_read`]).
+//!
+//! # Why the stitch is exact
+//!
+//! A decoder's output from a byte on is a function of its state there and the bytes. The stitch
+//! takes a chunk's elements only when the previous chunk's real state at the boundary matches
+//! its guess ([`ChunkDecoder::matches`]: every field equal, a guessed field matching any value)
+//! and the chunk never read a guessed field; then its elements are those of a decode from the
+//! start, except that a range open at the boundary is split there, which the stitch joins
+//! (start and length from the previous chunk). Otherwise the chunk is decoded again, from the
+//! real state (the previous chunk's decoder goes on): slower, never different. So a
+//! synchronisation that does not reset the state the decode depends on (an N-Trace SYNC that
+//! resets no encoder state, an E-Trace return stack kept across syncs, a trap handler learnt
+//! before) costs speed, not exactness; the counts (`--stats`) are the sums of the chunks'.
+
+use crate::{DecodeStats, FlowElement, FlowSink, TraceDecoder};
+
+/// The chunk size the command line uses: large enough that the boundaries cost nothing (a
+/// chunk holds thousands of synchronisation periods' worth of elements at most), small enough
+/// that a few chunks per thread keep memory low.
+pub const CHUNK_BYTES: u64 = 64 << 10;
+
+/// The chunk size the command line uses: [`CHUNK_BYTES`], or the environment variable
+/// `RVTRACE_CHUNK_BYTES` when set (tests cut small traces into many chunks with it).
+pub fn chunk_bytes() -> u64 {
+    std::env::var("RVTRACE_CHUNK_BYTES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(CHUNK_BYTES)
+}
+
+/// A synchronisation point where a chunk may start: the byte offset of a synchronisation
+/// message (N-Trace) or packet (E-Trace) and its length in bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Cut {
+    /// Offset of its first byte.
+    pub offset: u64,
+    /// Its length in bytes.
+    pub len: u64,
+}
+
+impl Cut {
+    /// The offset after it.
+    pub const fn end(&self) -> u64 {
+        self.offset + self.len
+    }
+}
+
+/// A protocol decoder that can decode a chunk on its own (see the module documentation).
+pub trait ChunkDecoder: TraceDecoder + Sized {
+    /// What the rest of a decode depends on at a boundary (everything but the counts).
+    type State: Clone + std::fmt::Debug + Send;
+
+    /// Decode every complete message or packet pushed so far (a chunk ends at one's end), without
+    /// finishing the trace.
+    fn drain<S: FlowSink + ?Sized>(&mut self, sink: &mut S);
+
+    /// Mark what a decoder started at a cut cannot know as guessed (called after the cut's
+    /// message is decoded).
+    fn begin_guess(&mut self);
+
+    /// Whether the decode read a guessed part of its start state.
+    fn guess_read(&self) -> bool;
+
+    /// The state now.
+    fn state(&self) -> Self::State;
+
+    /// Whether the real state `actual` is the guess `guess` (a guessed field matches any value).
+    fn matches(actual: &Self::State, guess: &Self::State) -> bool;
+
+    /// Fill in the guessed parts of the start state that later decoding still depends on from
+    /// the real state `before` at the chunk's start (the chunk's own changes win): called on a
+    /// chunk's decoder when the stitch takes it, so that it can go on as the real one.
+    fn inherit(&mut self, _before: &Self::State) {}
+
+    /// [`inherit`](ChunkDecoder::inherit) for a state: `state` (a chunk's end) completed with
+    /// `before` (the real state at its start).
+    fn complete(_state: &mut Self::State, _before: &Self::State) {}
+
+    /// The open range's start and length as this decoder knows them, and whether it goes on
+    /// from the previous chunk (`crate::walk::Ranges::continue_open`).
+    fn open_range(&self) -> (Option<(u64, u64)>, bool);
+
+    /// `base + end - start` for the protocol's counts (the counts of a chunk added to those
+    /// before it).
+    fn add_counts(
+        base: &Self::ProtocolStats,
+        end: &Self::ProtocolStats,
+        start: &Self::ProtocolStats,
+    ) -> Self::ProtocolStats;
+}
+
+/// `base + end - start` for the common counts (`bytes` are offsets: the end's).
+fn add_common(base: &DecodeStats, end: &DecodeStats, start: &DecodeStats) -> DecodeStats {
+    DecodeStats {
+        bytes: base.bytes + end.bytes - start.bytes,
+        messages: base.messages + end.messages - start.messages,
+        instructions: base.instructions + end.instructions - start.instructions,
+        losses: base.losses + end.losses - start.losses,
+        skipped_bytes: base.skipped_bytes + end.skipped_bytes - start.skipped_bytes,
+    }
+}
+
+/// One chunk decoded on its own ([`decode_chunk`]).
+pub struct ChunkFlow<D: ChunkDecoder> {
+    /// The bytes decoded: from the chunk's cut (or 0) to the end of the next cut (or the end).
+    pub bytes: (u64, u64),
+    /// The elements after the starting cut, in order.
+    pub elements: Vec<FlowElement>,
+    /// The guessed state after the starting cut (`None`: chunk 0, decoded from the start).
+    pub start: Option<D::State>,
+    /// The open range at the start (the cut's instruction) when the guess has one.
+    pub start_open: Option<(u64, u64)>,
+    /// The counts after the starting cut.
+    pub start_stats: (DecodeStats, D::ProtocolStats),
+    /// The state at the end (after the next cut's message).
+    pub end: D::State,
+    /// The counts at the end.
+    pub end_stats: (DecodeStats, D::ProtocolStats),
+    /// The open range at the end, and whether it still goes on from before this chunk.
+    pub end_open: (Option<(u64, u64)>, bool),
+    /// The decode read a guessed part of its start state: it must be done again.
+    pub guess_read: bool,
+    /// The decoder, at the end (the stitch goes on with it when the next chunk must be decoded
+    /// again). `None` when the caller did not keep it.
+    pub decoder: Option<D>,
+}
+
+/// Decode one chunk on its own: `bytes` are the trace's bytes from offset `from`; the chunk
+/// starts at `start` (a cut at `from`, or `None` for the trace's start at `from` = 0) and ends
+/// at the end of `bytes`, which is the end of the next cut unless `last` (then the trace is
+/// finished). `dec` is a fresh decoder positioned at offset `from` (the protocol's
+/// constructor: `rvtrace_ntrace::decoder::Decoder::at`, `rvtrace_etrace::decoder::Decoder::at`).
+///
+/// This is the call a worker of a distributed job makes per chunk; [`Stitch`] joins the
+/// results in order.
+pub fn decode_chunk<D: ChunkDecoder>(
+    dec: D,
+    bytes: &[u8],
+    from: u64,
+    start: Option<Cut>,
+    last: bool,
+) -> ChunkFlow<D> {
+    decode_chunk_into(dec, bytes, from, start, last, Vec::new())
+}
+
+/// [`decode_chunk`] with the elements put in `elements` (emptied first: a vector given back by
+/// [`Stitch::push`], whose memory is warm).
+pub fn decode_chunk_into<D: ChunkDecoder>(
+    mut dec: D,
+    bytes: &[u8],
+    from: u64,
+    start: Option<Cut>,
+    last: bool,
+    mut elements: Vec<FlowElement>,
+) -> ChunkFlow<D> {
+    let mut body = bytes;
+    let mut start_state = None;
+    let mut start_open = None;
+    if let Some(cut) = start {
+        let n = (cut.len as usize).min(bytes.len());
+        let mut discard = |_: &FlowElement| {};
+        dec.push(&bytes[..n], &mut discard);
+        dec.drain(&mut discard);
+        dec.begin_guess();
+        start_state = Some(dec.state());
+        start_open = dec.open_range().0;
+        body = &bytes[n..];
+    }
+    let start_stats = (dec.stats(), dec.protocol_stats());
+    elements.clear();
+    dec.push(body, &mut elements);
+    if last {
+        dec.finish(&mut elements);
+    } else {
+        dec.drain(&mut elements);
+    }
+    ChunkFlow {
+        bytes: (from, from + bytes.len() as u64),
+        elements,
+        start: start_state,
+        start_open,
+        start_stats,
+        end: dec.state(),
+        end_stats: (dec.stats(), dec.protocol_stats()),
+        end_open: dec.open_range(),
+        guess_read: dec.guess_read(),
+        decoder: Some(dec),
+    }
+}
+
+/// Joins chunks decoded on their own ([`decode_chunk`]), in order, into the flow of a decode
+/// from the start (see the module documentation).
+pub struct Stitch<D: ChunkDecoder> {
+    /// The decoder whose state is the real one at the current boundary, when kept.
+    carry: Option<D>,
+    /// The real state at the boundary (the end of the last chunk taken).
+    state: Option<D::State>,
+    /// The real open range at the boundary (start, length).
+    open: Option<(u64, u64)>,
+    /// Counts up to the boundary, minus the carried decoder's own.
+    base: (DecodeStats, D::ProtocolStats),
+    /// Counts at the boundary.
+    total: (DecodeStats, D::ProtocolStats),
+    /// The range that goes on from before the carried decoder's start, while it does.
+    prefix: Option<(u64, u64)>,
+    /// Chunks decoded again because their guess did not hold.
+    pub redone: u64,
+    /// Chunks taken as decoded.
+    pub taken: u64,
+}
+
+/// A sink that joins the first range it gets to a range begun before (see [`Stitch`]).
+struct Join<'s, S: ?Sized> {
+    prefix: Option<(u64, u64)>,
+    sink: &'s mut S,
+}
+
+impl<S: FlowSink + ?Sized> FlowSink for Join<'_, S> {
+    fn element(&mut self, e: &FlowElement) {
+        match (self.prefix.take(), e) {
+            (
+                Some((start, n)),
+                &FlowElement::Range {
+                    count,
+                    last,
+                    class,
+                    taken,
+                    ..
+                },
+            ) => self.sink.element(&FlowElement::Range {
+                start,
+                last,
+                count: n + count - 1,
+                class,
+                taken,
+            }),
+            (p, e) => {
+                self.prefix = p;
+                self.sink.element(e)
+            }
+        }
+    }
+
+    fn stop_requested(&self) -> bool {
+        self.sink.stop_requested()
+    }
+}
+
+impl<D: ChunkDecoder> Default for Stitch<D>
+where
+    D::ProtocolStats: Default,
+{
+    fn default() -> Self {
+        Stitch {
+            carry: None,
+            state: None,
+            open: None,
+            base: Default::default(),
+            total: Default::default(),
+            prefix: None,
+            redone: 0,
+            taken: 0,
+        }
+    }
+}
+
+impl<D: ChunkDecoder> Stitch<D>
+where
+    D::ProtocolStats: Default,
+{
+    /// Nothing stitched yet.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Add the next chunk `c` (chunk 0 first), giving its elements to `sink`. When its guess
+    /// does not hold, `redo` decodes it again: it gets the decoder kept from the previous
+    /// chunk (if the chunk was made with one) and must push `c.bytes` after the starting cut
+    /// into it, then drain it (or finish it for the last chunk), giving the elements to the
+    /// sink it is passed; it returns false if it cannot (no decoder kept), and then this
+    /// returns an error. Gives back the chunk's element vector, emptied, for reuse.
+    pub fn push<S: FlowSink + ?Sized>(
+        &mut self,
+        mut c: ChunkFlow<D>,
+        sink: &mut S,
+        redo: impl FnOnce(&mut D, &mut dyn FlowSink) -> bool,
+    ) -> Result<Vec<FlowElement>, String> {
+        // A range open at the boundary that the chunk closes comes first in its elements.
+        let joins = |c: &ChunkFlow<D>| {
+            c.end_open.1
+                || matches!(c.elements.iter().find(|e| matches!(e, FlowElement::Range { .. })),
+                    Some(FlowElement::Range { start, .. }) if Some(*start) == c.start_open.map(|o| o.0))
+        };
+        let take = match (&self.state, &c.start) {
+            (None, None) => true,
+            (Some(actual), Some(guess)) => {
+                !c.guess_read
+                    && D::matches(actual, guess)
+                    && match (self.open, c.start_open) {
+                        (None, None) => true,
+                        // The cut's instruction ends the open range in both.
+                        (Some(_), Some((_, 1))) => joins(&c),
+                        _ => false,
+                    }
+            }
+            (None, Some(_)) => return Err("the first chunk must start at the trace's start".into()),
+            (Some(_), None) => {
+                return Err("only the first chunk starts at the trace's start".into())
+            }
+        };
+        if take {
+            self.taken += 1;
+            // The range open at the boundary goes on in this chunk: its first range, or (when
+            // the chunk never closes it) the range open at its end.
+            let join = match (self.open, c.start_open) {
+                (Some(p), Some(_)) => Some(p),
+                _ => None,
+            };
+            let first_is_join = join.is_some() && !c.end_open.1;
+            let mut j = Join {
+                prefix: if first_is_join { join } else { None },
+                sink,
+            };
+            for e in &c.elements {
+                j.element(e);
+            }
+            self.open = match (c.end_open, join) {
+                ((Some((_, n)), true), Some((s, m))) => Some((s, m + n - 1)),
+                ((o, _), _) => o,
+            };
+            self.prefix = if c.end_open.1 { join } else { None };
+            if c.start.is_some() {
+                self.base = (
+                    add_common(&self.total.0, &DecodeStats::default(), &c.start_stats.0),
+                    D::add_counts(
+                        &self.total.1,
+                        &D::ProtocolStats::default(),
+                        &c.start_stats.1,
+                    ),
+                );
+            }
+            self.total = (
+                add_common(&self.base.0, &c.end_stats.0, &DecodeStats::default()),
+                D::add_counts(&self.base.1, &c.end_stats.1, &D::ProtocolStats::default()),
+            );
+            let mut end = c.end;
+            let mut carry = c.decoder.take();
+            if let (Some(before), Some(_)) = (&self.state, &c.start) {
+                D::complete(&mut end, before);
+                if let Some(d) = carry.as_mut() {
+                    d.inherit(before);
+                }
+            }
+            self.state = Some(end);
+            self.carry = carry;
+        } else {
+            self.redone += 1;
+            let Some(mut d) = self.carry.take() else {
+                return Err("a chunk must be decoded again and no decoder was kept".into());
+            };
+            let mut j = Join {
+                prefix: self.prefix,
+                sink,
+            };
+            if !redo(&mut d, &mut j) {
+                return Err("a chunk must be decoded again and could not be".into());
+            }
+            self.prefix = if d.open_range().1 { self.prefix } else { None };
+            self.open = match (d.open_range(), self.prefix) {
+                ((Some((_, n)), true), Some((s, m))) => Some((s, m + n - 1)),
+                ((o, _), _) => o,
+            };
+            self.total = (
+                add_common(&self.base.0, &d.stats(), &DecodeStats::default()),
+                D::add_counts(
+                    &self.base.1,
+                    &d.protocol_stats(),
+                    &D::ProtocolStats::default(),
+                ),
+            );
+            self.state = Some(d.state());
+            self.carry = Some(d);
+        }
+        let mut v = std::mem::take(&mut c.elements);
+        v.clear();
+        Ok(v)
+    }
+
+    /// The counts of everything stitched (those a decode from the start gives).
+    pub fn stats(&self) -> (DecodeStats, D::ProtocolStats) {
+        self.total
+    }
+}
+
+/// One chunk of a trace cut at `cuts`: what a worker needs to decode it ([`decode_chunk`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Span {
+    /// The cut it starts at (`None`: the trace's start).
+    pub start: Option<Cut>,
+    /// Its bytes: from its cut (or 0) to the end of the next cut (or the trace's end).
+    pub from: u64,
+    /// See `from`.
+    pub to: u64,
+    /// The last chunk (its decode finishes the trace).
+    pub last: bool,
+}
+
+impl Span {
+    /// The bytes after the starting cut (what a chunk decoded again pushes).
+    pub fn body(&self) -> (u64, u64) {
+        (self.from + self.start.map_or(0, |c| c.len), self.to)
+    }
+}
+
+/// The chunks of a trace of `len` bytes cut at `cuts` (in order): one more than the cuts.
+pub fn spans(cuts: &[Cut], len: u64) -> Vec<Span> {
+    (0..=cuts.len())
+        .map(|k| {
+            let start = (k > 0).then(|| cuts[k - 1]);
+            Span {
+                start,
+                from: start.map_or(0, |c| c.offset),
+                to: cuts.get(k).map_or(len, |c| c.end()),
+                last: k == cuts.len(),
+            }
+        })
+        .collect()
+}
+
+/// Cut points for chunks of about `chunk_bytes` bytes: the first cut at or after each multiple
+/// of `chunk_bytes` (from `scan(from)`, the protocol's sync scan: the first synchronisation at
+/// or after `from`), in order, without repeats.
+pub fn cuts(len: u64, chunk_bytes: u64, mut scan: impl FnMut(u64) -> Option<Cut>) -> Vec<Cut> {
+    let mut v: Vec<Cut> = Vec::new();
+    let step = chunk_bytes.max(1);
+    let mut at = step;
+    while at < len {
+        let from = v.last().map_or(at, |c| at.max(c.end()));
+        match scan(from) {
+            Some(c) => {
+                at = (c.end() / step + 1) * step;
+                v.push(c);
+            }
+            None => break,
+        }
+    }
+    v
+}
+
+/// Decode `bytes` (a whole trace) in chunks cut at `cuts` ([`cuts`]) on `jobs` threads, giving
+/// the elements to `sink` in order: the same elements and counts as a decode from the start
+/// with one decoder. `make(offset)` makes a fresh decoder positioned at `offset` (sharing the
+/// program's block table). Chunks are decoded a batch at a time (memory: a few chunks' elements
+/// per thread). Returns the counts and how many chunks were decoded again.
+pub fn decode_parallel<D, F, S>(
+    bytes: &[u8],
+    cuts: &[Cut],
+    jobs: usize,
+    make: F,
+    sink: &mut S,
+) -> ((DecodeStats, D::ProtocolStats), u64)
+where
+    D: ChunkDecoder + Send,
+    D::ProtocolStats: Default + Send,
+    F: Fn(u64) -> D + Sync,
+    S: FlowSink + ?Sized,
+{
+    use rayon::prelude::*;
+    let spans = spans(cuts, bytes.len() as u64);
+    let n = spans.len();
+    let slice = |(a, b): (u64, u64)| &bytes[a as usize..b as usize];
+    // Element vectors go round: the stitch empties them, the next chunks fill them (fresh
+    // memory would cost a page fault per 4 KiB).
+    let pool = std::sync::Mutex::new(Vec::<Vec<FlowElement>>::new());
+    let run = |k: usize| {
+        let c = spans[k];
+        let v = pool
+            .lock()
+            .ok()
+            .and_then(|mut p| p.pop())
+            .unwrap_or_default();
+        decode_chunk_into(
+            make(c.from),
+            slice((c.from, c.to)),
+            c.from,
+            c.start,
+            c.last,
+            v,
+        )
+    };
+    let mut st = Stitch::<D>::new();
+    let stitch = |flows: Vec<ChunkFlow<D>>, base: usize, st: &mut Stitch<D>, sink: &mut S| {
+        for (i, c) in flows.into_iter().enumerate() {
+            let span = spans[base + i];
+            let body = slice(span.body());
+            // Every chunk is made with its decoder kept: the redo cannot fail.
+            let r = st.push(c, sink, |d, s| {
+                d.push(body, s);
+                if span.last {
+                    d.finish(s);
+                } else {
+                    d.drain(s);
+                }
+                true
+            });
+            match r {
+                Ok(v) => {
+                    if let Ok(mut p) = pool.lock() {
+                        p.push(v);
+                    }
+                }
+                // Chunks come in order, each with its decoder: this cannot be.
+                Err(e) => unreachable!("chunked decode: {e}"),
+            }
+        }
+    };
+    let threads = rayon::ThreadPoolBuilder::new()
+        .num_threads(jobs.max(1))
+        .build();
+    match threads {
+        Ok(threads) if jobs > 1 && n > 1 => {
+            let batch = 4 * jobs;
+            let run = &run;
+            let threads = &threads;
+            std::thread::scope(|sc| {
+                // Batch b + 1 is decoded while batch b is stitched (the sink may be slow).
+                let mut pending: Option<(
+                    usize,
+                    std::thread::ScopedJoinHandle<'_, Vec<ChunkFlow<D>>>,
+                )> = None;
+                let mut lo = 0;
+                loop {
+                    let next = (lo < n).then(|| {
+                        let hi = (lo + batch).min(n);
+                        let h = sc.spawn(move || {
+                            threads
+                                .install(|| (lo..hi).into_par_iter().map(run).collect::<Vec<_>>())
+                        });
+                        let b = lo;
+                        lo = hi;
+                        (b, h)
+                    });
+                    if let Some((b, h)) = pending.take() {
+                        match h.join() {
+                            Ok(flows) => stitch(flows, b, &mut st, sink),
+                            Err(p) => std::panic::resume_unwind(p),
+                        }
+                    }
+                    if next.is_none() {
+                        break;
+                    }
+                    pending = next;
+                }
+            });
+        }
+        _ => {
+            for k in 0..n {
+                stitch(vec![run(k)], k, &mut st, sink);
+            }
+        }
+    }
+    (st.stats(), st.redone)
+}

@@ -1,0 +1,117 @@
+//! The sync scan of a chunked decode (`rvtrace_flow::chunk`): where in an N-Trace byte stream
+//! a decoder can start without history.
+//!
+//! Messages end at a byte with MSEO = 11 (N-Trace 3.1), so a message starts at a byte with
+//! MSEO = 00 right after one with MSEO = 11 (an idle 0xFF between messages has MSEO = 11 too):
+//! the scan finds a message start from any byte, then cuts messages as the decoder does
+//! ([`Deframer`]) until a synchronization message (ProgTraceSync, DirectBranchSync,
+//! IndirectBranchSync, IndirectBranchHistSync: SYNC and F-ADDR, N-Trace 7.5-7.7, 7.10) of the
+//! decoded SRC whose SYNC resets the encoder state (Table 25 column "Encoder Reset": the
+//! implicit-return stack, HIST and the repeat-branch state start empty after it). After such a
+//! message the decoder's state is what the message says (its F-ADDR, TSTAMP) and nothing
+//! before it; a SYNC that resets nothing (0, 4, 6) keeps them, so the scan passes it by. The
+//! chunk's stitch checks the state anyway (a damaged stream is caught there).
+
+use crate::codec::mseo::{MSEO_DATA, MSEO_END_MESSAGE};
+use crate::codec::{parse, sync, Body, Deframer, Frame};
+use crate::decoder::{full_addr, DecoderConfig};
+use crate::decoder::{DecodeStats, Decoder};
+use rvtrace_flow::chunk::{self, Cut};
+use rvtrace_flow::FlowSink;
+use rvtrace_image::Image;
+
+/// A synchronization message the scan found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SyncPoint {
+    /// Where it is in the stream.
+    pub cut: Cut,
+    /// Its F-ADDR (the address of the next instruction).
+    pub addr: u64,
+    /// Its SYNC code (N-Trace Table 25).
+    pub sync: u8,
+}
+
+/// The first message start at or after `from`: a byte with MSEO = 00 after one with MSEO = 11.
+fn message_start(bytes: &[u8], from: usize) -> Option<usize> {
+    let mut i = from;
+    if i > 0 && i < bytes.len() && bytes[i - 1] & 3 != MSEO_END_MESSAGE {
+        // Inside a message (or at a field's end): go past its last byte.
+        i += bytes[i..].iter().position(|b| b & 3 == MSEO_END_MESSAGE)? + 1;
+    }
+    // Idles and stray bytes with MSEO = 11 between messages.
+    i += bytes.get(i..)?.iter().position(|b| b & 3 == MSEO_DATA)?;
+    (i == 0 || bytes[i - 1] & 3 == MSEO_END_MESSAGE).then_some(i)
+}
+
+/// The first synchronization message starting at or after byte `from` at which a decoder can
+/// start without history (see the module documentation), or `None` if there is none.
+pub fn next_sync(bytes: &[u8], from: u64, cfg: &DecoderConfig) -> Option<SyncPoint> {
+    let start = message_start(bytes, usize::try_from(from).ok()?)?;
+    let mut d = Deframer::at(start as u64);
+    bytes[start..].iter().find_map(|&b| match d.push(b)? {
+        Frame::Message(raw) => sync_point(&raw, cfg).filter(|p| sync::resets_encoder(p.sync)),
+        Frame::Error(_) => None,
+    })
+}
+
+fn sync_point(raw: &crate::codec::RawMessage, cfg: &DecoderConfig) -> Option<SyncPoint> {
+    let src_bits = cfg.codec.src_bits.min(12) as u32;
+    if let (Some(want), true) = (cfg.src, src_bits > 0) {
+        let src = raw.segment(0).map_or(0, |s| s.field(6, src_bits)) as u16;
+        if src != want {
+            return None;
+        }
+    }
+    let m = parse(raw, &cfg.codec).ok()?;
+    let (code, faddr) = match m.body {
+        Body::ProgTraceSync { sync, faddr, .. }
+        | Body::DirectBranchSync { sync, faddr, .. }
+        | Body::IndirectBranchSync { sync, faddr, .. }
+        | Body::IndirectBranchHistSync { sync, faddr, .. } => (sync, faddr),
+        _ => return None,
+    };
+    Some(SyncPoint {
+        cut: Cut {
+            offset: raw.offset,
+            len: raw.len,
+        },
+        addr: full_addr(cfg, &faddr),
+        sync: code,
+    })
+}
+
+/// Every synchronization message of the decoded SRC, in order (those with a SYNC that resets
+/// nothing too): where a decode from the start reports [`rvtrace_flow::FlowElement::Sync`]
+/// when the stream is whole.
+pub fn syncs(bytes: &[u8], cfg: &DecoderConfig) -> Vec<SyncPoint> {
+    let mut v = Vec::new();
+    let mut d = Deframer::new();
+    d.push_slice(bytes, |frame| {
+        if let Some(p) = frame.ok().and_then(|raw| sync_point(raw, cfg)) {
+            v.push(p);
+        }
+    });
+    v
+}
+
+/// Decode the whole trace `bytes` in chunks of about `chunk_bytes` bytes cut at
+/// synchronization messages ([`next_sync`]), on `jobs` threads, giving the elements to `sink`:
+/// the elements and counts of [`crate::decoder::decode`] (see `rvtrace_flow::chunk`). Returns
+/// the counts and the number of chunks decoded again because their start state was not what
+/// the synchronization message says.
+pub fn decode_parallel<S: FlowSink + ?Sized>(
+    image: &Image,
+    cfg: DecoderConfig,
+    bytes: &[u8],
+    chunk_bytes: u64,
+    jobs: usize,
+    sink: &mut S,
+) -> (DecodeStats, u64) {
+    let cuts = chunk::cuts(bytes.len() as u64, chunk_bytes, |from| {
+        next_sync(bytes, from, &cfg).map(|p| p.cut)
+    });
+    let code = Decoder::code(image, &cfg);
+    let make = |offset| Decoder::at(image, cfg, code.clone(), offset);
+    let ((_, st), redone) = chunk::decode_parallel(bytes, &cuts, jobs, make, sink);
+    (st, redone)
+}

@@ -1,0 +1,198 @@
+//! The encoder option sets of the round trip (`roundtrip.rs`), shared with the parallel decode
+//! test (`parallel.rs`): every option set decoded in chunks too.
+
+use rvtrace_isa::{IsaConfig, Xlen};
+use rvtrace_ntrace::decoder::DecoderConfig;
+use rvtrace_ntrace::options::{CallStack, EncoderConfig, Mode, SyncUnit};
+
+/// One named configuration.
+pub fn configs(xlen: Xlen) -> Vec<(&'static str, EncoderConfig)> {
+    let base = EncoderConfig::new(xlen);
+    let btm = EncoderConfig {
+        mode: Mode::Btm,
+        ..base
+    };
+    let cs8 = CallStack::Full { depth: 8 };
+    vec![
+        ("btm", btm),
+        ("htm", base),
+        (
+            "htm+rpt",
+            EncoderConfig {
+                repeat_history: true,
+                ..base
+            },
+        ),
+        (
+            "htm+cs8",
+            EncoderConfig {
+                call_stack: cs8,
+                ..base
+            },
+        ),
+        (
+            "htm+cs8+rpt",
+            EncoderConfig {
+                call_stack: cs8,
+                repeat_history: true,
+                ..base
+            },
+        ),
+        (
+            "btm+repeat-branch",
+            EncoderConfig {
+                repeat_branch: true,
+                ..btm
+            },
+        ),
+        (
+            "htm+sync+ts",
+            EncoderConfig {
+                sync_period: Some((SyncUnit::Messages, 16)),
+                timestamps: true,
+                ..base
+            },
+        ),
+        (
+            "htm+sync-halfwords+ts",
+            EncoderConfig {
+                sync_period: Some((SyncUnit::Halfwords, 1000)),
+                timestamps: true,
+                ..base
+            },
+        ),
+        (
+            "btm+sync-cycles",
+            EncoderConfig {
+                sync_period: Some((SyncUnit::Cycles, 500)),
+                ..btm
+            },
+        ),
+        (
+            "htm+counter8",
+            EncoderConfig {
+                call_stack: CallStack::Counter { max: 8 },
+                ..base
+            },
+        ),
+        (
+            "htm+partial32x12",
+            EncoderConfig {
+                call_stack: CallStack::Partial {
+                    depth: 32,
+                    bits: 12,
+                },
+                ..base
+            },
+        ),
+        (
+            "htm+cs2",
+            EncoderConfig {
+                call_stack: CallStack::Full { depth: 2 },
+                ..base
+            },
+        ),
+        (
+            "htm+seqjump+cs8",
+            EncoderConfig {
+                sequential_jumps: true,
+                call_stack: cs8,
+                ..base
+            },
+        ),
+        (
+            "htm+alljumps",
+            EncoderConfig {
+                all_jumps: true,
+                ..base
+            },
+        ),
+        (
+            "btm+alljumps",
+            EncoderConfig {
+                all_jumps: true,
+                ..btm
+            },
+        ),
+        (
+            "htm+msb",
+            EncoderConfig {
+                extend_addr_msb: true,
+                ..base
+            },
+        ),
+        (
+            "htm+ownership+src",
+            EncoderConfig {
+                ownership: true,
+                codec: rvtrace_ntrace::codec::CodecConfig { src_bits: 4 },
+                src_id: 9,
+                ..base
+            },
+        ),
+        (
+            "btm+compat",
+            EncoderConfig {
+                btype_compat: true,
+                ..btm
+            },
+        ),
+        (
+            "htm+small-counters",
+            EncoderConfig {
+                icnt_bits: 6,
+                hist_bits: 5,
+                ..base
+            },
+        ),
+        (
+            "btm+small-icnt",
+            EncoderConfig {
+                icnt_bits: 5,
+                ..btm
+            },
+        ),
+        (
+            "htm+small-hist+rpt",
+            EncoderConfig {
+                hist_bits: 3,
+                repeat_history: true,
+                ..base
+            },
+        ),
+        ("htm+nexrv", base.nexrv()),
+        (
+            "btm+nexrv",
+            EncoderConfig {
+                mode: Mode::Btm,
+                ..base.nexrv()
+            },
+        ),
+        (
+            "everything",
+            EncoderConfig {
+                repeat_history: true,
+                repeat_branch: true,
+                call_stack: cs8,
+                sequential_jumps: true,
+                extend_addr_msb: true,
+                sync_period: Some((SyncUnit::Messages, 50)),
+                timestamps: true,
+                ownership: true,
+                codec: rvtrace_ntrace::codec::CodecConfig { src_bits: 2 },
+                src_id: 1,
+                ..base
+            },
+        ),
+    ]
+}
+
+/// The decoder settings for traces made with `cfg`.
+pub fn decoder_config(cfg: &EncoderConfig) -> DecoderConfig {
+    let mut d = DecoderConfig::new(IsaConfig::new(cfg.xlen));
+    d.codec = cfg.codec;
+    d.src = (cfg.codec.src_bits > 0).then_some(cfg.src_id);
+    d.extend_addr_msb = cfg.extend_addr_msb;
+    d.all_jumps = cfg.all_jumps;
+    d
+}
