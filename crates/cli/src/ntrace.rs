@@ -219,6 +219,26 @@ enum InputFormat {
     Pcseq,
 }
 
+/// `--pcs-format` of `decode ntrace|etrace`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum PcsFormat {
+    /// One address per line, 0x + hex (as `rvtrace run --pcs` writes it).
+    Text,
+    /// The 8 bytes `RVTRPC64`, then each address as a u64, little-endian (`rvtrace compare`
+    /// reads it; `numpy.fromfile(FILE, '<u8', offset=8)` too).
+    Bin,
+}
+
+impl PcsFormat {
+    /// The writer's format.
+    pub(crate) fn flow(self) -> rvtrace_flow::PcFormat {
+        match self {
+            PcsFormat::Text => rvtrace_flow::PcFormat::Text,
+            PcsFormat::Bin => rvtrace_flow::PcFormat::Bin,
+        }
+    }
+}
+
 /// `--sync-mode` (trTeInstSyncMode).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 enum SyncModeArg {
@@ -265,6 +285,9 @@ pub struct DecodeArgs {
     /// `rvtrace run --pcs` does).
     #[arg(long, value_name = "FILE")]
     pcs: Option<PathBuf>,
+    /// The format of --pcs.
+    #[arg(long, value_enum, value_name = "FORMAT", default_value_t = PcsFormat::Text, requires = "pcs")]
+    pcs_format: PcsFormat,
     /// Write the flow elements (ranges, traps, sync, loss, context, time) to FILE, one per line.
     #[arg(long, value_name = "FILE")]
     flow: Option<PathBuf>,
@@ -658,7 +681,11 @@ pub fn decode(a: &DecodeArgs) -> CmdResult {
         }
     };
     let mut pcs = match &a.pcs {
-        Some(p) => Some(PcWriter::new(&image, Output::create(p)?)),
+        Some(p) => Some(PcWriter::with_format(
+            &image,
+            Output::create(p)?,
+            a.pcs_format.flow(),
+        )),
         None => None,
     };
     let mut flow = match &a.flow {

@@ -376,3 +376,59 @@ fn decoded_traces_follow_their_sidecars() {
         );
     }
 }
+
+/// `decode --pcs-format bin` writes the magic and one u64 LE per instruction, the same
+/// addresses as the text list `run --pcs` wrote; `compare` reads it beside every other kind and
+/// names the entry where a changed one diverges.
+#[test]
+fn binary_pc_list() {
+    let f = files("binpcs");
+    let text = std::fs::read_to_string(&f.pcs).unwrap();
+    let want: Vec<u64> = text
+        .lines()
+        .map(|l| u64::from_str_radix(l.trim_start_matches("0x"), 16).unwrap())
+        .collect();
+    for (proto, trace) in [("ntrace", &f.nex), ("etrace", &f.te)] {
+        let bin = f.pcs.with_extension(format!("{proto}.bin"));
+        let o = rvtrace(&[
+            "decode",
+            proto,
+            s(trace),
+            "--elf",
+            s(&f.elf),
+            "--pcs",
+            s(&bin),
+            "--pcs-format",
+            "bin",
+        ]);
+        ok(&o, "decode --pcs-format bin");
+        let bytes = std::fs::read(&bin).unwrap();
+        assert_eq!(&bytes[..8], b"RVTRPC64");
+        let got: Vec<u64> = bytes[8..]
+            .chunks(8)
+            .map(|c| u64::from_le_bytes(c.try_into().unwrap()))
+            .collect();
+        assert_eq!(got, want, "{proto}");
+        let o = rvtrace(&["compare", s(&bin), s(&f.pcs)]);
+        assert_eq!(stdout(&o), format!("equal: {} instructions\n", want.len()));
+        let o = rvtrace(&["compare", s(&f.ing), s(&bin)]);
+        assert_eq!(stdout(&o), format!("equal: {} instructions\n", want.len()));
+    }
+    // Entry 7 changed: the divergence is there, named as the list's entry.
+    let bin = f.pcs.with_extension("ntrace.bin");
+    let mut bytes = std::fs::read(&bin).unwrap();
+    bytes[8 + 7 * 8] ^= 0x40;
+    let bad = f.pcs.with_extension("bad.bin");
+    std::fs::write(&bad, &bytes).unwrap();
+    let o = rvtrace(&["compare", s(&f.pcs), s(&bad), "--elf", s(&f.elf)]);
+    assert_eq!(o.status.code(), Some(1));
+    let out = stdout(&o);
+    assert!(out.contains("first divergence at instruction 7"), "{out}");
+    assert!(out.contains("(address 7 of the binary list)"), "{out}");
+    // Cut inside an address: an error naming it, not a quiet end.
+    let bytes = std::fs::read(&bin).unwrap();
+    std::fs::write(&bad, &bytes[..bytes.len() - 3]).unwrap();
+    let o = rvtrace(&["compare", s(&f.pcs), s(&bad)]);
+    assert_eq!(o.status.code(), Some(125), "{}", common::stderr(&o));
+    assert!(common::stderr(&o).contains("cut inside address"));
+}
