@@ -391,29 +391,65 @@ impl<'a, W: Write> PcWriter<'a, W> {
     }
 
     /// A range of `count` instructions from `start`: lengths read from the segment's bytes
-    /// while the range stays in it, else from [`insn_len_at`].
+    /// while the range stays in it, else from [`insn_len_at`]; the error names the address
+    /// whose length is unknown.
     fn range(&mut self, start: u64, count: u64) -> Result<(), u64> {
+        match self.format {
+            PcFormat::Text => self.range_as::<false>(start, count),
+            PcFormat::Bin => self.range_as::<true>(start, count),
+        }
+    }
+
+    /// [`range`](Self::range) in one format: as many lines as surely fit in the buffer are
+    /// written without checking its room.
+    fn range_as<const BIN: bool>(&mut self, start: u64, count: u64) -> Result<(), u64> {
         let seg = match self.overlap {
             false => self.image.segment_at(start),
             true => None,
         };
         let (base, data): (u64, &[u8]) = seg.map_or((0, &[]), |s| (s.vaddr, &s.data[..]));
-        let mut pc = start;
-        for k in 0..count {
-            self.push(pc);
-            if k + 1 == count {
-                break;
+        let image = self.image;
+        // The length of the instruction at `pc` (RISC-V Unprivileged "Expanded
+        // Instruction-Length Encoding": bits [1:0] and [4:2] of the first byte tell 16 and 32
+        // bits; the rare longer encodings go through `insn_len`).
+        let len = |pc: u64| -> Option<u64> {
+            match data.get(pc.wrapping_sub(base) as usize) {
+                Some(b) if b & 3 != 3 => Some(2),
+                Some(b) if b & 0x1c != 0x1c => Some(4),
+                _ => insn_len_at(image, pc),
             }
-            let off = pc.wrapping_sub(base) as usize;
-            let len = match data.get(off..off.wrapping_add(2)) {
-                Some(&[lo, hi]) => match insn_len(u16::from_le_bytes([lo, hi])) {
-                    0 => return Err(pc),
-                    n => n as u64,
-                },
-                _ => insn_len_at(self.image, pc).ok_or(pc)?,
-            };
-            pc = pc.wrapping_add(len);
+        };
+        let mut pc = start;
+        let mut left = count;
+        while left > 0 {
+            if self.pos > PC_BUF - PC_LINE_MAX {
+                self.flush_buf();
+            }
+            let fit = ((PC_BUF - PC_LINE_MAX - self.pos) / PC_LINE_MAX + 1) as u64;
+            let n = left.min(fit);
+            let mut pos = self.pos;
+            for k in 0..n {
+                if BIN {
+                    self.buf[pos..pos + 8].copy_from_slice(&pc.to_le_bytes());
+                    pos += 8;
+                } else {
+                    pos += put_hex_line(&mut self.buf[pos..], pc);
+                }
+                if k + 1 < left {
+                    match len(pc) {
+                        Some(l) => pc = pc.wrapping_add(l),
+                        None => {
+                            self.pos = pos;
+                            self.count += count - left + k + 1;
+                            return Err(pc);
+                        }
+                    }
+                }
+            }
+            self.pos = pos;
+            left -= n;
         }
+        self.count += count;
         Ok(())
     }
 }
