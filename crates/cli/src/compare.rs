@@ -403,38 +403,60 @@ fn decode_ntrace(
     h.flush();
 }
 
-/// Decodes an E-Trace file packet by packet.
+/// Decodes an E-Trace file packet by packet, read a window at a time (memory stays flat in its
+/// size): from its start, or for stdin (`-`) `head` then the rest of stdin.
 fn decode_etrace(
-    data: &[u8],
+    path: &Path,
+    head: Vec<u8>,
     image: &Image,
     xlen: Xlen,
     cfg: rvtrace_etrace::config::TraceConfig,
     tx: SyncSender<Msg>,
 ) {
-    use rvtrace_etrace::codec::{EncapConfig, Item as PItem, PacketReader};
+    use rvtrace_etrace::codec::{read_items, EncapConfig, Item as PItem};
     use rvtrace_etrace::config::Framing;
     use rvtrace_etrace::decoder::{Decoder, DecoderOptions};
     let mut h = Handover::new(image, tx, "packet");
+    let input: Box<dyn Read> = if report::is_std(path) {
+        Box::new(std::io::Cursor::new(head).chain(std::io::stdin().lock()))
+    } else {
+        match std::fs::File::open(path) {
+            Ok(f) => Box::new(std::io::BufReader::with_capacity(1 << 16, f)),
+            Err(e) => return h.send(Msg::Failed(format!("cannot open: {e}"))),
+        }
+    };
     let (encap, raw) = match cfg.framing {
         Framing::Raw => (EncapConfig::TE_INST_RAW, true),
         Framing::Encap(e) => (e, false),
     };
     let isa = IsaConfig::new(xlen);
     let mut dec = Decoder::with_options(image, DecoderOptions::from_config(&cfg, isa));
-    for (off, item) in PacketReader::new(data, encap, raw, cfg.params, cfg.options) {
-        h.begin(off as u64);
-        match item {
-            PItem::Packet(p) => dec.packet(off as u64, &p, &mut h),
-            PItem::Error(e) => dec.error(off as u64, &e, &mut h),
-            PItem::Other(_) => {}
-        }
-        h.end(dec.stats.instructions);
-        if h.stop {
-            return;
-        }
+    let read = read_items(
+        input,
+        encap,
+        raw,
+        cfg.params,
+        cfg.options,
+        |off, item, _, _| {
+            h.begin(off);
+            match item {
+                PItem::Packet(p) => dec.packet(off, &p, &mut h),
+                PItem::Error(e) => dec.error(off, &e, &mut h),
+                PItem::Other(_) => {}
+            }
+            h.end(dec.stats.instructions);
+            !h.stop
+        },
+    );
+    let len = match read {
+        Ok(n) => n,
+        Err(e) => return h.send(Msg::Failed(format!("cannot read: {e}"))),
+    };
+    if h.stop {
+        return;
     }
-    h.begin(data.len() as u64);
-    dec.finish(data.len() as u64, &mut h);
+    h.begin(len);
+    dec.finish(len, &mut h);
     h.end(dec.stats.instructions);
     h.flush();
 }
@@ -505,11 +527,21 @@ pub fn compare(a: &CompareArgs) -> CmdResult {
                             scope.spawn(move || decode_ntrace(path, image, cfg, tx));
                         }
                         Protocol::Etrace => {
-                            // The packet reader takes the whole trace (trace files are small:
-                            // a few bits per instruction).
-                            let data = report::read_input(path)?;
-                            let cfg = o.etrace_config(path, &data, xlen)?;
-                            scope.spawn(move || decode_etrace(&data, image, xlen, cfg, tx));
+                            // The first 64 KiB tell the framing; the decoder thread reads
+                            // the trace as it decodes it.
+                            // (stdin unbuffered here: its own buffer is the one the thread
+                            // goes on reading)
+                            let head = if report::is_std(path) {
+                                report::read_head(&mut std::io::stdin(), 1 << 16, &names[k])?
+                            } else {
+                                report::read_head(
+                                    &mut report::open_input(path)?,
+                                    1 << 16,
+                                    &names[k],
+                                )?
+                            };
+                            let cfg = o.etrace_config(path, &head, xlen)?;
+                            scope.spawn(move || decode_etrace(path, head, image, xlen, cfg, tx));
                         }
                     }
                     Stream::Decoded {
