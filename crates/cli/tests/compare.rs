@@ -432,3 +432,78 @@ fn binary_pc_list() {
     assert_eq!(o.status.code(), Some(125), "{}", common::stderr(&o));
     assert!(common::stderr(&o).contains("cut inside address"));
 }
+
+/// Every command that reads a trace gives byte-identical output from stdin (read as it comes,
+/// in the pipe's pieces) and from the file: decode (PC lists, flow), stats, compare, profile.
+#[test]
+fn stdin_equals_file() {
+    use std::io::Write;
+    use std::process::Stdio;
+    let f = files("stdin");
+    let elf = s(&f.elf);
+    let run = |args: &[&str], stdin: Option<&Path>| -> (Vec<u8>, Option<i32>) {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_rvtrace"))
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut w = c.stdin.take().unwrap();
+        if let Some(p) = stdin {
+            // Small writes: the command reads the pipe in pieces.
+            for piece in std::fs::read(p).unwrap().chunks(777) {
+                w.write_all(piece).unwrap();
+            }
+        }
+        drop(w);
+        let o = c.wait_with_output().unwrap();
+        (o.stdout, o.status.code())
+    };
+    for (proto, trace) in [("ntrace", &f.nex), ("etrace", &f.te)] {
+        let t = s(trace);
+        let mut cases: Vec<Vec<&str>> = vec![
+            vec!["decode", proto, "@", "--elf", elf, "--pcs", "-"],
+            vec![
+                "decode",
+                proto,
+                "@",
+                "--elf",
+                elf,
+                "--pcs",
+                "-",
+                "--pcs-format",
+                "bin",
+            ],
+            vec!["decode", proto, "@", "--elf", elf, "--flow", "-"],
+            vec!["stats", "@", "--trace", proto, "--elf", elf],
+            vec!["stats", "@", "--trace", proto, "--elf", elf, "--json"],
+            vec!["compare", s(&f.pcs), "@", "--trace-b", proto, "--elf", elf],
+            vec!["profile", "@", "--trace", proto, "--elf", elf],
+        ];
+        if proto == "ntrace" {
+            // Read as it comes only with the link rule given (auto may decode twice).
+            cases.push(vec![
+                "decode",
+                proto,
+                "@",
+                "--elf",
+                elf,
+                "--pcs",
+                "-",
+                "--link-registers",
+                "spec",
+            ]);
+        }
+        for c in cases {
+            let file: Vec<&str> = c.iter().map(|a| if *a == "@" { t } else { a }).collect();
+            let pipe: Vec<&str> = c.iter().map(|a| if *a == "@" { "-" } else { a }).collect();
+            let (want, code) = run(&file, None);
+            assert_eq!(code, Some(0), "{file:?}");
+            assert!(!want.is_empty(), "{file:?}");
+            let (got, code) = run(&pipe, Some(trace));
+            assert_eq!(code, Some(0), "{pipe:?}");
+            assert!(got == want, "{pipe:?}: stdin and file differ");
+        }
+    }
+}
