@@ -250,9 +250,13 @@ pub(crate) fn feed(a: &InputArgs, prog: &Program, tee: &mut Tee) -> Result<bool,
                 .map_err(|e| Failure::io(format_args!("reading {name}"), e))?
         }
         Some(Protocol::Etrace) => {
-            let data = report::read_input(&a.input)?;
-            let cfg = a.dec.etrace_config(&a.input, &data, prog.isa.xlen)?;
-            source::etrace(&data[..], &prog.image, prog.isa, &cfg, tee)
+            // Read as it is decoded (memory flat in the trace's size); the first 64 KiB tell
+            // the framing.
+            let mut input = report::open_input(&a.input)?;
+            let head = report::read_head(&mut input, 1 << 16, &name)?;
+            let cfg = a.dec.etrace_config(&a.input, &head, prog.isa.xlen)?;
+            let whole = std::io::Read::chain(&head[..], input);
+            source::etrace(whole, &prog.image, prog.isa, &cfg, tee)
                 .map_err(|e| Failure::io(format_args!("reading {name}"), e))?
         }
     };

@@ -5,7 +5,9 @@
 //! each with the byte offset of the message or packet that produced it.
 
 use crate::report::{self, CmdResult, Failure, Output};
-use rvtrace_flow::{addr_with_symbol, insn_len_at, FlowElement, FlowSink};
+use rvtrace_flow::{
+    addr_with_symbol, insn_len_at, FlowElement, FlowSink, PcBinReader, PCS_BIN_MAGIC,
+};
 use rvtrace_image::Image;
 use rvtrace_ingress::binary::MAGIC;
 use rvtrace_ingress::pcs::PcListReader;
@@ -19,7 +21,8 @@ use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 
 const HELP: &str = "\
 Inputs: a PC list (one address per line, 0x + hex: `rvtrace run --pcs`, NexRv PCONLY, `decode
---pcs`), a binary ingress file (`rvtrace run --ingress`, `rvtrace ingress convert`; recognised by
+--pcs`), a binary PC list (`decode --pcs-format bin`; recognised by its magic bytes), a binary
+ingress file (`rvtrace run --ingress`, `rvtrace ingress convert`; recognised by
 its magic bytes; records that retire nothing, traps, are skipped), or, with --trace-a/--trace-b,
 a trace file decoded with --elf and the decoder options below (as `rvtrace decode` takes them).
 `-` reads stdin (for one input). Other logs (Spike, QEMU, PCSEQ, CSV) can be turned into
@@ -76,6 +79,8 @@ pub struct CompareArgs {
 enum At {
     /// 1-based line of a PC list.
     Line(u64),
+    /// 0-based address of a binary PC list.
+    Entry(u64),
     /// 0-based record of an ingress file.
     Record(u64),
     /// Byte offset of the message (N-Trace) or packet (E-Trace) that produced it.
@@ -86,6 +91,7 @@ impl std::fmt::Display for At {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             At::Line(n) => write!(f, "line {n}"),
+            At::Entry(n) => write!(f, "address {n} of the binary list"),
             At::Record(n) => write!(f, "record {n}"),
             At::Byte(n, what) => write!(f, "{what} at byte {n:#x}"),
         }
@@ -110,6 +116,9 @@ enum Msg {
 enum Stream<'a> {
     Pcs {
         r: PcListReader<Box<dyn BufRead>>,
+    },
+    PcsBin {
+        r: PcBinReader<Box<dyn BufRead>>,
     },
     Ingress {
         r: IngressReader<Box<dyn BufRead>>,
@@ -138,6 +147,14 @@ impl Stream<'_> {
                 pc,
                 at: At::Line(line),
             })),
+            Stream::PcsBin { r } => {
+                Ok(r.next_pc()
+                    .map_err(|e| Failure::io(name, e))?
+                    .map(|(i, pc)| Item {
+                        pc,
+                        at: At::Entry(i),
+                    }))
+            }
             Stream::Ingress {
                 r,
                 index,
@@ -204,6 +221,7 @@ impl Stream<'_> {
     fn kind(&self) -> &'static str {
         match self {
             Stream::Pcs { .. } => "PC list",
+            Stream::PcsBin { .. } => "binary PC list",
             Stream::Ingress { .. } => "ingress",
             Stream::Decoded { .. } => "decoded trace",
         }
@@ -385,50 +403,86 @@ fn decode_ntrace(
     h.flush();
 }
 
-/// Decodes an E-Trace file packet by packet.
+/// Decodes an E-Trace file packet by packet, read a window at a time (memory stays flat in its
+/// size): from its start, or for stdin (`-`) `head` then the rest of stdin.
 fn decode_etrace(
-    data: &[u8],
+    path: &Path,
+    head: Vec<u8>,
     image: &Image,
     xlen: Xlen,
     cfg: rvtrace_etrace::config::TraceConfig,
     tx: SyncSender<Msg>,
 ) {
-    use rvtrace_etrace::codec::{EncapConfig, Item as PItem, PacketReader};
+    use rvtrace_etrace::codec::{read_items, EncapConfig, Item as PItem};
     use rvtrace_etrace::config::Framing;
     use rvtrace_etrace::decoder::{Decoder, DecoderOptions};
     let mut h = Handover::new(image, tx, "packet");
+    let input: Box<dyn Read> = if report::is_std(path) {
+        Box::new(std::io::Cursor::new(head).chain(std::io::stdin().lock()))
+    } else {
+        match std::fs::File::open(path) {
+            Ok(f) => Box::new(std::io::BufReader::with_capacity(1 << 16, f)),
+            Err(e) => return h.send(Msg::Failed(format!("cannot open: {e}"))),
+        }
+    };
     let (encap, raw) = match cfg.framing {
         Framing::Raw => (EncapConfig::TE_INST_RAW, true),
         Framing::Encap(e) => (e, false),
     };
     let isa = IsaConfig::new(xlen);
     let mut dec = Decoder::with_options(image, DecoderOptions::from_config(&cfg, isa));
-    for (off, item) in PacketReader::new(data, encap, raw, cfg.params, cfg.options) {
-        h.begin(off as u64);
-        match item {
-            PItem::Packet(p) => dec.packet(off as u64, &p, &mut h),
-            PItem::Error(e) => dec.error(off as u64, &e, &mut h),
-            PItem::Other(_) => {}
-        }
-        h.end(dec.stats.instructions);
-        if h.stop {
-            return;
-        }
+    let read = read_items(
+        input,
+        encap,
+        raw,
+        cfg.params,
+        cfg.options,
+        |off, item, _, _| {
+            h.begin(off);
+            match item {
+                PItem::Packet(p) => dec.packet(off, &p, &mut h),
+                PItem::Error(e) => dec.error(off, &e, &mut h),
+                PItem::Other(_) => {}
+            }
+            h.end(dec.stats.instructions);
+            !h.stop
+        },
+    );
+    let len = match read {
+        Ok(n) => n,
+        Err(e) => return h.send(Msg::Failed(format!("cannot read: {e}"))),
+    };
+    if h.stop {
+        return;
     }
-    h.begin(data.len() as u64);
-    dec.finish(data.len() as u64, &mut h);
+    h.begin(len);
+    dec.finish(len, &mut h);
     h.end(dec.stats.instructions);
     h.flush();
 }
 
-/// Opens `path` and tells whether it is a binary ingress file (by its magic bytes).
-fn open_sniff(path: &Path) -> Result<(Box<dyn BufRead>, bool), Failure> {
+/// What an undecoded input is, by its magic bytes.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Sniffed {
+    Ingress,
+    PcsBin,
+    PcsText,
+}
+
+/// Opens `path` and tells what it is (by its magic bytes).
+fn open_sniff(path: &Path) -> Result<(Box<dyn BufRead>, Sniffed), Failure> {
     let mut r = report::open_input(path)?;
     let head = r
         .fill_buf()
         .map_err(|e| Failure::io(report::name(path), e))?;
-    let ingress = head.starts_with(&MAGIC);
-    Ok((r, ingress))
+    let kind = if head.starts_with(&MAGIC) {
+        Sniffed::Ingress
+    } else if head.starts_with(&PCS_BIN_MAGIC) {
+        Sniffed::PcsBin
+    } else {
+        Sniffed::PcsText
+    };
+    Ok((r, kind))
 }
 
 /// One line of the report for instruction `index` at `pc`: the address with its symbol (as
@@ -473,11 +527,21 @@ pub fn compare(a: &CompareArgs) -> CmdResult {
                             scope.spawn(move || decode_ntrace(path, image, cfg, tx));
                         }
                         Protocol::Etrace => {
-                            // The packet reader takes the whole trace (trace files are small:
-                            // a few bits per instruction).
-                            let data = report::read_input(path)?;
-                            let cfg = o.etrace_config(path, &data, xlen)?;
-                            scope.spawn(move || decode_etrace(&data, image, xlen, cfg, tx));
+                            // The first 64 KiB tell the framing; the decoder thread reads
+                            // the trace as it decodes it.
+                            // (stdin unbuffered here: its own buffer is the one the thread
+                            // goes on reading)
+                            let head = if report::is_std(path) {
+                                report::read_head(&mut std::io::stdin(), 1 << 16, &names[k])?
+                            } else {
+                                report::read_head(
+                                    &mut report::open_input(path)?,
+                                    1 << 16,
+                                    &names[k],
+                                )?
+                            };
+                            let cfg = o.etrace_config(path, &head, xlen)?;
+                            scope.spawn(move || decode_etrace(path, head, image, xlen, cfg, tx));
                         }
                     }
                     Stream::Decoded {
@@ -489,20 +553,24 @@ pub fn compare(a: &CompareArgs) -> CmdResult {
                     }
                 }
                 None => {
-                    let (r, ingress) = open_sniff(path)?;
-                    if ingress {
-                        let r = IngressReader::new(r)
-                            .map_err(|e| Failure::Tool(format!("{}: {e}", names[k])))?;
-                        Stream::Ingress {
-                            r,
-                            index: 0,
-                            image,
-                            more: VecDeque::new(),
+                    let (r, kind) = open_sniff(path)?;
+                    match kind {
+                        Sniffed::Ingress => {
+                            let r = IngressReader::new(r)
+                                .map_err(|e| Failure::Tool(format!("{}: {e}", names[k])))?;
+                            Stream::Ingress {
+                                r,
+                                index: 0,
+                                image,
+                                more: VecDeque::new(),
+                            }
                         }
-                    } else {
-                        Stream::Pcs {
+                        Sniffed::PcsBin => Stream::PcsBin {
+                            r: PcBinReader::new(r).map_err(|e| Failure::io(&names[k], e))?,
+                        },
+                        Sniffed::PcsText => Stream::Pcs {
                             r: PcListReader::new(r),
-                        }
+                        },
                     }
                 }
             };

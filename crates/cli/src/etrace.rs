@@ -362,6 +362,9 @@ pub struct DecodeArgs {
     /// Write the retired-PC list (one `0x%x` per line, as `rvtrace run --pcs`; `-` for stdout).
     #[arg(long, value_name = "FILE")]
     pcs: Option<PathBuf>,
+    /// The format of --pcs.
+    #[arg(long, value_enum, value_name = "FORMAT", default_value_t = crate::ntrace::PcsFormat::Text, requires = "pcs")]
+    pcs_format: crate::ntrace::PcsFormat,
     /// Write the flow elements, one per line (`-` for stdout).
     #[arg(long, value_name = "FILE")]
     flow: Option<PathBuf>,
@@ -661,7 +664,11 @@ pub fn decode(a: &DecodeArgs) -> CmdResult {
     let isa = rvtrace_isa::IsaConfig::new(xlen);
     let dopts = DecoderOptions::from_config(&cfg, isa);
     let mut pcs = match &a.pcs {
-        Some(p) => Some(PcWriter::new(&image, report::Output::create(p)?)),
+        Some(p) => Some(PcWriter::with_format(
+            &image,
+            report::Output::create(p)?,
+            a.pcs_format.flow(),
+        )),
         None => None,
     };
     let mut flow = match &a.flow {

@@ -219,6 +219,26 @@ enum InputFormat {
     Pcseq,
 }
 
+/// `--pcs-format` of `decode ntrace|etrace`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum PcsFormat {
+    /// One address per line, 0x + hex (as `rvtrace run --pcs` writes it).
+    Text,
+    /// The 8 bytes `RVTRPC64`, then each address as a u64, little-endian (`rvtrace compare`
+    /// reads it; `numpy.fromfile(FILE, '<u8', offset=8)` too).
+    Bin,
+}
+
+impl PcsFormat {
+    /// The writer's format.
+    pub(crate) fn flow(self) -> rvtrace_flow::PcFormat {
+        match self {
+            PcsFormat::Text => rvtrace_flow::PcFormat::Text,
+            PcsFormat::Bin => rvtrace_flow::PcFormat::Bin,
+        }
+    }
+}
+
 /// `--sync-mode` (trTeInstSyncMode).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 enum SyncModeArg {
@@ -256,7 +276,9 @@ pub struct EncodeArgs {
 #[derive(clap::Args)]
 pub struct DecodeArgs {
     /// The trace file: N-Trace messages as MSEO/MDO bytes, `-` for stdin. Its sidecar
-    /// `TRACE.meta` (written by `encode ntrace`) is read when present.
+    /// `TRACE.meta` (written by `encode ntrace`) is read when present. It is read as it is
+    /// decoded, except stdin with `--link-registers auto` (the default without a sidecar): that
+    /// may be decoded more than once and is kept in memory.
     trace: PathBuf,
     /// The program: ELF file(s) with the traced code (repeatable).
     #[arg(long = "elf", value_name = "ELF", required = true)]
@@ -265,6 +287,9 @@ pub struct DecodeArgs {
     /// `rvtrace run --pcs` does).
     #[arg(long, value_name = "FILE")]
     pcs: Option<PathBuf>,
+    /// The format of --pcs.
+    #[arg(long, value_enum, value_name = "FORMAT", default_value_t = PcsFormat::Text, requires = "pcs")]
+    pcs_format: PcsFormat,
     /// Write the flow elements (ranges, traps, sync, loss, context, time) to FILE, one per line.
     #[arg(long, value_name = "FILE")]
     flow: Option<PathBuf>,
@@ -542,25 +567,31 @@ fn parse_filter(privs: Option<&str>, range: Option<&str>) -> Result<TraceFilter,
     Ok(f)
 }
 
-/// Feeds the trace to `f` 64 KB at a time (memory stays flat in the trace's size); `-` is read
-/// from stdin once and kept (`rvtrace decode ntrace - --link-registers auto` needs it twice).
+/// Feeds the trace to the decoder 64 KiB at a time (memory stays flat in the trace's size).
+/// Stdin (`-`) is read as it is decoded too, unless `--link-registers auto` must try it more
+/// than once: then it is kept ([`TraceInput::keep_all`]).
 struct TraceInput {
     path: PathBuf,
+    /// For stdin: the bytes read from it so far (its first 64 KiB, or all of it).
     stdin: Option<Vec<u8>>,
+    /// Whether `stdin` holds all of stdin.
+    all: bool,
 }
 
 impl TraceInput {
     fn open(path: &Path) -> Result<TraceInput, Failure> {
+        // Stdin unbuffered here: its own buffer is the one the decode goes on reading.
         let stdin = report::is_std(path)
-            .then(|| report::read_input(path))
+            .then(|| report::read_head(&mut std::io::stdin(), 1 << 16, "stdin"))
             .transpose()?;
         Ok(TraceInput {
             path: path.to_path_buf(),
             stdin,
+            all: false,
         })
     }
 
-    /// The first `n` bytes (fewer if the trace is shorter).
+    /// The first `n` bytes, `n` at most 64 KiB (fewer if the trace is shorter).
     fn head(&self, n: usize) -> Result<Vec<u8>, Failure> {
         if let Some(data) = &self.stdin {
             return Ok(data[..data.len().min(n)].to_vec());
@@ -573,10 +604,22 @@ impl TraceInput {
         Ok(v)
     }
 
+    /// Keep all of stdin in memory (a decode that may read it more than once).
+    fn keep_all(&mut self) -> Result<(), Failure> {
+        if let (Some(data), false) = (&mut self.stdin, self.all) {
+            std::io::stdin()
+                .read_to_end(data)
+                .map_err(|e| Failure::io("reading stdin", e))?;
+            self.all = true;
+        }
+        Ok(())
+    }
+
     /// The trace from its start (with progress on stderr when reading a file).
     fn reader(&self) -> Result<Box<dyn Read + '_>, Failure> {
         Ok(match &self.stdin {
-            Some(data) => Box::new(&data[..]),
+            Some(data) if self.all => Box::new(&data[..]),
+            Some(data) => Box::new((&data[..]).chain(std::io::stdin())),
             None => Box::new(report::open_input_progress(&self.path, "decode")?),
         })
     }
@@ -631,7 +674,7 @@ pub fn decode(a: &DecodeArgs) -> CmdResult {
     outputs.extend(a.text.outputs());
     crate::brstack::check_decode(&a.brstack)?;
     report::distinct(&inputs, &outputs)?;
-    let input = TraceInput::open(&a.trace)?;
+    let mut input = TraceInput::open(&a.trace)?;
     // The first bytes: what kind of file this is, and what `diagnose` looks at.
     let head = input.head(1 << 16)?;
     crate::kind::check(&a.trace, &head, crate::kind::Expected::Ntrace)?;
@@ -643,6 +686,8 @@ pub fn decode(a: &DecodeArgs) -> CmdResult {
     cfg.link = match link {
         Some(l) => l,
         None => {
+            input.keep_all()?;
+            let input = &input;
             let open = || -> std::io::Result<Box<dyn Read + '_>> {
                 Ok(match &input.stdin {
                     Some(data) => Box::new(&data[..]),
@@ -662,7 +707,11 @@ pub fn decode(a: &DecodeArgs) -> CmdResult {
         }
     };
     let mut pcs = match &a.pcs {
-        Some(p) => Some(PcWriter::new(&image, Output::create(p)?)),
+        Some(p) => Some(PcWriter::with_format(
+            &image,
+            Output::create(p)?,
+            a.pcs_format.flow(),
+        )),
         None => None,
     };
     let mut flow = match &a.flow {

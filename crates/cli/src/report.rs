@@ -256,6 +256,17 @@ pub fn read_input(path: &Path) -> Result<Vec<u8>, Failure> {
     std::fs::read(path).map_err(|e| Failure::Tool(format!("{}: cannot read: {e}", path.display())))
 }
 
+/// The first `n` bytes of `input` (fewer if it is shorter): what a command looks at to tell a
+/// file's kind or framing before it reads the rest as it goes.
+pub fn read_head(input: &mut dyn Read, n: u64, name: &str) -> Result<Vec<u8>, Failure> {
+    let mut head = Vec::new();
+    input
+        .take(n)
+        .read_to_end(&mut head)
+        .map_err(|e| Failure::io(format_args!("reading {name}"), e))?;
+    Ok(head)
+}
+
 /// Open `path` for buffered reading (stdin for `-`).
 pub fn open_input(path: &Path) -> Result<Box<dyn BufRead>, Failure> {
     if is_std(path) {

@@ -6,7 +6,7 @@
 use crate::compare::Protocol;
 use crate::report::{self, CmdResult, Failure, Output};
 use rvtrace_isa::IsaConfig;
-use std::io::Write;
+use std::io::{Read, Write};
 use std::path::PathBuf;
 
 const HELP: &str = "\
@@ -48,25 +48,35 @@ pub fn stats(a: &StatsArgs) -> CmdResult {
     let (image, xlen) = crate::trace_source::load_program(&a.elf)?;
     let xlen = xlen.ok_or_else(|| Failure::Usage("no --elf given".into()))?;
     let isa = IsaConfig::new(xlen);
-    let data = report::read_input(&a.input)?;
+    // The trace is read as it is decoded (memory stays flat in its size); its first 64 KiB
+    // tell its kind (and the E-Trace framing).
+    let name = report::name(&a.input);
+    let mut input = report::open_input(&a.input)?;
+    let mut head = Vec::new();
+    (&mut input)
+        .take(1 << 16)
+        .read_to_end(&mut head)
+        .map_err(|e| Failure::io(&name, e))?;
+    let whole = std::io::Cursor::new(&head).chain(input);
     let (s, what) = match a.trace {
         Protocol::Ntrace => {
-            crate::kind::check(&a.input, &data, crate::kind::Expected::Ntrace)?;
+            crate::kind::check(&a.input, &head, crate::kind::Expected::Ntrace)?;
             let cfg = a.dec.ntrace_config(&a.input, xlen)?;
             (
-                rvtrace_ntrace::stats::stats(&image, cfg, &data),
+                rvtrace_ntrace::stats::stats_read(&image, cfg, whole),
                 "MDO bits: 6 of every 8; MSEO bits and idle bytes are framing",
             )
         }
         Protocol::Etrace => {
-            crate::kind::check(&a.input, &data, crate::kind::Expected::Etrace)?;
-            let cfg = a.dec.etrace_config(&a.input, &data, xlen)?;
+            crate::kind::check(&a.input, &head, crate::kind::Expected::Etrace)?;
+            let cfg = a.dec.etrace_config(&a.input, &head, xlen)?;
             (
-                rvtrace_etrace::stats::stats(&image, isa, &cfg, &data),
+                rvtrace_etrace::stats::stats_read(&image, isa, &cfg, whole),
                 "te_inst payloads; packet headers are framing",
             )
         }
     };
+    let s = s.map_err(|e| Failure::io(format_args!("reading {name}"), e))?;
     let text = if a.json { s.json() } else { s.text(what) };
     let mut out = Output::stdout();
     out.write_all(text.as_bytes()).map_err(|e| out.fail(e))?;

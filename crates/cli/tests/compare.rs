@@ -376,3 +376,134 @@ fn decoded_traces_follow_their_sidecars() {
         );
     }
 }
+
+/// `decode --pcs-format bin` writes the magic and one u64 LE per instruction, the same
+/// addresses as the text list `run --pcs` wrote; `compare` reads it beside every other kind and
+/// names the entry where a changed one diverges.
+#[test]
+fn binary_pc_list() {
+    let f = files("binpcs");
+    let text = std::fs::read_to_string(&f.pcs).unwrap();
+    let want: Vec<u64> = text
+        .lines()
+        .map(|l| u64::from_str_radix(l.trim_start_matches("0x"), 16).unwrap())
+        .collect();
+    for (proto, trace) in [("ntrace", &f.nex), ("etrace", &f.te)] {
+        let bin = f.pcs.with_extension(format!("{proto}.bin"));
+        let o = rvtrace(&[
+            "decode",
+            proto,
+            s(trace),
+            "--elf",
+            s(&f.elf),
+            "--pcs",
+            s(&bin),
+            "--pcs-format",
+            "bin",
+        ]);
+        ok(&o, "decode --pcs-format bin");
+        let bytes = std::fs::read(&bin).unwrap();
+        assert_eq!(&bytes[..8], b"RVTRPC64");
+        let got: Vec<u64> = bytes[8..]
+            .chunks(8)
+            .map(|c| u64::from_le_bytes(c.try_into().unwrap()))
+            .collect();
+        assert_eq!(got, want, "{proto}");
+        let o = rvtrace(&["compare", s(&bin), s(&f.pcs)]);
+        assert_eq!(stdout(&o), format!("equal: {} instructions\n", want.len()));
+        let o = rvtrace(&["compare", s(&f.ing), s(&bin)]);
+        assert_eq!(stdout(&o), format!("equal: {} instructions\n", want.len()));
+    }
+    // Entry 7 changed: the divergence is there, named as the list's entry.
+    let bin = f.pcs.with_extension("ntrace.bin");
+    let mut bytes = std::fs::read(&bin).unwrap();
+    bytes[8 + 7 * 8] ^= 0x40;
+    let bad = f.pcs.with_extension("bad.bin");
+    std::fs::write(&bad, &bytes).unwrap();
+    let o = rvtrace(&["compare", s(&f.pcs), s(&bad), "--elf", s(&f.elf)]);
+    assert_eq!(o.status.code(), Some(1));
+    let out = stdout(&o);
+    assert!(out.contains("first divergence at instruction 7"), "{out}");
+    assert!(out.contains("(address 7 of the binary list)"), "{out}");
+    // Cut inside an address: an error naming it, not a quiet end.
+    let bytes = std::fs::read(&bin).unwrap();
+    std::fs::write(&bad, &bytes[..bytes.len() - 3]).unwrap();
+    let o = rvtrace(&["compare", s(&f.pcs), s(&bad)]);
+    assert_eq!(o.status.code(), Some(125), "{}", common::stderr(&o));
+    assert!(common::stderr(&o).contains("cut inside address"));
+}
+
+/// Every command that reads a trace gives byte-identical output from stdin (read as it comes,
+/// in the pipe's pieces) and from the file: decode (PC lists, flow), stats, compare, profile.
+#[test]
+fn stdin_equals_file() {
+    use std::io::Write;
+    use std::process::Stdio;
+    let f = files("stdin");
+    let elf = s(&f.elf);
+    let run = |args: &[&str], stdin: Option<&Path>| -> (Vec<u8>, Option<i32>) {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_rvtrace"))
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut w = c.stdin.take().unwrap();
+        if let Some(p) = stdin {
+            // Small writes: the command reads the pipe in pieces.
+            for piece in std::fs::read(p).unwrap().chunks(777) {
+                w.write_all(piece).unwrap();
+            }
+        }
+        drop(w);
+        let o = c.wait_with_output().unwrap();
+        (o.stdout, o.status.code())
+    };
+    for (proto, trace) in [("ntrace", &f.nex), ("etrace", &f.te)] {
+        let t = s(trace);
+        let mut cases: Vec<Vec<&str>> = vec![
+            vec!["decode", proto, "@", "--elf", elf, "--pcs", "-"],
+            vec![
+                "decode",
+                proto,
+                "@",
+                "--elf",
+                elf,
+                "--pcs",
+                "-",
+                "--pcs-format",
+                "bin",
+            ],
+            vec!["decode", proto, "@", "--elf", elf, "--flow", "-"],
+            vec!["stats", "@", "--trace", proto, "--elf", elf],
+            vec!["stats", "@", "--trace", proto, "--elf", elf, "--json"],
+            vec!["compare", s(&f.pcs), "@", "--trace-b", proto, "--elf", elf],
+            vec!["profile", "@", "--trace", proto, "--elf", elf],
+        ];
+        if proto == "ntrace" {
+            // Read as it comes only with the link rule given (auto may decode twice).
+            cases.push(vec![
+                "decode",
+                proto,
+                "@",
+                "--elf",
+                elf,
+                "--pcs",
+                "-",
+                "--link-registers",
+                "spec",
+            ]);
+        }
+        for c in cases {
+            let file: Vec<&str> = c.iter().map(|a| if *a == "@" { t } else { a }).collect();
+            let pipe: Vec<&str> = c.iter().map(|a| if *a == "@" { "-" } else { a }).collect();
+            let (want, code) = run(&file, None);
+            assert_eq!(code, Some(0), "{file:?}");
+            assert!(!want.is_empty(), "{file:?}");
+            let (got, code) = run(&pipe, Some(trace));
+            assert_eq!(code, Some(0), "{pipe:?}");
+            assert!(got == want, "{pipe:?}: stdin and file differ");
+        }
+    }
+}

@@ -9,7 +9,7 @@
 //! flow's figures (`run_regression.sh`: packets, raw bytes, payload bytes = raw bytes less one
 //! header byte per packet, bits/instr = payload bits per instruction) are these.
 
-use crate::codec::{EncapConfig, Frame, FrameReader, Item, PacketReader, TeInst};
+use crate::codec::{read_items, EncapConfig, Frame, FrameReader, Item, TeInst};
 use crate::config::{Framing, TraceConfig};
 use crate::decoder::{Decoder, DecoderOptions};
 use rvtrace_flow::stats::{StatsBuilder, TraceStats};
@@ -20,6 +20,20 @@ use rvtrace_isa::IsaConfig;
 /// The statistics of the E-Trace stream `data` of the program in `image`, read and decoded with
 /// `cfg`.
 pub fn stats(image: &Image, isa: IsaConfig, cfg: &TraceConfig, data: &[u8]) -> TraceStats {
+    match stats_read(image, isa, cfg, data) {
+        Ok(s) => s,
+        Err(_) => unreachable!("reading a slice cannot fail"),
+    }
+}
+
+/// [`stats`] of the stream read from `input` a window at a time (memory stays flat in its size;
+/// the figures do not depend on how the reads cut it).
+pub fn stats_read<R: std::io::Read>(
+    image: &Image,
+    isa: IsaConfig,
+    cfg: &TraceConfig,
+    input: R,
+) -> std::io::Result<TraceStats> {
     let mut dec = Decoder::with_options(image, DecoderOptions::from_config(cfg, isa));
     let (encap_cfg, raw) = match cfg.framing {
         Framing::Raw => (EncapConfig::TE_INST_RAW, true),
@@ -35,40 +49,45 @@ pub fn stats(image: &Image, isa: IsaConfig, cfg: &TraceConfig, data: &[u8]) -> T
     };
     let (mut nulls, mut others, mut errors) = (0u64, 0u64, 0u64);
     // The packet reader says which frames are te_inst packets and decodes them (following
-    // support packets' options); the frame reader, on the same frames, gives payload sizes.
-    let mut items = PacketReader::new(data, encap_cfg, raw, cfg.params, cfg.options)
-        .zip(FrameReader::new(data, encap_cfg))
-        .peekable();
-    while let Some(((at, item), (_, frame))) = items.next() {
-        let end = items.peek().map_or(data.len(), |((next, _), _)| *next);
-        match item {
-            Item::Packet(p) => {
-                // One packet at a time, so that the count at each packet is known (the
-                // stream interface gathers a window first).
-                dec.packet(at as u64, &p, &mut sink);
-                let payload = match frame {
-                    Ok(Frame::Normal(n)) => n.payload().len() as u64,
-                    _ => 0,
-                };
-                let (f, sf) = (p.format(), p.subformat());
-                let key = u32::from(f) * 8 + sf.map_or(0, u32::from);
-                let name = || format!("{} {}", p.kind(), kind_name(&p));
-                let sync = (f == 3 && sf != Some(3)).then_some((at as u64, decoded.get()));
-                b.unit(key, name, (end - at) as u64, 8 * payload, sync);
+    // support packets' options); the frame reader, on the packet's bytes, gives its sizes.
+    let len = read_items(
+        input,
+        encap_cfg,
+        raw,
+        cfg.params,
+        cfg.options,
+        |at, item, _, bytes| {
+            match item {
+                Item::Packet(p) => {
+                    // One packet at a time, so that the count at each packet is known (the
+                    // stream interface gathers a window first).
+                    dec.packet(at, &p, &mut sink);
+                    let mut frames = FrameReader::new(bytes, encap_cfg);
+                    let payload = match frames.next() {
+                        Some((_, Ok(Frame::Normal(n)))) => n.payload().len() as u64,
+                        _ => 0,
+                    };
+                    let (f, sf) = (p.format(), p.subformat());
+                    let key = u32::from(f) * 8 + sf.map_or(0, u32::from);
+                    let name = || format!("{} {}", p.kind(), kind_name(&p));
+                    let sync = (f == 3 && sf != Some(3)).then_some((at, decoded.get()));
+                    b.unit(key, name, frames.offset() as u64, 8 * payload, sync);
+                }
+                Item::Error(e) => {
+                    dec.error(at, &e, &mut sink);
+                    errors += 1;
+                }
+                Item::Other(Frame::Null { .. }) => nulls += 1,
+                Item::Other(_) => others += 1,
             }
-            Item::Error(e) => {
-                dec.error(at as u64, &e, &mut sink);
-                errors += 1;
-            }
-            Item::Other(Frame::Null { .. }) => nulls += 1,
-            Item::Other(_) => others += 1,
-        }
-    }
-    dec.finish(data.len() as u64, &mut sink);
+            true
+        },
+    )?;
+    dec.finish(len, &mut sink);
     b.extra("null packets", nulls);
     b.extra("other packets", others);
     b.extra("framing errors", errors);
-    b.finish(data.len() as u64, decoded.get(), dec.stats.errors)
+    Ok(b.finish(len, decoded.get(), dec.stats.errors))
 }
 
 /// What a packet is (`payload.adoc` format and subformat names).

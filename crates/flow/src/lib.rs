@@ -292,46 +292,93 @@ pub fn for_each_pc(
     Ok(())
 }
 
-/// Writes every executed instruction address, one per line as `0x` + hex (the `rvtrace run --pcs`
-/// and NexRv PCONLY format), expanding ranges with the program image.
+/// The format of a PC list ([`PcWriter`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum PcFormat {
+    /// One address per line, `0x` + lower-case hex without leading zeros (the `rvtrace run
+    /// --pcs` and NexRv PCONLY format).
+    #[default]
+    Text,
+    /// [`PCS_BIN_MAGIC`] (8 bytes), then each address as a u64, little-endian: 8 bytes per
+    /// instruction, no separators (`numpy.fromfile(f, '<u8', offset=8)` reads it).
+    Bin,
+}
+
+/// The first 8 bytes of a binary PC list ([`PcFormat::Bin`]).
+pub const PCS_BIN_MAGIC: [u8; 8] = *b"RVTRPC64";
+
+/// Buffer of a [`PcWriter`]: written out when less than one line's room is left.
+const PC_BUF: usize = 1 << 16;
+/// Room for one line at most: `0x`, 16 digits, newline (and the 8-byte stores' slack).
+const PC_LINE_MAX: usize = 24;
+
+/// Writes every executed instruction address as a PC list ([`PcFormat`]), expanding ranges
+/// with the program image.
 pub struct PcWriter<'a, W: Write> {
     image: &'a Image,
     out: W,
-    buf: Vec<u8>,
+    buf: Box<[u8]>,
+    pos: usize,
+    format: PcFormat,
+    /// Whether the image's segments overlap (then every length comes from [`insn_len_at`],
+    /// which knows which segment wins at an address).
+    overlap: bool,
     /// Instructions written so far.
     pub count: u64,
     err: Option<io::Error>,
 }
 
 impl<'a, W: Write> PcWriter<'a, W> {
-    /// A writer expanding ranges with `image`.
+    /// A writer of the text format, expanding ranges with `image`.
     pub fn new(image: &'a Image, out: W) -> Self {
-        PcWriter {
+        Self::with_format(image, out, PcFormat::Text)
+    }
+
+    /// A writer of `format`, expanding ranges with `image`.
+    pub fn with_format(image: &'a Image, out: W, format: PcFormat) -> Self {
+        let mut ranges: Vec<_> = image.segments().iter().map(|s| s.vaddr_range()).collect();
+        ranges.sort_by_key(|r| r.start);
+        let overlap = ranges.windows(2).any(|w| w[1].start < w[0].end);
+        let mut w = PcWriter {
             image,
             out,
-            buf: Vec::with_capacity(1 << 16),
+            buf: vec![0u8; PC_BUF].into_boxed_slice(),
+            pos: 0,
+            format,
+            overlap,
             count: 0,
             err: None,
+        };
+        if format == PcFormat::Bin {
+            w.buf[..8].copy_from_slice(&PCS_BIN_MAGIC);
+            w.pos = 8;
         }
+        w
     }
 
     /// Append one address.
     #[inline]
     pub fn push(&mut self, pc: u64) {
-        push_hex_line(&mut self.buf, pc);
-        self.count += 1;
-        if self.buf.len() > (1 << 16) - 32 {
+        if self.pos > PC_BUF - PC_LINE_MAX {
             self.flush_buf();
         }
+        self.pos += match self.format {
+            PcFormat::Text => put_hex_line(&mut self.buf[self.pos..], pc),
+            PcFormat::Bin => {
+                self.buf[self.pos..self.pos + 8].copy_from_slice(&pc.to_le_bytes());
+                8
+            }
+        };
+        self.count += 1;
     }
 
     fn flush_buf(&mut self) {
         if self.err.is_none() {
-            if let Err(e) = self.out.write_all(&self.buf) {
+            if let Err(e) = self.out.write_all(&self.buf[..self.pos]) {
                 self.err = Some(e);
             }
         }
-        self.buf.clear();
+        self.pos = 0;
     }
 
     /// Flush and return the writer, or the first I/O error.
@@ -343,26 +390,79 @@ impl<'a, W: Write> PcWriter<'a, W> {
         self.out.flush()?;
         Ok(self.out)
     }
+
+    /// A range of `count` instructions from `start`: lengths read from the segment's bytes
+    /// while the range stays in it, else from [`insn_len_at`]; the error names the address
+    /// whose length is unknown.
+    fn range(&mut self, start: u64, count: u64) -> Result<(), u64> {
+        match self.format {
+            PcFormat::Text => self.range_as::<false>(start, count),
+            PcFormat::Bin => self.range_as::<true>(start, count),
+        }
+    }
+
+    /// [`range`](Self::range) in one format: as many lines as surely fit in the buffer are
+    /// written without checking its room.
+    fn range_as<const BIN: bool>(&mut self, start: u64, count: u64) -> Result<(), u64> {
+        let seg = match self.overlap {
+            false => self.image.segment_at(start),
+            true => None,
+        };
+        let (base, data): (u64, &[u8]) = seg.map_or((0, &[]), |s| (s.vaddr, &s.data[..]));
+        let image = self.image;
+        // The length of the instruction at `pc` (RISC-V Unprivileged "Expanded
+        // Instruction-Length Encoding": bits [1:0] and [4:2] of the first byte tell 16 and 32
+        // bits; the rare longer encodings go through `insn_len`).
+        let len = |pc: u64| -> Option<u64> {
+            match data.get(pc.wrapping_sub(base) as usize) {
+                Some(b) if b & 3 != 3 => Some(2),
+                Some(b) if b & 0x1c != 0x1c => Some(4),
+                _ => insn_len_at(image, pc),
+            }
+        };
+        let mut pc = start;
+        let mut left = count;
+        while left > 0 {
+            if self.pos > PC_BUF - PC_LINE_MAX {
+                self.flush_buf();
+            }
+            let fit = ((PC_BUF - PC_LINE_MAX - self.pos) / PC_LINE_MAX + 1) as u64;
+            let n = left.min(fit);
+            let mut pos = self.pos;
+            for k in 0..n {
+                if BIN {
+                    self.buf[pos..pos + 8].copy_from_slice(&pc.to_le_bytes());
+                    pos += 8;
+                } else {
+                    pos += put_hex_line(&mut self.buf[pos..], pc);
+                }
+                if k + 1 < left {
+                    match len(pc) {
+                        Some(l) => pc = pc.wrapping_add(l),
+                        None => {
+                            self.pos = pos;
+                            self.count += count - left + k + 1;
+                            return Err(pc);
+                        }
+                    }
+                }
+            }
+            self.pos = pos;
+            left -= n;
+        }
+        self.count += count;
+        Ok(())
+    }
 }
 
 impl<W: Write> FlowSink for PcWriter<'_, W> {
     fn element(&mut self, e: &FlowElement) {
         if let FlowElement::Range { start, count, .. } = *e {
-            let mut pc = start;
-            for k in 0..count {
-                self.push(pc);
-                if k + 1 < count {
-                    match insn_len_at(self.image, pc) {
-                        Some(n) => pc = pc.wrapping_add(n),
-                        None => {
-                            self.err.get_or_insert(io::Error::new(
-                                io::ErrorKind::InvalidData,
-                                format!("instruction range runs into unmapped memory at {pc:#x}"),
-                            ));
-                            return;
-                        }
-                    }
-                }
+            if let Err(pc) = self.range(start, count) {
+                self.err.get_or_insert(io::Error::new(
+                    io::ErrorKind::InvalidData,
+                    format!("instruction range runs into unmapped memory at {pc:#x}"),
+                ));
             }
         }
     }
@@ -503,20 +603,92 @@ impl<W: Write> FlowSink for FlowText<'_, W> {
     }
 }
 
-/// Append `0x<hex>\n` to `buf`.
+/// Reads a binary PC list ([`PcFormat::Bin`]): the magic, then one address per 8 bytes.
+pub struct PcBinReader<R: io::Read> {
+    inner: R,
+    /// 0-based index of the next address.
+    index: u64,
+}
+
+impl<R: io::Read> PcBinReader<R> {
+    /// A reader of `r`, which must start with [`PCS_BIN_MAGIC`].
+    pub fn new(mut r: R) -> io::Result<Self> {
+        let mut magic = [0u8; 8];
+        r.read_exact(&mut magic)?;
+        if magic != PCS_BIN_MAGIC {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                "not a binary PC list (no RVTRPC64 magic)",
+            ));
+        }
+        Ok(PcBinReader { inner: r, index: 0 })
+    }
+
+    /// The next address with its 0-based index, `None` at the end; a list cut inside an
+    /// address is an error (`UnexpectedEof`, naming the index).
+    pub fn next_pc(&mut self) -> io::Result<Option<(u64, u64)>> {
+        let mut b = [0u8; 8];
+        let mut got = 0;
+        while got < 8 {
+            match self.inner.read(&mut b[got..]) {
+                Ok(0) if got == 0 => return Ok(None),
+                Ok(0) => {
+                    return Err(io::Error::new(
+                        io::ErrorKind::UnexpectedEof,
+                        format!(
+                            "binary PC list cut inside address {} ({got} of 8 bytes)",
+                            self.index
+                        ),
+                    ))
+                }
+                Ok(n) => got += n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        let i = self.index;
+        self.index += 1;
+        Ok(Some((i, u64::from_le_bytes(b))))
+    }
+}
+
+/// Eight hex digits of `v` (lower case, most significant first) as the bytes of a u64 in
+/// memory order: the nibbles spread one per byte, then `'0'` added, and `'a' - '0' - 10` more
+/// to the bytes of 10 and above (no formatting machinery, no table).
+#[inline]
+fn hex8(v: u32) -> [u8; 8] {
+    let mut x = u64::from(v);
+    x = (x | x << 16) & 0x0000_ffff_0000_ffff;
+    x = (x | x << 8) & 0x00ff_00ff_00ff_00ff;
+    x = (x | x << 4) & 0x0f0f_0f0f_0f0f_0f0f;
+    // Nibble k (from the least significant) is in byte k: most significant first in memory.
+    x = x.swap_bytes();
+    let letters = ((x + 0x0606_0606_0606_0606) >> 4) & 0x0101_0101_0101_0101;
+    (x + 0x3030_3030_3030_3030 + letters * (b'a' - b'0' - 10) as u64).to_le_bytes()
+}
+
+/// Writes `0x<hex>\n` (as `format!("{v:#x}\n")`) at the start of `out`, which must have room
+/// for 24 bytes (the digits are stored 8 at a time); returns the line's length.
+#[inline]
+pub fn put_hex_line(out: &mut [u8], v: u64) -> usize {
+    let digits = (64 - (v | 1).leading_zeros()).div_ceil(4) as usize;
+    // The significant digits first: shift the leading zero nibbles out.
+    let s = v << (4 * (16 - digits));
+    let out = &mut out[..PC_LINE_MAX];
+    out[0] = b'0';
+    out[1] = b'x';
+    out[2..10].copy_from_slice(&hex8((s >> 32) as u32));
+    out[10..18].copy_from_slice(&hex8(s as u32));
+    out[2 + digits] = b'\n';
+    3 + digits
+}
+
+/// Append `0x<hex>\n` to `buf` ([`put_hex_line`]).
 #[inline]
 pub fn push_hex_line(buf: &mut Vec<u8>, v: u64) {
-    const HEX: &[u8; 16] = b"0123456789abcdef";
-    let digits = (64 - (v | 1).leading_zeros()).div_ceil(4) as usize;
-    // Built in place, then appended at once (one capacity check per line, not per digit).
-    let mut line = [0u8; 19];
-    line[0] = b'0';
-    line[1] = b'x';
-    for (k, d) in line[2..2 + digits].iter_mut().enumerate() {
-        *d = HEX[((v >> (4 * (digits - 1 - k))) & 15) as usize];
-    }
-    line[2 + digits] = b'\n';
-    buf.extend_from_slice(&line[..3 + digits]);
+    let mut line = [0u8; PC_LINE_MAX];
+    let n = put_hex_line(&mut line, v);
+    buf.extend_from_slice(&line[..n]);
 }
 
 #[cfg(test)]
@@ -573,6 +745,115 @@ mod tests {
              loss at byte 0x2f: bad (3 bytes skipped)\n\
              end at byte 0x940\n"
         );
+    }
+
+    /// xorshift64: reproducible values without a dependency.
+    fn xorshift(x: &mut u64) -> u64 {
+        *x ^= *x << 13;
+        *x ^= *x >> 7;
+        *x ^= *x << 17;
+        *x
+    }
+
+    /// The fast formatter against `format!("{:#x}")`: edge values, every nibble boundary
+    /// (2^k, 2^k - 1), RV32 addresses and random values of every width.
+    #[test]
+    fn hex_line_equals_format() {
+        let mut vals = vec![0, 1, 9, 10, 15, 16, u64::MAX, u32::MAX as u64, 0x8000_0000];
+        for k in 0..64 {
+            vals.extend([1u64 << k, (1u64 << k) - 1, (1u64 << k) | 0xa]);
+        }
+        let mut x = 0x1234_5678_9abc_def1u64;
+        for _ in 0..20_000 {
+            let r = xorshift(&mut x);
+            vals.push(r);
+            vals.push(r >> (r % 64));
+            vals.push(r as u32 as u64);
+        }
+        let mut fast = Vec::new();
+        let mut slow = String::new();
+        for v in vals {
+            push_hex_line(&mut fast, v);
+            slow.push_str(&format!("{v:#x}\n"));
+        }
+        assert_eq!(String::from_utf8(fast).unwrap(), slow);
+    }
+
+    /// The writer's expansion of ranges (lengths from the segment's bytes) against
+    /// [`for_each_pc`], both formats; the binary list reads back the same addresses.
+    #[test]
+    fn pc_writer_formats_agree() {
+        let mut image = Image::new();
+        let elf = include_bytes!("../../../programs/elf/recurse-rv64gc.elf");
+        image.load_bytes("recurse", elf).unwrap();
+        let text_seg = image.segments().iter().find(|s| s.is_executable()).unwrap();
+        let (lo, hi) = (text_seg.vaddr, text_seg.vaddr + text_seg.data.len() as u64);
+        let mut x = 77u64;
+        let mut want = Vec::new();
+        let mut text = PcWriter::new(&image, Vec::new());
+        let mut bin = PcWriter::with_format(&image, Vec::new(), PcFormat::Bin);
+        for _ in 0..300 {
+            // A run from a random instruction boundary of the first bytes, up to 40 long.
+            let mut start = lo;
+            for _ in 0..xorshift(&mut x) % 200 {
+                start += insn_len_at(&image, start).unwrap();
+            }
+            let count = 1 + xorshift(&mut x) % 40;
+            let mut n = 0;
+            let mut pc = start;
+            while n < count && pc < hi - 4 {
+                n += 1;
+                pc += insn_len_at(&image, pc).unwrap();
+            }
+            for_each_pc(&image, start, n, |pc| want.push(pc)).unwrap();
+            let e = FlowElement::Range {
+                start,
+                last: 0,
+                count: n,
+                class: CfClass::None,
+                taken: None,
+            };
+            text.element(&e);
+            bin.element(&e);
+        }
+        let text = String::from_utf8(text.finish().unwrap()).unwrap();
+        let lines: Vec<String> = want.iter().map(|p| format!("{p:#x}")).collect();
+        assert_eq!(text.lines().collect::<Vec<_>>(), lines);
+        let bin = bin.finish().unwrap();
+        assert_eq!(bin.len(), 8 + 8 * want.len());
+        let mut r = PcBinReader::new(&bin[..]).unwrap();
+        for (i, &pc) in want.iter().enumerate() {
+            assert_eq!(r.next_pc().unwrap(), Some((i as u64, pc)));
+        }
+        assert_eq!(r.next_pc().unwrap(), None);
+        // Cut inside the last address, and a file that is no binary list.
+        let mut r = PcBinReader::new(&bin[..bin.len() - 3]).unwrap();
+        let mut err = None;
+        for _ in 0..=want.len() {
+            if let Err(e) = r.next_pc() {
+                err = Some(e);
+                break;
+            }
+        }
+        assert_eq!(err.unwrap().kind(), io::ErrorKind::UnexpectedEof);
+        assert!(PcBinReader::new(&b"0x80000000\n"[..]).is_err());
+    }
+
+    /// A range that runs into unmapped memory is an error of the writer, not a panic.
+    #[test]
+    fn pc_writer_unmapped() {
+        let mut image = Image::new();
+        let elf = include_bytes!("../../../programs/elf/recurse-rv64gc.elf");
+        image.load_bytes("recurse", elf).unwrap();
+        let mut w = PcWriter::new(&image, Vec::new());
+        w.element(&FlowElement::Range {
+            start: 0x10,
+            last: 0x10,
+            count: 3,
+            class: CfClass::None,
+            taken: None,
+        });
+        assert_eq!(w.finish().unwrap_err().kind(), io::ErrorKind::InvalidData);
     }
 
     #[test]

@@ -3,7 +3,7 @@
 //! unless run with `--bench` (`cargo bench -p rvtrace-ntrace`). Prints figures and the
 //! compression (bits per instruction); asserts that every decode is exact.
 
-use rvtrace_flow::{FlowElement, FlowSink};
+use rvtrace_flow::{FlowElement, FlowSink, FlowText, PcFormat, PcWriter};
 use rvtrace_isa::IsaConfig;
 use rvtrace_ntrace::decoder::{Decoder, DecoderConfig};
 use rvtrace_ntrace::encoder::Encoder;
@@ -98,6 +98,74 @@ fn main() {
                 n / enc_s / 1e6,
                 n / dec_s / 1e6
             );
+            if label == "htm" {
+                output_rows(&run.image, dcfg, &out, n);
+            }
         }
+    }
+}
+
+/// The decode with each output (to `io::sink()`, so the figure is the formatting's, not the
+/// disk's), and each writer alone on the recorded flow: instructions per second, best of 5.
+fn output_rows(image: &rvtrace_image::Image, cfg: DecoderConfig, trace: &[u8], n: f64) {
+    let best = |f: &mut dyn FnMut()| {
+        (0..5)
+            .map(|_| {
+                let t = Instant::now();
+                f();
+                t.elapsed().as_secs_f64()
+            })
+            .fold(f64::MAX, f64::min)
+    };
+    let decode = |sink: &mut dyn FlowSink| {
+        let mut dec = Decoder::new(image, cfg);
+        dec.push(trace, sink);
+        dec.finish(sink);
+    };
+    let mut flow: Vec<FlowElement> = Vec::new();
+    decode(&mut flow);
+    let pcs = |format: PcFormat, sink: &mut dyn FnMut(&mut dyn FlowSink)| {
+        let mut w = PcWriter::with_format(image, std::io::sink(), format);
+        sink(&mut w);
+        assert_eq!(w.count as f64, n);
+        w.finish().unwrap();
+    };
+    let replay = |s: &mut dyn FlowSink| flow.iter().for_each(|e| s.element(e));
+    let rows: [(&str, f64); 6] = [
+        (
+            "decode, PC list text",
+            best(&mut || pcs(PcFormat::Text, &mut |s| decode(s))),
+        ),
+        (
+            "decode, PC list binary",
+            best(&mut || pcs(PcFormat::Bin, &mut |s| decode(s))),
+        ),
+        (
+            "decode, flow text",
+            best(&mut || {
+                let mut w = FlowText::new(image, std::io::sink());
+                decode(&mut w);
+                w.finish().unwrap();
+            }),
+        ),
+        (
+            "PC list text alone (recorded flow)",
+            best(&mut || pcs(PcFormat::Text, &mut |s| replay(s))),
+        ),
+        (
+            "PC list binary alone",
+            best(&mut || pcs(PcFormat::Bin, &mut |s| replay(s))),
+        ),
+        (
+            "flow text alone",
+            best(&mut || {
+                let mut w = FlowText::new(image, std::io::sink());
+                replay(&mut w);
+                w.finish().unwrap();
+            }),
+        ),
+    ];
+    for (label, s) in rows {
+        println!("    {label:36} {:>7.1} M instr/s", n / s / 1e6);
     }
 }

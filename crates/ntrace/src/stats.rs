@@ -5,11 +5,12 @@
 //! them; idle bytes, Error messages (7.4) and framing errors. Instructions and losses come from
 //! the decoder, fed one message at a time.
 
-use crate::codec::{tcode, Frame, Frames};
+use crate::codec::{tcode, Deframer, Frame};
 use crate::decoder::{Decoder, DecoderConfig};
 use rvtrace_flow::stats::{StatsBuilder, TraceStats};
 use rvtrace_flow::{FlowElement, TraceDecoder};
 use rvtrace_image::Image;
+use std::io::{self, Read};
 
 /// Whether a TCODE is a synchronisation message (N-Trace Table 25 lists their SYNC codes).
 pub const fn is_sync(t: u8) -> bool {
@@ -24,6 +25,19 @@ pub const fn is_sync(t: u8) -> bool {
 
 /// The statistics of the N-Trace stream `data` of the program in `image`, decoded with `cfg`.
 pub fn stats(image: &Image, cfg: DecoderConfig, data: &[u8]) -> TraceStats {
+    match stats_read(image, cfg, data) {
+        Ok(s) => s,
+        Err(_) => unreachable!("reading a slice cannot fail"),
+    }
+}
+
+/// [`stats`] of the stream read from `input` 64 KiB at a time (memory stays flat in its size;
+/// the figures do not depend on how the reads cut it).
+pub fn stats_read<R: Read>(
+    image: &Image,
+    cfg: DecoderConfig,
+    mut input: R,
+) -> io::Result<TraceStats> {
     let mut dec = Decoder::new(image, cfg);
     let mut b = StatsBuilder::new("ntrace", "messages");
     // Instructions decoded so far (the decoder's own count may lag: it is kept per packet).
@@ -33,32 +47,48 @@ pub fn stats(image: &Image, cfg: DecoderConfig, data: &[u8]) -> TraceStats {
             decoded.set(decoded.get() + count);
         }
     };
-    let mut frames = Frames::new(data);
-    let (mut pushed, mut errors, mut error_messages) = (0usize, 0u64, 0u64);
-    for f in frames.by_ref() {
-        match f {
-            Frame::Message(m) => {
-                let end = (m.offset + m.len) as usize;
-                TraceDecoder::push(&mut dec, &data[pushed..end], &mut sink);
-                pushed = end;
-                let t = m.tcode();
-                if t == tcode::ERROR {
-                    error_messages += 1;
+    let mut frames = Deframer::new();
+    let (mut errors, mut error_messages, mut len) = (0u64, 0u64, 0u64);
+    let mut buf = vec![0u8; 1 << 16];
+    loop {
+        let n = match input.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        let chunk = &buf[..n];
+        // The decoder gets each message's bytes before the message is counted.
+        let mut pushed = 0;
+        for (i, &byte) in chunk.iter().enumerate() {
+            match frames.push(byte) {
+                Some(Frame::Message(m)) => {
+                    TraceDecoder::push(&mut dec, &chunk[pushed..=i], &mut sink);
+                    pushed = i + 1;
+                    let t = m.tcode();
+                    if t == tcode::ERROR {
+                        error_messages += 1;
+                    }
+                    let sync = is_sync(t).then_some((m.offset, decoded.get()));
+                    let name = || match tcode::name(t) {
+                        Some(n) => format!("TCODE {t:<2} {n}"),
+                        None => format!("TCODE {t:<2} (vendor or reserved)"),
+                    };
+                    b.unit(u32::from(t), name, m.len, 6 * m.len, sync);
                 }
-                let sync = is_sync(t).then_some((m.offset, decoded.get()));
-                let name = || match tcode::name(t) {
-                    Some(n) => format!("TCODE {t:<2} {n}"),
-                    None => format!("TCODE {t:<2} (vendor or reserved)"),
-                };
-                b.unit(u32::from(t), name, m.len, 6 * m.len, sync);
+                Some(Frame::Error(_)) => errors += 1,
+                None => {}
             }
-            Frame::Error(_) => errors += 1,
         }
+        TraceDecoder::push(&mut dec, &chunk[pushed..], &mut sink);
+        len += n as u64;
     }
-    TraceDecoder::push(&mut dec, &data[pushed..], &mut sink);
+    if frames.finish().is_some() {
+        errors += 1;
+    }
     let st = TraceDecoder::finish(&mut dec, &mut sink);
     b.extra("idle bytes", frames.idles());
     b.extra("Error messages", error_messages);
     b.extra("framing errors", errors);
-    b.finish(data.len() as u64, st.instructions, st.losses)
+    Ok(b.finish(len, st.instructions, st.losses))
 }

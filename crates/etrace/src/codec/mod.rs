@@ -230,3 +230,142 @@ impl Iterator for FrameReader<'_> {
         }
     }
 }
+
+/// Bytes read at a time by [`read_items`].
+const READ_WINDOW: usize = 1 << 16;
+
+/// The items of the framed stream read from `input`, as a [`PacketReader`] over the whole
+/// stream gives them (offsets from the stream's start; with the options in force after each
+/// and the bytes from the item to the end of the window read, which hold a whole packet),
+/// read a window at a time so that memory stays flat in the stream's size. A packet that may
+/// run past the bytes read so far waits for more (as the decoder's `push` does). `f` returns
+/// `false` to stop. Returns the bytes read.
+pub fn read_items<R: std::io::Read>(
+    input: R,
+    cfg: EncapConfig,
+    raw: bool,
+    params: crate::Params,
+    options: crate::IOptions,
+    f: impl FnMut(u64, Item, crate::IOptions, &[u8]) -> bool,
+) -> std::io::Result<u64> {
+    read_items_in(READ_WINDOW, input, cfg, raw, params, options, f)
+}
+
+/// [`read_items`] with windows of `window` bytes (more than [`encap::MAX_PACKET`]).
+fn read_items_in<R: std::io::Read>(
+    window: usize,
+    mut input: R,
+    cfg: EncapConfig,
+    raw: bool,
+    params: crate::Params,
+    mut options: crate::IOptions,
+    mut f: impl FnMut(u64, Item, crate::IOptions, &[u8]) -> bool,
+) -> std::io::Result<u64> {
+    let mut buf: Vec<u8> = Vec::with_capacity(2 * window + encap::MAX_PACKET);
+    let mut chunk = vec![0u8; window];
+    let mut base = 0u64;
+    let mut eof = false;
+    loop {
+        while !eof && buf.len() < 2 * window {
+            match input.read(&mut chunk) {
+                Ok(0) => eof = true,
+                Ok(n) => buf.extend_from_slice(&chunk[..n]),
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        let mut rd = PacketReader::new(&buf, cfg, raw, params, options);
+        let mut keep = buf.len();
+        loop {
+            let before = rd.options();
+            let Some((off, item)) = rd.next() else { break };
+            if !eof && off + encap::MAX_PACKET > buf.len() {
+                keep = off;
+                options = before;
+                break;
+            }
+            options = rd.options();
+            if !f(base + off as u64, item, options, &buf[off..]) {
+                return Ok(base + buf.len() as u64);
+            }
+        }
+        if eof {
+            return Ok(base + buf.len() as u64);
+        }
+        buf.drain(..keep);
+        base += keep as u64;
+    }
+}
+
+#[cfg(test)]
+mod read_items_tests {
+    use super::*;
+    use crate::config::{ConfigInputs, Framing, TraceConfig};
+    use crate::encoder::{Encoder, FrameWriter};
+
+    /// Windows far smaller than the trace: the items, their offsets and options are those of
+    /// one reader over the whole trace (clean, damaged, cut), with reads of random sizes.
+    #[test]
+    fn windows_equal_whole() {
+        let elf = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../programs/elf/traps-rv64gc.elf");
+        let run = rvtrace_testkit::run_program(&elf, "traps", 4);
+        let cfg = TraceConfig::build(&ConfigInputs {
+            xlen_bits: 64,
+            ..ConfigInputs::default()
+        })
+        .unwrap();
+        let mut enc = Encoder::new(&cfg, FrameWriter::new(Vec::new(), &cfg)).unwrap();
+        for r in &run.records {
+            enc.push(r).unwrap();
+        }
+        let trace = enc.finish().unwrap().into_inner();
+        let Framing::Encap(encap) = cfg.framing else {
+            panic!("rvtrace's preset writes encapsulation")
+        };
+        let mut variants = vec![trace.clone(), trace[..trace.len() / 2].to_vec()];
+        for k in [5usize, 333] {
+            let mut bad = trace.clone();
+            let i = (k * 7919) % bad.len();
+            bad[i] ^= 0xa5;
+            variants.push(bad);
+        }
+        struct Chunked<'a>(&'a [u8], u64);
+        impl std::io::Read for Chunked<'_> {
+            fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+                self.1 = self.1.wrapping_mul(6364136223846793005).wrapping_add(1);
+                let n = ((self.1 >> 33) % 97 + 1) as usize;
+                let n = n.min(buf.len()).min(self.0.len());
+                buf[..n].copy_from_slice(&self.0[..n]);
+                self.0 = &self.0[n..];
+                Ok(n)
+            }
+        }
+        for data in &variants {
+            let mut rd = PacketReader::new(data, encap, false, cfg.params, cfg.options);
+            let mut want = Vec::new();
+            while let Some((off, item)) = rd.next() {
+                want.push((off as u64, item, rd.options()));
+            }
+            assert!(want.len() > 100, "the trace spans many windows");
+            for window in [encap::MAX_PACKET + 1, 100, 1000] {
+                let mut got = Vec::new();
+                let n = read_items_in(
+                    window,
+                    Chunked(data, window as u64),
+                    encap,
+                    false,
+                    cfg.params,
+                    cfg.options,
+                    |off, item, o, _| {
+                        got.push((off, item, o));
+                        true
+                    },
+                )
+                .unwrap();
+                assert_eq!(n, data.len() as u64);
+                assert_eq!(got, want, "window {window}");
+            }
+        }
+    }
+}
