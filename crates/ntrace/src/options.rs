@@ -197,11 +197,6 @@ impl EncoderConfig {
 
     /// Settings that contradict each other (a usage error).
     pub fn validate(&self) -> Result<(), String> {
-        if self.hist_patterns && self.nexrv {
-            return Err(
-                "--hist-patterns is not NexRv's repeat detection: leave out --preset nexrv".into(),
-            );
-        }
         check_src(self.src_id, self.codec.src_bits)
     }
 
