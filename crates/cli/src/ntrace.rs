@@ -146,6 +146,10 @@ struct EncodeOpts {
     /// trTeInstEnRepeatedHistory: repeated full HIST as ResourceFull RCODE 2 with HREPEAT (9.3).
     #[arg(long)]
     repeat_history: bool,
+    /// Repeated history of any period: the shortest pattern repeating over the last one or two
+    /// full HIST registers is counted in ResourceFull RCODE 2 (9.3; implies --repeat-history).
+    #[arg(long)]
+    hist_patterns: bool,
     /// RepeatBranch for identical consecutive branch messages (7.11).
     #[arg(long)]
     repeat_branch: bool,
@@ -433,7 +437,8 @@ pub fn encode(a: &EncodeArgs) -> CmdResult {
     if let Some(b) = a.opts.hist_bits {
         cfg.hist_bits = b;
     }
-    cfg.repeat_history = a.opts.repeat_history;
+    cfg.repeat_history = a.opts.repeat_history || a.opts.hist_patterns;
+    cfg.hist_patterns = a.opts.hist_patterns;
     cfg.repeat_branch = a.opts.repeat_branch;
     if let Some(n) = a.opts.call_stack {
         cfg.call_stack = if a.opts.call_counter {

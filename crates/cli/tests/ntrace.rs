@@ -118,6 +118,7 @@ fn encode_decode_round_trip() {
             &["--repeat-history"],
             &["--call-stack", "8"],
             &["--call-stack", "8", "--repeat-history"],
+            &["--call-stack", "8", "--hist-patterns", "--repeat-branch"],
             &["--mode", "btm", "--repeat-branch"],
             &["--sync-period", "10", "--timestamps"],
             &["--preset", "nexrv"],

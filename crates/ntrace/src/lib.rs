@@ -42,6 +42,7 @@ pub mod decoder;
 pub mod dump;
 #[cfg(feature = "std")]
 pub mod encoder;
+pub mod histpat;
 #[cfg(feature = "std")]
 pub mod insn;
 #[cfg(feature = "std")]

@@ -112,6 +112,9 @@ impl Meta {
         }
         add("hist-bits", cfg.hist_bits.to_string());
         add("repeat-history", cfg.repeat_history.to_string());
+        if cfg.hist_patterns {
+            add("hist-patterns", "true".into());
+        }
         add("repeat-branch", cfg.repeat_branch.to_string());
         match cfg.call_stack {
             CallStack::Off => {}

@@ -120,6 +120,11 @@ pub struct EncoderConfig {
     pub hist_bits: u8,
     /// trTeInstEnRepeatedHistory (N-Trace 9.3): ResourceFull RCODE 2 with HREPEAT.
     pub repeat_history: bool,
+    /// Repeated history of any period (N-Trace 9.3 leaves the detection to the encoder): HIST
+    /// bits are sent as ResourceFull RCODE 2 with the shortest pattern (1 to `hist_bits` - 1
+    /// branches) that repeats over the last one or two full HIST registers, counted for as long as
+    /// the branches follow it. Implies `repeat_history` (trTeInstEnRepeatedHistory).
+    pub hist_patterns: bool,
     /// RepeatBranch messages for identical consecutive branch messages (N-Trace 7.11).
     pub repeat_branch: bool,
     /// Implicit return (N-Trace 9.2).
@@ -169,6 +174,7 @@ impl EncoderConfig {
             icnt_bits: 22,
             hist_bits: 32,
             repeat_history: false,
+            hist_patterns: false,
             repeat_branch: false,
             call_stack: CallStack::Off,
             sequential_jumps: false,

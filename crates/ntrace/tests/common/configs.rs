@@ -39,6 +39,27 @@ pub fn configs(xlen: Xlen) -> Vec<(&'static str, EncoderConfig)> {
             },
         ),
         (
+            "htm+cs8+pat+rb",
+            EncoderConfig {
+                call_stack: cs8,
+                repeat_history: true,
+                hist_patterns: true,
+                repeat_branch: true,
+                ..base
+            },
+        ),
+        (
+            "htm+pat+small-counters",
+            EncoderConfig {
+                icnt_bits: 6,
+                hist_bits: 5,
+                repeat_history: true,
+                hist_patterns: true,
+                max_hrepeat: 3,
+                ..base
+            },
+        ),
+        (
             "btm+repeat-branch",
             EncoderConfig {
                 repeat_branch: true,
@@ -172,6 +193,7 @@ pub fn configs(xlen: Xlen) -> Vec<(&'static str, EncoderConfig)> {
             "everything",
             EncoderConfig {
                 repeat_history: true,
+                hist_patterns: true,
                 repeat_branch: true,
                 call_stack: cs8,
                 sequential_jumps: true,
