@@ -9,9 +9,21 @@ use rvtrace_etrace::config::{ConfigInputs, TraceConfig};
 use rvtrace_etrace::decoder::{decode_stream, Decoder};
 use rvtrace_etrace::encoder::{Encoder, FrameWriter};
 use rvtrace_flow::FlowElement;
+use rvtrace_flow::PcWriter;
 use rvtrace_isa::IsaConfig;
+use rvtrace_testkit::bench::figure;
 use std::path::Path;
 use std::time::Instant;
+
+/// A figure key from an option set's label: `--implicit-return --return-stack 16` ->
+/// `implicit-return_return-stack_16`.
+fn key(label: &str) -> String {
+    label
+        .replace("--", "")
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join("_")
+}
 
 fn main() {
     if !std::env::args().any(|a| a == "--bench") {
@@ -35,6 +47,9 @@ fn main() {
             xlen_bits: xlen.bits() as u8,
             ..ConfigInputs::default()
         };
+        let arch = name
+            .trim_start_matches("workload-")
+            .trim_end_matches(".elf");
         let sets = [
             ("default", d.clone()),
             (
@@ -98,6 +113,38 @@ fn main() {
                 n / enc_s / 1e6,
                 n / best / 1e6
             );
+            let key = key(label);
+            figure(&format!("etrace.{arch}.{key}.bits"), bits, "bits/insn");
+            figure(
+                &format!("etrace.{arch}.{key}.encode"),
+                n / enc_s / 1e6,
+                "Minsn/s",
+            );
+            figure(
+                &format!("etrace.{arch}.{key}.decode"),
+                n / best / 1e6,
+                "Minsn/s",
+            );
+            if label == "default" {
+                // The decode with the PC list as `rvtrace decode etrace --pcs` writes it (to
+                // `io::sink()`: the formatting's cost, not the disk's).
+                let mut best = f64::MAX;
+                for _ in 0..5 {
+                    let t = Instant::now();
+                    let mut dec = Decoder::new(&code, &run.image, cfg.params, cfg.options);
+                    let mut w = PcWriter::new(&run.image, std::io::sink());
+                    decode_stream(&bytes, EncapConfig::PLAIN, false, &mut dec, &mut w);
+                    assert_eq!(w.count, run.pcs.len() as u64, "{name} {label}");
+                    w.finish().unwrap();
+                    best = best.min(t.elapsed().as_secs_f64());
+                }
+                println!("    decode, PC list text {:>7.1} M instr/s", n / best / 1e6);
+                figure(
+                    &format!("etrace.{arch}.decode_pcs"),
+                    n / best / 1e6,
+                    "Minsn/s",
+                );
+            }
         }
     }
 }

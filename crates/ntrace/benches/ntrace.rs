@@ -8,6 +8,7 @@ use rvtrace_isa::IsaConfig;
 use rvtrace_ntrace::decoder::{Decoder, DecoderConfig};
 use rvtrace_ntrace::encoder::Encoder;
 use rvtrace_ntrace::options::{CallStack, EncoderConfig, Mode, SyncUnit};
+use rvtrace_testkit::bench::figure;
 use std::path::Path;
 use std::time::Instant;
 
@@ -40,6 +41,9 @@ fn main() {
         let n = run.pcs.len() as f64;
         println!("{name}: {} instructions", run.pcs.len());
         let base = EncoderConfig::new(xlen);
+        let arch = name
+            .trim_start_matches("workload-")
+            .trim_end_matches(".elf");
         let configs = [
             ("htm", base),
             (
@@ -53,6 +57,16 @@ fn main() {
                 "htm --repeat-history --call-stack 8",
                 EncoderConfig {
                     repeat_history: true,
+                    call_stack: CallStack::Full { depth: 8 },
+                    ..base
+                },
+            ),
+            (
+                "htm --call-stack 8 --hist-patterns --repeat-branch",
+                EncoderConfig {
+                    repeat_history: true,
+                    hist_patterns: true,
+                    repeat_branch: true,
                     call_stack: CallStack::Full { depth: 8 },
                     ..base
                 },
@@ -98,8 +112,23 @@ fn main() {
                 n / enc_s / 1e6,
                 n / dec_s / 1e6
             );
+            let key = key(label);
+            figure(&format!("ntrace.{arch}.{key}.bits"), bits, "bits/insn");
+            figure(
+                &format!("ntrace.{arch}.{key}.encode"),
+                n / enc_s / 1e6,
+                "Minsn/s",
+            );
+            figure(
+                &format!("ntrace.{arch}.{key}.decode"),
+                n / dec_s / 1e6,
+                "Minsn/s",
+            );
             if label == "htm" {
-                output_rows(&run.image, dcfg, &out, n);
+                output_rows(&run.image, dcfg, &out, n, arch);
+            }
+            if label == "htm --sync-period 64 --timestamps" {
+                parallel_rows(&run.image, dcfg, &out, n, arch);
             }
         }
     }
@@ -107,7 +136,7 @@ fn main() {
 
 /// The decode with each output (to `io::sink()`, so the figure is the formatting's, not the
 /// disk's), and each writer alone on the recorded flow: instructions per second, best of 5.
-fn output_rows(image: &rvtrace_image::Image, cfg: DecoderConfig, trace: &[u8], n: f64) {
+fn output_rows(image: &rvtrace_image::Image, cfg: DecoderConfig, trace: &[u8], n: f64, arch: &str) {
     let best = |f: &mut dyn FnMut()| {
         (0..5)
             .map(|_| {
@@ -168,4 +197,65 @@ fn output_rows(image: &rvtrace_image::Image, cfg: DecoderConfig, trace: &[u8], n
     for (label, s) in rows {
         println!("    {label:36} {:>7.1} M instr/s", n / s / 1e6);
     }
+    figure(
+        &format!("ntrace.{arch}.decode_pcs"),
+        n / rows[0].1 / 1e6,
+        "Minsn/s",
+    );
+    figure(
+        &format!("ntrace.{arch}.decode_pcs_bin"),
+        n / rows[1].1 / 1e6,
+        "Minsn/s",
+    );
+    figure(
+        &format!("ntrace.{arch}.decode_flow_text"),
+        n / rows[2].1 / 1e6,
+        "Minsn/s",
+    );
+}
+
+/// Parallel decode (`decode ntrace --jobs`, `rvtrace_flow::chunk`) of a trace with a sync every
+/// 64 messages: wall time with 1 and 2 threads, best of 5, and the speed-up.
+fn parallel_rows(
+    image: &rvtrace_image::Image,
+    cfg: DecoderConfig,
+    trace: &[u8],
+    n: f64,
+    arch: &str,
+) {
+    let time = |jobs: usize| {
+        (0..5)
+            .map(|_| {
+                let t = Instant::now();
+                let mut count = Count::default();
+                rvtrace_ntrace::scan::decode_parallel(
+                    image,
+                    cfg,
+                    trace,
+                    rvtrace_flow::chunk::chunk_bytes(),
+                    jobs,
+                    &mut count,
+                );
+                assert_eq!(count.insns as f64, n);
+                t.elapsed().as_secs_f64()
+            })
+            .fold(f64::MAX, f64::min)
+    };
+    let (one, two) = (time(1), time(2));
+    println!(
+        "    parallel decode, 1 / 2 threads          {:>7.1} / {:>7.1} M instr/s ({:.2}x)",
+        n / one / 1e6,
+        n / two / 1e6,
+        one / two
+    );
+    figure(&format!("ntrace.{arch}.parallel2"), one / two, "x");
+}
+
+/// A figure key from an option set's label: `htm --call-stack 8` -> `htm_call-stack_8`.
+fn key(label: &str) -> String {
+    label
+        .replace("--", "")
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join("_")
 }

@@ -15,6 +15,7 @@ use rvtrace_isa::IsaConfig;
 use rvtrace_sim::ingress::IngressRecorder;
 use rvtrace_sim::uarch::UarchConfig;
 use rvtrace_sim::{Config, Hart, Observer, Stop};
+use rvtrace_testkit::bench::figure;
 use std::time::Instant;
 
 fn hart(image: &Image, name: &str, uarch: &UarchConfig, all_events: bool) -> Hart {
@@ -95,7 +96,9 @@ fn main() {
             .load_file(format!("{dir}/{name}.elf").as_ref())
             .unwrap();
         let xlen = image.files()[0].xlen;
-        measure("no observer", &image, name, &mut ());
+        let arch = name.trim_start_matches("workload-");
+        let mips = measure("no observer", &image, name, &mut ());
+        figure(&format!("hart.{arch}.plain"), mips, "Minsn/s");
         measure("retire counter", &image, name, &mut Count(0));
         let mut u = UarchConfig::default();
         u.set_bpred("off").unwrap();
@@ -120,7 +123,8 @@ fn main() {
             let mut w = IngressWriter::new(Vec::with_capacity(256 << 20), &header).unwrap();
             let isa = IsaConfig::new(xlen);
             let mut rec = IngressRecorder::new(isa, 4, WriterSink(&mut w));
-            measure("ingress (binary, to memory)", &image, name, &mut rec);
+            let mips = measure("ingress (binary, to memory)", &image, name, &mut rec);
+            figure(&format!("hart.{arch}.ingress"), mips, "Minsn/s");
             rec.finish();
             bytes += w.finish().unwrap().len();
         }

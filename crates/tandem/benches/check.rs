@@ -9,6 +9,7 @@ use rvtrace_sim::{Config, Hart};
 use rvtrace_tandem::checker::{CheckOptions, Checker};
 use rvtrace_tandem::producer::{default_params, Producer, ProducerOptions};
 use rvtrace_tandem::Elements;
+use rvtrace_testkit::bench::figure;
 use std::path::Path;
 use std::time::Instant;
 
@@ -57,6 +58,17 @@ fn bench(elf: &str, insns: u64) {
         produced as f64 / produce_s / 1e6,
         check_s,
         s.checked as f64 / check_s / 1e6
+    );
+    let arch = elf.trim_start_matches("workload-").trim_end_matches(".elf");
+    figure(
+        &format!("tandem.{arch}.produce"),
+        produced as f64 / produce_s / 1e6,
+        "Minsn/s",
+    );
+    figure(
+        &format!("tandem.{arch}.check"),
+        s.checked as f64 / check_s / 1e6,
+        "Minsn/s",
     );
 }
 
