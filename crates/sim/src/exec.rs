@@ -225,6 +225,21 @@ impl Hart {
         }
     }
 
+    /// The target of a jump or taken branch, XLEN-wrapped. Without C, a target that is not
+    /// 4-byte aligned raises instruction-address-misaligned at the jump, which does not retire
+    /// (unprivileged ISA, "Control Transfer Instructions"); with C every target is aligned.
+    #[inline(always)]
+    fn jump_target<const RV64: bool>(&self, t: u64) -> Result<u64, Exc> {
+        let t = if RV64 { t } else { t & 0xffff_ffff };
+        if !self.ext.c && t & 2 != 0 {
+            return Err(Exc {
+                cause: cause::INSN_MISALIGNED,
+                tval: t,
+            });
+        }
+        Ok(t)
+    }
+
     /// [`Hart::execute`] for a block's instruction: the most common operations first, each
     /// reading only the operands it uses, the same expressions as `execute`; the rest in `execute`.
     #[inline(always)]
@@ -246,6 +261,45 @@ impl Hart {
             Andi => rs1() & imm,
             Slli => rs1() << i.imm,
             Add => rs1().wrapping_add(self.x[(i.rs2 & 31) as usize]),
+            Sub => rs1().wrapping_sub(self.x[(i.rs2 & 31) as usize]),
+            Or => rs1() | self.x[(i.rs2 & 31) as usize],
+            Auipc => pc.wrapping_add(imm),
+            Addiw => (rs1() as u32).wrapping_add(i.imm as u32) as i32 as i64 as u64,
+            Srli => {
+                if RV64 {
+                    rs1() >> i.imm
+                } else {
+                    (rs1() as u32 >> i.imm) as u64
+                }
+            }
+            Srai => ((rs1() as i64) >> i.imm) as u64,
+            Beq | Bne | Blt | Bge | Bltu | Bgeu => {
+                let (a, b) = (rs1(), self.x[(i.rs2 & 31) as usize]);
+                // Sign-extended RV32 values keep their unsigned order.
+                let taken = match i.op {
+                    Beq => a == b,
+                    Bne => a != b,
+                    Blt => (a as i64) < (b as i64),
+                    Bge => (a as i64) >= (b as i64),
+                    Bltu => a < b,
+                    _ => a >= b,
+                };
+                return if taken {
+                    self.jump_target::<RV64>(pc.wrapping_add(imm))
+                } else {
+                    Ok(next)
+                };
+            }
+            Jal | Jalr => {
+                let t = if i.op == Jal {
+                    pc.wrapping_add(imm)
+                } else {
+                    rs1().wrapping_add(imm) & !1
+                };
+                let t = self.jump_target::<RV64>(t)?;
+                self.wx::<O, RV64>(obs, i.rd, next);
+                return Ok(t);
+            }
             Lw | Ld => {
                 let a = self.addr::<RV64>(i.rs1, i.imm);
                 let v = self.mem_load(obs, a, if i.op == Lw { 4 } else { 8 })?;
@@ -288,21 +342,9 @@ impl Hart {
                 self.wx::<O, RV64>(obs, i.rd, v);
             }};
         }
-        // Without C, a jump or taken branch to an address that is not 4-byte aligned raises
-        // instruction-address-misaligned at the jump, which does not retire (unprivileged ISA,
-        // "Control Transfer Instructions"); with C every target is aligned.
-        let no_c = !self.ext.c;
         macro_rules! target {
             ($t:expr) => {{
-                let t = $t;
-                let t = if RV64 { t } else { t & 0xffff_ffff };
-                if no_c && t & 2 != 0 {
-                    return Err(Exc {
-                        cause: cause::INSN_MISALIGNED,
-                        tval: t,
-                    });
-                }
-                t
+                self.jump_target::<RV64>($t)?
             }};
         }
         macro_rules! branch {
