@@ -263,6 +263,24 @@ impl Hart {
             Add => rs1().wrapping_add(self.x[(i.rs2 & 31) as usize]),
             Sub => rs1().wrapping_sub(self.x[(i.rs2 & 31) as usize]),
             Or => rs1() | self.x[(i.rs2 & 31) as usize],
+            And => rs1() & self.x[(i.rs2 & 31) as usize],
+            Xor => rs1() ^ self.x[(i.rs2 & 31) as usize],
+            Sltu => (rs1() < self.x[(i.rs2 & 31) as usize]) as u64,
+            Sltiu => (rs1() < imm) as u64,
+            Ori => rs1() | imm,
+            Xori => rs1() ^ imm,
+            Addw => (rs1() as u32).wrapping_add(self.x[(i.rs2 & 31) as usize] as u32) as i32 as i64
+                as u64,
+            Lbu | Lhu => {
+                let a = self.addr::<RV64>(i.rs1, i.imm);
+                self.mem_load(obs, a, if i.op == Lbu { 1 } else { 2 })?
+            }
+            Sb => {
+                let a = self.addr::<RV64>(i.rs1, i.imm);
+                let v = self.x[(i.rs2 & 31) as usize];
+                self.mem_store(obs, a, 1, v)?;
+                return Ok(next);
+            }
             Auipc => pc.wrapping_add(imm),
             Addiw => (rs1() as u32).wrapping_add(i.imm as u32) as i32 as i64 as u64,
             Srli => {
