@@ -156,7 +156,7 @@ impl Hart {
                 };
             }
             for e in &pool[start..start + n] {
-                match self.execute::<O, RV64>(obs, &e.insn, e.bits, pc) {
+                match self.execute_in_block::<O, RV64>(obs, &e.insn, e.bits, pc) {
                     Ok(next) => {
                         self.instret += 1;
                         obs.retire(&Retired {
