@@ -1,7 +1,7 @@
 //! Repeated-history pattern detection for the encoder (N-Trace 9.3: "Exact way to detect these
 //! patterns is not specified as it does not change encoding of messages"; "it is allowed to
 //! generate any sequence of Resource Full messages as long as the logically concatenated sequence
-//! of (repeated or not ...) HIST bits (excluding MSB stop-bit[s]) is the same").
+//! of (repeated or not ...) HIST bits (excluding MSB stop-bit\[s\]) is the same").
 //!
 //! The encoder looks at a window of the last one or two full HIST registers and asks for the
 //! branch pattern that repeats over the longest stretch at the window's end; the stretch becomes
