@@ -105,7 +105,7 @@ def run_benches():
 def fmt(v):
     if v is None:
         return "-"
-    return f"{v:.4f}" if abs(v) < 1 else f"{v:.1f}" if abs(v) < 1000 else f"{v:.0f}"
+    return f"{v:.4f}" if abs(v) < 10 else f"{v:.1f}" if abs(v) < 1000 else f"{v:.0f}"
 
 
 def table(rows, order, now, now_order, load):
