@@ -162,7 +162,8 @@ def main():
         for key in now_order:
             value, unit = now[key]
             if key not in rows:
-                rows[key] = {"key": key, "unit": unit, "better": "up", "target": "-", "recorded": "-", "date": "-", "description": "-"}
+                better = "down" if unit.startswith("bits") else "up"  # fewer bits per instruction is better
+                rows[key] = {"key": key, "unit": unit, "better": better, "target": "-", "recorded": "-", "date": "-", "description": "-"}
                 order.append(key)
             rows[key]["recorded"] = f"{value:.4f}"
             rows[key]["unit"] = unit

@@ -15,6 +15,9 @@ use rvtrace_testkit::bench::figure;
 use std::path::Path;
 use std::time::Instant;
 
+#[path = "../tests/common/option_sets.rs"]
+mod option_sets;
+
 /// A figure key from an option set's label: `--implicit-return --return-stack 16` ->
 /// `implicit-return_return-stack_16`.
 fn key(label: &str) -> String {
@@ -24,6 +27,14 @@ fn key(label: &str) -> String {
         .collect::<Vec<_>>()
         .join("_")
 }
+
+/// The option sets whose figures are tracked (labels from the round trip's list).
+const BENCH_SETS: [&str; 4] = [
+    "default",
+    "--implicit-return --return-stack 8",
+    "--branch-prediction 64",
+    "--jump-target-cache 16",
+];
 
 fn main() {
     if !std::env::args().any(|a| a == "--bench") {
@@ -43,38 +54,20 @@ fn main() {
             "{name}: {} instructions, block table {table_ms:.1} ms",
             run.pcs.len()
         );
-        let d = ConfigInputs {
-            xlen_bits: xlen.bits() as u8,
-            ..ConfigInputs::default()
-        };
         let arch = name
             .trim_start_matches("workload-")
             .trim_end_matches(".elf");
-        let sets = [
-            ("default", d.clone()),
-            (
-                "--implicit-return --return-stack 16",
-                ConfigInputs {
-                    implicit_return: true,
-                    return_stack: Some(16),
-                    ..d.clone()
-                },
-            ),
-            (
-                "--branch-prediction 64",
-                ConfigInputs {
-                    branch_prediction: Some(64),
-                    ..d.clone()
-                },
-            ),
-            (
-                "--jump-target-cache 16",
-                ConfigInputs {
-                    jump_target_cache: Some(16),
-                    ..d.clone()
-                },
-            ),
-        ];
+        // The round trip's option sets (tests/common/option_sets.rs), the ones tracked here.
+        let sets = option_sets::option_sets()
+            .into_iter()
+            .filter(|(label, _)| BENCH_SETS.contains(label))
+            .map(|(label, inputs)| {
+                let inputs = ConfigInputs {
+                    xlen_bits: xlen.bits() as u8,
+                    ..inputs
+                };
+                (label, inputs)
+            });
         for (label, inputs) in sets {
             let cfg = TraceConfig::build(&inputs).unwrap();
             let mut enc_s = f64::MAX;
