@@ -41,6 +41,10 @@ struct NtraceEncodeOpts {
     /// Repeated full HIST as ResourceFull RCODE 2 with HREPEAT (9.3).
     #[arg(long)]
     repeat_history: bool,
+    /// Repeated history of any period: the shortest pattern repeating over the last one or two
+    /// full HIST registers is counted in ResourceFull RCODE 2 (9.3; implies --repeat-history).
+    #[arg(long)]
+    hist_patterns: bool,
     /// RepeatBranch for identical consecutive branch messages (7.11).
     #[arg(long)]
     repeat_branch: bool,
@@ -276,7 +280,8 @@ pub fn transcode(a: &TranscodeArgs) -> CmdResult {
             if let Some(n) = a.nenc.call_stack {
                 cfg.call_stack = CallStack::Full { depth: n };
             }
-            cfg.repeat_history = a.nenc.repeat_history;
+            cfg.repeat_history = a.nenc.repeat_history || a.nenc.hist_patterns;
+            cfg.hist_patterns = a.nenc.hist_patterns;
             cfg.repeat_branch = a.nenc.repeat_branch;
             cfg.sync_period = a.nenc.sync_period.map(|n| (SyncUnit::Messages, n));
             cfg.ownership = a.nenc.ownership;

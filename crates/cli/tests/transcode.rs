@@ -64,6 +64,38 @@ fn transcode_equals_encode_and_keeps_losses() {
         "sidecar"
     );
 
+    // E -> N in the best mode (`--hist-patterns`, which changes the bytes on this program).
+    let (best, rh, e2n_best) = (t.join("best.nex"), t.join("rh.nex"), t.join("e2n-best.nex"));
+    let best_opts = ["--call-stack", "8", "--hist-patterns", "--repeat-branch"];
+    enc("ntrace", &best, &best_opts);
+    enc(
+        "ntrace",
+        &rh,
+        &["--call-stack", "8", "--repeat-history", "--repeat-branch"],
+    );
+    assert!(
+        read(&best) != read(&rh),
+        "--hist-patterns changes nothing here"
+    );
+    let mut args = vec![
+        "transcode",
+        s(&te),
+        "--trace",
+        "etrace",
+        "--elf",
+        s(&elf),
+        "--to",
+        "ntrace",
+        "-o",
+        s(&e2n_best),
+    ];
+    args.extend_from_slice(&best_opts);
+    ok(&rvtrace(&args), "transcode E->N --hist-patterns");
+    assert!(
+        read(&e2n_best) == read(&best),
+        "E->N --hist-patterns differs from encode ntrace"
+    );
+
     // N -> E (recurse runs in M and has no faults: N-Trace with Ownership carries all), with
     // the E-Trace group as the encoder's options.
     let n2e = t.join("n2e.te");
