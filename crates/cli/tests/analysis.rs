@@ -6,21 +6,13 @@
 
 mod common;
 
-use common::{rvtrace, stderr, stdout, tmpdir, TmpDir};
+use common::{ok, rvtrace, s, stderr, stdout, tmpdir, TmpDir};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 fn dwarf(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../../programs/dwarf/{name}.elf"))
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
-
-fn ok(o: &std::process::Output, what: &str) {
-    assert!(o.status.success(), "{what}: {:?}\n{}", o.status, stderr(o));
 }
 
 fn have(tool: &str) -> bool {

@@ -3,16 +3,12 @@
 //! compared with QEMU 10 running the same firmware and payload, and the error paths.
 
 mod common;
-use common::{rvtrace, stderr, stdout, tmpdir};
+use common::{rvtrace, s, stderr, stdout, tmpdir};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
 }
 
 fn hello(xlen: u32) -> PathBuf {

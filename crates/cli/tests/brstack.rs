@@ -8,16 +8,8 @@
 
 mod common;
 
-use common::{rvtrace, stderr, tmpdir};
-use std::path::{Path, PathBuf};
-
-fn program(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../../programs/elf/{name}.elf"))
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
+use common::{program, rvtrace, s, stderr, tmpdir};
+use std::path::Path;
 
 fn ok(o: &std::process::Output) {
     assert!(o.status.success(), "{:?}: {}", o.status, stderr(o));

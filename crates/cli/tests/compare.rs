@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{rvtrace, tmpdir, TmpDir};
+use common::{rvtrace, s, tmpdir, TmpDir};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -13,10 +13,6 @@ const ELF: &str = "elf/traps-rv64gc.elf";
 
 fn programs() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../programs")
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
 }
 
 fn ok(o: &Output, what: &str) {

@@ -10,23 +10,11 @@ mod common;
 use arrow_array::cast::AsArray;
 use arrow_array::types::{Int32Type, UInt32Type, UInt64Type};
 use arrow_array::{Array, RecordBatch};
-use common::{rvtrace, stderr, stdout, tmpdir};
+use common::{ok, program, rvtrace, s, stderr, stdout, tmpdir};
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-
-fn elf(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../../programs/elf/{name}.elf"))
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
-
-fn ok(o: &std::process::Output, what: &str) {
-    assert!(o.status.success(), "{what}: {:?}\n{}", o.status, stderr(o));
-}
 
 /// Every row of a Parquet file, read with the parquet crate's Arrow reader.
 fn read(path: &Path) -> Vec<RecordBatch> {
@@ -149,7 +137,7 @@ fn flow_self(path: &Path, hart: u32) -> BTreeMap<String, u64> {
 
 /// A run recorded as ingress, and its N-Trace and E-Trace encodings (as tests/analysis.rs).
 fn sources(t: &Path, name: &str) -> (PathBuf, Vec<(PathBuf, Option<&'static str>)>) {
-    let e = elf(name);
+    let e = program(name);
     let ing = t.join("t.ingress");
     let nex = t.join("t.nex");
     let te = t.join("t.te");
@@ -280,7 +268,7 @@ fn branches_equal_recorded_outcomes() {
 #[test]
 fn export_usage_and_damaged_input() {
     let t = tmpdir("usage");
-    let e = elf("recurse-rv64gc");
+    let e = program("recurse-rv64gc");
     let ing = t.join("flow.parquet");
     ok(
         &rvtrace(&["run", s(&e), "--ingress", s(&ing)]),
@@ -355,7 +343,7 @@ fn spark_computes_the_same_profile() {
         return;
     }
     let t = tmpdir("spark");
-    let e = elf("recurse-rv32imac");
+    let e = program("recurse-rv32imac");
     let ing = t.join("t.ingress");
     ok(&rvtrace(&["run", s(&e), "--ingress", s(&ing)]), "run");
     let dir = t.join("tables");

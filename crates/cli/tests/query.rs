@@ -4,21 +4,9 @@
 
 mod common;
 
-use common::{rvtrace, stderr, stdout, tmpdir};
+use common::{ok, program, rvtrace, s, stderr, stdout, tmpdir};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-
-fn elf(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../../programs/elf/{name}.elf"))
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
-
-fn ok(o: &std::process::Output, what: &str) {
-    assert!(o.status.success(), "{what}: {:?}\n{}", o.status, stderr(o));
-}
 
 /// Function -> self instructions, from `rvtrace profile`'s flat profile.
 fn profile_self(ing: &Path, e: &Path) -> BTreeMap<String, u64> {
@@ -44,7 +32,7 @@ fn profile_self(ing: &Path, e: &Path) -> BTreeMap<String, u64> {
 fn per_function_question_equals_profile() {
     for name in ["recurse-rv64gc", "fnptr-rv32imac"] {
         let t = tmpdir(name);
-        let e = elf(name);
+        let e = program(name);
         let ing = t.join("t.ingress");
         ok(&rvtrace(&["run", s(&e), "--ingress", s(&ing)]), "run");
         let dir = t.join("tables");

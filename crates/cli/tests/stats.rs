@@ -4,20 +4,7 @@
 
 mod common;
 
-use common::{rvtrace, stderr, stdout, tmpdir};
-use std::path::{Path, PathBuf};
-
-fn program(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../../programs/elf/{name}.elf"))
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
-
-fn ok(o: &std::process::Output, what: &str) {
-    assert!(o.status.success(), "{what}: {:?}\n{}", o.status, stderr(o));
-}
+use common::{ok, program, rvtrace, s, stderr, stdout, tmpdir};
 
 /// The number after `"key":` in flat JSON text (the first occurrence).
 fn num(json: &str, key: &str) -> f64 {

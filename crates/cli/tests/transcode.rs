@@ -5,20 +5,8 @@
 
 mod common;
 
-use common::{rvtrace, stderr, tmpdir};
-use std::path::{Path, PathBuf};
-
-fn program(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../../programs/elf/{name}.elf"))
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
-
-fn ok(o: &std::process::Output, what: &str) {
-    assert!(o.status.success(), "{what}: {:?}\n{}", o.status, stderr(o));
-}
+use common::{ok, program, rvtrace, s, stderr, tmpdir};
+use std::path::Path;
 
 fn read(p: &Path) -> Vec<u8> {
     std::fs::read(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))

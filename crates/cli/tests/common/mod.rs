@@ -4,6 +4,21 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+/// A test program's ELF (`programs/elf/NAME.elf`, built by programs/build.sh).
+pub fn program(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../../programs/elf/{name}.elf"))
+}
+
+/// A path as a command-line argument.
+pub fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+/// Assert the command succeeded, showing its status and stderr if not.
+pub fn ok(o: &Output, what: &str) {
+    assert!(o.status.success(), "{what}: {:?}\n{}", o.status, stderr(o));
+}
+
 /// Run the `rvtrace` binary with `args`.
 pub fn rvtrace(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_rvtrace"))
