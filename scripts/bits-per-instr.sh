@@ -35,7 +35,7 @@ htm+cs8+rpt+rb|ntrace|--call-stack 8 --repeat-history --repeat-branch
 best|ntrace|$best
 preset-nexrv|ntrace|--preset nexrv --call-stack 8 --repeat-history
 et-ref|etrace|--preset reference
-et-best|etrace|--implicit-return --implicit-exception --branch-prediction 64 --jump-target-cache 16"
+et-best|etrace|--implicit-return --implicit-exception --branch-prediction 256 --jump-target-cache 16"
 
 # Adds the trace bytes of every mode (and NexRv's) of one ELF to $tmp/sum.<mode>.
 measure() {
