@@ -307,7 +307,8 @@ pub enum PcFormat {
 /// The first 8 bytes of a binary PC list ([`PcFormat::Bin`]).
 pub const PCS_BIN_MAGIC: [u8; 8] = *b"RVTRPC64";
 
-/// Buffer of a [`PcWriter`]: written out when less than one line's room is left.
+/// A [`PcWriter`] writes its buffer out when it holds this many bytes or more: writes of at
+/// least a `BufWriter`'s usual capacity (64 KiB) go straight through it, uncopied.
 const PC_BUF: usize = 1 << 16;
 /// Room for one line at most: `0x`, 16 digits, newline (and the 8-byte stores' slack).
 const PC_LINE_MAX: usize = 24;
@@ -342,7 +343,8 @@ impl<'a, W: Write> PcWriter<'a, W> {
         let mut w = PcWriter {
             image,
             out,
-            buf: vec![0u8; PC_BUF].into_boxed_slice(),
+            // Room for one more line past PC_BUF.
+            buf: vec![0u8; PC_BUF + PC_LINE_MAX].into_boxed_slice(),
             pos: 0,
             format,
             overlap,
@@ -359,7 +361,7 @@ impl<'a, W: Write> PcWriter<'a, W> {
     /// Append one address.
     #[inline]
     pub fn push(&mut self, pc: u64) {
-        if self.pos > PC_BUF - PC_LINE_MAX {
+        if self.pos >= PC_BUF {
             self.flush_buf();
         }
         self.pos += match self.format {
@@ -422,23 +424,44 @@ impl<'a, W: Write> PcWriter<'a, W> {
         };
         let mut pc = start;
         let mut left = count;
+        // The text line of `pc` (`0x<hex>\n`, `n` bytes), kept from one address to the next:
+        // where only the last digit changes (most steps of 2 or 4 bytes), only it is
+        // rewritten.
+        let mut line = [0u8; PC_LINE_MAX];
+        let mut n = if BIN { 0 } else { put_hex_line(&mut line, pc) };
         while left > 0 {
-            if self.pos > PC_BUF - PC_LINE_MAX {
+            if self.pos >= PC_BUF {
                 self.flush_buf();
             }
-            let fit = ((PC_BUF - PC_LINE_MAX - self.pos) / PC_LINE_MAX + 1) as u64;
-            let n = left.min(fit);
+            // Line k starts at most k * PC_LINE_MAX bytes on and needs PC_LINE_MAX bytes of
+            // room: the buffer has PC_BUF + PC_LINE_MAX.
+            let fit = ((PC_BUF - self.pos) / PC_LINE_MAX + 1) as u64;
+            let k_max = left.min(fit);
             let mut pos = self.pos;
-            for k in 0..n {
+            for k in 0..k_max {
+                let room: &mut [u8; PC_LINE_MAX] = (&mut self.buf[pos..pos + PC_LINE_MAX])
+                    .try_into()
+                    .expect("PC_LINE_MAX bytes");
                 if BIN {
-                    self.buf[pos..pos + 8].copy_from_slice(&pc.to_le_bytes());
+                    room[..8].copy_from_slice(&pc.to_le_bytes());
                     pos += 8;
                 } else {
-                    pos += put_hex_line(&mut self.buf[pos..], pc);
+                    *room = line;
+                    pos += n;
                 }
                 if k + 1 < left {
                     match len(pc) {
-                        Some(l) => pc = pc.wrapping_add(l),
+                        Some(l) => {
+                            let next = pc.wrapping_add(l);
+                            if !BIN {
+                                if next >> 4 == pc >> 4 {
+                                    line[n - 2] = HEX_DIGITS[(next & 0xf) as usize];
+                                } else {
+                                    n = put_hex_line(&mut line, next);
+                                }
+                            }
+                            pc = next;
+                        }
                         None => {
                             self.pos = pos;
                             self.count += count - left + k + 1;
@@ -448,12 +471,15 @@ impl<'a, W: Write> PcWriter<'a, W> {
                 }
             }
             self.pos = pos;
-            left -= n;
+            left -= k_max;
         }
         self.count += count;
         Ok(())
     }
 }
+
+/// The lower-case hex digits.
+const HEX_DIGITS: &[u8; 16] = b"0123456789abcdef";
 
 impl<W: Write> FlowSink for PcWriter<'_, W> {
     fn element(&mut self, e: &FlowElement) {
