@@ -58,7 +58,7 @@ pub fn dump<W: Write + ?Sized>(
 }
 
 /// [`dump`] of a stream read from `input` a window at a time
-/// ([`read_items`](crate::codec::read_items)): the same text, with memory flat in the stream's
+/// ([`read_items`]): the same text, with memory flat in the stream's
 /// size. [`DumpStats::bytes`] counts the bytes read.
 pub fn dump_read<R: io::Read, W: Write + ?Sized>(
     input: R,
