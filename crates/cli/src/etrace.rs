@@ -396,8 +396,12 @@ fn scf_width(scf: &Option<PathBuf>) -> Option<u8> {
 
 /// `rvtrace dump etrace`.
 pub fn dump(a: &DumpArgs) -> CmdResult {
-    let data = report::read_input(&a.file)?;
-    crate::kind::check(&a.file, &data, crate::kind::Expected::Etrace)?;
+    // Read as it is dumped (memory flat in the trace's size); the first 64 KiB tell its kind
+    // and framing.
+    let name = report::name(&a.file);
+    let mut input = report::open_input(&a.file)?;
+    let head = report::read_head(&mut input, 1 << 16, &name)?;
+    crate::kind::check(&a.file, &head, crate::kind::Expected::Etrace)?;
     a.trace.check_framing()?;
     let (trace, meta) = a.trace.with_sidecar(&a.file, a.no_meta)?;
     let elf_xlen = match &a.elf {
@@ -421,15 +425,21 @@ pub fn dump(a: &DumpArgs) -> CmdResult {
             64
         }
     };
-    let cfg = trace.config(xlen, Some(&data), &EncoderOnly::default())?;
+    let cfg = trace.config(xlen, Some(&head), &EncoderOnly::default())?;
     let mut out = report::Output::stdout();
-    let st = rvtrace_etrace::dump::dump(&data, &cfg, a.csv, &mut out).map_err(|e| out.fail(e))?;
+    let read_failed = std::cell::Cell::new(false);
+    let whole = crate::ntrace::NoteReadError {
+        inner: std::io::Read::chain(&head[..], input),
+        failed: &read_failed,
+    };
+    let st = rvtrace_etrace::dump::dump_read(whole, &cfg, a.csv, &mut out)
+        .map_err(|e| crate::ntrace::dump_failure(&name, read_failed.get(), &out, e))?;
     let (packets, errors) = (st.packets, st.errors);
     out.finish()?;
     if !a.csv {
         say!(
             "{packets} packets, {errors} errors, {} bytes ({})",
-            data.len(),
+            st.bytes,
             match cfg.framing {
                 Framing::Raw => "te_inst_raw",
                 Framing::Encap(_) => "encapsulated",

@@ -353,8 +353,12 @@ fn setting<T: PartialEq + std::fmt::Display>(
 
 /// `rvtrace dump ntrace`.
 pub fn dump(a: &DumpArgs) -> CmdResult {
-    let data = report::read_input(&a.file)?;
-    crate::kind::check(&a.file, &data, crate::kind::Expected::Ntrace)?;
+    // Read as it is dumped (memory flat in the trace's size); the first 64 KiB tell what the
+    // file is.
+    let name = report::name(&a.file);
+    let mut input = report::open_input(&a.file)?;
+    let head = report::read_head(&mut input, 1 << 16, &name)?;
+    crate::kind::check(&a.file, &head, crate::kind::Expected::Ntrace)?;
     let m = read_sidecar(&a.file, a.no_meta);
     let src_bits = setting(
         &a.file,
@@ -377,8 +381,13 @@ pub fn dump(a: &DumpArgs) -> CmdResult {
         extend_addr_msb: ext.then_some(xlen),
     };
     let mut out = Output::stdout();
-    let st =
-        rvtrace_ntrace::dump::dump_with(&data, &cfg, &opts, &mut out).map_err(|e| out.fail(e))?;
+    let read_failed = std::cell::Cell::new(false);
+    let whole = NoteReadError {
+        inner: std::io::Read::chain(&head[..], input),
+        failed: &read_failed,
+    };
+    let st = rvtrace_ntrace::dump::dump_read(whole, &cfg, &opts, &mut out)
+        .map_err(|e| dump_failure(&name, read_failed.get(), &out, e))?;
     out.finish()?;
     if a.stats {
         say!(
@@ -390,6 +399,40 @@ pub fn dump(a: &DumpArgs) -> CmdResult {
         );
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// A reader that notes whether it failed: a streaming dump's error is then known to come from
+/// reading the trace, not from writing the text.
+pub(crate) struct NoteReadError<'a, R> {
+    pub(crate) inner: R,
+    pub(crate) failed: &'a std::cell::Cell<bool>,
+}
+
+impl<R: Read> Read for NoteReadError<'_, R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let r = self.inner.read(buf);
+        if r.as_ref()
+            .is_err_and(|e| e.kind() != std::io::ErrorKind::Interrupted)
+        {
+            self.failed.set(true);
+        }
+        r
+    }
+}
+
+/// The failure of a streaming dump: reading the trace `name` (when `read_failed`) or writing
+/// `out`.
+pub(crate) fn dump_failure(
+    name: &str,
+    read_failed: bool,
+    out: &Output,
+    e: std::io::Error,
+) -> Failure {
+    if read_failed {
+        Failure::io(format_args!("reading {name}"), e)
+    } else {
+        out.fail(e)
+    }
 }
 
 /// `rvtrace encode ntrace`.

@@ -5,7 +5,7 @@
 use std::io::{self, Write};
 
 use crate::codec::te_inst::CSV_HEADER;
-use crate::codec::{EncapConfig, Item, PacketReader};
+use crate::codec::{read_items, EncapConfig, Item};
 use crate::config::{Framing, TraceConfig};
 use crate::params::IOptions;
 use crate::TeInst;
@@ -17,6 +17,8 @@ pub struct DumpStats {
     pub packets: u64,
     /// Packets or bytes that did not decode.
     pub errors: u64,
+    /// Bytes read.
+    pub bytes: u64,
 }
 
 /// Names of the options an *ioptions* value enables (`implicit-return,sijump`, or `none`), as
@@ -52,6 +54,18 @@ pub fn dump<W: Write + ?Sized>(
     csv: bool,
     out: &mut W,
 ) -> io::Result<DumpStats> {
+    dump_read(data, cfg, csv, out)
+}
+
+/// [`dump`] of a stream read from `input` a window at a time
+/// ([`read_items`]): the same text, with memory flat in the stream's
+/// size. [`DumpStats::bytes`] counts the bytes read.
+pub fn dump_read<R: io::Read, W: Write + ?Sized>(
+    input: R,
+    cfg: &TraceConfig,
+    csv: bool,
+    out: &mut W,
+) -> io::Result<DumpStats> {
     let (encap, raw) = match cfg.framing {
         Framing::Raw => (EncapConfig::TE_INST_RAW, true),
         Framing::Encap(e) => (e, false),
@@ -68,8 +82,8 @@ pub fn dump<W: Write + ?Sized>(
     } else {
         (1u64 << p.iaddress_width_p) - 1
     };
-    let mut rd = PacketReader::new(data, encap, raw, p, cfg.options);
-    while let Some((off, item)) = rd.next() {
+    let mut werr: Option<io::Error> = None;
+    let mut line = |off: u64, item: Item, options: IOptions| -> io::Result<()> {
         match item {
             Item::Packet(pkt) if csv => {
                 st.packets += 1;
@@ -78,7 +92,7 @@ pub fn dump<W: Write + ?Sized>(
             Item::Packet(pkt) => {
                 st.packets += 1;
                 let lsb = p.iaddress_lsb_p as u32;
-                let full = rd.options().full_address;
+                let full = options.full_address;
                 let abs = match &pkt {
                     TeInst::Start { address, .. } => Some((address << lsb) & amask),
                     TeInst::Trap {
@@ -123,13 +137,187 @@ pub fn dump<W: Write + ?Sized>(
                 }
             }
         }
+        Ok(())
+    };
+    let bytes = read_items(
+        input,
+        encap,
+        raw,
+        p,
+        cfg.options,
+        |off, item, options, _| match line(off, item, options) {
+            Ok(()) => true,
+            Err(e) => {
+                werr = Some(e);
+                false
+            }
+        },
+    )?;
+    if let Some(e) = werr {
+        return Err(e);
     }
+    st.bytes = bytes;
     Ok(st)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The dump as it was before it streamed: one packet reader over the whole stream in
+    /// memory. The reference of [`streaming_equals_whole`].
+    fn dump_whole<W: Write + ?Sized>(
+        data: &[u8],
+        cfg: &TraceConfig,
+        csv: bool,
+        out: &mut W,
+    ) -> io::Result<DumpStats> {
+        let (encap, raw) = match cfg.framing {
+            Framing::Raw => (EncapConfig::TE_INST_RAW, true),
+            Framing::Encap(e) => (e, false),
+        };
+        let p = cfg.params;
+        if csv {
+            write!(out, "{CSV_HEADER}\r\n")?;
+        }
+        let mut st = DumpStats::default();
+        // The last absolute address, to resolve differential addresses (as ptdump's --lastip).
+        let mut last: Option<u64> = None;
+        let amask = if p.iaddress_width_p >= 64 {
+            u64::MAX
+        } else {
+            (1u64 << p.iaddress_width_p) - 1
+        };
+        let mut rd = crate::codec::PacketReader::new(data, encap, raw, p, cfg.options);
+        while let Some((off, item)) = rd.next() {
+            match item {
+                Item::Packet(pkt) if csv => {
+                    st.packets += 1;
+                    write!(out, "{}\r\n", pkt.csv(&p))?;
+                }
+                Item::Packet(pkt) => {
+                    st.packets += 1;
+                    let lsb = p.iaddress_lsb_p as u32;
+                    let full = rd.options().full_address;
+                    let abs = match &pkt {
+                        TeInst::Start { address, .. } => Some((address << lsb) & amask),
+                        TeInst::Trap {
+                            address: Some(a), ..
+                        } => Some((a << lsb) & amask),
+                        TeInst::Support(_) | TeInst::Context { .. } | TeInst::Trap { .. } => None,
+                        _ => match pkt.tail() {
+                            Some(t) if full => Some((t.address << lsb) & amask),
+                            Some(t) => last.map(|l| {
+                                l.wrapping_add((t.signed_address(&p) as u64) << lsb) & amask
+                            }),
+                            None => None,
+                        },
+                    };
+                    let extra = match (&pkt, abs) {
+                        (TeInst::Support(sp), _) => {
+                            last = None;
+                            format!("  [{}]", option_names(IOptions::from_bits(sp.ioptions)))
+                        }
+                        (_, Some(x)) => {
+                            last = Some(x);
+                            format!("  -> {x:#x}")
+                        }
+                        (_, None) if pkt.tail().is_some() => {
+                            "  -> ? (no address to resolve from yet)".into()
+                        }
+                        _ => String::new(),
+                    };
+                    writeln!(
+                        out,
+                        "{off:08x}  {:<4}  {}{extra}",
+                        pkt.kind(),
+                        pkt.fields(&p)
+                    )?;
+                }
+                Item::Other(f) if !csv => writeln!(out, "{off:08x}  --    {f:?}")?,
+                Item::Other(_) => {}
+                Item::Error(e) => {
+                    st.errors += 1;
+                    last = None;
+                    if !csv {
+                        writeln!(out, "{off:08x}  ERROR {e}")?;
+                    }
+                }
+            }
+        }
+        Ok(st)
+    }
+
+    /// Reads in pieces of 1 to 97 bytes (a pipe's short reads).
+    struct Pieces<'a>(&'a [u8], u64);
+
+    impl io::Read for Pieces<'_> {
+        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+            self.1 = self.1.wrapping_mul(6364136223846793005).wrapping_add(1);
+            let n = ((self.1 >> 33) % 97 + 1) as usize;
+            let n = n.min(buf.len()).min(self.0.len());
+            buf[..n].copy_from_slice(&self.0[..n]);
+            self.0 = &self.0[n..];
+            Ok(n)
+        }
+    }
+
+    /// Real traces in both framings (the rvtrace preset's encapsulation, the reference flow's
+    /// `te_inst_raw`), cut, damaged, and random bytes, read in random pieces: the text (plain
+    /// and CSV) and counts are those of the whole-stream dump.
+    #[test]
+    fn streaming_equals_whole() {
+        use crate::config::{ConfigInputs, Preset};
+        use crate::encoder::{Encoder, FrameWriter};
+        let elf = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../programs/elf/traps-rv64gc.elf");
+        let run = rvtrace_testkit::run_program(&elf, "traps", 4);
+        for preset in [Preset::Rvtrace, Preset::Reference] {
+            let cfg = TraceConfig::build(&ConfigInputs {
+                preset,
+                xlen_bits: 64,
+                ..ConfigInputs::default()
+            })
+            .unwrap();
+            let mut enc = Encoder::new(&cfg, FrameWriter::new(Vec::new(), &cfg)).unwrap();
+            for r in &run.records {
+                enc.push(r).unwrap();
+            }
+            let trace = enc.finish().unwrap().into_inner();
+            let mut x = 0x9e37_79b9_7f4a_7c15u64;
+            let garbage: Vec<u8> = (0..20_000)
+                .map(|_| {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    x as u8
+                })
+                .collect();
+            let mut inputs = vec![trace.clone(), trace[..trace.len() / 2].to_vec(), garbage];
+            for k in [3usize, 101, 977] {
+                let mut bad = trace.clone();
+                bad[(k * 7919) % trace.len()] ^= 0xa5;
+                inputs.push(bad);
+            }
+            for (i, data) in inputs.iter().enumerate() {
+                for csv in [false, true] {
+                    let mut want = Vec::new();
+                    let want_st = dump_whole(data, &cfg, csv, &mut want).unwrap();
+                    let mut got = Vec::new();
+                    let st = dump_read(Pieces(data, i as u64), &cfg, csv, &mut got).unwrap();
+                    assert_eq!((st.packets, st.errors), (want_st.packets, want_st.errors));
+                    assert_eq!(st.bytes, data.len() as u64);
+                    assert!(
+                        got == want,
+                        "{preset:?} input {i} csv {csv}: the text differs"
+                    );
+                    if i == 0 {
+                        assert!(st.packets > 50 && st.errors == 0, "{st:?}");
+                    }
+                }
+            }
+        }
+    }
 
     #[test]
     fn names() {
@@ -140,5 +328,81 @@ mod tests {
             ..IOptions::default()
         };
         assert_eq!(option_names(o), "implicit-return,sijump");
+    }
+
+    /// Notes how many bytes the reader had given at the first write.
+    struct FirstWrite<'a> {
+        given: &'a std::cell::Cell<u64>,
+        at: Option<u64>,
+    }
+
+    impl Write for FirstWrite<'_> {
+        fn write(&mut self, b: &[u8]) -> io::Result<usize> {
+            self.at.get_or_insert(self.given.get());
+            Ok(b.len())
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    /// A reader of `data` repeated `times` times, counting what it gave.
+    struct Repeat<'a> {
+        data: &'a [u8],
+        pos: usize,
+        times: u32,
+        given: &'a std::cell::Cell<u64>,
+    }
+
+    impl io::Read for Repeat<'_> {
+        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+            if self.pos == self.data.len() {
+                if self.times == 0 {
+                    return Ok(0);
+                }
+                self.times -= 1;
+                self.pos = 0;
+            }
+            let n = buf.len().min(self.data.len() - self.pos);
+            buf[..n].copy_from_slice(&self.data[self.pos..self.pos + n]);
+            self.pos += n;
+            self.given.set(self.given.get() + n as u64);
+            Ok(n)
+        }
+    }
+
+    /// The dump writes as it reads: the first lines of a stream of several MiB are out after
+    /// the first windows, long before its end.
+    #[test]
+    fn dump_streams() {
+        let cfg = TraceConfig::build(&crate::config::ConfigInputs {
+            xlen_bits: 64,
+            ..Default::default()
+        })
+        .unwrap();
+        // Packets of random bytes: many errors, many packets, every byte looked at.
+        let mut x = 5u64;
+        let data: Vec<u8> = (0..1 << 16)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                x as u8
+            })
+            .collect();
+        let given = std::cell::Cell::new(0);
+        let r = Repeat {
+            data: &data,
+            pos: data.len(),
+            times: 64,
+            given: &given,
+        };
+        let mut out = FirstWrite {
+            given: &given,
+            at: None,
+        };
+        let st = dump_read(r, &cfg, false, &mut out).unwrap();
+        assert_eq!(st.bytes, 64 << 16);
+        assert!(out.at.unwrap() <= 4 << 16, "first write at {:?}", out.at);
     }
 }

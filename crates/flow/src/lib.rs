@@ -307,7 +307,8 @@ pub enum PcFormat {
 /// The first 8 bytes of a binary PC list ([`PcFormat::Bin`]).
 pub const PCS_BIN_MAGIC: [u8; 8] = *b"RVTRPC64";
 
-/// Buffer of a [`PcWriter`]: written out when less than one line's room is left.
+/// A [`PcWriter`] writes its buffer out when it holds this many bytes or more: writes of at
+/// least a `BufWriter`'s usual capacity (64 KiB) go straight through it, uncopied.
 const PC_BUF: usize = 1 << 16;
 /// Room for one line at most: `0x`, 16 digits, newline (and the 8-byte stores' slack).
 const PC_LINE_MAX: usize = 24;
@@ -342,7 +343,8 @@ impl<'a, W: Write> PcWriter<'a, W> {
         let mut w = PcWriter {
             image,
             out,
-            buf: vec![0u8; PC_BUF].into_boxed_slice(),
+            // Room for one more line past PC_BUF.
+            buf: vec![0u8; PC_BUF + PC_LINE_MAX].into_boxed_slice(),
             pos: 0,
             format,
             overlap,
@@ -359,7 +361,7 @@ impl<'a, W: Write> PcWriter<'a, W> {
     /// Append one address.
     #[inline]
     pub fn push(&mut self, pc: u64) {
-        if self.pos > PC_BUF - PC_LINE_MAX {
+        if self.pos >= PC_BUF {
             self.flush_buf();
         }
         self.pos += match self.format {
@@ -422,23 +424,44 @@ impl<'a, W: Write> PcWriter<'a, W> {
         };
         let mut pc = start;
         let mut left = count;
+        // The text line of `pc` (`0x<hex>\n`, `n` bytes), kept from one address to the next:
+        // where only the last digit changes (most steps of 2 or 4 bytes), only it is
+        // rewritten.
+        let mut line = [0u8; PC_LINE_MAX];
+        let mut n = if BIN { 0 } else { put_hex_line(&mut line, pc) };
         while left > 0 {
-            if self.pos > PC_BUF - PC_LINE_MAX {
+            if self.pos >= PC_BUF {
                 self.flush_buf();
             }
-            let fit = ((PC_BUF - PC_LINE_MAX - self.pos) / PC_LINE_MAX + 1) as u64;
-            let n = left.min(fit);
+            // Line k starts at most k * PC_LINE_MAX bytes on and needs PC_LINE_MAX bytes of
+            // room: the buffer has PC_BUF + PC_LINE_MAX.
+            let fit = ((PC_BUF - self.pos) / PC_LINE_MAX + 1) as u64;
+            let k_max = left.min(fit);
             let mut pos = self.pos;
-            for k in 0..n {
+            for k in 0..k_max {
+                let room: &mut [u8; PC_LINE_MAX] = (&mut self.buf[pos..pos + PC_LINE_MAX])
+                    .try_into()
+                    .expect("PC_LINE_MAX bytes");
                 if BIN {
-                    self.buf[pos..pos + 8].copy_from_slice(&pc.to_le_bytes());
+                    room[..8].copy_from_slice(&pc.to_le_bytes());
                     pos += 8;
                 } else {
-                    pos += put_hex_line(&mut self.buf[pos..], pc);
+                    *room = line;
+                    pos += n;
                 }
                 if k + 1 < left {
                     match len(pc) {
-                        Some(l) => pc = pc.wrapping_add(l),
+                        Some(l) => {
+                            let next = pc.wrapping_add(l);
+                            if !BIN {
+                                if next >> 4 == pc >> 4 {
+                                    line[n - 2] = HEX_DIGITS[(next & 0xf) as usize];
+                                } else {
+                                    n = put_hex_line(&mut line, next);
+                                }
+                            }
+                            pc = next;
+                        }
                         None => {
                             self.pos = pos;
                             self.count += count - left + k + 1;
@@ -448,12 +471,15 @@ impl<'a, W: Write> PcWriter<'a, W> {
                 }
             }
             self.pos = pos;
-            left -= n;
+            left -= k_max;
         }
         self.count += count;
         Ok(())
     }
 }
+
+/// The lower-case hex digits.
+const HEX_DIGITS: &[u8; 16] = b"0123456789abcdef";
 
 impl<W: Write> FlowSink for PcWriter<'_, W> {
     fn element(&mut self, e: &FlowElement) {
@@ -514,8 +540,26 @@ pub fn privilege_name(p: u8) -> String {
 pub struct FlowText<'a, W: Write> {
     image: &'a Image,
     out: W,
+    /// Lines not yet written to `out` (written when more than [`FLOW_BUF`] bytes).
+    buf: Vec<u8>,
+    /// Symbol of recent addresses, direct-mapped by address: a range's start and last repeat
+    /// in every loop, so most lookups are found here instead of searched.
+    syms: Box<[SymSlot<'a>]>,
     err: Option<io::Error>,
 }
+
+/// One entry of [`FlowText`]'s symbol cache: an address and what [`Image::symbol_at`] gives for
+/// it.
+#[derive(Clone, Copy)]
+struct SymSlot<'a> {
+    addr: u64,
+    sym: Option<(&'a rvtrace_image::Symbol, u64)>,
+}
+
+/// Entries of [`FlowText`]'s symbol cache (a power of two).
+const SYM_SLOTS: usize = 4096;
+/// [`FlowText`]'s buffer is written out past this many bytes.
+const FLOW_BUF: usize = 1 << 16;
 
 impl<'a, W: Write> FlowText<'a, W> {
     /// A writer naming addresses with the symbols of `image`.
@@ -523,12 +567,23 @@ impl<'a, W: Write> FlowText<'a, W> {
         FlowText {
             image,
             out,
+            buf: Vec::with_capacity(FLOW_BUF + 4096),
+            // Every slot starts as a true entry (of the last address), so none can mislead.
+            syms: vec![
+                SymSlot {
+                    addr: u64::MAX,
+                    sym: image.symbol_at(u64::MAX),
+                };
+                SYM_SLOTS
+            ]
+            .into_boxed_slice(),
             err: None,
         }
     }
 
     /// Flush and return the writer, or the first I/O error.
     pub fn finish(mut self) -> io::Result<W> {
+        self.flush_buf();
         if let Some(e) = self.err.take() {
             return Err(e);
         }
@@ -536,31 +591,78 @@ impl<'a, W: Write> FlowText<'a, W> {
         Ok(self.out)
     }
 
+    fn flush_buf(&mut self) {
+        if self.err.is_none() && !self.buf.is_empty() {
+            if let Err(e) = self.out.write_all(&self.buf) {
+                self.err = Some(e);
+            }
+        }
+        self.buf.clear();
+    }
+
+    /// [`Image::symbol_at`], through the cache.
+    #[inline]
+    fn symbol_at(&mut self, addr: u64) -> Option<(&'a rvtrace_image::Symbol, u64)> {
+        let slot = &mut self.syms[(addr >> 1) as usize & (SYM_SLOTS - 1)];
+        if slot.addr != addr {
+            *slot = SymSlot {
+                addr,
+                sym: self.image.symbol_at(addr),
+            };
+        }
+        slot.sym
+    }
+
+    /// Append [`addr_with_symbol`]'s text for `addr` to the buffer, formatted by hand.
+    #[inline]
+    fn put_addr(&mut self, addr: u64) {
+        let sym = self.symbol_at(addr);
+        put_hex(&mut self.buf, addr);
+        if let Some((s, off)) = sym {
+            self.buf.extend_from_slice(b" <");
+            self.buf.extend_from_slice(s.name.as_bytes());
+            if off != 0 {
+                self.buf.push(b'+');
+                put_hex(&mut self.buf, off);
+            }
+            self.buf.push(b'>');
+        }
+    }
+
     fn opt(&self, v: Option<u64>) -> String {
         v.map_or("?".into(), |a| addr_with_symbol(self.image, a))
     }
 
+    /// One element's line into the buffer: ranges and syncs (nearly every line) by hand, the
+    /// rare others with `write!`.
     fn write(&mut self, e: &FlowElement) -> io::Result<()> {
-        let sym = |a| addr_with_symbol(self.image, a);
         match e {
-            FlowElement::Sync { addr, reason } => {
-                let why = match reason {
-                    SyncReason::Start => "start".to_string(),
-                    SyncReason::Periodic => "periodic".to_string(),
-                    SyncReason::Recovery => "recovery".to_string(),
-                    SyncReason::Other(c) => format!("reason {c}"),
-                };
-                writeln!(self.out, "sync {} {why}", sym(*addr))
-            }
             FlowElement::Range {
                 start, last, count, ..
-            } => writeln!(
-                self.out,
-                "range {} .. {} ({count} instruction{})",
-                sym(*start),
-                sym(*last),
-                if *count == 1 { "" } else { "s" }
-            ),
+            } => {
+                self.buf.extend_from_slice(b"range ");
+                self.put_addr(*start);
+                self.buf.extend_from_slice(b" .. ");
+                self.put_addr(*last);
+                self.buf.extend_from_slice(b" (");
+                put_dec(&mut self.buf, *count);
+                self.buf.extend_from_slice(match count {
+                    1 => b" instruction)\n".as_slice(),
+                    _ => b" instructions)\n".as_slice(),
+                });
+                Ok(())
+            }
+            FlowElement::Sync { addr, reason } => {
+                self.buf.extend_from_slice(b"sync ");
+                self.put_addr(*addr);
+                match reason {
+                    SyncReason::Start => self.buf.extend_from_slice(b" start\n"),
+                    SyncReason::Periodic => self.buf.extend_from_slice(b" periodic\n"),
+                    SyncReason::Recovery => self.buf.extend_from_slice(b" recovery\n"),
+                    SyncReason::Other(c) => writeln!(self.buf, " reason {c}")?,
+                }
+                Ok(())
+            }
             FlowElement::Trap {
                 interrupt,
                 epc,
@@ -568,7 +670,7 @@ impl<'a, W: Write> FlowText<'a, W> {
                 cause,
                 tval,
             } => writeln!(
-                self.out,
+                self.buf,
                 "trap {}{} epc={} handler={}{}",
                 if *interrupt { "interrupt" } else { "exception" },
                 cause.map_or(String::new(), |c| format!(" cause={c}")),
@@ -577,18 +679,18 @@ impl<'a, W: Write> FlowText<'a, W> {
                 tval.map_or(String::new(), |t| format!(" tval={t:#x}")),
             ),
             FlowElement::Context { privilege, context } => writeln!(
-                self.out,
+                self.buf,
                 "context priv={} context={}",
                 privilege.map_or("?".into(), privilege_name),
                 context.map_or("?".into(), |c| format!("{c:#x}"))
             ),
-            FlowElement::Time { time } => writeln!(self.out, "time {time}"),
+            FlowElement::Time { time } => writeln!(self.buf, "time {time}"),
             FlowElement::Loss {
                 offset,
                 skipped,
                 reason,
-            } => writeln!(self.out, "loss at {}", loss_text(*offset, *skipped, reason)),
-            FlowElement::End { offset } => writeln!(self.out, "end at byte {offset:#x}"),
+            } => writeln!(self.buf, "loss at {}", loss_text(*offset, *skipped, reason)),
+            FlowElement::End { offset } => writeln!(self.buf, "end at byte {offset:#x}"),
         }
     }
 }
@@ -598,6 +700,9 @@ impl<W: Write> FlowSink for FlowText<'_, W> {
         if self.err.is_none() {
             if let Err(err) = self.write(e) {
                 self.err = Some(err);
+            }
+            if self.buf.len() > FLOW_BUF {
+                self.flush_buf();
             }
         }
     }
@@ -689,6 +794,31 @@ pub fn push_hex_line(buf: &mut Vec<u8>, v: u64) {
     let mut line = [0u8; PC_LINE_MAX];
     let n = put_hex_line(&mut line, v);
     buf.extend_from_slice(&line[..n]);
+}
+
+/// Append `0x<hex>` (as `format!("{v:#x}")`) to `buf` ([`put_hex_line`] without the newline).
+#[inline]
+pub fn put_hex(buf: &mut Vec<u8>, v: u64) {
+    let mut line = [0u8; PC_LINE_MAX];
+    let n = put_hex_line(&mut line, v);
+    buf.extend_from_slice(&line[..n - 1]);
+}
+
+/// Append `v` in decimal (as `format!("{v}")`) to `buf`.
+#[inline]
+pub fn put_dec(buf: &mut Vec<u8>, mut v: u64) {
+    // u64::MAX has 20 digits; written from the end.
+    let mut d = [0u8; 20];
+    let mut i = d.len();
+    loop {
+        i -= 1;
+        d[i] = b'0' + (v % 10) as u8;
+        v /= 10;
+        if v == 0 {
+            break;
+        }
+    }
+    buf.extend_from_slice(&d[i..]);
 }
 
 #[cfg(test)]

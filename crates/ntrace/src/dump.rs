@@ -143,58 +143,324 @@ pub fn dump_with(
     opts: &DumpOptions,
     out: &mut impl Write,
 ) -> io::Result<DumpStats> {
-    let mut last_addr = 0u64;
-    let mut st = DumpStats {
-        bytes: data.len() as u64,
-        ..DumpStats::default()
+    dump_read(data, cfg, opts, out)
+}
+
+/// Bytes read at a time by [`dump_read`].
+const READ_CHUNK: usize = 1 << 16;
+
+/// [`dump_with`] of a trace read from `input` a piece at a time: the same text, with memory
+/// flat in the trace's size (it holds one read buffer and the bytes of the message being
+/// read, whose lines can be written only once its fields are known).
+pub fn dump_read(
+    mut input: impl io::Read,
+    cfg: &CodecConfig,
+    opts: &DumpOptions,
+    out: &mut impl Write,
+) -> io::Result<DumpStats> {
+    let mut d = Dumper {
+        cfg,
+        opts,
+        st: DumpStats::default(),
+        deframer: Deframer::new(),
+        last_addr: 0,
+        first: true,
+        idle_run: 0,
+        msg: Vec::new(),
     };
-    let mut d = Deframer::new();
-    let mut first = true;
-    let mut idle_run = 0u64;
-    for &b in data {
-        let idle_before = d.idles();
-        let f = d.push(b);
-        if d.idles() > idle_before {
-            idle_run += 1;
-            st.idles += 1;
-            continue;
+    let mut buf = vec![0u8; READ_CHUNK];
+    loop {
+        let n = match input.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        for &b in &buf[..n] {
+            d.byte(b, out)?;
         }
-        let Some(f) = f else { continue };
-        flush_idle(out, &mut idle_run, &mut first)?;
-        separate(out, &mut first)?;
+    }
+    d.finish(out)
+}
+
+/// The state of [`dump_read`] between bytes.
+struct Dumper<'a> {
+    cfg: &'a CodecConfig,
+    opts: &'a DumpOptions,
+    st: DumpStats,
+    deframer: Deframer,
+    last_addr: u64,
+    /// No block written yet (no blank line before the next one).
+    first: bool,
+    idle_run: u64,
+    /// The bytes since the deframer was last between messages: the message being read.
+    msg: Vec<u8>,
+}
+
+impl Dumper<'_> {
+    fn byte(&mut self, b: u8, out: &mut impl Write) -> io::Result<()> {
+        self.st.bytes += 1;
+        if !self.deframer.in_message() {
+            self.msg.clear();
+        }
+        self.msg.push(b);
+        let idle_before = self.deframer.idles();
+        let f = self.deframer.push(b);
+        if self.deframer.idles() > idle_before {
+            self.idle_run += 1;
+            self.st.idles += 1;
+            return Ok(());
+        }
+        let Some(f) = f else { return Ok(()) };
+        flush_idle(out, &mut self.idle_run, &mut self.first)?;
+        separate(out, &mut self.first)?;
         match f {
             Frame::Message(raw) => {
-                let end = (raw.offset + raw.len) as usize;
-                let bytes = &data[raw.offset as usize..end.min(data.len())];
-                if !dump_message(out, bytes, &raw, cfg, st.messages, opts, &mut last_addr)? {
-                    st.errors += 1;
+                debug_assert_eq!(raw.len, self.msg.len() as u64, "a message's bytes");
+                let (cfg, opts) = (self.cfg, self.opts);
+                let ok = dump_message(
+                    out,
+                    &self.msg,
+                    &raw,
+                    cfg,
+                    self.st.messages,
+                    opts,
+                    &mut self.last_addr,
+                )?;
+                if !ok {
+                    self.st.errors += 1;
                 }
-                st.messages += 1;
+                self.st.messages += 1;
             }
             Frame::Error(e) => {
                 writeln!(out, "ERROR: {e}")?;
-                st.errors += 1;
+                self.st.errors += 1;
             }
         }
+        Ok(())
     }
-    flush_idle(out, &mut idle_run, &mut first)?;
-    if let Some(e) = d.finish() {
-        separate(out, &mut first)?;
-        if let FrameError::Truncated { offset, .. } = e {
-            for &b in &data[offset as usize..] {
-                write_byte_prefix(out, b)?;
-                writeln!(out)?;
+
+    fn finish(mut self, out: &mut impl Write) -> io::Result<DumpStats> {
+        flush_idle(out, &mut self.idle_run, &mut self.first)?;
+        let inside = self.deframer.in_message();
+        if let Some(e) = self.deframer.finish() {
+            separate(out, &mut self.first)?;
+            if let (FrameError::Truncated { .. }, true) = (&e, inside) {
+                // The bytes of the message cut by the end.
+                for &b in &self.msg {
+                    write_byte_prefix(out, b)?;
+                    writeln!(out)?;
+                }
             }
+            writeln!(out, "ERROR: {e}")?;
+            self.st.errors += 1;
         }
-        writeln!(out, "ERROR: {e}")?;
-        st.errors += 1;
+        Ok(self.st)
     }
-    Ok(st)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::cell::Cell;
+
+    /// The dump as it was before it streamed: the whole trace in memory, a message's bytes
+    /// sliced from it. The reference of [`streaming_equals_whole`].
+    fn dump_whole(
+        data: &[u8],
+        cfg: &CodecConfig,
+        opts: &DumpOptions,
+        out: &mut impl Write,
+    ) -> io::Result<DumpStats> {
+        let mut last_addr = 0u64;
+        let mut st = DumpStats {
+            bytes: data.len() as u64,
+            ..DumpStats::default()
+        };
+        let mut d = Deframer::new();
+        let mut first = true;
+        let mut idle_run = 0u64;
+        for &b in data {
+            let idle_before = d.idles();
+            let f = d.push(b);
+            if d.idles() > idle_before {
+                idle_run += 1;
+                st.idles += 1;
+                continue;
+            }
+            let Some(f) = f else { continue };
+            flush_idle(out, &mut idle_run, &mut first)?;
+            separate(out, &mut first)?;
+            match f {
+                Frame::Message(raw) => {
+                    let end = (raw.offset + raw.len) as usize;
+                    let bytes = &data[raw.offset as usize..end.min(data.len())];
+                    if !dump_message(out, bytes, &raw, cfg, st.messages, opts, &mut last_addr)? {
+                        st.errors += 1;
+                    }
+                    st.messages += 1;
+                }
+                Frame::Error(e) => {
+                    writeln!(out, "ERROR: {e}")?;
+                    st.errors += 1;
+                }
+            }
+        }
+        flush_idle(out, &mut idle_run, &mut first)?;
+        if let Some(e) = d.finish() {
+            separate(out, &mut first)?;
+            if let FrameError::Truncated { offset, .. } = e {
+                for &b in &data[offset as usize..] {
+                    write_byte_prefix(out, b)?;
+                    writeln!(out)?;
+                }
+            }
+            writeln!(out, "ERROR: {e}")?;
+            st.errors += 1;
+        }
+        Ok(st)
+    }
+
+    /// Reads `data` in pieces of 1 to 97 bytes (a pipe's short reads), counting what it gave.
+    struct Pieces<'a> {
+        data: &'a [u8],
+        seed: u64,
+        given: &'a Cell<u64>,
+    }
+
+    impl io::Read for Pieces<'_> {
+        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+            self.seed = self.seed.wrapping_mul(6364136223846793005).wrapping_add(1);
+            let n = ((self.seed >> 33) % 97 + 1) as usize;
+            let n = n.min(buf.len()).min(self.data.len());
+            buf[..n].copy_from_slice(&self.data[..n]);
+            self.data = &self.data[n..];
+            self.given.set(self.given.get() + n as u64);
+            Ok(n)
+        }
+    }
+
+    fn garbage(n: usize, mut x: u64) -> Vec<u8> {
+        (0..n)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                x as u8
+            })
+            .collect()
+    }
+
+    /// A real trace (every message kind the encoder writes), cut, damaged and random bytes:
+    /// read in random pieces, the text and counts are those of the whole-trace dump.
+    #[test]
+    fn streaming_equals_whole() {
+        let elf = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../programs/elf/traps-rv64gc.elf");
+        let run = rvtrace_testkit::run_program(&elf, "traps", 4);
+        let ecfg = crate::options::EncoderConfig::new(Xlen::Rv64);
+        let (trace, _) = crate::encoder::encode(ecfg, &run.records);
+        let mut inputs = vec![
+            trace.clone(),
+            trace[..trace.len() / 2].to_vec(),
+            garbage(50_000, 7),
+            vec![0u8; 3000],
+            [vec![0xff; 5], vec![0u8; 300], vec![3]].concat(),
+        ];
+        for k in [3usize, 101, 977] {
+            let mut bad = trace.clone();
+            bad[(k * 7919) % trace.len()] ^= 0x5a;
+            inputs.push(bad);
+        }
+        for lastip in [false, true] {
+            let opts = DumpOptions {
+                lastip,
+                extend_addr_msb: None,
+            };
+            for (i, data) in inputs.iter().enumerate() {
+                let cfg = CodecConfig::default();
+                let mut want = Vec::new();
+                let want_st = dump_whole(data, &cfg, &opts, &mut want).unwrap();
+                let given = Cell::new(0);
+                let mut got = Vec::new();
+                let r = Pieces {
+                    data,
+                    seed: i as u64,
+                    given: &given,
+                };
+                let st = dump_read(r, &cfg, &opts, &mut got).unwrap();
+                assert_eq!(st, want_st, "input {i}");
+                assert!(got == want, "input {i}: the text differs");
+                assert_eq!(given.get(), data.len() as u64);
+            }
+        }
+    }
+
+    /// Writes nothing, and notes how many bytes the reader had given at the first write.
+    struct FirstWrite<'a> {
+        given: &'a Cell<u64>,
+        at: Option<u64>,
+        bytes: u64,
+    }
+
+    impl Write for FirstWrite<'_> {
+        fn write(&mut self, b: &[u8]) -> io::Result<usize> {
+            self.at.get_or_insert(self.given.get());
+            self.bytes += b.len() as u64;
+            Ok(b.len())
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    /// The dump writes as it reads: a 4 MiB trace's first lines are out after one read
+    /// buffer, not after the whole trace (which it never holds).
+    #[test]
+    fn dump_streams() {
+        let one = garbage(1 << 16, 99);
+        let given = Cell::new(0);
+        let mut left = 64u32;
+        let mut src = std::iter::from_fn(|| {
+            left = left.checked_sub(1)?;
+            Some(&one[..])
+        });
+        let mut cur: &[u8] = &[];
+        let reader = ReadFn(|buf: &mut [u8]| {
+            if cur.is_empty() {
+                cur = src.next().unwrap_or(&[]);
+            }
+            let n = buf.len().min(cur.len());
+            buf[..n].copy_from_slice(&cur[..n]);
+            cur = &cur[n..];
+            given.set(given.get() + n as u64);
+            Ok(n)
+        });
+        let mut out = FirstWrite {
+            given: &given,
+            at: None,
+            bytes: 0,
+        };
+        let st = dump_read(
+            reader,
+            &CodecConfig::default(),
+            &DumpOptions::default(),
+            &mut out,
+        )
+        .unwrap();
+        assert_eq!(st.bytes, 64 << 16);
+        assert!(out.bytes > st.bytes, "every byte has its line");
+        assert!(out.at.unwrap() <= (READ_CHUNK as u64), "{:?}", out.at);
+    }
+
+    /// A reader from a closure.
+    struct ReadFn<F>(F);
+
+    impl<F: FnMut(&mut [u8]) -> io::Result<usize>> io::Read for ReadFn<F> {
+        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+            (self.0)(buf)
+        }
+    }
 
     #[test]
     fn table6_dump() {
