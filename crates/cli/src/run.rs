@@ -459,6 +459,16 @@ enum ContextArg {
     Asid,
 }
 
+/// Which observers a run has, when it has at most one of the common ones.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Only {
+    Nothing,
+    Ingress,
+    Tandem,
+    /// Any other combination: the optional observers side by side.
+    Mixed,
+}
+
 /// Optional observers compose with `Option`.
 struct Maybe<O>(Option<O>);
 
@@ -793,17 +803,34 @@ pub fn run(args: &RunArgs) -> CmdResult {
                 None => rec,
             }
         }));
-        let mut obs = (
-            &mut pcs,
-            (
-                &mut recorder,
-                (
-                    Maybe(args.stats.then_some((&mut stats, &mut profile))),
-                    &mut tandem,
-                ),
-            ),
-        );
-        (stop, interrupted) = run_interruptible(&mut hart, &mut obs, max_insns, sampler.as_mut());
+        // The common runs (nothing, the ingress stream, the tandem trace) run with their one
+        // observer, without the per-event checks of the optional ones.
+        let alone = pcs.0.is_none() && !args.stats;
+        let only = match (alone, recorder.0.is_some(), tandem.0.is_some()) {
+            (true, false, false) => Only::Nothing,
+            (true, true, false) => Only::Ingress,
+            (true, false, true) => Only::Tandem,
+            _ => Only::Mixed,
+        };
+        let sampler = sampler.as_mut();
+        (stop, interrupted) = match (only, &mut recorder.0, &mut tandem.0) {
+            (Only::Nothing, _, _) => run_interruptible(&mut hart, &mut (), max_insns, sampler),
+            (Only::Ingress, Some(r), _) => run_interruptible(&mut hart, r, max_insns, sampler),
+            (Only::Tandem, _, Some(t)) => run_interruptible(&mut hart, t, max_insns, sampler),
+            _ => {
+                let mut obs = (
+                    &mut pcs,
+                    (
+                        &mut recorder,
+                        (
+                            Maybe(args.stats.then_some((&mut stats, &mut profile))),
+                            &mut tandem,
+                        ),
+                    ),
+                );
+                run_interruptible(&mut hart, &mut obs, max_insns, sampler)
+            }
+        };
         if let Some(r) = &mut recorder.0 {
             r.finish();
         }

@@ -753,17 +753,55 @@ impl OutBuf {
         self.pos >= self.cap
     }
 
+    /// Append the bytes of `r` (as [`encode_record`] does).
+    #[inline(always)]
+    pub fn put(&mut self, r: &Record, l: &Layout) {
+        let mut g = self.group();
+        g.put(r, l);
+        g.done();
+    }
+
+    /// A writer for up to [`OutBuf::SLACK`] bytes of records at the position (one group of
+    /// the producer's fast path); [`Group::done`] keeps them.
+    #[inline(always)]
+    pub fn group(&mut self) -> Group<'_> {
+        let (dst, _) = self.bytes[self.pos..]
+            .split_first_chunk_mut::<{ Self::SLACK }>()
+            .expect("OutBuf keeps SLACK bytes beyond its capacity");
+        Group {
+            dst,
+            k: 0,
+            pos: &mut self.pos,
+        }
+    }
+}
+
+/// Records being encoded into an [`OutBuf`] ([`OutBuf::group`]): the cursor is a local, so the
+/// bytes written do not make the compiler reload it.
+pub struct Group<'a> {
+    dst: &'a mut [u8; OutBuf::SLACK],
+    k: usize,
+    pos: &'a mut usize,
+}
+
+impl Group<'_> {
+    /// Keep the bytes written.
+    #[inline(always)]
+    pub fn done(self) {
+        *self.pos += self.k;
+    }
+
     #[inline(always)]
     fn byte(&mut self, b: u8) {
-        self.bytes[self.pos] = b;
-        self.pos += 1;
+        self.dst[self.k] = b;
+        self.k += 1;
     }
 
     /// The low `n` (at most 8) bytes of `v`, little-endian.
     #[inline(always)]
     fn le(&mut self, v: u64, n: usize) {
-        self.bytes[self.pos..self.pos + 8].copy_from_slice(&v.to_le_bytes());
-        self.pos += n;
+        self.dst[self.k..self.k + 8].copy_from_slice(&v.to_le_bytes());
+        self.k += n;
     }
 
     /// Opcode and two bytes (a register address, a state identifier and a byte, ...).
@@ -772,7 +810,8 @@ impl OutBuf {
         self.le(op as u64 | (v as u64) << 8, 3);
     }
 
-    /// Append the bytes of `r` (as [`encode_record`] does).
+    /// Append the bytes of `r` (as [`encode_record`] does). A group holds at most
+    /// [`OutBuf::SLACK`] bytes: 8 records of any kind.
     #[inline(always)]
     pub fn put(&mut self, r: &Record, l: &Layout) {
         match *r {

@@ -144,7 +144,12 @@ pub struct Producer<W: Write, const FAST: bool = true> {
     mie: u64,
     mideleg: u64,
     mtime: u64,
-    // This instruction's effects so far.
+    // This instruction's effects so far: the first register write and memory access in
+    // `gpr0`/`mem0` (when `has_gpr`/`has_mem`), any more in the vectors after them.
+    has_gpr: bool,
+    gpr0: (u8, u64),
+    has_mem: bool,
+    mem0: MemAccess,
     gprs: Vec<(u8, u64)>,
     fprs: Vec<(u8, u64)>,
     csrs: Vec<(u16, u64)>,
@@ -213,6 +218,15 @@ impl<W: Write, const FAST: bool> Producer<W, FAST> {
             mie: hart.csr.mie,
             mideleg: hart.csr.mideleg,
             mtime: hart.mtime(),
+            has_gpr: false,
+            gpr0: (0, 0),
+            has_mem: false,
+            mem0: MemAccess {
+                addr: 0,
+                size: 0,
+                value: 0,
+                kind: MemKind::Load,
+            },
             gprs: Vec::new(),
             fprs: Vec::new(),
             csrs: Vec::new(),
@@ -544,6 +558,8 @@ impl<W: Write, const FAST: bool> Producer<W, FAST> {
     }
 
     fn clear_pending(&mut self) {
+        self.has_gpr = false;
+        self.has_mem = false;
         self.gprs.clear();
         self.fprs.clear();
         self.csrs.clear();
@@ -560,27 +576,28 @@ impl<W: Write, const FAST: bool> Producer<W, FAST> {
     fn retire_fast(&mut self, ev: &Retired) {
         self.mtime = ev.mtime;
         let l = &self.layout;
-        let b = &mut self.buf;
-        b.put(&Record::BeginGroup, l);
+        let mut g = self.buf.group();
+        g.put(&Record::BeginGroup, l);
         if self.w_pc {
             let next = ev.next_pc & self.xmask;
             if next == ev.pc.wrapping_add(ev.len as u64) & self.xmask {
-                b.put(&Record::IncrPc, l);
+                g.put(&Record::IncrPc, l);
             } else {
-                b.put(&Record::State(AddlState::Pc(next)), l);
+                g.put(&Record::State(AddlState::Pc(next)), l);
             }
         }
         if self.w_insn {
             if ev.len == 2 {
-                b.put(&Record::Insn16(ev.insn as u16), l);
+                g.put(&Record::Insn16(ev.insn as u16), l);
             } else {
-                b.put(&Record::Insn32(ev.insn), l);
+                g.put(&Record::Insn32(ev.insn), l);
             }
         }
-        if let Some(&(rd, v)) = self.gprs.first() {
+        if self.has_gpr {
+            let (rd, v) = self.gpr0;
             self.x[rd as usize] = v;
             if self.w_gpr {
-                b.put(
+                g.put(
                     &Record::FullReg {
                         addr: reg::gpr(rd),
                         value: v & self.xmask,
@@ -589,23 +606,20 @@ impl<W: Write, const FAST: bool> Producer<W, FAST> {
                 );
             }
         }
-        if let Some(m) = self.mems.first() {
+        if self.has_mem {
+            let m = &self.mem0;
             if self.w_eaddr {
-                b.put(&Record::State(AddlState::Eaddr(m.addr)), l);
+                g.put(&Record::State(AddlState::Eaddr(m.addr)), l);
             }
             if self.w_mem {
                 // One access of 1, 2, 4 or 8 bytes (`mem_access` made others slow).
                 let size = size_code(m.size);
                 let v = crate::codec::mask_bits(m.value, 8 * m.size as u32);
-                let (req, rsp) = match m.kind {
-                    MemKind::Load => (None, Some(v)),
-                    MemKind::Store => (Some(v), None),
+                let (op, req, rsp) = match m.kind {
+                    MemKind::Load => (mem_op::LOAD, None, Some(v)),
+                    MemKind::Store => (mem_op::STORE, Some(v), None),
                 };
-                let op = match m.kind {
-                    MemKind::Load => mem_op::LOAD,
-                    MemKind::Store => mem_op::STORE,
-                };
-                b.put(
+                g.put(
                     &Record::MemReq {
                         addr: m.addr,
                         op,
@@ -614,7 +628,7 @@ impl<W: Write, const FAST: bool> Producer<W, FAST> {
                     },
                     l,
                 );
-                b.put(
+                g.put(
                     &Record::MemRsp {
                         size,
                         result: 0,
@@ -624,18 +638,28 @@ impl<W: Write, const FAST: bool> Producer<W, FAST> {
                 );
             }
         }
-        b.put(&Record::EndGroup, l);
+        g.put(&Record::EndGroup, l);
+        g.done();
         self.groups += 1;
-        if b.full() {
+        if self.buf.full() {
             self.flush_buf();
         }
-        self.gprs.clear();
-        self.mems.clear();
+        self.has_gpr = false;
+        self.has_mem = false;
     }
 
     /// Any retired instruction: every record the instruction's effects call for.
     #[inline(never)]
     fn retire_general(&mut self, ev: &Retired) {
+        // The first register write and memory access join the others (see the fields).
+        if self.has_gpr {
+            self.gprs.insert(0, self.gpr0);
+            self.has_gpr = false;
+        }
+        if self.has_mem {
+            self.mems.insert(0, self.mem0);
+            self.has_mem = false;
+        }
         let ms_before = self.xv(mstatus::read(self.mstatus, self.xlen));
         let (priv_before, fcsr_before) = (self.priv_, self.fcsr());
         self.mtime = ev.mtime;
@@ -807,8 +831,13 @@ impl<W: Write, const FAST: bool> Producer<W, FAST> {
 impl<W: Write, const FAST: bool> Observer for Producer<W, FAST> {
     #[inline(always)]
     fn gpr_write(&mut self, rd: u8, value: u64) {
-        self.slow |= !self.gprs.is_empty();
-        self.gprs.push((rd, value));
+        if !self.has_gpr {
+            self.gpr0 = (rd, value);
+            self.has_gpr = true;
+        } else {
+            self.slow = true;
+            self.gprs.push((rd, value));
+        }
     }
 
     #[inline]
@@ -831,8 +860,14 @@ impl<W: Write, const FAST: bool> Observer for Producer<W, FAST> {
 
     #[inline(always)]
     fn mem_access(&mut self, acc: &MemAccess) {
-        self.slow |= !self.mems.is_empty() || !matches!(acc.size, 1 | 2 | 4 | 8);
-        self.mems.push(*acc);
+        if !self.has_mem {
+            self.mem0 = *acc;
+            self.has_mem = true;
+            self.slow |= !matches!(acc.size, 1 | 2 | 4 | 8);
+        } else {
+            self.slow = true;
+            self.mems.push(*acc);
+        }
         if acc.kind == MemKind::Store {
             self.code.store(acc.addr, acc.size, acc.value);
         }
