@@ -670,7 +670,7 @@ impl<W: Write> IngressWriter<W> {
     #[inline(always)]
     pub fn write_predicted(&mut self, rec: &Record) -> io::Result<()> {
         if self.count < 2 {
-            return self.write(rec);
+            return self.write_first(*rec);
         }
         debug_assert!(
             self.state.predicts_but_address(rec),
@@ -680,9 +680,17 @@ impl<W: Write> IngressWriter<W> {
         self.count += 1;
         self.total += 1;
         if self.block.len() >= BLOCK_HEADER + self.target {
-            self.flush_block()?;
+            return self.flush_block();
         }
         Ok(())
+    }
+
+    /// [`write`](Self::write) for the first records of a block, out of the predicted path (the
+    /// record by value: the caller then needs no copy of it in memory).
+    #[cold]
+    #[inline(never)]
+    fn write_first(&mut self, rec: Record) -> io::Result<()> {
+        self.write(&rec)
     }
 
     /// Appends records.
@@ -695,6 +703,8 @@ impl<W: Write> IngressWriter<W> {
         self.total
     }
 
+    #[cold]
+    #[inline(never)]
     fn flush_block(&mut self) -> io::Result<()> {
         let len = (self.block.len() - BLOCK_HEADER) as u32;
         self.block[0..4].copy_from_slice(&len.to_le_bytes());

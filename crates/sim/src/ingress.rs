@@ -24,7 +24,7 @@ use crate::csr::num;
 use crate::hart::privilege;
 use crate::observer::{Observer, Retired, TrapInfo};
 use rvtrace_ingress::{Itype, Record, RecordSink};
-use rvtrace_isa::{is_sequentially_inferable, IsaConfig};
+use rvtrace_isa::{is_sequentially_inferable, CfClass, IsaConfig};
 
 /// `ctype` 2, "report context precisely" (`ingressPort.adoc`, context type table).
 pub const CTYPE_PRECISE: u8 = 2;
@@ -57,6 +57,10 @@ pub struct IngressRecorder<S: RecordSink, const FAST: bool = true> {
     itype_width: u8,
     isa: IsaConfig,
     pending: Option<(Record, bool)>,
+    /// The `itype` of a predicted record by control-flow class and taken (`[class][taken]`),
+    /// `None` for the classes whose record takes the full path (uninferable jumps, which may
+    /// need `sijump`).
+    fast_itype: [[Option<Itype>; 2]; 16],
     prev_bits: Option<u32>,
     /// `context` from `satp.ASID`, if asked for.
     asid: Option<AsidContext>,
@@ -95,7 +99,15 @@ impl<S: RecordSink> IngressRecorder<S, false> {
 
 impl<S: RecordSink, const FAST: bool> IngressRecorder<S, FAST> {
     fn with_path(isa: IsaConfig, itype_width: u8, sink: S) -> Self {
+        let mut fast_itype = [[None; 2]; 16];
+        for c in CfClass::ALL {
+            for taken in [false, true] {
+                fast_itype[c as usize][taken as usize] =
+                    (!c.is_uninferable()).then(|| c.etrace_itype(taken, itype_width));
+            }
+        }
         IngressRecorder {
+            fast_itype,
             sink,
             itype_width,
             isa,
@@ -154,9 +166,10 @@ impl<S: RecordSink, const FAST: bool> IngressRecorder<S, FAST> {
         }
     }
 
-    /// Any retired instruction, the general path.
+    /// Any retired instruction, the general path. (The event by value: the fast path then
+    /// needs no copy of it in memory.)
     #[inline(never)]
-    fn retire_full(&mut self, ev: &Retired, taken: bool) {
+    fn retire_full(&mut self, ev: Retired, taken: bool) {
         let mut rec = Record {
             iaddr: ev.pc,
             iretire: ev.len as u32 / 2,
@@ -221,19 +234,20 @@ impl<S: RecordSink, const FAST: bool> Observer for IngressRecorder<S, FAST> {
         let taken = ev.next_pc != ev.pc.wrapping_add(ev.len as u64);
         // A predicted record (see the type's doc): no trap, no serviced call, nothing else
         // that changed, and no `sijump` to work out (not an uninferable jump).
-        if FAST
-            && !self.full_next
-            && ev.mtime == self.pred_time
-            && ev.priv_ == self.pred_priv
-            && ev.trap.is_none()
-            && ev.serviced.is_none()
-            && !ev.class.is_uninferable()
-        {
+        let fast_itype = self.fast_itype[ev.class as usize & 15][taken as usize];
+        if let (true, Some(itype)) = (
+            FAST && !self.full_next
+                && ev.mtime == self.pred_time
+                && ev.priv_ == self.pred_priv
+                && ev.trap.is_none()
+                && ev.serviced.is_none(),
+            fast_itype,
+        ) {
             let rec = Record {
                 iaddr: ev.pc,
                 iretire: ev.len as u32 / 2,
                 ilastsize: if ev.len == 4 { 1 } else { 0 },
-                itype: ev.class.etrace_itype(taken, self.itype_width),
+                itype,
                 priv_: self.last_priv,
                 context: self.last_context,
                 time: ev.mtime,
@@ -245,7 +259,7 @@ impl<S: RecordSink, const FAST: bool> Observer for IngressRecorder<S, FAST> {
             self.prev_bits = Some(ev.insn);
             return;
         }
-        self.retire_full(ev, taken);
+        self.retire_full(*ev, taken);
     }
 
     fn trap(&mut self, ev: &TrapInfo) {
@@ -286,7 +300,7 @@ impl<S: RecordSink, const FAST: bool> Observer for IngressRecorder<S, FAST> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use rvtrace_isa::{CfClass, Xlen};
+    use rvtrace_isa::Xlen;
 
     const NOP: u32 = 0x0000_0013;
 

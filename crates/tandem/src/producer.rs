@@ -649,8 +649,9 @@ impl<W: Write, const FAST: bool> Producer<W, FAST> {
     }
 
     /// Any retired instruction: every record the instruction's effects call for.
+    /// (The event by value: the fast path then needs no copy of it in memory.)
     #[inline(never)]
-    fn retire_general(&mut self, ev: &Retired) {
+    fn retire_general(&mut self, ev: Retired) {
         // The first register write and memory access join the others (see the fields).
         if self.has_gpr {
             self.gprs.insert(0, self.gpr0);
@@ -884,7 +885,7 @@ impl<W: Write, const FAST: bool> Observer for Producer<W, FAST> {
         {
             self.retire_fast(ev);
         } else {
-            self.retire_general(ev);
+            self.retire_general(*ev);
         }
     }
 
