@@ -452,11 +452,59 @@ impl rvtrace_ingress::RecordSink for &mut IngressSink {
     }
 }
 
+/// The binary ingress writer alone (no text output): every record goes to it, with no check of
+/// an earlier error per record (the first error is kept and reported when the run ends).
+struct BinSink<'a> {
+    w: &'a mut IngressWriter<Output>,
+    err: &'a mut Option<std::io::Error>,
+}
+
+impl rvtrace_ingress::RecordSink for BinSink<'_> {
+    #[inline(always)]
+    fn record(&mut self, r: &Record) {
+        if let Err(e) = self.w.write(r) {
+            self.err.get_or_insert(e);
+        }
+    }
+
+    #[inline(always)]
+    fn predicted(&mut self, r: &Record) {
+        if let Err(e) = self.w.write_predicted(r) {
+            self.err.get_or_insert(e);
+        }
+    }
+}
+
+/// The ingress recorder of a run (`--context` from the hart's `satp`).
+fn recorder<S: rvtrace_ingress::RecordSink>(
+    isa: IsaConfig,
+    itype_width: u8,
+    context: Option<ContextArg>,
+    satp: u64,
+    sink: S,
+) -> IngressRecorder<S> {
+    let rec = IngressRecorder::new(isa, itype_width, sink);
+    match context {
+        Some(ContextArg::Asid) => rec.context_from_asid(satp),
+        None => rec,
+    }
+}
+
 /// `--context`: where the ingress `context` comes from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 enum ContextArg {
     /// `satp.ASID`.
     Asid,
+}
+
+/// Which observers a run has, when it has at most one of the common ones.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Only {
+    Nothing,
+    Ingress,
+    Tandem,
+    /// Any other combination: the optional observers side by side.
+    Mixed,
 }
 
 /// Optional observers compose with `Option`.
@@ -786,27 +834,54 @@ pub fn run(args: &RunArgs) -> CmdResult {
     let start = Instant::now();
     let (stop, interrupted);
     {
-        let mut recorder = Maybe(want_ingress.then(|| {
-            let rec = IngressRecorder::new(isa_cfg, args.itype_width, &mut sink);
-            match args.context {
-                Some(ContextArg::Asid) => rec.context_from_asid(satp),
-                None => rec,
-            }
-        }));
-        let mut obs = (
-            &mut pcs,
+        // The common runs (nothing, the binary ingress stream, the tandem trace) run with their
+        // one observer, without the per-event checks of the optional ones.
+        let alone = pcs.0.is_none() && !args.stats;
+        let only = match (alone, want_ingress, tandem.0.is_some()) {
+            (true, false, false) => Only::Nothing,
+            (true, true, false) => Only::Ingress,
+            (true, false, true) => Only::Tandem,
+            _ => Only::Mixed,
+        };
+        let sampler = sampler.as_mut();
+        let (width, context) = (args.itype_width, args.context);
+        (stop, interrupted) = match (only, &mut sink, &mut tandem.0) {
+            (Only::Nothing, _, _) => run_interruptible(&mut hart, &mut (), max_insns, sampler),
             (
-                &mut recorder,
-                (
-                    Maybe(args.stats.then_some((&mut stats, &mut profile))),
-                    &mut tandem,
-                ),
-            ),
-        );
-        (stop, interrupted) = run_interruptible(&mut hart, &mut obs, max_insns, sampler.as_mut());
-        if let Some(r) = &mut recorder.0 {
-            r.finish();
-        }
+                Only::Ingress,
+                IngressSink {
+                    bin: Some(w),
+                    text: None,
+                    err,
+                },
+                _,
+            ) => {
+                let mut r = recorder(isa_cfg, width, context, satp, BinSink { w, err });
+                let ended = run_interruptible(&mut hart, &mut r, max_insns, sampler);
+                r.finish();
+                ended
+            }
+            (Only::Tandem, _, Some(t)) => run_interruptible(&mut hart, t, max_insns, sampler),
+            _ => {
+                let mut recorder =
+                    Maybe(want_ingress.then(|| recorder(isa_cfg, width, context, satp, &mut sink)));
+                let mut obs = (
+                    &mut pcs,
+                    (
+                        &mut recorder,
+                        (
+                            Maybe(args.stats.then_some((&mut stats, &mut profile))),
+                            &mut tandem,
+                        ),
+                    ),
+                );
+                let ended = run_interruptible(&mut hart, &mut obs, max_insns, sampler);
+                if let Some(r) = &mut recorder.0 {
+                    r.finish();
+                }
+                ended
+            }
+        };
     }
     let elapsed = start.elapsed();
     hart.flush_output();

@@ -372,10 +372,16 @@ impl State {
     /// `sijump`, a single 16- or 32-bit instruction (the one-byte encoding).
     #[inline(always)]
     fn predicts(&self, r: &Record) -> bool {
+        r.iaddr == self.prev.next_iaddr() && self.predicts_but_address(r)
+    }
+
+    /// [`State::predicts`] but for the address: the encoding is the tag byte and, when the
+    /// address is not the predicted one, its delta.
+    #[inline(always)]
+    fn predicts_but_address(&self, r: &Record) -> bool {
         let prev = &self.prev;
         let one = (r.iretire == 2 && r.ilastsize == 1) || (r.iretire == 1 && r.ilastsize == 0);
-        one && r.iaddr == prev.next_iaddr()
-            && r.time == prev.time.wrapping_add(self.time_step)
+        one && r.time == prev.time.wrapping_add(self.time_step)
             && (r.cause | r.tval | r.ctype as u64) == 0
             && r.priv_ == prev.priv_
             && r.context == prev.context
@@ -473,6 +479,30 @@ fn encode_record(out: &mut Vec<u8>, st: &mut State, r: &Record) {
 fn encode_predicted(out: &mut Vec<u8>, st: &mut State, r: &Record) {
     let class = if r.iretire == 2 { SIZE_32 } else { SIZE_16 };
     out.push(r.itype.code() & 0x0f | class << TAG_SIZE_SHIFT);
+    advance_predicted(st, r);
+}
+
+/// Appends the encoding of `r`, which `st` predicts but for its address
+/// ([`State::predicts_but_address`]): the tag byte, and the address delta if the address is not
+/// the predicted one (what [`encode_record`] writes for it). Advances `st` as
+/// [`encode_predicted`].
+#[inline(always)]
+fn encode_near(out: &mut Vec<u8>, st: &mut State, r: &Record) {
+    let class = if r.iretire == 2 { SIZE_32 } else { SIZE_16 };
+    let tag = r.itype.code() & 0x0f | class << TAG_SIZE_SHIFT;
+    let pred_iaddr = st.prev.next_iaddr();
+    if r.iaddr == pred_iaddr {
+        out.push(tag);
+    } else {
+        out.push(tag | TAG_ADDR);
+        put_u64(out, zigzag(r.iaddr.wrapping_sub(pred_iaddr) as i64));
+    }
+    advance_predicted(st, r);
+}
+
+/// The prediction fields of `st` after `r` (the time step stays: `r` has the predicted time).
+#[inline(always)]
+fn advance_predicted(st: &mut State, r: &Record) {
     let prev = &mut st.prev;
     prev.iaddr = r.iaddr;
     prev.iretire = r.iretire;
@@ -627,29 +657,40 @@ impl<W: Write> IngressWriter<W> {
         Ok(())
     }
 
-    /// Appends one record that the caller knows to be the one the format predicts from the
-    /// previous record written (the one-byte case of the [module doc](self): one 16- or 32-bit
-    /// instruction at the address after the previous record, at the previous time plus the
-    /// previous time step, same `priv` and `context`, `cause`, `tval`, `ctype` 0, no `sijump`;
-    /// any `itype`). The same bytes as [`write`](Self::write), for less work: a producer that
-    /// tracks the prediction itself (`rvtrace_sim::ingress::IngressRecorder`) skips the
-    /// comparisons. A record that is not predicted is a caller bug (checked in debug builds).
-    /// The block's prediction state is reset at the start of every block, so the first two
-    /// records of a block (the second one's time step is measured from the first) take the
-    /// general path.
+    /// Appends one record that the caller knows to be one the format predicts from the
+    /// previous record written, but for its address: one 16- or 32-bit instruction at the
+    /// previous time plus the previous time step, same `priv` and `context`, `cause`, `tval`,
+    /// `ctype` 0, no `sijump`; any `itype`, any address (the [module doc](self): a tag byte,
+    /// and the address delta when the address is not the one after the previous record). The
+    /// same bytes as [`write`](Self::write), for less work: a producer that tracks the
+    /// prediction itself (`rvtrace_sim::ingress::IngressRecorder`) skips the comparisons. A
+    /// record that is not predicted so is a caller bug (checked in debug builds). The block's
+    /// prediction state is reset at the start of every block, so the first two records of a
+    /// block (the second one's time step is measured from the first) take the general path.
     #[inline(always)]
     pub fn write_predicted(&mut self, rec: &Record) -> io::Result<()> {
         if self.count < 2 {
-            return self.write(rec);
+            return self.write_first(*rec);
         }
-        debug_assert!(self.state.predicts(rec), "not the predicted record: {rec}");
-        encode_predicted(&mut self.block, &mut self.state, rec);
+        debug_assert!(
+            self.state.predicts_but_address(rec),
+            "not a predicted record: {rec}"
+        );
+        encode_near(&mut self.block, &mut self.state, rec);
         self.count += 1;
         self.total += 1;
         if self.block.len() >= BLOCK_HEADER + self.target {
-            self.flush_block()?;
+            return self.flush_block();
         }
         Ok(())
+    }
+
+    /// [`write`](Self::write) for the first records of a block, out of the predicted path (the
+    /// record by value: the caller then needs no copy of it in memory).
+    #[cold]
+    #[inline(never)]
+    fn write_first(&mut self, rec: Record) -> io::Result<()> {
+        self.write(&rec)
     }
 
     /// Appends records.
@@ -662,6 +703,8 @@ impl<W: Write> IngressWriter<W> {
         self.total
     }
 
+    #[cold]
+    #[inline(never)]
     fn flush_block(&mut self) -> io::Result<()> {
         let len = (self.block.len() - BLOCK_HEADER) as u32;
         self.block[0..4].copy_from_slice(&len.to_le_bytes());

@@ -169,8 +169,9 @@ pub trait RecordSink {
     fn record(&mut self, r: &Record);
 
     /// One record that the [`binary`] format predicts from the previous record given to this
-    /// sink ([`IngressWriter::write_predicted`] says which: a single instruction that continues
-    /// the previous record's address, time step, privilege and context, with no trap fields).
+    /// sink but for its address ([`IngressWriter::write_predicted`] says which: a single
+    /// instruction that continues the previous record's time step, privilege and context, with
+    /// no trap fields).
     /// `r` is the complete record; the default is [`record`](Self::record).
     #[inline(always)]
     fn predicted(&mut self, r: &Record) {

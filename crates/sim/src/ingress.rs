@@ -46,23 +46,27 @@ struct AsidContext {
 /// back until the next event, so that [`IngressRecorder::finish`] can turn a final call (the
 /// program's exit) into a plain row; every other record goes out at once.
 ///
-/// The common instruction (sequential, no trap, same privilege and context, time one step on)
-/// is the record the binary format predicts from the previous one: the recorder tracks that
-/// prediction (`pred_*`) and hands such records to [`RecordSink::predicted`], which a binary
-/// writer encodes without comparing (one byte, a few host instructions). `FAST = false` (the
+/// The common instruction (no trap, same privilege and context, time one step on, no `sijump`
+/// to compute) is a record the binary format predicts from the previous one but for its
+/// address: the recorder tracks that prediction (`pred_*`) and hands such records to
+/// [`RecordSink::predicted`], which a binary writer encodes without comparing (a tag byte, and
+/// the address delta after a jump: a few host instructions). `FAST = false` (the
 /// [`IngressRecorder::general`] recorder, for tests) sends every record through the general path.
 pub struct IngressRecorder<S: RecordSink, const FAST: bool = true> {
     sink: S,
     itype_width: u8,
     isa: IsaConfig,
     pending: Option<(Record, bool)>,
+    /// The `itype` of a predicted record by control-flow class and taken (`[class][taken]`),
+    /// `None` for the classes whose record takes the full path (uninferable jumps, which may
+    /// need `sijump`).
+    fast_itype: [[Option<Itype>; 2]; 16],
     prev_bits: Option<u32>,
     /// `context` from `satp.ASID`, if asked for.
     asid: Option<AsidContext>,
-    /// The address the binary format predicts for the next record (the previous record's
-    /// `iaddr + 2 * iretire`), or 1 (no instruction's address) when the next record must take
-    /// the full path: a held-back record, a context change to report.
-    pred_pc: u64,
+    /// The next record must take the full path: a held-back record, a context change to
+    /// report, a `satp` write.
+    full_next: bool,
     /// The time the format predicts for the next record (`time_step` after the previous
     /// record's time, which is the `mtime` of the last retired instruction: a trap retires
     /// nothing, so time has not moved).
@@ -95,14 +99,22 @@ impl<S: RecordSink> IngressRecorder<S, false> {
 
 impl<S: RecordSink, const FAST: bool> IngressRecorder<S, FAST> {
     fn with_path(isa: IsaConfig, itype_width: u8, sink: S) -> Self {
+        let mut fast_itype = [[None; 2]; 16];
+        for c in CfClass::ALL {
+            for taken in [false, true] {
+                fast_itype[c as usize][taken as usize] =
+                    (!c.is_uninferable()).then(|| c.etrace_itype(taken, itype_width));
+            }
+        }
         IngressRecorder {
+            fast_itype,
             sink,
             itype_width,
             isa,
             pending: None,
             prev_bits: None,
             asid: None,
-            pred_pc: 1,
+            full_next: true,
             pred_time: 0,
             time_step: 0,
             pred_priv: 0,
@@ -145,11 +157,7 @@ impl<S: RecordSink, const FAST: bool> IngressRecorder<S, FAST> {
         self.pred_priv = hart_priv;
         self.last_context = rec.context;
         let context_due = self.asid.is_some_and(|a| a.current != a.reported);
-        self.pred_pc = if serviced || context_due {
-            1
-        } else {
-            rec.next_iaddr()
-        };
+        self.full_next = serviced || context_due;
         if serviced {
             self.pending = Some((rec, true));
         } else {
@@ -158,9 +166,10 @@ impl<S: RecordSink, const FAST: bool> IngressRecorder<S, FAST> {
         }
     }
 
-    /// Any retired instruction, the general path.
+    /// Any retired instruction, the general path. (The event by value: the fast path then
+    /// needs no copy of it in memory.)
     #[inline(never)]
-    fn retire_full(&mut self, ev: &Retired, taken: bool) {
+    fn retire_full(&mut self, ev: Retired, taken: bool) {
         let mut rec = Record {
             iaddr: ev.pc,
             iretire: ev.len as u32 / 2,
@@ -223,25 +232,22 @@ impl<S: RecordSink, const FAST: bool> Observer for IngressRecorder<S, FAST> {
     #[inline(always)]
     fn retire(&mut self, ev: &Retired) {
         let taken = ev.next_pc != ev.pc.wrapping_add(ev.len as u64);
-        // The predicted record (see the type's doc): no trap, no serviced call, an itype that
-        // needs no address (0, or 4 a non-taken branch) and nothing else that changed.
-        if FAST
-            && ev.pc == self.pred_pc
-            && ev.mtime == self.pred_time
-            && ev.priv_ == self.pred_priv
-            && ev.trap.is_none()
-            && ev.serviced.is_none()
-            && (ev.class == CfClass::None || (ev.class == CfClass::Branch && !taken))
-        {
+        // A predicted record (see the type's doc): no trap, no serviced call, nothing else
+        // that changed, and no `sijump` to work out (not an uninferable jump).
+        let fast_itype = self.fast_itype[ev.class as usize & 15][taken as usize];
+        if let (true, Some(itype)) = (
+            FAST && !self.full_next
+                && ev.mtime == self.pred_time
+                && ev.priv_ == self.pred_priv
+                && ev.trap.is_none()
+                && ev.serviced.is_none(),
+            fast_itype,
+        ) {
             let rec = Record {
                 iaddr: ev.pc,
                 iretire: ev.len as u32 / 2,
                 ilastsize: if ev.len == 4 { 1 } else { 0 },
-                itype: if ev.class == CfClass::None {
-                    Itype::None
-                } else {
-                    Itype::NonTakenBranch
-                },
+                itype,
                 priv_: self.last_priv,
                 context: self.last_context,
                 time: ev.mtime,
@@ -249,12 +255,11 @@ impl<S: RecordSink, const FAST: bool> Observer for IngressRecorder<S, FAST> {
             };
             self.sink.predicted(&rec);
             self.records += 1;
-            self.pred_pc = ev.pc.wrapping_add(ev.len as u64);
             self.pred_time = ev.mtime.wrapping_add(self.time_step);
             self.prev_bits = Some(ev.insn);
             return;
         }
-        self.retire_full(ev, taken);
+        self.retire_full(*ev, taken);
     }
 
     fn trap(&mut self, ev: &TrapInfo) {
@@ -286,7 +291,7 @@ impl<S: RecordSink, const FAST: bool> Observer for IngressRecorder<S, FAST> {
             if let Some(a) = &mut self.asid {
                 a.written = Some(satp_asid(self.isa.xlen, value));
                 // The writing instruction's record takes the full path, which applies it.
-                self.pred_pc = 1;
+                self.full_next = true;
             }
         }
     }

@@ -684,6 +684,204 @@ pub fn encode_record(r: &Record, p: &Params, out: &mut Vec<u8>) {
     }
 }
 
+/// Field widths in bytes, computed once from [`Params`] (chapter 3: XLEN, FLEN and MLEN fields
+/// are rounded up to whole bytes).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Layout {
+    /// Bytes of an XLEN field.
+    pub xbytes: usize,
+    /// Bytes of an FLEN field.
+    pub fbytes: usize,
+    /// Bytes of an MLEN field.
+    pub mbytes: usize,
+    /// Identifier written for the pc ([`Params::pc_ident`]).
+    pub pc_ident: u8,
+}
+
+impl Layout {
+    /// The layout of valid parameters ([`Params::validate`]: no field wider than 8 bytes).
+    pub fn new(p: &Params) -> Layout {
+        Layout {
+            xbytes: p.xbytes().min(8),
+            fbytes: p.fbytes().min(8),
+            mbytes: p.mbytes().min(8),
+            pc_ident: p.pc_ident,
+        }
+    }
+}
+
+/// An output buffer that records are encoded straight into, the producer's fast encoder: the
+/// same bytes as [`encode_record`] (the reference; tests compare the two), with no capacity
+/// check per byte. A field of `n` bytes is stored as 8 bytes and the position advanced by `n`
+/// (the bytes past it are overwritten by what follows), so [`OutBuf::put`] needs at least
+/// [`OutBuf::SLACK`] bytes beyond the position: the owner drains the buffer once
+/// [`OutBuf::full`] says so, at the latest after every [`OutBuf::SLACK`] bytes of records.
+pub struct OutBuf {
+    bytes: Vec<u8>,
+    pos: usize,
+    cap: usize,
+}
+
+impl OutBuf {
+    /// Bytes kept free beyond the capacity: enough for any group of at most 8 records of up to
+    /// 24 bytes each (the largest record, a memory request with MLEN and data, is 18).
+    pub const SLACK: usize = 256;
+
+    /// A buffer that reports [`OutBuf::full`] once `cap` bytes are in it.
+    pub fn new(cap: usize) -> OutBuf {
+        OutBuf {
+            bytes: vec![0; cap + Self::SLACK],
+            pos: 0,
+            cap,
+        }
+    }
+
+    /// The bytes encoded since the last [`OutBuf::clear`].
+    pub fn filled(&self) -> &[u8] {
+        &self.bytes[..self.pos]
+    }
+
+    /// Forget the bytes encoded.
+    pub fn clear(&mut self) {
+        self.pos = 0;
+    }
+
+    /// The capacity is reached: drain the buffer before encoding more than
+    /// [`OutBuf::SLACK`] bytes.
+    #[inline(always)]
+    pub fn full(&self) -> bool {
+        self.pos >= self.cap
+    }
+
+    /// Append the bytes of `r` (as [`encode_record`] does).
+    #[inline(always)]
+    pub fn put(&mut self, r: &Record, l: &Layout) {
+        let mut g = self.group();
+        g.put(r, l);
+        g.done();
+    }
+
+    /// A writer for up to [`OutBuf::SLACK`] bytes of records at the position (one group of
+    /// the producer's fast path); [`Group::done`] keeps them.
+    #[inline(always)]
+    pub fn group(&mut self) -> Group<'_> {
+        let (dst, _) = self.bytes[self.pos..]
+            .split_first_chunk_mut::<{ Self::SLACK }>()
+            .expect("OutBuf keeps SLACK bytes beyond its capacity");
+        Group {
+            dst,
+            k: 0,
+            pos: &mut self.pos,
+        }
+    }
+}
+
+/// Records being encoded into an [`OutBuf`] ([`OutBuf::group`]): the cursor is a local, so the
+/// bytes written do not make the compiler reload it.
+pub struct Group<'a> {
+    dst: &'a mut [u8; OutBuf::SLACK],
+    k: usize,
+    pos: &'a mut usize,
+}
+
+impl Group<'_> {
+    /// Keep the bytes written.
+    #[inline(always)]
+    pub fn done(self) {
+        *self.pos += self.k;
+    }
+
+    #[inline(always)]
+    fn byte(&mut self, b: u8) {
+        self.dst[self.k] = b;
+        self.k += 1;
+    }
+
+    /// The low `n` (at most 8) bytes of `v`, little-endian.
+    #[inline(always)]
+    fn le(&mut self, v: u64, n: usize) {
+        self.dst[self.k..self.k + 8].copy_from_slice(&v.to_le_bytes());
+        self.k += n;
+    }
+
+    /// Opcode and two bytes (a register address, a state identifier and a byte, ...).
+    #[inline(always)]
+    fn op_u16(&mut self, op: u8, v: u16) {
+        self.le(op as u64 | (v as u64) << 8, 3);
+    }
+
+    /// Append the bytes of `r` (as [`encode_record`] does). A group holds at most
+    /// [`OutBuf::SLACK`] bytes: 8 records of any kind.
+    #[inline(always)]
+    pub fn put(&mut self, r: &Record, l: &Layout) {
+        match *r {
+            Record::BeginGroup => self.byte(op::BEGIN_GROUP),
+            Record::EndGroup => self.byte(op::END_GROUP),
+            Record::IncrPc => self.byte(op::INCR_PC),
+            Record::HartReset => self.byte(op::HART_RESET),
+            Record::StateInit => self.byte(op::STATE_INIT),
+            Record::FullReg { addr, value } => {
+                self.op_u16(op::FULL_REG, addr);
+                self.le(
+                    value,
+                    if reg::is_fpr(addr) {
+                        l.fbytes
+                    } else {
+                        l.xbytes
+                    },
+                );
+            }
+            Record::IncrRegAdd { addr, offset } => {
+                self.op_u16(op::INCR_REG_ADD, addr);
+                self.byte(offset as u8);
+            }
+            Record::IncrRegOr { addr, mask } => {
+                self.op_u16(op::INCR_REG_OR, addr);
+                self.byte(mask);
+            }
+            Record::State(s) => {
+                let (id, v, n) = match s {
+                    AddlState::Priv(v) => (state::PRIV, v as u64, 1),
+                    AddlState::Paddr(a) => (state::PADDR, a, l.mbytes),
+                    AddlState::Eaddr(a) => (state::EADDR, a, l.mbytes),
+                    AddlState::StoreData { size, value } => {
+                        (state::DATA8 + size.min(3), value, 1 << size.min(3))
+                    }
+                    AddlState::Mtime(t) => (state::MTIME, t, 8),
+                    AddlState::PcPaddr(a) => (state::PC_PADDR, a, l.mbytes),
+                    AddlState::Pc(pc) => (l.pc_ident, pc, l.xbytes),
+                };
+                self.le(op::ADDL_STATE as u64 | (id as u64) << 8, 2);
+                self.le(v, n);
+            }
+            Record::MemReq {
+                addr,
+                op: mop,
+                size,
+                data,
+            } => {
+                self.byte(op::MEM_REQ);
+                self.le(addr, l.mbytes);
+                self.byte((mop & 0xf) | (size << 4));
+                if mem_op::request_has_data(mop) {
+                    self.le(data.unwrap_or(0), 1 << size.min(3));
+                }
+            }
+            Record::MemRsp { size, result, data } => {
+                self.le(
+                    op::MEM_RSP as u64 | (((size & 0xf) | (result << 4)) as u64) << 8,
+                    2,
+                );
+                if let Some(d) = data {
+                    self.le(d, 1 << size.min(3));
+                }
+            }
+            Record::Insn16(i) => self.op_u16(op::INSN16, i),
+            Record::Insn32(i) => self.le(op::INSN32 as u64 | (i as u64) << 8, 5),
+        }
+    }
+}
+
 /// Reads records one after another from a byte slice, tracking the memory request a response
 /// belongs to and the byte offset.
 #[derive(Clone, Debug)]
@@ -756,4 +954,110 @@ pub fn decode_all(bytes: &[u8], p: &Params) -> Result<Vec<Record>, DecodeError> 
         v.push(x?.1);
     }
     Ok(v)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every kind of record with values that fill (and overflow) their fields, under every
+    /// parameter set: the fast encoder writes what the reference encoder writes, byte for byte,
+    /// also across the buffer's drains.
+    #[test]
+    fn outbuf_equals_encode_record() {
+        let values = [
+            0u64,
+            1,
+            0x7f,
+            0x80,
+            0xffff,
+            0x1234_5678,
+            0xdead_beef_cafe_f00d,
+            u64::MAX,
+        ];
+        let mut recs = vec![
+            Record::BeginGroup,
+            Record::EndGroup,
+            Record::IncrPc,
+            Record::HartReset,
+            Record::StateInit,
+        ];
+        for (k, &v) in values.iter().enumerate() {
+            let a = v as u16;
+            for addr in [
+                a,
+                reg::gpr(k as u8),
+                reg::fpr(k as u8 * 3),
+                reg::FCSR,
+                0x300,
+            ] {
+                recs.push(Record::FullReg { addr, value: v });
+                recs.push(Record::IncrRegAdd {
+                    addr,
+                    offset: v as i8,
+                });
+                recs.push(Record::IncrRegOr {
+                    addr,
+                    mask: v as u8,
+                });
+            }
+            for size in 0..=4u8 {
+                recs.push(Record::State(AddlState::StoreData { size, value: v }));
+                for mop in 0..=15u8 {
+                    for data in [None, Some(v.rotate_left(7))] {
+                        recs.push(Record::MemReq {
+                            addr: v,
+                            op: mop,
+                            size,
+                            data,
+                        });
+                        recs.push(Record::MemRsp {
+                            size,
+                            result: mop,
+                            data,
+                        });
+                    }
+                }
+            }
+            for s in [
+                AddlState::Priv(v as u8),
+                AddlState::Paddr(v),
+                AddlState::Eaddr(v),
+                AddlState::Mtime(v),
+                AddlState::PcPaddr(v),
+                AddlState::Pc(v),
+            ] {
+                recs.push(Record::State(s));
+            }
+            recs.push(Record::Insn16(v as u16));
+            recs.push(Record::Insn32(v as u32));
+        }
+        for xlen in [32, 64] {
+            for flen in [0, 32, 64] {
+                for mlen in [1, 8, 32, 34, 56, 64] {
+                    for pc_ident in [state::PC, state::PC_APPENDIX] {
+                        let p = Params {
+                            xlen,
+                            flen,
+                            mlen,
+                            pc_ident,
+                        };
+                        let want = encode_all(&recs, &p);
+                        let l = Layout::new(&p);
+                        let mut b = OutBuf::new(64);
+                        let mut got = Vec::new();
+                        for r in &recs {
+                            b.put(r, &l);
+                            if b.full() {
+                                got.extend_from_slice(b.filled());
+                                b.clear();
+                            }
+                        }
+                        got.extend_from_slice(b.filled());
+                        assert!(got == want, "{p:?}");
+                    }
+                }
+            }
+        }
+    }
 }

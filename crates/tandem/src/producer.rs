@@ -17,7 +17,7 @@
 //! accrued FP flags and `mstatus.FS` becoming dirty arrive as CSR writes. It applies no hart
 //! rule of its own.
 
-use crate::codec::{encode_record, mem_op, reg, AddlState, Params, Record};
+use crate::codec::{mem_op, reg, AddlState, Layout, OutBuf, Params, Record};
 use crate::meta::Elements;
 use rvtrace_image::Image;
 use rvtrace_isa::Xlen;
@@ -76,15 +76,17 @@ impl CodeMirror {
 
     #[inline]
     fn store(&mut self, addr: u64, size: u8, value: u64) {
-        if addr >= self.hi || addr.wrapping_add(size as u64) <= self.lo {
+        let end = addr.saturating_add(size.min(8) as u64);
+        if addr >= self.hi || end <= self.lo {
             return;
         }
-        for (k, b) in value.to_le_bytes()[..size as usize].iter().enumerate() {
-            let a = addr + k as u64;
-            for (base, data) in &mut self.segs {
-                if a >= *base && a < *base + data.len() as u64 {
-                    data[(a - *base) as usize] = *b;
-                }
+        let bytes = value.to_le_bytes();
+        for (base, data) in &mut self.segs {
+            // The part of the store that falls in this segment.
+            let (lo, hi) = (addr.max(*base), end.min(*base + data.len() as u64));
+            if lo < hi {
+                data[(lo - *base) as usize..(hi - *base) as usize]
+                    .copy_from_slice(&bytes[(lo - addr) as usize..(hi - addr) as usize]);
             }
         }
     }
@@ -108,12 +110,28 @@ impl CodeMirror {
 }
 
 /// Writes the tandem trace of a run. Create it after loading the program, before running.
-pub struct Producer<W: Write> {
+///
+/// Records are encoded straight into a 64 KiB buffer ([`OutBuf`]) written with one `write_all`
+/// when full. The common instruction (no trap, no serviced call, no CSR, FP register or
+/// privilege change, at most one integer register write and one plain load or store of 1, 2,
+/// 4 or 8 bytes) takes a fast path that writes its group without the general bookkeeping;
+/// `FAST = false` ([`Producer::general`], for tests) sends every instruction through the
+/// general path. Both write the same bytes (`tests/fast_path.rs`).
+pub struct Producer<W: Write, const FAST: bool = true> {
     p: Params,
+    layout: Layout,
     absent: Elements,
     xlen: Xlen,
+    /// `xlen` bits of ones: values of XLEN registers are masked with it.
+    xmask: u64,
+    /// The elements written (not absent), looked up once.
+    w_pc: bool,
+    w_insn: bool,
+    w_gpr: bool,
+    w_mem: bool,
+    w_eaddr: bool,
     out: W,
-    buf: Vec<u8>,
+    buf: OutBuf,
     err: Option<std::io::Error>,
     groups: u64,
     // The hart's state as the hooks report it, for the records that show a change.
@@ -126,7 +144,12 @@ pub struct Producer<W: Write> {
     mie: u64,
     mideleg: u64,
     mtime: u64,
-    // This instruction's effects so far.
+    // This instruction's effects so far: the first register write and memory access in
+    // `gpr0`/`mem0` (when `has_gpr`/`has_mem`), any more in the vectors after them.
+    has_gpr: bool,
+    gpr0: (u8, u64),
+    has_mem: bool,
+    mem0: MemAccess,
     gprs: Vec<(u8, u64)>,
     fprs: Vec<(u8, u64)>,
     csrs: Vec<(u16, u64)>,
@@ -134,6 +157,9 @@ pub struct Producer<W: Write> {
     fcsr_written: bool,
     /// `mstatus` and privilege after this instruction's `mret`/`sret` (the hart's trap_return).
     xret: Option<(u64, u8)>,
+    /// A hook reported something the fast path does not handle (a CSR or FP register write, a
+    /// trap return, a second register write or memory access, an access of another size).
+    slow: bool,
     code: CodeMirror,
 }
 
@@ -150,12 +176,37 @@ impl<W: Write> Producer<W> {
     /// A producer for `hart` (loaded with `image`, not run yet) writing to `out`. Writes the
     /// state initialization groups at once.
     pub fn new(hart: &Hart, image: &Image, opts: ProducerOptions, out: W) -> Producer<W> {
+        Self::with_path(hart, image, opts, out)
+    }
+}
+
+impl<W: Write> Producer<W, false> {
+    /// [`Producer::new`] without the fast path: every instruction takes the general path. The
+    /// trace is the same, byte for byte (tests compare them).
+    pub fn general(hart: &Hart, image: &Image, opts: ProducerOptions, out: W) -> Self {
+        Self::with_path(hart, image, opts, out)
+    }
+}
+
+impl<W: Write, const FAST: bool> Producer<W, FAST> {
+    fn with_path(hart: &Hart, image: &Image, opts: ProducerOptions, out: W) -> Self {
+        let has = |e| !opts.absent.has(e);
         let mut pr = Producer {
             p: opts.params,
+            layout: Layout::new(&opts.params),
             absent: opts.absent,
             xlen: hart.xlen,
+            xmask: match hart.xlen {
+                Xlen::Rv32 => 0xffff_ffff,
+                Xlen::Rv64 => u64::MAX,
+            },
+            w_pc: has(Elements::PC),
+            w_insn: has(Elements::INSN),
+            w_gpr: has(Elements::GPR),
+            w_mem: has(Elements::MEM),
+            w_eaddr: has(Elements::EADDR),
             out,
-            buf: Vec::with_capacity(1 << 17),
+            buf: OutBuf::new(1 << 16),
             err: None,
             groups: 0,
             x: hart.x,
@@ -167,12 +218,22 @@ impl<W: Write> Producer<W> {
             mie: hart.csr.mie,
             mideleg: hart.csr.mideleg,
             mtime: hart.mtime(),
+            has_gpr: false,
+            gpr0: (0, 0),
+            has_mem: false,
+            mem0: MemAccess {
+                addr: 0,
+                size: 0,
+                value: 0,
+                kind: MemKind::Load,
+            },
             gprs: Vec::new(),
             fprs: Vec::new(),
             csrs: Vec::new(),
             mems: Vec::new(),
             fcsr_written: false,
             xret: None,
+            slow: false,
             code: CodeMirror::new(image),
         };
         if !pr.absent.has(Elements::INIT) {
@@ -200,31 +261,32 @@ impl<W: Write> Producer<W> {
         meta
     }
 
+    /// Encode `r` (the general path: the buffer is drained whenever it is full, so that a
+    /// group of any size fits).
     #[inline(always)]
     fn rec(&mut self, r: Record) {
-        encode_record(&r, &self.p, &mut self.buf);
+        self.buf.put(&r, &self.layout);
+        if self.buf.full() {
+            self.flush_buf();
+        }
     }
 
     #[inline(always)]
     fn xv(&self, v: u64) -> u64 {
-        match self.xlen {
-            Xlen::Rv32 => v & 0xffff_ffff,
-            Xlen::Rv64 => v,
-        }
+        v & self.xmask
     }
 
     #[inline(always)]
     fn end_group(&mut self) {
         self.rec(Record::EndGroup);
         self.groups += 1;
-        if self.buf.len() >= 1 << 16 {
-            self.flush_buf();
-        }
     }
 
+    #[cold]
+    #[inline(never)]
     fn flush_buf(&mut self) {
         if self.err.is_none() {
-            if let Err(e) = self.out.write_all(&self.buf) {
+            if let Err(e) = self.out.write_all(self.buf.filled()) {
                 self.err = Some(e);
             }
         }
@@ -496,45 +558,109 @@ impl<W: Write> Producer<W> {
     }
 
     fn clear_pending(&mut self) {
+        self.has_gpr = false;
+        self.has_mem = false;
         self.gprs.clear();
         self.fprs.clear();
         self.csrs.clear();
         self.mems.clear();
         self.fcsr_written = false;
         self.xret = None;
-    }
-}
-
-impl<W: Write> Observer for Producer<W> {
-    #[inline]
-    fn gpr_write(&mut self, rd: u8, value: u64) {
-        self.gprs.push((rd, value));
+        self.slow = false;
     }
 
-    #[inline]
-    fn fpr_write(&mut self, rd: u8, value: u64) {
-        self.fprs.push((rd, value));
-    }
-
-    #[inline]
-    fn csr_write(&mut self, csr: u16, value: u64) {
-        self.csrs.push((csr, value));
-    }
-
-    #[inline]
-    fn trap_return(&mut self, mstatus: u64, to_priv: u8) {
-        self.xret = Some((mstatus, to_priv));
-    }
-
-    #[inline]
-    fn mem_access(&mut self, acc: &MemAccess) {
-        self.mems.push(*acc);
-        if acc.kind == MemKind::Store {
-            self.code.store(acc.addr, acc.size, acc.value);
+    /// The group of the common instruction (see the type's doc), what [`Self::retire_general`]
+    /// writes for it: with no CSR, FP register, trap or privilege change, `fcsr`, `mstatus`
+    /// and the privilege stay as they were, so their records are never due.
+    #[inline(always)]
+    fn retire_fast(&mut self, ev: &Retired) {
+        self.mtime = ev.mtime;
+        let l = &self.layout;
+        let mut g = self.buf.group();
+        g.put(&Record::BeginGroup, l);
+        if self.w_pc {
+            let next = ev.next_pc & self.xmask;
+            if next == ev.pc.wrapping_add(ev.len as u64) & self.xmask {
+                g.put(&Record::IncrPc, l);
+            } else {
+                g.put(&Record::State(AddlState::Pc(next)), l);
+            }
         }
+        if self.w_insn {
+            if ev.len == 2 {
+                g.put(&Record::Insn16(ev.insn as u16), l);
+            } else {
+                g.put(&Record::Insn32(ev.insn), l);
+            }
+        }
+        if self.has_gpr {
+            let (rd, v) = self.gpr0;
+            self.x[rd as usize] = v;
+            if self.w_gpr {
+                g.put(
+                    &Record::FullReg {
+                        addr: reg::gpr(rd),
+                        value: v & self.xmask,
+                    },
+                    l,
+                );
+            }
+        }
+        if self.has_mem {
+            let m = &self.mem0;
+            if self.w_eaddr {
+                g.put(&Record::State(AddlState::Eaddr(m.addr)), l);
+            }
+            if self.w_mem {
+                // One access of 1, 2, 4 or 8 bytes (`mem_access` made others slow).
+                let size = size_code(m.size);
+                let v = crate::codec::mask_bits(m.value, 8 * m.size as u32);
+                let (op, req, rsp) = match m.kind {
+                    MemKind::Load => (mem_op::LOAD, None, Some(v)),
+                    MemKind::Store => (mem_op::STORE, Some(v), None),
+                };
+                g.put(
+                    &Record::MemReq {
+                        addr: m.addr,
+                        op,
+                        size,
+                        data: req,
+                    },
+                    l,
+                );
+                g.put(
+                    &Record::MemRsp {
+                        size,
+                        result: 0,
+                        data: rsp,
+                    },
+                    l,
+                );
+            }
+        }
+        g.put(&Record::EndGroup, l);
+        g.done();
+        self.groups += 1;
+        if self.buf.full() {
+            self.flush_buf();
+        }
+        self.has_gpr = false;
+        self.has_mem = false;
     }
 
-    fn retire(&mut self, ev: &Retired) {
+    /// Any retired instruction: every record the instruction's effects call for.
+    /// (The event by value: the fast path then needs no copy of it in memory.)
+    #[inline(never)]
+    fn retire_general(&mut self, ev: Retired) {
+        // The first register write and memory access join the others (see the fields).
+        if self.has_gpr {
+            self.gprs.insert(0, self.gpr0);
+            self.has_gpr = false;
+        }
+        if self.has_mem {
+            self.mems.insert(0, self.mem0);
+            self.has_mem = false;
+        }
         let ms_before = self.xv(mstatus::read(self.mstatus, self.xlen));
         let (priv_before, fcsr_before) = (self.priv_, self.fcsr());
         self.mtime = ev.mtime;
@@ -700,6 +826,67 @@ impl<W: Write> Observer for Producer<W> {
         self.mem_records(ev.insn, ev.serviced.is_some(), rs1v, rs2v);
         self.end_group();
         self.clear_pending();
+    }
+}
+
+impl<W: Write, const FAST: bool> Observer for Producer<W, FAST> {
+    #[inline(always)]
+    fn gpr_write(&mut self, rd: u8, value: u64) {
+        if !self.has_gpr {
+            self.gpr0 = (rd, value);
+            self.has_gpr = true;
+        } else {
+            self.slow = true;
+            self.gprs.push((rd, value));
+        }
+    }
+
+    #[inline]
+    fn fpr_write(&mut self, rd: u8, value: u64) {
+        self.slow = true;
+        self.fprs.push((rd, value));
+    }
+
+    #[inline]
+    fn csr_write(&mut self, csr: u16, value: u64) {
+        self.slow = true;
+        self.csrs.push((csr, value));
+    }
+
+    #[inline]
+    fn trap_return(&mut self, mstatus: u64, to_priv: u8) {
+        self.slow = true;
+        self.xret = Some((mstatus, to_priv));
+    }
+
+    #[inline(always)]
+    fn mem_access(&mut self, acc: &MemAccess) {
+        if !self.has_mem {
+            self.mem0 = *acc;
+            self.has_mem = true;
+            self.slow |= !matches!(acc.size, 1 | 2 | 4 | 8);
+        } else {
+            self.slow = true;
+            self.mems.push(*acc);
+        }
+        if acc.kind == MemKind::Store {
+            self.code.store(acc.addr, acc.size, acc.value);
+        }
+    }
+
+    #[inline(always)]
+    fn retire(&mut self, ev: &Retired) {
+        // AMOs (opcode 0x2f) have their own records; serviced calls write what the call did.
+        if FAST
+            && !self.slow
+            && ev.trap.is_none()
+            && ev.serviced.is_none()
+            && ev.insn & 0x7f != 0x2f
+        {
+            self.retire_fast(ev);
+        } else {
+            self.retire_general(*ev);
+        }
     }
 
     fn trap(&mut self, t: &TrapInfo) {
