@@ -673,30 +673,13 @@ pub fn decode(a: &DecodeArgs) -> CmdResult {
     }
     let isa = rvtrace_isa::IsaConfig::new(xlen);
     let dopts = DecoderOptions::from_config(&cfg, isa);
-    let mut pcs = match &a.pcs {
-        Some(p) => Some(PcWriter::with_format(
-            &image,
-            report::Output::create(p)?,
-            a.pcs_format.flow(),
-        )),
-        None => None,
-    };
-    let mut flow = match &a.flow {
-        Some(p) => Some(FlowText::new(&image, report::Output::create(p)?)),
-        None => None,
-    };
     let mut brstack = crate::brstack::FlowOut::new(&a.brstack, &image, xlen)?;
     let syms = a.text.symbols(&elfs)?;
     let mut text = crate::text_out::TextOut::new(&a.text, &image, syms.as_ref(), xlen)?;
     let mut warnings = report::Warnings::new(a.trace.display(), a.max_warnings);
     let mut first_error: Option<LossReason> = None;
-    let mut sink = |e: &FlowElement| {
-        if let Some(w) = pcs.as_mut() {
-            w.element(e);
-        }
-        if let Some(f) = flow.as_mut() {
-            f.element(e);
-        }
+    // The losses (warnings) and the outputs that keep state across elements.
+    let mut other = |e: &FlowElement| {
         if let Some(b) = brstack.as_mut() {
             b.element(e);
         }
@@ -713,26 +696,65 @@ pub fn decode(a: &DecodeArgs) -> CmdResult {
         }
     };
     let cannot_read = |e| Failure::Tool(format!("{}: cannot read: {e}", a.trace.display()));
-    let st = if a.jobs > 1 {
+    let (st, pcs_out, flow_out) = if a.jobs > 1 {
         let mut all = data;
         std::io::Read::read_to_end(&mut input, &mut all).map_err(cannot_read)?;
-        let chunk = rvtrace_flow::chunk::chunk_bytes();
-        let jobs = a.jobs as usize;
-        rvtrace_etrace::scan::decode_parallel(&image, dopts, &all, chunk, jobs, &mut sink).1
+        let mut outs = crate::parallel::Outputs::create(
+            a.pcs.as_deref(),
+            a.pcs_format.flow(),
+            a.flow.as_deref(),
+        )?;
+        let keep =
+            !crate::brstack::decode_outputs(&a.brstack).is_empty() || !a.text.outputs().is_empty();
+        let parts = outs.parts(&image, keep);
+        let (_, st, _) = rvtrace_etrace::scan::decode_parallel_to(
+            &image,
+            dopts,
+            &all,
+            rvtrace_flow::chunk::chunk_bytes(),
+            a.jobs as usize,
+            || parts.part(),
+            |p| outs.write(p, &parts, &mut other),
+        )
+        .map_err(|e| format!("{}: {e}", a.trace.display()))?;
+        let (p, f) = outs.finish();
+        (st, p, f)
     } else {
+        let mut pcs = match &a.pcs {
+            Some(p) => Some(PcWriter::with_format(
+                &image,
+                report::Output::create(p)?,
+                a.pcs_format.flow(),
+            )),
+            None => None,
+        };
+        let mut flow = match &a.flow {
+            Some(p) => Some(FlowText::new(&image, report::Output::create(p)?)),
+            None => None,
+        };
+        let mut sink = |e: &FlowElement| {
+            if let Some(w) = pcs.as_mut() {
+                w.element(e);
+            }
+            if let Some(f) = flow.as_mut() {
+                f.element(e);
+            }
+            other(e);
+        };
         let mut dec = Decoder::with_options(&image, dopts);
         let whole = std::io::Read::chain(std::io::Cursor::new(&data), input);
         rvtrace_flow::decode_read(&mut dec, whole, &mut sink).map_err(cannot_read)?;
-        dec.stats
+        (
+            dec.stats,
+            pcs.map(PcWriter::finish),
+            flow.map(FlowText::finish),
+        )
     };
     warnings.finish();
-    if let Some(w) = pcs {
-        let out = w.finish().map_err(|e| Failure::io("writing --pcs", e))?;
-        out.finish()?;
-    }
-    if let Some(f) = flow {
-        let out = f.finish().map_err(|e| Failure::io("writing --flow", e))?;
-        out.finish()?;
+    for (out, name) in [(pcs_out, "writing --pcs"), (flow_out, "writing --flow")] {
+        if let Some(out) = out {
+            out.map_err(|e| Failure::io(name, e))?.finish()?;
+        }
     }
     if let Some(b) = brstack {
         b.finish()?;

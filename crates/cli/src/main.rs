@@ -13,6 +13,7 @@ mod export;
 mod isa_arg;
 mod kind;
 mod ntrace;
+mod parallel;
 mod perf;
 mod progress;
 mod query;

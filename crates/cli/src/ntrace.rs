@@ -1,7 +1,9 @@
 //! `rvtrace dump|encode|decode ntrace`: N-Trace (`rvtrace-ntrace`).
 
+use crate::parallel;
 use crate::report::{self, CmdResult, Failure, Output, Warnings};
 use rvtrace_flow::{loss_text, FlowElement, FlowSink, FlowText, LossReason, PcWriter};
+use rvtrace_image::Image;
 use rvtrace_ingress::pcseq::PcseqReader;
 use rvtrace_ingress::{IngressReader, Record};
 use rvtrace_isa::Xlen;
@@ -310,6 +312,12 @@ pub struct DecodeArgs {
     /// and the chunks decoded in parallel; the output is the same as with one.
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=1024))]
     jobs: u64,
+    /// Decode every hart of a trace of several (messages with SRC fields: needs --src-bits),
+    /// each SRC's messages as one hart's trace, on up to --jobs threads: `{hart}` in the paths
+    /// of --pcs and --flow is replaced by the SRC (decimal), one file per hart; --stats prints
+    /// one line per hart.
+    #[arg(long, conflicts_with_all = ["src_id", "brstack", "text", "call_trace"])]
+    all_harts: bool,
     #[command(flatten)]
     opts: DecodeOpts,
     #[command(flatten)]
@@ -731,6 +739,23 @@ pub fn decode(a: &DecodeArgs) -> CmdResult {
     let t = &a.trace;
     let (mut cfg, m, link) = decoder_config(t, a.no_meta, &a.opts, xlen)?;
     let sm = m.as_ref();
+    // --all-harts: the harts' SRCs, and the first one's messages for the link rule's search.
+    let mut harts = None;
+    if a.all_harts {
+        if cfg.codec.src_bits == 0 {
+            return Err(Failure::Usage(
+                "--all-harts needs --src-bits (the width of the messages' SRC field)".into(),
+            ));
+        }
+        input.keep_all()?;
+        let data = match &input.stdin {
+            Some(d) => d.clone(),
+            None => report::read_input(t)?,
+        };
+        let srcs = rvtrace_ntrace::scan::sources(&data, cfg.codec.src_bits);
+        cfg.src = srcs.first().copied();
+        harts = Some((data, srcs));
+    }
     cfg.link = match link {
         Some(l) => l,
         None => {
@@ -754,24 +779,16 @@ pub fn decode(a: &DecodeArgs) -> CmdResult {
             link
         }
     };
-    let mut pcs = match &a.pcs {
-        Some(p) => Some(PcWriter::with_format(
-            &image,
-            Output::create(p)?,
-            a.pcs_format.flow(),
-        )),
-        None => None,
-    };
-    let mut flow = match &a.flow {
-        Some(p) => Some(FlowText::new(&image, Output::create(p)?)),
-        None => None,
-    };
+    if let Some((data, srcs)) = harts {
+        return decode_harts(a, &image, cfg, &data, &srcs, &inputs);
+    }
     let mut brstack = crate::brstack::FlowOut::new(&a.brstack, &image, xlen)?;
     let syms = a.text.symbols(&a.elf)?;
     let mut text = crate::text_out::TextOut::new(&a.text, &image, syms.as_ref(), xlen)?;
     let mut warnings = Warnings::new(t.display(), a.max_warnings);
     let mut fifo_lost = false;
-    let mut sink = |e: &FlowElement| {
+    // The losses (warnings) and the outputs that keep state across elements.
+    let mut other = |e: &FlowElement| {
         if let FlowElement::Loss {
             offset,
             skipped,
@@ -781,46 +798,64 @@ pub fn decode(a: &DecodeArgs) -> CmdResult {
             fifo_lost |= matches!(reason, LossReason::Overflow(_));
             warnings.warn(loss_text(*offset, *skipped, reason));
         }
-        if let Some(w) = pcs.as_mut() {
-            w.element(e);
-        }
-        if let Some(w) = flow.as_mut() {
-            w.element(e);
-        }
         if let Some(b) = brstack.as_mut() {
             b.element(e);
         }
         text.element(e);
     };
-    let st = if a.jobs > 1 {
+    let (st, pcs_out, flow_out) = if a.jobs > 1 {
         let data = report::read_input(t)?;
-        let (st, _) = rvtrace_ntrace::scan::decode_parallel(
+        let mut outs =
+            parallel::Outputs::create(a.pcs.as_deref(), a.pcs_format.flow(), a.flow.as_deref())?;
+        let keep =
+            !crate::brstack::decode_outputs(&a.brstack).is_empty() || !a.text.outputs().is_empty();
+        let parts = outs.parts(&image, keep);
+        let (st, _) = rvtrace_ntrace::scan::decode_parallel_to(
             &image,
             cfg,
             &data,
             rvtrace_flow::chunk::chunk_bytes(),
             a.jobs as usize,
-            &mut sink,
-        );
-        st.into()
+            || parts.part(),
+            |p| outs.write(p, &parts, &mut other),
+        )
+        .map_err(|e| format!("{}: {e}", t.display()))?;
+        let (p, f) = outs.finish();
+        (st.into(), p, f)
     } else {
+        let mut pcs = match &a.pcs {
+            Some(p) => Some(PcWriter::with_format(
+                &image,
+                Output::create(p)?,
+                a.pcs_format.flow(),
+            )),
+            None => None,
+        };
+        let mut flow = match &a.flow {
+            Some(p) => Some(FlowText::new(&image, Output::create(p)?)),
+            None => None,
+        };
+        let mut sink = |e: &FlowElement| {
+            other(e);
+            if let Some(w) = pcs.as_mut() {
+                w.element(e);
+            }
+            if let Some(w) = flow.as_mut() {
+                w.element(e);
+            }
+        };
         let mut dec = Decoder::new(&image, cfg);
-        rvtrace_flow::decode_read(&mut dec, input.reader()?, &mut sink)
-            .map_err(|e| format!("{}: cannot read: {e}", t.display()))?
+        let st = rvtrace_flow::decode_read(&mut dec, input.reader()?, &mut sink)
+            .map_err(|e| format!("{}: cannot read: {e}", t.display()))?;
+        (st, pcs.map(PcWriter::finish), flow.map(FlowText::finish))
     };
     warnings.finish();
     debug_assert_eq!(warnings.total(), st.losses, "one count of losses");
-    if let (Some(w), Some(p)) = (pcs, &a.pcs) {
-        let out = w
-            .finish()
-            .map_err(|e| Failure::io(format_args!("writing {}", p.display()), e))?;
-        out.finish()?;
-    }
-    if let (Some(w), Some(p)) = (flow, &a.flow) {
-        let out = w
-            .finish()
-            .map_err(|e| Failure::io(format_args!("writing {}", p.display()), e))?;
-        out.finish()?;
+    for (out, p) in [(pcs_out, &a.pcs), (flow_out, &a.flow)] {
+        if let (Some(out), Some(p)) = (out, p) {
+            out.map_err(|e| Failure::io(format_args!("writing {}", p.display()), e))?
+                .finish()?;
+        }
     }
     if let Some(b) = brstack {
         b.finish()?;
@@ -855,4 +890,145 @@ pub fn decode(a: &DecodeArgs) -> CmdResult {
         );
     }
     Ok(report::status(st.losses == 0))
+}
+
+/// `{hart}` in an output path replaced by the SRC `src`.
+fn hart_path(p: &Path, src: u16) -> PathBuf {
+    PathBuf::from(p.to_string_lossy().replace("{hart}", &src.to_string()))
+}
+
+/// `decode ntrace --all-harts`: each SRC in `srcs` decoded on its own (the decoder skips the
+/// other SRCs' messages, N-Trace 6.2), to its own `--pcs`/`--flow` files, the harts on up to
+/// `--jobs` threads; warnings name the SRC, `--stats` prints a line per hart.
+fn decode_harts(
+    a: &DecodeArgs,
+    image: &Image,
+    cfg: DecoderConfig,
+    data: &[u8],
+    srcs: &[u16],
+    inputs: &[&Path],
+) -> CmdResult {
+    let t = &a.trace;
+    let paths = [("--pcs", &a.pcs), ("--flow", &a.flow)];
+    for (opt, p) in paths {
+        if let Some(p) = p
+            .as_ref()
+            .filter(|p| !p.to_string_lossy().contains("{hart}"))
+        {
+            return Err(Failure::Usage(format!(
+                "--all-harts writes one {opt} file per hart: put {{hart}} in its path ({} has none)",
+                p.display()
+            )));
+        }
+    }
+    if srcs.is_empty() {
+        return Err(format!(
+            "{}: no whole message in the trace (no hart to decode)",
+            t.display()
+        )
+        .into());
+    }
+    let outs: Vec<(&str, PathBuf)> = srcs
+        .iter()
+        .flat_map(|&k| {
+            paths
+                .iter()
+                .filter_map(move |(opt, p)| p.as_ref().map(|p| (*opt, hart_path(p, k))))
+        })
+        .collect();
+    let outs_ref: Vec<(&str, &Path)> = outs.iter().map(|(o, p)| (*o, p.as_path())).collect();
+    report::distinct(inputs, &outs_ref)?;
+    let code = Decoder::code(image, &cfg);
+    // One hart's decode: its counts, or the failure that stops the command.
+    let one = |src: u16| -> Result<rvtrace_ntrace::decoder::DecodeStats, Failure> {
+        let cfg = DecoderConfig {
+            src: Some(src),
+            ..cfg
+        };
+        let mut pcs = match &a.pcs {
+            Some(p) => Some(PcWriter::with_format(
+                image,
+                Output::create(&hart_path(p, src))?,
+                a.pcs_format.flow(),
+            )),
+            None => None,
+        };
+        let mut flow = match &a.flow {
+            Some(p) => Some(FlowText::new(image, Output::create(&hart_path(p, src))?)),
+            None => None,
+        };
+        let mut warnings = Warnings::new(format_args!("{} SRC {src}", t.display()), a.max_warnings);
+        let mut sink = |e: &FlowElement| {
+            if let FlowElement::Loss {
+                offset,
+                skipped,
+                reason,
+            } = e
+            {
+                warnings.warn(loss_text(*offset, *skipped, reason));
+            }
+            if let Some(w) = pcs.as_mut() {
+                w.element(e);
+            }
+            if let Some(w) = flow.as_mut() {
+                w.element(e);
+            }
+        };
+        let mut dec = Decoder::with_code(image, cfg, code.clone());
+        rvtrace_flow::decode_all(&mut dec, data, &mut sink);
+        let st = dec.stats();
+        warnings.finish();
+        for (w, p) in [
+            (pcs.map(PcWriter::finish), &a.pcs),
+            (flow.map(FlowText::finish), &a.flow),
+        ] {
+            if let (Some(w), Some(p)) = (w, p) {
+                let p = hart_path(p, src);
+                w.map_err(|e| Failure::io(format_args!("writing {}", p.display()), e))?
+                    .finish()?;
+            }
+        }
+        Ok(st)
+    };
+    // The harts on up to --jobs threads, each taking the next hart not yet decoded.
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let threads = (a.jobs as usize).clamp(1, srcs.len());
+    let mut results: Vec<Option<Result<_, Failure>>> = (0..srcs.len()).map(|_| None).collect();
+    std::thread::scope(|sc| {
+        let workers: Vec<_> = (0..threads)
+            .map(|_| {
+                sc.spawn(|| {
+                    let mut done = Vec::new();
+                    loop {
+                        let k = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        let Some(&src) = srcs.get(k) else {
+                            return done;
+                        };
+                        done.push((k, one(src)));
+                    }
+                })
+            })
+            .collect();
+        for w in workers {
+            match w.join() {
+                Ok(done) => done.into_iter().for_each(|(k, r)| results[k] = Some(r)),
+                Err(p) => std::panic::resume_unwind(p),
+            }
+        }
+    });
+    let mut ok = true;
+    for (src, r) in srcs.iter().zip(results) {
+        let st = r.ok_or("a hart's decode did not run")??;
+        ok &= st.errors == 0;
+        if a.stats {
+            say!(
+                "SRC {src}: {} messages, {} instructions, {} errors, {} bytes skipped",
+                st.messages,
+                st.instructions,
+                st.errors,
+                st.skipped_bytes
+            );
+        }
+    }
+    Ok(report::status(ok))
 }

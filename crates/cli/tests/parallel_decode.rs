@@ -13,38 +13,64 @@ fn rvtrace_chunked(args: &[&str]) -> std::process::Output {
 }
 
 /// Decode `trace` with `--jobs 1` and `--jobs 2` (chunks of 64 bytes, cut at the syncs of the
-/// small sync period) and compare everything.
+/// small sync period) and compare everything: every output `--jobs` takes (the PC list in both
+/// formats, flow text, branch stacks, instruction and call traces), stderr, exit status.
 fn same_with_jobs(proto: &str, trace: &std::path::Path, elf: &str, dir: &std::path::Path) {
+    let outputs = [
+        ("--pcs", "pcs.txt"),
+        ("--flow", "flow.txt"),
+        ("--text", "text.txt"),
+        ("--call-trace", "calls.txt"),
+        ("--brstack", "brstack.txt"),
+    ];
     let mut outs = Vec::new();
-    for jobs in ["1", "2"] {
-        let pcs = dir.join(format!("pcs{jobs}.txt"));
-        let flow = dir.join(format!("flow{jobs}.txt"));
-        let o = rvtrace_chunked(&[
+    for (jobs, format) in [("1", "text"), ("2", "text"), ("1", "bin"), ("2", "bin")] {
+        let paths: Vec<_> = outputs
+            .iter()
+            .map(|(_, f)| dir.join(format!("{format}-{f}")))
+            .collect();
+        let mut args = vec![
             "decode",
             proto,
             trace.to_str().unwrap(),
             "--elf",
             elf,
-            "--pcs",
-            pcs.to_str().unwrap(),
-            "--flow",
-            flow.to_str().unwrap(),
             "--stats",
             "--jobs",
             jobs,
-        ]);
-        outs.push((
-            o.status.code(),
-            String::from_utf8(o.stderr).unwrap(),
-            std::fs::read(&pcs).unwrap(),
-            std::fs::read(&flow).unwrap(),
-        ));
+            "--pcs-format",
+            format,
+            "--brstack-every",
+            "50",
+        ];
+        for ((opt, _), p) in outputs.iter().zip(&paths) {
+            args.extend([*opt, p.to_str().unwrap()]);
+        }
+        let o = rvtrace_chunked(&args);
+        let files: Vec<Vec<u8>> = paths.iter().map(|p| std::fs::read(p).unwrap()).collect();
+        outs.push((o.status.code(), String::from_utf8(o.stderr).unwrap(), files));
     }
-    assert!(!outs[0].2.is_empty(), "{proto}: {}", outs[0].1);
-    assert_eq!(outs[0].0, outs[1].0, "{proto}: exit status");
-    assert_eq!(outs[0].1, outs[1].1, "{proto}: stderr");
-    assert!(outs[0].2 == outs[1].2, "{proto}: PC lists differ");
-    assert!(outs[0].3 == outs[1].3, "{proto}: flows differ");
+    for (one, two) in [(&outs[0], &outs[1]), (&outs[2], &outs[3])] {
+        assert!(one.2.iter().all(|f| !f.is_empty()), "{proto}: {}", one.1);
+        assert_eq!(one.0, two.0, "{proto}: exit status");
+        assert_eq!(one.1, two.1, "{proto}: stderr");
+        for ((opt, _), (a, b)) in outputs.iter().zip(one.2.iter().zip(&two.2)) {
+            assert!(a == b, "{proto}: {opt} differs with --jobs 2");
+        }
+    }
+    // The binary PC list is the text one in 8 bytes per address.
+    let text: Vec<u64> = String::from_utf8(outs[0].2[0].clone())
+        .unwrap()
+        .lines()
+        .map(|l| u64::from_str_radix(l.trim_start_matches("0x"), 16).unwrap())
+        .collect();
+    let bin = &outs[3].2[0];
+    assert_eq!(&bin[..8], b"RVTRPC64");
+    let bin: Vec<u64> = bin[8..]
+        .chunks(8)
+        .map(|c| u64::from_le_bytes(c.try_into().unwrap()))
+        .collect();
+    assert_eq!(text, bin, "{proto}: binary and text PC lists");
 }
 
 #[test]
@@ -80,4 +106,156 @@ fn jobs_change_nothing_but_speed() {
         .unwrap();
         same_with_jobs(proto, &bad, elf, &d);
     }
+}
+
+/// The messages of an N-Trace stream, in order: each ends at a byte with MSEO = 11 (N-Trace
+/// 3.1; our encoder writes no idle bytes).
+fn messages(b: &[u8]) -> Vec<&[u8]> {
+    b.split_inclusive(|x| x & 3 == 3).collect()
+}
+
+/// Three harts (three runs of one program, cut at different lengths, encoded with SRC 1, 2
+/// and 5), their messages interleaved into one trace: `--all-harts` writes each hart's PC list
+/// and flow, equal to a decode of that SRC alone (`--src-id`) and the PC list equal to the
+/// decode of the hart's own trace; on 1 thread and on 2 alike.
+#[test]
+fn all_harts_are_split_and_decoded() {
+    let d = tmpdir("all-harts");
+    let elf = "../../programs/elf/heap-rv64gc.elf";
+    let harts = [(1u16, "3000"), (2, "100000000"), (5, "7000")];
+    let mut traces = Vec::new();
+    for (src, max) in harts {
+        let ing = d.join(format!("h{src}.ing"));
+        // A run cut by --max-insns ends with status 124; its ingress is whole up to there.
+        let o = rvtrace(&[
+            "run",
+            elf,
+            "--ingress",
+            ing.to_str().unwrap(),
+            "--max-insns",
+            max,
+        ]);
+        assert!(
+            matches!(o.status.code(), Some(0 | 124)),
+            "{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let t = d.join(format!("h{src}.nt"));
+        let s = src.to_string();
+        let o = rvtrace(&[
+            "encode",
+            "ntrace",
+            ing.to_str().unwrap(),
+            "-o",
+            t.to_str().unwrap(),
+            "--src-bits",
+            "3",
+            "--src-id",
+            &s,
+            "--sync-period",
+            "16",
+        ]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        traces.push(std::fs::read(&t).unwrap());
+    }
+    // Round robin over the harts' messages: 1 from the first, 2 from the second, 3 from the third.
+    let mut queues: Vec<std::collections::VecDeque<&[u8]>> =
+        traces.iter().map(|t| messages(t).into()).collect();
+    let mut merged = Vec::new();
+    while queues.iter().any(|q| !q.is_empty()) {
+        for (k, q) in queues.iter_mut().enumerate() {
+            for m in q.drain(..q.len().min(k + 1)) {
+                merged.extend_from_slice(m);
+            }
+        }
+    }
+    let all = d.join("all.nt");
+    std::fs::write(&all, &merged).unwrap();
+    let all_s = all.to_str().unwrap();
+    for jobs in ["1", "2"] {
+        let pcs = d.join(format!("j{jobs}-{{hart}}.pcs"));
+        let flow = d.join(format!("j{jobs}-{{hart}}.flow"));
+        let o = rvtrace(&[
+            "decode",
+            "ntrace",
+            all_s,
+            "--elf",
+            elf,
+            "--src-bits",
+            "3",
+            "--all-harts",
+            "--jobs",
+            jobs,
+            "--stats",
+            "--pcs",
+            pcs.to_str().unwrap(),
+            "--flow",
+            flow.to_str().unwrap(),
+        ]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(o.status.success(), "{err}");
+        assert_eq!(
+            err.lines().filter(|l| l.starts_with("SRC ")).count(),
+            3,
+            "{err}"
+        );
+        for (src, _) in harts {
+            let s = src.to_string();
+            let (p1, f1) = (
+                d.join(format!("one{s}.pcs")),
+                d.join(format!("one{s}.flow")),
+            );
+            let o = rvtrace(&[
+                "decode",
+                "ntrace",
+                all_s,
+                "--elf",
+                elf,
+                "--src-bits",
+                "3",
+                "--src-id",
+                &s,
+                "--pcs",
+                p1.to_str().unwrap(),
+                "--flow",
+                f1.to_str().unwrap(),
+            ]);
+            assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+            let own = d.join(format!("own{s}.pcs"));
+            let o = rvtrace(&[
+                "decode",
+                "ntrace",
+                d.join(format!("h{s}.nt")).to_str().unwrap(),
+                "--elf",
+                elf,
+                "--pcs",
+                own.to_str().unwrap(),
+            ]);
+            assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+            let got = std::fs::read(d.join(format!("j{jobs}-{s}.pcs"))).unwrap();
+            assert!(!got.is_empty());
+            assert!(got == std::fs::read(&p1).unwrap(), "SRC {s}: PC list");
+            assert!(
+                got == std::fs::read(&own).unwrap(),
+                "SRC {s}: PC list of its own trace"
+            );
+            let got = std::fs::read(d.join(format!("j{jobs}-{s}.flow"))).unwrap();
+            assert!(got == std::fs::read(&f1).unwrap(), "SRC {s}: flow");
+        }
+    }
+    // Without {hart} in an output path: a usage error, nothing written.
+    let o = rvtrace(&[
+        "decode",
+        "ntrace",
+        all_s,
+        "--elf",
+        elf,
+        "--src-bits",
+        "3",
+        "--all-harts",
+        "--pcs",
+        d.join("x.pcs").to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(!d.join("x.pcs").exists());
 }

@@ -20,8 +20,8 @@ use crate::codec::{EncapConfig, Frame, FrameReader, TeInst};
 use crate::config::Framing;
 use crate::decoder::{DecodeStats, Decoder, DecoderOptions};
 use crate::params::IOptions;
-use rvtrace_flow::chunk::{self, Cut};
-use rvtrace_flow::FlowSink;
+use rvtrace_flow::chunk::{self, ChunkError, Cut};
+use rvtrace_flow::{FlowElement, FlowSink};
 use rvtrace_image::Image;
 
 /// A format 3 subformat 0 packet the scan found.
@@ -122,7 +122,25 @@ pub fn decode_parallel<S: FlowSink + ?Sized>(
     chunk_bytes: u64,
     jobs: usize,
     sink: &mut S,
-) -> (rvtrace_flow::DecodeStats, DecodeStats, u64) {
+) -> Result<(rvtrace_flow::DecodeStats, DecodeStats, u64), ChunkError> {
+    let write = |v: Vec<FlowElement>| {
+        v.iter().for_each(|e| sink.element(e));
+        !sink.stop_requested()
+    };
+    decode_parallel_to(image, o, bytes, chunk_bytes, jobs, Vec::new, write)
+}
+
+/// [`decode_parallel`] with each chunk's output made by the thread that decodes it
+/// (`rvtrace_flow::chunk::decode_parallel_to`: `part()` makes one, `write` gets them in order).
+pub fn decode_parallel_to<P: FlowSink + Send>(
+    image: &Image,
+    o: DecoderOptions,
+    bytes: &[u8],
+    chunk_bytes: u64,
+    jobs: usize,
+    part: impl Fn() -> P + Sync,
+    write: impl FnMut(P) -> bool,
+) -> Result<(rvtrace_flow::DecodeStats, DecodeStats, u64), ChunkError> {
     let points = cuts(bytes, &o, chunk_bytes);
     let cuts: Vec<Cut> = points.iter().map(|p| p.cut).collect();
     let code = crate::code::Code::new(image, o.isa);
@@ -133,6 +151,6 @@ pub fn decode_parallel<S: FlowSink + ?Sized>(
         };
         Decoder::at(image, o, code.clone(), offset, options)
     };
-    let ((common, st), redone) = chunk::decode_parallel(bytes, &cuts, jobs, make, sink);
-    (common, st, redone)
+    let ((common, st), redone) = chunk::decode_parallel_to(bytes, &cuts, jobs, make, part, write)?;
+    Ok((common, st, redone))
 }

@@ -64,7 +64,8 @@ fn check(
     let mut redone = 0;
     for &jobs in jobs {
         let mut got = Vec::new();
-        let (st, pst, r) = decode_parallel(&run.image, o, bytes, chunk, jobs, &mut got);
+        let (st, pst, r) =
+            decode_parallel(&run.image, o, bytes, chunk, jobs, &mut got).expect("chunks in order");
         redone += r;
         if let Some(k) = (0..want.len().max(got.len())).find(|&k| want.get(k) != got.get(k)) {
             panic!(

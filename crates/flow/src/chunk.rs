@@ -119,12 +119,45 @@ fn add_common(base: &DecodeStats, end: &DecodeStats, start: &DecodeStats) -> Dec
     }
 }
 
-/// One chunk decoded on its own ([`decode_chunk`]).
-pub struct ChunkFlow<D: ChunkDecoder> {
+/// Why a stitch cannot go on: the chunks were not given as [`Stitch::push`] needs them (a
+/// caller's mistake, never the trace's: a damaged trace decodes, with losses).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ChunkError {
+    /// The first chunk pushed starts at a cut, not at the trace's start.
+    FirstNotAtStart,
+    /// A chunk after the first starts at the trace's start.
+    StartAfterFirst,
+    /// A chunk must be decoded again and the previous chunk's decoder was not kept.
+    NoDecoder,
+    /// A chunk must be decoded again and the caller's `redo` could not.
+    RedoFailed,
+}
+
+impl std::fmt::Display for ChunkError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            ChunkError::FirstNotAtStart => "the first chunk must start at the trace's start",
+            ChunkError::StartAfterFirst => "only the first chunk starts at the trace's start",
+            ChunkError::NoDecoder => "a chunk must be decoded again and no decoder was kept",
+            ChunkError::RedoFailed => "a chunk must be decoded again and could not be",
+        })
+    }
+}
+
+impl std::error::Error for ChunkError {}
+
+/// One chunk decoded on its own ([`decode_chunk`], [`decode_chunk_to`]): its elements in
+/// `head` and `body` (`P`: a vector of them, or a chunk's own output, e.g. its PC list
+/// formatted on the worker), its states and counts at both ends.
+pub struct ChunkFlow<D: ChunkDecoder, P = Vec<FlowElement>> {
     /// The bytes decoded: from the chunk's cut (or 0) to the end of the next cut (or the end).
     pub bytes: (u64, u64),
-    /// The elements after the starting cut, in order.
-    pub elements: Vec<FlowElement>,
+    /// When the chunk starts inside an open range (`start_open`), the elements after the
+    /// starting cut up to the first range, that one included: the stitch may join that range
+    /// to the one open before the cut. Empty otherwise.
+    pub head: Vec<FlowElement>,
+    /// The other elements after the starting cut, in order.
+    pub body: P,
     /// The guessed state after the starting cut (`None`: chunk 0, decoded from the start).
     pub start: Option<D::State>,
     /// The open range at the start (the cut's instruction) when the guess has one.
@@ -144,6 +177,13 @@ pub struct ChunkFlow<D: ChunkDecoder> {
     pub decoder: Option<D>,
 }
 
+impl<D: ChunkDecoder> ChunkFlow<D> {
+    /// All its elements after the starting cut, in order (`head`, then `body`).
+    pub fn elements(&self) -> impl Iterator<Item = &FlowElement> {
+        self.head.iter().chain(&self.body)
+    }
+}
+
 /// Decode one chunk on its own: `bytes` are the trace's bytes from offset `from`; the chunk
 /// starts at `start` (a cut at `from`, or `None` for the trace's start at `from` = 0) and ends
 /// at the end of `bytes`, which is the end of the next cut unless `last` (then the trace is
@@ -159,20 +199,46 @@ pub fn decode_chunk<D: ChunkDecoder>(
     start: Option<Cut>,
     last: bool,
 ) -> ChunkFlow<D> {
-    decode_chunk_into(dec, bytes, from, start, last, Vec::new())
+    decode_chunk_to(dec, bytes, from, start, last, Vec::new())
 }
 
-/// [`decode_chunk`] with the elements put in `elements` (emptied first: a vector given back by
-/// [`Stitch::push`], whose memory is warm).
-pub fn decode_chunk_into<D: ChunkDecoder>(
+/// Sends the elements up to the first range to `head` (while it is `Some`), the rest to `body`.
+struct Split<'a, P> {
+    head: Option<&'a mut Vec<FlowElement>>,
+    body: &'a mut P,
+}
+
+impl<P: FlowSink> FlowSink for Split<'_, P> {
+    #[inline]
+    fn element(&mut self, e: &FlowElement) {
+        match &mut self.head {
+            Some(h) => {
+                h.push(e.clone());
+                if matches!(e, FlowElement::Range { .. }) {
+                    self.head = None;
+                }
+            }
+            None => self.body.element(e),
+        }
+    }
+
+    fn stop_requested(&self) -> bool {
+        self.body.stop_requested()
+    }
+}
+
+/// [`decode_chunk`] with the elements after the head given to `body` (a chunk's own output,
+/// filled on the worker that decodes it; or a vector given back by the stitch, whose memory
+/// is warm).
+pub fn decode_chunk_to<D: ChunkDecoder, P: FlowSink>(
     mut dec: D,
     bytes: &[u8],
     from: u64,
     start: Option<Cut>,
     last: bool,
-    mut elements: Vec<FlowElement>,
-) -> ChunkFlow<D> {
-    let mut body = bytes;
+    mut body: P,
+) -> ChunkFlow<D, P> {
+    let mut rest = bytes;
     let mut start_state = None;
     let mut start_open = None;
     if let Some(cut) = start {
@@ -183,19 +249,24 @@ pub fn decode_chunk_into<D: ChunkDecoder>(
         dec.begin_guess();
         start_state = Some(dec.state());
         start_open = dec.open_range().0;
-        body = &bytes[n..];
+        rest = &bytes[n..];
     }
     let start_stats = (dec.stats(), dec.protocol_stats());
-    elements.clear();
-    dec.push(body, &mut elements);
+    let mut head = Vec::new();
+    let mut sink = Split {
+        head: start_open.is_some().then_some(&mut head),
+        body: &mut body,
+    };
+    dec.push(rest, &mut sink);
     if last {
-        dec.finish(&mut elements);
+        dec.finish(&mut sink);
     } else {
-        dec.drain(&mut elements);
+        dec.drain(&mut sink);
     }
     ChunkFlow {
         bytes: (from, from + bytes.len() as u64),
-        elements,
+        head,
+        body,
         start: start_state,
         start_open,
         start_stats,
@@ -292,22 +363,24 @@ where
         Self::default()
     }
 
-    /// Add the next chunk `c` (chunk 0 first), giving its elements to `sink`. When its guess
-    /// does not hold, `redo` decodes it again: it gets the decoder kept from the previous
-    /// chunk (if the chunk was made with one) and must push `c.bytes` after the starting cut
-    /// into it, then drain it (or finish it for the last chunk), giving the elements to the
-    /// sink it is passed; it returns false if it cannot (no decoder kept), and then this
-    /// returns an error. Gives back the chunk's element vector, emptied, for reuse.
-    pub fn push<S: FlowSink + ?Sized>(
+    /// Add the next chunk `c` (chunk 0 first). When its guess holds, its `head` goes to `sink`
+    /// (a range open at the boundary joined to the one before) and its `body` is given back:
+    /// the caller outputs it after what `sink` got. When the guess does not hold, `redo`
+    /// decodes the chunk again: it gets the decoder kept from the previous chunk (if the chunk
+    /// was made with one) and must push `c.bytes` after the starting cut into it, then drain it
+    /// (or finish it for the last chunk), giving the elements to the sink it is passed; it
+    /// returns false if it cannot. Then all the chunk's elements went to `sink`, and this gives
+    /// back `None` (the chunk's body is dropped).
+    pub fn push<P, S: FlowSink + ?Sized>(
         &mut self,
-        mut c: ChunkFlow<D>,
+        c: ChunkFlow<D, P>,
         sink: &mut S,
         redo: impl FnOnce(&mut D, &mut dyn FlowSink) -> bool,
-    ) -> Result<Vec<FlowElement>, String> {
-        // A range open at the boundary that the chunk closes comes first in its elements.
-        let joins = |c: &ChunkFlow<D>| {
+    ) -> Result<Option<P>, ChunkError> {
+        // A range open at the boundary that the chunk closes is the last element of its head.
+        let joins = |c: &ChunkFlow<D, P>| {
             c.end_open.1
-                || matches!(c.elements.iter().find(|e| matches!(e, FlowElement::Range { .. })),
+                || matches!(c.head.iter().find(|e| matches!(e, FlowElement::Range { .. })),
                     Some(FlowElement::Range { start, .. }) if Some(*start) == c.start_open.map(|o| o.0))
         };
         let take = match (&self.state, &c.start) {
@@ -322,10 +395,8 @@ where
                         _ => false,
                     }
             }
-            (None, Some(_)) => return Err("the first chunk must start at the trace's start".into()),
-            (Some(_), None) => {
-                return Err("only the first chunk starts at the trace's start".into())
-            }
+            (None, Some(_)) => return Err(ChunkError::FirstNotAtStart),
+            (Some(_), None) => return Err(ChunkError::StartAfterFirst),
         };
         if take {
             self.taken += 1;
@@ -340,7 +411,7 @@ where
                 prefix: if first_is_join { join } else { None },
                 sink,
             };
-            for e in &c.elements {
+            for e in &c.head {
                 j.element(e);
             }
             self.open = match (c.end_open, join) {
@@ -363,7 +434,7 @@ where
                 D::add_counts(&self.base.1, &c.end_stats.1, &D::ProtocolStats::default()),
             );
             let mut end = c.end;
-            let mut carry = c.decoder.take();
+            let mut carry = c.decoder;
             if let (Some(before), Some(_)) = (&self.state, &c.start) {
                 D::complete(&mut end, before);
                 if let Some(d) = carry.as_mut() {
@@ -375,14 +446,14 @@ where
         } else {
             self.redone += 1;
             let Some(mut d) = self.carry.take() else {
-                return Err("a chunk must be decoded again and no decoder was kept".into());
+                return Err(ChunkError::NoDecoder);
             };
             let mut j = Join {
                 prefix: self.prefix,
                 sink,
             };
             if !redo(&mut d, &mut j) {
-                return Err("a chunk must be decoded again and could not be".into());
+                return Err(ChunkError::RedoFailed);
             }
             self.prefix = if d.open_range().1 { self.prefix } else { None };
             self.open = match (d.open_range(), self.prefix) {
@@ -400,9 +471,7 @@ where
             self.state = Some(d.state());
             self.carry = Some(d);
         }
-        let mut v = std::mem::take(&mut c.elements);
-        v.clear();
-        Ok(v)
+        Ok(take.then_some(c.body))
     }
 
     /// The counts of everything stitched (those a decode from the start gives).
@@ -466,117 +535,201 @@ pub fn cuts(len: u64, chunk_bytes: u64, mut scan: impl FnMut(u64) -> Option<Cut>
     v
 }
 
+/// How many chunks each thread may have decoded ahead of the output (memory: that many chunks'
+/// outputs per thread at most).
+const AHEAD_PER_JOB: usize = 2;
+
 /// Decode `bytes` (a whole trace) in chunks cut at `cuts` ([`cuts`]) on `jobs` threads, giving
 /// the elements to `sink` in order: the same elements and counts as a decode from the start
 /// with one decoder. `make(offset)` makes a fresh decoder positioned at `offset` (sharing the
-/// program's block table). Chunks are decoded a batch at a time (memory: a few chunks' elements
-/// per thread). Returns the counts and how many chunks were decoded again.
+/// program's block table). Memory: a few chunks' elements per thread. Returns the counts and
+/// how many chunks were decoded again. Stops after the chunk during which `sink` asks to stop
+/// ([`FlowSink::stop_requested`]).
 pub fn decode_parallel<D, F, S>(
     bytes: &[u8],
     cuts: &[Cut],
     jobs: usize,
     make: F,
     sink: &mut S,
-) -> ((DecodeStats, D::ProtocolStats), u64)
+) -> Result<((DecodeStats, D::ProtocolStats), u64), ChunkError>
 where
     D: ChunkDecoder + Send,
+    D::State: Send,
     D::ProtocolStats: Default + Send,
     F: Fn(u64) -> D + Sync,
     S: FlowSink + ?Sized,
 {
-    use rayon::prelude::*;
+    // Element vectors go round: the output empties them, the next chunks fill them (fresh
+    // memory would cost a page fault per 4 KiB).
+    let pool = std::sync::Mutex::new(Vec::<Vec<FlowElement>>::new());
+    let part = || {
+        pool.lock()
+            .ok()
+            .and_then(|mut p| p.pop())
+            .unwrap_or_default()
+    };
+    let write = |mut v: Vec<FlowElement>| {
+        for e in &v {
+            sink.element(e);
+        }
+        v.clear();
+        if let Ok(mut p) = pool.lock() {
+            p.push(v);
+        }
+        !sink.stop_requested()
+    };
+    decode_parallel_to(bytes, cuts, jobs, make, part, write)
+}
+
+/// [`decode_parallel`] with each chunk's output made on the thread that decodes it: `part()`
+/// makes an empty output (a [`FlowSink`]: e.g. a PC list formatted into memory), the chunk's
+/// elements go into it, and `write(part)` is called with the outputs in the trace's order
+/// (on the calling thread; it returns false to stop). What the stitch itself gives (a range
+/// joined across a boundary, a chunk decoded again) comes in parts of its own. So the parts
+/// written, concatenated, are the output of a decode from the start, when the output of a
+/// sequence of elements is the concatenation of the outputs of its pieces (a PC list, flow
+/// text; not an output that keeps state across elements, which must take the elements). At
+/// most `AHEAD_PER_JOB` chunks per thread are decoded ahead of the output.
+pub fn decode_parallel_to<D, F, P, M, W>(
+    bytes: &[u8],
+    cuts: &[Cut],
+    jobs: usize,
+    make: F,
+    part: M,
+    mut write: W,
+) -> Result<((DecodeStats, D::ProtocolStats), u64), ChunkError>
+where
+    D: ChunkDecoder + Send,
+    D::State: Send,
+    D::ProtocolStats: Default + Send,
+    F: Fn(u64) -> D + Sync,
+    P: FlowSink + Send,
+    M: Fn() -> P + Sync,
+    W: FnMut(P) -> bool,
+{
     let spans = spans(cuts, bytes.len() as u64);
     let n = spans.len();
     let slice = |(a, b): (u64, u64)| &bytes[a as usize..b as usize];
-    // Element vectors go round: the stitch empties them, the next chunks fill them (fresh
-    // memory would cost a page fault per 4 KiB).
-    let pool = std::sync::Mutex::new(Vec::<Vec<FlowElement>>::new());
     let run = |k: usize| {
         let c = spans[k];
-        let v = pool
-            .lock()
-            .ok()
-            .and_then(|mut p| p.pop())
-            .unwrap_or_default();
-        decode_chunk_into(
+        decode_chunk_to(
             make(c.from),
             slice((c.from, c.to)),
             c.from,
             c.start,
             c.last,
-            v,
+            part(),
         )
     };
     let mut st = Stitch::<D>::new();
-    let stitch = |flows: Vec<ChunkFlow<D>>, base: usize, st: &mut Stitch<D>, sink: &mut S| {
-        for (i, c) in flows.into_iter().enumerate() {
-            let span = spans[base + i];
-            let body = slice(span.body());
-            // Every chunk is made with its decoder kept: the redo cannot fail.
-            let r = st.push(c, sink, |d, s| {
-                d.push(body, s);
-                if span.last {
-                    d.finish(s);
-                } else {
-                    d.drain(s);
-                }
-                true
-            });
-            match r {
-                Ok(v) => {
-                    if let Ok(mut p) = pool.lock() {
-                        p.push(v);
-                    }
-                }
-                // Chunks come in order, each with its decoder: this cannot be.
-                Err(e) => unreachable!("chunked decode: {e}"),
+    // Stitch chunk `k` and write its output; false: stop.
+    let mut stitch = |k: usize, c: ChunkFlow<D, P>| -> Result<bool, ChunkError> {
+        let span = spans[k];
+        let body = slice(span.body());
+        let mut own = part();
+        let rest = st.push(c, &mut own, |d, s| {
+            d.push(body, s);
+            if span.last {
+                d.finish(s);
+            } else {
+                d.drain(s);
             }
-        }
+            true
+        })?;
+        Ok(write(own) && rest.is_none_or(&mut write))
     };
-    let threads = rayon::ThreadPoolBuilder::new()
-        .num_threads(jobs.max(1))
-        .build();
-    match threads {
-        Ok(threads) if jobs > 1 && n > 1 => {
-            let batch = 4 * jobs;
-            let run = &run;
-            let threads = &threads;
-            std::thread::scope(|sc| {
-                // Batch b + 1 is decoded while batch b is stitched (the sink may be slow).
-                let mut pending: Option<(
-                    usize,
-                    std::thread::ScopedJoinHandle<'_, Vec<ChunkFlow<D>>>,
-                )> = None;
-                let mut lo = 0;
-                loop {
-                    let next = (lo < n).then(|| {
-                        let hi = (lo + batch).min(n);
-                        let h = sc.spawn(move || {
-                            threads
-                                .install(|| (lo..hi).into_par_iter().map(run).collect::<Vec<_>>())
-                        });
-                        let b = lo;
-                        lo = hi;
-                        (b, h)
-                    });
-                    if let Some((b, h)) = pending.take() {
-                        match h.join() {
-                            Ok(flows) => stitch(flows, b, &mut st, sink),
-                            Err(p) => std::panic::resume_unwind(p),
-                        }
-                    }
-                    if next.is_none() {
-                        break;
-                    }
-                    pending = next;
-                }
-            });
-        }
-        _ => {
-            for k in 0..n {
-                stitch(vec![run(k)], k, &mut st, sink);
+    if jobs <= 1 || n <= 1 {
+        for k in 0..n {
+            if !stitch(k, run(k))? {
+                break;
             }
         }
+        return Ok((st.stats(), st.redone));
     }
-    (st.stats(), st.redone)
+    let window = AHEAD_PER_JOB * jobs;
+    let shared = std::sync::Mutex::new(Window::<ChunkFlow<D, P>> {
+        done: std::collections::BTreeMap::new(),
+        next: 0,
+        written: 0,
+        stop: false,
+        panic: None,
+    });
+    let ready = std::sync::Condvar::new();
+    let lock = || shared.lock().unwrap_or_else(|e| e.into_inner());
+    let result = std::thread::scope(|sc| {
+        for _ in 0..jobs.min(n) {
+            sc.spawn(|| loop {
+                // Claim the next chunk, waiting while the window is full.
+                let k = {
+                    let mut w = lock();
+                    loop {
+                        if w.stop || w.next >= n {
+                            return;
+                        }
+                        if w.next < w.written + window {
+                            w.next += 1;
+                            break w.next - 1;
+                        }
+                        w = ready.wait(w).unwrap_or_else(|e| e.into_inner());
+                    }
+                };
+                let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run(k)));
+                let mut w = lock();
+                match r {
+                    Ok(c) => {
+                        w.done.insert(k, c);
+                    }
+                    Err(p) => {
+                        w.panic.get_or_insert(p);
+                        w.stop = true;
+                    }
+                }
+                ready.notify_all();
+            });
+        }
+        let mut out = Ok(());
+        for k in 0..n {
+            let c = {
+                let mut w = lock();
+                loop {
+                    if let Some(p) = w.panic.take() {
+                        drop(w);
+                        std::panic::resume_unwind(p);
+                    }
+                    if let Some(c) = w.done.remove(&k) {
+                        w.written = k + 1;
+                        ready.notify_all();
+                        break c;
+                    }
+                    w = ready.wait(w).unwrap_or_else(|e| e.into_inner());
+                }
+            };
+            match stitch(k, c) {
+                Ok(true) => {}
+                Ok(false) => break,
+                Err(e) => {
+                    out = Err(e);
+                    break;
+                }
+            }
+        }
+        lock().stop = true;
+        ready.notify_all();
+        out
+    });
+    result.map(|()| (st.stats(), st.redone))
+}
+
+/// The chunks decoded and not yet written ([`decode_parallel_to`]).
+struct Window<T> {
+    /// Decoded chunks by index.
+    done: std::collections::BTreeMap<usize, T>,
+    /// The next chunk to claim.
+    next: usize,
+    /// Chunks handed to the output (`0..written`).
+    written: usize,
+    /// No more chunks to claim.
+    stop: bool,
+    /// A worker's panic, for the calling thread to resume.
+    panic: Option<Box<dyn std::any::Any + Send>>,
 }

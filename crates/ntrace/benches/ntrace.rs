@@ -227,16 +227,22 @@ fn parallel_rows(
         (0..5)
             .map(|_| {
                 let t = Instant::now();
-                let mut count = Count::default();
-                rvtrace_ntrace::scan::decode_parallel(
+                // Each chunk counts its own instructions (the parts), summed in order.
+                let mut insns = 0;
+                rvtrace_ntrace::scan::decode_parallel_to(
                     image,
                     cfg,
                     trace,
                     rvtrace_flow::chunk::chunk_bytes(),
                     jobs,
-                    &mut count,
-                );
-                assert_eq!(count.insns as f64, n);
+                    Count::default,
+                    |c| {
+                        insns += c.insns;
+                        true
+                    },
+                )
+                .unwrap();
+                assert_eq!(insns as f64, n);
                 t.elapsed().as_secs_f64()
             })
             .fold(f64::MAX, f64::min)

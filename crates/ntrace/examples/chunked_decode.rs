@@ -51,7 +51,9 @@ fn main() {
             }
             true
         };
-        stitch.push(flow, &mut sink, redo).expect("chunks in order");
+        // The chunk's head (or all of it, decoded again) went to the sink; its body follows.
+        let body = stitch.push(flow, &mut sink, redo).expect("chunks in order");
+        body.iter().flatten().for_each(|e| sink.element(e));
     }
     let (n, again, errors) = (spans.len(), stitch.redone, stitch.stats().1.errors);
     println!("{n} chunks ({again} decoded again): {insns} instructions, {errors} errors");

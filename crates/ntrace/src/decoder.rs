@@ -253,6 +253,14 @@ pub struct Decoder<'a> {
     cfg: DecoderConfig,
     deframer: Deframer,
     stats: DecodeStats,
+    /// Everything else the decode depends on (one list: a chunk's state is a copy of it).
+    s: Progress,
+}
+
+/// The decoder's state between messages, but for the walk (`Decoder::cur`), the deframer and
+/// the counts: [`ChunkState`] is a copy of it.
+#[derive(Clone, Debug, Default, PartialEq)]
+struct Progress {
     synced: bool,
     ever_synced: bool,
     ref_addr: u64,
@@ -264,7 +272,8 @@ pub struct Decoder<'a> {
     skipped_start: Option<u64>,
     ended: bool,
     /// A ProgTraceCorrelation came before the first synchronization: the trace starts disabled
-    /// (Table 26), so a stream that never synchronizes after it lost nothing.
+    /// (Table 26), so a stream that never synchronizes after it lost nothing. Read only before
+    /// the first synchronization (`finish`).
     starts_disabled: bool,
     /// The sink asked to stop ([`FlowSink::stop_requested`]).
     stopped: bool,
@@ -301,18 +310,7 @@ impl<'a> Decoder<'a> {
             cfg,
             deframer: Deframer::new(),
             stats: DecodeStats::default(),
-            synced: false,
-            ever_synced: false,
-            ref_addr: 0,
-            hist: HistQueue::default(),
-            budget: 0,
-            repeat: None,
-            time: None,
-            loss: None,
-            skipped_start: None,
-            ended: false,
-            starts_disabled: false,
-            stopped: false,
+            s: Progress::default(),
         }
     }
 
@@ -323,20 +321,20 @@ impl<'a> Decoder<'a> {
 
     /// Decode more bytes.
     pub fn push<S: FlowSink + ?Sized>(&mut self, data: &[u8], sink: &mut S) {
-        if self.stopped {
+        if self.s.stopped {
             return;
         }
         // The deframer is taken out so that it can lend its messages to `on_raw`.
         let mut deframer = std::mem::take(&mut self.deframer);
         deframer.push_slice(data, |frame| {
-            if self.stopped {
+            if self.s.stopped {
                 return;
             }
             match frame {
                 Ok(raw) => self.on_raw(raw, sink),
                 Err(e) => self.lose(e.offset(), LossReason::Malformed(e.to_string()), sink),
             }
-            self.stopped = sink.stop_requested();
+            self.s.stopped = sink.stop_requested();
         });
         self.deframer = deframer;
         self.stats.bytes += data.len() as u64;
@@ -345,8 +343,8 @@ impl<'a> Decoder<'a> {
     /// End of the trace data: reports an unfinished message or an unresolved loss, and ends the
     /// flow with [`FlowElement::End`] (unless a ProgTraceCorrelation already did).
     pub fn finish<S: FlowSink + ?Sized>(&mut self, sink: &mut S) -> DecodeStats {
-        if self.stopped || sink.stop_requested() {
-            self.stopped = true;
+        if self.s.stopped || sink.stop_requested() {
+            self.s.stopped = true;
             return self.stats;
         }
         if let Some(e) = self.deframer.finish() {
@@ -354,15 +352,15 @@ impl<'a> Decoder<'a> {
         }
         self.flush(sink);
         let end = self.stats.bytes;
-        if let Some((offset, reason)) = self.loss.take() {
+        if let Some((offset, reason)) = self.s.loss.take() {
             self.stats.skipped_bytes += end - offset;
             let reason = reason.map_text(|t| format!("{t}; no synchronization message follows"));
             self.report_loss(offset, end - offset, reason, sink);
-        } else if let Some(start) = self.skipped_start.take() {
+        } else if let Some(start) = self.s.skipped_start.take() {
             self.stats.skipped_bytes += end - start;
             let reason = LossReason::NoTrace("no synchronization message in the trace".into());
             self.report_loss(start, end - start, reason, sink);
-        } else if !self.ever_synced && !self.starts_disabled {
+        } else if !self.s.ever_synced && !self.s.starts_disabled {
             // Nothing at all (empty, idles only): the encoder's first message is a
             // synchronization (Table 26), so this is not a trace of anything.
             self.stats.skipped_bytes += end;
@@ -375,7 +373,7 @@ impl<'a> Decoder<'a> {
                 _ => "no message in the trace (no synchronization message)".into(),
             });
             self.report_loss(0, end, reason, sink);
-        } else if self.synced {
+        } else if self.s.synced {
             // Our encoder ends every trace with ProgTraceCorrelation (7.12: it "allows the
             // decoder to determine the PC where an execution or the trace actually stopped");
             // without it the trace was cut, and what retired after the last message is unknown.
@@ -386,11 +384,11 @@ impl<'a> Decoder<'a> {
             );
             self.report_loss(end, 0, reason, sink);
         }
-        if !self.ended || self.synced {
+        if !self.s.ended || self.s.synced {
             sink.element(&FlowElement::End { offset: end });
         }
-        self.synced = false;
-        self.ended = true;
+        self.s.synced = false;
+        self.s.ended = true;
         self.stats
     }
 
@@ -414,10 +412,10 @@ impl<'a> Decoder<'a> {
     /// Something went wrong at `offset`: stop decoding until the next synchronization message.
     fn lose<S: FlowSink + ?Sized>(&mut self, offset: u64, reason: LossReason, sink: &mut S) {
         self.flush(sink);
-        if self.loss.is_none() {
-            self.loss = Some((offset, reason));
+        if self.s.loss.is_none() {
+            self.s.loss = Some((offset, reason));
         }
-        self.synced = false;
+        self.s.synced = false;
         self.reset_state();
     }
 
@@ -441,11 +439,11 @@ impl<'a> Decoder<'a> {
     }
 
     fn reset_state(&mut self) {
-        self.hist.clear();
-        self.budget = 0;
+        self.s.hist.clear();
+        self.s.budget = 0;
         self.cur.stack.clear();
         self.cur.forget_prev();
-        self.repeat = None;
+        self.s.repeat = None;
     }
 
     fn on_raw<S: FlowSink + ?Sized>(&mut self, raw: &RawMessage, sink: &mut S) {
@@ -486,29 +484,29 @@ impl<'a> Decoder<'a> {
             );
             return self.time(m, false, sink);
         }
-        if !self.synced {
+        if !self.s.synced {
             // N-Trace 7.4: messages were lost, also while trace was off (an encoder that closes
             // its trace before saying so: `Encoder::lost`).
-            if let (Body::Error { etype, ecode }, true) = (m.body, self.ever_synced) {
+            if let (Body::Error { etype, ecode }, true) = (m.body, self.s.ever_synced) {
                 let reason = LossReason::Overflow(format!(
                     "Error message: ETYPE {etype} ECODE {ecode:#x} (trace messages were lost, N-Trace 7.4)"
                 ));
                 return self.lose(offset, reason, sink);
             }
             if let Body::ProgTraceCorrelation { .. } = m.body {
-                if !self.ever_synced {
-                    self.starts_disabled = true;
+                if !self.s.ever_synced {
+                    self.s.starts_disabled = true;
                 }
                 return; // trace disabled (again) before it started: nothing lost
             }
             if let Body::Other { tcode } = m.body {
-                if !tcode::is_vendor(tcode) && self.loss.is_none() && self.ever_synced {
+                if !tcode::is_vendor(tcode) && self.s.loss.is_none() && self.s.ever_synced {
                     let reason = LossReason::Malformed(format!("reserved TCODE {tcode}"));
                     self.lose(offset, reason, sink);
                 }
             }
-            if !self.ever_synced && self.skipped_start.is_none() && self.loss.is_none() {
-                self.skipped_start = Some(offset);
+            if !self.s.ever_synced && self.s.skipped_start.is_none() && self.s.loss.is_none() {
+                self.s.skipped_start = Some(offset);
             }
             return;
         }
@@ -519,7 +517,7 @@ impl<'a> Decoder<'a> {
                     hist: None,
                     end: End::Direct,
                 };
-                self.repeat = Some(rep);
+                self.s.repeat = Some(rep);
                 self.replay(rep, sink)
             }
             Body::IndirectBranch { btype, icnt, uaddr } => {
@@ -540,7 +538,7 @@ impl<'a> Decoder<'a> {
                     if rdata0 > self.cfg.max_icnt {
                         Err(LossReason::Malformed(format!("I-CNT {rdata0} is too large")))
                     } else {
-                        self.budget += rdata0 as i64;
+                        self.s.budget += rdata0 as i64;
                         Ok(())
                     }
                 }
@@ -557,7 +555,7 @@ impl<'a> Decoder<'a> {
                     "ResourceFull with RCODE {r} (reserved or vendor-defined)"
                 ))),
             },
-            Body::RepeatBranch { bcnt } => match self.repeat {
+            Body::RepeatBranch { bcnt } => match self.s.repeat {
                 None => Err(LossReason::Mismatch(
                     "RepeatBranch without a previous branch message".into(),
                 )),
@@ -576,8 +574,8 @@ impl<'a> Decoder<'a> {
                 if r.is_ok() {
                     self.time(m, false, sink);
                     self.emit(sink, FlowElement::End { offset });
-                    self.synced = false;
-                    self.ended = true;
+                    self.s.synced = false;
+                    self.s.ended = true;
                     self.reset_state();
                     return;
                 }
@@ -606,12 +604,12 @@ impl<'a> Decoder<'a> {
         let time = if absolute {
             t
         } else {
-            match self.time {
+            match self.s.time {
                 Some(prev) => prev.wrapping_add(t),
                 None => return,
             }
         };
-        self.time = Some(time);
+        self.s.time = Some(time);
         self.emit(sink, FlowElement::Time { time });
     }
 
@@ -623,8 +621,8 @@ impl<'a> Decoder<'a> {
         hist: Option<u64>,
         sink: &mut S,
     ) -> Result<(), LossReason> {
-        let addr = (self.ref_addr ^ self.full_addr(&uaddr)) & self.addr_mask();
-        self.ref_addr = addr;
+        let addr = (self.s.ref_addr ^ self.full_addr(&uaddr)) & self.addr_mask();
+        self.s.ref_addr = addr;
         let rep = Repeat {
             icnt,
             hist,
@@ -634,7 +632,7 @@ impl<'a> Decoder<'a> {
                 sync: false,
             },
         };
-        self.repeat = Some(rep);
+        self.s.repeat = Some(rep);
         self.replay(rep, sink)
     }
 
@@ -666,8 +664,8 @@ impl<'a> Decoder<'a> {
             _ => return,
         };
         let addr = self.full_addr(&faddr);
-        let was_synced = self.synced;
-        if self.synced {
+        let was_synced = self.s.synced;
+        if self.s.synced {
             let r = if let Body::DirectBranchSync { .. } = m.body {
                 // A taken branch (7.5): its target must be F-ADDR.
                 self.walk_message(icnt, hist, End::Direct, sink)
@@ -690,19 +688,19 @@ impl<'a> Decoder<'a> {
                 self.lose(offset, reason, sink);
             }
         }
-        let reason = if self.synced {
+        let reason = if self.s.synced {
             if sync == sync::PERIODIC {
                 SyncReason::Periodic
             } else {
                 SyncReason::Other(sync)
             }
-        } else if let Some((lost_at, why)) = self.loss.take() {
+        } else if let Some((lost_at, why)) = self.s.loss.take() {
             let skipped = offset - lost_at;
             self.stats.skipped_bytes += skipped;
             self.report_loss(lost_at, skipped, why, sink);
             SyncReason::Recovery
         } else {
-            if let Some(start) = self.skipped_start.take() {
+            if let Some(start) = self.s.skipped_start.take() {
                 // The first bytes were lost (a wrapped buffer, a capture started late).
                 self.stats.skipped_bytes += offset - start;
                 let reason =
@@ -715,11 +713,11 @@ impl<'a> Decoder<'a> {
             self.reset_state();
         }
         self.emit(sink, FlowElement::Sync { addr, reason });
-        self.synced = true;
-        self.ever_synced = true;
-        self.ended = false;
+        self.s.synced = true;
+        self.s.ever_synced = true;
+        self.s.ended = false;
         self.cur.pc = addr;
-        self.ref_addr = addr;
+        self.s.ref_addr = addr;
         self.time(m, true, sink);
     }
 
@@ -729,7 +727,8 @@ impl<'a> Decoder<'a> {
         repeat: u64,
         sink: &mut S,
     ) -> Result<(), LossReason> {
-        self.hist
+        self.s
+            .hist
             .push(hist, repeat)
             .map_err(LossReason::Malformed)?;
         self.walk(None, sink)
@@ -749,7 +748,7 @@ impl<'a> Decoder<'a> {
             return Err(LossReason::Malformed(format!("I-CNT {icnt} is too large")));
         }
         if let Some(h) = hist {
-            self.hist.push(h, 1).map_err(LossReason::Malformed)?;
+            self.s.hist.push(h, 1).map_err(LossReason::Malformed)?;
         }
         self.walk_icnt(icnt, end, sink)
             .map_err(LossReason::Mismatch)
@@ -762,7 +761,7 @@ impl<'a> Decoder<'a> {
         end: End,
         sink: &mut S,
     ) -> Result<(), String> {
-        self.budget += icnt as i64;
+        self.s.budget += icnt as i64;
         let last = self.walk(Some(end), sink)?;
         let last_class = last.map(|l| self.class_at(l.pc));
         if let Some(c) = last_class {
@@ -770,13 +769,13 @@ impl<'a> Decoder<'a> {
             // `ecall` that the message's trap is about.
             self.cur.ranges.set_last_class(c, false);
         }
-        if self.budget != 0 {
+        if self.s.budget != 0 {
             return Err(format!(
                 "I-CNT {icnt} ends {} half-words before the last branch of its HIST",
-                -self.budget
+                -self.s.budget
             ));
         }
-        self.budget = 0;
+        self.s.budget = 0;
         match end {
             End::Addr { addr, btype, sync } => {
                 if btype == 0 {
@@ -878,10 +877,10 @@ impl<'a> Decoder<'a> {
         let mut last = None;
         let mut since_branch = 0u64;
         loop {
-            let hist_empty = self.hist.is_empty();
+            let hist_empty = self.s.hist.is_empty();
             match end {
                 None if hist_empty => break,
-                Some(_) if hist_empty && self.budget <= 0 => break,
+                Some(_) if hist_empty && self.s.budget <= 0 => break,
                 _ => {}
             }
             let pc = self.cur.pc;
@@ -892,12 +891,12 @@ impl<'a> Decoder<'a> {
                     if let Some(run) = self.cur.run(pc, &e) {
                         let hw = run.halfwords() as i64;
                         let whole = if hist_empty {
-                            hw <= self.budget
+                            hw <= self.s.budget
                         } else {
                             end.is_some() || since_branch + run.count <= MAX_WALK_WITHOUT_BRANCH
                         };
                         if whole {
-                            self.budget -= hw;
+                            self.s.budget -= hw;
                             since_branch += run.count;
                             self.stats.instructions += run.count;
                             let end = self.cur.advance_run(&run, sink);
@@ -917,13 +916,13 @@ impl<'a> Decoder<'a> {
                 },
             };
             let hw = u64::from(len).div_ceil(2) as i64;
-            if end.is_some() && hist_empty && hw > self.budget {
+            if end.is_some() && hist_empty && hw > self.s.budget {
                 return Err(format!(
                     "invalid I-CNT: {} half-word(s) left at the {}-byte instruction at {pc:#x} (N-Trace 8.4.1)",
-                    self.budget, len
+                    self.s.budget, len
                 ));
             }
-            self.budget -= hw;
+            self.s.budget -= hw;
             since_branch += 1;
             if end.is_none() && since_branch > MAX_WALK_WITHOUT_BRANCH {
                 return Err(format!(
@@ -933,11 +932,11 @@ impl<'a> Decoder<'a> {
             let seq = pc.wrapping_add(u64::from(len)) & self.cur.mask();
             let takes_bit = class.is_branch()
                 || (self.cfg.all_jumps && class.is_inferable() && target.is_some());
-            let bit = if takes_bit { self.hist.pop() } else { None };
+            let bit = if takes_bit { self.s.hist.pop() } else { None };
             if bit.is_some() {
                 since_branch = 0;
             }
-            let is_last = end.is_some() && self.hist.is_empty() && self.budget == 0;
+            let is_last = end.is_some() && self.s.hist.is_empty() && self.s.budget == 0;
             let mut taken = false;
             let natural = match class {
                 CfClass::Branch => {
@@ -1115,19 +1114,8 @@ impl<'a> Decoder<'a> {
 #[derive(Clone, Debug, PartialEq)]
 pub struct ChunkState {
     deframer: (u8, u64),
-    synced: bool,
-    ever_synced: bool,
-    /// Read only before the first synchronization (`finish`).
-    starts_disabled: Option<bool>,
-    ref_addr: u64,
-    hist: HistQueue,
-    budget: i64,
-    repeat: Option<Repeat>,
-    time: Option<u64>,
-    loss: Option<(u64, LossReason)>,
-    skipped_start: Option<u64>,
-    ended: bool,
-    stopped: bool,
+    /// The decoder's own state, normalized (equal when the decode from here on is).
+    s: Progress,
     pc: u64,
     /// `None`: guessed.
     prev: Option<u64>,
@@ -1153,20 +1141,13 @@ impl rvtrace_flow::chunk::ChunkDecoder for Decoder<'_> {
     }
 
     fn state(&self) -> ChunkState {
+        let mut s = self.s.clone();
+        s.hist = s.hist.normalized();
+        // Read only before the first synchronization.
+        s.starts_disabled &= !s.ever_synced;
         ChunkState {
             deframer: self.deframer.boundary(),
-            synced: self.synced,
-            ever_synced: self.ever_synced,
-            starts_disabled: (!self.ever_synced).then_some(self.starts_disabled),
-            ref_addr: self.ref_addr,
-            hist: self.hist.normalized(),
-            budget: self.budget,
-            repeat: self.repeat,
-            time: self.time,
-            loss: self.loss.clone(),
-            skipped_start: self.skipped_start,
-            ended: self.ended,
-            stopped: self.stopped,
+            s,
             pc: self.cur.pc,
             prev: self.cur.prev_state(),
             range: self.cur.ranges.boundary(),

@@ -16,8 +16,8 @@ use crate::codec::mseo::{MSEO_DATA, MSEO_END_MESSAGE};
 use crate::codec::{parse, sync, Body, Deframer, Frame};
 use crate::decoder::{full_addr, DecoderConfig};
 use crate::decoder::{DecodeStats, Decoder};
-use rvtrace_flow::chunk::{self, Cut};
-use rvtrace_flow::FlowSink;
+use rvtrace_flow::chunk::{self, ChunkError, Cut};
+use rvtrace_flow::{FlowElement, FlowSink};
 use rvtrace_image::Image;
 
 /// A synchronization message the scan found.
@@ -106,12 +106,48 @@ pub fn decode_parallel<S: FlowSink + ?Sized>(
     chunk_bytes: u64,
     jobs: usize,
     sink: &mut S,
-) -> (DecodeStats, u64) {
+) -> Result<(DecodeStats, u64), ChunkError> {
+    let write = |v: Vec<FlowElement>| {
+        v.iter().for_each(|e| sink.element(e));
+        !sink.stop_requested()
+    };
+    decode_parallel_to(image, cfg, bytes, chunk_bytes, jobs, Vec::new, write)
+}
+
+/// [`decode_parallel`] with each chunk's output made by the thread that decodes it
+/// (`rvtrace_flow::chunk::decode_parallel_to`: `part()` makes one, `write` gets them in order).
+pub fn decode_parallel_to<P: FlowSink + Send>(
+    image: &Image,
+    cfg: DecoderConfig,
+    bytes: &[u8],
+    chunk_bytes: u64,
+    jobs: usize,
+    part: impl Fn() -> P + Sync,
+    write: impl FnMut(P) -> bool,
+) -> Result<(DecodeStats, u64), ChunkError> {
     let cuts = chunk::cuts(bytes.len() as u64, chunk_bytes, |from| {
         next_sync(bytes, from, &cfg).map(|p| p.cut)
     });
     let code = Decoder::code(image, &cfg);
     let make = |offset| Decoder::at(image, cfg, code.clone(), offset);
-    let ((_, st), redone) = chunk::decode_parallel(bytes, &cuts, jobs, make, sink);
-    (st, redone)
+    let ((_, st), redone) = chunk::decode_parallel_to(bytes, &cuts, jobs, make, part, write)?;
+    Ok((st, redone))
+}
+
+/// The SRC fields (trTeSrcID, N-Trace 6.2: the `src_bits` bits after TCODE in every message)
+/// of the messages in `bytes`, each once, in increasing order: the harts of a trace of several
+/// (`rvtrace decode ntrace --all-harts` decodes each on its own with
+/// [`DecoderConfig::src`]). Empty when `src_bits` is 0 (no SRC field) or no message is whole.
+pub fn sources(bytes: &[u8], src_bits: u8) -> Vec<u16> {
+    let bits = src_bits.min(12) as u32;
+    let mut seen = [false; 1 << 12];
+    if bits > 0 {
+        Deframer::new().push_slice(bytes, |frame| {
+            if let Ok(raw) = frame {
+                let src = raw.segment(0).map_or(0, |s| s.field(6, bits));
+                seen[src as usize & 0xfff] = true;
+            }
+        });
+    }
+    (0..1u16 << 12).filter(|&k| seen[k as usize]).collect()
 }
