@@ -248,12 +248,15 @@ impl Bus {
     #[inline(always)]
     pub(crate) fn fast_load(&self, addr: u64, size: u64, limit: u64) -> Option<u64> {
         let off = Self::offset_within(addr, size, limit)?;
-        let r = &self.ram[off..];
+        // One bounds check and one load of the whole size.
+        fn get<const N: usize>(ram: &[u8], off: usize) -> Option<[u8; N]> {
+            ram.get(off..off.wrapping_add(N))?.try_into().ok()
+        }
         Some(match size {
-            1 => r[0] as u64,
-            2 => u16::from_le_bytes([r[0], r[1]]) as u64,
-            4 => u32::from_le_bytes([r[0], r[1], r[2], r[3]]) as u64,
-            _ => u64::from_le_bytes([r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7]]),
+            1 => *self.ram.get(off)? as u64,
+            2 => u16::from_le_bytes(get(&self.ram, off)?) as u64,
+            4 => u32::from_le_bytes(get(&self.ram, off)?) as u64,
+            _ => u64::from_le_bytes(get(&self.ram, off)?),
         })
     }
 
