@@ -260,7 +260,7 @@ fn runs_alone(op: Op) -> bool {
 /// Control transfers: the last instruction of a block.
 fn ends_block(op: Op) -> bool {
     use Op::*;
-    matches!(op, Jal | Jalr | Beq | Bne | Blt | Bge | Bltu | Bgeu)
+    matches!(op, Jal | Jalr)
 }
 
 impl Hart {
@@ -428,7 +428,9 @@ impl Hart {
                     macro_rules! branch {
                         ($cond:expr) => {{
                             let (a, b) = (x!(e.insn.rs1), x!(e.insn.rs2));
-                            break 'ctl if $cond(a, b) { e.imm } else { h.end };
+                            if $cond(a, b) {
+                                break 'ctl e.imm;
+                            }
                         }};
                     }
                     macro_rules! jalr {
