@@ -390,24 +390,27 @@ impl Hart {
                     macro_rules! fault {
                         ($exc:expr) => {{
                             let (exc, at) = ($exc, at!());
+                            self.instret = done!() - 1;
                             self.blocks.pool = pool;
                             return self.block_fault(obs, at, exc, first);
                         }};
                     }
                     // After an instruction that went through the bus or `execute`, which may
                     // have asked for a re-check (`Hart::recheck`): the block ends after it.
+                    // (Nothing else changes `next_check` between two instructions, and it is
+                    // not 0 when the block starts.)
                     macro_rules! check {
                         () => {
-                            if self.next_check <= done!() {
+                            if self.next_check == 0 {
                                 break 'ctl at!() + e.insn.len as u64;
                             }
                         };
                     }
                     macro_rules! load {
                         ($size:expr, $ext:expr) => {{
-                            self.instret = done!() - 1;
                             let a = ea!();
-                            match self.mem_load(obs, a, $size) {
+                            let n = done!() - 1;
+                            match self.mem_load_then(obs, a, $size, |h| h.instret = n) {
                                 Ok(v) => w!($ext(v)),
                                 Err(exc) => fault!(exc),
                             }
@@ -416,10 +419,12 @@ impl Hart {
                     }
                     macro_rules! store {
                         ($size:expr) => {{
-                            self.instret = done!() - 1;
                             let a = ea!();
                             let v = x!(e.insn.rs2);
-                            if let Err(exc) = self.mem_store(obs, a, $size, v) {
+                            let n = done!() - 1;
+                            if let Err(exc) =
+                                self.mem_store_then(obs, a, $size, v, |h| h.instret = n)
+                            {
                                 fault!(exc);
                             }
                             check!();
@@ -438,10 +443,7 @@ impl Hart {
                             match self.jump_target::<RV64>(x!(e.insn.rs1).wrapping_add(e.imm) & !1)
                             {
                                 Ok(t) => t,
-                                Err(exc) => {
-                                    self.instret = done!() - 1;
-                                    fault!(exc)
-                                }
+                                Err(exc) => fault!(exc),
                             }
                         }};
                     }

@@ -46,9 +46,23 @@ impl Hart {
         addr: u64,
         size: u64,
     ) -> Result<u64, Exc> {
+        self.mem_load_then(obs, addr, size, |_| {})
+    }
+
+    /// [`Hart::mem_load`], running `slow` first when the access is off the RAM fast path
+    /// (a block sets `instret` there: devices and faults see it exact).
+    #[inline(always)]
+    pub(crate) fn mem_load_then<O: Observer>(
+        &mut self,
+        obs: &mut O,
+        addr: u64,
+        size: u64,
+        slow: impl FnOnce(&mut Self),
+    ) -> Result<u64, Exc> {
         let v = match self.bus.fast_load(addr, size, self.bus.open.load) {
             Some(v) => v,
             None => {
+                slow(self);
                 self.data_trigger(addr, size, crate::trigger::field::LOAD)?;
                 self.load_checked(addr, size)?
             }
@@ -70,7 +84,21 @@ impl Hart {
         size: u64,
         v: u64,
     ) -> Result<(), Exc> {
+        self.mem_store_then(obs, addr, size, v, |_| {})
+    }
+
+    /// [`Hart::mem_store`], running `slow` first when the access is off the RAM fast path.
+    #[inline(always)]
+    pub(crate) fn mem_store_then<O: Observer>(
+        &mut self,
+        obs: &mut O,
+        addr: u64,
+        size: u64,
+        v: u64,
+        slow: impl FnOnce(&mut Self),
+    ) -> Result<(), Exc> {
         if !self.bus.fast_store(addr, size, v, self.bus.open.store) {
+            slow(self);
             self.data_trigger(addr, size, crate::trigger::field::STORE)?;
             self.store_checked(addr, size, v)?;
         }
