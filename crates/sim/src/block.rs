@@ -36,6 +36,8 @@ struct Head {
     pc: u64,
     /// The code generation of the page when decoded (`Bus::code_gen`).
     gen: u64,
+    /// The `Bus::code_epoch` under which `gen` was last found current.
+    epoch: u64,
     /// The pc after the last instruction when it does not jump (XLEN-wrapped).
     end: u64,
     /// First instruction in the pool.
@@ -201,7 +203,7 @@ fn kind(i: &Insn, pc: u64, c: bool, rv64: bool) -> (K, u64) {
 pub(crate) struct Blocks {
     /// Whether the plain loop uses blocks ([`Hart::set_blocks`]).
     pub(crate) on: bool,
-    heads: Vec<Head>,
+    heads: Box<[Head; 1 << HEAD_BITS]>,
     pool: Vec<Entry>,
 }
 
@@ -209,16 +211,16 @@ impl Default for Blocks {
     fn default() -> Blocks {
         Blocks {
             on: true,
-            heads: vec![
-                Head {
+            heads: Box::new(
+                [Head {
                     pc: 1,
                     gen: 0,
+                    epoch: 0,
                     end: 0,
                     start: 0,
-                    n: 0
-                };
-                1 << HEAD_BITS
-            ],
+                    n: 0,
+                }; 1 << HEAD_BITS],
+            ),
             pool: Vec::with_capacity(POOL),
         }
     }
@@ -286,27 +288,30 @@ impl Hart {
     ) -> Ran {
         let first = self.instret;
         let priv_ = self.priv_;
+        // Instructions that may retire before `next_check` (> `instret` here), and those left:
+        // `instret` is `first + left0 - left` between blocks, written when the chain ends.
+        let left0 = self.next_check - first;
+        let mut left = left0;
         // The pool is not touched while blocks run (writes change generations only).
         let mut pool = std::mem::take(&mut self.blocks.pool);
         let out = 'chain: loop {
-            let gen = self.bus.code_gen(pc);
             let idx = ((pc >> 1) as usize) & ((1 << HEAD_BITS) - 1);
             let mut h = self.blocks.heads[idx];
-            if h.pc != pc || h.gen != gen {
+            if h.pc != pc || h.epoch != self.bus.code_epoch {
                 self.blocks.pool = pool;
-                h = self.build_block(pc, idx);
+                h = self.find_block(pc, idx);
                 pool = std::mem::take(&mut self.blocks.pool);
             }
             if h.n == 0 {
-                break if self.instret == first {
-                    Ran::No
-                } else {
-                    Ran::Yes
+                break if left == left0 { Ran::No } else { Ran::Yes };
+            }
+            // `instret` at the start of the block.
+            macro_rules! base {
+                () => {
+                    first + (left0 - left)
                 };
             }
-            let base = self.instret;
-            // Up to `next_check` (> `instret` here).
-            let m = (h.n as u64).min(self.next_check - base) as usize;
+            let m = (h.n as u64).min(left) as usize;
             let start = h.start as usize;
             let blk = &pool[start..start + m];
             // Instructions retired in this block.
@@ -322,7 +327,7 @@ impl Hart {
                 // `instret` once this instruction retires.
                 macro_rules! done {
                     () => {
-                        base + e.idx as u64 + 1
+                        base!() + e.idx as u64 + 1
                     };
                 }
                 macro_rules! at {
@@ -345,7 +350,7 @@ impl Hart {
                             mtime: done!().wrapping_add(self.bus.clint.mtime_offset),
                         });
                         if obs.stop_requested() {
-                            self.instret = done!();
+                            left -= e.idx as u64 + 1;
                             pc = next_pc;
                             break 'chain Ran::Stop(Stop::Requested);
                         }
@@ -537,12 +542,14 @@ impl Hart {
                 retire!(t);
                 break (t, e.idx as usize + 1);
             };
-            self.instret = base + count as u64;
+            left -= count as u64;
             pc = next;
-            if self.instret >= self.next_check || pc.wrapping_sub(RAM_BASE) >= self.bus.open.fetch {
+            if left == 0 || self.next_check == 0 || pc.wrapping_sub(RAM_BASE) >= self.bus.open.fetch
+            {
                 break Ran::Yes;
             }
         };
+        self.instret = first + (left0 - left);
         self.blocks.pool = pool;
         self.pc = pc;
         if self.instret != first {
@@ -580,9 +587,20 @@ impl Hart {
         self.execute::<O, RV64>(obs, i, bits, pc)
     }
 
-    /// Decode the block at `pc` into head `idx`.
+    /// The block at `pc` when head `idx` is not known current: its page's generation says
+    /// whether it still is, else it is decoded afresh.
     #[cold]
     #[inline(never)]
+    fn find_block(&mut self, pc: u64, idx: usize) -> Head {
+        let h = &mut self.blocks.heads[idx];
+        if h.pc == pc && h.gen == self.bus.code_gen(pc) {
+            h.epoch = self.bus.code_epoch;
+            return *h;
+        }
+        self.build_block(pc, idx)
+    }
+
+    /// Decode the block at `pc` into head `idx`.
     fn build_block(&mut self, pc: u64, idx: usize) -> Head {
         if self.blocks.pool.len() + MAX_INSNS > POOL {
             self.blocks.pool.clear();
@@ -625,6 +643,7 @@ impl Hart {
         let h = Head {
             pc,
             gen,
+            epoch: self.bus.code_epoch,
             end: a,
             start: start as u32,
             n: n as u32,

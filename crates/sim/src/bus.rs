@@ -158,6 +158,9 @@ pub struct Bus {
     /// page (`block.rs`). A write to an odd page makes it even and larger: every block decoded
     /// from the page is then stale.
     code: Vec<u64>,
+    /// Bumped whenever the generation of a page changes: a block checked under the current
+    /// epoch needs no look at its page's generation (`block.rs`).
+    pub(crate) code_epoch: u64,
 }
 
 /// Bytes of RAM that each kind of hart access may use unchecked (see [`Bus::fast_load`]).
@@ -204,6 +207,7 @@ impl Bus {
             },
             // One more page than RAM needs: a store's last byte indexes it unchecked.
             code: vec![0; (ram_size / CODE_PAGE + 2) as usize],
+            code_epoch: 0,
         }
     }
 
@@ -315,6 +319,7 @@ impl Bus {
         for p in off >> CODE_SHIFT..=(off + len - 1) >> CODE_SHIFT {
             if self.code[p] & 1 != 0 {
                 self.code[p] += 1;
+                self.code_epoch += 1;
                 self.irq_dirty = true;
             }
         }
