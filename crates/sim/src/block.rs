@@ -109,24 +109,28 @@ enum K {
     J,
     /// `jal rd` (rd not x0).
     Jal,
+    /// `jal x0` to the same page: the block goes on at the target.
+    Jg,
+    /// `jal rd` (rd not x0) to the same page: the block goes on at the target.
+    Jalg,
     /// `jalr x0`.
     Jr,
     /// `jalr rd` (rd not x0).
     Jalr,
 }
 
-/// One decoded instruction of a block.
+/// One decoded instruction of a block (32 bytes).
 #[derive(Clone, Copy, Default)]
 struct Entry {
     k: K,
     class: CfClass,
     /// Position in the block.
     idx: u8,
-    /// Offset of the instruction from the block's start.
+    /// Offset of the instruction in its page (a block lies in one page).
     off: u16,
     /// The instruction's bits (16-bit instructions in the low half).
     bits: u32,
-    /// The full decoding (for `Other`).
+    /// The full decoding (registers and length for all; everything for `Other`).
     insn: Insn,
     /// The immediate, sign-extended; a branch's or `jal`'s target; `Li`'s value.
     imm: u64,
@@ -193,7 +197,11 @@ fn kind(i: &Insn, pc: u64, c: bool, rv64: bool) -> (K, u64) {
         Op::Bge => branch(K::Bge),
         Op::Bltu => branch(K::Bltu),
         Op::Bgeu => branch(K::Bgeu),
-        Op::Jal => branch(if i.rd == 0 { K::J } else { K::Jal }),
+        Op::Jal => match (branch(K::J).0, i.rd == 0, (target ^ pc) >> 12 == 0) {
+            (K::Other, _, _) => (K::Other, 0),
+            (_, true, same) => (if same { K::Jg } else { K::J }, target),
+            (_, false, same) => (if same { K::Jalg } else { K::Jal }, target),
+        },
         Op::Jalr => (if i.rd == 0 { K::Jr } else { K::Jalr }, imm),
         _ => (K::Other, 0),
     }
@@ -321,7 +329,7 @@ impl Hart {
                     break if m == h.n as usize {
                         (h.end, m)
                     } else {
-                        (pc + pool[start + m].off as u64, m)
+                        ((pc & !0xfff) + pool[start + m].off as u64, m)
                     };
                 };
                 // `instret` once this instruction retires.
@@ -332,7 +340,7 @@ impl Hart {
                 }
                 macro_rules! at {
                     () => {
-                        pc + e.off as u64
+                        (pc & !0xfff) + e.off as u64
                     };
                 }
                 macro_rules! retire {
@@ -517,6 +525,15 @@ impl Hart {
                         K::Bltu => branch!(|a, b| a < b),
                         K::Bgeu => branch!(|a, b| a >= b),
                         K::J => break 'ctl imm,
+                        K::Jg => {
+                            retire!(imm);
+                            continue 'blk;
+                        }
+                        K::Jalg => {
+                            w!(at!() + e.insn.len as u64);
+                            retire!(imm);
+                            continue 'blk;
+                        }
                         K::Jal => {
                             w!(at!() + e.insn.len as u64);
                             break 'ctl imm;
@@ -628,11 +645,16 @@ impl Hart {
                 k,
                 idx: (self.blocks.pool.len() - start) as u8,
                 class: classify(&self.isa, raw).class,
-                off: (a - pc) as u16,
+                off: (a & 0xfff) as u16,
                 bits: raw & mask,
                 insn,
                 imm,
             });
+            // A `jal` to the same page goes on at its target.
+            if matches!(k, K::Jg | K::Jalg) {
+                a = imm;
+                continue;
+            }
             a = self.trunc(a.wrapping_add(insn.len as u64));
             if ends_block(insn.op) || a & 0xfff == 0 {
                 break;
