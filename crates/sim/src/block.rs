@@ -38,8 +38,6 @@ struct Head {
     gen: u64,
     /// The `Bus::code_epoch` under which `gen` was last found current.
     epoch: u64,
-    /// The pc after the last instruction when it does not jump (XLEN-wrapped).
-    end: u64,
     /// First instruction in the pool.
     start: u32,
     /// Instructions (0: the first instruction must run alone).
@@ -128,6 +126,9 @@ struct Entry {
     idx: u8,
     /// Offset of the instruction in its page (a block lies in one page).
     off: u16,
+    /// Offset in the page of the pc the block goes on at after this instruction when it does
+    /// not leave (0x1000: the next page).
+    next: u16,
     /// The instruction's bits (16-bit instructions in the low half).
     bits: u32,
     /// The full decoding (registers and length for all; everything for `Other`).
@@ -224,7 +225,6 @@ impl Default for Blocks {
                     pc: 1,
                     gen: 0,
                     epoch: 0,
-                    end: 0,
                     start: 0,
                     n: 0,
                 }; 1 << HEAD_BITS],
@@ -265,6 +265,18 @@ fn runs_alone(op: Op) -> bool {
             | Csrrsi
             | Csrrci
     )
+}
+
+/// The branch taken when `k` is not.
+fn opposite(k: K) -> K {
+    match k {
+        K::Beq => K::Bne,
+        K::Bne => K::Beq,
+        K::Blt => K::Bge,
+        K::Bge => K::Blt,
+        K::Bltu => K::Bgeu,
+        _ => K::Bltu,
+    }
 }
 
 /// Control transfers: the last instruction of a block.
@@ -322,15 +334,24 @@ impl Hart {
             let m = (h.n as u64).min(left) as usize;
             let start = h.start as usize;
             let blk = &pool[start..start + m];
+            macro_rules! wrap {
+                ($a:expr) => {
+                    if RV64 {
+                        $a
+                    } else {
+                        $a & 0xffff_ffff
+                    }
+                };
+            }
             // Instructions retired in this block.
             let mut it = blk.iter();
             let (next, count) = 'blk: loop {
                 let Some(e) = it.next() else {
-                    break if m == h.n as usize {
-                        (h.end, m)
-                    } else {
-                        ((pc & !0xfff) + pool[start + m].off as u64, m)
-                    };
+                    // The last instruction's next pc (`m` > 0).
+                    let next = blk
+                        .last()
+                        .map_or(pc, |l| wrap!((pc & !0xfff) + l.next as u64));
+                    break (next, m);
                 };
                 // `instret` once this instruction retires.
                 macro_rules! done {
@@ -525,15 +546,8 @@ impl Hart {
                         K::Bltu => branch!(|a, b| a < b),
                         K::Bgeu => branch!(|a, b| a >= b),
                         K::J => break 'ctl imm,
-                        K::Jg => {
-                            retire!(imm);
-                            continue 'blk;
-                        }
-                        K::Jalg => {
-                            w!(at!() + e.insn.len as u64);
-                            retire!(imm);
-                            continue 'blk;
-                        }
+                        K::Jg => {}
+                        K::Jalg => w!(at!() + e.insn.len as u64),
                         K::Jal => {
                             w!(at!() + e.insn.len as u64);
                             break 'ctl imm;
@@ -553,7 +567,7 @@ impl Hart {
                             }
                         }
                     }
-                    retire!(at!() + e.insn.len as u64);
+                    retire!(wrap!((pc & !0xfff) + e.next as u64));
                     continue 'blk;
                 };
                 retire!(t);
@@ -640,23 +654,35 @@ impl Hart {
                 break;
             }
             let mask = if insn.len == 2 { 0xffff } else { 0xffff_ffff };
-            let (k, imm) = kind(&insn, a, self.ext.c, rv64);
+            let (mut k, mut imm) = kind(&insn, a, self.ext.c, rv64);
+            let off = a & 0xfff;
+            let fall = off + insn.len as u64;
+            // A `jal` to the same page goes on at its target; so does a backward branch to
+            // the same page (mostly a loop's, mostly taken): it becomes the opposite branch
+            // leaving to the fall-through.
+            let next = match k {
+                K::Jg | K::Jalg => imm & 0xfff,
+                K::Beq | K::Bne | K::Blt | K::Bge | K::Bltu | K::Bgeu
+                    if imm < a && (imm ^ a) >> 12 == 0 =>
+                {
+                    let t = imm & 0xfff;
+                    (k, imm) = (opposite(k), self.trunc(a.wrapping_add(insn.len as u64)));
+                    t
+                }
+                _ => fall,
+            };
             self.blocks.pool.push(Entry {
                 k,
                 idx: (self.blocks.pool.len() - start) as u8,
                 class: classify(&self.isa, raw).class,
-                off: (a & 0xfff) as u16,
+                off: off as u16,
+                next: next as u16,
                 bits: raw & mask,
                 insn,
                 imm,
             });
-            // A `jal` to the same page goes on at its target.
-            if matches!(k, K::Jg | K::Jalg) {
-                a = imm;
-                continue;
-            }
-            a = self.trunc(a.wrapping_add(insn.len as u64));
-            if ends_block(insn.op) || a & 0xfff == 0 {
+            a = self.trunc((a & !0xfff).wrapping_add(next));
+            if ends_block(insn.op) || next == 0x1000 {
                 break;
             }
         }
@@ -666,7 +692,6 @@ impl Hart {
             pc,
             gen,
             epoch: self.bus.code_epoch,
-            end: a,
             start: start as u32,
             n: n as u32,
         };

@@ -448,19 +448,20 @@ fn every_block_operation_gives_what_execute_gives() {
         }
         let shamt_max = if rv64 { 63 } else { 31 };
         let mut code = vec![];
-        // x31 points into data, x30 is never written.
+        // x31 points into data; x28-x30 serve loops (x29 = 1, x30 the counter).
         let reg = |rng: &mut rvtrace_testkit::randprog::Rng| rng.range(0, 31) as u32;
         let rd = |rng: &mut rvtrace_testkit::randprog::Rng| {
             if rng.chance(10) {
                 0
             } else {
-                rng.range(1, 29) as u32
+                rng.range(1, 27) as u32
             }
         };
-        while code.len() < 1500 {
-            let (d, s1, s2) = (rd(&mut rng), reg(&mut rng), reg(&mut rng));
+        // One operation that goes on to the next instruction.
+        let op = |rng: &mut rvtrace_testkit::randprog::Rng| {
+            let (d, s1, s2) = (rd(rng), reg(rng), reg(rng));
             let imm = rng.range(0, 4095) as i64 - 2048;
-            code.push(match rng.range(0, 12) {
+            match rng.range(0, 8) {
                 0..=2 => {
                     let (f7, f3, op) = r_ops[rng.range(0, r_ops.len() as u64 - 1) as usize];
                     r_type(f7, s2, s1, f3, d, op)
@@ -485,19 +486,61 @@ fn every_block_operation_gives_what_execute_gives() {
                     let f3 = loads[rng.range(0, loads.len() as u64 - 1) as usize];
                     i_type(imm >> 4, 31, f3, d, 0x03)
                 }
-                8 => {
+                _ => {
                     let f3 = stores[rng.range(0, stores.len() as u64 - 1) as usize];
                     s_type(imm >> 4, s2, 31, f3)
                 }
-                9..=10 => {
+            }
+        };
+        while code.len() < 1500 {
+            match rng.range(0, 12) {
+                0..=7 => code.push(op(&mut rng)),
+                // A branch over the next instruction, taken or not.
+                8..=9 => {
+                    let (s1, s2) = (reg(&mut rng), reg(&mut rng));
                     let f3 = [0, 1, 4, 5, 6, 7][rng.range(0, 5) as usize];
-                    b_type(8, s2, s1, f3)
+                    code.push(b_type(8, s2, s1, f3));
                 }
-                // jal over the next instruction, linking or not
-                _ => j_type(8, if rng.chance(50) { 0 } else { d }),
-            });
+                // `jal` over the next instruction, linking or not.
+                10 => code.push(j_type(8, if rng.chance(50) { 0 } else { rd(&mut rng) })),
+                // A backward branch of each kind on random registers, run at most twice:
+                //   x28 = 2; L: x28 -= 1; beq x28, x0, +8; bXX s1, s2, L
+                11 if rng.chance(50) => {
+                    let (s1, s2) = (reg(&mut rng).min(27), reg(&mut rng).min(27));
+                    let f3 = [0, 1, 4, 5, 6, 7][rng.range(0, 5) as usize];
+                    code.extend([asm::addi(28, 0, 2); 2]);
+                    code.push(asm::addi(28, 28, -1));
+                    code.push(b_type(8, 0, 28, 0));
+                    code.push(b_type(-8, s2, s1, f3));
+                }
+                // A loop of 1 to 4 iterations closed by a backward branch of each kind.
+                _ => {
+                    let k = rng.range(1, 4) as i64;
+                    // Twice: a branch over the first cannot skip it.
+                    code.extend([asm::addi(30, 0, k as i32); 2]);
+                    let top = code.len();
+                    for _ in 0..rng.range(1, 4) {
+                        code.push(op(&mut rng));
+                    }
+                    code.push(asm::addi(30, 30, -1));
+                    let (f3, s1, s2) = match rng.range(0, 5) {
+                        0 => (1, 30, 0),  // bne x30, x0
+                        1 => (4, 0, 30),  // blt x0, x30
+                        2 => (6, 0, 30),  // bltu x0, x30
+                        3 => (5, 30, 29), // bge x30, x29 (1)
+                        4 => (7, 30, 29), // bgeu x30, x29
+                        _ => {
+                            code.push(i_type(1, 30, 3, 28, 0x13)); // sltiu x28, x30, 1
+                            (0, 28, 0) // beq x28, x0
+                        }
+                    };
+                    let back = -4 * (code.len() - top) as i64;
+                    code.push(b_type(back, s2, s1, f3));
+                }
+            }
         }
-        code.push(asm::SPIN);
+        // (A last branch or `jal` skips the `nop`.)
+        code.extend([NOP, asm::SPIN]);
         let regs: Vec<u64> = (0..32)
             .map(|_| {
                 let v = match rng.range(0, 3) {
@@ -515,17 +558,18 @@ fn every_block_operation_gives_what_execute_gives() {
         let make = || {
             let mut h = asm::hart_with_code(Config::virt(xlen, "x"), &code);
             h.csr.mtvec = rvtrace_sim::bus::RAM_BASE + 0x1_0000;
-            h.x[1..30].copy_from_slice(&regs[1..30]);
+            h.x[1..28].copy_from_slice(&regs[1..28]);
+            h.x[29] = 1;
             h.x[31] = data;
             h
         };
-        let (stop, retired) = compare(&format!("rv64 {rv64}"), make, 3000, true);
-        assert_eq!(stop, Stop::InsnLimit);
-        assert_eq!(retired, 3000);
-        // The run reached the end (the branches and jumps skip some of the 1500).
+        let (stop, retired) = compare(&format!("rv64 {rv64}"), make, 20_000, true);
+        assert_eq!((stop, retired), (Stop::InsnLimit, 20_000));
+        // The run reached the end, with no trap on the way.
         let mut h = make();
-        h.run(&mut (), 3000);
-        assert_eq!(h.pc, rvtrace_sim::bus::RAM_BASE + 4 * 1500);
+        h.run(&mut (), 20_000);
+        let end = rvtrace_sim::bus::RAM_BASE + 4 * (code.len() as u64 - 1);
+        assert_eq!((h.pc, h.csr.mcause), (end, 0));
     }
 }
 
