@@ -36,26 +36,183 @@ struct Head {
     pc: u64,
     /// The code generation of the page when decoded (`Bus::code_gen`).
     gen: u64,
+    /// The `Bus::code_epoch` under which `gen` was last found current.
+    epoch: u64,
     /// First instruction in the pool.
     start: u32,
     /// Instructions (0: the first instruction must run alone).
     n: u32,
 }
 
-/// One decoded instruction of a block.
+/// A block instruction's operation, resolved when the block is decoded, so that running it
+/// needs no look at the full [`Insn`]: the common operations with their operands in the
+/// [`Entry`] (an ALU operation writing `x0` is `Nop`, so the others write without a test of
+/// `rd`; `lui`/`auipc` load a constant; a branch's or `jal`'s target is computed and checked for
+/// alignment once), everything else `Other` (through [`Hart::execute`]).
+#[derive(Clone, Copy, Default, PartialEq, Eq, Debug)]
+#[repr(u8)]
+enum K {
+    #[default]
+    Other,
+    Nop,
+    Li,
+    Addi,
+    Slti,
+    Sltiu,
+    Xori,
+    Ori,
+    Andi,
+    Slli,
+    Srli,
+    Srai,
+    Add,
+    Sub,
+    Sll,
+    Slt,
+    Sltu,
+    Xor,
+    Srl,
+    Sra,
+    Or,
+    And,
+    Addiw,
+    Slliw,
+    Srliw,
+    Sraiw,
+    Addw,
+    Subw,
+    Sllw,
+    Srlw,
+    Sraw,
+    Mul,
+    Mulw,
+    Lb,
+    Lh,
+    Lw,
+    Ld,
+    Lbu,
+    Lhu,
+    Lwu,
+    Sb,
+    Sh,
+    Sw,
+    Sd,
+    Beq,
+    Bne,
+    Blt,
+    Bge,
+    Bltu,
+    Bgeu,
+    /// `jal x0`.
+    J,
+    /// `jal rd` (rd not x0).
+    Jal,
+    /// `jal x0` to the same page: the block goes on at the target.
+    Jg,
+    /// `jal rd` (rd not x0) to the same page: the block goes on at the target.
+    Jalg,
+    /// `jalr x0`.
+    Jr,
+    /// `jalr rd` (rd not x0).
+    Jalr,
+}
+
+/// One decoded instruction of a block (32 bytes).
 #[derive(Clone, Copy, Default)]
 struct Entry {
-    insn: Insn,
+    k: K,
+    class: CfClass,
+    /// Position in the block.
+    idx: u8,
+    /// Offset of the instruction in its page (a block lies in one page).
+    off: u16,
+    /// Offset in the page of the pc the block goes on at after this instruction when it does
+    /// not leave (0x1000: the next page).
+    next: u16,
     /// The instruction's bits (16-bit instructions in the low half).
     bits: u32,
-    class: CfClass,
+    /// The full decoding (registers and length for all; everything for `Other`).
+    insn: Insn,
+    /// The immediate, sign-extended; a branch's or `jal`'s target; `Li`'s value.
+    imm: u64,
+}
+
+/// The block operation for `i` at `pc` (`next` = the pc after it, XLEN-wrapped).
+fn kind(i: &Insn, pc: u64, c: bool, rv64: bool) -> (K, u64) {
+    let imm = i.imm as i64 as u64;
+    let wrap = |a: u64| if rv64 { a } else { a & 0xffff_ffff };
+    // Without C a target that is not 4-byte aligned faults at the jump (`Hart::jump_target`):
+    // left to `execute`.
+    let target = wrap(pc.wrapping_add(imm));
+    let aligned = c || target & 2 == 0;
+    let alu = |k: K| if i.rd == 0 { K::Nop } else { k };
+    let load = |k: K| if i.rd == 0 { K::Other } else { k };
+    let branch = |k: K| if aligned { (k, target) } else { (K::Other, 0) };
+    match i.op {
+        Op::Lui => (alu(K::Li), imm),
+        Op::Auipc => (alu(K::Li), pc.wrapping_add(imm)),
+        Op::Addi => (alu(K::Addi), imm),
+        Op::Slti => (alu(K::Slti), imm),
+        Op::Sltiu => (alu(K::Sltiu), imm),
+        Op::Xori => (alu(K::Xori), imm),
+        Op::Ori => (alu(K::Ori), imm),
+        Op::Andi => (alu(K::Andi), imm),
+        Op::Slli => (alu(K::Slli), imm),
+        Op::Srli => (alu(K::Srli), imm),
+        Op::Srai => (alu(K::Srai), imm),
+        Op::Add => (alu(K::Add), 0),
+        Op::Sub => (alu(K::Sub), 0),
+        Op::Sll => (alu(K::Sll), 0),
+        Op::Slt => (alu(K::Slt), 0),
+        Op::Sltu => (alu(K::Sltu), 0),
+        Op::Xor => (alu(K::Xor), 0),
+        Op::Srl => (alu(K::Srl), 0),
+        Op::Sra => (alu(K::Sra), 0),
+        Op::Or => (alu(K::Or), 0),
+        Op::And => (alu(K::And), 0),
+        Op::Addiw => (alu(K::Addiw), imm),
+        Op::Slliw => (alu(K::Slliw), imm),
+        Op::Srliw => (alu(K::Srliw), imm),
+        Op::Sraiw => (alu(K::Sraiw), imm),
+        Op::Addw => (alu(K::Addw), 0),
+        Op::Subw => (alu(K::Subw), 0),
+        Op::Sllw => (alu(K::Sllw), 0),
+        Op::Srlw => (alu(K::Srlw), 0),
+        Op::Sraw => (alu(K::Sraw), 0),
+        Op::Mul => (alu(K::Mul), 0),
+        Op::Mulw => (alu(K::Mulw), 0),
+        Op::Lb => (load(K::Lb), imm),
+        Op::Lh => (load(K::Lh), imm),
+        Op::Lw => (load(K::Lw), imm),
+        Op::Ld => (load(K::Ld), imm),
+        Op::Lbu => (load(K::Lbu), imm),
+        Op::Lhu => (load(K::Lhu), imm),
+        Op::Lwu => (load(K::Lwu), imm),
+        Op::Sb => (K::Sb, imm),
+        Op::Sh => (K::Sh, imm),
+        Op::Sw => (K::Sw, imm),
+        Op::Sd => (K::Sd, imm),
+        Op::Beq => branch(K::Beq),
+        Op::Bne => branch(K::Bne),
+        Op::Blt => branch(K::Blt),
+        Op::Bge => branch(K::Bge),
+        Op::Bltu => branch(K::Bltu),
+        Op::Bgeu => branch(K::Bgeu),
+        Op::Jal => match (branch(K::J).0, i.rd == 0, (target ^ pc) >> 12 == 0) {
+            (K::Other, _, _) => (K::Other, 0),
+            (_, true, same) => (if same { K::Jg } else { K::J }, target),
+            (_, false, same) => (if same { K::Jalg } else { K::Jal }, target),
+        },
+        Op::Jalr => (if i.rd == 0 { K::Jr } else { K::Jalr }, imm),
+        _ => (K::Other, 0),
+    }
 }
 
 /// The block cache.
 pub(crate) struct Blocks {
     /// Whether the plain loop uses blocks ([`Hart::set_blocks`]).
     pub(crate) on: bool,
-    heads: Vec<Head>,
+    heads: Box<[Head; 1 << HEAD_BITS]>,
     pool: Vec<Entry>,
 }
 
@@ -63,15 +220,15 @@ impl Default for Blocks {
     fn default() -> Blocks {
         Blocks {
             on: true,
-            heads: vec![
-                Head {
+            heads: Box::new(
+                [Head {
                     pc: 1,
                     gen: 0,
+                    epoch: 0,
                     start: 0,
-                    n: 0
-                };
-                1 << HEAD_BITS
-            ],
+                    n: 0,
+                }; 1 << HEAD_BITS],
+            ),
             pool: Vec::with_capacity(POOL),
         }
     }
@@ -110,10 +267,22 @@ fn runs_alone(op: Op) -> bool {
     )
 }
 
+/// The branch taken when `k` is not.
+fn opposite(k: K) -> K {
+    match k {
+        K::Beq => K::Bne,
+        K::Bne => K::Beq,
+        K::Blt => K::Bge,
+        K::Bge => K::Blt,
+        K::Bltu => K::Bgeu,
+        _ => K::Bltu,
+    }
+}
+
 /// Control transfers: the last instruction of a block.
 fn ends_block(op: Op) -> bool {
     use Op::*;
-    matches!(op, Jal | Jalr | Beq | Bne | Blt | Bge | Bltu | Bgeu)
+    matches!(op, Jal | Jalr)
 }
 
 impl Hart {
@@ -126,6 +295,11 @@ impl Hart {
 
     /// Run the block at `pc` (in RAM, fetches on the PMP fast path, `instret < next_check`),
     /// and the blocks after it while nothing is due between two instructions.
+    ///
+    /// `instret` is charged per block: a block runs at most the instructions left before
+    /// `next_check`, and `instret` is written before each instruction that can look at it or
+    /// end the block early (memory accesses, `Other`), so that the bus, `execute` and a fault
+    /// see it exact, as in the single-step loop.
     #[inline(always)]
     pub(crate) fn run_block<O: Observer, const RV64: bool>(
         &mut self,
@@ -134,68 +308,279 @@ impl Hart {
     ) -> Ran {
         let first = self.instret;
         let priv_ = self.priv_;
+        // Instructions that may retire before `next_check` (> `instret` here), and those left:
+        // `instret` is `first + left0 - left` between blocks, written when the chain ends.
+        let left0 = self.next_check - first;
+        let mut left = left0;
         // The pool is not touched while blocks run (writes change generations only).
         let mut pool = std::mem::take(&mut self.blocks.pool);
         let out = 'chain: loop {
-            let gen = self.bus.code_gen(pc);
             let idx = ((pc >> 1) as usize) & ((1 << HEAD_BITS) - 1);
-            let h = self.blocks.heads[idx];
-            let (start, n) = if h.pc == pc && h.gen == gen {
-                (h.start as usize, h.n as usize)
-            } else {
+            let mut h = self.blocks.heads[idx];
+            if h.pc != pc || h.epoch != self.bus.code_epoch {
                 self.blocks.pool = pool;
-                let r = self.build_block(pc, idx);
+                h = self.find_block(pc, idx);
                 pool = std::mem::take(&mut self.blocks.pool);
-                r
-            };
-            if n == 0 {
-                break if self.instret == first {
-                    Ran::No
-                } else {
-                    Ran::Yes
+            }
+            if h.n == 0 {
+                break if left == left0 { Ran::No } else { Ran::Yes };
+            }
+            // `instret` at the start of the block.
+            macro_rules! base {
+                () => {
+                    first + (left0 - left)
                 };
             }
-            for e in &pool[start..start + n] {
-                match self.execute_in_block::<O, RV64>(obs, &e.insn, e.bits, pc) {
-                    Ok(next) => {
-                        self.instret += 1;
+            let m = (h.n as u64).min(left) as usize;
+            let start = h.start as usize;
+            let blk = &pool[start..start + m];
+            macro_rules! wrap {
+                ($a:expr) => {
+                    if RV64 {
+                        $a
+                    } else {
+                        $a & 0xffff_ffff
+                    }
+                };
+            }
+            // Instructions retired in this block.
+            let mut it = blk.iter();
+            let (next, count) = 'blk: loop {
+                let Some(e) = it.next() else {
+                    // The last instruction's next pc (`m` > 0).
+                    let next = blk
+                        .last()
+                        .map_or(pc, |l| wrap!((pc & !0xfff) + l.next as u64));
+                    break (next, m);
+                };
+                // `instret` once this instruction retires.
+                macro_rules! done {
+                    () => {
+                        base!() + e.idx as u64 + 1
+                    };
+                }
+                macro_rules! at {
+                    () => {
+                        (pc & !0xfff) + e.off as u64
+                    };
+                }
+                macro_rules! retire {
+                    ($next:expr) => {{
+                        let next_pc = $next;
                         obs.retire(&Retired {
-                            pc,
+                            pc: at!(),
                             insn: e.bits,
                             len: e.insn.len,
                             class: e.class,
-                            next_pc: next,
+                            next_pc,
                             priv_,
                             trap: None,
                             serviced: None,
-                            mtime: self.instret.wrapping_add(self.bus.clint.mtime_offset),
+                            mtime: done!().wrapping_add(self.bus.clint.mtime_offset),
                         });
-                        pc = next;
                         if obs.stop_requested() {
+                            left -= e.idx as u64 + 1;
+                            pc = next_pc;
                             break 'chain Ran::Stop(Stop::Requested);
                         }
-                        if self.instret >= self.next_check {
-                            break 'chain Ran::Yes;
-                        }
-                    }
-                    Err(exc) => {
-                        self.blocks.pool = pool;
-                        self.pc = pc;
-                        if self.instret != first {
-                            self.trap_loop.last_handler = None;
-                            self.trap_loop.traps_without_retire = 0;
-                        }
-                        return match self.instruction_fault(obs, pc, exc) {
-                            Some(stop) => Ran::Stop(stop),
-                            None => Ran::Yes,
+                    }};
+                }
+                // `'ctl` ends with the pc the block goes on at (a control transfer, or the
+                // end after a re-check); the other instructions go on to the next.
+                let t: u64 = 'ctl: {
+                    macro_rules! x {
+                        ($r:expr) => {
+                            self.x[($r & 31) as usize]
                         };
                     }
-                }
-            }
-            if pc.wrapping_sub(RAM_BASE) >= self.bus.open.fetch {
+                    macro_rules! a32 {
+                        () => {
+                            x!(e.insn.rs1) as u32
+                        };
+                    }
+                    macro_rules! b32 {
+                        () => {
+                            x!(e.insn.rs2) as u32
+                        };
+                    }
+                    macro_rules! w {
+                        ($v:expr) => {{
+                            let v: u64 = $v;
+                            let v = if RV64 { v } else { v as i32 as i64 as u64 };
+                            self.x[(e.insn.rd & 31) as usize] = v;
+                            obs.gpr_write(e.insn.rd, v);
+                        }};
+                    }
+                    macro_rules! ea {
+                        () => {{
+                            let a = x!(e.insn.rs1).wrapping_add(e.imm);
+                            if RV64 {
+                                a
+                            } else {
+                                a & 0xffff_ffff
+                            }
+                        }};
+                    }
+                    macro_rules! fault {
+                        ($exc:expr) => {{
+                            let (exc, at) = ($exc, at!());
+                            self.instret = done!() - 1;
+                            self.blocks.pool = pool;
+                            return self.block_fault(obs, at, exc, first);
+                        }};
+                    }
+                    // After an instruction that went through the bus or `execute`, which may
+                    // have asked for a re-check (`Hart::recheck`): the block ends after it.
+                    // (Nothing else changes `next_check` between two instructions, and it is
+                    // not 0 when the block starts.)
+                    macro_rules! check {
+                        () => {
+                            if self.next_check == 0 {
+                                break 'ctl at!() + e.insn.len as u64;
+                            }
+                        };
+                    }
+                    macro_rules! load {
+                        ($size:expr, $ext:expr) => {{
+                            let a = ea!();
+                            let n = done!() - 1;
+                            match self.mem_load_then(obs, a, $size, |h| h.instret = n) {
+                                Ok(v) => w!($ext(v)),
+                                Err(exc) => fault!(exc),
+                            }
+                            check!();
+                        }};
+                    }
+                    macro_rules! store {
+                        ($size:expr) => {{
+                            let a = ea!();
+                            let v = x!(e.insn.rs2);
+                            let n = done!() - 1;
+                            if let Err(exc) =
+                                self.mem_store_then(obs, a, $size, v, |h| h.instret = n)
+                            {
+                                fault!(exc);
+                            }
+                            check!();
+                        }};
+                    }
+                    macro_rules! branch {
+                        ($cond:expr) => {{
+                            let (a, b) = (x!(e.insn.rs1), x!(e.insn.rs2));
+                            if $cond(a, b) {
+                                break 'ctl e.imm;
+                            }
+                        }};
+                    }
+                    macro_rules! jalr {
+                        () => {{
+                            match self.jump_target::<RV64>(x!(e.insn.rs1).wrapping_add(e.imm) & !1)
+                            {
+                                Ok(t) => t,
+                                Err(exc) => fault!(exc),
+                            }
+                        }};
+                    }
+                    let imm = e.imm;
+                    match e.k {
+                        K::Nop => {}
+                        K::Li => w!(imm),
+                        K::Addi => w!(x!(e.insn.rs1).wrapping_add(imm)),
+                        K::Slti => w!(((x!(e.insn.rs1) as i64) < (imm as i64)) as u64),
+                        K::Sltiu => w!((x!(e.insn.rs1) < imm) as u64),
+                        K::Xori => w!(x!(e.insn.rs1) ^ imm),
+                        K::Ori => w!(x!(e.insn.rs1) | imm),
+                        K::Andi => w!(x!(e.insn.rs1) & imm),
+                        K::Slli => w!(x!(e.insn.rs1) << (imm as u32)),
+                        K::Srli => w!(if RV64 {
+                            x!(e.insn.rs1) >> (imm as u32)
+                        } else {
+                            (a32!() >> (imm as u32)) as u64
+                        }),
+                        K::Srai => w!(((x!(e.insn.rs1) as i64) >> (imm as u32)) as u64),
+                        K::Add => w!(x!(e.insn.rs1).wrapping_add(x!(e.insn.rs2))),
+                        K::Sub => w!(x!(e.insn.rs1).wrapping_sub(x!(e.insn.rs2))),
+                        K::Sll => {
+                            w!(x!(e.insn.rs1) << (x!(e.insn.rs2) & if RV64 { 63 } else { 31 }))
+                        }
+                        K::Slt => w!(((x!(e.insn.rs1) as i64) < (x!(e.insn.rs2) as i64)) as u64),
+                        K::Sltu => w!((x!(e.insn.rs1) < x!(e.insn.rs2)) as u64),
+                        K::Xor => w!(x!(e.insn.rs1) ^ x!(e.insn.rs2)),
+                        K::Srl => w!(if RV64 {
+                            x!(e.insn.rs1) >> (x!(e.insn.rs2) & 63)
+                        } else {
+                            (a32!() >> (b32!() & 31)) as u64
+                        }),
+                        K::Sra => w!(((x!(e.insn.rs1) as i64)
+                            >> (x!(e.insn.rs2) & if RV64 { 63 } else { 31 }))
+                            as u64),
+                        K::Or => w!(x!(e.insn.rs1) | x!(e.insn.rs2)),
+                        K::And => w!(x!(e.insn.rs1) & x!(e.insn.rs2)),
+                        K::Addiw => w!(a32!().wrapping_add(imm as u32) as i32 as i64 as u64),
+                        K::Slliw => w!((a32!() << (imm as u32)) as i32 as i64 as u64),
+                        K::Srliw => w!((a32!() >> (imm as u32)) as i32 as i64 as u64),
+                        K::Sraiw => w!(((a32!() as i32) >> (imm as u32)) as i64 as u64),
+                        K::Addw => w!(a32!().wrapping_add(b32!()) as i32 as i64 as u64),
+                        K::Subw => w!(a32!().wrapping_sub(b32!()) as i32 as i64 as u64),
+                        K::Sllw => w!((a32!() << (b32!() & 31)) as i32 as i64 as u64),
+                        K::Srlw => w!((a32!() >> (b32!() & 31)) as i32 as i64 as u64),
+                        K::Sraw => w!(((a32!() as i32) >> (b32!() & 31)) as i64 as u64),
+                        K::Mul => w!(x!(e.insn.rs1).wrapping_mul(x!(e.insn.rs2))),
+                        K::Mulw => w!(a32!().wrapping_mul(b32!()) as i32 as i64 as u64),
+                        K::Lb => load!(1, |v: u64| v as i8 as i64 as u64),
+                        K::Lh => load!(2, |v: u64| v as i16 as i64 as u64),
+                        K::Lw => load!(4, |v: u64| v as i32 as i64 as u64),
+                        K::Ld => load!(8, |v: u64| v),
+                        K::Lbu => load!(1, |v: u64| v),
+                        K::Lhu => load!(2, |v: u64| v),
+                        K::Lwu => load!(4, |v: u64| v),
+                        K::Sb => store!(1),
+                        K::Sh => store!(2),
+                        K::Sw => store!(4),
+                        K::Sd => store!(8),
+                        // Sign-extended RV32 values keep their unsigned order.
+                        K::Beq => branch!(|a, b| a == b),
+                        K::Bne => branch!(|a, b| a != b),
+                        K::Blt => branch!(|a, b| (a as i64) < (b as i64)),
+                        K::Bge => branch!(|a, b| (a as i64) >= (b as i64)),
+                        K::Bltu => branch!(|a, b| a < b),
+                        K::Bgeu => branch!(|a, b| a >= b),
+                        K::J => break 'ctl imm,
+                        K::Jg => {}
+                        K::Jalg => w!(at!() + e.insn.len as u64),
+                        K::Jal => {
+                            w!(at!() + e.insn.len as u64);
+                            break 'ctl imm;
+                        }
+                        K::Jr => break 'ctl jalr!(),
+                        K::Jalr => {
+                            let t = jalr!();
+                            w!(at!() + e.insn.len as u64);
+                            break 'ctl t;
+                        }
+                        K::Other => {
+                            self.instret = done!() - 1;
+                            match self.execute_other::<O, RV64>(obs, &e.insn, e.bits, at!()) {
+                                Ok(t) if t == at!() + e.insn.len as u64 => check!(),
+                                Ok(t) => break 'ctl t,
+                                Err(exc) => fault!(exc),
+                            }
+                        }
+                    }
+                    retire!(wrap!((pc & !0xfff) + e.next as u64));
+                    continue 'blk;
+                };
+                retire!(t);
+                break (t, e.idx as usize + 1);
+            };
+            left -= count as u64;
+            pc = next;
+            if left == 0 || self.next_check == 0 || pc.wrapping_sub(RAM_BASE) >= self.bus.open.fetch
+            {
                 break Ran::Yes;
             }
         };
+        self.instret = first + (left0 - left);
         self.blocks.pool = pool;
         self.pc = pc;
         if self.instret != first {
@@ -205,10 +590,49 @@ impl Hart {
         out
     }
 
-    /// Decode the block at `pc` into head `idx`; returns its pool range.
+    /// The instruction at `at` of a block raised `exc` (`instret` counts the instructions
+    /// before it).
     #[cold]
     #[inline(never)]
-    fn build_block(&mut self, pc: u64, idx: usize) -> (usize, usize) {
+    fn block_fault<O: Observer>(&mut self, obs: &mut O, at: u64, exc: Exc, first: u64) -> Ran {
+        self.pc = at;
+        if self.instret != first {
+            self.trap_loop.last_handler = None;
+            self.trap_loop.traps_without_retire = 0;
+        }
+        match self.instruction_fault(obs, at, exc) {
+            Some(stop) => Ran::Stop(stop),
+            None => Ran::Yes,
+        }
+    }
+
+    /// [`Hart::execute`] out of line: the block loop stays small.
+    #[inline(never)]
+    fn execute_other<O: Observer, const RV64: bool>(
+        &mut self,
+        obs: &mut O,
+        i: &Insn,
+        bits: u32,
+        pc: u64,
+    ) -> Result<u64, Exc> {
+        self.execute::<O, RV64>(obs, i, bits, pc)
+    }
+
+    /// The block at `pc` when head `idx` is not known current: its page's generation says
+    /// whether it still is, else it is decoded afresh.
+    #[cold]
+    #[inline(never)]
+    fn find_block(&mut self, pc: u64, idx: usize) -> Head {
+        let h = &mut self.blocks.heads[idx];
+        if h.pc == pc && h.gen == self.bus.code_gen(pc) {
+            h.epoch = self.bus.code_epoch;
+            return *h;
+        }
+        self.build_block(pc, idx)
+    }
+
+    /// Decode the block at `pc` into head `idx`.
+    fn build_block(&mut self, pc: u64, idx: usize) -> Head {
         if self.blocks.pool.len() + MAX_INSNS > POOL {
             self.blocks.pool.clear();
             for h in self.blocks.heads.iter_mut() {
@@ -216,6 +640,7 @@ impl Hart {
             }
         }
         let start = self.blocks.pool.len();
+        let rv64 = self.xlen == rvtrace_isa::Xlen::Rv64;
         let mut a = pc;
         while self.blocks.pool.len() - start < MAX_INSNS {
             // Four bytes of RAM (a 16-bit instruction in the last parcel of RAM steps).
@@ -229,25 +654,49 @@ impl Hart {
                 break;
             }
             let mask = if insn.len == 2 { 0xffff } else { 0xffff_ffff };
+            let (mut k, mut imm) = kind(&insn, a, self.ext.c, rv64);
+            let off = a & 0xfff;
+            let fall = off + insn.len as u64;
+            // A `jal` to the same page goes on at its target; so does a backward branch to
+            // the same page (mostly a loop's, mostly taken): it becomes the opposite branch
+            // leaving to the fall-through.
+            let next = match k {
+                K::Jg | K::Jalg => imm & 0xfff,
+                K::Beq | K::Bne | K::Blt | K::Bge | K::Bltu | K::Bgeu
+                    if imm < a && (imm ^ a) >> 12 == 0 =>
+                {
+                    let t = imm & 0xfff;
+                    (k, imm) = (opposite(k), self.trunc(a.wrapping_add(insn.len as u64)));
+                    t
+                }
+                _ => fall,
+            };
             self.blocks.pool.push(Entry {
-                insn,
-                bits: raw & mask,
+                k,
+                idx: (self.blocks.pool.len() - start) as u8,
                 class: classify(&self.isa, raw).class,
+                off: off as u16,
+                next: next as u16,
+                bits: raw & mask,
+                insn,
+                imm,
             });
-            a = self.trunc(a.wrapping_add(insn.len as u64));
-            if ends_block(insn.op) || a & 0xfff == 0 {
+            a = self.trunc((a & !0xfff).wrapping_add(next));
+            if ends_block(insn.op) || next == 0x1000 {
                 break;
             }
         }
         let n = self.blocks.pool.len() - start;
         let gen = self.bus.mark_code(pc);
-        self.blocks.heads[idx] = Head {
+        let h = Head {
             pc,
             gen,
+            epoch: self.bus.code_epoch,
             start: start as u32,
             n: n as u32,
         };
-        (start, n)
+        self.blocks.heads[idx] = h;
+        h
     }
 
     /// An instruction at `pc` raised `exc` and does not retire: the trap, then the trap-loop

@@ -158,6 +158,9 @@ pub struct Bus {
     /// page (`block.rs`). A write to an odd page makes it even and larger: every block decoded
     /// from the page is then stale.
     code: Vec<u64>,
+    /// Bumped whenever the generation of a page changes: a block checked under the current
+    /// epoch needs no look at its page's generation (`block.rs`).
+    pub(crate) code_epoch: u64,
 }
 
 /// Bytes of RAM that each kind of hart access may use unchecked (see [`Bus::fast_load`]).
@@ -204,6 +207,7 @@ impl Bus {
             },
             // One more page than RAM needs: a store's last byte indexes it unchecked.
             code: vec![0; (ram_size / CODE_PAGE + 2) as usize],
+            code_epoch: 0,
         }
     }
 
@@ -248,12 +252,15 @@ impl Bus {
     #[inline(always)]
     pub(crate) fn fast_load(&self, addr: u64, size: u64, limit: u64) -> Option<u64> {
         let off = Self::offset_within(addr, size, limit)?;
-        let r = &self.ram[off..];
+        // One bounds check and one load of the whole size.
+        fn get<const N: usize>(ram: &[u8], off: usize) -> Option<[u8; N]> {
+            ram.get(off..off.wrapping_add(N))?.try_into().ok()
+        }
         Some(match size {
-            1 => r[0] as u64,
-            2 => u16::from_le_bytes([r[0], r[1]]) as u64,
-            4 => u32::from_le_bytes([r[0], r[1], r[2], r[3]]) as u64,
-            _ => u64::from_le_bytes([r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7]]),
+            1 => *self.ram.get(off)? as u64,
+            2 => u16::from_le_bytes(get(&self.ram, off)?) as u64,
+            4 => u32::from_le_bytes(get(&self.ram, off)?) as u64,
+            _ => u64::from_le_bytes(get(&self.ram, off)?),
         })
     }
 
@@ -312,6 +319,7 @@ impl Bus {
         for p in off >> CODE_SHIFT..=(off + len - 1) >> CODE_SHIFT {
             if self.code[p] & 1 != 0 {
                 self.code[p] += 1;
+                self.code_epoch += 1;
                 self.irq_dirty = true;
             }
         }

@@ -46,9 +46,23 @@ impl Hart {
         addr: u64,
         size: u64,
     ) -> Result<u64, Exc> {
+        self.mem_load_then(obs, addr, size, |_| {})
+    }
+
+    /// [`Hart::mem_load`], running `slow` first when the access is off the RAM fast path
+    /// (a block sets `instret` there: devices and faults see it exact).
+    #[inline(always)]
+    pub(crate) fn mem_load_then<O: Observer>(
+        &mut self,
+        obs: &mut O,
+        addr: u64,
+        size: u64,
+        slow: impl FnOnce(&mut Self),
+    ) -> Result<u64, Exc> {
         let v = match self.bus.fast_load(addr, size, self.bus.open.load) {
             Some(v) => v,
             None => {
+                slow(self);
                 self.data_trigger(addr, size, crate::trigger::field::LOAD)?;
                 self.load_checked(addr, size)?
             }
@@ -70,7 +84,21 @@ impl Hart {
         size: u64,
         v: u64,
     ) -> Result<(), Exc> {
+        self.mem_store_then(obs, addr, size, v, |_| {})
+    }
+
+    /// [`Hart::mem_store`], running `slow` first when the access is off the RAM fast path.
+    #[inline(always)]
+    pub(crate) fn mem_store_then<O: Observer>(
+        &mut self,
+        obs: &mut O,
+        addr: u64,
+        size: u64,
+        v: u64,
+        slow: impl FnOnce(&mut Self),
+    ) -> Result<(), Exc> {
         if !self.bus.fast_store(addr, size, v, self.bus.open.store) {
+            slow(self);
             self.data_trigger(addr, size, crate::trigger::field::STORE)?;
             self.store_checked(addr, size, v)?;
         }
@@ -229,7 +257,7 @@ impl Hart {
     /// 4-byte aligned raises instruction-address-misaligned at the jump, which does not retire
     /// (unprivileged ISA, "Control Transfer Instructions"); with C every target is aligned.
     #[inline(always)]
-    fn jump_target<const RV64: bool>(&self, t: u64) -> Result<u64, Exc> {
+    pub(crate) fn jump_target<const RV64: bool>(&self, t: u64) -> Result<u64, Exc> {
         let t = if RV64 { t } else { t & 0xffff_ffff };
         if !self.ext.c && t & 2 != 0 {
             return Err(Exc {
@@ -238,105 +266,6 @@ impl Hart {
             });
         }
         Ok(t)
-    }
-
-    /// [`Hart::execute`] for a block's instruction: the most common operations first, each
-    /// reading only the operands it uses, the same expressions as `execute`; the rest in `execute`.
-    #[inline(always)]
-    pub(crate) fn execute_in_block<O: Observer, const RV64: bool>(
-        &mut self,
-        obs: &mut O,
-        i: &Insn,
-        bits: u32,
-        pc: u64,
-    ) -> Result<u64, Exc> {
-        let next = pc.wrapping_add(i.len as u64);
-        let next = if RV64 { next } else { next & 0xffff_ffff };
-        let rs1 = || self.x[(i.rs1 & 31) as usize];
-        let imm = i.imm as i64 as u64;
-        use Op::*;
-        let v = match i.op {
-            Addi => rs1().wrapping_add(imm),
-            Lui => imm,
-            Andi => rs1() & imm,
-            Slli => rs1() << i.imm,
-            Add => rs1().wrapping_add(self.x[(i.rs2 & 31) as usize]),
-            Sub => rs1().wrapping_sub(self.x[(i.rs2 & 31) as usize]),
-            Or => rs1() | self.x[(i.rs2 & 31) as usize],
-            And => rs1() & self.x[(i.rs2 & 31) as usize],
-            Xor => rs1() ^ self.x[(i.rs2 & 31) as usize],
-            Sltu => (rs1() < self.x[(i.rs2 & 31) as usize]) as u64,
-            Sltiu => (rs1() < imm) as u64,
-            Ori => rs1() | imm,
-            Xori => rs1() ^ imm,
-            Addw => (rs1() as u32).wrapping_add(self.x[(i.rs2 & 31) as usize] as u32) as i32 as i64
-                as u64,
-            Lbu | Lhu => {
-                let a = self.addr::<RV64>(i.rs1, i.imm);
-                self.mem_load(obs, a, if i.op == Lbu { 1 } else { 2 })?
-            }
-            Sb => {
-                let a = self.addr::<RV64>(i.rs1, i.imm);
-                let v = self.x[(i.rs2 & 31) as usize];
-                self.mem_store(obs, a, 1, v)?;
-                return Ok(next);
-            }
-            Auipc => pc.wrapping_add(imm),
-            Addiw => (rs1() as u32).wrapping_add(i.imm as u32) as i32 as i64 as u64,
-            Srli => {
-                if RV64 {
-                    rs1() >> i.imm
-                } else {
-                    (rs1() as u32 >> i.imm) as u64
-                }
-            }
-            Srai => ((rs1() as i64) >> i.imm) as u64,
-            Beq | Bne | Blt | Bge | Bltu | Bgeu => {
-                let (a, b) = (rs1(), self.x[(i.rs2 & 31) as usize]);
-                // Sign-extended RV32 values keep their unsigned order.
-                let taken = match i.op {
-                    Beq => a == b,
-                    Bne => a != b,
-                    Blt => (a as i64) < (b as i64),
-                    Bge => (a as i64) >= (b as i64),
-                    Bltu => a < b,
-                    _ => a >= b,
-                };
-                return if taken {
-                    self.jump_target::<RV64>(pc.wrapping_add(imm))
-                } else {
-                    Ok(next)
-                };
-            }
-            Jal | Jalr => {
-                let t = if i.op == Jal {
-                    pc.wrapping_add(imm)
-                } else {
-                    rs1().wrapping_add(imm) & !1
-                };
-                let t = self.jump_target::<RV64>(t)?;
-                self.wx::<O, RV64>(obs, i.rd, next);
-                return Ok(t);
-            }
-            Lw | Ld => {
-                let a = self.addr::<RV64>(i.rs1, i.imm);
-                let v = self.mem_load(obs, a, if i.op == Lw { 4 } else { 8 })?;
-                if i.op == Lw {
-                    v as i32 as i64 as u64
-                } else {
-                    v
-                }
-            }
-            Sw | Sd => {
-                let a = self.addr::<RV64>(i.rs1, i.imm);
-                let v = self.x[(i.rs2 & 31) as usize];
-                self.mem_store(obs, a, if i.op == Sw { 4 } else { 8 }, v)?;
-                return Ok(next);
-            }
-            _ => return self.execute::<O, RV64>(obs, i, bits, pc),
-        };
-        self.wx::<O, RV64>(obs, i.rd, v);
-        Ok(next)
     }
 
     /// Execute one instruction at `pc`; returns the next pc or the exception it raised.

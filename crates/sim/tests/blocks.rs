@@ -396,3 +396,219 @@ fn counters_exact_at_a_fault_inside_a_block() {
     );
     assert_eq!(h.instret, 5);
 }
+
+/// Every operation a block resolves when it is decoded (block.rs `K`: ALU operations with
+/// `rd` = x0 and not, `lui`/`auipc`, loads, stores, taken and not-taken branches, `jal` to the
+/// same page with and without a link), RV32 and RV64, on random register values, immediates
+/// and shift amounts: blocks on and off give the same register writes (every value), memory
+/// accesses, final state and RAM.
+#[test]
+fn every_block_operation_gives_what_execute_gives() {
+    use rvtrace_testkit::asm::{b_type, i_type, j_type, r_type, s_type};
+    let mut rng = rvtrace_testkit::randprog::Rng(15);
+    for rv64 in [false, true] {
+        let xlen = if rv64 { Xlen::Rv64 } else { Xlen::Rv32 };
+        // (funct7, funct3, opcode) of the register-register operations.
+        let mut r_ops = vec![
+            (0, 0, 0x33),    // add
+            (0x20, 0, 0x33), // sub
+            (0, 1, 0x33),    // sll
+            (0, 2, 0x33),    // slt
+            (0, 3, 0x33),    // sltu
+            (0, 4, 0x33),    // xor
+            (0, 5, 0x33),    // srl
+            (0x20, 5, 0x33), // sra
+            (0, 6, 0x33),    // or
+            (0, 7, 0x33),    // and
+            (1, 0, 0x33),    // mul
+        ];
+        // (funct3, opcode) of the register-immediate operations.
+        let mut i_ops = vec![
+            (0, 0x13),
+            (2, 0x13),
+            (3, 0x13),
+            (4, 0x13),
+            (6, 0x13),
+            (7, 0x13),
+        ];
+        let mut loads = vec![0, 1, 2, 4, 5];
+        let mut stores = vec![0, 1, 2];
+        if rv64 {
+            r_ops.extend([
+                (0, 0, 0x3b),    // addw
+                (0x20, 0, 0x3b), // subw
+                (0, 1, 0x3b),    // sllw
+                (0, 5, 0x3b),    // srlw
+                (0x20, 5, 0x3b), // sraw
+                (1, 0, 0x3b),    // mulw
+            ]);
+            i_ops.push((0, 0x1b)); // addiw
+            loads.extend([3, 6]); // ld, lwu
+            stores.push(3); // sd
+        }
+        let shamt_max = if rv64 { 63 } else { 31 };
+        let mut code = vec![];
+        // x31 points into data; x28-x30 serve loops (x29 = 1, x30 the counter).
+        let reg = |rng: &mut rvtrace_testkit::randprog::Rng| rng.range(0, 31) as u32;
+        let rd = |rng: &mut rvtrace_testkit::randprog::Rng| {
+            if rng.chance(10) {
+                0
+            } else {
+                rng.range(1, 27) as u32
+            }
+        };
+        // One operation that goes on to the next instruction.
+        let op = |rng: &mut rvtrace_testkit::randprog::Rng| {
+            let (d, s1, s2) = (rd(rng), reg(rng), reg(rng));
+            let imm = rng.range(0, 4095) as i64 - 2048;
+            match rng.range(0, 8) {
+                0..=2 => {
+                    let (f7, f3, op) = r_ops[rng.range(0, r_ops.len() as u64 - 1) as usize];
+                    r_type(f7, s2, s1, f3, d, op)
+                }
+                3..=4 => {
+                    let (f3, op) = i_ops[rng.range(0, i_ops.len() as u64 - 1) as usize];
+                    i_type(imm, s1, f3, d, op)
+                }
+                5 => {
+                    // slli, srli, srai; slliw, srliw, sraiw
+                    let w = rv64 && rng.chance(50);
+                    let sh = rng.range(0, if w { 31 } else { shamt_max }) as i64;
+                    let (f3, hi) = [(1, 0), (5, 0), (5, 0x400)][rng.range(0, 2) as usize];
+                    i_type(hi | sh, s1, f3, d, if w { 0x1b } else { 0x13 })
+                }
+                6 => {
+                    (rng.next_u64() as u32 & 0xffff_f000)
+                        | d << 7
+                        | [0x37, 0x17][rng.range(0, 1) as usize]
+                }
+                7 => {
+                    let f3 = loads[rng.range(0, loads.len() as u64 - 1) as usize];
+                    i_type(imm >> 4, 31, f3, d, 0x03)
+                }
+                _ => {
+                    let f3 = stores[rng.range(0, stores.len() as u64 - 1) as usize];
+                    s_type(imm >> 4, s2, 31, f3)
+                }
+            }
+        };
+        while code.len() < 1500 {
+            match rng.range(0, 12) {
+                0..=7 => code.push(op(&mut rng)),
+                // A branch over the next instruction, taken or not.
+                8..=9 => {
+                    let (s1, s2) = (reg(&mut rng), reg(&mut rng));
+                    let f3 = [0, 1, 4, 5, 6, 7][rng.range(0, 5) as usize];
+                    code.push(b_type(8, s2, s1, f3));
+                }
+                // `jal` over the next instruction, linking or not.
+                10 => code.push(j_type(8, if rng.chance(50) { 0 } else { rd(&mut rng) })),
+                // A backward branch of each kind on random registers, run at most twice:
+                //   x28 = 2; L: x28 -= 1; beq x28, x0, +8; bXX s1, s2, L
+                11 if rng.chance(50) => {
+                    let (s1, s2) = (reg(&mut rng).min(27), reg(&mut rng).min(27));
+                    let f3 = [0, 1, 4, 5, 6, 7][rng.range(0, 5) as usize];
+                    code.extend([asm::addi(28, 0, 2); 2]);
+                    code.push(asm::addi(28, 28, -1));
+                    code.push(b_type(8, 0, 28, 0));
+                    code.push(b_type(-8, s2, s1, f3));
+                }
+                // A loop of 1 to 4 iterations closed by a backward branch of each kind.
+                _ => {
+                    let k = rng.range(1, 4) as i64;
+                    // Twice: a branch over the first cannot skip it.
+                    code.extend([asm::addi(30, 0, k as i32); 2]);
+                    let top = code.len();
+                    for _ in 0..rng.range(1, 4) {
+                        code.push(op(&mut rng));
+                    }
+                    code.push(asm::addi(30, 30, -1));
+                    let (f3, s1, s2) = match rng.range(0, 5) {
+                        0 => (1, 30, 0),  // bne x30, x0
+                        1 => (4, 0, 30),  // blt x0, x30
+                        2 => (6, 0, 30),  // bltu x0, x30
+                        3 => (5, 30, 29), // bge x30, x29 (1)
+                        4 => (7, 30, 29), // bgeu x30, x29
+                        _ => {
+                            code.push(i_type(1, 30, 3, 28, 0x13)); // sltiu x28, x30, 1
+                            (0, 28, 0) // beq x28, x0
+                        }
+                    };
+                    let back = -4 * (code.len() - top) as i64;
+                    code.push(b_type(back, s2, s1, f3));
+                }
+            }
+        }
+        // (A last branch or `jal` skips the `nop`.)
+        code.extend([NOP, asm::SPIN]);
+        let regs: Vec<u64> = (0..32)
+            .map(|_| {
+                let v = match rng.range(0, 3) {
+                    0 => [0, 1, u64::MAX, 1 << 31, 1 << 63, 0x7fff_ffff][rng.range(0, 5) as usize],
+                    _ => rng.next_u64(),
+                };
+                if rv64 {
+                    v
+                } else {
+                    v as i32 as i64 as u64
+                }
+            })
+            .collect();
+        let data = rvtrace_sim::bus::RAM_BASE + 0x2_0000;
+        let make = || {
+            let mut h = asm::hart_with_code(Config::virt(xlen, "x"), &code);
+            h.csr.mtvec = rvtrace_sim::bus::RAM_BASE + 0x1_0000;
+            h.x[1..28].copy_from_slice(&regs[1..28]);
+            h.x[29] = 1;
+            h.x[31] = data;
+            h
+        };
+        let (stop, retired) = compare(&format!("rv64 {rv64}"), make, 20_000, true);
+        assert_eq!((stop, retired), (Stop::InsnLimit, 20_000));
+        // The run reached the end, with no trap on the way.
+        let mut h = make();
+        h.run(&mut (), 20_000);
+        let end = rvtrace_sim::bus::RAM_BASE + 4 * (code.len() as u64 - 1);
+        assert_eq!((h.pc, h.csr.mcause), (end, 0));
+    }
+}
+
+/// A device access in the middle of a block sees `instret` exact (`mtime` counts retired
+/// instructions), and a store to `mtimecmp` there ends the block so that the timer interrupt
+/// is taken at the same instruction as without blocks.
+#[test]
+fn device_accesses_inside_a_block() {
+    const S2: u32 = 18;
+    let lui = |rd: u32, v: u32| (v & 0xffff_f000) | rd << 7 | 0x37;
+    let mut code = vec![
+        asm::addi(A0, 0, 1),
+        lui(S1, 0x0200_c000), // mtime is at 0x0200_bff8
+        lui(S2, 0x0200_4000), // mtimecmp
+        asm::ld(T1, S1, -8),  // mtime: 3 instructions retired
+        asm::addi(A0, A0, 1),
+        asm::addi(A0, A0, 1),
+        asm::addi(S0, 0, 30),
+        asm::sd(S0, S2, 0), // mtimecmp = 30: the interrupt before the 31st instruction
+        asm::addi(A0, A0, 1),
+    ];
+    code.resize(60, asm::addi(A0, A0, 1));
+    code.push(asm::SPIN);
+    code.resize(0x200, NOP);
+    code.push(asm::csrr(S0, 0x342)); // +0x800: mcause
+    code.push(asm::SPIN);
+    let make = || {
+        let mut h = asm::hart_with_code(Config::virt(Xlen::Rv64, "x"), &code);
+        h.csr.mtvec = rvtrace_sim::bus::RAM_BASE + 0x800;
+        h.csr.mie = 1 << 7;
+        h.csr.mstatus |= 1 << 3;
+        h.bus.clint.mtimecmp = u64::MAX;
+        h
+    };
+    compare("clint", make, 100, true);
+    let mut h = make();
+    assert_eq!(h.run(&mut (), 100), Stop::InsnLimit);
+    assert_eq!(h.x[T1 as usize], 3);
+    assert_eq!(h.csr.mcause, 1 << 63 | 7);
+    assert_eq!(h.csr.mepc, rvtrace_sim::bus::RAM_BASE + 4 * 30);
+    assert_eq!(h.x[S0 as usize], 1 << 63 | 7);
+}
