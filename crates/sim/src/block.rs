@@ -17,6 +17,7 @@
 //! also ends the running block (QEMU 7.2 likewise ends a translation block that writes its own
 //! page, so the very next instruction executes the new bits).
 
+use crate::alu;
 use crate::bus::RAM_BASE;
 use crate::decode::{decode, Insn, Op};
 use crate::hart::{Exc, Hart, Stop};
@@ -393,16 +394,6 @@ impl Hart {
                             self.x[($r & 31) as usize]
                         };
                     }
-                    macro_rules! a32 {
-                        () => {
-                            x!(e.insn.rs1) as u32
-                        };
-                    }
-                    macro_rules! b32 {
-                        () => {
-                            x!(e.insn.rs2) as u32
-                        };
-                    }
                     macro_rules! w {
                         ($v:expr) => {{
                             let v: u64 = $v;
@@ -485,48 +476,36 @@ impl Hart {
                     match e.k {
                         K::Nop => {}
                         K::Li => w!(imm),
-                        K::Addi => w!(x!(e.insn.rs1).wrapping_add(imm)),
-                        K::Slti => w!(((x!(e.insn.rs1) as i64) < (imm as i64)) as u64),
-                        K::Sltiu => w!((x!(e.insn.rs1) < imm) as u64),
+                        K::Addi => w!(alu::add(x!(e.insn.rs1), imm)),
+                        K::Slti => w!(alu::slt(x!(e.insn.rs1), imm)),
+                        K::Sltiu => w!(alu::sltu(x!(e.insn.rs1), imm)),
                         K::Xori => w!(x!(e.insn.rs1) ^ imm),
                         K::Ori => w!(x!(e.insn.rs1) | imm),
                         K::Andi => w!(x!(e.insn.rs1) & imm),
-                        K::Slli => w!(x!(e.insn.rs1) << (imm as u32)),
-                        K::Srli => w!(if RV64 {
-                            x!(e.insn.rs1) >> (imm as u32)
-                        } else {
-                            (a32!() >> (imm as u32)) as u64
-                        }),
-                        K::Srai => w!(((x!(e.insn.rs1) as i64) >> (imm as u32)) as u64),
-                        K::Add => w!(x!(e.insn.rs1).wrapping_add(x!(e.insn.rs2))),
-                        K::Sub => w!(x!(e.insn.rs1).wrapping_sub(x!(e.insn.rs2))),
-                        K::Sll => {
-                            w!(x!(e.insn.rs1) << (x!(e.insn.rs2) & if RV64 { 63 } else { 31 }))
-                        }
-                        K::Slt => w!(((x!(e.insn.rs1) as i64) < (x!(e.insn.rs2) as i64)) as u64),
-                        K::Sltu => w!((x!(e.insn.rs1) < x!(e.insn.rs2)) as u64),
+                        K::Slli => w!(alu::sll::<RV64>(x!(e.insn.rs1), imm)),
+                        K::Srli => w!(alu::srl::<RV64>(x!(e.insn.rs1), imm)),
+                        K::Srai => w!(alu::sra::<RV64>(x!(e.insn.rs1), imm)),
+                        K::Add => w!(alu::add(x!(e.insn.rs1), x!(e.insn.rs2))),
+                        K::Sub => w!(alu::sub(x!(e.insn.rs1), x!(e.insn.rs2))),
+                        K::Sll => w!(alu::sll::<RV64>(x!(e.insn.rs1), x!(e.insn.rs2))),
+                        K::Slt => w!(alu::slt(x!(e.insn.rs1), x!(e.insn.rs2))),
+                        K::Sltu => w!(alu::sltu(x!(e.insn.rs1), x!(e.insn.rs2))),
                         K::Xor => w!(x!(e.insn.rs1) ^ x!(e.insn.rs2)),
-                        K::Srl => w!(if RV64 {
-                            x!(e.insn.rs1) >> (x!(e.insn.rs2) & 63)
-                        } else {
-                            (a32!() >> (b32!() & 31)) as u64
-                        }),
-                        K::Sra => w!(((x!(e.insn.rs1) as i64)
-                            >> (x!(e.insn.rs2) & if RV64 { 63 } else { 31 }))
-                            as u64),
+                        K::Srl => w!(alu::srl::<RV64>(x!(e.insn.rs1), x!(e.insn.rs2))),
+                        K::Sra => w!(alu::sra::<RV64>(x!(e.insn.rs1), x!(e.insn.rs2))),
                         K::Or => w!(x!(e.insn.rs1) | x!(e.insn.rs2)),
                         K::And => w!(x!(e.insn.rs1) & x!(e.insn.rs2)),
-                        K::Addiw => w!(a32!().wrapping_add(imm as u32) as i32 as i64 as u64),
-                        K::Slliw => w!((a32!() << (imm as u32)) as i32 as i64 as u64),
-                        K::Srliw => w!((a32!() >> (imm as u32)) as i32 as i64 as u64),
-                        K::Sraiw => w!(((a32!() as i32) >> (imm as u32)) as i64 as u64),
-                        K::Addw => w!(a32!().wrapping_add(b32!()) as i32 as i64 as u64),
-                        K::Subw => w!(a32!().wrapping_sub(b32!()) as i32 as i64 as u64),
-                        K::Sllw => w!((a32!() << (b32!() & 31)) as i32 as i64 as u64),
-                        K::Srlw => w!((a32!() >> (b32!() & 31)) as i32 as i64 as u64),
-                        K::Sraw => w!(((a32!() as i32) >> (b32!() & 31)) as i64 as u64),
-                        K::Mul => w!(x!(e.insn.rs1).wrapping_mul(x!(e.insn.rs2))),
-                        K::Mulw => w!(a32!().wrapping_mul(b32!()) as i32 as i64 as u64),
+                        K::Addiw => w!(alu::addw(x!(e.insn.rs1), imm)),
+                        K::Slliw => w!(alu::sllw(x!(e.insn.rs1), imm)),
+                        K::Srliw => w!(alu::srlw(x!(e.insn.rs1), imm)),
+                        K::Sraiw => w!(alu::sraw(x!(e.insn.rs1), imm)),
+                        K::Addw => w!(alu::addw(x!(e.insn.rs1), x!(e.insn.rs2))),
+                        K::Subw => w!(alu::subw(x!(e.insn.rs1), x!(e.insn.rs2))),
+                        K::Sllw => w!(alu::sllw(x!(e.insn.rs1), x!(e.insn.rs2))),
+                        K::Srlw => w!(alu::srlw(x!(e.insn.rs1), x!(e.insn.rs2))),
+                        K::Sraw => w!(alu::sraw(x!(e.insn.rs1), x!(e.insn.rs2))),
+                        K::Mul => w!(alu::mul(x!(e.insn.rs1), x!(e.insn.rs2))),
+                        K::Mulw => w!(alu::mulw(x!(e.insn.rs1), x!(e.insn.rs2))),
                         K::Lb => load!(1, |v: u64| v as i8 as i64 as u64),
                         K::Lh => load!(2, |v: u64| v as i16 as i64 as u64),
                         K::Lw => load!(4, |v: u64| v as i32 as i64 as u64),

@@ -5,6 +5,7 @@
 //! values are kept sign-extended to 64 bits, so most operations compute in 64 bits and the register
 //! write narrows.
 
+use crate::alu;
 use crate::csr::{irq, mstatus};
 use crate::decode::{Insn, Op};
 use crate::hart::{cause, privilege, Exc, Hart, Stop};
@@ -351,45 +352,37 @@ impl Hart {
                 };
                 self.mem_store(obs, a, size, rs2)?;
             }
-            Addi => w!(rs1.wrapping_add(imm)),
-            Slti => w!(((rs1 as i64) < (imm as i64)) as u64),
-            Sltiu => w!((rs1 < imm) as u64),
+            Addi => w!(alu::add(rs1, imm)),
+            Slti => w!(alu::slt(rs1, imm)),
+            Sltiu => w!(alu::sltu(rs1, imm)),
             Xori => w!(rs1 ^ imm),
             Ori => w!(rs1 | imm),
             Andi => w!(rs1 & imm),
-            Slli => w!(rs1 << i.imm),
-            Srli => w!(if RV64 {
-                rs1 >> i.imm
-            } else {
-                (a32 >> i.imm) as u64
-            }),
-            Srai => w!(((rs1 as i64) >> i.imm) as u64),
-            Add => w!(rs1.wrapping_add(rs2)),
-            Sub => w!(rs1.wrapping_sub(rs2)),
-            Sll => w!(rs1 << (rs2 & sh_mask)),
-            Slt => w!(((rs1 as i64) < (rs2 as i64)) as u64),
-            Sltu => w!((rs1 < rs2) as u64),
+            Slli => w!(alu::sll::<RV64>(rs1, imm)),
+            Srli => w!(alu::srl::<RV64>(rs1, imm)),
+            Srai => w!(alu::sra::<RV64>(rs1, imm)),
+            Add => w!(alu::add(rs1, rs2)),
+            Sub => w!(alu::sub(rs1, rs2)),
+            Sll => w!(alu::sll::<RV64>(rs1, rs2)),
+            Slt => w!(alu::slt(rs1, rs2)),
+            Sltu => w!(alu::sltu(rs1, rs2)),
             Xor => w!(rs1 ^ rs2),
-            Srl => w!(if RV64 {
-                rs1 >> (rs2 & 63)
-            } else {
-                (a32 >> (rs2 & 31)) as u64
-            }),
-            Sra => w!(((rs1 as i64) >> (rs2 & sh_mask)) as u64),
+            Srl => w!(alu::srl::<RV64>(rs1, rs2)),
+            Sra => w!(alu::sra::<RV64>(rs1, rs2)),
             Or => w!(rs1 | rs2),
             And => w!(rs1 & rs2),
-            Addiw => w!(a32.wrapping_add(i.imm as u32) as i32 as i64 as u64),
-            Slliw => w!((a32 << i.imm) as i32 as i64 as u64),
-            Srliw => w!((a32 >> i.imm) as i32 as i64 as u64),
-            Sraiw => w!(((a32 as i32) >> i.imm) as i64 as u64),
-            Addw => w!(a32.wrapping_add(b32) as i32 as i64 as u64),
-            Subw => w!(a32.wrapping_sub(b32) as i32 as i64 as u64),
-            Sllw => w!((a32 << (b32 & 31)) as i32 as i64 as u64),
-            Srlw => w!((a32 >> (b32 & 31)) as i32 as i64 as u64),
-            Sraw => w!(((a32 as i32) >> (b32 & 31)) as i64 as u64),
+            Addiw => w!(alu::addw(rs1, imm)),
+            Slliw => w!(alu::sllw(rs1, imm)),
+            Srliw => w!(alu::srlw(rs1, imm)),
+            Sraiw => w!(alu::sraw(rs1, imm)),
+            Addw => w!(alu::addw(rs1, rs2)),
+            Subw => w!(alu::subw(rs1, rs2)),
+            Sllw => w!(alu::sllw(rs1, rs2)),
+            Srlw => w!(alu::srlw(rs1, rs2)),
+            Sraw => w!(alu::sraw(rs1, rs2)),
             Fence => {}
             FenceI => {}
-            Mul => w!(rs1.wrapping_mul(rs2)),
+            Mul => w!(alu::mul(rs1, rs2)),
             Mulh => w!(if RV64 {
                 ((rs1 as i64 as i128 * rs2 as i64 as i128) >> 64) as u64
             } else {
@@ -431,7 +424,7 @@ impl Hart {
             } else {
                 (a32 % b32) as u64
             }),
-            Mulw => w!(a32.wrapping_mul(b32) as i32 as i64 as u64),
+            Mulw => w!(alu::mulw(rs1, rs2)),
             Divw => w!(div_s32(a32 as i32, b32 as i32) as i64 as u64),
             Divuw => w!(a32.checked_div(b32).unwrap_or(u32::MAX) as i32 as i64 as u64),
             Remw => w!(rem_s32(a32 as i32, b32 as i32) as i64 as u64),

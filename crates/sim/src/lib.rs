@@ -17,6 +17,7 @@
 //! assert_eq!(hart.run(&mut pcs, u64::MAX), Stop::Exit(0));
 //! ```
 
+mod alu;
 mod block;
 pub mod boot;
 pub mod bus;
