@@ -6,28 +6,9 @@ use rvtrace_isa::IsaConfig;
 use rvtrace_ntrace::decoder::DecoderConfig;
 use rvtrace_ntrace::encoder::Encoder;
 use rvtrace_ntrace::options::EncoderConfig;
-use std::io::Read;
 use std::path::Path;
 
-/// Returns its bytes in pieces of 1 to `max` bytes (xorshift sizes, reproducible by seed).
-struct Chunked<'a> {
-    data: &'a [u8],
-    seed: u64,
-    max: u64,
-}
-
-impl Read for Chunked<'_> {
-    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        self.seed ^= self.seed << 13;
-        self.seed ^= self.seed >> 7;
-        self.seed ^= self.seed << 17;
-        let n = (1 + self.seed % self.max) as usize;
-        let n = n.min(buf.len()).min(self.data.len());
-        buf[..n].copy_from_slice(&self.data[..n]);
-        self.data = &self.data[n..];
-        Ok(n)
-    }
-}
+use rvtrace_testkit::ChunkedReader as Chunked;
 
 #[test]
 fn stats_read_in_pieces_equals_whole() {

@@ -416,6 +416,31 @@ pub fn qemu10(class: u32) -> Result<PathBuf, String> {
     Ok(bin)
 }
 
+/// A reader returning its bytes in pieces of 1 to `max` bytes (xorshift sizes, reproducible by
+/// `seed`, which must not be 0): streaming readers fed by it must give what they give on the
+/// whole input.
+pub struct ChunkedReader<'a> {
+    /// The bytes not yet read.
+    pub data: &'a [u8],
+    /// The xorshift state.
+    pub seed: u64,
+    /// The largest piece.
+    pub max: u64,
+}
+
+impl std::io::Read for ChunkedReader<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        self.seed ^= self.seed << 13;
+        self.seed ^= self.seed >> 7;
+        self.seed ^= self.seed << 17;
+        let n = (1 + self.seed % self.max) as usize;
+        let n = n.min(buf.len()).min(self.data.len());
+        buf[..n].copy_from_slice(&self.data[..n]);
+        self.data = &self.data[n..];
+        Ok(n)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
