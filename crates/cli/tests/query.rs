@@ -6,7 +6,7 @@ mod common;
 
 use common::{ok, program, rvtrace, s, stderr, stdout, tmpdir};
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// Function -> self instructions, from `rvtrace profile`'s flat profile.
 fn profile_self(ing: &Path, e: &Path) -> BTreeMap<String, u64> {
@@ -71,15 +71,15 @@ fn per_function_question_equals_profile() {
         ]);
         ok(&o, "query --table");
         let (top, n) = want.iter().max_by_key(|(_, n)| **n).unwrap();
-        let row = stdout(&o)
+        let text = stdout(&o);
+        let row = text
             .lines()
             .find(|l| l.contains(top.as_str()))
             .map(|l| l.split('|').map(str::trim).collect::<Vec<_>>());
         assert_eq!(
             row,
             Some(vec!["", top.as_str(), &n.to_string(), ""]),
-            "{}",
-            stdout(&o)
+            "{text}"
         );
     }
 }
