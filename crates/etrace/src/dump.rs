@@ -248,20 +248,6 @@ mod tests {
         Ok(st)
     }
 
-    /// Reads in pieces of 1 to 97 bytes (a pipe's short reads).
-    struct Pieces<'a>(&'a [u8], u64);
-
-    impl io::Read for Pieces<'_> {
-        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-            self.1 = self.1.wrapping_mul(6364136223846793005).wrapping_add(1);
-            let n = ((self.1 >> 33) % 97 + 1) as usize;
-            let n = n.min(buf.len()).min(self.0.len());
-            buf[..n].copy_from_slice(&self.0[..n]);
-            self.0 = &self.0[n..];
-            Ok(n)
-        }
-    }
-
     /// Real traces in both framings (the rvtrace preset's encapsulation, the reference flow's
     /// `te_inst_raw`), cut, damaged, and random bytes, read in random pieces: the text (plain
     /// and CSV) and counts are those of the whole-stream dump.
@@ -304,7 +290,12 @@ mod tests {
                     let mut want = Vec::new();
                     let want_st = dump_whole(data, &cfg, csv, &mut want).unwrap();
                     let mut got = Vec::new();
-                    let st = dump_read(Pieces(data, i as u64), &cfg, csv, &mut got).unwrap();
+                    let r = rvtrace_testkit::ChunkedReader {
+                        data,
+                        seed: i as u64 + 1,
+                        max: 97,
+                    };
+                    let st = dump_read(r, &cfg, csv, &mut got).unwrap();
                     assert_eq!((st.packets, st.errors), (want_st.packets, want_st.errors));
                     assert_eq!(st.bytes, data.len() as u64);
                     assert!(

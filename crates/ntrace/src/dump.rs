@@ -321,25 +321,6 @@ mod tests {
         Ok(st)
     }
 
-    /// Reads `data` in pieces of 1 to 97 bytes (a pipe's short reads), counting what it gave.
-    struct Pieces<'a> {
-        data: &'a [u8],
-        seed: u64,
-        given: &'a Cell<u64>,
-    }
-
-    impl io::Read for Pieces<'_> {
-        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-            self.seed = self.seed.wrapping_mul(6364136223846793005).wrapping_add(1);
-            let n = ((self.seed >> 33) % 97 + 1) as usize;
-            let n = n.min(buf.len()).min(self.data.len());
-            buf[..n].copy_from_slice(&self.data[..n]);
-            self.data = &self.data[n..];
-            self.given.set(self.given.get() + n as u64);
-            Ok(n)
-        }
-    }
-
     fn garbage(n: usize, mut x: u64) -> Vec<u8> {
         (0..n)
             .map(|_| {
@@ -381,17 +362,16 @@ mod tests {
                 let cfg = CodecConfig::default();
                 let mut want = Vec::new();
                 let want_st = dump_whole(data, &cfg, &opts, &mut want).unwrap();
-                let given = Cell::new(0);
                 let mut got = Vec::new();
-                let r = Pieces {
+                let mut r = rvtrace_testkit::ChunkedReader {
                     data,
-                    seed: i as u64,
-                    given: &given,
+                    seed: i as u64 + 1,
+                    max: 97,
                 };
-                let st = dump_read(r, &cfg, &opts, &mut got).unwrap();
+                let st = dump_read(&mut r, &cfg, &opts, &mut got).unwrap();
                 assert_eq!(st, want_st, "input {i}");
                 assert!(got == want, "input {i}: the text differs");
-                assert_eq!(given.get(), data.len() as u64);
+                assert!(r.data.is_empty(), "input {i}: not read to the end");
             }
         }
     }
