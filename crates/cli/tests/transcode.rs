@@ -12,6 +12,31 @@ fn read(p: &Path) -> Vec<u8> {
     std::fs::read(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
 }
 
+/// `rvtrace transcode INPUT --trace FROM --elf ELF --to TO -o OUT EXTRA...`.
+fn transcode(
+    input: &Path,
+    from: &str,
+    elf: &Path,
+    to: &str,
+    out: &Path,
+    extra: &[&str],
+) -> std::process::Output {
+    let mut args = vec![
+        "transcode",
+        s(input),
+        "--trace",
+        from,
+        "--elf",
+        s(elf),
+        "--to",
+        to,
+        "-o",
+        s(out),
+    ];
+    args.extend_from_slice(extra);
+    rvtrace(&args)
+}
+
 #[test]
 fn transcode_equals_encode_and_keeps_losses() {
     let t = tmpdir("transcode");
@@ -29,21 +54,14 @@ fn transcode_equals_encode_and_keeps_losses() {
 
     // E -> N with N-Trace options: the bytes and sidecar of `encode ntrace`.
     let e2n = t.join("e2n.nex");
-    let o = rvtrace(&[
-        "transcode",
-        s(&te),
-        "--trace",
+    let o = transcode(
+        &te,
         "etrace",
-        "--elf",
-        s(&elf),
-        "--to",
+        &elf,
         "ntrace",
-        "-o",
-        s(&e2n),
-        "--mode",
-        "btm",
-        "--ownership",
-    ]);
+        &e2n,
+        &["--mode", "btm", "--ownership"],
+    );
     ok(&o, "transcode E->N");
     assert!(read(&e2n) == read(&nex), "E->N differs from encode ntrace");
     assert_eq!(
@@ -65,20 +83,10 @@ fn transcode_equals_encode_and_keeps_losses() {
         read(&best) != read(&rh),
         "--hist-patterns changes nothing here"
     );
-    let mut args = vec![
-        "transcode",
-        s(&te),
-        "--trace",
-        "etrace",
-        "--elf",
-        s(&elf),
-        "--to",
-        "ntrace",
-        "-o",
-        s(&e2n_best),
-    ];
-    args.extend_from_slice(&best_opts);
-    ok(&rvtrace(&args), "transcode E->N --hist-patterns");
+    ok(
+        &transcode(&te, "etrace", &elf, "ntrace", &e2n_best, &best_opts),
+        "transcode E->N --hist-patterns",
+    );
     assert!(
         read(&e2n_best) == read(&best),
         "E->N --hist-patterns differs from encode ntrace"
@@ -87,19 +95,7 @@ fn transcode_equals_encode_and_keeps_losses() {
     // N -> E (recurse runs in M and has no faults: N-Trace with Ownership carries all), with
     // the E-Trace group as the encoder's options.
     let n2e = t.join("n2e.te");
-    let o = rvtrace(&[
-        "transcode",
-        s(&nex),
-        "--trace",
-        "ntrace",
-        "--elf",
-        s(&elf),
-        "--to",
-        "etrace",
-        "-o",
-        s(&n2e),
-        "--implicit-return",
-    ]);
+    let o = transcode(&nex, "ntrace", &elf, "etrace", &n2e, &["--implicit-return"]);
     ok(&o, "transcode N->E");
     assert!(read(&n2e) == read(&te), "N->E differs from encode etrace");
 
@@ -111,20 +107,14 @@ fn transcode_equals_encode_and_keeps_losses() {
         &te_ref,
         &["--preset", "reference", "--elf", s(&elf)],
     );
-    let o = rvtrace(&[
-        "transcode",
-        s(&nex),
-        "--trace",
+    let o = transcode(
+        &nex,
         "ntrace",
-        "--elf",
-        s(&elf),
-        "--to",
+        &elf,
         "etrace",
-        "-o",
-        s(&n2e_ref),
-        "--preset",
-        "reference",
-    ]);
+        &n2e_ref,
+        &["--preset", "reference"],
+    );
     ok(&o, "transcode N->E reference");
     assert!(
         read(&n2e_ref) == read(&te_ref),
@@ -140,18 +130,7 @@ fn transcode_equals_encode_and_keeps_losses() {
     std::fs::write(&bad_te, &bad).unwrap();
     std::fs::copy(t.join("t.te.meta"), t.join("bad.te.meta")).unwrap();
     let bad_nex = t.join("bad.nex");
-    let o = rvtrace(&[
-        "transcode",
-        s(&bad_te),
-        "--trace",
-        "etrace",
-        "--elf",
-        s(&elf),
-        "--to",
-        "ntrace",
-        "-o",
-        s(&bad_nex),
-    ]);
+    let o = transcode(&bad_te, "etrace", &elf, "ntrace", &bad_nex, &[]);
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     assert!(stderr(&o).contains("1 losses kept"), "{}", stderr(&o));
     let (p1, p2) = (t.join("bad-e.pcs"), t.join("bad-n.pcs"));
@@ -186,47 +165,19 @@ fn usage_errors() {
     let x = t.join("x");
     std::fs::write(&x, b"").unwrap();
     // Same protocol on both sides.
-    let o = rvtrace(&[
-        "transcode",
-        s(&x),
-        "--trace",
-        "ntrace",
-        "--elf",
-        s(&elf),
-        "--to",
-        "ntrace",
-        "-o",
-        s(&t.join("y")),
-    ]);
+    let o = transcode(&x, "ntrace", &elf, "ntrace", &t.join("y"), &[]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     // The output is the input.
-    let o = rvtrace(&[
-        "transcode",
-        s(&x),
-        "--trace",
-        "ntrace",
-        "--elf",
-        s(&elf),
-        "--to",
-        "etrace",
-        "-o",
-        s(&x),
-    ]);
+    let o = transcode(&x, "ntrace", &elf, "etrace", &x, &[]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     // A decoder-only option for the N-Trace encoder.
-    let o = rvtrace(&[
-        "transcode",
-        s(&x),
-        "--trace",
+    let o = transcode(
+        &x,
         "etrace",
-        "--elf",
-        s(&elf),
-        "--to",
+        &elf,
         "ntrace",
-        "-o",
-        s(&t.join("y")),
-        "--link-registers",
-        "x1",
-    ]);
+        &t.join("y"),
+        &["--link-registers", "x1"],
+    );
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
 }
