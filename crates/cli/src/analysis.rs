@@ -264,6 +264,109 @@ pub(crate) fn feed(a: &InputArgs, prog: &Program, tee: &mut Tee) -> Result<bool,
     Ok(stats.losses == 0)
 }
 
+/// The decoder of one hart of a trace of several.
+enum HartDecoder {
+    Ntrace(rvtrace_ntrace::decoder::DecoderConfig),
+    Etrace(rvtrace_etrace::decoder::DecoderOptions),
+}
+
+/// A trace of several harts (N-Trace 6.2 SRC, the E-Trace encapsulation's *srcID*), read for
+/// decoding hart by hart ([`Harts::feed`]).
+pub(crate) struct Harts {
+    /// The harts' SRCs or srcIDs, in increasing order.
+    pub(crate) harts: Vec<u16>,
+    data: Vec<u8>,
+    dec: HartDecoder,
+}
+
+impl Harts {
+    /// Reads the trace `a` names (`--trace` is required) and finds its harts: N-Trace needs
+    /// `--src-bits`, E-Trace `--srcid-bits` (else a usage error).
+    pub(crate) fn open(a: &InputArgs, prog: &Program) -> Result<Harts, Failure> {
+        let name = report::name(&a.input);
+        let data = report::read_input(&a.input)?;
+        let (harts, dec) = match a.trace {
+            None => {
+                return Err(Failure::Usage(
+                    "--all-harts reads a trace: name its protocol with --trace ntrace|etrace"
+                        .into(),
+                ))
+            }
+            Some(Protocol::Ntrace) => {
+                let cfg = a.dec.ntrace_config(&a.input, prog.isa.xlen)?;
+                if cfg.codec.src_bits == 0 {
+                    return Err(Failure::Usage(
+                        "--all-harts needs --src-bits (the width of the messages' SRC field)"
+                            .into(),
+                    ));
+                }
+                let harts = rvtrace_ntrace::scan::sources(&data, cfg.codec.src_bits);
+                (harts, HartDecoder::Ntrace(cfg))
+            }
+            Some(Protocol::Etrace) => {
+                let cfg = a.dec.etrace_config(&a.input, &data, prog.isa.xlen)?;
+                if !matches!(cfg.framing, rvtrace_etrace::config::Framing::Encap(e) if e.srcid_bits > 0)
+                {
+                    return Err(Failure::Usage(
+                        "--all-harts needs --srcid-bits (the width of the packets' srcID field)"
+                            .into(),
+                    ));
+                }
+                let harts = rvtrace_etrace::scan::sources(&data, &cfg.framing);
+                let o = rvtrace_etrace::decoder::DecoderOptions::from_config(&cfg, prog.isa);
+                (harts, HartDecoder::Etrace(o))
+            }
+        };
+        if harts.is_empty() {
+            return Err(Failure::Tool(format!(
+                "{name}: no whole message or packet in the trace (no hart to decode)"
+            )));
+        }
+        Ok(Harts { harts, data, dec })
+    }
+
+    /// Decodes hart `hart` (the other harts' messages or packets skipped) into `sink`, its
+    /// losses warnings that name it; returns whether it decoded without loss.
+    pub(crate) fn feed(
+        &self,
+        a: &InputArgs,
+        prog: &Program,
+        hart: u16,
+        sink: &mut dyn FlowSink,
+    ) -> bool {
+        let mut tee = Tee::new(a);
+        let label = match self.dec {
+            HartDecoder::Ntrace(_) => "SRC",
+            HartDecoder::Etrace(_) => "srcID",
+        };
+        tee.warnings = report::Warnings::new(
+            format_args!("{} {label} {hart}", report::name(&a.input)),
+            a.max_warnings,
+        );
+        tee.other = Some(sink);
+        let st = match self.dec {
+            HartDecoder::Ntrace(cfg) => {
+                let cfg = rvtrace_ntrace::decoder::DecoderConfig {
+                    src: Some(hart),
+                    ..cfg
+                };
+                let mut dec = rvtrace_ntrace::decoder::Decoder::new(&prog.image, cfg);
+                rvtrace_flow::decode_all(&mut dec, &self.data, &mut tee)
+            }
+            HartDecoder::Etrace(o) => {
+                let o = rvtrace_etrace::decoder::DecoderOptions {
+                    src: Some(hart),
+                    ..o
+                };
+                let mut dec = rvtrace_etrace::decoder::Decoder::with_options(&prog.image, o);
+                rvtrace_flow::decode_all(&mut dec, &self.data, &mut tee)
+            }
+        };
+        tee.warnings.finish();
+        st.losses == 0
+    }
+}
+
 fn write_file(path: &Path, bytes: &[u8]) -> Result<(), Failure> {
     let mut out = Output::create(path)?;
     out.write_all(bytes).map_err(|e| out.fail(e))?;

@@ -87,6 +87,11 @@ pub(crate) struct TraceArgs {
     /// most 8).
     #[arg(long, value_name = "BITS", value_parser = clap::value_parser!(u8).range(0..=8))]
     type_bits: Option<u8>,
+    /// Encapsulation srcID (needs --srcid-bits): the hart's, written into every packet by
+    /// `encode`; `decode` (and the analysis commands) read only the packets of this srcID
+    /// [default: encode 0, decode every packet].
+    #[arg(long, value_name = "K")]
+    srcid: Option<u16>,
 }
 
 /// Options of the encoder only.
@@ -220,6 +225,7 @@ impl TraceArgs {
             timestamps: s.timestamps,
             scf: s.scf,
             ucf: s.ucf,
+            srcid: self.srcid,
         }
     }
 
@@ -290,7 +296,9 @@ impl TraceArgs {
         };
         // What the options ask for is checked in one place, the library's: a refusal there is
         // a usage error.
-        TraceConfig::build(&inputs).map_err(Failure::Usage)
+        TraceConfig::build(&inputs)
+            .and_then(|c| c.with_srcid(self.srcid))
+            .map_err(Failure::Usage)
     }
 }
 
@@ -378,6 +386,12 @@ pub struct DecodeArgs {
     /// (format 3) and the chunks decoded in parallel; the output is the same as with one.
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=1024))]
     jobs: u64,
+    /// Decode every hart of a trace of several (packets with srcIDs: needs --srcid-bits), each
+    /// srcID's packets as one hart's trace, on up to --jobs threads: `{hart}` in the paths of
+    /// --pcs and --flow is replaced by the srcID (decimal), one file per hart; the counts are
+    /// printed per hart.
+    #[arg(long, conflicts_with_all = ["srcid", "brstack", "text", "call_trace"])]
+    all_harts: bool,
     #[command(flatten)]
     trace_args: TraceArgs,
     #[command(flatten)]
@@ -649,6 +663,7 @@ pub fn decode(a: &DecodeArgs) -> CmdResult {
     // The stream's support packet carries the run-time options (payload.adoc sec:format33): the
     // decoder follows it; say so when the command line or sidecar said otherwise.
     if let Some(sp) = PacketReader::new(&data, encap, raw, cfg.params, cfg.options)
+        .only_src(cfg.srcid)
         .take(16)
         .find_map(|(_, i)| match i {
             Item::Packet(rvtrace_etrace::TeInst::Support(sp)) => Some(sp),
@@ -673,6 +688,18 @@ pub fn decode(a: &DecodeArgs) -> CmdResult {
     }
     let isa = rvtrace_isa::IsaConfig::new(xlen);
     let dopts = DecoderOptions::from_config(&cfg, isa);
+    let cannot_read = |e| Failure::Tool(format!("{}: cannot read: {e}", a.trace.display()));
+    if a.all_harts {
+        if encap.srcid_bits == 0 || raw {
+            return Err(Failure::Usage(
+                "--all-harts needs --srcid-bits (the width of the packets' srcID field)".into(),
+            ));
+        }
+        let mut all = data;
+        std::io::Read::read_to_end(&mut input, &mut all).map_err(cannot_read)?;
+        let srcs = rvtrace_etrace::scan::sources(&all, &cfg.framing);
+        return decode_harts(a, &image, dopts, &all, &srcs, &ins);
+    }
     let mut brstack = crate::brstack::FlowOut::new(&a.brstack, &image, xlen)?;
     let syms = a.text.symbols(&elfs)?;
     let mut text = crate::text_out::TextOut::new(&a.text, &image, syms.as_ref(), xlen)?;
@@ -695,7 +722,6 @@ pub fn decode(a: &DecodeArgs) -> CmdResult {
             first_error.get_or_insert_with(|| reason.clone());
         }
     };
-    let cannot_read = |e| Failure::Tool(format!("{}: cannot read: {e}", a.trace.display()));
     let (st, pcs_out, flow_out) = if a.jobs > 1 {
         let mut all = data;
         std::io::Read::read_to_end(&mut input, &mut all).map_err(cannot_read)?;
@@ -776,4 +802,46 @@ pub fn decode(a: &DecodeArgs) -> CmdResult {
         mismatch_hint(&e, meta.is_some(), &cfg.framing);
     }
     Ok(report::status(st.errors == 0))
+}
+
+/// `decode etrace --all-harts`: each srcID in `srcs` decoded on its own (the decoder reads only
+/// that srcID's packets), to its own `--pcs`/`--flow` files, the harts on up to `--jobs` threads
+/// ([`crate::harts`]); warnings name the srcID, the counts are printed per hart.
+fn decode_harts(
+    a: &DecodeArgs,
+    image: &rvtrace_image::Image,
+    dopts: rvtrace_etrace::decoder::DecoderOptions,
+    data: &[u8],
+    srcs: &[u16],
+    inputs: &[&Path],
+) -> CmdResult {
+    use rvtrace_etrace::decoder::{Decoder, DecoderOptions};
+    let outs = crate::harts::HartOutputs {
+        trace: &a.trace,
+        label: "srcID",
+        pcs: a.pcs.as_deref().map(|p| (p, a.pcs_format.flow())),
+        flow: a.flow.as_deref(),
+        max_warnings: a.max_warnings,
+    };
+    outs.check(srcs, inputs)?;
+    let code = rvtrace_etrace::code::Code::new(image, dopts.isa);
+    let results = crate::harts::run(srcs, a.jobs, |src| {
+        let o = DecoderOptions {
+            src: Some(src),
+            ..dopts
+        };
+        outs.decode(image, src, Decoder::with_code(image, o, code.clone()), data)
+    });
+    let mut ok = true;
+    for (src, r) in srcs.iter().zip(results) {
+        let (_, st) = r?;
+        ok &= st.errors == 0;
+        say!(
+            "srcID {src}: {} packets, {} instructions, {} errors",
+            st.packets,
+            st.instructions,
+            st.errors
+        );
+    }
+    Ok(report::status(ok))
 }

@@ -52,6 +52,13 @@ pub struct ExportArgs {
     /// The hart the trace is of (the `hart` column).
     #[arg(long, default_value_t = 0, value_name = "N")]
     hart: u32,
+    /// Export every hart of a trace of several (N-Trace messages with SRC fields: needs
+    /// --src-bits; E-Trace packets with srcIDs: needs --srcid-bits): each SRC or srcID's
+    /// messages decoded as one hart's trace, its rows tagged with it (the `hart` column), the
+    /// harts one after the other (the files sorted by hart, then seq). All harts run the program
+    /// of --elf. The trace is read into memory.
+    #[arg(long, requires = "trace", conflicts_with = "hart")]
+    all_harts: bool,
 }
 
 type Out = BufWriter<File>;
@@ -94,6 +101,11 @@ pub fn export(a: &ExportArgs) -> CmdResult {
     }
     report::distinct(&[a.input.input.as_path(), a.input.elf.as_path()], &outs)?;
     let prog = analysis::program(&a.input.elf)?;
+    // --all-harts: the trace read and its harts found before any file is made.
+    let harts = match a.all_harts {
+        true => Some(analysis::Harts::open(&a.input, &prog)?),
+        false => None,
+    };
     std::fs::create_dir_all(&a.output)
         .map_err(|e| Failure::Tool(format!("{}: cannot create: {e}", a.output.display())))?;
     let open = |t, p: &Path| want(t).then(|| create(p)).transpose();
@@ -105,7 +117,13 @@ pub fn export(a: &ExportArgs) -> CmdResult {
     let dir = report::name(&a.output);
     let mut tables = Tables::new(&prog.image, &prog.syms, prog.isa, files)
         .map_err(|e| Failure::Tool(format!("{dir}: {e}")))?;
-    let ok = {
+    let ok = if let Some(h) = &harts {
+        let mut ok = true;
+        for &k in &h.harts {
+            ok &= h.feed(&a.input, &prog, k, &mut tables.hart(k as u32));
+        }
+        ok
+    } else {
         let mut sink = tables.hart(a.hart);
         let mut tee = Tee::new(&a.input);
         tee.other = Some(&mut sink);

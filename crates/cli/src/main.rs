@@ -10,6 +10,7 @@ mod compare;
 mod convert;
 mod etrace;
 mod export;
+mod harts;
 mod isa_arg;
 mod kind;
 mod ntrace;

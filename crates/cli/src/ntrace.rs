@@ -892,14 +892,9 @@ pub fn decode(a: &DecodeArgs) -> CmdResult {
     Ok(report::status(st.losses == 0))
 }
 
-/// `{hart}` in an output path replaced by the SRC `src`.
-fn hart_path(p: &Path, src: u16) -> PathBuf {
-    PathBuf::from(p.to_string_lossy().replace("{hart}", &src.to_string()))
-}
-
 /// `decode ntrace --all-harts`: each SRC in `srcs` decoded on its own (the decoder skips the
 /// other SRCs' messages, N-Trace 6.2), to its own `--pcs`/`--flow` files, the harts on up to
-/// `--jobs` threads; warnings name the SRC, `--stats` prints a line per hart.
+/// `--jobs` threads ([`crate::harts`]); warnings name the SRC, `--stats` prints a line per hart.
 fn decode_harts(
     a: &DecodeArgs,
     image: &Image,
@@ -908,117 +903,30 @@ fn decode_harts(
     srcs: &[u16],
     inputs: &[&Path],
 ) -> CmdResult {
-    let t = &a.trace;
-    let paths = [("--pcs", &a.pcs), ("--flow", &a.flow)];
-    for (opt, p) in paths {
-        if let Some(p) = p
-            .as_ref()
-            .filter(|p| !p.to_string_lossy().contains("{hart}"))
-        {
-            return Err(Failure::Usage(format!(
-                "--all-harts writes one {opt} file per hart: put {{hart}} in its path ({} has none)",
-                p.display()
-            )));
-        }
-    }
-    if srcs.is_empty() {
-        return Err(format!(
-            "{}: no whole message in the trace (no hart to decode)",
-            t.display()
-        )
-        .into());
-    }
-    let outs: Vec<(&str, PathBuf)> = srcs
-        .iter()
-        .flat_map(|&k| {
-            paths
-                .iter()
-                .filter_map(move |(opt, p)| p.as_ref().map(|p| (*opt, hart_path(p, k))))
-        })
-        .collect();
-    let outs_ref: Vec<(&str, &Path)> = outs.iter().map(|(o, p)| (*o, p.as_path())).collect();
-    report::distinct(inputs, &outs_ref)?;
+    let outs = crate::harts::HartOutputs {
+        trace: &a.trace,
+        label: "SRC",
+        pcs: a.pcs.as_deref().map(|p| (p, a.pcs_format.flow())),
+        flow: a.flow.as_deref(),
+        max_warnings: a.max_warnings,
+    };
+    outs.check(srcs, inputs)?;
     let code = Decoder::code(image, &cfg);
-    // One hart's decode: its counts, or the failure that stops the command.
-    let one = |src: u16| -> Result<rvtrace_ntrace::decoder::DecodeStats, Failure> {
+    let results = crate::harts::run(srcs, a.jobs, |src| {
         let cfg = DecoderConfig {
             src: Some(src),
             ..cfg
         };
-        let mut pcs = match &a.pcs {
-            Some(p) => Some(PcWriter::with_format(
-                image,
-                Output::create(&hart_path(p, src))?,
-                a.pcs_format.flow(),
-            )),
-            None => None,
-        };
-        let mut flow = match &a.flow {
-            Some(p) => Some(FlowText::new(image, Output::create(&hart_path(p, src))?)),
-            None => None,
-        };
-        let mut warnings = Warnings::new(format_args!("{} SRC {src}", t.display()), a.max_warnings);
-        let mut sink = |e: &FlowElement| {
-            if let FlowElement::Loss {
-                offset,
-                skipped,
-                reason,
-            } = e
-            {
-                warnings.warn(loss_text(*offset, *skipped, reason));
-            }
-            if let Some(w) = pcs.as_mut() {
-                w.element(e);
-            }
-            if let Some(w) = flow.as_mut() {
-                w.element(e);
-            }
-        };
-        let mut dec = Decoder::with_code(image, cfg, code.clone());
-        rvtrace_flow::decode_all(&mut dec, data, &mut sink);
-        let st = dec.stats();
-        warnings.finish();
-        for (w, p) in [
-            (pcs.map(PcWriter::finish), &a.pcs),
-            (flow.map(FlowText::finish), &a.flow),
-        ] {
-            if let (Some(w), Some(p)) = (w, p) {
-                let p = hart_path(p, src);
-                w.map_err(|e| Failure::io(format_args!("writing {}", p.display()), e))?
-                    .finish()?;
-            }
-        }
-        Ok(st)
-    };
-    // The harts on up to --jobs threads, each taking the next hart not yet decoded.
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    let threads = (a.jobs as usize).clamp(1, srcs.len());
-    let mut results: Vec<Option<Result<_, Failure>>> = (0..srcs.len()).map(|_| None).collect();
-    std::thread::scope(|sc| {
-        let workers: Vec<_> = (0..threads)
-            .map(|_| {
-                sc.spawn(|| {
-                    let mut done = Vec::new();
-                    loop {
-                        let k = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                        let Some(&src) = srcs.get(k) else {
-                            return done;
-                        };
-                        done.push((k, one(src)));
-                    }
-                })
-            })
-            .collect();
-        for w in workers {
-            match w.join() {
-                Ok(done) => done.into_iter().for_each(|(k, r)| results[k] = Some(r)),
-                Err(p) => std::panic::resume_unwind(p),
-            }
-        }
+        outs.decode(
+            image,
+            src,
+            Decoder::with_code(image, cfg, code.clone()),
+            data,
+        )
     });
     let mut ok = true;
     for (src, r) in srcs.iter().zip(results) {
-        let st = r.ok_or("a hart's decode did not run")??;
+        let (_, st) = r?;
         ok &= st.errors == 0;
         if a.stats {
             say!(

@@ -104,6 +104,25 @@ fn functions(path: &Path, hart: u32) -> Flat {
     m
 }
 
+/// The `functions` rows of hart `hart` as a flat profile.
+fn functions_of(path: &Path, hart: u32) -> Flat {
+    let mut m = Flat::new();
+    for b in read(path) {
+        let (hs, names, se, to, ca) = (
+            harts(&b),
+            strs(&b, "function"),
+            u64s(&b, "self_insns"),
+            u64s(&b, "total_insns"),
+            u64s(&b, "calls"),
+        );
+        for i in (0..b.num_rows()).filter(|&i| hs[i] == hart) {
+            let v = (se[i].unwrap(), to[i].unwrap(), ca[i].unwrap());
+            assert!(m.insert(names[i].clone().unwrap(), v).is_none());
+        }
+    }
+    m
+}
+
 /// Self instructions per function from `flow` (ranges are split at function boundaries), after
 /// checking the table's sequence numbers, kinds and retired counts.
 fn flow_self(path: &Path, hart: u32) -> BTreeMap<String, u64> {
@@ -291,6 +310,131 @@ fn export_usage_and_damaged_input() {
         .map(|b| b.num_rows())
         .sum();
     assert!(n > 100, "{n} rows before the damage");
+}
+
+/// Every row of a table's files, each as its cells (the `hart` column left out), in file
+/// order, with its hart: dictionary strings by value (their keys differ between files).
+fn rows(path: &Path) -> Vec<(u32, Vec<String>)> {
+    let mut v = Vec::new();
+    for b in read(path) {
+        let hs = harts(&b);
+        let mut cols: Vec<Vec<String>> = Vec::new();
+        for (f, c) in b.schema().fields().iter().zip(b.columns()) {
+            if f.name() == "hart" {
+                continue;
+            }
+            let text =
+                c.as_dictionary_opt::<Int32Type>().is_some() || c.as_string_opt::<i32>().is_some();
+            cols.push(if text {
+                strs(&b, f.name())
+                    .into_iter()
+                    .map(|x| format!("{x:?}"))
+                    .collect()
+            } else {
+                (0..b.num_rows())
+                    .map(|i| format!("{:?}", c.slice(i, 1)))
+                    .collect()
+            });
+        }
+        for (i, &h) in hs.iter().enumerate() {
+            v.push((h, cols.iter().map(|c| c[i].clone()).collect()));
+        }
+    }
+    v
+}
+
+/// A trace of several harts (two runs of one program cut at different lengths, then encoded
+/// with N-Trace SRC 1 and 6 or E-Trace srcID 1 and 6, their messages interleaved):
+/// `export --all-harts` writes each hart's rows, equal to the export of that hart alone
+/// (`--src-id`/`--srcid`, `--hart`), the files sorted by hart then seq; each hart's
+/// `functions` equal the profile of its own trace.
+#[test]
+fn all_harts_are_exported() {
+    let t = tmpdir("export-harts");
+    let e = program("recurse-rv64gc");
+    let harts = [(1u16, "2000"), (6, "100000000")];
+    type Split = fn(&[u8]) -> Vec<&[u8]>;
+    let protos: [(&str, &str, &str, Split); 2] = [
+        ("ntrace", "--src-bits", "--src-id", common::ntrace_messages),
+        ("etrace", "--srcid-bits", "--srcid", common::etrace_packets),
+    ];
+    for (proto, bits, id, split) in protos {
+        let mut traces = Vec::new();
+        for (src, max) in harts {
+            let ing = t.join(format!("h{src}.ing"));
+            let o = rvtrace(&["run", s(&e), "--ingress", s(&ing), "--max-insns", max]);
+            assert!(matches!(o.status.code(), Some(0 | 124)), "{}", stderr(&o));
+            let tr = t.join(format!("h{src}.{proto}"));
+            let k = src.to_string();
+            let o = rvtrace(&["encode", proto, s(&ing), "-o", s(&tr), bits, "3", id, &k]);
+            ok(&o, "encode");
+            traces.push(std::fs::read(&tr).unwrap());
+        }
+        let merged = common::interleave(traces.iter().map(|b| split(b)).collect());
+        let all = t.join(format!("all.{proto}"));
+        std::fs::write(&all, &merged).unwrap();
+        let dir = t.join(format!("all-{proto}"));
+        let base = [
+            "export",
+            s(&all),
+            "--elf",
+            s(&e),
+            "--trace",
+            proto,
+            bits,
+            "3",
+        ];
+        let mut args = base.to_vec();
+        args.extend(["--all-harts", "-o", s(&dir)]);
+        ok(&rvtrace(&args), "export --all-harts");
+        for table in ["flow", "functions", "branches"] {
+            let got = rows(&dir.join(format!("{table}.parquet")));
+            let order: Vec<u32> = got.iter().map(|r| r.0).collect();
+            assert!(
+                order.windows(2).all(|w| w[0] <= w[1]),
+                "{proto} {table}: by hart"
+            );
+            for (src, _) in harts {
+                let k = src.to_string();
+                let one = t.join(format!("one-{proto}-{src}"));
+                let mut args = base.to_vec();
+                args.extend([id, &k, "--hart", &k, "-o", s(&one)]);
+                args.extend(["--tables", table]);
+                ok(&rvtrace(&args), "export one hart");
+                let want = rows(&one.join(format!("{table}.parquet")));
+                assert!(!want.is_empty() && want.iter().all(|r| r.0 == src as u32));
+                let mine: Vec<_> = got.iter().filter(|r| r.0 == src as u32).collect();
+                assert!(
+                    mine.into_iter().eq(want.iter()),
+                    "{proto} {table}: hart {src}'s rows"
+                );
+            }
+        }
+        for (src, _) in harts {
+            let own = t.join(format!("h{src}.{proto}"));
+            let want = profile(&[s(&own), "--elf", s(&e), "--trace", proto]);
+            let got = functions_of(&dir.join("functions.parquet"), src as u32);
+            assert_eq!(
+                got, want,
+                "{proto}: hart {src}'s functions vs its own trace"
+            );
+        }
+    }
+    // --all-harts without the field's width: a usage error.
+    let dir = t.join("nobits");
+    let o = rvtrace(&[
+        "export",
+        s(&t.join("all.ntrace")),
+        "--elf",
+        s(&e),
+        "--trace",
+        "ntrace",
+        "--all-harts",
+        "-o",
+        s(&dir),
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(!dir.exists());
 }
 
 /// The Python with PySpark and pyarrow that scripts/setup.sh installs, or the system's.

@@ -2,7 +2,7 @@
 //! exit status as with one thread, on a whole trace and on one with a damaged byte.
 
 mod common;
-use common::{rvtrace, tmpdir};
+use common::{etrace_packets, interleave, ntrace_messages, rvtrace, tmpdir};
 
 fn rvtrace_chunked(args: &[&str]) -> std::process::Output {
     std::process::Command::new(env!("CARGO_BIN_EXE_rvtrace"))
@@ -108,12 +108,6 @@ fn jobs_change_nothing_but_speed() {
     }
 }
 
-/// The messages of an N-Trace stream, in order: each ends at a byte with MSEO = 11 (N-Trace
-/// 3.1; our encoder writes no idle bytes).
-fn messages(b: &[u8]) -> Vec<&[u8]> {
-    b.split_inclusive(|x| x & 3 == 3).collect()
-}
-
 /// Three harts (three runs of one program, cut at different lengths, encoded with SRC 1, 2
 /// and 5), their messages interleaved into one trace: `--all-harts` writes each hart's PC list
 /// and flow, equal to a decode of that SRC alone (`--src-id`) and the PC list equal to the
@@ -158,17 +152,7 @@ fn all_harts_are_split_and_decoded() {
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
         traces.push(std::fs::read(&t).unwrap());
     }
-    // Round robin over the harts' messages: 1 from the first, 2 from the second, 3 from the third.
-    let mut queues: Vec<std::collections::VecDeque<&[u8]>> =
-        traces.iter().map(|t| messages(t).into()).collect();
-    let mut merged = Vec::new();
-    while queues.iter().any(|q| !q.is_empty()) {
-        for (k, q) in queues.iter_mut().enumerate() {
-            for m in q.drain(..q.len().min(k + 1)) {
-                merged.extend_from_slice(m);
-            }
-        }
-    }
+    let merged = interleave(traces.iter().map(|t| ntrace_messages(t)).collect());
     let all = d.join("all.nt");
     std::fs::write(&all, &merged).unwrap();
     let all_s = all.to_str().unwrap();
@@ -258,4 +242,164 @@ fn all_harts_are_split_and_decoded() {
     ]);
     assert_eq!(o.status.code(), Some(2));
     assert!(!d.join("x.pcs").exists());
+}
+
+/// E-Trace: three harts (three runs of one program, cut at different lengths, encoded with the
+/// encapsulation's srcID 1, 2 and 5), their packets interleaved into one trace: `--all-harts`
+/// writes each hart's PC list and flow, equal to a decode of that srcID alone (`--srcid`) and
+/// the PC list equal to the decode of the hart's own trace; on 1 thread and on 2 alike.
+#[test]
+fn etrace_all_harts_are_split_and_decoded() {
+    let d = tmpdir("etrace-all-harts");
+    let elf = "../../programs/elf/heap-rv64gc.elf";
+    let harts = [(1u16, "3000"), (2, "100000000"), (5, "7000")];
+    let mut traces = Vec::new();
+    for (src, max) in harts {
+        let ing = d.join(format!("h{src}.ing"));
+        let o = rvtrace(&[
+            "run",
+            elf,
+            "--ingress",
+            ing.to_str().unwrap(),
+            "--max-insns",
+            max,
+        ]);
+        assert!(
+            matches!(o.status.code(), Some(0 | 124)),
+            "{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let t = d.join(format!("h{src}.te"));
+        let s = src.to_string();
+        let o = rvtrace(&[
+            "encode",
+            "etrace",
+            ing.to_str().unwrap(),
+            "-o",
+            t.to_str().unwrap(),
+            "--srcid-bits",
+            "3",
+            "--srcid",
+            &s,
+            "--resync",
+            "16",
+        ]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let b = std::fs::read(&t).unwrap();
+        // Every packet carries the hart's srcID (the 3 bits after the header byte).
+        assert!(etrace_packets(&b)
+            .iter()
+            .all(|p| p.len() > 1 && p[1] & 7 == src as u8));
+        traces.push(b);
+    }
+    let merged = interleave(traces.iter().map(|t| etrace_packets(t)).collect());
+    let all = d.join("all.te");
+    std::fs::write(&all, &merged).unwrap();
+    let all_s = all.to_str().unwrap();
+    for jobs in ["1", "2"] {
+        let pcs = d.join(format!("j{jobs}-{{hart}}.pcs"));
+        let flow = d.join(format!("j{jobs}-{{hart}}.flow"));
+        let o = rvtrace(&[
+            "decode",
+            "etrace",
+            all_s,
+            "--elf",
+            elf,
+            "--srcid-bits",
+            "3",
+            "--all-harts",
+            "--jobs",
+            jobs,
+            "--pcs",
+            pcs.to_str().unwrap(),
+            "--flow",
+            flow.to_str().unwrap(),
+        ]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(o.status.success(), "{err}");
+        assert_eq!(
+            err.lines()
+                .filter(|l| l.starts_with("srcID ") && l.ends_with(" 0 errors"))
+                .count(),
+            3,
+            "{err}"
+        );
+        for (src, _) in harts {
+            let s = src.to_string();
+            let (p1, f1) = (
+                d.join(format!("one{s}.pcs")),
+                d.join(format!("one{s}.flow")),
+            );
+            let o = rvtrace(&[
+                "decode",
+                "etrace",
+                all_s,
+                "--elf",
+                elf,
+                "--srcid-bits",
+                "3",
+                "--srcid",
+                &s,
+                "--pcs",
+                p1.to_str().unwrap(),
+                "--flow",
+                f1.to_str().unwrap(),
+            ]);
+            assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+            let own = d.join(format!("own{s}.pcs"));
+            let o = rvtrace(&[
+                "decode",
+                "etrace",
+                d.join(format!("h{s}.te")).to_str().unwrap(),
+                "--elf",
+                elf,
+                "--pcs",
+                own.to_str().unwrap(),
+            ]);
+            assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+            let got = std::fs::read(d.join(format!("j{jobs}-{s}.pcs"))).unwrap();
+            assert!(!got.is_empty());
+            assert!(got == std::fs::read(&p1).unwrap(), "srcID {s}: PC list");
+            assert!(
+                got == std::fs::read(&own).unwrap(),
+                "srcID {s}: PC list of its own trace"
+            );
+            let got = std::fs::read(d.join(format!("j{jobs}-{s}.flow"))).unwrap();
+            assert!(got == std::fs::read(&f1).unwrap(), "srcID {s}: flow");
+        }
+    }
+    // Without the filter the harts' packets make one wrong flow: losses, exit status 1.
+    let o = rvtrace(&["decode", "etrace", all_s, "--elf", elf, "--srcid-bits", "3"]);
+    assert_eq!(o.status.code(), Some(1));
+    // Usage errors, nothing written: no {hart} in an output path; no srcID width; a srcID
+    // wider than the field.
+    let x = d.join("x.pcs");
+    for args in [
+        &[
+            "--srcid-bits",
+            "3",
+            "--all-harts",
+            "--pcs",
+            x.to_str().unwrap(),
+        ][..],
+        &[
+            "--all-harts",
+            "--pcs",
+            d.join("x-{hart}.pcs").to_str().unwrap(),
+        ][..],
+        &[
+            "--srcid-bits",
+            "3",
+            "--srcid",
+            "8",
+            "--pcs",
+            x.to_str().unwrap(),
+        ][..],
+    ] {
+        let mut a = vec!["decode", "etrace", all_s, "--elf", elf];
+        a.extend_from_slice(args);
+        let o = rvtrace(&a);
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        assert!(!x.exists() && !d.join("x-1.pcs").exists());
+    }
 }

@@ -245,6 +245,11 @@ pub struct TraceConfig {
     pub preset: Preset,
     /// File framing.
     pub framing: Framing,
+    /// The encapsulation's *srcID* (`e-trace-specifics.adoc`: the source, one hart of several;
+    /// set with [`TraceConfig::with_srcid`]): the encoder writes it into every packet, the
+    /// decoder reads only the packets of it. `None`: the encoder writes 0, the decoder reads
+    /// every packet.
+    pub srcid: Option<u16>,
 }
 
 /// The inputs [`TraceConfig::build`] combines, in order of precedence (later wins): the preset's
@@ -379,6 +384,25 @@ impl TraceConfig {
             resync,
             preset: i.preset,
             framing,
+            srcid: None,
         })
+    }
+
+    /// This configuration with the *srcID* `srcid` ([`TraceConfig::srcid`]); an error if it
+    /// does not fit in the framing's *srcID* width (`te_inst_raw` has none).
+    pub fn with_srcid(mut self, srcid: Option<u16>) -> Result<TraceConfig, String> {
+        if let Some(k) = srcid {
+            let bits = match self.framing {
+                Framing::Encap(e) => e.srcid_bits as u32,
+                Framing::Raw => 0,
+            };
+            if bits < 16 && k as u64 >> bits != 0 {
+                return Err(format!(
+                    "srcID {k} does not fit in the encapsulation's srcID field ({bits} bits: --srcid-bits)"
+                ));
+            }
+        }
+        self.srcid = srcid;
+        Ok(self)
     }
 }

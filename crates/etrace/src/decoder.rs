@@ -330,6 +330,10 @@ pub struct DecoderOptions {
     /// Classify `c.jr x5` as the reference flow's `post-iss` does (an other uninferable jump,
     /// see [`Decoder::reference_x5_jumps`]). Off by default.
     pub reference_x5_jumps: bool,
+    /// Decode only the packets of this *srcID* (the encapsulation's source field,
+    /// `e-trace-specifics.adoc`: one hart of a trace of several; [`crate::scan::sources`] lists
+    /// them); `None`: every packet (a single source).
+    pub src: Option<u16>,
 }
 
 impl DecoderOptions {
@@ -344,6 +348,7 @@ impl DecoderOptions {
             limits: Limits::default(),
             keep_stack_across_syncs: false,
             reference_x5_jumps: false,
+            src: None,
         }
     }
 
@@ -351,7 +356,10 @@ impl DecoderOptions {
     /// parameters, options and framing, and the reference flow's quirks when `cfg.preset` is
     /// [`Preset::Reference`].
     pub fn from_config(cfg: &TraceConfig, isa: IsaConfig) -> Self {
-        let o = DecoderOptions::new(cfg.params, cfg.options, cfg.framing, isa);
+        let o = DecoderOptions {
+            src: cfg.srcid,
+            ..DecoderOptions::new(cfg.params, cfg.options, cfg.framing, isa)
+        };
         match cfg.preset {
             Preset::Reference => o.reference_flow(),
             Preset::Rvtrace => o,
@@ -387,6 +395,8 @@ fn stack_max(p: &Params) -> usize {
 struct Stream {
     encap: EncapConfig,
     raw: bool,
+    /// Only this *srcID*'s packets ([`DecoderOptions::src`]).
+    src: Option<u16>,
     /// Bytes from `base` on not yet given to the decoder (at most one window).
     buf: Vec<u8>,
     /// Stream offset of `buf[0]`.
@@ -495,6 +505,7 @@ impl<'a> Decoder<'a> {
         d.stream = Some(Stream {
             encap,
             raw,
+            src: o.src,
             buf: Vec::new(),
             base: 0,
             options: o.options,
@@ -1599,7 +1610,8 @@ impl Decoder<'_> {
         eof: bool,
         sink: &mut S,
     ) -> usize {
-        let mut rd = PacketReader::new(data, st.encap, st.raw, self.params, st.options);
+        let mut rd =
+            PacketReader::new(data, st.encap, st.raw, self.params, st.options).only_src(st.src);
         let mut keep = data.len();
         while !self.stopped {
             let before = rd.options();
@@ -1629,6 +1641,7 @@ impl Decoder<'_> {
         self.stream.take().unwrap_or(Stream {
             encap: EncapConfig::PLAIN,
             raw: false,
+            src: None,
             buf: Vec::new(),
             base: 0,
             options: self.options,

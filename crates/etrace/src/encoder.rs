@@ -1229,6 +1229,7 @@ pub struct FrameWriter<W: std::io::Write> {
     options: IOptions,
     encap: crate::codec::EncapConfig,
     flow: u8,
+    srcid: u16,
     /// Bytes written (headers included).
     pub bytes: u64,
     /// Payload bytes written (the `te_inst` payloads, without encapsulation).
@@ -1253,6 +1254,7 @@ impl<W: std::io::Write> FrameWriter<W> {
             options: cfg.options,
             encap,
             flow,
+            srcid: cfg.srcid.unwrap_or(0),
             bytes: 0,
             payload_bytes: 0,
             packets: 0,
@@ -1277,6 +1279,7 @@ impl<W: std::io::Write> PacketSink for FrameWriter<W> {
         let mut out = [0u8; crate::codec::encap::MAX_PACKET];
         let fields = crate::codec::FrameFields {
             flow: self.flow,
+            srcid: self.srcid,
             ptype: self.encap.te_inst_type,
             ..Default::default()
         };

@@ -47,6 +47,9 @@ fn scan(bytes: &[u8], o: &DecoderOptions, mut f: impl FnMut(SyncPoint) -> bool) 
         let Ok(Frame::Normal(n)) = frame else {
             continue;
         };
+        if o.src.is_some_and(|k| k != n.srcid) {
+            continue;
+        }
         let te_inst = if raw {
             n.flow == RAW_TE_INST
         } else {
@@ -91,6 +94,29 @@ pub fn syncs(bytes: &[u8], o: &DecoderOptions) -> Vec<SyncPoint> {
         true
     });
     v
+}
+
+/// The *srcID*s (the encapsulation's source field, `e-trace-specifics.adoc`) of the normal
+/// packets in `bytes`, each once, in increasing order: the harts of a trace of several (`rvtrace
+/// decode etrace --all-harts` decodes each on its own with [`DecoderOptions::src`]). Empty when
+/// the stream has no *srcID* (`te_inst_raw`, or a width of 0) or no whole packet.
+pub fn sources(bytes: &[u8], framing: &Framing) -> Vec<u16> {
+    let Framing::Encap(encap) = framing else {
+        return Vec::new();
+    };
+    if encap.srcid_bits == 0 {
+        return Vec::new();
+    }
+    // A bit per possible srcID (16 bits at most): 8 KiB.
+    let mut seen = vec![0u64; 1 << 10];
+    for (_, frame) in FrameReader::new(bytes, *encap) {
+        if let Ok(Frame::Normal(n)) = frame {
+            seen[n.srcid as usize / 64] |= 1 << (n.srcid % 64);
+        }
+    }
+    (0..=u16::MAX)
+        .filter(|&k| seen[k as usize / 64] >> (k % 64) & 1 != 0)
+        .collect()
 }
 
 /// Cut points for chunks of about `chunk_bytes` bytes: the first format 3 subformat 0 packet at

@@ -77,3 +77,38 @@ pub fn stdout(o: &Output) -> String {
 pub fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
+
+/// The messages of an N-Trace stream, in order: each ends at a byte with MSEO = 11 (N-Trace
+/// 3.1; our encoder writes no idle bytes).
+pub fn ntrace_messages(b: &[u8]) -> Vec<&[u8]> {
+    b.split_inclusive(|x| x & 3 == 3).collect()
+}
+
+/// The packets of an encapsulated E-Trace stream with a srcID of fewer than 8 bits and no
+/// timestamps: each is its header byte and *length* bytes more (`encapsulation.adoc`).
+pub fn etrace_packets(b: &[u8]) -> Vec<&[u8]> {
+    let mut v = Vec::new();
+    let mut rest = b;
+    while let Some(&h) = rest.first() {
+        let (p, r) = rest.split_at((1 + (h & 0x1f) as usize).min(rest.len()));
+        v.push(p);
+        rest = r;
+    }
+    v
+}
+
+/// The harts' messages or packets interleaved unevenly into one trace: round robin, 1 from the
+/// first hart, 2 from the second, 3 from the third...
+pub fn interleave(harts: Vec<Vec<&[u8]>>) -> Vec<u8> {
+    let mut queues: Vec<std::collections::VecDeque<&[u8]>> =
+        harts.into_iter().map(Into::into).collect();
+    let mut merged = Vec::new();
+    while queues.iter().any(|q| !q.is_empty()) {
+        for (k, q) in queues.iter_mut().enumerate() {
+            for m in q.drain(..q.len().min(k + 1)) {
+                merged.extend_from_slice(m);
+            }
+        }
+    }
+    merged
+}

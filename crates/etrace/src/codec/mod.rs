@@ -119,6 +119,8 @@ pub struct PacketReader<'a> {
     options: crate::IOptions,
     raw: bool,
     te_inst_type: u64,
+    /// Only packets of this *srcID* are `te_inst` ([`PacketReader::only_src`]).
+    src: Option<u16>,
 }
 
 impl<'a> PacketReader<'a> {
@@ -138,7 +140,16 @@ impl<'a> PacketReader<'a> {
             options,
             raw,
             te_inst_type: cfg.te_inst_type,
+            src: None,
         }
+    }
+
+    /// Read only the packets of the source `src` (the encapsulation's *srcID*,
+    /// `e-trace-specifics.adoc`: one hart of a trace of several) as `te_inst`: the others are
+    /// [`Item::Other`] (their support packets change no options). `None`: every source.
+    pub const fn only_src(mut self, src: Option<u16>) -> Self {
+        self.src = src;
+        self
     }
 
     /// The options in force.
@@ -155,8 +166,9 @@ impl Iterator for PacketReader<'_> {
         let item = match f {
             Err(e) => Item::Error(e),
             Ok(Frame::Normal(n))
-                if (self.raw && n.flow == encap::RAW_TE_INST)
-                    || (!self.raw && n.ptype == self.te_inst_type) =>
+                if ((self.raw && n.flow == encap::RAW_TE_INST)
+                    || (!self.raw && n.ptype == self.te_inst_type))
+                    && self.src.is_none_or(|k| k == n.srcid) =>
             {
                 match TeInst::decode(n.payload(), &self.params, self.options) {
                     Ok(p) => {

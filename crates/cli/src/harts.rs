@@ -1,0 +1,165 @@
+//! `decode ntrace|etrace --all-harts`: a trace of several harts (N-Trace 6.2 SRC, the E-Trace
+//! encapsulation's *srcID*) decoded hart by hart, each to its own `--pcs`/`--flow` files (`{hart}`
+//! in their paths), the harts spread over `--jobs` threads. The protocols differ only in how a
+//! hart's decoder is made; the rest is here, once.
+
+use crate::report::{self, Failure, Output, Warnings};
+use rvtrace_flow::{loss_text, FlowElement, FlowSink, FlowText, PcFormat, PcWriter, TraceDecoder};
+use rvtrace_image::Image;
+use std::path::{Path, PathBuf};
+
+/// The placeholder replaced by the hart's number in output paths.
+pub const PLACEHOLDER: &str = "{hart}";
+
+/// `p` with [`PLACEHOLDER`] replaced by `hart` (decimal).
+pub fn path(p: &Path, hart: u16) -> PathBuf {
+    PathBuf::from(p.to_string_lossy().replace(PLACEHOLDER, &hart.to_string()))
+}
+
+/// The outputs of a decode per hart.
+pub struct HartOutputs<'a> {
+    /// The trace, as warnings name it.
+    pub trace: &'a Path,
+    /// How a hart is named in warnings and counts: `SRC` (N-Trace) or `srcID` (E-Trace).
+    pub label: &'static str,
+    /// `--pcs` with [`PLACEHOLDER`], and its format.
+    pub pcs: Option<(&'a Path, PcFormat)>,
+    /// `--flow` with [`PLACEHOLDER`].
+    pub flow: Option<&'a Path>,
+    /// `--max-warnings` (per hart).
+    pub max_warnings: u64,
+}
+
+impl HartOutputs<'_> {
+    /// Checks the output paths before anything is written: each has [`PLACEHOLDER`] (a usage
+    /// error otherwise), there is a hart, and no hart's file is an input or another output.
+    pub fn check(&self, harts: &[u16], inputs: &[&Path]) -> Result<(), Failure> {
+        let paths = [("--pcs", self.pcs.map(|p| p.0)), ("--flow", self.flow)];
+        for (opt, p) in paths {
+            if let Some(p) = p.filter(|p| !p.to_string_lossy().contains(PLACEHOLDER)) {
+                return Err(Failure::Usage(format!(
+                    "--all-harts writes one {opt} file per hart: put {PLACEHOLDER} in its path ({} has none)",
+                    p.display()
+                )));
+            }
+        }
+        if harts.is_empty() {
+            return Err(format!(
+                "{}: no whole {} in the trace (no hart to decode)",
+                self.trace.display(),
+                if self.label == "SRC" {
+                    "message"
+                } else {
+                    "packet"
+                }
+            )
+            .into());
+        }
+        let outs: Vec<(&str, PathBuf)> = harts
+            .iter()
+            .flat_map(|&k| {
+                paths
+                    .iter()
+                    .filter_map(move |(opt, p)| p.map(|p| (*opt, path(p, k))))
+            })
+            .collect();
+        let outs: Vec<(&str, &Path)> = outs.iter().map(|(o, p)| (*o, p.as_path())).collect();
+        report::distinct(inputs, &outs)
+    }
+
+    /// Decodes hart `hart`'s part of `data` with `dec` (made to read that hart's messages or
+    /// packets only) into its own files; its losses are warnings that name the hart. Returns the
+    /// decoder's counts.
+    pub fn decode<D: TraceDecoder>(
+        &self,
+        image: &Image,
+        hart: u16,
+        mut dec: D,
+        data: &[u8],
+    ) -> Result<(rvtrace_flow::DecodeStats, D::ProtocolStats), Failure> {
+        let mut pcs = match self.pcs {
+            Some((p, f)) => Some(PcWriter::with_format(
+                image,
+                Output::create(&path(p, hart))?,
+                f,
+            )),
+            None => None,
+        };
+        let mut flow = match self.flow {
+            Some(p) => Some(FlowText::new(image, Output::create(&path(p, hart))?)),
+            None => None,
+        };
+        let mut warnings = Warnings::new(
+            format_args!("{} {} {hart}", self.trace.display(), self.label),
+            self.max_warnings,
+        );
+        let mut sink = |e: &FlowElement| {
+            if let FlowElement::Loss {
+                offset,
+                skipped,
+                reason,
+            } = e
+            {
+                warnings.warn(loss_text(*offset, *skipped, reason));
+            }
+            if let Some(w) = pcs.as_mut() {
+                w.element(e);
+            }
+            if let Some(w) = flow.as_mut() {
+                w.element(e);
+            }
+        };
+        let st = rvtrace_flow::decode_all(&mut dec, data, &mut sink);
+        warnings.finish();
+        for (w, p) in [
+            (pcs.map(PcWriter::finish), self.pcs.map(|p| p.0)),
+            (flow.map(FlowText::finish), self.flow),
+        ] {
+            if let (Some(w), Some(p)) = (w, p) {
+                let p = path(p, hart);
+                w.map_err(|e| Failure::io(format_args!("writing {}", p.display()), e))?
+                    .finish()?;
+            }
+        }
+        Ok((st, dec.protocol_stats()))
+    }
+}
+
+/// Runs `one` for every hart of `harts` on up to `jobs` threads (each takes the next hart not
+/// yet started); the results in the order of `harts`.
+pub fn run<T: Send>(
+    harts: &[u16],
+    jobs: u64,
+    one: impl Fn(u16) -> Result<T, Failure> + Sync,
+) -> Vec<Result<T, Failure>> {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let next = AtomicUsize::new(0);
+    let threads = (jobs as usize).clamp(1, harts.len().max(1));
+    let mut results: Vec<Option<Result<T, Failure>>> = harts.iter().map(|_| None).collect();
+    std::thread::scope(|sc| {
+        let workers: Vec<_> = (0..threads)
+            .map(|_| {
+                sc.spawn(|| {
+                    let mut done = Vec::new();
+                    loop {
+                        let k = next.fetch_add(1, Ordering::Relaxed);
+                        let Some(&hart) = harts.get(k) else {
+                            return done;
+                        };
+                        done.push((k, one(hart)));
+                    }
+                })
+            })
+            .collect();
+        for w in workers {
+            match w.join() {
+                Ok(done) => done.into_iter().for_each(|(k, r)| results[k] = Some(r)),
+                Err(p) => std::panic::resume_unwind(p),
+            }
+        }
+    });
+    results
+        .into_iter()
+        .map(|r| r.unwrap_or_else(|| Err(Failure::Tool("a hart's decode did not run".into()))))
+        .collect()
+}
