@@ -196,6 +196,13 @@ impl Default for BranchQueue {
     }
 }
 
+/// Two queues are equal when the same outcomes wait (wherever they sit in the ring).
+impl PartialEq for BranchQueue {
+    fn eq(&self, other: &Self) -> bool {
+        self.live() == other.live()
+    }
+}
+
 impl BranchQueue {
     /// The outcomes waiting, oldest first (for comparing states).
     fn live(&self) -> Vec<BSeg> {
@@ -409,29 +416,13 @@ struct Stream {
 /// given so far waits for more).
 const WINDOW: usize = 1 << 16;
 
-/// The E-Trace decoder. Made with [`Decoder::with_options`], it is a
-/// [`rvtrace_flow::TraceDecoder`]: push the trace's bytes, then finish. The old way, still there:
-/// [`Decoder::new`] with a block table, packets fed with [`Decoder::packet`] (and errors with
-/// [`Decoder::error`]), then [`Decoder::finish`], or [`decode_stream`]/[`decode_reader`].
-pub struct Decoder<'a> {
-    /// The walk over the program's block table, with the open range and the return address
-    /// stack: `cur.pc` is `decoder.adoc` `pc` (the last instruction reported), the instruction
-    /// before it `last_pc`.
-    cur: Cursor<'a>,
-    params: Params,
+/// The decoder's state between packets, but for the walk (`Decoder::cur`), the framing and
+/// the counts: [`ChunkState`] is a normalized copy of it (no field-by-field copy to keep in
+/// step).
+#[derive(Clone, Debug, PartialEq)]
+struct Progress {
+    /// The run-time options in force (support packets change them).
     options: IOptions,
-    /// Resource limits.
-    pub limits: Limits,
-    /// Keep the return address stack across synchronisation packets (the reference flow's
-    /// encoder in implicit return mode never reports a return, even after a resync; see the
-    /// crate README). Off by default (`decoder.adoc` empties it at every sync).
-    pub keep_stack_across_syncs: bool,
-    /// Classify `c.jr x5` as the reference flow does: `post-iss` reports it as an other
-    /// uninferable jump (itype 14), so the reference encoder reports its target even in implicit
-    /// return mode, where the spec (`ingressPort.adoc`, jump classes) calls it a return. Such a
-    /// jump is then followed to the reported address, and pops the return address stack only if
-    /// it goes to the top entry (millicode `jal t0` ... `jr t0`). Off by default.
-    pub reference_x5_jumps: bool,
     // decoder.adoc globals.
     /// decoder.adoc `branches`/`branch_map`, generalised to the outcomes of format 0
     /// subformat 0 (counts of correctly predicted branches, then maybe one mispredicted).
@@ -461,6 +452,66 @@ pub struct Decoder<'a> {
     synced_ever: bool,
     /// Errors not reported yet: offset of the first, the first, how many.
     error_run: Option<(u64, CodecError, u64)>,
+    /// The sink asked to stop ([`FlowSink::stop_requested`]).
+    stopped: bool,
+    /// Chunked decode: whether losses came before and the handlers learnt before are guesses
+    /// (unknown at a chunk's start until the stitch fills them in).
+    guessing: bool,
+}
+
+impl Progress {
+    /// The state at the start of a trace laid out per `params`, with run-time `options`.
+    fn new(params: &Params, options: IOptions) -> Self {
+        Progress {
+            options,
+            bq: BranchQueue::default(),
+            stop_at_last_branch: false,
+            inferred_address: false,
+            start_of_trace: true,
+            address: 0,
+            privilege: 0,
+            context: 0,
+            bpred: vec![BPRED_INIT; 1usize << params.bpred_size_p],
+            jtc: vec![None; 1usize << params.cache_size_p],
+            tvec: Vec::new(),
+            pending_trap: None,
+            skipped_from: None,
+            ended: false,
+            enabled: false,
+            recovering: false,
+            synced_ever: false,
+            error_run: None,
+            stopped: false,
+            guessing: false,
+        }
+    }
+}
+
+/// The E-Trace decoder. Made with [`Decoder::with_options`], it is a
+/// [`rvtrace_flow::TraceDecoder`]: push the trace's bytes, then finish. The old way, still there:
+/// [`Decoder::new`] with a block table, packets fed with [`Decoder::packet`] (and errors with
+/// [`Decoder::error`]), then [`Decoder::finish`], or [`decode_stream`]/[`decode_reader`].
+pub struct Decoder<'a> {
+    /// The walk over the program's block table, with the open range and the return address
+    /// stack: `cur.pc` is `decoder.adoc` `pc` (the last instruction reported), the instruction
+    /// before it `last_pc`.
+    cur: Cursor<'a>,
+    params: Params,
+    /// Resource limits.
+    pub limits: Limits,
+    /// Keep the return address stack across synchronisation packets (the reference flow's
+    /// encoder in implicit return mode never reports a return, even after a resync; see the
+    /// crate README). Off by default (`decoder.adoc` empties it at every sync).
+    pub keep_stack_across_syncs: bool,
+    /// Classify `c.jr x5` as the reference flow does: `post-iss` reports it as an other
+    /// uninferable jump (itype 14), so the reference encoder reports its target even in implicit
+    /// return mode, where the spec (`ingressPort.adoc`, jump classes) calls it a return. Such a
+    /// jump is then followed to the reported address, and pops the return address stack only if
+    /// it goes to the top entry (millicode `jal t0` ... `jr t0`). Off by default.
+    pub reference_x5_jumps: bool,
+    /// Everything else the decode depends on between packets (one list: a chunk's state is a
+    /// normalized copy of it).
+    s: Progress,
     // Per-packet counters.
     jumps: u64,
     insns_at_packet: u64,
@@ -472,14 +523,9 @@ pub struct Decoder<'a> {
     bytes: u64,
     /// Framing and unread bytes ([`Decoder::with_options`]).
     stream: Option<Stream>,
-    /// The sink asked to stop ([`FlowSink::stop_requested`]).
-    stopped: bool,
     /// Chunked decode (`rvtrace_flow::chunk`): losses were reported before this decoder's
     /// start (a fresh synchronisation is then a recovery).
     errors_before: bool,
-    /// Chunked decode: whether losses came before and the handlers learnt before are guesses
-    /// (unknown at a chunk's start until the stitch fills them in).
-    guessing: bool,
     /// Chunked decode: a guessed part was read.
     guess_read: bool,
 }
@@ -532,36 +578,17 @@ impl<'a> Decoder<'a> {
         Decoder {
             cur,
             params,
-            options,
             limits: Limits::default(),
             keep_stack_across_syncs: false,
             reference_x5_jumps: false,
-            bq: BranchQueue::default(),
-            stop_at_last_branch: false,
-            inferred_address: false,
-            start_of_trace: true,
-            address: 0,
-            privilege: 0,
-            context: 0,
-            bpred: vec![BPRED_INIT; 1usize << params.bpred_size_p],
-            jtc: vec![None; 1usize << params.cache_size_p],
-            tvec: Vec::new(),
-            pending_trap: None,
-            skipped_from: None,
-            ended: false,
-            enabled: false,
-            recovering: false,
-            synced_ever: false,
-            error_run: None,
+            s: Progress::new(&params, options),
             jumps: 0,
             insns_at_packet: 0,
             stats: DecodeStats::default(),
             skipped_bytes: 0,
             bytes: 0,
             stream: None,
-            stopped: false,
             errors_before: false,
-            guessing: false,
             guess_read: false,
         }
     }
@@ -570,14 +597,14 @@ impl<'a> Decoder<'a> {
     /// target cache and trap handler table): bounded by the parameters, whatever the input.
     pub fn heap_bytes(&self) -> usize {
         self.cur.stack.heap_bytes()
-            + self.bpred.capacity()
-            + self.jtc.capacity() * std::mem::size_of::<Option<u64>>()
-            + self.tvec.capacity() * std::mem::size_of::<((bool, u64), u64)>()
+            + self.s.bpred.capacity()
+            + self.s.jtc.capacity() * std::mem::size_of::<Option<u64>>()
+            + self.s.tvec.capacity() * std::mem::size_of::<((bool, u64), u64)>()
     }
 
     /// The run-time options in force.
     pub fn options(&self) -> IOptions {
-        self.options
+        self.s.options
     }
 
     /// The last reported instruction and the depth of the return address stack (for tests and
@@ -649,15 +676,15 @@ impl<'a> Decoder<'a> {
     /// (reported when the next packet or the end comes), so that a run of garbage is one error
     /// that says how many bytes it spans, not one per byte.
     pub fn error<S: FlowSink + ?Sized>(&mut self, offset: u64, e: &CodecError, _s: &mut S) {
-        match &mut self.error_run {
+        match &mut self.s.error_run {
             Some(r) => r.2 += 1,
-            None => self.error_run = Some((offset, *e, 1)),
+            None => self.s.error_run = Some((offset, *e, 1)),
         }
     }
 
     /// Report the pending run of errors, which ends at `offset`.
     fn flush_errors<S: FlowSink + ?Sized>(&mut self, offset: u64, s: &mut S) {
-        if let Some((at, e, n)) = self.error_run.take() {
+        if let Some((at, e, n)) = self.s.error_run.take() {
             let mut reason = DecodeError::Codec(e).loss_reason();
             if n > 1 {
                 reason = reason.map_text(|t| {
@@ -670,14 +697,14 @@ impl<'a> Decoder<'a> {
             }
             self.loss(at, Some(offset - at), reason, s);
             self.reset_sync();
-            self.ended = false;
+            self.s.ended = false;
         }
     }
 
     fn lose<S: FlowSink + ?Sized>(&mut self, offset: u64, reason: LossReason, s: &mut S) {
         self.loss(offset, None, reason, s);
         self.reset_sync();
-        self.ended = false;
+        self.s.ended = false;
     }
 
     /// Report one loss: a [`FlowElement::Loss`] and one error in [`DecodeStats::errors`]. The
@@ -692,8 +719,8 @@ impl<'a> Decoder<'a> {
     ) {
         self.stats.errors += 1;
         self.skipped_bytes += skipped.unwrap_or(0);
-        self.recovering = true;
-        self.enabled = true;
+        self.s.recovering = true;
+        self.s.enabled = true;
         // A branch not resolved yet stays so: the packets that would tell are lost or damaged.
         self.cur.ranges.flush(s);
         self.emit(
@@ -707,11 +734,11 @@ impl<'a> Decoder<'a> {
     }
 
     fn reset_sync(&mut self) {
-        self.start_of_trace = true;
-        self.inferred_address = false;
-        self.stop_at_last_branch = false;
-        self.bq.clear();
-        self.pending_trap = None;
+        self.s.start_of_trace = true;
+        self.s.inferred_address = false;
+        self.s.stop_at_last_branch = false;
+        self.s.bq.clear();
+        self.s.pending_trap = None;
         self.cur.stack.clear();
     }
 
@@ -724,28 +751,28 @@ impl<'a> Decoder<'a> {
     pub fn finish<S: FlowSink + ?Sized>(&mut self, offset: u64, s: &mut S) {
         self.bytes = self.bytes.max(offset);
         self.flush_errors(offset, s);
-        if let Some(t) = self.pending_trap.take() {
+        if let Some(t) = self.s.pending_trap.take() {
             self.emit_trap(&t, None, s);
         }
-        if !self.ended && !self.start_of_trace {
+        if !self.s.ended && !self.s.start_of_trace {
             self.loss(
                 offset,
                 None,
                 LossReason::EndLost("the trace ends without a support packet saying that tracing ended: its end is lost (truncated?)".into()),
                 s,
             );
-        } else if !self.synced_ever && !self.ended && self.stats.errors == 0 {
-            let reason = match self.skipped_from {
+        } else if !self.s.synced_ever && !self.s.ended && self.stats.errors == 0 {
+            let reason = match self.s.skipped_from {
                 Some(_) => "no synchronisation packet: nothing could be decoded",
                 None => "no te_inst packet in the trace",
             };
-            let skipped = self.skipped_from.map(|f| offset - f);
+            let skipped = self.s.skipped_from.map(|f| offset - f);
             let reason = LossReason::NoTrace(reason.into());
-            self.loss(self.skipped_from.unwrap_or(0), skipped, reason, s);
+            self.loss(self.s.skipped_from.unwrap_or(0), skipped, reason, s);
         }
-        if !self.ended {
+        if !self.s.ended {
             self.emit(FlowElement::End { offset }, s);
-            self.ended = true;
+            self.s.ended = true;
         }
         self.flush(s);
     }
@@ -759,9 +786,9 @@ impl<'a> Decoder<'a> {
         let p = self.params;
         match *pkt {
             TeInst::Support(sp) => {
-                self.options = IOptions::from_bits(sp.ioptions);
+                self.s.options = IOptions::from_bits(sp.ioptions);
                 if sp.ienable {
-                    self.enabled = true;
+                    self.s.enabled = true;
                 }
                 match sp.qual_status {
                     QualStatus::NoChange => {}
@@ -775,29 +802,29 @@ impl<'a> Decoder<'a> {
                         self.reset_sync();
                     }
                     QualStatus::EndedRep | QualStatus::EndedNtr => {
-                        if self.start_of_trace {
+                        if self.s.start_of_trace {
                             self.start_lost(offset, s);
                         }
                         if sp.qual_status == QualStatus::EndedNtr
-                            && self.inferred_address
-                            && !self.start_of_trace
+                            && self.s.inferred_address
+                            && !self.s.start_of_trace
                         {
                             // decoder.adoc process_support: the final instruction is the next
                             // occurrence of the reported address.
                             let prev = self.cur.pc;
-                            self.inferred_address = false;
+                            self.s.inferred_address = false;
                             loop {
                                 if self.step(prev, &Ctx::default(), true, s)?.0 {
                                     break;
                                 }
                             }
                         }
-                        if let Some(t) = self.pending_trap.take() {
+                        if let Some(t) = self.s.pending_trap.take() {
                             self.emit_trap(&t, None, s);
                         }
                         self.emit(FlowElement::End { offset }, s);
-                        self.ended = true;
-                        self.enabled = false;
+                        self.s.ended = true;
+                        self.s.enabled = false;
                         self.reset_sync();
                     }
                 }
@@ -808,16 +835,16 @@ impl<'a> Decoder<'a> {
                 time,
                 context,
             } => {
-                if self.start_of_trace {
+                if self.s.start_of_trace {
                     self.skip(offset);
                     return Ok(());
                 }
                 if !p.notime_p {
                     self.emit(FlowElement::Time { time }, s);
                 }
-                if privilege != self.privilege || (!p.nocontext_p && context != self.context) {
-                    self.privilege = privilege;
-                    self.context = context;
+                if privilege != self.s.privilege || (!p.nocontext_p && context != self.s.context) {
+                    self.s.privilege = privilege;
+                    self.s.context = context;
                     self.emit_context(s);
                 }
                 Ok(())
@@ -831,16 +858,16 @@ impl<'a> Decoder<'a> {
                 tval,
             } => {
                 let addr = address.map(|a| (a << p.iaddress_lsb_p) & self.cur.mask());
-                if self.start_of_trace || self.pending_trap.is_some() {
+                if self.s.start_of_trace || self.s.pending_trap.is_some() {
                     // Exception on the first traced instruction (v2.0 `sec:thaddr`: address =
                     // EPC), or a trap immediately after another one (address = this trap's EPC
                     // is the previous handler).
-                    let epc = match self.pending_trap {
+                    let epc = match self.s.pending_trap {
                         Some(t) => t.address,
                         None if !thaddr => addr,
                         None => None,
                     };
-                    if let Some(t) = self.pending_trap.take() {
+                    if let Some(t) = self.s.pending_trap.take() {
                         self.emit_trap(&t, None, s);
                     }
                     let t = PendingTrap {
@@ -851,7 +878,7 @@ impl<'a> Decoder<'a> {
                         address: addr,
                     };
                     if !thaddr {
-                        self.pending_trap = Some(t);
+                        self.s.pending_trap = Some(t);
                         return Ok(());
                     }
                     let handler = self.handler(addr, interrupt, ecause)?;
@@ -868,7 +895,7 @@ impl<'a> Decoder<'a> {
                     address: addr,
                 };
                 if !thaddr {
-                    self.pending_trap = Some(t);
+                    self.s.pending_trap = Some(t);
                     return Ok(());
                 }
                 let handler = self.handler(addr, interrupt, ecause)?;
@@ -877,7 +904,7 @@ impl<'a> Decoder<'a> {
             }
             TeInst::Start { sync, address } => {
                 let addr = (address << p.iaddress_lsb_p) & self.cur.mask();
-                if let Some(t) = self.pending_trap.take() {
+                if let Some(t) = self.s.pending_trap.take() {
                     // v2.0: the handler of a trap reported with thaddr = 0 (also the draft's
                     // SF1 form, handled above).
                     self.learn_handler(&t, addr);
@@ -887,11 +914,11 @@ impl<'a> Decoder<'a> {
                 self.sync(offset, addr, &sync, false, s)
             }
             _ => {
-                if self.start_of_trace {
+                if self.s.start_of_trace {
                     self.skip(offset);
                     return Ok(());
                 }
-                if self.pending_trap.is_some() {
+                if self.s.pending_trap.is_some() {
                     return Err(DecodeError::Unexpected(
                         "a trap handler was expected (format 3 after thaddr = 0)",
                     ));
@@ -905,7 +932,7 @@ impl<'a> Decoder<'a> {
     /// before it, or if no support packet enabled tracing (`payload.adoc` `sec:format33`), unless
     /// the gap belongs to a loss already reported.
     fn start_lost<S: FlowSink + ?Sized>(&mut self, offset: u64, s: &mut S) {
-        if let Some(from) = self.skipped_from.take() {
+        if let Some(from) = self.s.skipped_from.take() {
             self.loss(
                 from,
                 Some(offset - from),
@@ -915,7 +942,7 @@ impl<'a> Decoder<'a> {
                 ),
                 s,
             );
-        } else if !self.enabled {
+        } else if !self.s.enabled {
             self.loss(
                 offset,
                 None,
@@ -929,8 +956,8 @@ impl<'a> Decoder<'a> {
     /// A packet at `offset` skipped while waiting for a synchronisation packet: part of the
     /// loss already reported, or (at the start of the trace) of one reported at the sync.
     fn skip(&mut self, offset: u64) {
-        if !self.recovering {
-            self.skipped_from.get_or_insert(offset);
+        if !self.s.recovering {
+            self.s.skipped_from.get_or_insert(offset);
         }
     }
 
@@ -938,10 +965,10 @@ impl<'a> Decoder<'a> {
         let context = if self.params.nocontext_p {
             None
         } else {
-            Some(self.context)
+            Some(self.s.context)
         };
         FlowElement::Context {
-            privilege: Some(self.privilege as u8),
+            privilege: Some(self.s.privilege as u8),
             context,
         }
     }
@@ -993,9 +1020,9 @@ impl<'a> Decoder<'a> {
 
     fn learn_handler(&mut self, t: &PendingTrap, handler: u64) {
         let key = (t.interrupt, t.ecause);
-        match self.tvec.iter_mut().find(|(k, _)| *k == key) {
+        match self.s.tvec.iter_mut().find(|(k, _)| *k == key) {
             Some(e) => e.1 = handler,
-            None => self.tvec.push((key, handler)),
+            None => self.s.tvec.push((key, handler)),
         }
     }
 
@@ -1011,20 +1038,21 @@ impl<'a> Decoder<'a> {
         match addr {
             Some(a) => {
                 let key = (interrupt, ecause);
-                match self.tvec.iter_mut().find(|(k, _)| *k == key) {
+                match self.s.tvec.iter_mut().find(|(k, _)| *k == key) {
                     Some(e) => e.1 = a,
-                    None => self.tvec.push((key, a)),
+                    None => self.s.tvec.push((key, a)),
                 }
                 Ok(a)
             }
             None => {
                 let found = self
+                    .s
                     .tvec
                     .iter()
                     .find(|(k, _)| *k == (interrupt, ecause))
                     .map(|e| e.1);
                 // A handler learnt before a chunk's start is not in its table.
-                self.guess_read |= found.is_none() && self.guessing;
+                self.guess_read |= found.is_none() && self.s.guessing;
                 found.ok_or(DecodeError::UnknownHandler { interrupt, ecause })
             }
         }
@@ -1098,12 +1126,12 @@ impl<'a> Decoder<'a> {
         s: &mut S,
     ) -> Result<(), DecodeError> {
         let p = self.params;
-        self.inferred_address = false;
-        self.address = addr;
-        let fresh = trap || self.start_of_trace;
+        self.s.inferred_address = false;
+        self.s.address = addr;
+        let fresh = trap || self.s.start_of_trace;
         if fresh {
-            self.bq.clear();
-            self.stop_at_last_branch = false;
+            self.s.bq.clear();
+            self.s.stop_at_last_branch = false;
         }
         let e = *self.cur.entry(addr)?;
         if e.class == CfClass::Branch {
@@ -1116,30 +1144,30 @@ impl<'a> Decoder<'a> {
                 ..Ctx::default()
             };
             self.follow(addr, &k, s)?;
-            if self.privilege != f.privilege || (!p.nocontext_p && f.context != self.context) {
-                self.privilege = f.privilege;
-                self.context = f.context;
+            if self.s.privilege != f.privilege || (!p.nocontext_p && f.context != self.s.context) {
+                self.s.privilege = f.privilege;
+                self.s.context = f.context;
                 self.emit_context_before_last(addr, s);
             }
         } else {
-            if self.start_of_trace {
+            if self.s.start_of_trace {
                 let reason = if self.stats.errors > 0 || self.errors_before {
                     SyncReason::Recovery
                 } else {
-                    self.guess_read |= self.guessing;
+                    self.guess_read |= self.s.guessing;
                     SyncReason::Start
                 };
                 self.start_lost(offset, s);
-                self.recovering = false;
-                self.synced_ever = true;
+                self.s.recovering = false;
+                self.s.synced_ever = true;
                 self.emit(FlowElement::Sync { addr, reason }, s);
             }
-            if self.start_of_trace
-                || self.privilege != f.privilege
-                || (!p.nocontext_p && f.context != self.context)
+            if self.s.start_of_trace
+                || self.s.privilege != f.privilege
+                || (!p.nocontext_p && f.context != self.s.context)
             {
-                self.privilege = f.privilege;
-                self.context = f.context;
+                self.s.privilege = f.privilege;
+                self.s.context = f.context;
                 self.emit_context(s);
             }
             self.flush(s);
@@ -1149,14 +1177,14 @@ impl<'a> Decoder<'a> {
         if !p.notime_p {
             self.emit(FlowElement::Time { time: f.time }, s);
         }
-        self.start_of_trace = false;
-        self.ended = false;
+        self.s.start_of_trace = false;
+        self.s.ended = false;
         if !self.keep_stack_across_syncs {
             self.cur.stack.clear();
         }
         // Synchronisation resets the predictor and the jump target cache (branchTrace.adoc).
-        self.bpred.iter_mut().for_each(|b| *b = BPRED_INIT);
-        self.jtc.iter_mut().for_each(|c| *c = None);
+        self.s.bpred.iter_mut().for_each(|b| *b = BPRED_INIT);
+        self.s.jtc.iter_mut().for_each(|c| *c = None);
         Ok(())
     }
 
@@ -1170,12 +1198,12 @@ impl<'a> Decoder<'a> {
         let lsb = p.iaddress_lsb_p as u32;
         let mut k = Ctx::default();
         let apply_tail = |d: &mut Self, t: &crate::codec::AddrTail, k: &mut Ctx| {
-            d.stop_at_last_branch = false;
-            if d.options.full_address {
-                d.address = (t.address << lsb) & d.cur.mask();
+            d.s.stop_at_last_branch = false;
+            if d.s.options.full_address {
+                d.s.address = (t.address << lsb) & d.cur.mask();
             } else {
                 let delta = (t.signed_address(&p) as u64) << lsb;
-                d.address = d.address.wrapping_add(delta) & d.cur.mask();
+                d.s.address = d.s.address.wrapping_add(delta) & d.cur.mask();
             }
             k.notify = t.notify_flag(&p);
             k.updiscon = t.updiscon_flag();
@@ -1192,7 +1220,7 @@ impl<'a> Decoder<'a> {
                 if let Some(t) = tail {
                     apply_tail(self, t, &mut k);
                 }
-                self.stop_at_last_branch = branches == 0;
+                self.s.stop_at_last_branch = branches == 0;
                 let n = if branches == 0 { 31 } else { branches as u32 };
                 self.add_map_bits(branch_map as u64, n)?;
             }
@@ -1204,7 +1232,7 @@ impl<'a> Decoder<'a> {
                 if let Some(t) = tail {
                     apply_tail(self, t, &mut k);
                 } else {
-                    self.stop_at_last_branch = true;
+                    self.s.stop_at_last_branch = true;
                 }
                 self.add_predicted(branch_count as u64 + 31, branch_fmt != 2)?;
             }
@@ -1216,13 +1244,14 @@ impl<'a> Decoder<'a> {
                 irdepth,
             } => {
                 let a = self
+                    .s
                     .jtc
                     .get(index as usize)
                     .copied()
                     .flatten()
                     .ok_or(DecodeError::EmptyCacheEntry(index))?;
-                self.stop_at_last_branch = false;
-                self.address = a;
+                self.s.stop_at_last_branch = false;
+                self.s.address = a;
                 let w = crate::codec::te_inst::branch_map_width_f0s1(branches);
                 let msb = if branches == 0 {
                     (branches >> 4) & 1 != 0
@@ -1237,13 +1266,13 @@ impl<'a> Decoder<'a> {
             }
             _ => return Err(DecodeError::Unexpected("not a differential packet")),
         }
-        if pkt.tail().is_some() && self.options.jump_target_cache && !self.jtc.is_empty() {
+        if pkt.tail().is_some() && self.s.options.jump_target_cache && !self.s.jtc.is_empty() {
             // rvtrace's jump target cache holds every address a format 0/1/2 packet reports
             // (see the crate README); the encoder does the same.
-            let i = table_index(self.address, self.params.cache_size_p);
-            self.jtc[i] = Some(self.address);
+            let i = table_index(self.s.address, self.params.cache_size_p);
+            self.s.jtc[i] = Some(self.s.address);
         }
-        let a = self.address;
+        let a = self.s.address;
         // The reported address must be an instruction of the program: otherwise the packet (or
         // the address it is relative to) is damaged, and following the path to an address it
         // can never reach would only report instructions that did not execute.
@@ -1259,20 +1288,20 @@ impl<'a> Decoder<'a> {
     // Branch information.
 
     fn add_map_bits(&mut self, bits: u64, n: u32) -> Result<(), DecodeError> {
-        self.bq.push_map(bits, n)
+        self.s.bq.push_map(bits, n)
     }
 
     fn add_predicted(&mut self, n: u64, fail: bool) -> Result<(), DecodeError> {
-        self.bq.push_pred(n)?;
+        self.s.bq.push_pred(n)?;
         if fail {
-            self.bq.push_fail()?;
+            self.s.bq.push_fail()?;
         }
         Ok(())
     }
 
     #[inline]
     fn pending(&self) -> u64 {
-        self.bq.total
+        self.s.bq.total
     }
 
     #[inline]
@@ -1283,8 +1312,8 @@ impl<'a> Decoder<'a> {
     /// The outcome of the oldest branch in the queue, for the branch at `self.cur.pc`, without
     /// taking it.
     fn peek_branch(&self) -> Option<bool> {
-        let predicted = self.bpred[self.predictor_index(self.cur.pc)] & 2 != 0;
-        match *self.bq.front()? {
+        let predicted = self.s.bpred[self.predictor_index(self.cur.pc)] & 2 != 0;
+        match *self.s.bq.front()? {
             BSeg::Map { bits, .. } => Some(bits & 1 == 0),
             BSeg::Pred(_) => Some(predicted),
             BSeg::Fail => Some(!predicted),
@@ -1295,7 +1324,7 @@ impl<'a> Decoder<'a> {
     /// prediction).
     #[inline]
     fn predictor_index(&self, pc: u64) -> usize {
-        if self.options.branch_prediction && self.params.bpred_size_p > 0 {
+        if self.s.options.branch_prediction && self.params.bpred_size_p > 0 {
             table_index(pc, self.params.bpred_size_p)
         } else {
             0
@@ -1305,15 +1334,16 @@ impl<'a> Decoder<'a> {
     /// `decoder.adoc` `is_taken_branch` for the branch at `pc`, with the predictor.
     #[inline]
     fn take_branch(&mut self, pc: u64) -> Result<bool, DecodeError> {
-        let bp = self.options.branch_prediction && self.params.bpred_size_p > 0;
+        let bp = self.s.options.branch_prediction && self.params.bpred_size_p > 0;
         let idx = self.predictor_index(pc);
-        let predicted = self.bpred[idx] & 2 != 0;
+        let predicted = self.s.bpred[idx] & 2 != 0;
         let taken = self
+            .s
             .bq
             .take(predicted)
             .ok_or(DecodeError::NoBranchInfo(pc))?;
         if bp {
-            self.bpred[idx] = bpred_next(self.bpred[idx], taken);
+            self.s.bpred[idx] = bpred_next(self.s.bpred[idx], taken);
         }
         Ok(taken)
     }
@@ -1322,7 +1352,7 @@ impl<'a> Decoder<'a> {
     // Return address stack.
 
     fn push_return(&mut self, link: u64) {
-        if self.options.implicit_return {
+        if self.s.options.implicit_return {
             self.cur.stack.push(link);
         }
     }
@@ -1339,10 +1369,10 @@ impl<'a> Decoder<'a> {
     ) -> Result<(), DecodeError> {
         let previous_address = self.cur.pc;
         loop {
-            if self.inferred_address {
+            if self.s.inferred_address {
                 let (stop_here, _) = self.step(previous_address, k, true, s)?;
                 if stop_here {
-                    self.inferred_address = false;
+                    self.s.inferred_address = false;
                 }
             } else {
                 let (stop, _) = self.step(address, k, false, s)?;
@@ -1414,9 +1444,9 @@ impl<'a> Decoder<'a> {
         }
         let unprocessed = self.unprocessed(e.class == CfClass::Branch);
         if !k.sync {
-            !self.stop_at_last_branch && !unprocessed && self.stops_at_address(k)
+            !self.s.stop_at_last_branch && !unprocessed && self.stops_at_address(k)
         } else {
-            !unprocessed && k.privilege == self.privilege
+            !unprocessed && k.privilege == self.s.privilege
         }
     }
 
@@ -1426,10 +1456,10 @@ impl<'a> Decoder<'a> {
         let pc = self.cur.pc;
         let e = *self.cur.code().ent(pc).ok_or(DecodeError::Unmapped(pc))?;
         let at_branch = e.class == CfClass::Branch;
-        if self.stop_at_last_branch && at_branch && self.pending() == 1 {
+        if self.s.stop_at_last_branch && at_branch && self.pending() == 1 {
             // Reached the final branch: stop before it (its outcome is known but whether the
             // next instruction retires is not).
-            self.stop_at_last_branch = false;
+            self.s.stop_at_last_branch = false;
             return Ok(true);
         }
         if stop_here {
@@ -1443,7 +1473,7 @@ impl<'a> Decoder<'a> {
         }
         let unprocessed = self.unprocessed(at_branch);
         if !k.sync {
-            if self.stop_at_last_branch || unprocessed || !self.stops_at_address(k) {
+            if self.s.stop_at_last_branch || unprocessed || !self.stops_at_address(k) {
                 return Ok(false);
             }
             // decoder.adoc also requires that the previous instruction is not an uninferable
@@ -1453,7 +1483,7 @@ impl<'a> Decoder<'a> {
             // tentative (sec:updiscon: the reported instruction may occur again after an
             // uninferable discontinuity).
             if !k.notify {
-                self.inferred_address = true;
+                self.s.inferred_address = true;
             }
             Ok(true)
         } else {
@@ -1462,7 +1492,7 @@ impl<'a> Decoder<'a> {
                 .code()
                 .ent(self.last_pc())
                 .is_some_and(|l| l.class == CfClass::TrapReturn);
-            Ok(!unprocessed && (k.privilege == self.privilege || last_xret))
+            Ok(!unprocessed && (k.privilege == self.s.privilege || last_xret))
         }
     }
 
@@ -1517,7 +1547,7 @@ impl<'a> Decoder<'a> {
             }
             c if c.is_uninferable_discon() => {
                 let depth = self.cur.stack.len() as u64;
-                let sij = if self.options.sijump && c.is_uninferable() {
+                let sij = if self.s.options.sijump && c.is_uninferable() {
                     self.sequential_target(pc)
                 } else {
                     None
@@ -1525,7 +1555,7 @@ impl<'a> Decoder<'a> {
                 if let Some(t) = sij {
                     self.jumps += 1;
                     t
-                } else if self.options.implicit_return
+                } else if self.s.options.implicit_return
                     && c.is_return()
                     && depth > 0
                     && !self.reported_x5_jump(pc, e)
@@ -1541,10 +1571,10 @@ impl<'a> Decoder<'a> {
                     // packet's path to the second occurrence of its address (inferred_address),
                     // where stop_at_last_branch is already the new packet's: that discontinuity
                     // is the previous packet's.
-                    if self.stop_at_last_branch && !inferred {
+                    if self.s.stop_at_last_branch && !inferred {
                         return Err(DecodeError::UnexpectedDiscontinuity(pc));
                     }
-                    if self.options.implicit_return && c.is_return() && depth > 0 {
+                    if self.s.options.implicit_return && c.is_return() && depth > 0 {
                         if !self.reported_x5_jump(pc, e) {
                             // A return that failed the prediction consumes its stack entry
                             // (rvtrace's encoder does the same).
@@ -1613,7 +1643,7 @@ impl Decoder<'_> {
         let mut rd =
             PacketReader::new(data, st.encap, st.raw, self.params, st.options).only_src(st.src);
         let mut keep = data.len();
-        while !self.stopped {
+        while !self.s.stopped {
             let before = rd.options();
             let Some((off, item)) = rd.next() else { break };
             // A packet that may run past the bytes so far waits for more (its options too).
@@ -1629,7 +1659,7 @@ impl Decoder<'_> {
                 Item::Other(_) => {}
             }
             st.options = rd.options();
-            self.stopped = sink.stop_requested();
+            self.s.stopped = sink.stop_requested();
         }
         st.base += keep as u64;
         keep
@@ -1644,7 +1674,7 @@ impl Decoder<'_> {
             src: None,
             buf: Vec::new(),
             base: 0,
-            options: self.options,
+            options: self.s.options,
         })
     }
 }
@@ -1653,11 +1683,11 @@ impl TraceDecoder for Decoder<'_> {
     type ProtocolStats = DecodeStats;
 
     fn push<S: FlowSink + ?Sized>(&mut self, mut data: &[u8], sink: &mut S) {
-        if self.stopped {
+        if self.s.stopped {
             return;
         }
         let mut st = self.take_stream();
-        while !data.is_empty() && !self.stopped {
+        while !data.is_empty() && !self.s.stopped {
             if st.buf.is_empty() && data.len() >= WINDOW {
                 // Packets straight from the caller's bytes; only the tail is kept.
                 let n = self.feed(&mut st, data, false, sink);
@@ -1683,8 +1713,8 @@ impl TraceDecoder for Decoder<'_> {
     }
 
     fn finish<S: FlowSink + ?Sized>(&mut self, sink: &mut S) -> rvtrace_flow::DecodeStats {
-        if self.stopped || sink.stop_requested() {
-            self.stopped = true;
+        if self.s.stopped || sink.stop_requested() {
+            self.s.stopped = true;
             return TraceDecoder::stats(self);
         }
         let mut st = self.take_stream();
@@ -1692,7 +1722,7 @@ impl TraceDecoder for Decoder<'_> {
         self.feed(&mut st, &buf, true, sink);
         let end = st.base;
         self.stream = Some(st);
-        if !self.stopped {
+        if !self.s.stopped {
             Decoder::finish(self, end, sink);
         }
         TraceDecoder::stats(self)
@@ -1767,7 +1797,7 @@ impl<'a> Decoder<'a> {
             st.base = offset;
         }
         d.bytes = offset;
-        d.enabled = true;
+        d.s.enabled = true;
         d
     }
 }
@@ -1777,34 +1807,32 @@ impl<'a> Decoder<'a> {
 #[derive(Clone, Debug, PartialEq)]
 pub struct ChunkState {
     stream: Option<(u64, usize, IOptions)>,
+    /// The decoder's own state, normalized: the handlers learnt sorted (the branch queue
+    /// compares its waiting outcomes only). Of it, a chunk's start guesses the handlers learnt
+    /// (`tvec`) and whether they are guesses (`guessing`, the chunk's own only).
+    s: Progress,
     pc: u64,
     /// `None`: guessed.
     prev: Option<u64>,
     range: Option<(u64, u64, CfClass, Option<bool>)>,
     stack: rvtrace_flow::walk::ReturnStack,
-    options: IOptions,
-    bq: Vec<BSeg>,
-    stop_at_last_branch: bool,
-    inferred_address: bool,
-    start_of_trace: bool,
-    address: u64,
-    privilege: u64,
-    context: u64,
-    bpred: Vec<u8>,
-    jtc: Vec<Option<u64>>,
-    pending_trap: Option<PendingTrap>,
-    skipped_from: Option<u64>,
-    ended: bool,
-    enabled: bool,
-    recovering: bool,
-    synced_ever: bool,
-    error_run: Option<(u64, CodecError, u64)>,
-    stopped: bool,
-    /// The parts a chunk's start guesses: losses before, handlers learnt (sorted), and whether
-    /// they are guesses (the chunk's own only).
+    /// Losses came before (guessed at a chunk's start, with the handlers).
     had_errors: bool,
-    tvec: Vec<((bool, u64), u64)>,
-    guessing: bool,
+}
+
+impl ChunkState {
+    /// The guessed parts of `before` added to this state's own (when it was guessing).
+    fn inherit(s: &mut Progress, had_errors: &mut bool, before: &ChunkState) {
+        if s.guessing {
+            *had_errors |= before.had_errors;
+            for &(k, h) in &before.s.tvec {
+                if !s.tvec.iter().any(|e| e.0 == k) {
+                    s.tvec.push((k, h));
+                }
+            }
+            s.guessing = before.s.guessing;
+        }
+    }
 }
 
 impl rvtrace_flow::chunk::ChunkDecoder for Decoder<'_> {
@@ -1824,7 +1852,7 @@ impl rvtrace_flow::chunk::ChunkDecoder for Decoder<'_> {
         // and the start of the range it ends are the previous chunk's.
         self.cur.guess_prev();
         self.cur.ranges.continue_open();
-        self.guessing = true;
+        self.s.guessing = true;
     }
 
     fn guess_read(&self) -> bool {
@@ -1832,78 +1860,47 @@ impl rvtrace_flow::chunk::ChunkDecoder for Decoder<'_> {
     }
 
     fn state(&self) -> ChunkState {
-        let mut tvec = self.tvec.clone();
-        tvec.sort_unstable();
+        let mut s = self.s.clone();
+        s.tvec.sort_unstable();
         ChunkState {
             stream: self
                 .stream
                 .as_ref()
-                .map(|s| (s.base, s.buf.len(), s.options)),
+                .map(|st| (st.base, st.buf.len(), st.options)),
+            s,
             pc: self.cur.pc,
             prev: self.cur.prev_state(),
             range: self.cur.ranges.boundary(),
             stack: self.cur.stack.clone(),
-            options: self.options,
-            bq: self.bq.live(),
-            stop_at_last_branch: self.stop_at_last_branch,
-            inferred_address: self.inferred_address,
-            start_of_trace: self.start_of_trace,
-            address: self.address,
-            privilege: self.privilege,
-            context: self.context,
-            bpred: self.bpred.clone(),
-            jtc: self.jtc.clone(),
-            pending_trap: self.pending_trap,
-            skipped_from: self.skipped_from,
-            ended: self.ended,
-            enabled: self.enabled,
-            recovering: self.recovering,
-            synced_ever: self.synced_ever,
-            error_run: self.error_run,
-            stopped: self.stopped,
             had_errors: self.stats.errors > 0 || self.errors_before,
-            tvec,
-            guessing: self.guessing,
         }
     }
 
     fn matches(actual: &ChunkState, guess: &ChunkState) -> bool {
         let prev = guess.prev.is_none() || actual.prev == guess.prev;
-        let known =
-            guess.guessing || (actual.had_errors, &actual.tvec) == (guess.had_errors, &guess.tvec);
-        let rest = |s: &ChunkState| ChunkState {
+        let known = guess.s.guessing
+            || (actual.had_errors, &actual.s.tvec) == (guess.had_errors, &guess.s.tvec);
+        // The rest: all but the guessed parts.
+        let rest = |c: &ChunkState| ChunkState {
             prev: None,
             had_errors: false,
-            tvec: Vec::new(),
-            guessing: false,
-            ..s.clone()
+            s: Progress {
+                tvec: Vec::new(),
+                guessing: false,
+                ..c.s.clone()
+            },
+            ..c.clone()
         };
         prev && known && rest(actual) == rest(guess)
     }
 
     fn inherit(&mut self, before: &ChunkState) {
-        if self.guessing {
-            self.errors_before |= before.had_errors;
-            for &(k, h) in &before.tvec {
-                if !self.tvec.iter().any(|e| e.0 == k) {
-                    self.tvec.push((k, h));
-                }
-            }
-            self.guessing = before.guessing;
-        }
+        ChunkState::inherit(&mut self.s, &mut self.errors_before, before);
     }
 
     fn complete(state: &mut ChunkState, before: &ChunkState) {
-        if state.guessing {
-            state.had_errors |= before.had_errors;
-            for &(k, h) in &before.tvec {
-                if !state.tvec.iter().any(|e| e.0 == k) {
-                    state.tvec.push((k, h));
-                }
-            }
-            state.tvec.sort_unstable();
-            state.guessing = before.guessing;
-        }
+        ChunkState::inherit(&mut state.s, &mut state.had_errors, before);
+        state.s.tvec.sort_unstable();
     }
 
     fn open_range(&self) -> (Option<(u64, u64)>, bool) {
