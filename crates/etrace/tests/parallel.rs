@@ -50,19 +50,19 @@ fn sequential(
     (v, st, d.protocol_stats())
 }
 
-/// Parallel == sequential with chunks of `chunk` bytes on `jobs` threads; returns the chunks
-/// decoded again.
+/// Parallel == sequential (decoded once) with chunks of `chunk` bytes on `jobs` threads, for
+/// each `(chunk, jobs)` of `runs`; returns the chunks decoded again and the sequential decode's
+/// losses.
 fn check(
     what: &str,
     run: &ProgramRun,
     o: DecoderOptions,
     bytes: &[u8],
-    chunk: u64,
-    jobs: &[usize],
-) -> u64 {
+    runs: &[(u64, usize)],
+) -> (u64, u64) {
     let (want, want_st, want_pst) = sequential(run, o, bytes);
     let mut redone = 0;
-    for &jobs in jobs {
+    for &(chunk, jobs) in runs {
         let mut got = Vec::new();
         let (st, pst, r) =
             decode_parallel(&run.image, o, bytes, chunk, jobs, &mut got).expect("chunks in order");
@@ -80,7 +80,7 @@ fn check(
             "{what} (jobs {jobs}): counts"
         );
     }
-    redone
+    (redone, want_st.losses)
 }
 
 #[test]
@@ -93,12 +93,13 @@ fn parallel_equals_sequential_every_program_every_option_set() {
         for (label, inputs) in option_sets() {
             let (bytes, o) = encode(&run, &inputs);
             let what = format!("{name} {label}");
-            redone += check(&what, &run, o, &bytes, 256, &[2]);
             cuts += syncs(&bytes, &o).len();
-            if label == "default" {
-                // A cut at every format 3 subformat 0 packet.
-                redone += check(&what, &run, o, &bytes, 1, &[1, 2]);
-            }
+            // With the default options, a cut at every format 3 subformat 0 packet too.
+            let runs: &[(u64, usize)] = match label {
+                "default" => &[(256, 2), (1, 1), (1, 2)],
+                _ => &[(256, 2)],
+            };
+            redone += check(&what, &run, o, &bytes, runs).0;
         }
     }
     println!("{cuts} format 3 subformat 0 packets, {redone} chunks decoded again");
@@ -151,14 +152,18 @@ fn parallel_equals_sequential_on_damaged_traces() {
                 for x in [0x55u8, 0xff, 0x01] {
                     b[at] ^= x;
                     let what = format!("{name} {label}: byte {at} xor {x:#x}");
-                    check(&what, &run, o, &b, 1, &[2]);
-                    check(&what, &run, o, &b, 64, &[1]);
-                    losses += sequential(&run, o, &b).1.losses;
+                    losses += check(&what, &run, o, &b, &[(1, 2), (64, 1)]).1;
                     b[at] ^= x;
                 }
             }
             let cut = &bytes[..bytes.len() * 2 / 3];
-            check(&format!("{name} {label}: cut"), &run, o, cut, 1, &[1, 2]);
+            check(
+                &format!("{name} {label}: cut"),
+                &run,
+                o,
+                cut,
+                &[(1, 1), (1, 2)],
+            );
         }
     }
     assert!(losses > 50, "the damage is seen: {losses} losses");

@@ -26,19 +26,19 @@ fn sequential(
     (v, st)
 }
 
-/// Parallel == sequential with chunks of `chunk` bytes on 1 and 2 threads; returns the chunks
-/// decoded again on 2 threads.
+/// Parallel == sequential (decoded once) with chunks of `chunk` bytes on `jobs` threads, for
+/// each `(chunk, jobs)` of `runs`; returns the chunks decoded again (by the last run) and the
+/// sequential decode's errors.
 fn check(
     what: &str,
     image: &rvtrace_image::Image,
     cfg: DecoderConfig,
     bytes: &[u8],
-    chunk: u64,
-    jobs: &[usize],
-) -> u64 {
+    runs: &[(u64, usize)],
+) -> (u64, u64) {
     let (want, want_st) = sequential(image, cfg, bytes);
     let mut redone = 0;
-    for &jobs in jobs {
+    for &(chunk, jobs) in runs {
         let mut got = Vec::new();
         let (st, r) =
             decode_parallel(image, cfg, bytes, chunk, jobs, &mut got).expect("chunks in order");
@@ -52,7 +52,7 @@ fn check(
         }
         assert_eq!(st, want_st, "{what} (jobs {jobs}): counts");
     }
-    redone
+    (redone, want_st.errors)
 }
 
 /// With syncs: every 64 messages (plus the ones the encoder sends anyway).
@@ -74,13 +74,14 @@ fn parallel_equals_sequential_every_program_every_configuration() {
             let (bytes, _) = encode(cfg, &run.records);
             let dcfg = decoder_config(&cfg);
             let what = format!("{name} {cname}");
-            // Chunks of about 256 bytes (a cut every few synchronization messages).
-            chunks_redone += check(&what, &run.image, dcfg, &bytes, 256, &[2]);
             syncs_seen += syncs(&bytes, &dcfg).len();
-            if cname == "htm" {
-                // A cut at every synchronization message.
-                check(&what, &run.image, dcfg, &bytes, 1, &[1, 2]);
-            }
+            // Chunks of about 256 bytes (a cut every few synchronization messages), last; with
+            // htm, a cut at every synchronization message too.
+            let runs: &[(u64, usize)] = match cname {
+                "htm" => &[(1, 1), (1, 2), (256, 2)],
+                _ => &[(256, 2)],
+            };
+            chunks_redone += check(&what, &run.image, dcfg, &bytes, runs).0;
         }
     }
     println!("{syncs_seen} synchronization messages, {chunks_redone} chunks decoded again");
@@ -135,15 +136,19 @@ fn parallel_equals_sequential_on_damaged_traces() {
             for (x, v) in [(0x55u8, "xor 0x55"), (0xff, "xor 0xff"), (0x03, "mseo")] {
                 b[at] ^= x;
                 let what = format!("{name}: byte {at} {v}");
-                check(&what, &run.image, dcfg, &b, 1, &[2]);
-                check(&what, &run.image, dcfg, &b, 64, &[1]);
-                losses += sequential(&run.image, dcfg, &b).1.errors;
+                losses += check(&what, &run.image, dcfg, &b, &[(1, 2), (64, 1)]).1;
                 b[at] ^= x;
             }
         }
         // Cut short in the middle of a chunk.
         let cut = &bytes[..bytes.len() * 2 / 3];
-        check(&format!("{name}: cut"), &run.image, dcfg, cut, 1, &[1, 2]);
+        check(
+            &format!("{name}: cut"),
+            &run.image,
+            dcfg,
+            cut,
+            &[(1, 1), (1, 2)],
+        );
     }
     assert!(losses > 50, "the damage is seen: {losses} losses");
 }
