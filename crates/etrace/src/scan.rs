@@ -180,3 +180,55 @@ pub fn decode_parallel_to<P: FlowSink + Send>(
     let ((common, st), redone) = chunk::decode_parallel_to(bytes, &cuts, jobs, make, part, write)?;
     Ok((common, st, redone))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::codec::encap::MAX_PACKET;
+    use crate::codec::{write_frame, FrameFields, Item, PacketReader};
+
+    /// A stream of packets from the sources `srcs` (payload 0x55, srcID 5 bits), a null packet
+    /// between them.
+    fn stream(cfg: &EncapConfig, srcs: &[u16]) -> Vec<u8> {
+        let mut v = Vec::new();
+        for &srcid in srcs {
+            let mut out = [0u8; MAX_PACKET];
+            let f = FrameFields {
+                srcid,
+                ..Default::default()
+            };
+            let n = write_frame(&[0x55], &f, cfg, &mut out).unwrap();
+            v.extend_from_slice(&out[..n]);
+            v.push(0);
+        }
+        v
+    }
+
+    /// `sources` lists each srcID once, in order; none without a srcID field. The packet reader
+    /// with `only_src` reads the others as not `te_inst`.
+    #[test]
+    fn sources_and_the_src_filter() {
+        let cfg = EncapConfig {
+            srcid_bits: 5,
+            ..EncapConfig::PLAIN
+        };
+        let b = stream(&cfg, &[17, 3, 17, 31, 0, 3]);
+        assert_eq!(sources(&b, &Framing::Encap(cfg)), [0, 3, 17, 31]);
+        assert!(sources(&b, &Framing::Raw).is_empty());
+        assert!(sources(&[], &Framing::Encap(cfg)).is_empty());
+        let plain = stream(&EncapConfig::PLAIN, &[0, 0]);
+        assert!(sources(&plain, &Framing::Encap(EncapConfig::PLAIN)).is_empty());
+        let p = crate::Params::rvtrace(64);
+        let o = crate::IOptions::default();
+        let srcs = |src| {
+            PacketReader::new(&b, cfg, false, p, o)
+                .only_src(src)
+                .filter(|(_, i)| !matches!(i, Item::Other(_)))
+                .count()
+        };
+        assert_eq!(
+            (srcs(None), srcs(Some(17)), srcs(Some(31)), srcs(Some(9))),
+            (6, 2, 1, 0)
+        );
+    }
+}
