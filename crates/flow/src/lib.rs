@@ -7,12 +7,15 @@
 //! decoder that moves one basic block per branch bit reports one element per block, not one per
 //! instruction.
 
+use pctable::PcTable;
 use rvtrace_image::Image;
 use rvtrace_isa::insn_len;
 pub use rvtrace_isa::CfClass;
 use std::io::{self, Write};
+use std::sync::Arc;
 
 pub mod chunk;
+pub mod pctable;
 pub mod stats;
 pub mod walk;
 
@@ -312,11 +315,15 @@ pub const PCS_BIN_MAGIC: [u8; 8] = *b"RVTRPC64";
 const PC_BUF: usize = 1 << 16;
 /// Room for one line at most: `0x`, 16 digits, newline (and the 8-byte stores' slack).
 const PC_LINE_MAX: usize = 24;
+/// A [`PcWriter`]'s buffer has this many bytes past [`PC_BUF`].
+const PC_SLACK: usize = 4096;
 
 /// Writes every executed instruction address as a PC list ([`PcFormat`]), expanding ranges
-/// with the program image.
+/// with the program image: a range is copied out of a [`PcTable`] (every instruction's address
+/// formatted once), else walked instruction by instruction.
 pub struct PcWriter<'a, W: Write> {
     image: &'a Image,
+    table: Arc<PcTable<'a>>,
     out: W,
     buf: Box<[u8]>,
     pos: usize,
@@ -337,14 +344,22 @@ impl<'a, W: Write> PcWriter<'a, W> {
 
     /// A writer of `format`, expanding ranges with `image`.
     pub fn with_format(image: &'a Image, out: W, format: PcFormat) -> Self {
+        Self::with_table(Arc::new(PcTable::new(image, format)), out)
+    }
+
+    /// A writer of the table's format, expanding ranges with its table (which writers on
+    /// several threads can share: the table of each segment is made once).
+    pub fn with_table(table: Arc<PcTable<'a>>, out: W) -> Self {
+        let (image, format) = (table.image(), table.format());
         let mut ranges: Vec<_> = image.segments().iter().map(|s| s.vaddr_range()).collect();
         ranges.sort_by_key(|r| r.start);
         let overlap = ranges.windows(2).any(|w| w[1].start < w[0].end);
         let mut w = PcWriter {
             image,
+            table,
             out,
-            // Room for one more line past PC_BUF.
-            buf: vec![0u8; PC_BUF + PC_LINE_MAX].into_boxed_slice(),
+            // Room for one more line, or a range of the table, past PC_BUF.
+            buf: vec![0u8; PC_BUF + PC_SLACK].into_boxed_slice(),
             pos: 0,
             format,
             overlap,
@@ -375,11 +390,7 @@ impl<'a, W: Write> PcWriter<'a, W> {
     }
 
     fn flush_buf(&mut self) {
-        if self.err.is_none() {
-            if let Err(e) = self.out.write_all(&self.buf[..self.pos]) {
-                self.err = Some(e);
-            }
-        }
+        write_out(&mut self.out, &self.buf[..self.pos], &mut self.err);
         self.pos = 0;
     }
 
@@ -393,17 +404,50 @@ impl<'a, W: Write> PcWriter<'a, W> {
         Ok(self.out)
     }
 
-    /// A range of `count` instructions from `start`: lengths read from the segment's bytes
-    /// while the range stays in it, else from [`insn_len_at`]; the error names the address
-    /// whose length is unknown.
+    /// A range of `count` instructions from `start`: copied from the table, else walked
+    /// ([`walk_range`](Self::walk_range)); the error names the address whose length is unknown.
+    #[inline(always)]
     fn range(&mut self, start: u64, count: u64) -> Result<(), u64> {
+        let PcWriter {
+            table,
+            out,
+            buf,
+            pos,
+            err,
+            ..
+        } = self;
+        if let Some(b) = table.range(start, count) {
+            // The buffer is written out once it holds PC_BUF bytes: a range that does not fit
+            // in the slack past it goes out first.
+            if *pos >= PC_BUF || *pos + b.len() > buf.len() {
+                write_out(out, &buf[..*pos], err);
+                *pos = 0;
+            }
+            if b.len() >= PC_BUF {
+                // Straight out, uncopied (the buffer was just written out).
+                write_out(out, b, err);
+            } else {
+                buf[*pos..*pos + b.len()].copy_from_slice(b);
+                *pos += b.len();
+            }
+            self.count += count;
+            return Ok(());
+        }
+        self.walk_range(start, count)
+    }
+
+    /// A range walked instruction by instruction: lengths read from the segment's bytes while
+    /// the range stays in it, else from [`insn_len_at`]; the error names the address whose
+    /// length is unknown.
+    #[inline(never)]
+    fn walk_range(&mut self, start: u64, count: u64) -> Result<(), u64> {
         match self.format {
             PcFormat::Text => self.range_as::<false>(start, count),
             PcFormat::Bin => self.range_as::<true>(start, count),
         }
     }
 
-    /// [`range`](Self::range) in one format: as many lines as surely fit in the buffer are
+    /// [`walk_range`](Self::walk_range) in one format: as many lines as surely fit in the buffer are
     /// written without checking its room.
     fn range_as<const BIN: bool>(&mut self, start: u64, count: u64) -> Result<(), u64> {
         let seg = match self.overlap {
@@ -434,7 +478,7 @@ impl<'a, W: Write> PcWriter<'a, W> {
                 self.flush_buf();
             }
             // Line k starts at most k * PC_LINE_MAX bytes on and needs PC_LINE_MAX bytes of
-            // room: the buffer has PC_BUF + PC_LINE_MAX.
+            // room: the buffer has more than PC_BUF + PC_LINE_MAX.
             let fit = ((PC_BUF - self.pos) / PC_LINE_MAX + 1) as u64;
             let k_max = left.min(fit);
             let mut pos = self.pos;
@@ -478,19 +522,38 @@ impl<'a, W: Write> PcWriter<'a, W> {
     }
 }
 
+/// Write `b` to `out` unless an error came before (then nothing more is written); keep the
+/// first error.
+fn write_out<W: Write>(out: &mut W, b: &[u8], err: &mut Option<io::Error>) {
+    if err.is_none() {
+        if let Err(e) = out.write_all(b) {
+            *err = Some(e);
+        }
+    }
+}
+
 /// The lower-case hex digits.
 const HEX_DIGITS: &[u8; 16] = b"0123456789abcdef";
 
 impl<W: Write> FlowSink for PcWriter<'_, W> {
+    #[inline]
     fn element(&mut self, e: &FlowElement) {
         if let FlowElement::Range { start, count, .. } = *e {
             if let Err(pc) = self.range(start, count) {
-                self.err.get_or_insert(io::Error::new(
-                    io::ErrorKind::InvalidData,
-                    format!("instruction range runs into unmapped memory at {pc:#x}"),
-                ));
+                self.unmapped(pc);
             }
         }
+    }
+}
+
+impl<W: Write> PcWriter<'_, W> {
+    /// A range ran into memory whose instruction length is unknown at `pc`.
+    #[cold]
+    fn unmapped(&mut self, pc: u64) {
+        self.err.get_or_insert(io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!("instruction range runs into unmapped memory at {pc:#x}"),
+        ));
     }
 }
 
