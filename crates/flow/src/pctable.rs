@@ -2,8 +2,7 @@
 //! one copy out of it ([`PcTable::range`]), whatever its length.
 //!
 //! For each executable segment, the addresses the linear sweep from its start finds (each
-//! instruction's length read from its first byte, as [`crate::PcWriter`] reads it: RISC-V
-//! Unprivileged "Expanded Instruction-Length Encoding") are laid out one after the other, in
+//! instruction's length found as [`crate::PcWriter`]'s walk finds it) are laid out one after the other, in
 //! the writer's format ([`PcFormat`]): 8 bytes each, or each `0x<hex>\n` line. A range that
 //! starts on the sweep follows it (the instruction after each one is where its length says), so
 //! its output is the slice from its first entry to its last. A range the table cannot give
@@ -14,7 +13,7 @@
 //! A segment is swept the first time a range falls in it; the table is shared (`Sync`) by the
 //! writers of a parallel decode's chunks.
 
-use crate::{insn_len_at, put_hex_line, PcFormat, PC_LINE_MAX};
+use crate::{insn_len_at, put_hex_line, short_len, PcFormat, PC_LINE_MAX};
 use rvtrace_image::Image;
 use std::sync::OnceLock;
 
@@ -131,7 +130,7 @@ impl<'a> PcTable<'a> {
     }
 
     /// The sweep of segment `index`: each instruction's length as the writer's walk finds it
-    /// (its first byte; [`insn_len_at`] for the longer encodings).
+    /// ([`short_len`], else [`insn_len_at`]).
     fn sweep(&self, index: usize) -> Sweep {
         let s = &self.image.segments()[index];
         let (base, data) = (s.vaddr, &s.data[..]);
@@ -156,11 +155,9 @@ impl<'a> PcTable<'a> {
                     bytes.extend_from_slice(&line[..n]);
                 }
             }
-            let len = match data[off] {
-                b if b & 3 != 3 => Some(2),
-                b if b & 0x1c != 0x1c => Some(4),
-                _ => insn_len_at(self.image, pc).map(|l| l as usize),
-            };
+            let len = short_len(data, off)
+                .or_else(|| insn_len_at(self.image, pc))
+                .map(|l| l as usize);
             match len {
                 Some(l) => {
                     linked.push(off + l < data.len());
@@ -190,6 +187,188 @@ impl<'a> PcTable<'a> {
             last,
             bytes,
             start,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{for_each_pc, FlowElement, FlowSink, PcFormat, PcTable, PcWriter, PCS_BIN_MAGIC};
+    use rvtrace_image::Image;
+    use rvtrace_testkit::{elf_with_segments, PF_R, PF_W, PF_X};
+    use std::sync::Arc;
+
+    /// xorshift64: reproducible values without a dependency.
+    fn next(x: &mut u64) -> u64 {
+        *x ^= *x << 13;
+        *x ^= *x >> 7;
+        *x ^= *x << 17;
+        *x
+    }
+
+    /// Code of every length encoding: 16, 32, 48, 64 and 80+ bits, and the reserved one
+    /// (unknown length), `n` bytes (odd `n`: the segment ends in half a parcel).
+    fn code(x: &mut u64, n: usize) -> Vec<u8> {
+        let mut b = Vec::new();
+        while b.len() < n {
+            let (parcel, len): (u16, usize) = match next(x) % 40 {
+                0 => (0x1f, 6),
+                1 => (0x3f, 8),
+                2 => (0x7f | 0x2000, 12),
+                3 => (0x7f | 0x7000, 2),
+                k if k < 20 => (0x01, 2),
+                _ => (0x13, 4),
+            };
+            b.extend_from_slice(&parcel.to_le_bytes());
+            for _ in 2..len {
+                b.push(next(x) as u8);
+            }
+        }
+        b.truncate(n);
+        b
+    }
+
+    /// Every range of random images (starts anywhere, even inside instructions; ranges into
+    /// unknown lengths, past a segment's end, into the next segment, into data) written through the table and through the walk give the same bytes or both fail; and both equal `for_each_pc`.
+    #[test]
+    fn table_equals_walk() {
+        for seed in 1..=12u64 {
+            let mut x = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+            let base = 0x8000_0000u64;
+            let odd = (next(&mut x) % 2) as usize;
+            let a = code(&mut x, 3000 + odd);
+            let b = code(&mut x, 1000 + odd);
+            let c = code(&mut x, 400);
+            let b_at = base + ((a.len() as u64 + 1) & !1);
+            let c_at = match seed % 3 {
+                // Right after b: ranges run from one segment into the next.
+                0 => b_at + b.len() as u64,
+                _ => b_at + 0x1000,
+            };
+            let c_flags = match seed % 2 {
+                0 => PF_R | PF_W,
+                _ => PF_R | PF_X,
+            };
+            let elf = elf_with_segments(
+                true,
+                base,
+                &[
+                    (PF_R | PF_X, base, &a),
+                    (PF_R | PF_X, b_at, &b),
+                    (c_flags, c_at, &c),
+                ],
+            );
+            let mut image = Image::new();
+            image.load_bytes("random", &elf).unwrap();
+            for format in [PcFormat::Text, PcFormat::Bin] {
+                let table = Arc::new(PcTable::new(&image, format));
+                let mut good = 0;
+                for _ in 0..1500 {
+                    let start = match next(&mut x) % 4 {
+                        0 => c_at + next(&mut x) % 400,
+                        1 => b_at + next(&mut x) % 1000,
+                        _ => base + next(&mut x) % 3000,
+                    };
+                    let count = match next(&mut x) % 10 {
+                        0 => 0,
+                        1 => 1 + next(&mut x) % 2000,
+                        _ => 1 + next(&mut x) % 12,
+                    };
+                    let e = FlowElement::Range {
+                        start,
+                        last: 0,
+                        count,
+                        class: crate::CfClass::None,
+                        taken: None,
+                    };
+                    let mut fast = PcWriter::with_table(Arc::clone(&table), Vec::new());
+                    fast.element(&e);
+                    // A table of no segment: every range walked.
+                    let none = PcTable {
+                        image: &image,
+                        format,
+                        segs: Vec::new(),
+                    };
+                    let mut slow = PcWriter::with_table(Arc::new(none), Vec::new());
+                    slow.element(&e);
+                    let mut want = Vec::new();
+                    let ok = for_each_pc(&image, start, count, |pc| want.push(pc)).is_ok();
+                    match (fast.finish(), slow.finish()) {
+                        (Ok(f), Ok(s)) => {
+                            assert!(
+                                ok,
+                                "seed {seed} {start:#x}+{count} {want:x?} {}",
+                                String::from_utf8_lossy(&f)
+                            );
+                            assert!(f == s, "seed {seed} {format:?} {start:#x}+{count}");
+                            let text: Vec<u8> = match format {
+                                PcFormat::Text => {
+                                    { want.iter().flat_map(|p| format!("{p:#x}\n").into_bytes()) }
+                                        .collect()
+                                }
+                                PcFormat::Bin => PCS_BIN_MAGIC
+                                    .into_iter()
+                                    .chain(want.iter().flat_map(|p| p.to_le_bytes()))
+                                    .collect(),
+                            };
+                            assert!(f == text, "seed {seed} {format:?} {start:#x}+{count}");
+                            good += 1;
+                        }
+                        (Err(_), Err(_)) => assert!(!ok, "seed {seed} {start:#x}+{count}"),
+                        (f, s) => panic!("seed {seed} {start:#x}+{count}: {f:?} vs {s:?}"),
+                    }
+                }
+                assert!(good > 300, "seed {seed}: {good} ranges written");
+            }
+        }
+    }
+
+    /// Many ranges through one writer: the buffer written out at its limit, ranges longer than
+    /// it written straight out, in order.
+    #[test]
+    fn long_output() {
+        let mut x = 5u64;
+        let base = 0x1000u64;
+        // 16- and 32-bit instructions only: every range from the start is in the table.
+        let a: Vec<u8> = (0..40_000)
+            .flat_map(|_| match next(&mut x) % 2 {
+                0 => vec![0x01, 0x00],
+                _ => vec![0x13, 0x00, 0x00, 0x00],
+            })
+            .collect();
+        let elf = elf_with_segments(false, base, &[(PF_R | PF_X, base, &a)]);
+        let mut image = Image::new();
+        image.load_bytes("long", &elf).unwrap();
+        for format in [PcFormat::Text, PcFormat::Bin] {
+            let mut w = PcWriter::with_format(&image, Vec::new(), format);
+            let mut want = Vec::new();
+            for _ in 0..200 {
+                let count = match next(&mut x) % 8 {
+                    0 => 1 + next(&mut x) % 30_000,
+                    _ => 1 + next(&mut x) % 300,
+                };
+                w.element(&FlowElement::Range {
+                    start: base,
+                    last: 0,
+                    count,
+                    class: crate::CfClass::None,
+                    taken: None,
+                });
+                for_each_pc(&image, base, count, |pc| want.push(pc)).unwrap();
+            }
+            assert_eq!(w.count, want.len() as u64);
+            let got = w.finish().unwrap();
+            let text: Vec<u8> = match format {
+                PcFormat::Text => want
+                    .iter()
+                    .flat_map(|p| format!("{p:#x}\n").into_bytes())
+                    .collect(),
+                PcFormat::Bin => PCS_BIN_MAGIC
+                    .into_iter()
+                    .chain(want.iter().flat_map(|p| p.to_le_bytes()))
+                    .collect(),
+            };
+            assert!(got == text, "{format:?}");
         }
     }
 }
