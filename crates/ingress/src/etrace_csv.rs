@@ -42,7 +42,7 @@
 
 use std::io::{self, BufRead, BufWriter, Write};
 
-use crate::lines::{dec, dec_field, eol, hex, hex_until, strip_eol, ByteLines};
+use crate::lines::{dec, dec_field, eol, hex, hex_until, strip_eol, ByteLines, HEX};
 use crate::{IngressError, Itype, Record};
 
 const FORMAT: &str = "E-Trace CSV";
@@ -335,9 +335,16 @@ impl Cursor<'_> {
         self.dec().filter(|&v| v <= max).map(|v| v as u8)
     }
 
-    /// A hex field (1 to 16 digits, an optional `0x`) and its `,`.
+    /// A hex field (1 to 16 digits, an optional `0x`) and its `,` (a single digit is the
+    /// common case: `tval`).
     #[inline(always)]
     fn hex(&mut self) -> Option<u64> {
+        if let Some(&[d, b',']) = self.buf.get(self.p..self.p + 2) {
+            if HEX[d as usize] < 16 {
+                self.p += 2;
+                return Some(HEX[d as usize] as u64);
+            }
+        }
         let (v, n) = hex_until(self.buf.get(self.p..)?, b',')?;
         self.p += n + 1;
         Some(v)
