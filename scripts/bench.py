@@ -33,6 +33,7 @@ BENCHES = [
     ("rvtrace-tandem", "check"),
     ("rvtrace-ntrace", "ntrace"),
     ("rvtrace-etrace", "etrace"),
+    ("rvtrace-ingress", "text"),
 ]
 
 FIGURE = re.compile(r"^figure (\S+) (\S+) (\S+)$")

@@ -7,12 +7,15 @@
 //! decoder that moves one basic block per branch bit reports one element per block, not one per
 //! instruction.
 
+use pctable::PcTable;
 use rvtrace_image::Image;
 use rvtrace_isa::insn_len;
 pub use rvtrace_isa::CfClass;
 use std::io::{self, Write};
+use std::sync::Arc;
 
 pub mod chunk;
+pub mod pctable;
 pub mod stats;
 pub mod walk;
 
@@ -274,6 +277,19 @@ pub fn insn_len_at(image: &Image, pc: u64) -> Option<u64> {
     }
 }
 
+/// The length of the instruction at offset `off` of a segment's bytes `data`, when its first
+/// parcel is in them and is a 16- or 32-bit one (RISC-V Unprivileged "Expanded
+/// Instruction-Length Encoding": bits [1:0] and [4:2] of the first byte tell); `None` for the
+/// rest (the longer encodings, a parcel not in `data`: [`insn_len_at`] decides).
+#[inline(always)]
+pub(crate) fn short_len(data: &[u8], off: usize) -> Option<u64> {
+    match data.get(off..off.checked_add(2)?)? {
+        [b, _] if b & 3 != 3 => Some(2),
+        [b, _] if b & 0x1c != 0x1c => Some(4),
+        _ => None,
+    }
+}
+
 /// Calls `f` with the address of every instruction of a range, walking `image` for lengths.
 /// Returns an error naming the address if the image does not cover the range.
 pub fn for_each_pc(
@@ -312,11 +328,15 @@ pub const PCS_BIN_MAGIC: [u8; 8] = *b"RVTRPC64";
 const PC_BUF: usize = 1 << 16;
 /// Room for one line at most: `0x`, 16 digits, newline (and the 8-byte stores' slack).
 const PC_LINE_MAX: usize = 24;
+/// A [`PcWriter`]'s buffer has this many bytes past [`PC_BUF`].
+const PC_SLACK: usize = 4096;
 
 /// Writes every executed instruction address as a PC list ([`PcFormat`]), expanding ranges
-/// with the program image.
+/// with the program image: a range is copied out of a [`PcTable`] (every instruction's address
+/// formatted once), else walked instruction by instruction.
 pub struct PcWriter<'a, W: Write> {
     image: &'a Image,
+    table: Arc<PcTable<'a>>,
     out: W,
     buf: Box<[u8]>,
     pos: usize,
@@ -337,14 +357,22 @@ impl<'a, W: Write> PcWriter<'a, W> {
 
     /// A writer of `format`, expanding ranges with `image`.
     pub fn with_format(image: &'a Image, out: W, format: PcFormat) -> Self {
+        Self::with_table(Arc::new(PcTable::new(image, format)), out)
+    }
+
+    /// A writer of the table's format, expanding ranges with its table (which writers on
+    /// several threads can share: the table of each segment is made once).
+    pub fn with_table(table: Arc<PcTable<'a>>, out: W) -> Self {
+        let (image, format) = (table.image(), table.format());
         let mut ranges: Vec<_> = image.segments().iter().map(|s| s.vaddr_range()).collect();
         ranges.sort_by_key(|r| r.start);
         let overlap = ranges.windows(2).any(|w| w[1].start < w[0].end);
         let mut w = PcWriter {
             image,
+            table,
             out,
-            // Room for one more line past PC_BUF.
-            buf: vec![0u8; PC_BUF + PC_LINE_MAX].into_boxed_slice(),
+            // Room for one more line, or a range of the table, past PC_BUF.
+            buf: vec![0u8; PC_BUF + PC_SLACK].into_boxed_slice(),
             pos: 0,
             format,
             overlap,
@@ -375,11 +403,7 @@ impl<'a, W: Write> PcWriter<'a, W> {
     }
 
     fn flush_buf(&mut self) {
-        if self.err.is_none() {
-            if let Err(e) = self.out.write_all(&self.buf[..self.pos]) {
-                self.err = Some(e);
-            }
-        }
+        write_out(&mut self.out, &self.buf[..self.pos], &mut self.err);
         self.pos = 0;
     }
 
@@ -393,17 +417,50 @@ impl<'a, W: Write> PcWriter<'a, W> {
         Ok(self.out)
     }
 
-    /// A range of `count` instructions from `start`: lengths read from the segment's bytes
-    /// while the range stays in it, else from [`insn_len_at`]; the error names the address
-    /// whose length is unknown.
+    /// A range of `count` instructions from `start`: copied from the table, else walked
+    /// ([`walk_range`](Self::walk_range)); the error names the address whose length is unknown.
+    #[inline(always)]
     fn range(&mut self, start: u64, count: u64) -> Result<(), u64> {
+        let PcWriter {
+            table,
+            out,
+            buf,
+            pos,
+            err,
+            ..
+        } = self;
+        if let Some(b) = table.range(start, count) {
+            // The buffer is written out once it holds PC_BUF bytes: a range that does not fit
+            // in the slack past it goes out first.
+            if *pos >= PC_BUF || *pos + b.len() > buf.len() {
+                write_out(out, &buf[..*pos], err);
+                *pos = 0;
+            }
+            if b.len() >= PC_BUF {
+                // Straight out, uncopied (the buffer was just written out).
+                write_out(out, b, err);
+            } else {
+                buf[*pos..*pos + b.len()].copy_from_slice(b);
+                *pos += b.len();
+            }
+            self.count += count;
+            return Ok(());
+        }
+        self.walk_range(start, count)
+    }
+
+    /// A range walked instruction by instruction: lengths read from the segment's bytes while
+    /// the range stays in it, else from [`insn_len_at`]; the error names the address whose
+    /// length is unknown.
+    #[inline(never)]
+    fn walk_range(&mut self, start: u64, count: u64) -> Result<(), u64> {
         match self.format {
             PcFormat::Text => self.range_as::<false>(start, count),
             PcFormat::Bin => self.range_as::<true>(start, count),
         }
     }
 
-    /// [`range`](Self::range) in one format: as many lines as surely fit in the buffer are
+    /// [`walk_range`](Self::walk_range) in one format: as many lines as surely fit in the buffer are
     /// written without checking its room.
     fn range_as<const BIN: bool>(&mut self, start: u64, count: u64) -> Result<(), u64> {
         let seg = match self.overlap {
@@ -412,15 +469,9 @@ impl<'a, W: Write> PcWriter<'a, W> {
         };
         let (base, data): (u64, &[u8]) = seg.map_or((0, &[]), |s| (s.vaddr, &s.data[..]));
         let image = self.image;
-        // The length of the instruction at `pc` (RISC-V Unprivileged "Expanded
-        // Instruction-Length Encoding": bits [1:0] and [4:2] of the first byte tell 16 and 32
-        // bits; the rare longer encodings go through `insn_len`).
+        // The length of the instruction at `pc`.
         let len = |pc: u64| -> Option<u64> {
-            match data.get(pc.wrapping_sub(base) as usize) {
-                Some(b) if b & 3 != 3 => Some(2),
-                Some(b) if b & 0x1c != 0x1c => Some(4),
-                _ => insn_len_at(image, pc),
-            }
+            short_len(data, pc.wrapping_sub(base) as usize).or_else(|| insn_len_at(image, pc))
         };
         let mut pc = start;
         let mut left = count;
@@ -434,7 +485,7 @@ impl<'a, W: Write> PcWriter<'a, W> {
                 self.flush_buf();
             }
             // Line k starts at most k * PC_LINE_MAX bytes on and needs PC_LINE_MAX bytes of
-            // room: the buffer has PC_BUF + PC_LINE_MAX.
+            // room: the buffer has more than PC_BUF + PC_LINE_MAX.
             let fit = ((PC_BUF - self.pos) / PC_LINE_MAX + 1) as u64;
             let k_max = left.min(fit);
             let mut pos = self.pos;
@@ -478,19 +529,38 @@ impl<'a, W: Write> PcWriter<'a, W> {
     }
 }
 
+/// Write `b` to `out` unless an error came before (then nothing more is written); keep the
+/// first error.
+fn write_out<W: Write>(out: &mut W, b: &[u8], err: &mut Option<io::Error>) {
+    if err.is_none() {
+        if let Err(e) = out.write_all(b) {
+            *err = Some(e);
+        }
+    }
+}
+
 /// The lower-case hex digits.
 const HEX_DIGITS: &[u8; 16] = b"0123456789abcdef";
 
 impl<W: Write> FlowSink for PcWriter<'_, W> {
+    #[inline]
     fn element(&mut self, e: &FlowElement) {
         if let FlowElement::Range { start, count, .. } = *e {
             if let Err(pc) = self.range(start, count) {
-                self.err.get_or_insert(io::Error::new(
-                    io::ErrorKind::InvalidData,
-                    format!("instruction range runs into unmapped memory at {pc:#x}"),
-                ));
+                self.unmapped(pc);
             }
         }
+    }
+}
+
+impl<W: Write> PcWriter<'_, W> {
+    /// A range ran into memory whose instruction length is unknown at `pc`.
+    #[cold]
+    fn unmapped(&mut self, pc: u64) {
+        self.err.get_or_insert(io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!("instruction range runs into unmapped memory at {pc:#x}"),
+        ));
     }
 }
 
@@ -545,8 +615,33 @@ pub struct FlowText<'a, W: Write> {
     /// Symbol of recent addresses, direct-mapped by address: a range's start and last repeat
     /// in every loop, so most lookups are found here instead of searched.
     syms: Box<[SymSlot<'a>]>,
+    /// Range lines written recently, direct-mapped by range: a loop's ranges repeat, so most
+    /// range lines are one copy.
+    lines: Box<[LineSlot]>,
     err: Option<io::Error>,
 }
+
+/// One entry of [`FlowText`]'s range line cache: a range and its line (empty: `count` 0,
+/// which no looked-up range has).
+#[derive(Clone, Copy)]
+struct LineSlot {
+    start: u64,
+    last: u64,
+    count: u64,
+    len: usize,
+    text: [u8; LINE_MAX],
+}
+
+/// The slot of a range in [`FlowText`]'s range line cache.
+#[inline(always)]
+fn line_slot(start: u64, count: u64) -> usize {
+    ((start >> 1) ^ count.wrapping_mul(0x9e37_79b9)) as usize & (LINE_SLOTS - 1)
+}
+
+/// Entries of [`FlowText`]'s range line cache (a power of two).
+const LINE_SLOTS: usize = 2048;
+/// The longest range line the cache keeps (longer ones are formatted every time).
+const LINE_MAX: usize = 96;
 
 /// One entry of [`FlowText`]'s symbol cache: an address and what [`Image::symbol_at`] gives for
 /// it.
@@ -575,6 +670,17 @@ impl<'a, W: Write> FlowText<'a, W> {
                     sym: image.symbol_at(u64::MAX),
                 };
                 SYM_SLOTS
+            ]
+            .into_boxed_slice(),
+            lines: vec![
+                LineSlot {
+                    start: 0,
+                    last: 0,
+                    count: 0,
+                    len: 0,
+                    text: [0; LINE_MAX],
+                };
+                LINE_SLOTS
             ]
             .into_boxed_slice(),
             err: None,
@@ -633,6 +739,20 @@ impl<'a, W: Write> FlowText<'a, W> {
         v.map_or("?".into(), |a| addr_with_symbol(self.image, a))
     }
 
+    /// A range's line into the buffer.
+    fn range_line(&mut self, start: u64, last: u64, count: u64) {
+        self.buf.extend_from_slice(b"range ");
+        self.put_addr(start);
+        self.buf.extend_from_slice(b" .. ");
+        self.put_addr(last);
+        self.buf.extend_from_slice(b" (");
+        put_dec(&mut self.buf, count);
+        self.buf.extend_from_slice(match count {
+            1 => b" instruction)\n".as_slice(),
+            _ => b" instructions)\n".as_slice(),
+        });
+    }
+
     /// One element's line into the buffer: ranges and syncs (nearly every line) by hand, the
     /// rare others with `write!`.
     fn write(&mut self, e: &FlowElement) -> io::Result<()> {
@@ -640,16 +760,23 @@ impl<'a, W: Write> FlowText<'a, W> {
             FlowElement::Range {
                 start, last, count, ..
             } => {
-                self.buf.extend_from_slice(b"range ");
-                self.put_addr(*start);
-                self.buf.extend_from_slice(b" .. ");
-                self.put_addr(*last);
-                self.buf.extend_from_slice(b" (");
-                put_dec(&mut self.buf, *count);
-                self.buf.extend_from_slice(match count {
-                    1 => b" instruction)\n".as_slice(),
-                    _ => b" instructions)\n".as_slice(),
-                });
+                let (start, last, count) = (*start, *last, *count);
+                let at = self.buf.len();
+                let slot = &self.lines[line_slot(start, count)];
+                if slot.count == count && slot.start == start && slot.last == last && count != 0 {
+                    // A copy of the whole slot (a fixed size: no call), cut to the line.
+                    self.buf.extend_from_slice(&slot.text);
+                    self.buf.truncate(at + slot.len);
+                    return Ok(());
+                }
+                self.range_line(start, last, count);
+                let line = &self.buf[at..];
+                if line.len() <= LINE_MAX && count != 0 {
+                    let slot = &mut self.lines[line_slot(start, count)];
+                    (slot.start, slot.last, slot.count) = (start, last, count);
+                    slot.len = line.len();
+                    slot.text[..line.len()].copy_from_slice(line);
+                }
                 Ok(())
             }
             FlowElement::Sync { addr, reason } => {
@@ -875,6 +1002,59 @@ mod tests {
              loss at byte 0x2f: bad (3 bytes skipped)\n\
              end at byte 0x940\n"
         );
+    }
+
+    /// The range line cache against the lines formatted with `format!`: ranges repeated (hits),
+    /// the same start and count with another last, counts 0 and 1, addresses near symbols
+    /// and far from them, lines longer than a slot.
+    #[test]
+    fn flow_text_cache_is_invisible() {
+        let mut image = Image::new();
+        let elf = include_bytes!("../../../programs/elf/recurse-rv64gc.elf");
+        image.load_bytes("recurse", elf).unwrap();
+        let mut x = 99u64;
+        let mut ranges: Vec<(u64, u64, u64)> = Vec::new();
+        for _ in 0..3000 {
+            let r = xorshift(&mut x);
+            let range = match r % 8 {
+                // An earlier range again, or with another last.
+                0..=2 if !ranges.is_empty() => {
+                    let (s, l, c) = ranges[(r >> 8) as usize % ranges.len()];
+                    match r % 8 {
+                        0 => (s, l ^ 2, c),
+                        _ => (s, l, c),
+                    }
+                }
+                3 => (xorshift(&mut x), xorshift(&mut x), xorshift(&mut x)),
+                _ => {
+                    let s = 0x8000_0000 + (r >> 20) % 0x800 * 2;
+                    (s, s + (r >> 40) % 64, (r >> 50) % 3)
+                }
+            };
+            ranges.push(range);
+        }
+        let mut w = FlowText::new(&image, Vec::new());
+        let mut want = String::new();
+        let mut long = 0;
+        for &(start, last, count) in &ranges {
+            w.element(&FlowElement::Range {
+                start,
+                last,
+                count,
+                class: CfClass::None,
+                taken: None,
+            });
+            let line = format!(
+                "range {} .. {} ({count} instruction{})\n",
+                addr_with_symbol(&image, start),
+                addr_with_symbol(&image, last),
+                if count == 1 { "" } else { "s" }
+            );
+            long += (line.len() > LINE_MAX) as u32;
+            want.push_str(&line);
+        }
+        assert!(long > 10, "{long} lines longer than a slot");
+        assert_eq!(String::from_utf8(w.finish().unwrap()).unwrap(), want);
     }
 
     /// xorshift64: reproducible values without a dependency.

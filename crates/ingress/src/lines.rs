@@ -116,6 +116,22 @@ pub(crate) fn hex_until(s: &[u8], stop: u8) -> Option<(u64, usize)> {
         [b'0', b'x' | b'X', ..] => 2,
         _ => 0,
     };
+    // Eight digits then `stop` (a 32-bit address, the common field): without a loop. `stop`
+    // is no hex digit, so this is what the loop finds.
+    if let Some(&[d @ .., end]) = s.get(start..start + 9).and_then(|w| w.first_chunk::<9>()) {
+        if end == stop {
+            let mut v = 0u64;
+            let mut bad = 0u8;
+            for b in d {
+                let h = HEX[b as usize];
+                bad |= h;
+                v = v << 4 | (h & 0xf) as u64;
+            }
+            if bad < 16 {
+                return Some((v, start + 8));
+            }
+        }
+    }
     let mut v = 0u64;
     let mut i = start;
     loop {
