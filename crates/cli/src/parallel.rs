@@ -5,16 +5,18 @@
 //! (`--brstack`, `--text`, `--call-trace`), every element to the command's own sink.
 
 use crate::report::{Failure, Output};
+use rvtrace_flow::pctable::PcTable;
 use rvtrace_flow::{FlowElement, FlowSink, FlowText, PcFormat, PcWriter, PCS_BIN_MAGIC};
 use rvtrace_image::Image;
 use std::io::{self, Write};
 use std::path::Path;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 /// What each chunk's [`Part`] holds: made on the decoding threads.
 pub struct Parts<'a> {
     image: &'a Image,
-    pcs: Option<PcFormat>,
+    /// The PC list's table, shared by every chunk (built once, lazily per segment).
+    pcs: Option<Arc<PcTable<'a>>>,
     flow: bool,
     keep: bool,
     /// Buffers written out, for the next parts (fresh memory costs a page fault per 4 KiB: as
@@ -28,7 +30,8 @@ impl<'a> Parts<'a> {
         Part {
             pcs: self
                 .pcs
-                .map(|f| PcWriter::with_format(self.image, self.buffer(), f)),
+                .as_ref()
+                .map(|t| PcWriter::with_table(Arc::clone(t), self.buffer())),
             flow: self.flow.then(|| FlowText::new(self.image, self.buffer())),
             elements: Vec::new(),
             keep: self.keep,
@@ -141,7 +144,10 @@ impl Outputs {
     pub fn parts<'a>(&self, image: &'a Image, keep: bool) -> Parts<'a> {
         Parts {
             image,
-            pcs: self.pcs.as_ref().map(|p| p.1),
+            pcs: self
+                .pcs
+                .as_ref()
+                .map(|p| Arc::new(PcTable::new(image, p.1))),
             flow: self.flow.is_some(),
             keep,
             pool: Mutex::new(Vec::new()),
