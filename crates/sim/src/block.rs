@@ -118,13 +118,43 @@ enum K {
     Jalr,
 }
 
-/// One decoded instruction of a block (32 bytes).
+/// An integer register number: indexing the register file with it needs no bounds check (the
+/// compiler knows it is below 32).
+#[derive(Clone, Copy, Default, PartialEq, Eq, Debug)]
+#[repr(u8)]
+#[rustfmt::skip]
+enum R {
+    #[default]
+    X0, X1, X2, X3, X4, X5, X6, X7, X8, X9, X10, X11, X12, X13, X14, X15,
+    X16, X17, X18, X19, X20, X21, X22, X23, X24, X25, X26, X27, X28, X29, X30, X31,
+}
+
+impl R {
+    /// Register `r` (its low 5 bits).
+    fn of(r: u8) -> R {
+        use R::*;
+        #[rustfmt::skip]
+        const ALL: [R; 32] = [
+            X0, X1, X2, X3, X4, X5, X6, X7, X8, X9, X10, X11, X12, X13, X14, X15,
+            X16, X17, X18, X19, X20, X21, X22, X23, X24, X25, X26, X27, X28, X29, X30, X31,
+        ];
+        ALL[(r & 31) as usize]
+    }
+}
+
+/// One decoded instruction of a block (24 bytes).
 #[derive(Clone, Copy, Default)]
 struct Entry {
     k: K,
     class: CfClass,
     /// Position in the block.
     idx: u8,
+    /// Registers (as decoded; `Other` reads its full decoding instead).
+    rd: R,
+    rs1: R,
+    rs2: R,
+    /// Length in bytes.
+    len: u8,
     /// Offset of the instruction in its page (a block lies in one page).
     off: u16,
     /// Offset in the page of the pc the block goes on at after this instruction when it does
@@ -132,9 +162,8 @@ struct Entry {
     next: u16,
     /// The instruction's bits (16-bit instructions in the low half).
     bits: u32,
-    /// The full decoding (registers and length for all; everything for `Other`).
-    insn: Insn,
-    /// The immediate, sign-extended; a branch's or `jal`'s target; `Li`'s value.
+    /// The immediate, sign-extended; a branch's or `jal`'s target; `Li`'s value; for `Other`
+    /// the index of its full decoding in `Blocks::insns`.
     imm: u64,
 }
 
@@ -215,6 +244,8 @@ pub(crate) struct Blocks {
     pub(crate) on: bool,
     heads: Box<[Head; 1 << HEAD_BITS]>,
     pool: Vec<Entry>,
+    /// The full decodings of the pool's `Other` entries.
+    insns: Vec<Insn>,
 }
 
 impl Default for Blocks {
@@ -231,6 +262,7 @@ impl Default for Blocks {
                 }; 1 << HEAD_BITS],
             ),
             pool: Vec::with_capacity(POOL),
+            insns: Vec::new(),
         }
     }
 }
@@ -371,7 +403,7 @@ impl Hart {
                         obs.retire(&Retired {
                             pc: at!(),
                             insn: e.bits,
-                            len: e.insn.len,
+                            len: e.len,
                             class: e.class,
                             next_pc,
                             priv_,
@@ -391,20 +423,20 @@ impl Hart {
                 let t: u64 = 'ctl: {
                     macro_rules! x {
                         ($r:expr) => {
-                            self.x[($r & 31) as usize]
+                            self.x[$r as usize]
                         };
                     }
                     macro_rules! w {
                         ($v:expr) => {{
                             let v: u64 = $v;
                             let v = if RV64 { v } else { v as i32 as i64 as u64 };
-                            self.x[(e.insn.rd & 31) as usize] = v;
-                            obs.gpr_write(e.insn.rd, v);
+                            self.x[e.rd as usize] = v;
+                            obs.gpr_write(e.rd as u8, v);
                         }};
                     }
                     macro_rules! ea {
                         () => {{
-                            let a = x!(e.insn.rs1).wrapping_add(e.imm);
+                            let a = x!(e.rs1).wrapping_add(e.imm);
                             if RV64 {
                                 a
                             } else {
@@ -427,25 +459,31 @@ impl Hart {
                     macro_rules! check {
                         () => {
                             if self.next_check == 0 {
-                                break 'ctl at!() + e.insn.len as u64;
+                                break 'ctl at!() + e.len as u64;
                             }
                         };
                     }
                     macro_rules! load {
                         ($size:expr, $ext:expr) => {{
                             let a = ea!();
-                            let n = done!() - 1;
-                            match self.mem_load_then(obs, a, $size, |h| h.instret = n) {
-                                Ok(v) => w!($ext(v)),
-                                Err(exc) => fault!(exc),
+                            // The RAM fast path changes nothing the loop looks at.
+                            if let Some(v) = self.bus.fast_load(a, $size, self.bus.open.load) {
+                                Self::loaded(obs, a, $size, v);
+                                w!($ext(v));
+                            } else {
+                                self.instret = done!() - 1;
+                                match self.block_load_slow(obs, a, $size) {
+                                    Ok(v) => w!($ext(v)),
+                                    Err(exc) => fault!(exc),
+                                }
+                                check!();
                             }
-                            check!();
                         }};
                     }
                     macro_rules! store {
                         ($size:expr) => {{
                             let a = ea!();
-                            let v = x!(e.insn.rs2);
+                            let v = x!(e.rs2);
                             let n = done!() - 1;
                             if let Err(exc) =
                                 self.mem_store_then(obs, a, $size, v, |h| h.instret = n)
@@ -457,7 +495,7 @@ impl Hart {
                     }
                     macro_rules! branch {
                         ($cond:expr) => {{
-                            let (a, b) = (x!(e.insn.rs1), x!(e.insn.rs2));
+                            let (a, b) = (x!(e.rs1), x!(e.rs2));
                             if $cond(a, b) {
                                 break 'ctl e.imm;
                             }
@@ -465,8 +503,7 @@ impl Hart {
                     }
                     macro_rules! jalr {
                         () => {{
-                            match self.jump_target::<RV64>(x!(e.insn.rs1).wrapping_add(e.imm) & !1)
-                            {
+                            match self.jump_target::<RV64>(x!(e.rs1).wrapping_add(e.imm) & !1) {
                                 Ok(t) => t,
                                 Err(exc) => fault!(exc),
                             }
@@ -476,36 +513,36 @@ impl Hart {
                     match e.k {
                         K::Nop => {}
                         K::Li => w!(imm),
-                        K::Addi => w!(alu::add(x!(e.insn.rs1), imm)),
-                        K::Slti => w!(alu::slt(x!(e.insn.rs1), imm)),
-                        K::Sltiu => w!(alu::sltu(x!(e.insn.rs1), imm)),
-                        K::Xori => w!(x!(e.insn.rs1) ^ imm),
-                        K::Ori => w!(x!(e.insn.rs1) | imm),
-                        K::Andi => w!(x!(e.insn.rs1) & imm),
-                        K::Slli => w!(alu::sll::<RV64>(x!(e.insn.rs1), imm)),
-                        K::Srli => w!(alu::srl::<RV64>(x!(e.insn.rs1), imm)),
-                        K::Srai => w!(alu::sra::<RV64>(x!(e.insn.rs1), imm)),
-                        K::Add => w!(alu::add(x!(e.insn.rs1), x!(e.insn.rs2))),
-                        K::Sub => w!(alu::sub(x!(e.insn.rs1), x!(e.insn.rs2))),
-                        K::Sll => w!(alu::sll::<RV64>(x!(e.insn.rs1), x!(e.insn.rs2))),
-                        K::Slt => w!(alu::slt(x!(e.insn.rs1), x!(e.insn.rs2))),
-                        K::Sltu => w!(alu::sltu(x!(e.insn.rs1), x!(e.insn.rs2))),
-                        K::Xor => w!(x!(e.insn.rs1) ^ x!(e.insn.rs2)),
-                        K::Srl => w!(alu::srl::<RV64>(x!(e.insn.rs1), x!(e.insn.rs2))),
-                        K::Sra => w!(alu::sra::<RV64>(x!(e.insn.rs1), x!(e.insn.rs2))),
-                        K::Or => w!(x!(e.insn.rs1) | x!(e.insn.rs2)),
-                        K::And => w!(x!(e.insn.rs1) & x!(e.insn.rs2)),
-                        K::Addiw => w!(alu::addw(x!(e.insn.rs1), imm)),
-                        K::Slliw => w!(alu::sllw(x!(e.insn.rs1), imm)),
-                        K::Srliw => w!(alu::srlw(x!(e.insn.rs1), imm)),
-                        K::Sraiw => w!(alu::sraw(x!(e.insn.rs1), imm)),
-                        K::Addw => w!(alu::addw(x!(e.insn.rs1), x!(e.insn.rs2))),
-                        K::Subw => w!(alu::subw(x!(e.insn.rs1), x!(e.insn.rs2))),
-                        K::Sllw => w!(alu::sllw(x!(e.insn.rs1), x!(e.insn.rs2))),
-                        K::Srlw => w!(alu::srlw(x!(e.insn.rs1), x!(e.insn.rs2))),
-                        K::Sraw => w!(alu::sraw(x!(e.insn.rs1), x!(e.insn.rs2))),
-                        K::Mul => w!(alu::mul(x!(e.insn.rs1), x!(e.insn.rs2))),
-                        K::Mulw => w!(alu::mulw(x!(e.insn.rs1), x!(e.insn.rs2))),
+                        K::Addi => w!(alu::add(x!(e.rs1), imm)),
+                        K::Slti => w!(alu::slt(x!(e.rs1), imm)),
+                        K::Sltiu => w!(alu::sltu(x!(e.rs1), imm)),
+                        K::Xori => w!(x!(e.rs1) ^ imm),
+                        K::Ori => w!(x!(e.rs1) | imm),
+                        K::Andi => w!(x!(e.rs1) & imm),
+                        K::Slli => w!(alu::sll::<RV64>(x!(e.rs1), imm)),
+                        K::Srli => w!(alu::srl::<RV64>(x!(e.rs1), imm)),
+                        K::Srai => w!(alu::sra::<RV64>(x!(e.rs1), imm)),
+                        K::Add => w!(alu::add(x!(e.rs1), x!(e.rs2))),
+                        K::Sub => w!(alu::sub(x!(e.rs1), x!(e.rs2))),
+                        K::Sll => w!(alu::sll::<RV64>(x!(e.rs1), x!(e.rs2))),
+                        K::Slt => w!(alu::slt(x!(e.rs1), x!(e.rs2))),
+                        K::Sltu => w!(alu::sltu(x!(e.rs1), x!(e.rs2))),
+                        K::Xor => w!(x!(e.rs1) ^ x!(e.rs2)),
+                        K::Srl => w!(alu::srl::<RV64>(x!(e.rs1), x!(e.rs2))),
+                        K::Sra => w!(alu::sra::<RV64>(x!(e.rs1), x!(e.rs2))),
+                        K::Or => w!(x!(e.rs1) | x!(e.rs2)),
+                        K::And => w!(x!(e.rs1) & x!(e.rs2)),
+                        K::Addiw => w!(alu::addw(x!(e.rs1), imm)),
+                        K::Slliw => w!(alu::sllw(x!(e.rs1), imm)),
+                        K::Srliw => w!(alu::srlw(x!(e.rs1), imm)),
+                        K::Sraiw => w!(alu::sraw(x!(e.rs1), imm)),
+                        K::Addw => w!(alu::addw(x!(e.rs1), x!(e.rs2))),
+                        K::Subw => w!(alu::subw(x!(e.rs1), x!(e.rs2))),
+                        K::Sllw => w!(alu::sllw(x!(e.rs1), x!(e.rs2))),
+                        K::Srlw => w!(alu::srlw(x!(e.rs1), x!(e.rs2))),
+                        K::Sraw => w!(alu::sraw(x!(e.rs1), x!(e.rs2))),
+                        K::Mul => w!(alu::mul(x!(e.rs1), x!(e.rs2))),
+                        K::Mulw => w!(alu::mulw(x!(e.rs1), x!(e.rs2))),
                         K::Lb => load!(1, |v: u64| v as i8 as i64 as u64),
                         K::Lh => load!(2, |v: u64| v as i16 as i64 as u64),
                         K::Lw => load!(4, |v: u64| v as i32 as i64 as u64),
@@ -526,21 +563,22 @@ impl Hart {
                         K::Bgeu => branch!(|a, b| a >= b),
                         K::J => break 'ctl imm,
                         K::Jg => {}
-                        K::Jalg => w!(at!() + e.insn.len as u64),
+                        K::Jalg => w!(at!() + e.len as u64),
                         K::Jal => {
-                            w!(at!() + e.insn.len as u64);
+                            w!(at!() + e.len as u64);
                             break 'ctl imm;
                         }
                         K::Jr => break 'ctl jalr!(),
                         K::Jalr => {
                             let t = jalr!();
-                            w!(at!() + e.insn.len as u64);
+                            w!(at!() + e.len as u64);
                             break 'ctl t;
                         }
                         K::Other => {
                             self.instret = done!() - 1;
-                            match self.execute_other::<O, RV64>(obs, &e.insn, e.bits, at!()) {
-                                Ok(t) if t == at!() + e.insn.len as u64 => check!(),
+                            let insn = self.blocks.insns[e.imm as usize];
+                            match self.execute_other::<O, RV64>(obs, &insn, e.bits, at!()) {
+                                Ok(t) if t == at!() + e.len as u64 => check!(),
                                 Ok(t) => break 'ctl t,
                                 Err(exc) => fault!(exc),
                             }
@@ -585,6 +623,13 @@ impl Hart {
         }
     }
 
+    /// A block's load off the RAM fast path (`instret` is written).
+    #[cold]
+    #[inline(never)]
+    fn block_load_slow<O: Observer>(&mut self, obs: &mut O, a: u64, size: u64) -> Result<u64, Exc> {
+        self.mem_load(obs, a, size)
+    }
+
     /// [`Hart::execute`] out of line: the block loop stays small.
     #[inline(never)]
     fn execute_other<O: Observer, const RV64: bool>(
@@ -614,6 +659,7 @@ impl Hart {
     fn build_block(&mut self, pc: u64, idx: usize) -> Head {
         if self.blocks.pool.len() + MAX_INSNS > POOL {
             self.blocks.pool.clear();
+            self.blocks.insns.clear();
             for h in self.blocks.heads.iter_mut() {
                 h.pc = 1;
             }
@@ -648,6 +694,11 @@ impl Hart {
                     (k, imm) = (opposite(k), self.trunc(a.wrapping_add(insn.len as u64)));
                     t
                 }
+                K::Other => {
+                    imm = self.blocks.insns.len() as u64;
+                    self.blocks.insns.push(insn);
+                    fall
+                }
                 _ => fall,
             };
             self.blocks.pool.push(Entry {
@@ -657,7 +708,10 @@ impl Hart {
                 off: off as u16,
                 next: next as u16,
                 bits: raw & mask,
-                insn,
+                rd: R::of(insn.rd),
+                rs1: R::of(insn.rs1),
+                rs2: R::of(insn.rs2),
+                len: insn.len,
                 imm,
             });
             a = self.trunc((a & !0xfff).wrapping_add(next));

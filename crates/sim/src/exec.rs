@@ -68,13 +68,19 @@ impl Hart {
                 self.load_checked(addr, size)?
             }
         };
+        Self::loaded(obs, addr, size, v);
+        Ok(v)
+    }
+
+    /// The observer's event for a load of `v`.
+    #[inline(always)]
+    pub(crate) fn loaded<O: Observer>(obs: &mut O, addr: u64, size: u64, v: u64) {
         obs.mem_access(&MemAccess {
             addr,
             size: size as u8,
             value: v,
             kind: MemKind::Load,
         });
-        Ok(v)
     }
 
     #[inline(always)]
