@@ -116,6 +116,10 @@ enum K {
     Jr,
     /// `jalr rd` (rd not x0).
     Jalr,
+    /// Not an instruction: the end of a block that leaves without a control transfer, the
+    /// pc it goes on at in `imm` (every block ends with a control transfer or this, so the
+    /// block loop needs no count).
+    End,
 }
 
 /// An integer register number: indexing the register file with it needs no bounds check (the
@@ -243,7 +247,10 @@ pub(crate) struct Blocks {
     /// Whether the plain loop uses blocks ([`Hart::set_blocks`]).
     pub(crate) on: bool,
     heads: Box<[Head; 1 << HEAD_BITS]>,
+    /// [`POOL`] entries once the first block is decoded.
     pool: Vec<Entry>,
+    /// Entries of the pool in use.
+    used: usize,
     /// The full decodings of the pool's `Other` entries.
     insns: Vec<Insn>,
 }
@@ -261,7 +268,8 @@ impl Default for Blocks {
                     n: 0,
                 }; 1 << HEAD_BITS],
             ),
-            pool: Vec::with_capacity(POOL),
+            pool: Vec::new(),
+            used: 0,
             insns: Vec::new(),
         }
     }
@@ -329,10 +337,11 @@ impl Hart {
     /// Run the block at `pc` (in RAM, fetches on the PMP fast path, `instret < next_check`),
     /// and the blocks after it while nothing is due between two instructions.
     ///
-    /// `instret` is charged per block: a block runs at most the instructions left before
-    /// `next_check`, and `instret` is written before each instruction that can look at it or
-    /// end the block early (memory accesses, `Other`), so that the bus, `execute` and a fault
-    /// see it exact, as in the single-step loop.
+    /// `instret` is charged per block: a block runs whole or not at all (when fewer
+    /// instructions are left before `next_check` than it holds, the single-step loop runs),
+    /// and `instret` is written before each instruction that can look at it or end the block
+    /// early (memory accesses off the RAM fast path, `Other`), so that the bus, `execute` and
+    /// a fault see it exact, as in the single-step loop.
     #[inline(always)]
     pub(crate) fn run_block<O: Observer, const RV64: bool>(
         &mut self,
@@ -355,18 +364,23 @@ impl Hart {
                 h = self.find_block(pc, idx);
                 pool = std::mem::take(&mut self.blocks.pool);
             }
-            if h.n == 0 {
-                break if left == left0 { Ran::No } else { Ran::Yes };
-            }
             // `instret` at the start of the block.
             macro_rules! base {
                 () => {
                     first + (left0 - left)
                 };
             }
-            let m = (h.n as u64).min(left) as usize;
-            let start = h.start as usize;
-            let blk = &pool[start..start + m];
+            // A block runs whole or not at all (near `next_check` the single-step loop runs),
+            // so that it needs no count of its instructions; `n` = 0: the instruction runs
+            // alone (one compare for both).
+            if (h.n as u64).wrapping_sub(1) >= left {
+                break if left == left0 { Ran::No } else { Ran::Yes };
+            }
+            // (The pool has POOL entries once a block was decoded.)
+            let Ok(blk) = <&[Entry; POOL]>::try_from(pool.as_slice()) else {
+                break if left == left0 { Ran::No } else { Ran::Yes };
+            };
+            let mut i = h.start as usize;
             macro_rules! wrap {
                 ($a:expr) => {
                     if RV64 {
@@ -377,15 +391,10 @@ impl Hart {
                 };
             }
             // Instructions retired in this block.
-            let mut it = blk.iter();
             let (next, count) = 'blk: loop {
-                let Some(e) = it.next() else {
-                    // The last instruction's next pc (`m` > 0).
-                    let next = blk
-                        .last()
-                        .map_or(pc, |l| wrap!((pc & !0xfff) + l.next as u64));
-                    break (next, m);
-                };
+                // A control transfer or `End` ends the block before the index wraps.
+                let e = &blk[i & (POOL - 1)];
+                i += 1;
                 // `instret` once this instruction retires.
                 macro_rules! done {
                     () => {
@@ -484,13 +493,20 @@ impl Hart {
                         ($size:expr) => {{
                             let a = ea!();
                             let v = x!(e.rs2);
-                            let n = done!() - 1;
-                            if let Err(exc) =
-                                self.mem_store_then(obs, a, $size, v, |h| h.instret = n)
-                            {
-                                fault!(exc);
+                            if self.bus.fast_store(a, $size, v, self.bus.open.store) {
+                                // Only a re-check asked for here can end the block.
+                                let again = self.after_store();
+                                Self::stored(obs, a, $size, v);
+                                if again {
+                                    break 'ctl at!() + e.len as u64;
+                                }
+                            } else {
+                                self.instret = done!() - 1;
+                                if let Err(exc) = self.block_store_slow(obs, a, $size, v) {
+                                    fault!(exc);
+                                }
+                                check!();
                             }
-                            check!();
                         }};
                     }
                     macro_rules! branch {
@@ -511,6 +527,7 @@ impl Hart {
                     }
                     let imm = e.imm;
                     match e.k {
+                        K::End => break 'blk (imm, e.idx as usize),
                         K::Nop => {}
                         K::Li => w!(imm),
                         K::Addi => w!(alu::add(x!(e.rs1), imm)),
@@ -630,6 +647,19 @@ impl Hart {
         self.mem_load(obs, a, size)
     }
 
+    /// A block's store off the RAM fast path (`instret` is written).
+    #[cold]
+    #[inline(never)]
+    fn block_store_slow<O: Observer>(
+        &mut self,
+        obs: &mut O,
+        a: u64,
+        size: u64,
+        v: u64,
+    ) -> Result<(), Exc> {
+        self.mem_store(obs, a, size, v)
+    }
+
     /// [`Hart::execute`] out of line: the block loop stays small.
     #[inline(never)]
     fn execute_other<O: Observer, const RV64: bool>(
@@ -657,17 +687,21 @@ impl Hart {
 
     /// Decode the block at `pc` into head `idx`.
     fn build_block(&mut self, pc: u64, idx: usize) -> Head {
-        if self.blocks.pool.len() + MAX_INSNS > POOL {
-            self.blocks.pool.clear();
+        if self.blocks.pool.len() != POOL {
+            self.blocks.pool.resize(POOL, Entry::default());
+        }
+        // Room for the block and its `End`.
+        if self.blocks.used + MAX_INSNS + 1 > POOL {
+            self.blocks.used = 0;
             self.blocks.insns.clear();
             for h in self.blocks.heads.iter_mut() {
                 h.pc = 1;
             }
         }
-        let start = self.blocks.pool.len();
+        let start = self.blocks.used;
         let rv64 = self.xlen == rvtrace_isa::Xlen::Rv64;
         let mut a = pc;
-        while self.blocks.pool.len() - start < MAX_INSNS {
+        while self.blocks.used - start < MAX_INSNS {
             // Four bytes of RAM (a 16-bit instruction in the last parcel of RAM steps).
             let Some(raw) = self.bus.fast_fetch(a, self.bus.open.fetch) else {
                 break;
@@ -701,9 +735,9 @@ impl Hart {
                 }
                 _ => fall,
             };
-            self.blocks.pool.push(Entry {
+            self.blocks.pool[self.blocks.used] = Entry {
                 k,
-                idx: (self.blocks.pool.len() - start) as u8,
+                idx: (self.blocks.used - start) as u8,
                 class: classify(&self.isa, raw).class,
                 off: off as u16,
                 next: next as u16,
@@ -713,13 +747,25 @@ impl Hart {
                 rs2: R::of(insn.rs2),
                 len: insn.len,
                 imm,
-            });
+            };
+            self.blocks.used += 1;
             a = self.trunc((a & !0xfff).wrapping_add(next));
-            if ends_block(insn.op) || next == 0x1000 {
+            // (A `jal` to the same page goes on decoding at its target.)
+            if (ends_block(insn.op) && !matches!(k, K::Jg | K::Jalg)) || next == 0x1000 {
                 break;
             }
         }
-        let n = self.blocks.pool.len() - start;
+        let n = self.blocks.used - start;
+        if n > 0 {
+            // Where the block goes on when its last instruction does not leave.
+            self.blocks.pool[self.blocks.used] = Entry {
+                k: K::End,
+                idx: n as u8,
+                imm: a,
+                ..Entry::default()
+            };
+            self.blocks.used += 1;
+        }
         let gen = self.bus.mark_code(pc);
         let h = Head {
             pc,
