@@ -116,15 +116,49 @@ enum K {
     Jr,
     /// `jalr rd` (rd not x0).
     Jalr,
+    /// Not an instruction: the end of a block that leaves without a control transfer, the
+    /// pc it goes on at in `imm` (every block ends with a control transfer or this, so the
+    /// block loop needs no count).
+    End,
 }
 
-/// One decoded instruction of a block (32 bytes).
+/// An integer register number: indexing the register file with it needs no bounds check (the
+/// compiler knows it is below 32).
+#[derive(Clone, Copy, Default, PartialEq, Eq, Debug)]
+#[repr(u8)]
+#[rustfmt::skip]
+enum R {
+    #[default]
+    X0, X1, X2, X3, X4, X5, X6, X7, X8, X9, X10, X11, X12, X13, X14, X15,
+    X16, X17, X18, X19, X20, X21, X22, X23, X24, X25, X26, X27, X28, X29, X30, X31,
+}
+
+impl R {
+    /// Register `r` (its low 5 bits).
+    fn of(r: u8) -> R {
+        use R::*;
+        #[rustfmt::skip]
+        const ALL: [R; 32] = [
+            X0, X1, X2, X3, X4, X5, X6, X7, X8, X9, X10, X11, X12, X13, X14, X15,
+            X16, X17, X18, X19, X20, X21, X22, X23, X24, X25, X26, X27, X28, X29, X30, X31,
+        ];
+        ALL[(r & 31) as usize]
+    }
+}
+
+/// One decoded instruction of a block (24 bytes).
 #[derive(Clone, Copy, Default)]
 struct Entry {
     k: K,
     class: CfClass,
     /// Position in the block.
     idx: u8,
+    /// Registers (as decoded; `Other` reads its full decoding instead).
+    rd: R,
+    rs1: R,
+    rs2: R,
+    /// Length in bytes.
+    len: u8,
     /// Offset of the instruction in its page (a block lies in one page).
     off: u16,
     /// Offset in the page of the pc the block goes on at after this instruction when it does
@@ -132,9 +166,8 @@ struct Entry {
     next: u16,
     /// The instruction's bits (16-bit instructions in the low half).
     bits: u32,
-    /// The full decoding (registers and length for all; everything for `Other`).
-    insn: Insn,
-    /// The immediate, sign-extended; a branch's or `jal`'s target; `Li`'s value.
+    /// The immediate, sign-extended; a branch's or `jal`'s target; `Li`'s value; for `Other`
+    /// the index of its full decoding in `Blocks::insns`.
     imm: u64,
 }
 
@@ -214,7 +247,12 @@ pub(crate) struct Blocks {
     /// Whether the plain loop uses blocks ([`Hart::set_blocks`]).
     pub(crate) on: bool,
     heads: Box<[Head; 1 << HEAD_BITS]>,
+    /// [`POOL`] entries once the first block is decoded.
     pool: Vec<Entry>,
+    /// Entries of the pool in use.
+    used: usize,
+    /// The full decodings of the pool's `Other` entries.
+    insns: Vec<Insn>,
 }
 
 impl Default for Blocks {
@@ -230,7 +268,9 @@ impl Default for Blocks {
                     n: 0,
                 }; 1 << HEAD_BITS],
             ),
-            pool: Vec::with_capacity(POOL),
+            pool: Vec::new(),
+            used: 0,
+            insns: Vec::new(),
         }
     }
 }
@@ -297,10 +337,11 @@ impl Hart {
     /// Run the block at `pc` (in RAM, fetches on the PMP fast path, `instret < next_check`),
     /// and the blocks after it while nothing is due between two instructions.
     ///
-    /// `instret` is charged per block: a block runs at most the instructions left before
-    /// `next_check`, and `instret` is written before each instruction that can look at it or
-    /// end the block early (memory accesses, `Other`), so that the bus, `execute` and a fault
-    /// see it exact, as in the single-step loop.
+    /// `instret` is charged per block: a block runs whole or not at all (when fewer
+    /// instructions are left before `next_check` than it holds, the single-step loop runs),
+    /// and `instret` is written before each instruction that can look at it or end the block
+    /// early (memory accesses off the RAM fast path, `Other`), so that the bus, `execute` and
+    /// a fault see it exact, as in the single-step loop.
     #[inline(always)]
     pub(crate) fn run_block<O: Observer, const RV64: bool>(
         &mut self,
@@ -323,18 +364,23 @@ impl Hart {
                 h = self.find_block(pc, idx);
                 pool = std::mem::take(&mut self.blocks.pool);
             }
-            if h.n == 0 {
-                break if left == left0 { Ran::No } else { Ran::Yes };
-            }
             // `instret` at the start of the block.
             macro_rules! base {
                 () => {
                     first + (left0 - left)
                 };
             }
-            let m = (h.n as u64).min(left) as usize;
-            let start = h.start as usize;
-            let blk = &pool[start..start + m];
+            // A block runs whole or not at all (near `next_check` the single-step loop runs),
+            // so that it needs no count of its instructions; `n` = 0: the instruction runs
+            // alone (one compare for both).
+            if (h.n as u64).wrapping_sub(1) >= left {
+                break if left == left0 { Ran::No } else { Ran::Yes };
+            }
+            // (The pool has POOL entries once a block was decoded.)
+            let Ok(blk) = <&[Entry; POOL]>::try_from(pool.as_slice()) else {
+                break if left == left0 { Ran::No } else { Ran::Yes };
+            };
+            let mut i = h.start as usize;
             macro_rules! wrap {
                 ($a:expr) => {
                     if RV64 {
@@ -345,15 +391,10 @@ impl Hart {
                 };
             }
             // Instructions retired in this block.
-            let mut it = blk.iter();
             let (next, count) = 'blk: loop {
-                let Some(e) = it.next() else {
-                    // The last instruction's next pc (`m` > 0).
-                    let next = blk
-                        .last()
-                        .map_or(pc, |l| wrap!((pc & !0xfff) + l.next as u64));
-                    break (next, m);
-                };
+                // A control transfer or `End` ends the block before the index wraps.
+                let e = &blk[i & (POOL - 1)];
+                i += 1;
                 // `instret` once this instruction retires.
                 macro_rules! done {
                     () => {
@@ -371,7 +412,7 @@ impl Hart {
                         obs.retire(&Retired {
                             pc: at!(),
                             insn: e.bits,
-                            len: e.insn.len,
+                            len: e.len,
                             class: e.class,
                             next_pc,
                             priv_,
@@ -391,20 +432,20 @@ impl Hart {
                 let t: u64 = 'ctl: {
                     macro_rules! x {
                         ($r:expr) => {
-                            self.x[($r & 31) as usize]
+                            self.x[$r as usize]
                         };
                     }
                     macro_rules! w {
                         ($v:expr) => {{
                             let v: u64 = $v;
                             let v = if RV64 { v } else { v as i32 as i64 as u64 };
-                            self.x[(e.insn.rd & 31) as usize] = v;
-                            obs.gpr_write(e.insn.rd, v);
+                            self.x[e.rd as usize] = v;
+                            obs.gpr_write(e.rd as u8, v);
                         }};
                     }
                     macro_rules! ea {
                         () => {{
-                            let a = x!(e.insn.rs1).wrapping_add(e.imm);
+                            let a = x!(e.rs1).wrapping_add(e.imm);
                             if RV64 {
                                 a
                             } else {
@@ -427,37 +468,50 @@ impl Hart {
                     macro_rules! check {
                         () => {
                             if self.next_check == 0 {
-                                break 'ctl at!() + e.insn.len as u64;
+                                break 'ctl at!() + e.len as u64;
                             }
                         };
                     }
                     macro_rules! load {
                         ($size:expr, $ext:expr) => {{
                             let a = ea!();
-                            let n = done!() - 1;
-                            match self.mem_load_then(obs, a, $size, |h| h.instret = n) {
-                                Ok(v) => w!($ext(v)),
-                                Err(exc) => fault!(exc),
+                            // The RAM fast path changes nothing the loop looks at.
+                            if let Some(v) = self.bus.fast_load(a, $size, self.bus.open.load) {
+                                Self::loaded(obs, a, $size, v);
+                                w!($ext(v));
+                            } else {
+                                self.instret = done!() - 1;
+                                match self.block_load_slow(obs, a, $size) {
+                                    Ok(v) => w!($ext(v)),
+                                    Err(exc) => fault!(exc),
+                                }
+                                check!();
                             }
-                            check!();
                         }};
                     }
                     macro_rules! store {
                         ($size:expr) => {{
                             let a = ea!();
-                            let v = x!(e.insn.rs2);
-                            let n = done!() - 1;
-                            if let Err(exc) =
-                                self.mem_store_then(obs, a, $size, v, |h| h.instret = n)
-                            {
-                                fault!(exc);
+                            let v = x!(e.rs2);
+                            if self.bus.fast_store(a, $size, v, self.bus.open.store) {
+                                // Only a re-check asked for here can end the block.
+                                let again = self.after_store();
+                                Self::stored(obs, a, $size, v);
+                                if again {
+                                    break 'ctl at!() + e.len as u64;
+                                }
+                            } else {
+                                self.instret = done!() - 1;
+                                if let Err(exc) = self.block_store_slow(obs, a, $size, v) {
+                                    fault!(exc);
+                                }
+                                check!();
                             }
-                            check!();
                         }};
                     }
                     macro_rules! branch {
                         ($cond:expr) => {{
-                            let (a, b) = (x!(e.insn.rs1), x!(e.insn.rs2));
+                            let (a, b) = (x!(e.rs1), x!(e.rs2));
                             if $cond(a, b) {
                                 break 'ctl e.imm;
                             }
@@ -465,8 +519,7 @@ impl Hart {
                     }
                     macro_rules! jalr {
                         () => {{
-                            match self.jump_target::<RV64>(x!(e.insn.rs1).wrapping_add(e.imm) & !1)
-                            {
+                            match self.jump_target::<RV64>(x!(e.rs1).wrapping_add(e.imm) & !1) {
                                 Ok(t) => t,
                                 Err(exc) => fault!(exc),
                             }
@@ -474,38 +527,39 @@ impl Hart {
                     }
                     let imm = e.imm;
                     match e.k {
+                        K::End => break 'blk (imm, e.idx as usize),
                         K::Nop => {}
                         K::Li => w!(imm),
-                        K::Addi => w!(alu::add(x!(e.insn.rs1), imm)),
-                        K::Slti => w!(alu::slt(x!(e.insn.rs1), imm)),
-                        K::Sltiu => w!(alu::sltu(x!(e.insn.rs1), imm)),
-                        K::Xori => w!(x!(e.insn.rs1) ^ imm),
-                        K::Ori => w!(x!(e.insn.rs1) | imm),
-                        K::Andi => w!(x!(e.insn.rs1) & imm),
-                        K::Slli => w!(alu::sll::<RV64>(x!(e.insn.rs1), imm)),
-                        K::Srli => w!(alu::srl::<RV64>(x!(e.insn.rs1), imm)),
-                        K::Srai => w!(alu::sra::<RV64>(x!(e.insn.rs1), imm)),
-                        K::Add => w!(alu::add(x!(e.insn.rs1), x!(e.insn.rs2))),
-                        K::Sub => w!(alu::sub(x!(e.insn.rs1), x!(e.insn.rs2))),
-                        K::Sll => w!(alu::sll::<RV64>(x!(e.insn.rs1), x!(e.insn.rs2))),
-                        K::Slt => w!(alu::slt(x!(e.insn.rs1), x!(e.insn.rs2))),
-                        K::Sltu => w!(alu::sltu(x!(e.insn.rs1), x!(e.insn.rs2))),
-                        K::Xor => w!(x!(e.insn.rs1) ^ x!(e.insn.rs2)),
-                        K::Srl => w!(alu::srl::<RV64>(x!(e.insn.rs1), x!(e.insn.rs2))),
-                        K::Sra => w!(alu::sra::<RV64>(x!(e.insn.rs1), x!(e.insn.rs2))),
-                        K::Or => w!(x!(e.insn.rs1) | x!(e.insn.rs2)),
-                        K::And => w!(x!(e.insn.rs1) & x!(e.insn.rs2)),
-                        K::Addiw => w!(alu::addw(x!(e.insn.rs1), imm)),
-                        K::Slliw => w!(alu::sllw(x!(e.insn.rs1), imm)),
-                        K::Srliw => w!(alu::srlw(x!(e.insn.rs1), imm)),
-                        K::Sraiw => w!(alu::sraw(x!(e.insn.rs1), imm)),
-                        K::Addw => w!(alu::addw(x!(e.insn.rs1), x!(e.insn.rs2))),
-                        K::Subw => w!(alu::subw(x!(e.insn.rs1), x!(e.insn.rs2))),
-                        K::Sllw => w!(alu::sllw(x!(e.insn.rs1), x!(e.insn.rs2))),
-                        K::Srlw => w!(alu::srlw(x!(e.insn.rs1), x!(e.insn.rs2))),
-                        K::Sraw => w!(alu::sraw(x!(e.insn.rs1), x!(e.insn.rs2))),
-                        K::Mul => w!(alu::mul(x!(e.insn.rs1), x!(e.insn.rs2))),
-                        K::Mulw => w!(alu::mulw(x!(e.insn.rs1), x!(e.insn.rs2))),
+                        K::Addi => w!(alu::add(x!(e.rs1), imm)),
+                        K::Slti => w!(alu::slt(x!(e.rs1), imm)),
+                        K::Sltiu => w!(alu::sltu(x!(e.rs1), imm)),
+                        K::Xori => w!(x!(e.rs1) ^ imm),
+                        K::Ori => w!(x!(e.rs1) | imm),
+                        K::Andi => w!(x!(e.rs1) & imm),
+                        K::Slli => w!(alu::sll::<RV64>(x!(e.rs1), imm)),
+                        K::Srli => w!(alu::srl::<RV64>(x!(e.rs1), imm)),
+                        K::Srai => w!(alu::sra::<RV64>(x!(e.rs1), imm)),
+                        K::Add => w!(alu::add(x!(e.rs1), x!(e.rs2))),
+                        K::Sub => w!(alu::sub(x!(e.rs1), x!(e.rs2))),
+                        K::Sll => w!(alu::sll::<RV64>(x!(e.rs1), x!(e.rs2))),
+                        K::Slt => w!(alu::slt(x!(e.rs1), x!(e.rs2))),
+                        K::Sltu => w!(alu::sltu(x!(e.rs1), x!(e.rs2))),
+                        K::Xor => w!(x!(e.rs1) ^ x!(e.rs2)),
+                        K::Srl => w!(alu::srl::<RV64>(x!(e.rs1), x!(e.rs2))),
+                        K::Sra => w!(alu::sra::<RV64>(x!(e.rs1), x!(e.rs2))),
+                        K::Or => w!(x!(e.rs1) | x!(e.rs2)),
+                        K::And => w!(x!(e.rs1) & x!(e.rs2)),
+                        K::Addiw => w!(alu::addw(x!(e.rs1), imm)),
+                        K::Slliw => w!(alu::sllw(x!(e.rs1), imm)),
+                        K::Srliw => w!(alu::srlw(x!(e.rs1), imm)),
+                        K::Sraiw => w!(alu::sraw(x!(e.rs1), imm)),
+                        K::Addw => w!(alu::addw(x!(e.rs1), x!(e.rs2))),
+                        K::Subw => w!(alu::subw(x!(e.rs1), x!(e.rs2))),
+                        K::Sllw => w!(alu::sllw(x!(e.rs1), x!(e.rs2))),
+                        K::Srlw => w!(alu::srlw(x!(e.rs1), x!(e.rs2))),
+                        K::Sraw => w!(alu::sraw(x!(e.rs1), x!(e.rs2))),
+                        K::Mul => w!(alu::mul(x!(e.rs1), x!(e.rs2))),
+                        K::Mulw => w!(alu::mulw(x!(e.rs1), x!(e.rs2))),
                         K::Lb => load!(1, |v: u64| v as i8 as i64 as u64),
                         K::Lh => load!(2, |v: u64| v as i16 as i64 as u64),
                         K::Lw => load!(4, |v: u64| v as i32 as i64 as u64),
@@ -526,21 +580,22 @@ impl Hart {
                         K::Bgeu => branch!(|a, b| a >= b),
                         K::J => break 'ctl imm,
                         K::Jg => {}
-                        K::Jalg => w!(at!() + e.insn.len as u64),
+                        K::Jalg => w!(at!() + e.len as u64),
                         K::Jal => {
-                            w!(at!() + e.insn.len as u64);
+                            w!(at!() + e.len as u64);
                             break 'ctl imm;
                         }
                         K::Jr => break 'ctl jalr!(),
                         K::Jalr => {
                             let t = jalr!();
-                            w!(at!() + e.insn.len as u64);
+                            w!(at!() + e.len as u64);
                             break 'ctl t;
                         }
                         K::Other => {
                             self.instret = done!() - 1;
-                            match self.execute_other::<O, RV64>(obs, &e.insn, e.bits, at!()) {
-                                Ok(t) if t == at!() + e.insn.len as u64 => check!(),
+                            let insn = self.blocks.insns[e.imm as usize];
+                            match self.execute_other::<O, RV64>(obs, &insn, e.bits, at!()) {
+                                Ok(t) if t == at!() + e.len as u64 => check!(),
                                 Ok(t) => break 'ctl t,
                                 Err(exc) => fault!(exc),
                             }
@@ -585,6 +640,26 @@ impl Hart {
         }
     }
 
+    /// A block's load off the RAM fast path (`instret` is written).
+    #[cold]
+    #[inline(never)]
+    fn block_load_slow<O: Observer>(&mut self, obs: &mut O, a: u64, size: u64) -> Result<u64, Exc> {
+        self.mem_load(obs, a, size)
+    }
+
+    /// A block's store off the RAM fast path (`instret` is written).
+    #[cold]
+    #[inline(never)]
+    fn block_store_slow<O: Observer>(
+        &mut self,
+        obs: &mut O,
+        a: u64,
+        size: u64,
+        v: u64,
+    ) -> Result<(), Exc> {
+        self.mem_store(obs, a, size, v)
+    }
+
     /// [`Hart::execute`] out of line: the block loop stays small.
     #[inline(never)]
     fn execute_other<O: Observer, const RV64: bool>(
@@ -612,16 +687,21 @@ impl Hart {
 
     /// Decode the block at `pc` into head `idx`.
     fn build_block(&mut self, pc: u64, idx: usize) -> Head {
-        if self.blocks.pool.len() + MAX_INSNS > POOL {
-            self.blocks.pool.clear();
+        if self.blocks.pool.len() != POOL {
+            self.blocks.pool.resize(POOL, Entry::default());
+        }
+        // Room for the block and its `End`.
+        if self.blocks.used + MAX_INSNS + 1 > POOL {
+            self.blocks.used = 0;
+            self.blocks.insns.clear();
             for h in self.blocks.heads.iter_mut() {
                 h.pc = 1;
             }
         }
-        let start = self.blocks.pool.len();
+        let start = self.blocks.used;
         let rv64 = self.xlen == rvtrace_isa::Xlen::Rv64;
         let mut a = pc;
-        while self.blocks.pool.len() - start < MAX_INSNS {
+        while self.blocks.used - start < MAX_INSNS {
             // Four bytes of RAM (a 16-bit instruction in the last parcel of RAM steps).
             let Some(raw) = self.bus.fast_fetch(a, self.bus.open.fetch) else {
                 break;
@@ -648,24 +728,44 @@ impl Hart {
                     (k, imm) = (opposite(k), self.trunc(a.wrapping_add(insn.len as u64)));
                     t
                 }
+                K::Other => {
+                    imm = self.blocks.insns.len() as u64;
+                    self.blocks.insns.push(insn);
+                    fall
+                }
                 _ => fall,
             };
-            self.blocks.pool.push(Entry {
+            self.blocks.pool[self.blocks.used] = Entry {
                 k,
-                idx: (self.blocks.pool.len() - start) as u8,
+                idx: (self.blocks.used - start) as u8,
                 class: classify(&self.isa, raw).class,
                 off: off as u16,
                 next: next as u16,
                 bits: raw & mask,
-                insn,
+                rd: R::of(insn.rd),
+                rs1: R::of(insn.rs1),
+                rs2: R::of(insn.rs2),
+                len: insn.len,
                 imm,
-            });
+            };
+            self.blocks.used += 1;
             a = self.trunc((a & !0xfff).wrapping_add(next));
-            if ends_block(insn.op) || next == 0x1000 {
+            // (A `jal` to the same page goes on decoding at its target.)
+            if (ends_block(insn.op) && !matches!(k, K::Jg | K::Jalg)) || next == 0x1000 {
                 break;
             }
         }
-        let n = self.blocks.pool.len() - start;
+        let n = self.blocks.used - start;
+        if n > 0 {
+            // Where the block goes on when its last instruction does not leave.
+            self.blocks.pool[self.blocks.used] = Entry {
+                k: K::End,
+                idx: n as u8,
+                imm: a,
+                ..Entry::default()
+            };
+            self.blocks.used += 1;
+        }
         let gen = self.bus.mark_code(pc);
         let h = Head {
             pc,

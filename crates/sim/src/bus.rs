@@ -248,36 +248,48 @@ impl Bus {
         }
     }
 
+    /// The RAM bytes `[addr, addr+size)` (`size` > 0) if they lie inside the first `limit`
+    /// bytes of RAM (the fast paths: one overflow test and two compares).
+    #[inline(always)]
+    fn fast_range(&self, addr: u64, size: u64, limit: u64) -> Option<std::ops::Range<usize>> {
+        let off = addr.wrapping_sub(RAM_BASE);
+        let end = off.checked_add(size)?;
+        (end <= limit).then_some(off as usize..end as usize)
+    }
+
     /// A load from the first `limit` bytes of RAM (`limit` <= RAM size), `None` elsewhere.
     #[inline(always)]
     pub(crate) fn fast_load(&self, addr: u64, size: u64, limit: u64) -> Option<u64> {
-        let off = Self::offset_within(addr, size, limit)?;
+        let r = self.fast_range(addr, size, limit)?;
         // One bounds check and one load of the whole size.
-        fn get<const N: usize>(ram: &[u8], off: usize) -> Option<[u8; N]> {
-            ram.get(off..off.wrapping_add(N))?.try_into().ok()
+        fn get<const N: usize>(ram: &[u8], r: std::ops::Range<usize>) -> Option<[u8; N]> {
+            ram.get(r)?.try_into().ok()
         }
         Some(match size {
-            1 => *self.ram.get(off)? as u64,
-            2 => u16::from_le_bytes(get(&self.ram, off)?) as u64,
-            4 => u32::from_le_bytes(get(&self.ram, off)?) as u64,
-            _ => u64::from_le_bytes(get(&self.ram, off)?),
+            1 => *self.ram.get(r.start)? as u64,
+            2 => u16::from_le_bytes(get(&self.ram, r)?) as u64,
+            4 => u32::from_le_bytes(get(&self.ram, r)?) as u64,
+            _ => u64::from_le_bytes(get(&self.ram, r)?),
         })
     }
 
     /// A store to the first `limit` bytes of RAM (`limit` <= RAM size); false elsewhere.
     #[inline(always)]
     pub(crate) fn fast_store(&mut self, addr: u64, size: u64, value: u64, limit: u64) -> bool {
-        let Some(off) = Self::offset_within(addr, size, limit) else {
+        let Some(range) = self.fast_range(addr, size, limit) else {
+            return false;
+        };
+        let off = range.start;
+        let Some(r) = self.ram.get_mut(range) else {
             return false;
         };
         // Fixed sizes: a copy of `size` bytes would be a call to memcpy.
-        let r = &mut self.ram[off..];
         match size {
             1 => r[0] = value as u8,
-            2 => r[..2].copy_from_slice(&(value as u16).to_le_bytes()),
-            4 => r[..4].copy_from_slice(&(value as u32).to_le_bytes()),
-            8 => r[..8].copy_from_slice(&value.to_le_bytes()),
-            n => r[..n as usize].copy_from_slice(&value.to_le_bytes()[..n as usize]),
+            2 => r.copy_from_slice(&(value as u16).to_le_bytes()),
+            4 => r.copy_from_slice(&(value as u32).to_le_bytes()),
+            8 => r.copy_from_slice(&value.to_le_bytes()),
+            n => r.copy_from_slice(&value.to_le_bytes()[..n as usize]),
         }
         let (first, last) = (off >> CODE_SHIFT, (off + size as usize - 1) >> CODE_SHIFT);
         if (self.code[first] | self.code[last]) & 1 != 0 {

@@ -47,34 +47,26 @@ impl Hart {
         addr: u64,
         size: u64,
     ) -> Result<u64, Exc> {
-        self.mem_load_then(obs, addr, size, |_| {})
-    }
-
-    /// [`Hart::mem_load`], running `slow` first when the access is off the RAM fast path
-    /// (a block sets `instret` there: devices and faults see it exact).
-    #[inline(always)]
-    pub(crate) fn mem_load_then<O: Observer>(
-        &mut self,
-        obs: &mut O,
-        addr: u64,
-        size: u64,
-        slow: impl FnOnce(&mut Self),
-    ) -> Result<u64, Exc> {
         let v = match self.bus.fast_load(addr, size, self.bus.open.load) {
             Some(v) => v,
             None => {
-                slow(self);
                 self.data_trigger(addr, size, crate::trigger::field::LOAD)?;
                 self.load_checked(addr, size)?
             }
         };
+        Self::loaded(obs, addr, size, v);
+        Ok(v)
+    }
+
+    /// The observer's event for a load of `v`.
+    #[inline(always)]
+    pub(crate) fn loaded<O: Observer>(obs: &mut O, addr: u64, size: u64, v: u64) {
         obs.mem_access(&MemAccess {
             addr,
             size: size as u8,
             value: v,
             kind: MemKind::Load,
         });
-        Ok(v)
     }
 
     #[inline(always)]
@@ -85,27 +77,28 @@ impl Hart {
         size: u64,
         v: u64,
     ) -> Result<(), Exc> {
-        self.mem_store_then(obs, addr, size, v, |_| {})
-    }
-
-    /// [`Hart::mem_store`], running `slow` first when the access is off the RAM fast path.
-    #[inline(always)]
-    pub(crate) fn mem_store_then<O: Observer>(
-        &mut self,
-        obs: &mut O,
-        addr: u64,
-        size: u64,
-        v: u64,
-        slow: impl FnOnce(&mut Self),
-    ) -> Result<(), Exc> {
         if !self.bus.fast_store(addr, size, v, self.bus.open.store) {
-            slow(self);
             self.data_trigger(addr, size, crate::trigger::field::STORE)?;
             self.store_checked(addr, size, v)?;
         }
-        if self.bus.exit.is_some() || self.bus.irq_dirty {
+        self.after_store();
+        Self::stored(obs, addr, size, v);
+        Ok(())
+    }
+
+    /// After a store: a device or a write to code asks for a re-check (true if so).
+    #[inline(always)]
+    pub(crate) fn after_store(&mut self) -> bool {
+        let again = self.bus.exit.is_some() || self.bus.irq_dirty;
+        if again {
             self.recheck();
         }
+        again
+    }
+
+    /// The observer's event for a store of `v`.
+    #[inline(always)]
+    pub(crate) fn stored<O: Observer>(obs: &mut O, addr: u64, size: u64, v: u64) {
         obs.mem_access(&MemAccess {
             addr,
             size: size as u8,
@@ -116,7 +109,6 @@ impl Hart {
             },
             kind: MemKind::Store,
         });
-        Ok(())
     }
 
     /// A load outside the PMP fast path: translated when data accesses are (`mmu.rs`; a load

@@ -323,6 +323,32 @@ fn rewritten_function_runs_its_new_code() {
     }
 }
 
+/// A `jal` to the same page goes on in the same block at its target: a store over the target
+/// before the jump runs the new bits, a call and its return run as without blocks, and runs
+/// stopped after every count agree.
+#[test]
+fn jal_in_the_page_goes_on_at_its_target() {
+    let code = [
+        auipc(T0, 0),         // +0
+        lw(T1, T0, 40),       // +4
+        sw(T1, T0, 20),       // +8: over the jump's target
+        asm::jal(0, 8),       // +12: j +20
+        asm::addi(A0, 0, 1),  // +16: skipped
+        asm::addi(A0, 0, 1),  // +20: replaced by `addi a0, x0, 42`
+        asm::jal(RA, 8),      // +24: call +32
+        asm::SPIN,            // +28
+        asm::addi(S1, A0, 1), // +32
+        asm::jalr(0, RA, 0),  // +36
+        asm::addi(A0, 0, 42), // +40
+    ];
+    for n in 1..=14 {
+        run_code(&code, n, false);
+    }
+    let h = run_code(&code, 14, false);
+    assert_eq!((h.x[A0 as usize], h.x[S1 as usize]), (42, 43));
+    assert_eq!(h.pc, rvtrace_sim::bus::RAM_BASE + 28);
+}
+
 /// A store to code no block was decoded from yet, in another page, then a jump there.
 #[test]
 fn store_to_code_not_yet_decoded() {
