@@ -22,8 +22,8 @@
 
 use crate::csr::num;
 use crate::hart::privilege;
-use crate::observer::{Observer, Retired, TrapInfo};
-use rvtrace_ingress::{Itype, Record, RecordSink};
+use crate::observer::{Observer, Retired, RetiredRun, TrapInfo};
+use rvtrace_ingress::{Itype, Near, Record, RecordSink, RunHead};
 use rvtrace_isa::{is_sequentially_inferable, CfClass, IsaConfig};
 
 /// `ctype` 2, "report context precisely" (`ingressPort.adoc`, context type table).
@@ -229,6 +229,72 @@ fn ingress_priv(p: u8) -> u8 {
 }
 
 impl<S: RecordSink, const FAST: bool> Observer for IngressRecorder<S, FAST> {
+    /// The fast recorder takes a block's instructions as a run (the general one, which tests
+    /// compare with, each one).
+    const RETIRE_RUNS: bool = FAST;
+
+    /// A run's records once they are predicted (the type's doc) go to
+    /// [`RecordSink::predicted_run`] in one call; the others (the first after a change, the
+    /// time step other than 1, a last uninferable jump or last time not one step on) each
+    /// through [`Observer::retire`].
+    #[inline(always)]
+    fn retire_run(&mut self, run: &impl RetiredRun) {
+        let n = run.len();
+        let mut i = 0;
+        let first = loop {
+            if i == n {
+                return;
+            }
+            let ev = run.get(i);
+            // Retired instructions step `mtime` by 1: predicted once the time step is 1.
+            if !self.full_next
+                && ev.mtime == self.pred_time
+                && self.time_step == 1
+                && ev.priv_ == self.pred_priv
+            {
+                break ev;
+            }
+            self.retire(&ev);
+            i += 1;
+        };
+        let last = run.get(n - 1);
+        // The last instruction alone when it needs `sijump` or its time is not one step on
+        // (a store to `mtime` ends a block).
+        let end = if last.class.is_uninferable()
+            || last.mtime != first.mtime.wrapping_add((n - 1 - i) as u64)
+        {
+            n - 1
+        } else {
+            n
+        };
+        if end > i {
+            let head = RunHead {
+                priv_: self.last_priv,
+                context: self.last_context,
+                time: first.mtime,
+                time_step: 1,
+            };
+            let itype = &self.fast_itype;
+            self.sink.predicted_run(&head, end - i, |k| {
+                let ev = run.get(i + k);
+                let taken = ev.next_pc != ev.pc.wrapping_add(ev.len as u64);
+                let itype = itype[ev.class as usize & 15][taken as usize];
+                debug_assert!(itype.is_some(), "an uninferable jump inside a run: {ev:?}");
+                Near {
+                    iaddr: ev.pc,
+                    itype: itype.unwrap_or_default(),
+                    size32: ev.len == 4,
+                }
+            });
+            self.records += (end - i) as u64;
+            self.pred_time = first.mtime.wrapping_add((end - i) as u64);
+            self.prev_bits = Some(run.get(end - 1).insn);
+        }
+        if end < n {
+            self.retire(&last);
+        }
+    }
+
     #[inline(always)]
     fn retire(&mut self, ev: &Retired) {
         let taken = ev.next_pc != ev.pc.wrapping_add(ev.len as u64);
