@@ -61,6 +61,9 @@ pub struct IngressRecorder<S: RecordSink, const FAST: bool = true> {
     /// `None` for the classes whose record takes the full path (uninferable jumps, which may
     /// need `sijump`).
     fast_itype: [[Option<Itype>; 2]; 16],
+    /// The `itype` by class and taken, for every class (the records of a run,
+    /// [`Observer::retire_run`], where no uninferable jump occurs).
+    run_itype: [[Itype; 2]; 16],
     prev_bits: Option<u32>,
     /// `context` from `satp.ASID`, if asked for.
     asid: Option<AsidContext>,
@@ -100,14 +103,17 @@ impl<S: RecordSink> IngressRecorder<S, false> {
 impl<S: RecordSink, const FAST: bool> IngressRecorder<S, FAST> {
     fn with_path(isa: IsaConfig, itype_width: u8, sink: S) -> Self {
         let mut fast_itype = [[None; 2]; 16];
+        let mut run_itype = [[Itype::None; 2]; 16];
         for c in CfClass::ALL {
             for taken in [false, true] {
-                fast_itype[c as usize][taken as usize] =
-                    (!c.is_uninferable()).then(|| c.etrace_itype(taken, itype_width));
+                let itype = c.etrace_itype(taken, itype_width);
+                run_itype[c as usize][taken as usize] = itype;
+                fast_itype[c as usize][taken as usize] = (!c.is_uninferable()).then_some(itype);
             }
         }
         IngressRecorder {
             fast_itype,
+            run_itype,
             sink,
             itype_width,
             isa,
@@ -274,15 +280,15 @@ impl<S: RecordSink, const FAST: bool> Observer for IngressRecorder<S, FAST> {
                 time: first.mtime,
                 time_step: 1,
             };
-            let itype = &self.fast_itype;
+            let itype = &self.run_itype;
             self.sink.predicted_run(&head, end - i, |k| {
                 let ev = run.get(i + k);
                 let taken = ev.next_pc != ev.pc.wrapping_add(ev.len as u64);
-                let itype = itype[ev.class as usize & 15][taken as usize];
-                debug_assert!(itype.is_some(), "an uninferable jump inside a run: {ev:?}");
+                // `RetiredRun`: only the last instruction of a run may be uninferable.
+                debug_assert!(!ev.class.is_uninferable(), "inside a run: {ev:?}");
                 Near {
                     iaddr: ev.pc,
-                    itype: itype.unwrap_or_default(),
+                    itype: itype[ev.class as usize & 15][taken as usize],
                     size32: ev.len == 4,
                 }
             });

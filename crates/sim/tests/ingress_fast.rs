@@ -112,11 +112,22 @@ fn run_cut<O: Observer>(hart: &mut Hart, obs: O, cut: Cut) {
 /// Runs `image` with the fast recorder alone (runs, cut as `cut` says), and with the fast and
 /// the general recorder side by side; asserts the three give the same bytes and returns the
 /// number of records.
-fn compare(name: &str, image: &Image, cmdline: &str, width: u8, context: bool, cut: Cut) -> u64 {
+fn compare(name: &str, image: &Image, cfg: Cfg, cut: Cut) -> u64 {
+    let Cfg {
+        cmdline,
+        width,
+        context,
+        target,
+    } = cfg;
     let isa = IsaConfig::new(image.files()[0].xlen);
     let h = header(image, width, context);
-    // Small blocks: many block starts, where the prediction state is reset.
-    let writer = || Fast(IngressWriter::new(Vec::new(), &h).unwrap().block_target(61));
+    let writer = || {
+        Fast(
+            IngressWriter::new(Vec::new(), &h)
+                .unwrap()
+                .block_target(target),
+        )
+    };
 
     // The fast recorder alone: block runs.
     let mut alone = writer();
@@ -152,7 +163,9 @@ fn compare(name: &str, image: &Image, cmdline: &str, width: u8, context: bool, c
     assert_eq!(hart_a.instret, hart_b.instret, "{name}");
     let per_insn = fast.0.finish().unwrap();
     let runs = alone.0.finish().unwrap();
-    let mut w = IngressWriter::new(Vec::new(), &h).unwrap().block_target(61);
+    let mut w = IngressWriter::new(Vec::new(), &h)
+        .unwrap()
+        .block_target(target);
     w.write_batch(&general).unwrap();
     let want = w.finish().unwrap();
     // The general path's records, written as `rvtrace run --ingress` always did.
@@ -166,14 +179,40 @@ fn compare(name: &str, image: &Image, cmdline: &str, width: u8, context: bool, c
             .1,
         general
     );
-    let what = format!("{name} width {width} context {context}");
+    let what = format!("{name} width {width} context {context} block target {target}");
     assert!(per_insn == want, "{what}: per instruction, bytes differ");
     assert!(runs == want, "{what}: runs ({cut:?}), bytes differ");
     general.len() as u64
 }
 
+/// The options of one comparison.
+#[derive(Clone, Copy)]
+struct Cfg<'a> {
+    cmdline: &'a str,
+    width: u8,
+    context: bool,
+    /// The writer's block target: small blocks (many block starts, where the prediction state
+    /// is reset; runs mostly written record by record) or large ones (runs in one loop).
+    target: usize,
+}
+
 // Alternate the options between programs (the suite stays fast).
-const CONFIGS: [(u8, bool); 4] = [(4, false), (3, true), (4, true), (3, false)];
+const CONFIGS: [(u8, bool, usize); 4] = [
+    (4, false, 61),
+    (3, true, 4096),
+    (4, true, 61),
+    (3, false, 4096),
+];
+
+fn cfg(cmdline: &str, i: usize) -> Cfg<'_> {
+    let (width, context, target) = CONFIGS[i % 4];
+    Cfg {
+        cmdline,
+        width,
+        context,
+        target,
+    }
+}
 
 #[test]
 fn fast_path_writes_the_same_bytes_as_the_general_path() {
@@ -182,8 +221,7 @@ fn fast_path_writes_the_same_bytes_as_the_general_path() {
         let name = elf.file_name().unwrap().to_string_lossy().to_string();
         let mut image = Image::new();
         image.load_file(&elf).unwrap();
-        let (width, context) = CONFIGS[i % 4];
-        let n = compare(&name, &image, &name, width, context, Cut::Slices(997 + i as u64));
+        let n = compare(&name, &image, cfg(&name, i), Cut::Slices(997 + i as u64));
         assert!(n > 100, "{name}: {n} records");
         fast_records += n;
     }
@@ -199,9 +237,8 @@ fn fast_path_writes_the_same_bytes_on_random_programs() {
         let p = random_program(seed);
         let mut image = Image::new();
         image.load_bytes("prog.elf", &p.elf).unwrap();
-        let (width, context) = CONFIGS[seed as usize % 4];
         let name = format!("random program {seed} ({:?})", p.shape);
         let cut = Cut::Requests(1 + seed % 7);
-        compare(&name, &image, "prog.elf", width, context, cut);
+        compare(&name, &image, cfg("prog.elf", seed as usize), cut);
     }
 }
