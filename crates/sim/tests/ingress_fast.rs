@@ -72,7 +72,7 @@ impl<O: Observer> Observer for StopEvery<O> {
         self.inner.csr_write(csr, value);
     }
     fn stop_requested(&mut self) -> bool {
-        self.seen % self.every == 0
+        self.seen.is_multiple_of(self.every)
     }
 }
 
