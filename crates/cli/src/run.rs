@@ -473,6 +473,19 @@ impl rvtrace_ingress::RecordSink for BinSink<'_> {
             self.err.get_or_insert(e);
         }
     }
+
+    /// A block's predicted records in one go.
+    #[inline(always)]
+    fn predicted_run(
+        &mut self,
+        head: &rvtrace_ingress::RunHead,
+        n: usize,
+        near: impl FnMut(usize) -> rvtrace_ingress::Near,
+    ) {
+        if let Err(e) = self.w.write_predicted_run(head, n, near) {
+            self.err.get_or_insert(e);
+        }
+    }
 }
 
 /// The ingress recorder of a run (`--context` from the hart's `satp`).

@@ -177,6 +177,61 @@ pub trait RecordSink {
     fn predicted(&mut self, r: &Record) {
         self.record(r)
     }
+
+    /// `n` records, each one [`predicted`](Self::predicted) but for its address: record `k` is
+    /// `near(k)` (one instruction) with the privilege, context and time of `head` (the time
+    /// `head.time + k * head.time_step`). The default gives them to
+    /// [`predicted`](Self::predicted) one by one; a binary writer encodes them in one go
+    /// ([`IngressWriter::write_predicted_run`]).
+    #[inline(always)]
+    fn predicted_run(&mut self, head: &RunHead, n: usize, mut near: impl FnMut(usize) -> Near) {
+        for k in 0..n {
+            self.predicted(&near(k).record(head, k));
+        }
+    }
+}
+
+/// What the records of a predicted run ([`RecordSink::predicted_run`]) have in common.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RunHead {
+    /// `priv` of every record (that of the record before the run).
+    pub priv_: u8,
+    /// `context` of every record (that of the record before the run).
+    pub context: u64,
+    /// `time` of the first record.
+    pub time: u64,
+    /// The time step from one record to the next (that of the records before the run).
+    pub time_step: u64,
+}
+
+/// One record of a predicted run ([`RecordSink::predicted_run`]): a single retired instruction.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Near {
+    /// `iaddr`.
+    pub iaddr: u64,
+    /// `itype`.
+    pub itype: Itype,
+    /// A 32-bit instruction (`iretire` 2, `ilastsize` 1), else a 16-bit one (1, 0).
+    pub size32: bool,
+}
+
+impl Near {
+    /// The full record, the `k`-th of a run with `head`.
+    #[inline(always)]
+    pub fn record(&self, head: &RunHead, k: usize) -> Record {
+        Record {
+            iaddr: self.iaddr,
+            iretire: 1 + self.size32 as u32,
+            ilastsize: self.size32 as u8,
+            itype: self.itype,
+            priv_: head.priv_,
+            context: head.context,
+            time: head
+                .time
+                .wrapping_add((k as u64).wrapping_mul(head.time_step)),
+            ..Record::default()
+        }
+    }
 }
 
 impl<F: FnMut(&Record)> RecordSink for F {

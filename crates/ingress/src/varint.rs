@@ -2,12 +2,23 @@
 
 /// Appends `v` as unsigned LEB128 (7 bits per byte, least significant group first, bit 7 = more follows).
 #[inline]
-pub(crate) fn put_u64(out: &mut Vec<u8>, mut v: u64) {
+pub(crate) fn put_u64(out: &mut Vec<u8>, v: u64) {
+    let mut b = [0u8; 10];
+    let n = put_u64_at(&mut b, 0, v);
+    out.extend_from_slice(&b[..n]);
+}
+
+/// Writes `v` as unsigned LEB128 into `buf` at `p` (room for 10 bytes); returns the position
+/// after it.
+#[inline(always)]
+pub(crate) fn put_u64_at(buf: &mut [u8], mut p: usize, mut v: u64) -> usize {
     while v >= 0x80 {
-        out.push(v as u8 | 0x80);
+        buf[p] = v as u8 | 0x80;
+        p += 1;
         v >>= 7;
     }
-    out.push(v as u8);
+    buf[p] = v as u8;
+    p + 1
 }
 
 /// Reads an unsigned LEB128 value at `*pos`. `None` if the data ends inside it, it is longer than

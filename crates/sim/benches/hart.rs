@@ -82,6 +82,15 @@ impl RecordSink for WriterSink<'_> {
     fn predicted(&mut self, r: &Record) {
         self.0.write_predicted(r).unwrap()
     }
+    #[inline(always)]
+    fn predicted_run(
+        &mut self,
+        head: &rvtrace_ingress::RunHead,
+        n: usize,
+        near: impl FnMut(usize) -> rvtrace_ingress::Near,
+    ) {
+        self.0.write_predicted_run(head, n, near).unwrap()
+    }
 }
 
 fn main() {

@@ -21,7 +21,7 @@ use crate::alu;
 use crate::bus::RAM_BASE;
 use crate::decode::{decode, Insn, Op};
 use crate::hart::{Exc, Hart, Stop};
-use crate::observer::{Observer, Retired};
+use crate::observer::{Observer, Retired, RetiredRun};
 use rvtrace_isa::{classify, CfClass};
 
 /// Most instructions in one block.
@@ -390,6 +390,22 @@ impl Hart {
                     }
                 };
             }
+            // [ingress2] The block's first `n` instructions as a run, the last going on at
+            // `next` (`mtime` as at the block start but for the last: a write to `mtime` ends
+            // a block).
+            let mtime0 = base!().wrapping_add(self.bus.clint.mtime_offset);
+            macro_rules! run {
+                ($n:expr, $next:expr) => {
+                    BlockRun::<RV64> {
+                        blk: &blk[h.start as usize..h.start as usize + $n],
+                        page: pc & !0xfff,
+                        priv_,
+                        mtime0,
+                        last_next: $next,
+                        last_mtime: (base!() + $n as u64).wrapping_add(self.bus.clint.mtime_offset),
+                    }
+                };
+            }
             // Instructions retired in this block.
             let (next, count) = 'blk: loop {
                 // A control transfer or `End` ends the block before the index wraps.
@@ -409,21 +425,24 @@ impl Hart {
                 macro_rules! retire {
                     ($next:expr) => {{
                         let next_pc = $next;
-                        obs.retire(&Retired {
-                            pc: at!(),
-                            insn: e.bits,
-                            len: e.len,
-                            class: e.class,
-                            next_pc,
-                            priv_,
-                            trap: None,
-                            serviced: None,
-                            mtime: done!().wrapping_add(self.bus.clint.mtime_offset),
-                        });
-                        if obs.stop_requested() {
-                            left -= e.idx as u64 + 1;
-                            pc = next_pc;
-                            break 'chain Ran::Stop(Stop::Requested);
+                        // [ingress2] `RETIRE_RUNS` observers: once per block, below.
+                        if !O::RETIRE_RUNS {
+                            obs.retire(&Retired {
+                                pc: at!(),
+                                insn: e.bits,
+                                len: e.len,
+                                class: e.class,
+                                next_pc,
+                                priv_,
+                                trap: None,
+                                serviced: None,
+                                mtime: done!().wrapping_add(self.bus.clint.mtime_offset),
+                            });
+                            if obs.stop_requested() {
+                                left -= e.idx as u64 + 1;
+                                pc = next_pc;
+                                break 'chain Ran::Stop(Stop::Requested);
+                            }
                         }
                     }};
                 }
@@ -457,6 +476,10 @@ impl Hart {
                         ($exc:expr) => {{
                             let (exc, at) = ($exc, at!());
                             self.instret = done!() - 1;
+                            // [ingress2] The instructions before the fault, as a run.
+                            if O::RETIRE_RUNS && e.idx > 0 {
+                                obs.retire_run(&run!(e.idx as usize, at));
+                            }
                             self.blocks.pool = pool;
                             return self.block_fault(obs, at, exc, first);
                         }};
@@ -607,6 +630,15 @@ impl Hart {
                 retire!(t);
                 break (t, e.idx as usize + 1);
             };
+            // [ingress2] `RETIRE_RUNS` observers: the block's instructions at once.
+            if O::RETIRE_RUNS {
+                obs.retire_run(&run!(count, next));
+                if obs.stop_requested() {
+                    left -= count as u64;
+                    pc = next;
+                    break 'chain Ran::Stop(Stop::Requested);
+                }
+            }
             left -= count as u64;
             pc = next;
             if left == 0 || self.next_check == 0 || pc.wrapping_sub(RAM_BASE) >= self.bus.open.fetch
@@ -791,5 +823,51 @@ impl Hart {
         obs.trap(&trap);
         self.note_fault(trap);
         obs.stop_requested().then_some(Stop::Requested)
+    }
+}
+
+/// [ingress2] Instructions of a block that retired, as an [`Observer::retire_run`] sees them.
+struct BlockRun<'a, const RV64: bool> {
+    blk: &'a [Entry],
+    /// The block's page.
+    page: u64,
+    priv_: u8,
+    /// `mtime` before the first instruction retired.
+    mtime0: u64,
+    /// The pc after the last instruction and its `mtime`.
+    last_next: u64,
+    last_mtime: u64,
+}
+
+impl<const RV64: bool> RetiredRun for BlockRun<'_, RV64> {
+    #[inline(always)]
+    fn len(&self) -> usize {
+        self.blk.len()
+    }
+
+    #[inline(always)]
+    fn get(&self, i: usize) -> Retired {
+        let e = &self.blk[i];
+        let last = i + 1 == self.blk.len();
+        let next = self.page + e.next as u64;
+        Retired {
+            pc: self.page + e.off as u64,
+            insn: e.bits,
+            len: e.len,
+            class: e.class,
+            next_pc: match (last, RV64) {
+                (true, _) => self.last_next,
+                (false, true) => next,
+                (false, false) => next & 0xffff_ffff,
+            },
+            priv_: self.priv_,
+            trap: None,
+            serviced: None,
+            mtime: if last {
+                self.last_mtime
+            } else {
+                self.mtime0.wrapping_add(i as u64 + 1)
+            },
+        }
     }
 }

@@ -22,8 +22,8 @@
 
 use crate::csr::num;
 use crate::hart::privilege;
-use crate::observer::{Observer, Retired, TrapInfo};
-use rvtrace_ingress::{Itype, Record, RecordSink};
+use crate::observer::{Observer, Retired, RetiredRun, TrapInfo};
+use rvtrace_ingress::{Itype, Near, Record, RecordSink, RunHead};
 use rvtrace_isa::{is_sequentially_inferable, CfClass, IsaConfig};
 
 /// `ctype` 2, "report context precisely" (`ingressPort.adoc`, context type table).
@@ -61,6 +61,9 @@ pub struct IngressRecorder<S: RecordSink, const FAST: bool = true> {
     /// `None` for the classes whose record takes the full path (uninferable jumps, which may
     /// need `sijump`).
     fast_itype: [[Option<Itype>; 2]; 16],
+    /// The `itype` by class and taken, for every class (the records of a run,
+    /// [`Observer::retire_run`], where no uninferable jump occurs).
+    run_itype: [[Itype; 2]; 16],
     prev_bits: Option<u32>,
     /// `context` from `satp.ASID`, if asked for.
     asid: Option<AsidContext>,
@@ -100,14 +103,17 @@ impl<S: RecordSink> IngressRecorder<S, false> {
 impl<S: RecordSink, const FAST: bool> IngressRecorder<S, FAST> {
     fn with_path(isa: IsaConfig, itype_width: u8, sink: S) -> Self {
         let mut fast_itype = [[None; 2]; 16];
+        let mut run_itype = [[Itype::None; 2]; 16];
         for c in CfClass::ALL {
             for taken in [false, true] {
-                fast_itype[c as usize][taken as usize] =
-                    (!c.is_uninferable()).then(|| c.etrace_itype(taken, itype_width));
+                let itype = c.etrace_itype(taken, itype_width);
+                run_itype[c as usize][taken as usize] = itype;
+                fast_itype[c as usize][taken as usize] = (!c.is_uninferable()).then_some(itype);
             }
         }
         IngressRecorder {
             fast_itype,
+            run_itype,
             sink,
             itype_width,
             isa,
@@ -229,6 +235,72 @@ fn ingress_priv(p: u8) -> u8 {
 }
 
 impl<S: RecordSink, const FAST: bool> Observer for IngressRecorder<S, FAST> {
+    /// The fast recorder takes a block's instructions as a run (the general one, which tests
+    /// compare with, each one).
+    const RETIRE_RUNS: bool = FAST;
+
+    /// A run's records once they are predicted (the type's doc) go to
+    /// [`RecordSink::predicted_run`] in one call; the others (the first after a change, the
+    /// time step other than 1, a last uninferable jump or last time not one step on) each
+    /// through [`Observer::retire`].
+    #[inline(always)]
+    fn retire_run(&mut self, run: &impl RetiredRun) {
+        let n = run.len();
+        let mut i = 0;
+        let first = loop {
+            if i == n {
+                return;
+            }
+            let ev = run.get(i);
+            // Retired instructions step `mtime` by 1: predicted once the time step is 1.
+            if !self.full_next
+                && ev.mtime == self.pred_time
+                && self.time_step == 1
+                && ev.priv_ == self.pred_priv
+            {
+                break ev;
+            }
+            self.retire(&ev);
+            i += 1;
+        };
+        let last = run.get(n - 1);
+        // The last instruction alone when it needs `sijump` or its time is not one step on
+        // (a store to `mtime` ends a block).
+        let end = if last.class.is_uninferable()
+            || last.mtime != first.mtime.wrapping_add((n - 1 - i) as u64)
+        {
+            n - 1
+        } else {
+            n
+        };
+        if end > i {
+            let head = RunHead {
+                priv_: self.last_priv,
+                context: self.last_context,
+                time: first.mtime,
+                time_step: 1,
+            };
+            let itype = &self.run_itype;
+            self.sink.predicted_run(&head, end - i, |k| {
+                let ev = run.get(i + k);
+                let taken = ev.next_pc != ev.pc.wrapping_add(ev.len as u64);
+                // `RetiredRun`: only the last instruction of a run may be uninferable.
+                debug_assert!(!ev.class.is_uninferable(), "inside a run: {ev:?}");
+                Near {
+                    iaddr: ev.pc,
+                    itype: itype[ev.class as usize & 15][taken as usize],
+                    size32: ev.len == 4,
+                }
+            });
+            self.records += (end - i) as u64;
+            self.pred_time = first.mtime.wrapping_add((end - i) as u64);
+            self.prev_bits = Some(run.get(end - 1).insn);
+        }
+        if end < n {
+            self.retire(&last);
+        }
+    }
+
     #[inline(always)]
     fn retire(&mut self, ev: &Retired) {
         let taken = ev.next_pc != ev.pc.wrapping_add(ev.len as u64);

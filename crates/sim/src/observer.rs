@@ -77,11 +77,43 @@ pub enum MemKind {
     Store,
 }
 
+/// Instructions that retired one after the other in a pre-decoded block
+/// ([`Observer::retire_run`]): no trap, the same privilege, and every one but the last goes on
+/// in the block (none but the last is an uninferable jump: a `jalr` ends a block).
+pub trait RetiredRun {
+    /// Instructions in the run (at least 1).
+    fn len(&self) -> usize;
+    /// Whether the run is empty (never, for a run given to an observer).
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// The event [`Observer::retire`] would have had for instruction `i` (< `len`).
+    fn get(&self, i: usize) -> Retired;
+}
+
 /// Receives the hart's events. Every method has an empty default.
 pub trait Observer {
+    /// Whether this observer takes the instructions a pre-decoded block retired as one
+    /// [`Observer::retire_run`] after the block instead of a [`Observer::retire`] after each
+    /// (the block loop asks at compile time). Only for an observer to which the order of
+    /// [`Observer::retire`] among the register and memory events of the instructions after it
+    /// does not matter, and that is asked [`Observer::stop_requested`] once per run (a stop
+    /// request takes effect after the run). Default false: every event in order.
+    const RETIRE_RUNS: bool = false;
+
     /// An instruction retired.
     #[inline(always)]
     fn retire(&mut self, _ev: &Retired) {}
+
+    /// Instructions retired in a block, as a run (only if [`Observer::RETIRE_RUNS`]; before a
+    /// [`Observer::trap`] of a fault after them). The default gives each to
+    /// [`Observer::retire`].
+    #[inline(always)]
+    fn retire_run(&mut self, run: &impl RetiredRun) {
+        for i in 0..run.len() {
+            self.retire(&run.get(i));
+        }
+    }
     /// A trap was taken without retiring an instruction (a fault or an interrupt).
     #[inline(always)]
     fn trap(&mut self, _ev: &TrapInfo) {}
@@ -128,10 +160,16 @@ impl Observer for PcList {
 
 /// Two observers side by side.
 impl<A: Observer, B: Observer> Observer for (A, B) {
+    const RETIRE_RUNS: bool = A::RETIRE_RUNS && B::RETIRE_RUNS;
     #[inline(always)]
     fn retire(&mut self, ev: &Retired) {
         self.0.retire(ev);
         self.1.retire(ev);
+    }
+    #[inline(always)]
+    fn retire_run(&mut self, run: &impl RetiredRun) {
+        self.0.retire_run(run);
+        self.1.retire_run(run);
     }
     #[inline(always)]
     fn trap(&mut self, ev: &TrapInfo) {
@@ -170,9 +208,14 @@ impl<A: Observer, B: Observer> Observer for (A, B) {
 }
 
 impl<O: Observer + ?Sized> Observer for &mut O {
+    const RETIRE_RUNS: bool = O::RETIRE_RUNS;
     #[inline(always)]
     fn retire(&mut self, ev: &Retired) {
         (**self).retire(ev)
+    }
+    #[inline(always)]
+    fn retire_run(&mut self, run: &impl RetiredRun) {
+        (**self).retire_run(run)
     }
     #[inline(always)]
     fn trap(&mut self, ev: &TrapInfo) {

@@ -1,15 +1,20 @@
-//! The ingress recorder's fast path (predicted records handed to
-//! `IngressWriter::write_predicted`) writes the same bytes as the general path (every record built
-//! in full and encoded by `IngressWriter::write`), on every test program, for both `itype` widths,
-//! with and without `--context asid` (one combination per program, in turn). Both recorders
-//! watch the same run.
+//! The ingress recorder's fast paths write the same bytes as the general path (every record
+//! built in full and encoded by `IngressWriter::write`), on every test program and on random
+//! programs, for both `itype` widths, with and without `--context asid` (one combination per
+//! program, in turn):
+//! - the fast recorder alone takes each block's instructions as one run
+//!   (`Observer::retire_run`, records handed to `IngressWriter::write_predicted_run`), its run
+//!   cut by `--max-insns` stops (the run in slices) or by stop requests;
+//! - the fast recorder beside the general one (a pair whose other member takes no runs) gets a
+//!   `retire` per instruction (`IngressWriter::write_predicted`).
 
 use rvtrace_image::Image;
 use rvtrace_ingress::binary::to_vec;
-use rvtrace_ingress::{IngressHeader, IngressWriter, Record, RecordSink};
+use rvtrace_ingress::{IngressHeader, IngressWriter, Near, Record, RecordSink, RunHead};
 use rvtrace_isa::IsaConfig;
 use rvtrace_sim::ingress::IngressRecorder;
-use rvtrace_sim::{Config, Hart};
+use rvtrace_sim::observer::{Observer, Retired, RetiredRun, TrapInfo};
+use rvtrace_sim::{Config, Hart, Stop};
 
 /// The binary writer as `rvtrace run --ingress` drives it.
 struct Fast(IngressWriter<Vec<u8>>);
@@ -21,6 +26,9 @@ impl RecordSink for &mut Fast {
     fn predicted(&mut self, r: &Record) {
         self.0.write_predicted(r).unwrap();
     }
+    fn predicted_run(&mut self, head: &RunHead, n: usize, near: impl FnMut(usize) -> Near) {
+        self.0.write_predicted_run(head, n, near).unwrap();
+    }
 }
 
 fn header(image: &Image, width: u8, context: bool) -> IngressHeader {
@@ -31,19 +39,114 @@ fn header(image: &Image, width: u8, context: bool) -> IngressHeader {
     h
 }
 
-/// Runs `image` with the fast and the general recorder side by side; asserts the bytes are the
-/// same and returns the number of records.
-fn compare(name: &str, image: &Image, cmdline: &str, width: u8, context: bool) -> u64 {
+/// How the run with the fast recorder alone is cut.
+#[derive(Clone, Copy, Debug)]
+enum Cut {
+    /// In slices of this many instructions (`hart.run`'s limit).
+    Slices(u64),
+    /// A stop request after every `n`-th run or instruction.
+    Requests(u64),
+}
+
+/// Asks for a stop after every `every`-th event it sees (runs taken as runs).
+struct StopEvery<O> {
+    inner: O,
+    every: u64,
+    seen: u64,
+}
+
+impl<O: Observer> Observer for StopEvery<O> {
+    const RETIRE_RUNS: bool = O::RETIRE_RUNS;
+    fn retire(&mut self, ev: &Retired) {
+        self.seen += 1;
+        self.inner.retire(ev);
+    }
+    fn retire_run(&mut self, run: &impl RetiredRun) {
+        self.seen += 1;
+        self.inner.retire_run(run);
+    }
+    fn trap(&mut self, ev: &TrapInfo) {
+        self.inner.trap(ev);
+    }
+    fn csr_write(&mut self, csr: u16, value: u64) {
+        self.inner.csr_write(csr, value);
+    }
+    fn stop_requested(&mut self) -> bool {
+        self.seen.is_multiple_of(self.every)
+    }
+}
+
+const LIMIT: u64 = 20_000_000;
+
+fn hart(image: &Image, cmdline: &str) -> Hart {
     let xlen = image.files()[0].xlen;
-    let isa = IsaConfig::new(xlen);
     let mut hart = Hart::new(&Config::virt(xlen, cmdline));
     hart.load(image).unwrap();
     rvtrace_testkit::quiet_semihost(&mut hart, image, cmdline);
-    let satp = hart.csr_read(rvtrace_sim::csr::num::SATP).unwrap_or(0);
+    hart
+}
+
+/// Runs `obs` to the program's end (at most [`LIMIT`] instructions) as `cut` says.
+fn run_cut<O: Observer>(hart: &mut Hart, obs: O, cut: Cut) {
+    let (slice, every) = match cut {
+        Cut::Slices(n) => (n, u64::MAX),
+        Cut::Requests(n) => (LIMIT, n),
+    };
+    let mut obs = StopEvery {
+        inner: obs,
+        every,
+        seen: 0,
+    };
+    let mut stops = 0u64;
+    loop {
+        let left = LIMIT - hart.instret.min(LIMIT);
+        match hart.run(&mut obs, slice.min(left)) {
+            Stop::InsnLimit if left > slice => stops += 1,
+            Stop::Requested => stops += 1,
+            _ => break,
+        }
+    }
+    assert!(stops > 0, "{cut:?}: the run was not cut");
+}
+
+/// Runs `image` with the fast recorder alone (runs, cut as `cut` says), and with the fast and
+/// the general recorder side by side; asserts the three give the same bytes and returns the
+/// number of records.
+fn compare(name: &str, image: &Image, cfg: Cfg, cut: Cut) -> u64 {
+    let Cfg {
+        cmdline,
+        width,
+        context,
+        target,
+    } = cfg;
+    let isa = IsaConfig::new(image.files()[0].xlen);
     let h = header(image, width, context);
-    // Small blocks: many block starts, where the prediction state is reset.
-    let mut fast = Fast(IngressWriter::new(Vec::new(), &h).unwrap().block_target(61));
+    let writer = || {
+        Fast(
+            IngressWriter::new(Vec::new(), &h)
+                .unwrap()
+                .block_target(target),
+        )
+    };
+
+    // The fast recorder alone: block runs.
+    let mut alone = writer();
+    let mut hart_a = hart(image, cmdline);
+    let satp = hart_a.csr_read(rvtrace_sim::csr::num::SATP).unwrap_or(0);
+    let alone_records = {
+        let mut a = IngressRecorder::new(isa, width, &mut alone);
+        if context {
+            a = a.context_from_asid(satp);
+        }
+        run_cut(&mut hart_a, &mut a, cut);
+        a.finish();
+        a.records
+    };
+
+    // The fast recorder per instruction beside the general one.
+    let mut fast = writer();
     let mut general = Vec::new();
+    let mut hart_b = hart(image, cmdline);
     {
         let mut a = IngressRecorder::new(isa, width, &mut fast);
         let mut b = IngressRecorder::general(isa, width, |r: &Record| general.push(*r));
@@ -51,13 +154,18 @@ fn compare(name: &str, image: &Image, cmdline: &str, width: u8, context: bool) -
             a = a.context_from_asid(satp);
             b = b.context_from_asid(satp);
         }
-        hart.run(&mut (&mut a, &mut b), 20_000_000);
+        hart_b.run(&mut (&mut a, &mut b), LIMIT);
         a.finish();
         b.finish();
         assert_eq!(a.records, b.records, "{name}");
+        assert_eq!(alone_records, b.records, "{name}");
     }
-    let got = fast.0.finish().unwrap();
-    let mut w = IngressWriter::new(Vec::new(), &h).unwrap().block_target(61);
+    assert_eq!(hart_a.instret, hart_b.instret, "{name}");
+    let per_insn = fast.0.finish().unwrap();
+    let runs = alone.0.finish().unwrap();
+    let mut w = IngressWriter::new(Vec::new(), &h)
+        .unwrap()
+        .block_target(target);
     w.write_batch(&general).unwrap();
     let want = w.finish().unwrap();
     // The general path's records, written as `rvtrace run --ingress` always did.
@@ -71,15 +179,40 @@ fn compare(name: &str, image: &Image, cmdline: &str, width: u8, context: bool) -
             .1,
         general
     );
-    assert!(
-        got == want,
-        "{name} width {width} context {context}: bytes differ"
-    );
+    let what = format!("{name} width {width} context {context} block target {target}");
+    assert!(per_insn == want, "{what}: per instruction, bytes differ");
+    assert!(runs == want, "{what}: runs ({cut:?}), bytes differ");
     general.len() as u64
 }
 
+/// The options of one comparison.
+#[derive(Clone, Copy)]
+struct Cfg<'a> {
+    cmdline: &'a str,
+    width: u8,
+    context: bool,
+    /// The writer's block target: small blocks (many block starts, where the prediction state
+    /// is reset; runs mostly written record by record) or large ones (runs in one loop).
+    target: usize,
+}
+
 // Alternate the options between programs (the suite stays fast).
-const CONFIGS: [(u8, bool); 4] = [(4, false), (3, true), (4, true), (3, false)];
+const CONFIGS: [(u8, bool, usize); 4] = [
+    (4, false, 61),
+    (3, true, 4096),
+    (4, true, 61),
+    (3, false, 4096),
+];
+
+fn cfg(cmdline: &str, i: usize) -> Cfg<'_> {
+    let (width, context, target) = CONFIGS[i % 4];
+    Cfg {
+        cmdline,
+        width,
+        context,
+        target,
+    }
+}
 
 #[test]
 fn fast_path_writes_the_same_bytes_as_the_general_path() {
@@ -88,8 +221,7 @@ fn fast_path_writes_the_same_bytes_as_the_general_path() {
         let name = elf.file_name().unwrap().to_string_lossy().to_string();
         let mut image = Image::new();
         image.load_file(&elf).unwrap();
-        let (width, context) = CONFIGS[i % 4];
-        let n = compare(&name, &image, &name, width, context);
+        let n = compare(&name, &image, cfg(&name, i), Cut::Slices(997 + i as u64));
         assert!(n > 100, "{name}: {n} records");
         fast_records += n;
     }
@@ -105,8 +237,8 @@ fn fast_path_writes_the_same_bytes_on_random_programs() {
         let p = random_program(seed);
         let mut image = Image::new();
         image.load_bytes("prog.elf", &p.elf).unwrap();
-        let (width, context) = CONFIGS[seed as usize % 4];
         let name = format!("random program {seed} ({:?})", p.shape);
-        compare(&name, &image, "prog.elf", width, context);
+        let cut = Cut::Requests(1 + seed % 7);
+        compare(&name, &image, cfg("prog.elf", seed as usize), cut);
     }
 }
