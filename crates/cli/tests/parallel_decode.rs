@@ -2,7 +2,7 @@
 //! exit status as with one thread, on a whole trace and on one with a damaged byte.
 
 mod common;
-use common::{etrace_packets, interleave, ntrace_messages, rvtrace, tmpdir};
+use common::{etrace_packets, interleave, ntrace_messages, rvtrace, s, stderr, tmpdir, TmpDir};
 
 fn rvtrace_chunked(args: &[&str]) -> std::process::Output {
     std::process::Command::new(env!("CARGO_BIN_EXE_rvtrace"))
@@ -108,280 +108,172 @@ fn jobs_change_nothing_but_speed() {
     }
 }
 
-/// Three harts (three runs of one program, cut at different lengths, encoded with SRC 1, 2
-/// and 5), their messages interleaved into one trace: `--all-harts` writes each hart's PC list
-/// and flow, equal to a decode of that SRC alone (`--src-id`) and the PC list equal to the
-/// decode of the hart's own trace; on 1 thread and on 2 alike.
-#[test]
-fn all_harts_are_split_and_decoded() {
-    let d = tmpdir("all-harts");
+/// How each protocol names a multi-hart trace's source field.
+struct Harts {
+    /// `ntrace` or `etrace`.
+    proto: &'static str,
+    /// The source field's width option, and the option choosing one source.
+    bits: &'static str,
+    one: &'static str,
+    /// The encoder's option for a short sync period (so that `--jobs 2` has chunks).
+    sync: [&'static str; 2],
+    /// What the counts line of each hart starts with, and the option that asks for it.
+    count_line: &'static str,
+    counts: &'static [&'static str],
+    /// The trace cut into messages (N-Trace) or packets (E-Trace), for interleaving.
+    split: fn(&[u8]) -> Vec<&[u8]>,
+}
+
+const NTRACE_HARTS: Harts = Harts {
+    proto: "ntrace",
+    bits: "--src-bits",
+    one: "--src-id",
+    sync: ["--sync-period", "16"],
+    count_line: "SRC ",
+    counts: &["--stats"],
+    split: ntrace_messages,
+};
+
+const ETRACE_HARTS: Harts = Harts {
+    proto: "etrace",
+    bits: "--srcid-bits",
+    one: "--srcid",
+    sync: ["--resync", "16"],
+    count_line: "srcID ",
+    counts: &[],
+    split: etrace_packets,
+};
+
+/// Three harts (three runs of one program, cut at different lengths, encoded with the source
+/// 1, 2 and 5 in a 3-bit field), their messages interleaved unevenly into one trace:
+/// `--all-harts` writes each hart's PC list and flow, equal to a decode of that source alone
+/// and the PC list equal to the decode of the hart's own trace; on 1 thread and on 2 alike.
+/// Returns the directory, the merged trace and each hart's own trace.
+fn all_harts_case(h: &Harts) -> (TmpDir, std::path::PathBuf, Vec<Vec<u8>>) {
+    let d = tmpdir(&format!("{}-all-harts", h.proto));
     let elf = "../../programs/elf/heap-rv64gc.elf";
     let harts = [(1u16, "3000"), (2, "100000000"), (5, "7000")];
     let mut traces = Vec::new();
     for (src, max) in harts {
         let ing = d.join(format!("h{src}.ing"));
         // A run cut by --max-insns ends with status 124; its ingress is whole up to there.
-        let o = rvtrace(&[
-            "run",
-            elf,
-            "--ingress",
-            ing.to_str().unwrap(),
-            "--max-insns",
-            max,
-        ]);
-        assert!(
-            matches!(o.status.code(), Some(0 | 124)),
-            "{}",
-            String::from_utf8_lossy(&o.stderr)
-        );
-        let t = d.join(format!("h{src}.nt"));
-        let s = src.to_string();
+        let o = rvtrace(&["run", elf, "--ingress", s(&ing), "--max-insns", max]);
+        assert!(matches!(o.status.code(), Some(0 | 124)), "{}", stderr(&o));
+        let t = d.join(format!("h{src}.trace"));
+        let id = src.to_string();
         let o = rvtrace(&[
             "encode",
-            "ntrace",
-            ing.to_str().unwrap(),
+            h.proto,
+            s(&ing),
             "-o",
-            t.to_str().unwrap(),
-            "--src-bits",
+            s(&t),
+            h.bits,
             "3",
-            "--src-id",
-            &s,
-            "--sync-period",
-            "16",
+            h.one,
+            &id,
+            h.sync[0],
+            h.sync[1],
         ]);
-        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        assert!(o.status.success(), "{}", stderr(&o));
         traces.push(std::fs::read(&t).unwrap());
     }
-    let merged = interleave(traces.iter().map(|t| ntrace_messages(t)).collect());
-    let all = d.join("all.nt");
+    let merged = interleave(traces.iter().map(|t| (h.split)(t)).collect());
+    let all = d.join("all.trace");
     std::fs::write(&all, &merged).unwrap();
-    let all_s = all.to_str().unwrap();
+    let decode = |extra: &[&str]| {
+        let mut a = vec!["decode", h.proto, s(&all), "--elf", elf, h.bits, "3"];
+        a.extend_from_slice(extra);
+        rvtrace(&a)
+    };
     for jobs in ["1", "2"] {
         let pcs = d.join(format!("j{jobs}-{{hart}}.pcs"));
         let flow = d.join(format!("j{jobs}-{{hart}}.flow"));
-        let o = rvtrace(&[
-            "decode",
-            "ntrace",
-            all_s,
-            "--elf",
-            elf,
-            "--src-bits",
-            "3",
+        let mut a = vec![
             "--all-harts",
             "--jobs",
             jobs,
-            "--stats",
             "--pcs",
-            pcs.to_str().unwrap(),
+            s(&pcs),
             "--flow",
-            flow.to_str().unwrap(),
-        ]);
-        let err = String::from_utf8_lossy(&o.stderr);
+            s(&flow),
+        ];
+        a.extend_from_slice(h.counts);
+        let o = decode(&a);
+        let err = stderr(&o);
         assert!(o.status.success(), "{err}");
         assert_eq!(
-            err.lines().filter(|l| l.starts_with("SRC ")).count(),
+            err.lines().filter(|l| l.starts_with(h.count_line)).count(),
             3,
             "{err}"
         );
         for (src, _) in harts {
-            let s = src.to_string();
+            let id = src.to_string();
             let (p1, f1) = (
-                d.join(format!("one{s}.pcs")),
-                d.join(format!("one{s}.flow")),
+                d.join(format!("one{id}.pcs")),
+                d.join(format!("one{id}.flow")),
             );
+            let o = decode(&[h.one, &id, "--pcs", s(&p1), "--flow", s(&f1)]);
+            assert!(o.status.success(), "{}", stderr(&o));
+            let own = d.join(format!("own{id}.pcs"));
+            let own_trace = d.join(format!("h{id}.trace"));
             let o = rvtrace(&[
                 "decode",
-                "ntrace",
-                all_s,
-                "--elf",
-                elf,
-                "--src-bits",
-                "3",
-                "--src-id",
-                &s,
-                "--pcs",
-                p1.to_str().unwrap(),
-                "--flow",
-                f1.to_str().unwrap(),
-            ]);
-            assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-            let own = d.join(format!("own{s}.pcs"));
-            let o = rvtrace(&[
-                "decode",
-                "ntrace",
-                d.join(format!("h{s}.nt")).to_str().unwrap(),
+                h.proto,
+                s(&own_trace),
                 "--elf",
                 elf,
                 "--pcs",
-                own.to_str().unwrap(),
+                s(&own),
             ]);
-            assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-            let got = std::fs::read(d.join(format!("j{jobs}-{s}.pcs"))).unwrap();
+            assert!(o.status.success(), "{}", stderr(&o));
+            let got = std::fs::read(d.join(format!("j{jobs}-{id}.pcs"))).unwrap();
             assert!(!got.is_empty());
-            assert!(got == std::fs::read(&p1).unwrap(), "SRC {s}: PC list");
+            assert!(
+                got == std::fs::read(&p1).unwrap(),
+                "{} {id}: PC list",
+                h.proto
+            );
             assert!(
                 got == std::fs::read(&own).unwrap(),
-                "SRC {s}: PC list of its own trace"
+                "{} {id}: PC list of its own trace",
+                h.proto
             );
-            let got = std::fs::read(d.join(format!("j{jobs}-{s}.flow"))).unwrap();
-            assert!(got == std::fs::read(&f1).unwrap(), "SRC {s}: flow");
+            let got = std::fs::read(d.join(format!("j{jobs}-{id}.flow"))).unwrap();
+            assert!(got == std::fs::read(&f1).unwrap(), "{} {id}: flow", h.proto);
         }
     }
     // Without {hart} in an output path: a usage error, nothing written.
-    let o = rvtrace(&[
-        "decode",
-        "ntrace",
-        all_s,
-        "--elf",
-        elf,
-        "--src-bits",
-        "3",
-        "--all-harts",
-        "--pcs",
-        d.join("x.pcs").to_str().unwrap(),
-    ]);
-    assert_eq!(o.status.code(), Some(2));
-    assert!(!d.join("x.pcs").exists());
+    let x = d.join("x.pcs");
+    let o = decode(&["--all-harts", "--pcs", s(&x)]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(!x.exists());
+    (d, all, traces)
 }
 
-/// E-Trace: three harts (three runs of one program, cut at different lengths, encoded with the
-/// encapsulation's srcID 1, 2 and 5), their packets interleaved into one trace: `--all-harts`
-/// writes each hart's PC list and flow, equal to a decode of that srcID alone (`--srcid`) and
-/// the PC list equal to the decode of the hart's own trace; on 1 thread and on 2 alike.
+/// N-Trace: the SRC field (`--src-bits`).
+#[test]
+fn all_harts_are_split_and_decoded() {
+    all_harts_case(&NTRACE_HARTS);
+}
+
+/// E-Trace: the encapsulation's srcID; also every packet carries its hart's srcID, the harts
+/// decoded as one make losses, and the usage errors.
 #[test]
 fn etrace_all_harts_are_split_and_decoded() {
-    let d = tmpdir("etrace-all-harts");
-    let elf = "../../programs/elf/heap-rv64gc.elf";
-    let harts = [(1u16, "3000"), (2, "100000000"), (5, "7000")];
-    let mut traces = Vec::new();
-    for (src, max) in harts {
-        let ing = d.join(format!("h{src}.ing"));
-        let o = rvtrace(&[
-            "run",
-            elf,
-            "--ingress",
-            ing.to_str().unwrap(),
-            "--max-insns",
-            max,
-        ]);
-        assert!(
-            matches!(o.status.code(), Some(0 | 124)),
-            "{}",
-            String::from_utf8_lossy(&o.stderr)
-        );
-        let t = d.join(format!("h{src}.te"));
-        let s = src.to_string();
-        let o = rvtrace(&[
-            "encode",
-            "etrace",
-            ing.to_str().unwrap(),
-            "-o",
-            t.to_str().unwrap(),
-            "--srcid-bits",
-            "3",
-            "--srcid",
-            &s,
-            "--resync",
-            "16",
-        ]);
-        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-        let b = std::fs::read(&t).unwrap();
-        // Every packet carries the hart's srcID (the 3 bits after the header byte).
-        assert!(etrace_packets(&b)
+    let (d, all, traces) = all_harts_case(&ETRACE_HARTS);
+    let (elf, all_s) = ("../../programs/elf/heap-rv64gc.elf", s(&all));
+    for (b, src) in traces.iter().zip([1u8, 2, 5]) {
+        // The srcID: the 3 bits after the header byte.
+        assert!(etrace_packets(b)
             .iter()
-            .all(|p| p.len() > 1 && p[1] & 7 == src as u8));
-        traces.push(b);
-    }
-    let merged = interleave(traces.iter().map(|t| etrace_packets(t)).collect());
-    let all = d.join("all.te");
-    std::fs::write(&all, &merged).unwrap();
-    let all_s = all.to_str().unwrap();
-    for jobs in ["1", "2"] {
-        let pcs = d.join(format!("j{jobs}-{{hart}}.pcs"));
-        let flow = d.join(format!("j{jobs}-{{hart}}.flow"));
-        let o = rvtrace(&[
-            "decode",
-            "etrace",
-            all_s,
-            "--elf",
-            elf,
-            "--srcid-bits",
-            "3",
-            "--all-harts",
-            "--jobs",
-            jobs,
-            "--pcs",
-            pcs.to_str().unwrap(),
-            "--flow",
-            flow.to_str().unwrap(),
-        ]);
-        let err = String::from_utf8_lossy(&o.stderr);
-        assert!(o.status.success(), "{err}");
-        assert_eq!(
-            err.lines()
-                .filter(|l| l.starts_with("srcID ") && l.ends_with(" 0 errors"))
-                .count(),
-            3,
-            "{err}"
-        );
-        for (src, _) in harts {
-            let s = src.to_string();
-            let (p1, f1) = (
-                d.join(format!("one{s}.pcs")),
-                d.join(format!("one{s}.flow")),
-            );
-            let o = rvtrace(&[
-                "decode",
-                "etrace",
-                all_s,
-                "--elf",
-                elf,
-                "--srcid-bits",
-                "3",
-                "--srcid",
-                &s,
-                "--pcs",
-                p1.to_str().unwrap(),
-                "--flow",
-                f1.to_str().unwrap(),
-            ]);
-            assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-            let own = d.join(format!("own{s}.pcs"));
-            let o = rvtrace(&[
-                "decode",
-                "etrace",
-                d.join(format!("h{s}.te")).to_str().unwrap(),
-                "--elf",
-                elf,
-                "--pcs",
-                own.to_str().unwrap(),
-            ]);
-            assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-            let got = std::fs::read(d.join(format!("j{jobs}-{s}.pcs"))).unwrap();
-            assert!(!got.is_empty());
-            assert!(got == std::fs::read(&p1).unwrap(), "srcID {s}: PC list");
-            assert!(
-                got == std::fs::read(&own).unwrap(),
-                "srcID {s}: PC list of its own trace"
-            );
-            let got = std::fs::read(d.join(format!("j{jobs}-{s}.flow"))).unwrap();
-            assert!(got == std::fs::read(&f1).unwrap(), "srcID {s}: flow");
-        }
+            .all(|p| p.len() > 1 && p[1] & 7 == src));
     }
     // Without the filter the harts' packets make one wrong flow: losses, exit status 1.
     let o = rvtrace(&["decode", "etrace", all_s, "--elf", elf, "--srcid-bits", "3"]);
     assert_eq!(o.status.code(), Some(1));
-    // Usage errors, nothing written: no {hart} in an output path; no srcID width; a srcID
-    // wider than the field.
+    // Usage errors, nothing written: no srcID width; a srcID wider than the field.
     let x = d.join("x.pcs");
     for args in [
-        &[
-            "--srcid-bits",
-            "3",
-            "--all-harts",
-            "--pcs",
-            x.to_str().unwrap(),
-        ][..],
         &[
             "--all-harts",
             "--pcs",
