@@ -390,7 +390,7 @@ impl Hart {
                     }
                 };
             }
-            // [ingress2] The block's first `n` instructions as a run, the last going on at
+            // The block's first `n` instructions as a run, the last going on at
             // `next` (`mtime` as at the block start but for the last: a write to `mtime` ends
             // a block).
             let mtime0 = base!().wrapping_add(self.bus.clint.mtime_offset);
@@ -425,7 +425,7 @@ impl Hart {
                 macro_rules! retire {
                     ($next:expr) => {{
                         let next_pc = $next;
-                        // [ingress2] `RETIRE_RUNS` observers: once per block, below.
+                        // `RETIRE_RUNS` observers: once per block, below.
                         if !O::RETIRE_RUNS {
                             obs.retire(&Retired {
                                 pc: at!(),
@@ -476,7 +476,7 @@ impl Hart {
                         ($exc:expr) => {{
                             let (exc, at) = ($exc, at!());
                             self.instret = done!() - 1;
-                            // [ingress2] The instructions before the fault, as a run.
+                            // The instructions before the fault, as a run.
                             if O::RETIRE_RUNS && e.idx > 0 {
                                 obs.retire_run(&run!(e.idx as usize, at));
                             }
@@ -630,7 +630,7 @@ impl Hart {
                 retire!(t);
                 break (t, e.idx as usize + 1);
             };
-            // [ingress2] `RETIRE_RUNS` observers: the block's instructions at once.
+            // `RETIRE_RUNS` observers: the block's instructions at once.
             if O::RETIRE_RUNS {
                 obs.retire_run(&run!(count, next));
                 if obs.stop_requested() {
@@ -826,7 +826,7 @@ impl Hart {
     }
 }
 
-/// [ingress2] Instructions of a block that retired, as an [`Observer::retire_run`] sees them.
+/// Instructions of a block that retired, as an [`Observer::retire_run`] sees them.
 struct BlockRun<'a, const RV64: bool> {
     blk: &'a [Entry],
     /// The block's page.
