@@ -66,24 +66,78 @@ pub fn dump_read<R: io::Read, W: Write + ?Sized>(
     csv: bool,
     out: &mut W,
 ) -> io::Result<DumpStats> {
-    let (encap, raw) = match cfg.framing {
+    let (encap, raw) = framing(cfg);
+    let mut lines = Lines::new(cfg, csv, out)?;
+    let mut werr: Option<io::Error> = None;
+    let bytes = read_items(
+        input,
+        encap,
+        raw,
+        cfg.params,
+        cfg.options,
+        |off, item, options, _| match lines.item(off, item, options) {
+            Ok(()) => true,
+            Err(e) => {
+                werr = Some(e);
+                false
+            }
+        },
+    )?;
+    if let Some(e) = werr {
+        return Err(e);
+    }
+    lines.st.bytes = bytes;
+    Ok(lines.st)
+}
+
+/// The deframer's settings for `cfg`'s framing: the encapsulation, and whether it is
+/// `te_inst_raw`.
+fn framing(cfg: &TraceConfig) -> (EncapConfig, bool) {
+    match cfg.framing {
         Framing::Raw => (EncapConfig::TE_INST_RAW, true),
         Framing::Encap(e) => (e, false),
-    };
-    let p = cfg.params;
-    if csv {
-        write!(out, "{CSV_HEADER}\r\n")?;
     }
-    let mut st = DumpStats::default();
-    // The last absolute address, to resolve differential addresses (as ptdump's --lastip).
-    let mut last: Option<u64> = None;
-    let amask = if p.iaddress_width_p >= 64 {
-        u64::MAX
-    } else {
-        (1u64 << p.iaddress_width_p) - 1
-    };
-    let mut werr: Option<io::Error> = None;
-    let mut line = |off: u64, item: Item, options: IOptions| -> io::Result<()> {
+}
+
+/// The dump's text, item after item (packets, other frames, errors) as they are read.
+struct Lines<'a, W: Write + ?Sized> {
+    out: &'a mut W,
+    p: crate::Params,
+    csv: bool,
+    /// The mask of an instruction address (`iaddress_width_p` bits).
+    amask: u64,
+    /// The last absolute address, to resolve differential addresses (as ptdump's --lastip).
+    last: Option<u64>,
+    st: DumpStats,
+}
+
+impl<'a, W: Write + ?Sized> Lines<'a, W> {
+    /// The dump of a stream configured by `cfg` to `out` (the CSV header written first).
+    fn new(cfg: &TraceConfig, csv: bool, out: &'a mut W) -> io::Result<Self> {
+        let p = cfg.params;
+        if csv {
+            write!(out, "{CSV_HEADER}\r\n")?;
+        }
+        let amask = if p.iaddress_width_p >= 64 {
+            u64::MAX
+        } else {
+            (1u64 << p.iaddress_width_p) - 1
+        };
+        Ok(Lines {
+            out,
+            p,
+            csv,
+            amask,
+            last: None,
+            st: DumpStats::default(),
+        })
+    }
+
+    /// The line of the item read at byte `off`, with `options` in force.
+    fn item(&mut self, off: u64, item: Item, options: IOptions) -> io::Result<()> {
+        let (p, amask, out) = (self.p, self.amask, &mut *self.out);
+        let (st, last) = (&mut self.st, &mut self.last);
+        let csv = self.csv;
         match item {
             Item::Packet(pkt) if csv => {
                 st.packets += 1;
@@ -108,11 +162,11 @@ pub fn dump_read<R: io::Read, W: Write + ?Sized>(
                 };
                 let extra = match (&pkt, abs) {
                     (TeInst::Support(sp), _) => {
-                        last = None;
+                        *last = None;
                         format!("  [{}]", option_names(IOptions::from_bits(sp.ioptions)))
                     }
                     (_, Some(x)) => {
-                        last = Some(x);
+                        *last = Some(x);
                         format!("  -> {x:#x}")
                     }
                     (_, None) if pkt.tail().is_some() => {
@@ -131,33 +185,14 @@ pub fn dump_read<R: io::Read, W: Write + ?Sized>(
             Item::Other(_) => {}
             Item::Error(e) => {
                 st.errors += 1;
-                last = None;
+                *last = None;
                 if !csv {
                     writeln!(out, "{off:08x}  ERROR {e}")?;
                 }
             }
         }
         Ok(())
-    };
-    let bytes = read_items(
-        input,
-        encap,
-        raw,
-        p,
-        cfg.options,
-        |off, item, options, _| match line(off, item, options) {
-            Ok(()) => true,
-            Err(e) => {
-                werr = Some(e);
-                false
-            }
-        },
-    )?;
-    if let Some(e) = werr {
-        return Err(e);
     }
-    st.bytes = bytes;
-    Ok(st)
 }
 
 #[cfg(test)]
@@ -165,87 +200,20 @@ mod tests {
     use super::*;
 
     /// The dump as it was before it streamed: one packet reader over the whole stream in
-    /// memory. The reference of [`streaming_equals_whole`].
+    /// memory (the same lines). The reference of [`streaming_equals_whole`].
     fn dump_whole<W: Write + ?Sized>(
         data: &[u8],
         cfg: &TraceConfig,
         csv: bool,
         out: &mut W,
     ) -> io::Result<DumpStats> {
-        let (encap, raw) = match cfg.framing {
-            Framing::Raw => (EncapConfig::TE_INST_RAW, true),
-            Framing::Encap(e) => (e, false),
-        };
-        let p = cfg.params;
-        if csv {
-            write!(out, "{CSV_HEADER}\r\n")?;
-        }
-        let mut st = DumpStats::default();
-        // The last absolute address, to resolve differential addresses (as ptdump's --lastip).
-        let mut last: Option<u64> = None;
-        let amask = if p.iaddress_width_p >= 64 {
-            u64::MAX
-        } else {
-            (1u64 << p.iaddress_width_p) - 1
-        };
-        let mut rd = crate::codec::PacketReader::new(data, encap, raw, p, cfg.options);
+        let (encap, raw) = framing(cfg);
+        let mut lines = Lines::new(cfg, csv, out)?;
+        let mut rd = crate::codec::PacketReader::new(data, encap, raw, cfg.params, cfg.options);
         while let Some((off, item)) = rd.next() {
-            match item {
-                Item::Packet(pkt) if csv => {
-                    st.packets += 1;
-                    write!(out, "{}\r\n", pkt.csv(&p))?;
-                }
-                Item::Packet(pkt) => {
-                    st.packets += 1;
-                    let lsb = p.iaddress_lsb_p as u32;
-                    let full = rd.options().full_address;
-                    let abs = match &pkt {
-                        TeInst::Start { address, .. } => Some((address << lsb) & amask),
-                        TeInst::Trap {
-                            address: Some(a), ..
-                        } => Some((a << lsb) & amask),
-                        TeInst::Support(_) | TeInst::Context { .. } | TeInst::Trap { .. } => None,
-                        _ => match pkt.tail() {
-                            Some(t) if full => Some((t.address << lsb) & amask),
-                            Some(t) => last.map(|l| {
-                                l.wrapping_add((t.signed_address(&p) as u64) << lsb) & amask
-                            }),
-                            None => None,
-                        },
-                    };
-                    let extra = match (&pkt, abs) {
-                        (TeInst::Support(sp), _) => {
-                            last = None;
-                            format!("  [{}]", option_names(IOptions::from_bits(sp.ioptions)))
-                        }
-                        (_, Some(x)) => {
-                            last = Some(x);
-                            format!("  -> {x:#x}")
-                        }
-                        (_, None) if pkt.tail().is_some() => {
-                            "  -> ? (no address to resolve from yet)".into()
-                        }
-                        _ => String::new(),
-                    };
-                    writeln!(
-                        out,
-                        "{off:08x}  {:<4}  {}{extra}",
-                        pkt.kind(),
-                        pkt.fields(&p)
-                    )?;
-                }
-                Item::Other(f) if !csv => writeln!(out, "{off:08x}  --    {f:?}")?,
-                Item::Other(_) => {}
-                Item::Error(e) => {
-                    st.errors += 1;
-                    last = None;
-                    if !csv {
-                        writeln!(out, "{off:08x}  ERROR {e}")?;
-                    }
-                }
-            }
+            lines.item(off as u64, item, rd.options())?;
         }
-        Ok(st)
+        Ok(lines.st)
     }
 
     /// Real traces in both framings (the rvtrace preset's encapsulation, the reference flow's
