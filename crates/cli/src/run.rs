@@ -5,7 +5,7 @@ use crate::progress::Progress;
 use crate::report::{self, CmdResult, Failure, Output};
 use crate::report::{EXIT_INSN_LIMIT, EXIT_INTERRUPTED, EXIT_MISMATCH, EXIT_TOOL_ERROR};
 use rvtrace_image::Image;
-use rvtrace_ingress::{IngressHeader, IngressWriter, Record};
+use rvtrace_ingress::{IngressHeader, IngressWriter, Record, WriterSink};
 use rvtrace_isa::{CfClass, IsaConfig, Xlen};
 use rvtrace_sim::ingress::IngressRecorder;
 use rvtrace_sim::{Hart, Observer, Retired, Stop, TrapInfo};
@@ -452,42 +452,6 @@ impl rvtrace_ingress::RecordSink for &mut IngressSink {
     }
 }
 
-/// The binary ingress writer alone (no text output): every record goes to it, with no check of
-/// an earlier error per record (the first error is kept and reported when the run ends).
-struct BinSink<'a> {
-    w: &'a mut IngressWriter<Output>,
-    err: &'a mut Option<std::io::Error>,
-}
-
-impl rvtrace_ingress::RecordSink for BinSink<'_> {
-    #[inline(always)]
-    fn record(&mut self, r: &Record) {
-        if let Err(e) = self.w.write(r) {
-            self.err.get_or_insert(e);
-        }
-    }
-
-    #[inline(always)]
-    fn predicted(&mut self, r: &Record) {
-        if let Err(e) = self.w.write_predicted(r) {
-            self.err.get_or_insert(e);
-        }
-    }
-
-    /// A block's predicted records in one go.
-    #[inline(always)]
-    fn predicted_run(
-        &mut self,
-        head: &rvtrace_ingress::RunHead,
-        n: usize,
-        near: impl FnMut(usize) -> rvtrace_ingress::Near,
-    ) {
-        if let Err(e) = self.w.write_predicted_run(head, n, near) {
-            self.err.get_or_insert(e);
-        }
-    }
-}
-
 /// The ingress recorder of a run (`--context` from the hart's `satp`).
 fn recorder<S: rvtrace_ingress::RecordSink>(
     isa: IsaConfig,
@@ -869,7 +833,7 @@ pub fn run(args: &RunArgs) -> CmdResult {
                 },
                 _,
             ) => {
-                let mut r = recorder(isa_cfg, width, context, satp, BinSink { w, err });
+                let mut r = recorder(isa_cfg, width, context, satp, WriterSink { w, err });
                 let ended = run_interruptible(&mut hart, &mut r, max_insns, sampler);
                 r.finish();
                 ended

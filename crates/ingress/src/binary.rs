@@ -1138,6 +1138,40 @@ pub fn from_slice(data: &[u8]) -> Result<(IngressHeader, Vec<Record>), IngressEr
     Ok((r.header, recs))
 }
 
+/// A [`crate::RecordSink`] that gives every record to an [`IngressWriter`] with no check of an
+/// earlier error per record: the first write error is kept in `err`, for the caller to report
+/// when the run ends (`rvtrace run --ingress`).
+pub struct WriterSink<'a, W: Write> {
+    /// The writer.
+    pub w: &'a mut IngressWriter<W>,
+    /// The first write error, if any.
+    pub err: &'a mut Option<io::Error>,
+}
+
+impl<W: Write> crate::RecordSink for WriterSink<'_, W> {
+    #[inline(always)]
+    fn record(&mut self, r: &Record) {
+        if let Err(e) = self.w.write(r) {
+            self.err.get_or_insert(e);
+        }
+    }
+
+    #[inline(always)]
+    fn predicted(&mut self, r: &Record) {
+        if let Err(e) = self.w.write_predicted(r) {
+            self.err.get_or_insert(e);
+        }
+    }
+
+    /// A block's predicted records in one go.
+    #[inline(always)]
+    fn predicted_run(&mut self, head: &RunHead, n: usize, near: impl FnMut(usize) -> Near) {
+        if let Err(e) = self.w.write_predicted_run(head, n, near) {
+            self.err.get_or_insert(e);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

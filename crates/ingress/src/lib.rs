@@ -50,7 +50,7 @@ pub mod spike;
 pub mod text;
 mod varint;
 
-pub use binary::{IngressHeader, IngressReader, IngressWriter};
+pub use binary::{IngressHeader, IngressReader, IngressWriter, WriterSink};
 pub use error::IngressError;
 pub use rvtrace_isa::{Itype, Xlen};
 pub use text::{dump, DumpSummary};

@@ -10,7 +10,7 @@
 //! name and label ("workload-rv64gc no observer") contain it, `HART_BENCH_BLOCKS=0` turns pre-decoded blocks off.
 
 use rvtrace_image::Image;
-use rvtrace_ingress::{IngressHeader, IngressWriter, Record, RecordSink};
+use rvtrace_ingress::{IngressHeader, IngressWriter, WriterSink};
 use rvtrace_isa::IsaConfig;
 use rvtrace_sim::ingress::IngressRecorder;
 use rvtrace_sim::uarch::UarchConfig;
@@ -71,28 +71,6 @@ impl Observer for Count {
     }
 }
 
-/// The binary writer as `rvtrace run --ingress` drives it (the predicted records' fast path).
-struct WriterSink<'a>(&'a mut IngressWriter<Vec<u8>>);
-impl RecordSink for WriterSink<'_> {
-    #[inline(always)]
-    fn record(&mut self, r: &Record) {
-        self.0.write(r).unwrap()
-    }
-    #[inline(always)]
-    fn predicted(&mut self, r: &Record) {
-        self.0.write_predicted(r).unwrap()
-    }
-    #[inline(always)]
-    fn predicted_run(
-        &mut self,
-        head: &rvtrace_ingress::RunHead,
-        n: usize,
-        near: impl FnMut(usize) -> rvtrace_ingress::Near,
-    ) {
-        self.0.write_predicted_run(head, n, near).unwrap()
-    }
-}
-
 fn main() {
     // `cargo test --all-targets` runs this too (without `--bench`): nothing to measure then.
     if !std::env::args().any(|a| a == "--bench") {
@@ -131,10 +109,17 @@ fn main() {
             let header = IngressHeader::new(xlen, 4, "bench");
             let mut w = IngressWriter::new(Vec::with_capacity(256 << 20), &header).unwrap();
             let isa = IsaConfig::new(xlen);
-            let mut rec = IngressRecorder::new(isa, 4, WriterSink(&mut w));
+            // The writer as `rvtrace run --ingress` drives it.
+            let mut err = None;
+            let sink = WriterSink {
+                w: &mut w,
+                err: &mut err,
+            };
+            let mut rec = IngressRecorder::new(isa, 4, sink);
             let mips = measure("ingress (binary, to memory)", &image, name, &mut rec);
             figure(&format!("hart.{arch}.ingress"), mips, "Minsn/s");
             rec.finish();
+            assert!(err.is_none(), "{err:?}");
             bytes += w.finish().unwrap().len();
         }
         println!("{name:24} ingress size {bytes} bytes");
