@@ -10,7 +10,7 @@ use rvtrace_analysis::{autofdo, CallTrace, Counter, Coverage, Profiler, Symbols,
 use rvtrace_flow::{loss_text, FlowElement, FlowSink};
 use rvtrace_image::Image;
 use rvtrace_isa::IsaConfig;
-use std::io::Write;
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -275,16 +275,24 @@ enum HartDecoder {
 pub(crate) struct Harts {
     /// The harts' SRCs or srcIDs, in increasing order.
     pub(crate) harts: Vec<u16>,
-    data: Vec<u8>,
+    /// All of standard input (read once per hart); `None` for a file, read again per hart.
+    stdin: Option<Vec<u8>>,
     dec: HartDecoder,
 }
 
 impl Harts {
-    /// Reads the trace `a` names (`--trace` is required) and finds its harts: N-Trace needs
-    /// `--src-bits`, E-Trace `--srcid-bits` (else a usage error).
+    /// Finds the harts of the trace `a` names (`--trace` is required; one streaming pass): N-Trace
+    /// needs `--src-bits`, E-Trace `--srcid-bits` (else a usage error).
     pub(crate) fn open(a: &InputArgs, prog: &Program) -> Result<Harts, Failure> {
         let name = report::name(&a.input);
-        let data = report::read_input(&a.input)?;
+        let stdin = match report::is_std(&a.input) {
+            true => Some(report::read_input(&a.input)?),
+            false => None,
+        };
+        let trace = match &stdin {
+            Some(d) => crate::harts::Trace::Memory(d),
+            None => crate::harts::Trace::File(&a.input),
+        };
         let (harts, dec) = match a.trace {
             None => {
                 return Err(Failure::Usage(
@@ -300,11 +308,16 @@ impl Harts {
                             .into(),
                     ));
                 }
-                let harts = rvtrace_ntrace::scan::sources(&data, cfg.codec.src_bits);
+                let harts = rvtrace_ntrace::scan::sources(trace.reader()?, cfg.codec.src_bits)
+                    .map_err(|e| trace.cannot_read(e))?;
                 (harts, HartDecoder::Ntrace(cfg))
             }
             Some(Protocol::Etrace) => {
-                let cfg = a.dec.etrace_config(&a.input, &data, prog.isa.xlen)?;
+                let mut head = Vec::new();
+                std::io::Read::take(trace.reader()?, 1 << 16)
+                    .read_to_end(&mut head)
+                    .map_err(|e| trace.cannot_read(e))?;
+                let cfg = a.dec.etrace_config(&a.input, &head, prog.isa.xlen)?;
                 if !matches!(cfg.framing, rvtrace_etrace::config::Framing::Encap(e) if e.srcid_bits > 0)
                 {
                     return Err(Failure::Usage(
@@ -312,7 +325,8 @@ impl Harts {
                             .into(),
                     ));
                 }
-                let harts = rvtrace_etrace::scan::sources(&data, &cfg.framing);
+                let harts = rvtrace_etrace::scan::sources(trace.reader()?, &cfg.framing)
+                    .map_err(|e| trace.cannot_read(e))?;
                 let o = rvtrace_etrace::decoder::DecoderOptions::from_config(&cfg, prog.isa);
                 (harts, HartDecoder::Etrace(o))
             }
@@ -322,7 +336,7 @@ impl Harts {
                 "{name}: no whole message or packet in the trace (no hart to decode)"
             )));
         }
-        Ok(Harts { harts, data, dec })
+        Ok(Harts { harts, stdin, dec })
     }
 
     /// Decodes hart `hart` (the other harts' messages or packets skipped) into `sink`, its
@@ -333,7 +347,11 @@ impl Harts {
         prog: &Program,
         hart: u16,
         sink: &mut dyn FlowSink,
-    ) -> bool {
+    ) -> Result<bool, Failure> {
+        let trace = match &self.stdin {
+            Some(d) => crate::harts::Trace::Memory(d),
+            None => crate::harts::Trace::File(&a.input),
+        };
         let mut tee = Tee::new(a);
         let label = match self.dec {
             HartDecoder::Ntrace(_) => "SRC",
@@ -351,7 +369,7 @@ impl Harts {
                     ..cfg
                 };
                 let mut dec = rvtrace_ntrace::decoder::Decoder::new(&prog.image, cfg);
-                rvtrace_flow::decode_all(&mut dec, &self.data, &mut tee)
+                rvtrace_flow::decode_read(&mut dec, trace.reader()?, &mut tee)
             }
             HartDecoder::Etrace(o) => {
                 let o = rvtrace_etrace::decoder::DecoderOptions {
@@ -359,11 +377,11 @@ impl Harts {
                     ..o
                 };
                 let mut dec = rvtrace_etrace::decoder::Decoder::with_options(&prog.image, o);
-                rvtrace_flow::decode_all(&mut dec, &self.data, &mut tee)
+                rvtrace_flow::decode_read(&mut dec, trace.reader()?, &mut tee)
             }
         };
         tee.warnings.finish();
-        st.losses == 0
+        Ok(st.map_err(|e| trace.cannot_read(e))?.losses == 0)
     }
 }
 

@@ -437,6 +437,7 @@ fn decode_etrace(
         raw,
         cfg.params,
         cfg.options,
+        cfg.srcid,
         |off, item, _, _| {
             h.begin(off);
             match item {

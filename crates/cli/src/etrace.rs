@@ -88,8 +88,8 @@ pub(crate) struct TraceArgs {
     #[arg(long, value_name = "BITS", value_parser = clap::value_parser!(u8).range(0..=8))]
     type_bits: Option<u8>,
     /// Encapsulation srcID (needs --srcid-bits): the hart's, written into every packet by
-    /// `encode`; `decode` (and the analysis commands) read only the packets of this srcID
-    /// [default: encode 0, decode every packet].
+    /// `encode`; `decode`, `dump`, `stats` (and the analysis commands) read only the packets of
+    /// this srcID [default: encode 0; the others every packet, `dump` naming each one's srcID].
     #[arg(long, value_name = "K")]
     srcid: Option<u16>,
 }
@@ -695,10 +695,17 @@ pub fn decode(a: &DecodeArgs) -> CmdResult {
                 "--all-harts needs --srcid-bits (the width of the packets' srcID field)".into(),
             ));
         }
+        // Standard input is held in memory (read once per hart); a file is read again.
         let mut all = data;
-        std::io::Read::read_to_end(&mut input, &mut all).map_err(cannot_read)?;
-        let srcs = rvtrace_etrace::scan::sources(&all, &cfg.framing);
-        return decode_harts(a, &image, dopts, &all, &srcs, &ins);
+        let trace = if report::is_std(&a.trace) {
+            std::io::Read::read_to_end(&mut input, &mut all).map_err(cannot_read)?;
+            crate::harts::Trace::Memory(&all)
+        } else {
+            crate::harts::Trace::File(&a.trace)
+        };
+        let srcs =
+            rvtrace_etrace::scan::sources(trace.reader()?, &cfg.framing).map_err(cannot_read)?;
+        return decode_harts(a, &image, dopts, trace, &srcs, &ins);
     }
     let mut brstack = crate::brstack::FlowOut::new(&a.brstack, &image, xlen)?;
     let syms = a.text.symbols(&elfs)?;
@@ -811,7 +818,7 @@ fn decode_harts(
     a: &DecodeArgs,
     image: &rvtrace_image::Image,
     dopts: rvtrace_etrace::decoder::DecoderOptions,
-    data: &[u8],
+    trace: crate::harts::Trace<'_>,
     srcs: &[u16],
     inputs: &[&Path],
 ) -> CmdResult {
@@ -825,12 +832,14 @@ fn decode_harts(
     };
     outs.check(srcs, inputs)?;
     let code = rvtrace_etrace::code::Code::new(image, dopts.isa);
+    let table = outs.table(image);
     let results = crate::harts::run(srcs, a.jobs, |src| {
         let o = DecoderOptions {
             src: Some(src),
             ..dopts
         };
-        outs.decode(image, src, Decoder::with_code(image, o, code.clone()), data)
+        let dec = Decoder::with_code(image, o, code.clone());
+        outs.decode(image, &table, src, dec, trace)
     });
     let mut ok = true;
     for (src, r) in srcs.iter().zip(results) {

@@ -120,7 +120,7 @@ pub fn export(a: &ExportArgs) -> CmdResult {
     let ok = if let Some(h) = &harts {
         let mut ok = true;
         for &k in &h.harts {
-            ok &= h.feed(&a.input, &prog, k, &mut tables.hart(k as u32));
+            ok &= h.feed(&a.input, &prog, k, &mut tables.hart(k as u32))?;
         }
         ok
     } else {

@@ -2,11 +2,46 @@
 //! encapsulation's *srcID*) decoded hart by hart, each to its own `--pcs`/`--flow` files (`{hart}`
 //! in their paths), the harts spread over `--jobs` threads. The protocols differ only in how a
 //! hart's decoder is made; the rest is here, once.
+//!
+//! The trace is read once to find its harts, then once more by each hart's decoder ([`Trace`]):
+//! memory stays flat in the trace's size, as in a decode of one hart.
 
 use crate::report::{self, Failure, Output, Warnings};
+use rvtrace_flow::pctable::PcTable;
 use rvtrace_flow::{loss_text, FlowElement, FlowSink, FlowText, PcFormat, PcWriter, TraceDecoder};
 use rvtrace_image::Image;
+use std::io::Read;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// A trace of several harts, read from its start once per hart: a file is opened again each
+/// time (the decoders stream it; after the first read it comes from the page cache), standard
+/// input, which cannot be read twice, is held in memory.
+#[derive(Clone, Copy, Debug)]
+pub enum Trace<'a> {
+    /// A file, by its path.
+    File(&'a Path),
+    /// All of standard input.
+    Memory(&'a [u8]),
+}
+
+impl Trace<'_> {
+    /// The trace from its start.
+    pub fn reader(&self) -> Result<Box<dyn Read + '_>, Failure> {
+        Ok(match *self {
+            Trace::File(p) => Box::new(report::open_input(p)?),
+            Trace::Memory(b) => Box::new(b),
+        })
+    }
+
+    /// What the reads of the trace failed with, naming it.
+    pub fn cannot_read(&self, e: std::io::Error) -> Failure {
+        match self {
+            Trace::File(p) => Failure::io(format_args!("{}: cannot read", p.display()), e),
+            Trace::Memory(_) => Failure::io("reading stdin", e),
+        }
+    }
+}
 
 /// The placeholder replaced by the hart's number in output paths.
 pub const PLACEHOLDER: &str = "{hart}";
@@ -31,6 +66,12 @@ pub struct HartOutputs<'a> {
 }
 
 impl HartOutputs<'_> {
+    /// The table the harts' PC lists share (`--pcs`' format).
+    pub fn table<'i>(&self, image: &'i Image) -> Arc<PcTable<'i>> {
+        let format = self.pcs.map_or(PcFormat::Text, |p| p.1);
+        Arc::new(PcTable::new(image, format))
+    }
+
     /// Checks the output paths before anything is written: each has [`PLACEHOLDER`] (a usage
     /// error otherwise), there is a hart, and no hart's file is an input or another output.
     pub fn check(&self, harts: &[u16], inputs: &[&Path]) -> Result<(), Failure> {
@@ -67,21 +108,21 @@ impl HartOutputs<'_> {
         report::distinct(inputs, &outs)
     }
 
-    /// Decodes hart `hart`'s part of `data` with `dec` (made to read that hart's messages or
-    /// packets only) into its own files; its losses are warnings that name the hart. Returns the
-    /// decoder's counts.
-    pub fn decode<D: TraceDecoder>(
+    /// Decodes hart `hart`'s part of `trace` with `dec` (made to read that hart's messages or
+    /// packets only) into its own files, the PC lists' text made once for all harts (`table`);
+    /// its losses are warnings that name the hart. Returns the decoder's counts.
+    pub fn decode<'i, D: TraceDecoder>(
         &self,
-        image: &Image,
+        image: &'i Image,
+        table: &Arc<PcTable<'i>>,
         hart: u16,
         mut dec: D,
-        data: &[u8],
+        trace: Trace<'_>,
     ) -> Result<(rvtrace_flow::DecodeStats, D::ProtocolStats), Failure> {
         let mut pcs = match self.pcs {
-            Some((p, f)) => Some(PcWriter::with_format(
-                image,
+            Some((p, _)) => Some(PcWriter::with_table(
+                table.clone(),
                 Output::create(&path(p, hart))?,
-                f,
             )),
             None => None,
         };
@@ -109,8 +150,9 @@ impl HartOutputs<'_> {
                 w.element(e);
             }
         };
-        let st = rvtrace_flow::decode_all(&mut dec, data, &mut sink);
+        let st = rvtrace_flow::decode_read(&mut dec, trace.reader()?, &mut sink);
         warnings.finish();
+        let st = st.map_err(|e| trace.cannot_read(e))?;
         for (w, p) in [
             (pcs.map(PcWriter::finish), self.pcs.map(|p| p.0)),
             (flow.map(FlowText::finish), self.flow),

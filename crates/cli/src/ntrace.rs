@@ -748,13 +748,10 @@ pub fn decode(a: &DecodeArgs) -> CmdResult {
             ));
         }
         input.keep_all()?;
-        let data = match &input.stdin {
-            Some(d) => d.clone(),
-            None => report::read_input(t)?,
-        };
-        let srcs = rvtrace_ntrace::scan::sources(&data, cfg.codec.src_bits);
+        let srcs = rvtrace_ntrace::scan::sources(input.reader()?, cfg.codec.src_bits)
+            .map_err(|e| format!("{}: cannot read: {e}", t.display()))?;
         cfg.src = srcs.first().copied();
-        harts = Some((data, srcs));
+        harts = Some(srcs);
     }
     cfg.link = match link {
         Some(l) => l,
@@ -779,8 +776,12 @@ pub fn decode(a: &DecodeArgs) -> CmdResult {
             link
         }
     };
-    if let Some((data, srcs)) = harts {
-        return decode_harts(a, &image, cfg, &data, &srcs, &inputs);
+    if let Some(srcs) = harts {
+        let trace = match &input.stdin {
+            Some(data) => crate::harts::Trace::Memory(data),
+            None => crate::harts::Trace::File(t),
+        };
+        return decode_harts(a, &image, cfg, trace, &srcs, &inputs);
     }
     let mut brstack = crate::brstack::FlowOut::new(&a.brstack, &image, xlen)?;
     let syms = a.text.symbols(&a.elf)?;
@@ -899,7 +900,7 @@ fn decode_harts(
     a: &DecodeArgs,
     image: &Image,
     cfg: DecoderConfig,
-    data: &[u8],
+    trace: crate::harts::Trace<'_>,
     srcs: &[u16],
     inputs: &[&Path],
 ) -> CmdResult {
@@ -912,17 +913,14 @@ fn decode_harts(
     };
     outs.check(srcs, inputs)?;
     let code = Decoder::code(image, &cfg);
+    let table = outs.table(image);
     let results = crate::harts::run(srcs, a.jobs, |src| {
         let cfg = DecoderConfig {
             src: Some(src),
             ..cfg
         };
-        outs.decode(
-            image,
-            src,
-            Decoder::with_code(image, cfg, code.clone()),
-            data,
-        )
+        let dec = Decoder::with_code(image, cfg, code.clone());
+        outs.decode(image, &table, src, dec, trace)
     });
     let mut ok = true;
     for (src, r) in srcs.iter().zip(results) {

@@ -97,3 +97,72 @@ fn stats_of_both_protocols() {
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     assert!(num(&stdout(&o), "losses") >= 1.0);
 }
+
+/// A trace of two harts (two runs encoded with SRC / srcID 1 and 2, one after the other): the
+/// figures of one hart (`--src-id` / `--srcid`) are those of its own trace, bytes included; the
+/// other hart's messages or packets are counted apart.
+#[test]
+fn one_hart_of_two() {
+    let t = tmpdir("stats-harts");
+    let elfs = [program("loops-rv64gc"), program("recurse-rv64gc")];
+    let ings = [t.join("a.ing"), t.join("b.ing")];
+    for (elf, ing) in elfs.iter().zip(&ings) {
+        ok(&rvtrace(&["run", s(elf), "--ingress", s(ing)]), "run");
+    }
+    let cases = [
+        (
+            "ntrace",
+            "nex",
+            ["--src-bits", "2"],
+            "--src-id",
+            "other SRCs' messages",
+        ),
+        (
+            "etrace",
+            "te",
+            ["--srcid-bits", "2"],
+            "--srcid",
+            "other packets",
+        ),
+    ];
+    for (proto, ext, width, id, other) in cases {
+        let mut both = Vec::new();
+        let mut own = Vec::new();
+        for (k, ing) in ings.iter().enumerate() {
+            let out = t.join(format!("{k}.{ext}"));
+            let k = (k + 1).to_string();
+            let mut args = vec!["encode", proto, s(ing), "-o", s(&out)];
+            args.extend([width[0], width[1], id, &k]);
+            ok(&rvtrace(&args), "encode");
+            both.extend(std::fs::read(&out).unwrap());
+            own.push(out);
+        }
+        let mixed = t.join(format!("both.{ext}"));
+        std::fs::write(&mixed, &both).unwrap();
+        for (k, own) in own.iter().enumerate() {
+            let k = (k + 1).to_string();
+            let stats = |trace: &std::path::Path| {
+                let mut args = vec!["stats", s(trace), "--trace", proto, "--elf"];
+                args.extend([s(&elfs[k.parse::<usize>().unwrap() - 1]), "--no-meta"]);
+                args.extend([width[0], width[1], id, &k]);
+                let o = rvtrace(&args);
+                ok(&o, "stats");
+                stdout(&o)
+            };
+            let (got, want) = (stats(&mixed), stats(own));
+            let drop_other = |text: &str| -> Vec<String> {
+                text.lines()
+                    .filter(|l| !l.starts_with(other))
+                    .map(String::from)
+                    .collect()
+            };
+            assert_eq!(drop_other(&got), drop_other(&want), "{proto} hart {k}");
+            assert!(
+                got.lines()
+                    .any(|l| l.starts_with(other) && !l.ends_with(" 0")),
+                "{got}"
+            );
+            assert!(got.contains("instructions"), "{got}");
+        }
+    }
+}

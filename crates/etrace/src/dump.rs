@@ -2,10 +2,11 @@
 //! byte offset, kind and fields, with the absolute address a differential *address* resolves to
 //! (as Intel ptdump's `--lastip`), or the reference flow's `te_inst` CSV.
 
+use std::collections::HashMap;
 use std::io::{self, Write};
 
 use crate::codec::te_inst::CSV_HEADER;
-use crate::codec::{read_items, EncapConfig, Item};
+use crate::codec::{read_frame, read_items, EncapConfig, Frame, Item};
 use crate::config::{Framing, TraceConfig};
 use crate::params::IOptions;
 use crate::TeInst;
@@ -47,7 +48,9 @@ pub fn option_names(o: IOptions) -> String {
 /// Write the packets of `data` (framed as `cfg.framing`, laid out per `cfg.params`) to `out`:
 /// one line per packet, `OFFSET  KIND  FIELDS  -> ADDRESS`; with `csv`, the reference flow's
 /// `te_inst` CSV instead (header first, CRLF line ends as its Python csv writer ends them, errors
-/// left out).
+/// left out). A stream of several harts (an encapsulation *srcID* field, `e-trace-specifics.adoc`):
+/// with `cfg.srcid` only that hart's packets are written; without, each line names its packet's
+/// `srcID=K` and differential addresses resolve against the same hart's last address.
 pub fn dump<W: Write + ?Sized>(
     data: &[u8],
     cfg: &TraceConfig,
@@ -75,7 +78,8 @@ pub fn dump_read<R: io::Read, W: Write + ?Sized>(
         raw,
         cfg.params,
         cfg.options,
-        |off, item, options, _| match lines.item(off, item, options) {
+        cfg.srcid,
+        |off, item, options, bytes| match lines.item(off, item, options, bytes) {
             Ok(()) => true,
             Err(e) => {
                 werr = Some(e);
@@ -106,8 +110,13 @@ struct Lines<'a, W: Write + ?Sized> {
     csv: bool,
     /// The mask of an instruction address (`iaddress_width_p` bits).
     amask: u64,
-    /// The last absolute address, to resolve differential addresses (as ptdump's --lastip).
-    last: Option<u64>,
+    /// The last absolute address of each *srcID* (0 without), to resolve differential
+    /// addresses (as ptdump's --lastip).
+    last: HashMap<u16, Option<u64>>,
+    /// The encapsulation, when lines name each packet's *srcID* (several harts, no filter).
+    named: Option<EncapConfig>,
+    /// The one *srcID* dumped (`cfg.srcid`): the other harts' packets are left out.
+    only: Option<u16>,
     st: DumpStats,
 }
 
@@ -123,21 +132,42 @@ impl<'a, W: Write + ?Sized> Lines<'a, W> {
         } else {
             (1u64 << p.iaddress_width_p) - 1
         };
+        let named = match cfg.framing {
+            Framing::Encap(e) if e.srcid_bits > 0 && cfg.srcid.is_none() => Some(e),
+            _ => None,
+        };
         Ok(Lines {
             out,
             p,
             csv,
             amask,
-            last: None,
+            last: HashMap::new(),
+            named,
+            only: cfg.srcid,
             st: DumpStats::default(),
         })
     }
 
-    /// The line of the item read at byte `off`, with `options` in force.
-    fn item(&mut self, off: u64, item: Item, options: IOptions) -> io::Result<()> {
+    /// The line of the item read at byte `off` (`bytes` from its start), with `options` in
+    /// force.
+    fn item(&mut self, off: u64, item: Item, options: IOptions, bytes: &[u8]) -> io::Result<()> {
         let (p, amask, out) = (self.p, self.amask, &mut *self.out);
-        let (st, last) = (&mut self.st, &mut self.last);
         let csv = self.csv;
+        // The packet's hart, named on its line, when the stream has several and none is chosen.
+        let src = match self.named {
+            Some(e) => match read_frame(bytes, &e) {
+                Ok((Frame::Normal(n), _)) => Some(n.srcid),
+                _ => None,
+            },
+            None => None,
+        };
+        if matches!(item, Item::Error(_)) {
+            // Bytes lost: no hart's last address is known any more.
+            self.last.clear();
+        }
+        let st = &mut self.st;
+        let last = self.last.entry(src.unwrap_or(0)).or_insert(None);
+        let hart = src.map_or(String::new(), |k| format!("srcID={k} "));
         match item {
             Item::Packet(pkt) if csv => {
                 st.packets += 1;
@@ -176,16 +206,17 @@ impl<'a, W: Write + ?Sized> Lines<'a, W> {
                 };
                 writeln!(
                     out,
-                    "{off:08x}  {:<4}  {}{extra}",
+                    "{off:08x}  {:<4}  {hart}{}{extra}",
                     pkt.kind(),
                     pkt.fields(&p)
                 )?;
             }
+            // Another hart's packet, in a dump of one.
+            Item::Other(Frame::Normal(n)) if self.only.is_some_and(|k| k != n.srcid) => {}
             Item::Other(f) if !csv => writeln!(out, "{off:08x}  --    {f:?}")?,
             Item::Other(_) => {}
             Item::Error(e) => {
                 st.errors += 1;
-                *last = None;
                 if !csv {
                     writeln!(out, "{off:08x}  ERROR {e}")?;
                 }
@@ -211,7 +242,7 @@ mod tests {
         let mut lines = Lines::new(cfg, csv, out)?;
         let mut rd = crate::codec::PacketReader::new(data, encap, raw, cfg.params, cfg.options);
         while let Some((off, item)) = rd.next() {
-            lines.item(off as u64, item, rd.options())?;
+            lines.item(off as u64, item, rd.options(), &data[off..])?;
         }
         Ok(lines.st)
     }
@@ -275,6 +306,81 @@ mod tests {
                     }
                 }
             }
+        }
+    }
+
+    /// Two harts' packets interleaved (srcIDs 1 and 6): the dump of one hart (`srcid`) is the
+    /// dump of its own stream; the dump of all names each packet's hart and resolves its
+    /// differential addresses against the same hart's (the same lines, less `srcID=K `).
+    #[test]
+    fn harts_dumped_apart() {
+        use crate::codec::FrameReader;
+        use crate::config::ConfigInputs;
+        use crate::encoder::{Encoder, FrameWriter};
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../programs/elf");
+        let runs = ["traps-rv64gc", "recurse-rv64gc"]
+            .map(|n| rvtrace_testkit::run_program(&dir.join(format!("{n}.elf")), n, 4));
+        let base = TraceConfig::build(&ConfigInputs {
+            xlen_bits: 64,
+            framing: Some(Framing::Encap(EncapConfig {
+                srcid_bits: 3,
+                ..EncapConfig::PLAIN
+            })),
+            ..ConfigInputs::default()
+        })
+        .unwrap();
+        let Framing::Encap(encap) = base.framing else {
+            panic!("encapsulated")
+        };
+        let harts = [1u16, 6];
+        let traces: Vec<Vec<u8>> = runs
+            .iter()
+            .zip(harts)
+            .map(|(run, k)| {
+                let cfg = base.with_srcid(Some(k)).unwrap();
+                let mut enc = Encoder::new(&cfg, FrameWriter::new(Vec::new(), &cfg)).unwrap();
+                for r in &run.records {
+                    enc.push(r).unwrap();
+                }
+                enc.finish().unwrap().into_inner()
+            })
+            .collect();
+        let packets = |t: &[u8]| -> Vec<Vec<u8>> {
+            let offs: Vec<usize> = FrameReader::new(t, encap).map(|(o, _)| o).collect();
+            (0..offs.len())
+                .map(|i| t[offs[i]..*offs.get(i + 1).unwrap_or(&t.len())].to_vec())
+                .collect()
+        };
+        let (a, b) = (packets(&traces[0]), packets(&traces[1]));
+        let mut mixed = Vec::new();
+        for i in 0..a.len().max(b.len()) {
+            for p in [a.get(i), b.get(i)].into_iter().flatten() {
+                mixed.extend_from_slice(p);
+            }
+        }
+        // The lines without their offsets (which differ between the streams).
+        let dump = |data: &[u8], srcid| {
+            let cfg = base.with_srcid(srcid).unwrap();
+            let mut out = Vec::new();
+            dump_read(data, &cfg, false, &mut out).unwrap();
+            let text = String::from_utf8(out).unwrap();
+            text.lines()
+                .map(|l| l[10..].to_string())
+                .collect::<Vec<_>>()
+        };
+        let all = dump(&mixed, None);
+        assert_eq!(all.len(), a.len() + b.len());
+        for (t, k) in traces.iter().zip(harts) {
+            let own = dump(t, Some(k));
+            assert!(own.len() > 20 && own.iter().any(|l| l.contains("F1 ")));
+            assert_eq!(dump(&mixed, Some(k)), own, "srcID {k}");
+            let tag = format!("srcID={k} ");
+            let named: Vec<String> = all
+                .iter()
+                .filter(|l| l.contains(&tag))
+                .map(|l| l.replacen(&tag, "", 1))
+                .collect();
+            assert_eq!(named, own, "srcID {k} in the dump of all");
         }
     }
 

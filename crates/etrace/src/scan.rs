@@ -16,7 +16,7 @@
 //! decodes the payload of format 3 packets only.
 
 use crate::codec::encap::RAW_TE_INST;
-use crate::codec::{EncapConfig, Frame, FrameReader, TeInst};
+use crate::codec::{read_items, EncapConfig, Frame, FrameReader, Item, TeInst};
 use crate::config::Framing;
 use crate::decoder::{DecodeStats, Decoder, DecoderOptions};
 use crate::params::IOptions;
@@ -97,26 +97,35 @@ pub fn syncs(bytes: &[u8], o: &DecoderOptions) -> Vec<SyncPoint> {
 }
 
 /// The *srcID*s (the encapsulation's source field, `e-trace-specifics.adoc`) of the normal
-/// packets in `bytes`, each once, in increasing order: the harts of a trace of several (`rvtrace
-/// decode etrace --all-harts` decodes each on its own with [`DecoderOptions::src`]). Empty when
-/// the stream has no *srcID* (`te_inst_raw`, or a width of 0) or no whole packet.
-pub fn sources(bytes: &[u8], framing: &Framing) -> Vec<u16> {
+/// packets read from `input`, each once, in increasing order: the harts of a trace of several
+/// (`rvtrace decode etrace --all-harts` decodes each on its own with [`DecoderOptions::src`]).
+/// Empty when the stream has no *srcID* (`te_inst_raw`, or a width of 0) or no whole packet.
+/// Reads a window at a time ([`read_items`]): memory stays flat in the trace's size.
+pub fn sources<R: std::io::Read>(input: R, framing: &Framing) -> std::io::Result<Vec<u16>> {
     let Framing::Encap(encap) = framing else {
-        return Vec::new();
+        return Ok(Vec::new());
     };
     if encap.srcid_bits == 0 {
-        return Vec::new();
+        return Ok(Vec::new());
     }
     // A bit per possible srcID (16 bits at most): 8 KiB.
     let mut seen = vec![0u64; 1 << 10];
-    for (_, frame) in FrameReader::new(bytes, *encap) {
-        if let Ok(Frame::Normal(n)) = frame {
+    // No packet type is u64::MAX: every packet comes as `Other` with its header, and no
+    // payload is decoded (a payload the default options cannot parse still names its hart).
+    let headers = EncapConfig {
+        te_inst_type: u64::MAX,
+        ..*encap
+    };
+    let (p, o) = (crate::Params::rvtrace(64), IOptions::default());
+    read_items(input, headers, false, p, o, None, |_, item, _, _| {
+        if let Item::Other(Frame::Normal(n)) = item {
             seen[n.srcid as usize / 64] |= 1 << (n.srcid % 64);
         }
-    }
-    (0..=u16::MAX)
+        true
+    })?;
+    Ok((0..=u16::MAX)
         .filter(|&k| seen[k as usize / 64] >> (k % 64) & 1 != 0)
-        .collect()
+        .collect())
 }
 
 /// Cut points for chunks of about `chunk_bytes` bytes: the first format 3 subformat 0 packet at
@@ -213,11 +222,22 @@ mod tests {
             ..EncapConfig::PLAIN
         };
         let b = stream(&cfg, &[17, 3, 17, 31, 0, 3]);
-        assert_eq!(sources(&b, &Framing::Encap(cfg)), [0, 3, 17, 31]);
-        assert!(sources(&b, &Framing::Raw).is_empty());
-        assert!(sources(&[], &Framing::Encap(cfg)).is_empty());
+        let srcs = |b: &[u8], f| sources(b, &f).unwrap();
+        assert_eq!(srcs(&b, Framing::Encap(cfg)), [0, 3, 17, 31]);
+        // Read a few bytes at a time: packets cut across reads are whole in the scan.
+        let pieces = rvtrace_testkit::ChunkedReader {
+            data: &b,
+            seed: 7,
+            max: 5,
+        };
+        assert_eq!(
+            sources(pieces, &Framing::Encap(cfg)).unwrap(),
+            [0, 3, 17, 31]
+        );
+        assert!(srcs(&b, Framing::Raw).is_empty());
+        assert!(srcs(&[], Framing::Encap(cfg)).is_empty());
         let plain = stream(&EncapConfig::PLAIN, &[0, 0]);
-        assert!(sources(&plain, &Framing::Encap(EncapConfig::PLAIN)).is_empty());
+        assert!(srcs(&plain, Framing::Encap(EncapConfig::PLAIN)).is_empty());
         let p = crate::Params::rvtrace(64);
         let o = crate::IOptions::default();
         let srcs = |src| {

@@ -48,6 +48,8 @@ pub fn stats_read<R: std::io::Read>(
         }
     };
     let (mut nulls, mut others, mut errors) = (0u64, 0u64, 0u64);
+    // The bytes of the te_inst packets read (framing included).
+    let mut own = 0u64;
     // The packet reader says which frames are te_inst packets and decodes them (following
     // support packets' options); the frame reader, on the packet's bytes, gives its sizes.
     let len = read_items(
@@ -56,6 +58,7 @@ pub fn stats_read<R: std::io::Read>(
         raw,
         cfg.params,
         cfg.options,
+        cfg.srcid,
         |at, item, _, bytes| {
             match item {
                 Item::Packet(p) => {
@@ -71,6 +74,7 @@ pub fn stats_read<R: std::io::Read>(
                     let key = u32::from(f) * 8 + sf.map_or(0, u32::from);
                     let name = || format!("{} {}", p.kind(), kind_name(&p));
                     let sync = (f == 3 && sf != Some(3)).then_some((at, decoded.get()));
+                    own += frames.offset() as u64;
                     b.unit(key, name, frames.offset() as u64, 8 * payload, sync);
                 }
                 Item::Error(e) => {
@@ -87,7 +91,9 @@ pub fn stats_read<R: std::io::Read>(
     b.extra("null packets", nulls);
     b.extra("other packets", others);
     b.extra("framing errors", errors);
-    Ok(b.finish(len, decoded.get(), dec.stats.errors))
+    // One hart of several (`cfg.srcid`): its cost is its own packets' bytes, not the stream's.
+    let bytes = if cfg.srcid.is_some() { own } else { len };
+    Ok(b.finish(bytes, decoded.get(), dec.stats.errors))
 }
 
 /// What a packet is (`payload.adoc` format and subformat names).

@@ -135,19 +135,28 @@ pub fn decode_parallel_to<P: FlowSink + Send>(
 }
 
 /// The SRC fields (trTeSrcID, N-Trace 6.2: the `src_bits` bits after TCODE in every message)
-/// of the messages in `bytes`, each once, in increasing order: the harts of a trace of several
-/// (`rvtrace decode ntrace --all-harts` decodes each on its own with
+/// of the messages read from `input`, each once, in increasing order: the harts of a trace of
+/// several (`rvtrace decode ntrace --all-harts` decodes each on its own with
 /// [`DecoderConfig::src`]). Empty when `src_bits` is 0 (no SRC field) or no message is whole.
-pub fn sources(bytes: &[u8], src_bits: u8) -> Vec<u16> {
-    let bits = src_bits.min(12) as u32;
+/// Reads 64 KiB at a time: memory stays flat in the trace's size.
+pub fn sources<R: std::io::Read>(mut input: R, src_bits: u8) -> std::io::Result<Vec<u16>> {
     let mut seen = [false; 1 << 12];
-    if bits > 0 {
-        Deframer::new().push_slice(bytes, |frame| {
-            if let Ok(raw) = frame {
-                let src = raw.segment(0).map_or(0, |s| s.field(6, bits));
-                seen[src as usize & 0xfff] = true;
-            }
-        });
+    if src_bits > 0 {
+        let mut deframer = Deframer::new();
+        let mut buf = vec![0u8; 1 << 16];
+        loop {
+            let n = match input.read(&mut buf) {
+                Ok(0) => break,
+                Ok(n) => n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
+            };
+            deframer.push_slice(&buf[..n], |frame| {
+                if let Ok(raw) = frame {
+                    seen[raw.src(src_bits) as usize] = true;
+                }
+            });
+        }
     }
-    (0..1u16 << 12).filter(|&k| seen[k as usize]).collect()
+    Ok((0..1u16 << 12).filter(|&k| seen[k as usize]).collect())
 }

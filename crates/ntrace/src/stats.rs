@@ -3,7 +3,8 @@
 //! their whole bytes; synchronisation messages (ProgTraceSync, DirectBranchSync,
 //! IndirectBranchSync, IndirectBranchHistSync: Table 25) and the instructions and bytes between
 //! them; idle bytes, Error messages (7.4) and framing errors. Instructions and losses come from
-//! the decoder, fed one message at a time.
+//! the decoder, fed one message at a time. With [`DecoderConfig::src`], only that hart's
+//! messages count (SRC, N-Trace 6.2), and the bytes are theirs.
 
 use crate::codec::{tcode, Deframer, Frame};
 use crate::decoder::{Decoder, DecoderConfig};
@@ -49,6 +50,8 @@ pub fn stats_read<R: Read>(
     };
     let mut frames = Deframer::new();
     let (mut errors, mut error_messages, mut len) = (0u64, 0u64, 0u64);
+    // Messages of other SRCs than `cfg.src`, and the bytes of the messages counted.
+    let (mut other_src, mut own) = (0u64, 0u64);
     let mut buf = vec![0u8; 1 << 16];
     loop {
         let n = match input.read(&mut buf) {
@@ -65,6 +68,12 @@ pub fn stats_read<R: Read>(
                 Some(Frame::Message(m)) => {
                     TraceDecoder::push(&mut dec, &chunk[pushed..=i], &mut sink);
                     pushed = i + 1;
+                    // One hart of several: the others' messages are not its cost.
+                    if cfg.src.is_some_and(|k| k != m.src(cfg.codec.src_bits)) {
+                        other_src += 1;
+                        continue;
+                    }
+                    own += m.len;
                     let t = m.tcode();
                     if t == tcode::ERROR {
                         error_messages += 1;
@@ -90,5 +99,10 @@ pub fn stats_read<R: Read>(
     b.extra("idle bytes", frames.idles());
     b.extra("Error messages", error_messages);
     b.extra("framing errors", errors);
-    Ok(b.finish(len, st.instructions, st.losses))
+    if cfg.src.is_some() {
+        b.extra("other SRCs' messages", other_src);
+    }
+    // One hart of several (`cfg.src`): its cost is its own messages' bytes, not the stream's.
+    let bytes = if cfg.src.is_some() { own } else { len };
+    Ok(b.finish(bytes, st.instructions, st.losses))
 }

@@ -270,6 +270,19 @@ fn two_harts_one_stream() {
             stream.extend_from_slice(m);
         }
     }
+    // The scan finds both harts, read whole or in pieces of a few bytes (messages cut across
+    // reads); no SRC field, no hart.
+    let sources = |r| rvtrace_ntrace::scan::sources(r, 3).unwrap();
+    assert_eq!(sources(&stream[..]), [2, 5]);
+    let pieces = rvtrace_testkit::ChunkedReader {
+        data: &stream,
+        seed: 11,
+        max: 9,
+    };
+    assert_eq!(rvtrace_ntrace::scan::sources(pieces, 3).unwrap(), [2, 5]);
+    assert!(rvtrace_ntrace::scan::sources(&stream[..], 0)
+        .unwrap()
+        .is_empty());
     for (r, cfg) in [(&a, &cfg_a), (&b, &cfg_b)] {
         let e = elements(&r.image, decoder_config(cfg), &stream);
         assert!(!e.iter().any(|x| matches!(x, FlowElement::Loss { .. })));

@@ -250,17 +250,19 @@ const READ_WINDOW: usize = 1 << 16;
 /// stream gives them (offsets from the stream's start; with the options in force after each
 /// and the bytes from the item to the end of the window read, which hold a whole packet),
 /// read a window at a time so that memory stays flat in the stream's size. A packet that may
-/// run past the bytes read so far waits for more (as the decoder's `push` does). `f` returns
-/// `false` to stop. Returns the bytes read.
+/// run past the bytes read so far waits for more (as the decoder's `push` does). With `src`,
+/// only that *srcID*'s packets are `te_inst` ([`PacketReader::only_src`]). `f` returns `false`
+/// to stop. Returns the bytes read.
 pub fn read_items<R: std::io::Read>(
     input: R,
     cfg: EncapConfig,
     raw: bool,
     params: crate::Params,
     options: crate::IOptions,
+    src: Option<u16>,
     f: impl FnMut(u64, Item, crate::IOptions, &[u8]) -> bool,
 ) -> std::io::Result<u64> {
-    read_items_in(READ_WINDOW, input, cfg, raw, params, options, f)
+    read_items_in(READ_WINDOW, input, cfg, raw, params, (options, src), f)
 }
 
 /// [`read_items`] with windows of `window` bytes (more than [`encap::MAX_PACKET`]).
@@ -270,7 +272,7 @@ fn read_items_in<R: std::io::Read>(
     cfg: EncapConfig,
     raw: bool,
     params: crate::Params,
-    mut options: crate::IOptions,
+    (mut options, src): (crate::IOptions, Option<u16>),
     mut f: impl FnMut(u64, Item, crate::IOptions, &[u8]) -> bool,
 ) -> std::io::Result<u64> {
     let mut buf: Vec<u8> = Vec::with_capacity(2 * window + encap::MAX_PACKET);
@@ -286,7 +288,7 @@ fn read_items_in<R: std::io::Read>(
                 Err(e) => return Err(e),
             }
         }
-        let mut rd = PacketReader::new(&buf, cfg, raw, params, options);
+        let mut rd = PacketReader::new(&buf, cfg, raw, params, options).only_src(src);
         let mut keep = buf.len();
         loop {
             let before = rd.options();
@@ -368,7 +370,7 @@ mod read_items_tests {
                     encap,
                     false,
                     cfg.params,
-                    cfg.options,
+                    (cfg.options, None),
                     |off, item, o, _| {
                         got.push((off, item, o));
                         true

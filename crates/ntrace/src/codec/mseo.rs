@@ -193,6 +193,15 @@ impl RawMessage {
     pub fn tcode(&self) -> u8 {
         self.segs[0].field(0, 6) as u8
     }
+
+    /// The SRC field (trTeSrcID, N-Trace 6.2: the `src_bits` bits right after TCODE, at most 12),
+    /// 0 when `src_bits` is 0.
+    pub fn src(&self, src_bits: u8) -> u16 {
+        match src_bits.min(12) {
+            0 => 0,
+            bits => self.segs[0].field(6, bits as u32) as u16,
+        }
+    }
 }
 
 /// A problem found while cutting the byte stream into messages.
