@@ -348,31 +348,43 @@ fn rows(path: &Path) -> Vec<(u32, Vec<String>)> {
 /// `export --all-harts` writes each hart's rows, equal to the export of that hart alone
 /// (`--src-id`/`--srcid`, `--hart`), the files sorted by hart then seq; each hart's
 /// `functions` equal the profile of its own trace.
+/// The harts of [`merged_harts`]: their SRC (srcID) and where their runs stop.
+const HARTS: [(u16, &str); 2] = [(1, "2000"), (6, "100000000")];
+
+/// A trace of the harts [`HARTS`] running `e` in `t`, encoded with `proto` (`--src-bits 3`
+/// or `--srcid-bits 3`), their messages (packets) interleaved: `all.PROTO`; each hart's own
+/// trace is `hSRC.PROTO`. Returns the merged trace's path and the protocol's options
+/// (width, id).
+fn merged_harts(t: &Path, e: &Path, proto: &str) -> (PathBuf, &'static str, &'static str) {
+    type Split = fn(&[u8]) -> Vec<&[u8]>;
+    let (bits, id, split): (&str, &str, Split) = match proto {
+        "ntrace" => ("--src-bits", "--src-id", common::ntrace_messages),
+        _ => ("--srcid-bits", "--srcid", common::etrace_packets),
+    };
+    let mut traces = Vec::new();
+    for (src, max) in HARTS {
+        let ing = t.join(format!("h{src}.ing"));
+        let o = rvtrace(&["run", s(e), "--ingress", s(&ing), "--max-insns", max]);
+        assert!(matches!(o.status.code(), Some(0 | 124)), "{}", stderr(&o));
+        let tr = t.join(format!("h{src}.{proto}"));
+        let k = src.to_string();
+        let o = rvtrace(&["encode", proto, s(&ing), "-o", s(&tr), bits, "3", id, &k]);
+        ok(&o, "encode");
+        traces.push(std::fs::read(&tr).unwrap());
+    }
+    let merged = common::interleave(traces.iter().map(|b| split(b)).collect());
+    let all = t.join(format!("all.{proto}"));
+    std::fs::write(&all, &merged).unwrap();
+    (all, bits, id)
+}
+
 #[test]
 fn all_harts_are_exported() {
     let t = tmpdir("export-harts");
     let e = program("recurse-rv64gc");
-    let harts = [(1u16, "2000"), (6, "100000000")];
-    type Split = fn(&[u8]) -> Vec<&[u8]>;
-    let protos: [(&str, &str, &str, Split); 2] = [
-        ("ntrace", "--src-bits", "--src-id", common::ntrace_messages),
-        ("etrace", "--srcid-bits", "--srcid", common::etrace_packets),
-    ];
-    for (proto, bits, id, split) in protos {
-        let mut traces = Vec::new();
-        for (src, max) in harts {
-            let ing = t.join(format!("h{src}.ing"));
-            let o = rvtrace(&["run", s(&e), "--ingress", s(&ing), "--max-insns", max]);
-            assert!(matches!(o.status.code(), Some(0 | 124)), "{}", stderr(&o));
-            let tr = t.join(format!("h{src}.{proto}"));
-            let k = src.to_string();
-            let o = rvtrace(&["encode", proto, s(&ing), "-o", s(&tr), bits, "3", id, &k]);
-            ok(&o, "encode");
-            traces.push(std::fs::read(&tr).unwrap());
-        }
-        let merged = common::interleave(traces.iter().map(|b| split(b)).collect());
-        let all = t.join(format!("all.{proto}"));
-        std::fs::write(&all, &merged).unwrap();
+    let harts = HARTS;
+    for proto in ["ntrace", "etrace"] {
+        let (all, bits, id) = merged_harts(&t, &e, proto);
         let dir = t.join(format!("all-{proto}"));
         let base = [
             "export",
@@ -455,27 +467,29 @@ fn spark_python() -> Option<PathBuf> {
 const SPARK_SCRIPT: &str = r#"
 import sys
 import pyarrow.parquet as pq
-d = sys.argv[1]
-sch = pq.read_schema(d + "/flow.parquet")
-assert str(sch.field("count").type) == "uint64", sch
-assert str(sch.field("hart").type) == "uint32", sch
-assert pq.ParquetFile(d + "/flow.parquet").metadata.num_rows > 0
 from pyspark.sql import SparkSession, functions as F
 spark = (SparkSession.builder.master("local[1]").appName("rvtrace-check")
          .config("spark.ui.enabled", "false").config("spark.sql.shuffle.partitions", "2")
          .getOrCreate())
 spark.sparkContext.setLogLevel("ERROR")
-flow = spark.read.parquet(d + "/flow.parquet")
-per = (flow.where(F.col("kind") == "range").groupBy("hart", "function")
-       .agg(F.sum("count").alias("flow_self")))
-fun = spark.read.parquet(d + "/functions.parquet")
-rows = fun.join(per, ["hart", "function"], "full_outer").collect()
-for r in rows:
-    print("\t".join(str(x) for x in [r["function"], r["self_insns"], r["total_insns"], r["calls"], r["flow_self"]]))
+for k, d in enumerate(sys.argv[1:]):
+    sch = pq.read_schema(d + "/flow.parquet")
+    assert str(sch.field("count").type) == "uint64", sch
+    assert str(sch.field("hart").type) == "uint32", sch
+    assert pq.ParquetFile(d + "/flow.parquet").metadata.num_rows > 0
+    flow = spark.read.parquet(d + "/flow.parquet")
+    per = (flow.where(F.col("kind") == "range").groupBy("hart", "function")
+           .agg(F.sum("count").alias("flow_self")))
+    fun = spark.read.parquet(d + "/functions.parquet")
+    rows = fun.join(per, ["hart", "function"], "full_outer").collect()
+    for r in rows:
+        print("\t".join(str(x) for x in [k, r["hart"], r["function"], r["self_insns"], r["total_insns"], r["calls"], r["flow_self"]]))
 spark.stop()
 "#;
 
-/// Spark computes the per-function profile from the Parquet files: equal to `rvtrace profile`.
+/// Spark computes the per-function profile from the Parquet files: equal to `rvtrace profile`,
+/// for one hart (a run's ingress stream) and per hart for a trace of two (N-Trace SRC 1 and 6,
+/// `export --all-harts`; each hart's profile is that of its own trace).
 #[test]
 fn spark_computes_the_same_profile() {
     let Some(py) = spark_python() else {
@@ -490,31 +504,47 @@ fn spark_computes_the_same_profile() {
     let e = program("recurse-rv32imac");
     let ing = t.join("t.ingress");
     ok(&rvtrace(&["run", s(&e), "--ingress", s(&ing)]), "run");
-    let dir = t.join("tables");
+    let one = t.join("tables");
     ok(
-        &rvtrace(&["export", s(&ing), "--elf", s(&e), "-o", s(&dir)]),
+        &rvtrace(&["export", s(&ing), "--elf", s(&e), "-o", s(&one)]),
         "export",
     );
+    let e2 = program("recurse-rv64gc");
+    let (all, bits, _) = merged_harts(&t, &e2, "ntrace");
+    let two = t.join("harts");
+    let args = ["export", s(&all), "--elf", s(&e2), "--trace", "ntrace"];
+    let mut args = args.to_vec();
+    args.extend([bits, "3", "--all-harts", "-o", s(&two)]);
+    ok(&rvtrace(&args), "export --all-harts");
     let script = t.join("check.py");
     std::fs::write(&script, SPARK_SCRIPT).unwrap();
     let o = Command::new(&py)
         .arg(&script)
-        .arg(&dir)
+        .args([&one, &two])
         .output()
         .expect("run python");
     assert!(o.status.success(), "spark: {}", stderr(&o));
-    let want = profile(&[s(&ing), "--elf", s(&e)]);
-    let mut got = Flat::new();
+    // (table set, hart) -> the profile Spark computed.
+    let mut got: BTreeMap<(u32, u32), Flat> = BTreeMap::new();
     for l in stdout(&o).lines() {
         let f: Vec<&str> = l.split('\t').collect();
-        assert_eq!(f.len(), 5, "{l}");
+        assert_eq!(f.len(), 7, "{l}");
         let n = |x: &str| x.parse::<u64>().unwrap_or_else(|_| panic!("{l}"));
-        let (se, flow_self) = (n(f[1]), if f[4] == "None" { 0 } else { n(f[4]) });
+        let (se, flow_self) = (n(f[3]), if f[6] == "None" { 0 } else { n(f[6]) });
         assert_eq!(
             se, flow_self,
             "{l}: Spark's sum over flow vs the functions table"
         );
-        got.insert(f[0].to_string(), (se, n(f[2]), n(f[3])));
+        let key = (n(f[0]) as u32, n(f[1]) as u32);
+        let row = (se, n(f[4]), n(f[5]));
+        got.entry(key).or_default().insert(f[2].to_string(), row);
     }
-    assert_eq!(got, want, "Spark's profile vs rvtrace profile");
+    let mut want = BTreeMap::new();
+    want.insert((0, 0), profile(&[s(&ing), "--elf", s(&e)]));
+    for (src, _) in HARTS {
+        let own = t.join(format!("h{src}.ntrace"));
+        let p = profile(&[s(&own), "--elf", s(&e2), "--trace", "ntrace"]);
+        want.insert((1, src as u32), p);
+    }
+    assert_eq!(got, want, "Spark's profiles vs rvtrace profile");
 }
