@@ -93,6 +93,16 @@ pub struct BrstackDecodeArgs {
     ctr_depth: Option<u32>,
 }
 
+impl BrstackDecodeArgs {
+    /// These options with `--brstack`'s path mapped by `f` (one file per hart).
+    pub fn map_path(&self, f: impl Fn(&Path) -> PathBuf) -> Self {
+        BrstackDecodeArgs {
+            brstack: self.brstack.as_deref().map(f),
+            ..self.clone()
+        }
+    }
+}
+
 fn usage(m: String) -> Failure {
     Failure::Usage(m)
 }

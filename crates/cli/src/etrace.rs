@@ -388,9 +388,9 @@ pub struct DecodeArgs {
     jobs: u64,
     /// Decode every hart of a trace of several (packets with srcIDs: needs --srcid-bits), each
     /// srcID's packets as one hart's trace, on up to --jobs threads: `{hart}` in the paths of
-    /// --pcs and --flow is replaced by the srcID (decimal), one file per hart; the counts are
-    /// printed per hart.
-    #[arg(long, conflicts_with_all = ["srcid", "brstack", "text", "call_trace"])]
+    /// --pcs, --flow, --brstack, --text and --call-trace is replaced by the srcID (decimal), one
+    /// file per hart; the counts are printed per hart.
+    #[arg(long, conflicts_with = "srcid")]
     all_harts: bool,
     #[command(flatten)]
     trace_args: TraceArgs,
@@ -705,7 +705,7 @@ pub fn decode(a: &DecodeArgs) -> CmdResult {
         };
         let srcs =
             rvtrace_etrace::scan::sources(trace.reader()?, &cfg.framing).map_err(cannot_read)?;
-        return decode_harts(a, &image, dopts, trace, &srcs, &ins);
+        return decode_harts(a, &image, dopts, trace, (&srcs, &elfs), &ins);
     }
     let mut brstack = crate::brstack::FlowOut::new(&a.brstack, &image, xlen)?;
     let syms = a.text.symbols(&elfs)?;
@@ -819,7 +819,7 @@ fn decode_harts(
     image: &rvtrace_image::Image,
     dopts: rvtrace_etrace::decoder::DecoderOptions,
     trace: crate::harts::Trace<'_>,
-    srcs: &[u16],
+    (srcs, elfs): (&[u16], &[PathBuf]),
     inputs: &[&Path],
 ) -> CmdResult {
     use rvtrace_etrace::decoder::{Decoder, DecoderOptions};
@@ -828,6 +828,9 @@ fn decode_harts(
         label: "srcID",
         pcs: a.pcs.as_deref().map(|p| (p, a.pcs_format.flow())),
         flow: a.flow.as_deref(),
+        brstack: &a.brstack,
+        text: (&a.text, elfs),
+        xlen: dopts.isa.xlen,
         max_warnings: a.max_warnings,
     };
     outs.check(srcs, inputs)?;

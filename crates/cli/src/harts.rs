@@ -1,6 +1,6 @@
 //! `decode ntrace|etrace --all-harts`: a trace of several harts (N-Trace 6.2 SRC, the E-Trace
-//! encapsulation's *srcID*) decoded hart by hart, each to its own `--pcs`/`--flow` files (`{hart}`
-//! in their paths), the harts spread over `--jobs` threads. The protocols differ only in how a
+//! encapsulation's *srcID*) decoded hart by hart, each to its own `--pcs`/`--flow`/`--brstack`/
+//! `--text`/`--call-trace` files (`{hart}` in their paths), the harts spread over `--jobs` threads. The protocols differ only in how a
 //! hart's decoder is made; the rest is here, once.
 //!
 //! The trace is read once to find its harts, then once more by each hart's decoder ([`Trace`]):
@@ -61,6 +61,14 @@ pub struct HartOutputs<'a> {
     pub pcs: Option<(&'a Path, PcFormat)>,
     /// `--flow` with [`PLACEHOLDER`].
     pub flow: Option<&'a Path>,
+    /// The branch-stack output (`--brstack` with [`PLACEHOLDER`]).
+    pub brstack: &'a crate::brstack::BrstackDecodeArgs,
+    /// The text outputs (`--text`, `--call-trace` with [`PLACEHOLDER`]), and the ELF files
+    /// whose functions they name (loaded by each hart's thread: the symbol tables' lazy parts
+    /// are not shared between threads).
+    pub text: (&'a crate::text_out::TextArgs, &'a [PathBuf]),
+    /// The harts' address width (the branch stack's and the text's).
+    pub xlen: rvtrace_isa::Xlen,
     /// `--max-warnings` (per hart).
     pub max_warnings: u64,
 }
@@ -75,8 +83,14 @@ impl HartOutputs<'_> {
     /// Checks the output paths before anything is written: each has [`PLACEHOLDER`] (a usage
     /// error otherwise), there is a hart, and no hart's file is an input or another output.
     pub fn check(&self, harts: &[u16], inputs: &[&Path]) -> Result<(), Failure> {
-        let paths = [("--pcs", self.pcs.map(|p| p.0)), ("--flow", self.flow)];
-        for (opt, p) in paths {
+        let mut paths = vec![("--pcs", self.pcs.map(|p| p.0)), ("--flow", self.flow)];
+        paths.extend(
+            crate::brstack::decode_outputs(self.brstack)
+                .into_iter()
+                .chain(self.text.0.outputs())
+                .map(|(o, p)| (o, Some(p))),
+        );
+        for &(opt, p) in &paths {
             if let Some(p) = p.filter(|p| !p.to_string_lossy().contains(PLACEHOLDER)) {
                 return Err(Failure::Usage(format!(
                     "--all-harts writes one {opt} file per hart: put {PLACEHOLDER} in its path ({} has none)",
@@ -130,6 +144,11 @@ impl HartOutputs<'_> {
             Some(p) => Some(FlowText::new(image, Output::create(&path(p, hart))?)),
             None => None,
         };
+        let brstack = self.brstack.map_path(|p| path(p, hart));
+        let mut brstack = crate::brstack::FlowOut::new(&brstack, image, self.xlen)?;
+        let text = self.text.0.map_paths(|p| path(p, hart));
+        let syms = text.symbols(self.text.1)?;
+        let mut text = crate::text_out::TextOut::new(&text, image, syms.as_ref(), self.xlen)?;
         let mut warnings = Warnings::new(
             format_args!("{} {} {hart}", self.trace.display(), self.label),
             self.max_warnings,
@@ -149,6 +168,10 @@ impl HartOutputs<'_> {
             if let Some(w) = flow.as_mut() {
                 w.element(e);
             }
+            if let Some(b) = brstack.as_mut() {
+                b.element(e);
+            }
+            text.element(e);
         };
         let st = rvtrace_flow::decode_read(&mut dec, trace.reader()?, &mut sink);
         warnings.finish();
@@ -163,6 +186,10 @@ impl HartOutputs<'_> {
                     .finish()?;
             }
         }
+        if let Some(b) = brstack {
+            b.finish()?;
+        }
+        text.finish()?;
         Ok((st, dec.protocol_stats()))
     }
 }

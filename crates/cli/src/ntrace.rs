@@ -314,9 +314,9 @@ pub struct DecodeArgs {
     jobs: u64,
     /// Decode every hart of a trace of several (messages with SRC fields: needs --src-bits),
     /// each SRC's messages as one hart's trace, on up to --jobs threads: `{hart}` in the paths
-    /// of --pcs and --flow is replaced by the SRC (decimal), one file per hart; --stats prints
-    /// one line per hart.
-    #[arg(long, conflicts_with_all = ["src_id", "brstack", "text", "call_trace"])]
+    /// of --pcs, --flow, --brstack, --text and --call-trace is replaced by the SRC (decimal), one
+    /// file per hart; --stats prints one line per hart.
+    #[arg(long, conflicts_with = "src_id")]
     all_harts: bool,
     #[command(flatten)]
     opts: DecodeOpts,
@@ -909,6 +909,9 @@ fn decode_harts(
         label: "SRC",
         pcs: a.pcs.as_deref().map(|p| (p, a.pcs_format.flow())),
         flow: a.flow.as_deref(),
+        brstack: &a.brstack,
+        text: (&a.text, &a.elf),
+        xlen: cfg.isa.xlen,
         max_warnings: a.max_warnings,
     };
     outs.check(srcs, inputs)?;

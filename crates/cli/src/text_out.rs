@@ -37,6 +37,14 @@ impl TextArgs {
         v
     }
 
+    /// These outputs with their paths mapped by `f` (one file per hart).
+    pub fn map_paths(&self, f: impl Fn(&Path) -> PathBuf) -> Self {
+        TextArgs {
+            text: self.text.as_deref().map(&f),
+            call_trace: self.call_trace.as_deref().map(&f),
+        }
+    }
+
     /// The functions of every ELF file, when a text output is asked for.
     pub fn symbols(&self, elfs: &[PathBuf]) -> Result<Option<Symbols>, Failure> {
         if self.text.is_none() && self.call_trace.is_none() {

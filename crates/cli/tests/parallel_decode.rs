@@ -144,9 +144,22 @@ const ETRACE_HARTS: Harts = Harts {
     split: etrace_packets,
 };
 
+/// The outputs that keep state across flow elements, and their files' extensions.
+const STATEFUL: [(&str, &str); 3] = [
+    ("--brstack", "brstack"),
+    ("--text", "txt"),
+    ("--call-trace", "calls"),
+];
+
+/// `p` with `{hart}` replaced by `id`.
+fn harts_path(p: &std::path::Path, id: &str) -> std::path::PathBuf {
+    std::path::PathBuf::from(s(p).replace("{hart}", id))
+}
+
 /// Three harts (three runs of one program, cut at different lengths, encoded with the source
 /// 1, 2 and 5 in a 3-bit field), their messages interleaved unevenly into one trace:
-/// `--all-harts` writes each hart's PC list and flow, equal to a decode of that source alone
+/// `--all-harts` writes each hart's PC list, flow, branch stacks, text and call trace, equal to a decode of
+/// that source alone
 /// and the PC list equal to the decode of the hart's own trace; on 1 thread and on 2 alike.
 /// Returns the directory, the merged trace and each hart's own trace.
 fn all_harts_case(h: &Harts) -> (TmpDir, std::path::PathBuf, Vec<Vec<u8>>) {
@@ -188,6 +201,10 @@ fn all_harts_case(h: &Harts) -> (TmpDir, std::path::PathBuf, Vec<Vec<u8>>) {
     for jobs in ["1", "2"] {
         let pcs = d.join(format!("j{jobs}-{{hart}}.pcs"));
         let flow = d.join(format!("j{jobs}-{{hart}}.flow"));
+        // The outputs with state across elements: one per hart too.
+        let stateful =
+            |stem: &str| STATEFUL.map(|(opt, ext)| (opt, d.join(format!("{stem}.{ext}"))));
+        let st = stateful(&format!("j{jobs}-{{hart}}"));
         let mut a = vec![
             "--all-harts",
             "--jobs",
@@ -196,7 +213,12 @@ fn all_harts_case(h: &Harts) -> (TmpDir, std::path::PathBuf, Vec<Vec<u8>>) {
             s(&pcs),
             "--flow",
             s(&flow),
+            "--brstack-every",
+            "500",
         ];
+        for (opt, p) in &st {
+            a.extend([*opt, s(p)]);
+        }
         a.extend_from_slice(h.counts);
         let o = decode(&a);
         let err = stderr(&o);
@@ -212,8 +234,19 @@ fn all_harts_case(h: &Harts) -> (TmpDir, std::path::PathBuf, Vec<Vec<u8>>) {
                 d.join(format!("one{id}.pcs")),
                 d.join(format!("one{id}.flow")),
             );
-            let o = decode(&[h.one, &id, "--pcs", s(&p1), "--flow", s(&f1)]);
+            let one = stateful(&format!("one{id}"));
+            let mut a = vec![h.one, &id, "--pcs", s(&p1), "--flow", s(&f1)];
+            a.extend(["--brstack-every", "500"]);
+            for (opt, p) in &one {
+                a.extend([*opt, s(p)]);
+            }
+            let o = decode(&a);
             assert!(o.status.success(), "{}", stderr(&o));
+            for ((opt, p1), (_, p)) in one.iter().zip(&st) {
+                let got = std::fs::read(harts_path(p, &id)).unwrap();
+                assert!(!got.is_empty(), "{opt}");
+                assert!(got == std::fs::read(p1).unwrap(), "{} {id}: {opt}", h.proto);
+            }
             let own = d.join(format!("own{id}.pcs"));
             let own_trace = d.join(format!("h{id}.trace"));
             let o = rvtrace(&[
