@@ -1369,7 +1369,14 @@ impl<'a> Decoder<'a> {
     ) -> Result<(), DecodeError> {
         let previous_address = self.cur.pc;
         loop {
-            if self.s.inferred_address {
+            let inferred = self.s.inferred_address;
+            let to = if inferred { previous_address } else { address };
+            match self.follow_blocks(to, k, inferred, s)? {
+                Some(true) => return Ok(()),
+                Some(false) => continue,
+                None => {}
+            }
+            if inferred {
                 let (stop_here, _) = self.step(previous_address, k, true, s)?;
                 if stop_here {
                     self.s.inferred_address = false;
@@ -1380,6 +1387,94 @@ impl<'a> Decoder<'a> {
                     return Ok(());
                 }
             }
+            if self.stats.instructions - self.insns_at_packet > self.limits.max_insns_per_packet {
+                return Err(DecodeError::Runaway(self.cur.pc));
+            }
+        }
+    }
+
+    /// The common steps of [`follow`](Decoder::follow), each as [`step`](Decoder::step) takes it
+    /// (with `inferred`) but with each entry looked up once: runs (that do not hold `address`,
+    /// unless `inferred`), conditional branches and jumps with a static target (not to
+    /// themselves), with `check_stop` (not when `inferred`) only where it can stop (at
+    /// `address`, or at the last branch with `stop_at_last_branch`) and the runaway check after
+    /// each step. `Some(stop)`: it took steps, the last of which stopped (`true`) or not;
+    /// `None`: it took none, the next step is `step`'s.
+    #[inline]
+    fn follow_blocks<S: FlowSink + ?Sized>(
+        &mut self,
+        address: u64,
+        k: &Ctx,
+        inferred: bool,
+        s: &mut S,
+    ) -> Result<Option<bool>, DecodeError> {
+        let mut e = match self.cur.code().ent(self.cur.pc) {
+            Some(e) if e.len > 0 => *e,
+            _ => return Ok(None),
+        };
+        let mut walked = None;
+        loop {
+            let pc = self.cur.pc;
+            if let Some(run) = self.cur.run(pc, &e) {
+                let x = self.cur.end_of(&run);
+                if !inferred && self.r_ok_mid(pc, x, address) {
+                    return Ok(walked);
+                }
+                let ex = match self.cur.code().ent(x) {
+                    Some(ex) if ex.len > 0 => *ex,
+                    _ => return Ok(walked),
+                };
+                let first = pc.wrapping_add(e.len as u64);
+                self.arrive(first, run.count, x, &ex, run.last(), s);
+                e = ex;
+            } else {
+                // decoder.adoc next_pc, its cases without a stop.
+                let seq = pc.wrapping_add(e.len as u64) & self.cur.mask();
+                let next = match e.class {
+                    CfClass::Branch => {
+                        let taken = self.take_branch(pc)?;
+                        self.cur.ranges.resolve(taken);
+                        match taken {
+                            true => self.cur.target(pc, &e).unwrap_or(seq),
+                            false => seq,
+                        }
+                    }
+                    CfClass::InferableCall
+                    | CfClass::InferableJump
+                    | CfClass::OtherInferableJump => {
+                        let t = self.cur.target(pc, &e).unwrap_or(seq);
+                        if t == pc {
+                            return Ok(walked);
+                        }
+                        self.jumps += 1;
+                        if self.jumps > self.limits.max_jumps_per_packet {
+                            return Err(DecodeError::Runaway(pc));
+                        }
+                        if e.class.is_call() {
+                            self.push_return(seq);
+                        }
+                        t
+                    }
+                    _ => return Ok(walked),
+                };
+                let en = *self.cur.entry(next)?;
+                self.arrive(next, 1, next, &en, pc, s);
+                e = en;
+            }
+            let at = self.cur.pc;
+            let stop = if inferred {
+                false
+            } else if at == address
+                || (self.s.stop_at_last_branch && e.class == CfClass::Branch && self.pending() == 1)
+            {
+                self.check_stop(address, k, false)?
+            } else {
+                false
+            };
+            if stop {
+                return Ok(Some(true));
+            }
+            walked = Some(false);
             if self.stats.instructions - self.insns_at_packet > self.limits.max_insns_per_packet {
                 return Err(DecodeError::Runaway(self.cur.pc));
             }

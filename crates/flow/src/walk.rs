@@ -241,6 +241,43 @@ const fn has_static_target(class: CfClass) -> bool {
     )
 }
 
+/// A decoder's rules for [`Cursor::walk_blocks`]: it asks before each step whether the step
+/// may be taken (a `false` or `None` stops the walk before it, for the decoder's own step to
+/// take it), and after each transfer whether to go on.
+pub trait BlockRules {
+    /// A straight-line run of `count` instructions, `halfwords` 16-bit units long.
+    fn run(&mut self, count: u64, halfwords: u64) -> bool;
+    /// A conditional branch, `halfwords` long: its outcome (taken).
+    fn branch(&mut self, halfwords: u64) -> Option<bool>;
+    /// A jump with a static target (`InferableCall`, `InferableJump`, `OtherInferableJump`),
+    /// `halfwords` long.
+    fn jump(&mut self, class: CfClass, halfwords: u64) -> bool;
+    /// After a transfer was walked.
+    fn after(&mut self) -> After;
+}
+
+/// What [`BlockRules::after`] says.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum After {
+    /// Walk on.
+    Go,
+    /// Stop here.
+    Stop,
+    /// Stop here: the walk's last instruction.
+    Last,
+}
+
+/// What [`Cursor::walk_blocks`] walked.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Walked {
+    /// Instructions walked.
+    pub instructions: u64,
+    /// The last instruction walked and where execution went after it (`None`: nothing walked).
+    pub last: Option<(u64, u64)>,
+    /// It stopped at [`After::Last`].
+    pub ended: bool,
+}
+
 /// `Cursor::prev` when the instruction before is unknown: odd, so no instruction's address.
 const NO_PREV: u64 = 1;
 /// `Cursor::prev` in a chunk's guessed start state ([`Cursor::guess_prev`]): some instruction
@@ -406,6 +443,93 @@ impl<'a> Cursor<'a> {
             target: info.target.unwrap_or(0) as i32,
             ..Ent::default()
         })
+    }
+
+    /// Walk from `pc` a block at a time (a straight-line run and the transfer that ends it, one
+    /// lookup of the segment's table each) as `rules` decide: conditional branches and jumps
+    /// with a static target, their instructions going to the open range; calls push their
+    /// return address. Stops before anything else (an instruction the table has no valid entry
+    /// for in `pc`'s segment, any other transfer), or where `rules` say, for the decoder's own
+    /// step to go on. The walk's common case, kept free of the general step's tests.
+    #[inline]
+    pub fn walk_blocks<B: BlockRules, S: FlowSink + ?Sized>(
+        &mut self,
+        rules: &mut B,
+        sink: &mut S,
+    ) -> Walked {
+        let mut w = Walked::default();
+        let mut pc = self.pc;
+        let Some((base, ents)) = self.code.segment(pc) else {
+            return w;
+        };
+        let mask = self.mask;
+        let at = |pc: u64| {
+            ents.get((pc.wrapping_sub(base) / 2) as usize)
+                .filter(|e| e.len > 0 && pc & 1 == 0)
+        };
+        while let Some(mut e) = at(pc) {
+            let start = pc;
+            let mut count = 0;
+            if e.run > 0 {
+                if !rules.run(u64::from(e.run), u64::from(e.run_bytes / 2)) {
+                    break;
+                }
+                count = u64::from(e.run);
+                let last = pc + u64::from(e.run_last);
+                pc = pc.wrapping_add(u64::from(e.run_bytes)) & mask;
+                self.prev = last;
+                w.instructions += count;
+                w.last = Some((last, pc));
+                match at(pc) {
+                    Some(x) => e = x,
+                    None => {
+                        self.ranges.add(start, last, count, pc, CfClass::None, sink);
+                        break;
+                    }
+                }
+            }
+            let class = e.class;
+            let hw = u64::from(e.len).div_ceil(2);
+            let taken = match class {
+                CfClass::Branch => rules.branch(hw),
+                CfClass::InferableCall | CfClass::InferableJump | CfClass::OtherInferableJump => {
+                    rules.jump(class, hw).then_some(false)
+                }
+                _ => None,
+            };
+            let seq = pc.wrapping_add(u64::from(e.len)) & mask;
+            let Some(taken) = taken else {
+                if count > 0 {
+                    self.ranges
+                        .add(start, self.prev, count, pc, CfClass::None, sink);
+                }
+                break;
+            };
+            if class.pushes_return() {
+                self.stack.push(seq);
+            }
+            let next = if class == CfClass::Branch && !taken {
+                seq
+            } else {
+                pc.wrapping_add(e.target as i64 as u64) & mask
+            };
+            self.ranges
+                .add_block(start, count + 1, pc, seq, class, taken, sink);
+            self.prev = pc;
+            w.instructions += 1;
+            w.last = Some((pc, next));
+            pc = next;
+            match rules.after() {
+                After::Go => {}
+                After::Stop => break,
+                After::Last => {
+                    w.ended = true;
+                    break;
+                }
+            }
+        }
+        self.pc = pc;
+        w
     }
 
     /// Walk the run from `pc` (which is `r.start`): its instructions go to the open range, the
@@ -661,6 +785,38 @@ impl Ranges {
             self.count += 1;
         } else {
             self.restart(pc, 1, sink);
+        }
+        self.last = pc;
+        self.next = if (GOES_ON >> class as u32 & 1 != 0) & !taken {
+            next
+        } else {
+            NOT_JOINABLE
+        };
+        self.class = class;
+        self.taken = Some(taken);
+    }
+
+    /// Add a block: `count` instructions executed in sequence from `start`, the last at `pc` of
+    /// class `class` (a transfer, whose next instruction in memory is at `next`; `taken`: a
+    /// branch was taken): [`add`](Ranges::add) of the run before `pc` then
+    /// [`add_one`](Ranges::add_one) of `pc`, in one step.
+    #[inline]
+    #[allow(clippy::too_many_arguments)]
+    pub fn add_block<S: FlowSink + ?Sized>(
+        &mut self,
+        start: u64,
+        count: u64,
+        pc: u64,
+        next: u64,
+        class: CfClass,
+        taken: bool,
+        sink: &mut S,
+    ) {
+        debug_assert!(start & 1 == 0 && (!taken || class == CfClass::Branch));
+        if self.next == start {
+            self.count += count;
+        } else {
+            self.restart(start, count, sink);
         }
         self.last = pc;
         self.next = if (GOES_ON >> class as u32 & 1 != 0) & !taken {
@@ -955,6 +1111,100 @@ mod tests {
                 range(0x100a, 0x100a, 1, CfClass::None, None),
             ]
         );
+    }
+
+    /// Rules that take every branch as `taken` and stop after `stop_after` transfers.
+    struct Taken {
+        taken: bool,
+        stop_after: u32,
+        halfwords: u64,
+    }
+
+    impl BlockRules for Taken {
+        fn run(&mut self, _count: u64, halfwords: u64) -> bool {
+            self.halfwords += halfwords;
+            true
+        }
+        fn branch(&mut self, halfwords: u64) -> Option<bool> {
+            self.halfwords += halfwords;
+            Some(self.taken)
+        }
+        fn jump(&mut self, _class: CfClass, halfwords: u64) -> bool {
+            self.halfwords += halfwords;
+            true
+        }
+        fn after(&mut self) -> After {
+            self.stop_after -= 1;
+            if self.stop_after == 0 {
+                After::Last
+            } else {
+                After::Go
+            }
+        }
+    }
+
+    /// A block walk gives the ranges and position that the cursor's run and instruction steps
+    /// give, on the program of `cursor_walks_runs_and_instructions`: the branch taken (its
+    /// target 0x100e is off the code) or not, the walk ended after it; not taken and walking on,
+    /// the `c.nop` at 0x100a (a run of one: the last half-word) and the walk stops at 0x100c,
+    /// where the table has no entry.
+    #[test]
+    fn walk_blocks_is_runs_and_instructions() {
+        let image = image_of(&[(0x1000, &[0x0513, 0x0015, 0x0001, 0x0463, 0x00b5, 0x0001])]);
+        let isa = IsaConfig::rv64();
+        let cursor = || {
+            let mut c = Cursor::new(
+                Code::new(&image, isa),
+                &image,
+                isa.xlen.addr_mask(),
+                SequentialJumps::RightBefore,
+                4,
+            );
+            c.jump_to(0x1000, None);
+            c
+        };
+        for (taken, stop_after) in [(true, 1), (false, 1), (false, 2)] {
+            let mut cur = cursor();
+            let mut v = Vec::new();
+            let mut rules = Taken {
+                taken,
+                stop_after,
+                halfwords: 0,
+            };
+            let w = cur.walk_blocks(&mut rules, &mut v);
+            // The same walk with the cursor's steps.
+            let mut by = cursor();
+            let mut u = Vec::new();
+            let r = by.run(0x1000, by.entry(0x1000).unwrap()).unwrap();
+            by.advance_run(&r, &mut u);
+            let next = if taken { 0x100e } else { 0x100a };
+            by.advance(CfClass::Branch, 0x100a, taken, next, &mut u);
+            let mut want = Walked {
+                instructions: 3,
+                last: Some((0x1006, next)),
+                ended: true,
+            };
+            if stop_after == 2 {
+                let r = by.run(0x100a, by.entry(0x100a).unwrap()).unwrap();
+                by.advance_run(&r, &mut u);
+                want = Walked {
+                    instructions: 4,
+                    last: Some((0x100a, 0x100c)),
+                    ended: false,
+                };
+            }
+            assert_eq!(w, want);
+            // addi + c.nop: 3 half-words, the branch 2, the second c.nop 1.
+            assert_eq!(rules.halfwords, 2 + w.instructions);
+            cur.ranges.flush(&mut v);
+            by.ranges.flush(&mut u);
+            assert_eq!((&v, cur.pc, cur.prev()), (&u, by.pc, by.prev()));
+            let want = match stop_after {
+                1 => range(0x1000, 0x1006, 3, CfClass::Branch, Some(taken)),
+                _ => range(0x1000, 0x100a, 4, CfClass::None, None),
+            };
+            assert_eq!(v, [want]);
+        }
     }
 
     /// An instruction that crosses the end of its segment into the next has no entry in the

@@ -109,6 +109,14 @@ impl Code {
         s.ents.get(((pc - s.base) / 2) as usize)
     }
 
+    /// The table of the segment holding `pc`: its base address and its entries (entry `i` for
+    /// the half-word at `base + 2 * i`), for a walk that looks up many entries in one segment.
+    #[inline]
+    pub fn segment(&self, pc: u64) -> Option<(u64, &[Ent])> {
+        let s = self.segs.iter().find(|s| pc >= s.base && pc < s.end)?;
+        Some((s.base, &s.ents))
+    }
+
     /// The sequential path from the instruction at `from` to `addr` (a cursor over the table):
     /// the instruction right before `addr` on it, and how many instructions there are from
     /// `from` (included) to `addr` (excluded); `None` if `addr` is no instruction boundary after

@@ -44,7 +44,7 @@
 use crate::codec::mseo::{Deframer, RawMessage};
 use crate::codec::{parse, rcode, sync, tcode, Addr, Body, CodecConfig, Message, Process};
 use crate::insn::{Classifier, LinkRule};
-use rvtrace_flow::walk::{Cursor, SequentialJumps, WalkError};
+use rvtrace_flow::walk::{After, BlockRules, Cursor, SequentialJumps, WalkError};
 use rvtrace_flow::{FlowElement, FlowSink, LossReason, SyncReason, TraceDecoder};
 use rvtrace_image::code::Code;
 use rvtrace_image::Image;
@@ -233,6 +233,75 @@ struct Repeat {
     icnt: u64,
     hist: Option<u64>,
     end: End,
+}
+
+/// The rules of [`Decoder::walk`]'s general step while HIST bits are left (N-Trace 11.1), for
+/// [`Cursor::walk_blocks`]: runs are walked whole (only transfers take HIST bits; a HIST-only
+/// walk at most [`MAX_WALK_WITHOUT_BRANCH`] instructions from a branch), each conditional
+/// branch takes a bit, jumps with a static target take none (without all-jumps: the caller
+/// checks), every instruction spends its half-words of the budget; the walk ends at the
+/// transfer that leaves no bit and no budget, and stops where the bits run out.
+struct HistBlocks<'s> {
+    s: &'s mut Progress,
+    /// The walk has an end (I-CNT): not HIST-only.
+    has_end: bool,
+    since_branch: u64,
+}
+
+impl BlockRules for HistBlocks<'_> {
+    #[inline]
+    fn run(&mut self, count: u64, halfwords: u64) -> bool {
+        if !self.has_end && self.since_branch + count > MAX_WALK_WITHOUT_BRANCH {
+            return false;
+        }
+        self.s.budget -= halfwords as i64;
+        self.since_branch += count;
+        true
+    }
+
+    #[inline]
+    fn branch(&mut self, halfwords: u64) -> Option<bool> {
+        if !self.has_end && self.since_branch + 1 > MAX_WALK_WITHOUT_BRANCH {
+            return None;
+        }
+        self.s.budget -= halfwords as i64;
+        self.since_branch = 0;
+        // HIST bits are left (the walk stops when they run out).
+        Some(self.s.hist.pop() == Some(true))
+    }
+
+    #[inline]
+    fn jump(&mut self, _class: CfClass, halfwords: u64) -> bool {
+        if !self.has_end && self.since_branch + 1 > MAX_WALK_WITHOUT_BRANCH {
+            return false;
+        }
+        self.s.budget -= halfwords as i64;
+        self.since_branch += 1;
+        true
+    }
+
+    #[inline]
+    fn after(&mut self) -> After {
+        if !self.s.hist.is_empty() {
+            After::Go
+        } else if self.has_end && self.s.budget == 0 {
+            // The message's own end decides the next PC.
+            After::Last
+        } else {
+            After::Stop
+        }
+    }
+}
+
+/// How [`Decoder::walk_blocks`] stopped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Blocks {
+    /// At the walk's last instruction.
+    Last,
+    /// Somewhere after walking some instructions.
+    Walked,
+    /// Without walking any.
+    Stuck,
 }
 
 /// Last instruction of a walk: where it was, and where execution would go without a message.
@@ -858,6 +927,40 @@ impl<'a> Decoder<'a> {
         }
     }
 
+    /// The common steps of [`walk`](Decoder::walk) while HIST bits are left, a block at a time
+    /// ([`Cursor::walk_blocks`]) by the same rules as its general step ([`HistBlocks`]).
+    #[inline]
+    fn walk_blocks<S: FlowSink + ?Sized>(
+        &mut self,
+        has_end: bool,
+        since_branch: &mut u64,
+        last: &mut Option<Last>,
+        sink: &mut S,
+    ) -> Blocks {
+        let mut rules = HistBlocks {
+            s: &mut self.s,
+            has_end,
+            since_branch: *since_branch,
+        };
+        let w = self.cur.walk_blocks(&mut rules, sink);
+        *since_branch = rules.since_branch;
+        self.stats.instructions += w.instructions;
+        match w.last {
+            None => Blocks::Stuck,
+            Some((pc, natural)) => {
+                *last = Some(Last {
+                    pc,
+                    natural: Some(natural),
+                });
+                if w.ended {
+                    Blocks::Last
+                } else {
+                    Blocks::Walked
+                }
+            }
+        }
+    }
+
     /// The class of the instruction at `pc` (for the end of a walk).
     fn class_at(&self, pc: u64) -> CfClass {
         self.cur.insn(pc).map_or(CfClass::None, |i| i.class)
@@ -882,6 +985,13 @@ impl<'a> Decoder<'a> {
                 None if hist_empty => break,
                 Some(_) if hist_empty && self.s.budget <= 0 => break,
                 _ => {}
+            }
+            if !hist_empty && !self.cfg.all_jumps {
+                match self.walk_blocks(end.is_some(), &mut since_branch, &mut last, sink) {
+                    Blocks::Last => break,
+                    Blocks::Walked => continue,
+                    Blocks::Stuck => {}
+                }
             }
             let pc = self.cur.pc;
             // Only the length, class and static target leave the match (the walk's every step
