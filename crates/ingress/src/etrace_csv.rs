@@ -158,6 +158,9 @@ pub struct EtraceCsvReader<R: BufRead> {
     /// The parser of rows in `post-iss` order with these columns ([`standard_prefix`]), when
     /// the file has that order.
     standard: Option<RowParser>,
+    /// An error [`read_batch`](Self::read_batch) found after records it returned: the next
+    /// call's.
+    pending: Option<IngressError>,
 }
 
 /// A parser of the row at the start of a buffer: the record and the row's length.
@@ -257,6 +260,7 @@ impl<R: BufRead> EtraceCsvReader<R> {
             line_no: 1,
             fast: true,
             standard,
+            pending: None,
         })
     }
 
@@ -265,8 +269,45 @@ impl<R: BufRead> EtraceCsvReader<R> {
         self.columns
     }
 
+    /// Up to `max` records appended to `out`, as many calls of [`next_record`](Self::next_record)
+    /// give them (rows in the input's buffer parsed in one go): their number, 0 at the end of
+    /// the file. An error found after some records were appended comes on the next call (the
+    /// records before it are never lost), and reading goes on after it as with `next_record`.
+    pub fn read_batch(&mut self, out: &mut Vec<Record>, max: usize) -> Result<usize, IngressError> {
+        if let Some(e) = self.pending.take() {
+            return Err(e);
+        }
+        let mut got = 0;
+        while got < max {
+            if let (true, Some(parse)) = (self.fast, self.standard) {
+                let n = self.lines.parse_run(parse, out, max - got);
+                self.line_no += n as u64;
+                got += n;
+                if got == max {
+                    break;
+                }
+            }
+            match self.next_record() {
+                Ok(Some(r)) => {
+                    out.push(r);
+                    got += 1;
+                }
+                Ok(None) => break,
+                Err(e) if got == 0 => return Err(e),
+                Err(e) => {
+                    self.pending = Some(e);
+                    break;
+                }
+            }
+        }
+        Ok(got)
+    }
+
     /// The next record, `Ok(None)` at the end of the file (blank lines are skipped).
     pub fn next_record(&mut self) -> Result<Option<Record>, IngressError> {
+        if let Some(e) = self.pending.take() {
+            return Err(e);
+        }
         let (fast, order) = (self.fast, &self.order[..]);
         if let (true, Some(parse)) = (fast, self.standard) {
             if let Some(rec) = self.lines.try_parse(parse) {
@@ -607,6 +648,25 @@ mod tests {
         v
     }
 
+    /// [`outcomes`] read with `read_batch`, `max` records at a time.
+    fn batch_outcomes<R: BufRead>(mut r: EtraceCsvReader<R>, max: usize) -> Vec<String> {
+        let mut v = Vec::new();
+        let mut recs = Vec::new();
+        for _ in 0..100_000 {
+            recs.clear();
+            match r.read_batch(&mut recs, max) {
+                Ok(0) => break,
+                Ok(n) => {
+                    assert_eq!(n, recs.len());
+                    assert!(n <= max);
+                    v.extend(recs.iter().map(|rec| format!("{rec:?}")));
+                }
+                Err(e) => v.push(format!("error: {e}")),
+            }
+        }
+        v
+    }
+
     #[test]
     fn fast_parser_equals_the_simple_one_on_random_rows() {
         use crate::lines::gen::Rng;
@@ -666,6 +726,10 @@ mod tests {
                 let r = EtraceCsvReader::new(std::io::BufReader::with_capacity(cap, &text[..]));
                 fast = outcomes(r.unwrap());
                 assert_eq!(fast, slow, "seed {seed} buffer {cap}");
+                let max = [1, 3, 1000][seed as usize % 3];
+                let r = EtraceCsvReader::new(std::io::BufReader::with_capacity(cap, &text[..]));
+                let batch = batch_outcomes(r.unwrap(), max);
+                assert_eq!(batch, slow, "seed {seed} buffer {cap} batches of {max}");
             }
             assert!(fast.iter().any(|o| o.starts_with("error")), "seed {seed}");
             assert!(

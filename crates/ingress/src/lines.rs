@@ -44,6 +44,34 @@ impl<R: BufRead> ByteLines<R> {
         Some(t)
     }
 
+    /// [`try_parse`](Self::try_parse) on line after line of the buffered input, the values
+    /// appended to `out`, until `f` returns `None` (a line it does not take, or the end of the
+    /// buffer) or `max` values were appended: their number (0 when nothing is buffered or on a
+    /// read error, which [`next_line`](Self::next_line) then reports).
+    #[inline(always)]
+    pub(crate) fn parse_run<T>(
+        &mut self,
+        mut f: impl FnMut(&[u8]) -> Option<(T, usize)>,
+        out: &mut Vec<T>,
+        max: usize,
+    ) -> usize {
+        let Ok(buf) = self.inner.fill_buf() else {
+            return 0;
+        };
+        let (mut p, mut k) = (0, 0);
+        while k < max {
+            let Some((t, n)) = f(&buf[p..]) else {
+                break;
+            };
+            debug_assert!(n <= buf.len() - p && buf[p + n - 1] == b'\n');
+            out.push(t);
+            p += n;
+            k += 1;
+        }
+        self.inner.consume(p);
+        k
+    }
+
     /// Calls `f` with the next line, its `'\n'` included when there is one (as `read_line`
     /// gives it); `Ok(None)` at the end of the input.
     #[inline]
