@@ -280,7 +280,13 @@ impl<R: BufRead> EtraceCsvReader<R> {
         let mut got = 0;
         while got < max {
             if let (true, Some(parse)) = (self.fast, self.standard) {
-                let n = self.lines.parse_run(parse, out, max - got);
+                // The default columns' parser called directly (inlined in the loop), the
+                // others through the pointer.
+                let n = if self.columns == CsvColumns::default() {
+                    self.lines.parse_run(default_prefix, out, max - got)
+                } else {
+                    self.lines.parse_run(parse, out, max - got)
+                };
                 self.line_no += n as u64;
                 got += n;
                 if got == max {
