@@ -465,7 +465,7 @@ pub fn dump(a: &DumpArgs) -> CmdResult {
 
 /// `rvtrace encode etrace`.
 pub fn encode(a: &EncodeArgs) -> CmdResult {
-    use rvtrace_etrace::encoder::{post_iss_itype, Encoder, FrameWriter};
+    use rvtrace_etrace::encoder::{Encoder, FrameWriter};
     use rvtrace_ingress::etrace_csv::EtraceCsvReader;
     use rvtrace_ingress::IngressReader;
     use std::io::BufRead;
@@ -495,25 +495,27 @@ pub fn encode(a: &EncodeArgs) -> CmdResult {
     let (writer, cfg) = if is_csv {
         let xlen = scf_width(&a.trace.scf).or(a.xlen).unwrap_or(64);
         let cfg = a.trace.config(xlen, None, &enc_opts)?;
-        let rd = EtraceCsvReader::new(input).map_err(|e| format!("{name}: {e}"))?;
+        let mut rd = EtraceCsvReader::new(input).map_err(|e| format!("{name}: {e}"))?;
         // Created once the options are known to be good: a usage error leaves no file behind.
         let out = report::Output::create(&a.output)?;
         let reclassify = reclassify && cfg.preset == Preset::Reference;
         let mut enc = Encoder::new(&cfg, FrameWriter::new(out, &cfg))?;
-        for r in rd {
-            let r = match r {
-                Ok(r) => r,
+        let mut batch = Vec::with_capacity(4096);
+        loop {
+            batch.clear();
+            // A damaged input: encode the records before the damage, then report it.
+            let n = match rd.read_batch(&mut batch, 4096) {
+                Ok(n) => n,
                 Err(e) => {
                     damage = Some(format!("{name}: {e}"));
                     break;
                 }
             };
-            if reclassify {
-                enc.push(&post_iss_itype(&image, &r))?;
-            } else {
-                enc.push(&r)?;
+            if n == 0 {
+                break;
             }
-            records += 1;
+            push_batch(&mut enc, &batch, reclassify.then_some(&image))?;
+            records += n as u64;
         }
         (enc.finish()?, cfg)
     } else {
@@ -541,13 +543,7 @@ pub fn encode(a: &EncodeArgs) -> CmdResult {
             if n == 0 {
                 break;
             }
-            for r in &batch {
-                if reclassify {
-                    enc.push(&post_iss_itype(&image, r))?;
-                } else {
-                    enc.push(r)?;
-                }
-            }
+            push_batch(&mut enc, &batch, reclassify.then_some(&image))?;
             records += n as u64;
         }
         (enc.finish()?, cfg)
@@ -569,6 +565,22 @@ pub fn encode(a: &EncodeArgs) -> CmdResult {
         return Ok(crate::run::input_damaged(&e, records));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Encode a batch of records, passed through [`post_iss_itype`] when `image` is given.
+///
+/// [`post_iss_itype`]: rvtrace_etrace::encoder::post_iss_itype
+fn push_batch<S: rvtrace_etrace::encoder::PacketSink>(
+    enc: &mut rvtrace_etrace::encoder::Encoder<S>,
+    batch: &[rvtrace_ingress::Record],
+    image: Option<&rvtrace_image::Image>,
+) -> Result<(), String> {
+    match image {
+        Some(image) => batch
+            .iter()
+            .try_for_each(|r| enc.push(&rvtrace_etrace::encoder::post_iss_itype(image, r))),
+        None => enc.push_all(batch),
+    }
 }
 
 /// A hint when decoding fails in a way that mismatched settings cause: the settings are not in

@@ -446,14 +446,15 @@ pub(crate) fn dump_failure(
 /// `rvtrace encode ntrace`.
 pub fn encode(a: &EncodeArgs) -> CmdResult {
     let inp = a.ingress.display();
-    let mut source: Box<dyn FnMut() -> Result<Option<Record>, String>>;
+    // Records in batches (0: the end of the input).
+    let mut source: Box<dyn FnMut(&mut Vec<Record>) -> Result<usize, String>>;
     let (xlen, itype_width, has_sijump, has_time) = match a.input_format {
         InputFormat::Ingress => {
             let reader = report::open_input_progress(&a.ingress, "encode")?;
             let mut r = IngressReader::new(reader).map_err(|e| format!("{inp}: {e}"))?;
             let h = r.header().clone();
             let name = inp.to_string();
-            source = Box::new(move || r.next_record().map_err(|e| format!("{name}: {e}")));
+            source = Box::new(move |b| r.read_batch(b, 4096).map_err(|e| format!("{name}: {e}")));
             (h.xlen, h.itype_width, h.has_sijump, h.has_time)
         }
         InputFormat::Pcseq => {
@@ -461,7 +462,7 @@ pub fn encode(a: &EncodeArgs) -> CmdResult {
                 .map_err(|e| format!("{inp}: cannot open: {e}"))?;
             let mut r = PcseqReader::new(text);
             let name = inp.to_string();
-            source = Box::new(move || r.next_record().map_err(|e| format!("{name}: {e}")));
+            source = Box::new(move |b| r.read_batch(b, 4096).map_err(|e| format!("{name}: {e}")));
             let xlen = match a.opts.xlen.as_deref() {
                 Some("32") => Xlen::Rv32,
                 _ => Xlen::Rv64,
@@ -548,17 +549,18 @@ pub fn encode(a: &EncodeArgs) -> CmdResult {
     // A damaged input: encode the records before the damage, then report it (issue 9 item 6).
     let mut damage = None;
     let mut records = 0u64;
+    let mut batch = Vec::with_capacity(4096);
     loop {
-        let r = match source() {
-            Ok(Some(r)) => r,
-            Ok(None) => break,
+        batch.clear();
+        match source(&mut batch) {
+            Ok(0) => break,
+            Ok(n) => records += n as u64,
             Err(e) => {
                 damage = Some(e);
                 break;
             }
-        };
-        records += 1;
-        enc.push(&r, &mut buf);
+        }
+        enc.push_all(&batch, &mut buf);
         if buf.len() >= 1 << 15 {
             out.write_all(&buf).map_err(|e| out.fail(e))?;
             buf.clear();

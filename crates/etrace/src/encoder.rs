@@ -220,6 +220,8 @@ pub struct Encoder<S: PacketSink> {
     last_why: Why,
     last_updiscon_flag: bool,
     amask: u64,
+    /// Take the fast path where it applies (the tests turn it off to compare).
+    fast_path: bool,
     /// Statistics.
     pub stats: EncodeStats,
 }
@@ -307,6 +309,7 @@ impl<S: PacketSink> Encoder<S> {
             last_why: Why::Other,
             last_updiscon_flag: false,
             amask: mask(p.iaddress_width_p as u32),
+            fast_path: true,
             stats: EncodeStats::default(),
         };
         e.support(true, QualStatus::NoChange)?;
@@ -342,6 +345,76 @@ impl<S: PacketSink> Encoder<S> {
             self.encode(false)?;
         }
         Ok(())
+    }
+
+    /// Add ingress records in order: the same packets as [`push`](Encoder::push) on each, faster.
+    /// Runs of records that take the fast path (see [`quick`](Encoder::quick)) are scanned in
+    /// place, without going through the pipeline one by one.
+    pub fn push_all(&mut self, recs: &[Record]) -> Result<(), String> {
+        let mut i = 0;
+        while i < recs.len() {
+            i += self.run_fast(&recs[i..]);
+            if let Some(r) = recs.get(i) {
+                self.push(r)?;
+                i += 1;
+            }
+        }
+        Ok(())
+    }
+
+    /// The run of records at the start of `recs` that [`push`](Encoder::push) would each take
+    /// through the fast path: their effect applied (branch map, positions, the pipeline left as
+    /// after pushing them), their number returned.
+    fn run_fast(&mut self, recs: &[Record]) -> usize {
+        let Some(first_next) = recs.first() else {
+            return 0;
+        };
+        // The pipeline's newest record becomes current with `recs[0]` next; its previous one
+        // must be a pushed record (count >= 2) the fast path may follow.
+        if !self.fast_path
+            || self.count < 2
+            || self.resync_count >= self.resync_max
+            || self.pending_irreport.is_some()
+        {
+            return 0;
+        }
+        let iprev = self.pipe[self.ic()];
+        let icurr = self.pipe[self.head].rec;
+        if !(iprev.qualified
+            && self.prev_allows_fast(&iprev)
+            && icurr.priv_ == iprev.rec.priv_
+            && icurr.context == iprev.rec.context
+            && self.quick(&icurr, first_next))
+        {
+            return 0;
+        }
+        self.quick_step(&icurr);
+        // A record that took the fast path as current is a plain one: the next may follow it
+        // (its own privilege and context were compared with the next's).
+        let mut j = 1;
+        while let (Some(c), Some(x)) = (recs.get(j - 1), recs.get(j)) {
+            if !self.quick(c, x) {
+                break;
+            }
+            self.quick_step(c);
+            j += 1;
+        }
+        // The pipeline as `push` leaves it: the last three records, the current one's
+        // discontinuity resolved (none).
+        for rec in &recs[j.saturating_sub(3)..j] {
+            self.head = (self.head + 1) % 3;
+            self.pipe[self.head] = Inst {
+                rec: *rec,
+                qualified: true,
+                updiscon: false,
+            };
+        }
+        let ic = self.ic();
+        self.pipe[ic].updiscon = false;
+        self.last_updiscon_flag = false;
+        self.count += j as u64;
+        self.stats.records += j as u64;
+        j
     }
 
     /// End of trace: report the final instruction and send a support packet saying tracing
@@ -863,11 +936,11 @@ impl<S: PacketSink> Encoder<S> {
 
     /// Add the current branch to the branch map / predictor (`algo.png` "Update branch
     /// map/predictor").
-    fn update_branch(&mut self, icurr: &Inst) {
-        let taken = icurr.itype() == Itype::TakenBranch;
+    fn update_branch(&mut self, icurr: &Record) {
+        let taken = icurr.itype == Itype::TakenBranch;
         self.curr_correct = true;
         if !self.reference() && self.o.branch_prediction && !self.bpred.is_empty() {
-            let i = table_index(icurr.rec.iaddr, self.p.bpred_size_p);
+            let i = table_index(icurr.iaddr, self.p.bpred_size_p);
             let predicted = self.bpred[i] & 2 != 0;
             self.bpred[i] = bpred_next(self.bpred[i], taken);
             let correct = predicted == taken;
@@ -901,36 +974,73 @@ impl<S: PacketSink> Encoder<S> {
         }
     }
 
-    /// Fast path: an instruction that cannot cause a packet nor change the encoder's state
-    /// (algo.png takes no rectangle): a plain retired instruction or inferable jump that is not
-    /// a call, after a plain one, with no privilege or context change around it, no trap next
-    /// and the resync timer not due.
+    /// Fast path: an instruction that cannot cause a packet (algo.png takes no rectangle but
+    /// "Update branch map/predictor"): a plain retired instruction, inferable jump that is not a
+    /// call, or branch that does not fill the branch map, after a plain one, with no privilege
+    /// or context change around it, no trap next and the resync timer not due.
     #[inline]
-    fn fast(&self, last: bool, r: bool) -> bool {
+    fn fast(&self, last: bool) -> bool {
         let iprev = &self.pipe[self.ip()];
         let icurr = &self.pipe[self.ic()];
         let inext = &self.pipe[self.head];
-        !last
+        self.fast_path
+            && !last
             && icurr.qualified
             && iprev.qualified
-            && matches!(
-                icurr.itype(),
-                Itype::None | Itype::InferableJump | Itype::OtherInferableJump
-            )
-            && icurr.retired()
-            && !iprev.is_exception()
-            && !inext.is_exception()
-            && (if r {
+            && self.prev_allows_fast(iprev)
+            && icurr.rec.priv_ == iprev.rec.priv_
+            && icurr.rec.context == iprev.rec.context
+            && self.resync_count < self.resync_max
+            && self.pending_irreport.is_none()
+            && self.quick(&icurr.rec, &inext.rec)
+    }
+
+    /// The previous instruction's part of [`fast`](Self::fast): no trap, no uninferable
+    /// discontinuity whose target is reported.
+    #[inline(always)]
+    fn prev_allows_fast(&self, iprev: &Inst) -> bool {
+        !iprev.is_exception()
+            && if self.reference() {
                 !self.is_updiscon_itype(iprev)
             } else {
                 !iprev.updiscon
-            })
-            && icurr.rec.priv_ == iprev.rec.priv_
-            && inext.rec.priv_ == icurr.rec.priv_
-            && icurr.rec.context == iprev.rec.context
-            && inext.rec.context == icurr.rec.context
-            && self.resync_count < self.resync_max
-            && self.pending_irreport.is_none()
+            }
+    }
+
+    /// The current (`c`) and next (`x`) instructions' part of [`fast`](Self::fast). Nothing in
+    /// `encode` sends a packet then: no trap (current or next), no privilege or context change
+    /// (ppccd, cci), no discontinuity, and a branch leaves at most 30 in the map outside
+    /// counting mode (31 would send a full map, `rpt_br`, or start counting).
+    #[inline(always)]
+    fn quick(&self, c: &Record, x: &Record) -> bool {
+        let kind_ok = match c.itype {
+            Itype::None | Itype::InferableJump | Itype::OtherInferableJump => true,
+            Itype::TakenBranch | Itype::NonTakenBranch => !self.count_mode && self.branches < 30,
+            _ => false,
+        };
+        kind_ok
+            && c.iretire != 0
+            && !matches!(x.itype, Itype::Exception | Itype::Interrupt)
+            && x.priv_ == c.priv_
+            && x.context == c.context
+    }
+
+    /// The fast path's effect of the current instruction `c`: a branch goes into the branch map
+    /// (and the decoder cannot stop before it); the instruction is a position the decoder may
+    /// stop at (implicit return).
+    #[inline(always)]
+    fn quick_step(&mut self, c: &Record) {
+        let branch = matches!(c.itype, Itype::TakenBranch | Itype::NonTakenBranch);
+        if branch {
+            self.update_branch(c);
+        }
+        if self.track {
+            if branch {
+                self.tail.clear();
+                self.tail_full = false;
+            }
+            self.push_pos(c.iaddr & self.amask, false);
+        }
     }
 
     #[inline]
@@ -948,11 +1058,9 @@ impl<S: PacketSink> Encoder<S> {
     fn encode(&mut self, last: bool) -> Result<(), String> {
         let r = self.reference();
         let (ip, ic) = (self.ip(), self.ic());
-        if self.fast(last, r) {
-            if self.track {
-                let pc = self.pipe[ic].rec.iaddr & self.amask;
-                self.push_pos(pc, false);
-            }
+        if self.fast(last) {
+            let c = self.pipe[ic].rec;
+            self.quick_step(&c);
             self.pipe[ic].updiscon = false;
             self.last_updiscon_flag = false;
             return Ok(());
@@ -964,7 +1072,7 @@ impl<S: PacketSink> Encoder<S> {
             return Ok(());
         }
         if icurr.is_branch() {
-            self.update_branch(&icurr);
+            self.update_branch(&icurr.rec);
         }
         // The current instruction's discontinuity status with the stack as it is now (a sync
         // packet at this instruction would clear the stack; that is applied after the packet).
@@ -1290,5 +1398,146 @@ impl<W: std::io::Write> PacketSink for FrameWriter<W> {
         self.payload_bytes += n as u64;
         self.packets += 1;
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::ConfigInputs;
+    use rvtrace_testkit::records::{random_records, Rng};
+
+    fn configs() -> Vec<TraceConfig> {
+        let d = ConfigInputs::default();
+        let sets = [
+            d.clone(),
+            ConfigInputs {
+                preset: Preset::Reference,
+                ..d.clone()
+            },
+            ConfigInputs {
+                implicit_return: true,
+                ..d.clone()
+            },
+            ConfigInputs {
+                implicit_return: true,
+                return_stack: Some(8),
+                sijump: true,
+                implicit_exception: true,
+                ..d.clone()
+            },
+            ConfigInputs {
+                branch_prediction: Some(16),
+                ..d.clone()
+            },
+            ConfigInputs {
+                branch_prediction: Some(64),
+                jump_target_cache: Some(16),
+                implicit_return: true,
+                resync: Some(40),
+                ..d.clone()
+            },
+            ConfigInputs {
+                resync: Some(16),
+                full_address: true,
+                timestamps: true,
+                ..d.clone()
+            },
+        ];
+        sets.iter()
+            .map(|i| {
+                TraceConfig::build(&ConfigInputs {
+                    xlen_bits: 64,
+                    ..i.clone()
+                })
+                .unwrap()
+            })
+            .collect()
+    }
+
+    /// The packets of `recs` in `pieces` (a trace loss after the pieces marked so), pushed
+    /// one by one or (`all`) with `push_all`, with or without the fast path.
+    fn encode(
+        cfg: &TraceConfig,
+        pieces: &[(&[Record], bool)],
+        fast: bool,
+        all: bool,
+    ) -> (Vec<TeInst>, u64) {
+        let mut e = Encoder::new(cfg, Vec::new()).unwrap();
+        e.fast_path = fast;
+        for &(piece, lost) in pieces {
+            if all {
+                e.push_all(piece).unwrap();
+            } else {
+                for r in piece {
+                    e.push(r).unwrap();
+                }
+            }
+            if lost {
+                e.lost().unwrap();
+            }
+        }
+        let records = e.stats.records;
+        (e.finish().unwrap(), records)
+    }
+
+    /// The fast paths (`push`'s, and `push_all`'s runs) give the packets of the algorithm without
+    /// them, on random record streams cut at random places (with trace losses now and then).
+    #[test]
+    fn fast_paths_equal_the_algorithm() {
+        for seed in 1..=12u64 {
+            let recs = random_records(seed, 6000, seed % 2 == 0);
+            let mut g = Rng(seed + 99);
+            let mut pieces = Vec::new();
+            let mut at = 0;
+            while at < recs.len() {
+                let n = match g.below(4) {
+                    0 => g.below(4),
+                    _ => g.below(700),
+                } as usize;
+                let end = (at + n).min(recs.len());
+                pieces.push((&recs[at..end], g.below(10) == 0));
+                at = end;
+            }
+            for (k, cfg) in configs().iter().enumerate() {
+                let (slow, n) = encode(cfg, &pieces, false, false);
+                assert_eq!(n, recs.len() as u64);
+                let kinds = slow.iter().map(kind_index).fold(0u8, |m, i| m | 1 << i);
+                // Branch maps, traps and syncs at least.
+                assert!(
+                    kinds & 0b11_0100 == 0b11_0100,
+                    "seed {seed} config {k}: {kinds:b}"
+                );
+                let one = encode(cfg, &pieces, true, false);
+                assert!(one.0 == slow, "seed {seed} config {k}: push");
+                let all = encode(cfg, &pieces, true, true);
+                assert!(all.0 == slow, "seed {seed} config {k}: push_all");
+                assert_eq!(all.1, n);
+            }
+        }
+    }
+
+    /// `push_all` takes its runs on a stream of plain instructions and branches: the records
+    /// left to `push` are few.
+    #[test]
+    fn push_all_runs_cover_the_common_records() {
+        let recs: Vec<Record> = random_records(5, 20_000, false)
+            .into_iter()
+            .filter(|r| matches!(r.itype, Itype::None | Itype::NonTakenBranch))
+            .collect();
+        let cfg = &configs()[0];
+        let mut e = Encoder::new(cfg, Vec::new()).unwrap();
+        let mut fast = 0;
+        let mut i = 0;
+        while i < recs.len() {
+            let n = e.run_fast(&recs[i..]);
+            fast += n;
+            i += n;
+            if let Some(r) = recs.get(i) {
+                e.push(r).unwrap();
+                i += 1;
+            }
+        }
+        assert!(fast * 10 > recs.len() * 9, "{fast} of {}", recs.len());
     }
 }

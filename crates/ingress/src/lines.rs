@@ -44,6 +44,34 @@ impl<R: BufRead> ByteLines<R> {
         Some(t)
     }
 
+    /// [`try_parse`](Self::try_parse) on line after line of the buffered input, the values
+    /// appended to `out`, until `f` returns `None` (a line it does not take, or the end of the
+    /// buffer) or `max` values were appended: their number (0 when nothing is buffered or on a
+    /// read error, which [`next_line`](Self::next_line) then reports).
+    #[inline(always)]
+    pub(crate) fn parse_run<T>(
+        &mut self,
+        mut f: impl FnMut(&[u8]) -> Option<(T, usize)>,
+        out: &mut Vec<T>,
+        max: usize,
+    ) -> usize {
+        let Ok(buf) = self.inner.fill_buf() else {
+            return 0;
+        };
+        let (mut p, mut k) = (0, 0);
+        while k < max {
+            let Some((t, n)) = f(&buf[p..]) else {
+                break;
+            };
+            debug_assert!(n <= buf.len() - p && buf[p + n - 1] == b'\n');
+            out.push(t);
+            p += n;
+            k += 1;
+        }
+        self.inner.consume(p);
+        k
+    }
+
     /// Calls `f` with the next line, its `'\n'` included when there is one (as `read_line`
     /// gives it); `Ok(None)` at the end of the input.
     #[inline]
@@ -116,19 +144,12 @@ pub(crate) fn hex_until(s: &[u8], stop: u8) -> Option<(u64, usize)> {
         [b'0', b'x' | b'X', ..] => 2,
         _ => 0,
     };
-    // Eight digits then `stop` (a 32-bit address, the common field): without a loop. `stop`
+    // Eight digits then `stop` (a 32-bit address, the common field): eight at a time. `stop`
     // is no hex digit, so this is what the loop finds.
     if let Some(&[d @ .., end]) = s.get(start..start + 9).and_then(|w| w.first_chunk::<9>()) {
         if end == stop {
-            let mut v = 0u64;
-            let mut bad = 0u8;
-            for b in d {
-                let h = HEX[b as usize];
-                bad |= h;
-                v = v << 4 | (h & 0xf) as u64;
-            }
-            if bad < 16 {
-                return Some((v, start + 8));
+            if let Some(v) = hex8(d) {
+                return Some((v as u64, start + 8));
             }
         }
     }
@@ -145,6 +166,28 @@ pub(crate) fn hex_until(s: &[u8], stop: u8) -> Option<(u64, usize)> {
     }
     let n = i - start;
     ((1..=16).contains(&n) && s.get(i) == Some(&stop)).then_some((v, i))
+}
+
+/// Eight hex digits (either case), the first the most significant: their value, or `None` if
+/// a byte is no hex digit. All eight bytes at once (SWAR: a byte's bit 7 says what it is).
+#[inline(always)]
+pub(crate) fn hex8(d: [u8; 8]) -> Option<u32> {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let x = u64::from_le_bytes(d);
+    // Bit 7 of each byte below 0x80: whether it is at least `c`.
+    let at_least = |v: u64, c: u8| v.wrapping_add(u64::from(0x80 - c) * ONES) & HIGH;
+    let digit = at_least(x, b'0') & !at_least(x, b'9' + 1);
+    let lower = x | 0x2020_2020_2020_2020;
+    let letter = at_least(lower, b'a') & !at_least(lower, b'f' + 1);
+    if x & HIGH != 0 || digit | letter != HIGH {
+        return None;
+    }
+    // Each byte's value (letters: low nibble + 9), then pairs, quads and the whole.
+    let v = (x & 0x0f0f_0f0f_0f0f_0f0f) + (letter >> 7) * 9;
+    let v = (v & 0x000f_000f_000f_000f) << 4 | (v >> 8) & 0x000f_000f_000f_000f;
+    let v = (v & 0x0000_00ff_0000_00ff) << 8 | (v >> 16) & 0x0000_00ff_0000_00ff;
+    Some(((v & 0xffff) << 16 | (v >> 32) & 0xffff) as u32)
 }
 
 /// 1 to 19 decimal digits at the start of `s` followed by `,` or a line end: the value and
@@ -200,6 +243,30 @@ pub(crate) fn dec(s: &[u8]) -> Option<u64> {
         v = v * 10 + d as u64;
     }
     Some(v)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `hex8` gives what the digit table gives, on bytes around every class boundary.
+    #[test]
+    fn hex8_equals_the_table() {
+        const BYTES: &[u8] = b"0123456789abcdefABCDEF/:@G`gxX \x00\x7f\x80\xb0\xc6\xe1\xff";
+        let mut g = gen::Rng(0x1234_5678_9abc_def1);
+        for i in 0..200_000 {
+            let d: [u8; 8] = std::array::from_fn(|_| match i % 4 {
+                0 => BYTES[g.below(BYTES.len())],
+                1 => g.next() as u8,
+                _ => BYTES[g.below(22)],
+            });
+            let table = d.iter().try_fold(0u32, |v, &b| {
+                let h = HEX[b as usize];
+                (h < 16).then_some(v << 4 | h as u32)
+            });
+            assert_eq!(hex8(d), table, "{d:?}");
+        }
+    }
 }
 
 /// Random text for the tests that compare the fast parsers with the simple ones.

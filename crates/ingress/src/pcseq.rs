@@ -60,6 +60,9 @@ pub struct PcseqReader<R: BufRead> {
     done: bool,
     /// Use the fast parser (tests turn it off to compare).
     fast: bool,
+    /// An error [`read_batch`](Self::read_batch) found after records it returned: the next
+    /// call's.
+    pending: Option<IngressError>,
 }
 
 impl<R: BufRead> PcseqReader<R> {
@@ -71,6 +74,7 @@ impl<R: BufRead> PcseqReader<R> {
             priv_: privilege::M,
             done: false,
             fast: true,
+            pending: None,
         }
     }
 
@@ -80,8 +84,51 @@ impl<R: BufRead> PcseqReader<R> {
         self
     }
 
+    /// Up to `max` records appended to `out`, as many calls of [`next_record`](Self::next_record)
+    /// give them (lines in the input's buffer parsed in one go): their number, 0 at the end of
+    /// the input. An error found after some records were appended comes on the next call (the
+    /// records before it are never lost), and reading goes on after it as with `next_record`.
+    pub fn read_batch(&mut self, out: &mut Vec<Record>, max: usize) -> Result<usize, IngressError> {
+        if let Some(e) = self.pending.take() {
+            return Err(e);
+        }
+        let mut got = 0;
+        while got < max {
+            if self.fast && !self.done {
+                let priv_ = self.priv_;
+                let parse = |buf: &[u8]| {
+                    let (mut rec, n) = fast_prefix(buf)?;
+                    rec.priv_ = priv_;
+                    Some((rec, n))
+                };
+                let n = self.lines.parse_run(parse, out, max - got);
+                self.line_no += n as u64;
+                got += n;
+                if got == max {
+                    break;
+                }
+            }
+            match self.next_record() {
+                Ok(Some(r)) => {
+                    out.push(r);
+                    got += 1;
+                }
+                Ok(None) => break,
+                Err(e) if got == 0 => return Err(e),
+                Err(e) => {
+                    self.pending = Some(e);
+                    break;
+                }
+            }
+        }
+        Ok(got)
+    }
+
     /// The next record, `Ok(None)` at the end of the input or at a `.e` line.
     pub fn next_record(&mut self) -> Result<Option<Record>, IngressError> {
+        if let Some(e) = self.pending.take() {
+            return Err(e);
+        }
         let fast = self.fast;
         if fast && !self.done {
             if let Some(mut rec) = self.lines.try_parse(fast_prefix) {
@@ -356,6 +403,25 @@ mod tests {
         v
     }
 
+    /// [`outcomes`] read with `read_batch`, `max` records at a time.
+    fn batch_outcomes<R: BufRead>(mut r: PcseqReader<R>, max: usize) -> Vec<String> {
+        let mut v = Vec::new();
+        let mut recs = Vec::new();
+        for _ in 0..100_000 {
+            recs.clear();
+            match r.read_batch(&mut recs, max) {
+                Ok(0) => break,
+                Ok(n) => {
+                    assert_eq!(n, recs.len());
+                    assert!(n <= max);
+                    v.extend(recs.iter().map(|rec| format!("{rec:?}")));
+                }
+                Err(e) => v.push(format!("error: {e}")),
+            }
+        }
+        v
+    }
+
     #[test]
     fn fast_parser_equals_the_simple_one_on_random_lines() {
         use crate::lines::gen::Rng;
@@ -399,6 +465,10 @@ mod tests {
                 let r = PcseqReader::new(std::io::BufReader::with_capacity(cap, &text[..]));
                 fast = outcomes(r);
                 assert_eq!(fast, slow, "seed {seed} buffer {cap}");
+                let max = [1, 3, 1000][seed as usize % 3];
+                let r = PcseqReader::new(std::io::BufReader::with_capacity(cap, &text[..]));
+                let batch = batch_outcomes(r, max);
+                assert_eq!(batch, slow, "seed {seed} buffer {cap} batches of {max}");
             }
             assert!(records > 0 && !fast.is_empty());
             assert!(fast.iter().any(|o| o.starts_with("error")), "seed {seed}");

@@ -80,6 +80,9 @@ fn main() {
                 },
             ),
         ];
+        if arch == "rv64gc" {
+            encode_pcseq(&run.records, base, arch);
+        }
         for (label, cfg) in configs {
             let mut enc_s = f64::MAX;
             let mut out = Vec::new();
@@ -264,4 +267,52 @@ fn key(label: &str) -> String {
         .split_whitespace()
         .collect::<Vec<_>>()
         .join("_")
+}
+
+/// End to end from text: the first 3 M records as NexRv PCSEQ in memory, read and encoded in
+/// HTM into message bytes in memory (`rvtrace encode ntrace --input-format pcseq` without the
+/// file system), in records per second, best of 5. The trace must equal the one encoded from
+/// the records the PCSEQ holds.
+fn encode_pcseq(records: &[rvtrace_ingress::Record], cfg: EncoderConfig, arch: &str) {
+    use rvtrace_ingress::pcseq::{PcseqReader, PcseqWriter};
+    let records = &records[..records.len().min(3_000_000)];
+    let mut w = PcseqWriter::new(Vec::new());
+    for r in records {
+        w.write(r).unwrap();
+    }
+    let text = w.finish().unwrap();
+    let read: Vec<_> = PcseqReader::new(&text[..]).map(|r| r.unwrap()).collect();
+    let (direct, _) = rvtrace_ntrace::encoder::encode(cfg, &read);
+    let (s, got) = rvtrace_testkit::bench::best_of(5, || {
+        let mut out = Vec::with_capacity(1 << 22);
+        // As `rvtrace encode ntrace` reads and encodes: in batches.
+        let mut enc = Encoder::new(cfg);
+        let mut rd = PcseqReader::new(&text[..]);
+        let mut batch = Vec::with_capacity(4096);
+        loop {
+            batch.clear();
+            if rd.read_batch(&mut batch, 4096).unwrap() == 0 {
+                break;
+            }
+            enc.push_all(&batch, &mut out);
+        }
+        enc.finish(&mut out);
+        out
+    });
+    assert!(
+        got == direct,
+        "the PCSEQ's trace differs from the records' trace"
+    );
+    let n = read.len() as f64;
+    println!(
+        "  encode from PCSEQ ({} records, {:.1} MB)     {:>7.1} M records/s",
+        read.len(),
+        text.len() as f64 / 1e6,
+        n / s / 1e6
+    );
+    figure(
+        &format!("ntrace.{arch}.encode_pcseq"),
+        n / s / 1e6,
+        "Mrec/s",
+    );
 }
