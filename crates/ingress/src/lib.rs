@@ -158,6 +158,84 @@ impl Record {
     pub fn is_single_instruction(&self) -> bool {
         self.ilastsize <= 30 && self.iretire == 1u32 << self.ilastsize
     }
+
+    /// The instructions of a block record, as records of one instruction each: what a hart
+    /// that retires one instruction at a time reports for them (`ingressPort.adoc`,
+    /// "Simplifications for single-retirement"). `len_at(addr)` is the length in bytes (2 or
+    /// 4) of the program's instruction at `addr`; `f` gets each record in order. Returns the
+    /// number of instructions. A record that retires nothing or one instruction is given as it
+    /// is.
+    ///
+    /// The instructions before the last have `itype` 0 and no trap fields, `ctype` is the
+    /// first's only, and the last has the block's `ilastsize`, `itype`, `cause`, `tval` and
+    /// `sijump`. `time` is the block's for its last instruction and one step less for each
+    /// instruction before it (the hart model's block records: `rvtrace_sim::ingress`, "Block
+    /// records"). An error when the program's instructions do not end exactly at the block's
+    /// last instruction (not the program of the trace), or an address is not in it.
+    pub fn split_block(
+        &self,
+        mut len_at: impl FnMut(u64) -> Option<u32>,
+        mut f: impl FnMut(Record),
+    ) -> Result<u64, String> {
+        if !self.retires() || self.is_single_instruction() {
+            f(*self);
+            return Ok(self.retires() as u64);
+        }
+        let last = self.last_size_bytes().ok_or_else(|| {
+            format!(
+                "{:#x}: ilastsize {} is not an instruction size",
+                self.iaddr, self.ilastsize
+            )
+        })? as u64;
+        let bytes = 2 * self.iretire as u64;
+        let end = bytes.checked_sub(last).ok_or_else(|| {
+            format!(
+                "{:#x}: iretire {} is less than the last instruction",
+                self.iaddr, self.iretire
+            )
+        })?;
+        // The offsets of the instructions before the last, checked once, then given.
+        let mut before = 0u64;
+        let mut off = 0u64;
+        while off < end {
+            let at = self.iaddr.wrapping_add(off);
+            let len =
+                len_at(at).ok_or_else(|| format!("{at:#x}: no instruction in the program"))?;
+            off += len as u64;
+            before += 1;
+        }
+        if off != end {
+            return Err(format!(
+                "{:#x} +{bytes}: the program's instructions do not end at the block's last one",
+                self.iaddr
+            ));
+        }
+        let mut off = 0u64;
+        for k in 0..before {
+            let at = self.iaddr.wrapping_add(off);
+            let len = len_at(at).unwrap_or(4);
+            off += len as u64;
+            f(Record {
+                iaddr: at,
+                iretire: len / 2,
+                ilastsize: (len == 4) as u8,
+                itype: Itype::None,
+                cause: 0,
+                tval: 0,
+                ctype: if k == 0 { self.ctype } else { 0 },
+                time: self.time.wrapping_sub(before - k),
+                sijump: false,
+                ..*self
+            });
+        }
+        f(Record {
+            iaddr: self.last_iaddr(),
+            iretire: (last / 2) as u32,
+            ctype: if before == 0 { self.ctype } else { 0 },
+            ..*self
+        });
+        Ok(before + 1)
+    }
 }
 
 /// Where a producer of records (the hart's ingress recorder) sends them.
