@@ -318,3 +318,83 @@ impl<F: FnMut(&Record)> RecordSink for F {
         self(r)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A block of a 32-bit, a 16-bit and a 32-bit instruction ending in a taken branch, first
+    /// in a new context: the records of one instruction each that a single-retirement hart
+    /// reports (`ingressPort.adoc`), times one step apart up to the block's.
+    #[test]
+    fn split_block_gives_the_instructions() {
+        let block = Record {
+            iaddr: 0x1000,
+            iretire: 5,
+            ilastsize: 1,
+            itype: Itype::TakenBranch,
+            priv_: privilege::S,
+            context: 7,
+            ctype: 2,
+            time: 100,
+            ..Record::default()
+        };
+        let len = |pc: u64| match pc {
+            0x1000 | 0x1006 => Some(4),
+            0x1004 => Some(2),
+            _ => None,
+        };
+        let mut out = Vec::new();
+        assert_eq!(block.split_block(len, |r| out.push(r)), Ok(3));
+        let one = |iaddr, iretire, itype, ctype, time| Record {
+            iaddr,
+            iretire,
+            ilastsize: (iretire == 2) as u8,
+            itype,
+            priv_: privilege::S,
+            context: 7,
+            ctype,
+            time,
+            ..Record::default()
+        };
+        assert_eq!(
+            out,
+            [
+                one(0x1000, 2, Itype::None, 2, 98),
+                one(0x1004, 1, Itype::None, 0, 99),
+                one(0x1006, 2, Itype::TakenBranch, 0, 100),
+            ]
+        );
+        // Not the program of the trace: the lengths run past the last instruction's start, or
+        // an address is not in it; nothing is given.
+        let mut n = 0;
+        let wrong = |_| Some(4);
+        assert!(block.split_block(wrong, |_| n += 1).is_err());
+        assert!(block.split_block(|_| None, |_| n += 1).is_err());
+        let short = Record {
+            iretire: 1,
+            ..block
+        };
+        assert!(short.split_block(len, |_| n += 1).is_err());
+        assert_eq!(n, 0);
+        // One instruction, or a trap that retired nothing: the record itself.
+        for r in [
+            Record {
+                iretire: 2,
+                ..block
+            },
+            Record {
+                iretire: 0,
+                itype: Itype::Interrupt,
+                ..block
+            },
+        ] {
+            let mut out = Vec::new();
+            assert_eq!(
+                r.split_block(|_| None, |x| out.push(x)),
+                Ok(r.retires() as u64)
+            );
+            assert_eq!(out, [r]);
+        }
+    }
+}
