@@ -256,6 +256,15 @@ pub trait RecordSink {
         self.record(r)
     }
 
+    /// One record that differs from the previous record given to this sink only in `iaddr`,
+    /// `iretire`, `ilastsize`, `itype` and `time` (a block record: same `priv` and `context`,
+    /// no trap fields, `ctype` 0, no `sijump`). A binary writer encodes it with
+    /// [`IngressWriter::write_block`]; the default is [`record`](Self::record).
+    #[inline(always)]
+    fn block(&mut self, r: &Record) {
+        self.record(r)
+    }
+
     /// `n` records, each one [`predicted`](Self::predicted) but for its address: record `k` is
     /// `near(k)` (one instruction) with the privilege, context and time of `head` (the time
     /// `head.time + k * head.time_step`). The default gives them to

@@ -109,6 +109,8 @@ pub struct IngressRecorder<S: RecordSink, const FAST: bool = true> {
     /// Block mode: the open block (`iretire` 0: none; its privilege as the hart encodes it is
     /// `pred_priv`).
     open: Record,
+    /// Block mode: `priv` and `context` of the last record sent.
+    sent: (u8, u64),
     /// Records emitted so far.
     pub records: u64,
 }
@@ -160,6 +162,7 @@ impl<S: RecordSink, const FAST: bool> IngressRecorder<S, FAST> {
             last_context: 0,
             blocks: false,
             open: Record::default(),
+            sent: (0, 0),
             records: 0,
         }
     }
@@ -203,6 +206,7 @@ impl<S: RecordSink, const FAST: bool> IngressRecorder<S, FAST> {
         self.last_priv = rec.priv_;
         self.pred_priv = hart_priv;
         self.last_context = rec.context;
+        self.sent = (rec.priv_, rec.context);
         let context_due = self.asid.is_some_and(|a| a.current != a.reported);
         self.full_next = serviced || context_due;
         if serviced {
@@ -300,11 +304,91 @@ impl<S: RecordSink, const FAST: bool> IngressRecorder<S, FAST> {
     /// retired instruction.)
     #[inline(never)]
     fn close_block(&mut self) {
-        if self.open.iretire != 0 {
-            let r = self.open;
-            self.open.iretire = 0;
-            self.push(r, self.pred_priv, false);
+        if self.open.iretire == 0 {
+            return;
         }
+        let r = self.open;
+        self.open.iretire = 0;
+        // The common block: like the record before it but for address, size, itype and time
+        // (`RecordSink::block`), nothing held back.
+        if self.pending.is_none()
+            && r.priv_ == self.sent.0
+            && r.context == self.sent.1
+            && (r.cause | r.tval | r.ctype as u64) == 0
+            && !r.sijump
+        {
+            self.sink.block(&r);
+            self.records += 1;
+            // As `push`.
+            self.time_step = r
+                .time
+                .wrapping_sub(self.pred_time.wrapping_sub(self.time_step));
+            self.pred_time = r.time.wrapping_add(self.time_step);
+            self.full_next = self.asid.is_some_and(|a| a.current != a.reported);
+            return;
+        }
+        self.push(r, self.pred_priv, false);
+    }
+
+    /// Block mode, the instructions of a run: the first and the last as any instruction
+    /// ([`Self::retire_block`]); those in between follow one another with the privilege of the
+    /// first and the time one step on each (`RetiredRun`), and none is an uninferable jump, so
+    /// each only adds its size to the open block, or opens one, or ends it.
+    #[inline(always)]
+    fn retire_run_blocks(&mut self, run: &impl RetiredRun) {
+        let n = run.len();
+        let first = run.get(0);
+        self.retire_block(
+            &first,
+            first.next_pc != first.pc.wrapping_add(first.len as u64),
+        );
+        if n == 1 {
+            return;
+        }
+        if self.open.iretire >= MAX_BLOCK_IRETIRE - 2 * n as u32 {
+            self.close_block();
+        }
+        let mut i = 1;
+        while i < n - 1 {
+            let ev = run.get(i);
+            let taken = ev.next_pc != ev.pc.wrapping_add(ev.len as u64);
+            if self.full_next {
+                // A context to report (a `satp` write before the run).
+                self.open.time = first.mtime.wrapping_add(i as u64 - 1);
+                self.retire_block(&ev, taken);
+                i += 1;
+                continue;
+            }
+            let itype = self.run_itype[ev.class as usize & 15][taken as usize];
+            debug_assert!(!ev.class.is_uninferable(), "inside a run: {ev:?}");
+            let size32 = ev.len == 4;
+            let o = &mut self.open;
+            if o.iretire != 0 {
+                o.iretire += 1 + size32 as u32;
+            } else {
+                *o = Record {
+                    iaddr: ev.pc,
+                    iretire: 1 + size32 as u32,
+                    priv_: self.last_priv,
+                    context: self.last_context,
+                    ..Record::default()
+                };
+            }
+            o.ilastsize = size32 as u8;
+            if itype != Itype::None || taken {
+                o.itype = itype;
+                o.time = first.mtime.wrapping_add(i as u64);
+                self.close_block();
+            }
+            i += 1;
+        }
+        // The open block's time, and the bits before the last instruction (its `sijump`).
+        self.open.time = first.mtime.wrapping_add(n as u64 - 2);
+        if n > 2 {
+            self.prev_bits = Some(run.get(n - 2).insn);
+        }
+        let last = run.get(n - 1);
+        self.retire_block(&last, last.next_pc != last.pc.wrapping_add(last.len as u64));
     }
 
     /// Block mode, one retired instruction: the common one (see the type's doc: nothing but
@@ -385,12 +469,7 @@ impl<S: RecordSink, const FAST: bool> Observer for IngressRecorder<S, FAST> {
     fn retire_run(&mut self, run: &impl RetiredRun) {
         let n = run.len();
         if self.blocks {
-            for i in 0..n {
-                let ev = run.get(i);
-                let taken = ev.next_pc != ev.pc.wrapping_add(ev.len as u64);
-                self.retire_block(&ev, taken);
-            }
-            return;
+            return self.retire_run_blocks(run);
         }
         let mut i = 0;
         let first = loop {
