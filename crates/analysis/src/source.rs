@@ -28,7 +28,7 @@ pub struct SourceStats {
 /// rules say, [`FlowElement::Range`]: the class of each range's last instruction is
 /// [`rvtrace_isa::classify`]'s, a branch's outcome the record's `itype`),
 /// `Trap` with its handler (the next record's address), `Context` when the privilege changes and
-/// `Time` (the first record's time) before each range when the file carries time.
+/// `Time` (the first instruction's time) before each range when the file carries time.
 pub struct IngressFlow<'a> {
     image: &'a Image,
     isa: IsaConfig,
@@ -145,7 +145,10 @@ impl<'a> IngressFlow<'a> {
                 .map_or(CfClass::None, |bits| classify(&self.isa, bits).class);
             if !self.ranges.continues(r.iaddr) {
                 self.flush(sink);
-                self.open_time = r.time;
+                // A block record's time is its last instruction's, one step per instruction
+                // before it (`rvtrace run --ingress-blocks`, rvtrace_sim::ingress "Block
+                // records"): the range's is its first instruction's.
+                self.open_time = r.time.wrapping_sub(count - 1);
             }
             self.ranges
                 .add(r.iaddr, last, count, r.next_iaddr(), class, sink);

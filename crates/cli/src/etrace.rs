@@ -350,6 +350,8 @@ pub struct EncodeArgs {
     /// The program's ELF file(s), for --preset reference: instructions are then classified as
     /// the reference flow's post-iss does where it differs from the spec (`c.jr x5` is an other
     /// uninferable jump, itype 14, not a return), which matters in implicit return mode.
+    /// Needed for an ingress file of block records (`rvtrace run --ingress-blocks`): the
+    /// encoder works on the instructions of each block, which the program tells.
     #[arg(long, value_name = "ELF")]
     elf: Vec<PathBuf>,
     #[command(flatten)]
@@ -485,6 +487,9 @@ pub fn encode(a: &EncodeArgs) -> CmdResult {
         .map_err(|e| format!("{name}: {e}"))?
         .starts_with(b"itype");
     let mut records = 0u64;
+    // Records given to the encoder: one per instruction or trap (a block record gives one per
+    // instruction).
+    let mut pushed = 0u64;
     let mut image = rvtrace_image::Image::new();
     for e in &a.elf {
         image.load_file(e).map_err(|e| e.to_string())?;
@@ -516,6 +521,7 @@ pub fn encode(a: &EncodeArgs) -> CmdResult {
             }
             push_batch(&mut enc, &batch, reclassify.then_some(&image))?;
             records += n as u64;
+            pushed += n as u64;
         }
         (enc.finish()?, cfg)
     } else {
@@ -526,10 +532,22 @@ pub fn encode(a: &EncodeArgs) -> CmdResult {
             enc_opts.itype_width = Some(h.itype_width);
         }
         let cfg = a.trace.config(xlen, None, &enc_opts)?;
+        // Block records (header multi-retire): the encoder is given each block's instructions,
+        // so the packets are those of the per-instruction stream, as E-Trace
+        // exampleAlgorithm.adoc "Multiple retirement considerations" requires (this encoder's
+        // implicit-return stop tracking and resync search look at every instruction's address,
+        // which a block record does not give).
+        let blocks = h.multi_retire;
+        if blocks && a.elf.is_empty() {
+            return Err(Failure::Usage(format!(
+                "{name} holds block records (multi-retire): give the program with --elf"
+            )));
+        }
         let out = report::Output::create(&a.output)?;
         let reclassify = reclassify && cfg.preset == Preset::Reference;
         let mut enc = Encoder::new(&cfg, FrameWriter::new(out, &cfg))?;
         let mut batch = Vec::with_capacity(4096);
+        let len_at = |pc| rvtrace_flow::insn_len_at(&image, pc).map(|n| n as u32);
         loop {
             batch.clear();
             // A damaged input: encode the records before the damage, then report it.
@@ -543,8 +561,36 @@ pub fn encode(a: &EncodeArgs) -> CmdResult {
             if n == 0 {
                 break;
             }
-            push_batch(&mut enc, &batch, reclassify.then_some(&image))?;
-            records += n as u64;
+            if !blocks {
+                push_batch(&mut enc, &batch, reclassify.then_some(&image))?;
+                records += n as u64;
+                pushed += n as u64;
+                continue;
+            }
+            for r in &batch {
+                if blocks && !r.is_single_instruction() && r.retires() {
+                    let mut res = Ok(());
+                    let k = r
+                        .split_block(len_at, |one| {
+                            if res.is_ok() {
+                                res = if reclassify {
+                                    enc.push(&rvtrace_etrace::encoder::post_iss_itype(&image, &one))
+                                } else {
+                                    enc.push(&one)
+                                };
+                            }
+                        })
+                        .map_err(|e| format!("{name}: block record {}: {e}", records + 1))?;
+                    res?;
+                    pushed += k - 1;
+                } else if reclassify {
+                    enc.push(&rvtrace_etrace::encoder::post_iss_itype(&image, r))?;
+                } else {
+                    enc.push(r)?;
+                }
+                records += 1;
+                pushed += 1;
+            }
         }
         (enc.finish()?, cfg)
     };
@@ -555,10 +601,10 @@ pub fn encode(a: &EncodeArgs) -> CmdResult {
     }
     say!(
         "{records} records, {packets} packets, {bytes} bytes ({payload} payload bytes, {:.3} bits/instr)",
-        if records == 0 {
+        if pushed == 0 {
             0.0
         } else {
-            payload as f64 * 8.0 / records as f64
+            payload as f64 * 8.0 / pushed as f64
         }
     );
     if let Some(e) = damage {

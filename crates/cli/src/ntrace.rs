@@ -272,6 +272,15 @@ pub struct EncodeArgs {
     /// Print counts and bits per instruction on stderr at the end.
     #[arg(long)]
     stats: bool,
+    /// The program's ELF file(s), for an ingress file of block records (`rvtrace run
+    /// --ingress-blocks`): each block is then given to the encoder as its instructions, and the
+    /// messages are those of the per-instruction stream. Without it a block is encoded as one
+    /// record (I-CNT counts its half-words, N-Trace 8.4.4): the same messages, except that a
+    /// timestamp at a block is the block's time (that of its last instruction), a periodic
+    /// sync comes at a block's end, and FIFO drain is per record; --trace-range, --icnt-bits
+    /// and --fifo-bytes need it.
+    #[arg(long, value_name = "ELF")]
+    elf: Vec<PathBuf>,
     #[command(flatten)]
     shared: SharedOpts,
     #[command(flatten)]
@@ -448,13 +457,40 @@ pub fn encode(a: &EncodeArgs) -> CmdResult {
     let inp = a.ingress.display();
     // Records in batches (0: the end of the input).
     let mut source: Box<dyn FnMut(&mut Vec<Record>) -> Result<usize, String>>;
+    // The input holds block records; they are expanded (with --elf).
+    let (mut blocks, mut expanded) = (false, false);
     let (xlen, itype_width, has_sijump, has_time) = match a.input_format {
         InputFormat::Ingress => {
             let reader = report::open_input_progress(&a.ingress, "encode")?;
             let mut r = IngressReader::new(reader).map_err(|e| format!("{inp}: {e}"))?;
             let h = r.header().clone();
             let name = inp.to_string();
-            source = Box::new(move |b| r.read_batch(b, 4096).map_err(|e| format!("{name}: {e}")));
+            blocks = h.multi_retire;
+            if blocks && !a.elf.is_empty() {
+                // Each block as its instructions, from the program.
+                let mut image = rvtrace_image::Image::new();
+                for e in &a.elf {
+                    image.load_file(e).map_err(|e| e.to_string())?;
+                }
+                let mut raw = Vec::with_capacity(4096);
+                let mut n = 0u64;
+                source = Box::new(move |out| {
+                    raw.clear();
+                    r.read_batch(&mut raw, 4096)
+                        .map_err(|e| format!("{name}: {e}"))?;
+                    let len_at = |pc| rvtrace_flow::insn_len_at(&image, pc).map(|l| l as u32);
+                    for b in &raw {
+                        n += 1;
+                        b.split_block(len_at, |one| out.push(one))
+                            .map_err(|e| format!("{name}: block record {n}: {e}"))?;
+                    }
+                    Ok(out.len())
+                });
+                expanded = true;
+            } else {
+                source =
+                    Box::new(move |b| r.read_batch(b, 4096).map_err(|e| format!("{name}: {e}")));
+            }
             (h.xlen, h.itype_width, h.has_sijump, h.has_time)
         }
         InputFormat::Pcseq => {
@@ -532,6 +568,23 @@ pub fn encode(a: &EncodeArgs) -> CmdResult {
             a.opts.trace_range.as_deref(),
         )?);
     }
+    if blocks && !expanded {
+        let per_insn = [
+            ("--trace-range", a.opts.trace_range.is_some()),
+            ("--icnt-bits", a.opts.icnt_bits.is_some()),
+            ("--fifo-bytes", a.opts.fifo_bytes.is_some()),
+        ];
+        if let Some((opt, _)) = per_insn.iter().find(|o| o.1) {
+            // A filter range can end inside a block, a narrow I-CNT overflow inside one, and
+            // the FIFO drains per instruction: the encoder needs the block's instructions.
+            return Err(Failure::Usage(format!(
+                "{inp} holds block records (multi-retire): {opt} needs the program (--elf)"
+            )));
+        }
+    }
+    if !a.elf.is_empty() && !blocks {
+        warn!("{inp}: no block records: --elf is not used");
+    }
     // What the options ask for and what the input can serve are checked in the library.
     cfg.validate().map_err(Failure::Usage)?;
     let caps = InputCaps {
@@ -584,12 +637,22 @@ pub fn encode(a: &EncodeArgs) -> CmdResult {
         } else {
             0.0
         };
-        say!(
-            "{} instructions, {} messages, {} bytes, {bpi:.3} bits/instruction",
-            st.instructions,
-            st.messages,
-            st.bytes
-        );
+        if blocks && !expanded {
+            // A block record counts once: instructions are not known without the program.
+            say!(
+                "{} block records, {} messages, {} bytes, {bpi:.3} bits/record (--elf counts instructions)",
+                st.instructions,
+                st.messages,
+                st.bytes
+            );
+        } else {
+            say!(
+                "{} instructions, {} messages, {} bytes, {bpi:.3} bits/instruction",
+                st.instructions,
+                st.messages,
+                st.bytes
+            );
+        }
     }
     if let Some(e) = damage {
         return Ok(crate::run::input_damaged(&e, records));

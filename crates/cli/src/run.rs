@@ -47,6 +47,17 @@ pub struct RunArgs {
     /// Write the ingress stream in its text form to FILE (`-`: stdout).
     #[arg(long, value_name = "FILE")]
     ingress_text: Option<PathBuf>,
+    /// Write one ingress record per block of instructions instead of one per instruction
+    /// (with --ingress or --ingress-text): the E-Trace ingress port's multiple retirement, as a
+    /// hart that retires a whole block per cycle reports it. A block is a contiguous run of
+    /// instructions ending with the first that has a non-zero itype (branch, jump, call,
+    /// return, ecall/ebreak) or does not fall through, before a trap, and before a change of
+    /// privilege or context. iretire counts the block's half-words; ilastsize, itype, cause and
+    /// sijump are those of its last instruction, and time is the time of its last instruction.
+    /// The header says multi-retire. Fewer records, faster to write; the encoders read it, and
+    /// the program (ELF) tells the instructions inside a block.
+    #[arg(long)]
+    ingress_blocks: bool,
     /// Drive the ingress `context` field (and `ctype`): `asid` = `satp.ASID` (bits 15:0; VMID
     /// bits 29:16 are 0), reported precisely (`ctype` 2) by the first instruction that retires
     /// after the `satp` write that changed it. Default: no context (`context` and `ctype` 0,
@@ -452,15 +463,15 @@ impl rvtrace_ingress::RecordSink for &mut IngressSink {
     }
 }
 
-/// The ingress recorder of a run (`--context` from the hart's `satp`).
+/// The ingress recorder of a run (`--context` from the hart's `satp`; `--ingress-blocks`).
 fn recorder<S: rvtrace_ingress::RecordSink>(
     isa: IsaConfig,
     itype_width: u8,
-    context: Option<ContextArg>,
+    (context, blocks): (Option<ContextArg>, bool),
     satp: u64,
     sink: S,
 ) -> IngressRecorder<S> {
-    let rec = IngressRecorder::new(isa, itype_width, sink);
+    let rec = IngressRecorder::new(isa, itype_width, sink).block_records(blocks);
     match context {
         Some(ContextArg::Asid) => rec.context_from_asid(satp),
         None => rec,
@@ -694,6 +705,12 @@ pub fn run(args: &RunArgs) -> CmdResult {
             "--context drives the ingress context field: give --ingress or --ingress-text".into(),
         ));
     }
+    if args.ingress_blocks && args.ingress.is_none() && args.ingress_text.is_none() {
+        return Err(Failure::Usage(
+            "--ingress-blocks says how the ingress stream is written: give --ingress or --ingress-text"
+                .into(),
+        ));
+    }
     report::distinct(&inputs, &outputs)?;
     let to_stdout = outputs.iter().any(|(_, p)| report::is_std(p));
     let max_insns = match (booting, args.max_insns) {
@@ -765,6 +782,7 @@ pub fn run(args: &RunArgs) -> CmdResult {
         header.has_time = true;
         header.has_sijump = true;
         header.has_context = args.context.is_some();
+        header.multi_retire = args.ingress_blocks;
         let out = Output::create(p)?;
         let name = out.name().to_string();
         sink.bin = Some(
@@ -821,7 +839,7 @@ pub fn run(args: &RunArgs) -> CmdResult {
             _ => Only::Mixed,
         };
         let sampler = sampler.as_mut();
-        let (width, context) = (args.itype_width, args.context);
+        let (width, context) = (args.itype_width, (args.context, args.ingress_blocks));
         (stop, interrupted) = match (only, &mut sink, &mut tandem.0) {
             (Only::Nothing, _, _) => run_interruptible(&mut hart, &mut (), max_insns, sampler),
             (

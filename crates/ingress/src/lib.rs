@@ -158,6 +158,84 @@ impl Record {
     pub fn is_single_instruction(&self) -> bool {
         self.ilastsize <= 30 && self.iretire == 1u32 << self.ilastsize
     }
+
+    /// The instructions of a block record, as records of one instruction each: what a hart
+    /// that retires one instruction at a time reports for them (`ingressPort.adoc`,
+    /// "Simplifications for single-retirement"). `len_at(addr)` is the length in bytes (2 or
+    /// 4) of the program's instruction at `addr`; `f` gets each record in order. Returns the
+    /// number of instructions. A record that retires nothing or one instruction is given as it
+    /// is.
+    ///
+    /// The instructions before the last have `itype` 0 and no trap fields, `ctype` is the
+    /// first's only, and the last has the block's `ilastsize`, `itype`, `cause`, `tval` and
+    /// `sijump`. `time` is the block's for its last instruction and one step less for each
+    /// instruction before it (the hart model's block records: `rvtrace_sim::ingress`, "Block
+    /// records"). An error when the program's instructions do not end exactly at the block's
+    /// last instruction (not the program of the trace), or an address is not in it.
+    pub fn split_block(
+        &self,
+        mut len_at: impl FnMut(u64) -> Option<u32>,
+        mut f: impl FnMut(Record),
+    ) -> Result<u64, String> {
+        if !self.retires() || self.is_single_instruction() {
+            f(*self);
+            return Ok(self.retires() as u64);
+        }
+        let last = self.last_size_bytes().ok_or_else(|| {
+            format!(
+                "{:#x}: ilastsize {} is not an instruction size",
+                self.iaddr, self.ilastsize
+            )
+        })? as u64;
+        let bytes = 2 * self.iretire as u64;
+        let end = bytes.checked_sub(last).ok_or_else(|| {
+            format!(
+                "{:#x}: iretire {} is less than the last instruction",
+                self.iaddr, self.iretire
+            )
+        })?;
+        // The offsets of the instructions before the last, checked once, then given.
+        let mut before = 0u64;
+        let mut off = 0u64;
+        while off < end {
+            let at = self.iaddr.wrapping_add(off);
+            let len =
+                len_at(at).ok_or_else(|| format!("{at:#x}: no instruction in the program"))?;
+            off += len as u64;
+            before += 1;
+        }
+        if off != end {
+            return Err(format!(
+                "{:#x} +{bytes}: the program's instructions do not end at the block's last one",
+                self.iaddr
+            ));
+        }
+        let mut off = 0u64;
+        for k in 0..before {
+            let at = self.iaddr.wrapping_add(off);
+            let len = len_at(at).unwrap_or(4);
+            off += len as u64;
+            f(Record {
+                iaddr: at,
+                iretire: len / 2,
+                ilastsize: (len == 4) as u8,
+                itype: Itype::None,
+                cause: 0,
+                tval: 0,
+                ctype: if k == 0 { self.ctype } else { 0 },
+                time: self.time.wrapping_sub(before - k),
+                sijump: false,
+                ..*self
+            });
+        }
+        f(Record {
+            iaddr: self.last_iaddr(),
+            iretire: (last / 2) as u32,
+            ctype: if before == 0 { self.ctype } else { 0 },
+            ..*self
+        });
+        Ok(before + 1)
+    }
 }
 
 /// Where a producer of records (the hart's ingress recorder) sends them.
@@ -175,6 +253,15 @@ pub trait RecordSink {
     /// `r` is the complete record; the default is [`record`](Self::record).
     #[inline(always)]
     fn predicted(&mut self, r: &Record) {
+        self.record(r)
+    }
+
+    /// One record that differs from the previous record given to this sink only in `iaddr`,
+    /// `iretire`, `ilastsize`, `itype` and `time` (a block record: same `priv` and `context`,
+    /// no trap fields, `ctype` 0, no `sijump`). A binary writer encodes it with
+    /// [`IngressWriter::write_block`]; the default is [`record`](Self::record).
+    #[inline(always)]
+    fn block(&mut self, r: &Record) {
         self.record(r)
     }
 
@@ -238,5 +325,85 @@ impl<F: FnMut(&Record)> RecordSink for F {
     #[inline(always)]
     fn record(&mut self, r: &Record) {
         self(r)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A block of a 32-bit, a 16-bit and a 32-bit instruction ending in a taken branch, first
+    /// in a new context: the records of one instruction each that a single-retirement hart
+    /// reports (`ingressPort.adoc`), times one step apart up to the block's.
+    #[test]
+    fn split_block_gives_the_instructions() {
+        let block = Record {
+            iaddr: 0x1000,
+            iretire: 5,
+            ilastsize: 1,
+            itype: Itype::TakenBranch,
+            priv_: privilege::S,
+            context: 7,
+            ctype: 2,
+            time: 100,
+            ..Record::default()
+        };
+        let len = |pc: u64| match pc {
+            0x1000 | 0x1006 => Some(4),
+            0x1004 => Some(2),
+            _ => None,
+        };
+        let mut out = Vec::new();
+        assert_eq!(block.split_block(len, |r| out.push(r)), Ok(3));
+        let one = |iaddr, iretire, itype, ctype, time| Record {
+            iaddr,
+            iretire,
+            ilastsize: (iretire == 2) as u8,
+            itype,
+            priv_: privilege::S,
+            context: 7,
+            ctype,
+            time,
+            ..Record::default()
+        };
+        assert_eq!(
+            out,
+            [
+                one(0x1000, 2, Itype::None, 2, 98),
+                one(0x1004, 1, Itype::None, 0, 99),
+                one(0x1006, 2, Itype::TakenBranch, 0, 100),
+            ]
+        );
+        // Not the program of the trace: the lengths run past the last instruction's start, or
+        // an address is not in it; nothing is given.
+        let mut n = 0;
+        let wrong = |_| Some(4);
+        assert!(block.split_block(wrong, |_| n += 1).is_err());
+        assert!(block.split_block(|_| None, |_| n += 1).is_err());
+        let short = Record {
+            iretire: 1,
+            ..block
+        };
+        assert!(short.split_block(len, |_| n += 1).is_err());
+        assert_eq!(n, 0);
+        // One instruction, or a trap that retired nothing: the record itself.
+        for r in [
+            Record {
+                iretire: 2,
+                ..block
+            },
+            Record {
+                iretire: 0,
+                itype: Itype::Interrupt,
+                ..block
+            },
+        ] {
+            let mut out = Vec::new();
+            assert_eq!(
+                r.split_block(|_| None, |x| out.push(x)),
+                Ok(r.retires() as u64)
+            );
+            assert_eq!(out, [r]);
+        }
     }
 }

@@ -290,6 +290,10 @@ pub struct DumpSummary {
     pub halfwords: u64,
     /// Records ending in a trap (`itype` 1 or 2).
     pub traps: u64,
+    /// Records that retire more than one instruction (block records, `rvtrace run
+    /// --ingress-blocks`): then `instructions` counts records, not instructions, and the
+    /// summary line says `retiring=` (and `blocks=`) instead of `instructions=`.
+    pub blocks: u64,
 }
 
 impl DumpSummary {
@@ -299,11 +303,20 @@ impl DumpSummary {
         self.instructions += r.retires() as u64;
         self.halfwords += r.iretire as u64;
         self.traps += r.is_trap() as u64;
+        self.blocks += (r.retires() && !r.is_single_instruction()) as u64;
     }
 }
 
 impl fmt::Display for DumpSummary {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.blocks != 0 {
+            // The number of instructions in a block needs the program.
+            return write!(
+                f,
+                "records={} retiring={} blocks={} halfwords={} traps={}",
+                self.records, self.instructions, self.blocks, self.halfwords, self.traps
+            );
+        }
         write!(
             f,
             "records={} instructions={} halfwords={} traps={}",
@@ -365,6 +378,27 @@ pub fn dump<R: Read, W: Write>(reader: R, out: W) -> Result<DumpSummary, Ingress
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Block records: the summary does not call records instructions.
+    #[test]
+    fn summary_of_block_records() {
+        let one = Record {
+            iretire: 2,
+            ilastsize: 1,
+            ..Record::default()
+        };
+        let mut s = DumpSummary::default();
+        s.add(&one);
+        assert_eq!(
+            s.to_string(),
+            "records=1 instructions=1 halfwords=2 traps=0"
+        );
+        s.add(&Record { iretire: 5, ..one });
+        assert_eq!(
+            s.to_string(),
+            "records=2 retiring=2 blocks=1 halfwords=7 traps=0"
+        );
+    }
 
     #[test]
     fn examples() {

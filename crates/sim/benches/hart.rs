@@ -1,6 +1,7 @@
 //! Hart model speed in retired instructions per second, on the benchmark workload
 //! (`programs/bench/workload.c`), with no observer, with the ingress recorder feeding the binary
-//! ingress writer (to memory), and with a PC list; and with the counters counting every event
+//! ingress writer (to memory; one record per instruction, and one per block with
+//! `--ingress-blocks`'s block records), and with a PC list; and with the counters counting every event
 //! (the instrumented loop) with the micro-architecture model off, with its default predictor,
 //! and with predictor, 32 KiB L1I/L1D and timing. Run: `cargo bench -p rvtrace-sim --bench hart`.
 //! Prints figures; asserts only that the program ran to its successful exit.
@@ -105,8 +106,10 @@ fn main() {
             true,
         );
         let mut bytes = 0usize;
-        {
-            let header = IngressHeader::new(xlen, 4, "bench");
+        let mut block_bytes = 0usize;
+        for blocks in [false, true] {
+            let mut header = IngressHeader::new(xlen, 4, "bench");
+            header.multi_retire = blocks;
             let mut w = IngressWriter::new(Vec::with_capacity(256 << 20), &header).unwrap();
             let isa = IsaConfig::new(xlen);
             // The writer as `rvtrace run --ingress` drives it.
@@ -115,13 +118,23 @@ fn main() {
                 w: &mut w,
                 err: &mut err,
             };
-            let mut rec = IngressRecorder::new(isa, 4, sink);
-            let mips = measure("ingress (binary, to memory)", &image, name, &mut rec);
-            figure(&format!("hart.{arch}.ingress"), mips, "Minsn/s");
+            let mut rec = IngressRecorder::new(isa, 4, sink).block_records(blocks);
+            let (label, key) = if blocks {
+                ("ingress blocks (to memory)", "ingress_blocks")
+            } else {
+                ("ingress (binary, to memory)", "ingress")
+            };
+            let mips = measure(label, &image, name, &mut rec);
+            figure(&format!("hart.{arch}.{key}"), mips, "Minsn/s");
             rec.finish();
             assert!(err.is_none(), "{err:?}");
-            bytes += w.finish().unwrap().len();
+            let n = w.finish().unwrap().len();
+            if blocks {
+                block_bytes += n;
+            } else {
+                bytes += n;
+            }
         }
-        println!("{name:24} ingress size {bytes} bytes");
+        println!("{name:24} ingress size {bytes} bytes, with block records {block_bytes} bytes");
     }
 }

@@ -1,7 +1,30 @@
 //! Turns hart events into ingress-port records ([`rvtrace_ingress::Record`]), one per retired
-//! instruction, plus one with `iretire = 0` for each fault or interrupt
-//! (`etrace-v2.0/ingressPort.adoc`: "if itype is 1 or 2 ... the number of instructions retired may
-//! be zero").
+//! instruction (or one per block, below), plus one with `iretire = 0` for each fault or
+//! interrupt (`etrace-v2.0/ingressPort.adoc`: "if itype is 1 or 2 ... the number of instructions
+//! retired may be zero").
+//!
+//! Block records ([`IngressRecorder::block_records`], `rvtrace run --ingress-blocks`): the
+//! multiple-retirement interface (`ingressPort.adoc`, "Instruction Trace Interface": "a
+//! contiguous sequence of instructions starting at iaddr"; `iretire` counts the half-words of
+//! the whole block, `ilastsize` is the size of its last instruction and `itype` that of its
+//! last instruction). A block goes on as long as its instructions would be records that differ
+//! only in address and size, each one after the other: it ends with an instruction whose
+//! `itype` is not 0, with any instruction whose next pc is not the one after it (an inferable
+//! call has `itype` 0 when `itype_width_p` is 3, "but must still be the final instruction
+//! retired in a block"), with a trap (a fault or interrupt record follows it), before a change
+//! of privilege or context (the first instruction in a new context, `ctype` 2, "report the
+//! address of the 1st instruction retired in this block", starts a block), with an `ecall` /
+//! `ebreak` (`itype` 1, `cause` and `tval` of the block) and at the end of the run. So the
+//! records are those of a hart that retires a block per cycle, and expanding each block over
+//! the program's instructions gives back exactly the per-instruction records.
+//!
+//! `time` of a block record is the time of its **last** instruction: the block retires in the
+//! cycle its last instruction retires (the spec's block is "retired in the same cycle"), and a
+//! trap record after it, which retires nothing, keeps that time as in the per-instruction
+//! stream. A block also ends before an instruction whose time is not its predecessor's plus one
+//! (the hart model's `mtime` steps by one per retired instruction unless the program writes
+//! it), so the time of each instruction in a block is the block's time minus the number of
+//! instructions after it: nothing is lost.
 //!
 //! Environment calls serviced by the hart (semihosting, SBI: [`crate::extension`]) follow the
 //! convention of the E-Trace reference flow vectors (`conformance/README.md`, "Trap
@@ -81,9 +104,20 @@ pub struct IngressRecorder<S: RecordSink, const FAST: bool = true> {
     /// The previous record's `priv` and `context`.
     last_priv: u8,
     last_context: u64,
+    /// One record per block instead of one per instruction (module documentation).
+    blocks: bool,
+    /// Block mode: the open block (`iretire` 0: none; its privilege as the hart encodes it is
+    /// `pred_priv`).
+    open: Record,
+    /// Block mode: `priv` and `context` of the last record sent.
+    sent: (u8, u64),
     /// Records emitted so far.
     pub records: u64,
 }
+
+/// `iretire` at which a block record is closed before it could overflow (never reached by
+/// real code: a block is straight-line code).
+const MAX_BLOCK_IRETIRE: u32 = u32::MAX / 2;
 
 impl<S: RecordSink> IngressRecorder<S> {
     /// A recorder producing `itype` codes of `itype_width` bits (3 or 4) for an `isa`.
@@ -126,8 +160,18 @@ impl<S: RecordSink, const FAST: bool> IngressRecorder<S, FAST> {
             pred_priv: 0,
             last_priv: 0,
             last_context: 0,
+            blocks: false,
+            open: Record::default(),
+            sent: (0, 0),
             records: 0,
         }
+    }
+
+    /// Report one record per block of instructions instead of one per instruction (module
+    /// documentation, "Block records"). The stream's header should say `multi_retire`.
+    pub fn block_records(mut self, on: bool) -> Self {
+        self.blocks = on;
+        self
     }
 
     /// Drive `context` from `satp.ASID` (module documentation), starting from `satp` (the
@@ -162,6 +206,7 @@ impl<S: RecordSink, const FAST: bool> IngressRecorder<S, FAST> {
         self.last_priv = rec.priv_;
         self.pred_priv = hart_priv;
         self.last_context = rec.context;
+        self.sent = (rec.priv_, rec.context);
         let context_due = self.asid.is_some_and(|a| a.current != a.reported);
         self.full_next = serviced || context_due;
         if serviced {
@@ -209,11 +254,188 @@ impl<S: RecordSink, const FAST: bool> IngressRecorder<S, FAST> {
             }
         }
         self.prev_bits = Some(ev.insn);
-        self.push(rec, ev.priv_, ev.serviced.is_some());
+        if self.blocks {
+            self.block_add(rec, ev.priv_, ev.serviced.is_some(), taken);
+        } else {
+            self.push(rec, ev.priv_, ev.serviced.is_some());
+        }
+    }
+
+    /// Block mode: adds the record `rec` of one instruction (`hart_priv`: its privilege as the
+    /// hart encodes it; `taken`: its next pc is not the one after it) to the open block, or
+    /// closes that block and opens one with `rec`; closes the block after `rec` when `rec` ends
+    /// one (module documentation, "Block records").
+    fn block_add(&mut self, rec: Record, hart_priv: u8, serviced: bool, taken: bool) {
+        let o = &mut self.open;
+        if o.iretire != 0
+            && o.iretire < MAX_BLOCK_IRETIRE
+            && rec.iaddr == o.next_iaddr()
+            && hart_priv == self.pred_priv
+            && rec.priv_ == o.priv_
+            && rec.context == o.context
+            && rec.ctype == 0
+            && rec.time == o.time.wrapping_add(1)
+        {
+            o.iretire += rec.iretire;
+            o.ilastsize = rec.ilastsize;
+            o.itype = rec.itype;
+            o.cause = rec.cause;
+            o.tval = rec.tval;
+            o.time = rec.time;
+            o.sijump = rec.sijump;
+        } else {
+            self.close_block();
+            self.open = rec;
+            self.pred_priv = hart_priv;
+            self.last_priv = rec.priv_;
+            self.last_context = rec.context;
+        }
+        if rec.itype != Itype::None || taken || serviced {
+            let r = self.open;
+            self.open.iretire = 0;
+            self.push(r, hart_priv, serviced);
+        } else {
+            // The next instruction takes this path when it reports a new context.
+            self.full_next = self.asid.is_some_and(|a| a.current != a.reported);
+        }
+    }
+
+    /// Block mode: sends the open block, if any. (`open.time` stays: the time of the last
+    /// retired instruction.)
+    #[inline(never)]
+    fn close_block(&mut self) {
+        if self.open.iretire == 0 {
+            return;
+        }
+        let r = self.open;
+        self.open.iretire = 0;
+        // The common block: like the record before it but for address, size, itype and time
+        // (`RecordSink::block`), nothing held back.
+        if self.pending.is_none()
+            && r.priv_ == self.sent.0
+            && r.context == self.sent.1
+            && (r.cause | r.tval | r.ctype as u64) == 0
+            && !r.sijump
+        {
+            self.sink.block(&r);
+            self.records += 1;
+            // As `push`.
+            self.time_step = r
+                .time
+                .wrapping_sub(self.pred_time.wrapping_sub(self.time_step));
+            self.pred_time = r.time.wrapping_add(self.time_step);
+            self.full_next = self.asid.is_some_and(|a| a.current != a.reported);
+            return;
+        }
+        self.push(r, self.pred_priv, false);
+    }
+
+    /// Block mode, the instructions of a run: the first and the last as any instruction
+    /// ([`Self::retire_block`]); those in between follow one another with the privilege of the
+    /// first and the time one step on each (`RetiredRun`), and none is an uninferable jump, so
+    /// each only adds its size to the open block, or opens one, or ends it.
+    #[inline(always)]
+    fn retire_run_blocks(&mut self, run: &impl RetiredRun) {
+        let n = run.len();
+        let first = run.get(0);
+        self.retire_block(
+            &first,
+            first.next_pc != first.pc.wrapping_add(first.len as u64),
+        );
+        if n == 1 {
+            return;
+        }
+        if self.open.iretire >= MAX_BLOCK_IRETIRE - 2 * n as u32 {
+            self.close_block();
+        }
+        let mut i = 1;
+        while i < n - 1 {
+            let ev = run.get(i);
+            let taken = ev.next_pc != ev.pc.wrapping_add(ev.len as u64);
+            if self.full_next {
+                // A context to report (a `satp` write before the run).
+                self.open.time = first.mtime.wrapping_add(i as u64 - 1);
+                self.retire_block(&ev, taken);
+                i += 1;
+                continue;
+            }
+            let itype = self.run_itype[ev.class as usize & 15][taken as usize];
+            debug_assert!(!ev.class.is_uninferable(), "inside a run: {ev:?}");
+            let size32 = ev.len == 4;
+            let o = &mut self.open;
+            if o.iretire != 0 {
+                o.iretire += 1 + size32 as u32;
+            } else {
+                *o = Record {
+                    iaddr: ev.pc,
+                    iretire: 1 + size32 as u32,
+                    priv_: self.last_priv,
+                    context: self.last_context,
+                    ..Record::default()
+                };
+            }
+            o.ilastsize = size32 as u8;
+            if itype != Itype::None || taken {
+                o.itype = itype;
+                o.time = first.mtime.wrapping_add(i as u64);
+                self.close_block();
+            }
+            i += 1;
+        }
+        // The open block's time, and the bits before the last instruction (its `sijump`).
+        self.open.time = first.mtime.wrapping_add(n as u64 - 2);
+        if n > 2 {
+            self.prev_bits = Some(run.get(n - 2).insn);
+        }
+        let last = run.get(n - 1);
+        self.retire_block(&last, last.next_pc != last.pc.wrapping_add(last.len as u64));
+    }
+
+    /// Block mode, one retired instruction: the common one (see the type's doc: nothing but
+    /// address and size changed, the time one step on, no `sijump` to work out) goes on with
+    /// the open block, or opens one after a closed block, in place; the others take
+    /// [`Self::retire_full`].
+    #[inline(always)]
+    fn retire_block(&mut self, ev: &Retired, taken: bool) {
+        let fast_itype = self.fast_itype[ev.class as usize & 15][taken as usize];
+        let o = &mut self.open;
+        let cont = o.iretire != 0;
+        if let (true, Some(itype)) = (
+            FAST && !self.full_next
+                && ev.mtime == o.time.wrapping_add(1)
+                && ev.priv_ == self.pred_priv
+                && (!cont || (ev.pc == o.next_iaddr() && o.iretire < MAX_BLOCK_IRETIRE))
+                && ev.trap.is_none()
+                && ev.serviced.is_none(),
+            fast_itype,
+        ) {
+            let size32 = ev.len == 4;
+            if cont {
+                o.iretire += 1 + size32 as u32;
+            } else {
+                *o = Record {
+                    iaddr: ev.pc,
+                    iretire: 1 + size32 as u32,
+                    priv_: self.last_priv,
+                    context: self.last_context,
+                    ..Record::default()
+                };
+            }
+            o.ilastsize = size32 as u8;
+            o.time = ev.mtime;
+            self.prev_bits = Some(ev.insn);
+            if itype != Itype::None || taken {
+                o.itype = itype;
+                self.close_block();
+            }
+            return;
+        }
+        self.retire_full(*ev, taken);
     }
 
     /// Emit the last record. A trailing serviced call (the program's exit) is a plain row.
     pub fn finish(&mut self) {
+        self.close_block();
         if let Some((mut r, serviced)) = self.pending.take() {
             if serviced {
                 r.itype = Itype::None;
@@ -246,6 +468,9 @@ impl<S: RecordSink, const FAST: bool> Observer for IngressRecorder<S, FAST> {
     #[inline(always)]
     fn retire_run(&mut self, run: &impl RetiredRun) {
         let n = run.len();
+        if self.blocks {
+            return self.retire_run_blocks(run);
+        }
         let mut i = 0;
         let first = loop {
             if i == n {
@@ -304,6 +529,9 @@ impl<S: RecordSink, const FAST: bool> Observer for IngressRecorder<S, FAST> {
     #[inline(always)]
     fn retire(&mut self, ev: &Retired) {
         let taken = ev.next_pc != ev.pc.wrapping_add(ev.len as u64);
+        if self.blocks {
+            return self.retire_block(ev, taken);
+        }
         // A predicted record (see the type's doc): no trap, no serviced call, nothing else
         // that changed, and no `sijump` to work out (not an uninferable jump).
         let fast_itype = self.fast_itype[ev.class as usize & 15][taken as usize];
@@ -335,6 +563,8 @@ impl<S: RecordSink, const FAST: bool> Observer for IngressRecorder<S, FAST> {
     }
 
     fn trap(&mut self, ev: &TrapInfo) {
+        // Block mode: the block before the trap, then the trap (its time is that block's).
+        self.close_block();
         self.prev_bits = None;
         let mut rec = Record {
             iaddr: ev.epc,

@@ -1,0 +1,280 @@
+//! Block records (`IngressRecorder::block_records`, `rvtrace run --ingress-blocks`), on every test
+//! program and on random programs (traps, interrupts, U-mode), for both `itype` widths, with and
+//! without `--context asid`:
+//! - expanding every block record over the program's instructions (`Record::split_block`) gives
+//!   exactly the per-instruction records of the general recorder on the same run;
+//! - the blocks are maximal: no record could have gone on with the next one (same privilege and
+//!   context, the address after it, the time one step on, and it ended with `itype` 0 and no
+//!   trap);
+//! - the fast recorder taking each pre-decoded block's instructions as a run (its run cut by
+//!   `--max-insns` slices or stop requests), the fast recorder given one instruction at a time,
+//!   and the general recorder give the same block records, and the binary format reads them
+//!   back unchanged.
+
+use rvtrace_image::Image;
+use rvtrace_ingress::{IngressHeader, IngressWriter, Itype, Record, WriterSink};
+use rvtrace_isa::IsaConfig;
+use rvtrace_sim::ingress::IngressRecorder;
+use rvtrace_sim::observer::{Observer, Retired, RetiredRun, TrapInfo};
+use rvtrace_sim::{Config, Hart, Stop};
+use std::collections::HashMap;
+
+const LIMIT: u64 = 20_000_000;
+
+fn hart(image: &Image, cmdline: &str) -> Hart {
+    let xlen = image.files()[0].xlen;
+    let mut hart = Hart::new(&Config::virt(xlen, cmdline));
+    hart.load(image).unwrap();
+    rvtrace_testkit::quiet_semihost(&mut hart, image, cmdline);
+    hart
+}
+
+/// Asks for a stop after every `every`-th event (runs taken as runs).
+struct StopEvery<O> {
+    inner: O,
+    every: u64,
+    seen: u64,
+}
+
+impl<O: Observer> Observer for StopEvery<O> {
+    const RETIRE_RUNS: bool = O::RETIRE_RUNS;
+    fn retire(&mut self, ev: &Retired) {
+        self.seen += 1;
+        self.inner.retire(ev);
+    }
+    fn retire_run(&mut self, run: &impl RetiredRun) {
+        self.seen += 1;
+        self.inner.retire_run(run);
+    }
+    fn trap(&mut self, ev: &TrapInfo) {
+        self.inner.trap(ev);
+    }
+    fn csr_write(&mut self, csr: u16, value: u64) {
+        self.inner.csr_write(csr, value);
+    }
+    fn stop_requested(&mut self) -> bool {
+        self.seen.is_multiple_of(self.every)
+    }
+}
+
+/// How the run of the fast recorder alone is cut: slices of `hart.run` (`Some(n)`: `n`
+/// instructions each) or a stop request after every `every`-th run.
+#[derive(Clone, Copy, Debug)]
+enum Cut {
+    Slices(u64),
+    Requests(u64),
+}
+
+fn run_cut<O: Observer>(hart: &mut Hart, obs: O, cut: Cut) {
+    let (slice, every) = match cut {
+        Cut::Slices(n) => (n, u64::MAX),
+        Cut::Requests(n) => (LIMIT, n),
+    };
+    let mut obs = StopEvery {
+        inner: obs,
+        every,
+        seen: 0,
+    };
+    let mut stops = 0u64;
+    loop {
+        let left = LIMIT - hart.instret.min(LIMIT);
+        match hart.run(&mut obs, slice.min(left)) {
+            Stop::InsnLimit if left > slice => stops += 1,
+            Stop::Requested => stops += 1,
+            _ => break,
+        }
+    }
+    assert!(stops > 0, "{cut:?}: the run was not cut");
+}
+
+/// Length of the instruction at `pc`: as the per-instruction records of the run say (code at
+/// virtual addresses the ELF does not map, `vm-*`), else the program's.
+fn len_at(seen: &HashMap<u64, u32>, image: &Image, pc: u64) -> Option<u32> {
+    match seen.get(&pc) {
+        Some(&n) if n != 0 => Some(n),
+        _ => image.fetch(pc).map(|w| if w & 3 == 3 { 4 } else { 2 }),
+    }
+}
+
+/// What the comparison saw.
+#[derive(Default)]
+struct Seen {
+    instructions: u64,
+    blocks: u64,
+    /// Block records of more than one instruction.
+    multi: u64,
+    /// Trap records (`iretire` 0) right after a block of more than one instruction.
+    trap_after_multi: u64,
+}
+
+fn compare(name: &str, image: &Image, cmdline: &str, width: u8, context: bool, cut: Cut) -> Seen {
+    let xlen = image.files()[0].xlen;
+    let isa = IsaConfig::new(xlen);
+    let mut header = IngressHeader::new(xlen, width, "test");
+    header.has_time = true;
+    header.has_sijump = true;
+    header.has_context = context;
+    header.multi_retire = true;
+
+    // The fast recorder alone (runs), through the binary writer as `rvtrace run` drives it.
+    let mut w = IngressWriter::new(Vec::new(), &header)
+        .unwrap()
+        .block_target(977);
+    let mut err = None;
+    let mut hart_a = hart(image, cmdline);
+    let satp = hart_a.csr_read(rvtrace_sim::csr::num::SATP).unwrap_or(0);
+    {
+        let sink = WriterSink {
+            w: &mut w,
+            err: &mut err,
+        };
+        let mut a = IngressRecorder::new(isa, width, sink).block_records(true);
+        if context {
+            a = a.context_from_asid(satp);
+        }
+        run_cut(&mut hart_a, &mut a, cut);
+        a.finish();
+    }
+    assert!(err.is_none(), "{err:?}");
+    let (h, alone) = rvtrace_ingress::binary::from_slice(&w.finish().unwrap()).unwrap();
+    assert!(h.multi_retire);
+
+    // One instruction at a time: the fast recorder in block mode, the general one in block
+    // mode, and the general one per instruction.
+    let (mut fast, mut general, mut per_insn) = (Vec::new(), Vec::new(), Vec::new());
+    let mut hart_b = hart(image, cmdline);
+    {
+        let mut a =
+            IngressRecorder::new(isa, width, |r: &Record| fast.push(*r)).block_records(true);
+        let mut b =
+            IngressRecorder::general(isa, width, |r: &Record| general.push(*r)).block_records(true);
+        let mut c = IngressRecorder::general(isa, width, |r: &Record| per_insn.push(*r));
+        if context {
+            a = a.context_from_asid(satp);
+            b = b.context_from_asid(satp);
+            c = c.context_from_asid(satp);
+        }
+        hart_b.run(&mut (&mut a, (&mut b, &mut c)), LIMIT);
+        a.finish();
+        b.finish();
+        c.finish();
+    }
+    assert_eq!(hart_a.instret, hart_b.instret, "{name}");
+    let what = format!("{name} width {width} context {context}");
+    assert!(fast == general, "{what}: fast (per instruction) != general");
+    assert!(alone == general, "{what}: fast (runs, {cut:?}) != general");
+
+    // Expanded blocks == the per-instruction records.
+    let mut lens = HashMap::new();
+    for r in per_insn.iter().filter(|r| r.retires()) {
+        let n = 2 * r.iretire;
+        // 0: two lengths at one address (code changed), the program decides.
+        let e = lens.entry(r.iaddr).or_insert(n);
+        if *e != n {
+            *e = 0;
+        }
+    }
+    let mut seen = Seen::default();
+    let mut expanded = Vec::with_capacity(per_insn.len());
+    let mut prev: Option<(Record, u64)> = None;
+    for (i, b) in general.iter().enumerate() {
+        let mut first_time = None;
+        let n = b
+            .split_block(
+                |pc| len_at(&lens, image, pc),
+                |r| {
+                    first_time.get_or_insert(r.time);
+                    expanded.push(r)
+                },
+            )
+            .unwrap_or_else(|e| panic!("{what}: record {i} {b}: {e}"));
+        seen.instructions += n;
+        if b.retires() {
+            seen.blocks += 1;
+            seen.multi += (n > 1) as u64;
+        }
+        if let Some((p, pn)) = prev {
+            if !b.retires() && pn > 1 {
+                seen.trap_after_multi += 1;
+            }
+            // Maximal: `p` could not have gone on with `b`'s first instruction.
+            let could_merge = p.retires()
+                && b.retires()
+                && p.itype == Itype::None
+                && !p.sijump
+                && p.next_iaddr() == b.iaddr
+                && p.priv_ == b.priv_
+                && p.context == b.context
+                && b.ctype == 0
+                && first_time == Some(p.time.wrapping_add(1));
+            assert!(
+                !could_merge,
+                "{what}: records {} and {i} not merged: {p} / {b}",
+                i - 1
+            );
+        }
+        prev = Some((*b, n));
+    }
+    if expanded != per_insn {
+        let k = expanded
+            .iter()
+            .zip(&per_insn)
+            .position(|(a, b)| a != b)
+            .unwrap_or(expanded.len().min(per_insn.len()));
+        panic!(
+            "{what}: expanded blocks differ from the per-instruction records at {k}: {:?} vs {:?}",
+            expanded.get(k).map(|r| r.to_string()),
+            per_insn.get(k).map(|r| r.to_string())
+        );
+    }
+    seen
+}
+
+const CONFIGS: [(u8, bool); 4] = [(4, false), (3, true), (4, true), (3, false)];
+
+#[test]
+fn expanded_block_records_are_the_per_instruction_records() {
+    let (mut multi, mut blocks, mut insns) = (0, 0, 0);
+    for (i, elf) in rvtrace_testkit::test_programs().into_iter().enumerate() {
+        let name = elf.file_name().unwrap().to_string_lossy().to_string();
+        let mut image = Image::new();
+        image.load_file(&elf).unwrap();
+        let (width, context) = CONFIGS[i % 4];
+        let cut = if i % 2 == 0 {
+            Cut::Slices(997 + i as u64)
+        } else {
+            Cut::Requests(3 + i as u64 % 5)
+        };
+        let s = compare(&name, &image, &name, width, context, cut);
+        assert!(s.blocks > 10, "{name}");
+        multi += s.multi;
+        blocks += s.blocks;
+        insns += s.instructions;
+    }
+    // Blocks of several instructions are the common case: fewer records than instructions.
+    assert!(multi * 2 > blocks, "{multi} of {blocks} blocks");
+    assert!(
+        insns > 2 * blocks,
+        "{insns} instructions in {blocks} blocks"
+    );
+}
+
+/// Random programs (`rvtrace_testkit::randprog`: traps, timer interrupts inside blocks, U-mode,
+/// every kind of call and return; `RVTRACE_RANDOM_SEEDS` runs more).
+#[test]
+fn expanded_block_records_on_random_programs() {
+    use rvtrace_testkit::randprog::{random_program, seeds};
+    let mut trap_after_multi = 0;
+    for seed in seeds(40) {
+        let p = random_program(seed);
+        let mut image = Image::new();
+        image.load_bytes("prog.elf", &p.elf).unwrap();
+        let name = format!("random program {seed} ({:?})", p.shape);
+        let (width, context) = CONFIGS[seed as usize % 4];
+        let cut = Cut::Requests(1 + seed % 7);
+        trap_after_multi +=
+            compare(&name, &image, "prog.elf", width, context, cut).trap_after_multi;
+    }
+    // Traps and interrupts taken inside what would have been one block.
+    assert!(trap_after_multi > 0);
+}
