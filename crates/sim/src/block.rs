@@ -45,15 +45,23 @@ struct Head {
     n: u32,
 }
 
-/// The fused pairs (issue 15): `Pair = First Second` is an entry running `First` and, when it
-/// goes on to the next instruction, `Second` (the next entry) with no dispatch between them.
-/// Each still retires as its own instruction (the second's entry stays in the pool and keeps
-/// its position, so `instret`, faults and stop requests see each half as in the single-step
-/// loop). The first is any operation that can go on in the block; the second any but `Other`.
-/// Chosen from the pairs compiled code runs most (the benchmark workload, CoreMark).
-macro_rules! fused_pairs {
+/// The fused sequences (issue 15): `Name = First Second ...` is an entry running `First` and,
+/// when it goes on to the next instruction, `Second` (the next entry) and so on, with no
+/// dispatch between them. Each still retires as its own instruction (the later entries stay in
+/// the pool and keep their positions, so `instret`, faults and stop requests see each as in the
+/// single-step loop). All but the last are operations that can go on in the block; none is
+/// `Other`. Chosen from the pairs and triples compiled code runs most (the benchmark workload,
+/// CoreMark); triples first (the longest match wins).
+macro_rules! fused_ops {
     ($m:ident) => {
         $m! {
+            MulwAddwBne = Mulw Addw Bne, SdAddBne = Sd Add Bne, LdBeqLd = Ld Beq Ld,
+            AddAddBltu = Add Add Bltu, AddiwSlliAdd = Addiw Slli Add, SbAddiAddi = Sb Addi Addi,
+            SwSwBlt = Sw Sw Blt, AddiXorBne = Addi Xor Bne, AddiSlliAdd = Addi Slli Add,
+            SlliSlliSrli = Slli Slli Srli, SrliAddAdd = Srli Add Add, LhLhAddiw = Lh Lh Addiw,
+            AddLdSd = Add Ld Sd, BgeLwBltu = Bge Lw Bltu, AddiwSlliwJ = Addiw Slliw J,
+            AddiwSlliwJg = Addiw Slliw Jg, LwAddJr = Lw Add Jr, BeqAddiJ = Beq Addi J,
+            BeqAddiJg = Beq Addi Jg, AddiwAndiAddi = Addiw Andi Addi,
             SlliAdd = Slli Add, LwAdd = Lw Add, AddLw = Add Lw, AddiBne = Addi Bne, AddiAddi = Addi Addi,
             AddiwSlli = Addiw Slli, AddAdd = Add Add, AddSw = Add Sw, AddBltu = Add Bltu,
             AddSlliw = Add Slliw, SlliwBeq = Slliw Beq, SwSw = Sw Sw, BeqLw = Beq Lw, SwBlt = Sw Blt,
@@ -67,7 +75,11 @@ macro_rules! fused_pairs {
             BeqLd = Beq Ld, SlliSlli = Slli Slli, SrliSrli = Srli Srli, AddwMulw = Addw Mulw,
             LdBeq = Ld Beq, AndiAddi = Andi Addi, SrliAndi = Srli Andi, AddiwSrli = Addiw Srli,
             SrliBeq = Srli Beq, XorSrli = Xor Srli, AndiXor = Andi Xor, AddiwAndi = Addiw Andi,
-            LdLd = Ld Ld, SdSd = Sd Sd, LdAddi = Ld Addi, AddiSd = Addi Sd,
+            LdLd = Ld Ld, SdSd = Sd Sd, LdAddi = Ld Addi, AddiSd = Addi Sd, AddiwSw = Addiw Sw,
+            AddiBltu = Addi Bltu, LhBne = Lh Bne, LbuBne = Lbu Bne, SwBne = Sw Bne,
+            MulwSraiw = Mulw Sraiw, SraiwSraiw = Sraiw Sraiw, AddiwSraiw = Addiw Sraiw,
+            AddiAddiw = Addi Addiw, LdLh = Ld Lh, LdLbu = Ld Lbu, AddiwLd = Addiw Ld,
+            LbuAddiw = Lbu Addiw, SlliSlt = Slli Slt,
             AddiSlli = Addi Slli, AddSlli = Add Slli, SlliBeq = Slli Beq, SlliAddi = Slli Addi,
             AddiXor = Addi Xor, XorBne = Xor Bne, AndiSub = Andi Sub, SubSrli = Sub Srli,
             SrliAnd = Srli And, AndAddi = And Addi, LbuAddi = Lbu Addi, SwAddi = Sw Addi,
@@ -79,7 +91,7 @@ macro_rules! fused_pairs {
 }
 
 macro_rules! define_k {
-    ($($p:ident = $a:ident $b:ident),* $(,)?) => {
+    ($($p:ident = $($k:ident)+),* $(,)?) => {
         /// A block instruction's operation, resolved when the block is decoded, so that running it
         /// needs no look at the full [`Insn`]: the common operations with their operands in the
         /// [`Entry`] (an ALU operation writing `x0` is `Nop`, so the others write without a test of
@@ -156,22 +168,23 @@ macro_rules! define_k {
             /// block loop needs no count).
             End,
             $(
-                #[doc = concat!("`", stringify!($a), "` then `", stringify!($b), "` (fused).")]
+                #[doc = concat!("Fused:", $(" `", stringify!($k), "`",)+ ".")]
                 $p,
             )*
         }
 
-        /// The fused operation for `a` followed by `b`, if there is one.
-        fn fuse(a: K, b: K) -> Option<K> {
-            match (a, b) {
-                $((K::$a, K::$b) => Some(K::$p),)*
+        /// The fused operation for the operations `ks` start with, if there is one, and how
+        /// many it runs (the longest: triples come before pairs in `fused_ops!`).
+        fn fuse(ks: &[K]) -> Option<(K, usize)> {
+            match ks {
+                $([$(K::$k),+, ..] => Some((K::$p, [$(stringify!($k)),+].len())),)*
                 _ => None,
             }
         }
     };
 }
 
-fused_pairs!(define_k);
+fused_ops!(define_k);
 
 /// An integer register number: indexing the register file with it needs no bounds check (the
 /// compiler knows it is below 32).
@@ -788,8 +801,19 @@ impl Hart {
                             e = &blk[(i - 1) & (POOL - 1)];
                         }};
                     }
+                    // A fused sequence: each operation and, if it goes on, the next.
+                    macro_rules! chain {
+                        ($a:ident) => {
+                            op!($a)
+                        };
+                        ($a:ident $($r:ident)+) => {{
+                            op!($a);
+                            step!();
+                            chain!($($r)+)
+                        }};
+                    }
                     macro_rules! dispatch {
-                        ($($p:ident = $a:ident $b:ident),* $(,)?) => {
+                        ($($p:ident = $($k:ident)+),* $(,)?) => {
                             match e.k {
                                 K::End => op!(End),
                                 K::Nop => op!(Nop),
@@ -848,15 +872,11 @@ impl Hart {
                                 K::Jr => op!(Jr),
                                 K::Jalr => op!(Jalr),
                                 K::Other => op!(Other),
-                                $(K::$p => {
-                                    op!($a);
-                                    step!();
-                                    op!($b)
-                                })*
+                                $(K::$p => chain!($($k)+),)*
                             }
                         };
                     }
-                    fused_pairs!(dispatch);
+                    fused_ops!(dispatch);
                     retire!(wrap!((pc & !0xfff) + e.next as u64));
                     continue 'blk;
                 };
@@ -1021,15 +1041,18 @@ impl Hart {
             }
         }
         let n = self.blocks.used - start;
-        // Fused pairs, left to right (the pool holds a block's instructions in the order it
+        // Fused sequences, left to right (the pool holds a block's instructions in the order it
         // runs them when none leaves).
-        let mut j = start;
-        while j + 1 < self.blocks.used {
-            let pool = &mut self.blocks.pool;
-            match fuse(pool[j].k, pool[j + 1].k) {
-                Some(k) => {
-                    pool[j].k = k;
-                    j += 2;
+        let ks: Vec<K> = self.blocks.pool[start..self.blocks.used]
+            .iter()
+            .map(|e| e.k)
+            .collect();
+        let mut j = 0;
+        while j < ks.len() {
+            match fuse(&ks[j..]) {
+                Some((k, len)) => {
+                    self.blocks.pool[start + j].k = k;
+                    j += len;
                 }
                 None => j += 1,
             }
