@@ -452,11 +452,13 @@ pub(crate) fn dump_failure(
     }
 }
 
+/// Where `encode` gets its records: appends a batch, returns how many (0: the end of the input).
+type BatchSource = Box<dyn FnMut(&mut Vec<Record>) -> Result<usize, String>>;
+
 /// `rvtrace encode ntrace`.
 pub fn encode(a: &EncodeArgs) -> CmdResult {
     let inp = a.ingress.display();
-    // Records in batches (0: the end of the input).
-    let mut source: Box<dyn FnMut(&mut Vec<Record>) -> Result<usize, String>>;
+    let mut source: BatchSource;
     // The input holds block records; they are expanded (with --elf).
     let (mut blocks, mut expanded) = (false, false);
     let (xlen, itype_width, has_sijump, has_time) = match a.input_format {
