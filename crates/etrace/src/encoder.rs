@@ -348,8 +348,8 @@ impl<S: PacketSink> Encoder<S> {
     }
 
     /// Add ingress records in order: the same packets as [`push`](Encoder::push) on each, faster.
-    /// Runs of records that take the fast path (see [`quick`](Encoder::quick)) are scanned in
-    /// place, without going through the pipeline one by one.
+    /// Runs of records that take the fast path (sequential, or a branch while the map has room) are
+    /// scanned in place, without going through the pipeline one by one.
     pub fn push_all(&mut self, recs: &[Record]) -> Result<(), String> {
         let mut i = 0;
         while i < recs.len() {

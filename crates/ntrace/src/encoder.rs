@@ -590,8 +590,8 @@ impl Encoder {
     }
 
     /// Encode ingress records in order: the same bytes as [`push`](Encoder::push) on each,
-    /// faster. Runs of records that only count (see [`run_fast`](Encoder::run_fast)) are
-    /// scanned in place.
+    /// faster. Runs of records that only count (I-CNT, HIST and the sync counter move, no message
+    /// is due) are scanned in place.
     pub fn push_all(&mut self, recs: &[Record], out: &mut Vec<u8>) {
         let mut i = 0;
         while i < recs.len() {
