@@ -15,9 +15,13 @@ use rvtrace_image::Image;
 use rvtrace_ingress::{IngressHeader, IngressWriter, Itype, Record, WriterSink};
 use rvtrace_isa::IsaConfig;
 use rvtrace_sim::ingress::IngressRecorder;
-use rvtrace_sim::observer::{Observer, Retired, RetiredRun, TrapInfo};
+use rvtrace_sim::observer::Observer;
 use rvtrace_sim::{Config, Hart, Stop};
 use std::collections::HashMap;
+
+#[path = "common/stop_every.rs"]
+mod stop_every;
+use stop_every::StopEvery;
 
 const LIMIT: u64 = 20_000_000;
 
@@ -27,34 +31,6 @@ fn hart(image: &Image, cmdline: &str) -> Hart {
     hart.load(image).unwrap();
     rvtrace_testkit::quiet_semihost(&mut hart, image, cmdline);
     hart
-}
-
-/// Asks for a stop after every `every`-th event (runs taken as runs).
-struct StopEvery<O> {
-    inner: O,
-    every: u64,
-    seen: u64,
-}
-
-impl<O: Observer> Observer for StopEvery<O> {
-    const RETIRE_RUNS: bool = O::RETIRE_RUNS;
-    fn retire(&mut self, ev: &Retired) {
-        self.seen += 1;
-        self.inner.retire(ev);
-    }
-    fn retire_run(&mut self, run: &impl RetiredRun) {
-        self.seen += 1;
-        self.inner.retire_run(run);
-    }
-    fn trap(&mut self, ev: &TrapInfo) {
-        self.inner.trap(ev);
-    }
-    fn csr_write(&mut self, csr: u16, value: u64) {
-        self.inner.csr_write(csr, value);
-    }
-    fn stop_requested(&mut self) -> bool {
-        self.seen.is_multiple_of(self.every)
-    }
 }
 
 /// How the run of the fast recorder alone is cut: slices of `hart.run` (`Some(n)`: `n`

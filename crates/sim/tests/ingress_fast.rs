@@ -13,8 +13,12 @@ use rvtrace_ingress::binary::to_vec;
 use rvtrace_ingress::{IngressHeader, IngressWriter, Near, Record, RecordSink, RunHead};
 use rvtrace_isa::IsaConfig;
 use rvtrace_sim::ingress::IngressRecorder;
-use rvtrace_sim::observer::{Observer, Retired, RetiredRun, TrapInfo};
+use rvtrace_sim::observer::Observer;
 use rvtrace_sim::{Config, Hart, Stop};
+
+#[path = "common/stop_every.rs"]
+mod stop_every;
+use stop_every::StopEvery;
 
 /// The binary writer as `rvtrace run --ingress` drives it.
 struct Fast(IngressWriter<Vec<u8>>);
@@ -46,34 +50,6 @@ enum Cut {
     Slices(u64),
     /// A stop request after every `n`-th run or instruction.
     Requests(u64),
-}
-
-/// Asks for a stop after every `every`-th event it sees (runs taken as runs).
-struct StopEvery<O> {
-    inner: O,
-    every: u64,
-    seen: u64,
-}
-
-impl<O: Observer> Observer for StopEvery<O> {
-    const RETIRE_RUNS: bool = O::RETIRE_RUNS;
-    fn retire(&mut self, ev: &Retired) {
-        self.seen += 1;
-        self.inner.retire(ev);
-    }
-    fn retire_run(&mut self, run: &impl RetiredRun) {
-        self.seen += 1;
-        self.inner.retire_run(run);
-    }
-    fn trap(&mut self, ev: &TrapInfo) {
-        self.inner.trap(ev);
-    }
-    fn csr_write(&mut self, csr: u16, value: u64) {
-        self.inner.csr_write(csr, value);
-    }
-    fn stop_requested(&mut self) -> bool {
-        self.seen.is_multiple_of(self.every)
-    }
 }
 
 const LIMIT: u64 = 20_000_000;
