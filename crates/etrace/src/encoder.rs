@@ -1405,7 +1405,7 @@ impl<W: std::io::Write> PacketSink for FrameWriter<W> {
 mod tests {
     use super::*;
     use crate::config::ConfigInputs;
-    use rvtrace_testkit::records::{random_records, Rng};
+    use rvtrace_testkit::records::{random_pieces, random_records};
 
     fn configs() -> Vec<TraceConfig> {
         let d = ConfigInputs::default();
@@ -1487,18 +1487,7 @@ mod tests {
     fn fast_paths_equal_the_algorithm() {
         for seed in 1..=12u64 {
             let recs = random_records(seed, 6000, seed % 2 == 0);
-            let mut g = Rng(seed + 99);
-            let mut pieces = Vec::new();
-            let mut at = 0;
-            while at < recs.len() {
-                let n = match g.below(4) {
-                    0 => g.below(4),
-                    _ => g.below(700),
-                } as usize;
-                let end = (at + n).min(recs.len());
-                pieces.push((&recs[at..end], g.below(10) == 0));
-                at = end;
-            }
+            let pieces = random_pieces(&recs, seed + 99);
             for (k, cfg) in configs().iter().enumerate() {
                 let (slow, n) = encode(cfg, &pieces, false, false);
                 assert_eq!(n, recs.len() as u64);

@@ -1210,7 +1210,7 @@ mod tests {
     use super::*;
     use crate::options::{Fifo, TraceFilter};
     use rvtrace_isa::Xlen;
-    use rvtrace_testkit::records::{random_records, Rng};
+    use rvtrace_testkit::records::{random_pieces, random_records};
 
     fn configs() -> Vec<EncoderConfig> {
         let d = EncoderConfig::new(Xlen::Rv64);
@@ -1275,18 +1275,7 @@ mod tests {
     fn push_all_equals_push() {
         for seed in 1..=12u64 {
             let recs = random_records(seed, 6000, seed % 2 == 0);
-            let mut g = Rng(seed + 7);
-            let mut pieces = Vec::new();
-            let mut at = 0;
-            while at < recs.len() {
-                let n = match g.below(4) {
-                    0 => g.below(4),
-                    _ => g.below(700),
-                } as usize;
-                let end = (at + n).min(recs.len());
-                pieces.push((&recs[at..end], g.below(10) == 0));
-                at = end;
-            }
+            let pieces = random_pieces(&recs, seed + 7);
             for (k, cfg) in configs().into_iter().enumerate() {
                 let run = |all: bool| {
                     let mut e = Encoder::new(cfg);

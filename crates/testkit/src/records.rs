@@ -137,3 +137,22 @@ pub fn random_records(seed: u64, n: usize, calm: bool) -> Vec<Record> {
     }
     v
 }
+
+/// `recs` cut at random places (mostly pieces of up to 700 records, now and then of up to 3,
+/// empty ones included), each piece with whether a trace loss comes before it (1 in 10);
+/// reproducible by `seed`.
+pub fn random_pieces(recs: &[Record], seed: u64) -> Vec<(&[Record], bool)> {
+    let mut g = Rng(seed);
+    let mut pieces = Vec::new();
+    let mut at = 0;
+    while at < recs.len() {
+        let n = match g.below(4) {
+            0 => g.below(4),
+            _ => g.below(700),
+        } as usize;
+        let end = (at + n).min(recs.len());
+        pieces.push((&recs[at..end], g.below(10) == 0));
+        at = end;
+    }
+    pieces
+}
