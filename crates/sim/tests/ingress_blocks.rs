@@ -15,15 +15,12 @@ use rvtrace_image::Image;
 use rvtrace_ingress::{IngressHeader, IngressWriter, Itype, Record, WriterSink};
 use rvtrace_isa::IsaConfig;
 use rvtrace_sim::ingress::IngressRecorder;
-use rvtrace_sim::observer::Observer;
-use rvtrace_sim::{Config, Hart, Stop};
+use rvtrace_sim::{Config, Hart};
 use std::collections::HashMap;
 
 #[path = "common/stop_every.rs"]
 mod stop_every;
-use stop_every::StopEvery;
-
-const LIMIT: u64 = 20_000_000;
+use stop_every::{run_cut, Cut, LIMIT};
 
 fn hart(image: &Image, cmdline: &str) -> Hart {
     let xlen = image.files()[0].xlen;
@@ -31,36 +28,6 @@ fn hart(image: &Image, cmdline: &str) -> Hart {
     hart.load(image).unwrap();
     rvtrace_testkit::quiet_semihost(&mut hart, image, cmdline);
     hart
-}
-
-/// How the run of the fast recorder alone is cut: slices of `hart.run` (`Some(n)`: `n`
-/// instructions each) or a stop request after every `every`-th run.
-#[derive(Clone, Copy, Debug)]
-enum Cut {
-    Slices(u64),
-    Requests(u64),
-}
-
-fn run_cut<O: Observer>(hart: &mut Hart, obs: O, cut: Cut) {
-    let (slice, every) = match cut {
-        Cut::Slices(n) => (n, u64::MAX),
-        Cut::Requests(n) => (LIMIT, n),
-    };
-    let mut obs = StopEvery {
-        inner: obs,
-        every,
-        seen: 0,
-    };
-    let mut stops = 0u64;
-    loop {
-        let left = LIMIT - hart.instret.min(LIMIT);
-        match hart.run(&mut obs, slice.min(left)) {
-            Stop::InsnLimit if left > slice => stops += 1,
-            Stop::Requested => stops += 1,
-            _ => break,
-        }
-    }
-    assert!(stops > 0, "{cut:?}: the run was not cut");
 }
 
 /// Length of the instruction at `pc`: as the per-instruction records of the run say (code at

@@ -13,12 +13,11 @@ use rvtrace_ingress::binary::to_vec;
 use rvtrace_ingress::{IngressHeader, IngressWriter, Near, Record, RecordSink, RunHead};
 use rvtrace_isa::IsaConfig;
 use rvtrace_sim::ingress::IngressRecorder;
-use rvtrace_sim::observer::Observer;
-use rvtrace_sim::{Config, Hart, Stop};
+use rvtrace_sim::{Config, Hart};
 
 #[path = "common/stop_every.rs"]
 mod stop_every;
-use stop_every::StopEvery;
+use stop_every::{run_cut, Cut, LIMIT};
 
 /// The binary writer as `rvtrace run --ingress` drives it.
 struct Fast(IngressWriter<Vec<u8>>);
@@ -43,46 +42,12 @@ fn header(image: &Image, width: u8, context: bool) -> IngressHeader {
     h
 }
 
-/// How the run with the fast recorder alone is cut.
-#[derive(Clone, Copy, Debug)]
-enum Cut {
-    /// In slices of this many instructions (`hart.run`'s limit).
-    Slices(u64),
-    /// A stop request after every `n`-th run or instruction.
-    Requests(u64),
-}
-
-const LIMIT: u64 = 20_000_000;
-
 fn hart(image: &Image, cmdline: &str) -> Hart {
     let xlen = image.files()[0].xlen;
     let mut hart = Hart::new(&Config::virt(xlen, cmdline));
     hart.load(image).unwrap();
     rvtrace_testkit::quiet_semihost(&mut hart, image, cmdline);
     hart
-}
-
-/// Runs `obs` to the program's end (at most [`LIMIT`] instructions) as `cut` says.
-fn run_cut<O: Observer>(hart: &mut Hart, obs: O, cut: Cut) {
-    let (slice, every) = match cut {
-        Cut::Slices(n) => (n, u64::MAX),
-        Cut::Requests(n) => (LIMIT, n),
-    };
-    let mut obs = StopEvery {
-        inner: obs,
-        every,
-        seen: 0,
-    };
-    let mut stops = 0u64;
-    loop {
-        let left = LIMIT - hart.instret.min(LIMIT);
-        match hart.run(&mut obs, slice.min(left)) {
-            Stop::InsnLimit if left > slice => stops += 1,
-            Stop::Requested => stops += 1,
-            _ => break,
-        }
-    }
-    assert!(stops > 0, "{cut:?}: the run was not cut");
 }
 
 /// Runs `image` with the fast recorder alone (runs, cut as `cut` says), and with the fast and
