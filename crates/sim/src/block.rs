@@ -45,82 +45,146 @@ struct Head {
     n: u32,
 }
 
-/// A block instruction's operation, resolved when the block is decoded, so that running it
-/// needs no look at the full [`Insn`]: the common operations with their operands in the
-/// [`Entry`] (an ALU operation writing `x0` is `Nop`, so the others write without a test of
-/// `rd`; `lui`/`auipc` load a constant; a branch's or `jal`'s target is computed and checked for
-/// alignment once), everything else `Other` (through [`Hart::execute`]).
-#[derive(Clone, Copy, Default, PartialEq, Eq, Debug)]
-#[repr(u8)]
-enum K {
-    #[default]
-    Other,
-    Nop,
-    Li,
-    Addi,
-    Slti,
-    Sltiu,
-    Xori,
-    Ori,
-    Andi,
-    Slli,
-    Srli,
-    Srai,
-    Add,
-    Sub,
-    Sll,
-    Slt,
-    Sltu,
-    Xor,
-    Srl,
-    Sra,
-    Or,
-    And,
-    Addiw,
-    Slliw,
-    Srliw,
-    Sraiw,
-    Addw,
-    Subw,
-    Sllw,
-    Srlw,
-    Sraw,
-    Mul,
-    Mulw,
-    Lb,
-    Lh,
-    Lw,
-    Ld,
-    Lbu,
-    Lhu,
-    Lwu,
-    Sb,
-    Sh,
-    Sw,
-    Sd,
-    Beq,
-    Bne,
-    Blt,
-    Bge,
-    Bltu,
-    Bgeu,
-    /// `jal x0`.
-    J,
-    /// `jal rd` (rd not x0).
-    Jal,
-    /// `jal x0` to the same page: the block goes on at the target.
-    Jg,
-    /// `jal rd` (rd not x0) to the same page: the block goes on at the target.
-    Jalg,
-    /// `jalr x0`.
-    Jr,
-    /// `jalr rd` (rd not x0).
-    Jalr,
-    /// Not an instruction: the end of a block that leaves without a control transfer, the
-    /// pc it goes on at in `imm` (every block ends with a control transfer or this, so the
-    /// block loop needs no count).
-    End,
+/// The fused sequences (issue 15): `Name = First Second ...` is an entry running `First` and,
+/// when it goes on to the next instruction, `Second` (the next entry) and so on, with no
+/// dispatch between them. Each still retires as its own instruction (the later entries stay in
+/// the pool and keep their positions, so `instret`, faults and stop requests see each as in the
+/// single-step loop). All but the last are operations that can go on in the block; none is
+/// `Other`. Chosen from the pairs and triples compiled code runs most (the benchmark workload,
+/// CoreMark); triples first (the longest match wins).
+macro_rules! fused_ops {
+    ($m:ident) => {
+        $m! {
+            MulwAddwBne = Mulw Addw Bne, SdAddBne = Sd Add Bne, LdBeqLd = Ld Beq Ld,
+            AddAddBltu = Add Add Bltu, AddiwSlliAdd = Addiw Slli Add, SbAddiAddi = Sb Addi Addi,
+            SwSwBlt = Sw Sw Blt, AddiXorBne = Addi Xor Bne, AddiSlliAdd = Addi Slli Add,
+            SlliSlliSrli = Slli Slli Srli, SrliAddAdd = Srli Add Add, LhLhAddiw = Lh Lh Addiw,
+            AddLdSd = Add Ld Sd, BgeLwBltu = Bge Lw Bltu, AddiwSlliwJ = Addiw Slliw J,
+            AddiwSlliwJg = Addiw Slliw Jg, LwAddJr = Lw Add Jr, BeqAddiJ = Beq Addi J,
+            BeqAddiJg = Beq Addi Jg, AddiwAndiAddi = Addiw Andi Addi,
+            SlliAdd = Slli Add, LwAdd = Lw Add, AddLw = Add Lw, AddiBne = Addi Bne, AddiAddi = Addi Addi,
+            AddiwSlli = Addiw Slli, AddAdd = Add Add, AddSw = Add Sw, AddBltu = Add Bltu,
+            AddSlliw = Add Slliw, SlliwBeq = Slliw Beq, SwSw = Sw Sw, BeqLw = Beq Lw, SwBlt = Sw Blt,
+            BgeLw = Bge Lw, LwBltu = Lw Bltu, SbAddi = Sb Addi, BltuSlli = Bltu Slli,
+            XorAddiw = Xor Addiw, AddiwAddiw = Addiw Addiw, AddiAdd = Addi Add, AddiwBne = Addiw Bne,
+            AddwBne = Addw Bne, AndiSubw = Andi Subw, SubwSrliw = Subw Srliw, SrliwAnd = Srliw And,
+            AndXor = And Xor, AddiwSlliw = Addiw Slliw, LwLw = Lw Lw, SlliSrli = Slli Srli,
+            SrliAdd = Srli Add, AddiBeq = Addi Beq, AddiwAddw = Addiw Addw, AndiAndi = Andi Andi,
+            AddLd = Add Ld, SdAdd = Sd Add, AddBne = Add Bne, AddLh = Add Lh, LhLh = Lh Lh,
+            LdSd = Ld Sd, BeqAddi = Beq Addi, MulwAddw = Mulw Addw, LhAddiw = Lh Addiw,
+            BeqLd = Beq Ld, SlliSlli = Slli Slli, SrliSrli = Srli Srli, AddwMulw = Addw Mulw,
+            LdBeq = Ld Beq, AndiAddi = Andi Addi, SrliAndi = Srli Andi, AddiwSrli = Addiw Srli,
+            SrliBeq = Srli Beq, XorSrli = Xor Srli, AndiXor = Andi Xor, AddiwAndi = Addiw Andi,
+            LdLd = Ld Ld, SdSd = Sd Sd, LdAddi = Ld Addi, AddiSd = Addi Sd, AddiwSw = Addiw Sw,
+            AddiBltu = Addi Bltu, LhBne = Lh Bne, LbuBne = Lbu Bne, SwBne = Sw Bne,
+            MulwSraiw = Mulw Sraiw, SraiwSraiw = Sraiw Sraiw, AddiwSraiw = Addiw Sraiw,
+            AddiAddiw = Addi Addiw, LdLh = Ld Lh, LdLbu = Ld Lbu, AddiwLd = Addiw Ld,
+            LbuAddiw = Lbu Addiw, SlliSlt = Slli Slt,
+            AddiSlli = Addi Slli, AddSlli = Add Slli, SlliBeq = Slli Beq, SlliAddi = Slli Addi,
+            AddiXor = Addi Xor, XorBne = Xor Bne, AndiSub = Andi Sub, SubSrli = Sub Srli,
+            SrliAnd = Srli And, AndAddi = And Addi, LbuAddi = Lbu Addi, SwAddi = Sw Addi,
+            AddAddi = Add Addi, LbuBltu = Lbu Bltu, AddiJ = Addi J, AddiJg = Addi Jg,
+            SlliwJ = Slliw J, SlliwJg = Slliw Jg, LwJr = Lw Jr, AddJr = Add Jr, LdJr = Ld Jr,
+            SwJ = Sw J, SwJg = Sw Jg,
+        }
+    };
 }
+
+macro_rules! define_k {
+    ($($p:ident = $($k:ident)+),* $(,)?) => {
+        /// A block instruction's operation, resolved when the block is decoded, so that running it
+        /// needs no look at the full [`Insn`]: the common operations with their operands in the
+        /// [`Entry`] (an ALU operation writing `x0` is `Nop`, so the others write without a test of
+        /// `rd`; `lui`/`auipc` load a constant; a branch's or `jal`'s target is computed and checked for
+        /// alignment once), everything else `Other` (through [`Hart::execute`]).
+        #[derive(Clone, Copy, Default, PartialEq, Eq, Debug)]
+        #[repr(u8)]
+        enum K {
+            #[default]
+            Other,
+            Nop,
+            Li,
+            Addi,
+            Slti,
+            Sltiu,
+            Xori,
+            Ori,
+            Andi,
+            Slli,
+            Srli,
+            Srai,
+            Add,
+            Sub,
+            Sll,
+            Slt,
+            Sltu,
+            Xor,
+            Srl,
+            Sra,
+            Or,
+            And,
+            Addiw,
+            Slliw,
+            Srliw,
+            Sraiw,
+            Addw,
+            Subw,
+            Sllw,
+            Srlw,
+            Sraw,
+            Mul,
+            Mulw,
+            Lb,
+            Lh,
+            Lw,
+            Ld,
+            Lbu,
+            Lhu,
+            Lwu,
+            Sb,
+            Sh,
+            Sw,
+            Sd,
+            Beq,
+            Bne,
+            Blt,
+            Bge,
+            Bltu,
+            Bgeu,
+            /// `jal x0`.
+            J,
+            /// `jal rd` (rd not x0).
+            Jal,
+            /// `jal x0` to the same page: the block goes on at the target.
+            Jg,
+            /// `jal rd` (rd not x0) to the same page: the block goes on at the target.
+            Jalg,
+            /// `jalr x0`.
+            Jr,
+            /// `jalr rd` (rd not x0).
+            Jalr,
+            /// Not an instruction: the end of a block that leaves without a control transfer, the
+            /// pc it goes on at in `imm` (every block ends with a control transfer or this, so the
+            /// block loop needs no count).
+            End,
+            $(
+                #[doc = concat!("Fused:", $(" `", stringify!($k), "`",)+ ".")]
+                $p,
+            )*
+        }
+
+        /// The fused operation for the operations `ks` start with, if there is one, and how
+        /// many it runs (the longest: triples come before pairs in `fused_ops!`).
+        fn fuse(ks: &[K]) -> Option<(K, usize)> {
+            match ks {
+                $([$(K::$k),+, ..] => Some((K::$p, [$(stringify!($k)),+].len())),)*
+                _ => None,
+            }
+        }
+    };
+}
+
+fused_ops!(define_k);
 
 /// An integer register number: indexing the register file with it needs no bounds check (the
 /// compiler knows it is below 32).
@@ -150,6 +214,10 @@ impl R {
 #[derive(Clone, Copy, Default)]
 struct Entry {
     k: K,
+    /// What the run with a quiet observer ([`Observer::QUIET`]) does here: the fused operation
+    /// that starts here, or `k`. Observers that see events run `k`, so the fused dispatch is
+    /// compiled once, for the quiet run only.
+    fused: K,
     class: CfClass,
     /// Position in the block.
     idx: u8,
@@ -334,6 +402,28 @@ impl Hart {
         self.blocks.on = on;
     }
 
+    /// [`Hart::run_block`] for an [`Observer::QUIET`] observer, which is as good as `()`: the
+    /// only run that meets fused operations, compiled here once per XLEN (a generic run would
+    /// compile the whole fused dispatch again in every crate and for every observer).
+    #[inline(always)]
+    pub(crate) fn run_quiet<const RV64: bool>(&mut self, pc: u64) -> Ran {
+        if RV64 {
+            self.run_quiet64(pc)
+        } else {
+            self.run_quiet32(pc)
+        }
+    }
+
+    #[inline(never)]
+    fn run_quiet64(&mut self, pc: u64) -> Ran {
+        self.run_block::<(), true>(&mut (), pc)
+    }
+
+    #[inline(never)]
+    fn run_quiet32(&mut self, pc: u64) -> Ran {
+        self.run_block::<(), false>(&mut (), pc)
+    }
+
     /// Run the block at `pc` (in RAM, fetches on the PMP fast path, `instret < next_check`),
     /// and the blocks after it while nothing is due between two instructions.
     ///
@@ -409,7 +499,7 @@ impl Hart {
             // Instructions retired in this block.
             let (next, count) = 'blk: loop {
                 // A control transfer or `End` ends the block before the index wraps.
-                let e = &blk[i & (POOL - 1)];
+                let mut e = &blk[i & (POOL - 1)];
                 i += 1;
                 // `instret` once this instruction retires.
                 macro_rules! done {
@@ -548,73 +638,177 @@ impl Hart {
                             }
                         }};
                     }
-                    let imm = e.imm;
-                    match e.k {
-                        K::End => break 'blk (imm, e.idx as usize),
-                        K::Nop => {}
-                        K::Li => w!(imm),
-                        K::Addi => w!(alu::add(x!(e.rs1), imm)),
-                        K::Slti => w!(alu::slt(x!(e.rs1), imm)),
-                        K::Sltiu => w!(alu::sltu(x!(e.rs1), imm)),
-                        K::Xori => w!(x!(e.rs1) ^ imm),
-                        K::Ori => w!(x!(e.rs1) | imm),
-                        K::Andi => w!(x!(e.rs1) & imm),
-                        K::Slli => w!(alu::sll::<RV64>(x!(e.rs1), imm)),
-                        K::Srli => w!(alu::srl::<RV64>(x!(e.rs1), imm)),
-                        K::Srai => w!(alu::sra::<RV64>(x!(e.rs1), imm)),
-                        K::Add => w!(alu::add(x!(e.rs1), x!(e.rs2))),
-                        K::Sub => w!(alu::sub(x!(e.rs1), x!(e.rs2))),
-                        K::Sll => w!(alu::sll::<RV64>(x!(e.rs1), x!(e.rs2))),
-                        K::Slt => w!(alu::slt(x!(e.rs1), x!(e.rs2))),
-                        K::Sltu => w!(alu::sltu(x!(e.rs1), x!(e.rs2))),
-                        K::Xor => w!(x!(e.rs1) ^ x!(e.rs2)),
-                        K::Srl => w!(alu::srl::<RV64>(x!(e.rs1), x!(e.rs2))),
-                        K::Sra => w!(alu::sra::<RV64>(x!(e.rs1), x!(e.rs2))),
-                        K::Or => w!(x!(e.rs1) | x!(e.rs2)),
-                        K::And => w!(x!(e.rs1) & x!(e.rs2)),
-                        K::Addiw => w!(alu::addw(x!(e.rs1), imm)),
-                        K::Slliw => w!(alu::sllw(x!(e.rs1), imm)),
-                        K::Srliw => w!(alu::srlw(x!(e.rs1), imm)),
-                        K::Sraiw => w!(alu::sraw(x!(e.rs1), imm)),
-                        K::Addw => w!(alu::addw(x!(e.rs1), x!(e.rs2))),
-                        K::Subw => w!(alu::subw(x!(e.rs1), x!(e.rs2))),
-                        K::Sllw => w!(alu::sllw(x!(e.rs1), x!(e.rs2))),
-                        K::Srlw => w!(alu::srlw(x!(e.rs1), x!(e.rs2))),
-                        K::Sraw => w!(alu::sraw(x!(e.rs1), x!(e.rs2))),
-                        K::Mul => w!(alu::mul(x!(e.rs1), x!(e.rs2))),
-                        K::Mulw => w!(alu::mulw(x!(e.rs1), x!(e.rs2))),
-                        K::Lb => load!(1, |v: u64| v as i8 as i64 as u64),
-                        K::Lh => load!(2, |v: u64| v as i16 as i64 as u64),
-                        K::Lw => load!(4, |v: u64| v as i32 as i64 as u64),
-                        K::Ld => load!(8, |v: u64| v),
-                        K::Lbu => load!(1, |v: u64| v),
-                        K::Lhu => load!(2, |v: u64| v),
-                        K::Lwu => load!(4, |v: u64| v),
-                        K::Sb => store!(1),
-                        K::Sh => store!(2),
-                        K::Sw => store!(4),
-                        K::Sd => store!(8),
+                    // Each operation's body, for the dispatch below (alone and in fused pairs).
+                    macro_rules! op {
+                        (End) => {{
+                            break 'blk (e.imm, e.idx as usize);
+                        }};
+                        (Nop) => {{}};
+                        (Li) => {{
+                            w!(e.imm)
+                        }};
+                        (Addi) => {{
+                            w!(alu::add(x!(e.rs1), e.imm))
+                        }};
+                        (Slti) => {{
+                            w!(alu::slt(x!(e.rs1), e.imm))
+                        }};
+                        (Sltiu) => {{
+                            w!(alu::sltu(x!(e.rs1), e.imm))
+                        }};
+                        (Xori) => {{
+                            w!(x!(e.rs1) ^ e.imm)
+                        }};
+                        (Ori) => {{
+                            w!(x!(e.rs1) | e.imm)
+                        }};
+                        (Andi) => {{
+                            w!(x!(e.rs1) & e.imm)
+                        }};
+                        (Slli) => {{
+                            w!(alu::sll::<RV64>(x!(e.rs1), e.imm))
+                        }};
+                        (Srli) => {{
+                            w!(alu::srl::<RV64>(x!(e.rs1), e.imm))
+                        }};
+                        (Srai) => {{
+                            w!(alu::sra::<RV64>(x!(e.rs1), e.imm))
+                        }};
+                        (Add) => {{
+                            w!(alu::add(x!(e.rs1), x!(e.rs2)))
+                        }};
+                        (Sub) => {{
+                            w!(alu::sub(x!(e.rs1), x!(e.rs2)))
+                        }};
+                        (Sll) => {{
+                            w!(alu::sll::<RV64>(x!(e.rs1), x!(e.rs2)))
+                        }};
+                        (Slt) => {{
+                            w!(alu::slt(x!(e.rs1), x!(e.rs2)))
+                        }};
+                        (Sltu) => {{
+                            w!(alu::sltu(x!(e.rs1), x!(e.rs2)))
+                        }};
+                        (Xor) => {{
+                            w!(x!(e.rs1) ^ x!(e.rs2))
+                        }};
+                        (Srl) => {{
+                            w!(alu::srl::<RV64>(x!(e.rs1), x!(e.rs2)))
+                        }};
+                        (Sra) => {{
+                            w!(alu::sra::<RV64>(x!(e.rs1), x!(e.rs2)))
+                        }};
+                        (Or) => {{
+                            w!(x!(e.rs1) | x!(e.rs2))
+                        }};
+                        (And) => {{
+                            w!(x!(e.rs1) & x!(e.rs2))
+                        }};
+                        (Addiw) => {{
+                            w!(alu::addw(x!(e.rs1), e.imm))
+                        }};
+                        (Slliw) => {{
+                            w!(alu::sllw(x!(e.rs1), e.imm))
+                        }};
+                        (Srliw) => {{
+                            w!(alu::srlw(x!(e.rs1), e.imm))
+                        }};
+                        (Sraiw) => {{
+                            w!(alu::sraw(x!(e.rs1), e.imm))
+                        }};
+                        (Addw) => {{
+                            w!(alu::addw(x!(e.rs1), x!(e.rs2)))
+                        }};
+                        (Subw) => {{
+                            w!(alu::subw(x!(e.rs1), x!(e.rs2)))
+                        }};
+                        (Sllw) => {{
+                            w!(alu::sllw(x!(e.rs1), x!(e.rs2)))
+                        }};
+                        (Srlw) => {{
+                            w!(alu::srlw(x!(e.rs1), x!(e.rs2)))
+                        }};
+                        (Sraw) => {{
+                            w!(alu::sraw(x!(e.rs1), x!(e.rs2)))
+                        }};
+                        (Mul) => {{
+                            w!(alu::mul(x!(e.rs1), x!(e.rs2)))
+                        }};
+                        (Mulw) => {{
+                            w!(alu::mulw(x!(e.rs1), x!(e.rs2)))
+                        }};
+                        (Lb) => {{
+                            load!(1, |v: u64| v as i8 as i64 as u64)
+                        }};
+                        (Lh) => {{
+                            load!(2, |v: u64| v as i16 as i64 as u64)
+                        }};
+                        (Lw) => {{
+                            load!(4, |v: u64| v as i32 as i64 as u64)
+                        }};
+                        (Ld) => {{
+                            load!(8, |v: u64| v)
+                        }};
+                        (Lbu) => {{
+                            load!(1, |v: u64| v)
+                        }};
+                        (Lhu) => {{
+                            load!(2, |v: u64| v)
+                        }};
+                        (Lwu) => {{
+                            load!(4, |v: u64| v)
+                        }};
+                        (Sb) => {{
+                            store!(1)
+                        }};
+                        (Sh) => {{
+                            store!(2)
+                        }};
+                        (Sw) => {{
+                            store!(4)
+                        }};
+                        (Sd) => {{
+                            store!(8)
+                        }};
                         // Sign-extended RV32 values keep their unsigned order.
-                        K::Beq => branch!(|a, b| a == b),
-                        K::Bne => branch!(|a, b| a != b),
-                        K::Blt => branch!(|a, b| (a as i64) < (b as i64)),
-                        K::Bge => branch!(|a, b| (a as i64) >= (b as i64)),
-                        K::Bltu => branch!(|a, b| a < b),
-                        K::Bgeu => branch!(|a, b| a >= b),
-                        K::J => break 'ctl imm,
-                        K::Jg => {}
-                        K::Jalg => w!(at!() + e.len as u64),
-                        K::Jal => {
+                        (Beq) => {{
+                            branch!(|a, b| a == b)
+                        }};
+                        (Bne) => {{
+                            branch!(|a, b| a != b)
+                        }};
+                        (Blt) => {{
+                            branch!(|a, b| (a as i64) < (b as i64))
+                        }};
+                        (Bge) => {{
+                            branch!(|a, b| (a as i64) >= (b as i64))
+                        }};
+                        (Bltu) => {{
+                            branch!(|a, b| a < b)
+                        }};
+                        (Bgeu) => {{
+                            branch!(|a, b| a >= b)
+                        }};
+                        (J) => {{
+                            break 'ctl e.imm;
+                        }};
+                        (Jg) => {{}};
+                        (Jalg) => {{
+                            w!(at!() + e.len as u64)
+                        }};
+                        (Jal) => {{
                             w!(at!() + e.len as u64);
-                            break 'ctl imm;
-                        }
-                        K::Jr => break 'ctl jalr!(),
-                        K::Jalr => {
+                            break 'ctl e.imm;
+                        }};
+                        (Jr) => {{
+                            break 'ctl jalr!();
+                        }};
+                        (Jalr) => {{
                             let t = jalr!();
                             w!(at!() + e.len as u64);
                             break 'ctl t;
-                        }
-                        K::Other => {
+                        }};
+                        (Other) => {{
                             self.instret = done!() - 1;
                             let insn = self.blocks.insns[e.imm as usize];
                             match self.execute_other::<O, RV64>(obs, &insn, e.bits, at!()) {
@@ -622,8 +816,95 @@ impl Hart {
                                 Ok(t) => break 'ctl t,
                                 Err(exc) => fault!(exc),
                             }
-                        }
+                        }};
                     }
+                    // Retire the first of a fused pair (it goes on in the block) and go on to
+                    // the second's entry.
+                    macro_rules! step {
+                        () => {{
+                            retire!(wrap!((pc & !0xfff) + e.next as u64));
+                            i += 1;
+                            e = &blk[(i - 1) & (POOL - 1)];
+                        }};
+                    }
+                    // A fused sequence: each operation and, if it goes on, the next.
+                    macro_rules! chain {
+                        ($a:ident) => {
+                            op!($a)
+                        };
+                        ($a:ident $($r:ident)+) => {{
+                            op!($a);
+                            step!();
+                            chain!($($r)+)
+                        }};
+                    }
+                    macro_rules! dispatch {
+                        ($($p:ident = $($k:ident)+),* $(,)?) => {
+                            match if O::QUIET { e.fused } else { e.k } {
+                                K::End => op!(End),
+                                K::Nop => op!(Nop),
+                                K::Li => op!(Li),
+                                K::Addi => op!(Addi),
+                                K::Slti => op!(Slti),
+                                K::Sltiu => op!(Sltiu),
+                                K::Xori => op!(Xori),
+                                K::Ori => op!(Ori),
+                                K::Andi => op!(Andi),
+                                K::Slli => op!(Slli),
+                                K::Srli => op!(Srli),
+                                K::Srai => op!(Srai),
+                                K::Add => op!(Add),
+                                K::Sub => op!(Sub),
+                                K::Sll => op!(Sll),
+                                K::Slt => op!(Slt),
+                                K::Sltu => op!(Sltu),
+                                K::Xor => op!(Xor),
+                                K::Srl => op!(Srl),
+                                K::Sra => op!(Sra),
+                                K::Or => op!(Or),
+                                K::And => op!(And),
+                                K::Addiw => op!(Addiw),
+                                K::Slliw => op!(Slliw),
+                                K::Srliw => op!(Srliw),
+                                K::Sraiw => op!(Sraiw),
+                                K::Addw => op!(Addw),
+                                K::Subw => op!(Subw),
+                                K::Sllw => op!(Sllw),
+                                K::Srlw => op!(Srlw),
+                                K::Sraw => op!(Sraw),
+                                K::Mul => op!(Mul),
+                                K::Mulw => op!(Mulw),
+                                K::Lb => op!(Lb),
+                                K::Lh => op!(Lh),
+                                K::Lw => op!(Lw),
+                                K::Ld => op!(Ld),
+                                K::Lbu => op!(Lbu),
+                                K::Lhu => op!(Lhu),
+                                K::Lwu => op!(Lwu),
+                                K::Sb => op!(Sb),
+                                K::Sh => op!(Sh),
+                                K::Sw => op!(Sw),
+                                K::Sd => op!(Sd),
+                                K::Beq => op!(Beq),
+                                K::Bne => op!(Bne),
+                                K::Blt => op!(Blt),
+                                K::Bge => op!(Bge),
+                                K::Bltu => op!(Bltu),
+                                K::Bgeu => op!(Bgeu),
+                                K::J => op!(J),
+                                K::Jg => op!(Jg),
+                                K::Jalg => op!(Jalg),
+                                K::Jal => op!(Jal),
+                                K::Jr => op!(Jr),
+                                K::Jalr => op!(Jalr),
+                                K::Other => op!(Other),
+                                // (`if O::QUIET`: the other observers' run does not
+                                // compile the fused code; it never meets a fused operation.)
+                                $(K::$p => if O::QUIET { chain!($($k)+) } else { unreachable!() },)*
+                            }
+                        };
+                    }
+                    fused_ops!(dispatch);
                     retire!(wrap!((pc & !0xfff) + e.next as u64));
                     continue 'blk;
                 };
@@ -769,6 +1050,7 @@ impl Hart {
             };
             self.blocks.pool[self.blocks.used] = Entry {
                 k,
+                fused: k,
                 idx: (self.blocks.used - start) as u8,
                 class: classify(&self.isa, raw).class,
                 off: off as u16,
@@ -788,10 +1070,27 @@ impl Hart {
             }
         }
         let n = self.blocks.used - start;
+        // Fused sequences, left to right (the pool holds a block's instructions in the order it
+        // runs them when none leaves).
+        let ks: Vec<K> = self.blocks.pool[start..self.blocks.used]
+            .iter()
+            .map(|e| e.k)
+            .collect();
+        let mut j = 0;
+        while j < ks.len() {
+            match fuse(&ks[j..]) {
+                Some((k, len)) => {
+                    self.blocks.pool[start + j].fused = k;
+                    j += len;
+                }
+                None => j += 1,
+            }
+        }
         if n > 0 {
             // Where the block goes on when its last instruction does not leave.
             self.blocks.pool[self.blocks.used] = Entry {
                 k: K::End,
+                fused: K::End,
                 idx: n as u8,
                 imm: a,
                 ..Entry::default()

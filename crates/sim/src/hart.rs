@@ -655,7 +655,12 @@ impl Hart {
                 // TLB lookups are the retiring instruction's from its fetch on.
                 self.mmu.take_events();
             } else if self.blocks.on && pc.wrapping_sub(RAM_BASE) < self.bus.open.fetch {
-                match self.run_block::<O, RV64>(obs, pc) {
+                let ran = if O::QUIET {
+                    self.run_quiet::<RV64>(pc)
+                } else {
+                    self.run_block::<O, RV64>(obs, pc)
+                };
+                match ran {
                     crate::block::Ran::Yes => continue,
                     crate::block::Ran::Stop(stop) => return Some(stop),
                     crate::block::Ran::No => {}

@@ -101,6 +101,12 @@ pub trait Observer {
     /// request takes effect after the run). Default false: every event in order.
     const RETIRE_RUNS: bool = false;
 
+    /// Whether this observer takes no events at all (every method the default, like `()`): the
+    /// hart then runs pre-decoded blocks with fused operations, several instructions with no
+    /// point between them where an event could be given (crates/sim/README.md, "Blocks").
+    /// Default false.
+    const QUIET: bool = false;
+
     /// An instruction retired.
     #[inline(always)]
     fn retire(&mut self, _ev: &Retired) {}
@@ -145,7 +151,9 @@ pub trait Observer {
 }
 
 /// The observer that observes nothing.
-impl Observer for () {}
+impl Observer for () {
+    const QUIET: bool = true;
+}
 
 /// Every retired PC, in order (the `--pcs` list).
 #[derive(Clone, Debug, Default)]
@@ -161,6 +169,7 @@ impl Observer for PcList {
 /// Two observers side by side.
 impl<A: Observer, B: Observer> Observer for (A, B) {
     const RETIRE_RUNS: bool = A::RETIRE_RUNS && B::RETIRE_RUNS;
+    const QUIET: bool = A::QUIET && B::QUIET;
     #[inline(always)]
     fn retire(&mut self, ev: &Retired) {
         self.0.retire(ev);
@@ -209,6 +218,7 @@ impl<A: Observer, B: Observer> Observer for (A, B) {
 
 impl<O: Observer + ?Sized> Observer for &mut O {
     const RETIRE_RUNS: bool = O::RETIRE_RUNS;
+    const QUIET: bool = O::QUIET;
     #[inline(always)]
     fn retire(&mut self, ev: &Retired) {
         (**self).retire(ev)

@@ -145,6 +145,21 @@ fn compare(name: &str, make: impl Fn() -> Hart, max: u64, ram: bool) -> (Stop, u
     if ram {
         assert_eq!(ram_difference(&on, &off), None, "{name}: RAM");
     }
+    // With no observer (`Observer::QUIET`) the blocks run fused operations: the same end.
+    let mut quiet = make();
+    assert_eq!(quiet.run(&mut (), max), s_off, "{name}: stop, no observer");
+    assert_eq!(
+        state(&quiet),
+        state(&off),
+        "{name}: final state, no observer"
+    );
+    if ram {
+        assert_eq!(
+            ram_difference(&quiet, &off),
+            None,
+            "{name}: RAM, no observer"
+        );
+    }
     (s_on, on.instret)
 }
 
@@ -637,4 +652,254 @@ fn device_accesses_inside_a_block() {
     assert_eq!(h.csr.mcause, 1 << 63 | 7);
     assert_eq!(h.csr.mepc, rvtrace_sim::bus::RAM_BASE + 4 * 30);
     assert_eq!(h.x[S0 as usize], 1 << 63 | 7);
+}
+
+/// Stops the run once `k` instructions retired (an observer's stop request).
+struct StopAt {
+    n: u64,
+    k: u64,
+}
+
+impl Observer for StopAt {
+    fn retire(&mut self, _ev: &Retired) {
+        self.n += 1;
+    }
+    fn stop_requested(&mut self) -> bool {
+        self.n >= self.k
+    }
+}
+
+/// Retirements as runs (`Observer::RETIRE_RUNS`, as the ingress recorder takes them) and
+/// traps, digested.
+#[derive(Default)]
+struct Runs(Digest);
+
+impl Observer for Runs {
+    const RETIRE_RUNS: bool = true;
+    fn retire(&mut self, ev: &Retired) {
+        self.0.retire(ev);
+    }
+    fn trap(&mut self, ev: &TrapInfo) {
+        self.0.trap(ev);
+    }
+}
+
+/// Fused operations (block.rs `fused_ops`, run with no observer): every ordered pair of the
+/// operations that fuse (ALU operations, loads, stores, branches taken and not, `jal` in the
+/// page, `jalr`), and the fused triples, with an operation often reading what the one before
+/// wrote, and with loads and stores that fault in any position (the handler skips them). With
+/// no observer, blocks on (fused) and off end in the same state and RAM, also when the run
+/// stops (`max_insns`) after any of the first 300 instructions (inside a pair or triple too)
+/// and resumes. With observers (no fusion), the same events, state and RAM; an observer's stop
+/// request after each of the first 300 instructions stops at the same instruction and the run
+/// resumes from there the same; retirements as runs (`RETIRE_RUNS`) are the same, before the
+/// trap of a fault after them too.
+#[test]
+fn fused_ops_fault_and_stop_between_their_halves() {
+    use rvtrace_testkit::asm::{i_type, r_type, s_type};
+    let mut rng = rvtrace_testkit::randprog::Rng(151);
+    for rv64 in [false, true] {
+        let xlen = if rv64 { Xlen::Rv64 } else { Xlen::Rv32 };
+        // x26: `jalr` base, x30: the handler's, x31: data.
+        let mut kinds = vec![
+            "add", "sub", "and", "xor", "addi", "andi", "slli", "srli", "lw", "lh", "lbu", "sw",
+            "sb", "beq", "bne", "blt", "bge", "bltu", "j", "jr",
+        ];
+        if rv64 {
+            kinds.extend([
+                "addw", "subw", "mulw", "addiw", "slliw", "srliw", "ld", "sd",
+            ]);
+        }
+        // One instruction of `kind` writing `d` (when it writes), reading `s` as its first
+        // source; a load or store at address 0 (access fault) if `fault`; `jr` (after
+        // `auipc x26, 0` and one instruction) jumps to the instruction after it.
+        let insn = |rng: &mut rvtrace_testkit::randprog::Rng, kind: &str, d: u32, s: u32, fault| {
+            let s2 = rng.range(0, 25) as u32;
+            let imm = rng.range(0, 4095) as i64 - 2048;
+            let sh = rng.range(0, if rv64 { 63 } else { 31 }) as i64;
+            let (base, off) = if fault { (0, 0) } else { (31, imm >> 4) };
+            match kind {
+                "add" => r_type(0, s2, s, 0, d, 0x33),
+                "sub" => r_type(0x20, s2, s, 0, d, 0x33),
+                "and" => r_type(0, s2, s, 7, d, 0x33),
+                "xor" => r_type(0, s2, s, 4, d, 0x33),
+                "addw" => r_type(0, s2, s, 0, d, 0x3b),
+                "subw" => r_type(0x20, s2, s, 0, d, 0x3b),
+                "mulw" => r_type(1, s2, s, 0, d, 0x3b),
+                "addi" => i_type(imm, s, 0, d, 0x13),
+                "andi" => i_type(imm, s, 7, d, 0x13),
+                "slli" => i_type(sh, s, 1, d, 0x13),
+                "srli" => i_type(sh, s, 5, d, 0x13),
+                "addiw" => i_type(imm, s, 0, d, 0x1b),
+                "slliw" => i_type(sh & 31, s, 1, d, 0x1b),
+                "srliw" => i_type(sh & 31, s, 5, d, 0x1b),
+                "lw" => i_type(off, base, 2, d, 0x03),
+                "lh" => i_type(off, base, 1, d, 0x03),
+                "lbu" => i_type(off, base, 4, d, 0x03),
+                "ld" => i_type(off, base, 3, d, 0x03),
+                "sw" => s_type(off, s, base, 2),
+                "sb" => s_type(off, s, base, 0),
+                "sd" => s_type(off, s, base, 3),
+                // To the next instruction: taken or not, the run goes on there.
+                "beq" => asm::branch(0, s, s2, 4),
+                "bne" => asm::branch(1, s, s2, 4),
+                "blt" => asm::branch(4, s, s2, 4),
+                "bge" => asm::branch(5, s, s2, 4),
+                "bltu" => asm::branch(6, s, s2, 4),
+                "j" => asm::jal(0, 4),
+                _ => asm::jalr(0, 26, 12),
+            }
+        };
+        let mut code = vec![];
+        for round in 0..2 {
+            for a in &kinds {
+                for b in &kinds {
+                    let d = rng.range(1, 25) as u32;
+                    let s = if rng.chance(50) {
+                        d
+                    } else {
+                        rng.range(0, 25) as u32
+                    };
+                    // `auipc x26, 0` before the pair: `jr` goes on after it.
+                    code.push(auipc(26, 0));
+                    let fault_a = round == 1 && rng.chance(30);
+                    let (s_a, d_b) = (rng.range(0, 25) as u32, rng.range(1, 25) as u32);
+                    code.push(match *a {
+                        // `jr` first: to the second.
+                        "jr" => asm::jalr(0, 26, 8),
+                        _ => insn(&mut rng, a, d, s_a, fault_a),
+                    });
+                    code.push(insn(&mut rng, b, d_b, s, round == 1));
+                }
+            }
+        }
+        // The fused triples, with a fault in any of their loads and stores.
+        let triples = [
+            "mulw addw bne",
+            "sd add bne",
+            "ld beq ld",
+            "add add bltu",
+            "addiw slli add",
+            "sb addi addi",
+            "sw sw blt",
+            "addi xor bne",
+            "addi slli add",
+            "slli slli srli",
+            "srli add add",
+            "lh lh addiw",
+            "add ld sd",
+            "bge lw bltu",
+            "addiw slliw j",
+            "lw add jr",
+            "beq addi j",
+            "addiw andi addi",
+        ];
+        for t in triples.iter().cycle().take(8 * triples.len()) {
+            let t: Vec<&str> = t.split(' ').collect();
+            if !t.iter().all(|k| kinds.contains(k)) {
+                continue;
+            }
+            code.push(auipc(26, 0));
+            let mut d = rng.range(1, 25) as u32;
+            for (n, k) in t.into_iter().enumerate() {
+                let s = if rng.chance(50) {
+                    d
+                } else {
+                    rng.range(0, 25) as u32
+                };
+                let fault = rng.chance(30);
+                d = rng.range(1, 25) as u32;
+                code.push(match (k, n) {
+                    // After the third: 16 bytes past `auipc`.
+                    ("jr", 2) => asm::jalr(0, 26, 16),
+                    _ => insn(&mut rng, k, d, s, fault),
+                });
+            }
+        }
+        let spin = code.len();
+        code.push(asm::SPIN);
+        // The handler: skip the faulting instruction.
+        code.resize(0x4000, NOP);
+        code.extend([
+            asm::csrr(30, 0x341),
+            asm::addi(30, 30, 4),
+            asm::csrrw(0, 0x341, 30),
+            asm::MRET,
+        ]);
+        let regs: Vec<u64> = (0..32)
+            .map(|_| {
+                let v = rng.next_u64();
+                if rv64 {
+                    v
+                } else {
+                    v as i32 as i64 as u64
+                }
+            })
+            .collect();
+        let make = || {
+            let mut h = asm::hart_with_code(Config::virt(xlen, "x"), &code);
+            h.csr.mtvec = rvtrace_sim::bus::RAM_BASE + 0x1_0000;
+            h.x[1..26].copy_from_slice(&regs[1..26]);
+            h.x[31] = rvtrace_sim::bus::RAM_BASE + 0x2_0000;
+            h
+        };
+        let name = format!("rv64 {rv64}");
+        // Past the `spin` at the end: each fault runs the handler's 4 instructions.
+        let max = 5 * spin as u64;
+        compare(&name, make, max, true);
+        let mut h = make();
+        h.run(&mut (), max);
+        assert_eq!(h.pc, rvtrace_sim::bus::RAM_BASE + 4 * spin as u64, "{name}");
+        let mut off = make();
+        off.set_blocks(false);
+        off.run(&mut (), max);
+        // No observer: stopped after `k` instructions (the limit falls inside fused
+        // sequences), then the rest.
+        for k in 1..300 {
+            let mut on = make();
+            assert_eq!(on.run(&mut (), k), Stop::InsnLimit, "{name} k {k}");
+            let mut part = make();
+            part.set_blocks(false);
+            part.run(&mut (), k);
+            assert_eq!(state(&on), state(&part), "{name} k {k}: state at the limit");
+            on.run(&mut (), max - k);
+            assert_eq!(state(&on), state(&off), "{name} k {k}: state, no observer");
+            if k % 50 == 0 {
+                assert_eq!(
+                    ram_difference(&on, &off),
+                    None,
+                    "{name} k {k}: RAM, no observer"
+                );
+            }
+        }
+        // Stop requests after every instruction of the first pairs, then the rest.
+        for k in 1..300 {
+            let (mut on, mut off) = (make(), make());
+            off.set_blocks(false);
+            let mut d_on = (Digest::default(), StopAt { n: 0, k });
+            let mut d_off = (Digest::default(), StopAt { n: 0, k });
+            let s_on = on.run(&mut d_on, max);
+            let s_off = off.run(&mut d_off, max);
+            assert_eq!(
+                (s_on, s_off),
+                (Stop::Requested, Stop::Requested),
+                "{name} k {k}"
+            );
+            assert_eq!((on.pc, on.instret), (off.pc, off.instret), "{name} k {k}");
+            d_on.1.k = u64::MAX;
+            d_off.1.k = u64::MAX;
+            on.run(&mut d_on, max);
+            off.run(&mut d_off, max);
+            assert_eq!(d_on.0.h, d_off.0.h, "{name} k {k}: events");
+            assert_eq!(state(&on), state(&off), "{name} k {k}: state");
+        }
+        // Retirements as runs.
+        let (mut on, mut off) = (make(), make());
+        off.set_blocks(false);
+        let (mut r_on, mut r_off) = (Runs::default(), Runs::default());
+        on.run(&mut r_on, max);
+        off.run(&mut r_off, max);
+        assert_eq!((r_on.0.h, r_on.0.n), (r_off.0.h, r_off.0.n), "{name}: runs");
+        assert!(r_on.0.n > spin as u64, "{name}");
+    }
 }
