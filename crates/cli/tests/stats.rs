@@ -98,9 +98,10 @@ fn stats_of_both_protocols() {
     assert!(num(&stdout(&o), "losses") >= 1.0);
 }
 
-/// A trace of two harts (two runs encoded with SRC / srcID 1 and 2, one after the other): the
-/// figures of one hart (`--src-id` / `--srcid`) are those of its own trace, bytes included; the
-/// other hart's messages or packets are counted apart.
+/// A trace of two harts (two runs encoded with SRC / srcID 1 and 2, their messages or packets
+/// interleaved): the figures of one hart (`--src-id` / `--srcid`) are those of its own trace,
+/// bytes and sync spacing in bytes included; the other hart's messages or packets are counted
+/// apart.
 #[test]
 fn one_hart_of_two() {
     let t = tmpdir("stats-harts");
@@ -109,6 +110,7 @@ fn one_hart_of_two() {
     for (elf, ing) in elfs.iter().zip(&ings) {
         ok(&rvtrace(&["run", s(elf), "--ingress", s(ing)]), "run");
     }
+    // (N-Trace with periodic syncs: the programs' traps are no sync messages there.)
     let cases = [
         (
             "ntrace",
@@ -116,6 +118,7 @@ fn one_hart_of_two() {
             ["--src-bits", "2"],
             "--src-id",
             "other SRCs' messages",
+            &["--sync-period", "16"][..],
         ),
         (
             "etrace",
@@ -123,20 +126,29 @@ fn one_hart_of_two() {
             ["--srcid-bits", "2"],
             "--srcid",
             "other packets",
+            &[][..],
         ),
     ];
-    for (proto, ext, width, id, other) in cases {
-        let mut both = Vec::new();
+    for (proto, ext, width, id, other, sync) in cases {
+        let mut traces = Vec::new();
         let mut own = Vec::new();
         for (k, ing) in ings.iter().enumerate() {
             let out = t.join(format!("{k}.{ext}"));
             let k = (k + 1).to_string();
             let mut args = vec!["encode", proto, s(ing), "-o", s(&out)];
             args.extend([width[0], width[1], id, &k]);
+            args.extend(sync);
             ok(&rvtrace(&args), "encode");
-            both.extend(std::fs::read(&out).unwrap());
+            traces.push(std::fs::read(&out).unwrap());
             own.push(out);
         }
+        // The harts' messages or packets interleaved: the sync spacing in bytes of one hart
+        // counts its own bytes only.
+        let split = match proto {
+            "ntrace" => common::ntrace_messages,
+            _ => common::etrace_packets,
+        };
+        let both = common::interleave(traces.iter().map(|b| split(b)).collect());
         let mixed = t.join(format!("both.{ext}"));
         std::fs::write(&mixed, &both).unwrap();
         for (k, own) in own.iter().enumerate() {
@@ -157,6 +169,7 @@ fn one_hart_of_two() {
                     .collect()
             };
             assert_eq!(drop_other(&got), drop_other(&want), "{proto} hart {k}");
+            assert!(got.contains("bytes: min"), "{proto} hart {k}: sync spacing\n{got}");
             assert!(
                 got.lines()
                     .any(|l| l.starts_with(other) && !l.ends_with(" 0")),

@@ -73,7 +73,10 @@ pub fn stats_read<R: std::io::Read>(
                     let (f, sf) = (p.format(), p.subformat());
                     let key = u32::from(f) * 8 + sf.map_or(0, u32::from);
                     let name = || format!("{} {}", p.kind(), kind_name(&p));
-                    let sync = (f == 3 && sf != Some(3)).then_some((at, decoded.get()));
+                    // Where the packet is in the hart's own bytes (one hart of several: the
+                    // others' packets between two syncs are not its sync spacing).
+                    let pos = if cfg.srcid.is_some() { own } else { at };
+                    let sync = (f == 3 && sf != Some(3)).then_some((pos, decoded.get()));
                     own += frames.offset() as u64;
                     b.unit(key, name, frames.offset() as u64, 8 * payload, sync);
                 }

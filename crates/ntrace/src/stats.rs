@@ -73,12 +73,15 @@ pub fn stats_read<R: Read>(
                         other_src += 1;
                         continue;
                     }
+                    // Where the message is in the hart's own bytes (one hart of several: the
+                    // others' messages between two syncs are not its sync spacing).
+                    let at = if cfg.src.is_some() { own } else { m.offset };
                     own += m.len;
                     let t = m.tcode();
                     if t == tcode::ERROR {
                         error_messages += 1;
                     }
-                    let sync = is_sync(t).then_some((m.offset, decoded.get()));
+                    let sync = is_sync(t).then_some((at, decoded.get()));
                     let name = || match tcode::name(t) {
                         Some(n) => format!("TCODE {t:<2} {n}"),
                         None => format!("TCODE {t:<2} (vendor or reserved)"),
