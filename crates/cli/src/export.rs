@@ -4,7 +4,7 @@
 
 use crate::analysis::{self, InputArgs, Tee};
 use crate::report::{self, CmdResult, Failure};
-use rvtrace_columnar::{Outputs, Tables};
+use rvtrace_columnar::{Outputs, Tables, Written};
 use std::fs::File;
 use std::io::BufWriter;
 use std::path::{Path, PathBuf};
@@ -55,10 +55,15 @@ pub struct ExportArgs {
     /// Export every hart of a trace of several (N-Trace messages with SRC fields: needs
     /// --src-bits; E-Trace packets with srcIDs: needs --srcid-bits): each SRC or srcID's
     /// messages decoded as one hart's trace, its rows tagged with it (the `hart` column), the
-    /// harts one after the other (the files sorted by hart, then seq). All harts run the program
-    /// of --elf. The trace is read into memory.
+    /// files sorted by hart, then seq. All harts run the program of --elf. The trace is read
+    /// once per hart (stdin is held in memory).
     #[arg(long, requires = "trace", conflicts_with = "hart")]
     all_harts: bool,
+    /// With --all-harts: decode the harts on up to N threads, each writing its tables into
+    /// part files beside the outputs (`flow.parquet.hart3.part`), appended in hart order at the
+    /// end (their row groups copied, not re-encoded) and removed.
+    #[arg(long, value_name = "N", default_value_t = 1, requires = "all_harts", value_parser = clap::value_parser!(u64).range(1..=1024))]
+    jobs: u64,
 }
 
 type Out = BufWriter<File>;
@@ -69,7 +74,7 @@ fn create(path: &Path) -> Result<Out, Failure> {
         .map_err(|e| Failure::Tool(format!("{}: cannot create: {e}", path.display())))
 }
 
-fn close(w: Option<Out>, path: &Path) -> Result<(), Failure> {
+fn close_one(w: Option<Out>, path: &Path) -> Result<(), Failure> {
     if let Some(w) = w {
         w.into_inner()
             .map_err(|e| Failure::io(format_args!("writing {}", path.display()), e.into_error()))?
@@ -77,6 +82,105 @@ fn close(w: Option<Out>, path: &Path) -> Result<(), Failure> {
             .map_err(|e| Failure::io(format_args!("writing {}", path.display()), e))?;
     }
     Ok(())
+}
+
+/// Closes the tables' files (flow, functions, branches: those written).
+fn close<P: AsRef<Path>>(files: Outputs<Out>, paths: [P; 3]) -> Result<(), Failure> {
+    let files = [files.flow, files.functions, files.branches];
+    for (w, p) in files.into_iter().zip(paths) {
+        close_one(w, p.as_ref())?;
+    }
+    Ok(())
+}
+
+/// Hart `hart`'s part of the table at `path` (`flow.parquet.hart3.part`).
+fn part(path: &Path, hart: u16) -> PathBuf {
+    let mut p = path.as_os_str().to_owned();
+    p.push(format!(".hart{hart}.part"));
+    PathBuf::from(p)
+}
+
+/// Part files, removed when dropped (however the export ends).
+struct Parts(Vec<PathBuf>);
+
+impl Drop for Parts {
+    fn drop(&mut self) {
+        for p in &self.0 {
+            let _ = std::fs::remove_file(p);
+        }
+    }
+}
+
+/// `--all-harts`: each hart's tables written on its own thread (up to `--jobs`) into part files,
+/// then each table's parts appended in hart order into `files` (row groups copied as they are:
+/// each hart's rows stay in their own row groups, in `seq` order). Returns whether every hart
+/// decoded without loss, and the rows written.
+fn all_harts(
+    a: &ExportArgs,
+    h: &analysis::Harts,
+    files: Outputs<Out>,
+    paths: [&Path; 3],
+) -> Result<(bool, Written), Failure> {
+    let dir = report::name(&a.output);
+    let wanted = [
+        files.flow.is_some(),
+        files.functions.is_some(),
+        files.branches.is_some(),
+    ];
+    let _parts = Parts(
+        h.harts
+            .iter()
+            .flat_map(|&k| {
+                (0..3)
+                    .filter(|&i| wanted[i])
+                    .map(move |i| part(paths[i], k))
+            })
+            .collect(),
+    );
+    let results = crate::harts::run(&h.harts, a.jobs, |k| {
+        // A program per thread: the symbol tables' lazy parts are not shared between threads.
+        let prog = analysis::program(&a.input.elf)?;
+        let mine = paths.map(|p| part(p, k));
+        let open = |i: usize| wanted[i].then(|| create(&mine[i])).transpose();
+        let out = Outputs {
+            flow: open(0)?,
+            functions: open(1)?,
+            branches: open(2)?,
+        };
+        let mut t = Tables::new(&prog.image, &prog.syms, prog.isa, out)
+            .map_err(|e| Failure::Tool(format!("{dir}: {e}")))?;
+        let ok = h.feed(&a.input, &prog, k, &mut t.hart(k as u32))?;
+        let (out, n) = t
+            .finish()
+            .map_err(|e| Failure::Tool(format!("writing into {dir}: {e}")))?;
+        close(out, mine)?;
+        Ok((ok, n))
+    });
+    let (mut ok, mut n) = (true, Written::default());
+    for r in results {
+        let (o, w) = r?;
+        ok &= o;
+        n.flow += w.flow;
+        n.functions += w.functions;
+        n.branches += w.branches;
+        n.unwalked += w.unwalked;
+    }
+    let files = [files.flow, files.functions, files.branches];
+    for (w, p) in files.into_iter().zip(paths) {
+        let Some(w) = w else { continue };
+        let parts = h
+            .harts
+            .iter()
+            .map(|&k| {
+                let q = part(p, k);
+                File::open(&q).map_err(|e| Failure::io(format_args!("reading {}", q.display()), e))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let (w, _) = rvtrace_columnar::concat::concat(w, &parts)
+            .map_err(|e| Failure::Tool(format!("writing {}: {e}", p.display())))?;
+        close_one(Some(w), p)?;
+    }
+    Ok((ok, n))
 }
 
 /// `rvtrace export`.
@@ -115,26 +219,22 @@ pub fn export(a: &ExportArgs) -> CmdResult {
         branches: open(TableArg::Branches, &br_p)?,
     };
     let dir = report::name(&a.output);
-    let mut tables = Tables::new(&prog.image, &prog.syms, prog.isa, files)
-        .map_err(|e| Failure::Tool(format!("{dir}: {e}")))?;
-    let ok = if let Some(h) = &harts {
-        let mut ok = true;
-        for &k in &h.harts {
-            ok &= h.feed(&a.input, &prog, k, &mut tables.hart(k as u32))?;
+    let (ok, n) = match &harts {
+        Some(h) => all_harts(a, h, files, [&flow_p, &func_p, &br_p])?,
+        None => {
+            let mut tables = Tables::new(&prog.image, &prog.syms, prog.isa, files)
+                .map_err(|e| Failure::Tool(format!("{dir}: {e}")))?;
+            let mut sink = tables.hart(a.hart);
+            let mut tee = Tee::new(&a.input);
+            tee.other = Some(&mut sink);
+            let ok = analysis::feed(&a.input, &prog, &mut tee)?;
+            let (files, n) = tables
+                .finish()
+                .map_err(|e| Failure::Tool(format!("writing into {dir}: {e}")))?;
+            close(files, [&flow_p, &func_p, &br_p])?;
+            (ok, n)
         }
-        ok
-    } else {
-        let mut sink = tables.hart(a.hart);
-        let mut tee = Tee::new(&a.input);
-        tee.other = Some(&mut sink);
-        analysis::feed(&a.input, &prog, &mut tee)?
     };
-    let (files, n) = tables
-        .finish()
-        .map_err(|e| Failure::Tool(format!("writing into {dir}: {e}")))?;
-    close(files.flow, &flow_p)?;
-    close(files.functions, &func_p)?;
-    close(files.branches, &br_p)?;
     let mut text = Vec::new();
     if want(TableArg::Flow) {
         text.push(format!("{} flow rows", n.flow));

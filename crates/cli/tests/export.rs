@@ -343,11 +343,6 @@ fn rows(path: &Path) -> Vec<(u32, Vec<String>)> {
     v
 }
 
-/// A trace of several harts (two runs of one program cut at different lengths, then encoded
-/// with N-Trace SRC 1 and 6 or E-Trace srcID 1 and 6, their messages interleaved):
-/// `export --all-harts` writes each hart's rows, equal to the export of that hart alone
-/// (`--src-id`/`--srcid`, `--hart`), the files sorted by hart then seq; each hart's
-/// `functions` equal the profile of its own trace.
 /// The harts of [`merged_harts`]: their SRC (srcID) and where their runs stop.
 const HARTS: [(u16, &str); 2] = [(1, "2000"), (6, "100000000")];
 
@@ -378,6 +373,12 @@ fn merged_harts(t: &Path, e: &Path, proto: &str) -> (PathBuf, &'static str, &'st
     (all, bits, id)
 }
 
+/// A trace of several harts (two runs of one program cut at different lengths, then encoded
+/// with N-Trace SRC 1 and 6 or E-Trace srcID 1 and 6, their messages interleaved):
+/// `export --all-harts` writes each hart's rows, equal to the export of that hart alone
+/// (`--src-id`/`--srcid`, `--hart`), the files sorted by hart then seq, the same on two
+/// threads (`--jobs 2`, no part file left); each hart's `functions` equal the profile of its
+/// own trace.
 #[test]
 fn all_harts_are_exported() {
     let t = tmpdir("export-harts");
@@ -399,8 +400,26 @@ fn all_harts_are_exported() {
         let mut args = base.to_vec();
         args.extend(["--all-harts", "-o", s(&dir)]);
         ok(&rvtrace(&args), "export --all-harts");
+        // On two threads: the same rows, and no part file left.
+        let dir2 = t.join(format!("all-{proto}-jobs2"));
+        let mut args = base.to_vec();
+        args.extend(["--all-harts", "--jobs", "2", "-o", s(&dir2)]);
+        ok(&rvtrace(&args), "export --all-harts --jobs 2");
+        let mut names: Vec<_> = std::fs::read_dir(&dir2)
+            .unwrap()
+            .map(|d| d.unwrap().file_name().into_string().unwrap())
+            .collect();
+        names.sort();
+        assert_eq!(
+            names,
+            ["branches.parquet", "flow.parquet", "functions.parquet"]
+        );
         for table in ["flow", "functions", "branches"] {
             let got = rows(&dir.join(format!("{table}.parquet")));
+            assert!(
+                rows(&dir2.join(format!("{table}.parquet"))) == got,
+                "{proto} {table}: --jobs 2 vs 1"
+            );
             let order: Vec<u32> = got.iter().map(|r| r.0).collect();
             assert!(
                 order.windows(2).all(|w| w[0] <= w[1]),

@@ -24,6 +24,7 @@
 
 #![warn(missing_docs)]
 
+pub mod concat;
 #[cfg(feature = "query")]
 pub mod query;
 pub mod schema;
