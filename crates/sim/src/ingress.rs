@@ -334,7 +334,7 @@ impl<S: RecordSink, const FAST: bool> IngressRecorder<S, FAST> {
     /// ([`Self::retire_block`]); those in between follow one another with the privilege of the
     /// first and the time one step on each (`RetiredRun`), and none is an uninferable jump, so
     /// each only adds its size to the open block, or opens one, or ends it.
-    #[inline(always)]
+    #[inline(never)]
     fn retire_run_blocks(&mut self, run: &impl RetiredRun) {
         let n = run.len();
         let first = run.get(0);
@@ -433,44 +433,12 @@ impl<S: RecordSink, const FAST: bool> IngressRecorder<S, FAST> {
         self.retire_full(*ev, taken);
     }
 
-    /// Emit the last record. A trailing serviced call (the program's exit) is a plain row.
-    pub fn finish(&mut self) {
-        self.close_block();
-        if let Some((mut r, serviced)) = self.pending.take() {
-            if serviced {
-                r.itype = Itype::None;
-                r.cause = 0;
-            }
-            self.sink.record(&r);
-            self.records += 1;
-        }
-    }
-}
-
-/// Privilege as the ingress port encodes it (U 0, S 1, M 3).
-fn ingress_priv(p: u8) -> u8 {
-    match p {
-        privilege::U => rvtrace_ingress::privilege::U,
-        privilege::S => rvtrace_ingress::privilege::S,
-        _ => rvtrace_ingress::privilege::M,
-    }
-}
-
-impl<S: RecordSink, const FAST: bool> Observer for IngressRecorder<S, FAST> {
-    /// The fast recorder takes a block's instructions as a run (the general one, which tests
-    /// compare with, each one).
-    const RETIRE_RUNS: bool = FAST;
-
-    /// A run's records once they are predicted (the type's doc) go to
-    /// [`RecordSink::predicted_run`] in one call; the others (the first after a change, the
-    /// time step other than 1, a last uninferable jump or last time not one step on) each
-    /// through [`Observer::retire`].
-    #[inline(always)]
-    fn retire_run(&mut self, run: &impl RetiredRun) {
+    /// [`Observer::retire_run`] one record per instruction, out of line: the hart's block
+    /// loop, into which everything else inlines, stays smaller (callgrind: fewer host
+    /// instructions for the hart's own work, for one call per run).
+    #[inline(never)]
+    fn retire_run_insns(&mut self, run: &impl RetiredRun) {
         let n = run.len();
-        if self.blocks {
-            return self.retire_run_blocks(run);
-        }
         let mut i = 0;
         let first = loop {
             if i == n {
@@ -524,6 +492,46 @@ impl<S: RecordSink, const FAST: bool> Observer for IngressRecorder<S, FAST> {
         if end < n {
             self.retire(&last);
         }
+    }
+
+    /// Emit the last record. A trailing serviced call (the program's exit) is a plain row.
+    pub fn finish(&mut self) {
+        self.close_block();
+        if let Some((mut r, serviced)) = self.pending.take() {
+            if serviced {
+                r.itype = Itype::None;
+                r.cause = 0;
+            }
+            self.sink.record(&r);
+            self.records += 1;
+        }
+    }
+}
+
+/// Privilege as the ingress port encodes it (U 0, S 1, M 3).
+fn ingress_priv(p: u8) -> u8 {
+    match p {
+        privilege::U => rvtrace_ingress::privilege::U,
+        privilege::S => rvtrace_ingress::privilege::S,
+        _ => rvtrace_ingress::privilege::M,
+    }
+}
+
+impl<S: RecordSink, const FAST: bool> Observer for IngressRecorder<S, FAST> {
+    /// The fast recorder takes a block's instructions as a run (the general one, which tests
+    /// compare with, each one).
+    const RETIRE_RUNS: bool = FAST;
+
+    /// A run's records once they are predicted (the type's doc) go to
+    /// [`RecordSink::predicted_run`] in one call; the others (the first after a change, the
+    /// time step other than 1, a last uninferable jump or last time not one step on) each
+    /// through [`Observer::retire`].
+    #[inline(always)]
+    fn retire_run(&mut self, run: &impl RetiredRun) {
+        if self.blocks {
+            return self.retire_run_blocks(run);
+        }
+        self.retire_run_insns(run);
     }
 
     #[inline(always)]
