@@ -45,7 +45,7 @@
 
 use crate::csr::num;
 use crate::hart::privilege;
-use crate::observer::{Observer, Retired, RetiredRun, TrapInfo};
+use crate::observer::{Observer, Retired, RetiredRun, RunStep, TrapInfo};
 use rvtrace_ingress::{Itype, Near, Record, RecordSink, RunHead};
 use rvtrace_isa::{is_sequentially_inferable, CfClass, IsaConfig};
 
@@ -474,20 +474,31 @@ impl<S: RecordSink, const FAST: bool> IngressRecorder<S, FAST> {
                 time_step: 1,
             };
             let itype = &self.run_itype;
-            self.sink.predicted_run(&head, end - i, |k| {
-                let ev = run.get(i + k);
-                let taken = ev.next_pc != ev.pc.wrapping_add(ev.len as u64);
+            let near = |s: RunStep| {
                 // `RetiredRun`: only the last instruction of a run may be uninferable.
-                debug_assert!(!ev.class.is_uninferable(), "inside a run: {ev:?}");
+                debug_assert!(!s.class.is_uninferable(), "inside a run: {s:?}");
                 Near {
-                    iaddr: ev.pc,
-                    itype: itype[ev.class as usize & 15][taken as usize],
-                    size32: ev.len == 4,
+                    iaddr: s.pc,
+                    itype: itype[s.class as usize & 15][s.taken as usize],
+                    size32: s.len == 4,
                 }
-            });
+            };
+            // The instructions before the last field by field (`RetiredRun::steps`), in one
+            // go; the last one after them, from its event.
+            let inner = end.min(n - 1);
+            if inner > i {
+                self.sink
+                    .predicted_run(&head, inner - i, run.steps(i, inner).map(near));
+            }
+            if end == n {
+                let k = n - 1 - i;
+                let r = near(RunStep::of(&last)).record(&head, k);
+                self.sink.predicted(&r);
+            }
             self.records += (end - i) as u64;
             self.pred_time = first.mtime.wrapping_add((end - i) as u64);
-            self.prev_bits = Some(run.get(end - 1).insn);
+            let before = if end == n { last } else { run.get(end - 1) };
+            self.prev_bits = Some(before.insn);
         }
         if end < n {
             self.retire(&last);
