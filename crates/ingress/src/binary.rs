@@ -822,7 +822,10 @@ impl<W: Write> IngressWriter<W> {
             p = put_u64_at(&mut buf, p, zigzag(rec.time.wrapping_sub(pred_time) as i64));
         }
         buf[0] = tag;
-        self.block.extend_from_slice(&buf[..p]);
+        // All of `buf` (a copy of fixed size, no call), then cut to the record.
+        let end = self.block.len() + p;
+        self.block.extend_from_slice(&buf);
+        self.block.truncate(end);
         st.time_step = rec.time.wrapping_sub(prev.time);
         prev.iaddr = rec.iaddr;
         prev.iretire = rec.iretire;

@@ -307,17 +307,18 @@ impl<S: RecordSink, const FAST: bool> IngressRecorder<S, FAST> {
         if self.open.iretire == 0 {
             return;
         }
-        let r = self.open;
-        self.open.iretire = 0;
+        let r = &self.open;
         // The common block: like the record before it but for address, size, itype and time
-        // (`RecordSink::block`), nothing held back.
+        // (`RecordSink::block`), nothing held back. (Sent from where it is: no copy.)
         if self.pending.is_none()
             && r.priv_ == self.sent.0
             && r.context == self.sent.1
             && (r.cause | r.tval | r.ctype as u64) == 0
             && !r.sijump
         {
-            self.sink.block(&r);
+            self.sink.block(r);
+            let r = &mut self.open;
+            r.iretire = 0;
             self.records += 1;
             // As `push`.
             self.time_step = r
@@ -327,6 +328,8 @@ impl<S: RecordSink, const FAST: bool> IngressRecorder<S, FAST> {
             self.full_next = self.asid.is_some_and(|a| a.current != a.reported);
             return;
         }
+        let r = self.open;
+        self.open.iretire = 0;
         self.push(r, self.pred_priv, false);
     }
 
@@ -350,37 +353,48 @@ impl<S: RecordSink, const FAST: bool> IngressRecorder<S, FAST> {
         }
         let mut i = 1;
         while i < n - 1 {
-            let ev = run.get(i);
-            let taken = ev.next_pc != ev.pc.wrapping_add(ev.len as u64);
             if self.full_next {
                 // A context to report (a `satp` write before the run).
+                let ev = run.get(i);
+                let taken = ev.next_pc != ev.pc.wrapping_add(ev.len as u64);
                 self.open.time = first.mtime.wrapping_add(i as u64 - 1);
                 self.retire_block(&ev, taken);
                 i += 1;
                 continue;
             }
-            let itype = self.run_itype[ev.class as usize & 15][taken as usize];
-            debug_assert!(!ev.class.is_uninferable(), "inside a run: {ev:?}");
-            let size32 = ev.len == 4;
-            let o = &mut self.open;
-            if o.iretire != 0 {
-                o.iretire += 1 + size32 as u32;
-            } else {
-                *o = Record {
-                    iaddr: ev.pc,
-                    iretire: 1 + size32 as u32,
+            // Field by field (`RetiredRun::step`, no event built), the open block's size in
+            // a local, up to an instruction that ends the block or the run's last.
+            let s = run.step(i);
+            if self.open.iretire == 0 {
+                self.open = Record {
+                    iaddr: s.pc,
                     priv_: self.last_priv,
                     context: self.last_context,
                     ..Record::default()
                 };
             }
-            o.ilastsize = size32 as u8;
-            if itype != Itype::None || taken {
-                o.itype = itype;
-                o.time = first.mtime.wrapping_add(i as u64);
-                self.close_block();
+            let mut half = self.open.iretire;
+            let mut s = s;
+            loop {
+                let size32 = s.len == 4;
+                half += 1 + size32 as u32;
+                let itype = self.run_itype[s.class as usize & 15][s.taken as usize];
+                debug_assert!(!s.class.is_uninferable(), "inside a run: {s:?}");
+                let ends = itype != Itype::None || s.taken;
+                i += 1;
+                if ends || i == n - 1 {
+                    let o = &mut self.open;
+                    o.iretire = half;
+                    o.ilastsize = size32 as u8;
+                    if ends {
+                        o.itype = itype;
+                        o.time = first.mtime.wrapping_add(i as u64 - 1);
+                        self.close_block();
+                    }
+                    break;
+                }
+                s = run.step(i);
             }
-            i += 1;
         }
         // The open block's time, and the bits before the last instruction (its `sijump`).
         self.open.time = first.mtime.wrapping_add(n as u64 - 2);
