@@ -396,12 +396,13 @@ impl<S: RecordSink, const FAST: bool> IngressRecorder<S, FAST> {
                 s = run.step(i);
             }
         }
-        // The open block's time, and the bits before the last instruction (its `sijump`).
+        // The open block's time, and the bits before the last instruction (its `sijump`, read
+        // only for an uninferable jump; the last instruction's record then sets them).
         self.open.time = first.mtime.wrapping_add(n as u64 - 2);
-        if n > 2 {
+        let last = run.get(n - 1);
+        if n > 2 && last.class.is_uninferable() {
             self.prev_bits = Some(run.get(n - 2).insn);
         }
-        let last = run.get(n - 1);
         self.retire_block(&last, last.next_pc != last.pc.wrapping_add(last.len as u64));
     }
 
