@@ -143,8 +143,6 @@ const BLOCK_TARGET: usize = 64 << 10;
 const BLOCK_HEADER: usize = 12;
 /// Most bytes of a predicted record: the tag and a 10-byte address delta.
 const NEAR_MAX: usize = 11;
-/// Records of a predicted run encoded into [`IngressWriter`]'s scratch buffer at a time.
-const RUN_CHUNK: usize = 32;
 
 // Tag and extension bits (see the module doc).
 const TAG_SIZE_SHIFT: u32 = 4;
@@ -514,6 +512,36 @@ fn advance_predicted(st: &mut State, r: &Record) {
     prev.time = r.time;
 }
 
+/// Encodes the predicted records `nears` ([`IngressWriter::write_predicted_run`]) into `buf`
+/// (room for [`NEAR_MAX`] bytes each), the first predicted at `pred_iaddr`; returns the bytes written,
+/// the address after the last record and whether it is a 32-bit instruction. (Its own function
+/// with the buffer an argument: the stores into it cannot alias what the records are read
+/// from, which stays in registers.)
+#[inline(always)]
+fn encode_nears(
+    buf: &mut [u8],
+    mut pred_iaddr: u64,
+    nears: impl Iterator<Item = Near>,
+) -> (usize, u64, bool) {
+    let mut p = 0;
+    let mut size32 = false;
+    for r in nears {
+        let class = if r.size32 { SIZE_32 } else { SIZE_16 };
+        let tag = r.itype.code() & 0x0f | class << TAG_SIZE_SHIFT;
+        if r.iaddr == pred_iaddr {
+            buf[p] = tag;
+            p += 1;
+        } else {
+            buf[p] = tag | TAG_ADDR;
+            let delta = zigzag(r.iaddr.wrapping_sub(pred_iaddr) as i64);
+            p = put_u64_at(buf, p + 1, delta);
+        }
+        size32 = r.size32;
+        pred_iaddr = r.iaddr.wrapping_add(2 + 2 * size32 as u64);
+    }
+    (p, pred_iaddr, size32)
+}
+
 const ERR_END: &str = "record runs past the end of its block";
 const ERR_VARINT: &str = "invalid varint (longer than 10 bytes or over 64 bits)";
 
@@ -619,8 +647,6 @@ pub struct IngressWriter<W: Write> {
     count: u32,
     state: State,
     total: u64,
-    /// [`IngressWriter::write_predicted_run`]'s encoding buffer.
-    scratch: [u8; RUN_CHUNK * NEAR_MAX],
 }
 
 impl<W: Write> IngressWriter<W> {
@@ -639,7 +665,6 @@ impl<W: Write> IngressWriter<W> {
             count: 0,
             state: State::default(),
             total: 0,
-            scratch: [0; RUN_CHUNK * NEAR_MAX],
         })
     }
 
@@ -692,19 +717,20 @@ impl<W: Write> IngressWriter<W> {
         Ok(())
     }
 
-    /// Appends `n` records of a predicted run ([`crate::RecordSink::predicted_run`]): record `k` is
-    /// `near(k)` with the `priv`, `context` and time of `head`. The same bytes as
+    /// Appends the `n` records of a predicted run ([`crate::RecordSink::predicted_run`]):
+    /// `nears` yields them (exactly `n`), record `k` with the `priv` and `context` of `head`
+    /// and the time `head.time + k * head.time_step`. The same bytes as
     /// [`write`](Self::write) of each (module doc: a tag byte, and the address delta when an
     /// address is not the one after the previous record), for less work: the prediction is
-    /// checked once for the run, and where no block can close inside the run the tags are
-    /// appended in one loop. Records the format does not predict so (another `priv`,
-    /// `context` or time than the previous record's) take the general path.
+    /// checked once for the run, and where no block can close inside the run the records are
+    /// encoded straight into the block in one loop. Records the format does not predict so
+    /// (another `priv`, `context` or time than the previous record's) take the general path.
     #[inline]
     pub fn write_predicted_run(
         &mut self,
         head: &RunHead,
         n: usize,
-        mut near: impl FnMut(usize) -> Near,
+        nears: impl Iterator<Item = Near>,
     ) -> io::Result<()> {
         let prev = &self.state.prev;
         let predicted = self.count >= 2
@@ -715,42 +741,21 @@ impl<W: Write> IngressWriter<W> {
         // No block closes inside the run (a block closes after the record that takes its
         // payload to the target).
         if !predicted || self.block.len() + n * NEAR_MAX >= BLOCK_HEADER + self.target {
-            return self.write_run_slow(head, n, near);
+            return self.write_run_slow(head, nears);
         }
         if n == 0 {
             return Ok(());
         }
-        let mut pred_iaddr = prev.next_iaddr();
-        let mut size32 = false;
-        // Encoded into the scratch buffer (its bytes cannot alias anything the loop reads),
-        // which is appended to the block in one copy per `RUN_CHUNK` records.
-        let buf = &mut self.scratch;
-        let mut k = 0;
-        while k < n {
-            let stop = n.min(k + RUN_CHUNK);
-            let mut p = 0;
-            while k < stop {
-                let r = near(k);
-                let class = if r.size32 { SIZE_32 } else { SIZE_16 };
-                let tag = r.itype.code() & 0x0f | class << TAG_SIZE_SHIFT;
-                if r.iaddr == pred_iaddr {
-                    buf[p] = tag;
-                    p += 1;
-                } else {
-                    buf[p] = tag | TAG_ADDR;
-                    let delta = zigzag(r.iaddr.wrapping_sub(pred_iaddr) as i64);
-                    p = put_u64_at(buf, p + 1, delta);
-                }
-                size32 = r.size32;
-                pred_iaddr = r.iaddr.wrapping_add(2 + 2 * size32 as u64);
-                k += 1;
-            }
-            self.block.extend_from_slice(&buf[..p]);
-        }
+        // Room for the longest encoding of every record (zeroed: a few stores per record),
+        // cut to what the records took.
+        let start = self.block.len();
+        self.block.resize(start + n * NEAR_MAX, 0);
+        let (len, next, size32) = encode_nears(&mut self.block[start..], prev.next_iaddr(), nears);
+        self.block.truncate(start + len);
         let prev = &mut self.state.prev;
         prev.iretire = 1 + size32 as u32;
         prev.ilastsize = size32 as u8;
-        prev.iaddr = pred_iaddr.wrapping_sub(2 * prev.iretire as u64);
+        prev.iaddr = next.wrapping_sub(2 * prev.iretire as u64);
         prev.time = head
             .time
             .wrapping_add((n as u64 - 1).wrapping_mul(head.time_step));
@@ -817,7 +822,10 @@ impl<W: Write> IngressWriter<W> {
             p = put_u64_at(&mut buf, p, zigzag(rec.time.wrapping_sub(pred_time) as i64));
         }
         buf[0] = tag;
-        self.block.extend_from_slice(&buf[..p]);
+        // All of `buf` (a copy of fixed size, no call), then cut to the record.
+        let end = self.block.len() + p;
+        self.block.extend_from_slice(&buf);
+        self.block.truncate(end);
         st.time_step = rec.time.wrapping_sub(prev.time);
         prev.iaddr = rec.iaddr;
         prev.iretire = rec.iretire;
@@ -839,12 +847,11 @@ impl<W: Write> IngressWriter<W> {
     fn write_run_slow(
         &mut self,
         head: &RunHead,
-        n: usize,
-        mut near: impl FnMut(usize) -> Near,
+        nears: impl Iterator<Item = Near>,
     ) -> io::Result<()> {
         let mut first = Ok(());
-        for k in 0..n {
-            if let Err(e) = self.write(&near(k).record(head, k)) {
+        for (k, near) in nears.enumerate() {
+            if let Err(e) = self.write(&near.record(head, k)) {
                 if first.is_ok() {
                     first = Err(e);
                 }
@@ -1244,8 +1251,8 @@ impl<W: Write> crate::RecordSink for WriterSink<'_, W> {
 
     /// A block's predicted records in one go.
     #[inline(always)]
-    fn predicted_run(&mut self, head: &RunHead, n: usize, near: impl FnMut(usize) -> Near) {
-        if let Err(e) = self.w.write_predicted_run(head, n, near) {
+    fn predicted_run(&mut self, head: &RunHead, n: usize, nears: impl Iterator<Item = Near>) {
+        if let Err(e) = self.w.write_predicted_run(head, n, nears) {
             self.err.get_or_insert(e);
         }
     }
@@ -1339,7 +1346,8 @@ mod tests {
                     time: time + step + (rnd(10) == 0) as u64,
                     time_step: step,
                 };
-                fast.write_predicted_run(&head, n, |k| nears[k]).unwrap();
+                fast.write_predicted_run(&head, n, nears.iter().copied())
+                    .unwrap();
                 for (k, near) in nears.iter().enumerate() {
                     let r = near.record(&head, k);
                     slow.write(&r).unwrap();

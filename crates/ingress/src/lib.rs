@@ -265,15 +265,15 @@ pub trait RecordSink {
         self.record(r)
     }
 
-    /// `n` records, each one [`predicted`](Self::predicted) but for its address: record `k` is
-    /// `near(k)` (one instruction) with the privilege, context and time of `head` (the time
-    /// `head.time + k * head.time_step`). The default gives them to
+    /// `n` records, each one [`predicted`](Self::predicted) but for its address: `nears`
+    /// yields them (exactly `n`), record `k` one instruction with the privilege and context of
+    /// `head` and the time `head.time + k * head.time_step`. The default gives them to
     /// [`predicted`](Self::predicted) one by one; a binary writer encodes them in one go
     /// ([`IngressWriter::write_predicted_run`]).
     #[inline(always)]
-    fn predicted_run(&mut self, head: &RunHead, n: usize, mut near: impl FnMut(usize) -> Near) {
-        for k in 0..n {
-            self.predicted(&near(k).record(head, k));
+    fn predicted_run(&mut self, head: &RunHead, _n: usize, nears: impl Iterator<Item = Near>) {
+        for (k, near) in nears.enumerate() {
+            self.predicted(&near.record(head, k));
         }
     }
 }

@@ -21,7 +21,7 @@ use crate::alu;
 use crate::bus::RAM_BASE;
 use crate::decode::{decode, Insn, Op};
 use crate::hart::{Exc, Hart, Stop};
-use crate::observer::{Observer, Retired, RetiredRun};
+use crate::observer::{Observer, Retired, RetiredRun, RunStep};
 use rvtrace_isa::{classify, CfClass};
 
 /// Most instructions in one block.
@@ -1168,5 +1168,29 @@ impl<const RV64: bool> RetiredRun for BlockRun<'_, RV64> {
                 self.mtime0.wrapping_add(i as u64 + 1)
             },
         }
+    }
+
+    /// From the entry alone: an instruction before the last goes on at its entry's `next`,
+    /// in the page (only a block's last instruction goes on in the next page).
+    #[inline(always)]
+    fn step(&self, i: usize) -> RunStep {
+        let e = &self.blk[i];
+        RunStep {
+            pc: self.page + e.off as u64,
+            len: e.len,
+            class: e.class,
+            taken: e.next != e.off + e.len as u16,
+        }
+    }
+
+    #[inline(always)]
+    fn steps(&self, from: usize, to: usize) -> impl Iterator<Item = RunStep> + '_ {
+        let page = self.page;
+        self.blk[from..to].iter().map(move |e| RunStep {
+            pc: page + e.off as u64,
+            len: e.len,
+            class: e.class,
+            taken: e.next != e.off + e.len as u16,
+        })
     }
 }

@@ -45,7 +45,7 @@
 
 use crate::csr::num;
 use crate::hart::privilege;
-use crate::observer::{Observer, Retired, RetiredRun, TrapInfo};
+use crate::observer::{Observer, Retired, RetiredRun, RunStep, TrapInfo};
 use rvtrace_ingress::{Itype, Near, Record, RecordSink, RunHead};
 use rvtrace_isa::{is_sequentially_inferable, CfClass, IsaConfig};
 
@@ -307,17 +307,18 @@ impl<S: RecordSink, const FAST: bool> IngressRecorder<S, FAST> {
         if self.open.iretire == 0 {
             return;
         }
-        let r = self.open;
-        self.open.iretire = 0;
+        let r = &self.open;
         // The common block: like the record before it but for address, size, itype and time
-        // (`RecordSink::block`), nothing held back.
+        // (`RecordSink::block`), nothing held back. (Sent from where it is: no copy.)
         if self.pending.is_none()
             && r.priv_ == self.sent.0
             && r.context == self.sent.1
             && (r.cause | r.tval | r.ctype as u64) == 0
             && !r.sijump
         {
-            self.sink.block(&r);
+            self.sink.block(r);
+            let r = &mut self.open;
+            r.iretire = 0;
             self.records += 1;
             // As `push`.
             self.time_step = r
@@ -327,6 +328,8 @@ impl<S: RecordSink, const FAST: bool> IngressRecorder<S, FAST> {
             self.full_next = self.asid.is_some_and(|a| a.current != a.reported);
             return;
         }
+        let r = self.open;
+        self.open.iretire = 0;
         self.push(r, self.pred_priv, false);
     }
 
@@ -334,7 +337,7 @@ impl<S: RecordSink, const FAST: bool> IngressRecorder<S, FAST> {
     /// ([`Self::retire_block`]); those in between follow one another with the privilege of the
     /// first and the time one step on each (`RetiredRun`), and none is an uninferable jump, so
     /// each only adds its size to the open block, or opens one, or ends it.
-    #[inline(always)]
+    #[inline(never)]
     fn retire_run_blocks(&mut self, run: &impl RetiredRun) {
         let n = run.len();
         let first = run.get(0);
@@ -350,44 +353,56 @@ impl<S: RecordSink, const FAST: bool> IngressRecorder<S, FAST> {
         }
         let mut i = 1;
         while i < n - 1 {
-            let ev = run.get(i);
-            let taken = ev.next_pc != ev.pc.wrapping_add(ev.len as u64);
             if self.full_next {
                 // A context to report (a `satp` write before the run).
+                let ev = run.get(i);
+                let taken = ev.next_pc != ev.pc.wrapping_add(ev.len as u64);
                 self.open.time = first.mtime.wrapping_add(i as u64 - 1);
                 self.retire_block(&ev, taken);
                 i += 1;
                 continue;
             }
-            let itype = self.run_itype[ev.class as usize & 15][taken as usize];
-            debug_assert!(!ev.class.is_uninferable(), "inside a run: {ev:?}");
-            let size32 = ev.len == 4;
-            let o = &mut self.open;
-            if o.iretire != 0 {
-                o.iretire += 1 + size32 as u32;
-            } else {
-                *o = Record {
-                    iaddr: ev.pc,
-                    iretire: 1 + size32 as u32,
+            // Field by field (`RetiredRun::step`, no event built), the open block's size in
+            // a local, up to an instruction that ends the block or the run's last.
+            let s = run.step(i);
+            if self.open.iretire == 0 {
+                self.open = Record {
+                    iaddr: s.pc,
                     priv_: self.last_priv,
                     context: self.last_context,
                     ..Record::default()
                 };
             }
-            o.ilastsize = size32 as u8;
-            if itype != Itype::None || taken {
-                o.itype = itype;
-                o.time = first.mtime.wrapping_add(i as u64);
-                self.close_block();
+            let mut half = self.open.iretire;
+            let mut s = s;
+            loop {
+                let size32 = s.len == 4;
+                half += 1 + size32 as u32;
+                let itype = self.run_itype[s.class as usize & 15][s.taken as usize];
+                debug_assert!(!s.class.is_uninferable(), "inside a run: {s:?}");
+                let ends = itype != Itype::None || s.taken;
+                i += 1;
+                if ends || i == n - 1 {
+                    let o = &mut self.open;
+                    o.iretire = half;
+                    o.ilastsize = size32 as u8;
+                    if ends {
+                        o.itype = itype;
+                        o.time = first.mtime.wrapping_add(i as u64 - 1);
+                        self.close_block();
+                    }
+                    break;
+                }
+                s = run.step(i);
             }
-            i += 1;
         }
-        // The open block's time, and the bits before the last instruction (its `sijump`).
+        // The open block's time, and the bits before the last instruction (its `sijump`, read
+        // only for an uninferable jump; the last instruction's record then sets them).
         self.open.time = first.mtime.wrapping_add(n as u64 - 2);
-        if n > 2 {
+        let last = run.get(n - 1);
+        if n > 2 && last.class.is_uninferable() {
             self.prev_bits = Some(run.get(n - 2).insn);
         }
-        let last = run.get(n - 1);
         self.retire_block(&last, last.next_pc != last.pc.wrapping_add(last.len as u64));
     }
 
@@ -433,44 +448,12 @@ impl<S: RecordSink, const FAST: bool> IngressRecorder<S, FAST> {
         self.retire_full(*ev, taken);
     }
 
-    /// Emit the last record. A trailing serviced call (the program's exit) is a plain row.
-    pub fn finish(&mut self) {
-        self.close_block();
-        if let Some((mut r, serviced)) = self.pending.take() {
-            if serviced {
-                r.itype = Itype::None;
-                r.cause = 0;
-            }
-            self.sink.record(&r);
-            self.records += 1;
-        }
-    }
-}
-
-/// Privilege as the ingress port encodes it (U 0, S 1, M 3).
-fn ingress_priv(p: u8) -> u8 {
-    match p {
-        privilege::U => rvtrace_ingress::privilege::U,
-        privilege::S => rvtrace_ingress::privilege::S,
-        _ => rvtrace_ingress::privilege::M,
-    }
-}
-
-impl<S: RecordSink, const FAST: bool> Observer for IngressRecorder<S, FAST> {
-    /// The fast recorder takes a block's instructions as a run (the general one, which tests
-    /// compare with, each one).
-    const RETIRE_RUNS: bool = FAST;
-
-    /// A run's records once they are predicted (the type's doc) go to
-    /// [`RecordSink::predicted_run`] in one call; the others (the first after a change, the
-    /// time step other than 1, a last uninferable jump or last time not one step on) each
-    /// through [`Observer::retire`].
-    #[inline(always)]
-    fn retire_run(&mut self, run: &impl RetiredRun) {
+    /// [`Observer::retire_run`] one record per instruction, out of line: the hart's block
+    /// loop, into which everything else inlines, stays smaller (callgrind: fewer host
+    /// instructions for the hart's own work, for one call per run).
+    #[inline(never)]
+    fn retire_run_insns(&mut self, run: &impl RetiredRun) {
         let n = run.len();
-        if self.blocks {
-            return self.retire_run_blocks(run);
-        }
         let mut i = 0;
         let first = loop {
             if i == n {
@@ -506,24 +489,75 @@ impl<S: RecordSink, const FAST: bool> Observer for IngressRecorder<S, FAST> {
                 time_step: 1,
             };
             let itype = &self.run_itype;
-            self.sink.predicted_run(&head, end - i, |k| {
-                let ev = run.get(i + k);
-                let taken = ev.next_pc != ev.pc.wrapping_add(ev.len as u64);
+            let near = |s: RunStep| {
                 // `RetiredRun`: only the last instruction of a run may be uninferable.
-                debug_assert!(!ev.class.is_uninferable(), "inside a run: {ev:?}");
+                debug_assert!(!s.class.is_uninferable(), "inside a run: {s:?}");
                 Near {
-                    iaddr: ev.pc,
-                    itype: itype[ev.class as usize & 15][taken as usize],
-                    size32: ev.len == 4,
+                    iaddr: s.pc,
+                    itype: itype[s.class as usize & 15][s.taken as usize],
+                    size32: s.len == 4,
                 }
-            });
+            };
+            // The instructions before the last field by field (`RetiredRun::steps`), in one
+            // go; the last one after them, from its event.
+            let inner = end.min(n - 1);
+            if inner > i {
+                self.sink
+                    .predicted_run(&head, inner - i, run.steps(i, inner).map(near));
+            }
+            if end == n {
+                let k = n - 1 - i;
+                let r = near(RunStep::of(&last)).record(&head, k);
+                self.sink.predicted(&r);
+            }
             self.records += (end - i) as u64;
             self.pred_time = first.mtime.wrapping_add((end - i) as u64);
-            self.prev_bits = Some(run.get(end - 1).insn);
+            let before = if end == n { last } else { run.get(end - 1) };
+            self.prev_bits = Some(before.insn);
         }
         if end < n {
             self.retire(&last);
         }
+    }
+
+    /// Emit the last record. A trailing serviced call (the program's exit) is a plain row.
+    pub fn finish(&mut self) {
+        self.close_block();
+        if let Some((mut r, serviced)) = self.pending.take() {
+            if serviced {
+                r.itype = Itype::None;
+                r.cause = 0;
+            }
+            self.sink.record(&r);
+            self.records += 1;
+        }
+    }
+}
+
+/// Privilege as the ingress port encodes it (U 0, S 1, M 3).
+fn ingress_priv(p: u8) -> u8 {
+    match p {
+        privilege::U => rvtrace_ingress::privilege::U,
+        privilege::S => rvtrace_ingress::privilege::S,
+        _ => rvtrace_ingress::privilege::M,
+    }
+}
+
+impl<S: RecordSink, const FAST: bool> Observer for IngressRecorder<S, FAST> {
+    /// The fast recorder takes a block's instructions as a run (the general one, which tests
+    /// compare with, each one).
+    const RETIRE_RUNS: bool = FAST;
+
+    /// A run's records once they are predicted (the type's doc) go to
+    /// [`RecordSink::predicted_run`] in one call; the others (the first after a change, the
+    /// time step other than 1, a last uninferable jump or last time not one step on) each
+    /// through [`Observer::retire`].
+    #[inline(always)]
+    fn retire_run(&mut self, run: &impl RetiredRun) {
+        if self.blocks {
+            return self.retire_run_blocks(run);
+        }
+        self.retire_run_insns(run);
     }
 
     #[inline(always)]

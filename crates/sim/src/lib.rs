@@ -47,5 +47,5 @@ pub use exec::AmoOp;
 pub use hart::{
     cause, exception_name, fdt_address, privilege, Config, Hart, LoadError, Stop, FDT_SIZE,
 };
-pub use observer::{MemAccess, MemKind, Observer, PcList, Retired, RetiredRun, TrapInfo};
+pub use observer::{MemAccess, MemKind, Observer, PcList, Retired, RetiredRun, RunStep, TrapInfo};
 pub use traploop::{TrapLoopReport, NO_RETIRE_LIMIT, REPEAT_THRESHOLD};

@@ -89,6 +89,44 @@ pub trait RetiredRun {
     }
     /// The event [`Observer::retire`] would have had for instruction `i` (< `len`).
     fn get(&self, i: usize) -> Retired;
+    /// Where instruction `i` (< `len - 1`: any but the last) is and how it went on, as
+    /// [`RetiredRun::get`] would say: for observers that need no more, without the event's
+    /// other fields (the default builds the event).
+    #[inline(always)]
+    fn step(&self, i: usize) -> RunStep {
+        RunStep::of(&self.get(i))
+    }
+    /// [`RetiredRun::step`] of instructions `from..to` (`to` < `len`).
+    #[inline(always)]
+    fn steps(&self, from: usize, to: usize) -> impl Iterator<Item = RunStep> + '_ {
+        (from..to).map(move |i| self.step(i))
+    }
+}
+
+/// Where a retired instruction is and how it went on ([`RetiredRun::step`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RunStep {
+    /// Address of the instruction.
+    pub pc: u64,
+    /// Length in bytes.
+    pub len: u8,
+    /// Control-flow class.
+    pub class: CfClass,
+    /// Its next pc is not the one after it (a taken branch, a jump).
+    pub taken: bool,
+}
+
+impl RunStep {
+    /// The step of a retired instruction.
+    #[inline(always)]
+    pub fn of(ev: &Retired) -> RunStep {
+        RunStep {
+            pc: ev.pc,
+            len: ev.len,
+            class: ev.class,
+            taken: ev.next_pc != ev.pc.wrapping_add(ev.len as u64),
+        }
+    }
 }
 
 /// Receives the hart's events. Every method has an empty default.

@@ -13,7 +13,7 @@ use rvtrace_ingress::binary::to_vec;
 use rvtrace_ingress::{IngressHeader, IngressWriter, Near, Record, RecordSink, RunHead};
 use rvtrace_isa::IsaConfig;
 use rvtrace_sim::ingress::IngressRecorder;
-use rvtrace_sim::{Config, Hart};
+use rvtrace_sim::{Config, Hart, RunStep};
 
 #[path = "common/stop_every.rs"]
 mod stop_every;
@@ -29,8 +29,8 @@ impl RecordSink for &mut Fast {
     fn predicted(&mut self, r: &Record) {
         self.0.write_predicted(r).unwrap();
     }
-    fn predicted_run(&mut self, head: &RunHead, n: usize, near: impl FnMut(usize) -> Near) {
-        self.0.write_predicted_run(head, n, near).unwrap();
+    fn predicted_run(&mut self, head: &RunHead, n: usize, nears: impl Iterator<Item = Near>) {
+        self.0.write_predicted_run(head, n, nears).unwrap();
     }
 }
 
@@ -182,4 +182,55 @@ fn fast_path_writes_the_same_bytes_on_random_programs() {
         let cut = Cut::Requests(1 + seed % 7);
         compare(&name, &image, cfg("prog.elf", seed as usize), cut);
     }
+}
+
+/// Checks that every run's field-wise steps (`RetiredRun::step`, `RetiredRun::steps`, what the
+/// fast recorder reads) say what the run's events say.
+#[derive(Default)]
+struct StepCheck {
+    steps: u64,
+    /// Steps inside a run whose next pc is not the one after them (a `jal` or a backward
+    /// branch the block goes on through).
+    taken: u64,
+}
+
+impl rvtrace_sim::Observer for StepCheck {
+    const RETIRE_RUNS: bool = true;
+    fn retire_run(&mut self, run: &impl rvtrace_sim::RetiredRun) {
+        let n = run.len();
+        let want: Vec<RunStep> = (0..n - 1).map(|i| RunStep::of(&run.get(i))).collect();
+        let got: Vec<RunStep> = (0..n - 1).map(|i| run.step(i)).collect();
+        assert_eq!(got, want);
+        for from in 0..n - 1 {
+            let got: Vec<RunStep> = run.steps(from, n - 1).collect();
+            assert_eq!(got, want[from..]);
+        }
+        self.steps += want.len() as u64;
+        self.taken += want.iter().filter(|s| s.taken).count() as u64;
+    }
+}
+
+#[test]
+fn run_steps_are_the_events() {
+    let mut all = StepCheck::default();
+    let mut images = Vec::new();
+    for elf in rvtrace_testkit::test_programs() {
+        let mut image = Image::new();
+        image.load_file(&elf).unwrap();
+        images.push((
+            elf.file_name().unwrap().to_string_lossy().to_string(),
+            image,
+        ));
+    }
+    for seed in rvtrace_testkit::randprog::seeds(20) {
+        let mut image = Image::new();
+        let p = rvtrace_testkit::randprog::random_program(seed);
+        image.load_bytes("prog.elf", &p.elf).unwrap();
+        images.push(("prog.elf".to_string(), image));
+    }
+    for (cmdline, image) in &images {
+        hart(image, cmdline).run(&mut all, LIMIT);
+    }
+    assert!(all.steps > 100_000, "{}", all.steps);
+    assert!(all.taken > 1000, "{}", all.taken);
 }
