@@ -34,6 +34,7 @@ BENCHES = [
     ("rvtrace-ntrace", "ntrace"),
     ("rvtrace-etrace", "etrace"),
     ("rvtrace-ingress", "text"),
+    ("rvtrace-analysis", "profile"),
 ]
 
 FIGURE = re.compile(r"^figure (\S+) (\S+) (\S+)$")
