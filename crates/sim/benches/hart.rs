@@ -9,6 +9,13 @@
 //! For callgrind (exact host-instruction counts on a shared machine): `HART_BENCH_MAX=N` stops
 //! each run after N instructions, `HART_BENCH_ONLY=text` runs only the measurements whose workload
 //! name and label ("workload-rv64gc no observer") contain it, `HART_BENCH_BLOCKS=0` turns pre-decoded blocks off.
+//!
+//! Spike side by side: the workload on HTIF (`workload-htif-rv64gc.elf`, which Spike runs) on the
+//! hart with no observer and on Spike (`rvtrace_testkit::spike()`; skipped with a note when absent),
+//! Spike's figure from its process wall time less its start-up (the best of 3 runs of each, the
+//! start-up being a run of `programs/htif/htif-exit0-rv64gc.elf`), over the instructions the hart
+//! retires on the same ELF (the hart's figure is its best of 3 runs too). Both lines also say the
+//! CPU time (Spike's from the shell's `times`, to 10 ms), which the machine's load disturbs less. QEMU has no HTIF on its `virt` machine, so it cannot run this ELF.
 
 use rvtrace_image::Image;
 use rvtrace_ingress::{IngressHeader, IngressWriter, WriterSink};
@@ -17,6 +24,7 @@ use rvtrace_sim::ingress::IngressRecorder;
 use rvtrace_sim::uarch::UarchConfig;
 use rvtrace_sim::{Config, Hart, Observer, Stop};
 use rvtrace_testkit::bench::figure;
+use std::process::{Command, Stdio};
 use std::time::Instant;
 
 fn hart(image: &Image, name: &str, uarch: &UarchConfig, all_events: bool) -> Hart {
@@ -72,12 +80,125 @@ impl Observer for Count {
     }
 }
 
+/// Whether `HART_BENCH_ONLY` lets the measurement `what` run.
+fn selected(what: &str) -> bool {
+    std::env::var("HART_BENCH_ONLY").map_or(true, |o| what.contains(&o))
+}
+
+/// One Spike run of `elf` to its successful exit: its wall time and its CPU time (user + system,
+/// from the shell's `times`, in clock ticks) in seconds.
+fn spike_run(spike: &std::path::Path, elf: &str) -> (f64, f64) {
+    let t = Instant::now();
+    let o = Command::new("sh")
+        .args(["-c", "\"$0\" --isa=rv64gc \"$1\" >/dev/null || exit; times"])
+        .arg(spike)
+        .arg(elf)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let s = t.elapsed().as_secs_f64();
+    assert!(o.status.success(), "spike {elf}: {:?}", o.status);
+    // `times`: the shell's user and system time, then its children's ("0m0.300000s 0m0.020000s").
+    let text = String::from_utf8_lossy(&o.stdout);
+    let cpu = text
+        .lines()
+        .nth(1)
+        .unwrap_or("")
+        .split_whitespace()
+        .map(|t| {
+            let (m, sec) = t.trim_end_matches('s').split_once('m').unwrap();
+            m.parse::<f64>().unwrap() * 60.0 + sec.parse::<f64>().unwrap()
+        })
+        .sum();
+    (s, cpu)
+}
+
+/// CPU time of this thread so far in seconds (`/proc/thread-self/schedstat`, nanoseconds).
+fn thread_cpu() -> f64 {
+    std::fs::read_to_string("/proc/thread-self/schedstat")
+        .ok()
+        .and_then(|t| t.split_whitespace().next()?.parse::<f64>().ok())
+        .map_or(f64::NAN, |ns| ns / 1e9)
+}
+
+/// The HTIF workload on the hart (no observer) and on Spike: `hart.rv64gc.plain_htif` and
+/// `spike.rv64gc.plain`.
+fn htif_vs_spike(dir: &str) {
+    let name = "workload-htif-rv64gc";
+    let elf = format!("{dir}/{name}.elf");
+    let mut image = Image::new();
+    image.load_file(elf.as_ref()).unwrap();
+    let mut instret = 0;
+    if selected(&format!("{name} no observer")) {
+        let max = std::env::var("HART_BENCH_MAX").map_or(u64::MAX, |m| m.parse().unwrap());
+        // The best of 3 runs, as for Spike (the start-up is not timed here).
+        let (mut s, mut cpu) = (f64::INFINITY, f64::INFINITY);
+        for _ in 0..3 {
+            let mut h = hart(&image, name, &UarchConfig::default(), false);
+            h.bus.console = Box::new(std::io::sink());
+            let (t, c) = (Instant::now(), thread_cpu());
+            let stop = h.run(&mut (), max);
+            s = s.min(t.elapsed().as_secs_f64());
+            cpu = cpu.min(thread_cpu() - c);
+            if max == u64::MAX {
+                assert_eq!(stop, Stop::Exit(0), "{name}");
+            }
+            instret = h.instret;
+        }
+        let mips = instret as f64 / s / 1e6;
+        println!(
+            "{name:24} {:28} {instret:>11} instructions {s:>7.3} s {mips:>8.1} MIPS (CPU time {cpu:.3} s: {:.1} MIPS)",
+            "no observer",
+            instret as f64 / cpu / 1e6
+        );
+        figure("hart.rv64gc.plain_htif", mips, "Minsn/s");
+    }
+    if !selected(&format!("{name} spike")) || std::env::var("HART_BENCH_MAX").is_ok() {
+        return;
+    }
+    let spike = match rvtrace_testkit::spike() {
+        Ok(p) => p,
+        Err(e) => {
+            println!("note: {e}; no Spike figure");
+            return;
+        }
+    };
+    if instret == 0 {
+        let mut h = hart(&image, name, &UarchConfig::default(), false);
+        h.bus.console = Box::new(std::io::sink());
+        assert_eq!(h.run(&mut (), u64::MAX), Stop::Exit(0), "{name}");
+        instret = h.instret;
+    }
+    let trivial = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../programs/htif/htif-exit0-rv64gc.elf"
+    );
+    let best = |elf: &str| {
+        (0..3)
+            .map(|_| spike_run(&spike, elf))
+            .fold((f64::INFINITY, f64::INFINITY), |a, b| {
+                (a.0.min(b.0), a.1.min(b.1))
+            })
+    };
+    let (start, start_cpu) = best(trivial);
+    let (total, total_cpu) = best(&elf);
+    let (s, cpu) = (total - start, total_cpu - start_cpu);
+    let mips = instret as f64 / s / 1e6;
+    println!(
+        "{name:24} {:28} {instret:>11} instructions {s:>7.3} s {mips:>8.1} MIPS (process {total:.3} s less start-up {start:.3} s; CPU time {cpu:.2} s: {:.1} MIPS)",
+        "spike",
+        instret as f64 / cpu / 1e6
+    );
+    figure("spike.rv64gc.plain", mips, "Minsn/s");
+}
+
 fn main() {
     // `cargo test --all-targets` runs this too (without `--bench`): nothing to measure then.
     if !std::env::args().any(|a| a == "--bench") {
         return;
     }
     let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../programs/bench");
+    htif_vs_spike(dir);
     for name in ["workload-rv64gc", "workload-rv32imac"] {
         let mut image = Image::new();
         image
