@@ -87,6 +87,47 @@ fn htif_workload_on_hart() {
     hart_output();
 }
 
+/// Spike with `args`, its output, killed (and the test failed) if it runs longer than 5 minutes:
+/// a hart that goes wrong can spin for ever.
+fn run_spike(spike: &Path, args: &[&str]) -> std::process::Output {
+    let mut child = Command::new(spike)
+        .args(args)
+        .arg(bench_elf("workload-htif-rv64gc.elf"))
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Read both pipes on their own threads so a full pipe cannot stop Spike.
+    let mut out = child.stdout.take().unwrap();
+    let mut err = child.stderr.take().unwrap();
+    let out = std::thread::spawn(move || {
+        let mut v = Vec::new();
+        std::io::Read::read_to_end(&mut out, &mut v).map(|_| v)
+    });
+    let err = std::thread::spawn(move || {
+        let mut v = Vec::new();
+        std::io::Read::read_to_end(&mut err, &mut v).map(|_| v)
+    });
+    let start = std::time::Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        if start.elapsed().as_secs() > 300 {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("spike {args:?} still running after 5 minutes");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    std::process::Output {
+        status,
+        stdout: out.join().unwrap().unwrap(),
+        stderr: err.join().unwrap().unwrap(),
+    }
+}
+
 fn spike_or_skip(what: &str) -> Option<PathBuf> {
     match rvtrace_testkit::spike() {
         Ok(p) => Some(p),
@@ -104,12 +145,7 @@ fn htif_workload_spike_same_output() {
         return;
     };
     let ours = hart_output();
-    let o = Command::new(&spike)
-        .arg("--isa=rv64gc")
-        .arg(bench_elf("workload-htif-rv64gc.elf"))
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
+    let o = run_spike(&spike, &["--isa=rv64gc"]);
     assert!(
         o.status.success(),
         "spike: {:?}\n{}",
@@ -128,12 +164,10 @@ fn htif_workload_spike_same_pcs() {
     };
     const N: usize = 100_000;
     // Spike's boot ROM runs 5 instructions at 0x1000 before jumping to the entry.
-    let o = Command::new(&spike)
-        .args(["--isa=rv64gc", "-l", &format!("--instructions={}", N + 5)])
-        .arg(bench_elf("workload-htif-rv64gc.elf"))
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
+    let o = run_spike(
+        &spike,
+        &["--isa=rv64gc", "-l", &format!("--instructions={}", N + 5)],
+    );
     assert!(o.status.success(), "spike: {:?}", o.status);
     // "core   0: 0x0000000080000000 (0x00400117) auipc   sp, 0x400"
     let theirs: Vec<u64> = String::from_utf8_lossy(&o.stderr)
