@@ -169,7 +169,10 @@ fn one_hart_of_two() {
                     .collect()
             };
             assert_eq!(drop_other(&got), drop_other(&want), "{proto} hart {k}");
-            assert!(got.contains("bytes: min"), "{proto} hart {k}: sync spacing\n{got}");
+            assert!(
+                got.contains("bytes: min"),
+                "{proto} hart {k}: sync spacing\n{got}"
+            );
             assert!(
                 got.lines()
                     .any(|l| l.starts_with(other) && !l.ends_with(" 0")),
