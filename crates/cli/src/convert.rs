@@ -144,8 +144,7 @@ type RecordSource = Box<dyn FnMut() -> Result<Option<Record>, IngressError>>;
 
 /// The output writer.
 enum Writer {
-    /// Boxed: the binary writer holds its run buffer (`IngressWriter::write_predicted_run`).
-    Ingress(Box<IngressWriter<Output>>),
+    Ingress(IngressWriter<Output>),
     Pcseq(PcseqWriter<Output>),
     Csv(EtraceCsvWriter<Output>),
     Text(TextWriter<Output>),
@@ -165,7 +164,7 @@ impl Writer {
     fn finish(self, name: &str) -> Result<u64, Failure> {
         let fail = |e: io::Error| Failure::io(format_args!("writing {name}"), e);
         let (out, skipped) = match self {
-            Writer::Ingress(w) => ((*w).finish().map_err(fail)?, 0),
+            Writer::Ingress(w) => (w.finish().map_err(fail)?, 0),
             Writer::Pcseq(w) => {
                 let s = w.skipped();
                 (w.finish().map_err(fail)?, s)
@@ -302,9 +301,7 @@ pub fn convert(a: &ConvertArgs) -> CmdResult {
     let out_name = out.name().to_string();
     let out_fail = |e: io::Error| Failure::io(format_args!("writing {out_name}"), e);
     let mut w = match a.to {
-        ToFormat::Ingress => Writer::Ingress(Box::new(
-            IngressWriter::new(out, &header).map_err(out_fail)?,
-        )),
+        ToFormat::Ingress => Writer::Ingress(IngressWriter::new(out, &header).map_err(out_fail)?),
         ToFormat::Pcseq => Writer::Pcseq(PcseqWriter::new(out)),
         ToFormat::Csv => Writer::Csv(EtraceCsvWriter::new(out, csv_columns).map_err(out_fail)?),
         ToFormat::Text => Writer::Text(TextWriter::new(out)),
