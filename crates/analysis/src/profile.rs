@@ -430,6 +430,15 @@ impl<'a> Profiler<'a> {
     }
 
     fn func_of(&self, addr: u64) -> u32 {
+        // Most ranges start in the function on top of the stack (a loop, a jump in it): no
+        // search then.
+        if let Some(f) = self.top_func() {
+            if let Some(fun) = self.syms.functions().get(f as usize) {
+                if fun.start <= addr && addr < fun.end {
+                    return f;
+                }
+            }
+        }
         self.syms
             .function_index(addr)
             .map_or(self.syms.functions().len() as u32, |i| i as u32)
