@@ -968,7 +968,7 @@ impl<'a> Decoder<'a> {
 
     /// The class of the instruction at `pc` (for the end of a walk).
     fn class_at(&self, pc: u64) -> CfClass {
-        self.cur.insn(pc).map_or(CfClass::None, |i| i.class)
+        self.cur.decode(pc).map_or(CfClass::None, |e| e.class)
     }
 
     /// Walk instructions: HIST bits first, then the I-CNT budget (N-Trace 11.1). `end` is `None`
@@ -984,6 +984,14 @@ impl<'a> Decoder<'a> {
     ) -> Result<Option<Last>, String> {
         let mut last = None;
         let mut since_branch = 0u64;
+        // Whether the end reads where the last instruction would go without the message
+        // (`walk_icnt`: a DirectBranch's target, a trap's EPC); an uninferable jump's
+        // sequential target is looked for only then.
+        let needs_natural = match end {
+            Some(End::Direct) => true,
+            Some(End::Addr { btype, .. }) => btype != 0,
+            Some(End::Stop) | None => false,
+        };
         loop {
             let hist_empty = self.s.hist.is_empty();
             match end {
@@ -1067,7 +1075,8 @@ impl<'a> Decoder<'a> {
                     } else {
                         None
                     };
-                    if class == CfClass::TrapReturn {
+                    if class == CfClass::TrapReturn || (is_last && !needs_natural) {
+                        // Past the last instruction the message's address decides.
                         None
                     } else {
                         self.cur.sequential_target(pc).or(popped)
