@@ -771,6 +771,8 @@ pub fn decode(a: &DecodeArgs) -> CmdResult {
     let mut warnings = report::Warnings::new(a.trace.display(), a.max_warnings);
     let mut first_error: Option<LossReason> = None;
     // The losses (warnings) and the outputs that keep state across elements.
+    // Whether `other` wants ranges too (most elements are ranges: without it, they skip it).
+    let other_ranges = brstack.is_some() || !text.is_off();
     let mut other = |e: &FlowElement| {
         if let Some(b) = brstack.as_mut() {
             b.element(e);
@@ -823,14 +825,11 @@ pub fn decode(a: &DecodeArgs) -> CmdResult {
             Some(p) => Some(FlowText::new(&image, report::Output::create(p)?)),
             None => None,
         };
-        let mut sink = |e: &FlowElement| {
-            if let Some(w) = pcs.as_mut() {
-                w.element(e);
-            }
-            if let Some(f) = flow.as_mut() {
-                f.element(e);
-            }
-            other(e);
+        let mut sink = crate::text_out::DecodeSink {
+            pcs: pcs.as_mut(),
+            flow: flow.as_mut(),
+            other: &mut other,
+            other_ranges,
         };
         let mut dec = Decoder::with_options(&image, dopts);
         let whole = std::io::Read::chain(std::io::Cursor::new(&data), input);

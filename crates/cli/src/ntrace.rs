@@ -855,6 +855,8 @@ pub fn decode(a: &DecodeArgs) -> CmdResult {
     let mut text = crate::text_out::TextOut::new(&a.text, &image, syms.as_ref(), xlen)?;
     let mut warnings = Warnings::new(t.display(), a.max_warnings);
     let mut fifo_lost = false;
+    // Whether `other` wants ranges too (most elements are ranges: without it, they skip it).
+    let other_ranges = brstack.is_some() || !text.is_off();
     // The losses (warnings) and the outputs that keep state across elements.
     let mut other = |e: &FlowElement| {
         if let FlowElement::Loss {
@@ -903,14 +905,11 @@ pub fn decode(a: &DecodeArgs) -> CmdResult {
             Some(p) => Some(FlowText::new(&image, Output::create(p)?)),
             None => None,
         };
-        let mut sink = |e: &FlowElement| {
-            other(e);
-            if let Some(w) = pcs.as_mut() {
-                w.element(e);
-            }
-            if let Some(w) = flow.as_mut() {
-                w.element(e);
-            }
+        let mut sink = crate::text_out::DecodeSink {
+            pcs: pcs.as_mut(),
+            flow: flow.as_mut(),
+            other: &mut other,
+            other_ranges,
         };
         let mut dec = Decoder::new(&image, cfg);
         let st = rvtrace_flow::decode_read(&mut dec, input.reader()?, &mut sink)

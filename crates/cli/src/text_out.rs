@@ -5,7 +5,7 @@
 use crate::report::{Failure, Output};
 use rvtrace_analysis::symbols::Function;
 use rvtrace_analysis::{CallTrace, Symbols, TextTrace};
-use rvtrace_flow::{FlowElement, FlowSink};
+use rvtrace_flow::{CfClass, FlowElement, FlowSink};
 use rvtrace_image::Image;
 use rvtrace_isa::{IsaConfig, Xlen};
 use std::io::BufWriter;
@@ -96,6 +96,11 @@ impl<'a> TextOut<'a> {
         Ok(t)
     }
 
+    /// Whether no text output was asked for (then elements need not come here).
+    pub fn is_off(&self) -> bool {
+        self.text.is_none() && self.calls.is_none()
+    }
+
     /// Finishes every file.
     pub fn finish(self) -> Result<(), Failure> {
         let done = |r: std::io::Result<Out>, p: &Path| -> Result<(), Failure> {
@@ -122,6 +127,150 @@ impl FlowSink for TextOut<'_> {
         }
         if let Some((c, _)) = self.calls.as_mut() {
             c.element(e);
+        }
+    }
+}
+
+/// Hands `e` to `f`, out of line: a decode's sink calls its outputs that are rarely used (losses,
+/// `--brstack`, `--text`) through this, so that the common path (a range for `--pcs`) keeps
+/// their code and registers out of its way.
+#[cold]
+#[inline(never)]
+fn cold_element(f: &mut impl FnMut(&FlowElement), e: &FlowElement) {
+    f(e)
+}
+
+/// The sink of a decode on one thread (`decode ntrace|etrace` without `--jobs`): `--pcs`,
+/// `--flow`, and `other` (the losses, `--brstack`, `--text`), which sees ranges only when
+/// `other_ranges` (most elements are ranges: without it, they go to `--pcs` alone, through
+/// [`FlowSink::range`], and to `--flow`). Each output gets every element it would get on its
+/// own, in order.
+pub struct DecodeSink<'o, P, F, O> {
+    /// `--pcs`.
+    pub pcs: Option<&'o mut P>,
+    /// `--flow`.
+    pub flow: Option<&'o mut F>,
+    /// The other outputs.
+    pub other: O,
+    /// Whether `other` wants ranges too.
+    pub other_ranges: bool,
+}
+
+impl<P: FlowSink, F: FlowSink, O: FnMut(&FlowElement)> DecodeSink<'_, P, F, O> {
+    /// A range for `--flow` or `other`.
+    #[inline(never)]
+    fn range_to_others(&mut self, e: &FlowElement) {
+        if let Some(f) = self.flow.as_deref_mut() {
+            f.element(e);
+        }
+        if self.other_ranges {
+            cold_element(&mut self.other, e);
+        }
+    }
+}
+
+impl<P: FlowSink, F: FlowSink, O: FnMut(&FlowElement)> FlowSink for DecodeSink<'_, P, F, O> {
+    fn element(&mut self, e: &FlowElement) {
+        if let Some(w) = self.pcs.as_deref_mut() {
+            w.element(e);
+        }
+        if let Some(f) = self.flow.as_deref_mut() {
+            f.element(e);
+        }
+        if self.other_ranges || !matches!(e, FlowElement::Range { .. }) {
+            cold_element(&mut self.other, e);
+        }
+    }
+
+    #[inline]
+    fn range(&mut self, start: u64, last: u64, count: u64, class: CfClass, taken: Option<bool>) {
+        if let Some(w) = self.pcs.as_deref_mut() {
+            w.range(start, last, count, class, taken);
+        }
+        if self.flow.is_some() || self.other_ranges {
+            self.range_to_others(&FlowElement::Range {
+                start,
+                last,
+                count,
+                class,
+                taken,
+            });
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::DecodeSink;
+    use rvtrace_flow::{CfClass, FlowElement, FlowSink, LossReason, SyncReason};
+
+    /// What each output of a [`DecodeSink`] received.
+    type Got = (Vec<FlowElement>, Vec<FlowElement>, Vec<FlowElement>);
+
+    /// `elements` through a sink with the outputs asked for, ranges given by their fields
+    /// (`FlowSink::range`, as decoders give them) or as elements.
+    fn deliver(elements: &[FlowElement], outputs: (bool, bool, bool), by_fields: bool) -> Got {
+        let (mut pcs, mut flow, mut other) = (Vec::new(), Vec::new(), Vec::new());
+        let mut sink = DecodeSink {
+            pcs: outputs.0.then_some(&mut pcs),
+            flow: outputs.1.then_some(&mut flow),
+            other: |e: &FlowElement| other.push(e.clone()),
+            other_ranges: outputs.2,
+        };
+        for e in elements {
+            match *e {
+                FlowElement::Range {
+                    start,
+                    last,
+                    count,
+                    class,
+                    taken,
+                } if by_fields => sink.range(start, last, count, class, taken),
+                _ => sink.element(e),
+            }
+        }
+        (pcs, flow, other)
+    }
+
+    /// Ranges given by their fields reach every output as the elements do, and `other` gets
+    /// every element but the ranges unless it asks for them.
+    #[test]
+    fn ranges_by_fields_equal_elements() {
+        let range = |start: u64, taken: Option<bool>| FlowElement::Range {
+            start,
+            last: start + 8,
+            count: 3,
+            class: CfClass::Branch,
+            taken,
+        };
+        let elements = vec![
+            FlowElement::Sync {
+                addr: 0x1000,
+                reason: SyncReason::Start,
+            },
+            range(0x1000, Some(true)),
+            range(0x2000, None),
+            FlowElement::Loss {
+                offset: 5,
+                skipped: Some(2),
+                reason: LossReason::Malformed("x".into()),
+            },
+            range(0x3000, Some(false)),
+            FlowElement::End { offset: 9 },
+        ];
+        for k in 0..8 {
+            let outputs = (k & 1 != 0, k & 2 != 0, k & 4 != 0);
+            let got = deliver(&elements, outputs, true);
+            assert_eq!(got, deliver(&elements, outputs, false), "{outputs:?}");
+            let all = |on: bool| if on { elements.clone() } else { Vec::new() };
+            assert_eq!(got.0, all(outputs.0));
+            assert_eq!(got.1, all(outputs.1));
+            let other: Vec<FlowElement> = elements
+                .iter()
+                .filter(|e| outputs.2 || !matches!(e, FlowElement::Range { .. }))
+                .cloned()
+                .collect();
+            assert_eq!(got.2, other);
         }
     }
 }

@@ -176,6 +176,20 @@ pub trait FlowSink {
     /// One element, in execution order.
     fn element(&mut self, e: &FlowElement);
 
+    /// A [`FlowElement::Range`] given by its fields: the same as
+    /// [`element`](FlowSink::element) of that range (the default builds it), for sinks that
+    /// take ranges, most elements, without building and matching one ([`PcWriter`]).
+    #[inline]
+    fn range(&mut self, start: u64, last: u64, count: u64, class: CfClass, taken: Option<bool>) {
+        self.element(&FlowElement::Range {
+            start,
+            last,
+            count,
+            class,
+            taken,
+        });
+    }
+
     /// Whether the sink wants no more elements (it has what it needs). Decoders ask after each
     /// message or packet and then stop: the rest of the message in progress may still come,
     /// nothing after it, not even [`FlowElement::End`]; pushing more bytes or finishing then
@@ -546,9 +560,16 @@ impl<W: Write> FlowSink for PcWriter<'_, W> {
     #[inline]
     fn element(&mut self, e: &FlowElement) {
         if let FlowElement::Range { start, count, .. } = *e {
-            if let Err(pc) = self.range(start, count) {
+            if let Err(pc) = PcWriter::range(self, start, count) {
                 self.unmapped(pc);
             }
+        }
+    }
+
+    #[inline]
+    fn range(&mut self, start: u64, _: u64, count: u64, _: CfClass, _: Option<bool>) {
+        if let Err(pc) = PcWriter::range(self, start, count) {
+            self.unmapped(pc);
         }
     }
 }

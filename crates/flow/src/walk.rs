@@ -927,13 +927,7 @@ impl Ranges {
     #[inline]
     pub fn flush<S: FlowSink + ?Sized>(&mut self, sink: &mut S) {
         if self.count > 0 {
-            sink.element(&FlowElement::Range {
-                start: self.start,
-                last: self.last,
-                count: self.count,
-                class: self.class,
-                taken: self.taken(),
-            });
+            sink.range(self.start, self.last, self.count, self.class, self.taken());
             self.count = 0;
             self.next = NOT_JOINABLE;
             self.continued = false;

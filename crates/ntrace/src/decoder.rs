@@ -34,7 +34,9 @@
 //!   retired after its last message are unknown (NexRv's end of trace, README `--preset nexrv`
 //!   item 9, sends none in some cases; such streams are reported too);
 //! * code that does not match the trace: an invalid I-CNT (8.4.1), a walk that meets an
-//!   uninferable jump, leaves the executable segments or meets the all-zeros illegal parcel, a
+//!   uninferable jump, leaves the executable segments or meets the all-zeros illegal parcel,
+//!   HIST bits left with no conditional branch for 2^20 instructions (a loop without branches
+//!   such as `j .`: the walk would never end), a
 //!   DirectBranch that does not end at a branch, an IndirectBranch(Hist) that does not end at an
 //!   uninferable jump, a synchronization message whose F-ADDR is not where the walk leads. These
 //!   catch a corrupted I-CNT, HIST or U-ADDR at the first message that cannot be about where the
@@ -125,7 +127,9 @@ pub struct DecodeStats {
 /// Largest I-CNT accepted in one field; larger values are corrupt data (NTRACE_MAX_ICNT is 22
 /// bits, N-Trace 6.2 Table 10; a little room is left for counters that overflow past it).
 pub const MAX_ICNT: u64 = 1 << 24;
-/// Instructions walked while looking for the branches of a HIST before giving up.
+/// Instructions walked while looking for the branches of a HIST before giving up (a HIST-only
+/// walk, or a message's walk with HIST bits left: its I-CNT cannot bound it, the walk may spin
+/// in a loop without branches, `j .`, spending no bit).
 const MAX_WALK_WITHOUT_BRANCH: u64 = 1 << 20;
 /// Depth of the decoder's return-address stack (deeper calls drop the oldest entry).
 const MAX_STACK: usize = 1 << 16;
@@ -236,14 +240,15 @@ struct Repeat {
 }
 
 /// The rules of [`Decoder::walk`]'s general step while HIST bits are left (N-Trace 11.1), for
-/// [`Cursor::walk_blocks`]: runs are walked whole (only transfers take HIST bits; a HIST-only
-/// walk at most [`MAX_WALK_WITHOUT_BRANCH`] instructions from a branch), each conditional
+/// [`Cursor::walk_blocks`]: runs are walked whole (only transfers take HIST bits; at most
+/// [`MAX_WALK_WITHOUT_BRANCH`] instructions from a branch), each conditional
 /// branch takes a bit, jumps with a static target take none (without all-jumps: the caller
 /// checks), every instruction spends its half-words of the budget; the walk ends at the
 /// transfer that leaves no bit and no budget, and stops where the bits run out.
 struct HistBlocks<'s> {
     s: &'s mut Progress,
-    /// The walk has an end (I-CNT): not HIST-only.
+    /// The walk has an end (I-CNT): not HIST-only. Either way it is at most
+    /// [`MAX_WALK_WITHOUT_BRANCH`] instructions from a branch while bits are left.
     has_end: bool,
     since_branch: u64,
 }
@@ -251,7 +256,7 @@ struct HistBlocks<'s> {
 impl BlockRules for HistBlocks<'_> {
     #[inline]
     fn run(&mut self, count: u64, halfwords: u64) -> bool {
-        if !self.has_end && self.since_branch + count > MAX_WALK_WITHOUT_BRANCH {
+        if self.since_branch + count > MAX_WALK_WITHOUT_BRANCH {
             return false;
         }
         self.s.budget -= halfwords as i64;
@@ -261,7 +266,7 @@ impl BlockRules for HistBlocks<'_> {
 
     #[inline]
     fn branch(&mut self, halfwords: u64) -> Option<bool> {
-        if !self.has_end && self.since_branch + 1 > MAX_WALK_WITHOUT_BRANCH {
+        if self.since_branch + 1 > MAX_WALK_WITHOUT_BRANCH {
             return None;
         }
         self.s.budget -= halfwords as i64;
@@ -272,7 +277,7 @@ impl BlockRules for HistBlocks<'_> {
 
     #[inline]
     fn jump(&mut self, _class: CfClass, halfwords: u64) -> bool {
-        if !self.has_end && self.since_branch + 1 > MAX_WALK_WITHOUT_BRANCH {
+        if self.since_branch + 1 > MAX_WALK_WITHOUT_BRANCH {
             return false;
         }
         self.s.budget -= halfwords as i64;
@@ -963,7 +968,7 @@ impl<'a> Decoder<'a> {
 
     /// The class of the instruction at `pc` (for the end of a walk).
     fn class_at(&self, pc: u64) -> CfClass {
-        self.cur.insn(pc).map_or(CfClass::None, |i| i.class)
+        self.cur.decode(pc).map_or(CfClass::None, |e| e.class)
     }
 
     /// Walk instructions: HIST bits first, then the I-CNT budget (N-Trace 11.1). `end` is `None`
@@ -979,6 +984,14 @@ impl<'a> Decoder<'a> {
     ) -> Result<Option<Last>, String> {
         let mut last = None;
         let mut since_branch = 0u64;
+        // Whether the end reads where the last instruction would go without the message
+        // (`walk_icnt`: a DirectBranch's target, a trap's EPC); an uninferable jump's
+        // sequential target is looked for only then.
+        let needs_natural = match end {
+            Some(End::Direct) => true,
+            Some(End::Addr { btype, .. }) => btype != 0,
+            Some(End::Stop) | None => false,
+        };
         loop {
             let hist_empty = self.s.hist.is_empty();
             match end {
@@ -1003,7 +1016,7 @@ impl<'a> Decoder<'a> {
                         let whole = if hist_empty {
                             hw <= self.s.budget
                         } else {
-                            end.is_some() || since_branch + run.count <= MAX_WALK_WITHOUT_BRANCH
+                            since_branch + run.count <= MAX_WALK_WITHOUT_BRANCH
                         };
                         if whole {
                             self.s.budget -= hw;
@@ -1034,7 +1047,7 @@ impl<'a> Decoder<'a> {
             }
             self.s.budget -= hw;
             since_branch += 1;
-            if end.is_none() && since_branch > MAX_WALK_WITHOUT_BRANCH {
+            if !hist_empty && since_branch > MAX_WALK_WITHOUT_BRANCH {
                 return Err(format!(
                     "no direct conditional branch for the HIST bits after {since_branch} instructions from {pc:#x}"
                 ));
@@ -1062,7 +1075,8 @@ impl<'a> Decoder<'a> {
                     } else {
                         None
                     };
-                    if class == CfClass::TrapReturn {
+                    if class == CfClass::TrapReturn || (is_last && !needs_natural) {
+                        // Past the last instruction the message's address decides.
                         None
                     } else {
                         self.cur.sequential_target(pc).or(popped)

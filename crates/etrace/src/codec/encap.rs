@@ -127,15 +127,38 @@ struct Bits<'a> {
 }
 
 impl Bits<'_> {
+    /// The next `width` bits (at most 64), LSB first: a byte's worth (or what is left of the
+    /// byte) at a time, not bit by bit (packets are read in whole bytes at whole-byte positions
+    /// unless SRCID or the type field has an odd width).
+    #[inline]
     fn get(&mut self, width: u32) -> u64 {
         let mut v = 0u64;
-        for k in 0..width as usize {
-            let i = self.pos + k;
-            let b = (self.data[i / 8] >> (i % 8)) & 1;
-            v |= (b as u64) << k;
+        let mut k = 0u32;
+        while k < width {
+            let i = self.pos + k as usize;
+            let shift = (i % 8) as u32;
+            let take = (8 - shift).min(width - k);
+            let b = (u64::from(self.data[i / 8]) >> shift) & ((1u64 << take) - 1);
+            v |= b << k;
+            k += take;
         }
         self.pos += width as usize;
         v
+    }
+
+    /// The next `out.len()` bytes' worth of bits: copied when at a byte boundary (SRCID and
+    /// type fields of whole bytes together, the default).
+    #[inline]
+    fn bytes(&mut self, out: &mut [u8]) {
+        if self.pos.is_multiple_of(8) {
+            let at = self.pos / 8;
+            out.copy_from_slice(&self.data[at..at + out.len()]);
+            self.pos += 8 * out.len();
+        } else {
+            for o in out.iter_mut() {
+                *o = self.get(8) as u8;
+            }
+        }
     }
 }
 
@@ -194,9 +217,7 @@ pub fn read_frame(data: &[u8], cfg: &EncapConfig) -> Result<(Frame, usize), Code
     let ptype = b.get(cfg.type_bits as u32);
     let n = trace_bits / 8;
     let mut bytes = [0u8; MAX_LENGTH];
-    for o in bytes.iter_mut().take(n) {
-        *o = b.get(8) as u8;
-    }
+    b.bytes(&mut bytes[..n]);
     Ok((
         Frame::Normal(Normal {
             flow,
@@ -294,6 +315,44 @@ pub fn write_frame(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Bit `i` of `data` (LSB first), the reference for [`Bits`].
+    fn bit(data: &[u8], i: usize) -> u64 {
+        u64::from((data[i / 8] >> (i % 8)) & 1)
+    }
+
+    /// `Bits::get` and `Bits::bytes` (a byte or a copy at a time) read what a bit-by-bit read
+    /// does, at every position and width.
+    #[test]
+    fn bits_equal_bit_by_bit() {
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        let data: Vec<u8> = (0..48)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                x as u8
+            })
+            .collect();
+        let reference = |pos: usize, width: usize| -> u64 {
+            (0..width).fold(0, |v, k| v | bit(&data, pos + k) << k)
+        };
+        for pos in 0..64 {
+            for width in 0..=64 {
+                let mut b = Bits { data: &data, pos };
+                assert_eq!(b.get(width as u32), reference(pos, width), "{pos} {width}");
+                assert_eq!(b.pos, pos + width);
+            }
+            for n in 0..=MAX_LENGTH.min((data.len() * 8 - pos) / 8) {
+                let mut b = Bits { data: &data, pos };
+                let mut out = [0u8; MAX_LENGTH];
+                b.bytes(&mut out[..n]);
+                let want: Vec<u8> = (0..n).map(|k| reference(pos + 8 * k, 8) as u8).collect();
+                assert_eq!(&out[..n], &want[..], "{pos} {n}");
+                assert_eq!(b.pos, pos + 8 * n);
+            }
+        }
+    }
 
     // fragmentCodeAndTransport.adoc, "Siemens transport": 6-bit srcID, 2-bit type '10' for
     // instruction trace, no timestamp.

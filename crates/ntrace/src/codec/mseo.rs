@@ -364,10 +364,13 @@ impl Deframer {
     }
 
     fn start(&mut self) {
-        self.msg = RawMessage {
-            offset: self.offset,
-            ..RawMessage::default()
-        };
+        // Segments past `nsegs` are always zero: only those the last message filled are
+        // cleared (clearing all of them cost as much as deframing a short message).
+        let used = (self.msg.nsegs as usize).min(MAX_SEGMENTS);
+        self.msg.segs[..used].fill(Segment::default());
+        self.msg.offset = self.offset;
+        self.msg.len = 0;
+        self.msg.nsegs = 0;
         self.state = State::Message;
     }
 
@@ -733,5 +736,41 @@ mod tests {
             assert!(data[rpos..].iter().all(|&b| r.push(b).is_none()));
             assert!(n > 500, "{n} frames");
         }
+    }
+
+    /// Each message lent by the deframer is the one a fresh deframer cuts from its bytes alone
+    /// (nothing of the message before it is left, not even in the segments past its last).
+    #[test]
+    fn messages_keep_nothing_of_the_previous_one() {
+        let mut x = 0x9e37_79b9u32;
+        let data: [u8; 20_000] = core::array::from_fn(|_| {
+            x = x.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+            // Messages of 1 to 10 fields (more than MAX_SEGMENTS), some cut by errors.
+            match (x >> 24) % 16 {
+                0..=1 => (x >> 8) as u8 | 3,
+                2..=5 => (x >> 8) as u8 & !2 | 1,
+                6 if x.is_multiple_of(5) => 0x02,
+                _ => (x >> 8) as u8 & !3,
+            }
+        });
+        let mut d = Deframer::new();
+        let (mut n, mut multi) = (0, 0);
+        d.push_slice(&data, |f| {
+            let Ok(m) = f else { return };
+            let start = m.offset as usize;
+            let mut fresh = Deframer::at(m.offset);
+            let again = data[start..start + m.len as usize]
+                .iter()
+                .find_map(|&b| fresh.push(b));
+            assert_eq!(again, Some(Frame::Message(*m)));
+            let kept = m.segments().len();
+            assert!(m.segs[kept..].iter().all(|s| *s == Segment::default()));
+            n += 1;
+            multi += usize::from(kept > 1);
+        });
+        assert!(
+            n > 300 && multi > 100,
+            "{n} messages, {multi} of several fields"
+        );
     }
 }
