@@ -44,27 +44,27 @@ impl<R: BufRead> ByteLines<R> {
         Some(t)
     }
 
-    /// [`try_parse`](Self::try_parse) on line after line of the buffered input, the values
-    /// appended to `out`, until `f` returns `None` (a line it does not take, or the end of the
-    /// buffer) or `max` values were appended: their number (0 when nothing is buffered or on a
-    /// read error, which [`next_line`](Self::next_line) then reports).
+    /// [`try_parse`](Self::try_parse) on line after line of the buffered input, each value
+    /// written in place into the next slot of `out` (no record moved through the stack), until
+    /// `f` returns `None` (a line it does not take, or the end of the buffer; the slot it was
+    /// given may then hold anything) or `out` is full: the number of slots filled (0 when
+    /// nothing is buffered or on a read error, which [`next_line`](Self::next_line) then
+    /// reports).
     #[inline(always)]
-    pub(crate) fn parse_run<T>(
+    pub(crate) fn parse_into<T>(
         &mut self,
-        mut f: impl FnMut(&[u8]) -> Option<(T, usize)>,
-        out: &mut Vec<T>,
-        max: usize,
+        mut f: impl FnMut(&[u8], &mut T) -> Option<usize>,
+        out: &mut [T],
     ) -> usize {
         let Ok(buf) = self.inner.fill_buf() else {
             return 0;
         };
         let (mut p, mut k) = (0, 0);
-        while k < max {
-            let Some((t, n)) = f(&buf[p..]) else {
+        for slot in out.iter_mut() {
+            let Some(n) = f(&buf[p..], slot) else {
                 break;
             };
             debug_assert!(n <= buf.len() - p && buf[p + n - 1] == b'\n');
-            out.push(t);
             p += n;
             k += 1;
         }
