@@ -511,22 +511,27 @@ fn short_default_row(buf: &[u8], out: &mut Record) -> Option<usize> {
         return None;
     }
     let iaddr = hex8(row[8..16].try_into().expect("8 bytes"))?;
-    let d = |i: usize| row[i].wrapping_sub(b'0');
-    let (itype, cause, priv_, context, ctype, iretire, ilastsize) =
-        (d(0), d(2), d(6), d(17), d(19), d(21), d(23));
     let tval = HEX[row[4] as usize];
-    if itype
-        .max(cause)
-        .max(priv_)
-        .max(context)
-        .max(ctype)
-        .max(ilastsize)
-        > 9
-        || iretire > 1
-        || tval > 15
-    {
+    if tval > 15 {
         return None;
     }
+    // The one-character fields, one a 16-bit lane: `i`, `c`, `t` (checked above), `p`, and
+    // `x`, `y`, `r`, `s`. Decimal digits all (`r` 0 or 1), all at once.
+    const LANES: u64 = 0x00ff_00ff_00ff_00ff;
+    const TOP: u64 = 0x8000_8000_8000_8000;
+    const TVAL: u64 = 0x0000_8000_0000_0000;
+    let (a, b) = (word(0) & LANES, word(17) & LANES);
+    // The top bit of each lane: whether its byte is at least `c`.
+    let at_least = |v: u64, c: u8| (v + (0x8000 - c as u64) * 0x0001_0001_0001_0001) & TOP;
+    let digits = |v: u64| at_least(v, b'0') & !at_least(v, b'9' + 1);
+    if digits(a) | TVAL != TOP || digits(b) != TOP || at_least(b, b'2') & TVAL != 0 {
+        return None;
+    }
+    // No lane is below `0`: no borrow crosses lanes.
+    let (a, b) = (a - 0x0030_0030_0030_0030, b - 0x0030_0030_0030_0030);
+    let (itype, cause, priv_) = (a as u8, (a >> 16) as u8, (a >> 48) as u8);
+    let (context, ctype, iretire, ilastsize) =
+        (b as u8, (b >> 16) as u8, (b >> 32) as u8, (b >> 48) as u8);
     *out = Record {
         iaddr: iaddr as u64,
         iretire: (iretire as u32) << ilastsize,
@@ -841,9 +846,16 @@ mod tests {
                             })
                             .map(char::from)
                             .collect(),
-                        Col::Tval if short => char::from(HEXC[g.below(HEXC.len())]).to_string(),
+                        // The bytes next to the digits' ranges now and then.
+                        Col::Tval if short => match g.below(8) {
+                            0 => char::from(b"/:@G`g"[g.below(6)]).to_string(),
+                            _ => char::from(HEXC[g.below(HEXC.len())]).to_string(),
+                        },
                         Col::Iretire if short => g.below(3).to_string(),
-                        _ if short => g.below(10).to_string(),
+                        _ if short => match g.below(8) {
+                            0 => char::from(b"/:"[g.below(2)]).to_string(),
+                            _ => g.below(10).to_string(),
+                        },
                         Col::Tval | Col::Iaddr => {
                             let p = if g.below(5) == 0 { "0x" } else { "" };
                             format!("{p}{}", g.digits(true))
