@@ -328,7 +328,7 @@ impl<R: BufRead> EtraceCsvReader<R> {
                     break;
                 }
             }
-            match self.next_record() {
+            match self.next_slow() {
                 Ok(Some(r)) => {
                     out[got] = r;
                     got += 1;
@@ -349,17 +349,34 @@ impl<R: BufRead> EtraceCsvReader<R> {
         if let Some(e) = self.pending.take() {
             return Err(e);
         }
-        let (fast, order) = (self.fast, &self.order[..]);
-        if let (true, Some(parse)) = (fast, self.standard) {
+        if let (true, Some(parse)) = (self.fast, self.standard) {
+            // The default columns' parser called directly (inlined), the others through the
+            // pointer.
+            let default = self.columns == CsvColumns::default();
             let parse = |buf: &[u8]| {
                 let mut rec = Record::default();
-                parse(buf, &mut rec).map(|n| (rec, n))
+                let n = match default {
+                    true => default_prefix(buf, &mut rec),
+                    false => parse(buf, &mut rec),
+                };
+                n.map(|n| (rec, n))
             };
             if let Some(rec) = self.lines.try_parse(parse) {
                 self.line_no += 1;
                 return Ok(Some(rec));
             }
-        } else if fast {
+        }
+        self.next_slow()
+    }
+
+    /// The next record where the row parser of [`read_into`](Self::read_into) and
+    /// [`next_record`](Self::next_record) did not take the row (or did not run): the parser for another column order, then [`fast_row`] on
+    /// the line and [`slow_row`], which decides.
+    // Out of line: the batch loop keeps its registers.
+    #[inline(never)]
+    fn next_slow(&mut self) -> Result<Option<Record>, IngressError> {
+        let (fast, order) = (self.fast, &self.order[..]);
+        if fast && self.standard.is_none() {
             if let Some(rec) = self.lines.try_parse(|buf| fast_prefix(buf, order)) {
                 self.line_no += 1;
                 return Ok(Some(rec));

@@ -129,15 +129,7 @@ impl<R: BufRead> PcseqReader<R> {
         while got < out.len() {
             if self.fast && !self.done {
                 let priv_ = self.priv_;
-                let parse = |buf: &[u8], rec: &mut Record| {
-                    // Not `Option::or_else`, which the compiler may leave out of line.
-                    if let Some(n) = short_line(buf, priv_, rec) {
-                        return Some(n);
-                    }
-                    let (r, n) = fast_prefix(buf)?;
-                    *rec = Record { priv_, ..r };
-                    Some(n)
-                };
+                let parse = |buf: &[u8], rec: &mut Record| line_prefix(buf, priv_, rec);
                 let n = self.lines.parse_into(parse, &mut out[got..]);
                 self.line_no += n as u64;
                 got += n;
@@ -145,7 +137,7 @@ impl<R: BufRead> PcseqReader<R> {
                     break;
                 }
             }
-            match self.next_record() {
+            match self.next_slow() {
                 Ok(Some(r)) => {
                     out[got] = r;
                     got += 1;
@@ -166,14 +158,26 @@ impl<R: BufRead> PcseqReader<R> {
         if let Some(e) = self.pending.take() {
             return Err(e);
         }
-        let fast = self.fast;
-        if fast && !self.done {
-            if let Some(mut rec) = self.lines.try_parse(fast_prefix) {
+        if self.fast && !self.done {
+            let priv_ = self.priv_;
+            let parse = |buf: &[u8]| {
+                let mut rec = Record::default();
+                line_prefix(buf, priv_, &mut rec).map(|n| (rec, n))
+            };
+            if let Some(rec) = self.lines.try_parse(parse) {
                 self.line_no += 1;
-                rec.priv_ = self.priv_;
                 return Ok(Some(rec));
             }
         }
+        self.next_slow()
+    }
+
+    /// The next record where the line parser of [`read_into`](Self::read_into) and
+    /// [`next_record`](Self::next_record) did not take the line (or did not run): [`fast_line`] on the line, and [`slow_line`], which decides.
+    // Out of line: the batch loop keeps its registers.
+    #[inline(never)]
+    fn next_slow(&mut self) -> Result<Option<Record>, IngressError> {
+        let fast = self.fast;
         while !self.done {
             let line_no = self.line_no + 1;
             let got = self.lines.next_line(|line| match fast_line(line) {
@@ -225,6 +229,19 @@ fn slow_line(line: &[u8], line_no: u64) -> Line {
             Err(e) => Line::Error(e),
         }
     }
+}
+
+/// The line at the start of `buf` (which must hold its line end) by [`short_line`] or else
+/// [`fast_prefix`]: the record (with privilege `priv_`) into `out` and the line's length.
+#[inline(always)]
+fn line_prefix(buf: &[u8], priv_: u8, out: &mut Record) -> Option<usize> {
+    // Not `Option::or_else`, which the compiler may leave out of line.
+    if let Some(n) = short_line(buf, priv_, out) {
+        return Some(n);
+    }
+    let (r, n) = fast_prefix(buf)?;
+    *out = Record { priv_, ..r };
+    Some(n)
 }
 
 /// The common line, `0x`, eight hex digits (a 32-bit address), `,`, the type, the size and
