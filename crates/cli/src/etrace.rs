@@ -505,11 +505,11 @@ pub fn encode(a: &EncodeArgs) -> CmdResult {
         let out = report::Output::create(&a.output)?;
         let reclassify = reclassify && cfg.preset == Preset::Reference;
         let mut enc = Encoder::new(&cfg, FrameWriter::new(out, &cfg))?;
-        let mut batch = Vec::with_capacity(4096);
+        // Rows parsed in place into the batch.
+        let mut batch = vec![rvtrace_ingress::Record::default(); 4096];
         loop {
-            batch.clear();
             // A damaged input: encode the records before the damage, then report it.
-            let n = match rd.read_batch(&mut batch, 4096) {
+            let n = match rd.read_into(&mut batch) {
                 Ok(n) => n,
                 Err(e) => {
                     damage = Some(format!("{name}: {e}"));
@@ -519,7 +519,7 @@ pub fn encode(a: &EncodeArgs) -> CmdResult {
             if n == 0 {
                 break;
             }
-            push_batch(&mut enc, &batch, reclassify.then_some(&image))?;
+            push_batch(&mut enc, &batch[..n], reclassify.then_some(&image))?;
             records += n as u64;
             pushed += n as u64;
         }

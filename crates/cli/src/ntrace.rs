@@ -452,7 +452,8 @@ pub(crate) fn dump_failure(
     }
 }
 
-/// Where `encode` gets its records: appends a batch, returns how many (0: the end of the input).
+/// Where `encode` gets its records: puts a batch at the start of the vector (as long as it
+/// likes), returns how many (0: the end of the input).
 type BatchSource = Box<dyn FnMut(&mut Vec<Record>) -> Result<usize, String>>;
 
 /// `rvtrace encode ntrace`.
@@ -477,6 +478,7 @@ pub fn encode(a: &EncodeArgs) -> CmdResult {
                 let mut raw = Vec::with_capacity(4096);
                 let mut n = 0u64;
                 source = Box::new(move |out| {
+                    out.clear();
                     raw.clear();
                     r.read_batch(&mut raw, 4096)
                         .map_err(|e| format!("{name}: {e}"))?;
@@ -490,8 +492,10 @@ pub fn encode(a: &EncodeArgs) -> CmdResult {
                 });
                 expanded = true;
             } else {
-                source =
-                    Box::new(move |b| r.read_batch(b, 4096).map_err(|e| format!("{name}: {e}")));
+                source = Box::new(move |b| {
+                    b.clear();
+                    r.read_batch(b, 4096).map_err(|e| format!("{name}: {e}"))
+                });
             }
             (h.xlen, h.itype_width, h.has_sijump, h.has_time)
         }
@@ -500,7 +504,11 @@ pub fn encode(a: &EncodeArgs) -> CmdResult {
                 .map_err(|e| format!("{inp}: cannot open: {e}"))?;
             let mut r = PcseqReader::new(text);
             let name = inp.to_string();
-            source = Box::new(move |b| r.read_batch(b, 4096).map_err(|e| format!("{name}: {e}")));
+            // Lines parsed in place into the batch (its length kept from call to call).
+            source = Box::new(move |b| {
+                b.resize(4096, Record::default());
+                r.read_into(b).map_err(|e| format!("{name}: {e}"))
+            });
             let xlen = match a.opts.xlen.as_deref() {
                 Some("32") => Xlen::Rv32,
                 _ => Xlen::Rv64,
@@ -606,16 +614,16 @@ pub fn encode(a: &EncodeArgs) -> CmdResult {
     let mut records = 0u64;
     let mut batch = Vec::with_capacity(4096);
     loop {
-        batch.clear();
-        match source(&mut batch) {
+        let n = match source(&mut batch) {
             Ok(0) => break,
-            Ok(n) => records += n as u64,
+            Ok(n) => n,
             Err(e) => {
                 damage = Some(e);
                 break;
             }
-        }
-        enc.push_all(&batch, &mut buf);
+        };
+        records += n as u64;
+        enc.push_all(&batch[..n], &mut buf);
         if buf.len() >= 1 << 15 {
             out.write_all(&buf).map_err(|e| out.fail(e))?;
             buf.clear();

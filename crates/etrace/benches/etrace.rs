@@ -173,17 +173,17 @@ fn encode_csv(records: &[rvtrace_ingress::Record], xlen: rvtrace_isa::Xlen, arch
     }
     let direct = direct.finish().unwrap().into_inner();
     let (s, got) = rvtrace_testkit::bench::best_of(5, || {
-        // As `rvtrace encode etrace` reads and encodes: in batches.
+        // As `rvtrace encode etrace` reads and encodes: in batches, parsed in place.
         let mut rd = EtraceCsvReader::new(&csv[..]).unwrap();
         let mut enc =
             Encoder::new(&cfg, FrameWriter::new(Vec::with_capacity(1 << 20), &cfg)).unwrap();
-        let mut batch = Vec::with_capacity(4096);
+        let mut batch = vec![rvtrace_ingress::Record::default(); 4096];
         loop {
-            batch.clear();
-            if rd.read_batch(&mut batch, 4096).unwrap() == 0 {
+            let n = rd.read_into(&mut batch).unwrap();
+            if n == 0 {
                 break;
             }
-            enc.push_all(&batch).unwrap();
+            enc.push_all(&batch[..n]).unwrap();
         }
         enc.finish().unwrap().into_inner()
     });

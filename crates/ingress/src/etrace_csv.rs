@@ -163,8 +163,10 @@ pub struct EtraceCsvReader<R: BufRead> {
     pending: Option<IngressError>,
 }
 
-/// A parser of the row at the start of a buffer: the record and the row's length.
-type RowParser = fn(&[u8]) -> Option<(Record, usize)>;
+/// A parser of the row at the start of a buffer: the record written into its second argument,
+/// the row's length returned (`None`: the row is left to the general parsers, and the record
+/// may hold anything).
+type RowParser = fn(&[u8], &mut Record) -> Option<usize>;
 
 fn parse_dec(s: &str) -> Option<u64> {
     if s.is_empty() || !s.bytes().all(|b| b.is_ascii_digit()) {
@@ -273,29 +275,62 @@ impl<R: BufRead> EtraceCsvReader<R> {
     /// give them (rows in the input's buffer parsed in one go): their number, 0 at the end of
     /// the file. An error found after some records were appended comes on the next call (the
     /// records before it are never lost), and reading goes on after it as with `next_record`.
+    /// [`read_into`](Self::read_into) with `out` grown (4096 records at a time).
     pub fn read_batch(&mut self, out: &mut Vec<Record>, max: usize) -> Result<usize, IngressError> {
+        let mut got = 0;
+        while got < max {
+            let (old, k) = (out.len(), (max - got).min(4096));
+            out.resize(old + k, Record::default());
+            let n = self.read_into(&mut out[old..]);
+            out.truncate(old + *n.as_ref().unwrap_or(&0));
+            let n = match n {
+                Ok(n) => n,
+                Err(e) if got == 0 => return Err(e),
+                Err(e) => {
+                    self.pending = Some(e);
+                    break;
+                }
+            };
+            got += n;
+            if n < k {
+                break;
+            }
+        }
+        Ok(got)
+    }
+
+    /// Fills `out` from its start with the next records, as many calls of
+    /// [`next_record`](Self::next_record) give them (rows in the input's buffer parsed in
+    /// place, into `out`): their number, 0 at the end of the file (or when `out` is empty). An
+    /// error found after some records were written comes on the next call (the records before
+    /// it are never lost), and reading goes on after it as with `next_record`. The slots past
+    /// the number returned hold anything.
+    pub fn read_into(&mut self, out: &mut [Record]) -> Result<usize, IngressError> {
+        if out.is_empty() {
+            return Ok(0);
+        }
         if let Some(e) = self.pending.take() {
             return Err(e);
         }
         let mut got = 0;
-        while got < max {
+        while got < out.len() {
             if let (true, Some(parse)) = (self.fast, self.standard) {
                 // The default columns' parser called directly (inlined in the loop), the
                 // others through the pointer.
                 let n = if self.columns == CsvColumns::default() {
-                    self.lines.parse_run(default_prefix, out, max - got)
+                    self.lines.parse_into(default_prefix, &mut out[got..])
                 } else {
-                    self.lines.parse_run(parse, out, max - got)
+                    self.lines.parse_into(parse, &mut out[got..])
                 };
                 self.line_no += n as u64;
                 got += n;
-                if got == max {
+                if got == out.len() {
                     break;
                 }
             }
-            match self.next_record() {
+            match self.next_slow() {
                 Ok(Some(r)) => {
-                    out.push(r);
+                    out[got] = r;
                     got += 1;
                 }
                 Ok(None) => break,
@@ -314,13 +349,34 @@ impl<R: BufRead> EtraceCsvReader<R> {
         if let Some(e) = self.pending.take() {
             return Err(e);
         }
-        let (fast, order) = (self.fast, &self.order[..]);
-        if let (true, Some(parse)) = (fast, self.standard) {
+        if let (true, Some(parse)) = (self.fast, self.standard) {
+            // The default columns' parser called directly (inlined), the others through the
+            // pointer.
+            let default = self.columns == CsvColumns::default();
+            let parse = |buf: &[u8]| {
+                let mut rec = Record::default();
+                let n = match default {
+                    true => default_prefix(buf, &mut rec),
+                    false => parse(buf, &mut rec),
+                };
+                n.map(|n| (rec, n))
+            };
             if let Some(rec) = self.lines.try_parse(parse) {
                 self.line_no += 1;
                 return Ok(Some(rec));
             }
-        } else if fast {
+        }
+        self.next_slow()
+    }
+
+    /// The next record where the row parser of [`read_into`](Self::read_into) and
+    /// [`next_record`](Self::next_record) did not take the row (or did not run): the parser for another column order, then [`fast_row`] on
+    /// the line and [`slow_row`], which decides.
+    // Out of line: the batch loop keeps its registers.
+    #[inline(never)]
+    fn next_slow(&mut self) -> Result<Option<Record>, IngressError> {
+        let (fast, order) = (self.fast, &self.order[..]);
+        if fast && self.standard.is_none() {
             if let Some(rec) = self.lines.try_parse(|buf| fast_prefix(buf, order)) {
                 self.line_no += 1;
                 return Ok(Some(rec));
@@ -405,11 +461,13 @@ impl Cursor<'_> {
 
 /// The row at the start of `buf` (which must hold its line end) in `post-iss` order with the
 /// optional columns `CONTEXT` (and ctype), `TIME`, `SIJUMP`, parsed field after field with no
-/// look at the column order: the record and the row's length, as [`fast_prefix`] gives them.
+/// look at the column order: the record (into `out`) and the row's length, as [`fast_prefix`]
+/// gives them.
 #[inline(always)]
 fn standard_prefix<const CONTEXT: bool, const TIME: bool, const SIJUMP: bool>(
     buf: &[u8],
-) -> Option<(Record, usize)> {
+    out: &mut Record,
+) -> Option<usize> {
     let mut c = Cursor { buf, p: 0 };
     let mut rec = Record {
         itype: Itype::from_code(c.small(15)?),
@@ -441,20 +499,25 @@ fn standard_prefix<const CONTEXT: bool, const TIME: bool, const SIJUMP: bool>(
     rec.ilastsize = (size <= 30).then_some(size as u8)?;
     rec.iretire = (iretire as u32) << rec.ilastsize;
     let end = eol(&rest[n..])?;
-    Some((rec, c.p + n + end))
+    *out = rec;
+    Some(c.p + n + end)
 }
 
 /// [`standard_prefix`] for the default columns ([`CsvColumns::default`]), with the common row
 /// first: single-character fields but `iaddr_0`, eight hex digits (a 32-bit address), and a
 /// `'\n'` (`0,0,0,3,80000000,0,0,1,1`), read eight bytes at a time.
 #[inline(always)]
-fn default_prefix(buf: &[u8]) -> Option<(Record, usize)> {
-    short_default_row(buf).or_else(|| standard_prefix::<true, false, false>(buf))
+fn default_prefix(buf: &[u8], out: &mut Record) -> Option<usize> {
+    // Not `Option::or_else`, which the compiler leaves out of line (a call per row).
+    match short_default_row(buf, out) {
+        Some(n) => Some(n),
+        None => standard_prefix::<true, false, false>(buf, out),
+    }
 }
 
-/// The common row of [`default_prefix`], `None` for any other.
+/// The common row of [`default_prefix`] (into `out`), `None` for any other (`out` untouched).
 #[inline(always)]
-fn short_default_row(buf: &[u8]) -> Option<(Record, usize)> {
+fn short_default_row(buf: &[u8], out: &mut Record) -> Option<usize> {
     let row: &[u8; 25] = buf.first_chunk()?;
     let word = |i: usize| u64::from_le_bytes(row[i..i + 8].try_into().expect("8 bytes"));
     // `i,c,t,p,` then eight digits, then `,x,y,r,s\n`: the separators first.
@@ -465,23 +528,28 @@ fn short_default_row(buf: &[u8]) -> Option<(Record, usize)> {
         return None;
     }
     let iaddr = hex8(row[8..16].try_into().expect("8 bytes"))?;
-    let d = |i: usize| row[i].wrapping_sub(b'0');
-    let (itype, cause, priv_, context, ctype, iretire, ilastsize) =
-        (d(0), d(2), d(6), d(17), d(19), d(21), d(23));
     let tval = HEX[row[4] as usize];
-    if itype
-        .max(cause)
-        .max(priv_)
-        .max(context)
-        .max(ctype)
-        .max(ilastsize)
-        > 9
-        || iretire > 1
-        || tval > 15
-    {
+    if tval > 15 {
         return None;
     }
-    let rec = Record {
+    // The one-character fields, one a 16-bit lane: `i`, `c`, `t` (checked above), `p`, and
+    // `x`, `y`, `r`, `s`. Decimal digits all (`r` 0 or 1), all at once.
+    const LANES: u64 = 0x00ff_00ff_00ff_00ff;
+    const TOP: u64 = 0x8000_8000_8000_8000;
+    const TVAL: u64 = 0x0000_8000_0000_0000;
+    let (a, b) = (word(0) & LANES, word(17) & LANES);
+    // The top bit of each lane: whether its byte is at least `c`.
+    let at_least = |v: u64, c: u8| (v + (0x8000 - c as u64) * 0x0001_0001_0001_0001) & TOP;
+    let digits = |v: u64| at_least(v, b'0') & !at_least(v, b'9' + 1);
+    if digits(a) | TVAL != TOP || digits(b) != TOP || at_least(b, b'2') & TVAL != 0 {
+        return None;
+    }
+    // No lane is below `0`: no borrow crosses lanes.
+    let (a, b) = (a - 0x0030_0030_0030_0030, b - 0x0030_0030_0030_0030);
+    let (itype, cause, priv_) = (a as u8, (a >> 16) as u8, (a >> 48) as u8);
+    let (context, ctype, iretire, ilastsize) =
+        (b as u8, (b >> 16) as u8, (b >> 32) as u8, (b >> 48) as u8);
+    *out = Record {
         iaddr: iaddr as u64,
         iretire: (iretire as u32) << ilastsize,
         ilastsize,
@@ -493,7 +561,7 @@ fn short_default_row(buf: &[u8]) -> Option<(Record, usize)> {
         ctype,
         ..Record::default()
     };
-    Some((rec, 25))
+    Some(25)
 }
 
 /// [`fast_row`] on the row at the start of `buf` (which must hold its line end): the record and
@@ -725,6 +793,35 @@ mod tests {
         v
     }
 
+    /// [`outcomes`] read with `read_into`, into `max` slots that hold a record with every
+    /// field set before each call (a fast path that leaves a field as it was shows).
+    fn into_outcomes<R: BufRead>(mut r: EtraceCsvReader<R>, max: usize) -> Vec<String> {
+        let junk = Record {
+            iaddr: 0x1234_5678_9abc,
+            iretire: 77,
+            ilastsize: 9,
+            itype: Itype::CoroutineSwap,
+            cause: 0xdead,
+            tval: 0xbeef,
+            priv_: 6,
+            context: 0x77,
+            ctype: 3,
+            time: 0x5555,
+            sijump: true,
+        };
+        let mut v = Vec::new();
+        let mut slots = vec![junk; max];
+        for _ in 0..100_000 {
+            slots.fill(junk);
+            match r.read_into(&mut slots) {
+                Ok(0) => break,
+                Ok(n) => v.extend(slots[..n].iter().map(|rec| format!("{rec:?}"))),
+                Err(e) => v.push(format!("error: {e}")),
+            }
+        }
+        v
+    }
+
     #[test]
     fn fast_parser_equals_the_simple_one_on_random_rows() {
         use crate::lines::gen::Rng;
@@ -766,9 +863,16 @@ mod tests {
                             })
                             .map(char::from)
                             .collect(),
-                        Col::Tval if short => char::from(HEXC[g.below(HEXC.len())]).to_string(),
+                        // The bytes next to the digits' ranges now and then.
+                        Col::Tval if short => match g.below(8) {
+                            0 => char::from(b"/:@G`g"[g.below(6)]).to_string(),
+                            _ => char::from(HEXC[g.below(HEXC.len())]).to_string(),
+                        },
                         Col::Iretire if short => g.below(3).to_string(),
-                        _ if short => g.below(10).to_string(),
+                        _ if short => match g.below(8) {
+                            0 => char::from(b"/:"[g.below(2)]).to_string(),
+                            _ => g.below(10).to_string(),
+                        },
                         Col::Tval | Col::Iaddr => {
                             let p = if g.below(5) == 0 { "0x" } else { "" };
                             format!("{p}{}", g.digits(true))
@@ -806,12 +910,38 @@ mod tests {
                 let r = EtraceCsvReader::new(std::io::BufReader::with_capacity(cap, &text[..]));
                 let batch = batch_outcomes(r.unwrap(), max);
                 assert_eq!(batch, slow, "seed {seed} buffer {cap} batches of {max}");
+                let r = EtraceCsvReader::new(std::io::BufReader::with_capacity(cap, &text[..]));
+                let into = into_outcomes(r.unwrap(), max);
+                assert_eq!(into, slow, "seed {seed} buffer {cap} slices of {max}");
             }
             assert!(fast.iter().any(|o| o.starts_with("error")), "seed {seed}");
             assert!(
                 fast.iter().filter(|o| !o.starts_with("error")).count() > 30,
                 "seed {seed}"
             );
+        }
+    }
+
+    /// `read_batch` over more records than one `read_into` slice holds, with damaged rows on
+    /// both sides of a slice's end: the records and errors `next_record` gives.
+    #[test]
+    fn read_batch_over_many_slices() {
+        let mut text = CsvColumns::default().header_line() + "\n";
+        for i in 0..10_000u64 {
+            match i {
+                4094 | 4096 | 9000 => text.push_str("0,0,0,3,80000000,0,0,2,1\n"),
+                _ => text.push_str(&format!(
+                    "{},0,0,3,{:x},0,0,1,1\n",
+                    i % 2,
+                    0x8000_0000 + 4 * i
+                )),
+            }
+        }
+        let slow = outcomes(EtraceCsvReader::new(text.as_bytes()).unwrap());
+        assert_eq!(slow.iter().filter(|o| o.starts_with("error")).count(), 3);
+        for max in [4095, 4096, 4097, 1 << 20] {
+            let batch = batch_outcomes(EtraceCsvReader::new(text.as_bytes()).unwrap(), max);
+            assert_eq!(batch, slow, "batches of {max}");
         }
     }
 

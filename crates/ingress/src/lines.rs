@@ -44,27 +44,27 @@ impl<R: BufRead> ByteLines<R> {
         Some(t)
     }
 
-    /// [`try_parse`](Self::try_parse) on line after line of the buffered input, the values
-    /// appended to `out`, until `f` returns `None` (a line it does not take, or the end of the
-    /// buffer) or `max` values were appended: their number (0 when nothing is buffered or on a
-    /// read error, which [`next_line`](Self::next_line) then reports).
+    /// [`try_parse`](Self::try_parse) on line after line of the buffered input, each value
+    /// written in place into the next slot of `out` (no record moved through the stack), until
+    /// `f` returns `None` (a line it does not take, or the end of the buffer; the slot it was
+    /// given may then hold anything) or `out` is full: the number of slots filled (0 when
+    /// nothing is buffered or on a read error, which [`next_line`](Self::next_line) then
+    /// reports).
     #[inline(always)]
-    pub(crate) fn parse_run<T>(
+    pub(crate) fn parse_into<T>(
         &mut self,
-        mut f: impl FnMut(&[u8]) -> Option<(T, usize)>,
-        out: &mut Vec<T>,
-        max: usize,
+        mut f: impl FnMut(&[u8], &mut T) -> Option<usize>,
+        out: &mut [T],
     ) -> usize {
         let Ok(buf) = self.inner.fill_buf() else {
             return 0;
         };
         let (mut p, mut k) = (0, 0);
-        while k < max {
-            let Some((t, n)) = f(&buf[p..]) else {
+        for slot in out.iter_mut() {
+            let Some(n) = f(&buf[p..], slot) else {
                 break;
             };
             debug_assert!(n <= buf.len() - p && buf[p + n - 1] == b'\n');
-            out.push(t);
             p += n;
             k += 1;
         }
@@ -169,25 +169,29 @@ pub(crate) fn hex_until(s: &[u8], stop: u8) -> Option<(u64, usize)> {
 }
 
 /// Eight hex digits (either case), the first the most significant: their value, or `None` if
-/// a byte is no hex digit. All eight bytes at once (SWAR: a byte's bit 7 says what it is).
+/// a byte is no hex digit. All eight bytes at once (SWAR; no carry crosses a byte).
 #[inline(always)]
 pub(crate) fn hex8(d: [u8; 8]) -> Option<u32> {
     const ONES: u64 = 0x0101_0101_0101_0101;
-    const HIGH: u64 = 0x8080_8080_8080_8080;
+    const HIGH: u64 = ONES << 7;
     let x = u64::from_le_bytes(d);
-    // Bit 7 of each byte below 0x80: whether it is at least `c`.
-    let at_least = |v: u64, c: u8| v.wrapping_add(u64::from(0x80 - c) * ONES) & HIGH;
-    let digit = at_least(x, b'0') & !at_least(x, b'9' + 1);
-    let lower = x | 0x2020_2020_2020_2020;
-    let letter = at_least(lower, b'a') & !at_least(lower, b'f' + 1);
-    if x & HIGH != 0 || digit | letter != HIGH {
+    // Bit 6 of each byte: a letter, if it is a digit at all.
+    let alpha = (x >> 6) & ONES;
+    // Each byte's value if it is a digit (letters: low nibble + 9): at most 24.
+    let v = (x & (0x0f * ONES)) + alpha * 9;
+    // A digit is the canonical spelling of its value, lower-cased where it is a letter; no
+    // other byte is (bit 6 picks the case, bit 5 the digits' row, bit 7 is never set), but
+    // for `G`-`O` and `g`-`o`, the values 16 to 24, which the second test turns away.
+    let canon = v + 0x30 * ONES + ((v + 0x76 * ONES) & HIGH) / 0x80 * 39;
+    let lower = x | alpha << 5;
+    if (canon ^ lower) | ((v + 0x70 * ONES) & HIGH) != 0 {
         return None;
     }
-    // Each byte's value (letters: low nibble + 9), then pairs, quads and the whole.
-    let v = (x & 0x0f0f_0f0f_0f0f_0f0f) + (letter >> 7) * 9;
-    let v = (v & 0x000f_000f_000f_000f) << 4 | (v >> 8) & 0x000f_000f_000f_000f;
-    let v = (v & 0x0000_00ff_0000_00ff) << 8 | (v >> 16) & 0x0000_00ff_0000_00ff;
-    Some(((v & 0xffff) << 16 | (v >> 32) & 0xffff) as u32)
+    // The first digit in the top byte, then nibbles, bytes and half-words paired.
+    let v = v.swap_bytes();
+    let v = (v | v >> 4) & 0x00ff_00ff_00ff_00ff;
+    let v = (v | v >> 8) & 0x0000_ffff_0000_ffff;
+    Some((v | v >> 16) as u32)
 }
 
 /// 1 to 19 decimal digits at the start of `s` followed by `,` or a line end: the value and
@@ -252,7 +256,8 @@ mod tests {
     /// `hex8` gives what the digit table gives, on bytes around every class boundary.
     #[test]
     fn hex8_equals_the_table() {
-        const BYTES: &[u8] = b"0123456789abcdefABCDEF/:@G`gxX \x00\x7f\x80\xb0\xc6\xe1\xff";
+        const BYTES: &[u8] =
+            b"0123456789abcdefABCDEF/:@G`gxX \x00\x7f\x80\xb0\xc6\xe1\xff\x10\x19\x1aOoPVvp\x3f";
         let mut g = gen::Rng(0x1234_5678_9abc_def1);
         for i in 0..200_000 {
             let d: [u8; 8] = std::array::from_fn(|_| match i % 4 {
@@ -265,6 +270,17 @@ mod tests {
                 (h < 16).then_some(v << 4 | h as u32)
             });
             assert_eq!(hex8(d), table, "{d:?}");
+        }
+        // Every byte value in every place, the others digits.
+        for i in 0..8 {
+            for b in 0..=255u8 {
+                let mut d = *b"12345678";
+                d[i] = b;
+                let h = HEX[b as usize];
+                let want = (h < 16)
+                    .then(|| 0x1234_5678 & !(0xf << (28 - 4 * i)) | (h as u32) << (28 - 4 * i));
+                assert_eq!(hex8(d), want, "{d:?}");
+            }
         }
     }
 }

@@ -44,7 +44,7 @@
 
 use std::io::{self, BufRead, BufWriter, Write};
 
-use crate::lines::{eol, hex, hex_until, strip_eol, ByteLines};
+use crate::lines::{eol, hex, hex8, hex_until, strip_eol, ByteLines};
 use crate::{privilege, IngressError, Itype, Record};
 
 const FORMAT: &str = "PCSEQ";
@@ -88,29 +88,58 @@ impl<R: BufRead> PcseqReader<R> {
     /// give them (lines in the input's buffer parsed in one go): their number, 0 at the end of
     /// the input. An error found after some records were appended comes on the next call (the
     /// records before it are never lost), and reading goes on after it as with `next_record`.
+    /// [`read_into`](Self::read_into) with `out` grown (4096 records at a time).
     pub fn read_batch(&mut self, out: &mut Vec<Record>, max: usize) -> Result<usize, IngressError> {
+        let mut got = 0;
+        while got < max {
+            let (old, k) = (out.len(), (max - got).min(4096));
+            out.resize(old + k, Record::default());
+            let n = self.read_into(&mut out[old..]);
+            out.truncate(old + *n.as_ref().unwrap_or(&0));
+            let n = match n {
+                Ok(n) => n,
+                Err(e) if got == 0 => return Err(e),
+                Err(e) => {
+                    self.pending = Some(e);
+                    break;
+                }
+            };
+            got += n;
+            if n < k {
+                break;
+            }
+        }
+        Ok(got)
+    }
+
+    /// Fills `out` from its start with the next records, as many calls of
+    /// [`next_record`](Self::next_record) give them (lines in the input's buffer parsed in
+    /// place, into `out`): their number, 0 at the end of the input (or when `out` is empty).
+    /// An error found after some records were written comes on the next call (the records
+    /// before it are never lost), and reading goes on after it as with `next_record`. The
+    /// slots past the number returned hold anything.
+    pub fn read_into(&mut self, out: &mut [Record]) -> Result<usize, IngressError> {
+        if out.is_empty() {
+            return Ok(0);
+        }
         if let Some(e) = self.pending.take() {
             return Err(e);
         }
         let mut got = 0;
-        while got < max {
+        while got < out.len() {
             if self.fast && !self.done {
                 let priv_ = self.priv_;
-                let parse = |buf: &[u8]| {
-                    let (mut rec, n) = fast_prefix(buf)?;
-                    rec.priv_ = priv_;
-                    Some((rec, n))
-                };
-                let n = self.lines.parse_run(parse, out, max - got);
+                let parse = |buf: &[u8], rec: &mut Record| line_prefix(buf, priv_, rec);
+                let n = self.lines.parse_into(parse, &mut out[got..]);
                 self.line_no += n as u64;
                 got += n;
-                if got == max {
+                if got == out.len() {
                     break;
                 }
             }
-            match self.next_record() {
+            match self.next_slow() {
                 Ok(Some(r)) => {
-                    out.push(r);
+                    out[got] = r;
                     got += 1;
                 }
                 Ok(None) => break,
@@ -129,14 +158,26 @@ impl<R: BufRead> PcseqReader<R> {
         if let Some(e) = self.pending.take() {
             return Err(e);
         }
-        let fast = self.fast;
-        if fast && !self.done {
-            if let Some(mut rec) = self.lines.try_parse(fast_prefix) {
+        if self.fast && !self.done {
+            let priv_ = self.priv_;
+            let parse = |buf: &[u8]| {
+                let mut rec = Record::default();
+                line_prefix(buf, priv_, &mut rec).map(|n| (rec, n))
+            };
+            if let Some(rec) = self.lines.try_parse(parse) {
                 self.line_no += 1;
-                rec.priv_ = self.priv_;
                 return Ok(Some(rec));
             }
         }
+        self.next_slow()
+    }
+
+    /// The next record where the line parser of [`read_into`](Self::read_into) and
+    /// [`next_record`](Self::next_record) did not take the line (or did not run): [`fast_line`] on the line, and [`slow_line`], which decides.
+    // Out of line: the batch loop keeps its registers.
+    #[inline(never)]
+    fn next_slow(&mut self) -> Result<Option<Record>, IngressError> {
+        let fast = self.fast;
         while !self.done {
             let line_no = self.line_no + 1;
             let got = self.lines.next_line(|line| match fast_line(line) {
@@ -189,6 +230,70 @@ fn slow_line(line: &[u8], line_no: u64) -> Line {
         }
     }
 }
+
+/// The line at the start of `buf` (which must hold its line end) by [`short_line`] or else
+/// [`fast_prefix`]: the record (with privilege `priv_`) into `out` and the line's length.
+#[inline(always)]
+fn line_prefix(buf: &[u8], priv_: u8, out: &mut Record) -> Option<usize> {
+    // Not `Option::or_else`, which the compiler may leave out of line.
+    if let Some(n) = short_line(buf, priv_, out) {
+        return Some(n);
+    }
+    let (r, n) = fast_prefix(buf)?;
+    *out = Record { priv_, ..r };
+    Some(n)
+}
+
+/// The common line, `0x`, eight hex digits (a 32-bit address), `,`, the type, the size and
+/// `'\n'` (`0x80000032,J4`), at the start of `buf` with at least 16 bytes: the record (with
+/// privilege `priv_`) into `out` and the line's length, as [`fast_prefix`] gives them; `None`
+/// for any other (`out` untouched). The fields at fixed places, the address eight digits at
+/// once.
+#[inline(always)]
+fn short_line(buf: &[u8], priv_: u8, out: &mut Record) -> Option<usize> {
+    let l: &[u8; 16] = buf.first_chunk()?;
+    // `0x` or `0X` (the only bytes that are `x` with bit 5 set), and the comma.
+    if l[0] != b'0' || l[1] | 0x20 != b'x' || l[10] != b',' {
+        return None;
+    }
+    let iaddr = hex8(l[2..10].try_into().expect("8 bytes"))?;
+    // A one-letter type is followed by its size, a two-letter one by its second letter.
+    let (itype, n) = match (l[11], l[12]) {
+        (t, b'2' | b'4') => (ONE_LETTER[t as usize], 12),
+        (b'B', b'N') => (Itype::NonTakenBranch as u8, 13),
+        (b'J', b'I') => (Itype::UninferableJump as u8, 13),
+        (b'C', b'I') => (Itype::UninferableCall as u8, 13),
+        _ => return None,
+    };
+    let ilastsize = match l[n] {
+        b'2' => 0,
+        b'4' => 1,
+        _ => return None,
+    };
+    if itype > 15 || l[n + 1] != b'\n' {
+        return None;
+    }
+    *out = Record {
+        iaddr: iaddr as u64,
+        iretire: 1 << ilastsize,
+        ilastsize,
+        itype: Itype::from_code(itype),
+        priv_,
+        ..Record::default()
+    };
+    Some(n + 2)
+}
+
+/// The `itype` code of each one-letter type, 0xff for other bytes.
+static ONE_LETTER: [u8; 256] = {
+    let mut t = [0xffu8; 256];
+    t[b'L' as usize] = Itype::None as u8;
+    t[b'B' as usize] = Itype::TakenBranch as u8;
+    t[b'J' as usize] = Itype::InferableJump as u8;
+    t[b'C' as usize] = Itype::InferableCall as u8;
+    t[b'R' as usize] = Itype::Return as u8;
+    t
+};
 
 /// [`fast_line`] on the line at the start of `buf` (which must hold its line end): the record
 /// and the line's length.
@@ -422,6 +527,35 @@ mod tests {
         v
     }
 
+    /// [`outcomes`] read with `read_into`, into `max` slots that hold a record with every
+    /// field set before each call (a fast path that leaves a field as it was shows).
+    fn into_outcomes<R: BufRead>(mut r: PcseqReader<R>, max: usize) -> Vec<String> {
+        let junk = Record {
+            iaddr: 0x1234_5678_9abc,
+            iretire: 77,
+            ilastsize: 9,
+            itype: Itype::CoroutineSwap,
+            cause: 0xdead,
+            tval: 0xbeef,
+            priv_: 6,
+            context: 0x77,
+            ctype: 3,
+            time: 0x5555,
+            sijump: true,
+        };
+        let mut v = Vec::new();
+        let mut slots = vec![junk; max];
+        for _ in 0..100_000 {
+            slots.fill(junk);
+            match r.read_into(&mut slots) {
+                Ok(0) => break,
+                Ok(n) => v.extend(slots[..n].iter().map(|rec| format!("{rec:?}"))),
+                Err(e) => v.push(format!("error: {e}")),
+            }
+        }
+        v
+    }
+
     #[test]
     fn fast_parser_equals_the_simple_one_on_random_lines() {
         use crate::lines::gen::Rng;
@@ -433,12 +567,28 @@ mod tests {
             let mut g = Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15));
             let mut text = Vec::new();
             let mut records = 0;
-            for _ in 0..500 {
+            for i in 0..500 {
                 let line = match g.below(40) {
                     0 => ".x directive".to_string(),
                     1 => String::new(),
                     2 => "   ".to_string(),
-                    3 if seed % 4 == 0 => ".e".to_string(),
+                    // The end late in the text (records and errors before it).
+                    3 if seed % 4 == 0 && i > 400 => ".e".to_string(),
+                    // The common shape (eight digits, a type, a size) half of the time.
+                    4..=20 => {
+                        records += 1;
+                        const HEXC: &[u8] = b"0123456789ABCDEFabcdef0G";
+                        let digits: String = (0..8)
+                            .map(|_| {
+                                // Lower case and a `G` now and then.
+                                let n = [16, 16, 16, 22, HEXC.len()][g.below(5)];
+                                char::from(HEXC[g.below(n)])
+                            })
+                            .collect();
+                        let prefix = ["0x", "0x", "0x", "0X", "0x0"][g.below(5)];
+                        let size = ["2", "4", "4", "3"][g.below(4)];
+                        format!("{prefix}{digits},{}{size}", g.pick(TYPES))
+                    }
                     _ => {
                         records += 1;
                         format!(
@@ -469,10 +619,36 @@ mod tests {
                 let r = PcseqReader::new(std::io::BufReader::with_capacity(cap, &text[..]));
                 let batch = batch_outcomes(r, max);
                 assert_eq!(batch, slow, "seed {seed} buffer {cap} batches of {max}");
+                let r = PcseqReader::new(std::io::BufReader::with_capacity(cap, &text[..]));
+                let into = into_outcomes(r, max);
+                assert_eq!(into, slow, "seed {seed} buffer {cap} slices of {max}");
             }
             assert!(records > 0 && !fast.is_empty());
             assert!(fast.iter().any(|o| o.starts_with("error")), "seed {seed}");
             assert!(fast.iter().any(|o| !o.starts_with("error")), "seed {seed}");
+        }
+    }
+
+    /// `read_batch` over more records than one `read_into` slice holds, with damaged lines
+    /// on both sides of a slice's end: the records and errors `next_record` gives.
+    #[test]
+    fn read_batch_over_many_slices() {
+        let mut text = String::new();
+        for i in 0..10_000u64 {
+            match i {
+                4095 | 4097 | 9000 => text.push_str("0x10,L3\n"),
+                _ => text.push_str(&format!(
+                    "0x{:X},{}\n",
+                    0x8000_0000 + 2 * i,
+                    ["L4", "BN2"][i as usize % 2]
+                )),
+            }
+        }
+        let slow = outcomes(PcseqReader::new(text.as_bytes()));
+        assert_eq!(slow.iter().filter(|o| o.starts_with("error")).count(), 3);
+        for max in [4095, 4096, 4097, 1 << 20] {
+            let batch = batch_outcomes(PcseqReader::new(text.as_bytes()), max);
+            assert_eq!(batch, slow, "batches of {max}");
         }
     }
 

@@ -630,12 +630,46 @@ impl Encoder {
             Some((u, p)) => (Some(u), p),
             None => (None, u64::MAX),
         };
+        // No filter, no ownership, no sync period (the common settings): a loop without
+        // their tests.
+        let plain = cfg.filter.is_none() && !cfg.ownership && unit.is_none();
+        let n = if plain {
+            self.run_fast_loop::<true>(recs, htm_hist, btm, hist_top, icnt_top, unit, period)
+        } else {
+            self.run_fast_loop::<false>(recs, htm_hist, btm, hist_top, icnt_top, unit, period)
+        };
+        if n > 0 {
+            self.seq_ok = true;
+            self.hist_full_now = false;
+            self.last = Some(recs[n - 1]);
+            self.stats.records += n as u64;
+            self.stats.instructions += n as u64;
+        }
+        n
+    }
+
+    /// The loop of [`run_fast`](Self::run_fast), its state (I-CNT, HIST, the sync counter)
+    /// updated; `PLAIN`: no filter, no ownership, no sync period.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    fn run_fast_loop<const PLAIN: bool>(
+        &mut self,
+        recs: &[Record],
+        htm_hist: bool,
+        btm: bool,
+        hist_top: u32,
+        icnt_top: u32,
+        unit: Option<SyncUnit>,
+        period: u64,
+    ) -> usize {
+        let cfg = &self.cfg;
         let (mut icnt, mut hist, mut counter) = (self.icnt, self.hist, self.sync_counter);
         let mut n = 0;
         for r in recs {
             if r.iretire == 0
-                || !cfg.filter.is_none_or(|f| f.passes(r.iaddr, r.priv_))
-                || (cfg.ownership && self.owner != Some((r.priv_, r.context)))
+                || (!PLAIN
+                    && (!cfg.filter.is_none_or(|f| f.passes(r.iaddr, r.priv_))
+                        || (cfg.ownership && self.owner != Some((r.priv_, r.context)))))
             {
                 break;
             }
@@ -657,24 +691,18 @@ impl Encoder {
                 break;
             }
             let c = match unit {
+                _ if PLAIN => counter,
                 Some(SyncUnit::Halfwords) => counter + r.iretire as u64,
                 Some(SyncUnit::Cycles) => r.time.saturating_sub(self.sync_base_time),
                 _ => counter,
             };
-            if c >= period {
+            if !PLAIN && c >= period {
                 break;
             }
             (icnt, hist, counter) = (ic, h, c);
             n += 1;
         }
-        if n > 0 {
-            (self.icnt, self.hist, self.sync_counter) = (icnt, hist, counter);
-            self.seq_ok = true;
-            self.hist_full_now = false;
-            self.last = Some(recs[n - 1]);
-            self.stats.records += n as u64;
-            self.stats.instructions += n as u64;
-        }
+        (self.icnt, self.hist, self.sync_counter) = (icnt, hist, counter);
         n
     }
 
@@ -1245,6 +1273,11 @@ mod tests {
             EncoderConfig {
                 sync_period: Some((SyncUnit::Cycles, 200)),
                 all_jumps: true,
+                ownership: true,
+                ..d
+            },
+            // Each setting that keeps the runs off their plain loop, alone.
+            EncoderConfig {
                 ownership: true,
                 ..d
             },
