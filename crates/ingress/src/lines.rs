@@ -3,6 +3,7 @@
 //! parsed from bytes. A line a fast parser does not accept goes to the simple `&str` parser,
 //! which then decides (the same result and the same error as before).
 
+use crate::{IngressError, Record};
 use std::io::{self, BufRead};
 
 /// Byte-line reader over a [`BufRead`].
@@ -98,6 +99,45 @@ impl<R: BufRead> ByteLines<R> {
 }
 
 /// Value of each hex digit, 0xff for other bytes.
+/// A text reader that fills a slice of records (its `read_into`) and holds an error for the
+/// next call: what [`read_batch`] builds on.
+pub(crate) trait FillRecords {
+    /// Fills `out` from its start; returns how many records it wrote.
+    fn fill(&mut self, out: &mut [Record]) -> Result<usize, IngressError>;
+    /// The error `fill` returns first on its next call.
+    fn pending(&mut self) -> &mut Option<IngressError>;
+}
+
+/// Up to `max` records of `r` appended to `out`, 4096 at a time: the text readers'
+/// `read_batch`. An error after some records were appended is held for the next call, so that
+/// the records before it are never lost.
+pub(crate) fn read_batch(
+    r: &mut impl FillRecords,
+    out: &mut Vec<Record>,
+    max: usize,
+) -> Result<usize, IngressError> {
+    let mut got = 0;
+    while got < max {
+        let (old, k) = (out.len(), (max - got).min(4096));
+        out.resize(old + k, Record::default());
+        let n = r.fill(&mut out[old..]);
+        out.truncate(old + *n.as_ref().unwrap_or(&0));
+        let n = match n {
+            Ok(n) => n,
+            Err(e) if got == 0 => return Err(e),
+            Err(e) => {
+                *r.pending() = Some(e);
+                break;
+            }
+        };
+        got += n;
+        if n < k {
+            break;
+        }
+    }
+    Ok(got)
+}
+
 pub(crate) static HEX: [u8; 256] = {
     let mut t = [0xffu8; 256];
     let mut i = 0;

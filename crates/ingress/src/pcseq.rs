@@ -90,26 +90,7 @@ impl<R: BufRead> PcseqReader<R> {
     /// records before it are never lost), and reading goes on after it as with `next_record`.
     /// [`read_into`](Self::read_into) with `out` grown (4096 records at a time).
     pub fn read_batch(&mut self, out: &mut Vec<Record>, max: usize) -> Result<usize, IngressError> {
-        let mut got = 0;
-        while got < max {
-            let (old, k) = (out.len(), (max - got).min(4096));
-            out.resize(old + k, Record::default());
-            let n = self.read_into(&mut out[old..]);
-            out.truncate(old + *n.as_ref().unwrap_or(&0));
-            let n = match n {
-                Ok(n) => n,
-                Err(e) if got == 0 => return Err(e),
-                Err(e) => {
-                    self.pending = Some(e);
-                    break;
-                }
-            };
-            got += n;
-            if n < k {
-                break;
-            }
-        }
-        Ok(got)
+        crate::lines::read_batch(self, out, max)
     }
 
     /// Fills `out` from its start with the next records, as many calls of
@@ -361,6 +342,15 @@ fn fast_line(line: &[u8]) -> Option<Record> {
         itype,
         ..Record::default()
     })
+}
+
+impl<R: BufRead> crate::lines::FillRecords for PcseqReader<R> {
+    fn fill(&mut self, out: &mut [Record]) -> Result<usize, IngressError> {
+        self.read_into(out)
+    }
+    fn pending(&mut self) -> &mut Option<IngressError> {
+        &mut self.pending
+    }
 }
 
 impl<R: BufRead> Iterator for PcseqReader<R> {
