@@ -501,9 +501,26 @@ impl<S: RecordSink, const FAST: bool> IngressRecorder<S, FAST> {
             // The instructions before the last field by field (`RetiredRun::steps`), in one
             // go; the last one after them, from its event.
             let inner = end.min(n - 1);
-            if inner > i {
-                self.sink
-                    .predicted_run(&head, inner - i, run.steps(i, inner).map(near));
+            match run.block_id() {
+                // The whole block's records before its last: named by the block and their
+                // number (and the `itype` width, which their tags depend on), their bytes
+                // after the first are the sink's to reuse (`RecordSink::predicted_run_keyed`).
+                Some(id) if i == 0 && inner >= 2 => {
+                    let key = (id << 6 | inner as u64) << 1 | (self.itype_width == 4) as u64;
+                    let ends = (near(run.step(0)), near(run.step(inner - 1)));
+                    self.sink.predicted_run_keyed(
+                        &head,
+                        inner,
+                        key,
+                        ends,
+                        run.steps(0, inner).map(near),
+                    );
+                }
+                _ if inner > i => {
+                    self.sink
+                        .predicted_run(&head, inner - i, run.steps(i, inner).map(near));
+                }
+                _ => {}
             }
             if end == n {
                 let k = n - 1 - i;
