@@ -828,24 +828,21 @@ impl<W: Write> IngressWriter<W> {
             ];
         }
         let slot = run_slot(key);
-        let start = self.block.len();
-        // The first record (its address against the previous record's).
+        // The first record (its address against the previous record's), in a local buffer
+        // copied whole (a copy of fixed size, no call) and cut to the record.
         let (first, last) = ends;
-        self.block.resize(start + NEAR_MAX, 0);
-        let (len0, _, _) = encode_nears(
-            &mut self.block[start..],
-            prev.next_iaddr(),
-            std::iter::once(first),
-        );
-        let rest = start + len0;
+        let mut buf = [0u8; NEAR_MAX];
+        let (len0, _, _) = encode_nears(&mut buf, prev.next_iaddr(), std::iter::once(first));
+        let rest = self.block.len() + len0;
+        self.block.extend_from_slice(&buf);
+        self.block.truncate(rest);
         let c = &self.runs[slot];
         if c.key == key && c.len != 0 {
-            // All of the slot (a copy of fixed size), cut to the run.
-            self.block.truncate(rest);
+            // All of the slot, cut to the run.
             self.block.extend_from_slice(&c.bytes);
             self.block.truncate(rest + c.len as usize);
         } else {
-            self.block.resize(start + n * NEAR_MAX, 0);
+            self.block.resize(rest + (n - 1) * NEAR_MAX, 0);
             let (len, _, _) = encode_nears(
                 &mut self.block[rest..],
                 first.iaddr.wrapping_add(2 + 2 * first.size32 as u64),
