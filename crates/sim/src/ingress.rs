@@ -472,10 +472,21 @@ impl<S: RecordSink, const FAST: bool> IngressRecorder<S, FAST> {
             i += 1;
         };
         let last = run.get(n - 1);
-        // The last instruction alone when it needs `sijump` or its time is not one step on
-        // (a store to `mtime` ends a block).
-        let end = if last.class.is_uninferable()
-            || last.mtime != first.mtime.wrapping_add((n - 1 - i) as u64)
+        // The last instruction alone when its time is not one step on (a store to `mtime`
+        // ends a block) or it is an uninferable jump with `sijump` set (its bits and those of
+        // the instruction before it, as `retire_full` works it out); an uninferable jump
+        // without is a predicted record like the others (nothing but `sijump` takes it to
+        // the full path: a run has no trap, no serviced call, and `full_next` is clear).
+        let sijump = || {
+            let prev = if n - 1 > i {
+                Some(run.get(n - 2).insn)
+            } else {
+                self.prev_bits
+            };
+            prev.is_some_and(|p| is_sequentially_inferable(&self.isa, p, last.insn))
+        };
+        let end = if last.mtime != first.mtime.wrapping_add((n - 1 - i) as u64)
+            || (last.class.is_uninferable() && sijump())
         {
             n - 1
         } else {
@@ -524,7 +535,13 @@ impl<S: RecordSink, const FAST: bool> IngressRecorder<S, FAST> {
             }
             if end == n {
                 let k = n - 1 - i;
-                let r = near(RunStep::of(&last)).record(&head, k);
+                let s = RunStep::of(&last);
+                let r = Near {
+                    iaddr: s.pc,
+                    itype: itype[s.class as usize & 15][s.taken as usize],
+                    size32: s.len == 4,
+                }
+                .record(&head, k);
                 self.sink.predicted(&r);
             }
             self.records += (end - i) as u64;
