@@ -647,6 +647,30 @@ pub struct IngressWriter<W: Write> {
     count: u32,
     state: State,
     total: u64,
+    /// The bytes of keyed runs' records after their first
+    /// ([`write_predicted_run_keyed`](Self::write_predicted_run_keyed)), direct-mapped by key;
+    /// allocated at the first keyed run.
+    runs: Vec<RunBytes>,
+}
+
+/// Slots of the keyed-run cache (64 bytes each).
+const RUN_SLOTS: usize = 1024;
+/// Most bytes of a cached run (a slot is 64 bytes).
+const RUN_BYTES: usize = 52;
+
+/// One slot of the keyed-run cache: the encoding of a run's records after its first.
+#[derive(Clone, Copy)]
+struct RunBytes {
+    key: u64,
+    /// Bytes in `bytes` (0: an empty slot; a cached run has at least one record).
+    len: u32,
+    bytes: [u8; RUN_BYTES],
+}
+
+/// The slot of `key`.
+#[inline(always)]
+fn run_slot(key: u64) -> usize {
+    (key.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> (64 - RUN_SLOTS.trailing_zeros())) as usize
 }
 
 impl<W: Write> IngressWriter<W> {
@@ -665,6 +689,7 @@ impl<W: Write> IngressWriter<W> {
             count: 0,
             state: State::default(),
             total: 0,
+            runs: Vec::new(),
         })
     }
 
@@ -756,6 +781,86 @@ impl<W: Write> IngressWriter<W> {
         prev.iretire = 1 + size32 as u32;
         prev.ilastsize = size32 as u8;
         prev.iaddr = next.wrapping_sub(2 * prev.iretire as u64);
+        prev.time = head
+            .time
+            .wrapping_add((n as u64 - 1).wrapping_mul(head.time_step));
+        self.count += n as u32;
+        self.total += n as u64;
+        Ok(())
+    }
+
+    /// [`write_predicted_run`](Self::write_predicted_run) of `n` (at least 2) records whose
+    /// records after the first are named by `key` ([`crate::RecordSink::predicted_run_keyed`]:
+    /// every run with this key has these `n` records after its first, but for their time),
+    /// `ends` the first and the last. The same bytes as [`write`](Self::write) of each: the
+    /// encoding of the records after the first depends on nothing but them (each one's address
+    /// is predicted from the one before it, and the run is checked predicted as a whole), so
+    /// once the run was encoded its bytes after the first record are kept and, the next time,
+    /// copied after the first record's encoding without looking at `nears`. A key used for
+    /// other records is a caller bug that writes wrong bytes.
+    #[inline]
+    pub fn write_predicted_run_keyed(
+        &mut self,
+        head: &RunHead,
+        n: usize,
+        key: u64,
+        ends: (Near, Near),
+        nears: impl Iterator<Item = Near>,
+    ) -> io::Result<()> {
+        let prev = &self.state.prev;
+        let predicted = self.count >= 2
+            && head.time == prev.time.wrapping_add(self.state.time_step)
+            && head.time_step == self.state.time_step
+            && head.priv_ == prev.priv_
+            && head.context == prev.context;
+        // As `write_predicted_run`: no block closes inside the run.
+        if !predicted || n < 2 || self.block.len() + n * NEAR_MAX >= BLOCK_HEADER + self.target {
+            return self.write_predicted_run(head, n, nears);
+        }
+        if self.runs.is_empty() {
+            self.runs = vec![
+                RunBytes {
+                    key: 0,
+                    len: 0,
+                    bytes: [0; RUN_BYTES],
+                };
+                RUN_SLOTS
+            ];
+        }
+        let slot = run_slot(key);
+        // The first record (its address against the previous record's), in a local buffer
+        // copied whole (a copy of fixed size, no call) and cut to the record.
+        let (first, last) = ends;
+        let mut buf = [0u8; NEAR_MAX];
+        let (len0, _, _) = encode_nears(&mut buf, prev.next_iaddr(), std::iter::once(first));
+        let rest = self.block.len() + len0;
+        self.block.extend_from_slice(&buf);
+        self.block.truncate(rest);
+        let c = &self.runs[slot];
+        if c.key == key && c.len != 0 {
+            // All of the slot, cut to the run.
+            self.block.extend_from_slice(&c.bytes);
+            self.block.truncate(rest + c.len as usize);
+        } else {
+            self.block.resize(rest + (n - 1) * NEAR_MAX, 0);
+            let (len, _, _) = encode_nears(
+                &mut self.block[rest..],
+                first.iaddr.wrapping_add(2 + 2 * first.size32 as u64),
+                nears.skip(1),
+            );
+            self.block.truncate(rest + len);
+            if len <= RUN_BYTES {
+                let c = &mut self.runs[slot];
+                c.key = key;
+                c.len = len as u32;
+                c.bytes[..len].copy_from_slice(&self.block[rest..]);
+            }
+        }
+        debug_assert!(self.block.len() - BLOCK_HEADER < self.target);
+        let prev = &mut self.state.prev;
+        prev.iretire = 1 + last.size32 as u32;
+        prev.ilastsize = last.size32 as u8;
+        prev.iaddr = last.iaddr;
         prev.time = head
             .time
             .wrapping_add((n as u64 - 1).wrapping_mul(head.time_step));
@@ -1256,6 +1361,21 @@ impl<W: Write> crate::RecordSink for WriterSink<'_, W> {
             self.err.get_or_insert(e);
         }
     }
+
+    /// A block's predicted records in one go, those after the first kept by key.
+    #[inline(always)]
+    fn predicted_run_keyed(
+        &mut self,
+        head: &RunHead,
+        n: usize,
+        key: u64,
+        ends: (Near, Near),
+        nears: impl Iterator<Item = Near>,
+    ) {
+        if let Err(e) = self.w.write_predicted_run_keyed(head, n, key, ends, nears) {
+            self.err.get_or_insert(e);
+        }
+    }
 }
 
 #[cfg(test)]
@@ -1357,6 +1477,109 @@ mod tests {
                     let last = all.last().unwrap();
                     (time, priv_) = (last.time, last.priv_);
                 }
+            }
+            assert_eq!(fast.records_written(), all.len() as u64);
+            let (fast, slow) = (fast.finish().unwrap(), slow.finish().unwrap());
+            assert!(fast == slow, "block target {target}: bytes differ");
+            assert_eq!(from_slice(&fast).unwrap().1, all);
+        }
+    }
+
+    /// `write_predicted_run_keyed` writes the bytes `write` writes for each record: runs of
+    /// 300 fixed blocks (each key one block and one length: many more keys than cache slots,
+    /// so slots are taken over), cut at every length, coming from anywhere (the first record's
+    /// address delta varies), blocks whose records after the first take more bytes than a slot
+    /// holds, heads the state does not predict, blocks closing near runs.
+    #[test]
+    fn keyed_runs_write_the_same_bytes_as_records() {
+        let mut seed = 0x1234_5678_9abc_def1u64;
+        let mut rnd = move |m: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % m
+        };
+        let blocks: Vec<Vec<Near>> = (0..300)
+            .map(|b| {
+                let mut pc = 0x8000_0000u64 + b * 0x1000;
+                let far = b % 10 == 0;
+                (0..2 + rnd(31))
+                    .map(|_| {
+                        let size32 = rnd(2) == 0;
+                        let iaddr = match rnd(6) {
+                            0 if far => rnd(u64::MAX) & !1,
+                            0 => pc.wrapping_add(rnd(64) * 2).wrapping_sub(64),
+                            _ => pc,
+                        };
+                        pc = iaddr + 2 + 2 * size32 as u64;
+                        Near {
+                            iaddr,
+                            itype: if rnd(4) == 0 {
+                                Itype::from_code(rnd(16) as u8)
+                            } else {
+                                Itype::None
+                            },
+                            size32,
+                        }
+                    })
+                    .collect()
+            })
+            .collect();
+        for target in [61, 300, 1 << 16] {
+            let h = hdr();
+            let mut fast = IngressWriter::new(Vec::new(), &h)
+                .unwrap()
+                .block_target(target);
+            let mut slow = IngressWriter::new(Vec::new(), &h)
+                .unwrap()
+                .block_target(target);
+            let mut all = Vec::new();
+            let (mut time, mut step) = (100u64, 1u64);
+            let priv_ = crate::privilege::M;
+            for _ in 0..20_000 {
+                if rnd(50) == 0 {
+                    // A record of the general path, a new time step.
+                    step = rnd(3);
+                    time += step;
+                    let r = Record {
+                        time,
+                        priv_,
+                        ..insn(rnd(1 << 40) * 2, 4)
+                    };
+                    fast.write(&r).unwrap();
+                    slow.write(&r).unwrap();
+                    all.push(r);
+                }
+                // Mostly whole blocks of the first few, as a program runs its hot blocks.
+                let b = if rnd(2) == 0 { rnd(20) } else { rnd(300) } as usize;
+                let blk = &blocks[b];
+                let n = if rnd(3) == 0 {
+                    2 + rnd(blk.len() as u64 - 1) as usize
+                } else {
+                    blk.len()
+                };
+                let nears = &blk[..n];
+                let head = RunHead {
+                    priv_,
+                    context: 0,
+                    time: time + step + (rnd(20) == 0) as u64,
+                    time_step: step,
+                };
+                let key = (b as u64) << 6 | n as u64;
+                fast.write_predicted_run_keyed(
+                    &head,
+                    n,
+                    key,
+                    (nears[0], nears[n - 1]),
+                    nears.iter().copied(),
+                )
+                .unwrap();
+                for (k, near) in nears.iter().enumerate() {
+                    let r = near.record(&head, k);
+                    slow.write(&r).unwrap();
+                    all.push(r);
+                }
+                time = all.last().unwrap().time;
             }
             assert_eq!(fast.records_written(), all.len() as u64);
             let (fast, slow) = (fast.finish().unwrap(), slow.finish().unwrap());

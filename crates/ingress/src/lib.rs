@@ -276,6 +276,26 @@ pub trait RecordSink {
             self.predicted(&near.record(head, k));
         }
     }
+
+    /// [`predicted_run`](Self::predicted_run) of `n` (at least 2) records whose records after
+    /// the first are named by `key`: every run given with the same `key` has the same `n` and
+    /// the same records after its first but for their time (the producer's promise, e.g. the
+    /// instructions of one pre-decoded block). `ends` is the first and the last record (those
+    /// `nears` yields first and last). A binary writer keeps the bytes of those records and
+    /// copies them when the key comes again ([`IngressWriter::write_predicted_run_keyed`]);
+    /// the default is [`predicted_run`](Self::predicted_run).
+    #[inline(always)]
+    fn predicted_run_keyed(
+        &mut self,
+        head: &RunHead,
+        n: usize,
+        key: u64,
+        ends: (Near, Near),
+        nears: impl Iterator<Item = Near>,
+    ) {
+        let _ = (key, ends);
+        self.predicted_run(head, n, nears)
+    }
 }
 
 /// What the records of a predicted run ([`RecordSink::predicted_run`]) have in common.

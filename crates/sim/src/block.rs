@@ -321,6 +321,17 @@ pub(crate) struct Blocks {
     used: usize,
     /// The full decodings of the pool's `Other` entries.
     insns: Vec<Insn>,
+    /// This filling of the pool, unique in the process ([`next_pool_serial`]): entries are
+    /// written once per filling, so a block's pool start and this serial name its decoding
+    /// ([`RetiredRun::block_id`]).
+    serial: u64,
+}
+
+/// A serial for a new filling of a pool (of any hart): block ids ([`RetiredRun::block_id`])
+/// are never reused in the process, even by a recorder given the runs of several harts.
+fn next_pool_serial() -> u64 {
+    static SERIAL: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    SERIAL.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
 }
 
 impl Default for Blocks {
@@ -339,6 +350,7 @@ impl Default for Blocks {
             pool: Vec::new(),
             used: 0,
             insns: Vec::new(),
+            serial: next_pool_serial(),
         }
     }
 }
@@ -484,10 +496,12 @@ impl Hart {
             // `next` (`mtime` as at the block start but for the last: a write to `mtime` ends
             // a block).
             let mtime0 = base!().wrapping_add(self.bus.clint.mtime_offset);
+            let id = self.blocks.serial * POOL as u64 + h.start as u64;
             macro_rules! run {
                 ($n:expr, $next:expr) => {
                     BlockRun::<RV64> {
                         blk: &blk[h.start as usize..h.start as usize + $n],
+                        id,
                         page: pc & !0xfff,
                         priv_,
                         mtime0,
@@ -1006,6 +1020,7 @@ impl Hart {
         // Room for the block and its `End`.
         if self.blocks.used + MAX_INSNS + 1 > POOL {
             self.blocks.used = 0;
+            self.blocks.serial = next_pool_serial();
             self.blocks.insns.clear();
             for h in self.blocks.heads.iter_mut() {
                 h.pc = 1;
@@ -1128,6 +1143,8 @@ impl Hart {
 /// Instructions of a block that retired, as an [`Observer::retire_run`] sees them.
 struct BlockRun<'a, const RV64: bool> {
     blk: &'a [Entry],
+    /// The block's decoding ([`RetiredRun::block_id`]: pool serial and start).
+    id: u64,
     /// The block's page.
     page: u64,
     priv_: u8,
@@ -1181,6 +1198,12 @@ impl<const RV64: bool> RetiredRun for BlockRun<'_, RV64> {
             class: e.class,
             taken: e.next != e.off + e.len as u16,
         }
+    }
+
+    /// The pool's entries from the block's start: the same while the block's decoding is.
+    #[inline(always)]
+    fn block_id(&self) -> Option<u64> {
+        Some(self.id)
     }
 
     #[inline(always)]

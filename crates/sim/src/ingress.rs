@@ -472,10 +472,21 @@ impl<S: RecordSink, const FAST: bool> IngressRecorder<S, FAST> {
             i += 1;
         };
         let last = run.get(n - 1);
-        // The last instruction alone when it needs `sijump` or its time is not one step on
-        // (a store to `mtime` ends a block).
-        let end = if last.class.is_uninferable()
-            || last.mtime != first.mtime.wrapping_add((n - 1 - i) as u64)
+        // The last instruction alone when its time is not one step on (a store to `mtime`
+        // ends a block) or it is an uninferable jump with `sijump` set (its bits and those of
+        // the instruction before it, as `retire_full` works it out); an uninferable jump
+        // without is a predicted record like the others (nothing but `sijump` takes it to
+        // the full path: a run has no trap, no serviced call, and `full_next` is clear).
+        let sijump = || {
+            let prev = if n - 1 > i {
+                Some(run.get(n - 2).insn)
+            } else {
+                self.prev_bits
+            };
+            prev.is_some_and(|p| is_sequentially_inferable(&self.isa, p, last.insn))
+        };
+        let end = if last.mtime != first.mtime.wrapping_add((n - 1 - i) as u64)
+            || (last.class.is_uninferable() && sijump())
         {
             n - 1
         } else {
@@ -501,13 +512,36 @@ impl<S: RecordSink, const FAST: bool> IngressRecorder<S, FAST> {
             // The instructions before the last field by field (`RetiredRun::steps`), in one
             // go; the last one after them, from its event.
             let inner = end.min(n - 1);
-            if inner > i {
-                self.sink
-                    .predicted_run(&head, inner - i, run.steps(i, inner).map(near));
+            match run.block_id() {
+                // The whole block's records before its last: named by the block and their
+                // number (and the `itype` width, which their tags depend on), their bytes
+                // after the first are the sink's to reuse (`RecordSink::predicted_run_keyed`).
+                Some(id) if i == 0 && inner >= 2 => {
+                    let key = (id << 6 | inner as u64) << 1 | (self.itype_width == 4) as u64;
+                    let ends = (near(run.step(0)), near(run.step(inner - 1)));
+                    self.sink.predicted_run_keyed(
+                        &head,
+                        inner,
+                        key,
+                        ends,
+                        run.steps(0, inner).map(near),
+                    );
+                }
+                _ if inner > i => {
+                    self.sink
+                        .predicted_run(&head, inner - i, run.steps(i, inner).map(near));
+                }
+                _ => {}
             }
             if end == n {
                 let k = n - 1 - i;
-                let r = near(RunStep::of(&last)).record(&head, k);
+                let s = RunStep::of(&last);
+                let r = Near {
+                    iaddr: s.pc,
+                    itype: itype[s.class as usize & 15][s.taken as usize],
+                    size32: s.len == 4,
+                }
+                .record(&head, k);
                 self.sink.predicted(&r);
             }
             self.records += (end - i) as u64;

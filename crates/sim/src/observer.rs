@@ -96,6 +96,15 @@ pub trait RetiredRun {
     fn step(&self, i: usize) -> RunStep {
         RunStep::of(&self.get(i))
     }
+    /// What names the run's instructions before its last: two runs with the same id have
+    /// the same [`RetiredRun::step`] at every `i` that both have before their last (runs of
+    /// one pre-decoded block, however far each got). An id is never given to other
+    /// instructions in the process, also after the code is rewritten and decoded again.
+    /// `None` (the default): no such name.
+    #[inline(always)]
+    fn block_id(&self) -> Option<u64> {
+        None
+    }
     /// [`RetiredRun::step`] of instructions `from..to` (`to` < `len`).
     #[inline(always)]
     fn steps(&self, from: usize, to: usize) -> impl Iterator<Item = RunStep> + '_ {

@@ -5,6 +5,11 @@
 //! - the fast recorder alone takes each block's instructions as one run
 //!   (`Observer::retire_run`, records handed to `IngressWriter::write_predicted_run`), its run
 //!   cut by `--max-insns` stops (the run in slices) or by stop requests;
+//!   The whole block's records before its last go to `IngressWriter::write_predicted_run_keyed`,
+//!   which copies their bytes after the first from what it wrote for the block before
+//!   (`RetiredRun::block_id`); code rewritten over and over, so that blocks are decoded again
+//!   and the pool of decoded instructions is refilled many times, checks that no bytes of
+//!   another decoding are copied;
 //! - the fast recorder beside the general one (a pair whose other member takes no runs) gets a
 //!   `retire` per instruction (`IngressWriter::write_predicted`).
 
@@ -31,6 +36,18 @@ impl RecordSink for &mut Fast {
     }
     fn predicted_run(&mut self, head: &RunHead, n: usize, nears: impl Iterator<Item = Near>) {
         self.0.write_predicted_run(head, n, nears).unwrap();
+    }
+    fn predicted_run_keyed(
+        &mut self,
+        head: &RunHead,
+        n: usize,
+        key: u64,
+        ends: (Near, Near),
+        nears: impl Iterator<Item = Near>,
+    ) {
+        self.0
+            .write_predicted_run_keyed(head, n, key, ends, nears)
+            .unwrap();
     }
 }
 
@@ -184,14 +201,111 @@ fn fast_path_writes_the_same_bytes_on_random_programs() {
     }
 }
 
+/// A loop that rewrites an instruction of its own block on every iteration (a branch never
+/// taken, then an `addi`, and so on: runs of the same length, other records), so that the
+/// block is decoded again each time at the next place in the pool of decoded instructions,
+/// which is emptied and refilled every ~2000 decodings, each time the other instruction
+/// first.
+fn rewriting_loop() -> Vec<u32> {
+    use rvtrace_testkit::asm;
+    const S0: u32 = 8;
+    const T0: u32 = 5;
+    const T1: u32 = 6;
+    const T2: u32 = 7;
+    const A0: u32 = 10;
+    let lw = |rd: u32, rs1: u32, imm: i64| asm::i_type(imm, rs1, 2, rd, 0x03);
+    let sw = |rs2: u32, rs1: u32, imm: i64| asm::s_type(imm, rs2, rs1, 2);
+    let bne_never = asm::branch(1, 0, 0, 8);
+    vec![
+        0x0000_0417,          // 0: auipc s0, 0
+        lw(T0, S0, 64),       // 4: t0 = the branch
+        lw(T1, S0, 68),       // 8: t1 = the addi
+        asm::addi(A0, 0, 0),  // 12
+        sw(T0, S0, 32),       // 16: loop: rewrite +32
+        asm::addi(T2, T0, 0), // 20: swap t0, t1
+        asm::addi(T0, T1, 0), // 24
+        asm::addi(T1, T2, 0), // 28
+        bne_never,            // 32: rewritten
+        asm::addi(A0, A0, 1), // 36
+        asm::addi(A0, A0, 2), // 40
+        asm::jal(0, -28),     // 44: to 16
+        asm::NOP,             // 48
+        asm::NOP,             // 52
+        asm::NOP,             // 56
+        asm::NOP,             // 60
+        bne_never,            // 64
+        asm::addi(A0, A0, 3), // 68
+    ]
+}
+
+/// Runs `hart` to `n` instructions, with a stop request after every `every`-th run if asked.
+fn run_to(hart: &mut Hart, obs: impl rvtrace_sim::Observer, n: u64, every: Option<u64>) {
+    let mut obs = stop_every::StopEvery {
+        inner: obs,
+        every: every.unwrap_or(u64::MAX),
+        seen: 0,
+    };
+    while hart.instret < n {
+        hart.run(&mut obs, n - hart.instret);
+    }
+}
+
+/// The rewriting loop ([`rewriting_loop`]): the fast recorder alone (keyed runs) writes the
+/// general path's bytes, for both `itype` widths and with stop requests cutting runs.
+#[test]
+fn rewritten_blocks_copy_no_stale_bytes() {
+    let code = rewriting_loop();
+    let n = 300_000;
+    for (width, cut) in [(4, None), (3, None), (4, Some(7u64))] {
+        let make = || {
+            rvtrace_testkit::asm::hart_with_code(Config::virt(rvtrace_isa::Xlen::Rv64, "x"), &code)
+        };
+        let isa = IsaConfig::new(rvtrace_isa::Xlen::Rv64);
+        let mut h = IngressHeader::new(rvtrace_isa::Xlen::Rv64, width, "test");
+        h.has_time = true;
+        h.has_sijump = true;
+        let mut fast = Fast(IngressWriter::new(Vec::new(), &h).unwrap());
+        let mut hart_a = make();
+        {
+            let mut a = IngressRecorder::new(isa, width, &mut fast);
+            run_to(&mut hart_a, &mut a, n, cut);
+            a.finish();
+        }
+        let mut general = Vec::new();
+        let mut hart_b = make();
+        {
+            let mut b = IngressRecorder::general(isa, width, |r: &Record| general.push(*r));
+            run_to(&mut hart_b, &mut b, n, cut);
+            b.finish();
+        }
+        assert_eq!(hart_a.instret, hart_b.instret);
+        assert!(hart_a.instret >= 100_000, "{}", hart_a.instret);
+        let want = rvtrace_ingress::binary::to_vec(&h, &general).unwrap();
+        let got = fast.0.finish().unwrap();
+        assert!(got == want, "width {width} cut {cut:?}: bytes differ");
+    }
+    // A new decoding (a new id) every iteration: the pool was refilled many times (it holds
+    // ~2000 of these), its places decoded again with the other instruction.
+    let mut check = StepCheck::default();
+    rvtrace_testkit::asm::hart_with_code(Config::virt(rvtrace_isa::Xlen::Rv64, "x"), &code)
+        .run(&mut check, n);
+    assert!(check.by_id.len() > 20_000, "{}", check.by_id.len());
+}
+
 /// Checks that every run's field-wise steps (`RetiredRun::step`, `RetiredRun::steps`, what the
 /// fast recorder reads) say what the run's events say.
+/// And that runs with the same `RetiredRun::block_id` have the same steps before their last
+/// (what the writer's keyed runs rely on).
 #[derive(Default)]
 struct StepCheck {
     steps: u64,
     /// Steps inside a run whose next pc is not the one after them (a `jal` or a backward
     /// branch the block goes on through).
     taken: u64,
+    /// The steps before the last of the longest run seen with each id.
+    by_id: std::collections::HashMap<u64, Vec<RunStep>>,
+    /// Runs whose id was seen before.
+    same_id: u64,
 }
 
 impl rvtrace_sim::Observer for StepCheck {
@@ -207,6 +321,17 @@ impl rvtrace_sim::Observer for StepCheck {
         }
         self.steps += want.len() as u64;
         self.taken += want.iter().filter(|s| s.taken).count() as u64;
+        if let Some(id) = run.block_id() {
+            let seen = self.by_id.entry(id).or_default();
+            if !seen.is_empty() {
+                self.same_id += 1;
+            }
+            let k = seen.len().min(want.len());
+            assert_eq!(seen[..k], want[..k], "block id {id:#x}");
+            if want.len() > seen.len() {
+                *seen = want;
+            }
+        }
     }
 }
 
@@ -233,4 +358,5 @@ fn run_steps_are_the_events() {
     }
     assert!(all.steps > 100_000, "{}", all.steps);
     assert!(all.taken > 1000, "{}", all.taken);
+    assert!(all.same_id > 10_000, "{}", all.same_id);
 }
