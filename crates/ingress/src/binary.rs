@@ -757,17 +757,10 @@ impl<W: Write> IngressWriter<W> {
         n: usize,
         nears: impl Iterator<Item = Near>,
     ) -> io::Result<()> {
-        let prev = &self.state.prev;
-        let predicted = self.count >= 2
-            && head.time == prev.time.wrapping_add(self.state.time_step)
-            && head.time_step == self.state.time_step
-            && head.priv_ == prev.priv_
-            && head.context == prev.context;
-        // No block closes inside the run (a block closes after the record that takes its
-        // payload to the target).
-        if !predicted || self.block.len() + n * NEAR_MAX >= BLOCK_HEADER + self.target {
+        if !self.run_fits(head, n) {
             return self.write_run_slow(head, nears);
         }
+        let prev = &self.state.prev;
         if n == 0 {
             return Ok(());
         }
@@ -777,16 +770,38 @@ impl<W: Write> IngressWriter<W> {
         self.block.resize(start + n * NEAR_MAX, 0);
         let (len, next, size32) = encode_nears(&mut self.block[start..], prev.next_iaddr(), nears);
         self.block.truncate(start + len);
+        let iaddr = next.wrapping_sub(2 * (1 + size32 as u64));
+        self.ran(head, n, iaddr, size32);
+        Ok(())
+    }
+
+    /// Whether `n` records of a run with `head` are predicted from the previous record (its
+    /// time step on, its `priv` and `context`) and no block closes inside them (a block closes
+    /// after the record that takes its payload to the target): the fast run paths' condition.
+    #[inline(always)]
+    fn run_fits(&self, head: &RunHead, n: usize) -> bool {
+        let prev = &self.state.prev;
+        self.count >= 2
+            && head.time == prev.time.wrapping_add(self.state.time_step)
+            && head.time_step == self.state.time_step
+            && head.priv_ == prev.priv_
+            && head.context == prev.context
+            && self.block.len() + n * NEAR_MAX < BLOCK_HEADER + self.target
+    }
+
+    /// After the fast run paths wrote `n` records of `head`: the previous record is the last,
+    /// at `iaddr`, of 4 bytes if `size32`.
+    #[inline(always)]
+    fn ran(&mut self, head: &RunHead, n: usize, iaddr: u64, size32: bool) {
         let prev = &mut self.state.prev;
         prev.iretire = 1 + size32 as u32;
         prev.ilastsize = size32 as u8;
-        prev.iaddr = next.wrapping_sub(2 * prev.iretire as u64);
+        prev.iaddr = iaddr;
         prev.time = head
             .time
             .wrapping_add((n as u64 - 1).wrapping_mul(head.time_step));
         self.count += n as u32;
         self.total += n as u64;
-        Ok(())
     }
 
     /// [`write_predicted_run`](Self::write_predicted_run) of `n` (at least 2) records whose
@@ -807,16 +822,10 @@ impl<W: Write> IngressWriter<W> {
         ends: (Near, Near),
         nears: impl Iterator<Item = Near>,
     ) -> io::Result<()> {
-        let prev = &self.state.prev;
-        let predicted = self.count >= 2
-            && head.time == prev.time.wrapping_add(self.state.time_step)
-            && head.time_step == self.state.time_step
-            && head.priv_ == prev.priv_
-            && head.context == prev.context;
-        // As `write_predicted_run`: no block closes inside the run.
-        if !predicted || n < 2 || self.block.len() + n * NEAR_MAX >= BLOCK_HEADER + self.target {
+        if n < 2 || !self.run_fits(head, n) {
             return self.write_predicted_run(head, n, nears);
         }
+        let prev = &self.state.prev;
         if self.runs.is_empty() {
             self.runs = vec![
                 RunBytes {
@@ -857,15 +866,7 @@ impl<W: Write> IngressWriter<W> {
             }
         }
         debug_assert!(self.block.len() - BLOCK_HEADER < self.target);
-        let prev = &mut self.state.prev;
-        prev.iretire = 1 + last.size32 as u32;
-        prev.ilastsize = last.size32 as u8;
-        prev.iaddr = last.iaddr;
-        prev.time = head
-            .time
-            .wrapping_add((n as u64 - 1).wrapping_mul(head.time_step));
-        self.count += n as u32;
-        self.total += n as u64;
+        self.ran(head, n, last.iaddr, last.size32);
         Ok(())
     }
 

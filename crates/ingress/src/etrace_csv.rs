@@ -786,30 +786,7 @@ mod tests {
     /// [`outcomes`] read with `read_into`, into `max` slots that hold a record with every
     /// field set before each call (a fast path that leaves a field as it was shows).
     fn into_outcomes<R: BufRead>(mut r: EtraceCsvReader<R>, max: usize) -> Vec<String> {
-        let junk = Record {
-            iaddr: 0x1234_5678_9abc,
-            iretire: 77,
-            ilastsize: 9,
-            itype: Itype::CoroutineSwap,
-            cause: 0xdead,
-            tval: 0xbeef,
-            priv_: 6,
-            context: 0x77,
-            ctype: 3,
-            time: 0x5555,
-            sijump: true,
-        };
-        let mut v = Vec::new();
-        let mut slots = vec![junk; max];
-        for _ in 0..100_000 {
-            slots.fill(junk);
-            match r.read_into(&mut slots) {
-                Ok(0) => break,
-                Ok(n) => v.extend(slots[..n].iter().map(|rec| format!("{rec:?}"))),
-                Err(e) => v.push(format!("error: {e}")),
-            }
-        }
-        v
+        crate::lines::fill_outcomes(&mut r, max)
     }
 
     #[test]

@@ -138,6 +138,37 @@ pub(crate) fn read_batch(
     Ok(got)
 }
 
+/// The records and errors `r` gives through [`FillRecords::fill`] into `max` slots that hold a
+/// record with every field set before each call (a fast path that leaves a field as it was
+/// shows), as text: the readers' tests compare it with their simple parser's.
+#[cfg(test)]
+pub(crate) fn fill_outcomes(r: &mut impl FillRecords, max: usize) -> Vec<String> {
+    let junk = Record {
+        iaddr: 0x1234_5678_9abc,
+        iretire: 77,
+        ilastsize: 9,
+        itype: crate::Itype::CoroutineSwap,
+        cause: 0xdead,
+        tval: 0xbeef,
+        priv_: 6,
+        context: 0x77,
+        ctype: 3,
+        time: 0x5555,
+        sijump: true,
+    };
+    let mut v = Vec::new();
+    let mut slots = vec![junk; max];
+    for _ in 0..100_000 {
+        slots.fill(junk);
+        match r.fill(&mut slots) {
+            Ok(0) => break,
+            Ok(n) => v.extend(slots[..n].iter().map(|rec| format!("{rec:?}"))),
+            Err(e) => v.push(format!("error: {e}")),
+        }
+    }
+    v
+}
+
 pub(crate) static HEX: [u8; 256] = {
     let mut t = [0xffu8; 256];
     let mut i = 0;
