@@ -214,9 +214,9 @@ impl R {
 #[derive(Clone, Copy, Default)]
 struct Entry {
     k: K,
-    /// What the run with a quiet observer ([`Observer::QUIET`]) does here: the fused operation
-    /// that starts here, or `k`. Observers that see events run `k`, so the fused dispatch is
-    /// compiled once, for the quiet run only.
+    /// What the run with a quiet observer ([`Observer::QUIET`]) or one that takes runs
+    /// ([`Observer::RETIRE_RUNS`]) does here: the fused operation that starts here, or `k`.
+    /// Other observers run `k`, so the fused dispatch is not compiled into their runs.
     fused: K,
     class: CfClass,
     /// Position in the block.
@@ -450,6 +450,11 @@ impl Hart {
         obs: &mut O,
         mut pc: u64,
     ) -> Ran {
+        // Fused operations for a quiet observer and one that takes runs (`RETIRE_RUNS`): they
+        // give every event the single operations give, in order, but compile the fused
+        // dispatch into the run; other observers run the single operations only, so that
+        // the many observers of the CLI and the tests do not each compile it (build time).
+        let fused = O::QUIET || O::RETIRE_RUNS;
         let first = self.instret;
         let priv_ = self.priv_;
         // Instructions that may retire before `next_check` (> `instret` here), and those left:
@@ -854,7 +859,7 @@ impl Hart {
                     }
                     macro_rules! dispatch {
                         ($($p:ident = $($k:ident)+),* $(,)?) => {
-                            match if O::QUIET { e.fused } else { e.k } {
+                            match if fused { e.fused } else { e.k } {
                                 K::End => op!(End),
                                 K::Nop => op!(Nop),
                                 K::Li => op!(Li),
@@ -912,9 +917,9 @@ impl Hart {
                                 K::Jr => op!(Jr),
                                 K::Jalr => op!(Jalr),
                                 K::Other => op!(Other),
-                                // (`if O::QUIET`: the other observers' run does not
-                                // compile the fused code; it never meets a fused operation.)
-                                $(K::$p => if O::QUIET { chain!($($k)+) } else { unreachable!() },)*
+                                // (`if fused`: the other observers' run does not compile
+                                // the fused code; it never meets a fused operation.)
+                                $(K::$p => if fused { chain!($($k)+) } else { unreachable!() },)*
                             }
                         };
                     }

@@ -145,13 +145,14 @@ pub trait Observer {
     /// (the block loop asks at compile time). Only for an observer to which the order of
     /// [`Observer::retire`] among the register and memory events of the instructions after it
     /// does not matter, and that is asked [`Observer::stop_requested`] once per run (a stop
-    /// request takes effect after the run). Default false: every event in order.
+    /// request takes effect after the run). The hart runs pre-decoded blocks with fused
+    /// operations for it (one dispatch for a sequence of instructions; crates/sim/README.md,
+    /// "Blocks"). Default false: every event in order.
     const RETIRE_RUNS: bool = false;
 
     /// Whether this observer takes no events at all (every method the default, like `()`): the
-    /// hart then runs pre-decoded blocks with fused operations, several instructions with no
-    /// point between them where an event could be given (crates/sim/README.md, "Blocks").
-    /// Default false.
+    /// hart then runs pre-decoded blocks with fused operations in a run compiled once, in the
+    /// sim crate (crates/sim/README.md, "Blocks"). Default false.
     const QUIET: bool = false;
 
     /// An instruction retired.

@@ -145,6 +145,18 @@ fn compare(name: &str, make: impl Fn() -> Hart, max: u64, ram: bool) -> (Stop, u
     if ram {
         assert_eq!(ram_difference(&on, &off), None, "{name}: RAM");
     }
+    // An observer that takes retirements as runs (`Observer::RETIRE_RUNS`): fused
+    // operations, the same events.
+    let (mut r_on, mut r_off) = (Runs::default(), Runs::default());
+    let (mut runs_on, mut runs_off) = (make(), make());
+    runs_off.set_blocks(false);
+    assert_eq!(runs_on.run(&mut r_on, max), s_off, "{name}: stop, runs");
+    assert_eq!(runs_off.run(&mut r_off, max), s_off, "{name}: stop, runs");
+    assert_eq!(r_on.digests(), r_off.digests(), "{name}: events, runs");
+    assert_eq!(state(&runs_on), state(&off), "{name}: final state, runs");
+    if ram {
+        assert_eq!(ram_difference(&runs_on, &off), None, "{name}: RAM, runs");
+    }
     // With no observer (`Observer::QUIET`) the blocks run fused operations: the same end.
     let mut quiet = make();
     assert_eq!(quiet.run(&mut (), max), s_off, "{name}: stop, no observer");
@@ -670,9 +682,12 @@ impl Observer for StopAt {
 }
 
 /// Retirements as runs (`Observer::RETIRE_RUNS`, as the ingress recorder takes them) and
-/// traps, digested.
+/// traps, digested; the register, CSR and memory effects in a digest of their own (a run
+/// comes after its instructions' effects, so the two streams interleave differently with
+/// blocks on and off, but each is the same). Blocks run fused operations for such an
+/// observer.
 #[derive(Default)]
-struct Runs(Digest);
+struct Runs(Digest, Digest);
 
 impl Observer for Runs {
     const RETIRE_RUNS: bool = true;
@@ -681,6 +696,28 @@ impl Observer for Runs {
     }
     fn trap(&mut self, ev: &TrapInfo) {
         self.0.trap(ev);
+    }
+    fn gpr_write(&mut self, rd: u8, value: u64) {
+        self.1.gpr_write(rd, value);
+    }
+    fn fpr_write(&mut self, rd: u8, value: u64) {
+        self.1.fpr_write(rd, value);
+    }
+    fn csr_write(&mut self, csr: u16, value: u64) {
+        self.1.csr_write(csr, value);
+    }
+    fn mem_access(&mut self, a: &MemAccess) {
+        self.1.mem_access(a);
+    }
+    fn trap_return(&mut self, mstatus: u64, to_priv: u8) {
+        self.1.trap_return(mstatus, to_priv);
+    }
+}
+
+impl Runs {
+    /// Both digests and their event counts.
+    fn digests(&self) -> [u64; 4] {
+        [self.0.h, self.0.n, self.1.h, self.1.n]
     }
 }
 
@@ -893,13 +930,24 @@ fn fused_ops_fault_and_stop_between_their_halves() {
             assert_eq!(d_on.0.h, d_off.0.h, "{name} k {k}: events");
             assert_eq!(state(&on), state(&off), "{name} k {k}: state");
         }
-        // Retirements as runs.
-        let (mut on, mut off) = (make(), make());
-        off.set_blocks(false);
-        let (mut r_on, mut r_off) = (Runs::default(), Runs::default());
-        on.run(&mut r_on, max);
-        off.run(&mut r_off, max);
-        assert_eq!((r_on.0.h, r_on.0.n), (r_off.0.h, r_off.0.n), "{name}: runs");
-        assert!(r_on.0.n > spin as u64, "{name}");
+        // Retirements as runs (fused operations) in `compare` above; and stopped by
+        // `max_insns` after each of the first 300 instructions, then the rest.
+        for k in (1..300).step_by(7) {
+            let (mut on, mut off) = (make(), make());
+            off.set_blocks(false);
+            let (mut r_on, mut r_off) = (Runs::default(), Runs::default());
+            on.run(&mut r_on, k);
+            off.run(&mut r_off, k);
+            assert_eq!(
+                state(&on),
+                state(&off),
+                "{name} k {k}: state at the limit, runs"
+            );
+            on.run(&mut r_on, max - k);
+            off.run(&mut r_off, max - k);
+            assert_eq!(r_on.digests(), r_off.digests(), "{name} k {k}: runs");
+            assert_eq!(state(&on), state(&off), "{name} k {k}: state, runs");
+            assert!(r_on.0.n > spin as u64, "{name}");
+        }
     }
 }
