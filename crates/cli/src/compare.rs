@@ -413,8 +413,7 @@ fn decode_etrace(
     cfg: rvtrace_etrace::config::TraceConfig,
     tx: SyncSender<Msg>,
 ) {
-    use rvtrace_etrace::codec::{read_items, EncapConfig, Item as PItem};
-    use rvtrace_etrace::config::Framing;
+    use rvtrace_etrace::codec::{read_trace_items, Item as PItem};
     use rvtrace_etrace::decoder::{Decoder, DecoderOptions};
     let mut h = Handover::new(image, tx, "packet");
     let input: Box<dyn Read> = if report::is_std(path) {
@@ -425,30 +424,18 @@ fn decode_etrace(
             Err(e) => return h.send(Msg::Failed(format!("cannot open: {e}"))),
         }
     };
-    let (encap, raw) = match cfg.framing {
-        Framing::Raw => (EncapConfig::TE_INST_RAW, true),
-        Framing::Encap(e) => (e, false),
-    };
     let isa = IsaConfig::new(xlen);
     let mut dec = Decoder::with_options(image, DecoderOptions::from_config(&cfg, isa));
-    let read = read_items(
-        input,
-        encap,
-        raw,
-        cfg.params,
-        cfg.options,
-        cfg.srcid,
-        |off, item, _, _| {
-            h.begin(off);
-            match item {
-                PItem::Packet(p) => dec.packet(off, &p, &mut h),
-                PItem::Error(e) => dec.error(off, &e, &mut h),
-                PItem::Other(_) => {}
-            }
-            h.end(dec.stats.instructions);
-            !h.stop
-        },
-    );
+    let read = read_trace_items(input, &cfg, |off, item, _, _| {
+        h.begin(off);
+        match item {
+            PItem::Packet(p) => dec.packet(off, &p, &mut h),
+            PItem::Error(e) => dec.error(off, &e, &mut h),
+            PItem::Other(_) => {}
+        }
+        h.end(dec.stats.instructions);
+        !h.stop
+    });
     let len = match read {
         Ok(n) => n,
         Err(e) => return h.send(Msg::Failed(format!("cannot read: {e}"))),

@@ -714,10 +714,7 @@ pub fn decode(a: &DecodeArgs) -> CmdResult {
         Some(&data),
         &EncoderOnly::default(),
     )?;
-    let (encap, raw) = match cfg.framing {
-        Framing::Raw => (EncapConfig::TE_INST_RAW, true),
-        Framing::Encap(e) => (e, false),
-    };
+    let (encap, raw) = cfg.framing.reader();
     // The stream's support packet carries the run-time options (payload.adoc sec:format33): the
     // decoder follows it; say so when the command line or sidecar said otherwise.
     if let Some(sp) = PacketReader::new(&data, encap, raw, cfg.params, cfg.options)

@@ -221,6 +221,18 @@ pub enum Framing {
     Encap(crate::codec::EncapConfig),
 }
 
+impl Framing {
+    /// What a reader of the framing is given ([`crate::codec::PacketReader::new`]): the
+    /// encapsulation's constants (for `te_inst_raw`, [`crate::codec::EncapConfig::TE_INST_RAW`])
+    /// and whether the stream is `te_inst_raw`.
+    pub fn reader(self) -> (crate::codec::EncapConfig, bool) {
+        match self {
+            Framing::Raw => (crate::codec::EncapConfig::TE_INST_RAW, true),
+            Framing::Encap(e) => (e, false),
+        }
+    }
+}
+
 /// Encapsulation widths (srcID, timestamp, type) apply to `etrace-encap` only: asking for
 /// `te_inst_raw` (`raw`) with some of them (`encap_widths`) is a contradiction (te_inst_raw has a
 /// 1-byte header only). Given without a framing, widths imply encapsulation.

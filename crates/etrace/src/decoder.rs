@@ -540,10 +540,7 @@ impl<'a> Decoder<'a> {
     /// [`Decoder::with_options`] with the block table `code` (`Code::new(image, o.isa)`, shared
     /// by the decoders of a chunked decode).
     pub fn with_code(image: &'a Image, o: DecoderOptions, code: Code) -> Self {
-        let (encap, raw) = match o.framing {
-            Framing::Raw => (EncapConfig::TE_INST_RAW, true),
-            Framing::Encap(e) => (e, false),
-        };
+        let (encap, raw) = o.framing.reader();
         let mut d = Decoder::from_parts(code, image, o.params, o.options);
         d.limits = o.limits;
         d.keep_stack_across_syncs = o.keep_stack_across_syncs;

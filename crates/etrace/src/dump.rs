@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use std::io::{self, Write};
 
 use crate::codec::te_inst::CSV_HEADER;
-use crate::codec::{read_frame, read_items, EncapConfig, Frame, Item};
+use crate::codec::{read_frame, read_trace_items, EncapConfig, Frame, Item};
 use crate::config::{Framing, TraceConfig};
 use crate::params::IOptions;
 use crate::TeInst;
@@ -61,7 +61,7 @@ pub fn dump<W: Write + ?Sized>(
 }
 
 /// [`dump`] of a stream read from `input` a window at a time
-/// ([`read_items`]): the same text, with memory flat in the stream's
+/// ([`read_trace_items`]): the same text, with memory flat in the stream's
 /// size. [`DumpStats::bytes`] counts the bytes read.
 pub fn dump_read<R: io::Read, W: Write + ?Sized>(
     input: R,
@@ -69,38 +69,22 @@ pub fn dump_read<R: io::Read, W: Write + ?Sized>(
     csv: bool,
     out: &mut W,
 ) -> io::Result<DumpStats> {
-    let (encap, raw) = framing(cfg);
     let mut lines = Lines::new(cfg, csv, out)?;
     let mut werr: Option<io::Error> = None;
-    let bytes = read_items(
-        input,
-        encap,
-        raw,
-        cfg.params,
-        cfg.options,
-        cfg.srcid,
-        |off, item, options, bytes| match lines.item(off, item, options, bytes) {
+    let bytes = read_trace_items(input, cfg, |off, item, options, bytes| {
+        match lines.item(off, item, options, bytes) {
             Ok(()) => true,
             Err(e) => {
                 werr = Some(e);
                 false
             }
-        },
-    )?;
+        }
+    })?;
     if let Some(e) = werr {
         return Err(e);
     }
     lines.st.bytes = bytes;
     Ok(lines.st)
-}
-
-/// The deframer's settings for `cfg`'s framing: the encapsulation, and whether it is
-/// `te_inst_raw`.
-fn framing(cfg: &TraceConfig) -> (EncapConfig, bool) {
-    match cfg.framing {
-        Framing::Raw => (EncapConfig::TE_INST_RAW, true),
-        Framing::Encap(e) => (e, false),
-    }
 }
 
 /// The dump's text, item after item (packets, other frames, errors) as they are read.
@@ -238,7 +222,7 @@ mod tests {
         csv: bool,
         out: &mut W,
     ) -> io::Result<DumpStats> {
-        let (encap, raw) = framing(cfg);
+        let (encap, raw) = cfg.framing.reader();
         let mut lines = Lines::new(cfg, csv, out)?;
         let mut rd = crate::codec::PacketReader::new(data, encap, raw, cfg.params, cfg.options);
         while let Some((off, item)) = rd.next() {

@@ -38,10 +38,7 @@ pub struct SyncPoint {
 /// Calls `f` with every format 3 subformat 0 packet of `bytes`, in order, until it returns
 /// false.
 fn scan(bytes: &[u8], o: &DecoderOptions, mut f: impl FnMut(SyncPoint) -> bool) {
-    let (encap, raw) = match o.framing {
-        Framing::Raw => (EncapConfig::TE_INST_RAW, true),
-        Framing::Encap(e) => (e, false),
-    };
+    let (encap, raw) = o.framing.reader();
     let mut options = o.options;
     for (off, frame) in FrameReader::new(bytes, encap) {
         let Ok(Frame::Normal(n)) = frame else {

@@ -9,8 +9,8 @@
 //! flow's figures (`run_regression.sh`: packets, raw bytes, payload bytes = raw bytes less one
 //! header byte per packet, bits/instr = payload bits per instruction) are these.
 
-use crate::codec::{read_items, EncapConfig, Frame, FrameReader, Item, TeInst};
-use crate::config::{Framing, TraceConfig};
+use crate::codec::{read_trace_items, Frame, FrameReader, Item, TeInst};
+use crate::config::TraceConfig;
 use crate::decoder::{Decoder, DecoderOptions};
 use rvtrace_flow::stats::{StatsBuilder, TraceStats};
 use rvtrace_flow::FlowElement;
@@ -35,10 +35,7 @@ pub fn stats_read<R: std::io::Read>(
     input: R,
 ) -> std::io::Result<TraceStats> {
     let mut dec = Decoder::with_options(image, DecoderOptions::from_config(cfg, isa));
-    let (encap_cfg, raw) = match cfg.framing {
-        Framing::Raw => (EncapConfig::TE_INST_RAW, true),
-        Framing::Encap(e) => (e, false),
-    };
+    let (encap_cfg, _) = cfg.framing.reader();
     let mut b = StatsBuilder::new("etrace", "packets");
     // Instructions decoded so far.
     let decoded = std::cell::Cell::new(0u64);
@@ -52,44 +49,36 @@ pub fn stats_read<R: std::io::Read>(
     let mut own = 0u64;
     // The packet reader says which frames are te_inst packets and decodes them (following
     // support packets' options); the frame reader, on the packet's bytes, gives its sizes.
-    let len = read_items(
-        input,
-        encap_cfg,
-        raw,
-        cfg.params,
-        cfg.options,
-        cfg.srcid,
-        |at, item, _, bytes| {
-            match item {
-                Item::Packet(p) => {
-                    // One packet at a time, so that the count at each packet is known (the
-                    // stream interface gathers a window first).
-                    dec.packet(at, &p, &mut sink);
-                    let mut frames = FrameReader::new(bytes, encap_cfg);
-                    let payload = match frames.next() {
-                        Some((_, Ok(Frame::Normal(n)))) => n.payload().len() as u64,
-                        _ => 0,
-                    };
-                    let (f, sf) = (p.format(), p.subformat());
-                    let key = u32::from(f) * 8 + sf.map_or(0, u32::from);
-                    let name = || format!("{} {}", p.kind(), kind_name(&p));
-                    // Where the packet is in the hart's own bytes (one hart of several: the
-                    // others' packets between two syncs are not its sync spacing).
-                    let pos = if cfg.srcid.is_some() { own } else { at };
-                    let sync = (f == 3 && sf != Some(3)).then_some((pos, decoded.get()));
-                    own += frames.offset() as u64;
-                    b.unit(key, name, frames.offset() as u64, 8 * payload, sync);
-                }
-                Item::Error(e) => {
-                    dec.error(at, &e, &mut sink);
-                    errors += 1;
-                }
-                Item::Other(Frame::Null { .. }) => nulls += 1,
-                Item::Other(_) => others += 1,
+    let len = read_trace_items(input, cfg, |at, item, _, bytes| {
+        match item {
+            Item::Packet(p) => {
+                // One packet at a time, so that the count at each packet is known (the
+                // stream interface gathers a window first).
+                dec.packet(at, &p, &mut sink);
+                let mut frames = FrameReader::new(bytes, encap_cfg);
+                let payload = match frames.next() {
+                    Some((_, Ok(Frame::Normal(n)))) => n.payload().len() as u64,
+                    _ => 0,
+                };
+                let (f, sf) = (p.format(), p.subformat());
+                let key = u32::from(f) * 8 + sf.map_or(0, u32::from);
+                let name = || format!("{} {}", p.kind(), kind_name(&p));
+                // Where the packet is in the hart's own bytes (one hart of several: the
+                // others' packets between two syncs are not its sync spacing).
+                let pos = if cfg.srcid.is_some() { own } else { at };
+                let sync = (f == 3 && sf != Some(3)).then_some((pos, decoded.get()));
+                own += frames.offset() as u64;
+                b.unit(key, name, frames.offset() as u64, 8 * payload, sync);
             }
-            true
-        },
-    )?;
+            Item::Error(e) => {
+                dec.error(at, &e, &mut sink);
+                errors += 1;
+            }
+            Item::Other(Frame::Null { .. }) => nulls += 1,
+            Item::Other(_) => others += 1,
+        }
+        true
+    })?;
     dec.finish(len, &mut sink);
     b.extra("null packets", nulls);
     b.extra("other packets", others);

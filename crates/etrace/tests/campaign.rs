@@ -13,8 +13,8 @@
 //! every silent-wrong case.
 
 use rvtrace_etrace::code::Code;
-use rvtrace_etrace::codec::{EncapConfig, PacketReader};
-use rvtrace_etrace::config::{ConfigInputs, Framing, Preset, TraceConfig};
+use rvtrace_etrace::codec::PacketReader;
+use rvtrace_etrace::config::{ConfigInputs, Preset, TraceConfig};
 use rvtrace_etrace::decoder::{decode_stream, Decoder};
 use rvtrace_etrace::encoder::{Encoder, FrameWriter};
 use rvtrace_flow::{FlowElement, FlowSink, PcWriter};
@@ -91,13 +91,6 @@ struct Stream<'a> {
     packet_offsets: Vec<usize>,
 }
 
-fn framing(cfg: &TraceConfig) -> (EncapConfig, bool) {
-    match cfg.framing {
-        Framing::Raw => (EncapConfig::TE_INST_RAW, true),
-        Framing::Encap(e) => (e, false),
-    }
-}
-
 fn make_stream<'a>(run: &'a ProgramRun, inputs: &ConfigInputs) -> Stream<'a> {
     let xlen = run.image.files()[0].xlen;
     let code = Code::new(&run.image, IsaConfig::new(xlen));
@@ -112,7 +105,7 @@ fn make_stream<'a>(run: &'a ProgramRun, inputs: &ConfigInputs) -> Stream<'a> {
         enc.push(r).unwrap();
     }
     let bytes = enc.finish().unwrap().into_inner();
-    let (encap, raw) = framing(&cfg);
+    let (encap, raw) = cfg.framing.reader();
     let packet_offsets = PacketReader::new(&bytes, encap, raw, cfg.params, cfg.options)
         .map(|(o, _)| o)
         .collect();
@@ -133,7 +126,7 @@ struct Decoded {
 }
 
 fn decode(st: &Stream, data: &[u8]) -> Decoded {
-    let (encap, raw) = framing(&st.cfg);
+    let (encap, raw) = st.cfg.framing.reader();
     let mut dec = Decoder::new(&st.code, &st.run.image, st.cfg.params, st.cfg.options);
     dec.keep_stack_across_syncs = st.cfg.preset == Preset::Reference;
     dec.reference_x5_jumps = st.cfg.preset == Preset::Reference;
@@ -378,7 +371,7 @@ fn memory_is_flat_on_hostile_bytes() {
         .filter(|(t, _)| matches!(*t, "default" | "reference"))
     {
         let st = make_stream(&run, &inputs);
-        let (encap, raw) = framing(&st.cfg);
+        let (encap, raw) = st.cfg.framing.reader();
         let mut rng = Rng(3);
         for what in ["0xff", "random"] {
             let data: Vec<u8> = (0..4 << 20)
@@ -456,7 +449,7 @@ fn streaming_decode_equals_whole_input_decode() {
     let run = run_test_program("recurse-rv64gc", 4);
     for (stype, inputs) in stream_types() {
         let st = make_stream(&run, &inputs);
-        let (encap, raw) = framing(&st.cfg);
+        let (encap, raw) = st.cfg.framing.reader();
         let mut rng = Rng(11);
         let mut inputs: Vec<Vec<u8>> = vec![st.bytes.clone()];
         for class in CLASSES {

@@ -6,7 +6,7 @@
 //! decoder's packet reader reads.
 
 use rvtrace_etrace::codec::{Item, PacketReader, TeInst};
-use rvtrace_etrace::config::{ConfigInputs, Framing, TraceConfig};
+use rvtrace_etrace::config::{ConfigInputs, TraceConfig};
 use rvtrace_etrace::decoder::{DecodeStats, Decoder, DecoderOptions};
 use rvtrace_etrace::encoder::{Encoder, FrameWriter};
 use rvtrace_etrace::scan::{decode_parallel, syncs};
@@ -116,10 +116,7 @@ fn scan_finds_the_readers_sync_packets() {
         let run = run_program(elf, &format!("elf/{name}.elf"), 4);
         for (label, inputs) in option_sets() {
             let (bytes, o) = encode(&run, &inputs);
-            let (encap, raw) = match o.framing {
-                Framing::Raw => (rvtrace_etrace::codec::EncapConfig::TE_INST_RAW, true),
-                Framing::Encap(e) => (e, false),
-            };
+            let (encap, raw) = o.framing.reader();
             let want: Vec<u64> = PacketReader::new(&bytes, encap, raw, o.params, o.options)
                 .filter_map(|(off, item)| match item {
                     Item::Packet(TeInst::Start { .. }) => Some(off as u64),

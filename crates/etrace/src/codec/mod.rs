@@ -265,6 +265,17 @@ pub fn read_items<R: std::io::Read>(
     read_items_in(READ_WINDOW, input, cfg, raw, params, (options, src), f)
 }
 
+/// [`read_items`] of a trace laid out per `cfg` (its framing, packet layout, starting options,
+/// and its *srcID* if it names one).
+pub fn read_trace_items<R: std::io::Read>(
+    input: R,
+    cfg: &crate::config::TraceConfig,
+    f: impl FnMut(u64, Item, crate::IOptions, &[u8]) -> bool,
+) -> std::io::Result<u64> {
+    let (encap, raw) = cfg.framing.reader();
+    read_items(input, encap, raw, cfg.params, cfg.options, cfg.srcid, f)
+}
+
 /// [`read_items`] with windows of `window` bytes (more than [`encap::MAX_PACKET`]).
 fn read_items_in<R: std::io::Read>(
     window: usize,
