@@ -855,7 +855,7 @@ impl<'a> Decoder<'a> {
                 tval,
             } => {
                 let addr = address.map(|a| (a << p.iaddress_lsb_p) & self.cur.mask());
-                if self.s.start_of_trace || self.s.pending_trap.is_some() {
+                let epc = if self.s.start_of_trace || self.s.pending_trap.is_some() {
                     // Exception on the first traced instruction (v2.0 `sec:thaddr`: address =
                     // EPC), or a trap immediately after another one (address = this trap's EPC
                     // is the previous handler).
@@ -867,23 +867,12 @@ impl<'a> Decoder<'a> {
                     if let Some(t) = self.s.pending_trap.take() {
                         self.emit_trap(&t, None, s);
                     }
-                    let t = PendingTrap {
-                        ecause,
-                        interrupt,
-                        tval,
-                        epc,
-                        address: addr,
-                    };
-                    if !thaddr {
-                        self.s.pending_trap = Some(t);
-                        return Ok(());
-                    }
-                    let handler = self.handler(addr, interrupt, ecause)?;
-                    self.emit_trap(&t, Some(handler), s);
-                    return self.sync(offset, handler, &sync, true, s);
-                }
-                let epc = self.exception_address(thaddr, addr);
-                self.check_trap(epc, interrupt, ecause)?;
+                    epc
+                } else {
+                    let epc = self.exception_address(thaddr, addr);
+                    self.check_trap(epc, interrupt, ecause)?;
+                    epc
+                };
                 let t = PendingTrap {
                     ecause,
                     interrupt,
