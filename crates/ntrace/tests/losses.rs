@@ -5,7 +5,11 @@
 
 use rvtrace_flow::{for_each_pc, FlowElement, LossReason};
 use rvtrace_isa::IsaConfig;
-use rvtrace_ntrace::codec::{parse, Addr, Body, CodecConfig, Frame, Frames, Message, Process};
+use rvtrace_ntrace::codec::{Addr, Body, CodecConfig, Process};
+
+#[path = "common/messages.rs"]
+mod messages;
+use messages::{bodies, bytes_of};
 use rvtrace_ntrace::decoder::{decode, DecoderConfig};
 use rvtrace_ntrace::encoder::encode;
 use rvtrace_ntrace::options::{EncoderConfig, Mode};
@@ -54,22 +58,6 @@ fn loss_kinds(run: &ProgramRun, bytes: &[u8]) -> Vec<String> {
         .collect()
 }
 
-fn bodies(bytes: &[u8]) -> Vec<Body> {
-    Frames::new(bytes)
-        .map(|f| match f {
-            Frame::Message(raw) => parse(&raw, &CodecConfig::default()).unwrap().body,
-            Frame::Error(e) => panic!("{e}"),
-        })
-        .collect()
-}
-
-fn bytes_of(bodies: &[Body]) -> Vec<u8> {
-    bodies
-        .iter()
-        .flat_map(|b| Message::new(*b).encode(&CodecConfig::default()).to_vec())
-        .collect()
-}
-
 fn stream(run: &ProgramRun, mode: Mode) -> Vec<Body> {
     let xlen = run.image.files()[0].xlen;
     let (bytes, _) = encode(
@@ -79,7 +67,7 @@ fn stream(run: &ProgramRun, mode: Mode) -> Vec<Body> {
         },
         &run.records,
     );
-    let b = bodies(&bytes);
+    let b = bodies(&bytes, &CodecConfig::default());
     assert_eq!(bytes_of(&b), bytes, "messages re-encode to the same bytes");
     assert_eq!(decode_all(run, &bytes), (run.pcs.clone(), vec![]));
     b

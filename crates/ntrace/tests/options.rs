@@ -6,7 +6,11 @@ use rvtrace_flow::LossReason;
 use rvtrace_flow::{for_each_pc, FlowElement, SyncReason};
 use rvtrace_image::Image;
 use rvtrace_isa::IsaConfig;
-use rvtrace_ntrace::codec::{parse, Body, CodecConfig, Frame, Frames};
+use rvtrace_ntrace::codec::{Body, CodecConfig, Frame, Frames};
+
+#[path = "common/messages.rs"]
+mod messages;
+use messages::bodies;
 use rvtrace_ntrace::decoder::{decode, DecoderConfig};
 use rvtrace_ntrace::encoder::encode;
 use rvtrace_ntrace::options::{EncoderConfig, Fifo, Mode, SyncUnit, TraceFilter};
@@ -38,15 +42,6 @@ fn pcs_of(image: &Image, elements: &[FlowElement]) -> Vec<u64> {
         }
     }
     pcs
-}
-
-fn bodies(bytes: &[u8], codec: &CodecConfig) -> Vec<Body> {
-    Frames::new(bytes)
-        .map(|f| match f {
-            Frame::Message(raw) => parse(&raw, codec).unwrap().body,
-            Frame::Error(e) => panic!("{e}"),
-        })
-        .collect()
 }
 
 /// Tracing only U and S mode of a program that switches privileges: ProgTraceCorrelation

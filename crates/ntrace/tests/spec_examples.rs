@@ -6,7 +6,11 @@ use rvtrace_flow::{for_each_pc, FlowElement};
 use rvtrace_image::Image;
 use rvtrace_ingress::{Itype, Record};
 use rvtrace_isa::{IsaConfig, Xlen};
-use rvtrace_ntrace::codec::{parse, Addr, Body, CodecConfig, Frame, Frames, Message};
+use rvtrace_ntrace::codec::{Addr, Body, CodecConfig};
+
+#[path = "common/messages.rs"]
+mod messages;
+use messages::{bodies, bytes_of};
 use rvtrace_ntrace::decoder::{decode, DecoderConfig};
 use rvtrace_ntrace::encoder::encode;
 use rvtrace_ntrace::options::{EncoderConfig, Mode};
@@ -62,22 +66,6 @@ fn records(insns: &[(u64, u32, Itype)]) -> Vec<Record> {
             priv_: 3,
             ..Record::default()
         })
-        .collect()
-}
-
-fn messages(bytes: &[u8]) -> Vec<Body> {
-    Frames::new(bytes)
-        .map(|f| match f {
-            Frame::Message(raw) => parse(&raw, &CodecConfig::default()).unwrap().body,
-            Frame::Error(e) => panic!("{e}"),
-        })
-        .collect()
-}
-
-fn bytes_of(bodies: &[Body]) -> Vec<u8> {
-    bodies
-        .iter()
-        .flat_map(|b| Message::new(*b).encode(&CodecConfig::default()).to_vec())
         .collect()
 }
 
@@ -165,7 +153,7 @@ fn icnt_btm_8_4_1() {
             ..EncoderConfig::new(Xlen::Rv64)
         };
         let (bytes, _) = encode(cfg, &records(run));
-        assert_eq!(messages(&bytes), want);
+        assert_eq!(bodies(&bytes, &CodecConfig::default()), want);
         let (pcs, losses) = run_decoder(&img, &bytes);
         assert!(losses.is_empty(), "{losses:?}");
         assert_eq!(pcs, run.iter().map(|r| r.0).collect::<Vec<_>>());
@@ -213,7 +201,10 @@ fn icnt_htm_8_4_2() {
     let expected = [(4, 0b11), (9, 0b101), (10, 0b100)];
     for (run, (icnt, hist)) in runs().iter().zip(expected) {
         let (bytes, _) = encode(EncoderConfig::new(Xlen::Rv64), &records(run));
-        assert_eq!(messages(&bytes), vec![pts(0, 0x80), ptc(icnt, Some(hist))]);
+        assert_eq!(
+            bodies(&bytes, &CodecConfig::default()),
+            vec![pts(0, 0x80), ptc(icnt, Some(hist))]
+        );
         let (pcs, losses) = run_decoder(&img, &bytes);
         assert!(losses.is_empty(), "{losses:?}");
         assert_eq!(pcs, run.iter().map(|r| r.0).collect::<Vec<_>>());
@@ -252,7 +243,7 @@ fn icnt_overflow_htm_8_4_4() {
     };
     let (bytes, _) = encode(cfg, &records(&run));
     assert_eq!(
-        messages(&bytes),
+        bodies(&bytes, &CodecConfig::default()),
         vec![
             pts(0, 0x80),
             Body::IndirectBranchHistSync {
@@ -309,7 +300,10 @@ fn icnt_full_ratified_example() {
         ..EncoderConfig::new(Xlen::Rv64)
     };
     let (bytes, _) = encode(cfg, &records(&run));
-    assert_eq!(messages(&bytes), vec![pts(0, 0x80), rf, ptc(5, None)]);
+    assert_eq!(
+        bodies(&bytes, &CodecConfig::default()),
+        vec![pts(0, 0x80), rf, ptc(5, None)]
+    );
     assert_eq!(run_decoder(&img, &bytes), (pcs.clone(), vec![]));
     let htm = bytes_of(&[pts(0, 0x80), rf, ptc(5, Some(0x2))]);
     assert_eq!(run_decoder(&img, &htm), (pcs, vec![]));
@@ -355,7 +349,7 @@ fn hrepeat_9_3() {
     };
     let (bytes, _) = encode(cfg, &records(&run));
     assert_eq!(
-        messages(&bytes),
+        bodies(&bytes, &CodecConfig::default()),
         vec![
             pts(0, 0x80),
             Body::ResourceFull {
