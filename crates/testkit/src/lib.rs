@@ -11,6 +11,7 @@ pub mod flow;
 pub mod randprog;
 pub mod records;
 
+pub use rvtrace_rng::Rng;
 pub use rvtrace_sim::Stop;
 
 use std::fs::File;
@@ -441,13 +442,13 @@ pub fn spike() -> Result<PathBuf, String> {
     }
 }
 
-/// A reader returning its bytes in pieces of 1 to `max` bytes (xorshift sizes, reproducible by
-/// `seed`, which must not be 0): streaming readers fed by it must give what they give on the
-/// whole input.
+/// A reader returning its bytes in pieces of 1 to `max` bytes (sizes drawn by [`Rng`] from
+/// `seed`, so reproducible): streaming readers fed by it must give what they give on the whole
+/// input.
 pub struct ChunkedReader<'a> {
     /// The bytes not yet read.
     pub data: &'a [u8],
-    /// The xorshift state.
+    /// The state of the [`Rng`] drawing the sizes.
     pub seed: u64,
     /// The largest piece.
     pub max: u64,
@@ -455,10 +456,9 @@ pub struct ChunkedReader<'a> {
 
 impl std::io::Read for ChunkedReader<'_> {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        self.seed ^= self.seed << 13;
-        self.seed ^= self.seed >> 7;
-        self.seed ^= self.seed << 17;
-        let n = (1 + self.seed % self.max) as usize;
+        let mut g = Rng(self.seed);
+        let n = (1 + g.below(self.max)) as usize;
+        self.seed = g.0;
         let n = n.min(buf.len()).min(self.data.len());
         buf[..n].copy_from_slice(&self.data[..n]);
         self.data = &self.data[n..];
