@@ -51,9 +51,14 @@ impl Rng {
         self.below(100) < percent
     }
 
-    /// True or false, each with probability 1/2.
+    /// True with probability 1/`n` (`n` > 0).
+    pub fn one_in(&mut self, n: u64) -> bool {
+        self.below(n) == 0
+    }
+
+    /// True or false, each with probability 1/2 (the lowest bit of a draw).
     pub fn coin(&mut self) -> bool {
-        self.next_u64() >> 63 != 0
+        self.next_u64() & 1 != 0
     }
 
     /// A uniformly chosen element of `items` (not empty).
@@ -100,6 +105,9 @@ mod tests {
         assert!(lo_seen && hi_seen);
         assert!(!Rng(1).chance(0));
         assert!(Rng(1).chance(100));
+        assert!(Rng(1).one_in(1));
+        let ones = (0..1000).filter(|_| r.one_in(10)).count();
+        assert!((50..150).contains(&ones), "{ones}");
         let heads = (0..1000).filter(|_| r.coin()).count();
         assert!((400..600).contains(&heads), "{heads}");
     }
