@@ -1,5 +1,6 @@
 //! Helpers shared by rvtrace's tests: where the conformance vectors are (`shared/conformance`,
-//! see its README), reading them (gzip or plain), and PC lists.
+//! see its README), reading them (gzip or plain), and PC lists; the tests' one random generator
+//! is [`Rng`] (from `rvtrace-rng`, which the crates below this one use directly).
 //!
 //! The vectors live outside this repository. When they are missing, tests that need them print a
 //! note and pass without checking, unless `RVTRACE_REQUIRE_CONFORMANCE=1` is set, in which case
