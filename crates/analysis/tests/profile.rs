@@ -407,13 +407,8 @@ fn arbitrary_flow_keeps_every_instruction() {
     use rvtrace_flow::{FlowElement as E, SyncReason};
     let r = run("recurse-rv64gc");
     let text = r.syms.functions().iter().map(|f| f.end).max().unwrap();
-    let mut seed = 0x2545_f491_4f6c_dd1du64;
-    let mut next = move |n: u64| {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        seed % n.max(1)
-    };
+    let mut rng = rvtrace_testkit::Rng(0x2545_f491_4f6c_dd1d);
+    let mut next = move |n: u64| rng.below(n.max(1));
     for round in 0..20 {
         let mut p = Profiler::new(&r.run.image, &r.syms, r.isa);
         let mut c = Counter::new(&r.run.image);

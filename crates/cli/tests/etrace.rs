@@ -93,13 +93,9 @@ fn bad_input_is_one_line_and_status_125() {
     assert_eq!(String::from_utf8_lossy(&o.stderr).lines().count(), 1);
     // Garbage decodes to errors, never a crash.
     let junk = tmp.join("junk.bin");
-    std::fs::write(
-        &junk,
-        (0..4096u32)
-            .map(|i| (i.wrapping_mul(2654435761u32) >> 13) as u8)
-            .collect::<Vec<_>>(),
-    )
-    .unwrap();
+    let mut bytes = vec![0u8; 4096];
+    rvtrace_testkit::Rng(1).fill(&mut bytes);
+    std::fs::write(&junk, bytes).unwrap();
     let o = rvtrace(&["dump", "etrace", junk.to_str().unwrap()]);
     assert!(matches!(o.status.code(), Some(0 | 1)));
 }

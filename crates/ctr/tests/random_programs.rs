@@ -14,7 +14,7 @@ use rvtrace_image::Image;
 use rvtrace_isa::{CfClass, Xlen};
 use rvtrace_sim::decode::{decode, Extensions, Op};
 use rvtrace_sim::{Config, Hart, Observer, Retired, Stop, TrapInfo};
-use rvtrace_testkit::randprog::Rng;
+use rvtrace_testkit::Rng;
 
 /// One control transfer of the stream.
 #[derive(Clone, Copy, Debug)]

@@ -253,15 +253,8 @@ mod tests {
                 enc.push(r).unwrap();
             }
             let trace = enc.finish().unwrap().into_inner();
-            let mut x = 0x9e37_79b9_7f4a_7c15u64;
-            let garbage: Vec<u8> = (0..20_000)
-                .map(|_| {
-                    x ^= x << 13;
-                    x ^= x >> 7;
-                    x ^= x << 17;
-                    x as u8
-                })
-                .collect();
+            let mut garbage = vec![0u8; 20_000];
+            rvtrace_testkit::Rng(1).fill(&mut garbage);
             let mut inputs = vec![trace.clone(), trace[..trace.len() / 2].to_vec(), garbage];
             for k in [3usize, 101, 977] {
                 let mut bad = trace.clone();
@@ -430,15 +423,8 @@ mod tests {
         })
         .unwrap();
         // Packets of random bytes: many errors, many packets, every byte looked at.
-        let mut x = 5u64;
-        let data: Vec<u8> = (0..1 << 16)
-            .map(|_| {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                x as u8
-            })
-            .collect();
+        let mut data = vec![0u8; 1 << 16];
+        rvtrace_testkit::Rng(5).fill(&mut data);
         let given = std::cell::Cell::new(0);
         let r = Repeat {
             data: &data,

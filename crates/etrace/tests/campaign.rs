@@ -19,25 +19,7 @@ use rvtrace_etrace::decoder::{decode_stream, Decoder};
 use rvtrace_etrace::encoder::{Encoder, FrameWriter};
 use rvtrace_flow::{FlowElement, FlowSink, PcWriter};
 use rvtrace_isa::IsaConfig;
-use rvtrace_testkit::{parse_pcs, run_test_program, ProgramRun};
-
-/// A small deterministic generator (xorshift64*).
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        if n == 0 {
-            0
-        } else {
-            (self.next() % n as u64) as usize
-        }
-    }
-}
+use rvtrace_testkit::{parse_pcs, run_test_program, ChunkedReader, ProgramRun, Rng};
 
 /// The stream types of the campaign.
 fn stream_types() -> Vec<(&'static str, ConfigInputs)> {
@@ -154,15 +136,15 @@ fn damage(class: &str, st: &Stream, rng: &mut Rng) -> (Vec<u8>, String) {
     let desc;
     match class {
         "bitflip" => {
-            let i = rng.below(n);
-            let b = rng.below(8);
+            let i = rng.index(n);
+            let b = rng.index(8);
             bad[i] ^= 1 << b;
             desc = format!("bit {b} of byte {i:#x} flipped");
         }
         "insdel" => {
-            let i = rng.below(n);
-            if rng.next() & 1 == 0 {
-                let v = rng.next() as u8;
+            let i = rng.index(n);
+            if rng.coin() {
+                let v = rng.next_u64() as u8;
                 bad.insert(i, v);
                 desc = format!("byte {v:#04x} inserted at {i:#x}");
             } else {
@@ -171,9 +153,9 @@ fn damage(class: &str, st: &Stream, rng: &mut Rng) -> (Vec<u8>, String) {
             }
         }
         "chunk" => {
-            let len = 1 + rng.below(48.min(n / 2).max(1));
-            let i = rng.below(n - len);
-            match rng.below(3) {
+            let len = 1 + rng.index(48.min(n / 2).max(1));
+            let i = rng.index(n - len);
+            match rng.index(3) {
                 0 => {
                     bad.drain(i..i + len);
                     desc = format!("{len} bytes at {i:#x} removed");
@@ -184,7 +166,7 @@ fn damage(class: &str, st: &Stream, rng: &mut Rng) -> (Vec<u8>, String) {
                     desc = format!("{len} bytes at {i:#x} duplicated");
                 }
                 _ => {
-                    let j = rng.below(n - len);
+                    let j = rng.index(n - len);
                     let (a, b) = if i < j { (i, j) } else { (j, i) };
                     if a + len <= b {
                         let ca = good[a..a + len].to_vec();
@@ -201,10 +183,10 @@ fn damage(class: &str, st: &Stream, rng: &mut Rng) -> (Vec<u8>, String) {
         }
         "truncation" => {
             // Half of the cuts exactly at a packet boundary.
-            let at = if rng.next() & 1 == 0 {
-                st.packet_offsets[rng.below(st.packet_offsets.len())]
+            let at = if rng.coin() {
+                st.packet_offsets[rng.index(st.packet_offsets.len())]
             } else {
-                rng.below(n)
+                rng.index(n)
             };
             bad.truncate(at);
             desc = format!("cut at {at:#x} of {n:#x}");
@@ -212,14 +194,14 @@ fn damage(class: &str, st: &Stream, rng: &mut Rng) -> (Vec<u8>, String) {
         "wrap" => {
             // A circular buffer: the bytes before `at` were overwritten (lost); optionally the
             // lost head's bytes follow at the end (the buffer read from its write pointer).
-            let at = if rng.next() & 1 == 0 {
-                st.packet_offsets[1 + rng.below(st.packet_offsets.len() - 1)]
+            let at = if rng.coin() {
+                st.packet_offsets[1 + rng.index(st.packet_offsets.len() - 1)]
             } else {
-                1 + rng.below(n - 1)
+                1 + rng.index(n - 1)
             };
             let head = good[..at].to_vec();
             bad.drain(..at);
-            if rng.next() & 1 == 0 {
+            if rng.coin() {
                 bad.extend_from_slice(&head);
                 desc = format!("starts at {at:#x}, head appended");
             } else {
@@ -302,35 +284,37 @@ fn campaign() -> Vec<(&'static str, &'static str, Tally)> {
 /// (stream type, class, exact, reported, silent-wrong) measured with the fixed seeds (re-measured
 /// when `csrs-rv32imac`'s run changed: in issue 10, its counter probes moved to `pmu_access`; in
 /// issue 14, the hart lost H, so it prints other `misa`/`mideleg`/`mie` values: 77 -> 78
-/// silent-wrong of 1,800). Before
+/// silent-wrong of 1,800; in session 26 the damage is drawn by the shared generator,
+/// `rvtrace_testkit::Rng`, so other streams are damaged: 78 -> 73, still none in truncation
+/// and wrap). Before
 /// issue 9 the decoder reported no truncation at a packet boundary and no stream that lost its
 /// start (534 silent-wrong of these 1,800; now 0 in those classes). What remains is
 /// silent-wrong because the damaged stream is a well-formed trace that agrees with the program
 /// (see [`Tally::silent`]).
 const EXPECTED: [(&str, &str, u32, u32, u32); 25] = [
-    ("default", "bitflip", 8, 57, 7),
+    ("default", "bitflip", 7, 56, 9),
     ("default", "insdel", 0, 72, 0),
-    ("default", "chunk", 0, 61, 11),
+    ("default", "chunk", 0, 66, 6),
     ("default", "truncation", 0, 72, 0),
     ("default", "wrap", 0, 72, 0),
-    ("implicit-return", "bitflip", 6, 64, 2),
-    ("implicit-return", "insdel", 0, 72, 0),
-    ("implicit-return", "chunk", 0, 66, 6),
+    ("implicit-return", "bitflip", 10, 60, 2),
+    ("implicit-return", "insdel", 1, 71, 0),
+    ("implicit-return", "chunk", 0, 67, 5),
     ("implicit-return", "truncation", 0, 72, 0),
     ("implicit-return", "wrap", 0, 72, 0),
-    ("branch-prediction", "bitflip", 10, 57, 5),
-    ("branch-prediction", "insdel", 0, 72, 0),
-    ("branch-prediction", "chunk", 1, 62, 9),
+    ("branch-prediction", "bitflip", 13, 55, 4),
+    ("branch-prediction", "insdel", 1, 71, 0),
+    ("branch-prediction", "chunk", 0, 66, 6),
     ("branch-prediction", "truncation", 0, 72, 0),
     ("branch-prediction", "wrap", 0, 72, 0),
-    ("full-address", "bitflip", 11, 50, 11),
+    ("full-address", "bitflip", 8, 51, 13),
     ("full-address", "insdel", 0, 72, 0),
     ("full-address", "chunk", 0, 68, 4),
     ("full-address", "truncation", 0, 72, 0),
     ("full-address", "wrap", 0, 72, 0),
-    ("reference", "bitflip", 10, 57, 5),
-    ("reference", "insdel", 0, 63, 9),
-    ("reference", "chunk", 1, 62, 9),
+    ("reference", "bitflip", 8, 54, 10),
+    ("reference", "insdel", 0, 65, 7),
+    ("reference", "chunk", 1, 64, 7),
     ("reference", "truncation", 0, 72, 0),
     ("reference", "wrap", 0, 72, 0),
 ];
@@ -379,7 +363,7 @@ fn memory_is_flat_on_hostile_bytes() {
                     if what == "0xff" {
                         0xff
                     } else {
-                        rng.next() as u8
+                        rng.next_u64() as u8
                     }
                 })
                 .collect();
@@ -409,9 +393,9 @@ fn hostile_files_are_reported() {
     for (stype, inputs) in stream_types() {
         let st = make_stream(&run, &inputs);
         let mut rng = Rng(7);
-        let random: Vec<u8> = (0..4096).map(|_| rng.next() as u8).collect();
+        let random: Vec<u8> = (0..4096).map(|_| rng.next_u64() as u8).collect();
         let mut header_garbage = st.bytes[..st.packet_offsets[3]].to_vec();
-        header_garbage.extend((0..2048).map(|_| rng.next() as u8));
+        header_garbage.extend((0..2048).map(|_| rng.next_u64() as u8));
         let files: Vec<(&str, Vec<u8>)> = vec![
             ("empty", vec![]),
             ("one byte", vec![0x42]),
@@ -426,17 +410,6 @@ fn hostile_files_are_reported() {
             assert_eq!(d.errors, d.losses, "{stype} {what}");
             assert!(d.errors > 0, "{stype} {what}: not reported");
         }
-    }
-}
-
-/// A reader that hands out its bytes in small pieces of varying size.
-struct Pieces<'a>(&'a [u8], Rng);
-impl std::io::Read for Pieces<'_> {
-    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        let n = (1 + self.1.below(700)).min(buf.len()).min(self.0.len());
-        buf[..n].copy_from_slice(&self.0[..n]);
-        self.0 = &self.0[n..];
-        Ok(n)
     }
 }
 
@@ -455,7 +428,7 @@ fn streaming_decode_equals_whole_input_decode() {
         for class in CLASSES {
             inputs.push(damage(class, &st, &mut rng).0);
         }
-        inputs.push((0..300_000).map(|_| rng.next() as u8).collect());
+        inputs.push((0..300_000).map(|_| rng.next_u64() as u8).collect());
         inputs.push(vec![0xff; 200_000]);
         for data in &inputs {
             let mut whole = Vec::new();
@@ -463,8 +436,18 @@ fn streaming_decode_equals_whole_input_decode() {
             decode_stream(data, encap, raw, &mut dec, &mut whole);
             let mut streamed = Vec::new();
             let mut dec2 = Decoder::new(&st.code, &st.run.image, st.cfg.params, st.cfg.options);
-            let n =
-                decode_reader(Pieces(data, Rng(5)), encap, raw, &mut dec2, &mut streamed).unwrap();
+            let n = decode_reader(
+                ChunkedReader {
+                    data,
+                    seed: 5,
+                    max: 700,
+                },
+                encap,
+                raw,
+                &mut dec2,
+                &mut streamed,
+            )
+            .unwrap();
             assert_eq!(n, data.len() as u64);
             assert!(whole == streamed, "{stype}: {} bytes", data.len());
             assert_eq!(dec.stats, dec2.stats, "{stype}");

@@ -9,18 +9,7 @@ use rvtrace_etrace::encoder::{Encoder, FrameWriter};
 use rvtrace_etrace::{IOptions, Params};
 use rvtrace_flow::FlowElement;
 use rvtrace_isa::IsaConfig;
-use rvtrace_testkit::{run_test_program, test_programs};
-
-/// A small deterministic generator (xorshift64*).
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-}
+use rvtrace_testkit::{run_test_program, test_programs, Rng};
 
 #[test]
 fn corrupted_traces_decode_without_panicking() {
@@ -55,23 +44,23 @@ fn corrupted_traces_decode_without_panicking() {
             match trial % 4 {
                 // Flip a few bits.
                 0 => {
-                    for _ in 0..1 + rng.next() % 4 {
-                        let i = (rng.next() % bad.len() as u64) as usize;
-                        bad[i] ^= 1 << (rng.next() % 8);
+                    for _ in 0..1 + rng.next_u64() % 4 {
+                        let i = (rng.next_u64() % bad.len() as u64) as usize;
+                        bad[i] ^= 1 << (rng.next_u64() % 8);
                     }
                 }
                 // Truncate.
-                1 => bad.truncate((rng.next() % bad.len() as u64) as usize),
+                1 => bad.truncate((rng.next_u64() % bad.len() as u64) as usize),
                 // Start in the middle.
                 2 => {
-                    let i = (rng.next() % bad.len() as u64) as usize;
+                    let i = (rng.next_u64() % bad.len() as u64) as usize;
                     bad.drain(..i);
                 }
                 // Overwrite a run with garbage.
                 _ => {
-                    let i = (rng.next() % bad.len() as u64) as usize;
+                    let i = (rng.next_u64() % bad.len() as u64) as usize;
                     for b in bad.iter_mut().skip(i).take(16) {
-                        *b = rng.next() as u8;
+                        *b = rng.next_u64() as u8;
                     }
                 }
             }
@@ -102,13 +91,13 @@ fn random_bytes_parse_and_decode_without_panicking() {
     let code = Code::new(&image, IsaConfig::rv32());
     let mut rng = Rng(99);
     for trial in 0..200 {
-        let len = (rng.next() % 2000) as usize;
-        let data: Vec<u8> = (0..len).map(|_| rng.next() as u8).collect();
+        let len = (rng.next_u64() % 2000) as usize;
+        let data: Vec<u8> = (0..len).map(|_| rng.next_u64() as u8).collect();
         let mut p = Params::rvtrace(32);
         p.call_counter_size_p = (trial % 3) as u8 * 4;
         p.cache_size_p = (trial % 2) as u8 * 3;
         p.bpred_size_p = (trial % 2) as u8 * 5;
-        let o = IOptions::from_bits(rng.next());
+        let o = IOptions::from_bits(rng.next_u64());
         for raw in [false, true] {
             for item in PacketReader::new(&data, EncapConfig::PLAIN, raw, p, o) {
                 let _ = item;

@@ -1033,10 +1033,10 @@ mod tests {
         let mut image = Image::new();
         let elf = include_bytes!("../../../programs/elf/recurse-rv64gc.elf");
         image.load_bytes("recurse", elf).unwrap();
-        let mut x = 99u64;
+        let mut x = rvtrace_testkit::Rng(99);
         let mut ranges: Vec<(u64, u64, u64)> = Vec::new();
         for _ in 0..3000 {
-            let r = xorshift(&mut x);
+            let r = x.next_u64();
             let range = match r % 8 {
                 // An earlier range again, or with another last.
                 0..=2 if !ranges.is_empty() => {
@@ -1046,7 +1046,7 @@ mod tests {
                         _ => (s, l, c),
                     }
                 }
-                3 => (xorshift(&mut x), xorshift(&mut x), xorshift(&mut x)),
+                3 => (x.next_u64(), x.next_u64(), x.next_u64()),
                 _ => {
                     let s = 0x8000_0000 + (r >> 20) % 0x800 * 2;
                     (s, s + (r >> 40) % 64, (r >> 50) % 3)
@@ -1078,14 +1078,6 @@ mod tests {
         assert_eq!(String::from_utf8(w.finish().unwrap()).unwrap(), want);
     }
 
-    /// xorshift64: reproducible values without a dependency.
-    fn xorshift(x: &mut u64) -> u64 {
-        *x ^= *x << 13;
-        *x ^= *x >> 7;
-        *x ^= *x << 17;
-        *x
-    }
-
     /// The fast formatter against `format!("{:#x}")`: edge values, every nibble boundary
     /// (2^k, 2^k - 1), RV32 addresses and random values of every width.
     #[test]
@@ -1094,9 +1086,9 @@ mod tests {
         for k in 0..64 {
             vals.extend([1u64 << k, (1u64 << k) - 1, (1u64 << k) | 0xa]);
         }
-        let mut x = 0x1234_5678_9abc_def1u64;
+        let mut x = rvtrace_testkit::Rng(0x1234_5678_9abc_def1);
         for _ in 0..20_000 {
-            let r = xorshift(&mut x);
+            let r = x.next_u64();
             vals.push(r);
             vals.push(r >> (r % 64));
             vals.push(r as u32 as u64);
@@ -1119,17 +1111,17 @@ mod tests {
         image.load_bytes("recurse", elf).unwrap();
         let text_seg = image.segments().iter().find(|s| s.is_executable()).unwrap();
         let (lo, hi) = (text_seg.vaddr, text_seg.vaddr + text_seg.data.len() as u64);
-        let mut x = 77u64;
+        let mut x = rvtrace_testkit::Rng(77);
         let mut want = Vec::new();
         let mut text = PcWriter::new(&image, Vec::new());
         let mut bin = PcWriter::with_format(&image, Vec::new(), PcFormat::Bin);
         for _ in 0..300 {
             // A run from a random instruction boundary of the first bytes, up to 40 long.
             let mut start = lo;
-            for _ in 0..xorshift(&mut x) % 200 {
+            for _ in 0..x.next_u64() % 200 {
                 start += insn_len_at(&image, start).unwrap();
             }
-            let count = 1 + xorshift(&mut x) % 40;
+            let count = 1 + x.next_u64() % 40;
             let mut n = 0;
             let mut pc = start;
             while n < count && pc < hi - 4 {

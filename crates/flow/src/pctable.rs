@@ -195,23 +195,15 @@ impl<'a> PcTable<'a> {
 mod tests {
     use crate::{for_each_pc, FlowElement, FlowSink, PcFormat, PcTable, PcWriter, PCS_BIN_MAGIC};
     use rvtrace_image::Image;
-    use rvtrace_testkit::{elf_with_segments, PF_R, PF_W, PF_X};
+    use rvtrace_testkit::{elf_with_segments, Rng, PF_R, PF_W, PF_X};
     use std::sync::Arc;
-
-    /// xorshift64: reproducible values without a dependency.
-    fn next(x: &mut u64) -> u64 {
-        *x ^= *x << 13;
-        *x ^= *x >> 7;
-        *x ^= *x << 17;
-        *x
-    }
 
     /// Code of every length encoding: 16, 32, 48, 64 and 80+ bits, and the reserved one
     /// (unknown length), `n` bytes (odd `n`: the segment ends in half a parcel).
-    fn code(x: &mut u64, n: usize) -> Vec<u8> {
+    fn code(x: &mut Rng, n: usize) -> Vec<u8> {
         let mut b = Vec::new();
         while b.len() < n {
-            let (parcel, len): (u16, usize) = match next(x) % 40 {
+            let (parcel, len): (u16, usize) = match x.next_u64() % 40 {
                 0 => (0x1f, 6),
                 1 => (0x3f, 8),
                 2 => (0x7f | 0x2000, 12),
@@ -221,7 +213,7 @@ mod tests {
             };
             b.extend_from_slice(&parcel.to_le_bytes());
             for _ in 2..len {
-                b.push(next(x) as u8);
+                b.push(x.next_u64() as u8);
             }
         }
         b.truncate(n);
@@ -233,9 +225,9 @@ mod tests {
     #[test]
     fn table_equals_walk() {
         for seed in 1..=12u64 {
-            let mut x = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+            let mut x = Rng(seed);
             let base = 0x8000_0000u64;
-            let odd = (next(&mut x) % 2) as usize;
+            let odd = (x.next_u64() % 2) as usize;
             let a = code(&mut x, 3000 + odd);
             let b = code(&mut x, 1000 + odd);
             let c = code(&mut x, 400);
@@ -264,15 +256,15 @@ mod tests {
                 let table = Arc::new(PcTable::new(&image, format));
                 let mut good = 0;
                 for _ in 0..1500 {
-                    let start = match next(&mut x) % 4 {
-                        0 => c_at + next(&mut x) % 400,
-                        1 => b_at + next(&mut x) % 1000,
-                        _ => base + next(&mut x) % 3000,
+                    let start = match x.next_u64() % 4 {
+                        0 => c_at + x.next_u64() % 400,
+                        1 => b_at + x.next_u64() % 1000,
+                        _ => base + x.next_u64() % 3000,
                     };
-                    let count = match next(&mut x) % 10 {
+                    let count = match x.next_u64() % 10 {
                         0 => 0,
-                        1 => 1 + next(&mut x) % 2000,
-                        _ => 1 + next(&mut x) % 12,
+                        1 => 1 + x.next_u64() % 2000,
+                        _ => 1 + x.next_u64() % 12,
                     };
                     let e = FlowElement::Range {
                         start,
@@ -337,11 +329,11 @@ mod tests {
     /// it written straight out, in order.
     #[test]
     fn long_output() {
-        let mut x = 5u64;
+        let mut x = Rng(5);
         let base = 0x1000u64;
         // 16- and 32-bit instructions only: every range from the start is in the table.
         let a: Vec<u8> = (0..40_000)
-            .flat_map(|_| match next(&mut x) % 2 {
+            .flat_map(|_| match x.next_u64() % 2 {
                 0 => vec![0x01, 0x00],
                 _ => vec![0x13, 0x00, 0x00, 0x00],
             })
@@ -353,9 +345,9 @@ mod tests {
             let mut w = PcWriter::with_format(&image, Vec::new(), format);
             let mut want = Vec::new();
             for _ in 0..200 {
-                let count = match next(&mut x) % 8 {
-                    0 => 1 + next(&mut x) % 30_000,
-                    _ => 1 + next(&mut x) % 300,
+                let count = match x.next_u64() % 8 {
+                    0 => 1 + x.next_u64() % 30_000,
+                    _ => 1 + x.next_u64() % 300,
                 };
                 w.element(&FlowElement::Range {
                     start: base,

@@ -4,23 +4,10 @@ mod common;
 
 use common::*;
 use rvtrace_image::Image;
+use rvtrace_rng::Rng;
 
 const RV64: &[u8] = include_bytes!("data/crc-rv64gc.elf");
 const RV32: &[u8] = include_bytes!("data/crc-rv32imac.elf");
-
-/// xorshift64*: deterministic, dependency-free.
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-}
 
 /// Runs every query on a successfully loaded image (must not panic either).
 fn exercise(image: &Image, rng: &mut Rng) {
@@ -28,7 +15,7 @@ fn exercise(image: &Image, rng: &mut Rng) {
     for s in image.segments() {
         let r = s.vaddr_range();
         probes.extend([r.start, r.end, r.end.wrapping_sub(1), r.end.wrapping_sub(2)]);
-        probes.push(r.start.wrapping_add(rng.next() % (r.end - r.start)));
+        probes.push(r.start.wrapping_add(rng.next_u64() % (r.end - r.start)));
     }
     for s in image.symbols().iter().take(50) {
         probes.extend([s.addr, s.addr.wrapping_add(s.size)]);
@@ -92,18 +79,18 @@ fn random_corruption() {
         let header_end = 0x200.min(base.len());
         for _ in 0..4000 {
             let mut bytes = base.to_vec();
-            for _ in 0..1 + rng.below(4) {
+            for _ in 0..1 + rng.index(4) {
                 // Mostly hit the structures the parser reads.
-                let pos = match rng.below(4) {
-                    0 | 1 => rng.below(header_end),
-                    2 => shoff + rng.below(bytes.len() - shoff),
-                    _ => rng.below(bytes.len()),
+                let pos = match rng.index(4) {
+                    0 | 1 => rng.index(header_end),
+                    2 => shoff + rng.index(bytes.len() - shoff),
+                    _ => rng.index(bytes.len()),
                 };
-                bytes[pos] = match rng.below(4) {
+                bytes[pos] = match rng.index(4) {
                     0 => 0,
                     1 => 0xff,
-                    2 => bytes[pos] ^ (1 << rng.below(8)),
-                    _ => rng.next() as u8,
+                    2 => bytes[pos] ^ (1 << rng.index(8)),
+                    _ => rng.next_u64() as u8,
                 };
             }
             let mut image = Image::new();
@@ -144,11 +131,11 @@ fn random_corruption() {
 fn random_garbage_after_magic() {
     let mut rng = Rng(42);
     for _ in 0..20_000 {
-        let len = rng.below(600);
-        let mut bytes: Vec<u8> = (0..len).map(|_| rng.next() as u8).collect();
+        let len = rng.index(600);
+        let mut bytes: Vec<u8> = (0..len).map(|_| rng.next_u64() as u8).collect();
         if len >= 20 {
             bytes[..4].copy_from_slice(b"\x7fELF");
-            bytes[4] = 1 + rng.below(2) as u8;
+            bytes[4] = 1 + rng.index(2) as u8;
             bytes[5] = 1;
             bytes[18..20].copy_from_slice(&243u16.to_le_bytes());
         }

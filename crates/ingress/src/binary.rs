@@ -1403,13 +1403,8 @@ mod tests {
     /// records between runs that change the time step, blocks closing at and inside runs.
     #[test]
     fn predicted_runs_write_the_same_bytes_as_records() {
-        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
-        let mut rnd = move |m: u64| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed % m
-        };
+        let mut rng = rvtrace_testkit::Rng(0x9e37_79b9_7f4a_7c15);
+        let mut rnd = move |m: u64| rng.below(m);
         for target in [1, 61, 300, 1 << 16] {
             let h = hdr();
             let mut fast = IngressWriter::new(Vec::new(), &h)
@@ -1493,13 +1488,8 @@ mod tests {
     /// holds, heads the state does not predict, blocks closing near runs.
     #[test]
     fn keyed_runs_write_the_same_bytes_as_records() {
-        let mut seed = 0x1234_5678_9abc_def1u64;
-        let mut rnd = move |m: u64| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed % m
-        };
+        let mut rng = rvtrace_testkit::Rng(0x1234_5678_9abc_def1);
+        let mut rnd = move |m: u64| rng.below(m);
         let blocks: Vec<Vec<Near>> = (0..300)
             .map(|b| {
                 let mut pc = 0x8000_0000u64 + b * 0x1000;
@@ -1593,13 +1583,8 @@ mod tests {
     /// steps that repeat and change, jumps, across block starts.
     #[test]
     fn block_records_write_the_same_bytes_as_records() {
-        let mut seed = 0x2545_f491_4f6c_dd1du64;
-        let mut rnd = move |m: u64| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed % m
-        };
+        let mut rng = rvtrace_testkit::Rng(0x2545_f491_4f6c_dd1d);
+        let mut rnd = move |m: u64| rng.below(m);
         for target in [1, 50, 1 << 16] {
             let h = hdr();
             let mut fast = IngressWriter::new(Vec::new(), &h)

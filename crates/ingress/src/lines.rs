@@ -332,9 +332,9 @@ mod tests {
         let mut g = gen::Rng(0x1234_5678_9abc_def1);
         for i in 0..200_000 {
             let d: [u8; 8] = std::array::from_fn(|_| match i % 4 {
-                0 => BYTES[g.below(BYTES.len())],
-                1 => g.next() as u8,
-                _ => BYTES[g.below(22)],
+                0 => *g.pick(BYTES),
+                1 => g.next_u64() as u8,
+                _ => BYTES[g.index(22)],
             });
             let table = d.iter().try_fold(0u32, |v, &b| {
                 let h = HEX[b as usize];
@@ -359,48 +359,38 @@ mod tests {
 /// Random text for the tests that compare the fast parsers with the simple ones.
 #[cfg(test)]
 pub(crate) mod gen {
-    /// A small xorshift generator (deterministic seeds).
-    pub(crate) struct Rng(pub u64);
+    pub(crate) use rvtrace_testkit::Rng;
 
-    impl Rng {
-        pub(crate) fn next(&mut self) -> u64 {
-            let mut x = self.0;
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            self.0 = x;
-            x
-        }
-
-        pub(crate) fn below(&mut self, n: usize) -> usize {
-            (self.next() % n as u64) as usize
-        }
-
+    /// Text drawn from the generator.
+    pub(crate) trait Text {
         /// A value for a field whose largest valid value is `max`: small values mostly, the
         /// ones around `max` (valid and not) now and then.
-        pub(crate) fn edge(&mut self, max: u64) -> u64 {
+        fn edge(&mut self, max: u64) -> u64;
+        /// `s` damaged now and then: a byte replaced, inserted or removed.
+        fn damage(&mut self, s: &str) -> Vec<u8>;
+        /// A number as text: decimal or hex digits of varied length (sometimes too long).
+        fn digits(&mut self, hex: bool) -> String;
+    }
+
+    impl Text for Rng {
+        fn edge(&mut self, max: u64) -> u64 {
             match self.below(12) {
                 0 => max,
                 1 => max + 1,
                 2 => max - max.min(1),
-                3 => max + 2 + self.below(300) as u64,
-                _ => self.below(2) as u64,
+                3 => max + 2 + self.below(300),
+                _ => self.below(2),
             }
         }
 
-        pub(crate) fn pick<'a>(&mut self, v: &[&'a str]) -> &'a str {
-            v[self.below(v.len())]
-        }
-
-        /// `s` damaged now and then: a byte replaced, inserted or removed.
-        pub(crate) fn damage(&mut self, s: &str) -> Vec<u8> {
+        fn damage(&mut self, s: &str) -> Vec<u8> {
             let mut b = s.as_bytes().to_vec();
             const JUNK: &[u8] = b" \t\r,0xX9fFgG.-\xff\xc3";
             if self.below(3) == 0 {
                 let n = 1 + self.below(2);
                 for _ in 0..n {
-                    let i = self.below(b.len() + 1);
-                    let j = JUNK[self.below(JUNK.len())];
+                    let i = self.index(b.len() + 1);
+                    let j = *self.pick(JUNK);
                     match self.below(3) {
                         0 if i < b.len() => b[i] = j,
                         1 if i < b.len() => {
@@ -413,13 +403,12 @@ pub(crate) mod gen {
             b
         }
 
-        /// A number as text: decimal or hex digits of varied length (sometimes too long).
-        pub(crate) fn digits(&mut self, hex: bool) -> String {
+        fn digits(&mut self, hex: bool) -> String {
             let v = match self.below(4) {
-                0 => self.below(3) as u64,
-                1 => self.next() >> self.below(64),
-                2 => self.next(),
-                _ => self.below(20) as u64,
+                0 => self.below(3),
+                1 => self.next_u64() >> self.below(64),
+                2 => self.next_u64(),
+                _ => self.below(20),
             };
             let mut s = if hex { format!("{v:x}") } else { v.to_string() };
             if self.below(10) == 0 {

@@ -230,7 +230,7 @@ fn campaign() {
             // Insert a byte.
             let at = rng.below(len as u64 + 1) as usize;
             let mut d = s.bytes.clone();
-            d.insert(at, rng.next() as u8);
+            d.insert(at, rng.next_u64() as u8);
             let got = read(&d);
             assert_intact_prefix(s, &format!("insert at {at}"), at, &got);
             tallies[1].1.add(s, &format!("insert at {at}"), &got);
@@ -342,7 +342,7 @@ fn hostile_files_are_reported() {
     let good = &streams()[0].bytes;
     let hlen = 20 + u16::from_le_bytes([good[14], good[15]]) as usize;
     let mut rng = Rng(99);
-    let random: Vec<u8> = (0..100_000).map(|_| rng.next() as u8).collect();
+    let random: Vec<u8> = (0..100_000).map(|_| rng.next_u64() as u8).collect();
     let mut with_garbage = good[..hlen].to_vec();
     with_garbage.extend_from_slice(&random);
     let mut zeros_after_header = good[..hlen].to_vec();

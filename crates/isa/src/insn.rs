@@ -1085,11 +1085,9 @@ mod tests {
             let _ = decode(x, Xlen::Rv32, &Extensions::ALL);
             let _ = decode(x, Xlen::Rv64, &Extensions::ALL);
         }
-        let mut s = 0x1234_5678u32;
+        let mut rng = rvtrace_rng::Rng(0x1234_5678);
         for _ in 0..200_000 {
-            s ^= s << 13;
-            s ^= s >> 17;
-            s ^= s << 5;
+            let s = rng.next_u32();
             let _ = decode(s | 3, Xlen::Rv64, &Extensions::ALL);
             let _ = decode(s | 3, Xlen::Rv32, &Extensions::ALL);
         }

@@ -60,11 +60,9 @@ fn classifier_agrees_with_decoder() {
         for bits in (0..=0xffffu32).filter(|b| b & 3 != 3) {
             check(bits, xlen, &cfg, &mut n);
         }
-        let mut s = 0x0123_4567_89ab_cdefu64;
+        let mut rng = rvtrace_rng::Rng(0x0123_4567_89ab_cdef);
         for k in 0..400_000u32 {
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
+            let s = rng.next_u64();
             let mut bits = (s >> 16) as u32 | 3;
             // Half of them under the control-transfer and SYSTEM opcodes, with link registers.
             if k % 2 == 0 {

@@ -12,6 +12,7 @@ use std::process::Command;
 use rvtrace_isa::disasm::Disasm;
 use rvtrace_isa::insn::{decode, Extensions, Op};
 use rvtrace_isa::Xlen;
+use rvtrace_rng::Rng;
 
 fn xlen_of(bits: u32) -> Xlen {
     if bits == 32 {
@@ -59,18 +60,6 @@ fn appendix_c_instructions() {
     assert_eq!(dis(0, 0, 64), "unimp");
 }
 
-/// xorshift64: a fixed, reproducible sample.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-}
-
 /// The major opcodes of RV64GC + Zba/Zbb/Zbs/Zbc (the hart's extensions).
 const OPCODES: [u32; 20] = [
     0x03, 0x07, 0x0f, 0x13, 0x17, 0x1b, 0x23, 0x27, 0x2f, 0x33, 0x37, 0x3b, 0x43, 0x47, 0x4b, 0x4f,
@@ -86,7 +75,7 @@ fn encodings(seed: u64, n32: usize) -> Vec<u32> {
     v.extend((0..4096u32).map(|c| (c << 20) | (11 << 15) | (1 << 12) | 0x73));
     let mut rng = Rng(seed);
     for k in 0..n32 {
-        let r = rng.next();
+        let r = rng.next_u64();
         let op = if k % 21 == 20 {
             0x6f
         } else {
@@ -96,7 +85,7 @@ fn encodings(seed: u64, n32: usize) -> Vec<u32> {
         if k % 2 == 0 {
             // rd/rs1/rs2 in {0,1,2,5,10} and small immediates: where the aliases are.
             let pick = |i: u64| [0u32, 1, 2, 5, 10][(i % 5) as usize];
-            let s = rng.next();
+            let s = rng.next_u64();
             x = (x & !(0x1f << 7)) | (pick(s) << 7);
             x = (x & !(0x1f << 15)) | (pick(s >> 8) << 15);
             if s & 0x1000 != 0 {
@@ -125,7 +114,7 @@ fn encodings(seed: u64, n32: usize) -> Vec<u32> {
         (0x2800_1013, true),     // bseti
     ] {
         for k in 0..300 {
-            let r = rng.next() as u32;
+            let r = rng.next_u64() as u32;
             // rd, rs1 and rs2 (R-type) or shamt[5:0] (I-type).
             let free = if imm { 0x03ff_8f80 } else { 0x01ff_8f80 };
             let mut x = base | (r & free);
@@ -229,6 +218,11 @@ fn every_16bit_and_sampled_32bit_like_objdump() {
             }
             if (Op::Bclr as u8..=Op::Clmulr as u8).contains(&(op as u8)) {
                 zbs_zbc += 1;
+            }
+            // Outside the hart's ISA, objdump still decodes the withdrawn N extension's
+            // `uret` (the sample hits it since the shared generator came in): ours is `.4byte`.
+            if *bits == 0x0020_0073 && want == "uret" && got == ".4byte 0x200073" {
+                continue;
             }
             if &got != want {
                 bad.push(format!(

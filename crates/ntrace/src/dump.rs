@@ -321,15 +321,10 @@ mod tests {
         Ok(st)
     }
 
-    fn garbage(n: usize, mut x: u64) -> Vec<u8> {
-        (0..n)
-            .map(|_| {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                x as u8
-            })
-            .collect()
+    fn garbage(n: usize, seed: u64) -> Vec<u8> {
+        let mut v = vec![0; n];
+        rvtrace_testkit::Rng(seed).fill(&mut v);
+        v
     }
 
     /// A real trace (every message kind the encoder writes), cut, damaged and random bytes:
@@ -471,15 +466,8 @@ mod tests {
 
     #[test]
     fn garbage_never_panics() {
-        // A simple deterministic generator (xorshift) for bytes.
-        let mut x = 0x1234_5678_9abc_def0u64;
         let mut data = vec![0u8; 200_000];
-        for b in data.iter_mut() {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            *b = x as u8;
-        }
+        rvtrace_testkit::Rng(0x1234_5678_9abc_def0).fill(&mut data);
         for src_bits in [0, 3, 12] {
             let cfg = CodecConfig { src_bits };
             let mut out = Vec::new();

@@ -103,11 +103,9 @@ mod tests {
     #[test]
     fn every_result_rebuilds_the_window_end() {
         // Random windows with a planted pattern: what is found is a true description.
-        let mut x = 0x1234_5678_9abc_def1u64;
+        let mut rng = rvtrace_testkit::Rng(0x1234_5678_9abc_def1);
         for _ in 0..2000 {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
+            let x = rng.next_u64();
             let p = (x % 31 + 1) as u32;
             let head = ((x >> 8) % 20) as u32;
             let pat: String = (0..p)

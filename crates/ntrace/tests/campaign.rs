@@ -17,7 +17,7 @@ use rvtrace_ntrace::codec::{tcode, Frame, Frames};
 use rvtrace_ntrace::decoder::{Decoder, DecoderConfig};
 use rvtrace_ntrace::encoder::encode;
 use rvtrace_ntrace::options::{CallStack, EncoderConfig, Mode, SyncUnit};
-use rvtrace_testkit::run_program;
+use rvtrace_testkit::{run_program, Rng};
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -45,22 +45,6 @@ unsafe impl GlobalAlloc for Counting {
 
 #[global_allocator]
 static ALLOC: Counting = Counting;
-
-/// splitmix64: a tiny deterministic PRNG.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-}
 
 /// Compares decoded ranges with the truth as they come, and counts losses.
 struct Judge<'a> {
@@ -169,31 +153,31 @@ const CLASSES: [(&str, usize); 9] = [
 fn damage(class: &str, s: &[u8], bounds: &[usize], rng: &mut Rng) -> (Vec<u8>, usize) {
     let mut v = s.to_vec();
     let n = s.len();
-    let at = rng.below(n);
+    let at = rng.index(n);
     match class {
-        "bitflip" => v[at] ^= 1 << rng.below(8),
-        "insert" => v.insert(at, rng.next() as u8),
+        "bitflip" => v[at] ^= 1 << rng.index(8),
+        "insert" => v.insert(at, rng.next_u64() as u8),
         "delete" => {
             v.remove(at);
         }
         "chunk-remove" => {
-            let len = 1 + rng.below(64.min(n - at));
+            let len = 1 + rng.index(64.min(n - at));
             v.drain(at..at + len);
         }
         "chunk-dup" => {
-            let len = 1 + rng.below(64.min(n - at));
+            let len = 1 + rng.index(64.min(n - at));
             let c = s[at..at + len].to_vec();
             v.splice(at + len..at + len, c);
         }
         "chunk-swap" => {
             // Two adjacent chunks [a, b) and [b, c) change places.
-            let b = at + rng.below(n - at);
-            let c = b + rng.below(n - b + 1);
+            let b = at + rng.index(n - at);
+            let c = b + rng.index(n - b + 1);
             v = [&s[..at], &s[b..c], &s[at..b], &s[c..]].concat();
         }
         "truncate" => v.truncate(at),
         "truncate-boundary" => {
-            let b = bounds[rng.below(bounds.len() - 1)];
+            let b = bounds[rng.index(bounds.len() - 1)];
             v.truncate(b);
             return (v, b);
         }
@@ -201,7 +185,7 @@ fn damage(class: &str, s: &[u8], bounds: &[usize], rng: &mut Rng) -> (Vec<u8>, u
             // A circular buffer that wrapped: the head is lost, or appended after the tail.
             let at = at.max(1);
             v = s[at..].to_vec();
-            if rng.below(2) == 1 {
+            if rng.index(2) == 1 {
                 v.extend_from_slice(&s[..at]);
             }
         }
@@ -283,7 +267,7 @@ fn explain(
 /// the heap within 256 KB of where it was once the decoder was made, however many losses.
 fn flat_memory(image: &Image, cfg: DecoderConfig, sync: &[u8]) {
     let mut rng = Rng(7);
-    let random: Vec<u8> = (0..1 << 16).map(|_| rng.next() as u8).collect();
+    let random: Vec<u8> = (0..1 << 16).map(|_| rng.next_u64() as u8).collect();
     // A synchronization message and a reserved TCODE (63), again and again: one loss each.
     let lossy: Vec<u8> = [sync, &[0xFC, 0x03][..]]
         .concat()
@@ -357,7 +341,7 @@ fn campaign() {
             }
             // Hostile files (not from the stream but in its decoder configuration).
             let mut rng = Rng(0xbad + si as u64);
-            let random: Vec<u8> = (0..4096).map(|_| rng.next() as u8).collect();
+            let random: Vec<u8> = (0..4096).map(|_| rng.next_u64() as u8).collect();
             let first = bounds[0];
             let hostile: Vec<(&str, Vec<u8>)> = vec![
                 ("empty", vec![]),

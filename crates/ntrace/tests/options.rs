@@ -432,13 +432,8 @@ fn corrupted_traces_are_survived() {
         ..EncoderConfig::new(run.image.files()[0].xlen)
     };
     let (good, _) = encode(cfg, &run.records);
-    let mut x = 0x9e37_79b9_7f4a_7c15u64;
-    let mut rnd = move || {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        x
-    };
+    let mut rng = rvtrace_testkit::Rng(0x9e37_79b9_7f4a_7c15);
+    let mut rnd = move || rng.next_u64();
     for round in 0..40 {
         let mut bytes = good.clone();
         match round % 4 {

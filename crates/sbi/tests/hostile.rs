@@ -7,20 +7,7 @@ use common::*;
 use rvtrace_isa::Xlen;
 use rvtrace_sbi::eid;
 use rvtrace_sim::Stop;
-
-/// xorshift64: a fixed seed, so every run checks the same calls.
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn pick<T: Copy>(&mut self, v: &[T]) -> T {
-        v[(self.next() % v.len() as u64) as usize]
-    }
-}
+use rvtrace_testkit::Rng;
 
 #[test]
 fn random_calls_never_panic_and_answer_standard_errors() {
@@ -75,19 +62,19 @@ fn random_calls_never_panic_and_answer_standard_errors() {
         let (mut h, _) = sbi_hart(xlen, b"some input");
         let mut calls = 0;
         while calls < 3000 {
-            let e = rng.pick(&eids);
+            let e = *rng.pick(&eids);
             // Mostly valid FIDs, sometimes hostile ones.
-            let fid = if rng.next().is_multiple_of(8) {
-                rng.pick(&edges)
+            let fid = if rng.next_u64().is_multiple_of(8) {
+                *rng.pick(&edges)
             } else {
-                rng.next() % 10
+                rng.next_u64() % 10
             };
             let args: Vec<u64> = (0..6)
                 .map(|_| {
-                    if rng.next().is_multiple_of(3) {
-                        rng.next()
+                    if rng.next_u64().is_multiple_of(3) {
+                        rng.next_u64()
                     } else {
-                        rng.pick(&edges)
+                        *rng.pick(&edges)
                     }
                 })
                 .collect();

@@ -100,16 +100,9 @@ mod tests {
 
     #[test]
     fn random_operands_match_the_bitwise_definition() {
-        let mut s = 0x243f_6a88_85a3_08d3u64;
+        let mut rng = rvtrace_testkit::Rng(0x243f_6a88_85a3_08d3);
         for _ in 0..20_000 {
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
-            let a = s;
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
-            check(a, s);
+            check(rng.next_u64(), rng.next_u64());
         }
     }
 

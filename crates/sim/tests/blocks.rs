@@ -458,7 +458,7 @@ fn counters_exact_at_a_fault_inside_a_block() {
 #[test]
 fn every_block_operation_gives_what_execute_gives() {
     use rvtrace_testkit::asm::{b_type, i_type, j_type, r_type, s_type};
-    let mut rng = rvtrace_testkit::randprog::Rng(15);
+    let mut rng = rvtrace_testkit::Rng(15);
     for rv64 in [false, true] {
         let xlen = if rv64 { Xlen::Rv64 } else { Xlen::Rv32 };
         // (funct7, funct3, opcode) of the register-register operations.
@@ -502,8 +502,8 @@ fn every_block_operation_gives_what_execute_gives() {
         let shamt_max = if rv64 { 63 } else { 31 };
         let mut code = vec![];
         // x31 points into data; x28-x30 serve loops (x29 = 1, x30 the counter).
-        let reg = |rng: &mut rvtrace_testkit::randprog::Rng| rng.range(0, 31) as u32;
-        let rd = |rng: &mut rvtrace_testkit::randprog::Rng| {
+        let reg = |rng: &mut rvtrace_testkit::Rng| rng.range(0, 31) as u32;
+        let rd = |rng: &mut rvtrace_testkit::Rng| {
             if rng.chance(10) {
                 0
             } else {
@@ -511,7 +511,7 @@ fn every_block_operation_gives_what_execute_gives() {
             }
         };
         // One operation that goes on to the next instruction.
-        let op = |rng: &mut rvtrace_testkit::randprog::Rng| {
+        let op = |rng: &mut rvtrace_testkit::Rng| {
             let (d, s1, s2) = (rd(rng), reg(rng), reg(rng));
             let imm = rng.range(0, 4095) as i64 - 2048;
             match rng.range(0, 8) {
@@ -734,7 +734,7 @@ impl Runs {
 #[test]
 fn fused_ops_fault_and_stop_between_their_halves() {
     use rvtrace_testkit::asm::{i_type, r_type, s_type};
-    let mut rng = rvtrace_testkit::randprog::Rng(151);
+    let mut rng = rvtrace_testkit::Rng(151);
     for rv64 in [false, true] {
         let xlen = if rv64 { Xlen::Rv64 } else { Xlen::Rv32 };
         // x26: `jalr` base, x30: the handler's, x31: data.
@@ -750,7 +750,7 @@ fn fused_ops_fault_and_stop_between_their_halves() {
         // One instruction of `kind` writing `d` (when it writes), reading `s` as its first
         // source; a load or store at address 0 (access fault) if `fault`; `jr` (after
         // `auipc x26, 0` and one instruction) jumps to the instruction after it.
-        let insn = |rng: &mut rvtrace_testkit::randprog::Rng, kind: &str, d: u32, s: u32, fault| {
+        let insn = |rng: &mut rvtrace_testkit::Rng, kind: &str, d: u32, s: u32, fault| {
             let s2 = rng.range(0, 25) as u32;
             let imm = rng.range(0, 4095) as i64 - 2048;
             let sh = rng.range(0, if rv64 { 63 } else { 31 }) as i64;

@@ -5,17 +5,7 @@
 use rvtrace_isa::Xlen;
 use rvtrace_sim::bus::RAM_BASE;
 use rvtrace_sim::{Config, Hart, Stop};
-
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-}
+use rvtrace_testkit::Rng;
 
 /// A random instruction: mostly a valid major opcode with random fields, sometimes anything.
 fn random_insn(r: &mut Rng) -> u32 {
@@ -23,11 +13,11 @@ fn random_insn(r: &mut Rng) -> u32 {
         0x03, 0x07, 0x0f, 0x13, 0x17, 0x1b, 0x23, 0x27, 0x2f, 0x33, 0x37, 0x3b, 0x43, 0x47, 0x4b,
         0x4f, 0x53, 0x63, 0x67, 0x73,
     ];
-    let x = r.next() as u32;
-    match r.next() % 8 {
+    let x = r.next_u64() as u32;
+    match r.next_u64() % 8 {
         0 => x,
         1 => x & 0xffff, // a compressed parcel (or two)
-        _ => (x & !0x7f) | OPCODES[(r.next() % OPCODES.len() as u64) as usize],
+        _ => (x & !0x7f) | OPCODES[(r.next_u64() % OPCODES.len() as u64) as usize],
     }
 }
 
@@ -58,9 +48,9 @@ fn random_programs_never_panic() {
             use rvtrace_sim::counters::EVENTS;
             use rvtrace_sim::csr::num;
             for k in 0..8u16 {
-                let ev = EVENTS[(r.next() % EVENTS.len() as u64) as usize].0;
-                assert!(hart.csr_write(num::MHPMEVENT3 + k, ev | (r.next() & (0x1f << 58))));
-                assert!(hart.csr_write(num::MHPMCOUNTER3 + k, (r.next() % 64).wrapping_neg()));
+                let ev = EVENTS[(r.next_u64() % EVENTS.len() as u64) as usize].0;
+                assert!(hart.csr_write(num::MHPMEVENT3 + k, ev | (r.next_u64() & (0x1f << 58))));
+                assert!(hart.csr_write(num::MHPMCOUNTER3 + k, (r.next_u64() % 64).wrapping_neg()));
             }
         }
         // 16 KiB of random code at the start of RAM; traps go into it as well.
@@ -72,10 +62,10 @@ fn random_programs_never_panic() {
         hart.csr.mtvec = RAM_BASE + 0x100;
         hart.csr.stvec = RAM_BASE + 0x200;
         for k in 1..32 {
-            hart.x[k] = if r.next().is_multiple_of(2) {
-                RAM_BASE + (r.next() % 0x4000)
+            hart.x[k] = if r.next_u64().is_multiple_of(2) {
+                RAM_BASE + (r.next_u64() % 0x4000)
             } else {
-                r.next()
+                r.next_u64()
             };
         }
         let mut stops = 0;
@@ -85,7 +75,7 @@ fn random_programs_never_panic() {
                 // Exits (semihosting, finisher) and errors (runaway, wfi): restart somewhere else.
                 Stop::Exit(_) | Stop::Error(_) | Stop::Requested => {
                     stops += 1;
-                    hart.pc = (RAM_BASE + (r.next() % 0x4000)) & !1;
+                    hart.pc = (RAM_BASE + (r.next_u64() % 0x4000)) & !1;
                 }
             }
         }

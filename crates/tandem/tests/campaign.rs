@@ -22,25 +22,8 @@ use common::{check_image, produce, program, Run};
 use rvtrace_tandem::checker::{CheckError, CheckSummary};
 use rvtrace_tandem::codec::{decode_all, Record};
 use rvtrace_tandem::{Elements, Params};
+use rvtrace_testkit::Rng;
 use std::collections::BTreeMap;
-
-/// xorshift64* (Vigna): enough for picking positions.
-struct Rng(u64);
-
-impl Rng {
-    fn new(seed: u64) -> Rng {
-        Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1)
-    }
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-}
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 enum Outcome {
@@ -160,20 +143,20 @@ fn damage(class: &str, t: &[u8], groups: &[usize], rng: &mut Rng) -> Vec<u8> {
     let mut v = t.to_vec();
     match class {
         "bit flip" => {
-            let i = rng.below(n);
-            v[i] ^= 1 << rng.below(8);
+            let i = rng.index(n);
+            v[i] ^= 1 << rng.index(8);
         }
         "insert" => {
-            let i = rng.below(n + 1);
-            v.insert(i, rng.next() as u8);
+            let i = rng.index(n + 1);
+            v.insert(i, rng.next_u64() as u8);
         }
         "delete" => {
-            v.remove(rng.below(n));
+            v.remove(rng.index(n));
         }
         "chunk" => {
-            let len = 1 + rng.below(64);
-            let a = rng.below(n - len);
-            match rng.below(3) {
+            let len = 1 + rng.index(64);
+            let a = rng.index(n - len);
+            match rng.index(3) {
                 0 => {
                     v.drain(a..a + len);
                 }
@@ -182,7 +165,7 @@ fn damage(class: &str, t: &[u8], groups: &[usize], rng: &mut Rng) -> Vec<u8> {
                     v.splice(a + len..a + len, c);
                 }
                 _ => {
-                    let b = a + len + rng.below(n - a - len - len.min(n - a - len));
+                    let b = a + len + rng.index((n - a - len - len.min(n - a - len)).max(1));
                     let b = b.min(n - len);
                     let (x, y) = (v[a..a + len].to_vec(), v[b..b + len].to_vec());
                     v[b..b + len].copy_from_slice(&x);
@@ -191,21 +174,21 @@ fn damage(class: &str, t: &[u8], groups: &[usize], rng: &mut Rng) -> Vec<u8> {
             }
         }
         "truncation" => {
-            let cut = if rng.below(2) == 0 {
-                rng.below(n)
+            let cut = if rng.index(2) == 0 {
+                rng.index(n)
             } else {
-                groups[rng.below(groups.len())]
+                groups[rng.index(groups.len())]
             };
             v.truncate(cut);
         }
         "wrap" => {
-            let start = if rng.below(2) == 0 {
-                1 + rng.below(n - 1)
+            let start = if rng.index(2) == 0 {
+                1 + rng.index(n - 1)
             } else {
-                groups[1 + rng.below(groups.len() - 1)]
+                groups[1 + rng.index(groups.len() - 1)]
             };
             let mut w = v[start..].to_vec();
-            if rng.below(2) == 0 {
+            if rng.index(2) == 0 {
                 w.extend_from_slice(&v[..start]);
             }
             v = w;
@@ -239,7 +222,7 @@ fn campaign_stream(name: &str, omit: &str, seed: u64, counts: &mut Counts) {
         format!("{name} without {omit}")
     };
     let verbose = std::env::var_os("RVTRACE_CAMPAIGN_VERBOSE").is_some();
-    let mut rng = Rng::new(seed);
+    let mut rng = Rng(seed);
     for (class, n) in CLASSES {
         for k in 0..n {
             let d = damage(class, &run.trace, &groups, &mut rng);
@@ -338,8 +321,8 @@ fn hostile_files_are_reported() {
         let recs = decode_all(&run.trace, &run.params).unwrap();
         let load_groups = recs.iter().filter(|r| **r == Record::StateInit).count();
         let header = &run.trace[..groups[load_groups]];
-        let mut rng = Rng::new(seed);
-        let mut random = |n: usize| (0..n).map(|_| rng.next() as u8).collect::<Vec<u8>>();
+        let mut rng = Rng(seed);
+        let mut random = |n: usize| (0..n).map(|_| rng.next_u64() as u8).collect::<Vec<u8>>();
         let mut files: Vec<(String, Vec<u8>)> = vec![
             ("empty".into(), vec![]),
             ("all 0x00".into(), vec![0; 65536]),

@@ -1,5 +1,6 @@
 //! Helpers shared by rvtrace's tests: where the conformance vectors are (`shared/conformance`,
-//! see its README), reading them (gzip or plain), and PC lists.
+//! see its README), reading them (gzip or plain), and PC lists; the tests' one random generator
+//! is [`Rng`] (from `rvtrace-rng`, which the crates below this one use directly).
 //!
 //! The vectors live outside this repository. When they are missing, tests that need them print a
 //! note and pass without checking, unless `RVTRACE_REQUIRE_CONFORMANCE=1` is set, in which case
@@ -11,6 +12,7 @@ pub mod flow;
 pub mod randprog;
 pub mod records;
 
+pub use rvtrace_rng::Rng;
 pub use rvtrace_sim::Stop;
 
 use std::fs::File;
@@ -441,13 +443,13 @@ pub fn spike() -> Result<PathBuf, String> {
     }
 }
 
-/// A reader returning its bytes in pieces of 1 to `max` bytes (xorshift sizes, reproducible by
-/// `seed`, which must not be 0): streaming readers fed by it must give what they give on the
-/// whole input.
+/// A reader returning its bytes in pieces of 1 to `max` bytes (sizes drawn by [`Rng`] from
+/// `seed`, so reproducible): streaming readers fed by it must give what they give on the whole
+/// input.
 pub struct ChunkedReader<'a> {
     /// The bytes not yet read.
     pub data: &'a [u8],
-    /// The xorshift state.
+    /// The state of the [`Rng`] drawing the sizes.
     pub seed: u64,
     /// The largest piece.
     pub max: u64,
@@ -455,10 +457,9 @@ pub struct ChunkedReader<'a> {
 
 impl std::io::Read for ChunkedReader<'_> {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        self.seed ^= self.seed << 13;
-        self.seed ^= self.seed >> 7;
-        self.seed ^= self.seed << 17;
-        let n = (1 + self.seed % self.max) as usize;
+        let mut g = Rng(self.seed);
+        let n = (1 + g.below(self.max)) as usize;
+        self.seed = g.0;
         let n = n.min(buf.len()).min(self.data.len());
         buf[..n].copy_from_slice(&self.data[..n]);
         self.data = &self.data[n..];

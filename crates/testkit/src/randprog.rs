@@ -19,7 +19,7 @@
 //! `a1`-`a5` arithmetic. `mscratch` holds the handler's save area.
 
 use crate::asm::{b_type, i_type, j_type, r_type, s_type};
-use crate::minimal_elf;
+use crate::{minimal_elf, Rng};
 
 /// Where the code is loaded (QEMU `virt` RAM).
 pub const BASE: u64 = 0x8000_0000;
@@ -29,29 +29,6 @@ const SAVE_AREA: u64 = BASE + 0x10_0100;
 
 /// `a7` value of the final `ecall`, on which the trap handler ends the program.
 const EXIT_MARK: i64 = 0x5ee;
-
-/// A small deterministic generator (SplitMix64), so a seed always gives the same program (and
-/// the same choices in tests that draw from it); the value is the state.
-pub struct Rng(pub u64);
-
-impl Rng {
-    /// The next 64 random bits.
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-    /// Uniform in `lo..=hi`.
-    pub fn range(&mut self, lo: u64, hi: u64) -> u64 {
-        lo + self.next_u64() % (hi - lo + 1)
-    }
-    /// True with probability `percent`/100.
-    pub fn chance(&mut self, percent: u64) -> bool {
-        self.next_u64() % 100 < percent
-    }
-}
 
 /// Options of one generated program (all chosen from the seed).
 #[derive(Clone, Debug)]

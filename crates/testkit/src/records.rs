@@ -1,27 +1,8 @@
 //! Random ingress record streams for tests that compare an encoder's fast paths with its
 //! general algorithm (the records need no program: encoders only read the records).
 
+use crate::Rng;
 use rvtrace_ingress::{Itype, Record};
-
-/// A small xorshift generator (deterministic seeds).
-pub struct Rng(pub u64);
-
-impl Rng {
-    /// The next value.
-    pub fn next_u64(&mut self) -> u64 {
-        let mut x = self.0;
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        self.0 = x;
-        x
-    }
-
-    /// A value below `n`.
-    pub fn below(&mut self, n: u64) -> u64 {
-        self.next_u64() % n
-    }
-}
 
 /// A random record stream shaped like a program's: runs of plain instructions (and blocks
 /// of several), branches to a few targets, calls and returns (mostly to the call's next
@@ -29,7 +10,7 @@ impl Rng {
 /// changes of each `ctype`. `calm`: the other records are rare (long stretches of branches
 /// without a packet).
 pub fn random_records(seed: u64, n: usize, calm: bool) -> Vec<Record> {
-    let mut g = Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1);
+    let mut g = Rng(seed);
     let targets: Vec<u64> = (0..6).map(|i| 0x8000_0000 + 0x40 * i).collect();
     let handlers = [0x8000_1000u64, 0x8000_2000];
     let (mut pc, mut priv_, mut context, mut time) = (0x8000_0000u64, 3u8, 0u64, 0u64);

@@ -325,15 +325,8 @@ mod tests {
     /// does, at every position and width.
     #[test]
     fn bits_equal_bit_by_bit() {
-        let mut x = 0x2545_f491_4f6c_dd1du64;
-        let data: Vec<u8> = (0..48)
-            .map(|_| {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                x as u8
-            })
-            .collect();
+        let mut data = vec![0u8; 48];
+        rvtrace_testkit::Rng(1).fill(&mut data);
         let reference = |pos: usize, width: usize| -> u64 {
             (0..width).fold(0, |v, k| v | bit(&data, pos + k) << k)
         };

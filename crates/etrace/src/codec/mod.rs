@@ -355,17 +355,6 @@ mod read_items_tests {
             bad[i] ^= 0xa5;
             variants.push(bad);
         }
-        struct Chunked<'a>(&'a [u8], u64);
-        impl std::io::Read for Chunked<'_> {
-            fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-                self.1 = self.1.wrapping_mul(6364136223846793005).wrapping_add(1);
-                let n = ((self.1 >> 33) % 97 + 1) as usize;
-                let n = n.min(buf.len()).min(self.0.len());
-                buf[..n].copy_from_slice(&self.0[..n]);
-                self.0 = &self.0[n..];
-                Ok(n)
-            }
-        }
         for data in &variants {
             let mut rd = PacketReader::new(data, encap, false, cfg.params, cfg.options);
             let mut want = Vec::new();
@@ -377,7 +366,11 @@ mod read_items_tests {
                 let mut got = Vec::new();
                 let n = read_items_in(
                     window,
-                    Chunked(data, window as u64),
+                    rvtrace_testkit::ChunkedReader {
+                        data,
+                        seed: window as u64,
+                        max: 97,
+                    },
                     encap,
                     false,
                     cfg.params,

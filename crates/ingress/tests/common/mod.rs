@@ -27,52 +27,31 @@ pub fn pcseq(prog: &str) -> String {
     format!("ntrace/{prog}/{prog}-PCSEQ.txt")
 }
 
-/// splitmix64: a tiny deterministic PRNG.
-pub struct Rng(pub u64);
+pub use rvtrace_testkit::Rng;
 
-impl Rng {
-    pub fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in `0..n` (n > 0).
-    pub fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-
-    /// True with probability 1/n.
-    pub fn one_in(&mut self, n: u64) -> bool {
-        self.below(n) == 0
-    }
-
-    /// A value with a random number of significant bits (exercises every varint length).
-    pub fn wide(&mut self) -> u64 {
-        let bits = self.below(65);
-        if bits == 0 {
-            0
-        } else {
-            self.next() >> (64 - bits)
-        }
+/// A value with a random number of significant bits (exercises every varint length).
+fn wide(rng: &mut Rng) -> u64 {
+    let bits = rng.below(65);
+    if bits == 0 {
+        0
+    } else {
+        rng.next_u64() >> (64 - bits)
     }
 }
 
 /// A random record with every field random (anything a `Record` can hold).
 pub fn random_record(rng: &mut Rng) -> Record {
     Record {
-        iaddr: rng.wide(),
-        iretire: rng.wide() as u32,
-        ilastsize: rng.next() as u8,
-        itype: Itype::from_code(rng.next() as u8),
-        cause: rng.wide(),
-        tval: rng.wide(),
-        priv_: rng.next() as u8,
-        context: rng.wide(),
-        ctype: rng.next() as u8,
-        time: rng.wide(),
+        iaddr: wide(rng),
+        iretire: wide(rng) as u32,
+        ilastsize: rng.next_u64() as u8,
+        itype: Itype::from_code(rng.next_u64() as u8),
+        cause: wide(rng),
+        tval: wide(rng),
+        priv_: rng.next_u64() as u8,
+        context: wide(rng),
+        ctype: rng.next_u64() as u8,
+        time: wide(rng),
         sijump: rng.one_in(2),
     }
 }
@@ -114,7 +93,7 @@ pub fn realistic_stream(rng: &mut Rng, n: usize) -> Vec<Record> {
             3 if rng.one_in(50) => {
                 r.itype = Itype::Exception;
                 r.cause = rng.below(16);
-                r.tval = if rng.one_in(2) { rng.next() } else { 0 };
+                r.tval = if rng.one_in(2) { rng.next_u64() } else { 0 };
                 if rng.one_in(2) {
                     r.iretire = 0;
                 }

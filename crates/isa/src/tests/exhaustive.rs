@@ -100,19 +100,11 @@ fn all_16bit_parcels() {
     }
 }
 
-/// xorshift64 PRNG (deterministic).
-fn next(s: &mut u64) -> u64 {
-    *s ^= *s << 13;
-    *s ^= *s >> 7;
-    *s ^= *s << 17;
-    *s
-}
-
 #[test]
 fn sample_32bit_words() {
-    let mut s = 0x9e37_79b9_7f4a_7c15u64;
+    let mut rng = rvtrace_rng::Rng(0x9e37_79b9_7f4a_7c15);
     for _ in 0..400_000 {
-        let r = next(&mut s);
+        let r = rng.next_u64();
         let mut words = [r as u32, (r >> 32) as u32];
         // Force every fourth pair into the interesting opcodes.
         let ops = [0x63, 0x67, 0x6f, 0x73, 0x37, 0x17];

@@ -701,9 +701,9 @@ mod tests {
     /// `push_slice` in chunks of any size gives what `push` gives byte by byte.
     #[test]
     fn push_slice_equals_push() {
-        let mut x = 0x1234_5678u32;
+        let mut rng = rvtrace_testkit::Rng(0x1234_5678);
         let data: [u8; 20_000] = core::array::from_fn(|i| {
-            x = x.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+            let x = rng.next_u32();
             // Mostly well-formed traffic: long fields, field and message ends, a few errors.
             match (x >> 24) % 16 {
                 0 => 0xFF,
@@ -742,9 +742,9 @@ mod tests {
     /// (nothing of the message before it is left, not even in the segments past its last).
     #[test]
     fn messages_keep_nothing_of_the_previous_one() {
-        let mut x = 0x9e37_79b9u32;
+        let mut rng = rvtrace_testkit::Rng(0x9e37_79b9);
         let data: [u8; 20_000] = core::array::from_fn(|_| {
-            x = x.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+            let x = rng.next_u32();
             // Messages of 1 to 10 fields (more than MAX_SEGMENTS), some cut by errors.
             match (x >> 24) % 16 {
                 0..=1 => (x >> 8) as u8 | 3,

@@ -405,24 +405,7 @@ fn thread_safety_smoke() {
 // Randomized comparison against Berkeley SoftFloat (RISCV specialization)
 // ---------------------------------------------------------------------------
 
-/// splitmix64.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-    fn bool(&mut self) -> bool {
-        self.next() & 1 != 0
-    }
-}
+use rvtrace_testkit::Rng;
 
 /// A random fraction field biased to patterns that produce ties, carries and
 /// exact results.
@@ -437,10 +420,10 @@ fn gen_frac(r: &mut Rng, f: Fmt) -> u64 {
         5 | 6 => {
             // Short significand: few significant bits.
             let keep = r.below(f.frac as u64 + 1);
-            (r.next() & mask) >> (f.frac as u64 - keep) << (f.frac as u64 - keep)
+            (r.next_u64() & mask) >> (f.frac as u64 - keep) << (f.frac as u64 - keep)
         }
-        7 => (r.next() & mask) | (mask >> r.below(f.frac as u64)),
-        _ => r.next() & mask,
+        7 => (r.next_u64() & mask) | (mask >> r.below(f.frac as u64)),
+        _ => r.next_u64() & mask,
     }
 }
 
@@ -448,7 +431,7 @@ fn gen_frac(r: &mut Rng, f: Fmt) -> u64 {
 fn gen_float(r: &mut Rng, f: Fmt) -> u64 {
     let emax = f.exp_all_ones();
     let bias = f.bias() as u64;
-    let sign = (r.bool() as u64) << f.sign_shift();
+    let sign = (r.coin() as u64) << f.sign_shift();
     let exp = match r.below(16) {
         0 | 1 => 0,
         2 => emax,
@@ -472,7 +455,7 @@ fn gen_related(r: &mut Rng, f: Fmt, a: u64) -> u64 {
             1 => {
                 // Same magnitude range, small bit-distance.
                 let d = r.below(8);
-                if r.bool() {
+                if r.coin() {
                     a.wrapping_add(d)
                 } else {
                     a.wrapping_sub(d)
@@ -482,7 +465,7 @@ fn gen_related(r: &mut Rng, f: Fmt, a: u64) -> u64 {
                 // Nearby exponent, fresh fraction.
                 let e = f.exp_field(a) as i64 + r.below(60) as i64 - 30;
                 let e = e.clamp(0, f.exp_all_ones() as i64) as u64;
-                ((r.bool() as u64) << f.sign_shift()) | (e << f.frac) | gen_frac(r, f)
+                ((r.coin() as u64) << f.sign_shift()) | (e << f.frac) | gen_frac(r, f)
             }
             _ => gen_float(r, f),
         }
@@ -499,7 +482,7 @@ fn gen_int(r: &mut Rng) -> u64 {
             // Random length with tie patterns below bit k.
             let len = 1 + r.below(64);
             let k = r.below(len);
-            let v = r.next() >> (64 - len);
+            let v = r.next_u64() >> (64 - len);
             let v = v >> k << k;
             if k > 0 {
                 v | (1 << (k - 1))
@@ -507,10 +490,10 @@ fn gen_int(r: &mut Rng) -> u64 {
                 v
             }
         }
-        2 => r.next() >> r.below(64),
-        3 => r.next().wrapping_neg() >> r.below(64),
-        4 => (r.next() >> r.below(64)).wrapping_neg(),
-        _ => r.next(),
+        2 => r.next_u64() >> r.below(64),
+        3 => r.next_u64().wrapping_neg() >> r.below(64),
+        4 => (r.next_u64() >> r.below(64)).wrapping_neg(),
+        _ => r.next_u64(),
     }
 }
 
@@ -655,7 +638,7 @@ fn run_sqrt(n: usize) {
 fn run_fma(n: usize) {
     let mut r = Rng(seed(21));
     for _ in 0..n {
-        let (negp, negc) = (r.bool(), r.bool());
+        let (negp, negc) = (r.coin(), r.coin());
         // binary32
         let a = gen_float(&mut r, F32) as u32;
         let b = gen_related(&mut r, F32, a as u64) as u32;

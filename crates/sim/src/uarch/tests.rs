@@ -235,7 +235,7 @@ impl RefCache {
 
 #[test]
 fn cache_matches_a_reference_lru_on_random_accesses() {
-    let mut x = 0x9e37_79b9_7f4a_7c15u64;
+    let mut rng = rvtrace_testkit::Rng(0x9e37_79b9_7f4a_7c15);
     for (size, ways, line) in [
         (1024u64, 1u32, 64u32),
         (2048, 4, 32),
@@ -254,9 +254,7 @@ fn cache_matches_a_reference_lru_on_random_accesses() {
         };
         let mut misses = 0;
         for _ in 0..20_000 {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
+            let x = rng.next_u64();
             // Aligned 8-byte accesses over 4x the capacity, so both hits and misses happen.
             let addr = (x % (4 * size)) & !7;
             let got = u.data(addr, 8, x & 1 == 0);
