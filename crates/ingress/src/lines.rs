@@ -138,6 +138,47 @@ pub(crate) fn read_batch(
     Ok(got)
 }
 
+/// Every record and error `next` (a reader's `next_record`) gives, as text: the readers'
+/// tests compare their fast and simple parsers with it.
+#[cfg(test)]
+pub(crate) fn next_outcomes(
+    mut next: impl FnMut() -> Result<Option<Record>, IngressError>,
+) -> Vec<String> {
+    let mut v = Vec::new();
+    for _ in 0..100_000 {
+        match next() {
+            Ok(Some(rec)) => v.push(format!("{rec:?}")),
+            Ok(None) => break,
+            Err(e) => v.push(format!("error: {e}")),
+        }
+    }
+    v
+}
+
+/// [`next_outcomes`] of a reader's `read_batch` (`read`), `max` records at a time; checks
+/// that each call appends what it says, and at most `max`.
+#[cfg(test)]
+pub(crate) fn batch_outcomes(
+    mut read: impl FnMut(&mut Vec<Record>, usize) -> Result<usize, IngressError>,
+    max: usize,
+) -> Vec<String> {
+    let mut v = Vec::new();
+    let mut recs = Vec::new();
+    for _ in 0..100_000 {
+        recs.clear();
+        match read(&mut recs, max) {
+            Ok(0) => break,
+            Ok(n) => {
+                assert_eq!(n, recs.len());
+                assert!(n <= max);
+                v.extend(recs.iter().map(|rec| format!("{rec:?}")));
+            }
+            Err(e) => v.push(format!("error: {e}")),
+        }
+    }
+    v
+}
+
 /// The records and errors `r` gives through [`FillRecords::fill`] into `max` slots that hold a
 /// record with every field set before each call (a fast path that leaves a field as it was
 /// shows), as text: the readers' tests compare it with their simple parser's.

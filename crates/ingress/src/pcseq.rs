@@ -487,34 +487,12 @@ mod tests {
 
     /// Every record and error of a reader, as text.
     fn outcomes<R: BufRead>(mut r: PcseqReader<R>) -> Vec<String> {
-        let mut v = Vec::new();
-        for _ in 0..100_000 {
-            match r.next_record() {
-                Ok(Some(rec)) => v.push(format!("{rec:?}")),
-                Ok(None) => break,
-                Err(e) => v.push(format!("error: {e}")),
-            }
-        }
-        v
+        crate::lines::next_outcomes(|| r.next_record())
     }
 
     /// [`outcomes`] read with `read_batch`, `max` records at a time.
     fn batch_outcomes<R: BufRead>(mut r: PcseqReader<R>, max: usize) -> Vec<String> {
-        let mut v = Vec::new();
-        let mut recs = Vec::new();
-        for _ in 0..100_000 {
-            recs.clear();
-            match r.read_batch(&mut recs, max) {
-                Ok(0) => break,
-                Ok(n) => {
-                    assert_eq!(n, recs.len());
-                    assert!(n <= max);
-                    v.extend(recs.iter().map(|rec| format!("{rec:?}")));
-                }
-                Err(e) => v.push(format!("error: {e}")),
-            }
-        }
-        v
+        crate::lines::batch_outcomes(|v, m| r.read_batch(v, m), max)
     }
 
     /// [`outcomes`] read with `read_into`, into `max` slots that hold a record with every
