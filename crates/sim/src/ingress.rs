@@ -451,8 +451,92 @@ impl<S: RecordSink, const FAST: bool> IngressRecorder<S, FAST> {
     /// [`Observer::retire_run`] one record per instruction, out of line: the hart's block
     /// loop, into which everything else inlines, stays smaller (callgrind: fewer host
     /// instructions for the hart's own work, for one call per run).
+    ///
+    /// The common run, of at least 2 instructions whose first is predicted (the type's doc)
+    /// and that comes from a block ([`RetiredRun::block_id`]), from the run's fields (no
+    /// [`Retired`] built): all its records but a last one that takes the full path (its time
+    /// not one step on, `sijump`) in one keyed call; any other run takes
+    /// [`Self::retire_run_general`], which gives the same records.
     #[inline(never)]
     fn retire_run_insns(&mut self, run: &impl RetiredRun) {
+        let n = run.len();
+        let (Some(id), true) = (run.block_id(), n >= 2) else {
+            return self.retire_run_general(run);
+        };
+        let time = run.mtime(0);
+        // As the first turn of the general path's loop.
+        if self.full_next
+            || time != self.pred_time
+            || self.time_step != 1
+            || run.priv_() != self.pred_priv
+        {
+            return self.retire_run_general(run);
+        }
+        let last = run.last_step();
+        // The last record takes the full path as in the general path (`end` there).
+        let alone = run.mtime(n - 1) != time.wrapping_add(n as u64 - 1)
+            || (last.class.is_uninferable()
+                && is_sequentially_inferable(&self.isa, run.insn(n - 2), run.insn(n - 1)));
+        // Records in the keyed call.
+        let m = n - alone as usize;
+        if m < 2 {
+            // Two instructions, the last alone: each as any instruction.
+            self.retire(&run.get(0));
+            return self.retire(&run.get(1));
+        }
+        // Records of `m` instructions from block `id` are the block's (their `itype`s
+        // depend on the width) but for the last one's `itype`, which depends on whether
+        // it went on in the block.
+        let taken = if alone { run.step(m - 1) } else { last }.taken;
+        let key =
+            (((id << 6 | m as u64) << 1 | taken as u64) << 1) | (self.itype_width == 4) as u64;
+        let head = RunHead {
+            priv_: self.last_priv,
+            context: self.last_context,
+            time,
+            time_step: 1,
+        };
+        if !self.sink.predicted_run_again(&head, m, key) {
+            self.run_keyed(run, &head, m, key);
+        }
+        self.records += m as u64;
+        self.pred_time = time.wrapping_add(m as u64);
+        self.prev_bits = Some(run.insn(m - 1));
+        if alone {
+            self.retire(&run.get(n - 1));
+        }
+    }
+
+    /// The first `m` (at least 2) records of `run`, named by `key`, to
+    /// [`RecordSink::predicted_run_keyed`] (out of line: the sink kept nothing for the key).
+    #[inline(never)]
+    fn run_keyed(&mut self, run: &impl RetiredRun, head: &RunHead, m: usize, key: u64) {
+        let itype = &self.run_itype;
+        let near = |s: RunStep| Near {
+            iaddr: s.pc,
+            itype: itype[s.class as usize & 15][s.taken as usize],
+            size32: s.len == 4,
+        };
+        let n = run.len();
+        let end = if m < n {
+            run.step(m - 1)
+        } else {
+            run.last_step()
+        };
+        let ends = (near(run.step(0)), near(end));
+        // `RetiredRun`: only the last instruction of a run may be uninferable.
+        let nears = run
+            .steps(0, n - 1)
+            .map(near)
+            .chain((m == n).then(|| near(run.last_step())));
+        self.sink.predicted_run_keyed(head, m, key, ends, nears);
+    }
+
+    /// [`Self::retire_run_insns`] of any run: the instructions before the first predicted one
+    /// each as any instruction, the others as a run of predicted records but for a last one
+    /// that takes the full path.
+    #[inline(never)]
+    fn retire_run_general(&mut self, run: &impl RetiredRun) {
         let n = run.len();
         let mut i = 0;
         let first = loop {
@@ -510,28 +594,12 @@ impl<S: RecordSink, const FAST: bool> IngressRecorder<S, FAST> {
                 }
             };
             // The instructions before the last field by field (`RetiredRun::steps`), in one
-            // go; the last one after them, from its event.
+            // go; the last one after them, from its event. (No keyed run: a run from a block
+            // whose first record is predicted takes `retire_run_insns`'s path.)
             let inner = end.min(n - 1);
-            match run.block_id() {
-                // The whole block's records before its last: named by the block and their
-                // number (and the `itype` width, which their tags depend on), their bytes
-                // after the first are the sink's to reuse (`RecordSink::predicted_run_keyed`).
-                Some(id) if i == 0 && inner >= 2 => {
-                    let key = (id << 6 | inner as u64) << 1 | (self.itype_width == 4) as u64;
-                    let ends = (near(run.step(0)), near(run.step(inner - 1)));
-                    self.sink.predicted_run_keyed(
-                        &head,
-                        inner,
-                        key,
-                        ends,
-                        run.steps(0, inner).map(near),
-                    );
-                }
-                _ if inner > i => {
-                    self.sink
-                        .predicted_run(&head, inner - i, run.steps(i, inner).map(near));
-                }
-                _ => {}
+            if inner > i {
+                self.sink
+                    .predicted_run(&head, inner - i, run.steps(i, inner).map(near));
             }
             if end == n {
                 let k = n - 1 - i;
@@ -582,10 +650,11 @@ impl<S: RecordSink, const FAST: bool> Observer for IngressRecorder<S, FAST> {
     /// compare with, each one).
     const RETIRE_RUNS: bool = FAST;
 
-    /// A run's records once they are predicted (the type's doc) go to
-    /// [`RecordSink::predicted_run`] in one call; the others (the first after a change, the
-    /// time step other than 1, a last uninferable jump or last time not one step on) each
-    /// through [`Observer::retire`].
+    /// A run's records once they are predicted (the type's doc) go to the sink in one call
+    /// ([`RecordSink::predicted_run_again`], [`RecordSink::predicted_run_keyed`] for a run of
+    /// a block, else [`RecordSink::predicted_run`]); the others (the first after a change, the
+    /// time step other than 1, a last uninferable jump with `sijump` or last time not one step
+    /// on) each through [`Observer::retire`].
     #[inline(always)]
     fn retire_run(&mut self, run: &impl RetiredRun) {
         if self.blocks {
