@@ -481,8 +481,8 @@ impl<S: RecordSink, const FAST: bool> IngressRecorder<S, FAST> {
         let m = n - alone as usize;
         if m < 2 {
             // Two instructions, the last alone: each as any instruction.
-            self.retire(&run.get(0));
-            return self.retire(&run.get(1));
+            self.retire_apart(&run.get(0));
+            return self.retire_apart(&run.get(1));
         }
         // Records of `m` instructions from block `id` are the block's (their `itype`s
         // depend on the width) but for the last one's `itype`, which depends on whether
@@ -497,20 +497,35 @@ impl<S: RecordSink, const FAST: bool> IngressRecorder<S, FAST> {
             time_step: 1,
         };
         if !self.sink.predicted_run_again(&head, m, key) {
-            self.run_keyed(run, &head, m, key);
+            self.run_keyed(run, m, key);
         }
         self.records += m as u64;
         self.pred_time = time.wrapping_add(m as u64);
         self.prev_bits = Some(run.insn(m - 1));
         if alone {
-            self.retire(&run.get(n - 1));
+            self.retire_apart(&run.get(n - 1));
         }
     }
 
-    /// The first `m` (at least 2) records of `run`, named by `key`, to
-    /// [`RecordSink::predicted_run_keyed`] (out of line: the sink kept nothing for the key).
+    /// [`Observer::retire`] out of line (the run path's rarer cases: its own code stays
+    /// smaller, with fewer registers saved).
     #[inline(never)]
-    fn run_keyed(&mut self, run: &impl RetiredRun, head: &RunHead, m: usize, key: u64) {
+    fn retire_apart(&mut self, ev: &Retired) {
+        self.retire(ev);
+    }
+
+    /// The first `m` (at least 2) records of `run`, named by `key`, to
+    /// [`RecordSink::predicted_run_keyed`] (out of line: the sink kept nothing for the key;
+    /// the run's head as [`Self::retire_run_insns`] makes it, made here: that one stays in
+    /// registers).
+    #[inline(never)]
+    fn run_keyed(&mut self, run: &impl RetiredRun, m: usize, key: u64) {
+        let head = RunHead {
+            priv_: self.last_priv,
+            context: self.last_context,
+            time: run.mtime(0),
+            time_step: 1,
+        };
         let itype = &self.run_itype;
         let near = |s: RunStep| Near {
             iaddr: s.pc,
@@ -529,7 +544,7 @@ impl<S: RecordSink, const FAST: bool> IngressRecorder<S, FAST> {
             .steps(0, n - 1)
             .map(near)
             .chain((m == n).then(|| near(run.last_step())));
-        self.sink.predicted_run_keyed(head, m, key, ends, nears);
+        self.sink.predicted_run_keyed(&head, m, key, ends, nears);
     }
 
     /// [`Self::retire_run_insns`] of any run: the instructions before the first predicted one
