@@ -407,12 +407,23 @@ impl<S: RecordSink, const FAST: bool> IngressRecorder<S, FAST> {
     }
 
     /// Block mode, one retired instruction: the common one (see the type's doc: nothing but
-    /// address and size changed, the time one step on, no `sijump` to work out) goes on with
+    /// address and size changed, the time one step on, no `sijump` set) goes on with
     /// the open block, or opens one after a closed block, in place; the others take
     /// [`Self::retire_full`].
     #[inline(always)]
     fn retire_block(&mut self, ev: &Retired, taken: bool) {
-        let fast_itype = self.fast_itype[ev.class as usize & 15][taken as usize];
+        let mut fast_itype = self.fast_itype[ev.class as usize & 15][taken as usize];
+        // An uninferable jump without `sijump` (from its bits and the previous instruction's,
+        // as `retire_full` works it out) is like any other instruction here: only `sijump`
+        // takes it to the full path.
+        if FAST
+            && fast_itype.is_none()
+            && !self
+                .prev_bits
+                .is_some_and(|p| is_sequentially_inferable(&self.isa, p, ev.insn))
+        {
+            fast_itype = Some(self.run_itype[ev.class as usize & 15][taken as usize]);
+        }
         let o = &mut self.open;
         let cont = o.iretire != 0;
         if let (true, Some(itype)) = (
