@@ -818,18 +818,26 @@ impl<W: Write> IngressWriter<W> {
         Ok(())
     }
 
-    /// Whether `n` records of a run with `head` are predicted from the previous record (its
-    /// time step on, its `priv` and `context`) and no block closes inside them (a block closes
-    /// after the record that takes its payload to the target): the fast run paths' condition.
+    /// Whether `n` records of a run with `head` are predicted from the previous record and no
+    /// block closes inside them: the fast run paths' condition ([`Self::run_fits_bytes`] of
+    /// the most bytes they take).
     #[inline(always)]
     fn run_fits(&self, head: &RunHead, n: usize) -> bool {
+        self.run_fits_bytes(head, n * NEAR_MAX)
+    }
+
+    /// Whether records of a run with `head` are predicted from the previous record (its time
+    /// step on, its `priv` and `context`) and, if they take at most `bytes`, no block closes
+    /// inside them (a block closes after the record that takes its payload to the target).
+    #[inline(always)]
+    fn run_fits_bytes(&self, head: &RunHead, bytes: usize) -> bool {
         let prev = &self.state.prev;
         self.count >= 2
             && head.time == prev.time.wrapping_add(self.state.time_step)
             && head.time_step == self.state.time_step
             && head.priv_ == prev.priv_
             && head.context == prev.context
-            && self.block.len() + n * NEAR_MAX < BLOCK_HEADER + self.target
+            && self.block.len() + bytes < BLOCK_HEADER + self.target
     }
 
     /// After the fast run paths wrote `n` records of `head`: the previous record is the last,
@@ -890,7 +898,9 @@ impl<W: Write> IngressWriter<W> {
         key: u64,
     ) -> io::Result<bool> {
         let c = &self.runs[run_slot(key)];
-        if c.key != key || !self.run_fits(head, n) {
+        // (At most what the records take: fewer runs near a block's end are refused than
+        // with `run_fits`.)
+        if c.key != key || !self.run_fits_bytes(head, 8 + c.len as usize) {
             return Ok(false);
         }
         debug_assert!(n >= 2);
