@@ -115,6 +115,10 @@ pub struct IngressRecorder<S: RecordSink, const FAST: bool = true> {
     pub records: u64,
 }
 
+// The keys of runs (`retire_run_insns`) have 6 bits for the number of records
+// (`RetiredRun::block_id`: fewer than 64 instructions in a run with an id).
+const _: () = assert!(crate::block::MAX_INSNS < 63);
+
 /// `iretire` at which a block record is closed before it could overflow (never reached by
 /// real code: a block is straight-line code).
 const MAX_BLOCK_IRETIRE: u32 = u32::MAX / 2;
@@ -474,6 +478,8 @@ impl<S: RecordSink, const FAST: bool> IngressRecorder<S, FAST> {
         let (Some(id), true) = (run.block_id(), n >= 2) else {
             return self.retire_run_general(run);
         };
+        // The key below has 6 bits for the number of records (`RetiredRun::block_id`).
+        debug_assert!(n < 64, "{n} instructions in a run with an id");
         let time = run.mtime(0);
         // As the first turn of the general path's loop.
         if self.full_next

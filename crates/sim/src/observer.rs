@@ -101,7 +101,8 @@ pub trait RetiredRun {
     /// one pre-decoded block, however far each got), and two of the same length the same
     /// address, length and class of their last instruction ([`RetiredRun::last_step`] but
     /// for `taken`). An id is never given to other instructions in the process, also after
-    /// the code is rewritten and decoded again. `None` (the default): no such name.
+    /// the code is rewritten and decoded again, and only to runs of fewer than 64
+    /// instructions. `None` (the default): no such name.
     #[inline(always)]
     fn block_id(&self) -> Option<u64> {
         None
