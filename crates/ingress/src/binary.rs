@@ -542,6 +542,19 @@ fn encode_nears(
     (p, pred_iaddr, size32)
 }
 
+/// `v` (< 2^56) as unsigned LEB128 in the little-endian bytes of a word, and their number.
+#[inline(always)]
+fn varint_word(mut v: u64) -> (u64, usize) {
+    let mut w = 0;
+    let mut k = 0;
+    while v >= 0x80 {
+        w |= (v & 0x7f | 0x80) << (8 * k);
+        v >>= 7;
+        k += 1;
+    }
+    (w | v << (8 * k), k + 1)
+}
+
 const ERR_END: &str = "record runs past the end of its block";
 const ERR_VARINT: &str = "invalid varint (longer than 10 bytes or over 64 bits)";
 
@@ -648,23 +661,53 @@ pub struct IngressWriter<W: Write> {
     state: State,
     total: u64,
     /// The bytes of keyed runs' records after their first
-    /// ([`write_predicted_run_keyed`](Self::write_predicted_run_keyed)), direct-mapped by key;
-    /// allocated at the first keyed run.
-    runs: Vec<RunBytes>,
+    /// ([`write_predicted_run_keyed`](Self::write_predicted_run_keyed)), direct-mapped by key
+    /// ([`run_slot`]; an empty slot holds a key of another slot, [`RunBytes::empty`]).
+    runs: Box<[RunBytes; RUN_SLOTS]>,
 }
 
 /// Slots of the keyed-run cache (64 bytes each).
 const RUN_SLOTS: usize = 1024;
 /// Most bytes of a cached run (a slot is 64 bytes).
-const RUN_BYTES: usize = 52;
+const RUN_BYTES: usize = 43;
 
-/// One slot of the keyed-run cache: the encoding of a run's records after its first.
+/// One slot of the keyed-run cache: a run's records, the encoding of those after its first.
 #[derive(Clone, Copy)]
 struct RunBytes {
     key: u64,
-    /// Bytes in `bytes` (0: an empty slot; a cached run has at least one record).
-    len: u32,
+    /// The first record's address.
+    first: u64,
+    /// The last record's address minus the first's.
+    last: i16,
+    /// The first record's tag without `TAG_ADDR`.
+    tag: u8,
+    /// The last record is a 32-bit instruction.
+    size32: bool,
+    /// Bytes in `bytes`.
+    len: u8,
     bytes: [u8; RUN_BYTES],
+}
+
+impl RunBytes {
+    /// The cache with every slot empty: slot `s` holds a key whose slot is not `s` (0, or 1
+    /// in the slot of 0), which no lookup in `s` finds (a hit needs no separate check).
+    fn empty() -> Box<[RunBytes; RUN_SLOTS]> {
+        let slots: Vec<RunBytes> = (0..RUN_SLOTS)
+            .map(|s| RunBytes {
+                key: (s == run_slot(0)) as u64,
+                first: 0,
+                last: 0,
+                tag: 0,
+                size32: false,
+                len: 0,
+                bytes: [0; RUN_BYTES],
+            })
+            .collect();
+        slots
+            .into_boxed_slice()
+            .try_into()
+            .unwrap_or_else(|_| unreachable!())
+    }
 }
 
 /// The slot of `key`.
@@ -689,7 +732,7 @@ impl<W: Write> IngressWriter<W> {
             count: 0,
             state: State::default(),
             total: 0,
-            runs: Vec::new(),
+            runs: RunBytes::empty(),
         })
     }
 
@@ -775,18 +818,26 @@ impl<W: Write> IngressWriter<W> {
         Ok(())
     }
 
-    /// Whether `n` records of a run with `head` are predicted from the previous record (its
-    /// time step on, its `priv` and `context`) and no block closes inside them (a block closes
-    /// after the record that takes its payload to the target): the fast run paths' condition.
+    /// Whether `n` records of a run with `head` are predicted from the previous record and no
+    /// block closes inside them: the fast run paths' condition ([`Self::run_fits_bytes`] of
+    /// the most bytes they take).
     #[inline(always)]
     fn run_fits(&self, head: &RunHead, n: usize) -> bool {
+        self.run_fits_bytes(head, n * NEAR_MAX)
+    }
+
+    /// Whether records of a run with `head` are predicted from the previous record (its time
+    /// step on, its `priv` and `context`) and, if they take at most `bytes`, no block closes
+    /// inside them (a block closes after the record that takes its payload to the target).
+    #[inline(always)]
+    fn run_fits_bytes(&self, head: &RunHead, bytes: usize) -> bool {
         let prev = &self.state.prev;
         self.count >= 2
             && head.time == prev.time.wrapping_add(self.state.time_step)
             && head.time_step == self.state.time_step
             && head.priv_ == prev.priv_
             && head.context == prev.context
-            && self.block.len() + n * NEAR_MAX < BLOCK_HEADER + self.target
+            && self.block.len() + bytes < BLOCK_HEADER + self.target
     }
 
     /// After the fast run paths wrote `n` records of `head`: the previous record is the last,
@@ -804,15 +855,16 @@ impl<W: Write> IngressWriter<W> {
         self.total += n as u64;
     }
 
-    /// [`write_predicted_run`](Self::write_predicted_run) of `n` (at least 2) records whose
-    /// records after the first are named by `key` ([`crate::RecordSink::predicted_run_keyed`]:
-    /// every run with this key has these `n` records after its first, but for their time),
-    /// `ends` the first and the last. The same bytes as [`write`](Self::write) of each: the
-    /// encoding of the records after the first depends on nothing but them (each one's address
-    /// is predicted from the one before it, and the run is checked predicted as a whole), so
-    /// once the run was encoded its bytes after the first record are kept and, the next time,
-    /// copied after the first record's encoding without looking at `nears`. A key used for
-    /// other records is a caller bug that writes wrong bytes.
+    /// [`write_predicted_run`](Self::write_predicted_run) of `n` (at least 2) records named
+    /// by `key` ([`crate::RecordSink::predicted_run_keyed`]: every run with this key has these
+    /// `n` records, but for their time), `ends` the first and the last. The same bytes as
+    /// [`write`](Self::write) of each: the encoding of the records after the first depends on
+    /// nothing but them (each one's address is predicted from the one before it, and the run
+    /// is checked predicted as a whole), so once the run was encoded its bytes after the first
+    /// record are kept, with what the first and the last are, and the next time
+    /// ([`write_predicted_run_again`](Self::write_predicted_run_again)) copied after the
+    /// first record's encoding without looking at `nears`. A key used for other records is a
+    /// caller bug that writes wrong bytes.
     #[inline]
     pub fn write_predicted_run_keyed(
         &mut self,
@@ -825,49 +877,97 @@ impl<W: Write> IngressWriter<W> {
         if n < 2 || !self.run_fits(head, n) {
             return self.write_predicted_run(head, n, nears);
         }
-        let prev = &self.state.prev;
-        if self.runs.is_empty() {
-            self.runs = vec![
-                RunBytes {
-                    key: 0,
-                    len: 0,
-                    bytes: [0; RUN_BYTES],
-                };
-                RUN_SLOTS
-            ];
+        if self.write_predicted_run_again(head, n, key)? {
+            return Ok(());
         }
-        let slot = run_slot(key);
-        // The first record (its address against the previous record's), in a local buffer
-        // copied whole (a copy of fixed size, no call) and cut to the record.
+        self.write_keyed_new(head, n, key, ends, nears);
+        Ok(())
+    }
+
+    /// Writes the `n` records of a run given before to
+    /// [`write_predicted_run_keyed`](Self::write_predicted_run_keyed) with `key` and kept,
+    /// with `head` (their time, `priv` and `context`) and returns true; else (not kept, or the
+    /// run not predicted as a whole, or the first record far from the previous one) writes
+    /// nothing and returns false ([`crate::RecordSink::predicted_run_again`]). `n` is that
+    /// run's (a key names runs of one length).
+    #[inline(always)]
+    pub fn write_predicted_run_again(
+        &mut self,
+        head: &RunHead,
+        n: usize,
+        key: u64,
+    ) -> io::Result<bool> {
+        let c = &self.runs[run_slot(key)];
+        // (At most what the records take: fewer runs near a block's end are refused than
+        // with `run_fits`.)
+        if c.key != key || !self.run_fits_bytes(head, 8 + c.len as usize) {
+            return Ok(false);
+        }
+        debug_assert!(n >= 2);
+        // The first record: its tag, and its address delta when it is not where the previous
+        // record predicts it, as little-endian bytes of a word (a delta of up to 7 bytes).
+        let pred = self.state.prev.next_iaddr();
+        let (word, len0) = if c.first == pred {
+            (c.tag as u64, 1)
+        } else {
+            let delta = zigzag(c.first.wrapping_sub(pred) as i64);
+            if delta >> 49 != 0 {
+                return Ok(false);
+            }
+            let (v, len) = varint_word(delta);
+            ((c.tag | TAG_ADDR) as u64 | v << 8, 1 + len)
+        };
+        // Both whole (copies of fixed size, no call), each cut to what it holds.
+        let rest = self.block.len() + len0;
+        self.block.extend_from_slice(&word.to_le_bytes());
+        self.block.truncate(rest);
+        self.block.extend_from_slice(&c.bytes);
+        self.block.truncate(rest + c.len as usize);
+        debug_assert!(self.block.len() - BLOCK_HEADER < self.target);
+        let last = c.first.wrapping_add(c.last as i64 as u64);
+        let size32 = c.size32;
+        self.ran(head, n, last, size32);
+        Ok(true)
+    }
+
+    /// [`write_predicted_run_keyed`](Self::write_predicted_run_keyed) of a key not kept: the
+    /// records encoded, and kept in the key's slot when they fit.
+    #[inline(never)]
+    fn write_keyed_new(
+        &mut self,
+        head: &RunHead,
+        n: usize,
+        key: u64,
+        ends: (Near, Near),
+        nears: impl Iterator<Item = Near>,
+    ) {
         let (first, last) = ends;
         let mut buf = [0u8; NEAR_MAX];
-        let (len0, _, _) = encode_nears(&mut buf, prev.next_iaddr(), std::iter::once(first));
+        let pred = self.state.prev.next_iaddr();
+        let (len0, _, _) = encode_nears(&mut buf, pred, std::iter::once(first));
         let rest = self.block.len() + len0;
-        self.block.extend_from_slice(&buf);
-        self.block.truncate(rest);
-        let c = &self.runs[slot];
-        if c.key == key && c.len != 0 {
-            // All of the slot, cut to the run.
-            self.block.extend_from_slice(&c.bytes);
-            self.block.truncate(rest + c.len as usize);
-        } else {
-            self.block.resize(rest + (n - 1) * NEAR_MAX, 0);
-            let (len, _, _) = encode_nears(
-                &mut self.block[rest..],
-                first.iaddr.wrapping_add(2 + 2 * first.size32 as u64),
-                nears.skip(1),
-            );
-            self.block.truncate(rest + len);
-            if len <= RUN_BYTES {
-                let c = &mut self.runs[slot];
-                c.key = key;
-                c.len = len as u32;
-                c.bytes[..len].copy_from_slice(&self.block[rest..]);
-            }
+        self.block.extend_from_slice(&buf[..len0]);
+        self.block.resize(rest + (n - 1) * NEAR_MAX, 0);
+        let (len, _, _) = encode_nears(
+            &mut self.block[rest..],
+            first.iaddr.wrapping_add(2 + 2 * first.size32 as u64),
+            nears.skip(1),
+        );
+        self.block.truncate(rest + len);
+        // (A block may go on backwards: through a loop's branch.)
+        let last_off = last.iaddr.wrapping_sub(first.iaddr) as i64;
+        if len <= RUN_BYTES && last_off as i16 as i64 == last_off {
+            let c = &mut self.runs[run_slot(key)];
+            c.key = key;
+            c.first = first.iaddr;
+            c.tag = buf[0] & !TAG_ADDR;
+            c.last = last_off as i16;
+            c.size32 = last.size32;
+            c.len = len as u8;
+            c.bytes[..len].copy_from_slice(&self.block[rest..]);
         }
         debug_assert!(self.block.len() - BLOCK_HEADER < self.target);
         self.ran(head, n, last.iaddr, last.size32);
-        Ok(())
     }
 
     /// Appends a record that differs from the previous record written only in `iaddr`,
@@ -1363,7 +1463,19 @@ impl<W: Write> crate::RecordSink for WriterSink<'_, W> {
         }
     }
 
-    /// A block's predicted records in one go, those after the first kept by key.
+    /// A block's predicted records in one go, copied when kept.
+    #[inline(always)]
+    fn predicted_run_again(&mut self, head: &RunHead, n: usize, key: u64) -> bool {
+        match self.w.write_predicted_run_again(head, n, key) {
+            Ok(done) => done,
+            Err(e) => {
+                self.err.get_or_insert(e);
+                true
+            }
+        }
+    }
+
+    /// A block's predicted records in one go, kept by key.
     #[inline(always)]
     fn predicted_run_keyed(
         &mut self,
@@ -1481,11 +1593,13 @@ mod tests {
         }
     }
 
-    /// `write_predicted_run_keyed` writes the bytes `write` writes for each record: runs of
-    /// 300 fixed blocks (each key one block and one length: many more keys than cache slots,
-    /// so slots are taken over), cut at every length, coming from anywhere (the first record's
-    /// address delta varies), blocks whose records after the first take more bytes than a slot
-    /// holds, heads the state does not predict, blocks closing near runs.
+    /// `write_predicted_run_keyed`, and `write_predicted_run_again` before it as the hart's
+    /// recorder calls them, write the bytes `write` writes for each record: runs of 300 fixed
+    /// blocks (each key one block and one length: many more keys than cache slots, so slots
+    /// are taken over), cut at every length, coming from anywhere (the first record's address
+    /// delta varies, also beyond what a kept run's copy writes), blocks whose records after the
+    /// first take more bytes than a slot holds or whose last is far from their first, heads
+    /// the state does not predict, blocks closing near runs.
     #[test]
     fn keyed_runs_write_the_same_bytes_as_records() {
         let mut rng = rvtrace_testkit::Rng(0x1234_5678_9abc_def1);
@@ -1527,15 +1641,21 @@ mod tests {
             let mut all = Vec::new();
             let (mut time, mut step) = (100u64, 1u64);
             let priv_ = crate::privilege::M;
+            let mut again = 0;
             for _ in 0..20_000 {
                 if rnd(50) == 0 {
                     // A record of the general path, a new time step.
                     step = rnd(3);
                     time += step;
+                    let iaddr = if rnd(4) == 0 {
+                        rnd(u64::MAX) & !1
+                    } else {
+                        rnd(1 << 40) * 2
+                    };
                     let r = Record {
                         time,
                         priv_,
-                        ..insn(rnd(1 << 40) * 2, 4)
+                        ..insn(iaddr, 4)
                     };
                     fast.write(&r).unwrap();
                     slow.write(&r).unwrap();
@@ -1557,14 +1677,18 @@ mod tests {
                     time_step: step,
                 };
                 let key = (b as u64) << 6 | n as u64;
-                fast.write_predicted_run_keyed(
-                    &head,
-                    n,
-                    key,
-                    (nears[0], nears[n - 1]),
-                    nears.iter().copied(),
-                )
-                .unwrap();
+                if rnd(8) != 0 && fast.write_predicted_run_again(&head, n, key).unwrap() {
+                    again += 1;
+                } else {
+                    fast.write_predicted_run_keyed(
+                        &head,
+                        n,
+                        key,
+                        (nears[0], nears[n - 1]),
+                        nears.iter().copied(),
+                    )
+                    .unwrap();
+                }
                 for (k, near) in nears.iter().enumerate() {
                     let r = near.record(&head, k);
                     slow.write(&r).unwrap();
@@ -1576,6 +1700,33 @@ mod tests {
             let (fast, slow) = (fast.finish().unwrap(), slow.finish().unwrap());
             assert!(fast == slow, "block target {target}: bytes differ");
             assert_eq!(from_slice(&fast).unwrap().1, all);
+            assert!(again > 500, "block target {target}: {again} runs copied");
+        }
+    }
+
+    /// No key finds an empty slot of the keyed-run cache (a slot holds a key of another).
+    #[test]
+    fn empty_run_slots_hold_no_key_of_theirs() {
+        let slots = RunBytes::empty();
+        for (s, c) in slots.iter().enumerate() {
+            assert_ne!(run_slot(c.key), s);
+        }
+    }
+
+    /// `varint_word` gives the bytes `put_u64_at` writes, for every length it takes.
+    #[test]
+    fn varint_word_is_leb128() {
+        for bits in 0..56 {
+            let top = 1u64 << bits;
+            for v in [top, top - 1, top | 0x5a5a_5a5a_5a5a_5a5a & (top - 1)] {
+                let mut buf = [0u8; 10];
+                let n = put_u64_at(&mut buf, 0, v);
+                let (w, k) = varint_word(v);
+                assert_eq!(&w.to_le_bytes()[..k], &buf[..n], "{v:#x}");
+                if k < 8 {
+                    assert_eq!(w >> (8 * k), 0, "{v:#x}");
+                }
+            }
         }
     }
 

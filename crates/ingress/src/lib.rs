@@ -277,13 +277,14 @@ pub trait RecordSink {
         }
     }
 
-    /// [`predicted_run`](Self::predicted_run) of `n` (at least 2) records whose records after
-    /// the first are named by `key`: every run given with the same `key` has the same `n` and
-    /// the same records after its first but for their time (the producer's promise, e.g. the
-    /// instructions of one pre-decoded block). `ends` is the first and the last record (those
-    /// `nears` yields first and last). A binary writer keeps the bytes of those records and
-    /// copies them when the key comes again ([`IngressWriter::write_predicted_run_keyed`]);
-    /// the default is [`predicted_run`](Self::predicted_run).
+    /// [`predicted_run`](Self::predicted_run) of `n` (at least 2) records named by `key`:
+    /// every run given with the same `key` has the same `n` and the same records but for their
+    /// time (the producer's promise, e.g. the instructions of one pre-decoded block). `ends`
+    /// is the first and the last record (those `nears` yields first and last). A binary writer
+    /// keeps what it wrote of those records, for
+    /// [`predicted_run_again`](Self::predicted_run_again)
+    /// ([`IngressWriter::write_predicted_run_keyed`]); the default is
+    /// [`predicted_run`](Self::predicted_run).
     #[inline(always)]
     fn predicted_run_keyed(
         &mut self,
@@ -295,6 +296,19 @@ pub trait RecordSink {
     ) {
         let _ = (key, ends);
         self.predicted_run(head, n, nears)
+    }
+
+    /// The `n` records of a run given before to
+    /// [`predicted_run_keyed`](Self::predicted_run_keyed) with `key` (the same records, with
+    /// `head`'s `priv`, `context` and times), if the sink kept what it needs of them: then it
+    /// writes them and returns true; else it writes nothing and returns false, and the
+    /// producer gives the run to [`predicted_run_keyed`](Self::predicted_run_keyed). A binary
+    /// writer copies what it wrote for that run
+    /// ([`IngressWriter::write_predicted_run_again`]); the default keeps nothing (false).
+    #[inline(always)]
+    fn predicted_run_again(&mut self, head: &RunHead, n: usize, key: u64) -> bool {
+        let _ = (head, n, key);
+        false
     }
 }
 

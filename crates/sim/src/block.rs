@@ -1205,6 +1205,38 @@ impl<const RV64: bool> RetiredRun for BlockRun<'_, RV64> {
         }
     }
 
+    #[inline(always)]
+    fn mtime(&self, i: usize) -> u64 {
+        if i + 1 == self.blk.len() {
+            self.last_mtime
+        } else {
+            self.mtime0.wrapping_add(i as u64 + 1)
+        }
+    }
+
+    #[inline(always)]
+    fn insn(&self, i: usize) -> u32 {
+        self.blk[i].bits
+    }
+
+    #[inline(always)]
+    fn priv_(&self) -> u8 {
+        self.priv_
+    }
+
+    /// From the last entry and where the run went on.
+    #[inline(always)]
+    fn last_step(&self) -> RunStep {
+        let e = &self.blk[self.blk.len() - 1];
+        let pc = self.page + e.off as u64;
+        RunStep {
+            pc,
+            len: e.len,
+            class: e.class,
+            taken: self.last_next != pc.wrapping_add(e.len as u64),
+        }
+    }
+
     /// The pool's entries from the block's start: the same while the block's decoding is.
     #[inline(always)]
     fn block_id(&self) -> Option<u64> {

@@ -115,6 +115,10 @@ pub struct IngressRecorder<S: RecordSink, const FAST: bool = true> {
     pub records: u64,
 }
 
+// The keys of runs (`retire_run_insns`) have 6 bits for the number of records
+// (`RetiredRun::block_id`: fewer than 64 instructions in a run with an id).
+const _: () = assert!(crate::block::MAX_INSNS < 63);
+
 /// `iretire` at which a block record is closed before it could overflow (never reached by
 /// real code: a block is straight-line code).
 const MAX_BLOCK_IRETIRE: u32 = u32::MAX / 2;
@@ -407,12 +411,23 @@ impl<S: RecordSink, const FAST: bool> IngressRecorder<S, FAST> {
     }
 
     /// Block mode, one retired instruction: the common one (see the type's doc: nothing but
-    /// address and size changed, the time one step on, no `sijump` to work out) goes on with
+    /// address and size changed, the time one step on, no `sijump` set) goes on with
     /// the open block, or opens one after a closed block, in place; the others take
     /// [`Self::retire_full`].
     #[inline(always)]
     fn retire_block(&mut self, ev: &Retired, taken: bool) {
-        let fast_itype = self.fast_itype[ev.class as usize & 15][taken as usize];
+        let mut fast_itype = self.fast_itype[ev.class as usize & 15][taken as usize];
+        // An uninferable jump without `sijump` (from its bits and the previous instruction's,
+        // as `retire_full` works it out) is like any other instruction here: only `sijump`
+        // takes it to the full path.
+        if FAST
+            && fast_itype.is_none()
+            && !self
+                .prev_bits
+                .is_some_and(|p| is_sequentially_inferable(&self.isa, p, ev.insn))
+        {
+            fast_itype = Some(self.run_itype[ev.class as usize & 15][taken as usize]);
+        }
         let o = &mut self.open;
         let cont = o.iretire != 0;
         if let (true, Some(itype)) = (
@@ -451,8 +466,109 @@ impl<S: RecordSink, const FAST: bool> IngressRecorder<S, FAST> {
     /// [`Observer::retire_run`] one record per instruction, out of line: the hart's block
     /// loop, into which everything else inlines, stays smaller (callgrind: fewer host
     /// instructions for the hart's own work, for one call per run).
+    ///
+    /// The common run, of at least 2 instructions whose first is predicted (the type's doc)
+    /// and that comes from a block ([`RetiredRun::block_id`]), from the run's fields (no
+    /// [`Retired`] built): all its records but a last one that takes the full path (its time
+    /// not one step on, `sijump`) in one keyed call; any other run takes
+    /// [`Self::retire_run_general`], which gives the same records.
     #[inline(never)]
     fn retire_run_insns(&mut self, run: &impl RetiredRun) {
+        let n = run.len();
+        let (Some(id), true) = (run.block_id(), n >= 2) else {
+            return self.retire_run_general(run);
+        };
+        // The key below has 6 bits for the number of records (`RetiredRun::block_id`).
+        debug_assert!(n < 64, "{n} instructions in a run with an id");
+        let time = run.mtime(0);
+        // As the first turn of the general path's loop.
+        if self.full_next
+            || time != self.pred_time
+            || self.time_step != 1
+            || run.priv_() != self.pred_priv
+        {
+            return self.retire_run_general(run);
+        }
+        let last = run.last_step();
+        // The last record takes the full path as in the general path (`end` there).
+        let alone = run.mtime(n - 1) != time.wrapping_add(n as u64 - 1)
+            || (last.class.is_uninferable()
+                && is_sequentially_inferable(&self.isa, run.insn(n - 2), run.insn(n - 1)));
+        // Records in the keyed call.
+        let m = n - alone as usize;
+        if m < 2 {
+            // Two instructions, the last alone: each as any instruction.
+            self.retire_apart(&run.get(0));
+            return self.retire_apart(&run.get(1));
+        }
+        // Records of `m` instructions from block `id` are the block's (their `itype`s
+        // depend on the width) but for the last one's `itype`, which depends on whether
+        // it went on in the block.
+        let taken = if alone { run.step(m - 1) } else { last }.taken;
+        let key =
+            (((id << 6 | m as u64) << 1 | taken as u64) << 1) | (self.itype_width == 4) as u64;
+        let head = RunHead {
+            priv_: self.last_priv,
+            context: self.last_context,
+            time,
+            time_step: 1,
+        };
+        if !self.sink.predicted_run_again(&head, m, key) {
+            self.run_keyed(run, m, key);
+        }
+        self.records += m as u64;
+        self.pred_time = time.wrapping_add(m as u64);
+        self.prev_bits = Some(run.insn(m - 1));
+        if alone {
+            self.retire_apart(&run.get(n - 1));
+        }
+    }
+
+    /// [`Observer::retire`] out of line (the run path's rarer cases: its own code stays
+    /// smaller, with fewer registers saved).
+    #[inline(never)]
+    fn retire_apart(&mut self, ev: &Retired) {
+        self.retire(ev);
+    }
+
+    /// The first `m` (at least 2) records of `run`, named by `key`, to
+    /// [`RecordSink::predicted_run_keyed`] (out of line: the sink kept nothing for the key;
+    /// the run's head as [`Self::retire_run_insns`] makes it, made here: that one stays in
+    /// registers).
+    #[inline(never)]
+    fn run_keyed(&mut self, run: &impl RetiredRun, m: usize, key: u64) {
+        let head = RunHead {
+            priv_: self.last_priv,
+            context: self.last_context,
+            time: run.mtime(0),
+            time_step: 1,
+        };
+        let itype = &self.run_itype;
+        let near = |s: RunStep| Near {
+            iaddr: s.pc,
+            itype: itype[s.class as usize & 15][s.taken as usize],
+            size32: s.len == 4,
+        };
+        let n = run.len();
+        let end = if m < n {
+            run.step(m - 1)
+        } else {
+            run.last_step()
+        };
+        let ends = (near(run.step(0)), near(end));
+        // `RetiredRun`: only the last instruction of a run may be uninferable.
+        let nears = run
+            .steps(0, n - 1)
+            .map(near)
+            .chain((m == n).then(|| near(run.last_step())));
+        self.sink.predicted_run_keyed(&head, m, key, ends, nears);
+    }
+
+    /// [`Self::retire_run_insns`] of any run: the instructions before the first predicted one
+    /// each as any instruction, the others as a run of predicted records but for a last one
+    /// that takes the full path.
+    #[inline(never)]
+    fn retire_run_general(&mut self, run: &impl RetiredRun) {
         let n = run.len();
         let mut i = 0;
         let first = loop {
@@ -510,28 +626,12 @@ impl<S: RecordSink, const FAST: bool> IngressRecorder<S, FAST> {
                 }
             };
             // The instructions before the last field by field (`RetiredRun::steps`), in one
-            // go; the last one after them, from its event.
+            // go; the last one after them, from its event. (No keyed run: a run from a block
+            // whose first record is predicted takes `retire_run_insns`'s path.)
             let inner = end.min(n - 1);
-            match run.block_id() {
-                // The whole block's records before its last: named by the block and their
-                // number (and the `itype` width, which their tags depend on), their bytes
-                // after the first are the sink's to reuse (`RecordSink::predicted_run_keyed`).
-                Some(id) if i == 0 && inner >= 2 => {
-                    let key = (id << 6 | inner as u64) << 1 | (self.itype_width == 4) as u64;
-                    let ends = (near(run.step(0)), near(run.step(inner - 1)));
-                    self.sink.predicted_run_keyed(
-                        &head,
-                        inner,
-                        key,
-                        ends,
-                        run.steps(0, inner).map(near),
-                    );
-                }
-                _ if inner > i => {
-                    self.sink
-                        .predicted_run(&head, inner - i, run.steps(i, inner).map(near));
-                }
-                _ => {}
+            if inner > i {
+                self.sink
+                    .predicted_run(&head, inner - i, run.steps(i, inner).map(near));
             }
             if end == n {
                 let k = n - 1 - i;
@@ -582,10 +682,11 @@ impl<S: RecordSink, const FAST: bool> Observer for IngressRecorder<S, FAST> {
     /// compare with, each one).
     const RETIRE_RUNS: bool = FAST;
 
-    /// A run's records once they are predicted (the type's doc) go to
-    /// [`RecordSink::predicted_run`] in one call; the others (the first after a change, the
-    /// time step other than 1, a last uninferable jump or last time not one step on) each
-    /// through [`Observer::retire`].
+    /// A run's records once they are predicted (the type's doc) go to the sink in one call
+    /// ([`RecordSink::predicted_run_again`], [`RecordSink::predicted_run_keyed`] for a run of
+    /// a block, else [`RecordSink::predicted_run`]); the others (the first after a change, the
+    /// time step other than 1, a last uninferable jump with `sijump` or last time not one step
+    /// on) each through [`Observer::retire`].
     #[inline(always)]
     fn retire_run(&mut self, run: &impl RetiredRun) {
         if self.blocks {

@@ -98,12 +98,35 @@ pub trait RetiredRun {
     }
     /// What names the run's instructions before its last: two runs with the same id have
     /// the same [`RetiredRun::step`] at every `i` that both have before their last (runs of
-    /// one pre-decoded block, however far each got). An id is never given to other
-    /// instructions in the process, also after the code is rewritten and decoded again.
-    /// `None` (the default): no such name.
+    /// one pre-decoded block, however far each got), and two of the same length the same
+    /// address, length and class of their last instruction ([`RetiredRun::last_step`] but
+    /// for `taken`). An id is never given to other instructions in the process, also after
+    /// the code is rewritten and decoded again, and only to runs of fewer than 64
+    /// instructions. `None` (the default): no such name.
     #[inline(always)]
     fn block_id(&self) -> Option<u64> {
         None
+    }
+    /// `mtime` of instruction `i` (< `len`), as [`RetiredRun::get`] would say (for observers
+    /// that need no more of the event; the default builds it).
+    #[inline(always)]
+    fn mtime(&self, i: usize) -> u64 {
+        self.get(i).mtime
+    }
+    /// The bits of instruction `i` (< `len`), as [`RetiredRun::get`] would say.
+    #[inline(always)]
+    fn insn(&self, i: usize) -> u32 {
+        self.get(i).insn
+    }
+    /// The privilege every instruction of the run executed at, as [`RetiredRun::get`] says.
+    #[inline(always)]
+    fn priv_(&self) -> u8 {
+        self.get(0).priv_
+    }
+    /// [`RunStep::of`] the last instruction's event ([`RetiredRun::step`] is for the others).
+    #[inline(always)]
+    fn last_step(&self) -> RunStep {
+        RunStep::of(&self.get(self.len() - 1))
     }
     /// [`RetiredRun::step`] of instructions `from..to` (`to` < `len`).
     #[inline(always)]

@@ -5,11 +5,12 @@
 //! - the fast recorder alone takes each block's instructions as one run
 //!   (`Observer::retire_run`, records handed to `IngressWriter::write_predicted_run`), its run
 //!   cut by `--max-insns` stops (the run in slices) or by stop requests;
-//!   The whole block's records before its last go to `IngressWriter::write_predicted_run_keyed`,
-//!   which copies their bytes after the first from what it wrote for the block before
-//!   (`RetiredRun::block_id`); code rewritten over and over, so that blocks are decoded again
-//!   and the pool of decoded instructions is refilled many times, checks that no bytes of
-//!   another decoding are copied;
+//!   A run's records from a block (all of them, or all but a last one that takes the full
+//!   path) go to `IngressWriter::write_predicted_run_again`, which copies what it wrote for the
+//!   same records before (named by `RetiredRun::block_id`, their number and whether the last
+//!   went on in the block), else to `IngressWriter::write_predicted_run_keyed`; code rewritten
+//!   over and over, so that blocks are decoded again and the pool of decoded instructions is
+//!   refilled many times, checks that no bytes of another decoding are copied;
 //! - the fast recorder beside the general one (a pair whose other member takes no runs) gets a
 //!   `retire` per instruction (`IngressWriter::write_predicted`).
 
@@ -48,6 +49,9 @@ impl RecordSink for &mut Fast {
         self.0
             .write_predicted_run_keyed(head, n, key, ends, nears)
             .unwrap();
+    }
+    fn predicted_run_again(&mut self, head: &RunHead, n: usize, key: u64) -> bool {
+        self.0.write_predicted_run_again(head, n, key).unwrap()
     }
 }
 
@@ -292,10 +296,12 @@ fn rewritten_blocks_copy_no_stale_bytes() {
     assert!(check.by_id.len() > 20_000, "{}", check.by_id.len());
 }
 
-/// Checks that every run's field-wise steps (`RetiredRun::step`, `RetiredRun::steps`, what the
-/// fast recorder reads) say what the run's events say.
-/// And that runs with the same `RetiredRun::block_id` have the same steps before their last
-/// (what the writer's keyed runs rely on).
+/// Checks that every run's field-wise steps and fields (`RetiredRun::step`, `RetiredRun::steps`,
+/// `RetiredRun::last_step`, `mtime`, `insn`, `priv_`: what the fast recorder reads) say what
+/// the run's events say.
+/// And that runs with the same `RetiredRun::block_id` have the same steps before their last,
+/// and those of one length the same last step but for `taken` (what the recorder's keys rely
+/// on).
 #[derive(Default)]
 struct StepCheck {
     steps: u64,
@@ -306,6 +312,10 @@ struct StepCheck {
     by_id: std::collections::HashMap<u64, Vec<RunStep>>,
     /// Runs whose id was seen before.
     same_id: u64,
+    /// The last step (`taken` false) of the runs seen with each id and length.
+    last_by_id: std::collections::HashMap<(u64, usize), RunStep>,
+    /// Runs whose id and length were seen before.
+    same_last: u64,
 }
 
 impl rvtrace_sim::Observer for StepCheck {
@@ -315,6 +325,15 @@ impl rvtrace_sim::Observer for StepCheck {
         let want: Vec<RunStep> = (0..n - 1).map(|i| RunStep::of(&run.get(i))).collect();
         let got: Vec<RunStep> = (0..n - 1).map(|i| run.step(i)).collect();
         assert_eq!(got, want);
+        let last = run.last_step();
+        assert_eq!(last, RunStep::of(&run.get(n - 1)));
+        for i in 0..n {
+            let ev = run.get(i);
+            assert_eq!(
+                (run.mtime(i), run.insn(i), run.priv_()),
+                (ev.mtime, ev.insn, ev.priv_)
+            );
+        }
         for from in 0..n - 1 {
             let got: Vec<RunStep> = run.steps(from, n - 1).collect();
             assert_eq!(got, want[from..]);
@@ -322,6 +341,14 @@ impl rvtrace_sim::Observer for StepCheck {
         self.steps += want.len() as u64;
         self.taken += want.iter().filter(|s| s.taken).count() as u64;
         if let Some(id) = run.block_id() {
+            let last = RunStep {
+                taken: false,
+                ..last
+            };
+            if let Some(seen) = self.last_by_id.insert((id, n), last) {
+                assert_eq!(seen, last, "block id {id:#x}, {n} instructions");
+                self.same_last += 1;
+            }
             let seen = self.by_id.entry(id).or_default();
             if !seen.is_empty() {
                 self.same_id += 1;
@@ -359,4 +386,5 @@ fn run_steps_are_the_events() {
     assert!(all.steps > 100_000, "{}", all.steps);
     assert!(all.taken > 1000, "{}", all.taken);
     assert!(all.same_id > 10_000, "{}", all.same_id);
+    assert!(all.same_last > 10_000, "{}", all.same_last);
 }
