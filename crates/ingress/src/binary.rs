@@ -143,6 +143,9 @@ const BLOCK_TARGET: usize = 64 << 10;
 const BLOCK_HEADER: usize = 12;
 /// Most bytes of a predicted record: the tag and a 10-byte address delta.
 const NEAR_MAX: usize = 11;
+/// Most bytes of a block record ([`IngressWriter::write_block`]): tag, extension, `iretire`
+/// (5) and `ilastsize`, address delta (10), time delta (10).
+const BLOCK_RECORD_MAX: usize = 28;
 
 // Tag and extension bits (see the module doc).
 const TAG_SIZE_SHIFT: u32 = 4;
@@ -542,6 +545,67 @@ fn encode_nears(
     (p, pred_iaddr, size32)
 }
 
+/// Appends the encoding of the block record `rec` ([`IngressWriter::write_block`]: like the
+/// previous record but for address, size, `itype` and time) and advances `st`: the bytes
+/// [`encode_record`] writes for it.
+#[inline(always)]
+fn encode_block(out: &mut Vec<u8>, st: &mut State, rec: &Record) {
+    let prev = &mut st.prev;
+    debug_assert!(
+        rec.priv_ == prev.priv_
+            && rec.context == prev.context
+            && (rec.cause | rec.tval | rec.ctype as u64) == 0
+            && !rec.sijump,
+        "not a block record like the previous one: {rec}"
+    );
+    let class = if rec.iretire == 2 && rec.ilastsize == 1 {
+        SIZE_32
+    } else if rec.iretire == 1 && rec.ilastsize == 0 {
+        SIZE_16
+    } else if rec.iretire == prev.iretire && rec.ilastsize == prev.ilastsize {
+        SIZE_SAME
+    } else {
+        SIZE_EXPLICIT
+    };
+    let pred_iaddr = prev.next_iaddr();
+    let pred_time = prev.time.wrapping_add(st.time_step);
+    // tag, ext, iretire (5), ilastsize, address delta (10), time delta (10).
+    let mut buf = [0u8; BLOCK_RECORD_MAX];
+    let mut tag = rec.itype.code() & 0x0f | class << TAG_SIZE_SHIFT;
+    let mut p = 1;
+    if rec.time != pred_time {
+        tag |= TAG_EXT;
+        buf[1] = EXT_TIME;
+        p = 2;
+    }
+    if class == SIZE_EXPLICIT {
+        p = put_u64_at(&mut buf, p, rec.iretire as u64);
+        buf[p] = rec.ilastsize;
+        p += 1;
+    }
+    if rec.iaddr != pred_iaddr {
+        tag |= TAG_ADDR;
+        p = put_u64_at(
+            &mut buf,
+            p,
+            zigzag(rec.iaddr.wrapping_sub(pred_iaddr) as i64),
+        );
+    }
+    if rec.time != pred_time {
+        p = put_u64_at(&mut buf, p, zigzag(rec.time.wrapping_sub(pred_time) as i64));
+    }
+    buf[0] = tag;
+    // All of `buf` (a copy of fixed size, no call), then cut to the record.
+    let end = out.len() + p;
+    out.extend_from_slice(&buf);
+    out.truncate(end);
+    st.time_step = rec.time.wrapping_sub(prev.time);
+    prev.iaddr = rec.iaddr;
+    prev.iretire = rec.iretire;
+    prev.ilastsize = rec.ilastsize;
+    prev.time = rec.time;
+}
+
 /// `v` (< 2^56) as unsigned LEB128 in the little-endian bytes of a word, and their number.
 #[inline(always)]
 fn varint_word(mut v: u64) -> (u64, usize) {
@@ -664,6 +728,9 @@ pub struct IngressWriter<W: Write> {
     /// ([`write_predicted_run_keyed`](Self::write_predicted_run_keyed)), direct-mapped by key
     /// ([`run_slot`]; an empty slot holds a key of another slot, [`RunBytes::empty`]).
     runs: Box<[RunBytes; RUN_SLOTS]>,
+    /// The bytes of keyed block runs' records after their first
+    /// ([`write_blocks_keyed`](Self::write_blocks_keyed)), direct-mapped by key as `runs`.
+    block_runs: Box<[BlockRunBytes; RUN_SLOTS]>,
 }
 
 /// Slots of the keyed-run cache (64 bytes each).
@@ -710,6 +777,65 @@ impl RunBytes {
     }
 }
 
+/// Most bytes of a cached block run (a slot is 128 bytes).
+const BLOCK_RUN_BYTES: usize = 69;
+
+/// One slot of the keyed block-run cache: the encoding of a run's block records after its
+/// first, the prediction state it was encoded from (after the first record) and the one it
+/// leaves (after the last).
+#[derive(Clone, Copy)]
+struct BlockRunBytes {
+    key: u64,
+    /// The address after the first record.
+    next0: u64,
+    /// The first record's time step.
+    step0: u64,
+    /// The last record's address.
+    last_iaddr: u64,
+    /// The last record's time minus the first's.
+    last_dt: u64,
+    /// The last record's time step.
+    last_step: u64,
+    /// The first record's size.
+    iretire0: u32,
+    /// The last record's size.
+    last_iretire: u32,
+    ilast0: u8,
+    last_ilast: u8,
+    /// Records in the run.
+    m: u8,
+    /// Bytes in `bytes`.
+    len: u8,
+    bytes: [u8; BLOCK_RUN_BYTES],
+}
+
+impl BlockRunBytes {
+    /// The cache with every slot empty, as [`RunBytes::empty`].
+    fn empty() -> Box<[BlockRunBytes; RUN_SLOTS]> {
+        let slots: Vec<BlockRunBytes> = (0..RUN_SLOTS)
+            .map(|s| BlockRunBytes {
+                key: (s == run_slot(0)) as u64,
+                next0: 0,
+                step0: 0,
+                last_iaddr: 0,
+                last_dt: 0,
+                last_step: 0,
+                iretire0: 0,
+                last_iretire: 0,
+                ilast0: 0,
+                last_ilast: 0,
+                m: 0,
+                len: 0,
+                bytes: [0; BLOCK_RUN_BYTES],
+            })
+            .collect();
+        slots
+            .into_boxed_slice()
+            .try_into()
+            .unwrap_or_else(|_| unreachable!())
+    }
+}
+
 /// The slot of `key`.
 #[inline(always)]
 fn run_slot(key: u64) -> usize {
@@ -733,6 +859,7 @@ impl<W: Write> IngressWriter<W> {
             state: State::default(),
             total: 0,
             runs: RunBytes::empty(),
+            block_runs: BlockRunBytes::empty(),
         })
     }
 
@@ -982,67 +1109,119 @@ impl<W: Write> IngressWriter<W> {
         if self.count < 2 {
             return self.write_first(*rec);
         }
-        let st = &mut self.state;
-        let prev = &mut st.prev;
-        debug_assert!(
-            rec.priv_ == prev.priv_
-                && rec.context == prev.context
-                && (rec.cause | rec.tval | rec.ctype as u64) == 0
-                && !rec.sijump,
-            "not a block record like the previous one: {rec}"
-        );
-        let class = if rec.iretire == 2 && rec.ilastsize == 1 {
-            SIZE_32
-        } else if rec.iretire == 1 && rec.ilastsize == 0 {
-            SIZE_16
-        } else if rec.iretire == prev.iretire && rec.ilastsize == prev.ilastsize {
-            SIZE_SAME
-        } else {
-            SIZE_EXPLICIT
-        };
-        let pred_iaddr = prev.next_iaddr();
-        let pred_time = prev.time.wrapping_add(st.time_step);
-        // tag, ext, iretire (5), ilastsize, address delta (10), time delta (10).
-        let mut buf = [0u8; 28];
-        let mut tag = rec.itype.code() & 0x0f | class << TAG_SIZE_SHIFT;
-        let mut p = 1;
-        if rec.time != pred_time {
-            tag |= TAG_EXT;
-            buf[1] = EXT_TIME;
-            p = 2;
-        }
-        if class == SIZE_EXPLICIT {
-            p = put_u64_at(&mut buf, p, rec.iretire as u64);
-            buf[p] = rec.ilastsize;
-            p += 1;
-        }
-        if rec.iaddr != pred_iaddr {
-            tag |= TAG_ADDR;
-            p = put_u64_at(
-                &mut buf,
-                p,
-                zigzag(rec.iaddr.wrapping_sub(pred_iaddr) as i64),
-            );
-        }
-        if rec.time != pred_time {
-            p = put_u64_at(&mut buf, p, zigzag(rec.time.wrapping_sub(pred_time) as i64));
-        }
-        buf[0] = tag;
-        // All of `buf` (a copy of fixed size, no call), then cut to the record.
-        let end = self.block.len() + p;
-        self.block.extend_from_slice(&buf);
-        self.block.truncate(end);
-        st.time_step = rec.time.wrapping_sub(prev.time);
-        prev.iaddr = rec.iaddr;
-        prev.iretire = rec.iretire;
-        prev.ilastsize = rec.ilastsize;
-        prev.time = rec.time;
+        encode_block(&mut self.block, &mut self.state, rec);
         self.count += 1;
         self.total += 1;
         if self.block.len() >= BLOCK_HEADER + self.target {
             return self.flush_block();
         }
         Ok(())
+    }
+
+    /// The block records `recs` ([`write_block`](Self::write_block) of each), named by `key`
+    /// ([`crate::RecordSink::blocks_keyed`]: every run given with this key has these records
+    /// after the first, but for their time, which is the same distance from the first's). The
+    /// same bytes as [`write`](Self::write) of each: the encoding of the records after the
+    /// first depends on nothing but them and what the first leaves in the prediction state
+    /// (the address after it, its size, its time step), so, with that state, those bytes are
+    /// kept and the next time ([`write_blocks_again`](Self::write_blocks_again)) copied after
+    /// the first record's encoding. A key used for other records is a caller bug that writes
+    /// wrong bytes.
+    #[inline(never)]
+    pub fn write_blocks_keyed(&mut self, key: u64, recs: &[Record]) -> io::Result<()> {
+        let m = recs.len();
+        // Where a block may close inside the records: one by one (the first error returned
+        // after all were given, as a sink that keeps the first error does).
+        if m < 2 || self.block.len() + m * BLOCK_RECORD_MAX >= BLOCK_HEADER + self.target {
+            let mut first = Ok(());
+            for r in recs {
+                if let Err(e) = self.write_block(r) {
+                    first = first.and(Err(e));
+                }
+            }
+            return first;
+        }
+        // No block closes below (`write_block` closes one only at the target).
+        self.write_block(&recs[0])?;
+        let st = &self.state;
+        let (next0, iretire0, ilast0, step0) = (
+            st.prev.next_iaddr(),
+            st.prev.iretire,
+            st.prev.ilastsize,
+            st.time_step,
+        );
+        let rest = self.block.len();
+        for r in &recs[1..] {
+            self.write_block(r)?;
+        }
+        let len = self.block.len() - rest;
+        if len <= BLOCK_RUN_BYTES {
+            let st = &self.state;
+            let c = &mut self.block_runs[run_slot(key)];
+            *c = BlockRunBytes {
+                key,
+                next0,
+                step0,
+                iretire0,
+                ilast0,
+                m: m as u8,
+                last_iaddr: st.prev.iaddr,
+                last_dt: st.prev.time.wrapping_sub(recs[0].time),
+                last_step: st.time_step,
+                last_iretire: st.prev.iretire,
+                last_ilast: st.prev.ilastsize,
+                len: len as u8,
+                bytes: c.bytes,
+            };
+            c.bytes[..len].copy_from_slice(&self.block[rest..]);
+        }
+        debug_assert!(self.block.len() - BLOCK_HEADER < self.target);
+        Ok(())
+    }
+
+    /// Writes the `m` block records of a run given before to
+    /// [`write_blocks_keyed`](Self::write_blocks_keyed) with `key` and kept, the first of them
+    /// `first` (its time, and its address and size when it goes on from a block before the
+    /// run: the others' bytes were kept for the same address after it, size and time step),
+    /// and returns true; else (not kept, or `first` other than the kept run's first in these,
+    /// or not a block record like the previous one, or a block would close inside the
+    /// records) writes nothing and returns false ([`crate::RecordSink::blocks_again`]).
+    #[inline(always)]
+    pub fn write_blocks_again(&mut self, first: &Record, m: usize, key: u64) -> io::Result<bool> {
+        let c = &self.block_runs[run_slot(key)];
+        let prev = &self.state.prev;
+        if c.key != key
+            || c.m as usize != m
+            || self.count < 2
+            || first.next_iaddr() != c.next0
+            || first.iretire != c.iretire0
+            || first.ilastsize != c.ilast0
+            || first.time.wrapping_sub(prev.time) != c.step0
+            || first.priv_ != prev.priv_
+            || first.context != prev.context
+            || self.block.len() + BLOCK_RECORD_MAX + c.len as usize >= BLOCK_HEADER + self.target
+        {
+            return Ok(false);
+        }
+        debug_assert!(
+            (first.cause | first.tval | first.ctype as u64) == 0 && !first.sijump,
+            "not a block record: {first}"
+        );
+        encode_block(&mut self.block, &mut self.state, first);
+        // The kept bytes whole (a copy of fixed size, no call), cut to what they hold.
+        let end = self.block.len() + c.len as usize;
+        self.block.extend_from_slice(&c.bytes);
+        self.block.truncate(end);
+        let st = &mut self.state;
+        st.prev.iaddr = c.last_iaddr;
+        st.prev.iretire = c.last_iretire;
+        st.prev.ilastsize = c.last_ilast;
+        st.prev.time = first.time.wrapping_add(c.last_dt);
+        st.time_step = c.last_step;
+        self.count += m as u32;
+        self.total += m as u64;
+        debug_assert!(self.block.len() - BLOCK_HEADER < self.target);
+        Ok(true)
     }
 
     /// [`write_predicted_run`](Self::write_predicted_run) one record at a time (at a block's
@@ -1452,6 +1631,26 @@ impl<W: Write> crate::RecordSink for WriterSink<'_, W> {
     fn block(&mut self, r: &Record) {
         if let Err(e) = self.w.write_block(r) {
             self.err.get_or_insert(e);
+        }
+    }
+
+    /// A run's block records, kept by key.
+    #[inline(always)]
+    fn blocks_keyed(&mut self, key: u64, recs: &[Record]) {
+        if let Err(e) = self.w.write_blocks_keyed(key, recs) {
+            self.err.get_or_insert(e);
+        }
+    }
+
+    /// A run's block records, copied when kept.
+    #[inline(always)]
+    fn blocks_again(&mut self, first: &Record, m: usize, key: u64) -> bool {
+        match self.w.write_blocks_again(first, m, key) {
+            Ok(done) => done,
+            Err(e) => {
+                self.err.get_or_insert(e);
+                true
+            }
         }
     }
 

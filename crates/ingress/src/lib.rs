@@ -265,6 +265,34 @@ pub trait RecordSink {
         self.record(r)
     }
 
+    /// The block records `recs` (each one like [`block`](Self::block)) of a run named by
+    /// `key`: every run given with the same `key` has the same records after the first, the
+    /// same first but for its address, size and time when it goes on from a block before the
+    /// run, and the same times relative to the first's (the producer's promise, e.g. the
+    /// instructions of one pre-decoded block). A binary writer keeps what it wrote of those
+    /// records, for [`blocks_again`](Self::blocks_again)
+    /// ([`IngressWriter::write_blocks_keyed`]); the default gives each to
+    /// [`block`](Self::block).
+    #[inline(always)]
+    fn blocks_keyed(&mut self, key: u64, recs: &[Record]) {
+        let _ = key;
+        for r in recs {
+            self.block(r);
+        }
+    }
+
+    /// The `m` block records of a run given before to [`blocks_keyed`](Self::blocks_keyed)
+    /// with `key`, the first of them `first` (the others follow from the key), if the sink
+    /// kept what it needs of them: then it writes them and returns true; else it writes
+    /// nothing and returns false, and the producer gives the records to
+    /// [`blocks_keyed`](Self::blocks_keyed). A binary writer copies what it wrote for that
+    /// run ([`IngressWriter::write_blocks_again`]); the default keeps nothing (false).
+    #[inline(always)]
+    fn blocks_again(&mut self, first: &Record, m: usize, key: u64) -> bool {
+        let _ = (first, m, key);
+        false
+    }
+
     /// `n` records, each one [`predicted`](Self::predicted) but for its address: `nears`
     /// yields them (exactly `n`), record `k` one instruction with the privilege and context of
     /// `head` and the time `head.time + k * head.time_step`. The default gives them to

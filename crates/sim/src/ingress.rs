@@ -111,6 +111,11 @@ pub struct IngressRecorder<S: RecordSink, const FAST: bool = true> {
     open: Record,
     /// Block mode: `priv` and `context` of the last record sent.
     sent: (u8, u64),
+    /// Block mode: what the runs of a block make ([`BlockRunSum`]), direct-mapped by key
+    /// ([`block_run_slot`]; an empty slot holds key 0, which no run has).
+    block_runs: Box<[BlockRunSum]>,
+    /// Block mode: the records of a run, built where no summary or kept bytes are.
+    scratch: Vec<Record>,
     /// Records emitted so far.
     pub records: u64,
 }
@@ -122,6 +127,44 @@ const _: () = assert!(crate::block::MAX_INSNS < 63);
 /// `iretire` at which a block record is closed before it could overflow (never reached by
 /// real code: a block is straight-line code).
 const MAX_BLOCK_IRETIRE: u32 = u32::MAX / 2;
+
+/// Slots of the block-run summaries (`IngressRecorder::block_runs`).
+const BLOCK_RUN_SLOTS: usize = 2048;
+
+/// The slot of a block run's key.
+#[inline(always)]
+fn block_run_slot(key: u64) -> usize {
+    (key.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> (64 - BLOCK_RUN_SLOTS.trailing_zeros())) as usize
+}
+
+/// What the instructions of a run ([`IngressRecorder::retire_run_blocks`]'s keyed runs) make
+/// of block records, from an empty or a contiguous open block: the same for every run with the
+/// key but for times (instruction `i` of the run retires at the first's time plus `i`). The
+/// records closed after the first are the sink's to keep ([`RecordSink::blocks_again`]).
+#[derive(Clone, Copy, Default)]
+struct BlockRunSum {
+    key: u64,
+    /// The address of the run's first instruction.
+    pc0: u64,
+    /// The address of the open block the run leaves (`tail_half` 0: none), when it closes a
+    /// record.
+    tail_iaddr: u64,
+    /// Records the run closes.
+    m: u8,
+    /// The run's instructions up to the one that closes the first record (all of them if
+    /// none does): half-words, the size of the last of them, its `itype` and index.
+    half0: u8,
+    ilast0: u8,
+    itype0: Itype,
+    e0: u8,
+    /// The index of the instruction that closes the last record and of the one that closes
+    /// the record before it (`m` at least 2).
+    e_last: u8,
+    e_prev: u8,
+    /// Half-words and size of the last instruction of the open block the run leaves.
+    tail_half: u8,
+    tail_ilast: u8,
+}
 
 impl<S: RecordSink> IngressRecorder<S> {
     /// A recorder producing `itype` codes of `itype_width` bits (3 or 4) for an `isa`.
@@ -167,6 +210,8 @@ impl<S: RecordSink, const FAST: bool> IngressRecorder<S, FAST> {
             blocks: false,
             open: Record::default(),
             sent: (0, 0),
+            block_runs: Vec::new().into_boxed_slice(),
+            scratch: Vec::new(),
             records: 0,
         }
     }
@@ -175,6 +220,9 @@ impl<S: RecordSink, const FAST: bool> IngressRecorder<S, FAST> {
     /// documentation, "Block records"). The stream's header should say `multi_retire`.
     pub fn block_records(mut self, on: bool) -> Self {
         self.blocks = on;
+        if on && self.block_runs.is_empty() {
+            self.block_runs = vec![BlockRunSum::default(); BLOCK_RUN_SLOTS].into_boxed_slice();
+        }
         self
     }
 
@@ -343,6 +391,219 @@ impl<S: RecordSink, const FAST: bool> IngressRecorder<S, FAST> {
     /// each only adds its size to the open block, or opens one, or ends it.
     #[inline(never)]
     fn retire_run_blocks(&mut self, run: &impl RetiredRun) {
+        if let Some(key) = self.block_run_key(run) {
+            let sum = &self.block_runs[block_run_slot(key)];
+            if sum.key == key {
+                let sum = *sum;
+                if self.block_run_again(run, &sum, key) {
+                    return;
+                }
+            }
+            return self.block_run_new(run, key);
+        }
+        self.retire_run_blocks_general(run);
+    }
+
+    /// The key of a run whose block records [`BlockRunSum`] says (`None`: the run takes
+    /// [`Self::retire_run_blocks_general`]): a run of at least 2 instructions of a block
+    /// ([`RetiredRun::block_id`]), whose first instruction goes on from the time and privilege
+    /// before it, with nothing held back or to report, after an empty open block or one it
+    /// continues (at its address, far from `MAX_BLOCK_IRETIRE`, a block record like the one
+    /// before it), whose last instruction retires one step on and is not an uninferable jump
+    /// with `sijump`: every record it closes is then a block record like the one before it,
+    /// as [`Self::close_block`] sends them. The key names the block, the run's length, whether
+    /// its last instruction went on in the block, and the `itype` width.
+    #[inline(always)]
+    fn block_run_key(&self, run: &impl RetiredRun) -> Option<u64> {
+        let n = run.len();
+        let id = run.block_id()?;
+        if !FAST || n < 2 {
+            return None;
+        }
+        debug_assert!(n < 64, "{n} instructions in a run with an id");
+        let t0 = run.mtime(0);
+        let o = &self.open;
+        if self.full_next
+            || self.pending.is_some()
+            || t0 != o.time.wrapping_add(1)
+            || run.priv_() != self.pred_priv
+            || (self.last_priv, self.last_context) != self.sent
+            || run.mtime(n - 1) != t0.wrapping_add(n as u64 - 1)
+        {
+            return None;
+        }
+        if o.iretire != 0
+            && (o.iretire >= MAX_BLOCK_IRETIRE - 128
+                || o.next_iaddr() != run.step(0).pc
+                || (o.cause | o.tval | o.ctype as u64) != 0
+                || o.sijump)
+        {
+            return None;
+        }
+        let last = run.last_step();
+        if last.class.is_uninferable()
+            && is_sequentially_inferable(&self.isa, run.insn(n - 2), run.insn(n - 1))
+        {
+            return None;
+        }
+        Some(
+            (((id << 6 | n as u64) << 1 | last.taken as u64) << 1) | (self.itype_width == 4) as u64,
+        )
+    }
+
+    /// The first record a run summarised by `sum` closes (or the open block it leaves when it
+    /// closes none): the open block before it, if any, goes on.
+    #[inline(always)]
+    fn block_run_first(&self, sum: &BlockRunSum, t0: u64) -> Record {
+        let o = &self.open;
+        let (iaddr, half) = if o.iretire != 0 {
+            (o.iaddr, o.iretire)
+        } else {
+            (sum.pc0, 0)
+        };
+        Record {
+            iaddr,
+            iretire: half + sum.half0 as u32,
+            ilastsize: sum.ilast0,
+            itype: sum.itype0,
+            priv_: self.last_priv,
+            context: self.last_context,
+            time: t0.wrapping_add(sum.e0 as u64),
+            ..Record::default()
+        }
+    }
+
+    /// A run whose summary is kept: its records from the summary, those after the first
+    /// copied by the sink ([`RecordSink::blocks_again`]); false (nothing done) when the sink
+    /// kept nothing for them.
+    #[inline(always)]
+    fn block_run_again(&mut self, run: &impl RetiredRun, sum: &BlockRunSum, key: u64) -> bool {
+        let t0 = run.mtime(0);
+        let first = self.block_run_first(sum, t0);
+        match sum.m {
+            0 => {}
+            1 => self.sink.block(&first),
+            m => {
+                if !self.sink.blocks_again(&first, m as usize, key) {
+                    return false;
+                }
+            }
+        }
+        self.block_run_end(run, sum, first);
+        true
+    }
+
+    /// The state after a run summarised by `sum` whose first record is `first` (sent, or the
+    /// open block when the run closes none), as [`Self::retire_run_blocks_general`] leaves
+    /// it.
+    #[inline(always)]
+    fn block_run_end(&mut self, run: &impl RetiredRun, sum: &BlockRunSum, first: Record) {
+        let n = run.len();
+        let t0 = run.mtime(0);
+        let t_end = t0.wrapping_add(n as u64 - 1);
+        self.prev_bits = Some(run.insn(n - 1));
+        if sum.m == 0 {
+            self.open = first;
+            self.open.time = t_end;
+            return;
+        }
+        self.records += sum.m as u64;
+        // As `close_block` after each record: the time step is the last record's.
+        let t_last = t0.wrapping_add(sum.e_last as u64);
+        let t_prev = if sum.m == 1 {
+            self.pred_time.wrapping_sub(self.time_step)
+        } else {
+            t0.wrapping_add(sum.e_prev as u64)
+        };
+        self.time_step = t_last.wrapping_sub(t_prev);
+        self.pred_time = t_last.wrapping_add(self.time_step);
+        if sum.tail_half != 0 {
+            self.open = Record {
+                iaddr: sum.tail_iaddr,
+                iretire: sum.tail_half as u32,
+                ilastsize: sum.tail_ilast,
+                priv_: self.last_priv,
+                context: self.last_context,
+                time: t_end,
+                ..Record::default()
+            };
+        } else {
+            self.open.iretire = 0;
+            self.open.time = t_end;
+        }
+    }
+
+    /// A run with a key ([`Self::block_run_key`]) whose summary or kept bytes are not there:
+    /// its records from its steps, to the sink ([`RecordSink::blocks_keyed`] when more than
+    /// one), and its summary kept.
+    #[inline(never)]
+    fn block_run_new(&mut self, run: &impl RetiredRun, key: u64) {
+        let n = run.len();
+        let t0 = run.mtime(0);
+        let mut recs = std::mem::take(&mut self.scratch);
+        recs.clear();
+        let mut sum = BlockRunSum {
+            key,
+            pc0: run.step(0).pc,
+            ..BlockRunSum::default()
+        };
+        let (mut seg_pc, mut half, mut size32) = (0, 0u32, false);
+        for i in 0..n {
+            let s = if i + 1 < n {
+                run.step(i)
+            } else {
+                run.last_step()
+            };
+            if half == 0 {
+                seg_pc = s.pc;
+            }
+            size32 = s.len == 4;
+            half += 1 + size32 as u32;
+            let itype = self.run_itype[s.class as usize & 15][s.taken as usize];
+            if itype != Itype::None || s.taken {
+                if recs.is_empty() {
+                    (sum.half0, sum.ilast0, sum.itype0, sum.e0) =
+                        (half as u8, size32 as u8, itype, i as u8);
+                }
+                sum.e_prev = sum.e_last;
+                sum.e_last = i as u8;
+                recs.push(Record {
+                    iaddr: seg_pc,
+                    iretire: half,
+                    ilastsize: size32 as u8,
+                    itype,
+                    priv_: self.last_priv,
+                    context: self.last_context,
+                    time: t0.wrapping_add(i as u64),
+                    ..Record::default()
+                });
+                half = 0;
+            }
+        }
+        sum.m = recs.len() as u8;
+        if recs.is_empty() {
+            (sum.half0, sum.ilast0, sum.itype0, sum.e0) =
+                (half as u8, size32 as u8, Itype::None, n as u8 - 1);
+        } else {
+            (sum.tail_iaddr, sum.tail_half, sum.tail_ilast) = (seg_pc, half as u8, size32 as u8);
+        }
+        let first = self.block_run_first(&sum, t0);
+        match recs.len() {
+            0 => {}
+            1 => self.sink.block(&first),
+            _ => {
+                recs[0] = first;
+                self.sink.blocks_keyed(key, &recs);
+            }
+        }
+        self.block_run_end(run, &sum, first);
+        self.block_runs[block_run_slot(key)] = sum;
+        self.scratch = recs;
+    }
+
+    /// [`Self::retire_run_blocks`] of any run.
+    #[inline(never)]
+    fn retire_run_blocks_general(&mut self, run: &impl RetiredRun) {
         let n = run.len();
         let first = run.get(0);
         self.retire_block(
