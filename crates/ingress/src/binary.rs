@@ -1972,6 +1972,125 @@ mod tests {
         }
     }
 
+    /// `write_blocks_keyed`, and `write_blocks_again` before it as the hart's recorder calls
+    /// them, write the bytes `write` writes for each record: runs of 300 fixed sequences of
+    /// block records (each key one sequence: more keys than cache slots, so slots are taken
+    /// over), their first record sometimes going on from a block before it (another address
+    /// and size, the same address after it) or with another size of its last instruction, coming at other time steps, after records of the
+    /// general path, sizes that repeat (the size class of the second record depends on the
+    /// first's), runs whose records take more bytes than a slot holds, across block starts.
+    #[test]
+    fn keyed_block_runs_write_the_same_bytes_as_records() {
+        let mut rng = rvtrace_testkit::Rng(0x5eed_b10c_4a11_7e57);
+        let mut rnd = move |m: u64| rng.below(m);
+        // (records, times after the first's).
+        let runs: Vec<(Vec<Record>, Vec<u64>)> = (0..300)
+            .map(|b| {
+                let mut pc = 0x8000_0000u64 + b * 0x1000;
+                let m = 2 + rnd(if b % 10 == 0 { 40 } else { 8 }) as usize;
+                let mut dt = 0;
+                let mut recs = Vec::new();
+                let mut times = Vec::new();
+                for _ in 0..m {
+                    let iretire = [2, 3, 5, 1, 2, 40][rnd(6) as usize];
+                    if rnd(3) == 0 {
+                        pc = pc.wrapping_add(rnd(256) * 2).wrapping_sub(256);
+                    }
+                    recs.push(Record {
+                        iaddr: pc,
+                        iretire,
+                        ilastsize: if iretire == 1 { 0 } else { rnd(2) as u8 },
+                        itype: Itype::from_code(1 + rnd(15) as u8),
+                        priv_: crate::privilege::M,
+                        ..Record::default()
+                    });
+                    times.push(dt);
+                    dt += 1 + rnd(4);
+                    pc = recs.last().unwrap().next_iaddr();
+                }
+                (recs, times)
+            })
+            .collect();
+        for target in [61, 300, 1 << 16] {
+            let h = hdr();
+            let mut fast = IngressWriter::new(Vec::new(), &h)
+                .unwrap()
+                .block_target(target);
+            let mut slow = IngressWriter::new(Vec::new(), &h)
+                .unwrap()
+                .block_target(target);
+            let mut all = Vec::new();
+            let mut time = 100u64;
+            let mut again = 0;
+            for _ in 0..20_000 {
+                if rnd(30) == 0 {
+                    // A record of the general path (a trap: no instruction retired).
+                    let r = Record {
+                        iaddr: rnd(1 << 40) * 2,
+                        iretire: 0,
+                        itype: Itype::Exception,
+                        cause: 2,
+                        time,
+                        priv_: crate::privilege::M,
+                        ..Record::default()
+                    };
+                    fast.write(&r).unwrap();
+                    slow.write(&r).unwrap();
+                    all.push(r);
+                }
+                // Mostly the first few, as a program runs its hot blocks.
+                let b = if rnd(2) == 0 { rnd(20) } else { rnd(300) } as usize;
+                let (recs, times) = &runs[b];
+                let t0 = time + [1, 1, 1, 2, 7][rnd(5) as usize];
+                let mut recs: Vec<Record> = recs
+                    .iter()
+                    .zip(times)
+                    .map(|(r, dt)| Record {
+                        time: t0 + dt,
+                        ..*r
+                    })
+                    .collect();
+                if rnd(4) == 0 {
+                    // The first record goes on from a block before the run.
+                    let k = 1 + rnd(6) as u32;
+                    recs[0].iaddr = recs[0].iaddr.wrapping_sub(2 * k as u64);
+                    recs[0].iretire += k;
+                }
+                if rnd(6) == 0 && recs[0].iretire > 1 {
+                    // Another size of its last instruction.
+                    recs[0].ilastsize ^= 1;
+                }
+                let key = b as u64 + 8;
+                if rnd(8) != 0 && fast.write_blocks_again(&recs[0], recs.len(), key).unwrap() {
+                    again += 1;
+                } else {
+                    fast.write_blocks_keyed(key, &recs).unwrap();
+                }
+                for r in &recs {
+                    slow.write(r).unwrap();
+                }
+                time = recs.last().unwrap().time;
+                all.extend(recs);
+            }
+            assert_eq!(fast.records_written(), all.len() as u64);
+            let (fast, slow) = (fast.finish().unwrap(), slow.finish().unwrap());
+            assert!(fast == slow, "block target {target}: bytes differ");
+            assert_eq!(from_slice(&fast).unwrap().1, all);
+            if target > 61 {
+                assert!(again > 2000, "block target {target}: {again} runs copied");
+            }
+        }
+    }
+
+    /// No key finds an empty slot of the keyed block-run cache.
+    #[test]
+    fn empty_block_run_slots_hold_no_key_of_theirs() {
+        let slots = BlockRunBytes::empty();
+        for (s, c) in slots.iter().enumerate() {
+            assert_ne!(run_slot(c.key), s);
+        }
+    }
+
     #[test]
     fn sequential_instruction_is_one_byte() {
         let mut st = State::default();

@@ -407,12 +407,13 @@ impl<S: RecordSink, const FAST: bool> IngressRecorder<S, FAST> {
     /// The key of a run whose block records [`BlockRunSum`] says (`None`: the run takes
     /// [`Self::retire_run_blocks_general`]): a run of at least 2 instructions of a block
     /// ([`RetiredRun::block_id`]), whose first instruction goes on from the time and privilege
-    /// before it, with nothing held back or to report, after an empty open block or one it
-    /// continues (at its address, far from `MAX_BLOCK_IRETIRE`, a block record like the one
-    /// before it), whose last instruction retires one step on and is not an uninferable jump
-    /// with `sijump`: every record it closes is then a block record like the one before it,
-    /// as [`Self::close_block`] sends them. The key names the block, the run's length, whether
-    /// its last instruction went on in the block, and the `itype` width.
+    /// before it, with nothing held back or to report, the `priv` and `context` of its records
+    /// those of the last record sent, after an empty open block or one it continues (at its
+    /// address, far from `MAX_BLOCK_IRETIRE`), whose last instruction retires one step on and
+    /// is not an uninferable jump with `sijump`: every record it closes is then a block record
+    /// like the one before it, as [`Self::close_block`] sends them. The key names the block,
+    /// the run's length, whether its last instruction went on in the block, and the `itype`
+    /// width.
     #[inline(always)]
     fn block_run_key(&self, run: &impl RetiredRun) -> Option<u64> {
         let n = run.len();
@@ -433,13 +434,16 @@ impl<S: RecordSink, const FAST: bool> IngressRecorder<S, FAST> {
             return None;
         }
         if o.iretire != 0
-            && (o.iretire >= MAX_BLOCK_IRETIRE - 128
-                || o.next_iaddr() != run.step(0).pc
-                || (o.cause | o.tval | o.ctype as u64) != 0
-                || o.sijump)
+            && (o.iretire >= MAX_BLOCK_IRETIRE - 128 || o.next_iaddr() != run.step(0).pc)
         {
             return None;
         }
+        // An open block with trap fields or `sijump` is closed at once; one with `ctype` 2
+        // reports a context other than that of the records before it, which `sent` holds.
+        debug_assert!(
+            o.iretire == 0 || ((o.cause | o.tval | o.ctype as u64) == 0 && !o.sijump),
+            "open block {o}"
+        );
         let last = run.last_step();
         if last.class.is_uninferable()
             && is_sequentially_inferable(&self.isa, run.insn(n - 2), run.insn(n - 1))
@@ -1108,6 +1112,274 @@ mod tests {
                 (0x204, 2, 9, 0),
             ]
         );
+    }
+
+    /// A run of a synthetic block ([`block_runs_write_the_general_paths_bytes`]).
+    struct FakeRun<'a> {
+        evs: &'a [Retired],
+        id: u64,
+    }
+
+    impl RetiredRun for FakeRun<'_> {
+        fn len(&self) -> usize {
+            self.evs.len()
+        }
+        fn get(&self, i: usize) -> Retired {
+            self.evs[i]
+        }
+        fn block_id(&self) -> Option<u64> {
+            Some(self.id)
+        }
+    }
+
+    /// Block mode: the fast recorder taking runs (keyed runs from kept summaries, records
+    /// copied by the binary writer) writes the bytes of the general recorder given each
+    /// instruction, on random event streams of synthetic blocks: chains of blocks that end
+    /// with no control transfer (runs that close no record, open blocks continued by the next
+    /// run), runs cut short, runs not where the previous one went on, `mtime` written by a
+    /// run's last instruction, uninferable jumps with and without `sijump`, traps, serviced
+    /// calls (held back) followed by runs, `satp` writes (context reported by a block left
+    /// open), privilege changes.
+    #[test]
+    fn block_runs_write_the_general_paths_bytes() {
+        use rvtrace_ingress::{IngressHeader, IngressWriter, WriterSink};
+        const AUIPC_T0: u32 = 0x0000_0297;
+        const JR_T0: u32 = 0x0002_8067;
+        const ADDI: u32 = 0x0010_0093;
+        let mut rng = rvtrace_testkit::Rng(0x0b10_c4ec_0de5_eed5);
+        let mut rnd = move |m: u64| rng.below(m);
+        // Blocks: (first pc, instructions as (pc, len, class, insn, next pc)); chains of three
+        // blocks one after the other, the first two ending with no control transfer.
+        type Insn = (u64, u8, CfClass, u32, u64);
+        let mut blocks: Vec<Vec<Insn>> = Vec::new();
+        for c in 0..12u64 {
+            let mut pc = 0x8000_0000 + c * 0x1000;
+            for b in 0..3 {
+                let n = 2 + rnd(10) as usize;
+                let mut blk = Vec::new();
+                for i in 0..n {
+                    let len = if rnd(3) == 0 { 2 } else { 4 };
+                    let last = i + 1 == n;
+                    // The chains of even `c`: a first block with no control transfer, an
+                    // `auipc t0` before a last `jr t0` (`sijump`).
+                    let plain = c % 2 == 0 && b == 0;
+                    let (class, insn) = match (last, b, rnd(10)) {
+                        (true, 2, 0..=3) => (CfClass::UninferableJump, JR_T0),
+                        (true, 2, 4..=6) => (CfClass::Branch, ADDI),
+                        (true, 2, _) => (CfClass::InferableJump, ADDI),
+                        (true, _, 0..4) => (CfClass::None, AUIPC_T0),
+                        (true, _, _) => (CfClass::None, ADDI),
+                        _ if plain => (CfClass::None, ADDI),
+                        (false, 2, _) if c % 2 == 0 && i + 2 == n => (CfClass::None, AUIPC_T0),
+                        (false, _, 0) => (CfClass::Branch, ADDI),
+                        (false, _, 1) => (CfClass::InferableCall, ADDI),
+                        (false, _, 2) => (CfClass::None, AUIPC_T0),
+                        _ => (CfClass::None, ADDI),
+                    };
+                    let taken = match class {
+                        CfClass::Branch => !last && rnd(3) == 0,
+                        CfClass::InferableCall => true,
+                        _ => false,
+                    };
+                    let next = if taken {
+                        pc.wrapping_add(rnd(64) * 2).wrapping_sub(32)
+                    } else {
+                        pc + len as u64
+                    };
+                    blk.push((pc, len, class, insn, next));
+                    pc = next;
+                }
+                blocks.push(blk);
+            }
+        }
+        let by_pc: std::collections::HashMap<u64, usize> = blocks
+            .iter()
+            .enumerate()
+            .map(|(i, b)| (b[0].0, i))
+            .collect();
+        let satp = |asid: u64| 8 << 60 | asid << 44;
+        for (seed, (width, context, target)) in [
+            (4, false, 1 << 16),
+            (3, true, 300),
+            (4, true, 1 << 16),
+            (3, false, 977),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            let isa = IsaConfig::new(Xlen::Rv64);
+            let mut h = IngressHeader::new(Xlen::Rv64, width, "test");
+            h.multi_retire = true;
+            let mut w = IngressWriter::new(Vec::new(), &h)
+                .unwrap()
+                .block_target(target);
+            let mut err = None;
+            let mut general = Vec::new();
+            let mut fast = IngressRecorder::new(
+                isa,
+                width,
+                WriterSink {
+                    w: &mut w,
+                    err: &mut err,
+                },
+            )
+            .block_records(true);
+            let mut slow = IngressRecorder::general(isa, width, |r: &Record| general.push(*r))
+                .block_records(true);
+            if context {
+                fast = fast.context_from_asid(satp(1));
+                slow = slow.context_from_asid(satp(1));
+            }
+            let (mut pc, mut time, mut priv_) = (0x8000_0000u64, 1000u64, privilege::M);
+            let mut runs = 0;
+            for _ in 0..30_000 + seed {
+                let ev = |pc: u64, class: CfClass, insn: u32, next_pc: u64, mtime: u64| Retired {
+                    pc,
+                    insn,
+                    len: 4,
+                    class,
+                    next_pc,
+                    priv_,
+                    trap: None,
+                    serviced: None,
+                    mtime,
+                };
+                match rnd(100) {
+                    0..=79 => {
+                        // A run: mostly of the block where the last one went on.
+                        let b = match by_pc.get(&pc) {
+                            Some(&b) if rnd(8) != 0 => b,
+                            _ => rnd(blocks.len() as u64) as usize,
+                        };
+                        let blk = &blocks[b];
+                        let n = if rnd(4) == 0 {
+                            1 + rnd(blk.len() as u64) as usize
+                        } else {
+                            blk.len()
+                        };
+                        time += if rnd(10) == 0 { 3 } else { 1 };
+                        let mut evs: Vec<Retired> = blk[..n]
+                            .iter()
+                            .enumerate()
+                            .map(|(i, &(pc, len, class, insn, next_pc))| Retired {
+                                len,
+                                ..ev(pc, class, insn, next_pc, time + i as u64)
+                            })
+                            .collect();
+                        let last = evs.last_mut().unwrap();
+                        if n == blk.len() {
+                            // Where the block's last instruction goes.
+                            last.next_pc = match last.class {
+                                CfClass::None => last.pc + last.len as u64,
+                                CfClass::Branch if rnd(2) == 0 => last.pc + last.len as u64,
+                                _ => blocks[rnd(blocks.len() as u64) as usize][0].0,
+                            };
+                        }
+                        if rnd(20) == 0 {
+                            // It wrote `mtime`.
+                            last.mtime += 1 + rnd(5);
+                        }
+                        (pc, time) = (last.next_pc, last.mtime);
+                        if n > 1 {
+                            runs += 1;
+                        }
+                        let run = FakeRun {
+                            evs: &evs,
+                            id: b as u64,
+                        };
+                        fast.retire_run(&run);
+                        for e in &evs {
+                            slow.retire(e);
+                        }
+                    }
+                    80..=87 => {
+                        // One instruction as the single-step loop gives it (a `jr t0`: with
+                        // `sijump` after an `auipc t0`).
+                        time += 1;
+                        let (class, insn, next) = match rnd(6) {
+                            0 | 1 => (CfClass::InferableJump, ADDI, pc + 0x40),
+                            2 => (
+                                CfClass::UninferableJump,
+                                JR_T0,
+                                blocks[rnd(blocks.len() as u64) as usize][0].0,
+                            ),
+                            _ => (CfClass::None, ADDI, pc + 4),
+                        };
+                        let e = ev(pc, class, insn, next, time);
+                        fast.retire(&e);
+                        slow.retire(&e);
+                        pc = next;
+                    }
+                    88..=91 => {
+                        // A trap (into M), at a block's start or anywhere.
+                        let t = TrapInfo {
+                            cause: 7,
+                            tval: 0,
+                            interrupt: rnd(2) == 0,
+                            epc: pc,
+                            from_priv: priv_,
+                            to_priv: privilege::M,
+                            handler: blocks[rnd(blocks.len() as u64) as usize][0].0,
+                            mstatus: 0,
+                        };
+                        fast.trap(&t);
+                        slow.trap(&t);
+                        (pc, priv_) = (t.handler, privilege::M);
+                    }
+                    92..=94 => {
+                        // A serviced call, then on after it.
+                        time += 1;
+                        let e = Retired {
+                            serviced: Some(crate::extension::Serviced { by: 0, cause: 8 }),
+                            ..ev(pc, CfClass::EnvTrap, 0x73, pc + 4, time)
+                        };
+                        fast.retire(&e);
+                        slow.retire(&e);
+                        pc += 4;
+                    }
+                    95..=96 => {
+                        // csrw satp (a new ASID, or the same), mostly before a chain.
+                        time += 1;
+                        if rnd(4) != 0 {
+                            pc = blocks[3 * rnd(blocks.len() as u64 / 3) as usize][0].0 - 4;
+                        }
+                        let v = satp(rnd(3));
+                        fast.csr_write(num::SATP, v);
+                        slow.csr_write(num::SATP, v);
+                        let e = ev(pc, CfClass::None, ADDI, pc + 4, time);
+                        fast.retire(&e);
+                        slow.retire(&e);
+                        pc += 4;
+                    }
+                    _ => {
+                        // A trap return to another privilege.
+                        time += 1;
+                        let to = [privilege::U, privilege::S, privilege::M][rnd(3) as usize];
+                        let next = blocks[rnd(blocks.len() as u64) as usize][0].0;
+                        let e = ev(pc, CfClass::TrapReturn, 0x3020_0073, next, time);
+                        fast.retire(&e);
+                        slow.retire(&e);
+                        (pc, priv_) = (next, to);
+                    }
+                }
+            }
+            fast.finish();
+            slow.finish();
+            assert_eq!(fast.records, slow.records);
+            drop(fast);
+            assert!(err.is_none(), "{err:?}");
+            assert!(runs > 10_000, "{runs}");
+            let mut slow_w = IngressWriter::new(Vec::new(), &h)
+                .unwrap()
+                .block_target(target);
+            slow_w.write_batch(&general).unwrap();
+            let want = slow_w.finish().unwrap();
+            let got = w.finish().unwrap();
+            assert!(
+                got == want,
+                "width {width} context {context} target {target}: bytes differ"
+            );
+        }
     }
 
     #[test]
