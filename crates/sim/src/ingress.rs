@@ -392,12 +392,9 @@ impl<S: RecordSink, const FAST: bool> IngressRecorder<S, FAST> {
     #[inline(never)]
     fn retire_run_blocks(&mut self, run: &impl RetiredRun) {
         if let Some(key) = self.block_run_key(run) {
-            let sum = &self.block_runs[block_run_slot(key)];
-            if sum.key == key {
-                let sum = *sum;
-                if self.block_run_again(run, &sum, key) {
-                    return;
-                }
+            let slot = block_run_slot(key);
+            if self.block_runs[slot].key == key && self.block_run_again(run, slot, key) {
+                return;
             }
             return self.block_run_new(run, key);
         }
@@ -458,7 +455,8 @@ impl<S: RecordSink, const FAST: bool> IngressRecorder<S, FAST> {
     /// The first record a run summarised by `sum` closes (or the open block it leaves when it
     /// closes none): the open block before it, if any, goes on.
     #[inline(always)]
-    fn block_run_first(&self, sum: &BlockRunSum, t0: u64) -> Record {
+    fn block_run_first(&self, slot: usize, t0: u64) -> Record {
+        let sum = &self.block_runs[slot];
         let o = &self.open;
         let (iaddr, half) = if o.iretire != 0 {
             (o.iaddr, o.iretire)
@@ -481,10 +479,10 @@ impl<S: RecordSink, const FAST: bool> IngressRecorder<S, FAST> {
     /// copied by the sink ([`RecordSink::blocks_again`]); false (nothing done) when the sink
     /// kept nothing for them.
     #[inline(always)]
-    fn block_run_again(&mut self, run: &impl RetiredRun, sum: &BlockRunSum, key: u64) -> bool {
+    fn block_run_again(&mut self, run: &impl RetiredRun, slot: usize, key: u64) -> bool {
         let t0 = run.mtime(0);
-        let first = self.block_run_first(sum, t0);
-        match sum.m {
+        let first = self.block_run_first(slot, t0);
+        match self.block_runs[slot].m {
             0 => {}
             1 => self.sink.block(&first),
             m => {
@@ -493,7 +491,7 @@ impl<S: RecordSink, const FAST: bool> IngressRecorder<S, FAST> {
                 }
             }
         }
-        self.block_run_end(run, sum, first);
+        self.block_run_end(run, slot, &first);
         true
     }
 
@@ -501,31 +499,35 @@ impl<S: RecordSink, const FAST: bool> IngressRecorder<S, FAST> {
     /// open block when the run closes none), as [`Self::retire_run_blocks_general`] leaves
     /// it.
     #[inline(always)]
-    fn block_run_end(&mut self, run: &impl RetiredRun, sum: &BlockRunSum, first: Record) {
+    fn block_run_end(&mut self, run: &impl RetiredRun, slot: usize, first: &Record) {
+        // (The summary's fields read in place: no copy of it.)
+        let sum = &self.block_runs[slot];
+        let (m, e_last, e_prev) = (sum.m, sum.e_last, sum.e_prev);
+        let (tail_iaddr, tail_half, tail_ilast) = (sum.tail_iaddr, sum.tail_half, sum.tail_ilast);
         let n = run.len();
         let t0 = run.mtime(0);
         let t_end = t0.wrapping_add(n as u64 - 1);
         self.prev_bits = Some(run.insn(n - 1));
-        if sum.m == 0 {
-            self.open = first;
+        if m == 0 {
+            self.open = *first;
             self.open.time = t_end;
             return;
         }
-        self.records += sum.m as u64;
+        self.records += m as u64;
         // As `close_block` after each record: the time step is the last record's.
-        let t_last = t0.wrapping_add(sum.e_last as u64);
-        let t_prev = if sum.m == 1 {
+        let t_last = t0.wrapping_add(e_last as u64);
+        let t_prev = if m == 1 {
             self.pred_time.wrapping_sub(self.time_step)
         } else {
-            t0.wrapping_add(sum.e_prev as u64)
+            t0.wrapping_add(e_prev as u64)
         };
         self.time_step = t_last.wrapping_sub(t_prev);
         self.pred_time = t_last.wrapping_add(self.time_step);
-        if sum.tail_half != 0 {
+        if tail_half != 0 {
             self.open = Record {
-                iaddr: sum.tail_iaddr,
-                iretire: sum.tail_half as u32,
-                ilastsize: sum.tail_ilast,
+                iaddr: tail_iaddr,
+                iretire: tail_half as u32,
+                ilastsize: tail_ilast,
                 priv_: self.last_priv,
                 context: self.last_context,
                 time: t_end,
@@ -591,7 +593,9 @@ impl<S: RecordSink, const FAST: bool> IngressRecorder<S, FAST> {
         } else {
             (sum.tail_iaddr, sum.tail_half, sum.tail_ilast) = (seg_pc, half as u8, size32 as u8);
         }
-        let first = self.block_run_first(&sum, t0);
+        let slot = block_run_slot(key);
+        self.block_runs[slot] = sum;
+        let first = self.block_run_first(slot, t0);
         match recs.len() {
             0 => {}
             1 => self.sink.block(&first),
@@ -600,8 +604,7 @@ impl<S: RecordSink, const FAST: bool> IngressRecorder<S, FAST> {
                 self.sink.blocks_keyed(key, &recs);
             }
         }
-        self.block_run_end(run, &sum, first);
-        self.block_runs[block_run_slot(key)] = sum;
+        self.block_run_end(run, slot, &first);
         self.scratch = recs;
     }
 
