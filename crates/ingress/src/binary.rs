@@ -726,7 +726,7 @@ pub struct IngressWriter<W: Write> {
     total: u64,
     /// The bytes of keyed runs' records after their first
     /// ([`write_predicted_run_keyed`](Self::write_predicted_run_keyed)), direct-mapped by key
-    /// ([`run_slot`]; an empty slot holds a key of another slot, [`RunBytes::empty`]).
+    /// ([`run_slot`]; an empty slot holds a key of another slot, [`empty_slots`]).
     runs: Box<[RunBytes; RUN_SLOTS]>,
     /// The bytes of keyed block runs' records after their first
     /// ([`write_blocks_keyed`](Self::write_blocks_keyed)), direct-mapped by key as `runs`.
@@ -756,25 +756,31 @@ struct RunBytes {
 }
 
 impl RunBytes {
-    /// The cache with every slot empty: slot `s` holds a key whose slot is not `s` (0, or 1
-    /// in the slot of 0), which no lookup in `s` finds (a hit needs no separate check).
-    fn empty() -> Box<[RunBytes; RUN_SLOTS]> {
-        let slots: Vec<RunBytes> = (0..RUN_SLOTS)
-            .map(|s| RunBytes {
-                key: (s == run_slot(0)) as u64,
-                first: 0,
-                last: 0,
-                tag: 0,
-                size32: false,
-                len: 0,
-                bytes: [0; RUN_BYTES],
-            })
-            .collect();
-        slots
-            .into_boxed_slice()
-            .try_into()
-            .unwrap_or_else(|_| unreachable!())
+    /// An empty slot holding `key`.
+    fn empty(key: u64) -> RunBytes {
+        RunBytes {
+            key,
+            first: 0,
+            last: 0,
+            tag: 0,
+            size32: false,
+            len: 0,
+            bytes: [0; RUN_BYTES],
+        }
     }
+}
+
+/// A keyed cache with every slot empty (`empty(key)`): slot `s` holds a key whose slot is not
+/// `s` (0, or 1 in the slot of 0), which no lookup in `s` finds (a hit needs no separate
+/// check).
+fn empty_slots<T>(empty: impl Fn(u64) -> T) -> Box<[T; RUN_SLOTS]> {
+    let slots: Vec<T> = (0..RUN_SLOTS)
+        .map(|s| empty((s == run_slot(0)) as u64))
+        .collect();
+    slots
+        .into_boxed_slice()
+        .try_into()
+        .unwrap_or_else(|_| unreachable!())
 }
 
 /// Most bytes of a cached block run (a slot is 128 bytes).
@@ -810,29 +816,23 @@ struct BlockRunBytes {
 }
 
 impl BlockRunBytes {
-    /// The cache with every slot empty, as [`RunBytes::empty`].
-    fn empty() -> Box<[BlockRunBytes; RUN_SLOTS]> {
-        let slots: Vec<BlockRunBytes> = (0..RUN_SLOTS)
-            .map(|s| BlockRunBytes {
-                key: (s == run_slot(0)) as u64,
-                next0: 0,
-                step0: 0,
-                last_iaddr: 0,
-                last_dt: 0,
-                last_step: 0,
-                iretire0: 0,
-                last_iretire: 0,
-                ilast0: 0,
-                last_ilast: 0,
-                m: 0,
-                len: 0,
-                bytes: [0; BLOCK_RUN_BYTES],
-            })
-            .collect();
-        slots
-            .into_boxed_slice()
-            .try_into()
-            .unwrap_or_else(|_| unreachable!())
+    /// An empty slot holding `key`.
+    fn empty(key: u64) -> BlockRunBytes {
+        BlockRunBytes {
+            key,
+            next0: 0,
+            step0: 0,
+            last_iaddr: 0,
+            last_dt: 0,
+            last_step: 0,
+            iretire0: 0,
+            last_iretire: 0,
+            ilast0: 0,
+            last_ilast: 0,
+            m: 0,
+            len: 0,
+            bytes: [0; BLOCK_RUN_BYTES],
+        }
     }
 }
 
@@ -858,8 +858,8 @@ impl<W: Write> IngressWriter<W> {
             count: 0,
             state: State::default(),
             total: 0,
-            runs: RunBytes::empty(),
-            block_runs: BlockRunBytes::empty(),
+            runs: empty_slots(RunBytes::empty),
+            block_runs: empty_slots(BlockRunBytes::empty),
         })
     }
 
@@ -1906,7 +1906,7 @@ mod tests {
     /// No key finds an empty slot of the keyed-run cache (a slot holds a key of another).
     #[test]
     fn empty_run_slots_hold_no_key_of_theirs() {
-        let slots = RunBytes::empty();
+        let slots = empty_slots(RunBytes::empty);
         for (s, c) in slots.iter().enumerate() {
             assert_ne!(run_slot(c.key), s);
         }
@@ -2085,7 +2085,7 @@ mod tests {
     /// No key finds an empty slot of the keyed block-run cache.
     #[test]
     fn empty_block_run_slots_hold_no_key_of_theirs() {
-        let slots = BlockRunBytes::empty();
+        let slots = empty_slots(BlockRunBytes::empty);
         for (s, c) in slots.iter().enumerate() {
             assert_ne!(run_slot(c.key), s);
         }

@@ -120,7 +120,7 @@ pub struct IngressRecorder<S: RecordSink, const FAST: bool = true> {
     pub records: u64,
 }
 
-// The keys of runs (`retire_run_insns`) have 6 bits for the number of records
+// The keys of runs (`IngressRecorder::run_key`) have 6 bits for the number of records
 // (`RetiredRun::block_id`: fewer than 64 instructions in a run with an id).
 const _: () = assert!(crate::block::MAX_INSNS < 63);
 
@@ -447,9 +447,7 @@ impl<S: RecordSink, const FAST: bool> IngressRecorder<S, FAST> {
         {
             return None;
         }
-        Some(
-            (((id << 6 | n as u64) << 1 | last.taken as u64) << 1) | (self.itype_width == 4) as u64,
-        )
+        Some(self.run_key(id, n, last.taken))
     }
 
     /// The first record a run summarised by `sum` closes (or the open block it leaves when it
@@ -773,8 +771,7 @@ impl<S: RecordSink, const FAST: bool> IngressRecorder<S, FAST> {
         // depend on the width) but for the last one's `itype`, which depends on whether
         // it went on in the block.
         let taken = if alone { run.step(m - 1) } else { last }.taken;
-        let key =
-            (((id << 6 | m as u64) << 1 | taken as u64) << 1) | (self.itype_width == 4) as u64;
+        let key = self.run_key(id, m, taken);
         let head = RunHead {
             priv_: self.last_priv,
             context: self.last_context,
@@ -790,6 +787,15 @@ impl<S: RecordSink, const FAST: bool> IngressRecorder<S, FAST> {
         if alone {
             self.retire_apart(&run.get(n - 1));
         }
+    }
+
+    /// The key of `n` instructions of block `id` (a run, or its first `n`), the last of them
+    /// `taken` or not: their records (per instruction or per block) depend on nothing else but
+    /// the `itype` width, which the key also holds. `n` has 6 bits (`RetiredRun::block_id`:
+    /// fewer than 64 instructions in a run with an id).
+    #[inline(always)]
+    fn run_key(&self, id: u64, n: usize, taken: bool) -> u64 {
+        (((id << 6 | n as u64) << 1 | taken as u64) << 1) | (self.itype_width == 4) as u64
     }
 
     /// [`Observer::retire`] out of line (the run path's rarer cases: its own code stays
