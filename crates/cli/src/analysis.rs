@@ -2,7 +2,6 @@
 //! ingress file, or an N-Trace or E-Trace stream decoded with the program). The work is done by
 //! `rvtrace-analysis`; this wires inputs and outputs.
 
-use crate::compare::Protocol;
 use crate::report::{self, CmdResult, Failure, Output};
 use rvtrace_analysis::export::{self, Unit};
 use rvtrace_analysis::source::{self, SourceError, SourceStats};
@@ -15,9 +14,10 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 const INPUT_HELP: &str = "\
-INPUT is a binary ingress file (`rvtrace run --ingress`, recognised by its magic bytes), or, with
---trace ntrace|etrace, a trace decoded with --elf and the decoder options below (as `rvtrace
-decode` takes them; a trace's sidecar TRACE.meta, written by `encode`, gives those not named).
+INPUT is a binary ingress file (`rvtrace run --ingress`, recognised by its magic bytes), or a
+trace decoded with --elf and the decoder options below (as `rvtrace decode` takes them; a
+trace's sidecar TRACE.meta, written by `encode`, gives those not named). A trace's protocol is
+--protocol's, else its sidecar's, else its bytes' (N-Trace messages, E-Trace te_inst_raw).
 `-` reads stdin. Counts are exact: every retired instruction of the trace.
 
 Exit status: 0 success; 1 trace lost while decoding or a damaged ingress file (the outputs hold
@@ -31,9 +31,6 @@ pub struct InputArgs {
     /// The program's ELF file: symbols, DWARF line tables, instructions.
     #[arg(long, value_name = "ELF")]
     pub(crate) elf: PathBuf,
-    /// INPUT is a trace of this protocol, to decode.
-    #[arg(long, value_enum, value_name = "PROTOCOL")]
-    trace: Option<Protocol>,
     /// Show at most N decoder warnings.
     #[arg(long, default_value_t = report::DEFAULT_MAX_WARNINGS, value_name = "N")]
     max_warnings: u64,
@@ -132,9 +129,10 @@ happened, and the function entered (for a return: the function left), indented b
 per call level as `perf script --call-trace` indents; its moves are those of the shadow stack
 `rvtrace profile` builds its call graph from.
 
-INPUT is a binary ingress file (`rvtrace run --ingress`, recognised by its magic bytes), or, with
---trace ntrace|etrace, a trace decoded with --elf and the decoder options (as `rvtrace decode`
-takes them; a trace's sidecar TRACE.meta gives those not named). `-` reads stdin.
+INPUT is a binary ingress file (`rvtrace run --ingress`, recognised by its magic bytes), or a
+trace decoded with --elf and the decoder options (as `rvtrace decode` takes them; a trace's
+sidecar TRACE.meta gives those not named; its protocol is --protocol's, else the sidecar's, else
+its bytes'). `-` reads stdin.
 
 Exit status: 0 success; 1 trace lost while decoding or a damaged ingress file (the output holds
 what came before); 2 usage error; 125 an input cannot be read.";
@@ -224,50 +222,33 @@ impl FlowSink for Tee<'_> {
 /// Runs the input into `tee`; returns whether it was read whole without loss.
 pub(crate) fn feed(a: &InputArgs, prog: &Program, tee: &mut Tee) -> Result<bool, Failure> {
     let name = report::name(&a.input);
-    let stats: SourceStats = match a.trace {
-        None => {
-            let mut r = report::open_input(&a.input)?;
-            let head = std::io::BufRead::fill_buf(&mut r).map_err(|e| Failure::io(&name, e))?;
-            if !source::is_ingress(head) {
-                return Err(Failure::Usage(format!(
-                    "{name}: not an ingress file (no RVTRINGR magic); for a trace, name its protocol with --trace ntrace|etrace"
-                )));
+    // Read as it is decoded (memory flat in the input's size); the first 64 KiB tell what it
+    // is: an ingress file, or a trace (of the protocol given, its sidecar's or its bytes').
+    let mut input = report::open_input(&a.input)?;
+    let head = report::read_head(&mut input, 1 << 16, &name)?;
+    let whole = std::io::Read::chain(std::io::Cursor::new(head.clone()), input);
+    let stats: SourceStats = if a.dec.opts.protocol.is_none() && source::is_ingress(&head) {
+        match source::ingress(whole, &prog.image, prog.isa, tee) {
+            Ok(s) => s,
+            Err(SourceError::Ingress(e)) => {
+                tee.warnings.finish();
+                let _ = crate::run::damaged_input(&name, &e, None)?;
+                return Ok(false);
             }
-            match source::ingress(r, &prog.image, prog.isa, tee) {
-                Ok(s) => s,
-                Err(SourceError::Ingress(e)) => {
-                    tee.warnings.finish();
-                    let _ = crate::run::damaged_input(&name, &e, None)?;
-                    return Ok(false);
-                }
-                Err(SourceError::Record(m)) => return Err(Failure::Tool(format!("{name}: {m}"))),
-            }
+            Err(SourceError::Record(m)) => return Err(Failure::Tool(format!("{name}: {m}"))),
         }
-        Some(Protocol::Ntrace) => {
-            let cfg = a.dec.ntrace_config(&a.input, prog.isa.xlen)?;
-            let input = report::open_input(&a.input)?;
-            source::ntrace(input, &prog.image, cfg, tee)
-                .map_err(|e| Failure::io(format_args!("reading {name}"), e))?
-        }
-        Some(Protocol::Etrace) => {
-            // Read as it is decoded (memory flat in the trace's size); the first 64 KiB tell
-            // the framing.
-            let mut input = report::open_input(&a.input)?;
-            let head = report::read_head(&mut input, 1 << 16, &name)?;
-            let cfg = a.dec.etrace_config(&a.input, &head, prog.isa.xlen)?;
-            let whole = std::io::Read::chain(&head[..], input);
-            source::etrace(whole, &prog.image, prog.isa, &cfg, tee)
-                .map_err(|e| Failure::io(format_args!("reading {name}"), e))?
+    } else {
+        let all = head.len() < 1 << 16;
+        let trace = a.dec.resolve(&a.input, &head, all, prog.isa.xlen)?;
+        let st = rvtrace_flow::decode_read(&mut trace.decoder(&prog.image), whole, tee)
+            .map_err(|e| Failure::io(format_args!("reading {name}"), e))?;
+        SourceStats {
+            instructions: st.instructions,
+            losses: st.losses,
         }
     };
     tee.warnings.finish();
     Ok(stats.losses == 0)
-}
-
-/// The decoder of one hart of a trace of several.
-enum HartDecoder {
-    Ntrace(rvtrace_ntrace::decoder::DecoderConfig),
-    Etrace(rvtrace_etrace::decoder::DecoderOptions),
 }
 
 /// A trace of several harts (N-Trace 6.2 SRC, the E-Trace encapsulation's *srcID*), read for
@@ -277,66 +258,56 @@ pub(crate) struct Harts {
     pub(crate) harts: Vec<u16>,
     /// All of standard input (read once per hart); `None` for a file, read again per hart.
     stdin: Option<Vec<u8>>,
-    dec: HartDecoder,
+    trace: rvtrace_decode::Trace,
 }
 
 impl Harts {
-    /// Finds the harts of the trace `a` names (`--trace` is required; one streaming pass): N-Trace
-    /// needs `--src-bits`, E-Trace `--srcid-bits` (else a usage error).
+    /// Finds the harts of the trace `a` names (one streaming pass): it needs a source field
+    /// (`--src-bits`, or the sidecar's), else a usage error.
     pub(crate) fn open(a: &InputArgs, prog: &Program) -> Result<Harts, Failure> {
         let name = report::name(&a.input);
         let stdin = match report::is_std(&a.input) {
             true => Some(report::read_input(&a.input)?),
             false => None,
         };
-        let trace = match &stdin {
+        let input = match &stdin {
             Some(d) => crate::harts::Trace::Memory(d),
             None => crate::harts::Trace::File(&a.input),
         };
-        let (harts, dec) = match a.trace {
-            None => {
-                return Err(Failure::Usage(
-                    "--all-harts reads a trace: name its protocol with --trace ntrace|etrace"
-                        .into(),
-                ))
-            }
-            Some(Protocol::Ntrace) => {
-                let cfg = a.dec.ntrace_config(&a.input, prog.isa.xlen)?;
-                if cfg.codec.src_bits == 0 {
-                    return Err(Failure::Usage(
-                        "--all-harts needs --src-bits (the width of the messages' SRC field)"
-                            .into(),
-                    ));
+        let mut head = Vec::new();
+        std::io::Read::take(input.reader()?, 1 << 16)
+            .read_to_end(&mut head)
+            .map_err(|e| input.cannot_read(e))?;
+        if a.dec.opts.protocol.is_none() && source::is_ingress(&head) {
+            return Err(Failure::Usage(format!(
+                "{name}: --all-harts reads a trace, not an ingress file"
+            )));
+        }
+        let trace = a
+            .dec
+            .resolve(&a.input, &head, head.len() < 1 << 16, prog.isa.xlen)?;
+        if trace.src_bits() == 0 {
+            return Err(Failure::Usage(format!(
+                "--all-harts needs --src-bits (the width of the {} field)",
+                match trace.protocol {
+                    rvtrace_decode::Protocol::Ntrace => "messages' SRC",
+                    rvtrace_decode::Protocol::Etrace => "packets' srcID",
                 }
-                let harts = rvtrace_ntrace::scan::sources(trace.reader()?, cfg.codec.src_bits)
-                    .map_err(|e| trace.cannot_read(e))?;
-                (harts, HartDecoder::Ntrace(cfg))
-            }
-            Some(Protocol::Etrace) => {
-                let mut head = Vec::new();
-                std::io::Read::take(trace.reader()?, 1 << 16)
-                    .read_to_end(&mut head)
-                    .map_err(|e| trace.cannot_read(e))?;
-                let cfg = a.dec.etrace_config(&a.input, &head, prog.isa.xlen)?;
-                if !matches!(cfg.framing, rvtrace_etrace::config::Framing::Encap(e) if e.srcid_bits > 0)
-                {
-                    return Err(Failure::Usage(
-                        "--all-harts needs --srcid-bits (the width of the packets' srcID field)"
-                            .into(),
-                    ));
-                }
-                let harts = rvtrace_etrace::scan::sources(trace.reader()?, &cfg.framing)
-                    .map_err(|e| trace.cannot_read(e))?;
-                let o = rvtrace_etrace::decoder::DecoderOptions::from_config(&cfg, prog.isa);
-                (harts, HartDecoder::Etrace(o))
-            }
-        };
+            )));
+        }
+        let harts = trace
+            .sources(input.reader()?)
+            .map_err(|e| input.cannot_read(e))?;
         if harts.is_empty() {
             return Err(Failure::Tool(format!(
                 "{name}: no whole message or packet in the trace (no hart to decode)"
             )));
         }
-        Ok(Harts { harts, stdin, dec })
+        Ok(Harts {
+            harts,
+            stdin,
+            trace,
+        })
     }
 
     /// Decodes hart `hart` (the other harts' messages or packets skipped) into `sink`, its
@@ -348,40 +319,24 @@ impl Harts {
         hart: u16,
         sink: &mut dyn FlowSink,
     ) -> Result<bool, Failure> {
-        let trace = match &self.stdin {
+        let input = match &self.stdin {
             Some(d) => crate::harts::Trace::Memory(d),
             None => crate::harts::Trace::File(&a.input),
         };
         let mut tee = Tee::new(a);
-        let label = match self.dec {
-            HartDecoder::Ntrace(_) => "SRC",
-            HartDecoder::Etrace(_) => "srcID",
-        };
         tee.warnings = report::Warnings::new(
-            format_args!("{} {label} {hart}", report::name(&a.input)),
+            format_args!(
+                "{} {} {hart}",
+                report::name(&a.input),
+                self.trace.protocol.src_label()
+            ),
             a.max_warnings,
         );
         tee.other = Some(sink);
-        let st = match self.dec {
-            HartDecoder::Ntrace(cfg) => {
-                let cfg = rvtrace_ntrace::decoder::DecoderConfig {
-                    src: Some(hart),
-                    ..cfg
-                };
-                let mut dec = rvtrace_ntrace::decoder::Decoder::new(&prog.image, cfg);
-                rvtrace_flow::decode_read(&mut dec, trace.reader()?, &mut tee)
-            }
-            HartDecoder::Etrace(o) => {
-                let o = rvtrace_etrace::decoder::DecoderOptions {
-                    src: Some(hart),
-                    ..o
-                };
-                let mut dec = rvtrace_etrace::decoder::Decoder::with_options(&prog.image, o);
-                rvtrace_flow::decode_read(&mut dec, trace.reader()?, &mut tee)
-            }
-        };
+        let mut dec = self.trace.harts(&prog.image).decoder(hart);
+        let st = rvtrace_flow::decode_read(&mut dec, input.reader()?, &mut tee);
         tee.warnings.finish();
-        Ok(st.map_err(|e| trace.cannot_read(e))?.losses == 0)
+        Ok(st.map_err(|e| input.cannot_read(e))?.losses == 0)
     }
 }
 

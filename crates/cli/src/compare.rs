@@ -1,10 +1,12 @@
 //! `rvtrace compare A B`: two retired-instruction streams, compared instruction by instruction in
 //! lockstep (memory stays flat whatever their size). Each input is a PC list, a binary ingress
-//! file (recognised by its magic bytes) or a trace decoded with the program's ELF
-//! (`--trace-a`/`--trace-b`); decoding runs on its own thread and hands over PCs in small batches,
-//! each with the byte offset of the message or packet that produced it.
+//! file (recognised by its magic bytes) or a trace decoded with the program's ELF (its protocol
+//! from `--trace-a`/`--trace-b`, `--protocol`, its sidecar or its bytes: the decode layer's);
+//! decoding runs on its own thread and hands over PCs in small batches, each with the byte offset
+//! of the message or packet that produced it.
 
 use crate::report::{self, CmdResult, Failure, Output};
+use rvtrace_decode::{Protocol, UnitSink};
 use rvtrace_flow::{
     addr_with_symbol, insn_len_at, FlowElement, FlowSink, PcBinReader, PCS_BIN_MAGIC,
 };
@@ -12,7 +14,6 @@ use rvtrace_image::Image;
 use rvtrace_ingress::binary::MAGIC;
 use rvtrace_ingress::pcs::PcListReader;
 use rvtrace_ingress::{IngressError, IngressReader, Xlen};
-use rvtrace_isa::IsaConfig;
 use std::collections::VecDeque;
 use std::io::{BufRead, Read, Write};
 use std::path::{Path, PathBuf};
@@ -23,8 +24,10 @@ const HELP: &str = "\
 Inputs: a PC list (one address per line, 0x + hex: `rvtrace run --pcs`, NexRv PCONLY, `decode
 --pcs`), a binary PC list (`decode --pcs-format bin`; recognised by its magic bytes), a binary
 ingress file (`rvtrace run --ingress`, `rvtrace ingress convert`; recognised by
-its magic bytes; records that retire nothing, traps, are skipped), or, with --trace-a/--trace-b,
-a trace file decoded with --elf and the decoder options below (as `rvtrace decode` takes them).
+its magic bytes; records that retire nothing, traps, are skipped), or a trace file decoded with
+--elf and the decoder options below (as `rvtrace decode` takes them); a trace is recognised by
+its sidecar (TRACE.meta) or its bytes (N-Trace messages, E-Trace te_inst_raw), or named with
+--trace-a/--trace-b (or --protocol, for every input that is not a PC list or ingress file).
 `-` reads stdin (for one input). Other logs (Spike, QEMU, PCSEQ, CSV) can be turned into
 ingress with `rvtrace ingress convert`.
 
@@ -36,15 +39,6 @@ at the index where it ended. Decoder losses are warnings.
 
 Exit status: 0 equal; 1 a divergence (or trace lost while decoding); 2 usage error; 125 an input
 cannot be read or decoded (malformed lines are reported with their line number).";
-
-/// `--trace-a`, `--trace-b`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum Protocol {
-    /// N-Trace messages (MSEO/MDO bytes).
-    Ntrace,
-    /// E-Trace te_inst packets (encapsulated or te_inst_raw).
-    Etrace,
-}
 
 /// Arguments of `rvtrace compare`.
 #[derive(clap::Args)]
@@ -264,19 +258,6 @@ impl<'a> Handover<'a> {
         }
     }
 
-    /// The message at `offset` is about to be decoded.
-    fn begin(&mut self, offset: u64) {
-        self.cur = offset;
-    }
-
-    /// The message decoded so far made the decoder count `count` instructions in all.
-    fn end(&mut self, count: u64) {
-        if count > self.counted {
-            self.counted = count;
-            self.ends.push_back((count, self.cur));
-        }
-    }
-
     fn send(&mut self, m: Msg) {
         if !self.stop && self.tx.send(m).is_err() {
             self.stop = true;
@@ -306,7 +287,24 @@ impl<'a> Handover<'a> {
     }
 }
 
+impl UnitSink for Handover<'_> {
+    fn begin(&mut self, offset: u64) {
+        self.cur = offset;
+    }
+
+    fn end(&mut self, count: u64) {
+        if count > self.counted {
+            self.counted = count;
+            self.ends.push_back((count, self.cur));
+        }
+    }
+}
+
 impl FlowSink for Handover<'_> {
+    fn stop_requested(&self) -> bool {
+        self.stop
+    }
+
     fn element(&mut self, e: &FlowElement) {
         if self.stop {
             return;
@@ -343,134 +341,79 @@ impl FlowSink for Handover<'_> {
     }
 }
 
-/// Decodes an N-Trace file message by message (pushing each message's bytes on their own, so
-/// the decoder's instruction count after it says what it produced).
-fn decode_ntrace(
-    path: &Path,
+/// Decodes a trace (`head` then `rest`, from its start) on its own thread, message by message
+/// or packet by packet ([`rvtrace_decode::Trace::decode_units`]), handing its PCs over.
+fn decode_trace(
+    trace: &rvtrace_decode::Trace,
     image: &Image,
-    cfg: rvtrace_ntrace::decoder::DecoderConfig,
-    tx: SyncSender<Msg>,
-) {
-    use rvtrace_ntrace::codec::mseo::IDLE;
-    use rvtrace_ntrace::decoder::Decoder;
-    let mut h = Handover::new(image, tx, "message");
-    let mut input = match report::open_input(path) {
-        Ok(r) => r,
-        Err(Failure::Tool(m) | Failure::Usage(m)) => return h.send(Msg::Failed(m)),
-        Err(Failure::BrokenPipe) => return,
-    };
-    let mut dec = Decoder::new(image, cfg);
-    let mut buf = vec![0u8; 1 << 16];
-    let mut pos = 0u64;
-    let mut msg_start: Option<u64> = None;
-    while !h.stop {
-        let n = match input.read(&mut buf) {
-            Ok(0) => break,
-            Ok(n) => n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(e) => {
-                h.send(Msg::Failed(format!("cannot read: {e}")));
-                return;
-            }
-        };
-        let mut from = 0;
-        for (i, &b) in buf[..n].iter().enumerate() {
-            let at = pos + i as u64;
-            if msg_start.is_none() && b != IDLE {
-                msg_start = Some(at);
-            }
-            // MSEO = 11: the end of a message (or an idle byte), N-Trace 5.
-            if b & 3 == 3 {
-                h.begin(msg_start.take().unwrap_or(at));
-                dec.push(&buf[from..=i], &mut h);
-                h.end(dec.stats().instructions);
-                from = i + 1;
-                if h.stop {
-                    return;
-                }
-            }
-        }
-        if from < n {
-            h.begin(msg_start.unwrap_or(pos + from as u64));
-            dec.push(&buf[from..n], &mut h);
-            h.end(dec.stats().instructions);
-        }
-        pos += n as u64;
-    }
-    h.begin(pos);
-    dec.finish(&mut h);
-    h.end(dec.stats().instructions);
-    h.flush();
-}
-
-/// Decodes an E-Trace file packet by packet, read a window at a time (memory stays flat in its
-/// size): from its start, or for stdin (`-`) `head` then the rest of stdin.
-fn decode_etrace(
-    path: &Path,
     head: Vec<u8>,
-    image: &Image,
-    xlen: Xlen,
-    cfg: rvtrace_etrace::config::TraceConfig,
+    rest: Box<dyn Read + Send>,
     tx: SyncSender<Msg>,
 ) {
-    use rvtrace_etrace::codec::{read_trace_items, Item as PItem};
-    use rvtrace_etrace::decoder::{Decoder, DecoderOptions};
-    let mut h = Handover::new(image, tx, "packet");
-    let input: Box<dyn Read> = if report::is_std(path) {
-        Box::new(std::io::Cursor::new(head).chain(std::io::stdin().lock()))
-    } else {
-        match std::fs::File::open(path) {
-            Ok(f) => Box::new(std::io::BufReader::with_capacity(1 << 16, f)),
-            Err(e) => return h.send(Msg::Failed(format!("cannot open: {e}"))),
-        }
-    };
-    let isa = IsaConfig::new(xlen);
-    let mut dec = Decoder::with_options(image, DecoderOptions::from_config(&cfg, isa));
-    let read = read_trace_items(input, &cfg, |off, item, _, _| {
-        h.begin(off);
-        match item {
-            PItem::Packet(p) => dec.packet(off, &p, &mut h),
-            PItem::Error(e) => dec.error(off, &e, &mut h),
-            PItem::Other(_) => {}
-        }
-        h.end(dec.stats.instructions);
-        !h.stop
-    });
-    let len = match read {
-        Ok(n) => n,
-        Err(e) => return h.send(Msg::Failed(format!("cannot read: {e}"))),
-    };
-    if h.stop {
-        return;
+    let mut h = Handover::new(image, tx, trace.unit_name());
+    let input = std::io::BufReader::with_capacity(1 << 16, std::io::Cursor::new(head).chain(rest));
+    if let Err(e) = trace.decode_units(image, input, &mut h) {
+        return h.send(Msg::Failed(format!("cannot read: {e}")));
     }
-    h.begin(len);
-    dec.finish(len, &mut h);
-    h.end(dec.stats.instructions);
     h.flush();
 }
 
-/// What an undecoded input is, by its magic bytes.
-#[derive(Clone, Copy, PartialEq, Eq)]
+/// What an input is: by its magic bytes, else a trace (its protocol given, its sidecar's or its
+/// bytes'), else a PC list.
 enum Sniffed {
     Ingress,
     PcsBin,
     PcsText,
+    Trace(Protocol),
 }
 
-/// Opens `path` and tells what it is (by its magic bytes).
-fn open_sniff(path: &Path) -> Result<(Box<dyn BufRead>, Sniffed), Failure> {
-    let mut r = report::open_input(path)?;
-    let head = r
-        .fill_buf()
-        .map_err(|e| Failure::io(report::name(path), e))?;
-    let kind = if head.starts_with(&MAGIC) {
-        Sniffed::Ingress
-    } else if head.starts_with(&PCS_BIN_MAGIC) {
-        Sniffed::PcsBin
-    } else {
-        Sniffed::PcsText
-    };
-    Ok((r, kind))
+/// An input opened: its first 64 KiB (`head`), the rest to read, and what it is (`forced`: the
+/// protocol `--trace-a`/`--trace-b` gives).
+struct Opened {
+    head: Vec<u8>,
+    rest: Box<dyn Read + Send>,
+    kind: Sniffed,
+}
+
+impl Opened {
+    fn open(
+        path: &Path,
+        forced: Option<Protocol>,
+        dec: &crate::trace_source::TraceDecodeOpts,
+    ) -> Result<Opened, Failure> {
+        let name = report::name(path);
+        // stdin unbuffered here: what is not in `head` is read from it later.
+        let mut rest: Box<dyn Read + Send> = if report::is_std(path) {
+            Box::new(std::io::stdin())
+        } else {
+            Box::new(
+                std::fs::File::open(path)
+                    .map_err(|e| Failure::Tool(format!("{}: cannot open: {e}", path.display())))?,
+            )
+        };
+        let head = report::read_head(&mut rest, 1 << 16, &name)?;
+        let kind = match forced {
+            Some(p) => Sniffed::Trace(p),
+            None if head.starts_with(&MAGIC) => Sniffed::Ingress,
+            None if head.starts_with(&PCS_BIN_MAGIC) => Sniffed::PcsBin,
+            None if rvtrace_decode::kind::wrong_kind(&head, Protocol::Etrace).is_some() => {
+                Sniffed::PcsText
+            }
+            None => match dec.protocol(path, &head, head.len() < 1 << 16) {
+                Ok(p) => Sniffed::Trace(p),
+                Err(_) => Sniffed::PcsText,
+            },
+        };
+        Ok(Opened { head, rest, kind })
+    }
+
+    /// The input from its start, for reading on this thread.
+    fn reader(self) -> Box<dyn BufRead> {
+        Box::new(std::io::BufReader::with_capacity(
+            1 << 16,
+            std::io::Cursor::new(self.head).chain(self.rest),
+        ))
+    }
 }
 
 /// One line of the report for instruction `index` at `pc`: the address with its symbol (as
@@ -490,48 +433,28 @@ pub fn compare(a: &CompareArgs) -> CmdResult {
             "only one of A and B can be stdin (-)".into(),
         ));
     }
-    if (a.trace_a.is_some() || a.trace_b.is_some()) && a.elf.is_empty() {
-        return Err(Failure::Usage(
-            "decoding a trace (--trace-a/--trace-b) needs the program: give --elf".into(),
-        ));
-    }
     let (image, xlen) = crate::trace_source::load_program(&a.elf)?;
     let xlen = xlen.unwrap_or(Xlen::Rv64);
     let names = [report::name(&a.a), report::name(&a.b)];
     let image = &image;
     std::thread::scope(|scope| -> CmdResult {
         let mut streams = Vec::new();
-        for (k, (path, proto)) in [(&a.a, a.trace_a), (&a.b, a.trace_b)]
+        for (k, (path, forced)) in [(&a.a, a.trace_a), (&a.b, a.trace_b)]
             .into_iter()
             .enumerate()
         {
-            let s = match proto {
-                Some(p) => {
-                    let (tx, rx) = sync_channel(8);
-                    let o = &a.dec;
-                    match p {
-                        Protocol::Ntrace => {
-                            let cfg = o.ntrace_config(path, xlen)?;
-                            scope.spawn(move || decode_ntrace(path, image, cfg, tx));
-                        }
-                        Protocol::Etrace => {
-                            // The first 64 KiB tell the framing; the decoder thread reads
-                            // the trace as it decodes it.
-                            // (stdin unbuffered here: its own buffer is the one the thread
-                            // goes on reading)
-                            let head = if report::is_std(path) {
-                                report::read_head(&mut std::io::stdin(), 1 << 16, &names[k])?
-                            } else {
-                                report::read_head(
-                                    &mut report::open_input(path)?,
-                                    1 << 16,
-                                    &names[k],
-                                )?
-                            };
-                            let cfg = o.etrace_config(path, &head, xlen)?;
-                            scope.spawn(move || decode_etrace(path, head, image, xlen, cfg, tx));
-                        }
+            let opened = Opened::open(path, forced, &a.dec)?;
+            let s = match opened.kind {
+                Sniffed::Trace(p) => {
+                    if a.elf.is_empty() {
+                        return Err(Failure::Usage(format!(
+                            "{}: decoding a trace needs the program: give --elf",
+                            names[k]
+                        )));
                     }
+                    let trace = a.dec.resolve_as(p, path, &opened.head, xlen)?;
+                    let (tx, rx) = sync_channel(8);
+                    scope.spawn(move || decode_trace(&trace, image, opened.head, opened.rest, tx));
                     Stream::Decoded {
                         rx,
                         buf: Vec::new().into_iter(),
@@ -540,27 +463,22 @@ pub fn compare(a: &CompareArgs) -> CmdResult {
                         warnings: report::Warnings::new(&names[k], a.max_warnings),
                     }
                 }
-                None => {
-                    let (r, kind) = open_sniff(path)?;
-                    match kind {
-                        Sniffed::Ingress => {
-                            let r = IngressReader::new(r)
-                                .map_err(|e| Failure::Tool(format!("{}: {e}", names[k])))?;
-                            Stream::Ingress {
-                                r,
-                                index: 0,
-                                image,
-                                more: VecDeque::new(),
-                            }
-                        }
-                        Sniffed::PcsBin => Stream::PcsBin {
-                            r: PcBinReader::new(r).map_err(|e| Failure::io(&names[k], e))?,
-                        },
-                        Sniffed::PcsText => Stream::Pcs {
-                            r: PcListReader::new(r),
-                        },
+                Sniffed::Ingress => {
+                    let r = IngressReader::new(opened.reader())
+                        .map_err(|e| Failure::Tool(format!("{}: {e}", names[k])))?;
+                    Stream::Ingress {
+                        r,
+                        index: 0,
+                        image,
+                        more: VecDeque::new(),
                     }
                 }
+                Sniffed::PcsBin => Stream::PcsBin {
+                    r: PcBinReader::new(opened.reader()).map_err(|e| Failure::io(&names[k], e))?,
+                },
+                Sniffed::PcsText => Stream::Pcs {
+                    r: PcListReader::new(opened.reader()),
+                },
             };
             streams.push(s);
         }

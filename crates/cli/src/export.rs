@@ -17,9 +17,10 @@ conditional branch), each row tagged with its hart (--hart). Row groups hold one
 sequence order. The columns are described in crates/columnar/README.md; query the files with
 `rvtrace query` (built with `--features query`), DataFusion, Spark, DuckDB or pyarrow.
 
-INPUT is a binary ingress file (`rvtrace run --ingress`, recognised by its magic bytes), or, with
---trace ntrace|etrace, a trace decoded with --elf and the decoder options below (as `rvtrace
-decode` takes them; a trace's sidecar TRACE.meta, written by `encode`, gives those not named).
+INPUT is a binary ingress file (`rvtrace run --ingress`, recognised by its magic bytes), or a
+trace decoded with --elf and the decoder options below (as `rvtrace decode` takes them; a
+trace's sidecar TRACE.meta, written by `encode`, gives those not named). A trace's protocol is
+--protocol's, else its sidecar's, else its bytes' (N-Trace messages, E-Trace te_inst_raw).
 `-` reads stdin.
 
 Exit status: 0 success; 1 trace lost while decoding or a damaged ingress file (the tables hold
@@ -52,12 +53,12 @@ pub struct ExportArgs {
     /// The hart the trace is of (the `hart` column).
     #[arg(long, default_value_t = 0, value_name = "N")]
     hart: u32,
-    /// Export every hart of a trace of several (N-Trace messages with SRC fields: needs
-    /// --src-bits; E-Trace packets with srcIDs: needs --srcid-bits): each SRC or srcID's
-    /// messages decoded as one hart's trace, its rows tagged with it (the `hart` column), the
-    /// files sorted by hart, then seq. All harts run the program of --elf. The trace is read
-    /// once per hart (stdin is held in memory).
-    #[arg(long, requires = "trace", conflicts_with = "hart")]
+    /// Export every hart of a trace of several (N-Trace messages with SRC fields, E-Trace
+    /// packets with srcIDs: needs --src-bits or the sidecar's): each SRC or srcID's messages
+    /// decoded as one hart's trace, its rows tagged with it (the `hart` column), the files
+    /// sorted by hart, then seq. All harts run the program of --elf. The trace is read once per
+    /// hart (stdin is held in memory).
+    #[arg(long, conflicts_with = "hart")]
     all_harts: bool,
     /// With --all-harts: decode the harts on up to N threads, each writing its tables into
     /// part files beside the outputs (`flow.parquet.hart3.part`), appended in hart order at the

@@ -8,11 +8,11 @@ mod boot;
 mod brstack;
 mod compare;
 mod convert;
+mod decode;
 mod etrace;
 mod export;
 mod harts;
 mod isa_arg;
-mod kind;
 mod ntrace;
 mod parallel;
 mod perf;
@@ -65,11 +65,9 @@ enum Command {
         #[command(subcommand)]
         protocol: EncodeCommand,
     },
-    /// Decode trace bytes, with the program's ELF files, into the executed instruction flow.
-    Decode {
-        #[command(subcommand)]
-        protocol: DecodeCommand,
-    },
+    /// Decode a trace (N-Trace or E-Trace, recognised), with the program's ELF files, into the
+    /// executed instruction flow.
+    Decode(Box<DecodeCmd>),
     /// Compare two instruction streams (PC lists, ingress files, decoded traces): the first
     /// divergence, with symbols, disassembly and where in each input it comes from.
     Compare(compare::CompareArgs),
@@ -116,12 +114,22 @@ enum EncodeCommand {
     Etrace(etrace::EncodeArgs),
 }
 
+/// `rvtrace decode TRACE`, or `decode ntrace|etrace TRACE` naming the protocol.
+#[derive(clap::Args)]
+#[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
+struct DecodeCmd {
+    #[command(subcommand)]
+    protocol: Option<DecodeCommand>,
+    #[command(flatten)]
+    args: Option<decode::DecodeArgs>,
+}
+
 #[derive(Subcommand)]
 enum DecodeCommand {
-    /// N-Trace decoder (N-Trace chapter 11).
-    Ntrace(ntrace::DecodeArgs),
-    /// E-Trace decoder (E-Trace decoder.adoc).
-    Etrace(etrace::DecodeArgs),
+    /// The N-Trace decoder (N-Trace chapter 11): `decode --protocol ntrace`.
+    Ntrace(decode::DecodeArgs),
+    /// The E-Trace decoder (E-Trace decoder.adoc): `decode --protocol etrace`.
+    Etrace(decode::DecodeArgs),
 }
 
 #[derive(Subcommand)]
@@ -157,9 +165,17 @@ fn main() -> ExitCode {
             EncodeCommand::Ntrace(a) => ntrace::encode(&a),
             EncodeCommand::Etrace(a) => etrace::encode(&a),
         },
-        Command::Decode { protocol } => match protocol {
-            DecodeCommand::Ntrace(a) => ntrace::decode(&a),
-            DecodeCommand::Etrace(a) => etrace::decode(&a),
+        Command::Decode(cmd) => match (cmd.protocol, cmd.args) {
+            (Some(DecodeCommand::Ntrace(a)), _) => {
+                decode::decode(&a, Some(rvtrace_decode::Protocol::Ntrace))
+            }
+            (Some(DecodeCommand::Etrace(a)), _) => {
+                decode::decode(&a, Some(rvtrace_decode::Protocol::Etrace))
+            }
+            (None, Some(a)) => decode::decode(&a, None),
+            (None, None) => Err(report::Failure::Usage(
+                "decode: give the trace (`rvtrace decode TRACE --elf PROG`)".into(),
+            )),
         },
         Command::Profile(a) => analysis::profile(&a),
         Command::Coverage(a) => analysis::coverage(&a),

@@ -1,14 +1,10 @@
 //! `rvtrace dump|encode|decode ntrace`: N-Trace (`rvtrace-ntrace`).
 
-use crate::parallel;
-use crate::report::{self, CmdResult, Failure, Output, Warnings};
-use rvtrace_flow::{loss_text, FlowElement, FlowSink, FlowText, LossReason, PcWriter};
-use rvtrace_image::Image;
+use crate::report::{self, CmdResult, Failure, Output};
 use rvtrace_ingress::pcseq::PcseqReader;
 use rvtrace_ingress::{IngressReader, Record};
 use rvtrace_isa::Xlen;
 use rvtrace_ntrace::codec::CodecConfig;
-use rvtrace_ntrace::decoder::{Decoder, DecoderConfig};
 use rvtrace_ntrace::dump::DumpOptions;
 use rvtrace_ntrace::encoder::Encoder;
 use rvtrace_ntrace::insn::LinkRule;
@@ -47,82 +43,18 @@ pub struct DumpArgs {
     no_meta: bool,
 }
 
-/// Which registers are link registers (for calls and returns).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-enum LinkArg {
-    /// `spec`; if the trace does not decode without loss that way, `x1` or `nexrv` when one of
-    /// them does (a note on stderr says which was used).
-    Auto,
-    /// x1 and x5 (N-Trace Table 2).
-    Spec,
-    /// x1 only: `jal t0` is a plain jump, `jr t0` a plain indirect jump (how the conformance
-    /// `variant-jalt0-as-jump` call-stack streams were made).
-    X1,
-    /// NexRv's objdump classification: every `jal`/`jalr` writing a register is a call, only
-    /// `ret` is a return.
-    Nexrv,
-}
-
 /// What encoder and decoder must agree on (not in the stream; `encode` writes them into the
 /// sidecar `OUT.meta`).
 #[derive(clap::Args, Clone, Debug)]
 struct SharedOpts {
-    /// Width of the SRC field (trTeSrcBits), 0 for none (N-Trace 6.2).
-    #[arg(long, default_value_t = 0, value_name = "N",
-          value_parser = clap::value_parser!(u8).range(0..=12))]
-    src_bits: u8,
-    /// SRC of this hart (trTeSrcID).
-    #[arg(long, value_name = "K")]
-    src_id: Option<u16>,
+    #[command(flatten)]
+    src: rvtrace_decode::SrcOptions,
     /// trTeInstExtendAddrMSB: F-ADDR/U-ADDR with the MSB extension (N-Trace 8.2).
     #[arg(long)]
     extend_addr_msb: bool,
     /// trTeInstEnAllJumps: direct jumps are traced as taken branches.
     #[arg(long)]
     all_jumps: bool,
-}
-
-/// The decoder's options: what changes the meaning of the bytes. Each one not given is taken
-/// from the trace's sidecar (`TRACE.meta`) when there is one.
-#[derive(clap::Args, Clone, Debug)]
-pub(crate) struct DecodeOpts {
-    /// Width of the SRC field (trTeSrcBits), 0 for none (N-Trace 6.2) [default: the sidecar's,
-    /// else 0].
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u8).range(0..=12))]
-    src_bits: Option<u8>,
-    /// Decode only the messages of this SRC (trTeSrcID) [default: the sidecar's, else all].
-    #[arg(long, value_name = "K")]
-    src_id: Option<u16>,
-    /// trTeInstExtendAddrMSB: F-ADDR/U-ADDR with the MSB extension (N-Trace 8.2) [default: the
-    /// sidecar's, else false].
-    #[arg(long, value_name = "BOOL", num_args = 0..=1, require_equals = true,
-          default_missing_value = "true")]
-    extend_addr_msb: Option<bool>,
-    /// trTeInstEnAllJumps: direct jumps are traced as taken branches [default: the sidecar's,
-    /// else false].
-    #[arg(long, value_name = "BOOL", num_args = 0..=1, require_equals = true,
-          default_missing_value = "true")]
-    all_jumps: Option<bool>,
-    /// Link registers for calls and returns [default: the sidecar's, else auto].
-    #[arg(long, value_enum, value_name = "RULE")]
-    link_registers: Option<LinkArg>,
-}
-
-impl DecodeOpts {
-    /// These options as an N-Trace encoder's shared settings (`transcode --to ntrace`, which
-    /// decodes no N-Trace): SRC, MSB extension, all-jumps; `--link-registers` is refused.
-    pub(crate) fn encoder_shared(&self, cfg: &mut EncoderConfig) -> Result<(), Failure> {
-        if self.link_registers.is_some() {
-            return Err(Failure::Usage(
-                "--link-registers is an N-Trace decoder option (the encoder follows the spec's x1/x5)".into(),
-            ));
-        }
-        cfg.codec.src_bits = self.src_bits.unwrap_or(cfg.codec.src_bits);
-        cfg.src_id = self.src_id.unwrap_or(cfg.src_id);
-        cfg.extend_addr_msb = self.extend_addr_msb.unwrap_or(cfg.extend_addr_msb);
-        cfg.all_jumps = self.all_jumps.unwrap_or(cfg.all_jumps);
-        Ok(())
-    }
 }
 
 /// The encoder's own options (the decoder does not need them).
@@ -225,26 +157,6 @@ enum InputFormat {
     Pcseq,
 }
 
-/// `--pcs-format` of `decode ntrace|etrace`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub(crate) enum PcsFormat {
-    /// One address per line, 0x + hex (as `rvtrace run --pcs` writes it).
-    Text,
-    /// The 8 bytes `RVTRPC64`, then each address as a u64, little-endian (`rvtrace compare`
-    /// reads it; `numpy.fromfile(FILE, '<u8', offset=8)` too).
-    Bin,
-}
-
-impl PcsFormat {
-    /// The writer's format.
-    pub(crate) fn flow(self) -> rvtrace_flow::PcFormat {
-        match self {
-            PcsFormat::Text => rvtrace_flow::PcFormat::Text,
-            PcsFormat::Bin => rvtrace_flow::PcFormat::Bin,
-        }
-    }
-}
-
 /// `--sync-mode` (trTeInstSyncMode).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 enum SyncModeArg {
@@ -287,54 +199,6 @@ pub struct EncodeArgs {
     opts: EncodeOpts,
 }
 
-/// Arguments of `rvtrace decode ntrace`.
-#[derive(clap::Args)]
-pub struct DecodeArgs {
-    /// The trace file: N-Trace messages as MSEO/MDO bytes, `-` for stdin. Its sidecar
-    /// `TRACE.meta` (written by `encode ntrace`) is read when present. It is read as it is
-    /// decoded, except stdin with `--link-registers auto` (the default without a sidecar): that
-    /// may be decoded more than once and is kept in memory.
-    trace: PathBuf,
-    /// The program: ELF file(s) with the traced code (repeatable).
-    #[arg(long = "elf", value_name = "ELF", required = true)]
-    elf: Vec<PathBuf>,
-    /// Write every retired instruction address to FILE, one per line as 0x + hex (as
-    /// `rvtrace run --pcs` does).
-    #[arg(long, value_name = "FILE")]
-    pcs: Option<PathBuf>,
-    /// The format of --pcs.
-    #[arg(long, value_enum, value_name = "FORMAT", default_value_t = PcsFormat::Text, requires = "pcs")]
-    pcs_format: PcsFormat,
-    /// Write the flow elements (ranges, traps, sync, loss, context, time) to FILE, one per line.
-    #[arg(long, value_name = "FILE")]
-    flow: Option<PathBuf>,
-    /// Print counts on stderr at the end.
-    #[arg(long)]
-    stats: bool,
-    /// Print at most N loss warnings (the rest are counted at the end).
-    #[arg(long, value_name = "N", default_value_t = crate::report::DEFAULT_MAX_WARNINGS)]
-    max_warnings: u64,
-    /// Do not read the sidecar TRACE.meta that `encode` writes.
-    #[arg(long)]
-    no_meta: bool,
-    /// Decode on N threads: the trace (read into memory) is cut at synchronization messages
-    /// and the chunks decoded in parallel; the output is the same as with one.
-    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=1024))]
-    jobs: u64,
-    /// Decode every hart of a trace of several (messages with SRC fields: needs --src-bits),
-    /// each SRC's messages as one hart's trace, on up to --jobs threads: `{hart}` in the paths
-    /// of --pcs, --flow, --brstack, --text and --call-trace is replaced by the SRC (decimal), one
-    /// file per hart; --stats prints one line per hart.
-    #[arg(long, conflicts_with = "src_id")]
-    all_harts: bool,
-    #[command(flatten)]
-    opts: DecodeOpts,
-    #[command(flatten)]
-    brstack: crate::brstack::BrstackDecodeArgs,
-    #[command(flatten)]
-    text: crate::text_out::TextArgs,
-}
-
 /// The sidecar of `trace` (`TRACE.meta`), if there is one; a sidecar that does not parse is
 /// reported and left out.
 fn read_sidecar(trace: &Path, no_meta: bool) -> Option<Meta> {
@@ -375,7 +239,7 @@ pub fn dump(a: &DumpArgs) -> CmdResult {
     let name = report::name(&a.file);
     let mut input = report::open_input(&a.file)?;
     let head = report::read_head(&mut input, 1 << 16, &name)?;
-    crate::kind::check(&a.file, &head, crate::kind::Expected::Ntrace)?;
+    crate::trace_source::check_kind(&a.file, &head, rvtrace_decode::Protocol::Ntrace)?;
     let m = read_sidecar(&a.file, a.no_meta);
     let src_bits = setting(
         &a.file,
@@ -559,8 +423,14 @@ pub fn encode(a: &EncodeArgs) -> CmdResult {
         (unit, n)
     });
     cfg.timestamps = a.opts.timestamps;
-    cfg.codec.src_bits = a.shared.src_bits;
-    cfg.src_id = a.shared.src_id.unwrap_or(0);
+    cfg.codec.src_bits = a.shared.src.bits.unwrap_or(0);
+    if cfg.codec.src_bits > 12 {
+        return Err(Failure::Usage(format!(
+            "--src-bits {}: N-Trace's SRC field is at most 12 bits (trTeSrcBits)",
+            cfg.codec.src_bits
+        )));
+    }
+    cfg.src_id = a.shared.src.id.unwrap_or(0);
     cfg.ownership = a.opts.ownership;
     cfg.btype_compat = a.opts.btype_compat;
     if let Some(bytes) = a.opts.fifo_bytes {
@@ -696,322 +566,4 @@ fn parse_filter(privs: Option<&str>, range: Option<&str>) -> Result<TraceFilter,
         f.range = Some((lo, hi));
     }
     Ok(f)
-}
-
-/// Feeds the trace to the decoder 64 KiB at a time (memory stays flat in the trace's size).
-/// Stdin (`-`) is read as it is decoded too, unless `--link-registers auto` must try it more
-/// than once: then it is kept ([`TraceInput::keep_all`]).
-struct TraceInput {
-    path: PathBuf,
-    /// For stdin: the bytes read from it so far (its first 64 KiB, or all of it).
-    stdin: Option<Vec<u8>>,
-    /// Whether `stdin` holds all of stdin.
-    all: bool,
-}
-
-impl TraceInput {
-    fn open(path: &Path) -> Result<TraceInput, Failure> {
-        // Stdin unbuffered here: its own buffer is the one the decode goes on reading.
-        let stdin = report::is_std(path)
-            .then(|| report::read_head(&mut std::io::stdin(), 1 << 16, "stdin"))
-            .transpose()?;
-        Ok(TraceInput {
-            path: path.to_path_buf(),
-            stdin,
-            all: false,
-        })
-    }
-
-    /// The first `n` bytes, `n` at most 64 KiB (fewer if the trace is shorter).
-    fn head(&self, n: usize) -> Result<Vec<u8>, Failure> {
-        if let Some(data) = &self.stdin {
-            return Ok(data[..data.len().min(n)].to_vec());
-        }
-        let mut v = Vec::new();
-        report::open_input(&self.path)?
-            .take(n as u64)
-            .read_to_end(&mut v)
-            .map_err(|e| format!("{}: cannot read: {e}", self.path.display()))?;
-        Ok(v)
-    }
-
-    /// Keep all of stdin in memory (a decode that may read it more than once).
-    fn keep_all(&mut self) -> Result<(), Failure> {
-        if let (Some(data), false) = (&mut self.stdin, self.all) {
-            std::io::stdin()
-                .read_to_end(data)
-                .map_err(|e| Failure::io("reading stdin", e))?;
-            self.all = true;
-        }
-        Ok(())
-    }
-
-    /// The trace from its start (with progress on stderr when reading a file).
-    fn reader(&self) -> Result<Box<dyn Read + '_>, Failure> {
-        Ok(match &self.stdin {
-            Some(data) if self.all => Box::new(&data[..]),
-            Some(data) => Box::new((&data[..]).chain(std::io::stdin())),
-            None => Box::new(report::open_input_progress(&self.path, "decode")?),
-        })
-    }
-}
-
-fn link_rule(l: LinkArg) -> Option<LinkRule> {
-    match l {
-        LinkArg::Spec => Some(LinkRule::Spec),
-        LinkArg::X1 => Some(LinkRule::X1Only),
-        LinkArg::Nexrv => Some(LinkRule::NexRv),
-        LinkArg::Auto => None,
-    }
-}
-
-/// The decoder configuration for `trace`: each option as given, else the sidecar's (unless
-/// `no_meta`), else the default; and the link rule, `None` when it is to be found by trying
-/// (`--link-registers auto`). One place for `decode ntrace` and `compare`.
-pub(crate) fn decoder_config(
-    t: &Path,
-    no_meta: bool,
-    o: &DecodeOpts,
-    xlen: Xlen,
-) -> Result<(DecoderConfig, Option<Meta>, Option<LinkRule>), Failure> {
-    let m = read_sidecar(t, no_meta);
-    let given = meta::Given {
-        src_bits: o.src_bits,
-        src_id: o.src_id,
-        extend_addr_msb: o.extend_addr_msb,
-        all_jumps: o.all_jumps,
-        link: o.link_registers.map(link_rule),
-    };
-    let (r, warnings) = meta::decoder_config(&given, m.as_ref(), xlen);
-    for w in warnings {
-        warn!("{}: {w}", t.display());
-    }
-    let (cfg, link) = r.map_err(Failure::Usage)?;
-    Ok((cfg, m, link))
-}
-
-/// `rvtrace decode ntrace`.
-pub fn decode(a: &DecodeArgs) -> CmdResult {
-    let mut inputs: Vec<&Path> = vec![&a.trace];
-    inputs.extend(a.elf.iter().map(PathBuf::as_path));
-    let mut outputs: Vec<(&str, &Path)> = Vec::new();
-    if let Some(p) = &a.pcs {
-        outputs.push(("--pcs", p));
-    }
-    if let Some(p) = &a.flow {
-        outputs.push(("--flow", p));
-    }
-    outputs.extend(crate::brstack::decode_outputs(&a.brstack));
-    outputs.extend(a.text.outputs());
-    crate::brstack::check_decode(&a.brstack)?;
-    report::distinct(&inputs, &outputs)?;
-    let mut input = TraceInput::open(&a.trace)?;
-    // The first bytes: what kind of file this is, and what `diagnose` looks at.
-    let head = input.head(1 << 16)?;
-    crate::kind::check(&a.trace, &head, crate::kind::Expected::Ntrace)?;
-    let (image, xlen) = crate::trace_source::load_program(&a.elf)?;
-    let xlen = xlen.unwrap_or(Xlen::Rv64);
-    let t = &a.trace;
-    let (mut cfg, m, link) = decoder_config(t, a.no_meta, &a.opts, xlen)?;
-    let sm = m.as_ref();
-    // --all-harts: the harts' SRCs, and the first one's messages for the link rule's search.
-    let mut harts = None;
-    if a.all_harts {
-        if cfg.codec.src_bits == 0 {
-            return Err(Failure::Usage(
-                "--all-harts needs --src-bits (the width of the messages' SRC field)".into(),
-            ));
-        }
-        input.keep_all()?;
-        let srcs = rvtrace_ntrace::scan::sources(input.reader()?, cfg.codec.src_bits)
-            .map_err(|e| format!("{}: cannot read: {e}", t.display()))?;
-        cfg.src = srcs.first().copied();
-        harts = Some(srcs);
-    }
-    cfg.link = match link {
-        Some(l) => l,
-        None => {
-            input.keep_all()?;
-            let input = &input;
-            let open = || -> std::io::Result<Box<dyn Read + '_>> {
-                Ok(match &input.stdin {
-                    Some(data) => Box::new(&data[..]),
-                    None => Box::new(std::fs::File::open(&input.path)?),
-                })
-            };
-            let (link, _) = rvtrace_ntrace::decoder::find_link_rule(&image, cfg, open)
-                .map_err(|e| format!("{}: cannot read: {e}", t.display()))?;
-            if link != LinkRule::Spec {
-                note!(
-                    "{}: decoded with --link-registers {}",
-                    t.display(),
-                    meta::link_name(link)
-                );
-            }
-            link
-        }
-    };
-    if let Some(srcs) = harts {
-        let trace = match &input.stdin {
-            Some(data) => crate::harts::Trace::Memory(data),
-            None => crate::harts::Trace::File(t),
-        };
-        return decode_harts(a, &image, cfg, trace, &srcs, &inputs);
-    }
-    let mut brstack = crate::brstack::FlowOut::new(&a.brstack, &image, xlen)?;
-    let syms = a.text.symbols(&a.elf)?;
-    let mut text = crate::text_out::TextOut::new(&a.text, &image, syms.as_ref(), xlen)?;
-    let mut warnings = Warnings::new(t.display(), a.max_warnings);
-    let mut fifo_lost = false;
-    // Whether `other` wants ranges too (most elements are ranges: without it, they skip it).
-    let other_ranges = brstack.is_some() || !text.is_off();
-    // The losses (warnings) and the outputs that keep state across elements.
-    let mut other = |e: &FlowElement| {
-        if let FlowElement::Loss {
-            offset,
-            skipped,
-            reason,
-        } = e
-        {
-            fifo_lost |= matches!(reason, LossReason::Overflow(_));
-            warnings.warn(loss_text(*offset, *skipped, reason));
-        }
-        if let Some(b) = brstack.as_mut() {
-            b.element(e);
-        }
-        text.element(e);
-    };
-    let (st, pcs_out, flow_out) = if a.jobs > 1 {
-        let data = report::read_input(t)?;
-        let mut outs =
-            parallel::Outputs::create(a.pcs.as_deref(), a.pcs_format.flow(), a.flow.as_deref())?;
-        let keep =
-            !crate::brstack::decode_outputs(&a.brstack).is_empty() || !a.text.outputs().is_empty();
-        let parts = outs.parts(&image, keep);
-        let (st, _) = rvtrace_ntrace::scan::decode_parallel_to(
-            &image,
-            cfg,
-            &data,
-            rvtrace_flow::chunk::chunk_bytes(),
-            a.jobs as usize,
-            || parts.part(),
-            |p| outs.write(p, &parts, &mut other),
-        )
-        .map_err(|e| format!("{}: {e}", t.display()))?;
-        let (p, f) = outs.finish();
-        (st.into(), p, f)
-    } else {
-        let mut pcs = match &a.pcs {
-            Some(p) => Some(PcWriter::with_format(
-                &image,
-                Output::create(p)?,
-                a.pcs_format.flow(),
-            )),
-            None => None,
-        };
-        let mut flow = match &a.flow {
-            Some(p) => Some(FlowText::new(&image, Output::create(p)?)),
-            None => None,
-        };
-        let mut sink = crate::text_out::DecodeSink {
-            pcs: pcs.as_mut(),
-            flow: flow.as_mut(),
-            other: &mut other,
-            other_ranges,
-        };
-        let mut dec = Decoder::new(&image, cfg);
-        let st = rvtrace_flow::decode_read(&mut dec, input.reader()?, &mut sink)
-            .map_err(|e| format!("{}: cannot read: {e}", t.display()))?;
-        (st, pcs.map(PcWriter::finish), flow.map(FlowText::finish))
-    };
-    warnings.finish();
-    debug_assert_eq!(warnings.total(), st.losses, "one count of losses");
-    for (out, p) in [(pcs_out, &a.pcs), (flow_out, &a.flow)] {
-        if let (Some(out), Some(p)) = (out, p) {
-            out.map_err(|e| Failure::io(format_args!("writing {}", p.display()), e))?
-                .finish()?;
-        }
-    }
-    if let Some(b) = brstack {
-        b.finish()?;
-    }
-    text.finish()?;
-    if st.losses > 0 {
-        if fifo_lost {
-            if let Some(n) = sm.and_then(|m| m.fifo_bytes) {
-                note!(
-                    "{}: the encoder's output queue (--fifo-bytes {n}, from the sidecar) overflowed: those messages were never written",
-                    t.display()
-                );
-            }
-        } else if let Some(hint) = meta::diagnose(&image, cfg, &head) {
-            warn!("{}: {hint}", t.display());
-        } else if m.is_none() && !report::is_std(t) {
-            note!(
-                "{}: no sidecar ({}): if the encoder used --src-bits/--src-id, --extend-addr-msb or --all-jumps, give the same options",
-                t.display(),
-                meta::sidecar_path(t).display()
-            );
-        }
-    }
-    if a.stats {
-        say!(
-            "{} bytes, {} messages, {} instructions, {} errors, {} bytes skipped",
-            st.bytes,
-            st.messages,
-            st.instructions,
-            st.losses,
-            st.skipped_bytes
-        );
-    }
-    Ok(report::status(st.losses == 0))
-}
-
-/// `decode ntrace --all-harts`: each SRC in `srcs` decoded on its own (the decoder skips the
-/// other SRCs' messages, N-Trace 6.2), to its own `--pcs`/`--flow` files, the harts on up to
-/// `--jobs` threads ([`crate::harts`]); warnings name the SRC, `--stats` prints a line per hart.
-fn decode_harts(
-    a: &DecodeArgs,
-    image: &Image,
-    cfg: DecoderConfig,
-    trace: crate::harts::Trace<'_>,
-    srcs: &[u16],
-    inputs: &[&Path],
-) -> CmdResult {
-    let outs = crate::harts::HartOutputs {
-        trace: &a.trace,
-        label: "SRC",
-        pcs: a.pcs.as_deref().map(|p| (p, a.pcs_format.flow())),
-        flow: a.flow.as_deref(),
-        brstack: &a.brstack,
-        text: (&a.text, &a.elf),
-        xlen: cfg.isa.xlen,
-        max_warnings: a.max_warnings,
-    };
-    outs.check(srcs, inputs)?;
-    let code = Decoder::code(image, &cfg);
-    let table = outs.table(image);
-    let results = crate::harts::run(srcs, a.jobs, |src| {
-        let cfg = DecoderConfig {
-            src: Some(src),
-            ..cfg
-        };
-        let dec = Decoder::with_code(image, cfg, code.clone());
-        outs.decode(image, &table, src, dec, trace)
-    });
-    let mut ok = true;
-    for (src, r) in srcs.iter().zip(results) {
-        let (_, st) = r?;
-        ok &= st.errors == 0;
-        if a.stats {
-            say!(
-                "SRC {src}: {} messages, {} instructions, {} errors, {} bytes skipped",
-                st.messages,
-                st.instructions,
-                st.errors,
-                st.skipped_bytes
-            );
-        }
-    }
-    Ok(report::status(ok))
 }

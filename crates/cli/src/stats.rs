@@ -3,15 +3,14 @@
 //! crates (`rvtrace_ntrace::stats`, `rvtrace_etrace::stats`); the report type in
 //! `rvtrace_flow::stats`.
 
-use crate::compare::Protocol;
 use crate::report::{self, CmdResult, Failure, Output};
-use rvtrace_isa::IsaConfig;
 use std::io::{Read, Write};
 use std::path::PathBuf;
 
 const HELP: &str = "\
 The trace is decoded with --elf and the decoder options of its protocol (its sidecar TRACE.meta
-gives those not named) for the instruction count; the figures:
+gives those not named; the protocol is --protocol's, else the sidecar's, else the bytes') for the
+instruction count; the figures:
 
   bits/instruction with framing: every byte of the trace (N-Trace: MSEO bits and idle bytes
     included; E-Trace: te_inst_raw or encapsulation headers included);
@@ -30,9 +29,6 @@ Exit status: 0 success; 1 trace lost while decoding; 2 usage error; 125 an input
 pub struct StatsArgs {
     /// The trace (`-` for stdin).
     input: PathBuf,
-    /// The protocol of the trace.
-    #[arg(long, value_enum, value_name = "PROTOCOL")]
-    trace: Protocol,
     /// The program's ELF file(s).
     #[arg(long, value_name = "ELF", required = true)]
     elf: Vec<PathBuf>,
@@ -47,7 +43,6 @@ pub struct StatsArgs {
 pub fn stats(a: &StatsArgs) -> CmdResult {
     let (image, xlen) = crate::trace_source::load_program(&a.elf)?;
     let xlen = xlen.ok_or_else(|| Failure::Usage("no --elf given".into()))?;
-    let isa = IsaConfig::new(xlen);
     // The trace is read as it is decoded (memory stays flat in its size); its first 64 KiB
     // tell its kind (and the E-Trace framing).
     let name = report::name(&a.input);
@@ -57,25 +52,10 @@ pub fn stats(a: &StatsArgs) -> CmdResult {
         .take(1 << 16)
         .read_to_end(&mut head)
         .map_err(|e| Failure::io(&name, e))?;
+    let trace = a.dec.resolve(&a.input, &head, head.len() < 1 << 16, xlen)?;
     let whole = std::io::Cursor::new(&head).chain(input);
-    let (s, what) = match a.trace {
-        Protocol::Ntrace => {
-            crate::kind::check(&a.input, &head, crate::kind::Expected::Ntrace)?;
-            let cfg = a.dec.ntrace_config(&a.input, xlen)?;
-            (
-                rvtrace_ntrace::stats::stats_read(&image, cfg, whole),
-                "MDO bits: 6 of every 8; MSEO bits and idle bytes are framing",
-            )
-        }
-        Protocol::Etrace => {
-            crate::kind::check(&a.input, &head, crate::kind::Expected::Etrace)?;
-            let cfg = a.dec.etrace_config(&a.input, &head, xlen)?;
-            (
-                rvtrace_etrace::stats::stats_read(&image, isa, &cfg, whole),
-                "te_inst payloads; packet headers are framing",
-            )
-        }
-    };
+    let s = trace.stats_read(&image, whole);
+    let what = trace.payload_words();
     let s = s.map_err(|e| Failure::io(format_args!("reading {name}"), e))?;
     let text = if a.json { s.json() } else { s.text(what) };
     let mut out = Output::stdout();

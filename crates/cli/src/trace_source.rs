@@ -1,68 +1,100 @@
-//! The decoder options of commands that read a trace of either protocol (`compare`, `profile`,
-//! `coverage`, `autofdo`): one argument group, resolved against each trace's sidecar in one place.
+//! Reading a trace of either protocol through the decode layer (`rvtrace-decode`): its options
+//! as every trace-reading command takes them, its warnings printed, its errors as this tool's
+//! failures. Nothing else in the CLI resolves a trace's protocol or settings.
 
-use crate::report::Failure;
-use rvtrace_etrace::config::TraceConfig;
+use crate::report::{self, Failure};
+use rvtrace_decode::{DecodeOptions, Protocol, Trace};
 use rvtrace_image::Image;
 use rvtrace_isa::Xlen;
-use rvtrace_ntrace::decoder::DecoderConfig;
 use std::path::{Path, PathBuf};
 
-/// Decoder options (for decoded inputs): the decoders' own, completed by each trace's sidecar.
+/// Decoder options (for decoded inputs): the protocol (sniffed when not given), the source field,
+/// each protocol's own; completed by each trace's sidecar.
 #[derive(clap::Args, Clone, Debug)]
 pub struct TraceDecodeOpts {
-    /// Do not read the traces' sidecars (TRACE.meta, written by `encode`).
-    #[arg(long)]
-    no_meta: bool,
-    #[command(flatten, next_help_heading = "N-Trace decoder options")]
-    ntrace: crate::ntrace::DecodeOpts,
-    #[command(flatten, next_help_heading = "E-Trace decoder options")]
-    etrace: crate::etrace::TraceArgs,
+    #[command(flatten)]
+    pub(crate) opts: DecodeOptions,
+}
+
+/// The failure for a decode-layer error: what the user asked for is a usage error; a file that
+/// is not what it should be, or cannot be read, the tool's.
+pub fn failure(e: rvtrace_decode::Error) -> Failure {
+    match e {
+        rvtrace_decode::Error::Usage(_) | rvtrace_decode::Error::UnknownProtocol { .. } => {
+            Failure::Usage(e.to_string())
+        }
+        rvtrace_decode::Error::WrongKind { .. } | rvtrace_decode::Error::File(_) => {
+            Failure::Tool(e.to_string())
+        }
+    }
+}
+
+/// The trace whose sidecar is read: none for stdin.
+fn sidecar_of(path: &Path) -> Option<&Path> {
+    (!report::is_std(path)).then_some(path)
 }
 
 impl TraceDecodeOpts {
-    /// The N-Trace decoder settings for the trace at `path`: the options, then its sidecar;
-    /// without a link-register rule from either, the spec's (x1, x5).
-    pub fn ntrace_config(&self, path: &Path, xlen: Xlen) -> Result<DecoderConfig, Failure> {
-        let (mut cfg, _, link) =
-            crate::ntrace::decoder_config(path, self.no_meta, &self.ntrace, xlen)?;
-        cfg.link = link.unwrap_or(rvtrace_ntrace::insn::LinkRule::Spec);
-        Ok(cfg)
+    /// The protocol of the trace at `path` whose first bytes are `head` (`whole`: all of it):
+    /// the options', its sidecar's or its bytes'.
+    pub fn protocol(&self, path: &Path, head: &[u8], whole: bool) -> Result<Protocol, Failure> {
+        rvtrace_decode::protocol(sidecar_of(path), head, whole, &self.opts).map_err(failure)
     }
 
-    /// [`ntrace_config`](Self::ntrace_config) with the trace's sidecar, if there is one.
-    pub fn ntrace_config_meta(
+    /// The trace at `path` (first bytes `head`; `whole`: all of it) resolved for decoding by a
+    /// hart of address width `xlen`; the warnings printed.
+    pub fn resolve(
         &self,
         path: &Path,
+        head: &[u8],
+        whole: bool,
         xlen: Xlen,
-    ) -> Result<(DecoderConfig, Option<rvtrace_ntrace::meta::Meta>), Failure> {
-        let (mut cfg, m, link) =
-            crate::ntrace::decoder_config(path, self.no_meta, &self.ntrace, xlen)?;
-        cfg.link = link.unwrap_or(rvtrace_ntrace::insn::LinkRule::Spec);
-        Ok((cfg, m))
+    ) -> Result<Trace, Failure> {
+        let t = rvtrace_decode::resolve(sidecar_of(path), head, whole, &self.opts, xlen)
+            .map_err(failure)?;
+        for w in &t.warnings {
+            warn!("{w}");
+        }
+        Ok(t)
+    }
+
+    /// [`resolve`](Self::resolve) for a trace known to be of protocol `p`.
+    pub fn resolve_as(
+        &self,
+        p: Protocol,
+        path: &Path,
+        head: &[u8],
+        xlen: Xlen,
+    ) -> Result<Trace, Failure> {
+        let t = rvtrace_decode::resolve_as(p, sidecar_of(path), head, &self.opts, xlen)
+            .map_err(failure)?;
+        for w in &t.warnings {
+            warn!("{w}");
+        }
+        Ok(t)
     }
 
     /// The N-Trace options as given (for a command that encodes N-Trace: `transcode`).
-    pub fn ntrace_opts(&self) -> &crate::ntrace::DecodeOpts {
-        &self.ntrace
+    pub fn ntrace_given(&self) -> rvtrace_ntrace::meta::Given {
+        self.opts.ntrace_given()
     }
 
     /// The E-Trace options as given (for a command that encodes E-Trace: `transcode`).
-    pub fn etrace_args(&self) -> &crate::etrace::TraceArgs {
-        &self.etrace
+    pub fn etrace_given(&self) -> rvtrace_etrace::options::Options {
+        self.opts.etrace_given()
     }
+}
 
-    /// The E-Trace decoder configuration for the trace `data` read from `path`: the options,
-    /// then its sidecar, with the framing checked.
-    pub fn etrace_config(
-        &self,
-        path: &Path,
-        data: &[u8],
-        xlen: Xlen,
-    ) -> Result<TraceConfig, Failure> {
-        let (targs, _) = self.etrace.with_sidecar(path, self.no_meta)?;
-        targs.check_framing()?;
-        targs.config(xlen.bits() as u8, Some(data), &Default::default())
+/// Refuse `data` (the first bytes of `name`) when it is recognisably not a trace of protocol
+/// `expected`, saying what it is.
+pub fn check_kind(name: &Path, data: &[u8], expected: Protocol) -> Result<(), Failure> {
+    match rvtrace_decode::kind::wrong_kind(data, expected) {
+        Some(what) => Err(failure(rvtrace_decode::Error::WrongKind {
+            name: report::name(name),
+            what,
+            expected,
+        })),
+        None => Ok(()),
     }
 }
 

@@ -3,10 +3,10 @@
 //! hart's ingress records (`rvtrace_analysis::ingress_out`), encode with the other protocol's
 //! library encoder. No temporary files; memory stays flat in the trace's size.
 
-use crate::compare::Protocol;
 use crate::report::{self, CmdResult, Failure, Output};
 use rvtrace_analysis::ingress_out::{AdaptStats, EtraceOut, FlowIngress, IngressSink, NtraceOut};
-use rvtrace_flow::{loss_text, FlowElement, FlowSink};
+use rvtrace_decode::Protocol;
+use rvtrace_flow::{loss_text, FlowElement, FlowSink, TraceDecoder};
 use rvtrace_isa::IsaConfig;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
@@ -83,9 +83,6 @@ struct EtraceEncodeOpts {
 pub struct TranscodeArgs {
     /// The trace to re-encode (`-` for stdin).
     input: PathBuf,
-    /// The protocol of the input.
-    #[arg(long, value_enum, value_name = "PROTOCOL")]
-    trace: Protocol,
     /// The program's ELF file(s).
     #[arg(long, value_name = "ELF", required = true)]
     elf: Vec<PathBuf>,
@@ -104,12 +101,6 @@ pub struct TranscodeArgs {
     nenc: NtraceEncodeOpts,
     #[command(flatten, next_help_heading = "E-Trace encoder options (--to etrace)")]
     eenc: EtraceEncodeOpts,
-}
-
-/// The decoder of the input, ready to be fed.
-enum InputDecoder<'a> {
-    N(rvtrace_ntrace::decoder::Decoder<'a>),
-    E(rvtrace_etrace::decoder::Decoder<'a>),
 }
 
 /// Decoder losses as warnings, then the adapter.
@@ -146,15 +137,12 @@ fn run<S: IngressSink>(
     name: &str,
     head: &[u8],
     rest: impl Read,
-    dec: &mut InputDecoder,
+    dec: &mut rvtrace_decode::Decoder,
     chain: &mut Chain<S>,
     mut drain: impl FnMut(&mut Chain<S>),
 ) -> Result<(), Failure> {
     let mut feed = |bytes: &[u8], chain: &mut Chain<S>| {
-        match dec {
-            InputDecoder::N(d) => rvtrace_flow::TraceDecoder::push(d, bytes, chain),
-            InputDecoder::E(d) => rvtrace_flow::TraceDecoder::push(d, bytes, chain),
-        }
+        dec.push(bytes, chain);
         drain(chain);
     };
     feed(head, chain);
@@ -168,14 +156,7 @@ fn run<S: IngressSink>(
             Err(e) => return Err(Failure::io(format_args!("reading {name}"), e)),
         }
     }
-    match dec {
-        InputDecoder::N(d) => {
-            rvtrace_flow::TraceDecoder::finish(d, chain);
-        }
-        InputDecoder::E(d) => {
-            rvtrace_flow::TraceDecoder::finish(d, chain);
-        }
-    }
+    dec.finish(chain);
     Ok(())
 }
 
@@ -215,16 +196,8 @@ fn conclude(name: &str, st: &AdaptStats) {
 
 /// `rvtrace transcode`.
 pub fn transcode(a: &TranscodeArgs) -> CmdResult {
-    if a.trace == a.to {
-        return Err(Failure::Usage(
-            "--to names the protocol of the input: transcode converts N-Trace to E-Trace and back (`encode` sets another protocol's options)".into(),
-        ));
-    }
     let name = report::name(&a.input);
-    let side = match a.to {
-        Protocol::Ntrace => rvtrace_ntrace::meta::sidecar_path(&a.output),
-        Protocol::Etrace => rvtrace_etrace::meta::sidecar_path(&a.output),
-    };
+    let side = rvtrace_decode::sidecar_path(&a.output);
     let mut outs = vec![("-o", a.output.as_path())];
     if !report::is_std(&a.output) {
         outs.push(("the sidecar", side.as_path()));
@@ -243,28 +216,15 @@ pub fn transcode(a: &TranscodeArgs) -> CmdResult {
         .take(1 << 16)
         .read_to_end(&mut head)
         .map_err(|e| Failure::io(format_args!("reading {name}"), e))?;
-    let (mut dec, input_time) = match a.trace {
-        Protocol::Ntrace => {
-            crate::kind::check(&a.input, &head, crate::kind::Expected::Ntrace)?;
-            let (cfg, m) = a.dec.ntrace_config_meta(&a.input, xlen)?;
-            let time =
-                m.is_some_and(|m| m.info.iter().any(|(k, v)| k == "timestamps" && v == "true"));
-            (
-                InputDecoder::N(rvtrace_ntrace::decoder::Decoder::new(&image, cfg)),
-                time,
-            )
-        }
-        Protocol::Etrace => {
-            crate::kind::check(&a.input, &head, crate::kind::Expected::Etrace)?;
-            let cfg = a.dec.etrace_config(&a.input, &head, xlen)?;
-            let time = !cfg.params.notime_p;
-            let opts = rvtrace_etrace::decoder::DecoderOptions::from_config(&cfg, isa);
-            (
-                InputDecoder::E(rvtrace_etrace::decoder::Decoder::with_options(&image, opts)),
-                time,
-            )
-        }
-    };
+    let protocol = a.dec.protocol(&a.input, &head, head.len() < 1 << 16)?;
+    if protocol == a.to {
+        return Err(Failure::Usage(
+            "--to names the protocol of the input: transcode converts N-Trace to E-Trace and back (`encode` sets another protocol's options)".into(),
+        ));
+    }
+    let trace = a.dec.resolve_as(protocol, &a.input, &head, xlen)?;
+    let input_time = trace.has_time();
+    let mut dec = trace.decoder(&image);
     let warnings = report::Warnings::new(name.clone(), a.max_warnings);
 
     // Losses: the input's (and paths refused), and those said in the output (one for several
@@ -286,7 +246,10 @@ pub fn transcode(a: &TranscodeArgs) -> CmdResult {
             cfg.sync_period = a.nenc.sync_period.map(|n| (SyncUnit::Messages, n));
             cfg.ownership = a.nenc.ownership;
             cfg.timestamps = input_time;
-            a.dec.ntrace_opts().encoder_shared(&mut cfg)?;
+            a.dec
+                .ntrace_given()
+                .apply_to_encoder(&mut cfg)
+                .map_err(Failure::Usage)?;
             cfg.validate().map_err(Failure::Usage)?;
             let caps = InputCaps {
                 itype_width: 4,
@@ -351,13 +314,12 @@ pub fn transcode(a: &TranscodeArgs) -> CmdResult {
         Protocol::Etrace => {
             use rvtrace_etrace::config::Preset;
             use rvtrace_etrace::encoder::{Encoder, FrameWriter};
-            let targs = a.dec.etrace_args();
-            targs.check_framing()?;
-            let enc_only = crate::etrace::EncoderOnly {
+            let o = rvtrace_etrace::options::Options {
                 resync: a.eenc.resync,
                 itype_width: Some(a.eenc.itype_width),
+                ..a.dec.etrace_given()
             };
-            let cfg = targs.config(xlen.bits() as u8, None, &enc_only)?;
+            let cfg = o.config(xlen.bits() as u8, None).map_err(Failure::Usage)?;
             if input_time && cfg.params.notime_p {
                 note!(
                     "{name}: the input's time stamps are left out (give --timestamps to keep them)"
@@ -389,21 +351,14 @@ pub fn transcode(a: &TranscodeArgs) -> CmdResult {
             let bytes = w.bytes;
             w.into_inner().finish()?;
             if !report::is_std(&a.output) {
-                targs.settings(&enc_only, &cfg).write(&a.output)?;
+                o.for_sidecar(&cfg).write(&a.output)?;
             }
             (losses + st.refused, st.losses, bytes)
         }
     };
     say!(
         "{} instructions, {bytes} bytes written, {kept} losses kept",
-        instructions(&dec)
+        dec.stats().instructions
     );
     Ok(report::status(losses == 0))
-}
-
-fn instructions(dec: &InputDecoder) -> u64 {
-    match dec {
-        InputDecoder::N(d) => rvtrace_flow::TraceDecoder::stats(d).instructions,
-        InputDecoder::E(d) => rvtrace_flow::TraceDecoder::stats(d).instructions,
-    }
 }

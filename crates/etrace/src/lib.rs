@@ -12,6 +12,8 @@
 //! * [`dump`]: a packet stream as text (`rvtrace dump etrace`).
 //! * [`decoder`]: the decoder (`decoder.adoc`), producing `rvtrace_flow::FlowElement`s.
 //! * [`predict`]: the branch predictor and jump target cache both sides keep.
+//! * [`options`]: the options both ends must agree on: the command line's arguments (`clap`
+//!   feature), the sidecar's content and, resolved, the configuration.
 //! * [`meta`]: the sidecar (`TRACE.meta`) with the encoder settings the trace does not carry.
 #![cfg_attr(not(feature = "std"), no_std)]
 #![warn(missing_docs)]
@@ -29,6 +31,8 @@ pub mod dump;
 pub mod encoder;
 #[cfg(feature = "std")]
 pub mod meta;
+#[cfg(feature = "std")]
+pub mod options;
 pub mod params;
 pub mod predict;
 #[cfg(feature = "std")]

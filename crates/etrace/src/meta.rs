@@ -18,49 +18,11 @@
 //!
 //! Keys are named as the command-line options; a key not given keeps its default.
 
+pub use crate::options::Options;
 use std::path::{Path, PathBuf};
 
 /// The protocol name the sidecar's first key gives.
 pub const PROTOCOL: &str = "etrace";
-
-/// The encoder settings a sidecar records (the command line's names and meanings).
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Settings {
-    /// `--preset`: `rvtrace` or `reference`.
-    pub preset: Option<String>,
-    /// `--format`: `raw` or `encap`.
-    pub format: Option<String>,
-    /// `--srcid-bits`.
-    pub srcid_bits: Option<u8>,
-    /// `--timestamp-bytes`.
-    pub timestamp_bytes: Option<u8>,
-    /// `--type-bits`.
-    pub type_bits: Option<u8>,
-    /// The address width (`iaddress_width_p`): 32 or 64.
-    pub xlen: Option<u8>,
-    /// `--itype-width`.
-    pub itype_width: Option<u8>,
-    /// `--full-address`.
-    pub full_address: bool,
-    /// `--implicit-exception`.
-    pub implicit_exception: bool,
-    /// `--sijump`.
-    pub sijump: bool,
-    /// `--implicit-return`.
-    pub implicit_return: bool,
-    /// `--return-stack N`.
-    pub return_stack: Option<u32>,
-    /// `--branch-prediction N`.
-    pub branch_prediction: Option<u32>,
-    /// `--jump-target-cache N`.
-    pub jump_target_cache: Option<u32>,
-    /// `--timestamps`.
-    pub timestamps: bool,
-    /// `--scf FILE` (an absolute path).
-    pub scf: Option<PathBuf>,
-    /// `--ucf FILE` (an absolute path).
-    pub ucf: Option<PathBuf>,
-}
 
 /// The sidecar path for a trace: `TRACE.meta`.
 pub fn sidecar_path(trace: &Path) -> PathBuf {
@@ -69,112 +31,7 @@ pub fn sidecar_path(trace: &Path) -> PathBuf {
     PathBuf::from(s)
 }
 
-impl Settings {
-    /// These settings (given on a command line) completed by a sidecar's (`side`, called
-    /// `side_name` in the warnings): a setting given wins, with a warning when it contradicts
-    /// the sidecar; one not given is the sidecar's; a mode the sidecar turns on is on (warned
-    /// when only the command line turns it on: the trace was encoded without it). The address
-    /// and itype widths stay as given.
-    pub fn completed_by(&self, side: &Settings, side_name: &str) -> (Settings, Vec<String>) {
-        let mut a = self.clone();
-        let mut w = Vec::new();
-        fn pick<T: Clone + PartialEq + std::fmt::Display>(
-            cli: &mut Option<T>,
-            meta: &Option<T>,
-            name: &str,
-            side: &str,
-            w: &mut Vec<String>,
-        ) {
-            match (cli.as_ref(), meta) {
-                (Some(c), Some(m)) if c != m => {
-                    w.push(format!(
-                        "{name} {c} contradicts {side} ({name} {m}); using {c}"
-                    ));
-                }
-                (None, Some(m)) => *cli = Some(m.clone()),
-                _ => {}
-            }
-        }
-        let shown = |p: &Option<PathBuf>| p.as_ref().map(|p| p.display().to_string());
-        pick(&mut a.preset, &side.preset, "--preset", side_name, &mut w);
-        pick(&mut a.format, &side.format, "--format", side_name, &mut w);
-        pick(
-            &mut a.srcid_bits,
-            &side.srcid_bits,
-            "--srcid-bits",
-            side_name,
-            &mut w,
-        );
-        pick(
-            &mut a.timestamp_bytes,
-            &side.timestamp_bytes,
-            "--timestamp-bytes",
-            side_name,
-            &mut w,
-        );
-        pick(
-            &mut a.type_bits,
-            &side.type_bits,
-            "--type-bits",
-            side_name,
-            &mut w,
-        );
-        pick(
-            &mut a.return_stack,
-            &side.return_stack,
-            "--return-stack",
-            side_name,
-            &mut w,
-        );
-        pick(
-            &mut a.branch_prediction,
-            &side.branch_prediction,
-            "--branch-prediction",
-            side_name,
-            &mut w,
-        );
-        pick(
-            &mut a.jump_target_cache,
-            &side.jump_target_cache,
-            "--jump-target-cache",
-            side_name,
-            &mut w,
-        );
-        for (cli, meta, name) in [
-            (&mut a.scf, &side.scf, "--scf"),
-            (&mut a.ucf, &side.ucf, "--ucf"),
-        ] {
-            let mut c = shown(cli);
-            pick(&mut c, &shown(meta), name, side_name, &mut w);
-            if cli.is_none() {
-                *cli = meta.clone();
-            }
-        }
-        for (cli, meta, name) in [
-            (&mut a.full_address, side.full_address, "--full-address"),
-            (
-                &mut a.implicit_exception,
-                side.implicit_exception,
-                "--implicit-exception",
-            ),
-            (&mut a.sijump, side.sijump, "--sijump"),
-            (
-                &mut a.implicit_return,
-                side.implicit_return,
-                "--implicit-return",
-            ),
-            (&mut a.timestamps, side.timestamps, "--timestamps"),
-        ] {
-            if *cli && !meta {
-                w.push(format!(
-                    "{name} contradicts {side_name} (the trace was encoded without it); using {name}"
-                ));
-            }
-            *cli |= meta;
-        }
-        (a, w)
-    }
-
+impl Options {
     /// The sidecar text.
     pub fn to_text(&self) -> String {
         use std::fmt::Write;
@@ -220,8 +77,8 @@ impl Settings {
     }
 
     /// Parse sidecar text (its first key must be `protocol = etrace`).
-    pub fn parse(text: &str) -> Result<Settings, String> {
-        let mut m = Settings::default();
+    pub fn parse(text: &str) -> Result<Options, String> {
+        let mut m = Options::default();
         let mut first = true;
         for (n, line) in text.lines().enumerate() {
             let line = line.trim();
@@ -296,10 +153,10 @@ impl Settings {
     }
 
     /// Read the sidecar of `trace` if there is one.
-    pub fn read(trace: &Path) -> Result<Option<Settings>, String> {
+    pub fn read(trace: &Path) -> Result<Option<Options>, String> {
         let p = sidecar_path(trace);
         match std::fs::read_to_string(&p) {
-            Ok(t) => Settings::parse(&t)
+            Ok(t) => Options::parse(&t)
                 .map(Some)
                 .map_err(|e| format!("{}: {e}", p.display())),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
@@ -314,18 +171,18 @@ mod tests {
 
     #[test]
     fn command_line_completed_by_sidecar() {
-        let side = Settings {
+        let side = Options {
             preset: Some("reference".into()),
             srcid_bits: Some(2),
             return_stack: Some(8),
             implicit_return: true,
             scf: Some(PathBuf::from("/a.scf")),
-            ..Settings::default()
+            ..Options::default()
         };
-        let cli = Settings {
+        let cli = Options {
             srcid_bits: Some(3),
             sijump: true,
-            ..Settings::default()
+            ..Options::default()
         };
         let (a, w) = cli.completed_by(&side, "t.meta");
         assert_eq!(a.preset.as_deref(), Some("reference"));
@@ -335,7 +192,7 @@ mod tests {
         assert_eq!(
             w,
             [
-                "--srcid-bits 3 contradicts t.meta (--srcid-bits 2); using 3",
+                "--src-bits 3 contradicts t.meta (--src-bits 2); using 3",
                 "--sijump contradicts t.meta (the trace was encoded without it); using --sijump"
             ]
         );
@@ -344,7 +201,7 @@ mod tests {
 
     #[test]
     fn sidecar_round_trip() {
-        let m = Settings {
+        let m = Options {
             preset: Some("rvtrace".into()),
             format: Some("encap".into()),
             srcid_bits: Some(4),
@@ -355,16 +212,16 @@ mod tests {
             implicit_return: true,
             return_stack: Some(8),
             branch_prediction: Some(64),
-            ..Settings::default()
+            ..Options::default()
         };
         let t = m.to_text();
         assert!(t.contains("\nprotocol = etrace\n"), "{t}");
         assert!(t.contains("\nbranch-prediction = 64\n"), "{t}");
-        assert_eq!(Settings::parse(&t).unwrap(), m);
-        assert!(Settings::parse("protocol = ntrace\n").is_err());
-        assert!(Settings::parse("xlen = 64\n").is_err());
-        assert!(Settings::parse("").is_err());
-        assert!(Settings::parse("protocol = etrace\nfull-address = maybe\n").is_err());
-        assert!(Settings::parse("protocol = etrace\nsrcid-bits = x\n").is_err());
+        assert_eq!(Options::parse(&t).unwrap(), m);
+        assert!(Options::parse("protocol = ntrace\n").is_err());
+        assert!(Options::parse("xlen = 64\n").is_err());
+        assert!(Options::parse("").is_err());
+        assert!(Options::parse("protocol = etrace\nfull-address = maybe\n").is_err());
+        assert!(Options::parse("protocol = etrace\nsrcid-bits = x\n").is_err());
     }
 }

@@ -287,19 +287,83 @@ impl Meta {
     }
 }
 
-/// Decoder settings given by the user (command-line options); `None`: not given.
+/// Which registers are link registers for calls and returns, as the user asks (`--link-registers`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
+pub enum LinkChoice {
+    /// `spec`; if the trace does not decode without loss that way, `x1` or `nexrv` when one of
+    /// them does (a note on stderr says which was used).
+    Auto,
+    /// x1 and x5 (N-Trace Table 2).
+    Spec,
+    /// x1 only: `jal t0` is a plain jump, `jr t0` a plain indirect jump (how the conformance
+    /// `variant-jalt0-as-jump` call-stack streams were made).
+    X1,
+    /// NexRv's objdump classification: every `jal`/`jalr` writing a register is a call, only
+    /// `ret` is a return.
+    Nexrv,
+}
+
+impl LinkChoice {
+    /// The rule, `None` for [`LinkChoice::Auto`] (found by trying, [`crate::decoder::find_link_rule`]).
+    pub fn rule(self) -> Option<LinkRule> {
+        match self {
+            LinkChoice::Auto => None,
+            LinkChoice::Spec => Some(LinkRule::Spec),
+            LinkChoice::X1 => Some(LinkRule::X1Only),
+            LinkChoice::Nexrv => Some(LinkRule::NexRv),
+        }
+    }
+}
+
+/// The N-Trace decoder's options as the user gives them (`None`: not given; each one not given is
+/// taken from the trace's sidecar when there is one, [`decoder_config`]). The field docs are the
+/// command line's help (`clap` feature); SRC width and SRC are the protocols' common
+/// `--src-bits`/`--src-id`, given by the decode layer.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "clap", derive(clap::Args))]
 pub struct Given {
-    /// trTeSrcBits.
+    /// trTeSrcBits (common `--src-bits`).
+    #[cfg_attr(feature = "clap", arg(skip))]
     pub src_bits: Option<u8>,
-    /// The SRC to decode.
+    /// The SRC to decode (common `--src-id`).
+    #[cfg_attr(feature = "clap", arg(skip))]
     pub src_id: Option<u16>,
-    /// trTeInstExtendAddrMSB.
+    /// trTeInstExtendAddrMSB: F-ADDR/U-ADDR with the MSB extension (N-Trace 8.2) [default: the
+    /// sidecar's, else false].
+    #[cfg_attr(feature = "clap", arg(long, value_name = "BOOL", num_args = 0..=1, require_equals = true,
+          default_missing_value = "true"))]
     pub extend_addr_msb: Option<bool>,
-    /// trTeInstEnAllJumps.
+    /// trTeInstEnAllJumps: direct jumps are traced as taken branches [default: the sidecar's,
+    /// else false].
+    #[cfg_attr(feature = "clap", arg(long, value_name = "BOOL", num_args = 0..=1, require_equals = true,
+          default_missing_value = "true"))]
     pub all_jumps: Option<bool>,
-    /// Link registers; `Some(None)`: to be found by trying (`--link-registers auto`).
-    pub link: Option<Option<LinkRule>>,
+    /// Link registers for calls and returns [default: the sidecar's, else auto].
+    #[cfg_attr(
+        feature = "clap",
+        arg(long = "link-registers", value_enum, value_name = "RULE")
+    )]
+    pub link: Option<LinkChoice>,
+}
+
+impl Given {
+    /// These options as an N-Trace encoder's shared settings (a command that encodes N-Trace
+    /// from a decoded trace, `rvtrace transcode`): SRC, MSB extension, all-jumps; a link rule is
+    /// refused (the encoder follows the spec's x1/x5).
+    pub fn apply_to_encoder(&self, cfg: &mut EncoderConfig) -> Result<(), String> {
+        if self.link.is_some() {
+            return Err(
+                "--link-registers is an N-Trace decoder option (the encoder follows the spec's x1/x5)"
+                    .into(),
+            );
+        }
+        cfg.codec.src_bits = self.src_bits.unwrap_or(cfg.codec.src_bits);
+        cfg.src_id = self.src_id.unwrap_or(cfg.src_id);
+        cfg.extend_addr_msb = self.extend_addr_msb.unwrap_or(cfg.extend_addr_msb);
+        cfg.all_jumps = self.all_jumps.unwrap_or(cfg.all_jumps);
+        Ok(())
+    }
 }
 
 /// One setting: the given one if any (with a warning in `warnings` when the sidecar says
@@ -378,7 +442,8 @@ pub fn decoder_config(
         cfg.max_icnt = max;
     }
     let side_link = m.and_then(|m| m.link);
-    if let (Some(Some(g)), Some(s)) = (given.link, side_link) {
+    let given_link = given.link.map(LinkChoice::rule);
+    if let (Some(Some(g)), Some(s)) = (given_link, side_link) {
         if g != s {
             w.push(format!(
                 "--link-registers {} contradicts the sidecar (link-registers = {}); using {}",
@@ -388,7 +453,7 @@ pub fn decoder_config(
             ));
         }
     }
-    (Ok((cfg, given.link.unwrap_or(side_link))), w)
+    (Ok((cfg, given_link.unwrap_or(side_link))), w)
 }
 
 /// Decoding of `data` lost trace: is one of the settings a decoder must share with the encoder
@@ -488,7 +553,7 @@ mod tests {
         assert_eq!(link, Some(LinkRule::Spec));
         let given = Given {
             src_bits: Some(4),
-            link: Some(None),
+            link: Some(LinkChoice::Auto),
             ..Given::default()
         };
         let (r, w) = decoder_config(&given, Some(&m), Xlen::Rv64);

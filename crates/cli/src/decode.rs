@@ -1,0 +1,453 @@
+//! `rvtrace decode TRACE --elf PROG`: a trace of either protocol into the executed instruction
+//! flow. The protocol and settings come from the decode layer (`rvtrace-decode`: `--protocol`,
+//! the sidecar, the trace's bytes); `decode ntrace|etrace` name the protocol (the older
+//! spelling). One command for both: the outputs, the summary, the hints after a loss.
+
+use crate::parallel;
+use crate::report::{self, CmdResult, Failure, Output, Warnings};
+use rvtrace_decode::{Hint, Protocol};
+use rvtrace_flow::{loss_text, FlowElement, FlowSink, FlowText, LossReason, PcWriter};
+use rvtrace_image::Image;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+const HELP: &str = "\
+The trace's protocol is --protocol's, else its sidecar's (TRACE.meta, written by `encode`),
+else its bytes' (N-Trace messages; E-Trace te_inst_raw; an encapsulated E-Trace needs its sidecar
+or --protocol etrace). The settings the trace does not carry are the options', else the
+sidecar's, else the defaults. `decode ntrace TRACE` and `decode etrace TRACE` name the protocol.
+
+Without an output option (--pcs, --flow, --brstack, --text, --call-trace) or with --stats, the
+summary is printed on stderr: bytes, messages or packets, instructions, losses, bytes skipped,
+and bits per instruction (every byte of the trace, framing included; `rvtrace stats` splits
+framing from payload).
+
+Exit status: 0 success; 1 trace lost while decoding (the outputs hold the rest); 2 usage error;
+125 an input cannot be read.";
+
+/// `--pcs-format` of `decode`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum PcsFormat {
+    /// One address per line, 0x + hex (as `rvtrace run --pcs` writes it).
+    Text,
+    /// The 8 bytes `RVTRPC64`, then each address as a u64, little-endian (`rvtrace compare`
+    /// reads it; `numpy.fromfile(FILE, '<u8', offset=8)` too).
+    Bin,
+}
+
+impl PcsFormat {
+    /// The writer's format.
+    pub(crate) fn flow(self) -> rvtrace_flow::PcFormat {
+        match self {
+            PcsFormat::Text => rvtrace_flow::PcFormat::Text,
+            PcsFormat::Bin => rvtrace_flow::PcFormat::Bin,
+        }
+    }
+}
+
+/// Arguments of `rvtrace decode`.
+#[derive(clap::Args)]
+#[command(after_help = HELP)]
+pub struct DecodeArgs {
+    /// The trace file (`-` for stdin). It is read as it is decoded, except stdin when it may be
+    /// decoded more than once (N-Trace `--link-registers auto` without a sidecar, `--all-harts`):
+    /// that is kept in memory.
+    trace: PathBuf,
+    /// The program: ELF file(s) with the traced code (repeatable). Default (E-Trace): the
+    /// `object-files` of the --ucf file (relative to its directory), as the reference flow's
+    /// decoder configuration names them.
+    #[arg(long = "elf", value_name = "ELF")]
+    elf: Vec<PathBuf>,
+    /// Write every retired instruction address to FILE, one per line as 0x + hex (as
+    /// `rvtrace run --pcs` does; `-` for stdout).
+    #[arg(long, value_name = "FILE")]
+    pcs: Option<PathBuf>,
+    /// The format of --pcs.
+    #[arg(long, value_enum, value_name = "FORMAT", default_value_t = PcsFormat::Text, requires = "pcs")]
+    pcs_format: PcsFormat,
+    /// Write the flow elements (ranges, traps, sync, loss, context, time) to FILE, one per line
+    /// (`-` for stdout).
+    #[arg(long, value_name = "FILE")]
+    flow: Option<PathBuf>,
+    /// Print the summary on stderr at the end (printed anyway without an output option).
+    #[arg(long)]
+    stats: bool,
+    /// Print at most N loss warnings (the rest are counted at the end).
+    #[arg(long, value_name = "N", default_value_t = report::DEFAULT_MAX_WARNINGS)]
+    max_warnings: u64,
+    /// Decode on N threads: the trace (read into memory) is cut at synchronization messages or
+    /// packets and the chunks decoded in parallel; the output is the same as with one.
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=1024))]
+    jobs: u64,
+    /// Decode every hart of a trace of several (N-Trace messages with SRC fields, E-Trace
+    /// packets with srcIDs: needs --src-bits or the sidecar's), each source's messages or
+    /// packets as one hart's trace, on up to --jobs threads: `{hart}` in the paths of --pcs,
+    /// --flow, --brstack, --text and --call-trace is replaced by the SRC or srcID (decimal), one
+    /// file per hart; the summary has a line per hart.
+    #[arg(long, conflicts_with = "id")]
+    all_harts: bool,
+    #[command(flatten)]
+    dec: crate::trace_source::TraceDecodeOpts,
+    #[command(flatten)]
+    brstack: crate::brstack::BrstackDecodeArgs,
+    #[command(flatten)]
+    text: crate::text_out::TextArgs,
+}
+
+/// The trace, read 64 KiB at a time as it is decoded (memory stays flat in its size). Stdin
+/// (`-`) is read as it is decoded too, unless the decode must read it more than once: then it is
+/// kept ([`TraceInput::keep_all`]).
+struct TraceInput {
+    path: PathBuf,
+    /// For stdin: the bytes read from it so far (its first 64 KiB, or all of it).
+    stdin: Option<Vec<u8>>,
+    /// Whether `stdin` holds all of stdin.
+    all: bool,
+}
+
+impl TraceInput {
+    fn open(path: &Path) -> Result<TraceInput, Failure> {
+        // Stdin unbuffered here: its own buffer is the one the decode goes on reading.
+        let stdin = report::is_std(path)
+            .then(|| report::read_head(&mut std::io::stdin(), 1 << 16, "stdin"))
+            .transpose()?;
+        Ok(TraceInput {
+            path: path.to_path_buf(),
+            stdin,
+            all: false,
+        })
+    }
+
+    /// The first `n` bytes, `n` at most 64 KiB (fewer if the trace is shorter).
+    fn head(&self, n: usize) -> Result<Vec<u8>, Failure> {
+        if let Some(data) = &self.stdin {
+            return Ok(data[..data.len().min(n)].to_vec());
+        }
+        let mut v = Vec::new();
+        report::open_input(&self.path)?
+            .take(n as u64)
+            .read_to_end(&mut v)
+            .map_err(|e| format!("{}: cannot read: {e}", self.path.display()))?;
+        Ok(v)
+    }
+
+    /// Keep all of stdin in memory (a decode that may read it more than once).
+    fn keep_all(&mut self) -> Result<(), Failure> {
+        if let (Some(data), false) = (&mut self.stdin, self.all) {
+            std::io::stdin()
+                .read_to_end(data)
+                .map_err(|e| Failure::io("reading stdin", e))?;
+            self.all = true;
+        }
+        Ok(())
+    }
+
+    /// The trace from its start (with progress on stderr when reading a file).
+    fn reader(&self) -> Result<Box<dyn Read + '_>, Failure> {
+        Ok(match &self.stdin {
+            Some(data) if self.all => Box::new(&data[..]),
+            Some(data) => Box::new((&data[..]).chain(std::io::stdin())),
+            None => Box::new(report::open_input_progress(&self.path, "decode")?),
+        })
+    }
+
+    /// All of the trace in memory.
+    fn read_all(&mut self) -> Result<Vec<u8>, Failure> {
+        match &self.stdin {
+            Some(_) => {
+                self.keep_all()?;
+                Ok(self.stdin.clone().unwrap_or_default())
+            }
+            None => report::read_input(&self.path),
+        }
+    }
+
+    /// The trace as the per-hart decodes read it (again for each hart).
+    fn harts_trace(&self) -> crate::harts::Trace<'_> {
+        match &self.stdin {
+            Some(data) => crate::harts::Trace::Memory(data),
+            None => crate::harts::Trace::File(&self.path),
+        }
+    }
+}
+
+/// The summary line of a decode: the decoder's counts and bits per instruction (every byte).
+fn summary(trace: &rvtrace_decode::Trace, st: &rvtrace_flow::DecodeStats) -> String {
+    let bpi = if st.instructions > 0 {
+        st.bytes as f64 * 8.0 / st.instructions as f64
+    } else {
+        0.0
+    };
+    format!(
+        "{} bytes, {} {}s, {} instructions, {} errors, {} bytes skipped, {bpi:.3} bits/instruction",
+        st.bytes,
+        st.messages,
+        trace.unit_name(),
+        st.instructions,
+        st.losses,
+        st.skipped_bytes
+    )
+}
+
+/// `rvtrace decode` (`forced`: the protocol `decode ntrace|etrace` names).
+pub fn decode(a: &DecodeArgs, forced: Option<Protocol>) -> CmdResult {
+    let t = &a.trace;
+    let mut outputs: Vec<(&str, &Path)> = Vec::new();
+    if let Some(p) = &a.pcs {
+        outputs.push(("--pcs", p));
+    }
+    if let Some(p) = &a.flow {
+        outputs.push(("--flow", p));
+    }
+    outputs.extend(crate::brstack::decode_outputs(&a.brstack));
+    outputs.extend(a.text.outputs());
+    crate::brstack::check_decode(&a.brstack)?;
+    let mut dec = a.dec.clone();
+    dec.opts.protocol = forced.or(dec.opts.protocol);
+    let mut input = TraceInput::open(t)?;
+    // The first bytes: what kind of file this is, its protocol, framing, and what the hints
+    // look at.
+    let head = input.head(1 << 16)?;
+    let protocol = dec.protocol(t, &head, head.len() < 1 << 16)?;
+    let side = (!report::is_std(t)).then_some(t.as_path());
+    let mut elfs = a.elf.clone();
+    if elfs.is_empty() {
+        elfs =
+            rvtrace_decode::ucf_programs(side, &dec.opts).map_err(crate::trace_source::failure)?;
+    }
+    if elfs.is_empty() {
+        return Err(Failure::Usage(match protocol {
+            Protocol::Ntrace => "no program: give --elf".into(),
+            Protocol::Etrace => "no program: give --elf (or a --ucf naming object-files)".into(),
+        }));
+    }
+    let mut inputs: Vec<&Path> = vec![t];
+    inputs.extend(elfs.iter().map(PathBuf::as_path));
+    report::distinct(&inputs, &outputs)?;
+    let (image, xlen) = crate::trace_source::load_program(&elfs)?;
+    let xlen = xlen.unwrap_or(rvtrace_isa::Xlen::Rv64);
+    let mut trace = dec.resolve_as(protocol, t, &head, xlen)?;
+    for w in trace.support_warnings(&report::name(t), &head) {
+        warn!("{w}");
+    }
+    // --all-harts: the harts' sources, and the first one's messages for the link rule's search.
+    let mut harts = None;
+    if a.all_harts {
+        if trace.src_bits() == 0 {
+            return Err(Failure::Usage(format!(
+                "--all-harts needs --src-bits (the width of the {} field)",
+                match protocol {
+                    Protocol::Ntrace => "messages' SRC",
+                    Protocol::Etrace => "packets' srcID",
+                }
+            )));
+        }
+        input.keep_all()?;
+        let srcs = trace
+            .sources(input.reader()?)
+            .map_err(|e| format!("{}: cannot read: {e}", t.display()))?;
+        if let rvtrace_decode::Config::Ntrace { cfg, .. } = &mut trace.config {
+            cfg.src = srcs.first().copied();
+        }
+        harts = Some(srcs);
+    }
+    if trace.link_unknown() {
+        input.keep_all()?;
+        let input = &input;
+        let open = || -> std::io::Result<Box<dyn Read + '_>> {
+            Ok(match &input.stdin {
+                Some(data) => Box::new(&data[..]),
+                None => Box::new(std::fs::File::open(&input.path)?),
+            })
+        };
+        let found = trace
+            .find_link(&image, open)
+            .map_err(|e| format!("{}: cannot read: {e}", t.display()))?;
+        if let Some(link) = found.filter(|&l| l != rvtrace_ntrace::insn::LinkRule::Spec) {
+            note!(
+                "{}: decoded with --link-registers {}",
+                t.display(),
+                rvtrace_ntrace::meta::link_name(link)
+            );
+        }
+    }
+    let show_summary = a.stats || outputs.is_empty();
+    if let Some(srcs) = harts {
+        return decode_harts(
+            a,
+            &image,
+            &trace,
+            &input,
+            (&srcs, &elfs),
+            &inputs,
+            show_summary,
+        );
+    }
+    let mut brstack = crate::brstack::FlowOut::new(&a.brstack, &image, xlen)?;
+    let syms = a.text.symbols(&elfs)?;
+    let mut text = crate::text_out::TextOut::new(&a.text, &image, syms.as_ref(), xlen)?;
+    let mut warnings = Warnings::new(t.display(), a.max_warnings);
+    let mut first_loss: Option<LossReason> = None;
+    let mut overflow = false;
+    // Whether `other` wants ranges too (most elements are ranges: without it, they skip it).
+    let other_ranges = brstack.is_some() || !text.is_off();
+    // The losses (warnings) and the outputs that keep state across elements.
+    let mut other = |e: &FlowElement| {
+        if let FlowElement::Loss {
+            offset,
+            skipped,
+            reason,
+        } = e
+        {
+            overflow |= matches!(reason, LossReason::Overflow(_));
+            first_loss.get_or_insert_with(|| reason.clone());
+            // Printed as it happens (memory stays flat however many there are).
+            warnings.warn(loss_text(*offset, *skipped, reason));
+        }
+        if let Some(b) = brstack.as_mut() {
+            b.element(e);
+        }
+        text.element(e);
+    };
+    let (st, pcs_out, flow_out) = if a.jobs > 1 {
+        let data = input.read_all()?;
+        let mut outs =
+            parallel::Outputs::create(a.pcs.as_deref(), a.pcs_format.flow(), a.flow.as_deref())?;
+        let keep =
+            !crate::brstack::decode_outputs(&a.brstack).is_empty() || !a.text.outputs().is_empty();
+        let parts = outs.parts(&image, keep);
+        let st = trace
+            .decode_parallel_to(
+                &image,
+                &data,
+                rvtrace_flow::chunk::chunk_bytes(),
+                a.jobs as usize,
+                || parts.part(),
+                |p| outs.write(p, &parts, &mut other),
+            )
+            .map_err(|e| format!("{}: {e}", t.display()))?;
+        let (p, f) = outs.finish();
+        (st, p, f)
+    } else {
+        let mut pcs = match &a.pcs {
+            Some(p) => Some(PcWriter::with_format(
+                &image,
+                Output::create(p)?,
+                a.pcs_format.flow(),
+            )),
+            None => None,
+        };
+        let mut flow = match &a.flow {
+            Some(p) => Some(FlowText::new(&image, Output::create(p)?)),
+            None => None,
+        };
+        let mut sink = crate::text_out::DecodeSink {
+            pcs: pcs.as_mut(),
+            flow: flow.as_mut(),
+            other: &mut other,
+            other_ranges,
+        };
+        let mut d = trace.decoder(&image);
+        let st = rvtrace_flow::decode_read(&mut d, input.reader()?, &mut sink)
+            .map_err(|e| format!("{}: cannot read: {e}", t.display()))?;
+        (st, pcs.map(PcWriter::finish), flow.map(FlowText::finish))
+    };
+    warnings.finish();
+    debug_assert_eq!(warnings.total(), st.losses, "one count of losses");
+    for (out, p) in [(pcs_out, &a.pcs), (flow_out, &a.flow)] {
+        if let (Some(out), Some(p)) = (out, p) {
+            out.map_err(|e| Failure::io(format_args!("writing {}", p.display()), e))?
+                .finish()?;
+        }
+    }
+    if let Some(b) = brstack {
+        b.finish()?;
+    }
+    text.finish()?;
+    if show_summary {
+        say!("{}", summary(&trace, &st));
+    }
+    if let Some(first) = first_loss.filter(|_| st.losses > 0) {
+        match trace.loss_hint(&image, side, &head, &first, overflow) {
+            Some(Hint::Warning(w)) => warn!("{w}"),
+            Some(Hint::Note(n)) => note!("{n}"),
+            None => {}
+        }
+    }
+    Ok(report::status(st.losses == 0))
+}
+
+/// `decode --all-harts`: each source in `srcs` decoded on its own (the decoder skips the other
+/// sources' messages or packets, N-Trace 6.2, E-Trace encapsulation srcID), to its own output
+/// files, the harts on up to `--jobs` threads ([`crate::harts`]); warnings name the source, the
+/// summary has a line per hart.
+fn decode_harts(
+    a: &DecodeArgs,
+    image: &Image,
+    trace: &rvtrace_decode::Trace,
+    input: &TraceInput,
+    (srcs, elfs): (&[u16], &[PathBuf]),
+    inputs: &[&Path],
+    show_summary: bool,
+) -> CmdResult {
+    let label = trace.protocol.src_label();
+    let outs = crate::harts::HartOutputs {
+        trace: &a.trace,
+        label,
+        pcs: a.pcs.as_deref().map(|p| (p, a.pcs_format.flow())),
+        flow: a.flow.as_deref(),
+        brstack: &a.brstack,
+        text: (&a.text, elfs),
+        xlen: trace.isa().xlen,
+        max_warnings: a.max_warnings,
+    };
+    outs.check(srcs, inputs)?;
+    let decoders = trace.harts(image);
+    let table = outs.table(image);
+    let results = crate::harts::run(srcs, a.jobs, |src| {
+        outs.decode(
+            image,
+            &table,
+            src,
+            decoders.decoder(src),
+            input.harts_trace(),
+        )
+    });
+    let mut ok = true;
+    for (src, r) in srcs.iter().zip(results) {
+        let (st, _) = r?;
+        ok &= st.losses == 0;
+        if show_summary {
+            say!("{label} {src}: {}", summary(trace, &st));
+        }
+    }
+    Ok(report::status(ok))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn summary_counts_every_byte() {
+        let trace = rvtrace_decode::resolve_as(
+            Protocol::Ntrace,
+            None,
+            &[],
+            &rvtrace_decode::DecodeOptions::default(),
+            rvtrace_isa::Xlen::Rv64,
+        )
+        .unwrap();
+        let st = rvtrace_flow::DecodeStats {
+            bytes: 100,
+            messages: 7,
+            instructions: 400,
+            losses: 1,
+            skipped_bytes: 3,
+        };
+        assert_eq!(
+            summary(&trace, &st),
+            "100 bytes, 7 messages, 400 instructions, 1 errors, 3 bytes skipped, 2.000 bits/instruction"
+        );
+    }
+}
