@@ -396,9 +396,7 @@ impl Opened {
             Some(p) => Sniffed::Trace(p),
             None if head.starts_with(&MAGIC) => Sniffed::Ingress,
             None if head.starts_with(&PCS_BIN_MAGIC) => Sniffed::PcsBin,
-            None if rvtrace_decode::kind::wrong_kind(&head, Protocol::Etrace).is_some() => {
-                Sniffed::PcsText
-            }
+            None if rvtrace_decode::kind::is_text(&head) || head.is_empty() => Sniffed::PcsText,
             None => match dec.protocol(path, &head, head.len() < 1 << 16) {
                 Ok(p) => Sniffed::Trace(p),
                 Err(_) => Sniffed::PcsText,

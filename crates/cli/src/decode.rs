@@ -52,7 +52,8 @@ pub struct DecodeArgs {
     /// The trace file (`-` for stdin). It is read as it is decoded, except stdin when it may be
     /// decoded more than once (N-Trace `--link-registers auto` without a sidecar, `--all-harts`):
     /// that is kept in memory.
-    trace: PathBuf,
+    #[arg(required = true)]
+    trace: Option<PathBuf>,
     /// The program: ELF file(s) with the traced code (repeatable). Default (E-Trace): the
     /// `object-files` of the --ucf file (relative to its directory), as the reference flow's
     /// decoder configuration names them.
@@ -191,7 +192,11 @@ fn summary(trace: &rvtrace_decode::Trace, st: &rvtrace_flow::DecodeStats) -> Str
 
 /// `rvtrace decode` (`forced`: the protocol `decode ntrace|etrace` names).
 pub fn decode(a: &DecodeArgs, forced: Option<Protocol>) -> CmdResult {
-    let t = &a.trace;
+    let Some(t) = &a.trace else {
+        return Err(Failure::Usage(
+            "give the trace (`rvtrace decode TRACE --elf PROG`)".into(),
+        ));
+    };
     let mut outputs: Vec<(&str, &Path)> = Vec::new();
     if let Some(p) = &a.pcs {
         outputs.push(("--pcs", p));
@@ -275,6 +280,7 @@ pub fn decode(a: &DecodeArgs, forced: Option<Protocol>) -> CmdResult {
     if let Some(srcs) = harts {
         return decode_harts(
             a,
+            t,
             &image,
             &trace,
             &input,
@@ -381,8 +387,10 @@ pub fn decode(a: &DecodeArgs, forced: Option<Protocol>) -> CmdResult {
 /// sources' messages or packets, N-Trace 6.2, E-Trace encapsulation srcID), to its own output
 /// files, the harts on up to `--jobs` threads ([`crate::harts`]); warnings name the source, the
 /// summary has a line per hart.
+#[allow(clippy::too_many_arguments)]
 fn decode_harts(
     a: &DecodeArgs,
+    t: &Path,
     image: &Image,
     trace: &rvtrace_decode::Trace,
     input: &TraceInput,
@@ -392,7 +400,7 @@ fn decode_harts(
 ) -> CmdResult {
     let label = trace.protocol.src_label();
     let outs = crate::harts::HartOutputs {
-        trace: &a.trace,
+        trace: t,
         label,
         pcs: a.pcs.as_deref().map(|p| (p, a.pcs_format.flow())),
         flow: a.flow.as_deref(),

@@ -121,7 +121,7 @@ struct DecodeCmd {
     #[command(subcommand)]
     protocol: Option<DecodeCommand>,
     #[command(flatten)]
-    args: Option<decode::DecodeArgs>,
+    args: decode::DecodeArgs,
 }
 
 #[derive(Subcommand)]
@@ -165,17 +165,14 @@ fn main() -> ExitCode {
             EncodeCommand::Ntrace(a) => ntrace::encode(&a),
             EncodeCommand::Etrace(a) => etrace::encode(&a),
         },
-        Command::Decode(cmd) => match (cmd.protocol, cmd.args) {
-            (Some(DecodeCommand::Ntrace(a)), _) => {
+        Command::Decode(cmd) => match cmd.protocol {
+            Some(DecodeCommand::Ntrace(a)) => {
                 decode::decode(&a, Some(rvtrace_decode::Protocol::Ntrace))
             }
-            (Some(DecodeCommand::Etrace(a)), _) => {
+            Some(DecodeCommand::Etrace(a)) => {
                 decode::decode(&a, Some(rvtrace_decode::Protocol::Etrace))
             }
-            (None, Some(a)) => decode::decode(&a, None),
-            (None, None) => Err(report::Failure::Usage(
-                "decode: give the trace (`rvtrace decode TRACE --elf PROG`)".into(),
-            )),
+            None => decode::decode(&cmd.args, None),
         },
         Command::Profile(a) => analysis::profile(&a),
         Command::Coverage(a) => analysis::coverage(&a),

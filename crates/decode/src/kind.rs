@@ -59,15 +59,19 @@ pub fn wrong_kind(data: &[u8], expected: Protocol) -> Option<String> {
     text_kind(head)
 }
 
-/// "a text file (it starts with ...)" when `head` is 16 bytes or more of nothing but text.
-fn text_kind(head: &[u8]) -> Option<String> {
-    // Trace bytes soon include one outside printable ASCII (an idle 0xFF, the bits of an
-    // address or count), so 16 bytes or more of nothing but text are not a trace.
-    let text = head.len() >= 16
+/// Whether `head` (the first bytes of a file) is text: trace bytes soon include one outside
+/// printable ASCII (an idle 0xFF, the bits of an address or count), so 16 bytes or more of
+/// nothing but text are not a trace.
+pub fn is_text(head: &[u8]) -> bool {
+    head.len() >= 16
         && head
             .iter()
-            .all(|&b| matches!(b, b'\n' | b'\r' | b'\t' | 0x20..=0x7e));
-    if text {
+            .all(|&b| matches!(b, b'\n' | b'\r' | b'\t' | 0x20..=0x7e))
+}
+
+/// "a text file (it starts with ...)" when `head` is text ([`is_text`]).
+fn text_kind(head: &[u8]) -> Option<String> {
+    if is_text(head) {
         let first = String::from_utf8_lossy(&head[..head.len().min(40)]);
         let first = first.lines().next().unwrap_or("");
         return Some(format!("a text file (it starts with {first:?})"));
