@@ -19,7 +19,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "ingress" => source::ingress(input, &image, isa, &mut profiler)?,
         "ntrace" => {
             let cfg = rvtrace_ntrace::decoder::DecoderConfig::new(isa);
-            source::ntrace(input, &image, cfg, &mut profiler)?
+            let mut dec = rvtrace_ntrace::decoder::Decoder::new(&image, cfg);
+            rvtrace_flow::decode_read(&mut dec, input, &mut profiler)?.into()
         }
         "etrace" => {
             use rvtrace_etrace::config::{ConfigInputs, TraceConfig};
@@ -28,7 +29,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 ..Default::default()
             };
             let cfg = TraceConfig::build(&inputs)?;
-            source::etrace(input, &image, isa, &cfg, &mut profiler)?
+            let o = rvtrace_etrace::decoder::DecoderOptions::from_config(&cfg, isa);
+            let mut dec = rvtrace_etrace::decoder::Decoder::with_options(&image, o);
+            rvtrace_flow::decode_read(&mut dec, input, &mut profiler)?.into()
         }
         _ => return Err(format!("{kind}: not ingress, ntrace or etrace").into()),
     };

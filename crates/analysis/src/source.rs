@@ -1,6 +1,7 @@
-//! Where flow comes from: an ingress file (the hart's retired instructions, `rvtrace run
-//! --ingress`), or an N-Trace or E-Trace stream run through its decoder's library API. Thin on
-//! purpose: it moves onto the common decoder trait of issue 13 part 1 when that lands.
+//! Where flow comes from when it is not a decoded trace: an ingress file (the hart's retired
+//! instructions, `rvtrace run --ingress`), as a decoder of a lossless trace would report it.
+//! Traces of either protocol come from their decoders, through the decode layer
+//! (`rvtrace-decode`).
 
 use rvtrace_flow::walk::Ranges;
 use rvtrace_flow::{insn_len_at, FlowElement, FlowSink, SyncReason};
@@ -21,6 +22,16 @@ pub struct SourceStats {
     pub instructions: u64,
     /// [`FlowElement::Loss`] elements delivered.
     pub losses: u64,
+}
+
+impl From<rvtrace_flow::DecodeStats> for SourceStats {
+    /// A decoder's counts as a source's (a decoded trace as the source).
+    fn from(st: rvtrace_flow::DecodeStats) -> SourceStats {
+        SourceStats {
+            instructions: st.instructions,
+            losses: st.losses,
+        }
+    }
 }
 
 /// Turns ingress records into flow elements, as a decoder of a lossless trace would report
@@ -242,38 +253,4 @@ pub fn ingress<R: Read, S: FlowSink + ?Sized>(
     }
     a.finish(sink);
     Ok(a.stats)
-}
-
-/// Decodes an N-Trace stream (MSEO/MDO bytes) read from `input` with `cfg`.
-pub fn ntrace<R: Read, S: FlowSink + ?Sized>(
-    input: R,
-    image: &Image,
-    cfg: rvtrace_ntrace::decoder::DecoderConfig,
-    sink: &mut S,
-) -> std::io::Result<SourceStats> {
-    let mut dec = rvtrace_ntrace::decoder::Decoder::new(image, cfg);
-    let st = rvtrace_flow::decode_read(&mut dec, input, sink)?;
-    Ok(SourceStats {
-        instructions: st.instructions,
-        losses: st.losses,
-    })
-}
-
-/// Decodes an E-Trace stream read from `input` with `cfg` (as `rvtrace decode etrace` builds
-/// it: `rvtrace_etrace::config::TraceConfig::build`); the reference preset's decoder quirks
-/// follow from `cfg.preset`.
-pub fn etrace<R: Read, S: FlowSink>(
-    input: R,
-    image: &Image,
-    isa: IsaConfig,
-    cfg: &rvtrace_etrace::config::TraceConfig,
-    sink: &mut S,
-) -> std::io::Result<SourceStats> {
-    use rvtrace_etrace::decoder::{Decoder, DecoderOptions};
-    let mut dec = Decoder::with_options(image, DecoderOptions::from_config(cfg, isa));
-    let st = rvtrace_flow::decode_read(&mut dec, input, sink)?;
-    Ok(SourceStats {
-        instructions: st.instructions,
-        losses: st.losses,
-    })
 }

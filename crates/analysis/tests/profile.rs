@@ -600,9 +600,12 @@ fn random_programs_same_profile_from_every_source() {
             };
             let st = if what == "ntrace" {
                 let cfg = rvtrace_ntrace::decoder::DecoderConfig::new(isa);
-                rvtrace_analysis::source::ntrace(&bytes[..], image, cfg, &mut both).unwrap()
+                let mut dec = rvtrace_ntrace::decoder::Decoder::new(image, cfg);
+                rvtrace_flow::decode_all(&mut dec, bytes, &mut both)
             } else {
-                rvtrace_analysis::source::etrace(&bytes[..], image, isa, &ecfg, &mut both).unwrap()
+                let o = rvtrace_etrace::decoder::DecoderOptions::from_config(&ecfg, isa);
+                let mut dec = rvtrace_etrace::decoder::Decoder::with_options(image, o);
+                rvtrace_flow::decode_all(&mut dec, bytes, &mut both)
             };
             assert_eq!(st.losses, 0, "seed {seed} {what}");
             let (got, want) = (strip(&p.profile()), strip(&from_ingress));

@@ -105,7 +105,8 @@ fn every_line_disassembles_as_objdump() {
         let (nbytes, _) = rvtrace_ntrace::encoder::encode(ncfg, &run.records);
         let text = text_of(&run.image, &syms, |s| {
             let cfg = rvtrace_ntrace::decoder::DecoderConfig::new(isa);
-            let st = rvtrace_analysis::source::ntrace(&nbytes[..], &run.image, cfg, s).unwrap();
+            let mut dec = rvtrace_ntrace::decoder::Decoder::new(&run.image, cfg);
+            let st = rvtrace_flow::decode_all(&mut dec, &nbytes, s);
             assert_eq!(st.losses, 0, "{name}");
         });
         let lines = insn_lines(&text);
@@ -268,13 +269,15 @@ fn same_text_from_every_source() {
         assert_eq!(from_ingress.0.len(), run.pcs.len());
         let from_ntrace = both(&|s| {
             let cfg = rvtrace_ntrace::decoder::DecoderConfig::new(isa);
-            let st = rvtrace_analysis::source::ntrace(&nbytes[..], image, cfg, s).unwrap();
+            let mut dec = rvtrace_ntrace::decoder::Decoder::new(image, cfg);
+            let st = rvtrace_flow::decode_all(&mut dec, &nbytes, s);
             assert_eq!(st.losses, 0);
         });
         let from_etrace = both(&|s| {
             let mut sink = |e: &FlowElement| s.element(e);
-            let st = rvtrace_analysis::source::etrace(&ebytes[..], image, isa, &ecfg, &mut sink)
-                .unwrap();
+            let o = rvtrace_etrace::decoder::DecoderOptions::from_config(&ecfg, isa);
+            let mut dec = rvtrace_etrace::decoder::Decoder::with_options(image, o);
+            let st = rvtrace_flow::decode_all(&mut dec, &ebytes, &mut sink);
             assert_eq!(st.losses, 0);
         });
         assert!(from_ingress == from_ntrace, "{name}: N-Trace text differs");
