@@ -137,6 +137,9 @@ pub struct EncodeArgs {
     /// encoder works on the instructions of each block, which the program tells.
     #[arg(long, value_name = "ELF")]
     elf: Vec<PathBuf>,
+    /// Print counts and bits per instruction (with and without framing) on stderr at the end.
+    #[arg(long)]
+    stats: bool,
     #[command(flatten)]
     trace: TraceArgs,
     #[command(flatten)]
@@ -336,14 +339,12 @@ pub fn encode(a: &EncodeArgs) -> CmdResult {
         };
         o.for_sidecar(&cfg).write(&a.output)?;
     }
-    say!(
-        "{records} records, {packets} packets, {bytes} bytes ({payload} payload bytes, {:.3} bits/instr)",
-        if pushed == 0 {
-            0.0
-        } else {
-            payload as f64 * 8.0 / pushed as f64
-        }
-    );
+    if a.stats {
+        say!(
+            "{}",
+            report::encode_summary(pushed, (packets, "packets"), bytes, payload * 8)
+        );
+    }
     if let Some(e) = damage {
         return Ok(crate::run::input_damaged(&e, records));
     }

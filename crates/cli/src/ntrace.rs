@@ -512,12 +512,12 @@ pub fn encode(a: &EncodeArgs) -> CmdResult {
             .map_err(|e| format!("{}: cannot write: {e}", path.display()))?;
     }
     if a.stats {
-        let bpi = if st.instructions > 0 {
-            st.bytes as f64 * 8.0 / st.instructions as f64
-        } else {
-            0.0
-        };
         if blocks && !expanded {
+            let bpi = if st.instructions > 0 {
+                st.bytes as f64 * 8.0 / st.instructions as f64
+            } else {
+                0.0
+            };
             // A block record counts once: instructions are not known without the program.
             say!(
                 "{} block records, {} messages, {} bytes, {bpi:.3} bits/record (--elf counts instructions)",
@@ -526,11 +526,15 @@ pub fn encode(a: &EncodeArgs) -> CmdResult {
                 st.bytes
             );
         } else {
+            // The encoder writes no idle bytes: 6 MDO bits of every message byte are payload.
             say!(
-                "{} instructions, {} messages, {} bytes, {bpi:.3} bits/instruction",
-                st.instructions,
-                st.messages,
-                st.bytes
+                "{}",
+                report::encode_summary(
+                    st.instructions,
+                    (st.messages, "messages"),
+                    st.bytes,
+                    st.bytes * 6
+                )
             );
         }
     }

@@ -349,3 +349,29 @@ pub fn distinct(inputs: &[&Path], outputs: &[(&str, &Path)]) -> Result<(), Failu
     }
     Ok(())
 }
+
+/// The summary line of `encode --stats` (both protocols): `instructions` given to the encoder,
+/// its `units` ("messages", "packets"), the trace's `bytes` and its `payload_bits` (without the
+/// framing: N-Trace's MDO bits, E-Trace's te_inst payloads), bits per instruction with and
+/// without framing, as `rvtrace stats` defines them.
+pub fn encode_summary(
+    instructions: u64,
+    units: (u64, &str),
+    bytes: u64,
+    payload_bits: u64,
+) -> String {
+    let per = |bits: u64| {
+        if instructions == 0 {
+            0.0
+        } else {
+            bits as f64 / instructions as f64
+        }
+    };
+    format!(
+        "{instructions} instructions, {} {}, {bytes} bytes, {:.3} bits/instruction with framing, {:.3} without",
+        units.0,
+        units.1,
+        per(bytes * 8),
+        per(payload_bits)
+    )
+}
