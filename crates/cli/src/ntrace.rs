@@ -32,9 +32,13 @@ pub struct DumpArgs {
           default_missing_value = "true")]
     extend_addr_msb: Option<bool>,
     /// Show the absolute address next to every F-ADDR/U-ADDR field (U-ADDR XOR the last address,
-    /// N-Trace 8.1), as Intel ptdump's --lastip. Without it the text is NexRv's `-dump` exactly.
+    /// N-Trace 8.1), as Intel ptdump's --lastip.
     #[arg(long)]
     lastip: bool,
+    /// NexRv's `-dump` text exactly: without the byte offset that starts every line (the
+    /// offsets `decode` and `compare` report).
+    #[arg(long, conflicts_with = "lastip")]
+    nexrv: bool,
     /// Print byte, idle, message and error counts on stderr at the end.
     #[arg(long)]
     stats: bool,
@@ -260,6 +264,7 @@ pub fn dump(a: &DumpArgs) -> CmdResult {
     let opts = DumpOptions {
         lastip: a.lastip,
         extend_addr_msb: ext.then_some(xlen),
+        offsets: !a.nexrv,
     };
     let mut out = Output::stdout();
     let read_failed = std::cell::Cell::new(false);

@@ -97,10 +97,12 @@ pub fn protocol_of(head: &[u8], whole: bool) -> Option<Protocol> {
     }
 }
 
-/// Whether `head` starts as a tandem verification trace: BEGIN_GROUP (1), and an END_GROUP (2)
-/// in it.
+/// Whether `head` starts as a tandem verification trace (Bluespec's draft, chapter 2): a
+/// BEGIN_GROUP opcode (1), then another record's opcode (INCR_PC 3 to STATE_INIT 11, INSN16 16,
+/// INSN32 17), and an END_GROUP (2) in it. (An E-Trace header of 1, a 1-byte packet, is
+/// followed by any payload byte.)
 fn looks_like_tandem(head: &[u8]) -> bool {
-    head.first() == Some(&1) && head.contains(&2)
+    matches!(head, [1, 3..=11 | 16 | 17, ..]) && head.contains(&2)
 }
 
 /// Whether `head` reads as the reference flow's `te_inst_raw`: every header's message type is
@@ -173,6 +175,8 @@ mod tests {
             assert_eq!(wrong_kind(&[], e), None);
         }
         assert!(kind(&[1, 3, 0, 0x80, 2], Protocol::Ntrace).starts_with("a tandem"));
+        // An E-Trace stream whose first packet has 1 payload byte is not one.
+        assert!(!kind(&[1, 0x60, 2, 0x80, 2], Protocol::Ntrace).starts_with("a tandem"));
         // N-Trace bytes (N-Trace 3.5 Table 6) are not refused as N-Trace.
         let msg = [0xFFu8, 0x70, 0xD0, 0x1D, 0x1D, 0xF8, 0xFF, 0xFF];
         assert_eq!(wrong_kind(&msg, Protocol::Ntrace), None);

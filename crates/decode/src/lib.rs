@@ -559,13 +559,16 @@ impl Trace {
                 )))
                 .filter(|_| meta.is_none() && trace.is_some())
             }
-            Config::Etrace { cfg, meta, .. } => {
+            Config::Etrace { cfg, meta, isa } => {
                 // A lost start or end is no sign of mismatched settings.
                 if matches!(
                     first,
                     LossReason::StartLost(_) | LossReason::EndLost(_) | LossReason::Overflow(_)
                 ) {
                     return None;
+                }
+                if let Some(hint) = etrace_framing(image, cfg, *isa, head) {
+                    return Some(Hint::Warning(format!("{name}: {hint}")));
                 }
                 // Packets that do not parse: the framing; a path that does not fit: the walk's
                 // settings.
@@ -585,6 +588,58 @@ impl Trace {
             }
         }
     }
+}
+
+/// Losses an E-Trace decode of `head` (the start of a trace) with `cfg` reports before its end
+/// (the head may end inside a packet).
+fn etrace_losses(image: &Image, cfg: &TraceConfig, isa: IsaConfig, head: &[u8]) -> u64 {
+    let o = rvtrace_etrace::decoder::DecoderOptions::from_config(cfg, isa);
+    let mut dec = rvtrace_etrace::decoder::Decoder::with_options(image, o);
+    let mut n = 0;
+    rvtrace_flow::decode_all(&mut dec, head, &mut |e: &rvtrace_flow::FlowElement| {
+        if let rvtrace_flow::FlowElement::Loss { reason, .. } = e {
+            n += !matches!(reason, LossReason::EndLost(_)) as u64;
+        }
+    });
+    n
+}
+
+/// The framing an E-Trace stream does not carry (etrace-encap's srcID, timestamp and type
+/// widths, or te_inst_raw), tried one setting at a time on `head` when `cfg`'s loses trace
+/// there: the first that decodes it without loss, named as its option.
+fn etrace_framing(image: &Image, cfg: &TraceConfig, isa: IsaConfig, head: &[u8]) -> Option<String> {
+    use rvtrace_etrace::codec::EncapConfig;
+    if etrace_losses(image, cfg, isa, head) == 0 {
+        return None;
+    }
+    let mut tries: Vec<(String, Framing)> = Vec::new();
+    match cfg.framing {
+        Framing::Raw => tries.push(("--format encap".into(), Framing::Encap(EncapConfig::PLAIN))),
+        Framing::Encap(e) => {
+            tries.push(("--format raw".into(), Framing::Raw));
+            for b in (0..=16).filter(|&b| b != e.srcid_bits) {
+                let f = EncapConfig { srcid_bits: b, ..e };
+                tries.push((format!("--src-bits {b}"), Framing::Encap(f)));
+            }
+            for t in (0..=8).filter(|&t| t != e.timestamp_bytes) {
+                let f = EncapConfig {
+                    timestamp_bytes: t,
+                    ..e
+                };
+                tries.push((format!("--timestamp-bytes {t}"), Framing::Encap(f)));
+            }
+            for y in (0..=8).filter(|&y| y != e.type_bits) {
+                let f = EncapConfig { type_bits: y, ..e };
+                tries.push((format!("--type-bits {y}"), Framing::Encap(f)));
+            }
+        }
+    }
+    tries.into_iter().find_map(|(opt, framing)| {
+        let c = TraceConfig { framing, ..*cfg };
+        (etrace_losses(image, &c, isa, head) == 0).then(|| {
+            format!("the trace decodes without loss with {opt}: it was probably encoded with it (the framing is not in the trace)")
+        })
+    })
 }
 
 /// A hint after a decode that lost trace ([`Trace::loss_hint`]).

@@ -194,3 +194,43 @@ fn wrong_kinds_are_named() {
     .unwrap_err();
     assert!(e.to_string().contains("te_inst_raw"), "{e}");
 }
+
+/// An encapsulated E-Trace decoded without its sidecar: the hint names the framing option the
+/// stream does not carry (here the srcID width), found by trying.
+#[test]
+fn a_missing_framing_is_named() {
+    let run = run();
+    let o = Options {
+        srcid_bits: Some(2),
+        srcid: Some(1),
+        ..Options::default()
+    };
+    let cfg = o.config(64, None).unwrap();
+    let bytes = etrace_bytes(&run, &cfg);
+    let xlen = run.image.files()[0].xlen;
+    let trace = resolve(
+        None,
+        &bytes,
+        true,
+        &DecodeOptions::new(Protocol::Etrace),
+        xlen,
+    )
+    .unwrap();
+    let mut first = None;
+    let st = decode_all(
+        &mut trace.decoder(&run.image),
+        &bytes,
+        &mut |e: &rvtrace_flow::FlowElement| {
+            if let rvtrace_flow::FlowElement::Loss { reason, .. } = e {
+                first.get_or_insert(reason.clone());
+            }
+        },
+    );
+    assert!(st.losses > 0);
+    let head = &bytes[..bytes.len().min(1 << 16)];
+    let hint = trace.loss_hint(&run.image, None, head, &first.unwrap(), false);
+    match hint {
+        Some(rvtrace_decode::Hint::Warning(w)) => assert!(w.contains("--src-bits 2"), "{w}"),
+        h => panic!("{h:?}"),
+    }
+}

@@ -33,7 +33,10 @@ pub struct DumpStats {
     pub errors: u64,
 }
 
-fn write_byte_prefix(out: &mut impl Write, b: u8) -> io::Result<()> {
+fn write_byte_prefix(out: &mut impl Write, b: u8, at: Option<u64>) -> io::Result<()> {
+    if let Some(at) = at {
+        write!(out, "{at:08x}  ")?;
+    }
     write!(out, "0x{b:02X} {:06b}_{:02b}:", b >> 2, b & 3)
 }
 
@@ -45,6 +48,10 @@ pub struct DumpOptions {
     pub lastip: bool,
     /// The addresses use the MSB extension of this XLEN (trTeInstExtendAddrMSB, 8.2).
     pub extend_addr_msb: Option<Xlen>,
+    /// Start every line with the byte offset of its byte in the trace (8 hex digits, as the
+    /// E-Trace dump does; the offsets `decode` and `compare` report). Without it the text is
+    /// NexRv's `-dump` exactly.
+    pub offsets: bool,
 }
 
 /// The absolute address a message's address field gives, and the new last address.
@@ -62,6 +69,7 @@ fn message_addr(body: &Body, last: u64, opts: &DumpOptions) -> Option<u64> {
     }
 }
 
+#[allow(clippy::too_many_arguments)]
 fn dump_message(
     out: &mut impl Write,
     bytes: &[u8],
@@ -70,6 +78,7 @@ fn dump_message(
     index: u64,
     opts: &DumpOptions,
     last_addr: &mut u64,
+    start: u64,
 ) -> io::Result<bool> {
     let parsed = parse(raw, cfg);
     let addr = match (&parsed, opts.lastip) {
@@ -82,7 +91,7 @@ fn dump_message(
     let l = layout(raw, cfg);
     let spans = l.spans();
     for (k, &b) in bytes.iter().enumerate() {
-        write_byte_prefix(out, b)?;
+        write_byte_prefix(out, b, opts.offsets.then_some(start + k as u64))?;
         for s in spans.iter().filter(|s| s.last_byte() == k as u64) {
             if s.name == "TCODE" {
                 let tc = raw.tcode();
@@ -122,9 +131,17 @@ fn separate(out: &mut impl Write, first: &mut bool) -> io::Result<()> {
     Ok(())
 }
 
-fn flush_idle(out: &mut impl Write, run: &mut u64, first: &mut bool) -> io::Result<()> {
+fn flush_idle(
+    out: &mut impl Write,
+    run: &mut u64,
+    first: &mut bool,
+    at: Option<u64>,
+) -> io::Result<()> {
     if *run > 0 {
         separate(out, first)?;
+        if let Some(at) = at {
+            write!(out, "{at:08x}  ")?;
+        }
         writeln!(out, "0xFF 111111_11: Idle ({} bytes)", *run)?;
         *run = 0;
     }
@@ -166,6 +183,7 @@ pub fn dump_read(
         last_addr: 0,
         first: true,
         idle_run: 0,
+        idle_start: 0,
         msg: Vec::new(),
     };
     let mut buf = vec![0u8; READ_CHUNK];
@@ -193,12 +211,20 @@ struct Dumper<'a> {
     /// No block written yet (no blank line before the next one).
     first: bool,
     idle_run: u64,
+    /// The offset of the first byte of `idle_run`.
+    idle_start: u64,
     /// The bytes since the deframer was last between messages: the message being read.
     msg: Vec<u8>,
 }
 
 impl Dumper<'_> {
+    /// The offset `at`, when the lines show offsets.
+    fn at(&self, at: u64) -> Option<u64> {
+        self.opts.offsets.then_some(at)
+    }
+
     fn byte(&mut self, b: u8, out: &mut impl Write) -> io::Result<()> {
+        let pos = self.st.bytes;
         self.st.bytes += 1;
         if !self.deframer.in_message() {
             self.msg.clear();
@@ -207,17 +233,22 @@ impl Dumper<'_> {
         let idle_before = self.deframer.idles();
         let f = self.deframer.push(b);
         if self.deframer.idles() > idle_before {
+            if self.idle_run == 0 {
+                self.idle_start = pos;
+            }
             self.idle_run += 1;
             self.st.idles += 1;
             return Ok(());
         }
         let Some(f) = f else { return Ok(()) };
-        flush_idle(out, &mut self.idle_run, &mut self.first)?;
+        let idle_at = self.at(self.idle_start);
+        flush_idle(out, &mut self.idle_run, &mut self.first, idle_at)?;
         separate(out, &mut self.first)?;
         match f {
             Frame::Message(raw) => {
                 debug_assert_eq!(raw.len, self.msg.len() as u64, "a message's bytes");
                 let (cfg, opts) = (self.cfg, self.opts);
+                let start = pos + 1 - self.msg.len() as u64;
                 let ok = dump_message(
                     out,
                     &self.msg,
@@ -226,6 +257,7 @@ impl Dumper<'_> {
                     self.st.messages,
                     opts,
                     &mut self.last_addr,
+                    start,
                 )?;
                 if !ok {
                     self.st.errors += 1;
@@ -241,14 +273,16 @@ impl Dumper<'_> {
     }
 
     fn finish(mut self, out: &mut impl Write) -> io::Result<DumpStats> {
-        flush_idle(out, &mut self.idle_run, &mut self.first)?;
+        let idle_at = self.at(self.idle_start);
+        flush_idle(out, &mut self.idle_run, &mut self.first, idle_at)?;
         let inside = self.deframer.in_message();
+        let msg_start = self.st.bytes - self.msg.len() as u64;
         if let Some(e) = self.deframer.finish() {
             separate(out, &mut self.first)?;
             if let (FrameError::Truncated { .. }, true) = (&e, inside) {
                 // The bytes of the message cut by the end.
-                for &b in &self.msg {
-                    write_byte_prefix(out, b)?;
+                for (k, &b) in self.msg.iter().enumerate() {
+                    write_byte_prefix(out, b, self.at(msg_start + k as u64))?;
                     writeln!(out)?;
                 }
             }
@@ -280,22 +314,28 @@ mod tests {
         let mut d = Deframer::new();
         let mut first = true;
         let mut idle_run = 0u64;
-        for &b in data {
+        let mut idle_start = 0u64;
+        let at = |o: u64| opts.offsets.then_some(o);
+        for (pos, &b) in data.iter().enumerate() {
             let idle_before = d.idles();
             let f = d.push(b);
             if d.idles() > idle_before {
+                if idle_run == 0 {
+                    idle_start = pos as u64;
+                }
                 idle_run += 1;
                 st.idles += 1;
                 continue;
             }
             let Some(f) = f else { continue };
-            flush_idle(out, &mut idle_run, &mut first)?;
+            flush_idle(out, &mut idle_run, &mut first, at(idle_start))?;
             separate(out, &mut first)?;
             match f {
                 Frame::Message(raw) => {
                     let end = (raw.offset + raw.len) as usize;
                     let bytes = &data[raw.offset as usize..end.min(data.len())];
-                    if !dump_message(out, bytes, &raw, cfg, st.messages, opts, &mut last_addr)? {
+                    let (i, o) = (st.messages, opts);
+                    if !dump_message(out, bytes, &raw, cfg, i, o, &mut last_addr, raw.offset)? {
                         st.errors += 1;
                     }
                     st.messages += 1;
@@ -306,12 +346,12 @@ mod tests {
                 }
             }
         }
-        flush_idle(out, &mut idle_run, &mut first)?;
+        flush_idle(out, &mut idle_run, &mut first, at(idle_start))?;
         if let Some(e) = d.finish() {
             separate(out, &mut first)?;
             if let FrameError::Truncated { offset, .. } = e {
-                for &b in &data[offset as usize..] {
-                    write_byte_prefix(out, b)?;
+                for (k, &b) in data[offset as usize..].iter().enumerate() {
+                    write_byte_prefix(out, b, at(offset + k as u64))?;
                     writeln!(out)?;
                 }
             }
@@ -348,10 +388,11 @@ mod tests {
             bad[(k * 7919) % trace.len()] ^= 0x5a;
             inputs.push(bad);
         }
-        for lastip in [false, true] {
+        for (lastip, offsets) in [(false, false), (true, false), (true, true)] {
             let opts = DumpOptions {
                 lastip,
                 extend_addr_msb: None,
+                offsets,
             };
             for (i, data) in inputs.iter().enumerate() {
                 let cfg = CodecConfig::default();
@@ -529,6 +570,7 @@ mod tests {
         let opts = DumpOptions {
             lastip: true,
             extend_addr_msb: None,
+            offsets: false,
         };
         dump_with(&bytes, &cfg, &opts, &mut last).unwrap();
         let last = String::from_utf8(last).unwrap();
@@ -542,5 +584,47 @@ mod tests {
             .map(|l| format!("{}\n", l.split(" => ").next().unwrap()))
             .collect();
         assert_eq!(stripped.as_bytes(), plain);
+    }
+
+    /// With offsets every line starts with its byte's offset: the idle run's first, each byte
+    /// of a message (N-Trace 3.5 Table 6's message between idles).
+    #[test]
+    fn offsets() {
+        let data = [0xFFu8, 0x70, 0xD0, 0x1D, 0x1D, 0xF8, 0xFF, 0xFF];
+        let opts = DumpOptions {
+            offsets: true,
+            ..DumpOptions::default()
+        };
+        let mut with = Vec::new();
+        dump_read(&data[..], &CodecConfig::default(), &opts, &mut with).unwrap();
+        let mut without = Vec::new();
+        dump_read(
+            &data[..],
+            &CodecConfig::default(),
+            &DumpOptions::default(),
+            &mut without,
+        )
+        .unwrap();
+        let (with, without) = (
+            String::from_utf8(with).unwrap(),
+            String::from_utf8(without).unwrap(),
+        );
+        let at: Vec<&str> = with
+            .lines()
+            .filter(|l| !l.is_empty())
+            .map(|l| &l[..8])
+            .collect();
+        assert_eq!(
+            at,
+            ["00000000", "00000001", "00000002", "00000003", "00000004", "00000005", "00000006"],
+            "{with}"
+        );
+        // The rest of each line is NexRv's text.
+        let rest: Vec<&str> = with.lines().map(|l| l.get(10..).unwrap_or("")).collect();
+        assert_eq!(rest, without.lines().collect::<Vec<_>>());
+        assert!(
+            with.ends_with("00000006  0xFF 111111_11: Idle (2 bytes)\n"),
+            "{with}"
+        );
     }
 }
