@@ -8,7 +8,7 @@ use crate::report::{self, CmdResult, Failure};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use rvtrace_etrace::config::{Framing, Preset, TraceConfig};
+use rvtrace_etrace::config::{Preset, TraceConfig};
 use rvtrace_etrace::meta::sidecar_path;
 use rvtrace_etrace::options::Options;
 
@@ -48,23 +48,6 @@ impl TraceArgs {
     pub(crate) fn check_framing(&self) -> Result<(), Failure> {
         self.given().check_framing().map_err(Failure::Usage)
     }
-
-    /// The options completed by the sidecar of `trace` (unless `no_meta`; its warnings
-    /// printed), and the sidecar.
-    pub(crate) fn with_sidecar(
-        &self,
-        trace: &Path,
-        no_meta: bool,
-    ) -> Result<(Options, Option<Options>), Failure> {
-        if no_meta || report::is_std(trace) {
-            return Ok((self.given(), None));
-        }
-        let (o, m, warnings) = self.given().with_sidecar(trace)?;
-        for w in warnings {
-            warn!("{w}");
-        }
-        Ok((o, m))
-    }
 }
 
 /// The configuration of `o` with the encoder's own options `enc`, for address width
@@ -86,34 +69,12 @@ fn config(
 }
 
 /// `--xlen`: 32 or 64.
-fn parse_xlen(s: &str) -> Result<u8, String> {
+pub(crate) fn parse_xlen(s: &str) -> Result<u8, String> {
     match s {
         "32" => Ok(32),
         "64" => Ok(64),
         _ => Err("an address width is 32 or 64".into()),
     }
-}
-
-/// Arguments of `rvtrace dump etrace`.
-#[derive(clap::Args)]
-pub struct DumpArgs {
-    /// The trace file (te_inst_raw or encapsulated; `-` for stdin).
-    file: PathBuf,
-    /// Address width in bits. Default: from --scf, the sidecar (FILE.meta) or --elf; else 64,
-    /// with a warning.
-    #[arg(long, value_name = "32|64", value_parser = parse_xlen)]
-    xlen: Option<u8>,
-    /// The program's ELF file, for the address width.
-    #[arg(long, value_name = "ELF")]
-    elf: Option<PathBuf>,
-    /// Print packets as the reference flow's te_inst CSV instead.
-    #[arg(long)]
-    csv: bool,
-    /// Do not read the sidecar FILE.meta that `encode` writes.
-    #[arg(long)]
-    no_meta: bool,
-    #[command(flatten)]
-    trace: TraceArgs,
 }
 
 /// Arguments of `rvtrace encode etrace`.
@@ -144,61 +105,6 @@ pub struct EncodeArgs {
     trace: TraceArgs,
     #[command(flatten)]
     encoder: EncoderOnly,
-}
-
-/// `rvtrace dump etrace`.
-pub fn dump(a: &DumpArgs) -> CmdResult {
-    // Read as it is dumped (memory flat in the trace's size); the first 64 KiB tell its kind
-    // and framing.
-    let name = report::name(&a.file);
-    let mut input = report::open_input(&a.file)?;
-    let head = report::read_head(&mut input, 1 << 16, &name)?;
-    crate::trace_source::check_kind(&a.file, &head, rvtrace_decode::Protocol::Etrace)?;
-    a.trace.check_framing()?;
-    let (trace, meta) = a.trace.with_sidecar(&a.file, a.no_meta)?;
-    let elf_xlen = match &a.elf {
-        Some(e) => {
-            let mut image = rvtrace_image::Image::new();
-            Some(image.load_file(e).map_err(|e| e.to_string())?.xlen.bits() as u8)
-        }
-        None => None,
-    };
-    let xlen = match a
-        .xlen
-        .or(trace.scf_width())
-        .or(meta.as_ref().and_then(|m| m.xlen))
-        .or(elf_xlen)
-    {
-        Some(x) => x,
-        None => {
-            if !a.csv {
-                warn!("{}: address width unknown (no sidecar, --xlen, --scf or --elf): assuming 64 bits", a.file.display());
-            }
-            64
-        }
-    };
-    let cfg = config(&trace, xlen, Some(&head), &EncoderOnly::default())?;
-    let mut out = report::Output::stdout();
-    let read_failed = std::cell::Cell::new(false);
-    let whole = crate::ntrace::NoteReadError {
-        inner: std::io::Read::chain(&head[..], input),
-        failed: &read_failed,
-    };
-    let st = rvtrace_etrace::dump::dump_read(whole, &cfg, a.csv, &mut out)
-        .map_err(|e| crate::ntrace::dump_failure(&name, read_failed.get(), &out, e))?;
-    let (packets, errors) = (st.packets, st.errors);
-    out.finish()?;
-    if !a.csv {
-        say!(
-            "{packets} packets, {errors} errors, {} bytes ({})",
-            st.bytes,
-            match cfg.framing {
-                Framing::Raw => "te_inst_raw",
-                Framing::Encap(_) => "encapsulated",
-            }
-        );
-    }
-    Ok(report::status(errors == 0))
 }
 
 /// `rvtrace encode etrace`.

@@ -9,6 +9,7 @@ mod brstack;
 mod compare;
 mod convert;
 mod decode;
+mod dump;
 mod etrace;
 mod export;
 mod harts;
@@ -55,11 +56,9 @@ enum Command {
         #[command(subcommand)]
         command: IngressCommand,
     },
-    /// Print a trace file message by message (packet by packet), field by field.
-    Dump {
-        #[command(subcommand)]
-        protocol: DumpCommand,
-    },
+    /// Print a trace (N-Trace or E-Trace, recognised) message by message (packet by packet),
+    /// field by field, with byte offsets.
+    Dump(Box<DumpCmd>),
     /// Encode an ingress stream into trace bytes.
     Encode {
         #[command(subcommand)]
@@ -98,12 +97,23 @@ enum Command {
     },
 }
 
+/// `rvtrace dump TRACE`, or `dump ntrace|etrace TRACE` naming the protocol.
+#[derive(clap::Args)]
+#[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
+struct DumpCmd {
+    #[command(subcommand)]
+    protocol: Option<DumpCommand>,
+    #[command(flatten)]
+    args: dump::DumpArgs,
+}
+
 #[derive(Subcommand)]
 enum DumpCommand {
-    /// An N-Trace (Nexus) MSEO/MDO byte stream.
-    Ntrace(ntrace::DumpArgs),
-    /// E-Trace `te_inst` packets (encapsulated, or the reference flow's `te_inst_raw`).
-    Etrace(etrace::DumpArgs),
+    /// An N-Trace (Nexus) MSEO/MDO byte stream: `dump --protocol ntrace`.
+    Ntrace(dump::DumpArgs),
+    /// E-Trace `te_inst` packets (encapsulated, or the reference flow's `te_inst_raw`): `dump
+    /// --protocol etrace`.
+    Etrace(dump::DumpArgs),
 }
 
 #[derive(Subcommand)]
@@ -157,9 +167,10 @@ fn main() -> ExitCode {
             command: IngressCommand::Convert(a),
         } => convert::convert(&a),
         Command::Compare(a) => compare::compare(&a),
-        Command::Dump { protocol } => match protocol {
-            DumpCommand::Ntrace(a) => ntrace::dump(&a),
-            DumpCommand::Etrace(a) => etrace::dump(&a),
+        Command::Dump(cmd) => match cmd.protocol {
+            Some(DumpCommand::Ntrace(a)) => dump::dump(&a, Some(rvtrace_decode::Protocol::Ntrace)),
+            Some(DumpCommand::Etrace(a)) => dump::dump(&a, Some(rvtrace_decode::Protocol::Etrace)),
+            None => dump::dump(&cmd.args, None),
         },
         Command::Encode { protocol } => match protocol {
             EncodeCommand::Ntrace(a) => ntrace::encode(&a),

@@ -4,8 +4,6 @@ use crate::report::{self, CmdResult, Failure, Output};
 use rvtrace_ingress::pcseq::PcseqReader;
 use rvtrace_ingress::{IngressReader, Record};
 use rvtrace_isa::Xlen;
-use rvtrace_ntrace::codec::CodecConfig;
-use rvtrace_ntrace::dump::DumpOptions;
 use rvtrace_ntrace::encoder::Encoder;
 use rvtrace_ntrace::insn::LinkRule;
 use rvtrace_ntrace::meta::{self, Meta};
@@ -13,39 +11,8 @@ use rvtrace_ntrace::options::{
     CallStack, EncoderConfig, Fifo, InputCaps, Mode, SyncUnit, TraceFilter,
 };
 use std::io::{Read, Write};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
-
-/// Arguments of `rvtrace dump ntrace`.
-#[derive(clap::Args)]
-pub struct DumpArgs {
-    /// The trace file: N-Trace messages as MSEO/MDO bytes (the NexRv `.bin` format); `-` for
-    /// stdin. Its sidecar `FILE.meta` (written by `encode ntrace`) is read when present.
-    file: PathBuf,
-    /// Width of the SRC field (trTeSrcBits), 0 when the stream has none [default: the sidecar's,
-    /// else 0].
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u8).range(0..=12))]
-    src_bits: Option<u8>,
-    /// With --lastip: addresses use the MSB extension (trTeInstExtendAddrMSB, N-Trace 8.2)
-    /// [default: the sidecar's, else false].
-    #[arg(long, value_name = "BOOL", num_args = 0..=1, require_equals = true,
-          default_missing_value = "true")]
-    extend_addr_msb: Option<bool>,
-    /// Show the absolute address next to every F-ADDR/U-ADDR field (U-ADDR XOR the last address,
-    /// N-Trace 8.1), as Intel ptdump's --lastip.
-    #[arg(long)]
-    lastip: bool,
-    /// NexRv's `-dump` text exactly: without the byte offset that starts every line (the
-    /// offsets `decode` and `compare` report).
-    #[arg(long, conflicts_with = "lastip")]
-    nexrv: bool,
-    /// Print byte, idle, message and error counts on stderr at the end.
-    #[arg(long)]
-    stats: bool,
-    /// Do not read the sidecar FILE.meta that `encode` writes.
-    #[arg(long)]
-    no_meta: bool,
-}
 
 /// What encoder and decoder must agree on (not in the stream; `encode` writes them into the
 /// sidecar `OUT.meta`).
@@ -201,90 +168,6 @@ pub struct EncodeArgs {
     shared: SharedOpts,
     #[command(flatten)]
     opts: EncodeOpts,
-}
-
-/// The sidecar of `trace` (`TRACE.meta`), if there is one; a sidecar that does not parse is
-/// reported and left out.
-fn read_sidecar(trace: &Path, no_meta: bool) -> Option<Meta> {
-    if no_meta || report::is_std(trace) {
-        return None;
-    }
-    let path = meta::sidecar_path(trace);
-    let text = std::fs::read_to_string(&path).ok()?;
-    match Meta::parse(&text) {
-        Ok(m) => Some(m),
-        Err(e) => {
-            warn!("{}: {e}; not used", path.display());
-            None
-        }
-    }
-}
-
-/// A decoder setting ([`meta::setting`]), its warning printed.
-fn setting<T: PartialEq + std::fmt::Display>(
-    trace: &Path,
-    opt: &str,
-    given: Option<T>,
-    sidecar: Option<T>,
-    default: T,
-) -> T {
-    let mut w = Vec::new();
-    let v = meta::setting(opt, given, sidecar, default, &mut w);
-    for w in w {
-        warn!("{}: {w}", trace.display());
-    }
-    v
-}
-
-/// `rvtrace dump ntrace`.
-pub fn dump(a: &DumpArgs) -> CmdResult {
-    // Read as it is dumped (memory flat in the trace's size); the first 64 KiB tell what the
-    // file is.
-    let name = report::name(&a.file);
-    let mut input = report::open_input(&a.file)?;
-    let head = report::read_head(&mut input, 1 << 16, &name)?;
-    crate::trace_source::check_kind(&a.file, &head, rvtrace_decode::Protocol::Ntrace)?;
-    let m = read_sidecar(&a.file, a.no_meta);
-    let src_bits = setting(
-        &a.file,
-        "src-bits",
-        a.src_bits,
-        m.as_ref().map(|m| m.src_bits),
-        0,
-    );
-    let ext = setting(
-        &a.file,
-        "extend-addr-msb",
-        a.extend_addr_msb,
-        m.as_ref().map(|m| m.extend_addr_msb),
-        false,
-    );
-    let xlen = m.as_ref().and_then(|m| m.xlen).unwrap_or(Xlen::Rv64);
-    let cfg = CodecConfig { src_bits };
-    let opts = DumpOptions {
-        lastip: a.lastip,
-        extend_addr_msb: ext.then_some(xlen),
-        offsets: !a.nexrv,
-    };
-    let mut out = Output::stdout();
-    let read_failed = std::cell::Cell::new(false);
-    let whole = NoteReadError {
-        inner: std::io::Read::chain(&head[..], input),
-        failed: &read_failed,
-    };
-    let st = rvtrace_ntrace::dump::dump_read(whole, &cfg, &opts, &mut out)
-        .map_err(|e| dump_failure(&name, read_failed.get(), &out, e))?;
-    out.finish()?;
-    if a.stats {
-        say!(
-            "{} bytes, {} idles, {} messages, {} errors",
-            st.bytes,
-            st.idles,
-            st.messages,
-            st.errors
-        );
-    }
-    Ok(ExitCode::SUCCESS)
 }
 
 /// A reader that notes whether it failed: a streaming dump's error is then known to come from

@@ -85,19 +85,6 @@ impl TraceDecodeOpts {
     }
 }
 
-/// Refuse `data` (the first bytes of `name`) when it is recognisably not a trace of protocol
-/// `expected`, saying what it is.
-pub fn check_kind(name: &Path, data: &[u8], expected: Protocol) -> Result<(), Failure> {
-    match rvtrace_decode::kind::wrong_kind(data, expected) {
-        Some(what) => Err(failure(rvtrace_decode::Error::WrongKind {
-            name: report::name(name),
-            what,
-            expected,
-        })),
-        None => Ok(()),
-    }
-}
-
 /// The program's ELF files (`--elf`, repeatable) as one image, and the address width of the first
 /// (`None` when none is given).
 pub fn load_program(paths: &[PathBuf]) -> Result<(Image, Option<Xlen>), Failure> {

@@ -173,6 +173,20 @@ pub fn sidecar_path(trace: &Path) -> PathBuf {
     rvtrace_ntrace::meta::sidecar_path(trace)
 }
 
+/// The address width the sidecar of `trace` (a trace of protocol `p`) records, if it exists and
+/// records one.
+pub fn sidecar_xlen(trace: &Path, p: Protocol) -> Option<Xlen> {
+    let text = std::fs::read_to_string(sidecar_path(trace)).ok()?;
+    match p {
+        Protocol::Ntrace => rvtrace_ntrace::meta::Meta::parse(&text).ok()?.xlen,
+        Protocol::Etrace => match rvtrace_etrace::options::Options::parse(&text).ok()?.xlen? {
+            32 => Some(Xlen::Rv32),
+            64 => Some(Xlen::Rv64),
+            _ => None,
+        },
+    }
+}
+
 /// The protocol a sidecar names (its `protocol = ...` line), if it exists and names one.
 fn sidecar_protocol(trace: &Path) -> Option<Protocol> {
     let text = std::fs::read_to_string(sidecar_path(trace)).ok()?;

@@ -32,6 +32,23 @@ pub fn sidecar_path(trace: &Path) -> PathBuf {
 }
 
 impl Options {
+    /// These options completed by the sidecar of `trace`, when there is one: the options and
+    /// the sidecar read (an unreadable sidecar is an error), and the warnings of
+    /// [`completed_by`](Self::completed_by).
+    pub fn with_sidecar(
+        &self,
+        trace: &Path,
+    ) -> Result<(Options, Option<Options>, Vec<String>), String> {
+        match Options::read(trace)? {
+            Some(m) => {
+                let side = sidecar_path(trace).display().to_string();
+                let (o, w) = self.completed_by(&m, &side);
+                Ok((o, Some(m), w))
+            }
+            None => Ok((self.clone(), None, Vec::new())),
+        }
+    }
+
     /// The sidecar text.
     pub fn to_text(&self) -> String {
         use std::fmt::Write;

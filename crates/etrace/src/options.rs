@@ -237,23 +237,6 @@ impl Options {
         (a, w)
     }
 
-    /// These options completed by the sidecar of `trace`, when there is one: the options and
-    /// the sidecar read (an unreadable sidecar is an error), and the warnings of
-    /// [`completed_by`](Self::completed_by).
-    pub fn with_sidecar(
-        &self,
-        trace: &Path,
-    ) -> Result<(Options, Option<Options>, Vec<String>), String> {
-        match Options::read(trace)? {
-            Some(m) => {
-                let side = crate::meta::sidecar_path(trace).display().to_string();
-                let (o, w) = self.completed_by(&m, &side);
-                Ok((o, Some(m), w))
-            }
-            None => Ok((self.clone(), None, Vec::new())),
-        }
-    }
-
     /// The configuration for address width `xlen_bits` (32 or 64; a `--scf` giving
     /// `iaddress_width_p` wins). `data`, the trace's first bytes when reading one, lets a
     /// `te_inst_raw` stream be recognised when no framing is given (the reference flow's preset
