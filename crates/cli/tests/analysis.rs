@@ -258,18 +258,34 @@ fn flame_graph_and_firefox_files() {
 #[test]
 fn usage_and_input_errors() {
     let f = files("loops-rv64gc", "usage");
-    // A trace without --trace is not an ingress file: usage error, nothing written.
+    // A trace's protocol is its sidecar's or its bytes' (the decode layer's): without --trace
+    // the same lcov as with it.
     let info = f.t.join("x.info");
-    let o = rvtrace(&[
-        "coverage",
-        s(&f.nex),
-        "--elf",
-        s(&f.elf),
-        "--lcov",
-        s(&info),
-    ]);
+    let named = f.t.join("named.info");
+    for (out, proto) in [(&info, None), (&named, Some("ntrace"))] {
+        let mut args = vec!["coverage", s(&f.nex), "--elf", s(&f.elf), "--lcov", s(out)];
+        if let Some(p) = proto {
+            args.extend(["--trace", p]);
+        }
+        ok(&rvtrace(&args), "coverage");
+    }
+    assert_eq!(
+        std::fs::read(&info).unwrap(),
+        std::fs::read(&named).unwrap()
+    );
+    // An encapsulated E-Trace without its sidecar has no mark: a usage error that says how to
+    // name it, nothing written.
+    let bare = f.t.join("bare.te");
+    std::fs::copy(&f.te, &bare).unwrap();
+    let none = f.t.join("none.info");
+    let o = rvtrace(&["coverage", s(&bare), "--elf", s(&f.elf), "--lcov", s(&none)]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
-    assert!(stderr(&o).contains("--trace"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("--protocol ntrace|etrace"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!none.exists());
     // An output that names an input.
     let o = rvtrace(&["autofdo", s(&f.ing), "--elf", s(&f.elf), "-o", s(&f.ing)]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));

@@ -343,7 +343,9 @@ fn encode(r: &Run, out: &str, opts: &[&str]) {
 fn decode(r: &Run, trace: &str, opts: &[&str]) -> (std::process::Output, Vec<u8>) {
     let out = format!("{trace}.decoded");
     let _ = std::fs::remove_file(&out);
-    let mut args = vec!["decode", "etrace", trace, "--elf", &r.elf, "--pcs", &out];
+    let mut args = vec![
+        "decode", "etrace", trace, "--elf", &r.elf, "--pcs", &out, "--stats",
+    ];
     args.extend_from_slice(opts);
     let o = rvtrace(&args);
     (o, std::fs::read(&out).unwrap_or_default())
@@ -433,7 +435,7 @@ fn the_sidecar_carries_the_settings() {
     let (o, _) = decode(&r, &t, &["--srcid-bits", "3"]);
     let e = stderr(&o);
     assert!(
-        e.contains("--srcid-bits 3 contradicts") && e.contains(".meta"),
+        e.contains("--src-bits 3 contradicts") && e.contains(".meta"),
         "{e}"
     );
     assert_eq!(o.status.code(), Some(1), "{e}");
@@ -442,7 +444,7 @@ fn the_sidecar_carries_the_settings() {
     let e = stderr(&o);
     assert_eq!(o.status.code(), Some(1), "{e}");
     assert!(
-        e.contains("note: no sidecar") && e.contains("--srcid-bits"),
+        e.contains("note: no sidecar") && e.contains("--src-bits"),
         "{e}"
     );
     // The sidecar's framing also serves dump, which then needs no --xlen.
@@ -558,7 +560,10 @@ fn help_and_dump() {
         "{h}"
     );
     let h = stdout(&rvtrace(&["encode", "etrace", "--help"]));
-    assert!(h.contains("--resync") && h.contains("--itype-width"), "{h}");
+    assert!(
+        h.contains("--sync-period") && h.contains("--itype-width"),
+        "{h}"
+    );
 
     let tmp = tmpdir("dump");
     let r = run(&tmp, "loops-rv32imac");

@@ -134,13 +134,14 @@ const NTRACE_HARTS: Harts = Harts {
     split: ntrace_messages,
 };
 
+// One vocabulary (issue 28): the same option names as N-Trace's.
 const ETRACE_HARTS: Harts = Harts {
     proto: "etrace",
-    bits: "--srcid-bits",
-    one: "--srcid",
-    sync: ["--resync", "16"],
+    bits: "--src-bits",
+    one: "--src-id",
+    sync: ["--sync-period", "16"],
     count_line: "srcID ",
-    counts: &[],
+    counts: &["--stats"],
     split: etrace_packets,
 };
 
