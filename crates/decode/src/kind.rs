@@ -12,6 +12,38 @@ pub fn is_ingress(head: &[u8]) -> bool {
 /// `expected` protocol: a sentence naming it and what to do with it.
 pub fn wrong_kind(data: &[u8], expected: Protocol) -> Option<String> {
     let head = &data[..data.len().min(4096)];
+    if let Some(k) = other_kind(head) {
+        return Some(k);
+    }
+    match expected {
+        // A tandem verification trace starts with a BEGIN_GROUP byte (1) and its groups end with
+        // END_GROUP (2); as N-Trace its first byte (MSEO=01) cannot start a message (3.1 Table 5).
+        Protocol::Ntrace if looks_like_tandem(head) => Some(
+            "a tandem verification trace (starts with BEGIN_GROUP): use `rvtrace tandem`".into(),
+        ),
+        Protocol::Ntrace if looks_like_te_inst_raw(head) => {
+            Some("an E-Trace te_inst_raw stream, it seems (see `rvtrace dump etrace`)".into())
+        }
+        Protocol::Etrace if looks_like_ntrace(head, false) => Some(
+            "an N-Trace (Nexus MSEO/MDO) byte stream, it seems (see `rvtrace dump ntrace`)".into(),
+        ),
+        _ => None,
+    }
+}
+
+/// What `head` (the first bytes of a file) is when it is recognisably no N-Trace or E-Trace
+/// (by its magic bytes, as text, or as a tandem verification trace).
+pub fn not_a_trace(head: &[u8]) -> Option<String> {
+    let head = &head[..head.len().min(4096)];
+    other_kind(head).or_else(|| {
+        looks_like_tandem(head).then(|| {
+            "a tandem verification trace (starts with BEGIN_GROUP): use `rvtrace tandem`".into()
+        })
+    })
+}
+
+/// What `head` is when it is recognisably no trace at all (by its magic bytes, or text).
+fn other_kind(head: &[u8]) -> Option<String> {
     if head.starts_with(b"\x7fELF") {
         return Some("an ELF file (give it with --elf; the trace is the other file)".into());
     }
@@ -32,29 +64,6 @@ pub fn wrong_kind(data: &[u8], expected: Protocol) -> Option<String> {
     }
     if head.starts_with(b"# rvtrace") || head.starts_with(b"protocol = ") {
         return Some("an rvtrace sidecar (.meta), not the trace".into());
-    }
-    match expected {
-        // A tandem verification trace starts with a BEGIN_GROUP byte (1) and its groups end with
-        // END_GROUP (2); as N-Trace its first byte (MSEO=01) cannot start a message (3.1 Table 5).
-        // (An E-Trace header may be 1, so this is asked of N-Trace input only.)
-        Protocol::Ntrace if looks_like_tandem(head) => {
-            return Some(
-                "a tandem verification trace (starts with BEGIN_GROUP): use `rvtrace tandem`"
-                    .into(),
-            )
-        }
-        Protocol::Etrace if looks_like_ntrace(head, false) => {
-            return Some(
-                "an N-Trace (Nexus MSEO/MDO) byte stream, it seems (see `rvtrace dump ntrace`)"
-                    .into(),
-            )
-        }
-        Protocol::Ntrace if looks_like_te_inst_raw(head) => {
-            return Some(
-                "an E-Trace te_inst_raw stream, it seems (see `rvtrace dump etrace`)".into(),
-            )
-        }
-        _ => {}
     }
     text_kind(head)
 }
@@ -85,7 +94,7 @@ fn text_kind(head: &[u8]) -> Option<String> {
 /// sidecar or `--protocol` tells): `None`, as for anything else.
 pub fn protocol_of(head: &[u8], whole: bool) -> Option<Protocol> {
     let head = &head[..head.len().min(1 << 16)];
-    if wrong_kind(head, Protocol::Etrace).is_some() || looks_like_tandem(head) {
+    if other_kind(head).is_some() || looks_like_tandem(head) {
         return None;
     }
     if looks_like_ntrace(head, whole) {
@@ -139,23 +148,28 @@ fn looks_like_ntrace(head: &[u8], whole: bool) -> bool {
     if head.iter().any(|&b| b & 3 == 2) {
         return false;
     }
-    let mut ends = 0;
-    let mut after_end = true;
+    let (mut ends, mut in_msg) = (0u32, false);
     for &b in head {
-        if b == 0xff {
-            after_end = true;
-            continue;
+        if !in_msg {
+            // Between messages: idle bytes, or the first byte of one (MSEO = 00).
+            if b == 0xff {
+                continue;
+            }
+            if b & 3 != 0 {
+                return false;
+            }
+            in_msg = true;
         }
-        if after_end && b & 3 != 0 {
-            return false;
+        // MSEO = 11 ends the message (its last byte may be 0xFF).
+        if b & 3 == 3 {
+            in_msg = false;
+            ends += 1;
         }
-        after_end = b & 3 == 3;
-        ends += after_end as u32;
     }
     if head.len() >= 32 {
         ends >= 4
     } else {
-        whole && ends >= 1 && after_end
+        whole && ends >= 1 && !in_msg
     }
 }
 

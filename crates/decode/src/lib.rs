@@ -212,7 +212,7 @@ pub fn protocol(
         .or_else(|| trace.filter(|_| !opts.no_meta).and_then(sidecar_protocol))
         .or_else(|| kind::protocol_of(head, whole));
     let Some(p) = p else {
-        if let Some(what) = kind::wrong_kind(head, Protocol::Etrace) {
+        if let Some(what) = kind::not_a_trace(head) {
             return Err(Error::WrongKind {
                 name: name(),
                 what,
