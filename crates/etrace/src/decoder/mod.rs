@@ -1,0 +1,322 @@
+//! The E-Trace instruction trace decoder: `decoder.adoc` ("Decoder pseudo code"), extended to the
+//! optional modes of `branchTrace.adoc` (implicit return with a call counter or a return address
+//! stack, sequentially inferable jumps, branch prediction, jump target cache, implicit exception),
+//! with resynchronisation after lost or malformed packets.
+//!
+//! The decoder walks the program one basic block at a time ([`crate::code::Code`]) and reports
+//! what executed as [`FlowElement`]s. Where this decoder departs from the pseudo code it says so
+//! in a comment; the crate README lists the choices shared with rvtrace's encoder.
+//!
+//! One file per layer, each below the ones after it: `error` ([`DecodeError`]) and `options`
+//! ([`DecoderOptions`]); `branches` (the branch queue) and `state` (what the decode depends on
+//! between packets, [`ChunkState`]); `stream` (bytes to packets); this file (the [`Decoder`] and
+//! its [`TraceDecoder`] impl); then the decoder's methods by concern: `packets` (the rules per
+//! format), `resync` (losses and the wait for a sync packet), `traps`, `walk` (following the
+//! execution path) and `chunk` (a chunked decode's decoder).
+
+mod branches;
+mod chunk;
+mod error;
+mod options;
+mod packets;
+mod resync;
+mod state;
+mod stream;
+mod traps;
+mod walk;
+
+use rvtrace_flow::walk::{Cursor, SequentialJumps};
+use rvtrace_flow::{FlowElement, FlowSink, TraceDecoder};
+use rvtrace_image::Image;
+
+use crate::code::{Code, Ent};
+use crate::codec::bits::mask;
+use crate::codec::encap::MAX_PACKET;
+use crate::codec::EncapConfig;
+use crate::params::{IOptions, Params};
+
+pub use self::error::DecodeError;
+use self::options::stack_max;
+pub use self::options::{DecoderOptions, Limits};
+pub use self::state::ChunkState;
+use self::state::Progress;
+use self::stream::{Stream, WINDOW};
+
+/// Decoder statistics.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DecodeStats {
+    /// `te_inst` packets processed.
+    pub packets: u64,
+    /// Instructions reported.
+    pub instructions: u64,
+    /// Errors (lost or malformed packets, or disagreements with the program).
+    pub errors: u64,
+}
+
+/// The E-Trace decoder. Made with [`Decoder::with_options`], it is a
+/// [`rvtrace_flow::TraceDecoder`]: push the trace's bytes, then finish. The old way, still there:
+/// [`Decoder::new`] with a block table, packets fed with [`Decoder::packet`] (and errors with
+/// [`Decoder::error`]), then [`Decoder::finish`], or [`decode_stream`]/[`decode_reader`].
+pub struct Decoder<'a> {
+    /// The walk over the program's block table, with the open range and the return address
+    /// stack: `cur.pc` is `decoder.adoc` `pc` (the last instruction reported), the instruction
+    /// before it `last_pc`.
+    cur: Cursor<'a>,
+    params: Params,
+    /// Resource limits.
+    pub limits: Limits,
+    /// Keep the return address stack across synchronisation packets (the reference flow's
+    /// encoder in implicit return mode never reports a return, even after a resync; see the
+    /// crate README). Off by default (`decoder.adoc` empties it at every sync).
+    pub keep_stack_across_syncs: bool,
+    /// Classify `c.jr x5` as the reference flow does: `post-iss` reports it as an other
+    /// uninferable jump (itype 14), so the reference encoder reports its target even in implicit
+    /// return mode, where the spec (`ingressPort.adoc`, jump classes) calls it a return. Such a
+    /// jump is then followed to the reported address, and pops the return address stack only if
+    /// it goes to the top entry (millicode `jal t0` ... `jr t0`). Off by default.
+    pub reference_x5_jumps: bool,
+    /// Everything else the decode depends on between packets (one list: a chunk's state is a
+    /// normalized copy of it).
+    s: Progress,
+    // Per-packet counters.
+    jumps: u64,
+    insns_at_packet: u64,
+    /// Statistics.
+    pub stats: DecodeStats,
+    /// Bytes skipped, as the losses report them.
+    skipped_bytes: u64,
+    /// The end of the last packet or error seen (the byte count of the old way).
+    bytes: u64,
+    /// Framing and unread bytes ([`Decoder::with_options`]).
+    stream: Option<Stream>,
+    /// Chunked decode (`rvtrace_flow::chunk`): losses were reported before this decoder's
+    /// start (a fresh synchronisation is then a recovery).
+    errors_before: bool,
+    /// Chunked decode: a guessed part was read.
+    guess_read: bool,
+}
+
+impl<'a> Decoder<'a> {
+    /// A decoder of the byte stream of a trace described by `o`, for the program in `image`
+    /// (it builds the program's block table).
+    pub fn with_options(image: &'a Image, o: DecoderOptions) -> Self {
+        Decoder::with_code(image, o, Code::new(image, o.isa))
+    }
+
+    /// [`Decoder::with_options`] with the block table `code` (`Code::new(image, o.isa)`, shared
+    /// by the decoders of a chunked decode).
+    pub fn with_code(image: &'a Image, o: DecoderOptions, code: Code) -> Self {
+        let (encap, raw) = o.framing.reader();
+        let mut d = Decoder::from_parts(code, image, o.params, o.options);
+        d.limits = o.limits;
+        d.keep_stack_across_syncs = o.keep_stack_across_syncs;
+        d.reference_x5_jumps = o.reference_x5_jumps;
+        d.stream = Some(Stream {
+            encap,
+            raw,
+            src: o.src,
+            buf: Vec::new(),
+            base: 0,
+            options: o.options,
+        });
+        d
+    }
+
+    /// The old way: a decoder for the program in `image` (with its block table `code`, shared,
+    /// not copied), packets
+    /// laid out per `params`, starting with run-time `options` (support packets replace them),
+    /// fed packets with [`Decoder::packet`]. Prefer [`Decoder::with_options`].
+    pub fn new(code: &'a Code, image: &'a Image, params: Params, options: IOptions) -> Self {
+        Decoder::from_parts(code.clone(), image, params, options)
+    }
+
+    fn from_parts(code: Code, image: &'a Image, params: Params, options: IOptions) -> Self {
+        let cur = Cursor::new(
+            code,
+            image,
+            mask(params.iaddress_width_p as u32),
+            SequentialJumps::ExecutedBefore,
+            stack_max(&params),
+        );
+        Decoder {
+            cur,
+            params,
+            limits: Limits::default(),
+            keep_stack_across_syncs: false,
+            reference_x5_jumps: false,
+            s: Progress::new(&params, options),
+            jumps: 0,
+            insns_at_packet: 0,
+            stats: DecodeStats::default(),
+            skipped_bytes: 0,
+            bytes: 0,
+            stream: None,
+            errors_before: false,
+            guess_read: false,
+        }
+    }
+
+    /// Bytes the decoder holds on the heap (its return address stack, branch predictor, jump
+    /// target cache and trap handler table): bounded by the parameters, whatever the input.
+    pub fn heap_bytes(&self) -> usize {
+        self.cur.stack.heap_bytes()
+            + self.s.bpred.capacity()
+            + self.s.jtc.capacity() * std::mem::size_of::<Option<u64>>()
+            + self.s.tvec.capacity() * std::mem::size_of::<((bool, u64), u64)>()
+    }
+
+    /// The run-time options in force.
+    pub fn options(&self) -> IOptions {
+        self.s.options
+    }
+
+    /// The last reported instruction and the depth of the return address stack (for tests and
+    /// debugging).
+    pub fn position(&self) -> (u64, usize) {
+        (self.cur.pc, self.cur.stack.len())
+    }
+
+    // ---------------------------------------------------------------------------------------
+    // Output.
+
+    /// Report `count` instructions executed in sequence from `first` to `at` (whose entry is
+    /// `e`), which becomes `pc`; `prev` (address, length) is the instruction before it, which
+    /// becomes `last_pc`.
+    #[inline]
+    fn arrive<S: FlowSink + ?Sized>(
+        &mut self,
+        first: u64,
+        count: u64,
+        at: u64,
+        e: &Ent,
+        prev: u64,
+        s: &mut S,
+    ) {
+        self.stats.instructions += count;
+        self.cur.arrive(first, count, at, e, prev, s);
+    }
+
+    /// `decoder.adoc` `last_pc`: the instruction reported before `pc`.
+    #[inline]
+    fn last_pc(&self) -> u64 {
+        self.cur.prev().unwrap_or(0)
+    }
+
+    /// Give the open range to the sink. A branch that ends it is the last instruction reported
+    /// (`self.cur.pc`), whose outcome the next step takes from the branch queue: it is there already
+    /// whenever the packets so far are whole (the one that reported the branch, or the sync
+    /// packet's *branch* field, gave it).
+    fn flush<S: FlowSink + ?Sized>(&mut self, s: &mut S) {
+        if self.cur.ranges.unresolved_branch() == Some(self.cur.pc) {
+            if let Some(taken) = self.peek_branch() {
+                self.cur.ranges.resolve(taken);
+            }
+        }
+        self.cur.ranges.flush(s);
+    }
+
+    fn emit<S: FlowSink + ?Sized>(&mut self, e: FlowElement, s: &mut S) {
+        self.flush(s);
+        s.element(&e);
+    }
+}
+
+impl TraceDecoder for Decoder<'_> {
+    type ProtocolStats = DecodeStats;
+
+    fn push<S: FlowSink + ?Sized>(&mut self, mut data: &[u8], sink: &mut S) {
+        if self.s.stopped {
+            return;
+        }
+        let mut st = self.take_stream();
+        while !data.is_empty() && !self.s.stopped {
+            if st.buf.is_empty() && data.len() >= WINDOW {
+                // Packets straight from the caller's bytes; only the tail is kept.
+                let n = self.feed(&mut st, data, false, sink);
+                data = &data[n..];
+                if n > 0 && data.len() >= WINDOW {
+                    continue;
+                }
+            }
+            // Gather a window; a packet started in the kept bytes ends within MAX_PACKET.
+            let take = data.len().min(WINDOW.max(2 * MAX_PACKET));
+            st.buf.extend_from_slice(&data[..take]);
+            data = &data[take..];
+            if st.buf.len() < WINDOW {
+                break;
+            }
+            let buf = std::mem::take(&mut st.buf);
+            let n = self.feed(&mut st, &buf, false, sink);
+            st.buf = buf;
+            st.buf.drain(..n);
+        }
+        self.bytes = st.base + st.buf.len() as u64;
+        self.stream = Some(st);
+    }
+
+    fn finish<S: FlowSink + ?Sized>(&mut self, sink: &mut S) -> rvtrace_flow::DecodeStats {
+        if self.s.stopped || sink.stop_requested() {
+            self.s.stopped = true;
+            return TraceDecoder::stats(self);
+        }
+        let mut st = self.take_stream();
+        let buf = std::mem::take(&mut st.buf);
+        self.feed(&mut st, &buf, true, sink);
+        let end = st.base;
+        self.stream = Some(st);
+        if !self.s.stopped {
+            Decoder::finish(self, end, sink);
+        }
+        TraceDecoder::stats(self)
+    }
+
+    fn stats(&self) -> rvtrace_flow::DecodeStats {
+        rvtrace_flow::DecodeStats {
+            bytes: self.bytes,
+            messages: self.stats.packets,
+            instructions: self.stats.instructions,
+            losses: self.stats.errors,
+            skipped_bytes: self.skipped_bytes,
+        }
+    }
+
+    fn protocol_stats(&self) -> DecodeStats {
+        self.stats
+    }
+}
+
+impl Decoder<'_> {
+    fn set_framing(&mut self, encap: EncapConfig, raw: bool) {
+        let mut st = self.take_stream();
+        st.encap = encap;
+        st.raw = raw;
+        self.stream = Some(st);
+    }
+}
+
+/// The old way: decode a whole framed byte stream into `sink` with a decoder made by
+/// [`Decoder::new`]. Prefer [`Decoder::with_options`] and [`rvtrace_flow::decode_all`].
+pub fn decode_stream<S: FlowSink + ?Sized>(
+    data: &[u8],
+    encap: EncapConfig,
+    raw: bool,
+    dec: &mut Decoder<'_>,
+    sink: &mut S,
+) {
+    dec.set_framing(encap, raw);
+    rvtrace_flow::decode_all(dec, data, sink);
+}
+
+/// The old way: decode a framed byte stream read from `input` into `sink` (memory stays flat
+/// whatever the input's size); returns the number of bytes read. Prefer
+/// [`Decoder::with_options`] and [`rvtrace_flow::decode_read`].
+pub fn decode_reader<R: std::io::Read, S: FlowSink + ?Sized>(
+    input: R,
+    encap: EncapConfig,
+    raw: bool,
+    dec: &mut Decoder<'_>,
+    sink: &mut S,
+) -> std::io::Result<u64> {
+    dec.set_framing(encap, raw);
+    Ok(rvtrace_flow::decode_read(dec, input, sink)?.bytes)
+}
