@@ -39,10 +39,9 @@ impl rvtrace_flow::chunk::ChunkDecoder for Decoder<'_> {
 
     fn drain<S: FlowSink + ?Sized>(&mut self, sink: &mut S) {
         let mut st = self.take_stream();
-        let buf = std::mem::take(&mut st.buf);
+        let (params, mut stopped) = (self.params, self.s.stopped);
         // The chunk ends at a packet's end: every packet in the bytes is whole.
-        self.feed(&mut st, &buf, true, sink);
-        self.bytes = st.base;
+        self.bytes = st.drain(params, &mut stopped, &mut |at, it| self.item(at, it, sink));
         self.stream = Some(st);
     }
 
@@ -65,7 +64,7 @@ impl rvtrace_flow::chunk::ChunkDecoder for Decoder<'_> {
             stream: self
                 .stream
                 .as_ref()
-                .map(|st| (st.base, st.buf.len(), st.options)),
+                .map(|st| (st.base, st.waiting(), st.options)),
             s,
             pc: self.cur.pc,
             prev: self.cur.prev_state(),

@@ -31,8 +31,8 @@ use rvtrace_image::Image;
 
 use crate::code::{Code, Ent};
 use crate::codec::bits::mask;
-use crate::codec::encap::MAX_PACKET;
-use crate::codec::EncapConfig;
+use crate::codec::{EncapConfig, Item};
+use crate::config::Framing;
 use crate::params::{IOptions, Params};
 
 pub use self::error::DecodeError;
@@ -40,7 +40,7 @@ use self::options::stack_max;
 pub use self::options::{DecoderOptions, Limits};
 pub use self::state::ChunkState;
 use self::state::Progress;
-use self::stream::{Stream, WINDOW};
+use self::stream::Stream;
 
 /// Decoder statistics.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -106,19 +106,11 @@ impl<'a> Decoder<'a> {
     /// [`Decoder::with_options`] with the block table `code` (`Code::new(image, o.isa)`, shared
     /// by the decoders of a chunked decode).
     pub fn with_code(image: &'a Image, o: DecoderOptions, code: Code) -> Self {
-        let (encap, raw) = o.framing.reader();
         let mut d = Decoder::from_parts(code, image, o.params, o.options);
         d.limits = o.limits;
         d.keep_stack_across_syncs = o.keep_stack_across_syncs;
         d.reference_x5_jumps = o.reference_x5_jumps;
-        d.stream = Some(Stream {
-            encap,
-            raw,
-            src: o.src,
-            buf: Vec::new(),
-            base: 0,
-            options: o.options,
-        });
+        d.stream = Some(Stream::new(o.framing, o.options, o.src));
         d
     }
 
@@ -219,38 +211,43 @@ impl<'a> Decoder<'a> {
         self.flush(s);
         s.element(&e);
     }
+
+    // ---------------------------------------------------------------------------------------
+    // Input.
+
+    /// Process the item the stream read at byte `at`; returns whether the sink asked to stop.
+    fn item<S: FlowSink + ?Sized>(&mut self, at: u64, item: Item, sink: &mut S) -> bool {
+        match item {
+            Item::Packet(p) => self.packet(at, &p, sink),
+            Item::Error(e) => self.error(at, &e, sink),
+            Item::Other(_) => {}
+        }
+        self.s.stopped = sink.stop_requested();
+        self.s.stopped
+    }
+
+    /// The stream state; a decoder made the old way ([`Decoder::new`]) reads plain
+    /// encapsulation.
+    fn take_stream(&mut self) -> Stream {
+        self.stream.take().unwrap_or_else(|| {
+            Stream::new(Framing::Encap(EncapConfig::PLAIN), self.s.options, None)
+        })
+    }
 }
 
 impl TraceDecoder for Decoder<'_> {
     type ProtocolStats = DecodeStats;
 
-    fn push<S: FlowSink + ?Sized>(&mut self, mut data: &[u8], sink: &mut S) {
+    fn push<S: FlowSink + ?Sized>(&mut self, data: &[u8], sink: &mut S) {
         if self.s.stopped {
             return;
         }
         let mut st = self.take_stream();
-        while !data.is_empty() && !self.s.stopped {
-            if st.buf.is_empty() && data.len() >= WINDOW {
-                // Packets straight from the caller's bytes; only the tail is kept.
-                let n = self.feed(&mut st, data, false, sink);
-                data = &data[n..];
-                if n > 0 && data.len() >= WINDOW {
-                    continue;
-                }
-            }
-            // Gather a window; a packet started in the kept bytes ends within MAX_PACKET.
-            let take = data.len().min(WINDOW.max(2 * MAX_PACKET));
-            st.buf.extend_from_slice(&data[..take]);
-            data = &data[take..];
-            if st.buf.len() < WINDOW {
-                break;
-            }
-            let buf = std::mem::take(&mut st.buf);
-            let n = self.feed(&mut st, &buf, false, sink);
-            st.buf = buf;
-            st.buf.drain(..n);
-        }
-        self.bytes = st.base + st.buf.len() as u64;
+        let (params, mut stopped) = (self.params, self.s.stopped);
+        st.push(data, params, &mut stopped, &mut |at, it| {
+            self.item(at, it, sink)
+        });
+        self.bytes = st.end();
         self.stream = Some(st);
     }
 
@@ -260,9 +257,8 @@ impl TraceDecoder for Decoder<'_> {
             return TraceDecoder::stats(self);
         }
         let mut st = self.take_stream();
-        let buf = std::mem::take(&mut st.buf);
-        self.feed(&mut st, &buf, true, sink);
-        let end = st.base;
+        let (params, mut stopped) = (self.params, self.s.stopped);
+        let end = st.drain(params, &mut stopped, &mut |at, it| self.item(at, it, sink));
         self.stream = Some(st);
         if !self.s.stopped {
             Decoder::finish(self, end, sink);
@@ -288,8 +284,7 @@ impl TraceDecoder for Decoder<'_> {
 impl Decoder<'_> {
     fn set_framing(&mut self, encap: EncapConfig, raw: bool) {
         let mut st = self.take_stream();
-        st.encap = encap;
-        st.raw = raw;
+        st.set_framing(encap, raw);
         self.stream = Some(st);
     }
 }

@@ -1,22 +1,21 @@
-//! Bytes to packets: the framing and the bytes waiting for a whole packet.
-
-use rvtrace_flow::FlowSink;
+//! Bytes to packets: the framing, and the bytes that wait until a packet in them is whole.
+//! Below the decoder: each packet read goes to a callback (the decoder's), which says whether to
+//! stop.
 
 use crate::codec::encap::MAX_PACKET;
 use crate::codec::{EncapConfig, Item, PacketReader};
-use crate::params::IOptions;
+use crate::config::Framing;
+use crate::params::{IOptions, Params};
 
-use super::Decoder;
-
-/// Bytes waiting to be split into packets ([`TraceDecoder::push`]).
+/// Bytes waiting to be split into packets ([`rvtrace_flow::TraceDecoder::push`]).
 #[derive(Clone, Debug)]
 pub(super) struct Stream {
-    pub(super) encap: EncapConfig,
-    pub(super) raw: bool,
-    /// Only this *srcID*'s packets ([`DecoderOptions::src`]).
-    pub(super) src: Option<u16>,
+    encap: EncapConfig,
+    raw: bool,
+    /// Only this *srcID*'s packets ([`super::DecoderOptions::src`]).
+    src: Option<u16>,
     /// Bytes from `base` on not yet given to the decoder (at most one window).
-    pub(super) buf: Vec<u8>,
+    buf: Vec<u8>,
     /// Stream offset of `buf[0]`.
     pub(super) base: u64,
     /// The packet reader's run-time options at `base` (support packets change them).
@@ -25,53 +24,112 @@ pub(super) struct Stream {
 
 /// Bytes gathered before packets are read out of them (a packet that may run past the bytes
 /// given so far waits for more).
-pub(super) const WINDOW: usize = 1 << 16;
+const WINDOW: usize = 1 << 16;
 
-impl Decoder<'_> {
-    /// Give the decoder the packets in `data` (the stream from offset `base` on), stopping at
-    /// the first one that may run past its end unless `eof`; returns the bytes consumed.
-    pub(super) fn feed<S: FlowSink + ?Sized>(
+impl Stream {
+    /// A stream framed as `framing`, read from its start with the run-time `options`, of the
+    /// source `src` only (`None`: every packet).
+    pub(super) fn new(framing: Framing, options: IOptions, src: Option<u16>) -> Self {
+        let (encap, raw) = framing.reader();
+        Stream {
+            encap,
+            raw,
+            src,
+            buf: Vec::new(),
+            base: 0,
+            options,
+        }
+    }
+
+    /// The same framing read with `encap` and `raw`.
+    pub(super) fn set_framing(&mut self, encap: EncapConfig, raw: bool) {
+        self.encap = encap;
+        self.raw = raw;
+    }
+
+    /// The stream offset of the end of the bytes given so far.
+    pub(super) fn end(&self) -> u64 {
+        self.base + self.buf.len() as u64
+    }
+
+    /// Bytes waiting.
+    pub(super) fn waiting(&self) -> usize {
+        self.buf.len()
+    }
+
+    /// Give `item` the packets laid out per `params` in `data` (the stream from offset `base`
+    /// on) with their offsets, stopping at the first one that may run past its end unless
+    /// `eof`, or once `stopped` (`item` returns whether to stop); returns the bytes consumed
+    /// (all of them once stopped).
+    fn feed(
         &mut self,
-        st: &mut Stream,
         data: &[u8],
         eof: bool,
-        sink: &mut S,
+        params: Params,
+        stopped: &mut bool,
+        item: &mut impl FnMut(u64, Item) -> bool,
     ) -> usize {
         let mut rd =
-            PacketReader::new(data, st.encap, st.raw, self.params, st.options).only_src(st.src);
+            PacketReader::new(data, self.encap, self.raw, params, self.options).only_src(self.src);
         let mut keep = data.len();
-        while !self.s.stopped {
+        while !*stopped {
             let before = rd.options();
-            let Some((off, item)) = rd.next() else { break };
+            let Some((off, it)) = rd.next() else { break };
             // A packet that may run past the bytes so far waits for more (its options too).
             if !eof && off + MAX_PACKET > data.len() {
                 keep = off;
-                st.options = before;
+                self.options = before;
                 break;
             }
-            let at = st.base + off as u64;
-            match item {
-                Item::Packet(p) => self.packet(at, &p, sink),
-                Item::Error(e) => self.error(at, &e, sink),
-                Item::Other(_) => {}
-            }
-            st.options = rd.options();
-            self.s.stopped = sink.stop_requested();
+            *stopped = item(self.base + off as u64, it);
+            self.options = rd.options();
         }
-        st.base += keep as u64;
+        self.base += keep as u64;
         keep
     }
 
-    /// The stream state; a decoder made the old way ([`Decoder::new`]) reads plain
-    /// encapsulation.
-    pub(super) fn take_stream(&mut self) -> Stream {
-        self.stream.take().unwrap_or(Stream {
-            encap: EncapConfig::PLAIN,
-            raw: false,
-            src: None,
-            buf: Vec::new(),
-            base: 0,
-            options: self.s.options,
-        })
+    /// Take `data`, the stream's next bytes: the packets that are whole go to `item` (as
+    /// [`Stream::feed`] gives them), the rest waits.
+    pub(super) fn push(
+        &mut self,
+        mut data: &[u8],
+        params: Params,
+        stopped: &mut bool,
+        item: &mut impl FnMut(u64, Item) -> bool,
+    ) {
+        while !data.is_empty() && !*stopped {
+            if self.buf.is_empty() && data.len() >= WINDOW {
+                // Packets straight from the caller's bytes; only the tail is kept.
+                let n = self.feed(data, false, params, stopped, item);
+                data = &data[n..];
+                if n > 0 && data.len() >= WINDOW {
+                    continue;
+                }
+            }
+            // Gather a window; a packet started in the kept bytes ends within MAX_PACKET.
+            let take = data.len().min(WINDOW.max(2 * MAX_PACKET));
+            self.buf.extend_from_slice(&data[..take]);
+            data = &data[take..];
+            if self.buf.len() < WINDOW {
+                break;
+            }
+            let buf = std::mem::take(&mut self.buf);
+            let n = self.feed(&buf, false, params, stopped, item);
+            self.buf = buf;
+            self.buf.drain(..n);
+        }
+    }
+
+    /// The end of the stream (or of a chunk, which ends at a packet's end): every packet
+    /// waiting goes to `item`. Returns the stream offset of the end.
+    pub(super) fn drain(
+        &mut self,
+        params: Params,
+        stopped: &mut bool,
+        item: &mut impl FnMut(u64, Item) -> bool,
+    ) -> u64 {
+        let buf = std::mem::take(&mut self.buf);
+        self.feed(&buf, true, params, stopped, item);
+        self.base
     }
 }
