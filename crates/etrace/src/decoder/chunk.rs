@@ -25,9 +25,7 @@ impl<'a> Decoder<'a> {
         options: IOptions,
     ) -> Self {
         let mut d = Decoder::with_code(image, DecoderOptions { options, ..o }, code);
-        if let Some(st) = d.stream.as_mut() {
-            st.base = offset;
-        }
+        d.stream.base = offset;
         d.bytes = offset;
         d.s.enabled = true;
         d
@@ -42,7 +40,7 @@ impl rvtrace_flow::chunk::ChunkDecoder for Decoder<'_> {
         let (params, mut stopped) = (self.params, self.s.stopped);
         // The chunk ends at a packet's end: every packet in the bytes is whole.
         self.bytes = st.drain(params, &mut stopped, &mut |at, it| self.item(at, it, sink));
-        self.stream = Some(st);
+        self.stream = st;
     }
 
     fn begin_guess(&mut self) {
@@ -61,10 +59,7 @@ impl rvtrace_flow::chunk::ChunkDecoder for Decoder<'_> {
         let mut s = self.s.clone();
         s.tvec.sort_unstable();
         ChunkState {
-            stream: self
-                .stream
-                .as_ref()
-                .map(|st| (st.base, st.waiting(), st.options)),
+            stream: (self.stream.base, self.stream.waiting(), self.stream.options),
             s,
             pc: self.cur.pc,
             prev: self.cur.prev_state(),

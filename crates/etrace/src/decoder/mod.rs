@@ -31,8 +31,7 @@ use rvtrace_image::Image;
 
 use crate::code::{Code, Ent};
 use crate::codec::bits::mask;
-use crate::codec::{EncapConfig, Item};
-use crate::config::Framing;
+use crate::codec::Item;
 use crate::params::{IOptions, Params};
 
 pub use self::error::DecodeError;
@@ -53,28 +52,24 @@ pub struct DecodeStats {
     pub errors: u64,
 }
 
-/// The E-Trace decoder. Made with [`Decoder::with_options`], it is a
-/// [`rvtrace_flow::TraceDecoder`]: push the trace's bytes, then finish. The old way, still there:
-/// [`Decoder::new`] with a block table, packets fed with [`Decoder::packet`] (and errors with
-/// [`Decoder::error`]), then [`Decoder::finish`], or [`decode_stream`]/[`decode_reader`].
+/// The E-Trace decoder. Made with [`Decoder::with_options`] (or [`Decoder::with_code`]), it is
+/// a [`rvtrace_flow::TraceDecoder`]: push the trace's bytes, then finish
+/// ([`rvtrace_flow::decode_all`], [`rvtrace_flow::decode_read`]). A caller that reads the packets
+/// itself (to know the count at every packet, as `rvtrace stats` does) gives them one at a time
+/// with [`Decoder::packet`] (and the ones that do not decode with [`Decoder::error`]), then ends
+/// with [`Decoder::finish`] at the end's offset.
 pub struct Decoder<'a> {
     /// The walk over the program's block table, with the open range and the return address
     /// stack: `cur.pc` is `decoder.adoc` `pc` (the last instruction reported), the instruction
     /// before it `last_pc`.
     cur: Cursor<'a>,
     params: Params,
-    /// Resource limits.
-    pub limits: Limits,
-    /// Keep the return address stack across synchronisation packets (the reference flow's
-    /// encoder in implicit return mode never reports a return, even after a resync; see the
-    /// crate README). Off by default (`decoder.adoc` empties it at every sync).
-    pub keep_stack_across_syncs: bool,
-    /// Classify `c.jr x5` as the reference flow does: `post-iss` reports it as an other
-    /// uninferable jump (itype 14), so the reference encoder reports its target even in implicit
-    /// return mode, where the spec (`ingressPort.adoc`, jump classes) calls it a return. Such a
-    /// jump is then followed to the reported address, and pops the return address stack only if
-    /// it goes to the top entry (millicode `jal t0` ... `jr t0`). Off by default.
-    pub reference_x5_jumps: bool,
+    /// [`DecoderOptions::limits`].
+    limits: Limits,
+    /// [`DecoderOptions::keep_stack_across_syncs`].
+    keep_stack_across_syncs: bool,
+    /// [`DecoderOptions::reference_x5_jumps`].
+    reference_x5_jumps: bool,
     /// Everything else the decode depends on between packets (one list: a chunk's state is a
     /// normalized copy of it).
     s: Progress,
@@ -85,10 +80,11 @@ pub struct Decoder<'a> {
     pub stats: DecodeStats,
     /// Bytes skipped, as the losses report them.
     skipped_bytes: u64,
-    /// The end of the last packet or error seen (the byte count of the old way).
+    /// The end of the bytes read, or of the last packet or error given (by [`Decoder::packet`],
+    /// [`Decoder::error`], [`Decoder::finish`]).
     bytes: u64,
-    /// Framing and unread bytes ([`Decoder::with_options`]).
-    stream: Option<Stream>,
+    /// Framing and unread bytes.
+    stream: Stream,
     /// Chunked decode (`rvtrace_flow::chunk`): losses were reported before this decoder's
     /// start (a fresh synchronisation is then a recovery).
     errors_before: bool,
@@ -106,23 +102,7 @@ impl<'a> Decoder<'a> {
     /// [`Decoder::with_options`] with the block table `code` (`Code::new(image, o.isa)`, shared
     /// by the decoders of a chunked decode).
     pub fn with_code(image: &'a Image, o: DecoderOptions, code: Code) -> Self {
-        let mut d = Decoder::from_parts(code, image, o.params, o.options);
-        d.limits = o.limits;
-        d.keep_stack_across_syncs = o.keep_stack_across_syncs;
-        d.reference_x5_jumps = o.reference_x5_jumps;
-        d.stream = Some(Stream::new(o.framing, o.options, o.src));
-        d
-    }
-
-    /// The old way: a decoder for the program in `image` (with its block table `code`, shared,
-    /// not copied), packets
-    /// laid out per `params`, starting with run-time `options` (support packets replace them),
-    /// fed packets with [`Decoder::packet`]. Prefer [`Decoder::with_options`].
-    pub fn new(code: &'a Code, image: &'a Image, params: Params, options: IOptions) -> Self {
-        Decoder::from_parts(code.clone(), image, params, options)
-    }
-
-    fn from_parts(code: Code, image: &'a Image, params: Params, options: IOptions) -> Self {
+        let params = o.params;
         let cur = Cursor::new(
             code,
             image,
@@ -133,16 +113,16 @@ impl<'a> Decoder<'a> {
         Decoder {
             cur,
             params,
-            limits: Limits::default(),
-            keep_stack_across_syncs: false,
-            reference_x5_jumps: false,
-            s: Progress::new(&params, options),
+            limits: o.limits,
+            keep_stack_across_syncs: o.keep_stack_across_syncs,
+            reference_x5_jumps: o.reference_x5_jumps,
+            s: Progress::new(&params, o.options),
             jumps: 0,
             insns_at_packet: 0,
             stats: DecodeStats::default(),
             skipped_bytes: 0,
             bytes: 0,
-            stream: None,
+            stream: Stream::new(o.framing, o.options, o.src),
             errors_before: false,
             guess_read: false,
         }
@@ -226,12 +206,9 @@ impl<'a> Decoder<'a> {
         self.s.stopped
     }
 
-    /// The stream state; a decoder made the old way ([`Decoder::new`]) reads plain
-    /// encapsulation.
+    /// The stream state, taken out while its packets go to [`Decoder::item`] (put it back).
     fn take_stream(&mut self) -> Stream {
-        self.stream.take().unwrap_or_else(|| {
-            Stream::new(Framing::Encap(EncapConfig::PLAIN), self.s.options, None)
-        })
+        self.stream.take()
     }
 }
 
@@ -248,7 +225,7 @@ impl TraceDecoder for Decoder<'_> {
             self.item(at, it, sink)
         });
         self.bytes = st.end();
-        self.stream = Some(st);
+        self.stream = st;
     }
 
     fn finish<S: FlowSink + ?Sized>(&mut self, sink: &mut S) -> rvtrace_flow::DecodeStats {
@@ -259,7 +236,7 @@ impl TraceDecoder for Decoder<'_> {
         let mut st = self.take_stream();
         let (params, mut stopped) = (self.params, self.s.stopped);
         let end = st.drain(params, &mut stopped, &mut |at, it| self.item(at, it, sink));
-        self.stream = Some(st);
+        self.stream = st;
         if !self.s.stopped {
             Decoder::finish(self, end, sink);
         }
@@ -279,39 +256,4 @@ impl TraceDecoder for Decoder<'_> {
     fn protocol_stats(&self) -> DecodeStats {
         self.stats
     }
-}
-
-impl Decoder<'_> {
-    fn set_framing(&mut self, encap: EncapConfig, raw: bool) {
-        let mut st = self.take_stream();
-        st.set_framing(encap, raw);
-        self.stream = Some(st);
-    }
-}
-
-/// The old way: decode a whole framed byte stream into `sink` with a decoder made by
-/// [`Decoder::new`]. Prefer [`Decoder::with_options`] and [`rvtrace_flow::decode_all`].
-pub fn decode_stream<S: FlowSink + ?Sized>(
-    data: &[u8],
-    encap: EncapConfig,
-    raw: bool,
-    dec: &mut Decoder<'_>,
-    sink: &mut S,
-) {
-    dec.set_framing(encap, raw);
-    rvtrace_flow::decode_all(dec, data, sink);
-}
-
-/// The old way: decode a framed byte stream read from `input` into `sink` (memory stays flat
-/// whatever the input's size); returns the number of bytes read. Prefer
-/// [`Decoder::with_options`] and [`rvtrace_flow::decode_read`].
-pub fn decode_reader<R: std::io::Read, S: FlowSink + ?Sized>(
-    input: R,
-    encap: EncapConfig,
-    raw: bool,
-    dec: &mut Decoder<'_>,
-    sink: &mut S,
-) -> std::io::Result<u64> {
-    dec.set_framing(encap, raw);
-    Ok(rvtrace_flow::decode_read(dec, input, sink)?.bytes)
 }

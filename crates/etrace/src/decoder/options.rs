@@ -42,8 +42,11 @@ pub struct DecoderOptions {
     /// encoder in implicit return mode never reports a return, even after a resync; see the
     /// crate README). Off by default (`decoder.adoc` empties it at every sync).
     pub keep_stack_across_syncs: bool,
-    /// Classify `c.jr x5` as the reference flow's `post-iss` does (an other uninferable jump,
-    /// see [`Decoder::reference_x5_jumps`]). Off by default.
+    /// Classify `c.jr x5` as the reference flow does: `post-iss` reports it as an other
+    /// uninferable jump (itype 14), so the reference encoder reports its target even in implicit
+    /// return mode, where the spec (`ingressPort.adoc`, jump classes) calls it a return. Such a
+    /// jump is then followed to the reported address, and pops the return address stack only if
+    /// it goes to the top entry (millicode `jal t0` ... `jr t0`). Off by default.
     pub reference_x5_jumps: bool,
     /// Decode only the packets of this *srcID* (the encapsulation's source field,
     /// `e-trace-specifics.adoc`: one hart of a trace of several; [`crate::scan::sources`] lists

@@ -95,7 +95,8 @@ impl Progress {
 /// of the decoder but its counts, its table and its per-packet counters.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ChunkState {
-    pub(super) stream: Option<(u64, usize, IOptions)>,
+    /// The stream's offset, bytes waiting and run-time options.
+    pub(super) stream: (u64, usize, IOptions),
     /// The decoder's own state, normalized: the handlers learnt sorted (the branch queue
     /// compares its waiting outcomes only). Of it, a chunk's start guesses the handlers learnt
     /// (`tvec`) and whether they are guesses (`guessing`, the chunk's own only).

@@ -41,10 +41,12 @@ impl Stream {
         }
     }
 
-    /// The same framing read with `encap` and `raw`.
-    pub(super) fn set_framing(&mut self, encap: EncapConfig, raw: bool) {
-        self.encap = encap;
-        self.raw = raw;
+    /// This stream, its bytes moved out (`self` keeps none).
+    pub(super) fn take(&mut self) -> Stream {
+        Stream {
+            buf: std::mem::take(&mut self.buf),
+            ..*self
+        }
     }
 
     /// The stream offset of the end of the bytes given so far.
