@@ -1350,11 +1350,11 @@ impl<W: std::io::Write> FrameWriter<W> {
     /// A writer of packets laid out per `cfg` to `w`.
     pub fn new(w: W, cfg: &TraceConfig) -> Self {
         let (encap, flow) = match cfg.framing {
-            crate::config::Framing::Raw => (
+            crate::codec::Framing::Raw => (
                 crate::codec::EncapConfig::TE_INST_RAW,
                 crate::codec::encap::RAW_TE_INST,
             ),
-            crate::config::Framing::Encap(e) => (e, 0),
+            crate::codec::Framing::Encap(e) => (e, 0),
         };
         FrameWriter {
             w,

@@ -2,7 +2,8 @@
 
 use rvtrace_isa::IsaConfig;
 
-use crate::config::{Framing, Preset, TraceConfig};
+use crate::codec::Framing;
+use crate::config::{Preset, TraceConfig};
 use crate::params::{IOptions, Params};
 
 /// Limits that keep garbage input from running long.

@@ -3,8 +3,8 @@
 //! stop.
 
 use crate::codec::encap::MAX_PACKET;
+use crate::codec::Framing;
 use crate::codec::{EncapConfig, Item, PacketReader};
-use crate::config::Framing;
 use crate::params::{IOptions, Params};
 
 /// Bytes waiting to be split into packets ([`rvtrace_flow::TraceDecoder::push`]).
