@@ -4,11 +4,11 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use rvtrace_etrace::code::Code;
 use rvtrace_etrace::codec::EncapConfig;
-use rvtrace_etrace::decoder::{decode_stream, Decoder, Limits};
+use rvtrace_etrace::config::Framing;
+use rvtrace_etrace::decoder::{Decoder, DecoderOptions, Limits};
 use rvtrace_etrace::{IOptions, Params};
-use rvtrace_flow::FlowElement;
+use rvtrace_flow::{decode_all, FlowElement};
 use rvtrace_image::Image;
 use rvtrace_isa::IsaConfig;
 
@@ -37,25 +37,31 @@ fuzz_target!(|data: &[u8]| {
         return;
     }
     let img = image();
-    let code = Code::new(&img, IsaConfig::rv64());
     let mut p = Params::rvtrace(64);
     p.return_stack_size_p = 2;
     p.cache_size_p = 2;
     p.bpred_size_p = 2;
     p.f0s_width_p = 1;
     let o = IOptions::from_bits(data[0] as u64);
-    let mut dec = Decoder::new(&code, &img, p, o);
-    dec.limits = Limits {
-        max_jumps_per_packet: 1 << 12,
-        max_insns_per_packet: 1 << 16,
+    let framing = match data[0] & 0x80 != 0 {
+        true => Framing::Raw,
+        false => Framing::Encap(EncapConfig::PLAIN),
     };
+    let opts = DecoderOptions {
+        limits: Limits {
+            max_jumps_per_packet: 1 << 12,
+            max_insns_per_packet: 1 << 16,
+        },
+        ..DecoderOptions::new(p, o, framing, IsaConfig::rv64())
+    };
+    let mut dec = Decoder::with_options(&img, opts);
     let mut losses = 0u64;
     let mut sink = |e: &FlowElement| {
         if let FlowElement::Loss { .. } = e {
             losses += 1;
         }
     };
-    decode_stream(&data[1..], EncapConfig::PLAIN, data[0] & 0x80 != 0, &mut dec, &mut sink);
+    decode_all(&mut dec, &data[1..], &mut sink);
     assert_eq!(dec.stats.errors, losses, "one count for losses and errors");
     // A stream that decodes without error ended properly (a support packet ending tracing).
     assert!(dec.stats.errors > 0 || dec.stats.packets > 0);

@@ -8,7 +8,6 @@
 use rvtrace_analysis::profile::Profiler;
 use rvtrace_analysis::symbols::Symbols;
 use rvtrace_etrace::code::Code;
-use rvtrace_etrace::codec::EncapConfig;
 use rvtrace_etrace::config::{ConfigInputs, TraceConfig};
 use rvtrace_etrace::encoder::{Encoder as TeEncoder, FrameWriter};
 use rvtrace_isa::IsaConfig;
@@ -73,9 +72,9 @@ fn main() {
     let code = Code::new(&run.image, isa);
     let (s, insns) = best_of(5, || {
         let mut p = Profiler::new(&run.image, &syms, isa);
-        let mut dec =
-            rvtrace_etrace::decoder::Decoder::new(&code, &run.image, tcfg.params, tcfg.options);
-        rvtrace_etrace::decoder::decode_stream(&te, EncapConfig::PLAIN, false, &mut dec, &mut p);
+        let o = rvtrace_etrace::decoder::DecoderOptions::from_config(&tcfg, isa);
+        let mut dec = rvtrace_etrace::decoder::Decoder::with_code(&run.image, o, code.clone());
+        rvtrace_flow::decode_all(&mut dec, &te, &mut p);
         p.profile().total().insns
     });
     assert_eq!(insns, n, "E-Trace profile");

@@ -114,13 +114,13 @@ impl<P: rvtrace_etrace::encoder::PacketSink> IngressSink for EtraceOut<'_, P> {
             None => self.enc.push(r),
         };
         if let Err(e) = res {
-            self.error = Some(e);
+            self.error = Some(e.to_string());
         }
     }
     fn lost(&mut self, _: &LossReason) {
         if self.error.is_none() {
             if let Err(e) = self.enc.lost() {
-                self.error = Some(e);
+                self.error = Some(e.to_string());
             }
         }
     }

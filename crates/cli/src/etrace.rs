@@ -264,7 +264,7 @@ fn push_batch<S: rvtrace_etrace::encoder::PacketSink>(
     enc: &mut rvtrace_etrace::encoder::Encoder<S>,
     batch: &[rvtrace_ingress::Record],
     image: Option<&rvtrace_image::Image>,
-) -> Result<(), String> {
+) -> Result<(), rvtrace_etrace::encoder::EncodeError> {
     match image {
         Some(image) => batch
             .iter()

@@ -53,6 +53,12 @@ impl From<String> for Failure {
     }
 }
 
+impl From<rvtrace_etrace::encoder::EncodeError> for Failure {
+    fn from(e: rvtrace_etrace::encoder::EncodeError) -> Failure {
+        Failure::Tool(e.to_string())
+    }
+}
+
 impl From<&str> for Failure {
     fn from(s: &str) -> Failure {
         Failure::Tool(s.to_string())

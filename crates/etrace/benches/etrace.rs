@@ -5,11 +5,11 @@
 
 use rvtrace_etrace::code::Code;
 use rvtrace_etrace::codec::EncapConfig;
-use rvtrace_etrace::config::{ConfigInputs, TraceConfig};
-use rvtrace_etrace::decoder::{decode_stream, Decoder};
+use rvtrace_etrace::config::{ConfigInputs, Framing, TraceConfig};
+use rvtrace_etrace::decoder::{Decoder, DecoderOptions};
 use rvtrace_etrace::encoder::{Encoder, FrameWriter};
-use rvtrace_flow::FlowElement;
 use rvtrace_flow::PcWriter;
+use rvtrace_flow::{decode_all, FlowElement};
 use rvtrace_isa::IsaConfig;
 use rvtrace_testkit::bench::figure;
 use std::path::Path;
@@ -89,17 +89,24 @@ fn main() {
             let w = w.unwrap();
             let bits = w.payload_bytes as f64 * 8.0 / run.records.len() as f64;
             let bytes = w.into_inner();
+            // The block table is built once (above), as a chunked decode shares it.
+            let o = DecoderOptions::new(
+                cfg.params,
+                cfg.options,
+                Framing::Encap(EncapConfig::PLAIN),
+                isa,
+            );
             let mut best = f64::MAX;
             for _ in 0..5 {
                 let t = Instant::now();
-                let mut dec = Decoder::new(&code, &run.image, cfg.params, cfg.options);
+                let mut dec = Decoder::with_code(&run.image, o, code.clone());
                 let mut count = 0u64;
                 let mut sink = |e: &FlowElement| {
                     if let FlowElement::Range { count: c, .. } = e {
                         count += c;
                     }
                 };
-                decode_stream(&bytes, EncapConfig::PLAIN, false, &mut dec, &mut sink);
+                decode_all(&mut dec, &bytes, &mut sink);
                 best = best.min(t.elapsed().as_secs_f64());
                 assert_eq!(count, run.pcs.len() as u64, "{name} {label}");
                 assert_eq!(dec.stats.errors, 0);
@@ -127,9 +134,9 @@ fn main() {
                 let mut best = f64::MAX;
                 for _ in 0..5 {
                     let t = Instant::now();
-                    let mut dec = Decoder::new(&code, &run.image, cfg.params, cfg.options);
+                    let mut dec = Decoder::with_code(&run.image, o, code.clone());
                     let mut w = PcWriter::new(&run.image, std::io::sink());
-                    decode_stream(&bytes, EncapConfig::PLAIN, false, &mut dec, &mut w);
+                    decode_all(&mut dec, &bytes, &mut w);
                     assert_eq!(w.count, run.pcs.len() as u64, "{name} {label}");
                     w.finish().unwrap();
                     best = best.min(t.elapsed().as_secs_f64());

@@ -210,28 +210,7 @@ pub enum Preset {
     Reference,
 }
 
-/// How packets are framed in a file.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Framing {
-    /// The reference flow's `te_inst_raw`: a 1-byte header (length, message type in *flow*), no
-    /// srcID, no timestamp; only *flow* = 2 packets are `te_inst`.
-    Raw,
-    /// `etrace-encap` with these constants; every normal packet whose *type* is the
-    /// instruction-trace type is a `te_inst`.
-    Encap(crate::codec::EncapConfig),
-}
-
-impl Framing {
-    /// What a reader of the framing is given ([`crate::codec::PacketReader::new`]): the
-    /// encapsulation's constants (for `te_inst_raw`, [`crate::codec::EncapConfig::TE_INST_RAW`])
-    /// and whether the stream is `te_inst_raw`.
-    pub fn reader(self) -> (crate::codec::EncapConfig, bool) {
-        match self {
-            Framing::Raw => (crate::codec::EncapConfig::TE_INST_RAW, true),
-            Framing::Encap(e) => (e, false),
-        }
-    }
-}
+pub use crate::codec::Framing;
 
 /// Encapsulation widths (srcID, timestamp, type) apply to `etrace-encap` only: asking for
 /// `te_inst_raw` (`raw`) with some of them (`encap_widths`) is a contradiction (te_inst_raw has a
@@ -262,6 +241,18 @@ pub struct TraceConfig {
     /// decoder reads only the packets of it. `None`: the encoder writes 0, the decoder reads
     /// every packet.
     pub srcid: Option<u16>,
+}
+
+/// What a reader of the trace's bytes is told ([`crate::codec::read_trace_items`]).
+impl From<&TraceConfig> for crate::codec::StreamLayout {
+    fn from(c: &TraceConfig) -> Self {
+        crate::codec::StreamLayout {
+            framing: c.framing,
+            params: c.params,
+            options: c.options,
+            src: c.srcid,
+        }
+    }
 }
 
 /// The inputs [`TraceConfig::build`] combines, in order of precedence (later wins): the preset's

@@ -19,25 +19,79 @@ use rvtrace_ingress::{Itype, Record};
 
 use crate::codec::bits::mask;
 use crate::codec::te_inst::{branch_map_width_f0s1, QualStatus, Support, SyncFields};
-use crate::codec::{AddrTail, IrdepthFill, TeInst};
+use crate::codec::{AddrTail, CodecError, IrdepthFill, TeInst};
 use crate::config::{Preset, TraceConfig};
 use crate::params::{IOptions, Params};
 use crate::predict::{bpred_next, table_index, BPRED_INIT};
 
+/// Why the encoder could not go on: its configuration, a packet that does not fit its layout,
+/// or the packet sink. The text ([`Display`](std::fmt::Display)) is what `rvtrace encode`
+/// prints.
+#[derive(Debug)]
+pub enum EncodeError {
+    /// Parameters the codec cannot lay packets out with ([`Params::validate`]).
+    Params(CodecError),
+    /// Implicit return with a 3-bit *itype* (rvtrace's encoder): calls and returns are not told
+    /// apart.
+    ImplicitReturnNeedsItype4,
+    /// A packet that does not encode or encapsulate with the stream's layout.
+    Packet {
+        /// The packet's fields ([`TeInst::fields`]).
+        fields: String,
+        /// What the codec said.
+        error: CodecError,
+    },
+    /// The packet sink's writer failed.
+    Io(std::io::Error),
+}
+
+impl std::fmt::Display for EncodeError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            EncodeError::Params(e) => write!(f, "{e}"),
+            EncodeError::ImplicitReturnNeedsItype4 => f.write_str(
+                "implicit return needs a 4-bit itype (calls and returns are not told apart with 3 bits)",
+            ),
+            EncodeError::Packet { fields, error } => write!(f, "{fields}: {error}"),
+            EncodeError::Io(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+/// The text says the cause (the codec's or the writer's error): no [`source`](std::error::Error::source).
+impl std::error::Error for EncodeError {}
+
+impl EncodeError {
+    /// The error `error` of the packet `p` laid out per `params`.
+    fn packet(p: &TeInst, params: &Params, error: CodecError) -> Self {
+        EncodeError::Packet {
+            fields: p.fields(params).to_string(),
+            error,
+        }
+    }
+}
+
+/// For callers that report errors as text.
+impl From<EncodeError> for String {
+    fn from(e: EncodeError) -> String {
+        e.to_string()
+    }
+}
+
 /// Receives the packets an [`Encoder`] produces.
 pub trait PacketSink {
     /// One packet, in order.
-    fn packet(&mut self, p: &TeInst) -> Result<(), String>;
+    fn packet(&mut self, p: &TeInst) -> Result<(), EncodeError>;
 }
 
-impl<F: FnMut(&TeInst) -> Result<(), String>> PacketSink for F {
-    fn packet(&mut self, p: &TeInst) -> Result<(), String> {
+impl<F: FnMut(&TeInst) -> Result<(), EncodeError>> PacketSink for F {
+    fn packet(&mut self, p: &TeInst) -> Result<(), EncodeError> {
         self(p)
     }
 }
 
 impl PacketSink for Vec<TeInst> {
-    fn packet(&mut self, p: &TeInst) -> Result<(), String> {
+    fn packet(&mut self, p: &TeInst) -> Result<(), EncodeError> {
         self.push(*p);
         Ok(())
     }
@@ -261,15 +315,12 @@ pub fn post_iss_itype(image: &Image, r: &Record) -> Record {
 impl<S: PacketSink> Encoder<S> {
     /// An encoder with configuration `cfg` writing packets to `sink`. Sends the initial support
     /// packet (`payload.adoc` `sec:format33`: before the first synchronisation packet).
-    pub fn new(cfg: &TraceConfig, sink: S) -> Result<Self, String> {
+    pub fn new(cfg: &TraceConfig, sink: S) -> Result<Self, EncodeError> {
         let p = cfg.params;
-        p.validate().map_err(|e| e.to_string())?;
+        p.validate().map_err(EncodeError::Params)?;
         let o = cfg.options;
         if cfg.preset == Preset::Rvtrace && o.implicit_return && p.itype_width_p != 4 {
-            return Err(
-                "implicit return needs a 4-bit itype (calls and returns are not told apart with 3 bits)"
-                    .into(),
-            );
+            return Err(EncodeError::ImplicitReturnNeedsItype4);
         }
         let stack_max = if p.return_stack_size_p > 0 {
             1usize << p.return_stack_size_p
@@ -331,7 +382,7 @@ impl<S: PacketSink> Encoder<S> {
     }
 
     /// Add one ingress record (one retired instruction, or a trap that retired nothing).
-    pub fn push(&mut self, rec: &Record) -> Result<(), String> {
+    pub fn push(&mut self, rec: &Record) -> Result<(), EncodeError> {
         self.stats.records += 1;
         self.count += 1;
         // The pipeline is a ring: the oldest slot (previous) becomes the next instruction.
@@ -350,7 +401,7 @@ impl<S: PacketSink> Encoder<S> {
     /// Add ingress records in order: the same packets as [`push`](Encoder::push) on each, faster.
     /// Runs of records that take the fast path (sequential, or a branch while the map has room) are
     /// scanned in place, without going through the pipeline one by one.
-    pub fn push_all(&mut self, recs: &[Record]) -> Result<(), String> {
+    pub fn push_all(&mut self, recs: &[Record]) -> Result<(), EncodeError> {
         let mut i = 0;
         while i < recs.len() {
             i += self.run_fast(&recs[i..]);
@@ -419,7 +470,7 @@ impl<S: PacketSink> Encoder<S> {
 
     /// End of trace: report the final instruction and send a support packet saying tracing
     /// ended. Returns the sink.
-    pub fn finish(mut self) -> Result<S, String> {
+    pub fn finish(mut self) -> Result<S, EncodeError> {
         if self.count > 0 {
             // Flush the pipeline.
             let next = self.pipe[self.head];
@@ -460,7 +511,7 @@ impl<S: PacketSink> Encoder<S> {
     /// then a support packet with *qual_status* `trace_lost` ("one or more instruction trace
     /// packets lost", `sec:format33`) says why; the next record starts trace again with a
     /// synchronisation packet. The reference preset does the same (its encoder has no losses).
-    pub fn lost(&mut self) -> Result<(), String> {
+    pub fn lost(&mut self) -> Result<(), EncodeError> {
         if self.count > 0 {
             let next = self.pipe[self.head];
             self.head = (self.head + 1) % 3;
@@ -490,7 +541,7 @@ impl<S: PacketSink> Encoder<S> {
         Ok(())
     }
 
-    fn send(&mut self, pkt: TeInst) -> Result<(), String> {
+    fn send(&mut self, pkt: TeInst) -> Result<(), EncodeError> {
         self.stats.packets[kind_index(&pkt)] += 1;
         self.sink.packet(&pkt)?;
         self.resync_count = self.resync_count.saturating_add(1);
@@ -513,7 +564,7 @@ impl<S: PacketSink> Encoder<S> {
         Ok(())
     }
 
-    fn support(&mut self, enabled: bool, q: QualStatus) -> Result<(), String> {
+    fn support(&mut self, enabled: bool, q: QualStatus) -> Result<(), EncodeError> {
         // The reference encoder sends qual_status = int(qualified) of the instruction it is
         // given: 0 at the start, 1 (ended_rep) at the end.
         self.send(TeInst::Support(Support {
@@ -589,7 +640,7 @@ impl<S: PacketSink> Encoder<S> {
         }
     }
 
-    fn start(&mut self, icurr: &Inst) -> Result<(), String> {
+    fn start(&mut self, icurr: &Inst) -> Result<(), EncodeError> {
         self.trap_reported = false;
         let pkt = TeInst::Start {
             sync: self.sync_fields(icurr),
@@ -607,7 +658,7 @@ impl<S: PacketSink> Encoder<S> {
         thaddr: bool,
         exc: &Inst,
         reported: bool,
-    ) -> Result<(), String> {
+    ) -> Result<(), EncodeError> {
         self.trap_reported = reported;
         let interrupt = exc.itype() == Itype::Interrupt;
         let ecause = exc.rec.cause & mask(self.p.ecause_width_p as u32);
@@ -669,7 +720,7 @@ impl<S: PacketSink> Encoder<S> {
     /// that is not about an uninferable discontinuity: before a trap, a resynchronisation or the
     /// end of tracing, an `ecall`/`ebreak`, or the branch count limit. `definite`: the next packet
     /// may not be a format 3, so the decoder must not stop tentatively (`sec:updiscon` case 3).
-    fn report_here(&mut self, icurr: &Inst, definite: bool) -> Result<(), String> {
+    fn report_here(&mut self, icurr: &Inst, definite: bool) -> Result<(), EncodeError> {
         let fail = icurr.is_branch() && !self.curr_correct;
         let addr = icurr.rec.iaddr & self.amask;
         match self.tail.len().checked_sub(1) {
@@ -732,7 +783,7 @@ impl<S: PacketSink> Encoder<S> {
     /// the last such one that it can find (or, failing that, at the first such one, and so on):
     /// each packet carries *notify* (`sec:notify`) and, when the address alone is ambiguous, the
     /// depth in *irreport*/*irdepth* (`sec:irxx`).
-    fn stop_at(&mut self, mut t: usize, definite: bool, fail: bool) -> Result<(), String> {
+    fn stop_at(&mut self, mut t: usize, definite: bool, fail: bool) -> Result<(), EncodeError> {
         loop {
             let p = self.tail[t];
             let m = self.marks_for(t);
@@ -763,7 +814,7 @@ impl<S: PacketSink> Encoder<S> {
     }
 
     /// Send a packet reporting position `c`; the positions after it stay.
-    fn stop_packet(&mut self, c: usize, m: Marks, fail: bool) -> Result<(), String> {
+    fn stop_packet(&mut self, c: usize, m: Marks, fail: bool) -> Result<(), EncodeError> {
         let rest = self.tail.split_off(c + 1);
         let pc = self.tail[c].pc;
         self.address_packet(pc, fail, false, m)?;
@@ -776,7 +827,7 @@ impl<S: PacketSink> Encoder<S> {
     /// the first return at depth `d` after which no branch is left and whose predicted target is
     /// not the reported address as the failed one: if an inferred return since the last packet
     /// and branch fits that description, stop the decoder after it first.
-    fn separate_failed_return(&mut self, ret: u64, d: u64, target: u64) -> Result<(), String> {
+    fn separate_failed_return(&mut self, ret: u64, d: u64, target: u64) -> Result<(), EncodeError> {
         let Some(t) = self.tail.len().checked_sub(1) else {
             return Ok(());
         };
@@ -809,7 +860,7 @@ impl<S: PacketSink> Encoder<S> {
         fail: bool,
         updiscon: bool,
         m: Marks,
-    ) -> Result<(), String> {
+    ) -> Result<(), EncodeError> {
         let p = self.p;
         let Marks {
             notify,
@@ -1055,7 +1106,7 @@ impl<S: PacketSink> Encoder<S> {
 
     /// One cycle of the algorithm for the current instruction (`encoder_model.py` `encode`,
     /// `algo.png`). `last`: the next instruction is unqualified (end of trace, rvtrace preset).
-    fn encode(&mut self, last: bool) -> Result<(), String> {
+    fn encode(&mut self, last: bool) -> Result<(), EncodeError> {
         let r = self.reference();
         let (ip, ic) = (self.ip(), self.ic());
         if self.fast(last) {
@@ -1350,11 +1401,11 @@ impl<W: std::io::Write> FrameWriter<W> {
     /// A writer of packets laid out per `cfg` to `w`.
     pub fn new(w: W, cfg: &TraceConfig) -> Self {
         let (encap, flow) = match cfg.framing {
-            crate::config::Framing::Raw => (
+            crate::codec::Framing::Raw => (
                 crate::codec::EncapConfig::TE_INST_RAW,
                 crate::codec::encap::RAW_TE_INST,
             ),
-            crate::config::Framing::Encap(e) => (e, 0),
+            crate::codec::Framing::Encap(e) => (e, 0),
         };
         FrameWriter {
             w,
@@ -1376,14 +1427,14 @@ impl<W: std::io::Write> FrameWriter<W> {
 }
 
 impl<W: std::io::Write> PacketSink for FrameWriter<W> {
-    fn packet(&mut self, p: &TeInst) -> Result<(), String> {
+    fn packet(&mut self, p: &TeInst) -> Result<(), EncodeError> {
         if let TeInst::Support(s) = p {
             self.options = IOptions::from_bits(s.ioptions);
         }
         let mut payload = [0u8; crate::codec::bits::MAX_PAYLOAD];
         let n = p
             .encode(&self.params, self.options, &mut payload)
-            .map_err(|e| format!("{}: {e}", p.fields(&self.params)))?;
+            .map_err(|e| EncodeError::packet(p, &self.params, e))?;
         let mut out = [0u8; crate::codec::encap::MAX_PACKET];
         let fields = crate::codec::FrameFields {
             flow: self.flow,
@@ -1392,8 +1443,8 @@ impl<W: std::io::Write> PacketSink for FrameWriter<W> {
             ..Default::default()
         };
         let len = crate::codec::write_frame(&payload[..n], &fields, &self.encap, &mut out)
-            .map_err(|e| format!("{}: {e}", p.fields(&self.params)))?;
-        self.w.write_all(&out[..len]).map_err(|e| e.to_string())?;
+            .map_err(|e| EncodeError::packet(p, &self.params, e))?;
+        self.w.write_all(&out[..len]).map_err(EncodeError::Io)?;
         self.bytes += len as u64;
         self.payload_bytes += n as u64;
         self.packets += 1;

@@ -16,8 +16,7 @@
 //! decodes the payload of format 3 packets only.
 
 use crate::codec::encap::RAW_TE_INST;
-use crate::codec::{read_items, EncapConfig, Frame, FrameReader, Item, TeInst};
-use crate::config::Framing;
+use crate::codec::{read_items, EncapConfig, Frame, FrameReader, Framing, Item, TeInst};
 use crate::decoder::{DecodeStats, Decoder, DecoderOptions};
 use crate::params::IOptions;
 use rvtrace_flow::chunk::{self, ChunkError, Cut};

@@ -15,9 +15,9 @@
 use rvtrace_etrace::code::Code;
 use rvtrace_etrace::codec::PacketReader;
 use rvtrace_etrace::config::{ConfigInputs, Preset, TraceConfig};
-use rvtrace_etrace::decoder::{decode_stream, Decoder};
+use rvtrace_etrace::decoder::{Decoder, DecoderOptions};
 use rvtrace_etrace::encoder::{Encoder, FrameWriter};
-use rvtrace_flow::{FlowElement, FlowSink, PcWriter};
+use rvtrace_flow::{decode_all, decode_read, FlowElement, FlowSink, PcWriter};
 use rvtrace_isa::IsaConfig;
 use rvtrace_testkit::{parse_pcs, run_test_program, ChunkedReader, ProgramRun, Rng};
 
@@ -100,6 +100,12 @@ fn make_stream<'a>(run: &'a ProgramRun, inputs: &ConfigInputs) -> Stream<'a> {
     }
 }
 
+/// The specification's decoder for the stream's framing and layout (no reference flow quirks,
+/// whatever the preset).
+fn plain(st: &Stream) -> DecoderOptions {
+    DecoderOptions::new(st.cfg.params, st.cfg.options, st.cfg.framing, st.code.isa)
+}
+
 /// What a decode gave.
 struct Decoded {
     pcs: Vec<u64>,
@@ -108,10 +114,13 @@ struct Decoded {
 }
 
 fn decode(st: &Stream, data: &[u8]) -> Decoded {
-    let (encap, raw) = st.cfg.framing.reader();
-    let mut dec = Decoder::new(&st.code, &st.run.image, st.cfg.params, st.cfg.options);
-    dec.keep_stack_across_syncs = st.cfg.preset == Preset::Reference;
-    dec.reference_x5_jumps = st.cfg.preset == Preset::Reference;
+    // The stream's framing, with the reference flow's quirks for its preset.
+    let o = DecoderOptions::from_config(&st.cfg, st.code.isa);
+    assert_eq!(
+        o.keep_stack_across_syncs && o.reference_x5_jumps,
+        st.cfg.preset == Preset::Reference
+    );
+    let mut dec = Decoder::with_code(&st.run.image, o, st.code.clone());
     let mut pcw = PcWriter::new(&st.run.image, Vec::new());
     let mut losses = 0;
     let mut sink = |e: &FlowElement| {
@@ -120,7 +129,7 @@ fn decode(st: &Stream, data: &[u8]) -> Decoded {
         }
         pcw.element(e);
     };
-    decode_stream(data, encap, raw, &mut dec, &mut sink);
+    decode_all(&mut dec, data, &mut sink);
     Decoded {
         pcs: parse_pcs(&pcw.finish().unwrap()),
         errors: dec.stats.errors,
@@ -355,7 +364,6 @@ fn memory_is_flat_on_hostile_bytes() {
         .filter(|(t, _)| matches!(*t, "default" | "reference"))
     {
         let st = make_stream(&run, &inputs);
-        let (encap, raw) = st.cfg.framing.reader();
         let mut rng = Rng(3);
         for what in ["0xff", "random"] {
             let data: Vec<u8> = (0..4 << 20)
@@ -367,14 +375,14 @@ fn memory_is_flat_on_hostile_bytes() {
                     }
                 })
                 .collect();
-            let mut dec = Decoder::new(&st.code, &st.run.image, st.cfg.params, st.cfg.options);
+            let mut dec = Decoder::with_code(&st.run.image, plain(&st), st.code.clone());
             let mut losses = 0u64;
             let mut sink = |e: &FlowElement| {
                 if let FlowElement::Loss { .. } = e {
                     losses += 1;
                 }
             };
-            decode_stream(&data, encap, raw, &mut dec, &mut sink);
+            decode_all(&mut dec, &data, &mut sink);
             assert!(dec.stats.errors > 0, "{stype} {what}");
             assert_eq!(dec.stats.errors, losses, "{stype} {what}");
             assert!(
@@ -413,16 +421,13 @@ fn hostile_files_are_reported() {
     }
 }
 
-/// `decode_reader` (the CLI's, memory flat in the input's size) gives exactly what
-/// `decode_stream` gives on the whole input: damaged streams, and hostile bytes spanning many
-/// of its windows.
+/// `decode_read` (the CLI's, memory flat in the input's size) gives exactly what `decode_all`
+/// gives on the whole input: damaged streams, and hostile bytes spanning many of its windows.
 #[test]
 fn streaming_decode_equals_whole_input_decode() {
-    use rvtrace_etrace::decoder::decode_reader;
     let run = run_test_program("recurse-rv64gc", 4);
     for (stype, inputs) in stream_types() {
         let st = make_stream(&run, &inputs);
-        let (encap, raw) = st.cfg.framing.reader();
         let mut rng = Rng(11);
         let mut inputs: Vec<Vec<u8>> = vec![st.bytes.clone()];
         for class in CLASSES {
@@ -432,22 +437,21 @@ fn streaming_decode_equals_whole_input_decode() {
         inputs.push(vec![0xff; 200_000]);
         for data in &inputs {
             let mut whole = Vec::new();
-            let mut dec = Decoder::new(&st.code, &st.run.image, st.cfg.params, st.cfg.options);
-            decode_stream(data, encap, raw, &mut dec, &mut whole);
+            let mut dec = Decoder::with_code(&st.run.image, plain(&st), st.code.clone());
+            decode_all(&mut dec, data, &mut whole);
             let mut streamed = Vec::new();
-            let mut dec2 = Decoder::new(&st.code, &st.run.image, st.cfg.params, st.cfg.options);
-            let n = decode_reader(
+            let mut dec2 = Decoder::with_code(&st.run.image, plain(&st), st.code.clone());
+            let n = decode_read(
+                &mut dec2,
                 ChunkedReader {
                     data,
                     seed: 5,
                     max: 700,
                 },
-                encap,
-                raw,
-                &mut dec2,
                 &mut streamed,
             )
-            .unwrap();
+            .unwrap()
+            .bytes;
             assert_eq!(n, data.len() as u64);
             assert!(whole == streamed, "{stype}: {} bytes", data.len());
             assert_eq!(dec.stats, dec2.stats, "{stype}");

@@ -2,11 +2,10 @@
 //! the conformance vectors (`etrace/<prog>/<cfg>/X.te_inst_raw`).
 
 use rvtrace_etrace::code::Code;
-use rvtrace_etrace::codec::EncapConfig;
-use rvtrace_etrace::config::params_from_scf;
-use rvtrace_etrace::decoder::{decode_stream, Decoder};
+use rvtrace_etrace::config::{params_from_scf, Framing};
+use rvtrace_etrace::decoder::{Decoder, DecoderOptions};
 use rvtrace_etrace::{IOptions, Params};
-use rvtrace_flow::{FlowElement, PcWriter};
+use rvtrace_flow::{decode_all, FlowElement, PcWriter};
 use rvtrace_image::Image;
 use rvtrace_isa::IsaConfig;
 use rvtrace_testkit::{assert_pcs_eq, conformance_dir, parse_pcs, read_vector, PROGRAMS};
@@ -32,7 +31,8 @@ fn reference_traces_decode_to_the_retired_pcs() {
             let p =
                 params_from_scf(std::str::from_utf8(&scf).unwrap(), Params::reference(64)).unwrap();
             let raw = read_vector(&dir, &format!("{base}/{prog}.te_inst_raw"));
-            let mut dec = Decoder::new(&code, &image, p, IOptions::default());
+            let o = DecoderOptions::new(p, IOptions::default(), Framing::Raw, code.isa);
+            let mut dec = Decoder::with_code(&image, o, code.clone());
             let mut elements = Vec::new();
             let mut w = PcWriter::new(&image, Vec::new());
             let mut sink = |e: &FlowElement| {
@@ -41,7 +41,7 @@ fn reference_traces_decode_to_the_retired_pcs() {
                 }
                 rvtrace_flow::FlowSink::element(&mut w, e);
             };
-            decode_stream(&raw, EncapConfig::TE_INST_RAW, true, &mut dec, &mut sink);
+            decode_all(&mut dec, &raw, &mut sink);
             let got = parse_pcs(&w.finish().unwrap());
             let errors: Vec<_> = elements
                 .iter()

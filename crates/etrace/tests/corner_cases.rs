@@ -5,10 +5,9 @@
 //! ingress records its execution gives, encodes them with rvtrace's encoder and checks both the
 //! packets and that the decoder rebuilds exactly the retired instructions.
 
-use rvtrace_etrace::code::Code;
 use rvtrace_etrace::codec::te_inst::Support;
 use rvtrace_etrace::config::{ConfigInputs, TraceConfig};
-use rvtrace_etrace::decoder::Decoder;
+use rvtrace_etrace::decoder::{Decoder, DecoderOptions};
 use rvtrace_etrace::encoder::Encoder;
 use rvtrace_etrace::TeInst;
 use rvtrace_flow::{FlowElement, FlowSink, PcWriter};
@@ -114,8 +113,9 @@ fn run(img: &Image, recs: &[Record], inputs: ConfigInputs) -> Out {
         enc.push(r).unwrap();
     }
     let packets = enc.finish().unwrap();
-    let code = Code::new(img, IsaConfig::rv64());
-    let mut dec = Decoder::new(&code, img, cfg.params, cfg.options);
+    // Packets are given one at a time (no framing), to the specification's decoder.
+    let o = DecoderOptions::new(cfg.params, cfg.options, cfg.framing, IsaConfig::rv64());
+    let mut dec = Decoder::with_options(img, o);
     let mut w = PcWriter::new(img, Vec::new());
     let mut elements = Vec::new();
     let mut sink = |e: &FlowElement| {

@@ -3,11 +3,11 @@
 
 use rvtrace_etrace::code::Code;
 use rvtrace_etrace::codec::{EncapConfig, Item, PacketReader};
-use rvtrace_etrace::config::{ConfigInputs, TraceConfig};
-use rvtrace_etrace::decoder::{decode_stream, Decoder, Limits};
+use rvtrace_etrace::config::{ConfigInputs, Framing, TraceConfig};
+use rvtrace_etrace::decoder::{Decoder, DecoderOptions, Limits};
 use rvtrace_etrace::encoder::{Encoder, FrameWriter};
 use rvtrace_etrace::{IOptions, Params};
-use rvtrace_flow::FlowElement;
+use rvtrace_flow::{decode_all, FlowElement};
 use rvtrace_isa::IsaConfig;
 use rvtrace_testkit::{run_test_program, test_programs, Rng};
 
@@ -64,18 +64,26 @@ fn corrupted_traces_decode_without_panicking() {
                     }
                 }
             }
-            let mut dec = Decoder::new(&code, &run.image, cfg.params, cfg.options);
-            dec.limits = Limits {
-                max_jumps_per_packet: 1 << 16,
-                max_insns_per_packet: 1 << 24,
+            let o = DecoderOptions {
+                limits: Limits {
+                    max_jumps_per_packet: 1 << 16,
+                    max_insns_per_packet: 1 << 24,
+                },
+                ..DecoderOptions::new(
+                    cfg.params,
+                    cfg.options,
+                    Framing::Encap(EncapConfig::PLAIN),
+                    code.isa,
+                )
             };
+            let mut dec = Decoder::with_code(&run.image, o, code.clone());
             let mut n = 0u64;
             let mut sink = |e: &FlowElement| {
                 if let FlowElement::Range { count, .. } = e {
                     n += count;
                 }
             };
-            decode_stream(&bad, EncapConfig::PLAIN, false, &mut dec, &mut sink);
+            decode_all(&mut dec, &bad, &mut sink);
         }
     }
 }
@@ -103,19 +111,20 @@ fn random_bytes_parse_and_decode_without_panicking() {
                 let _ = item;
             }
         }
-        let mut dec = Decoder::new(&code, &image, p, o);
-        dec.limits = Limits {
-            max_jumps_per_packet: 1 << 16,
-            max_insns_per_packet: 1 << 24,
+        let framing = match trial % 2 == 0 {
+            true => Framing::Raw,
+            false => Framing::Encap(EncapConfig::PLAIN),
         };
+        let opts = DecoderOptions {
+            limits: Limits {
+                max_jumps_per_packet: 1 << 16,
+                max_insns_per_packet: 1 << 24,
+            },
+            ..DecoderOptions::new(p, o, framing, code.isa)
+        };
+        let mut dec = Decoder::with_code(&image, opts, code.clone());
         let mut sink = |_: &FlowElement| {};
-        decode_stream(
-            &data,
-            EncapConfig::PLAIN,
-            trial % 2 == 0,
-            &mut dec,
-            &mut sink,
-        );
+        decode_all(&mut dec, &data, &mut sink);
         let items = PacketReader::new(&data, EncapConfig::TE_INST_RAW, true, p, o);
         for (_, it) in items {
             if let Item::Packet(pkt) = it {

@@ -3,10 +3,10 @@
 
 use rvtrace_etrace::code::Code;
 use rvtrace_etrace::codec::EncapConfig;
-use rvtrace_etrace::config::{ConfigInputs, TraceConfig};
-use rvtrace_etrace::decoder::{decode_stream, Decoder};
+use rvtrace_etrace::config::{ConfigInputs, Framing, TraceConfig};
+use rvtrace_etrace::decoder::{Decoder, DecoderOptions};
 use rvtrace_etrace::encoder::{Encoder, FrameWriter};
-use rvtrace_flow::{FlowElement, FlowSink, PcWriter};
+use rvtrace_flow::{decode_all, FlowElement, FlowSink, PcWriter};
 use rvtrace_isa::IsaConfig;
 use rvtrace_testkit::flow::RangeContract;
 use rvtrace_testkit::randprog::{random_program, seeds};
@@ -55,7 +55,13 @@ fn check_run(
         totals[k].0 += w.payload_bytes * 8;
         totals[k].1 += run.records.len() as u64;
         let bytes = w.into_inner();
-        let mut dec = Decoder::new(&code, &run.image, cfg.params, cfg.options);
+        let o = DecoderOptions::new(
+            cfg.params,
+            cfg.options,
+            Framing::Encap(EncapConfig::PLAIN),
+            code.isa,
+        );
+        let mut dec = Decoder::with_code(&run.image, o, code.clone());
         let mut pcw = PcWriter::new(&run.image, Vec::new());
         let mut losses = Vec::new();
         let mut contract = RangeContract::new(&run.image, code.isa);
@@ -66,7 +72,7 @@ fn check_run(
             pcw.element(e);
             contract.element(e);
         };
-        decode_stream(&bytes, EncapConfig::PLAIN, false, &mut dec, &mut sink);
+        decode_all(&mut dec, &bytes, &mut sink);
         let got = parse_pcs(&pcw.finish().unwrap());
         let what = format!("{name} itype{width} {label}");
         assert!(losses.is_empty(), "{what}: {losses:?}");
@@ -131,10 +137,13 @@ fn reference_preset_implicit_return_traces_decode() {
             enc.push(r).unwrap();
         }
         let bytes = enc.finish().unwrap().into_inner();
-        let mut dec = Decoder::new(&code, &run.image, cfg.params, cfg.options);
-        dec.keep_stack_across_syncs = true;
+        let o = DecoderOptions {
+            keep_stack_across_syncs: true,
+            ..DecoderOptions::new(cfg.params, cfg.options, Framing::Raw, code.isa)
+        };
+        let mut dec = Decoder::with_code(&run.image, o, code.clone());
         let mut pcw = PcWriter::new(&run.image, Vec::new());
-        decode_stream(&bytes, EncapConfig::TE_INST_RAW, true, &mut dec, &mut pcw);
+        decode_all(&mut dec, &bytes, &mut pcw);
         assert_eq!(dec.stats.errors, 0, "{name}");
         let got = parse_pcs(&pcw.finish().unwrap());
         assert_pcs_eq(name, "decoded", &got, "run", &run.pcs);

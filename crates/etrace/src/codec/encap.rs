@@ -53,6 +53,29 @@ impl Default for EncapConfig {
     }
 }
 
+/// How packets are framed in a file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Framing {
+    /// The reference flow's `te_inst_raw`: a 1-byte header (length, message type in *flow*), no
+    /// srcID, no timestamp; only *flow* = 2 packets are `te_inst`.
+    Raw,
+    /// `etrace-encap` with these constants; every normal packet whose *type* is the
+    /// instruction-trace type is a `te_inst`.
+    Encap(EncapConfig),
+}
+
+impl Framing {
+    /// What a reader of the framing is given ([`super::PacketReader::new`]): the
+    /// encapsulation's constants (for `te_inst_raw`, [`EncapConfig::TE_INST_RAW`])
+    /// and whether the stream is `te_inst_raw`.
+    pub fn reader(self) -> (EncapConfig, bool) {
+        match self {
+            Framing::Raw => (EncapConfig::TE_INST_RAW, true),
+            Framing::Encap(e) => (e, false),
+        }
+    }
+}
+
 impl EncapConfig {
     /// No *srcID*, no timestamp, no *type*: a single instruction-trace source
     /// (`e-trace-specifics.adoc`: "If only instruction trace is supported, the minimum width is 0").

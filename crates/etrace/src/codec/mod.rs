@@ -8,7 +8,7 @@ pub mod te_inst;
 
 use core::fmt;
 
-pub use encap::{read_frame, write_frame, EncapConfig, Frame, FrameFields, Normal};
+pub use encap::{read_frame, write_frame, EncapConfig, Frame, FrameFields, Framing, Normal};
 pub use te_inst::{AddrTail, IrdepthFill, QualStatus, Support, SyncFields, TeInst};
 
 /// Why a packet could not be encoded or decoded.
@@ -244,6 +244,7 @@ impl Iterator for FrameReader<'_> {
 }
 
 /// Bytes read at a time by [`read_items`].
+#[cfg(feature = "std")]
 const READ_WINDOW: usize = 1 << 16;
 
 /// The items of the framed stream read from `input`, as a [`PacketReader`] over the whole
@@ -253,6 +254,7 @@ const READ_WINDOW: usize = 1 << 16;
 /// run past the bytes read so far waits for more (as the decoder's `push` does). With `src`,
 /// only that *srcID*'s packets are `te_inst` ([`PacketReader::only_src`]). `f` returns `false`
 /// to stop. Returns the bytes read.
+#[cfg(feature = "std")]
 pub fn read_items<R: std::io::Read>(
     input: R,
     cfg: EncapConfig,
@@ -265,18 +267,36 @@ pub fn read_items<R: std::io::Read>(
     read_items_in(READ_WINDOW, input, cfg, raw, params, (options, src), f)
 }
 
-/// [`read_items`] of a trace laid out per `cfg` (its framing, packet layout, starting options,
-/// and its *srcID* if it names one).
+/// What a reader of a trace's byte stream is told that the stream does not carry: its framing,
+/// the packet layout, the run-time options at its start, and the *srcID* of the packets to read
+/// (`None`: every packet). A trace's configuration (`config::TraceConfig`) converts into one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StreamLayout {
+    /// How packets are framed.
+    pub framing: Framing,
+    /// Packet layout.
+    pub params: crate::Params,
+    /// Run-time options at the start (support packets replace them).
+    pub options: crate::IOptions,
+    /// Read only this source's packets as `te_inst` ([`PacketReader::only_src`]).
+    pub src: Option<u16>,
+}
+
+/// [`read_items`] of a trace laid out per `layout` (a [`StreamLayout`], or a trace's
+/// configuration: its framing, packet layout, starting options, and its *srcID* if it names one).
+#[cfg(feature = "std")]
 pub fn read_trace_items<R: std::io::Read>(
     input: R,
-    cfg: &crate::config::TraceConfig,
+    layout: impl Into<StreamLayout>,
     f: impl FnMut(u64, Item, crate::IOptions, &[u8]) -> bool,
 ) -> std::io::Result<u64> {
-    let (encap, raw) = cfg.framing.reader();
-    read_items(input, encap, raw, cfg.params, cfg.options, cfg.srcid, f)
+    let l = layout.into();
+    let (encap, raw) = l.framing.reader();
+    read_items(input, encap, raw, l.params, l.options, l.src, f)
 }
 
 /// [`read_items`] with windows of `window` bytes (more than [`encap::MAX_PACKET`]).
+#[cfg(feature = "std")]
 fn read_items_in<R: std::io::Read>(
     window: usize,
     mut input: R,
@@ -385,5 +405,51 @@ mod read_items_tests {
                 assert_eq!(got, want, "window {window}");
             }
         }
+    }
+
+    /// A trace's configuration reads as its layout (framing, packet layout, options, srcID):
+    /// of two sources, only its own packets are `te_inst`.
+    #[test]
+    fn a_config_reads_as_its_stream_layout() {
+        let encap = EncapConfig {
+            srcid_bits: 4,
+            ..EncapConfig::PLAIN
+        };
+        let cfg = TraceConfig::build(&ConfigInputs {
+            xlen_bits: 64,
+            framing: Some(Framing::Encap(encap)),
+            ..ConfigInputs::default()
+        })
+        .unwrap();
+        let (a, b) = (
+            cfg.with_srcid(Some(3)).unwrap(),
+            cfg.with_srcid(Some(5)).unwrap(),
+        );
+        let l = StreamLayout::from(&a);
+        let want = StreamLayout {
+            framing: Framing::Encap(encap),
+            params: a.params,
+            options: a.options,
+            src: Some(3),
+        };
+        assert_eq!(l, want);
+        // Support packets only (tracing on, tracing off) from each source, one after the other.
+        let trace = |c: &TraceConfig| {
+            let enc = Encoder::new(c, FrameWriter::new(Vec::new(), c)).unwrap();
+            enc.finish().unwrap().into_inner()
+        };
+        let data = [trace(&a), trace(&b)].concat();
+        let packets = |layout: StreamLayout| {
+            let mut n = 0;
+            read_trace_items(&data[..], layout, |_, item, _, _| {
+                n += matches!(item, Item::Packet(_)) as usize;
+                true
+            })
+            .unwrap();
+            n
+        };
+        assert_eq!(packets(l), 2);
+        assert_eq!(packets(StreamLayout::from(&b)), 2);
+        assert_eq!(packets(StreamLayout { src: None, ..l }), 4);
     }
 }

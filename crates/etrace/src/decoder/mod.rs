@@ -1,0 +1,259 @@
+//! The E-Trace instruction trace decoder: `decoder.adoc` ("Decoder pseudo code"), extended to the
+//! optional modes of `branchTrace.adoc` (implicit return with a call counter or a return address
+//! stack, sequentially inferable jumps, branch prediction, jump target cache, implicit exception),
+//! with resynchronisation after lost or malformed packets.
+//!
+//! The decoder walks the program one basic block at a time ([`crate::code::Code`]) and reports
+//! what executed as [`FlowElement`]s. Where this decoder departs from the pseudo code it says so
+//! in a comment; the crate README lists the choices shared with rvtrace's encoder.
+//!
+//! One file per layer, each below the ones after it: `error` ([`DecodeError`]) and `options`
+//! ([`DecoderOptions`]); `branches` (the branch queue) and `state` (what the decode depends on
+//! between packets, [`ChunkState`]); `stream` (bytes to packets); this file (the [`Decoder`] and
+//! its [`TraceDecoder`] impl); then the decoder's methods by concern: `packets` (the rules per
+//! format), `resync` (losses and the wait for a sync packet), `traps`, `walk` (following the
+//! execution path) and `chunk` (a chunked decode's decoder).
+
+mod branches;
+mod chunk;
+mod error;
+mod options;
+mod packets;
+mod resync;
+mod state;
+mod stream;
+mod traps;
+mod walk;
+
+use rvtrace_flow::walk::{Cursor, SequentialJumps};
+use rvtrace_flow::{FlowElement, FlowSink, TraceDecoder};
+use rvtrace_image::Image;
+
+use crate::code::{Code, Ent};
+use crate::codec::bits::mask;
+use crate::codec::Item;
+use crate::params::{IOptions, Params};
+
+pub use self::error::DecodeError;
+use self::options::stack_max;
+pub use self::options::{DecoderOptions, Limits};
+pub use self::state::ChunkState;
+use self::state::Progress;
+use self::stream::Stream;
+
+/// Decoder statistics.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DecodeStats {
+    /// `te_inst` packets processed.
+    pub packets: u64,
+    /// Instructions reported.
+    pub instructions: u64,
+    /// Errors (lost or malformed packets, or disagreements with the program).
+    pub errors: u64,
+}
+
+/// The E-Trace decoder. Made with [`Decoder::with_options`] (or [`Decoder::with_code`]), it is
+/// a [`rvtrace_flow::TraceDecoder`]: push the trace's bytes, then finish
+/// ([`rvtrace_flow::decode_all`], [`rvtrace_flow::decode_read`]). A caller that reads the packets
+/// itself (to know the count at every packet, as `rvtrace stats` does) gives them one at a time
+/// with [`Decoder::packet`] (and the ones that do not decode with [`Decoder::error`]), then ends
+/// with [`Decoder::finish`] at the end's offset.
+pub struct Decoder<'a> {
+    /// The walk over the program's block table, with the open range and the return address
+    /// stack: `cur.pc` is `decoder.adoc` `pc` (the last instruction reported), the instruction
+    /// before it `last_pc`.
+    cur: Cursor<'a>,
+    params: Params,
+    /// [`DecoderOptions::limits`].
+    limits: Limits,
+    /// [`DecoderOptions::keep_stack_across_syncs`].
+    keep_stack_across_syncs: bool,
+    /// [`DecoderOptions::reference_x5_jumps`].
+    reference_x5_jumps: bool,
+    /// Everything else the decode depends on between packets (one list: a chunk's state is a
+    /// normalized copy of it).
+    s: Progress,
+    // Per-packet counters.
+    jumps: u64,
+    insns_at_packet: u64,
+    /// Statistics.
+    pub stats: DecodeStats,
+    /// Bytes skipped, as the losses report them.
+    skipped_bytes: u64,
+    /// The end of the bytes read, or of the last packet or error given (by [`Decoder::packet`],
+    /// [`Decoder::error`], [`Decoder::finish`]).
+    bytes: u64,
+    /// Framing and unread bytes.
+    stream: Stream,
+    /// Chunked decode (`rvtrace_flow::chunk`): losses were reported before this decoder's
+    /// start (a fresh synchronisation is then a recovery).
+    errors_before: bool,
+    /// Chunked decode: a guessed part was read.
+    guess_read: bool,
+}
+
+impl<'a> Decoder<'a> {
+    /// A decoder of the byte stream of a trace described by `o`, for the program in `image`
+    /// (it builds the program's block table).
+    pub fn with_options(image: &'a Image, o: DecoderOptions) -> Self {
+        Decoder::with_code(image, o, Code::new(image, o.isa))
+    }
+
+    /// [`Decoder::with_options`] with the block table `code` (`Code::new(image, o.isa)`, shared
+    /// by the decoders of a chunked decode).
+    pub fn with_code(image: &'a Image, o: DecoderOptions, code: Code) -> Self {
+        let params = o.params;
+        let cur = Cursor::new(
+            code,
+            image,
+            mask(params.iaddress_width_p as u32),
+            SequentialJumps::ExecutedBefore,
+            stack_max(&params),
+        );
+        Decoder {
+            cur,
+            params,
+            limits: o.limits,
+            keep_stack_across_syncs: o.keep_stack_across_syncs,
+            reference_x5_jumps: o.reference_x5_jumps,
+            s: Progress::new(&params, o.options),
+            jumps: 0,
+            insns_at_packet: 0,
+            stats: DecodeStats::default(),
+            skipped_bytes: 0,
+            bytes: 0,
+            stream: Stream::new(o.framing, o.options, o.src),
+            errors_before: false,
+            guess_read: false,
+        }
+    }
+
+    /// Bytes the decoder holds on the heap (its return address stack, branch predictor, jump
+    /// target cache and trap handler table): bounded by the parameters, whatever the input.
+    pub fn heap_bytes(&self) -> usize {
+        self.cur.stack.heap_bytes()
+            + self.s.bpred.capacity()
+            + self.s.jtc.capacity() * std::mem::size_of::<Option<u64>>()
+            + self.s.tvec.capacity() * std::mem::size_of::<((bool, u64), u64)>()
+    }
+
+    /// The run-time options in force.
+    pub fn options(&self) -> IOptions {
+        self.s.options
+    }
+
+    /// The last reported instruction and the depth of the return address stack (for tests and
+    /// debugging).
+    pub fn position(&self) -> (u64, usize) {
+        (self.cur.pc, self.cur.stack.len())
+    }
+
+    // ---------------------------------------------------------------------------------------
+    // Output.
+
+    /// Report `count` instructions executed in sequence from `first` to `at` (whose entry is
+    /// `e`), which becomes `pc`; `prev` (address, length) is the instruction before it, which
+    /// becomes `last_pc`.
+    #[inline]
+    fn arrive<S: FlowSink + ?Sized>(
+        &mut self,
+        first: u64,
+        count: u64,
+        at: u64,
+        e: &Ent,
+        prev: u64,
+        s: &mut S,
+    ) {
+        self.stats.instructions += count;
+        self.cur.arrive(first, count, at, e, prev, s);
+    }
+
+    /// `decoder.adoc` `last_pc`: the instruction reported before `pc`.
+    #[inline]
+    fn last_pc(&self) -> u64 {
+        self.cur.prev().unwrap_or(0)
+    }
+
+    /// Give the open range to the sink. A branch that ends it is the last instruction reported
+    /// (`self.cur.pc`), whose outcome the next step takes from the branch queue: it is there already
+    /// whenever the packets so far are whole (the one that reported the branch, or the sync
+    /// packet's *branch* field, gave it).
+    fn flush<S: FlowSink + ?Sized>(&mut self, s: &mut S) {
+        if self.cur.ranges.unresolved_branch() == Some(self.cur.pc) {
+            if let Some(taken) = self.peek_branch() {
+                self.cur.ranges.resolve(taken);
+            }
+        }
+        self.cur.ranges.flush(s);
+    }
+
+    fn emit<S: FlowSink + ?Sized>(&mut self, e: FlowElement, s: &mut S) {
+        self.flush(s);
+        s.element(&e);
+    }
+
+    // ---------------------------------------------------------------------------------------
+    // Input.
+
+    /// Process the item the stream read at byte `at`; returns whether the sink asked to stop.
+    fn item<S: FlowSink + ?Sized>(&mut self, at: u64, item: Item, sink: &mut S) -> bool {
+        match item {
+            Item::Packet(p) => self.packet(at, &p, sink),
+            Item::Error(e) => self.error(at, &e, sink),
+            Item::Other(_) => {}
+        }
+        self.s.stopped = sink.stop_requested();
+        self.s.stopped
+    }
+
+    /// The stream state, taken out while its packets go to [`Decoder::item`] (put it back).
+    fn take_stream(&mut self) -> Stream {
+        self.stream.take()
+    }
+}
+
+impl TraceDecoder for Decoder<'_> {
+    type ProtocolStats = DecodeStats;
+
+    fn push<S: FlowSink + ?Sized>(&mut self, data: &[u8], sink: &mut S) {
+        if self.s.stopped {
+            return;
+        }
+        let mut st = self.take_stream();
+        let (params, mut stopped) = (self.params, self.s.stopped);
+        st.push(data, params, &mut stopped, &mut |at, it| {
+            self.item(at, it, sink)
+        });
+        self.bytes = st.end();
+        self.stream = st;
+    }
+
+    fn finish<S: FlowSink + ?Sized>(&mut self, sink: &mut S) -> rvtrace_flow::DecodeStats {
+        if self.s.stopped || sink.stop_requested() {
+            self.s.stopped = true;
+            return TraceDecoder::stats(self);
+        }
+        let mut st = self.take_stream();
+        let (params, mut stopped) = (self.params, self.s.stopped);
+        let end = st.drain(params, &mut stopped, &mut |at, it| self.item(at, it, sink));
+        self.stream = st;
+        if !self.s.stopped {
+            Decoder::finish(self, end, sink);
+        }
+        TraceDecoder::stats(self)
+    }
+
+    fn stats(&self) -> rvtrace_flow::DecodeStats {
+        rvtrace_flow::DecodeStats {
+            bytes: self.bytes,
+            messages: self.stats.packets,
+            instructions: self.stats.instructions,
+            losses: self.stats.errors,
+            skipped_bytes: self.skipped_bytes,
+        }
+    }
+
+    fn protocol_stats(&self) -> DecodeStats {
+        self.stats
+    }
+}
