@@ -18,34 +18,32 @@
 //! ```
 
 mod alu;
+mod arch;
 mod block;
 pub mod boot;
 pub mod bus;
 mod clmul;
 pub mod counters;
 pub mod csr;
-mod csr_exec;
 pub mod decode;
-mod exec;
-mod exec_fp;
 pub mod extension;
 pub mod fdt;
 pub mod fpu;
 mod hart;
 pub mod import;
 pub mod ingress;
-mod instrument;
 pub mod mmu;
 pub mod observer;
 pub mod pmp;
+mod probe;
 pub mod semihost;
 mod traploop;
 pub mod trigger;
 pub mod uarch;
 
-pub use exec::AmoOp;
-pub use hart::{
-    cause, exception_name, fdt_address, privilege, Config, Hart, LoadError, Stop, FDT_SIZE,
-};
+pub use alu::AmoOp;
+pub use arch::{cause, exception_name, privilege, LoadError, Stop};
+pub use fdt::{fdt_address, FDT_SIZE};
+pub use hart::{Config, Hart};
 pub use observer::{MemAccess, MemKind, Observer, PcList, Retired, RetiredRun, RunStep, TrapInfo};
 pub use traploop::{TrapLoopReport, NO_RETIRE_LIMIT, REPEAT_THRESHOLD};

@@ -290,7 +290,7 @@ pub const QEMU_VIRT_RAM_SIZE: u64 = 128 << 20;
 /// default RAM. The size changes `SYS_HEAPINFO` only when the largest free gap
 /// in RAM lies above the blob. That happens only for programs that fill almost
 /// all of RAM.
-pub const QEMU_VIRT_FDT_SIZE: u64 = 0x10_0000;
+pub const QEMU_VIRT_FDT_SIZE: u64 = crate::fdt::FDT_SIZE;
 
 const PAGE_SIZE: u64 = 4096;
 const INT32_MAX: u64 = i32::MAX as u64;
@@ -1289,13 +1289,13 @@ impl crate::extension::Extension for Semihost {
         ctx: &mut crate::extension::Ctx,
         call: &crate::extension::EnvCall,
     ) -> Option<crate::extension::Service> {
-        if call.cause != crate::hart::cause::BREAKPOINT
+        if call.cause != crate::arch::cause::BREAKPOINT
             || !ctx.hart().semihosting_sequence_at(call.pc)
         {
             return None;
         }
         let (op, param) = (ctx.x(10), ctx.x(11));
-        let instret = ctx.hart().instret;
+        let instret = ctx.hart().instret();
         ctx.touched_io();
         Some(match self.call(op, param, ctx, instret) {
             Outcome::Return(v) => {

@@ -87,10 +87,10 @@ fn extensions_are_asked_before_the_base_csr_file() {
             csr == num::MSCRATCH || csr == 0x7c0
         }
         fn csr_read(&mut self, ctx: &mut Ctx, csr: u16) -> Option<u64> {
-            (csr == num::MSCRATCH && ctx.hart().priv_ == 3).then_some(self.0)
+            (csr == num::MSCRATCH && ctx.hart().privilege() == 3).then_some(self.0)
         }
         fn csr_write(&mut self, ctx: &mut Ctx, csr: u16, value: u64) -> bool {
-            if csr != num::MSCRATCH || ctx.hart().priv_ != 3 {
+            if csr != num::MSCRATCH || ctx.hart().privilege() != 3 {
                 return false;
             }
             self.0 = value;

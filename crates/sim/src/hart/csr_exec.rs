@@ -1,10 +1,11 @@
 //! Zicsr instructions: access checks (privileged ISA, "CSR Address Mapping Conventions"), reads
 //! and writes of the CSR file, counters, and the CSRs of attached extensions ([`crate::extension`]).
 
+use super::Hart;
+use crate::arch::{privilege, Exc};
 use crate::counters::Counters;
 use crate::csr::{irq, menvcfg, mstatus, num, stateen, DELEGABLE_EXCEPTIONS};
 use crate::decode::{Insn, Op};
-use crate::hart::{privilege, Exc, Hart};
 use crate::observer::Observer;
 use rvtrace_isa::Xlen;
 
