@@ -537,13 +537,13 @@ fn make_hart(
 ) -> Result<Hart, String> {
     let xlen = image.files().first().map(|f| f.xlen).unwrap_or(Xlen::Rv64);
     let mut cfg = crate::boot::config(xlen, isa, hpm_counters);
-    cfg.semihosting_cmdline = Some(cmdline.to_string());
     cfg.uarch = uarch;
     if let Some(v) = ctr {
         v.configure(&mut cfg);
     }
     let mut hart = Hart::new(&cfg);
     hart.load(image).map_err(|e| e.to_string())?;
+    rvtrace_semihost::attach(&mut hart, image, cmdline);
     if let Some(v) = ctr {
         v.attach(&mut hart);
     }
@@ -754,7 +754,7 @@ pub fn run(args: &RunArgs) -> CmdResult {
         hart.attach(Box::<crate::boot::MTrapGuard>::default());
     }
     hart.counters.set_count_all(args.counters);
-    hart.allow_host_commands(args.allow_host_commands);
+    rvtrace_semihost::allow_host_commands(&mut hart, args.allow_host_commands);
     if to_stdout {
         hart.program_output_to_stderr();
         if let Some(sbi) = hart.extension_mut::<rvtrace_sbi::Sbi>() {

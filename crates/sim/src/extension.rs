@@ -111,6 +111,9 @@ pub trait Extension: Any + Send {
     fn trap(&mut self, _ctx: &mut Ctx, _ev: &TrapInfo) {}
     /// The run ends: flush buffered output.
     fn flush(&mut self) {}
+    /// Send the program's console output through this extension (semihosting's stdout) to
+    /// `out` instead (`tty`: it is a terminal); [`crate::Hart::program_output_to_stderr`].
+    fn redirect_output(&mut self, _out: Box<dyn std::io::Write + Send>, _tty: bool) {}
 }
 
 /// A register or memory write made by an extension, replayed to the observer.

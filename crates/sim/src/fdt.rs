@@ -345,7 +345,7 @@ mod tests {
     use super::*;
 
     fn machine() -> Machine {
-        Machine::of(&crate::Config::virt(Xlen::Rv64, "x"))
+        Machine::of(&crate::Config::virt(Xlen::Rv64))
     }
 
     #[test]

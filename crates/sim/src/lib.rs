@@ -1,5 +1,6 @@
 //! The rvtrace hart model: a RISC-V hart (RV32/RV64 IMAFDC, Zicsr, Zifencei, Zba, Zbb, Zbs, Zbc; M, S and U
-//! modes; traps, interrupts, CLINT timer, semihosting, HTIF) on QEMU's `virt` machine.
+//! modes; traps, interrupts, CLINT timer, HTIF) on QEMU's `virt` machine. Semihosting and the SBI
+//! are extensions the builder of a machine attaches (crates `rvtrace-semihost`, `rvtrace-sbi`).
 //!
 //! It produces the retired-instruction streams that drive the trace encoders, so "retired" follows
 //! the trace specifications: a faulting instruction does not retire; `ecall`/`ebreak` retire with
@@ -11,11 +12,14 @@
 //! use rvtrace_sim::{Config, Hart, PcList, Stop};
 //! let mut image = rvtrace_image::Image::new();
 //! let info = image.load_file("prog.elf".as_ref()).unwrap();
-//! let mut hart = Hart::new(&Config::virt(info.xlen, "prog.elf"));
+//! let mut hart = Hart::new(&Config::virt(info.xlen));
 //! hart.load(&image).unwrap();
+//! // A program that exits through semihosting needs it attached:
+//! // rvtrace_semihost::attach(&mut hart, &image, "prog.elf");
 //! let mut pcs = PcList::default();
 //! assert_eq!(hart.run(&mut pcs, u64::MAX), Stop::Exit(0));
 //! ```
+
 
 mod alu;
 mod arch;
@@ -36,7 +40,6 @@ pub mod mmu;
 pub mod observer;
 pub mod pmp;
 mod probe;
-pub mod semihost;
 mod traploop;
 pub mod trigger;
 pub mod uarch;

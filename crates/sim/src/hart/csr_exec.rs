@@ -466,7 +466,7 @@ mod tests {
     /// pmpaddr16 raise illegal instruction there, pmpcfg2 and pmpaddr15 do not).
     #[test]
     fn pmp_csrs_beyond_sixteen_entries_are_illegal() {
-        let mut h = Hart::new(&Config::virt(Xlen::Rv64, "x"));
+        let mut h = Hart::new(&Config::virt(Xlen::Rv64));
         assert!(h.csr_read(num::PMPADDR0 + 15).is_some());
         assert!(h.csr_read(num::PMPADDR0 + 16).is_none());
         assert!(!h.csr_write(num::PMPADDR0 + 16, 1));
@@ -474,7 +474,7 @@ mod tests {
         assert!(h.csr_read(num::PMPCFG0 + 1).is_none(), "odd pmpcfg on RV64");
         assert!(h.csr_read(num::PMPCFG0 + 4).is_none());
         assert!(!h.csr_write(num::PMPCFG0 + 4, 0));
-        let mut h = Hart::new(&Config::virt(Xlen::Rv32, "x"));
+        let mut h = Hart::new(&Config::virt(Xlen::Rv32));
         assert!(h.csr_read(num::PMPCFG0 + 3).is_some());
         assert!(h.csr_read(num::PMPCFG0 + 4).is_none());
     }

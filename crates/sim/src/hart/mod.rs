@@ -18,7 +18,6 @@ use crate::extension::{Ctx, Effect, EnvCall, Extension, HartAccess, Instruction,
 use crate::fdt::{fdt_address, FDT_SIZE};
 use crate::observer::Serviced;
 use crate::observer::{Observer, Retired, TrapInfo};
-use crate::semihost::{Semihost, SemihostConfig};
 use crate::uarch::{Uarch, UarchConfig};
 use rvtrace_image::Image;
 use rvtrace_isa::{classify, CfClass, IsaConfig, Xlen};
@@ -33,8 +32,6 @@ pub struct Config {
     pub ext: Extensions,
     /// RAM size in bytes (QEMU `virt` default 128 MiB).
     pub ram_size: u64,
-    /// Semihosting command line (QEMU: the `-kernel` path as given). `None` disables semihosting.
-    pub semihosting_cmdline: Option<String>,
     /// Performance counters (Zihpm, Sscofpmf, Smcntrpmf).
     pub counters: CounterConfig,
     /// The micro-architecture model behind the counters' events (`uarch`).
@@ -50,13 +47,13 @@ pub struct Config {
 }
 
 impl Config {
-    /// The QEMU `virt` machine for `xlen` with semihosting and the given command line.
-    pub fn virt(xlen: Xlen, cmdline: &str) -> Config {
+    /// The QEMU `virt` machine for `xlen` (semihosting, as every environment-call service, is
+    /// an extension its builder attaches: crate `rvtrace-semihost`).
+    pub fn virt(xlen: Xlen) -> Config {
         Config {
             xlen,
             ext: Extensions::ALL,
             ram_size: DEFAULT_RAM_SIZE,
-            semihosting_cmdline: Some(cmdline.to_string()),
             counters: CounterConfig::default(),
             uarch: UarchConfig::default(),
             smstateen: false,
@@ -103,7 +100,6 @@ pub struct Hart {
     pub uarch: Uarch,
     /// Run the instrumented loop (tallies for the counters, extension events).
     hooks: bool,
-    semihost_cmdline: Option<String>,
     /// Attached extensions (`extension.rs`), semihosting first when it is on.
     pub(crate) exts: crate::extension::Extensions,
     /// LR reservation: address and the value loaded (QEMU compares the value at SC).
@@ -170,7 +166,6 @@ impl Hart {
             counters: Counters::new(cfg.counters, cfg.xlen),
             uarch: Uarch::new(&cfg.uarch),
             hooks: false,
-            semihost_cmdline: cfg.semihosting_cmdline.clone(),
             exts: Default::default(),
             reservation: None,
             icache: vec![Slot::default(); 1 << ICACHE_BITS],
@@ -199,18 +194,12 @@ impl Hart {
         hart.x[10] = 0;
         hart.x[11] = hart.sext(fdt_address(cfg.ram_size, FDT_SIZE));
         hart.x[12] = 0x1028;
-        if let Some(cmdline) = &cfg.semihosting_cmdline {
-            let fdt = fdt_address(cfg.ram_size, FDT_SIZE);
-            let sc = hart.semihost_config(cmdline.clone(), vec![(fdt, fdt + FDT_SIZE)]);
-            hart.attach(Box::new(Semihost::new(sc)));
-        }
         hart
     }
 
     /// Load every file of `image` into RAM at the segments' physical addresses, set `pc` (and
     /// `t0`) to the entry of the first file, and find an HTIF `tohost` symbol.
     pub fn load(&mut self, image: &Image) -> Result<(), LoadError> {
-        let mut blobs = Vec::new();
         for seg in image.segments() {
             if seg.data.is_empty() {
                 continue;
@@ -229,34 +218,25 @@ impl Hart {
                     RAM_BASE + self.bus.ram_size()
                 )));
             }
-            blobs.push((seg.paddr, seg.paddr + seg.data.len() as u64));
         }
         let entry = image.files().first().map(|f| f.entry).unwrap_or(RAM_BASE);
         self.pc = self.trunc(entry);
         self.x[5] = self.sext(entry);
         self.bus.tohost = image.symbol_by_name("tohost").map(|s| s.addr);
-        let fdt = fdt_address(self.bus.ram_size(), FDT_SIZE);
-        blobs.push((fdt, fdt + FDT_SIZE));
-        if let Some(cmdline) = self.semihost_cmdline.clone() {
-            self.set_semihost(Some(Semihost::new(self.semihost_config(cmdline, blobs))));
-        }
         Ok(())
-    }
-
-    /// The semihosting configuration for this hart with the given loaded blobs.
-    pub fn semihost_config(&self, cmdline: String, loaded: Vec<(u64, u64)>) -> SemihostConfig {
-        SemihostConfig {
-            cmdline,
-            xlen: self.xlen,
-            ram_base: RAM_BASE,
-            ram_size: self.bus.ram_size(),
-            loaded,
-        }
     }
 
     /// Attach an extension ([`crate::extension`]). Extensions are asked in attach order.
     pub fn attach(&mut self, ext: Box<dyn Extension>) {
-        self.exts.list.push(ext);
+        let n = self.exts.list.len();
+        self.attach_at(n, ext);
+    }
+
+    /// Attach an extension at position `index` of the attach order (at the end when `index` is
+    /// past it): a service that must see its calls before the others (semihosting goes first).
+    pub fn attach_at(&mut self, index: usize, ext: Box<dyn Extension>) {
+        let at = index.min(self.exts.list.len());
+        self.exts.list.insert(at, ext);
         self.exts.refresh();
         self.recheck();
     }
@@ -272,33 +252,6 @@ impl Hart {
             .list
             .iter_mut()
             .find_map(|e| e.downcast_mut::<T>())
-    }
-
-    /// Let semihosting `SYS_SYSTEM` run host shell commands (see
-    /// [`Semihost::set_allow_host_commands`]); applies to the current semihosting service.
-    pub fn allow_host_commands(&mut self, allow: bool) {
-        if let Some(sh) = self.extension_mut::<Semihost>() {
-            sh.set_allow_host_commands(allow);
-        }
-    }
-
-    /// Replace the semihosting service (for example to capture its output); `None` turns
-    /// semihosting off.
-    pub fn set_semihost(&mut self, sh: Option<Semihost>) {
-        let at = self
-            .exts
-            .list
-            .iter_mut()
-            .position(|e| e.downcast_mut::<Semihost>().is_some());
-        match (at, sh) {
-            (Some(i), Some(sh)) => self.exts.list[i] = Box::new(sh),
-            (Some(i), None) => {
-                self.exts.list.remove(i);
-            }
-            (None, Some(sh)) => self.exts.list.insert(0, Box::new(sh)),
-            (None, None) => {}
-        }
-        self.exts.refresh();
     }
 
     /// Call `f` on each extension in order until one returns `Some`; the extensions act on the
@@ -989,8 +942,8 @@ impl Hart {
     pub fn program_output_to_stderr(&mut self) {
         use std::io::IsTerminal;
         let tty = std::io::stderr().is_terminal();
-        if let Some(sh) = self.extension_mut::<Semihost>() {
-            sh.set_stdout(Box::new(std::io::stderr()), tty);
+        for e in self.exts.list.iter_mut() {
+            e.redirect_output(Box::new(std::io::stderr()), tty);
         }
         self.bus.console = Box::new(std::io::stderr());
     }
