@@ -723,7 +723,7 @@ pub fn run(args: &RunArgs) -> CmdResult {
         .clone()
         .unwrap_or_else(|| args.elf.to_string_lossy().into_owned());
     let mut uarch = rvtrace_sim::uarch::UarchConfig::default();
-    let usage = |opt: &str, e: String| Failure::Usage(format!("{opt}: {e}"));
+    let usage = |opt: &str, e: rvtrace_sim::uarch::SpecError| Failure::Usage(format!("{opt}: {e}"));
     if let Some(b) = &args.bpred {
         uarch.set_bpred(b).map_err(|e| usage("--bpred", e))?;
     }
@@ -1117,9 +1117,10 @@ fn sbi_example(mut o: Output, name: &str, what: &str, bytes: &[u8]) -> CmdResult
         None,
         rvtrace_sim::counters::DEFAULT_HPM_COUNTERS,
     );
-    cfg.uarch.set_cache("l1i:32k:8:64")?;
-    cfg.uarch.set_cache("l1d:32k:8:64")?;
-    cfg.uarch.set_timing("on")?;
+    let spec = |e: rvtrace_sim::uarch::SpecError| e.to_string();
+    cfg.uarch.set_cache("l1i:32k:8:64").map_err(spec)?;
+    cfg.uarch.set_cache("l1d:32k:8:64").map_err(spec)?;
+    cfg.uarch.set_timing("on").map_err(spec)?;
     let fdt = rvtrace_sim::fdt::Machine::of(&cfg).to_fdt()?;
     let mut hart = Hart::new(&cfg);
     Boot {

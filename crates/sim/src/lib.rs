@@ -20,6 +20,7 @@
 //! assert_eq!(hart.run(&mut pcs, u64::MAX), Stop::Exit(0));
 //! ```
 
+#![warn(missing_docs)]
 
 mod alu;
 mod arch;
