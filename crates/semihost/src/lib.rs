@@ -1330,6 +1330,59 @@ impl rvtrace_sim::extension::Extension for Semihost {
     }
 }
 
+/// The semihosting configuration for `hart` (its XLEN and RAM) with command line `cmdline` and
+/// the address ranges already `loaded` (they shape the heap `SYS_HEAPINFO` reports, as under
+/// QEMU).
+pub fn config(hart: &Hart, cmdline: &str, loaded: Vec<(u64, u64)>) -> SemihostConfig {
+    SemihostConfig {
+        cmdline: cmdline.to_string(),
+        xlen: hart.xlen,
+        ram_base: RAM_BASE,
+        ram_size: hart.bus.ram_size(),
+        loaded,
+    }
+}
+
+/// What QEMU `virt` has loaded for a program run with `-kernel`: the non-empty segments of every
+/// file of `image` and the device tree below the end of RAM ([`rvtrace_sim::fdt_address`]).
+pub fn loaded_ranges(image: &Image, ram_size: u64) -> Vec<(u64, u64)> {
+    let mut loaded: Vec<(u64, u64)> = image
+        .segments()
+        .iter()
+        .filter(|s| !s.data.is_empty())
+        .map(|s| (s.paddr, s.paddr + s.data.len() as u64))
+        .collect();
+    let fdt = rvtrace_sim::fdt_address(ram_size, rvtrace_sim::FDT_SIZE);
+    loaded.push((fdt, fdt + rvtrace_sim::FDT_SIZE));
+    loaded
+}
+
+/// Give `hart` semihosting for the program of `image` with command line `cmdline` (QEMU: the
+/// `-kernel` path as given), its console on this process's stdin, stdout and stderr: the
+/// machine QEMU `virt -semihosting-config enable=on` runs.
+pub fn attach(hart: &mut Hart, image: &Image, cmdline: &str) {
+    let loaded = loaded_ranges(image, hart.bus.ram_size());
+    set(hart, Semihost::new(config(hart, cmdline, loaded)));
+}
+
+/// Put `sh` on `hart`: in place of the semihosting it has, otherwise first in attach order (it
+/// then services its `ebreak`s before any other extension is asked).
+pub fn set(hart: &mut Hart, sh: Semihost) {
+    if let Some(old) = hart.extension_mut::<Semihost>() {
+        *old = sh;
+    } else {
+        hart.attach_at(0, Box::new(sh));
+    }
+}
+
+/// Let semihosting `SYS_SYSTEM` run host shell commands (see
+/// [`Semihost::set_allow_host_commands`]); nothing without semihosting.
+pub fn allow_host_commands(hart: &mut Hart, allow: bool) {
+    if let Some(sh) = hart.extension_mut::<Semihost>() {
+        sh.set_allow_host_commands(allow);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -2012,58 +2065,5 @@ mod tests {
         let h = r.open(":semihosting-features", 0);
         assert_eq!(r.blk(SYS_READ, &[h, end - 2, 5]), 0);
         assert_eq!(r.mem.get(end - 2, 2), b"SH");
-    }
-}
-
-/// The semihosting configuration for `hart` (its XLEN and RAM) with command line `cmdline` and
-/// the address ranges already `loaded` (they shape the heap `SYS_HEAPINFO` reports, as under
-/// QEMU).
-pub fn config(hart: &Hart, cmdline: &str, loaded: Vec<(u64, u64)>) -> SemihostConfig {
-    SemihostConfig {
-        cmdline: cmdline.to_string(),
-        xlen: hart.xlen,
-        ram_base: RAM_BASE,
-        ram_size: hart.bus.ram_size(),
-        loaded,
-    }
-}
-
-/// What QEMU `virt` has loaded for a program run with `-kernel`: the non-empty segments of every
-/// file of `image` and the device tree below the end of RAM ([`rvtrace_sim::fdt_address`]).
-pub fn loaded_ranges(image: &Image, ram_size: u64) -> Vec<(u64, u64)> {
-    let mut loaded: Vec<(u64, u64)> = image
-        .segments()
-        .iter()
-        .filter(|s| !s.data.is_empty())
-        .map(|s| (s.paddr, s.paddr + s.data.len() as u64))
-        .collect();
-    let fdt = rvtrace_sim::fdt_address(ram_size, rvtrace_sim::FDT_SIZE);
-    loaded.push((fdt, fdt + rvtrace_sim::FDT_SIZE));
-    loaded
-}
-
-/// Give `hart` semihosting for the program of `image` with command line `cmdline` (QEMU: the
-/// `-kernel` path as given), its console on this process's stdin, stdout and stderr: the
-/// machine QEMU `virt -semihosting-config enable=on` runs.
-pub fn attach(hart: &mut Hart, image: &Image, cmdline: &str) {
-    let loaded = loaded_ranges(image, hart.bus.ram_size());
-    set(hart, Semihost::new(config(hart, cmdline, loaded)));
-}
-
-/// Put `sh` on `hart`: in place of the semihosting it has, otherwise first in attach order (it
-/// then services its `ebreak`s before any other extension is asked).
-pub fn set(hart: &mut Hart, sh: Semihost) {
-    if let Some(old) = hart.extension_mut::<Semihost>() {
-        *old = sh;
-    } else {
-        hart.attach_at(0, Box::new(sh));
-    }
-}
-
-/// Let semihosting `SYS_SYSTEM` run host shell commands (see
-/// [`Semihost::set_allow_host_commands`]); nothing without semihosting.
-pub fn allow_host_commands(hart: &mut Hart, allow: bool) {
-    if let Some(sh) = hart.extension_mut::<Semihost>() {
-        sh.set_allow_host_commands(allow);
     }
 }

@@ -26,7 +26,7 @@ pub const NO_RETIRE_LIMIT: u32 = 1000;
 /// Repetitions of one exception after which rule 2 compares the whole machine state.
 pub const REPEAT_THRESHOLD: u32 = 1000;
 
-/// A trap loop the hart stopped in ([`Hart::trap_loop`]): what repeats and the likely reason.
+/// A trap loop the hart stopped in ([`crate::Hart::trap_loop`]): what repeats and the likely reason.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TrapLoopReport {
     /// The repeating trap (the last one taken).
