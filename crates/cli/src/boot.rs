@@ -282,7 +282,7 @@ mod guard_tests {
     /// instruction, with one line that says what happened.
     #[test]
     fn a_trap_into_m_stops_the_run_and_is_named() {
-        let mut cfg = rvtrace_sim::Config::virt(rvtrace_isa::Xlen::Rv64);
+        let cfg = rvtrace_sim::Config::virt(rvtrace_isa::Xlen::Rv64);
         let mut hart = Hart::new(&cfg);
         rvtrace_sim::boot::enter_supervisor(&mut hart, 0x8020_0000, 0x87e0_0000);
         hart.attach(Box::<MTrapGuard>::default());
