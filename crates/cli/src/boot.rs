@@ -64,8 +64,7 @@ impl CtrVersion {
 /// The hart configuration for `isa` (default: the QEMU `virt` CPU for `xlen`) and `hpm` counters,
 /// without semihosting (every run mode starts from it).
 pub fn config(xlen: Xlen, isa: Option<Isa>, hpm: u8) -> Config {
-    let mut cfg = Config::virt(xlen, "");
-    cfg.semihosting_cmdline = None;
+    let mut cfg = Config::virt(xlen);
     if let Some(isa) = isa {
         cfg.xlen = isa.xlen;
         cfg.ext = isa.ext;
@@ -168,8 +167,8 @@ pub fn make_hart(
             .map(|s| (s.paddr, s.paddr + s.data.len() as u64))
             .collect();
         loaded.push((fdt_at, fdt_at + fdt.len() as u64));
-        let sc = hart.semihost_config(cmdline.to_string(), loaded);
-        hart.set_semihost(Some(rvtrace_sim::semihost::Semihost::new(sc)));
+        let sc = rvtrace_semihost::config(&hart, cmdline, loaded);
+        rvtrace_semihost::set(&mut hart, rvtrace_semihost::Semihost::new(sc));
     }
     // Under a firmware the UART receives what is piped in (a terminal is left alone: the model
     // has no raw mode). Under --sbi the SBI's own console owns stdin.
@@ -283,8 +282,7 @@ mod guard_tests {
     /// instruction, with one line that says what happened.
     #[test]
     fn a_trap_into_m_stops_the_run_and_is_named() {
-        let mut cfg = rvtrace_sim::Config::virt(rvtrace_isa::Xlen::Rv64, "");
-        cfg.semihosting_cmdline = None;
+        let cfg = rvtrace_sim::Config::virt(rvtrace_isa::Xlen::Rv64);
         let mut hart = Hart::new(&cfg);
         rvtrace_sim::boot::enter_supervisor(&mut hart, 0x8020_0000, 0x87e0_0000);
         hart.attach(Box::<MTrapGuard>::default());

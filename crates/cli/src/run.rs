@@ -537,13 +537,13 @@ fn make_hart(
 ) -> Result<Hart, String> {
     let xlen = image.files().first().map(|f| f.xlen).unwrap_or(Xlen::Rv64);
     let mut cfg = crate::boot::config(xlen, isa, hpm_counters);
-    cfg.semihosting_cmdline = Some(cmdline.to_string());
     cfg.uarch = uarch;
     if let Some(v) = ctr {
         v.configure(&mut cfg);
     }
     let mut hart = Hart::new(&cfg);
     hart.load(image).map_err(|e| e.to_string())?;
+    rvtrace_semihost::attach(&mut hart, image, cmdline);
     if let Some(v) = ctr {
         v.attach(&mut hart);
     }
@@ -723,7 +723,7 @@ pub fn run(args: &RunArgs) -> CmdResult {
         .clone()
         .unwrap_or_else(|| args.elf.to_string_lossy().into_owned());
     let mut uarch = rvtrace_sim::uarch::UarchConfig::default();
-    let usage = |opt: &str, e: String| Failure::Usage(format!("{opt}: {e}"));
+    let usage = |opt: &str, e: rvtrace_sim::uarch::SpecError| Failure::Usage(format!("{opt}: {e}"));
     if let Some(b) = &args.bpred {
         uarch.set_bpred(b).map_err(|e| usage("--bpred", e))?;
     }
@@ -754,7 +754,7 @@ pub fn run(args: &RunArgs) -> CmdResult {
         hart.attach(Box::<crate::boot::MTrapGuard>::default());
     }
     hart.counters.set_count_all(args.counters);
-    hart.allow_host_commands(args.allow_host_commands);
+    rvtrace_semihost::allow_host_commands(&mut hart, args.allow_host_commands);
     if to_stdout {
         hart.program_output_to_stderr();
         if let Some(sbi) = hart.extension_mut::<rvtrace_sbi::Sbi>() {
@@ -1117,9 +1117,10 @@ fn sbi_example(mut o: Output, name: &str, what: &str, bytes: &[u8]) -> CmdResult
         None,
         rvtrace_sim::counters::DEFAULT_HPM_COUNTERS,
     );
-    cfg.uarch.set_cache("l1i:32k:8:64")?;
-    cfg.uarch.set_cache("l1d:32k:8:64")?;
-    cfg.uarch.set_timing("on")?;
+    let spec = |e: rvtrace_sim::uarch::SpecError| e.to_string();
+    cfg.uarch.set_cache("l1i:32k:8:64").map_err(spec)?;
+    cfg.uarch.set_cache("l1d:32k:8:64").map_err(spec)?;
+    cfg.uarch.set_timing("on").map_err(spec)?;
     let fdt = rvtrace_sim::fdt::Machine::of(&cfg).to_fdt()?;
     let mut hart = Hart::new(&cfg);
     Boot {

@@ -15,8 +15,8 @@ use rvtrace_isa::{CfClass, Xlen};
 use rvtrace_sim::counters::Event;
 use rvtrace_sim::csr::stateen;
 use rvtrace_sim::decode::{decode, Insn, Op};
-use rvtrace_sim::extension::{Ctx, Extension, Instruction};
-use rvtrace_sim::{Hart, Retired, TrapInfo};
+use rvtrace_sim::extension::{Ctx, Extension, HartAccess, Instruction};
+use rvtrace_sim::{Retired, TrapInfo};
 
 mod layout;
 pub use layout::{csr, ctl, draft, ty, Layout, Version};
@@ -637,14 +637,14 @@ impl Ctr {
 
 /// The hart's cycle totals per privilege (index 0 U, 1 S, 3 M): retirements plus the timing
 /// model's stalls, the count `mcycle` advances by.
-pub fn hart_cycles(h: &Hart) -> [u64; 4] {
-    let c = |m: u8| h.counters.event_total(Event::Cycles, m, h.instret);
+pub fn hart_cycles(h: &dyn HartAccess) -> [u64; 4] {
+    let c = |m: u8| h.counters().event_total(Event::Cycles, m, h.instret());
     [c(0), c(1), 0, c(3)]
 }
 
 /// The hart's branch predictor's mispredict total (conditional directions and targets).
-fn mispredicts(h: &Hart) -> u64 {
-    let s = h.uarch.stats();
+fn mispredicts(h: &dyn HartAccess) -> u64 {
+    let s = h.uarch().stats();
     s.cond_mispredicts.wrapping_add(s.jump_mispredicts)
 }
 
@@ -677,7 +677,7 @@ impl Ctr {
     /// `mstateen0`.CTR guards the CTR CSRs and the entries (`sireg*` while `siselect` selects
     /// one), and `mstateen0`.CSRIND (Sscsrind) guards `siselect`/`sireg*` whatever they
     /// select. (The M-level CSRs are M-mode only anyway, where Smstateen restricts nothing.)
-    fn stateen_allows(&self, h: &Hart, c: u16) -> bool {
+    fn stateen_allows(&self, h: &dyn HartAccess, c: u16) -> bool {
         let ctr = self.layout.stateen_ctr;
         match c {
             csr::SISELECT => h.stateen_allows(stateen::CSRIND),
@@ -711,7 +711,7 @@ impl Extension for Ctr {
         if !self.stateen_allows(ctx.hart(), c) {
             return None;
         }
-        self.read(c, ctx.hart().xlen)
+        self.read(c, ctx.hart().xlen())
     }
 
     fn csr_write(&mut self, ctx: &mut Ctx, c: u16, v: u64) -> bool {
@@ -720,9 +720,9 @@ impl Extension for Ctr {
             return false;
         }
         // Events may start after this write: take the predictor's count from here.
-        self.misp_impl = h.uarch.config().bpred.is_some();
+        self.misp_impl = h.uarch().config().bpred.is_some();
         self.last_misses = mispredicts(h);
-        self.write(c, v, h.xlen, hart_cycles(h))
+        self.write(c, v, h.xlen(), hart_cycles(h))
     }
 
     fn wants_events(&self) -> bool {
@@ -736,7 +736,7 @@ impl Extension for Ctr {
         // The draft has no SCTRCLR (its CLR bit clears instead): undefined there.
         if i.insn != SCTRCLR
             || self.layout.version != Version::V1_0
-            || h.priv_ == 0
+            || h.privilege() == 0
             || !h.stateen_allows(self.layout.stateen_ctr)
         {
             return false;
@@ -749,14 +749,14 @@ impl Extension for Ctr {
     fn retire(&mut self, ctx: &mut Ctx, ev: &Retired) {
         let h = ctx.hart();
         self.account(hart_cycles(h));
-        let taken =
-            ev.class == CfClass::Branch && branch_taken(ev, &decode(ev.insn, h.xlen, &h.ext), &h.x);
+        let taken = ev.class == CfClass::Branch
+            && branch_taken(ev, &decode(ev.insn, h.xlen(), h.isa_extensions()), h.x());
         // The hart trains its predictor on the instruction before extensions see it: exactly
         // one more mispredict means this one was mispredicted.
         let misses = mispredicts(h);
         let misp = misses.wrapping_sub(self.last_misses) == 1;
         self.last_misses = misses;
-        self.on_retire(ev, h.priv_, taken, misp);
+        self.on_retire(ev, h.privilege(), taken, misp);
     }
 
     fn trap(&mut self, _ctx: &mut Ctx, ev: &TrapInfo) {

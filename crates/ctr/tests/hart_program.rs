@@ -85,7 +85,7 @@ fn program(l: &Layout) -> (Vec<u32>, usize) {
 }
 
 fn hart(v: Version, code: &[u32]) -> Hart {
-    let mut h = hart_with_code(Config::virt(Xlen::Rv64, "ctr"), code);
+    let mut h = hart_with_code(Config::virt(Xlen::Rv64), code);
     assert!(h.pmp_allow_all()); // the S/U-mode parts need a PMP entry
     h.x[S1 as usize] = OUT;
     assert!(h.csr_write(num::MTVEC, BASE + 4 * HANDLER as u64));
@@ -425,7 +425,7 @@ fn draft_rv32_upper_half_and_clr_on_a_hart() {
         csrs(dc::MCTRCONTROL, T2),      // 5: CLR
         NOP,                            // 6
     ];
-    let mut h = hart_with_code(Config::virt(Xlen::Rv32, "ctr"), &code);
+    let mut h = hart_with_code(Config::virt(Xlen::Rv32), &code);
     h.attach(Box::new(Ctr::new(Version::Draft0_1_4)));
     h.x[T0 as usize] = d::NTBREN >> 32;
     h.x[T1 as usize] = d::M | 1 << 16;

@@ -316,8 +316,7 @@ impl Filter {
 fn hart(elf: &[u8]) -> Hart {
     let mut image = Image::new();
     image.load_bytes("prog.elf", elf).unwrap();
-    let mut cfg = Config::virt(image.files()[0].xlen, "prog.elf");
-    cfg.semihosting_cmdline = None;
+    let cfg = Config::virt(image.files()[0].xlen);
     let mut h = Hart::new(&cfg);
     h.load(&image).unwrap();
     rvtrace_testkit::quiet_semihost(&mut h, &image, "prog.elf");

@@ -26,7 +26,7 @@ fn hart_of(v: Version, code: &[u32], smstateen: bool) -> Hart {
     let mut c = code.to_vec();
     c.resize(60, NOP);
     c.push(SPIN);
-    let mut cfg = Config::virt(Xlen::Rv64, "ctr");
+    let mut cfg = Config::virt(Xlen::Rv64);
     cfg.smstateen = smstateen;
     let mut h = hart_with_code(cfg, &c);
     assert!(h.pmp_allow_all()); // the S/U-mode parts need a PMP entry
@@ -84,7 +84,7 @@ fn sctrclr_is_illegal_in_u_mode_and_without_ctr() {
     let mut h = hart(&[SCTRCLR], false);
     assert_eq!(run_at(&mut h, S, 1), None, "S-mode without Smstateen");
     // Without the extension the encoding is undefined.
-    let mut cfg = Config::virt(Xlen::Rv64, "x");
+    let mut cfg = Config::virt(Xlen::Rv64);
     cfg.smstateen = true;
     let mut h = hart_with_code(cfg, &[SCTRCLR, SPIN]);
     assert!(h.pmp_allow_all());
@@ -166,7 +166,7 @@ fn mstateen_registers_show_what_the_hart_has() {
     h.csr.mstateen[0] |= stateen::ENVCFG;
     assert!(h.csr_read(num::SENVCFG).is_some());
     // Without CTR attached, its bits are read-only 0; without Smstateen, no registers.
-    let mut cfg = Config::virt(Xlen::Rv64, "x");
+    let mut cfg = Config::virt(Xlen::Rv64);
     cfg.smstateen = true;
     let mut h = Hart::new(&cfg);
     assert!(h.csr_write(num::MSTATEEN0, u64::MAX));
@@ -174,11 +174,11 @@ fn mstateen_registers_show_what_the_hart_has() {
         h.csr_read(num::MSTATEEN0),
         Some(stateen::SE0 | stateen::ENVCFG)
     );
-    let mut h = Hart::new(&Config::virt(Xlen::Rv64, "x"));
+    let mut h = Hart::new(&Config::virt(Xlen::Rv64));
     assert!(h.csr_read(num::MSTATEEN0).is_none() && h.csr_read(num::SSTATEEN0).is_none());
     assert!(h.csr_read(num::SENVCFG).is_some());
     // RV32: the upper half through mstateen0h.
-    let mut cfg = Config::virt(Xlen::Rv32, "x");
+    let mut cfg = Config::virt(Xlen::Rv32);
     cfg.smstateen = true;
     let mut h = Hart::new(&cfg);
     h.attach(Box::new(Ctr::default()));

@@ -244,7 +244,7 @@ impl Sbi {
     /// `a0`/`a1` through `ctx` and returns what the hart should do next (what
     /// [`Extension::environment_call`] does for an `ecall` from S-mode).
     pub fn call(&mut self, ctx: &mut Ctx) -> Service {
-        let xlen = ctx.hart().xlen;
+        let xlen = ctx.hart().xlen();
         let args = Args {
             a: [
                 ctx.x(10),

@@ -18,7 +18,7 @@ use crate::{err, error, in_ram, ok, Args, Sbi, SbiRet};
 use rvtrace_isa::Xlen;
 use rvtrace_sim::counters::{event, hpmevent, resolve, Event};
 use rvtrace_sim::csr::num;
-use rvtrace_sim::extension::Ctx;
+use rvtrace_sim::extension::{Ctx, HartAccess};
 
 /// Firmware counters (as many as OpenSBI provides).
 pub const FW_COUNTERS: usize = 16;
@@ -175,7 +175,7 @@ fn decode_event(event_idx: u64, event_data: u64) -> Option<Ev> {
 
 impl Sbi {
     pub(crate) fn pmu_call(&mut self, ctx: &mut Ctx, fid: u64, args: &Args) -> SbiRet {
-        let cfg = ctx.hart().counters.config();
+        let cfg = ctx.hart().counters().config();
         self.pmu.init(cfg.hpm_counters);
         let a = &args.a;
         match fid {
@@ -267,7 +267,7 @@ impl Sbi {
             }
             Ev::Hw { sel, .. } => {
                 let h = ctx.hart_mut();
-                let counters = h.counters.config();
+                let counters = h.counters().config();
                 // The mode-filter hints (config_flags[7:3]) as xINH bits: Sscofpmf's in
                 // mhpmevent, Smcntrpmf's in mcyclecfg/minstretcfg; ignored without them (the
                 // spec lets an implementation ignore the hints), and SET_VUINH/SET_VSINH always:
@@ -370,7 +370,7 @@ impl Sbi {
             if let Some(v) = value {
                 write_counter(h, i, v);
             }
-            let counters = h.counters.config();
+            let counters = h.counters().config();
             if i >= 3 && counters.sscofpmf {
                 // Clear OF so that the next overflow raises LCOFI (Sscofpmf).
                 let (lo, hi) = (
@@ -405,7 +405,7 @@ impl Sbi {
         if set.iter().any(|&(_, i)| !self.pmu.ctrs[i].started) {
             return err(error::ALREADY_STOPPED);
         }
-        let sscofpmf = ctx.hart().counters.config().sscofpmf;
+        let sscofpmf = ctx.hart().counters().config().sscofpmf;
         // The overflow bitmap is taken before RESET clears any mhpmevent.
         let bitmap = {
             let mut bitmap = 0u64;
@@ -445,7 +445,7 @@ impl Sbi {
             if flags & STOP_RESET != 0 {
                 self.pmu.ctrs[i].event = None;
                 let h = ctx.hart_mut();
-                let counters = h.counters.config();
+                let counters = h.counters().config();
                 if (3..self.pmu.hw).contains(&i) {
                     write64(
                         h,
@@ -551,7 +551,7 @@ impl Sbi {
 
 /// Set or clear counter `i`'s `mcountinhibit` bit (read-modify-write: the hart's read returns
 /// the value as queued writes will leave it).
-fn set_inhibit(h: &mut rvtrace_sim::Hart, i: usize, on: bool) {
+fn set_inhibit(h: &mut dyn HartAccess, i: usize, on: bool) {
     let v = h.csr_read(num::MCOUNTINHIBIT).unwrap_or(0);
     let v = h.trunc(v);
     let v = if on { v | 1 << i } else { v & !(1 << i) };
@@ -560,8 +560,8 @@ fn set_inhibit(h: &mut rvtrace_sim::Hart, i: usize, on: bool) {
 
 /// Write a 64-bit register that RV32 splits into a low CSR and a high one (`hi_exists`: the
 /// high half is implemented).
-fn write64(h: &mut rvtrace_sim::Hart, lo: u16, hi: u16, v: u64, hi_exists: bool) {
-    match h.xlen {
+fn write64(h: &mut dyn HartAccess, lo: u16, hi: u16, v: u64, hi_exists: bool) {
+    match h.xlen() {
         Xlen::Rv64 => {
             h.csr_write(lo, v);
         }
@@ -574,10 +574,10 @@ fn write64(h: &mut rvtrace_sim::Hart, lo: u16, hi: u16, v: u64, hi_exists: bool)
     }
 }
 
-fn read64(h: &mut rvtrace_sim::Hart, lo: u16, hi: u16, hi_exists: bool) -> u64 {
+fn read64(h: &mut dyn HartAccess, lo: u16, hi: u16, hi_exists: bool) -> u64 {
     let l = h.csr_read(lo).unwrap_or(0);
     let l = h.trunc(l);
-    match h.xlen {
+    match h.xlen() {
         Xlen::Rv64 => l,
         Xlen::Rv32 if hi_exists => {
             let hv = h.csr_read(hi).unwrap_or(0);
@@ -588,12 +588,12 @@ fn read64(h: &mut rvtrace_sim::Hart, lo: u16, hi: u16, hi_exists: bool) -> u64 {
 }
 
 /// Hardware counter `i` (0 `mcycle`, 2 `minstret`, 3.. `mhpmcounterN`).
-fn write_counter(h: &mut rvtrace_sim::Hart, i: usize, v: u64) {
+fn write_counter(h: &mut dyn HartAccess, i: usize, v: u64) {
     let i = i as u16;
     write64(h, num::MCYCLE + i, num::MCYCLEH + i, v, true);
 }
 
-fn read_counter(h: &mut rvtrace_sim::Hart, i: usize) -> u64 {
+fn read_counter(h: &mut dyn HartAccess, i: usize) -> u64 {
     let i = i as u16;
     read64(h, num::MCYCLE + i, num::MCYCLEH + i, true)
 }

@@ -372,8 +372,7 @@ fn debug_console_io_error() {
             Ok(())
         }
     }
-    let mut c = rvtrace_sim::Config::virt(Xlen::Rv64, "sbi");
-    c.semihosting_cmdline = None;
+    let c = rvtrace_sim::Config::virt(Xlen::Rv64);
     let mut h = rvtrace_sim::Hart::new(&c);
     h.attach(Box::new(rvtrace_sbi::Sbi::new(rvtrace_sbi::SbiConfig {
         console: Box::new(Broken),

@@ -31,7 +31,7 @@ use std::time::Instant;
 
 fn hart(image: &Image, name: &str, uarch: &UarchConfig, all_events: bool) -> Hart {
     let xlen = image.files()[0].xlen;
-    let mut cfg = Config::virt(xlen, name);
+    let mut cfg = Config::virt(xlen);
     cfg.uarch = uarch.clone();
     let mut h = Hart::new(&cfg);
     h.counters.set_count_all(all_events);

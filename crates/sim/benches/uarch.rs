@@ -20,7 +20,7 @@ const KEEP: usize = 4 << 20;
 
 fn hart(image: &Image, name: &str) -> Hart {
     let xlen = image.files()[0].xlen;
-    let mut h = Hart::new(&Config::virt(xlen, name));
+    let mut h = Hart::new(&Config::virt(xlen));
     h.load(image).unwrap();
     rvtrace_testkit::quiet_semihost(&mut h, image, name);
     h

@@ -5,9 +5,11 @@
 //! Facts from QEMU 10 `hw/riscv/boot.c` (`riscv_setup_rom_reset_vec`, `riscv_compute_fdt_addr`)
 //! and OpenSBI's `include/sbi/fw_dynamic.h` / `docs/firmware/fw_dynamic.md`.
 
+use crate::arch::{cause, privilege, LoadError};
 use crate::bus::{RAM_BASE, ROM_BASE};
 use crate::csr::{irq, mstatus, num};
-use crate::hart::{cause, fdt_address, privilege, Hart, LoadError};
+use crate::fdt::fdt_address;
+use crate::hart::Hart;
 use rvtrace_image::Image;
 use rvtrace_isa::Xlen;
 

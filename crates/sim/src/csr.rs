@@ -235,6 +235,175 @@ pub fn satp_asid(xlen: Xlen, satp: u64) -> u64 {
     }
 }
 
+/// The CSRs that share bits: a write of one changes the others (one copy of each rule, for the
+/// hart and for consumers that follow its state, such as the tandem checker's shadow).
+///
+/// - `fflags`, `frm` and `fcsr` are one state seen through three CSRs (unprivileged ISA, F
+///   extension, "Floating-Point Control and Status Register": `fcsr` = `frm` << 5 | `fflags`).
+/// - `sstatus` is a view of `mstatus` (privileged ISA, "Supervisor Status (sstatus) Register":
+///   "a restricted view of mstatus").
+/// - `sie`/`sip` are views of `mie`/`mip` restricted to the interrupts `mideleg` delegates
+///   (privileged ISA, "Supervisor Interrupt (sip and sie) Registers").
+pub mod shared {
+    use super::{irq, mstatus, num};
+    use rvtrace_isa::Xlen;
+
+    /// `fflags` (bits 4:0, the accrued exception flags) of an `fcsr` value (F extension, "fcsr").
+    #[inline]
+    pub fn fflags_of(fcsr: u64) -> u8 {
+        (fcsr & 0x1f) as u8
+    }
+
+    /// `frm` (bits 7:5, the dynamic rounding mode) of an `fcsr` value (F extension, "fcsr").
+    #[inline]
+    pub fn frm_of(fcsr: u64) -> u8 {
+        ((fcsr >> 5) & 7) as u8
+    }
+
+    /// The `fcsr` value of `fflags` and `frm` (F extension, "fcsr").
+    #[inline]
+    pub fn fcsr(fflags: u8, frm: u8) -> u64 {
+        u64::from(frm & 7) << 5 | u64::from(fflags & 0x1f)
+    }
+
+    /// `fcsr` after a write of `fflags` with `value`: its flags bits replaced.
+    #[inline]
+    pub fn fcsr_with_fflags(fcsr: u64, value: u64) -> u64 {
+        (fcsr & !0x1f) | (value & 0x1f)
+    }
+
+    /// `fcsr` after a write of `frm` with `value`: its rounding-mode bits replaced.
+    #[inline]
+    pub fn fcsr_with_frm(fcsr: u64, value: u64) -> u64 {
+        (fcsr & !0xe0) | ((value & 7) << 5)
+    }
+
+    /// The `mstatus` bits `sstatus` shows at `xlen`, SD (bit XLEN-1) included (privileged ISA,
+    /// "Supervisor Status (sstatus) Register"; UXL exists on RV64 only).
+    #[inline]
+    pub fn sstatus_view(xlen: Xlen) -> u64 {
+        match xlen {
+            Xlen::Rv32 => (mstatus::SSTATUS_BITS & !mstatus::UXL) | 1 << 31,
+            Xlen::Rv64 => mstatus::SSTATUS_BITS | 1 << 63,
+        }
+    }
+
+    /// The `sstatus` bits software can write at `xlen` (the others are read-only or, like UBE
+    /// and XS, fixed on the modelled CPU).
+    #[inline]
+    pub fn sstatus_writable(xlen: Xlen) -> u64 {
+        let m = mstatus::SIE
+            | mstatus::SPIE
+            | mstatus::SPP
+            | mstatus::FS
+            | mstatus::VS
+            | mstatus::SUM
+            | mstatus::MXR;
+        match xlen {
+            Xlen::Rv32 => m,
+            Xlen::Rv64 => m | mstatus::UXL,
+        }
+    }
+
+    /// `sstatus` as read, from `mstatus` as read ([`mstatus::read`]).
+    #[inline]
+    pub fn sstatus_read(mstatus_read: u64, xlen: Xlen) -> u64 {
+        mstatus_read & sstatus_view(xlen)
+    }
+
+    /// `mstatus` after `sstatus` is written with `value`: the bits in `mask` (a view or its
+    /// writable part) come from `value`, the others stay.
+    #[inline]
+    pub fn mstatus_with_sstatus(mstatus: u64, value: u64, mask: u64) -> u64 {
+        (mstatus & !mask) | (value & mask)
+    }
+
+    /// The `mie`/`mip` bits `sie`/`sip` show: the delegated supervisor-level interrupts.
+    #[inline]
+    pub fn s_view(mideleg: u64) -> u64 {
+        mideleg & irq::S_VIEW
+    }
+
+    /// `sie` as read from `mie` and `mideleg`.
+    #[inline]
+    pub fn sie_read(mie: u64, mideleg: u64) -> u64 {
+        mie & s_view(mideleg)
+    }
+
+    /// `mie` after `sie` is written with `value`: the delegated bits come from `value`.
+    #[inline]
+    pub fn mie_with_sie(mie: u64, mideleg: u64, value: u64) -> u64 {
+        let m = s_view(mideleg);
+        (mie & !m) | (value & m)
+    }
+
+    /// `sip` as read from `mip` and `mideleg`.
+    #[inline]
+    pub fn sip_read(mip: u64, mideleg: u64) -> u64 {
+        mip & s_view(mideleg)
+    }
+
+    /// The software-written `mip` bits after `sip` is written with `value`: SSIP, and LCOFIP
+    /// (Sscofpmf), when delegated; STIP and SEIP are read-only in `sip`.
+    #[inline]
+    pub fn mip_with_sip(mip: u64, mideleg: u64, value: u64) -> u64 {
+        let m = mideleg & (irq::SSI | irq::LCOFI);
+        (mip & !m) | (value & m)
+    }
+
+    /// Write `value` to CSR `csr` of a CSR file held as values indexed by CSR number (a
+    /// consumer's shadow of the hart, such as the tandem checker's), with what the write does
+    /// to the CSRs that share its bits: `fcsr`/`fflags`/`frm` update each other, `sstatus`
+    /// updates the `mstatus` bits it shows and `sie` the delegated `mie` bits (each also keeps
+    /// the value written). Other CSRs just take the value; `sip` too (the shadow follows `mip`
+    /// as the trace reports it). `value` is XLEN-truncated by the caller; a `csr` outside
+    /// `file` is ignored.
+    pub fn write_file(file: &mut [u64], csr: u16, value: u64, xlen: Xlen) {
+        let at = |n: u16| n as usize;
+        let set = |file: &mut [u64], n: u16, v: u64| {
+            if let Some(x) = file.get_mut(at(n)) {
+                *x = v;
+            }
+        };
+        if at(csr) >= file.len() {
+            return;
+        }
+        match csr {
+            num::FCSR => {
+                file[at(csr)] = value & 0xff;
+                set(file, num::FFLAGS, u64::from(fflags_of(value)));
+                set(file, num::FRM, u64::from(frm_of(value)));
+            }
+            num::FFLAGS => {
+                file[at(csr)] = value & 0x1f;
+                if let Some(f) = file.get_mut(at(num::FCSR)) {
+                    *f = fcsr_with_fflags(*f, value);
+                }
+            }
+            num::FRM => {
+                file[at(csr)] = value & 7;
+                if let Some(f) = file.get_mut(at(num::FCSR)) {
+                    *f = fcsr_with_frm(*f, value);
+                }
+            }
+            num::SSTATUS => {
+                if let Some(m) = file.get_mut(at(num::MSTATUS)) {
+                    *m = mstatus_with_sstatus(*m, value, sstatus_view(xlen));
+                }
+                file[at(csr)] = value;
+            }
+            num::SIE => {
+                let deleg = file.get(at(num::MIDELEG)).copied().unwrap_or(0);
+                if let Some(m) = file.get_mut(at(num::MIE)) {
+                    *m = mie_with_sie(*m, deleg, value);
+                }
+                file[at(csr)] = value;
+            }
+            _ => file[at(csr)] = value,
+        }
+    }
+}
+
 /// Architectural CSR state (the values that are plain storage; counters are in
 /// [`crate::counters`]).
 #[derive(Clone, Debug)]
@@ -390,5 +559,83 @@ impl Csrs {
     #[inline]
     pub fn fs_on(&self) -> bool {
         self.mstatus & mstatus::FS != 0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `fcsr`, `fflags` and `frm` are one state: a write of any keeps the other two in step.
+    #[test]
+    fn fcsr_views_stay_in_step() {
+        let mut f = vec![0u64; 4096];
+        shared::write_file(&mut f, num::FCSR, 0x1ff, Xlen::Rv64);
+        assert_eq!(
+            (
+                f[num::FCSR as usize],
+                f[num::FFLAGS as usize],
+                f[num::FRM as usize]
+            ),
+            (0xff, 0x1f, 7)
+        );
+        shared::write_file(&mut f, num::FFLAGS, 0x3, Xlen::Rv64);
+        assert_eq!((f[num::FCSR as usize], f[num::FFLAGS as usize]), (0xe3, 3));
+        shared::write_file(&mut f, num::FRM, 0x2, Xlen::Rv64);
+        assert_eq!((f[num::FCSR as usize], f[num::FRM as usize]), (0x43, 2));
+        assert_eq!(
+            shared::fcsr(shared::fflags_of(0x43), shared::frm_of(0x43)),
+            0x43
+        );
+    }
+
+    /// `sstatus` writes reach the `mstatus` bits it shows, SD included, and no others.
+    #[test]
+    fn sstatus_is_a_view_of_mstatus() {
+        let mut f = vec![0u64; 4096];
+        f[num::MSTATUS as usize] = mstatus::MIE | mstatus::MPP;
+        shared::write_file(&mut f, num::SSTATUS, u64::MAX, Xlen::Rv64);
+        let m = f[num::MSTATUS as usize];
+        assert_eq!(
+            m,
+            mstatus::MIE | mstatus::MPP | mstatus::SSTATUS_BITS | 1 << 63
+        );
+        assert_eq!(f[num::SSTATUS as usize], u64::MAX);
+        // RV32: no UXL, SD is bit 31.
+        let v = shared::sstatus_view(Xlen::Rv32);
+        assert_eq!(v & mstatus::UXL, 0);
+        assert_ne!(v & 1 << 31, 0);
+        // The hart's write keeps read-only bits (XS, UBE).
+        let w = shared::mstatus_with_sstatus(0, u64::MAX, shared::sstatus_writable(Xlen::Rv64));
+        assert_eq!(w & (mstatus::XS | mstatus::UBE), 0);
+        assert_ne!(w & mstatus::SUM, 0);
+    }
+
+    /// `sie`/`sip` show and write only the delegated supervisor interrupts.
+    #[test]
+    fn sie_and_sip_are_views_through_mideleg() {
+        let mut f = vec![0u64; 4096];
+        f[num::MIDELEG as usize] = irq::SSI | irq::STI;
+        f[num::MIE as usize] = irq::MTI;
+        shared::write_file(&mut f, num::SIE, u64::MAX, Xlen::Rv64);
+        assert_eq!(f[num::MIE as usize], irq::MTI | irq::SSI | irq::STI);
+        assert_eq!(shared::sie_read(u64::MAX, irq::SSI), irq::SSI);
+        assert_eq!(shared::sip_read(irq::SEI | irq::SSI, irq::SEI), irq::SEI);
+        // Only SSIP (and LCOFIP) are writable through `sip`.
+        let deleg = irq::SSI | irq::STI | irq::LCOFI;
+        assert_eq!(
+            shared::mip_with_sip(0, deleg, u64::MAX),
+            irq::SSI | irq::LCOFI
+        );
+        assert_eq!(shared::mie_with_sie(0, 0, u64::MAX), 0);
+    }
+
+    /// A CSR number outside the file is ignored, not a panic.
+    #[test]
+    fn write_file_ignores_numbers_outside_the_file() {
+        let mut f = vec![0u64; 8];
+        shared::write_file(&mut f, num::SSTATUS, 1, Xlen::Rv64);
+        shared::write_file(&mut f, num::FCSR, 0xff, Xlen::Rv64);
+        assert_eq!(f[num::FFLAGS as usize], 0x1f);
     }
 }

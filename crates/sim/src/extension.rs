@@ -21,8 +21,12 @@
 //! Extensions act on the hart through [`Ctx`], which reports register and memory writes to the
 //! run's [`crate::Observer`] like an instruction's, so traces stay complete.
 
-use crate::hart::Hart;
+use crate::counters::Counters;
+use crate::decode::Extensions as IsaExtensions;
+pub use crate::observer::Serviced;
 use crate::observer::{MemAccess, MemKind, Retired, TrapInfo};
+use crate::uarch::Uarch;
+use rvtrace_isa::Xlen;
 use std::any::Any;
 
 /// An environment call the hart is about to turn into an exception.
@@ -60,21 +64,6 @@ pub enum Service {
     Exit(i32),
 }
 
-/// An environment call serviced by an extension (in [`Retired::serviced`]).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Serviced {
-    /// Index of the extension in attach order ([`crate::Hart::extension_name`]), or
-    /// [`Serviced::UNKNOWN`] for events replayed from a log ([`crate::import`]).
-    pub by: u8,
-    /// The exception the instruction would otherwise have raised (3, 8, 9 or 11).
-    pub cause: u8,
-}
-
-impl Serviced {
-    /// [`Serviced::by`] when the servicing extension is not known.
-    pub const UNKNOWN: u8 = u8::MAX;
-}
-
 /// A piece of the hart that is not its base ISA. Every method has a default that does nothing.
 pub trait Extension: Any + Send {
     /// A short name for messages ("semihosting", "sbi", "ctr").
@@ -83,7 +72,7 @@ pub trait Extension: Any + Send {
     fn claims_csr(&self, _csr: u16) -> bool {
         false
     }
-    /// Read a claimed CSR at the hart's privilege (`ctx.hart().priv_`). `None` raises an
+    /// Read a claimed CSR at the hart's privilege (`ctx.hart().privilege()`). `None` raises an
     /// illegal-instruction exception.
     fn csr_read(&mut self, _ctx: &mut Ctx, _csr: u16) -> Option<u64> {
         None
@@ -122,6 +111,9 @@ pub trait Extension: Any + Send {
     fn trap(&mut self, _ctx: &mut Ctx, _ev: &TrapInfo) {}
     /// The run ends: flush buffered output.
     fn flush(&mut self) {}
+    /// Send the program's console output through this extension (semihosting's stdout) to
+    /// `out` instead (`tty`: it is a terminal); [`crate::Hart::program_output_to_stderr`].
+    fn redirect_output(&mut self, _out: Box<dyn std::io::Write + Send>, _tty: bool) {}
 }
 
 /// A register or memory write made by an extension, replayed to the observer.
@@ -131,48 +123,97 @@ pub(crate) enum Effect {
     Store(MemAccess),
 }
 
+/// The hart as an extension sees it: its state to read, the CSR file and the services
+/// firmware would use, and the raw writes behind [`Ctx`]'s reported ones. The hart implements
+/// it; the seam names no hart type, so it sits below the hart.
+pub trait HartAccess {
+    /// Base integer width.
+    fn xlen(&self) -> Xlen;
+    /// Implemented extensions of the ISA.
+    fn isa_extensions(&self) -> &IsaExtensions;
+    /// Integer registers (RV32 values sign-extended to 64 bits).
+    fn x(&self) -> &[u64; 32];
+    /// Current privilege (0 U, 1 S, 3 M).
+    fn privilege(&self) -> u8;
+    /// Instructions retired so far.
+    fn instret(&self) -> u64;
+    /// Performance counters.
+    fn counters(&self) -> &Counters;
+    /// The micro-architecture model.
+    fn uarch(&self) -> &Uarch;
+    /// Truncate to XLEN (zero-extending).
+    fn trunc(&self, v: u64) -> u64;
+    /// Read a CSR as M-mode software would (every CSR the hart or an extension implements).
+    fn csr_read(&mut self, csr: u16) -> Option<u64>;
+    /// Write a CSR as M-mode software would; false if the hart has no such CSR.
+    fn csr_write(&mut self, csr: u16, v: u64) -> bool;
+    /// Set the supervisor timer deadline as firmware does for an SBI `set_timer`.
+    fn set_stimecmp(&mut self, deadline: u64);
+    /// Wait for an interrupt as firmware does (`wfi` with time passing); false if none can
+    /// arrive.
+    fn idle_until_interrupt(&mut self) -> bool;
+    /// Whether the current privilege may access state guarded by `mstateen0` bit(s) `bit`.
+    fn stateen_allows(&self, bit: u64) -> bool;
+    /// Whether the instructions around `pc` are the semihosting sequence (`slli`, `ebreak`,
+    /// `srai`).
+    fn semihosting_sequence_at(&self, pc: u64) -> bool;
+    /// Read guest RAM; false if any byte is outside RAM.
+    fn read_memory(&self, addr: u64, buf: &mut [u8]) -> bool;
+    /// Write guest RAM without reporting it ([`Ctx::write_memory`] reports); false (and nothing
+    /// written) if any byte is outside RAM.
+    fn write_memory_unreported(&mut self, addr: u64, data: &[u8]) -> bool;
+    /// Write integer register `r` (1..=31) with `v` sign-extended from XLEN without reporting
+    /// it ([`Ctx::set_x`] reports); returns the value stored.
+    fn set_x_unreported(&mut self, r: u8, v: u64) -> u64;
+    /// Set or clear software-writable pending bits of `mip` ([`Ctx::set_pending`]).
+    fn set_pending(&mut self, mask: u64, on: bool);
+    /// End the run before the next instruction ([`Ctx::request_stop`]).
+    fn request_stop(&mut self);
+    /// Mark the step as touching the outside world ([`Ctx::touched_io`]).
+    fn touched_io(&mut self);
+}
+
 /// An extension's access to the hart while it is being called.
 pub struct Ctx<'a> {
-    pub(crate) hart: &'a mut Hart,
+    pub(crate) hart: &'a mut dyn HartAccess,
     pub(crate) effects: &'a mut Vec<Effect>,
 }
 
 impl Ctx<'_> {
-    /// The hart (read access to every register, CSR and memory).
-    pub fn hart(&self) -> &Hart {
+    /// The hart (read access to its registers, counters and memory).
+    pub fn hart(&self) -> &dyn HartAccess {
         self.hart
     }
 
     /// The hart for changes the observer need not see (CSR storage of the extension's own
     /// device, counters). Register and memory writes should go through [`Ctx::set_x`] and
     /// [`Ctx::write_memory`] so that traces see them.
-    pub fn hart_mut(&mut self) -> &mut Hart {
+    pub fn hart_mut(&mut self) -> &mut dyn HartAccess {
         self.hart
     }
 
     /// Integer register `r`, XLEN-truncated.
     pub fn x(&self, r: u8) -> u64 {
-        self.hart.trunc(self.hart.x[r as usize & 31])
+        self.hart.trunc(self.hart.x()[r as usize & 31])
     }
 
     /// Write integer register `r` (ignored for `x0`), reported to the observer.
     pub fn set_x(&mut self, r: u8, v: u64) {
         if r != 0 && r < 32 {
-            let v = self.hart.sext(v);
-            self.hart.x[r as usize] = v;
+            let v = self.hart.set_x_unreported(r, v);
             self.effects.push(Effect::Gpr(r, v));
         }
     }
 
     /// Read guest RAM; false if any byte is outside RAM.
     pub fn read_memory(&self, addr: u64, buf: &mut [u8]) -> bool {
-        self.hart.bus.read_ram(addr, buf)
+        self.hart.read_memory(addr, buf)
     }
 
     /// Write guest RAM, reported to the observer as stores of at most 8 bytes; false (and
     /// nothing written) if any byte is outside RAM.
     pub fn write_memory(&mut self, addr: u64, data: &[u8]) -> bool {
-        if !self.hart.bus.write_ram(addr, data) {
+        if !self.hart.write_memory_unreported(addr, data) {
             return false;
         }
         for (k, chunk) in data.chunks(8).enumerate() {
@@ -192,25 +233,19 @@ impl Ctx<'_> {
     /// privileged ISA "Machine Interrupt Registers"); the hart re-evaluates interrupts before
     /// the next instruction.
     pub fn set_pending(&mut self, mask: u64, on: bool) {
-        if on {
-            self.hart.csr.mip_sw |= mask;
-        } else {
-            self.hart.csr.mip_sw &= !mask;
-        }
-        self.hart.recheck();
+        self.hart.set_pending(mask, on);
     }
 
     /// End the run before the next instruction ([`crate::Hart::run`] returns
     /// [`crate::Stop::Requested`]); the extension keeps why, for its user.
     pub fn request_stop(&mut self) {
-        self.hart.stop = Some(crate::Stop::Requested);
-        self.hart.recheck();
+        self.hart.request_stop();
     }
 
     /// Mark the step as touching the outside world (a device, the host): trap-loop detection
     /// then does not take a repeated state for a loop.
     pub fn touched_io(&mut self) {
-        self.hart.bus.io_touched = true;
+        self.hart.touched_io();
     }
 }
 

@@ -13,6 +13,17 @@ use crate::decode::Extensions;
 use rvtrace_isa::Xlen;
 use vm_fdt::{FdtWriter, FdtWriterResult};
 
+/// The address QEMU `virt` places the device tree at, for a RAM size (QEMU 7.2 `riscv_load_fdt`:
+/// 2 MiB aligned below the end of RAM or 3 GiB, whichever is lower).
+pub fn fdt_address(ram_size: u64, fdt_size: u64) -> u64 {
+    let end = (RAM_BASE + ram_size).min(3 << 30);
+    (end - fdt_size) & !((2 << 20) - 1)
+}
+
+/// Size of QEMU 7.2 `virt`'s generated device tree with one hart (used only for the
+/// semihosting heap layout, as QEMU registers the blob).
+pub const FDT_SIZE: u64 = 0x10_0000;
+
 /// `timebase-frequency` of QEMU `virt` (10 MHz). The model's `mtime` ticks once per retired
 /// instruction, so the frequency is nominal.
 pub const TIMEBASE_FREQUENCY: u32 = 10_000_000;
@@ -334,7 +345,7 @@ mod tests {
     use super::*;
 
     fn machine() -> Machine {
-        Machine::of(&crate::Config::virt(Xlen::Rv64, "x"))
+        Machine::of(&crate::Config::virt(Xlen::Rv64))
     }
 
     #[test]

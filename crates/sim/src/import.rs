@@ -23,9 +23,9 @@
 //! The last instruction's successor is not in the log: it is taken as not taken (a branch there
 //! is reported as not taken).
 
-use crate::extension::Serviced;
-use crate::hart::{cause, privilege};
+use crate::arch::{cause, privilege};
 use crate::ingress::IngressRecorder;
+use crate::observer::Serviced;
 use crate::observer::{Observer, Retired, TrapInfo};
 use rvtrace_image::Image;
 use rvtrace_ingress::pcs::{retires_with_exception, Step};

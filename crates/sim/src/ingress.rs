@@ -43,8 +43,8 @@
 //! (a fault at that first instruction) is recorded with the old context, and the handler's
 //! first instruction reports the change. Without it `context` and `ctype` stay 0.
 
+use crate::arch::privilege;
 use crate::csr::num;
-use crate::hart::privilege;
 use crate::observer::{Observer, Retired, RetiredRun, RunStep, TrapInfo};
 use rvtrace_ingress::{Itype, Near, Record, RecordSink, RunHead};
 use rvtrace_isa::{is_sequentially_inferable, CfClass, IsaConfig};
@@ -1339,7 +1339,7 @@ mod tests {
                         // A serviced call, then on after it.
                         time += 1;
                         let e = Retired {
-                            serviced: Some(crate::extension::Serviced { by: 0, cause: 8 }),
+                            serviced: Some(crate::observer::Serviced { by: 0, cause: 8 }),
                             ..ev(pc, CfClass::EnvTrap, 0x73, pc + 4, time)
                         };
                         fast.retire(&e);

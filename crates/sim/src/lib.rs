@@ -1,5 +1,6 @@
 //! The rvtrace hart model: a RISC-V hart (RV32/RV64 IMAFDC, Zicsr, Zifencei, Zba, Zbb, Zbs, Zbc; M, S and U
-//! modes; traps, interrupts, CLINT timer, semihosting, HTIF) on QEMU's `virt` machine.
+//! modes; traps, interrupts, CLINT timer, HTIF) on QEMU's `virt` machine. Semihosting and the SBI
+//! are extensions the builder of a machine attaches (crates `rvtrace-semihost`, `rvtrace-sbi`).
 //!
 //! It produces the retired-instruction streams that drive the trace encoders, so "retired" follows
 //! the trace specifications: a faulting instruction does not retire; `ecall`/`ebreak` retire with
@@ -11,41 +12,42 @@
 //! use rvtrace_sim::{Config, Hart, PcList, Stop};
 //! let mut image = rvtrace_image::Image::new();
 //! let info = image.load_file("prog.elf".as_ref()).unwrap();
-//! let mut hart = Hart::new(&Config::virt(info.xlen, "prog.elf"));
+//! let mut hart = Hart::new(&Config::virt(info.xlen));
 //! hart.load(&image).unwrap();
+//! // A program that exits through semihosting needs it attached:
+//! // rvtrace_semihost::attach(&mut hart, &image, "prog.elf");
 //! let mut pcs = PcList::default();
 //! assert_eq!(hart.run(&mut pcs, u64::MAX), Stop::Exit(0));
 //! ```
 
+#![warn(missing_docs)]
+
 mod alu;
+mod arch;
 mod block;
 pub mod boot;
 pub mod bus;
 mod clmul;
 pub mod counters;
 pub mod csr;
-mod csr_exec;
 pub mod decode;
-mod exec;
-mod exec_fp;
 pub mod extension;
 pub mod fdt;
 pub mod fpu;
 mod hart;
 pub mod import;
 pub mod ingress;
-mod instrument;
 pub mod mmu;
 pub mod observer;
 pub mod pmp;
-pub mod semihost;
+mod probe;
 mod traploop;
 pub mod trigger;
 pub mod uarch;
 
-pub use exec::AmoOp;
-pub use hart::{
-    cause, exception_name, fdt_address, privilege, Config, Hart, LoadError, Stop, FDT_SIZE,
-};
+pub use alu::AmoOp;
+pub use arch::{cause, exception_name, privilege, LoadError, Stop};
+pub use fdt::{fdt_address, FDT_SIZE};
+pub use hart::{Config, Hart};
 pub use observer::{MemAccess, MemKind, Observer, PcList, Retired, RetiredRun, RunStep, TrapInfo};
 pub use traploop::{TrapLoopReport, NO_RETIRE_LIMIT, REPEAT_THRESHOLD};

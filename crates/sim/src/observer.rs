@@ -8,6 +8,22 @@
 
 use rvtrace_isa::CfClass;
 
+/// An environment call serviced by an extension (in [`Retired::serviced`]; the servicing
+/// side is [`crate::extension`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Serviced {
+    /// Index of the extension in attach order ([`crate::Hart::extension_name`]), or
+    /// [`Serviced::UNKNOWN`] for events replayed from a log ([`crate::import`]).
+    pub by: u8,
+    /// The exception the instruction would otherwise have raised (3, 8, 9 or 11).
+    pub cause: u8,
+}
+
+impl Serviced {
+    /// [`Serviced::by`] when the servicing extension is not known.
+    pub const UNKNOWN: u8 = u8::MAX;
+}
+
 /// A trap taken by the hart.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct TrapInfo {
@@ -50,7 +66,7 @@ pub struct Retired {
     pub trap: Option<TrapInfo>,
     /// This `ecall`/`ebreak` was serviced by an extension of the hart (semihosting, SBI)
     /// instead of trapping ([`crate::extension`]).
-    pub serviced: Option<crate::extension::Serviced>,
+    pub serviced: Option<Serviced>,
     /// `mtime` when the instruction retired.
     pub mtime: u64,
 }

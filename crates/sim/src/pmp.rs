@@ -190,13 +190,13 @@ impl Pmp {
             }
             return Self::allows(r.cfg, access, priv_);
         }
-        priv_ == crate::hart::privilege::M
+        priv_ == crate::arch::privilege::M
     }
 
     /// What a matching entry with configuration `c` decides ("Locking and Privilege Mode").
     #[inline]
     fn allows(c: u8, access: Access, priv_: u8) -> bool {
-        (priv_ == crate::hart::privilege::M && c & cfg::L == 0) || c & access.bit() != 0
+        (priv_ == crate::arch::privilege::M && c & cfg::L == 0) || c & access.bit() != 0
     }
 
     /// The decision for every access of kind `access` at `priv_` that lies inside
@@ -214,14 +214,14 @@ impl Pmp {
             }
             return Some(Self::allows(r.cfg, access, priv_));
         }
-        Some(priv_ == crate::hart::privilege::M)
+        Some(priv_ == crate::arch::privilege::M)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::hart::privilege::{M, S, U};
+    use crate::arch::privilege::{M, S, U};
     use Access::*;
 
     fn napot(base: u64, size: u64) -> u64 {

@@ -38,8 +38,6 @@
 //! (`Triggers::restrict`, applied with the PMP fast path), so only the slow paths ask
 //! [`Triggers::exec_hit`] / [`Triggers::data_hit`].
 
-use crate::hart::{cause, Exc, Hart};
-use crate::observer::Observer;
 use rvtrace_isa::Xlen;
 
 /// Number of triggers (QEMU 7.2 `RV_MAX_TRIGGERS`).
@@ -80,14 +78,14 @@ pub const TYPE_MCONTROL6: u64 = 6;
 /// The Trigger Module's state.
 #[derive(Clone, Debug)]
 pub struct Triggers {
-    xlen: Xlen,
+    pub(crate) xlen: Xlen,
     /// `tselect`.
     pub tselect: u64,
-    tdata1: [u64; COUNT],
-    tdata2: [u64; COUNT],
+    pub(crate) tdata1: [u64; COUNT],
+    pub(crate) tdata2: [u64; COUNT],
     /// Per kind of match (load, store, execute), a bit per privilege (1 << priv) at which some
     /// trigger of that kind is enabled: the hart's fast-path switch.
-    armed: [u8; 3],
+    pub(crate) armed: [u8; 3],
 }
 
 /// What an access is, for [`Triggers::data_hit`]: [`field::LOAD`], [`field::STORE`] or both.
@@ -107,15 +105,15 @@ impl Triggers {
         t
     }
 
-    fn type_shift(&self) -> u32 {
+    pub(crate) fn type_shift(&self) -> u32 {
         self.xlen.bits() - 4
     }
 
-    fn type_bits(&self, ty: u64) -> u64 {
+    pub(crate) fn type_bits(&self, ty: u64) -> u64 {
         ty << self.type_shift()
     }
 
-    fn sel(&self) -> usize {
+    pub(crate) fn sel(&self) -> usize {
         self.tselect as usize
     }
 
@@ -177,7 +175,7 @@ impl Triggers {
         self.tdata2[self.sel()] = v;
     }
 
-    fn rearm(&mut self) {
+    pub(crate) fn rearm(&mut self) {
         self.armed = [0; 3];
         for &t in &self.tdata1 {
             let privs = privileges(t);
@@ -215,7 +213,7 @@ impl Triggers {
     }
 
     #[cold]
-    fn exec_match(&self, pc: u64, priv_: u8) -> bool {
+    pub(crate) fn exec_match(&self, pc: u64, priv_: u8) -> bool {
         (0..COUNT).any(|i| {
             let t = self.tdata1[i];
             t & field::EXECUTE != 0 && privileges(t) & (1 << priv_) != 0 && self.tdata2[i] == pc
@@ -233,7 +231,7 @@ impl Triggers {
     }
 
     #[cold]
-    fn data_match(&self, addr: u64, size: u64, kind: Kind, priv_: u8) -> bool {
+    pub(crate) fn data_match(&self, addr: u64, size: u64, kind: Kind, priv_: u8) -> bool {
         (0..COUNT).any(|i| {
             let t = self.tdata1[i];
             if t & kind == 0 || privileges(t) & (1 << priv_) == 0 {
@@ -251,7 +249,7 @@ impl Triggers {
     }
 
     /// The access size a trigger is restricted to (`None`: any).
-    fn size_bytes(&self, t: u64) -> Option<u64> {
+    pub(crate) fn size_bytes(&self, t: u64) -> Option<u64> {
         let code = if (t >> self.type_shift()) & 0xf == TYPE_MCONTROL6 {
             (t & field::SIZE6) >> 16
         } else {
@@ -280,7 +278,7 @@ impl Triggers {
 }
 
 /// mcontrol's size code: `sizehi` (RV64) above `sizelo`.
-fn mcontrol_size(v: u64, xlen: Xlen) -> u64 {
+pub(crate) fn mcontrol_size(v: u64, xlen: Xlen) -> u64 {
     let hi = match xlen {
         Xlen::Rv64 => (v & field::SIZEHI) >> 21,
         Xlen::Rv32 => 0,
@@ -289,39 +287,11 @@ fn mcontrol_size(v: u64, xlen: Xlen) -> u64 {
 }
 
 /// The size codes QEMU 7.2 keeps: any, 1, 2, 4 and 8 bytes.
-fn size_ok(code: u64) -> bool {
+pub(crate) fn size_ok(code: u64) -> bool {
     matches!(code, 0 | 1 | 2 | 3 | 5)
 }
 
 /// The privileges (bit 1 << priv) a trigger is enabled in: `u` (bit 3), `s` (4), `m` (6).
-fn privileges(t: u64) -> u8 {
+pub(crate) fn privileges(t: u64) -> u8 {
     ((t >> 3) & 0b1011) as u8
-}
-
-impl Hart {
-    /// A load/store trigger check on the hart's slow data path: `Err` is the breakpoint
-    /// exception the access raises instead of happening.
-    #[inline]
-    pub(crate) fn data_trigger(&self, addr: u64, size: u64, kind: Kind) -> Result<(), Exc> {
-        if self.csr.trig.data_hit(addr, size, kind, self.priv_) {
-            return Err(Exc {
-                cause: cause::BREAKPOINT,
-                tval: 0,
-            });
-        }
-        Ok(())
-    }
-
-    /// An execute trigger fired on the instruction at `pc`: it does not execute; the hart
-    /// takes the breakpoint exception.
-    #[cold]
-    pub(crate) fn exec_trigger_trap<O: Observer>(&mut self, obs: &mut O, pc: u64) {
-        let trap = self.take_trap(cause::BREAKPOINT, 0, false, pc);
-        obs.trap(&trap);
-        self.note_fault(trap);
-        if obs.stop_requested() {
-            self.stop = Some(crate::Stop::Requested);
-            self.recheck();
-        }
-    }
 }

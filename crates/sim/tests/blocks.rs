@@ -176,7 +176,7 @@ fn compare(name: &str, make: impl Fn() -> Hart, max: u64, ram: bool) -> (Stop, u
 }
 
 fn elf_hart(image: &rvtrace_image::Image, cmdline: &str) -> Hart {
-    let mut h = Hart::new(&Config::virt(image.files()[0].xlen, cmdline));
+    let mut h = Hart::new(&Config::virt(image.files()[0].xlen));
     h.load(image).unwrap();
     rvtrace_testkit::quiet_semihost(&mut h, image, cmdline);
     h
@@ -275,7 +275,7 @@ const NOP: u32 = 0x0000_0013;
 /// agree, and the hart with blocks is returned.
 fn run_code(code: &[u32], n: u64, write_code: bool) -> Hart {
     let make = || {
-        let mut h = asm::hart_with_code(Config::virt(Xlen::Rv64, "x"), code);
+        let mut h = asm::hart_with_code(Config::virt(Xlen::Rv64), code);
         h.csr.mtvec = rvtrace_sim::bus::RAM_BASE + 0x800;
         if write_code {
             h.attach(Box::new(WriteCode));
@@ -609,7 +609,7 @@ fn every_block_operation_gives_what_execute_gives() {
             .collect();
         let data = rvtrace_sim::bus::RAM_BASE + 0x2_0000;
         let make = || {
-            let mut h = asm::hart_with_code(Config::virt(xlen, "x"), &code);
+            let mut h = asm::hart_with_code(Config::virt(xlen), &code);
             h.csr.mtvec = rvtrace_sim::bus::RAM_BASE + 0x1_0000;
             h.x[1..28].copy_from_slice(&regs[1..28]);
             h.x[29] = 1;
@@ -650,7 +650,7 @@ fn device_accesses_inside_a_block() {
     code.push(asm::csrr(S0, 0x342)); // +0x800: mcause
     code.push(asm::SPIN);
     let make = || {
-        let mut h = asm::hart_with_code(Config::virt(Xlen::Rv64, "x"), &code);
+        let mut h = asm::hart_with_code(Config::virt(Xlen::Rv64), &code);
         h.csr.mtvec = rvtrace_sim::bus::RAM_BASE + 0x800;
         h.csr.mie = 1 << 7;
         h.csr.mstatus |= 1 << 3;
@@ -874,7 +874,7 @@ fn fused_ops_fault_and_stop_between_their_halves() {
             })
             .collect();
         let make = || {
-            let mut h = asm::hart_with_code(Config::virt(xlen, "x"), &code);
+            let mut h = asm::hart_with_code(Config::virt(xlen), &code);
             h.csr.mtvec = rvtrace_sim::bus::RAM_BASE + 0x1_0000;
             h.x[1..26].copy_from_slice(&regs[1..26]);
             h.x[31] = rvtrace_sim::bus::RAM_BASE + 0x2_0000;

@@ -17,8 +17,9 @@ fn hart_for(dir: &std::path::Path, prog: &str) -> Hart {
     let mut image = Image::new();
     let elf = dir.join(format!("ntrace/{prog}/{prog}.elf"));
     let xlen = image.load_file(&elf).unwrap().xlen;
-    let mut hart = Hart::new(&Config::virt(xlen, &conformance_cmdline(prog)));
+    let mut hart = Hart::new(&Config::virt(xlen));
     hart.load(&image).unwrap();
+    rvtrace_semihost::attach(&mut hart, &image, &conformance_cmdline(prog));
     hart
 }
 

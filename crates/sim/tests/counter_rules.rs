@@ -20,7 +20,7 @@ const SP: u32 = 2;
 
 /// A hart with `code` at RAM start, `mtvec` at `handler` words into it; registers preset.
 fn hart(xlen: Xlen, cfg: CounterConfig, code: &[u32]) -> Hart {
-    let mut c = Config::virt(xlen, "counters");
+    let mut c = Config::virt(xlen);
     c.counters = cfg;
     let mut h = hart_with_code(c, code);
     h.x[SP as usize] = h.sext(BASE + 0x10_0000);

@@ -47,8 +47,9 @@ fn trap_and_trap_return_events_carry_mstatus_and_privilege() {
             .join(format!("{prog}.elf"));
         let mut image = Image::new();
         let info = image.load_file(&elf).unwrap();
-        let mut hart = Hart::new(&Config::virt(info.xlen, prog));
+        let mut hart = Hart::new(&Config::virt(info.xlen));
         hart.load(&image).unwrap();
+        rvtrace_semihost::attach(&mut hart, &image, prog);
         let mut w = Watch::default();
         let (mut traps, mut returns_to_s_or_u) = (0, 0);
         loop {
@@ -87,18 +88,17 @@ fn extensions_are_asked_before_the_base_csr_file() {
             csr == num::MSCRATCH || csr == 0x7c0
         }
         fn csr_read(&mut self, ctx: &mut Ctx, csr: u16) -> Option<u64> {
-            (csr == num::MSCRATCH && ctx.hart().priv_ == 3).then_some(self.0)
+            (csr == num::MSCRATCH && ctx.hart().privilege() == 3).then_some(self.0)
         }
         fn csr_write(&mut self, ctx: &mut Ctx, csr: u16, value: u64) -> bool {
-            if csr != num::MSCRATCH || ctx.hart().priv_ != 3 {
+            if csr != num::MSCRATCH || ctx.hart().privilege() != 3 {
                 return false;
             }
             self.0 = value;
             true
         }
     }
-    let mut cfg = Config::virt(rvtrace_isa::Xlen::Rv64, "dev");
-    cfg.semihosting_cmdline = None;
+    let cfg = Config::virt(rvtrace_isa::Xlen::Rv64);
     let mut hart = Hart::new(&cfg);
     assert!(hart.csr_write(num::MSCRATCH, 3));
     assert_eq!(hart.csr_read(num::MSCRATCH), Some(3), "the base file's");
@@ -183,7 +183,7 @@ fn an_extension_services_ecalls_raises_interrupts_and_sees_events() {
         csrr(11, 0x342), // handler: csrr a1, mcause
         SPIN,            // j .
     ];
-    let mut h = hart_with_code(Config::virt(rvtrace_isa::Xlen::Rv64, "seam"), &code);
+    let mut h = hart_with_code(Config::virt(rvtrace_isa::Xlen::Rv64), &code);
     h.x[5] = 8;
     h.x[6] = 0x8000_0020;
     h.x[7] = 2;

@@ -46,7 +46,7 @@ impl Observer for Pcs {
 fn run_hart<O: Observer>(name: &str, semihost: bool, obs: &mut O, max: u64) -> (Stop, String) {
     let mut image = Image::new();
     image.load_file(&bench_elf(name)).unwrap();
-    let mut h = Hart::new(&Config::virt(image.files()[0].xlen, name));
+    let mut h = Hart::new(&Config::virt(image.files()[0].xlen));
     h.load(&image).unwrap();
     let console = Console::default();
     if semihost {

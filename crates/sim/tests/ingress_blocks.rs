@@ -59,7 +59,7 @@ impl RecordSink for &mut Counting<'_> {
 
 fn hart(image: &Image, cmdline: &str) -> Hart {
     let xlen = image.files()[0].xlen;
-    let mut hart = Hart::new(&Config::virt(xlen, cmdline));
+    let mut hart = Hart::new(&Config::virt(xlen));
     hart.load(image).unwrap();
     rvtrace_testkit::quiet_semihost(&mut hart, image, cmdline);
     hart
@@ -311,7 +311,7 @@ fn rewritten_blocks_use_no_stale_block_records() {
     let code = rewriting_loop::rewriting_loop();
     let n = 300_000;
     for (width, every) in [(4, u64::MAX), (3, u64::MAX), (4, 7)] {
-        let make = || rvtrace_testkit::asm::hart_with_code(Config::virt(Xlen::Rv64, "x"), &code);
+        let make = || rvtrace_testkit::asm::hart_with_code(Config::virt(Xlen::Rv64), &code);
         let isa = IsaConfig::new(Xlen::Rv64);
         let mut h = IngressHeader::new(Xlen::Rv64, width, "test");
         h.has_time = true;

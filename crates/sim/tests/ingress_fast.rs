@@ -68,7 +68,7 @@ fn header(image: &Image, width: u8, context: bool) -> IngressHeader {
 
 fn hart(image: &Image, cmdline: &str) -> Hart {
     let xlen = image.files()[0].xlen;
-    let mut hart = Hart::new(&Config::virt(xlen, cmdline));
+    let mut hart = Hart::new(&Config::virt(xlen));
     hart.load(image).unwrap();
     rvtrace_testkit::quiet_semihost(&mut hart, image, cmdline);
     hart
@@ -227,9 +227,8 @@ fn rewritten_blocks_copy_no_stale_bytes() {
     let code = rewriting_loop();
     let n = 300_000;
     for (width, cut) in [(4, None), (3, None), (4, Some(7u64))] {
-        let make = || {
-            rvtrace_testkit::asm::hart_with_code(Config::virt(rvtrace_isa::Xlen::Rv64, "x"), &code)
-        };
+        let make =
+            || rvtrace_testkit::asm::hart_with_code(Config::virt(rvtrace_isa::Xlen::Rv64), &code);
         let isa = IsaConfig::new(rvtrace_isa::Xlen::Rv64);
         let mut h = IngressHeader::new(rvtrace_isa::Xlen::Rv64, width, "test");
         h.has_time = true;
@@ -257,7 +256,7 @@ fn rewritten_blocks_copy_no_stale_bytes() {
     // A new decoding (a new id) every iteration: the pool was refilled many times (it holds
     // ~2000 of these), its places decoded again with the other instruction.
     let mut check = StepCheck::default();
-    rvtrace_testkit::asm::hart_with_code(Config::virt(rvtrace_isa::Xlen::Rv64, "x"), &code)
+    rvtrace_testkit::asm::hart_with_code(Config::virt(rvtrace_isa::Xlen::Rv64), &code)
         .run(&mut check, n);
     assert!(check.by_id.len() > 20_000, "{}", check.by_id.len());
 }

@@ -29,7 +29,7 @@ fn hart(code: &[u32]) -> Hart {
     let mut c = code.to_vec();
     c.resize(60, NOP);
     c.push(SPIN);
-    let mut h = hart_with_code(Config::virt(Xlen::Rv64, "pmp"), &c);
+    let mut h = hart_with_code(Config::virt(Xlen::Rv64), &c);
     assert!(h.csr_write(num::MTVEC, HANDLER));
     h.x[11] = DATA;
     h

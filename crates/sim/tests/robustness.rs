@@ -32,8 +32,7 @@ fn random_programs_never_panic() {
     for (seed, xlen) in (0..seeds).map(|s| (s, if s % 2 == 0 { Xlen::Rv64 } else { Xlen::Rv32 })) {
         let mut r = Rng(seed);
         // No semihosting: random code must not open, remove or run anything on the host.
-        let mut cfg = Config::virt(xlen, "random");
-        cfg.semihosting_cmdline = None;
+        let mut cfg = Config::virt(xlen);
         // Every third seed counts every event through the whole micro-architecture model,
         // with counters preset near their wrap on random events.
         let instrumented = seed % 3 == 0;
@@ -89,8 +88,7 @@ fn random_programs_never_panic() {
 /// hart stops and says where the loop started.
 #[test]
 fn trap_loop_is_reported() {
-    let mut cfg = Config::virt(Xlen::Rv64, "loop");
-    cfg.semihosting_cmdline = None;
+    let cfg = Config::virt(Xlen::Rv64);
     let mut hart = Hart::new(&cfg);
     // 0x80000000: ecall; 0x80000004: 0 (illegal) = the handler.
     assert!(hart.bus.write_ram(RAM_BASE, &[0x73, 0, 0, 0, 0, 0, 0, 0]));
@@ -124,8 +122,7 @@ fn stepping_with_stop_requested() {
             true
         }
     }
-    let mut cfg = Config::virt(Xlen::Rv64, "step");
-    cfg.semihosting_cmdline = None;
+    let cfg = Config::virt(Xlen::Rv64);
     let mut hart = Hart::new(&cfg);
     // addi a0, a0, 1; 0 (illegal; handler = the addi again via mtvec).
     assert!(hart

@@ -10,7 +10,7 @@ use rvtrace_testkit::asm::{hart_with_code, NOP, WFI};
 const BASE: u64 = 0x8000_0000;
 
 fn s_mode_hart(code: &[u32], handler: u64) -> Hart {
-    let mut h = hart_with_code(Config::virt(Xlen::Rv64, "stimecmp"), code);
+    let mut h = hart_with_code(Config::virt(Xlen::Rv64), code);
     h.bus.clint.mtimecmp = u64::MAX; // no machine timer
     h.csr.mideleg = irq::STI;
     h.csr.mie = irq::STI;
@@ -83,7 +83,7 @@ fn stce_selects_what_drives_stip() {
     // Sstc: "When STCE in menvcfg is zero ... STIP in mip and sip reverts to its defined behavior
     // as if this extension is not implemented": a CSR write of a due stimecmp does not make it
     // pending (QEMU 7.2 does; programs/src/sstc.c leaves this case out).
-    let mut h = m_mode_hart(Config::virt(Xlen::Rv64, "sstc"));
+    let mut h = m_mode_hart(Config::virt(Xlen::Rv64));
     assert!(h.csr_write(num::STIMECMP, 0));
     assert!(!stip(&h));
     // ... and STIP is software's bit.
@@ -107,7 +107,7 @@ fn stce_selects_what_drives_stip() {
 
 #[test]
 fn firmware_timer_without_stce_fires_once_and_software_can_clear_it() {
-    let mut h = m_mode_hart(Config::virt(Xlen::Rv64, "sstc"));
+    let mut h = m_mode_hart(Config::virt(Xlen::Rv64));
     let now = h.mtime();
     h.set_stimecmp(now + 3);
     assert!(!stip(&h));
@@ -127,7 +127,7 @@ fn firmware_timer_without_stce_fires_once_and_software_can_clear_it() {
 
 #[test]
 fn without_sstc_the_csr_and_stce_do_not_exist() {
-    let mut cfg = Config::virt(Xlen::Rv32, "no sstc");
+    let mut cfg = Config::virt(Xlen::Rv32);
     cfg.sstc = false;
     let mut h = m_mode_hart(cfg);
     assert_eq!(h.csr_read(num::STIMECMP), None);
@@ -145,7 +145,7 @@ fn without_sstc_the_csr_and_stce_do_not_exist() {
 
 #[test]
 fn rv32_halves() {
-    let mut h = m_mode_hart(Config::virt(Xlen::Rv32, "sstc"));
+    let mut h = m_mode_hart(Config::virt(Xlen::Rv32));
     assert!(h.csr_write(num::STIMECMP, 0x89ab_cdef));
     assert!(h.csr_write(num::STIMECMPH, 0x0123_4567));
     assert_eq!(h.csr.stimecmp, 0x0123_4567_89ab_cdef);

@@ -24,7 +24,7 @@ const RV32I: Extensions = Extensions {
 
 fn hart(image: &Image, ext: Option<Extensions>) -> Hart {
     let xlen = image.files()[0].xlen;
-    let mut cfg = Config::virt(xlen, "prog.elf");
+    let mut cfg = Config::virt(xlen);
     if let Some(e) = ext {
         cfg.ext = e;
     }

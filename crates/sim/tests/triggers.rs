@@ -53,7 +53,7 @@ impl Observer for FirstTrap {
 /// An RV64 hart with `code` at RAM, `a2` = `addr`, and trigger 0 set to `tdata1` at `tdata2`;
 /// runs to the first trap and returns its cause and epc offset (`None`: no trap).
 fn first_trap(code: &[u32], addr: u64, tdata1: u64, tdata2: u64) -> Option<(u64, u64)> {
-    let mut h = hart_with_code(Config::virt(Xlen::Rv64, "x"), code);
+    let mut h = hart_with_code(Config::virt(Xlen::Rv64), code);
     h.x[A2 as usize] = addr;
     assert!(h.csr_write(num::TDATA2, tdata2));
     assert!(h.csr_write(num::TDATA1, tdata1));
@@ -72,7 +72,7 @@ fn first_trap(code: &[u32], addr: u64, tdata1: u64, tdata2: u64) -> Option<(u64,
 /// back the reset value, a type-2 trigger with nothing enabled; QEMU 7.2 ignores the write).
 #[test]
 fn writing_zero_disables() {
-    let mut h = hart_with_code(Config::virt(Xlen::Rv64, "x"), &[lw(A0, A2, 0)]);
+    let mut h = hart_with_code(Config::virt(Xlen::Rv64), &[lw(A0, A2, 0)]);
     h.x[A2 as usize] = DATA;
     h.csr_write(num::TDATA2, DATA);
     h.csr_write(num::TDATA1, TYPE2 | M | LOAD);
@@ -82,7 +82,7 @@ fn writing_zero_disables() {
     assert_eq!(h.run(&mut obs, 1), Stop::InsnLimit);
     assert!(obs.0.is_none());
     // RV32: type in bits 31:28.
-    let mut h = hart_with_code(Config::virt(Xlen::Rv32, "x"), &[]);
+    let mut h = hart_with_code(Config::virt(Xlen::Rv32), &[]);
     h.csr_write(num::TDATA1, 0x2000_0000 | M | LOAD);
     assert_eq!(h.csr_read(num::TDATA1), Some(0x2000_0000 | M | LOAD));
     h.csr_write(num::TDATA1, 0);
@@ -139,7 +139,7 @@ fn a_misaligned_atomic_breakpoint_comes_first() {
 /// instruction access fault; and no instruction is counted as retired.
 #[test]
 fn execute_breakpoint_before_the_fetch() {
-    let mut h = hart_with_code(Config::virt(Xlen::Rv64, "x"), &[]);
+    let mut h = hart_with_code(Config::virt(Xlen::Rv64), &[]);
     h.pc = 0x100;
     h.csr_write(num::TDATA2, 0x100);
     h.csr_write(num::TDATA1, TYPE2 | M | EXECUTE);
@@ -156,7 +156,7 @@ fn execute_breakpoint_before_the_fetch() {
 fn a_breakpoint_on_the_handler_is_a_trap_loop() {
     // 0: csrw mtvec, t0 (t0 = handler at +0x10); ecall
     let mut h = hart_with_code(
-        Config::virt(Xlen::Rv64, "x"),
+        Config::virt(Xlen::Rv64),
         &[csrrw(0, num::MTVEC, T0), rvtrace_testkit::asm::ECALL],
     );
     let handler = RAM_BASE + 0x10;
@@ -197,7 +197,7 @@ fn progress_in_the_trigger_registers_is_progress() {
         csrr(T0, num::MSCRATCH),
         MRET,
     ];
-    let mut h = hart_with_code(Config::virt(Xlen::Rv64, "x"), &code);
+    let mut h = hart_with_code(Config::virt(Xlen::Rv64), &code);
     h.csr_write(num::MTVEC, RAM_BASE + 0x20);
     h.csr_write(num::TDATA2, RAM_BASE);
     h.csr_write(num::TDATA1, TYPE2 | M | EXECUTE);
@@ -211,7 +211,7 @@ fn progress_in_the_trigger_registers_is_progress() {
 /// A trigger enabled in S only does not fire in M.
 #[test]
 fn an_s_mode_trigger_does_not_fire_in_m() {
-    let mut h: Hart = hart_with_code(Config::virt(Xlen::Rv64, "x"), &[lw(A0, A2, 0)]);
+    let mut h: Hart = hart_with_code(Config::virt(Xlen::Rv64), &[lw(A0, A2, 0)]);
     h.x[A2 as usize] = DATA;
     h.csr_write(num::TDATA2, DATA);
     h.csr_write(num::TDATA1, TYPE2 | rvtrace_sim::trigger::field::S | LOAD);

@@ -44,7 +44,7 @@ fn hart(code: &[u32]) -> Hart {
     let mut c = code.to_vec();
     c.resize(60, NOP);
     c.push(SPIN);
-    let mut h = hart_with_code(Config::virt(Xlen::Rv64, "vm"), &c);
+    let mut h = hart_with_code(Config::virt(Xlen::Rv64), &c);
     assert!(h.csr_write(num::MTVEC, HANDLER));
     assert!(h.pmp_allow_all());
     put(&mut h, ROOT + 2 * 8, leaf(BASE, RWAD | pte::X));

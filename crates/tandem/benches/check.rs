@@ -21,7 +21,7 @@ fn hart(elf: &str) -> (Hart, Image) {
         .join(elf);
     let mut image = Image::new();
     let xlen = image.load_file(&path).unwrap().xlen;
-    let mut h = Hart::new(&Config::virt(xlen, elf));
+    let mut h = Hart::new(&Config::virt(xlen));
     h.load(&image).unwrap();
     rvtrace_testkit::quiet_semihost(&mut h, &image, elf);
     (h, image)
@@ -53,8 +53,7 @@ fn bench(elf: &str, insns: u64) {
     let trace = p.finish().unwrap();
     let produced = h.instret;
 
-    let mut cfg = Config::virt(xlen, "");
-    cfg.semihosting_cmdline = None;
+    let cfg = Config::virt(xlen);
     let mut r = Hart::new(&cfg);
     r.load(&image).unwrap();
     let mut c = Checker::new(r, &image, CheckOptions::new(params, Elements::NONE));

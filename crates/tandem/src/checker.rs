@@ -1599,7 +1599,7 @@ impl Checker {
     /// A semihosting call's results (the reference takes them from the trace): whether the
     /// trace has them, or why the checker cannot know them. True for the program's exit.
     fn semihosting_results(&mut self, g: &Group, pc: u64) -> bool {
-        use rvtrace_sim::semihost as sh;
+        use rvtrace_semihost as sh;
         let op = (self.hart.x[10] & 0xffff_ffff) as u32;
         let a0 = g.regs.iter().any(|&(a, _)| a == reg::gpr(10));
         if matches!(op, sh::SYS_EXIT | sh::SYS_EXIT_EXTENDED) && !a0 {

@@ -13,7 +13,7 @@ use rvtrace_tandem::Elements;
 fn both(image: &Image, cmdline: &str, absent: Elements) -> (Vec<u8>, Vec<u8>, Stop) {
     let run = |fast: bool| {
         let xlen = image.files()[0].xlen;
-        let mut hart = Hart::new(&Config::virt(xlen, cmdline));
+        let mut hart = Hart::new(&Config::virt(xlen));
         hart.load(image).unwrap();
         rvtrace_testkit::quiet_semihost(&mut hart, image, cmdline);
         hart.bus.console = Box::new(std::io::sink());
@@ -45,7 +45,7 @@ fn assert_same(name: &str, image: &Image, cmdline: &str, absent: Elements) {
     }
     assert_eq!(fast.len(), general.len(), "{name} ({absent:?})");
     let xlen = image.files()[0].xlen;
-    let params = default_params(&Hart::new(&Config::virt(xlen, cmdline)));
+    let params = default_params(&Hart::new(&Config::virt(xlen)));
     let recs = decode_all(&fast, &params).unwrap();
     assert!(
         encode_all(&recs, &params) == fast,

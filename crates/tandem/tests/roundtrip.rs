@@ -34,8 +34,7 @@ fn check_image(
     absent: Elements,
 ) -> Result<(CheckSummary, Vec<Mismatch>), CheckError> {
     let xlen = image.files()[0].xlen;
-    let mut cfg = Config::virt(xlen, "");
-    cfg.semihosting_cmdline = None;
+    let cfg = Config::virt(xlen);
     let mut hart = Hart::new(&cfg);
     hart.load(image).unwrap();
     let mut c = Checker::new(hart, image, CheckOptions::new(params, absent));

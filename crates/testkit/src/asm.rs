@@ -104,8 +104,7 @@ pub fn bytes(code: &[u32]) -> Vec<u8> {
 
 /// A hart of configuration `cfg` without semihosting (hand-written programs make no
 /// semihosting calls), `code` at the start of RAM and `pc` there.
-pub fn hart_with_code(mut cfg: rvtrace_sim::Config, code: &[u32]) -> rvtrace_sim::Hart {
-    cfg.semihosting_cmdline = None;
+pub fn hart_with_code(cfg: rvtrace_sim::Config, code: &[u32]) -> rvtrace_sim::Hart {
     let mut h = rvtrace_sim::Hart::new(&cfg);
     let base = rvtrace_sim::bus::RAM_BASE;
     assert!(

@@ -263,13 +263,16 @@ pub fn semihost_with_console<W: std::io::Write + Clone + Send + 'static>(
         .iter()
         .map(|s| (s.paddr, s.paddr + s.data.len() as u64))
         .collect();
-    let cfg = hart.semihost_config(cmdline.into(), segs);
-    hart.set_semihost(Some(rvtrace_sim::semihost::Semihost::with_io(
-        cfg,
-        Box::new(std::io::empty()),
-        Box::new(console.clone()),
-        Box::new(console),
-    )));
+    let cfg = rvtrace_semihost::config(hart, cmdline, segs);
+    rvtrace_semihost::set(
+        hart,
+        rvtrace_semihost::Semihost::with_io(
+            cfg,
+            Box::new(std::io::empty()),
+            Box::new(console.clone()),
+            Box::new(console),
+        ),
+    );
 }
 
 /// [`semihost_with_console`] with the program's output thrown away (benchmarks, campaigns).
@@ -295,7 +298,7 @@ fn run_image(
     use rvtrace_sim::ingress::IngressRecorder;
     use rvtrace_sim::{Config, Hart, PcList};
     let xlen = image.files()[0].xlen;
-    let mut config = Config::virt(xlen, cmdline);
+    let mut config = Config::virt(xlen);
     configure(&mut config);
     let mut hart = Hart::new(&config);
     hart.load(&image).unwrap();

@@ -216,7 +216,7 @@ mod against_the_hart {
     /// `min_samples`: the run must give more samples than that.
     fn check_image(name: &str, image: &Image, n: u64, mctrctl: u64, min_samples: usize) -> usize {
         let xlen = image.files()[0].xlen;
-        let mut hart = Hart::new(&Config::virt(xlen, "x"));
+        let mut hart = Hart::new(&Config::virt(xlen));
         hart.load(image).unwrap();
         rvtrace_testkit::quiet_semihost(&mut hart, image, "x");
         hart.attach(Box::new(Ctr::new(crate::Version::V1_0)));

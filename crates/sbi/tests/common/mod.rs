@@ -45,8 +45,7 @@ impl Captured {
 /// A hart (RAM as QEMU `virt`) with the SBI attached, console captured, input `input`,
 /// entered in S-mode at `CALL_AT`; the S trap handler is a field of nops.
 pub fn sbi_hart(xlen: Xlen, input: &[u8]) -> (Hart, Captured) {
-    let mut c = Config::virt(xlen, "sbi");
-    c.semihosting_cmdline = None;
+    let c = Config::virt(xlen);
     let mut h = Hart::new(&c);
     let out = Captured::default();
     h.attach(Box::new(Sbi::new(SbiConfig {

@@ -1,6 +1,6 @@
 //! The branch predictor: direction counters (bimodal/gshare), a BTB and a return-address stack.
 
-use super::{parse_num, BranchKind};
+use super::{parse_num, BranchKind, SpecError};
 use std::fmt;
 use std::str::FromStr;
 
@@ -60,7 +60,7 @@ impl Default for BpredConfig {
 impl BpredConfig {
     /// A checked configuration: table sizes powers of two (direction table up to 2^24 entries,
     /// BTB up to 2^20), history at most log2(entries), RAS depth 1..=65536.
-    pub fn new(dir: DirConfig, btb: Option<u32>, ras: Option<u32>) -> Result<Self, String> {
+    pub fn new(dir: DirConfig, btb: Option<u32>, ras: Option<u32>) -> Result<Self, SpecError> {
         match dir {
             DirConfig::NotTaken => {}
             DirConfig::Bimodal { entries } => {
@@ -70,10 +70,10 @@ impl BpredConfig {
                 pow2(entries.into(), "gshare entries", MAX_DIR_ENTRIES)?;
                 let bits = entries.trailing_zeros();
                 if u32::from(history) > bits {
-                    return Err(format!(
+                    return Err(SpecError::Value(format!(
                         "gshare history of {history} bits is longer than the {bits}-bit index of \
                          {entries} entries (expected at most {bits})"
-                    ));
+                    )));
                 }
             }
         }
@@ -82,9 +82,9 @@ impl BpredConfig {
         }
         if let Some(n) = ras {
             if n == 0 || u64::from(n) > MAX_RAS_DEPTH {
-                return Err(format!(
+                return Err(SpecError::Value(format!(
                     "ras depth {n} is out of range (expected 1..={MAX_RAS_DEPTH})"
-                ));
+                )));
             }
         }
         Ok(BpredConfig { dir, btb, ras })
@@ -106,13 +106,13 @@ impl BpredConfig {
     }
 }
 
-fn pow2(n: u64, what: &str, max: u64) -> Result<(), String> {
+fn pow2(n: u64, what: &str, max: u64) -> Result<(), SpecError> {
     if n.is_power_of_two() && n <= max {
         Ok(())
     } else {
-        Err(format!(
+        Err(SpecError::Value(format!(
             "{what} {n}: expected a power of two from 1 to {max}"
-        ))
+        )))
     }
 }
 
@@ -121,14 +121,14 @@ const SYNTAX: &str = "expected comma-separated parts: one of none, bimodal:<entr
                       (e.g. gshare:4096:12,btb:512,ras:16), or off";
 
 impl FromStr for BpredConfig {
-    type Err = String;
+    type Err = SpecError;
 
-    fn from_str(s: &str) -> Result<Self, String> {
+    fn from_str(s: &str) -> Result<Self, SpecError> {
         let s = s.trim();
         if s == "off" {
-            return Err(format!(
+            return Err(SpecError::Syntax(format!(
                 "'off' means no predictor at all, which a BpredConfig cannot hold; {SYNTAX}"
-            ));
+            )));
         }
         let mut dir = None;
         let mut btb = None;
@@ -156,13 +156,21 @@ impl FromStr for BpredConfig {
                     btb.replace(field(1, "btb entries")? as u32).is_some(),
                 ),
                 ["ras", _] => ("ras", ras.replace(field(1, "ras depth")? as u32).is_some()),
-                _ => return Err(format!("bad predictor part '{}': {SYNTAX}", part.trim())),
+                _ => {
+                    return Err(SpecError::Syntax(format!(
+                        "bad predictor part '{}': {SYNTAX}",
+                        part.trim()
+                    )))
+                }
             };
             if seen {
-                return Err(format!("'{s}' has two {name} parts: {SYNTAX}"));
+                return Err(SpecError::Syntax(format!(
+                    "'{s}' has two {name} parts: {SYNTAX}"
+                )));
             }
         }
-        let dir = dir.ok_or_else(|| format!("'{s}' has no direction part: {SYNTAX}"))?;
+        let dir =
+            dir.ok_or_else(|| SpecError::Syntax(format!("'{s}' has no direction part: {SYNTAX}")))?;
         BpredConfig::new(dir, btb, ras)
     }
 }

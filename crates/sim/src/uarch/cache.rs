@@ -1,6 +1,6 @@
 //! Set-associative caches: tags only, true LRU, write-allocate write-back.
 
-use super::{fmt_size, parse_num, parse_size};
+use super::{fmt_size, parse_num, parse_size, SpecError};
 use std::fmt;
 use std::str::FromStr;
 
@@ -43,10 +43,13 @@ pub struct CacheConfig {
 
 impl CacheConfig {
     /// A checked geometry (see the type's docs for the rules).
-    pub fn new(kind: CacheKind, size: u64, ways: u32, line: u32) -> Result<Self, String> {
+    pub fn new(kind: CacheKind, size: u64, ways: u32, line: u32) -> Result<Self, SpecError> {
         let name = kind.name();
-        let bad =
-            |what: &str, n: u64, rule: &str| Err(format!("{name} {what} {n}: expected {rule}"));
+        let bad = |what: &str, n: u64, rule: &str| {
+            Err(SpecError::Value(format!(
+                "{name} {what} {n}: expected {rule}"
+            )))
+        };
         if !(8..=MAX_LINE).contains(&u64::from(line)) || !line.is_power_of_two() {
             return bad(
                 "line size",
@@ -113,19 +116,23 @@ impl CacheConfig {
 }
 
 impl FromStr for CacheConfig {
-    type Err = String;
+    type Err = SpecError;
 
-    fn from_str(s: &str) -> Result<Self, String> {
+    fn from_str(s: &str) -> Result<Self, SpecError> {
         const SYNTAX: &str = "expected <l1i|l1d>:<size>:<ways>:<line>, e.g. l1d:32k:8:64";
         let s = s.trim();
         let fields: Vec<&str> = s.split(':').collect();
         let [name, size, ways, line] = fields[..] else {
-            return Err(format!("bad cache '{s}': {SYNTAX}"));
+            return Err(SpecError::Syntax(format!("bad cache '{s}': {SYNTAX}")));
         };
         let kind = match name {
             "l1i" => CacheKind::L1i,
             "l1d" => CacheKind::L1d,
-            _ => return Err(format!("unknown cache '{name}' in '{s}': {SYNTAX}")),
+            _ => {
+                return Err(SpecError::Syntax(format!(
+                    "unknown cache '{name}' in '{s}': {SYNTAX}"
+                )))
+            }
         };
         let size = parse_size(size, &format!("{name} size"))?;
         let ways = parse_num(ways, &format!("{name} ways"), MAX_WAYS)? as u32;

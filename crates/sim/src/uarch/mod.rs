@@ -45,7 +45,7 @@
 //! assert!(u.data(0x8000_1000, 8, false).missed);
 //! let stalls = u.take_stalls(); // then add 1 + stalls.total() to the cycle count
 //! assert_eq!((stalls.frontend, stalls.backend), (10, 20));
-//! # Ok::<(), String>(())
+//! # Ok::<(), rvtrace_sim::uarch::SpecError>(())
 //! ```
 
 mod bpred;
@@ -60,6 +60,33 @@ use bpred::{Bpred, Outcome};
 use cache::Cache;
 use rvtrace_isa::CfClass;
 use std::fmt;
+
+/// Why a `--bpred`, `--cache` or `--timing` specification was refused; the message names the
+/// part and the rule it breaks.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SpecError {
+    /// The text does not follow the option's syntax, or names a part or key the model lacks.
+    Syntax(String),
+    /// A number or size is not one, or breaks a rule of its part (range, power of two, ...).
+    Value(String),
+}
+
+impl SpecError {
+    /// The message for people.
+    pub fn message(&self) -> &str {
+        match self {
+            SpecError::Syntax(m) | SpecError::Value(m) => m,
+        }
+    }
+}
+
+impl fmt::Display for SpecError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.message())
+    }
+}
+
+impl std::error::Error for SpecError {}
 
 /// Which parts of the model exist, and their sizes. The default has the branch predictor on
 /// ([`BpredConfig::default`]) and the caches and timing off.
@@ -88,7 +115,7 @@ impl Default for UarchConfig {
 
 impl UarchConfig {
     /// Applies a `--bpred` option: `off`, or a [`BpredConfig`] spec.
-    pub fn set_bpred(&mut self, spec: &str) -> Result<(), String> {
+    pub fn set_bpred(&mut self, spec: &str) -> Result<(), SpecError> {
         self.bpred = if spec.trim() == "off" {
             None
         } else {
@@ -99,7 +126,7 @@ impl UarchConfig {
 
     /// Applies a `--cache` option: a [`CacheConfig`] spec (`l1d:32k:8:64`), `l1i:off` /
     /// `l1d:off`, or `off` (both).
-    pub fn set_cache(&mut self, spec: &str) -> Result<(), String> {
+    pub fn set_cache(&mut self, spec: &str) -> Result<(), SpecError> {
         let spec = spec.trim();
         if spec == "off" {
             (self.l1i, self.l1d) = (None, None);
@@ -121,7 +148,7 @@ impl UarchConfig {
     }
 
     /// Applies a `--timing` option: `off`, or a [`TimingConfig`] spec (`on`, overrides).
-    pub fn set_timing(&mut self, spec: &str) -> Result<(), String> {
+    pub fn set_timing(&mut self, spec: &str) -> Result<(), SpecError> {
         self.timing = if spec.trim() == "off" {
             None
         } else {
@@ -481,7 +508,7 @@ impl Uarch {
 }
 
 /// Parses a byte size: plain bytes, or with a `k`/`K` (KiB) or `m`/`M` (MiB) suffix.
-fn parse_size(s: &str, what: &str) -> Result<u64, String> {
+fn parse_size(s: &str, what: &str) -> Result<u64, SpecError> {
     let (digits, unit) = match s.as_bytes().last() {
         Some(b'k' | b'K') => (&s[..s.len() - 1], 1u64 << 10),
         Some(b'm' | b'M') => (&s[..s.len() - 1], 1 << 20),
@@ -492,16 +519,20 @@ fn parse_size(s: &str, what: &str) -> Result<u64, String> {
         .ok()
         .and_then(|n| n.checked_mul(unit))
         .ok_or_else(|| {
-            format!("{what} '{s}' is not a size (expected bytes, or a number with k or m: 32k, 1m)")
+            SpecError::Value(format!(
+                "{what} '{s}' is not a size (expected bytes, or a number with k or m: 32k, 1m)"
+            ))
         })
 }
 
 /// Parses a plain number no larger than `max`.
-fn parse_num(s: &str, what: &str, max: u64) -> Result<u64, String> {
+fn parse_num(s: &str, what: &str, max: u64) -> Result<u64, SpecError> {
     match s.parse::<u64>() {
         Ok(n) if n <= max => Ok(n),
-        Ok(_) => Err(format!("{what} '{s}' is too large (at most {max})")),
-        Err(_) => Err(format!("{what} '{s}' is not a number")),
+        Ok(_) => Err(SpecError::Value(format!(
+            "{what} '{s}' is too large (at most {max})"
+        ))),
+        Err(_) => Err(SpecError::Value(format!("{what} '{s}' is not a number"))),
     }
 }
 

@@ -482,7 +482,7 @@ fn cache_parse_and_validation_errors() {
         ),
         ("l1d:1024m:1:64", "at most 1048576 lines"),
     ] {
-        let e = err(spec);
+        let e = err(spec).to_string();
         assert!(e.contains(says), "'{spec}': {e}");
     }
     let c: CacheConfig = " l1d:32k:8:64 ".parse().unwrap();
@@ -547,7 +547,7 @@ fn bpred_parse_and_validation_errors() {
         ("tage:4096", "bad predictor part 'tage:4096'"),
         ("off", "'off' means no predictor"),
     ] {
-        let e = err(spec);
+        let e = err(spec).to_string();
         assert!(e.contains(says), "'{spec}': {e}");
     }
     let b: BpredConfig = "ras:8, bimodal:2048".parse().unwrap();
@@ -573,7 +573,7 @@ fn timing_parse_errors() {
         ("on,tlb-miss=3", "unknown timing key 'tlb-miss'"),
         ("div=2000000", "timing div '2000000' is too large"),
     ] {
-        let e = err(spec);
+        let e = err(spec).to_string();
         assert!(e.contains(says), "'{spec}': {e}");
     }
     let t: TimingConfig = "on, mul=5 ,div=33".parse().unwrap();
@@ -616,4 +616,36 @@ fn display_round_trips_through_parse() {
         div: 6,
     };
     assert_eq!(t.to_string().parse::<TimingConfig>().unwrap(), t);
+}
+
+/// Refusals are typed: a syntax error (unknown part or key) is told from a bad value, and the
+/// message is the one the command line prints.
+#[test]
+fn spec_errors_are_typed() {
+    let mut u = UarchConfig::default();
+    assert!(matches!(
+        u.set_cache("l2:32k:8:64"),
+        Err(SpecError::Syntax(_))
+    ));
+    assert!(matches!(
+        u.set_cache("l1d:3k:8:64"),
+        Err(SpecError::Value(_))
+    ));
+    assert!(matches!(u.set_bpred("tage:1"), Err(SpecError::Syntax(_))));
+    assert!(matches!(
+        u.set_bpred("bimodal:1000"),
+        Err(SpecError::Value(_))
+    ));
+    assert!(matches!(
+        u.set_timing("tlb-miss=3"),
+        Err(SpecError::Syntax(_))
+    ));
+    assert!(matches!(u.set_timing("div=x"), Err(SpecError::Value(_))));
+    let e = CacheConfig::new(CacheKind::L1d, 3 << 10, 8, 64).unwrap_err();
+    assert_eq!(e.to_string(), e.message());
+    assert!(e
+        .message()
+        .starts_with("l1d size 3072: expected a power of two"));
+    let boxed: Box<dyn std::error::Error> = Box::new(e);
+    assert!(boxed.to_string().contains("power of two"));
 }

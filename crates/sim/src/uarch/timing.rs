@@ -1,6 +1,6 @@
 //! The timing model's penalties.
 
-use super::parse_num;
+use super::{parse_num, SpecError};
 use std::fmt;
 use std::str::FromStr;
 
@@ -44,9 +44,9 @@ impl Default for TimingConfig {
 const KEYS: &str = "mispredict, redirect, l1i-miss, l1d-miss, mul, div";
 
 impl FromStr for TimingConfig {
-    type Err = String;
+    type Err = SpecError;
 
-    fn from_str(s: &str) -> Result<Self, String> {
+    fn from_str(s: &str) -> Result<Self, SpecError> {
         let s = s.trim();
         let mut t = TimingConfig::default();
         for part in s.split(',').map(str::trim) {
@@ -54,10 +54,10 @@ impl FromStr for TimingConfig {
                 continue;
             }
             let Some((key, value)) = part.split_once('=') else {
-                return Err(format!(
+                return Err(SpecError::Syntax(format!(
                     "bad timing part '{part}': expected on, or key=cycles with key one of {KEYS} \
                      (e.g. on,mispredict=8,l1d-miss=20)"
-                ));
+                )));
             };
             let field = match key.trim() {
                 "mispredict" => &mut t.mispredict,
@@ -66,7 +66,11 @@ impl FromStr for TimingConfig {
                 "l1d-miss" => &mut t.l1d_miss,
                 "mul" => &mut t.mul,
                 "div" => &mut t.div,
-                k => return Err(format!("unknown timing key '{k}': expected one of {KEYS}")),
+                k => {
+                    return Err(SpecError::Syntax(format!(
+                        "unknown timing key '{k}': expected one of {KEYS}"
+                    )))
+                }
             };
             *field =
                 parse_num(value.trim(), &format!("timing {}", key.trim()), MAX_PENALTY)? as u32;

@@ -36,7 +36,7 @@ pub fn produce(elf: &Path, absent: Elements) -> Run {
 /// Run the program in `image` with the producer, semihosting command line `cmdline`.
 pub fn produce_image(image: Image, cmdline: &str, absent: Elements) -> Run {
     let xlen = image.files()[0].xlen;
-    let mut hart = Hart::new(&Config::virt(xlen, cmdline));
+    let mut hart = Hart::new(&Config::virt(xlen));
     hart.load(&image).unwrap();
     rvtrace_testkit::quiet_semihost(&mut hart, &image, cmdline);
     hart.bus.console = Box::new(std::io::sink());
@@ -68,8 +68,7 @@ pub fn produce_image(image: Image, cmdline: &str, absent: Elements) -> Run {
 /// A reference hart with the program of `image` loaded, semihosting off (as `tandem check`).
 pub fn reference(image: &Image) -> Hart {
     let xlen = image.files()[0].xlen;
-    let mut cfg = Config::virt(xlen, "");
-    cfg.semihosting_cmdline = None;
+    let cfg = Config::virt(xlen);
     let mut hart = Hart::new(&cfg);
     hart.load(image).unwrap();
     hart

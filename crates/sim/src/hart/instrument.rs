@@ -1,78 +1,14 @@
 //! The instrumented loop's work per retired instruction: the counters' tallies
 //! ([`crate::counters::Tally`]), the micro-architecture model, and extension events. The plain
-//! loop does none of it (`hart.rs` `run_loop::<_, _, false>`).
+//! loop does none of it (`hart/mod.rs` `run_loop::<_, _, false>`).
 
+use super::Hart;
 use crate::counters::{Tally, TALLIES};
 use crate::decode::{Insn, Op};
-use crate::hart::Hart;
-use crate::observer::{MemAccess, MemKind, Observer, Retired, TrapInfo};
+use crate::observer::{Observer, Retired};
+use crate::probe::Accesses;
 use crate::uarch::{BranchKind, LongOp};
 use rvtrace_isa::CfClass;
-
-/// Data accesses of one instruction (an AMO makes two; more are not possible).
-#[derive(Clone, Copy)]
-pub(crate) struct Accesses {
-    n: u8,
-    a: [(u64, u8, bool); 4],
-}
-
-impl Accesses {
-    pub(crate) const EMPTY: Accesses = Accesses {
-        n: 0,
-        a: [(0, 0, false); 4],
-    };
-
-    /// `(address, size, is_write)` of each access.
-    pub(crate) fn as_slice(&self) -> &[(u64, u8, bool)] {
-        &self.a[..self.n as usize]
-    }
-}
-
-/// An observer that passes everything on and notes data accesses for the model.
-pub(crate) struct Probe<'a, O: Observer> {
-    pub(crate) obs: &'a mut O,
-    pub(crate) acc: &'a mut Accesses,
-}
-
-impl<O: Observer> Observer for Probe<'_, O> {
-    #[inline(always)]
-    fn retire(&mut self, ev: &Retired) {
-        self.obs.retire(ev)
-    }
-    #[inline(always)]
-    fn trap(&mut self, ev: &TrapInfo) {
-        self.obs.trap(ev)
-    }
-    #[inline(always)]
-    fn gpr_write(&mut self, rd: u8, value: u64) {
-        self.obs.gpr_write(rd, value)
-    }
-    #[inline(always)]
-    fn fpr_write(&mut self, rd: u8, value: u64) {
-        self.obs.fpr_write(rd, value)
-    }
-    #[inline(always)]
-    fn csr_write(&mut self, csr: u16, value: u64) {
-        self.obs.csr_write(csr, value)
-    }
-    #[inline(always)]
-    fn mem_access(&mut self, acc: &MemAccess) {
-        let n = self.acc.n as usize;
-        if n < self.acc.a.len() {
-            self.acc.a[n] = (acc.addr, acc.size, acc.kind == MemKind::Store);
-            self.acc.n += 1;
-        }
-        self.obs.mem_access(acc)
-    }
-    #[inline(always)]
-    fn trap_return(&mut self, mstatus: u64, to_priv: u8) {
-        self.obs.trap_return(mstatus, to_priv)
-    }
-    #[inline(always)]
-    fn stop_requested(&mut self) -> bool {
-        self.obs.stop_requested()
-    }
-}
 
 const fn bit(t: Tally) -> u32 {
     1 << t as u32

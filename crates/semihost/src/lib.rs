@@ -1,10 +1,20 @@
 //! RISC-V semihosting, answering every call the way QEMU 7.2's `virt`
-//! machine does.
+//! machine does: an extension of the hart model ([`rvtrace_sim::extension`]),
+//! attached by whoever builds the machine, like the SBI.
+//!
+//! ```no_run
+//! let mut image = rvtrace_image::Image::new();
+//! let info = image.load_file("prog.elf".as_ref()).unwrap();
+//! let mut hart = rvtrace_sim::Hart::new(&rvtrace_sim::Config::virt(info.xlen));
+//! hart.load(&image).unwrap();
+//! rvtrace_semihost::attach(&mut hart, &image, "prog.elf"); // QEMU: -kernel prog.elf
+//! assert_eq!(hart.run(&mut (), u64::MAX), rvtrace_sim::Stop::Exit(0));
+//! ```
 //!
 //! The reference is `qemu-system-riscv64` / `qemu-system-riscv32` 7.2 run as
 //! `-M virt -bios none -semihosting-config enable=on,target=native -kernel PATH`.
 //! QEMU 7.2 handles RISC-V semihosting with its Arm-compatible ("Angel")
-//! semihosting code. This module is a clean reimplementation of the observable
+//! semihosting code. This crate is a clean reimplementation of the observable
 //! behaviour (checked against the installed QEMU 7.2 with a guest program that
 //! prints the result and `SYS_ERRNO` after each call); no QEMU code is used.
 //! The goal is that a picolibc program built with
@@ -204,11 +214,16 @@
 //!
 //! `HEAPINFO` is not used by picolibc. Its heap comes from linker symbols.
 
+#![warn(missing_docs)]
+
 use std::fs::{File, OpenOptions};
 use std::io::{self, IsTerminal, Read, Seek, SeekFrom, Write};
 use std::process::{Command, Stdio};
 
+use rvtrace_image::Image;
 use rvtrace_isa::Xlen;
+use rvtrace_sim::bus::RAM_BASE;
+use rvtrace_sim::Hart;
 
 /// `SYS_OPEN`: open a file or a special name (`":tt"`, `":semihosting-features"`).
 pub const SYS_OPEN: u32 = 0x01;
@@ -290,7 +305,7 @@ pub const QEMU_VIRT_RAM_SIZE: u64 = 128 << 20;
 /// default RAM. The size changes `SYS_HEAPINFO` only when the largest free gap
 /// in RAM lies above the blob. That happens only for programs that fill almost
 /// all of RAM.
-pub const QEMU_VIRT_FDT_SIZE: u64 = 0x10_0000;
+pub const QEMU_VIRT_FDT_SIZE: u64 = rvtrace_sim::FDT_SIZE;
 
 const PAGE_SIZE: u64 = 4096;
 const INT32_MAX: u64 = i32::MAX as u64;
@@ -1267,7 +1282,7 @@ fn wait_status(st: std::process::ExitStatus) -> u64 {
 }
 
 /// Guest memory as an extension sees it: writes reach the run's observer as stores.
-impl GuestMemory for crate::extension::Ctx<'_> {
+impl GuestMemory for rvtrace_sim::extension::Ctx<'_> {
     fn read_bytes(&mut self, addr: u64, buf: &mut [u8]) -> bool {
         self.read_memory(addr, buf)
     }
@@ -1277,37 +1292,94 @@ impl GuestMemory for crate::extension::Ctx<'_> {
 }
 
 /// Semihosting is the hart's first environment-call service: it takes the `ebreak` of a
-/// semihosting sequence ([`crate::Hart::semihosting_sequence_at`]) and leaves every other
+/// semihosting sequence ([`rvtrace_sim::Hart::semihosting_sequence_at`]) and leaves every other
 /// `ebreak` and every `ecall` to trap.
-impl crate::extension::Extension for Semihost {
+impl rvtrace_sim::extension::Extension for Semihost {
     fn name(&self) -> &'static str {
         "semihosting"
     }
 
     fn environment_call(
         &mut self,
-        ctx: &mut crate::extension::Ctx,
-        call: &crate::extension::EnvCall,
-    ) -> Option<crate::extension::Service> {
-        if call.cause != crate::hart::cause::BREAKPOINT
+        ctx: &mut rvtrace_sim::extension::Ctx,
+        call: &rvtrace_sim::extension::EnvCall,
+    ) -> Option<rvtrace_sim::extension::Service> {
+        if call.cause != rvtrace_sim::cause::BREAKPOINT
             || !ctx.hart().semihosting_sequence_at(call.pc)
         {
             return None;
         }
         let (op, param) = (ctx.x(10), ctx.x(11));
-        let instret = ctx.hart().instret;
+        let instret = ctx.hart().instret();
         ctx.touched_io();
         Some(match self.call(op, param, ctx, instret) {
             Outcome::Return(v) => {
                 ctx.set_x(10, v);
-                crate::extension::Service::Done
+                rvtrace_sim::extension::Service::Done
             }
-            Outcome::Exit(code) => crate::extension::Service::Exit(code),
+            Outcome::Exit(code) => rvtrace_sim::extension::Service::Exit(code),
         })
     }
 
     fn flush(&mut self) {
         Semihost::flush(self);
+    }
+
+    fn redirect_output(&mut self, out: Box<dyn Write + Send>, tty: bool) {
+        self.set_stdout(out, tty);
+    }
+}
+
+/// The semihosting configuration for `hart` (its XLEN and RAM) with command line `cmdline` and
+/// the address ranges already `loaded` (they shape the heap `SYS_HEAPINFO` reports, as under
+/// QEMU).
+pub fn config(hart: &Hart, cmdline: &str, loaded: Vec<(u64, u64)>) -> SemihostConfig {
+    SemihostConfig {
+        cmdline: cmdline.to_string(),
+        xlen: hart.xlen,
+        ram_base: RAM_BASE,
+        ram_size: hart.bus.ram_size(),
+        loaded,
+    }
+}
+
+/// What QEMU `virt` has loaded for a program run with `-kernel`: the non-empty segments of every
+/// file of `image` and the device tree below the end of RAM ([`rvtrace_sim::fdt_address`]).
+pub fn loaded_ranges(image: &Image, ram_size: u64) -> Vec<(u64, u64)> {
+    let mut loaded: Vec<(u64, u64)> = image
+        .segments()
+        .iter()
+        .filter(|s| !s.data.is_empty())
+        .map(|s| (s.paddr, s.paddr + s.data.len() as u64))
+        .collect();
+    let fdt = rvtrace_sim::fdt_address(ram_size, rvtrace_sim::FDT_SIZE);
+    loaded.push((fdt, fdt + rvtrace_sim::FDT_SIZE));
+    loaded
+}
+
+/// Give `hart` semihosting for the program of `image` with command line `cmdline` (QEMU: the
+/// `-kernel` path as given), its console on this process's stdin, stdout and stderr: the
+/// machine QEMU `virt -semihosting-config enable=on` runs.
+pub fn attach(hart: &mut Hart, image: &Image, cmdline: &str) {
+    let loaded = loaded_ranges(image, hart.bus.ram_size());
+    set(hart, Semihost::new(config(hart, cmdline, loaded)));
+}
+
+/// Put `sh` on `hart`: in place of the semihosting it has, otherwise first in attach order (it
+/// then services its `ebreak`s before any other extension is asked).
+pub fn set(hart: &mut Hart, sh: Semihost) {
+    if let Some(old) = hart.extension_mut::<Semihost>() {
+        *old = sh;
+    } else {
+        hart.attach_at(0, Box::new(sh));
+    }
+}
+
+/// Let semihosting `SYS_SYSTEM` run host shell commands (see
+/// [`Semihost::set_allow_host_commands`]); nothing without semihosting.
+pub fn allow_host_commands(hart: &mut Hart, allow: bool) {
+    if let Some(sh) = hart.extension_mut::<Semihost>() {
+        sh.set_allow_host_commands(allow);
     }
 }
 

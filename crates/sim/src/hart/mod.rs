@@ -1,82 +1,27 @@
 //! The hart: architectural state, the run loop with its decode cache, traps and interrupts.
 
+mod block;
+mod csr_exec;
+mod exec;
+mod exec_fp;
+mod instrument;
+mod mmu;
+mod traploop;
+mod trigger;
+
+use crate::arch::{cause, privilege, Exc, LoadError, Stop};
 use crate::bus::{Bus, BusExit, DEFAULT_RAM_SIZE, RAM_BASE};
 use crate::counters::{CounterConfig, Counters, Tally};
 use crate::csr::{irq, mstatus, Csrs};
 use crate::decode::{decode, Extensions, Insn, Op};
-use crate::extension::{Ctx, Effect, EnvCall, Extension, Instruction, Service, Serviced};
+use crate::extension::{Ctx, Effect, EnvCall, Extension, HartAccess, Instruction, Service};
+use crate::fdt::{fdt_address, FDT_SIZE};
+use crate::observer::Serviced;
 use crate::observer::{Observer, Retired, TrapInfo};
-use crate::semihost::{Semihost, SemihostConfig};
 use crate::uarch::{Uarch, UarchConfig};
 use rvtrace_image::Image;
 use rvtrace_isa::{classify, CfClass, IsaConfig, Xlen};
 use std::io::Write;
-
-/// Privilege levels (privileged ISA encoding).
-pub mod privilege {
-    /// User.
-    pub const U: u8 = 0;
-    /// Supervisor.
-    pub const S: u8 = 1;
-    /// Machine.
-    pub const M: u8 = 3;
-}
-
-/// Exception codes (privileged ISA, table "mcause values after trap").
-#[allow(missing_docs)]
-pub mod cause {
-    pub const INSN_MISALIGNED: u64 = 0;
-    pub const INSN_ACCESS: u64 = 1;
-    pub const ILLEGAL: u64 = 2;
-    pub const BREAKPOINT: u64 = 3;
-    pub const LOAD_MISALIGNED: u64 = 4;
-    pub const LOAD_ACCESS: u64 = 5;
-    pub const STORE_MISALIGNED: u64 = 6;
-    pub const STORE_ACCESS: u64 = 7;
-    pub const ECALL_U: u64 = 8;
-    pub const ECALL_S: u64 = 9;
-    pub const ECALL_M: u64 = 11;
-    pub const INSN_PAGE: u64 = 12;
-    pub const LOAD_PAGE: u64 = 13;
-    pub const STORE_PAGE: u64 = 15;
-}
-
-/// A human-readable name for an exception code.
-pub fn exception_name(code: u64) -> &'static str {
-    match code {
-        0 => "instruction address misaligned",
-        1 => "instruction access fault",
-        2 => "illegal instruction",
-        3 => "breakpoint",
-        4 => "load address misaligned",
-        5 => "load access fault",
-        6 => "store/AMO address misaligned",
-        7 => "store/AMO access fault",
-        8 => "environment call from U-mode",
-        9 => "environment call from S-mode",
-        11 => "environment call from M-mode",
-        12 => "instruction page fault",
-        13 => "load page fault",
-        15 => "store/AMO page fault",
-        _ => "exception",
-    }
-}
-
-/// A synchronous exception raised by an instruction.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct Exc {
-    pub cause: u64,
-    pub tval: u64,
-}
-
-impl Exc {
-    pub(crate) fn illegal(bits: u32) -> Exc {
-        Exc {
-            cause: cause::ILLEGAL,
-            tval: bits as u64,
-        }
-    }
-}
 
 /// Hart configuration.
 #[derive(Clone, Debug)]
@@ -87,8 +32,6 @@ pub struct Config {
     pub ext: Extensions,
     /// RAM size in bytes (QEMU `virt` default 128 MiB).
     pub ram_size: u64,
-    /// Semihosting command line (QEMU: the `-kernel` path as given). `None` disables semihosting.
-    pub semihosting_cmdline: Option<String>,
     /// Performance counters (Zihpm, Sscofpmf, Smcntrpmf).
     pub counters: CounterConfig,
     /// The micro-architecture model behind the counters' events (`uarch`).
@@ -104,13 +47,13 @@ pub struct Config {
 }
 
 impl Config {
-    /// The QEMU `virt` machine for `xlen` with semihosting and the given command line.
-    pub fn virt(xlen: Xlen, cmdline: &str) -> Config {
+    /// The QEMU `virt` machine for `xlen` (semihosting, as every environment-call service, is
+    /// an extension its builder attaches: crate `rvtrace-semihost`).
+    pub fn virt(xlen: Xlen) -> Config {
         Config {
             xlen,
             ext: Extensions::ALL,
             ram_size: DEFAULT_RAM_SIZE,
-            semihosting_cmdline: Some(cmdline.to_string()),
             counters: CounterConfig::default(),
             uarch: UarchConfig::default(),
             smstateen: false,
@@ -118,42 +61,6 @@ impl Config {
         }
     }
 }
-
-/// Why [`Hart::run`] returned.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Stop {
-    /// The program exited (semihosting, HTIF or the test finisher) with this status.
-    Exit(i32),
-    /// The instruction limit was reached.
-    InsnLimit,
-    /// The hart cannot continue (for example it ran into unmapped memory); the message says why.
-    Error(String),
-    /// The observer asked to stop ([`crate::Observer::stop_requested`]).
-    Requested,
-}
-
-/// An error while setting up the hart.
-#[derive(Debug)]
-pub struct LoadError(pub String);
-
-impl std::fmt::Display for LoadError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for LoadError {}
-
-/// The address QEMU `virt` places the device tree at, for a RAM size (QEMU 7.2 `riscv_load_fdt`:
-/// 2 MiB aligned below the end of RAM or 3 GiB, whichever is lower).
-pub fn fdt_address(ram_size: u64, fdt_size: u64) -> u64 {
-    let end = (RAM_BASE + ram_size).min(3 << 30);
-    (end - fdt_size) & !((2 << 20) - 1)
-}
-
-/// Size of QEMU 7.2 `virt`'s generated device tree with one hart (used only for the
-/// semihosting heap layout, as QEMU registers the blob).
-pub const FDT_SIZE: u64 = crate::semihost::QEMU_VIRT_FDT_SIZE;
 
 const ICACHE_BITS: u32 = 15;
 
@@ -193,7 +100,6 @@ pub struct Hart {
     pub uarch: Uarch,
     /// Run the instrumented loop (tallies for the counters, extension events).
     hooks: bool,
-    semihost_cmdline: Option<String>,
     /// Attached extensions (`extension.rs`), semihosting first when it is on.
     pub(crate) exts: crate::extension::Extensions,
     /// LR reservation: address and the value loaded (QEMU compares the value at SC).
@@ -260,7 +166,6 @@ impl Hart {
             counters: Counters::new(cfg.counters, cfg.xlen),
             uarch: Uarch::new(&cfg.uarch),
             hooks: false,
-            semihost_cmdline: cfg.semihosting_cmdline.clone(),
             exts: Default::default(),
             reservation: None,
             icache: vec![Slot::default(); 1 << ICACHE_BITS],
@@ -289,18 +194,12 @@ impl Hart {
         hart.x[10] = 0;
         hart.x[11] = hart.sext(fdt_address(cfg.ram_size, FDT_SIZE));
         hart.x[12] = 0x1028;
-        if let Some(cmdline) = &cfg.semihosting_cmdline {
-            let fdt = fdt_address(cfg.ram_size, FDT_SIZE);
-            let sc = hart.semihost_config(cmdline.clone(), vec![(fdt, fdt + FDT_SIZE)]);
-            hart.attach(Box::new(Semihost::new(sc)));
-        }
         hart
     }
 
     /// Load every file of `image` into RAM at the segments' physical addresses, set `pc` (and
     /// `t0`) to the entry of the first file, and find an HTIF `tohost` symbol.
     pub fn load(&mut self, image: &Image) -> Result<(), LoadError> {
-        let mut blobs = Vec::new();
         for seg in image.segments() {
             if seg.data.is_empty() {
                 continue;
@@ -319,34 +218,25 @@ impl Hart {
                     RAM_BASE + self.bus.ram_size()
                 )));
             }
-            blobs.push((seg.paddr, seg.paddr + seg.data.len() as u64));
         }
         let entry = image.files().first().map(|f| f.entry).unwrap_or(RAM_BASE);
         self.pc = self.trunc(entry);
         self.x[5] = self.sext(entry);
         self.bus.tohost = image.symbol_by_name("tohost").map(|s| s.addr);
-        let fdt = fdt_address(self.bus.ram_size(), FDT_SIZE);
-        blobs.push((fdt, fdt + FDT_SIZE));
-        if let Some(cmdline) = self.semihost_cmdline.clone() {
-            self.set_semihost(Some(Semihost::new(self.semihost_config(cmdline, blobs))));
-        }
         Ok(())
-    }
-
-    /// The semihosting configuration for this hart with the given loaded blobs.
-    pub fn semihost_config(&self, cmdline: String, loaded: Vec<(u64, u64)>) -> SemihostConfig {
-        SemihostConfig {
-            cmdline,
-            xlen: self.xlen,
-            ram_base: RAM_BASE,
-            ram_size: self.bus.ram_size(),
-            loaded,
-        }
     }
 
     /// Attach an extension ([`crate::extension`]). Extensions are asked in attach order.
     pub fn attach(&mut self, ext: Box<dyn Extension>) {
-        self.exts.list.push(ext);
+        let n = self.exts.list.len();
+        self.attach_at(n, ext);
+    }
+
+    /// Attach an extension at position `index` of the attach order (at the end when `index` is
+    /// past it): a service that must see its calls before the others (semihosting goes first).
+    pub fn attach_at(&mut self, index: usize, ext: Box<dyn Extension>) {
+        let at = index.min(self.exts.list.len());
+        self.exts.list.insert(at, ext);
         self.exts.refresh();
         self.recheck();
     }
@@ -362,33 +252,6 @@ impl Hart {
             .list
             .iter_mut()
             .find_map(|e| e.downcast_mut::<T>())
-    }
-
-    /// Let semihosting `SYS_SYSTEM` run host shell commands (see
-    /// [`Semihost::set_allow_host_commands`]); applies to the current semihosting service.
-    pub fn allow_host_commands(&mut self, allow: bool) {
-        if let Some(sh) = self.extension_mut::<Semihost>() {
-            sh.set_allow_host_commands(allow);
-        }
-    }
-
-    /// Replace the semihosting service (for example to capture its output); `None` turns
-    /// semihosting off.
-    pub fn set_semihost(&mut self, sh: Option<Semihost>) {
-        let at = self
-            .exts
-            .list
-            .iter_mut()
-            .position(|e| e.downcast_mut::<Semihost>().is_some());
-        match (at, sh) {
-            (Some(i), Some(sh)) => self.exts.list[i] = Box::new(sh),
-            (Some(i), None) => {
-                self.exts.list.remove(i);
-            }
-            (None, Some(sh)) => self.exts.list.insert(0, Box::new(sh)),
-            (None, None) => {}
-        }
-        self.exts.refresh();
     }
 
     /// Call `f` on each extension in order until one returns `Some`; the extensions act on the
@@ -703,9 +566,9 @@ impl Hart {
             let bits = if insn.len == 2 { raw & 0xffff } else { raw };
             let prev_priv = self.priv_;
             let mut serviced = None;
-            let mut accesses = crate::instrument::Accesses::EMPTY;
+            let mut accesses = crate::probe::Accesses::EMPTY;
             let result = if HOOKS {
-                let mut probe = crate::instrument::Probe {
+                let mut probe = crate::probe::Probe {
                     obs: &mut *obs,
                     acc: &mut accesses,
                 };
@@ -1079,8 +942,8 @@ impl Hart {
     pub fn program_output_to_stderr(&mut self) {
         use std::io::IsTerminal;
         let tty = std::io::stderr().is_terminal();
-        if let Some(sh) = self.extension_mut::<Semihost>() {
-            sh.set_stdout(Box::new(std::io::stderr()), tty);
+        for e in self.exts.list.iter_mut() {
+            e.redirect_output(Box::new(std::io::stderr()), tty);
         }
         self.bus.console = Box::new(std::io::stderr());
     }
@@ -1096,5 +959,77 @@ impl Hart {
     /// Read a value from RAM for the outside world (tests, tools). `None` if outside RAM.
     pub fn read_memory(&self, addr: u64, buf: &mut [u8]) -> bool {
         self.bus.read_ram(addr, buf)
+    }
+}
+
+/// The hart as its extensions see it ([`crate::extension::Ctx`]).
+impl HartAccess for Hart {
+    fn xlen(&self) -> Xlen {
+        self.xlen
+    }
+    fn isa_extensions(&self) -> &Extensions {
+        &self.ext
+    }
+    fn x(&self) -> &[u64; 32] {
+        &self.x
+    }
+    fn privilege(&self) -> u8 {
+        self.priv_
+    }
+    fn instret(&self) -> u64 {
+        self.instret
+    }
+    fn counters(&self) -> &Counters {
+        &self.counters
+    }
+    fn uarch(&self) -> &Uarch {
+        &self.uarch
+    }
+    fn trunc(&self, v: u64) -> u64 {
+        Hart::trunc(self, v)
+    }
+    fn csr_read(&mut self, csr: u16) -> Option<u64> {
+        Hart::csr_read(self, csr)
+    }
+    fn csr_write(&mut self, csr: u16, v: u64) -> bool {
+        Hart::csr_write(self, csr, v)
+    }
+    fn set_stimecmp(&mut self, deadline: u64) {
+        Hart::set_stimecmp(self, deadline)
+    }
+    fn idle_until_interrupt(&mut self) -> bool {
+        Hart::idle_until_interrupt(self)
+    }
+    fn stateen_allows(&self, bit: u64) -> bool {
+        Hart::stateen_allows(self, bit)
+    }
+    fn semihosting_sequence_at(&self, pc: u64) -> bool {
+        Hart::semihosting_sequence_at(self, pc)
+    }
+    fn read_memory(&self, addr: u64, buf: &mut [u8]) -> bool {
+        self.bus.read_ram(addr, buf)
+    }
+    fn write_memory_unreported(&mut self, addr: u64, data: &[u8]) -> bool {
+        self.bus.write_ram(addr, data)
+    }
+    fn set_x_unreported(&mut self, r: u8, v: u64) -> u64 {
+        let v = self.sext(v);
+        self.x[r as usize & 31] = v;
+        v
+    }
+    fn set_pending(&mut self, mask: u64, on: bool) {
+        if on {
+            self.csr.mip_sw |= mask;
+        } else {
+            self.csr.mip_sw &= !mask;
+        }
+        self.recheck();
+    }
+    fn request_stop(&mut self) {
+        self.stop = Some(Stop::Requested);
+        self.recheck();
+    }
+    fn touched_io(&mut self) {
+        self.bus.io_touched = true;
     }
 }

@@ -1,9 +1,10 @@
 //! F and D extension execution (unprivileged ISA chapters "F" and "D"): NaN-boxing, the `mstatus.FS`
 //! gate, rounding-mode resolution and `fflags` accrual. The arithmetic itself is in [`crate::fpu`].
 
+use super::Hart;
+use crate::arch::Exc;
 use crate::decode::{Insn, Op};
 use crate::fpu::{self, Rm};
-use crate::hart::{Exc, Hart};
 use crate::observer::Observer;
 
 /// Canonical single-precision NaN, used when a single is read from a register that is not

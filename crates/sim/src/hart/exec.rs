@@ -5,10 +5,11 @@
 //! values are kept sign-extended to 64 bits, so most operations compute in 64 bits and the register
 //! write narrows.
 
-use crate::alu;
+use super::Hart;
+use crate::alu::{self, AmoOp};
+use crate::arch::{cause, privilege, Exc, Stop};
 use crate::csr::{irq, mstatus};
 use crate::decode::{Insn, Op};
-use crate::hart::{cause, privilege, Exc, Hart, Stop};
 use crate::observer::{MemAccess, MemKind, Observer};
 use crate::pmp::Access;
 
@@ -761,95 +762,5 @@ fn rem_s32(a: i32, b: i32) -> i32 {
         a
     } else {
         a.wrapping_rem(b)
-    }
-}
-
-/// The operation of an atomic memory operation (unprivileged ISA, "Atomic Memory Operations").
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum AmoOp {
-    /// `amoswap`.
-    Swap,
-    /// `amoadd`.
-    Add,
-    /// `amoxor`.
-    Xor,
-    /// `amoand`.
-    And,
-    /// `amoor`.
-    Or,
-    /// `amomin` (signed).
-    Min,
-    /// `amomax` (signed).
-    Max,
-    /// `amominu`.
-    Minu,
-    /// `amomaxu`.
-    Maxu,
-}
-
-impl AmoOp {
-    /// The value an AMO stores: `old` (the memory's) combined with `src` (rs2), both taken as
-    /// `bytes` wide (4 or 8); the result is `bytes` wide, zero-extended.
-    pub fn apply(self, old: u64, src: u64, bytes: u8) -> u64 {
-        let bits = 8 * u32::from(bytes);
-        let mask = if bits >= 64 {
-            u64::MAX
-        } else {
-            (1 << bits) - 1
-        };
-        let sx = |v: u64| ((v << (64 - bits)) as i64) >> (64 - bits);
-        let (o, s) = (old & mask, src & mask);
-        let r = match self {
-            AmoOp::Swap => s,
-            AmoOp::Add => o.wrapping_add(s),
-            AmoOp::Xor => o ^ s,
-            AmoOp::And => o & s,
-            AmoOp::Or => o | s,
-            AmoOp::Min => {
-                if sx(o) <= sx(s) {
-                    o
-                } else {
-                    s
-                }
-            }
-            AmoOp::Max => {
-                if sx(o) >= sx(s) {
-                    o
-                } else {
-                    s
-                }
-            }
-            AmoOp::Minu => o.min(s),
-            AmoOp::Maxu => o.max(s),
-        };
-        r & mask
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::AmoOp;
-
-    /// Values from the definitions (unprivileged ISA, "Atomic Memory Operations"): word
-    /// operations see 32-bit operands (signed for min/max), results are as wide as the access.
-    #[test]
-    fn amo_results() {
-        let m1w = 0xffff_ffffu64; // -1 as a word
-        assert_eq!(AmoOp::Min.apply(m1w, 1, 4), m1w);
-        assert_eq!(AmoOp::Minu.apply(m1w, 1, 4), 1);
-        assert_eq!(AmoOp::Max.apply(m1w, 1, 4), 1);
-        assert_eq!(AmoOp::Maxu.apply(m1w, 1, 4), m1w);
-        assert_eq!(AmoOp::Add.apply(m1w, 1, 4), 0);
-        // Upper bits of a word operand are not part of it.
-        assert_eq!(AmoOp::Add.apply(0x1_0000_0001, 0x2_0000_0002, 4), 3);
-        assert_eq!(AmoOp::Swap.apply(5, 0x1_0000_0007, 4), 7);
-        let min64 = 1u64 << 63;
-        assert_eq!(AmoOp::Max.apply(min64, 0, 8), 0);
-        assert_eq!(AmoOp::Maxu.apply(min64, 0, 8), min64);
-        assert_eq!(AmoOp::Min.apply(min64, 0, 8), min64);
-        assert_eq!(AmoOp::Xor.apply(0b1100, 0b1010, 8), 0b0110);
-        assert_eq!(AmoOp::And.apply(0b1100, 0b1010, 8), 0b1000);
-        assert_eq!(AmoOp::Or.apply(0b1100, 0b1010, 8), 0b1110);
-        assert_eq!(AmoOp::Add.apply(u64::MAX, 2, 8), 1);
     }
 }

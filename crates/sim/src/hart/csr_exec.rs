@@ -1,10 +1,11 @@
 //! Zicsr instructions: access checks (privileged ISA, "CSR Address Mapping Conventions"), reads
 //! and writes of the CSR file, counters, and the CSRs of attached extensions ([`crate::extension`]).
 
+use super::Hart;
+use crate::arch::{privilege, Exc};
 use crate::counters::Counters;
-use crate::csr::{irq, menvcfg, mstatus, num, stateen, DELEGABLE_EXCEPTIONS};
+use crate::csr::{irq, menvcfg, mstatus, num, shared, stateen, DELEGABLE_EXCEPTIONS};
 use crate::decode::{Insn, Op};
-use crate::hart::{privilege, Exc, Hart};
 use crate::observer::Observer;
 use rvtrace_isa::Xlen;
 
@@ -104,7 +105,7 @@ impl Hart {
             num::FFLAGS | num::FRM | num::FCSR if !self.ext.f || !c.fs_on() => return None,
             num::FFLAGS => c.fflags as u64,
             num::FRM => c.frm as u64,
-            num::FCSR => ((c.frm as u64) << 5) | c.fflags as u64,
+            num::FCSR => shared::fcsr(c.fflags, c.frm),
             num::TIME | num::TIMEH => {
                 if !self.counter_allowed(1) || (csr == num::TIMEH && !rv32) {
                     return None;
@@ -116,10 +117,7 @@ impl Hart {
                 }
             }
             num::SSTATUS if self.ext.s => {
-                let mask = mstatus::SSTATUS_BITS;
-                let m = c.mstatus_read(self.xlen);
-                let sd = if rv32 { 1 << 31 } else { 1 << 63 };
-                m & (mask | sd)
+                shared::sstatus_read(c.mstatus_read(self.xlen), self.xlen)
             }
             num::STIMECMP | num::STIMECMPH if self.sstc_allows(csr) => {
                 if csr == num::STIMECMP {
@@ -128,8 +126,8 @@ impl Hart {
                     c.stimecmp >> 32
                 }
             }
-            num::SIE if self.ext.s => c.mie & c.mideleg & irq::S_VIEW,
-            num::SIP if self.ext.s => self.mip() & c.mideleg & irq::S_VIEW,
+            num::SIE if self.ext.s => shared::sie_read(c.mie, c.mideleg),
+            num::SIP if self.ext.s => shared::sip_read(self.mip(), c.mideleg),
             num::STVEC if self.ext.s => c.stvec,
             num::SCOUNTEREN if self.ext.s => c.scounteren,
             num::SENVCFG if self.ext.s => {
@@ -244,7 +242,7 @@ impl Hart {
         let c = &mut self.csr;
         match csr {
             num::FFLAGS => {
-                c.fflags = (v & 0x1f) as u8;
+                c.fflags = shared::fflags_of(v);
                 c.set_fs_dirty();
             }
             num::FRM => {
@@ -252,36 +250,24 @@ impl Hart {
                 c.set_fs_dirty();
             }
             num::FCSR => {
-                c.fflags = (v & 0x1f) as u8;
-                c.frm = ((v >> 5) & 7) as u8;
+                c.fflags = shared::fflags_of(v);
+                c.frm = shared::frm_of(v);
                 c.set_fs_dirty();
             }
             num::SSTATUS => {
-                let mut mask = mstatus::SIE
-                    | mstatus::SPIE
-                    | mstatus::SPP
-                    | mstatus::FS
-                    | mstatus::VS
-                    | mstatus::SUM
-                    | mstatus::MXR;
-                if !rv32 {
-                    mask |= mstatus::UXL;
-                }
-                let new = (c.mstatus & !mask) | (v & mask);
+                let new =
+                    shared::mstatus_with_sstatus(c.mstatus, v, shared::sstatus_writable(self.xlen));
                 c.mstatus_write(new, has_f, self.xlen);
                 // SUM and MXR change what translated accesses may do (`mmu.rs`).
                 self.pmp_refresh();
                 self.recheck();
             }
             num::SIE => {
-                let m = c.mideleg & irq::S_VIEW;
-                c.mie = (c.mie & !m) | (v & m);
+                c.mie = shared::mie_with_sie(c.mie, c.mideleg, v);
                 self.recheck();
             }
             num::SIP => {
-                // SSIP, and LCOFIP (Sscofpmf) when delegated.
-                let m = c.mideleg & (irq::SSI | irq::LCOFI);
-                c.mip_sw = (c.mip_sw & !m) | (v & m);
+                c.mip_sw = shared::mip_with_sip(c.mip_sw, c.mideleg, v);
                 self.recheck();
             }
             num::STVEC => {
@@ -480,7 +466,7 @@ mod tests {
     /// pmpaddr16 raise illegal instruction there, pmpcfg2 and pmpaddr15 do not).
     #[test]
     fn pmp_csrs_beyond_sixteen_entries_are_illegal() {
-        let mut h = Hart::new(&Config::virt(Xlen::Rv64, "x"));
+        let mut h = Hart::new(&Config::virt(Xlen::Rv64));
         assert!(h.csr_read(num::PMPADDR0 + 15).is_some());
         assert!(h.csr_read(num::PMPADDR0 + 16).is_none());
         assert!(!h.csr_write(num::PMPADDR0 + 16, 1));
@@ -488,7 +474,7 @@ mod tests {
         assert!(h.csr_read(num::PMPCFG0 + 1).is_none(), "odd pmpcfg on RV64");
         assert!(h.csr_read(num::PMPCFG0 + 4).is_none());
         assert!(!h.csr_write(num::PMPCFG0 + 4, 0));
-        let mut h = Hart::new(&Config::virt(Xlen::Rv32, "x"));
+        let mut h = Hart::new(&Config::virt(Xlen::Rv32));
         assert!(h.csr_read(num::PMPCFG0 + 3).is_some());
         assert!(h.csr_read(num::PMPCFG0 + 4).is_none());
     }
