@@ -1,34 +1,22 @@
-//! The procedure of 3.1 around the layers: the checker, its options, the loop over groups.
+//! The procedure of 3.1 over a whole trace: the checker, its options, and the loop that reads
+//! each group ([`group`](super::group)), applies it to the shadow state
+//! ([`shadow`](super::shadow)), steps the reference ([`step`](super::step)), compares
+//! ([`compare`](super::compare)), reports ([`report`](super::report)) and resynchronises
+//! ([`resync`](super::resync)); the program load is checked on the way ([`init`](super::init)).
 
-#[allow(unused_imports)]
-use super::{compare::*, group::*, init::*, report::*, resync::*, shadow::*, step::*};
-#[allow(unused_imports)]
-use crate::codec::{
-    decode_record, mask_bits, mem_op, reg, AddlState, DecodeError, ErrorKind, Params, Record,
-};
-#[allow(unused_imports)]
-use crate::dump::{priv_name, reg_name};
-#[allow(unused_imports)]
+use super::compare::Compare;
+use super::group::{Group, GroupReader, Next};
+use super::init::{compare_init, Program};
+use super::report::{CheckError, CheckSummary, Diff, Mismatch, TraceEnd};
+use super::resync::{Alts, Snapshot};
+use super::shadow::Shadow;
+use super::step::{implicit_csrs, is_semihosting_call, semihosting_results};
+use super::step::{CallResults, StepObserver};
+use crate::codec::{mem_op, Params};
 use crate::meta::Elements;
-#[allow(unused_imports)]
-use crate::producer::canonical_csr;
-#[allow(unused_imports)]
 use rvtrace_image::Image;
-#[allow(unused_imports)]
 use rvtrace_isa::disasm::disasm;
-#[allow(unused_imports)]
-use rvtrace_isa::Xlen;
-#[allow(unused_imports)]
-use rvtrace_sim::bus::Clint;
-#[allow(unused_imports)]
-use rvtrace_sim::csr::{irq, mstatus, num, Csrs};
-#[allow(unused_imports)]
-use rvtrace_sim::decode::{decode, Op};
-#[allow(unused_imports)]
-use rvtrace_sim::{Hart, MemAccess, MemKind, Observer, Retired, Stop, TrapInfo};
-#[allow(unused_imports)]
-use std::fmt;
-#[allow(unused_imports)]
+use rvtrace_sim::Hart;
 use std::io::Read;
 
 /// Checker options.
@@ -69,32 +57,23 @@ pub enum RunEnd {
 
 /// The tandem verifier: a reference hart, a shadow state and the 3.1 procedure.
 pub struct Checker {
-    pub(super) hart: Hart,
-    pub(super) opts: CheckOptions,
-    pub(super) xlen: Xlen,
-    pub(super) xmask: u64,
-    // Shadow state.
-    pub(super) x: [u64; 32],
-    pub(super) f: [u64; 32],
-    pub(super) pc: u64,
-    pub(super) priv_: u8,
-    pub(super) csr: Vec<u64>,
+    hart: Hart,
+    opts: CheckOptions,
+    shadow: Shadow,
     // Per-group scratch.
-    pub(super) obs: StepObserver,
-    pub(super) traced_csrs: Vec<u16>,
-    pub(super) diffs: Vec<Diff>,
+    obs: StepObserver,
+    diffs: Vec<Diff>,
     /// Differences the trace shows by itself (not by comparison): reported with the group's.
-    pub(super) trace_diffs: Vec<Diff>,
-    pub(super) matched: Vec<bool>,
-    pub(super) alts: Vec<Alt>,
-    pub(super) alt_since: u64,
-    pub(super) summary: CheckSummary,
-    pub(super) stopped: bool,
+    trace_diffs: Vec<Diff>,
+    matched: Vec<bool>,
+    alts: Alts,
+    summary: CheckSummary,
+    stopped: bool,
     /// An instruction group was read (the program load is over).
-    pub(super) running: bool,
+    running: bool,
     /// The group with the program's exit.
-    pub(super) exited: Option<u64>,
-    pub(super) program: Program,
+    exited: Option<u64>,
+    program: Program,
 }
 
 impl Checker {
@@ -103,29 +82,15 @@ impl Checker {
     /// with `image`'s loadable contents.
     pub fn new(mut hart: Hart, image: &Image, opts: CheckOptions) -> Checker {
         hart.bus.console = Box::new(std::io::sink());
-        let xlen = hart.xlen;
-        let mut csr = vec![0u64; NCSR];
-        let xmask = mask_bits(u64::MAX, xlen.bits());
-        for (c, v) in csr.iter_mut().enumerate() {
-            *v = hart.csr_read(c as u16).unwrap_or(0) & xmask;
-        }
         Checker {
-            x: hart.x,
-            f: hart.f,
-            pc: hart.pc,
-            priv_: hart.priv_,
+            shadow: Shadow::new(&mut hart, opts.params.flen),
             hart,
             opts,
-            xlen,
-            xmask,
-            csr,
             obs: StepObserver::default(),
-            traced_csrs: Vec::new(),
             diffs: Vec::new(),
             trace_diffs: Vec::new(),
             matched: Vec::new(),
-            alts: Vec::new(),
-            alt_since: 0,
+            alts: Alts::default(),
             summary: CheckSummary::default(),
             stopped: false,
             running: false,
@@ -146,15 +111,7 @@ impl Checker {
     }
 
     #[inline(always)]
-    pub(super) fn sext(&self, v: u64) -> u64 {
-        match self.xlen {
-            Xlen::Rv32 => v as i32 as i64 as u64,
-            Xlen::Rv64 => v,
-        }
-    }
-
-    #[inline(always)]
-    pub(super) fn absent(&self, e: Elements) -> bool {
+    fn absent(&self, e: Elements) -> bool {
         self.opts.absent.has(e)
     }
 
@@ -176,7 +133,7 @@ impl Checker {
         Ok(self.summary.clone())
     }
 
-    pub(super) fn check_groups<R: Read>(
+    fn check_groups<R: Read>(
         &mut self,
         rd: &mut GroupReader<R>,
         report: &mut dyn FnMut(&Mismatch),
@@ -246,7 +203,7 @@ impl Checker {
     }
 
     /// The end of the trace after a whole group: it must be the program's end.
-    pub(super) fn finish_trace(&mut self, report: &mut dyn FnMut(&Mismatch)) {
+    fn finish_trace(&mut self, report: &mut dyn FnMut(&Mismatch)) {
         if !self.running {
             self.finish_program(report);
         }
@@ -267,10 +224,119 @@ impl Checker {
         }
     }
 
-    pub(super) fn step_group(&mut self, g: &Group, report: &mut dyn FnMut(&Mismatch)) {
+    /// The program load is over: the trace's initial memory against the ELF's.
+    fn finish_program(&mut self, report: &mut dyn FnMut(&Mismatch)) {
+        let expected = !self.absent(Elements::INIT) && !self.absent(Elements::MEM);
+        let (check, mismatch) = self.program.verdict(
+            expected,
+            self.summary.groups,
+            self.summary.bytes,
+            self.hart.pc,
+        );
+        self.summary.program = check;
+        if let Some(m) = mismatch {
+            self.summary.mismatches += 1;
+            report(&m);
+        }
+    }
+
+    /// A state initialization group, a hart reset, or updates outside any group: applied to
+    /// the shadow and to the reference alike (chapter 3: "changes to program state outside of
+    /// the processor that must be copied to the shadow state but cannot be modeled"). Before
+    /// the first instruction (the program load), what they set is compared with what the
+    /// reference loaded: registers with its reset state, memory with the ELF.
+    fn apply_init(&mut self, g: &Group, report: &mut dyn FnMut(&Mismatch)) {
+        let mut diffs = Vec::new();
+        self.shadow.apply(g, 0, &mut diffs);
+        diffs.extend(g.ambiguity());
+        if !self.running {
+            compare_init(&self.shadow, &mut self.hart, g, &mut diffs);
+        }
+        let sh = &mut self.shadow;
+        let h = &mut self.hart;
+        if !self.opts.absent.has(Elements::GPR) {
+            sh.x[0] = 0;
+            h.x = sh.x;
+        }
+        if !self.opts.absent.has(Elements::FPR) {
+            h.f = sh.f;
+        }
+        if !self.opts.absent.has(Elements::PC) {
+            h.pc = sh.pc;
+        }
+        if !self.opts.absent.has(Elements::PRIV) {
+            h.priv_ = sh.priv_;
+        }
+        if !self.opts.absent.has(Elements::CSR) {
+            for &c in &sh.traced_csrs {
+                sh.copy_csr_to(c, h);
+            }
+        }
+        for m in &g.mems {
+            if m.op != mem_op::STORE {
+                // State initialization writes memory (chapter 3); nothing else is meant there.
+                diffs.push(Diff {
+                    element: format!("memory request at 0x{:x}", m.addr),
+                    expected: "a store (state initialization)".into(),
+                    traced: mem_op::name(m.op).into(),
+                });
+                continue;
+            }
+            if let Some(d) = m.data {
+                let n = 1usize << m.size;
+                let in_ram = self.hart.bus.ram_offset(m.addr, n as u64).is_some();
+                if !self.running {
+                    let (grp, off) = (self.summary.groups, g.offset);
+                    self.program.store(m.addr, n, d, in_ram, grp, off);
+                } else if !in_ram {
+                    diffs.push(Diff {
+                        element: format!("memory at 0x{:x} ({n} bytes)", m.addr),
+                        expected: "the hart's memory".into(),
+                        traced: "a store outside it".into(),
+                    });
+                }
+                let _ = self.hart.bus.write_ram(m.addr, &d.to_le_bytes()[..n]);
+            }
+        }
+        self.shadow
+            .copy_nondet_to(g, &mut self.hart, self.opts.absent);
+        if !diffs.is_empty() {
+            self.summary.mismatches += 1;
+            report(&Mismatch {
+                group: self.summary.groups,
+                offset: g.offset,
+                pc: self.hart.pc,
+                insn: None,
+                disasm: if g.grouped {
+                    "state initialization".into()
+                } else {
+                    "updates outside any group".into()
+                },
+                diffs,
+            });
+        }
+    }
+
+    /// Compare shadow and reference after the step (3.1 step 4) into `self.diffs`.
+    #[inline]
+    fn compare(&mut self, g: &Group, pre_pc: u64, pre: &[u64; 9]) {
+        Compare {
+            hart: &mut self.hart,
+            sh: &self.shadow,
+            obs: &self.obs,
+            trace_diffs: &self.trace_diffs,
+            absent: self.opts.absent,
+            out: &mut self.diffs,
+            matched: &mut self.matched,
+        }
+        .run(g, pre_pc, pre);
+    }
+
+    /// One instruction, trap or interrupt group: 3.1 steps 1 to 5.
+    fn step_group(&mut self, g: &Group, report: &mut dyn FnMut(&Mismatch)) {
         self.summary.checked += 1;
         let pre_pc = self.hart.pc;
-        let pre = self.pre_state();
+        let pre = implicit_csrs(&self.hart);
         // The length of the instruction for an increment: the traced instruction's, else the
         // one the reference executes.
         let len = match g.insn {
@@ -285,12 +351,25 @@ impl Checker {
             }
         };
         self.trace_diffs.clear();
-        self.apply_shadow(g, len);
-        let semihosting = self.is_semihosting_call(g);
-        let exit_call = semihosting && self.semihosting_results(g, pre_pc);
+        self.shadow.apply(g, len, &mut self.trace_diffs);
+        let (absent, xmask) = (self.opts.absent, self.shadow.xmask);
+        let semihosting = is_semihosting_call(&self.hart, g, absent, xmask);
+        let exit_call = semihosting
+            && match semihosting_results(&self.hart, &self.shadow, g, absent, &mut self.trace_diffs)
+            {
+                CallResults::Exit => true,
+                CallResults::Known => false,
+                CallResults::Unknown => {
+                    self.summary.unknown_results += 1;
+                    if self.summary.first_unknown.is_none() {
+                        self.summary.first_unknown = Some((self.summary.groups, pre_pc));
+                    }
+                    false
+                }
+            };
         let with_alts = !self.alts.is_empty();
-        let snap = with_alts.then(|| self.snapshot());
-        if let Err(m) = self.run_reference(g, semihosting) {
+        let snap = with_alts.then(|| Snapshot::take(&self.hart, xmask));
+        if let Err(m) = self.obs.step(&mut self.hart, &self.shadow, g, semihosting) {
             self.stop_reference(g, pre_pc, m, report);
             return;
         }
@@ -299,33 +378,41 @@ impl Checker {
         }
         self.compare(g, pre_pc, &pre);
         if let (Some(snap), false) = (&snap, self.diffs.is_empty()) {
-            // Try the instruction again from the reference's own values (see the module notes).
+            // Try the instruction again from the reference's own values (see `resync`).
             let first = std::mem::take(&mut self.diffs);
-            self.restore(snap);
-            self.apply_alts();
-            let retry_pre = self.pre_state();
-            let shadow = (self.x, self.f, self.pc, self.priv_, self.csr.clone());
-            self.adopt_alts(g, len);
-            if self.run_reference(g, self.is_semihosting_call(g)).is_ok() {
+            snap.restore(&mut self.hart);
+            self.alts.apply(&mut self.hart, self.shadow.xlen);
+            let retry_pre = implicit_csrs(&self.hart);
+            let sh = &self.shadow;
+            let saved = (sh.x, sh.f, sh.pc, sh.priv_, sh.csr.clone());
+            self.alts.adopt(&mut self.shadow, g, len);
+            let again = is_semihosting_call(&self.hart, g, absent, xmask);
+            if self
+                .obs
+                .step(&mut self.hart, &self.shadow, g, again)
+                .is_ok()
+            {
                 self.compare(g, pre_pc, &retry_pre);
             }
             if self.diffs.is_empty() {
                 // The trace went on from the reference's values: the shadow keeps them where
                 // this group did not write them, and nothing is reported here.
                 self.alts.clear();
-                self.copy_nondet(g);
+                self.shadow.copy_nondet_to(g, &mut self.hart, absent);
                 return;
             }
-            (self.x, self.f, self.pc, self.priv_) = (shadow.0, shadow.1, shadow.2, shadow.3);
-            self.csr = shadow.4;
-            self.restore(snap);
-            let _ = self.run_reference(g, semihosting);
+            let sh = &mut self.shadow;
+            (sh.x, sh.f, sh.pc, sh.priv_) = (saved.0, saved.1, saved.2, saved.3);
+            sh.csr = saved.4;
+            snap.restore(&mut self.hart);
+            let _ = self.obs.step(&mut self.hart, &self.shadow, g, semihosting);
             self.diffs = first;
             self.alts.clear();
         }
         if self.diffs.is_empty() {
             if with_alts {
-                self.resolve_alts(g);
+                let groups = self.summary.groups;
+                self.alts.resolve(g, &self.shadow.traced_csrs, groups);
             }
         } else {
             self.summary.mismatches += 1;
@@ -348,7 +435,7 @@ impl Checker {
                         }
                     });
             let text = match insn {
-                Some(i) => disasm(i, pre_pc, self.xlen.bits()).to_string(),
+                Some(i) => disasm(i, pre_pc, self.shadow.xlen.bits()).to_string(),
                 None => "interrupt".into(),
             };
             let m = Mismatch {
@@ -360,12 +447,22 @@ impl Checker {
                 diffs: std::mem::take(&mut self.diffs),
             };
             report(&m);
-            self.resync(g);
+            let groups = self.summary.groups;
+            self.alts.resync(
+                &mut self.hart,
+                &mut self.shadow,
+                &self.obs,
+                g,
+                absent,
+                groups,
+            );
         }
-        self.copy_nondet(g);
+        self.shadow.copy_nondet_to(g, &mut self.hart, absent);
     }
 
-    pub(super) fn stop_reference(
+    /// The reference stopped (`msg`) while the trace goes on: reported once, nothing more is
+    /// stepped.
+    fn stop_reference(
         &mut self,
         g: &Group,
         pre_pc: u64,
@@ -382,7 +479,7 @@ impl Checker {
             pc: pre_pc,
             insn,
             disasm: insn
-                .map(|i| disasm(i, pre_pc, self.xlen.bits()).to_string())
+                .map(|i| disasm(i, pre_pc, self.shadow.xlen.bits()).to_string())
                 .unwrap_or_else(|| "interrupt".into()),
             diffs: vec![Diff {
                 element: "execution".into(),

@@ -1,60 +1,44 @@
-//! 3.1 step 4: shadow and reference compared.
+//! 3.1 step 4: "Compare the complete shadow state and tandem verifier state", the efficient
+//! way 3.1 allows ("collecting state changes in both the shadow state and the tandem verifier
+//! state, and comparing these changes"): all integer and floating-point registers, the pc and
+//! the privilege mode every time, and every CSR and memory location that either side changed.
 
-#[allow(unused_imports)]
-use super::{check::*, group::*, init::*, report::*, resync::*, shadow::*, step::*};
-#[allow(unused_imports)]
-use crate::codec::{
-    decode_record, mask_bits, mem_op, reg, AddlState, DecodeError, ErrorKind, Params, Record,
-};
-#[allow(unused_imports)]
+use super::group::{Group, MemRsp};
+use super::report::{insn_hex, Diff};
+use super::shadow::{csr_nondet, Shadow};
+use super::step::{implicit_csrs, StepObserver, IMPLICIT_CSRS};
+use crate::codec::{mask_bits, mem_op, reg};
 use crate::dump::{priv_name, reg_name};
-#[allow(unused_imports)]
 use crate::meta::Elements;
-#[allow(unused_imports)]
-use crate::producer::canonical_csr;
-#[allow(unused_imports)]
-use rvtrace_image::Image;
-#[allow(unused_imports)]
 use rvtrace_isa::disasm::disasm;
-#[allow(unused_imports)]
-use rvtrace_isa::Xlen;
-#[allow(unused_imports)]
-use rvtrace_sim::bus::Clint;
-#[allow(unused_imports)]
-use rvtrace_sim::csr::{irq, mstatus, num, Csrs};
-#[allow(unused_imports)]
-use rvtrace_sim::decode::{decode, Op};
-#[allow(unused_imports)]
-use rvtrace_sim::{Hart, MemAccess, MemKind, Observer, Retired, Stop, TrapInfo};
-#[allow(unused_imports)]
-use std::fmt;
-#[allow(unused_imports)]
-use std::io::Read;
+use rvtrace_sim::csr::num;
+use rvtrace_sim::{Hart, MemAccess, MemKind};
 
-impl Checker {
-    /// The CSRs trap entry, `mret`/`sret` and FP instructions change without a hook.
-    pub(super) fn pre_state(&self) -> [u64; 9] {
-        let c = &self.hart.csr;
-        [
-            c.mstatus,
-            ((c.frm as u64) << 5) | c.fflags as u64,
-            c.mepc,
-            c.mcause,
-            c.mtval,
-            c.sepc,
-            c.scause,
-            c.stval,
-            c.mie,
-        ]
-    }
+/// The two sides after one step, and where the differences go.
+pub(super) struct Compare<'a> {
+    /// The reference (a device load's register takes the traced value: 3.1 step 2).
+    pub(super) hart: &'a mut Hart,
+    pub(super) sh: &'a Shadow,
+    /// The reference's events in the step.
+    pub(super) obs: &'a StepObserver,
+    /// What the group shows wrong by itself, reported with the comparison's differences.
+    pub(super) trace_diffs: &'a [Diff],
+    pub(super) absent: Elements,
+    /// The differences.
+    pub(super) out: &'a mut Vec<Diff>,
+    /// Scratch: which reference memory accesses the trace accounts for.
+    pub(super) matched: &'a mut Vec<bool>,
+}
 
-    /// Compare shadow and reference after the step into `self.diffs`.
-    pub(super) fn compare(&mut self, g: &Group, pre_pc: u64, pre: &[u64; 9]) {
-        self.diffs.clear();
+impl Compare<'_> {
+    /// Compare shadow and reference after the step of group `g` at `pre_pc` (`pre`: the
+    /// reference's [`implicit_csrs`] before it) into `out`.
+    pub(super) fn run(&mut self, g: &Group, pre_pc: u64, pre: &[u64; 9]) {
+        self.out.clear();
         let hex = |v: u64, bits: u32| format!("0x{:0w$x}", v, w = (bits as usize).div_ceil(4));
-        let xb = self.xlen.bits();
+        let xb = self.sh.xlen.bits();
         // The instruction.
-        if !self.absent(Elements::INSN) {
+        if !self.absent.has(Elements::INSN) {
             let ref_insn = match (self.obs.retired, self.obs.trap) {
                 (Some(r), _) => Some(r.insn),
                 (None, Some(t)) if !t.interrupt && t.cause != 1 => self
@@ -72,44 +56,47 @@ impl Checker {
                     Some(i) => format!("{} ({})", insn_hex(i), disasm(i, pre_pc, xb)),
                     None => "none (an interrupt)".into(),
                 };
-                self.diffs.push(Diff {
+                self.out.push(Diff {
                     element: "instruction".into(),
                     expected: show(ref_insn),
                     traced: show(traced),
                 });
             }
         }
-        if !self.absent(Elements::PC) && self.pc != self.hart.pc {
-            self.diffs.push(Diff {
+        if !self.absent.has(Elements::PC) && self.sh.pc != self.hart.pc {
+            self.out.push(Diff {
                 element: "pc".into(),
                 expected: hex(self.hart.pc, xb),
-                traced: hex(self.pc, xb),
+                traced: hex(self.sh.pc, xb),
             });
         }
-        if !self.absent(Elements::PRIV) && self.priv_ != self.hart.priv_ {
-            self.diffs.push(Diff {
+        if !self.absent.has(Elements::PRIV) && self.sh.priv_ != self.hart.priv_ {
+            self.out.push(Diff {
                 element: "privilege mode".into(),
                 expected: format!("{} ({})", self.hart.priv_, priv_name(self.hart.priv_)),
-                traced: format!("{} ({})", self.priv_, priv_name(self.priv_)),
+                traced: format!("{} ({})", self.sh.priv_, priv_name(self.sh.priv_)),
             });
         }
-        if !self.absent(Elements::GPR) && self.x != self.hart.x {
+        if !self.absent.has(Elements::GPR) && self.sh.x != self.hart.x {
             for r in 0..32 {
-                if self.x[r] != self.hart.x[r] {
-                    self.diffs.push(Diff {
+                if self.sh.x[r] != self.hart.x[r] {
+                    self.out.push(Diff {
                         element: reg_name(reg::gpr(r as u8)),
-                        expected: hex(self.hart.x[r] & self.xmask, xb),
-                        traced: hex(self.x[r] & self.xmask, xb),
+                        expected: hex(self.hart.x[r] & self.sh.xmask, xb),
+                        traced: hex(self.sh.x[r] & self.sh.xmask, xb),
                     });
                 }
             }
         }
-        let flen = self.opts.params.flen;
-        if !self.absent(Elements::FPR) && flen > 0 && self.f != self.hart.f {
+        let flen = self.sh.flen;
+        if !self.absent.has(Elements::FPR) && flen > 0 && self.sh.f != self.hart.f {
             for r in 0..32 {
-                let (a, b) = (mask_bits(self.f[r], flen), mask_bits(self.hart.f[r], flen));
+                let (a, b) = (
+                    mask_bits(self.sh.f[r], flen),
+                    mask_bits(self.hart.f[r], flen),
+                );
                 if a != b {
-                    self.diffs.push(Diff {
+                    self.out.push(Diff {
                         element: reg_name(reg::fpr(r as u8)),
                         expected: hex(b, flen),
                         traced: hex(a, flen),
@@ -118,37 +105,37 @@ impl Checker {
             }
         }
         self.unwritten_regs(g);
-        if !self.absent(Elements::CSR) {
+        if !self.absent.has(Elements::CSR) {
             self.compare_csrs(pre);
         }
-        if !self.absent(Elements::MEM) || !self.absent(Elements::EADDR) {
+        if !self.absent.has(Elements::MEM) || !self.absent.has(Elements::EADDR) {
             self.compare_mem(g);
         }
         if !self.trace_diffs.is_empty() {
-            self.diffs.extend(self.trace_diffs.iter().cloned());
+            self.out.extend(self.trace_diffs.iter().cloned());
         }
         if g.ambiguous.is_some() {
-            self.diffs.extend(Self::ambiguity(g));
+            self.out.extend(g.ambiguity());
         }
     }
 
     /// Integer and floating-point registers the trace writes and the reference's instruction
     /// does not (with the value they held, or a difference is reported already).
-    pub(super) fn unwritten_regs(&mut self, g: &Group) {
-        let flen = self.opts.params.flen.max(1);
+    fn unwritten_regs(&mut self, g: &Group) {
+        let flen = self.sh.flen.max(1);
         for &(addr, _) in &g.regs {
-            let same = if reg::is_gpr(addr) && !self.absent(Elements::GPR) {
+            let same = if reg::is_gpr(addr) && !self.absent.has(Elements::GPR) {
                 let r = (addr - reg::GPR0) as usize;
-                r != 0 && self.obs.gprs & (1 << r) == 0 && self.x[r] == self.hart.x[r]
-            } else if reg::is_fpr(addr) && !self.absent(Elements::FPR) {
+                r != 0 && self.obs.gprs & (1 << r) == 0 && self.sh.x[r] == self.hart.x[r]
+            } else if reg::is_fpr(addr) && !self.absent.has(Elements::FPR) {
                 let r = (addr - reg::FPR0) as usize;
                 self.obs.fprs & (1 << r) == 0
-                    && mask_bits(self.f[r], flen) == mask_bits(self.hart.f[r], flen)
+                    && mask_bits(self.sh.f[r], flen) == mask_bits(self.hart.f[r], flen)
             } else {
                 false
             };
             if same {
-                self.diffs.push(Diff {
+                self.out.push(Diff {
                     element: reg_name(addr),
                     expected: "not written by this instruction".into(),
                     traced: "written (with the value it held)".into(),
@@ -157,23 +144,12 @@ impl Checker {
         }
     }
 
-    pub(super) fn compare_csrs(&mut self, pre: &[u64; 9]) {
-        let post = self.pre_state();
-        if self.traced_csrs.is_empty() && self.obs.csrs.is_empty() && *pre == post {
+    fn compare_csrs(&mut self, pre: &[u64; 9]) {
+        let post = implicit_csrs(self.hart);
+        if self.sh.traced_csrs.is_empty() && self.obs.csrs.is_empty() && *pre == post {
             // Most instructions: no CSR on either side.
             return;
         }
-        const IMPLICIT: [u16; 9] = [
-            num::MSTATUS,
-            num::FCSR,
-            num::MEPC,
-            num::MCAUSE,
-            num::MTVAL,
-            num::SEPC,
-            num::SCAUSE,
-            num::STVAL,
-            num::MIE,
-        ];
         // The CSRs the reference's step wrote: with a hook, by a change, or by trap entry and
         // return (which write their CSRs whatever the values).
         let trap = self.obs.trap.or(self.obs.retired.and_then(|r| r.trap));
@@ -184,7 +160,7 @@ impl Checker {
         let obs_csrs = &self.obs.csrs;
         let written = |c: u16| {
             obs_csrs.contains(&c)
-                || IMPLICIT
+                || IMPLICIT_CSRS
                     .iter()
                     .position(|&x| x == c)
                     .is_some_and(|k| pre[k] != post[k])
@@ -198,16 +174,16 @@ impl Checker {
                         }
                 })
         };
-        let xb = self.xlen.bits();
+        let xb = self.sh.xlen.bits();
         let hex = |v: u64| format!("0x{:0w$x}", v, w = xb as usize / 4);
         let mut diffs = Vec::new();
         // Every CSR the trace writes.
-        for &c in &self.traced_csrs {
+        for &c in &self.sh.traced_csrs {
             if csr_nondet(c) {
                 continue;
             }
-            let r = self.hart.csr_read(c).unwrap_or(0) & self.xmask;
-            let s = self.csr[c as usize];
+            let r = self.hart.csr_read(c).unwrap_or(0) & self.sh.xmask;
+            let s = self.sh.csr[c as usize];
             if r != s {
                 diffs.push(Diff {
                     element: reg_name(c),
@@ -225,23 +201,23 @@ impl Checker {
         // Every CSR the reference changed or wrote and the trace does not.
         let mut others: [u16; 16] = [0; 16];
         let mut n = 0;
-        let implicit = IMPLICIT
+        let implicit = IMPLICIT_CSRS
             .iter()
             .enumerate()
             .filter(|&(k, _)| pre[k] != post[k])
             .map(|(_, &c)| c);
         for c in implicit.chain(self.obs.csrs.iter().copied()) {
-            if self.traced_csrs.contains(&c) || others[..n].contains(&c) || csr_nondet(c) {
+            if self.sh.traced_csrs.contains(&c) || others[..n].contains(&c) || csr_nondet(c) {
                 continue;
             }
             if n == others.len() {
                 // More than an instruction writes: compare the rest one by one.
-                let r = self.hart.csr_read(c).unwrap_or(0) & self.xmask;
-                if r != self.csr[c as usize] {
+                let r = self.hart.csr_read(c).unwrap_or(0) & self.sh.xmask;
+                if r != self.sh.csr[c as usize] {
                     diffs.push(Diff {
                         element: reg_name(c),
                         expected: hex(r),
-                        traced: format!("{} (not in the trace)", hex(self.csr[c as usize])),
+                        traced: format!("{} (not in the trace)", hex(self.sh.csr[c as usize])),
                     });
                 }
                 continue;
@@ -250,8 +226,8 @@ impl Checker {
             n += 1;
         }
         for &c in &others[..n] {
-            let r = self.hart.csr_read(c).unwrap_or(0) & self.xmask;
-            let s = self.csr[c as usize];
+            let r = self.hart.csr_read(c).unwrap_or(0) & self.sh.xmask;
+            let s = self.sh.csr[c as usize];
             if r != s {
                 diffs.push(Diff {
                     element: reg_name(c),
@@ -260,10 +236,10 @@ impl Checker {
                 });
             }
         }
-        self.diffs.extend(diffs);
+        self.out.extend(diffs);
     }
 
-    pub(super) fn compare_mem(&mut self, g: &Group) {
+    fn compare_mem(&mut self, g: &Group) {
         if g.mems.is_empty()
             && self.obs.mems.is_empty()
             && g.eaddrs.is_empty()
@@ -271,10 +247,10 @@ impl Checker {
         {
             return;
         }
-        let check_mem = !self.absent(Elements::MEM);
+        let check_mem = !self.absent.has(Elements::MEM);
         let ram = |h: &Hart, a: u64, n: u64| h.bus.ram_offset(a, n).is_some();
         // matched[k]: reference access k is accounted for.
-        let mut matched = std::mem::take(&mut self.matched);
+        let mut matched = std::mem::take(self.matched);
         matched.clear();
         matched.resize(self.obs.mems.len(), false);
         let mut nondet_load = false;
@@ -365,7 +341,7 @@ impl Checker {
                             Some(m) => {
                                 if let Some(d) = rsp_data {
                                     if d != m.value {
-                                        if ram(&self.hart, it.addr, n as u64) {
+                                        if ram(self.hart, it.addr, n as u64) {
                                             diffs.push(Diff {
                                                 element: format!("{}: data read", what()),
                                                 expected: format!("0x{:x}", m.value),
@@ -448,8 +424,8 @@ impl Checker {
                 }
             }
         }
-        self.matched = matched;
-        if !self.absent(Elements::EADDR) {
+        *self.matched = matched;
+        if !self.absent.has(Elements::EADDR) {
             for &a in &g.eaddrs {
                 if !mems.iter().any(|m| m.addr == a) {
                     let expected = match mems.first() {
@@ -470,23 +446,23 @@ impl Checker {
             for &(addr, _) in &g.regs {
                 if reg::is_gpr(addr) {
                     let r = (addr - reg::GPR0) as usize;
-                    self.hart.x[r] = self.x[r];
+                    self.hart.x[r] = self.sh.x[r];
                     names.push(reg_name(addr));
                 } else if reg::is_fpr(addr) {
                     let r = (addr - reg::FPR0) as usize;
-                    self.hart.f[r] = self.f[r];
+                    self.hart.f[r] = self.sh.f[r];
                     names.push(reg_name(addr));
                 }
             }
             self.hart.x[0] = 0;
-            self.diffs.retain(|d| !names.contains(&d.element));
+            self.out.retain(|d| !names.contains(&d.element));
         }
-        self.diffs.extend(diffs);
+        self.out.extend(diffs);
     }
 }
 
 /// The value an AMO stores, `n` bytes wide, by the hart's rule.
-pub(super) fn amo(op: u8, old: u64, src: u64, n: u8) -> u64 {
+fn amo(op: u8, old: u64, src: u64, n: u8) -> u64 {
     use rvtrace_sim::AmoOp;
     let op = match op {
         mem_op::AMO_SWAP => AmoOp::Swap,

@@ -1,34 +1,10 @@
-//! The group reader: a trace read group by group (chapter 3).
+//! The group reader: a trace read group by group (chapter 3: "State changes that occur between
+//! begin and end group occur atomically"), each group's records gathered into a [`Group`] with
+//! the ambiguities it shows by itself (an element given twice).
 
-#[allow(unused_imports)]
-use super::{check::*, compare::*, init::*, report::*, resync::*, shadow::*, step::*};
-#[allow(unused_imports)]
-use crate::codec::{
-    decode_record, mask_bits, mem_op, reg, AddlState, DecodeError, ErrorKind, Params, Record,
-};
-#[allow(unused_imports)]
-use crate::dump::{priv_name, reg_name};
-#[allow(unused_imports)]
-use crate::meta::Elements;
-#[allow(unused_imports)]
-use crate::producer::canonical_csr;
-#[allow(unused_imports)]
-use rvtrace_image::Image;
-#[allow(unused_imports)]
-use rvtrace_isa::disasm::disasm;
-#[allow(unused_imports)]
-use rvtrace_isa::Xlen;
-#[allow(unused_imports)]
-use rvtrace_sim::bus::Clint;
-#[allow(unused_imports)]
-use rvtrace_sim::csr::{irq, mstatus, num, Csrs};
-#[allow(unused_imports)]
-use rvtrace_sim::decode::{decode, Op};
-#[allow(unused_imports)]
-use rvtrace_sim::{Hart, MemAccess, MemKind, Observer, Retired, Stop, TrapInfo};
-#[allow(unused_imports)]
-use std::fmt;
-#[allow(unused_imports)]
+use super::report::{CheckError, Diff};
+use crate::codec::{decode_record, AddlState, DecodeError, ErrorKind, Params, Record};
+use crate::dump::reg_name;
 use std::io::Read;
 
 /// Largest group the checker reads (bytes). Our producer's largest groups are the 4 KiB chunks
@@ -40,9 +16,6 @@ pub const MAX_GROUP_REGS: usize = 8192;
 /// Most memory requests (and effective addresses, store data) in one group: a semihosting read
 /// of 512 KiB in 8-byte stores.
 pub const MAX_GROUP_MEMS: usize = 1 << 16;
-
-// ---------------------------------------------------------------------------------------------
-// Reading groups.
 
 /// A register update of a group.
 #[derive(Clone, Copy, Debug)]
@@ -119,7 +92,7 @@ impl Default for Group {
 }
 
 impl Group {
-    pub(super) fn clear(&mut self) {
+    fn clear(&mut self) {
         for &(a, _) in &self.regs {
             if (a as usize) < 65 * 64 {
                 self.reg_seen[a as usize / 64] = 0;
@@ -141,7 +114,7 @@ impl Group {
         self.too_long = false;
     }
 
-    pub(super) fn is_empty(&self) -> bool {
+    fn is_empty(&self) -> bool {
         !self.grouped
             && self.insn.is_none()
             && !self.incr_pc
@@ -157,14 +130,14 @@ impl Group {
     }
 
     #[cold]
-    pub(super) fn twice(&mut self, what: impl FnOnce() -> String) {
+    fn twice(&mut self, what: impl FnOnce() -> String) {
         if self.ambiguous.is_none() {
             self.ambiguous = Some(what());
         }
     }
 
     #[inline]
-    pub(super) fn push_reg(&mut self, addr: u16, upd: RegUpd) {
+    fn push_reg(&mut self, addr: u16, upd: RegUpd) {
         let a = addr as usize;
         if a < 65 * 64 {
             let (w, b) = (a / 64, 1u64 << (a % 64));
@@ -180,9 +153,20 @@ impl Group {
         }
     }
 
+    /// The difference the group shows by itself when it gives an element twice.
+    pub(super) fn ambiguity(&self) -> Option<Diff> {
+        self.ambiguous.as_ref().map(|a| Diff {
+            element: a.clone(),
+            expected: "given at most once in a group (chapter 3: only unambiguous state \
+                       changes are allowed)"
+                .into(),
+            traced: "given twice".into(),
+        })
+    }
+
     /// Room for one more memory record.
     #[inline]
-    pub(super) fn mem_room(&mut self) -> bool {
+    fn mem_room(&mut self) -> bool {
         let ok = self.mems.len() + self.eaddrs.len() + self.store_data.len() < MAX_GROUP_MEMS;
         self.too_long |= !ok;
         ok
@@ -192,13 +176,13 @@ impl Group {
 /// Reads a trace from a [`Read`] group by group, with a buffer that grows for long groups (up
 /// to [`MAX_GROUP_BYTES`]).
 pub(super) struct GroupReader<R: Read> {
-    pub(super) src: R,
-    pub(super) buf: Vec<u8>,
-    pub(super) pos: usize,
+    src: R,
+    buf: Vec<u8>,
+    pos: usize,
     /// Trace offset of `buf[0]`.
-    pub(super) base: u64,
-    pub(super) eof: bool,
-    pub(super) params: Params,
+    base: u64,
+    eof: bool,
+    params: Params,
 }
 
 pub(super) enum Next {
@@ -223,7 +207,7 @@ impl<R: Read> GroupReader<R> {
     }
 
     /// Offset in the trace of the next byte to read.
-    pub(super) fn offset(&self) -> u64 {
+    fn offset(&self) -> u64 {
         self.base + self.pos as u64
     }
 
@@ -233,7 +217,7 @@ impl<R: Read> GroupReader<R> {
     }
 
     /// Read more bytes, keeping `buf[keep..]`. False at the end of the input.
-    pub(super) fn refill(&mut self, keep: usize) -> Result<bool, CheckError> {
+    fn refill(&mut self, keep: usize) -> Result<bool, CheckError> {
         if self.eof {
             return Ok(false);
         }
@@ -294,7 +278,7 @@ impl<R: Read> GroupReader<R> {
         }
     }
 
-    pub(super) fn parse(&mut self, g: &mut Group) -> Result<Next, ParseErr> {
+    fn parse(&mut self, g: &mut Group) -> Result<Next, ParseErr> {
         g.clear();
         g.offset = self.offset();
         let mut prev_req: Option<u8> = None;
@@ -438,7 +422,7 @@ impl<R: Read> GroupReader<R> {
     }
 }
 
-pub(super) enum ParseErr {
+enum ParseErr {
     NeedMore,
     Bad(CheckError),
 }

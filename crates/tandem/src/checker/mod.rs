@@ -64,6 +64,12 @@
 //!
 //! Resources stay bounded on any input: a group may hold at most [`MAX_GROUP_BYTES`] bytes,
 //! [`MAX_GROUP_REGS`] register updates and [`MAX_GROUP_MEMS`] memory requests.
+//!
+//! The files, each using only those above it in this list (no import circle): `report` (what
+//! a check found: [`Mismatch`], [`CheckSummary`], [`CheckError`]), `group` (the group reader),
+//! `shadow` (the shadow state, steps 1 and 2), `step` (the reference's step, step 3),
+//! `compare` (step 4), `resync` (step 5 and the second try), `init` (the program load) and
+//! `check` (the procedure over a whole trace: [`Checker`]).
 
 mod check;
 mod compare;
@@ -74,6 +80,6 @@ mod resync;
 mod shadow;
 mod step;
 
-pub use check::{CheckOptions, Checker, RunEnd};
-pub use group::{MAX_GROUP_BYTES, MAX_GROUP_MEMS, MAX_GROUP_REGS};
-pub use report::{CheckError, CheckSummary, Diff, Mismatch, ProgramCheck, TraceEnd};
+pub use self::check::{CheckOptions, Checker, RunEnd};
+pub use self::group::{MAX_GROUP_BYTES, MAX_GROUP_MEMS, MAX_GROUP_REGS};
+pub use self::report::{CheckError, CheckSummary, Diff, Mismatch, ProgramCheck, TraceEnd};

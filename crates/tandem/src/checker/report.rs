@@ -1,35 +1,8 @@
-//! What a check found: mismatches, the summary, errors.
+//! What a check found (3.1 step 5: "report the difference"): the mismatches, the summary of a
+//! whole trace, and why a check could not go on. The bottom layer: plain data and its text.
 
-#[allow(unused_imports)]
-use super::{check::*, compare::*, group::*, init::*, resync::*, shadow::*, step::*};
-#[allow(unused_imports)]
-use crate::codec::{
-    decode_record, mask_bits, mem_op, reg, AddlState, DecodeError, ErrorKind, Params, Record,
-};
-#[allow(unused_imports)]
-use crate::dump::{priv_name, reg_name};
-#[allow(unused_imports)]
-use crate::meta::Elements;
-#[allow(unused_imports)]
-use crate::producer::canonical_csr;
-#[allow(unused_imports)]
-use rvtrace_image::Image;
-#[allow(unused_imports)]
-use rvtrace_isa::disasm::disasm;
-#[allow(unused_imports)]
-use rvtrace_isa::Xlen;
-#[allow(unused_imports)]
-use rvtrace_sim::bus::Clint;
-#[allow(unused_imports)]
-use rvtrace_sim::csr::{irq, mstatus, num, Csrs};
-#[allow(unused_imports)]
-use rvtrace_sim::decode::{decode, Op};
-#[allow(unused_imports)]
-use rvtrace_sim::{Hart, MemAccess, MemKind, Observer, Retired, Stop, TrapInfo};
-#[allow(unused_imports)]
+use crate::codec::DecodeError;
 use std::fmt;
-#[allow(unused_imports)]
-use std::io::Read;
 
 /// One element that differs.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -124,7 +97,7 @@ pub enum TraceEnd {
     Incomplete,
     /// With the program's exit, in this group.
     Exit(u64),
-    /// After a whole group, the run having been stopped early ([`RunEnd::Stopped`]).
+    /// After a whole group, the run having been stopped early ([`RunEnd::Stopped`](super::RunEnd::Stopped)).
     Stopped,
     /// The reference stopped before the trace ended ([`CheckSummary::reference_stopped`]).
     ReferenceStopped,

@@ -1,48 +1,97 @@
-//! The shadow state (3.1 step 1) and copying from it to the reference (3.1 steps 2 and 5).
+//! The shadow state (3.1: "a shadow state in the tandem verifier. The verifier would apply all
+//! state changes, supplied by the trace decoder, to a copy of the entire architectural ...
+//! state"): the registers, pc and privilege mode as the trace says they are (3.1 step 1), and
+//! copying from it to the reference: the non-deterministic state before each instruction (step
+//! 2) and the CSRs a resynchronisation copies (step 5).
 
-#[allow(unused_imports)]
-use super::{check::*, compare::*, group::*, init::*, report::*, resync::*, step::*};
-#[allow(unused_imports)]
-use crate::codec::{
-    decode_record, mask_bits, mem_op, reg, AddlState, DecodeError, ErrorKind, Params, Record,
-};
-#[allow(unused_imports)]
-use crate::dump::{priv_name, reg_name};
-#[allow(unused_imports)]
+use super::group::{Group, RegUpd};
+use super::report::Diff;
+use crate::codec::{mask_bits, reg};
+use crate::dump::reg_name;
 use crate::meta::Elements;
-#[allow(unused_imports)]
 use crate::producer::canonical_csr;
-#[allow(unused_imports)]
-use rvtrace_image::Image;
-#[allow(unused_imports)]
-use rvtrace_isa::disasm::disasm;
-#[allow(unused_imports)]
 use rvtrace_isa::Xlen;
-#[allow(unused_imports)]
-use rvtrace_sim::bus::Clint;
-#[allow(unused_imports)]
-use rvtrace_sim::csr::{irq, mstatus, num, Csrs};
-#[allow(unused_imports)]
-use rvtrace_sim::decode::{decode, Op};
-#[allow(unused_imports)]
-use rvtrace_sim::{Hart, MemAccess, MemKind, Observer, Retired, Stop, TrapInfo};
-#[allow(unused_imports)]
-use std::fmt;
-#[allow(unused_imports)]
-use std::io::Read;
+use rvtrace_sim::csr::{irq, mstatus, num};
+use rvtrace_sim::Hart;
 
-// ---------------------------------------------------------------------------------------------
-// Shadow state.
-
-pub(super) const NCSR: usize = 4096;
+/// CSR address space (12 bits).
+const NCSR: usize = 4096;
 
 /// The CSRs whose values are non-deterministic: copied, never compared.
 pub(super) fn csr_nondet(c: u16) -> bool {
     matches!(c, 0x144 | 0x344 | 0xb00..=0xb1f | 0xb80..=0xb9f | 0xc00..=0xc1f | 0xc80..=0xc9f)
 }
 
-impl Checker {
-    pub(super) fn shadow_csr_write(&mut self, c: u16, v: u64) {
+/// The state the trace says the hart has.
+pub(super) struct Shadow {
+    pub(super) x: [u64; 32],
+    pub(super) f: [u64; 32],
+    pub(super) pc: u64,
+    pub(super) priv_: u8,
+    /// Every CSR by address, XLEN bits.
+    pub(super) csr: Vec<u64>,
+    pub(super) xlen: Xlen,
+    /// XLEN ones.
+    pub(super) xmask: u64,
+    /// FLEN (the trace's parameter).
+    pub(super) flen: u32,
+    /// The CSRs the last group applied wrote (canonical numbers, [`canonical_csr`]).
+    pub(super) traced_csrs: Vec<u16>,
+}
+
+impl Shadow {
+    /// The shadow of `hart`'s state (before the trace's first group).
+    pub(super) fn new(hart: &mut Hart, flen: u32) -> Shadow {
+        let xlen = hart.xlen;
+        let xmask = mask_bits(u64::MAX, xlen.bits());
+        let mut csr = vec![0u64; NCSR];
+        for (c, v) in csr.iter_mut().enumerate() {
+            *v = hart.csr_read(c as u16).unwrap_or(0) & xmask;
+        }
+        Shadow {
+            x: hart.x,
+            f: hart.f,
+            pc: hart.pc,
+            priv_: hart.priv_,
+            csr,
+            xlen,
+            xmask,
+            flen,
+            traced_csrs: Vec::new(),
+        }
+    }
+
+    /// `v` sign-extended from XLEN bits.
+    #[inline(always)]
+    pub(super) fn sext(&self, v: u64) -> u64 {
+        match self.xlen {
+            Xlen::Rv32 => v as i32 as i64 as u64,
+            Xlen::Rv64 => v,
+        }
+    }
+
+    /// A traced write of CSR `c` with `v`, and of the registers that share its bits.
+    ///
+    /// The trace gives each register's value, not the write that made it, so only the
+    /// sharing of bits is repeated here, not the hart's write rules (WARL fields, side
+    /// effects). These are the hart's rules (`Hart::csr_write` in `crates/sim/src/csr_exec.rs`)
+    /// that this repeats; when the CSR file offers them, this should call them instead:
+    ///
+    /// * `fflags`, `frm` and `fcsr` (unprivileged ISA, "Floating-Point Control and Status
+    ///   Register"): `fcsr` is `frm` (bits 7:5) and `fflags` (bits 4:0); a write of any one
+    ///   changes the other two.
+    /// * `sstatus` and `mstatus` (privileged ISA, "Supervisor Status Register (sstatus)": "a
+    ///   restricted view of mstatus"): a write of `sstatus` changes the bits of `mstatus` that
+    ///   `sstatus` shows ([`mstatus::SSTATUS_BITS`] and SD; RV32 has no UXL). The hart masks
+    ///   further (UBE, XS and SD are read-only there); the trace's value is what the register
+    ///   holds, so the shadow takes what it shows.
+    /// * `sie` and `mie` (privileged ISA, "Supervisor Interrupt Registers (sip and sie)"): a
+    ///   write of `sie` changes the bits of `mie` that `mideleg` delegates among the
+    ///   supervisor-level ones ([`irq::S_VIEW`]).
+    ///
+    /// The views themselves (`sstatus`, `sie`) are kept only as last written: the checker
+    /// compares and copies the registers they are views of ([`canonical_csr`]).
+    pub(super) fn csr_write(&mut self, c: u16, v: u64) {
         let v = v & self.xmask;
         let c = c as usize & (NCSR - 1);
         match c as u16 {
@@ -78,17 +127,18 @@ impl Checker {
     }
 
     /// The bits of `mstatus` that `sstatus` shows (the hart's view), with SD.
-    pub(super) fn sstatus_mask(&self) -> u64 {
+    fn sstatus_mask(&self) -> u64 {
         match self.xlen {
             Xlen::Rv32 => (mstatus::SSTATUS_BITS & !mstatus::UXL) | 1 << 31,
             Xlen::Rv64 => mstatus::SSTATUS_BITS | 1 << 63,
         }
     }
 
-    /// Apply the group's register, pc and privilege updates to the shadow.
-    pub(super) fn apply_shadow(&mut self, g: &Group, insn_len: u8) {
+    /// Apply the group's register, pc and privilege updates (3.1 step 1); `insn_len` is the
+    /// length of its instruction (for an incremented pc). What the group shows wrong by itself
+    /// (a register that does not exist) goes to `diffs`.
+    pub(super) fn apply(&mut self, g: &Group, insn_len: u8, diffs: &mut Vec<Diff>) {
         self.traced_csrs.clear();
-        let p = self.opts.params;
         for &(addr, upd) in &g.regs {
             if reg::is_gpr(addr) {
                 let r = (addr - reg::GPR0) as usize;
@@ -107,7 +157,7 @@ impl Checker {
                     RegUpd::Add(o) => old.wrapping_add(o as i64 as u64),
                     RegUpd::Or(m) => old | m as u64,
                 };
-                self.f[r] = mask_bits(v, p.flen.max(1));
+                self.f[r] = mask_bits(v, self.flen.max(1));
             } else if reg::is_csr(addr) {
                 let old = self.csr[addr as usize];
                 let v = match upd {
@@ -115,10 +165,10 @@ impl Checker {
                     RegUpd::Add(o) => old.wrapping_add(o as i64 as u64),
                     RegUpd::Or(m) => old | m as u64,
                 };
-                self.shadow_csr_write(addr, v);
+                self.csr_write(addr, v);
                 self.traced_csrs.push(canonical_csr(addr));
             } else {
-                self.bad_register(addr, upd);
+                diffs.push(bad_register(addr, upd));
             }
         }
         if let Some(pc) = g.new_pc {
@@ -131,72 +181,22 @@ impl Checker {
         }
     }
 
-    /// A register address outside the Debug Specification's space (chapter 3).
-    #[cold]
-    pub(super) fn bad_register(&mut self, addr: u16, upd: RegUpd) {
-        self.trace_diffs.push(Diff {
-            element: reg_name(addr),
-            expected: "no such register (CSRs are 0x000-0xfff, GPRs 0x1000-0x101f, FPRs \
-                       0x1020-0x103f: Debug Specification, chapter 3)"
-                .into(),
-            traced: match upd {
-                RegUpd::Full(v) => format!("written with 0x{v:x}"),
-                RegUpd::Add(o) => format!("incremented by {o}"),
-                RegUpd::Or(m) => format!("ORed with 0x{m:02x}"),
-            },
-        });
-    }
-
-    /// The difference a group shows by itself when it gives an element twice.
-    pub(super) fn ambiguity(g: &Group) -> Option<Diff> {
-        g.ambiguous.as_ref().map(|a| Diff {
-            element: a.clone(),
-            expected: "given at most once in a group (chapter 3: only unambiguous state \
-                       changes are allowed)"
-                .into(),
-            traced: "given twice".into(),
-        })
-    }
-
-    pub(super) fn copy_csr_to_ref(&mut self, c: u16) {
-        let v = self.csr[c as usize];
-        let h = &mut self.hart;
-        match c {
-            num::MSTATUS => {
-                h.csr.mstatus = match self.xlen {
-                    Xlen::Rv32 => (h.csr.mstatus & !0xffff_ffff) | (v & 0x7fff_ffff),
-                    Xlen::Rv64 => v & !(1 << 63),
-                }
-            }
-            num::FCSR => {
-                h.csr.fflags = (v & 0x1f) as u8;
-                h.csr.frm = ((v >> 5) & 7) as u8;
-            }
-            num::MEPC => h.csr.mepc = v,
-            num::MCAUSE => h.csr.mcause = v,
-            num::MTVAL => h.csr.mtval = v,
-            num::SEPC => h.csr.sepc = v,
-            num::SCAUSE => h.csr.scause = v,
-            num::STVAL => h.csr.stval = v,
-            num::MIE => h.csr.mie = v,
-            _ if csr_nondet(c) => {}
-            _ => {
-                let _ = h.csr_write(c, v);
-            }
-        }
+    /// Copy CSR `c` (a canonical number) from the shadow to the reference.
+    pub(super) fn copy_csr_to(&self, c: u16, h: &mut Hart) {
+        csr_to_reference(h, self.xlen, c, self.csr[c as usize]);
     }
 
     /// Non-deterministic state from the shadow into the reference (3.1 step 2), for the next
-    /// instruction.
-    pub(super) fn copy_nondet(&mut self, g: &Group) {
+    /// instruction: `mtime`, the software-writable bits of `mip`/`sip`, the counters.
+    pub(super) fn copy_nondet_to(&self, g: &Group, h: &mut Hart, absent: Elements) {
         if let Some(t) = g.mtime {
-            if !self.absent(Elements::MTIME) {
-                let now = self.hart.mtime();
-                let c = &mut self.hart.bus.clint;
+            if !absent.has(Elements::MTIME) {
+                let now = h.mtime();
+                let c = &mut h.bus.clint;
                 c.mtime_offset = c.mtime_offset.wrapping_add(t.wrapping_sub(now));
             }
         }
-        if self.absent(Elements::CSR) {
+        if absent.has(Elements::CSR) {
             return;
         }
         for &(addr, _) in &g.regs {
@@ -204,7 +204,6 @@ impl Checker {
                 continue;
             }
             let v = self.csr[addr as usize];
-            let h = &mut self.hart;
             let rv32 = self.xlen == Xlen::Rv32;
             let instret = h.instret;
             match addr {
@@ -228,5 +227,50 @@ impl Checker {
                 _ => {}
             }
         }
+    }
+}
+
+/// Put value `v` of CSR `c` (a canonical number) into the reference: the registers the trace
+/// shows as they are (trap CSRs, `mie`, `mstatus` but its SD bit, `fcsr`) directly, the others
+/// by the hart's write (its WARL rules); non-deterministic ones not at all.
+pub(super) fn csr_to_reference(h: &mut Hart, xlen: Xlen, c: u16, v: u64) {
+    match c {
+        num::MSTATUS => {
+            h.csr.mstatus = match xlen {
+                Xlen::Rv32 => (h.csr.mstatus & !0xffff_ffff) | (v & 0x7fff_ffff),
+                Xlen::Rv64 => v & !(1 << 63),
+            }
+        }
+        num::FCSR => {
+            h.csr.fflags = (v & 0x1f) as u8;
+            h.csr.frm = ((v >> 5) & 7) as u8;
+        }
+        num::MEPC => h.csr.mepc = v,
+        num::MCAUSE => h.csr.mcause = v,
+        num::MTVAL => h.csr.mtval = v,
+        num::SEPC => h.csr.sepc = v,
+        num::SCAUSE => h.csr.scause = v,
+        num::STVAL => h.csr.stval = v,
+        num::MIE => h.csr.mie = v,
+        _ if csr_nondet(c) => {}
+        _ => {
+            let _ = h.csr_write(c, v);
+        }
+    }
+}
+
+/// A register address outside the Debug Specification's space (chapter 3).
+#[cold]
+fn bad_register(addr: u16, upd: RegUpd) -> Diff {
+    Diff {
+        element: reg_name(addr),
+        expected: "no such register (CSRs are 0x000-0xfff, GPRs 0x1000-0x101f, FPRs \
+                   0x1020-0x103f: Debug Specification, chapter 3)"
+            .into(),
+        traced: match upd {
+            RegUpd::Full(v) => format!("written with 0x{v:x}"),
+            RegUpd::Add(o) => format!("incremented by {o}"),
+            RegUpd::Or(m) => format!("ORed with 0x{m:02x}"),
+        },
     }
 }

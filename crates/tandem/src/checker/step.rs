@@ -1,53 +1,34 @@
-//! One step of the reference (3.1 step 3): its events, interrupts, semihosting calls.
+//! One step of the reference (3.1 step 3: "Attempt to execute a single instruction in the
+//! tandem verifier"): the events the hart reports during it, an interrupt the trace shows taken
+//! and one it does not show held off, and a semihosting call retired with its results from the
+//! trace instead of host I/O (non-deterministic input, 3.1 step 2).
 
-#[allow(unused_imports)]
-use super::{check::*, compare::*, group::*, init::*, report::*, resync::*, shadow::*};
-#[allow(unused_imports)]
-use crate::codec::{
-    decode_record, mask_bits, mem_op, reg, AddlState, DecodeError, ErrorKind, Params, Record,
-};
-#[allow(unused_imports)]
-use crate::dump::{priv_name, reg_name};
-#[allow(unused_imports)]
+use super::group::{Group, RegUpd};
+use super::report::Diff;
+use super::shadow::Shadow;
+use crate::codec::{mask_bits, mem_op, reg};
+use crate::dump::reg_name;
 use crate::meta::Elements;
-#[allow(unused_imports)]
 use crate::producer::canonical_csr;
-#[allow(unused_imports)]
-use rvtrace_image::Image;
-#[allow(unused_imports)]
-use rvtrace_isa::disasm::disasm;
-#[allow(unused_imports)]
-use rvtrace_isa::Xlen;
-#[allow(unused_imports)]
-use rvtrace_sim::bus::Clint;
-#[allow(unused_imports)]
-use rvtrace_sim::csr::{irq, mstatus, num, Csrs};
-#[allow(unused_imports)]
-use rvtrace_sim::decode::{decode, Op};
-#[allow(unused_imports)]
+use rvtrace_sim::csr::num;
 use rvtrace_sim::{Hart, MemAccess, MemKind, Observer, Retired, Stop, TrapInfo};
-#[allow(unused_imports)]
-use std::fmt;
-#[allow(unused_imports)]
-use std::io::Read;
 
-// ---------------------------------------------------------------------------------------------
-// The reference's events during one step.
-
+/// The reference's events during one step.
 #[derive(Default)]
 pub(super) struct StepObserver {
     pub(super) retired: Option<Retired>,
     pub(super) trap: Option<TrapInfo>,
+    /// CSRs written with a hook (canonical numbers).
     pub(super) csrs: Vec<u16>,
     pub(super) mems: Vec<MemAccess>,
     /// Integer and floating-point registers written (bit n: register n).
     pub(super) gprs: u32,
     pub(super) fprs: u32,
-    pub(super) done: bool,
+    done: bool,
 }
 
 impl StepObserver {
-    pub(super) fn clear(&mut self) {
+    fn clear(&mut self) {
         self.retired = None;
         self.trap = None;
         self.csrs.clear();
@@ -55,6 +36,85 @@ impl StepObserver {
         self.gprs = 0;
         self.fprs = 0;
         self.done = false;
+    }
+
+    /// Run the reference `h` for one instruction or trap as the group asks (`semihosting`: the
+    /// group is a semihosting call, [`is_semihosting_call`]), recording its events. `Err` when
+    /// the reference stopped (why).
+    pub(super) fn step(
+        &mut self,
+        h: &mut Hart,
+        sh: &Shadow,
+        g: &Group,
+        semihosting: bool,
+    ) -> Result<(), String> {
+        self.clear();
+        if let Some(code) = traced_interrupt(g, sh) {
+            if h.pending_interrupt().is_none() {
+                // Taken as the hart takes one (trap entry with `mideleg`).
+                let epc = h.pc;
+                self.trap = Some(h.take_trap(code, 0, true, epc));
+                return Ok(());
+            }
+        } else if semihosting {
+            // Host I/O is not repeated: the call retires, its results come from the trace (also
+            // from a partial trace without gpr or mem: they are non-deterministic input, 3.1
+            // step 2, and `rvtrace run` writes them).
+            let pc = h.pc;
+            h.retire_serviced_call(4);
+            for &(addr, _) in &g.regs {
+                if reg::is_gpr(addr) {
+                    let r = (addr - reg::GPR0) as usize;
+                    if r != 0 {
+                        h.x[r] = sh.x[r];
+                        self.gprs |= 1 << r;
+                    }
+                }
+            }
+            for m in &g.mems {
+                if let (Some(d), true) = (m.data, mem_op::request_has_data(m.op)) {
+                    let n = 1usize << m.size;
+                    let _ = h.bus.write_ram(m.addr, &d.to_le_bytes()[..n]);
+                    self.mems.push(MemAccess {
+                        addr: m.addr,
+                        size: n as u8,
+                        value: d,
+                        kind: MemKind::Store,
+                    });
+                }
+            }
+            self.retired = Some(Retired {
+                pc,
+                insn: 0x0010_0073,
+                len: 4,
+                class: rvtrace_isa::CfClass::None,
+                next_pc: h.pc,
+                priv_: h.priv_,
+                trap: None,
+                serviced: Some(rvtrace_sim::extension::Serviced {
+                    by: rvtrace_sim::extension::Serviced::UNKNOWN,
+                    cause: rvtrace_sim::cause::BREAKPOINT as u8,
+                }),
+                mtime: h.mtime(),
+            });
+            return Ok(());
+        }
+        // Hold off an interrupt the trace does not show.
+        let hold = g.insn.is_some() && h.pending_interrupt().is_some();
+        let saved_mie = h.csr.mie;
+        if hold {
+            h.csr.mie = 0;
+        }
+        let stop = h.run(self, u64::MAX);
+        if hold && !self.csrs.contains(&num::MIE) {
+            h.csr.mie = saved_mie;
+        }
+        match stop {
+            Stop::Requested => Ok(()),
+            Stop::Exit(c) => Err(format!("the program exited with status {c}")),
+            Stop::InsnLimit => Err("instruction limit".into()),
+            Stop::Error(m) => Err(m),
+        }
     }
 }
 
@@ -91,165 +151,130 @@ impl Observer for StepObserver {
     }
 }
 
-impl Checker {
-    #[inline]
-    pub(super) fn is_semihosting_call(&self, g: &Group) -> bool {
-        // The traced instruction, or with instructions absent the one the reference is at.
-        match g.insn {
-            Some((0x0010_0073, 4)) => {}
-            None if self.absent(Elements::INSN) => {}
-            _ => return false,
-        }
-        if g.new_pc
-            .is_some_and(|p| p != self.hart.pc.wrapping_add(4) & self.xmask)
-        {
-            return false;
-        }
-        // A trap instead of a sequential retire is an ordinary breakpoint.
-        if g.regs
-            .iter()
-            .any(|&(a, _)| a == num::MCAUSE || a == num::SCAUSE)
-        {
-            return false;
-        }
-        self.hart.semihosting_sequence_at(self.hart.pc)
-    }
+/// The CSRs trap entry, `mret`/`sret` and FP instructions change without a hook, in the order
+/// of [`implicit_csrs`].
+pub(super) const IMPLICIT_CSRS: [u16; 9] = [
+    num::MSTATUS,
+    num::FCSR,
+    num::MEPC,
+    num::MCAUSE,
+    num::MTVAL,
+    num::SEPC,
+    num::SCAUSE,
+    num::STVAL,
+    num::MIE,
+];
 
-    /// A semihosting call's results (the reference takes them from the trace): whether the
-    /// trace has them, or why the checker cannot know them. True for the program's exit.
-    pub(super) fn semihosting_results(&mut self, g: &Group, pc: u64) -> bool {
-        use rvtrace_sim::semihost as sh;
-        let op = (self.hart.x[10] & 0xffff_ffff) as u32;
-        let a0 = g.regs.iter().any(|&(a, _)| a == reg::gpr(10));
-        if matches!(op, sh::SYS_EXIT | sh::SYS_EXIT_EXTENDED) && !a0 {
-            return true;
-        }
-        let writes_mem = matches!(
-            op,
-            sh::SYS_READ
-                | sh::SYS_TMPNAM
-                | sh::SYS_GET_CMDLINE
-                | sh::SYS_HEAPINFO
-                | sh::SYS_ELAPSED
-        );
-        let unknown_mem = writes_mem && g.mems.is_empty() && self.absent(Elements::MEM);
-        if !a0 && !self.absent(Elements::GPR) {
-            self.trace_diffs.push(Diff {
+/// The values of [`IMPLICIT_CSRS`] in `h`.
+pub(super) fn implicit_csrs(h: &Hart) -> [u64; 9] {
+    let c = &h.csr;
+    [
+        c.mstatus,
+        ((c.frm as u64) << 5) | c.fflags as u64,
+        c.mepc,
+        c.mcause,
+        c.mtval,
+        c.sepc,
+        c.scause,
+        c.stval,
+        c.mie,
+    ]
+}
+
+/// Whether the group is a semihosting call of the reference `h` (the call sequence at its pc):
+/// the traced instruction an `ebreak` (or, with instructions absent, the one the reference is
+/// at) that retires to the next one.
+#[inline]
+pub(super) fn is_semihosting_call(h: &Hart, g: &Group, absent: Elements, xmask: u64) -> bool {
+    match g.insn {
+        Some((0x0010_0073, 4)) => {}
+        None if absent.has(Elements::INSN) => {}
+        _ => return false,
+    }
+    if g.new_pc.is_some_and(|p| p != h.pc.wrapping_add(4) & xmask) {
+        return false;
+    }
+    // A trap instead of a sequential retire is an ordinary breakpoint.
+    if g.regs
+        .iter()
+        .any(|&(a, _)| a == num::MCAUSE || a == num::SCAUSE)
+    {
+        return false;
+    }
+    h.semihosting_sequence_at(h.pc)
+}
+
+/// What the trace carries of a semihosting call's results.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum CallResults {
+    /// The call is the program's exit (no results).
+    Exit,
+    /// The trace has them (or shows they are missing: a difference was reported).
+    Known,
+    /// A partial trace lacks them: the checker cannot know what the host returned.
+    Unknown,
+}
+
+/// A semihosting call's results (the reference takes them from the trace): whether the trace
+/// has them; what it shows wrong goes to `diffs`.
+pub(super) fn semihosting_results(
+    h: &Hart,
+    sh: &Shadow,
+    g: &Group,
+    absent: Elements,
+    diffs: &mut Vec<Diff>,
+) -> CallResults {
+    use rvtrace_sim::semihost as sh_;
+    let op = (h.x[10] & 0xffff_ffff) as u32;
+    let a0 = g.regs.iter().any(|&(a, _)| a == reg::gpr(10));
+    if matches!(op, sh_::SYS_EXIT | sh_::SYS_EXIT_EXTENDED) && !a0 {
+        return CallResults::Exit;
+    }
+    let writes_mem = matches!(
+        op,
+        sh_::SYS_READ
+            | sh_::SYS_TMPNAM
+            | sh_::SYS_GET_CMDLINE
+            | sh_::SYS_HEAPINFO
+            | sh_::SYS_ELAPSED
+    );
+    let unknown_mem = writes_mem && g.mems.is_empty() && absent.has(Elements::MEM);
+    if !a0 && !absent.has(Elements::GPR) {
+        diffs.push(Diff {
+            element: reg_name(reg::gpr(10)),
+            expected: "the call's result (every semihosting call but the exit returns one)".into(),
+            traced: "no write".into(),
+        });
+    }
+    // WRITEC and WRITE0 return a fixed value (QEMU 7.2, as the model): no host input.
+    if a0 && matches!(op, sh_::SYS_WRITEC | sh_::SYS_WRITE0) {
+        let want = sh_::DEADBEEF & sh.xmask;
+        if sh.x[10] & sh.xmask != want {
+            diffs.push(Diff {
                 element: reg_name(reg::gpr(10)),
-                expected: "the call's result (every semihosting call but the exit returns one)"
-                    .into(),
-                traced: "no write".into(),
+                expected: format!("0x{want:x} (what WRITEC and WRITE0 return)"),
+                traced: format!("0x{:x}", sh.x[10] & sh.xmask),
             });
         }
-        // WRITEC and WRITE0 return a fixed value (QEMU 7.2, as the model): no host input.
-        if a0 && matches!(op, sh::SYS_WRITEC | sh::SYS_WRITE0) {
-            let want = sh::DEADBEEF & self.xmask;
-            if self.x[10] & self.xmask != want {
-                self.trace_diffs.push(Diff {
-                    element: reg_name(reg::gpr(10)),
-                    expected: format!("0x{want:x} (what WRITEC and WRITE0 return)"),
-                    traced: format!("0x{:x}", self.x[10] & self.xmask),
-                });
-            }
-        }
-        if (!a0 && self.absent(Elements::GPR)) || unknown_mem {
-            self.summary.unknown_results += 1;
-            if self.summary.first_unknown.is_none() {
-                self.summary.first_unknown = Some((self.summary.groups, pc));
-            }
-        }
-        false
     }
+    if (!a0 && absent.has(Elements::GPR)) || unknown_mem {
+        CallResults::Unknown
+    } else {
+        CallResults::Known
+    }
+}
 
-    /// The cause of the interrupt a group shows (a write of `mcause`/`scause` with the
-    /// interrupt bit, and no instruction).
-    pub(super) fn traced_interrupt(&self, g: &Group) -> Option<u64> {
-        if g.insn.is_some() {
-            return None;
-        }
-        let top = self.xlen.bits() - 1;
-        g.regs.iter().find_map(|&(a, u)| match (a, u) {
-            (num::MCAUSE | num::SCAUSE, RegUpd::Full(v)) if (v >> top) & 1 == 1 => {
-                Some(mask_bits(v, top))
-            }
-            _ => None,
-        })
+/// The cause of the interrupt a group shows (a write of `mcause`/`scause` with the interrupt
+/// bit, and no instruction).
+fn traced_interrupt(g: &Group, sh: &Shadow) -> Option<u64> {
+    if g.insn.is_some() {
+        return None;
     }
-
-    /// Take interrupt `code` in the reference, as the hart takes one (trap entry with `mideleg`).
-    pub(super) fn force_interrupt(&mut self, code: u64) {
-        let epc = self.hart.pc;
-        self.obs.trap = Some(self.hart.take_trap(code, 0, true, epc));
-    }
-
-    /// Run the reference for one instruction or trap as the group asks. Returns the pc the
-    /// instruction ran at, or `None` when the reference stopped.
-    pub(super) fn run_reference(&mut self, g: &Group, semihosting: bool) -> Result<(), String> {
-        self.obs.clear();
-        if let Some(code) = self.traced_interrupt(g) {
-            if self.hart.pending_interrupt().is_none() {
-                self.force_interrupt(code);
-                return Ok(());
-            }
-        } else if semihosting {
-            // Host I/O is not repeated: the call retires, its results come from the trace (also
-            // from a partial trace without gpr or mem: they are non-deterministic input, 3.1
-            // step 2, and `rvtrace run` writes them).
-            let h = &mut self.hart;
-            let pc = h.pc;
-            h.retire_serviced_call(4);
-            for &(addr, _) in &g.regs {
-                if reg::is_gpr(addr) {
-                    let r = (addr - reg::GPR0) as usize;
-                    if r != 0 {
-                        h.x[r] = self.x[r];
-                        self.obs.gprs |= 1 << r;
-                    }
-                }
-            }
-            for m in &g.mems {
-                if let (Some(d), true) = (m.data, mem_op::request_has_data(m.op)) {
-                    let n = 1usize << m.size;
-                    let _ = h.bus.write_ram(m.addr, &d.to_le_bytes()[..n]);
-                    self.obs.mems.push(MemAccess {
-                        addr: m.addr,
-                        size: n as u8,
-                        value: d,
-                        kind: MemKind::Store,
-                    });
-                }
-            }
-            self.obs.retired = Some(Retired {
-                pc,
-                insn: 0x0010_0073,
-                len: 4,
-                class: rvtrace_isa::CfClass::None,
-                next_pc: h.pc,
-                priv_: h.priv_,
-                trap: None,
-                serviced: Some(rvtrace_sim::extension::Serviced {
-                    by: rvtrace_sim::extension::Serviced::UNKNOWN,
-                    cause: rvtrace_sim::cause::BREAKPOINT as u8,
-                }),
-                mtime: h.mtime(),
-            });
-            return Ok(());
+    let top = sh.xlen.bits() - 1;
+    g.regs.iter().find_map(|&(a, u)| match (a, u) {
+        (num::MCAUSE | num::SCAUSE, RegUpd::Full(v)) if (v >> top) & 1 == 1 => {
+            Some(mask_bits(v, top))
         }
-        // Hold off an interrupt the trace does not show.
-        let hold = g.insn.is_some() && self.hart.pending_interrupt().is_some();
-        let saved_mie = self.hart.csr.mie;
-        if hold {
-            self.hart.csr.mie = 0;
-        }
-        let stop = self.hart.run(&mut self.obs, u64::MAX);
-        if hold && !self.obs.csrs.contains(&num::MIE) {
-            self.hart.csr.mie = saved_mie;
-        }
-        match stop {
-            Stop::Requested => Ok(()),
-            Stop::Exit(c) => Err(format!("the program exited with status {c}")),
-            Stop::InsnLimit => Err("instruction limit".into()),
-            Stop::Error(m) => Err(m),
-        }
-    }
+        _ => None,
+    })
 }
