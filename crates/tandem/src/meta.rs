@@ -26,7 +26,6 @@
 //! cut short from a finished one (a sidecar without them: the trace must end with the program's
 //! exit).
 
-use crate::checker::RunEnd;
 use crate::codec::{state, Params};
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -113,6 +112,17 @@ impl fmt::Display for Elements {
             .collect();
         f.write_str(&names.join(","))
     }
+}
+
+/// How the run that wrote a trace ended (the sidecar's `end`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum RunEnd {
+    /// The program ended (or nothing is known): the trace must end with the program's exit.
+    #[default]
+    Exit,
+    /// The run was stopped before the program ended (`--max-insns`, an error): the trace may end
+    /// after any whole group.
+    Stopped,
 }
 
 /// The sidecar's contents.

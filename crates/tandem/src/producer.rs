@@ -37,16 +37,9 @@ pub struct ProducerOptions {
     pub absent: Elements,
 }
 
-/// The canonical register a CSR write shows up as: `sstatus` is a view of `mstatus`, `sie` of
-/// `mie`, `fflags` and `frm` of `fcsr` (privileged ISA; unprivileged ISA "fcsr").
-pub fn canonical_csr(csr: u16) -> u16 {
-    match csr {
-        num::SSTATUS => num::MSTATUS,
-        num::SIE => num::MIE,
-        num::FFLAGS | num::FRM => num::FCSR,
-        c => c,
-    }
-}
+/// Where [`canonical_csr`] was before the checker's shadow state took the rules of shared CSR
+/// bits together; the producer itself writes each CSR as the hart reports it.
+pub use crate::checker::canonical_csr;
 
 /// A copy of loaded memory, for the bits of an instruction that faults (the observer is not
 /// told them). Stores into it keep it current.
@@ -253,9 +246,9 @@ impl<W: Write, const FAST: bool> Producer<W, FAST> {
     pub fn sidecar(&self, stopped_early: bool) -> crate::meta::Meta {
         let mut meta = crate::meta::Meta::new(self.p, self.absent);
         meta.run_end = Some(if stopped_early {
-            crate::checker::RunEnd::Stopped
+            crate::meta::RunEnd::Stopped
         } else {
-            crate::checker::RunEnd::Exit
+            crate::meta::RunEnd::Exit
         });
         meta.groups = Some(self.groups);
         meta

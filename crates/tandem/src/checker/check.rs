@@ -13,7 +13,7 @@ use super::shadow::Shadow;
 use super::step::{implicit_csrs, is_semihosting_call, semihosting_results};
 use super::step::{CallResults, StepObserver};
 use crate::codec::{mem_op, Params};
-use crate::meta::Elements;
+use crate::meta::{Elements, RunEnd};
 use rvtrace_image::Image;
 use rvtrace_isa::disasm::disasm;
 use rvtrace_sim::Hart;
@@ -42,17 +42,6 @@ impl CheckOptions {
             groups: None,
         }
     }
-}
-
-/// How the run that wrote a trace ended (the sidecar's `end`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum RunEnd {
-    /// The program ended (or nothing is known): the trace must end with the program's exit.
-    #[default]
-    Exit,
-    /// The run was stopped before the program ended (`--max-insns`, an error): the trace may end
-    /// after any whole group.
-    Stopped,
 }
 
 /// The tandem verifier: a reference hart, a shadow state and the 3.1 procedure.

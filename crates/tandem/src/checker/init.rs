@@ -4,10 +4,9 @@
 
 use super::group::Group;
 use super::report::{Diff, Mismatch, ProgramCheck};
-use super::shadow::{csr_nondet, Shadow};
+use super::shadow::{canonical_csr, csr_nondet, Shadow};
 use crate::codec::{mask_bits, reg};
 use crate::dump::reg_name;
-use crate::producer::canonical_csr;
 use rvtrace_image::Image;
 use rvtrace_sim::Hart;
 

@@ -80,6 +80,8 @@ mod resync;
 mod shadow;
 mod step;
 
-pub use self::check::{CheckOptions, Checker, RunEnd};
+pub use self::check::{CheckOptions, Checker};
 pub use self::group::{MAX_GROUP_BYTES, MAX_GROUP_MEMS, MAX_GROUP_REGS};
 pub use self::report::{CheckError, CheckSummary, Diff, Mismatch, ProgramCheck, TraceEnd};
+pub use self::shadow::canonical_csr;
+pub use crate::meta::RunEnd;

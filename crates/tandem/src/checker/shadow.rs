@@ -9,10 +9,21 @@ use super::report::Diff;
 use crate::codec::{mask_bits, reg};
 use crate::dump::reg_name;
 use crate::meta::Elements;
-use crate::producer::canonical_csr;
 use rvtrace_isa::Xlen;
 use rvtrace_sim::csr::{irq, mstatus, num};
 use rvtrace_sim::Hart;
+
+/// The register a CSR write shows up as in the comparison: `sstatus` is a view of `mstatus`,
+/// `sie` of `mie`, `fflags` and `frm` of `fcsr` (privileged ISA; unprivileged ISA "fcsr");
+/// the shadow state keeps their shared bits together.
+pub fn canonical_csr(csr: u16) -> u16 {
+    match csr {
+        num::SSTATUS => num::MSTATUS,
+        num::SIE => num::MIE,
+        num::FFLAGS | num::FRM => num::FCSR,
+        c => c,
+    }
+}
 
 /// CSR address space (12 bits).
 const NCSR: usize = 4096;

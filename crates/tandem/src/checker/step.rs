@@ -5,11 +5,10 @@
 
 use super::group::{Group, RegUpd};
 use super::report::Diff;
-use super::shadow::Shadow;
+use super::shadow::{canonical_csr, Shadow};
 use crate::codec::{mask_bits, mem_op, reg};
 use crate::dump::reg_name;
 use crate::meta::Elements;
-use crate::producer::canonical_csr;
 use rvtrace_sim::csr::num;
 use rvtrace_sim::{Hart, MemAccess, MemKind, Observer, Retired, Stop, TrapInfo};
 
