@@ -987,8 +987,14 @@ mod tests {
     fn params_error_texts() {
         let e = |p: Params| p.validate().unwrap_err().to_string();
         let rv64 = Params::RV64;
-        assert_eq!(e(Params { xlen: 48, ..rv64 }), "XLEN must be 32 or 64, not 48");
-        assert_eq!(e(Params { flen: 16, ..rv64 }), "FLEN must be 0, 32 or 64, not 16");
+        assert_eq!(
+            e(Params { xlen: 48, ..rv64 }),
+            "XLEN must be 32 or 64, not 48"
+        );
+        assert_eq!(
+            e(Params { flen: 16, ..rv64 }),
+            "FLEN must be 0, 32 or 64, not 16"
+        );
         assert_eq!(e(Params { mlen: 0, ..rv64 }), "MLEN must be 1..64, not 0");
         assert_eq!(
             Params { mlen: 65, ..rv64 }.validate(),

@@ -332,10 +332,12 @@ impl Meta {
     pub fn read(trace: &Path, defaults: &Meta) -> Result<Option<Meta>, MetaError> {
         let path = sidecar_path(trace);
         match std::fs::read_to_string(&path) {
-            Ok(t) => Meta::parse(&t, defaults).map(Some).map_err(|e| MetaError::File {
-                path,
-                error: Box::new(e),
-            }),
+            Ok(t) => Meta::parse(&t, defaults)
+                .map(Some)
+                .map_err(|e| MetaError::File {
+                    path,
+                    error: Box::new(e),
+                }),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
             Err(error) => Err(MetaError::Io { path, error }),
         }
@@ -373,7 +375,10 @@ mod tests {
         assert_eq!(e("mlen = x"), "line 1: mlen: not a number: \"x\"");
         assert_eq!(e("groups = -1"), "line 1: groups: not a number: \"-1\"");
         assert_eq!(e("pc_ident = 12"), "line 1: pc_ident must be 10 or 16");
-        assert_eq!(e("end = later"), "line 1: end must be exit or stopped, not \"later\"");
+        assert_eq!(
+            e("end = later"),
+            "line 1: end must be exit or stopped, not \"later\""
+        );
         assert_eq!(
             e("absent = mem,bogus"),
             "unknown trace element \"bogus\" (known: pc, insn, gpr, fpr, csr, priv, mem, \
@@ -400,7 +405,9 @@ mod tests {
         let missing = dir.join("no/such/dir/t.tt");
         let e = d.write(&missing).unwrap_err();
         assert!(matches!(e, MetaError::Io { .. }), "{e:?}");
-        assert!(e.to_string().starts_with(&format!("{}: ", sidecar_path(&missing).display())));
+        assert!(e
+            .to_string()
+            .starts_with(&format!("{}: ", sidecar_path(&missing).display())));
         assert_eq!(Meta::read(&missing, &d).unwrap(), None);
         std::fs::remove_dir_all(&dir).unwrap();
     }

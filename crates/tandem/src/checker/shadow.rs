@@ -83,25 +83,30 @@ impl Shadow {
 
     /// A traced write of CSR `c` with `v`, and of the registers that share its bits.
     ///
-    /// The trace gives each register's value, not the write that made it, so only the
-    /// sharing of bits is repeated here, not the hart's write rules (WARL fields, side
-    /// effects). These are the hart's rules (`Hart::csr_write` in `crates/sim/src/csr_exec.rs`)
-    /// that this repeats; when the CSR file offers them, this should call them instead:
+    /// The trace gives each register's value, not the write that made it, so only the sharing
+    /// of bits is repeated here, not the hart's write rules (WARL fields, side effects such as
+    /// `mstatus.FS` becoming dirty, which the trace carries as an `mstatus` write of its own).
+    /// These are the hart's rules (`Hart::csr_write` and `Hart::csr_read` in
+    /// `crates/sim/src/csr_exec.rs`) that this repeats; when the CSR file offers them, this
+    /// should call them instead (the test `shared_bits_as_the_hart_has_them` below holds the
+    /// two sides together):
     ///
-    /// * `fflags`, `frm` and `fcsr` (unprivileged ISA, "Floating-Point Control and Status
-    ///   Register"): `fcsr` is `frm` (bits 7:5) and `fflags` (bits 4:0); a write of any one
-    ///   changes the other two.
-    /// * `sstatus` and `mstatus` (privileged ISA, "Supervisor Status Register (sstatus)": "a
-    ///   restricted view of mstatus"): a write of `sstatus` changes the bits of `mstatus` that
-    ///   `sstatus` shows ([`mstatus::SSTATUS_BITS`] and SD; RV32 has no UXL). The hart masks
-    ///   further (UBE, XS and SD are read-only there); the trace's value is what the register
-    ///   holds, so the shadow takes what it shows.
-    /// * `sie` and `mie` (privileged ISA, "Supervisor Interrupt Registers (sip and sie)"): a
-    ///   write of `sie` changes the bits of `mie` that `mideleg` delegates among the
-    ///   supervisor-level ones ([`irq::S_VIEW`]).
+    /// * `fflags`, `frm` and `fcsr` (unprivileged ISA 20191213, 11.2 "Floating-Point Control
+    ///   and Status Register"): `fcsr` is `frm` (bits 7:5) and `fflags` (bits 4:0); a write of
+    ///   any one changes the other two.
+    /// * `sstatus` and `mstatus` (privileged ISA 20211203, 4.1.1 "Supervisor Status Register
+    ///   (sstatus)": "a restricted view of mstatus"): a write of `sstatus` changes the bits of
+    ///   `mstatus` that `sstatus` shows ([`mstatus::SSTATUS_BITS`] and SD; RV32 has no UXL).
+    ///   The hart masks further (UBE, XS and SD are read-only there); the trace's value is what
+    ///   the register holds, so the shadow takes all it shows.
+    /// * `sie` and `mie` (privileged ISA 20211203, 4.1.3 "Supervisor Interrupt Registers (sip
+    ///   and sie)"): a write of `sie` changes the bits of `mie` that `mideleg` delegates among
+    ///   the supervisor-level ones ([`irq::S_VIEW`]).
     ///
-    /// The views themselves (`sstatus`, `sie`) are kept only as last written: the checker
-    /// compares and copies the registers they are views of ([`canonical_csr`]).
+    /// The views themselves (`sstatus`, `sie`) are kept only as last written (a later write
+    /// of `mstatus` or `mie` does not update them): the checker compares and copies the
+    /// registers they are views of ([`canonical_csr`]). An incremental update of a view
+    /// (increment or OR register records) starts from that last written value.
     pub(super) fn csr_write(&mut self, c: u16, v: u64) {
         let v = v & self.xmask;
         let c = c as usize & (NCSR - 1);
@@ -283,5 +288,95 @@ fn bad_register(addr: u16, upd: RegUpd) -> Diff {
             RegUpd::Add(o) => format!("incremented by {o}"),
             RegUpd::Or(m) => format!("ORed with 0x{m:02x}"),
         },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rvtrace_sim::Config;
+
+    /// The registers that share bits with CSR `c` (its group), `c` first.
+    fn group_of(c: u16) -> &'static [u16] {
+        match c {
+            num::FFLAGS | num::FRM | num::FCSR => &[num::FFLAGS, num::FRM, num::FCSR],
+            num::SSTATUS => &[num::SSTATUS, num::MSTATUS],
+            num::SIE => &[num::SIE, num::MIE],
+            num::MSTATUS => &[num::MSTATUS],
+            num::MIE => &[num::MIE],
+            _ => &[num::MIDELEG],
+        }
+    }
+
+    /// The hart is the independent side: it makes each write, the shadow is given the value the
+    /// hart then holds (what a trace carries), and every register that shares bits with the
+    /// written one must read the same on both sides. Writes of `mstatus`, `mie` and `mideleg`
+    /// in between move the bits the views show.
+    #[test]
+    fn shared_bits_as_the_hart_has_them() {
+        const WRITTEN: [u16; 8] = [
+            num::FFLAGS,
+            num::FRM,
+            num::FCSR,
+            num::SSTATUS,
+            num::SIE,
+            num::MSTATUS,
+            num::MIE,
+            num::MIDELEG,
+        ];
+        for xlen in [Xlen::Rv32, Xlen::Rv64] {
+            let mut h = Hart::new(&Config::virt(xlen, ""));
+            let mut sh = Shadow::new(&mut h, 64);
+            let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+            let mut rnd = || {
+                seed ^= seed << 13;
+                seed ^= seed >> 7;
+                seed ^= seed << 17;
+                seed
+            };
+            let mut checked = [0u32; 8];
+            for i in 0..4000 {
+                let k = if i < 8 { i } else { rnd() as usize % 8 };
+                let c = WRITTEN[k];
+                let mut v = rnd();
+                if matches!(c, num::MSTATUS | num::SSTATUS) {
+                    // Keep the FP unit on: fflags, frm and fcsr read nothing without it.
+                    v |= mstatus::FS;
+                }
+                assert!(h.csr_write(c, v), "{xlen:?}: write of 0x{c:x}");
+                let traced = h.csr_read(c).unwrap() & sh.xmask;
+                sh.csr_write(c, traced);
+                for &r in group_of(c) {
+                    let want = h.csr_read(r).unwrap() & sh.xmask;
+                    assert_eq!(
+                        sh.csr[r as usize], want,
+                        "{xlen:?}: 0x{r:x} after a write of 0x{traced:x} to 0x{c:x} (step {i})"
+                    );
+                }
+                checked[k] += 1;
+            }
+            assert!(checked.iter().all(|&n| n > 100), "{checked:?}");
+        }
+    }
+
+    /// A write of a view leaves the bits it does not show alone (a rule the hart has too).
+    #[test]
+    fn a_view_keeps_the_bits_it_does_not_show() {
+        let mut h = Hart::new(&Config::virt(Xlen::Rv64, ""));
+        let mut sh = Shadow::new(&mut h, 64);
+        sh.csr_write(num::MSTATUS, mstatus::MIE | mstatus::SIE);
+        sh.csr_write(num::SSTATUS, 0);
+        assert_eq!(sh.csr[num::MSTATUS as usize], mstatus::MIE);
+        sh.csr_write(num::MIDELEG, irq::SSI);
+        sh.csr_write(num::MIE, irq::MIP_WRITABLE | irq::S_VIEW);
+        sh.csr_write(num::SIE, 0);
+        assert_eq!(
+            sh.csr[num::MIE as usize],
+            (irq::MIP_WRITABLE | irq::S_VIEW) & !irq::SSI
+        );
+        sh.csr_write(num::FCSR, 0xff);
+        sh.csr_write(num::FRM, 0);
+        assert_eq!(sh.csr[num::FCSR as usize], 0x1f);
+        assert_eq!(sh.csr[num::FFLAGS as usize], 0x1f);
     }
 }
