@@ -797,9 +797,8 @@ pub fn run(args: &RunArgs) -> CmdResult {
     let satp = hart.csr_read(rvtrace_sim::csr::num::SATP).unwrap_or(0);
     let mut tandem = rvtrace_tandem::producer::MaybeProducer(match &args.tandem {
         Some(p) => {
-            let absent =
-                rvtrace_tandem::Elements::parse(args.tandem_omit.as_deref().unwrap_or(""))
-                    .map_err(|e| e.to_string())?;
+            let absent = rvtrace_tandem::Elements::parse(args.tandem_omit.as_deref().unwrap_or(""))
+                .map_err(|e| e.to_string())?;
             let mut params = rvtrace_tandem::producer::default_params(&hart);
             if let Some(m) = args.tandem_mlen {
                 params.mlen = m;
