@@ -948,7 +948,7 @@ pub fn run(args: &RunArgs) -> CmdResult {
                     say!("rvtrace: note:   {l}");
                 }
             }
-            Some(p) => keep(meta.write(p).map_err(Failure::Tool)),
+            Some(p) => keep(meta.write(p).map_err(|e| Failure::Tool(e.to_string()))),
             None => {}
         }
     }
