@@ -797,13 +797,13 @@ pub fn run(args: &RunArgs) -> CmdResult {
     let satp = hart.csr_read(rvtrace_sim::csr::num::SATP).unwrap_or(0);
     let mut tandem = rvtrace_tandem::producer::MaybeProducer(match &args.tandem {
         Some(p) => {
-            let absent =
-                rvtrace_tandem::Elements::parse(args.tandem_omit.as_deref().unwrap_or(""))?;
+            let absent = rvtrace_tandem::Elements::parse(args.tandem_omit.as_deref().unwrap_or(""))
+                .map_err(|e| e.to_string())?;
             let mut params = rvtrace_tandem::producer::default_params(&hart);
             if let Some(m) = args.tandem_mlen {
                 params.mlen = m;
             }
-            params.validate()?;
+            params.validate().map_err(|e| e.to_string())?;
             let m = rvtrace_tandem::meta::Meta::new(params, absent);
             if report::is_std(p) {
                 say!("rvtrace: note: --tandem -: no sidecar; its contents are:");
@@ -811,7 +811,7 @@ pub fn run(args: &RunArgs) -> CmdResult {
                     say!("rvtrace: note:   {l}");
                 }
             } else {
-                m.write(p)?;
+                m.write(p).map_err(|e| e.to_string())?;
             }
             Some(rvtrace_tandem::producer::Producer::new(
                 &hart,
@@ -948,7 +948,7 @@ pub fn run(args: &RunArgs) -> CmdResult {
                     say!("rvtrace: note:   {l}");
                 }
             }
-            Some(p) => keep(meta.write(p).map_err(Failure::Tool)),
+            Some(p) => keep(meta.write(p).map_err(|e| Failure::Tool(e.to_string()))),
             None => {}
         }
     }

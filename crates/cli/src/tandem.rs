@@ -80,7 +80,9 @@ fn resolve_meta(file: &Path, args: &ParamArgs, default: Meta) -> Result<Meta, St
     let mut m = if report::is_std(file) {
         default
     } else {
-        Meta::read(file, &default)?.unwrap_or(default)
+        Meta::read(file, &default)
+            .map_err(|e| e.to_string())?
+            .unwrap_or(default)
     };
     if let Some(x) = args.xlen {
         m.params.xlen = x;
@@ -94,7 +96,7 @@ fn resolve_meta(file: &Path, args: &ParamArgs, default: Meta) -> Result<Meta, St
     if let Some(ml) = args.mlen {
         m.params.mlen = ml;
     }
-    m.params.validate()?;
+    m.params.validate().map_err(|e| e.to_string())?;
     Ok(m)
 }
 
@@ -134,7 +136,7 @@ fn check(
     );
     let mut meta = resolve_meta(file, params, default)?;
     if let Some(a) = absent {
-        meta.absent = Elements::parse(a)?;
+        meta.absent = Elements::parse(a).map_err(|e| e.to_string())?;
     }
     let input = report::open_input_progress(file, "check")?;
     let mut opts = CheckOptions::new(meta.params, meta.absent);

@@ -213,19 +213,42 @@ impl Params {
         }
     }
     /// Check the parameters are ones the codec can represent.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), ParamsError> {
         if self.xlen != 32 && self.xlen != 64 {
-            return Err(format!("XLEN must be 32 or 64, not {}", self.xlen));
+            return Err(ParamsError::Xlen(self.xlen));
         }
         if !matches!(self.flen, 0 | 32 | 64) {
-            return Err(format!("FLEN must be 0, 32 or 64, not {}", self.flen));
+            return Err(ParamsError::Flen(self.flen));
         }
         if self.mlen == 0 || self.mlen > 64 {
-            return Err(format!("MLEN must be 1..64, not {}", self.mlen));
+            return Err(ParamsError::Mlen(self.mlen));
         }
         Ok(())
     }
 }
+
+/// Parameters the codec cannot represent ([`Params::validate`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ParamsError {
+    /// XLEN is neither 32 nor 64.
+    Xlen(u32),
+    /// FLEN is not 0, 32 or 64.
+    Flen(u32),
+    /// MLEN is not 1..64.
+    Mlen(u32),
+}
+
+impl fmt::Display for ParamsError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ParamsError::Xlen(x) => write!(f, "XLEN must be 32 or 64, not {x}"),
+            ParamsError::Flen(x) => write!(f, "FLEN must be 0, 32 or 64, not {x}"),
+            ParamsError::Mlen(x) => write!(f, "MLEN must be 1..64, not {x}"),
+        }
+    }
+}
+
+impl std::error::Error for ParamsError {}
 
 /// Additional state (opcode 7), by identifier.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -959,6 +982,26 @@ pub fn decode_all(bytes: &[u8], p: &Params) -> Result<Vec<Record>, DecodeError> 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn params_error_texts() {
+        let e = |p: Params| p.validate().unwrap_err().to_string();
+        let rv64 = Params::RV64;
+        assert_eq!(
+            e(Params { xlen: 48, ..rv64 }),
+            "XLEN must be 32 or 64, not 48"
+        );
+        assert_eq!(
+            e(Params { flen: 16, ..rv64 }),
+            "FLEN must be 0, 32 or 64, not 16"
+        );
+        assert_eq!(e(Params { mlen: 0, ..rv64 }), "MLEN must be 1..64, not 0");
+        assert_eq!(
+            Params { mlen: 65, ..rv64 }.validate(),
+            Err(ParamsError::Mlen(65))
+        );
+        assert_eq!(rv64.validate(), Ok(()));
+    }
 
     /// Every kind of record with values that fill (and overflow) their fields, under every
     /// parameter set: the fast encoder writes what the reference encoder writes, byte for byte,

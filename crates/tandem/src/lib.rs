@@ -17,5 +17,5 @@ pub mod dump;
 pub mod meta;
 pub mod producer;
 
-pub use codec::{DecodeError, Params, Record};
-pub use meta::{Elements, Meta};
+pub use codec::{DecodeError, Params, ParamsError, Record};
+pub use meta::{Elements, Meta, MetaError, RunEnd, UnknownElement};

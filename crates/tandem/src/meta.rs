@@ -26,8 +26,7 @@
 //! cut short from a finished one (a sidecar without them: the trace must end with the program's
 //! exit).
 
-use crate::checker::RunEnd;
-use crate::codec::{state, Params};
+use crate::codec::{state, Params, ParamsError};
 use std::fmt;
 use std::path::{Path, PathBuf};
 
@@ -85,18 +84,14 @@ impl Elements {
     }
 
     /// Parse a comma-separated list of names (`""` or `"none"` is the empty set).
-    pub fn parse(s: &str) -> Result<Elements, String> {
+    pub fn parse(s: &str) -> Result<Elements, UnknownElement> {
         let mut e = Elements::NONE;
         for name in s.split(',').map(str::trim).filter(|n| !n.is_empty()) {
             if name == "none" {
                 continue;
             }
             let Some((x, _)) = Elements::ALL.iter().find(|(_, n)| *n == name) else {
-                let names: Vec<&str> = Elements::ALL.iter().map(|(_, n)| *n).collect();
-                return Err(format!(
-                    "unknown trace element {name:?} (known: {})",
-                    names.join(", ")
-                ));
+                return Err(UnknownElement(name.to_string()));
             };
             e = e.with(*x);
         }
@@ -112,6 +107,115 @@ impl fmt::Display for Elements {
             .map(|(_, n)| *n)
             .collect();
         f.write_str(&names.join(","))
+    }
+}
+
+/// A name [`Elements::parse`] does not know.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UnknownElement(pub String);
+
+impl fmt::Display for UnknownElement {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let names: Vec<&str> = Elements::ALL.iter().map(|(_, n)| *n).collect();
+        write!(
+            f,
+            "unknown trace element {:?} (known: {})",
+            self.0,
+            names.join(", ")
+        )
+    }
+}
+
+impl std::error::Error for UnknownElement {}
+
+/// How the run that wrote a trace ended (the sidecar's `end`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum RunEnd {
+    /// The program ended (or nothing is known): the trace must end with the program's exit.
+    #[default]
+    Exit,
+    /// The run was stopped before the program ended (`--max-insns`, an error): the trace may end
+    /// after any whole group.
+    Stopped,
+}
+
+/// Why a sidecar could not be read or written.
+#[derive(Debug)]
+pub enum MetaError {
+    /// A line that is not `KEY = VALUE` (line numbers count from 1).
+    Syntax {
+        /// The line.
+        line: usize,
+    },
+    /// A value that should be a number.
+    NotANumber {
+        /// The line.
+        line: usize,
+        /// The key.
+        key: String,
+        /// The value given.
+        value: String,
+    },
+    /// `pc_ident` neither 10 nor 16.
+    PcIdent {
+        /// The line.
+        line: usize,
+    },
+    /// `end` neither `exit` nor `stopped`.
+    End {
+        /// The line.
+        line: usize,
+        /// The value given.
+        value: String,
+    },
+    /// `absent` names an unknown element.
+    Element(UnknownElement),
+    /// The parameters are not ones the codec can represent.
+    Params(ParamsError),
+    /// The sidecar file could not be read or written.
+    Io {
+        /// The sidecar.
+        path: PathBuf,
+        /// What failed.
+        error: std::io::Error,
+    },
+    /// The sidecar file's text is wrong.
+    File {
+        /// The sidecar.
+        path: PathBuf,
+        /// What is wrong.
+        error: Box<MetaError>,
+    },
+}
+
+impl fmt::Display for MetaError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            MetaError::Syntax { line } => write!(f, "line {line}: expected KEY = VALUE"),
+            MetaError::NotANumber { line, key, value } => {
+                write!(f, "line {line}: {key}: not a number: {value:?}")
+            }
+            MetaError::PcIdent { line } => write!(f, "line {line}: pc_ident must be 10 or 16"),
+            MetaError::End { line, value } => {
+                write!(f, "line {line}: end must be exit or stopped, not {value:?}")
+            }
+            MetaError::Element(e) => write!(f, "{e}"),
+            MetaError::Params(e) => write!(f, "{e}"),
+            MetaError::Io { path, error } => write!(f, "{}: {error}", path.display()),
+            MetaError::File { path, error } => write!(f, "{}: {error}", path.display()),
+        }
+    }
+}
+
+impl std::error::Error for MetaError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            MetaError::Element(e) => Some(e),
+            MetaError::Params(e) => Some(e),
+            MetaError::Io { error, .. } => Some(error),
+            MetaError::File { error, .. } => Some(error.as_ref()),
+            _ => None,
+        }
     }
 }
 
@@ -168,7 +272,7 @@ impl Meta {
     }
 
     /// Parse sidecar text. Keys not given keep the values of `defaults`.
-    pub fn parse(text: &str, defaults: &Meta) -> Result<Meta, String> {
+    pub fn parse(text: &str, defaults: &Meta) -> Result<Meta, MetaError> {
         let mut m = defaults.clone();
         for (n, line) in text.lines().enumerate() {
             let line = line.trim();
@@ -176,13 +280,15 @@ impl Meta {
                 continue;
             }
             let Some((k, v)) = line.split_once('=') else {
-                return Err(format!("line {}: expected KEY = VALUE", n + 1));
+                return Err(MetaError::Syntax { line: n + 1 });
             };
             let (k, v) = (k.trim(), v.trim());
-            let num = || -> Result<u32, String> {
-                v.parse::<u32>()
-                    .map_err(|_| format!("line {}: {k}: not a number: {v:?}", n + 1))
+            let not_a_number = || MetaError::NotANumber {
+                line: n + 1,
+                key: k.to_string(),
+                value: v.to_string(),
             };
+            let num = || -> Result<u32, MetaError> { v.parse::<u32>().map_err(|_| not_a_number()) };
             match k {
                 "protocol" => {}
                 "xlen" => m.params.xlen = num()?,
@@ -191,51 +297,49 @@ impl Meta {
                 "pc_ident" => {
                     let id = num()?;
                     if id != state::PC as u32 && id != state::PC_APPENDIX as u32 {
-                        return Err(format!("line {}: pc_ident must be 10 or 16", n + 1));
+                        return Err(MetaError::PcIdent { line: n + 1 });
                     }
                     m.params.pc_ident = id as u8;
                 }
-                "absent" => m.absent = Elements::parse(v)?,
+                "absent" => m.absent = Elements::parse(v).map_err(MetaError::Element)?,
                 "end" => {
                     m.run_end = Some(match v {
                         "exit" => RunEnd::Exit,
                         "stopped" => RunEnd::Stopped,
                         _ => {
-                            return Err(format!(
-                                "line {}: end must be exit or stopped, not {v:?}",
-                                n + 1
-                            ))
+                            return Err(MetaError::End {
+                                line: n + 1,
+                                value: v.to_string(),
+                            })
                         }
                     })
                 }
-                "groups" => {
-                    m.groups = Some(
-                        v.parse::<u64>()
-                            .map_err(|_| format!("line {}: groups: not a number: {v:?}", n + 1))?,
-                    )
-                }
+                "groups" => m.groups = Some(v.parse::<u64>().map_err(|_| not_a_number())?),
                 _ => {}
             }
         }
-        m.params.validate()?;
+        m.params.validate().map_err(MetaError::Params)?;
         Ok(m)
     }
 
     /// Write the sidecar of `trace`.
-    pub fn write(&self, trace: &Path) -> Result<(), String> {
-        let p = sidecar_path(trace);
-        std::fs::write(&p, self.to_text()).map_err(|e| format!("{}: {e}", p.display()))
+    pub fn write(&self, trace: &Path) -> Result<(), MetaError> {
+        let path = sidecar_path(trace);
+        std::fs::write(&path, self.to_text()).map_err(|error| MetaError::Io { path, error })
     }
 
     /// Read the sidecar of `trace` if there is one.
-    pub fn read(trace: &Path, defaults: &Meta) -> Result<Option<Meta>, String> {
-        let p = sidecar_path(trace);
-        match std::fs::read_to_string(&p) {
+    pub fn read(trace: &Path, defaults: &Meta) -> Result<Option<Meta>, MetaError> {
+        let path = sidecar_path(trace);
+        match std::fs::read_to_string(&path) {
             Ok(t) => Meta::parse(&t, defaults)
                 .map(Some)
-                .map_err(|e| format!("{}: {e}", p.display())),
+                .map_err(|e| MetaError::File {
+                    path,
+                    error: Box::new(e),
+                }),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-            Err(e) => Err(format!("{}: {e}", p.display())),
+            Err(error) => Err(MetaError::Io { path, error }),
         }
     }
 }
@@ -261,5 +365,50 @@ mod tests {
         assert!(Meta::parse("xlen = 48", &d).is_err());
         assert!(Meta::parse("end = later", &d).is_err());
         assert!(Meta::parse("groups = -1", &d).is_err());
+    }
+
+    #[test]
+    fn error_texts() {
+        let d = Meta::new(Params::RV64, Elements::NONE);
+        let e = |t: &str| Meta::parse(t, &d).unwrap_err().to_string();
+        assert_eq!(e("\nxlen 64"), "line 2: expected KEY = VALUE");
+        assert_eq!(e("mlen = x"), "line 1: mlen: not a number: \"x\"");
+        assert_eq!(e("groups = -1"), "line 1: groups: not a number: \"-1\"");
+        assert_eq!(e("pc_ident = 12"), "line 1: pc_ident must be 10 or 16");
+        assert_eq!(
+            e("end = later"),
+            "line 1: end must be exit or stopped, not \"later\""
+        );
+        assert_eq!(
+            e("absent = mem,bogus"),
+            "unknown trace element \"bogus\" (known: pc, insn, gpr, fpr, csr, priv, mem, \
+             eaddr, init, mtime)"
+        );
+        assert_eq!(e("xlen = 48"), "XLEN must be 32 or 64, not 48");
+        assert!(matches!(
+            Meta::parse("flen = 16", &d),
+            Err(MetaError::Params(ParamsError::Flen(16)))
+        ));
+        let dir = std::env::temp_dir().join(format!("rvtrace-meta-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let trace = dir.join("t.tt");
+        std::fs::write(sidecar_path(&trace), "end = never\n").unwrap();
+        let e = Meta::read(&trace, &d).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            format!(
+                "{}: line 1: end must be exit or stopped, not \"never\"",
+                sidecar_path(&trace).display()
+            )
+        );
+        assert!(std::error::Error::source(&e).is_some());
+        let missing = dir.join("no/such/dir/t.tt");
+        let e = d.write(&missing).unwrap_err();
+        assert!(matches!(e, MetaError::Io { .. }), "{e:?}");
+        assert!(e
+            .to_string()
+            .starts_with(&format!("{}: ", sidecar_path(&missing).display())));
+        assert_eq!(Meta::read(&missing, &d).unwrap(), None);
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

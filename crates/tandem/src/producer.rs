@@ -17,8 +17,8 @@
 //! accrued FP flags and `mstatus.FS` becoming dirty arrive as CSR writes. It applies no hart
 //! rule of its own.
 
-use crate::codec::{mem_op, reg, AddlState, Layout, OutBuf, Params, Record};
-use crate::meta::Elements;
+use crate::codec::{mem_op, reg, AddlState, Layout, OutBuf, Params, ParamsError, Record};
+use crate::meta::{Elements, Meta, MetaError, RunEnd};
 use rvtrace_image::Image;
 use rvtrace_isa::Xlen;
 use rvtrace_sim::csr::{irq, mstatus, num};
@@ -37,16 +37,9 @@ pub struct ProducerOptions {
     pub absent: Elements,
 }
 
-/// The canonical register a CSR write shows up as: `sstatus` is a view of `mstatus`, `sie` of
-/// `mie`, `fflags` and `frm` of `fcsr` (privileged ISA; unprivileged ISA "fcsr").
-pub fn canonical_csr(csr: u16) -> u16 {
-    match csr {
-        num::SSTATUS => num::MSTATUS,
-        num::SIE => num::MIE,
-        num::FFLAGS | num::FRM => num::FCSR,
-        c => c,
-    }
-}
+/// Where [`canonical_csr`] was before the checker's shadow state took the rules of shared CSR
+/// bits together; the producer itself writes each CSR as the hart reports it.
+pub use crate::checker::canonical_csr;
 
 /// A copy of loaded memory, for the bits of an instruction that faults (the observer is not
 /// told them). Stores into it keep it current.
@@ -250,12 +243,12 @@ impl<W: Write, const FAST: bool> Producer<W, FAST> {
     /// The sidecar of the trace written so far, with how the run ended (`stopped_early`:
     /// `--max-insns`, Ctrl-C, an error) and the number of groups: the checker tells a trace cut
     /// short from a whole one with them.
-    pub fn sidecar(&self, stopped_early: bool) -> crate::meta::Meta {
-        let mut meta = crate::meta::Meta::new(self.p, self.absent);
+    pub fn sidecar(&self, stopped_early: bool) -> Meta {
+        let mut meta = Meta::new(self.p, self.absent);
         meta.run_end = Some(if stopped_early {
-            crate::checker::RunEnd::Stopped
+            RunEnd::Stopped
         } else {
-            crate::checker::RunEnd::Exit
+            RunEnd::Exit
         });
         meta.groups = Some(self.groups);
         meta
@@ -1002,19 +995,61 @@ pub fn create_file_producer(
     image: &Image,
     absent: Elements,
     mlen: Option<u32>,
-) -> Result<Producer<std::io::BufWriter<std::fs::File>>, String> {
+) -> Result<Producer<std::io::BufWriter<std::fs::File>>, CreateError> {
     let mut params = default_params(hart);
     if let Some(m) = mlen {
         params.mlen = m;
     }
-    params.validate()?;
-    let f = std::fs::File::create(path)
-        .map_err(|e| format!("{}: cannot create: {e}", path.display()))?;
-    crate::meta::Meta::new(params, absent).write(path)?;
+    params.validate().map_err(CreateError::Params)?;
+    let f = std::fs::File::create(path).map_err(|error| CreateError::Create {
+        path: path.to_path_buf(),
+        error,
+    })?;
+    Meta::new(params, absent)
+        .write(path)
+        .map_err(CreateError::Sidecar)?;
     Ok(Producer::new(
         hart,
         image,
         ProducerOptions { params, absent },
         std::io::BufWriter::with_capacity(1 << 16, f),
     ))
+}
+
+/// Why [`create_file_producer`] failed.
+#[derive(Debug)]
+pub enum CreateError {
+    /// The parameters are not ones the codec can represent.
+    Params(ParamsError),
+    /// The trace file could not be created.
+    Create {
+        /// The trace file.
+        path: std::path::PathBuf,
+        /// What failed.
+        error: std::io::Error,
+    },
+    /// The sidecar could not be written.
+    Sidecar(MetaError),
+}
+
+impl std::fmt::Display for CreateError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            CreateError::Params(e) => write!(f, "{e}"),
+            CreateError::Create { path, error } => {
+                write!(f, "{}: cannot create: {error}", path.display())
+            }
+            CreateError::Sidecar(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+impl std::error::Error for CreateError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            CreateError::Params(e) => Some(e),
+            CreateError::Create { error, .. } => Some(error),
+            CreateError::Sidecar(e) => Some(e),
+        }
+    }
 }

@@ -390,3 +390,35 @@ fn malformed_traces_end_with_a_clear_error() {
         other => panic!("{other:?}"),
     }
 }
+
+#[test]
+fn create_file_producer_errors_keep_their_text() {
+    use rvtrace_tandem::producer::{create_file_producer, CreateError};
+    let mut image = Image::new();
+    image.load_file(&program("fnptr-rv64gc")).unwrap();
+    let hart = common::reference(&image);
+    let dir = std::env::temp_dir().join(format!("rvtrace-create-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let t = dir.join("t.tt");
+    let e = create_file_producer(&t, &hart, &image, Elements::NONE, Some(99))
+        .err()
+        .unwrap();
+    assert_eq!(e.to_string(), "MLEN must be 1..64, not 99");
+    let missing = dir.join("no/t.tt");
+    let e = create_file_producer(&missing, &hart, &image, Elements::NONE, None)
+        .err()
+        .unwrap();
+    assert!(matches!(e, CreateError::Create { .. }), "{e:?}");
+    let want = format!("{}: cannot create: ", missing.display());
+    assert!(e.to_string().starts_with(&want), "{e}");
+    // The sidecar's place taken by a directory.
+    std::fs::create_dir_all(dir.join("t.tt.meta")).unwrap();
+    let e = create_file_producer(&t, &hart, &image, Elements::NONE, None)
+        .err()
+        .unwrap();
+    assert!(matches!(e, CreateError::Sidecar(_)), "{e:?}");
+    std::fs::remove_dir(dir.join("t.tt.meta")).unwrap();
+    assert!(create_file_producer(&t, &hart, &image, Elements::NONE, None).is_ok());
+    assert!(dir.join("t.tt.meta").is_file());
+    std::fs::remove_dir_all(&dir).unwrap();
+}

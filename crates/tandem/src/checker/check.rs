@@ -1,0 +1,480 @@
+//! The procedure of 3.1 over a whole trace: the checker, its options, and the loop that reads
+//! each group ([`group`](super::group)), applies it to the shadow state
+//! ([`shadow`](super::shadow)), steps the reference ([`step`](super::step)), compares
+//! ([`compare`](super::compare)), reports ([`report`](super::report)) and resynchronises
+//! ([`resync`](super::resync)); the program load is checked on the way ([`init`](super::init)).
+
+use super::compare::Compare;
+use super::group::{Group, GroupReader, Next};
+use super::init::{compare_init, Program};
+use super::report::{CheckError, CheckSummary, Diff, Mismatch, TraceEnd};
+use super::resync::{Alts, Snapshot};
+use super::shadow::Shadow;
+use super::step::{implicit_csrs, is_semihosting_call, semihosting_results};
+use super::step::{CallResults, StepObserver};
+use crate::codec::{mem_op, Params};
+use crate::meta::{Elements, RunEnd};
+use rvtrace_image::Image;
+use rvtrace_isa::disasm::disasm;
+use rvtrace_sim::Hart;
+use std::io::Read;
+
+/// Checker options.
+#[derive(Clone, Copy, Debug)]
+pub struct CheckOptions {
+    /// Codec parameters of the trace.
+    pub params: Params,
+    /// Elements the trace leaves out (3.2).
+    pub absent: Elements,
+    /// How the run that wrote the trace ended.
+    pub run_end: RunEnd,
+    /// The number of groups the producer wrote, when known (the sidecar's `groups`).
+    pub groups: Option<u64>,
+}
+
+impl CheckOptions {
+    /// Options for a trace of a run that ended with the program's exit, group count unknown.
+    pub fn new(params: Params, absent: Elements) -> CheckOptions {
+        CheckOptions {
+            params,
+            absent,
+            run_end: RunEnd::Exit,
+            groups: None,
+        }
+    }
+}
+
+/// The tandem verifier: a reference hart, a shadow state and the 3.1 procedure.
+pub struct Checker {
+    hart: Hart,
+    opts: CheckOptions,
+    shadow: Shadow,
+    // Per-group scratch.
+    obs: StepObserver,
+    diffs: Vec<Diff>,
+    /// Differences the trace shows by itself (not by comparison): reported with the group's.
+    trace_diffs: Vec<Diff>,
+    matched: Vec<bool>,
+    alts: Alts,
+    summary: CheckSummary,
+    stopped: bool,
+    /// An instruction group was read (the program load is over).
+    running: bool,
+    /// The group with the program's exit.
+    exited: Option<u64>,
+    program: Program,
+}
+
+impl Checker {
+    /// A checker with `hart` as the reference: the program of `image` loaded, semihosting off
+    /// (its calls are taken from the trace), not run yet. The trace's initial memory is compared
+    /// with `image`'s loadable contents.
+    pub fn new(mut hart: Hart, image: &Image, opts: CheckOptions) -> Checker {
+        hart.bus.console = Box::new(std::io::sink());
+        Checker {
+            shadow: Shadow::new(&mut hart, opts.params.flen),
+            hart,
+            opts,
+            obs: StepObserver::default(),
+            diffs: Vec::new(),
+            trace_diffs: Vec::new(),
+            matched: Vec::new(),
+            alts: Alts::default(),
+            summary: CheckSummary::default(),
+            stopped: false,
+            running: false,
+            exited: None,
+            program: Program::new(image),
+        }
+    }
+
+    /// The reference hart.
+    pub fn hart(&self) -> &Hart {
+        &self.hart
+    }
+
+    /// What was checked so far: after [`Checker::check`] failed, the partial summary up to the
+    /// malformed bytes ([`CheckSummary::bytes`]).
+    pub fn summary(&self) -> &CheckSummary {
+        &self.summary
+    }
+
+    #[inline(always)]
+    fn absent(&self, e: Elements) -> bool {
+        self.opts.absent.has(e)
+    }
+
+    /// Check the trace read from `src`, calling `report` for each mismatch. On an error, the
+    /// partial summary is [`Checker::summary`].
+    pub fn check<R: Read>(
+        &mut self,
+        src: R,
+        report: &mut dyn FnMut(&Mismatch),
+    ) -> Result<CheckSummary, CheckError> {
+        let mut rd = GroupReader::new(src, self.opts.params);
+        let r = self.check_groups(&mut rd, report);
+        self.summary.bytes = match &r {
+            Ok(()) | Err(CheckError::Io(_)) => rd.read_bytes(),
+            Err(CheckError::Malformed(e)) => e.offset,
+            Err(CheckError::Protocol(off, _)) => *off,
+        };
+        r?;
+        Ok(self.summary.clone())
+    }
+
+    fn check_groups<R: Read>(
+        &mut self,
+        rd: &mut GroupReader<R>,
+        report: &mut dyn FnMut(&Mismatch),
+    ) -> Result<(), CheckError> {
+        let mut g = Group::default();
+        loop {
+            match rd.next(&mut g)? {
+                Next::End => {
+                    self.finish_trace(report);
+                    return Ok(());
+                }
+                Next::Truncated { in_record } => {
+                    if !self.running {
+                        self.finish_program(report);
+                    }
+                    self.summary.end = TraceEnd::Truncated {
+                        group_offset: g.offset,
+                        in_record,
+                    };
+                    return Ok(());
+                }
+                Next::Unit => {}
+            }
+            if g.grouped {
+                self.summary.groups += 1;
+            }
+            if g.hart_reset || g.state_init || !g.grouped {
+                if g.insn.is_some() || g.incr_pc {
+                    return Err(CheckError::Protocol(
+                        g.offset,
+                        if g.grouped {
+                            "an instruction in a state initialization or hart reset group \
+                             (chapter 3 forbids it)"
+                                .into()
+                        } else {
+                            "an instruction outside any group".into()
+                        },
+                    ));
+                }
+                self.apply_init(&g, report);
+                if g.grouped {
+                    self.summary.init += 1;
+                } else {
+                    self.summary.outside += 1;
+                }
+                continue;
+            }
+            if !self.running {
+                self.finish_program(report);
+                self.running = true;
+            }
+            if self.stopped {
+                continue;
+            }
+            if let Some(e) = self.exited {
+                // Nothing runs after the program's exit.
+                self.stop_reference(
+                    &g,
+                    self.hart.pc,
+                    format!("the program exited in group {e}"),
+                    report,
+                );
+                continue;
+            }
+            self.step_group(&g, report);
+        }
+    }
+
+    /// The end of the trace after a whole group: it must be the program's end.
+    fn finish_trace(&mut self, report: &mut dyn FnMut(&Mismatch)) {
+        if !self.running {
+            self.finish_program(report);
+        }
+        let s = &mut self.summary;
+        s.end = if s.reference_stopped.is_some() {
+            TraceEnd::ReferenceStopped
+        } else if let Some(g) = self.exited {
+            TraceEnd::Exit(g)
+        } else if self.opts.run_end == RunEnd::Stopped {
+            TraceEnd::Stopped
+        } else {
+            TraceEnd::Unfinished { pc: self.hart.pc }
+        };
+        if let Some(n) = self.opts.groups {
+            if n != s.groups && matches!(s.end, TraceEnd::Exit(_) | TraceEnd::Stopped) {
+                s.end = TraceEnd::GroupCount { expected: n };
+            }
+        }
+    }
+
+    /// The program load is over: the trace's initial memory against the ELF's.
+    fn finish_program(&mut self, report: &mut dyn FnMut(&Mismatch)) {
+        let expected = !self.absent(Elements::INIT) && !self.absent(Elements::MEM);
+        let (check, mismatch) = self.program.verdict(
+            expected,
+            self.summary.groups,
+            self.summary.bytes,
+            self.hart.pc,
+        );
+        self.summary.program = check;
+        if let Some(m) = mismatch {
+            self.summary.mismatches += 1;
+            report(&m);
+        }
+    }
+
+    /// A state initialization group, a hart reset, or updates outside any group: applied to
+    /// the shadow and to the reference alike (chapter 3: "changes to program state outside of
+    /// the processor that must be copied to the shadow state but cannot be modeled"). Before
+    /// the first instruction (the program load), what they set is compared with what the
+    /// reference loaded: registers with its reset state, memory with the ELF.
+    fn apply_init(&mut self, g: &Group, report: &mut dyn FnMut(&Mismatch)) {
+        let mut diffs = Vec::new();
+        self.shadow.apply(g, 0, &mut diffs);
+        diffs.extend(g.ambiguity());
+        if !self.running {
+            compare_init(&self.shadow, &mut self.hart, g, &mut diffs);
+        }
+        let sh = &mut self.shadow;
+        let h = &mut self.hart;
+        if !self.opts.absent.has(Elements::GPR) {
+            sh.x[0] = 0;
+            h.x = sh.x;
+        }
+        if !self.opts.absent.has(Elements::FPR) {
+            h.f = sh.f;
+        }
+        if !self.opts.absent.has(Elements::PC) {
+            h.pc = sh.pc;
+        }
+        if !self.opts.absent.has(Elements::PRIV) {
+            h.priv_ = sh.priv_;
+        }
+        if !self.opts.absent.has(Elements::CSR) {
+            for &c in &sh.traced_csrs {
+                sh.copy_csr_to(c, h);
+            }
+        }
+        for m in &g.mems {
+            if m.op != mem_op::STORE {
+                // State initialization writes memory (chapter 3); nothing else is meant there.
+                diffs.push(Diff {
+                    element: format!("memory request at 0x{:x}", m.addr),
+                    expected: "a store (state initialization)".into(),
+                    traced: mem_op::name(m.op).into(),
+                });
+                continue;
+            }
+            if let Some(d) = m.data {
+                let n = 1usize << m.size;
+                let in_ram = self.hart.bus.ram_offset(m.addr, n as u64).is_some();
+                if !self.running {
+                    let (grp, off) = (self.summary.groups, g.offset);
+                    self.program.store(m.addr, n, d, in_ram, grp, off);
+                } else if !in_ram {
+                    diffs.push(Diff {
+                        element: format!("memory at 0x{:x} ({n} bytes)", m.addr),
+                        expected: "the hart's memory".into(),
+                        traced: "a store outside it".into(),
+                    });
+                }
+                let _ = self.hart.bus.write_ram(m.addr, &d.to_le_bytes()[..n]);
+            }
+        }
+        self.shadow
+            .copy_nondet_to(g, &mut self.hart, self.opts.absent);
+        if !diffs.is_empty() {
+            self.summary.mismatches += 1;
+            report(&Mismatch {
+                group: self.summary.groups,
+                offset: g.offset,
+                pc: self.hart.pc,
+                insn: None,
+                disasm: if g.grouped {
+                    "state initialization".into()
+                } else {
+                    "updates outside any group".into()
+                },
+                diffs,
+            });
+        }
+    }
+
+    /// Compare shadow and reference after the step (3.1 step 4) into `self.diffs`.
+    #[inline]
+    fn compare(&mut self, g: &Group, pre_pc: u64, pre: &[u64; 9]) {
+        Compare {
+            hart: &mut self.hart,
+            sh: &self.shadow,
+            obs: &self.obs,
+            trace_diffs: &self.trace_diffs,
+            absent: self.opts.absent,
+            out: &mut self.diffs,
+            matched: &mut self.matched,
+        }
+        .run(g, pre_pc, pre);
+    }
+
+    /// One instruction, trap or interrupt group: 3.1 steps 1 to 5.
+    fn step_group(&mut self, g: &Group, report: &mut dyn FnMut(&Mismatch)) {
+        self.summary.checked += 1;
+        let pre_pc = self.hart.pc;
+        let pre = implicit_csrs(&self.hart);
+        // The length of the instruction for an increment: the traced instruction's, else the
+        // one the reference executes.
+        let len = match g.insn {
+            Some((_, l)) => l,
+            None => {
+                let raw = self.hart.bus.fetch(pre_pc).unwrap_or(3);
+                if raw & 3 == 3 {
+                    4
+                } else {
+                    2
+                }
+            }
+        };
+        self.trace_diffs.clear();
+        self.shadow.apply(g, len, &mut self.trace_diffs);
+        let (absent, xmask) = (self.opts.absent, self.shadow.xmask);
+        let semihosting = is_semihosting_call(&self.hart, g, absent, xmask);
+        let exit_call = semihosting
+            && match semihosting_results(&self.hart, &self.shadow, g, absent, &mut self.trace_diffs)
+            {
+                CallResults::Exit => true,
+                CallResults::Known => false,
+                CallResults::Unknown => {
+                    self.summary.unknown_results += 1;
+                    if self.summary.first_unknown.is_none() {
+                        self.summary.first_unknown = Some((self.summary.groups, pre_pc));
+                    }
+                    false
+                }
+            };
+        let with_alts = !self.alts.is_empty();
+        let snap = with_alts.then(|| Snapshot::take(&self.hart, xmask));
+        if let Err(m) = self.obs.step(&mut self.hart, &self.shadow, g, semihosting) {
+            self.stop_reference(g, pre_pc, m, report);
+            return;
+        }
+        if exit_call || self.hart.bus.exit.is_some() {
+            self.exited = Some(self.summary.groups);
+        }
+        self.compare(g, pre_pc, &pre);
+        if let (Some(snap), false) = (&snap, self.diffs.is_empty()) {
+            // Try the instruction again from the reference's own values (see `resync`).
+            let first = std::mem::take(&mut self.diffs);
+            snap.restore(&mut self.hart);
+            self.alts.apply(&mut self.hart, self.shadow.xlen);
+            let retry_pre = implicit_csrs(&self.hart);
+            let sh = &self.shadow;
+            let saved = (sh.x, sh.f, sh.pc, sh.priv_, sh.csr.clone());
+            self.alts.adopt(&mut self.shadow, g, len);
+            let again = is_semihosting_call(&self.hart, g, absent, xmask);
+            if self
+                .obs
+                .step(&mut self.hart, &self.shadow, g, again)
+                .is_ok()
+            {
+                self.compare(g, pre_pc, &retry_pre);
+            }
+            if self.diffs.is_empty() {
+                // The trace went on from the reference's values: the shadow keeps them where
+                // this group did not write them, and nothing is reported here.
+                self.alts.clear();
+                self.shadow.copy_nondet_to(g, &mut self.hart, absent);
+                return;
+            }
+            let sh = &mut self.shadow;
+            (sh.x, sh.f, sh.pc, sh.priv_) = (saved.0, saved.1, saved.2, saved.3);
+            sh.csr = saved.4;
+            snap.restore(&mut self.hart);
+            let _ = self.obs.step(&mut self.hart, &self.shadow, g, semihosting);
+            self.diffs = first;
+            self.alts.clear();
+        }
+        if self.diffs.is_empty() {
+            if with_alts {
+                let groups = self.summary.groups;
+                self.alts.resolve(g, &self.shadow.traced_csrs, groups);
+            }
+        } else {
+            self.summary.mismatches += 1;
+            let insn =
+                self.obs
+                    .retired
+                    .map(|r| r.insn)
+                    .or(g.insn.map(|(i, _)| i))
+                    .or_else(|| {
+                        // A fault: the instruction at the pc (an interrupt has none).
+                        match self.obs.trap {
+                            Some(t) if !t.interrupt => self.hart.bus.fetch(pre_pc).map(|r| {
+                                if r & 3 == 3 {
+                                    r
+                                } else {
+                                    r & 0xffff
+                                }
+                            }),
+                            _ => None,
+                        }
+                    });
+            let text = match insn {
+                Some(i) => disasm(i, pre_pc, self.shadow.xlen.bits()).to_string(),
+                None => "interrupt".into(),
+            };
+            let m = Mismatch {
+                group: self.summary.groups,
+                offset: g.offset,
+                pc: pre_pc,
+                insn,
+                disasm: text,
+                diffs: std::mem::take(&mut self.diffs),
+            };
+            report(&m);
+            let groups = self.summary.groups;
+            self.alts.resync(
+                &mut self.hart,
+                &mut self.shadow,
+                &self.obs,
+                g,
+                absent,
+                groups,
+            );
+        }
+        self.shadow.copy_nondet_to(g, &mut self.hart, absent);
+    }
+
+    /// The reference stopped (`msg`) while the trace goes on: reported once, nothing more is
+    /// stepped.
+    fn stop_reference(
+        &mut self,
+        g: &Group,
+        pre_pc: u64,
+        msg: String,
+        report: &mut dyn FnMut(&Mismatch),
+    ) {
+        self.summary.mismatches += 1;
+        self.summary.reference_stopped = Some(msg.clone());
+        self.stopped = true;
+        let insn = g.insn.map(|(i, _)| i);
+        report(&Mismatch {
+            group: self.summary.groups,
+            offset: g.offset,
+            pc: pre_pc,
+            insn,
+            disasm: insn
+                .map(|i| disasm(i, pre_pc, self.shadow.xlen.bits()).to_string())
+                .unwrap_or_else(|| "interrupt".into()),
+            diffs: vec![Diff {
+                element: "execution".into(),
+                expected: format!("the reference stopped ({msg})"),
+                traced: "the trace goes on".into(),
+            }],
+        });
+    }
+}

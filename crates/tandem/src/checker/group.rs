@@ -1,0 +1,428 @@
+//! The group reader: a trace read group by group (chapter 3: "State changes that occur between
+//! begin and end group occur atomically"), each group's records gathered into a [`Group`] with
+//! the ambiguities it shows by itself (an element given twice).
+
+use super::report::{CheckError, Diff};
+use crate::codec::{decode_record, AddlState, DecodeError, ErrorKind, Params, Record};
+use crate::dump::reg_name;
+use std::io::Read;
+
+/// Largest group the checker reads (bytes). Our producer's largest groups are the 4 KiB chunks
+/// of the program load and semihosting reads; a group must fit in memory to be applied
+/// atomically (chapter 3), and a bound keeps memory flat on hostile input.
+pub const MAX_GROUP_BYTES: usize = 1 << 20;
+/// Most register updates in one group (every GPR, FPR and CSR once, and then some).
+pub const MAX_GROUP_REGS: usize = 8192;
+/// Most memory requests (and effective addresses, store data) in one group: a semihosting read
+/// of 512 KiB in 8-byte stores.
+pub const MAX_GROUP_MEMS: usize = 1 << 16;
+
+/// A register update of a group.
+#[derive(Clone, Copy, Debug)]
+pub(super) enum RegUpd {
+    Full(u64),
+    Add(i8),
+    Or(u8),
+}
+
+/// A memory response: size code, result (0 success, 1 failure), data.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct MemRsp {
+    pub(super) size: u8,
+    pub(super) result: u8,
+    pub(super) data: Option<u64>,
+}
+
+/// A memory request of a group with its response, if any.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct MemItem {
+    pub(super) addr: u64,
+    pub(super) op: u8,
+    pub(super) size: u8,
+    pub(super) data: Option<u64>,
+    pub(super) rsp: Option<MemRsp>,
+}
+
+/// The contents of one group (or of the records between two groups).
+#[derive(Debug)]
+pub(super) struct Group {
+    pub(super) offset: u64,
+    /// A begin group opened it (else: records outside any group).
+    pub(super) grouped: bool,
+    pub(super) insn: Option<(u32, u8)>,
+    pub(super) incr_pc: bool,
+    pub(super) new_pc: Option<u64>,
+    pub(super) priv_: Option<u8>,
+    pub(super) regs: Vec<(u16, RegUpd)>,
+    pub(super) mems: Vec<MemItem>,
+    pub(super) eaddrs: Vec<u64>,
+    pub(super) store_data: Vec<(u8, u64)>,
+    pub(super) mtime: Option<u64>,
+    pub(super) state_init: bool,
+    pub(super) hart_reset: bool,
+    /// The first element given twice (chapter 3: "Only unambiguous state changes are allowed").
+    pub(super) ambiguous: Option<String>,
+    /// Register addresses below 0x1040 seen in this group (one bit each).
+    pub(super) reg_seen: [u64; 65],
+    /// More records than [`MAX_GROUP_REGS`] or [`MAX_GROUP_MEMS`] (the rest are dropped).
+    pub(super) too_long: bool,
+}
+
+impl Default for Group {
+    fn default() -> Group {
+        Group {
+            offset: 0,
+            grouped: false,
+            insn: None,
+            incr_pc: false,
+            new_pc: None,
+            priv_: None,
+            regs: Vec::new(),
+            mems: Vec::new(),
+            eaddrs: Vec::new(),
+            store_data: Vec::new(),
+            mtime: None,
+            state_init: false,
+            hart_reset: false,
+            ambiguous: None,
+            reg_seen: [0; 65],
+            too_long: false,
+        }
+    }
+}
+
+impl Group {
+    fn clear(&mut self) {
+        for &(a, _) in &self.regs {
+            if (a as usize) < 65 * 64 {
+                self.reg_seen[a as usize / 64] = 0;
+            }
+        }
+        self.grouped = false;
+        self.insn = None;
+        self.incr_pc = false;
+        self.new_pc = None;
+        self.priv_ = None;
+        self.regs.clear();
+        self.mems.clear();
+        self.eaddrs.clear();
+        self.store_data.clear();
+        self.mtime = None;
+        self.state_init = false;
+        self.hart_reset = false;
+        self.ambiguous = None;
+        self.too_long = false;
+    }
+
+    fn is_empty(&self) -> bool {
+        !self.grouped
+            && self.insn.is_none()
+            && !self.incr_pc
+            && self.new_pc.is_none()
+            && self.priv_.is_none()
+            && self.regs.is_empty()
+            && self.mems.is_empty()
+            && self.eaddrs.is_empty()
+            && self.store_data.is_empty()
+            && self.mtime.is_none()
+            && !self.state_init
+            && !self.hart_reset
+    }
+
+    #[cold]
+    fn twice(&mut self, what: impl FnOnce() -> String) {
+        if self.ambiguous.is_none() {
+            self.ambiguous = Some(what());
+        }
+    }
+
+    #[inline]
+    fn push_reg(&mut self, addr: u16, upd: RegUpd) {
+        let a = addr as usize;
+        if a < 65 * 64 {
+            let (w, b) = (a / 64, 1u64 << (a % 64));
+            if self.reg_seen[w] & b != 0 {
+                self.twice(|| reg_name(addr));
+            }
+            self.reg_seen[w] |= b;
+        }
+        if self.regs.len() < MAX_GROUP_REGS {
+            self.regs.push((addr, upd));
+        } else {
+            self.too_long = true;
+        }
+    }
+
+    /// The difference the group shows by itself when it gives an element twice.
+    pub(super) fn ambiguity(&self) -> Option<Diff> {
+        self.ambiguous.as_ref().map(|a| Diff {
+            element: a.clone(),
+            expected: "given at most once in a group (chapter 3: only unambiguous state \
+                       changes are allowed)"
+                .into(),
+            traced: "given twice".into(),
+        })
+    }
+
+    /// Room for one more memory record.
+    #[inline]
+    fn mem_room(&mut self) -> bool {
+        let ok = self.mems.len() + self.eaddrs.len() + self.store_data.len() < MAX_GROUP_MEMS;
+        self.too_long |= !ok;
+        ok
+    }
+}
+
+/// Reads a trace from a [`Read`] group by group, with a buffer that grows for long groups (up
+/// to [`MAX_GROUP_BYTES`]).
+pub(super) struct GroupReader<R: Read> {
+    src: R,
+    buf: Vec<u8>,
+    pos: usize,
+    /// Trace offset of `buf[0]`.
+    base: u64,
+    eof: bool,
+    params: Params,
+}
+
+pub(super) enum Next {
+    Unit,
+    End,
+    /// The trace ends inside the unit read so far (which is not applied).
+    Truncated {
+        in_record: bool,
+    },
+}
+
+impl<R: Read> GroupReader<R> {
+    pub(super) fn new(src: R, params: Params) -> Self {
+        GroupReader {
+            src,
+            buf: Vec::with_capacity(1 << 20),
+            pos: 0,
+            base: 0,
+            eof: false,
+            params,
+        }
+    }
+
+    /// Offset in the trace of the next byte to read.
+    fn offset(&self) -> u64 {
+        self.base + self.pos as u64
+    }
+
+    /// Bytes read from the source.
+    pub(super) fn read_bytes(&self) -> u64 {
+        self.base + self.buf.len() as u64
+    }
+
+    /// Read more bytes, keeping `buf[keep..]`. False at the end of the input.
+    fn refill(&mut self, keep: usize) -> Result<bool, CheckError> {
+        if self.eof {
+            return Ok(false);
+        }
+        self.buf.drain(..keep);
+        self.base += keep as u64;
+        self.pos -= keep;
+        let want = self.buf.len() + (1 << 20);
+        let old = self.buf.len();
+        self.buf.resize(want, 0);
+        let mut got = old;
+        while got < want {
+            match self.src.read(&mut self.buf[got..]) {
+                Ok(0) => {
+                    self.eof = true;
+                    break;
+                }
+                Ok(n) => got += n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(CheckError::Io(e)),
+            }
+        }
+        self.buf.truncate(got);
+        Ok(got > old)
+    }
+
+    /// Read the next group (or the run of records outside any group) into `g`.
+    pub(super) fn next(&mut self, g: &mut Group) -> Result<Next, CheckError> {
+        loop {
+            let start = self.pos;
+            match self.parse(g) {
+                Ok(n) => {
+                    if g.too_long {
+                        return Err(CheckError::Protocol(
+                            g.offset,
+                            format!(
+                                "a group with more than {MAX_GROUP_REGS} register updates or \
+                                 {MAX_GROUP_MEMS} memory records (the checker's limit)"
+                            ),
+                        ));
+                    }
+                    return Ok(n);
+                }
+                Err(ParseErr::NeedMore) => {
+                    self.pos = start;
+                    if self.buf.len() - start > MAX_GROUP_BYTES {
+                        return Err(CheckError::Protocol(
+                            self.base + start as u64,
+                            format!(
+                                "a group longer than {} MiB (the checker's limit)",
+                                MAX_GROUP_BYTES >> 20
+                            ),
+                        ));
+                    }
+                    self.refill(start)?;
+                }
+                Err(ParseErr::Bad(e)) => return Err(e),
+            }
+        }
+    }
+
+    fn parse(&mut self, g: &mut Group) -> Result<Next, ParseErr> {
+        g.clear();
+        g.offset = self.offset();
+        let mut prev_req: Option<u8> = None;
+        loop {
+            let b = &self.buf[self.pos..];
+            if b.is_empty() {
+                if !self.eof {
+                    return Err(ParseErr::NeedMore);
+                }
+                // The end of the trace does not end an open group (chapter 3 lets only a begin
+                // group imply an end group): the group is cut short.
+                return Ok(if g.grouped {
+                    Next::Truncated { in_record: false }
+                } else if g.is_empty() {
+                    Next::End
+                } else {
+                    Next::Unit
+                });
+            }
+            let off = self.offset();
+            let (rec, n) = match decode_record(b, &self.params, prev_req) {
+                Ok(x) => x,
+                Err(ErrorKind::Truncated { .. }) if !self.eof => return Err(ParseErr::NeedMore),
+                Err(ErrorKind::Truncated { .. }) => {
+                    return Ok(Next::Truncated { in_record: true });
+                }
+                Err(kind) => {
+                    return Err(ParseErr::Bad(CheckError::Malformed(DecodeError {
+                        offset: off,
+                        kind,
+                    })))
+                }
+            };
+            // A 16-bit instruction opcode whose parcel says 32 bits (C.5) needs 2 more bytes.
+            if matches!(rec, Record::Insn16(i) if i & 3 == 3) && !self.eof {
+                return Err(ParseErr::NeedMore);
+            }
+            match rec {
+                Record::BeginGroup => {
+                    if g.grouped || !g.is_empty() {
+                        // An end group is implied by a begin group (chapter 3); the begin group
+                        // is read again as the start of the next unit.
+                        return Ok(Next::Unit);
+                    }
+                    g.grouped = true;
+                    g.offset = off;
+                }
+                Record::EndGroup => {
+                    if g.grouped {
+                        self.pos += n;
+                        return Ok(Next::Unit);
+                    }
+                    return Err(ParseErr::Bad(CheckError::Protocol(
+                        off,
+                        "an end group outside any group".into(),
+                    )));
+                }
+                Record::IncrPc => {
+                    if g.incr_pc || g.new_pc.is_some() {
+                        g.twice(|| "pc".into());
+                    }
+                    g.incr_pc = true;
+                }
+                Record::FullReg { addr, value } => g.push_reg(addr, RegUpd::Full(value)),
+                Record::IncrRegAdd { addr, offset } => g.push_reg(addr, RegUpd::Add(offset)),
+                Record::IncrRegOr { addr, mask } => g.push_reg(addr, RegUpd::Or(mask)),
+                Record::State(s) => match s {
+                    AddlState::Priv(p) => {
+                        if g.priv_.is_some() {
+                            g.twice(|| "privilege mode".into());
+                        }
+                        g.priv_ = Some(p)
+                    }
+                    AddlState::Paddr(a) | AddlState::Eaddr(a) => {
+                        if g.mem_room() {
+                            g.eaddrs.push(a)
+                        }
+                    }
+                    AddlState::StoreData { size, value } => {
+                        if g.mem_room() {
+                            g.store_data.push((size, value))
+                        }
+                    }
+                    AddlState::Mtime(t) => {
+                        if g.mtime.is_some() {
+                            g.twice(|| "mtime".into());
+                        }
+                        g.mtime = Some(t)
+                    }
+                    AddlState::PcPaddr(_) => {}
+                    AddlState::Pc(v) => {
+                        if g.incr_pc || g.new_pc.is_some() {
+                            g.twice(|| "pc".into());
+                        }
+                        g.new_pc = Some(v)
+                    }
+                },
+                Record::MemReq {
+                    addr,
+                    op,
+                    size,
+                    data,
+                } => {
+                    if g.mem_room() {
+                        g.mems.push(MemItem {
+                            addr,
+                            op,
+                            size,
+                            data,
+                            rsp: None,
+                        })
+                    }
+                }
+                Record::MemRsp { size, result, data } => {
+                    // (The response of a request dropped for `too_long` goes nowhere.)
+                    if let (Some(m), false) = (g.mems.last_mut(), g.too_long) {
+                        m.rsp = Some(MemRsp { size, result, data });
+                    }
+                }
+                Record::HartReset => g.hart_reset = true,
+                Record::StateInit => g.state_init = true,
+                Record::Insn16(i) => {
+                    if g.insn.is_some() {
+                        g.twice(|| "instruction".into());
+                    }
+                    g.insn = Some((i as u32, 2))
+                }
+                Record::Insn32(i) => {
+                    if g.insn.is_some() {
+                        g.twice(|| "instruction".into());
+                    }
+                    g.insn = Some((i, 4))
+                }
+            }
+            prev_req = match rec {
+                Record::MemReq { op, .. } => Some(op),
+                _ => None,
+            };
+            self.pos += n;
+        }
+    }
+}
+
+enum ParseErr {
+    NeedMore,
+    Bad(CheckError),
+}
