@@ -5,6 +5,7 @@
 //! The vectors live outside this repository. When they are missing, tests that need them print a
 //! note and pass without checking, unless `RVTRACE_REQUIRE_CONFORMANCE=1` is set, in which case
 //! they fail.
+#![warn(missing_docs)]
 
 pub mod asm;
 pub mod bench;
