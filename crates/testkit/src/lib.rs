@@ -9,6 +9,7 @@
 
 pub mod asm;
 pub mod bench;
+pub mod case;
 pub mod flow;
 pub mod randprog;
 pub mod records;
