@@ -27,24 +27,58 @@ impl Unit {
     }
 }
 
+/// Why a profile could not be exported.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum ExportError {
+    /// The profile holds no instruction ([`flamegraph`] draws nothing from nothing).
+    EmptyProfile,
+    /// `inferno` failed to draw the flame graph.
+    FlameGraph(std::io::Error),
+    /// The Firefox Profiler JSON could not be written.
+    Firefox(serde_json::Error),
+}
+
+impl std::fmt::Display for ExportError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ExportError::EmptyProfile => {
+                f.write_str("the profile is empty: no instruction was traced")
+            }
+            ExportError::FlameGraph(e) => write!(f, "flame graph: {e}"),
+            ExportError::Firefox(e) => write!(f, "Firefox profile: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for ExportError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            ExportError::EmptyProfile => None,
+            ExportError::FlameGraph(e) => Some(e),
+            ExportError::Firefox(e) => Some(e),
+        }
+    }
+}
+
 /// A flame graph SVG of `profile` titled `title`.
-pub fn flamegraph(profile: &Profile, unit: Unit, title: &str) -> Result<Vec<u8>, String> {
+pub fn flamegraph(profile: &Profile, unit: Unit, title: &str) -> Result<Vec<u8>, ExportError> {
     let folded = profile.folded(unit == Unit::Time);
     let mut opts = inferno::flamegraph::Options::default();
     opts.title = title.to_string();
     opts.count_name = unit.name().to_string();
     let mut svg = Vec::new();
     if folded.is_empty() {
-        return Err("the profile is empty: no instruction was traced".into());
+        return Err(ExportError::EmptyProfile);
     }
     inferno::flamegraph::from_lines(&mut opts, folded.lines(), &mut svg)
-        .map_err(|e| format!("flame graph: {e}"))?;
+        .map_err(ExportError::FlameGraph)?;
     Ok(svg)
 }
 
 /// A Firefox Profiler profile of `profile` (one thread; one sample per call stack, weighted by
 /// `unit`), as JSON. The product name is `product`.
-pub fn firefox(profile: &Profile, unit: Unit, product: &str) -> Result<String, String> {
+pub fn firefox(profile: &Profile, unit: Unit, product: &str) -> Result<String, ExportError> {
     let mut p = fx::Profile::new(
         product,
         fx::ReferenceTimestamp::from_millis_since_unix_epoch(0.0),
@@ -88,7 +122,7 @@ pub fn firefox(profile: &Profile, unit: Unit, product: &str) -> Result<String, S
             n -= k;
         }
     }
-    serde_json::to_string(&p).map_err(|e| format!("Firefox profile: {e}"))
+    serde_json::to_string(&p).map_err(ExportError::Firefox)
 }
 
 /// `profile` as the text `perf script` prints for samples with call chains (`-F
@@ -155,4 +189,19 @@ pub fn perf_script(
         }
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_empty_profile_draws_no_flame_graph() {
+        let e = flamegraph(&Profile::default(), Unit::Instructions, "t").unwrap_err();
+        assert!(matches!(e, ExportError::EmptyProfile));
+        assert_eq!(
+            e.to_string(),
+            "the profile is empty: no instruction was traced"
+        );
+    }
 }

@@ -4,7 +4,8 @@
 
 use object::{Object, ObjectSection, ObjectSegment, ObjectSymbol, SectionKind, SymbolKind};
 use std::borrow::Cow;
-use std::path::Path;
+use std::fmt;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 type Reader = gimli::EndianArcSlice<gimli::RunTimeEndian>;
@@ -41,17 +42,17 @@ pub const UNKNOWN: &str = "[unknown]";
 
 impl Symbols {
     /// Reads the ELF file at `path`.
-    pub fn load(path: &Path) -> Result<Symbols, String> {
-        let data = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
-        Symbols::from_elf(&data).map_err(|e| format!("{}: {e}", path.display()))
+    pub fn load(path: &Path) -> Result<Symbols, SymbolsError> {
+        let file = |e| SymbolsError::File(path.to_path_buf(), Box::new(e));
+        let data = std::fs::read(path).map_err(|e| file(SymbolsError::Read(e)))?;
+        Symbols::from_elf(&data).map_err(file)
     }
 
     /// Reads an ELF image. Functions are the symbol table's sized `FUNC` symbols; a gap in
     /// executable sections that begins at an unsized symbol (a label of hand-written assembly)
     /// is a function up to the next symbol. Line tables are read when the file has DWARF.
-    pub fn from_elf(data: &[u8]) -> Result<Symbols, String> {
-        let file =
-            object::File::parse(data).map_err(|e| format!("not a readable ELF file: {e}"))?;
+    pub fn from_elf(data: &[u8]) -> Result<Symbols, SymbolsError> {
+        let file = object::File::parse(data).map_err(SymbolsError::NotElf)?;
         let first_load = file.segments().map(|s| s.address()).next();
         let mut sized: Vec<(u64, u64, String, bool)> = Vec::new();
         let mut labels: Vec<(u64, String)> = Vec::new();
@@ -212,7 +213,7 @@ impl Symbols {
     }
 }
 
-fn load_dwarf(file: &object::File) -> Result<Option<addr2line::Context<Reader>>, String> {
+fn load_dwarf(file: &object::File) -> Result<Option<addr2line::Context<Reader>>, SymbolsError> {
     if file.section_by_name(".debug_line").is_none() {
         return Ok(None);
     }
@@ -221,11 +222,11 @@ fn load_dwarf(file: &object::File) -> Result<Option<addr2line::Context<Reader>>,
     } else {
         gimli::RunTimeEndian::Big
     };
-    let load = |id: gimli::SectionId| -> Result<Reader, String> {
+    let load = |id: gimli::SectionId| -> Result<Reader, SymbolsError> {
         let data: Cow<[u8]> = match file.section_by_name(id.name()) {
             Some(s) => s
                 .uncompressed_data()
-                .map_err(|e| format!("{}: {e}", id.name()))?,
+                .map_err(|e| SymbolsError::Section(id.name(), e))?,
             None => Cow::Borrowed(&[]),
         };
         Ok(gimli::EndianArcSlice::new(Arc::from(&*data), endian))
@@ -233,5 +234,65 @@ fn load_dwarf(file: &object::File) -> Result<Option<addr2line::Context<Reader>>,
     let dwarf = gimli::Dwarf::load(load)?;
     addr2line::Context::from_dwarf(dwarf)
         .map(Some)
-        .map_err(|e| format!("DWARF: {e}"))
+        .map_err(SymbolsError::Dwarf)
+}
+
+/// Why [`Symbols::load`] or [`Symbols::from_elf`] could not read a program.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum SymbolsError {
+    /// The file could not be read.
+    Read(std::io::Error),
+    /// The data are not an ELF file the `object` crate reads.
+    NotElf(object::Error),
+    /// This DWARF section could not be read (e.g. not decompressed).
+    Section(&'static str, object::Error),
+    /// The DWARF data are malformed.
+    Dwarf(gimli::Error),
+    /// The error of the file at this path ([`Symbols::load`]).
+    File(PathBuf, Box<SymbolsError>),
+}
+
+impl fmt::Display for SymbolsError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SymbolsError::Read(e) => e.fmt(f),
+            SymbolsError::NotElf(e) => write!(f, "not a readable ELF file: {e}"),
+            SymbolsError::Section(name, e) => write!(f, "{name}: {e}"),
+            SymbolsError::Dwarf(e) => write!(f, "DWARF: {e}"),
+            SymbolsError::File(path, e) => write!(f, "{}: {e}", path.display()),
+        }
+    }
+}
+
+impl std::error::Error for SymbolsError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            SymbolsError::Read(e) => Some(e),
+            SymbolsError::NotElf(e) | SymbolsError::Section(_, e) => Some(e),
+            SymbolsError::Dwarf(e) => Some(e),
+            SymbolsError::File(_, e) => Some(e),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn errors_name_the_file_and_what_is_wrong() {
+        let e = Symbols::from_elf(b"not an ELF").err().unwrap();
+        assert!(matches!(e, SymbolsError::NotElf(_)));
+        assert!(
+            e.to_string().starts_with("not a readable ELF file: "),
+            "{e}"
+        );
+        let path = Path::new("/nonexistent/prog.elf");
+        let e = Symbols::load(path).err().unwrap();
+        let io = std::fs::read(path).unwrap_err();
+        assert_eq!(e.to_string(), format!("/nonexistent/prog.elf: {io}"));
+        assert!(matches!(&e, SymbolsError::File(p, inner)
+            if p == path && matches!(**inner, SymbolsError::Read(_))));
+    }
 }

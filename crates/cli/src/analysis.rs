@@ -150,7 +150,7 @@ pub(crate) fn program(elf: &Path) -> Result<Program, Failure> {
         .load_file(elf)
         .map_err(|e| Failure::Tool(format!("{}: {e}", elf.display())))?
         .xlen;
-    let syms = Symbols::load(elf).map_err(Failure::Tool)?;
+    let syms = Symbols::load(elf).map_err(|e| Failure::Tool(e.to_string()))?;
     Ok(Program {
         image,
         syms,
@@ -399,10 +399,18 @@ pub fn profile(a: &ProfileArgs) -> CmdResult {
         write_file(f, p.folded(unit == Unit::Time).as_bytes())?;
     }
     if let Some(f) = &a.flamegraph {
-        write_file(f, &export::flamegraph(&p, unit, &title)?)?;
+        write_file(
+            f,
+            &export::flamegraph(&p, unit, &title).map_err(|e| e.to_string())?,
+        )?;
     }
     if let Some(f) = &a.firefox {
-        write_file(f, export::firefox(&p, unit, &title)?.as_bytes())?;
+        write_file(
+            f,
+            export::firefox(&p, unit, &title)
+                .map_err(|e| e.to_string())?
+                .as_bytes(),
+        )?;
     }
     if let Some(f) = &a.perf_script {
         let comm = a

@@ -51,11 +51,13 @@ impl TextArgs {
             return Ok(None);
         }
         if let [one] = elfs {
-            return Symbols::load(one).map(Some).map_err(Failure::Tool);
+            return Symbols::load(one)
+                .map(Some)
+                .map_err(|e| Failure::Tool(e.to_string()));
         }
         let mut all: Vec<Function> = Vec::new();
         for e in elfs {
-            all.extend_from_slice(Symbols::load(e).map_err(Failure::Tool)?.functions());
+            all.extend_from_slice(Symbols::load(e).map_err(|e| e.to_string())?.functions());
         }
         Ok(Some(Symbols::from_functions(all)))
     }

@@ -192,7 +192,7 @@ fn prog_of(name: &str) -> &str {
 /// The QEMU binary for this ELF class and configuration, or why there is none.
 fn qemu_binary(class: u32, conf: &QemuConf) -> Result<PathBuf, String> {
     if conf.qemu10 {
-        rvtrace_testkit::qemu10(class)
+        rvtrace_testkit::qemu10(class).map_err(|e| e.to_string())
     } else {
         Ok(PathBuf::from(format!("qemu-system-riscv{class}")))
     }

@@ -25,9 +25,11 @@
 #![warn(missing_docs)]
 
 pub mod concat;
+mod error;
 #[cfg(feature = "query")]
 pub mod query;
 pub mod schema;
 pub mod tables;
 
+pub use error::TableError;
 pub use tables::{HartSink, Outputs, Tables, Written};

@@ -5,6 +5,7 @@
 //! aggregates whose size follows the program (its functions, its branches), not the trace.
 
 use crate::schema;
+use crate::TableError;
 use arrow_array::builder::{
     BooleanBuilder, StringBuilder, StringDictionaryBuilder, UInt32Builder, UInt64Builder,
     UInt8Builder,
@@ -101,24 +102,23 @@ struct Table<W: Write + Send> {
 }
 
 impl<W: Write + Send> Table<W> {
-    fn new(out: W, schema: SchemaRef, sorted_by: &[usize]) -> Result<Self, String> {
-        let w =
-            ArrowWriter::try_new(out, schema, Some(props(sorted_by))).map_err(|e| e.to_string())?;
+    fn new(out: W, schema: SchemaRef, sorted_by: &[usize]) -> Result<Self, TableError> {
+        let w = ArrowWriter::try_new(out, schema, Some(props(sorted_by)))?;
         Ok(Table { w, rows: 0 })
     }
 
     /// Writes `batch` as a row group of its own (so that each row group holds one hart).
-    fn group(&mut self, batch: RecordBatch) -> Result<(), String> {
+    fn group(&mut self, batch: RecordBatch) -> Result<(), TableError> {
         if batch.num_rows() == 0 {
             return Ok(());
         }
         self.rows += batch.num_rows() as u64;
-        self.w.write(&batch).map_err(|e| e.to_string())?;
-        self.w.flush().map_err(|e| e.to_string())
+        self.w.write(&batch)?;
+        Ok(self.w.flush()?)
     }
 
-    fn close(self) -> Result<W, String> {
-        self.w.into_inner().map_err(|e| e.to_string())
+    fn close(self) -> Result<W, TableError> {
+        Ok(self.w.into_inner()?)
     }
 }
 
@@ -290,7 +290,7 @@ impl FlowRows {
     }
 
     /// The rows so far as one batch; the builders start again.
-    fn batch(&mut self) -> Result<RecordBatch, String> {
+    fn batch(&mut self) -> Result<RecordBatch, TableError> {
         self.len = 0;
         let cols: Vec<ArrayRef> = vec![
             Arc::new(self.hart.finish()),
@@ -316,7 +316,7 @@ impl FlowRows {
             Arc::new(self.offset.finish()),
             Arc::new(self.skipped.finish()),
         ];
-        RecordBatch::try_new(schema::flow(), cols).map_err(|e| e.to_string())
+        Ok(RecordBatch::try_new(schema::flow(), cols)?)
     }
 }
 
@@ -368,7 +368,7 @@ pub struct Tables<'a, W: Write + Send> {
     harts: BTreeMap<u32, Hart<'a>>,
     walks: HashMap<(u64, u64, u64), Arc<RangeWalk>>,
     unwalked: u64,
-    error: Option<String>,
+    error: Option<TableError>,
 }
 
 impl<'a, W: Write + Send> Tables<'a, W> {
@@ -378,7 +378,7 @@ impl<'a, W: Write + Send> Tables<'a, W> {
         syms: &'a Symbols,
         isa: IsaConfig,
         out: Outputs<W>,
-    ) -> Result<Self, String> {
+    ) -> Result<Self, TableError> {
         let flow = match out.flow {
             // Each row group holds one hart's rows in `seq` order (Table::group).
             Some(w) => Some(Table::new(w, schema::flow(), &[0, 1])?),
@@ -598,7 +598,7 @@ impl<'a, W: Write + Send> Tables<'a, W> {
     }
 
     /// Writes what is left and closes every table; returns the writers and the row counts.
-    pub fn finish(mut self) -> Result<(Outputs<W>, Written), String> {
+    pub fn finish(mut self) -> Result<(Outputs<W>, Written), TableError> {
         if let Some(e) = self.error.take() {
             return Err(e);
         }
@@ -643,7 +643,7 @@ impl<'a, W: Write + Send> Tables<'a, W> {
 }
 
 /// One hart's flat profile (the order of [`rvtrace_analysis::Profile::flat`]).
-fn functions_batch(hart: u32, p: &rvtrace_analysis::Profile) -> Result<RecordBatch, String> {
+fn functions_batch(hart: u32, p: &rvtrace_analysis::Profile) -> Result<RecordBatch, TableError> {
     let flat = p.flat();
     let mut b = (
         UInt32Builder::new(),
@@ -672,7 +672,7 @@ fn functions_batch(hart: u32, p: &rvtrace_analysis::Profile) -> Result<RecordBat
         Arc::new(b.5.finish()),
         Arc::new(b.6.finish()),
     ];
-    RecordBatch::try_new(schema::functions(), cols).map_err(|e| e.to_string())
+    Ok(RecordBatch::try_new(schema::functions(), cols)?)
 }
 
 /// One hart's branch outcomes, by address.
@@ -680,7 +680,7 @@ fn branches_batch(
     hart: u32,
     m: &HashMap<u64, Outcomes>,
     syms: &Symbols,
-) -> Result<RecordBatch, String> {
+) -> Result<RecordBatch, TableError> {
     let mut pcs: Vec<_> = m.iter().collect();
     pcs.sort_unstable_by_key(|(pc, _)| **pc);
     let mut b = (
@@ -707,7 +707,7 @@ fn branches_batch(
         Arc::new(b.4.finish()),
         Arc::new(b.5.finish()),
     ];
-    RecordBatch::try_new(schema::branches(), cols).map_err(|e| e.to_string())
+    Ok(RecordBatch::try_new(schema::branches(), cols)?)
 }
 
 /// One hart's flow into [`Tables`].

@@ -10,6 +10,7 @@
 //! its section. Section names in comments are those of `specs/ctr-v1.0/body.adoc`; "draft
 //! N.N" cites a section of `specs/ctr-smctr-ssctr-v0.1.4.txt`. The crate README lists what is
 //! modelled and what is not.
+#![warn(missing_docs)]
 
 use rvtrace_isa::{CfClass, Xlen};
 use rvtrace_sim::counters::Event;

@@ -6,6 +6,7 @@
 //! execution comes as [`FlowElement::Range`]: a run of sequentially executed instructions, so a
 //! decoder that moves one basic block per branch bit reports one element per block, not one per
 //! instruction.
+#![warn(missing_docs)]
 
 use pctable::PcTable;
 use rvtrace_image::Image;

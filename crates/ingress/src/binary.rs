@@ -119,13 +119,13 @@
 use std::io::{self, Read, Write};
 
 use crate::crc32::{crc32, Crc32};
+use crate::error::HeaderError;
 use crate::varint::{get_u64, put_u64, put_u64_at, unzigzag, zigzag};
 use crate::{IngressError, Itype, Near, Record, RunHead, Xlen};
 
 /// The 8 magic bytes at the start of every binary ingress file.
 pub const MAGIC: [u8; 8] = *b"RVTRINGR";
-/// The format version this build writes and reads.
-pub const FORMAT_VERSION: u16 = 1;
+pub use crate::error::FORMAT_VERSION;
 /// Header flag bit 0: `context` and `ctype` are driven.
 pub const FLAG_CONTEXT: u16 = 1 << 0;
 /// Header flag bit 1: `time` is driven.
@@ -210,19 +210,12 @@ impl IngressHeader {
     }
 
     /// Checks the parameters a writer can store.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), HeaderError> {
         if self.itype_width != 3 && self.itype_width != 4 {
-            return Err(format!(
-                "itype width must be 3 or 4, not {}",
-                self.itype_width
-            ));
+            return Err(HeaderError::ItypeWidth(self.itype_width));
         }
         if self.source.len() > u16::MAX as usize {
-            return Err(format!(
-                "source description is {} bytes, at most {} allowed",
-                self.source.len(),
-                u16::MAX
-            ));
+            return Err(HeaderError::SourceTooLong(self.source.len()));
         }
         Ok(())
     }
@@ -1696,6 +1689,21 @@ mod tests {
 
     fn hdr() -> IngressHeader {
         IngressHeader::new(Xlen::Rv64, 4, "unit test")
+    }
+
+    #[test]
+    fn a_header_a_writer_cannot_store_is_refused() {
+        let bad = IngressHeader::new(Xlen::Rv64, 5, "unit test");
+        assert_eq!(bad.validate(), Err(HeaderError::ItypeWidth(5)));
+        let e = IngressWriter::new(Vec::new(), &bad).err().unwrap();
+        assert_eq!(e.kind(), io::ErrorKind::InvalidInput);
+        assert_eq!(e.to_string(), "itype width must be 3 or 4, not 5");
+        let long = IngressHeader::new(Xlen::Rv64, 3, "x".repeat(65536));
+        assert_eq!(
+            long.validate().unwrap_err().to_string(),
+            "source description is 65536 bytes, at most 65535 allowed"
+        );
+        assert_eq!(hdr().validate(), Ok(()));
     }
 
     fn insn(iaddr: u64, size: u32) -> Record {

@@ -3,6 +3,10 @@
 use std::fmt;
 use std::io;
 
+/// The binary format version this build writes and reads (here, below the reader and the
+/// writer, because [`IngressError::UnsupportedVersion`] names it too).
+pub const FORMAT_VERSION: u16 = 1;
+
 /// Error from reading an ingress file (binary, text, E-Trace CSV or PCSEQ).
 ///
 /// Binary-format errors carry the byte offset where the problem was found; text-format errors carry
@@ -95,7 +99,7 @@ impl fmt::Display for IngressError {
             IngressError::UnsupportedVersion(v) => write!(
                 f,
                 "unsupported ingress format version {v} (this build reads {})",
-                crate::binary::FORMAT_VERSION
+                FORMAT_VERSION
             ),
             IngressError::Truncated { offset, what } => write!(
                 f,
@@ -129,3 +133,83 @@ impl From<io::Error> for IngressError {
         IngressError::Io(e)
     }
 }
+
+/// Why an [`crate::IngressHeader`] cannot be written ([`crate::IngressHeader::validate`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum HeaderError {
+    /// The itype width is neither 3 nor 4 (`ingressPort.adoc`, "itype").
+    ItypeWidth(u8),
+    /// The source description has this many bytes; its length field holds at most 65535.
+    SourceTooLong(usize),
+}
+
+impl fmt::Display for HeaderError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            HeaderError::ItypeWidth(w) => write!(f, "itype width must be 3 or 4, not {w}"),
+            HeaderError::SourceTooLong(n) => write!(
+                f,
+                "source description is {n} bytes, at most {} allowed",
+                u16::MAX
+            ),
+        }
+    }
+}
+
+impl std::error::Error for HeaderError {}
+
+/// Why a block record cannot be split into the program's instructions
+/// ([`crate::Record::split_block`]): the record is not of this program, or is malformed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum BlockError {
+    /// The record at `iaddr` has an `ilastsize` that is no instruction size.
+    LastSize {
+        /// The block's first address.
+        iaddr: u64,
+        /// Its `ilastsize`.
+        ilastsize: u8,
+    },
+    /// The record at `iaddr` retires fewer half-words (`iretire`) than its last instruction has.
+    Retire {
+        /// The block's first address.
+        iaddr: u64,
+        /// Its `iretire`.
+        iretire: u32,
+    },
+    /// The program has no instruction at this address inside the block.
+    NoInstruction(u64),
+    /// The program's instructions from `iaddr` do not end where the block's last one begins
+    /// (`bytes` is the block's length).
+    NotAtLast {
+        /// The block's first address.
+        iaddr: u64,
+        /// The block's length in bytes (`2 * iretire`).
+        bytes: u64,
+    },
+}
+
+impl fmt::Display for BlockError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            BlockError::LastSize { iaddr, ilastsize } => {
+                write!(
+                    f,
+                    "{iaddr:#x}: ilastsize {ilastsize} is not an instruction size"
+                )
+            }
+            BlockError::Retire { iaddr, iretire } => write!(
+                f,
+                "{iaddr:#x}: iretire {iretire} is less than the last instruction"
+            ),
+            BlockError::NoInstruction(at) => write!(f, "{at:#x}: no instruction in the program"),
+            BlockError::NotAtLast { iaddr, bytes } => write!(
+                f,
+                "{iaddr:#x} +{bytes}: the program's instructions do not end at the block's last one"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for BlockError {}

@@ -51,7 +51,7 @@ pub mod text;
 mod varint;
 
 pub use binary::{IngressHeader, IngressReader, IngressWriter, WriterSink};
-pub use error::IngressError;
+pub use error::{BlockError, HeaderError, IngressError};
 pub use rvtrace_isa::{Itype, Xlen};
 pub use text::{dump, DumpSummary};
 
@@ -176,39 +176,34 @@ impl Record {
         &self,
         mut len_at: impl FnMut(u64) -> Option<u32>,
         mut f: impl FnMut(Record),
-    ) -> Result<u64, String> {
+    ) -> Result<u64, BlockError> {
         if !self.retires() || self.is_single_instruction() {
             f(*self);
             return Ok(self.retires() as u64);
         }
-        let last = self.last_size_bytes().ok_or_else(|| {
-            format!(
-                "{:#x}: ilastsize {} is not an instruction size",
-                self.iaddr, self.ilastsize
-            )
+        let last = self.last_size_bytes().ok_or(BlockError::LastSize {
+            iaddr: self.iaddr,
+            ilastsize: self.ilastsize,
         })? as u64;
         let bytes = 2 * self.iretire as u64;
-        let end = bytes.checked_sub(last).ok_or_else(|| {
-            format!(
-                "{:#x}: iretire {} is less than the last instruction",
-                self.iaddr, self.iretire
-            )
+        let end = bytes.checked_sub(last).ok_or(BlockError::Retire {
+            iaddr: self.iaddr,
+            iretire: self.iretire,
         })?;
         // The offsets of the instructions before the last, checked once, then given.
         let mut before = 0u64;
         let mut off = 0u64;
         while off < end {
             let at = self.iaddr.wrapping_add(off);
-            let len =
-                len_at(at).ok_or_else(|| format!("{at:#x}: no instruction in the program"))?;
+            let len = len_at(at).ok_or(BlockError::NoInstruction(at))?;
             off += len as u64;
             before += 1;
         }
         if off != end {
-            return Err(format!(
-                "{:#x} +{bytes}: the program's instructions do not end at the block's last one",
-                self.iaddr
-            ));
+            return Err(BlockError::NotAtLast {
+                iaddr: self.iaddr,
+                bytes,
+            });
         }
         let mut off = 0u64;
         for k in 0..before {
@@ -440,13 +435,34 @@ mod tests {
         // an address is not in it; nothing is given.
         let mut n = 0;
         let wrong = |_| Some(4);
-        assert!(block.split_block(wrong, |_| n += 1).is_err());
-        assert!(block.split_block(|_| None, |_| n += 1).is_err());
+        let text = |e: BlockError| e.to_string();
+        assert_eq!(
+            block.split_block(wrong, |_| n += 1).map_err(text),
+            Err("0x1000 +10: the program's instructions do not end at the block's last one".into())
+        );
+        assert_eq!(
+            block.split_block(|_| None, |_| n += 1).map_err(text),
+            Err("0x1000: no instruction in the program".into())
+        );
         let short = Record {
             iretire: 1,
             ..block
         };
-        assert!(short.split_block(len, |_| n += 1).is_err());
+        assert_eq!(
+            short.split_block(len, |_| n += 1).map_err(text),
+            Err("0x1000: iretire 1 is less than the last instruction".into())
+        );
+        let odd = Record {
+            ilastsize: 31,
+            ..block
+        };
+        assert_eq!(
+            odd.split_block(len, |_| n += 1),
+            Err(BlockError::LastSize {
+                iaddr: 0x1000,
+                ilastsize: 31
+            })
+        );
         assert_eq!(n, 0);
         // One instruction, or a trap that retired nothing: the record itself.
         for r in [

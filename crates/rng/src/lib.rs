@@ -10,6 +10,7 @@
 //! [`Rng::below`] keeps the small modulo bias of `%` (below 2^-40 for the bounds tests use).
 //!
 //! `rvtrace-testkit` re-exports it (`rvtrace_testkit::Rng`).
+#![warn(missing_docs)]
 #![no_std]
 
 /// A SplitMix64 generator; the value is the state (`Rng(seed)` starts a sequence).

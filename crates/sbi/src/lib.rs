@@ -10,6 +10,7 @@
 //! specification leaves one.
 //!
 //! The machine has one hart (hart id 0).
+#![warn(missing_docs)]
 
 use rvtrace_isa::Xlen;
 use rvtrace_sim::csr::{irq, num};

