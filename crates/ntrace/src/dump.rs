@@ -587,7 +587,7 @@ mod tests {
     }
 
     /// With offsets every line starts with its byte's offset: the idle run's first, each byte
-    /// of a message (N-Trace 3.5 Table 6's message between idles).
+    /// of a message (N-Trace 3.5 Table 6's message, whose last byte is 0xFF, between idles).
     #[test]
     fn offsets() {
         let data = [0xFFu8, 0x70, 0xD0, 0x1D, 0x1D, 0xF8, 0xFF, 0xFF];
@@ -616,14 +616,17 @@ mod tests {
             .collect();
         assert_eq!(
             at,
-            ["00000000", "00000001", "00000002", "00000003", "00000004", "00000005", "00000006"],
+            [
+                "00000000", "00000001", "00000002", "00000003", "00000004", "00000005", "00000006",
+                "00000007"
+            ],
             "{with}"
         );
         // The rest of each line is NexRv's text.
         let rest: Vec<&str> = with.lines().map(|l| l.get(10..).unwrap_or("")).collect();
         assert_eq!(rest, without.lines().collect::<Vec<_>>());
         assert!(
-            with.ends_with("00000006  0xFF 111111_11: Idle (2 bytes)\n"),
+            with.ends_with("00000007  0xFF 111111_11: Idle (1 bytes)\n"),
             "{with}"
         );
     }
