@@ -10,11 +10,6 @@ use rvtrace_ingress::{IngressError, IngressReader, Itype, Record};
 use rvtrace_isa::{classify, CfClass, IsaConfig};
 use std::io::Read;
 
-/// Whether `head` (the first bytes of a file) is a binary ingress file (its magic).
-pub fn is_ingress(head: &[u8]) -> bool {
-    head.starts_with(&rvtrace_ingress::binary::MAGIC)
-}
-
 /// Counts from turning a source into flow.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct SourceStats {

@@ -227,26 +227,24 @@ pub(crate) fn feed(a: &InputArgs, prog: &Program, tee: &mut Tee) -> Result<bool,
     let mut input = report::open_input(&a.input)?;
     let head = report::read_head(&mut input, 1 << 16, &name)?;
     let whole = std::io::Read::chain(std::io::Cursor::new(head.clone()), input);
-    let stats: SourceStats = if a.dec.opts.protocol.is_none() && source::is_ingress(&head) {
-        match source::ingress(whole, &prog.image, prog.isa, tee) {
-            Ok(s) => s,
-            Err(SourceError::Ingress(e)) => {
-                tee.warnings.finish();
-                let _ = crate::run::damaged_input(&name, &e, None)?;
-                return Ok(false);
+    let stats: SourceStats =
+        if a.dec.opts.protocol.is_none() && rvtrace_decode::kind::is_ingress(&head) {
+            match source::ingress(whole, &prog.image, prog.isa, tee) {
+                Ok(s) => s,
+                Err(SourceError::Ingress(e)) => {
+                    tee.warnings.finish();
+                    let _ = crate::run::damaged_input(&name, &e, None)?;
+                    return Ok(false);
+                }
+                Err(SourceError::Record(m)) => return Err(Failure::Tool(format!("{name}: {m}"))),
             }
-            Err(SourceError::Record(m)) => return Err(Failure::Tool(format!("{name}: {m}"))),
-        }
-    } else {
-        let all = head.len() < 1 << 16;
-        let trace = a.dec.resolve(&a.input, &head, all, prog.isa.xlen)?;
-        let st = rvtrace_flow::decode_read(&mut trace.decoder(&prog.image), whole, tee)
-            .map_err(|e| Failure::io(format_args!("reading {name}"), e))?;
-        SourceStats {
-            instructions: st.instructions,
-            losses: st.losses,
-        }
-    };
+        } else {
+            let all = head.len() < 1 << 16;
+            let trace = a.dec.resolve(&a.input, &head, all, prog.isa.xlen)?;
+            let st = rvtrace_flow::decode_read(&mut trace.decoder(&prog.image), whole, tee)
+                .map_err(|e| Failure::io(format_args!("reading {name}"), e))?;
+            st.into()
+        };
     tee.warnings.finish();
     Ok(stats.losses == 0)
 }
@@ -278,7 +276,7 @@ impl Harts {
         std::io::Read::take(input.reader()?, 1 << 16)
             .read_to_end(&mut head)
             .map_err(|e| input.cannot_read(e))?;
-        if a.dec.opts.protocol.is_none() && source::is_ingress(&head) {
+        if a.dec.opts.protocol.is_none() && rvtrace_decode::kind::is_ingress(&head) {
             return Err(Failure::Usage(format!(
                 "{name}: --all-harts reads a trace, not an ingress file"
             )));

@@ -11,7 +11,6 @@ use rvtrace_flow::{
     addr_with_symbol, insn_len_at, FlowElement, FlowSink, PcBinReader, PCS_BIN_MAGIC,
 };
 use rvtrace_image::Image;
-use rvtrace_ingress::binary::MAGIC;
 use rvtrace_ingress::pcs::PcListReader;
 use rvtrace_ingress::{IngressError, IngressReader, Xlen};
 use std::collections::VecDeque;
@@ -394,7 +393,7 @@ impl Opened {
         let head = report::read_head(&mut rest, 1 << 16, &name)?;
         let kind = match forced {
             Some(p) => Sniffed::Trace(p),
-            None if head.starts_with(&MAGIC) => Sniffed::Ingress,
+            None if rvtrace_decode::kind::is_ingress(&head) => Sniffed::Ingress,
             None if head.starts_with(&PCS_BIN_MAGIC) => Sniffed::PcsBin,
             None if rvtrace_decode::kind::is_text(&head) || head.is_empty() => Sniffed::PcsText,
             None => match dec.protocol(path, &head, head.len() < 1 << 16) {

@@ -174,11 +174,7 @@ impl TraceInput {
 
 /// The summary line of a decode: the decoder's counts and bits per instruction (every byte).
 fn summary(trace: &rvtrace_decode::Trace, st: &rvtrace_flow::DecodeStats) -> String {
-    let bpi = if st.instructions > 0 {
-        st.bytes as f64 * 8.0 / st.instructions as f64
-    } else {
-        0.0
-    };
+    let bpi = crate::report::per_instruction(st.bytes * 8, st.instructions);
     format!(
         "{} bytes, {} {}s, {} instructions, {} errors, {} bytes skipped, {bpi:.3} bits/instruction",
         st.bytes,

@@ -401,11 +401,7 @@ pub fn encode(a: &EncodeArgs) -> CmdResult {
     }
     if a.stats {
         if blocks && !expanded {
-            let bpi = if st.instructions > 0 {
-                st.bytes as f64 * 8.0 / st.instructions as f64
-            } else {
-                0.0
-            };
+            let bpi = crate::report::per_instruction(st.bytes * 8, st.instructions);
             // A block record counts once: instructions are not known without the program.
             say!(
                 "{} block records, {} messages, {} bytes, {bpi:.3} bits/record (--elf counts instructions)",

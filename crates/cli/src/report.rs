@@ -366,13 +366,7 @@ pub fn encode_summary(
     bytes: u64,
     payload_bits: u64,
 ) -> String {
-    let per = |bits: u64| {
-        if instructions == 0 {
-            0.0
-        } else {
-            bits as f64 / instructions as f64
-        }
-    };
+    let per = |bits| per_instruction(bits, instructions);
     format!(
         "{instructions} instructions, {} {}, {bytes} bytes, {:.3} bits/instruction with framing, {:.3} without",
         units.0,
@@ -380,4 +374,13 @@ pub fn encode_summary(
         per(bytes * 8),
         per(payload_bits)
     )
+}
+
+/// `bits` per instruction of `instructions` (0 when there is none): every summary's figure.
+pub fn per_instruction(bits: u64, instructions: u64) -> f64 {
+    if instructions == 0 {
+        0.0
+    } else {
+        bits as f64 / instructions as f64
+    }
 }

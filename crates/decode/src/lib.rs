@@ -333,14 +333,6 @@ impl Trace {
         }
     }
 
-    /// Whether a sidecar was read.
-    pub fn has_sidecar(&self) -> bool {
-        match &self.config {
-            Config::Ntrace { meta, .. } => meta.is_some(),
-            Config::Etrace { meta, .. } => meta.is_some(),
-        }
-    }
-
     /// The width of the source field (SRC, srcID) the trace is read with; 0: none.
     pub fn src_bits(&self) -> u8 {
         match &self.config {
@@ -400,19 +392,10 @@ impl Trace {
             Config::Etrace { cfg, isa, .. } => {
                 Decoder::Etrace(rvtrace_etrace::decoder::Decoder::with_options(
                     image,
-                    self.etrace_options(cfg, *isa),
+                    rvtrace_etrace::decoder::DecoderOptions::from_config(cfg, *isa),
                 ))
             }
         }
-    }
-
-    /// The E-Trace decoder's options for `cfg`.
-    fn etrace_options(
-        &self,
-        cfg: &TraceConfig,
-        isa: IsaConfig,
-    ) -> rvtrace_etrace::decoder::DecoderOptions {
-        rvtrace_etrace::decoder::DecoderOptions::from_config(cfg, isa)
     }
 
     /// Decoders of one hart each: [`Harts::decoder`] gives the decoder of source `src` (the
@@ -425,7 +408,7 @@ impl Trace {
                 code: rvtrace_ntrace::decoder::Decoder::code(image, cfg),
             },
             Config::Etrace { cfg, isa, .. } => {
-                let o = self.etrace_options(cfg, *isa);
+                let o = rvtrace_etrace::decoder::DecoderOptions::from_config(cfg, *isa);
                 Harts::Etrace {
                     image,
                     code: rvtrace_etrace::code::Code::new(image, o.isa),
@@ -460,7 +443,7 @@ impl Trace {
             .map(|(st, _)| st.into()),
             Config::Etrace { cfg, isa, .. } => rvtrace_etrace::scan::decode_parallel_to(
                 image,
-                self.etrace_options(cfg, *isa),
+                rvtrace_etrace::decoder::DecoderOptions::from_config(cfg, *isa),
                 bytes,
                 chunk_bytes,
                 jobs,
