@@ -1,7 +1,8 @@
 //! Decode a stream and print its profile:
 //! `cargo run -p rvtrace-analysis --example profile -- PROG.elf ingress|ntrace|etrace FILE`
 //! (N-Trace and E-Trace with the encoders' default options).
-use rvtrace_analysis::{source, Profiler, Symbols};
+use rvtrace_analysis::{Profiler, Symbols};
+use rvtrace_decode::ingress as source;
 use std::fs::File;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {

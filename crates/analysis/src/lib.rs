@@ -1,7 +1,8 @@
 //! What people look at after a trace: profiles (flat, call graph, folded stacks, flame graph,
 //! Firefox Profiler), line/function/branch coverage (lcov) and AutoFDO sample profiles, from
 //! the flow elements ([`rvtrace_flow::FlowElement`]) of any source: the hart's ingress records,
-//! an N-Trace or an E-Trace decode ([`source`]).
+//! an N-Trace or an E-Trace decode (the sources are `rvtrace-decode`'s; this crate knows only
+//! flow elements).
 //!
 //! * [`Symbols`]: functions and DWARF lines of the program (`object`, `addr2line`).
 //! * [`Profiler`] → [`Profile`]: instructions (and time) per call stack from a shadow call stack
@@ -9,19 +10,17 @@
 //!   [`Profile::flat`], [`Profile::folded`], [`export::flamegraph`], [`export::firefox`].
 //! * [`Counter`] → [`Counts`]: exact counts of straight-line ranges and taken transfers; from them
 //!   [`Coverage`] (lcov) and [`autofdo::text`].
-//! * [`ingress_out::FlowIngress`]: flow back to ingress records (the reverse of
-//!   [`source::IngressFlow`]), for re-encoding a decoded trace in another protocol.
 //! * [`TextTrace`]: every retired instruction with its symbol and disassembly; [`CallTrace`]:
 //!   calls and returns indented by depth, from the [`Profiler`]'s own shadow stack.
 //!
 //! ```no_run
-//! use rvtrace_analysis::{source, Profiler, Symbols};
+//! use rvtrace_analysis::{Profiler, Symbols};
 //! let mut image = rvtrace_image::Image::new();
 //! let xlen = image.load_file("prog.elf".as_ref())?.xlen;
 //! let syms = Symbols::load("prog.elf".as_ref())?;
 //! let isa = rvtrace_isa::IsaConfig::new(xlen);
 //! let mut p = Profiler::new(&image, &syms, isa);
-//! source::ingress(std::fs::File::open("t.ingress")?, &image, isa, &mut p)?;
+//! rvtrace_decode::ingress::ingress(std::fs::File::open("t.ingress")?, &image, isa, &mut p)?;
 //! print!("{}", p.profile().report(10));
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
@@ -32,9 +31,7 @@ pub mod autofdo;
 pub mod counts;
 pub mod coverage;
 pub mod export;
-pub mod ingress_out;
 pub mod profile;
-pub mod source;
 pub mod symbols;
 pub mod text;
 

@@ -3,8 +3,8 @@
 //! exports read back by their own tools' parsers (inferno, serde).
 
 use rvtrace_analysis::export::{self, Unit};
-use rvtrace_analysis::source::IngressFlow;
 use rvtrace_analysis::{Counter, Profile, Profiler, Symbols};
+use rvtrace_decode::ingress::IngressFlow;
 use rvtrace_flow::FlowSink;
 use rvtrace_isa::IsaConfig;
 use std::collections::BTreeMap;

@@ -3,8 +3,8 @@
 //! call trace's moves are the profile's call graph, and the same text comes out of the ingress
 //! records, an N-Trace decode and an E-Trace decode of one execution.
 
-use rvtrace_analysis::source::IngressFlow;
 use rvtrace_analysis::{CallTrace, Profile, Profiler, StackEvent, StackOp, Symbols, TextTrace};
+use rvtrace_decode::ingress::IngressFlow;
 use rvtrace_flow::{FlowElement, FlowSink};
 use rvtrace_image::Image;
 use rvtrace_isa::IsaConfig;

@@ -4,8 +4,8 @@
 
 use crate::report::{self, CmdResult, Failure, Output};
 use rvtrace_analysis::export::{self, Unit};
-use rvtrace_analysis::source::{self, SourceError, SourceStats};
 use rvtrace_analysis::{autofdo, CallTrace, Counter, Coverage, Profiler, Symbols, TextTrace};
+use rvtrace_decode::ingress::{self as source, SourceError, SourceStats};
 use rvtrace_flow::{loss_text, FlowElement, FlowSink};
 use rvtrace_image::Image;
 use rvtrace_isa::IsaConfig;

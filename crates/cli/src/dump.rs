@@ -13,7 +13,10 @@ The trace's protocol is --protocol's, else its sidecar's (TRACE.meta, written by
 its bytes'. N-Trace: one line per byte as NexRv's -dump prints it (TCODE and fields at the byte
 where each ends), after the byte's offset (--nexrv: NexRv's text exactly). E-Trace: one line per
 packet, its offset, format and fields, and the address it gives (--csv: the reference flow's
-te_inst CSV). On stderr: bytes, messages or packets, errors.
+te_inst CSV). With --elf, every address a message or packet gives is resolved (N-Trace: U-ADDR
+XOR the last address, as --lastip; E-Trace: a differential address added to the last) and named
+by the program's symbols, as objdump names them: `=> 0x80000010 <main+0x10>`. On stderr: bytes,
+messages or packets, errors.
 
 Exit status: 0 success; 1 the trace has errors (malformed or cut messages or packets; the dump
 shows where); 2 usage error; 125 the trace cannot be read.";
@@ -29,7 +32,8 @@ pub struct DumpArgs {
     /// --elf; else 64, with a warning.
     #[arg(long, value_name = "32|64", value_parser = crate::etrace::parse_xlen)]
     xlen: Option<u8>,
-    /// The program's ELF file, for the address width.
+    /// The program's ELF file: resolved addresses are shown with its symbols (N-Trace: implies
+    /// --lastip); E-Trace: the address width when nothing else gives it.
     #[arg(long, value_name = "ELF")]
     elf: Option<PathBuf>,
     /// E-Trace: print packets as the reference flow's te_inst CSV instead.
@@ -40,7 +44,7 @@ pub struct DumpArgs {
     #[arg(long)]
     lastip: bool,
     /// N-Trace: NexRv's `-dump` text exactly, without the byte offset that starts every line.
-    #[arg(long, conflicts_with = "lastip")]
+    #[arg(long, conflicts_with_all = ["lastip", "elf"])]
     nexrv: bool,
     /// The counts on stderr at the end (printed anyway; kept for scripts that give it).
     #[arg(long, hide = true)]
@@ -64,12 +68,12 @@ pub fn dump(a: &DumpArgs, forced: Option<Protocol>) -> CmdResult {
     let mut dec = a.dec.clone();
     dec.opts.protocol = forced.or(dec.opts.protocol);
     let protocol = dec.protocol(file, &head, head.len() < 1 << 16)?;
-    let elf_xlen = match &a.elf {
+    let (image, elf_xlen) = match &a.elf {
         Some(e) => {
-            let mut image = rvtrace_image::Image::new();
-            Some(image.load_file(e).map_err(|e| e.to_string())?.xlen)
+            let (image, xlen) = crate::trace_source::load_program(std::slice::from_ref(e))?;
+            (Some(image), xlen)
         }
-        None => None,
+        None => (None, None),
     };
     let side = (!report::is_std(file) && !dec.opts.no_meta).then_some(file.as_path());
     let xlen = a
@@ -89,7 +93,8 @@ pub fn dump(a: &DumpArgs, forced: Option<Protocol>) -> CmdResult {
     let (summary, errors) = match &trace.config {
         Config::Ntrace { cfg, .. } => {
             let opts = rvtrace_ntrace::dump::DumpOptions {
-                lastip: a.lastip,
+                lastip: a.lastip || image.is_some(),
+                image: image.as_ref(),
                 extend_addr_msb: cfg.extend_addr_msb.then_some(cfg.isa.xlen),
                 offsets: !a.nexrv,
             };
@@ -107,7 +112,11 @@ pub fn dump(a: &DumpArgs, forced: Option<Protocol>) -> CmdResult {
             if !known && !a.csv {
                 warn!("{}: address width unknown (no sidecar, --xlen, --scf or --elf): assuming 64 bits", file.display());
             }
-            let st = rvtrace_etrace::dump::dump_read(whole, cfg, a.csv, &mut out)
+            let opts = rvtrace_etrace::dump::DumpOptions {
+                csv: a.csv,
+                image: image.as_ref(),
+            };
+            let st = rvtrace_etrace::dump::dump_read(whole, cfg, &opts, &mut out)
                 .map_err(|e| failed(&out, e))?;
             (
                 format!(

@@ -1,10 +1,10 @@
 //! `rvtrace transcode`: an N-Trace trace re-encoded as E-Trace, or the reverse, through flow
 //! elements: decode (the decoder options and sidecar as `decode`), turn the flow back into the
-//! hart's ingress records (`rvtrace_analysis::ingress_out`), encode with the other protocol's
+//! hart's ingress records (`rvtrace_decode::transcode`), encode with the other protocol's
 //! library encoder. No temporary files; memory stays flat in the trace's size.
 
 use crate::report::{self, CmdResult, Failure, Output};
-use rvtrace_analysis::ingress_out::{AdaptStats, EtraceOut, FlowIngress, IngressSink, NtraceOut};
+use rvtrace_decode::transcode::{AdaptStats, EtraceOut, FlowIngress, IngressSink, NtraceOut};
 use rvtrace_decode::Protocol;
 use rvtrace_flow::{loss_text, FlowElement, FlowSink, TraceDecoder};
 use rvtrace_isa::IsaConfig;

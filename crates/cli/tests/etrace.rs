@@ -607,3 +607,77 @@ fn help_and_dump() {
         assert!(stderr(&o).contains(what), "{}", stderr(&o));
     }
 }
+
+/// `dump --elf` (issue 28): every resolved address of either protocol's dump carries the
+/// function it falls in, `<sym+0xoff>`, which must be `riscv64-unknown-elf-nm`'s: the nearest
+/// function symbol at or below the address (an alias at the same address is as good). Without
+/// `--elf` the lines are the same less the names (and, for N-Trace, less the `--lastip`
+/// addresses `--elf` implies).
+#[test]
+fn dump_elf_names_addresses_as_nm_does() {
+    let tmp = tmpdir("dumpelf");
+    let r = run(&tmp, "fnptr-rv64gc");
+    let et = tmp.join("d.etrace").display().to_string();
+    encode(&r, &et, &[]);
+    let nt = tmp.join("d.ntrace").display().to_string();
+    let o = rvtrace(&["encode", "ntrace", &r.ingress, "-o", &nt]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let nm = std::process::Command::new("riscv64-unknown-elf-nm")
+        .args(["-n", &r.elf])
+        .output();
+    let Ok(nm) = nm else {
+        eprintln!("note: riscv64-unknown-elf-nm not found; dump --elf not checked against it");
+        return;
+    };
+    let funcs: Vec<(u64, String)> = String::from_utf8_lossy(&nm.stdout)
+        .lines()
+        .filter_map(|l| {
+            let mut w = l.split_whitespace();
+            let (a, k, n) = (w.next()?, w.next()?, w.next()?);
+            matches!(k, "T" | "t").then(|| (u64::from_str_radix(a, 16).unwrap(), n.to_string()))
+        })
+        .collect();
+    let names = |a: u64| -> Vec<String> {
+        let base = funcs.iter().rev().find(|(b, _)| *b <= a).unwrap().0;
+        funcs
+            .iter()
+            .filter(|(b, _)| *b == base)
+            .map(|(_, n)| match a - base {
+                0 => format!("<{n}>"),
+                off => format!("<{n}+{off:#x}>"),
+            })
+            .collect()
+    };
+    for (trace, arrow, lastip) in [(&et, "  -> ", None), (&nt, " => ", Some("--lastip"))] {
+        let with = rvtrace(&["dump", trace, "--elf", &r.elf]);
+        assert!(with.status.success(), "{}", stderr(&with));
+        let mut args = vec!["dump", trace.as_str()];
+        args.extend(lastip);
+        let without = rvtrace(&args);
+        assert!(without.status.success(), "{}", stderr(&without));
+        let (with, without) = (stdout(&with), stdout(&without));
+        assert_eq!(with.lines().count(), without.lines().count());
+        let mut named = 0;
+        for (w, p) in with.lines().zip(without.lines()) {
+            let Some(at) = w.find(arrow) else {
+                assert_eq!(w, p);
+                continue;
+            };
+            let mut rest = w[at + arrow.len()..].split(' ');
+            let (addr, name) = (rest.next().unwrap(), rest.next().unwrap_or(""));
+            let a = u64::from_str_radix(addr.trim_start_matches("0x"), 16).unwrap();
+            assert!(
+                names(a).iter().any(|n| n == name),
+                "{w}: nm says {:?}",
+                names(a)
+            );
+            // The same line without the name.
+            assert_eq!(w.replacen(&format!(" {name}"), "", 1), p);
+            named += 1;
+        }
+        assert!(named > 10, "{trace}: {named} addresses named\n{with}");
+    }
+    // NexRv's text has no room for names.
+    let o = rvtrace(&["dump", &nt, "--nexrv", "--elf", &r.elf]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+}

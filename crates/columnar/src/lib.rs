@@ -4,7 +4,7 @@
 //! `query`: Apache DataFusion) or many (Spark reads the same files).
 //!
 //! ```no_run
-//! use rvtrace_analysis::{source, Symbols};
+//! use rvtrace_analysis::Symbols;
 //! use rvtrace_columnar::{Outputs, Tables};
 //! let mut image = rvtrace_image::Image::new();
 //! let xlen = image.load_file("prog.elf".as_ref())?.xlen;
@@ -16,7 +16,7 @@
 //!     branches: None,
 //! };
 //! let mut t = Tables::new(&image, &syms, isa, out)?;
-//! source::ingress(std::fs::File::open("t.ingress")?, &image, isa, &mut t.hart(0))?;
+//! rvtrace_decode::ingress::ingress(std::fs::File::open("t.ingress")?, &image, isa, &mut t.hart(0))?;
 //! let (_files, written) = t.finish()?;
 //! println!("{} flow rows", written.flow);
 //! # Ok::<(), Box<dyn std::error::Error>>(())

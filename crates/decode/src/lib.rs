@@ -10,6 +10,10 @@
 //! * [`resolve`]: a trace's protocol (the options, else its sidecar, else its bytes) and its
 //!   configuration (the options completed by the sidecar), with the warnings to show.
 //! * [`Decoder`]: either protocol's decoder behind the one [`TraceDecoder`] shape.
+//! * [`ingress`]: the hart's ingress records (`rvtrace run --ingress`) read as a trace: flow
+//!   elements from records, as a decoder gives them from packets.
+//! * [`transcode`]: the reverse, flow elements back to ingress records, to re-encode a decoded
+//!   trace with either protocol's encoder (`rvtrace transcode`).
 //!
 //! A trace to the instructions it executed, whatever its protocol:
 //!
@@ -30,8 +34,10 @@
 //! ```
 #![warn(missing_docs)]
 
+pub mod ingress;
 pub mod kind;
 mod options;
+pub mod transcode;
 mod units;
 
 pub use options::{DecodeOptions, SrcOptions};

@@ -11,6 +11,16 @@ use crate::config::{Framing, TraceConfig};
 use crate::params::IOptions;
 use crate::TeInst;
 
+/// How the dump is written.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct DumpOptions<'a> {
+    /// The reference flow's `te_inst` CSV instead of the text.
+    pub csv: bool,
+    /// The program whose symbols name each resolved address (`-> 0x80000010 <main+0x10>`, as
+    /// objdump writes them).
+    pub image: Option<&'a rvtrace_image::Image>,
+}
+
 /// Counts from a dump.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct DumpStats {
@@ -46,7 +56,7 @@ pub fn option_names(o: IOptions) -> String {
 }
 
 /// Write the packets of `data` (framed as `cfg.framing`, laid out per `cfg.params`) to `out`:
-/// one line per packet, `OFFSET  KIND  FIELDS  -> ADDRESS`; with `csv`, the reference flow's
+/// one line per packet, `OFFSET  KIND  FIELDS  -> ADDRESS`; with `opts.csv`, the reference flow's
 /// `te_inst` CSV instead (header first, CRLF line ends as its Python csv writer ends them, errors
 /// left out). A stream of several harts (an encapsulation *srcID* field, `e-trace-specifics.adoc`):
 /// with `cfg.srcid` only that hart's packets are written; without, each line names its packet's
@@ -54,10 +64,10 @@ pub fn option_names(o: IOptions) -> String {
 pub fn dump<W: Write + ?Sized>(
     data: &[u8],
     cfg: &TraceConfig,
-    csv: bool,
+    opts: &DumpOptions,
     out: &mut W,
 ) -> io::Result<DumpStats> {
-    dump_read(data, cfg, csv, out)
+    dump_read(data, cfg, opts, out)
 }
 
 /// [`dump`] of a stream read from `input` a window at a time
@@ -66,10 +76,10 @@ pub fn dump<W: Write + ?Sized>(
 pub fn dump_read<R: io::Read, W: Write + ?Sized>(
     input: R,
     cfg: &TraceConfig,
-    csv: bool,
+    opts: &DumpOptions,
     out: &mut W,
 ) -> io::Result<DumpStats> {
-    let mut lines = Lines::new(cfg, csv, out)?;
+    let mut lines = Lines::new(cfg, opts, out)?;
     let mut werr: Option<io::Error> = None;
     let bytes = read_trace_items(input, cfg, |off, item, options, bytes| {
         match lines.item(off, item, options, bytes) {
@@ -92,6 +102,7 @@ struct Lines<'a, W: Write + ?Sized> {
     out: &'a mut W,
     p: crate::Params,
     csv: bool,
+    image: Option<&'a rvtrace_image::Image>,
     /// The mask of an instruction address (`iaddress_width_p` bits).
     amask: u64,
     /// The last absolute address of each *srcID* (0 without), to resolve differential
@@ -106,8 +117,9 @@ struct Lines<'a, W: Write + ?Sized> {
 
 impl<'a, W: Write + ?Sized> Lines<'a, W> {
     /// The dump of a stream configured by `cfg` to `out` (the CSV header written first).
-    fn new(cfg: &TraceConfig, csv: bool, out: &'a mut W) -> io::Result<Self> {
+    fn new(cfg: &TraceConfig, opts: &DumpOptions<'a>, out: &'a mut W) -> io::Result<Self> {
         let p = cfg.params;
+        let csv = opts.csv;
         if csv {
             write!(out, "{CSV_HEADER}\r\n")?;
         }
@@ -124,6 +136,7 @@ impl<'a, W: Write + ?Sized> Lines<'a, W> {
             out,
             p,
             csv,
+            image: opts.image,
             amask,
             last: HashMap::new(),
             named,
@@ -181,7 +194,12 @@ impl<'a, W: Write + ?Sized> Lines<'a, W> {
                     }
                     (_, Some(x)) => {
                         *last = Some(x);
-                        format!("  -> {x:#x}")
+                        match self.image {
+                            Some(image) => {
+                                format!("  -> {}", rvtrace_flow::addr_with_symbol(image, x))
+                            }
+                            None => format!("  -> {x:#x}"),
+                        }
                     }
                     (_, None) if pkt.tail().is_some() => {
                         "  -> ? (no address to resolve from yet)".into()
@@ -223,7 +241,8 @@ mod tests {
         out: &mut W,
     ) -> io::Result<DumpStats> {
         let (encap, raw) = cfg.framing.reader();
-        let mut lines = Lines::new(cfg, csv, out)?;
+        let opts = DumpOptions { csv, image: None };
+        let mut lines = Lines::new(cfg, &opts, out)?;
         let mut rd = crate::codec::PacketReader::new(data, encap, raw, cfg.params, cfg.options);
         while let Some((off, item)) = rd.next() {
             lines.item(off as u64, item, rd.options(), &data[off..])?;
@@ -271,7 +290,8 @@ mod tests {
                         seed: i as u64 + 1,
                         max: 97,
                     };
-                    let st = dump_read(r, &cfg, csv, &mut got).unwrap();
+                    let st =
+                        dump_read(r, &cfg, &DumpOptions { csv, image: None }, &mut got).unwrap();
                     assert_eq!((st.packets, st.errors), (want_st.packets, want_st.errors));
                     assert_eq!(st.bytes, data.len() as u64);
                     assert!(
@@ -339,7 +359,7 @@ mod tests {
         let dump = |data: &[u8], srcid| {
             let cfg = base.with_srcid(srcid).unwrap();
             let mut out = Vec::new();
-            dump_read(data, &cfg, false, &mut out).unwrap();
+            dump_read(data, &cfg, &DumpOptions::default(), &mut out).unwrap();
             let text = String::from_utf8(out).unwrap();
             text.lines()
                 .map(|l| l[10..].to_string())
@@ -436,7 +456,7 @@ mod tests {
             given: &given,
             at: None,
         };
-        let st = dump_read(r, &cfg, false, &mut out).unwrap();
+        let st = dump_read(r, &cfg, &DumpOptions::default(), &mut out).unwrap();
         assert_eq!(st.bytes, 64 << 16);
         assert!(out.at.unwrap() <= 4 << 16, "first write at {:?}", out.at);
     }

@@ -211,7 +211,7 @@ fn dump_resolves_addresses_the_program_executed() {
     assert!(!cfg.options.full_address);
     let bytes = encode(&cfg, &run.image, &run.records);
     let mut text = Vec::new();
-    let st = rvtrace_etrace::dump::dump(&bytes, &cfg, false, &mut text).unwrap();
+    let st = rvtrace_etrace::dump::dump(&bytes, &cfg, &Default::default(), &mut text).unwrap();
     assert_eq!(st.errors, 0);
     let text = String::from_utf8(text).unwrap();
     let executed: std::collections::HashSet<u64> = run.pcs.iter().copied().collect();

@@ -588,10 +588,16 @@ impl<W: Write> PcWriter<'_, W> {
 
 /// `0x1234 <func+0x10>`: an address with the symbol it falls in, when the image has one.
 pub fn addr_with_symbol(image: &Image, addr: u64) -> String {
+    format!("{addr:#x}{}", symbol_suffix(image, addr))
+}
+
+/// ` <func+0x10>` (` <func>` at its start): the symbol `addr` falls in, as objdump writes it
+/// after an address; empty when the image has none there.
+pub fn symbol_suffix(image: &Image, addr: u64) -> String {
     match image.symbol_at(addr) {
-        Some((s, 0)) => format!("{addr:#x} <{}>", s.name),
-        Some((s, off)) => format!("{addr:#x} <{}+{off:#x}>", s.name),
-        None => format!("{addr:#x}"),
+        Some((s, 0)) => format!(" <{}>", s.name),
+        Some((s, off)) => format!(" <{}+{off:#x}>", s.name),
+        None => String::new(),
     }
 }
 

@@ -41,11 +41,14 @@ fn write_byte_prefix(out: &mut impl Write, b: u8, at: Option<u64>) -> io::Result
 }
 
 /// Extra columns of the dump (the default is NexRv's text exactly).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct DumpOptions {
+#[derive(Clone, Copy, Debug, Default)]
+pub struct DumpOptions<'a> {
     /// Show the absolute address next to each F-ADDR/U-ADDR field (as Intel `ptdump --lastip`):
     /// F-ADDR as it is, U-ADDR XOR the previous address (N-Trace 8.1).
     pub lastip: bool,
+    /// With [`DumpOptions::lastip`], the program whose symbols name each absolute address
+    /// (` => 0x80000010 <main+0x10>`, as objdump writes them).
+    pub image: Option<&'a rvtrace_image::Image>,
     /// The addresses use the MSB extension of this XLEN (trTeInstExtendAddrMSB, 8.2).
     pub extend_addr_msb: Option<Xlen>,
     /// Start every line with the byte offset of its byte in the trace (8 hex digits, as the
@@ -108,6 +111,9 @@ fn dump_message(
                 }
                 if let (Some(a), "FADDR" | "UADDR") = (addr, s.name) {
                     write!(out, " => 0x{a:X}")?;
+                    if let Some(image) = opts.image {
+                        write!(out, "{}", rvtrace_flow::symbol_suffix(image, a))?;
+                    }
                 }
             }
         }
@@ -204,7 +210,7 @@ pub fn dump_read(
 /// The state of [`dump_read`] between bytes.
 struct Dumper<'a> {
     cfg: &'a CodecConfig,
-    opts: &'a DumpOptions,
+    opts: &'a DumpOptions<'a>,
     st: DumpStats,
     deframer: Deframer,
     last_addr: u64,
@@ -391,8 +397,8 @@ mod tests {
         for (lastip, offsets) in [(false, false), (true, false), (true, true)] {
             let opts = DumpOptions {
                 lastip,
-                extend_addr_msb: None,
                 offsets,
+                ..DumpOptions::default()
             };
             for (i, data) in inputs.iter().enumerate() {
                 let cfg = CodecConfig::default();
@@ -569,8 +575,7 @@ mod tests {
         let mut last = Vec::new();
         let opts = DumpOptions {
             lastip: true,
-            extend_addr_msb: None,
-            offsets: false,
+            ..DumpOptions::default()
         };
         dump_with(&bytes, &cfg, &opts, &mut last).unwrap();
         let last = String::from_utf8(last).unwrap();

@@ -1,4 +1,4 @@
-//! Flow elements back to ingress records: the reverse of [`crate::source::IngressFlow`]. A
+//! Flow elements back to ingress records: the reverse of [`crate::ingress::IngressFlow`]. A
 //! decoded trace (N-Trace or E-Trace) becomes the records the hart would have given its
 //! encoder (one per retired instruction, one with `iretire` 0 per fault or interrupt), so that
 //! another protocol's encoder can take them (`rvtrace transcode`).
@@ -431,7 +431,7 @@ impl<S: IngressSink> FlowSink for FlowIngress<'_, S> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::source::IngressFlow;
+    use crate::ingress::IngressFlow;
     use rvtrace_ingress::Itype;
 
     fn image(code: &[u32]) -> Image {

@@ -3,7 +3,7 @@
 //! and give the bytes `encode` makes from the original ingress wherever the input protocol
 //! carries everything the output's encoder reads. A loss in the input is kept in the output.
 
-use rvtrace_analysis::ingress_out::{AdaptStats, EtraceOut, FlowIngress, NtraceOut};
+use rvtrace_decode::transcode::{AdaptStats, EtraceOut, FlowIngress, NtraceOut};
 use rvtrace_etrace::config::{ConfigInputs, TraceConfig};
 use rvtrace_etrace::decoder::{Decoder as EDecoder, DecoderOptions};
 use rvtrace_etrace::encoder::{Encoder as EEncoder, FrameWriter};

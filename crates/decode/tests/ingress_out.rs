@@ -2,7 +2,7 @@
 //! run -> ingress -> encode X -> decode X -> adapter equals the original records in every field
 //! protocol X carries, for every test program and random programs, N-Trace and E-Trace.
 
-use rvtrace_analysis::ingress_out::{AdaptStats, FlowIngress, Records};
+use rvtrace_decode::transcode::{AdaptStats, FlowIngress, Records};
 use rvtrace_etrace::config::{ConfigInputs, TraceConfig};
 use rvtrace_etrace::decoder::{Decoder as EDecoder, DecoderOptions};
 use rvtrace_etrace::encoder::{Encoder as EEncoder, FrameWriter};

@@ -1,7 +1,6 @@
 //! Where flow comes from when it is not a decoded trace: an ingress file (the hart's retired
 //! instructions, `rvtrace run --ingress`), as a decoder of a lossless trace would report it.
-//! Traces of either protocol come from their decoders, through the decode layer
-//! (`rvtrace-decode`).
+//! Traces of either protocol come from their decoders ([`crate::Trace::decoder`]).
 
 use rvtrace_flow::walk::Ranges;
 use rvtrace_flow::{insn_len_at, FlowElement, FlowSink, SyncReason};
@@ -82,7 +81,11 @@ impl<'a> IngressFlow<'a> {
 
     /// One record. Returns an error for a record of several instructions that the image does
     /// not cover.
-    pub fn push<S: FlowSink + ?Sized>(&mut self, r: &Record, sink: &mut S) -> Result<(), String> {
+    pub fn push<S: FlowSink + ?Sized>(
+        &mut self,
+        r: &Record,
+        sink: &mut S,
+    ) -> Result<(), RecordError> {
         self.records += 1;
         if !self.started {
             self.started = true;
@@ -105,19 +108,18 @@ impl<'a> IngressFlow<'a> {
                 context: None,
             });
         }
+        let record = self.records - 1;
         if r.retires() && r.last_size_bytes().is_none() {
-            return Err(format!(
-                "record {}: ilastsize {} is not an instruction size",
-                self.records - 1,
-                r.ilastsize
-            ));
+            return Err(RecordError::LastSize {
+                record,
+                ilastsize: r.ilastsize,
+            });
         }
         if r.retires() && r.iaddr & 1 != 0 {
-            return Err(format!(
-                "record {}: iaddr {:#x} is odd (no instruction is)",
-                self.records - 1,
-                r.iaddr
-            ));
+            return Err(RecordError::OddAddress {
+                record,
+                iaddr: r.iaddr,
+            });
         }
         if r.retires() {
             let count = if r.is_single_instruction() {
@@ -128,18 +130,15 @@ impl<'a> IngressFlow<'a> {
                 let end = r.next_iaddr();
                 while pc != end {
                     n += 1;
-                    pc = pc.wrapping_add(insn_len_at(self.image, pc).ok_or_else(|| {
-                        format!(
-                            "record {}: instructions at {pc:#x} are not in the program",
-                            self.records - 1
-                        )
-                    })?);
+                    pc = pc.wrapping_add(
+                        insn_len_at(self.image, pc)
+                            .ok_or(RecordError::NotInProgram { record, pc })?,
+                    );
                     if n > r.iretire as u64 {
-                        return Err(format!(
-                            "record {}: iretire {} does not end on an instruction",
-                            self.records - 1,
-                            r.iretire
-                        ));
+                        return Err(RecordError::Iretire {
+                            record,
+                            iretire: r.iretire,
+                        });
                     }
                 }
                 n
@@ -196,25 +195,98 @@ impl<'a> IngressFlow<'a> {
     }
 }
 
+/// A record that is not an execution of the program (counted from 0 in `record`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RecordError {
+    /// `ilastsize` is not an instruction size (ingressPort.adoc: 2 or 4 bytes).
+    LastSize {
+        /// The record's index.
+        record: u64,
+        /// Its `ilastsize` field.
+        ilastsize: u8,
+    },
+    /// A retiring record at an odd address.
+    OddAddress {
+        /// The record's index.
+        record: u64,
+        /// Its `iaddr`.
+        iaddr: u64,
+    },
+    /// A record of several instructions runs outside the program.
+    NotInProgram {
+        /// The record's index.
+        record: u64,
+        /// The first address with no instruction.
+        pc: u64,
+    },
+    /// A record of several instructions whose `iretire` half-words do not end on an instruction.
+    Iretire {
+        /// The record's index.
+        record: u64,
+        /// Its `iretire`.
+        iretire: u32,
+    },
+}
+
+impl std::fmt::Display for RecordError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match *self {
+            RecordError::LastSize { record, ilastsize } => {
+                write!(
+                    f,
+                    "record {record}: ilastsize {ilastsize} is not an instruction size"
+                )
+            }
+            RecordError::OddAddress { record, iaddr } => {
+                write!(
+                    f,
+                    "record {record}: iaddr {iaddr:#x} is odd (no instruction is)"
+                )
+            }
+            RecordError::NotInProgram { record, pc } => {
+                write!(
+                    f,
+                    "record {record}: instructions at {pc:#x} are not in the program"
+                )
+            }
+            RecordError::Iretire { record, iretire } => {
+                write!(
+                    f,
+                    "record {record}: iretire {iretire} does not end on an instruction"
+                )
+            }
+        }
+    }
+}
+
+impl std::error::Error for RecordError {}
+
 /// Why an ingress file could not be read to its end.
 #[derive(Debug)]
 pub enum SourceError {
     /// The file is damaged, cut or not an ingress file.
     Ingress(IngressError),
     /// A record does not fit the program (a record of several instructions outside it).
-    Record(String),
+    Record(RecordError),
 }
 
 impl std::fmt::Display for SourceError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             SourceError::Ingress(e) => e.fmt(f),
-            SourceError::Record(m) => f.write_str(m),
+            SourceError::Record(e) => e.fmt(f),
         }
     }
 }
 
-impl std::error::Error for SourceError {}
+impl std::error::Error for SourceError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            SourceError::Ingress(e) => Some(e),
+            SourceError::Record(e) => Some(e),
+        }
+    }
+}
 
 /// Reads a whole binary ingress file into flow. A damaged file delivers the flow of the
 /// records before the damage, then the error.
