@@ -73,7 +73,10 @@ struct Encoded {
 impl Encoded {
     /// The address tails of the packets.
     fn tails(&self) -> Vec<AddrTail> {
-        self.packets.iter().filter_map(|p| p.tail().copied()).collect()
+        self.packets
+            .iter()
+            .filter_map(|p| p.tail().copied())
+            .collect()
     }
 }
 
@@ -236,10 +239,18 @@ fn trace_ends_at_looplabel_in_the_second_iteration() {
         ins(4, jr()),
         ins(2, Itype::None),
     ];
-    for e in encoded("looplabel.case", "tracing ends at looplabel in the second", &recs) {
+    for e in encoded(
+        "looplabel.case",
+        "tracing ends at looplabel in the second",
+        &recs,
+    ) {
         assert_eq!(last_qual_status(&e), Some(QualStatus::EndedNtr));
     }
-    for e in encoded("looplabel.case", "tracing ends at looplabel in the first", &recs[..3]) {
+    for e in encoded(
+        "looplabel.case",
+        "tracing ends at looplabel in the first",
+        &recs[..3],
+    ) {
         assert_eq!(last_qual_status(&e), Some(QualStatus::EndedRep));
     }
 }
@@ -461,14 +472,17 @@ fn looplabel_continuation_then_a_full_branch_map() {
     recs.push(ins(4, Itype::None));
     let cases = encoded("looplabel-continuation.case", "f's second entry", &recs);
     assert_eq!(cases.len(), IR_SETS);
-    assert!(with(&cases, "implicit-return").packets.iter().any(|p| matches!(
-        p,
-        TeInst::Branch {
-            branches: 0,
-            tail: None,
-            ..
-        }
-    )));
+    assert!(with(&cases, "implicit-return")
+        .packets
+        .iter()
+        .any(|p| matches!(
+            p,
+            TeInst::Branch {
+                branches: 0,
+                tail: None,
+                ..
+            }
+        )));
 }
 
 #[test]

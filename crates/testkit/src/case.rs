@@ -839,6 +839,36 @@ instructions 1..3
     }
 
     #[test]
+    fn options_of_the_file_then_the_case_and_named_values() {
+        let text = "protocol x\noption a=1\n0x100: 952e add a0,a0,a1\ncase c\noption b=raw\nR q=two\npcs 0x100\n";
+        let f = CaseFile::parse("t.case", text).unwrap();
+        let c = &f.cases[0];
+        let o: Vec<_> = f
+            .options_of(c)
+            .map(|o| (o.name.as_str(), o.value.as_str()))
+            .collect();
+        assert_eq!(o, [("a", "1"), ("b", "raw")]);
+        assert_eq!(f.options[0].number(&f), Ok(1));
+        assert_eq!(
+            c.options[0].number(&f).unwrap_err().to_string(),
+            "t.case:5: option b=raw: not a number"
+        );
+        let TraceLine::Record { line, name, fields } = &c.trace[0] else {
+            panic!("{:?}", c.trace)
+        };
+        let names: &[(&str, &[&str])] = &[("q", &["zero", "one", "two"])];
+        let x = Fields::new(&f, *line, name, fields, &["q"], names).unwrap();
+        assert_eq!(x.get("q"), 2);
+        assert_eq!(
+            Fields::new(&f, *line, name, fields, &["q"], &[])
+                .err()
+                .unwrap()
+                .to_string(),
+            "t.case:6: q=two: not a number"
+        );
+    }
+
+    #[test]
     fn a_wrong_expectation_names_its_line() {
         let f = CaseFile::parse("t.case", TEXT).unwrap();
         let image = f.image().unwrap();

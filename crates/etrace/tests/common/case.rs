@@ -108,7 +108,11 @@ pub fn te_inst(
         (1, None) => [&["branches", "branch_map"][..], TAIL].concat(),
         (2, None) => TAIL.to_vec(),
         (3, Some(0)) => [&SYNC[..], &["address"]].concat(),
-        (3, Some(1)) => [&SYNC[..], &["ecause", "interrupt", "thaddr", "address", "tval"]].concat(),
+        (3, Some(1)) => [
+            &SYNC[..],
+            &["ecause", "interrupt", "thaddr", "address", "tval"],
+        ]
+        .concat(),
         (3, Some(2)) => vec!["privilege", "time", "context"],
         (3, Some(3)) => vec![
             "ienable",
@@ -119,7 +123,11 @@ pub fn te_inst(
             "dloss",
             "doptions",
         ],
-        _ => return Err(err(format!("format {format} subformat {sub:?}: no such packet"))),
+        _ => {
+            return Err(err(format!(
+                "format {format} subformat {sub:?}: no such packet"
+            )))
+        }
     };
     let all = [&["format", "subformat", "src", "tstamp"][..], &known].concat();
     let x = Fields::new(f, line, name, w, &all, QUAL)?;
@@ -193,7 +201,7 @@ pub fn te_inst(
             ienable: bit("ienable")?,
             encoder_mode: x.get("encoder_mode"),
             qual_status: rvtrace_etrace::codec::QualStatus::from_code(
-                x.bits("qual_status", 2)? as u8,
+                x.bits("qual_status", 2)? as u8
             ),
             ioptions: x.get("ioptions"),
             denable: bit("denable")?,
