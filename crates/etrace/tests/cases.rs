@@ -23,13 +23,13 @@ fn decoder<'a>(image: &'a Image, cfg: &TraceConfig, xlen: Xlen) -> Decoder<'a> {
     )
 }
 
-/// The case's trace as bytes, decoded; the decoder's count of losses must be the flow's.
+/// The case's trace as bytes, decoded; the decoder's counts must be the flow's.
 fn run(f: &CaseFile, c: &Case, image: &Image) -> Result<Vec<FlowElement>, CaseError> {
     let cfg = common::config(f, c)?;
     let (_, bytes) = common::trace(f, c, &cfg)?;
     let mut el = Vec::new();
     let st = decode_all(&mut decoder(image, &cfg, f.xlen), &bytes, &mut el);
-    f.check_loss_count(c, st.losses, &el)?;
+    f.check_counts(c, &st, &el)?;
     Ok(el)
 }
 

@@ -1,12 +1,12 @@
 //! The hand-written N-Trace decoder cases: every `tests/cases/*.case` of protocol `ntrace`
 //! (format: `tests/cases/README.md`), its messages encoded with the crate's own codec
-//! (`Message::encode`) and decoded by `decoder::decode`. A failure names the file and line.
+//! (`Message::encode`) and decoded by the N-Trace decoder. A failure names the file and line.
 
-use rvtrace_flow::FlowElement;
+use rvtrace_flow::{decode_all, FlowElement};
 use rvtrace_image::Image;
 use rvtrace_isa::IsaConfig;
 use rvtrace_ntrace::codec::{Addr, Body, Message};
-use rvtrace_ntrace::decoder::{decode, DecoderConfig};
+use rvtrace_ntrace::decoder::{Decoder, DecoderConfig};
 use rvtrace_testkit::case::{run_all, Case, CaseError, CaseFile, Fields, TraceLine};
 use std::path::Path;
 
@@ -127,7 +127,7 @@ fn message(
     })
 }
 
-/// The case's trace as bytes, decoded; the decoder's count of losses must be the flow's.
+/// The case's trace as bytes, decoded; the decoder's counts must be the flow's.
 fn run(f: &CaseFile, c: &Case, image: &Image) -> Result<Vec<FlowElement>, CaseError> {
     let cfg = config(f, c)?;
     let mut bytes = Vec::new();
@@ -140,8 +140,8 @@ fn run(f: &CaseFile, c: &Case, image: &Image) -> Result<Vec<FlowElement>, CaseEr
         }
     }
     let mut el: Vec<FlowElement> = Vec::new();
-    let st = decode(image, cfg, &bytes, &mut el);
-    f.check_loss_count(c, st.errors, &el)?;
+    let st = decode_all(&mut Decoder::new(image, cfg), &bytes, &mut el);
+    f.check_counts(c, &st, &el)?;
     Ok(el)
 }
 

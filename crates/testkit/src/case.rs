@@ -8,7 +8,7 @@
 //!
 //! Every error names the file and line (`cases/x.case:12: ...`).
 
-use rvtrace_flow::{for_each_pc, FlowElement, FlowSink, FlowText};
+use rvtrace_flow::{for_each_pc, DecodeStats, FlowElement, FlowSink, FlowText};
 use rvtrace_image::Image;
 use rvtrace_isa::{disasm::Disasm, insn_len, Xlen};
 use std::fmt;
@@ -328,22 +328,33 @@ impl CaseFile {
         self.options.iter().chain(&case.options)
     }
 
-    /// The decoder's count of losses (`counted`) must be the flow's (`elements`); an error at
-    /// `case`'s line otherwise.
-    pub fn check_loss_count(
+    /// The decoder's counts (`st`) must be the flow's (`elements`): its losses, the bytes they
+    /// skipped and its instructions; an error at `case`'s line otherwise.
+    pub fn check_counts(
         &self,
         case: &Case,
-        counted: u64,
+        st: &DecodeStats,
         elements: &[FlowElement],
     ) -> Result<(), CaseError> {
-        let losses = elements
-            .iter()
-            .filter(|e| matches!(e, FlowElement::Loss { .. }))
-            .count() as u64;
-        if counted != losses {
+        let (mut losses, mut skipped, mut instructions) = (0, 0, 0);
+        for e in elements {
+            match e {
+                FlowElement::Loss { skipped: s, .. } => {
+                    losses += 1;
+                    skipped += s.unwrap_or(0);
+                }
+                FlowElement::Range { count, .. } => instructions += count,
+                _ => {}
+            }
+        }
+        let flow = (losses, skipped, instructions);
+        if (st.losses, st.skipped_bytes, st.instructions) != flow {
             return Err(self.error(
                 case.line,
-                format!("the stats count {counted} losses, the flow {losses}"),
+                format!(
+                    "the stats count {} losses, {} bytes skipped, {} instructions; the flow {losses}, {skipped}, {instructions}",
+                    st.losses, st.skipped_bytes, st.instructions
+                ),
             ));
         }
         Ok(())
