@@ -8,7 +8,7 @@ mod common;
 
 use rvtrace_etrace::config::TraceConfig;
 use rvtrace_etrace::decoder::{Decoder, DecoderOptions};
-use rvtrace_flow::{decode_all, FlowElement};
+use rvtrace_flow::FlowElement;
 use rvtrace_image::Image;
 use rvtrace_isa::{IsaConfig, Xlen};
 use rvtrace_testkit::case::{run_all, Case, CaseError, CaseFile};
@@ -27,10 +27,7 @@ fn decoder<'a>(image: &'a Image, cfg: &TraceConfig, xlen: Xlen) -> Decoder<'a> {
 fn run(f: &CaseFile, c: &Case, image: &Image) -> Result<Vec<FlowElement>, CaseError> {
     let cfg = common::config(f, c)?;
     let (_, bytes) = common::trace(f, c, &cfg)?;
-    let mut el = Vec::new();
-    let st = decode_all(&mut decoder(image, &cfg, f.xlen), &bytes, &mut el);
-    f.check_counts(c, &st, &el)?;
-    Ok(el)
+    f.decode(c, &mut decoder(image, &cfg, f.xlen), &bytes)
 }
 
 #[test]

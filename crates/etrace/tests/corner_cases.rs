@@ -99,7 +99,6 @@ fn encoded(file: &str, name: &str, recs: &[Record]) -> Vec<Encoded> {
         assert_eq!(c.pcs.as_ref().map(|p| &p.1), Some(&retired), "{at}: PCs");
         let cfg = common::config(&f, c).unwrap();
         let (written, _) = common::trace(&f, c, &cfg).unwrap();
-        let written: Vec<TeInst> = written.into_iter().map(|(_, p)| p).collect();
         let mut enc = Encoder::new(&cfg, Vec::new()).unwrap();
         for r in recs {
             enc.push(r).unwrap();

@@ -2,7 +2,7 @@
 //! (format: `tests/cases/README.md`), its messages encoded with the crate's own codec
 //! (`Message::encode`) and decoded by the N-Trace decoder. A failure names the file and line.
 
-use rvtrace_flow::{decode_all, FlowElement};
+use rvtrace_flow::FlowElement;
 use rvtrace_image::Image;
 use rvtrace_isa::IsaConfig;
 use rvtrace_ntrace::codec::{Addr, Body, Message};
@@ -139,10 +139,7 @@ fn run(f: &CaseFile, c: &Case, image: &Image) -> Result<Vec<FlowElement>, CaseEr
             TraceLine::Bytes { bytes: b, .. } => bytes.extend_from_slice(b),
         }
     }
-    let mut el: Vec<FlowElement> = Vec::new();
-    let st = decode_all(&mut Decoder::new(image, cfg), &bytes, &mut el);
-    f.check_counts(c, &st, &el)?;
-    Ok(el)
+    f.decode(c, &mut Decoder::new(image, cfg), &bytes)
 }
 
 #[test]

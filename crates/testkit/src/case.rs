@@ -8,7 +8,9 @@
 //!
 //! Every error names the file and line (`cases/x.case:12: ...`).
 
-use rvtrace_flow::{for_each_pc, DecodeStats, FlowElement, FlowSink, FlowText};
+use rvtrace_flow::{
+    decode_all, for_each_pc, DecodeStats, FlowElement, FlowSink, FlowText, TraceDecoder,
+};
 use rvtrace_image::Image;
 use rvtrace_isa::{disasm::Disasm, insn_len, Xlen};
 use std::fmt;
@@ -326,6 +328,20 @@ impl CaseFile {
     /// harness reads one name once).
     pub fn options_of<'a>(&'a self, case: &'a Case) -> impl Iterator<Item = &'a OptionLine> {
         self.options.iter().chain(&case.options)
+    }
+
+    /// The flow `dec` gives for the trace `bytes` of `case` (a protocol's harness made both);
+    /// an error if the decoder's counts are not the flow's ([`CaseFile::check_counts`]).
+    pub fn decode<D: TraceDecoder>(
+        &self,
+        case: &Case,
+        dec: &mut D,
+        bytes: &[u8],
+    ) -> Result<Vec<FlowElement>, CaseError> {
+        let mut elements = Vec::new();
+        let st = decode_all(dec, bytes, &mut elements);
+        self.check_counts(case, &st, &elements)?;
+        Ok(elements)
     }
 
     /// The decoder's counts (`st`) must be the flow's (`elements`): its losses, the bytes they

@@ -100,7 +100,12 @@ pub fn te_inst(
     }
     let err = |m: String| f.error(line, m);
     // The format and subformat first: they decide the other fields.
-    let head = Fields::new(f, line, name, w, ALL, QUAL)?;
+    let head: Vec<_> = w
+        .iter()
+        .filter(|(k, _)| k == "format" || k == "subformat")
+        .cloned()
+        .collect();
+    let head = Fields::new(f, line, name, &head, &["format", "subformat"], &[])?;
     let (format, sub) = (head.bits("format", 2)?, head.opt("subformat"));
     let known: Vec<&str> = match (format, sub) {
         (0, Some(0)) => [&["branch_count", "branch_fmt"][..], TAIL].concat(),
@@ -217,39 +222,6 @@ pub fn te_inst(
     Ok((pkt, frame))
 }
 
-/// Every field name of any packet (the first look at a line, for its format and subformat).
-const ALL: &[&str] = &[
-    "format",
-    "subformat",
-    "src",
-    "tstamp",
-    "address",
-    "notify",
-    "updiscon",
-    "irreport",
-    "irdepth",
-    "branch_count",
-    "branch_fmt",
-    "index",
-    "branches",
-    "branch_map",
-    "branch",
-    "privilege",
-    "time",
-    "context",
-    "ecause",
-    "interrupt",
-    "thaddr",
-    "tval",
-    "ienable",
-    "encoder_mode",
-    "qual_status",
-    "ioptions",
-    "denable",
-    "dloss",
-    "doptions",
-];
-
 /// The fields format 3 subformats 0 and 1 begin with.
 const SYNC: [&str; 4] = ["branch", "privilege", "time", "context"];
 
@@ -259,7 +231,7 @@ const QUAL: &[(&str, &[&str])] = &[(
     &["no_change", "ended_rep", "trace_lost", "ended_ntr"],
 )];
 
-/// A case's packets with the line of each, and its trace as bytes: each `te_inst` encoded and
+/// A case's packets, and its trace as bytes: each `te_inst` encoded and
 /// framed by the crate's codec as `cfg` says (`te_inst_raw` or the encapsulation; a support
 /// packet's *ioptions* lay out the packets after it, as in the encoder's `FrameWriter`), the
 /// `bytes` lines as they are.
@@ -267,7 +239,7 @@ pub fn trace(
     f: &CaseFile,
     c: &Case,
     cfg: &TraceConfig,
-) -> Result<(Vec<(usize, TeInst)>, Vec<u8>), CaseError> {
+) -> Result<(Vec<TeInst>, Vec<u8>), CaseError> {
     let (encap, raw) = cfg.framing.reader();
     let mut options = cfg.options;
     let mut packets = Vec::new();
@@ -288,7 +260,7 @@ pub fn trace(
                 let n = encode_frame(&pkt, &cfg.params, options, &frame, &encap, &mut out)
                     .map_err(|e| f.error(*line, format!("{}: {e}", pkt.kind())))?;
                 bytes.extend_from_slice(&out[..n]);
-                packets.push((*line, pkt));
+                packets.push(pkt);
             }
             TraceLine::Bytes { bytes: b, .. } => bytes.extend_from_slice(b),
         }
