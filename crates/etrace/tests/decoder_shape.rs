@@ -5,7 +5,7 @@
 use rvtrace_etrace::config::{ConfigInputs, Framing, Preset, TraceConfig};
 use rvtrace_etrace::decoder::{Decoder, DecoderOptions};
 use rvtrace_etrace::encoder::{post_iss_itype, Encoder, FrameWriter};
-use rvtrace_flow::{decode_all, FlowElement, LossReason, TraceDecoder};
+use rvtrace_flow::{decode_all, FlowElement, TraceDecoder};
 use rvtrace_image::Image;
 use rvtrace_ingress::{Itype, Record};
 use rvtrace_isa::IsaConfig;
@@ -104,67 +104,6 @@ fn pushed_in_pieces_equals_whole_and_the_run() {
             assert_eq!(cut, whole, "pieces of {piece}");
         }
     }
-}
-
-/// Skipped bytes are counted as the losses report them.
-#[test]
-fn damaged_stream_counts_skipped_bytes() {
-    let run = run_test_program("recurse-rv64gc", 4);
-    let cfg = TraceConfig::build(&ConfigInputs {
-        xlen_bits: 64,
-        itype_width: Some(4),
-        ..ConfigInputs::default()
-    })
-    .unwrap();
-    let mut bytes = encode(&cfg, &run.image, &run.records);
-    let mid = bytes.len() / 2;
-    for b in &mut bytes[mid..mid + 40] {
-        *b = 0xff;
-    }
-    let mut elements = Vec::new();
-    let mut dec = Decoder::with_options(
-        &run.image,
-        DecoderOptions::from_config(&cfg, IsaConfig::rv64()),
-    );
-    let st = decode_all(&mut dec, &bytes, &mut elements);
-    let losses: Vec<_> = elements
-        .iter()
-        .filter_map(|e| match e {
-            FlowElement::Loss { skipped, .. } => Some(skipped.unwrap_or(0)),
-            _ => None,
-        })
-        .collect();
-    assert!(st.losses > 0);
-    assert_eq!(st.losses, losses.len() as u64);
-    assert_eq!(st.skipped_bytes, losses.iter().sum::<u64>());
-    assert!(st.instructions < run.pcs.len() as u64);
-    // Bytes that do not frame are malformed packets.
-    assert!(elements.iter().any(|e| matches!(
-        e,
-        FlowElement::Loss {
-            reason: LossReason::Malformed(_),
-            ..
-        }
-    )));
-    // A stream cut short lost its end, and says only that.
-    let cut = &encode(&cfg, &run.image, &run.records)[..mid];
-    let mut elements = Vec::new();
-    let mut dec = Decoder::with_options(
-        &run.image,
-        DecoderOptions::from_config(&cfg, IsaConfig::rv64()),
-    );
-    decode_all(&mut dec, cut, &mut elements);
-    let kinds: Vec<_> = elements
-        .iter()
-        .filter_map(|e| match e {
-            FlowElement::Loss { reason, .. } => Some(reason),
-            _ => None,
-        })
-        .collect();
-    assert!(
-        !kinds.is_empty() && kinds.iter().all(|r| matches!(r, LossReason::EndLost(_))),
-        "{kinds:?}"
-    );
 }
 
 /// `post-iss` calls `c.jr x5` (0x8282: c.jr, funct4 1000, rs1 = 5) an other uninferable jump, and

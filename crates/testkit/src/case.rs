@@ -3,11 +3,14 @@
 //! must give, in the spirit of libipt's `.ptt` files. This module reads the format, builds the
 //! program, runs every case of a directory and checks what a decoder gave; the protocol's own
 //! harness turns the trace lines into bytes with its codec and decodes them (N-Trace:
-//! `crates/ntrace/tests/cases.rs`). The format: `crates/ntrace/tests/cases/README.md`.
+//! `crates/ntrace/tests/cases.rs`, E-Trace: `crates/etrace/tests/cases.rs`). The format:
+//! `crates/ntrace/tests/cases/README.md`.
 //!
 //! Every error names the file and line (`cases/x.case:12: ...`).
 
-use rvtrace_flow::{for_each_pc, FlowElement, FlowSink, FlowText};
+use rvtrace_flow::{
+    decode_all, for_each_pc, DecodeStats, FlowElement, FlowSink, FlowText, TraceDecoder,
+};
 use rvtrace_image::Image;
 use rvtrace_isa::{disasm::Disasm, insn_len, Xlen};
 use std::fmt;
@@ -49,6 +52,30 @@ pub struct ProgramLine {
     pub text: String,
 }
 
+/// An `option name=value` line: a decoder or codec setting the protocol's harness reads (the
+/// value as written: a number, or a word such as `raw`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OptionLine {
+    /// Line in the file.
+    pub line: usize,
+    /// The option's name.
+    pub name: String,
+    /// Its value as written.
+    pub value: String,
+}
+
+impl OptionLine {
+    /// The value as a number ([`number`]); an error naming the line if it is none.
+    pub fn number(&self, file: &CaseFile) -> Result<u64, CaseError> {
+        number(&self.value).ok_or_else(|| {
+            file.error(
+                self.line,
+                format!("option {}={}: not a number", self.name, self.value),
+            )
+        })
+    }
+}
+
 /// One line of a trace: a message or packet with its fields, or raw bytes.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum TraceLine {
@@ -59,8 +86,8 @@ pub enum TraceLine {
         line: usize,
         /// The message or packet name (`IndirectBranch`, `te_inst`).
         name: String,
-        /// The fields in the order written.
-        fields: Vec<(String, u64)>,
+        /// The fields in the order written, each value as written (see [`Fields`]).
+        fields: Vec<(String, String)>,
     },
     /// `bytes ff 00 ff*100`: bytes as they are (`*N` repeats one).
     Bytes {
@@ -89,6 +116,8 @@ pub struct Case {
     pub line: usize,
     /// Its name (the rest of the `case` line).
     pub name: String,
+    /// Its own `option` lines (written after its `case` line), applied after the file's.
+    pub options: Vec<OptionLine>,
     /// The trace, in order.
     pub trace: Vec<TraceLine>,
     /// `pcs`: the executed PCs, in order (the line of the first `pcs` line).
@@ -111,8 +140,9 @@ pub struct CaseFile {
     pub protocol: String,
     /// `xlen 32|64` (64 when not given).
     pub xlen: Xlen,
-    /// `option name=value` lines: decoder or codec settings the protocol's harness reads.
-    pub options: Vec<(usize, String, u64)>,
+    /// The `option name=value` lines before the first case: decoder or codec settings the
+    /// protocol's harness reads, for every case (see [`CaseFile::options_of`]).
+    pub options: Vec<OptionLine>,
     /// The program, in the order written.
     pub program: Vec<ProgramLine>,
     /// The cases, in the order written.
@@ -179,8 +209,13 @@ impl CaseFile {
                     }
                 }
                 "option" => {
-                    let (k, v) = field(rest).map_err(err)?;
-                    f.options.push((line, k, v));
+                    let (name, value) = field(rest).map_err(err)?;
+                    let o = OptionLine { line, name, value };
+                    // Before the first case: the file's; after a `case` line: that case's.
+                    match f.cases.last_mut() {
+                        Some(c) => c.options.push(o),
+                        None => f.options.push(o),
+                    }
                 }
                 "case" => f.cases.push(Case {
                     line,
@@ -287,6 +322,58 @@ impl CaseFile {
             msg: e.to_string(),
         })?;
         CaseFile::parse(&name, &text)
+    }
+
+    /// The options of `case`: the file's, then the case's own (a later one wins where a
+    /// harness reads one name once).
+    pub fn options_of<'a>(&'a self, case: &'a Case) -> impl Iterator<Item = &'a OptionLine> {
+        self.options.iter().chain(&case.options)
+    }
+
+    /// The flow `dec` gives for the trace `bytes` of `case` (a protocol's harness made both);
+    /// an error if the decoder's counts are not the flow's ([`CaseFile::check_counts`]).
+    pub fn decode<D: TraceDecoder>(
+        &self,
+        case: &Case,
+        dec: &mut D,
+        bytes: &[u8],
+    ) -> Result<Vec<FlowElement>, CaseError> {
+        let mut elements = Vec::new();
+        let st = decode_all(dec, bytes, &mut elements);
+        self.check_counts(case, &st, &elements)?;
+        Ok(elements)
+    }
+
+    /// The decoder's counts (`st`) must be the flow's (`elements`): its losses, the bytes they
+    /// skipped and its instructions; an error at `case`'s line otherwise.
+    pub fn check_counts(
+        &self,
+        case: &Case,
+        st: &DecodeStats,
+        elements: &[FlowElement],
+    ) -> Result<(), CaseError> {
+        let (mut losses, mut skipped, mut instructions) = (0, 0, 0);
+        for e in elements {
+            match e {
+                FlowElement::Loss { skipped: s, .. } => {
+                    losses += 1;
+                    skipped += s.unwrap_or(0);
+                }
+                FlowElement::Range { count, .. } => instructions += count,
+                _ => {}
+            }
+        }
+        let flow = (losses, skipped, instructions);
+        if (st.losses, st.skipped_bytes, st.instructions) != flow {
+            return Err(self.error(
+                case.line,
+                format!(
+                    "the stats count {} losses, {} bytes skipped, {} instructions; the flow {losses}, {skipped}, {instructions}",
+                    st.losses, st.skipped_bytes, st.instructions
+                ),
+            ));
+        }
+        Ok(())
     }
 
     /// An error at `line` of this file.
@@ -497,13 +584,12 @@ fn program_line(line: usize, addr: &str, rest: &str) -> Result<ProgramLine, Stri
     })
 }
 
-/// `name=value`.
-fn field(w: &str) -> Result<(String, u64), String> {
-    let (k, v) = w
-        .split_once('=')
-        .ok_or_else(|| format!("{w}: not name=value"))?;
-    let v = number(v).ok_or_else(|| format!("{w}: {v} is no number"))?;
-    Ok((k.to_string(), v))
+/// `name=value` (the value as written).
+fn field(w: &str) -> Result<(String, String), String> {
+    match w.split_once('=') {
+        Some((k, v)) if !k.is_empty() && !v.is_empty() => Ok((k.to_string(), v.to_string())),
+        _ => Err(format!("{w}: not name=value")),
+    }
 }
 
 /// `ff 00 ff*100`.
@@ -531,29 +617,53 @@ pub fn flow_text(image: &Image, elements: &[FlowElement]) -> Vec<String> {
         .collect()
 }
 
-/// The fields of a trace record, for a protocol's encoder: a field not written is 0.
+/// The fields of a trace record, for a protocol's encoder: a field not written is 0. A value is
+/// a number ([`number`]) or, for a field the protocol names its values of, one of those names
+/// (E-Trace's `qual_status=ended_rep`, as `rvtrace dump` prints it).
 pub struct Fields<'a> {
     file: &'a CaseFile,
     line: usize,
-    fields: &'a [(String, u64)],
+    fields: Vec<(String, u64)>,
 }
 
 impl<'a> Fields<'a> {
-    /// The fields `fields` written at `line` of `file`; an error when one is not in `known`.
+    /// The fields `fields` of record `name` written at `line` of `file`; an error when one is not
+    /// in `known` or its value is neither a number nor, for a field of `named` (field, the names
+    /// of its values 0, 1, ...), one of its names.
     pub fn new(
         file: &'a CaseFile,
         line: usize,
         name: &str,
-        fields: &'a [(String, u64)],
+        fields: &[(String, String)],
         known: &[&str],
+        named: &[(&str, &[&str])],
     ) -> Result<Self, CaseError> {
-        if let Some((k, _)) = fields.iter().find(|(k, _)| !known.contains(&k.as_str())) {
-            return Err(file.error(
-                line,
-                format!("{name} has no field {k} (it has {})", known.join(", ")),
-            ));
+        let mut values = Vec::new();
+        for (k, v) in fields {
+            if !known.contains(&k.as_str()) {
+                return Err(file.error(
+                    line,
+                    format!("{name} has no field {k} (it has {})", known.join(", ")),
+                ));
+            }
+            let names = named.iter().find(|(f, _)| f == k).map_or(&[][..], |n| n.1);
+            let value = number(v)
+                .or_else(|| names.iter().position(|n| n == v).map(|i| i as u64))
+                .ok_or_else(|| {
+                    let or = if names.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" or one of {}", names.join(", "))
+                    };
+                    file.error(line, format!("{k}={v}: not a number{or}"))
+                })?;
+            values.push((k.clone(), value));
         }
-        Ok(Fields { file, line, fields })
+        Ok(Fields {
+            file,
+            line,
+            fields: values,
+        })
     }
 
     /// The value of field `name` if written.
@@ -656,6 +766,23 @@ pub fn run_dir(
     (run, failures)
 }
 
+/// A protocol's test of its cases: every case of `dir` written for `protocol` through `decode`
+/// ([`run_dir`], each decode given 120 s: a guard against a walk that never ends, not a
+/// measurement); panics listing every failure, or when there is no case. Returns the number of
+/// cases run.
+pub fn run_all(dir: &Path, protocol: &str, decode: Decode) -> usize {
+    let (n, failures) = run_dir(dir, protocol, decode, Duration::from_secs(120));
+    let text: Vec<String> = failures.iter().map(|e| e.to_string()).collect();
+    assert!(
+        failures.is_empty(),
+        "{} of {n} cases failed:\n{}",
+        failures.len(),
+        text.join("\n")
+    );
+    assert!(n > 0, "no {protocol} case in {}", dir.display());
+    n
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -690,9 +817,9 @@ instructions 1..3
                     line: 7,
                     name: "Sync".into(),
                     fields: vec![
-                        ("icnt".into(), 0),
-                        ("faddr".into(), 0x80),
-                        ("hist".into(), 5)
+                        ("icnt".into(), "0".into()),
+                        ("faddr".into(), "0x80".into()),
+                        ("hist".into(), "0b101".into())
                     ],
                 },
                 TraceLine::Bytes {
@@ -735,6 +862,36 @@ instructions 1..3
         assert_eq!(
             f.image().unwrap_err().to_string(),
             "t.case:2: 0x952e is `add a0,a0,a1`, not `sub a0,a0,a1`"
+        );
+    }
+
+    #[test]
+    fn options_of_the_file_then_the_case_and_named_values() {
+        let text = "protocol x\noption a=1\n0x100: 952e add a0,a0,a1\ncase c\noption b=raw\nR q=two\npcs 0x100\n";
+        let f = CaseFile::parse("t.case", text).unwrap();
+        let c = &f.cases[0];
+        let o: Vec<_> = f
+            .options_of(c)
+            .map(|o| (o.name.as_str(), o.value.as_str()))
+            .collect();
+        assert_eq!(o, [("a", "1"), ("b", "raw")]);
+        assert_eq!(f.options[0].number(&f), Ok(1));
+        assert_eq!(
+            c.options[0].number(&f).unwrap_err().to_string(),
+            "t.case:5: option b=raw: not a number"
+        );
+        let TraceLine::Record { line, name, fields } = &c.trace[0] else {
+            panic!("{:?}", c.trace)
+        };
+        let names: &[(&str, &[&str])] = &[("q", &["zero", "one", "two"])];
+        let x = Fields::new(&f, *line, name, fields, &["q"], names).unwrap();
+        assert_eq!(x.get("q"), 2);
+        assert_eq!(
+            Fields::new(&f, *line, name, fields, &["q"], &[])
+                .err()
+                .unwrap()
+                .to_string(),
+            "t.case:6: q=two: not a number"
         );
     }
 
