@@ -63,12 +63,11 @@ fn with_sync(mut cfg: EncoderConfig) -> EncoderConfig {
 
 #[test]
 fn parallel_equals_sequential_every_program_every_configuration() {
-    let mut chunks_redone = 0;
-    let mut syncs_seen = 0;
-    for elf in traceable_programs() {
+    let counts = rvtrace_testkit::par::par_map(&traceable_programs(), |elf| {
         let name = elf.file_stem().unwrap().to_str().unwrap();
-        let run = run_program(&elf, &format!("elf/{name}.elf"), 4);
+        let run = run_program(elf, &format!("elf/{name}.elf"), 4);
         let xlen = run.image.files()[0].xlen;
+        let (mut syncs_seen, mut chunks_redone) = (0, 0);
         for (cname, cfg) in configs(xlen) {
             let cfg = with_sync(cfg);
             let (bytes, _) = encode(cfg, &run.records);
@@ -83,7 +82,10 @@ fn parallel_equals_sequential_every_program_every_configuration() {
             };
             chunks_redone += check(&what, &run.image, dcfg, &bytes, runs).0;
         }
-    }
+        (syncs_seen, chunks_redone)
+    });
+    let syncs_seen: usize = counts.iter().map(|c| c.0).sum();
+    let chunks_redone: u64 = counts.iter().map(|c| c.1).sum();
     println!("{syncs_seen} synchronization messages, {chunks_redone} chunks decoded again");
     assert!(syncs_seen > 10000, "the tests cut the traces");
 }

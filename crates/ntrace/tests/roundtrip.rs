@@ -98,11 +98,13 @@ fn round_trip_every_program_every_configuration() {
     let names: Vec<&str> = configs(Xlen::Rv64).iter().map(|c| c.0).collect();
     let mut bytes = vec![0u64; names.len()];
     let mut insns = 0u64;
-    for elf in &programs {
+    let outs = rvtrace_testkit::par::par_map(&programs, |elf| {
         let name = elf.file_stem().unwrap().to_str().unwrap();
         let run = run_program(elf, &format!("elf/{name}.elf"), 4);
-        insns += run.pcs.len() as u64;
-        let out = round_trip(name, &run);
+        (run.pcs.len() as u64, round_trip(name, &run))
+    });
+    for (n, out) in outs {
+        insns += n;
         for (k, n) in out.iter().enumerate() {
             bytes[k] += n;
         }
@@ -121,10 +123,11 @@ fn round_trip_every_program_every_configuration() {
 /// configuration. `RVTRACE_RANDOM_SEEDS` runs more.
 #[test]
 fn round_trip_random_programs() {
-    for seed in seeds(60) {
+    let seeds: Vec<u64> = seeds(60).collect();
+    rvtrace_testkit::par::par_map(&seeds, |&seed| {
         let p = random_program(seed);
         let run = run_elf_bytes(&p.elf, 4);
         assert_eq!(run.stop, rvtrace_testkit::Stop::Exit(0), "seed {seed}");
         round_trip(&format!("random program {seed} ({:?})", p.shape), &run);
-    }
+    });
 }

@@ -11,6 +11,7 @@ pub mod asm;
 pub mod bench;
 pub mod case;
 pub mod flow;
+pub mod par;
 pub mod randprog;
 pub mod records;
 
