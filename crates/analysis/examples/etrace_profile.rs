@@ -3,7 +3,7 @@
 //! (a trace of `rvtrace encode etrace` with its default options).
 use rvtrace_analysis::{Profiler, Symbols};
 use rvtrace_etrace::config::{ConfigInputs, TraceConfig};
-use rvtrace_etrace::decoder::{Decoder, DecoderOptions};
+use rvtrace_etrace::decoder::{Decoder, DecoderConfig};
 use rvtrace_flow::decode_read;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -20,7 +20,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         xlen_bits: xlen.bits() as u8,
         ..Default::default()
     })?;
-    let mut decoder = Decoder::with_options(&image, DecoderOptions::from_config(&cfg, isa));
+    let mut decoder = Decoder::new(&image, DecoderConfig::from_config(&cfg, isa));
     let stats = decode_read(&mut decoder, std::fs::File::open(trace)?, &mut profiler)?;
     print!("{}", profiler.profile().report(10));
     println!(

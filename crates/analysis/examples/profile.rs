@@ -30,8 +30,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 ..Default::default()
             };
             let cfg = TraceConfig::build(&inputs)?;
-            let o = rvtrace_etrace::decoder::DecoderOptions::from_config(&cfg, isa);
-            let mut dec = rvtrace_etrace::decoder::Decoder::with_options(&image, o);
+            let o = rvtrace_etrace::decoder::DecoderConfig::from_config(&cfg, isa);
+            let mut dec = rvtrace_etrace::decoder::Decoder::new(&image, o);
             rvtrace_flow::decode_read(&mut dec, input, &mut profiler)?.into()
         }
         _ => return Err(format!("{kind}: not ingress, ntrace or etrace").into()),

@@ -7,7 +7,7 @@
 mod common;
 
 use rvtrace_etrace::config::TraceConfig;
-use rvtrace_etrace::decoder::{Decoder, DecoderOptions};
+use rvtrace_etrace::decoder::{Decoder, DecoderConfig};
 use rvtrace_flow::FlowElement;
 use rvtrace_image::Image;
 use rvtrace_isa::{IsaConfig, Xlen};
@@ -17,9 +17,9 @@ use std::path::Path;
 /// The decoder for a trace made with `cfg` of a hart with `xlen` (the one place the decoder's
 /// construction is named).
 fn decoder<'a>(image: &'a Image, cfg: &TraceConfig, xlen: Xlen) -> Decoder<'a> {
-    Decoder::with_options(
+    Decoder::new(
         image,
-        DecoderOptions::from_config(cfg, IsaConfig::new(xlen)),
+        DecoderConfig::from_config(cfg, IsaConfig::new(xlen)),
     )
 }
 

@@ -91,7 +91,7 @@ impl DecoderConfig {
     }
 
     /// Settings that contradict each other (a usage error): an SRC that does not fit its field.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), crate::options::ConfigError> {
         match self.src {
             Some(id) => crate::options::check_src(id, self.codec.src_bits),
             None => Ok(()),
