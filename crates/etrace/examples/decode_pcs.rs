@@ -42,3 +42,32 @@ fn default_trace_gives_the_run() {
     let input = common::input(&[], None).unwrap();
     assert_eq!(pcs(&input), (input.pcs.clone().unwrap(), 0));
 }
+
+/// A trace and its sidecar named on the command line: the sidecar gives the settings the
+/// trace does not carry (here a return address stack and a 4-bit srcID field, without which
+/// the trace does not decode).
+#[test]
+fn trace_and_sidecar_from_the_command_line() {
+    use rvtrace_etrace::options::Options;
+    let run = rvtrace_testkit::run_test_program(common::PROGRAM, 4);
+    let options = Options {
+        return_stack: Some(8),
+        srcid_bits: Some(4),
+        ..Options::default()
+    };
+    // What `rvtrace encode etrace --return-stack 8 --src-bits 4` encodes with.
+    let cfg = options.config(64, None).unwrap();
+    let dir = std::env::temp_dir().join(format!("rvtrace-etrace-example-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let trace = dir.join("t.te");
+    let bytes = rvtrace_etrace::encoder::encode(&cfg, &run.records).unwrap();
+    std::fs::write(&trace, bytes).unwrap();
+    let elf = rvtrace_testkit::test_program(common::PROGRAM);
+    let args = [trace.display().to_string(), elf.display().to_string()];
+    // Without the sidecar the defaults do not fit the trace.
+    assert_ne!(pcs(&common::input(&args, None).unwrap()).1, 0);
+    options.for_sidecar(&cfg).write(&trace).unwrap();
+    let got = pcs(&common::input(&args, None).unwrap());
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert_eq!(got, (run.pcs, 0));
+}

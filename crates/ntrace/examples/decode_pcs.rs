@@ -42,3 +42,30 @@ fn default_trace_gives_the_run() {
     let input = common::input(&[], None).unwrap();
     assert_eq!(pcs(&input), (input.pcs.clone().unwrap(), 0));
 }
+
+/// A trace and its sidecar named on the command line: the sidecar gives the settings the
+/// trace does not carry (here a 3-bit SRC field, without which the trace does not decode).
+#[test]
+fn trace_and_sidecar_from_the_command_line() {
+    use rvtrace_ntrace::insn::LinkRule;
+    use rvtrace_ntrace::meta::{sidecar_path, Meta};
+    use rvtrace_ntrace::options::EncoderConfig;
+    let run = rvtrace_testkit::run_test_program(common::PROGRAM, 4);
+    // What `rvtrace encode ntrace --src-bits 3 --src-id 5` encodes with.
+    let mut cfg = EncoderConfig::new(rvtrace_isa::Xlen::Rv64);
+    cfg.codec.src_bits = 3;
+    cfg.src_id = 5;
+    let dir = std::env::temp_dir().join(format!("rvtrace-ntrace-example-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let trace = dir.join("t.nex");
+    std::fs::write(&trace, rvtrace_ntrace::encoder::encode(cfg, &run.records).0).unwrap();
+    let elf = rvtrace_testkit::test_program(common::PROGRAM);
+    let args = [trace.display().to_string(), elf.display().to_string()];
+    // Without the sidecar the defaults do not fit the trace.
+    assert_ne!(pcs(&common::input(&args, None).unwrap()).1, 0);
+    let meta = Meta::from_encoder(&cfg, Some(LinkRule::Spec));
+    std::fs::write(sidecar_path(&trace), meta.to_text()).unwrap();
+    let got = pcs(&common::input(&args, None).unwrap());
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert_eq!(got, (run.pcs, 0));
+}
