@@ -73,20 +73,12 @@ fn pushed_in_pieces_equals_whole_and_the_run() {
         // A sink that has what it needs stops the decode, pushed whole or read in pieces.
         for after in [1, 50] {
             let mut stop = Stopper::new(after);
-            let st = decode_all(
-                &mut Decoder::new(&run.image, opts),
-                &bytes,
-                &mut stop,
-            );
+            let st = decode_all(&mut Decoder::new(&run.image, opts), &bytes, &mut stop);
             check_stopped(&whole, &stop);
             assert!(st.instructions < run.pcs.len() as u64);
             let mut stop = Stopper::new(after);
-            rvtrace_flow::decode_read(
-                &mut Decoder::new(&run.image, opts),
-                &bytes[..],
-                &mut stop,
-            )
-            .unwrap();
+            rvtrace_flow::decode_read(&mut Decoder::new(&run.image, opts), &bytes[..], &mut stop)
+                .unwrap();
             check_stopped(&whole, &stop);
         }
         // Pieces of 1 byte up to more than a window: the same elements, the same counts.
