@@ -6,7 +6,7 @@
 use libfuzzer_sys::fuzz_target;
 use rvtrace_etrace::codec::EncapConfig;
 use rvtrace_etrace::config::Framing;
-use rvtrace_etrace::decoder::{Decoder, DecoderOptions, Limits};
+use rvtrace_etrace::decoder::{Decoder, DecoderConfig, Limits};
 use rvtrace_etrace::{IOptions, Params};
 use rvtrace_flow::{decode_all, FlowElement};
 use rvtrace_image::Image;
@@ -47,14 +47,14 @@ fuzz_target!(|data: &[u8]| {
         true => Framing::Raw,
         false => Framing::Encap(EncapConfig::PLAIN),
     };
-    let opts = DecoderOptions {
+    let opts = DecoderConfig {
         limits: Limits {
             max_jumps_per_packet: 1 << 12,
             max_insns_per_packet: 1 << 16,
         },
-        ..DecoderOptions::new(p, o, framing, IsaConfig::rv64())
+        ..DecoderConfig::with_layout(p, o, framing, IsaConfig::rv64())
     };
-    let mut dec = Decoder::with_options(&img, opts);
+    let mut dec = Decoder::new(&img, opts);
     let mut losses = 0u64;
     let mut sink = |e: &FlowElement| {
         if let FlowElement::Loss { .. } = e {
@@ -62,7 +62,7 @@ fuzz_target!(|data: &[u8]| {
         }
     };
     decode_all(&mut dec, &data[1..], &mut sink);
-    assert_eq!(dec.stats.errors, losses, "one count for losses and errors");
+    assert_eq!(dec.stats().errors, losses, "one count for losses and errors");
     // A stream that decodes without error ended properly (a support packet ending tracing).
-    assert!(dec.stats.errors > 0 || dec.stats.packets > 0);
+    assert!(dec.stats().errors > 0 || dec.stats().packets > 0);
 });

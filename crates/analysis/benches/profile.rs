@@ -72,7 +72,7 @@ fn main() {
     let code = Code::new(&run.image, isa);
     let (s, insns) = best_of(5, || {
         let mut p = Profiler::new(&run.image, &syms, isa);
-        let o = rvtrace_etrace::decoder::DecoderOptions::from_config(&tcfg, isa);
+        let o = rvtrace_etrace::decoder::DecoderConfig::from_config(&tcfg, isa);
         let mut dec = rvtrace_etrace::decoder::Decoder::with_code(&run.image, o, code.clone());
         rvtrace_flow::decode_all(&mut dec, &te, &mut p);
         p.profile().total().insns

@@ -24,14 +24,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             rvtrace_flow::decode_read(&mut dec, input, &mut profiler)?.into()
         }
         "etrace" => {
-            use rvtrace_etrace::config::{ConfigInputs, TraceConfig};
-            let inputs = ConfigInputs {
-                xlen_bits: xlen.bits() as u8,
-                ..Default::default()
-            };
-            let cfg = TraceConfig::build(&inputs)?;
-            let o = rvtrace_etrace::decoder::DecoderOptions::from_config(&cfg, isa);
-            let mut dec = rvtrace_etrace::decoder::Decoder::with_options(&image, o);
+            let cfg = rvtrace_etrace::decoder::DecoderConfig::new(isa);
+            let mut dec = rvtrace_etrace::decoder::Decoder::new(&image, cfg);
             rvtrace_flow::decode_read(&mut dec, input, &mut profiler)?.into()
         }
         _ => return Err(format!("{kind}: not ingress, ntrace or etrace").into()),

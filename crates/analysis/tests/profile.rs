@@ -603,8 +603,8 @@ fn random_programs_same_profile_from_every_source() {
                 let mut dec = rvtrace_ntrace::decoder::Decoder::new(image, cfg);
                 rvtrace_flow::decode_all(&mut dec, bytes, &mut both)
             } else {
-                let o = rvtrace_etrace::decoder::DecoderOptions::from_config(&ecfg, isa);
-                let mut dec = rvtrace_etrace::decoder::Decoder::with_options(image, o);
+                let o = rvtrace_etrace::decoder::DecoderConfig::from_config(&ecfg, isa);
+                let mut dec = rvtrace_etrace::decoder::Decoder::new(image, o);
                 rvtrace_flow::decode_all(&mut dec, bytes, &mut both)
             };
             assert_eq!(st.losses, 0, "seed {seed} {what}");

@@ -275,8 +275,8 @@ fn same_text_from_every_source() {
         });
         let from_etrace = both(&|s| {
             let mut sink = |e: &FlowElement| s.element(e);
-            let o = rvtrace_etrace::decoder::DecoderOptions::from_config(&ecfg, isa);
-            let mut dec = rvtrace_etrace::decoder::Decoder::with_options(image, o);
+            let o = rvtrace_etrace::decoder::DecoderConfig::from_config(&ecfg, isa);
+            let mut dec = rvtrace_etrace::decoder::Decoder::new(image, o);
             let st = rvtrace_flow::decode_all(&mut dec, &ebytes, &mut sink);
             assert_eq!(st.losses, 0);
         });

@@ -46,7 +46,9 @@ impl TraceArgs {
 
     /// The framing asked for is consistent ([`Options::check_framing`]).
     pub(crate) fn check_framing(&self) -> Result<(), Failure> {
-        self.given().check_framing().map_err(Failure::Usage)
+        self.given()
+            .check_framing()
+            .map_err(|e| Failure::Usage(e.to_string()))
     }
 }
 
@@ -65,7 +67,7 @@ fn config(
         ..o.clone()
     }
     .config(xlen_bits, data)
-    .map_err(Failure::Usage)
+    .map_err(|e| Failure::Usage(e.to_string()))
 }
 
 /// `--xlen`: 32 or 64.

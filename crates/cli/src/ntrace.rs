@@ -354,7 +354,7 @@ pub fn encode(a: &EncodeArgs) -> CmdResult {
         warn!("{inp}: no block records: --elf is not used");
     }
     // What the options ask for and what the input can serve are checked in the library.
-    cfg.validate().map_err(Failure::Usage)?;
+    cfg.validate().map_err(|e| Failure::Usage(e.to_string()))?;
     let caps = InputCaps {
         itype_width,
         sijump: has_sijump,

@@ -59,6 +59,18 @@ impl From<rvtrace_etrace::encoder::EncodeError> for Failure {
     }
 }
 
+impl From<rvtrace_etrace::meta::MetaError> for Failure {
+    fn from(e: rvtrace_etrace::meta::MetaError) -> Failure {
+        Failure::Tool(e.to_string())
+    }
+}
+
+impl From<rvtrace_sim::fdt::FdtError> for Failure {
+    fn from(e: rvtrace_sim::fdt::FdtError) -> Failure {
+        Failure::Tool(e.to_string())
+    }
+}
+
 impl From<&str> for Failure {
     fn from(s: &str) -> Failure {
         Failure::Tool(s.to_string())

@@ -249,14 +249,17 @@ pub fn transcode(a: &TranscodeArgs) -> CmdResult {
             a.dec
                 .ntrace_given()
                 .apply_to_encoder(&mut cfg)
-                .map_err(Failure::Usage)?;
-            cfg.validate().map_err(Failure::Usage)?;
+                .map_err(|e| Failure::Usage(e.to_string()))?;
+            cfg.validate().map_err(|e| Failure::Usage(e.to_string()))?;
             let caps = InputCaps {
                 itype_width: 4,
                 sijump: true,
                 time: input_time,
             };
-            for w in cfg.check_input(caps).map_err(Failure::Usage)? {
+            for w in cfg
+                .check_input(caps)
+                .map_err(|e| Failure::Usage(e.to_string()))?
+            {
                 warn!("{w}");
             }
             let out = Output::create(&a.output)?;
@@ -319,7 +322,9 @@ pub fn transcode(a: &TranscodeArgs) -> CmdResult {
                 itype_width: Some(a.eenc.itype_width),
                 ..a.dec.etrace_given()
             };
-            let cfg = o.config(xlen.bits() as u8, None).map_err(Failure::Usage)?;
+            let cfg = o
+                .config(xlen.bits() as u8, None)
+                .map_err(|e| Failure::Usage(e.to_string()))?;
             if input_time && cfg.params.notime_p {
                 note!(
                     "{name}: the input's time stamps are left out (give --timestamps to keep them)"

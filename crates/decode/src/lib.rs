@@ -275,15 +275,19 @@ pub fn resolve_as(
             let (r, w) = rvtrace_ntrace::meta::decoder_config(&given, meta.as_ref(), xlen);
             let name = trace.map_or("stdin".to_string(), |t| t.display().to_string());
             warnings.extend(w.into_iter().map(|w| format!("{name}: {w}")));
-            let (mut cfg, link) = r.map_err(Error::Usage)?;
+            let (mut cfg, link) = r.map_err(|e| Error::Usage(e.to_string()))?;
             cfg.link = link.unwrap_or(LinkRule::Spec);
             Config::Ntrace { cfg, link, meta }
         }
         Protocol::Etrace => {
             let given = opts.etrace_given();
-            given.check_framing().map_err(Error::Usage)?;
+            given
+                .check_framing()
+                .map_err(|e| Error::Usage(e.to_string()))?;
             let (o, meta, w) = match side {
-                Some(t) => given.with_sidecar(t).map_err(Error::File)?,
+                Some(t) => given
+                    .with_sidecar(t)
+                    .map_err(|e| Error::File(e.to_string()))?,
                 None => (given, None, Vec::new()),
             };
             warnings.extend(w);
@@ -298,7 +302,7 @@ pub fn resolve_as(
             }
             let cfg = o
                 .config(xlen.bits() as u8, Some(head))
-                .map_err(Error::Usage)?;
+                .map_err(|e| Error::Usage(e.to_string()))?;
             Config::Etrace {
                 cfg,
                 isa: IsaConfig::new(xlen),
@@ -396,9 +400,9 @@ impl Trace {
                 Decoder::Ntrace(rvtrace_ntrace::decoder::Decoder::new(image, *cfg))
             }
             Config::Etrace { cfg, isa, .. } => {
-                Decoder::Etrace(rvtrace_etrace::decoder::Decoder::with_options(
+                Decoder::Etrace(rvtrace_etrace::decoder::Decoder::new(
                     image,
-                    rvtrace_etrace::decoder::DecoderOptions::from_config(cfg, *isa),
+                    rvtrace_etrace::decoder::DecoderConfig::from_config(cfg, *isa),
                 ))
             }
         }
@@ -414,7 +418,7 @@ impl Trace {
                 code: rvtrace_ntrace::decoder::Decoder::code(image, cfg),
             },
             Config::Etrace { cfg, isa, .. } => {
-                let o = rvtrace_etrace::decoder::DecoderOptions::from_config(cfg, *isa);
+                let o = rvtrace_etrace::decoder::DecoderConfig::from_config(cfg, *isa);
                 Harts::Etrace {
                     image,
                     code: rvtrace_etrace::code::Code::new(image, o.isa),
@@ -449,7 +453,7 @@ impl Trace {
             .map(|(st, _)| st.into()),
             Config::Etrace { cfg, isa, .. } => rvtrace_etrace::scan::decode_parallel_to(
                 image,
-                rvtrace_etrace::decoder::DecoderOptions::from_config(cfg, *isa),
+                rvtrace_etrace::decoder::DecoderConfig::from_config(cfg, *isa),
                 bytes,
                 chunk_bytes,
                 jobs,
@@ -596,8 +600,8 @@ impl Trace {
 /// Losses an E-Trace decode of `head` (the start of a trace) with `cfg` reports before its end
 /// (the head may end inside a packet).
 fn etrace_losses(image: &Image, cfg: &TraceConfig, isa: IsaConfig, head: &[u8]) -> u64 {
-    let o = rvtrace_etrace::decoder::DecoderOptions::from_config(cfg, isa);
-    let mut dec = rvtrace_etrace::decoder::Decoder::with_options(image, o);
+    let o = rvtrace_etrace::decoder::DecoderConfig::from_config(cfg, isa);
+    let mut dec = rvtrace_etrace::decoder::Decoder::new(image, o);
     let mut n = 0;
     rvtrace_flow::decode_all(&mut dec, head, &mut |e: &rvtrace_flow::FlowElement| {
         if let rvtrace_flow::FlowElement::Loss { reason, .. } = e {
@@ -659,10 +663,15 @@ pub enum Hint {
 pub fn ucf_programs(trace: Option<&Path>, opts: &DecodeOptions) -> Result<Vec<PathBuf>, Error> {
     let given = opts.etrace_given();
     let o = match trace.filter(|_| !opts.no_meta) {
-        Some(t) => given.with_sidecar(t).map_err(Error::File)?.0,
+        Some(t) => {
+            given
+                .with_sidecar(t)
+                .map_err(|e| Error::File(e.to_string()))?
+                .0
+        }
         None => given,
     };
-    o.ucf_programs().map_err(Error::File)
+    o.ucf_programs().map_err(|e| Error::File(e.to_string()))
 }
 
 /// The decoders of the harts of one trace ([`Trace::harts`]).
@@ -681,7 +690,7 @@ pub enum Harts<'a> {
         /// The program.
         image: &'a Image,
         /// The decoder's options (every srcID).
-        o: rvtrace_etrace::decoder::DecoderOptions,
+        o: rvtrace_etrace::decoder::DecoderConfig,
         /// The block table, shared.
         code: rvtrace_etrace::code::Code,
     },
@@ -704,7 +713,7 @@ impl<'a> Harts<'a> {
             Harts::Etrace { image, o, code } => {
                 Decoder::Etrace(rvtrace_etrace::decoder::Decoder::with_code(
                     image,
-                    rvtrace_etrace::decoder::DecoderOptions {
+                    rvtrace_etrace::decoder::DecoderConfig {
                         src: Some(src),
                         ..*o
                     },

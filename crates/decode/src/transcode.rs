@@ -247,7 +247,7 @@ impl<'a, S: IngressSink> FlowIngress<'a, S> {
                 true
             }
             Err(e) => {
-                self.refuse(e);
+                self.refuse(e.to_string());
                 false
             }
         }

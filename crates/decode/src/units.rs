@@ -101,8 +101,8 @@ fn etrace_units<R: Read, S: UnitSink>(
     h: &mut S,
 ) -> std::io::Result<()> {
     use rvtrace_etrace::codec::{read_trace_items, Item};
-    use rvtrace_etrace::decoder::{Decoder, DecoderOptions};
-    let mut dec = Decoder::with_options(image, DecoderOptions::from_config(cfg, isa));
+    use rvtrace_etrace::decoder::{Decoder, DecoderConfig};
+    let mut dec = Decoder::new(image, DecoderConfig::from_config(cfg, isa));
     let len = read_trace_items(input, cfg, |off, item, _, _| {
         h.begin(off);
         match item {
@@ -110,14 +110,14 @@ fn etrace_units<R: Read, S: UnitSink>(
             Item::Error(e) => dec.error(off, &e, h),
             Item::Other(_) => {}
         }
-        h.end(dec.stats.instructions);
+        h.end(dec.stats().instructions);
         !h.stop_requested()
     })?;
     if h.stop_requested() {
         return Ok(());
     }
     h.begin(len);
-    dec.finish(len, h);
-    h.end(dec.stats.instructions);
+    dec.finish_at(len, h);
+    h.end(dec.stats().instructions);
     Ok(())
 }

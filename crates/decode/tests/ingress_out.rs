@@ -4,13 +4,13 @@
 
 use rvtrace_decode::transcode::{AdaptStats, FlowIngress, Records};
 use rvtrace_etrace::config::{ConfigInputs, TraceConfig};
-use rvtrace_etrace::decoder::{Decoder as EDecoder, DecoderOptions};
+use rvtrace_etrace::decoder::{Decoder as EDecoder, DecoderConfig as EConfig};
 use rvtrace_etrace::encoder::{Encoder as EEncoder, FrameWriter};
 use rvtrace_flow::decode_all;
 use rvtrace_image::Image;
 use rvtrace_ingress::{Itype, Record};
 use rvtrace_isa::IsaConfig;
-use rvtrace_ntrace::decoder::{Decoder as NDecoder, DecoderConfig};
+use rvtrace_ntrace::decoder::{Decoder as NDecoder, DecoderConfig as NConfig};
 use rvtrace_ntrace::encoder::Encoder as NEncoder;
 use rvtrace_ntrace::options::EncoderConfig;
 use rvtrace_testkit::randprog::{random_program, seeds};
@@ -55,7 +55,7 @@ fn ntrace(run: &ProgramRun, width: u8, ownership: bool) -> (Records, AdaptStats)
     }
     enc.finish(&mut bytes);
     adapt(&run.image, width, |a| {
-        let mut dec = NDecoder::new(&run.image, DecoderConfig::new(isa));
+        let mut dec = NDecoder::new(&run.image, NConfig::new(isa));
         decode_all(&mut dec, &bytes, a);
     })
 }
@@ -74,7 +74,7 @@ fn etrace(run: &ProgramRun, width: u8) -> (Records, AdaptStats) {
     }
     let bytes = enc.finish().unwrap().into_inner();
     adapt(&run.image, width, |a| {
-        let mut dec = EDecoder::with_options(&run.image, DecoderOptions::from_config(&cfg, isa));
+        let mut dec = EDecoder::new(&run.image, EConfig::from_config(&cfg, isa));
         decode_all(&mut dec, &bytes, a);
     })
 }

@@ -5,13 +5,13 @@
 
 use rvtrace_decode::transcode::{AdaptStats, EtraceOut, FlowIngress, NtraceOut};
 use rvtrace_etrace::config::{ConfigInputs, TraceConfig};
-use rvtrace_etrace::decoder::{Decoder as EDecoder, DecoderOptions};
+use rvtrace_etrace::decoder::{Decoder as EDecoder, DecoderConfig as EConfig};
 use rvtrace_etrace::encoder::{Encoder as EEncoder, FrameWriter};
 use rvtrace_flow::{decode_all, FlowElement, FlowSink, LossReason, PcWriter};
 use rvtrace_image::Image;
 use rvtrace_ingress::{Itype, Record};
 use rvtrace_isa::IsaConfig;
-use rvtrace_ntrace::decoder::{Decoder as NDecoder, DecoderConfig};
+use rvtrace_ntrace::decoder::{Decoder as NDecoder, DecoderConfig as NConfig};
 use rvtrace_ntrace::encoder::Encoder as NEncoder;
 use rvtrace_ntrace::options::EncoderConfig;
 use rvtrace_testkit::{assert_pcs_eq, parse_pcs, run_program, traceable_programs};
@@ -50,11 +50,11 @@ fn e_encode(cfg: &TraceConfig, records: &[Record]) -> Vec<u8> {
 /// Decodes `bytes` (N-Trace when `ntrace`) into `sink`.
 fn decode<S: FlowSink>(image: &Image, ntrace: bool, bytes: &[u8], sink: &mut S) {
     if ntrace {
-        let mut d = NDecoder::new(image, DecoderConfig::new(isa(image)));
+        let mut d = NDecoder::new(image, NConfig::new(isa(image)));
         decode_all(&mut d, bytes, sink);
     } else {
-        let opts = DecoderOptions::from_config(&ecfg(image), isa(image));
-        let mut d = EDecoder::with_options(image, opts);
+        let opts = EConfig::from_config(&ecfg(image), isa(image));
+        let mut d = EDecoder::new(image, opts);
         decode_all(&mut d, bytes, sink);
     }
 }
@@ -318,10 +318,10 @@ fn time_stamps_are_kept() {
             }
         };
         if ntrace {
-            let mut d = NDecoder::new(im, DecoderConfig::new(isa(im)));
+            let mut d = NDecoder::new(im, NConfig::new(isa(im)));
             decode_all(&mut d, bytes, &mut sink);
         } else {
-            let mut d = EDecoder::with_options(im, DecoderOptions::from_config(cfg, isa(im)));
+            let mut d = EDecoder::new(im, EConfig::from_config(cfg, isa(im)));
             decode_all(&mut d, bytes, &mut sink);
         }
         t
@@ -335,7 +335,7 @@ fn time_stamps_are_kept() {
         bytes: Vec::new(),
     };
     let mut a = FlowIngress::new(im, isa(im), 4, sink);
-    let mut d = EDecoder::with_options(im, DecoderOptions::from_config(&ecfg_t, isa(im)));
+    let mut d = EDecoder::new(im, EConfig::from_config(&ecfg_t, isa(im)));
     decode_all(&mut d, &e, &mut a);
     let (mut s, _) = a.finish();
     s.enc.finish(&mut s.bytes);

@@ -6,7 +6,7 @@
 use rvtrace_etrace::code::Code;
 use rvtrace_etrace::codec::EncapConfig;
 use rvtrace_etrace::config::{ConfigInputs, Framing, TraceConfig};
-use rvtrace_etrace::decoder::{Decoder, DecoderOptions};
+use rvtrace_etrace::decoder::{Decoder, DecoderConfig};
 use rvtrace_etrace::encoder::{Encoder, FrameWriter};
 use rvtrace_flow::PcWriter;
 use rvtrace_flow::{decode_all, FlowElement};
@@ -90,7 +90,7 @@ fn main() {
             let bits = w.payload_bytes as f64 * 8.0 / run.records.len() as f64;
             let bytes = w.into_inner();
             // The block table is built once (above), as a chunked decode shares it.
-            let o = DecoderOptions::new(
+            let o = DecoderConfig::with_layout(
                 cfg.params,
                 cfg.options,
                 Framing::Encap(EncapConfig::PLAIN),
@@ -109,7 +109,7 @@ fn main() {
                 decode_all(&mut dec, &bytes, &mut sink);
                 best = best.min(t.elapsed().as_secs_f64());
                 assert_eq!(count, run.pcs.len() as u64, "{name} {label}");
-                assert_eq!(dec.stats.errors, 0);
+                assert_eq!(dec.stats().errors, 0);
             }
             println!(
                 "  {label:38} {bits:.3} bits/instr  encode {:>7.1} M instr/s  decode {:>7.1} M instr/s",

@@ -5,7 +5,154 @@
 //! Both are INI files as Python's `configparser` reads them: `[section]` headings, `key=value` or
 //! `key: value` lines, whole-line comments starting with `#` or `;`, keys case-insensitive.
 
+use crate::codec::CodecError;
 use crate::params::{IOptions, Params};
+use std::fmt;
+use std::path::PathBuf;
+
+/// Why a configuration cannot be read or built (the messages name the offending line, key or
+/// option).
+#[derive(Debug)]
+pub enum ConfigError {
+    /// An INI line starting with `[` that is not a `[section]` heading.
+    Heading {
+        /// The line (counted from 1).
+        line: usize,
+        /// Its text.
+        text: String,
+    },
+    /// An INI line that is neither a heading, a comment nor `key=value`.
+    Syntax {
+        /// The line (counted from 1).
+        line: usize,
+        /// Its text.
+        text: String,
+    },
+    /// A value that should be an integer.
+    NotInteger {
+        /// The key.
+        key: String,
+        /// The value given.
+        value: String,
+    },
+    /// A value that should be a boolean.
+    NotBoolean {
+        /// The key.
+        key: String,
+        /// The value given.
+        value: String,
+    },
+    /// A value too large for its setting.
+    TooLarge {
+        /// The key.
+        key: String,
+        /// The value given.
+        value: String,
+    },
+    /// Parameters the codec cannot represent.
+    Params(CodecError),
+    /// In the static configuration file (`.scf`).
+    Scf(Box<ConfigError>),
+    /// In the user configuration file (`.ucf`).
+    Ucf(Box<ConfigError>),
+    /// Encapsulation widths with `te_inst_raw` framing ([`check_framing`]).
+    RawWithEncapWidths,
+    /// An address width other than 32 or 64.
+    AddressWidth(u8),
+    /// A number of entries that is not a power of two from 2 to 65536.
+    Entries {
+        /// The option that gives it.
+        option: &'static str,
+        /// The number given.
+        n: u32,
+    },
+    /// Branch prediction without predictor entries.
+    NoPredictor,
+    /// The jump target cache without entries.
+    NoCacheEntries,
+    /// A resynchronisation period of 0 packets.
+    ZeroResync,
+    /// A *srcID* that does not fit in the encapsulation's *srcID* field.
+    SrcidTooWide {
+        /// The *srcID*.
+        srcid: u16,
+        /// The field's width.
+        bits: u32,
+    },
+    /// A file could not be read.
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// What failed.
+        error: std::io::Error,
+    },
+    /// A file's text is wrong.
+    File {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong.
+        error: Box<ConfigError>,
+    },
+}
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ConfigError::Heading { line, text } => {
+                write!(f, "line {line}: bad section heading {text:?}")
+            }
+            ConfigError::Syntax { line, text } => {
+                write!(f, "line {line}: expected key=value, got {text:?}")
+            }
+            ConfigError::NotInteger { key, value } => write!(f, "{key}={value:?}: not an integer"),
+            ConfigError::NotBoolean { key, value } => write!(f, "{key}={value:?}: not a boolean"),
+            ConfigError::TooLarge { key, value } => write!(f, "{key}={value}: too large"),
+            ConfigError::Params(e) => write!(f, "{e}"),
+            ConfigError::Scf(e) => write!(f, "scf: {e}"),
+            ConfigError::Ucf(e) => write!(f, "ucf: {e}"),
+            ConfigError::RawWithEncapWidths => f.write_str("--srcid-bits, --timestamp-bytes and --type-bits apply to --format encap, not raw (te_inst_raw has a 1-byte header only)"),
+            ConfigError::AddressWidth(w) => write!(f, "address width {w} (must be 32 or 64)"),
+            ConfigError::Entries { option, n } => write!(
+                f,
+                "{option} {n}: the number of entries must be a power of two from 2 to 65536"
+            ),
+            ConfigError::NoPredictor => {
+                f.write_str("branch prediction needs a predictor (--branch-prediction N)")
+            }
+            ConfigError::NoCacheEntries => {
+                f.write_str("the jump target cache needs entries (--jump-target-cache N)")
+            }
+            ConfigError::ZeroResync => {
+                f.write_str("--resync 0: the period must be at least 1 packet")
+            }
+            ConfigError::SrcidTooWide { srcid, bits } => write!(
+                f,
+                "srcID {srcid} does not fit in the encapsulation's srcID field ({bits} bits: --srcid-bits)"
+            ),
+            ConfigError::Io { path, error } => write!(f, "{}: {error}", path.display()),
+            ConfigError::File { path, error } => write!(f, "{}: {error}", path.display()),
+        }
+    }
+}
+
+impl std::error::Error for ConfigError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            ConfigError::Params(e) => Some(e),
+            ConfigError::Scf(e) | ConfigError::Ucf(e) | ConfigError::File { error: e, .. } => {
+                Some(e.as_ref())
+            }
+            ConfigError::Io { error, .. } => Some(error),
+            _ => None,
+        }
+    }
+}
+
+impl From<CodecError> for ConfigError {
+    fn from(e: CodecError) -> Self {
+        ConfigError::Params(e)
+    }
+}
 
 /// A parsed INI file: (section, key, value) in file order; keys lower-cased.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -15,7 +162,7 @@ pub struct Ini {
 
 impl Ini {
     /// Parse INI text. Lines that are neither headings, comments nor `key=value` are an error.
-    pub fn parse(text: &str) -> Result<Ini, String> {
+    pub fn parse(text: &str) -> Result<Ini, ConfigError> {
         let mut section = String::new();
         let mut entries = Vec::new();
         for (n, line) in text.lines().enumerate() {
@@ -25,13 +172,19 @@ impl Ini {
             }
             if let Some(rest) = l.strip_prefix('[') {
                 let Some(name) = rest.strip_suffix(']') else {
-                    return Err(format!("line {}: bad section heading {l:?}", n + 1));
+                    return Err(ConfigError::Heading {
+                        line: n + 1,
+                        text: l.to_string(),
+                    });
                 };
                 section = name.trim().to_string();
                 continue;
             }
             let Some(i) = l.find(['=', ':']) else {
-                return Err(format!("line {}: expected key=value, got {l:?}", n + 1));
+                return Err(ConfigError::Syntax {
+                    line: n + 1,
+                    text: l.to_string(),
+                });
             };
             entries.push((
                 section.clone(),
@@ -61,33 +214,46 @@ impl Ini {
     }
 }
 
-fn parse_int(key: &str, v: &str) -> Result<u64, String> {
+fn too_large(key: &str, v: &str) -> ConfigError {
+    ConfigError::TooLarge {
+        key: key.into(),
+        value: v.into(),
+    }
+}
+
+fn parse_int(key: &str, v: &str) -> Result<u64, ConfigError> {
     let r = if let Some(h) = v.strip_prefix("0x").or_else(|| v.strip_prefix("0X")) {
         u64::from_str_radix(h, 16)
     } else {
         v.parse()
     };
-    r.map_err(|_| format!("{key}={v:?}: not an integer"))
+    r.map_err(|_| ConfigError::NotInteger {
+        key: key.into(),
+        value: v.into(),
+    })
 }
 
-fn parse_bool(key: &str, v: &str) -> Result<bool, String> {
+fn parse_bool(key: &str, v: &str) -> Result<bool, ConfigError> {
     match v.to_ascii_lowercase().as_str() {
         "true" | "1" | "yes" | "on" => Ok(true),
         "false" | "0" | "no" | "off" => Ok(false),
-        _ => Err(format!("{key}={v:?}: not a boolean")),
+        _ => Err(ConfigError::NotBoolean {
+            key: key.into(),
+            value: v.into(),
+        }),
     }
 }
 
 /// [`Params`] from a static configuration file. Keys it does not set keep the values of `base`
 /// (normally [`Params::reference`]); the support-packet widths are not in the file and stay as in
 /// `base`.
-pub fn params_from_scf(text: &str, base: Params) -> Result<Params, String> {
+pub fn params_from_scf(text: &str, base: Params) -> Result<Params, ConfigError> {
     let ini = Ini::parse(text)?;
     let mut p = base;
-    let small = |key: &str, dst: &mut u8| -> Result<(), String> {
+    let small = |key: &str, dst: &mut u8| -> Result<(), ConfigError> {
         if let Some(v) = ini.get_any(key) {
             let n = parse_int(key, v)?;
-            *dst = u8::try_from(n).map_err(|_| format!("{key}={v}: too large"))?;
+            *dst = u8::try_from(n).map_err(|_| too_large(key, v))?;
         }
         Ok(())
     };
@@ -104,7 +270,7 @@ pub fn params_from_scf(text: &str, base: Params) -> Result<Params, String> {
     small("privilege_width_p", &mut p.privilege_width_p)?;
     small("return_stack_size_p", &mut p.return_stack_size_p)?;
     small("itype_width_p", &mut p.itype_width_p)?;
-    let flag = |key: &str, dst: &mut bool| -> Result<(), String> {
+    let flag = |key: &str, dst: &mut bool| -> Result<(), ConfigError> {
         if let Some(v) = ini.get_any(key) {
             *dst = parse_int(key, v)? != 0;
         }
@@ -113,7 +279,7 @@ pub fn params_from_scf(text: &str, base: Params) -> Result<Params, String> {
     flag("nocontext_p", &mut p.nocontext_p)?;
     flag("notime_p", &mut p.notime_p)?;
     flag("sijump_p", &mut p.sijump_p)?;
-    p.validate().map_err(|e| e.to_string())?;
+    p.validate()?;
     Ok(p)
 }
 
@@ -135,9 +301,9 @@ pub struct Ucf {
 }
 
 /// Parse a user configuration file.
-pub fn parse_ucf(text: &str) -> Result<Ucf, String> {
+pub fn parse_ucf(text: &str) -> Result<Ucf, ConfigError> {
     let ini = Ini::parse(text)?;
-    let b = |key: &str| -> Result<bool, String> {
+    let b = |key: &str| -> Result<bool, ConfigError> {
         match ini.get("codec", key) {
             Some(v) => parse_bool(key, v),
             None => Ok(false),
@@ -153,8 +319,7 @@ pub fn parse_ucf(text: &str) -> Result<Ucf, String> {
     };
     let resync_max = match ini.get("codec", "resync-max") {
         Some(v) => Some(
-            u32::try_from(parse_int("resync-max", v)?)
-                .map_err(|_| format!("resync-max={v}: too large"))?,
+            u32::try_from(parse_int("resync-max", v)?).map_err(|_| too_large("resync-max", v))?,
         ),
         None => None,
     };
@@ -210,14 +375,33 @@ pub enum Preset {
     Reference,
 }
 
+impl Preset {
+    /// The preset's discovery parameters for an address width of `xlen_bits` (32 or 64).
+    pub const fn params(self, xlen_bits: u8) -> Params {
+        match self {
+            Preset::Reference => Params::reference(xlen_bits),
+            Preset::Rvtrace => Params::rvtrace(xlen_bits),
+        }
+    }
+
+    /// The preset's framing: the reference flow's tools write `te_inst_raw`, rvtrace the
+    /// encapsulation without optional fields.
+    pub const fn framing(self) -> Framing {
+        match self {
+            Preset::Reference => Framing::Raw,
+            Preset::Rvtrace => Framing::Encap(crate::codec::EncapConfig::PLAIN),
+        }
+    }
+}
+
 pub use crate::codec::Framing;
 
 /// Encapsulation widths (srcID, timestamp, type) apply to `etrace-encap` only: asking for
 /// `te_inst_raw` (`raw`) with some of them (`encap_widths`) is a contradiction (te_inst_raw has a
 /// 1-byte header only). Given without a framing, widths imply encapsulation.
-pub fn check_framing(raw: bool, encap_widths: bool) -> Result<(), String> {
+pub fn check_framing(raw: bool, encap_widths: bool) -> Result<(), ConfigError> {
     if raw && encap_widths {
-        return Err("--srcid-bits, --timestamp-bytes and --type-bits apply to --format encap, not raw (te_inst_raw has a 1-byte header only)".into());
+        return Err(ConfigError::RawWithEncapWidths);
     }
     Ok(())
 }
@@ -295,36 +479,32 @@ pub struct ConfigInputs {
 /// (`call_counter_size_p`; the reference flow's debug configuration uses 9 too).
 pub const DEFAULT_CALL_COUNTER_SIZE: u8 = 9;
 
-fn log2_entries(flag: &str, n: u32) -> Result<u8, String> {
+fn log2_entries(option: &'static str, n: u32) -> Result<u8, ConfigError> {
     if n < 2 || !n.is_power_of_two() || n > 1 << 16 {
-        return Err(format!(
-            "{flag} {n}: the number of entries must be a power of two from 2 to 65536"
-        ));
+        return Err(ConfigError::Entries { option, n });
     }
     Ok(n.trailing_zeros() as u8)
 }
 
 impl TraceConfig {
     /// Combine the inputs (see [`ConfigInputs`]).
-    pub fn build(i: &ConfigInputs) -> Result<TraceConfig, String> {
+    pub fn build(i: &ConfigInputs) -> Result<TraceConfig, ConfigError> {
         if i.xlen_bits != 32 && i.xlen_bits != 64 {
-            return Err(format!("address width {} (must be 32 or 64)", i.xlen_bits));
+            return Err(ConfigError::AddressWidth(i.xlen_bits));
         }
-        let mut params = match i.preset {
-            Preset::Reference => Params::reference(i.xlen_bits),
-            Preset::Rvtrace => Params::rvtrace(i.xlen_bits),
-        };
+        let mut params = i.preset.params(i.xlen_bits);
         if let Some(scf) = &i.scf {
-            params = params_from_scf(scf, params).map_err(|e| format!("scf: {e}"))?;
+            params = params_from_scf(scf, params).map_err(|e| ConfigError::Scf(Box::new(e)))?;
         }
         let mut options = IOptions::default();
         let mut resync = None;
         if let Some(ucf) = &i.ucf {
-            let u = parse_ucf(ucf).map_err(|e| format!("ucf: {e}"))?;
+            let u = parse_ucf(ucf).map_err(|e| ConfigError::Ucf(Box::new(e)))?;
             options = u.options;
             if let Some(r) = u.resync_max {
                 if r > 40 {
-                    return Err(format!("ucf: resync-max={r}: too large"));
+                    let e = too_large("resync-max", &r.to_string());
+                    return Err(ConfigError::Ucf(Box::new(e)));
                 }
                 resync = Some(1u64 << (r + 4));
             }
@@ -352,10 +532,10 @@ impl TraceConfig {
             options.jump_target_cache = true;
         }
         if options.branch_prediction && params.bpred_size_p == 0 {
-            return Err("branch prediction needs a predictor (--branch-prediction N)".into());
+            return Err(ConfigError::NoPredictor);
         }
         if options.jump_target_cache && params.cache_size_p == 0 {
-            return Err("the jump target cache needs entries (--jump-target-cache N)".into());
+            return Err(ConfigError::NoCacheEntries);
         }
         if options.branch_prediction && options.jump_target_cache && params.f0s_width_p == 0 {
             params.f0s_width_p = 1;
@@ -372,15 +552,12 @@ impl TraceConfig {
         }
         if let Some(r) = i.resync {
             if r == 0 {
-                return Err("--resync 0: the period must be at least 1 packet".into());
+                return Err(ConfigError::ZeroResync);
             }
             resync = Some(r);
         }
-        params.validate().map_err(|e| e.to_string())?;
-        let framing = i.framing.unwrap_or(match i.preset {
-            Preset::Reference => Framing::Raw,
-            Preset::Rvtrace => Framing::Encap(crate::codec::EncapConfig::PLAIN),
-        });
+        params.validate()?;
+        let framing = i.framing.unwrap_or(i.preset.framing());
         Ok(TraceConfig {
             params,
             options,
@@ -393,16 +570,14 @@ impl TraceConfig {
 
     /// This configuration with the *srcID* `srcid` ([`TraceConfig::srcid`]); an error if it
     /// does not fit in the framing's *srcID* width (`te_inst_raw` has none).
-    pub fn with_srcid(mut self, srcid: Option<u16>) -> Result<TraceConfig, String> {
+    pub fn with_srcid(mut self, srcid: Option<u16>) -> Result<TraceConfig, ConfigError> {
         if let Some(k) = srcid {
             let bits = match self.framing {
                 Framing::Encap(e) => e.srcid_bits as u32,
                 Framing::Raw => 0,
             };
             if bits < 16 && k as u64 >> bits != 0 {
-                return Err(format!(
-                    "srcID {k} does not fit in the encapsulation's srcID field ({bits} bits: --srcid-bits)"
-                ));
+                return Err(ConfigError::SrcidTooWide { srcid: k, bits });
             }
         }
         self.srcid = srcid;

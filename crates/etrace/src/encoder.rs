@@ -1452,6 +1452,14 @@ impl<W: std::io::Write> PacketSink for FrameWriter<W> {
     }
 }
 
+/// Encode a whole record sequence with `cfg`: the trace's bytes, framed as `cfg` says (as
+/// `rvtrace encode etrace` writes them).
+pub fn encode(cfg: &TraceConfig, records: &[Record]) -> Result<Vec<u8>, EncodeError> {
+    let mut e = Encoder::new(cfg, FrameWriter::new(Vec::new(), cfg))?;
+    e.push_all(records)?;
+    Ok(e.finish()?.into_inner())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

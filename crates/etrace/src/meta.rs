@@ -19,7 +19,108 @@
 //! Keys are named as the command-line options; a key not given keeps its default.
 
 pub use crate::options::Options;
+use std::fmt;
 use std::path::{Path, PathBuf};
+
+/// Why a sidecar could not be read or written (line numbers count from 1).
+#[derive(Debug)]
+pub enum MetaError {
+    /// A line that is not `KEY = VALUE`.
+    Syntax {
+        /// The line.
+        line: usize,
+    },
+    /// The first key is not `protocol = etrace`.
+    NotEtrace {
+        /// The line.
+        line: usize,
+    },
+    /// No key at all.
+    Empty,
+    /// A value that should be a number.
+    NotANumber {
+        /// The line.
+        line: usize,
+        /// The key.
+        key: String,
+        /// The value given.
+        value: String,
+    },
+    /// A value that should be `true` or `false`.
+    NotABool {
+        /// The line.
+        line: usize,
+        /// The key.
+        key: String,
+        /// The value given.
+        value: String,
+    },
+    /// A `preset` other than `rvtrace` or `reference`.
+    UnknownPreset {
+        /// The line.
+        line: usize,
+        /// The value given.
+        value: String,
+    },
+    /// A `format` other than `raw` or `encap`.
+    UnknownFormat {
+        /// The line.
+        line: usize,
+        /// The value given.
+        value: String,
+    },
+    /// The sidecar file could not be read or written.
+    Io {
+        /// The sidecar.
+        path: PathBuf,
+        /// What failed.
+        error: std::io::Error,
+    },
+    /// The sidecar file's text is wrong.
+    File {
+        /// The sidecar.
+        path: PathBuf,
+        /// What is wrong.
+        error: Box<MetaError>,
+    },
+}
+
+impl fmt::Display for MetaError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            MetaError::Syntax { line } => write!(f, "line {line}: expected KEY = VALUE"),
+            MetaError::NotEtrace { line } => write!(
+                f,
+                "line {line}: not an E-Trace sidecar (the first key must be protocol = {PROTOCOL})"
+            ),
+            MetaError::Empty => write!(f, "empty (the first key must be protocol = {PROTOCOL})"),
+            MetaError::NotANumber { line, key, value } => {
+                write!(f, "line {line}: {key}: not a number: {value:?}")
+            }
+            MetaError::NotABool { line, key, value } => {
+                write!(f, "line {line}: {key}: not true or false: {value:?}")
+            }
+            MetaError::UnknownPreset { line, value } => {
+                write!(f, "line {line}: preset: unknown preset {value:?}")
+            }
+            MetaError::UnknownFormat { line, value } => {
+                write!(f, "line {line}: format: unknown format {value:?}")
+            }
+            MetaError::Io { path, error } => write!(f, "{}: {error}", path.display()),
+            MetaError::File { path, error } => write!(f, "{}: {error}", path.display()),
+        }
+    }
+}
+
+impl std::error::Error for MetaError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            MetaError::Io { error, .. } => Some(error),
+            MetaError::File { error, .. } => Some(error.as_ref()),
+            _ => None,
+        }
+    }
+}
 
 /// The protocol name the sidecar's first key gives.
 pub const PROTOCOL: &str = "etrace";
@@ -38,7 +139,7 @@ impl Options {
     pub fn with_sidecar(
         &self,
         trace: &Path,
-    ) -> Result<(Options, Option<Options>, Vec<String>), String> {
+    ) -> Result<(Options, Option<Options>, Vec<String>), MetaError> {
         match Options::read(trace)? {
             Some(m) => {
                 let side = sidecar_path(trace).display().to_string();
@@ -94,7 +195,7 @@ impl Options {
     }
 
     /// Parse sidecar text (its first key must be `protocol = etrace`).
-    pub fn parse(text: &str) -> Result<Options, String> {
+    pub fn parse(text: &str) -> Result<Options, MetaError> {
         let mut m = Options::default();
         let mut first = true;
         for (n, line) in text.lines().enumerate() {
@@ -103,52 +204,57 @@ impl Options {
                 continue;
             }
             let Some((k, v)) = line.split_once('=') else {
-                return Err(format!("line {}: expected KEY = VALUE", n + 1));
+                return Err(MetaError::Syntax { line: n + 1 });
             };
             let (k, v) = (k.trim(), v.trim());
-            let at = |e: String| format!("line {}: {k}: {e}", n + 1);
             if first {
                 if k != "protocol" || v != PROTOCOL {
-                    return Err(format!(
-                        "line {}: not an E-Trace sidecar (the first key must be protocol = {PROTOCOL})",
-                        n + 1
-                    ));
+                    return Err(MetaError::NotEtrace { line: n + 1 });
                 }
                 first = false;
                 continue;
             }
-            fn num<T: std::str::FromStr>(v: &str) -> Result<T, String> {
-                v.parse().map_err(|_| format!("not a number: {v:?}"))
+            fn number<T: std::str::FromStr>(line: usize, k: &str, v: &str) -> Result<T, MetaError> {
+                v.parse().map_err(|_| MetaError::NotANumber {
+                    line,
+                    key: k.into(),
+                    value: v.into(),
+                })
             }
-            let flag = |v: &str| -> Result<bool, String> {
+            let flag = |v: &str| -> Result<bool, MetaError> {
                 match v {
                     "true" => Ok(true),
                     "false" => Ok(false),
-                    _ => Err(format!("not true or false: {v:?}")),
+                    _ => Err(MetaError::NotABool {
+                        line: n + 1,
+                        key: k.into(),
+                        value: v.into(),
+                    }),
                 }
             };
+            let value = v.to_string();
             match k {
                 "preset" => match v {
-                    "rvtrace" | "reference" => m.preset = Some(v.into()),
-                    _ => return Err(at(format!("unknown preset {v:?}"))),
+                    "rvtrace" | "reference" => m.preset = Some(value),
+                    _ => return Err(MetaError::UnknownPreset { line: n + 1, value }),
                 },
                 "format" => match v {
-                    "raw" | "encap" => m.format = Some(v.into()),
-                    _ => return Err(at(format!("unknown format {v:?}"))),
+                    "raw" | "encap" => m.format = Some(value),
+                    _ => return Err(MetaError::UnknownFormat { line: n + 1, value }),
                 },
-                "srcid-bits" => m.srcid_bits = Some(num(v).map_err(at)?),
-                "timestamp-bytes" => m.timestamp_bytes = Some(num(v).map_err(at)?),
-                "type-bits" => m.type_bits = Some(num(v).map_err(at)?),
-                "xlen" => m.xlen = Some(num(v).map_err(at)?),
-                "itype-width" => m.itype_width = Some(num(v).map_err(at)?),
-                "full-address" => m.full_address = flag(v).map_err(at)?,
-                "implicit-exception" => m.implicit_exception = flag(v).map_err(at)?,
-                "sijump" => m.sijump = flag(v).map_err(at)?,
-                "implicit-return" => m.implicit_return = flag(v).map_err(at)?,
-                "return-stack" => m.return_stack = Some(num(v).map_err(at)?),
-                "branch-prediction" => m.branch_prediction = Some(num(v).map_err(at)?),
-                "jump-target-cache" => m.jump_target_cache = Some(num(v).map_err(at)?),
-                "timestamps" => m.timestamps = flag(v).map_err(at)?,
+                "srcid-bits" => m.srcid_bits = Some(number(n + 1, k, v)?),
+                "timestamp-bytes" => m.timestamp_bytes = Some(number(n + 1, k, v)?),
+                "type-bits" => m.type_bits = Some(number(n + 1, k, v)?),
+                "xlen" => m.xlen = Some(number(n + 1, k, v)?),
+                "itype-width" => m.itype_width = Some(number(n + 1, k, v)?),
+                "full-address" => m.full_address = flag(v)?,
+                "implicit-exception" => m.implicit_exception = flag(v)?,
+                "sijump" => m.sijump = flag(v)?,
+                "implicit-return" => m.implicit_return = flag(v)?,
+                "return-stack" => m.return_stack = Some(number(n + 1, k, v)?),
+                "branch-prediction" => m.branch_prediction = Some(number(n + 1, k, v)?),
+                "jump-target-cache" => m.jump_target_cache = Some(number(n + 1, k, v)?),
+                "timestamps" => m.timestamps = flag(v)?,
                 "scf" => m.scf = Some(v.into()),
                 "ucf" => m.ucf = Some(v.into()),
                 // Keys of later versions are ignored.
@@ -156,28 +262,27 @@ impl Options {
             }
         }
         if first {
-            return Err(format!(
-                "empty (the first key must be protocol = {PROTOCOL})"
-            ));
+            return Err(MetaError::Empty);
         }
         Ok(m)
     }
 
     /// Write the sidecar of `trace`.
-    pub fn write(&self, trace: &Path) -> Result<(), String> {
-        let p = sidecar_path(trace);
-        std::fs::write(&p, self.to_text()).map_err(|e| format!("{}: {e}", p.display()))
+    pub fn write(&self, trace: &Path) -> Result<(), MetaError> {
+        let path = sidecar_path(trace);
+        std::fs::write(&path, self.to_text()).map_err(|error| MetaError::Io { path, error })
     }
 
     /// Read the sidecar of `trace` if there is one.
-    pub fn read(trace: &Path) -> Result<Option<Options>, String> {
-        let p = sidecar_path(trace);
-        match std::fs::read_to_string(&p) {
-            Ok(t) => Options::parse(&t)
-                .map(Some)
-                .map_err(|e| format!("{}: {e}", p.display())),
+    pub fn read(trace: &Path) -> Result<Option<Options>, MetaError> {
+        let path = sidecar_path(trace);
+        match std::fs::read_to_string(&path) {
+            Ok(t) => Options::parse(&t).map(Some).map_err(|e| MetaError::File {
+                path,
+                error: Box::new(e),
+            }),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-            Err(e) => Err(format!("{}: {e}", p.display())),
+            Err(error) => Err(MetaError::Io { path, error }),
         }
     }
 }

@@ -6,7 +6,9 @@
 //! what a trace does not carry is given here, by the user or by the sidecar `encode` wrote.
 
 use crate::codec::{looks_like_te_inst_raw, EncapConfig};
-use crate::config::{check_framing, parse_ucf, ConfigInputs, Framing, Ini, Preset, TraceConfig};
+use crate::config::{
+    check_framing, parse_ucf, ConfigError, ConfigInputs, Framing, Ini, Preset, TraceConfig,
+};
 use std::path::{Path, PathBuf};
 
 /// The possible values of `--preset`, with their help.
@@ -109,6 +111,14 @@ pub struct Options {
     pub resync: Option<u64>,
 }
 
+/// The text of the configuration file `path`.
+fn read_file(path: &Path) -> Result<String, ConfigError> {
+    std::fs::read_to_string(path).map_err(|error| ConfigError::Io {
+        path: path.to_path_buf(),
+        error,
+    })
+}
+
 impl Options {
     /// The encapsulation's constants these options give (unset widths are 0).
     fn encap(&self) -> EncapConfig {
@@ -128,7 +138,7 @@ impl Options {
     /// The framing asked for is consistent: encapsulation widths imply `--format encap`, and
     /// with `--format raw` they are a contradiction (te_inst_raw has no srcID, timestamp or
     /// type).
-    pub fn check_framing(&self) -> Result<(), String> {
+    pub fn check_framing(&self) -> Result<(), ConfigError> {
         check_framing(self.format.as_deref() == Some("raw"), self.encap_given())
     }
 
@@ -242,13 +252,9 @@ impl Options {
     /// `te_inst_raw` stream be recognised when no framing is given (the reference flow's preset
     /// is then the default, as its tools write te_inst_raw); the `.scf`/`.ucf` files are read
     /// here.
-    pub fn config(&self, xlen_bits: u8, data: Option<&[u8]>) -> Result<TraceConfig, String> {
+    pub fn config(&self, xlen_bits: u8, data: Option<&[u8]>) -> Result<TraceConfig, ConfigError> {
         self.check_framing()?;
-        let read = |p: &Option<PathBuf>| -> Result<Option<String>, String> {
-            p.as_ref()
-                .map(|p| std::fs::read_to_string(p).map_err(|e| format!("{}: {e}", p.display())))
-                .transpose()
-        };
+        let read = |p: &Option<PathBuf>| p.as_deref().map(read_file).transpose();
         let mut detected_raw = false;
         let framing = match self.format.as_deref() {
             Some("raw") => Some(Framing::Raw),
@@ -297,12 +303,14 @@ impl Options {
 
     /// The program files the `--ucf` file names (`object-files`, relative to its directory), as
     /// the reference flow's decoder configuration does; empty without `--ucf`.
-    pub fn ucf_programs(&self) -> Result<Vec<PathBuf>, String> {
+    pub fn ucf_programs(&self) -> Result<Vec<PathBuf>, ConfigError> {
         let Some(ucf) = &self.ucf else {
             return Ok(Vec::new());
         };
-        let text = std::fs::read_to_string(ucf).map_err(|e| format!("{}: {e}", ucf.display()))?;
-        let u = parse_ucf(&text).map_err(|e| format!("{}: {e}", ucf.display()))?;
+        let u = parse_ucf(&read_file(ucf)?).map_err(|e| ConfigError::File {
+            path: ucf.clone(),
+            error: Box::new(e),
+        })?;
         let dir = ucf.parent().unwrap_or(Path::new("."));
         Ok(u.object_files.iter().map(|f| dir.join(f)).collect())
     }

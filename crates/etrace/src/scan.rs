@@ -17,7 +17,7 @@
 
 use crate::codec::encap::RAW_TE_INST;
 use crate::codec::{read_items, EncapConfig, Frame, FrameReader, Framing, Item, TeInst};
-use crate::decoder::{DecodeStats, Decoder, DecoderOptions};
+use crate::decoder::{DecodeStats, Decoder, DecoderConfig};
 use crate::params::IOptions;
 use rvtrace_flow::chunk::{self, ChunkError, Cut};
 use rvtrace_flow::{FlowElement, FlowSink};
@@ -36,7 +36,7 @@ pub struct SyncPoint {
 
 /// Calls `f` with every format 3 subformat 0 packet of `bytes`, in order, until it returns
 /// false.
-fn scan(bytes: &[u8], o: &DecoderOptions, mut f: impl FnMut(SyncPoint) -> bool) {
+fn scan(bytes: &[u8], o: &DecoderConfig, mut f: impl FnMut(SyncPoint) -> bool) {
     let (encap, raw) = o.framing.reader();
     let mut options = o.options;
     for (off, frame) in FrameReader::new(bytes, encap) {
@@ -82,8 +82,17 @@ fn frame_len(bytes: &[u8], off: usize, encap: &EncapConfig) -> u64 {
     crate::codec::read_frame(&bytes[off..], encap).map_or(0, |(_, n)| n as u64)
 }
 
+/// The run-time options a chunk's decoder starts with at `offset`: those in force at the sync
+/// point of `points` there ([`cuts`]), else (the trace's start) `o`'s.
+pub fn options_at(points: &[SyncPoint], offset: u64, o: &DecoderConfig) -> IOptions {
+    match points.binary_search_by_key(&offset, |p| p.cut.offset) {
+        Ok(k) => points[k].options,
+        Err(_) => o.options,
+    }
+}
+
 /// Every format 3 subformat 0 packet of `bytes`, in order, with the options in force there.
-pub fn syncs(bytes: &[u8], o: &DecoderOptions) -> Vec<SyncPoint> {
+pub fn syncs(bytes: &[u8], o: &DecoderConfig) -> Vec<SyncPoint> {
     let mut v = Vec::new();
     scan(bytes, o, |p| {
         v.push(p);
@@ -94,7 +103,7 @@ pub fn syncs(bytes: &[u8], o: &DecoderOptions) -> Vec<SyncPoint> {
 
 /// The *srcID*s (the encapsulation's source field, `e-trace-specifics.adoc`) of the normal
 /// packets read from `input`, each once, in increasing order: the harts of a trace of several
-/// (`rvtrace decode etrace --all-harts` decodes each on its own with [`DecoderOptions::src`]).
+/// (`rvtrace decode etrace --all-harts` decodes each on its own with [`DecoderConfig::src`]).
 /// Empty when the stream has no *srcID* (`te_inst_raw`, or a width of 0) or no whole packet.
 /// Reads a window at a time ([`read_items`]): memory stays flat in the trace's size.
 pub fn sources<R: std::io::Read>(input: R, framing: &Framing) -> std::io::Result<Vec<u16>> {
@@ -127,7 +136,7 @@ pub fn sources<R: std::io::Read>(input: R, framing: &Framing) -> std::io::Result
 /// Cut points for chunks of about `chunk_bytes` bytes: the first format 3 subformat 0 packet at
 /// or after each multiple of `chunk_bytes`, with the options in force there (one pass over the
 /// headers).
-pub fn cuts(bytes: &[u8], o: &DecoderOptions, chunk_bytes: u64) -> Vec<SyncPoint> {
+pub fn cuts(bytes: &[u8], o: &DecoderConfig, chunk_bytes: u64) -> Vec<SyncPoint> {
     let step = chunk_bytes.max(1);
     let mut next = step;
     let mut v = Vec::new();
@@ -143,12 +152,12 @@ pub fn cuts(bytes: &[u8], o: &DecoderOptions, chunk_bytes: u64) -> Vec<SyncPoint
 
 /// Decode the whole trace `bytes` in chunks of about `chunk_bytes` bytes cut at format 3
 /// subformat 0 packets ([`cuts`]), on `jobs` threads, giving the elements to `sink`: the
-/// elements and counts of a decode from the start with [`Decoder::with_options`] (see
+/// elements and counts of a decode from the start with [`Decoder::new`] (see
 /// `rvtrace_flow::chunk`). Returns the counts (common and E-Trace's) and the number of chunks
 /// decoded again because their start state was not what the packet says.
 pub fn decode_parallel<S: FlowSink + ?Sized>(
     image: &Image,
-    o: DecoderOptions,
+    o: DecoderConfig,
     bytes: &[u8],
     chunk_bytes: u64,
     jobs: usize,
@@ -165,7 +174,7 @@ pub fn decode_parallel<S: FlowSink + ?Sized>(
 /// (`rvtrace_flow::chunk::decode_parallel_to`: `part()` makes one, `write` gets them in order).
 pub fn decode_parallel_to<P: FlowSink + Send>(
     image: &Image,
-    o: DecoderOptions,
+    o: DecoderConfig,
     bytes: &[u8],
     chunk_bytes: u64,
     jobs: usize,
@@ -174,13 +183,15 @@ pub fn decode_parallel_to<P: FlowSink + Send>(
 ) -> Result<(rvtrace_flow::DecodeStats, DecodeStats, u64), ChunkError> {
     let points = cuts(bytes, &o, chunk_bytes);
     let cuts: Vec<Cut> = points.iter().map(|p| p.cut).collect();
-    let code = crate::code::Code::new(image, o.isa);
+    let code = Decoder::code(image, &o);
     let make = |offset: u64| {
-        let options = match points.binary_search_by_key(&offset, |p| p.cut.offset) {
-            Ok(k) => points[k].options,
-            Err(_) => o.options,
-        };
-        Decoder::at(image, o, code.clone(), offset, options)
+        Decoder::at(
+            image,
+            o,
+            code.clone(),
+            offset,
+            options_at(&points, offset, &o),
+        )
     };
     let ((common, st), redone) = chunk::decode_parallel_to(bytes, &cuts, jobs, make, part, write)?;
     Ok((common, st, redone))

@@ -11,7 +11,7 @@
 
 use crate::codec::{read_trace_items, Frame, FrameReader, Item, TeInst};
 use crate::config::TraceConfig;
-use crate::decoder::{Decoder, DecoderOptions};
+use crate::decoder::{Decoder, DecoderConfig};
 use rvtrace_flow::stats::{StatsBuilder, TraceStats};
 use rvtrace_flow::FlowElement;
 use rvtrace_image::Image;
@@ -34,7 +34,7 @@ pub fn stats_read<R: std::io::Read>(
     cfg: &TraceConfig,
     input: R,
 ) -> std::io::Result<TraceStats> {
-    let mut dec = Decoder::with_options(image, DecoderOptions::from_config(cfg, isa));
+    let mut dec = Decoder::new(image, DecoderConfig::from_config(cfg, isa));
     let (encap_cfg, _) = cfg.framing.reader();
     let mut b = StatsBuilder::new("etrace", "packets");
     // Instructions decoded so far.
@@ -79,13 +79,13 @@ pub fn stats_read<R: std::io::Read>(
         }
         true
     })?;
-    dec.finish(len, &mut sink);
+    dec.finish_at(len, &mut sink);
     b.extra("null packets", nulls);
     b.extra("other packets", others);
     b.extra("framing errors", errors);
     // One hart of several (`cfg.srcid`): its cost is its own packets' bytes, not the stream's.
     let bytes = if cfg.srcid.is_some() { own } else { len };
-    Ok(b.finish(bytes, decoded.get(), dec.stats.errors))
+    Ok(b.finish(bytes, decoded.get(), dec.stats().errors))
 }
 
 /// What a packet is (`payload.adoc` format and subformat names).

@@ -15,7 +15,7 @@
 use rvtrace_etrace::code::Code;
 use rvtrace_etrace::codec::PacketReader;
 use rvtrace_etrace::config::{ConfigInputs, Preset, TraceConfig};
-use rvtrace_etrace::decoder::{Decoder, DecoderOptions};
+use rvtrace_etrace::decoder::{Decoder, DecoderConfig};
 use rvtrace_etrace::encoder::{Encoder, FrameWriter};
 use rvtrace_flow::{decode_all, decode_read, FlowElement, FlowSink, PcWriter};
 use rvtrace_isa::IsaConfig;
@@ -102,8 +102,8 @@ fn make_stream<'a>(run: &'a ProgramRun, inputs: &ConfigInputs) -> Stream<'a> {
 
 /// The specification's decoder for the stream's framing and layout (no reference flow quirks,
 /// whatever the preset).
-fn plain(st: &Stream) -> DecoderOptions {
-    DecoderOptions::new(st.cfg.params, st.cfg.options, st.cfg.framing, st.code.isa)
+fn plain(st: &Stream) -> DecoderConfig {
+    DecoderConfig::with_layout(st.cfg.params, st.cfg.options, st.cfg.framing, st.code.isa)
 }
 
 /// What a decode gave.
@@ -115,7 +115,7 @@ struct Decoded {
 
 fn decode(st: &Stream, data: &[u8]) -> Decoded {
     // The stream's framing, with the reference flow's quirks for its preset.
-    let o = DecoderOptions::from_config(&st.cfg, st.code.isa);
+    let o = DecoderConfig::from_config(&st.cfg, st.code.isa);
     assert_eq!(
         o.keep_stack_across_syncs && o.reference_x5_jumps,
         st.cfg.preset == Preset::Reference
@@ -132,7 +132,7 @@ fn decode(st: &Stream, data: &[u8]) -> Decoded {
     decode_all(&mut dec, data, &mut sink);
     Decoded {
         pcs: parse_pcs(&pcw.finish().unwrap()),
-        errors: dec.stats.errors,
+        errors: dec.stats().errors,
         losses,
     }
 }
@@ -383,8 +383,8 @@ fn memory_is_flat_on_hostile_bytes() {
                 }
             };
             decode_all(&mut dec, &data, &mut sink);
-            assert!(dec.stats.errors > 0, "{stype} {what}");
-            assert_eq!(dec.stats.errors, losses, "{stype} {what}");
+            assert!(dec.stats().errors > 0, "{stype} {what}");
+            assert_eq!(dec.stats().errors, losses, "{stype} {what}");
             assert!(
                 dec.heap_bytes() < 1 << 20,
                 "{stype} {what}: {} bytes",
@@ -454,7 +454,7 @@ fn streaming_decode_equals_whole_input_decode() {
             .bytes;
             assert_eq!(n, data.len() as u64);
             assert!(whole == streamed, "{stype}: {} bytes", data.len());
-            assert_eq!(dec.stats, dec2.stats, "{stype}");
+            assert_eq!(dec.stats(), dec2.stats(), "{stype}");
         }
     }
 }

@@ -7,7 +7,7 @@
 mod common;
 
 use rvtrace_etrace::config::TraceConfig;
-use rvtrace_etrace::decoder::{Decoder, DecoderOptions};
+use rvtrace_etrace::decoder::{Decoder, DecoderConfig};
 use rvtrace_flow::FlowElement;
 use rvtrace_image::Image;
 use rvtrace_isa::{IsaConfig, Xlen};
@@ -17,10 +17,7 @@ use std::path::Path;
 /// The decoder for a trace made with `cfg` of a hart with `xlen` (the one place the decoder's
 /// construction is named).
 fn decoder<'a>(image: &'a Image, cfg: &TraceConfig, xlen: Xlen) -> Decoder<'a> {
-    Decoder::with_options(
-        image,
-        DecoderOptions::from_config(cfg, IsaConfig::new(xlen)),
-    )
+    Decoder::new(image, DecoderConfig::from_config(cfg, IsaConfig::new(xlen)))
 }
 
 /// The case's trace as bytes, decoded; the decoder's counts must be the flow's.

@@ -3,7 +3,7 @@
 
 use rvtrace_etrace::code::Code;
 use rvtrace_etrace::config::{params_from_scf, Framing};
-use rvtrace_etrace::decoder::{Decoder, DecoderOptions};
+use rvtrace_etrace::decoder::{Decoder, DecoderConfig};
 use rvtrace_etrace::{IOptions, Params};
 use rvtrace_flow::{decode_all, FlowElement, PcWriter};
 use rvtrace_image::Image;
@@ -31,7 +31,7 @@ fn reference_traces_decode_to_the_retired_pcs() {
             let p =
                 params_from_scf(std::str::from_utf8(&scf).unwrap(), Params::reference(64)).unwrap();
             let raw = read_vector(&dir, &format!("{base}/{prog}.te_inst_raw"));
-            let o = DecoderOptions::new(p, IOptions::default(), Framing::Raw, code.isa);
+            let o = DecoderConfig::with_layout(p, IOptions::default(), Framing::Raw, code.isa);
             let mut dec = Decoder::with_code(&image, o, code.clone());
             let mut elements = Vec::new();
             let mut w = PcWriter::new(&image, Vec::new());

@@ -3,7 +3,7 @@
 //! the run that was traced.
 
 use rvtrace_etrace::config::{ConfigInputs, Framing, Preset, TraceConfig};
-use rvtrace_etrace::decoder::{Decoder, DecoderOptions};
+use rvtrace_etrace::decoder::{Decoder, DecoderConfig};
 use rvtrace_etrace::encoder::{post_iss_itype, Encoder, FrameWriter};
 use rvtrace_flow::{decode_all, FlowElement, TraceDecoder};
 use rvtrace_image::Image;
@@ -48,7 +48,7 @@ fn pushed_in_pieces_equals_whole_and_the_run() {
         })
         .unwrap();
         let bytes = encode(&cfg, &run.image, &run.records);
-        let opts = DecoderOptions::from_config(&cfg, IsaConfig::rv64());
+        let opts = DecoderConfig::from_config(&cfg, IsaConfig::rv64());
         assert_eq!(
             opts.keep_stack_across_syncs && opts.reference_x5_jumps,
             cfg.preset == Preset::Reference
@@ -56,7 +56,7 @@ fn pushed_in_pieces_equals_whole_and_the_run() {
         assert_eq!(cfg.framing == Framing::Raw, cfg.preset == Preset::Reference);
 
         let mut whole = Vec::new();
-        let mut dec = Decoder::with_options(&run.image, opts);
+        let mut dec = Decoder::new(&run.image, opts);
         let st = decode_all(&mut dec, &bytes, &mut whole);
         assert_eq!(st.bytes, bytes.len() as u64);
         assert_eq!(st.losses, 0, "{:?}", cfg.preset);
@@ -73,26 +73,18 @@ fn pushed_in_pieces_equals_whole_and_the_run() {
         // A sink that has what it needs stops the decode, pushed whole or read in pieces.
         for after in [1, 50] {
             let mut stop = Stopper::new(after);
-            let st = decode_all(
-                &mut Decoder::with_options(&run.image, opts),
-                &bytes,
-                &mut stop,
-            );
+            let st = decode_all(&mut Decoder::new(&run.image, opts), &bytes, &mut stop);
             check_stopped(&whole, &stop);
             assert!(st.instructions < run.pcs.len() as u64);
             let mut stop = Stopper::new(after);
-            rvtrace_flow::decode_read(
-                &mut Decoder::with_options(&run.image, opts),
-                &bytes[..],
-                &mut stop,
-            )
-            .unwrap();
+            rvtrace_flow::decode_read(&mut Decoder::new(&run.image, opts), &bytes[..], &mut stop)
+                .unwrap();
             check_stopped(&whole, &stop);
         }
         // Pieces of 1 byte up to more than a window: the same elements, the same counts.
         for piece in [1usize, 7, 300, 70_000] {
             let mut cut = Vec::new();
-            let mut dec = Decoder::with_options(&run.image, opts);
+            let mut dec = Decoder::new(&run.image, opts);
             for c in bytes.chunks(piece) {
                 dec.push(c, &mut cut);
             }
@@ -201,9 +193,9 @@ fn context_applies_from_the_instruction_after_it() {
     .unwrap();
     let bytes = encode(&cfg, &run.image, &run.records);
     let mut elements = Vec::new();
-    let mut dec = Decoder::with_options(
+    let mut dec = Decoder::new(
         &run.image,
-        DecoderOptions::from_config(&cfg, IsaConfig::rv64()),
+        DecoderConfig::from_config(&cfg, IsaConfig::rv64()),
     );
     let st = decode_all(&mut dec, &bytes, &mut elements);
     assert_eq!(st.losses, 0);
@@ -262,9 +254,9 @@ fn trap_epc_is_the_harts_or_absent() {
         .unwrap();
         let bytes = encode(&cfg, &run.image, &run.records);
         let mut elements = Vec::new();
-        let mut dec = Decoder::with_options(
+        let mut dec = Decoder::new(
             &run.image,
-            DecoderOptions::from_config(&cfg, IsaConfig::new(run.image.files()[0].xlen)),
+            DecoderConfig::from_config(&cfg, IsaConfig::new(run.image.files()[0].xlen)),
         );
         assert_eq!(decode_all(&mut dec, &bytes, &mut elements).losses, 0);
         let traps: Vec<(bool, Option<u64>)> = elements

@@ -3,7 +3,7 @@
 //! after it.
 
 use rvtrace_etrace::config::{ConfigInputs, TraceConfig};
-use rvtrace_etrace::decoder::{Decoder, DecoderOptions};
+use rvtrace_etrace::decoder::{Decoder, DecoderConfig};
 use rvtrace_etrace::encoder::{Encoder, FrameWriter};
 use rvtrace_flow::LossReason;
 use rvtrace_isa::IsaConfig;
@@ -31,7 +31,7 @@ fn a_loss_is_one_trace_lost_packet_and_nothing_else_is_lost() {
                 enc.push(r).unwrap();
             }
             let bytes = enc.finish().unwrap().into_inner();
-            let mut dec = Decoder::with_options(&run.image, DecoderOptions::from_config(&cfg, isa));
+            let mut dec = Decoder::new(&run.image, DecoderConfig::from_config(&cfg, isa));
             let (got, losses) = decode_pcs(&mut dec, &run.image, &bytes);
             let what = format!("implicit return {implicit_return}, lost before record {cut}");
             assert_eq!(losses.len(), 1, "{what}: {losses:?}");

@@ -7,7 +7,7 @@
 
 use rvtrace_etrace::codec::{Item, PacketReader, TeInst};
 use rvtrace_etrace::config::{ConfigInputs, TraceConfig};
-use rvtrace_etrace::decoder::{DecodeStats, Decoder, DecoderOptions};
+use rvtrace_etrace::decoder::{DecodeStats, Decoder, DecoderConfig};
 use rvtrace_etrace::encoder::{Encoder, FrameWriter};
 use rvtrace_etrace::scan::{decode_parallel, syncs};
 use rvtrace_flow::{FlowElement, TraceDecoder};
@@ -20,7 +20,7 @@ use option_sets::option_sets;
 
 /// The trace of `run` with `inputs` (a resync every 64 packets unless the set says), and the
 /// decoder's options.
-fn encode(run: &ProgramRun, inputs: &ConfigInputs) -> (Vec<u8>, DecoderOptions) {
+fn encode(run: &ProgramRun, inputs: &ConfigInputs) -> (Vec<u8>, DecoderConfig) {
     let xlen = run.image.files()[0].xlen;
     let inputs = ConfigInputs {
         xlen_bits: xlen.bits() as u8,
@@ -35,16 +35,16 @@ fn encode(run: &ProgramRun, inputs: &ConfigInputs) -> (Vec<u8>, DecoderOptions) 
     let bytes = enc.finish().unwrap().into_inner();
     (
         bytes,
-        DecoderOptions::from_config(&cfg, IsaConfig::new(xlen)),
+        DecoderConfig::from_config(&cfg, IsaConfig::new(xlen)),
     )
 }
 
 fn sequential(
     run: &ProgramRun,
-    o: DecoderOptions,
+    o: DecoderConfig,
     bytes: &[u8],
 ) -> (Vec<FlowElement>, rvtrace_flow::DecodeStats, DecodeStats) {
-    let mut d = Decoder::with_options(&run.image, o);
+    let mut d = Decoder::new(&run.image, o);
     let mut v = Vec::new();
     let st = rvtrace_flow::decode_all(&mut d, bytes, &mut v);
     (v, st, d.protocol_stats())
@@ -56,7 +56,7 @@ fn sequential(
 fn check(
     what: &str,
     run: &ProgramRun,
-    o: DecoderOptions,
+    o: DecoderConfig,
     bytes: &[u8],
     runs: &[(u64, usize)],
 ) -> (u64, u64) {

@@ -4,7 +4,7 @@
 use rvtrace_etrace::code::Code;
 use rvtrace_etrace::codec::{EncapConfig, Item, PacketReader};
 use rvtrace_etrace::config::{ConfigInputs, Framing, TraceConfig};
-use rvtrace_etrace::decoder::{Decoder, DecoderOptions, Limits};
+use rvtrace_etrace::decoder::{Decoder, DecoderConfig, Limits};
 use rvtrace_etrace::encoder::{Encoder, FrameWriter};
 use rvtrace_etrace::{IOptions, Params};
 use rvtrace_flow::{decode_all, FlowElement};
@@ -64,12 +64,12 @@ fn corrupted_traces_decode_without_panicking() {
                     }
                 }
             }
-            let o = DecoderOptions {
+            let o = DecoderConfig {
                 limits: Limits {
                     max_jumps_per_packet: 1 << 16,
                     max_insns_per_packet: 1 << 24,
                 },
-                ..DecoderOptions::new(
+                ..DecoderConfig::with_layout(
                     cfg.params,
                     cfg.options,
                     Framing::Encap(EncapConfig::PLAIN),
@@ -115,12 +115,12 @@ fn random_bytes_parse_and_decode_without_panicking() {
             true => Framing::Raw,
             false => Framing::Encap(EncapConfig::PLAIN),
         };
-        let opts = DecoderOptions {
+        let opts = DecoderConfig {
             limits: Limits {
                 max_jumps_per_packet: 1 << 16,
                 max_insns_per_packet: 1 << 24,
             },
-            ..DecoderOptions::new(p, o, framing, code.isa)
+            ..DecoderConfig::with_layout(p, o, framing, code.isa)
         };
         let mut dec = Decoder::with_code(&image, opts, code.clone());
         let mut sink = |_: &FlowElement| {};

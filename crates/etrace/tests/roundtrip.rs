@@ -4,7 +4,7 @@
 use rvtrace_etrace::code::Code;
 use rvtrace_etrace::codec::EncapConfig;
 use rvtrace_etrace::config::{ConfigInputs, Framing, TraceConfig};
-use rvtrace_etrace::decoder::{Decoder, DecoderOptions};
+use rvtrace_etrace::decoder::{Decoder, DecoderConfig};
 use rvtrace_etrace::encoder::{Encoder, FrameWriter};
 use rvtrace_flow::{decode_all, FlowElement, FlowSink, PcWriter};
 use rvtrace_isa::IsaConfig;
@@ -55,7 +55,7 @@ fn check_run(
         totals[k].0 += w.payload_bytes * 8;
         totals[k].1 += run.records.len() as u64;
         let bytes = w.into_inner();
-        let o = DecoderOptions::new(
+        let o = DecoderConfig::with_layout(
             cfg.params,
             cfg.options,
             Framing::Encap(EncapConfig::PLAIN),
@@ -137,14 +137,14 @@ fn reference_preset_implicit_return_traces_decode() {
             enc.push(r).unwrap();
         }
         let bytes = enc.finish().unwrap().into_inner();
-        let o = DecoderOptions {
+        let o = DecoderConfig {
             keep_stack_across_syncs: true,
-            ..DecoderOptions::new(cfg.params, cfg.options, Framing::Raw, code.isa)
+            ..DecoderConfig::with_layout(cfg.params, cfg.options, Framing::Raw, code.isa)
         };
         let mut dec = Decoder::with_code(&run.image, o, code.clone());
         let mut pcw = PcWriter::new(&run.image, Vec::new());
         decode_all(&mut dec, &bytes, &mut pcw);
-        assert_eq!(dec.stats.errors, 0, "{name}");
+        assert_eq!(dec.stats().errors, 0, "{name}");
         let got = parse_pcs(&pcw.finish().unwrap());
         assert_pcs_eq(name, "decoded", &got, "run", &run.pcs);
     }

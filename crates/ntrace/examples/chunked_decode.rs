@@ -1,31 +1,38 @@
 //! N-Trace decoded in chunks, each on its own (threads here; workers of a distributed job given
 //! a byte range and its starting sync), then stitched into the flow of a decode from the start.
-//! `cargo run --release -p rvtrace-ntrace --example chunked_decode -- TRACE ELF [CHUNK_BYTES]`
+//! `cargo run --release -p rvtrace-ntrace --example chunked_decode -- [TRACE ELF [CHUNK_BYTES]]`;
+//! without arguments it runs `programs/elf/recurse-rv64gc.elf` on the hart model, encodes the
+//! run with a synchronization every 64 messages and decodes that in chunks of 256 bytes.
 use rvtrace_flow::chunk::{cuts, decode_chunk, spans, ChunkDecoder, Stitch};
 use rvtrace_flow::{FlowElement, FlowSink};
-use rvtrace_ntrace::decoder::{Decoder, DecoderConfig};
+use rvtrace_ntrace::decoder::Decoder;
 
-fn main() {
-    let args: Vec<String> = std::env::args().collect();
-    let bytes = std::fs::read(&args[1]).expect("read the trace");
-    let mut image = rvtrace_image::Image::new();
-    let elf = image.load_file(args[2].as_ref()).expect("read the ELF");
-    let chunk = args
-        .get(3)
-        .map_or(1 << 20, |n| n.parse().expect("CHUNK_BYTES"));
-    let cfg = DecoderConfig::new(rvtrace_isa::IsaConfig::new(elf.xlen));
-    // Cut at the first synchronization message after every CHUNK_BYTES bytes.
-    let next_sync = |at| rvtrace_ntrace::scan::next_sync(&bytes, at, &cfg).map(|p| p.cut);
+mod common;
+
+/// What a chunked decode found.
+#[derive(Debug, PartialEq, Eq)]
+struct Summary {
+    chunks: usize,
+    redone: u64,
+    instructions: u64,
+    errors: u64,
+}
+
+/// Decode `input` in chunks of about `chunk` bytes.
+fn chunked(input: &common::Input, chunk: u64) -> Summary {
+    let (image, bytes, cfg) = (&input.image, &input.bytes, input.cfg);
+    // Cut at the first synchronization message after every `chunk` bytes.
+    let next_sync = |at| rvtrace_ntrace::scan::next_sync(bytes, at, &cfg).map(|p| p.cut);
     let spans = spans(
         &cuts(bytes.len() as u64, chunk, next_sync),
         bytes.len() as u64,
     );
     let range = |(a, b): (u64, u64)| &bytes[a as usize..b as usize];
     // Each worker: a span's bytes and starting cut -> its flow and the states at both ends.
-    let code = Decoder::code(&image, &cfg);
+    let code = Decoder::code(image, &cfg);
     let flows: Vec<_> = std::thread::scope(|s| {
         let run = |sp: rvtrace_flow::chunk::Span| {
-            let dec = Decoder::at(&image, cfg, code.clone(), sp.from);
+            let dec = Decoder::at(image, cfg, code.clone(), sp.from);
             decode_chunk(dec, range((sp.from, sp.to)), sp.from, sp.start, sp.last)
         };
         let workers: Vec<_> = spans.iter().map(|&sp| s.spawn(move || run(sp))).collect();
@@ -36,10 +43,10 @@ fn main() {
     });
     // Stitch in order: a chunk whose start state is not the previous chunk's end state is
     // decoded again with the previous chunk's decoder.
-    let (mut stitch, mut insns) = (Stitch::new(), 0);
+    let (mut stitch, mut instructions) = (Stitch::new(), 0);
     let mut sink = |e: &FlowElement| {
         if let FlowElement::Range { count, .. } = e {
-            insns += count;
+            instructions += count;
         }
     };
     for (flow, sp) in flows.into_iter().zip(&spans) {
@@ -55,6 +62,39 @@ fn main() {
         let body = stitch.push(flow, &mut sink, redo).expect("chunks in order");
         body.iter().flatten().for_each(|e| sink.element(e));
     }
-    let (n, again, errors) = (spans.len(), stitch.redone, stitch.stats().1.errors);
-    println!("{n} chunks ({again} decoded again): {insns} instructions, {errors} errors");
+    Summary {
+        chunks: spans.len(),
+        redone: stitch.redone,
+        instructions,
+        errors: stitch.stats().1.errors,
+    }
+}
+
+fn main() -> common::Result<()> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let input = common::input(&args[..args.len().min(2)], Some(64))?;
+    let chunk = match args.get(2) {
+        Some(n) => n.parse()?,
+        None if args.is_empty() => 256,
+        None => 1 << 20,
+    };
+    let s = chunked(&input, chunk);
+    println!(
+        "{} chunks ({} decoded again): {} instructions, {} errors",
+        s.chunks, s.redone, s.instructions, s.errors
+    );
+    if let Some(run) = &input.pcs {
+        println!("the program's run: {} instructions", run.len());
+    }
+    Ok(())
+}
+
+/// The default trace, cut in many chunks, decodes to every instruction the program executed.
+#[test]
+fn default_trace_in_chunks() {
+    let input = common::input(&[], Some(64)).unwrap();
+    let s = chunked(&input, 256);
+    assert!(s.chunks > 10, "{s:?}");
+    let run = input.pcs.as_ref().unwrap();
+    assert_eq!((s.instructions, s.errors), (run.len() as u64, 0));
 }

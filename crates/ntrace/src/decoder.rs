@@ -91,7 +91,7 @@ impl DecoderConfig {
     }
 
     /// Settings that contradict each other (a usage error): an SRC that does not fit its field.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), crate::options::ConfigError> {
         match self.src {
             Some(id) => crate::options::check_src(id, self.codec.src_bits),
             None => Ok(()),
@@ -153,9 +153,9 @@ struct HistQueue {
 }
 
 impl HistQueue {
-    fn push(&mut self, hist: u64, repeat: u64) -> Result<(), String> {
+    fn push(&mut self, hist: u64, repeat: u64) -> Result<(), LossReason> {
         if hist == 0 {
-            return Err("HIST 0 has no stop-bit".into());
+            return Err(LossReason::Malformed("HIST 0 has no stop-bit".into()));
         }
         let n = 63 - hist.leading_zeros();
         if n > 0 && repeat > 0 {
@@ -801,13 +801,8 @@ impl<'a> Decoder<'a> {
         repeat: u64,
         sink: &mut S,
     ) -> Result<(), LossReason> {
-        self.s
-            .hist
-            .push(hist, repeat)
-            .map_err(LossReason::Malformed)?;
-        self.walk(None, sink)
-            .map(|_| ())
-            .map_err(LossReason::Mismatch)
+        self.s.hist.push(hist, repeat)?;
+        self.walk(None, sink).map(|_| ()).map_err(LossReason::from)
     }
 
     fn walk_message<S: FlowSink + ?Sized>(
@@ -822,10 +817,9 @@ impl<'a> Decoder<'a> {
             return Err(LossReason::Malformed(format!("I-CNT {icnt} is too large")));
         }
         if let Some(h) = hist {
-            self.s.hist.push(h, 1).map_err(LossReason::Malformed)?;
+            self.s.hist.push(h, 1)?;
         }
-        self.walk_icnt(icnt, end, sink)
-            .map_err(LossReason::Mismatch)
+        self.walk_icnt(icnt, end, sink).map_err(LossReason::from)
     }
 
     /// The walk of a message's I-CNT (HIST queued) to its end.
@@ -834,7 +828,7 @@ impl<'a> Decoder<'a> {
         icnt: u64,
         end: End,
         sink: &mut S,
-    ) -> Result<(), String> {
+    ) -> Result<(), Mismatch> {
         self.s.budget += icnt as i64;
         let last = self.walk(Some(end), sink)?;
         let last_class = last.map(|l| self.class_at(l.pc));
@@ -844,10 +838,10 @@ impl<'a> Decoder<'a> {
             self.cur.ranges.set_last_class(c, false);
         }
         if self.s.budget != 0 {
-            return Err(format!(
+            return Err(Mismatch(format!(
                 "I-CNT {icnt} ends {} half-words before the last branch of its HIST",
                 -self.s.budget
-            ));
+            )));
         }
         self.s.budget = 0;
         match end {
@@ -882,12 +876,12 @@ impl<'a> Decoder<'a> {
                     }
                 }
                 Some(l) => {
-                    return Err(format!(
+                    return Err(Mismatch(format!(
                         "DirectBranch ends at {:#x}, which is not a direct conditional branch",
                         l.pc
-                    ))
+                    )))
                 }
-                None => return Err("DirectBranch with I-CNT 0".into()),
+                None => return Err(Mismatch("DirectBranch with I-CNT 0".into())),
             },
             End::Stop => {}
         }
@@ -907,16 +901,16 @@ impl<'a> Decoder<'a> {
         last_class: Option<CfClass>,
         addr: u64,
         sync: bool,
-    ) -> Result<(), String> {
+    ) -> Result<(), Mismatch> {
         let uninferable = last_class.is_some_and(|c| c.is_uninferable_discon());
         if !sync {
             return match last {
                 Some(_) if uninferable => Ok(()),
-                Some(l) => Err(format!(
+                Some(l) => Err(Mismatch(format!(
                     "IndirectBranch ends at {:#x}, which is not an uninferable jump",
                     l.pc
-                )),
-                None => Err("IndirectBranch with I-CNT 0".into()),
+                ))),
+                None => Err(Mismatch("IndirectBranch with I-CNT 0".into())),
             };
         }
         let next = match last {
@@ -925,9 +919,9 @@ impl<'a> Decoder<'a> {
             None => Some(self.cur.pc),
         };
         match next {
-            Some(n) if n != addr => Err(format!(
+            Some(n) if n != addr => Err(Mismatch(format!(
                 "F-ADDR {addr:#x} of the synchronization message is not where execution goes ({n:#x})"
-            )),
+            ))),
             _ => Ok(()),
         }
     }
@@ -981,7 +975,7 @@ impl<'a> Decoder<'a> {
         &mut self,
         end: Option<End>,
         sink: &mut S,
-    ) -> Result<Option<Last>, String> {
+    ) -> Result<Option<Last>, Mismatch> {
         let mut last = None;
         let mut since_branch = 0u64;
         // Whether the end reads where the last instruction would go without the message
@@ -1040,17 +1034,17 @@ impl<'a> Decoder<'a> {
             };
             let hw = u64::from(len).div_ceil(2) as i64;
             if end.is_some() && hist_empty && hw > self.s.budget {
-                return Err(format!(
+                return Err(Mismatch(format!(
                     "invalid I-CNT: {} half-word(s) left at the {}-byte instruction at {pc:#x} (N-Trace 8.4.1)",
                     self.s.budget, len
-                ));
+                )));
             }
             self.s.budget -= hw;
             since_branch += 1;
             if !hist_empty && since_branch > MAX_WALK_WITHOUT_BRANCH {
-                return Err(format!(
+                return Err(Mismatch(format!(
                     "no direct conditional branch for the HIST bits after {since_branch} instructions from {pc:#x}"
-                ));
+                )));
             }
             let seq = pc.wrapping_add(u64::from(len)) & self.cur.mask();
             let takes_bit = class.is_branch()
@@ -1097,9 +1091,9 @@ impl<'a> Decoder<'a> {
                 break;
             }
             if natural.is_none() {
-                return Err(format!(
+                return Err(Mismatch(format!(
                     "uninferable jump at {pc:#x} inside an I-CNT (no message reports its target)"
-                ));
+                )));
             }
         }
         Ok(last)
@@ -1113,17 +1107,26 @@ pub(crate) fn full_addr(cfg: &DecoderConfig, a: &Addr) -> u64 {
     (a.value(ext) << 1) & cfg.isa.xlen.addr_mask()
 }
 
+/// Why the program does not match the trace: the text of a [`LossReason::Mismatch`].
+struct Mismatch(String);
+
+impl From<Mismatch> for LossReason {
+    fn from(m: Mismatch) -> Self {
+        LossReason::Mismatch(m.0)
+    }
+}
+
 /// A walk that left the program, as N-Trace reports it.
 #[cold]
-fn walk_error(e: WalkError) -> String {
-    match e {
+fn walk_error(e: WalkError) -> Mismatch {
+    Mismatch(match e {
         WalkError::Unmapped(a) => format!(
             "the trace runs into {a:#x}, which is not in an executable segment of the program image"
         ),
         WalkError::BadInstruction(a) => {
             format!("the trace runs into {a:#x}, which is not a valid instruction")
         }
-    }
+    })
 }
 
 /// An Ownership PROCESS value that no hart sends (N-Trace 7.1 Table 12: FORMAT 1 is reserved,

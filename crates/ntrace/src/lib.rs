@@ -12,6 +12,34 @@
 //! See `crates/ntrace/README.md` for the encoder's choices, the `nexrv` preset and the differences
 //! from the reference tool.
 //!
+//! A program and its trace (made by `rvtrace encode ntrace` with its defaults) to the PCs of
+//! the instructions executed (`examples/decode_pcs.rs` reads the settings from the sidecar):
+//!
+//! ```
+//! # let run = rvtrace_testkit::run_test_program("recurse-rv64gc", 4);
+//! # let program = rvtrace_testkit::test_program("recurse-rv64gc");
+//! # let trace = std::env::temp_dir().join(format!("rvtrace-ntrace-doc-{}.nex", std::process::id()));
+//! # let defaults = rvtrace_ntrace::options::EncoderConfig::new(rvtrace_isa::Xlen::Rv64);
+//! # std::fs::write(&trace, rvtrace_ntrace::encoder::encode(defaults, &run.records).0)?;
+//! use rvtrace_flow::{decode_all, for_each_pc, FlowElement};
+//! use rvtrace_ntrace::decoder::{Decoder, DecoderConfig};
+//!
+//! let mut image = rvtrace_image::Image::new();
+//! let isa = rvtrace_isa::IsaConfig::new(image.load_file(&program)?.xlen);
+//! let mut decoder = Decoder::new(&image, DecoderConfig::new(isa));
+//! let mut pcs = Vec::new();
+//! decode_all(&mut decoder, &std::fs::read(&trace)?, &mut |e: &FlowElement| {
+//!     if let FlowElement::Range { start, count, .. } = e {
+//!         for_each_pc(&image, *start, *count, |pc| pcs.push(pc)).unwrap();
+//!     }
+//! });
+//! # std::fs::remove_file(&trace)?;
+//! # assert_eq!(pcs, run.pcs);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! The messages of a few ingress records:
+//!
 //! ```
 //! use rvtrace_ingress::{Itype, Record};
 //! use rvtrace_ntrace::codec::{parse, Body, CodecConfig, Frame, Frames};

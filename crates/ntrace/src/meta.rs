@@ -26,7 +26,7 @@ use crate::codec::message::MAX_SRC_BITS;
 use crate::codec::{parse, CodecConfig, Frame, Frames};
 use crate::decoder::{decode, DecoderConfig};
 use crate::insn::LinkRule;
-use crate::options::{CallStack, EncoderConfig, Mode, SyncUnit};
+use crate::options::{CallStack, ConfigError, EncoderConfig, Mode, SyncUnit};
 use rvtrace_flow::{FlowElement, LossReason};
 use rvtrace_image::Image;
 use rvtrace_isa::Xlen;
@@ -34,6 +34,107 @@ use std::path::{Path, PathBuf};
 
 /// The `protocol` value of an N-Trace sidecar.
 pub const PROTOCOL: &str = "ntrace";
+
+/// Why a sidecar's text does not parse (line numbers count from 1).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum MetaError {
+    /// A line that is not `KEY = VALUE`.
+    Syntax {
+        /// The line.
+        line: usize,
+    },
+    /// The first key is not `protocol`.
+    FirstKey {
+        /// The line.
+        line: usize,
+        /// The key found.
+        key: String,
+    },
+    /// The sidecar of another kind of trace.
+    OtherProtocol {
+        /// The line.
+        line: usize,
+        /// The protocol it names.
+        value: String,
+    },
+    /// A value its key does not take.
+    Value {
+        /// The line.
+        line: usize,
+        /// The key.
+        key: String,
+        /// The value given.
+        value: String,
+        /// What is wrong with it.
+        problem: ValueProblem,
+    },
+    /// No key at all.
+    NoProtocol,
+    /// `src-id` does not fit in `src-bits`.
+    SrcIdTooWide {
+        /// `src-id`.
+        id: u16,
+        /// `src-bits`.
+        src_bits: u8,
+    },
+}
+
+/// What is wrong with a sidecar value ([`MetaError::Value`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ValueProblem {
+    /// Not a number.
+    NotANumber,
+    /// Not `true` or `false`.
+    NotABool,
+    /// An `xlen` other than 32 or 64.
+    NotXlen,
+    /// Larger than this.
+    AtMost(u64),
+    /// Larger than its field.
+    TooLarge,
+    /// A `link-registers` rule that does not exist.
+    UnknownRule,
+}
+
+impl std::fmt::Display for ValueProblem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ValueProblem::NotANumber => f.write_str("not a number"),
+            ValueProblem::NotABool => f.write_str("expected true or false"),
+            ValueProblem::NotXlen => f.write_str("expected 32 or 64"),
+            ValueProblem::AtMost(n) => write!(f, "at most {n}"),
+            ValueProblem::TooLarge => f.write_str("too large"),
+            ValueProblem::UnknownRule => f.write_str("unknown rule"),
+        }
+    }
+}
+
+impl std::fmt::Display for MetaError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            MetaError::Syntax { line } => write!(f, "line {line}: expected KEY = VALUE"),
+            MetaError::FirstKey { line, key } => {
+                write!(f, "line {line}: the first key must be protocol, not {key}")
+            }
+            MetaError::OtherProtocol { line, value } => write!(
+                f,
+                "line {line}: protocol = {value}: the sidecar of another kind of trace, not N-Trace"
+            ),
+            MetaError::Value {
+                line,
+                key,
+                value,
+                problem,
+            } => write!(f, "line {line}: {key} = {value}: {problem}"),
+            MetaError::NoProtocol => f.write_str("no protocol key"),
+            MetaError::SrcIdTooWide { id, src_bits } => {
+                write!(f, "src-id = {id} does not fit in src-bits = {src_bits}")
+            }
+        }
+    }
+}
+
+impl std::error::Error for MetaError {}
 
 /// The sidecar's contents.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -86,11 +187,11 @@ pub fn link_name(l: LinkRule) -> &'static str {
     }
 }
 
-fn parse_bool(k: &str, v: &str) -> Result<bool, String> {
+fn parse_bool(v: &str) -> Result<bool, ValueProblem> {
     match v {
         "true" => Ok(true),
         "false" => Ok(false),
-        _ => Err(format!("{k} = {v}: expected true or false")),
+        _ => Err(ValueProblem::NotABool),
     }
 }
 
@@ -195,7 +296,7 @@ impl Meta {
 
     /// Parse sidecar text: `key = value` lines, `#` comments; the first key must be
     /// `protocol = ntrace`. Keys a decoder does not use are kept in [`Meta::info`].
-    pub fn parse(text: &str) -> Result<Meta, String> {
+    pub fn parse(text: &str) -> Result<Meta, MetaError> {
         let mut m = Meta::default();
         let mut protocol = None;
         for (n, line) in text.lines().enumerate() {
@@ -203,87 +304,86 @@ impl Meta {
             if line.is_empty() || line.starts_with('#') {
                 continue;
             }
-            let at = |e: String| format!("line {}: {e}", n + 1);
             let Some((k, v)) = line.split_once('=') else {
-                return Err(at("expected KEY = VALUE".into()));
+                return Err(MetaError::Syntax { line: n + 1 });
             };
             let (k, v) = (k.trim(), v.trim());
             if protocol.is_none() {
                 if k != "protocol" {
-                    return Err(at(format!("the first key must be protocol, not {k}")));
+                    let key = k.to_string();
+                    return Err(MetaError::FirstKey { line: n + 1, key });
                 }
                 if v != PROTOCOL {
-                    return Err(at(format!(
-                        "protocol = {v}: the sidecar of another kind of trace, not N-Trace"
-                    )));
+                    let value = v.to_string();
+                    return Err(MetaError::OtherProtocol { line: n + 1, value });
                 }
                 protocol = Some(());
                 continue;
             }
-            let num = |v: &str| {
-                v.parse::<u64>()
-                    .map_err(|_| at(format!("{k} = {v}: not a number")))
-            };
-            match k {
-                "xlen" => {
-                    m.xlen = Some(match v {
-                        "32" => Xlen::Rv32,
-                        "64" => Xlen::Rv64,
-                        _ => return Err(at(format!("xlen = {v}: expected 32 or 64"))),
-                    })
-                }
-                "src-bits" => {
-                    let b = num(v)?;
-                    if b > u64::from(MAX_SRC_BITS) {
-                        return Err(at(format!("src-bits = {v}: at most {MAX_SRC_BITS}")));
-                    }
-                    m.src_bits = b as u8;
-                }
-                "src-id" => {
-                    m.src_id = Some(
-                        u16::try_from(num(v)?)
-                            .map_err(|_| at(format!("src-id = {v}: too large")))?,
-                    )
-                }
-                "extend-addr-msb" => m.extend_addr_msb = parse_bool(k, v).map_err(at)?,
-                "all-jumps" => m.all_jumps = parse_bool(k, v).map_err(at)?,
-                "link-registers" => {
-                    m.link = match v {
-                        "spec" => Some(LinkRule::Spec),
-                        "x1" => Some(LinkRule::X1Only),
-                        "nexrv" => Some(LinkRule::NexRv),
-                        "auto" => None,
-                        _ => return Err(at(format!("link-registers = {v}: unknown rule"))),
-                    }
-                }
-                "icnt-bits" => {
-                    let b = num(v)?;
-                    if b > 64 {
-                        return Err(at(format!("icnt-bits = {v}: at most 64")));
-                    }
-                    m.icnt_bits = Some(b as u8);
-                }
-                "fifo-bytes" => {
-                    m.fifo_bytes = Some(
-                        u32::try_from(num(v)?)
-                            .map_err(|_| at(format!("fifo-bytes = {v}: too large")))?,
-                    )
-                }
-                _ => m.info.push((k.to_string(), v.to_string())),
-            }
+            m.set(k, v).map_err(|problem| MetaError::Value {
+                line: n + 1,
+                key: k.to_string(),
+                value: v.to_string(),
+                problem,
+            })?;
         }
         if protocol.is_none() {
-            return Err("no protocol key".into());
+            return Err(MetaError::NoProtocol);
         }
         if let Some(id) = m.src_id {
             if m.src_bits == 0 || u32::from(id) >= 1 << m.src_bits {
-                return Err(format!(
-                    "src-id = {id} does not fit in src-bits = {}",
-                    m.src_bits
-                ));
+                let src_bits = m.src_bits;
+                return Err(MetaError::SrcIdTooWide { id, src_bits });
             }
         }
         Ok(m)
+    }
+
+    /// Set key `k` to the value `v` (after the `protocol` key).
+    fn set(&mut self, k: &str, v: &str) -> Result<(), ValueProblem> {
+        let num = || v.parse::<u64>().map_err(|_| ValueProblem::NotANumber);
+        match k {
+            "xlen" => {
+                self.xlen = Some(match v {
+                    "32" => Xlen::Rv32,
+                    "64" => Xlen::Rv64,
+                    _ => return Err(ValueProblem::NotXlen),
+                })
+            }
+            "src-bits" => {
+                let b = num()?;
+                if b > u64::from(MAX_SRC_BITS) {
+                    return Err(ValueProblem::AtMost(MAX_SRC_BITS.into()));
+                }
+                self.src_bits = b as u8;
+            }
+            "src-id" => {
+                self.src_id = Some(u16::try_from(num()?).map_err(|_| ValueProblem::TooLarge)?)
+            }
+            "extend-addr-msb" => self.extend_addr_msb = parse_bool(v)?,
+            "all-jumps" => self.all_jumps = parse_bool(v)?,
+            "link-registers" => {
+                self.link = match v {
+                    "spec" => Some(LinkRule::Spec),
+                    "x1" => Some(LinkRule::X1Only),
+                    "nexrv" => Some(LinkRule::NexRv),
+                    "auto" => None,
+                    _ => return Err(ValueProblem::UnknownRule),
+                }
+            }
+            "icnt-bits" => {
+                let b = num()?;
+                if b > 64 {
+                    return Err(ValueProblem::AtMost(64));
+                }
+                self.icnt_bits = Some(b as u8);
+            }
+            "fifo-bytes" => {
+                self.fifo_bytes = Some(u32::try_from(num()?).map_err(|_| ValueProblem::TooLarge)?)
+            }
+            _ => self.info.push((k.to_string(), v.to_string())),
+        }
+        Ok(())
     }
 }
 
@@ -351,12 +451,9 @@ impl Given {
     /// These options as an N-Trace encoder's shared settings (a command that encodes N-Trace
     /// from a decoded trace, `rvtrace transcode`): SRC, MSB extension, all-jumps; a link rule is
     /// refused (the encoder follows the spec's x1/x5).
-    pub fn apply_to_encoder(&self, cfg: &mut EncoderConfig) -> Result<(), String> {
+    pub fn apply_to_encoder(&self, cfg: &mut EncoderConfig) -> Result<(), ConfigError> {
         if self.link.is_some() {
-            return Err(
-                "--link-registers is an N-Trace decoder option (the encoder follows the spec's x1/x5)"
-                    .into(),
-            );
+            return Err(ConfigError::LinkRuleForEncoder);
         }
         cfg.codec.src_bits = self.src_bits.unwrap_or(cfg.codec.src_bits);
         cfg.src_id = self.src_id.unwrap_or(cfg.src_id);
@@ -400,7 +497,7 @@ pub fn decoder_config(
     m: Option<&Meta>,
     xlen: Xlen,
 ) -> (
-    Result<(DecoderConfig, Option<LinkRule>), String>,
+    Result<(DecoderConfig, Option<LinkRule>), ConfigError>,
     Vec<String>,
 ) {
     let mut w = Vec::new();
@@ -566,9 +663,10 @@ mod tests {
             ..Given::default()
         };
         let (r, w) = decoder_config(&given, Some(&m), Xlen::Rv32);
-        assert!(r
-            .unwrap_err()
-            .contains("--src-id 5 does not fit in --src-bits 2"));
+        assert_eq!(
+            r.unwrap_err().to_string(),
+            "--src-id 5 does not fit in --src-bits 2"
+        );
         assert_eq!(w.len(), 1);
     }
 
@@ -610,7 +708,7 @@ mod tests {
 
     #[test]
     fn sidecar_errors() {
-        let bad = |t: &str| Meta::parse(t).unwrap_err();
+        let bad = |t: &str| Meta::parse(t).unwrap_err().to_string();
         assert!(bad("").contains("no protocol"));
         assert!(bad("src-bits = 3\n").contains("the first key must be protocol"));
         assert!(bad("protocol = tandem-trace-protocol-2018-11-20\n").contains("not N-Trace"));

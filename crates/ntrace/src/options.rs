@@ -3,6 +3,42 @@
 use crate::codec::CodecConfig;
 use rvtrace_isa::Xlen;
 
+/// Settings that contradict each other or that the input cannot serve (usage errors).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ConfigError {
+    /// An SRC that does not fit in the SRC field (N-Trace 6.2, trTeSrcBits).
+    SrcTooWide {
+        /// The SRC (trTeSrcID).
+        id: u16,
+        /// The field's width (trTeSrcBits).
+        src_bits: u8,
+    },
+    /// Implicit return without 4-bit itype (N-Trace 9.2 follows calls and returns, which 3-bit
+    /// itype merges with other jumps).
+    CallStackNeedsCalls,
+    /// Sequential jumps without the hart's `sijump` signal (N-Trace 9.1).
+    SequentialJumpsNeedSijump,
+    /// A link rule given to the encoder, which follows the spec's x1/x5.
+    LinkRuleForEncoder,
+}
+
+impl std::fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ConfigError::SrcTooWide { id, src_bits } => {
+                write!(f, "--src-id {id} does not fit in --src-bits {src_bits}")
+            }
+            ConfigError::CallStackNeedsCalls => f.write_str("--call-stack needs 4-bit itype (calls and returns); record with `rvtrace run --itype-width 4`"),
+            ConfigError::SequentialJumpsNeedSijump => f.write_str("--sequential-jumps needs the hart's sijump signal, which this input does not carry"),
+            ConfigError::LinkRuleForEncoder => f.write_str(
+                "--link-registers is an N-Trace decoder option (the encoder follows the spec's x1/x5)",
+            ),
+        }
+    }
+}
+
+impl std::error::Error for ConfigError {}
+
 /// trTeInstMode (N-Trace chapter 5).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum Mode {
@@ -97,11 +133,9 @@ pub struct InputCaps {
 }
 
 /// The SRC ID `id` must fit in the SRC field of `src_bits` bits (N-Trace 6.2, trTeSrcBits).
-pub fn check_src(id: u16, src_bits: u8) -> Result<(), String> {
+pub fn check_src(id: u16, src_bits: u8) -> Result<(), ConfigError> {
     if u32::from(id) >= 1u32 << src_bits {
-        return Err(format!(
-            "--src-id {id} does not fit in --src-bits {src_bits}"
-        ));
+        return Err(ConfigError::SrcTooWide { id, src_bits });
     }
     Ok(())
 }
@@ -196,21 +230,21 @@ impl EncoderConfig {
     }
 
     /// Settings that contradict each other (a usage error).
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), ConfigError> {
         check_src(self.src_id, self.codec.src_bits)
     }
 
     /// Settings an input with `caps` cannot serve (an error), and the warnings for settings it
     /// serves poorly.
-    pub fn check_input(&self, caps: InputCaps) -> Result<Vec<String>, String> {
+    pub fn check_input(&self, caps: InputCaps) -> Result<Vec<String>, ConfigError> {
         // N-Trace 9.2: the call stack follows calls and returns, which 3-bit itype merges with
         // other jumps.
         if self.call_stack != CallStack::Off && caps.itype_width != 4 {
-            return Err("--call-stack needs 4-bit itype (calls and returns); record with `rvtrace run --itype-width 4`".into());
+            return Err(ConfigError::CallStackNeedsCalls);
         }
         // N-Trace 9.1: the encoder knows a sequential jump from the hart's sijump signal only.
         if self.sequential_jumps && !caps.sijump {
-            return Err("--sequential-jumps needs the hart's sijump signal, which this input does not carry".into());
+            return Err(ConfigError::SequentialJumpsNeedSijump);
         }
         let mut warnings = Vec::new();
         if self.timestamps && !caps.time {
@@ -246,7 +280,10 @@ mod tests {
         c.src_id = 3;
         assert!(c.validate().is_ok());
         c.src_id = 4;
-        assert!(c.validate().unwrap_err().contains("--src-id 4"));
+        assert_eq!(
+            c.validate().unwrap_err().to_string(),
+            "--src-id 4 does not fit in --src-bits 2"
+        );
         let full = InputCaps {
             itype_width: 4,
             sijump: true,
@@ -261,12 +298,15 @@ mod tests {
             itype_width: 3,
             ..full
         };
-        assert!(c.check_input(three).unwrap_err().contains("4-bit itype"));
+        assert_eq!(c.check_input(three), Err(ConfigError::CallStackNeedsCalls));
         let no_sijump = InputCaps {
             sijump: false,
             ..full
         };
-        assert!(c.check_input(no_sijump).unwrap_err().contains("sijump"));
+        assert_eq!(
+            c.check_input(no_sijump),
+            Err(ConfigError::SequentialJumpsNeedSijump)
+        );
         let no_time = InputCaps {
             time: false,
             ..full

@@ -25,7 +25,7 @@ fn config(f: &CaseFile, c: &Case) -> Result<DecoderConfig, CaseError> {
             name => return Err(f.error(o.line, format!("no N-Trace option {name}"))),
         }
     }
-    cfg.validate().map_err(|e| f.error(0, e))?;
+    cfg.validate().map_err(|e| f.error(0, e.to_string()))?;
     Ok(cfg)
 }
 

@@ -13,6 +13,22 @@ use crate::decode::Extensions;
 use rvtrace_isa::Xlen;
 use vm_fdt::{FdtWriter, FdtWriterResult};
 
+/// The device tree could not be written (the writer refused a node or property).
+#[derive(Debug)]
+pub struct FdtError(pub vm_fdt::Error);
+
+impl std::fmt::Display for FdtError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "device tree: {}", self.0)
+    }
+}
+
+impl std::error::Error for FdtError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.0)
+    }
+}
+
 /// The address QEMU `virt` places the device tree at, for a RAM size (QEMU 7.2 `riscv_load_fdt`:
 /// 2 MiB aligned below the end of RAM or 3 GiB, whichever is lower).
 pub fn fdt_address(ram_size: u64, fdt_size: u64) -> u64 {
@@ -188,8 +204,8 @@ impl Machine {
     }
 
     /// The flattened device tree blob.
-    pub fn to_fdt(&self) -> Result<Vec<u8>, String> {
-        self.write().map_err(|e| format!("device tree: {e}"))
+    pub fn to_fdt(&self) -> Result<Vec<u8>, FdtError> {
+        self.write().map_err(FdtError)
     }
 
     fn write(&self) -> FdtWriterResult<Vec<u8>> {

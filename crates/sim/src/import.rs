@@ -37,6 +37,51 @@ const EBREAK: u32 = 0x0010_0073;
 /// `ecall`.
 const ECALL: u32 = 0x0000_0073;
 
+/// A step inconsistent with the program or the steps before it ([`Importer::step`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ImportError {
+    /// No instruction at this address in the program.
+    NoInstruction {
+        /// The address.
+        pc: u64,
+    },
+    /// An instruction of neither 2 nor 4 bytes.
+    Length {
+        /// Its address.
+        pc: u64,
+        /// Its first bits.
+        bits: u32,
+        /// Its length in bytes.
+        len: u8,
+    },
+    /// An exception with which an instruction retires (`ecall`, `ebreak`) at an address that is
+    /// not the instruction retired just before.
+    NotRetired {
+        /// The cause.
+        cause: u64,
+        /// Its `epc`.
+        epc: u64,
+    },
+}
+
+impl std::fmt::Display for ImportError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ImportError::NoInstruction { pc } => write!(f, "no instruction at {pc:#x} in the ELF"),
+            ImportError::Length { pc, bits, len } => write!(
+                f,
+                "the instruction at {pc:#x} ({bits:#x}) has a length of {len} bytes"
+            ),
+            ImportError::NotRetired { cause, epc } => write!(
+                f,
+                "exception {cause} at {epc:#x}, which is not the instruction retired just before"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for ImportError {}
+
 /// Turns [`Step`]s into ingress records (module doc), sent to a sink.
 pub struct Importer<'a, F: RecordSink> {
     image: &'a Image,
@@ -81,7 +126,7 @@ impl<'a, F: RecordSink> Importer<'a, F> {
     /// although it cannot go there (it is not a jump, or a branch or direct jump with another
     /// target): a trap (fault or interrupt) that the log does not show, so no record for it
     /// could be derived.
-    pub fn step(&mut self, s: Step) -> Result<Option<(u64, u64)>, String> {
+    pub fn step(&mut self, s: Step) -> Result<Option<(u64, u64)>, ImportError> {
         let mut gap = None;
         match s {
             Step::Retired { pc, priv_ } => {
@@ -89,13 +134,14 @@ impl<'a, F: RecordSink> Importer<'a, F> {
                 let bits = self
                     .image
                     .fetch(pc)
-                    .ok_or_else(|| format!("no instruction at {pc:#x} in the ELF"))?;
+                    .ok_or(ImportError::NoInstruction { pc })?;
                 let info = classify(&self.isa, bits);
                 if info.len != 2 && info.len != 4 {
-                    return Err(format!(
-                        "the instruction at {pc:#x} ({bits:#x}) has a length of {} bytes",
-                        info.len
-                    ));
+                    return Err(ImportError::Length {
+                        pc,
+                        bits,
+                        len: info.len,
+                    });
                 }
                 if let Some(p) = priv_ {
                     self.priv_ = p;
@@ -138,11 +184,7 @@ impl<'a, F: RecordSink> Importer<'a, F> {
                 if !interrupt && retires_with_exception(cause) && !trigger {
                     match &mut self.pending {
                         Some(p) if p.pc == epc && p.trap.is_none() => p.trap = Some(trap),
-                        _ => {
-                            return Err(format!(
-                                "exception {cause} at {epc:#x}, which is not the instruction retired just before"
-                            ))
-                        }
+                        _ => return Err(ImportError::NotRetired { cause, epc }),
                     }
                 } else {
                     gap = self.flush(epc);
@@ -301,7 +343,10 @@ mod tests {
     fn errors() {
         let im = image(&[0x13]);
         let mut imp = Importer::new(&im, IsaConfig::rv64(), 4, 3, |_: &Record| {});
-        assert!(imp.step(ret(0x2000)).unwrap_err().contains("0x2000"));
+        assert_eq!(
+            imp.step(ret(0x2000)),
+            Err(ImportError::NoInstruction { pc: 0x2000 })
+        );
         imp.step(ret(0x1000)).unwrap();
         let e = imp
             .step(Step::Trap {
@@ -312,6 +357,9 @@ mod tests {
                 priv_: None,
             })
             .unwrap_err();
-        assert!(e.contains("not the instruction retired just before"), "{e}");
+        assert_eq!(
+            e.to_string(),
+            "exception 11 at 0x1004, which is not the instruction retired just before"
+        );
     }
 }

@@ -7,7 +7,7 @@ use rvtrace_image::Image;
 use crate::code::Code;
 use crate::params::IOptions;
 
-use super::options::DecoderOptions;
+use super::config::DecoderConfig;
 use super::state::{ChunkState, Progress};
 use super::{DecodeStats, Decoder};
 
@@ -19,12 +19,12 @@ impl<'a> Decoder<'a> {
     /// before).
     pub fn at(
         image: &'a Image,
-        o: DecoderOptions,
+        o: DecoderConfig,
         code: Code,
         offset: u64,
         options: IOptions,
     ) -> Self {
-        let mut d = Decoder::with_code(image, DecoderOptions { options, ..o }, code);
+        let mut d = Decoder::with_code(image, DecoderConfig { options, ..o }, code);
         d.stream.base = offset;
         d.bytes = offset;
         d.s.enabled = true;

@@ -7,8 +7,8 @@
 //! what executed as [`FlowElement`]s. Where this decoder departs from the pseudo code it says so
 //! in a comment; the crate README lists the choices shared with rvtrace's encoder.
 //!
-//! One file per layer, each below the ones after it: `error` ([`DecodeError`]) and `options`
-//! ([`DecoderOptions`]); `branches` (the branch queue) and `state` (what the decode depends on
+//! One file per layer, each below the ones after it: `error` ([`DecodeError`]) and `config`
+//! ([`DecoderConfig`]); `branches` (the branch queue) and `state` (what the decode depends on
 //! between packets, [`ChunkState`]); `stream` (bytes to packets); this file (the [`Decoder`] and
 //! its [`TraceDecoder`] impl); then the decoder's methods by concern: `packets` (the rules per
 //! format), `resync` (losses and the wait for a sync packet), `traps`, `walk` (following the
@@ -16,8 +16,8 @@
 
 mod branches;
 mod chunk;
+mod config;
 mod error;
-mod options;
 mod packets;
 mod resync;
 mod state;
@@ -34,9 +34,9 @@ use crate::codec::bits::mask;
 use crate::codec::Item;
 use crate::params::{IOptions, Params};
 
+use self::config::stack_max;
+pub use self::config::{DecoderConfig, Limits};
 pub use self::error::DecodeError;
-use self::options::stack_max;
-pub use self::options::{DecoderOptions, Limits};
 pub use self::state::ChunkState;
 use self::state::Progress;
 use self::stream::Stream;
@@ -52,23 +52,26 @@ pub struct DecodeStats {
     pub errors: u64,
 }
 
-/// The E-Trace decoder. Made with [`Decoder::with_options`] (or [`Decoder::with_code`]), it is
-/// a [`rvtrace_flow::TraceDecoder`]: push the trace's bytes, then finish
-/// ([`rvtrace_flow::decode_all`], [`rvtrace_flow::decode_read`]). A caller that reads the packets
-/// itself (to know the count at every packet, as `rvtrace stats` does) gives them one at a time
-/// with [`Decoder::packet`] (and the ones that do not decode with [`Decoder::error`]), then ends
-/// with [`Decoder::finish`] at the end's offset.
+/// The E-Trace decoder, a [`rvtrace_flow::TraceDecoder`]: made with [`Decoder::new`] from its
+/// options ([`DecoderConfig`], presets [`DecoderConfig::from_config`],
+/// [`DecoderConfig::reference_flow`]) and the image; feed it bytes with
+/// [`push`](Decoder::push), then call [`finish`](Decoder::finish) (the inherent methods return
+/// the protocol's [`DecodeStats`], the trait's the common counts; [`rvtrace_flow::decode_all`],
+/// [`rvtrace_flow::decode_read`] do both). A caller that reads the packets itself (to know the
+/// count at every packet, as `rvtrace stats` does) gives them one at a time with
+/// [`Decoder::packet`] (and the ones that do not decode with [`Decoder::error`]), then ends with
+/// [`Decoder::finish_at`] at the end's offset.
 pub struct Decoder<'a> {
     /// The walk over the program's block table, with the open range and the return address
     /// stack: `cur.pc` is `decoder.adoc` `pc` (the last instruction reported), the instruction
     /// before it `last_pc`.
     cur: Cursor<'a>,
     params: Params,
-    /// [`DecoderOptions::limits`].
+    /// [`DecoderConfig::limits`].
     limits: Limits,
-    /// [`DecoderOptions::keep_stack_across_syncs`].
+    /// [`DecoderConfig::keep_stack_across_syncs`].
     keep_stack_across_syncs: bool,
-    /// [`DecoderOptions::reference_x5_jumps`].
+    /// [`DecoderConfig::reference_x5_jumps`].
     reference_x5_jumps: bool,
     /// Everything else the decode depends on between packets (one list: a chunk's state is a
     /// normalized copy of it).
@@ -77,11 +80,11 @@ pub struct Decoder<'a> {
     jumps: u64,
     insns_at_packet: u64,
     /// Statistics.
-    pub stats: DecodeStats,
+    stats: DecodeStats,
     /// Bytes skipped, as the losses report them.
     skipped_bytes: u64,
     /// The end of the bytes read, or of the last packet or error given (by [`Decoder::packet`],
-    /// [`Decoder::error`], [`Decoder::finish`]).
+    /// [`Decoder::error`], [`Decoder::finish_at`]).
     bytes: u64,
     /// Framing and unread bytes.
     stream: Stream,
@@ -93,15 +96,20 @@ pub struct Decoder<'a> {
 }
 
 impl<'a> Decoder<'a> {
-    /// A decoder of the byte stream of a trace described by `o`, for the program in `image`
-    /// (it builds the program's block table).
-    pub fn with_options(image: &'a Image, o: DecoderOptions) -> Self {
-        Decoder::with_code(image, o, Code::new(image, o.isa))
+    /// A decoder of the byte stream of a trace described by `o`, for the program in `image`.
+    pub fn new(image: &'a Image, o: DecoderConfig) -> Self {
+        Decoder::with_code(image, o, Decoder::code(image, &o))
     }
 
-    /// [`Decoder::with_options`] with the block table `code` (`Code::new(image, o.isa)`, shared
-    /// by the decoders of a chunked decode).
-    pub fn with_code(image: &'a Image, o: DecoderOptions, code: Code) -> Self {
+    /// The block table a decoder with `o` walks in `image` (built once, shared by the
+    /// decoders of a chunked decode: [`Decoder::with_code`]).
+    pub fn code(image: &Image, o: &DecoderConfig) -> Code {
+        Code::new(image, o.isa)
+    }
+
+    /// A decoder for the program in `image` with its block table `code` ([`Decoder::code`] of
+    /// the same `image` and `o`).
+    pub fn with_code(image: &'a Image, o: DecoderConfig, code: Code) -> Self {
         let params = o.params;
         let cur = Cursor::new(
             code,
@@ -135,6 +143,42 @@ impl<'a> Decoder<'a> {
             + self.s.bpred.capacity()
             + self.s.jtc.capacity() * std::mem::size_of::<Option<u64>>()
             + self.s.tvec.capacity() * std::mem::size_of::<((bool, u64), u64)>()
+    }
+
+    /// Counts so far.
+    pub fn stats(&self) -> DecodeStats {
+        self.stats
+    }
+
+    /// Decode more bytes.
+    pub fn push<S: FlowSink + ?Sized>(&mut self, data: &[u8], sink: &mut S) {
+        if self.s.stopped {
+            return;
+        }
+        let mut st = self.take_stream();
+        let (params, mut stopped) = (self.params, self.s.stopped);
+        st.push(data, params, &mut stopped, &mut |at, it| {
+            self.item(at, it, sink)
+        });
+        self.bytes = st.end();
+        self.stream = st;
+    }
+
+    /// End of the trace data: decodes the bytes still waiting and ends the flow
+    /// ([`Decoder::finish_at`] the end of the bytes pushed).
+    pub fn finish<S: FlowSink + ?Sized>(&mut self, sink: &mut S) -> DecodeStats {
+        if self.s.stopped || sink.stop_requested() {
+            self.s.stopped = true;
+            return self.stats;
+        }
+        let mut st = self.take_stream();
+        let (params, mut stopped) = (self.params, self.s.stopped);
+        let end = st.drain(params, &mut stopped, &mut |at, it| self.item(at, it, sink));
+        self.stream = st;
+        if !self.s.stopped {
+            self.finish_at(end, sink);
+        }
+        self.stats
     }
 
     /// The run-time options in force.
@@ -216,30 +260,11 @@ impl TraceDecoder for Decoder<'_> {
     type ProtocolStats = DecodeStats;
 
     fn push<S: FlowSink + ?Sized>(&mut self, data: &[u8], sink: &mut S) {
-        if self.s.stopped {
-            return;
-        }
-        let mut st = self.take_stream();
-        let (params, mut stopped) = (self.params, self.s.stopped);
-        st.push(data, params, &mut stopped, &mut |at, it| {
-            self.item(at, it, sink)
-        });
-        self.bytes = st.end();
-        self.stream = st;
+        Decoder::push(self, data, sink)
     }
 
     fn finish<S: FlowSink + ?Sized>(&mut self, sink: &mut S) -> rvtrace_flow::DecodeStats {
-        if self.s.stopped || sink.stop_requested() {
-            self.s.stopped = true;
-            return TraceDecoder::stats(self);
-        }
-        let mut st = self.take_stream();
-        let (params, mut stopped) = (self.params, self.s.stopped);
-        let end = st.drain(params, &mut stopped, &mut |at, it| self.item(at, it, sink));
-        self.stream = st;
-        if !self.s.stopped {
-            Decoder::finish(self, end, sink);
-        }
+        Decoder::finish(self, sink);
         TraceDecoder::stats(self)
     }
 

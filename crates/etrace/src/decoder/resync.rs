@@ -90,7 +90,7 @@ impl<'a> Decoder<'a> {
     /// (`payload.adoc` `sec:format33`: one "must be issued when tracing ceases for any reason")
     /// lost its end (a truncated file, a circular buffer read past its write pointer): that is
     /// a loss. So is a trace with no synchronisation packet at all.
-    pub fn finish<S: FlowSink + ?Sized>(&mut self, offset: u64, s: &mut S) {
+    pub fn finish_at<S: FlowSink + ?Sized>(&mut self, offset: u64, s: &mut S) {
         self.bytes = self.bytes.max(offset);
         self.flush_errors(offset, s);
         if let Some(t) = self.s.pending_trap.take() {

@@ -43,7 +43,7 @@ pub(super) struct Progress {
     pub(super) pending_trap: Option<PendingTrap>,
     /// Offset of the first packet skipped while waiting for the first sync packet.
     pub(super) skipped_from: Option<u64>,
-    /// Tracing ended (a support packet with *qual_status* ended, or [`Decoder::finish`]).
+    /// Tracing ended (a support packet with *qual_status* ended, or [`Decoder::finish_at`]).
     pub(super) ended: bool,
     /// A support packet enabled tracing (`payload.adoc` `sec:format33`: one must be issued when
     /// trace is enabled, before the first sync packet), or the gap before this point was

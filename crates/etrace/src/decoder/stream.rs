@@ -12,7 +12,7 @@ use crate::params::{IOptions, Params};
 pub(super) struct Stream {
     encap: EncapConfig,
     raw: bool,
-    /// Only this *srcID*'s packets ([`super::DecoderOptions::src`]).
+    /// Only this *srcID*'s packets ([`super::DecoderConfig::src`]).
     src: Option<u16>,
     /// Bytes from `base` on not yet given to the decoder (at most one window).
     buf: Vec<u8>,

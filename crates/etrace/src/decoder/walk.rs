@@ -468,7 +468,7 @@ impl<'a> Decoder<'a> {
     }
 
     /// True for `c.jr x5` with `reference_x5_jumps` set: the reference encoder reports its
-    /// target, so it is not an implicit return ([`super::DecoderOptions::reference_x5_jumps`]).
+    /// target, so it is not an implicit return ([`super::DecoderConfig::reference_x5_jumps`]).
     pub(super) fn reported_x5_jump(&self, pc: u64, e: &Ent) -> bool {
         // c.jr x5 = 0x8282 (RVC quadrant 2, funct4 1000, rs1 = x5, rs2 = 0).
         self.reference_x5_jumps && e.len == 2 && self.cur.image().fetch(pc) == Some(0x8282)

@@ -53,9 +53,9 @@ pub fn config(f: &CaseFile, c: &Case) -> Result<TraceConfig, CaseError> {
     }
     let mut cfg = o
         .config(f.xlen.bits() as u8, None)
-        .map_err(|e| f.error(0, e))?;
+        .map_err(|e| f.error(0, e.to_string()))?;
     if !scf.is_empty() {
-        cfg.params = params_from_scf(&scf, cfg.params).map_err(|e| f.error(0, e))?;
+        cfg.params = params_from_scf(&scf, cfg.params).map_err(|e| f.error(0, e.to_string()))?;
     }
     Ok(cfg)
 }

@@ -359,7 +359,7 @@ impl Checker {
         let with_alts = !self.alts.is_empty();
         let snap = with_alts.then(|| Snapshot::take(&self.hart, xmask));
         if let Err(m) = self.obs.step(&mut self.hart, &self.shadow, g, semihosting) {
-            self.stop_reference(g, pre_pc, m, report);
+            self.stop_reference(g, pre_pc, m.to_string(), report);
             return;
         }
         if exit_call || self.hart.bus.exit.is_some() {

@@ -12,6 +12,20 @@ use crate::meta::Elements;
 use rvtrace_sim::csr::num;
 use rvtrace_sim::{Hart, MemAccess, MemKind, Observer, Retired, Stop, TrapInfo};
 
+/// Why the reference stopped during a step ([`StepObserver::step`]): how its run ended.
+pub(super) struct Stopped(Stop);
+
+impl std::fmt::Display for Stopped {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.0 {
+            Stop::Exit(c) => write!(f, "the program exited with status {c}"),
+            Stop::InsnLimit => f.write_str("instruction limit"),
+            Stop::Error(m) => f.write_str(m),
+            Stop::Requested => f.write_str("stopped"),
+        }
+    }
+}
+
 /// The reference's events during one step.
 #[derive(Default)]
 pub(super) struct StepObserver {
@@ -46,7 +60,7 @@ impl StepObserver {
         sh: &Shadow,
         g: &Group,
         semihosting: bool,
-    ) -> Result<(), String> {
+    ) -> Result<(), Stopped> {
         self.clear();
         if let Some(code) = traced_interrupt(g, sh) {
             if h.pending_interrupt().is_none() {
@@ -110,9 +124,7 @@ impl StepObserver {
         }
         match stop {
             Stop::Requested => Ok(()),
-            Stop::Exit(c) => Err(format!("the program exited with status {c}")),
-            Stop::InsnLimit => Err("instruction limit".into()),
-            Stop::Error(m) => Err(m),
+            stop => Err(Stopped(stop)),
         }
     }
 }

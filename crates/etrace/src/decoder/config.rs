@@ -1,4 +1,4 @@
-//! What the decoder is told: [`DecoderOptions`] and the [`Limits`] on garbage input.
+//! What the decoder is told: [`DecoderConfig`] and the [`Limits`] on garbage input.
 
 use rvtrace_isa::IsaConfig;
 
@@ -26,9 +26,9 @@ impl Default for Limits {
 
 /// Everything the E-Trace decoder is told: what the trace does not carry (the packet layout,
 /// the starting run-time options, the framing), the ISA of the traced hart, and where the decoder
-/// follows the reference flow instead of the specification ([`DecoderOptions::reference_flow`]).
+/// follows the reference flow instead of the specification ([`DecoderConfig::reference_flow`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct DecoderOptions {
+pub struct DecoderConfig {
     /// Packet layout (discovery parameters).
     pub params: Params,
     /// Run-time options at the start (support packets replace them).
@@ -55,11 +55,29 @@ pub struct DecoderOptions {
     pub src: Option<u16>,
 }
 
-impl DecoderOptions {
+impl DecoderConfig {
+    /// The specification's decoder for a trace made with rvtrace's defaults (`rvtrace encode
+    /// etrace` without options: [`Preset::Rvtrace`]'s parameters for the address width of
+    /// `isa.xlen`, no optional mode, its framing) of a hart with `isa`.
+    pub fn new(isa: IsaConfig) -> Self {
+        let preset = Preset::Rvtrace;
+        DecoderConfig::with_layout(
+            preset.params(isa.xlen.bits() as u8),
+            IOptions::default(),
+            preset.framing(),
+            isa,
+        )
+    }
+
     /// The specification's decoder for a trace laid out per `params`, starting with `options`,
     /// framed as `framing`, of a hart with `isa`.
-    pub fn new(params: Params, options: IOptions, framing: Framing, isa: IsaConfig) -> Self {
-        DecoderOptions {
+    pub fn with_layout(
+        params: Params,
+        options: IOptions,
+        framing: Framing,
+        isa: IsaConfig,
+    ) -> Self {
+        DecoderConfig {
             params,
             options,
             framing,
@@ -75,9 +93,9 @@ impl DecoderOptions {
     /// parameters, options and framing, and the reference flow's quirks when `cfg.preset` is
     /// [`Preset::Reference`].
     pub fn from_config(cfg: &TraceConfig, isa: IsaConfig) -> Self {
-        let o = DecoderOptions {
+        let o = DecoderConfig {
             src: cfg.srcid,
-            ..DecoderOptions::new(cfg.params, cfg.options, cfg.framing, isa)
+            ..DecoderConfig::with_layout(cfg.params, cfg.options, cfg.framing, isa)
         };
         match cfg.preset {
             Preset::Reference => o.reference_flow(),
@@ -106,5 +124,32 @@ pub(super) fn stack_max(p: &Params) -> usize {
         // implicit return mode never reports returns (it keeps no stack), so the decoder's
         // stack must not lose entries.
         usize::MAX
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::ConfigInputs;
+
+    /// `DecoderConfig::new` decodes what the encoder makes with its defaults, the address
+    /// width given once (by the ISA).
+    #[test]
+    fn new_is_the_default_encoders() {
+        for isa in [IsaConfig::rv32(), IsaConfig::rv64()] {
+            let inputs = ConfigInputs {
+                xlen_bits: isa.xlen.bits() as u8,
+                ..ConfigInputs::default()
+            };
+            let cfg = TraceConfig::build(&inputs).unwrap();
+            assert_eq!(
+                DecoderConfig::new(isa),
+                DecoderConfig::from_config(&cfg, isa)
+            );
+            assert_eq!(
+                DecoderConfig::new(isa).params.iaddress_width_p as u32,
+                isa.xlen.bits()
+            );
+        }
     }
 }
