@@ -133,10 +133,9 @@ fn etrace_carries_privilege(records: &[Record]) -> bool {
 
 #[test]
 fn test_programs_transcode() {
-    let (mut programs, mut e_identical) = (0, 0);
-    for elf in traceable_programs() {
+    let identical = rvtrace_testkit::par::par_map(&traceable_programs(), |elf| {
         let name = elf.file_name().unwrap().to_str().unwrap().to_string();
-        let run = run_program(&elf, &format!("elf/{name}"), 4);
+        let run = run_program(elf, &format!("elf/{name}"), 4);
         let im = &run.image;
         let n_direct = n_encode(ncfg(im, false), &run.records);
         let n_own = n_encode(ncfg(im, true), &run.records);
@@ -161,13 +160,15 @@ fn test_programs_transcode() {
         let e2n2e = n_to_e(im, &e2n_own);
         let (got, _) = pcs(im, false, &e2n2e);
         assert_pcs_eq(&name, "E->N->E decoded", &got, "run", &run.pcs);
-        if ntrace_carries_all(&run.records) {
+        let carries_all = ntrace_carries_all(&run.records);
+        if carries_all {
             assert!(n2e == e_direct, "{name}: N->E differs from encode etrace");
             assert!(e2n2e == e_direct, "{name}: E->N->E differs");
-            e_identical += 1;
         }
-        programs += 1;
-    }
+        carries_all
+    });
+    let programs = identical.len();
+    let e_identical = identical.iter().filter(|&&i| i).count();
     eprintln!("{programs} programs; N->E byte-identical to encode etrace: {e_identical}");
     assert!(
         programs >= 38 && e_identical >= 20,

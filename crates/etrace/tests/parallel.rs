@@ -85,11 +85,10 @@ fn check(
 
 #[test]
 fn parallel_equals_sequential_every_program_every_option_set() {
-    let mut redone = 0;
-    let mut cuts = 0;
-    for elf in traceable_programs() {
+    let counts = rvtrace_testkit::par::par_map(&traceable_programs(), |elf| {
         let name = elf.file_stem().unwrap().to_str().unwrap();
-        let run = run_program(&elf, &format!("elf/{name}.elf"), 4);
+        let run = run_program(elf, &format!("elf/{name}.elf"), 4);
+        let (mut redone, mut cuts) = (0, 0);
         for (label, inputs) in option_sets() {
             let (bytes, o) = encode(&run, &inputs);
             let what = format!("{name} {label}");
@@ -101,7 +100,10 @@ fn parallel_equals_sequential_every_program_every_option_set() {
             };
             redone += check(&what, &run, o, &bytes, runs).0;
         }
-    }
+        (redone, cuts)
+    });
+    let redone: u64 = counts.iter().map(|c| c.0).sum();
+    let cuts: usize = counts.iter().map(|c| c.1).sum();
     println!("{cuts} format 3 subformat 0 packets, {redone} chunks decoded again");
     assert!(cuts > 10000, "the tests cut the traces");
 }

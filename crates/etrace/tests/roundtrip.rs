@@ -20,11 +20,19 @@ mod option_sets;
 use option_sets::option_sets;
 
 fn round_trip(width: u8, sets: &[(&'static str, ConfigInputs)]) -> Vec<(u64, u64)> {
-    let mut totals = vec![(0u64, 0u64); sets.len()];
-    for elf in traceable_programs() {
+    let per_program = rvtrace_testkit::par::par_map(&traceable_programs(), |elf| {
+        let mut totals = vec![(0u64, 0u64); sets.len()];
         let name = elf.file_name().unwrap().to_str().unwrap().to_string();
-        let run = run_program(&elf, &format!("elf/{name}"), width);
+        let run = run_program(elf, &format!("elf/{name}"), width);
         check_run(&name, &run, width, sets, &mut totals);
+        totals
+    });
+    let mut totals = vec![(0u64, 0u64); sets.len()];
+    for t in per_program {
+        for (sum, (bits, insns)) in totals.iter_mut().zip(t) {
+            sum.0 += bits;
+            sum.1 += insns;
+        }
     }
     totals
 }
@@ -161,9 +169,10 @@ fn random_programs_round_trip() {
         .filter(|(_, i)| !i.implicit_return)
         .cloned()
         .collect();
-    let mut totals = vec![(0u64, 0u64); sets.len()];
-    let mut totals3 = vec![(0u64, 0u64); sets3.len()];
-    for seed in seeds(60) {
+    let seeds: Vec<u64> = seeds(60).collect();
+    rvtrace_testkit::par::par_map(&seeds, |&seed| {
+        let mut totals = vec![(0u64, 0u64); sets.len()];
+        let mut totals3 = vec![(0u64, 0u64); sets3.len()];
         let p = random_program(seed);
         let name = format!("random program {seed} ({:?})", p.shape);
         let run = run_elf_bytes(&p.elf, 4);
@@ -171,5 +180,5 @@ fn random_programs_round_trip() {
         check_run(&name, &run, 4, &sets, &mut totals);
         let run = run_elf_bytes(&p.elf, 3);
         check_run(&name, &run, 3, &sets3, &mut totals3);
-    }
+    });
 }
