@@ -8,7 +8,7 @@
 
 mod common;
 
-use common::{program, rvtrace, s, stderr, tmpdir};
+use common::{nm_functions, program, rvtrace, s, stderr, tmpdir};
 use std::path::Path;
 
 fn ok(o: &std::process::Output) {
@@ -252,21 +252,9 @@ fn brstacksym_names_addresses_as_nm_does() {
     let dir = tmpdir("sym");
     let plain = run_side(&dir, "fnptr-rv64gc", "401", None, &[]);
     let sym = run_side(&dir, "fnptr-rv64gc", "401", None, &["--brstack-sym"]);
-    let nm = std::process::Command::new("riscv64-unknown-elf-nm")
-        .args(["-n", s(&program("fnptr-rv64gc"))])
-        .output();
-    let Ok(nm) = nm else {
-        eprintln!("note: riscv64-unknown-elf-nm not found; brstacksym not checked against it");
+    let Some(funcs) = nm_functions(&program("fnptr-rv64gc")) else {
         return;
     };
-    let funcs: Vec<(u64, String)> = String::from_utf8_lossy(&nm.stdout)
-        .lines()
-        .filter_map(|l| {
-            let mut w = l.split_whitespace();
-            let (a, k, n) = (w.next()?, w.next()?, w.next()?);
-            matches!(k, "T" | "t").then(|| (u64::from_str_radix(a, 16).unwrap(), n.to_string()))
-        })
-        .collect();
     // Every name of the function `a` is in (aliases share an address), with the offset.
     let names = |a: u64| -> Vec<String> {
         let base = funcs.iter().rev().find(|(b, _)| *b <= a).unwrap().0;

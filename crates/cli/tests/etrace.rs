@@ -622,21 +622,9 @@ fn dump_elf_names_addresses_as_nm_does() {
     let nt = tmp.join("d.ntrace").display().to_string();
     let o = rvtrace(&["encode", "ntrace", &r.ingress, "-o", &nt]);
     assert!(o.status.success(), "{}", stderr(&o));
-    let nm = std::process::Command::new("riscv64-unknown-elf-nm")
-        .args(["-n", &r.elf])
-        .output();
-    let Ok(nm) = nm else {
-        eprintln!("note: riscv64-unknown-elf-nm not found; dump --elf not checked against it");
+    let Some(funcs) = common::nm_functions(r.elf.as_ref()) else {
         return;
     };
-    let funcs: Vec<(u64, String)> = String::from_utf8_lossy(&nm.stdout)
-        .lines()
-        .filter_map(|l| {
-            let mut w = l.split_whitespace();
-            let (a, k, n) = (w.next()?, w.next()?, w.next()?);
-            matches!(k, "T" | "t").then(|| (u64::from_str_radix(a, 16).unwrap(), n.to_string()))
-        })
-        .collect();
     let names = |a: u64| -> Vec<String> {
         let base = funcs.iter().rev().find(|(b, _)| *b <= a).unwrap().0;
         funcs

@@ -4,6 +4,30 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+/// The function symbols (`T`/`t`) of `elf` by address, as `riscv64-unknown-elf-nm -n` lists
+/// them: the independent oracle of the symbolised outputs. `None` (with a note on stderr) when
+/// nm is not installed.
+pub fn nm_functions(elf: &Path) -> Option<Vec<(u64, String)>> {
+    let Ok(nm) = Command::new("riscv64-unknown-elf-nm")
+        .arg("-n")
+        .arg(elf)
+        .output()
+    else {
+        eprintln!("note: riscv64-unknown-elf-nm not found; symbols not checked against it");
+        return None;
+    };
+    Some(
+        String::from_utf8_lossy(&nm.stdout)
+            .lines()
+            .filter_map(|l| {
+                let mut w = l.split_whitespace();
+                let (a, k, n) = (w.next()?, w.next()?, w.next()?);
+                matches!(k, "T" | "t").then(|| (u64::from_str_radix(a, 16).unwrap(), n.to_string()))
+            })
+            .collect(),
+    )
+}
+
 /// A test program's ELF (`programs/elf/NAME.elf`, built by programs/build.sh).
 pub fn program(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../../programs/elf/{name}.elf"))
