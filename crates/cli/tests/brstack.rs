@@ -8,7 +8,7 @@
 
 mod common;
 
-use common::{nm_functions, program, rvtrace, s, stderr, tmpdir};
+use common::{program, rvtrace, s, stderr, tmpdir, NmFunctions};
 use std::path::Path;
 
 fn ok(o: &std::process::Output) {
@@ -252,17 +252,13 @@ fn brstacksym_names_addresses_as_nm_does() {
     let dir = tmpdir("sym");
     let plain = run_side(&dir, "fnptr-rv64gc", "401", None, &[]);
     let sym = run_side(&dir, "fnptr-rv64gc", "401", None, &["--brstack-sym"]);
-    let Some(funcs) = nm_functions(&program("fnptr-rv64gc")) else {
+    let Some(nm) = NmFunctions::of(&program("fnptr-rv64gc")) else {
         return;
     };
-    // Every name of the function `a` is in (aliases share an address), with the offset.
+    // Every name of the function `a` is in, with the offset.
     let names = |a: u64| -> Vec<String> {
-        let base = funcs.iter().rev().find(|(b, _)| *b <= a).unwrap().0;
-        funcs
-            .iter()
-            .filter(|(b, _)| *b == base)
-            .map(|(_, n)| format!("{n}+{:#x}", a - base))
-            .collect()
+        let (names, off) = nm.names_at(a).unwrap();
+        names.iter().map(|n| format!("{n}+{off:#x}")).collect()
     };
     let mut checked = 0;
     for (p, q) in plain.lines().zip(sym.lines()) {
@@ -277,7 +273,7 @@ fn brstacksym_names_addresses_as_nm_does() {
             assert_eq!(xf[2..], yf[2..], "same flags");
             for k in 0..2 {
                 let a = u64::from_str_radix(&xf[k][2..], 16).unwrap();
-                if a != 0 && funcs.first().is_some_and(|f| f.0 <= a) {
+                if a != 0 && nm.names_at(a).is_some() {
                     assert!(
                         names(a).iter().any(|n| n == yf[k]),
                         "{x} vs {y}: nm {:?}",

@@ -622,15 +622,15 @@ fn dump_elf_names_addresses_as_nm_does() {
     let nt = tmp.join("d.ntrace").display().to_string();
     let o = rvtrace(&["encode", "ntrace", &r.ingress, "-o", &nt]);
     assert!(o.status.success(), "{}", stderr(&o));
-    let Some(funcs) = common::nm_functions(r.elf.as_ref()) else {
+    let Some(nm) = common::NmFunctions::of(r.elf.as_ref()) else {
         return;
     };
+    // objdump's form: `<sym>` at its start, `<sym+0xoff>` inside.
     let names = |a: u64| -> Vec<String> {
-        let base = funcs.iter().rev().find(|(b, _)| *b <= a).unwrap().0;
-        funcs
+        let (names, off) = nm.names_at(a).unwrap();
+        names
             .iter()
-            .filter(|(b, _)| *b == base)
-            .map(|(_, n)| match a - base {
+            .map(|n| match off {
                 0 => format!("<{n}>"),
                 off => format!("<{n}+{off:#x}>"),
             })

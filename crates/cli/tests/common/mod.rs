@@ -4,28 +4,41 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-/// The function symbols (`T`/`t`) of `elf` by address, as `riscv64-unknown-elf-nm -n` lists
-/// them: the independent oracle of the symbolised outputs. `None` (with a note on stderr) when
-/// nm is not installed.
-pub fn nm_functions(elf: &Path) -> Option<Vec<(u64, String)>> {
-    let Ok(nm) = Command::new("riscv64-unknown-elf-nm")
-        .arg("-n")
-        .arg(elf)
-        .output()
-    else {
-        eprintln!("note: riscv64-unknown-elf-nm not found; symbols not checked against it");
-        return None;
-    };
-    Some(
-        String::from_utf8_lossy(&nm.stdout)
-            .lines()
-            .filter_map(|l| {
-                let mut w = l.split_whitespace();
-                let (a, k, n) = (w.next()?, w.next()?, w.next()?);
-                matches!(k, "T" | "t").then(|| (u64::from_str_radix(a, 16).unwrap(), n.to_string()))
-            })
-            .collect(),
-    )
+/// The function symbols (`T`/`t`) of a program by address, as `riscv64-unknown-elf-nm -n` lists
+/// them: the independent oracle of the symbolised outputs.
+pub struct NmFunctions(Vec<(u64, String)>);
+
+impl NmFunctions {
+    /// The table of `elf`; `None` (with a note on stderr) when nm is not installed.
+    pub fn of(elf: &Path) -> Option<NmFunctions> {
+        let Ok(nm) = Command::new("riscv64-unknown-elf-nm")
+            .arg("-n")
+            .arg(elf)
+            .output()
+        else {
+            eprintln!("note: riscv64-unknown-elf-nm not found; symbols not checked against it");
+            return None;
+        };
+        Some(NmFunctions(
+            String::from_utf8_lossy(&nm.stdout)
+                .lines()
+                .filter_map(|l| {
+                    let mut w = l.split_whitespace();
+                    let (a, k, n) = (w.next()?, w.next()?, w.next()?);
+                    matches!(k, "T" | "t")
+                        .then(|| (u64::from_str_radix(a, 16).unwrap(), n.to_string()))
+                })
+                .collect(),
+        ))
+    }
+
+    /// Every name of the function `a` falls in (the nearest at or below it; aliases share an
+    /// address), and `a`'s offset into it; `None` below the first function.
+    pub fn names_at(&self, a: u64) -> Option<(Vec<&str>, u64)> {
+        let base = self.0.iter().rev().find(|(b, _)| *b <= a)?.0;
+        let names = self.0.iter().filter(|(b, _)| *b == base);
+        Some((names.map(|(_, n)| n.as_str()).collect(), a - base))
+    }
 }
 
 /// A test program's ELF (`programs/elf/NAME.elf`, built by programs/build.sh).
