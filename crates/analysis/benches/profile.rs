@@ -1,15 +1,18 @@
 //! Decoding into a profile (`rvtrace profile`'s work without the report): the benchmark workload
 //! (`programs/bench/workload.c`, run on the hart model) encoded as N-Trace (HTM, default options)
 //! and E-Trace (default options), each decoded into a [`Profiler`] and its profile built, in
-//! instructions per second, best of 5. Does nothing unless run with `--bench`
-//! (`cargo bench -p rvtrace-analysis --bench profile`). Asserts that the profile counts every
-//! instruction the hart retired.
+//! instructions per second, best of 5; and `rvtrace text`'s work (a line per instruction) from
+//! that N-Trace and from the hart's ingress records with their time (issue 29: the two must be
+//! alike). Does nothing unless run with `--bench` (`cargo bench -p rvtrace-analysis --bench
+//! profile`). Asserts that the profile counts every instruction the hart retired.
 
 use rvtrace_analysis::profile::Profiler;
 use rvtrace_analysis::symbols::Symbols;
+use rvtrace_analysis::text::TextTrace;
 use rvtrace_etrace::code::Code;
 use rvtrace_etrace::config::{ConfigInputs, TraceConfig};
 use rvtrace_etrace::encoder::{Encoder as TeEncoder, FrameWriter};
+use rvtrace_flow::FlowSink;
 use rvtrace_isa::IsaConfig;
 use rvtrace_ntrace::decoder::{Decoder, DecoderConfig};
 use rvtrace_ntrace::encoder::Encoder;
@@ -57,6 +60,47 @@ fn main() {
         "Minsn/s",
     );
 
+    // The text trace, from the N-Trace and from the ingress records (with a time element per
+    // range, as `run --ingress` files have).
+    let text = |feed: &dyn Fn(&mut dyn FlowSink)| {
+        best_of(3, || {
+            let mut t = TextTrace::new(&run.image, &syms, isa, std::io::BufWriter::new(Counter(0)));
+            feed(&mut t);
+            t.finish().unwrap().into_inner().unwrap().0
+        })
+    };
+    let (s_nex, bytes) = text(&|sink| {
+        let mut dec = Decoder::new(&run.image, dcfg);
+        dec.push(&nex, sink);
+        dec.finish(sink);
+    });
+    assert!(
+        bytes > 20 * n,
+        "N-Trace text: {bytes} bytes for {n} instructions"
+    );
+    let (s_ing, bytes) = text(&|sink| {
+        let mut a = rvtrace_decode::ingress::IngressFlow::new(&run.image, isa, true);
+        for r in &run.records {
+            a.push(r, sink).unwrap();
+        }
+        a.finish(sink);
+        assert_eq!(a.stats.instructions, n);
+    });
+    assert!(
+        bytes > 20 * n,
+        "ingress text: {bytes} bytes for {n} instructions"
+    );
+    for (what, key, s) in [
+        ("N-Trace", "ntrace.rv64gc.text", s_nex),
+        ("ingress", "ingress.rv64gc.text", s_ing),
+    ] {
+        println!(
+            "workload-rv64gc {what} into the text trace {:>7.1} M instr/s",
+            n as f64 / s / 1e6
+        );
+        figure(key, n as f64 / s / 1e6, "Minsn/s");
+    }
+
     // E-Trace with the default options.
     let tcfg = TraceConfig::build(&ConfigInputs {
         xlen_bits: xlen.bits() as u8,
@@ -87,4 +131,18 @@ fn main() {
         n as f64 / s / 1e6,
         "Minsn/s",
     );
+}
+
+/// A writer that counts the bytes written to it.
+#[derive(Debug)]
+struct Counter(u64);
+
+impl std::io::Write for Counter {
+    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+        self.0 += b.len() as u64;
+        Ok(b.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
 }

@@ -109,6 +109,39 @@ impl Coverage {
         Coverage { files }
     }
 
+    /// The source files, as the line tables name them.
+    pub fn files(&self) -> impl Iterator<Item = &str> {
+        self.files.keys().map(String::as_str)
+    }
+
+    /// Renames or leaves out source files: `f` gives each file's new name, or `None` to leave it
+    /// out of the tracefile and the totals. Files that come to the same name are merged (a
+    /// line's count is the larger, as for the instructions of one line). Returns the totals of
+    /// what was left out.
+    pub fn map_files(&mut self, mut f: impl FnMut(&str) -> Option<String>) -> Summary {
+        let mut kept: BTreeMap<String, FileCov> = BTreeMap::new();
+        let mut left = Coverage {
+            files: BTreeMap::new(),
+        };
+        for (name, fc) in std::mem::take(&mut self.files) {
+            let Some(new) = f(&name) else {
+                left.files.insert(name, fc);
+                continue;
+            };
+            let into = kept.entry(new).or_default();
+            into.functions.extend(fc.functions);
+            for (line, n) in fc.lines {
+                let e = into.lines.entry(line).or_default();
+                *e = (*e).max(n);
+            }
+            for (line, bs) in fc.branches {
+                into.branches.entry(line).or_default().extend(bs);
+            }
+        }
+        self.files = kept;
+        left.summary()
+    }
+
     /// The totals.
     pub fn summary(&self) -> Summary {
         let mut s = Summary::default();

@@ -93,6 +93,36 @@ pub struct CoverageArgs {
     /// The test name of the tracefile (`TN:`).
     #[arg(long, default_value = "rvtrace", value_name = "NAME")]
     test_name: String,
+    /// Rename source files that start with OLD to start with NEW instead (the program was built
+    /// elsewhere, or from another directory); repeatable, the first match applies.
+    #[arg(long, value_name = "OLD=NEW", value_parser = source_prefix)]
+    source_prefix: Vec<(String, String)>,
+    /// Keep only source files that match GLOB (`*` also matches `/`), after --source-prefix;
+    /// repeatable.
+    #[arg(long, value_name = "GLOB", value_parser = glob_pattern)]
+    include: Vec<glob::Pattern>,
+    /// Leave out source files that match GLOB, after --source-prefix; repeatable.
+    #[arg(long, value_name = "GLOB", value_parser = glob_pattern)]
+    exclude: Vec<glob::Pattern>,
+    /// Keep source files that do not exist here. By default they are left out, so that genhtml
+    /// (which reads every source file named) takes the tracefile as is: the C library's and
+    /// libgcc's sources are named by the paths they were built at. Relative names are looked
+    /// up from the current directory, as genhtml run here would.
+    #[arg(long)]
+    all_sources: bool,
+}
+
+/// `OLD=NEW` of `--source-prefix`.
+fn source_prefix(v: &str) -> Result<(String, String), String> {
+    match v.split_once('=') {
+        Some((old, new)) if !old.is_empty() => Ok((old.to_string(), new.to_string())),
+        _ => Err("expected OLD=NEW with a non-empty OLD".into()),
+    }
+}
+
+/// A `--include`/`--exclude` glob.
+fn glob_pattern(v: &str) -> Result<glob::Pattern, String> {
+    glob::Pattern::new(v).map_err(|e| e.to_string())
 }
 
 /// Arguments of `rvtrace autofdo`.
@@ -224,7 +254,8 @@ pub(crate) fn feed(a: &InputArgs, prog: &Program, tee: &mut Tee) -> Result<bool,
     let name = report::name(&a.input);
     // Read as it is decoded (memory flat in the input's size); the first 64 KiB tell what it
     // is: an ingress file, or a trace (of the protocol given, its sidecar's or its bytes').
-    let mut input = report::open_input(&a.input)?;
+    // Progress through the input on a terminal: a long trace takes a while.
+    let mut input = report::open_input_progress(&a.input, "read")?;
     let head = report::read_head(&mut input, 1 << 16, &name)?;
     let whole = std::io::Read::chain(std::io::Cursor::new(head.clone()), input);
     let stats: SourceStats =
@@ -448,9 +479,36 @@ pub fn coverage(a: &CoverageArgs) -> CmdResult {
         )));
     }
     let (c, ok) = counts(&a.input, &prog)?;
-    let cov = Coverage::new(&c, &prog.image, &prog.syms, prog.isa);
-    write_file(&a.lcov, cov.lcov(&a.test_name).as_bytes())?;
+    let mut cov = Coverage::new(&c, &prog.image, &prog.syms, prog.isa);
+    // Which source files the tracefile names: mapped, chosen, and (by default) only those that
+    // exist here.
+    let (mut filtered, mut missing) = (Vec::new(), Vec::new());
+    let rename = |file: &str| {
+        a.source_prefix
+            .iter()
+            .find_map(|(old, new)| {
+                file.strip_prefix(old.as_str())
+                    .map(|rest| format!("{new}{rest}"))
+            })
+            .unwrap_or_else(|| file.to_string())
+    };
+    let left = cov.map_files(|file| {
+        let name = rename(file);
+        let chosen = (a.include.is_empty() || a.include.iter().any(|g| g.matches(&name)))
+            && !a.exclude.iter().any(|g| g.matches(&name));
+        if !chosen {
+            filtered.push(name);
+            None
+        } else if !a.all_sources && !Path::new(&name).exists() {
+            missing.push(name);
+            None
+        } else {
+            Some(name)
+        }
+    });
     let s = cov.summary();
+    let kept = cov.files().count();
+    write_file(&a.lcov, cov.lcov(&a.test_name).as_bytes())?;
     let pct = |h: u64, f: u64| {
         if f == 0 {
             "no data found".to_string()
@@ -458,13 +516,55 @@ pub fn coverage(a: &CoverageArgs) -> CmdResult {
             format!("{:.1}% ({h} of {f})", 100.0 * h as f64 / f as f64)
         }
     };
-    let text = format!(
+    let mut text = format!(
         "lines......: {}\nfunctions..: {}\nbranches...: {}\n",
         pct(s.lines_hit, s.lines_found),
         pct(s.functions_hit, s.functions_found),
         pct(s.branches_hit, s.branches_found)
     );
+    // The missing file to name: `main`'s (the program's own, to be mapped), else the first.
+    let main_file = (prog.syms.functions().iter())
+        .find(|f| f.name == "main")
+        .and_then(|f| prog.syms.line_at(f.start))
+        .map(|l| rename(&l.file));
+    let example = main_file
+        .filter(|m| missing.contains(m))
+        .or_else(|| missing.first().cloned())
+        .unwrap_or_default();
+    if !filtered.is_empty() || !missing.is_empty() {
+        let files = |n: usize| {
+            if n == 1 {
+                "1 source file".to_string()
+            } else {
+                format!("{n} source files")
+            }
+        };
+        let mut why = Vec::new();
+        if !filtered.is_empty() {
+            why.push(format!("{} by --include/--exclude", files(filtered.len())));
+        }
+        if !missing.is_empty() {
+            why.push(format!(
+                "{} that do not exist here (such as {example}; --all-sources keeps them, \
+                 --source-prefix OLD=NEW maps them)",
+                files(missing.len()),
+            ));
+        }
+        text += &format!(
+            "left out...: {}; their lines {}\n",
+            why.join(", "),
+            pct(left.lines_hit, left.lines_found)
+        );
+    }
     show(&text, &[&a.lcov])?;
+    if kept == 0 && !missing.is_empty() {
+        // Nothing of the program is here: most likely run from another directory.
+        warn!(
+            "none of the program's source files exists here (such as {example}): run from \
+             the directory they are relative to, or give --source-prefix or --all-sources"
+        );
+        return Ok(report::status(false));
+    }
     Ok(report::status(ok))
 }
 

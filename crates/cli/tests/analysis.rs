@@ -259,11 +259,20 @@ fn flame_graph_and_firefox_files() {
 fn usage_and_input_errors() {
     let f = files("loops-rv64gc", "usage");
     // A trace's protocol is its sidecar's or its bytes' (the decode layer's): without --trace
-    // the same lcov as with it.
+    // the same lcov as with it. (--all-sources: run from crates/cli, none of the program's
+    // sources exists here.)
     let info = f.t.join("x.info");
     let named = f.t.join("named.info");
     for (out, proto) in [(&info, None), (&named, Some("ntrace"))] {
-        let mut args = vec!["coverage", s(&f.nex), "--elf", s(&f.elf), "--lcov", s(out)];
+        let mut args = vec![
+            "coverage",
+            s(&f.nex),
+            "--elf",
+            s(&f.elf),
+            "--lcov",
+            s(out),
+            "--all-sources",
+        ];
         if let Some(p) = proto {
             args.extend(["--trace", p]);
         }
@@ -291,7 +300,15 @@ fn usage_and_input_errors() {
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(std::fs::metadata(&f.ing).unwrap().len() > 100);
     // An output on stdout: the summary for people goes to stderr.
-    let o = rvtrace(&["coverage", s(&f.ing), "--elf", s(&f.elf), "--lcov", "-"]);
+    let o = rvtrace(&[
+        "coverage",
+        s(&f.ing),
+        "--elf",
+        s(&f.elf),
+        "--lcov",
+        "-",
+        "--all-sources",
+    ]);
     ok(&o, "coverage --lcov -");
     assert!(stdout(&o).starts_with("TN:") && stdout(&o).ends_with("end_of_record\n"));
     assert!(stderr(&o).starts_with("lines......: "), "{}", stderr(&o));
@@ -343,6 +360,7 @@ fn coverage_read_by_lcov_and_lines_checked_by_addr2line() {
         s(&f.elf),
         "--lcov",
         s(&info),
+        "--all-sources",
     ]);
     ok(&o, "coverage");
     let ours = stdout(&o);
@@ -441,6 +459,109 @@ fn coverage_read_by_lcov_and_lines_checked_by_addr2line() {
         only_ours.is_empty() && only_theirs.is_empty(),
         "lines hit only by ours {only_ours:?}, only by addr2line {only_theirs:?}"
     );
+}
+
+/// genhtml takes `coverage`'s default tracefile as is (issue 29): the C library's and libgcc's
+/// sources, named by the paths they were built at, are left out; genhtml rejects the tracefile
+/// that keeps them (`--all-sources`). `--source-prefix` maps the program's own relative paths for
+/// a run from elsewhere, and `--exclude` that leaves nothing is a warning and exit 1.
+#[test]
+fn coverage_taken_by_genhtml_as_is() {
+    if !have("genhtml") {
+        println!("genhtml not installed (scripts/setup.sh installs lcov): skipped");
+        return;
+    }
+    let f = files("loops-rv64gc", "genhtml");
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .canonicalize()
+        .unwrap();
+    let coverage = |info: &Path, dir: &Path, extra: &[&str]| {
+        let mut args = vec!["coverage", s(&f.ing), "--elf", s(&f.elf), "--lcov", s(info)];
+        args.extend(extra);
+        Command::new(env!("CARGO_BIN_EXE_rvtrace"))
+            .args(&args)
+            .current_dir(dir)
+            .output()
+            .unwrap()
+    };
+    let genhtml = |info: &Path, dir: &Path, out: &str| {
+        Command::new("genhtml")
+            .args(["-q", "--branch-coverage", "-o", s(&f.t.join(out)), s(info)])
+            .current_dir(dir)
+            .output()
+            .unwrap()
+    };
+    let sources = |info: &Path| -> Vec<String> {
+        std::fs::read_to_string(info)
+            .unwrap()
+            .lines()
+            .filter_map(|l| l.strip_prefix("SF:").map(String::from))
+            .collect()
+    };
+    // Run from the top of the checkout: the program's own file, relative to it, is all there is.
+    let own = f.t.join("own.info");
+    let o = coverage(&own, &root, &[]);
+    ok(&o, "coverage");
+    assert_eq!(sources(&own), ["programs/src/loops.c"]);
+    assert!(
+        stdout(&o).contains("source files that do not exist here (such as ./riscv64-unknown-elf/"),
+        "{}",
+        stdout(&o)
+    );
+    let g = genhtml(&own, &root, "html");
+    ok(&g, "genhtml");
+    assert!(f.t.join("html/index.html").exists());
+    // Its records are the same as with every source kept, which genhtml refuses.
+    let all = f.t.join("all.info");
+    ok(
+        &coverage(&all, &root, &["--all-sources"]),
+        "coverage --all-sources",
+    );
+    assert!(sources(&all).len() > 10, "{:?}", sources(&all));
+    let record = |info: &Path| {
+        let t = std::fs::read_to_string(info).unwrap();
+        let at = t.find("SF:programs/src/loops.c").unwrap();
+        t[at..at + t[at..].find("end_of_record").unwrap()].to_string()
+    };
+    assert_eq!(record(&own), record(&all));
+    let g = genhtml(&all, &root, "html-all");
+    assert_ne!(g.status.code(), Some(0), "genhtml took missing sources");
+    // From elsewhere: nothing of the program is found (a warning, exit 1) until its paths are
+    // mapped; then genhtml, run from there too, takes it.
+    let none = f.t.join("none.info");
+    let o = coverage(&none, &f.t, &[]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains(
+            "none of the program's source files exists here (such as programs/src/loops.c)"
+        ),
+        "{}",
+        stderr(&o)
+    );
+    let mapped = f.t.join("mapped.info");
+    let prefix = format!("programs={}/programs", root.display());
+    ok(
+        &coverage(&mapped, &f.t, &["--source-prefix", &prefix]),
+        "coverage --source-prefix",
+    );
+    assert_eq!(
+        sources(&mapped),
+        [format!("{}/programs/src/loops.c", root.display())]
+    );
+    ok(
+        &genhtml(&mapped, &f.t, "html-mapped"),
+        "genhtml of the mapped tracefile",
+    );
+    // --exclude leaves the file out and says so.
+    let o = coverage(&none, &root, &["--exclude", "*/loops.c"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stdout(&o).contains("1 source file by --include/--exclude"),
+        "{}",
+        stdout(&o)
+    );
+    assert!(sources(&none).is_empty());
 }
 
 /// `create_llvm_prof --profiler=text` reads the AutoFDO profile and `llvm-profdata` lists the

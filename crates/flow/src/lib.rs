@@ -685,34 +685,44 @@ const SYM_SLOTS: usize = 4096;
 const FLOW_BUF: usize = 1 << 16;
 
 impl<'a, W: Write> FlowText<'a, W> {
-    /// A writer naming addresses with the symbols of `image`.
+    /// A writer naming addresses with the symbols of `image`. Cheap: the buffer and the caches
+    /// are allocated by the first line that names an address (a sink that words one rare
+    /// element at a time, as `rvtrace text` does between instructions, never pays for them).
     pub fn new(image: &'a Image, out: W) -> Self {
         FlowText {
             image,
             out,
-            buf: Vec::with_capacity(FLOW_BUF + 4096),
-            // Every slot starts as a true entry (of the last address), so none can mislead.
-            syms: vec![
-                SymSlot {
-                    addr: u64::MAX,
-                    sym: image.symbol_at(u64::MAX),
-                };
-                SYM_SLOTS
-            ]
-            .into_boxed_slice(),
-            lines: vec![
-                LineSlot {
-                    start: 0,
-                    last: 0,
-                    count: 0,
-                    len: 0,
-                    text: [0; LINE_MAX],
-                };
-                LINE_SLOTS
-            ]
-            .into_boxed_slice(),
+            buf: Vec::new(),
+            syms: Box::new([]),
+            lines: Box::new([]),
             err: None,
         }
+    }
+
+    /// Allocates the buffer and the caches.
+    #[cold]
+    fn allocate_caches(&mut self) {
+        self.buf.reserve(FLOW_BUF + 4096);
+        // Every slot starts as a true entry (of the last address), so none can mislead.
+        self.syms = vec![
+            SymSlot {
+                addr: u64::MAX,
+                sym: self.image.symbol_at(u64::MAX),
+            };
+            SYM_SLOTS
+        ]
+        .into_boxed_slice();
+        self.lines = vec![
+            LineSlot {
+                start: 0,
+                last: 0,
+                count: 0,
+                len: 0,
+                text: [0; LINE_MAX],
+            };
+            LINE_SLOTS
+        ]
+        .into_boxed_slice();
     }
 
     /// Flush and return the writer, or the first I/O error.
@@ -784,6 +794,11 @@ impl<'a, W: Write> FlowText<'a, W> {
     /// One element's line into the buffer: ranges and syncs (nearly every line) by hand, the
     /// rare others with `write!`.
     fn write(&mut self, e: &FlowElement) -> io::Result<()> {
+        if self.lines.is_empty()
+            && matches!(e, FlowElement::Range { .. } | FlowElement::Sync { .. })
+        {
+            self.allocate_caches();
+        }
         match e {
             FlowElement::Range {
                 start, last, count, ..
