@@ -130,6 +130,7 @@ sbi_build() {
 sbi_build sbi_pmu "$here/sbi/sbi_pmu.c"
 sbi_build sbi_base "$here/sbi/sbi_base.c"
 sbi_build sbi_fail "$here/sbi/sbi_fail.c"
+sbi_build sbi_fault "$here/sbi/sbi_fault.c"
 sbi_build pmu_stat "$here/sbi/pmu_stat.c"
 
 # S-mode payloads for the boot modes (rvtrace run --sbi / --bios, QEMU -bios FW -kernel):

@@ -49,6 +49,8 @@ record() {
 for elf in sbi/elf/*.elf; do
     name=$(basename "$elf" .elf)
     [ -n "${ONLY:-}" ] && [ "$ONLY" != "${name%-*}" ] && continue
+    # sbi_fault loops in its trap handler for ever on QEMU (rvtrace stops it: crates/cli/tests/sbi.rs).
+    [ "${name%-*}" = sbi_fault ] && continue
     case $(riscv64-unknown-elf-readelf -h "$elf" | awk '/Class:/ {print $2}') in
     ELF32) xlen=32 ;;
     *) xlen=64 ;;

@@ -236,6 +236,35 @@ impl rvtrace_sim::extension::Extension for MTrapGuard {
     }
 }
 
+/// Under `--bios`, the reason of the payload's last SBI SRST call (SBI v3.0 10.1: a0 = type,
+/// a1 = reason; 1 = "system failure"). The firmware ends the run through the test finisher, and
+/// OpenSBI's driver for it writes "pass" whatever the reason, so the run would end with status 0
+/// where `--sbi` (which maps the reason) ends with 1 (issue 29: one status in both modes).
+#[derive(Default)]
+pub struct SrstWatch {
+    /// The reason of the last SRST call, if the payload made one.
+    pub reason: Option<u64>,
+}
+
+/// SRST's extension ID ("SRST").
+const EID_SRST: u64 = 0x5352_5354;
+
+impl rvtrace_sim::extension::Extension for SrstWatch {
+    fn name(&self) -> &'static str {
+        "srst-watch"
+    }
+    fn trap(&mut self, ctx: &mut rvtrace_sim::extension::Ctx, t: &TrapInfo) {
+        // a7 = EID, a6 = FID (0: system_reset), a1 = reason.
+        if !t.interrupt
+            && t.cause == rvtrace_sim::cause::ECALL_S
+            && ctx.x(17) == EID_SRST
+            && ctx.x(16) == 0
+        {
+            self.reason = Some(ctx.x(11));
+        }
+    }
+}
+
 /// Arguments of `rvtrace dtb`.
 #[derive(clap::Args)]
 pub struct DtbArgs {

@@ -35,6 +35,25 @@ pub fn table(hart: &Hart) -> Vec<String> {
             "event_idx", "event", "total", "/1000", "U-mode", "S-mode", "M-mode"
         ),
     ];
+    // What the counts rest on: a part of the model that is off counts nothing, and without
+    // timing a cycle is an instruction (issue 29: say so rather than show zeros as facts).
+    let cfg = hart.uarch.config();
+    let mut off = Vec::new();
+    if cfg.l1i.is_none() && cfg.l1d.is_none() {
+        off.push("no caches: the cache events count nothing (--cache l1d:32k:8:64 ...)");
+    } else if cfg.l1i.is_none() || cfg.l1d.is_none() {
+        off.push("one L1 cache only: the other one's events count nothing (--cache)");
+    }
+    if cfg.timing.is_none() {
+        off.push("no timing: cycles = instructions (--timing on)");
+    }
+    if cfg.bpred.is_none() {
+        off.push("no branch predictor: the mispredict events count nothing (--bpred)");
+    }
+    let header = lines.split_off(1);
+    lines.push(format!("  model: {cfg}"));
+    lines.extend(off.iter().map(|o| format!("  off: {o}")));
+    lines.extend(header);
     for &(idx, name, _) in EVENTS {
         let [t, u, s, m] = total(idx);
         lines.push(format!(

@@ -190,6 +190,10 @@ pub struct ExampleArgs {
     /// List the bundled programs.
     #[arg(long)]
     list: bool,
+    /// Write the bundled programs' ELF files (NAME.elf) into DIR (created if need be), to try
+    /// the other commands on.
+    #[arg(long, value_name = "DIR", conflicts_with = "list")]
+    write: Option<PathBuf>,
 }
 
 /// Bundled example programs (built from `programs/src` by `programs/build.sh`); the first is the default.
@@ -385,10 +389,15 @@ impl Profile {
     fn top(&self, image: &Image, n: usize) -> Vec<(String, u64)> {
         let mut per_fn: std::collections::HashMap<String, u64> = Default::default();
         for (&pc, &c) in &self.counts {
-            let name = image
-                .symbol_at(pc)
-                .map(|(s, _)| s.name.clone())
-                .unwrap_or_else(|| format!("{pc:#x}"));
+            // Code without symbols (a raw firmware image, the reset ROM) is one entry per file,
+            // not one per address.
+            let name = match image.symbol_at(pc) {
+                Some((s, _)) => s.name.clone(),
+                None => match image.segment_at(pc) {
+                    Some(seg) => format!("[{}: no symbol]", image.files()[seg.file_index].path),
+                    None => "[code without symbols]".to_string(),
+                },
+            };
             *per_fn.entry(name).or_default() += c;
         }
         let mut v: Vec<_> = per_fn.into_iter().collect();
@@ -750,8 +759,10 @@ pub fn run(args: &RunArgs) -> CmdResult {
         let hart = make_hart(&image, isa, args.hpm_counters, uarch, &cmdline, args.ctr)?;
         (hart, image)
     };
-    if matches!(mode, crate::boot::Mode::Sbi) {
-        hart.attach(Box::<crate::boot::MTrapGuard>::default());
+    match mode {
+        crate::boot::Mode::Sbi => hart.attach(Box::<crate::boot::MTrapGuard>::default()),
+        crate::boot::Mode::Bios(_) => hart.attach(Box::<crate::boot::SrstWatch>::default()),
+        crate::boot::Mode::Bare => {}
     }
     hart.counters.set_count_all(args.counters);
     rvtrace_semihost::allow_host_commands(&mut hart, args.allow_host_commands);
@@ -994,6 +1005,17 @@ pub fn run(args: &RunArgs) -> CmdResult {
             if args.max_insns.is_none() { " (the default --max-insns of --sbi/--bios)" } else { " (--max-insns)" }
         )));
     }
+    if stop == Stop::Exit(0)
+        && hart
+            .extension_mut::<crate::boot::SrstWatch>()
+            .is_some_and(|w| w.reason == Some(1))
+    {
+        // The status --sbi gives for the same call.
+        say!(
+            "rvtrace: the payload's SBI SRST call gave the reason \"system failure\": exit status 1 (the firmware's power-off does not carry the reason)"
+        );
+        return Ok(ExitCode::from(1));
+    }
     Ok(exit_code(&hart, &stop, max_insns, args.max_insns.is_none()))
 }
 
@@ -1047,6 +1069,29 @@ pub fn example(args: &ExampleArgs) -> CmdResult {
     if args.list {
         for (name, what, _) in EXAMPLES.iter().chain(SBI_EXAMPLES) {
             out!(o, "{name:16} {what}");
+        }
+        o.finish()?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    if let Some(dir) = &args.write {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| Failure::Tool(format!("{}: cannot create: {e}", dir.display())))?;
+        let chosen: Vec<_> = EXAMPLES
+            .iter()
+            .chain(SBI_EXAMPLES)
+            .filter(|(n, _, _)| args.name.as_deref().is_none_or(|want| want == *n))
+            .collect();
+        if chosen.is_empty() {
+            return Err(Failure::Usage(format!(
+                "no bundled example {:?}; `rvtrace example --list` shows them",
+                args.name.as_deref().unwrap_or_default()
+            )));
+        }
+        for (name, what, bytes) in chosen {
+            let path = dir.join(format!("{name}.elf"));
+            std::fs::write(&path, bytes)
+                .map_err(|e| Failure::Tool(format!("{}: cannot write: {e}", path.display())))?;
+            out!(o, "{}  {what}", path.display());
         }
         o.finish()?;
         return Ok(ExitCode::SUCCESS);
@@ -1145,9 +1190,12 @@ fn sbi_example(mut o: Output, name: &str, what: &str, bytes: &[u8]) -> CmdResult
         hart.instret,
         stop_text(&stop, false)
     );
+    // Files an installed user has: the example written out, the firmware from OpenSBI.
     out!(
         o,
-        "rvtrace: the same under OpenSBI: `rvtrace run --bios fw_jump.bin programs/sbi/elf/pmu_stat-rv64gc.elf`"
+        "rvtrace: the same under OpenSBI: `rvtrace example {name} --write DIR`, then \
+         `rvtrace run --bios fw_jump.bin DIR/{name}.elf` (fw_jump.bin: Debian's opensbi package, \
+         /usr/lib/riscv64-linux-gnu/opensbi/generic/)"
     );
     o.finish()?;
     Ok(exit_code(&hart, &stop, 100_000_000, false))

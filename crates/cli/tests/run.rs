@@ -384,6 +384,13 @@ fn counters_table_agrees_with_the_pc_list() {
         0,
         "no L1D by default"
     );
+    // The table says what the model leaves off, so zeros are not read as facts.
+    for off in [
+        "off: no caches: the cache events count nothing",
+        "off: no timing: cycles = instructions",
+    ] {
+        assert!(err.contains(off), "{off}:\n{err}");
+    }
 
     let o = rvtrace(&[
         "run",
@@ -398,6 +405,8 @@ fn counters_table_agrees_with_the_pc_list() {
     let err = stderr(&o);
     assert_eq!(counter_total(&err, "instructions"), insns);
     assert!(counter_total(&err, "cycles") > listed);
+    assert!(!err.contains("off: no timing"), "{err}");
+    assert!(err.contains("off: one L1 cache only"), "{err}");
     let loads = counter_total(&err, "L1-dcache-loads");
     let misses = counter_total(&err, "L1-dcache-load-misses");
     assert!(misses > 0 && misses <= loads, "{misses} of {loads}");
@@ -447,6 +456,105 @@ fn example_pmu_stat_measures_through_the_sbi() {
     assert!(out.contains("stopped by exit status 0"), "{out}");
     let list = stdout(&rvtrace(&["example", "--list"]));
     assert!(list.lines().any(|l| l.starts_with("pmu-stat ")), "{list}");
+}
+
+/// `example --write DIR` writes the bundled programs, byte for byte the committed ELFs, and they
+/// run; `example pmu-stat` points at the file it writes, not at the checkout's.
+#[test]
+fn example_write_gives_the_bundled_programs() {
+    let d = tmpdir("example-write");
+    let o = rvtrace(&["example", "--write", s(&d)]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let list = stdout(&rvtrace(&["example", "--list"]));
+    for name in list.lines().map(|l| l.split_whitespace().next().unwrap()) {
+        let path = d.join(format!("{name}.elf"));
+        assert!(
+            stdout(&o).contains(s(&path)),
+            "{name} not listed:\n{}",
+            stdout(&o)
+        );
+        let written = std::fs::read(&path).unwrap();
+        assert!(written.starts_with(b"\x7fELF"), "{name}");
+        if let Ok(committed) = std::fs::read(elf(name)) {
+            assert_eq!(written, committed, "{name}: not the committed ELF");
+        }
+    }
+    let o = rvtrace(&["run", s(&d.join("recurse-rv64gc.elf"))]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = rvtrace(&["example", "nonesuch", "--write", s(&d)]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let o = rvtrace(&["example", "pmu-stat"]);
+    assert!(
+        stdout(&o).contains("rvtrace example pmu-stat --write DIR"),
+        "{}",
+        stdout(&o)
+    );
+}
+
+/// The README's "Your own program" build command, run as written (with Debian's cross compiler
+/// and picolibc), gives a program the hart model runs to its exit status.
+#[test]
+fn readme_own_program_recipe_builds_a_program_that_runs() {
+    if std::process::Command::new("riscv64-unknown-elf-gcc")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        println!("riscv64-unknown-elf-gcc not installed (scripts/setup.sh installs it): skipped");
+        return;
+    }
+    let readme = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../README.md"),
+    )
+    .unwrap();
+    let section = readme
+        .split("## Your own program")
+        .nth(1)
+        .expect("README section")
+        .split("\n## ")
+        .next()
+        .unwrap();
+    // The indented command that ends with `hello.c -o hello.elf`, its continuation lines joined.
+    let mut cmd = String::new();
+    for l in section.lines().filter(|l| l.starts_with("    ")) {
+        cmd.push_str(l.trim().trim_end_matches('\\'));
+        cmd.push(' ');
+        if l.contains("-o hello.elf") {
+            break;
+        }
+    }
+    assert!(cmd.starts_with("riscv64-unknown-elf-gcc "), "{cmd}");
+    let d = tmpdir("own-program");
+    std::fs::write(
+        d.join("hello.c"),
+        "#include <stdio.h>\nint main(void) { printf(\"hello\\n\"); return 3; }\n",
+    )
+    .unwrap();
+    let o = std::process::Command::new("sh")
+        .args(["-c", &cmd])
+        .current_dir(&d)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{cmd}\n{}", stderr(&o));
+    let o = rvtrace(&["run", s(&d.join("hello.elf"))]);
+    assert_eq!(stdout(&o), "hello\n");
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    // Linked without the four symbols: the error says what to give.
+    let plain = cmd.split(" -Wl,").next().unwrap().to_string() + " hello.c -o plain.elf";
+    let o = std::process::Command::new("sh")
+        .args(["-c", &plain])
+        .current_dir(&d)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{plain}\n{}", stderr(&o));
+    let o = rvtrace(&["run", s(&d.join("plain.elf"))]);
+    assert_eq!(o.status.code(), Some(125));
+    assert!(
+        stderr(&o).contains("is outside RAM")
+            && stderr(&o).contains("-Wl,--defsym=__flash=0x80000000"),
+        "{}",
+        stderr(&o)
+    );
 }
 
 /// `run --ctr 0.1.4`: the draft's CTR CSRs exist: M-mode writes all-ones to `mctrcontrol`

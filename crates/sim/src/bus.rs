@@ -211,16 +211,24 @@ impl Bus {
         }
     }
 
-    /// A digest of all of RAM (trap-loop detection compares two of them; rare, never per
-    /// instruction).
-    pub(crate) fn ram_digest(&self) -> u64 {
+    /// A digest of RAM, of the 4 KiB pages `[lo, hi]` that `keep` keeps (trap-loop detection
+    /// compares two of them; rare, never per instruction).
+    pub(crate) fn ram_digest(&self, keep: impl Fn(u64, u64) -> bool) -> u64 {
+        const PAGE: usize = 4096;
         let mut h = 0x243f_6a88_85a3_08d3u64;
-        for (i, c) in self.ram.chunks_exact(8).enumerate() {
-            let w = u64::from_le_bytes(c.try_into().unwrap_or([0; 8]));
-            if w != 0 {
-                h = (h ^ w ^ (i as u64).rotate_left(32))
-                    .wrapping_mul(0x9e37_79b9_7f4a_7c15)
-                    .rotate_left(29);
+        for (p, page) in self.ram.chunks(PAGE).enumerate() {
+            let lo = RAM_BASE + (p * PAGE) as u64;
+            if !keep(lo, lo + page.len() as u64 - 1) {
+                continue;
+            }
+            for (k, c) in page.chunks_exact(8).enumerate() {
+                let w = u64::from_le_bytes(c.try_into().unwrap_or([0; 8]));
+                if w != 0 {
+                    let i = (p * PAGE / 8 + k) as u64;
+                    h = (h ^ w ^ i.rotate_left(32))
+                        .wrapping_mul(0x9e37_79b9_7f4a_7c15)
+                        .rotate_left(29);
+                }
             }
         }
         h

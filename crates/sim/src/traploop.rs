@@ -8,7 +8,9 @@
 //!    and `epc`) taken again and again, where between two of them [`REPEAT_THRESHOLD`] or more
 //!    occurrences apart nothing that could ever end the loop changed: the integer and
 //!    floating-point registers (except `sp`), the privilege, the trap CSRs software keeps state in
-//!    and all of RAM are the same, no interrupt was taken, and the hart did not look outside itself
+//!    and all of RAM (for an exception taken from S or U: the RAM PMP lets that privilege reach,
+//!    since a firmware that redirects the exception moves its own locks and counters each time)
+//!    are the same, no interrupt was taken, and the hart did not look outside itself
 //!    (no counter or time CSR read, no device access, no semihosting call). The hart is
 //!    deterministic, so from such a state it can only repeat: the rule cannot fire on a program
 //!    that makes progress, however slowly (a program whose progress lives in RAM passes the check

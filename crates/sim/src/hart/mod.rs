@@ -210,12 +210,20 @@ impl Hart {
                     .get(seg.file_index)
                     .map(|f| f.path.as_str())
                     .unwrap_or("?");
+                // picolibc's default link puts code at 0x10000000 and data at 0x20000000;
+                // its linker script takes the memory map from four symbols.
                 return Err(LoadError(format!(
-                    "{file}: segment at {:#x}..{:#x} is outside RAM ({:#x}..{:#x})",
+                    "{file}: segment at {:#x}..{:#x} is outside RAM ({:#x}..{:#x}); link the \
+                     program for RAM at {:#x}, with picolibc: -Wl,--defsym=__flash={:#x} \
+                     -Wl,--defsym=__flash_size=0x200000 -Wl,--defsym=__ram={:#x} \
+                     -Wl,--defsym=__ram_size=0x200000 (README, \"Your own program\")",
                     seg.paddr,
                     seg.paddr + seg.data.len() as u64,
                     RAM_BASE,
-                    RAM_BASE + self.bus.ram_size()
+                    RAM_BASE + self.bus.ram_size(),
+                    RAM_BASE,
+                    RAM_BASE,
+                    RAM_BASE + 0x20_0000
                 )));
             }
         }

@@ -44,10 +44,14 @@ impl Hart {
         }
         tl.repeats += 1;
         if tl.repeats == tl.threshold {
-            tl.ram_digest = Some(self.bus.ram_digest());
+            let digest = self.loop_digest(trap.from_priv);
+            let tl = &mut self.trap_loop;
+            tl.ram_digest = Some(digest);
             tl.sp_at_digest = self.x[2];
         } else if tl.repeats == 2 * tl.threshold {
-            if tl.ram_digest == Some(self.bus.ram_digest()) {
+            let digest = self.loop_digest(trap.from_priv);
+            let tl = &mut self.trap_loop;
+            if tl.ram_digest == Some(digest) {
                 if self.stop.is_none() {
                     let sp_moved = tl.sp_at_digest != self.x[2];
                     let repeats = tl.repeats as u64;
@@ -61,6 +65,24 @@ impl Hart {
                 tl.ram_digest = None;
             }
         }
+    }
+
+    /// The digest of the RAM a loop of exceptions taken from `from` could see. From S or U, the
+    /// pages PMP denies that privilege are left out: they are the firmware's own, and its locks
+    /// and counters move on every exception it redirects to the payload (OpenSBI's ticket locks,
+    /// issue 29), which the payload's loop can never observe. A firmware that redirected the same
+    /// fault 2 * REPEAT_THRESHOLD times is taken to keep doing so.
+    fn loop_digest(&self, from: u8) -> u64 {
+        use crate::pmp::Access;
+        if from == crate::arch::privilege::M {
+            return self.bus.ram_digest(|_, _| true);
+        }
+        let pmp = &self.csr.pmp;
+        self.bus.ram_digest(|lo, hi| {
+            [Access::Read, Access::Write]
+                .into_iter()
+                .any(|a| pmp.uniform(lo, hi, a, from) != Some(false))
+        })
     }
 
     fn stop_for_trap_loop(&mut self, trap: TrapInfo, repeats: u64, reason: Option<String>) {
