@@ -431,3 +431,36 @@ fn trap_loop_through_the_firmware_caught_as_under_sbi() {
         }
     }
 }
+
+/// `run --stats` under a firmware without symbols (`fw_jump.bin`): its code is one entry of the
+/// profile, not one per address (issue 29).
+#[test]
+fn stats_group_code_without_symbols() {
+    let Some(fw) = firmwares(64).into_iter().find_map(|f| f.2) else {
+        eprintln!("note: no OpenSBI installed: skipped");
+        return;
+    };
+    let o = Command::new(env!("CARGO_BIN_EXE_rvtrace"))
+        .args(["run", "--stats", "--bios"])
+        .arg(&fw)
+        .arg("sbi/elf/sbi_fail-rv64gc.elf")
+        .current_dir(programs())
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    let rows: Vec<&str> = err
+        .lines()
+        .skip_while(|l| !l.contains("where the time went"))
+        .skip(1)
+        .take_while(|l| l.contains('%'))
+        .collect();
+    assert!(!rows.is_empty(), "{err}");
+    // OpenSBI runs most of the instructions of this short payload: its entry leads.
+    assert!(rows[0].ends_with("[code without symbols]"), "{rows:?}");
+    assert!(
+        rows.iter()
+            .all(|r| !r.split_whitespace().last().unwrap().starts_with("0x")),
+        "{rows:?}"
+    );
+}
