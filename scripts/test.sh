@@ -5,12 +5,11 @@ set -eu
 cd "$(dirname "$0")/.."
 scripts/setup.sh
 cargo fmt --all --check
-# The lints cover `rvtrace query` too (the `query` feature, Apache DataFusion, out of the default
-# build): one check of every crate, DataFusion's included, instead of a second one for it.
-cargo clippy --workspace --all-targets --features rvtrace/query -q -- -D warnings
+cargo clippy --workspace --all-targets -q -- -D warnings
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps -q
-cargo test --workspace --all-targets
+# Every test, `rvtrace query`'s included (the `query` feature, Apache DataFusion, out of the
+# default build; its crates build unoptimized, Cargo.toml [profile.test.package."*"]). The benches
+# are left out: without `--bench` they do nothing (clippy --all-targets checks that they build).
+cargo test --workspace --lib --bins --tests --examples --features rvtrace/query
 # The crate documentation's examples (a decode to PCs per protocol, ...) run too.
-cargo test --workspace --doc -q
-# `rvtrace query`'s test builds in its own light profile (Cargo.toml, `query-test`).
-cargo test -p rvtrace --features query --test query --profile query-test
+cargo test --workspace --doc --features rvtrace/query -q
