@@ -36,7 +36,15 @@ pub struct InputArgs {
     max_warnings: u64,
     #[command(flatten)]
     dec: crate::trace_source::TraceDecodeOpts,
+    /// The command's own options, after the decoders', under a heading of their own (not the
+    /// last decoder heading, which would otherwise go on).
+    #[command(flatten, next_help_heading = "Output options")]
+    _heading: OutputHeading,
 }
+
+/// No options: only the help heading of what follows [`InputArgs`] (see there).
+#[derive(clap::Args)]
+pub(crate) struct OutputHeading {}
 
 /// `--weight`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]

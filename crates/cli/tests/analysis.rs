@@ -703,3 +703,46 @@ fn autofdo_read_by_create_llvm_prof_and_llvm_profdata() {
         assert_eq!(head, calls, "{name}: head samples = calls");
     }
 }
+
+/// The commands' own options are under a heading of their own in `--help`, not under the last
+/// decoder heading (issue 29).
+#[test]
+fn own_options_under_their_heading() {
+    for (cmd, own) in [
+        ("profile", "--folded"),
+        ("coverage", "--lcov"),
+        ("autofdo", "--output"),
+        ("text", "--call-trace"),
+    ] {
+        let help = stdout(&rvtrace(&[cmd, "--help"]));
+        let heading = help.rfind("\nOutput options:").expect(cmd);
+        let etrace = help.find("\nE-Trace decoder options:").expect(cmd);
+        // The line that defines the option (`      --lcov <FILE>`, `  -o, --output <FILE>`).
+        let mut offset = 0;
+        let mut at = None;
+        for l in help.split_inclusive('\n') {
+            let t = l.trim_start();
+            if t.starts_with(own) || t.strip_prefix("-o, ").is_some_and(|r| r.starts_with(own)) {
+                at = Some(offset);
+                break;
+            }
+            offset += l.len();
+        }
+        let at = at.expect(own);
+        assert!(etrace < heading && heading < at, "{cmd}:\n{help}");
+    }
+}
+
+/// `profile prog.elf` (the program where the run belongs) says how to record a run.
+#[test]
+fn an_elf_as_input_points_to_run_ingress() {
+    let elf = dwarf("loops-rv64gc");
+    let o = rvtrace(&["profile", s(&elf), "--elf", s(&elf)]);
+    assert_eq!(o.status.code(), Some(125), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("this is an ELF file")
+            && stderr(&o).contains("`rvtrace run PROG.elf --ingress t.ingress`"),
+        "{}",
+        stderr(&o)
+    );
+}

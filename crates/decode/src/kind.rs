@@ -45,7 +45,11 @@ pub fn not_a_trace(head: &[u8]) -> Option<String> {
 /// What `head` is when it is recognisably no trace at all (by its magic bytes, or text).
 fn other_kind(head: &[u8]) -> Option<String> {
     if head.starts_with(b"\x7fELF") {
-        return Some("an ELF file (give it with --elf; the trace is the other file)".into());
+        return Some(
+            "an ELF file (give it with --elf; the trace is the other file: record one with \
+             `rvtrace run PROG.elf --ingress t.ingress`, or encode that with `rvtrace encode`)"
+                .into(),
+        );
     }
     if is_ingress(head) {
         return Some(
