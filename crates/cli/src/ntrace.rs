@@ -72,8 +72,10 @@ struct EncodeOpts {
     /// the ingress `sijump` signal).
     #[arg(long)]
     sequential_jumps: bool,
-    /// Periodic synchronization (SYNC=2) every N units of --sync-mode (trTeInstSyncMax).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    /// Periodic synchronization (SYNC=2) every N units of --sync-mode (trTeInstSyncMax), 0 for
+    /// none [default: 524288 messages, the longest trTeInstSyncMax sets; none with --preset
+    /// nexrv]
+    #[arg(long, value_name = "N")]
     sync_period: Option<u64>,
     /// Unit of --sync-period (trTeInstSyncMode).
     #[arg(long, value_enum, default_value_t = SyncModeArg::Messages)]
@@ -302,14 +304,14 @@ pub fn encode(a: &EncodeArgs) -> CmdResult {
     cfg.sequential_jumps = a.opts.sequential_jumps;
     cfg.all_jumps = a.shared.all_jumps;
     cfg.extend_addr_msb = a.shared.extend_addr_msb;
-    cfg.sync_period = a.opts.sync_period.map(|n| {
+    if let Some(n) = a.opts.sync_period {
         let unit = match a.opts.sync_mode {
             SyncModeArg::Messages => SyncUnit::Messages,
             SyncModeArg::Cycles => SyncUnit::Cycles,
             SyncModeArg::Halfwords => SyncUnit::Halfwords,
         };
-        (unit, n)
-    });
+        cfg.sync_period = (n != 0).then_some((unit, n));
+    }
     cfg.timestamps = a.opts.timestamps;
     cfg.codec.src_bits = a.shared.src.bits.unwrap_or(0);
     if cfg.codec.src_bits > 12 {

@@ -48,8 +48,9 @@ struct NtraceEncodeOpts {
     /// RepeatBranch for identical consecutive branch messages (7.11).
     #[arg(long)]
     repeat_branch: bool,
-    /// Periodic synchronization (SYNC=2) every N messages.
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    /// Periodic synchronization (SYNC=2) every N messages, 0 for none [default: 524288, as
+    /// `encode ntrace`]
+    #[arg(long, value_name = "N")]
     sync_period: Option<u64>,
     /// Ownership messages (privilege) after every synchronization and on changes (7.1).
     #[arg(long)]
@@ -243,7 +244,9 @@ pub fn transcode(a: &TranscodeArgs) -> CmdResult {
             cfg.repeat_history = a.nenc.repeat_history || a.nenc.hist_patterns;
             cfg.hist_patterns = a.nenc.hist_patterns;
             cfg.repeat_branch = a.nenc.repeat_branch;
-            cfg.sync_period = a.nenc.sync_period.map(|n| (SyncUnit::Messages, n));
+            if let Some(n) = a.nenc.sync_period {
+                cfg.sync_period = (n != 0).then_some((SyncUnit::Messages, n));
+            }
             cfg.ownership = a.nenc.ownership;
             cfg.timestamps = input_time;
             a.dec

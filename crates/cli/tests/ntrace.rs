@@ -570,3 +570,42 @@ fn contradicting_flag_is_named() {
         "{err}"
     );
 }
+
+/// Issue 29 item 7: `encode ntrace` synchronizes periodically by default, every 2^19 messages
+/// (trTeInstSyncMax = 15, the longest interval the Trace Control Interface sets: "Generate
+/// synchronization when count reaches 2^(trTeInstSyncMax+4)"), as its sidecar says; `--sync-period
+/// 0` and the NexRv preset (whose encoder has no periodic sync) have none. A period the run
+/// reaches puts SYNC=2 messages in the trace (the mechanism, at any period, is
+/// crates/ntrace/tests/options.rs's).
+#[test]
+fn periodic_sync_by_default() {
+    let d = tmpdir("default-sync");
+    let sync2 = |bin: &std::path::Path| {
+        let o = rvtrace(&["dump", "ntrace", bin.to_str().unwrap()]);
+        s(&o).0.matches("SYNC[4]=0x2 ").count()
+    };
+    let meta =
+        |bin: &std::path::Path| std::fs::read_to_string(format!("{}.meta", bin.display())).unwrap();
+    let (_, bin) = encoded(&d, "recurse-rv64gc", &[]);
+    assert!(
+        meta(&bin).contains("sync-period = 524288\nsync-mode = messages\n"),
+        "{}",
+        meta(&bin)
+    );
+    // recurse-rv64gc makes about 6,300 messages: none is periodic at the default.
+    assert_eq!(sync2(&bin), 0);
+    for off in [&["--sync-period", "0"][..], &["--preset", "nexrv"]] {
+        let (_, bin) = encoded(&d, "recurse-rv64gc", off);
+        assert!(
+            !meta(&bin).contains("sync-period"),
+            "{off:?}: {}",
+            meta(&bin)
+        );
+    }
+    let (_, bin) = encoded(&d, "recurse-rv64gc", &["--sync-period", "1000"]);
+    let n = sync2(&bin);
+    assert!(
+        (5..=7).contains(&n),
+        "every 1000 of about 6,300 messages: {n}"
+    );
+}

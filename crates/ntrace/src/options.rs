@@ -74,6 +74,13 @@ pub enum CallStack {
     },
 }
 
+/// The default periodic synchronization: every 2^19 messages, the longest interval the control
+/// interface can set (trTeInstSyncMax = 15: "Generate synchronization when count reaches
+/// 2^(trTeInstSyncMax+4)", Trace Control Interface, trTeControl), in messages (trTeInstSyncMode
+/// 1). A damaged byte then costs at most that many messages instead of the rest of the trace, for
+/// a few hundredths of a percent of the trace (crates/ntrace/README.md, "Options and their cost").
+pub const DEFAULT_SYNC_PERIOD: u64 = 1 << 19;
+
 /// Unit of the periodic synchronization counter (trTeInstSyncMode).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum SyncUnit {
@@ -214,7 +221,7 @@ impl EncoderConfig {
             sequential_jumps: false,
             all_jumps: false,
             extend_addr_msb: false,
-            sync_period: None,
+            sync_period: Some((SyncUnit::Messages, DEFAULT_SYNC_PERIOD)),
             timestamps: false,
             codec: CodecConfig { src_bits: 0 },
             src_id: 0,
@@ -265,6 +272,8 @@ impl EncoderConfig {
         self.hist_bits = 32;
         self.icnt_bits = 0;
         self.max_hrepeat = u64::MAX;
+        // NexRv's encoder synchronizes only where the trace starts and ends.
+        self.sync_period = None;
         self
     }
 }

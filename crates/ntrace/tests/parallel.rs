@@ -57,7 +57,13 @@ fn check(
 
 /// With syncs: every 64 messages (plus the ones the encoder sends anyway).
 fn with_sync(mut cfg: EncoderConfig) -> EncoderConfig {
-    cfg.sync_period.get_or_insert((SyncUnit::Messages, 64));
+    // A configuration's own period stays; the default one (2^19 messages) is too rare here.
+    if cfg
+        .sync_period
+        .is_none_or(|(_, n)| n == rvtrace_ntrace::options::DEFAULT_SYNC_PERIOD)
+    {
+        cfg.sync_period = Some((SyncUnit::Messages, 64));
+    }
     cfg
 }
 
