@@ -42,8 +42,11 @@ single-retirement\", so a block file equals the single-retirement file of the sa
 records included; a divergence names the fields that differ and shows both records.
 
 --align: B starts later than A (a trace whose first sync is into A's run, or a file cut at its
-start): B's first 64 instructions (all, if fewer) are looked for in A, and the comparison starts
-where they first appear (`aligned: B starts at A's instruction N`); indexes are B's.
+start): the comparison starts where B joins A (`aligned: B starts at A's instruction N`);
+indexes are B's; B's losses before its first instruction (a trace that starts without a
+sync) are warnings but not a difference. Each place in A where B's first instruction appears is followed against B until
+one is left that has matched 4096 instructions (or all of B): a path that repeats (a loop, a
+recursion) is told apart by what follows it.
 
 Exit status: 0 equal; 1 a divergence (or trace lost while decoding); 2 usage error; 125 an input
 cannot be read or decoded (malformed lines are reported with their line number).";
@@ -250,6 +253,10 @@ enum Stream<'a> {
         rx: Receiver<Msg>,
         buf: std::vec::IntoIter<Item>,
         losses: u64,
+        /// Losses before the first instruction (a trace that starts without a sync).
+        leading: u64,
+        /// An instruction was delivered.
+        started: bool,
         last_loss: Option<(u64, String)>,
         warnings: report::Warnings,
     },
@@ -343,16 +350,20 @@ impl Stream<'_> {
                 rx,
                 buf,
                 losses,
+                leading,
+                started,
                 last_loss,
                 warnings,
             } => loop {
                 if let Some(i) = buf.next() {
+                    *started = true;
                     return Ok(Some(i));
                 }
                 match rx.recv() {
                     Ok(Msg::Items(v)) => *buf = v.into_iter(),
                     Ok(Msg::Loss { offset, reason }) => {
                         *losses += 1;
+                        *leading += !*started as u64;
                         warnings.warn(rvtrace_flow::loss_text(offset, None, &reason));
                         *last_loss = Some((offset, reason));
                     }
@@ -618,6 +629,8 @@ pub fn compare(a: &CompareArgs) -> CmdResult {
                         rx,
                         buf: Vec::new().into_iter(),
                         losses: 0,
+                        leading: 0,
+                        started: false,
                         last_loss: None,
                         warnings: report::Warnings::new(&names[k], a.max_warnings),
                     }
@@ -653,8 +666,11 @@ pub fn compare(a: &CompareArgs) -> CmdResult {
     })
 }
 
-/// How many of B's first instructions `--align` looks for in A.
-const ALIGN_WINDOW: usize = 64;
+/// `--align` commits to a join when it is the only one left that has matched this many
+/// instructions.
+const ALIGN_MATCHED: u64 = 4096;
+/// `--align` commits to the earliest join left when it holds this many items of A and B.
+const ALIGN_HELD: usize = 1 << 20;
 
 /// Whether an item is a retired instruction (not a trap record that retires nothing).
 fn retires(i: &Item) -> bool {
@@ -674,9 +690,13 @@ fn differing(fields: &[Field], x: &Item, y: &Item) -> Vec<Field> {
     }
 }
 
-/// `--align`: reads B's first [`ALIGN_WINDOW`] items into `qb` and A's up to where they first
-/// appear into `qa` (PCs compared); returns how many of A's instructions come before, or
-/// `None` when they do not appear.
+/// `--align`: where B joins A. Every place in A where B's first PC appears is a candidate,
+/// followed PC by PC against B until it differs; the join is the one candidate left once it has
+/// matched [`ALIGN_MATCHED`] instructions, or the one that matched all of B, or the earliest
+/// left when A ends or [`ALIGN_HELD`] items are held (a code path that repeats, a loop or a
+/// recursion, gives candidates that die later). Leaves A's items from the join in `qa` and B's
+/// from its start in `qb`; returns the number of A's instructions before the join, `None` when
+/// no candidate is left.
 fn align(
     names: &[String; 2],
     sa: &mut Stream,
@@ -684,27 +704,81 @@ fn align(
     qa: &mut VecDeque<Item>,
     qb: &mut VecDeque<Item>,
 ) -> Result<Option<u64>, Failure> {
-    while qb.len() < ALIGN_WINDOW {
-        match sb.next(&names[1])? {
-            Some(i) => qb.push_back(i),
-            None => break,
-        }
-    }
-    let mut skipped = 0u64;
-    loop {
-        while qa.len() < qb.len() {
-            match sa.next(&names[0])? {
-                Some(i) => qa.push_back(i),
-                None => return Ok(None),
+    let Some(b0) = sb.next(&names[1])? else {
+        return Ok(Some(0));
+    };
+    qb.push_back(b0);
+    // Candidates, earliest first: (A's item index of the start, A's instructions before it).
+    let mut cands: Vec<(u64, u64)> = Vec::new();
+    // qa holds A's items from index `base` (the earliest candidate's start).
+    let mut base = 0u64;
+    let (mut ai, mut instrs) = (0u64, 0u64);
+    let mut b_done = false;
+    let chosen = loop {
+        let Some(x) = sa.next(&names[0])? else {
+            break cands.first().copied();
+        };
+        let mut complete = None;
+        let mut k = 0;
+        while k < cands.len() {
+            let j = (ai - cands[k].0) as usize;
+            while qb.len() <= j && !b_done {
+                match sb.next(&names[1])? {
+                    Some(i) => qb.push_back(i),
+                    None => b_done = true,
+                }
+            }
+            if j >= qb.len() {
+                // All of B matched from this start.
+                complete.get_or_insert(cands[k]);
+                k += 1;
+            } else if qb[j].pc == x.pc {
+                k += 1;
+            } else {
+                cands.remove(k);
             }
         }
-        if qa.iter().zip(qb.iter()).all(|(x, y)| x.pc == y.pc) {
-            return Ok(Some(skipped));
+        if complete.is_some() {
+            // A goes on after B's end: the comparison says so.
+            qa.push_back(x);
+            break complete;
         }
-        if qa.pop_front().is_some_and(|i| retires(&i)) {
-            skipped += 1;
+        if x.pc == b0.pc {
+            cands.push((ai, instrs));
         }
-    }
+        match cands.first() {
+            None => {
+                qa.clear();
+                base = ai + 1;
+            }
+            Some(&(start, _)) => {
+                while base < start {
+                    qa.pop_front();
+                    base += 1;
+                }
+                qa.push_back(x);
+            }
+        }
+        ai += 1;
+        if retires(&x) {
+            instrs += 1;
+        }
+        if let [(start, _)] = cands[..] {
+            if ai - start >= ALIGN_MATCHED {
+                break cands.first().copied();
+            }
+        }
+        if qa.len() + qb.len() >= ALIGN_HELD {
+            break cands.first().copied();
+        }
+    };
+    Ok(chosen.map(|(start, before)| {
+        while base < start {
+            qa.pop_front();
+            base += 1;
+        }
+        before
+    }))
 }
 
 fn run(
@@ -730,10 +804,7 @@ fn run(
             None => {
                 w(
                     &mut out,
-                    format!(
-                        "not aligned: B's first {} instructions are nowhere in A",
-                        qb.len()
-                    ),
+                    "not aligned: B's start is nowhere in A".to_string(),
                 )?;
                 out.finish()?;
                 return Ok(ExitCode::from(report::EXIT_MISMATCH));
@@ -773,15 +844,20 @@ fn run(
     };
     let bits = xlen.bits();
     let mut losses = 0;
-    for s in [&*sa, &*sb] {
+    for (k, s) in [&*sa, &*sb].into_iter().enumerate() {
         if let Stream::Decoded {
             losses: n,
+            leading,
             warnings,
             ..
         } = s
         {
             warnings.finish();
             losses += n;
+            // --align: B is expected to start without a sync.
+            if a.align && k == 1 {
+                losses -= leading;
+            }
         }
     }
     if x.is_none() && y.is_none() {

@@ -424,7 +424,8 @@ fn compare_names_the_field() {
 }
 
 /// `ingress dump --no-time`: the dump of a file with time and that of the same records
-/// imported from a CSV without a time column have the same record lines.
+/// through a CSV without a time column have the same record lines (the issue's "diffing two
+/// ingress dumps").
 #[test]
 fn dumps_diff_without_time() {
     let t = tmpdir("dump");
@@ -444,22 +445,12 @@ fn dumps_diff_without_time() {
         s(&csv),
     ]);
     ok(&o, "to csv");
-    // Drop the time column.
+    // The CSV has no time column (the writer's default).
     let text = std::fs::read_to_string(&csv).unwrap();
-    let head: Vec<&str> = text.lines().next().unwrap().split(',').collect();
-    let col = head
-        .iter()
-        .position(|c| c.trim() == "time")
-        .expect("a time column");
-    let cut: Vec<String> = text
-        .lines()
-        .map(|l| {
-            let mut f: Vec<&str> = l.split(',').collect();
-            f.remove(col);
-            f.join(",")
-        })
-        .collect();
-    std::fs::write(&csv, cut.join("\n") + "\n").unwrap();
+    assert!(
+        !text.lines().next().unwrap().contains("time"),
+        "{text:.200}"
+    );
     let from_csv = t.join("csv.ingress");
     let o = rvtrace(&[
         "ingress",
