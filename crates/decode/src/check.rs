@@ -526,3 +526,156 @@ impl<'a> IngressChecker<'a> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rvtrace_ingress::privilege::M;
+
+    /// `nop; beq x0, x0, +8; ecall; nop` at 0x1000.
+    fn image() -> Image {
+        let code: [u32; 4] = [0x0000_0013, 0x0000_0463, ECALL, 0x0000_0013];
+        let bytes: Vec<u8> = code.iter().flat_map(|w| w.to_le_bytes()).collect();
+        let elf = rvtrace_testkit::minimal_elf(true, 0x1000, &bytes);
+        let mut im = Image::new();
+        im.load_bytes("t", &elf).unwrap();
+        im
+    }
+
+    fn one(iaddr: u64, itype: Itype) -> Record {
+        Record {
+            iaddr,
+            iretire: 2,
+            ilastsize: 1,
+            itype,
+            priv_: M,
+            ..Record::default()
+        }
+    }
+
+    /// The violations of `recs`, as (index, kind).
+    fn check(recs: &[Record]) -> Vec<(u64, Kind)> {
+        let im = image();
+        let mut c = IngressChecker::new(&im, IsaConfig::rv64(), 4);
+        let mut out = Vec::new();
+        for r in recs {
+            c.push(r, |v| out.push((v.index, v.kind)));
+        }
+        c.finish();
+        assert_eq!(c.violations(), out.len() as u64);
+        out
+    }
+
+    #[test]
+    fn clean_records_pass() {
+        let ecall = Record {
+            itype: Itype::Exception,
+            cause: 11,
+            ..one(0x1008, Itype::None)
+        };
+        // A taken branch to 0x100c, then back to the ecall (after a trap: anywhere), the
+        // exit ecall with itype 0 last (the hart model's exit call).
+        let recs = [
+            one(0x1000, Itype::None),
+            one(0x1004, Itype::TakenBranch),
+            one(0x100c, Itype::None),
+            Record {
+                iretire: 0,
+                itype: Itype::Exception,
+                cause: 2,
+                ..one(0x1010, Itype::None)
+            },
+            ecall,
+            one(0x1000, Itype::None),
+            one(0x1004, Itype::NonTakenBranch),
+            one(0x1008, Itype::None),
+        ];
+        assert_eq!(check(&recs), []);
+    }
+
+    /// Each rule the CLI tests do not damage a real run for.
+    #[test]
+    fn each_rule() {
+        let odd = Record {
+            iaddr: 0x1001,
+            ..one(0x1000, Itype::None)
+        };
+        assert_eq!(check(&[odd]), [(0, Kind::OddAddress)]);
+        // beq inside a block that ends with the ecall.
+        let block = Record {
+            iretire: 4,
+            itype: Itype::Exception,
+            cause: 11,
+            ..one(0x1004, Itype::None)
+        };
+        assert_eq!(
+            check(&[block]),
+            [(
+                0,
+                Kind::InBlock {
+                    pc: 0x1004,
+                    class: CfClass::Branch
+                }
+            )]
+        );
+        let nothing = Record {
+            iretire: 0,
+            ..one(0x1000, Itype::TakenBranch)
+        };
+        assert_eq!(check(&[nothing]), [(0, Kind::ItypeNothingRetired)]);
+        let tval = Record {
+            itype: Itype::Exception,
+            cause: 11,
+            tval: 5,
+            ..one(0x1008, Itype::None)
+        };
+        assert_eq!(
+            check(&[tval]),
+            [(
+                0,
+                Kind::Tval {
+                    why: "an ecall writes tval 0"
+                }
+            )]
+        );
+        let code = Record {
+            priv_: 2,
+            ..one(0x1000, Itype::None)
+        };
+        assert_eq!(check(&[code]), [(0, Kind::PrivilegeCode)]);
+        let ctype = Record {
+            ctype: 4,
+            ..one(0x1000, Itype::None)
+        };
+        assert_eq!(check(&[ctype]), [(0, Kind::Ctype)]);
+        // An ecall with itype 0 that is not the last record.
+        let recs = [one(0x1008, Itype::None), one(0x100c, Itype::None)];
+        let got = check(&recs);
+        assert_eq!(got.len(), 1);
+        assert!(matches!(
+            got[0],
+            (
+                0,
+                Kind::Itype {
+                    class: CfClass::EnvTrap,
+                    ..
+                }
+            )
+        ));
+        // An interrupt with a reserved code.
+        let irq = Record {
+            itype: Itype::Interrupt,
+            cause: 4,
+            ..one(0x1000, Itype::None)
+        };
+        assert_eq!(
+            check(&[irq]),
+            [(
+                0,
+                Kind::Cause {
+                    why: "cause is a reserved interrupt code"
+                }
+            )]
+        );
+    }
+}
