@@ -519,9 +519,7 @@ fn align_finds_where_a_cut_trace_joins() {
     );
     // A real trace cut at its start: an N-Trace with periodic sync, its first half of messages
     // gone; the decoder starts at the first sync after the cut, wherever that is in the run.
-    let ing = t.join("a.ingress");
-    let o = rvtrace(&["run", s(&elf), "--ingress", s(&ing)]);
-    assert!(o.status.code().is_some_and(|c| c < 2));
+    let ing = run_ingress(&t, name, &[]);
     let nex = t.join("a.nex");
     let o = rvtrace(&[
         "encode",
