@@ -19,7 +19,6 @@ use rvtrace_sim::import::Importer;
 use std::cell::RefCell;
 use std::io;
 use std::path::PathBuf;
-use std::process::ExitCode;
 
 const HELP: &str = "\
 Input formats (--from):
@@ -43,8 +42,16 @@ sijump, ecall/ebreak exceptions, the semihosting convention). What each log cann
 The last instruction's successor is unknown: a branch there counts as not taken. For qemu and
 spike the simulator's reset code before the ELF entry point is dropped (--start).
 
-Exit status: 0 success; 125 unreadable or malformed input (the message gives the line), or a
-record the output format cannot hold.";
+With --elf, the records written are checked as `rvtrace ingress check` checks them (the
+program, itype, flow, sizes, traps, privilege, context): a violation is a warning (at most
+--max-warnings) and the exit status is 1; --no-check skips this. Not for --from pcs: a PC list
+cannot show traps, and the discontinuities they leave are warned about as above. A QEMU log
+does not give the privilege of an interrupt or fetch fault taken right after an xRET (the
+record keeps the xRET's): the check reports the privilege change after it.
+
+Exit status: 0 success; 1 records that break the ingress rules (the output is written); 125
+unreadable or malformed input (the message gives the line), or a record the output format
+cannot hold.";
 
 /// `--from`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -134,6 +141,9 @@ pub struct ConvertArgs {
     /// Show at most N warnings (discontinuities the log cannot explain).
     #[arg(long, default_value_t = report::DEFAULT_MAX_WARNINGS, value_name = "N")]
     max_warnings: u64,
+    /// Do not check the records against the program and the ingress rules (done with --elf).
+    #[arg(long)]
+    no_check: bool,
     /// XLEN for binary ingress output when no ELF is given (32 or 64).
     #[arg(long, value_name = "32|64", value_parser = ["32", "64"])]
     xlen: Option<String>,
@@ -307,10 +317,24 @@ pub fn convert(a: &ConvertArgs) -> CmdResult {
         ToFormat::Text => Writer::Text(TextWriter::new(out)),
     };
 
+    // A PC list cannot carry traps: its gaps are the warnings above, not checked again.
+    let check = !a.no_check && !a.elf.is_empty() && a.from != FromFormat::Pcs;
+    let mut checking = check.then(|| {
+        crate::check::Checking::new(
+            &image,
+            xlen.unwrap_or(Xlen::Rv64),
+            header.itype_width,
+            &in_name,
+            a.max_warnings,
+        )
+    });
     let mut count = 0u64;
     if let Some(next) = records.as_mut() {
         while let Some(r) = next().map_err(in_err)? {
             w.write(&r).map_err(out_fail)?;
+            if let Some(c) = checking.as_mut() {
+                c.push(&r);
+            }
             count += 1;
         }
     } else if let Some(src) = steps {
@@ -323,6 +347,9 @@ pub fn convert(a: &ConvertArgs) -> CmdResult {
                 let mut e = werr.borrow_mut();
                 if e.is_none() {
                     *e = w.write(r).err();
+                }
+                if let Some(c) = checking.as_mut() {
+                    c.push(r);
                 }
             });
             while let Some((line, step)) = src.next_step().map_err(in_err)? {
@@ -359,5 +386,5 @@ pub fn convert(a: &ConvertArgs) -> CmdResult {
             "{out_name}: {skipped} of {count} records retire no instruction (traps) and are not in PCSEQ"
         );
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(report::status(checking.is_none_or(|c| c.finish())))
 }

@@ -6,6 +6,7 @@ mod report;
 mod analysis;
 mod boot;
 mod brstack;
+mod check;
 mod compare;
 mod convert;
 mod decode;
@@ -148,10 +149,18 @@ enum IngressCommand {
     Dump {
         /// The binary ingress file (as written by `rvtrace run --ingress`).
         file: std::path::PathBuf,
+        /// Leave time out (no `time=`): the dump of a file with time then diffs cleanly with
+        /// that of one without (an imported E-Trace CSV); the `#` header lines name the source.
+        #[arg(long)]
+        no_time: bool,
     },
     /// Convert another tool's log or another format into ingress (or PCSEQ, CSV, text):
     /// retired-PC lists, Spike and QEMU logs (with the program's ELF), PCSEQ, E-Trace CSV, text.
     Convert(convert::ConvertArgs),
+    /// Check every record against the program and the ingress port's rules (itype, flow,
+    /// sizes, traps, privilege, context): the first violations with record, disassembly and
+    /// rule, exit 1.
+    Check(check::CheckArgs),
 }
 
 fn main() -> ExitCode {
@@ -161,11 +170,14 @@ fn main() -> ExitCode {
         Command::Example(args) => run::example(&args),
         Command::Dtb(args) => boot::dtb(&args),
         Command::Ingress {
-            command: IngressCommand::Dump { file },
-        } => run::ingress_dump(&file),
+            command: IngressCommand::Dump { file, no_time },
+        } => run::ingress_dump(&file, !no_time),
         Command::Ingress {
             command: IngressCommand::Convert(a),
         } => convert::convert(&a),
+        Command::Ingress {
+            command: IngressCommand::Check(a),
+        } => check::check(&a),
         Command::Compare(a) => compare::compare(&a),
         Command::Dump(cmd) => match cmd.protocol {
             Some(DumpCommand::Ntrace(a)) => dump::dump(&a, Some(rvtrace_decode::Protocol::Ntrace)),

@@ -1203,10 +1203,11 @@ fn sbi_example(mut o: Output, name: &str, what: &str, bytes: &[u8]) -> CmdResult
 
 /// `rvtrace ingress dump` (`-` reads stdin). A damaged or cut file: the records before the
 /// damage are printed, then a warning, exit status 1 (trace lost, as the decoders report it).
-pub fn ingress_dump(path: &Path) -> CmdResult {
+/// `time` false: without time (`--no-time`, [`rvtrace_ingress::dump_with`]).
+pub fn ingress_dump(path: &Path, time: bool) -> CmdResult {
     let input = report::open_input(path)?;
     let mut out = Output::stdout();
-    let res = rvtrace_ingress::dump(input, &mut out);
+    let res = rvtrace_ingress::dump_with(input, &mut out, time);
     let flushed = out.finish();
     match res {
         Ok(_) => {

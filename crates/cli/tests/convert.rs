@@ -381,6 +381,9 @@ fn qemu_import_equals_run() {
                 &elf,
                 "-o",
                 conv.to_str().unwrap(),
+                // The privilege of a trap right after an xRET is not in the log (below): the
+                // check would report the change after it.
+                "--no-check",
             ],
         );
         ok(&o, "convert");

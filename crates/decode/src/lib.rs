@@ -10,6 +10,7 @@
 //! * [`resolve`]: a trace's protocol (the options, else its sidecar, else its bytes) and its
 //!   configuration (the options completed by the sidecar), with the warnings to show.
 //! * [`Decoder`]: either protocol's decoder behind the one [`TraceDecoder`] shape.
+//! * [`check`]: ingress records checked against the program and the ingress port's rules.
 //! * [`ingress`]: the hart's ingress records (`rvtrace run --ingress`) read as a trace: flow
 //!   elements from records, as a decoder gives them from packets.
 //! * [`transcode`]: the reverse, flow elements back to ingress records, to re-encode a decoded
@@ -34,6 +35,7 @@
 //! ```
 #![warn(missing_docs)]
 
+pub mod check;
 pub mod ingress;
 pub mod kind;
 mod options;

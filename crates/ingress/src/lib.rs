@@ -53,7 +53,7 @@ mod varint;
 pub use binary::{IngressHeader, IngressReader, IngressWriter, WriterSink};
 pub use error::{BlockError, HeaderError, IngressError};
 pub use rvtrace_isa::{Itype, Xlen};
-pub use text::{dump, DumpSummary};
+pub use text::{dump, dump_with, DumpSummary};
 
 /// Privilege level encoding of the ingress port (`ingressPort.adoc`, table "Privilege level (priv) encoding").
 pub mod privilege {

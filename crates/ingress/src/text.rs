@@ -330,13 +330,24 @@ impl fmt::Display for DumpSummary {
 ///
 /// The output parses back with [`TextReader`] (the comments are skipped).
 pub fn dump<R: Read, W: Write>(reader: R, out: W) -> Result<DumpSummary, IngressError> {
+    dump_with(reader, out, true)
+}
+
+/// [`dump`], with `time` false leaving time out (no `time=` field, no `time` signal in the
+/// header line): the records of a file with time and of one without (an E-Trace CSV without a
+/// time column, say) then print alike (`rvtrace ingress dump --no-time`).
+pub fn dump_with<R: Read, W: Write>(
+    reader: R,
+    out: W,
+    time: bool,
+) -> Result<DumpSummary, IngressError> {
     let mut r = IngressReader::new(reader)?;
     let mut w = TextWriter::new(out);
     let h = r.header().clone();
     let mut flags = Vec::new();
     for (on, name) in [
         (h.has_context, "context"),
-        (h.has_time, "time"),
+        (h.has_time && time, "time"),
         (h.has_sijump, "sijump"),
         (h.multi_retire, "multi-retire"),
     ] {
@@ -367,7 +378,11 @@ pub fn dump<R: Read, W: Write>(reader: R, out: W) -> Result<DumpSummary, Ingress
         }
         for rec in &batch {
             sum.add(rec);
-            w.write(rec)?;
+            if time {
+                w.write(rec)?;
+            } else {
+                w.write(&Record { time: 0, ..*rec })?;
+            }
         }
     }
     w.comment(&sum.to_string())?;
