@@ -146,12 +146,12 @@ pub struct AutofdoArgs {
     /// Write the profile to FILE.
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     output: PathBuf,
-    /// The profile's format.
+    /// The profile's format (`--format` is E-Trace's file framing, as in `decode`).
     #[arg(long, value_enum, default_value_t = AutofdoFormat::Autofdo)]
-    format: AutofdoFormat,
+    profile_format: AutofdoFormat,
 }
 
-/// `autofdo --format`.
+/// `autofdo --profile-format`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 enum AutofdoFormat {
     /// AutoFDO's text sample format, for `create_llvm_prof --profiler=text --profile=FILE`
@@ -615,7 +615,7 @@ pub fn coverage(a: &CoverageArgs) -> CmdResult {
 pub fn autofdo(a: &AutofdoArgs) -> CmdResult {
     report::distinct(&inputs(&a.input), &[("-o", &a.output)])?;
     let prog = program(&a.input.elf)?;
-    if a.format == AutofdoFormat::Llvm {
+    if a.profile_format == AutofdoFormat::Llvm {
         need_lines(&prog, &a.input.elf)?;
         let (c, ok) = counts(&a.input, &prog)?;
         let text = autofdo::llvm(&c, &prog.image, &prog.syms, prog.isa);

@@ -1128,7 +1128,7 @@ fn lcov_functions_with_inlined_and_clone_names() {
     );
 }
 
-/// `autofdo --format llvm` of a program linked the usual way (DWARF 5, which create_llvm_prof
+/// `autofdo --profile-format llvm` of a program linked the usual way (DWARF 5, which create_llvm_prof
 /// cannot read): `llvm-profdata merge --sample` reads it, and `llvm-profdata show --sample`
 /// gives `main` and `quick_sort` the totals and head samples the retired PCs give by
 /// riscv64-unknown-elf-addr2line -i (a total: each source position's most-run instruction,
@@ -1146,12 +1146,12 @@ fn llvm_sample_profile_read_by_llvm_profdata_and_clang() {
         "ntrace",
         "--elf",
         s(&f.elf),
-        "--format",
+        "--profile-format",
         "llvm",
         "-o",
         s(&prof),
     ]);
-    ok(&o, "autofdo --format llvm");
+    ok(&o, "autofdo --profile-format llvm");
     let text = std::fs::read_to_string(&prof).unwrap();
     let main: Vec<&str> = text
         .lines()
