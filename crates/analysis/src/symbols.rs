@@ -322,7 +322,13 @@ pub fn clone_origin(name: &str) -> &str {
 /// A function name for people: the clone's origin ([`clone_origin`]), demangled (C++ and Rust,
 /// as `c++filt` and `addr2line -C` do; other names stay as they are).
 pub fn display_name(name: &str) -> Cow<'_, str> {
-    addr2line::demangle_auto(Cow::Borrowed(clone_origin(name)), None)
+    let name = clone_origin(name);
+    // Only mangled names: a demangler reads a plain C name such as `f` as a type (`float`).
+    if name.starts_with("_Z") || name.starts_with("_R") {
+        addr2line::demangle_auto(Cow::Borrowed(name), None)
+    } else {
+        Cow::Borrowed(name)
+    }
 }
 
 fn load_dwarf(file: &object::File) -> Result<Option<addr2line::Context<Reader>>, SymbolsError> {
@@ -416,6 +422,8 @@ mod tests {
         for (raw, want) in [
             ("quick_sort.constprop.0", "quick_sort"),
             ("f.isra.0", "f"),
+            ("f", "f"),
+            ("d", "d"),
             ("f.part.3", "f"),
             ("f.cold", "f"),
             ("f.constprop.0.isra.0", "f"),
