@@ -787,6 +787,15 @@ fn addr2line_chains(elf: &Path, addrs: &BTreeSet<u64>) -> Option<BTreeMap<u64, V
     Some(m)
 }
 
+/// `rvtrace CMD INGRESS --elf ELF ARGS...` of `f`'s run, which must succeed.
+fn analyse(f: &Files, cmd: &str, args: &[&str]) -> std::process::Output {
+    let mut all = vec![cmd, s(&f.ing), "--elf", s(&f.elf)];
+    all.extend(args);
+    let o = rvtrace(&all);
+    ok(&o, &format!("{all:?}"));
+    o
+}
+
 /// Every retired PC of a run of `elf`, in order (`run --pcs`).
 fn retired_pcs(elf: &Path, t: &TmpDir) -> Vec<u64> {
     let pcs = t.join("run.pcs");
@@ -819,11 +828,8 @@ fn pcs_in(elf: &Path, pcs: &[u64], names: &[&str]) -> Option<Vec<u64>> {
 #[test]
 fn text_source_lines_and_inlined_functions_as_addr2line() {
     let f = files(INLINE, "lines");
-    let o = rvtrace(&["text", s(&f.ing), "--elf", s(&f.elf)]);
-    ok(&o, "text");
-    let text = stdout(&o);
-    let o = rvtrace(&["text", s(&f.ing), "--elf", s(&f.elf), "--no-lines"]);
-    ok(&o, "text --no-lines");
+    let text = stdout(&analyse(&f, "text", &[]));
+    let o = analyse(&f, "text", &["--no-lines"]);
     let bare: String = text
         .lines()
         .filter(|l| !l.starts_with("  "))
@@ -906,16 +912,9 @@ fn profile_inlined_frames_as_addr2line() {
     let f = files(INLINE, "inline");
     let folded = |extra: &[&str], name: &str| -> BTreeMap<String, u64> {
         let out = f.t.join(name);
-        let mut args = vec![
-            "profile",
-            s(&f.ing),
-            "--elf",
-            s(&f.elf),
-            "--folded",
-            s(&out),
-        ];
+        let mut args = vec!["--folded", s(&out)];
         args.extend(extra);
-        ok(&rvtrace(&args), "profile");
+        analyse(&f, "profile", &args);
         std::fs::read_to_string(&out)
             .unwrap()
             .lines()
@@ -933,13 +932,13 @@ fn profile_inlined_frames_as_addr2line() {
     );
     assert!(!flat.keys().any(|k| k.contains("square")), "{flat:?}");
     // A frame is a function's when nm names a function so; the others are inlined.
-    let Some(mut names) = nm_names(&f.elf) else {
+    let Some(nm) = common::NmFunctions::of(&f.elf) else {
         return;
     };
-    names.insert("[unknown]".into());
+    let function = |x: &str| x == "[unknown]" || nm.has(x);
     let mut folded_away: BTreeMap<String, u64> = BTreeMap::new();
     for (k, n) in &inl {
-        let k: Vec<&str> = k.split(';').filter(|x| names.contains(*x)).collect();
+        let k: Vec<&str> = k.split(';').filter(|x| function(x)).collect();
         *folded_away.entry(k.join(";")).or_default() += n;
     }
     assert_eq!(folded_away, flat, "inlined frames folded away");
@@ -962,22 +961,14 @@ fn profile_inlined_frames_as_addr2line() {
         let Some(m) = k.iter().rposition(|x| *x == "main") else {
             continue;
         };
-        if k[m + 1..].iter().all(|x| !names.contains(*x)) {
+        if !k[m + 1..].iter().any(|x| function(x)) {
             *got.entry(k[m..].join(";")).or_default() += n;
         }
     }
     assert_eq!(got, want, "instructions below main by inline chain");
     // perf script: an inlined frame at its function's entry address.
     let p = f.t.join("p.txt");
-    let o = rvtrace(&[
-        "profile",
-        s(&f.ing),
-        "--elf",
-        s(&f.elf),
-        "--perf-script",
-        s(&p),
-    ]);
-    ok(&o, "profile --perf-script");
+    analyse(&f, "profile", &["--perf-script", s(&p)]);
     let perf = std::fs::read_to_string(&p).unwrap();
     let frame = |name: &str| {
         perf.lines()
@@ -989,22 +980,6 @@ fn profile_inlined_frames_as_addr2line() {
     assert_eq!(frame("sum_squares"), Some(main_at));
 }
 
-/// The function names riscv64-unknown-elf-nm lists; `None` when it is not installed.
-fn nm_names(elf: &Path) -> Option<BTreeSet<String>> {
-    let Ok(o) = Command::new("riscv64-unknown-elf-nm").arg(elf).output() else {
-        println!("riscv64-unknown-elf-nm not installed: function names not checked");
-        return None;
-    };
-    let names = stdout(&o)
-        .lines()
-        .filter_map(|l| {
-            let w: Vec<&str> = l.split_whitespace().collect();
-            (w.len() == 3 && matches!(w[1], "T" | "t")).then(|| w[2].to_string())
-        })
-        .collect();
-    Some(names)
-}
-
 /// lcov's function records: inlined functions are functions of their file, every name is the
 /// source's (no GCC clone suffix), one record per function; the counts are the retired PCs':
 /// a function's entry for one that was called, the most-run instruction of an inlined copy
@@ -1013,15 +988,7 @@ fn nm_names(elf: &Path) -> Option<BTreeSet<String>> {
 fn lcov_functions_with_inlined_and_clone_names() {
     let f = files(INLINE, "fn");
     let info = f.t.join("t.info");
-    let o = rvtrace(&[
-        "coverage",
-        s(&f.ing),
-        "--elf",
-        s(&f.elf),
-        "--lcov",
-        s(&info),
-    ]);
-    ok(&o, "coverage");
+    analyse(&f, "coverage", &["--lcov", s(&info)]);
     let text = std::fs::read_to_string(&info).unwrap();
     // name -> (FN line, FNDA count) of inline.c's record.
     let record = text
