@@ -27,6 +27,7 @@ use rvtrace_image::Image;
 use rvtrace_isa::{classify, CfClass, IsaConfig};
 use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write as _;
+use std::sync::Arc;
 
 /// Most frames the shadow stack holds; a call beyond it replaces the top frame instead (and is
 /// counted in [`Profile::truncated`]), so that code that never returns cannot grow it forever.
@@ -306,7 +307,7 @@ struct Inlines {
     /// The chain of each address seen.
     at: HashMap<u64, u32>,
     /// The chains of each range seen (`start`, `count`): (chain, instructions) in order.
-    ranges: HashMap<(u64, u64), Vec<(u32, u64)>>,
+    ranges: HashMap<(u64, u64), Arc<[(u32, u64)]>>,
 }
 
 #[derive(Clone, Copy)]
@@ -408,15 +409,15 @@ impl<'a> Profiler<'a> {
 
     /// The chains of inlined functions over the `count` instructions from `start`: (chain,
     /// instructions), in order.
-    fn inline_pieces(&mut self, start: u64, count: u64) -> Vec<(u32, u64)> {
+    fn inline_pieces(&mut self, start: u64, count: u64) -> Arc<[(u32, u64)]> {
         let image = self.image;
         let syms = self.syms;
         let base = syms.functions().len() as u32 + 1;
         let Some(inl) = self.inlines.as_mut() else {
-            return vec![(0, count)];
+            return Arc::new([(0, count)]);
         };
         if let Some(v) = inl.ranges.get(&(start, count)) {
-            return v.clone();
+            return Arc::clone(v);
         }
         let mut v: Vec<(u32, u64)> = Vec::new();
         let mut pc = start;
@@ -462,7 +463,8 @@ impl<'a> Profiler<'a> {
                 }
             }
         }
-        inl.ranges.insert((start, count), v.clone());
+        let v: Arc<[(u32, u64)]> = v.into();
+        inl.ranges.insert((start, count), Arc::clone(&v));
         v
     }
 
@@ -805,7 +807,7 @@ impl<'a> Profiler<'a> {
             // The top frame moves through the inlined functions of its range.
             let parent = self.nodes[top.node as usize].parent;
             let f = f as u32;
-            for (inl, n) in self.inline_pieces(start, count) {
+            for &(inl, n) in self.inline_pieces(start, count).iter() {
                 let node = self.child_at(parent, f, inl);
                 if let Some(t) = self.stack.last_mut() {
                     t.node = node;
