@@ -294,6 +294,9 @@ struct Node {
     w: Weight,
 }
 
+/// A range's instructions by chain of inlined functions: (chain, instructions), in order.
+type Pieces = Arc<[(u32, u64)]>;
+
 /// The inlined functions around each instruction (DWARF inline information,
 /// [`Symbols::frames_at`]), as chains of names interned once.
 #[derive(Default)]
@@ -307,7 +310,7 @@ struct Inlines {
     /// The chain of each address seen.
     at: HashMap<u64, u32>,
     /// The chains of each range seen (`start`, `count`): (chain, instructions) in order.
-    ranges: HashMap<(u64, u64), Arc<[(u32, u64)]>>,
+    ranges: HashMap<(u64, u64), Pieces>,
 }
 
 #[derive(Clone, Copy)]
@@ -409,7 +412,7 @@ impl<'a> Profiler<'a> {
 
     /// The chains of inlined functions over the `count` instructions from `start`: (chain,
     /// instructions), in order.
-    fn inline_pieces(&mut self, start: u64, count: u64) -> Arc<[(u32, u64)]> {
+    fn inline_pieces(&mut self, start: u64, count: u64) -> Pieces {
         let image = self.image;
         let syms = self.syms;
         let base = syms.functions().len() as u32 + 1;
@@ -463,7 +466,7 @@ impl<'a> Profiler<'a> {
                 }
             }
         }
-        let v: Arc<[(u32, u64)]> = v.into();
+        let v: Pieces = v.into();
         inl.ranges.insert((start, count), Arc::clone(&v));
         v
     }
