@@ -983,12 +983,13 @@ fn profile_inlined_frames_as_addr2line() {
 /// lcov's function records: inlined functions are functions of their file, every name is the
 /// source's (no GCC clone suffix), one record per function; the counts are the retired PCs':
 /// a function's entry for one that was called, the most-run instruction of an inlined copy
-/// (by riscv64-unknown-elf-addr2line -i). `lcov --summary` and `genhtml` take the tracefile.
+/// (by riscv64-unknown-elf-addr2line -i). `lcov --summary` and `genhtml` take the tracefile
+/// (all sources kept: the test runs where `programs/src/inline.c` is not).
 #[test]
 fn lcov_functions_with_inlined_and_clone_names() {
     let f = files(INLINE, "fn");
     let info = f.t.join("t.info");
-    analyse(&f, "coverage", &["--lcov", s(&info)]);
+    analyse(&f, "coverage", &["--lcov", s(&info), "--all-sources"]);
     let text = std::fs::read_to_string(&info).unwrap();
     // name -> (FN line, FNDA count) of inline.c's record.
     let record = text
