@@ -177,6 +177,12 @@ dwarf_build() {
         echo "built dwarf/$name-$arch.elf"
     done
 }
+# Inlined functions and a GCC clone (quick_sort.constprop.0), linked the usual way (picolibc's
+# crt0 first, DWARF 5 everywhere, which create_llvm_prof cannot read) with the debug information
+# kept: the source lines, inline frames and LLVM sample profile of crates/cli/tests/analysis.rs.
+# shellcheck disable=SC2046
+$cc $common $(arch_flags rv64gc) inline.c -lm -o "$here/dwarf/inline-rv64gc.elf"
+echo "built dwarf/inline-rv64gc.elf"
 dwarf_build recurse "$both" recurse.c
 dwarf_build setjmp rv64gc setjmp.c
 dwarf_build loops rv64gc loops.c

@@ -119,10 +119,13 @@ command -v qemu-system-riscv64 >/dev/null 2>&1 || need="$need qemu-system-misc"
 command -v cmake >/dev/null 2>&1 || need="$need cmake"
 # The analysis tests (crates/cli/tests/analysis.rs) check rvtrace's outputs with other tools:
 # lcov reads the coverage tracefile, autofdo's create_llvm_prof the AutoFDO profile, and LLVM's
-# llvm-profdata and llvm-addr2line the LLVM profile and the executed lines.
+# llvm-profdata and llvm-addr2line the LLVM profile and the executed lines, genhtml (lcov) the
+# tracefile.
 command -v lcov >/dev/null 2>&1 || need="$need lcov"
 command -v create_llvm_prof >/dev/null 2>&1 || need="$need autofdo"
 { command -v llvm-profdata >/dev/null 2>&1 && command -v llvm-addr2line >/dev/null 2>&1; } || need="$need llvm"
+# clang compiles a program with `rvtrace autofdo --format llvm`'s profile (-fprofile-sample-use).
+command -v clang >/dev/null 2>&1 || need="$need clang"
 # Java for Spark (the Parquet test of crates/cli/tests/export.rs).
 command -v java >/dev/null 2>&1 || need="$need openjdk-17-jre-headless"
 if [ -z "$need" ]; then install_spike; install_spark; install_qemu10; exit 0; fi

@@ -5,12 +5,22 @@
 //! * A line is found when the line table maps an instruction of a function to it; its count
 //!   is the largest count of its instructions (a line is hit when any of them retired).
 //! * A function (with a line) is hit when its first instruction retired; `FNDA` is that count.
+//!   Functions are named as people wrote them: demangled, a GCC clone by its origin
+//!   (`quick_sort.constprop.0` is `quick_sort`, [`crate::symbols::display_name`]).
+//! * A function inlined somewhere (DWARF `DW_TAG_inlined_subroutine`, the frames
+//!   `addr2line -i` lists) is a function of its own file too. Its code has no entry instruction
+//!   (the compiler mixes it with its caller's), so each inlined copy counts as often as the
+//!   most-executed of its instructions (as a line does).
+//! * A function's line (`FN`) is its declaration's (`DW_AT_decl_line`), else its first line
+//!   with code.
+//! * The copies of one function (clones, inlined copies, the out-of-line one) are one record:
+//!   its first line, the sum of their counts.
 //! * A conditional branch (`rvtrace_isa` class `Branch`) gives two lcov branches on its line:
 //!   taken (branch 0: the flow went from it to its target) and not taken (branch 1: the next
 //!   instruction in the same range); `-` when the branch never executed.
 
 use crate::counts::Counts;
-use crate::symbols::Symbols;
+use crate::symbols::{display_name, Line, SourceFrame, Symbols};
 use rvtrace_flow::insn_len_at;
 use rvtrace_image::Image;
 use rvtrace_isa::{classify, CfClass, IsaConfig};
@@ -36,10 +46,26 @@ pub struct Summary {
 
 #[derive(Default)]
 struct FileCov {
-    functions: Vec<(u32, String, u64)>,
+    /// name -> (first line, count)
+    functions: BTreeMap<String, (u32, u64)>,
     lines: BTreeMap<u32, u64>,
     // line -> branches in address order: (executed, taken, not taken)
     branches: BTreeMap<u32, Vec<(u64, u64, u64)>>,
+}
+
+/// Adds a copy of function `name` starting at `at`, run `n` times: one record per name and
+/// file, at the first line of its copies, their counts added.
+fn add_function(files: &mut BTreeMap<String, FileCov>, at: &Line, name: &str, n: u64) {
+    let fc = files.entry(at.file.clone()).or_default();
+    match fc.functions.get_mut(name) {
+        Some(e) => {
+            e.0 = e.0.min(at.line);
+            e.1 += n;
+        }
+        None => {
+            fc.functions.insert(name.to_string(), (at.line, n));
+        }
+    }
 }
 
 /// Coverage of one program.
@@ -65,11 +91,15 @@ impl Coverage {
                 continue;
             };
             let hits = exec.get(&f.start).copied().unwrap_or(0);
-            files
-                .entry(entry.file.clone())
-                .or_default()
-                .functions
-                .push((entry.line, f.name.clone(), hits));
+            // At its declaration's line when the DWARF has it (the line of its name).
+            let decl = syms.frames_at(f.start).last().and_then(|fr| fr.decl_line);
+            let at = Line {
+                line: decl.filter(|&d| d <= entry.line).unwrap_or(entry.line),
+                ..entry
+            };
+            add_function(&mut files, &at, &display_name(&f.name), hits);
+            // Inlined copies: (function, where it was inlined) -> (first line, count).
+            let mut inlined: BTreeMap<(String, Vec<SourceFrame>), (Line, u64)> = BTreeMap::new();
             // Walk the instructions of each line-table row.
             for (addr, len, line) in rows {
                 let fc = files.entry(line.file.clone()).or_default();
@@ -81,6 +111,21 @@ impl Coverage {
                     let n = exec.get(&pc).copied().unwrap_or(0);
                     any = true;
                     best = best.max(n);
+                    let frames = syms.frames_at(pc);
+                    for (k, fr) in frames
+                        .iter()
+                        .enumerate()
+                        .take(frames.len().saturating_sub(1))
+                    {
+                        let Some(l) = &fr.line else { continue };
+                        let key = (fr.function.clone(), frames[k + 1..].to_vec());
+                        let e = inlined.entry(key).or_insert((l.clone(), 0));
+                        let first = fr.decl_line.filter(|&d| d <= l.line).unwrap_or(l.line);
+                        if l.file == e.0.file && first < e.0.line {
+                            e.0.line = first;
+                        }
+                        e.1 = e.1.max(n);
+                    }
                     let Some(l) = insn_len_at(image, pc) else {
                         break;
                     };
@@ -104,6 +149,9 @@ impl Coverage {
                     let e = fc.lines.entry(line.line).or_default();
                     *e = (*e).max(best);
                 }
+            }
+            for ((name, _), (line, n)) in inlined {
+                add_function(&mut files, &line, &name, n);
             }
         }
         Coverage { files }
@@ -147,7 +195,7 @@ impl Coverage {
         let mut s = Summary::default();
         for fc in self.files.values() {
             s.functions_found += fc.functions.len() as u64;
-            s.functions_hit += fc.functions.iter().filter(|f| f.2 > 0).count() as u64;
+            s.functions_hit += fc.functions.values().filter(|f| f.1 > 0).count() as u64;
             s.lines_found += fc.lines.len() as u64;
             s.lines_hit += fc.lines.values().filter(|&&n| n > 0).count() as u64;
             for b in fc.branches.values().flatten() {
@@ -166,14 +214,15 @@ impl Coverage {
                 continue;
             }
             let _ = writeln!(s, "TN:{test_name}\nSF:{file}");
-            for (line, name, _) in &fc.functions {
+            for (name, (line, _)) in &fc.functions {
                 let _ = writeln!(s, "FN:{line},{name}");
             }
-            for (_, name, n) in &fc.functions {
+            for (name, (_, n)) in &fc.functions {
                 let _ = writeln!(s, "FNDA:{n},{name}");
             }
             let _ = writeln!(s, "FNF:{}", fc.functions.len());
-            let _ = writeln!(s, "FNH:{}", fc.functions.iter().filter(|f| f.2 > 0).count());
+            let hit = fc.functions.values().filter(|f| f.1 > 0).count();
+            let _ = writeln!(s, "FNH:{hit}");
             let (mut found, mut hit) = (0, 0);
             for (line, bs) in &fc.branches {
                 for (block, &(exec, taken, not)) in bs.iter().enumerate() {

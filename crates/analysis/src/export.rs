@@ -168,13 +168,26 @@ pub fn perf_script(
         if n == 0 || stack.is_empty() {
             continue;
         }
+        // An inlined function (not a symbol) has the address of the function it is in, as
+        // perf gives inlined frames their physical frame's address.
+        let mut frames = Vec::with_capacity(stack.len());
+        let mut outer = None;
+        for name in stack {
+            let a = match entry.get(name.as_str()) {
+                Some(&a) if name != UNKNOWN => Some(a),
+                _ if name != UNKNOWN => outer,
+                _ => None,
+            };
+            outer = a;
+            frames.push((a, name));
+        }
         let mut chain = String::new();
-        for name in stack.iter().rev() {
-            match entry.get(name.as_str()) {
-                Some(a) if name != UNKNOWN => {
+        for (a, name) in frames.iter().rev() {
+            match a {
+                Some(a) => {
                     let _ = writeln!(chain, "\t{a:16x} {name} ({dso})");
                 }
-                _ => {
+                None => {
                     let _ = writeln!(chain, "\t{:16x} {UNKNOWN} ([unknown])", 0);
                 }
             }

@@ -27,6 +27,7 @@ use rvtrace_image::Image;
 use rvtrace_isa::{classify, CfClass, IsaConfig};
 use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write as _;
+use std::sync::Arc;
 
 /// Most frames the shadow stack holds; a call beyond it replaces the top frame instead (and is
 /// counted in [`Profile::truncated`]), so that code that never returns cannot grow it forever.
@@ -284,11 +285,32 @@ pub struct StackEvent {
     pub depth: usize,
 }
 
-/// A node of the call tree: a function called from its parent's path.
+/// A node of the call tree: a function called from its parent's path, at a position in it
+/// with these inlined functions around ([`Inlines`]; 0 when none or not asked for).
 struct Node {
     parent: u32,
     func: u32,
+    inl: u32,
     w: Weight,
+}
+
+/// A range's instructions by chain of inlined functions: (chain, instructions), in order.
+type Pieces = Arc<[(u32, u64)]>;
+
+/// The inlined functions around each instruction (DWARF inline information,
+/// [`Symbols::frames_at`]), as chains of names interned once.
+#[derive(Default)]
+struct Inlines {
+    /// Names of inlined functions; name `k` is function name id `functions + 1 + k`.
+    names: Vec<String>,
+    name_ids: HashMap<String, u32>,
+    /// Chains of inlined functions (name ids, outermost first); chain 0 is empty.
+    chains: Vec<Vec<u32>>,
+    chain_ids: HashMap<Vec<u32>, u32>,
+    /// The chain of each address seen.
+    at: HashMap<u64, u32>,
+    /// The chains of each range seen (`start`, `count`): (chain, instructions) in order.
+    ranges: HashMap<(u64, u64), Pieces>,
 }
 
 #[derive(Clone, Copy)]
@@ -314,7 +336,7 @@ pub struct Profiler<'a> {
     syms: &'a Symbols,
     isa: IsaConfig,
     nodes: Vec<Node>,
-    children: HashMap<(u32, u32), u32>,
+    children: HashMap<(u32, u32, u32), u32>,
     stack: Vec<Frame>,
     prev_last: Option<u64>,
     /// The class of the instruction at `prev_last`.
@@ -324,7 +346,11 @@ pub struct Profiler<'a> {
     /// A trap was taken (at this `epc`, if known; the last instruction before it if the `epc`
     /// was not known): the next range is its handler.
     pending_trap: Option<(Option<u64>, Option<Resume>)>,
+    /// Call-graph edges: (caller, callee), the caller a name id ([`Profiler::name`]: the
+    /// innermost inlined function at the call when inlines are shown).
     edges: HashMap<(u32, u32), Calls>,
+    /// Inlined functions as frames ([`Profiler::with_inlines`]).
+    inlines: Option<Inlines>,
     // Time: instructions per node since the last Time element.
     last_time: Option<u64>,
     since: Vec<(u32, u64)>,
@@ -349,8 +375,10 @@ impl<'a> Profiler<'a> {
             nodes: vec![Node {
                 parent: ROOT,
                 func: u32::MAX,
+                inl: 0,
                 w: Weight::default(),
             }],
+            inlines: None,
             children: HashMap::new(),
             stack: Vec::new(),
             prev_last: None,
@@ -366,6 +394,106 @@ impl<'a> Profiler<'a> {
             events: None,
             retired: 0,
             at: 0,
+        }
+    }
+
+    /// Inlined functions as frames (as `perf report --inline` shows them): below each function
+    /// the functions inlined at the instruction (for the functions that called others: at the
+    /// call), from the DWARF inline information. Without DWARF nothing changes.
+    pub fn with_inlines(mut self) -> Self {
+        if self.syms.has_lines() {
+            self.inlines = Some(Inlines {
+                chains: vec![Vec::new()],
+                ..Inlines::default()
+            });
+        }
+        self
+    }
+
+    /// The chains of inlined functions over the `count` instructions from `start`: (chain,
+    /// instructions), in order.
+    fn inline_pieces(&mut self, start: u64, count: u64) -> Pieces {
+        let image = self.image;
+        let syms = self.syms;
+        let base = syms.functions().len() as u32 + 1;
+        let Some(inl) = self.inlines.as_mut() else {
+            return Arc::new([(0, count)]);
+        };
+        if let Some(v) = inl.ranges.get(&(start, count)) {
+            return Arc::clone(v);
+        }
+        let mut v: Vec<(u32, u64)> = Vec::new();
+        let mut pc = start;
+        for k in 0..count {
+            let chain = match inl.at.get(&pc) {
+                Some(&c) => c,
+                None => {
+                    // addr2line's frames are innermost first and end with the function itself.
+                    let frames = syms.frames_at(pc);
+                    let names: Vec<u32> = frames
+                        .iter()
+                        .rev()
+                        .skip(1)
+                        .map(|f| {
+                            let n = inl.names.len() as u32;
+                            *inl.name_ids.entry(f.function.clone()).or_insert_with(|| {
+                                inl.names.push(f.function.clone());
+                                base + n
+                            })
+                        })
+                        .collect();
+                    let n = inl.chains.len() as u32;
+                    let c = *inl.chain_ids.entry(names.clone()).or_insert_with(|| {
+                        inl.chains.push(names);
+                        n
+                    });
+                    inl.at.insert(pc, c);
+                    c
+                }
+            };
+            match v.last_mut() {
+                Some((c, n)) if *c == chain => *n += 1,
+                _ => v.push((chain, 1)),
+            }
+            match insn_len_at(image, pc) {
+                Some(l) => pc = pc.wrapping_add(l),
+                None => {
+                    // Not in the image: the rest goes with the last chain.
+                    if let Some(last) = v.last_mut() {
+                        last.1 += count - k - 1;
+                    }
+                    break;
+                }
+            }
+        }
+        let v: Pieces = v.into();
+        inl.ranges.insert((start, count), Arc::clone(&v));
+        v
+    }
+
+    /// The name id of the frame a call from node `node` comes from: the innermost inlined
+    /// function there, else its function.
+    fn caller_name(&self, node: u32) -> u32 {
+        let n = &self.nodes[node as usize];
+        self.inlines
+            .as_ref()
+            .and_then(|i| i.chains.get(n.inl as usize)?.last().copied())
+            .unwrap_or(n.func)
+    }
+
+    /// The name of a name id: a function's ([`Symbols::functions`] index; their number for an
+    /// address in none) or an inlined function's.
+    fn name(&self, id: u32) -> &str {
+        let functions = self.syms.functions();
+        match (id as usize).checked_sub(functions.len() + 1) {
+            None => functions
+                .get(id as usize)
+                .map_or(UNKNOWN, |f| f.name.as_str()),
+            Some(k) => self
+                .inlines
+                .as_ref()
+                .and_then(|i| i.names.get(k))
+                .map_or(UNKNOWN, |s| s.as_str()),
         }
     }
 
@@ -445,11 +573,16 @@ impl<'a> Profiler<'a> {
     }
 
     fn child(&mut self, parent: u32, func: u32) -> u32 {
+        self.child_at(parent, func, 0)
+    }
+
+    fn child_at(&mut self, parent: u32, func: u32, inl: u32) -> u32 {
         let n = self.nodes.len() as u32;
-        *self.children.entry((parent, func)).or_insert_with(|| {
+        *self.children.entry((parent, func, inl)).or_insert_with(|| {
             self.nodes.push(Node {
                 parent,
                 func,
+                inl,
                 w: Weight::default(),
             });
             n
@@ -467,8 +600,11 @@ impl<'a> Profiler<'a> {
     fn push_frame(&mut self, func: u32, ret: Option<u64>, trap: bool, resume: Option<Resume>) {
         let parent = self.stack.last().map_or(ROOT, |f| f.node);
         let caller = self.top_func();
-        if let Some(caller) = caller {
-            let e = self.edges.entry((caller, func)).or_default();
+        if let Some(top) = self.stack.last() {
+            let e = self
+                .edges
+                .entry((self.caller_name(top.node), func))
+                .or_default();
             if trap {
                 e.traps += 1;
             } else {
@@ -551,8 +687,9 @@ impl<'a> Profiler<'a> {
             == Some(target);
         if entry {
             let caller = self.top_func();
-            if let Some(caller) = caller {
-                self.edges.entry((caller, func)).or_default().tail_calls += 1;
+            if let Some(top) = self.stack.last() {
+                let from = self.caller_name(top.node);
+                self.edges.entry((from, func)).or_default().tail_calls += 1;
             }
             self.event(
                 StackOp::TailCall,
@@ -666,14 +803,35 @@ impl<'a> Profiler<'a> {
             .get(f)
             .is_some_and(|fun| start >= fun.start && last < fun.end);
         if inside || f >= self.syms.functions().len() && self.syms.function_index(last).is_none() {
-            self.attribute(top.node, count);
+            if self.inlines.is_none() {
+                self.attribute(top.node, count);
+                return;
+            }
+            // The top frame moves through the inlined functions of its range.
+            let parent = self.nodes[top.node as usize].parent;
+            let f = f as u32;
+            for &(inl, n) in self.inline_pieces(start, count).iter() {
+                let node = self.child_at(parent, f, inl);
+                if let Some(t) = self.stack.last_mut() {
+                    t.node = node;
+                }
+                self.attribute(node, n);
+            }
         } else {
             // The range crosses a function boundary: walk it.
             let mut pc = start;
             for k in 0..count {
                 let func = self.func_of(pc);
                 self.settle(func);
-                let node = self.stack.last().map_or(ROOT, |t| t.node);
+                let mut node = self.stack.last().map_or(ROOT, |t| t.node);
+                if self.inlines.is_some() && node != ROOT {
+                    let inl = self.inline_pieces(pc, 1)[0].0;
+                    let parent = self.nodes[node as usize].parent;
+                    node = self.child_at(parent, func, inl);
+                    if let Some(t) = self.stack.last_mut() {
+                        t.node = node;
+                    }
+                }
                 self.attribute(node, 1);
                 if k + 1 < count {
                     match insn_len_at(self.image, pc) {
@@ -726,20 +884,6 @@ impl<'a> Profiler<'a> {
 
     /// The profile so far.
     pub fn profile(&self) -> Profile {
-        let names: Vec<&str> = self
-            .syms
-            .functions()
-            .iter()
-            .map(|f| f.name.as_str())
-            .chain([UNKNOWN])
-            .collect();
-        let name = |f: u32| {
-            names
-                .get(f as usize)
-                .copied()
-                .unwrap_or(UNKNOWN)
-                .to_string()
-        };
         let mut p = Profile {
             has_time: self.has_time,
             losses: self.losses,
@@ -750,18 +894,24 @@ impl<'a> Profiler<'a> {
             if n.w == Weight::default() {
                 continue;
             }
+            // Innermost first, then reversed: each function after its caller's inlined
+            // functions, before its own.
             let mut path = Vec::new();
             let mut k = i as u32;
             while k != ROOT {
                 let node = &self.nodes[k as usize];
-                path.push(name(node.func));
+                if let Some(chain) = self.inlines.as_ref().map(|i| &i.chains[node.inl as usize]) {
+                    path.extend(chain.iter().rev().map(|&id| self.name(id).to_string()));
+                }
+                path.push(self.name(node.func).to_string());
                 k = node.parent;
             }
             path.reverse();
             p.stacks.entry(path).or_default().add(n.w);
         }
         for (&(a, b), c) in &self.edges {
-            p.calls.entry((name(a), name(b))).or_default().add(*c);
+            let key = (self.name(a).to_string(), self.name(b).to_string());
+            p.calls.entry(key).or_default().add(*c);
         }
         p
     }

@@ -30,6 +30,23 @@ pub struct Line {
     pub line: u32,
 }
 
+/// One frame of the inline chain at an address ([`Symbols::frames_at`]), as `addr2line -i -f`
+/// prints it: a function and the source position in it.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct SourceFrame {
+    /// The function's name in the DWARF (demangled; a clone's name is its origin's).
+    pub function: String,
+    /// The same name as the DWARF has it (a linkage name is not demangled): what compilers
+    /// match profiles by.
+    pub raw_name: String,
+    /// The line of the function's declaration (`DW_AT_decl_line`, from the frame's DIE or its
+    /// abstract origin): the line LLVM's sample profiles count line offsets from.
+    pub decl_line: Option<u32>,
+    /// Where in it: the instruction's position (innermost frame), or the position of the call
+    /// inlined into it (the frames around).
+    pub line: Option<Line>,
+}
+
 /// The functions and line tables of one program.
 pub struct Symbols {
     functions: Vec<Function>,
@@ -190,6 +207,43 @@ impl Symbols {
         })
     }
 
+    /// The functions at `addr`, innermost first, as `addr2line -i -f` names them (DWARF
+    /// `DW_TAG_inlined_subroutine`s, then the function that holds the code): the innermost
+    /// frame has the instruction's line, each other frame the line of the call that was inlined.
+    /// A single frame where nothing is inlined; empty without DWARF for `addr`.
+    pub fn frames_at(&self, addr: u64) -> Vec<SourceFrame> {
+        let Some(ctx) = &self.dwarf else {
+            return Vec::new();
+        };
+        let Ok(mut iter) = ctx.find_frames(addr).skip_all_loads() else {
+            return Vec::new();
+        };
+        let unit = ctx.find_dwarf_and_unit(addr).skip_all_loads();
+        let mut v = Vec::new();
+        while let Ok(Some(f)) = iter.next() {
+            let raw_name = f
+                .function
+                .as_ref()
+                .and_then(|n| n.raw_name().ok())
+                .map_or_else(|| UNKNOWN.to_string(), |n| n.into_owned());
+            let function = display_name(&raw_name).into_owned();
+            let decl_line = unit.zip(f.dw_die_offset).and_then(|(u, o)| decl_line(u, o));
+            let line = f.location.and_then(|l| {
+                Some(Line {
+                    file: l.file?.to_string(),
+                    line: l.line.filter(|&n| n > 0)?,
+                })
+            });
+            v.push(SourceFrame {
+                function,
+                raw_name,
+                decl_line,
+                line,
+            });
+        }
+        v
+    }
+
     /// The line table rows covering `[start, end)`: (address, length in bytes, line).
     pub fn lines_in(&self, start: u64, end: u64) -> Vec<(u64, u64, Line)> {
         let Some(ctx) = &self.dwarf else {
@@ -210,6 +264,70 @@ impl Symbols {
         })
         .filter(|(_, _, l)| l.line > 0)
         .collect()
+    }
+}
+
+/// `DW_AT_decl_line` of the DIE at `offset`, or of what it stands for: an inlined or
+/// out-of-line instance names its function by `DW_AT_abstract_origin`, a definition its
+/// declaration by `DW_AT_specification` (references within the unit; a few hops at most).
+fn decl_line(unit: gimli::UnitRef<Reader>, mut offset: gimli::UnitOffset<usize>) -> Option<u32> {
+    for _ in 0..4 {
+        let e = unit.entry(offset).ok()?;
+        if let Some(l) = e.attr_value(gimli::DW_AT_decl_line).ok()? {
+            return l.udata_value().and_then(|n| u32::try_from(n).ok());
+        }
+        let next = e
+            .attr_value(gimli::DW_AT_abstract_origin)
+            .ok()?
+            .or(e.attr_value(gimli::DW_AT_specification).ok()?)?;
+        match next {
+            gimli::AttributeValue::UnitRef(o) => offset = o,
+            _ => return None,
+        }
+    }
+    None
+}
+
+/// GCC's clone suffixes: `f.constprop.0`, `f.isra.0`, `f.part.0`, `f.cold`, and their
+/// combinations are clones (specialised, split or moved copies) of `f`.
+const CLONE_SUFFIXES: [&str; 7] = [
+    "constprop",
+    "isra",
+    "part",
+    "cold",
+    "clone",
+    "lto_priv",
+    "localalias",
+];
+
+/// `name` without a GCC clone suffix (`quick_sort.constprop.0` -> `quick_sort`): the name of
+/// the function it is a copy of. A name whose dotted tail is not made of clone suffixes and
+/// their numbers is returned whole.
+pub fn clone_origin(name: &str) -> &str {
+    let Some((head, tail)) = name.split_once('.') else {
+        return name;
+    };
+    let clone = !head.is_empty()
+        && tail.split('.').any(|p| CLONE_SUFFIXES.contains(&p))
+        && tail.split('.').all(|p| {
+            CLONE_SUFFIXES.contains(&p) || !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit())
+        });
+    if clone {
+        head
+    } else {
+        name
+    }
+}
+
+/// A function name for people: the clone's origin ([`clone_origin`]), demangled (C++ and Rust,
+/// as `c++filt` and `addr2line -C` do; other names stay as they are).
+pub fn display_name(name: &str) -> Cow<'_, str> {
+    let name = clone_origin(name);
+    // Only mangled names: a demangler reads a plain C name such as `f` as a type (`float`).
+    if name.starts_with("_Z") || name.starts_with("_R") {
+        addr2line::demangle_auto(Cow::Borrowed(name), None)
+    } else {
+        Cow::Borrowed(name)
     }
 }
 
@@ -294,5 +412,30 @@ mod tests {
         assert_eq!(e.to_string(), format!("/nonexistent/prog.elf: {io}"));
         assert!(matches!(&e, SymbolsError::File(p, inner)
             if p == path && matches!(**inner, SymbolsError::Read(_))));
+    }
+
+    /// GCC's clone names (gcc/cgraphclones.cc `clone_function_name`: NAME.SUFFIX.NUMBER, the
+    /// suffixes of its callers) name their origin; other dotted names are left alone; C++
+    /// names are demangled as `c++filt` prints them.
+    #[test]
+    fn clone_suffixes_and_demangling() {
+        for (raw, want) in [
+            ("quick_sort.constprop.0", "quick_sort"),
+            ("f.isra.0", "f"),
+            ("f", "f"),
+            ("d", "d"),
+            ("f.part.3", "f"),
+            ("f.cold", "f"),
+            ("f.constprop.0.isra.0", "f"),
+            ("f.part.0.cold", "f"),
+            ("main", "main"),
+            ("f.1234", "f.1234"),
+            ("f.constprop.x", "f.constprop.x"),
+            (".cold", ".cold"),
+            ("_Z4sortPii", "sort(int*, int)"),
+            ("_Z4sortPii.constprop.0", "sort(int*, int)"),
+        ] {
+            assert_eq!(display_name(raw), want, "{raw}");
+        }
     }
 }

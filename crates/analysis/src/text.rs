@@ -11,6 +11,13 @@
 //! the disassembly being [`rvtrace_isa::disasm`]'s (GNU objdump 2.40's dialect), and between them
 //! the flow's other elements as [`rvtrace_flow::FlowText`] words them (`trap exception cause=11
 //! epc=... handler=...`, `sync ...`, `context ...`, `time ...`, `loss at ...`, `end at ...`).
+//! When the program has DWARF, a line before an instruction names its source position when
+//! it changes, with the chain of inlined functions ([`source_line`]):
+//!
+//! ```text
+//!   programs/src/inline.c:13 square (inlined into sum_squares at programs/src/inline.c:21, into main at programs/src/inline.c:55)
+//! 0x80000262 <main+0x52>  mul a4,a4,a4
+//! ```
 //!
 //! The call trace takes its calls and returns from the [`Profiler`]'s shadow stack
 //! ([`StackEvent`]): the same classification (calls, returns, tail calls, `longjmp`, traps)
@@ -29,13 +36,16 @@
 //! its call's indentation). Losses and the end of the trace are lines of their own.
 
 use crate::profile::{Profile, Profiler, StackEvent, StackOp};
-use crate::symbols::Symbols;
+use crate::symbols::{Line, Symbols};
 use rvtrace_flow::{insn_len_at, FlowElement, FlowSink, FlowText};
 use rvtrace_image::Image;
 use rvtrace_isa::disasm::Disasm;
 use rvtrace_isa::insn::{decode, Extensions};
 use rvtrace_isa::IsaConfig;
+use std::collections::HashMap;
+use std::fmt::Write as _;
 use std::io::{self, Write};
+use std::sync::Arc;
 
 /// `addr <symbol+0xoff>` (`<symbol>` at its first instruction; the address alone outside every
 /// function), as the flow text names addresses.
@@ -63,18 +73,52 @@ impl std::fmt::Display for AddrSym<'_> {
 }
 
 /// The instruction trace ([`FlowSink`]): one line per retired instruction, the flow's other
-/// elements between them.
+/// elements between them, and where the program has DWARF, a source line before each
+/// instruction whose source position differs from the last one shown ([`source_line`]).
 pub struct TextTrace<'a, W: Write> {
     image: &'a Image,
     syms: &'a Symbols,
     isa: IsaConfig,
     out: W,
     err: Option<io::Error>,
+    /// The source line of each address seen (`None`: none), when lines are shown.
+    lines: Option<HashMap<u64, Option<Arc<str>>>>,
+    /// The source line shown last.
+    shown: Option<Arc<str>>,
+}
+
+/// The source position of the instruction at `addr`, as [`TextTrace`] shows it (indented by
+/// two spaces): `FILE:LINE`, and when the code was inlined, the function it belongs to and the
+/// chain of calls inlined, innermost first, as `addr2line -i -f` lists them:
+///
+/// ```text
+///   programs/src/inline.c:13 square (inlined into sum_squares at programs/src/inline.c:21, into main at programs/src/inline.c:55)
+/// ```
+///
+/// `None` when the DWARF gives `addr` no line.
+pub fn source_line(syms: &Symbols, addr: u64) -> Option<String> {
+    let frames = syms.frames_at(addr);
+    let first = frames.first()?;
+    let at = |l: &Line| format!("{}:{}", l.file, l.line);
+    let mut s = format!("  {}", at(first.line.as_ref()?));
+    if frames.len() > 1 {
+        let _ = write!(s, " {} (inlined", first.function);
+        for (k, f) in frames[1..].iter().enumerate() {
+            let sep = if k == 0 { " into" } else { ", into" };
+            let _ = write!(s, "{sep} {}", f.function);
+            if let Some(l) = &f.line {
+                let _ = write!(s, " at {}", at(l));
+            }
+        }
+        s.push(')');
+    }
+    Some(s)
 }
 
 impl<'a, W: Write> TextTrace<'a, W> {
     /// A trace of the program in `image` (its instructions) named with `syms`, written to `out`
     /// (buffer it: one write per line).
+    /// Source lines are shown when `syms` has DWARF line tables.
     pub fn new(image: &'a Image, syms: &'a Symbols, isa: IsaConfig, out: W) -> Self {
         TextTrace {
             image,
@@ -82,7 +126,36 @@ impl<'a, W: Write> TextTrace<'a, W> {
             isa,
             out,
             err: None,
+            lines: syms.has_lines().then(HashMap::new),
+            shown: None,
         }
+    }
+
+    /// Without source lines (the trace is then the same as for a program without DWARF).
+    pub fn without_lines(mut self) -> Self {
+        self.lines = None;
+        self
+    }
+
+    /// Writes the source line of `pc` if it is not the one shown last.
+    fn source(&mut self, pc: u64) -> io::Result<()> {
+        let Some(lines) = self.lines.as_mut() else {
+            return Ok(());
+        };
+        let syms = self.syms;
+        let line = lines
+            .entry(pc)
+            .or_insert_with(|| source_line(syms, pc).map(Arc::from));
+        match line {
+            Some(l) if self.shown.as_ref() != Some(l) => {
+                writeln!(self.out, "{l}")?;
+                self.shown = Some(l.clone());
+            }
+            Some(_) => {}
+            // No line here: show the next known one even if it is the same as before.
+            None => self.shown = None,
+        }
+        Ok(())
     }
 
     /// Flushes and returns the writer, or the first I/O error.
@@ -108,6 +181,7 @@ impl<'a, W: Write> TextTrace<'a, W> {
                 );
             };
             let bits = if len == 2 { bits & 0xffff } else { bits };
+            self.source(pc)?;
             let insn = decode(bits, self.isa.xlen, &Extensions::ALL);
             writeln!(
                 self.out,

@@ -87,6 +87,10 @@ pub struct ProfileArgs {
     /// when an output file is stdout).
     #[arg(long, default_value_t = 25, value_name = "N")]
     top: usize,
+    /// Fold inlined functions into the function they were inlined into (by default, when the
+    /// ELF has DWARF, they are frames of their own, as `perf report --inline` shows them).
+    #[arg(long)]
+    no_inline: bool,
 }
 
 /// Arguments of `rvtrace coverage`.
@@ -139,9 +143,23 @@ fn glob_pattern(v: &str) -> Result<glob::Pattern, String> {
 pub struct AutofdoArgs {
     #[command(flatten)]
     input: InputArgs,
-    /// Write the AutoFDO text profile (for `create_llvm_prof --profiler=text --profile=FILE`).
+    /// Write the profile to FILE.
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     output: PathBuf,
+    /// The profile's format (`--format` is E-Trace's file framing, as in `decode`).
+    #[arg(long, value_enum, default_value_t = AutofdoFormat::Autofdo)]
+    profile_format: AutofdoFormat,
+}
+
+/// `autofdo --profile-format`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum AutofdoFormat {
+    /// AutoFDO's text sample format, for `create_llvm_prof --profiler=text --profile=FILE`
+    /// (its DWARF reader needs DWARF 4 in every unit before the program's).
+    Autofdo,
+    /// LLVM's text sample profile (line offsets, inlined calls from the DWARF), for
+    /// `llvm-profdata merge --sample` and `clang -fprofile-sample-use=FILE`; any DWARF version.
+    Llvm,
 }
 
 /// Arguments of `rvtrace text`.
@@ -153,6 +171,9 @@ pub struct TextArgs {
     /// Write the call trace instead: calls and returns indented by call depth.
     #[arg(long)]
     call_trace: bool,
+    /// No source lines (shown by default when the ELF has DWARF line tables).
+    #[arg(long)]
+    no_lines: bool,
     /// Write to FILE (`-`: stdout).
     #[arg(short = 'o', long = "output", value_name = "FILE", default_value = "-")]
     output: PathBuf,
@@ -161,7 +182,10 @@ pub struct TextArgs {
 const TEXT_HELP: &str = "\
 The instruction trace has one line per retired instruction: its address, <symbol+offset> and
 its disassembly as GNU objdump 2.40 prints it, with the flow's traps, syncs, losses, context and
-time between them (worded as `decode --flow` words them). The call trace (--call-trace) has one
+time between them (worded as `decode --flow` words them). When the ELF has DWARF, a line
+indented by two spaces gives the source position whenever it changes: `FILE:LINE`, and for
+inlined code the function and the calls it was inlined into, as `addr2line -i -f` lists them
+(`  f.c:13 square (inlined into sum at f.c:21, into main at f.c:55)`); --no-lines leaves them out. The call trace (--call-trace) has one
 line per call, tail call, trap, return and trap return: the instructions retired by then, what
 happened, and the function entered (for a return: the function left), indented by four spaces
 per call level as `perf script --call-trace` indents; its moves are those of the shadow stack
@@ -415,8 +439,13 @@ pub fn profile(a: &ProfileArgs) -> CmdResult {
     }
     report::distinct(&inputs(&a.input), &outs)?;
     let prog = program(&a.input.elf)?;
+    let profiler = Profiler::new(&prog.image, &prog.syms, prog.isa);
     let mut tee = Tee {
-        profiler: Some(Profiler::new(&prog.image, &prog.syms, prog.isa)),
+        profiler: Some(if a.no_inline {
+            profiler
+        } else {
+            profiler.with_inlines()
+        }),
         ..Tee::new(&a.input)
     };
     let ok = feed(&a.input, &prog, &mut tee)?;
@@ -476,16 +505,22 @@ fn counts(a: &InputArgs, prog: &Program) -> Result<(rvtrace_analysis::Counts, bo
     Ok((c, ok))
 }
 
+/// An error unless the program has DWARF line tables.
+fn need_lines(prog: &Program, elf: &Path) -> Result<(), Failure> {
+    if prog.syms.has_lines() {
+        return Ok(());
+    }
+    Err(Failure::Tool(format!(
+        "{}: no DWARF line tables (build with -g and do not strip debug sections)",
+        report::name(elf)
+    )))
+}
+
 /// `rvtrace coverage`.
 pub fn coverage(a: &CoverageArgs) -> CmdResult {
     report::distinct(&inputs(&a.input), &[("--lcov", &a.lcov)])?;
     let prog = program(&a.input.elf)?;
-    if !prog.syms.has_lines() {
-        return Err(Failure::Tool(format!(
-            "{}: no DWARF line tables (build with -g and do not strip debug sections)",
-            report::name(&a.input.elf)
-        )));
-    }
+    need_lines(&prog, &a.input.elf)?;
     let (c, ok) = counts(&a.input, &prog)?;
     let mut cov = Coverage::new(&c, &prog.image, &prog.syms, prog.isa);
     // Which source files the tracefile names: mapped, chosen, and (by default) only those that
@@ -580,6 +615,13 @@ pub fn coverage(a: &CoverageArgs) -> CmdResult {
 pub fn autofdo(a: &AutofdoArgs) -> CmdResult {
     report::distinct(&inputs(&a.input), &[("-o", &a.output)])?;
     let prog = program(&a.input.elf)?;
+    if a.profile_format == AutofdoFormat::Llvm {
+        need_lines(&prog, &a.input.elf)?;
+        let (c, ok) = counts(&a.input, &prog)?;
+        let text = autofdo::llvm(&c, &prog.image, &prog.syms, prog.isa);
+        write_file(&a.output, text.as_bytes())?;
+        return Ok(report::status(ok));
+    }
     let base = prog.syms.first_load_vaddr().ok_or_else(|| {
         Failure::Tool(format!(
             "{}: no PT_LOAD segment",
@@ -608,7 +650,8 @@ pub fn text(a: &TextArgs) -> CmdResult {
     if a.call_trace {
         tee.calls = Some(CallTrace::new(&prog.image, &prog.syms, prog.isa, out));
     } else {
-        tee.text = Some(TextTrace::new(&prog.image, &prog.syms, prog.isa, out));
+        let t = TextTrace::new(&prog.image, &prog.syms, prog.isa, out);
+        tee.text = Some(if a.no_lines { t.without_lines() } else { t });
     }
     let ok = feed(&a.input, &prog, &mut tee)?;
     let w = match (tee.text.take(), tee.calls.take()) {

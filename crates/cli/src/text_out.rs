@@ -15,13 +15,17 @@ use std::path::{Path, PathBuf};
 #[derive(clap::Args, Clone, Debug, Default)]
 pub struct TextArgs {
     /// Write every retired instruction to FILE: address, <symbol+offset>, disassembly (GNU
-    /// objdump's), with traps, syncs, losses and time between them.
+    /// objdump's), with traps, syncs, losses and time between them, and source lines when the
+    /// ELF has DWARF (see `rvtrace text --help`).
     #[arg(long, value_name = "FILE")]
     text: Option<PathBuf>,
     /// Write the calls and returns to FILE, indented by call depth (as `perf script
     /// --call-trace`), from the shadow call stack `rvtrace profile` uses.
     #[arg(long, value_name = "FILE")]
     call_trace: Option<PathBuf>,
+    /// No source lines in --text (shown by default when the ELF has DWARF line tables).
+    #[arg(long, requires = "text")]
+    no_lines: bool,
 }
 
 impl TextArgs {
@@ -42,6 +46,7 @@ impl TextArgs {
         TextArgs {
             text: self.text.as_deref().map(&f),
             call_trace: self.call_trace.as_deref().map(&f),
+            no_lines: self.no_lines,
         }
     }
 
@@ -89,7 +94,13 @@ impl<'a> TextOut<'a> {
         };
         if let Some(p) = &args.text {
             let out = BufWriter::with_capacity(1 << 16, Output::create(p)?);
-            t.text = Some((TextTrace::new(image, syms, isa, out), p));
+            let trace = TextTrace::new(image, syms, isa, out);
+            let trace = if args.no_lines {
+                trace.without_lines()
+            } else {
+                trace
+            };
+            t.text = Some((trace, p));
         }
         if let Some(p) = &args.call_trace {
             let out = BufWriter::with_capacity(1 << 16, Output::create(p)?);

@@ -1,7 +1,7 @@
 //! `rvtrace profile|coverage|autofdo`: the same profile from `run --ingress`, an N-Trace and an
 //! E-Trace decode of one run; every output read by a tool nobody here wrote (inferno through
-//! the library tests, `lcov --summary`, LLVM's `addr2line`, `create_llvm_prof` +
-//! `llvm-profdata`), skipped with a message when the tool is not installed
+//! the library tests, `lcov --summary`, `genhtml`, binutils' and LLVM's `addr2line`, `create_llvm_prof` +
+//! `llvm-profdata`, `clang -fprofile-sample-use`), skipped with a message when the tool is not installed
 //! (`scripts/setup.sh` installs them).
 
 mod common;
@@ -745,4 +745,484 @@ fn an_elf_as_input_points_to_run_ingress() {
         "{}",
         stderr(&o)
     );
+}
+
+/// The program of the source-line tests: `sum_squares` and `square` inlined into `main`, the
+/// GCC clone `quick_sort.constprop.0`, linked the usual way (DWARF 5 from picolibc's crt0 on).
+const INLINE: &str = "inline-rv64gc";
+
+/// One frame of an inline chain: function, the base name of its file, line (0: unknown).
+type A2lFrame = (String, String, u32);
+
+/// `riscv64-unknown-elf-addr2line -a -i -f` of `addrs`: each address's inline chain, innermost
+/// first, as binutils reads the DWARF; `None` when it is not installed.
+fn addr2line_chains(elf: &Path, addrs: &BTreeSet<u64>) -> Option<BTreeMap<u64, Vec<A2lFrame>>> {
+    let tool = "riscv64-unknown-elf-addr2line";
+    if !have(tool) {
+        println!("{tool} not installed: source lines not checked");
+        return None;
+    }
+    let mut args = vec!["-a".to_string(), "-i".into(), "-f".into(), "-e".into()];
+    args.push(s(elf).into());
+    args.extend(addrs.iter().map(|a| format!("{a:#x}")));
+    let o = Command::new(tool).args(&args).output().unwrap();
+    ok(&o, tool);
+    let mut m: BTreeMap<u64, Vec<A2lFrame>> = BTreeMap::new();
+    let text = stdout(&o);
+    let mut lines = text.lines();
+    let mut cur = 0;
+    while let Some(l) = lines.next() {
+        if let Some(a) = l.strip_prefix("0x") {
+            cur = u64::from_str_radix(a, 16).unwrap();
+            m.entry(cur).or_default();
+            continue;
+        }
+        // "path/file.c:12" or "file.c:12 (discriminator 3)"; "??:0" or "??:?" when unknown.
+        let loc = lines.next().unwrap().split(" (").next().unwrap();
+        let (file, line) = loc.rsplit_once(':').unwrap();
+        let base = file.rsplit('/').next().unwrap().to_string();
+        let frame = (l.to_string(), base, line.parse().unwrap_or(0));
+        m.get_mut(&cur).unwrap().push(frame);
+    }
+    Some(m)
+}
+
+/// `rvtrace CMD INGRESS --elf ELF ARGS...` of `f`'s run, which must succeed.
+fn analyse(f: &Files, cmd: &str, args: &[&str]) -> std::process::Output {
+    let mut all = vec![cmd, s(&f.ing), "--elf", s(&f.elf)];
+    all.extend(args);
+    let o = rvtrace(&all);
+    ok(&o, &format!("{all:?}"));
+    o
+}
+
+/// Every retired PC of a run of `elf`, in order (`run --pcs`).
+fn retired_pcs(elf: &Path, t: &TmpDir) -> Vec<u64> {
+    let pcs = t.join("run.pcs");
+    ok(&rvtrace(&["run", s(elf), "--pcs", s(&pcs)]), "run --pcs");
+    std::fs::read_to_string(&pcs)
+        .unwrap()
+        .lines()
+        .map(|l| u64::from_str_radix(l.trim_start_matches("0x"), 16).unwrap())
+        .collect()
+}
+
+/// The PCs of `pcs` in the functions `names` (by nm).
+fn pcs_in(elf: &Path, pcs: &[u64], names: &[&str]) -> Option<Vec<u64>> {
+    let nm = common::NmFunctions::of(elf)?;
+    Some(
+        pcs.iter()
+            .copied()
+            .filter(|&a| {
+                nm.names_at(a)
+                    .is_some_and(|(n, _)| n.iter().any(|x| names.contains(x)))
+            })
+            .collect(),
+    )
+}
+
+/// `rvtrace text`'s source lines: before each instruction whose position differs from the
+/// last one shown, its file:line and, for inlined code, the chain of functions as
+/// riscv64-unknown-elf-addr2line -i -f gives it (checked over `main` and the clone, file
+/// names compared by base name); --no-lines leaves exactly those lines out.
+#[test]
+fn text_source_lines_and_inlined_functions_as_addr2line() {
+    let f = files(INLINE, "lines");
+    let text = stdout(&analyse(&f, "text", &[]));
+    let o = analyse(&f, "text", &["--no-lines"]);
+    let bare: String = text
+        .lines()
+        .filter(|l| !l.starts_with("  "))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    assert_eq!(
+        stdout(&o),
+        bare,
+        "--no-lines: the trace without its source lines"
+    );
+    assert!(text.contains(
+        "  programs/src/inline.c:13 square (inlined into sum_squares at programs/src/inline.c:20, \
+         into main at programs/src/inline.c:57)\n"
+    ));
+    let pcs = retired_pcs(&f.elf, &f.t);
+    let Some(mine) = pcs_in(&f.elf, &pcs, &["main", "quick_sort.constprop.0"]) else {
+        return;
+    };
+    let Some(chains) = addr2line_chains(&f.elf, &mine.iter().copied().collect()) else {
+        return;
+    };
+    // addr2line's chain in the text's words, file names by base name.
+    let expect = |a: u64| -> Option<String> {
+        let c = &chains[&a];
+        let (_, file, line) = c.first().filter(|c| c.2 > 0)?;
+        let mut s = format!("  {file}:{line}");
+        if c.len() > 1 {
+            s += &format!(" {} (inlined", c[0].0);
+            for (k, (func, file, line)) in c[1..].iter().enumerate() {
+                s += &format!(
+                    "{} {func} at {file}:{line}",
+                    if k == 0 { " into" } else { ", into" }
+                );
+            }
+            s.push(')');
+        }
+        Some(s)
+    };
+    let base = |l: &str| -> String {
+        l.split(' ')
+            .map(|w| w.rsplit('/').next().unwrap())
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let (mut shown, mut prev, mut checked) = (None::<String>, None::<u64>, 0);
+    for l in text.lines() {
+        if l.starts_with("  ") {
+            shown = Some(base(l));
+            continue;
+        }
+        let Some(a) = l.split(' ').next().and_then(|a| a.strip_prefix("0x")) else {
+            continue;
+        };
+        let a = u64::from_str_radix(a, 16).unwrap();
+        if chains.contains_key(&a) {
+            match shown.take() {
+                Some(s) => assert_eq!(Some(s), expect(a), "{a:#x}"),
+                // Nothing shown: the position did not change, or is unknown.
+                None => assert!(
+                    expect(a).is_none() || prev.map(expect) == Some(expect(a)),
+                    "{a:#x}: {:?} not shown",
+                    expect(a)
+                ),
+            }
+            checked += 1;
+        }
+        shown = None;
+        prev = Some(a).filter(|a| chains.contains_key(a));
+    }
+    assert_eq!(checked, mine.len());
+}
+
+/// `profile` shows inlined functions as frames: the folded stacks below `main` weigh what the
+/// retired PCs in `main` weigh, grouped by riscv64-unknown-elf-addr2line -i's chains (as
+/// `perf report --inline` groups samples); --no-inline gives the same stacks with the inlined
+/// frames folded into their functions; perf script gives inlined frames their function's
+/// address.
+#[test]
+fn profile_inlined_frames_as_addr2line() {
+    let f = files(INLINE, "inline");
+    let folded = |extra: &[&str], name: &str| -> BTreeMap<String, u64> {
+        let out = f.t.join(name);
+        let mut args = vec!["--folded", s(&out)];
+        args.extend(extra);
+        analyse(&f, "profile", &args);
+        std::fs::read_to_string(&out)
+            .unwrap()
+            .lines()
+            .map(|l| {
+                let (k, n) = l.rsplit_once(' ').unwrap();
+                (k.to_string(), n.parse().unwrap())
+            })
+            .collect()
+    };
+    let inl = folded(&[], "inline.folded");
+    let flat = folded(&["--no-inline"], "flat.folded");
+    assert!(
+        inl.keys().any(|k| k.ends_with(";main;sum_squares;square")),
+        "{inl:?}"
+    );
+    assert!(!flat.keys().any(|k| k.contains("square")), "{flat:?}");
+    // A frame is a function's when nm names a function so; the others are inlined.
+    let Some(nm) = common::NmFunctions::of(&f.elf) else {
+        return;
+    };
+    let function = |x: &str| x == "[unknown]" || nm.has(x);
+    let mut folded_away: BTreeMap<String, u64> = BTreeMap::new();
+    for (k, n) in &inl {
+        let k: Vec<&str> = k.split(';').filter(|x| function(x)).collect();
+        *folded_away.entry(k.join(";")).or_default() += n;
+    }
+    assert_eq!(folded_away, flat, "inlined frames folded away");
+    // Below main: the chains of the retired PCs in main.
+    let pcs = retired_pcs(&f.elf, &f.t);
+    let Some(in_main) = pcs_in(&f.elf, &pcs, &["main"]) else {
+        return;
+    };
+    let Some(chains) = addr2line_chains(&f.elf, &in_main.iter().copied().collect()) else {
+        return;
+    };
+    let mut want: BTreeMap<String, u64> = BTreeMap::new();
+    for a in &in_main {
+        let c: Vec<&str> = chains[a].iter().rev().map(|x| x.0.as_str()).collect();
+        *want.entry(c.join(";")).or_default() += 1;
+    }
+    let mut got: BTreeMap<String, u64> = BTreeMap::new();
+    for (k, n) in &inl {
+        let k: Vec<&str> = k.split(';').collect();
+        let Some(m) = k.iter().rposition(|x| *x == "main") else {
+            continue;
+        };
+        if !k[m + 1..].iter().any(|x| function(x)) {
+            *got.entry(k[m..].join(";")).or_default() += n;
+        }
+    }
+    assert_eq!(got, want, "instructions below main by inline chain");
+    // perf script: an inlined frame at its function's entry address.
+    let p = f.t.join("p.txt");
+    analyse(&f, "profile", &["--perf-script", s(&p)]);
+    let perf = std::fs::read_to_string(&p).unwrap();
+    let frame = |name: &str| {
+        perf.lines()
+            .find(|l| l.contains(&format!(" {name} (")))
+            .map(|l| l.split_whitespace().next().unwrap().to_string())
+    };
+    let main_at = frame("main").unwrap();
+    assert_eq!(frame("square"), Some(main_at.clone()));
+    assert_eq!(frame("sum_squares"), Some(main_at));
+}
+
+/// lcov's function records: inlined functions are functions of their file, every name is the
+/// source's (no GCC clone suffix), one record per function; the counts are the retired PCs':
+/// a function's entry for one that was called, the most-run instruction of an inlined copy
+/// (by riscv64-unknown-elf-addr2line -i). `lcov --summary` and `genhtml` take the tracefile
+/// (all sources kept: the test runs where `programs/src/inline.c` is not).
+#[test]
+fn lcov_functions_with_inlined_and_clone_names() {
+    let f = files(INLINE, "fn");
+    let info = f.t.join("t.info");
+    analyse(&f, "coverage", &["--lcov", s(&info), "--all-sources"]);
+    let text = std::fs::read_to_string(&info).unwrap();
+    // name -> (FN line, FNDA count) of inline.c's record.
+    let record = text
+        .split("end_of_record\n")
+        .find(|r| {
+            r.lines()
+                .any(|l| l.starts_with("SF:") && l.ends_with("/inline.c"))
+        })
+        .unwrap();
+    let mut fns: BTreeMap<&str, (u32, u64)> = BTreeMap::new();
+    for l in record.lines() {
+        if let Some(r) = l.strip_prefix("FN:") {
+            let (line, name) = r.split_once(',').unwrap();
+            assert!(
+                fns.insert(name, (line.parse().unwrap(), 0)).is_none(),
+                "{name} twice"
+            );
+        } else if let Some(r) = l.strip_prefix("FNDA:") {
+            let (n, name) = r.split_once(',').unwrap();
+            fns.get_mut(name).unwrap().1 = n.parse().unwrap();
+        }
+    }
+    let names: Vec<&str> = fns.keys().copied().collect();
+    assert_eq!(names, ["main", "quick_sort", "square", "sum_squares"]);
+    for l in text.lines().filter(|l| l.starts_with("FN:")) {
+        assert!(!l.contains('.'), "a clone's name: {l}");
+    }
+    // The declaration lines of the source.
+    let src = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../programs/src/inline.c"),
+    )
+    .unwrap();
+    for (name, (line, _)) in &fns {
+        let decl = src
+            .lines()
+            .position(|l| l.contains(&format!(" {name}(")))
+            .unwrap()
+            + 1;
+        assert_eq!(*line as usize, decl, "{name}: FN line");
+    }
+    let pcs = retired_pcs(&f.elf, &f.t);
+    let Some(nm) = common::NmFunctions::of(&f.elf) else {
+        return;
+    };
+    let entries = |name: &str| {
+        pcs.iter()
+            .filter(|&&a| {
+                nm.names_at(a)
+                    .is_some_and(|(n, off)| off == 0 && n.contains(&name))
+            })
+            .count() as u64
+    };
+    assert_eq!(fns["main"].1, entries("main"));
+    assert_eq!(fns["quick_sort"].1, entries("quick_sort.constprop.0"));
+    let Some(in_main) = pcs_in(&f.elf, &pcs, &["main"]) else {
+        return;
+    };
+    let Some(chains) = addr2line_chains(&f.elf, &in_main.iter().copied().collect()) else {
+        return;
+    };
+    let mut runs: BTreeMap<u64, u64> = BTreeMap::new();
+    for a in &in_main {
+        *runs.entry(*a).or_default() += 1;
+    }
+    for name in ["square", "sum_squares"] {
+        let most = runs
+            .iter()
+            .filter(|(a, _)| {
+                let c = &chains[*a];
+                c[..c.len() - 1].iter().any(|x| x.0 == name)
+            })
+            .map(|(_, n)| *n)
+            .max()
+            .unwrap();
+        assert_eq!(fns[name].1, most, "{name}: FNDA");
+    }
+    if !have("lcov") || !have("genhtml") {
+        println!("lcov/genhtml not installed (scripts/setup.sh installs lcov): checks skipped");
+        return;
+    }
+    let o = Command::new("lcov")
+        .args(["--summary", s(&info)])
+        .output()
+        .unwrap();
+    ok(&o, "lcov --summary");
+    // genhtml needs the sources: inline.c's record, read from the repository's root.
+    let mine = f.t.join("inline.info");
+    let o = Command::new("lcov")
+        .args(["--extract", s(&info), "*/inline.c", "-o", s(&mine)])
+        .output()
+        .unwrap();
+    ok(&o, "lcov --extract");
+    let html = f.t.join("html");
+    let o = Command::new("genhtml")
+        .args([s(&mine), "-o", s(&html)])
+        .current_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join("../.."))
+        .output()
+        .unwrap();
+    ok(&o, "genhtml");
+    let out = stdout(&o);
+    assert!(
+        out.contains("functions..: 100.0% (4 of 4 functions)"),
+        "{out}"
+    );
+}
+
+/// `autofdo --profile-format llvm` of a program linked the usual way (DWARF 5, which create_llvm_prof
+/// cannot read): `llvm-profdata merge --sample` reads it, and `llvm-profdata show --sample`
+/// gives `main` and `quick_sort` the totals and head samples the retired PCs give by
+/// riscv64-unknown-elf-addr2line -i (a total: each source position's most-run instruction,
+/// added over the positions, inlined ones included; head: the runs of the first
+/// instruction); `main` has `sum_squares` inlined with `square` in it; clang compiles the
+/// source with it (`-fprofile-sample-use`) without a word about the profile.
+#[test]
+fn llvm_sample_profile_read_by_llvm_profdata_and_clang() {
+    let f = files(INLINE, "llvm");
+    let prof = f.t.join("t.prof");
+    let o = rvtrace(&[
+        "autofdo",
+        s(&f.nex),
+        "--trace",
+        "ntrace",
+        "--elf",
+        s(&f.elf),
+        "--profile-format",
+        "llvm",
+        "-o",
+        s(&prof),
+    ]);
+    ok(&o, "autofdo --profile-format llvm");
+    let text = std::fs::read_to_string(&prof).unwrap();
+    let main: Vec<&str> = text
+        .lines()
+        .skip_while(|l| !l.starts_with("main:"))
+        .skip(1)
+        .take_while(|l| l.starts_with(' '))
+        .collect();
+    let inlined = main
+        .iter()
+        .position(|l| l.contains(": sum_squares:"))
+        .unwrap();
+    assert!(main[inlined + 1..]
+        .iter()
+        .any(|l| l.starts_with("  ") && l.contains(": square:")));
+    // Expected totals and heads from the retired PCs and addr2line's chains.
+    let pcs = retired_pcs(&f.elf, &f.t);
+    let Some(nm) = common::NmFunctions::of(&f.elf) else {
+        return;
+    };
+    let Some(mine) = pcs_in(&f.elf, &pcs, &["main", "quick_sort.constprop.0"]) else {
+        return;
+    };
+    let Some(chains) = addr2line_chains(&f.elf, &mine.iter().copied().collect()) else {
+        return;
+    };
+    let mut runs: BTreeMap<u64, u64> = BTreeMap::new();
+    for a in &mine {
+        *runs.entry(*a).or_default() += 1;
+    }
+    // function -> source position (the whole chain) -> most runs of its instructions
+    let mut most: BTreeMap<&str, BTreeMap<&Vec<A2lFrame>, u64>> = BTreeMap::new();
+    let mut want: BTreeMap<&str, (u64, u64)> = BTreeMap::new();
+    for (a, n) in &runs {
+        let c = &chains[a];
+        let func = c.last().unwrap().0.as_str();
+        if c[0].2 > 0 {
+            let e = most.entry(func).or_default().entry(c).or_default();
+            *e = (*e).max(*n);
+        }
+        if nm.names_at(*a).is_some_and(|(_, off)| off == 0) {
+            want.entry(func).or_default().1 += n;
+        }
+    }
+    for (func, m) in &most {
+        want.entry(func).or_default().0 = m.values().sum();
+    }
+    let lp = "llvm-profdata";
+    if !have(lp) {
+        println!("{lp} not installed (scripts/setup.sh installs llvm): check skipped");
+        return;
+    }
+    let bin = f.t.join("t.llvm");
+    let o = Command::new(lp)
+        .args(["merge", "--sample", s(&prof), "-o", s(&bin)])
+        .output()
+        .unwrap();
+    ok(&o, "llvm-profdata merge --sample");
+    let o = Command::new(lp)
+        .args(["show", "--sample", s(&bin)])
+        .output()
+        .unwrap();
+    ok(&o, "llvm-profdata show --sample");
+    // "Function: main: 2016, 1, 12 sampled lines"
+    let mut shown: BTreeMap<String, (u64, u64)> = BTreeMap::new();
+    for l in stdout(&o).lines() {
+        if let Some(rest) = l.strip_prefix("Function: ") {
+            let (name, nums) = rest.rsplit_once(": ").unwrap();
+            let v: Vec<u64> = nums
+                .split(", ")
+                .take(2)
+                .map(|x| x.parse().unwrap())
+                .collect();
+            shown.insert(name.to_string(), (v[0], v[1]));
+        }
+    }
+    for name in ["main", "quick_sort"] {
+        assert_eq!(shown.get(name), want.get(name), "{name}: total, head");
+    }
+    if !have("clang") {
+        println!(
+            "clang not installed (scripts/setup.sh installs it): -fprofile-sample-use not checked"
+        );
+        return;
+    }
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../programs/src/inline.c");
+    for p in [&prof, &bin] {
+        let o = Command::new("clang")
+            .args([
+                "--target=riscv64-unknown-elf",
+                "-march=rv64gc",
+                "-mabi=lp64d",
+                "-O2",
+                "-isystem",
+                "/usr/lib/picolibc/riscv64-unknown-elf/include",
+                &format!("-fprofile-sample-use={}", s(p)),
+                "-c",
+                s(&src),
+                "-o",
+                s(&f.t.join("inline.o")),
+            ])
+            .output()
+            .unwrap();
+        ok(&o, "clang -fprofile-sample-use");
+        assert_eq!(stderr(&o), "", "clang said something about {}", s(p));
+    }
 }

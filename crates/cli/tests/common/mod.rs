@@ -32,6 +32,11 @@ impl NmFunctions {
         ))
     }
 
+    /// Whether a function is named `name`.
+    pub fn has(&self, name: &str) -> bool {
+        self.0.iter().any(|(_, n)| n == name)
+    }
+
     /// Every name of the function `a` falls in (the nearest at or below it; aliases share an
     /// address), and `a`'s offset into it; `None` below the first function.
     pub fn names_at(&self, a: u64) -> Option<(Vec<&str>, u64)> {
