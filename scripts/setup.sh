@@ -124,7 +124,7 @@ command -v cmake >/dev/null 2>&1 || need="$need cmake"
 command -v lcov >/dev/null 2>&1 || need="$need lcov"
 command -v create_llvm_prof >/dev/null 2>&1 || need="$need autofdo"
 { command -v llvm-profdata >/dev/null 2>&1 && command -v llvm-addr2line >/dev/null 2>&1; } || need="$need llvm"
-# clang compiles a program with `rvtrace autofdo --format llvm`'s profile (-fprofile-sample-use).
+# clang compiles a program with `rvtrace autofdo --profile-format llvm`'s profile (-fprofile-sample-use).
 command -v clang >/dev/null 2>&1 || need="$need clang"
 # Java for Spark (the Parquet test of crates/cli/tests/export.rs).
 command -v java >/dev/null 2>&1 || need="$need openjdk-17-jre-headless"
