@@ -217,7 +217,13 @@ impl<R: BufRead> EtraceCsvReader<R> {
                         "column {name:?}: multiple-retirement files (retires_p > 1) are not supported"
                     )))
                 }
-                None => return Err(err(format!("unknown column {name:?}"))),
+                None => {
+                    let known: Vec<&str> = Col::ALL.iter().map(|c| c.name()).collect();
+                    return Err(err(format!(
+                        "unknown column {name:?}: the columns are {} (leave others out, e.g. with `cut -d, -f`)",
+                        known.join(", ")
+                    )));
+                }
             }
         }
         for c in [
@@ -955,6 +961,18 @@ mod tests {
         let multi = "itype_0,itype_1,cause,tval,priv,iaddr_0,iaddr_1,iretire_0,iretire_1,ilastsize_0,ilastsize_1\n";
         let e = EtraceCsvReader::new(multi.as_bytes()).err().unwrap();
         assert!(e.to_string().contains("multiple-retirement"), "{e}");
+        // An extra column (a simulator's `cycle`) is named with the columns there are.
+        let extra = "itype_0,cause,tval,priv,iaddr_0,iretire_0,ilastsize_0,cycle\n";
+        let e = EtraceCsvReader::new(extra.as_bytes())
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(
+            e.contains(
+                "unknown column \"cycle\": the columns are itype_0, cause, tval, priv, iaddr_0"
+            ),
+            "{e}"
+        );
         let bad_rows = [
             "0,0,0,3,80000000,0,0,2,1",
             "0,0,0,3,8000000g,0,0,1,1",
