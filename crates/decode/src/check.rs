@@ -37,15 +37,10 @@
 use rvtrace_flow::insn_len_at;
 use rvtrace_image::Image;
 use rvtrace_ingress::{privilege, Itype, Record};
+use rvtrace_isa::insn::{decode, Extensions, Op};
 use rvtrace_isa::{classify, CfClass, IsaConfig};
 use std::fmt;
 
-/// `ecall`.
-const ECALL: u32 = 0x0000_0073;
-/// `ebreak`.
-const EBREAK: u32 = 0x0010_0073;
-/// `c.ebreak`.
-const C_EBREAK: u32 = 0x9002;
 /// `mcause` exception codes: breakpoint, illegal instruction, environment call from U/VU.
 const CAUSE_BREAKPOINT: u64 = 3;
 const CAUSE_ILLEGAL: u64 = 2;
@@ -448,11 +443,20 @@ impl<'a> IngressChecker<'a> {
         if interrupt {
             return;
         }
-        let bits = at.and_then(|a| self.image.fetch(a));
+        // The instruction's own bits (a compressed one without the half-word after it), named
+        // by the one instruction decoder.
+        let bits = at.and_then(|a| {
+            let bits = self.image.fetch(a)?;
+            Some(match insn_len_at(self.image, a)? {
+                2 => bits & 0xffff,
+                _ => bits,
+            })
+        });
+        let op = bits.map(|b| decode(b, self.isa.xlen, &Extensions::ALL).op);
         let at = at.unwrap_or(0);
         let ecall_cause = CAUSE_ECALL_U + rank(r.priv_) as u64 + (r.priv_ == privilege::VS) as u64;
-        match bits {
-            Some(ECALL) => {
+        match op {
+            Some(Op::Ecall) => {
                 if r.cause != ecall_cause {
                     found.push(Kind::Cause {
                         why: "an ecall raises the environment call of its privilege (8 U/VU, 9 S, 10 VS, 11 M)",
@@ -463,7 +467,7 @@ impl<'a> IngressChecker<'a> {
                     });
                 }
             }
-            Some(EBREAK | C_EBREAK) => {
+            Some(Op::Ebreak) => {
                 if r.cause != CAUSE_BREAKPOINT {
                     found.push(Kind::Cause {
                         why: "an ebreak raises a breakpoint (3)",
@@ -534,7 +538,7 @@ mod tests {
 
     /// `nop; beq x0, x0, +8; ecall; nop` at 0x1000.
     fn image() -> Image {
-        let code: [u32; 4] = [0x0000_0013, 0x0000_0463, ECALL, 0x0000_0013];
+        let code: [u32; 4] = [0x0000_0013, 0x0000_0463, 0x0000_0073, 0x0000_0013];
         let bytes: Vec<u8> = code.iter().flat_map(|w| w.to_le_bytes()).collect();
         let elf = rvtrace_testkit::minimal_elf(true, 0x1000, &bytes);
         let mut im = Image::new();
