@@ -4,7 +4,7 @@
 //! `llvm-profdata`, `clang -fprofile-sample-use`), skipped with a message when the tool is not installed
 //! (`scripts/setup.sh` installs them).
 
-mod common;
+use crate::common;
 
 use common::{ok, rvtrace, s, stderr, stdout, tmpdir, TmpDir};
 use std::collections::{BTreeMap, BTreeSet};

@@ -2,7 +2,7 @@
 //! tree checked by `dtc`, Debian's OpenSBI booting the `programs/boot` payload, its banner
 //! compared with QEMU 10 running the same firmware and payload, and the error paths.
 
-mod common;
+use crate::common;
 use common::{rvtrace, s, stderr, stdout, tmpdir};
 use std::path::{Path, PathBuf};
 use std::process::Command;

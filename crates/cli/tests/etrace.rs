@@ -2,7 +2,7 @@
 
 use rvtrace_testkit::{conformance_dir, parse_pcs, read_vector};
 
-mod common;
+use crate::common;
 use common::{rvtrace, stderr, stdout, tmpdir};
 
 /// A vector file as a path, decompressed into `tmp` when it is stored as `.gz`.

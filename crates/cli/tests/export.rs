@@ -5,7 +5,7 @@
 //! checking the schema (skipped with a message when PySpark or Java is absent;
 //! `scripts/setup.sh` installs them).
 
-mod common;
+use crate::common;
 
 use arrow_array::cast::AsArray;
 use arrow_array::types::{Int32Type, UInt32Type, UInt64Type};

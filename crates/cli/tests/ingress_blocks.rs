@@ -13,7 +13,7 @@
 //!   blocks are expanded and the bytes are the same for every option, `--icnt-bits`,
 //!   `--trace-range` and `--fifo-bytes` included (without `--elf` those are refused).
 
-mod common;
+use crate::common;
 use common::{ok, program, rvtrace, s, stderr, stdout, tmpdir};
 use std::path::Path;
 

@@ -8,7 +8,7 @@
 //! The damaged files are made from a real run's records in their text form (`ingress dump`),
 //! edited and converted back (`ingress convert --from text`, not checked).
 
-mod common;
+use crate::common;
 
 use common::{ok, program, rvtrace, s, stderr, stdout, tmpdir};
 use std::path::{Path, PathBuf};

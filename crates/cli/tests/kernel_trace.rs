@@ -18,7 +18,7 @@
 //! 3. `rvtrace profile` of the N-Trace trace names the user programs' functions (symbols at
 //!    their virtual addresses) with the calls the programs make.
 
-mod common;
+use crate::common;
 
 use common::{rvtrace, tmpdir};
 use std::path::{Path, PathBuf};

@@ -1,8 +1,8 @@
 //! `rvtrace dump|encode|decode ntrace` end to end.
 
-use std::path::PathBuf;
-mod common;
+use crate::common;
 use common::{rvtrace, tmpdir};
+use std::path::PathBuf;
 
 /// N-Trace 3.5 Table 6, dumped field by field as the table shows it.
 #[test]

@@ -1,7 +1,7 @@
 //! `rvtrace decode ntrace|etrace --jobs N`: the same PC list, flow text, counts, warnings and
 //! exit status as with one thread, on a whole trace and on one with a damaged byte.
 
-mod common;
+use crate::common;
 use common::{etrace_packets, interleave, ntrace_messages, rvtrace, s, stderr, tmpdir, TmpDir};
 
 fn rvtrace_chunked(args: &[&str]) -> std::process::Output {

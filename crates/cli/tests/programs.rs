@@ -22,7 +22,7 @@
 //! the semihosting command line, which picolibc's crt0 splits into argv: 6 instructions per
 //! character), so the ELF is copied to `TMP/out/` and run from `TMP` under that name.
 
-mod common;
+use crate::common;
 
 use common::{tmpdir, TmpDir};
 use rvtrace_testkit::{

@@ -2,7 +2,7 @@
 //! the per-function question with `rvtrace profile`'s figures; CSV and errors.
 #![cfg(feature = "query")]
 
-mod common;
+use crate::common;
 
 use common::{ok, program, rvtrace, s, stderr, stdout, tmpdir};
 use std::collections::BTreeMap;

@@ -1,7 +1,7 @@
 //! `rvtrace run`, `example` and `ingress dump` (issue 9 items 6, 9, 10, 12): outputs to `-`,
 //! outputs that would overwrite inputs, Ctrl-C, damaged ingress files, trap loops, `--stats`.
 
-mod common;
+use crate::common;
 use common::{rvtrace, stderr, stdout, tmpdir};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};

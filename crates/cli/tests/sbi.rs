@@ -11,8 +11,6 @@
 //!   makes is made, the optional functions are implemented, SRST reasons map to exit statuses.
 //! * OpenSBI on the hart model (`rvtrace run --bios`): the same pass/fail pattern as on QEMU.
 
-mod common;
-
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};

@@ -2,7 +2,7 @@
 //! (the protocol crates' tests check them against NexRv's and the reference flow's own
 //! figures); JSON; sync spacing adds up; a damaged trace has losses (exit 1).
 
-mod common;
+use crate::common;
 
 use common::{ok, program, rvtrace, s, stderr, stdout, tmpdir};
 

@@ -1,10 +1,10 @@
 //! `rvtrace run --tandem`, `rvtrace tandem check` and `rvtrace tandem dump`.
 
+use crate::common;
+use common::{rvtrace, stderr, stdout, tmpdir};
 use rvtrace_tandem::codec::{reg, Params, Reader, Record};
 use rvtrace_tandem::Meta;
 use std::path::{Path, PathBuf};
-mod common;
-use common::{rvtrace, stderr, stdout, tmpdir};
 
 fn program(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../../programs/elf/{name}.elf"))

@@ -3,7 +3,7 @@
 //! sidecar equal what `encode` makes, options of the output's protocol reach its encoder, a
 //! damaged input keeps its loss (exit 1), and the usage errors.
 
-mod common;
+use crate::common;
 
 use common::{ok, program, rvtrace, s, stderr, tmpdir};
 use std::path::Path;

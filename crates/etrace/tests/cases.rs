@@ -3,8 +3,7 @@
 //! the crate's own codec (`tests/common/case.rs`) and decoded by the E-Trace decoder. A failure
 //! names the file and line.
 
-#[path = "common/case.rs"]
-mod common;
+use crate::common::case as common;
 
 use rvtrace_etrace::config::TraceConfig;
 use rvtrace_etrace::decoder::{Decoder, DecoderConfig};

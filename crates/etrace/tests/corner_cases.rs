@@ -8,8 +8,7 @@
 //! packets must say. The harness (`cases.rs`) checks that the decoder rebuilds those PCs (and
 //! flow) from those packets.
 
-#[path = "common/case.rs"]
-mod common;
+use crate::common::case as common;
 
 use rvtrace_etrace::codec::te_inst::Support;
 use rvtrace_etrace::codec::{AddrTail, QualStatus};

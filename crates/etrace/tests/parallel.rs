@@ -14,8 +14,7 @@ use rvtrace_flow::{FlowElement, TraceDecoder};
 use rvtrace_isa::IsaConfig;
 use rvtrace_testkit::{run_program, traceable_programs, ProgramRun};
 
-#[path = "common/option_sets.rs"]
-mod option_sets;
+use crate::common::option_sets;
 use option_sets::option_sets;
 
 /// The trace of `run` with `inputs` (a resync every 64 packets unless the set says), and the

@@ -15,8 +15,7 @@ use rvtrace_testkit::{
     ProgramRun, Stop,
 };
 
-#[path = "common/option_sets.rs"]
-mod option_sets;
+use crate::common::option_sets;
 use option_sets::option_sets;
 
 fn round_trip(width: u8, sets: &[(&'static str, ConfigInputs)]) -> Vec<(u64, u64)> {

@@ -1,6 +1,6 @@
 //! Never panic on any input: truncated prefixes (every length) and random corruption.
 
-mod common;
+use crate::common;
 
 use common::*;
 use rvtrace_image::Image;

@@ -1,6 +1,6 @@
 //! Synthetic ELF files: error cases, multiple files, segment boundaries, symbol rules.
 
-mod common;
+use crate::common;
 
 use common::*;
 use rvtrace_image::{Image, ImageError, SymbolKind, Xlen};

@@ -1,6 +1,6 @@
 //! The ingress formats against the real conformance vectors (`shared/conformance`, see its README).
 
-mod common;
+use crate::common;
 
 use std::time::Instant;
 
@@ -264,7 +264,7 @@ fn real_file_every_truncation_and_byte_flips() {
 }
 
 /// Rough read/write speed on a real trace (release mode: `cargo test --release -p rvtrace-ingress
-/// --test conformance -- --ignored --nocapture speed`). Prints numbers; asserts nothing about time.
+/// --test integration -- --ignored --nocapture speed`). Prints numbers; asserts nothing about time.
 #[test]
 #[ignore]
 fn speed() {

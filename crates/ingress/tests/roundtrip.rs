@@ -1,7 +1,7 @@
 //! Round trips over randomized records (binary, text, dump) and robustness of the binary reader
 //! against truncation and corruption.
 
-mod common;
+use crate::common;
 
 use common::{random_record, realistic_stream, Rng};
 use rvtrace_ingress::binary::{from_slice, to_vec};

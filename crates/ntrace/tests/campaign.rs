@@ -7,8 +7,8 @@
 //! * silent-wrong: the PCs differ and nothing was reported (the bug this suite hunts).
 //!
 //! Deterministic: a fixed seed list and a tiny PRNG. The counts are printed
-//! (`cargo test -p rvtrace-ntrace --test campaign -- --nocapture`) and asserted: the damage
-//! left silent is only what no decoder can see (see [`SILENT`]).
+//! (`cargo test -p rvtrace-ntrace --test integration campaign:: -- --nocapture`) and asserted:
+//! the damage left silent is only what no decoder can see (see [`SILENT`]).
 
 use rvtrace_flow::{for_each_pc, FlowElement, FlowSink};
 use rvtrace_image::Image;

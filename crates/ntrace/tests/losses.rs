@@ -7,8 +7,7 @@ use rvtrace_flow::{for_each_pc, FlowElement, LossReason};
 use rvtrace_isa::IsaConfig;
 use rvtrace_ntrace::codec::{Addr, Body, CodecConfig, Process};
 
-#[path = "common/messages.rs"]
-mod messages;
+use crate::common::messages;
 use messages::{bodies, bytes_of};
 use rvtrace_ntrace::decoder::{decode, DecoderConfig};
 use rvtrace_ntrace::encoder::encode;

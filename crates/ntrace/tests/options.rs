@@ -8,8 +8,7 @@ use rvtrace_image::Image;
 use rvtrace_isa::IsaConfig;
 use rvtrace_ntrace::codec::{Body, CodecConfig, Frame, Frames};
 
-#[path = "common/messages.rs"]
-mod messages;
+use crate::common::messages;
 use messages::bodies;
 use rvtrace_ntrace::decoder::{decode, DecoderConfig};
 use rvtrace_ntrace::encoder::encode;

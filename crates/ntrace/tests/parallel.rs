@@ -12,8 +12,7 @@ use rvtrace_ntrace::options::{EncoderConfig, SyncUnit};
 use rvtrace_ntrace::scan::{decode_parallel, syncs};
 use rvtrace_testkit::{run_program, traceable_programs};
 
-#[path = "common/configs.rs"]
-mod configs;
+use crate::common::configs;
 use configs::{configs, decoder_config};
 
 fn sequential(

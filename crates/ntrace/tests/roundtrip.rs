@@ -1,6 +1,6 @@
 //! decode(encode(run)) == the retired PC list, for every test program (traps, interrupts and
 //! delegation included) in every encoder option combination, with ranges as the flow's rules say
-//! (`RangeContract`: classes, branch outcomes); bits per instruction per configuration are printed (`cargo test -p rvtrace-ntrace --test roundtrip -- --nocapture`).
+//! (`RangeContract`: classes, branch outcomes); bits per instruction per configuration are printed (`cargo test -p rvtrace-ntrace --test integration roundtrip:: -- --nocapture`).
 
 use rvtrace_flow::{FlowElement, FlowSink, PcWriter};
 use rvtrace_ingress::Record;
@@ -15,8 +15,7 @@ use rvtrace_testkit::{
     assert_pcs_eq, parse_pcs, run_elf_bytes, run_program, traceable_programs, ProgramRun,
 };
 
-#[path = "common/configs.rs"]
-mod configs;
+use crate::common::configs;
 use configs::{configs, decoder_config};
 
 fn decode_pcs(

@@ -10,8 +10,7 @@ use rvtrace_ingress::{Itype, Record};
 use rvtrace_isa::{IsaConfig, Xlen};
 use rvtrace_ntrace::codec::{Addr, Body, CodecConfig};
 
-#[path = "common/messages.rs"]
-mod messages;
+use crate::common::messages;
 use messages::bodies;
 use rvtrace_ntrace::decoder::{decode, DecoderConfig};
 use rvtrace_ntrace::encoder::encode;

@@ -2,7 +2,7 @@
 //! path and error codes, checked against the SBI v3.0 text (sections cited per test), through
 //! real `ecall`s executed at S-mode by the hart.
 
-mod common;
+use crate::common;
 use common::*;
 use rvtrace_isa::Xlen;
 use rvtrace_sbi::{eid, error, IMPL_ID};

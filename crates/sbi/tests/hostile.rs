@@ -2,7 +2,7 @@
 //! a standard error code (SBI v3.0 "Binary Encoding", table "Standard SBI Errors"), and leave
 //! only `a0`/`a1` changed.
 
-mod common;
+use crate::common;
 use common::*;
 use rvtrace_isa::Xlen;
 use rvtrace_sbi::eid;

@@ -2,7 +2,7 @@
 //! success paths and every error code its tables list, the flags, snapshots, overflow
 //! (LCOFI delegated to S) and hostile counter sets, through real `ecall`s at S-mode.
 
-mod common;
+use crate::common;
 use common::*;
 use rvtrace_isa::Xlen;
 use rvtrace_sbi::{eid, error, FW_COUNTERS};

@@ -23,11 +23,9 @@ use rvtrace_sim::ingress::IngressRecorder;
 use rvtrace_sim::{Config, Hart};
 use std::collections::HashMap;
 
-#[path = "common/stop_every.rs"]
-mod stop_every;
+use crate::common::rewriting_loop;
+use crate::common::stop_every;
 use stop_every::{run_cut, Cut, LIMIT};
-#[path = "common/rewriting_loop.rs"]
-mod rewriting_loop;
 
 /// The binary writer as `rvtrace run --ingress-blocks` drives it ([`WriterSink`]), counting the
 /// runs' calls.

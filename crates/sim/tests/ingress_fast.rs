@@ -21,12 +21,10 @@ use rvtrace_isa::IsaConfig;
 use rvtrace_sim::ingress::IngressRecorder;
 use rvtrace_sim::{Config, Hart, RunStep};
 
-#[path = "common/stop_every.rs"]
-mod stop_every;
-use stop_every::{run_cut, Cut, LIMIT};
-#[path = "common/rewriting_loop.rs"]
-mod rewriting_loop;
+use crate::common::rewriting_loop;
+use crate::common::stop_every;
 use rewriting_loop::rewriting_loop;
+use stop_every::{run_cut, Cut, LIMIT};
 
 /// The binary writer as `rvtrace run --ingress` drives it.
 struct Fast(IngressWriter<Vec<u8>>);

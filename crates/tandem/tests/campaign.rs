@@ -16,7 +16,7 @@
 //! Deterministic: a fixed seed list and a small PRNG. `RVTRACE_CAMPAIGN_VERBOSE=1` prints each
 //! silent-wrong case and the counts.
 
-mod common;
+use crate::common;
 
 use common::{check_image, produce, program, Run};
 use rvtrace_tandem::checker::{CheckError, CheckSummary};

@@ -1,7 +1,7 @@
 //! Damaged traces the checker used to pass (issue 9), one regression test each: every one of
 //! them must be reported, at the group where the damage is.
 
-mod common;
+use crate::common;
 
 use common::{check_image, produce, program, Run};
 use rvtrace_tandem::checker::{CheckError, CheckSummary, Mismatch, ProgramCheck, TraceEnd};

@@ -12,7 +12,7 @@ use rvtrace_tandem::codec::{
 use rvtrace_tandem::Elements;
 use std::path::Path;
 
-mod common;
+use crate::common;
 use common::{produce, produce_image, program, Run};
 
 fn check(

@@ -69,16 +69,13 @@ pub fn rvtrace(args: &[&str]) -> Output {
         .expect("run rvtrace")
 }
 
-/// A fresh scratch directory for one test (unique per test binary run), removed when dropped
-/// unless the test failed (then its path is printed so the files can be inspected).
+/// A fresh scratch directory for one test (unique per test: the test harness names each test's
+/// thread after the test's path), removed when dropped unless the test failed (then its path is
+/// printed so the files can be inspected).
 pub fn tmpdir(name: &str) -> TmpDir {
-    let exe = std::env::current_exe().ok();
-    let bin = exe
-        .as_ref()
-        .and_then(|p| p.file_stem())
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let d = std::env::temp_dir().join(format!("rvtrace-{bin}-{}-{name}", std::process::id()));
+    let thread = std::thread::current();
+    let test = thread.name().unwrap_or("main").replace("::", "-");
+    let d = std::env::temp_dir().join(format!("rvtrace-{}-{test}-{name}", std::process::id()));
     let _ = std::fs::remove_dir_all(&d);
     std::fs::create_dir_all(&d).unwrap();
     TmpDir(d)

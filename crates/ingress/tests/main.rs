@@ -1,0 +1,10 @@
+//! The integration tests of this crate, one module per file, built as one test binary:
+//! each binary links and instantiates the workspace again, so one per crate keeps the
+//! test build short (issue 28). Run one file's tests with `cargo test --test integration
+//! FILE::`.
+//! `campaign.rs` is a binary of its own: it counts the heap with a global allocator, and other
+//! tests' allocations must not count.
+
+mod common;
+mod conformance;
+mod roundtrip;

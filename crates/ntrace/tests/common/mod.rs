@@ -1,0 +1,4 @@
+//! Helpers shared by several test files.
+
+pub mod configs;
+pub mod messages;

@@ -1,0 +1,4 @@
+//! Helpers shared by several test files.
+
+pub mod rewriting_loop;
+pub mod stop_every;

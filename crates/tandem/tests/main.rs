@@ -1,0 +1,13 @@
+//! The integration tests of this crate, one module per file, built as one test binary:
+//! each binary links and instantiates the workspace again, so one per crate keeps the
+//! test build short (issue 28). Run one file's tests with `cargo test --test integration
+//! FILE::`.
+//! `flat_memory.rs` is a binary of its own: it counts the heap with a global allocator, and other
+//! tests' allocations must not count.
+
+mod appendix_c;
+mod campaign;
+mod common;
+mod fast_path;
+mod rejects;
+mod roundtrip;
