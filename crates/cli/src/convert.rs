@@ -29,7 +29,8 @@ Input formats (--from):
   spike   Spike's commit log: spike -l --log-commits prog.elf 2>spike.log
   pcseq   NexRv PCSEQ text (0xPC,<type><size>)
   csv     the E-Trace reference flow's encoder_input CSV
-  text    rvtrace's text ingress (`rvtrace run --ingress-text`, `rvtrace ingress dump`)
+  text    rvtrace's text ingress (`rvtrace run --ingress-text`, `rvtrace ingress dump`); its
+          header comment, when present, gives the XLEN, itype width and signals
   ingress rvtrace's binary ingress (`rvtrace run --ingress`)
 
 pcs, qemu and spike list addresses, not records: each record is derived from the instruction at
@@ -51,7 +52,7 @@ record keeps the xRET's): the check reports the privilege change after it.
 
 Exit status: 0 success; 1 records that break the ingress rules (the output is written); 125
 unreadable or malformed input (the message gives the line), or a record the output format
-cannot hold.";
+cannot hold: then no output is left (an existing file is unchanged).";
 
 /// `--from`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -127,9 +128,10 @@ pub struct ConvertArgs {
     /// Format of the output.
     #[arg(long, value_enum, default_value_t = ToFormat::Ingress)]
     to: ToFormat,
-    /// Width of the derived `itype` (pcs, spike, qemu), and the header's for binary output.
-    #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u8).range(3..=4))]
-    itype_width: u8,
+    /// Width of the derived `itype` (pcs, spike, qemu), and the header's for binary output
+    /// [default: the input's (binary ingress, text with its header), else 4].
+    #[arg(long, value_name = "3|4", value_parser = clap::value_parser!(u8).range(3..=4))]
+    itype_width: Option<u8>,
     /// Privilege of instructions whose log does not say (pcs, pcseq; spike and qemu before
     /// their first privilege).
     #[arg(long = "priv", value_enum, default_value_t = PrivArg::M)]
@@ -227,7 +229,7 @@ pub fn convert(a: &ConvertArgs) -> CmdResult {
     let (image, elf) = load_image(&a.elf)?;
     // Shared with the QEMU log reader, which looks at the instruction a breakpoint is at.
     let image = std::rc::Rc::new(image);
-    let xlen = match (a.xlen.as_deref(), elf) {
+    let mut xlen = match (a.xlen.as_deref(), elf) {
         (Some("32"), _) => Some(Xlen::Rv32),
         (Some(_), _) => Some(Xlen::Rv64),
         (None, e) => e.map(|e| e.0),
@@ -252,7 +254,8 @@ pub fn convert(a: &ConvertArgs) -> CmdResult {
     // Records read one by one (formats that hold records), or steps (address logs).
     let mut records: Option<RecordSource> = None;
     let mut steps: Option<Box<dyn StepSource>> = None;
-    let mut header = IngressHeader::new(xlen.unwrap_or(Xlen::Rv64), a.itype_width, "");
+    let itype_width = a.itype_width.unwrap_or(4);
+    let mut header = IngressHeader::new(xlen.unwrap_or(Xlen::Rv64), itype_width, "");
     let mut csv_columns = CsvColumns::default();
     match a.from {
         FromFormat::Pcs => steps = Some(Box::new(PcListReader::new(reader))),
@@ -276,10 +279,34 @@ pub fn convert(a: &ConvertArgs) -> CmdResult {
             records = Some(Box::new(move || r.next_record()));
         }
         FromFormat::Text => {
-            // What `rvtrace run --ingress` declares: the hart model drives time and sijump.
-            header.has_time = true;
-            header.has_sijump = true;
             let mut r = TextReader::new(reader);
+            match r.header().map_err(in_err)? {
+                // `rvtrace ingress dump`, `run --ingress-text`: the header says it.
+                Some(h) => {
+                    if let Some(x) = xlen.filter(|x| *x != h.xlen) {
+                        return Err(Failure::Usage(format!(
+                            "{in_name}: its header says xlen={}, but {} is RV{}",
+                            h.xlen.bits(),
+                            if a.xlen.is_some() {
+                                "--xlen"
+                            } else {
+                                "the ELF"
+                            },
+                            x.bits()
+                        )));
+                    }
+                    xlen = Some(h.xlen);
+                    header = IngressHeader {
+                        itype_width: a.itype_width.unwrap_or(h.itype_width),
+                        ..h.clone()
+                    };
+                }
+                // What `rvtrace run --ingress` declares: the hart model drives time and sijump.
+                None => {
+                    header.has_time = true;
+                    header.has_sijump = true;
+                }
+            }
             records = Some(Box::new(move || r.next_record()));
         }
         FromFormat::Ingress => {
@@ -307,14 +334,20 @@ pub fn convert(a: &ConvertArgs) -> CmdResult {
         };
     }
 
-    let out = Output::create(&a.output)?;
+    // All or nothing: a failure half way leaves no truncated file (a broken binary ingress
+    // file would read as damaged trace).
+    let out = Output::create_whole(&a.output)?;
     let out_name = out.name().to_string();
     let out_fail = |e: io::Error| Failure::io(format_args!("writing {out_name}"), e);
     let mut w = match a.to {
         ToFormat::Ingress => Writer::Ingress(IngressWriter::new(out, &header).map_err(out_fail)?),
         ToFormat::Pcseq => Writer::Pcseq(PcseqWriter::new(out)),
         ToFormat::Csv => Writer::Csv(EtraceCsvWriter::new(out, csv_columns).map_err(out_fail)?),
-        ToFormat::Text => Writer::Text(TextWriter::new(out)),
+        ToFormat::Text => {
+            let mut w = TextWriter::new(out);
+            w.header(&header).map_err(out_fail)?;
+            Writer::Text(w)
+        }
     };
 
     // A PC list cannot carry traps: its gaps are the warnings above, not checked again.
@@ -343,7 +376,7 @@ pub fn convert(a: &ConvertArgs) -> CmdResult {
         let werr: RefCell<Option<io::Error>> = RefCell::new(None);
         let mut gaps = report::Warnings::new(&in_name, a.max_warnings);
         {
-            let mut imp = Importer::new(&image, isa, a.itype_width, default_priv, |r: &Record| {
+            let mut imp = Importer::new(&image, isa, itype_width, default_priv, |r: &Record| {
                 let mut e = werr.borrow_mut();
                 if e.is_none() {
                     *e = w.write(r).err();

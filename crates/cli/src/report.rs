@@ -209,10 +209,14 @@ pub fn name(p: &Path) -> String {
 pub struct Output {
     name: String,
     out: Box<dyn Write>,
+    /// [`Output::create_whole`]: the file being written beside the output, renamed onto it by
+    /// [`Output::finish`] and removed when the output is dropped unfinished.
+    partial: Option<(PathBuf, PathBuf)>,
 }
 
 impl Output {
-    /// Create (truncate) `path`, or take stdout for `-`.
+    /// Create (truncate) `path`, or take stdout for `-`. What was written before a failure stays
+    /// in the file (a `run` stopped by an error keeps the trace up to the stop).
     pub fn create(path: &Path) -> Result<Output, Failure> {
         if is_std(path) {
             return Ok(Output::stdout());
@@ -222,6 +226,34 @@ impl Output {
         Ok(Output {
             name: path.display().to_string(),
             out: Box::new(BufWriter::with_capacity(1 << 16, f)),
+            partial: None,
+        })
+    }
+
+    /// Like [`Output::create`], but `path` appears only whole: the bytes go to a hidden file
+    /// beside it, renamed onto `path` by [`Output::finish`]. A command that fails half way
+    /// leaves no truncated file, and an existing `path` unchanged. For the converters, whose
+    /// output is all or nothing. A `path` that exists and is not a regular file (a FIFO,
+    /// `/dev/null`, a symbolic link) is written in place, as by [`Output::create`].
+    pub fn create_whole(path: &Path) -> Result<Output, Failure> {
+        let regular = match std::fs::symlink_metadata(path) {
+            Ok(m) => m.file_type().is_file(),
+            Err(e) => e.kind() == io::ErrorKind::NotFound,
+        };
+        let file_name = path.file_name().filter(|_| regular && !is_std(path));
+        let Some(file_name) = file_name else {
+            return Output::create(path);
+        };
+        let mut hidden = std::ffi::OsString::from(".");
+        hidden.push(file_name);
+        hidden.push(format!(".partial-{}", std::process::id()));
+        let tmp = path.with_file_name(hidden);
+        let f = File::create(&tmp)
+            .map_err(|e| Failure::Tool(format!("{}: cannot create: {e}", path.display())))?;
+        Ok(Output {
+            name: path.display().to_string(),
+            out: Box::new(BufWriter::with_capacity(1 << 16, f)),
+            partial: Some((tmp, path.to_path_buf())),
         })
     }
 
@@ -230,6 +262,7 @@ impl Output {
         Output {
             name: "stdout".into(),
             out: Box::new(BufWriter::with_capacity(1 << 16, io::stdout())),
+            partial: None,
         }
     }
 
@@ -243,9 +276,24 @@ impl Output {
         Failure::io(format_args!("writing {}", self.name), e)
     }
 
-    /// Flush, naming the file on error.
+    /// Flush, naming the file on error; a [`Output::create_whole`] file is put in place.
     pub fn finish(mut self) -> Result<(), Failure> {
-        self.out.flush().map_err(|e| self.fail(e))
+        self.out.flush().map_err(|e| self.fail(e))?;
+        if let Some((tmp, path)) = self.partial.take() {
+            if let Err(e) = std::fs::rename(&tmp, &path) {
+                let _ = std::fs::remove_file(&tmp);
+                return Err(self.fail(e));
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Output {
+    fn drop(&mut self) {
+        if let Some((tmp, _)) = self.partial.take() {
+            let _ = std::fs::remove_file(tmp);
+        }
     }
 }
 

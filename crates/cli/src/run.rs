@@ -783,17 +783,17 @@ pub fn run(args: &RunArgs) -> CmdResult {
         text: None,
         err: None,
     };
+    let mut header = IngressHeader::new(
+        hart.xlen,
+        args.itype_width,
+        format!("rvtrace run {}", args.elf.display()),
+    );
+    // The hart model drives `time` (mtime) and `sijump`; `context` with --context.
+    header.has_time = true;
+    header.has_sijump = true;
+    header.has_context = args.context.is_some();
+    header.multi_retire = args.ingress_blocks;
     if let Some(p) = &args.ingress {
-        let mut header = IngressHeader::new(
-            hart.xlen,
-            args.itype_width,
-            format!("rvtrace run {}", args.elf.display()),
-        );
-        // The hart model drives `time` (mtime) and `sijump`; `context` with --context.
-        header.has_time = true;
-        header.has_sijump = true;
-        header.has_context = args.context.is_some();
-        header.multi_retire = args.ingress_blocks;
         let out = Output::create(p)?;
         let name = out.name().to_string();
         sink.bin = Some(
@@ -802,7 +802,12 @@ pub fn run(args: &RunArgs) -> CmdResult {
         );
     }
     if let Some(p) = &args.ingress_text {
-        sink.text = Some(rvtrace_ingress::text::TextWriter::new(Output::create(p)?));
+        let out = Output::create(p)?;
+        let name = out.name().to_string();
+        let mut w = rvtrace_ingress::text::TextWriter::new(out);
+        w.header(&header)
+            .map_err(|e| Failure::io(format_args!("writing {name}"), e))?;
+        sink.text = Some(w);
     }
     let want_ingress = sink.bin.is_some() || sink.text.is_some();
     let satp = hart.csr_read(rvtrace_sim::csr::num::SATP).unwrap_or(0);

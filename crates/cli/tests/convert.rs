@@ -8,7 +8,7 @@
 
 use crate::common;
 
-use common::{rvtrace, tmpdir};
+use common::{rvtrace, stderr, tmpdir};
 use rvtrace_ingress::{binary, Itype, Record};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -99,8 +99,41 @@ fn text_round_trip() {
     );
     ok(&o, "run");
     let elf = programs().join("elf/traps-rv32imac.elf");
+    // The text starts with the header `ingress dump` writes, which the converter reads back.
+    let text = std::fs::read_to_string(&txt).unwrap();
+    assert!(
+        text.starts_with(
+            "# rvtrace ingress v1: xlen=32 itype_width=4 signals=time,sijump\n\
+             # source: rvtrace run elf/traps-rv32imac.elf\n"
+        ),
+        "{}",
+        &text[..200]
+    );
     let o = convert(&txt, "text", &elf, &back);
     ok(&o, "convert");
+    // Without --elf or --xlen the header gives the XLEN; a --xlen that contradicts it is refused.
+    let nox = t.join("c.ing");
+    let args = |xlen: &[&'static str]| {
+        let mut v = vec![
+            "ingress",
+            "convert",
+            txt.to_str().unwrap(),
+            "--from",
+            "text",
+        ];
+        v.extend(xlen);
+        v.extend(["-o", nox.to_str().unwrap()]);
+        rvtrace(&v)
+    };
+    ok(&args(&[]), "convert without --elf");
+    assert_eq!(records(&nox), records(&back));
+    let o = args(&["--xlen", "64"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("its header says xlen=32, but --xlen is RV64"),
+        "{}",
+        stderr(&o)
+    );
     let (ha, ra) = records(&bin);
     let (hb, rb) = records(&back);
     assert!(ra.len() > 1000 && ra.iter().any(|r| r.iretire == 0));
@@ -271,6 +304,19 @@ fn errors() {
     assert_eq!(o.status.code(), Some(125));
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("line 3"), "{err}");
+    // Two records were read before the bad line: no truncated file is left, and no hidden
+    // partial file either; an existing output stays as it was.
+    let files = || -> Vec<_> {
+        std::fs::read_dir(&*t)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect()
+    };
+    assert_eq!(files(), ["bad.pcs"]);
+    std::fs::write(&out, "older").unwrap();
+    assert_eq!(run(args("pcs")).status.code(), Some(125));
+    assert_eq!(std::fs::read(&out).unwrap(), b"older");
+    std::fs::remove_file(&out).unwrap();
     for from in ["qemu", "spike", "pcseq", "csv", "text"] {
         let o = run(args(from));
         assert_eq!(o.status.code(), Some(125), "{from}");

@@ -24,14 +24,15 @@
 //!
 //! The parser ([`parse_line`]) also accepts the optional fields in any order, decimal or `0x` hex for
 //! every number, and ignores blank lines and lines starting with `#` ([`dump`] writes its header and
-//! summary as such comments).
+//! summary as such comments). The header comment (`# rvtrace ingress v1: xlen=64 itype_width=4
+//! signals=time,sijump`, [`TextWriter::header`]) is read back by [`TextReader::header`].
 
 use std::fmt;
 use std::io::{self, BufRead, BufWriter, Read, Write};
 use std::str::FromStr;
 
-use crate::binary::IngressReader;
-use crate::{privilege, IngressError, Itype, Record};
+use crate::binary::{IngressHeader, IngressReader};
+use crate::{privilege, IngressError, Itype, Record, Xlen};
 
 const FORMAT: &str = "ingress text";
 
@@ -224,6 +225,38 @@ impl<W: Write> TextWriter<W> {
         writeln!(self.inner, "{rec}")
     }
 
+    /// Writes the header as `#` comment lines, the way [`dump`] starts: the signals and widths
+    /// (which [`TextReader::header`] reads back), the source, and the fields' legend.
+    pub fn header(&mut self, h: &IngressHeader) -> io::Result<()> {
+        let mut flags = Vec::new();
+        for (on, name) in [
+            (h.has_context, "context"),
+            (h.has_time, "time"),
+            (h.has_sijump, "sijump"),
+            (h.multi_retire, "multi-retire"),
+        ] {
+            if on {
+                flags.push(name);
+            }
+        }
+        let flags = if flags.is_empty() {
+            "none".to_string()
+        } else {
+            flags.join(",")
+        };
+        self.comment(&format!(
+            "{HEADER_PREFIX}{}: xlen={} itype_width={} signals={}",
+            crate::binary::FORMAT_VERSION,
+            h.xlen.bits(),
+            h.itype_width,
+            flags
+        ))?;
+        self.comment(&format!("source: {}", h.source))?;
+        self.comment(
+            "iaddr +bytes[/lastbytes] [itype=] [cause=] [tval=] priv= [context=] [ctype=] [time=] [sijump]",
+        )
+    }
+
     /// Writes a `# ` comment line (`text` may hold several lines).
     pub fn comment(&mut self, text: &str) -> io::Result<()> {
         for l in text.split('\n') {
@@ -243,6 +276,12 @@ pub struct TextReader<R: BufRead> {
     inner: R,
     line: String,
     line_no: u64,
+    /// The header comment read before the first record ([`TextReader::header`]).
+    header: Option<IngressHeader>,
+    /// The first record, read while looking for the header.
+    first: Option<Record>,
+    /// The lines before the first record have been read.
+    looked: bool,
 }
 
 impl<R: BufRead> TextReader<R> {
@@ -252,22 +291,126 @@ impl<R: BufRead> TextReader<R> {
             inner: r,
             line: String::new(),
             line_no: 0,
+            header: None,
+            first: None,
+            looked: false,
         }
+    }
+
+    /// The header that [`TextWriter::header`] (and so [`dump`], `rvtrace run --ingress-text`)
+    /// writes: a comment line `# rvtrace ingress v1: xlen=64 itype_width=4 signals=time,sijump`
+    /// before the first record, with the `# source: ...` line after it. `None` when the text has
+    /// none (the text form does not require it). An error for a header line that does not
+    /// parse. Reads up to the first record, which [`TextReader::next_record`] still returns.
+    pub fn header(&mut self) -> Result<Option<&IngressHeader>, IngressError> {
+        if !self.looked {
+            self.looked = true;
+            while self.read_line()? {
+                let line = self.line.trim();
+                if let Some(c) = line.strip_prefix('#') {
+                    let c = c.trim();
+                    if let Some(rest) = c.strip_prefix(HEADER_PREFIX) {
+                        let h = parse_header(rest)
+                            .map_err(|m| IngressError::parse(FORMAT, self.line_no, m))?;
+                        self.header = Some(h);
+                    } else if let (Some(h), Some(src)) =
+                        (self.header.as_mut(), c.strip_prefix("source: "))
+                    {
+                        h.source = src.to_string();
+                    }
+                    continue;
+                }
+                if let Some(r) = parse_line(&self.line, self.line_no)? {
+                    self.first = Some(r);
+                    break;
+                }
+            }
+        }
+        Ok(self.header.as_ref())
+    }
+
+    /// Reads the next line into `self.line`; false at the end of the input.
+    fn read_line(&mut self) -> Result<bool, IngressError> {
+        self.line.clear();
+        if self.inner.read_line(&mut self.line)? == 0 {
+            return Ok(false);
+        }
+        self.line_no += 1;
+        Ok(true)
     }
 
     /// The next record, `Ok(None)` at the end of the input.
     pub fn next_record(&mut self) -> Result<Option<Record>, IngressError> {
-        loop {
-            self.line.clear();
-            if self.inner.read_line(&mut self.line)? == 0 {
-                return Ok(None);
-            }
-            self.line_no += 1;
+        if let Some(r) = self.first.take() {
+            return Ok(Some(r));
+        }
+        self.looked = true;
+        while self.read_line()? {
             if let Some(r) = parse_line(&self.line, self.line_no)? {
                 return Ok(Some(r));
             }
         }
+        Ok(None)
     }
+}
+
+/// How the header comment starts, before the format version.
+const HEADER_PREFIX: &str = "rvtrace ingress v";
+
+/// Parses the header comment after [`HEADER_PREFIX`]: `1: xlen=64 itype_width=4 signals=...`.
+fn parse_header(rest: &str) -> Result<IngressHeader, String> {
+    let (version, fields) = rest
+        .split_once(':')
+        .ok_or_else(|| format!("header: expected `{HEADER_PREFIX}N: xlen=...`"))?;
+    if version.trim() != crate::binary::FORMAT_VERSION.to_string() {
+        return Err(format!(
+            "header: format version {version}, this reader knows {}",
+            crate::binary::FORMAT_VERSION
+        ));
+    }
+    let mut h = IngressHeader::new(Xlen::Rv64, 4, "");
+    let (mut xlen, mut width, mut signals) = (false, false, false);
+    for f in fields.split_ascii_whitespace() {
+        let (key, value) = f
+            .split_once('=')
+            .ok_or_else(|| format!("header: expected key=value, found {f:?}"))?;
+        match key {
+            "xlen" => {
+                h.xlen = match value {
+                    "32" => Xlen::Rv32,
+                    "64" => Xlen::Rv64,
+                    _ => return Err(format!("header: xlen={value}: expected 32 or 64")),
+                };
+                xlen = true;
+            }
+            "itype_width" => {
+                h.itype_width = match value {
+                    "3" => 3,
+                    "4" => 4,
+                    _ => return Err(format!("header: itype_width={value}: expected 3 or 4")),
+                };
+                width = true;
+            }
+            "signals" => {
+                for s in value.split(',') {
+                    match s {
+                        "none" => {}
+                        "context" => h.has_context = true,
+                        "time" => h.has_time = true,
+                        "sijump" => h.has_sijump = true,
+                        "multi-retire" => h.multi_retire = true,
+                        _ => return Err(format!("header: unknown signal {s:?}")),
+                    }
+                }
+                signals = true;
+            }
+            _ => return Err(format!("header: unknown field {key:?}")),
+        }
+    }
+    if !(xlen && width && signals) {
+        return Err("header: expected xlen=, itype_width= and signals=".into());
+    }
+    Ok(h)
 }
 
 impl<R: BufRead> Iterator for TextReader<R> {
@@ -343,32 +486,9 @@ pub fn dump_with<R: Read, W: Write>(
 ) -> Result<DumpSummary, IngressError> {
     let mut r = IngressReader::new(reader)?;
     let mut w = TextWriter::new(out);
-    let h = r.header().clone();
-    let mut flags = Vec::new();
-    for (on, name) in [
-        (h.has_context, "context"),
-        (h.has_time && time, "time"),
-        (h.has_sijump, "sijump"),
-        (h.multi_retire, "multi-retire"),
-    ] {
-        if on {
-            flags.push(name);
-        }
-    }
-    let flags = if flags.is_empty() {
-        "none".to_string()
-    } else {
-        flags.join(",")
-    };
-    w.comment(&format!(
-        "rvtrace ingress v{}: xlen={} itype_width={} signals={}",
-        crate::binary::FORMAT_VERSION,
-        h.xlen.bits(),
-        h.itype_width,
-        flags
-    ))?;
-    w.comment(&format!("source: {}", h.source))?;
-    w.comment("iaddr +bytes[/lastbytes] [itype=] [cause=] [tval=] priv= [context=] [ctype=] [time=] [sijump]")?;
+    let mut h = r.header().clone();
+    h.has_time &= time;
+    w.header(&h)?;
     let mut sum = DumpSummary::default();
     let mut batch = Vec::with_capacity(4096);
     loop {
@@ -393,6 +513,44 @@ pub fn dump_with<R: Read, W: Write>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The header the writer puts first is read back; the records after it are all there.
+    #[test]
+    fn header_round_trip() {
+        let mut h = IngressHeader::new(Xlen::Rv32, 3, "a test");
+        h.has_context = true;
+        h.multi_retire = true;
+        let rec = Record {
+            iaddr: 0x8000_0000,
+            iretire: 2,
+            ilastsize: 1,
+            priv_: privilege::M,
+            ..Record::default()
+        };
+        let mut w = TextWriter::new(Vec::new());
+        w.header(&h).unwrap();
+        w.write(&rec).unwrap();
+        let text = w.finish().unwrap();
+        let mut r = TextReader::new(&text[..]);
+        assert_eq!(r.header().unwrap(), Some(&h));
+        assert_eq!(r.next_record().unwrap(), Some(rec));
+        assert_eq!(r.next_record().unwrap(), None);
+        // No header: none, and the records are read as before.
+        let mut r = TextReader::new(&b"0x80000000 +4 priv=M\n"[..]);
+        assert_eq!(r.header().unwrap(), None);
+        assert!(r.next_record().unwrap().is_some());
+        // A header line that does not parse is an error naming its line.
+        for bad in [
+            "# rvtrace ingress v1: xlen=48 itype_width=4 signals=none",
+            "# rvtrace ingress v1: xlen=64 itype_width=4 signals=time,colour",
+            "# rvtrace ingress v1: xlen=64 signals=none",
+            "# rvtrace ingress v9: xlen=64 itype_width=4 signals=none",
+        ] {
+            let text = format!("\n{bad}\n0x80000000 +4 priv=M\n");
+            let e = TextReader::new(text.as_bytes()).header().unwrap_err();
+            assert!(e.to_string().contains("line 2"), "{bad}: {e}");
+        }
+    }
 
     /// Block records: the summary does not call records instructions.
     #[test]
