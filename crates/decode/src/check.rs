@@ -557,10 +557,32 @@ mod tests {
         }
     }
 
+    /// At 0x1000: `ebreak; c.ebreak; c.nop; csrrw x0, cycle, x0` (illegal: `cycle` is
+    /// read-only); `0x0004` (a reserved `c.addi4spn`, nzuimm 0); `c.nop; mret`.
+    fn traps_image() -> Image {
+        let bytes: Vec<u8> = [
+            &0x0010_0073u32.to_le_bytes()[..],
+            &0x9002u16.to_le_bytes(),
+            &0x0001u16.to_le_bytes(),
+            &0xc000_1073u32.to_le_bytes(),
+            &0x0004u16.to_le_bytes(),
+            &0x0001u16.to_le_bytes(),
+            &0x3020_0073u32.to_le_bytes(),
+        ]
+        .concat();
+        let elf = rvtrace_testkit::minimal_elf(true, 0x1000, &bytes);
+        let mut im = Image::new();
+        im.load_bytes("t", &elf).unwrap();
+        im
+    }
+
     /// The violations of `recs`, as (index, kind).
     fn check(recs: &[Record]) -> Vec<(u64, Kind)> {
-        let im = image();
-        let mut c = IngressChecker::new(&im, IsaConfig::rv64(), 4);
+        check_in(&image(), recs)
+    }
+
+    fn check_in(im: &Image, recs: &[Record]) -> Vec<(u64, Kind)> {
+        let mut c = IngressChecker::new(im, IsaConfig::rv64(), 4);
         let mut out = Vec::new();
         for r in recs {
             c.push(r, |v| out.push((v.index, v.kind)));
@@ -681,5 +703,141 @@ mod tests {
                 }
             )]
         );
+    }
+
+    /// The privilege goes up only at a trap and down only at a trap return (or with an
+    /// asynchronous context change, `ctype` 3, which also excuses the jump).
+    #[test]
+    fn privilege_changes() {
+        use rvtrace_ingress::privilege::U;
+        let irq = Record {
+            itype: Itype::Interrupt,
+            cause: 7,
+            ..one(0x1000, Itype::None)
+        };
+        let user = |r: Record| Record { priv_: U, ..r };
+        // Down after a trap.
+        assert_eq!(
+            check(&[irq, user(one(0x1000, Itype::None))]),
+            [(
+                1,
+                Kind::Privilege {
+                    from: M,
+                    why: "a trap"
+                }
+            )]
+        );
+        // Up after a trap (from U): allowed.
+        assert_eq!(check(&[user(irq), one(0x1000, Itype::None)]), []);
+        // Down with no trap between.
+        assert_eq!(
+            check(&[
+                one(0x1000, Itype::None),
+                user(one(0x1004, Itype::NonTakenBranch))
+            ]),
+            [(
+                1,
+                Kind::Privilege {
+                    from: M,
+                    why: "neither a trap nor a trap return"
+                }
+            )]
+        );
+        // Up after a trap return (the mret at 0x1010 of the second image), then down: allowed.
+        let im = traps_image();
+        let cnop = Record {
+            iretire: 1,
+            ilastsize: 0,
+            ..one(0x100e, Itype::None)
+        };
+        let mret = user(one(0x1010, Itype::TrapReturn));
+        assert_eq!(
+            check_in(&im, &[mret, cnop]),
+            [(
+                1,
+                Kind::Privilege {
+                    from: U,
+                    why: "a trap return"
+                }
+            )]
+        );
+        let mret = one(0x1010, Itype::TrapReturn);
+        assert_eq!(check_in(&im, &[mret, user(cnop)]), []);
+        // An asynchronous context change: another privilege, another place, a new context.
+        let switch = Record {
+            ctype: 3,
+            context: 5,
+            ..user(one(0x100c, Itype::None))
+        };
+        assert_eq!(check(&[one(0x1000, Itype::None), switch]), []);
+        // The same context value without ctype: unreported.
+        let silent = Record { ctype: 0, ..switch };
+        assert_eq!(
+            check(&[one(0x1000, Itype::None), silent]),
+            [
+                (
+                    1,
+                    Kind::Discontinuity {
+                        prev: 0,
+                        prev_record: one(0x1000, Itype::None),
+                        expected: 0x1004
+                    }
+                ),
+                (
+                    1,
+                    Kind::Privilege {
+                        from: M,
+                        why: "neither a trap nor a trap return"
+                    }
+                ),
+                (1, Kind::Context { from: 0 })
+            ]
+        );
+    }
+
+    /// `cause` and `tval` of breakpoints and illegal instructions, 16- and 32-bit, each read
+    /// with its own length (a `c.ebreak` followed by code is a breakpoint; a compressed
+    /// illegal instruction's `tval` is its 16 bits).
+    #[test]
+    fn breakpoint_and_illegal_fields() {
+        let im = traps_image();
+        let trap = |iaddr: u64, iretire: u32, cause: u64, tval: u64| Record {
+            iaddr,
+            iretire,
+            ilastsize: if iretire == 1 { 0 } else { 1 },
+            itype: Itype::Exception,
+            cause,
+            tval,
+            priv_: M,
+            ..Record::default()
+        };
+        let bad_tval = |why| Kind::Tval { why };
+        let ebreak_tval = "an ebreak writes tval 0 or its own address";
+        let illegal_tval = "an illegal instruction writes tval 0 or the instruction's bits";
+        for (r, want) in [
+            (trap(0x1000, 2, 3, 0x1000), None),
+            (trap(0x1000, 2, 3, 0), None),
+            (trap(0x1000, 2, 3, 0x1004), Some(bad_tval(ebreak_tval))),
+            (trap(0x1004, 1, 3, 0x1004), None),
+            (
+                trap(0x1004, 1, 2, 0),
+                Some(Kind::Cause {
+                    why: "an ebreak raises a breakpoint (3)",
+                }),
+            ),
+            // Faults: nothing retired, iaddr the faulting instruction.
+            (trap(0x1008, 0, 2, 0xc000_1073), None),
+            (trap(0x1008, 0, 2, 0), None),
+            (trap(0x1008, 0, 2, 0x1073), Some(bad_tval(illegal_tval))),
+            (trap(0x100c, 0, 2, 0x0004), None),
+            (trap(0x100c, 0, 2, 0x1_0004), Some(bad_tval(illegal_tval))),
+        ] {
+            let got = check_in(&im, &[r]);
+            assert_eq!(
+                got,
+                want.into_iter().map(|k| (0, k)).collect::<Vec<_>>(),
+                "{r}"
+            );
+        }
     }
 }
