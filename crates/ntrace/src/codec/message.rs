@@ -554,7 +554,7 @@ impl core::fmt::Display for MessageError {
         let name = tcode::name(self.tcode).unwrap_or("?");
         write!(
             f,
-            "message at byte {} (TCODE {} {name}): ",
+            "message at byte {:#x} (TCODE {} {name}): ",
             self.offset, self.tcode
         )?;
         match self.kind {

@@ -251,20 +251,20 @@ impl core::fmt::Display for FrameError {
                 message: Some(m),
             } => write!(
                 f,
-                "reserved MSEO=10 at byte {offset} inside the message at byte {m}; message dropped"
+                "reserved MSEO=10 at byte {offset:#x} inside the message at byte {m:#x}; message dropped"
             ),
             FrameError::ReservedMseo {
                 offset,
                 message: None,
-            } => write!(f, "reserved MSEO=10 at byte {offset} between messages"),
+            } => write!(f, "reserved MSEO=10 at byte {offset:#x} between messages"),
             FrameError::BadStart { offset, byte } => write!(
                 f,
-                "byte 0x{byte:02X} at {offset} is neither idle nor a message start (MSEO={:02b})",
+                "byte 0x{byte:02X} at byte {offset:#x} is neither idle nor a message start (MSEO={:02b})",
                 byte & 3
             ),
             FrameError::Truncated { offset, len } => write!(
                 f,
-                "trace ends inside the message at byte {offset} ({len} bytes received)"
+                "trace ends inside the message at byte {offset:#x} ({len} bytes received)"
             ),
         }
     }
