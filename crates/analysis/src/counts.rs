@@ -123,7 +123,10 @@ impl FlowSink for Counter<'_> {
                 self.transferred = transferred;
                 self.linked = true;
             }
-            FlowElement::Time { .. } | FlowElement::Context { .. } => {}
+            // None of these is a step of the flow.
+            FlowElement::Time { .. }
+            | FlowElement::Context { .. }
+            | FlowElement::Ignored { .. } => {}
             FlowElement::Loss { .. } => {
                 self.counts.losses += 1;
                 self.close();

@@ -965,7 +965,7 @@ impl FlowSink for Profiler<'_> {
                 self.stack.clear();
                 self.end_time();
             }
-            FlowElement::Context { .. } => {}
+            FlowElement::Context { .. } | FlowElement::Ignored { .. } => {}
         }
     }
 }

@@ -6,7 +6,7 @@ use crate::report::{self, CmdResult, Failure, Output};
 use rvtrace_analysis::export::{self, Unit};
 use rvtrace_analysis::{autofdo, CallTrace, Counter, Coverage, Profiler, Symbols, TextTrace};
 use rvtrace_decode::ingress::{self as source, SourceError, SourceStats};
-use rvtrace_flow::{loss_text, FlowElement, FlowSink};
+use rvtrace_flow::{FlowElement, FlowSink};
 use rvtrace_image::Image;
 use rvtrace_isa::IsaConfig;
 use std::io::{Read, Write};
@@ -248,14 +248,7 @@ impl Tee<'_> {
 
 impl FlowSink for Tee<'_> {
     fn element(&mut self, e: &FlowElement) {
-        if let FlowElement::Loss {
-            offset,
-            skipped,
-            reason,
-        } = e
-        {
-            self.warnings.warn(loss_text(*offset, *skipped, reason));
-        }
+        self.warnings.element(e);
         if let Some(p) = self.profiler.as_mut() {
             p.element(e);
         }

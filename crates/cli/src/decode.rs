@@ -6,7 +6,7 @@
 use crate::parallel;
 use crate::report::{self, CmdResult, Failure, Output, Warnings};
 use rvtrace_decode::{Hint, Protocol};
-use rvtrace_flow::{loss_text, FlowElement, FlowSink, FlowText, LossReason, PcWriter};
+use rvtrace_flow::{FlowElement, FlowSink, FlowText, LossReason, PcWriter};
 use rvtrace_image::Image;
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -70,6 +70,11 @@ pub struct DecodeArgs {
     /// (`-` for stdout).
     #[arg(long, value_name = "FILE")]
     flow: Option<PathBuf>,
+    /// List the messages the decoder stepped over in the --flow output (`ignored at byte
+    /// OFFSET: KIND: FIELDS`): reserved and vendor-defined messages and codes, which a decoder of
+    /// the program flow ignores (N-Trace 6.1); each kind is also warned about once.
+    #[arg(long, requires = "flow")]
+    list_ignored: bool,
     /// Print the summary on stderr at the end (printed anyway without an output option).
     #[arg(long)]
     stats: bool,
@@ -295,16 +300,10 @@ pub fn decode(a: &DecodeArgs, forced: Option<Protocol>) -> CmdResult {
     let other_ranges = brstack.is_some() || !text.is_off();
     // The losses (warnings) and the outputs that keep state across elements.
     let mut other = |e: &FlowElement| {
-        if let FlowElement::Loss {
-            offset,
-            skipped,
-            reason,
-        } = e
-        {
+        // Printed as it happens (memory stays flat however many there are).
+        if let Some(reason) = warnings.element(e) {
             overflow |= matches!(reason, LossReason::Overflow(_));
             first_loss.get_or_insert_with(|| reason.clone());
-            // Printed as it happens (memory stays flat however many there are).
-            warnings.warn(loss_text(*offset, *skipped, reason));
         }
         if let Some(b) = brstack.as_mut() {
             b.element(e);
@@ -317,7 +316,7 @@ pub fn decode(a: &DecodeArgs, forced: Option<Protocol>) -> CmdResult {
             parallel::Outputs::create(a.pcs.as_deref(), a.pcs_format.flow(), a.flow.as_deref())?;
         let keep =
             !crate::brstack::decode_outputs(&a.brstack).is_empty() || !a.text.outputs().is_empty();
-        let parts = outs.parts(&image, keep);
+        let parts = outs.parts(&image, keep, a.list_ignored);
         let st = trace
             .decode_parallel_to(
                 &image,
@@ -340,7 +339,7 @@ pub fn decode(a: &DecodeArgs, forced: Option<Protocol>) -> CmdResult {
             None => None,
         };
         let mut flow = match &a.flow {
-            Some(p) => Some(FlowText::new(&image, Output::create(p)?)),
+            Some(p) => Some(FlowText::new(&image, Output::create(p)?).with_ignored(a.list_ignored)),
             None => None,
         };
         let mut sink = crate::text_out::DecodeSink {
@@ -400,6 +399,7 @@ fn decode_harts(
         label,
         pcs: a.pcs.as_deref().map(|p| (p, a.pcs_format.flow())),
         flow: a.flow.as_deref(),
+        list_ignored: a.list_ignored,
         brstack: &a.brstack,
         text: (&a.text, elfs),
         xlen: trace.isa().xlen,
@@ -448,6 +448,7 @@ mod tests {
             instructions: 400,
             losses: 1,
             skipped_bytes: 3,
+            ignored: 0,
         };
         assert_eq!(
             summary(&trace, &st),

@@ -8,7 +8,7 @@
 
 use crate::report::{self, Failure, Output, Warnings};
 use rvtrace_flow::pctable::PcTable;
-use rvtrace_flow::{loss_text, FlowElement, FlowSink, FlowText, PcFormat, PcWriter, TraceDecoder};
+use rvtrace_flow::{FlowElement, FlowSink, FlowText, PcFormat, PcWriter, TraceDecoder};
 use rvtrace_image::Image;
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -61,6 +61,8 @@ pub struct HartOutputs<'a> {
     pub pcs: Option<(&'a Path, PcFormat)>,
     /// `--flow` with [`PLACEHOLDER`].
     pub flow: Option<&'a Path>,
+    /// `--list-ignored`.
+    pub list_ignored: bool,
     /// The branch-stack output (`--brstack` with [`PLACEHOLDER`]).
     pub brstack: &'a crate::brstack::BrstackDecodeArgs,
     /// The text outputs (`--text`, `--call-trace` with [`PLACEHOLDER`]), and the ELF files
@@ -141,7 +143,10 @@ impl HartOutputs<'_> {
             None => None,
         };
         let mut flow = match self.flow {
-            Some(p) => Some(FlowText::new(image, Output::create(&path(p, hart))?)),
+            Some(p) => Some(
+                FlowText::new(image, Output::create(&path(p, hart))?)
+                    .with_ignored(self.list_ignored),
+            ),
             None => None,
         };
         let brstack = self.brstack.map_path(|p| path(p, hart));
@@ -154,14 +159,7 @@ impl HartOutputs<'_> {
             self.max_warnings,
         );
         let mut sink = |e: &FlowElement| {
-            if let FlowElement::Loss {
-                offset,
-                skipped,
-                reason,
-            } = e
-            {
-                warnings.warn(loss_text(*offset, *skipped, reason));
-            }
+            warnings.element(e);
             if let Some(w) = pcs.as_mut() {
                 w.element(e);
             }

@@ -18,6 +18,8 @@ pub struct Parts<'a> {
     /// The PC list's table, shared by every chunk (built once, lazily per segment).
     pcs: Option<Arc<PcTable<'a>>>,
     flow: bool,
+    /// `--list-ignored`: the flow text lists the messages stepped over.
+    list_ignored: bool,
     keep: bool,
     /// Buffers written out, for the next parts (fresh memory costs a page fault per 4 KiB: as
     /// much system time as the formatting's user time).
@@ -32,7 +34,9 @@ impl<'a> Parts<'a> {
                 .pcs
                 .as_ref()
                 .map(|t| PcWriter::with_table(Arc::clone(t), self.buffer())),
-            flow: self.flow.then(|| FlowText::new(self.image, self.buffer())),
+            flow: self
+                .flow
+                .then(|| FlowText::new(self.image, self.buffer()).with_ignored(self.list_ignored)),
             elements: Vec::new(),
             keep: self.keep,
         }
@@ -73,7 +77,7 @@ impl FlowSink for Part<'_> {
         if let Some(w) = self.flow.as_mut() {
             w.element(e);
         }
-        if self.keep || matches!(e, FlowElement::Loss { .. }) {
+        if self.keep || matches!(e, FlowElement::Loss { .. } | FlowElement::Ignored { .. }) {
             self.elements.push(e.clone());
         }
     }
@@ -140,8 +144,9 @@ impl Outputs {
         Ok(o)
     }
 
-    /// The parts for these outputs; `keep`: every element is kept for `write`'s sink.
-    pub fn parts<'a>(&self, image: &'a Image, keep: bool) -> Parts<'a> {
+    /// The parts for these outputs; `keep`: every element is kept for `write`'s sink;
+    /// `list_ignored`: the flow text lists the messages stepped over (`--list-ignored`).
+    pub fn parts<'a>(&self, image: &'a Image, keep: bool, list_ignored: bool) -> Parts<'a> {
         Parts {
             image,
             pcs: self
@@ -149,6 +154,7 @@ impl Outputs {
                 .as_ref()
                 .map(|p| Arc::new(PcTable::new(image, p.1))),
             flow: self.flow.is_some(),
+            list_ignored,
             keep,
             pool: Mutex::new(Vec::new()),
         }

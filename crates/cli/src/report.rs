@@ -11,6 +11,7 @@
 //! - warnings start with `rvtrace: warning: ` and repeated ones are capped ([`Warnings`]);
 //! - an output that would overwrite an input is refused before anything is truncated ([`distinct`]).
 
+use rvtrace_flow::{FlowElement, LossReason};
 use std::fmt;
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, BufWriter, Read, Write};
@@ -156,6 +157,8 @@ pub struct Warnings {
     label: String,
     max: u64,
     total: u64,
+    /// Messages the decoder stepped over, by kind ([`Warnings::element`]).
+    ignored: std::collections::BTreeMap<String, u64>,
 }
 
 impl Warnings {
@@ -165,6 +168,37 @@ impl Warnings {
             label: label.to_string(),
             max,
             total: 0,
+            ignored: Default::default(),
+        }
+    }
+
+    /// The warnings a flow element calls for: a loss (each one, as [`Warnings::warn`]), or the
+    /// first message of each kind the decoder stepped over (N-Trace 6.1: reserved and
+    /// vendor-defined messages are ignored "and/or generate a warning"; the others are counted
+    /// and summed up by [`Warnings::finish`]). Returns the element's loss reason, if it is one.
+    pub fn element<'e>(&mut self, e: &'e FlowElement) -> Option<&'e LossReason> {
+        match e {
+            FlowElement::Loss {
+                offset,
+                skipped,
+                reason,
+            } => {
+                self.warn(rvtrace_flow::loss_text(*offset, *skipped, reason));
+                Some(reason)
+            }
+            FlowElement::Ignored { offset, kind, .. } => {
+                let n = self.ignored.entry(kind.clone()).or_insert(0);
+                *n += 1;
+                if *n == 1 {
+                    line(format_args!(
+                        "rvtrace: warning: {}: byte {offset:#x}: stepped over a message the \
+                         decoder does not interpret: {kind} (later ones of the kind are counted)",
+                        self.label
+                    ));
+                }
+                None
+            }
+            _ => None,
         }
     }
 
@@ -181,8 +215,21 @@ impl Warnings {
         self.total
     }
 
-    /// Print how many warnings were not shown, if any.
+    /// Print how many warnings were not shown, if any, and how many messages of each kind were
+    /// stepped over.
     pub fn finish(&self) {
+        if !self.ignored.is_empty() {
+            let kinds: Vec<String> = self
+                .ignored
+                .iter()
+                .map(|(kind, n)| format!("{n} x {kind}"))
+                .collect();
+            line(format_args!(
+                "rvtrace: note: {}: messages stepped over: {} (--flow FILE --list-ignored lists them)",
+                self.label,
+                kinds.join(", ")
+            ));
+        }
         if self.total > self.max {
             line(format_args!(
                 "rvtrace: warning: {}: {} more warnings not shown (--max-warnings {})",

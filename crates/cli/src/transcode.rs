@@ -6,7 +6,7 @@
 use crate::report::{self, CmdResult, Failure, Output};
 use rvtrace_decode::transcode::{AdaptStats, EtraceOut, FlowIngress, IngressSink, NtraceOut};
 use rvtrace_decode::Protocol;
-use rvtrace_flow::{loss_text, FlowElement, FlowSink, TraceDecoder};
+use rvtrace_flow::{FlowElement, FlowSink, TraceDecoder};
 use rvtrace_isa::IsaConfig;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
@@ -116,13 +116,7 @@ struct Chain<'a, S: IngressSink> {
 
 impl<S: IngressSink> FlowSink for Chain<'_, S> {
     fn element(&mut self, e: &FlowElement) {
-        if let FlowElement::Loss {
-            offset,
-            skipped,
-            reason,
-        } = e
-        {
-            self.warnings.warn(loss_text(*offset, *skipped, reason));
+        if self.warnings.element(e).is_some() {
             self.losses += 1;
         }
         self.adapter.push(e);

@@ -422,8 +422,9 @@ fn max_warnings_caps_loss_lines() {
     let (elf, bin) = encoded(&d, "fnptr-rv64gc", &[]);
     let first: Vec<u8> = std::fs::read(&bin).unwrap();
     let sync_len = first.iter().position(|b| b & 3 == 3).unwrap() + 1;
-    // A synchronization message then a reserved TCODE, 50 times: 50 losses.
-    let bad: Vec<u8> = [&first[..sync_len], &[0xFC, 0x03][..]].concat().repeat(50);
+    // A synchronization message then a byte with the reserved MSEO 10 and an idle byte, 50
+    // times: 50 losses.
+    let bad: Vec<u8> = [&first[..sync_len], &[0xFE, 0xFF][..]].concat().repeat(50);
     let f = d.join("bad.bin");
     std::fs::write(&f, bad).unwrap();
     let o = rvtrace(&[
@@ -440,7 +441,7 @@ fn max_warnings_caps_loss_lines() {
     ]);
     assert_eq!(o.status.code(), Some(1));
     let e = s(&o).1;
-    assert_eq!(e.matches("reserved TCODE 63").count(), 3, "{e}");
+    assert_eq!(e.matches("reserved MSEO=10").count(), 3, "{e}");
     assert!(
         e.contains("47 more warnings not shown (--max-warnings 3)"),
         "{e}"
@@ -608,4 +609,94 @@ fn periodic_sync_by_default() {
         (5..=7).contains(&n),
         "every 1000 of about 6,300 messages: {n}"
     );
+}
+
+/// N-Trace 6.1: reserved and vendor-defined messages are stepped over, not losses. A real
+/// trace with such messages spliced in after whole messages (an encoder's byte ends a message
+/// when its MSEO is 11) decodes to the same PCs, exit 0; the first of each kind is a warning, a
+/// note sums them up, and `--list-ignored` lists each in the flow.
+#[test]
+fn decode_steps_over_reserved_messages() {
+    let d = tmpdir("reserved");
+    let elf = programs_dir().join("traps-rv32imac.elf");
+    let (ing, pcs, bin) = (d.join("t.ing"), d.join("run.pcs"), d.join("t.bin"));
+    let s = |p: &std::path::Path| p.to_str().unwrap().to_string();
+    let o = rvtrace(&["run", &s(&elf), "--ingress", &s(&ing), "--pcs", &s(&pcs)]);
+    assert!(o.status.code().is_some());
+    let o = rvtrace(&["encode", "ntrace", &s(&ing), "-o", &s(&bin)]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let trace = std::fs::read(&bin).unwrap();
+    // After the 1st, 50th and 51st message: TCODE 34 (reserved) with one field, TCODE 56
+    // (vendor-defined) with two, and ResourceFull with the vendor RCODE 9 and one field.
+    let spliced: [&[u8]; 3] = [&[0x88, 0x17], &[0xe0, 0x05, 0x0b], &[0x6c, 0x67]];
+    let (mut out, mut messages) = (Vec::new(), 0);
+    for &b in &trace {
+        out.push(b);
+        if b & 3 == 3 && b != 0xff {
+            messages += 1;
+            match messages {
+                1 => out.extend_from_slice(spliced[0]),
+                50 => out.extend_from_slice(spliced[1]),
+                51 => out.extend_from_slice(spliced[2]),
+                _ => {}
+            }
+        }
+    }
+    assert!(messages > 51, "{messages} messages");
+    let with = d.join("with.bin");
+    std::fs::write(&with, &out).unwrap();
+    std::fs::copy(d.join("t.bin.meta"), d.join("with.bin.meta")).unwrap();
+    let (got, flow) = (d.join("got.pcs"), d.join("flow.txt"));
+    let o = rvtrace(&[
+        "decode",
+        "ntrace",
+        &s(&with),
+        "--elf",
+        &s(&elf),
+        "--pcs",
+        &s(&got),
+        "--flow",
+        &s(&flow),
+        "--list-ignored",
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    assert_eq!(std::fs::read(&got).unwrap(), std::fs::read(&pcs).unwrap());
+    let warnings: Vec<&str> = err.lines().filter(|l| l.contains("warning")).collect();
+    assert_eq!(warnings.len(), 3, "{err}");
+    assert!(
+        warnings[0].ends_with(
+            "stepped over a message the decoder does not interpret: reserved TCODE 34 \
+             (later ones of the kind are counted)"
+        ),
+        "{err}"
+    );
+    assert!(
+        err.contains(
+            "messages stepped over: 1 x ResourceFull with the vendor-defined RCODE 9, \
+             1 x reserved TCODE 34, 1 x vendor-defined TCODE 56"
+        ),
+        "{err}"
+    );
+    let flow = std::fs::read_to_string(&flow).unwrap();
+    let listed: Vec<&str> = flow.lines().filter(|l| l.starts_with("ignored")).collect();
+    assert_eq!(listed.len(), 3, "{flow}");
+    assert!(
+        listed[2].ends_with(
+            "ResourceFull with the vendor-defined RCODE 9: TCODE=0x1b RCODE=0x9 RDATA=0x1"
+        ),
+        "{flow}"
+    );
+    // Without the option the flow does not list them (its ranges end at them all the same: a
+    // range ends before every other element).
+    let o = rvtrace(&[
+        "decode",
+        "ntrace",
+        &s(&with),
+        "--elf",
+        &s(&elf),
+        "--flow",
+        "-",
+    ]);
+    assert!(!String::from_utf8_lossy(&o.stdout).contains("ignored"));
 }

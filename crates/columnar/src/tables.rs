@@ -579,6 +579,20 @@ impl<'a, W: Write + Send> Tables<'a, W> {
                     ..Row::default()
                 },
             ),
+            FlowElement::Ignored {
+                offset,
+                kind,
+                fields,
+            } => push(
+                "ignored",
+                h.retired,
+                Row {
+                    offset: Some(*offset),
+                    reason: Some(kind),
+                    message: Some(fields),
+                    ..Row::default()
+                },
+            ),
         }
         if rows.len >= ROW_GROUP_ROWS {
             let r = rows.batch().and_then(|b| match self.flow.as_mut() {

@@ -418,6 +418,8 @@ impl<'a, S: IngressSink> FlowIngress<'a, S> {
                 self.refused = false;
                 self.close();
             }
+            // Not part of the execution the records describe.
+            FlowElement::Ignored { .. } => {}
         }
     }
 }

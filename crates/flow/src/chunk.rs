@@ -116,6 +116,7 @@ fn add_common(base: &DecodeStats, end: &DecodeStats, start: &DecodeStats) -> Dec
         instructions: base.instructions + end.instructions - start.instructions,
         losses: base.losses + end.losses - start.losses,
         skipped_bytes: base.skipped_bytes + end.skipped_bytes - start.skipped_bytes,
+        ignored: base.ignored + end.ignored - start.ignored,
     }
 }
 

@@ -105,7 +105,7 @@ pub enum FlowElement {
     /// * after every control transfer that is taken: a jump of any kind (call, return, table
     ///   jump, ...), a trap return, a taken conditional branch, even one whose target is the next
     ///   instruction in memory;
-    /// * before every other element (trap, sync, context, time, loss, end).
+    /// * before every other element (trap, sync, context, time, loss, end, ignored).
     ///
     /// So a range ends at a not-taken branch, or at an instruction that is no control transfer,
     /// only when another kind of element follows it; and when two ranges follow each other with
@@ -170,6 +170,20 @@ pub enum FlowElement {
         /// Byte offset of the end.
         offset: u64,
     },
+    /// A message the decoder stepped over: one the protocol reserves or leaves to vendors, or a
+    /// known one with a reserved or vendor-defined code in a field (N-Trace 6.1: such messages
+    /// "should be ignored by decoders interested in program flow only. However decoders should
+    /// provide an option to display/dump them and/or generate a warning"). It costs no
+    /// synchronisation; [`DecodeStats::ignored`] counts these elements.
+    Ignored {
+        /// Byte offset of the message.
+        offset: u64,
+        /// What kind of message, the same text for every message of the kind (one warning per
+        /// kind), e.g. `reserved TCODE 34`.
+        kind: String,
+        /// Its fields as the trace carries them, `NAME=value` separated by spaces.
+        fields: String,
+    },
 }
 
 /// Receives flow elements.
@@ -227,6 +241,8 @@ pub struct DecodeStats {
     pub losses: u64,
     /// Bytes skipped after losses, as the losses report them.
     pub skipped_bytes: u64,
+    /// [`FlowElement::Ignored`] elements reported: messages stepped over.
+    pub ignored: u64,
 }
 
 /// One shape for every protocol's decoder: construct it from its options and the program image,
@@ -647,6 +663,8 @@ pub struct FlowText<'a, W: Write> {
     /// range lines are one copy.
     lines: Box<[LineSlot]>,
     err: Option<io::Error>,
+    /// Write [`FlowElement::Ignored`] elements ([`FlowText::with_ignored`]).
+    ignored: bool,
 }
 
 /// One entry of [`FlowText`]'s range line cache: a range and its line (empty: `count` 0,
@@ -696,7 +714,15 @@ impl<'a, W: Write> FlowText<'a, W> {
             syms: Box::new([]),
             lines: Box::new([]),
             err: None,
+            ignored: false,
         }
+    }
+
+    /// Also write a line for each message the decoder stepped over ([`FlowElement::Ignored`]:
+    /// `ignored at byte OFFSET: KIND: FIELDS`), which is left out by default.
+    pub fn with_ignored(mut self, on: bool) -> Self {
+        self.ignored = on;
+        self
     }
 
     /// Allocates the buffer and the caches.
@@ -861,6 +887,17 @@ impl<'a, W: Write> FlowText<'a, W> {
                 reason,
             } => writeln!(self.buf, "loss at {}", loss_text(*offset, *skipped, reason)),
             FlowElement::End { offset } => writeln!(self.buf, "end at byte {offset:#x}"),
+            FlowElement::Ignored {
+                offset,
+                kind,
+                fields,
+            } => {
+                if self.ignored {
+                    writeln!(self.buf, "ignored at byte {offset:#x}: {kind}: {fields}")
+                } else {
+                    Ok(())
+                }
+            }
         }
     }
 }

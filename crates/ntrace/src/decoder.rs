@@ -24,9 +24,10 @@
 //! Decoding starts at the first synchronization message (any message with SYNC and F-ADDR).
 //! Problems are reported as [`FlowElement::Loss`] with their byte offset, once the next
 //! synchronization message is found, with the number of bytes skipped to reach it;
-//! [`DecodeStats::errors`] counts exactly those elements. A loss is:
-//! * bytes or messages that do not parse; reserved TCODEs, RCODEs, EVCODEs and Ownership PROCESS
-//!   encodings (7.1 Table 12); Error messages (7.4);
+//! [`DecodeStats::errors`] counts exactly those elements. Reserved and vendor-defined TCODEs,
+//! RCODEs, EVCODEs and Ownership PROCESS encodings are no loss: they are stepped over
+//! ([`FlowElement::Ignored`], 6.1). A loss is:
+//! * bytes or messages that do not parse; Error messages (7.4);
 //! * a stream that never synchronizes (empty, idles only, no synchronization message), one whose
 //!   first bytes were lost (messages before the first synchronization: a wrapped buffer), and one
 //!   without the end of trace: our encoder always ends with ProgTraceCorrelation (7.12; EVCODE 0,
@@ -44,7 +45,7 @@
 //!   what stays undetected is another valid path, see `tests/campaign.rs`).
 
 use crate::codec::mseo::{Deframer, RawMessage};
-use crate::codec::{parse, rcode, sync, tcode, Addr, Body, CodecConfig, Message, Process};
+use crate::codec::{layout, parse, rcode, sync, tcode, Addr, Body, CodecConfig, Message, Process};
 use crate::insn::{Classifier, LinkRule};
 use rvtrace_flow::walk::{After, BlockRules, Cursor, SequentialJumps, WalkError};
 use rvtrace_flow::{FlowElement, FlowSink, LossReason, SyncReason, TraceDecoder};
@@ -122,6 +123,9 @@ pub struct DecodeStats {
     pub errors: u64,
     /// Bytes skipped after problems (up to the next synchronization message).
     pub skipped_bytes: u64,
+    /// Messages stepped over ([`FlowElement::Ignored`]): reserved and vendor-defined TCODEs,
+    /// RCODEs, EVCODEs and Ownership PROCESS encodings.
+    pub ignored: u64,
 }
 
 /// Largest I-CNT accepted in one field; larger values are corrupt data (NTRACE_MAX_ICNT is 22
@@ -531,24 +535,95 @@ impl<'a> Decoder<'a> {
         }
         self.stats.messages += 1;
         match parse(raw, &self.cfg.codec) {
-            Ok(m) => self.on_message(&m, raw.offset, sink),
+            Ok(m) => self.on_message(&m, raw, sink),
             Err(e) => self.lose(raw.offset, LossReason::Malformed(e.to_string()), sink),
         }
     }
 
-    fn on_message<S: FlowSink + ?Sized>(&mut self, m: &Message, offset: u64, sink: &mut S) {
+    /// Steps over `raw`, a message the decoder does not interpret (N-Trace 6.1: reserved and
+    /// vendor-defined messages "should be ignored by decoders interested in program flow only";
+    /// the same for a reserved or vendor-defined code in a field of a known message): the
+    /// MSEO framing delimits it, so no synchronisation is lost. Reported as a
+    /// [`FlowElement::Ignored`] with its fields, and counted.
+    fn ignore<S: FlowSink + ?Sized>(&mut self, raw: &RawMessage, kind: String, sink: &mut S) {
+        self.stats.ignored += 1;
+        // Before the first synchronization a message stepped over is still a message the trace
+        // had there: what came before it may be lost (a wrapped buffer, or a cut in the middle of
+        // a message whose tail reads as one), as for any other message.
+        if !self.s.ever_synced && self.s.skipped_start.is_none() && self.s.loss.is_none() {
+            self.s.skipped_start = Some(raw.offset);
+        }
+        let mut fields = String::new();
+        for f in layout(raw, &self.cfg.codec).spans() {
+            if !fields.is_empty() {
+                fields.push(' ');
+            }
+            match f.value {
+                Some(v) => fields.push_str(&format!("{}={v:#x}", f.name)),
+                None => fields.push_str(&format!("{}=(wider than 64 bits)", f.name)),
+            }
+        }
+        let offset = raw.offset;
+        self.emit(
+            sink,
+            FlowElement::Ignored {
+                offset,
+                kind,
+                fields,
+            },
+        );
+    }
+
+    fn on_message<S: FlowSink + ?Sized>(&mut self, m: &Message, raw: &RawMessage, sink: &mut S) {
+        let offset = raw.offset;
         if m.body.sync().is_some() {
             return self.on_sync(m, offset, sink);
         }
-        if let Body::Ownership { process } = m.body {
-            let p = Process::from_field(process);
-            if let Err(why) = check_process(&p) {
-                return self.lose(
-                    offset,
-                    LossReason::Malformed(format!("Ownership PROCESS {process:#x}: {why}")),
+        // Reserved and vendor-defined codes (N-Trace 6.1 "Fields in Messages", 7.8 RCODE,
+        // 7.12 EVCODE, 7.1 PROCESS): stepped over, synchronised or not.
+        match m.body {
+            Body::Other { tcode } => {
+                let kind = if tcode::is_vendor(tcode) {
+                    format!("vendor-defined TCODE {tcode}")
+                } else {
+                    format!("reserved TCODE {tcode}")
+                };
+                return self.ignore(raw, kind, sink);
+            }
+            Body::ResourceFull { rcode, .. } if rcode > rcode::HIST_REPEAT => {
+                let what = if rcode >= rcode::VENDOR_FIRST {
+                    "vendor-defined"
+                } else {
+                    "reserved"
+                };
+                return self.ignore(
+                    raw,
+                    format!("ResourceFull with the {what} RCODE {rcode}"),
                     sink,
                 );
             }
+            Body::Ownership { process } => {
+                if let Err(why) = check_process(&Process::from_field(process)) {
+                    return self.ignore(raw, format!("Ownership with a PROCESS of {why}"), sink);
+                }
+            }
+            Body::ProgTraceCorrelation { evcode, .. } if !evcode_defined(evcode) => {
+                // Its I-CNT and HIST still end the flow: only the reason is unknown.
+                let what = if evcode >= 8 {
+                    "vendor-defined"
+                } else {
+                    "reserved"
+                };
+                self.ignore(
+                    raw,
+                    format!("ProgTraceCorrelation with the {what} EVCODE {evcode} (its I-CNT and HIST are walked)"),
+                    sink,
+                );
+            }
+            _ => {}
+        }
+        if let Body::Ownership { process } = m.body {
+            let p = Process::from_field(process);
             self.emit(
                 sink,
                 FlowElement::Context {
@@ -572,12 +647,6 @@ impl<'a> Decoder<'a> {
                     self.s.starts_disabled = true;
                 }
                 return; // trace disabled (again) before it started: nothing lost
-            }
-            if let Body::Other { tcode } = m.body {
-                if !tcode::is_vendor(tcode) && self.s.loss.is_none() && self.s.ever_synced {
-                    let reason = LossReason::Malformed(format!("reserved TCODE {tcode}"));
-                    self.lose(offset, reason, sink);
-                }
             }
             if !self.s.ever_synced && self.s.skipped_start.is_none() && self.s.loss.is_none() {
                 self.s.skipped_start = Some(offset);
@@ -625,9 +694,8 @@ impl<'a> Decoder<'a> {
                         self.hist_only(rdata0, n, sink)
                     }
                 }
-                r => Err(LossReason::Malformed(format!(
-                    "ResourceFull with RCODE {r} (reserved or vendor-defined)"
-                ))),
+                // Reserved and vendor-defined RCODEs were stepped over above.
+                _ => Ok(()),
             },
             Body::RepeatBranch { bcnt } => match self.s.repeat {
                 None => Err(LossReason::Mismatch(
@@ -638,11 +706,6 @@ impl<'a> Decoder<'a> {
                 ))),
                 Some(rep) => (0..bcnt).try_for_each(|_| self.replay(rep, sink)),
             },
-            Body::ProgTraceCorrelation { evcode, .. } if !evcode_known(evcode) => {
-                Err(LossReason::Malformed(format!(
-                    "ProgTraceCorrelation with the reserved EVCODE {evcode} (N-Trace 7.12)"
-                )))
-            }
             Body::ProgTraceCorrelation { icnt, hist, .. } => {
                 let r = self.walk_message(icnt, hist, End::Stop, sink);
                 if r.is_ok() {
@@ -658,9 +721,8 @@ impl<'a> Decoder<'a> {
             Body::Error { etype, ecode } => Err(LossReason::Overflow(format!(
                 "Error message: ETYPE {etype} ECODE {ecode:#x} (trace messages were lost, N-Trace 7.4)"
             ))),
-            Body::Other { tcode } if tcode::is_vendor(tcode) => Ok(()),
-            Body::Other { tcode } => Err(LossReason::Malformed(format!("reserved TCODE {tcode}"))),
-            Body::Ownership { .. }
+            Body::Other { .. }
+            | Body::Ownership { .. }
             | Body::ProgTraceSync { .. }
             | Body::DirectBranchSync { .. }
             | Body::IndirectBranchSync { .. }
@@ -1148,10 +1210,10 @@ fn check_process(p: &Process) -> Result<(), &'static str> {
     }
 }
 
-/// EVCODE values a decoder may see (N-Trace 7.12 Table 21): 0, 1, 4 and the vendor codes 8-15;
-/// 2-3 (data trace) and 5-7 are reserved.
-const fn evcode_known(evcode: u8) -> bool {
-    matches!(evcode, 0 | 1 | 4 | 8..=15)
+/// EVCODE values N-Trace defines (7.12): 0 (Debug), 1 (low power), 4 (trace disabled); 2-3 are
+/// reserved for data trace, 5-7 reserved, 8-15 vendor-defined.
+const fn evcode_defined(evcode: u8) -> bool {
+    matches!(evcode, 0 | 1 | 4)
 }
 
 impl TraceDecoder for Decoder<'_> {
@@ -1182,6 +1244,7 @@ impl From<DecodeStats> for rvtrace_flow::DecodeStats {
             instructions: s.instructions,
             losses: s.errors,
             skipped_bytes: s.skipped_bytes,
+            ignored: s.ignored,
         }
     }
 }
@@ -1298,6 +1361,7 @@ impl rvtrace_flow::chunk::ChunkDecoder for Decoder<'_> {
             instructions: base.instructions + end.instructions - start.instructions,
             errors: base.errors + end.errors - start.errors,
             skipped_bytes: base.skipped_bytes + end.skipped_bytes - start.skipped_bytes,
+            ignored: base.ignored + end.ignored - start.ignored,
         }
     }
 }

@@ -352,7 +352,7 @@ impl CaseFile {
         st: &DecodeStats,
         elements: &[FlowElement],
     ) -> Result<(), CaseError> {
-        let (mut losses, mut skipped, mut instructions) = (0, 0, 0);
+        let (mut losses, mut skipped, mut instructions, mut ignored) = (0, 0, 0, 0);
         for e in elements {
             match e {
                 FlowElement::Loss { skipped: s, .. } => {
@@ -360,16 +360,17 @@ impl CaseFile {
                     skipped += s.unwrap_or(0);
                 }
                 FlowElement::Range { count, .. } => instructions += count,
+                FlowElement::Ignored { .. } => ignored += 1,
                 _ => {}
             }
         }
-        let flow = (losses, skipped, instructions);
-        if (st.losses, st.skipped_bytes, st.instructions) != flow {
+        let flow = (losses, skipped, instructions, ignored);
+        if (st.losses, st.skipped_bytes, st.instructions, st.ignored) != flow {
             return Err(self.error(
                 case.line,
                 format!(
-                    "the stats count {} losses, {} bytes skipped, {} instructions; the flow {losses}, {skipped}, {instructions}",
-                    st.losses, st.skipped_bytes, st.instructions
+                    "the stats count {} losses, {} bytes skipped, {} instructions, {} ignored; the flow {losses}, {skipped}, {instructions}, {ignored}",
+                    st.losses, st.skipped_bytes, st.instructions, st.ignored
                 ),
             ));
         }
@@ -604,9 +605,9 @@ fn byte_list(rest: &str) -> Result<Vec<u8>, String> {
     Ok(out)
 }
 
-/// The flow's text as `rvtrace decode --flow` prints it, one string per line.
+/// The flow's text as `rvtrace decode --flow --list-ignored` prints it, one string per line.
 pub fn flow_text(image: &Image, elements: &[FlowElement]) -> Vec<String> {
-    let mut t = FlowText::new(image, Vec::new());
+    let mut t = FlowText::new(image, Vec::new()).with_ignored(true);
     for e in elements {
         t.element(e);
     }

@@ -275,6 +275,8 @@ impl TraceDecoder for Decoder<'_> {
             instructions: self.stats.instructions,
             losses: self.stats.errors,
             skipped_bytes: self.skipped_bytes,
+            // The E-Trace decoder steps over nothing: a reserved code is a loss.
+            ignored: 0,
         }
     }
 

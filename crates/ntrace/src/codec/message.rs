@@ -134,6 +134,9 @@ pub mod rcode {
     pub const HIST: u8 = 1;
     /// Repeated HIST; `RDATA[0]` is the HIST, `RDATA[1]` the HREPEAT count (N-Trace 9.3).
     pub const HIST_REPEAT: u8 = 2;
+    /// First vendor-defined RCODE (7.8: "8..15: Designated for vendor specific encodings";
+    /// 3..7 are reserved).
+    pub const VENDOR_FIRST: u8 = 8;
 }
 
 /// EVCODE values of ProgTraceCorrelation (N-Trace 7.12 Table 23).
@@ -312,7 +315,8 @@ pub enum Body {
         /// `RDATA[0]`: I-CNT (RCODE 0) or HIST (RCODE 1, 2).
         rdata0: u64,
         /// `RDATA[1]`: HREPEAT for RCODE 2 (N-Trace 9.3); for reserved and vendor RCODEs (3..15) a
-        /// second RDATA field if the message has two fields more than `RDATA[0]`.
+        /// second field before a TSTAMP (a message with two fields is `RDATA[0]` and TSTAMP, as
+        /// TSTAMP is every message's optional last field).
         rdata1: Option<u64>,
     },
     /// TCODE 28 (N-Trace 7.9).
@@ -692,7 +696,9 @@ fn extra_vars(tc: u8, fixed: &[u64]) -> (&'static [&'static str], bool) {
         tcode::RESOURCE_FULL => match fixed.first().copied().unwrap_or(0) as u8 {
             rcode::ICNT | rcode::HIST => (&[], false),
             rcode::HIST_REPEAT => (&["HREPEAT"], false),
-            _ => (&["RDATA"], true),
+            // Reserved (3..7) and vendor-defined (8..15) RCODEs: `RDATA[0]` is all the message
+            // must have (SiFive's RCODE 8/9 carry one count); see `parse`.
+            _ => (&[], true),
         },
         tcode::PROG_TRACE_CORRELATION => match fixed.get(1).copied().unwrap_or(0) {
             0 => (&[], false),
@@ -750,7 +756,7 @@ pub fn layout(raw: &RawMessage, cfg: &CodecConfig) -> Layout {
         });
         pos += w;
     }
-    let (extra, _) = extra_vars(tc, &fixed[..sch.fixed.len()]);
+    let (extra, open) = extra_vars(tc, &fixed[..sch.fixed.len()]);
     let known = sch.vars.len() + extra.len();
     let nvars = raw.num_segments();
     let mut seg_start = 0u64;
@@ -760,8 +766,10 @@ pub fn layout(raw: &RawMessage, cfg: &CodecConfig) -> Layout {
             sch.vars[k]
         } else if k < known {
             extra[k - sch.vars.len()]
-        } else if k == known && (nvars as usize) == known + 1 && known > 0 {
+        } else if k + 1 == nvars as usize && known > 0 && (k == known || open) {
             "TSTAMP"
+        } else if open {
+            "RDATA"
         } else {
             "DATA"
         };
@@ -897,14 +905,15 @@ pub fn parse(raw: &RawMessage, cfg: &CodecConfig) -> Result<Message, MessageErro
         ),
         tcode::RESOURCE_FULL => {
             if open {
-                // Reserved/vendor RCODE: RDATA[0], then RDATA[1] and TSTAMP if present.
+                // Reserved/vendor RCODE: RDATA[0], then TSTAMP if present (the last field), and
+                // one more field between them if there is one.
                 (
                     Body::ResourceFull {
                         rcode: f0,
                         rdata0: vals[0],
-                        rdata1: opt(1),
+                        rdata1: (found == 3).then_some(vals[1]),
                     },
-                    2,
+                    found.clamp(2, 3) as usize - 1,
                 )
             } else {
                 (
