@@ -40,6 +40,12 @@ struct EncodeOpts {
     /// Make the same choices as the named reference encoder.
     #[arg(long, value_enum)]
     preset: Option<PresetArg>,
+    /// The N-Trace text to follow where 1.0 (ratified) and 1.0.0-rc7 differ: I-CNT of a trap's
+    /// ecall/ebreak (1.0: left out), a periodic sync at an indirect jump (1.0:
+    /// IndirectBranchSync), a full I-CNT in HTM with HIST bits (1.0: ResourceFull RCODE 0; rc7:
+    /// SYNC=4), which syncs reset the state (1.0: all) [default: 1.0; rc7 with --preset nexrv]
+    #[arg(long, value_enum, value_name = "SPEC")]
+    spec: Option<rvtrace_ntrace::options::Spec>,
     /// I-CNT counter width in bits, its most significant bit being the overflow flag (N-Trace
     /// 8.4.4); default 22 (NTRACE_MAX_ICNT).
     #[arg(long, value_name = "BITS", value_parser = clap::value_parser!(u8).range(2..=24))]
@@ -117,7 +123,8 @@ enum ModeArg {
 /// `--preset`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 enum PresetArg {
-    /// The reference C encoder's choices (NexRv in riscv-non-isa/tg-nexus-trace refcode).
+    /// The reference C encoder's choices (NexRv in riscv-non-isa/tg-nexus-trace refcode;
+    /// N-Trace 1.0.0-rc7's rules).
     Nexrv,
 }
 
@@ -278,6 +285,9 @@ pub fn encode(a: &EncodeArgs) -> CmdResult {
     let mut cfg = EncoderConfig::new(xlen);
     if a.opts.preset == Some(PresetArg::Nexrv) {
         cfg = cfg.nexrv();
+    }
+    if let Some(spec) = a.opts.spec {
+        cfg.spec = spec;
     }
     cfg.mode = match a.opts.mode {
         ModeArg::Btm => Mode::Btm,

@@ -46,6 +46,7 @@
 use crate::codec::mseo::{Deframer, RawMessage};
 use crate::codec::{parse, rcode, sync, tcode, Addr, Body, CodecConfig, Message, Process};
 use crate::insn::{Classifier, LinkRule};
+use crate::options::Spec;
 use rvtrace_flow::walk::{After, BlockRules, Cursor, SequentialJumps, WalkError};
 use rvtrace_flow::{FlowElement, FlowSink, LossReason, SyncReason, TraceDecoder};
 use rvtrace_image::code::Code;
@@ -73,6 +74,9 @@ pub struct DecoderConfig {
     pub max_icnt: u64,
     /// Largest B-CNT or HREPEAT replayed (default [`MAX_REPEAT`]).
     pub max_repeat: u64,
+    /// The text of the specification the encoder followed where 1.0 and rc7 differ (which
+    /// synchronizations reset the state; whether a trap's `ecall`/`ebreak` is in I-CNT).
+    pub spec: Spec,
 }
 
 impl DecoderConfig {
@@ -87,6 +91,7 @@ impl DecoderConfig {
             isa,
             max_icnt: MAX_ICNT,
             max_repeat: MAX_REPEAT,
+            spec: Spec::V1_0,
         }
     }
 
@@ -99,9 +104,10 @@ impl DecoderConfig {
     }
 
     /// The reference decoder's (NexRv) view of calls and returns (`--link-registers nexrv`):
-    /// every `jal`/`jalr` writing a register is a call, only `ret` is a return.
+    /// every `jal`/`jalr` writing a register is a call, only `ret` is a return; rc7's rules.
     pub const fn nexrv(mut self) -> Self {
         self.link = LinkRule::NexRv;
+        self.spec = Spec::Rc7;
         self
     }
 }
@@ -643,9 +649,15 @@ impl<'a> Decoder<'a> {
                     "ProgTraceCorrelation with the reserved EVCODE {evcode} (N-Trace 7.12)"
                 )))
             }
-            Body::ProgTraceCorrelation { icnt, hist, .. } => {
+            Body::ProgTraceCorrelation {
+                icnt, hist, evcode, ..
+            } => {
                 let r = self.walk_message(icnt, hist, End::Stop, sink);
                 if r.is_ok() {
+                    if self.cfg.spec == Spec::V1_0 && evcode == crate::codec::evcode::DEBUG {
+                        // 1.0 8.3.3: Debug Mode is entered before the `ebreak`, not in I-CNT.
+                        self.step_env_trap(sink);
+                    }
                     self.time(m, false, sink);
                     self.emit(sink, FlowElement::End { offset });
                     self.s.synced = false;
@@ -783,7 +795,7 @@ impl<'a> Decoder<'a> {
             }
             SyncReason::Start
         };
-        if !was_synced || sync::resets_encoder(sync) {
+        if !was_synced || self.cfg.spec.sync_resets_encoder(sync) {
             self.reset_state();
         }
         self.emit(sink, FlowElement::Sync { addr, reason });
@@ -855,6 +867,16 @@ impl<'a> Decoder<'a> {
                         Some(l) => l.natural,
                         None => Some(self.cur.pc),
                     };
+                    // 1.0: the exception's `ecall`/`ebreak` is not in I-CNT but next. B-TYPE 1
+                    // (exception or interrupt) is taken for an exception (README, "N-Trace 1.0
+                    // and 1.0.0-rc7").
+                    if self.cfg.spec == Spec::V1_0
+                        && btype != crate::codec::btype::INTERRUPT
+                        && last_class != Some(CfClass::EnvTrap)
+                        && epc == Some(self.cur.pc)
+                    {
+                        self.step_env_trap(sink);
+                    }
                     self.emit(
                         sink,
                         FlowElement::Trap {
@@ -886,6 +908,23 @@ impl<'a> Decoder<'a> {
             End::Stop => {}
         }
         Ok(())
+    }
+
+    /// N-Trace 1.0: an `ecall`/`ebreak`/`c.ebreak` that takes a trap or enters Debug Mode does
+    /// not retire, so the I-CNT before the message about it stops before it (1.0 chapter 2, 8.3).
+    /// When the walk stands at one, it is walked all the same: the flow reports a trapping
+    /// `ecall` as executed, in the range before the Trap element (as for rc7 streams, whose
+    /// I-CNT includes it). Its address, if it was one.
+    fn step_env_trap<S: FlowSink + ?Sized>(&mut self, sink: &mut S) -> Option<u64> {
+        let pc = self.cur.pc;
+        let e = self.cur.decode(pc).ok()?;
+        if e.class != CfClass::EnvTrap {
+            return None;
+        }
+        let seq = pc.wrapping_add(u64::from(e.len)) & self.cur.mask();
+        self.stats.instructions += 1;
+        self.cur.advance(CfClass::EnvTrap, seq, false, seq, sink);
+        Some(pc)
     }
 
     /// A message with an address and no trap: is the address one the walk can lead to?

@@ -16,7 +16,7 @@
 //! ProgTraceCorrelation (7.12).
 
 use crate::codec::{btype, evcode, rcode, sync, Addr, Body, Message, MessageBytes, Process};
-use crate::options::{CallStack, EncoderConfig, Mode, SyncUnit};
+use crate::options::{CallStack, EncoderConfig, Mode, Spec, SyncUnit};
 use rvtrace_ingress::Record;
 use std::collections::VecDeque;
 
@@ -67,6 +67,9 @@ enum Pending {
         /// For a trap after a retired instruction: the next sequential address (the `nexrv`
         /// preset traces a trap whose handler is there as a plain instruction).
         seq_next: Option<u64>,
+        /// Half-words of the trapping `ecall`/`ebreak` left out of I-CNT (N-Trace 1.0), counted
+        /// after all where the `nexrv` preset traces it as a plain instruction.
+        unretired: u32,
     },
     /// A taken branch in BTM (DirectBranch; DirectBranchSync when a sync is due).
     Direct { time: u64 },
@@ -336,7 +339,7 @@ impl Encoder {
         self.seq_ok = false;
         self.sync_counter = 0;
         self.sync_base_time = r.time;
-        if sync::resets_encoder(sync) {
+        if self.cfg.spec.sync_resets_encoder(sync) {
             self.stack.clear();
             self.count = 0;
             self.nx_cnt = 0;
@@ -377,15 +380,18 @@ impl Encoder {
                 time,
                 predicted,
                 seq_next,
+                unretired,
             } => {
                 if predicted.is_some_and(|p| p.matches(target)) {
                     return; // implicit return (9.2)
                 }
                 if self.cfg.nexrv && seq_next == Some(target) {
-                    return; // the reference encoder sees a plain instruction here
+                    // The reference encoder sees a plain instruction here.
+                    self.icnt += u64::from(unretired);
+                    return;
                 }
                 if self.sync_due() {
-                    self.sync_message(sync::PERIODIC, btype, target, time, r, out);
+                    self.sync_message(sync::PERIODIC, Some(btype), target, time, r, out);
                     return;
                 }
                 let icnt = self.icnt;
@@ -446,15 +452,20 @@ impl Encoder {
                 self.emit_branch(Body::DirectBranch { icnt }, key, time, out);
                 self.icnt = 0;
             }
-            Pending::Sync { sync, time } => self.sync_message(sync, 0, target, time, r, out),
+            Pending::Sync { sync, time } => self.sync_message(sync, None, target, time, r, out),
         }
     }
 
-    /// A synchronization message carrying I-CNT (and HIST) up to here and F-ADDR `target`.
+    /// A synchronization message carrying I-CNT (and HIST) up to here and F-ADDR `target`; `jump`
+    /// is the B-TYPE of the uninferable jump or trap it reports (`None`: linear code).
+    ///
+    /// At a jump, 1.0 upgrades the branch message to its `...Sync` counterpart (8.4.1 note 3:
+    /// IndirectBranchSync, B-TYPE 0 included; ProgTraceSync is for linear code); rc7 has no such
+    /// rule, and an indirect jump (B-TYPE 0) with an empty HIST gives ProgTraceSync.
     fn sync_message(
         &mut self,
         sync: u8,
-        btype: u8,
+        jump: Option<u8>,
         target: u64,
         time: u64,
         r: &Record,
@@ -463,6 +474,8 @@ impl Encoder {
         let faddr = self.addr_field(target >> 1);
         let icnt = self.icnt;
         let hist = self.hist;
+        let btype = jump.unwrap_or(btype::INDIRECT);
+        let upgrade = jump.is_some() && (btype != 0 || self.cfg.spec == Spec::V1_0);
         let body = if self.htm() && hist != 1 {
             Body::IndirectBranchHistSync {
                 sync,
@@ -471,7 +484,7 @@ impl Encoder {
                 faddr,
                 hist,
             }
-        } else if btype != 0 {
+        } else if upgrade {
             Body::IndirectBranchSync {
                 sync,
                 btype,
@@ -563,15 +576,17 @@ impl Encoder {
                     time: r.time,
                     predicted: None,
                     seq_next: None,
+                    unretired: 0,
                 });
                 self.seq_ok = false;
             }
             self.last = Some(*r);
             return;
         }
-        self.icnt += r.iretire as u64;
+        let retired = u64::from(r.iretire - self.unretired(r));
+        self.icnt += retired;
         match self.cfg.sync_period {
-            Some((SyncUnit::Halfwords, _)) => self.sync_counter += r.iretire as u64,
+            Some((SyncUnit::Halfwords, _)) => self.sync_counter += retired,
             Some((SyncUnit::Cycles, _)) => {
                 self.sync_counter = r.time.saturating_sub(self.sync_base_time)
             }
@@ -706,6 +721,16 @@ impl Encoder {
         n
     }
 
+    /// Half-words of `r` that did not retire although the ingress counts them: in 1.0 the
+    /// `ecall`/`ebreak`/`c.ebreak` that takes its exception ("These instructions do not retire",
+    /// 1.0 chapter 2; 8.3: not in I-CNT). rc7 counts it (rc7 Table 2, 8.4).
+    fn unretired(&self, r: &Record) -> u32 {
+        match self.cfg.spec {
+            Spec::V1_0 if r.ends_in_env_trap() => (1u32 << r.ilastsize.min(30)).min(r.iretire),
+            _ => 0,
+        }
+    }
+
     /// N-Trace Tables 3 and 4: what the block's last instruction does.
     fn itype(&mut self, r: &Record, out: &mut Vec<u8>) {
         let code = r.itype.code();
@@ -718,6 +743,7 @@ impl Encoder {
                     time: r.time,
                     predicted: None,
                     seq_next: (code == 1).then(|| r.next_iaddr() & self.addr_mask()),
+                    unretired: self.unretired(r),
                 })
             }
             // Trap return.
@@ -727,6 +753,7 @@ impl Encoder {
                     time: r.time,
                     predicted: None,
                     seq_next: None,
+                    unretired: 0,
                 })
             }
             4 | 5 => self.branch(code == 5, r, out),
@@ -761,6 +788,7 @@ impl Encoder {
                     time: r.time,
                     predicted,
                     seq_next: None,
+                    unretired: 0,
                 });
             }
         }
@@ -983,7 +1011,9 @@ impl Encoder {
         if self.icnt >> (bits - 1) == 0 || self.pending.is_some() {
             return;
         }
-        if self.htm() && self.hist != 1 {
+        // rc7 8.4.4: SYNC=4 in HTM with branches in HIST ("Required for HTM mode"); 1.0 8.3:
+        // ResourceFull RCODE 0 in both modes, SYNC=4 "may be only used in BTM mode".
+        if self.htm() && self.hist != 1 && self.cfg.spec == Spec::Rc7 {
             self.pending = Some(Pending::Sync {
                 sync: sync::ICNT_OVERFLOW,
                 time: r.time,

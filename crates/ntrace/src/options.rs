@@ -39,6 +39,58 @@ impl std::fmt::Display for ConfigError {
 
 impl std::error::Error for ConfigError {}
 
+/// Which text of the N-Trace specification the encoder and decoder follow where the two differ
+/// (crates/ntrace/README.md, "N-Trace 1.0 and 1.0.0-rc7"; the sidecar's `spec` key).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
+pub enum Spec {
+    /// N-Trace 1.0 as ratified: `ecall`/`ebreak`/`c.ebreak` do not retire (not in I-CNT), a
+    /// periodic sync at an indirect jump is IndirectBranch(Hist)Sync, a full I-CNT is ResourceFull
+    /// RCODE 0 (SYNC=4 in BTM only), every synchronizing message resets the encoder.
+    #[default]
+    #[cfg_attr(feature = "clap", value(name = "1.0"))]
+    V1_0,
+    /// N-Trace 1.0.0-rc7 (what NexRv follows): `ecall`/`ebreak` counted in I-CNT, SYNC=4 for a
+    /// full I-CNT in HTM with HIST bits pending, SYNC 0/4/6 keep the encoder state.
+    #[cfg_attr(feature = "clap", value(name = "rc7"))]
+    Rc7,
+}
+
+impl Spec {
+    /// The sidecar and command-line spelling.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Spec::V1_0 => "1.0",
+            Spec::Rc7 => "rc7",
+        }
+    }
+
+    /// The spec of a name ([`Spec::name`]).
+    pub fn from_name(name: &str) -> Option<Spec> {
+        [Spec::V1_0, Spec::Rc7]
+            .into_iter()
+            .find(|s| s.name() == name)
+    }
+
+    /// Whether a synchronizing message with this SYNC resets the encoder state (return stack,
+    /// counters): every one in 1.0 (8.4: "All synchronizing messages MUST fully reset the encoder
+    /// state"); in rc7 all but 0 (External Trace Trigger), 4 (Sequential Instruction Counter) and
+    /// 6 (Trace Event) (rc7 8.5 Table 25, column "Encoder Reset").
+    pub const fn sync_resets_encoder(self, sync: u8) -> bool {
+        use crate::codec::sync::{EXTERNAL_TRIGGER, ICNT_OVERFLOW, TRACE_EVENT};
+        match self {
+            Spec::V1_0 => true,
+            Spec::Rc7 => !matches!(sync, EXTERNAL_TRIGGER | ICNT_OVERFLOW | TRACE_EVENT),
+        }
+    }
+}
+
+impl std::fmt::Display for Spec {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
 /// trTeInstMode (N-Trace chapter 5).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum Mode {
@@ -203,6 +255,8 @@ pub struct EncoderConfig {
     pub max_hrepeat: u64,
     /// Largest B-CNT (NTRACE_MAX_BCNT: 18 bits).
     pub max_bcnt: u64,
+    /// The text of the specification followed where 1.0 and rc7 differ.
+    pub spec: Spec,
 }
 
 impl EncoderConfig {
@@ -233,6 +287,7 @@ impl EncoderConfig {
             nexrv: false,
             max_hrepeat: (1 << 18) - 1,
             max_bcnt: (1 << 18) - 1,
+            spec: Spec::V1_0,
         }
     }
 
@@ -265,9 +320,10 @@ impl EncoderConfig {
     /// SYNC=1, HIST holds up to 31 branches (32 bits with the stop-bit), I-CNT has no limit (NexRv
     /// never reports an overflow), repeated HIST as RCODE 2 with NexRv's 28/30-branch patterns and
     /// no HREPEAT limit, NexRv's call-stack ring, the trace ends as NexRv ends it. `mode` and the
-    /// repeat and call-stack options stay as given.
+    /// repeat and call-stack options stay as given. NexRv follows rc7 ([`Spec::Rc7`]).
     pub const fn nexrv(mut self) -> Self {
         self.nexrv = true;
+        self.spec = Spec::Rc7;
         self.start_sync = crate::codec::sync::EXIT_RESET;
         self.hist_bits = 32;
         self.icnt_bits = 0;

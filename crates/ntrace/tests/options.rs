@@ -24,6 +24,7 @@ fn decoder_config(cfg: &EncoderConfig) -> DecoderConfig {
     d.codec = cfg.codec;
     d.src = (cfg.codec.src_bits > 0).then_some(cfg.src_id);
     d.extend_addr_msb = cfg.extend_addr_msb;
+    d.spec = cfg.spec;
     d
 }
 

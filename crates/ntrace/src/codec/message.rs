@@ -105,13 +105,6 @@ pub mod sync {
             _ => "Reserved",
         }
     }
-
-    /// Whether a synchronization with this SYNC resets the encoder state (Table 25 column
-    /// "Encoder Reset"): all but 0 (External Trace Trigger), 4 (Sequential Instruction Counter)
-    /// and 6 (Trace Event).
-    pub const fn resets_encoder(sync: u8) -> bool {
-        !matches!(sync, EXTERNAL_TRIGGER | ICNT_OVERFLOW | TRACE_EVENT)
-    }
 }
 
 /// B-TYPE values (N-Trace 6.2 Table 9).
