@@ -2,11 +2,11 @@
 //! ([`rvtrace_flow::FlowElement`]).
 //!
 //! For each message with I-CNT the decoder walks the code from the current PC (11.1): HIST bits
-//! first (each direct conditional branch takes the next bit, MSB after the stop-bit first; 8.3),
-//! then the rest of the I-CNT (branches not taken), counting 16-bit units per instruction (8.4).
+//! first (each direct conditional branch takes the next bit, MSB after the stop-bit first; 8.2),
+//! then the rest of the I-CNT (branches not taken), counting 16-bit units per instruction (8.3).
 //! The last instruction of the I-CNT is the one the message is about: the next PC is the
 //! message's address (F-ADDR, or U-ADDR XOR the previous address: 8.1; with the MSB extension of
-//! 8.2 when configured), or the taken target of a DirectBranch (7.2).
+//! 9.4 when configured), or the taken target of a DirectBranch (7.2).
 //!
 //! Inside an I-CNT only inferable instructions may be met; two kinds of uninferable jump are
 //! inferred and need no option:
@@ -33,7 +33,7 @@
 //!   or 4 with trace disabled), so a stream that ends synchronized was cut and the instructions
 //!   retired after its last message are unknown (NexRv's end of trace, README `--preset nexrv`
 //!   item 9, sends none in some cases; such streams are reported too);
-//! * code that does not match the trace: an invalid I-CNT (8.4.1), a walk that meets an
+//! * code that does not match the trace: an invalid I-CNT (8.3.1), a walk that meets an
 //!   uninferable jump, leaves the executable segments or meets the all-zeros illegal parcel,
 //!   HIST bits left with no conditional branch for 2^20 instructions (a loop without branches
 //!   such as `j .`: the walk would never end), a
@@ -61,7 +61,7 @@ pub struct DecoderConfig {
     pub codec: CodecConfig,
     /// Decode only messages with this SRC (N-Trace 11.2); `None` decodes every message.
     pub src: Option<u16>,
-    /// trTeInstExtendAddrMSB: addresses use the MSB extension (N-Trace 8.2).
+    /// trTeInstExtendAddrMSB: addresses use the MSB extension (N-Trace 9.4).
     pub extend_addr_msb: bool,
     /// trTeInstEnAllJumps: direct jumps are reported as taken branches (N-Trace chapter 2 note).
     pub all_jumps: bool,
@@ -70,7 +70,7 @@ pub struct DecoderConfig {
     /// ISA (XLEN, Zcmp, Zcmt) of the traced hart.
     pub isa: IsaConfig,
     /// Largest I-CNT field accepted (default [`MAX_ICNT`]); the encoder's I-CNT counter width
-    /// bounds it (`icnt-bits` in the sidecar: 8.4.4).
+    /// bounds it (`icnt-bits` in the sidecar: 8.3).
     pub max_icnt: u64,
     /// Largest B-CNT or HREPEAT replayed (default [`MAX_REPEAT`]).
     pub max_repeat: u64,
@@ -143,7 +143,7 @@ const MAX_STACK: usize = 1 << 16;
 /// ratified text).
 pub const MAX_REPEAT: u64 = 1 << 20;
 
-/// HIST bits waiting to be consumed, oldest first (N-Trace 8.3).
+/// HIST bits waiting to be consumed, oldest first (N-Trace 8.2).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 struct HistQueue {
     /// The front pattern (without its stop-bit), in a register for the walk's every branch.
@@ -352,7 +352,7 @@ struct Progress {
     skipped_start: Option<u64>,
     ended: bool,
     /// A ProgTraceCorrelation came before the first synchronization: the trace starts disabled
-    /// (Table 26), so a stream that never synchronizes after it lost nothing. Read only before
+    /// (8.6 Corner Cases), so a stream that never synchronizes after it lost nothing. Read only before
     /// the first synchronization (`finish`).
     starts_disabled: bool,
     /// The sink asked to stop ([`FlowSink::stop_requested`]).
@@ -442,7 +442,7 @@ impl<'a> Decoder<'a> {
             self.report_loss(start, end - start, reason, sink);
         } else if !self.s.ever_synced && !self.s.starts_disabled {
             // Nothing at all (empty, idles only): the encoder's first message is a
-            // synchronization (Table 26), so this is not a trace of anything.
+            // synchronization (8.6 Corner Cases), so this is not a trace of anything.
             self.stats.skipped_bytes += end;
             let reason = LossReason::NoTrace(match (end, self.cfg.src) {
                 (0, _) => "the trace is empty (no synchronization message)".into(),
@@ -684,7 +684,7 @@ impl<'a> Decoder<'a> {
         }
     }
 
-    /// TSTAMP: absolute in synchronization messages, relative otherwise (N-Trace 8.7).
+    /// TSTAMP: absolute in synchronization messages, relative otherwise (N-Trace 8.5).
     fn time<S: FlowSink + ?Sized>(&mut self, m: &Message, absolute: bool, sink: &mut S) {
         let Some(t) = m.tstamp else { return };
         let time = if absolute {
@@ -1139,7 +1139,7 @@ impl<'a> Decoder<'a> {
     }
 }
 
-/// The address an F-ADDR or U-ADDR field gives (N-Trace 8.1, with the MSB extension of 8.2
+/// The address an F-ADDR or U-ADDR field gives (N-Trace 8.1, with the MSB extension of 9.4
 /// when configured).
 pub(crate) fn full_addr(cfg: &DecoderConfig, a: &Addr) -> u64 {
     let ext = cfg.extend_addr_msb.then_some(cfg.isa.xlen);
@@ -1297,7 +1297,7 @@ impl rvtrace_flow::chunk::ChunkDecoder for Decoder<'_> {
     }
 
     fn begin_guess(&mut self) {
-        // A synchronization that resets the encoder (Table 25) forgets the instruction before
+        // A synchronization that resets the encoder (`Spec::sync_resets_encoder`) forgets the instruction before
         // (so does the first one); the guess has nothing else the message does not say.
         self.cur.ranges.continue_open();
     }
@@ -1351,7 +1351,7 @@ mod tests {
         std::iter::from_fn(|| q.pop()).collect()
     }
 
-    /// N-Trace 8.3 examples: the bit after the stop-bit is the first branch.
+    /// N-Trace 8.2 examples: the bit after the stop-bit is the first branch.
     #[test]
     fn hist_examples_8_3() {
         assert_eq!(bits(0x5, 1), [false, true]);

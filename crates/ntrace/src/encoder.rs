@@ -5,12 +5,14 @@
 //! * the message left pending by the previous record is emitted first: an uninferable jump, trap
 //!   or trap return reports the address of *this* record ("an address emitted is known at the
 //!   next ingress port cycle", Table 3);
-//! * the retired half-words are added to I-CNT (8.4);
-//! * direct conditional branches add a HIST bit (HTM, 8.3) or, when taken, a DirectBranch (BTM);
+//! * the retired half-words are added to I-CNT (8.3);
+//! * direct conditional branches add a HIST bit (HTM, 8.2) or, when taken, a DirectBranch (BTM);
 //! * uninferable jumps leave an IndirectBranch(Hist) pending, unless the call stack predicts the
 //!   return (9.2) or the jump is sequentially inferable (9.1);
 //! * a full HIST gives ResourceFull RCODE 1 (or RCODE 2 with HREPEAT, 9.3), a full I-CNT
-//!   ResourceFull RCODE 0 or, in HTM with branches in HIST, a SYNC=4 synchronization (8.4.4).
+//!   ResourceFull RCODE 0 (8.3) or, under rc7 in HTM with branches in HIST, a SYNC=4
+//!   synchronization (rc7 8.4.4);
+//! * under 1.0 a trap's `ecall`/`ebreak`/`c.ebreak` is left out of I-CNT (it does not retire).
 //!
 //! The trace starts with ProgTraceSync and ends (at [`Encoder::finish`]) with
 //! ProgTraceCorrelation (7.12).
@@ -231,7 +233,7 @@ impl Encoder {
     // ---- Output -------------------------------------------------------------------------------
 
     /// Serialize one message with SRC and TSTAMP (absolute for synchronization messages, N-Trace
-    /// 8.7) and append it.
+    /// 8.5) and append it.
     fn write(&mut self, body: Body, time: u64, out: &mut Vec<u8>) {
         let absolute = body.sync().is_some();
         // Time never runs backwards in the trace (a record without time, such as a trap record of
@@ -331,7 +333,8 @@ impl Encoder {
         self.last_key = Some(key);
     }
 
-    /// After any synchronization message: state reset (Table 25), Ownership (7.1).
+    /// After any synchronization message: state reset (`Spec::sync_resets_encoder`), Ownership
+    /// (7.1).
     fn after_sync(&mut self, sync: u8, faddr: u64, r: &Record, out: &mut Vec<u8>) {
         self.icnt = 0;
         self.hist = 1;
@@ -527,7 +530,7 @@ impl Encoder {
             self.start(sync::FIFO_OVERRUN, r, out);
         }
         if !traced {
-            // Trace stops (or starts disabled): ProgTraceCorrelation EVCODE=4 (Table 26).
+            // Trace stops (or starts disabled): ProgTraceCorrelation EVCODE=4 (8.6 Corner Cases).
             if self.enabled {
                 if let Some(p) = self.pending.take() {
                     self.resolve(p, r, out);
@@ -620,8 +623,8 @@ impl Encoder {
 
     /// The run of records at the start of `recs` that produce no message and leave none
     /// pending: traced retired instructions (no trap) that are sequential, inferable jumps that
-    /// are not calls (without all-jumps), or, in HTM, branches that do not fill HIST (8.3.1);
-    /// I-CNT not reaching its overflow flag (8.4.4), no sync due, no ownership change, no
+    /// are not calls (without all-jumps), or, in HTM, branches that do not fill HIST (8.2.1);
+    /// I-CNT not reaching its overflow flag (8.3), no sync due, no ownership change, no
     /// output queue model. Their effect applied (I-CNT, HIST, the sync counter), their number
     /// returned.
     fn run_fast(&mut self, recs: &[Record]) -> usize {
@@ -807,7 +810,7 @@ impl Encoder {
         }
     }
 
-    /// HIST is full (N-Trace 8.3.1): ResourceFull RCODE 1, or counted for RCODE 2 (9.3).
+    /// HIST is full (N-Trace 8.2.1): ResourceFull RCODE 1, or counted for RCODE 2 (9.3).
     fn hist_full(&mut self, time: u64, out: &mut Vec<u8>) {
         self.hist_full_now = true;
         if self.cfg.nexrv && self.cfg.repeat_history {
@@ -870,7 +873,7 @@ impl Encoder {
         }
     }
 
-    /// `hist_patterns`: HIST is full (8.3.1). The window of this register and the one held back
+    /// `hist_patterns`: HIST is full (8.2.1). The window of this register and the one held back
     /// is searched for a repeating stretch at its end ([`crate::histpat::find`]): the bits before
     /// the stretch are sent as ResourceFull RCODE 1 and the stretch's pattern is counted;
     /// without one, the held register is sent and this one held in its place.
@@ -1000,7 +1003,7 @@ impl Encoder {
         self.hist = 1;
     }
 
-    /// I-CNT overflow (N-Trace 8.4.4). `icnt_bits` 0: no limit (NexRv never checks its counter).
+    /// I-CNT overflow (N-Trace 8.3). `icnt_bits` 0: no limit (NexRv never checks its counter).
     fn icnt_overflow(&mut self, r: &Record, out: &mut Vec<u8>) {
         if self.cfg.icnt_bits == 0 {
             return;
@@ -1208,7 +1211,7 @@ impl Encoder {
     /// EVCODE=4 with their I-CNT and HIST (7.12, as when trace is disabled; the target of a
     /// pending indirect jump is what was lost), then an Error message says trace was lost
     /// (ETYPE 0, ECODE bit 2: program trace messages, 7.4), and the next record restarts trace
-    /// with ProgTraceSync SYNC=7 (Table 25), as after an output queue overrun.
+    /// with ProgTraceSync SYNC=7 (8.4), as after an output queue overrun.
     pub fn lost(&mut self, out: &mut Vec<u8>) {
         let time = self.last.map_or(0, |r| r.time.max(self.last_time));
         self.pending = None;
@@ -1239,7 +1242,7 @@ impl Encoder {
             return self.stats;
         }
         if !self.enabled {
-            // The hart stops with trace disabled: EVCODE=0 and I-CNT=0 (Table 26).
+            // The hart stops with trace disabled: EVCODE=0 and I-CNT=0 (8.6 Corner Cases).
             self.icnt = 0;
             self.hist = 1;
         }

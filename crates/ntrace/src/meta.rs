@@ -1,6 +1,6 @@
 //! What encoder and decoder must agree on beyond the bytes. N-Trace has no message that carries
 //! the encoder's configuration: the SRC width (trTeSrcBits, 6.2), the MSB extension of addresses
-//! (trTeInstExtendAddrMSB, 8.2) and all-jumps (trTeInstEnAllJumps, chapter 2) change how the
+//! (trTeInstExtendAddrMSB, 9.4) and all-jumps (trTeInstEnAllJumps, chapter 2) change how the
 //! bytes read, and "the decoder must be configured the same way" (chapter 4). rvtrace writes them
 //! into a small text *sidecar* next to the trace, `TRACE.meta`, so that the trace stays exactly
 //! the protocol's bytes:
@@ -162,7 +162,7 @@ pub struct Meta {
     /// `fifo-bytes`: the encoder's output queue, whose overflow loses messages (Error, 7.4).
     pub fifo_bytes: Option<u32>,
     /// `icnt-bits`: the encoder's I-CNT counter width (0: it never overflows), which bounds
-    /// every I-CNT field (8.4.4).
+    /// every I-CNT field (8.3).
     pub icnt_bits: Option<u8>,
     /// The encoder's other settings, `key = value`, for people (written after the others).
     pub info: Vec<(String, String)>,
@@ -447,7 +447,7 @@ pub struct Given {
     /// The SRC to decode (common `--src-id`).
     #[cfg_attr(feature = "clap", arg(skip))]
     pub src_id: Option<u16>,
-    /// trTeInstExtendAddrMSB: F-ADDR/U-ADDR with the MSB extension (N-Trace 8.2) [default: the
+    /// trTeInstExtendAddrMSB: F-ADDR/U-ADDR with the MSB extension (N-Trace 9.4) [default: the
     /// sidecar's, else false].
     #[cfg_attr(feature = "clap", arg(long, value_name = "BOOL", num_args = 0..=1, require_equals = true,
           default_missing_value = "true"))]

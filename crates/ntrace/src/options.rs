@@ -157,7 +157,7 @@ pub struct Fifo {
 
 /// Which instructions are traced (trTeInstFilters, simplified): trace stops (ProgTraceCorrelation
 /// EVCODE=4) at the first instruction outside the filter and restarts (ProgTraceSync SYNC=5) at
-/// the next one inside (N-Trace 8.6 Table 26).
+/// the next one inside (N-Trace 8.6 Corner Cases).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct TraceFilter {
     /// Privileges traced, one bit per ingress privilege code (bit 0 U, bit 1 S, bit 3 M, ...).
@@ -206,10 +206,10 @@ pub struct EncoderConfig {
     pub mode: Mode,
     /// XLEN of the hart (address width, MSB extension).
     pub xlen: Xlen,
-    /// I-CNT counter width in bits, including its overflow (most significant) bit (N-Trace 8.4.4,
+    /// I-CNT counter width in bits, including its overflow (most significant) bit (N-Trace 8.3,
     /// NTRACE_MAX_ICNT = 22); 2 to 24, or 0 for a counter that never overflows (NexRv's).
     pub icnt_bits: u8,
-    /// HIST register width in bits, including the stop-bit (N-Trace 8.3.1, at most 32).
+    /// HIST register width in bits, including the stop-bit (N-Trace 8.2.1, at most 32).
     pub hist_bits: u8,
     /// trTeInstEnRepeatedHistory (N-Trace 9.3): ResourceFull RCODE 2 with HREPEAT.
     pub repeat_history: bool,
@@ -226,11 +226,11 @@ pub struct EncoderConfig {
     pub sequential_jumps: bool,
     /// trTeInstEnAllJumps: direct jumps are traced as taken branches.
     pub all_jumps: bool,
-    /// trTeInstExtendAddrMSB (N-Trace 8.2).
+    /// trTeInstExtendAddrMSB (N-Trace 9.4).
     pub extend_addr_msb: bool,
     /// Periodic synchronization (trTeInstSyncMode/Max): every so many units, SYNC=2.
     pub sync_period: Option<(SyncUnit, u64)>,
-    /// TSTAMP fields (trTsEnable; N-Trace 8.7).
+    /// TSTAMP fields (trTsEnable; N-Trace 8.5).
     pub timestamps: bool,
     /// SRC width (trTeSrcBits).
     pub codec: CodecConfig,
@@ -261,7 +261,7 @@ pub struct EncoderConfig {
 
 impl EncoderConfig {
     /// The defaults for a hart of `xlen`: HTM, 22-bit I-CNT, 32-bit HIST, everything else off,
-    /// first message ProgTraceSync with SYNC=3 (Exit from Debug Mode, N-Trace 8.6 Table 26).
+    /// first message ProgTraceSync with SYNC=3 (Exit from Debug Mode, N-Trace 8.6 Corner Cases).
     pub const fn new(xlen: Xlen) -> Self {
         EncoderConfig {
             mode: Mode::Htm,

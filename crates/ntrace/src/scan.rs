@@ -28,7 +28,7 @@ pub struct SyncPoint {
     pub cut: Cut,
     /// Its F-ADDR (the address of the next instruction).
     pub addr: u64,
-    /// Its SYNC code (N-Trace Table 25).
+    /// Its SYNC code (N-Trace 8.4 "SYNC Field Values").
     pub sync: u8,
 }
 

@@ -43,7 +43,7 @@ fn image(code: &[(u64, u32, u8)]) -> Image {
     img
 }
 
-/// The code of N-Trace 8.4.1 (also used by 8.4.2).
+/// The code of N-Trace 8.3.1 (also used by 8.3.2).
 fn icnt_example() -> Image {
     image(&[
         (0x100, C_ADD as u32, 2),
@@ -135,7 +135,7 @@ const NT: Itype = Itype::NonTakenBranch;
 const T: Itype = Itype::TakenBranch;
 const N: Itype = Itype::None;
 
-/// The three runs of 8.4.1/8.4.2 (instructions retired before the `c.ebreak` that enters debug
+/// The three runs of 8.3.1/8.3.2 (instructions retired before the `c.ebreak` that enters debug
 /// mode, which does not retire).
 fn runs() -> [Vec<(u64, u32, Itype)>; 3] {
     [
@@ -158,7 +158,7 @@ fn runs() -> [Vec<(u64, u32, Itype)>; 3] {
     ]
 }
 
-/// N-Trace 8.4.1: BTM. Run 1: DirectBranch I-CNT=3, then ProgTraceCorrelation I-CNT=1; run 2:
+/// N-Trace 8.3.1: BTM. Run 1: DirectBranch I-CNT=3, then ProgTraceCorrelation I-CNT=1; run 2:
 /// DirectBranch I-CNT=7, ProgTraceCorrelation I-CNT=2; run 3: ProgTraceCorrelation I-CNT=10.
 /// ProgTraceSync at the start has I-CNT=0 and F-ADDR encoding 0x100.
 #[test]
@@ -182,8 +182,8 @@ fn icnt_btm_8_4_1() {
     }
 }
 
-/// N-Trace 8.4.2: HTM, the same runs: I-CNT=4 HIST=0b1_1; I-CNT=9 HIST=0b1_01; I-CNT=10
-/// HIST=0b1_00 (8.3: "101 = two branches, not-taken and taken").
+/// N-Trace 8.3.2: HTM, the same runs: I-CNT=4 HIST=0b1_1; I-CNT=9 HIST=0b1_01; I-CNT=10
+/// HIST=0b1_00 (8.2: "101 = two branches, not-taken and taken").
 #[test]
 fn icnt_htm_8_4_2() {
     let img = icnt_example();
