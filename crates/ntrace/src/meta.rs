@@ -585,7 +585,7 @@ pub fn decoder_config(
 }
 
 /// Decoding of `data` lost trace: is one of the settings a decoder must share with the encoder
-/// (SRC width, MSB extension, all-jumps) the likely cause? Tries the others on the first 64 KB
+/// (SRC width, MSB extension, all-jumps, the N-Trace text) the likely cause? Tries the others on the first 64 KB
 /// and names the one that decodes without the losses; also says when the messages do not parse
 /// with the SRC width assumed but do with another (SRC field garbage).
 pub fn diagnose(image: &Image, cfg: DecoderConfig, data: &[u8]) -> Option<String> {
@@ -640,6 +640,15 @@ pub fn diagnose(image: &Image, cfg: DecoderConfig, data: &[u8]) -> Option<String
             all_jumps: !cfg.all_jumps,
             ..cfg
         },
+    ));
+    // An rc7 stream read by the 1.0 decoder loses its call stack at SYNC 0/4/6.
+    let other = match cfg.spec {
+        Spec::V1_0 => Spec::Rc7,
+        Spec::Rc7 => Spec::V1_0,
+    };
+    tries.push((
+        format!("--spec {other}"),
+        DecoderConfig { spec: other, ..cfg },
     ));
     let bad_now = bad_messages(cfg.codec.src_bits);
     for (opt, c) in tries {

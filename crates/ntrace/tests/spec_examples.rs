@@ -314,7 +314,7 @@ fn icnt_full_ratified_example() {
     let (bytes, _) = encode(cfg, &records(&run));
     assert_eq!(
         bodies(&bytes, &CodecConfig::default()),
-        vec![pts(0, 0x80), rf.clone(), ptc(5, None)]
+        vec![pts(0, 0x80), rf, ptc(5, None)]
     );
     assert_eq!(
         run_decoder(&img, &bytes, stop_after(&run)),
