@@ -338,6 +338,20 @@ impl EncoderConfig {
 mod tests {
     use super::*;
 
+    /// 1.0 8.4: every synchronizing message resets the encoder; rc7 8.5 Table 25: not SYNC 0
+    /// (External Trace Trigger), 4 (Sequential Instruction Counter), 6 (Trace Event).
+    #[test]
+    fn sync_resets() {
+        let rc7: Vec<u8> = (0..16)
+            .filter(|&s| !Spec::Rc7.sync_resets_encoder(s))
+            .collect();
+        assert_eq!(rc7, [0, 4, 6]);
+        assert!((0..16).all(|s| Spec::V1_0.sync_resets_encoder(s)));
+        assert_eq!(Spec::from_name("rc7"), Some(Spec::Rc7));
+        assert_eq!(Spec::from_name(&Spec::V1_0.to_string()), Some(Spec::V1_0));
+        assert_eq!(EncoderConfig::new(Xlen::Rv32).nexrv().spec, Spec::Rc7);
+    }
+
     #[test]
     fn validation() {
         let mut c = EncoderConfig::new(Xlen::Rv64);

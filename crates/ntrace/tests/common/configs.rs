@@ -29,6 +29,15 @@ pub fn configs(xlen: Xlen) -> Vec<(&'static str, EncoderConfig)> {
                 ..base
             }),
         ),
+        // SYNC=4 (a full I-CNT with HIST bits) keeps the call stack in rc7.
+        (
+            "htm+cs8+small-icnt+rc7",
+            rc7(EncoderConfig {
+                call_stack: cs8,
+                icnt_bits: 7,
+                ..base
+            }),
+        ),
         (
             "htm+small-counters+rc7",
             rc7(EncoderConfig {
