@@ -21,6 +21,11 @@
 //! repeats, 9.3) without ending a block: HIST bits are walked at once, I-CNT waits for the next
 //! message with an I-CNT. RepeatBranch (7.11) replays the previous branch message B-CNT times.
 //!
+//! Under N-Trace 1.0 ([`DecoderConfig::spec`]) the `ecall`/`ebreak`/`c.ebreak` that takes an
+//! exception, or at which the hart enters Debug Mode, is not in I-CNT; the decoder reports it
+//! as executed all the same (in the range before the Trap or End element), so 1.0 and rc7
+//! streams of one run give one PC list (crates/ntrace/README.md, "N-Trace 1.0 and 1.0.0-rc7").
+//!
 //! Decoding starts at the first synchronization message (any message with SYNC and F-ADDR).
 //! Problems are reported as [`FlowElement::Loss`] with their byte offset, once the next
 //! synchronization message is found, with the number of bytes skipped to reach it;
@@ -352,8 +357,8 @@ struct Progress {
     skipped_start: Option<u64>,
     ended: bool,
     /// A ProgTraceCorrelation came before the first synchronization: the trace starts disabled
-    /// (8.6 Corner Cases), so a stream that never synchronizes after it lost nothing. Read only before
-    /// the first synchronization (`finish`).
+    /// (8.6 Corner Cases), so a stream that never synchronizes after it lost nothing. Read only
+    /// before the first synchronization (`finish`).
     starts_disabled: bool,
     /// The sink asked to stop ([`FlowSink::stop_requested`]).
     stopped: bool,
@@ -655,7 +660,8 @@ impl<'a> Decoder<'a> {
                 let r = self.walk_message(icnt, hist, End::Stop, sink);
                 if r.is_ok() {
                     if self.cfg.spec == Spec::V1_0 && evcode == crate::codec::evcode::DEBUG {
-                        // 1.0 8.3.3: Debug Mode is entered before the `ebreak`, not in I-CNT.
+                        // The hart stopped at an `ebreak` (Debug Mode), which 1.0 leaves out of
+                        // I-CNT (8.3.3): reported as the last instruction, as at a trap.
                         self.step_env_trap(sink);
                     }
                     self.time(m, false, sink);
@@ -1297,8 +1303,9 @@ impl rvtrace_flow::chunk::ChunkDecoder for Decoder<'_> {
     }
 
     fn begin_guess(&mut self) {
-        // A synchronization that resets the encoder (`Spec::sync_resets_encoder`) forgets the instruction before
-        // (so does the first one); the guess has nothing else the message does not say.
+        // A synchronization that resets the encoder (`Spec::sync_resets_encoder`) forgets the
+        // instruction before (so does the first one); the guess has nothing else the message
+        // does not say.
         self.cur.ranges.continue_open();
     }
 

@@ -585,9 +585,9 @@ pub fn decoder_config(
 }
 
 /// Decoding of `data` lost trace: is one of the settings a decoder must share with the encoder
-/// (SRC width, MSB extension, all-jumps, the N-Trace text) the likely cause? Tries the others on the first 64 KB
-/// and names the one that decodes without the losses; also says when the messages do not parse
-/// with the SRC width assumed but do with another (SRC field garbage).
+/// (SRC width, MSB extension, all-jumps, the N-Trace text) the likely cause? Tries the others on
+/// the first 64 KB and names the one that decodes without the losses; also says when the
+/// messages do not parse with the SRC width assumed but do with another (SRC field garbage).
 pub fn diagnose(image: &Image, cfg: DecoderConfig, data: &[u8]) -> Option<String> {
     let data = &data[..data.len().min(1 << 16)];
     // Losses apart from a cut end (the end of a prefix is not the trace's end, and may cut a

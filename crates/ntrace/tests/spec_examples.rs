@@ -521,5 +521,7 @@ fn periodic_sync_at_an_indirect_jump() {
     let (jumps_v1, ibs_v1) = count(Spec::V1_0);
     assert!(jumps_rc7 > 10 && ibs_rc7 == 0, "{jumps_rc7} {ibs_rc7}");
     assert_eq!(ibs_v1, jumps_v1);
-    println!("periodic syncs at indirect jumps: rc7 {jumps_rc7} (ProgTraceSync), 1.0 {jumps_v1} (IndirectBranchSync)");
+    println!(
+        "periodic syncs at jumps: rc7 {jumps_rc7} ProgTraceSync, 1.0 {jumps_v1} IndirectBranchSync"
+    );
 }

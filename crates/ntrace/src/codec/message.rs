@@ -151,7 +151,8 @@ pub struct CodecConfig {
 
 /// An F-ADDR or U-ADDR field (N-Trace 8.1): the address bits from bit 1 up (`field` is the
 /// address shifted right by 1 for F-ADDR, its XOR with the reference address shifted right by 1
-/// for U-ADDR), and the number of MDO bits it was sent in, which the MSB extension of N-Trace 9.4 needs.
+/// for U-ADDR), and the number of MDO bits it was sent in, which the MSB extension of N-Trace 9.4
+/// needs.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Addr {
     /// The field value as transmitted (bits beyond 64 are zero).
