@@ -20,7 +20,7 @@ use std::process::ExitCode;
 struct SharedOpts {
     #[command(flatten)]
     src: rvtrace_decode::SrcOptions,
-    /// trTeInstExtendAddrMSB: F-ADDR/U-ADDR with the MSB extension (N-Trace 8.2).
+    /// trTeInstExtendAddrMSB: F-ADDR/U-ADDR with the MSB extension (N-Trace 9.4).
     #[arg(long)]
     extend_addr_msb: bool,
     /// trTeInstEnAllJumps: direct jumps are traced as taken branches.
@@ -40,11 +40,17 @@ struct EncodeOpts {
     /// Make the same choices as the named reference encoder.
     #[arg(long, value_enum)]
     preset: Option<PresetArg>,
+    /// The N-Trace text to follow where 1.0 (ratified) and 1.0.0-rc7 differ: I-CNT of a trap's
+    /// ecall/ebreak (1.0: left out), a periodic sync at an indirect jump (1.0:
+    /// IndirectBranchSync), a full I-CNT in HTM with HIST bits (1.0: ResourceFull RCODE 0; rc7:
+    /// SYNC=4), which syncs reset the state (1.0: all) [default: 1.0; rc7 with --preset nexrv]
+    #[arg(long, value_enum, value_name = "SPEC")]
+    spec: Option<rvtrace_ntrace::options::Spec>,
     /// I-CNT counter width in bits, its most significant bit being the overflow flag (N-Trace
-    /// 8.4.4); default 22 (NTRACE_MAX_ICNT).
+    /// 8.3); default 22 (NTRACE_MAX_ICNT).
     #[arg(long, value_name = "BITS", value_parser = clap::value_parser!(u8).range(2..=24))]
     icnt_bits: Option<u8>,
-    /// HIST register width in bits including the stop-bit (N-Trace 8.3.1); default 32
+    /// HIST register width in bits including the stop-bit (N-Trace 8.2.1); default 32
     /// (NTRACE_MAX_HIST).
     #[arg(long, value_name = "BITS", value_parser = clap::value_parser!(u8).range(2..=32))]
     hist_bits: Option<u8>,
@@ -80,7 +86,7 @@ struct EncodeOpts {
     /// Unit of --sync-period (trTeInstSyncMode).
     #[arg(long, value_enum, default_value_t = SyncModeArg::Messages)]
     sync_mode: SyncModeArg,
-    /// TSTAMP fields: absolute in synchronization messages, relative elsewhere (8.7).
+    /// TSTAMP fields: absolute in synchronization messages, relative elsewhere (8.5).
     #[arg(long)]
     timestamps: bool,
     /// Ownership messages after every synchronization and on privilege/context changes (7.1).
@@ -97,7 +103,7 @@ struct EncodeOpts {
     #[arg(long, value_name = "BYTES", default_value_t = 0.25)]
     fifo_drain: f64,
     /// Trace only these privileges (comma-separated: u, s, m); trace stops with
-    /// ProgTraceCorrelation EVCODE=4 and restarts with SYNC=5 (Table 26).
+    /// ProgTraceCorrelation EVCODE=4 and restarts with SYNC=5 (8.6).
     #[arg(long, value_name = "LIST")]
     trace_priv: Option<String>,
     /// Trace only instructions with LO <= address < HI (hex).
@@ -117,7 +123,8 @@ enum ModeArg {
 /// `--preset`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 enum PresetArg {
-    /// The reference C encoder's choices (NexRv in riscv-non-isa/tg-nexus-trace refcode).
+    /// The reference C encoder's choices (NexRv in riscv-non-isa/tg-nexus-trace refcode;
+    /// N-Trace 1.0.0-rc7's rules).
     Nexrv,
 }
 
@@ -160,7 +167,7 @@ pub struct EncodeArgs {
     /// The program's ELF file(s), for an ingress file of block records (`rvtrace run
     /// --ingress-blocks`): each block is then given to the encoder as its instructions, and the
     /// messages are those of the per-instruction stream. Without it a block is encoded as one
-    /// record (I-CNT counts its half-words, N-Trace 8.4.4): the same messages, except that a
+    /// record (I-CNT counts its half-words, N-Trace 8.3): the same messages, except that a
     /// timestamp at a block is the block's time (that of its last instruction), a periodic
     /// sync comes at a block's end, and FIFO drain is per record; --trace-range, --icnt-bits
     /// and --fifo-bytes need it.
@@ -278,6 +285,9 @@ pub fn encode(a: &EncodeArgs) -> CmdResult {
     let mut cfg = EncoderConfig::new(xlen);
     if a.opts.preset == Some(PresetArg::Nexrv) {
         cfg = cfg.nexrv();
+    }
+    if let Some(spec) = a.opts.spec {
+        cfg.spec = spec;
     }
     cfg.mode = match a.opts.mode {
         ModeArg::Btm => Mode::Btm,

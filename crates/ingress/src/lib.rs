@@ -142,6 +142,15 @@ impl Record {
         matches!(self.itype, Itype::Exception | Itype::Interrupt)
     }
 
+    /// Whether this block ends with the `ecall`/`ebreak`/`c.ebreak` whose exception it reports
+    /// (`itype` 1 after retired instructions, with a cause only those raise,
+    /// [`pcs::retires_with_exception`]): its last instruction, counted in `iretire`.
+    pub fn ends_in_env_trap(&self) -> bool {
+        self.itype == Itype::Exception
+            && self.iretire > 0
+            && pcs::retires_with_exception(self.cause)
+    }
+
     /// Whether at least one instruction retired in this block (`iretire` != 0).
     pub fn retires(&self) -> bool {
         self.iretire != 0

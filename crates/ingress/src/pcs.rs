@@ -48,9 +48,11 @@ pub enum Step {
     },
 }
 
-/// True for the exception causes whose instruction retires (`ebreak` 3, `ecall` 8, 9, 11).
+/// True for the exception causes whose instruction retires (`ebreak` 3, `ecall` 8, 9, 10 (from
+/// VS-mode), 11): the ingress counts it in `iretire` (E-Trace's reference flow does; N-Trace 1.0
+/// says these instructions do not retire, and its encoder leaves them out of I-CNT).
 pub fn retires_with_exception(cause: u64) -> bool {
-    matches!(cause, 3 | 8 | 9 | 11)
+    matches!(cause, 3 | 8..=11)
 }
 
 /// A reader of [`Step`]s, each with the 1-based line number it came from.

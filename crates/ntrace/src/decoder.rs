@@ -2,11 +2,11 @@
 //! ([`rvtrace_flow::FlowElement`]).
 //!
 //! For each message with I-CNT the decoder walks the code from the current PC (11.1): HIST bits
-//! first (each direct conditional branch takes the next bit, MSB after the stop-bit first; 8.3),
-//! then the rest of the I-CNT (branches not taken), counting 16-bit units per instruction (8.4).
+//! first (each direct conditional branch takes the next bit, MSB after the stop-bit first; 8.2),
+//! then the rest of the I-CNT (branches not taken), counting 16-bit units per instruction (8.3).
 //! The last instruction of the I-CNT is the one the message is about: the next PC is the
 //! message's address (F-ADDR, or U-ADDR XOR the previous address: 8.1; with the MSB extension of
-//! 8.2 when configured), or the taken target of a DirectBranch (7.2).
+//! 9.4 when configured), or the taken target of a DirectBranch (7.2).
 //!
 //! Inside an I-CNT only inferable instructions may be met; two kinds of uninferable jump are
 //! inferred and need no option:
@@ -21,6 +21,11 @@
 //! repeats, 9.3) without ending a block: HIST bits are walked at once, I-CNT waits for the next
 //! message with an I-CNT. RepeatBranch (7.11) replays the previous branch message B-CNT times.
 //!
+//! Under N-Trace 1.0 ([`DecoderConfig::spec`]) the `ecall`/`ebreak`/`c.ebreak` that takes an
+//! exception, or at which the hart enters Debug Mode, is not in I-CNT; the decoder reports it
+//! as executed all the same (in the range before the Trap or End element), so 1.0 and rc7
+//! streams of one run give one PC list (crates/ntrace/README.md, "N-Trace 1.0 and 1.0.0-rc7").
+//!
 //! Decoding starts at the first synchronization message (any message with SYNC and F-ADDR).
 //! Problems are reported as [`FlowElement::Loss`] with their byte offset, once the next
 //! synchronization message is found, with the number of bytes skipped to reach it;
@@ -34,7 +39,7 @@
 //!   or 4 with trace disabled), so a stream that ends synchronized was cut and the instructions
 //!   retired after its last message are unknown (NexRv's end of trace, README `--preset nexrv`
 //!   item 9, sends none in some cases; such streams are reported too);
-//! * code that does not match the trace: an invalid I-CNT (8.4.1), a walk that meets an
+//! * code that does not match the trace: an invalid I-CNT (8.3.1), a walk that meets an
 //!   uninferable jump, leaves the executable segments or meets the all-zeros illegal parcel,
 //!   HIST bits left with no conditional branch for 2^20 instructions (a loop without branches
 //!   such as `j .`: the walk would never end), a
@@ -47,6 +52,7 @@
 use crate::codec::mseo::{Deframer, RawMessage};
 use crate::codec::{layout, parse, rcode, sync, tcode, Addr, Body, CodecConfig, Message, Process};
 use crate::insn::{Classifier, LinkRule};
+use crate::options::Spec;
 use rvtrace_flow::walk::{After, BlockRules, Cursor, SequentialJumps, WalkError};
 use rvtrace_flow::{FlowElement, FlowSink, LossReason, SyncReason, TraceDecoder};
 use rvtrace_image::code::Code;
@@ -61,7 +67,7 @@ pub struct DecoderConfig {
     pub codec: CodecConfig,
     /// Decode only messages with this SRC (N-Trace 11.2); `None` decodes every message.
     pub src: Option<u16>,
-    /// trTeInstExtendAddrMSB: addresses use the MSB extension (N-Trace 8.2).
+    /// trTeInstExtendAddrMSB: addresses use the MSB extension (N-Trace 9.4).
     pub extend_addr_msb: bool,
     /// trTeInstEnAllJumps: direct jumps are reported as taken branches (N-Trace chapter 2 note).
     pub all_jumps: bool,
@@ -70,10 +76,13 @@ pub struct DecoderConfig {
     /// ISA (XLEN, Zcmp, Zcmt) of the traced hart.
     pub isa: IsaConfig,
     /// Largest I-CNT field accepted (default [`MAX_ICNT`]); the encoder's I-CNT counter width
-    /// bounds it (`icnt-bits` in the sidecar: 8.4.4).
+    /// bounds it (`icnt-bits` in the sidecar: 8.3).
     pub max_icnt: u64,
     /// Largest B-CNT or HREPEAT replayed (default [`MAX_REPEAT`]).
     pub max_repeat: u64,
+    /// The text of the specification the encoder followed where 1.0 and rc7 differ (which
+    /// synchronizations reset the state; whether a trap's `ecall`/`ebreak` is in I-CNT).
+    pub spec: Spec,
 }
 
 impl DecoderConfig {
@@ -88,6 +97,7 @@ impl DecoderConfig {
             isa,
             max_icnt: MAX_ICNT,
             max_repeat: MAX_REPEAT,
+            spec: Spec::V1_0,
         }
     }
 
@@ -100,9 +110,10 @@ impl DecoderConfig {
     }
 
     /// The reference decoder's (NexRv) view of calls and returns (`--link-registers nexrv`):
-    /// every `jal`/`jalr` writing a register is a call, only `ret` is a return.
+    /// every `jal`/`jalr` writing a register is a call, only `ret` is a return; rc7's rules.
     pub const fn nexrv(mut self) -> Self {
         self.link = LinkRule::NexRv;
+        self.spec = Spec::Rc7;
         self
     }
 }
@@ -141,7 +152,7 @@ const MAX_STACK: usize = 1 << 16;
 /// ratified text).
 pub const MAX_REPEAT: u64 = 1 << 20;
 
-/// HIST bits waiting to be consumed, oldest first (N-Trace 8.3).
+/// HIST bits waiting to be consumed, oldest first (N-Trace 8.2).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 struct HistQueue {
     /// The front pattern (without its stop-bit), in a register for the walk's every branch.
@@ -350,8 +361,8 @@ struct Progress {
     skipped_start: Option<u64>,
     ended: bool,
     /// A ProgTraceCorrelation came before the first synchronization: the trace starts disabled
-    /// (Table 26), so a stream that never synchronizes after it lost nothing. Read only before
-    /// the first synchronization (`finish`).
+    /// (8.6 Corner Cases), so a stream that never synchronizes after it lost nothing. Read only
+    /// before the first synchronization (`finish`).
     starts_disabled: bool,
     /// The sink asked to stop ([`FlowSink::stop_requested`]).
     stopped: bool,
@@ -440,7 +451,7 @@ impl<'a> Decoder<'a> {
             self.report_loss(start, end - start, reason, sink);
         } else if !self.s.ever_synced && !self.s.starts_disabled {
             // Nothing at all (empty, idles only): the encoder's first message is a
-            // synchronization (Table 26), so this is not a trace of anything.
+            // synchronization (8.6 Corner Cases), so this is not a trace of anything.
             self.stats.skipped_bytes += end;
             let reason = LossReason::NoTrace(match (end, self.cfg.src) {
                 (0, _) => "the trace is empty (no synchronization message)".into(),
@@ -706,9 +717,16 @@ impl<'a> Decoder<'a> {
                 ))),
                 Some(rep) => (0..bcnt).try_for_each(|_| self.replay(rep, sink)),
             },
-            Body::ProgTraceCorrelation { icnt, hist, .. } => {
+            Body::ProgTraceCorrelation {
+                icnt, hist, evcode, ..
+            } => {
                 let r = self.walk_message(icnt, hist, End::Stop, sink);
                 if r.is_ok() {
+                    if self.cfg.spec == Spec::V1_0 && evcode == crate::codec::evcode::DEBUG {
+                        // The hart stopped at an `ebreak` (Debug Mode), which 1.0 leaves out of
+                        // I-CNT (8.3.3): reported as the last instruction, as at a trap.
+                        self.step_env_trap(sink);
+                    }
                     self.time(m, false, sink);
                     self.emit(sink, FlowElement::End { offset });
                     self.s.synced = false;
@@ -734,7 +752,7 @@ impl<'a> Decoder<'a> {
         }
     }
 
-    /// TSTAMP: absolute in synchronization messages, relative otherwise (N-Trace 8.7).
+    /// TSTAMP: absolute in synchronization messages, relative otherwise (N-Trace 8.5).
     fn time<S: FlowSink + ?Sized>(&mut self, m: &Message, absolute: bool, sink: &mut S) {
         let Some(t) = m.tstamp else { return };
         let time = if absolute {
@@ -845,7 +863,7 @@ impl<'a> Decoder<'a> {
             }
             SyncReason::Start
         };
-        if !was_synced || sync::resets_encoder(sync) {
+        if !was_synced || self.cfg.spec.sync_resets_encoder(sync) {
             self.reset_state();
         }
         self.emit(sink, FlowElement::Sync { addr, reason });
@@ -917,6 +935,16 @@ impl<'a> Decoder<'a> {
                         Some(l) => l.natural,
                         None => Some(self.cur.pc),
                     };
+                    // 1.0: the exception's `ecall`/`ebreak` is not in I-CNT but next. B-TYPE 1
+                    // (exception or interrupt) is taken for an exception (README, "N-Trace 1.0
+                    // and 1.0.0-rc7").
+                    if self.cfg.spec == Spec::V1_0
+                        && btype != crate::codec::btype::INTERRUPT
+                        && last_class != Some(CfClass::EnvTrap)
+                        && epc == Some(self.cur.pc)
+                    {
+                        self.step_env_trap(sink);
+                    }
                     self.emit(
                         sink,
                         FlowElement::Trap {
@@ -948,6 +976,23 @@ impl<'a> Decoder<'a> {
             End::Stop => {}
         }
         Ok(())
+    }
+
+    /// N-Trace 1.0: an `ecall`/`ebreak`/`c.ebreak` that takes a trap or enters Debug Mode does
+    /// not retire, so the I-CNT before the message about it stops before it (1.0 chapter 2, 8.3).
+    /// When the walk stands at one, it is walked all the same: the flow reports a trapping
+    /// `ecall` as executed, in the range before the Trap element (as for rc7 streams, whose
+    /// I-CNT includes it). Its address, if it was one.
+    fn step_env_trap<S: FlowSink + ?Sized>(&mut self, sink: &mut S) -> Option<u64> {
+        let pc = self.cur.pc;
+        let e = self.cur.decode(pc).ok()?;
+        if e.class != CfClass::EnvTrap {
+            return None;
+        }
+        let seq = pc.wrapping_add(u64::from(e.len)) & self.cur.mask();
+        self.stats.instructions += 1;
+        self.cur.advance(CfClass::EnvTrap, seq, false, seq, sink);
+        Some(pc)
     }
 
     /// A message with an address and no trap: is the address one the walk can lead to?
@@ -1162,7 +1207,7 @@ impl<'a> Decoder<'a> {
     }
 }
 
-/// The address an F-ADDR or U-ADDR field gives (N-Trace 8.1, with the MSB extension of 8.2
+/// The address an F-ADDR or U-ADDR field gives (N-Trace 8.1, with the MSB extension of 9.4
 /// when configured).
 pub(crate) fn full_addr(cfg: &DecoderConfig, a: &Addr) -> u64 {
     let ext = cfg.extend_addr_msb.then_some(cfg.isa.xlen);
@@ -1321,8 +1366,9 @@ impl rvtrace_flow::chunk::ChunkDecoder for Decoder<'_> {
     }
 
     fn begin_guess(&mut self) {
-        // A synchronization that resets the encoder (Table 25) forgets the instruction before
-        // (so does the first one); the guess has nothing else the message does not say.
+        // A synchronization that resets the encoder (`Spec::sync_resets_encoder`) forgets the
+        // instruction before (so does the first one); the guess has nothing else the message
+        // does not say.
         self.cur.ranges.continue_open();
     }
 
@@ -1376,7 +1422,7 @@ mod tests {
         std::iter::from_fn(|| q.pop()).collect()
     }
 
-    /// N-Trace 8.3 examples: the bit after the stop-bit is the first branch.
+    /// N-Trace 8.2 examples: the bit after the stop-bit is the first branch.
     #[test]
     fn hist_examples_8_3() {
         assert_eq!(bits(0x5, 1), [false, true]);

@@ -49,7 +49,7 @@ pub struct DumpOptions<'a> {
     /// With [`DumpOptions::lastip`], the program whose symbols name each absolute address
     /// (` => 0x80000010 <main+0x10>`, as objdump writes them).
     pub image: Option<&'a rvtrace_image::Image>,
-    /// The addresses use the MSB extension of this XLEN (trTeInstExtendAddrMSB, 8.2).
+    /// The addresses use the MSB extension of this XLEN (trTeInstExtendAddrMSB, 9.4).
     pub extend_addr_msb: Option<Xlen>,
     /// Start every line with the byte offset of its byte in the trace (8 hex digits, as the
     /// E-Trace dump does; the offsets `decode` and `compare` report). Without it the text is

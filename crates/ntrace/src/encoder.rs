@@ -5,18 +5,20 @@
 //! * the message left pending by the previous record is emitted first: an uninferable jump, trap
 //!   or trap return reports the address of *this* record ("an address emitted is known at the
 //!   next ingress port cycle", Table 3);
-//! * the retired half-words are added to I-CNT (8.4);
-//! * direct conditional branches add a HIST bit (HTM, 8.3) or, when taken, a DirectBranch (BTM);
+//! * the retired half-words are added to I-CNT (8.3);
+//! * direct conditional branches add a HIST bit (HTM, 8.2) or, when taken, a DirectBranch (BTM);
 //! * uninferable jumps leave an IndirectBranch(Hist) pending, unless the call stack predicts the
 //!   return (9.2) or the jump is sequentially inferable (9.1);
 //! * a full HIST gives ResourceFull RCODE 1 (or RCODE 2 with HREPEAT, 9.3), a full I-CNT
-//!   ResourceFull RCODE 0 or, in HTM with branches in HIST, a SYNC=4 synchronization (8.4.4).
+//!   ResourceFull RCODE 0 (8.3) or, under rc7 in HTM with branches in HIST, a SYNC=4
+//!   synchronization (rc7 8.4.4);
+//! * under 1.0 a trap's `ecall`/`ebreak`/`c.ebreak` is left out of I-CNT (it does not retire).
 //!
 //! The trace starts with ProgTraceSync and ends (at [`Encoder::finish`]) with
 //! ProgTraceCorrelation (7.12).
 
 use crate::codec::{btype, evcode, rcode, sync, Addr, Body, Message, MessageBytes, Process};
-use crate::options::{CallStack, EncoderConfig, Mode, SyncUnit};
+use crate::options::{CallStack, EncoderConfig, Mode, Spec, SyncUnit};
 use rvtrace_ingress::Record;
 use std::collections::VecDeque;
 
@@ -67,6 +69,9 @@ enum Pending {
         /// For a trap after a retired instruction: the next sequential address (the `nexrv`
         /// preset traces a trap whose handler is there as a plain instruction).
         seq_next: Option<u64>,
+        /// Half-words of the trapping `ecall`/`ebreak` left out of I-CNT (N-Trace 1.0), counted
+        /// after all where the `nexrv` preset traces it as a plain instruction.
+        unretired: u32,
     },
     /// A taken branch in BTM (DirectBranch; DirectBranchSync when a sync is due).
     Direct { time: u64 },
@@ -228,7 +233,7 @@ impl Encoder {
     // ---- Output -------------------------------------------------------------------------------
 
     /// Serialize one message with SRC and TSTAMP (absolute for synchronization messages, N-Trace
-    /// 8.7) and append it.
+    /// 8.5) and append it.
     fn write(&mut self, body: Body, time: u64, out: &mut Vec<u8>) {
         let absolute = body.sync().is_some();
         // Time never runs backwards in the trace (a record without time, such as a trap record of
@@ -328,7 +333,8 @@ impl Encoder {
         self.last_key = Some(key);
     }
 
-    /// After any synchronization message: state reset (Table 25), Ownership (7.1).
+    /// After any synchronization message: state reset (`Spec::sync_resets_encoder`), Ownership
+    /// (7.1).
     fn after_sync(&mut self, sync: u8, faddr: u64, r: &Record, out: &mut Vec<u8>) {
         self.icnt = 0;
         self.hist = 1;
@@ -336,7 +342,7 @@ impl Encoder {
         self.seq_ok = false;
         self.sync_counter = 0;
         self.sync_base_time = r.time;
-        if sync::resets_encoder(sync) {
+        if self.cfg.spec.sync_resets_encoder(sync) {
             self.stack.clear();
             self.count = 0;
             self.nx_cnt = 0;
@@ -377,15 +383,18 @@ impl Encoder {
                 time,
                 predicted,
                 seq_next,
+                unretired,
             } => {
                 if predicted.is_some_and(|p| p.matches(target)) {
                     return; // implicit return (9.2)
                 }
                 if self.cfg.nexrv && seq_next == Some(target) {
-                    return; // the reference encoder sees a plain instruction here
+                    // The reference encoder sees a plain instruction here.
+                    self.icnt += u64::from(unretired);
+                    return;
                 }
                 if self.sync_due() {
-                    self.sync_message(sync::PERIODIC, btype, target, time, r, out);
+                    self.sync_message(sync::PERIODIC, Some(btype), target, time, r, out);
                     return;
                 }
                 let icnt = self.icnt;
@@ -446,15 +455,20 @@ impl Encoder {
                 self.emit_branch(Body::DirectBranch { icnt }, key, time, out);
                 self.icnt = 0;
             }
-            Pending::Sync { sync, time } => self.sync_message(sync, 0, target, time, r, out),
+            Pending::Sync { sync, time } => self.sync_message(sync, None, target, time, r, out),
         }
     }
 
-    /// A synchronization message carrying I-CNT (and HIST) up to here and F-ADDR `target`.
+    /// A synchronization message carrying I-CNT (and HIST) up to here and F-ADDR `target`; `jump`
+    /// is the B-TYPE of the uninferable jump or trap it reports (`None`: linear code).
+    ///
+    /// At a jump, 1.0 upgrades the branch message to its `...Sync` counterpart (8.4.1 note 3:
+    /// IndirectBranchSync, B-TYPE 0 included; ProgTraceSync is for linear code); rc7 has no such
+    /// rule, and an indirect jump (B-TYPE 0) with an empty HIST gives ProgTraceSync.
     fn sync_message(
         &mut self,
         sync: u8,
-        btype: u8,
+        jump: Option<u8>,
         target: u64,
         time: u64,
         r: &Record,
@@ -463,6 +477,8 @@ impl Encoder {
         let faddr = self.addr_field(target >> 1);
         let icnt = self.icnt;
         let hist = self.hist;
+        let btype = jump.unwrap_or(btype::INDIRECT);
+        let upgrade = jump.is_some() && (btype != 0 || self.cfg.spec == Spec::V1_0);
         let body = if self.htm() && hist != 1 {
             Body::IndirectBranchHistSync {
                 sync,
@@ -471,7 +487,7 @@ impl Encoder {
                 faddr,
                 hist,
             }
-        } else if btype != 0 {
+        } else if upgrade {
             Body::IndirectBranchSync {
                 sync,
                 btype,
@@ -514,7 +530,7 @@ impl Encoder {
             self.start(sync::FIFO_OVERRUN, r, out);
         }
         if !traced {
-            // Trace stops (or starts disabled): ProgTraceCorrelation EVCODE=4 (Table 26).
+            // Trace stops (or starts disabled): ProgTraceCorrelation EVCODE=4 (8.6 Corner Cases).
             if self.enabled {
                 if let Some(p) = self.pending.take() {
                     self.resolve(p, r, out);
@@ -563,15 +579,17 @@ impl Encoder {
                     time: r.time,
                     predicted: None,
                     seq_next: None,
+                    unretired: 0,
                 });
                 self.seq_ok = false;
             }
             self.last = Some(*r);
             return;
         }
-        self.icnt += r.iretire as u64;
+        let retired = u64::from(r.iretire - self.unretired(r));
+        self.icnt += retired;
         match self.cfg.sync_period {
-            Some((SyncUnit::Halfwords, _)) => self.sync_counter += r.iretire as u64,
+            Some((SyncUnit::Halfwords, _)) => self.sync_counter += retired,
             Some((SyncUnit::Cycles, _)) => {
                 self.sync_counter = r.time.saturating_sub(self.sync_base_time)
             }
@@ -605,8 +623,8 @@ impl Encoder {
 
     /// The run of records at the start of `recs` that produce no message and leave none
     /// pending: traced retired instructions (no trap) that are sequential, inferable jumps that
-    /// are not calls (without all-jumps), or, in HTM, branches that do not fill HIST (8.3.1);
-    /// I-CNT not reaching its overflow flag (8.4.4), no sync due, no ownership change, no
+    /// are not calls (without all-jumps), or, in HTM, branches that do not fill HIST (8.2.1);
+    /// I-CNT not reaching its overflow flag (8.3), no sync due, no ownership change, no
     /// output queue model. Their effect applied (I-CNT, HIST, the sync counter), their number
     /// returned.
     fn run_fast(&mut self, recs: &[Record]) -> usize {
@@ -706,6 +724,16 @@ impl Encoder {
         n
     }
 
+    /// Half-words of `r` that did not retire although the ingress counts them: in 1.0 the
+    /// `ecall`/`ebreak`/`c.ebreak` that takes its exception ("These instructions do not retire",
+    /// 1.0 chapter 2; 8.3: not in I-CNT). rc7 counts it (rc7 Table 2, 8.4).
+    fn unretired(&self, r: &Record) -> u32 {
+        match self.cfg.spec {
+            Spec::V1_0 if r.ends_in_env_trap() => (1u32 << r.ilastsize.min(30)).min(r.iretire),
+            _ => 0,
+        }
+    }
+
     /// N-Trace Tables 3 and 4: what the block's last instruction does.
     fn itype(&mut self, r: &Record, out: &mut Vec<u8>) {
         let code = r.itype.code();
@@ -718,6 +746,7 @@ impl Encoder {
                     time: r.time,
                     predicted: None,
                     seq_next: (code == 1).then(|| r.next_iaddr() & self.addr_mask()),
+                    unretired: self.unretired(r),
                 })
             }
             // Trap return.
@@ -727,6 +756,7 @@ impl Encoder {
                     time: r.time,
                     predicted: None,
                     seq_next: None,
+                    unretired: 0,
                 })
             }
             4 | 5 => self.branch(code == 5, r, out),
@@ -761,6 +791,7 @@ impl Encoder {
                     time: r.time,
                     predicted,
                     seq_next: None,
+                    unretired: 0,
                 });
             }
         }
@@ -779,7 +810,7 @@ impl Encoder {
         }
     }
 
-    /// HIST is full (N-Trace 8.3.1): ResourceFull RCODE 1, or counted for RCODE 2 (9.3).
+    /// HIST is full (N-Trace 8.2.1): ResourceFull RCODE 1, or counted for RCODE 2 (9.3).
     fn hist_full(&mut self, time: u64, out: &mut Vec<u8>) {
         self.hist_full_now = true;
         if self.cfg.nexrv && self.cfg.repeat_history {
@@ -842,7 +873,7 @@ impl Encoder {
         }
     }
 
-    /// `hist_patterns`: HIST is full (8.3.1). The window of this register and the one held back
+    /// `hist_patterns`: HIST is full (8.2.1). The window of this register and the one held back
     /// is searched for a repeating stretch at its end ([`crate::histpat::find`]): the bits before
     /// the stretch are sent as ResourceFull RCODE 1 and the stretch's pattern is counted;
     /// without one, the held register is sent and this one held in its place.
@@ -972,7 +1003,7 @@ impl Encoder {
         self.hist = 1;
     }
 
-    /// I-CNT overflow (N-Trace 8.4.4). `icnt_bits` 0: no limit (NexRv never checks its counter).
+    /// I-CNT overflow (N-Trace 8.3). `icnt_bits` 0: no limit (NexRv never checks its counter).
     fn icnt_overflow(&mut self, r: &Record, out: &mut Vec<u8>) {
         if self.cfg.icnt_bits == 0 {
             return;
@@ -983,7 +1014,9 @@ impl Encoder {
         if self.icnt >> (bits - 1) == 0 || self.pending.is_some() {
             return;
         }
-        if self.htm() && self.hist != 1 {
+        // rc7 8.4.4: SYNC=4 in HTM with branches in HIST ("Required for HTM mode"); 1.0 8.3:
+        // ResourceFull RCODE 0 in both modes, SYNC=4 "may be only used in BTM mode".
+        if self.htm() && self.hist != 1 && self.cfg.spec == Spec::Rc7 {
             self.pending = Some(Pending::Sync {
                 sync: sync::ICNT_OVERFLOW,
                 time: r.time,
@@ -1178,7 +1211,7 @@ impl Encoder {
     /// EVCODE=4 with their I-CNT and HIST (7.12, as when trace is disabled; the target of a
     /// pending indirect jump is what was lost), then an Error message says trace was lost
     /// (ETYPE 0, ECODE bit 2: program trace messages, 7.4), and the next record restarts trace
-    /// with ProgTraceSync SYNC=7 (Table 25), as after an output queue overrun.
+    /// with ProgTraceSync SYNC=7 (8.4), as after an output queue overrun.
     pub fn lost(&mut self, out: &mut Vec<u8>) {
         let time = self.last.map_or(0, |r| r.time.max(self.last_time));
         self.pending = None;
@@ -1209,7 +1242,7 @@ impl Encoder {
             return self.stats;
         }
         if !self.enabled {
-            // The hart stops with trace disabled: EVCODE=0 and I-CNT=0 (Table 26).
+            // The hart stops with trace disabled: EVCODE=0 and I-CNT=0 (8.6 Corner Cases).
             self.icnt = 0;
             self.hist = 1;
         }

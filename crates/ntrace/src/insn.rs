@@ -37,7 +37,7 @@ pub struct Insn {
 }
 
 impl Insn {
-    /// I-CNT units (16-bit half-instructions, N-Trace 8.4).
+    /// I-CNT units (16-bit half-instructions, N-Trace 8.3).
     pub const fn halfwords(&self) -> u64 {
         (self.len as u64).div_ceil(2)
     }

@@ -47,7 +47,7 @@
 //! use rvtrace_ntrace::options::EncoderConfig;
 //! use rvtrace_isa::Xlen;
 //!
-//! // N-Trace 8.4.2, first run: 0x100 c.add, 0x102 taken branch to 0x200, 0x200 c.add.
+//! // N-Trace 8.3.2, first run: 0x100 c.add, 0x102 taken branch to 0x200, 0x200 c.add.
 //! let rec = |iaddr, iretire, itype| Record { iaddr, iretire, ilastsize: (iretire == 2) as u8, itype, ..Record::default() };
 //! let records = [rec(0x100, 1, Itype::None), rec(0x102, 2, Itype::TakenBranch), rec(0x200, 1, Itype::None)];
 //! let (bytes, _) = encode(EncoderConfig::new(Xlen::Rv64), &records);

@@ -1,6 +1,6 @@
 //! What encoder and decoder must agree on beyond the bytes. N-Trace has no message that carries
 //! the encoder's configuration: the SRC width (trTeSrcBits, 6.2), the MSB extension of addresses
-//! (trTeInstExtendAddrMSB, 8.2) and all-jumps (trTeInstEnAllJumps, chapter 2) change how the
+//! (trTeInstExtendAddrMSB, 9.4) and all-jumps (trTeInstEnAllJumps, chapter 2) change how the
 //! bytes read, and "the decoder must be configured the same way" (chapter 4). rvtrace writes them
 //! into a small text *sidecar* next to the trace, `TRACE.meta`, so that the trace stays exactly
 //! the protocol's bytes:
@@ -13,6 +13,7 @@
 //! src-id = 5
 //! extend-addr-msb = false
 //! all-jumps = false
+//! spec = 1.0
 //! link-registers = spec
 //! # the encoder's other settings (for people; the decoder does not need them)
 //! mode = htm
@@ -26,7 +27,7 @@ use crate::codec::message::MAX_SRC_BITS;
 use crate::codec::{parse, CodecConfig, Frame, Frames};
 use crate::decoder::{decode, DecoderConfig};
 use crate::insn::LinkRule;
-use crate::options::{CallStack, ConfigError, EncoderConfig, Mode, SyncUnit};
+use crate::options::{CallStack, ConfigError, EncoderConfig, Mode, Spec, SyncUnit};
 use rvtrace_flow::{FlowElement, LossReason};
 use rvtrace_image::Image;
 use rvtrace_isa::Xlen;
@@ -94,6 +95,8 @@ pub enum ValueProblem {
     TooLarge,
     /// A `link-registers` rule that does not exist.
     UnknownRule,
+    /// A `spec` other than `1.0` or `rc7`.
+    UnknownSpec,
 }
 
 impl std::fmt::Display for ValueProblem {
@@ -105,6 +108,7 @@ impl std::fmt::Display for ValueProblem {
             ValueProblem::AtMost(n) => write!(f, "at most {n}"),
             ValueProblem::TooLarge => f.write_str("too large"),
             ValueProblem::UnknownRule => f.write_str("unknown rule"),
+            ValueProblem::UnknownSpec => f.write_str("expected 1.0 or rc7"),
         }
     }
 }
@@ -149,13 +153,16 @@ pub struct Meta {
     pub extend_addr_msb: bool,
     /// `all-jumps` (trTeInstEnAllJumps).
     pub all_jumps: bool,
+    /// `spec`: the text of N-Trace the encoder followed. `None`: a sidecar without the key,
+    /// written before rvtrace knew 1.0, so its trace follows rc7 ([`Meta::spec_or_rc7`]).
+    pub spec: Option<Spec>,
     /// `link-registers`: the rule the encoder classified calls and returns with (`None`: not
     /// known, the decoder finds it).
     pub link: Option<LinkRule>,
     /// `fifo-bytes`: the encoder's output queue, whose overflow loses messages (Error, 7.4).
     pub fifo_bytes: Option<u32>,
     /// `icnt-bits`: the encoder's I-CNT counter width (0: it never overflows), which bounds
-    /// every I-CNT field (8.4.4).
+    /// every I-CNT field (8.3).
     pub icnt_bits: Option<u8>,
     /// The encoder's other settings, `key = value`, for people (written after the others).
     pub info: Vec<(String, String)>,
@@ -169,6 +176,12 @@ pub fn sidecar_path(trace: &Path) -> PathBuf {
 }
 
 impl Meta {
+    /// The text of N-Trace the trace follows: the `spec` key, rc7 when there is none (sidecars
+    /// from before the key describe rc7-rule streams).
+    pub fn spec_or_rc7(&self) -> Spec {
+        self.spec.unwrap_or(Spec::Rc7)
+    }
+
     /// The largest I-CNT field the encoder can send (`None`: not known, or no limit).
     pub fn max_icnt(&self) -> Option<u64> {
         match self.icnt_bits {
@@ -254,6 +267,7 @@ impl Meta {
             src_id: (cfg.codec.src_bits > 0).then_some(cfg.src_id),
             extend_addr_msb: cfg.extend_addr_msb,
             all_jumps: cfg.all_jumps,
+            spec: Some(cfg.spec),
             link,
             fifo_bytes: cfg.fifo.map(|f| f.bytes),
             icnt_bits: Some(cfg.icnt_bits),
@@ -276,6 +290,9 @@ impl Meta {
         }
         s += &format!("extend-addr-msb = {}\n", self.extend_addr_msb);
         s += &format!("all-jumps = {}\n", self.all_jumps);
+        if let Some(spec) = self.spec {
+            s += &format!("spec = {spec}\n");
+        }
         if let Some(l) = self.link {
             s += &format!("link-registers = {}\n", link_name(l));
         }
@@ -362,6 +379,7 @@ impl Meta {
             }
             "extend-addr-msb" => self.extend_addr_msb = parse_bool(v)?,
             "all-jumps" => self.all_jumps = parse_bool(v)?,
+            "spec" => self.spec = Some(Spec::from_name(v).ok_or(ValueProblem::UnknownSpec)?),
             "link-registers" => {
                 self.link = match v {
                     "spec" => Some(LinkRule::Spec),
@@ -429,7 +447,7 @@ pub struct Given {
     /// The SRC to decode (common `--src-id`).
     #[cfg_attr(feature = "clap", arg(skip))]
     pub src_id: Option<u16>,
-    /// trTeInstExtendAddrMSB: F-ADDR/U-ADDR with the MSB extension (N-Trace 8.2) [default: the
+    /// trTeInstExtendAddrMSB: F-ADDR/U-ADDR with the MSB extension (N-Trace 9.4) [default: the
     /// sidecar's, else false].
     #[cfg_attr(feature = "clap", arg(long, value_name = "BOOL", num_args = 0..=1, require_equals = true,
           default_missing_value = "true"))]
@@ -439,6 +457,11 @@ pub struct Given {
     #[cfg_attr(feature = "clap", arg(long, value_name = "BOOL", num_args = 0..=1, require_equals = true,
           default_missing_value = "true"))]
     pub all_jumps: Option<bool>,
+    /// The N-Trace text the encoder followed: 1.0 (ratified) or rc7 (NexRv's). They differ in
+    /// whether a trap's ecall/ebreak is in I-CNT and which SYNC codes reset the state [default:
+    /// the sidecar's (rc7 when it has no spec key), else 1.0].
+    #[cfg_attr(feature = "clap", arg(long, value_enum, value_name = "SPEC"))]
+    pub spec: Option<Spec>,
     /// Link registers for calls and returns [default: the sidecar's, else auto].
     #[cfg_attr(
         feature = "clap",
@@ -459,6 +482,7 @@ impl Given {
         cfg.src_id = self.src_id.unwrap_or(cfg.src_id);
         cfg.extend_addr_msb = self.extend_addr_msb.unwrap_or(cfg.extend_addr_msb);
         cfg.all_jumps = self.all_jumps.unwrap_or(cfg.all_jumps);
+        cfg.spec = self.spec.unwrap_or(cfg.spec);
         Ok(())
     }
 }
@@ -535,6 +559,13 @@ pub fn decoder_config(
         false,
         &mut w,
     );
+    cfg.spec = setting(
+        "spec",
+        given.spec,
+        m.map(Meta::spec_or_rc7),
+        Spec::V1_0,
+        &mut w,
+    );
     if let Some(max) = m.and_then(Meta::max_icnt) {
         cfg.max_icnt = max;
     }
@@ -554,9 +585,9 @@ pub fn decoder_config(
 }
 
 /// Decoding of `data` lost trace: is one of the settings a decoder must share with the encoder
-/// (SRC width, MSB extension, all-jumps) the likely cause? Tries the others on the first 64 KB
-/// and names the one that decodes without the losses; also says when the messages do not parse
-/// with the SRC width assumed but do with another (SRC field garbage).
+/// (SRC width, MSB extension, all-jumps, the N-Trace text) the likely cause? Tries the others on
+/// the first 64 KB and names the one that decodes without the losses; also says when the
+/// messages do not parse with the SRC width assumed but do with another (SRC field garbage).
 pub fn diagnose(image: &Image, cfg: DecoderConfig, data: &[u8]) -> Option<String> {
     let data = &data[..data.len().min(1 << 16)];
     // Losses apart from a cut end (the end of a prefix is not the trace's end, and may cut a
@@ -609,6 +640,15 @@ pub fn diagnose(image: &Image, cfg: DecoderConfig, data: &[u8]) -> Option<String
             all_jumps: !cfg.all_jumps,
             ..cfg
         },
+    ));
+    // An rc7 stream read by the 1.0 decoder loses its call stack at SYNC 0/4/6.
+    let other = match cfg.spec {
+        Spec::V1_0 => Spec::Rc7,
+        Spec::Rc7 => Spec::V1_0,
+    };
+    tries.push((
+        format!("--spec {other}"),
+        DecoderConfig { spec: other, ..cfg },
     ));
     let bad_now = bad_messages(cfg.codec.src_bits);
     for (opt, c) in tries {
@@ -670,6 +710,32 @@ mod tests {
         assert_eq!(w.len(), 1);
     }
 
+    /// The `spec` setting: the sidecar's; rc7 for a sidecar without the key (written before
+    /// rvtrace knew 1.0); 1.0 without a sidecar; `--preset nexrv` writes rc7.
+    #[test]
+    fn spec_from_sidecar() {
+        let spec_of = |given: Option<Spec>, m: Option<&Meta>| {
+            let given = Given {
+                spec: given,
+                ..Given::default()
+            };
+            let (r, w) = decoder_config(&given, m, Xlen::Rv64);
+            (r.unwrap().0.spec, w.len())
+        };
+        let cfg = EncoderConfig::new(Xlen::Rv64);
+        let new = Meta::from_encoder(&cfg, Some(LinkRule::Spec));
+        assert_eq!(spec_of(None, Some(&new)), (Spec::V1_0, 0));
+        let nexrv = Meta::from_encoder(&cfg.nexrv(), Some(LinkRule::Spec));
+        assert!(nexrv.to_text().lines().any(|l| l == "spec = rc7"));
+        assert_eq!(spec_of(None, Some(&nexrv)), (Spec::Rc7, 0));
+        let old = Meta::parse("protocol = ntrace\nxlen = 64\n").unwrap();
+        assert_eq!(spec_of(None, Some(&old)), (Spec::Rc7, 0));
+        assert_eq!(spec_of(Some(Spec::V1_0), Some(&old)), (Spec::V1_0, 1));
+        assert_eq!(spec_of(None, None), (Spec::V1_0, 0));
+        let bad = Meta::parse("protocol = ntrace\nspec = 1.1\n").unwrap_err();
+        assert_eq!(bad.to_string(), "line 2: spec = 1.1: expected 1.0 or rc7");
+    }
+
     #[test]
     fn sidecar_round_trip() {
         let mut cfg = EncoderConfig::new(Xlen::Rv32);
@@ -693,6 +759,7 @@ mod tests {
             "src-id = 5",
             "extend-addr-msb = true",
             "all-jumps = false",
+            "spec = 1.0",
             "link-registers = spec",
             "fifo-bytes = 64",
             "icnt-bits = 22",

@@ -39,6 +39,58 @@ impl std::fmt::Display for ConfigError {
 
 impl std::error::Error for ConfigError {}
 
+/// Which text of the N-Trace specification the encoder and decoder follow where the two differ
+/// (crates/ntrace/README.md, "N-Trace 1.0 and 1.0.0-rc7"; the sidecar's `spec` key).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
+pub enum Spec {
+    /// N-Trace 1.0 as ratified: `ecall`/`ebreak`/`c.ebreak` do not retire (not in I-CNT), a
+    /// periodic sync at an indirect jump is IndirectBranch(Hist)Sync, a full I-CNT is ResourceFull
+    /// RCODE 0 (SYNC=4 in BTM only), every synchronizing message resets the encoder.
+    #[default]
+    #[cfg_attr(feature = "clap", value(name = "1.0"))]
+    V1_0,
+    /// N-Trace 1.0.0-rc7 (what NexRv follows): `ecall`/`ebreak` counted in I-CNT, SYNC=4 for a
+    /// full I-CNT in HTM with HIST bits pending, SYNC 0/4/6 keep the encoder state.
+    #[cfg_attr(feature = "clap", value(name = "rc7"))]
+    Rc7,
+}
+
+impl Spec {
+    /// The sidecar and command-line spelling.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Spec::V1_0 => "1.0",
+            Spec::Rc7 => "rc7",
+        }
+    }
+
+    /// The spec of a name ([`Spec::name`]).
+    pub fn from_name(name: &str) -> Option<Spec> {
+        [Spec::V1_0, Spec::Rc7]
+            .into_iter()
+            .find(|s| s.name() == name)
+    }
+
+    /// Whether a synchronizing message with this SYNC resets the encoder state (return stack,
+    /// counters): every one in 1.0 (8.4: "All synchronizing messages MUST fully reset the encoder
+    /// state"); in rc7 all but 0 (External Trace Trigger), 4 (Sequential Instruction Counter) and
+    /// 6 (Trace Event) (rc7 8.5 Table 25, column "Encoder Reset").
+    pub const fn sync_resets_encoder(self, sync: u8) -> bool {
+        use crate::codec::sync::{EXTERNAL_TRIGGER, ICNT_OVERFLOW, TRACE_EVENT};
+        match self {
+            Spec::V1_0 => true,
+            Spec::Rc7 => !matches!(sync, EXTERNAL_TRIGGER | ICNT_OVERFLOW | TRACE_EVENT),
+        }
+    }
+}
+
+impl std::fmt::Display for Spec {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
 /// trTeInstMode (N-Trace chapter 5).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum Mode {
@@ -105,7 +157,7 @@ pub struct Fifo {
 
 /// Which instructions are traced (trTeInstFilters, simplified): trace stops (ProgTraceCorrelation
 /// EVCODE=4) at the first instruction outside the filter and restarts (ProgTraceSync SYNC=5) at
-/// the next one inside (N-Trace 8.6 Table 26).
+/// the next one inside (N-Trace 8.6 Corner Cases).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct TraceFilter {
     /// Privileges traced, one bit per ingress privilege code (bit 0 U, bit 1 S, bit 3 M, ...).
@@ -154,10 +206,10 @@ pub struct EncoderConfig {
     pub mode: Mode,
     /// XLEN of the hart (address width, MSB extension).
     pub xlen: Xlen,
-    /// I-CNT counter width in bits, including its overflow (most significant) bit (N-Trace 8.4.4,
+    /// I-CNT counter width in bits, including its overflow (most significant) bit (N-Trace 8.3,
     /// NTRACE_MAX_ICNT = 22); 2 to 24, or 0 for a counter that never overflows (NexRv's).
     pub icnt_bits: u8,
-    /// HIST register width in bits, including the stop-bit (N-Trace 8.3.1, at most 32).
+    /// HIST register width in bits, including the stop-bit (N-Trace 8.2.1, at most 32).
     pub hist_bits: u8,
     /// trTeInstEnRepeatedHistory (N-Trace 9.3): ResourceFull RCODE 2 with HREPEAT.
     pub repeat_history: bool,
@@ -174,11 +226,11 @@ pub struct EncoderConfig {
     pub sequential_jumps: bool,
     /// trTeInstEnAllJumps: direct jumps are traced as taken branches.
     pub all_jumps: bool,
-    /// trTeInstExtendAddrMSB (N-Trace 8.2).
+    /// trTeInstExtendAddrMSB (N-Trace 9.4).
     pub extend_addr_msb: bool,
     /// Periodic synchronization (trTeInstSyncMode/Max): every so many units, SYNC=2.
     pub sync_period: Option<(SyncUnit, u64)>,
-    /// TSTAMP fields (trTsEnable; N-Trace 8.7).
+    /// TSTAMP fields (trTsEnable; N-Trace 8.5).
     pub timestamps: bool,
     /// SRC width (trTeSrcBits).
     pub codec: CodecConfig,
@@ -203,11 +255,13 @@ pub struct EncoderConfig {
     pub max_hrepeat: u64,
     /// Largest B-CNT (NTRACE_MAX_BCNT: 18 bits).
     pub max_bcnt: u64,
+    /// The text of the specification followed where 1.0 and rc7 differ.
+    pub spec: Spec,
 }
 
 impl EncoderConfig {
     /// The defaults for a hart of `xlen`: HTM, 22-bit I-CNT, 32-bit HIST, everything else off,
-    /// first message ProgTraceSync with SYNC=3 (Exit from Debug Mode, N-Trace 8.6 Table 26).
+    /// first message ProgTraceSync with SYNC=3 (Exit from Debug Mode, N-Trace 8.6 Corner Cases).
     pub const fn new(xlen: Xlen) -> Self {
         EncoderConfig {
             mode: Mode::Htm,
@@ -233,6 +287,7 @@ impl EncoderConfig {
             nexrv: false,
             max_hrepeat: (1 << 18) - 1,
             max_bcnt: (1 << 18) - 1,
+            spec: Spec::V1_0,
         }
     }
 
@@ -265,9 +320,10 @@ impl EncoderConfig {
     /// SYNC=1, HIST holds up to 31 branches (32 bits with the stop-bit), I-CNT has no limit (NexRv
     /// never reports an overflow), repeated HIST as RCODE 2 with NexRv's 28/30-branch patterns and
     /// no HREPEAT limit, NexRv's call-stack ring, the trace ends as NexRv ends it. `mode` and the
-    /// repeat and call-stack options stay as given.
+    /// repeat and call-stack options stay as given. NexRv follows rc7 ([`Spec::Rc7`]).
     pub const fn nexrv(mut self) -> Self {
         self.nexrv = true;
+        self.spec = Spec::Rc7;
         self.start_sync = crate::codec::sync::EXIT_RESET;
         self.hist_bits = 32;
         self.icnt_bits = 0;
@@ -281,6 +337,20 @@ impl EncoderConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// 1.0 8.4: every synchronizing message resets the encoder; rc7 8.5 Table 25: not SYNC 0
+    /// (External Trace Trigger), 4 (Sequential Instruction Counter), 6 (Trace Event).
+    #[test]
+    fn sync_resets() {
+        let rc7: Vec<u8> = (0..16)
+            .filter(|&s| !Spec::Rc7.sync_resets_encoder(s))
+            .collect();
+        assert_eq!(rc7, [0, 4, 6]);
+        assert!((0..16).all(|s| Spec::V1_0.sync_resets_encoder(s)));
+        assert_eq!(Spec::from_name("rc7"), Some(Spec::Rc7));
+        assert_eq!(Spec::from_name(&Spec::V1_0.to_string()), Some(Spec::V1_0));
+        assert_eq!(EncoderConfig::new(Xlen::Rv32).nexrv().spec, Spec::Rc7);
+    }
 
     #[test]
     fn validation() {

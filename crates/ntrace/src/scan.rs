@@ -6,14 +6,15 @@
 //! the scan finds a message start from any byte, then cuts messages as the decoder does
 //! ([`Deframer`]) until a synchronization message (ProgTraceSync, DirectBranchSync,
 //! IndirectBranchSync, IndirectBranchHistSync: SYNC and F-ADDR, N-Trace 7.5-7.7, 7.10) of the
-//! decoded SRC whose SYNC resets the encoder state (Table 25 column "Encoder Reset": the
-//! implicit-return stack, HIST and the repeat-branch state start empty after it). After such a
-//! message the decoder's state is what the message says (its F-ADDR, TSTAMP) and nothing
-//! before it; a SYNC that resets nothing (0, 4, 6) keeps them, so the scan passes it by. The
+//! decoded SRC whose SYNC resets the encoder state (the implicit-return stack, HIST and the
+//! repeat-branch state start empty after it: every SYNC in 1.0 8.4; in rc7 all but 0, 4 and 6,
+//! rc7 8.5 Table 25 column "Encoder Reset", [`crate::options::Spec::sync_resets_encoder`]).
+//! After such a message the decoder's state is what the message says (its F-ADDR, TSTAMP) and
+//! nothing before it; an rc7 SYNC that resets nothing keeps them, so the scan passes it by. The
 //! chunk's stitch checks the state anyway (a damaged stream is caught there).
 
 use crate::codec::mseo::{MSEO_DATA, MSEO_END_MESSAGE};
-use crate::codec::{parse, sync, Body, Deframer, Frame};
+use crate::codec::{parse, Body, Deframer, Frame};
 use crate::decoder::{full_addr, DecoderConfig};
 use crate::decoder::{DecodeStats, Decoder};
 use rvtrace_flow::chunk::{self, ChunkError, Cut};
@@ -27,7 +28,7 @@ pub struct SyncPoint {
     pub cut: Cut,
     /// Its F-ADDR (the address of the next instruction).
     pub addr: u64,
-    /// Its SYNC code (N-Trace Table 25).
+    /// Its SYNC code (N-Trace 8.4 "SYNC Field Values").
     pub sync: u8,
 }
 
@@ -49,7 +50,9 @@ pub fn next_sync(bytes: &[u8], from: u64, cfg: &DecoderConfig) -> Option<SyncPoi
     let start = message_start(bytes, usize::try_from(from).ok()?)?;
     let mut d = Deframer::at(start as u64);
     bytes[start..].iter().find_map(|&b| match d.push(b)? {
-        Frame::Message(raw) => sync_point(&raw, cfg).filter(|p| sync::resets_encoder(p.sync)),
+        Frame::Message(raw) => {
+            sync_point(&raw, cfg).filter(|p| cfg.spec.sync_resets_encoder(p.sync))
+        }
         Frame::Error(_) => None,
     })
 }

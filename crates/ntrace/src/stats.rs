@@ -1,7 +1,7 @@
 //! What an N-Trace stream costs (`rvtrace stats --trace ntrace`): per TCODE the messages, their
 //! MDO bits (6 of every 8 bits of a message byte, N-Trace 3.1; the other 2 are MSEO framing) and
 //! their whole bytes; synchronisation messages (ProgTraceSync, DirectBranchSync,
-//! IndirectBranchSync, IndirectBranchHistSync: Table 25) and the instructions and bytes between
+//! IndirectBranchSync, IndirectBranchHistSync: 8.4) and the instructions and bytes between
 //! them; idle bytes, Error messages (7.4) and framing errors. Instructions and losses come from
 //! the decoder, fed one message at a time. With [`DecoderConfig::src`], only that hart's
 //! messages count (SRC, N-Trace 6.2), and the bytes are theirs.
@@ -13,7 +13,7 @@ use rvtrace_flow::{FlowElement, TraceDecoder};
 use rvtrace_image::Image;
 use std::io::{self, Read};
 
-/// Whether a TCODE is a synchronisation message (N-Trace Table 25 lists their SYNC codes).
+/// Whether a TCODE is a synchronisation message (N-Trace 8.4 lists their SYNC codes).
 pub const fn is_sync(t: u8) -> bool {
     matches!(
         t,

@@ -7,6 +7,7 @@ use rvtrace_image::Image;
 use rvtrace_isa::IsaConfig;
 use rvtrace_ntrace::codec::{Addr, Body, Message};
 use rvtrace_ntrace::decoder::{Decoder, DecoderConfig};
+use rvtrace_ntrace::options::Spec;
 use rvtrace_testkit::case::{run_all, Case, CaseError, CaseFile, Fields, TraceLine};
 use std::path::Path;
 
@@ -14,6 +15,11 @@ use std::path::Path;
 fn config(f: &CaseFile, c: &Case) -> Result<DecoderConfig, CaseError> {
     let mut cfg = DecoderConfig::new(IsaConfig::new(f.xlen));
     for o in f.options_of(c) {
+        if o.name == "spec" {
+            let bad = || f.error(o.line, format!("option spec={}: not 1.0 or rc7", o.value));
+            cfg.spec = Spec::from_name(&o.value).ok_or_else(bad)?;
+            continue;
+        }
         let v = o.number(f)?;
         match o.name.as_str() {
             "src-bits" => cfg.codec.src_bits = v as u8,

@@ -273,7 +273,7 @@ fn impossible_ownership_and_evcode_are_stepped_over() {
 }
 
 /// Item 5: the encoder's I-CNT counter width (sidecar `icnt-bits`) bounds every I-CNT field; a
-/// larger one is a loss (8.4.4).
+/// larger one is a loss (8.3).
 #[test]
 fn icnt_beyond_the_counter_width_is_a_loss() {
     let run = program("fnptr-rv64gc");

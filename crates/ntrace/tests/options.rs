@@ -1,6 +1,6 @@
 //! Encoder options whose effect is more than "the PC list comes back": trace filters (trace
 //! start/stop, Table 26), a bounded output queue (Error + SYNC=7, 7.4), several harts in one
-//! stream (SRC, 11.2), timestamps (8.7) and Ownership (7.1).
+//! stream (SRC, 11.2), timestamps (8.5) and Ownership (7.1).
 
 use rvtrace_flow::LossReason;
 use rvtrace_flow::{for_each_pc, FlowElement, SyncReason};
@@ -24,6 +24,7 @@ fn decoder_config(cfg: &EncoderConfig) -> DecoderConfig {
     d.codec = cfg.codec;
     d.src = (cfg.codec.src_bits > 0).then_some(cfg.src_id);
     d.extend_addr_msb = cfg.extend_addr_msb;
+    d.spec = cfg.spec;
     d
 }
 

@@ -3,12 +3,12 @@
 //! (`RangeContract`: classes, branch outcomes); bits per instruction per configuration are printed (`cargo test -p rvtrace-ntrace --test integration roundtrip:: -- --nocapture`).
 
 use rvtrace_flow::{FlowElement, FlowSink, PcWriter};
-use rvtrace_ingress::Record;
-use rvtrace_isa::Xlen;
+use rvtrace_ingress::{Itype, Record};
+use rvtrace_isa::{CfClass, IsaConfig, Xlen};
 use rvtrace_ntrace::decoder::decode;
 use rvtrace_ntrace::encoder::encode;
 use rvtrace_ntrace::insn::LinkRule;
-use rvtrace_ntrace::options::{CallStack, EncoderConfig};
+use rvtrace_ntrace::options::{CallStack, EncoderConfig, Mode, Spec};
 use rvtrace_testkit::flow::RangeContract;
 use rvtrace_testkit::randprog::{random_program, seeds};
 use rvtrace_testkit::{
@@ -67,10 +67,32 @@ fn well_behaved(records: &[Record]) -> bool {
     true
 }
 
+/// The class of the instruction at `pc`.
+fn class_at(image: &rvtrace_image::Image, isa: &IsaConfig, pc: u64) -> CfClass {
+    image
+        .fetch(pc)
+        .map_or(CfClass::None, |b| rvtrace_isa::classify(isa, b).class)
+}
+
+/// The encoder's test for a trap taken by `ecall`/`ebreak`/`c.ebreak` (`Record::ends_in_env_trap`:
+/// an exception after retired instructions, cause 3 or 8-11), whose I-CNT leaves that
+/// instruction out in N-Trace 1.0, is exactly "the block's last instruction is one of them and
+/// it trapped" on the hart model's records.
+fn check_env_traps(name: &str, image: &rvtrace_image::Image, records: &[Record]) {
+    let isa = IsaConfig::new(image.files()[0].xlen);
+    for (k, r) in records.iter().enumerate() {
+        let env = r.itype == Itype::Exception
+            && r.iretire > 0
+            && class_at(image, &isa, r.last_iaddr()) == CfClass::EnvTrap;
+        assert_eq!(r.ends_in_env_trap(), env, "{name}: record {k} {r:?}");
+    }
+}
+
 /// decode(encode(run)) == run for every configuration; returns the trace size of each.
 fn round_trip(name: &str, run: &ProgramRun) -> Vec<u64> {
     let xlen = run.image.files()[0].xlen;
     let records: &[Record] = &run.records;
+    check_env_traps(name, &run.image, records);
     let behaved = well_behaved(records);
     let mut bytes = Vec::new();
     for (cname, cfg) in configs(xlen) {
@@ -129,4 +151,62 @@ fn round_trip_random_programs() {
         assert_eq!(run.stop, rvtrace_testkit::Stop::Exit(0), "seed {seed}");
         round_trip(&format!("random program {seed} ({:?})", p.shape), &run);
     });
+}
+
+/// B-TYPE 1 (exception or interrupt, `--btype-compat`) in N-Trace 1.0: a trap whose walk ends
+/// right before an `ecall`/`ebreak` is that instruction's exception, or an interrupt taken just
+/// before it; the decoder takes it for the exception and reports the instruction as executed.
+/// So an interrupt right before an `ecall` adds that `ecall` once (it runs again after the
+/// handler returns to it); nothing else differs from the run (sdeleg has such interrupts). With
+/// B-TYPE 2/3 and with rc7 (the `ecall` in I-CNT) the round trip is exact (`roundtrip` configs).
+#[test]
+fn btype_compat_in_1_0() {
+    let programs = traceable_programs();
+    let extra = rvtrace_testkit::par::par_map(&programs, |elf| {
+        let name = elf.file_stem().unwrap().to_str().unwrap();
+        let run = run_program(elf, &format!("elf/{name}.elf"), 4);
+        let xlen = run.image.files()[0].xlen;
+        let isa = IsaConfig::new(xlen);
+        // Interrupts taken right before an `ecall`/`ebreak`: where they were taken.
+        let interrupted: Vec<u64> = run
+            .records
+            .iter()
+            .filter(|r| r.itype == Itype::Interrupt)
+            .map(|r| {
+                if r.iretire == 0 {
+                    r.iaddr
+                } else {
+                    r.next_iaddr()
+                }
+            })
+            .filter(|&pc| class_at(&run.image, &isa, pc) == CfClass::EnvTrap)
+            .collect();
+        let cfg = EncoderConfig {
+            mode: Mode::Btm,
+            btype_compat: true,
+            ..EncoderConfig::new(xlen)
+        };
+        assert_eq!(cfg.spec, Spec::V1_0);
+        let (out, _) = encode(cfg, &run.records);
+        let got = decode_pcs(name, &run.image, &cfg, &out);
+        // The decoded list is the run's with some of `interrupted` inserted.
+        let (mut i, mut j, mut added) = (0, 0, Vec::new());
+        while i < got.len() {
+            if got.get(i) == run.pcs.get(j) {
+                j += 1;
+            } else {
+                assert!(
+                    interrupted.contains(&got[i]),
+                    "{name}: at {i}: {:#x}",
+                    got[i]
+                );
+                added.push(got[i]);
+            }
+            i += 1;
+        }
+        assert_eq!(j, run.pcs.len(), "{name}");
+        assert_eq!(added.len(), interrupted.len(), "{name}: {added:x?}");
+        added.len()
+    });
+    assert!(extra.iter().sum::<usize>() > 0);
 }

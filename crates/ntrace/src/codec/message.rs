@@ -68,7 +68,7 @@ pub mod tcode {
     }
 }
 
-/// SYNC values (N-Trace 8.5 Table 25).
+/// SYNC values (N-Trace 8.4 "SYNC Field Values").
 pub mod sync {
     /// External Trace Trigger.
     pub const EXTERNAL_TRIGGER: u8 = 0;
@@ -78,7 +78,7 @@ pub mod sync {
     pub const PERIODIC: u8 = 2;
     /// Exit from Debug Mode.
     pub const EXIT_DEBUG: u8 = 3;
-    /// Sequential Instruction Counter (I-CNT overflow, N-Trace 8.4.4).
+    /// Sequential Instruction Counter (I-CNT overflow, N-Trace 8.3).
     pub const ICNT_OVERFLOW: u8 = 4;
     /// Trace Enable.
     pub const TRACE_ENABLE: u8 = 5;
@@ -89,7 +89,7 @@ pub mod sync {
     /// Exit from Power-down.
     pub const EXIT_POWER_DOWN: u8 = 9;
 
-    /// Name of a SYNC value (Table 25); reserved values give "Reserved".
+    /// Name of a SYNC value (8.4 "SYNC Field Values"); reserved values give "Reserved".
     pub const fn name(sync: u8) -> &'static str {
         match sync {
             EXTERNAL_TRIGGER => "External Trace Trigger",
@@ -104,13 +104,6 @@ pub mod sync {
             14 | 15 => "Reserved (vendor)",
             _ => "Reserved",
         }
-    }
-
-    /// Whether a synchronization with this SYNC resets the encoder state (Table 25 column
-    /// "Encoder Reset"): all but 0 (External Trace Trigger), 4 (Sequential Instruction Counter)
-    /// and 6 (Trace Event).
-    pub const fn resets_encoder(sync: u8) -> bool {
-        !matches!(sync, EXTERNAL_TRIGGER | ICNT_OVERFLOW | TRACE_EVENT)
     }
 }
 
@@ -161,7 +154,8 @@ pub struct CodecConfig {
 
 /// An F-ADDR or U-ADDR field (N-Trace 8.1): the address bits from bit 1 up (`field` is the
 /// address shifted right by 1 for F-ADDR, its XOR with the reference address shifted right by 1
-/// for U-ADDR), and the number of MDO bits it was sent in, which the MSB extension of N-Trace 8.2 needs.
+/// for U-ADDR), and the number of MDO bits it was sent in, which the MSB extension of N-Trace 9.4
+/// needs.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Addr {
     /// The field value as transmitted (bits beyond 64 are zero).
@@ -198,7 +192,7 @@ impl Addr {
         }
     }
 
-    /// The field for `field` (address bits 63..1 or 31..1) with the MSB extension of N-Trace 8.2
+    /// The field for `field` (address bits 63..1 or 31..1) with the MSB extension of N-Trace 9.4
     /// (trTeInstExtendAddrMSB): the fewest MDO records whose most significant bit, extended up to
     /// bit 63 (or 31) of the address, gives the address back.
     pub const fn extended(field: u64, xlen: Xlen) -> Self {
@@ -222,7 +216,7 @@ impl Addr {
         }
     }
 
-    /// The field value after MSB extension (N-Trace 8.2: "the last (MSB) bit of the very last MDO
+    /// The field value after MSB extension (N-Trace 9.4: "the last (MSB) bit of the very last MDO
     /// record must be extended up to bit#63 or bit#31") when `extend` gives the hart's XLEN;
     /// `None` = no extension (plain Nexus zero suppression). The result keeps address bits
     /// `xlen-1..1` (all 64 bits when not extending).
@@ -493,7 +487,7 @@ pub struct Message {
     pub src: u16,
     /// The message type and its fields.
     pub body: Body,
-    /// TSTAMP, if the message has one (N-Trace 8.7: absolute in synchronization messages,
+    /// TSTAMP, if the message has one (N-Trace 8.5: absolute in synchronization messages,
     /// relative elsewhere).
     pub tstamp: Option<u64>,
 }
@@ -850,7 +844,7 @@ pub fn parse(raw: &RawMessage, cfg: &CodecConfig) -> Result<Message, MessageErro
             .rest(lo, 64)
             .ok_or(err(MessageErrorKind::FieldTooWide { field: name }))?;
         // Bits past 64 are leading zeros (`rest` refused anything else) and change nothing, not
-        // even the MSB extension (8.2 extends only a field narrower than the address). Capped at
+        // even the MSB extension (9.4 extends only a field narrower than the address). Capped at
         // 72 (12 MDO records), the message re-encodes to itself within MAX_MESSAGE_BYTES.
         bits[k] = seg.len_bits().saturating_sub(lo as u64).min(MAX_ADDR_BITS) as u16;
     }
@@ -1054,7 +1048,7 @@ impl MessageWriter {
     }
 
     /// A variable-length field sent in exactly `nbits` bits (plus fill to the end of the byte),
-    /// for address fields with the MSB extension (N-Trace 8.2).
+    /// for address fields with the MSB extension (N-Trace 9.4).
     pub fn var_bits(&mut self, v: u64, nbits: u32) -> &mut Self {
         let nbits = nbits.max(1);
         self.put_bits(v, nbits.min(64));

@@ -3,9 +3,10 @@
 
 use rvtrace_isa::{IsaConfig, Xlen};
 use rvtrace_ntrace::decoder::DecoderConfig;
-use rvtrace_ntrace::options::{CallStack, EncoderConfig, Mode, SyncUnit};
+use rvtrace_ntrace::options::{CallStack, EncoderConfig, Mode, Spec, SyncUnit};
 
-/// One named configuration.
+/// One named configuration: N-Trace 1.0 (the default), the `nexrv` ones and those ending in
+/// `+rc7` rc7's rules (options.rs `Spec`).
 pub fn configs(xlen: Xlen) -> Vec<(&'static str, EncoderConfig)> {
     let base = EncoderConfig::new(xlen);
     let btm = EncoderConfig {
@@ -13,7 +14,45 @@ pub fn configs(xlen: Xlen) -> Vec<(&'static str, EncoderConfig)> {
         ..base
     };
     let cs8 = CallStack::Full { depth: 8 };
+    let rc7 = |c: EncoderConfig| EncoderConfig {
+        spec: Spec::Rc7,
+        ..c
+    };
     vec![
+        ("btm+rc7", rc7(btm)),
+        ("htm+rc7", rc7(base)),
+        (
+            "htm+cs8+sync+rc7",
+            rc7(EncoderConfig {
+                call_stack: cs8,
+                sync_period: Some((SyncUnit::Messages, 16)),
+                ..base
+            }),
+        ),
+        // SYNC=4 (a full I-CNT with HIST bits) keeps the call stack in rc7.
+        (
+            "htm+cs8+small-icnt+rc7",
+            rc7(EncoderConfig {
+                call_stack: cs8,
+                icnt_bits: 7,
+                ..base
+            }),
+        ),
+        (
+            "htm+small-counters+rc7",
+            rc7(EncoderConfig {
+                icnt_bits: 6,
+                hist_bits: 5,
+                ..base
+            }),
+        ),
+        (
+            "btm+sync+rc7",
+            rc7(EncoderConfig {
+                sync_period: Some((SyncUnit::Messages, 8)),
+                ..btm
+            }),
+        ),
         ("btm", btm),
         ("htm", base),
         (
@@ -151,12 +190,14 @@ pub fn configs(xlen: Xlen) -> Vec<(&'static str, EncoderConfig)> {
                 ..base
             },
         ),
+        // B-TYPE 1 in 1.0 cannot tell an interrupt right before an `ecall` from the `ecall`'s
+        // exception (roundtrip.rs `btype_compat_in_1_0`).
         (
-            "btm+compat",
-            EncoderConfig {
+            "btm+compat+rc7",
+            rc7(EncoderConfig {
                 btype_compat: true,
                 ..btm
-            },
+            }),
         ),
         (
             "htm+small-counters",
@@ -216,5 +257,6 @@ pub fn decoder_config(cfg: &EncoderConfig) -> DecoderConfig {
     d.src = (cfg.codec.src_bits > 0).then_some(cfg.src_id);
     d.extend_addr_msb = cfg.extend_addr_msb;
     d.all_jumps = cfg.all_jumps;
+    d.spec = cfg.spec;
     d
 }
