@@ -399,7 +399,12 @@ pub fn encode(a: &EncodeArgs) -> CmdResult {
             buf.clear();
         }
     }
-    let st = enc.finish(&mut buf);
+    // Records that ran out before the hart stopped are no stop at an `ebreak` (1.0: EVCODE 4).
+    let st = if damage.is_some() {
+        enc.finish_cut(&mut buf)
+    } else {
+        enc.finish(&mut buf)
+    };
     out.write_all(&buf).map_err(|e| out.fail(e))?;
     out.finish()?;
     if !report::is_std(&a.output) {

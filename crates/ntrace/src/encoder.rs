@@ -1231,6 +1231,22 @@ impl Encoder {
     /// End of trace: ProgTraceCorrelation EVCODE=0 (Entry into Debug Mode: the hart stopped) with
     /// the I-CNT and HIST of the last instructions (N-Trace 7.12).
     pub fn finish(&mut self, out: &mut Vec<u8>) -> EncodeStats {
+        self.finish_with(evcode::DEBUG, out)
+    }
+
+    /// End of a trace whose records ran out before the hart stopped (a damaged or cut input):
+    /// in 1.0 ProgTraceCorrelation EVCODE=4 (trace disabled, "hart may be still running"), since
+    /// EVCODE=0 says the hart entered Debug Mode at the `ebreak` that 1.0 leaves out of I-CNT
+    /// and a decoder reports that instruction (8.3.3); rc7 as [`Encoder::finish`].
+    pub fn finish_cut(&mut self, out: &mut Vec<u8>) -> EncodeStats {
+        let evcode = match self.cfg.spec {
+            Spec::V1_0 => evcode::TRACE_DISABLED,
+            Spec::Rc7 => evcode::DEBUG,
+        };
+        self.finish_with(evcode, out)
+    }
+
+    fn finish_with(&mut self, evcode: u8, out: &mut Vec<u8>) -> EncodeStats {
         let Some(last) = self.last else {
             return self.stats;
         };
@@ -1250,7 +1266,8 @@ impl Encoder {
         if self.cfg.nexrv && self.enabled && self.nexrv_flush(pending, &last, out) {
             return self.stats;
         }
-        self.correlation(evcode::DEBUG, last.time, out);
+        let evcode = if self.enabled { evcode } else { evcode::DEBUG };
+        self.correlation(evcode, last.time, out);
         self.stats
     }
 }
