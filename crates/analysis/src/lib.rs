@@ -34,9 +34,11 @@ pub mod export;
 pub mod profile;
 pub mod symbols;
 pub mod text;
+pub mod timeline;
 
 pub use counts::{Counter, Counts};
 pub use coverage::{Coverage, Summary};
 pub use profile::{Profile, Profiler, StackEvent, StackOp};
 pub use symbols::Symbols;
 pub use text::{CallTrace, TextTrace};
+pub use timeline::Timeline;

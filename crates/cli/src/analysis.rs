@@ -439,7 +439,10 @@ pub fn profile(a: &ProfileArgs) -> CmdResult {
     }
     report::distinct(&inputs(&a.input), &outs)?;
     let prog = program(&a.input.elf)?;
-    let profiler = Profiler::new(&prog.image, &prog.syms, prog.isa);
+    let mut profiler = Profiler::new(&prog.image, &prog.syms, prog.isa);
+    if a.firefox.is_some() {
+        profiler = profiler.with_timeline();
+    }
     let mut tee = Tee {
         profiler: Some(if a.no_inline {
             profiler
@@ -449,7 +452,8 @@ pub fn profile(a: &ProfileArgs) -> CmdResult {
         ..Tee::new(&a.input)
     };
     let ok = feed(&a.input, &prog, &mut tee)?;
-    let p = tee.profiler.take().map(|p| p.profile()).unwrap_or_default();
+    let profiler = tee.profiler.take();
+    let p = profiler.as_ref().map(|p| p.profile()).unwrap_or_default();
     let unit = match a.weight {
         WeightArg::Instructions => Unit::Instructions,
         WeightArg::Time => Unit::Time,
@@ -473,7 +477,12 @@ pub fn profile(a: &ProfileArgs) -> CmdResult {
     if let Some(f) = &a.firefox {
         write_file(
             f,
-            export::firefox(&p, unit, &title)
+            export::firefox(
+                &profiler.and_then(|p| p.timeline()).unwrap_or_default(),
+                &prog.syms,
+                unit,
+                &title,
+            )
                 .map_err(|e| e.to_string())?
                 .as_bytes(),
         )?;
