@@ -253,13 +253,18 @@ fn folded_stacks_read_by_inferno_and_firefox_json_by_serde() {
         assert!(svg.contains(&format!(">{f} (")), "flame graph lacks {f}");
     }
     // Firefox Profiler processed format: the fields the viewer requires, consistent.
-    let json = export::firefox(&p, Unit::Instructions, "recurse").unwrap();
+    let mut pr = Profiler::new(&r.run.image, &r.syms, r.isa).with_timeline();
+    feed(&r, &r.run.records, &mut pr);
+    assert_eq!(pr.profile(), p, "the timeline changes nothing of the profile");
+    let tl = pr.timeline().unwrap();
+    let json = export::firefox(&tl, &r.syms, Unit::Instructions, "recurse").unwrap();
     let v: serde_json::Value = serde_json::from_str(&json).unwrap();
     assert_eq!(v["meta"]["preprocessedProfileVersion"], 55);
     assert!(v["meta"]["interval"].as_f64().unwrap() > 0.0);
     let th = &v["threads"][0];
     let samples = &th["samples"];
     let n = samples["length"].as_u64().unwrap() as usize;
+    assert!(n <= rvtrace_analysis::timeline::MAX_SAMPLES, "{n} samples");
     assert_eq!(samples["stack"].as_array().unwrap().len(), n);
     let weights: u64 = samples["weight"]
         .as_array()
@@ -269,9 +274,17 @@ fn folded_stacks_read_by_inferno_and_firefox_json_by_serde() {
         .sum();
     assert_eq!(weights, r.run.pcs.len() as u64);
     assert_eq!(samples["weightType"], "samples");
-    let strings: Vec<&str> = v["shared"]["stringArray"]
+    // Samples every `period` instructions, at the records' time (ns).
+    assert!(tl.period > 1, "a run this long halves the samples");
+    assert!(tl.has_time);
+    let mut t = 0.0;
+    for (k, d) in samples["timeDeltas"].as_array().unwrap().iter().enumerate() {
+        t += d.as_f64().unwrap();
+        assert_eq!(tl.samples[k].index, k as u64 * tl.period);
+        assert_eq!(Some((t * 1e6).round() as u64), tl.samples[k].time);
+    }
+    let strings: Vec<&str> = th["stringArray"]
         .as_array()
-        .or(th["stringArray"].as_array())
         .unwrap()
         .iter()
         .map(|s| s.as_str().unwrap())
@@ -280,7 +293,9 @@ fn folded_stacks_read_by_inferno_and_firefox_json_by_serde() {
         assert!(strings.contains(&f), "no {f} in the string table");
     }
     // Rebuild every sample's call stack as the viewer does (stackTable prefix/frame ->
-    // frameTable func -> funcTable name -> stringArray): the profile's stacks and weights.
+    // frameTable func -> funcTable name -> stringArray): stacks of the profile; and each
+    // sample's stack is the one the retired PCs give its instruction (its function is the
+    // innermost frame's).
     let col = |table: &str, field: &str| -> Vec<Option<u64>> {
         th[table][field]
             .as_array()
@@ -291,26 +306,25 @@ fn folded_stacks_read_by_inferno_and_firefox_json_by_serde() {
     };
     let (prefix, frame) = (col("stackTable", "prefix"), col("stackTable", "frame"));
     let (func, name) = (col("frameTable", "func"), col("funcTable", "name"));
+    let addr = col("frameTable", "address");
     assert_eq!(
         prefix.len() as u64,
         th["stackTable"]["length"].as_u64().unwrap()
     );
-    let mut rebuilt: BTreeMap<Vec<String>, u64> = BTreeMap::new();
-    let weights = samples["weight"].as_array().unwrap();
     for (k, st) in samples["stack"].as_array().unwrap().iter().enumerate() {
         let mut names = Vec::new();
         let mut at = st.as_u64();
+        let leaf = addr[frame[at.unwrap() as usize].unwrap() as usize].unwrap();
+        assert_eq!(leaf, r.run.pcs[k * tl.period as usize], "sample {k}");
         while let Some(i) = at {
             let f = func[frame[i as usize].unwrap() as usize].unwrap();
             names.push(strings[name[f as usize].unwrap() as usize].to_string());
             at = prefix[i as usize];
         }
         names.reverse();
-        *rebuilt.entry(names).or_default() += weights[k].as_u64().unwrap();
+        assert!(p.stacks.contains_key(&names), "{names:?}");
+        assert_eq!(names.last().unwrap(), r.syms.name_at(leaf));
     }
-    let want: BTreeMap<Vec<String>, u64> =
-        p.stacks.iter().map(|(k, w)| (k.clone(), w.insns)).collect();
-    assert_eq!(rebuilt, want);
 }
 
 /// `perf script` text: inferno's `collapse-perf` (the independent reader of perf's text)

@@ -1226,3 +1226,159 @@ fn llvm_sample_profile_read_by_llvm_profdata_and_clang() {
         assert_eq!(stderr(&o), "", "clang said something about {}", s(p));
     }
 }
+
+/// A Firefox profile's thread, read back as the viewer reads it: per sample (time in ns from
+/// the profile's start, weight, stack of frames outermost first), each frame (function name,
+/// source file's base name, line, address, inline depth).
+struct FxThread {
+    samples: Vec<(u64, u64, Vec<usize>)>,
+    frames: Vec<(String, Option<String>, Option<u64>, Option<u64>, u64)>,
+}
+
+fn firefox_thread(path: &Path) -> FxThread {
+    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let th = &v["threads"][0];
+    let col = |t: &str, c: &str| -> Vec<serde_json::Value> { th[t][c].as_array().unwrap().clone() };
+    let strings: Vec<String> = th["stringArray"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s.as_str().unwrap().to_string())
+        .collect();
+    let (fname, ffile) = (col("funcTable", "name"), col("funcTable", "fileName"));
+    let (func, line, addr, depth) = (
+        col("frameTable", "func"),
+        col("frameTable", "line"),
+        col("frameTable", "address"),
+        col("frameTable", "inlineDepth"),
+    );
+    let frames = (0..func.len())
+        .map(|i| {
+            let f = func[i].as_u64().unwrap() as usize;
+            let file = ffile[f].as_u64().map(|k| {
+                strings[k as usize].rsplit('/').next().unwrap().to_string()
+            });
+            (
+                strings[fname[f].as_u64().unwrap() as usize].clone(),
+                file,
+                line[i].as_u64(),
+                addr[i].as_u64(),
+                depth[i].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    let (prefix, frame) = (col("stackTable", "prefix"), col("stackTable", "frame"));
+    let mut t = 0f64;
+    let mut samples = Vec::new();
+    let s = &th["samples"];
+    for ((d, w), st) in s["timeDeltas"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .zip(s["weight"].as_array().unwrap())
+        .zip(s["stack"].as_array().unwrap())
+    {
+        t += d.as_f64().unwrap();
+        let mut stack = Vec::new();
+        let mut at = st.as_u64();
+        while let Some(i) = at {
+            stack.push(frame[i as usize].as_u64().unwrap() as usize);
+            at = prefix[i as usize].as_u64();
+        }
+        stack.reverse();
+        samples.push(((t * 1e6).round() as u64, w.as_u64().unwrap(), stack));
+    }
+    FxThread { samples, frames }
+}
+
+/// The "flat profile: N instructions[, M time units]" totals of `profile`'s report.
+fn flat_totals(out: &str) -> (u64, Option<u64>) {
+    let l = out.lines().next().unwrap();
+    let nums: Vec<u64> = l
+        .split(|c: char| !c.is_ascii_digit())
+        .filter_map(|x| x.parse().ok())
+        .collect();
+    (nums[0], nums.get(1).copied())
+}
+
+/// `profile --firefox`: a timeline in trace order whose sample weights add up to the flat
+/// profile's totals (instructions, and time with --weight time); the ingress file's time
+/// (mtime) is the time axis, an N-Trace without timestamps has the instruction count
+/// instead; every frame of `main` and of the clone `quick_sort.constprop.0` (inlined
+/// functions included) names the source file, line and function that
+/// riscv64-unknown-elf-addr2line -i -f gives for its address.
+#[test]
+fn firefox_timeline_and_frames_as_addr2line() {
+    let f = files(INLINE, "fx");
+    let (ji, jt, jn) = (f.t.join("i.json"), f.t.join("t.json"), f.t.join("n.json"));
+    let out = stdout(&analyse(&f, "profile", &["--firefox", s(&ji)]));
+    let (insns, time) = flat_totals(&out);
+    let out = stdout(&analyse(&f, "profile", &["--firefox", s(&jt), "--weight", "time"]));
+    assert_eq!(flat_totals(&out), (insns, time));
+    let o = rvtrace(&[
+        "profile",
+        s(&f.nex),
+        "--trace",
+        "ntrace",
+        "--elf",
+        s(&f.elf),
+        "--firefox",
+        s(&jn),
+    ]);
+    ok(&o, "profile --firefox of the N-Trace");
+    let (ing, tim, nex) = (firefox_thread(&ji), firefox_thread(&jt), firefox_thread(&jn));
+    let sum = |t: &FxThread| t.samples.iter().map(|s| s.1).sum::<u64>();
+    assert_eq!(sum(&ing), insns);
+    assert_eq!(sum(&nex), insns);
+    assert_eq!(Some(sum(&tim)), time);
+    // Without time: one sample per instruction (a run this short), at its index.
+    let at: Vec<u64> = nex.samples.iter().map(|s| s.0).collect();
+    assert_eq!(at, (0..insns).collect::<Vec<_>>());
+    // With time: the trace's times (the ingress records' `time`), in order, spanning the run.
+    let dump = stdout(&rvtrace(&["ingress", "dump", s(&f.ing)]));
+    let times: Vec<u64> = dump
+        .lines()
+        .filter_map(|l| l.split(" time=").nth(1))
+        .map(|t| t.split(' ').next().unwrap().parse().unwrap())
+        .collect();
+    let (t0, t1) = (times[0], *times.last().unwrap());
+    let at: Vec<u64> = ing.samples.iter().map(|s| s.0).collect();
+    assert!(at.windows(2).all(|w| w[0] <= w[1]), "times go back");
+    assert_eq!(at[0], t0);
+    assert!(*at.last().unwrap() <= t1 && *at.last().unwrap() + 2 >= t1, "{at:?} {t1}");
+    // Frames against addr2line: the stack's frames at one address are, outermost first, the
+    // function and the functions inlined into it (addr2line's chain reversed).
+    let Some(nm) = common::NmFunctions::of(&f.elf) else {
+        return;
+    };
+    let mine: BTreeSet<u64> = ing
+        .frames
+        .iter()
+        .filter_map(|fr| fr.3)
+        .filter(|&a| {
+            nm.names_at(a).is_some_and(|(n, _)| {
+                n.iter()
+                    .any(|x| ["main", "quick_sort.constprop.0"].contains(x))
+            })
+        })
+        .collect();
+    let Some(chains) = addr2line_chains(&f.elf, &mine) else {
+        return;
+    };
+    let mut checked = 0;
+    for (name, file, line, addr, depth) in &ing.frames {
+        let Some(c) = addr.and_then(|a| chains.get(&a)) else {
+            continue;
+        };
+        let (a2l_name, a2l_file, a2l_line) = &c[c.len() - 1 - *depth as usize];
+        assert!(name.starts_with(a2l_name.as_str()), "{name} {a2l_name} at {addr:x?}");
+        assert_eq!(file.as_deref(), Some(a2l_file.as_str()), "{name} at {addr:x?}");
+        assert_eq!(*line, Some(*a2l_line as u64), "{name} at {addr:x?}");
+        checked += 1;
+    }
+    assert!(
+        ing.frames.iter().any(|fr| fr.0 == "square" && fr.4 == 2),
+        "square inlined in sum_squares in main"
+    );
+    assert!(checked > 50, "{checked} frames checked");
+}
