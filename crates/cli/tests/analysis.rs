@@ -1100,7 +1100,8 @@ fn lcov_functions_with_inlined_and_clone_names() {
 /// cannot read): `llvm-profdata merge --sample` reads it, and `llvm-profdata show --sample`
 /// gives `main` and `quick_sort` the totals and head samples the retired PCs give by
 /// riscv64-unknown-elf-addr2line -i (a total: each source position's most-run instruction,
-/// added over the positions, inlined ones included; head: the runs of the first
+/// added over the positions (a line's blocks, by its discriminator, apart), inlined ones
+/// included; head: the runs of the first
 /// instruction); `main` has `sum_squares` inlined with `square` in it; clang compiles the
 /// source with it (`-fprofile-sample-use`) without a word about the profile.
 #[test]
@@ -1142,21 +1143,26 @@ fn llvm_sample_profile_read_by_llvm_profdata_and_clang() {
     let Some(mine) = pcs_in(&f.elf, &pcs, &["main", "quick_sort.constprop.0"]) else {
         return;
     };
-    let Some(chains) = addr2line_chains(&f.elf, &mine.iter().copied().collect()) else {
+    let addrs: BTreeSet<u64> = mine.iter().copied().collect();
+    let (Some(chains), Some(discs)) = (
+        addr2line_chains(&f.elf, &addrs),
+        addr2line_discriminators(&f.elf, &addrs),
+    ) else {
         return;
     };
     let mut runs: BTreeMap<u64, u64> = BTreeMap::new();
     for a in &mine {
         *runs.entry(*a).or_default() += 1;
     }
-    // function -> source position (the whole chain) -> most runs of its instructions
-    let mut most: BTreeMap<&str, BTreeMap<&Vec<A2lFrame>, u64>> = BTreeMap::new();
+    // function -> source position (the whole chain, the line's discriminator) -> most runs
+    // of its instructions
+    let mut most: BTreeMap<&str, BTreeMap<(&Vec<A2lFrame>, u32), u64>> = BTreeMap::new();
     let mut want: BTreeMap<&str, (u64, u64)> = BTreeMap::new();
     for (a, n) in &runs {
         let c = &chains[a];
         let func = c.last().unwrap().0.as_str();
         if c[0].2 > 0 {
-            let e = most.entry(func).or_default().entry(c).or_default();
+            let e = most.entry(func).or_default().entry((c, discs[a])).or_default();
             *e = (*e).max(*n);
         }
         if nm.names_at(*a).is_some_and(|(_, off)| off == 0) {
@@ -1381,4 +1387,120 @@ fn firefox_timeline_and_frames_as_addr2line() {
         "square inlined in sum_squares in main"
     );
     assert!(checked > 50, "{checked} frames checked");
+}
+
+/// The line table's discriminator of each of `addrs` as riscv64-unknown-elf-addr2line gives
+/// it ("file.c:12 (discriminator 3)"; 0 when it names none); `None` when it is not installed.
+fn addr2line_discriminators(elf: &Path, addrs: &BTreeSet<u64>) -> Option<BTreeMap<u64, u32>> {
+    let tool = "riscv64-unknown-elf-addr2line";
+    if !have(tool) {
+        println!("{tool} not installed: discriminators not checked");
+        return None;
+    }
+    let mut args = vec!["-a".to_string(), "-e".into(), s(elf).into()];
+    args.extend(addrs.iter().map(|a| format!("{a:#x}")));
+    let o = Command::new(tool).args(&args).output().unwrap();
+    ok(&o, tool);
+    let text = stdout(&o);
+    let mut lines = text.lines();
+    let mut m = BTreeMap::new();
+    while let (Some(a), Some(loc)) = (lines.next(), lines.next()) {
+        let a = u64::from_str_radix(a.trim_start_matches("0x"), 16).unwrap();
+        let d = loc
+            .split(" (discriminator ")
+            .nth(1)
+            .map_or(0, |d| d.trim_end_matches(')').parse().unwrap());
+        m.insert(a, d);
+    }
+    Some(m)
+}
+
+/// `autofdo --profile-format llvm` writes the line table's discriminators: `main`'s own lines
+/// (those not inlined from elsewhere) are exactly `offset[.discriminator]: count`, the
+/// offset from `main`'s line in the source, the discriminator riscv64-unknown-elf-addr2line's
+/// (GCC gives the blocks of the first loop's lines discriminator 3), the count the most runs
+/// of the line's instructions among the retired PCs; `llvm-profdata show --sample --function
+/// main` lists the discriminated lines, and clang takes the profile (the test above).
+#[test]
+fn llvm_sample_profile_discriminators_as_addr2line() {
+    let f = files(INLINE, "disc");
+    let prof = f.t.join("t.prof");
+    ok(
+        &analyse(&f, "autofdo", &["--profile-format", "llvm", "-o", s(&prof)]),
+        "autofdo --profile-format llvm",
+    );
+    let text = std::fs::read_to_string(&prof).unwrap();
+    // main's own body lines: one space deep, a count (not an inlined call site's callee).
+    let got: BTreeMap<String, u64> = text
+        .lines()
+        .skip_while(|l| !l.starts_with("main:"))
+        .skip(1)
+        .take_while(|l| l.starts_with(' '))
+        .filter(|l| !l.starts_with("  "))
+        .filter_map(|l| {
+            let (key, rest) = l.trim().split_once(": ")?;
+            let n = rest.split(' ').next()?.parse().ok()?;
+            Some((key.to_string(), n))
+        })
+        .collect();
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../programs/src/inline.c");
+    let decl = std::fs::read_to_string(&src)
+        .unwrap()
+        .lines()
+        .position(|l| l.starts_with("int main(void)"))
+        .unwrap() as u32
+        + 1;
+    let pcs = retired_pcs(&f.elf, &f.t);
+    let Some(mine) = pcs_in(&f.elf, &pcs, &["main"]) else {
+        return;
+    };
+    let addrs: BTreeSet<u64> = mine.iter().copied().collect();
+    let (Some(chains), Some(discs)) = (
+        addr2line_chains(&f.elf, &addrs),
+        addr2line_discriminators(&f.elf, &addrs),
+    ) else {
+        return;
+    };
+    let mut runs: BTreeMap<u64, u64> = BTreeMap::new();
+    for a in &mine {
+        *runs.entry(*a).or_default() += 1;
+    }
+    let mut want: BTreeMap<String, u64> = BTreeMap::new();
+    for (a, n) in &runs {
+        let c = &chains[a];
+        if c.len() != 1 || c[0].2 == 0 {
+            continue; // inlined code, or no line
+        }
+        let off = c[0].2 - decl;
+        let key = match discs[a] {
+            0 => off.to_string(),
+            d => format!("{off}.{d}"),
+        };
+        let e = want.entry(key).or_default();
+        *e = (*e).max(*n);
+    }
+    assert_eq!(got, want);
+    let discriminated: Vec<&String> = want.keys().filter(|k| k.contains('.')).collect();
+    assert!(discriminated.len() >= 3, "{want:?}");
+    let lp = "llvm-profdata";
+    if !have(lp) {
+        println!("{lp} not installed (scripts/setup.sh installs llvm): check skipped");
+        return;
+    }
+    let bin = f.t.join("t.llvm");
+    let o = Command::new(lp)
+        .args(["merge", "--sample", s(&prof), "-o", s(&bin)])
+        .output()
+        .unwrap();
+    ok(&o, "llvm-profdata merge --sample");
+    let o = Command::new(lp)
+        .args(["show", "--sample", "--function", "main", s(&bin)])
+        .output()
+        .unwrap();
+    ok(&o, "llvm-profdata show --sample --function main");
+    let shown = stdout(&o);
+    for k in discriminated {
+        let line = format!("  {k}: {}", want[k]);
+        assert!(shown.lines().any(|l| l == line), "{line:?} not in\n{shown}");
+    }
 }
