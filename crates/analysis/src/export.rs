@@ -99,7 +99,13 @@ pub fn firefox(
     product: &str,
 ) -> Result<String, ExportError> {
     let t = timeline;
-    let at = |s: &Sample| if t.has_time { s.time.unwrap_or(0) } else { s.index };
+    let at = |s: &Sample| {
+        if t.has_time {
+            s.time.unwrap_or(0)
+        } else {
+            s.index
+        }
+    };
     let (first, last) = (
         t.samples.first().map_or(0, at),
         t.samples.last().map_or(0, at),
@@ -213,7 +219,11 @@ fn source_tables(
         let chain: &[SourceFrame] = chain.map_or(&[], |c| c.as_slice());
         // addr2line's frames are innermost first, the function itself last.
         let own = chain.len().checked_sub(1 + d as usize);
-        let pos = if innermost { chain.first() } else { own.and_then(|i| chain.get(i)) };
+        let pos = if innermost {
+            chain.first()
+        } else {
+            own.and_then(|i| chain.get(i))
+        };
         let pos = pos.and_then(|f| f.line.as_ref());
         let f = *func_ids.entry(name).or_insert_with(|| {
             let n = string(&t.names[name as usize]);

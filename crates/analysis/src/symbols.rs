@@ -316,9 +316,7 @@ impl Discriminators<'_> {
 }
 
 /// The sequences of a unit's line program: `[start, end)` and (address, discriminator) rows.
-fn line_discriminators(
-    unit: gimli::UnitRef<Reader>,
-) -> Option<Vec<(u64, u64, Vec<(u64, u32)>)>> {
+fn line_discriminators(unit: gimli::UnitRef<Reader>) -> Option<Vec<(u64, u64, Vec<(u64, u32)>)>> {
     let mut rows = unit.unit.line_program.clone()?.rows();
     let mut seqs = Vec::new();
     let mut cur: Vec<(u64, u32)> = Vec::new();

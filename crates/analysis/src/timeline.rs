@@ -175,7 +175,13 @@ impl Sampler {
     /// The samples, in order: (raw sample, its time if `has_time`, its weight).
     pub(crate) fn samples(&self) -> impl Iterator<Item = (&Raw, Weight)> + '_ {
         // A sample still waiting for time (no `End` yet) has the last time known.
-        let cum = |r: &Raw| if r.at < self.resolved_to { r.cum } else { self.cum };
+        let cum = |r: &Raw| {
+            if r.at < self.resolved_to {
+                r.cum
+            } else {
+                self.cum
+            }
+        };
         self.raw.iter().enumerate().map(move |(k, r)| {
             let (at, c) = match self.raw.get(k + 1) {
                 Some(next) => (next.at, cum(next)),

@@ -255,7 +255,11 @@ fn folded_stacks_read_by_inferno_and_firefox_json_by_serde() {
     // Firefox Profiler processed format: the fields the viewer requires, consistent.
     let mut pr = Profiler::new(&r.run.image, &r.syms, r.isa).with_timeline();
     feed(&r, &r.run.records, &mut pr);
-    assert_eq!(pr.profile(), p, "the timeline changes nothing of the profile");
+    assert_eq!(
+        pr.profile(),
+        p,
+        "the timeline changes nothing of the profile"
+    );
     let tl = pr.timeline().unwrap();
     let json = export::firefox(&tl, &r.syms, Unit::Instructions, "recurse").unwrap();
     let v: serde_json::Value = serde_json::from_str(&json).unwrap();

@@ -483,8 +483,8 @@ pub fn profile(a: &ProfileArgs) -> CmdResult {
                 unit,
                 &title,
             )
-                .map_err(|e| e.to_string())?
-                .as_bytes(),
+            .map_err(|e| e.to_string())?
+            .as_bytes(),
         )?;
     }
     if let Some(f) = &a.perf_script {

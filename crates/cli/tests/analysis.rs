@@ -1162,7 +1162,11 @@ fn llvm_sample_profile_read_by_llvm_profdata_and_clang() {
         let c = &chains[a];
         let func = c.last().unwrap().0.as_str();
         if c[0].2 > 0 {
-            let e = most.entry(func).or_default().entry((c, discs[a])).or_default();
+            let e = most
+                .entry(func)
+                .or_default()
+                .entry((c, discs[a]))
+                .or_default();
             *e = (*e).max(*n);
         }
         if nm.names_at(*a).is_some_and(|(_, off)| off == 0) {
@@ -1242,7 +1246,8 @@ struct FxThread {
 }
 
 fn firefox_thread(path: &Path) -> FxThread {
-    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
     let th = &v["threads"][0];
     let col = |t: &str, c: &str| -> Vec<serde_json::Value> { th[t][c].as_array().unwrap().clone() };
     let strings: Vec<String> = th["stringArray"]
@@ -1261,9 +1266,9 @@ fn firefox_thread(path: &Path) -> FxThread {
     let frames = (0..func.len())
         .map(|i| {
             let f = func[i].as_u64().unwrap() as usize;
-            let file = ffile[f].as_u64().map(|k| {
-                strings[k as usize].rsplit('/').next().unwrap().to_string()
-            });
+            let file = ffile[f]
+                .as_u64()
+                .map(|k| strings[k as usize].rsplit('/').next().unwrap().to_string());
             (
                 strings[fname[f].as_u64().unwrap() as usize].clone(),
                 file,
@@ -1319,7 +1324,11 @@ fn firefox_timeline_and_frames_as_addr2line() {
     let (ji, jt, jn) = (f.t.join("i.json"), f.t.join("t.json"), f.t.join("n.json"));
     let out = stdout(&analyse(&f, "profile", &["--firefox", s(&ji)]));
     let (insns, time) = flat_totals(&out);
-    let out = stdout(&analyse(&f, "profile", &["--firefox", s(&jt), "--weight", "time"]));
+    let out = stdout(&analyse(
+        &f,
+        "profile",
+        &["--firefox", s(&jt), "--weight", "time"],
+    ));
     assert_eq!(flat_totals(&out), (insns, time));
     let o = rvtrace(&[
         "profile",
@@ -1332,7 +1341,11 @@ fn firefox_timeline_and_frames_as_addr2line() {
         s(&jn),
     ]);
     ok(&o, "profile --firefox of the N-Trace");
-    let (ing, tim, nex) = (firefox_thread(&ji), firefox_thread(&jt), firefox_thread(&jn));
+    let (ing, tim, nex) = (
+        firefox_thread(&ji),
+        firefox_thread(&jt),
+        firefox_thread(&jn),
+    );
     let sum = |t: &FxThread| t.samples.iter().map(|s| s.1).sum::<u64>();
     assert_eq!(sum(&ing), insns);
     assert_eq!(sum(&nex), insns);
@@ -1351,7 +1364,10 @@ fn firefox_timeline_and_frames_as_addr2line() {
     let at: Vec<u64> = ing.samples.iter().map(|s| s.0).collect();
     assert!(at.windows(2).all(|w| w[0] <= w[1]), "times go back");
     assert_eq!(at[0], t0);
-    assert!(*at.last().unwrap() <= t1 && *at.last().unwrap() + 2 >= t1, "{at:?} {t1}");
+    assert!(
+        *at.last().unwrap() <= t1 && *at.last().unwrap() + 2 >= t1,
+        "{at:?} {t1}"
+    );
     // Frames against addr2line: the stack's frames at one address are, outermost first, the
     // function and the functions inlined into it (addr2line's chain reversed).
     let Some(nm) = common::NmFunctions::of(&f.elf) else {
@@ -1377,8 +1393,15 @@ fn firefox_timeline_and_frames_as_addr2line() {
             continue;
         };
         let (a2l_name, a2l_file, a2l_line) = &c[c.len() - 1 - *depth as usize];
-        assert!(name.starts_with(a2l_name.as_str()), "{name} {a2l_name} at {addr:x?}");
-        assert_eq!(file.as_deref(), Some(a2l_file.as_str()), "{name} at {addr:x?}");
+        assert!(
+            name.starts_with(a2l_name.as_str()),
+            "{name} {a2l_name} at {addr:x?}"
+        );
+        assert_eq!(
+            file.as_deref(),
+            Some(a2l_file.as_str()),
+            "{name} at {addr:x?}"
+        );
         assert_eq!(*line, Some(*a2l_line as u64), "{name} at {addr:x?}");
         checked += 1;
     }
