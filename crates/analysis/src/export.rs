@@ -144,7 +144,7 @@ pub fn firefox(
             let innermost = stack.get(j + 1).is_none_or(|g| g.inline_depth == 0);
             let key = (f.name, f.addr, f.inline_depth, innermost);
             let h = match index.get(&key) {
-                Some(h) => h.clone(),
+                Some(&h) => h,
                 None => {
                     let label = p.intern_string(&keys.len().to_string());
                     let h = p.intern_frame(
@@ -156,7 +156,7 @@ pub fn firefox(
                         },
                     );
                     keys.push(key);
-                    index.insert(key, h.clone());
+                    index.insert(key, h);
                     h
                 }
             };
@@ -170,7 +170,7 @@ pub fn firefox(
             Unit::Instructions => s.weight.insns,
             Unit::Time => s.weight.time,
         };
-        let Some(stack) = stacks[s.stack as usize].clone() else {
+        let Some(stack) = stacks[s.stack as usize] else {
             continue;
         };
         now = now.max(at(s));
@@ -180,7 +180,7 @@ pub fn firefox(
             p.add_sample(
                 thread,
                 fx::Timestamp::from_nanos_since_reference(now),
-                Some(stack.clone()),
+                Some(stack),
                 fx::CpuDelta::ZERO,
                 k as i32,
             );

@@ -284,7 +284,7 @@ pub struct Discriminators<'a> {
     syms: &'a Symbols,
     /// A unit's line sequences (by the unit's offset in `.debug_info`): `[start, end)` and
     /// its rows (address, discriminator), by address.
-    units: HashMap<usize, Vec<(u64, u64, Vec<(u64, u32)>)>>,
+    units: HashMap<usize, Vec<LineSequence>>,
 }
 
 impl Discriminators<'_> {
@@ -315,8 +315,11 @@ impl Discriminators<'_> {
     }
 }
 
-/// The sequences of a unit's line program: `[start, end)` and (address, discriminator) rows.
-fn line_discriminators(unit: gimli::UnitRef<Reader>) -> Option<Vec<(u64, u64, Vec<(u64, u32)>)>> {
+/// A sequence of a line program: `[start, end)` and its (address, discriminator) rows.
+type LineSequence = (u64, u64, Vec<(u64, u32)>);
+
+/// The sequences of a unit's line program.
+fn line_discriminators(unit: gimli::UnitRef<Reader>) -> Option<Vec<LineSequence>> {
     let mut rows = unit.unit.line_program.clone()?.rows();
     let mut seqs = Vec::new();
     let mut cur: Vec<(u64, u32)> = Vec::new();

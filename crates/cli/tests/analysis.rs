@@ -1242,8 +1242,11 @@ fn llvm_sample_profile_read_by_llvm_profdata_and_clang() {
 /// source file's base name, line, address, inline depth).
 struct FxThread {
     samples: Vec<(u64, u64, Vec<usize>)>,
-    frames: Vec<(String, Option<String>, Option<u64>, Option<u64>, u64)>,
+    frames: Vec<FxFrame>,
 }
+
+/// A Firefox profile's frame: function, file (base name), line, address, inline depth.
+type FxFrame = (String, Option<String>, Option<u64>, Option<u64>, u64);
 
 fn firefox_thread(path: &Path) -> FxThread {
     let v: serde_json::Value =
