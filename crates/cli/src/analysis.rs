@@ -68,7 +68,9 @@ pub struct ProfileArgs {
     #[arg(long, value_name = "FILE")]
     flamegraph: Option<PathBuf>,
     /// Write a Firefox Profiler profile (JSON; open it at the profiler's web page with "Load a
-    /// profile from file").
+    /// profile from file"): the run as a timeline (in the trace's time, else in instructions
+    /// retired; at most 100,000 samples, each weighing what it stands for), frames with function,
+    /// file:line and address.
     #[arg(long, value_name = "FILE")]
     firefox: Option<PathBuf>,
     /// Write the samples as `perf script` text with call chains (for `inferno-collapse-perf`,
