@@ -1140,20 +1140,14 @@ fn llvm_sample_profile_read_by_llvm_profdata_and_clang() {
     let Some(nm) = common::NmFunctions::of(&f.elf) else {
         return;
     };
-    let Some(mine) = pcs_in(&f.elf, &pcs, &["main", "quick_sort.constprop.0"]) else {
+    let Some(RunLines {
+        runs,
+        chains,
+        discs,
+    }) = run_lines(&f.elf, &pcs, &["main", "quick_sort.constprop.0"])
+    else {
         return;
     };
-    let addrs: BTreeSet<u64> = mine.iter().copied().collect();
-    let (Some(chains), Some(discs)) = (
-        addr2line_chains(&f.elf, &addrs),
-        addr2line_discriminators(&f.elf, &addrs),
-    ) else {
-        return;
-    };
-    let mut runs: BTreeMap<u64, u64> = BTreeMap::new();
-    for a in &mine {
-        *runs.entry(*a).or_default() += 1;
-    }
     // function -> source position (the whole chain, the line's discriminator) -> most runs
     // of its instructions
     let mut most: BTreeMap<&str, BTreeMap<(&Vec<A2lFrame>, u32), u64>> = BTreeMap::new();
@@ -1176,25 +1170,12 @@ fn llvm_sample_profile_read_by_llvm_profdata_and_clang() {
     for (func, m) in &most {
         want.entry(func).or_default().0 = m.values().sum();
     }
-    let lp = "llvm-profdata";
-    if !have(lp) {
-        println!("{lp} not installed (scripts/setup.sh installs llvm): check skipped");
+    let Some((bin, shown_text)) = profdata_show(&prof, &f.t, &[]) else {
         return;
-    }
-    let bin = f.t.join("t.llvm");
-    let o = Command::new(lp)
-        .args(["merge", "--sample", s(&prof), "-o", s(&bin)])
-        .output()
-        .unwrap();
-    ok(&o, "llvm-profdata merge --sample");
-    let o = Command::new(lp)
-        .args(["show", "--sample", s(&bin)])
-        .output()
-        .unwrap();
-    ok(&o, "llvm-profdata show --sample");
+    };
     // "Function: main: 2016, 1, 12 sampled lines"
     let mut shown: BTreeMap<String, (u64, u64)> = BTreeMap::new();
-    for l in stdout(&o).lines() {
+    for l in shown_text.lines() {
         if let Some(rest) = l.strip_prefix("Function: ") {
             let (name, nums) = rest.rsplit_once(": ").unwrap();
             let v: Vec<u64> = nums
@@ -1333,17 +1314,18 @@ fn firefox_timeline_and_frames_as_addr2line() {
         &["--firefox", s(&jt), "--weight", "time"],
     ));
     assert_eq!(flat_totals(&out), (insns, time));
-    let o = rvtrace(&[
+    let (nex, elf) = (s(&f.nex), s(&f.elf));
+    let args = [
         "profile",
-        s(&f.nex),
+        nex,
+        "--elf",
+        elf,
         "--trace",
         "ntrace",
-        "--elf",
-        s(&f.elf),
         "--firefox",
         s(&jn),
-    ]);
-    ok(&o, "profile --firefox of the N-Trace");
+    ];
+    ok(&rvtrace(&args), "profile --firefox of the N-Trace");
     let (ing, tim, nex) = (
         firefox_thread(&ji),
         firefox_thread(&jt),
@@ -1415,6 +1397,54 @@ fn firefox_timeline_and_frames_as_addr2line() {
     assert!(checked > 50, "{checked} frames checked");
 }
 
+/// The retired PCs `pcs` in the functions `names` (by nm), by address: how often each ran, and
+/// riscv64-unknown-elf-addr2line's inline chain and discriminator for it.
+struct RunLines {
+    runs: BTreeMap<u64, u64>,
+    chains: BTreeMap<u64, Vec<A2lFrame>>,
+    discs: BTreeMap<u64, u32>,
+}
+
+/// [`RunLines`] of `pcs` in `names` of `elf`; `None` when a tool is not installed.
+fn run_lines(elf: &Path, pcs: &[u64], names: &[&str]) -> Option<RunLines> {
+    let mine = pcs_in(elf, pcs, names)?;
+    let mut runs: BTreeMap<u64, u64> = BTreeMap::new();
+    for a in &mine {
+        *runs.entry(*a).or_default() += 1;
+    }
+    let addrs: BTreeSet<u64> = runs.keys().copied().collect();
+    Some(RunLines {
+        chains: addr2line_chains(elf, &addrs)?,
+        discs: addr2line_discriminators(elf, &addrs)?,
+        runs,
+    })
+}
+
+/// `llvm-profdata merge --sample` of the text profile `prof` into `t`, then `llvm-profdata show
+/// --sample ARGS` of the result: (the merged file, what show printed); `None` when llvm-profdata
+/// is not installed.
+fn profdata_show(prof: &Path, t: &TmpDir, args: &[&str]) -> Option<(PathBuf, String)> {
+    let lp = "llvm-profdata";
+    if !have(lp) {
+        println!("{lp} not installed (scripts/setup.sh installs llvm): check skipped");
+        return None;
+    }
+    let bin = t.join("t.llvm");
+    let o = Command::new(lp)
+        .args(["merge", "--sample", s(prof), "-o", s(&bin)])
+        .output()
+        .unwrap();
+    ok(&o, "llvm-profdata merge --sample");
+    let o = Command::new(lp)
+        .args(["show", "--sample"])
+        .args(args)
+        .arg(s(&bin))
+        .output()
+        .unwrap();
+    ok(&o, &format!("llvm-profdata show --sample {args:?}"));
+    Some((bin, stdout(&o)))
+}
+
 /// The line table's discriminator of each of `addrs` as riscv64-unknown-elf-addr2line gives
 /// it ("file.c:12 (discriminator 3)"; 0 when it names none); `None` when it is not installed.
 fn addr2line_discriminators(elf: &Path, addrs: &BTreeSet<u64>) -> Option<BTreeMap<u64, u32>> {
@@ -1477,20 +1507,14 @@ fn llvm_sample_profile_discriminators_as_addr2line() {
         .unwrap() as u32
         + 1;
     let pcs = retired_pcs(&f.elf, &f.t);
-    let Some(mine) = pcs_in(&f.elf, &pcs, &["main"]) else {
+    let Some(RunLines {
+        runs,
+        chains,
+        discs,
+    }) = run_lines(&f.elf, &pcs, &["main"])
+    else {
         return;
     };
-    let addrs: BTreeSet<u64> = mine.iter().copied().collect();
-    let (Some(chains), Some(discs)) = (
-        addr2line_chains(&f.elf, &addrs),
-        addr2line_discriminators(&f.elf, &addrs),
-    ) else {
-        return;
-    };
-    let mut runs: BTreeMap<u64, u64> = BTreeMap::new();
-    for a in &mine {
-        *runs.entry(*a).or_default() += 1;
-    }
     let mut want: BTreeMap<String, u64> = BTreeMap::new();
     for (a, n) in &runs {
         let c = &chains[a];
@@ -1508,23 +1532,9 @@ fn llvm_sample_profile_discriminators_as_addr2line() {
     assert_eq!(got, want);
     let discriminated: Vec<&String> = want.keys().filter(|k| k.contains('.')).collect();
     assert!(discriminated.len() >= 3, "{want:?}");
-    let lp = "llvm-profdata";
-    if !have(lp) {
-        println!("{lp} not installed (scripts/setup.sh installs llvm): check skipped");
+    let Some((_, shown)) = profdata_show(&prof, &f.t, &["--function", "main"]) else {
         return;
-    }
-    let bin = f.t.join("t.llvm");
-    let o = Command::new(lp)
-        .args(["merge", "--sample", s(&prof), "-o", s(&bin)])
-        .output()
-        .unwrap();
-    ok(&o, "llvm-profdata merge --sample");
-    let o = Command::new(lp)
-        .args(["show", "--sample", "--function", "main", s(&bin)])
-        .output()
-        .unwrap();
-    ok(&o, "llvm-profdata show --sample --function main");
-    let shown = stdout(&o);
+    };
     for k in discriminated {
         let line = format!("  {k}: {}", want[k]);
         assert!(shown.lines().any(|l| l == line), "{line:?} not in\n{shown}");
