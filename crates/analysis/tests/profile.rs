@@ -235,6 +235,63 @@ fn time_follows_the_time_elements() {
     assert_eq!(differ.len(), 1, "{differ:?}");
 }
 
+/// The timeline's samples add up to the profile's totals, instructions and time, also when time
+/// is uneven, some `Time` elements are missing and a loss stops time in the middle; there are
+/// at most `MAX_SAMPLES` of them, every `period` instructions, their times in order, the first
+/// at the first `Time`.
+#[test]
+fn timeline_weights_are_the_profile_totals_across_a_loss() {
+    use rvtrace_flow::{FlowElement, LossReason};
+    let r = run("recurse-rv64gc");
+    let mut flow: Vec<FlowElement> = Vec::new();
+    feed(&r, &r.run.records, &mut flow);
+    let mut k = 0u64;
+    flow.retain_mut(|e| {
+        if let FlowElement::Time { time } = e {
+            k += 1;
+            *time = *time * 3 + *time / 7; // uneven steps
+            return k % 5 != 0; // and some missing
+        }
+        true
+    });
+    let mid = flow.len() / 2
+        + flow[flow.len() / 2..]
+            .iter()
+            .position(|e| matches!(e, FlowElement::Range { .. }))
+            .unwrap();
+    flow.insert(
+        mid,
+        FlowElement::Loss {
+            offset: 0,
+            skipped: None,
+            reason: LossReason::Malformed("test".into()),
+        },
+    );
+    let mut pr = Profiler::new(&r.run.image, &r.syms, r.isa).with_timeline();
+    for e in &flow {
+        pr.element(e);
+    }
+    let (p, tl) = (pr.profile(), pr.timeline().unwrap());
+    assert_eq!(p.losses, 1);
+    let total = p.total();
+    assert!(total.time > 0 && total.time != total.insns);
+    let sum =
+        |f: fn(&rvtrace_analysis::timeline::Sample) -> u64| tl.samples.iter().map(f).sum::<u64>();
+    assert_eq!(sum(|s| s.weight.insns), total.insns);
+    assert_eq!(sum(|s| s.weight.time), total.time);
+    assert!(tl.has_time && tl.period > 1);
+    assert!(tl.samples.len() <= rvtrace_analysis::timeline::MAX_SAMPLES);
+    let first_time = flow.iter().find_map(|e| match e {
+        FlowElement::Time { time } => Some(*time),
+        _ => None,
+    });
+    assert_eq!(tl.samples[0].time, first_time);
+    for (k, w) in tl.samples.windows(2).enumerate() {
+        assert_eq!(w[0].index, k as u64 * tl.period);
+        assert!(w[0].time <= w[1].time, "sample {k}: {:?} {:?}", w[0], w[1]);
+    }
+}
+
 #[test]
 fn folded_stacks_read_by_inferno_and_firefox_json_by_serde() {
     let r = run("recurse-rv64gc");
