@@ -250,7 +250,7 @@ fn timeline_weights_are_the_profile_totals_across_a_loss() {
         if let FlowElement::Time { time } = e {
             k += 1;
             *time = *time * 3 + *time / 7; // uneven steps
-            return k % 5 != 0; // and some missing
+            return !k.is_multiple_of(5); // and some missing
         }
         true
     });
