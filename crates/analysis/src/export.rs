@@ -5,7 +5,7 @@
 
 use crate::profile::Profile;
 use crate::symbols::{SourceFrame, Symbols, UNKNOWN};
-use crate::timeline::{Sample, Timeline};
+use crate::timeline::{Sample, Timeline, TimelineFrame};
 use fxprof_processed_profile as fx;
 use std::collections::HashMap;
 use std::fmt::Write as _;
@@ -133,36 +133,30 @@ pub fn firefox(
     p.set_thread_name(thread, &name);
     p.set_thread_samples_weight_type(thread, fx::WeightType::Samples);
     let cat: fx::CategoryPairHandle = p.add_category("Code", fx::CategoryColor::Blue).into();
-    // Our frames: (function, address, inline depth, innermost of its address's group).
-    type Key = (u32, Option<u64>, u32, bool);
-    let mut keys: Vec<Key> = Vec::new();
-    let mut index: HashMap<Key, fx::FrameHandle> = HashMap::new();
-    let mut stacks = Vec::with_capacity(t.stacks.len());
-    for stack in &t.stacks {
-        let mut prefix = None;
-        for (j, f) in stack.iter().enumerate() {
-            let innermost = stack.get(j + 1).is_none_or(|g| g.inline_depth == 0);
-            let key = (f.name, f.addr, f.inline_depth, innermost);
-            let h = match index.get(&key) {
-                Some(&h) => h,
-                None => {
-                    let label = p.intern_string(&keys.len().to_string());
-                    let h = p.intern_frame(
-                        thread,
-                        fx::FrameInfo {
-                            frame: fx::Frame::Label(label),
-                            category_pair: cat,
-                            flags: fx::FrameFlags::empty(),
-                        },
-                    );
-                    keys.push(key);
-                    index.insert(key, h);
-                    h
-                }
-            };
-            prefix = Some(p.intern_stack(thread, prefix, h));
-        }
-        stacks.push(prefix);
+    // Our frames, each under a label of its own (the crate keeps one frame per label).
+    let mut keys: Vec<TimelineFrame> = Vec::new();
+    let mut index: HashMap<TimelineFrame, fx::FrameHandle> = HashMap::new();
+    let mut stacks: Vec<fx::StackHandle> = Vec::with_capacity(t.stacks.len());
+    for st in &t.stacks {
+        let h = match index.get(&st.frame) {
+            Some(&h) => h,
+            None => {
+                let label = p.intern_string(&keys.len().to_string());
+                let h = p.intern_frame(
+                    thread,
+                    fx::FrameInfo {
+                        frame: fx::Frame::Label(label),
+                        category_pair: cat,
+                        flags: fx::FrameFlags::empty(),
+                    },
+                );
+                keys.push(st.frame);
+                index.insert(st.frame, h);
+                h
+            }
+        };
+        let prefix = st.prefix.map(|k| stacks[k as usize]);
+        stacks.push(p.intern_stack(thread, prefix, h));
     }
     let mut now = first;
     for s in &t.samples {
@@ -170,7 +164,7 @@ pub fn firefox(
             Unit::Instructions => s.weight.insns,
             Unit::Time => s.weight.time,
         };
-        let Some(stack) = stacks[s.stack as usize] else {
+        let Some(stack) = s.stack.map(|k| stacks[k as usize]) else {
             continue;
         };
         now = now.max(at(s));
@@ -194,12 +188,7 @@ pub fn firefox(
 
 /// Writes the frame and function tables of the Firefox profile's thread `th` from our frames
 /// `keys` (frame `k` of the thread is `keys[k]`; see [`firefox`]).
-fn source_tables(
-    th: &mut serde_json::Value,
-    t: &Timeline,
-    syms: &Symbols,
-    keys: &[(u32, Option<u64>, u32, bool)],
-) {
+fn source_tables(th: &mut serde_json::Value, t: &Timeline, syms: &Symbols, keys: &[TimelineFrame]) {
     use serde_json::{json, Value};
     let mut strings: Vec<String> = Vec::new();
     let mut string_ids: HashMap<String, usize> = HashMap::new();
@@ -214,7 +203,13 @@ fn source_tables(
     let mut funcs: Vec<(usize, Value, Value)> = Vec::new();
     let mut func_ids: HashMap<u32, usize> = HashMap::new();
     let (mut func, mut address, mut line, mut depth) = (vec![], vec![], vec![], vec![]);
-    for &(name, addr, d, innermost) in keys {
+    for &TimelineFrame {
+        name,
+        addr,
+        inline_depth: d,
+        innermost,
+    } in keys
+    {
         let chain = addr.map(|a| chains.entry(a).or_insert_with(|| syms.frames_at(a)));
         let chain: &[SourceFrame] = chain.map_or(&[], |c| c.as_slice());
         // addr2line's frames are innermost first, the function itself last.

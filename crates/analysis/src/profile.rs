@@ -22,7 +22,7 @@
 //! (the flow's rule). A `Loss` or `End` empties the stack (the next `Sync` starts a new one). `crates/analysis/README.md` explains why each rule is there.
 
 use crate::symbols::{Symbols, UNKNOWN};
-use crate::timeline::{Sampler, Timeline, TimelineFrame};
+use crate::timeline::{Sampler, Timeline, TimelineFrame, TimelineStack, NO_FRAMES, UNSET};
 use rvtrace_flow::{insn_len_at, FlowElement, FlowSink, SyncReason};
 use rvtrace_image::Image;
 use rvtrace_isa::{classify, CfClass, IsaConfig};
@@ -322,6 +322,8 @@ struct Frame {
     /// Where the frame below was when this one was entered (the call instruction, the trap's
     /// `epc`): that frame's address in a timeline's stacks.
     site: Option<u64>,
+    /// For a timeline: the frames below this one ([`Sampler::frame`]), once a sample asked.
+    below: u32,
     /// Pushed by a trap.
     trap: bool,
     /// For a trap frame: the last instruction before the trap (and its class), when the trap's `epc` was not
@@ -412,7 +414,7 @@ impl<'a> Profiler<'a> {
     }
 
     /// Samples due among the `n` instructions at `node` that begin `offset` instructions after
-    /// `start`: the stack's frames where they are, innermost first.
+    /// `start`.
     fn sample(&mut self, node: u32, n: u64, start: u64, offset: u64) {
         while let Some(j) = self.sampler.as_ref().and_then(|s| s.due(n)) {
             let mut pc = start;
@@ -422,17 +424,39 @@ impl<'a> Profiler<'a> {
                     None => break,
                 }
             }
-            // Each frame's address is where the frame above it was entered from.
-            let addrs = std::iter::once(Some(pc))
-                .chain(self.stack.iter().rev().map(|f| f.site))
-                .collect();
+            let below = self.frames_below();
             if let Some(s) = self.sampler.as_mut() {
-                s.take(node, addrs);
+                s.take(node, pc, below);
             }
         }
         if let Some(s) = self.sampler.as_mut() {
             s.advance(n);
         }
+    }
+
+    /// The [`Sampler::frame`] id of the frames below the top one. Frames keep theirs (those
+    /// below a frame do not change while it lives), so only the frames pushed since the last
+    /// sample are looked up.
+    fn frames_below(&mut self) -> u32 {
+        let Some(sampler) = self.sampler.as_mut() else {
+            return NO_FRAMES;
+        };
+        let from = self
+            .stack
+            .iter()
+            .rposition(|f| f.below != UNSET)
+            .map_or(0, |k| k + 1);
+        for k in from..self.stack.len() {
+            // A frame's address is where the frame above it was entered from.
+            self.stack[k].below = match k.checked_sub(1) {
+                None => NO_FRAMES,
+                Some(b) => {
+                    let f = self.stack[b];
+                    sampler.frame(f.below, f.node, self.stack[k].site)
+                }
+            };
+        }
+        self.stack.last().map_or(NO_FRAMES, |f| f.below)
     }
 
     /// The run sampled in trace order, if asked for ([`Profiler::with_timeline`]): the stacks
@@ -445,44 +469,60 @@ impl<'a> Profiler<'a> {
             ..Timeline::default()
         };
         let mut names: HashMap<u32, u32> = HashMap::new();
-        let mut stacks: HashMap<Vec<TimelineFrame>, u32> = HashMap::new();
-        for (r, weight) in sampler.samples() {
-            // Physical frames innermost first, each a function and its inlined functions.
-            let mut frames = Vec::new();
-            let (mut k, mut i) = (r.node, 0);
-            while k != ROOT {
-                let node = &self.nodes[k as usize];
-                let addr = r.addrs.get(i).copied().flatten();
-                let chain = self.inlines.as_ref().map(|x| &x.chains[node.inl as usize]);
-                let ids = std::iter::once(node.func).chain(chain.into_iter().flatten().copied());
-                let mut group = Vec::new();
-                for (depth, id) in ids.enumerate() {
-                    let n = names.len() as u32;
-                    let name = *names.entry(id).or_insert_with(|| {
-                        t.names.push(self.name(id).to_string());
-                        n
-                    });
-                    group.push(TimelineFrame {
+        let mut stacks: HashMap<TimelineStack, u32> = HashMap::new();
+        // Stack of a frame at `node` and `addr` above `prefix`: the function, then the
+        // functions inlined into it there.
+        let mut push = |t: &mut Timeline, mut prefix: Option<u32>, node: u32, addr| {
+            let node = &self.nodes[node as usize];
+            let chain = self.inlines.as_ref().map(|x| &x.chains[node.inl as usize]);
+            let ids: Vec<u32> = std::iter::once(node.func)
+                .chain(chain.into_iter().flatten().copied())
+                .collect();
+            for (depth, &id) in ids.iter().enumerate() {
+                let n = names.len() as u32;
+                let name = *names.entry(id).or_insert_with(|| {
+                    t.names.push(self.name(id).to_string());
+                    n
+                });
+                let st = TimelineStack {
+                    prefix,
+                    frame: TimelineFrame {
                         name,
                         addr,
                         inline_depth: depth as u32,
-                    });
-                }
-                frames.push(group);
-                k = node.parent;
-                i += 1;
+                        innermost: depth + 1 == ids.len(),
+                    },
+                };
+                let n = stacks.len() as u32;
+                prefix = Some(*stacks.entry(st).or_insert_with(|| {
+                    t.stacks.push(st);
+                    n
+                }));
             }
-            let stack: Vec<TimelineFrame> = frames.into_iter().rev().flatten().collect();
-            let n = stacks.len() as u32;
-            let stack = *stacks.entry(stack.clone()).or_insert_with(|| {
-                t.stacks.push(stack);
-                n
-            });
+            prefix
+        };
+        // The sampler's frames come after the frames below them.
+        let mut below: Vec<Option<u32>> = Vec::with_capacity(sampler.frames.len());
+        for &(b, node, addr) in &sampler.frames {
+            let prefix = if b == NO_FRAMES {
+                None
+            } else {
+                below[b as usize]
+            };
+            below.push(push(&mut t, prefix, node, addr));
+        }
+        for (r, weight) in sampler.samples() {
+            let prefix = if r.below == NO_FRAMES {
+                None
+            } else {
+                below[r.below as usize]
+            };
+            let stack = (r.node != ROOT).then(|| push(&mut t, prefix, r.node, Some(r.pc)));
             t.samples.push(crate::timeline::Sample {
                 index: r.at,
                 time: self.has_time.then(|| sampler.time_of(r)),
                 weight,
-                stack,
+                stack: stack.flatten(),
             });
         }
         Some(t)
@@ -722,6 +762,7 @@ impl<'a> Profiler<'a> {
             node,
             ret,
             site,
+            below: UNSET,
             trap,
             resume,
         });

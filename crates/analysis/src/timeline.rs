@@ -12,6 +12,12 @@
 //! instructions between them, as [`Profile`](crate::Profile) spreads it; none across a loss).
 
 use crate::profile::Weight;
+use std::collections::HashMap;
+
+/// [`Sampler::frame`] id of no frame (below the outermost).
+pub(crate) const NO_FRAMES: u32 = u32::MAX - 1;
+/// A shadow-stack frame's frames below, not yet asked for.
+pub(crate) const UNSET: u32 = u32::MAX;
 
 /// Most samples a [`Timeline`] keeps.
 pub const MAX_SAMPLES: usize = 100_000;
@@ -26,10 +32,21 @@ pub struct Timeline {
     pub has_time: bool,
     /// The function names the stacks' frames name.
     pub names: Vec<String>,
-    /// The call stacks of the samples, outermost frame first.
-    pub stacks: Vec<Vec<TimelineFrame>>,
+    /// The call stacks of the samples as a table (as the Firefox profile's): a stack is its
+    /// innermost frame and the stack it was called from, which comes before it in the table.
+    pub stacks: Vec<TimelineStack>,
     /// The samples, in trace order.
     pub samples: Vec<Sample>,
+}
+
+/// One stack of a [`Timeline`]: a frame and the stack below it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct TimelineStack {
+    /// The stack it was called from (an index into [`Timeline::stacks`]), `None` for the
+    /// outermost frame.
+    pub prefix: Option<u32>,
+    /// Its innermost frame.
+    pub frame: TimelineFrame,
 }
 
 /// One frame of a [`Timeline`] stack.
@@ -43,6 +60,9 @@ pub struct TimelineFrame {
     pub addr: Option<u64>,
     /// 0 for a function, k for the k-th function inlined into it (DWARF inline frames).
     pub inline_depth: u32,
+    /// Whether it is the innermost of the frames at its address (no function is inlined into
+    /// it there): its position is the instruction's.
+    pub innermost: bool,
 }
 
 /// One sample of a [`Timeline`].
@@ -55,8 +75,8 @@ pub struct Sample {
     pub time: Option<u64>,
     /// What it stands for: the instructions (and time) from it to the next sample.
     pub weight: Weight,
-    /// Its call stack: an index into [`Timeline::stacks`].
-    pub stack: u32,
+    /// Its call stack: an index into [`Timeline::stacks`] (`None`: no frame).
+    pub stack: Option<u32>,
 }
 
 /// A sample while the run goes on.
@@ -65,8 +85,10 @@ pub(crate) struct Raw {
     pub(crate) at: u64,
     /// The call-tree node it was at.
     pub(crate) node: u32,
-    /// The frames' addresses, innermost first.
-    pub(crate) addrs: Box<[Option<u64>]>,
+    /// The sampled instruction.
+    pub(crate) pc: u64,
+    /// The frames below (a [`Sampler::frames`] entry, or [`NO_FRAMES`]).
+    pub(crate) below: u32,
     /// Trace time at it.
     time: u64,
     /// Time attributed before it.
@@ -81,6 +103,10 @@ pub(crate) struct Sampler {
     /// The instruction the next sample is due at.
     next: u64,
     pub(crate) raw: Vec<Raw>,
+    /// The frames below sampled stacks, each (the frames below it, call-tree node, address):
+    /// a stack is kept once however often it is sampled.
+    pub(crate) frames: Vec<(u32, u32, Option<u64>)>,
+    frame_ids: HashMap<(u32, u32, Option<u64>), u32>,
     /// The last `Time` element while time runs (instruction number, time); `None` before the
     /// first and after a loss.
     mark: Option<(u64, u64)>,
@@ -99,6 +125,8 @@ impl Sampler {
             done: 0,
             next: 0,
             raw: Vec::new(),
+            frames: Vec::new(),
+            frame_ids: HashMap::new(),
             mark: None,
             last_time: None,
             cum: 0,
@@ -111,12 +139,25 @@ impl Sampler {
         (self.next < self.done + n).then(|| self.next - self.done)
     }
 
-    /// Takes the sample due, at `node` with these frame addresses (innermost first).
-    pub(crate) fn take(&mut self, node: u32, addrs: Box<[Option<u64>]>) {
+    /// The id of a frame at call-tree node `node` and address `addr` above the frames `below`.
+    pub(crate) fn frame(&mut self, below: u32, node: u32, addr: Option<u64>) -> u32 {
+        let n = self.frames.len() as u32;
+        *self
+            .frame_ids
+            .entry((below, node, addr))
+            .or_insert_with(|| {
+                self.frames.push((below, node, addr));
+                n
+            })
+    }
+
+    /// Takes the sample due: instruction `pc` at `node`, above the frames `below`.
+    pub(crate) fn take(&mut self, node: u32, pc: u64, below: u32) {
         self.raw.push(Raw {
             at: self.next,
             node,
-            addrs,
+            pc,
+            below,
             time: 0,
             cum: 0,
         });
