@@ -81,10 +81,11 @@ pub fn flamegraph(profile: &Profile, unit: Unit, title: &str) -> Result<Vec<u8>,
 /// each weighted by what it stands for in `unit`), as JSON. The product name is `product`.
 ///
 /// The time axis is the trace's time when the flow has it, else the retired-instruction count,
-/// one unit a nanosecond of the viewer's clock (the process's and thread's name say which). Every frame has
-/// its function, address and inline depth, and where there is DWARF its source file and line
-/// (as `addr2line -i -f` gives them, [`Symbols::frames_at`]; with inlined functions folded away
-/// the function's line is the instruction's innermost one).
+/// one unit a nanosecond of the viewer's clock (the process's and thread's name say which).
+/// Every frame has its function, address and inline depth, and where there is DWARF its source
+/// file and line (as `addr2line -i -f` gives them, [`Symbols::frames_at`]; with inlined
+/// functions folded away the function's line is the instruction's innermost one); a function
+/// has the file it is in and its declaration's line.
 ///
 /// `fxprof-processed-profile` 0.8.1 builds the profile (threads, samples, stacks, categories),
 /// but it has no way to give a frame a line or inline depth or a function a file, and it merges
@@ -221,12 +222,23 @@ fn source_tables(th: &mut serde_json::Value, t: &Timeline, syms: &Symbols, keys:
         };
         let pos = pos.and_then(|f| f.line.as_ref());
         let f = *func_ids.entry(name).or_insert_with(|| {
-            let n = string(&t.names[name as usize]);
-            let file = pos.map_or(Value::Null, |l| json!(string(&l.file)));
-            let decl = own.and_then(|i| chain.get(i)?.decl_line);
-            funcs.push((n, file, json!(decl)));
+            funcs.push((string(&t.names[name as usize]), Value::Null, Value::Null));
             funcs.len() - 1
         });
+        // The function's file and declaration line: from its first frame that has them.
+        let own = own.and_then(|i| chain.get(i));
+        if let Some(l) = own
+            .and_then(|o| o.line.as_ref())
+            .filter(|_| funcs[f].1.is_null())
+        {
+            funcs[f].1 = json!(string(&l.file));
+        }
+        if let Some(d) = own
+            .and_then(|o| o.decl_line)
+            .filter(|_| funcs[f].2.is_null())
+        {
+            funcs[f].2 = json!(d);
+        }
         func.push(json!(f));
         address.push(addr.map_or(json!(-1), |a| json!(a)));
         line.push(pos.map_or(Value::Null, |l| json!(l.line)));
