@@ -84,8 +84,9 @@ pub fn text(counts: &Counts, image: &Image, base: u64) -> (String, u64) {
 struct FnSamples {
     /// Times its first instruction ran (for an out-of-line function).
     head: u64,
-    /// Line offset -> times the line ran, and the functions called from it (name -> calls).
-    body: BTreeMap<u32, (u64, BTreeMap<String, u64>)>,
+    /// (Line offset, discriminator) -> times the line's block ran, and the functions called
+    /// from it (name -> calls).
+    body: BTreeMap<(u32, u32), (u64, BTreeMap<String, u64>)>,
     /// Inlined calls: (line offset of the call, callee) -> the callee's samples there.
     inlined: BTreeMap<(u32, String), FnSamples>,
 }
@@ -99,8 +100,11 @@ impl FnSamples {
 
     fn write(&self, s: &mut String, depth: usize) {
         let pad = " ".repeat(depth);
-        for (off, (n, calls)) in &self.body {
-            let _ = write!(s, "{pad}{off}: {n}");
+        for (&(off, d), (n, calls)) in &self.body {
+            let _ = match d {
+                0 => write!(s, "{pad}{off}: {n}"),
+                d => write!(s, "{pad}{off}.{d}: {n}"),
+            };
             for (callee, c) in calls {
                 let _ = write!(s, " {callee}:{c}");
             }
@@ -121,18 +125,26 @@ fn offset(f: &SourceFrame) -> Option<u32> {
 
 /// LLVM's text sample profile (`SampleProfileReaderText`, the format `llvm-profdata merge
 /// --sample` reads and `clang -fprofile-sample-use` takes once merged, or as it is): for each
-/// function that ran, `name:total:head`, then one line per source line of it that ran,
-/// `offset: count [callee:calls ...]`, the offset counted from the function's declaration line,
-/// and each call inlined into it as `offset: callee:total` with the callee's lines below it,
-/// one space deeper (the DWARF inline frames, [`Symbols::frames_at`]).
+/// function that ran, `name:total:head`, then one line per source line (and block of it) that
+/// ran, `offset[.discriminator]: count [callee:calls ...]`, the offset counted from the
+/// function's declaration line, and each call inlined into it as `offset: callee:total` with
+/// the callee's lines below it, one space deeper (the DWARF inline frames,
+/// [`Symbols::frames_at`]).
 ///
 /// Counts are exact: a line's count is the most any of its instructions ran (what AutoFDO
 /// computes from LBR ranges, `SymbolMap::MAX`), a function's total the sum of its lines' and
 /// inlined calls', its head the times its first instruction ran; a call instruction's line
 /// names the functions it went to and how often (the taken transfers to a function's entry).
 /// Functions are named as the DWARF names them (a GCC clone by its origin: its copies are
-/// one function); those without DWARF lines are left out, as are discriminators (the line
-/// offsets are those of `-fdebug-info-for-profiling`-less builds).
+/// one function); those without DWARF lines are left out.
+///
+/// The discriminator is the line table's, as it is ([`Symbols::discriminators`]; 0 is not
+/// written): the blocks of one line (a loop's test and body, GCC's and clang's plain numbers)
+/// count apart. Clang's `-fdebug-info-for-profiling` packs a base discriminator, a duplication
+/// factor and a copy id into the value (LLVM `DILocation::encodeDiscriminator`); that value is
+/// written undecoded and counts are not scaled by the duplication factor. An inlined call
+/// site's discriminator (`DW_AT_GNU_discriminator` of the inline DIE) is not read: call sites
+/// carry line offsets only.
 pub fn llvm(counts: &Counts, image: &Image, syms: &Symbols, isa: IsaConfig) -> String {
     let exec = counts.per_address(image);
     let mut calls: HashMap<u64, Vec<(u64, u64)>> = HashMap::new();
@@ -140,6 +152,7 @@ pub fn llvm(counts: &Counts, image: &Image, syms: &Symbols, isa: IsaConfig) -> S
         calls.entry(from).or_default().push((to, n));
     }
     let mut funcs: BTreeMap<String, FnSamples> = BTreeMap::new();
+    let mut discs = syms.discriminators();
     for (&pc, &n) in &exec {
         let frames = syms.frames_at(pc);
         let Some(outer) = frames.last() else { continue };
@@ -168,7 +181,7 @@ pub fn llvm(counts: &Counts, image: &Image, syms: &Symbols, isa: IsaConfig) -> S
         if !ok {
             continue;
         }
-        let e = fs.body.entry(body).or_default();
+        let e = fs.body.entry((body, discs.at(pc))).or_default();
         e.0 = e.0.max(n);
         let call = image
             .fetch(pc)

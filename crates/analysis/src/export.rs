@@ -4,7 +4,8 @@
 //! processed versions when it loads them).
 
 use crate::profile::Profile;
-use crate::symbols::{Symbols, UNKNOWN};
+use crate::symbols::{SourceFrame, Symbols, UNKNOWN};
+use crate::timeline::{Sample, Timeline, TimelineFrame};
 use fxprof_processed_profile as fx;
 use std::collections::HashMap;
 use std::fmt::Write as _;
@@ -76,53 +77,190 @@ pub fn flamegraph(profile: &Profile, unit: Unit, title: &str) -> Result<Vec<u8>,
     Ok(svg)
 }
 
-/// A Firefox Profiler profile of `profile` (one thread; one sample per call stack, weighted by
-/// `unit`), as JSON. The product name is `product`.
-pub fn firefox(profile: &Profile, unit: Unit, product: &str) -> Result<String, ExportError> {
+/// A Firefox Profiler profile of the run `timeline` (one thread; its samples in trace order,
+/// each weighted by what it stands for in `unit`), as JSON. The product name is `product`.
+///
+/// The time axis is the trace's time when the flow has it, else the retired-instruction count,
+/// one unit a nanosecond of the viewer's clock (the process's and thread's name say which).
+/// Every frame has its function, address and inline depth, and where there is DWARF its source
+/// file and line (as `addr2line -i -f` gives them, [`Symbols::frames_at`]; with inlined
+/// functions folded away the function's line is the instruction's innermost one); a function
+/// has the file it is in and its declaration's line.
+///
+/// `fxprof-processed-profile` 0.8.1 builds the profile (threads, samples, stacks, categories),
+/// but it has no way to give a frame a line or inline depth or a function a file, and it merges
+/// frames of one name: frames go in under labels of their own, and the frame and function
+/// tables, which the crate writes with those columns empty, are written again from ours
+/// (`frameTable.func/address/line/inlineDepth`, `funcTable`, `stringArray`). Addresses are the
+/// program's own (no library: the frames are symbolicated).
+pub fn firefox(
+    timeline: &Timeline,
+    syms: &Symbols,
+    unit: Unit,
+    product: &str,
+) -> Result<String, ExportError> {
+    let t = timeline;
+    let at = |s: &Sample| {
+        if t.has_time {
+            s.time.unwrap_or(0)
+        } else {
+            s.index
+        }
+    };
+    let (first, last) = (
+        t.samples.first().map_or(0, at),
+        t.samples.last().map_or(0, at),
+    );
+    let interval = if t.has_time {
+        ((last - first) / t.samples.len().max(1) as u64).max(1)
+    } else {
+        t.period.max(1)
+    };
     let mut p = fx::Profile::new(
         product,
         fx::ReferenceTimestamp::from_millis_since_unix_epoch(0.0),
-        fx::SamplingInterval::from_nanos(1000),
+        fx::SamplingInterval::from_nanos(interval),
     );
-    let start = fx::Timestamp::from_millis_since_reference(0.0);
-    let process = p.add_process(product, 1, start);
+    let start = fx::Timestamp::from_nanos_since_reference(first);
+    let axis = if t.has_time {
+        "time unit of the trace"
+    } else {
+        "retired instruction"
+    };
+    // The viewer names the main thread's track by its process.
+    let name = format!("{product}: {} (timeline: 1 ns = 1 {axis})", unit.name());
+    let process = p.add_process(&name, 1, start);
     let thread = p.add_thread(process, 1, start, true);
-    p.set_thread_name(thread, unit.name());
+    p.set_thread_name(thread, &name);
     p.set_thread_samples_weight_type(thread, fx::WeightType::Samples);
     let cat: fx::CategoryPairHandle = p.add_category("Code", fx::CategoryColor::Blue).into();
-    let mut t = 0u64;
-    for (stack, w) in &profile.stacks {
-        let mut n = match unit {
-            Unit::Instructions => w.insns,
-            Unit::Time => w.time,
+    // Our frames, each under a label of its own (the crate keeps one frame per label).
+    let mut keys: Vec<TimelineFrame> = Vec::new();
+    let mut index: HashMap<TimelineFrame, fx::FrameHandle> = HashMap::new();
+    let mut stacks: Vec<fx::StackHandle> = Vec::with_capacity(t.stacks.len());
+    for st in &t.stacks {
+        let h = match index.get(&st.frame) {
+            Some(&h) => h,
+            None => {
+                let label = p.intern_string(&keys.len().to_string());
+                let h = p.intern_frame(
+                    thread,
+                    fx::FrameInfo {
+                        frame: fx::Frame::Label(label),
+                        category_pair: cat,
+                        flags: fx::FrameFlags::empty(),
+                    },
+                );
+                keys.push(st.frame);
+                index.insert(st.frame, h);
+                h
+            }
         };
-        if n == 0 || stack.is_empty() {
+        let prefix = st.prefix.map(|k| stacks[k as usize]);
+        stacks.push(p.intern_stack(thread, prefix, h));
+    }
+    let mut now = first;
+    for s in &t.samples {
+        let mut n = match unit {
+            Unit::Instructions => s.weight.insns,
+            Unit::Time => s.weight.time,
+        };
+        let Some(stack) = s.stack.map(|k| stacks[k as usize]) else {
             continue;
-        }
-        let frames: Vec<fx::FrameInfo> = stack
-            .iter()
-            .map(|name| fx::FrameInfo {
-                frame: fx::Frame::Label(p.intern_string(name)),
-                category_pair: cat,
-                flags: fx::FrameFlags::empty(),
-            })
-            .collect();
-        let sh = p.intern_stack_frames(thread, frames.into_iter());
-        // Weights are i32: a heavier stack takes several samples.
+        };
+        now = now.max(at(s));
+        // Weights are i32: a heavier sample takes several at the same time.
         while n > 0 {
             let k = n.min(i32::MAX as u64);
             p.add_sample(
                 thread,
-                fx::Timestamp::from_nanos_since_reference(t * 1000),
-                sh,
+                fx::Timestamp::from_nanos_since_reference(now),
+                Some(stack),
                 fx::CpuDelta::ZERO,
                 k as i32,
             );
-            t += 1;
             n -= k;
         }
     }
-    serde_json::to_string(&p).map_err(ExportError::Firefox)
+    let mut v = serde_json::to_value(&p).map_err(ExportError::Firefox)?;
+    source_tables(&mut v["threads"][0], t, syms, &keys);
+    serde_json::to_string(&v).map_err(ExportError::Firefox)
+}
+
+/// Writes the frame and function tables of the Firefox profile's thread `th` from our frames
+/// `keys` (frame `k` of the thread is `keys[k]`; see [`firefox`]).
+fn source_tables(th: &mut serde_json::Value, t: &Timeline, syms: &Symbols, keys: &[TimelineFrame]) {
+    use serde_json::{json, Value};
+    let mut strings: Vec<String> = Vec::new();
+    let mut string_ids: HashMap<String, usize> = HashMap::new();
+    let mut string = |s: &str| -> usize {
+        *string_ids.entry(s.to_string()).or_insert_with(|| {
+            strings.push(s.to_string());
+            strings.len() - 1
+        })
+    };
+    let mut chains: HashMap<u64, Vec<SourceFrame>> = HashMap::new();
+    // Functions by name: (name, file, declaration line).
+    let mut funcs: Vec<(usize, Value, Value)> = Vec::new();
+    let mut func_ids: HashMap<u32, usize> = HashMap::new();
+    let (mut func, mut address, mut line, mut depth) = (vec![], vec![], vec![], vec![]);
+    for &TimelineFrame {
+        name,
+        addr,
+        inline_depth: d,
+        innermost,
+    } in keys
+    {
+        let chain = addr.map(|a| chains.entry(a).or_insert_with(|| syms.frames_at(a)));
+        let chain: &[SourceFrame] = chain.map_or(&[], |c| c.as_slice());
+        // addr2line's frames are innermost first, the function itself last.
+        let own = chain.len().checked_sub(1 + d as usize);
+        let pos = if innermost {
+            chain.first()
+        } else {
+            own.and_then(|i| chain.get(i))
+        };
+        let pos = pos.and_then(|f| f.line.as_ref());
+        let f = *func_ids.entry(name).or_insert_with(|| {
+            funcs.push((string(&t.names[name as usize]), Value::Null, Value::Null));
+            funcs.len() - 1
+        });
+        // The function's file and declaration line: from its first frame that has them.
+        let own = own.and_then(|i| chain.get(i));
+        if let Some(l) = own
+            .and_then(|o| o.line.as_ref())
+            .filter(|_| funcs[f].1.is_null())
+        {
+            funcs[f].1 = json!(string(&l.file));
+        }
+        if let Some(d) = own
+            .and_then(|o| o.decl_line)
+            .filter(|_| funcs[f].2.is_null())
+        {
+            funcs[f].2 = json!(d);
+        }
+        func.push(json!(f));
+        address.push(addr.map_or(json!(-1), |a| json!(a)));
+        line.push(pos.map_or(Value::Null, |l| json!(l.line)));
+        depth.push(json!(d));
+    }
+    let nf = funcs.len();
+    th["stringArray"] = json!(strings);
+    th["funcTable"] = json!({
+        "length": nf,
+        "name": funcs.iter().map(|f| f.0).collect::<Vec<_>>(),
+        "isJS": vec![false; nf],
+        "relevantForJS": vec![false; nf],
+        "resource": vec![-1; nf],
+        "fileName": funcs.iter().map(|f| f.1.clone()).collect::<Vec<_>>(),
+        "lineNumber": funcs.iter().map(|f| f.2.clone()).collect::<Vec<_>>(),
+        "columnNumber": vec![Value::Null; nf],
+    });
+    let ft = &mut th["frameTable"];
+    ft["func"] = json!(func);
+    ft["address"] = json!(address);
+    ft["line"] = json!(line);
+    ft["inlineDepth"] = json!(depth);
 }
 
 /// `profile` as the text `perf script` prints for samples with call chains (`-F

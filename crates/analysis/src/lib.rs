@@ -7,7 +7,9 @@
 //! * [`Symbols`]: functions and DWARF lines of the program (`object`, `addr2line`).
 //! * [`Profiler`] → [`Profile`]: instructions (and time) per call stack from a shadow call stack
 //!   that follows calls, returns, tail calls, `longjmp` and traps; [`Profile::merge`],
-//!   [`Profile::flat`], [`Profile::folded`], [`export::flamegraph`], [`export::firefox`].
+//!   [`Profile::flat`], [`Profile::folded`], [`export::flamegraph`].
+//! * [`Profiler::with_timeline`] → [`Timeline`]: the run sampled in trace order, each frame with
+//!   its address; [`export::firefox`] (frames with source file and line).
 //! * [`Counter`] → [`Counts`]: exact counts of straight-line ranges and taken transfers; from them
 //!   [`Coverage`] (lcov) and [`autofdo::text`].
 //! * [`TextTrace`]: every retired instruction with its symbol and disassembly; [`CallTrace`]:
@@ -34,9 +36,11 @@ pub mod export;
 pub mod profile;
 pub mod symbols;
 pub mod text;
+pub mod timeline;
 
 pub use counts::{Counter, Counts};
 pub use coverage::{Coverage, Summary};
 pub use profile::{Profile, Profiler, StackEvent, StackOp};
 pub use symbols::Symbols;
 pub use text::{CallTrace, TextTrace};
+pub use timeline::Timeline;

@@ -22,6 +22,7 @@
 //! (the flow's rule). A `Loss` or `End` empties the stack (the next `Sync` starts a new one). `crates/analysis/README.md` explains why each rule is there.
 
 use crate::symbols::{Symbols, UNKNOWN};
+use crate::timeline::{Sampler, Timeline, TimelineFrame, TimelineStack, NO_FRAMES, UNSET};
 use rvtrace_flow::{insn_len_at, FlowElement, FlowSink, SyncReason};
 use rvtrace_image::Image;
 use rvtrace_isa::{classify, CfClass, IsaConfig};
@@ -318,6 +319,11 @@ struct Frame {
     node: u32,
     /// The return address a `ret` to the caller goes to.
     ret: Option<u64>,
+    /// Where the frame below was when this one was entered (the call instruction, the trap's
+    /// `epc`): that frame's address in a timeline's stacks.
+    site: Option<u64>,
+    /// For a timeline: the frames below this one ([`Sampler::frame`]), once a sample asked.
+    below: u32,
     /// Pushed by a trap.
     trap: bool,
     /// For a trap frame: the last instruction before the trap (and its class), when the trap's `epc` was not
@@ -363,6 +369,8 @@ pub struct Profiler<'a> {
     retired: u64,
     /// Instructions retired before the transfer being applied now.
     at: u64,
+    /// The run sampled for a timeline ([`Profiler::with_timeline`]).
+    sampler: Option<Sampler>,
 }
 
 impl<'a> Profiler<'a> {
@@ -394,7 +402,130 @@ impl<'a> Profiler<'a> {
             events: None,
             retired: 0,
             at: 0,
+            sampler: None,
         }
+    }
+
+    /// Also sample the run in trace order, for a timeline ([`Profiler::timeline`]; the
+    /// [`timeline`](crate::timeline) module says how).
+    pub fn with_timeline(mut self) -> Self {
+        self.sampler = Some(Sampler::new());
+        self
+    }
+
+    /// Samples due among the `n` instructions at `node` that begin `offset` instructions after
+    /// `start`.
+    fn sample(&mut self, node: u32, n: u64, start: u64, offset: u64) {
+        while let Some(j) = self.sampler.as_ref().and_then(|s| s.due(n)) {
+            let mut pc = start;
+            for _ in 0..offset + j {
+                match insn_len_at(self.image, pc) {
+                    Some(l) => pc = pc.wrapping_add(l),
+                    None => break,
+                }
+            }
+            let below = self.frames_below();
+            if let Some(s) = self.sampler.as_mut() {
+                s.take(node, pc, below);
+            }
+        }
+        if let Some(s) = self.sampler.as_mut() {
+            s.advance(n);
+        }
+    }
+
+    /// The [`Sampler::frame`] id of the frames below the top one. Frames keep theirs (those
+    /// below a frame do not change while it lives), so only the frames pushed since the last
+    /// sample are looked up.
+    fn frames_below(&mut self) -> u32 {
+        let Some(sampler) = self.sampler.as_mut() else {
+            return NO_FRAMES;
+        };
+        let from = self
+            .stack
+            .iter()
+            .rposition(|f| f.below != UNSET)
+            .map_or(0, |k| k + 1);
+        for k in from..self.stack.len() {
+            // A frame's address is where the frame above it was entered from.
+            self.stack[k].below = match k.checked_sub(1) {
+                None => NO_FRAMES,
+                Some(b) => {
+                    let f = self.stack[b];
+                    sampler.frame(f.below, f.node, self.stack[k].site)
+                }
+            };
+        }
+        self.stack.last().map_or(NO_FRAMES, |f| f.below)
+    }
+
+    /// The run sampled in trace order, if asked for ([`Profiler::with_timeline`]): the stacks
+    /// named as in [`Profile::stacks`], each frame with its address.
+    pub fn timeline(&self) -> Option<Timeline> {
+        let sampler = self.sampler.as_ref()?;
+        let mut t = Timeline {
+            period: sampler.period(),
+            has_time: self.has_time,
+            ..Timeline::default()
+        };
+        let mut names: HashMap<u32, u32> = HashMap::new();
+        let mut stacks: HashMap<TimelineStack, u32> = HashMap::new();
+        // Stack of a frame at `node` and `addr` above `prefix`: the function, then the
+        // functions inlined into it there.
+        let mut push = |t: &mut Timeline, mut prefix: Option<u32>, node: u32, addr| {
+            let node = &self.nodes[node as usize];
+            let chain = self.inlines.as_ref().map(|x| &x.chains[node.inl as usize]);
+            let ids: Vec<u32> = std::iter::once(node.func)
+                .chain(chain.into_iter().flatten().copied())
+                .collect();
+            for (depth, &id) in ids.iter().enumerate() {
+                let n = names.len() as u32;
+                let name = *names.entry(id).or_insert_with(|| {
+                    t.names.push(self.name(id).to_string());
+                    n
+                });
+                let st = TimelineStack {
+                    prefix,
+                    frame: TimelineFrame {
+                        name,
+                        addr,
+                        inline_depth: depth as u32,
+                        innermost: depth + 1 == ids.len(),
+                    },
+                };
+                let n = stacks.len() as u32;
+                prefix = Some(*stacks.entry(st).or_insert_with(|| {
+                    t.stacks.push(st);
+                    n
+                }));
+            }
+            prefix
+        };
+        // The sampler's frames come after the frames below them.
+        let mut below: Vec<Option<u32>> = Vec::with_capacity(sampler.frames.len());
+        for &(b, node, addr) in &sampler.frames {
+            let prefix = if b == NO_FRAMES {
+                None
+            } else {
+                below[b as usize]
+            };
+            below.push(push(&mut t, prefix, node, addr));
+        }
+        for (r, weight) in sampler.samples() {
+            let prefix = if r.below == NO_FRAMES {
+                None
+            } else {
+                below[r.below as usize]
+            };
+            let stack = (r.node != ROOT).then(|| push(&mut t, prefix, r.node, Some(r.pc)));
+            t.samples.push(crate::timeline::Sample {
+                index: r.at,
+                time: self.has_time.then(|| sampler.time_of(r)),
+                weight,
+                stack: stack.flatten(),
+            });
+        }
+        Some(t)
     }
 
     /// Inlined functions as frames (as `perf report --inline` shows them): below each function
@@ -593,11 +724,18 @@ impl<'a> Profiler<'a> {
         self.stack.last().map(|f| self.nodes[f.node as usize].func)
     }
 
-    fn push(&mut self, func: u32, ret: Option<u64>, trap: bool) {
-        self.push_frame(func, ret, trap, None);
+    fn push(&mut self, func: u32, ret: Option<u64>, site: Option<u64>, trap: bool) {
+        self.push_frame(func, ret, site, trap, None);
     }
 
-    fn push_frame(&mut self, func: u32, ret: Option<u64>, trap: bool, resume: Option<Resume>) {
+    fn push_frame(
+        &mut self,
+        func: u32,
+        ret: Option<u64>,
+        site: Option<u64>,
+        trap: bool,
+        resume: Option<Resume>,
+    ) {
         let parent = self.stack.last().map_or(ROOT, |f| f.node);
         let caller = self.top_func();
         if let Some(top) = self.stack.last() {
@@ -623,6 +761,8 @@ impl<'a> Profiler<'a> {
         self.stack.push(Frame {
             node,
             ret,
+            site,
+            below: UNSET,
             trap,
             resume,
         });
@@ -636,7 +776,7 @@ impl<'a> Profiler<'a> {
                 let node = self.child(parent, func);
                 self.stack.push(Frame { node, ..top });
             }
-            None => self.push(func, None, false),
+            None => self.push(func, None, None, false),
         }
     }
 
@@ -719,14 +859,15 @@ impl<'a> Profiler<'a> {
                 start == e || Some(start) == insn_len_at(self.image, e).map(|l| e.wrapping_add(l))
             });
             if !in_place || self.stack.is_empty() {
-                self.push_frame(func, None, true, resume);
+                let site = epc.or(resume.map(|r| r.0));
+                self.push_frame(func, None, site, true, resume);
                 return;
             }
             self.settle(func);
             return;
         }
         if self.stack.is_empty() {
-            self.push(func, None, false);
+            self.push(func, None, None, false);
             return;
         }
         let Some(pl) = self.prev_last else {
@@ -758,7 +899,7 @@ impl<'a> Profiler<'a> {
         let fall = pl.wrapping_add(len);
         match class {
             CfClass::InferableCall | CfClass::UninferableCall | CfClass::TableCall => {
-                self.push(func, Some(fall), false)
+                self.push(func, Some(fall), Some(pl), false)
             }
             CfClass::Return | CfClass::PopRet => self.ret(start, func),
             CfClass::TrapReturn => self.trap_ret(start, func),
@@ -767,7 +908,11 @@ impl<'a> Profiler<'a> {
         }
     }
 
-    fn attribute(&mut self, node: u32, n: u64) {
+    /// `n` instructions at `node`, the first of them `offset` instructions after `start`.
+    fn attribute(&mut self, node: u32, n: u64, start: u64, offset: u64) {
+        if self.sampler.is_some() {
+            self.sample(node, n, start, offset);
+        }
         self.nodes[node as usize].w.insns += n;
         if self.last_time.is_some() {
             match self.since.last_mut() {
@@ -804,18 +949,20 @@ impl<'a> Profiler<'a> {
             .is_some_and(|fun| start >= fun.start && last < fun.end);
         if inside || f >= self.syms.functions().len() && self.syms.function_index(last).is_none() {
             if self.inlines.is_none() {
-                self.attribute(top.node, count);
+                self.attribute(top.node, count, start, 0);
                 return;
             }
             // The top frame moves through the inlined functions of its range.
             let parent = self.nodes[top.node as usize].parent;
             let f = f as u32;
+            let mut offset = 0;
             for &(inl, n) in self.inline_pieces(start, count).iter() {
                 let node = self.child_at(parent, f, inl);
                 if let Some(t) = self.stack.last_mut() {
                     t.node = node;
                 }
-                self.attribute(node, n);
+                self.attribute(node, n, start, offset);
+                offset += n;
             }
         } else {
             // The range crosses a function boundary: walk it.
@@ -832,13 +979,13 @@ impl<'a> Profiler<'a> {
                         t.node = node;
                     }
                 }
-                self.attribute(node, 1);
+                self.attribute(node, 1, pc, 0);
                 if k + 1 < count {
                     match insn_len_at(self.image, pc) {
                         Some(n) => pc = pc.wrapping_add(n),
                         None => {
                             // Not in the image: the rest goes where we are.
-                            self.attribute(node, count - k - 1);
+                            self.attribute(node, count - k - 1, pc, 0);
                             break;
                         }
                     }
@@ -868,6 +1015,9 @@ impl<'a> Profiler<'a> {
         }
         self.since.clear();
         self.last_time = Some(t);
+        if let Some(s) = self.sampler.as_mut() {
+            s.time(t);
+        }
     }
 
     /// Time does not run across a loss or the end of trace: what ran since the last `Time`
@@ -875,6 +1025,9 @@ impl<'a> Profiler<'a> {
     fn end_time(&mut self) {
         self.last_time = None;
         self.since.clear();
+        if let Some(s) = self.sampler.as_mut() {
+            s.end_time();
+        }
     }
 
     /// Depth of the shadow stack now (frames).

@@ -4,6 +4,7 @@
 
 use object::{Object, ObjectSection, ObjectSegment, ObjectSymbol, SectionKind, SymbolKind};
 use std::borrow::Cow;
+use std::collections::HashMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -244,6 +245,14 @@ impl Symbols {
         v
     }
 
+    /// The line table's discriminators, looked up address by address ([`Discriminators::at`]).
+    pub fn discriminators(&self) -> Discriminators<'_> {
+        Discriminators {
+            syms: self,
+            units: HashMap::new(),
+        }
+    }
+
     /// The line table rows covering `[start, end)`: (address, length in bytes, line).
     pub fn lines_in(&self, start: u64, end: u64) -> Vec<(u64, u64, Line)> {
         let Some(ctx) = &self.dwarf else {
@@ -265,6 +274,69 @@ impl Symbols {
         .filter(|(_, _, l)| l.line > 0)
         .collect()
     }
+}
+
+/// The line table's discriminators (DWARF 5 6.2.2: the block of a source line an instruction
+/// belongs to, when a line has several), read with gimli (`addr2line` does not give them): each
+/// compilation unit's line program is run once, when an address of it is first asked for, and
+/// kept ([`Symbols::discriminators`]).
+pub struct Discriminators<'a> {
+    syms: &'a Symbols,
+    /// A unit's line sequences (by the unit's offset in `.debug_info`): `[start, end)` and
+    /// its rows (address, discriminator), by address.
+    units: HashMap<usize, Vec<LineSequence>>,
+}
+
+impl Discriminators<'_> {
+    /// The discriminator of the row that holds `addr` (0: none, or no DWARF for `addr`). Of
+    /// several rows at one address the last counts, as `addr2line` takes its line from it.
+    pub fn at(&mut self, addr: u64) -> u32 {
+        let Some(ctx) = &self.syms.dwarf else {
+            return 0;
+        };
+        let Some(unit) = ctx.find_dwarf_and_unit(addr).skip_all_loads() else {
+            return 0;
+        };
+        let key = match unit.unit.header.offset() {
+            gimli::UnitSectionOffset::DebugInfoOffset(o) => o.0,
+            gimli::UnitSectionOffset::DebugTypesOffset(o) => o.0,
+        };
+        let seqs = self
+            .units
+            .entry(key)
+            .or_insert_with(|| line_discriminators(unit).unwrap_or_default());
+        seqs.iter()
+            .find(|s| s.0 <= addr && addr < s.1)
+            .and_then(|s| {
+                let i = s.2.partition_point(|r| r.0 <= addr);
+                i.checked_sub(1).map(|i| s.2[i].1)
+            })
+            .unwrap_or(0)
+    }
+}
+
+/// A sequence of a line program: `[start, end)` and its (address, discriminator) rows.
+type LineSequence = (u64, u64, Vec<(u64, u32)>);
+
+/// The sequences of a unit's line program.
+fn line_discriminators(unit: gimli::UnitRef<Reader>) -> Option<Vec<LineSequence>> {
+    let mut rows = unit.unit.line_program.clone()?.rows();
+    let mut seqs = Vec::new();
+    let mut cur: Vec<(u64, u32)> = Vec::new();
+    while let Some((_, row)) = rows.next_row().ok()? {
+        if row.end_sequence() {
+            if let Some(&(start, _)) = cur.first() {
+                seqs.push((start, row.address(), std::mem::take(&mut cur)));
+            }
+            continue;
+        }
+        let d = u32::try_from(row.discriminator()).unwrap_or(0);
+        match cur.last_mut() {
+            Some(last) if last.0 == row.address() => last.1 = d,
+            _ => cur.push((row.address(), d)),
+        }
+    }
+    Some(seqs)
 }
 
 /// `DW_AT_decl_line` of the DIE at `offset`, or of what it stands for: an inlined or

@@ -235,6 +235,63 @@ fn time_follows_the_time_elements() {
     assert_eq!(differ.len(), 1, "{differ:?}");
 }
 
+/// The timeline's samples add up to the profile's totals, instructions and time, also when time
+/// is uneven, some `Time` elements are missing and a loss stops time in the middle; there are
+/// at most `MAX_SAMPLES` of them, every `period` instructions, their times in order, the first
+/// at the first `Time`.
+#[test]
+fn timeline_weights_are_the_profile_totals_across_a_loss() {
+    use rvtrace_flow::{FlowElement, LossReason};
+    let r = run("recurse-rv64gc");
+    let mut flow: Vec<FlowElement> = Vec::new();
+    feed(&r, &r.run.records, &mut flow);
+    let mut k = 0u64;
+    flow.retain_mut(|e| {
+        if let FlowElement::Time { time } = e {
+            k += 1;
+            *time = *time * 3 + *time / 7; // uneven steps
+            return !k.is_multiple_of(5); // and some missing
+        }
+        true
+    });
+    let mid = flow.len() / 2
+        + flow[flow.len() / 2..]
+            .iter()
+            .position(|e| matches!(e, FlowElement::Range { .. }))
+            .unwrap();
+    flow.insert(
+        mid,
+        FlowElement::Loss {
+            offset: 0,
+            skipped: None,
+            reason: LossReason::Malformed("test".into()),
+        },
+    );
+    let mut pr = Profiler::new(&r.run.image, &r.syms, r.isa).with_timeline();
+    for e in &flow {
+        pr.element(e);
+    }
+    let (p, tl) = (pr.profile(), pr.timeline().unwrap());
+    assert_eq!(p.losses, 1);
+    let total = p.total();
+    assert!(total.time > 0 && total.time != total.insns);
+    let sum =
+        |f: fn(&rvtrace_analysis::timeline::Sample) -> u64| tl.samples.iter().map(f).sum::<u64>();
+    assert_eq!(sum(|s| s.weight.insns), total.insns);
+    assert_eq!(sum(|s| s.weight.time), total.time);
+    assert!(tl.has_time && tl.period > 1);
+    assert!(tl.samples.len() <= rvtrace_analysis::timeline::MAX_SAMPLES);
+    let first_time = flow.iter().find_map(|e| match e {
+        FlowElement::Time { time } => Some(*time),
+        _ => None,
+    });
+    assert_eq!(tl.samples[0].time, first_time);
+    for (k, w) in tl.samples.windows(2).enumerate() {
+        assert_eq!(w[0].index, k as u64 * tl.period);
+        assert!(w[0].time <= w[1].time, "sample {k}: {:?} {:?}", w[0], w[1]);
+    }
+}
+
 #[test]
 fn folded_stacks_read_by_inferno_and_firefox_json_by_serde() {
     let r = run("recurse-rv64gc");
@@ -253,13 +310,22 @@ fn folded_stacks_read_by_inferno_and_firefox_json_by_serde() {
         assert!(svg.contains(&format!(">{f} (")), "flame graph lacks {f}");
     }
     // Firefox Profiler processed format: the fields the viewer requires, consistent.
-    let json = export::firefox(&p, Unit::Instructions, "recurse").unwrap();
+    let mut pr = Profiler::new(&r.run.image, &r.syms, r.isa).with_timeline();
+    feed(&r, &r.run.records, &mut pr);
+    assert_eq!(
+        pr.profile(),
+        p,
+        "the timeline changes nothing of the profile"
+    );
+    let tl = pr.timeline().unwrap();
+    let json = export::firefox(&tl, &r.syms, Unit::Instructions, "recurse").unwrap();
     let v: serde_json::Value = serde_json::from_str(&json).unwrap();
     assert_eq!(v["meta"]["preprocessedProfileVersion"], 55);
     assert!(v["meta"]["interval"].as_f64().unwrap() > 0.0);
     let th = &v["threads"][0];
     let samples = &th["samples"];
     let n = samples["length"].as_u64().unwrap() as usize;
+    assert!(n <= rvtrace_analysis::timeline::MAX_SAMPLES, "{n} samples");
     assert_eq!(samples["stack"].as_array().unwrap().len(), n);
     let weights: u64 = samples["weight"]
         .as_array()
@@ -269,9 +335,17 @@ fn folded_stacks_read_by_inferno_and_firefox_json_by_serde() {
         .sum();
     assert_eq!(weights, r.run.pcs.len() as u64);
     assert_eq!(samples["weightType"], "samples");
-    let strings: Vec<&str> = v["shared"]["stringArray"]
+    // Samples every `period` instructions, at the records' time (ns).
+    assert!(tl.period > 1, "a run this long halves the samples");
+    assert!(tl.has_time);
+    let mut t = 0.0;
+    for (k, d) in samples["timeDeltas"].as_array().unwrap().iter().enumerate() {
+        t += d.as_f64().unwrap();
+        assert_eq!(tl.samples[k].index, k as u64 * tl.period);
+        assert_eq!(Some((t * 1e6).round() as u64), tl.samples[k].time);
+    }
+    let strings: Vec<&str> = th["stringArray"]
         .as_array()
-        .or(th["stringArray"].as_array())
         .unwrap()
         .iter()
         .map(|s| s.as_str().unwrap())
@@ -280,7 +354,9 @@ fn folded_stacks_read_by_inferno_and_firefox_json_by_serde() {
         assert!(strings.contains(&f), "no {f} in the string table");
     }
     // Rebuild every sample's call stack as the viewer does (stackTable prefix/frame ->
-    // frameTable func -> funcTable name -> stringArray): the profile's stacks and weights.
+    // frameTable func -> funcTable name -> stringArray): stacks of the profile; and each
+    // sample's stack is the one the retired PCs give its instruction (its function is the
+    // innermost frame's).
     let col = |table: &str, field: &str| -> Vec<Option<u64>> {
         th[table][field]
             .as_array()
@@ -291,26 +367,25 @@ fn folded_stacks_read_by_inferno_and_firefox_json_by_serde() {
     };
     let (prefix, frame) = (col("stackTable", "prefix"), col("stackTable", "frame"));
     let (func, name) = (col("frameTable", "func"), col("funcTable", "name"));
+    let addr = col("frameTable", "address");
     assert_eq!(
         prefix.len() as u64,
         th["stackTable"]["length"].as_u64().unwrap()
     );
-    let mut rebuilt: BTreeMap<Vec<String>, u64> = BTreeMap::new();
-    let weights = samples["weight"].as_array().unwrap();
     for (k, st) in samples["stack"].as_array().unwrap().iter().enumerate() {
         let mut names = Vec::new();
         let mut at = st.as_u64();
+        let leaf = addr[frame[at.unwrap() as usize].unwrap() as usize].unwrap();
+        assert_eq!(leaf, r.run.pcs[k * tl.period as usize], "sample {k}");
         while let Some(i) = at {
             let f = func[frame[i as usize].unwrap() as usize].unwrap();
             names.push(strings[name[f as usize].unwrap() as usize].to_string());
             at = prefix[i as usize];
         }
         names.reverse();
-        *rebuilt.entry(names).or_default() += weights[k].as_u64().unwrap();
+        assert!(p.stacks.contains_key(&names), "{names:?}");
+        assert_eq!(names.last().unwrap(), r.syms.name_at(leaf));
     }
-    let want: BTreeMap<Vec<String>, u64> =
-        p.stacks.iter().map(|(k, w)| (k.clone(), w.insns)).collect();
-    assert_eq!(rebuilt, want);
 }
 
 /// `perf script` text: inferno's `collapse-perf` (the independent reader of perf's text)

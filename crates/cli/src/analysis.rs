@@ -68,7 +68,9 @@ pub struct ProfileArgs {
     #[arg(long, value_name = "FILE")]
     flamegraph: Option<PathBuf>,
     /// Write a Firefox Profiler profile (JSON; open it at the profiler's web page with "Load a
-    /// profile from file").
+    /// profile from file"): the run as a timeline (in the trace's time, else in instructions
+    /// retired; at most 100,000 samples, each weighing what it stands for), frames with function,
+    /// file:line and address.
     #[arg(long, value_name = "FILE")]
     firefox: Option<PathBuf>,
     /// Write the samples as `perf script` text with call chains (for `inferno-collapse-perf`,
@@ -432,7 +434,10 @@ pub fn profile(a: &ProfileArgs) -> CmdResult {
     }
     report::distinct(&inputs(&a.input), &outs)?;
     let prog = program(&a.input.elf)?;
-    let profiler = Profiler::new(&prog.image, &prog.syms, prog.isa);
+    let mut profiler = Profiler::new(&prog.image, &prog.syms, prog.isa);
+    if a.firefox.is_some() {
+        profiler = profiler.with_timeline();
+    }
     let mut tee = Tee {
         profiler: Some(if a.no_inline {
             profiler
@@ -442,7 +447,8 @@ pub fn profile(a: &ProfileArgs) -> CmdResult {
         ..Tee::new(&a.input)
     };
     let ok = feed(&a.input, &prog, &mut tee)?;
-    let p = tee.profiler.take().map(|p| p.profile()).unwrap_or_default();
+    let profiler = tee.profiler.take();
+    let p = profiler.as_ref().map(|p| p.profile()).unwrap_or_default();
     let unit = match a.weight {
         WeightArg::Instructions => Unit::Instructions,
         WeightArg::Time => Unit::Time,
@@ -466,9 +472,14 @@ pub fn profile(a: &ProfileArgs) -> CmdResult {
     if let Some(f) = &a.firefox {
         write_file(
             f,
-            export::firefox(&p, unit, &title)
-                .map_err(|e| e.to_string())?
-                .as_bytes(),
+            export::firefox(
+                &profiler.and_then(|p| p.timeline()).unwrap_or_default(),
+                &prog.syms,
+                unit,
+                &title,
+            )
+            .map_err(|e| e.to_string())?
+            .as_bytes(),
         )?;
     }
     if let Some(f) = &a.perf_script {

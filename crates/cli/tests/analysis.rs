@@ -1100,7 +1100,8 @@ fn lcov_functions_with_inlined_and_clone_names() {
 /// cannot read): `llvm-profdata merge --sample` reads it, and `llvm-profdata show --sample`
 /// gives `main` and `quick_sort` the totals and head samples the retired PCs give by
 /// riscv64-unknown-elf-addr2line -i (a total: each source position's most-run instruction,
-/// added over the positions, inlined ones included; head: the runs of the first
+/// added over the positions (a line's blocks, by its discriminator, apart), inlined ones
+/// included; head: the runs of the first
 /// instruction); `main` has `sum_squares` inlined with `square` in it; clang compiles the
 /// source with it (`-fprofile-sample-use`) without a word about the profile.
 #[test]
@@ -1139,24 +1140,27 @@ fn llvm_sample_profile_read_by_llvm_profdata_and_clang() {
     let Some(nm) = common::NmFunctions::of(&f.elf) else {
         return;
     };
-    let Some(mine) = pcs_in(&f.elf, &pcs, &["main", "quick_sort.constprop.0"]) else {
+    let Some(RunLines {
+        runs,
+        chains,
+        discs,
+    }) = run_lines(&f.elf, &pcs, &["main", "quick_sort.constprop.0"])
+    else {
         return;
     };
-    let Some(chains) = addr2line_chains(&f.elf, &mine.iter().copied().collect()) else {
-        return;
-    };
-    let mut runs: BTreeMap<u64, u64> = BTreeMap::new();
-    for a in &mine {
-        *runs.entry(*a).or_default() += 1;
-    }
-    // function -> source position (the whole chain) -> most runs of its instructions
-    let mut most: BTreeMap<&str, BTreeMap<&Vec<A2lFrame>, u64>> = BTreeMap::new();
+    // function -> source position (the whole chain, the line's discriminator) -> most runs
+    // of its instructions
+    let mut most: BTreeMap<&str, BTreeMap<(&Vec<A2lFrame>, u32), u64>> = BTreeMap::new();
     let mut want: BTreeMap<&str, (u64, u64)> = BTreeMap::new();
     for (a, n) in &runs {
         let c = &chains[a];
         let func = c.last().unwrap().0.as_str();
         if c[0].2 > 0 {
-            let e = most.entry(func).or_default().entry(c).or_default();
+            let e = most
+                .entry(func)
+                .or_default()
+                .entry((c, discs[a]))
+                .or_default();
             *e = (*e).max(*n);
         }
         if nm.names_at(*a).is_some_and(|(_, off)| off == 0) {
@@ -1166,25 +1170,12 @@ fn llvm_sample_profile_read_by_llvm_profdata_and_clang() {
     for (func, m) in &most {
         want.entry(func).or_default().0 = m.values().sum();
     }
-    let lp = "llvm-profdata";
-    if !have(lp) {
-        println!("{lp} not installed (scripts/setup.sh installs llvm): check skipped");
+    let Some((bin, shown_text)) = profdata_show(&prof, &f.t, &[]) else {
         return;
-    }
-    let bin = f.t.join("t.llvm");
-    let o = Command::new(lp)
-        .args(["merge", "--sample", s(&prof), "-o", s(&bin)])
-        .output()
-        .unwrap();
-    ok(&o, "llvm-profdata merge --sample");
-    let o = Command::new(lp)
-        .args(["show", "--sample", s(&bin)])
-        .output()
-        .unwrap();
-    ok(&o, "llvm-profdata show --sample");
+    };
     // "Function: main: 2016, 1, 12 sampled lines"
     let mut shown: BTreeMap<String, (u64, u64)> = BTreeMap::new();
-    for l in stdout(&o).lines() {
+    for l in shown_text.lines() {
         if let Some(rest) = l.strip_prefix("Function: ") {
             let (name, nums) = rest.rsplit_once(": ").unwrap();
             let v: Vec<u64> = nums
@@ -1224,5 +1215,328 @@ fn llvm_sample_profile_read_by_llvm_profdata_and_clang() {
             .unwrap();
         ok(&o, "clang -fprofile-sample-use");
         assert_eq!(stderr(&o), "", "clang said something about {}", s(p));
+    }
+}
+
+/// A Firefox profile's thread, read back as the viewer reads it: per sample (time in ns from
+/// the profile's start, weight, stack of frames outermost first), each frame (function name,
+/// source file's base name, line, address, inline depth).
+struct FxThread {
+    samples: Vec<(u64, u64, Vec<usize>)>,
+    frames: Vec<FxFrame>,
+}
+
+/// A Firefox profile's frame: function, file (base name), line, address, inline depth.
+type FxFrame = (String, Option<String>, Option<u64>, Option<u64>, u64);
+
+fn firefox_thread(path: &Path) -> FxThread {
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let th = &v["threads"][0];
+    let col = |t: &str, c: &str| -> Vec<serde_json::Value> { th[t][c].as_array().unwrap().clone() };
+    let strings: Vec<String> = th["stringArray"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s.as_str().unwrap().to_string())
+        .collect();
+    let (fname, ffile) = (col("funcTable", "name"), col("funcTable", "fileName"));
+    let (func, line, addr, depth) = (
+        col("frameTable", "func"),
+        col("frameTable", "line"),
+        col("frameTable", "address"),
+        col("frameTable", "inlineDepth"),
+    );
+    let frames = (0..func.len())
+        .map(|i| {
+            let f = func[i].as_u64().unwrap() as usize;
+            let file = ffile[f]
+                .as_u64()
+                .map(|k| strings[k as usize].rsplit('/').next().unwrap().to_string());
+            (
+                strings[fname[f].as_u64().unwrap() as usize].clone(),
+                file,
+                line[i].as_u64(),
+                addr[i].as_u64(),
+                depth[i].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    let (prefix, frame) = (col("stackTable", "prefix"), col("stackTable", "frame"));
+    let mut t = 0f64;
+    let mut samples = Vec::new();
+    let s = &th["samples"];
+    for ((d, w), st) in s["timeDeltas"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .zip(s["weight"].as_array().unwrap())
+        .zip(s["stack"].as_array().unwrap())
+    {
+        t += d.as_f64().unwrap();
+        let mut stack = Vec::new();
+        let mut at = st.as_u64();
+        while let Some(i) = at {
+            stack.push(frame[i as usize].as_u64().unwrap() as usize);
+            at = prefix[i as usize].as_u64();
+        }
+        stack.reverse();
+        samples.push(((t * 1e6).round() as u64, w.as_u64().unwrap(), stack));
+    }
+    FxThread { samples, frames }
+}
+
+/// The "flat profile: N instructions[, M time units]" totals of `profile`'s report.
+fn flat_totals(out: &str) -> (u64, Option<u64>) {
+    let l = out.lines().next().unwrap();
+    let nums: Vec<u64> = l
+        .split(|c: char| !c.is_ascii_digit())
+        .filter_map(|x| x.parse().ok())
+        .collect();
+    (nums[0], nums.get(1).copied())
+}
+
+/// `profile --firefox`: a timeline in trace order whose sample weights add up to the flat
+/// profile's totals (instructions, and time with --weight time); the ingress file's time
+/// (mtime) is the time axis, an N-Trace without timestamps has the instruction count
+/// instead; every frame of `main` and of the clone `quick_sort.constprop.0` (inlined
+/// functions included) names the source file, line and function that
+/// riscv64-unknown-elf-addr2line -i -f gives for its address.
+#[test]
+fn firefox_timeline_and_frames_as_addr2line() {
+    let f = files(INLINE, "fx");
+    let (ji, jt, jn) = (f.t.join("i.json"), f.t.join("t.json"), f.t.join("n.json"));
+    let out = stdout(&analyse(&f, "profile", &["--firefox", s(&ji)]));
+    let (insns, time) = flat_totals(&out);
+    let out = stdout(&analyse(
+        &f,
+        "profile",
+        &["--firefox", s(&jt), "--weight", "time"],
+    ));
+    assert_eq!(flat_totals(&out), (insns, time));
+    let (nex, elf) = (s(&f.nex), s(&f.elf));
+    let args = [
+        "profile",
+        nex,
+        "--elf",
+        elf,
+        "--trace",
+        "ntrace",
+        "--firefox",
+        s(&jn),
+    ];
+    ok(&rvtrace(&args), "profile --firefox of the N-Trace");
+    let (ing, tim, nex) = (
+        firefox_thread(&ji),
+        firefox_thread(&jt),
+        firefox_thread(&jn),
+    );
+    let sum = |t: &FxThread| t.samples.iter().map(|s| s.1).sum::<u64>();
+    assert_eq!(sum(&ing), insns);
+    assert_eq!(sum(&nex), insns);
+    assert_eq!(Some(sum(&tim)), time);
+    // Without time: one sample per instruction (a run this short), at its index.
+    let at: Vec<u64> = nex.samples.iter().map(|s| s.0).collect();
+    assert_eq!(at, (0..insns).collect::<Vec<_>>());
+    // With time: the trace's times (the ingress records' `time`), in order, spanning the run.
+    let dump = stdout(&rvtrace(&["ingress", "dump", s(&f.ing)]));
+    let times: Vec<u64> = dump
+        .lines()
+        .filter_map(|l| l.split(" time=").nth(1))
+        .map(|t| t.split(' ').next().unwrap().parse().unwrap())
+        .collect();
+    let (t0, t1) = (times[0], *times.last().unwrap());
+    let at: Vec<u64> = ing.samples.iter().map(|s| s.0).collect();
+    assert!(at.windows(2).all(|w| w[0] <= w[1]), "times go back");
+    assert_eq!(at[0], t0);
+    assert!(
+        *at.last().unwrap() <= t1 && *at.last().unwrap() + 2 >= t1,
+        "{at:?} {t1}"
+    );
+    // Frames against addr2line: the stack's frames at one address are, outermost first, the
+    // function and the functions inlined into it (addr2line's chain reversed).
+    let Some(nm) = common::NmFunctions::of(&f.elf) else {
+        return;
+    };
+    let mine: BTreeSet<u64> = ing
+        .frames
+        .iter()
+        .filter_map(|fr| fr.3)
+        .filter(|&a| {
+            nm.names_at(a).is_some_and(|(n, _)| {
+                n.iter()
+                    .any(|x| ["main", "quick_sort.constprop.0"].contains(x))
+            })
+        })
+        .collect();
+    let Some(chains) = addr2line_chains(&f.elf, &mine) else {
+        return;
+    };
+    let mut checked = 0;
+    for (name, file, line, addr, depth) in &ing.frames {
+        let Some(c) = addr.and_then(|a| chains.get(&a)) else {
+            continue;
+        };
+        let (a2l_name, a2l_file, a2l_line) = &c[c.len() - 1 - *depth as usize];
+        assert!(
+            name.starts_with(a2l_name.as_str()),
+            "{name} {a2l_name} at {addr:x?}"
+        );
+        assert_eq!(
+            file.as_deref(),
+            Some(a2l_file.as_str()),
+            "{name} at {addr:x?}"
+        );
+        assert_eq!(*line, Some(*a2l_line as u64), "{name} at {addr:x?}");
+        checked += 1;
+    }
+    assert!(
+        ing.frames.iter().any(|fr| fr.0 == "square" && fr.4 == 2),
+        "square inlined in sum_squares in main"
+    );
+    assert!(checked > 50, "{checked} frames checked");
+}
+
+/// The retired PCs `pcs` in the functions `names` (by nm), by address: how often each ran, and
+/// riscv64-unknown-elf-addr2line's inline chain and discriminator for it.
+struct RunLines {
+    runs: BTreeMap<u64, u64>,
+    chains: BTreeMap<u64, Vec<A2lFrame>>,
+    discs: BTreeMap<u64, u32>,
+}
+
+/// [`RunLines`] of `pcs` in `names` of `elf`; `None` when a tool is not installed.
+fn run_lines(elf: &Path, pcs: &[u64], names: &[&str]) -> Option<RunLines> {
+    let mine = pcs_in(elf, pcs, names)?;
+    let mut runs: BTreeMap<u64, u64> = BTreeMap::new();
+    for a in &mine {
+        *runs.entry(*a).or_default() += 1;
+    }
+    let addrs: BTreeSet<u64> = runs.keys().copied().collect();
+    Some(RunLines {
+        chains: addr2line_chains(elf, &addrs)?,
+        discs: addr2line_discriminators(elf, &addrs)?,
+        runs,
+    })
+}
+
+/// `llvm-profdata merge --sample` of the text profile `prof` into `t`, then `llvm-profdata show
+/// --sample ARGS` of the result: (the merged file, what show printed); `None` when llvm-profdata
+/// is not installed.
+fn profdata_show(prof: &Path, t: &TmpDir, args: &[&str]) -> Option<(PathBuf, String)> {
+    let lp = "llvm-profdata";
+    if !have(lp) {
+        println!("{lp} not installed (scripts/setup.sh installs llvm): check skipped");
+        return None;
+    }
+    let bin = t.join("t.llvm");
+    let o = Command::new(lp)
+        .args(["merge", "--sample", s(prof), "-o", s(&bin)])
+        .output()
+        .unwrap();
+    ok(&o, "llvm-profdata merge --sample");
+    let o = Command::new(lp)
+        .args(["show", "--sample"])
+        .args(args)
+        .arg(s(&bin))
+        .output()
+        .unwrap();
+    ok(&o, &format!("llvm-profdata show --sample {args:?}"));
+    Some((bin, stdout(&o)))
+}
+
+/// The line table's discriminator of each of `addrs` as riscv64-unknown-elf-addr2line gives
+/// it ("file.c:12 (discriminator 3)"; 0 when it names none); `None` when it is not installed.
+fn addr2line_discriminators(elf: &Path, addrs: &BTreeSet<u64>) -> Option<BTreeMap<u64, u32>> {
+    let tool = "riscv64-unknown-elf-addr2line";
+    if !have(tool) {
+        println!("{tool} not installed: discriminators not checked");
+        return None;
+    }
+    let mut args = vec!["-a".to_string(), "-e".into(), s(elf).into()];
+    args.extend(addrs.iter().map(|a| format!("{a:#x}")));
+    let o = Command::new(tool).args(&args).output().unwrap();
+    ok(&o, tool);
+    let text = stdout(&o);
+    let mut lines = text.lines();
+    let mut m = BTreeMap::new();
+    while let (Some(a), Some(loc)) = (lines.next(), lines.next()) {
+        let a = u64::from_str_radix(a.trim_start_matches("0x"), 16).unwrap();
+        let d = loc
+            .split(" (discriminator ")
+            .nth(1)
+            .map_or(0, |d| d.trim_end_matches(')').parse().unwrap());
+        m.insert(a, d);
+    }
+    Some(m)
+}
+
+/// `autofdo --profile-format llvm` writes the line table's discriminators: `main`'s own lines
+/// (those not inlined from elsewhere) are exactly `offset[.discriminator]: count`, the
+/// offset from `main`'s line in the source, the discriminator riscv64-unknown-elf-addr2line's
+/// (GCC gives the blocks of the first loop's lines discriminator 3), the count the most runs
+/// of the line's instructions among the retired PCs; `llvm-profdata show --sample --function
+/// main` lists the discriminated lines, and clang takes the profile (the test above).
+#[test]
+fn llvm_sample_profile_discriminators_as_addr2line() {
+    let f = files(INLINE, "disc");
+    let prof = f.t.join("t.prof");
+    ok(
+        &analyse(&f, "autofdo", &["--profile-format", "llvm", "-o", s(&prof)]),
+        "autofdo --profile-format llvm",
+    );
+    let text = std::fs::read_to_string(&prof).unwrap();
+    // main's own body lines: one space deep, a count (not an inlined call site's callee).
+    let got: BTreeMap<String, u64> = text
+        .lines()
+        .skip_while(|l| !l.starts_with("main:"))
+        .skip(1)
+        .take_while(|l| l.starts_with(' '))
+        .filter(|l| !l.starts_with("  "))
+        .filter_map(|l| {
+            let (key, rest) = l.trim().split_once(": ")?;
+            let n = rest.split(' ').next()?.parse().ok()?;
+            Some((key.to_string(), n))
+        })
+        .collect();
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../programs/src/inline.c");
+    let decl = std::fs::read_to_string(&src)
+        .unwrap()
+        .lines()
+        .position(|l| l.starts_with("int main(void)"))
+        .unwrap() as u32
+        + 1;
+    let pcs = retired_pcs(&f.elf, &f.t);
+    let Some(RunLines {
+        runs,
+        chains,
+        discs,
+    }) = run_lines(&f.elf, &pcs, &["main"])
+    else {
+        return;
+    };
+    let mut want: BTreeMap<String, u64> = BTreeMap::new();
+    for (a, n) in &runs {
+        let c = &chains[a];
+        if c.len() != 1 || c[0].2 == 0 {
+            continue; // inlined code, or no line
+        }
+        let off = c[0].2 - decl;
+        let key = match discs[a] {
+            0 => off.to_string(),
+            d => format!("{off}.{d}"),
+        };
+        let e = want.entry(key).or_default();
+        *e = (*e).max(*n);
+    }
+    assert_eq!(got, want);
+    let discriminated: Vec<&String> = want.keys().filter(|k| k.contains('.')).collect();
+    assert!(discriminated.len() >= 3, "{want:?}");
+    let Some((_, shown)) = profdata_show(&prof, &f.t, &["--function", "main"]) else {
+        return;
+    };
+    for k in discriminated {
+        let line = format!("  {k}: {}", want[k]);
+        assert!(shown.lines().any(|l| l == line), "{line:?} not in\n{shown}");
     }
 }
