@@ -268,12 +268,18 @@ impl Output {
         if is_std(path) {
             return Ok(Output::stdout());
         }
-        let f = File::create(path)
+        Output::file(path, None)
+    }
+
+    /// `path` (as messages name it), its bytes written to `partial.0` when given.
+    fn file(path: &Path, partial: Option<(PathBuf, PathBuf)>) -> Result<Output, Failure> {
+        let at = partial.as_ref().map_or(path, |p| p.0.as_path());
+        let f = File::create(at)
             .map_err(|e| Failure::Tool(format!("{}: cannot create: {e}", path.display())))?;
         Ok(Output {
             name: path.display().to_string(),
             out: Box::new(BufWriter::with_capacity(1 << 16, f)),
-            partial: None,
+            partial,
         })
     }
 
@@ -295,13 +301,7 @@ impl Output {
         hidden.push(file_name);
         hidden.push(format!(".partial-{}", std::process::id()));
         let tmp = path.with_file_name(hidden);
-        let f = File::create(&tmp)
-            .map_err(|e| Failure::Tool(format!("{}: cannot create: {e}", path.display())))?;
-        Ok(Output {
-            name: path.display().to_string(),
-            out: Box::new(BufWriter::with_capacity(1 << 16, f)),
-            partial: Some((tmp, path.to_path_buf())),
-        })
+        Output::file(path, Some((tmp, path.to_path_buf())))
     }
 
     /// Stdout, buffered.

@@ -1,7 +1,9 @@
 //! `rvtrace dump|encode|decode ntrace` end to end.
 
 use crate::common;
-use common::{rvtrace, tmpdir};
+use common::{ntrace_messages, ok, program, rvtrace, stdout, tmpdir};
+// This file's `s` is a command's output as text; a path as an argument is `arg`.
+use common::s as arg;
 use std::path::PathBuf;
 
 /// N-Trace 3.5 Table 6, dumped field by field as the table shows it.
@@ -618,47 +620,41 @@ fn periodic_sync_by_default() {
 #[test]
 fn decode_steps_over_reserved_messages() {
     let d = tmpdir("reserved");
-    let elf = programs_dir().join("traps-rv32imac.elf");
+    let elf = program("traps-rv32imac");
     let (ing, pcs, bin) = (d.join("t.ing"), d.join("run.pcs"), d.join("t.bin"));
-    let s = |p: &std::path::Path| p.to_str().unwrap().to_string();
-    let o = rvtrace(&["run", &s(&elf), "--ingress", &s(&ing), "--pcs", &s(&pcs)]);
+    let o = rvtrace(&["run", arg(&elf), "--ingress", arg(&ing), "--pcs", arg(&pcs)]);
     assert!(o.status.code().is_some());
-    let o = rvtrace(&["encode", "ntrace", &s(&ing), "-o", &s(&bin)]);
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    ok(
+        &rvtrace(&["encode", "ntrace", arg(&ing), "-o", arg(&bin)]),
+        "encode",
+    );
     let trace = std::fs::read(&bin).unwrap();
+    let messages = ntrace_messages(&trace);
+    assert!(messages.len() > 51, "{} messages", messages.len());
     // After the 1st, 50th and 51st message: TCODE 34 (reserved) with one field, TCODE 56
     // (vendor-defined) with two, and ResourceFull with the vendor RCODE 9 and one field.
-    let spliced: [&[u8]; 3] = [&[0x88, 0x17], &[0xe0, 0x05, 0x0b], &[0x6c, 0x67]];
-    let (mut out, mut messages) = (Vec::new(), 0);
-    for &b in &trace {
-        out.push(b);
-        if b & 3 == 3 && b != 0xff {
-            messages += 1;
-            match messages {
-                1 => out.extend_from_slice(spliced[0]),
-                50 => out.extend_from_slice(spliced[1]),
-                51 => out.extend_from_slice(spliced[2]),
-                _ => {}
-            }
+    let spliced: [(usize, &[u8]); 3] = [
+        (1, &[0x88, 0x17]),
+        (50, &[0xe0, 0x05, 0x0b]),
+        (51, &[0x6c, 0x67]),
+    ];
+    let mut out = Vec::new();
+    for (k, m) in messages.iter().enumerate() {
+        out.extend_from_slice(m);
+        if let Some((_, extra)) = spliced.iter().find(|(after, _)| *after == k + 1) {
+            out.extend_from_slice(extra);
         }
     }
-    assert!(messages > 51, "{messages} messages");
     let with = d.join("with.bin");
     std::fs::write(&with, &out).unwrap();
     std::fs::copy(d.join("t.bin.meta"), d.join("with.bin.meta")).unwrap();
+    let decode = |outputs: &[&str]| {
+        let mut args = vec!["decode", "ntrace", arg(&with), "--elf", arg(&elf)];
+        args.extend_from_slice(outputs);
+        rvtrace(&args)
+    };
     let (got, flow) = (d.join("got.pcs"), d.join("flow.txt"));
-    let o = rvtrace(&[
-        "decode",
-        "ntrace",
-        &s(&with),
-        "--elf",
-        &s(&elf),
-        "--pcs",
-        &s(&got),
-        "--flow",
-        &s(&flow),
-        "--list-ignored",
-    ]);
+    let o = decode(&["--pcs", arg(&got), "--flow", arg(&flow), "--list-ignored"]);
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(0), "{err}");
     assert_eq!(std::fs::read(&got).unwrap(), std::fs::read(&pcs).unwrap());
@@ -689,14 +685,5 @@ fn decode_steps_over_reserved_messages() {
     );
     // Without the option the flow does not list them (its ranges end at them all the same: a
     // range ends before every other element).
-    let o = rvtrace(&[
-        "decode",
-        "ntrace",
-        &s(&with),
-        "--elf",
-        &s(&elf),
-        "--flow",
-        "-",
-    ]);
-    assert!(!String::from_utf8_lossy(&o.stdout).contains("ignored"));
+    assert!(!stdout(&decode(&["--flow", "-"])).contains("ignored"));
 }

@@ -50,7 +50,9 @@
 //!   what stays undetected is another valid path, see `tests/campaign.rs`).
 
 use crate::codec::mseo::{Deframer, RawMessage};
-use crate::codec::{layout, parse, rcode, sync, tcode, Addr, Body, CodecConfig, Message, Process};
+use crate::codec::{
+    evcode, layout, parse, rcode, sync, tcode, Addr, Body, CodecConfig, Message, Process,
+};
 use crate::insn::{Classifier, LinkRule};
 use crate::options::Spec;
 use rvtrace_flow::walk::{After, BlockRules, Cursor, SequentialJumps, WalkError};
@@ -559,11 +561,8 @@ impl<'a> Decoder<'a> {
     fn ignore<S: FlowSink + ?Sized>(&mut self, raw: &RawMessage, kind: String, sink: &mut S) {
         self.stats.ignored += 1;
         // Before the first synchronization a message stepped over is still a message the trace
-        // had there: what came before it may be lost (a wrapped buffer, or a cut in the middle of
-        // a message whose tail reads as one), as for any other message.
-        if !self.s.ever_synced && self.s.skipped_start.is_none() && self.s.loss.is_none() {
-            self.s.skipped_start = Some(raw.offset);
-        }
+        // had there (or a cut message's tail that reads as one), as for any other message.
+        self.before_first_sync(raw.offset);
         let mut fields = String::new();
         for f in layout(raw, &self.cfg.codec).spans() {
             if !fields.is_empty() {
@@ -585,6 +584,14 @@ impl<'a> Decoder<'a> {
         );
     }
 
+    /// A message at `offset` before the first synchronization: the trace's start may be lost
+    /// (a wrapped buffer), reported when synchronization comes (the first such message's offset).
+    fn before_first_sync(&mut self, offset: u64) {
+        if !self.s.ever_synced && self.s.skipped_start.is_none() && self.s.loss.is_none() {
+            self.s.skipped_start = Some(offset);
+        }
+    }
+
     fn on_message<S: FlowSink + ?Sized>(&mut self, m: &Message, raw: &RawMessage, sink: &mut S) {
         let offset = raw.offset;
         if m.body.sync().is_some() {
@@ -594,47 +601,29 @@ impl<'a> Decoder<'a> {
         // 7.12 EVCODE, 7.1 PROCESS): stepped over, synchronised or not.
         match m.body {
             Body::Other { tcode } => {
-                let kind = if tcode::is_vendor(tcode) {
-                    format!("vendor-defined TCODE {tcode}")
-                } else {
-                    format!("reserved TCODE {tcode}")
-                };
-                return self.ignore(raw, kind, sink);
+                let what = reserved_or_vendor(tcode::is_vendor(tcode));
+                return self.ignore(raw, format!("{what} TCODE {tcode}"), sink);
             }
             Body::ResourceFull { rcode, .. } if rcode > rcode::HIST_REPEAT => {
-                let what = if rcode >= rcode::VENDOR_FIRST {
-                    "vendor-defined"
-                } else {
-                    "reserved"
-                };
-                return self.ignore(
-                    raw,
-                    format!("ResourceFull with the {what} RCODE {rcode}"),
-                    sink,
-                );
-            }
-            Body::Ownership { process } => {
-                if let Err(why) = check_process(&Process::from_field(process)) {
-                    return self.ignore(raw, format!("Ownership with a PROCESS of {why}"), sink);
-                }
+                let what = reserved_or_vendor(rcode >= rcode::VENDOR_FIRST);
+                let kind = format!("ResourceFull with the {what} RCODE {rcode}");
+                return self.ignore(raw, kind, sink);
             }
             Body::ProgTraceCorrelation { evcode, .. } if !evcode_defined(evcode) => {
                 // Its I-CNT and HIST still end the flow: only the reason is unknown.
-                let what = if evcode >= 8 {
-                    "vendor-defined"
-                } else {
-                    "reserved"
-                };
-                self.ignore(
-                    raw,
-                    format!("ProgTraceCorrelation with the {what} EVCODE {evcode} (its I-CNT and HIST are walked)"),
-                    sink,
+                let what = reserved_or_vendor(evcode >= evcode::VENDOR_FIRST);
+                let kind = format!(
+                    "ProgTraceCorrelation with the {what} EVCODE {evcode} (its I-CNT and HIST are walked)"
                 );
+                self.ignore(raw, kind, sink);
             }
             _ => {}
         }
         if let Body::Ownership { process } = m.body {
             let p = Process::from_field(process);
+            if let Err(why) = check_process(&p) {
+                return self.ignore(raw, format!("Ownership with a PROCESS of {why}"), sink);
+            }
             self.emit(
                 sink,
                 FlowElement::Context {
@@ -659,9 +648,7 @@ impl<'a> Decoder<'a> {
                 }
                 return; // trace disabled (again) before it started: nothing lost
             }
-            if !self.s.ever_synced && self.s.skipped_start.is_none() && self.s.loss.is_none() {
-                self.s.skipped_start = Some(offset);
-            }
+            self.before_first_sync(offset);
             return;
         }
         let r = match m.body {
@@ -1252,6 +1239,15 @@ fn check_process(p: &Process) -> Result<(), &'static str> {
             ..
         } if *context != 0 => Err("FORMAT 0 with a CONTEXT"),
         _ => Ok(()),
+    }
+}
+
+/// How a code N-Trace does not define is named: reserved for the standard, or left to vendors.
+const fn reserved_or_vendor(vendor: bool) -> &'static str {
+    if vendor {
+        "vendor-defined"
+    } else {
+        "reserved"
     }
 }
 

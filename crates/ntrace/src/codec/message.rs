@@ -138,6 +138,8 @@ pub mod evcode {
     pub const DEBUG: u8 = 0;
     /// Entry into Low-power Mode.
     pub const LOW_POWER: u8 = 1;
+    /// First vendor-defined EVCODE (7.12: "8..15: Designated for vendor specific encodings").
+    pub const VENDOR_FIRST: u8 = 8;
     /// Program Trace Disabled.
     pub const TRACE_DISABLED: u8 = 4;
 }
