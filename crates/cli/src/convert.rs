@@ -149,6 +149,10 @@ pub struct ConvertArgs {
     /// XLEN for binary ingress output when no ELF is given (32 or 64).
     #[arg(long, value_name = "32|64", value_parser = ["32", "64"])]
     xlen: Option<String>,
+    /// Columns of a CSV input to skip (a simulator's `cycle`, say): their names, comma-separated
+    /// or the option repeated. Any other unknown column is an error.
+    #[arg(long = "csv-ignore", value_name = "COLUMN", value_delimiter = ',')]
+    csv_ignore: Vec<String>,
 }
 
 /// Reads the next record of a record format.
@@ -226,6 +230,12 @@ pub fn convert(a: &ConvertArgs) -> CmdResult {
             a.from.name()
         )));
     }
+    if !a.csv_ignore.is_empty() && a.from != FromFormat::Csv {
+        return Err(Failure::Usage(format!(
+            "--csv-ignore names columns of a CSV input, not of --from {}",
+            a.from.name()
+        )));
+    }
     let (image, elf) = load_image(&a.elf)?;
     // Shared with the QEMU log reader, which looks at the instruction a breakpoint is at.
     let image = std::rc::Rc::new(image);
@@ -271,7 +281,8 @@ pub fn convert(a: &ConvertArgs) -> CmdResult {
             records = Some(Box::new(move || r.next_record()));
         }
         FromFormat::Csv => {
-            let mut r = EtraceCsvReader::new(reader).map_err(in_err)?;
+            let ignore: Vec<&str> = a.csv_ignore.iter().map(String::as_str).collect();
+            let mut r = EtraceCsvReader::with_ignored(reader, &ignore).map_err(in_err)?;
             csv_columns = r.columns();
             header.has_context = csv_columns.context;
             header.has_time = csv_columns.time;

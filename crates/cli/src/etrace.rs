@@ -100,6 +100,10 @@ pub struct EncodeArgs {
     /// encoder works on the instructions of each block, which the program tells.
     #[arg(long, value_name = "ELF")]
     elf: Vec<PathBuf>,
+    /// Columns of a CSV input to skip (a simulator's `cycle`, say): their names, comma-separated
+    /// or the option repeated. Any other unknown column is an error.
+    #[arg(long = "csv-ignore", value_name = "COLUMN", value_delimiter = ',')]
+    csv_ignore: Vec<String>,
     /// Print counts and bits per instruction (with and without framing) on stderr at the end.
     #[arg(long)]
     stats: bool,
@@ -144,7 +148,9 @@ pub fn encode(a: &EncodeArgs) -> CmdResult {
     let (writer, cfg) = if is_csv {
         let xlen = a.trace.o.scf_width().or(a.xlen).unwrap_or(64);
         let cfg = config(&a.trace.given(), xlen, None, &enc_opts)?;
-        let mut rd = EtraceCsvReader::new(input).map_err(|e| format!("{name}: {e}"))?;
+        let ignore: Vec<&str> = a.csv_ignore.iter().map(String::as_str).collect();
+        let mut rd =
+            EtraceCsvReader::with_ignored(input, &ignore).map_err(|e| format!("{name}: {e}"))?;
         // Created once the options are known to be good: a usage error leaves no file behind.
         let out = report::Output::create(&a.output)?;
         let reclassify = reclassify && cfg.preset == Preset::Reference;
@@ -169,6 +175,11 @@ pub fn encode(a: &EncodeArgs) -> CmdResult {
         }
         (enc.finish()?, cfg)
     } else {
+        if !a.csv_ignore.is_empty() {
+            return Err(Failure::Usage(format!(
+                "{name} is binary ingress, not CSV: --csv-ignore does not apply"
+            )));
+        }
         let mut rd = IngressReader::new(input).map_err(|e| format!("{name}: {e}"))?;
         let h = rd.header().clone();
         let xlen = a.trace.o.scf_width().unwrap_or(h.xlen.bits() as u8);

@@ -166,6 +166,99 @@ fn text_round_trip() {
     assert_eq!(o.stdout, std::fs::read(&txt).unwrap());
 }
 
+/// A CSV with a column rvtrace does not know (a simulator's `cycle`): refused with the way out
+/// named, read as without it once `--csv-ignore` names it, by `ingress convert` and `encode`.
+#[test]
+fn csv_extra_column_ignored_when_named() {
+    let t = tmpdir("csvx");
+    let (bin, csv, csvx) = (t.join("a.ing"), t.join("a.csv"), t.join("x.csv"));
+    hart_records("recurse-rv64gc", &bin);
+    let p = |p: &Path| p.to_str().unwrap().to_string();
+    let convert = |inp: &Path, out: &Path, from: &str, to: &str, more: &[&str]| {
+        let mut args = vec!["ingress", "convert"];
+        let (i, o) = (p(inp), p(out));
+        args.extend([
+            i.as_str(),
+            "--from",
+            from,
+            "--to",
+            to,
+            "--xlen",
+            "64",
+            "-o",
+            o.as_str(),
+        ]);
+        args.extend(more);
+        rvtrace(&args)
+    };
+    ok(&convert(&bin, &csv, "ingress", "csv", &[]), "to csv");
+    let text = std::fs::read_to_string(&csv).unwrap();
+    let with_cycle: String = text
+        .lines()
+        .enumerate()
+        .map(|(i, l)| match i {
+            0 => format!("{l},cycle\n"),
+            _ => format!("{l},{}\n", 1000 + 3 * i),
+        })
+        .collect();
+    std::fs::write(&csvx, with_cycle).unwrap();
+    let (plain, ignored) = (t.join("plain.ing"), t.join("ignored.ing"));
+    let o = convert(&csvx, &ignored, "csv", "ingress", &[]);
+    assert_eq!(
+        o.status.code(),
+        Some(125),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("unknown column \"cycle\"") && err.contains("--csv-ignore cycle"),
+        "{err}"
+    );
+    ok(&convert(&csv, &plain, "csv", "ingress", &[]), "plain csv");
+    ok(
+        &convert(
+            &csvx,
+            &ignored,
+            "csv",
+            "ingress",
+            &["--csv-ignore", "cycle"],
+        ),
+        "--csv-ignore",
+    );
+    assert_eq!(records(&ignored).1, records(&plain).1);
+    // Only for CSV input.
+    let o = convert(&bin, &ignored, "ingress", "csv", &["--csv-ignore", "cycle"]);
+    assert_eq!(
+        o.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    // encode: the same trace as from the file without the column.
+    let encode = |inp: &Path, out: &Path, more: &[&str]| {
+        let (i, o) = (p(inp), p(out));
+        let mut args = vec![
+            "encode",
+            "etrace",
+            i.as_str(),
+            "--xlen",
+            "64",
+            "-o",
+            o.as_str(),
+        ];
+        args.extend(more);
+        rvtrace(&args)
+    };
+    let (ta, tb) = (t.join("plain.te"), t.join("ignored.te"));
+    ok(&encode(&csv, &ta, &[]), "encode plain csv");
+    ok(
+        &encode(&csvx, &tb, &["--csv-ignore", "cycle"]),
+        "encode --csv-ignore",
+    );
+    assert_eq!(std::fs::read(&ta).unwrap(), std::fs::read(&tb).unwrap());
+}
+
 /// CSV and PCSEQ outputs read back by their own readers.
 #[test]
 fn csv_and_pcseq() {

@@ -84,6 +84,8 @@ enum Col {
     Sijump,
     Iretire,
     Ilastsize,
+    /// A column the caller named to be skipped ([`EtraceCsvReader::with_ignored`]).
+    Ignored,
 }
 
 impl Col {
@@ -100,6 +102,7 @@ impl Col {
             Col::Sijump => "sijump_0",
             Col::Iretire => "iretire_0",
             Col::Ilastsize => "ilastsize_0",
+            Col::Ignored => "(ignored)",
         }
     }
 
@@ -188,7 +191,14 @@ fn parse_hex(s: &str) -> Option<u64> {
 
 impl<R: BufRead> EtraceCsvReader<R> {
     /// Reads and checks the header line.
-    pub fn new(mut r: R) -> Result<Self, IngressError> {
+    pub fn new(r: R) -> Result<Self, IngressError> {
+        Self::with_ignored(r, &[])
+    }
+
+    /// Reads and checks the header line; the columns named in `ignore` (a simulator's `cycle`,
+    /// say) are skipped in every row, whatever they hold. Other unknown columns are an error,
+    /// so a misspelt optional column is never dropped quietly.
+    pub fn with_ignored(mut r: R, ignore: &[&str]) -> Result<Self, IngressError> {
         let mut line = String::new();
         if r.read_line(&mut line)? == 0 {
             return Err(IngressError::parse(
@@ -207,6 +217,7 @@ impl<R: BufRead> EtraceCsvReader<R> {
                     return Err(err(format!("duplicate column {name:?}")))
                 }
                 Some(c) => order.push(c),
+                None if ignore.contains(&name) => order.push(Col::Ignored),
                 None if name.starts_with("itype_")
                     || name.starts_with("iaddr_")
                     || name.starts_with("iretire_")
@@ -220,7 +231,8 @@ impl<R: BufRead> EtraceCsvReader<R> {
                 None => {
                     let known: Vec<&str> = Col::ALL.iter().map(|c| c.name()).collect();
                     return Err(err(format!(
-                        "unknown column {name:?}: the columns are {} (leave others out, e.g. with `cut -d, -f`)",
+                        "unknown column {name:?}: the columns are {}; name a column to skip it \
+                         (rvtrace: --csv-ignore {name})",
                         known.join(", ")
                     )));
                 }
@@ -562,6 +574,9 @@ fn fast_prefix(buf: &[u8], order: &[Col]) -> Option<(Record, usize)> {
     for (i, &c) in order.iter().enumerate() {
         let f = &buf[p..];
         let (v, n) = match c {
+            Col::Ignored if i == last => (0, memchr::memchr2(b'\n', b'\r', f)?),
+            // The separator checked below: a line end there is a short row.
+            Col::Ignored => (0, memchr::memchr3(b',', b'\n', b'\r', f)?),
             Col::Tval | Col::Iaddr => hex_until(f, if i == last { b'\n' } else { b',' })
                 .or_else(|| hex_until(f, b'\r'))?,
             _ => dec_field(f)?,
@@ -579,6 +594,7 @@ fn fast_prefix(buf: &[u8], order: &[Col]) -> Option<(Record, usize)> {
             Col::Sijump => rec.sijump = small(1)? == 1,
             Col::Iretire => iretire_insns = small(1)? as u32,
             Col::Ilastsize => rec.ilastsize = small(30)?,
+            Col::Ignored => {}
         }
         p += n;
         if i == last {
@@ -623,6 +639,7 @@ fn fast_row(line: &[u8], order: &[Col]) -> Option<Record> {
             Col::Sijump => rec.sijump = small(1)? == 1,
             Col::Iretire => iretire_insns = small(1)? as u32,
             Col::Ilastsize => rec.ilastsize = small(30)?,
+            Col::Ignored => {}
         }
     }
     // A comma left in the last field made it fail above; nothing else can follow.
@@ -665,6 +682,7 @@ fn parse_row(l: &str, order: &[Col], line_no: u64) -> Result<Record, IngressErro
                 }
             }
             Col::Ilastsize => rec.ilastsize = small(30)?,
+            Col::Ignored => {}
         }
     }
     if fields.next().is_some() {
@@ -957,6 +975,42 @@ mod tests {
     }
 
     #[test]
+    fn named_columns_are_skipped() {
+        // `cycle` first, in the middle and last; the rows as the same file without it reads them.
+        let plain = "itype_0,cause,tval,priv,iaddr_0,iretire_0,ilastsize_0\n\
+                     0,0,0,3,80000000,1,1\n2,8,0,3,80000002,1,1\n";
+        let want = outcomes(EtraceCsvReader::new(plain.as_bytes()).unwrap());
+        for text in [
+            "cycle,itype_0,cause,tval,priv,iaddr_0,iretire_0,ilastsize_0\n\
+              17,0,0,0,3,80000000,1,1\n18,2,8,0,3,80000002,1,1\n",
+            "itype_0,cause,tval,priv,iaddr_0,cycle,iretire_0,ilastsize_0\n\
+              0,0,0,3,80000000,x y,1,1\n2,8,0,3,80000002,,1,1\n",
+            "itype_0,cause,tval,priv,iaddr_0,iretire_0,ilastsize_0,cycle,note\r\n\
+              0,0,0,3,80000000,1,1,17,a\r\n2,8,0,3,80000002,1,1,18,\r\n",
+        ] {
+            for fast in [true, false] {
+                let mut r =
+                    EtraceCsvReader::with_ignored(text.as_bytes(), &["cycle", "note"]).unwrap();
+                r.fast = fast;
+                assert_eq!(outcomes(r), want, "{text}");
+                let mut r =
+                    EtraceCsvReader::with_ignored(text.as_bytes(), &["cycle", "note"]).unwrap();
+                r.fast = fast;
+                assert_eq!(batch_outcomes(r, 1), want, "{text}");
+            }
+            // The row still needs its fields: one missing is an error.
+            let short = text
+                .replacen(",1,1\n", ",1\n", 1)
+                .replacen(",1,1,17", ",1,17", 1);
+            let r = EtraceCsvReader::with_ignored(short.as_bytes(), &["cycle", "note"]).unwrap();
+            assert!(
+                outcomes(r).iter().any(|o| o.contains("few fields")),
+                "{short}"
+            );
+        }
+    }
+
+    #[test]
     fn errors() {
         let multi = "itype_0,itype_1,cause,tval,priv,iaddr_0,iaddr_1,iretire_0,iretire_1,ilastsize_0,ilastsize_1\n";
         let e = EtraceCsvReader::new(multi.as_bytes()).err().unwrap();
@@ -973,6 +1027,7 @@ mod tests {
             ),
             "{e}"
         );
+        assert!(e.contains("--csv-ignore cycle"), "{e}");
         let bad_rows = [
             "0,0,0,3,80000000,0,0,2,1",
             "0,0,0,3,8000000g,0,0,1,1",
