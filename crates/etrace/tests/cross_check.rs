@@ -1,6 +1,8 @@
 //! Cross-check with the independent `riscv-etrace` crate (FZI): for the options it supports
 //! (delta and full addresses; the reference encoder's support packets), its tracer turns the
-//! reference flow's conformance traces and rvtrace's own traces into the same retired PCs.
+//! reference flow's conformance traces and rvtrace's own traces into the same retired PCs; and
+//! its trace generator (a software encoder) encodes the reference flow's encoder inputs and
+//! rvtrace's hart runs into traces rvtrace's decoder turns into the retired PCs.
 
 use riscv_etrace::binary::elf::Elf;
 use riscv_etrace::config::{AddressMode, Parameters};
@@ -147,6 +149,192 @@ fn riscv_etrace_decodes_rvtrace_traces() {
                 "run",
                 &run.pcs,
             );
+        }
+    }
+}
+
+/// An ingress record as a step of `riscv-etrace`'s trace generator (its hart-to-encoder
+/// interface, E-Trace ingressPort.adoc): one instruction or trap per record.
+#[derive(Clone, Copy)]
+struct Step(rvtrace_ingress::Record);
+
+impl riscv_etrace::generator::step::Step for Step {
+    fn address(&self) -> u64 {
+        self.0.iaddr
+    }
+
+    fn kind(&self) -> riscv_etrace::generator::step::Kind {
+        use riscv_etrace::instruction::Size;
+        let r = &self.0;
+        let size = if r.ilastsize == 0 {
+            Size::Compressed
+        } else {
+            Size::Normal
+        };
+        riscv_etrace::generator::step::Kind::from_hart(
+            (r.itype as u8).try_into().unwrap(),
+            r.cause as u16,
+            r.tval,
+            size,
+            r.iretire != 0,
+            r.sijump,
+        )
+    }
+
+    fn ctype(&self) -> riscv_etrace::generator::hart2enc::CType {
+        self.0.ctype.try_into().unwrap()
+    }
+
+    fn context(&self) -> riscv_etrace::types::Context {
+        riscv_etrace::types::Context {
+            privilege: self.0.priv_.try_into().unwrap(),
+            context: self.0.context,
+        }
+    }
+}
+
+/// The trace `riscv-etrace`'s generator makes of `records` (delta or full addresses; a resync
+/// every `resync` records when given), as encapsulated packets without srcID or timestamp (the
+/// `te_inst_raw` form).
+fn their_trace(
+    records: &[rvtrace_ingress::Record],
+    p: &Params,
+    full: bool,
+    resync: Option<usize>,
+) -> Vec<u8> {
+    use riscv_etrace::generator::{self, Event, Generator};
+    use riscv_etrace::packet::{encap, payload::Payload, unit};
+    let params = their_params(p);
+    let mut gen: Generator<Step> = generator::builder()
+        .with_params(&params)
+        .with_address_mode(if full {
+            AddressMode::Full
+        } else {
+            AddressMode::Delta
+        })
+        .build()
+        .unwrap();
+    let mut out = Vec::new();
+    let mut emit = |payload: Payload| {
+        let mut buf = [0u8; 64];
+        let mut enc = packet::builder()
+            .with_params(&params)
+            .with_hart_index_width(0)
+            .encoder(&mut buf);
+        enc.encode(&encap::Normal::new(2, 0, payload)).unwrap();
+        let n = 64 - enc.uncommitted();
+        out.extend_from_slice(&buf[..n]);
+    };
+    let ioptions = unit::ReferenceIOptions {
+        full_address: full,
+        ..Default::default()
+    };
+    let support = gen
+        .begin_qualification(ioptions, Default::default())
+        .unwrap();
+    emit(riscv_etrace::packet::payload::InstructionTrace::from(support).into());
+    for (i, r) in records.iter().enumerate() {
+        let event = resync
+            .is_some_and(|n| i > 0 && i % n == 0)
+            .then_some(Event::ReSync);
+        for p in gen.process_step(Step(*r), event) {
+            emit(p.unwrap().into());
+        }
+    }
+    for p in gen.end_qualification(true) {
+        emit(p.unwrap().into());
+    }
+    out
+}
+
+/// rvtrace's decoder on `trace` (raw encapsulation): the retired PCs; a loss is a failure.
+fn our_pcs(
+    what: &str,
+    image: &rvtrace_image::Image,
+    trace: &[u8],
+    p: &Params,
+    full: bool,
+) -> Vec<u64> {
+    use rvtrace_etrace::config::Framing;
+    use rvtrace_etrace::decoder::{Decoder, DecoderConfig};
+    use rvtrace_etrace::IOptions;
+    let xlen = image.files()[0].xlen;
+    let io = IOptions {
+        full_address: full,
+        ..IOptions::default()
+    };
+    let o = DecoderConfig::with_layout(*p, io, Framing::Raw, rvtrace_isa::IsaConfig::new(xlen));
+    let mut dec = Decoder::new(image, o);
+    let (pcs, losses) = rvtrace_testkit::flow::decode_pcs(&mut dec, image, trace);
+    assert!(losses.is_empty(), "{what}: {losses:?}");
+    pcs
+}
+
+/// The other direction: `riscv-etrace`'s own trace generator (a software encoder written from
+/// the spec by others) encodes the reference flow's encoder inputs and rvtrace's hart runs;
+/// rvtrace's decoder rebuilds the retired PCs from its packets.
+#[test]
+fn rvtrace_decodes_riscv_etrace_generator_traces() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../programs/elf");
+    let mut cases: Vec<(
+        String,
+        rvtrace_image::Image,
+        Vec<rvtrace_ingress::Record>,
+        Vec<u64>,
+    )> = Vec::new();
+    for name in [
+        "loops-rv32imac",
+        "fnptr-rv64gc",
+        "switch-rv64gc",
+        "heap-rv32imac",
+    ] {
+        let path = dir.join(format!("{name}.elf"));
+        let run = run_program(&path, &format!("elf/{name}.elf"), 4);
+        cases.push((name.into(), run.image, run.records, run.pcs));
+    }
+    if let Some(cdir) = conformance_dir() {
+        for prog in ["crc-rv32imac", "matrix-rv64gc"] {
+            let mut image = rvtrace_image::Image::new();
+            image
+                .load_file(&cdir.join(format!("etrace/{prog}/{prog}.elf")))
+                .unwrap();
+            let csv = read_vector(
+                &cdir,
+                &format!("etrace/{prog}/itype4_basic/{prog}.encoder_input"),
+            );
+            let records: Vec<_> = rvtrace_ingress::etrace_csv::EtraceCsvReader::new(&csv[..])
+                .unwrap()
+                .map(|r| r.unwrap())
+                .collect();
+            let want = parse_pcs(&read_vector(
+                &cdir,
+                &format!("etrace/{prog}/{prog}.pcs.txt"),
+            ));
+            cases.push((
+                format!("{prog} (reference flow input)"),
+                image,
+                records,
+                want,
+            ));
+        }
+    }
+    for (name, image, records, want) in &cases {
+        let xlen = image.files()[0].xlen.bits() as u8;
+        // Full addresses for RV64 only, as above.
+        let modes: &[bool] = if xlen == 64 { &[false, true] } else { &[false] };
+        for &full in modes {
+            for resync in [None, Some(1000)] {
+                let cfg = TraceConfig::build(&ConfigInputs {
+                    xlen_bits: xlen,
+                    full_address: full,
+                    ..ConfigInputs::default()
+                })
+                .unwrap();
+                let trace = their_trace(records, &cfg.params, full, resync);
+                let what = format!("{name} full={full} resync={resync:?}");
+                let got = our_pcs(&what, image, &trace, &cfg.params, full);
+                assert_pcs_eq(&what, "rvtrace", &got, "run", want);
+            }
         }
     }
 }
