@@ -116,7 +116,7 @@ pub fn load_images(
     let mut raws = Vec::new();
     for spec in specs {
         let bytes = std::fs::read(&spec.path)
-            .map_err(|e| Failure::io(&spec.path.display().to_string(), e))?;
+            .map_err(|e| Failure::io(spec.path.display().to_string(), e))?;
         if !rvtrace_image::ImageSpec::is_elf(&bytes) {
             raws.push((spec, bytes));
             continue;
