@@ -377,7 +377,8 @@ fn ctr_option_adds_the_ctr_csrs() {
 /// A trace of a firmware run (issue 31): the firmware given to `decode` as a raw binary at its
 /// address (`--image fw_jump.bin@0x80000000`), or as its position-independent ELF moved there;
 /// the flow is the run's from the first synchronisation after the reset ROM (whose code no file
-/// holds) to the end. Raw images without an address or a width are usage errors.
+/// holds) to the end. Or the payload alone, traced with `encode etrace --trace-priv s`. Raw
+/// images without an address or a width are usage errors.
 #[test]
 fn decode_takes_the_firmware_as_an_image() {
     let (Some(bin), Some(elf)) = (
@@ -447,6 +448,32 @@ fn decode_takes_the_firmware_as_an_image() {
         "the payload's entry is in the flow"
     );
 
+    // Only S-mode traced (the payload): each return to the payload restarts trace with a
+    // synchronisation packet after the support packet that ended qualification; the payload's
+    // instructions come out exactly, with no loss and no firmware.
+    let ste = t.join("s.te");
+    let o = rvtrace(&[
+        "encode",
+        "etrace",
+        s(&ing),
+        "-o",
+        s(&ste),
+        "--trace-priv",
+        "s",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let spcs = t.join("s.pcs");
+    let o = rvtrace(&["decode", s(&ste), "--elf", s(&hello), "--pcs", s(&spcs)]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let payload: Vec<&str> = run
+        .iter()
+        .copied()
+        .filter(|pc| u64::from_str_radix(&pc[2..], 16).unwrap() >= 0x8020_0000)
+        .collect();
+    let got = std::fs::read_to_string(&spcs).unwrap();
+    assert_eq!(got.lines().collect::<Vec<_>>(), payload);
+    assert!(payload.len() > 500, "{}", payload.len());
+
     let usage = |args: &[&str], what: &str| {
         let mut all = vec!["decode", s(&te)];
         all.extend(args);
@@ -454,7 +481,10 @@ fn decode_takes_the_firmware_as_an_image() {
         assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
         assert!(stderr(&o).contains(what), "{args:?}: {}", stderr(&o));
     };
-    usage(&["--image", s(&bin), "--elf", s(&hello)], "needs its address");
+    usage(
+        &["--image", s(&bin), "--elf", s(&hello)],
+        "needs its address",
+    );
     let at = format!("{}@0x80000000", s(&bin));
     usage(&["--image", &at], "--xlen");
     usage(
