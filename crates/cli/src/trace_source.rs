@@ -86,8 +86,7 @@ impl TraceDecodeOpts {
 }
 
 /// The program's ELF files (`--elf`, repeatable) as one image, and the address width of the first
-/// one. [`load_images`] adds the `--image` files.
-/// (`None` when none is given).
+/// one (`None` when none is given). [`load_images`] adds the `--image` files.
 pub fn load_program(paths: &[PathBuf]) -> Result<(Image, Option<Xlen>), Failure> {
     let mut image = Image::new();
     let mut xlen = None;

@@ -195,7 +195,7 @@ fn kind_rank(k: SymbolKind) -> u8 {
 /// One file of an image as named on a command line (`--image FILE[@ADDR]`): an ELF file,
 /// moved by `at` as a load bias when given ([`Image::load_bytes_at`]), or a raw binary placed
 /// at `at` ([`Image::load_raw`]; it needs the address). Which one the file is, its first bytes
-/// say (the ELF magic).
+/// say ([`ImageSpec::is_elf`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ImageSpec {
     /// The file.
@@ -381,24 +381,6 @@ impl Image {
             symbols: Vec::new(),
         };
         self.add(name, parsed)
-    }
-
-    /// Loads the file `spec` names: an ELF file at its load bias, or a raw binary at its
-    /// address for a hart of width `xlen` (see [`ImageSpec`]).
-    pub fn load_spec(&mut self, spec: &ImageSpec, xlen: Xlen) -> Result<&ElfInfo, ImageError> {
-        let name = spec.path.display().to_string();
-        let bytes = std::fs::read(&spec.path).map_err(|error| ImageError::Io {
-            path: name.clone(),
-            error,
-        })?;
-        match (ImageSpec::is_elf(&bytes), spec.at) {
-            (true, bias) => self.load_bytes_at(&name, &bytes, bias.unwrap_or(0)),
-            (false, Some(addr)) => self.load_raw(&name, &bytes, addr, xlen),
-            (false, None) => Err(ImageError::Malformed {
-                path: name,
-                detail: "not an ELF file: a raw binary needs its address (FILE@ADDR)".into(),
-            }),
-        }
     }
 
     /// Adds a parsed file (see [`Image::load_bytes`]).
