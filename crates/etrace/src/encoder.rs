@@ -1430,6 +1430,8 @@ impl<W: std::io::Write> FrameWriter<W> {
                 crate::codec::EncapConfig::TE_INST_RAW,
                 crate::codec::encap::RAW_TE_INST,
             ),
+            // SMI, as te_inst_raw, says te_inst in the flow bits.
+            crate::codec::Framing::Encap(e) if e.smi => (e, crate::codec::encap::RAW_TE_INST),
             crate::codec::Framing::Encap(e) => (e, 0),
         };
         FrameWriter {
