@@ -253,6 +253,42 @@ impl Image {
     /// loaded.
     pub fn load_bytes(&mut self, name: &str, bytes: &[u8]) -> Result<&ElfInfo, ImageError> {
         let parsed = elf::parse(name, bytes)?;
+        self.add(name, parsed)
+    }
+
+    /// Loads a flat binary (no ELF headers, no symbols) as one file of one segment at `addr`
+    /// (virtual and physical), readable, writable and executable, entered at `addr`: what a
+    /// loader does with a raw kernel image (QEMU `-kernel Image`). Fails as
+    /// [`Image::load_bytes`] does on an overlap.
+    pub fn load_flat(
+        &mut self,
+        name: &str,
+        xlen: Xlen,
+        addr: u64,
+        bytes: Vec<u8>,
+    ) -> Result<&ElfInfo, ImageError> {
+        let segments = if bytes.is_empty() {
+            Vec::new()
+        } else {
+            vec![Segment {
+                vaddr: addr,
+                paddr: addr,
+                data: bytes,
+                flags: PF_R | PF_W | PF_X,
+                file_index: 0,
+            }]
+        };
+        let parsed = elf::Parsed {
+            entry: addr,
+            xlen,
+            flags: 0,
+            segments,
+            symbols: Vec::new(),
+        };
+        self.add(name, parsed)
+    }
+
+    fn add(&mut self, name: &str, parsed: elf::Parsed) -> Result<&ElfInfo, ImageError> {
         for new in &parsed.segments {
             for old in &self.segments {
                 for (space, a, b) in [

@@ -50,6 +50,10 @@ pub struct Uart {
     pub fcr: u8,
     /// Bytes waiting to be read from RBR.
     pub rx: std::collections::VecDeque<u8>,
+    /// The transmitter-empty interrupt is pending (QEMU's `thr_ipending`): set when THR empties
+    /// (at once after a write: transmission is instant) and when IER.ETBEI is turned on with THR
+    /// empty; cleared by a read of IIR that reports it and by turning ETBEI off.
+    pub thr_pending: bool,
 }
 
 impl Uart {
@@ -57,6 +61,32 @@ impl Uart {
     const LSR_THRE: u8 = 0x20;
     const LSR_TEMT: u8 = 0x40;
     const DLAB: u8 = 0x80;
+    /// IER: received data available (ERBFI) and transmitter holding register empty (ETBEI).
+    const IER_RDA: u8 = 0x01;
+    const IER_THRE: u8 = 0x02;
+    /// IIR interrupt identifications: none pending, THR empty, received data available.
+    const IIR_NONE: u8 = 0x01;
+    const IIR_THRE: u8 = 0x02;
+    const IIR_RDA: u8 = 0x04;
+
+    /// The interrupt IIR identifies, highest priority first as the 16550 data sheet orders them
+    /// (receiver line status and modem status never arise here: no line errors, no modem
+    /// lines), and the FIFO bits 7:6 when FCR enabled the FIFOs.
+    pub fn iir(&self) -> u8 {
+        let id = if self.ier & Self::IER_RDA != 0 && !self.rx.is_empty() {
+            Self::IIR_RDA
+        } else if self.ier & Self::IER_THRE != 0 && self.thr_pending {
+            Self::IIR_THRE
+        } else {
+            Self::IIR_NONE
+        };
+        id | if self.fcr & 1 != 0 { 0xc0 } else { 0 }
+    }
+
+    /// The UART's interrupt line (to the PLIC): IIR names a pending interrupt.
+    pub fn interrupt(&self) -> bool {
+        self.iir() & Self::IIR_NONE == 0
+    }
 
     /// Line status: data ready when bytes wait; the transmitter is always empty.
     pub fn lsr(&self) -> u8 {
@@ -72,8 +102,14 @@ impl Uart {
             0 => self.rx.pop_front().unwrap_or(0),
             1 if dlab => (self.divisor >> 8) as u8,
             1 => self.ier,
-            // IIR: no interrupt pending (bit 0 set); FIFOs enabled shows in bits 7:6.
-            2 => 0x01 | if self.fcr & 1 != 0 { 0xc0 } else { 0 },
+            2 => {
+                let iir = self.iir();
+                // Reading IIR while it reports THR empty acknowledges that interrupt.
+                if iir & 0x0f == Self::IIR_THRE {
+                    self.thr_pending = false;
+                }
+                iir
+            }
             3 => self.lcr,
             4 => self.mcr,
             5 => self.lsr(),
@@ -88,9 +124,20 @@ impl Uart {
         let dlab = self.lcr & Self::DLAB != 0;
         match off {
             0 if dlab => self.divisor = (self.divisor & 0xff00) | v as u16,
-            0 => return Some(v),
+            0 => {
+                // Sent at once: THR is empty again, which raises its interrupt.
+                self.thr_pending = true;
+                return Some(v);
+            }
             1 if dlab => self.divisor = (self.divisor & 0x00ff) | (v as u16) << 8,
-            1 => self.ier = v & 0x0f,
+            1 => {
+                // Turning ETBEI on with THR empty raises the interrupt even if an IIR read had
+                // acknowledged it (QEMU's serial, as PC software expects); off clears it.
+                if (self.ier ^ v) & Self::IER_THRE != 0 {
+                    self.thr_pending = v & Self::IER_THRE != 0;
+                }
+                self.ier = v & 0x0f;
+            }
             2 => {
                 self.fcr = v;
                 // FCR bit 1 clears the receive FIFO.
@@ -481,7 +528,7 @@ impl Bus {
         if (UART_BASE..UART_BASE + 0x100).contains(&addr) && size == 1 {
             // Registers repeat every 8 bytes (QEMU decodes the low three address bits).
             let off = (addr - UART_BASE) & 7;
-            if matches!(off, 0 | 5) && self.uart.rx.is_empty() {
+            if matches!(off, 0 | 2 | 5) && self.uart.rx.is_empty() {
                 self.uart_receive();
             }
             return Some(self.uart.read(off) as u64);
@@ -618,6 +665,38 @@ mod tests {
         assert_eq!(bus.load(lsr, 1, 0), Some(0x60));
         assert!(bus.uart_input.is_none());
         assert_eq!(bus.load(lsr, 1, 0), Some(0x60));
+    }
+
+    /// IIR as the 16550 data sheet and QEMU's serial give it: nothing pending at reset; THR
+    /// empty once ETBEI is on, acknowledged by reading IIR, raised again by each transmitted
+    /// byte; received data outranks it; FIFO bits with FCR.0.
+    #[test]
+    fn uart_iir_reports_thr_empty_and_received_data() {
+        let mut bus = Bus::new(1 << 20);
+        bus.console = Box::new(std::io::sink());
+        let (ier, iir) = (UART_BASE + 1, UART_BASE + 2);
+        assert_eq!(bus.load(iir, 1, 0), Some(0x01));
+        bus.store(UART_BASE + 2, 1, 0x01, 0).unwrap(); // FIFOs on
+        assert_eq!(bus.load(iir, 1, 0), Some(0xc1));
+        bus.store(ier, 1, 0x02, 0).unwrap();
+        assert!(bus.uart.interrupt());
+        assert_eq!(bus.load(iir, 1, 0), Some(0xc2));
+        assert_eq!(bus.load(iir, 1, 0), Some(0xc1), "acknowledged by the read");
+        bus.store(UART_BASE, 1, b'x' as u64, 0).unwrap();
+        assert_eq!(
+            bus.load(iir, 1, 0),
+            Some(0xc2),
+            "the byte went: THR empty again"
+        );
+        bus.store(UART_BASE, 1, b'x' as u64, 0).unwrap();
+        bus.store(ier, 1, 0x00, 0).unwrap();
+        assert!(!bus.uart.interrupt());
+        assert_eq!(bus.load(iir, 1, 0), Some(0xc1));
+        bus.uart_input = Some(Box::new(&b"k"[..]));
+        bus.store(ier, 1, 0x03, 0).unwrap();
+        assert_eq!(bus.load(iir, 1, 0), Some(0xc4), "received data first");
+        assert_eq!(bus.load(UART_BASE, 1, 0), Some(b'k' as u64));
+        assert_eq!(bus.load(iir, 1, 0), Some(0xc2));
     }
 
     #[test]

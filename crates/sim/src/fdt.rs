@@ -59,6 +59,11 @@ pub struct Machine {
     pub ram_size: u64,
     /// `/chosen/bootargs`, if any.
     pub bootargs: Option<String>,
+    /// `/chosen/linux,initrd-start` and `-end` (end exclusive), if an initrd is loaded.
+    pub initrd: Option<(u64, u64)>,
+    /// `/chosen/rng-seed`: 32 bytes of entropy for the kernel's random pool (QEMU `virt` gives
+    /// 32 random bytes), if any.
+    pub rng_seed: Option<[u8; 32]>,
     /// Smstateen ([`crate::Config::smstateen`]).
     pub smstateen: bool,
     /// Sstc ([`crate::Config::sstc`]).
@@ -76,6 +81,8 @@ impl Machine {
             counters: cfg.counters,
             ram_size: cfg.ram_size,
             bootargs: None,
+            initrd: None,
+            rng_seed: None,
             smstateen: cfg.smstateen,
             sstc: cfg.sstc && cfg.ext.s,
             more: Vec::new(),
@@ -261,13 +268,14 @@ impl Machine {
             },
         )?;
         w.property_string("riscv,isa", &self.isa_string())?;
-        // As QEMU 7.2's `virt` (its dumped device tree): Sv48 on RV64 (Sv57 is accepted by
-        // `satp` but not advertised), Sv32 on RV32 (`mmu.rs`).
+        // The largest scheme `satp` accepts (`mmu.rs`), which Linux probes and uses: Sv57 on
+        // RV64 (as QEMU 10's `virt`; QEMU 7.2 says sv48 although its hart takes Sv57 too),
+        // Sv32 on RV32.
         w.property_string(
             "mmu-type",
             match self.xlen {
                 Xlen::Rv32 => "riscv,sv32",
-                Xlen::Rv64 => "riscv,sv48",
+                Xlen::Rv64 => "riscv,sv57",
             },
         )?;
         let intc = w.begin_node("interrupt-controller")?;
@@ -307,7 +315,23 @@ impl Machine {
         w.property_string("serial0", &serial)?;
         w.end_node(aliases)?;
 
+        // In the order of QEMU 7.2's blob (libfdt puts a property added later first): the
+        // initrd's addresses, rng-seed, bootargs, stdout-path. QEMU 7.2 writes the initrd
+        // addresses as one cell each (`qemu_fdt_setprop_cell`), which Linux reads by the
+        // property's length; two cells when the end lies above 4 GiB (QEMU 7.2 would truncate).
         let chosen = w.begin_node("chosen")?;
+        if let Some((start, end)) = self.initrd {
+            if let (Ok(s), Ok(e)) = (u32::try_from(start), u32::try_from(end)) {
+                w.property_u32("linux,initrd-end", e)?;
+                w.property_u32("linux,initrd-start", s)?;
+            } else {
+                w.property_u64("linux,initrd-end", end)?;
+                w.property_u64("linux,initrd-start", start)?;
+            }
+        }
+        if let Some(seed) = &self.rng_seed {
+            w.property("rng-seed", seed)?;
+        }
         if let Some(b) = &self.bootargs {
             w.property_string("bootargs", b)?;
         }

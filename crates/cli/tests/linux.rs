@@ -1,0 +1,186 @@
+//! Debian's riscv64 kernel on the hart model (issue 32): the flat `Image` booted as QEMU's
+//! `-kernel` boots it, with an initramfs built here (`rvtrace_testkit::cpio`) whose `/init`
+//! (busybox-static) prints a marker and powers off, under the built-in SBI and under OpenSBI
+//! 1.5.1's `fw_jump.bin`; and the placement of the kernel and initrd in the device tree checked
+//! against QEMU 7.2's for the same options. The kernel and busybox come from
+//! `scripts/setup.sh` (`target/tools/debian-riscv64`); without them the tests say so and pass.
+
+use crate::common;
+use common::{rvtrace, s, stderr, stdout, tmpdir};
+use rvtrace_testkit::cpio::Cpio;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Instant;
+
+fn tools() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/tools")
+}
+
+/// A file `scripts/setup.sh` installs under target/tools, or `None` with a note.
+fn tool(rel: &str) -> Option<PathBuf> {
+    let p = tools().join(rel);
+    if p.is_file() {
+        Some(p)
+    } else {
+        eprintln!(
+            "note: {} absent (scripts/setup.sh installs it); skipped",
+            p.display()
+        );
+        None
+    }
+}
+
+fn kernel() -> Option<PathBuf> {
+    tool("debian-riscv64/boot/Image")
+}
+
+/// The line `/init` prints first (in user space, through the console's tty: more than the
+/// 16550's 16-byte FIFO).
+const MARKER: &str = "rvtrace: user space reached";
+
+/// An initramfs: `/dev/console`, busybox-static as `/bin/busybox`, and `/init`, a shell script
+/// that prints [`MARKER`] and powers off at once (`poweroff -f`: the kernel's power-off, SBI
+/// SRST or the syscon-poweroff of the test finisher).
+fn initramfs(dir: &Path) -> Option<PathBuf> {
+    let busybox = std::fs::read(tool("debian-riscv64/usr/bin/busybox")?).ok()?;
+    let init =
+        format!("#!/bin/busybox sh\n/bin/busybox echo '{MARKER}'\n/bin/busybox poweroff -f\n");
+    let mut c = Cpio::new();
+    c.dir("dev")
+        .char_dev("dev/console", 5, 1)
+        .dir("bin")
+        .file("bin/busybox", 0o755, &busybox)
+        .file("init", 0o755, init.as_bytes());
+    let p = dir.join("initramfs.cpio");
+    std::fs::write(&p, c.finish()).unwrap();
+    Some(p)
+}
+
+/// Boot the kernel with the initramfs under `mode` (`--sbi`, or `--bios FW`) and check the
+/// marker; prints the instructions, seconds and speed.
+fn boot(what: &str, mode: &[&str]) {
+    let (Some(k), d) = (kernel(), tmpdir("boot")) else {
+        return;
+    };
+    let Some(rd) = initramfs(&d) else { return };
+    let mut args = vec!["run"];
+    args.extend(mode);
+    args.extend([
+        s(&k),
+        "--initrd",
+        s(&rd),
+        "--bootargs",
+        "console=ttyS0",
+        "--stats",
+    ]);
+    let t = Instant::now();
+    let o = rvtrace(&args);
+    let secs = t.elapsed().as_secs_f64();
+    let (out, err) = (stdout(&o), stderr(&o));
+    assert!(
+        out.contains(&format!("{MARKER}\n")),
+        "{what}: no marker\n--- stdout ---\n{out}\n--- stderr ---\n{err}"
+    );
+    assert!(out.contains("reboot: Power down"), "{what}: {out}");
+    assert!(o.status.success(), "{what}: {:?}\n{err}", o.status);
+    // --stats: "rvtrace: stopped by ... after N instructions in S s (M MIPS)".
+    let stats = err.lines().find(|l| l.contains(" MIPS)")).unwrap_or("?");
+    eprintln!("{what}: booted to user space and powered off in {secs:.1} s; {stats}");
+}
+
+#[test]
+#[ignore = "about 1.2 G instructions (see the report in the test's output); run with --ignored"]
+fn debian_kernel_boots_to_user_space_under_the_builtin_sbi() {
+    boot("--sbi", &["--sbi"]);
+}
+
+#[test]
+#[ignore = "about 1.2 G instructions (see the report in the test's output); run with --ignored"]
+fn debian_kernel_boots_to_user_space_under_opensbi_fw_jump() {
+    let Some(fw) = tool("opensbi/usr/lib/riscv64-linux-gnu/opensbi/generic/fw_jump.bin") else {
+        return;
+    };
+    boot("--bios fw_jump.bin", &["--bios", s(&fw)]);
+}
+
+/// The `/chosen` properties and memory node a device tree has, from `dtc`'s source form.
+fn chosen_and_memory(dtb: &Path) -> Vec<String> {
+    let o = Command::new("dtc")
+        .args(["-I", "dtb", "-O", "dts", s(dtb)])
+        .output()
+        .unwrap();
+    let dts = String::from_utf8_lossy(&o.stdout).into_owned();
+    let mut keep = Vec::new();
+    let mut node = String::new();
+    for l in dts.lines().map(str::trim) {
+        if let Some(n) = l.strip_suffix(" {") {
+            node = n.to_string();
+        } else if node == "chosen" || node.starts_with("memory@") {
+            if l.starts_with("rng-seed") {
+                // Random on QEMU: only its size (8 cells, 32 bytes) is compared.
+                keep.push(format!(
+                    "{node}: rng-seed cells {}",
+                    l.split_whitespace().count() - 2
+                ));
+            } else if !l.is_empty() && l != "};" {
+                keep.push(format!("{node}: {l}"));
+            }
+        }
+    }
+    // Node by node (the nodes' order differs: QEMU adds its memory node later), each node's
+    // properties in the blob's order.
+    keep.sort_by(|a, b| a.split(':').next().cmp(&b.split(':').next()));
+    keep
+}
+
+/// The kernel Image and initrd where QEMU 7.2 puts them, for two RAM sizes: `/chosen`
+/// (`linux,initrd-*`, `rng-seed`'s size, `bootargs`, `stdout-path`, in QEMU's order) and the
+/// memory node equal to QEMU's `dumpdtb`, and the kernel where QEMU loads it (its first
+/// instruction retired at 0x80200000 behind OpenSBI, and under `--sbi`).
+#[test]
+fn image_initrd_and_memory_are_placed_as_qemu_places_them() {
+    let Some(k) = kernel() else { return };
+    if Command::new("dtc").arg("--version").output().is_err() {
+        eprintln!("note: dtc absent (scripts/setup.sh installs device-tree-compiler); skipped");
+        return;
+    }
+    let d = tmpdir("place");
+    let rd = d.join("rd.bin");
+    std::fs::write(&rd, vec![0x5a; 1000]).unwrap();
+    let append = "console=ttyS0 rdinit=/init";
+    for mem in ["128M", "256M"] {
+        let ours = d.join(format!("ours-{mem}.dtb"));
+        let o = rvtrace(&[
+            "run",
+            "--sbi",
+            s(&k),
+            "--initrd",
+            s(&rd),
+            "--bootargs",
+            append,
+            "--memory",
+            mem,
+            "--dump-dtb",
+            s(&ours),
+        ]);
+        assert!(o.status.success() && ours.is_file(), "{}", stderr(&o));
+        let qemu = d.join(format!("qemu-{mem}.dtb"));
+        let q = Command::new("qemu-system-riscv64")
+            .args(["-M", "virt", "-m", mem, "-nographic", "-machine"])
+            .arg(format!("dumpdtb={}", s(&qemu)))
+            .args(["-kernel", s(&k), "-initrd", s(&rd), "-append", append])
+            .output();
+        if q.is_err() || !qemu.is_file() {
+            eprintln!("note: qemu-system-riscv64 (7.2) absent; skipped");
+            return;
+        }
+        assert_eq!(
+            chosen_and_memory(&ours),
+            chosen_and_memory(&qemu),
+            "--memory {mem}"
+        );
+    }
+    // The kernel's first instruction, under --sbi where it is behind OpenSBI.
+    let o = rvtrace(&["run", "--sbi", s(&k), "--max-insns", "1", "--pcs", "-"]);
+    assert_eq!(stdout(&o), "0x80200000\n", "{}", stderr(&o));
+}
