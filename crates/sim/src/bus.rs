@@ -4,6 +4,7 @@
 //!
 //! `mtime` is deterministic: it advances by one tick per retired instruction (see [`Clint`]).
 
+use crate::plic::{PLIC_BASE, PLIC_SIZE, UART_IRQ};
 use std::io::Write;
 
 /// Base of RAM on QEMU `virt`.
@@ -189,6 +190,8 @@ pub struct Bus {
     pub console: Box<dyn Write + Send>,
     /// The 16550 UART's registers.
     pub uart: Uart,
+    /// The PLIC (the UART's interrupt is its source 10).
+    pub plic: crate::plic::Plic,
     /// Where the UART's received bytes come from (`None`: nothing is ever received). Read when
     /// the program looks at LSR or RBR with nothing waiting, so a pipe or file is consumed as
     /// the program asks for it; end of input or an error leaves the line quiet.
@@ -244,6 +247,7 @@ impl Bus {
             irq_dirty: false,
             console: Box::new(std::io::stdout()),
             uart: Uart::default(),
+            plic: crate::plic::Plic::default(),
             uart_input: None,
             rom: Vec::new(),
             io_touched: false,
@@ -531,12 +535,29 @@ impl Bus {
             if matches!(off, 0 | 2 | 5) && self.uart.rx.is_empty() {
                 self.uart_receive();
             }
-            return Some(self.uart.read(off) as u64);
+            let v = self.uart.read(off);
+            self.uart_irq();
+            return Some(v as u64);
+        }
+        if (PLIC_BASE..PLIC_BASE + PLIC_SIZE).contains(&addr) {
+            let v = self.plic.read(addr - PLIC_BASE, size)?;
+            self.irq_dirty = true;
+            return Some(v as u64);
         }
         if (FINISHER_BASE..FINISHER_BASE + 0x1000).contains(&addr) {
             return Some(0);
         }
         None
+    }
+
+    /// The UART's interrupt line to the PLIC after an access (the hart re-checks its
+    /// interrupts when the line changes).
+    fn uart_irq(&mut self) {
+        let before = (self.plic.eip(0), self.plic.eip(1));
+        self.plic.set_line(UART_IRQ, self.uart.interrupt());
+        if (self.plic.eip(0), self.plic.eip(1)) != before {
+            self.irq_dirty = true;
+        }
     }
 
     /// Take what the UART's input has ready into the receive queue.
@@ -597,6 +618,12 @@ impl Bus {
             if let Some(b) = self.uart.write((addr - UART_BASE) & 7, value as u8) {
                 let _ = self.console.write_all(&[b]);
             }
+            self.uart_irq();
+            return Some(());
+        }
+        if (PLIC_BASE..PLIC_BASE + PLIC_SIZE).contains(&addr) {
+            self.plic.write(addr - PLIC_BASE, size, value as u32)?;
+            self.irq_dirty = true;
             return Some(());
         }
         if (FINISHER_BASE..FINISHER_BASE + 0x1000).contains(&addr) {

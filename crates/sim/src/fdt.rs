@@ -1,6 +1,6 @@
 //! The flattened device tree of the machine the hart model implements, laid out as QEMU's `virt`
 //! describes itself (QEMU 10 `hw/riscv/virt.c` output, checked with `dtc -I dtb -O dts`), minus
-//! the devices the model does not have (PLIC, virtio, PCI, flash, RTC, fw-cfg).
+//! the devices the model does not have (virtio, PCI, flash, RTC, fw-cfg).
 //!
 //! Bindings: Linux `Documentation/devicetree/bindings/riscv/cpus.yaml` and `extensions.yaml`
 //! (`riscv,isa`, `riscv,isa-base`, `riscv,isa-extensions`, `mmu-type`),
@@ -10,6 +10,7 @@
 use crate::bus::{CLINT_BASE, CLINT_SIZE, FINISHER_BASE, RAM_BASE, UART_BASE};
 use crate::counters::{CounterConfig, EVENTS};
 use crate::decode::Extensions;
+use crate::plic::{PLIC_BASE, PLIC_SIZE, SOURCES, UART_IRQ};
 use rvtrace_isa::Xlen;
 use vm_fdt::{FdtWriter, FdtWriterResult};
 
@@ -218,7 +219,7 @@ impl Machine {
     fn write(&self) -> FdtWriterResult<Vec<u8>> {
         const CPU_PHANDLE: u32 = 1;
         const INTC_PHANDLE: u32 = 2;
-        // QEMU gives 3 to its PLIC, which the model does not have.
+        const PLIC_PHANDLE: u32 = 3;
         const TEST_PHANDLE: u32 = 4;
         let reg = |base: u64, size: u64| [base, size];
         let mut w = FdtWriter::new()?;
@@ -344,8 +345,9 @@ impl Machine {
         w.property_string("compatible", "simple-bus")?;
         w.property_null("ranges")?;
 
-        // No `interrupts`/`interrupt-parent`: the model has no PLIC, the UART raises nothing.
         let uart = w.begin_node(&format!("serial@{UART_BASE:x}"))?;
+        w.property_u32("interrupts", UART_IRQ as u32)?;
+        w.property_u32("interrupt-parent", PLIC_PHANDLE)?;
         w.property_u32("clock-frequency", UART_CLOCK_FREQUENCY)?;
         w.property_array_u64("reg", &reg(UART_BASE, 0x100))?;
         w.property_string("compatible", "ns16550a")?;
@@ -363,6 +365,21 @@ impl Machine {
             ],
         )?;
         w.end_node(test)?;
+
+        // Context 0 drives M external interrupt 11, context 1 S external interrupt 9.
+        let plic = w.begin_node(&format!("plic@{PLIC_BASE:x}"))?;
+        w.property_phandle(PLIC_PHANDLE)?;
+        w.property_u32("riscv,ndev", SOURCES as u32)?;
+        w.property_array_u64("reg", &reg(PLIC_BASE, PLIC_SIZE))?;
+        w.property_array_u32("interrupts-extended", &[INTC_PHANDLE, 11, INTC_PHANDLE, 9])?;
+        w.property_null("interrupt-controller")?;
+        w.property_string_list(
+            "compatible",
+            vec!["sifive,plic-1.0.0".into(), "riscv,plic0".into()],
+        )?;
+        w.property_u32("#address-cells", 0)?;
+        w.property_u32("#interrupt-cells", 1)?;
+        w.end_node(plic)?;
 
         // MSIP is M software interrupt 3, MTIMECMP M timer interrupt 7.
         let clint = w.begin_node(&format!("clint@{CLINT_BASE:x}"))?;
