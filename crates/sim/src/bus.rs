@@ -560,14 +560,30 @@ impl Bus {
         }
     }
 
-    /// Take what the UART's input has ready into the receive queue.
+    /// The UART has an input, nothing waiting, and its received-data interrupt enabled: software
+    /// waits for that interrupt rather than polling LSR.
+    pub fn uart_wants_input(&self) -> bool {
+        self.uart_input.is_some() && self.uart.rx.is_empty() && self.uart.ier & 1 != 0
+    }
+
+    /// Take what the UART's input has (see [`Bus::uart_wants_input`]) and raise its interrupt.
+    pub fn uart_poll_input(&mut self) {
+        self.uart_receive();
+        self.uart_irq();
+    }
+
+    /// Take what the UART's input has ready into the receive queue, as much as its receive
+    /// FIFO holds (16 bytes with the FIFOs on, else 1: what QEMU's serial accepts from its
+    /// character device); the rest waits in the input, so a FIFO reset or a byte read and
+    /// dropped while a driver sets the UART up loses at most that.
     #[cold]
     fn uart_receive(&mut self) {
         let Some(input) = self.uart_input.as_mut() else {
             return;
         };
-        let mut buf = [0u8; 256];
-        match input.read(&mut buf) {
+        let room: usize = if self.uart.fcr & 1 != 0 { 16 } else { 1 };
+        let mut buf = [0u8; 16];
+        match input.read(&mut buf[..room.saturating_sub(self.uart.rx.len())]) {
             Ok(n) if n > 0 => self.uart.rx.extend(&buf[..n]),
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
             _ => self.uart_input = None,
