@@ -113,7 +113,7 @@ impl Plic {
 
     /// A 32-bit read at offset `off` (`None`: not a 4-byte access, an access fault).
     pub fn read(&mut self, off: u64, size: u64) -> Option<u32> {
-        if size != 4 || off % 4 != 0 {
+        if size != 4 || !off.is_multiple_of(4) {
             return None;
         }
         let word = |a: &[u32; WORDS], base: u64| a.get(((off - base) / 4) as usize).copied();
@@ -152,7 +152,7 @@ impl Plic {
 
     /// A 32-bit write at offset `off` (`None`: not a 4-byte access, an access fault).
     pub fn write(&mut self, off: u64, size: u64, v: u32) -> Option<()> {
-        if size != 4 || off % 4 != 0 {
+        if size != 4 || !off.is_multiple_of(4) {
             return None;
         }
         match off {
