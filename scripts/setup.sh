@@ -47,6 +47,26 @@ debian_entry() {
     fi
     echo "$entry"
 }
+# A private apt configuration under target/tools/NAME ($1) for suite $2 of the machine's own
+# Debian source (its bookworm entry's URI and key: no host name is written here), architecture
+# $3 (empty: the machine's); sets apt, log and apt_arch for aptq. Fails with a note ending in
+# $4 when apt or the source is missing.
+private_apt() {
+    command -v apt-get >/dev/null 2>&1 && command -v dpkg-deb >/dev/null 2>&1 ||
+        { echo "setup: no apt-get/dpkg-deb, $4" >&2; return 1; }
+    entry=$(debian_entry)
+    [ -n "$entry" ] || { echo "setup: no Debian bookworm apt source found, $4" >&2; return 1; }
+    set -- "$1" "$2" "$3" "$4" $entry
+    opt=""
+    [ -n "$3" ] && opt="arch=$3"
+    [ -n "${6:-}" ] && opt="${opt:+$opt }signed-by=$6"
+    apt="$root/target/tools/$1"
+    rm -rf "$apt"
+    mkdir -p "$apt/lists/partial" "$apt/cache/archives/partial" "$apt/debs"
+    echo "deb ${opt:+[$opt] }$5 $2 main" >"$apt/sources.list"
+    log="$apt/log"
+    apt_arch=$3
+}
 # apt-get (apt_tool=apt-cache: apt-cache) with the private configuration under $apt (its
 # sources.list, lists and cache; the system's sources and state are not touched), for the
 # architectures $apt_arch (empty: the machine's), its output appended to $apt/log.
@@ -74,20 +94,7 @@ install_qemu10() {
     sbi="$tools/opensbi"
     [ -x "$q10/bin/qemu-system-riscv64" ] && [ -x "$q10/bin/qemu-system-riscv32" ] &&
         [ -f "$sbi/usr/lib/riscv64-linux-gnu/opensbi/generic/fw_dynamic.bin" ] && return 0
-    command -v apt-get >/dev/null 2>&1 && command -v dpkg-deb >/dev/null 2>&1 ||
-        { echo "setup: no apt-get/dpkg-deb, QEMU 10 not installed; its tests will be skipped" >&2; return 0; }
-    entry=$(debian_entry)
-    [ -n "$entry" ] || { echo "setup: no Debian bookworm apt source found, QEMU 10 not installed; its tests will be skipped" >&2; return 0; }
-    set -- $entry
-    uri=$1
-    opt=""
-    [ -n "${2:-}" ] && opt="[signed-by=$2] "
-    apt="$tools/apt-backports"
-    rm -rf "$apt"
-    mkdir -p "$apt/lists/partial" "$apt/cache/archives/partial" "$apt/debs"
-    echo "deb ${opt}$uri bookworm-backports main" >"$apt/sources.list"
-    log="$apt/log"
-    apt_arch=""
+    private_apt apt-backports bookworm-backports "" "QEMU 10 not installed; its tests will be skipped" || return 0
     echo "setup: installing QEMU 10 and OpenSBI 1.5.1 (bookworm-backports) into $q10 and $sbi" >&2
     if ! { aptq update && (cd "$apt/debs" && aptq download qemu-system-riscv opensbi); } >>"$log"; then
         echo "setup: QEMU 10 could not be downloaded (log: $log); its tests will be skipped" >&2
@@ -128,19 +135,7 @@ install_trixie() {
     tools="$root/target/tools"
     deb="$tools/debian-riscv64"
     [ -f "$deb/boot/Image" ] && [ -x "$deb/usr/bin/busybox" ] && return 0
-    command -v apt-get >/dev/null 2>&1 && command -v dpkg-deb >/dev/null 2>&1 ||
-        { echo "setup: no apt-get/dpkg-deb, Debian's riscv64 kernel not installed; the Linux boot tests will be skipped" >&2; return 0; }
-    entry=$(debian_entry)
-    [ -n "$entry" ] || { echo "setup: no Debian bookworm apt source found, Debian's riscv64 kernel not installed; the Linux boot tests will be skipped" >&2; return 0; }
-    set -- $entry
-    opt="arch=riscv64"
-    [ -n "${2:-}" ] && opt="$opt signed-by=$2"
-    apt="$tools/apt-trixie"
-    rm -rf "$apt"
-    mkdir -p "$apt/lists/partial" "$apt/cache/archives/partial" "$apt/debs"
-    echo "deb [$opt] $1 trixie main" >"$apt/sources.list"
-    log="$apt/log"
-    apt_arch=riscv64
+    private_apt apt-trixie trixie riscv64 "Debian's riscv64 kernel not installed; the Linux boot tests will be skipped" || return 0
     echo "setup: installing Debian trixie's riscv64 kernel and busybox-static into $deb" >&2
     kernel=""
     aptq update >>"$log" &&

@@ -30,15 +30,7 @@ fn firmware(version: &str, name: &str, xlen: u32) -> Option<PathBuf> {
             "/usr/lib/riscv{xlen}-linux-gnu/opensbi/generic/{name}"
         )),
     };
-    if p.is_file() {
-        Some(p)
-    } else {
-        eprintln!(
-            "note: {} absent (scripts/setup.sh installs it); skipped",
-            p.display()
-        );
-        None
-    }
+    common::installed(p)
 }
 
 /// The one error line of a tool failure.

@@ -19,16 +19,7 @@ fn tools() -> PathBuf {
 
 /// A file `scripts/setup.sh` installs under target/tools, or `None` with a note.
 fn tool(rel: &str) -> Option<PathBuf> {
-    let p = tools().join(rel);
-    if p.is_file() {
-        Some(p)
-    } else {
-        eprintln!(
-            "note: {} absent (scripts/setup.sh installs it); skipped",
-            p.display()
-        );
-        None
-    }
+    common::installed(tools().join(rel))
 }
 
 fn kernel() -> Option<PathBuf> {
