@@ -97,7 +97,20 @@ mod tests {
             .char_dev("console", 5, 1);
         let a = c.finish();
         assert_eq!(a.len() % 4, 0);
-        assert_eq!(&a[..6], b"070701");
+        // The first header field by field (buffer-format.rst): magic, ino 1, mode 040755,
+        // uid, gid, nlink 2, mtime, filesize 0, dev 0:0, rdev 0:0, namesize 4 ("bin\0"),
+        // check 0; the name; padding to 4 (110 + 4 = 114 -> 116).
+        let h = std::str::from_utf8(&a[..110]).unwrap();
+        assert_eq!(
+            h,
+            "070701\
+             00000001000041ed000000000000000000000002000000000000000000000000\
+             00000000000000000000000000000004\
+             00000000"
+        );
+        assert_eq!(&a[110..116], b"bin\0\0\0");
+        assert_eq!(&a[116..122], b"070701");
+        assert!(a.ends_with(b"TRAILER!!!\0\0\0\0"));
         let Ok(mut child) = std::process::Command::new("cpio")
             .args(["-i", "-t", "-v", "--quiet"])
             .stdin(std::process::Stdio::piped())
