@@ -52,14 +52,14 @@ fn dtb_is_accepted_by_dtc_and_describes_the_model() {
         (
             None,
             "4",
-            "riscv,isa = \"rv64imafdc_zicntr_zicsr_zifencei_zihpm_zba_zbb_zbc_zbs_smcntrpmf_sscofpmf_sstc\";",
+            "riscv,isa = \"rv64imafdc_zicntr_zicsr_zifencei_zihintpause_zihpm_zba_zbb_zbc_zbs_smcntrpmf_sscofpmf_sstc\";",
             // cycles: mcycle + mhpmcounter3..6 = 0x79; instructions: minstret + the same.
             "riscv,event-to-mhpmcounters = <0x01 0x01 0x79 0x02 0x02 0x7c 0x03 0x03 0x78",
         ),
         (
             Some("rv32imac"),
             "16",
-            "riscv,isa = \"rv32imac_zicntr_zicsr_zifencei_zihpm\";",
+            "riscv,isa = \"rv32imac_zicntr_zicsr_zifencei_zihintpause_zihpm\";",
             "riscv,event-to-mhpmcounters = <0x01 0x01 0x7fff9 0x02 0x02 0x7fffc",
         ),
     ] {

@@ -102,8 +102,9 @@ impl Machine {
             }
         }
         // Zicntr and Zihpm: the counters are always there (Zihpm with 0 programmable counters
-        // still has the read-only-zero CSRs).
-        v.extend(["zicntr", "zicsr", "zifencei", "zihpm"]);
+        // still has the read-only-zero CSRs). Zihintpause: `pause` is a FENCE encoding, which
+        // the hart executes (as QEMU 7.2 lists it).
+        v.extend(["zicntr", "zicsr", "zifencei", "zihintpause", "zihpm"]);
         if e.zba {
             v.push("zba");
         }
@@ -410,7 +411,7 @@ mod tests {
         let m = machine();
         assert_eq!(
             m.isa_string(),
-            "rv64imafdc_zicntr_zicsr_zifencei_zihpm_zba_zbb_zbc_zbs_smcntrpmf_sscofpmf_sstc"
+            "rv64imafdc_zicntr_zicsr_zifencei_zihintpause_zihpm_zba_zbb_zbc_zbs_smcntrpmf_sscofpmf_sstc"
         );
         let mut m = machine();
         m.xlen = Xlen::Rv32;
@@ -423,7 +424,7 @@ mod tests {
         m.counters.sscofpmf = false;
         m.counters.smcntrpmf = false;
         m.sstc = false;
-        assert_eq!(m.isa_string(), "rv32imac_zicntr_zicsr_zifencei_zihpm");
+        assert_eq!(m.isa_string(), "rv32imac_zicntr_zicsr_zifencei_zihintpause_zihpm");
         // S* in alphabetical order (ISA manual, "ISA Extension Naming Conventions"), the CTR
         // names (`run --ctr`) among them. (QEMU 10 puts smctr/ssctr after its other S*.)
         let mut m = machine();
