@@ -424,7 +424,10 @@ mod tests {
         m.counters.sscofpmf = false;
         m.counters.smcntrpmf = false;
         m.sstc = false;
-        assert_eq!(m.isa_string(), "rv32imac_zicntr_zicsr_zifencei_zihintpause_zihpm");
+        assert_eq!(
+            m.isa_string(),
+            "rv32imac_zicntr_zicsr_zifencei_zihintpause_zihpm"
+        );
         // S* in alphabetical order (ISA manual, "ISA Extension Naming Conventions"), the CTR
         // names (`run --ctr`) among them. (QEMU 10 puts smctr/ssctr after its other S*.)
         let mut m = machine();
