@@ -35,7 +35,7 @@ const CODE_SHIFT: usize = 12;
 /// A 16550 UART's registers (the subset QEMU's `serial` models and OpenSBI's `uart8250`
 /// driver uses; the 16550 data sheet's register map). Transmission is instant: LSR always
 /// reports THRE and TEMT. Received bytes wait in `rx` (LSR.DR while any).
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct Uart {
     /// Interrupt enable register (offset 1, DLAB = 0).
     pub ier: u8,
@@ -55,6 +55,23 @@ pub struct Uart {
     /// (at once after a write: transmission is instant) and when IER.ETBEI is turned on with THR
     /// empty; cleared by a read of IIR that reports it and by turning ETBEI off.
     pub thr_pending: bool,
+}
+
+impl Default for Uart {
+    /// The registers after reset as QEMU 7.2's serial sets them (`programs/src/plic.c` reads
+    /// them): MCR = OUT2, divisor latch 12 (9600 baud), the rest 0.
+    fn default() -> Uart {
+        Uart {
+            ier: 0,
+            lcr: 0,
+            mcr: 0x08,
+            scr: 0,
+            divisor: 0x0c,
+            fcr: 0,
+            rx: Default::default(),
+            thr_pending: false,
+        }
+    }
 }
 
 impl Uart {

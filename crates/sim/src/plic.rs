@@ -164,8 +164,8 @@ impl Plic {
                 let ctx = ((off - ENABLE) / ENABLE_STRIDE) as usize;
                 let w = ((off - ENABLE) % ENABLE_STRIDE / 4) as usize;
                 if let Some(e) = self.enable.get_mut(ctx).and_then(|e| e.get_mut(w)) {
-                    // Bit 0 of word 0 is source 0.
-                    *e = if w == 0 { v & !1 } else { v };
+                    // Bit 0 (source 0) is kept, as QEMU 7.2 keeps it; it never interrupts.
+                    *e = v;
                 }
             }
             CONTEXT.. => {
