@@ -213,3 +213,75 @@ fn image_initrd_and_memory_are_placed_as_qemu_places_them() {
     let o = rvtrace(&["run", "--sbi", s(&k), "--max-insns", "1", "--pcs", "-"]);
     assert_eq!(stdout(&o), "0x80200000\n", "{}", stderr(&o));
 }
+
+/// The machine options' errors: one hart only for now, RAM sizes as QEMU's `-m` within bounds,
+/// the machine options only with a boot mode, an initrd that does not fit in RAM.
+#[test]
+fn machine_options_are_checked() {
+    let hello =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../programs/boot/sbi_hello-rv64gc.elf");
+    let usage = |args: &[&str], what: &str| {
+        let o = rvtrace(args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+        assert!(stderr(&o).contains(what), "{args:?}: {}", stderr(&o));
+    };
+    usage(
+        &["run", "--sbi", s(&hello), "--harts", "2"],
+        "one hart for now",
+    );
+    usage(
+        &["run", "--sbi", s(&hello), "--memory", "8M"],
+        "RAM is 16M to 64G",
+    );
+    usage(
+        &["run", "--sbi", s(&hello), "--memory", "12X"],
+        "a size is a number of MiB",
+    );
+    usage(
+        &["run", s(&hello), "--initrd", s(&hello)],
+        "--initrd needs --sbi or --bios",
+    );
+    usage(
+        &["run", s(&hello), "--memory", "256"],
+        "--memory needs --sbi or --bios",
+    );
+    // 256 (MiB) and 1G as QEMU's -m reads them: the memory node says so.
+    let d = tmpdir("mem");
+    for (m, reg) in [
+        ("256", "0x10000000"),
+        ("1G", "0x40000000"),
+        ("1024K", "0x100000"),
+    ] {
+        if m == "1024K" {
+            usage(
+                &["run", "--sbi", s(&hello), "--memory", m],
+                "RAM is 16M to 64G",
+            );
+            continue;
+        }
+        let dtb = d.join("m.dtb");
+        let o = rvtrace(&[
+            "run",
+            "--sbi",
+            s(&hello),
+            "--memory",
+            m,
+            "--dump-dtb",
+            s(&dtb),
+        ]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let blob = std::fs::read(&dtb).unwrap();
+        let want = u32::from_str_radix(&reg[2..], 16).unwrap().to_be_bytes();
+        // reg = <0 0x80000000 0 SIZE>: the size's low cell follows 0x80000000 and a zero cell.
+        let at = blob
+            .windows(12)
+            .position(|w| w[..4] == [0x80, 0, 0, 0] && w[4..8] == [0; 4] && w[8..] == want);
+        assert!(at.is_some(), "--memory {m}: no memory node of {reg}");
+    }
+    // An initrd larger than the RAM above its place.
+    let big = d.join("big.img");
+    std::fs::write(&big, vec![0u8; 65 << 20]).unwrap();
+    let o = rvtrace(&["run", "--sbi", s(&hello), "--initrd", s(&big)]);
+    assert_eq!(o.status.code(), Some(125), "{}", stderr(&o));
+    assert!(stderr(&o).contains("the initrd"), "{}", stderr(&o));
+}
