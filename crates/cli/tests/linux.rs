@@ -39,7 +39,7 @@ fn initramfs(dir: &Path) -> Option<PathBuf> {
     let busybox = std::fs::read(tool("debian-riscv64/usr/bin/busybox")?).ok()?;
     let init = format!(
         "#!/bin/busybox sh\n/bin/busybox echo '{MARKER}'\n\
-         while read -t 1 line && [ \"$line\" != hello ]; do :; done\n\
+         while read -t 1 line; do case \"$line\" in hello) break;; esac; done\n\
          /bin/busybox echo \"input: $line\"\n/bin/busybox poweroff -f\n"
     );
     let mut c = Cpio::new();
