@@ -5,7 +5,8 @@ use crate::isa_arg::{parse_isa, Isa};
 use crate::report::{CmdResult, Failure, Output};
 use rvtrace_image::Image;
 use rvtrace_isa::Xlen;
-use rvtrace_sim::boot::Boot;
+use rvtrace_sim::boot::{initrd_address, Boot};
+use rvtrace_sim::bus::RAM_BASE;
 use rvtrace_sim::fdt::Machine;
 use rvtrace_sim::{privilege, Config, Hart, TrapInfo};
 use std::io::Write;
@@ -76,14 +77,6 @@ pub fn config(xlen: Xlen, isa: Option<Isa>, hpm: u8) -> Config {
     cfg
 }
 
-fn load(path: &Path, what: &str) -> Result<Image, Failure> {
-    let mut image = Image::new();
-    image
-        .load_file(path)
-        .map_err(|e| Failure::Tool(format!("{what} {e}")))?;
-    Ok(image)
-}
-
 /// `--bios FW`: an ELF, or a raw binary (`*.bin`) loaded at the start
 /// of RAM as QEMU loads `-bios FILE.bin`.
 fn firmware(path: &Path) -> Result<rvtrace_sim::boot::Firmware, Failure> {
@@ -107,22 +100,92 @@ fn firmware(path: &Path) -> Result<rvtrace_sim::boot::Firmware, Failure> {
     Ok(rvtrace_sim::boot::Firmware::raw(&name, bytes))
 }
 
-/// A hart booted in `mode` (not [`Mode::Bare`]) with the payload `elf`, and the image of both
-/// files for symbols.
+/// What the boot modes give the machine besides the firmware and the payload.
+pub struct BootOptions<'a> {
+    /// `/chosen/bootargs`.
+    pub bootargs: Option<&'a str>,
+    /// An initial RAM disk, loaded where QEMU's `-initrd` puts it.
+    pub initrd: Option<&'a Path>,
+    /// `/chosen/rng-seed` comes from this seed ([`rng_seed`]).
+    pub seed: u64,
+    /// Write the device tree blob here (QEMU's `-machine dumpdtb=FILE`).
+    pub dump_dtb: Option<&'a Path>,
+}
+
+/// The 32 bytes of `/chosen/rng-seed` for `seed`: the project's generator (`rvtrace-rng`)
+/// seeded with it, so a run gives the kernel the same entropy every time (QEMU gives 32 random
+/// bytes).
+pub fn rng_seed(seed: u64) -> [u8; 32] {
+    let mut b = [0; 32];
+    rvtrace_rng::Rng(seed).fill(&mut b);
+    b
+}
+
+/// The payload: an ELF at its physical addresses, or a flat Linux kernel `Image` (recognized by
+/// its header) where QEMU's `-kernel` puts one ([`rvtrace_sim::boot::kernel_address`]; after
+/// the built-in SBI, where it would be after OpenSBI: 0x80200000 on RV64), padded with zeros
+/// to the header's `image_size` so that nothing is placed over its `bss`.
+fn payload(
+    path: &Path,
+    firmware: Option<&rvtrace_sim::boot::Firmware>,
+    xlen: Xlen,
+) -> Result<Image, Failure> {
+    use rvtrace_sim::boot::{kernel_address, payload_address, LinuxImage};
+    let mut bytes = crate::report::read_input(path)?;
+    let name = crate::report::name(path);
+    let mut image = Image::new();
+    if let Some(header) = LinuxImage::parse(&bytes) {
+        let at = match firmware {
+            Some(fw) => {
+                let end = fw.segments.iter().map(|(a, d)| a + d.len() as u64).max();
+                kernel_address(xlen, end)
+            }
+            None => payload_address(xlen),
+        };
+        // `image_size` is never below the file's length (LinuxImage::parse).
+        let size = header.image_size as usize;
+        if header.image_size > rvtrace_image::MAX_LOAD_BYTES {
+            return Err(Failure::Tool(format!(
+                "payload {name}: its header's image_size {:#x} is over 1 GiB",
+                header.image_size
+            )));
+        }
+        bytes.resize(size, 0);
+        image
+            .load_raw(&name, &bytes, at, xlen)
+            .map_err(|e| Failure::Tool(format!("payload {e}")))?;
+    } else {
+        image.load_bytes(&name, &bytes).map_err(|e| {
+            Failure::Tool(format!(
+                "payload {e} (nor a RISC-V Linux Image: no \"RSC\\x05\" at 0x38)"
+            ))
+        })?;
+    }
+    Ok(image)
+}
+
+/// A hart booted in `mode` (not [`Mode::Bare`]) with the payload `elf` (an ELF or a Linux
+/// `Image`), and the image of both files for symbols.
 pub fn make_hart(
     mode: &Mode,
     elf: &Path,
     mut cfg: Config,
     isa_given: bool,
-    bootargs: Option<&str>,
+    opts: &BootOptions,
     semihosting: Option<&str>,
     ctr: Option<CtrVersion>,
 ) -> Result<(Hart, Image), Failure> {
-    let payload = load(elf, "payload")?;
     let firmware = match mode {
         Mode::Bios(fw) => Some(firmware(fw)?),
         _ => None,
     };
+    // A Linux Image does not say its XLEN: --isa's, else the firmware's, else RV64.
+    let default_xlen = if isa_given {
+        cfg.xlen
+    } else {
+        firmware.as_ref().and_then(|f| f.xlen).unwrap_or(Xlen::Rv64)
+    };
+    let payload = payload(elf, firmware.as_ref(), default_xlen)?;
     let xlen = payload
         .files()
         .first()
@@ -141,12 +204,27 @@ pub fn make_hart(
     if let Some(v) = ctr {
         v.configure(&mut cfg);
     }
+    let initrd = match opts.initrd {
+        Some(p) => {
+            let data = crate::report::read_input(p)?;
+            let entry = payload.files().first().map_or(RAM_BASE, |f| f.entry);
+            Some((initrd_address(entry, cfg.ram_size), data))
+        }
+        None => None,
+    };
     let mut machine = Machine::of(&cfg);
-    machine.bootargs = bootargs.map(str::to_string);
+    machine.bootargs = opts.bootargs.map(str::to_string);
+    machine.initrd = initrd.as_ref().map(|(at, d)| (*at, at + d.len() as u64));
+    machine.rng_seed = Some(rng_seed(opts.seed));
     if let Some(v) = ctr {
         machine.more.extend(v.isa_names());
     }
     let fdt = machine.to_fdt()?;
+    if let Some(p) = opts.dump_dtb {
+        let mut out = Output::create(p)?;
+        out.write_all(&fdt).map_err(|e| out.fail(e))?;
+        out.finish()?;
+    }
     let mut hart = Hart::new(&cfg);
     // Before the boot state: `enter_supervisor` opens `mstateen0` to what is attached.
     if let Some(v) = ctr {
@@ -156,6 +234,7 @@ pub fn make_hart(
         firmware: firmware.as_ref(),
         payload: &payload,
         fdt: &fdt,
+        initrd: initrd.as_ref().map(|(at, d)| (*at, d.as_slice())),
     }
     .apply(&mut hart)
     .map_err(|e| Failure::Tool(e.to_string()))?;

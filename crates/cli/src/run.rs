@@ -70,7 +70,9 @@ pub struct RunArgs {
     itype_width: u8,
     /// Stop after N retired instructions (exit status 124); 0: no limit. Default: no limit, but
     /// 100000000 when the run writes trace (--pcs, --ingress, --ingress-text, --tandem), so
-    /// that a program that never exits cannot fill the disk.
+    /// that a program that never exits cannot fill the disk; in --sbi and --bios modes
+    /// without trace 10000000000, room for a Linux kernel to boot (Debian's takes 1.2 G
+    /// to user space), so that a payload that hangs still ends.
     #[arg(long, value_name = "N")]
     max_insns: Option<u64>,
     /// The hart's ISA, overriding what the ELF says, e.g. rv64gc, rv32imac, rv64imafdc_zba_zbb.
@@ -134,18 +136,19 @@ pub struct RunArgs {
     #[arg(long)]
     allow_host_commands: bool,
     /// Boot ELF as an S-mode payload under rvtrace's built-in SBI: loaded at its linked address
-    /// (conventionally 0x80200000 on RV64, 0x80400000 on RV32), entered in S-mode at its entry
+    /// (conventionally 0x80200000 on RV64, 0x80400000 on RV32), or, for a flat Linux kernel
+    /// Image (recognized by its header), at 0x80200000 as behind OpenSBI; entered in S-mode at its entry
     /// with a0 = hart id 0 and a1 = the device tree (`rvtrace dtb`) where QEMU puts it. No
     /// semihosting. The run ends when the payload calls SBI SRST (shutdown); a trap into
-    /// M-mode, or reaching --max-insns (default 100000000), is an error (exit status 125).
+    /// M-mode, or reaching --max-insns, is an error (exit status 125).
     #[arg(long, conflicts_with_all = ["bios", "extra", "tandem"])]
     sbi: bool,
     /// Boot the firmware FW (an ELF such as OpenSBI's fw_jump.elf or fw_dynamic.elf) in M-mode
     /// from the reset ROM exactly as QEMU `-bios FW -kernel ELF` does (a0 = hart id, a1 = the
     /// device tree, a2 = the fw_dynamic information, whose next_addr is ELF's entry), with ELF
-    /// as its S-mode payload loaded at its linked address. No semihosting; the run ends when
-    /// the firmware powers off (test finisher); reaching --max-insns (default 100000000) is an
-    /// error (exit status 125).
+    /// as its S-mode payload loaded at its linked address (a Linux Image: where QEMU's `-kernel`
+    /// puts it, the first 2 MiB boundary after the firmware). No semihosting; the run ends when
+    /// the firmware powers off (test finisher); reaching --max-insns is an error (exit status 125).
     #[arg(long, value_name = "FW", conflicts_with_all = ["extra", "tandem"])]
     bios: Option<PathBuf>,
     /// In --sbi and --bios modes, also service semihosting calls (bare-metal runs always do; the
@@ -160,9 +163,31 @@ pub struct RunArgs {
     /// on QEMU's default CPU. See the ctr crate's README.
     #[arg(long, value_name = "VERSION")]
     ctr: Option<crate::boot::CtrVersion>,
-    /// `/chosen/bootargs` of the device tree in --sbi and --bios modes.
+    /// `/chosen/bootargs` of the device tree in --sbi and --bios modes (the kernel command line).
     #[arg(long, value_name = "TEXT")]
     bootargs: Option<String>,
+    /// In --sbi and --bios modes, load FILE (an initramfs) where QEMU's `-initrd` puts it: above
+    /// the payload's entry by half of RAM, at most 128 MiB; the device tree gives its bounds
+    /// (`/chosen/linux,initrd-start`, `linux,initrd-end`).
+    #[arg(long, value_name = "FILE")]
+    initrd: Option<PathBuf>,
+    /// RAM size in --sbi and --bios modes, as QEMU's `-m`: a number of MiB, or with a suffix
+    /// K, M, G (binary units; 16M to 64G). The device tree, its address (the end of RAM, below
+    /// 3 GiB) and the initrd's place follow it.
+    #[arg(long, value_name = "SIZE", default_value = "128M", value_parser = parse_memory)]
+    memory: u64,
+    /// The seed of the 32 bytes of `/chosen/rng-seed` in --sbi and --bios modes (the kernel's
+    /// first entropy): the same seed gives the same bytes, so a boot is reproducible.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    seed: u64,
+    /// In --sbi and --bios modes, write the device tree the payload would get to FILE (`-`:
+    /// stdout) and stop without running, as QEMU's `-machine dumpdtb=FILE` (`rvtrace dtb`
+    /// writes the machine's without a payload).
+    #[arg(long, value_name = "FILE")]
+    dump_dtb: Option<PathBuf>,
+    /// Harts of the machine in --sbi and --bios modes; only 1 for now.
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    harts: u32,
     #[command(flatten)]
     brstack: crate::brstack::BrstackRunArgs,
 }
@@ -179,8 +204,43 @@ impl RunArgs {
 }
 
 /// `--max-insns` in the boot modes when none is given: a payload that never shuts down stops
-/// here with an error (OpenSBI 1.5.1 boots in about 300 000 instructions).
-pub const DEFAULT_BOOT_MAX_INSNS: u64 = 100_000_000;
+/// here with an error, while a Linux kernel has room to boot (Debian's kernel reaches user
+/// space and powers off in about 1.2 G instructions; OpenSBI 1.5.1 boots in 300 000). A limit
+/// rather than none: scripts and tests that boot something broken still end.
+pub const DEFAULT_BOOT_MAX_INSNS: u64 = 10_000_000_000;
+
+/// `--memory SIZE`: MiB, or a number with a suffix K, M or G (binary units, as QEMU's `-m`).
+fn parse_memory(s: &str) -> Result<u64, String> {
+    let (num, unit) = match s.trim().char_indices().find(|(_, c)| !c.is_ascii_digit()) {
+        Some((i, _)) => s.trim().split_at(i),
+        None => (s.trim(), "M"),
+    };
+    let shift = match unit
+        .to_ascii_uppercase()
+        .trim_end_matches('B')
+        .trim_end_matches('I')
+    {
+        "K" => 10,
+        "M" => 20,
+        "G" => 30,
+        _ => {
+            return Err(format!(
+                "{s:?}: a size is a number of MiB or ends in K, M or G"
+            ))
+        }
+    };
+    let n: u64 = num
+        .parse()
+        .map_err(|_| format!("{s:?}: a size is a number of MiB or ends in K, M or G"))?;
+    let bytes = n
+        .checked_mul(1 << shift)
+        .filter(|b| (16 << 20..=64 << 30).contains(b))
+        .ok_or_else(|| format!("{s:?}: RAM is 16M to 64G"))?;
+    if bytes % (1 << 12) != 0 {
+        return Err(format!("{s:?}: RAM is a whole number of 4 KiB pages"));
+    }
+    Ok(bytes)
+}
 
 /// Arguments of `rvtrace example`.
 #[derive(clap::Args)]
@@ -668,6 +728,28 @@ pub fn run(args: &RunArgs) -> CmdResult {
             "--bootargs needs --sbi or --bios (it goes into the device tree)".into(),
         ));
     }
+    for (given, opt) in [
+        (args.initrd.is_some(), "--initrd"),
+        (
+            args.memory != rvtrace_sim::bus::DEFAULT_RAM_SIZE,
+            "--memory",
+        ),
+        (args.seed != 0, "--seed"),
+        (args.dump_dtb.is_some(), "--dump-dtb"),
+        (args.harts != 1, "--harts"),
+    ] {
+        if given && !booting {
+            return Err(Failure::Usage(format!(
+                "{opt} needs --sbi or --bios (it describes the machine a payload boots on)"
+            )));
+        }
+    }
+    if args.harts != 1 {
+        return Err(Failure::Usage(format!(
+            "--harts {}: the machine has one hart for now (several harts are issue 32 item 3)",
+            args.harts
+        )));
+    }
     if args.semihosting && !booting {
         return Err(Failure::Usage(
             "--semihosting is for --sbi and --bios (bare-metal runs always have it)".into(),
@@ -688,6 +770,7 @@ pub fn run(args: &RunArgs) -> CmdResult {
     let mut inputs: Vec<&Path> = vec![&args.elf];
     inputs.extend(args.extra.iter().map(|p| p.as_path()));
     inputs.extend(args.bios.as_deref());
+    inputs.extend(args.initrd.as_deref());
     // Refuse an output that would overwrite an input (or another output) before anything is
     // created; the tandem sidecar counts as an output.
     let meta = args
@@ -702,6 +785,7 @@ pub fn run(args: &RunArgs) -> CmdResult {
         ("--ingress-text", &args.ingress_text),
         ("--tandem", &args.tandem),
         ("--tandem (its FILE.meta)", &meta),
+        ("--dump-dtb", &args.dump_dtb),
     ] {
         if let Some(p) = p {
             outputs.push((opt, p.as_path()));
@@ -723,8 +807,8 @@ pub fn run(args: &RunArgs) -> CmdResult {
     report::distinct(&inputs, &outputs)?;
     let to_stdout = outputs.iter().any(|(_, p)| report::is_std(p));
     let max_insns = match (booting, args.max_insns) {
-        (true, None) => DEFAULT_BOOT_MAX_INSNS,
-        _ => effective_max_insns(args.max_insns, !outputs.is_empty()),
+        (true, None) if outputs.is_empty() => DEFAULT_BOOT_MAX_INSNS,
+        _ => effective_max_insns(args.max_insns, !outputs.is_empty() || booting),
     };
 
     let cmdline = args
@@ -745,12 +829,18 @@ pub fn run(args: &RunArgs) -> CmdResult {
     let (mut hart, image) = if booting {
         let mut cfg = crate::boot::config(Xlen::Rv64, isa, args.hpm_counters);
         cfg.uarch = uarch;
+        cfg.ram_size = args.memory;
         crate::boot::make_hart(
             &mode,
             &args.elf,
             cfg,
             isa.is_some(),
-            args.bootargs.as_deref(),
+            &crate::boot::BootOptions {
+                bootargs: args.bootargs.as_deref(),
+                initrd: args.initrd.as_deref(),
+                seed: args.seed,
+                dump_dtb: args.dump_dtb.as_deref(),
+            },
             args.semihosting.then_some(cmdline.as_str()),
             args.ctr,
         )?
@@ -759,6 +849,9 @@ pub fn run(args: &RunArgs) -> CmdResult {
         let hart = make_hart(&image, isa, args.hpm_counters, uarch, &cmdline, args.ctr)?;
         (hart, image)
     };
+    if args.dump_dtb.is_some() {
+        return Ok(ExitCode::SUCCESS);
+    }
     match mode {
         crate::boot::Mode::Sbi => hart.attach(Box::<crate::boot::MTrapGuard>::default()),
         crate::boot::Mode::Bios(_) => hart.attach(Box::<crate::boot::SrstWatch>::default()),
@@ -1177,6 +1270,7 @@ fn sbi_example(mut o: Output, name: &str, what: &str, bytes: &[u8]) -> CmdResult
         firmware: None,
         payload: &image,
         fdt: &fdt,
+        initrd: None,
     }
     .apply(&mut hart)
     .map_err(|e| e.to_string())?;

@@ -16,6 +16,7 @@ mod export;
 mod ingress_blocks;
 mod ingress_check;
 mod kernel_trace;
+mod linux;
 mod ntrace;
 mod parallel_decode;
 mod programs;

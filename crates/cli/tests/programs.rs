@@ -492,6 +492,8 @@ program_tests! {
     triggers_rv32imac => "triggers-rv32imac",
     vm_rv64gc => "vm-rv64gc",
     vm_rv32imac => "vm-rv32imac",
+    plic_rv64gc => "plic-rv64gc",
+    plic_rv32imac => "plic-rv32imac",
     kernel_rv64gc => "kernel-rv64gc",
     kernel_rv32imac => "kernel-rv32imac",
 }

@@ -31,6 +31,66 @@ pub fn payload_address(xlen: Xlen) -> u64 {
     }
 }
 
+/// The header of a flat RISC-V Linux kernel image (`Image`; the kernel's
+/// `Documentation/arch/riscv/boot-image-header.rst`): 64 bytes, little-endian, `code0`/`code1`,
+/// `text_offset` at 8, `image_size` at 16, `flags` at 24, `version` at 32, and the magic
+/// "RSC\x05" at 0x38 (the older "RISCV\0\0\0" at 0x30 is deprecated).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LinuxImage {
+    /// Offset of the image from a 2 MiB aligned start of RAM (0x200000 on RV64, 0x400000 on
+    /// RV32 kernels).
+    pub text_offset: u64,
+    /// Bytes of memory the kernel occupies from its load address (its `bss` included), at
+    /// least the file's size.
+    pub image_size: u64,
+    /// `flags` (bit 0: endianness, 0 = little).
+    pub flags: u64,
+    /// `version` (major in bits 31:16, minor in 15:0).
+    pub version: u32,
+}
+
+impl LinuxImage {
+    /// Offset of the magic "RSC\x05" in the header.
+    pub const MAGIC_OFFSET: usize = 0x38;
+    /// The magic.
+    pub const MAGIC: [u8; 4] = *b"RSC\x05";
+
+    /// The header of `bytes` if they start with one (the magic at 0x38).
+    pub fn parse(bytes: &[u8]) -> Option<LinuxImage> {
+        let m = Self::MAGIC_OFFSET;
+        if bytes.get(m..m + 4)? != Self::MAGIC {
+            return None;
+        }
+        let u64_at = |o: usize| u64::from_le_bytes(bytes[o..o + 8].try_into().unwrap_or([0; 8]));
+        Some(LinuxImage {
+            text_offset: u64_at(8),
+            image_size: u64_at(16).max(bytes.len() as u64),
+            flags: u64_at(24),
+            version: u32::from_le_bytes(bytes[32..36].try_into().unwrap_or([0; 4])),
+        })
+    }
+}
+
+/// Where QEMU `virt` loads a raw kernel (`-kernel Image`, QEMU 7.2 `riscv_calc_kernel_start_addr`):
+/// the first address after the firmware aligned to 2 MiB on RV64 or 4 MiB on RV32 (the kernel's
+/// large-page size: it maps itself with such pages), the start of RAM without a firmware. QEMU
+/// ignores the header's `text_offset`; OpenSBI's `fw_jump` jumps to the same address
+/// ([`payload_address`]) after its own image.
+pub fn kernel_address(xlen: Xlen, firmware_end: Option<u64>) -> u64 {
+    let align: u64 = match xlen {
+        Xlen::Rv64 => 2 << 20,
+        Xlen::Rv32 => 4 << 20,
+    };
+    firmware_end.unwrap_or(RAM_BASE).next_multiple_of(align)
+}
+
+/// Where QEMU `virt` loads `-initrd` (QEMU 7.2 `riscv_load_initrd`): above the kernel's entry by
+/// half of RAM, at most 128 MiB, so that the kernel does not overwrite it while it unpacks and
+/// it stays in low memory.
+pub fn initrd_address(kernel_entry: u64, ram_size: u64) -> u64 {
+    kernel_entry + (ram_size / 2).min(128 << 20)
+}
+
 /// The reset ROM QEMU writes for `virt`: six instructions that load `a0` = `mhartid`, `a1` =
 /// the device tree address, `a2` = the address of the `fw_dynamic` information and jump to
 /// `start`; the two addresses as 64-bit words; then `fw_dynamic_info` (magic, version,
@@ -124,6 +184,8 @@ pub struct Boot<'a> {
     pub payload: &'a Image,
     /// The device tree blob.
     pub fdt: &'a [u8],
+    /// An initial RAM disk and its address (the device tree names it in `/chosen`).
+    pub initrd: Option<(u64, &'a [u8])>,
 }
 
 /// The address ranges an image's loadable segments occupy, with its file name.
@@ -154,7 +216,17 @@ impl Boot<'_> {
     pub fn apply(&self, hart: &mut Hart) -> Result<u64, LoadError> {
         let ram_end = RAM_BASE + hart.bus.ram_size();
         let fdt = fdt_address(hart.bus.ram_size(), self.fdt.len() as u64);
-        let payload = ranges(self.payload);
+        let mut payload = ranges(self.payload);
+        if let Some((at, data)) = self.initrd {
+            let end = at + data.len() as u64;
+            if let Some((lo, hi, name)) = payload.iter().find(|(lo, hi, _)| *lo < end && at < *hi) {
+                return Err(LoadError(format!(
+                    "{name}: segment at {lo:#x}..{hi:#x} overlaps the initrd at {at:#x}..{end:#x}"
+                )));
+            }
+            // Checked below as the payload is: inside RAM, clear of the device tree and firmware.
+            payload.push((at, end, "the initrd".into()));
+        }
         let payload_file = self.payload.files().first();
         let entry = payload_file.map(|f| f.entry).unwrap_or(RAM_BASE);
         for (lo, hi, name) in &payload {
@@ -204,6 +276,9 @@ impl Boot<'_> {
             }
         }
         hart.load(self.payload)?;
+        if let Some((at, data)) = self.initrd {
+            hart.bus.write_ram(at, data);
+        }
         if let Some(fw) = self.firmware {
             for (at, data) in &fw.segments {
                 hart.bus.write_ram(*at, data);

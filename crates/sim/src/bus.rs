@@ -4,6 +4,7 @@
 //!
 //! `mtime` is deterministic: it advances by one tick per retired instruction (see [`Clint`]).
 
+use crate::plic::{PLIC_BASE, PLIC_SIZE, UART_IRQ};
 use std::io::Write;
 
 /// Base of RAM on QEMU `virt`.
@@ -34,7 +35,7 @@ const CODE_SHIFT: usize = 12;
 /// A 16550 UART's registers (the subset QEMU's `serial` models and OpenSBI's `uart8250`
 /// driver uses; the 16550 data sheet's register map). Transmission is instant: LSR always
 /// reports THRE and TEMT. Received bytes wait in `rx` (LSR.DR while any).
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct Uart {
     /// Interrupt enable register (offset 1, DLAB = 0).
     pub ier: u8,
@@ -50,6 +51,27 @@ pub struct Uart {
     pub fcr: u8,
     /// Bytes waiting to be read from RBR.
     pub rx: std::collections::VecDeque<u8>,
+    /// The transmitter-empty interrupt is pending (QEMU's `thr_ipending`): set when THR empties
+    /// (at once after a write: transmission is instant) and when IER.ETBEI is turned on with THR
+    /// empty; cleared by a read of IIR that reports it and by turning ETBEI off.
+    pub thr_pending: bool,
+}
+
+impl Default for Uart {
+    /// The registers after reset as QEMU 7.2's serial sets them (`programs/src/plic.c` reads
+    /// them): MCR = OUT2, divisor latch 12 (9600 baud), the rest 0.
+    fn default() -> Uart {
+        Uart {
+            ier: 0,
+            lcr: 0,
+            mcr: 0x08,
+            scr: 0,
+            divisor: 0x0c,
+            fcr: 0,
+            rx: Default::default(),
+            thr_pending: false,
+        }
+    }
 }
 
 impl Uart {
@@ -57,6 +79,32 @@ impl Uart {
     const LSR_THRE: u8 = 0x20;
     const LSR_TEMT: u8 = 0x40;
     const DLAB: u8 = 0x80;
+    /// IER: received data available (ERBFI) and transmitter holding register empty (ETBEI).
+    const IER_RDA: u8 = 0x01;
+    const IER_THRE: u8 = 0x02;
+    /// IIR interrupt identifications: none pending, THR empty, received data available.
+    const IIR_NONE: u8 = 0x01;
+    const IIR_THRE: u8 = 0x02;
+    const IIR_RDA: u8 = 0x04;
+
+    /// The interrupt IIR identifies, highest priority first as the 16550 data sheet orders them
+    /// (receiver line status and modem status never arise here: no line errors, no modem
+    /// lines), and the FIFO bits 7:6 when FCR enabled the FIFOs.
+    pub fn iir(&self) -> u8 {
+        let id = if self.ier & Self::IER_RDA != 0 && !self.rx.is_empty() {
+            Self::IIR_RDA
+        } else if self.ier & Self::IER_THRE != 0 && self.thr_pending {
+            Self::IIR_THRE
+        } else {
+            Self::IIR_NONE
+        };
+        id | if self.fcr & 1 != 0 { 0xc0 } else { 0 }
+    }
+
+    /// The UART's interrupt line (to the PLIC): IIR names a pending interrupt.
+    pub fn interrupt(&self) -> bool {
+        self.iir() & Self::IIR_NONE == 0
+    }
 
     /// Line status: data ready when bytes wait; the transmitter is always empty.
     pub fn lsr(&self) -> u8 {
@@ -72,8 +120,14 @@ impl Uart {
             0 => self.rx.pop_front().unwrap_or(0),
             1 if dlab => (self.divisor >> 8) as u8,
             1 => self.ier,
-            // IIR: no interrupt pending (bit 0 set); FIFOs enabled shows in bits 7:6.
-            2 => 0x01 | if self.fcr & 1 != 0 { 0xc0 } else { 0 },
+            2 => {
+                let iir = self.iir();
+                // Reading IIR while it reports THR empty acknowledges that interrupt.
+                if iir & 0x0f == Self::IIR_THRE {
+                    self.thr_pending = false;
+                }
+                iir
+            }
             3 => self.lcr,
             4 => self.mcr,
             5 => self.lsr(),
@@ -88,9 +142,20 @@ impl Uart {
         let dlab = self.lcr & Self::DLAB != 0;
         match off {
             0 if dlab => self.divisor = (self.divisor & 0xff00) | v as u16,
-            0 => return Some(v),
+            0 => {
+                // Sent at once: THR is empty again, which raises its interrupt.
+                self.thr_pending = true;
+                return Some(v);
+            }
             1 if dlab => self.divisor = (self.divisor & 0x00ff) | (v as u16) << 8,
-            1 => self.ier = v & 0x0f,
+            1 => {
+                // Turning ETBEI on with THR empty raises the interrupt even if an IIR read had
+                // acknowledged it (QEMU's serial, as PC software expects); off clears it.
+                if (self.ier ^ v) & Self::IER_THRE != 0 {
+                    self.thr_pending = v & Self::IER_THRE != 0;
+                }
+                self.ier = v & 0x0f;
+            }
             2 => {
                 self.fcr = v;
                 // FCR bit 1 clears the receive FIFO.
@@ -142,6 +207,8 @@ pub struct Bus {
     pub console: Box<dyn Write + Send>,
     /// The 16550 UART's registers.
     pub uart: Uart,
+    /// The PLIC (the UART's interrupt is its source 10).
+    pub plic: crate::plic::Plic,
     /// Where the UART's received bytes come from (`None`: nothing is ever received). Read when
     /// the program looks at LSR or RBR with nothing waiting, so a pipe or file is consumed as
     /// the program asks for it; end of input or an error leaves the line quiet.
@@ -197,6 +264,7 @@ impl Bus {
             irq_dirty: false,
             console: Box::new(std::io::stdout()),
             uart: Uart::default(),
+            plic: crate::plic::Plic::default(),
             uart_input: None,
             rom: Vec::new(),
             io_touched: false,
@@ -481,10 +549,17 @@ impl Bus {
         if (UART_BASE..UART_BASE + 0x100).contains(&addr) && size == 1 {
             // Registers repeat every 8 bytes (QEMU decodes the low three address bits).
             let off = (addr - UART_BASE) & 7;
-            if matches!(off, 0 | 5) && self.uart.rx.is_empty() {
+            if matches!(off, 0 | 2 | 5) && self.uart.rx.is_empty() {
                 self.uart_receive();
             }
-            return Some(self.uart.read(off) as u64);
+            let v = self.uart.read(off);
+            self.uart_irq();
+            return Some(v as u64);
+        }
+        if (PLIC_BASE..PLIC_BASE + PLIC_SIZE).contains(&addr) {
+            let v = self.plic.read(addr - PLIC_BASE, size)?;
+            self.irq_dirty = true;
+            return Some(v as u64);
         }
         if (FINISHER_BASE..FINISHER_BASE + 0x1000).contains(&addr) {
             return Some(0);
@@ -492,14 +567,40 @@ impl Bus {
         None
     }
 
-    /// Take what the UART's input has ready into the receive queue.
+    /// The UART's interrupt line to the PLIC after an access (the hart re-checks its
+    /// interrupts when the line changes).
+    fn uart_irq(&mut self) {
+        let before = (self.plic.eip(0), self.plic.eip(1));
+        self.plic.set_line(UART_IRQ, self.uart.interrupt());
+        if (self.plic.eip(0), self.plic.eip(1)) != before {
+            self.irq_dirty = true;
+        }
+    }
+
+    /// The UART has an input, nothing waiting, and its received-data interrupt enabled: software
+    /// waits for that interrupt rather than polling LSR.
+    pub fn uart_wants_input(&self) -> bool {
+        self.uart_input.is_some() && self.uart.rx.is_empty() && self.uart.ier & 1 != 0
+    }
+
+    /// Take what the UART's input has (see [`Bus::uart_wants_input`]) and raise its interrupt.
+    pub fn uart_poll_input(&mut self) {
+        self.uart_receive();
+        self.uart_irq();
+    }
+
+    /// Take what the UART's input has ready into the receive queue, as much as its receive
+    /// FIFO holds (16 bytes with the FIFOs on, else 1: what QEMU's serial accepts from its
+    /// character device); the rest waits in the input, so a FIFO reset or a byte read and
+    /// dropped while a driver sets the UART up loses at most that.
     #[cold]
     fn uart_receive(&mut self) {
         let Some(input) = self.uart_input.as_mut() else {
             return;
         };
-        let mut buf = [0u8; 256];
-        match input.read(&mut buf) {
+        let room: usize = if self.uart.fcr & 1 != 0 { 16 } else { 1 };
+        let mut buf = [0u8; 16];
+        match input.read(&mut buf[..room.saturating_sub(self.uart.rx.len())]) {
             Ok(n) if n > 0 => self.uart.rx.extend(&buf[..n]),
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
             _ => self.uart_input = None,
@@ -550,6 +651,12 @@ impl Bus {
             if let Some(b) = self.uart.write((addr - UART_BASE) & 7, value as u8) {
                 let _ = self.console.write_all(&[b]);
             }
+            self.uart_irq();
+            return Some(());
+        }
+        if (PLIC_BASE..PLIC_BASE + PLIC_SIZE).contains(&addr) {
+            self.plic.write(addr - PLIC_BASE, size, value as u32)?;
+            self.irq_dirty = true;
             return Some(());
         }
         if (FINISHER_BASE..FINISHER_BASE + 0x1000).contains(&addr) {
@@ -618,6 +725,38 @@ mod tests {
         assert_eq!(bus.load(lsr, 1, 0), Some(0x60));
         assert!(bus.uart_input.is_none());
         assert_eq!(bus.load(lsr, 1, 0), Some(0x60));
+    }
+
+    /// IIR as the 16550 data sheet and QEMU's serial give it: nothing pending at reset; THR
+    /// empty once ETBEI is on, acknowledged by reading IIR, raised again by each transmitted
+    /// byte; received data outranks it; FIFO bits with FCR.0.
+    #[test]
+    fn uart_iir_reports_thr_empty_and_received_data() {
+        let mut bus = Bus::new(1 << 20);
+        bus.console = Box::new(std::io::sink());
+        let (ier, iir) = (UART_BASE + 1, UART_BASE + 2);
+        assert_eq!(bus.load(iir, 1, 0), Some(0x01));
+        bus.store(UART_BASE + 2, 1, 0x01, 0).unwrap(); // FIFOs on
+        assert_eq!(bus.load(iir, 1, 0), Some(0xc1));
+        bus.store(ier, 1, 0x02, 0).unwrap();
+        assert!(bus.uart.interrupt());
+        assert_eq!(bus.load(iir, 1, 0), Some(0xc2));
+        assert_eq!(bus.load(iir, 1, 0), Some(0xc1), "acknowledged by the read");
+        bus.store(UART_BASE, 1, b'x' as u64, 0).unwrap();
+        assert_eq!(
+            bus.load(iir, 1, 0),
+            Some(0xc2),
+            "the byte went: THR empty again"
+        );
+        bus.store(UART_BASE, 1, b'x' as u64, 0).unwrap();
+        bus.store(ier, 1, 0x00, 0).unwrap();
+        assert!(!bus.uart.interrupt());
+        assert_eq!(bus.load(iir, 1, 0), Some(0xc1));
+        bus.uart_input = Some(Box::new(&b"k"[..]));
+        bus.store(ier, 1, 0x03, 0).unwrap();
+        assert_eq!(bus.load(iir, 1, 0), Some(0xc4), "received data first");
+        assert_eq!(bus.load(UART_BASE, 1, 0), Some(b'k' as u64));
+        assert_eq!(bus.load(iir, 1, 0), Some(0xc2));
     }
 
     #[test]

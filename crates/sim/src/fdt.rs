@@ -1,6 +1,6 @@
 //! The flattened device tree of the machine the hart model implements, laid out as QEMU's `virt`
 //! describes itself (QEMU 10 `hw/riscv/virt.c` output, checked with `dtc -I dtb -O dts`), minus
-//! the devices the model does not have (PLIC, virtio, PCI, flash, RTC, fw-cfg).
+//! the devices the model does not have (virtio, PCI, flash, RTC, fw-cfg).
 //!
 //! Bindings: Linux `Documentation/devicetree/bindings/riscv/cpus.yaml` and `extensions.yaml`
 //! (`riscv,isa`, `riscv,isa-base`, `riscv,isa-extensions`, `mmu-type`),
@@ -10,6 +10,7 @@
 use crate::bus::{CLINT_BASE, CLINT_SIZE, FINISHER_BASE, RAM_BASE, UART_BASE};
 use crate::counters::{CounterConfig, EVENTS};
 use crate::decode::Extensions;
+use crate::plic::{PLIC_BASE, PLIC_SIZE, SOURCES, UART_IRQ};
 use rvtrace_isa::Xlen;
 use vm_fdt::{FdtWriter, FdtWriterResult};
 
@@ -59,6 +60,11 @@ pub struct Machine {
     pub ram_size: u64,
     /// `/chosen/bootargs`, if any.
     pub bootargs: Option<String>,
+    /// `/chosen/linux,initrd-start` and `-end` (end exclusive), if an initrd is loaded.
+    pub initrd: Option<(u64, u64)>,
+    /// `/chosen/rng-seed`: 32 bytes of entropy for the kernel's random pool (QEMU `virt` gives
+    /// 32 random bytes), if any.
+    pub rng_seed: Option<[u8; 32]>,
     /// Smstateen ([`crate::Config::smstateen`]).
     pub smstateen: bool,
     /// Sstc ([`crate::Config::sstc`]).
@@ -76,6 +82,8 @@ impl Machine {
             counters: cfg.counters,
             ram_size: cfg.ram_size,
             bootargs: None,
+            initrd: None,
+            rng_seed: None,
             smstateen: cfg.smstateen,
             sstc: cfg.sstc && cfg.ext.s,
             more: Vec::new(),
@@ -94,8 +102,9 @@ impl Machine {
             }
         }
         // Zicntr and Zihpm: the counters are always there (Zihpm with 0 programmable counters
-        // still has the read-only-zero CSRs).
-        v.extend(["zicntr", "zicsr", "zifencei", "zihpm"]);
+        // still has the read-only-zero CSRs). Zihintpause: `pause` is a FENCE encoding, which
+        // the hart executes (as QEMU 7.2 lists it).
+        v.extend(["zicntr", "zicsr", "zifencei", "zihintpause", "zihpm"]);
         if e.zba {
             v.push("zba");
         }
@@ -211,7 +220,7 @@ impl Machine {
     fn write(&self) -> FdtWriterResult<Vec<u8>> {
         const CPU_PHANDLE: u32 = 1;
         const INTC_PHANDLE: u32 = 2;
-        // QEMU gives 3 to its PLIC, which the model does not have.
+        const PLIC_PHANDLE: u32 = 3;
         const TEST_PHANDLE: u32 = 4;
         let reg = |base: u64, size: u64| [base, size];
         let mut w = FdtWriter::new()?;
@@ -261,13 +270,14 @@ impl Machine {
             },
         )?;
         w.property_string("riscv,isa", &self.isa_string())?;
-        // As QEMU 7.2's `virt` (its dumped device tree): Sv48 on RV64 (Sv57 is accepted by
-        // `satp` but not advertised), Sv32 on RV32 (`mmu.rs`).
+        // The largest scheme `satp` accepts (`mmu.rs`), which Linux probes and uses: Sv57 on
+        // RV64 (as QEMU 10's `virt`; QEMU 7.2 says sv48 although its hart takes Sv57 too),
+        // Sv32 on RV32.
         w.property_string(
             "mmu-type",
             match self.xlen {
                 Xlen::Rv32 => "riscv,sv32",
-                Xlen::Rv64 => "riscv,sv48",
+                Xlen::Rv64 => "riscv,sv57",
             },
         )?;
         let intc = w.begin_node("interrupt-controller")?;
@@ -307,7 +317,23 @@ impl Machine {
         w.property_string("serial0", &serial)?;
         w.end_node(aliases)?;
 
+        // In the order of QEMU 7.2's blob (libfdt puts a property added later first): the
+        // initrd's addresses, rng-seed, bootargs, stdout-path. QEMU 7.2 writes the initrd
+        // addresses as one cell each (`qemu_fdt_setprop_cell`), which Linux reads by the
+        // property's length; two cells when the end lies above 4 GiB (QEMU 7.2 would truncate).
         let chosen = w.begin_node("chosen")?;
+        if let Some((start, end)) = self.initrd {
+            if let (Ok(s), Ok(e)) = (u32::try_from(start), u32::try_from(end)) {
+                w.property_u32("linux,initrd-end", e)?;
+                w.property_u32("linux,initrd-start", s)?;
+            } else {
+                w.property_u64("linux,initrd-end", end)?;
+                w.property_u64("linux,initrd-start", start)?;
+            }
+        }
+        if let Some(seed) = &self.rng_seed {
+            w.property("rng-seed", seed)?;
+        }
         if let Some(b) = &self.bootargs {
             w.property_string("bootargs", b)?;
         }
@@ -320,8 +346,9 @@ impl Machine {
         w.property_string("compatible", "simple-bus")?;
         w.property_null("ranges")?;
 
-        // No `interrupts`/`interrupt-parent`: the model has no PLIC, the UART raises nothing.
         let uart = w.begin_node(&format!("serial@{UART_BASE:x}"))?;
+        w.property_u32("interrupts", UART_IRQ as u32)?;
+        w.property_u32("interrupt-parent", PLIC_PHANDLE)?;
         w.property_u32("clock-frequency", UART_CLOCK_FREQUENCY)?;
         w.property_array_u64("reg", &reg(UART_BASE, 0x100))?;
         w.property_string("compatible", "ns16550a")?;
@@ -339,6 +366,21 @@ impl Machine {
             ],
         )?;
         w.end_node(test)?;
+
+        // Context 0 drives M external interrupt 11, context 1 S external interrupt 9.
+        let plic = w.begin_node(&format!("plic@{PLIC_BASE:x}"))?;
+        w.property_phandle(PLIC_PHANDLE)?;
+        w.property_u32("riscv,ndev", SOURCES as u32)?;
+        w.property_array_u64("reg", &reg(PLIC_BASE, PLIC_SIZE))?;
+        w.property_array_u32("interrupts-extended", &[INTC_PHANDLE, 11, INTC_PHANDLE, 9])?;
+        w.property_null("interrupt-controller")?;
+        w.property_string_list(
+            "compatible",
+            vec!["sifive,plic-1.0.0".into(), "riscv,plic0".into()],
+        )?;
+        w.property_u32("#address-cells", 0)?;
+        w.property_u32("#interrupt-cells", 1)?;
+        w.end_node(plic)?;
 
         // MSIP is M software interrupt 3, MTIMECMP M timer interrupt 7.
         let clint = w.begin_node(&format!("clint@{CLINT_BASE:x}"))?;
@@ -369,7 +411,7 @@ mod tests {
         let m = machine();
         assert_eq!(
             m.isa_string(),
-            "rv64imafdc_zicntr_zicsr_zifencei_zihpm_zba_zbb_zbc_zbs_smcntrpmf_sscofpmf_sstc"
+            "rv64imafdc_zicntr_zicsr_zifencei_zihintpause_zihpm_zba_zbb_zbc_zbs_smcntrpmf_sscofpmf_sstc"
         );
         let mut m = machine();
         m.xlen = Xlen::Rv32;
@@ -382,7 +424,10 @@ mod tests {
         m.counters.sscofpmf = false;
         m.counters.smcntrpmf = false;
         m.sstc = false;
-        assert_eq!(m.isa_string(), "rv32imac_zicntr_zicsr_zifencei_zihpm");
+        assert_eq!(
+            m.isa_string(),
+            "rv32imac_zicntr_zicsr_zifencei_zihintpause_zihpm"
+        );
         // S* in alphabetical order (ISA manual, "ISA Extension Naming Conventions"), the CTR
         // names (`run --ctr`) among them. (QEMU 10 puts smctr/ssctr after its other S*.)
         let mut m = machine();

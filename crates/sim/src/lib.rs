@@ -39,6 +39,7 @@ pub mod import;
 pub mod ingress;
 pub mod mmu;
 pub mod observer;
+pub mod plic;
 pub mod pmp;
 mod probe;
 mod traploop;

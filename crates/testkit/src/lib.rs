@@ -10,6 +10,7 @@
 pub mod asm;
 pub mod bench;
 pub mod case;
+pub mod cpio;
 pub mod flow;
 pub mod par;
 pub mod randprog;

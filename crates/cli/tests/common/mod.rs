@@ -51,6 +51,20 @@ pub fn program(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../../programs/elf/{name}.elf"))
 }
 
+/// `p` if it is a file; else `None`, with a note on stderr that the test is skipped (the
+/// files `scripts/setup.sh` installs).
+pub fn installed(p: PathBuf) -> Option<PathBuf> {
+    if p.is_file() {
+        Some(p)
+    } else {
+        eprintln!(
+            "note: {} absent (scripts/setup.sh installs it); skipped",
+            p.display()
+        );
+        None
+    }
+}
+
 /// A path as a command-line argument.
 pub fn s(p: &Path) -> &str {
     p.to_str().unwrap()

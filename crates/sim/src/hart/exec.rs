@@ -713,6 +713,14 @@ impl Hart {
         if self.mip() & self.csr.mie != 0 {
             return true;
         }
+        // Input arrives while the hart idles: a UART that waits for data with its receive
+        // interrupt enabled takes what its input has (blocking until some comes or it ends).
+        if self.bus.uart_wants_input() {
+            self.bus.uart_poll_input();
+            if self.mip() & self.csr.mie != 0 {
+                return true;
+            }
+        }
         let mtime = self.mtime();
         let wake = [
             (irq::MTI, self.bus.clint.mtimecmp),

@@ -392,6 +392,13 @@ impl Hart {
         if self.bus.clint.msip {
             mip |= irq::MSI;
         }
+        // The PLIC's contexts 0 (M) and 1 (S); SEIP reads as software's bit or-ed with it.
+        if self.bus.plic.eip(0) {
+            mip |= irq::MEI;
+        }
+        if self.bus.plic.eip(1) {
+            mip |= irq::SEI;
+        }
         mip
     }
 
