@@ -250,6 +250,7 @@ fn decode_help_lists_decoder_options_only() {
         "--all-jumps",
         "--link-registers",
         "--elf",
+        "--image",
         "--pcs",
         "--flow",
         "--stats",
@@ -269,7 +270,6 @@ fn decode_help_lists_decoder_options_only() {
         "--trace-priv",
         "--icnt-bits",
         "--ownership",
-        "--xlen",
     ] {
         assert!(!help.contains(opt), "{opt} listed:\n{help}");
     }
