@@ -579,6 +579,36 @@ impl<'a, W: Write + Send> Tables<'a, W> {
                     ..Row::default()
                 },
             ),
+            FlowElement::Event {
+                offset,
+                kind,
+                addr,
+                value,
+            } => {
+                // The value (and a write's tag) as text, as the flow text shows them.
+                let mut text = String::new();
+                if let rvtrace_flow::EventKind::Write { tag } = kind {
+                    text += &format!("tag={tag:#x}");
+                }
+                if let Some(v) = value {
+                    if !text.is_empty() {
+                        text.push(' ');
+                    }
+                    text += &format!("value={v:#x}");
+                }
+                push(
+                    "event",
+                    h.retired,
+                    Row {
+                        start: *addr,
+                        function: addr.and_then(name),
+                        reason: Some(kind.name()),
+                        message: (!text.is_empty()).then_some(text.as_str()),
+                        offset: Some(*offset),
+                        ..Row::default()
+                    },
+                )
+            }
             FlowElement::Ignored {
                 offset,
                 kind,

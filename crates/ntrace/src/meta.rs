@@ -607,7 +607,7 @@ pub fn diagnose(image: &Image, cfg: DecoderConfig, data: &[u8]) -> Option<String
         return None;
     }
     let bad_messages = |src_bits: u8| {
-        let c = CodecConfig { src_bits };
+        let c = CodecConfig::new(src_bits);
         Frames::new(data)
             .filter(|f| match f {
                 Frame::Message(m) => parse(m, &c).is_err(),
@@ -619,7 +619,7 @@ pub fn diagnose(image: &Image, cfg: DecoderConfig, data: &[u8]) -> Option<String
     for b in 0..=MAX_SRC_BITS {
         if b != cfg.codec.src_bits {
             let c = DecoderConfig {
-                codec: CodecConfig { src_bits: b },
+                codec: CodecConfig::new(b),
                 src: None,
                 ..cfg
             };

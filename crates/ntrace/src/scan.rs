@@ -51,7 +51,7 @@ pub fn next_sync(bytes: &[u8], from: u64, cfg: &DecoderConfig) -> Option<SyncPoi
     let mut d = Deframer::at(start as u64);
     bytes[start..].iter().find_map(|&b| match d.push(b)? {
         Frame::Message(raw) => {
-            sync_point(&raw, cfg).filter(|p| cfg.spec.sync_resets_encoder(p.sync))
+            sync_point(&raw, cfg).filter(|p| cfg.sync_resets_encoder(p.sync))
         }
         Frame::Error(_) => None,
     })
