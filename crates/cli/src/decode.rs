@@ -75,6 +75,16 @@ pub struct DecodeArgs {
     /// the program flow ignores (N-Trace 6.1); each kind is also warned about once.
     #[arg(long, requires = "flow")]
     list_ignored: bool,
+    /// Write the text of ITC prints to FILE (`-` for stdout; N-Trace `--dialect sifive`:
+    /// DataAcquisition messages, SiFive's ITC stimulus writes): text prints of the print
+    /// channel, "no load string" prints whose formats are the ELF's `#ident "N:format"`
+    /// (`.comment`) strings, and `channel N value 0x...` for other writes.
+    #[arg(long, value_name = "FILE")]
+    itc_print: Option<PathBuf>,
+    /// The ITC channel of text prints [default: the SiFive settings' print channel, else 0].
+    #[arg(long, value_name = "N", requires = "itc_print",
+          value_parser = clap::value_parser!(u32).range(0..32))]
+    itc_channel: Option<u32>,
     /// Print the summary on stderr at the end (printed anyway without an output option).
     #[arg(long)]
     stats: bool,
@@ -205,6 +215,9 @@ pub fn decode(a: &DecodeArgs, forced: Option<Protocol>) -> CmdResult {
     if let Some(p) = &a.flow {
         outputs.push(("--flow", p));
     }
+    if let Some(p) = &a.itc_print {
+        outputs.push(("--itc-print", p));
+    }
     outputs.extend(crate::brstack::decode_outputs(&a.brstack));
     outputs.extend(a.text.outputs());
     crate::brstack::check_decode(&a.brstack)?;
@@ -293,6 +306,10 @@ pub fn decode(a: &DecodeArgs, forced: Option<Protocol>) -> CmdResult {
     let mut brstack = crate::brstack::FlowOut::new(&a.brstack, &image, xlen)?;
     let syms = a.text.symbols(&elfs)?;
     let mut text = crate::text_out::TextOut::new(&a.text, &image, syms.as_ref(), xlen)?;
+    let mut itc = match &a.itc_print {
+        Some(p) => Some(ItcOut::new(a, &dec, &elfs, p)?),
+        None => None,
+    };
     let mut warnings = Warnings::new(t.display(), a.max_warnings);
     let mut first_loss: Option<LossReason> = None;
     let mut overflow = false;
@@ -307,6 +324,9 @@ pub fn decode(a: &DecodeArgs, forced: Option<Protocol>) -> CmdResult {
         }
         if let Some(b) = brstack.as_mut() {
             b.element(e);
+        }
+        if let Some(i) = itc.as_mut() {
+            i.element(e);
         }
         text.element(e);
     };
@@ -364,6 +384,9 @@ pub fn decode(a: &DecodeArgs, forced: Option<Protocol>) -> CmdResult {
     if let Some(b) = brstack {
         b.finish()?;
     }
+    if let Some(i) = itc {
+        i.finish()?;
+    }
     text.finish()?;
     if show_summary {
         say!("{}", summary(&trace, &st));
@@ -376,6 +399,79 @@ pub fn decode(a: &DecodeArgs, forced: Option<Protocol>) -> CmdResult {
         }
     }
     Ok(report::status(st.losses == 0))
+}
+
+/// `decode --itc-print`: the ITC prints of the DataAcquisition writes, as text.
+struct ItcOut {
+    printer: rvtrace_ntrace::sifive::ItcPrinter,
+    out: Output,
+    lines: Vec<String>,
+    err: Option<std::io::Error>,
+}
+
+impl ItcOut {
+    fn new(
+        a: &DecodeArgs,
+        dec: &crate::trace_source::TraceDecodeOpts,
+        elfs: &[PathBuf],
+        path: &Path,
+    ) -> Result<ItcOut, Failure> {
+        let settings = dec
+            .opts
+            .sifive_settings()
+            .map_err(crate::trace_source::failure)?;
+        let channel = a
+            .itc_channel
+            .or(settings.and_then(|s| s.itc_channel))
+            .unwrap_or(0);
+        let mut nls = Vec::new();
+        for elf in elfs {
+            let bytes = report::read_input(elf)?;
+            if let Some(c) = rvtrace_image::elf_section(&bytes, ".comment") {
+                nls.extend(rvtrace_ntrace::sifive::nls_formats(c));
+            }
+        }
+        Ok(ItcOut {
+            printer: rvtrace_ntrace::sifive::ItcPrinter::new(channel, nls),
+            out: Output::create(path)?,
+            lines: Vec::new(),
+            err: None,
+        })
+    }
+
+    fn element(&mut self, e: &FlowElement) {
+        if let FlowElement::Event {
+            kind: rvtrace_flow::EventKind::Write { tag },
+            value: Some(v),
+            ..
+        } = e
+        {
+            self.printer.write(*tag, *v, &mut self.lines);
+            self.write_lines();
+        }
+    }
+
+    fn write_lines(&mut self) {
+        use std::io::Write;
+        for l in self.lines.drain(..) {
+            if self.err.is_none() {
+                if let Err(e) = writeln!(self.out, "{l}") {
+                    self.err = Some(e);
+                }
+            }
+        }
+    }
+
+    fn finish(mut self) -> Result<(), Failure> {
+        if let Some(l) = self.printer.finish() {
+            self.lines.push(l);
+        }
+        self.write_lines();
+        if let Some(e) = self.err.take() {
+            return Err(self.out.fail(e));
+        }
+        self.out.finish()
+    }
 }
 
 /// `decode --all-harts`: each source in `srcs` decoded on its own (the decoder skips the other

@@ -88,6 +88,12 @@ pub struct DecoderConfig {
     /// Depth of the decoder's return-address stack (deeper calls drop the oldest entry):
     /// at least the encoder's (9.2), default [`MAX_STACK`].
     pub stack_depth: usize,
+    /// Address width of the encoder: addresses are sign-extended from this bit (SiFive's
+    /// `addrbits`; `None`: XLEN).
+    pub addr_bits: Option<u8>,
+    /// Width of the encoder's timestamp counter: a time that goes backwards wrapped (SiFive's
+    /// `tsSize`; `None`: 64).
+    pub tstamp_bits: Option<u8>,
 }
 
 impl DecoderConfig {
@@ -104,6 +110,8 @@ impl DecoderConfig {
             max_repeat: MAX_REPEAT,
             spec: Spec::V1_0,
             stack_depth: MAX_STACK,
+            addr_bits: None,
+            tstamp_bits: None,
         }
     }
 
@@ -927,15 +935,22 @@ impl<'a> Decoder<'a> {
     /// the previous time, in SiFive's dialect combined with it by XOR.
     fn time<S: FlowSink + ?Sized>(&mut self, m: &Message, absolute: bool, sink: &mut S) {
         let Some(t) = m.tstamp else { return };
-        let time = if absolute {
-            t
-        } else {
-            match self.s.time {
-                Some(prev) if self.cfg.sifive() => prev ^ t,
-                Some(prev) => prev.wrapping_add(t),
-                None => return,
+        let bits = self.cfg.tstamp_bits.filter(|&b| b < 64).map(u32::from);
+        let mut time = match (absolute, self.s.time) {
+            // A counter narrower than 64 bits: its wraps so far are kept (SiFive's decoder).
+            (true, Some(prev)) if self.cfg.sifive() && bits.is_some() => {
+                t | (prev & (u64::MAX << bits.unwrap_or(0)))
             }
+            (true, _) => t,
+            (false, Some(prev)) if self.cfg.sifive() => prev ^ t,
+            (false, Some(prev)) => prev.wrapping_add(t),
+            (false, None) => return,
         };
+        if let (Some(b), Some(prev), true) = (bits, self.s.time, self.cfg.sifive()) {
+            if time < prev {
+                time = time.wrapping_add(1 << b);
+            }
+        }
         self.s.time = Some(time);
         self.emit(sink, FlowElement::Time { time });
     }
@@ -1403,7 +1418,12 @@ impl<'a> Decoder<'a> {
 /// when configured).
 pub(crate) fn full_addr(cfg: &DecoderConfig, a: &Addr) -> u64 {
     let ext = cfg.extend_addr_msb.then_some(cfg.isa.xlen);
-    (a.value(ext) << 1) & cfg.isa.xlen.addr_mask()
+    let mut v = a.value(ext) << 1;
+    if let Some(b @ 1..=63) = cfg.addr_bits {
+        let sh = 64 - u32::from(b);
+        v = ((v << sh) as i64 >> sh) as u64;
+    }
+    v & cfg.isa.xlen.addr_mask()
 }
 
 /// Why the program does not match the trace: the text of a [`LossReason::Mismatch`].
