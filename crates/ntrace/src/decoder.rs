@@ -471,6 +471,9 @@ impl<'a> Decoder<'a> {
             self.s.stopped = true;
             return self.stats;
         }
+        if self.cfg.sifive() && self.s.synced && self.s.budget > 0 {
+            self.walk_cut_tail(sink);
+        }
         if let Some(e) = self.deframer.finish() {
             self.lose(e.offset(), LossReason::EndLost(e.to_string()), sink);
         }
@@ -1166,6 +1169,18 @@ impl<'a> Decoder<'a> {
             End::Stop => {}
         }
         Ok(())
+    }
+
+    /// A trace cut after ResourceFull I-CNTs (SiFive's captures end where the buffer is full):
+    /// the instructions they count retired, so they are walked up to the first one whose
+    /// successor the trace does not give (a conditional branch without a HIST bit, an
+    /// uninferable jump), as SiFive's decoder shows them; the loss at the end says the rest
+    /// is unknown.
+    fn walk_cut_tail<S: FlowSink + ?Sized>(&mut self, sink: &mut S) {
+        self.walk_htm = true;
+        // Its end is where the walk stops: no message follows to check it against.
+        let _ = self.walk(Some(End::Stop), sink);
+        self.s.budget = 0;
     }
 
     /// N-Trace 1.0: an `ecall`/`ebreak`/`c.ebreak` that takes a trap or enters Debug Mode does
