@@ -892,11 +892,15 @@ impl<'a> Decoder<'a> {
             ict::CONTROL if ckdf == 0 => (EventKind::Control, Some(ckdata0.field)),
             ict::CONTROL => (EventKind::Control, ckdata1),
             ict::EXTERNAL_TRIGGER => (EventKind::ExternalTrigger, ckdata1),
-            // CKDF 1 (event trace): CKDATA1 is the target XOR the call's address.
-            ict::CALL => (
-                EventKind::Call,
-                ckdata1.and_then(|d| addr.map(|a| (a ^ (d << 1)) & self.addr_mask())),
-            ),
+            // CKDF 1 (event trace): CKDATA1 is the target XOR the call's address, and the
+            // target is the next reference address (SiFive's decoder).
+            ict::CALL => {
+                let target = ckdata1.map(|d| (self.s.ref_addr ^ (d << 1)) & self.addr_mask());
+                if let Some(t) = target {
+                    self.s.ref_addr = t;
+                }
+                (EventKind::Call, target.filter(|_| addr.is_some()))
+            }
             ict::EXCEPTION => (EventKind::Exception, ckdata1),
             ict::INTERRUPT => (EventKind::Interrupt, ckdata1),
             ict::CONTEXT => (EventKind::Context, ckdata1),
