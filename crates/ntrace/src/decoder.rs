@@ -878,7 +878,9 @@ impl<'a> Decoder<'a> {
             }
             _ => return,
         };
-        let addr = if cksrc == ict::CONTROL && ckdf == 0 {
+        // Control with CKDF 0 carries a code, CKSRC 12 (performance counters in the newer SiFive
+        // decoder's output, "PPCx8") counter values: no address, the reference stays.
+        let addr = if (cksrc == ict::CONTROL && ckdf == 0) || cksrc == ict::COUNTERS {
             None
         } else if sync {
             self.s.ref_addr = self.full_addr(&ckdata0);
@@ -906,6 +908,7 @@ impl<'a> Decoder<'a> {
             ict::CONTEXT => (EventKind::Context, ckdata1),
             ict::WATCHPOINT => (EventKind::Watchpoint, ckdata1),
             ict::PC_SAMPLE => (EventKind::PcSample, None),
+            ict::COUNTERS => (EventKind::Other(ict::COUNTERS), Some(ckdata0.field)),
             c => (EventKind::Other(c), ckdata1),
         };
         self.emit(
@@ -1498,6 +1501,9 @@ mod ict {
     pub const EXCEPTION: u8 = 10;
     /// CKSRC 11: interrupt.
     pub const INTERRUPT: u8 = 11;
+    /// CKSRC 12: performance counter values (not in the public decoder; sifive/trace-decoder-tests
+    /// `event-ppc` shows them as "PPCx8" with the address unchanged).
+    pub const COUNTERS: u8 = 12;
     /// CKSRC 13: context.
     pub const CONTEXT: u8 = 13;
     /// CKSRC 14: watchpoint.
