@@ -98,7 +98,7 @@ fn dump_message(
         for s in spans.iter().filter(|s| s.last_byte() == k as u64) {
             if s.name == "TCODE" {
                 let tc = raw.tcode();
-                let name = tcode::name(tc).unwrap_or(if tcode::is_vendor(tc) {
+                let name = tcode::name_in(tc, cfg.dialect).unwrap_or(if tcode::is_vendor(tc) {
                     "VendorDefined"
                 } else {
                     "Reserved"
