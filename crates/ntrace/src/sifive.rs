@@ -463,7 +463,7 @@ mod tests {
         p.write(3, u64::from(b'\n'), &mut out);
         p.write(4, 0, &mut out);
         p.write(8, 0x1234, &mut out);
-        p.write(0, u64::from(b'x'), &mut out);
+        p.write(3, u64::from(b'x'), &mut out);
         assert_eq!(out, ["Hi!", "ok", "Foo", "channel 2 value 0x1234"]);
         assert_eq!(p.finish().as_deref(), Some("x"));
     }
