@@ -1147,7 +1147,9 @@ impl FlowSink for Profiler<'_> {
                 let f = self.func_of(pc);
                 *self.samples.entry(f).or_default() += 1;
             }
-            FlowElement::Context { .. } | FlowElement::Ignored { .. } | FlowElement::Event { .. } => {}
+            FlowElement::Context { .. }
+            | FlowElement::Ignored { .. }
+            | FlowElement::Event { .. } => {}
         }
     }
 }

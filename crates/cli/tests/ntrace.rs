@@ -779,7 +779,12 @@ fn sifive_dialect_options() {
         "# dqr -sf\nsrcbits = 0\ntrace.config.int.itc.print.channel = 3\npids = 737\n",
     )
     .unwrap();
-    let o = decode(&["--sifive-settings", arg(&settings), "--itc-print", arg(&itc)]);
+    let o = decode(&[
+        "--sifive-settings",
+        arg(&settings),
+        "--itc-print",
+        arg(&itc),
+    ]);
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(0), "{err}");
     assert!(err.contains("pids: not yet supported"), "{err}");
@@ -827,7 +832,14 @@ fn sifive_dialect_options() {
         "{p_out}{p_err}"
     );
     // dump names the fields.
-    let o = rvtrace(&["dump", arg(&with), "--protocol", "ntrace", "--dialect", "sifive"]);
+    let o = rvtrace(&[
+        "dump",
+        arg(&with),
+        "--protocol",
+        "ntrace",
+        "--dialect",
+        "sifive",
+    ]);
     let dump = stdout(&o);
     assert!(dump.contains("- InCircuitTrace"), "{dump}");
     assert!(dump.contains("CKSRC[4]=0xF CKDF[2]=0x0"), "{dump}");

@@ -651,12 +651,7 @@ impl<'a> Decoder<'a> {
     }
 
     /// The messages N-Trace defines, and its rule for codes it does not.
-    fn on_standard<S: FlowSink + ?Sized>(
-        &mut self,
-        m: &Message,
-        raw: &RawMessage,
-        sink: &mut S,
-    ) {
+    fn on_standard<S: FlowSink + ?Sized>(&mut self, m: &Message, raw: &RawMessage, sink: &mut S) {
         // Reserved and vendor-defined codes (N-Trace 6.1 "Fields in Messages", 7.8 RCODE,
         // 7.12 EVCODE, 7.1 PROCESS): stepped over, synchronised or not.
         match m.body {

@@ -406,9 +406,8 @@ impl Meta {
                 self.icnt_bits = Some(b as u8);
             }
             "dialect" => {
-                self.dialect = Some(
-                    crate::codec::Dialect::from_name(v).ok_or(ValueProblem::UnknownDialect)?,
-                )
+                self.dialect =
+                    Some(crate::codec::Dialect::from_name(v).ok_or(ValueProblem::UnknownDialect)?)
             }
             "fifo-bytes" => {
                 self.fifo_bytes = Some(u32::try_from(num()?).map_err(|_| ValueProblem::TooLarge)?)

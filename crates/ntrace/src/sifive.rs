@@ -424,7 +424,10 @@ mod tests {
             nls_text("hex 8: 0x%02x 0x%02x 0x%02x 0x%02x", i8(0xff, 2, 0xff, 4)),
             "hex 8: 0xff 0x02 0xff 0x04"
         );
-        assert_eq!(nls_text("oct 8: %o %o %o %o", i8(21, 42, 63, 84)), "oct 8: 25 52 77 124");
+        assert_eq!(
+            nls_text("oct 8: %o %o %o %o", i8(21, 42, 63, 84)),
+            "oct 8: 25 52 77 124"
+        );
         assert_eq!(
             nls_text("char 8: %c %c %c %c", i8(97, 98, 99, 100)),
             "char 8: a b c d"
@@ -441,12 +444,18 @@ mod tests {
             nls_text("hex 11: %03x %03x %03x", i11(0xfff, 0xfff, 0xfff)),
             "hex 11: 7ff 7ff 3ff"
         );
-        assert_eq!(nls_text("oct 11: %o %o %o", i11(123, 456, 42)), "oct 11: 173 710 52");
+        assert_eq!(
+            nls_text("oct 11: %o %o %o", i11(123, 456, 42)),
+            "oct 11: 173 710 52"
+        );
         assert_eq!(
             nls_text("uint 16: %u %u", i16(m(-1), 65535)),
             "uint 16: 65535 65535"
         );
-        assert_eq!(nls_text("int 16: %d %d", i16(m(-42), 1234)), "int 16: -42 1234");
+        assert_eq!(
+            nls_text("int 16: %d %d", i16(m(-42), 1234)),
+            "int 16: -42 1234"
+        );
         assert_eq!(nls_text("uint 32: %u", 0xffff_ffff), "uint 32: 4294967295");
         assert_eq!(nls_text("int 32: %d", m(-42)), "int 32: -42");
     }

@@ -134,7 +134,10 @@ fn rcode_8_9_runs_are_branch_outcomes() {
         rdata1: None,
     };
     let (_, _, losses) = run_decode(&run, Dialect::Sifive, &bytes_of(&bad));
-    assert!(losses[0].contains("RCODE 9 with a count of 0"), "{losses:?}");
+    assert!(
+        losses[0].contains("RCODE 9 with a count of 0"),
+        "{losses:?}"
+    );
 }
 
 /// The address a message gives (F-ADDR, or U-ADDR XOR the reference), the new reference.
@@ -222,7 +225,10 @@ fn in_circuit_trace_updates_the_reference_address() {
         .collect();
     assert_eq!(events, want);
     let (_, _, losses) = run_decode(&run, Dialect::Standard, &bytes_of(&out));
-    assert!(!losses.is_empty(), "the standard decoder loses the reference");
+    assert!(
+        !losses.is_empty(),
+        "the standard decoder loses the reference"
+    );
 }
 
 /// Hand-built messages (bytes with the fields they carry). SRC 0 bits; MDO bits LSB first.
@@ -352,7 +358,12 @@ fn timestamps_ownership_and_writes() {
     );
     put(msgs[0], Some(0x1000));
     // Ownership: scontext 0x2e1 in U-mode, hcontext 0 (SiFive's order), then V=1 PRV=3.
-    put(Body::Ownership { process: 0x2e1 << 5 | 2 }, Some(0x0011));
+    put(
+        Body::Ownership {
+            process: 0x2e1 << 5 | 2,
+        },
+        Some(0x0011),
+    );
     put(Body::Ownership { process: 3 }, None);
     put(Body::Ownership { process: 0x1c }, Some(0x0100));
     for m in &msgs[1..] {
@@ -405,10 +416,7 @@ fn htm_branch_past_the_hist_is_unknown() {
     *h = 1;
     for d in [Dialect::Standard, Dialect::Sifive] {
         let (_, pcs, losses) = run_decode(&run, d, &bytes_of(&msgs));
-        assert!(
-            losses[0].contains("no HIST bit left"),
-            "{d:?}: {losses:?}"
-        );
+        assert!(losses[0].contains("no HIST bit left"), "{d:?}: {losses:?}");
         assert!(pcs.len() < truth.len() && truth.starts_with(&pcs));
     }
 }
