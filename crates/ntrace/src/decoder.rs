@@ -1698,6 +1698,18 @@ mod tests {
         assert!(HistQueue::default().push(0, 1).is_err());
     }
 
+    /// `--addr-bits` (SiFive's `addrbits`, P550: 48): addresses are sign-extended from the
+    /// encoder's top address bit, as Linux kernel addresses need.
+    #[test]
+    fn addr_bits_sign_extend() {
+        let mut cfg = DecoderConfig::new(IsaConfig::new(rvtrace_isa::Xlen::Rv64));
+        let kernel = Addr::plain(0x0000_ffff_ffc0_0000 >> 1);
+        assert_eq!(full_addr(&cfg, &kernel), 0x0000_ffff_ffc0_0000);
+        cfg.addr_bits = Some(48);
+        assert_eq!(full_addr(&cfg, &kernel), 0xffff_ffff_ffc0_0000);
+        assert_eq!(full_addr(&cfg, &Addr::plain(0x4000_0000)), 0x8000_0000);
+    }
+
     /// N-Trace 9.3: 0x55555555 x 10 and 0x5 x 150 are the same 300 bits.
     #[test]
     fn hrepeat_example_9_3() {

@@ -789,6 +789,53 @@ mod tests {
         assert_eq!(bad.to_string(), "line 2: spec = 1.1: expected 1.0 or rc7");
     }
 
+    /// The `dialect` setting: absent = standard; the sidecar's key; a given option wins (with a
+    /// warning); `--hw` sets it and the part's widths where no option does.
+    #[test]
+    fn dialect_from_sidecar_and_hw() {
+        use crate::codec::Dialect;
+        let of = |given: Given, m: Option<&Meta>| {
+            let (r, w) = decoder_config(&given, m, Xlen::Rv64);
+            (r.unwrap().0, w.len())
+        };
+        let none = Meta::parse("protocol = ntrace\n").unwrap();
+        assert_eq!(none.dialect, None);
+        assert!(!none.to_text().contains("dialect"));
+        assert_eq!(
+            of(Given::default(), Some(&none)).0.codec.dialect,
+            Dialect::Standard
+        );
+        let sifive = Meta::parse("protocol = ntrace\ndialect = sifive\n").unwrap();
+        assert!(sifive.to_text().lines().any(|l| l == "dialect = sifive"));
+        assert_eq!(
+            of(Given::default(), Some(&sifive)).0.codec.dialect,
+            Dialect::Sifive
+        );
+        let standard = Given {
+            dialect: Some(Dialect::Standard),
+            ..Given::default()
+        };
+        let (c, w) = of(standard, Some(&sifive));
+        assert_eq!((c.codec.dialect, w), (Dialect::Standard, 1));
+        let bad = Meta::parse("protocol = ntrace\ndialect = arm\n").unwrap_err();
+        assert_eq!(
+            bad.to_string(),
+            "line 2: dialect = arm: expected standard or sifive"
+        );
+        let p550 = Given {
+            hw: Some(crate::sifive::Hw::P550x4),
+            src_bits: Some(0),
+            ..Given::default()
+        };
+        let (c, _) = of(p550, None);
+        assert_eq!(c.codec.dialect, Dialect::Sifive);
+        assert_eq!(c.codec.src_bits, 0, "the option wins over the part");
+        assert_eq!(
+            (c.addr_bits, c.tstamp_bits, c.stack_depth),
+            (Some(48), Some(40), 1023)
+        );
+    }
+
     #[test]
     fn sidecar_round_trip() {
         let mut cfg = EncoderConfig::new(Xlen::Rv32);
