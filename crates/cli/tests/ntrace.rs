@@ -613,13 +613,8 @@ fn periodic_sync_by_default() {
     );
 }
 
-/// N-Trace 6.1: reserved and vendor-defined messages are stepped over, not losses. A real
-/// trace with such messages spliced in after whole messages (an encoder's byte ends a message
-/// when its MSEO is 11) decodes to the same PCs, exit 0; the first of each kind is a warning, a
-/// note sums them up, and `--list-ignored` lists each in the flow.
-#[test]
-fn decode_steps_over_reserved_messages() {
-    let d = tmpdir("reserved");
+/// traps-rv32imac run in `d` and encoded with the defaults: (ELF, the run's PCs, the trace).
+fn traps_run_encoded(d: &std::path::Path) -> (PathBuf, PathBuf, PathBuf) {
     let elf = program("traps-rv32imac");
     let (ing, pcs, bin) = (d.join("t.ing"), d.join("run.pcs"), d.join("t.bin"));
     let o = rvtrace(&["run", arg(&elf), "--ingress", arg(&ing), "--pcs", arg(&pcs)]);
@@ -628,6 +623,17 @@ fn decode_steps_over_reserved_messages() {
         &rvtrace(&["encode", "ntrace", arg(&ing), "-o", arg(&bin)]),
         "encode",
     );
+    (elf, pcs, bin)
+}
+
+/// N-Trace 6.1: reserved and vendor-defined messages are stepped over, not losses. A real
+/// trace with such messages spliced in after whole messages (an encoder's byte ends a message
+/// when its MSEO is 11) decodes to the same PCs, exit 0; the first of each kind is a warning, a
+/// note sums them up, and `--list-ignored` lists each in the flow.
+#[test]
+fn decode_steps_over_reserved_messages() {
+    let d = tmpdir("reserved");
+    let (elf, pcs, bin) = traps_run_encoded(&d);
     let trace = std::fs::read(&bin).unwrap();
     let messages = ntrace_messages(&trace);
     assert!(messages.len() > 51, "{} messages", messages.len());
@@ -696,14 +702,7 @@ fn decode_steps_over_reserved_messages() {
 #[test]
 fn sifive_dialect_options() {
     let d = tmpdir("sifive");
-    let elf = program("traps-rv32imac");
-    let (ing, pcs, bin) = (d.join("t.ing"), d.join("run.pcs"), d.join("t.bin"));
-    let o = rvtrace(&["run", arg(&elf), "--ingress", arg(&ing), "--pcs", arg(&pcs)]);
-    assert!(o.status.code().is_some());
-    ok(
-        &rvtrace(&["encode", "ntrace", arg(&ing), "-o", arg(&bin)]),
-        "encode",
-    );
+    let (elf, pcs, bin) = traps_run_encoded(&d);
     let trace = std::fs::read(&bin).unwrap();
     let messages = ntrace_messages(&trace);
     // TCODE 34 = 100010 | CKSRC 15 (PC sample), CKDF 0: 00_1111 | CKDATA0 0, end of message: the

@@ -586,16 +586,7 @@ impl<'a, W: Write + Send> Tables<'a, W> {
                 value,
             } => {
                 // The value (and a write's tag) as text, as the flow text shows them.
-                let mut text = String::new();
-                if let rvtrace_flow::EventKind::Write { tag } = kind {
-                    text += &format!("tag={tag:#x}");
-                }
-                if let Some(v) = value {
-                    if !text.is_empty() {
-                        text.push(' ');
-                    }
-                    text += &format!("value={v:#x}");
-                }
+                let text = kind.details(*value);
                 push(
                     "event",
                     h.retired,

@@ -250,6 +250,21 @@ impl EventKind {
             EventKind::Other(_) => "other",
         }
     }
+
+    /// The event's code or tag and its value as text (`tag=0x0 value=0x2a`, `code=12`; empty
+    /// when it has neither), as the flow text and the tables show them.
+    pub fn details(self, value: Option<u64>) -> String {
+        let mut parts = Vec::new();
+        match self {
+            EventKind::Write { tag } => parts.push(format!("tag={tag:#x}")),
+            EventKind::Other(code) => parts.push(format!("code={code}")),
+            _ => {}
+        }
+        if let Some(v) = value {
+            parts.push(format!("value={v:#x}"));
+        }
+        parts.join(" ")
+    }
 }
 
 /// Receives flow elements.
@@ -960,17 +975,13 @@ impl<'a, W: Write> FlowText<'a, W> {
                 value,
             } => {
                 write!(self.buf, "event {}", kind.name())?;
-                match kind {
-                    EventKind::Write { tag } => write!(self.buf, " tag={tag:#x}")?,
-                    EventKind::Other(code) => write!(self.buf, " code={code}")?,
-                    _ => {}
-                }
                 if let Some(a) = addr {
                     let a = self.opt(Some(*a));
                     write!(self.buf, " addr={a}")?;
                 }
-                if let Some(v) = value {
-                    write!(self.buf, " value={v:#x}")?;
+                let details = kind.details(*value);
+                if !details.is_empty() {
+                    write!(self.buf, " {details}")?;
                 }
                 writeln!(self.buf, " at byte {offset:#x}")
             }

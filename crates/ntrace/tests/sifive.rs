@@ -3,7 +3,7 @@
 //! execution (RCODE 8/9 branch runs, In-Circuit Trace between messages, XOR timestamps), and
 //! hand-built messages; the decoded PCs must be the run's.
 
-use rvtrace_flow::{for_each_pc, EventKind, FlowElement};
+use rvtrace_flow::{EventKind, FlowElement};
 use rvtrace_isa::IsaConfig;
 use rvtrace_ntrace::codec::message::raw_from_bytes;
 use rvtrace_ntrace::codec::{rcode, Addr, Body, CodecConfig, Dialect, Message};
@@ -34,17 +34,7 @@ fn run_decode(
 ) -> (Vec<FlowElement>, Vec<u64>, Vec<String>) {
     let mut el: Vec<FlowElement> = Vec::new();
     decode(&run.image, cfg(run, dialect), bytes, &mut el);
-    let mut pcs = Vec::new();
-    let mut losses = Vec::new();
-    for e in &el {
-        match e {
-            FlowElement::Range { start, count, .. } => {
-                for_each_pc(&run.image, *start, *count, |pc| pcs.push(pc)).unwrap()
-            }
-            FlowElement::Loss { reason, .. } => losses.push(reason.to_string()),
-            _ => {}
-        }
-    }
+    let (pcs, losses) = crate::common::pcs_and_losses(&run.image, &el);
     (el, pcs, losses)
 }
 
