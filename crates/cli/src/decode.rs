@@ -230,9 +230,24 @@ pub fn decode(a: &DecodeArgs, forced: Option<Protocol>) -> CmdResult {
     let protocol = dec.protocol(t, &head, head.len() < 1 << 16)?;
     let side = (!report::is_std(t)).then_some(t.as_path());
     let mut elfs = a.elf.clone();
-    if elfs.is_empty() {
+    // The --ucf's object-files are E-Trace's (an N-Trace sidecar is no E-Trace one).
+    if elfs.is_empty() && protocol == Protocol::Etrace {
         elfs =
             rvtrace_decode::ucf_programs(side, &dec.opts).map_err(crate::trace_source::failure)?;
+    }
+    if elfs.is_empty() {
+        // A SiFive settings file's `elf`, relative to the file (SiFive's decoder runs where it
+        // is).
+        let settings = dec
+            .opts
+            .sifive_settings()
+            .map_err(crate::trace_source::failure)?;
+        if let (Some(elf), Some(file)) = (
+            settings.and_then(|s| s.elf),
+            dec.opts.sifive_settings.as_deref(),
+        ) {
+            elfs.push(file.parent().unwrap_or(Path::new("")).join(elf));
+        }
     }
     if elfs.is_empty() {
         return Err(Failure::Usage(match protocol {

@@ -788,6 +788,19 @@ fn sifive_dialect_options() {
     assert_eq!(o.status.code(), Some(0), "{err}");
     assert!(err.contains("pids: not yet supported"), "{err}");
     assert_eq!(read(&itc), "channel 0 value 0xa6948\n*\n");
+    // Its `elf` is the program when --elf is not given.
+    let with_elf = d.join("elf.settings");
+    std::fs::write(&with_elf, format!("elf = {}\n", arg(&elf))).unwrap();
+    let o = rvtrace(&[
+        "decode",
+        arg(&with),
+        "--sifive-settings",
+        arg(&with_elf),
+        "--pcs",
+        arg(&got),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", s(&o).1);
+    assert_eq!(read(&got), read(&pcs));
     // A flag wins over the file.
     ok(
         &decode(&[

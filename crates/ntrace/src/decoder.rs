@@ -26,6 +26,16 @@
 //! as executed all the same (in the range before the Trap or End element), so 1.0 and rc7
 //! streams of one run give one PC list (crates/ntrace/README.md, "N-Trace 1.0 and 1.0.0-rc7").
 //!
+//! In SiFive's dialect ([`DecoderConfig::codec`]'s [`Dialect::Sifive`]; crates/ntrace/README.md,
+//! "SiFive dialect") ResourceFull RCODE 8/9 are runs of branch outcomes queued with the HIST
+//! bits, In-Circuit Trace (TCODE 34/35) and DataAcquisition (TCODE 7) messages are
+//! [`FlowElement::Event`]s (TCODE 34 updating the reference address), relative timestamps are
+//! XORed, every synchronization resets the return stack, and any Ownership PROCESS is read.
+//!
+//! In HTM (a message with a HIST field) a direct conditional branch inside the I-CNT after the
+//! HIST is used up has no recorded outcome: the walk stops before it with a loss, in both
+//! dialects (README, "A branch past the HIST in HTM").
+//!
 //! Decoding starts at the first synchronization message (any message with SYNC and F-ADDR).
 //! Problems are reported as [`FlowElement::Loss`] with their byte offset, once the next
 //! synchronization message is found, with the number of bytes skipped to reach it;
