@@ -410,3 +410,50 @@ fn htm_branch_past_the_hist_is_unknown() {
         assert!(pcs.len() < truth.len() && truth.starts_with(&pcs));
     }
 }
+
+/// B.4 with `--tstamp-bits` (SiFive's `tsSize`): the counter wraps. A relative TSTAMP is XORed
+/// into the time and an absolute one replaces its low bits; a time that goes back has wrapped
+/// (SiFive's decoder, `processTS`).
+#[test]
+fn timestamp_counter_wraps() {
+    let run = program("fnptr-rv64gc");
+    let msgs = htm_stream(&run);
+    let Body::ProgTraceSync { faddr, .. } = msgs[0] else {
+        panic!("the stream starts with ProgTraceSync")
+    };
+    let sifive = CodecConfig {
+        src_bits: 0,
+        dialect: Dialect::Sifive,
+    };
+    let mut bytes = Vec::new();
+    let mut put = |body: Body, tstamp: u64| {
+        let m = Message {
+            src: 0,
+            body,
+            tstamp: Some(tstamp),
+        };
+        bytes.extend_from_slice(m.encode(&sifive).as_slice())
+    };
+    let own = Body::Ownership { process: 0xC };
+    put(msgs[0], 0xF0);
+    put(own, 0x0F); // 0xF0 ^ 0x0F = 0xFF
+    put(own, 0xF0); // 0xFF ^ 0xF0 = 0x0F: back, so wrapped: 0x10F
+    let again = Body::ProgTraceSync {
+        sync: 2,
+        icnt: 0,
+        faddr,
+    };
+    put(again, 0x05); // 0x100 | 0x05 = 0x105 < 0x10F: wrapped: 0x205
+    let mut c = cfg(&run, Dialect::Sifive);
+    c.tstamp_bits = Some(8);
+    let mut el: Vec<FlowElement> = Vec::new();
+    decode(&run.image, c, &bytes, &mut el);
+    let times: Vec<u64> = el
+        .iter()
+        .filter_map(|e| match e {
+            FlowElement::Time { time } => Some(*time),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(times, [0xF0, 0xFF, 0x10F, 0x205]);
+}
