@@ -168,6 +168,21 @@ impl Symbols {
         }
     }
 
+    /// These symbols for the program loaded `bias` bytes from where it was linked (wrapping:
+    /// a negative bias is a large one): the functions moved; the line tables, which give linked
+    /// addresses, kept only when `bias` is 0.
+    pub fn moved(self, bias: u64) -> Symbols {
+        if bias == 0 {
+            return self;
+        }
+        let moved = self.functions.into_iter().map(|f| Function {
+            start: f.start.wrapping_add(bias),
+            end: f.end.wrapping_add(bias),
+            ..f
+        });
+        Symbols::from_functions(moved.collect())
+    }
+
     /// Every function, by address.
     pub fn functions(&self) -> &[Function] {
         &self.functions

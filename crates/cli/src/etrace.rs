@@ -5,6 +5,7 @@
 //! ([`rvtrace_etrace::meta`]) that `decode` and `dump` read by default (the command line wins).
 
 use crate::report::{self, CmdResult, Failure};
+use rvtrace_ntrace::options::TraceFilter;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -104,6 +105,15 @@ pub struct EncodeArgs {
     /// or the option repeated. Any other unknown column is an error.
     #[arg(long = "csv-ignore", value_name = "COLUMN", value_delimiter = ',')]
     csv_ignore: Vec<String>,
+    /// Trace only these privileges (comma-separated: u, s, m): at the first instruction outside
+    /// them the last one inside is reported and a support packet says qualification ended
+    /// (payload.adoc sec:qual-status); the next one inside starts with a synchronisation
+    /// packet, as after a filter on real hardware (trTeInstFilters).
+    #[arg(long, value_name = "LIST")]
+    trace_priv: Option<String>,
+    /// Trace only instructions with LO <= address < HI (hex), as --trace-priv.
+    #[arg(long, value_name = "LO:HI")]
+    trace_range: Option<String>,
     /// Print counts and bits per instruction (with and without framing) on stderr at the end.
     #[arg(long)]
     stats: bool,
@@ -143,6 +153,7 @@ pub fn encode(a: &EncodeArgs) -> CmdResult {
         image.load_file(e).map_err(|e| e.to_string())?;
     }
     let reclassify = !a.elf.is_empty();
+    let filter = crate::ntrace::trace_filter(a.trace_priv.as_deref(), a.trace_range.as_deref())?;
     let mut enc_opts = a.encoder.clone();
     let mut damage = None;
     let (writer, cfg) = if is_csv {
@@ -169,7 +180,12 @@ pub fn encode(a: &EncodeArgs) -> CmdResult {
             if n == 0 {
                 break;
             }
-            push_batch(&mut enc, &batch[..n], reclassify.then_some(&image))?;
+            push_batch(
+                &mut enc,
+                &batch[..n],
+                reclassify.then_some(&image),
+                filter.as_ref(),
+            )?;
             records += n as u64;
             pushed += n as u64;
         }
@@ -217,7 +233,12 @@ pub fn encode(a: &EncodeArgs) -> CmdResult {
                 break;
             }
             if !blocks {
-                push_batch(&mut enc, &batch, reclassify.then_some(&image))?;
+                push_batch(
+                    &mut enc,
+                    &batch,
+                    reclassify.then_some(&image),
+                    filter.as_ref(),
+                )?;
                 records += n as u64;
                 pushed += n as u64;
                 continue;
@@ -228,20 +249,15 @@ pub fn encode(a: &EncodeArgs) -> CmdResult {
                     let k = r
                         .split_block(len_at, |one| {
                             if res.is_ok() {
-                                res = if reclassify {
-                                    enc.push(&rvtrace_etrace::encoder::post_iss_itype(&image, &one))
-                                } else {
-                                    enc.push(&one)
-                                };
+                                let image = reclassify.then_some(&image);
+                                res = push_one(&mut enc, &one, image, filter.as_ref());
                             }
                         })
                         .map_err(|e| format!("{name}: block record {}: {e}", records + 1))?;
                     res?;
                     pushed += k - 1;
-                } else if reclassify {
-                    enc.push(&rvtrace_etrace::encoder::post_iss_itype(&image, r))?;
                 } else {
-                    enc.push(r)?;
+                    push_one(&mut enc, r, reclassify.then_some(&image), filter.as_ref())?;
                 }
                 records += 1;
                 pushed += 1;
@@ -277,11 +293,30 @@ fn push_batch<S: rvtrace_etrace::encoder::PacketSink>(
     enc: &mut rvtrace_etrace::encoder::Encoder<S>,
     batch: &[rvtrace_ingress::Record],
     image: Option<&rvtrace_image::Image>,
+    filter: Option<&TraceFilter>,
 ) -> Result<(), rvtrace_etrace::encoder::EncodeError> {
-    match image {
-        Some(image) => batch
+    match (image, filter) {
+        (None, None) => enc.push_all(batch),
+        _ => batch
             .iter()
-            .try_for_each(|r| enc.push(&rvtrace_etrace::encoder::post_iss_itype(image, r))),
-        None => enc.push_all(batch),
+            .try_for_each(|r| push_one(enc, r, image, filter)),
+    }
+}
+
+/// One record to the encoder: classified as post-iss does when `image` is given (the reference
+/// preset), and, when `filter` leaves it out, the end of qualification instead
+/// ([`Encoder::unqualified`](rvtrace_etrace::encoder::Encoder::unqualified)).
+fn push_one<S: rvtrace_etrace::encoder::PacketSink>(
+    enc: &mut rvtrace_etrace::encoder::Encoder<S>,
+    r: &rvtrace_ingress::Record,
+    image: Option<&rvtrace_image::Image>,
+    filter: Option<&TraceFilter>,
+) -> Result<(), rvtrace_etrace::encoder::EncodeError> {
+    if filter.is_some_and(|f| !f.passes(r.iaddr, r.priv_)) {
+        return enc.unqualified();
+    }
+    match image {
+        Some(image) => enc.push(&rvtrace_etrace::encoder::post_iss_itype(image, r)),
+        None => enc.push(r),
     }
 }

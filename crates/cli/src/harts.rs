@@ -66,9 +66,13 @@ pub struct HartOutputs<'a> {
     /// The branch-stack output (`--brstack` with [`PLACEHOLDER`]).
     pub brstack: &'a crate::brstack::BrstackDecodeArgs,
     /// The text outputs (`--text`, `--call-trace` with [`PLACEHOLDER`]), and the ELF files
-    /// whose functions they name (loaded by each hart's thread: the symbol tables' lazy parts
-    /// are not shared between threads).
-    pub text: (&'a crate::text_out::TextArgs, &'a [PathBuf]),
+    /// and `--image` files whose functions they name (loaded by each hart's thread: the symbol
+    /// tables' lazy parts are not shared between threads).
+    pub text: (
+        &'a crate::text_out::TextArgs,
+        &'a [PathBuf],
+        &'a [rvtrace_image::ImageSpec],
+    ),
     /// The harts' address width (the branch stack's and the text's).
     pub xlen: rvtrace_isa::Xlen,
     /// `--max-warnings` (per hart).
@@ -152,7 +156,7 @@ impl HartOutputs<'_> {
         let brstack = self.brstack.map_path(|p| path(p, hart));
         let mut brstack = crate::brstack::FlowOut::new(&brstack, image, self.xlen)?;
         let text = self.text.0.map_paths(|p| path(p, hart));
-        let syms = text.symbols(self.text.1)?;
+        let syms = text.symbols(self.text.1, self.text.2)?;
         let mut text = crate::text_out::TextOut::new(&text, image, syms.as_ref(), self.xlen)?;
         let mut warnings = Warnings::new(
             format_args!("{} {} {hart}", self.trace.display(), self.label),

@@ -342,12 +342,7 @@ pub fn encode(a: &EncodeArgs) -> CmdResult {
             drain_per_record_256: (a.opts.fifo_drain * 256.0).round() as u32,
         });
     }
-    if a.opts.trace_priv.is_some() || a.opts.trace_range.is_some() {
-        cfg.filter = Some(parse_filter(
-            a.opts.trace_priv.as_deref(),
-            a.opts.trace_range.as_deref(),
-        )?);
-    }
+    cfg.filter = trace_filter(a.opts.trace_priv.as_deref(), a.opts.trace_range.as_deref())?;
     if blocks && !expanded {
         let per_insn = [
             ("--trace-range", a.opts.trace_range.is_some()),
@@ -445,7 +440,14 @@ pub fn encode(a: &EncodeArgs) -> CmdResult {
     Ok(ExitCode::SUCCESS)
 }
 
-fn parse_filter(privs: Option<&str>, range: Option<&str>) -> Result<TraceFilter, String> {
+/// The filter `--trace-priv` and `--trace-range` ask for (both encoders), `None` without them.
+pub(crate) fn trace_filter(
+    privs: Option<&str>,
+    range: Option<&str>,
+) -> Result<Option<TraceFilter>, String> {
+    if privs.is_none() && range.is_none() {
+        return Ok(None);
+    }
     let mut f = TraceFilter::ALL;
     if let Some(list) = privs {
         f.privileges = 0;
@@ -470,5 +472,5 @@ fn parse_filter(privs: Option<&str>, range: Option<&str>) -> Result<TraceFilter,
             .ok_or_else(|| format!("--trace-range {r:?}: expected LO:HI in hex"))?;
         f.range = Some((lo, hi));
     }
-    Ok(f)
+    Ok(Some(f))
 }

@@ -51,16 +51,30 @@ impl TextArgs {
     }
 
     /// The functions of every ELF file, when a text output is asked for.
-    pub fn symbols(&self, elfs: &[PathBuf]) -> Result<Option<Symbols>, Failure> {
+    pub fn symbols(
+        &self,
+        elfs: &[PathBuf],
+        images: &[rvtrace_image::ImageSpec],
+    ) -> Result<Option<Symbols>, Failure> {
         if self.text.is_none() && self.call_trace.is_none() {
             return Ok(None);
         }
-        if let [one] = elfs {
+        // `--image` ELF files: their functions where they were loaded (raw binaries have none).
+        let mut moved: Vec<Function> = Vec::new();
+        for spec in images {
+            let is_elf =
+                std::fs::read(&spec.path).is_ok_and(|b| rvtrace_image::ImageSpec::is_elf(&b));
+            if is_elf {
+                let s = Symbols::load(&spec.path).map_err(|e| e.to_string())?;
+                moved.extend(s.moved(spec.at.unwrap_or(0)).functions().iter().cloned());
+            }
+        }
+        if let ([one], true) = (elfs, moved.is_empty()) {
             return Symbols::load(one)
                 .map(Some)
                 .map_err(|e| Failure::Tool(e.to_string()));
         }
-        let mut all: Vec<Function> = Vec::new();
+        let mut all: Vec<Function> = moved;
         for e in elfs {
             all.extend_from_slice(Symbols::load(e).map_err(|e| e.to_string())?.functions());
         }

@@ -86,7 +86,7 @@ impl TraceDecodeOpts {
 }
 
 /// The program's ELF files (`--elf`, repeatable) as one image, and the address width of the first
-/// (`None` when none is given).
+/// one (`None` when none is given). [`load_images`] adds the `--image` files.
 pub fn load_program(paths: &[PathBuf]) -> Result<(Image, Option<Xlen>), Failure> {
     let mut image = Image::new();
     let mut xlen = None;
@@ -97,4 +97,61 @@ pub fn load_program(paths: &[PathBuf]) -> Result<(Image, Option<Xlen>), Failure>
         xlen.get_or_insert(info.xlen);
     }
     Ok((image, xlen))
+}
+
+/// `--image FILE[@ADDR]` files added to `image` (ELF files at a load bias, raw binaries at an
+/// address; [`rvtrace_image::ImageSpec`]), after the `--elf` files gave `xlen` (or none did):
+/// the address width the code is read with. Raw binaries do not say theirs: without an ELF it
+/// is `given` (`--xlen`), else the first ELF image's; a `given` width another file contradicts
+/// is a usage error.
+pub fn load_images(
+    image: &mut Image,
+    specs: &[rvtrace_image::ImageSpec],
+    xlen: Option<Xlen>,
+    given: Option<Xlen>,
+) -> Result<Option<Xlen>, Failure> {
+    let mut xlen = xlen;
+    // ELF files first: they say the width raw ones are read with.
+    let mut raws = Vec::new();
+    for spec in specs {
+        let bytes = std::fs::read(&spec.path)
+            .map_err(|e| Failure::io(spec.path.display().to_string(), e))?;
+        if !rvtrace_image::ImageSpec::is_elf(&bytes) {
+            raws.push((spec, bytes));
+            continue;
+        }
+        let name = spec.path.display().to_string();
+        let info = image
+            .load_bytes_at(&name, &bytes, spec.at.unwrap_or(0))
+            .map_err(|e| Failure::Tool(e.to_string()))?;
+        xlen.get_or_insert(info.xlen);
+    }
+    if let (Some(g), Some(x)) = (given, xlen) {
+        if g != x {
+            return Err(Failure::Usage(format!(
+                "--xlen {} contradicts the program, which is RV{}",
+                g.bits(),
+                x.bits()
+            )));
+        }
+    }
+    for (spec, bytes) in raws {
+        let name = spec.path.display().to_string();
+        let Some(addr) = spec.at else {
+            return Err(Failure::Usage(format!(
+                "--image {name}: not an ELF file; a raw binary needs its address (--image {name}@ADDR)"
+            )));
+        };
+        let Some(x) = xlen.or(given) else {
+            return Err(Failure::Usage(format!(
+                "--image {name}: a raw binary does not say its address width: give --xlen 32|64 \
+                 (or an ELF file of the same program)"
+            )));
+        };
+        image
+            .load_raw(&name, &bytes, addr, x)
+            .map_err(|e| Failure::Tool(e.to_string()))?;
+        xlen = Some(x);
+    }
+    Ok(xlen)
 }

@@ -373,3 +373,122 @@ fn ctr_option_adds_the_ctr_csrs() {
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("1.0"), "{}", stderr(&o));
 }
+
+/// A trace of a firmware run (issue 31): the firmware given to `decode` as a raw binary at its
+/// address (`--image fw_jump.bin@0x80000000`), or as its position-independent ELF moved there;
+/// the flow is the run's from the first synchronisation after the reset ROM (whose code no file
+/// holds) to the end. Or the payload alone, traced with `encode etrace --trace-priv s`. Raw
+/// images without an address or a width are usage errors.
+#[test]
+fn decode_takes_the_firmware_as_an_image() {
+    let (Some(bin), Some(elf)) = (
+        firmware("1.5", "fw_jump.bin", 64),
+        firmware("1.5", "fw_jump.elf", 64),
+    ) else {
+        return;
+    };
+    let t = tmpdir("fwimage");
+    let hello = hello(64);
+    let (ing, pcs, te) = (t.join("b.ing"), t.join("b.pcs"), t.join("b.te"));
+    let o = rvtrace(&[
+        "run",
+        "--bios",
+        s(&bin),
+        s(&hello),
+        "--ingress",
+        s(&ing),
+        "--pcs",
+        s(&pcs),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let o = rvtrace(&["encode", "etrace", s(&ing), "-o", s(&te)]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let run = std::fs::read_to_string(&pcs).unwrap();
+    let run: Vec<&str> = run.lines().collect();
+    let decode = |image: String, out: &Path| {
+        rvtrace(&[
+            "decode",
+            s(&te),
+            "--image",
+            &image,
+            "--elf",
+            s(&hello),
+            "--pcs",
+            s(out),
+        ])
+    };
+    let mut got = Vec::new();
+    for (i, fw) in [
+        format!("{}@0x80000000", s(&bin)),
+        format!("{}@0x80000000", s(&elf)),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let out = t.join(format!("d{i}.pcs"));
+        let o = decode(fw, &out);
+        // The loss at the start (the reset ROM at 0x1000 is in no file): exit status 1.
+        assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+        assert!(stderr(&o).contains("0x1000"), "{}", stderr(&o));
+        assert!(!stderr(&o).contains("--format raw"), "{}", stderr(&o));
+        got.push(std::fs::read_to_string(&out).unwrap());
+    }
+    assert_eq!(got[0], got[1], "the .bin and the moved ELF give one flow");
+    let dec: Vec<&str> = got[0].lines().collect();
+    // Everything after the ROM's few instructions and the firmware's first trap.
+    assert!(
+        dec.len() > run.len() * 7 / 10,
+        "{} of {}",
+        dec.len(),
+        run.len()
+    );
+    assert_eq!(dec[..], run[run.len() - dec.len()..]);
+    assert!(
+        dec.contains(&"0x80200000"),
+        "the payload's entry is in the flow"
+    );
+
+    // Only S-mode traced (the payload): each return to the payload restarts trace with a
+    // synchronisation packet after the support packet that ended qualification; the payload's
+    // instructions come out exactly, with no loss and no firmware.
+    let ste = t.join("s.te");
+    let o = rvtrace(&[
+        "encode",
+        "etrace",
+        s(&ing),
+        "-o",
+        s(&ste),
+        "--trace-priv",
+        "s",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let spcs = t.join("s.pcs");
+    let o = rvtrace(&["decode", s(&ste), "--elf", s(&hello), "--pcs", s(&spcs)]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let payload: Vec<&str> = run
+        .iter()
+        .copied()
+        .filter(|pc| u64::from_str_radix(&pc[2..], 16).unwrap() >= 0x8020_0000)
+        .collect();
+    let got = std::fs::read_to_string(&spcs).unwrap();
+    assert_eq!(got.lines().collect::<Vec<_>>(), payload);
+    assert!(payload.len() > 500, "{}", payload.len());
+
+    let usage = |args: &[&str], what: &str| {
+        let mut all = vec!["decode", s(&te)];
+        all.extend(args);
+        let o = rvtrace(&all);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+        assert!(stderr(&o).contains(what), "{args:?}: {}", stderr(&o));
+    };
+    usage(
+        &["--image", s(&bin), "--elf", s(&hello)],
+        "needs its address",
+    );
+    let at = format!("{}@0x80000000", s(&bin));
+    usage(&["--image", &at], "--xlen");
+    usage(
+        &["--image", &at, "--elf", s(&hello), "--xlen", "32"],
+        "contradicts",
+    );
+}

@@ -611,17 +611,24 @@ impl Trace {
 }
 
 /// Losses an E-Trace decode of `head` (the start of a trace) with `cfg` reports before its end
-/// (the head may end inside a packet).
-fn etrace_losses(image: &Image, cfg: &TraceConfig, isa: IsaConfig, head: &[u8]) -> u64 {
+/// (the head may end inside a packet), and whether it decoded any instruction (a framing under
+/// which no packet is `te_inst` loses nothing before the end either).
+fn etrace_losses(image: &Image, cfg: &TraceConfig, isa: IsaConfig, head: &[u8]) -> (u64, bool) {
     let o = rvtrace_etrace::decoder::DecoderConfig::from_config(cfg, isa);
     let mut dec = rvtrace_etrace::decoder::Decoder::new(image, o);
-    let mut n = 0;
-    rvtrace_flow::decode_all(&mut dec, head, &mut |e: &rvtrace_flow::FlowElement| {
-        if let rvtrace_flow::FlowElement::Loss { reason, .. } = e {
-            n += !matches!(reason, LossReason::EndLost(_)) as u64;
-        }
-    });
-    n
+    let (mut n, mut ranges) = (0, false);
+    rvtrace_flow::decode_all(
+        &mut dec,
+        head,
+        &mut |e: &rvtrace_flow::FlowElement| match e {
+            rvtrace_flow::FlowElement::Loss { reason, .. } => {
+                n += !matches!(reason, LossReason::EndLost(_)) as u64;
+            }
+            rvtrace_flow::FlowElement::Range { .. } => ranges = true,
+            _ => {}
+        },
+    );
+    (n, ranges)
 }
 
 /// The framing an E-Trace stream does not carry (etrace-encap's srcID, timestamp and type
@@ -629,7 +636,7 @@ fn etrace_losses(image: &Image, cfg: &TraceConfig, isa: IsaConfig, head: &[u8]) 
 /// there: the first that decodes it without loss, named as its option.
 fn etrace_framing(image: &Image, cfg: &TraceConfig, isa: IsaConfig, head: &[u8]) -> Option<String> {
     use rvtrace_etrace::codec::EncapConfig;
-    if etrace_losses(image, cfg, isa, head) == 0 {
+    if etrace_losses(image, cfg, isa, head).0 == 0 {
         return None;
     }
     let mut tries: Vec<(String, Framing)> = Vec::new();
@@ -656,7 +663,7 @@ fn etrace_framing(image: &Image, cfg: &TraceConfig, isa: IsaConfig, head: &[u8])
     }
     tries.into_iter().find_map(|(opt, framing)| {
         let c = TraceConfig { framing, ..*cfg };
-        (etrace_losses(image, &c, isa, head) == 0).then(|| {
+        (etrace_losses(image, &c, isa, head) == (0, true)).then(|| {
             format!("the trace decodes without loss with {opt}: it was probably encoded with it (the framing is not in the trace)")
         })
     })

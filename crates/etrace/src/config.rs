@@ -57,6 +57,8 @@ pub enum ConfigError {
     Ucf(Box<ConfigError>),
     /// Encapsulation widths with `te_inst_raw` framing ([`check_framing`]).
     RawWithEncapWidths,
+    /// `--timestamp-bytes` or `--type-bits` with `--format smi` (2-byte time tags, no type).
+    SmiWidths,
     /// An address width other than 32 or 64.
     AddressWidth(u8),
     /// A number of entries that is not a power of two from 2 to 65536.
@@ -111,6 +113,7 @@ impl fmt::Display for ConfigError {
             ConfigError::Scf(e) => write!(f, "scf: {e}"),
             ConfigError::Ucf(e) => write!(f, "ucf: {e}"),
             ConfigError::RawWithEncapWidths => f.write_str("--srcid-bits, --timestamp-bytes and --type-bits apply to --format encap, not raw (te_inst_raw has a 1-byte header only)"),
+            ConfigError::SmiWidths => f.write_str("--timestamp-bytes and --type-bits do not apply to --format smi (its time tags are 2 bytes, the flow bits say the type; --src-bits is the index width)"),
             ConfigError::AddressWidth(w) => write!(f, "address width {w} (must be 32 or 64)"),
             ConfigError::Entries { option, n } => write!(
                 f,

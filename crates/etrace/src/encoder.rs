@@ -512,6 +512,29 @@ impl<S: PacketSink> Encoder<S> {
     /// packets lost", `sec:format33`) says why; the next record starts trace again with a
     /// synchronisation packet. The reference preset does the same (its encoder has no losses).
     pub fn lost(&mut self) -> Result<(), EncodeError> {
+        self.end_tracing(false)?;
+        self.support(true, QualStatus::TraceLost)?;
+        self.restart();
+        Ok(())
+    }
+
+    /// The next records are not qualified (a filter on privilege or address leaves them out):
+    /// the final qualified instruction is reported, then a support packet, the encoder still
+    /// enabled, says qualification ended (*ended_rep* / *ended_ntr*, `payload.adoc`
+    /// `sec:qual-status`; `exampleAlgorithm.adoc`: "next inst is ... unqualified"); the next
+    /// record pushed is traced again from a synchronisation packet (`sec:format3`: the first
+    /// qualified instruction). Nothing when no record is being traced.
+    pub fn unqualified(&mut self) -> Result<(), EncodeError> {
+        if self.count > 0 {
+            self.end_tracing(true)?;
+            self.restart();
+        }
+        Ok(())
+    }
+
+    /// Report the final traced instruction and a support packet with *ienable* `enabled` and
+    /// *qual_status* ended_rep / ended_ntr (nothing when no record was pushed).
+    fn end_tracing(&mut self, enabled: bool) -> Result<(), EncodeError> {
         if self.count > 0 {
             let next = self.pipe[self.head];
             self.head = (self.head + 1) % 3;
@@ -524,10 +547,13 @@ impl<S: PacketSink> Encoder<S> {
             } else {
                 QualStatus::EndedRep
             };
-            self.support(false, q)?;
+            self.support(enabled, q)?;
         }
-        self.support(true, QualStatus::TraceLost)?;
-        // Start again as a new encoder does: the next record is the first traced one.
+        Ok(())
+    }
+
+    /// Start again as a new encoder does: the next record is the first traced one.
+    fn restart(&mut self) {
         self.pipe = [Inst::default(); 3];
         self.head = 2;
         self.count = 0;
@@ -538,7 +564,6 @@ impl<S: PacketSink> Encoder<S> {
         self.tail_full = false;
         self.last_why = Why::Other;
         self.last_updiscon_flag = false;
-        Ok(())
     }
 
     fn send(&mut self, pkt: TeInst) -> Result<(), EncodeError> {
@@ -1405,6 +1430,8 @@ impl<W: std::io::Write> FrameWriter<W> {
                 crate::codec::EncapConfig::TE_INST_RAW,
                 crate::codec::encap::RAW_TE_INST,
             ),
+            // SMI, as te_inst_raw, says te_inst in the flow bits.
+            crate::codec::Framing::Encap(e) if e.smi => (e, crate::codec::encap::RAW_TE_INST),
             crate::codec::Framing::Encap(e) => (e, 0),
         };
         FrameWriter {

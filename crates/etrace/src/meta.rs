@@ -239,7 +239,7 @@ impl Options {
                     _ => return Err(MetaError::UnknownPreset { line: n + 1, value }),
                 },
                 "format" => match v {
-                    "raw" | "encap" => m.format = Some(value),
+                    "raw" | "encap" | "smi" => m.format = Some(value),
                     _ => return Err(MetaError::UnknownFormat { line: n + 1, value }),
                 },
                 "srcid-bits" => m.srcid_bits = Some(number(n + 1, k, v)?),

@@ -32,6 +32,9 @@ fn format_values() -> clap::builder::PossibleValuesParser {
         PossibleValue::new("encap").help(
             "RISC-V trace encapsulation (etrace-encap), see --src-bits, --timestamp-bytes, --type-bits",
         ),
+        PossibleValue::new("smi").help(
+            "E-Trace 1.x Siemens Messaging Infrastructure: te_inst_raw's header with a --src-bits index and 2-byte time tags",
+        ),
     ])
 }
 
@@ -127,6 +130,7 @@ impl Options {
             timestamp_bytes: self.timestamp_bytes.unwrap_or(0),
             type_bits: self.type_bits.unwrap_or(0),
             te_inst_type: 0,
+            smi: false,
         }
     }
 
@@ -139,6 +143,11 @@ impl Options {
     /// with `--format raw` they are a contradiction (te_inst_raw has no srcID, timestamp or
     /// type).
     pub fn check_framing(&self) -> Result<(), ConfigError> {
+        if self.format.as_deref() == Some("smi")
+            && (self.timestamp_bytes.is_some() || self.type_bits.is_some())
+        {
+            return Err(ConfigError::SmiWidths);
+        }
         check_framing(self.format.as_deref() == Some("raw"), self.encap_given())
     }
 
@@ -258,6 +267,9 @@ impl Options {
         let mut detected_raw = false;
         let framing = match self.format.as_deref() {
             Some("raw") => Some(Framing::Raw),
+            Some("smi") => Some(Framing::Encap(EncapConfig::smi(
+                self.srcid_bits.unwrap_or(0),
+            ))),
             Some(_) => Some(Framing::Encap(self.encap())),
             None if self.encap_given() => Some(Framing::Encap(self.encap())),
             None => match data {
@@ -324,8 +336,11 @@ impl Options {
         };
         let (format, e) = match cfg.framing {
             Framing::Raw => ("raw", None),
+            Framing::Encap(e) if e.smi => ("smi", Some(e)),
             Framing::Encap(e) => ("encap", Some(e)),
         };
+        // SMI's timestamp width and type are fixed: only the index width is a setting.
+        let encap_only = e.filter(|e| !e.smi);
         Options {
             preset: Some(
                 match cfg.preset {
@@ -336,8 +351,8 @@ impl Options {
             ),
             format: Some(format.into()),
             srcid_bits: e.map(|e| e.srcid_bits),
-            timestamp_bytes: e.map(|e| e.timestamp_bytes),
-            type_bits: e.map(|e| e.type_bits),
+            timestamp_bytes: encap_only.map(|e| e.timestamp_bytes),
+            type_bits: encap_only.map(|e| e.type_bits),
             xlen: Some(cfg.params.iaddress_width_p),
             itype_width: self.itype_width,
             scf: abs(&self.scf),

@@ -1,6 +1,8 @@
 //! Cross-check with the independent `riscv-etrace` crate (FZI): for the options it supports
 //! (delta and full addresses; the reference encoder's support packets), its tracer turns the
-//! reference flow's conformance traces and rvtrace's own traces into the same retired PCs.
+//! reference flow's conformance traces and rvtrace's own traces into the same retired PCs; and
+//! its trace generator (a software encoder) encodes the reference flow's encoder inputs and
+//! rvtrace's hart runs into traces rvtrace's decoder turns into the retired PCs.
 
 use riscv_etrace::binary::elf::Elf;
 use riscv_etrace::config::{AddressMode, Parameters};
@@ -149,4 +151,324 @@ fn riscv_etrace_decodes_rvtrace_traces() {
             );
         }
     }
+}
+
+/// An ingress record as a step of `riscv-etrace`'s trace generator (its hart-to-encoder
+/// interface, E-Trace ingressPort.adoc): one instruction or trap per record.
+#[derive(Clone, Copy)]
+struct Step(rvtrace_ingress::Record);
+
+impl riscv_etrace::generator::step::Step for Step {
+    fn address(&self) -> u64 {
+        self.0.iaddr
+    }
+
+    fn kind(&self) -> riscv_etrace::generator::step::Kind {
+        use riscv_etrace::instruction::Size;
+        let r = &self.0;
+        let size = if r.ilastsize == 0 {
+            Size::Compressed
+        } else {
+            Size::Normal
+        };
+        riscv_etrace::generator::step::Kind::from_hart(
+            (r.itype as u8).try_into().unwrap(),
+            r.cause as u16,
+            r.tval,
+            size,
+            r.iretire != 0,
+            r.sijump,
+        )
+    }
+
+    fn ctype(&self) -> riscv_etrace::generator::hart2enc::CType {
+        self.0.ctype.try_into().unwrap()
+    }
+
+    fn context(&self) -> riscv_etrace::types::Context {
+        riscv_etrace::types::Context {
+            privilege: self.0.priv_.try_into().unwrap(),
+            context: self.0.context,
+        }
+    }
+}
+
+/// The trace `riscv-etrace`'s generator makes of `records` (delta or full addresses; a resync
+/// every `resync` records when given), each payload framed by `frame` (its bytes appended).
+fn their_trace(
+    records: &[rvtrace_ingress::Record],
+    p: &Params,
+    full: bool,
+    resync: Option<usize>,
+    mut frame: impl FnMut(&Parameters, riscv_etrace::packet::payload::Payload, &mut Vec<u8>),
+) -> Vec<u8> {
+    use riscv_etrace::generator::{self, Event, Generator};
+    use riscv_etrace::packet::{payload::InstructionTrace, unit};
+    let params = their_params(p);
+    let mut gen: Generator<Step> = generator::builder()
+        .with_params(&params)
+        .with_address_mode(if full {
+            AddressMode::Full
+        } else {
+            AddressMode::Delta
+        })
+        .build()
+        .unwrap();
+    let mut out = Vec::new();
+    let ioptions = unit::ReferenceIOptions {
+        full_address: full,
+        ..Default::default()
+    };
+    let support = gen
+        .begin_qualification(ioptions, Default::default())
+        .unwrap();
+    frame(&params, InstructionTrace::from(support).into(), &mut out);
+    for (i, r) in records.iter().enumerate() {
+        let event = resync
+            .is_some_and(|n| i > 0 && i % n == 0)
+            .then_some(Event::ReSync);
+        for p in gen.process_step(Step(*r), event) {
+            frame(&params, p.unwrap().into(), &mut out);
+        }
+    }
+    for p in gen.end_qualification(true) {
+        frame(&params, p.unwrap().into(), &mut out);
+    }
+    out
+}
+
+/// A payload framed as `te_inst_raw` (encapsulation header, *flow* 2, no srcID or timestamp).
+fn te_inst_raw(
+    params: &Parameters,
+    payload: riscv_etrace::packet::payload::Payload,
+    out: &mut Vec<u8>,
+) {
+    let mut buf = [0u8; 64];
+    let mut enc = packet::builder()
+        .with_params(params)
+        .with_hart_index_width(0)
+        .encoder(&mut buf);
+    enc.encode(&packet::encap::Normal::new(2, 0, payload))
+        .unwrap();
+    let n = 64 - enc.uncommitted();
+    out.extend_from_slice(&buf[..n]);
+}
+
+/// rvtrace's decoder on `trace` framed as `framing` (the packets of source `src` when given):
+/// the retired PCs; a loss is a failure.
+fn our_pcs(
+    what: &str,
+    image: &rvtrace_image::Image,
+    trace: &[u8],
+    p: &Params,
+    full: bool,
+    framing: rvtrace_etrace::config::Framing,
+    src: Option<u16>,
+) -> Vec<u64> {
+    use rvtrace_etrace::decoder::{Decoder, DecoderConfig};
+    use rvtrace_etrace::IOptions;
+    let xlen = image.files()[0].xlen;
+    let io = IOptions {
+        full_address: full,
+        ..IOptions::default()
+    };
+    let mut o = DecoderConfig::with_layout(*p, io, framing, rvtrace_isa::IsaConfig::new(xlen));
+    o.src = src;
+    let mut dec = Decoder::new(image, o);
+    let (pcs, losses) = rvtrace_testkit::flow::decode_pcs(&mut dec, image, trace);
+    assert!(losses.is_empty(), "{what}: {losses:?}");
+    pcs
+}
+
+/// The other direction: `riscv-etrace`'s own trace generator (a software encoder written from
+/// the spec by others) encodes the reference flow's encoder inputs and rvtrace's hart runs;
+/// rvtrace's decoder rebuilds the retired PCs from its packets.
+#[test]
+fn rvtrace_decodes_riscv_etrace_generator_traces() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../programs/elf");
+    let mut cases: Vec<(
+        String,
+        rvtrace_image::Image,
+        Vec<rvtrace_ingress::Record>,
+        Vec<u64>,
+    )> = Vec::new();
+    for name in [
+        "loops-rv32imac",
+        "fnptr-rv64gc",
+        "switch-rv64gc",
+        "heap-rv32imac",
+    ] {
+        let path = dir.join(format!("{name}.elf"));
+        let run = run_program(&path, &format!("elf/{name}.elf"), 4);
+        cases.push((name.into(), run.image, run.records, run.pcs));
+    }
+    if let Some(cdir) = conformance_dir() {
+        for prog in ["crc-rv32imac", "matrix-rv64gc"] {
+            let mut image = rvtrace_image::Image::new();
+            image
+                .load_file(&cdir.join(format!("etrace/{prog}/{prog}.elf")))
+                .unwrap();
+            let csv = read_vector(
+                &cdir,
+                &format!("etrace/{prog}/itype4_basic/{prog}.encoder_input"),
+            );
+            let records: Vec<_> = rvtrace_ingress::etrace_csv::EtraceCsvReader::new(&csv[..])
+                .unwrap()
+                .map(|r| r.unwrap())
+                .collect();
+            let want = parse_pcs(&read_vector(
+                &cdir,
+                &format!("etrace/{prog}/{prog}.pcs.txt"),
+            ));
+            cases.push((
+                format!("{prog} (reference flow input)"),
+                image,
+                records,
+                want,
+            ));
+        }
+    }
+    for (name, image, records, want) in &cases {
+        let xlen = image.files()[0].xlen.bits() as u8;
+        // Full addresses for RV64 only, as above.
+        let modes: &[bool] = if xlen == 64 { &[false, true] } else { &[false] };
+        for &full in modes {
+            for resync in [None, Some(1000)] {
+                let cfg = TraceConfig::build(&ConfigInputs {
+                    xlen_bits: xlen,
+                    full_address: full,
+                    ..ConfigInputs::default()
+                })
+                .unwrap();
+                let trace = their_trace(records, &cfg.params, full, resync, te_inst_raw);
+                let what = format!("{name} full={full} resync={resync:?}");
+                let raw = rvtrace_etrace::config::Framing::Raw;
+                let got = our_pcs(&what, image, &trace, &cfg.params, full, raw, None);
+                assert_pcs_eq(&what, "rvtrace", &got, "run", want);
+            }
+        }
+    }
+}
+
+/// The E-Trace 1.x Siemens Messaging Infrastructure framing (`--format smi`), both ways with
+/// `riscv-etrace`'s SMI packets: its generator's payloads in its SMI packets (with and without a
+/// 16-bit time tag each) decode with rvtrace; rvtrace's encoder writing SMI packets of source 5
+/// with a 6-bit index decodes with `riscv-etrace`. (Its SMI encoder writes no index field,
+/// though its decoder reads one, so only index-less packets go that way; where a stream has both
+/// an index and time tags the two read them in a different order: see `codec::encap`.)
+#[test]
+fn smi_framing_both_ways() {
+    use riscv_etrace::packet::smi;
+    use rvtrace_etrace::codec::EncapConfig;
+    use rvtrace_etrace::config::Framing;
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../programs/elf");
+    for name in ["loops-rv32imac", "fnptr-rv64gc"] {
+        let path = dir.join(format!("{name}.elf"));
+        let run = run_program(&path, &format!("elf/{name}.elf"), 4);
+        let xlen = run.image.files()[0].xlen.bits() as u8;
+        let cfg = TraceConfig::build(&ConfigInputs {
+            xlen_bits: xlen,
+            ..ConfigInputs::default()
+        })
+        .unwrap();
+        for time_tags in [false, true] {
+            let mut tag = 0u16;
+            let trace = their_trace(
+                &run.records,
+                &cfg.params,
+                false,
+                None,
+                |params, payload, out| {
+                    let mut buf = [0u8; 64];
+                    let mut enc = packet::builder()
+                        .with_params(params)
+                        .with_hart_index_width(0)
+                        .encoder(&mut buf);
+                    let payload =
+                        riscv_etrace::packet::payload::InstructionTrace::try_from(payload).unwrap();
+                    let mut pkt = smi::Packet::new(0b10, 0, payload);
+                    if time_tags {
+                        tag = tag.wrapping_add(0x1234);
+                        pkt = pkt.with_time_tag(tag);
+                    }
+                    enc.encode(&pkt).unwrap();
+                    let n = 64 - enc.uncommitted();
+                    out.extend_from_slice(&buf[..n]);
+                },
+            );
+            let what = format!("{name} riscv-etrace SMI time tags {time_tags}");
+            let framing = Framing::Encap(EncapConfig::smi(0));
+            let got = our_pcs(&what, &run.image, &trace, &cfg.params, false, framing, None);
+            assert_pcs_eq(&what, "rvtrace", &got, "run", &run.pcs);
+        }
+        // rvtrace's encoder writing SMI: riscv-etrace reads it.
+        let smi_cfg = TraceConfig {
+            framing: Framing::Encap(EncapConfig::smi(6)),
+            ..cfg
+        }
+        .with_srcid(Some(5))
+        .unwrap();
+        let mut enc = Encoder::new(&smi_cfg, FrameWriter::new(Vec::new(), &smi_cfg)).unwrap();
+        for r in &run.records {
+            enc.push(r).unwrap();
+        }
+        let trace = enc.finish().unwrap().into_inner();
+        let elf = std::fs::read(&path).unwrap();
+        let got = their_smi_pcs(&elf, &trace, &cfg.params, 6, 5)
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert_pcs_eq(
+            &format!("{name} rvtrace SMI"),
+            "riscv-etrace",
+            &got,
+            "run",
+            &run.pcs,
+        );
+    }
+}
+
+/// The retired PCs `riscv-etrace` reconstructs from SMI packets (index `index_bits` wide) of
+/// source `src`.
+fn their_smi_pcs(
+    elf_bytes: &[u8],
+    trace: &[u8],
+    p: &Params,
+    index_bits: u8,
+    src: u64,
+) -> Result<Vec<u64>, String> {
+    let elf = elf::ElfBytes::<elf::endian::LittleEndian>::minimal_parse(elf_bytes).unwrap();
+    let binary: Elf<_, _, riscv_etrace::instruction::base::Set> = Elf::new(elf).unwrap();
+    let params = their_params(p);
+    let mut decoder = packet::builder()
+        .with_params(&params)
+        .with_hart_index_width(index_bits)
+        .decoder(trace);
+    let mut tracer: Tracer<_, riscv_etrace::types::stack::VecStack> = tracer::builder()
+        .with_binary(binary)
+        .with_params(&params)
+        .with_address_mode(AddressMode::Delta)
+        .build()
+        .unwrap();
+    let mut pcs = Vec::new();
+    while decoder.bytes_left() > 0 {
+        let at = trace.len() - decoder.bytes_left();
+        let pkt = decoder
+            .decode_smi_packet()
+            .map_err(|e| format!("packet at {at}: {e:?}"))?;
+        if pkt.hart() != src {
+            return Err(format!("packet at {at}: hart {}", pkt.hart()));
+        }
+        let payload = pkt
+            .decode_payload()
+            .map_err(|e| format!("payload at {at}: {e:?}"))?;
+        tracer
+            .process_payload(&payload)
+            .map_err(|e| format!("tracer at {at}: {e:?}"))?;
+        for it in tracer.by_ref() {
+            let it = it.map_err(|e| format!("item after packet at {at}: {e:?}"))?;
+            if let item::Kind::Regular(_) = it.kind() {
+                pcs.push(it.pc());
+            }
+        }
+    }
+    Ok(pcs)
 }

@@ -198,6 +198,58 @@ fn kind_rank(k: SymbolKind) -> u8 {
     }
 }
 
+/// One file of an image as named on a command line (`--image FILE[@ADDR]`): an ELF file,
+/// moved by `at` as a load bias when given ([`Image::load_bytes_at`]), or a raw binary placed
+/// at `at` ([`Image::load_raw`]; it needs the address). Which one the file is, its first bytes
+/// say ([`ImageSpec::is_elf`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ImageSpec {
+    /// The file.
+    pub path: std::path::PathBuf,
+    /// The load bias of an ELF file, the address of a raw one.
+    pub at: Option<u64>,
+}
+
+impl std::str::FromStr for ImageSpec {
+    type Err = String;
+
+    /// `FILE` or `FILE@ADDR`, ADDR hex with `0x` or decimal. A file whose name has an `@` not
+    /// followed by a number is taken whole.
+    fn from_str(s: &str) -> Result<Self, String> {
+        if s.is_empty() {
+            return Err("empty image file name".into());
+        }
+        let number = |t: &str| match t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
+            Some(h) => u64::from_str_radix(&h.replace('_', ""), 16).ok(),
+            None => t.replace('_', "").parse().ok(),
+        };
+        match s.rsplit_once('@') {
+            Some((path, addr)) if !path.is_empty() && number(addr).is_some() => Ok(ImageSpec {
+                path: path.into(),
+                at: number(addr),
+            }),
+            Some((path, addr))
+                if !path.is_empty() && addr.starts_with(|c: char| c.is_ascii_digit()) =>
+            {
+                Err(format!(
+                    "{s}: {addr:?} is not an address (hex with 0x, or decimal)"
+                ))
+            }
+            _ => Ok(ImageSpec {
+                path: s.into(),
+                at: None,
+            }),
+        }
+    }
+}
+
+impl ImageSpec {
+    /// Whether the file is an ELF file (its first four bytes are the ELF magic).
+    pub fn is_elf(bytes: &[u8]) -> bool {
+        bytes.starts_with(b"\x7fELF")
+    }
+}
+
 /// Loaded segments and symbols of one or more ELF files, with fast reads by virtual address.
 ///
 /// `Image` is `Send + Sync`; the last-hit cache is a relaxed atomic, so sharing one image between
@@ -258,7 +310,87 @@ impl Image {
     /// virtual or by physical address) another segment of the same file or of a file already
     /// loaded.
     pub fn load_bytes(&mut self, name: &str, bytes: &[u8]) -> Result<&ElfInfo, ImageError> {
-        let parsed = elf::parse(name, bytes)?;
+        self.load_bytes_at(name, bytes, 0)
+    }
+
+    /// [`Image::load_bytes`] with every address of the file moved by `bias` (wrapping): its
+    /// segments (virtual and physical), entry point and symbols (absolute ones stay), as a
+    /// loader places a position-independent program or shared library (`ET_DYN`, linked at 0)
+    /// at a load bias, or an executable at another address than it was linked for.
+    pub fn load_bytes_at(
+        &mut self,
+        name: &str,
+        bytes: &[u8],
+        bias: u64,
+    ) -> Result<&ElfInfo, ImageError> {
+        let mut parsed = elf::parse(name, bytes)?;
+        if bias != 0 {
+            for seg in &mut parsed.segments {
+                seg.vaddr = seg.vaddr.wrapping_add(bias);
+                seg.paddr = seg.paddr.wrapping_add(bias);
+                if seg.vaddr.checked_add(seg.data.len() as u64).is_none() {
+                    return Err(ImageError::Malformed {
+                        path: name.to_string(),
+                        detail: format!(
+                            "a segment moved by the bias {bias:#x} wraps past the end of the \
+                             address space"
+                        ),
+                    });
+                }
+            }
+            parsed.entry = parsed.entry.wrapping_add(bias);
+            for sym in parsed.symbols.iter_mut().filter(|s| !s.abs) {
+                sym.addr = sym.addr.wrapping_add(bias);
+            }
+        }
+        self.add(name, parsed)
+    }
+
+    /// Loads a raw binary (firmware `.bin`, a memory dump): `bytes` at address `addr`, virtual
+    /// and physical, readable and executable, with no symbols; `xlen` is the hart's (a raw file
+    /// does not say). It is listed in [`Image::files`] with `addr` as its entry point and flags
+    /// 0. Fails, leaving the image unchanged, if it is empty, wraps past the end of the address
+    /// space or overlaps a segment already loaded.
+    pub fn load_raw(
+        &mut self,
+        name: &str,
+        bytes: &[u8],
+        addr: u64,
+        xlen: Xlen,
+    ) -> Result<&ElfInfo, ImageError> {
+        let malformed = |detail: &str| ImageError::Malformed {
+            path: name.to_string(),
+            detail: detail.to_string(),
+        };
+        if bytes.is_empty() {
+            return Err(malformed("the file is empty"));
+        }
+        if bytes.len() as u64 > MAX_LOAD_BYTES {
+            return Err(malformed("larger than 1 GiB"));
+        }
+        if addr.checked_add(bytes.len() as u64).is_none() {
+            return Err(malformed(
+                "placed at that address it wraps past the end of the address space",
+            ));
+        }
+        let parsed = elf::Parsed {
+            entry: addr,
+            xlen,
+            flags: 0,
+            segments: vec![Segment {
+                vaddr: addr,
+                paddr: addr,
+                data: bytes.to_vec(),
+                flags: PF_R | PF_X,
+                file_index: 0,
+            }],
+            symbols: Vec::new(),
+        };
+        self.add(name, parsed)
+    }
+
+    /// Adds a parsed file (see [`Image::load_bytes`]).
+    fn add(&mut self, name: &str, parsed: elf::Parsed) -> Result<&ElfInfo, ImageError> {
         for new in &parsed.segments {
             for old in &self.segments {
                 for (space, a, b) in [

@@ -256,3 +256,82 @@ fn load_file_from_disk() {
     assert_eq!(info.entry, 0x8000_0000);
     assert_eq!(image.segments(), load("x", RV64).segments());
 }
+
+/// A load bias moves segments, entry and symbols (not absolute ones); reads follow; the moved
+/// copy sits beside the original without overlap.
+#[test]
+fn load_bias_moves_everything() {
+    let plain = load("crc", RV64);
+    let bias = 0x10_0000_0000u64;
+    let mut image = Image::new();
+    image.load_bytes("plain", RV64).unwrap();
+    let info = image.load_bytes_at("moved", RV64, bias).unwrap().clone();
+    assert_eq!(info.entry, 0x8000_0000 + bias);
+    let moved: Vec<_> = image.segments()[info.segments.clone()].to_vec();
+    assert_eq!(moved.len(), plain.segments().len());
+    for (m, p) in moved.iter().zip(plain.segments()) {
+        assert_eq!((m.vaddr, m.paddr), (p.vaddr + bias, p.paddr + bias));
+        assert_eq!(m.data, p.data);
+    }
+    let main = plain.symbol_by_name("main").unwrap().addr;
+    let (sym, off) = image.symbol_at(main + bias).unwrap();
+    assert_eq!((sym.name.as_str(), off), ("main", 0));
+    assert_eq!(image.fetch(main + bias), plain.fetch(main));
+    // The same file without a bias overlaps the first copy.
+    let e = image.load_bytes("again", RV64).unwrap_err().to_string();
+    assert!(e.contains("overlaps"), "{e}");
+    // A bias is added wrapping (a negative bias is a large one), but a segment that then runs
+    // past the end of the address space is refused.
+    let down = image
+        .load_bytes_at("down", RV64, 0u64.wrapping_sub(0x1000_0000))
+        .unwrap();
+    assert_eq!(down.entry, 0x7000_0000);
+    let e = image
+        .load_bytes_at("wrap", RV64, u64::MAX - 0x8000_000f)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("wraps"), "{e}");
+}
+
+/// A raw binary: its bytes at the address, readable and fetchable, listed as a file; refused
+/// when empty or overlapping. `ImageSpec`: `FILE[@ADDR]`, ELF or raw by the magic.
+#[test]
+fn raw_binary_and_image_spec() {
+    use rvtrace_image::ImageSpec;
+    let mut image = Image::new();
+    image.load_bytes("crc", RV64).unwrap();
+    // The text of the ELF, as a raw dump, placed elsewhere.
+    let text = image.segments()[0].data.clone();
+    let at = 0x2000_0000u64;
+    let info = image.load_raw("dump.bin", &text, at, Xlen::Rv64).unwrap();
+    assert_eq!((info.entry, info.xlen), (at, Xlen::Rv64));
+    assert_eq!(image.fetch(at), image.fetch(0x8000_0000));
+    assert!(image.segment_at(at).unwrap().is_executable());
+    assert!(image.load_raw("empty", &[], 0x1000, Xlen::Rv64).is_err());
+    let e = image
+        .load_raw("over", &[0; 4], at + 2, Xlen::Rv64)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("overlaps"), "{e}");
+
+    let spec = |s: &str| s.parse::<ImageSpec>();
+    assert_eq!(
+        spec("a.elf").unwrap(),
+        ImageSpec {
+            path: "a.elf".into(),
+            at: None
+        }
+    );
+    assert_eq!(
+        spec("fw.bin@0x8000_0000").unwrap(),
+        ImageSpec {
+            path: "fw.bin".into(),
+            at: Some(0x8000_0000)
+        }
+    );
+    assert_eq!(spec("x@4096").unwrap().at, Some(4096));
+    assert_eq!(spec("me@host.elf").unwrap().path, Path::new("me@host.elf"));
+    assert!(spec("fw.bin@0x8zz").is_err());
+    assert!(spec("").is_err());
+    assert!(ImageSpec::is_elf(RV64) && !ImageSpec::is_elf(&text));
+}

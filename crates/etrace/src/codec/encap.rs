@@ -16,6 +16,16 @@
 //! The reference flow's `te_inst_raw` files use the same header byte with no *srcID*, no
 //! timestamp and no *type*, and put its message type in *flow* (2 = `te_inst`, 3 = data trace;
 //! `referenceFlow` `raw_write.py`, `generic.py` `msg_type_t`): that is [`EncapConfig::TE_INST_RAW`].
+//!
+//! That header is the Siemens Messaging Infrastructure's of E-Trace 1.x
+//! (`etrace-packet-formats.tex`, "Example encapsulated packet format"): the header byte (5-bit
+//! payload *length*, 2-bit *flow*, a bit saying a 16-bit timestamp follows), the *index* of the
+//! source ("the number of bits is system dependent"; here padded to whole bytes), the optional
+//! 2-byte timestamp, the payload; *length* counts the payload only. [`EncapConfig::smi`]
+//! reads and writes it with `srcid_bits` as the index width; `te_inst_raw` is its case with no
+//! index and no timestamps. (E-Trace 2.0's "Siemens transport" example,
+//! `fragmentCodeAndTransport.adoc`, is etrace-encap instead.) The FZI `riscv-etrace` crate (`packet::smi`) puts the timestamp
+//! before the index: the two agree unless a stream has both.
 
 use super::bits::mask;
 use super::CodecError;
@@ -45,6 +55,10 @@ pub struct EncapConfig {
     pub type_bits: u8,
     /// The *type* value of instruction trace packets (E-Trace: 0 when Y is 1).
     pub te_inst_type: u64,
+    /// The E-Trace 1.x Siemens Messaging Infrastructure (SMI) header instead (see the module
+    /// documentation): `srcid_bits` is the index width, a timestamp is 2 bytes, there is no
+    /// *type* (the *flow* says it).
+    pub smi: bool,
 }
 
 impl Default for EncapConfig {
@@ -60,7 +74,8 @@ pub enum Framing {
     /// srcID, no timestamp; only *flow* = 2 packets are `te_inst`.
     Raw,
     /// `etrace-encap` with these constants; every normal packet whose *type* is the
-    /// instruction-trace type is a `te_inst`.
+    /// instruction-trace type is a `te_inst`. With [`EncapConfig::smi`], the E-Trace 1.x SMI
+    /// header: the *flow* = 2 packets are.
     Encap(EncapConfig),
 }
 
@@ -71,7 +86,8 @@ impl Framing {
     pub fn reader(self) -> (EncapConfig, bool) {
         match self {
             Framing::Raw => (EncapConfig::TE_INST_RAW, true),
-            Framing::Encap(e) => (e, false),
+            // SMI says te_inst in the flow bits, as te_inst_raw.
+            Framing::Encap(e) => (e, e.smi),
         }
     }
 }
@@ -84,13 +100,31 @@ impl EncapConfig {
         timestamp_bytes: 0,
         type_bits: 0,
         te_inst_type: 0,
+        smi: false,
     };
 
     /// The reference flow's `te_inst_raw` layout (see the module documentation).
     pub const TE_INST_RAW: EncapConfig = EncapConfig::PLAIN;
 
+    /// The E-Trace 1.x Siemens layout with an `index_bits`-bit source index (see the module
+    /// documentation).
+    pub const fn smi(index_bits: u8) -> EncapConfig {
+        EncapConfig {
+            srcid_bits: index_bits,
+            timestamp_bytes: 2,
+            type_bits: 0,
+            te_inst_type: 0,
+            smi: true,
+        }
+    }
+
     /// Check the widths.
     pub const fn validate(&self) -> Result<(), CodecError> {
+        if self.smi && (self.timestamp_bytes != 2 || self.type_bits != 0) {
+            return Err(CodecError::BadParams(
+                "SMI framing: a 2-byte timestamp and no type field",
+            ));
+        }
         if self.srcid_bits > 16 || self.timestamp_bytes > 8 || self.type_bits > 8 {
             return Err(CodecError::BadParams(
                 "encapsulation: srcID up to 16 bits, timestamp up to 8 bytes, type up to 8 bits",
@@ -99,9 +133,22 @@ impl EncapConfig {
         Ok(())
     }
 
-    /// S: whole bytes of *srcID*.
+    /// S: whole bytes of *srcID* (of the Siemens index: the bytes it takes, padded).
     const fn srcid_bytes(&self) -> usize {
-        self.srcid_bits as usize / 8
+        if self.smi {
+            (self.srcid_bits as usize).div_ceil(8)
+        } else {
+            self.srcid_bits as usize / 8
+        }
+    }
+
+    /// Bits of *srcID* inside the *length* bytes (none for the Siemens index, which is padded).
+    const fn srcid_in_length(&self) -> usize {
+        if self.smi {
+            0
+        } else {
+            self.srcid_bits as usize % 8
+        }
     }
 }
 
@@ -226,12 +273,15 @@ pub fn read_frame(data: &[u8], cfg: &EncapConfig) -> Result<(Frame, usize), Code
         pos: 0,
     };
     let srcid = b.get(cfg.srcid_bits as u32) as u16;
+    if cfg.smi {
+        b.pos = 8 * cfg.srcid_bytes();
+    }
     let timestamp = if extend {
         Some(b.get(8 * ts as u32))
     } else {
         None
     };
-    let payload_bits = 8 * length - (cfg.srcid_bits as usize % 8);
+    let payload_bits = 8 * length - cfg.srcid_in_length();
     let Some(trace_bits) = payload_bits.checked_sub(cfg.type_bits as usize) else {
         return Err(CodecError::Inconsistent(
             "packet too short for its type field",
@@ -310,7 +360,7 @@ pub fn write_frame(
             "a timestamp needs timestamp_bytes > 0",
         ));
     }
-    let bits = payload.len() * 8 + cfg.type_bits as usize + cfg.srcid_bits as usize % 8;
+    let bits = payload.len() * 8 + cfg.type_bits as usize + cfg.srcid_in_length();
     let length = bits.div_ceil(8);
     if length > MAX_LENGTH {
         return Err(CodecError::PacketTooLong);
@@ -319,6 +369,9 @@ pub fn write_frame(
     out[0] = length as u8 | (f.flow << 5) | if f.timestamp.is_some() { 0x80 } else { 0 };
     let mut w = Put { out, pos: 8 };
     w.put(f.srcid as u64, cfg.srcid_bits as u32);
+    if cfg.smi {
+        w.pos = 8 + 8 * cfg.srcid_bytes();
+    }
     if let Some(t) = f.timestamp {
         let tb = 8 * cfg.timestamp_bytes as u32;
         w.put(t & mask(tb), tb);
@@ -377,6 +430,7 @@ mod tests {
         timestamp_bytes: 0,
         type_bits: 2,
         te_inst_type: 2,
+        smi: false,
     };
 
     fn frame(payload: &[u8], srcid: u16, cfg: &EncapConfig, ptype: u64) -> Vec<u8> {
@@ -415,6 +469,48 @@ mod tests {
         assert_eq!(nf.payload(), &p);
     }
 
+    /// The E-Trace 1.x SMI header (`etrace-packet-formats.tex`): header byte, index padded to
+    /// bytes, the 2-byte timestamp when the top bit says so, the payload; *length* counts the
+    /// payload only.
+    #[test]
+    fn smi_layout() {
+        let cfg = EncapConfig::smi(6);
+        let p = [0x32, 0x04, 0x00, 0x00, 0x02];
+        let mut out = [0; MAX_PACKET];
+        let f = FrameFields {
+            flow: RAW_TE_INST,
+            srcid: 5,
+            timestamp: Some(0xBEEF),
+            ptype: 0,
+        };
+        let n = write_frame(&p, &f, &cfg, &mut out).unwrap();
+        assert_eq!(
+            out[..n],
+            [0xC5, 0x05, 0xEF, 0xBE, 0x32, 0x04, 0x00, 0x00, 0x02]
+        );
+        let (fr, m) = read_frame(&out[..n], &cfg).unwrap();
+        assert_eq!(m, n);
+        let Frame::Normal(nf) = fr else { panic!() };
+        assert_eq!((nf.flow, nf.srcid, nf.timestamp), (2, 5, Some(0xBEEF)));
+        assert_eq!(nf.payload(), &p);
+        // Without the timestamp; no index: the te_inst_raw bytes.
+        let f = FrameFields {
+            timestamp: None,
+            srcid: 0,
+            ..f
+        };
+        let n = write_frame(&p, &f, &EncapConfig::smi(0), &mut out).unwrap();
+        assert_eq!(out[..n], [0x45, 0x32, 0x04, 0x00, 0x00, 0x02]);
+        let raw = write_frame(&p, &f, &EncapConfig::TE_INST_RAW, &mut [0; MAX_PACKET]).unwrap();
+        assert_eq!(raw, n);
+        assert!(EncapConfig {
+            type_bits: 2,
+            ..cfg
+        }
+        .validate()
+        .is_err());
+    }
+
     #[test]
     fn atb_transport_examples() {
         // ATB: header byte on ATDATA, srcID on ATID (0 bits here), no type field.
@@ -450,6 +546,7 @@ mod tests {
             timestamp_bytes: 3,
             type_bits: 1,
             te_inst_type: 0,
+            smi: false,
         };
         assert_eq!(
             read_frame(&[0x00], &cfg).unwrap(),

@@ -75,7 +75,11 @@ impl<'a> Decoder<'a> {
                         }
                         self.emit(FlowElement::End { offset }, s);
                         self.s.ended = true;
-                        self.s.enabled = false;
+                        // Qualification ended with the encoder still enabled (a filter): the
+                        // next synchronisation packet restarts trace, no support packet needed
+                        // (`payload.adoc` `sec:format33`: one before the first sync "when trace
+                        // is enabled").
+                        self.s.enabled = sp.ienable;
                         self.reset_sync();
                     }
                 }
