@@ -46,8 +46,10 @@ pub struct CheckArgs {
     /// The binary ingress file (`-` for stdin).
     input: PathBuf,
     /// The program's ELF file(s).
-    #[arg(long = "elf", value_name = "ELF", required = true)]
+    #[arg(long = "elf", value_name = "ELF", required_unless_present = "image")]
     elf: Vec<PathBuf>,
+    #[command(flatten)]
+    images: crate::trace_source::ImageArgs,
     /// Show the first N violations (all are counted).
     #[arg(long, default_value_t = DEFAULT_MAX, value_name = "N")]
     max: u64,
@@ -108,7 +110,7 @@ impl<'a> Checking<'a> {
 
 /// `rvtrace ingress check`.
 pub fn check(a: &CheckArgs) -> CmdResult {
-    let (image, elf_xlen) = crate::trace_source::load_program(&a.elf)?;
+    let (image, elf_xlen) = crate::trace_source::load_program(&a.elf, &a.images)?;
     let name = report::name(&a.input);
     let mut r = IngressReader::new(report::open_input(&a.input)?).map_err(|e| match e {
         rvtrace_ingress::IngressError::Io(e) => Failure::io(&name, e),

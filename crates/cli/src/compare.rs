@@ -63,6 +63,8 @@ pub struct CompareArgs {
     /// and to expand ingress records of several instructions.
     #[arg(long = "elf", value_name = "ELF")]
     elf: Vec<PathBuf>,
+    #[command(flatten)]
+    images: crate::trace_source::ImageArgs,
     /// A is a trace of this protocol, to decode.
     #[arg(long, value_enum, value_name = "PROTOCOL")]
     trace_a: Option<Protocol>,
@@ -594,7 +596,7 @@ pub fn compare(a: &CompareArgs) -> CmdResult {
             "only one of A and B can be stdin (-)".into(),
         ));
     }
-    let (image, xlen) = crate::trace_source::load_program(&a.elf)?;
+    let (image, xlen) = crate::trace_source::load_program(&a.elf, &a.images)?;
     let xlen = xlen.unwrap_or(Xlen::Rv64);
     let names = [report::name(&a.a), report::name(&a.b)];
     let image = &image;
@@ -616,9 +618,9 @@ pub fn compare(a: &CompareArgs) -> CmdResult {
         for (k, ((path, _), opened)) in paths.into_iter().zip(opened).enumerate() {
             let s = match opened.kind {
                 Sniffed::Trace(p) => {
-                    if a.elf.is_empty() {
+                    if a.elf.is_empty() && a.images.image.is_empty() {
                         return Err(Failure::Usage(format!(
-                            "{}: decoding a trace needs the program: give --elf",
+                            "{}: decoding a trace needs the program: give --elf (or --image)",
                             names[k]
                         )));
                     }

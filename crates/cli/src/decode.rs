@@ -59,15 +59,8 @@ pub struct DecodeArgs {
     /// decoder configuration names them.
     #[arg(long = "elf", value_name = "ELF")]
     elf: Vec<PathBuf>,
-    /// More of the code the trace ran (repeatable): an ELF file, moved by a load bias with
-    /// `FILE@BIAS` (a position-independent program or library where it was loaded), or a raw
-    /// binary (firmware `.bin`, a memory dump) at its address with `FILE@ADDR`. Addresses hex
-    /// with 0x, or decimal. With --elf or alone.
-    #[arg(long = "image", value_name = "FILE[@ADDR]")]
-    image: Vec<rvtrace_image::ImageSpec>,
-    /// The address width the code is read with when only raw --image files give it.
-    #[arg(long, value_name = "32|64", value_parser = crate::etrace::parse_xlen)]
-    xlen: Option<u8>,
+    #[command(flatten)]
+    images: crate::trace_source::ImageArgs,
     /// Write every retired instruction address to FILE, one per line as 0x + hex (as
     /// `rvtrace run --pcs` does; `-` for stdout).
     #[arg(long, value_name = "FILE")]
@@ -244,7 +237,7 @@ pub fn decode(a: &DecodeArgs, forced: Option<Protocol>) -> CmdResult {
         elfs =
             rvtrace_decode::ucf_programs(side, &dec.opts).map_err(crate::trace_source::failure)?;
     }
-    if elfs.is_empty() && a.image.is_empty() {
+    if elfs.is_empty() && a.images.image.is_empty() {
         // A SiFive settings file's `elf`, relative to the file (SiFive's decoder runs where it
         // is).
         let settings = dec
@@ -258,7 +251,7 @@ pub fn decode(a: &DecodeArgs, forced: Option<Protocol>) -> CmdResult {
             elfs.push(file.parent().unwrap_or(Path::new("")).join(elf));
         }
     }
-    if elfs.is_empty() && a.image.is_empty() {
+    if elfs.is_empty() && a.images.image.is_empty() {
         return Err(Failure::Usage(match protocol {
             Protocol::Ntrace => "no program: give --elf or --image".into(),
             Protocol::Etrace => {
@@ -268,14 +261,9 @@ pub fn decode(a: &DecodeArgs, forced: Option<Protocol>) -> CmdResult {
     }
     let mut inputs: Vec<&Path> = vec![t];
     inputs.extend(elfs.iter().map(PathBuf::as_path));
-    inputs.extend(a.image.iter().map(|s| s.path.as_path()));
+    inputs.extend(a.images.image.iter().map(|s| s.path.as_path()));
     report::distinct(&inputs, &outputs)?;
-    let (mut image, xlen) = crate::trace_source::load_program(&elfs)?;
-    let given = a.xlen.map(|b| match b {
-        32 => rvtrace_isa::Xlen::Rv32,
-        _ => rvtrace_isa::Xlen::Rv64,
-    });
-    let xlen = crate::trace_source::load_images(&mut image, &a.image, xlen, given)?;
+    let (image, xlen) = crate::trace_source::load_program(&elfs, &a.images)?;
     let xlen = xlen.unwrap_or(rvtrace_isa::Xlen::Rv64);
     let mut trace = dec.resolve_as(protocol, t, &head, xlen)?;
     for w in trace.support_warnings(&report::name(t), &head) {
@@ -336,7 +324,7 @@ pub fn decode(a: &DecodeArgs, forced: Option<Protocol>) -> CmdResult {
         );
     }
     let mut brstack = crate::brstack::FlowOut::new(&a.brstack, &image, xlen)?;
-    let syms = a.text.symbols(&elfs, &a.image)?;
+    let syms = a.text.symbols(&elfs, &a.images.image)?;
     let mut text = crate::text_out::TextOut::new(&a.text, &image, syms.as_ref(), xlen)?;
     let mut itc = match &a.itc_print {
         Some(p) => Some(ItcOut::new(a, &dec, &elfs, p)?),
@@ -529,7 +517,7 @@ fn decode_harts(
         flow: a.flow.as_deref(),
         list_ignored: a.list_ignored,
         brstack: &a.brstack,
-        text: (&a.text, elfs, &a.image),
+        text: (&a.text, elfs, &a.images.image),
         xlen: trace.isa().xlen,
         max_warnings: a.max_warnings,
     };

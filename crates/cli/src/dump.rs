@@ -70,7 +70,10 @@ pub fn dump(a: &DumpArgs, forced: Option<Protocol>) -> CmdResult {
     let protocol = dec.protocol(file, &head, head.len() < 1 << 16)?;
     let (image, elf_xlen) = match &a.elf {
         Some(e) => {
-            let (image, xlen) = crate::trace_source::load_program(std::slice::from_ref(e))?;
+            let (image, xlen) = crate::trace_source::load_program(
+                std::slice::from_ref(e),
+                &crate::trace_source::ImageArgs::default(),
+            )?;
             (Some(image), xlen)
         }
         None => (None, None),

@@ -30,8 +30,10 @@ pub struct StatsArgs {
     /// The trace (`-` for stdin).
     input: PathBuf,
     /// The program's ELF file(s).
-    #[arg(long, value_name = "ELF", required = true)]
+    #[arg(long, value_name = "ELF", required_unless_present = "image")]
     elf: Vec<PathBuf>,
+    #[command(flatten)]
+    images: crate::trace_source::ImageArgs,
     /// Print JSON instead of text.
     #[arg(long)]
     json: bool,
@@ -41,8 +43,8 @@ pub struct StatsArgs {
 
 /// `rvtrace stats`.
 pub fn stats(a: &StatsArgs) -> CmdResult {
-    let (image, xlen) = crate::trace_source::load_program(&a.elf)?;
-    let xlen = xlen.ok_or_else(|| Failure::Usage("no --elf given".into()))?;
+    let (image, xlen) = crate::trace_source::load_program(&a.elf, &a.images)?;
+    let xlen = xlen.ok_or_else(|| Failure::Usage("no --elf or --image given".into()))?;
     // The trace is read as it is decoded (memory stays flat in its size); its first 64 KiB
     // tell its kind (and the E-Trace framing).
     let name = report::name(&a.input);

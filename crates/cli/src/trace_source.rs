@@ -85,9 +85,24 @@ impl TraceDecodeOpts {
     }
 }
 
-/// The program's ELF files (`--elf`, repeatable) as one image, and the address width of the first
-/// one (`None` when none is given). [`load_images`] adds the `--image` files.
-pub fn load_program(paths: &[PathBuf]) -> Result<(Image, Option<Xlen>), Failure> {
+/// More of the code a trace ran, beside `--elf`: the same options in every command that reads
+/// a program (issue 31).
+#[derive(clap::Args, Clone, Debug, Default)]
+pub struct ImageArgs {
+    /// More of the code the trace ran (repeatable): an ELF file, moved by a load bias with
+    /// `FILE@BIAS` (a position-independent program or library where it was loaded), or a raw
+    /// binary (firmware `.bin`, a memory dump) at its address with `FILE@ADDR`. Addresses hex
+    /// with 0x, or decimal. With --elf or alone.
+    #[arg(long = "image", value_name = "FILE[@ADDR]")]
+    pub image: Vec<rvtrace_image::ImageSpec>,
+    /// The address width the code is read with when only raw --image files give it.
+    #[arg(long, value_name = "32|64", value_parser = crate::etrace::parse_xlen)]
+    pub xlen: Option<u8>,
+}
+
+/// The program's ELF files (`--elf`, repeatable) and `--image` files as one image, and the
+/// address width of the first ELF file (`None` when no file says it).
+pub fn load_program(paths: &[PathBuf], more: &ImageArgs) -> Result<(Image, Option<Xlen>), Failure> {
     let mut image = Image::new();
     let mut xlen = None;
     for p in paths {
@@ -96,6 +111,11 @@ pub fn load_program(paths: &[PathBuf]) -> Result<(Image, Option<Xlen>), Failure>
             .map_err(|e| Failure::Tool(format!("{}: {e}", p.display())))?;
         xlen.get_or_insert(info.xlen);
     }
+    let given = more.xlen.map(|b| match b {
+        32 => Xlen::Rv32,
+        _ => Xlen::Rv64,
+    });
+    let xlen = load_images(&mut image, &more.image, xlen, given)?;
     Ok((image, xlen))
 }
 
@@ -104,7 +124,7 @@ pub fn load_program(paths: &[PathBuf]) -> Result<(Image, Option<Xlen>), Failure>
 /// the address width the code is read with. Raw binaries do not say theirs: without an ELF it
 /// is `given` (`--xlen`), else the first ELF image's; a `given` width another file contradicts
 /// is a usage error.
-pub fn load_images(
+fn load_images(
     image: &mut Image,
     specs: &[rvtrace_image::ImageSpec],
     xlen: Option<Xlen>,

@@ -85,8 +85,10 @@ pub struct TranscodeArgs {
     /// The trace to re-encode (`-` for stdin).
     input: PathBuf,
     /// The program's ELF file(s).
-    #[arg(long, value_name = "ELF", required = true)]
+    #[arg(long, value_name = "ELF", required_unless_present = "image")]
     elf: Vec<PathBuf>,
+    #[command(flatten)]
+    images: crate::trace_source::ImageArgs,
     /// The protocol of the output.
     #[arg(long, value_enum, value_name = "PROTOCOL")]
     to: Protocol,
@@ -199,10 +201,11 @@ pub fn transcode(a: &TranscodeArgs) -> CmdResult {
     }
     let mut ins: Vec<&Path> = vec![a.input.as_path()];
     ins.extend(a.elf.iter().map(|p| p.as_path()));
+    ins.extend(a.images.image.iter().map(|s| s.path.as_path()));
     report::distinct(&ins, &outs)?;
 
-    let (image, xlen) = crate::trace_source::load_program(&a.elf)?;
-    let xlen = xlen.ok_or_else(|| Failure::Usage("no --elf given".into()))?;
+    let (image, xlen) = crate::trace_source::load_program(&a.elf, &a.images)?;
+    let xlen = xlen.ok_or_else(|| Failure::Usage("no --elf or --image given".into()))?;
     let isa = IsaConfig::new(xlen);
 
     let mut input = report::open_input(&a.input)?;

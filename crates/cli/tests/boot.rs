@@ -447,6 +447,16 @@ fn decode_takes_the_firmware_as_an_image() {
         dec.contains(&"0x80200000"),
         "the payload's entry is in the flow"
     );
+    // Every trace reader takes the same option: stats counts the same instructions.
+    let fw = format!("{}@0x80000000", s(&bin));
+    let o = rvtrace(&["stats", s(&te), "--image", &fw, "--elf", s(&hello)]);
+    let want = format!("instructions      {}\n", dec.len());
+    assert!(
+        stdout(&o).starts_with(&want),
+        "{}{}",
+        stdout(&o),
+        stderr(&o)
+    );
 
     // Only S-mode traced (the payload): each return to the payload restarts trace with a
     // synchronisation packet after the support packet that ended qualification; the payload's
