@@ -237,21 +237,28 @@ pub fn decode(a: &DecodeArgs, forced: Option<Protocol>) -> CmdResult {
         elfs =
             rvtrace_decode::ucf_programs(side, &dec.opts).map_err(crate::trace_source::failure)?;
     }
-    if elfs.is_empty() && a.images.image.is_empty() {
-        // A SiFive settings file's `elf`, relative to the file (SiFive's decoder runs where it
-        // is).
+    let mut images = a.images.clone();
+    if elfs.is_empty() && images.image.is_empty() {
+        // A SiFive settings file's `elf` or `image` (a raw binary at an address), relative to
+        // the file (SiFive's decoder runs where it is), its `archsize` the width.
         let settings = dec
             .opts
             .sifive_settings()
             .map_err(crate::trace_source::failure)?;
-        if let (Some(elf), Some(file)) = (
-            settings.and_then(|s| s.elf),
-            dec.opts.sifive_settings.as_deref(),
-        ) {
-            elfs.push(file.parent().unwrap_or(Path::new("")).join(elf));
+        if let (Some(s), Some(file)) = (settings, dec.opts.sifive_settings.as_deref()) {
+            let dir = file.parent().unwrap_or(Path::new(""));
+            if let Some(elf) = s.elf {
+                elfs.push(dir.join(elf));
+            } else if let Some((raw, at)) = s.image {
+                images.image.push(rvtrace_image::ImageSpec {
+                    path: dir.join(raw),
+                    at: Some(at),
+                });
+                images.xlen = images.xlen.or(s.archsize.map(|a| a as u8));
+            }
         }
     }
-    if elfs.is_empty() && a.images.image.is_empty() {
+    if elfs.is_empty() && images.image.is_empty() {
         return Err(Failure::Usage(match protocol {
             Protocol::Ntrace => "no program: give --elf or --image".into(),
             Protocol::Etrace => {
@@ -261,9 +268,9 @@ pub fn decode(a: &DecodeArgs, forced: Option<Protocol>) -> CmdResult {
     }
     let mut inputs: Vec<&Path> = vec![t];
     inputs.extend(elfs.iter().map(PathBuf::as_path));
-    inputs.extend(a.images.image.iter().map(|s| s.path.as_path()));
+    inputs.extend(images.image.iter().map(|s| s.path.as_path()));
     report::distinct(&inputs, &outputs)?;
-    let (image, xlen) = crate::trace_source::load_program(&elfs, &a.images)?;
+    let (image, xlen) = crate::trace_source::load_program(&elfs, &images)?;
     let xlen = xlen.unwrap_or(rvtrace_isa::Xlen::Rv64);
     let mut trace = dec.resolve_as(protocol, t, &head, xlen)?;
     for w in trace.support_warnings(&report::name(t), &head) {
@@ -324,7 +331,7 @@ pub fn decode(a: &DecodeArgs, forced: Option<Protocol>) -> CmdResult {
         );
     }
     let mut brstack = crate::brstack::FlowOut::new(&a.brstack, &image, xlen)?;
-    let syms = a.text.symbols(&elfs, &a.images.image)?;
+    let syms = a.text.symbols(&elfs, &images.image)?;
     let mut text = crate::text_out::TextOut::new(&a.text, &image, syms.as_ref(), xlen)?;
     let mut itc = match &a.itc_print {
         Some(p) => Some(ItcOut::new(a, &dec, &elfs, p)?),

@@ -46,8 +46,9 @@ pub struct DecodeOptions {
     )]
     pub ntrace: rvtrace_ntrace::meta::Given,
     /// A settings file of SiFive's trace decoder (`dqr -sf FILE`): srcbits, addrbits, archsize,
-    /// tsSize, freq/timebasefreq, teinstruction, elf (the program when `decode` has no --elf,
-    /// relative to the file), rtd and the ITC print keys are read (the dialect is SiFive's);
+    /// tsSize, freq/timebasefreq, teinstruction, elf or image (FILE:LO-HI, a raw binary: the
+    /// program when `decode` has no --elf or --image, relative to the file), rtd and the ITC
+    /// print keys are read (the dialect is SiFive's);
     /// options given on the command line win; other keys are warned about.
     #[cfg_attr(
         feature = "clap",

@@ -81,6 +81,9 @@ pub struct Settings {
     pub elf: Option<String>,
     /// `rtd`: the trace.
     pub rtd: Option<String>,
+    /// `image = FILE:LO-HI`: a raw binary loaded at LO (sifive/trace-decoder-tests
+    /// `e31_coremark_bin`; newer than the public decoder).
+    pub image: Option<(String, u64)>,
     /// `freq` or `timebasefreq`: the timestamp clock in Hz.
     pub freq: Option<u64>,
     /// `trace.config.boolean.enable.itc.print.processing`.
@@ -161,6 +164,16 @@ impl Settings {
                     bad = !MODES.contains(&v.to_ascii_lowercase().as_str());
                 }
                 "elf" => s.elf = Some(v.to_string()),
+                "image" => {
+                    // FILE:LO-HI (the file name may hold ':' itself: the last one splits).
+                    let lo = v
+                        .rsplit_once(':')
+                        .and_then(|(f, r)| Some((f, c_number(r.split('-').next()?)?)));
+                    match lo {
+                        Some((f, at)) => s.image = Some((f.to_string(), at)),
+                        None => bad = true,
+                    }
+                }
                 "rtd" => s.rtd = Some(v.to_string()),
                 "trace.config.boolean.enable.itc.print.processing" => {
                     s.itc_print = match v {
@@ -483,7 +496,7 @@ mod tests {
             "# gtod.settings\nsrcbits = 2\nADDRBITS=48 # comment\narchsize = 64\n\
              tsSize = 0x28\ntimebasefreq = 10833333\nteinstruction = teInstHTMSyncNoOpt\n\
              pids = 1,2\nclockfreq = 32500000\ntrace.config.int.itc.print.channel = 3\n\
-             cmdLine = /bin/tracer trace\nsrcbits = x\n",
+             cmdLine = /bin/tracer trace\nsrcbits = x\nimage = cm.bin:0x40400000-0x4040912a\n",
         );
         assert_eq!(s.given.src_bits, Some(2));
         assert_eq!(s.given.addr_bits, Some(48));
@@ -492,6 +505,7 @@ mod tests {
         assert_eq!(s.archsize, Some(64));
         assert_eq!(s.freq, Some(10833333));
         assert_eq!(s.itc_channel, Some(3));
+        assert_eq!(s.image, Some(("cm.bin".into(), 0x4040_0000)));
         assert_eq!(s.warnings.len(), 4, "{:?}", s.warnings);
         assert!(s.warnings[0].contains("pids: not yet supported"));
         assert!(s.warnings[1].contains("clockfreq: not a setting"));
