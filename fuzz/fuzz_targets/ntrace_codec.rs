@@ -5,7 +5,7 @@
 
 use libfuzzer_sys::fuzz_target;
 use rvtrace_isa::Xlen;
-use rvtrace_ntrace::codec::{parse, CodecConfig, Frame, Frames};
+use rvtrace_ntrace::codec::{parse, CodecConfig, Dialect, Frame, Frames};
 use rvtrace_ntrace::dump::{dump_with, DumpOptions};
 
 fuzz_target!(|data: &[u8]| {
@@ -14,6 +14,12 @@ fuzz_target!(|data: &[u8]| {
     };
     let cfg = CodecConfig {
         src_bits: first % 13,
+        // The high bit also reads SiFive's messages.
+        dialect: if first >= 0x80 {
+            Dialect::Sifive
+        } else {
+            Dialect::Standard
+        },
     };
     for f in Frames::new(data) {
         let Frame::Message(raw) = f else { continue };

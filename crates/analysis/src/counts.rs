@@ -126,6 +126,7 @@ impl FlowSink for Counter<'_> {
             // None of these is a step of the flow.
             FlowElement::Time { .. }
             | FlowElement::Context { .. }
+            | FlowElement::Event { .. }
             | FlowElement::Ignored { .. } => {}
             FlowElement::Loss { .. } => {
                 self.counts.losses += 1;

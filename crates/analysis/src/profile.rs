@@ -23,7 +23,7 @@
 
 use crate::symbols::{Symbols, UNKNOWN};
 use crate::timeline::{Sampler, Timeline, TimelineFrame, TimelineStack, NO_FRAMES, UNSET};
-use rvtrace_flow::{insn_len_at, FlowElement, FlowSink, SyncReason};
+use rvtrace_flow::{insn_len_at, EventKind, FlowElement, FlowSink, SyncReason};
 use rvtrace_image::Image;
 use rvtrace_isa::{classify, CfClass, IsaConfig};
 use std::collections::{BTreeMap, HashMap};
@@ -83,6 +83,9 @@ pub struct Profile {
     pub losses: u64,
     /// Calls that did not push a frame because the stack was [`MAX_DEPTH`] deep.
     pub truncated: u64,
+    /// PC samples the trace carries ([`rvtrace_flow::EventKind::PcSample`], SiFive's In-Circuit
+    /// Trace), per function: a sampled profile beside the flow's exact one.
+    pub samples: BTreeMap<String, u64>,
 }
 
 /// One row of the flat profile.
@@ -111,6 +114,9 @@ impl Profile {
         self.has_time |= other.has_time;
         self.losses += other.losses;
         self.truncated += other.truncated;
+        for (k, n) in &other.samples {
+            *self.samples.entry(k.clone()).or_default() += n;
+        }
     }
 
     /// Total weight.
@@ -248,6 +254,15 @@ impl Profile {
                 self.truncated
             );
         }
+        if !self.samples.is_empty() {
+            let n: u64 = self.samples.values().sum();
+            let _ = writeln!(s, "\nPC samples in the trace: {n}");
+            let mut rows: Vec<_> = self.samples.iter().collect();
+            rows.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
+            for (f, c) in rows.iter().take(top) {
+                let _ = writeln!(s, "{c:>12} {:>5.1}%  {f}", pct(**c, n));
+            }
+        }
         s
     }
 }
@@ -371,6 +386,8 @@ pub struct Profiler<'a> {
     at: u64,
     /// The run sampled for a timeline ([`Profiler::with_timeline`]).
     sampler: Option<Sampler>,
+    /// PC samples per function id.
+    samples: HashMap<u32, u64>,
 }
 
 impl<'a> Profiler<'a> {
@@ -403,6 +420,7 @@ impl<'a> Profiler<'a> {
             retired: 0,
             at: 0,
             sampler: None,
+            samples: HashMap::new(),
         }
     }
 
@@ -1066,6 +1084,9 @@ impl<'a> Profiler<'a> {
             let key = (self.name(a).to_string(), self.name(b).to_string());
             p.calls.entry(key).or_default().add(*c);
         }
+        for (&f, &n) in &self.samples {
+            *p.samples.entry(self.name(f).to_string()).or_default() += n;
+        }
         p
     }
 }
@@ -1118,7 +1139,17 @@ impl FlowSink for Profiler<'_> {
                 self.stack.clear();
                 self.end_time();
             }
-            FlowElement::Context { .. } | FlowElement::Ignored { .. } => {}
+            FlowElement::Event {
+                kind: EventKind::PcSample,
+                addr: Some(pc),
+                ..
+            } => {
+                let f = self.func_of(pc);
+                *self.samples.entry(f).or_default() += 1;
+            }
+            FlowElement::Context { .. }
+            | FlowElement::Ignored { .. }
+            | FlowElement::Event { .. } => {}
         }
     }
 }

@@ -77,6 +77,16 @@ pub struct DecodeArgs {
     /// the program flow ignores (N-Trace 6.1); each kind is also warned about once.
     #[arg(long, requires = "flow")]
     list_ignored: bool,
+    /// Write the text of ITC prints to FILE (`-` for stdout; N-Trace `--dialect sifive`:
+    /// DataAcquisition messages, SiFive's ITC stimulus writes): text prints of the print
+    /// channel, "no load string" prints whose formats are the ELF's `#ident "N:format"`
+    /// (`.comment`) strings, and `channel N value 0x...` for other writes.
+    #[arg(long, value_name = "FILE")]
+    itc_print: Option<PathBuf>,
+    /// The ITC channel of text prints [default: the SiFive settings' print channel, else 0].
+    #[arg(long, value_name = "N", requires = "itc_print",
+          value_parser = clap::value_parser!(u32).range(0..32))]
+    itc_channel: Option<u32>,
     /// Print the summary on stderr at the end (printed anyway without an output option).
     #[arg(long)]
     stats: bool,
@@ -207,6 +217,9 @@ pub fn decode(a: &DecodeArgs, forced: Option<Protocol>) -> CmdResult {
     if let Some(p) = &a.flow {
         outputs.push(("--flow", p));
     }
+    if let Some(p) = &a.itc_print {
+        outputs.push(("--itc-print", p));
+    }
     outputs.extend(crate::brstack::decode_outputs(&a.brstack));
     outputs.extend(a.text.outputs());
     crate::brstack::check_decode(&a.brstack)?;
@@ -219,11 +232,33 @@ pub fn decode(a: &DecodeArgs, forced: Option<Protocol>) -> CmdResult {
     let protocol = dec.protocol(t, &head, head.len() < 1 << 16)?;
     let side = (!report::is_std(t)).then_some(t.as_path());
     let mut elfs = a.elf.clone();
-    if elfs.is_empty() {
+    // The --ucf's object-files are E-Trace's (an N-Trace sidecar is no E-Trace one).
+    if elfs.is_empty() && protocol == Protocol::Etrace {
         elfs =
             rvtrace_decode::ucf_programs(side, &dec.opts).map_err(crate::trace_source::failure)?;
     }
-    if elfs.is_empty() && a.images.image.is_empty() {
+    let mut images = a.images.clone();
+    if elfs.is_empty() && images.image.is_empty() {
+        // A SiFive settings file's `elf` or `image` (a raw binary at an address), relative to
+        // the file (SiFive's decoder runs where it is), its `archsize` the width.
+        let settings = dec
+            .opts
+            .sifive_settings()
+            .map_err(crate::trace_source::failure)?;
+        if let (Some(s), Some(file)) = (settings, dec.opts.sifive_settings.as_deref()) {
+            let dir = file.parent().unwrap_or(Path::new(""));
+            if let Some(elf) = s.elf {
+                elfs.push(dir.join(elf));
+            } else if let Some((raw, at)) = s.image {
+                images.image.push(rvtrace_image::ImageSpec {
+                    path: dir.join(raw),
+                    at: Some(at),
+                });
+                images.xlen = images.xlen.or(s.archsize.map(|a| a as u8));
+            }
+        }
+    }
+    if elfs.is_empty() && images.image.is_empty() {
         return Err(Failure::Usage(match protocol {
             Protocol::Ntrace => "no program: give --elf or --image".into(),
             Protocol::Etrace => {
@@ -233,9 +268,9 @@ pub fn decode(a: &DecodeArgs, forced: Option<Protocol>) -> CmdResult {
     }
     let mut inputs: Vec<&Path> = vec![t];
     inputs.extend(elfs.iter().map(PathBuf::as_path));
-    inputs.extend(a.images.image.iter().map(|s| s.path.as_path()));
+    inputs.extend(images.image.iter().map(|s| s.path.as_path()));
     report::distinct(&inputs, &outputs)?;
-    let (image, xlen) = crate::trace_source::load_program(&elfs, &a.images)?;
+    let (image, xlen) = crate::trace_source::load_program(&elfs, &images)?;
     let xlen = xlen.unwrap_or(rvtrace_isa::Xlen::Rv64);
     let mut trace = dec.resolve_as(protocol, t, &head, xlen)?;
     for w in trace.support_warnings(&report::name(t), &head) {
@@ -296,8 +331,12 @@ pub fn decode(a: &DecodeArgs, forced: Option<Protocol>) -> CmdResult {
         );
     }
     let mut brstack = crate::brstack::FlowOut::new(&a.brstack, &image, xlen)?;
-    let syms = a.text.symbols(&elfs, &a.images.image)?;
+    let syms = a.text.symbols(&elfs, &images.image)?;
     let mut text = crate::text_out::TextOut::new(&a.text, &image, syms.as_ref(), xlen)?;
+    let mut itc = match &a.itc_print {
+        Some(p) => Some(ItcOut::new(a, &dec, &elfs, p)?),
+        None => None,
+    };
     let mut warnings = Warnings::new(t.display(), a.max_warnings);
     let mut first_loss: Option<LossReason> = None;
     let mut overflow = false;
@@ -312,6 +351,9 @@ pub fn decode(a: &DecodeArgs, forced: Option<Protocol>) -> CmdResult {
         }
         if let Some(b) = brstack.as_mut() {
             b.element(e);
+        }
+        if let Some(i) = itc.as_mut() {
+            i.element(e);
         }
         text.element(e);
     };
@@ -369,6 +411,9 @@ pub fn decode(a: &DecodeArgs, forced: Option<Protocol>) -> CmdResult {
     if let Some(b) = brstack {
         b.finish()?;
     }
+    if let Some(i) = itc {
+        i.finish()?;
+    }
     text.finish()?;
     if show_summary {
         say!("{}", summary(&trace, &st));
@@ -381,6 +426,79 @@ pub fn decode(a: &DecodeArgs, forced: Option<Protocol>) -> CmdResult {
         }
     }
     Ok(report::status(st.losses == 0))
+}
+
+/// `decode --itc-print`: the ITC prints of the DataAcquisition writes, as text.
+struct ItcOut {
+    printer: rvtrace_ntrace::sifive::ItcPrinter,
+    out: Output,
+    lines: Vec<String>,
+    err: Option<std::io::Error>,
+}
+
+impl ItcOut {
+    fn new(
+        a: &DecodeArgs,
+        dec: &crate::trace_source::TraceDecodeOpts,
+        elfs: &[PathBuf],
+        path: &Path,
+    ) -> Result<ItcOut, Failure> {
+        let settings = dec
+            .opts
+            .sifive_settings()
+            .map_err(crate::trace_source::failure)?;
+        let channel = a
+            .itc_channel
+            .or(settings.and_then(|s| s.itc_channel))
+            .unwrap_or(0);
+        let mut nls = Vec::new();
+        for elf in elfs {
+            let bytes = report::read_input(elf)?;
+            if let Some(c) = rvtrace_image::elf_section(&bytes, ".comment") {
+                nls.extend(rvtrace_ntrace::sifive::nls_formats(c));
+            }
+        }
+        Ok(ItcOut {
+            printer: rvtrace_ntrace::sifive::ItcPrinter::new(channel, nls),
+            out: Output::create(path)?,
+            lines: Vec::new(),
+            err: None,
+        })
+    }
+
+    fn element(&mut self, e: &FlowElement) {
+        if let FlowElement::Event {
+            kind: rvtrace_flow::EventKind::Write { tag },
+            value: Some(v),
+            ..
+        } = e
+        {
+            self.printer.write(*tag, *v, &mut self.lines);
+            self.write_lines();
+        }
+    }
+
+    fn write_lines(&mut self) {
+        use std::io::Write;
+        for l in self.lines.drain(..) {
+            if self.err.is_none() {
+                if let Err(e) = writeln!(self.out, "{l}") {
+                    self.err = Some(e);
+                }
+            }
+        }
+    }
+
+    fn finish(mut self) -> Result<(), Failure> {
+        if let Some(l) = self.printer.finish() {
+            self.lines.push(l);
+        }
+        self.write_lines();
+        if let Some(e) = self.err.take() {
+            return Err(self.out.fail(e));
+        }
+        self.out.finish()
+    }
 }
 
 /// `decode --all-harts`: each source in `srcs` decoded on its own (the decoder skips the other

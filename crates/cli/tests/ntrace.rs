@@ -613,13 +613,8 @@ fn periodic_sync_by_default() {
     );
 }
 
-/// N-Trace 6.1: reserved and vendor-defined messages are stepped over, not losses. A real
-/// trace with such messages spliced in after whole messages (an encoder's byte ends a message
-/// when its MSEO is 11) decodes to the same PCs, exit 0; the first of each kind is a warning, a
-/// note sums them up, and `--list-ignored` lists each in the flow.
-#[test]
-fn decode_steps_over_reserved_messages() {
-    let d = tmpdir("reserved");
+/// traps-rv32imac run in `d` and encoded with the defaults: (ELF, the run's PCs, the trace).
+fn traps_run_encoded(d: &std::path::Path) -> (PathBuf, PathBuf, PathBuf) {
     let elf = program("traps-rv32imac");
     let (ing, pcs, bin) = (d.join("t.ing"), d.join("run.pcs"), d.join("t.bin"));
     let o = rvtrace(&["run", arg(&elf), "--ingress", arg(&ing), "--pcs", arg(&pcs)]);
@@ -628,6 +623,17 @@ fn decode_steps_over_reserved_messages() {
         &rvtrace(&["encode", "ntrace", arg(&ing), "-o", arg(&bin)]),
         "encode",
     );
+    (elf, pcs, bin)
+}
+
+/// N-Trace 6.1: reserved and vendor-defined messages are stepped over, not losses. A real
+/// trace with such messages spliced in after whole messages (an encoder's byte ends a message
+/// when its MSEO is 11) decodes to the same PCs, exit 0; the first of each kind is a warning, a
+/// note sums them up, and `--list-ignored` lists each in the flow.
+#[test]
+fn decode_steps_over_reserved_messages() {
+    let d = tmpdir("reserved");
+    let (elf, pcs, bin) = traps_run_encoded(&d);
     let trace = std::fs::read(&bin).unwrap();
     let messages = ntrace_messages(&trace);
     assert!(messages.len() > 51, "{} messages", messages.len());
@@ -686,4 +692,169 @@ fn decode_steps_over_reserved_messages() {
     // Without the option the flow does not list them (its ranges end at them all the same: a
     // range ends before every other element).
     assert!(!stdout(&decode(&["--flow", "-"])).contains("ignored"));
+}
+
+/// Issue 30 item 2 and 3: a trace in SiFive's dialect (crates/ntrace/README.md, "SiFive
+/// dialect"): an encoded run with, after its first message, an In-Circuit Trace PC sample and
+/// two DataAcquisition (ITC) writes spliced in. `--dialect sifive` decodes them as events (the
+/// PCs unchanged), `--itc-print` writes the prints, `--itc-channel`, `--hw` and
+/// `--sifive-settings` set what they name, `profile` counts the sample, `dump` names the fields.
+#[test]
+fn sifive_dialect_options() {
+    let d = tmpdir("sifive");
+    let (elf, pcs, bin) = traps_run_encoded(&d);
+    let trace = std::fs::read(&bin).unwrap();
+    let messages = ntrace_messages(&trace);
+    // TCODE 34 = 100010 | CKSRC 15 (PC sample), CKDF 0: 00_1111 | CKDATA0 0, end of message: the
+    // sample is the reference address (B.2).
+    let sample: &[u8] = &[0x88, 0x3C, 0x03];
+    // TCODE 7 = 000111 | IDTAG 0 (channel 0, 32-bit store), end of field | DQDATA 0x000A6948
+    // ("Hi\n" then NUL, least significant byte first) in 6-bit MDO records 0x08, 0x25, 0x26,
+    // 0x02, end of message (B.3).
+    let text: &[u8] = &[0x1C, 0x01, 0x20, 0x94, 0x98, 0x0B];
+    // TCODE 7 | IDTAG 12 (channel 3, 32-bit store) | DQDATA 0x2A ('*').
+    let raw: &[u8] = &[0x1C, 0x31, 0xAB];
+    let mut out = messages[0].to_vec();
+    for m in [sample, text, raw] {
+        out.extend_from_slice(m);
+    }
+    for m in &messages[1..] {
+        out.extend_from_slice(m);
+    }
+    let with = d.join("with.bin");
+    std::fs::write(&with, &out).unwrap();
+    std::fs::copy(d.join("t.bin.meta"), d.join("with.bin.meta")).unwrap();
+    let decode = |opts: &[&str]| {
+        let mut args = vec!["decode", "ntrace", arg(&with), "--elf", arg(&elf)];
+        args.extend_from_slice(opts);
+        rvtrace(&args)
+    };
+    let (got, flow, itc) = (d.join("got.pcs"), d.join("flow.txt"), d.join("itc.txt"));
+    let read = |p: &PathBuf| std::fs::read_to_string(p).unwrap();
+    let o = decode(&[
+        "--dialect",
+        "sifive",
+        "--pcs",
+        arg(&got),
+        "--flow",
+        arg(&flow),
+        "--itc-print",
+        arg(&itc),
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    assert!(!err.contains("warning"), "{err}");
+    assert_eq!(read(&got), read(&pcs));
+    let f = read(&flow);
+    let events: Vec<&str> = f.lines().filter(|l| l.starts_with("event")).collect();
+    assert_eq!(events.len(), 3, "{f}");
+    assert!(events[0].starts_with("event pc-sample addr=0x"), "{f}");
+    assert!(
+        events[1].starts_with("event write tag=0x0 value=0xa6948 at byte"),
+        "{f}"
+    );
+    assert_eq!(read(&itc), "Hi\nchannel 3 value 0x2a\n");
+    // The standard dialect steps over them (reserved TCODEs), the PCs the same.
+    let o = decode(&["--pcs", arg(&got)]);
+    assert!(String::from_utf8_lossy(&o.stderr).contains("reserved TCODE 7"));
+    assert_eq!(read(&got), read(&pcs));
+    // --itc-channel 3: channel 3 is the text channel, channel 0 a raw write.
+    ok(
+        &decode(&[
+            "--dialect",
+            "sifive",
+            "--itc-print",
+            arg(&itc),
+            "--itc-channel",
+            "3",
+        ]),
+        "itc-channel",
+    );
+    assert_eq!(read(&itc), "channel 0 value 0xa6948\n*\n");
+    // A SiFive settings file: the dialect, the print channel; an issue-31 key is reported.
+    let settings = d.join("opts.settings");
+    std::fs::write(
+        &settings,
+        "# dqr -sf\nsrcbits = 0\ntrace.config.int.itc.print.channel = 3\npids = 737\n",
+    )
+    .unwrap();
+    let o = decode(&[
+        "--sifive-settings",
+        arg(&settings),
+        "--itc-print",
+        arg(&itc),
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    assert!(err.contains("pids: not yet supported"), "{err}");
+    assert_eq!(read(&itc), "channel 0 value 0xa6948\n*\n");
+    // Its `elf` is the program when --elf is not given.
+    let with_elf = d.join("elf.settings");
+    std::fs::write(&with_elf, format!("elf = {}\n", arg(&elf))).unwrap();
+    let o = rvtrace(&[
+        "decode",
+        arg(&with),
+        "--sifive-settings",
+        arg(&with_elf),
+        "--pcs",
+        arg(&got),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", s(&o).1);
+    assert_eq!(read(&got), read(&pcs));
+    // A flag wins over the file.
+    ok(
+        &decode(&[
+            "--sifive-settings",
+            arg(&settings),
+            "--itc-print",
+            arg(&itc),
+            "--itc-channel",
+            "0",
+        ]),
+        "settings and flag",
+    );
+    assert_eq!(read(&itc), "Hi\nchannel 3 value 0x2a\n");
+    // --hw: e31 (no SRC, the dialect); p550x4's 2 SRC bits overridden by --src-bits 0.
+    for hw in [&["--hw", "e31"][..], &["--hw", "p550x4", "--src-bits", "0"]] {
+        let mut opts = vec!["--pcs", arg(&got), "--flow", arg(&flow)];
+        opts.extend_from_slice(hw);
+        let o = decode(&opts);
+        assert_eq!(o.status.code(), Some(0), "{hw:?}: {}", s(&o).1);
+        assert_eq!(read(&got), read(&pcs), "{hw:?}");
+        assert!(read(&flow).contains("event pc-sample"), "{hw:?}");
+    }
+    // p550x4 alone reads 2 SRC bits the trace does not have.
+    assert_ne!(decode(&["--hw", "p550x4"]).status.code(), Some(0));
+    assert!(stdout(&rvtrace(&["decode", "--help"])).contains("libnexus-rv"));
+    // profile counts the sample beside the flow.
+    let o = rvtrace(&[
+        "profile",
+        arg(&with),
+        "--elf",
+        arg(&elf),
+        "--protocol",
+        "ntrace",
+        "--dialect",
+        "sifive",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", s(&o).1);
+    let (p_out, p_err) = s(&o);
+    assert!(
+        format!("{p_out}{p_err}").contains("PC samples in the trace: 1"),
+        "{p_out}{p_err}"
+    );
+    // dump names the fields.
+    let o = rvtrace(&[
+        "dump",
+        arg(&with),
+        "--protocol",
+        "ntrace",
+        "--dialect",
+        "sifive",
+    ]);
+    let dump = stdout(&o);
+    assert!(dump.contains("- InCircuitTrace"), "{dump}");
+    assert!(dump.contains("CKSRC[4]=0xF CKDF[2]=0x0"), "{dump}");
+    assert!(dump.contains("- DataAcquisition"), "{dump}");
+    assert!(dump.contains("DQDATA[24]=0xA6948"), "{dump}");
 }

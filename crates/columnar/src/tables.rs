@@ -579,6 +579,27 @@ impl<'a, W: Write + Send> Tables<'a, W> {
                     ..Row::default()
                 },
             ),
+            FlowElement::Event {
+                offset,
+                kind,
+                addr,
+                value,
+            } => {
+                // The value (and a write's tag) as text, as the flow text shows them.
+                let text = kind.details(*value);
+                push(
+                    "event",
+                    h.retired,
+                    Row {
+                        start: *addr,
+                        function: addr.and_then(name),
+                        reason: Some(kind.name()),
+                        message: (!text.is_empty()).then_some(text.as_str()),
+                        offset: Some(*offset),
+                        ..Row::default()
+                    },
+                )
+            }
             FlowElement::Ignored {
                 offset,
                 kind,

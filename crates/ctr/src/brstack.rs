@@ -565,7 +565,7 @@ impl FlowSink for FlowCtr<'_> {
                     self.priv_ = Some(p);
                 }
             }
-            FlowElement::Time { .. } | FlowElement::Ignored { .. } => {}
+            FlowElement::Time { .. } | FlowElement::Ignored { .. } | FlowElement::Event { .. } => {}
             FlowElement::Loss { .. } => {
                 self.queue.clear();
                 self.lost = true;

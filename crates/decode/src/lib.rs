@@ -268,7 +268,18 @@ pub fn resolve_as(
     let config = match p {
         Protocol::Ntrace => {
             let meta = side.and_then(|t| read_ntrace_sidecar(t, &mut warnings));
-            let given = opts.ntrace_given();
+            let mut given = opts.ntrace_given();
+            if let Some(s) = opts.sifive_settings()? {
+                rvtrace_ntrace::sifive::fill(&mut given, &s.given);
+                warnings.extend(s.warnings);
+                if let Some(a) = s.archsize.filter(|&a| a != xlen.bits()) {
+                    warnings.push(format!(
+                        "the SiFive settings say archsize = {a}, the ELF is RV{}; decoding as RV{}",
+                        xlen.bits(),
+                        xlen.bits()
+                    ));
+                }
+            }
             if let Some(b) = given.src_bits.filter(|&b| b > 12) {
                 return Err(Error::Usage(format!(
                     "--src-bits {b}: N-Trace's SRC field is at most 12 bits (trTeSrcBits)"

@@ -45,6 +45,16 @@ pub struct DecodeOptions {
         command(flatten, next_help_heading = "N-Trace decoder options")
     )]
     pub ntrace: rvtrace_ntrace::meta::Given,
+    /// A settings file of SiFive's trace decoder (`dqr -sf FILE`): srcbits, addrbits, archsize,
+    /// tsSize, freq/timebasefreq, teinstruction, elf or image (FILE:LO-HI, a raw binary: the
+    /// program when `decode` has no --elf or --image, relative to the file), rtd and the ITC
+    /// print keys are read (the dialect is SiFive's);
+    /// options given on the command line win; other keys are warned about.
+    #[cfg_attr(
+        feature = "clap",
+        arg(long, value_name = "FILE", help_heading = "N-Trace decoder options")
+    )]
+    pub sifive_settings: Option<std::path::PathBuf>,
     /// E-Trace's own options.
     #[cfg_attr(
         feature = "clap",
@@ -69,6 +79,22 @@ impl DecodeOptions {
             src_id: self.src.id,
             ..self.ntrace
         }
+    }
+
+    /// The SiFive settings file (`--sifive-settings`), parsed; `None` when not given.
+    pub fn sifive_settings(
+        &self,
+    ) -> Result<Option<rvtrace_ntrace::sifive::Settings>, crate::Error> {
+        let Some(path) = &self.sifive_settings else {
+            return Ok(None);
+        };
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| crate::Error::File(format!("{}: {e}", path.display())))?;
+        let mut s = rvtrace_ntrace::sifive::Settings::parse(&text);
+        for w in &mut s.warnings {
+            *w = format!("{}: {w}", path.display());
+        }
+        Ok(Some(s))
     }
 
     /// The E-Trace options with the common ones filled in.

@@ -419,7 +419,7 @@ impl<'a, S: IngressSink> FlowIngress<'a, S> {
                 self.close();
             }
             // Not part of the execution the records describe.
-            FlowElement::Ignored { .. } => {}
+            FlowElement::Ignored { .. } | FlowElement::Event { .. } => {}
         }
     }
 }

@@ -170,6 +170,21 @@ pub enum FlowElement {
         /// Byte offset of the end.
         offset: u64,
     },
+    /// Something the trace reports at this point of execution beside the flow, which does not
+    /// change it: a vendor's event message (SiFive's In-Circuit Trace: a PC sample, a trigger, a
+    /// watchpoint, a trap or context as an event, trace control) or an instrumentation write
+    /// (SiFive's DataAcquisition of an ITC stimulus register).
+    Event {
+        /// Byte offset of the message.
+        offset: u64,
+        /// What it reports.
+        kind: EventKind,
+        /// The address it is about (a PC sample's PC, the instruction a trigger fired at), if any.
+        addr: Option<u64>,
+        /// Its value (a trigger ID, a trap cause, a context, a control code, the data written), if
+        /// any.
+        value: Option<u64>,
+    },
     /// A message the decoder stepped over: one the protocol reserves or leaves to vendors, or a
     /// known one with a reserved or vendor-defined code in a field (N-Trace 6.1: such messages
     /// "should be ignored by decoders interested in program flow only. However decoders should
@@ -184,6 +199,72 @@ pub enum FlowElement {
         /// Its fields as the trace carries them, `NAME=value` separated by spaces.
         fields: String,
     },
+}
+
+/// What a [`FlowElement::Event`] reports.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum EventKind {
+    /// A periodic sample of the PC (`addr`), not an instruction of the flow.
+    PcSample,
+    /// An external trigger fired (`value`: its ID, if given).
+    ExternalTrigger,
+    /// A watchpoint (trigger) fired (`value`: its ID, if given).
+    Watchpoint,
+    /// A call or return as an event (`value`: the target, if given).
+    Call,
+    /// An exception as an event (`value`: its cause).
+    Exception,
+    /// An interrupt as an event (`value`: its cause).
+    Interrupt,
+    /// A context change as an event (`value`: the context and its tag as the trace gives them).
+    Context,
+    /// Trace control (`value`: the code; SiFive's: 2 trace on, 3 trace off, 4 exit debug, 5 enter
+    /// debug, 6 exit reset, 8 enter reset).
+    Control,
+    /// An Ownership PROCESS value that does not decode (`value`: the raw PROCESS).
+    Process,
+    /// A write to an instrumentation register (`value`: the data); `tag` is the trace's IDTAG
+    /// (SiFive: the byte offset of the store in the ITC stimulus array).
+    Write {
+        /// The trace's tag of the register.
+        tag: u64,
+    },
+    /// An event code the decoder does not name.
+    Other(u8),
+}
+
+impl EventKind {
+    /// The word the text output uses.
+    pub fn name(self) -> &'static str {
+        match self {
+            EventKind::PcSample => "pc-sample",
+            EventKind::ExternalTrigger => "external-trigger",
+            EventKind::Watchpoint => "watchpoint",
+            EventKind::Call => "call",
+            EventKind::Exception => "exception",
+            EventKind::Interrupt => "interrupt",
+            EventKind::Context => "context",
+            EventKind::Control => "control",
+            EventKind::Process => "process",
+            EventKind::Write { .. } => "write",
+            EventKind::Other(_) => "other",
+        }
+    }
+
+    /// The event's code or tag and its value as text (`tag=0x0 value=0x2a`, `code=12`; empty
+    /// when it has neither), as the flow text and the tables show them.
+    pub fn details(self, value: Option<u64>) -> String {
+        let mut parts = Vec::new();
+        match self {
+            EventKind::Write { tag } => parts.push(format!("tag={tag:#x}")),
+            EventKind::Other(code) => parts.push(format!("code={code}")),
+            _ => {}
+        }
+        if let Some(v) = value {
+            parts.push(format!("value={v:#x}"));
+        }
+        parts.join(" ")
+    }
 }
 
 /// Receives flow elements.
@@ -887,6 +968,23 @@ impl<'a, W: Write> FlowText<'a, W> {
                 reason,
             } => writeln!(self.buf, "loss at {}", loss_text(*offset, *skipped, reason)),
             FlowElement::End { offset } => writeln!(self.buf, "end at byte {offset:#x}"),
+            FlowElement::Event {
+                offset,
+                kind,
+                addr,
+                value,
+            } => {
+                write!(self.buf, "event {}", kind.name())?;
+                if let Some(a) = addr {
+                    let a = self.opt(Some(*a));
+                    write!(self.buf, " addr={a}")?;
+                }
+                let details = kind.details(*value);
+                if !details.is_empty() {
+                    write!(self.buf, " {details}")?;
+                }
+                writeln!(self.buf, " at byte {offset:#x}")
+            }
             FlowElement::Ignored {
                 offset,
                 kind,

@@ -468,3 +468,37 @@ fn cstr(strs: &[u8], off: u32) -> Option<&[u8]> {
 fn is_mapping_or_local_label(name: &[u8]) -> bool {
     name.starts_with(b"$x") || name.starts_with(b"$d") || name.starts_with(b".L")
 }
+
+/// The contents of the section named `name` in the little-endian ELF file `bytes`, if it has
+/// one (the file is not checked otherwise: [`parse`] does that).
+pub(crate) fn section<'a>(bytes: &'a [u8], name: &str) -> Option<&'a [u8]> {
+    let r = Reader {
+        b: bytes,
+        is64: *bytes.get(4)? == 2,
+    };
+    let hdr = |o32: u64, o64: u64| if r.is64 { o64 } else { o32 };
+    let shoff = r.word(hdr(32, 40))?;
+    let shentsize = u64::from(r.u16(hdr(46, 58))?);
+    let shnum = u64::from(r.u16(hdr(48, 60))?);
+    let shstrndx = u64::from(r.u16(hdr(50, 62))?);
+    // (sh_name, sh_offset, sh_size) of section `i`.
+    let sh = |i: u64| -> Option<(u32, u64, u64)> {
+        let base = shoff.checked_add(i.checked_mul(shentsize)?)?;
+        Some((
+            r.u32(base)?,
+            r.word(base + hdr(16, 24))?,
+            r.word(base + hdr(20, 32))?,
+        ))
+    };
+    let (_, str_off, str_size) = sh(shstrndx)?;
+    let names = r.slice(str_off, str_size)?;
+    (0..shnum).find_map(|i| {
+        let (n, off, size) = sh(i)?;
+        if cstr(names, n)? == name.as_bytes() {
+            let start = usize::try_from(off).ok()?;
+            bytes.get(start..start.checked_add(usize::try_from(size).ok()?)?)
+        } else {
+            None
+        }
+    })
+}

@@ -34,6 +34,12 @@ mod error;
 pub use error::ImageError;
 pub use rvtrace_isa::Xlen;
 
+/// The contents of the section named `name` (such as `.comment`) of the ELF file `bytes`, if it
+/// has one; `None` also for a file whose section headers do not read.
+pub fn elf_section<'a>(bytes: &'a [u8], name: &str) -> Option<&'a [u8]> {
+    elf::section(bytes, name)
+}
+
 use std::ops::Range;
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};

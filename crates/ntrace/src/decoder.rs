@@ -26,6 +26,16 @@
 //! as executed all the same (in the range before the Trap or End element), so 1.0 and rc7
 //! streams of one run give one PC list (crates/ntrace/README.md, "N-Trace 1.0 and 1.0.0-rc7").
 //!
+//! In SiFive's dialect ([`DecoderConfig::codec`]'s [`Dialect::Sifive`]; crates/ntrace/README.md,
+//! "SiFive dialect") ResourceFull RCODE 8/9 are runs of branch outcomes queued with the HIST
+//! bits, In-Circuit Trace (TCODE 34/35) and DataAcquisition (TCODE 7) messages are
+//! [`FlowElement::Event`]s (TCODE 34 updating the reference address), relative timestamps are
+//! XORed, every synchronization resets the return stack, and any Ownership PROCESS is read.
+//!
+//! In HTM (a message with a HIST field) a direct conditional branch inside the I-CNT after the
+//! HIST is used up has no recorded outcome: the walk stops before it with a loss, in both
+//! dialects (README, "A branch past the HIST in HTM").
+//!
 //! Decoding starts at the first synchronization message (any message with SYNC and F-ADDR).
 //! Problems are reported as [`FlowElement::Loss`] with their byte offset, once the next
 //! synchronization message is found, with the number of bytes skipped to reach it;
@@ -51,12 +61,12 @@
 
 use crate::codec::mseo::{Deframer, RawMessage};
 use crate::codec::{
-    evcode, layout, parse, rcode, sync, tcode, Addr, Body, CodecConfig, Message, Process,
+    evcode, layout, parse, rcode, sync, tcode, Addr, Body, CodecConfig, Dialect, Message, Process,
 };
 use crate::insn::{Classifier, LinkRule};
 use crate::options::Spec;
 use rvtrace_flow::walk::{After, BlockRules, Cursor, SequentialJumps, WalkError};
-use rvtrace_flow::{FlowElement, FlowSink, LossReason, SyncReason, TraceDecoder};
+use rvtrace_flow::{EventKind, FlowElement, FlowSink, LossReason, SyncReason, TraceDecoder};
 use rvtrace_image::code::Code;
 use rvtrace_image::Image;
 use rvtrace_isa::{CfClass, IsaConfig};
@@ -85,6 +95,15 @@ pub struct DecoderConfig {
     /// The text of the specification the encoder followed where 1.0 and rc7 differ (which
     /// synchronizations reset the state; whether a trap's `ecall`/`ebreak` is in I-CNT).
     pub spec: Spec,
+    /// Depth of the decoder's return-address stack (deeper calls drop the oldest entry):
+    /// at least the encoder's (9.2), default [`MAX_STACK`].
+    pub stack_depth: usize,
+    /// Address width of the encoder: addresses are sign-extended from this bit (SiFive's
+    /// `addrbits`; `None`: XLEN).
+    pub addr_bits: Option<u8>,
+    /// Width of the encoder's timestamp counter: a time that goes backwards wrapped (SiFive's
+    /// `tsSize`; `None`: 64).
+    pub tstamp_bits: Option<u8>,
 }
 
 impl DecoderConfig {
@@ -100,7 +119,21 @@ impl DecoderConfig {
             max_icnt: MAX_ICNT,
             max_repeat: MAX_REPEAT,
             spec: Spec::V1_0,
+            stack_depth: MAX_STACK,
+            addr_bits: None,
+            tstamp_bits: None,
         }
+    }
+
+    /// Whether a synchronizing message with this SYNC resets the encoder state: by the spec
+    /// ([`Spec::sync_resets_encoder`]); in SiFive's dialect every one (its simple-counting
+    /// return stack is cleared at every sync, SYNC 6 included).
+    pub const fn sync_resets_encoder(&self, sync: u8) -> bool {
+        matches!(self.codec.dialect, Dialect::Sifive) || self.spec.sync_resets_encoder(sync)
+    }
+
+    fn sifive(&self) -> bool {
+        self.codec.dialect == Dialect::Sifive
     }
 
     /// Settings that contradict each other (a usage error): an SRC that does not fit its field.
@@ -148,8 +181,8 @@ pub const MAX_ICNT: u64 = 1 << 24;
 /// walk, or a message's walk with HIST bits left: its I-CNT cannot bound it, the walk may spin
 /// in a loop without branches, `j .`, spending no bit).
 const MAX_WALK_WITHOUT_BRANCH: u64 = 1 << 20;
-/// Depth of the decoder's return-address stack (deeper calls drop the oldest entry).
-const MAX_STACK: usize = 1 << 16;
+/// Default depth of the decoder's return-address stack (deeper calls drop the oldest entry).
+pub const MAX_STACK: usize = 1 << 16;
 /// Largest B-CNT or HREPEAT replayed (NTRACE_MAX_BCNT and NTRACE_MAX_HREPEAT are 18 bits in the
 /// ratified text).
 pub const MAX_REPEAT: u64 = 1 << 20;
@@ -346,6 +379,9 @@ pub struct Decoder<'a> {
     stats: DecodeStats,
     /// Everything else the decode depends on (one list: a chunk's state is a copy of it).
     s: Progress,
+    /// The message being walked has a HIST field (HTM): a direct conditional branch inside its
+    /// I-CNT with no HIST bit left has no recorded outcome.
+    walk_htm: bool,
 }
 
 /// The decoder's state between messages, but for the walk (`Decoder::cur`), the deframer and
@@ -368,6 +404,12 @@ struct Progress {
     starts_disabled: bool,
     /// The sink asked to stop ([`FlowSink::stop_requested`]).
     stopped: bool,
+    /// `ref_addr` is an address of the trace (a synchronization or SiFive's In-Circuit Trace
+    /// with sync gave it since the last loss), so an event's U-ADDR-like field decodes.
+    ref_known: bool,
+    /// SiFive's event messages (In-Circuit Trace, DataAcquisition) came: a trace without
+    /// synchronization is an event trace, not a lost one.
+    events: bool,
 }
 
 impl<'a> Decoder<'a> {
@@ -394,7 +436,7 @@ impl<'a> Decoder<'a> {
             image,
             cfg.isa.xlen.addr_mask(),
             SequentialJumps::RightBefore,
-            MAX_STACK,
+            cfg.stack_depth.max(1),
         );
         Decoder {
             cur,
@@ -402,6 +444,7 @@ impl<'a> Decoder<'a> {
             deframer: Deframer::new(),
             stats: DecodeStats::default(),
             s: Progress::default(),
+            walk_htm: false,
         }
     }
 
@@ -438,6 +481,9 @@ impl<'a> Decoder<'a> {
             self.s.stopped = true;
             return self.stats;
         }
+        if self.cfg.sifive() && self.s.synced && self.s.budget > 0 {
+            self.walk_cut_tail(sink);
+        }
         if let Some(e) = self.deframer.finish() {
             self.lose(e.offset(), LossReason::EndLost(e.to_string()), sink);
         }
@@ -451,7 +497,7 @@ impl<'a> Decoder<'a> {
             self.stats.skipped_bytes += end - start;
             let reason = LossReason::NoTrace("no synchronization message in the trace".into());
             self.report_loss(start, end - start, reason, sink);
-        } else if !self.s.ever_synced && !self.s.starts_disabled {
+        } else if !self.s.ever_synced && !self.s.starts_disabled && !self.s.events {
             // Nothing at all (empty, idles only): the encoder's first message is a
             // synchronization (8.6 Corner Cases), so this is not a trace of anything.
             self.stats.skipped_bytes += end;
@@ -507,6 +553,7 @@ impl<'a> Decoder<'a> {
             self.s.loss = Some((offset, reason));
         }
         self.s.synced = false;
+        self.s.ref_known = false;
         self.reset_state();
     }
 
@@ -597,6 +644,24 @@ impl<'a> Decoder<'a> {
         if m.body.sync().is_some() {
             return self.on_sync(m, offset, sink);
         }
+        match m.body {
+            Body::Ict { .. } | Body::DataAcquisition { .. } => {
+                return self.on_event(m, offset, sink);
+            }
+            Body::ResourceFull {
+                rcode: rcode::SIFIVE_NOT_TAKEN | rcode::SIFIVE_TAKEN,
+                ..
+            } if self.cfg.sifive() => {}
+            Body::Ownership { process } if self.cfg.sifive() => {
+                return self.on_sifive_ownership(m, process, offset, sink);
+            }
+            _ => return self.on_standard(m, raw, sink),
+        }
+        self.on_flow(m, offset, sink)
+    }
+
+    /// The messages N-Trace defines, and its rule for codes it does not.
+    fn on_standard<S: FlowSink + ?Sized>(&mut self, m: &Message, raw: &RawMessage, sink: &mut S) {
         // Reserved and vendor-defined codes (N-Trace 6.1 "Fields in Messages", 7.8 RCODE,
         // 7.12 EVCODE, 7.1 PROCESS): stepped over, synchronised or not.
         match m.body {
@@ -633,6 +698,11 @@ impl<'a> Decoder<'a> {
             );
             return self.time(m, false, sink);
         }
+        self.on_flow(m, raw.offset, sink)
+    }
+
+    /// A message about the program flow (not a synchronization).
+    fn on_flow<S: FlowSink + ?Sized>(&mut self, m: &Message, offset: u64, sink: &mut S) {
         if !self.s.synced {
             // N-Trace 7.4: messages were lost, also while trace was off (an encoder that closes
             // its trace before saying so: `Encoder::lost`).
@@ -684,6 +754,19 @@ impl<'a> Decoder<'a> {
                     }
                 }
                 rcode::HIST => self.hist_only(rdata0, 1, sink),
+                // SiFive: the next RDATA direct conditional branches not taken / taken, a one-bit
+                // HIST repeated (README, "SiFive dialect"; only in the dialect, stepped over
+                // otherwise).
+                rcode::SIFIVE_NOT_TAKEN | rcode::SIFIVE_TAKEN => {
+                    if rdata0 == 0 || rdata0 > self.cfg.max_repeat {
+                        Err(LossReason::Malformed(format!(
+                            "ResourceFull RCODE {rcode} with a count of {rdata0}"
+                        )))
+                    } else {
+                        let bit = u64::from(rcode == rcode::SIFIVE_TAKEN);
+                        self.hist_only(0b10 | bit, rdata0, sink)
+                    }
+                }
                 rcode::HIST_REPEAT => {
                     let n = rdata1.unwrap_or(1);
                     if n > self.cfg.max_repeat {
@@ -727,6 +810,8 @@ impl<'a> Decoder<'a> {
                 "Error message: ETYPE {etype} ECODE {ecode:#x} (trace messages were lost, N-Trace 7.4)"
             ))),
             Body::Other { .. }
+            | Body::DataAcquisition { .. }
+            | Body::Ict { .. }
             | Body::Ownership { .. }
             | Body::ProgTraceSync { .. }
             | Body::DirectBranchSync { .. }
@@ -739,17 +824,148 @@ impl<'a> Decoder<'a> {
         }
     }
 
-    /// TSTAMP: absolute in synchronization messages, relative otherwise (N-Trace 8.5).
-    fn time<S: FlowSink + ?Sized>(&mut self, m: &Message, absolute: bool, sink: &mut S) {
-        let Some(t) = m.tstamp else { return };
-        let time = if absolute {
-            t
+    /// SiFive's Ownership ([`Dialect::Sifive`]): any PROCESS value is a message of the trace
+    /// (software writes ITC stimulus 15/31 as Ownership in its "ownership" instrumentation
+    /// mode), decoded where it decodes, else an [`EventKind::Process`] event with the raw value;
+    /// an hcontext of 0, which SiFive sends after the scontext at every sync, keeps the scontext.
+    fn on_sifive_ownership<S: FlowSink + ?Sized>(
+        &mut self,
+        m: &Message,
+        process: u64,
+        offset: u64,
+        sink: &mut S,
+    ) {
+        let p = Process::from_field(process);
+        let e = if check_process(&p).is_err() {
+            FlowElement::Event {
+                offset,
+                kind: EventKind::Process,
+                addr: None,
+                value: Some(process),
+            }
         } else {
-            match self.s.time {
-                Some(prev) => prev.wrapping_add(t),
-                None => return,
+            let keeps = p.format == Process::FORMAT_HCONTEXT && p.context == 0;
+            FlowElement::Context {
+                privilege: Some(p.ingress_priv()),
+                context: (p.format >= 2 && !keeps).then_some(p.context),
             }
         };
+        self.emit(sink, e);
+        self.time(m, false, sink);
+    }
+
+    /// SiFive's event messages ([`Dialect::Sifive`]): In-Circuit Trace (TCODE 34, 35) and
+    /// DataAcquisition (TCODE 7), reported as [`FlowElement::Event`]s whether the decoder is
+    /// synchronized or not (an event trace has no synchronization). TCODE 34's `CKDATA0` is
+    /// XOR-compressed like U-ADDR and updates the reference address; TCODE 35's is a full
+    /// address; control with CKDF 0 has none. A TCODE 35 "trace on" or "exit debug" control
+    /// synchronizes an unsynchronized decoder at its address (the message has no SYNC field; its
+    /// control code says the same).
+    fn on_event<S: FlowSink + ?Sized>(&mut self, m: &Message, offset: u64, sink: &mut S) {
+        self.s.events = true;
+        let (sync, cksrc, ckdf, ckdata0, ckdata1) = match m.body {
+            Body::Ict {
+                sync,
+                cksrc,
+                ckdf,
+                ckdata0,
+                ckdata1,
+            } => (sync, cksrc, ckdf, ckdata0, ckdata1),
+            Body::DataAcquisition { idtag, dqdata } => {
+                let e = FlowElement::Event {
+                    offset,
+                    kind: EventKind::Write { tag: idtag },
+                    addr: None,
+                    value: Some(dqdata),
+                };
+                self.emit(sink, e);
+                return self.time(m, false, sink);
+            }
+            _ => return,
+        };
+        // Control with CKDF 0 carries a code, CKSRC 12 (performance counters in the newer SiFive
+        // decoder's output, "PPCx8") counter values: no address, the reference stays.
+        let addr = if (cksrc == ict::CONTROL && ckdf == 0) || cksrc == ict::COUNTERS {
+            None
+        } else if sync {
+            self.s.ref_addr = self.full_addr(&ckdata0);
+            self.s.ref_known = true;
+            Some(self.s.ref_addr)
+        } else {
+            self.s.ref_addr = (self.s.ref_addr ^ self.full_addr(&ckdata0)) & self.addr_mask();
+            self.s.ref_known.then_some(self.s.ref_addr)
+        };
+        let (kind, value) = match cksrc {
+            ict::CONTROL if ckdf == 0 => (EventKind::Control, Some(ckdata0.field)),
+            ict::CONTROL => (EventKind::Control, ckdata1),
+            ict::EXTERNAL_TRIGGER => (EventKind::ExternalTrigger, ckdata1),
+            // CKDF 1 (event trace): CKDATA1 is the target XOR the call's address, and the
+            // target is the next reference address (SiFive's decoder).
+            ict::CALL => {
+                let target = ckdata1.map(|d| (self.s.ref_addr ^ (d << 1)) & self.addr_mask());
+                if let Some(t) = target {
+                    self.s.ref_addr = t;
+                }
+                (EventKind::Call, target.filter(|_| addr.is_some()))
+            }
+            ict::EXCEPTION => (EventKind::Exception, ckdata1),
+            ict::INTERRUPT => (EventKind::Interrupt, ckdata1),
+            ict::CONTEXT => (EventKind::Context, ckdata1),
+            ict::WATCHPOINT => (EventKind::Watchpoint, ckdata1),
+            ict::PC_SAMPLE => (EventKind::PcSample, None),
+            ict::COUNTERS => (EventKind::Other(ict::COUNTERS), Some(ckdata0.field)),
+            c => (EventKind::Other(c), ckdata1),
+        };
+        self.emit(
+            sink,
+            FlowElement::Event {
+                offset,
+                kind,
+                addr,
+                value,
+            },
+        );
+        let starts = matches!(ckdata1, Some(ict::TRACE_ON | ict::EXIT_DEBUG));
+        if sync && cksrc == ict::CONTROL && starts && !self.s.synced {
+            let code = if ckdata1 == Some(ict::TRACE_ON) {
+                sync::TRACE_ENABLE
+            } else {
+                sync::EXIT_DEBUG
+            };
+            let start = Message {
+                src: m.src,
+                body: Body::ProgTraceSync {
+                    sync: code,
+                    icnt: 0,
+                    faddr: ckdata0,
+                },
+                tstamp: m.tstamp,
+            };
+            return self.on_sync(&start, offset, sink);
+        }
+        self.time(m, sync, sink);
+    }
+
+    /// TSTAMP: absolute in synchronization messages, relative otherwise (N-Trace 8.5): added to
+    /// the previous time, in SiFive's dialect combined with it by XOR.
+    fn time<S: FlowSink + ?Sized>(&mut self, m: &Message, absolute: bool, sink: &mut S) {
+        let Some(t) = m.tstamp else { return };
+        let bits = self.cfg.tstamp_bits.filter(|&b| b < 64).map(u32::from);
+        let mut time = match (absolute, self.s.time) {
+            // A counter narrower than 64 bits: its wraps so far are kept (SiFive's decoder).
+            (true, Some(prev)) if self.cfg.sifive() && bits.is_some() => {
+                t | (prev & (u64::MAX << bits.unwrap_or(0)))
+            }
+            (true, _) => t,
+            (false, Some(prev)) if self.cfg.sifive() => prev ^ t,
+            (false, Some(prev)) => prev.wrapping_add(t),
+            (false, None) => return,
+        };
+        if let (Some(b), Some(prev), true) = (bits, self.s.time, self.cfg.sifive()) {
+            if time < prev {
+                time = time.wrapping_add(1 << b);
+            }
+        }
         self.s.time = Some(time);
         self.emit(sink, FlowElement::Time { time });
     }
@@ -850,7 +1066,7 @@ impl<'a> Decoder<'a> {
             }
             SyncReason::Start
         };
-        if !was_synced || self.cfg.spec.sync_resets_encoder(sync) {
+        if !was_synced || self.cfg.sync_resets_encoder(sync) {
             self.reset_state();
         }
         self.emit(sink, FlowElement::Sync { addr, reason });
@@ -859,6 +1075,7 @@ impl<'a> Decoder<'a> {
         self.s.ended = false;
         self.cur.pc = addr;
         self.s.ref_addr = addr;
+        self.s.ref_known = true;
         self.time(m, true, sink);
     }
 
@@ -886,6 +1103,7 @@ impl<'a> Decoder<'a> {
         if let Some(h) = hist {
             self.s.hist.push(h, 1)?;
         }
+        self.walk_htm = hist.is_some();
         self.walk_icnt(icnt, end, sink).map_err(LossReason::from)
     }
 
@@ -963,6 +1181,18 @@ impl<'a> Decoder<'a> {
             End::Stop => {}
         }
         Ok(())
+    }
+
+    /// A trace cut after ResourceFull I-CNTs (SiFive's captures end where the buffer is full):
+    /// the instructions they count retired, so they are walked up to the first one whose
+    /// successor the trace does not give (a conditional branch without a HIST bit, an
+    /// uninferable jump), as SiFive's decoder shows them; the loss at the end says the rest
+    /// is unknown.
+    fn walk_cut_tail<S: FlowSink + ?Sized>(&mut self, sink: &mut S) {
+        self.walk_htm = true;
+        // Its end is where the walk stops: no message follows to check it against.
+        let _ = self.walk(Some(End::Stop), sink);
+        self.s.budget = 0;
     }
 
     /// N-Trace 1.0: an `ecall`/`ebreak`/`c.ebreak` that takes a trap or enters Debug Mode does
@@ -1151,7 +1381,24 @@ impl<'a> Decoder<'a> {
             let mut taken = false;
             let natural = match class {
                 CfClass::Branch => {
-                    taken = bit.unwrap_or(is_last && end == Some(End::Direct));
+                    taken = match (bit, end) {
+                        (Some(b), _) => b,
+                        // BTM (11.1): the I-CNT's branches are not taken, but a DirectBranch's.
+                        (None, _) if !self.walk_htm => is_last && end == Some(End::Direct),
+                        // HTM: a synchronization's F-ADDR gives the branch ending its I-CNT.
+                        (None, Some(End::Addr { addr, sync: true, .. })) if is_last => {
+                            addr != seq && target == Some(addr)
+                        }
+                        // HTM: every retired branch adds a HIST bit (1.0 chapter 2, 8.2), so a
+                        // branch past the HIST has no recorded outcome; "not taken" would be a
+                        // guess (README, "A branch past the HIST in HTM").
+                        (None, _) => {
+                            return Err(Mismatch(format!(
+                                "HTM: the direct conditional branch at {pc:#x} is inside the I-CNT with no HIST bit left: its outcome is not in the trace, the rest of the I-CNT ({} half-words) is unknown",
+                                self.s.budget + hw
+                            )))
+                        }
+                    };
                     Some(if taken { target.unwrap_or(seq) } else { seq })
                 }
                 _ if class.is_inferable() => target,
@@ -1198,7 +1445,12 @@ impl<'a> Decoder<'a> {
 /// when configured).
 pub(crate) fn full_addr(cfg: &DecoderConfig, a: &Addr) -> u64 {
     let ext = cfg.extend_addr_msb.then_some(cfg.isa.xlen);
-    (a.value(ext) << 1) & cfg.isa.xlen.addr_mask()
+    let mut v = a.value(ext) << 1;
+    if let Some(b @ 1..=63) = cfg.addr_bits {
+        let sh = 64 - u32::from(b);
+        v = ((v << sh) as i64 >> sh) as u64;
+    }
+    v & cfg.isa.xlen.addr_mask()
 }
 
 /// Why the program does not match the trace: the text of a [`LossReason::Mismatch`].
@@ -1240,6 +1492,33 @@ fn check_process(p: &Process) -> Result<(), &'static str> {
         } if *context != 0 => Err("FORMAT 0 with a CONTEXT"),
         _ => Ok(()),
     }
+}
+
+/// SiFive's In-Circuit Trace CKSRC and control codes (README, "SiFive dialect").
+mod ict {
+    /// CKSRC 0: trace control (CKDATA0, or CKDATA1 with an address in CKDATA0).
+    pub const CONTROL: u8 = 0;
+    /// CKSRC 8: external trigger.
+    pub const EXTERNAL_TRIGGER: u8 = 8;
+    /// CKSRC 9: inferable call (or call/return in an event trace).
+    pub const CALL: u8 = 9;
+    /// CKSRC 10: exception.
+    pub const EXCEPTION: u8 = 10;
+    /// CKSRC 11: interrupt.
+    pub const INTERRUPT: u8 = 11;
+    /// CKSRC 12: performance counter values (not in the public decoder; sifive/trace-decoder-tests
+    /// `event-ppc` shows them as "PPCx8" with the address unchanged).
+    pub const COUNTERS: u8 = 12;
+    /// CKSRC 13: context.
+    pub const CONTEXT: u8 = 13;
+    /// CKSRC 14: watchpoint.
+    pub const WATCHPOINT: u8 = 14;
+    /// CKSRC 15: PC sample.
+    pub const PC_SAMPLE: u8 = 15;
+    /// Control code 2: trace on.
+    pub const TRACE_ON: u64 = 2;
+    /// Control code 4: exit from debug.
+    pub const EXIT_DEBUG: u64 = 4;
 }
 
 /// How a code N-Trace does not define is named: reserved for the standard, or left to vendors.
@@ -1377,6 +1656,7 @@ impl rvtrace_flow::chunk::ChunkDecoder for Decoder<'_> {
         s.hist = s.hist.normalized();
         // Read only before the first synchronization.
         s.starts_disabled &= !s.ever_synced;
+        s.events &= !s.ever_synced;
         ChunkState {
             deframer: self.deframer.boundary(),
             s,
@@ -1426,6 +1706,18 @@ mod tests {
         assert_eq!(bits(0x10, 1), [false, false, false, false]);
         assert_eq!(bits(0x1, 1), [false; 0]);
         assert!(HistQueue::default().push(0, 1).is_err());
+    }
+
+    /// `--addr-bits` (SiFive's `addrbits`, P550: 48): addresses are sign-extended from the
+    /// encoder's top address bit, as Linux kernel addresses need.
+    #[test]
+    fn addr_bits_sign_extend() {
+        let mut cfg = DecoderConfig::new(IsaConfig::new(rvtrace_isa::Xlen::Rv64));
+        let kernel = Addr::plain(0x0000_ffff_ffc0_0000 >> 1);
+        assert_eq!(full_addr(&cfg, &kernel), 0x0000_ffff_ffc0_0000);
+        cfg.addr_bits = Some(48);
+        assert_eq!(full_addr(&cfg, &kernel), 0xffff_ffff_ffc0_0000);
+        assert_eq!(full_addr(&cfg, &Addr::plain(0x4000_0000)), 0x8000_0000);
     }
 
     /// N-Trace 9.3: 0x55555555 x 10 and 0x5 x 150 are the same 300 bits.

@@ -98,7 +98,7 @@ fn dump_message(
         for s in spans.iter().filter(|s| s.last_byte() == k as u64) {
             if s.name == "TCODE" {
                 let tc = raw.tcode();
-                let name = tcode::name(tc).unwrap_or(if tcode::is_vendor(tc) {
+                let name = tcode::name_in(tc, cfg.dialect).unwrap_or(if tcode::is_vendor(tc) {
                     "VendorDefined"
                 } else {
                     "Reserved"
@@ -516,7 +516,7 @@ mod tests {
         let mut data = vec![0u8; 200_000];
         rvtrace_testkit::Rng(0x1234_5678_9abc_def0).fill(&mut data);
         for src_bits in [0, 3, 12] {
-            let cfg = CodecConfig { src_bits };
+            let cfg = CodecConfig::new(src_bits);
             let mut out = Vec::new();
             let st = dump(&data, &cfg, &mut out).unwrap();
             assert!(st.messages > 1000 && st.errors > 0);

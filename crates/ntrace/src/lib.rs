@@ -80,6 +80,8 @@ pub mod options;
 #[cfg(feature = "std")]
 pub mod scan;
 #[cfg(feature = "std")]
+pub mod sifive;
+#[cfg(feature = "std")]
 pub mod stats;
 
 /// Open a text file for reading, decompressing it when its name ends in `.gz` (NexRv PCSEQ files

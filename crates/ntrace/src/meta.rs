@@ -97,6 +97,8 @@ pub enum ValueProblem {
     UnknownRule,
     /// A `spec` other than `1.0` or `rc7`.
     UnknownSpec,
+    /// A dialect other than `standard` or `sifive`.
+    UnknownDialect,
 }
 
 impl std::fmt::Display for ValueProblem {
@@ -109,6 +111,7 @@ impl std::fmt::Display for ValueProblem {
             ValueProblem::TooLarge => f.write_str("too large"),
             ValueProblem::UnknownRule => f.write_str("unknown rule"),
             ValueProblem::UnknownSpec => f.write_str("expected 1.0 or rc7"),
+            ValueProblem::UnknownDialect => f.write_str("expected standard or sifive"),
         }
     }
 }
@@ -164,6 +167,8 @@ pub struct Meta {
     /// `icnt-bits`: the encoder's I-CNT counter width (0: it never overflows), which bounds
     /// every I-CNT field (8.3).
     pub icnt_bits: Option<u8>,
+    /// `dialect`: the message set (`None`, no key: standard N-Trace).
+    pub dialect: Option<crate::codec::Dialect>,
     /// The encoder's other settings, `key = value`, for people (written after the others).
     pub info: Vec<(String, String)>,
 }
@@ -271,6 +276,7 @@ impl Meta {
             link,
             fifo_bytes: cfg.fifo.map(|f| f.bytes),
             icnt_bits: Some(cfg.icnt_bits),
+            dialect: None,
             info,
         }
     }
@@ -301,6 +307,9 @@ impl Meta {
         }
         if let Some(f) = self.fifo_bytes {
             s += &format!("fifo-bytes = {f}\n");
+        }
+        if let Some(d) = self.dialect {
+            s += &format!("dialect = {d}\n");
         }
         if !self.info.is_empty() {
             s += "# the encoder's other settings (for people; the decoder does not need them)\n";
@@ -396,6 +405,10 @@ impl Meta {
                 }
                 self.icnt_bits = Some(b as u8);
             }
+            "dialect" => {
+                self.dialect =
+                    Some(crate::codec::Dialect::from_name(v).ok_or(ValueProblem::UnknownDialect)?)
+            }
             "fifo-bytes" => {
                 self.fifo_bytes = Some(u32::try_from(num()?).map_err(|_| ValueProblem::TooLarge)?)
             }
@@ -468,6 +481,28 @@ pub struct Given {
         arg(long = "link-registers", value_enum, value_name = "RULE")
     )]
     pub link: Option<LinkChoice>,
+    /// The message set: standard N-Trace, or SiFive's pre-1.0 dialect (RCODE 8/9 branch runs,
+    /// In-Circuit Trace, DataAcquisition, XOR timestamps, simple-counting implicit return, any
+    /// Ownership PROCESS) [default: the sidecar's, else standard].
+    #[cfg_attr(feature = "clap", arg(long, value_enum, value_name = "DIALECT"))]
+    pub dialect: Option<crate::codec::Dialect>,
+    /// A known SiFive part: sets the SRC, timestamp and address widths, the return stack depth
+    /// and the dialect (each option given explicitly wins).
+    #[cfg_attr(feature = "clap", arg(long, value_enum, value_name = "PART"))]
+    pub hw: Option<crate::sifive::Hw>,
+    /// Address width of the encoder: addresses are sign-extended from this bit (SiFive's
+    /// `addrbits`) [default: XLEN].
+    #[cfg_attr(feature = "clap", arg(long, value_name = "N",
+          value_parser = clap::value_parser!(u8).range(2..=64)))]
+    pub addr_bits: Option<u8>,
+    /// Width of the encoder's timestamp counter, for its wrap (SiFive's `tsSize`) [default: 64].
+    #[cfg_attr(feature = "clap", arg(long, value_name = "N",
+          value_parser = clap::value_parser!(u8).range(1..=64)))]
+    pub tstamp_bits: Option<u8>,
+    /// Depth of the encoder's return stack for implicit returns (9.2): the decoder's own drops
+    /// its oldest entry beyond it [default: 65536].
+    #[cfg_attr(feature = "clap", arg(long, value_name = "N"))]
+    pub stack_depth: Option<u32>,
 }
 
 impl Given {
@@ -535,7 +570,25 @@ pub fn decoder_config(
             ));
         }
     }
+    // A part's settings, where no option gives them.
+    let mut given = *given;
+    if let Some(hw) = given.hw {
+        crate::sifive::fill(&mut given, &hw.given());
+    }
+    let given = &given;
     let mut cfg = DecoderConfig::new(rvtrace_isa::IsaConfig::new(xlen));
+    cfg.codec.dialect = setting(
+        "dialect",
+        given.dialect,
+        m.and_then(|m| m.dialect),
+        crate::codec::Dialect::Standard,
+        &mut w,
+    );
+    cfg.addr_bits = given.addr_bits;
+    cfg.tstamp_bits = given.tstamp_bits;
+    if let Some(d) = given.stack_depth {
+        cfg.stack_depth = d as usize;
+    }
     cfg.codec.src_bits = setting("src-bits", given.src_bits, m.map(|m| m.src_bits), 0, &mut w);
     let src_id = match (given.src_id, m.and_then(|m| m.src_id)) {
         (Some(g), Some(s)) => Some(setting("src-id", Some(g), Some(s), 0, &mut w)),
@@ -607,7 +660,7 @@ pub fn diagnose(image: &Image, cfg: DecoderConfig, data: &[u8]) -> Option<String
         return None;
     }
     let bad_messages = |src_bits: u8| {
-        let c = CodecConfig { src_bits };
+        let c = CodecConfig::new(src_bits);
         Frames::new(data)
             .filter(|f| match f {
                 Frame::Message(m) => parse(m, &c).is_err(),
@@ -619,7 +672,7 @@ pub fn diagnose(image: &Image, cfg: DecoderConfig, data: &[u8]) -> Option<String
     for b in 0..=MAX_SRC_BITS {
         if b != cfg.codec.src_bits {
             let c = DecoderConfig {
-                codec: CodecConfig { src_bits: b },
+                codec: CodecConfig::new(b),
                 src: None,
                 ..cfg
             };
@@ -734,6 +787,53 @@ mod tests {
         assert_eq!(spec_of(None, None), (Spec::V1_0, 0));
         let bad = Meta::parse("protocol = ntrace\nspec = 1.1\n").unwrap_err();
         assert_eq!(bad.to_string(), "line 2: spec = 1.1: expected 1.0 or rc7");
+    }
+
+    /// The `dialect` setting: absent = standard; the sidecar's key; a given option wins (with a
+    /// warning); `--hw` sets it and the part's widths where no option does.
+    #[test]
+    fn dialect_from_sidecar_and_hw() {
+        use crate::codec::Dialect;
+        let of = |given: Given, m: Option<&Meta>| {
+            let (r, w) = decoder_config(&given, m, Xlen::Rv64);
+            (r.unwrap().0, w.len())
+        };
+        let none = Meta::parse("protocol = ntrace\n").unwrap();
+        assert_eq!(none.dialect, None);
+        assert!(!none.to_text().contains("dialect"));
+        assert_eq!(
+            of(Given::default(), Some(&none)).0.codec.dialect,
+            Dialect::Standard
+        );
+        let sifive = Meta::parse("protocol = ntrace\ndialect = sifive\n").unwrap();
+        assert!(sifive.to_text().lines().any(|l| l == "dialect = sifive"));
+        assert_eq!(
+            of(Given::default(), Some(&sifive)).0.codec.dialect,
+            Dialect::Sifive
+        );
+        let standard = Given {
+            dialect: Some(Dialect::Standard),
+            ..Given::default()
+        };
+        let (c, w) = of(standard, Some(&sifive));
+        assert_eq!((c.codec.dialect, w), (Dialect::Standard, 1));
+        let bad = Meta::parse("protocol = ntrace\ndialect = arm\n").unwrap_err();
+        assert_eq!(
+            bad.to_string(),
+            "line 2: dialect = arm: expected standard or sifive"
+        );
+        let p550 = Given {
+            hw: Some(crate::sifive::Hw::P550x4),
+            src_bits: Some(0),
+            ..Given::default()
+        };
+        let (c, _) = of(p550, None);
+        assert_eq!(c.codec.dialect, Dialect::Sifive);
+        assert_eq!(c.codec.src_bits, 0, "the option wins over the part");
+        assert_eq!(
+            (c.addr_bits, c.tstamp_bits, c.stack_depth),
+            (Some(48), Some(40), 1023)
+        );
     }
 
     #[test]

@@ -277,7 +277,7 @@ impl EncoderConfig {
             extend_addr_msb: false,
             sync_period: Some((SyncUnit::Messages, DEFAULT_SYNC_PERIOD)),
             timestamps: false,
-            codec: CodecConfig { src_bits: 0 },
+            codec: CodecConfig::new(0),
             src_id: 0,
             ownership: false,
             btype_compat: false,

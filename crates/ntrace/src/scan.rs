@@ -50,9 +50,7 @@ pub fn next_sync(bytes: &[u8], from: u64, cfg: &DecoderConfig) -> Option<SyncPoi
     let start = message_start(bytes, usize::try_from(from).ok()?)?;
     let mut d = Deframer::at(start as u64);
     bytes[start..].iter().find_map(|&b| match d.push(b)? {
-        Frame::Message(raw) => {
-            sync_point(&raw, cfg).filter(|p| cfg.spec.sync_resets_encoder(p.sync))
-        }
+        Frame::Message(raw) => sync_point(&raw, cfg).filter(|p| cfg.sync_resets_encoder(p.sync)),
         Frame::Error(_) => None,
     })
 }

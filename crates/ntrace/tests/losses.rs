@@ -3,7 +3,7 @@
 //! somewhere a message cannot be about, code that is not code, impossible Ownership), are
 //! reported as losses, counted once (stats and flow agree).
 
-use rvtrace_flow::{for_each_pc, FlowElement, LossReason};
+use rvtrace_flow::{FlowElement, LossReason};
 use rvtrace_isa::IsaConfig;
 use rvtrace_ntrace::codec::{Addr, Body, CodecConfig, Process};
 
@@ -28,17 +28,7 @@ fn cfg(run: &ProgramRun) -> DecoderConfig {
 fn decode_all(run: &ProgramRun, bytes: &[u8]) -> (Vec<u64>, Vec<String>) {
     let mut el: Vec<FlowElement> = Vec::new();
     let st = decode(&run.image, cfg(run), bytes, &mut el);
-    let mut pcs = Vec::new();
-    let mut losses = Vec::new();
-    for e in &el {
-        match e {
-            FlowElement::Range { start, count, .. } => {
-                for_each_pc(&run.image, *start, *count, |pc| pcs.push(pc)).unwrap()
-            }
-            FlowElement::Loss { reason, .. } => losses.push(reason.to_string()),
-            _ => {}
-        }
-    }
+    let (pcs, losses) = crate::common::pcs_and_losses(&run.image, &el);
     assert_eq!(st.errors, losses.len() as u64, "one count of losses");
     (pcs, losses)
 }

@@ -18,6 +18,7 @@ mod options;
 mod outputs;
 mod parallel;
 mod roundtrip;
+mod sifive;
 mod spec_examples;
 mod stats_vectors;
 mod streaming;

@@ -226,7 +226,7 @@ fn two_harts_one_stream() {
     let a = run("recurse-rv64gc");
     let b = run("loops-rv32imac");
     let cfg_a = EncoderConfig {
-        codec: CodecConfig { src_bits: 3 },
+        codec: CodecConfig::new(3),
         src_id: 2,
         timestamps: true,
         ..EncoderConfig::new(a.image.files()[0].xlen)

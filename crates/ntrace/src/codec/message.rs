@@ -41,6 +41,13 @@ pub mod tcode {
     pub const VENDOR_FIRST: u8 = 56;
     /// Last vendor-defined TCODE.
     pub const VENDOR_LAST: u8 = 62;
+    /// SiFive's DataAcquisition: an ITC stimulus write (`IDTAG`, `DQDATA`; reserved in N-Trace 1.0,
+    /// read under [`super::Dialect::Sifive`]).
+    pub const DATA_ACQUISITION: u8 = 7;
+    /// SiFive's In-Circuit Trace (`CKSRC`, `CKDF`, `CKDATA0`, `CKDATA1`; reserved in N-Trace 1.0).
+    pub const ICT: u8 = 34;
+    /// SiFive's In-Circuit Trace with sync: as [`ICT`], `CKDATA0` a full address.
+    pub const ICT_SYNC: u8 = 35;
 
     /// The message name as N-Trace Table 8 (and the reference tool's dump) spells it; `None` for
     /// vendor-defined and reserved codes.
@@ -60,6 +67,17 @@ pub mod tcode {
             PROG_TRACE_CORRELATION => "ProgTraceCorrelation",
             _ => return None,
         })
+    }
+
+    /// The message name in `dialect`: [`name`], and SiFive's messages in its dialect (their
+    /// names in SiFive's decoder).
+    pub const fn name_in(tcode: u8, dialect: super::Dialect) -> Option<&'static str> {
+        match (dialect, tcode) {
+            (super::Dialect::Sifive, DATA_ACQUISITION) => Some("DataAcquisition"),
+            (super::Dialect::Sifive, ICT) => Some("InCircuitTrace"),
+            (super::Dialect::Sifive, ICT_SYNC) => Some("InCircuitTraceSync"),
+            _ => name(tcode),
+        }
     }
 
     /// True for the vendor-defined range 56..62.
@@ -130,6 +148,10 @@ pub mod rcode {
     /// First vendor-defined RCODE (7.8: "8..15: Designated for vendor specific encodings";
     /// 3..7 are reserved).
     pub const VENDOR_FIRST: u8 = 8;
+    /// SiFive's vendor RCODE 8: `RDATA[0]` direct conditional branches not taken in a row.
+    pub const SIFIVE_NOT_TAKEN: u8 = 8;
+    /// SiFive's vendor RCODE 9: `RDATA[0]` direct conditional branches taken in a row.
+    pub const SIFIVE_TAKEN: u8 = 9;
 }
 
 /// EVCODE values of ProgTraceCorrelation (N-Trace 7.12 Table 23).
@@ -147,11 +169,60 @@ pub mod evcode {
 /// NTRACE_MAX_SRC (N-Trace 6.2 Table 10): the widest SRC field.
 pub const MAX_SRC_BITS: u8 = 12;
 
+/// The message set a stream speaks: N-Trace's, or SiFive's pre-1.0 dialect (crates/ntrace/README.md,
+/// "SiFive dialect").
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
+pub enum Dialect {
+    /// N-Trace as the specification writes it.
+    #[default]
+    Standard,
+    /// SiFive's encoders (E31/E51, U74, P550, X280): ResourceFull RCODE 8/9 branch runs, In-Circuit
+    /// Trace (TCODE 34/35), DataAcquisition (TCODE 7), relative timestamps combined by XOR,
+    /// implicit return by simple counting, any Ownership PROCESS.
+    Sifive,
+}
+
+impl Dialect {
+    /// The sidecar and command-line spelling.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Dialect::Standard => "standard",
+            Dialect::Sifive => "sifive",
+        }
+    }
+
+    /// The dialect of a name ([`Dialect::name`]).
+    pub fn from_name(name: &str) -> Option<Dialect> {
+        [Dialect::Standard, Dialect::Sifive]
+            .into_iter()
+            .find(|d| d.name() == name)
+    }
+}
+
+impl core::fmt::Display for Dialect {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
 /// Configuration the byte format depends on.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct CodecConfig {
     /// Width of the SRC field (trTeSrcBits; 0 = no SRC field, at most [`MAX_SRC_BITS`]).
     pub src_bits: u8,
+    /// The message set: which TCODEs beyond N-Trace's have fields.
+    pub dialect: Dialect,
+}
+
+impl CodecConfig {
+    /// N-Trace's messages with an SRC field of `src_bits` bits.
+    pub const fn new(src_bits: u8) -> Self {
+        CodecConfig {
+            src_bits,
+            dialect: Dialect::Standard,
+        }
+    }
 }
 
 /// An F-ADDR or U-ADDR field (N-Trace 8.1): the address bits from bit 1 up (`field` is the
@@ -355,6 +426,30 @@ pub enum Body {
         /// HIST (the first CDATA field), present when CDF > 0.
         hist: Option<u64>,
     },
+    /// SiFive's TCODE 7 ([`Dialect::Sifive`]; B.3 of the README's sources): a write to ITC
+    /// stimulus register `IDTAG / 4` (`IDTAG & 3`: 0 a 32-bit store, 2 a 16-bit, 3 an 8-bit one).
+    DataAcquisition {
+        /// IDTAG: the byte offset of the store in the stimulus array.
+        idtag: u64,
+        /// DQDATA: the value stored.
+        dqdata: u64,
+    },
+    /// SiFive's TCODE 34 (In-Circuit Trace) and 35 (In-Circuit Trace with sync)
+    /// ([`Dialect::Sifive`]): an event with up to two data fields.
+    Ict {
+        /// TCODE 35: `CKDATA0` is a full address and TSTAMP absolute (34: XOR-compressed like
+        /// U-ADDR, relative).
+        sync: bool,
+        /// CKSRC: the reason (0 control, 8 external trigger, 9 call, 10 exception, 11 interrupt,
+        /// 13 context, 14 watchpoint, 15 PC sample).
+        cksrc: u8,
+        /// CKDF: 0 for one CKDATA field, 1 for two (2 and 3 are invalid).
+        ckdf: u8,
+        /// CKDATA0 (an address for every CKSRC but control with CKDF 0).
+        ckdata0: Addr,
+        /// CKDATA1, present when CKDF is 1.
+        ckdata1: Option<u64>,
+    },
     /// A vendor-defined (56..62) or reserved TCODE: surfaced, not interpreted. Its fields are in
     /// the [`RawMessage`].
     Other {
@@ -379,6 +474,9 @@ impl Body {
             Body::IndirectBranchHistSync { .. } => tcode::INDIRECT_BRANCH_HIST_SYNC,
             Body::RepeatBranch { .. } => tcode::REPEAT_BRANCH,
             Body::ProgTraceCorrelation { .. } => tcode::PROG_TRACE_CORRELATION,
+            Body::DataAcquisition { .. } => tcode::DATA_ACQUISITION,
+            Body::Ict { sync: false, .. } => tcode::ICT,
+            Body::Ict { sync: true, .. } => tcode::ICT_SYNC,
             Body::Other { tcode } => tcode,
         }
     }
@@ -631,8 +729,25 @@ struct Schema {
     vars: &'static [&'static str],
 }
 
-const fn schema(tc: u8) -> Schema {
+const fn schema(tc: u8, dialect: Dialect) -> Schema {
     use tcode::*;
+    if let Dialect::Sifive = dialect {
+        match tc {
+            DATA_ACQUISITION => {
+                return Schema {
+                    fixed: &[],
+                    vars: &["IDTAG", "DQDATA"],
+                }
+            }
+            ICT | ICT_SYNC => {
+                return Schema {
+                    fixed: &[("CKSRC", 4), ("CKDF", 2)],
+                    vars: &["CKDATA0"],
+                }
+            }
+            _ => {}
+        }
+    }
     match tc {
         OWNERSHIP => Schema {
             fixed: &[],
@@ -686,9 +801,16 @@ const fn schema(tc: u8) -> Schema {
 }
 
 /// Names of the variable-length fields after the schema's own, which depend on a fixed field
-/// (RCODE=2 adds HREPEAT; CDF adds CDATA = HIST), and whether the remaining fields are unknown.
-fn extra_vars(tc: u8, fixed: &[u64]) -> (&'static [&'static str], bool) {
+/// (RCODE=2 adds HREPEAT; CDF adds CDATA = HIST; SiFive's CKDF=1 adds CKDATA1), and whether the
+/// remaining fields are unknown.
+fn extra_vars(tc: u8, fixed: &[u64], dialect: Dialect) -> (&'static [&'static str], bool) {
     match tc {
+        tcode::ICT | tcode::ICT_SYNC if dialect == Dialect::Sifive => {
+            match fixed.get(1).copied().unwrap_or(0) {
+                1 => (&["CKDATA1"], false),
+                _ => (&[], false),
+            }
+        }
         tcode::RESOURCE_FULL => match fixed.first().copied().unwrap_or(0) as u8 {
             rcode::ICNT | rcode::HIST => (&[], false),
             rcode::HIST_REPEAT => (&["HREPEAT"], false),
@@ -739,7 +861,7 @@ pub fn layout(raw: &RawMessage, cfg: &CodecConfig) -> Layout {
         });
         pos += w;
     }
-    let sch = schema(tc);
+    let sch = schema(tc, cfg.dialect);
     let mut fixed = [0u64; 3];
     for (k, &(name, w)) in sch.fixed.iter().enumerate() {
         let v = seg0.field(pos, w);
@@ -752,7 +874,7 @@ pub fn layout(raw: &RawMessage, cfg: &CodecConfig) -> Layout {
         });
         pos += w;
     }
-    let (extra, open) = extra_vars(tc, &fixed[..sch.fixed.len()]);
+    let (extra, open) = extra_vars(tc, &fixed[..sch.fixed.len()], cfg.dialect);
     let known = sch.vars.len() + extra.len();
     let nvars = raw.num_segments();
     let mut seg_start = 0u64;
@@ -789,11 +911,11 @@ pub fn parse(raw: &RawMessage, cfg: &CodecConfig) -> Result<Message, MessageErro
         tcode: tc,
         kind,
     };
-    let sch = schema(tc);
+    let sch = schema(tc, cfg.dialect);
     let src_w = cfg.src_bits.min(MAX_SRC_BITS) as u32;
     let fixed_w: u32 = 6 + src_w + sch.fixed.iter().map(|f| f.1).sum::<u32>();
     let seg0 = raw.segment(0).copied().unwrap_or_default();
-    let known_type = tcode::name(tc).is_some();
+    let known_type = tcode::name_in(tc, cfg.dialect).is_some();
     if seg0.len_bits() < fixed_w as u64 + if known_type { 1 } else { 0 } {
         return Err(err(MessageErrorKind::ShortHeader));
     }
@@ -817,7 +939,15 @@ pub fn parse(raw: &RawMessage, cfg: &CodecConfig) -> Result<Message, MessageErro
             value: fixed[1] as u8,
         }));
     }
-    let (extra, open) = extra_vars(tc, &fixed[..sch.fixed.len()]);
+    let is_ict = matches!(tc, tcode::ICT | tcode::ICT_SYNC);
+    if is_ict && fixed[1] > 1 {
+        // SiFive's decoder: "number of CKDATA fields: 0 means 1"; 2 and 3 are errors.
+        return Err(err(MessageErrorKind::Reserved {
+            field: "CKDF",
+            value: fixed[1] as u8,
+        }));
+    }
+    let (extra, open) = extra_vars(tc, &fixed[..sch.fixed.len()], cfg.dialect);
     let needed = sch.vars.len() + extra.len();
     let found = raw.num_segments();
     if found < needed as u64 {
@@ -942,6 +1072,23 @@ pub fn parse(raw: &RawMessage, cfg: &CodecConfig) -> Result<Message, MessageErro
             3,
         ),
         tcode::REPEAT_BRANCH => (Body::RepeatBranch { bcnt: vals[0] }, 1),
+        tcode::DATA_ACQUISITION => (
+            Body::DataAcquisition {
+                idtag: vals[0],
+                dqdata: vals[1],
+            },
+            2,
+        ),
+        tcode::ICT | tcode::ICT_SYNC => (
+            Body::Ict {
+                sync: tc == tcode::ICT_SYNC,
+                cksrc: f0,
+                ckdf: f1,
+                ckdata0: addr(0),
+                ckdata1: (needed == 2).then_some(vals[1]),
+            },
+            needed,
+        ),
         _ => (
             Body::ProgTraceCorrelation {
                 evcode: f0,
@@ -1167,6 +1314,22 @@ impl Message {
                     w.var(h);
                 }
             }
+            Body::DataAcquisition { idtag, dqdata } => {
+                w.var(idtag).var(dqdata);
+            }
+            Body::Ict {
+                cksrc,
+                ckdf,
+                ckdata0,
+                ckdata1,
+                ..
+            } => {
+                w.fixed(4, cksrc as u64).fixed(2, ckdf as u64);
+                addr(&mut w, &ckdata0);
+                if let Some(d) = ckdata1 {
+                    w.var(d);
+                }
+            }
             Body::Other { .. } => {
                 w.var(0);
             }
@@ -1195,7 +1358,7 @@ mod tests {
     use super::*;
     use std::vec::Vec;
 
-    const CFG: CodecConfig = CodecConfig { src_bits: 0 };
+    const CFG: CodecConfig = CodecConfig::new(0);
 
     fn parse_bytes(b: &[u8]) -> Message {
         parse(&raw_from_bytes(b).unwrap(), &CFG).unwrap()
@@ -1438,7 +1601,7 @@ mod tests {
             },
         ];
         for src_bits in [0u8, 1, 5, 12] {
-            let cfg = CodecConfig { src_bits };
+            let cfg = CodecConfig::new(src_bits);
             for body in bodies {
                 for tstamp in [None, Some(0), Some(u64::MAX)] {
                     let m = Message {
@@ -1483,7 +1646,7 @@ mod tests {
         );
         // IndirectBranchSync with a 12-bit SRC in 12 bits: no room for SRC, SYNC, B-TYPE.
         let r = raw_from_bytes(&[0x30, 0x07]).unwrap();
-        let cfg = CodecConfig { src_bits: 12 };
+        let cfg = CodecConfig::new(12);
         assert_eq!(
             parse(&r, &cfg).unwrap_err().kind,
             MessageErrorKind::ShortHeader

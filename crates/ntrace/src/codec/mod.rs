@@ -19,7 +19,7 @@ pub mod message;
 pub mod mseo;
 
 pub use message::{
-    btype, evcode, layout, parse, rcode, sync, tcode, Addr, Body, CodecConfig, FieldSpan, Layout,
-    Message, MessageBytes, MessageError, MessageErrorKind, MessageWriter, Process,
+    btype, evcode, layout, parse, rcode, sync, tcode, Addr, Body, CodecConfig, Dialect, FieldSpan,
+    Layout, Message, MessageBytes, MessageError, MessageErrorKind, MessageWriter, Process,
 };
 pub use mseo::{Deframer, Frame, FrameError, Frames, RawMessage, Segment};

@@ -185,7 +185,7 @@ pub fn configs(xlen: Xlen) -> Vec<(&'static str, EncoderConfig)> {
             "htm+ownership+src",
             EncoderConfig {
                 ownership: true,
-                codec: rvtrace_ntrace::codec::CodecConfig { src_bits: 4 },
+                codec: rvtrace_ntrace::codec::CodecConfig::new(4),
                 src_id: 9,
                 ..base
             },
@@ -242,7 +242,7 @@ pub fn configs(xlen: Xlen) -> Vec<(&'static str, EncoderConfig)> {
                 sync_period: Some((SyncUnit::Messages, 50)),
                 timestamps: true,
                 ownership: true,
-                codec: rvtrace_ntrace::codec::CodecConfig { src_bits: 2 },
+                codec: rvtrace_ntrace::codec::CodecConfig::new(2),
                 src_id: 1,
                 ..base
             },
