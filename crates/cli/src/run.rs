@@ -40,6 +40,13 @@ pub struct RunArgs {
     /// When a trace output goes to stdout, the program's own console output goes to stderr.
     #[arg(long, value_name = "FILE")]
     pcs: Option<PathBuf>,
+    /// At the end, write the code the run executed as an ELF file a decoder takes with
+    /// `--image FILE`: the reset ROM, the loaded program and firmware ELF files' ranges and
+    /// every RAM page the hart ran code from through its block cache, as memory holds them
+    /// then (code patched at run time included), at their physical addresses. For code that
+    /// runs untranslated (M-mode, a payload before paging), so a firmware boot decodes whole.
+    #[arg(long, value_name = "FILE")]
+    code_snapshot: Option<PathBuf>,
     /// Write the ingress stream (one record per retired instruction or trap) to FILE (`-`:
     /// stdout), in the binary format `rvtrace ingress dump` reads.
     #[arg(long, value_name = "FILE")]
@@ -588,6 +595,58 @@ impl<O: Observer> Observer for Maybe<O> {
     }
 }
 
+/// `--code-snapshot`: the reset ROM, the RAM ranges of the loaded ELF files (`image`) and the
+/// RAM pages marked as code, merged, as memory holds them at the end of the run.
+fn write_code_snapshot(
+    path: &Path,
+    hart: &mut rvtrace_sim::Hart,
+    image: &Image,
+) -> Result<(), Failure> {
+    use rvtrace_sim::bus::RAM_BASE;
+    let ram_end = RAM_BASE + hart.bus.ram_size();
+    let mut ranges: Vec<(u64, u64)> = hart.bus.code_pages().map(|p| (p, p + 4096)).collect();
+    ranges.extend(
+        image
+            .segments()
+            .iter()
+            .filter(|s| s.is_executable())
+            .map(|s| {
+                (
+                    s.paddr.max(RAM_BASE),
+                    (s.paddr + s.data.len() as u64).min(ram_end),
+                )
+            })
+            .filter(|(lo, hi)| lo < hi),
+    );
+    ranges.sort_unstable();
+    let mut merged: Vec<(u64, u64)> = Vec::new();
+    for (lo, hi) in ranges {
+        match merged.last_mut() {
+            Some(last) if lo <= last.1 => last.1 = last.1.max(hi),
+            _ => merged.push((lo, hi)),
+        }
+    }
+    let mut contents: Vec<(u64, Vec<u8>)> = Vec::new();
+    let rom = hart.bus.rom();
+    if !rom.is_empty() {
+        contents.push((rvtrace_sim::bus::ROM_BASE, rom.to_vec()));
+    }
+    for (lo, hi) in merged {
+        let mut buf = vec![0; (hi - lo) as usize];
+        if hart.bus.read_ram(lo, &mut buf) {
+            contents.push((lo, buf));
+        }
+    }
+    let segments: Vec<(u64, &[u8])> = contents.iter().map(|(a, d)| (*a, d.as_slice())).collect();
+    let entry = segments.first().map_or(RAM_BASE, |s| s.0);
+    // misa.C (bit 2): the hart runs compressed instructions.
+    let rvc = hart.csr_read(rvtrace_sim::csr::num::MISA).unwrap_or(0) & (1 << 2) != 0;
+    let elf = rvtrace_image::write::elf_of(hart.xlen, entry, rvc, &segments);
+    let mut out = Output::create(path)?;
+    out.write_all(&elf).map_err(|e| out.fail(e))?;
+    out.finish()
+}
+
 fn load_image(paths: &[&Path]) -> Result<Image, String> {
     let mut image = Image::new();
     for p in paths {
@@ -1001,6 +1060,9 @@ pub fn run(args: &RunArgs) -> CmdResult {
     }
     if let Some(s) = sampler {
         keep(s.finish().map(|_| ()));
+    }
+    if let Some(p) = &args.code_snapshot {
+        keep(write_code_snapshot(p, &mut hart, &image));
     }
     let ingress_err = sink.err.take();
     if let Some(w) = sink.bin {

@@ -360,8 +360,9 @@ fn ctr_option_adds_the_ctr_csrs() {
 /// A trace of a firmware run (issue 31): the firmware given to `decode` as a raw binary at its
 /// address (`--image fw_jump.bin@0x80000000`), or as its position-independent ELF moved there;
 /// the flow is the run's from the first synchronisation after the reset ROM (whose code no file
-/// holds) to the end. Or the payload alone, traced with `encode etrace --trace-priv s`. Raw
-/// images without an address or a width are usage errors.
+/// holds) to the end; with `run --code-snapshot`'s file, from the reset ROM on. Or the payload
+/// alone, traced with `encode etrace --trace-priv s`. Raw images without an address or a width
+/// are usage errors.
 #[test]
 fn decode_takes_the_firmware_as_an_image() {
     let (Some(bin), Some(elf)) = (
@@ -373,6 +374,7 @@ fn decode_takes_the_firmware_as_an_image() {
     let t = tmpdir("fwimage");
     let hello = hello(64);
     let (ing, pcs, te) = (t.join("b.ing"), t.join("b.pcs"), t.join("b.te"));
+    let code = t.join("code.elf");
     let o = rvtrace(&[
         "run",
         "--bios",
@@ -382,6 +384,8 @@ fn decode_takes_the_firmware_as_an_image() {
         s(&ing),
         "--pcs",
         s(&pcs),
+        "--code-snapshot",
+        s(&code),
     ]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let o = rvtrace(&["encode", "etrace", s(&ing), "-o", s(&te)]);
@@ -429,6 +433,18 @@ fn decode_takes_the_firmware_as_an_image() {
     assert!(
         dec.contains(&"0x80200000"),
         "the payload's entry is in the flow"
+    );
+    // With the run's code snapshot (the reset ROM, the firmware and the payload as memory held
+    // them), the whole run decodes: every PC, no loss.
+    let all = t.join("all.pcs");
+    let o = rvtrace(&["decode", s(&te), "--image", s(&code), "--pcs", s(&all)]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(
+        std::fs::read_to_string(&all)
+            .unwrap()
+            .lines()
+            .collect::<Vec<_>>(),
+        run
     );
     // Every trace reader takes the same option: stats counts the same instructions.
     let fw = format!("{}@0x80000000", s(&bin));

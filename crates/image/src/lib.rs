@@ -30,6 +30,7 @@
 pub mod code;
 mod elf;
 mod error;
+pub mod write;
 
 pub use error::ImageError;
 pub use rvtrace_isa::Xlen;

@@ -437,6 +437,23 @@ impl Bus {
         true
     }
 
+    /// The reset ROM's contents (empty: no ROM).
+    pub fn rom(&self) -> &[u8] {
+        &self.rom
+    }
+
+    /// The RAM pages (their addresses; 4 KiB each) that hold code the hart has decoded into its
+    /// block cache and not written since: a floor on the code that ran from RAM (instructions
+    /// the single-step loop ran alone are not marked).
+    pub fn code_pages(&self) -> impl Iterator<Item = u64> + '_ {
+        let pages = self.ram_size().div_ceil(CODE_PAGE) as usize;
+        self.code[..pages]
+            .iter()
+            .enumerate()
+            .filter(|(_, g)| *g & 1 != 0)
+            .map(|(p, _)| RAM_BASE + ((p as u64) << CODE_SHIFT))
+    }
+
     /// Offset into the ROM if `[addr, addr+len)` lies inside its contents.
     #[inline]
     fn rom_offset(&self, addr: u64, len: u64) -> Option<usize> {
