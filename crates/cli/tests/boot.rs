@@ -418,6 +418,12 @@ fn decode_takes_the_firmware_as_an_image() {
         assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
         assert!(stderr(&o).contains("0x1000"), "{}", stderr(&o));
         assert!(!stderr(&o).contains("--format raw"), "{}", stderr(&o));
+        // The hint names the cause: code no file holds, not the decoder's settings.
+        assert!(
+            stderr(&o).contains("synchronizes at 0x1000 (byte 0x2), where no --elf or --image"),
+            "{}",
+            stderr(&o)
+        );
         got.push(std::fs::read_to_string(&out).unwrap());
     }
     assert_eq!(got[0], got[1], "the .bin and the moved ELF give one flow");

@@ -549,6 +549,27 @@ impl Trace {
         w
     }
 
+    /// The first synchronisation in `head` at an address where `image` has no code: its byte
+    /// offset and the address.
+    fn missing_code(&self, image: &Image, head: &[u8]) -> Option<(u64, u64)> {
+        let points: Vec<(u64, u64)> = match &self.config {
+            Config::Ntrace { cfg, .. } => rvtrace_ntrace::scan::syncs(head, cfg)
+                .iter()
+                .map(|p| (p.cut.offset, p.addr))
+                .collect(),
+            Config::Etrace { cfg, isa, .. } => {
+                let o = rvtrace_etrace::decoder::DecoderConfig::from_config(cfg, *isa);
+                rvtrace_etrace::scan::syncs(head, &o)
+                    .iter()
+                    .map(|p| (p.cut.offset, p.address))
+                    .collect()
+            }
+        };
+        points
+            .into_iter()
+            .find(|&(_, a)| image.read_u16(a).is_none())
+    }
+
     /// After a decode of `trace` (`None`: stdin; its first bytes `head`) that lost trace, a hint at
     /// the setting the trace does not carry that may be wrong (the decoder cannot tell a damaged
     /// trace from a wrong option): `first` is the first loss, `overflow` whether an encoder's
@@ -563,6 +584,14 @@ impl Trace {
         overflow: bool,
     ) -> Option<Hint> {
         let name = trace.map_or("stdin".into(), |t| t.display().to_string());
+        // The trace goes where no file gave code: that is the cause, not the settings.
+        if let (LossReason::Mismatch(_), Some((offset, addr))) =
+            (first, self.missing_code(image, head))
+        {
+            return Some(Hint::Warning(format!(
+                "{name}: the trace synchronizes at {addr:#x} (byte {offset:#x}), where no --elf or --image file has code: give that code (--image FILE@ADDR for a raw binary or a memory dump; `rvtrace run --code-snapshot` writes a run's)"
+            )));
+        }
         match &self.config {
             Config::Ntrace { cfg, meta, .. } => {
                 if overflow {
