@@ -33,38 +33,62 @@ fn their_params(p: &Params) -> Parameters {
     }
 }
 
+/// Its address mode: full or delta.
+fn address_mode(full: bool) -> AddressMode {
+    if full {
+        AddressMode::Full
+    } else {
+        AddressMode::Delta
+    }
+}
+
 /// The retired PCs `riscv-etrace` reconstructs from a stream of encapsulated packets (the
 /// `te_inst_raw` header is the encapsulation header with no srcID and no timestamp).
 fn their_pcs(elf_bytes: &[u8], trace: &[u8], p: &Params, full: bool) -> Result<Vec<u64>, String> {
+    their_pcs_framed(elf_bytes, trace, p, full, 0, |d| {
+        let pkt = d
+            .decode_encap_packet()
+            .map_err(|e| format!("packet: {e:?}"))?;
+        pkt.into_normal()
+            .map(|n| n.decode_payload().map_err(|e| format!("payload: {e:?}")))
+            .transpose()
+    })
+}
+
+/// Its packet decoder, reading packets whose source index is `index_bits` wide.
+type TheirDecoder<'a> = packet::decoder::Decoder<'a, riscv_etrace::packet::unit::Reference>;
+
+/// The retired PCs `riscv-etrace` reconstructs from `trace`, its packets read one at a time by
+/// `next` (a payload, or `None` for a packet that carries none).
+fn their_pcs_framed(
+    elf_bytes: &[u8],
+    trace: &[u8],
+    p: &Params,
+    full: bool,
+    index_bits: u8,
+    mut next: impl FnMut(
+        &mut TheirDecoder,
+    ) -> Result<Option<riscv_etrace::packet::payload::Payload>, String>,
+) -> Result<Vec<u64>, String> {
     let elf = elf::ElfBytes::<elf::endian::LittleEndian>::minimal_parse(elf_bytes).unwrap();
     let binary: Elf<_, _, riscv_etrace::instruction::base::Set> = Elf::new(elf).unwrap();
     let params = their_params(p);
     let mut decoder = packet::builder()
         .with_params(&params)
-        .with_hart_index_width(0)
+        .with_hart_index_width(index_bits)
         .decoder(trace);
     let mut tracer: Tracer<_, riscv_etrace::types::stack::VecStack> = tracer::builder()
         .with_binary(binary)
         .with_params(&params)
-        .with_address_mode(if full {
-            AddressMode::Full
-        } else {
-            AddressMode::Delta
-        })
+        .with_address_mode(address_mode(full))
         .build()
         .unwrap();
     let mut pcs = Vec::new();
     while decoder.bytes_left() > 0 {
         let at = trace.len() - decoder.bytes_left();
-        let pkt = decoder
-            .decode_encap_packet()
-            .map_err(|e| format!("packet at {at}: {e:?}"))?;
-        let Some(normal) = pkt.into_normal() else {
+        let Some(payload) = next(&mut decoder).map_err(|e| format!("at {at}: {e}"))? else {
             continue;
         };
-        let payload = normal
-            .decode_payload()
-            .map_err(|e| format!("payload at {at}: {e:?}"))?;
         tracer
             .process_payload(&payload)
             .map_err(|e| format!("tracer at {at}: {e:?}"))?;
@@ -207,11 +231,7 @@ fn their_trace(
     let params = their_params(p);
     let mut gen: Generator<Step> = generator::builder()
         .with_params(&params)
-        .with_address_mode(if full {
-            AddressMode::Full
-        } else {
-            AddressMode::Delta
-        })
+        .with_address_mode(address_mode(full))
         .build()
         .unwrap();
     let mut out = Vec::new();
@@ -414,8 +434,18 @@ fn smi_framing_both_ways() {
         }
         let trace = enc.finish().unwrap().into_inner();
         let elf = std::fs::read(&path).unwrap();
-        let got = their_smi_pcs(&elf, &trace, &cfg.params, 6, 5)
-            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        let got = their_pcs_framed(&elf, &trace, &cfg.params, false, 6, |d| {
+            let pkt = d
+                .decode_smi_packet()
+                .map_err(|e| format!("packet: {e:?}"))?;
+            if pkt.hart() != 5 {
+                return Err(format!("hart {}", pkt.hart()));
+            }
+            pkt.decode_payload()
+                .map(Some)
+                .map_err(|e| format!("payload: {e:?}"))
+        })
+        .unwrap_or_else(|e| panic!("{name}: {e}"));
         assert_pcs_eq(
             &format!("{name} rvtrace SMI"),
             "riscv-etrace",
@@ -424,51 +454,4 @@ fn smi_framing_both_ways() {
             &run.pcs,
         );
     }
-}
-
-/// The retired PCs `riscv-etrace` reconstructs from SMI packets (index `index_bits` wide) of
-/// source `src`.
-fn their_smi_pcs(
-    elf_bytes: &[u8],
-    trace: &[u8],
-    p: &Params,
-    index_bits: u8,
-    src: u64,
-) -> Result<Vec<u64>, String> {
-    let elf = elf::ElfBytes::<elf::endian::LittleEndian>::minimal_parse(elf_bytes).unwrap();
-    let binary: Elf<_, _, riscv_etrace::instruction::base::Set> = Elf::new(elf).unwrap();
-    let params = their_params(p);
-    let mut decoder = packet::builder()
-        .with_params(&params)
-        .with_hart_index_width(index_bits)
-        .decoder(trace);
-    let mut tracer: Tracer<_, riscv_etrace::types::stack::VecStack> = tracer::builder()
-        .with_binary(binary)
-        .with_params(&params)
-        .with_address_mode(AddressMode::Delta)
-        .build()
-        .unwrap();
-    let mut pcs = Vec::new();
-    while decoder.bytes_left() > 0 {
-        let at = trace.len() - decoder.bytes_left();
-        let pkt = decoder
-            .decode_smi_packet()
-            .map_err(|e| format!("packet at {at}: {e:?}"))?;
-        if pkt.hart() != src {
-            return Err(format!("packet at {at}: hart {}", pkt.hart()));
-        }
-        let payload = pkt
-            .decode_payload()
-            .map_err(|e| format!("payload at {at}: {e:?}"))?;
-        tracer
-            .process_payload(&payload)
-            .map_err(|e| format!("tracer at {at}: {e:?}"))?;
-        for it in tracer.by_ref() {
-            let it = it.map_err(|e| format!("item after packet at {at}: {e:?}"))?;
-            if let item::Kind::Regular(_) = it.kind() {
-                pcs.push(it.pc());
-            }
-        }
-    }
-    Ok(pcs)
 }
