@@ -168,6 +168,18 @@ impl Symbols {
         }
     }
 
+    /// These symbols with the functions of `more` added (other files' code, without line
+    /// tables); one that overlaps a function already known is dropped.
+    pub fn with_functions(mut self, more: Vec<Function>) -> Symbols {
+        if more.is_empty() {
+            return self;
+        }
+        let mut all = std::mem::take(&mut self.functions);
+        all.extend(more);
+        self.functions = Symbols::from_functions(all).functions;
+        self
+    }
+
     /// These symbols for the program loaded `bias` bytes from where it was linked (wrapping:
     /// a negative bias is a large one): the functions moved; the line tables, which give linked
     /// addresses, kept only when `bias` is 0.

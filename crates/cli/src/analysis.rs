@@ -31,6 +31,10 @@ pub struct InputArgs {
     /// The program's ELF file: symbols, DWARF line tables, instructions.
     #[arg(long, value_name = "ELF")]
     pub(crate) elf: PathBuf,
+    /// More code the trace ran (firmware, libraries): its instructions, and its functions named
+    /// (no line tables).
+    #[command(flatten)]
+    pub(crate) images: crate::trace_source::ImageArgs,
     /// Show at most N decoder warnings.
     #[arg(long, default_value_t = report::DEFAULT_MAX_WARNINGS, value_name = "N")]
     max_warnings: u64,
@@ -208,13 +212,14 @@ pub(crate) struct Program {
     pub(crate) isa: IsaConfig,
 }
 
-pub(crate) fn program(elf: &Path) -> Result<Program, Failure> {
-    let mut image = Image::new();
-    let xlen = image
-        .load_file(elf)
-        .map_err(|e| Failure::Tool(format!("{}: {e}", elf.display())))?
-        .xlen;
-    let syms = Symbols::load(elf).map_err(|e| Failure::Tool(e.to_string()))?;
+pub(crate) fn program(input: &InputArgs) -> Result<Program, Failure> {
+    let elf = &input.elf;
+    let (image, xlen) =
+        crate::trace_source::load_program(std::slice::from_ref(elf), &input.images)?;
+    let xlen = xlen.unwrap_or(rvtrace_isa::Xlen::Rv64);
+    let syms = Symbols::load(elf)
+        .map_err(|e| Failure::Tool(e.to_string()))?
+        .with_functions(crate::text_out::image_functions(&input.images.image)?);
     Ok(Program {
         image,
         syms,
@@ -416,7 +421,9 @@ fn show(text: &str, outputs: &[&Path]) -> Result<(), Failure> {
 }
 
 fn inputs(a: &InputArgs) -> Vec<&Path> {
-    vec![a.input.as_path(), a.elf.as_path()]
+    let mut v = vec![a.input.as_path(), a.elf.as_path()];
+    v.extend(a.images.image.iter().map(|s| s.path.as_path()));
+    v
 }
 
 /// `rvtrace profile`.
@@ -433,7 +440,7 @@ pub fn profile(a: &ProfileArgs) -> CmdResult {
         }
     }
     report::distinct(&inputs(&a.input), &outs)?;
-    let prog = program(&a.input.elf)?;
+    let prog = program(&a.input)?;
     let mut profiler = Profiler::new(&prog.image, &prog.syms, prog.isa);
     if a.firefox.is_some() {
         profiler = profiler.with_timeline();
@@ -523,7 +530,7 @@ fn need_lines(prog: &Program, elf: &Path) -> Result<(), Failure> {
 /// `rvtrace coverage`.
 pub fn coverage(a: &CoverageArgs) -> CmdResult {
     report::distinct(&inputs(&a.input), &[("--lcov", &a.lcov)])?;
-    let prog = program(&a.input.elf)?;
+    let prog = program(&a.input)?;
     need_lines(&prog, &a.input.elf)?;
     let (c, ok) = counts(&a.input, &prog)?;
     let mut cov = Coverage::new(&c, &prog.image, &prog.syms, prog.isa);
@@ -618,7 +625,7 @@ pub fn coverage(a: &CoverageArgs) -> CmdResult {
 /// `rvtrace autofdo`.
 pub fn autofdo(a: &AutofdoArgs) -> CmdResult {
     report::distinct(&inputs(&a.input), &[("-o", &a.output)])?;
-    let prog = program(&a.input.elf)?;
+    let prog = program(&a.input)?;
     if a.profile_format == AutofdoFormat::Llvm {
         need_lines(&prog, &a.input.elf)?;
         let (c, ok) = counts(&a.input, &prog)?;
@@ -648,7 +655,7 @@ pub fn autofdo(a: &AutofdoArgs) -> CmdResult {
 /// `rvtrace text`.
 pub fn text(a: &TextArgs) -> CmdResult {
     report::distinct(&inputs(&a.input), &[("-o", &a.output)])?;
-    let prog = program(&a.input.elf)?;
+    let prog = program(&a.input)?;
     let out = std::io::BufWriter::with_capacity(1 << 16, Output::create(&a.output)?);
     let mut tee = Tee::new(&a.input);
     if a.call_trace {

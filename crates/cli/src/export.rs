@@ -140,7 +140,7 @@ fn all_harts(
     );
     let results = crate::harts::run(&h.harts, a.jobs, |k| {
         // A program per thread: the symbol tables' lazy parts are not shared between threads.
-        let prog = analysis::program(&a.input.elf)?;
+        let prog = analysis::program(&a.input)?;
         let mine = paths.map(|p| part(p, k));
         let open = |i: usize| wanted[i].then(|| create(&mine[i])).transpose();
         let out = Outputs {
@@ -205,7 +205,7 @@ pub fn export(a: &ExportArgs) -> CmdResult {
         }
     }
     report::distinct(&[a.input.input.as_path(), a.input.elf.as_path()], &outs)?;
-    let prog = analysis::program(&a.input.elf)?;
+    let prog = analysis::program(&a.input)?;
     // --all-harts: the trace read and its harts found before any file is made.
     let harts = match a.all_harts {
         true => Some(analysis::Harts::open(&a.input, &prog)?),

@@ -59,16 +59,7 @@ impl TextArgs {
         if self.text.is_none() && self.call_trace.is_none() {
             return Ok(None);
         }
-        // `--image` ELF files: their functions where they were loaded (raw binaries have none).
-        let mut moved: Vec<Function> = Vec::new();
-        for spec in images {
-            let is_elf =
-                std::fs::read(&spec.path).is_ok_and(|b| rvtrace_image::ImageSpec::is_elf(&b));
-            if is_elf {
-                let s = Symbols::load(&spec.path).map_err(|e| e.to_string())?;
-                moved.extend(s.moved(spec.at.unwrap_or(0)).functions().iter().cloned());
-            }
-        }
+        let moved = image_functions(images)?;
         if let ([one], true) = (elfs, moved.is_empty()) {
             return Symbols::load(one)
                 .map(Some)
@@ -80,6 +71,19 @@ impl TextArgs {
         }
         Ok(Some(Symbols::from_functions(all)))
     }
+}
+
+/// The functions of the `--image` ELF files where they were loaded (raw binaries have none).
+pub fn image_functions(images: &[rvtrace_image::ImageSpec]) -> Result<Vec<Function>, Failure> {
+    let mut moved = Vec::new();
+    for spec in images {
+        let is_elf = std::fs::read(&spec.path).is_ok_and(|b| rvtrace_image::ImageSpec::is_elf(&b));
+        if is_elf {
+            let s = Symbols::load(&spec.path).map_err(|e| e.to_string())?;
+            moved.extend(s.moved(spec.at.unwrap_or(0)).functions().iter().cloned());
+        }
+    }
+    Ok(moved)
 }
 
 type Out = BufWriter<Output>;

@@ -452,10 +452,18 @@ fn decode_takes_the_firmware_as_an_image() {
             .collect::<Vec<_>>(),
         run
     );
-    // Every trace reader takes the same option: stats counts the same instructions.
+    // Every trace reader takes the same option: stats and profile count the same instructions.
     let fw = format!("{}@0x80000000", s(&bin));
     let o = rvtrace(&["stats", s(&te), "--image", &fw, "--elf", s(&hello)]);
     let want = format!("instructions      {}\n", dec.len());
+    assert!(
+        stdout(&o).starts_with(&want),
+        "{}{}",
+        stdout(&o),
+        stderr(&o)
+    );
+    let o = rvtrace(&["profile", s(&te), "--image", &fw, "--elf", s(&hello)]);
+    let want = format!("flat profile: {} instructions\n", dec.len());
     assert!(
         stdout(&o).starts_with(&want),
         "{}{}",
