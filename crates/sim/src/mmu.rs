@@ -138,6 +138,9 @@ pub struct Mmu {
     pub(crate) memo: [Memo; 3],
     /// Whether PMP lets each kind through on all of RAM unchecked (set by `pmp_refresh`).
     pub(crate) unchecked: [bool; 3],
+    /// Whether pre-decoded blocks may run from the last translated fetch page (fetches are
+    /// translated, and neither PMP nor a trigger checks them; set by `pmp_refresh`).
+    pub(crate) fetch_blocks: bool,
 }
 
 impl Default for Mmu {
@@ -148,6 +151,7 @@ impl Default for Mmu {
             events: TlbEvents::default(),
             memo: [NO_MEMO; 3],
             unchecked: [false; 3],
+            fetch_blocks: false,
         }
     }
 }
