@@ -623,7 +623,7 @@ impl Hart {
         }
         let m = self.mmu.memo[0];
         let off = pc.wrapping_sub(m.va_page);
-        (self.mmu.fetch_blocks && off < 0x1000).then_some(m.pa_page + off)
+        (self.mmu.fetch_blocks && off < 0x1000).then(|| m.pa_page + off)
     }
 
     /// The block at `pc` when head `idx` is not known current: its page's generation says
