@@ -8,7 +8,8 @@
 //! Translation applies to fetches below M and to loads and stores whose effective privilege
 //! (`mstatus.MPRV`/`MPP` in M) is below M, with `satp.MODE` not Bare. The hart's fast paths
 //! (`Bus::open`) are closed while it applies, so every such access comes here through the cold
-//! `*_checked` paths. Addresses seen by the observer, the LR reservation and the trace are
+//! `*_checked` paths, but for pre-decoded blocks, which run from the page the last translated
+//! fetch found (`Memo`, `Mmu::fetch_blocks`). Addresses seen by the observer, the LR reservation and the trace are
 //! virtual (the `Retired` pc, `MemAccess::addr`); only the bus sees physical addresses.
 
 use crate::pmp::Access;
