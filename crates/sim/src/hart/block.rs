@@ -217,7 +217,11 @@ impl Hart {
                         ($size:expr, $ext:expr) => {{
                             let a = ea!();
                             // The RAM fast path changes nothing the loop looks at.
-                            if let Some(v) = self.bus.fast_load(a, $size, self.bus.open.load) {
+                            if let Some(v) = self
+                                .bus
+                                .fast_load(a, $size, self.bus.open.load)
+                                .or_else(|| self.memo_load(a, $size))
+                            {
                                 Self::loaded(obs, a, $size, v);
                                 w!($ext(v));
                             } else {
@@ -234,7 +238,9 @@ impl Hart {
                         ($size:expr) => {{
                             let a = ea!();
                             let v = x!(e.rs2);
-                            if self.bus.fast_store(a, $size, v, self.bus.open.store) {
+                            if self.bus.fast_store(a, $size, v, self.bus.open.store)
+                                || self.memo_store(a, $size, v)
+                            {
                                 // Only a re-check asked for here can end the block.
                                 let again = self.after_store();
                                 Self::stored(obs, a, $size, v);
@@ -623,7 +629,30 @@ impl Hart {
         }
         let m = self.mmu.memo[0];
         let off = pc.wrapping_sub(m.va_page);
-        (self.mmu.fetch_blocks && off < 0x1000).then(|| m.pa_page + off)
+        (self.mmu.in_blocks[0] && off < 0x1000).then(|| m.pa_page + off)
+    }
+
+    /// A translated load of `size` bytes at `va` in the last page a load found, when blocks may
+    /// use it: what `mem_load` does there (no trigger, no PMP check; the TLB event counted).
+    #[inline(always)]
+    fn memo_load(&mut self, va: u64, size: u64) -> Option<u64> {
+        if !self.mmu.in_blocks[1] {
+            return None;
+        }
+        let pa = self.mmu.recent(va, size, 1)?;
+        self.bus.fast_load(pa, size, self.bus.ram_size())
+    }
+
+    /// A translated store, as [`Hart::memo_load`]; false if not done.
+    #[inline(always)]
+    fn memo_store(&mut self, va: u64, size: u64, v: u64) -> bool {
+        if !self.mmu.in_blocks[2] {
+            return false;
+        }
+        match self.mmu.recent(va, size, 2) {
+            Some(pa) => self.bus.fast_store(pa, size, v, self.bus.ram_size()),
+            None => false,
+        }
     }
 
     /// The block at `pc` when head `idx` is not known current: its page's generation says

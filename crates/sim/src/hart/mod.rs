@@ -767,8 +767,12 @@ impl Hart {
         self.mmu.forget_pages();
         self.csr.trig.restrict(self.priv_, &mut o);
         let (fetch, data) = self.translating();
-        // Blocks run from the last translated fetch page when no trigger watches fetches.
-        self.mmu.fetch_blocks = fetch && o.fetch != 0;
+        // Blocks use the last translated pages of the kinds no trigger watches.
+        self.mmu.in_blocks = [
+            fetch && o.fetch != 0,
+            data && o.load != 0,
+            data && o.store != 0,
+        ];
         if fetch {
             o.fetch = 0;
         }
