@@ -32,6 +32,9 @@ pub(crate) const POOL: usize = 1 << 16;
 pub(crate) struct Head {
     /// Start pc (1: none).
     pub(crate) pc: u64,
+    /// Its physical address when decoded (`pc` itself when fetches are not translated): a
+    /// block is kept per virtual and physical start, as a mapping can change.
+    pub(crate) pa: u64,
     /// The code generation of the page when decoded (`Bus::code_gen`).
     pub(crate) gen: u64,
     /// The `Bus::code_epoch` under which `gen` was last found current.
@@ -339,6 +342,7 @@ impl Default for Blocks {
             heads: Box::new(
                 [Head {
                     pc: 1,
+                    pa: 1,
                     gen: 0,
                     epoch: 0,
                     start: 0,

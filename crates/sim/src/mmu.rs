@@ -8,7 +8,9 @@
 //! Translation applies to fetches below M and to loads and stores whose effective privilege
 //! (`mstatus.MPRV`/`MPP` in M) is below M, with `satp.MODE` not Bare. The hart's fast paths
 //! (`Bus::open`) are closed while it applies, so every such access comes here through the cold
-//! `*_checked` paths. Addresses seen by the observer, the LR reservation and the trace are
+//! `*_checked` paths, but for pre-decoded blocks, which run from the page the last translated
+//! fetch found and load and store in the last pages loads and stores found (`Memo`,
+//! `Mmu::in_blocks`). Addresses seen by the observer, the LR reservation and the trace are
 //! virtual (the `Retired` pc, `MemAccess::addr`); only the bus sees physical addresses.
 
 use crate::pmp::Access;
@@ -138,6 +140,10 @@ pub struct Mmu {
     pub(crate) memo: [Memo; 3],
     /// Whether PMP lets each kind through on all of RAM unchecked (set by `pmp_refresh`).
     pub(crate) unchecked: [bool; 3],
+    /// Whether pre-decoded blocks may use the last translated page of each kind (fetch: run
+    /// from it; load, store: access it inline): the kind is translated, and neither PMP nor a
+    /// trigger checks it (set by `pmp_refresh`).
+    pub(crate) in_blocks: [bool; 3],
 }
 
 impl Default for Mmu {
@@ -148,6 +154,7 @@ impl Default for Mmu {
             events: TlbEvents::default(),
             memo: [NO_MEMO; 3],
             unchecked: [false; 3],
+            in_blocks: [false; 3],
         }
     }
 }

@@ -68,11 +68,16 @@ impl Hart {
         // The pool is not touched while blocks run (writes change generations only).
         let mut pool = std::mem::take(&mut self.blocks.pool);
         let out = 'chain: loop {
+            // Where the block's code is: untranslated in RAM on the fast path, or in the page
+            // the last translated fetch found (else the single-step loop translates it).
+            let Some(pa) = self.block_fetch(pc) else {
+                break if left == left0 { Ran::No } else { Ran::Yes };
+            };
             let idx = ((pc >> 1) as usize) & ((1 << HEAD_BITS) - 1);
             let mut h = self.blocks.heads[idx];
-            if h.pc != pc || h.epoch != self.bus.code_epoch {
+            if h.pc != pc || h.pa != pa || h.epoch != self.bus.code_epoch {
                 self.blocks.pool = pool;
-                h = self.find_block(pc, idx);
+                h = self.find_block(pc, pa, idx);
                 pool = std::mem::take(&mut self.blocks.pool);
             }
             // `instret` at the start of the block.
@@ -212,7 +217,11 @@ impl Hart {
                         ($size:expr, $ext:expr) => {{
                             let a = ea!();
                             // The RAM fast path changes nothing the loop looks at.
-                            if let Some(v) = self.bus.fast_load(a, $size, self.bus.open.load) {
+                            if let Some(v) = self
+                                .bus
+                                .fast_load(a, $size, self.bus.open.load)
+                                .or_else(|| self.memo_load(a, $size))
+                            {
                                 Self::loaded(obs, a, $size, v);
                                 w!($ext(v));
                             } else {
@@ -229,7 +238,9 @@ impl Hart {
                         ($size:expr) => {{
                             let a = ea!();
                             let v = x!(e.rs2);
-                            if self.bus.fast_store(a, $size, v, self.bus.open.store) {
+                            if self.bus.fast_store(a, $size, v, self.bus.open.store)
+                                || self.memo_store(a, $size, v)
+                            {
                                 // Only a re-check asked for here can end the block.
                                 let again = self.after_store();
                                 Self::stored(obs, a, $size, v);
@@ -545,8 +556,7 @@ impl Hart {
             }
             left -= count as u64;
             pc = next;
-            if left == 0 || self.next_check == 0 || pc.wrapping_sub(RAM_BASE) >= self.bus.open.fetch
-            {
+            if left == 0 || self.next_check == 0 {
                 break Ran::Yes;
             }
         };
@@ -608,21 +618,58 @@ impl Hart {
         self.execute::<O, RV64>(obs, i, bits, pc)
     }
 
+    /// The physical address of the code at `pc` if blocks may run from it: `pc` itself while
+    /// untranslated fetches from RAM take the fast path, or its address in the page the last
+    /// translated fetch found when translated fetches from RAM need no PMP or trigger check
+    /// (the page is forgotten at every change that could change its translation: `Memo`).
+    #[inline(always)]
+    pub(crate) fn block_fetch(&self, pc: u64) -> Option<u64> {
+        if pc.wrapping_sub(RAM_BASE) < self.bus.open.fetch {
+            return Some(pc);
+        }
+        let m = self.mmu.memo[0];
+        let off = pc.wrapping_sub(m.va_page);
+        (self.mmu.in_blocks[0] && off < 0x1000).then(|| m.pa_page + off)
+    }
+
+    /// A translated load of `size` bytes at `va` in the last page a load found, when blocks may
+    /// use it: what `mem_load` does there (no trigger, no PMP check; the TLB event counted).
+    #[inline(always)]
+    fn memo_load(&mut self, va: u64, size: u64) -> Option<u64> {
+        if !self.mmu.in_blocks[1] {
+            return None;
+        }
+        let pa = self.mmu.recent(va, size, 1)?;
+        self.bus.fast_load(pa, size, self.bus.ram_size())
+    }
+
+    /// A translated store, as [`Hart::memo_load`]; false if not done.
+    #[inline(always)]
+    fn memo_store(&mut self, va: u64, size: u64, v: u64) -> bool {
+        if !self.mmu.in_blocks[2] {
+            return false;
+        }
+        match self.mmu.recent(va, size, 2) {
+            Some(pa) => self.bus.fast_store(pa, size, v, self.bus.ram_size()),
+            None => false,
+        }
+    }
+
     /// The block at `pc` when head `idx` is not known current: its page's generation says
     /// whether it still is, else it is decoded afresh.
     #[cold]
     #[inline(never)]
-    fn find_block(&mut self, pc: u64, idx: usize) -> Head {
+    fn find_block(&mut self, pc: u64, pa: u64, idx: usize) -> Head {
         let h = &mut self.blocks.heads[idx];
-        if h.pc == pc && h.gen == self.bus.code_gen(pc) {
+        if h.pc == pc && h.pa == pa && h.gen == self.bus.code_gen(pa) {
             h.epoch = self.bus.code_epoch;
             return *h;
         }
-        self.build_block(pc, idx)
+        self.build_block(pc, pa, idx)
     }
 
-    /// Decode the block at `pc` into head `idx`.
-    fn build_block(&mut self, pc: u64, idx: usize) -> Head {
+    /// Decode the block at `pc` (physical address `pa`, in RAM) into head `idx`.
+    fn build_block(&mut self, pc: u64, pa: u64, idx: usize) -> Head {
         if self.blocks.pool.len() != POOL {
             self.blocks.pool.resize(POOL, Entry::default());
         }
@@ -640,7 +687,11 @@ impl Hart {
         let mut a = pc;
         while self.blocks.used - start < MAX_INSNS {
             // Four bytes of RAM (a 16-bit instruction in the last parcel of RAM steps).
-            let Some(raw) = self.bus.fast_fetch(a, self.bus.open.fetch) else {
+            // (A block lies in one page: `a`'s physical address has `pa`'s page.)
+            let Some(raw) = self
+                .bus
+                .fast_fetch(pa & !0xfff | a & 0xfff, self.bus.ram_size())
+            else {
                 break;
             };
             let insn = decode(raw, self.xlen, &self.ext);
@@ -721,9 +772,10 @@ impl Hart {
             };
             self.blocks.used += 1;
         }
-        let gen = self.bus.mark_code(pc);
+        let gen = self.bus.mark_code(pa);
         let h = Head {
             pc,
+            pa,
             gen,
             epoch: self.bus.code_epoch,
             start: start as u32,

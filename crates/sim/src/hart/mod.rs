@@ -532,7 +532,7 @@ impl Hart {
             if HOOKS {
                 // TLB lookups are the retiring instruction's from its fetch on.
                 self.mmu.take_events();
-            } else if self.blocks.on && pc.wrapping_sub(RAM_BASE) < self.bus.open.fetch {
+            } else if self.blocks.on && self.block_fetch(pc).is_some() {
                 let ran = if O::QUIET {
                     self.run_quiet::<RV64>(pc)
                 } else {
@@ -765,7 +765,14 @@ impl Hart {
         // kind needs no PMP check either when the kind's fast path would be open.
         self.mmu.unchecked = [o.fetch != 0, o.load != 0, o.store != 0];
         self.mmu.forget_pages();
+        self.csr.trig.restrict(self.priv_, &mut o);
         let (fetch, data) = self.translating();
+        // Blocks use the last translated pages of the kinds no trigger watches.
+        self.mmu.in_blocks = [
+            fetch && o.fetch != 0,
+            data && o.load != 0,
+            data && o.store != 0,
+        ];
         if fetch {
             o.fetch = 0;
         }
@@ -773,7 +780,6 @@ impl Hart {
             o.load = 0;
             o.store = 0;
         }
-        self.csr.trig.restrict(self.priv_, &mut o);
         self.bus.open = o;
     }
 
