@@ -77,9 +77,11 @@ impl TextArgs {
 pub fn image_functions(images: &[rvtrace_image::ImageSpec]) -> Result<Vec<Function>, Failure> {
     let mut moved = Vec::new();
     for spec in images {
-        let is_elf = std::fs::read(&spec.path).is_ok_and(|b| rvtrace_image::ImageSpec::is_elf(&b));
-        if is_elf {
-            let s = Symbols::load(&spec.path).map_err(|e| e.to_string())?;
+        // Read once: the magic says whether there are symbols, the same bytes give them.
+        let name = spec.path.display().to_string();
+        let bytes = std::fs::read(&spec.path).map_err(|e| Failure::io(&name, e))?;
+        if rvtrace_image::ImageSpec::is_elf(&bytes) {
+            let s = Symbols::from_elf(&bytes).map_err(|e| Failure::Tool(format!("{name}: {e}")))?;
             moved.extend(s.moved(spec.at.unwrap_or(0)).functions().iter().cloned());
         }
     }

@@ -14,6 +14,14 @@ use rvtrace_etrace::Params;
 use rvtrace_testkit::{assert_pcs_eq, conformance_dir, parse_pcs, read_vector, run_program};
 use std::num::NonZeroU8;
 
+/// The bundled programs whose hart runs are encoded and decoded both ways.
+const RUN_PROGRAMS: [&str; 4] = [
+    "loops-rv32imac",
+    "fnptr-rv64gc",
+    "switch-rv64gc",
+    "heap-rv32imac",
+];
+
 fn their_params(p: &Params) -> Parameters {
     let nz = |v: u8| NonZeroU8::new(v.max(1)).unwrap();
     Parameters {
@@ -138,12 +146,7 @@ fn riscv_etrace_decodes_the_reference_vectors() {
 #[test]
 fn riscv_etrace_decodes_rvtrace_traces() {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../programs/elf");
-    for name in [
-        "loops-rv32imac",
-        "fnptr-rv64gc",
-        "switch-rv64gc",
-        "heap-rv32imac",
-    ] {
+    for name in RUN_PROGRAMS {
         let path = dir.join(format!("{name}.elf"));
         let elf = std::fs::read(&path).unwrap();
         let run = run_program(&path, &format!("elf/{name}.elf"), 4);
@@ -312,12 +315,7 @@ fn rvtrace_decodes_riscv_etrace_generator_traces() {
         Vec<rvtrace_ingress::Record>,
         Vec<u64>,
     )> = Vec::new();
-    for name in [
-        "loops-rv32imac",
-        "fnptr-rv64gc",
-        "switch-rv64gc",
-        "heap-rv32imac",
-    ] {
+    for name in RUN_PROGRAMS {
         let path = dir.join(format!("{name}.elf"));
         let run = run_program(&path, &format!("elf/{name}.elf"), 4);
         cases.push((name.into(), run.image, run.records, run.pcs));
