@@ -75,6 +75,35 @@ build plic       "$both" plic.c rvtest.S
 build kernel     "$both" kernel/kernel.c kernel/kentry.S kernel/user_a.c kernel/user_b.c rvtest.S \
     -T kernel/kernel.ld -fno-tree-loop-distribute-patterns
 
+# The same kernel as a small system (programs/system/, kept out of elf/: it needs its user
+# programs loaded beside it): the kernel without user code (SEPARATE_USERS), and each user
+# program an ELF file of its own linked at the same virtual addresses (kernel/user.ld), loaded
+# at the physical pages the kernel maps: `rvtrace run system/kernel-rv64gc.elf --load
+# system/user_a-rv64gc.elf --load system/user_b-rv64gc.elf`.
+sys="$here/system"
+mkdir -p "$sys"
+# kernel.ld without the user sections (empty output sections there upset the data segment).
+kld=$(mktemp "${TMPDIR:-/tmp}/kernel.XXXXXX.ld")
+sed '/User program A: text/,/a user section is larger than its page/d' kernel/kernel.ld >"$kld"
+# shellcheck disable=SC2046
+$cc $common $(arch_flags rv64gc) -DSEPARATE_USERS kernel/kernel.c kernel/kentry.S rvtest.S \
+    -T "$kld" -fno-tree-loop-distribute-patterns -lm -o "$sys/kernel-rv64gc.elf"
+rm -f "$kld"
+for user in a:0x80100000:0x80101000 b:0x80102000:0x80103000; do
+    u=${user%%:*} pas=${user#*:}
+    # shellcheck disable=SC2046
+    $cc -O2 -g -fdebug-prefix-map="$here"=programs $(arch_flags rv64gc) -nostdlib -nostartfiles \
+        -ffreestanding -fno-tree-loop-distribute-patterns -DSEPARATE_USERS -DMAIN="user_${u}_main" \
+        -T kernel/user.ld -Wl,--defsym=TEXT_PA="${pas%%:*}" -Wl,--defsym=DATA_PA="${pas#*:}" \
+        kernel/user_start.S "kernel/user_$u.c" -o "$sys/user_$u-rv64gc.elf"
+done
+for elf in "$sys"/*.elf; do
+    # The kernel's empty .tdata goes too: strip would otherwise grow its data segment's file
+    # size to reach .tdata's file offset (2 MiB of zeros, overlapping the next segment).
+    if [ "${KEEP_DEBUG:-0}" != 1 ]; then $strip --strip-debug --remove-section=.tdata "$elf"; fi
+    echo "built system/$(basename "$elf")"
+done
+
 # Zba/Zbb (bitmanip) and Zbs/Zbc (zbs_zbc): compiled with the extensions, linked against the
 # plain multilib (picolibc has no multilib with them, and the ABI is the same).
 for prog_ext in bitmanip:_zba_zbb zbs_zbc:_zbs_zbc; do

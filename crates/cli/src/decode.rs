@@ -253,6 +253,7 @@ pub fn decode(a: &DecodeArgs, forced: Option<Protocol>) -> CmdResult {
                 images.image.push(rvtrace_image::ImageSpec {
                     path: dir.join(raw),
                     at: Some(at),
+                    scope: Default::default(),
                 });
                 images.xlen = images.xlen.or(s.archsize.map(|a| a as u8));
             }
@@ -270,9 +271,26 @@ pub fn decode(a: &DecodeArgs, forced: Option<Protocol>) -> CmdResult {
     inputs.extend(elfs.iter().map(PathBuf::as_path));
     inputs.extend(images.image.iter().map(|s| s.path.as_path()));
     report::distinct(&inputs, &outputs)?;
-    let (image, xlen) = crate::trace_source::load_program(&elfs, &images)?;
-    let xlen = xlen.unwrap_or(rvtrace_isa::Xlen::Rv64);
+    let program = crate::trace_source::load_system(&elfs, &images)?;
+    let xlen = program.xlen.unwrap_or(rvtrace_isa::Xlen::Rv64);
     let mut trace = dec.resolve_as(protocol, t, &head, xlen)?;
+    // Files with a privilege or context: the decoder switches address spaces (issue 31).
+    let spaces = match program.scoped_files() {
+        Some(files) => Some(
+            trace
+                .spaces(files)
+                .map_err(|e| Failure::Tool(e.to_string()))?,
+        ),
+        None => None,
+    };
+    let image = program.image;
+    if spaces.is_some() && a.all_harts {
+        return Err(Failure::Usage(
+            "--all-harts with priv=/ctx= image files is not supported yet: decode one hart \
+             (--src) at a time"
+                .into(),
+        ));
+    }
     for w in trace.support_warnings(&report::name(t), &head) {
         warn!("{w}");
     }
@@ -357,7 +375,8 @@ pub fn decode(a: &DecodeArgs, forced: Option<Protocol>) -> CmdResult {
         }
         text.element(e);
     };
-    let (st, pcs_out, flow_out) = if a.jobs > 1 {
+    // Address spaces need the flow from the start (a chunk would not know its space).
+    let (st, pcs_out, flow_out) = if a.jobs > 1 && spaces.is_none() {
         let data = input.read_all()?;
         let mut outs =
             parallel::Outputs::create(a.pcs.as_deref(), a.pcs_format.flow(), a.flow.as_deref())?;
@@ -377,13 +396,18 @@ pub fn decode(a: &DecodeArgs, forced: Option<Protocol>) -> CmdResult {
         let (p, f) = outs.finish();
         (st, p, f)
     } else {
-        let mut pcs = match &a.pcs {
-            Some(p) => Some(PcWriter::with_format(
+        let mut pcs = match (&a.pcs, &spaces) {
+            (Some(p), Some(spaces)) => Some(PcWriter::with_spaces(
+                spaces,
+                Output::create(p)?,
+                a.pcs_format.flow(),
+            )),
+            (Some(p), None) => Some(PcWriter::with_format(
                 &image,
                 Output::create(p)?,
                 a.pcs_format.flow(),
             )),
-            None => None,
+            (None, _) => None,
         };
         let mut flow = match &a.flow {
             Some(p) => Some(FlowText::new(&image, Output::create(p)?).with_ignored(a.list_ignored)),
@@ -395,7 +419,10 @@ pub fn decode(a: &DecodeArgs, forced: Option<Protocol>) -> CmdResult {
             other: &mut other,
             other_ranges,
         };
-        let mut d = trace.decoder(&image);
+        let mut d = match &spaces {
+            Some(spaces) => trace.decoder_in(spaces),
+            None => trace.decoder(&image),
+        };
         let st = rvtrace_flow::decode_read(&mut d, input.reader()?, &mut sink)
             .map_err(|e| format!("{}: cannot read: {e}", t.display()))?;
         (st, pcs.map(PcWriter::finish), flow.map(FlowText::finish))

@@ -647,10 +647,12 @@ fn write_code_snapshot(
     out.finish()
 }
 
+/// The files of a run as the hart's memory: placed by physical address, so `--load` programs
+/// linked at the same virtual addresses (processes of their own address spaces) load together.
 fn load_image(paths: &[&Path]) -> Result<Image, String> {
     let mut image = Image::new();
     for p in paths {
-        image.load_file(p).map_err(|e| e.to_string())?;
+        image.load_file_physical(p).map_err(|e| e.to_string())?;
     }
     Ok(image)
 }

@@ -92,17 +92,59 @@ pub struct ImageArgs {
     /// More of the code the trace ran (repeatable): an ELF file, moved by a load bias with
     /// `FILE@BIAS` (a position-independent program or library where it was loaded), or a raw
     /// binary (firmware `.bin`, a memory dump) at its address with `FILE@ADDR`. Addresses hex
-    /// with 0x, or decimal. With --elf or alone.
-    #[arg(long = "image", value_name = "FILE[@ADDR]")]
+    /// with 0x, or decimal. With --elf or alone. `decode` also takes where the code runs:
+    /// `,priv=m|s|u` and `,ctx=N` after it (`user.elf,priv=u,ctx=2`: the process of context 2,
+    /// an ASID or scontext value), and walks each file only where the trace reports that
+    /// privilege and context (N-Trace Ownership, E-Trace format 3 `privilege`/`context`);
+    /// files without them apply everywhere.
+    #[arg(long = "image", value_name = "FILE[@ADDR][,priv=P][,ctx=N]")]
     pub image: Vec<rvtrace_image::ImageSpec>,
     /// The address width the code is read with when only raw --image files give it.
     #[arg(long, value_name = "32|64", value_parser = crate::etrace::parse_xlen)]
     pub xlen: Option<u8>,
 }
 
+/// A program as `--elf` and `--image` give it: the files that apply everywhere as one image,
+/// those with a privilege or context (`rvtrace_image::space`) each alone with its scope.
+pub struct Program {
+    /// The files without a scope.
+    pub image: Image,
+    /// The files with one, in the order given.
+    pub scoped: Vec<(rvtrace_image::space::Scope, Image)>,
+    /// The address width of the first ELF file (`None` when no file says it).
+    pub xlen: Option<Xlen>,
+}
+
+impl Program {
+    /// Every file with its scope, for [`rvtrace_decode::Trace::spaces`] (`None`: no file has a
+    /// scope, one image is the program).
+    pub fn scoped_files(&self) -> Option<Vec<(rvtrace_image::space::Scope, Image)>> {
+        if self.scoped.is_empty() {
+            return None;
+        }
+        let mut all = vec![(Default::default(), self.image.clone())];
+        all.extend(self.scoped.iter().cloned());
+        Some(all)
+    }
+}
+
 /// The program's ELF files (`--elf`, repeatable) and `--image` files as one image, and the
-/// address width of the first ELF file (`None` when no file says it).
+/// address width of the first ELF file (`None` when no file says it), for a command that reads
+/// one address space: a file with a privilege or context is a usage error.
 pub fn load_program(paths: &[PathBuf], more: &ImageArgs) -> Result<(Image, Option<Xlen>), Failure> {
+    let p = load_system(paths, more)?;
+    if let Some(spec) = more.image.iter().find(|s| !s.scope.is_everywhere()) {
+        return Err(Failure::Usage(format!(
+            "--image {}: priv= and ctx= (address spaces) are read by `decode`; this command \
+             reads one address space",
+            spec.path.display()
+        )));
+    }
+    Ok((p.image, p.xlen))
+}
+
+/// The program's files ([`Program`]): `--elf` files, then `--image` files.
+pub fn load_system(paths: &[PathBuf], more: &ImageArgs) -> Result<Program, Failure> {
     let mut image = Image::new();
     let mut xlen = None;
     for p in paths {
@@ -115,22 +157,45 @@ pub fn load_program(paths: &[PathBuf], more: &ImageArgs) -> Result<(Image, Optio
         32 => Xlen::Rv32,
         _ => Xlen::Rv64,
     });
-    let xlen = load_images(&mut image, &more.image, xlen, given)?;
-    Ok((image, xlen))
+    let mut scoped = Vec::new();
+    let xlen = load_images(&mut image, &mut scoped, &more.image, xlen, given)?;
+    Ok(Program {
+        image,
+        scoped,
+        xlen,
+    })
 }
 
-/// `--image FILE[@ADDR]` files added to `image` (ELF files at a load bias, raw binaries at an
-/// address; [`rvtrace_image::ImageSpec`]), after the `--elf` files gave `xlen` (or none did):
-/// the address width the code is read with. Raw binaries do not say theirs: without an ELF it
-/// is `given` (`--xlen`), else the first ELF image's; a `given` width another file contradicts
-/// is a usage error.
+/// `--image FILE[@ADDR]` files added to `image`, or each to its own image in `scoped` when it
+/// has a scope (ELF files at a load bias, raw binaries at an address;
+/// [`rvtrace_image::ImageSpec`]), after the `--elf` files gave `xlen` (or none did): the address
+/// width the code is read with. Raw binaries do not say theirs: without an ELF it is `given`
+/// (`--xlen`), else the first ELF image's; a `given` width another file contradicts is a usage
+/// error.
 fn load_images(
     image: &mut Image,
+    scoped: &mut Vec<(rvtrace_image::space::Scope, Image)>,
     specs: &[rvtrace_image::ImageSpec],
     xlen: Option<Xlen>,
     given: Option<Xlen>,
 ) -> Result<Option<Xlen>, Failure> {
     let mut xlen = xlen;
+    // Where a file goes: the common image, or one of its own.
+    let mut target =
+        |scoped: &mut Vec<(rvtrace_image::space::Scope, Image)>,
+         spec: &rvtrace_image::ImageSpec,
+         load: &mut dyn FnMut(&mut Image) -> Result<Xlen, rvtrace_image::ImageError>|
+         -> Result<Xlen, Failure> {
+            let r = if spec.scope.is_everywhere() {
+                load(image)
+            } else {
+                let mut own = Image::new();
+                let r = load(&mut own);
+                scoped.push((spec.scope, own));
+                r
+            };
+            r.map_err(|e| Failure::Tool(e.to_string()))
+        };
     // ELF files first: they say the width raw ones are read with.
     let mut raws = Vec::new();
     for spec in specs {
@@ -141,10 +206,11 @@ fn load_images(
             continue;
         }
         let name = spec.path.display().to_string();
-        let info = image
-            .load_bytes_at(&name, &bytes, spec.at.unwrap_or(0))
-            .map_err(|e| Failure::Tool(e.to_string()))?;
-        xlen.get_or_insert(info.xlen);
+        let x = target(scoped, spec, &mut |im| {
+            im.load_bytes_at(&name, &bytes, spec.at.unwrap_or(0))
+                .map(|i| i.xlen)
+        })?;
+        xlen.get_or_insert(x);
     }
     if let (Some(g), Some(x)) = (given, xlen) {
         if g != x {
@@ -168,9 +234,9 @@ fn load_images(
                  (or an ELF file of the same program)"
             )));
         };
-        image
-            .load_raw(&name, &bytes, addr, x)
-            .map_err(|e| Failure::Tool(e.to_string()))?;
+        target(scoped, spec, &mut |im| {
+            im.load_raw(&name, &bytes, addr, x).map(|i| i.xlen)
+        })?;
         xlen = Some(x);
     }
     Ok(xlen)

@@ -421,6 +421,44 @@ impl Trace {
         }
     }
 
+    /// The address spaces of a program made of scoped files (`rvtrace_image::space`), with the
+    /// block tables this trace's decoder walks.
+    pub fn spaces(
+        &self,
+        files: Vec<(rvtrace_image::space::Scope, Image)>,
+    ) -> Result<rvtrace_image::space::Spaces, rvtrace_image::ImageError> {
+        match &self.config {
+            Config::Ntrace { cfg, .. } => {
+                let cfg = *cfg;
+                rvtrace_image::space::Spaces::new(files, move |im| {
+                    rvtrace_ntrace::decoder::Decoder::code(im, &cfg)
+                })
+            }
+            Config::Etrace { isa, .. } => {
+                let isa = *isa;
+                rvtrace_image::space::Spaces::new(files, move |im| {
+                    rvtrace_etrace::code::Code::new(im, isa)
+                })
+            }
+        }
+    }
+
+    /// [`Trace::decoder`] for a program of several address spaces ([`Trace::spaces`]): the
+    /// decoder walks the space of the privilege and context the trace reports.
+    pub fn decoder_in<'a>(&self, spaces: &'a rvtrace_image::space::Spaces) -> Decoder<'a> {
+        match &self.config {
+            Config::Ntrace { cfg, .. } => {
+                Decoder::Ntrace(rvtrace_ntrace::decoder::Decoder::with_spaces(spaces, *cfg))
+            }
+            Config::Etrace { cfg, isa, .. } => {
+                Decoder::Etrace(rvtrace_etrace::decoder::Decoder::with_spaces(
+                    spaces,
+                    rvtrace_etrace::decoder::DecoderConfig::from_config(cfg, *isa),
+                ))
+            }
+        }
+    }
+
     /// Decoders of one hart each: [`Harts::decoder`] gives the decoder of source `src` (the
     /// others' messages or packets skipped), sharing one block table of `image`.
     pub fn harts<'a>(&self, image: &'a Image) -> Harts<'a> {

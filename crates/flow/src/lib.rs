@@ -379,6 +379,13 @@ pub fn decode_read<D: TraceDecoder + ?Sized, R: io::Read, S: FlowSink + ?Sized>(
     }
 }
 
+/// Whether segments of `image` overlap by virtual address.
+fn overlaps(image: &Image) -> bool {
+    let mut ranges: Vec<_> = image.segments().iter().map(|s| s.vaddr_range()).collect();
+    ranges.sort_by_key(|r| r.start);
+    ranges.windows(2).any(|w| w[1].start < w[0].end)
+}
+
 /// Length in bytes of the instruction at `pc` in `image`, or `None` if it is not mapped or has
 /// an unknown length.
 pub fn insn_len_at(image: &Image, pc: u64) -> Option<u64> {
@@ -459,6 +466,17 @@ pub struct PcWriter<'a, W: Write> {
     /// Instructions written so far.
     pub count: u64,
     err: Option<io::Error>,
+    /// The address spaces the flow moves between ([`PcWriter::with_spaces`]).
+    spaces: Option<Box<SpaceTables<'a>>>,
+}
+
+/// A [`PcWriter`]'s address spaces: the table of each, made when the flow enters it, and where
+/// the flow is.
+struct SpaceTables<'a> {
+    spaces: &'a rvtrace_image::space::Spaces,
+    tables: Vec<Option<Arc<PcTable<'a>>>>,
+    position: rvtrace_image::space::Position,
+    at: usize,
 }
 
 impl<'a, W: Write> PcWriter<'a, W> {
@@ -476,9 +494,6 @@ impl<'a, W: Write> PcWriter<'a, W> {
     /// several threads can share: the table of each segment is made once).
     pub fn with_table(table: Arc<PcTable<'a>>, out: W) -> Self {
         let (image, format) = (table.image(), table.format());
-        let mut ranges: Vec<_> = image.segments().iter().map(|s| s.vaddr_range()).collect();
-        ranges.sort_by_key(|r| r.start);
-        let overlap = ranges.windows(2).any(|w| w[1].start < w[0].end);
         let mut w = PcWriter {
             image,
             table,
@@ -487,15 +502,56 @@ impl<'a, W: Write> PcWriter<'a, W> {
             buf: vec![0u8; PC_BUF + PC_SLACK].into_boxed_slice(),
             pos: 0,
             format,
-            overlap,
+            overlap: overlaps(image),
             count: 0,
             err: None,
+            spaces: None,
         };
         if format == PcFormat::Bin {
             w.buf[..8].copy_from_slice(&PCS_BIN_MAGIC);
             w.pos = 8;
         }
         w
+    }
+
+    /// A writer of `format` for a program of several address spaces
+    /// ([`rvtrace_image::space`]): ranges are expanded with the code of the space that the
+    /// flow's [`FlowElement::Context`] elements put it in, as the decoder walked them.
+    pub fn with_spaces(spaces: &'a rvtrace_image::space::Spaces, out: W, format: PcFormat) -> Self {
+        let position = rvtrace_image::space::Position::default();
+        let at = spaces.index_at(&position);
+        let table = Arc::new(PcTable::new(&spaces.space(at).image, format));
+        let mut tables = vec![None; spaces.len()];
+        tables[at] = Some(table.clone());
+        let mut w = Self::with_table(table, out);
+        w.spaces = Some(Box::new(SpaceTables {
+            spaces,
+            tables,
+            position,
+            at,
+        }));
+        w
+    }
+
+    /// The flow reports its privilege and/or context: expand ranges in that space from here on.
+    #[cold]
+    fn context(&mut self, privilege: Option<u8>, context: Option<u64>) {
+        let Some(st) = self.spaces.as_deref_mut() else {
+            return;
+        };
+        st.position.report(privilege, context);
+        let i = st.spaces.index_at(&st.position);
+        if i == st.at {
+            return;
+        }
+        st.at = i;
+        let (spaces, format) = (st.spaces, self.format);
+        let table = st.tables[i]
+            .get_or_insert_with(|| Arc::new(PcTable::new(&spaces.space(i).image, format)))
+            .clone();
+        self.image = table.image();
+        self.overlap = overlaps(self.image);
+        self.table = table;
     }
 
     /// Append one address.
@@ -657,10 +713,14 @@ const HEX_DIGITS: &[u8; 16] = b"0123456789abcdef";
 impl<W: Write> FlowSink for PcWriter<'_, W> {
     #[inline]
     fn element(&mut self, e: &FlowElement) {
-        if let FlowElement::Range { start, count, .. } = *e {
-            if let Err(pc) = PcWriter::range(self, start, count) {
-                self.unmapped(pc);
+        match *e {
+            FlowElement::Range { start, count, .. } => {
+                if let Err(pc) = PcWriter::range(self, start, count) {
+                    self.unmapped(pc);
+                }
             }
+            FlowElement::Context { privilege, context } => self.context(privilege, context),
+            _ => {}
         }
     }
 

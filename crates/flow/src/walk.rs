@@ -309,6 +309,13 @@ pub struct Cursor<'a> {
     pub stack: ReturnStack,
     /// The walk asked for the instruction before while it was a guess ([`Cursor::guess_prev`]).
     guess_read: std::cell::Cell<bool>,
+    /// A change of address space that takes effect when the walk arrives at `switch_at`
+    /// ([`Cursor::switch_on_arrival`]; [`NO_PREV`]: none).
+    switch_at: u64,
+    pending: Option<(Code, &'a Image)>,
+    /// Where the last switch on arrival took effect, and the table it left ([`Cursor::ent_before`]).
+    switched_at: u64,
+    left: Option<Code>,
 }
 
 impl<'a> Cursor<'a> {
@@ -331,6 +338,75 @@ impl<'a> Cursor<'a> {
             ranges: Ranges::new(),
             stack: ReturnStack::new(stack_max),
             guess_read: std::cell::Cell::new(false),
+            switch_at: NO_PREV,
+            pending: None,
+            switched_at: NO_PREV,
+            left: None,
+        }
+    }
+
+    /// Walk the code of another address space from here on (`rvtrace_image::space`): its
+    /// table `code` and its `image`. A switch on arrival still pending is dropped.
+    pub fn set_space(&mut self, code: Code, image: &'a Image) {
+        self.code = code;
+        self.image = image;
+        self.switch_at = NO_PREV;
+        self.pending = None;
+    }
+
+    /// Walk the code of another address space from the instruction at `at` on, when the walk
+    /// arrives there ([`Cursor::arrival`]): the first instruction in a new privilege or context
+    /// that the trace reports with the instructions before it (E-Trace's format 3 after an
+    /// `xRET`), which the walk reaches through the old space's code.
+    pub fn switch_on_arrival(&mut self, at: u64, code: Code, image: &'a Image) {
+        self.switch_at = at;
+        self.pending = Some((code, image));
+    }
+
+    /// The entry of the instruction the walk arrives at, `pc` (the space switches first if a
+    /// switch waits for `pc`), or `None` as [`Code::ent`].
+    #[inline]
+    pub fn arrival(&mut self, pc: u64) -> Option<&Ent> {
+        if pc == self.switch_at {
+            self.take_switch();
+        }
+        self.code.ent(pc)
+    }
+
+    /// [`entry`](Cursor::entry) of the instruction the walk arrives at (see
+    /// [`arrival`](Cursor::arrival)).
+    #[inline]
+    pub fn arrival_entry(&mut self, pc: u64) -> Result<&Ent, WalkError> {
+        if pc == self.switch_at {
+            self.take_switch();
+        }
+        self.entry(pc)
+    }
+
+    /// Take a switch on arrival still waiting (the walk ended where it was to happen without
+    /// looking the instruction up).
+    pub fn settle_switch(&mut self) {
+        if self.pending.is_some() {
+            self.take_switch();
+        }
+    }
+
+    #[cold]
+    fn take_switch(&mut self) {
+        if let Some((code, image)) = self.pending.take() {
+            self.left = Some(std::mem::replace(&mut self.code, code));
+            self.image = image;
+            self.switched_at = self.switch_at;
+        }
+        self.switch_at = NO_PREV;
+    }
+
+    /// The table's entry at `pc` for an instruction walked before the current one: in the
+    /// space the walk left if it switched on arriving at the current instruction.
+    pub fn ent_before(&self, pc: u64) -> Option<&Ent> {
+        match &self.left {
+            Some(left) if self.switched_at == self.pc => left.ent(pc),
+            _ => self.code.ent(pc),
         }
     }
 

@@ -30,6 +30,7 @@
 pub mod code;
 mod elf;
 mod error;
+pub mod space;
 pub mod write;
 
 pub use error::ImageError;
@@ -199,48 +200,82 @@ fn kind_rank(k: SymbolKind) -> u8 {
     }
 }
 
-/// One file of an image as named on a command line (`--image FILE[@ADDR]`): an ELF file,
-/// moved by `at` as a load bias when given ([`Image::load_bytes_at`]), or a raw binary placed
-/// at `at` ([`Image::load_raw`]; it needs the address). Which one the file is, its first bytes
-/// say ([`ImageSpec::is_elf`]).
+/// One file of an image as named on a command line (`--image FILE[@ADDR][,priv=P][,ctx=N]`):
+/// an ELF file, moved by `at` as a load bias when given ([`Image::load_bytes_at`]), or a raw
+/// binary placed at `at` ([`Image::load_raw`]; it needs the address). Which one the file is, its
+/// first bytes say ([`ImageSpec::is_elf`]). `scope` says in which address spaces the file's
+/// code is ([`space`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ImageSpec {
     /// The file.
     pub path: std::path::PathBuf,
     /// The load bias of an ELF file, the address of a raw one.
     pub at: Option<u64>,
+    /// The privilege and context the file's code runs in (none: every space).
+    pub scope: space::Scope,
 }
 
 impl std::str::FromStr for ImageSpec {
     type Err = String;
 
-    /// `FILE` or `FILE@ADDR`, ADDR hex with `0x` or decimal. A file whose name has an `@` not
-    /// followed by a number is taken whole.
+    /// `FILE`, `FILE@ADDR`, each followed by any of `,priv=m|s|u` and `,ctx=N`; ADDR and N hex
+    /// with `0x` or decimal. A file whose name has an `@` not followed by a number is taken
+    /// whole, and so is a `,` not followed by one of the two qualifiers.
     fn from_str(s: &str) -> Result<Self, String> {
-        if s.is_empty() {
-            return Err("empty image file name".into());
+        let mut rest = s;
+        let mut scope = space::Scope::default();
+        while let Some((head, q)) = rest.rsplit_once(',') {
+            let Some((key, value)) = q.split_once('=') else {
+                break;
+            };
+            match key {
+                "priv" => {
+                    if scope.privilege.is_some() {
+                        return Err(format!("{s}: priv= is given twice"));
+                    }
+                    scope.privilege = Some(value.parse().map_err(|e| format!("{s}: {e}"))?);
+                }
+                "ctx" => {
+                    if scope.context.is_some() {
+                        return Err(format!("{s}: ctx= is given twice"));
+                    }
+                    scope.context = Some(parse_number(value).ok_or_else(|| {
+                        format!("{s}: ctx={value:?} is not a number (hex with 0x, or decimal)")
+                    })?);
+                }
+                _ => break,
+            }
+            rest = head;
         }
-        let number = |t: &str| match t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
-            Some(h) => u64::from_str_radix(&h.replace('_', ""), 16).ok(),
-            None => t.replace('_', "").parse().ok(),
-        };
-        match s.rsplit_once('@') {
-            Some((path, addr)) if !path.is_empty() && number(addr).is_some() => Ok(ImageSpec {
-                path: path.into(),
-                at: number(addr),
-            }),
+        if rest.is_empty() {
+            return Err(format!("{s}: empty image file name"));
+        }
+        let (path, at) = match rest.rsplit_once('@') {
+            Some((path, addr)) if !path.is_empty() && parse_number(addr).is_some() => {
+                (path, parse_number(addr))
+            }
             Some((path, addr))
                 if !path.is_empty() && addr.starts_with(|c: char| c.is_ascii_digit()) =>
             {
-                Err(format!(
+                return Err(format!(
                     "{s}: {addr:?} is not an address (hex with 0x, or decimal)"
-                ))
+                ));
             }
-            _ => Ok(ImageSpec {
-                path: s.into(),
-                at: None,
-            }),
-        }
+            _ => (rest, None),
+        };
+        Ok(ImageSpec {
+            path: path.into(),
+            at,
+            scope,
+        })
+    }
+}
+
+/// A number as command lines write addresses: hex with `0x`, or decimal; `_` separators.
+fn parse_number(t: &str) -> Option<u64> {
+    match t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
+        Some(h) => u64::from_str_radix(&h.replace('_', ""), 16).ok(),
+        None => t.replace('_', "").parse().ok(),
     }
 }
 
@@ -260,7 +295,8 @@ pub struct Image {
     files: Vec<ElfInfo>,
     /// Grouped by file in load order, sorted by `vaddr` within a file.
     segments: Vec<Segment>,
-    /// All segments sorted by `vaddr` (non-overlapping).
+    /// All segments sorted by `vaddr` (non-overlapping, but in an image for a hart's memory:
+    /// [`Image::load_file_physical`]).
     index: Vec<Span>,
     /// Index into `index` of the last segment hit.
     last: AtomicUsize,
@@ -390,14 +426,76 @@ impl Image {
         self.add(name, parsed)
     }
 
+    /// Adds every file of `other` (segments, symbols, file list) as if it had been loaded here,
+    /// checking overlaps by virtual address only: the image of an address space ([`space`]),
+    /// whose files need not fit together in physical memory. Fails, leaving the image
+    /// unchanged, if a segment overlaps one already here.
+    pub fn add_image(&mut self, other: &Image) -> Result<(), ImageError> {
+        let mut added = Image::clone(self);
+        for (i, f) in other.files.iter().enumerate() {
+            let symbols = other
+                .symbols
+                .iter()
+                .zip(&other.sym_meta)
+                .filter(|(_, m)| m.file == i)
+                .map(|(s, m)| elf::RawSymbol {
+                    name: s.name.clone(),
+                    addr: s.addr,
+                    size: s.size,
+                    kind: s.kind,
+                    abs: m.abs,
+                    global: m.global,
+                })
+                .collect();
+            let parsed = elf::Parsed {
+                entry: f.entry,
+                xlen: f.xlen,
+                flags: f.flags,
+                segments: other.segments[f.segments.clone()].to_vec(),
+                symbols,
+            };
+            added.add_checked(&f.path, parsed, &["vaddr"])?;
+        }
+        *self = added;
+        Ok(())
+    }
+
+    /// Reads and loads the ELF file at `path` for a loader: as [`Image::load_file`], but its
+    /// segments are checked against the others by physical address only, so programs linked
+    /// at the same virtual addresses (processes of their own address spaces, loaded into
+    /// different pages) load together. Reads by virtual address are then ambiguous where they
+    /// overlap: such an image is for a hart's memory, not for a trace decoder.
+    pub fn load_file_physical(&mut self, path: &Path) -> Result<&ElfInfo, ImageError> {
+        let name = path.display().to_string();
+        let bytes = std::fs::read(path).map_err(|error| ImageError::Io {
+            path: name.clone(),
+            error,
+        })?;
+        let parsed = elf::parse(&name, &bytes)?;
+        self.add_checked(&name, parsed, &["paddr"])
+    }
+
     /// Adds a parsed file (see [`Image::load_bytes`]).
     fn add(&mut self, name: &str, parsed: elf::Parsed) -> Result<&ElfInfo, ImageError> {
+        self.add_checked(name, parsed, &["vaddr", "paddr"])
+    }
+
+    /// [`Image::add`], checking overlaps in the address spaces `check` names.
+    fn add_checked(
+        &mut self,
+        name: &str,
+        parsed: elf::Parsed,
+        check: &[&str],
+    ) -> Result<&ElfInfo, ImageError> {
         for new in &parsed.segments {
             for old in &self.segments {
                 for (space, a, b) in [
                     ("vaddr", new.vaddr_range(), old.vaddr_range()),
                     ("paddr", new.paddr_range(), old.paddr_range()),
                 ] {
+                    if !check.contains(&space) {
+                        continue;
+                    }
                     if a.start < b.end && b.start < a.end {
                         let other_path = self
                             .files
@@ -522,7 +620,8 @@ impl Image {
     }
 
     /// All loaded segments: grouped by file in load order (see [`ElfInfo::segments`]), sorted by
-    /// `vaddr` within each file. No two segments overlap, by virtual or by physical address.
+    /// `vaddr` within each file. No two segments overlap, by virtual or by physical address
+    /// (by physical address only after [`Image::load_file_physical`]).
     pub fn segments(&self) -> &[Segment] {
         &self.segments
     }

@@ -319,14 +319,16 @@ fn raw_binary_and_image_spec() {
         spec("a.elf").unwrap(),
         ImageSpec {
             path: "a.elf".into(),
-            at: None
+            at: None,
+            scope: Default::default()
         }
     );
     assert_eq!(
         spec("fw.bin@0x8000_0000").unwrap(),
         ImageSpec {
             path: "fw.bin".into(),
-            at: Some(0x8000_0000)
+            at: Some(0x8000_0000),
+            scope: Default::default()
         }
     );
     assert_eq!(spec("x@4096").unwrap().at, Some(4096));

@@ -68,6 +68,7 @@ use crate::options::Spec;
 use rvtrace_flow::walk::{After, BlockRules, Cursor, SequentialJumps, WalkError};
 use rvtrace_flow::{EventKind, FlowElement, FlowSink, LossReason, SyncReason, TraceDecoder};
 use rvtrace_image::code::Code;
+use rvtrace_image::space::{Position, Spaces};
 use rvtrace_image::Image;
 use rvtrace_isa::{CfClass, IsaConfig};
 use std::collections::VecDeque;
@@ -382,6 +383,9 @@ pub struct Decoder<'a> {
     /// The message being walked has a HIST field (HTM): a direct conditional branch inside its
     /// I-CNT with no HIST bit left has no recorded outcome.
     walk_htm: bool,
+    /// The program's address spaces, when its files have scopes ([`Decoder::with_spaces`]),
+    /// and the one walked.
+    spaces: Option<(&'a Spaces, usize)>,
 }
 
 /// The decoder's state between messages, but for the walk (`Decoder::cur`), the deframer and
@@ -410,6 +414,9 @@ struct Progress {
     /// SiFive's event messages (In-Circuit Trace, DataAcquisition) came: a trace without
     /// synchronization is an event trace, not a lost one.
     events: bool,
+    /// The privilege and context the Ownership messages reported: they choose the address
+    /// space ([`Decoder::with_spaces`]).
+    position: Position,
 }
 
 impl<'a> Decoder<'a> {
@@ -445,6 +452,34 @@ impl<'a> Decoder<'a> {
             stats: DecodeStats::default(),
             s: Progress::default(),
             walk_htm: false,
+            spaces: None,
+        }
+    }
+
+    /// A decoder for a program of several address spaces (`rvtrace_image::space`; their block
+    /// tables built with [`Decoder::code`]): it walks the space of the privilege and context
+    /// the Ownership messages report (7.1; "Decoding trace of operating systems"), from the
+    /// message after them on. Ownership follows every synchronizing message and every trap or
+    /// trap return that changes privilege (7.1), before the flow in the new space is walked.
+    pub fn with_spaces(spaces: &'a Spaces, cfg: DecoderConfig) -> Self {
+        let i = spaces.index(None, None);
+        let space = spaces.space(i);
+        let mut d = Decoder::with_code(&space.image, cfg, space.code.clone());
+        d.spaces = Some((spaces, i));
+        d
+    }
+
+    /// The flow runs at `privilege` and in `context` from here on (`None`: as before): walk
+    /// that address space's code.
+    fn enter(&mut self, privilege: Option<u8>, context: Option<u64>) {
+        self.s.position.report(privilege, context);
+        if let Some((spaces, at)) = self.spaces {
+            let i = spaces.index_at(&self.s.position);
+            if i != at {
+                let space = spaces.space(i);
+                self.cur.set_space(space.code.clone(), &space.image);
+                self.spaces = Some((spaces, i));
+            }
         }
     }
 
@@ -689,13 +724,15 @@ impl<'a> Decoder<'a> {
             if let Err(why) = check_process(&p) {
                 return self.ignore(raw, format!("Ownership with a PROCESS of {why}"), sink);
             }
+            let (privilege, context) = (p.ingress_priv(), (p.format >= 2).then_some(p.context));
             self.emit(
                 sink,
                 FlowElement::Context {
-                    privilege: Some(p.ingress_priv()),
-                    context: (p.format >= 2).then_some(p.context),
+                    privilege: Some(privilege),
+                    context,
                 },
             );
+            self.enter(Some(privilege), context);
             return self.time(m, false, sink);
         }
         self.on_flow(m, raw.offset, sink)
@@ -850,6 +887,9 @@ impl<'a> Decoder<'a> {
                 context: (p.format >= 2 && !keeps).then_some(p.context),
             }
         };
+        if let FlowElement::Context { privilege, context } = e {
+            self.enter(privilege, context);
+        }
         self.emit(sink, e);
         self.time(m, false, sink);
     }

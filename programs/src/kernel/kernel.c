@@ -43,11 +43,27 @@ typedef uint32_t pte_t;
 #endif
 #define PTES (PAGE / sizeof(pte_t))
 
-extern char __user_a_text_pa[], __user_a_data_pa[], __user_b_text_pa[], __user_b_data_pa[];
 extern char k_trap_entry[];
 void run_user(unsigned long entry, unsigned long sp, unsigned long satp);
+#ifdef SEPARATE_USERS
+/* The programs are ELF files of their own (user.ld: entry at the start of the text page). */
+#define A_TEXT_PA ((char *)UA_TEXT_PA)
+#define A_DATA_PA ((char *)UA_DATA_PA)
+#define B_TEXT_PA ((char *)UB_TEXT_PA)
+#define B_DATA_PA ((char *)UB_DATA_PA)
+#define A_ENTRY UA_TEXT
+#define B_ENTRY UB_TEXT
+#else
+extern char __user_a_text_pa[], __user_a_data_pa[], __user_b_text_pa[], __user_b_data_pa[];
 void user_a_main(void);
 void user_b_main(void);
+#define A_TEXT_PA __user_a_text_pa
+#define A_DATA_PA __user_a_data_pa
+#define B_TEXT_PA __user_b_text_pa
+#define B_DATA_PA __user_b_data_pa
+#define A_ENTRY ((unsigned long)user_a_main)
+#define B_ENTRY ((unsigned long)user_b_main)
+#endif
 
 /* A process: its page tables (one page per level), its stack page, what it did. */
 struct proc {
@@ -164,12 +180,12 @@ static long kernel_main(long arg) {
     (void)arg;
     CSR_WRITE(stvec, k_trap_entry);
     struct proc *a = &procs[0], *b = &procs[1];
-    unsigned long satp_a = make_space(a, "A", 1, UA_TEXT, __user_a_text_pa, UA_DATA, __user_a_data_pa, UA_STACK);
-    unsigned long satp_b = make_space(b, "B", 2, UB_TEXT, __user_b_text_pa, UB_DATA, __user_b_data_pa, UB_STACK);
+    unsigned long satp_a = make_space(a, "A", 1, UA_TEXT, A_TEXT_PA, UA_DATA, A_DATA_PA, UA_STACK);
+    unsigned long satp_b = make_space(b, "B", 2, UB_TEXT, B_TEXT_PA, UB_DATA, B_DATA_PA, UB_STACK);
     printf("kernel: S-mode, satp %#lx; A satp %#lx, B satp %#lx\n", (unsigned long)CSR_READ(satp), satp_a, satp_b);
-    run(a, (unsigned long)user_a_main, satp_a);
-    run(b, (unsigned long)user_b_main, satp_b);
-    run(a, (unsigned long)user_a_main, satp_a);
+    run(a, A_ENTRY, satp_a);
+    run(b, B_ENTRY, satp_b);
+    run(a, A_ENTRY, satp_a);
     CSR_WRITE(satp, 0);
     __asm__ volatile("sfence.vma" ::: "memory");
     printf("kernel: satp %#lx, done\n", (unsigned long)CSR_READ(satp));

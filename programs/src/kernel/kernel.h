@@ -9,13 +9,26 @@
 #define SYS_GETPID 172 /* getpid() -> the process number (= its ASID) */
 
 /* User virtual addresses (kernel.ld places the sections there). The two programs use
- * disjoint virtual ranges: the trace decoders hold one image of the ELF. */
+ * disjoint virtual ranges: the trace decoders hold one image of the ELF. In the system build
+ * (SEPARATE_USERS, programs/system/: each program its own ELF, linked by user.ld) both run at
+ * the same virtual addresses, told apart by their ASID. */
 #define UA_TEXT 0x10000ul   /* user_a: text page */
 #define UA_DATA 0x11000ul   /* user_a: data page */
 #define UA_STACK 0x1f000ul  /* user_a: stack page (top 0x20000) */
+#ifdef SEPARATE_USERS
+#define UB_TEXT UA_TEXT
+#define UB_DATA UA_DATA
+#define UB_STACK UA_STACK
+/* Where user.ld loads the programs (p_paddr): the pages kernel.ld gives them otherwise. */
+#define UA_TEXT_PA 0x80100000ul
+#define UA_DATA_PA 0x80101000ul
+#define UB_TEXT_PA 0x80102000ul
+#define UB_DATA_PA 0x80103000ul
+#else
 #define UB_TEXT 0x20000ul
 #define UB_DATA 0x21000ul
 #define UB_STACK 0x2f000ul
+#endif
 #define PAGE 4096ul
 
 #define USER_TEXT(p) __attribute__((section(".user_" #p ".text"), noinline))

@@ -27,6 +27,7 @@ mod walk;
 
 use rvtrace_flow::walk::{Cursor, SequentialJumps};
 use rvtrace_flow::{FlowElement, FlowSink, TraceDecoder};
+use rvtrace_image::space::Spaces;
 use rvtrace_image::Image;
 
 use crate::code::{Code, Ent};
@@ -93,6 +94,9 @@ pub struct Decoder<'a> {
     errors_before: bool,
     /// Chunked decode: a guessed part was read.
     guess_read: bool,
+    /// The program's address spaces, when its files have scopes ([`Decoder::with_spaces`]),
+    /// and the one walked (or to be walked from the address a sync packet reports).
+    spaces: Option<(&'a Spaces, usize)>,
 }
 
 impl<'a> Decoder<'a> {
@@ -133,6 +137,59 @@ impl<'a> Decoder<'a> {
             stream: Stream::new(o.framing, o.options, o.src),
             errors_before: false,
             guess_read: false,
+            spaces: None,
+        }
+    }
+
+    /// A decoder for a program of several address spaces (`rvtrace_image::space`; block tables
+    /// built with [`Decoder::code`]): it walks the space of the `privilege` and `context` that
+    /// the format 3 packets report (`te_inst` payload; without context, `nocontext_p`, files
+    /// with a context never apply). A trap's handler is walked in the new space; after a sync
+    /// packet that is no trap (an `xRET`, a context switch), the instructions up to the one it
+    /// reports in the old, that one and what follows in the new.
+    pub fn with_spaces(spaces: &'a Spaces, o: DecoderConfig) -> Self {
+        let i = spaces.index(None, None);
+        let space = spaces.space(i);
+        let mut d = Decoder::with_code(&space.image, o, space.code.clone());
+        d.spaces = Some((spaces, i));
+        d
+    }
+
+    /// The address space of `privilege` and `context` (as a sync packet has them), if it is
+    /// not the one walked.
+    fn other_space(&self, privilege: u64, context: u64) -> Option<(&'a Spaces, usize)> {
+        let (spaces, at) = self.spaces?;
+        let context = (!self.params.nocontext_p).then_some(context);
+        let i = spaces.index(u8::try_from(privilege).ok(), context);
+        (i != at).then_some((spaces, i))
+    }
+
+    /// Walk the code of the space of `privilege` and `context` from here on.
+    fn enter(&mut self, privilege: u64, context: u64) {
+        // A switch left waiting by a walk that failed: the cursor walks the space `spaces` names.
+        self.cur.settle_switch();
+        if let Some((spaces, i)) = self.other_space(privilege, context) {
+            let space = spaces.space(i);
+            self.cur.set_space(space.code.clone(), &space.image);
+            self.spaces = Some((spaces, i));
+        }
+    }
+
+    /// Walk the code of the space of `privilege` and `context` from the instruction at `addr`
+    /// on; the entry of that instruction there.
+    fn enter_at(&mut self, addr: u64, privilege: u64, context: u64) -> Result<Ent, DecodeError> {
+        self.cur.settle_switch();
+        let Some((spaces, i)) = self.other_space(privilege, context) else {
+            return Ok(*self.cur.entry(addr)?);
+        };
+        let space = spaces.space(i);
+        self.cur
+            .switch_on_arrival(addr, space.code.clone(), &space.image);
+        self.spaces = Some((spaces, i));
+        match space.code.ent(addr) {
+            Some(e) if e.len > 0 => Ok(*e),
+            Some(_) => Err(DecodeError::BadInstruction(addr)),
+            None => Err(DecodeError::Unmapped(addr)),
         }
     }
 

@@ -101,6 +101,7 @@ impl<'a> Decoder<'a> {
                     self.s.privilege = privilege;
                     self.s.context = context;
                     self.emit_context(s);
+                    self.enter(privilege, context);
                 }
                 Ok(())
             }
@@ -200,8 +201,7 @@ impl<'a> Decoder<'a> {
                     // `last_pc` is the instruction before `addr` on the path (`follow`).
                     let class = self
                         .cur
-                        .code()
-                        .ent(self.last_pc())
+                        .ent_before(self.last_pc())
                         .map_or(CfClass::None, |e| e.class);
                     self.cur.ranges.split_before_last(self.last_pc(), class, s);
                 }
@@ -228,7 +228,12 @@ impl<'a> Decoder<'a> {
             self.s.bq.clear();
             self.s.stop_at_last_branch = false;
         }
-        let e = *self.cur.entry(addr)?;
+        let e = if fresh {
+            self.enter(f.privilege, f.context);
+            *self.cur.entry(addr)?
+        } else {
+            self.enter_at(addr, f.privilege, f.context)?
+        };
         if e.class == CfClass::Branch {
             self.add_map_bits(f.branch as u64, 1)?;
         }
@@ -239,6 +244,7 @@ impl<'a> Decoder<'a> {
                 ..Ctx::default()
             };
             self.follow(addr, &k, s)?;
+            self.cur.settle_switch();
             if self.s.privilege != f.privilege || (!p.nocontext_p && f.context != self.s.context) {
                 self.s.privilege = f.privilege;
                 self.s.context = f.context;

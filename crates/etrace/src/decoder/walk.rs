@@ -164,7 +164,7 @@ impl<'a> Decoder<'a> {
                 if !inferred && self.r_ok_mid(pc, x, address) {
                     return Ok(walked);
                 }
-                let ex = match self.cur.code().ent(x) {
+                let ex = match self.cur.arrival(x) {
                     Some(ex) if ex.len > 0 => *ex,
                     _ => return Ok(walked),
                 };
@@ -201,7 +201,7 @@ impl<'a> Decoder<'a> {
                     }
                     _ => return Ok(walked),
                 };
-                let en = *self.cur.entry(next)?;
+                let en = *self.cur.arrival_entry(next)?;
                 self.arrive(next, 1, next, &en, pc, s);
                 e = en;
             }
@@ -245,14 +245,14 @@ impl<'a> Decoder<'a> {
             if !inferred && self.r_ok_mid(pc, x, address) {
                 // The reported address lies inside this run: maybe stop there.
                 if let Some((prev, n)) = self.cur.code().path_to(pc, address) {
-                    let ea = *self.cur.entry(address)?;
+                    let ea = *self.cur.arrival_entry(address)?;
                     if self.stop_ok(address, address, &ea, k, false) {
                         self.arrive(first, n, address, &ea, prev, s);
                         return Ok((self.check_stop(address, k, false)?, ()));
                     }
                 }
             }
-            let ex = *self.cur.entry(x)?;
+            let ex = *self.cur.arrival_entry(x)?;
             self.arrive(first, run.count, x, &ex, run.last(), s);
             if inferred {
                 return Ok((false, ()));
@@ -261,7 +261,7 @@ impl<'a> Decoder<'a> {
         }
         // A control transfer at pc: decoder.adoc next_pc.
         let (next, stop_here) = self.next_pc(pc, &e, address, k, inferred)?;
-        let en = *self.cur.entry(next)?;
+        let en = *self.cur.arrival_entry(next)?;
         self.arrive(next, 1, next, &en, pc, s);
         if inferred {
             return Ok((stop_here, ()));
@@ -340,8 +340,7 @@ impl<'a> Decoder<'a> {
         } else {
             let last_xret = self
                 .cur
-                .code()
-                .ent(self.last_pc())
+                .ent_before(self.last_pc())
                 .is_some_and(|l| l.class == CfClass::TrapReturn);
             Ok(!unprocessed && (k.privilege == self.s.privilege || last_xret))
         }
