@@ -286,3 +286,132 @@ fn context_needs_an_ingress_output() {
     );
     assert!(String::from_utf8_lossy(&o.stderr).contains("--context"));
 }
+
+/// The tiny kernel as a small system (`programs/system`, issue 31): the kernel ELF and its two
+/// user programs as ELF files of their own, both linked at 0x10000 (different code there) and
+/// told apart by their ASID. `run --load` places them by physical address; N-Trace (Ownership
+/// with the ASID as context) and E-Trace (format 3 with a 16-bit context) decode to exactly the
+/// run's PCs when each program is given as `--image FILE,priv=u,ctx=ASID`, on one thread and
+/// when more are asked for; without the scopes the two programs cannot be one image, and with
+/// the kernel alone the user code is missing.
+#[test]
+fn system_address_spaces() {
+    let d = tmpdir("system-spaces");
+    let sys = programs_dir().join("system");
+    let path = |n: &str| sys.join(n).to_str().unwrap().to_string();
+    let (kernel, ua, ub) = (
+        path("kernel-rv64gc.elf"),
+        path("user_a-rv64gc.elf"),
+        path("user_b-rv64gc.elf"),
+    );
+    // Same virtual address, different code.
+    let code_at = |f: &str| {
+        let mut im = rvtrace_image::Image::new();
+        im.load_file(Path::new(f)).unwrap();
+        let mut b = [0u8; 64];
+        assert!(im.read(0x10000, &mut b), "{f}: no code at 0x10000");
+        b
+    };
+    assert_ne!(code_at(&ua), code_at(&ub));
+
+    let ing = d.join("s.ing");
+    let pcs = d.join("run.pcs");
+    let o = rvtrace(&[
+        "run",
+        &kernel,
+        "--load",
+        &ua,
+        "--load",
+        &ub,
+        "--context",
+        "asid",
+        "--ingress",
+        ing.to_str().unwrap(),
+        "--pcs",
+        pcs.to_str().unwrap(),
+    ]);
+    ok(&o, "rvtrace run");
+    let out = String::from_utf8_lossy(&o.stdout);
+    for line in [
+        "[A asid 1] collatz steps 1..40: 709",
+        "[B asid 2] hello from B: fib(15) = 610",
+        "kernel: ok",
+    ] {
+        assert!(out.contains(line), "run output lacks {line:?}:\n{out}");
+    }
+    let run_pcs = std::fs::read(&pcs).unwrap();
+
+    let scf = d.join("ctx.scf");
+    std::fs::write(&scf, "nocontext_p=0\ncontext_width_p=16\n").unwrap();
+    let a_img = format!("{ua},priv=u,ctx=1");
+    let b_img = format!("{ub},priv=u,ctx=2");
+    for (proto, extra) in [
+        ("ntrace", vec!["--ownership"]),
+        ("etrace", vec!["--scf", scf.to_str().unwrap()]),
+    ] {
+        let bin = d.join(format!("s.{proto}"));
+        let mut args = vec![
+            "encode",
+            proto,
+            ing.to_str().unwrap(),
+            "-o",
+            bin.to_str().unwrap(),
+        ];
+        args.extend(extra);
+        ok(&rvtrace(&args), &format!("encode {proto}"));
+        let b = bin.to_str().unwrap();
+        for jobs in ["1", "2"] {
+            let dpcs = d.join(format!("{proto}-{jobs}.pcs"));
+            let o = rvtrace(&[
+                "decode",
+                proto,
+                b,
+                "--elf",
+                &kernel,
+                "--image",
+                &a_img,
+                "--image",
+                &b_img,
+                "--jobs",
+                jobs,
+                "--pcs",
+                dpcs.to_str().unwrap(),
+            ]);
+            ok(&o, &format!("decode {proto} --jobs {jobs}"));
+            assert!(
+                std::fs::read(&dpcs).unwrap() == run_pcs,
+                "{proto} --jobs {jobs}: decoded PCs differ from the run's"
+            );
+        }
+        // Both programs everywhere: they overlap, an error naming both files.
+        let o = rvtrace(&[
+            "decode", proto, b, "--elf", &kernel, "--image", &ua, "--image", &ub,
+        ]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            !o.status.success() && err.contains("user_a") && err.contains("user_b"),
+            "{proto}: overlapping images: {}\n{err}",
+            o.status
+        );
+        // The kernel alone: the user code is missing (a loss, not a quiet wrong answer).
+        let o = rvtrace(&["decode", proto, b, "--elf", &kernel]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains("0x10000"), "{proto}: kernel alone:\n{err}");
+    }
+    // A command that reads one address space refuses the qualifiers.
+    let o = rvtrace(&[
+        "stats",
+        d.join("s.ntrace").to_str().unwrap(),
+        "--elf",
+        &kernel,
+        "--image",
+        &a_img,
+    ]);
+    assert_eq!(
+        o.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(String::from_utf8_lossy(&o.stderr).contains("priv= and ctx="));
+}
