@@ -97,8 +97,18 @@ pub struct ImageArgs {
     /// an ASID or scontext value), and walks each file only where the trace reports that
     /// privilege and context (N-Trace Ownership, E-Trace format 3 `privilege`/`context`);
     /// files without them apply everywhere.
+    ///
+    /// A process's files: `maps:FILE` reads a copy of its `/proc/PID/maps` and loads each
+    /// executable file it lists from under --sysroot at the address it was mapped. An ELF core
+    /// file (a core dump, gdb's gcore, the kernel's /proc/kcore) gives the executable memory it
+    /// holds, and with --sysroot the files its NT_FILE note lists (where the dump left their
+    /// code out, as Linux does by default).
     #[arg(long = "image", value_name = "FILE[@ADDR][,priv=P][,ctx=N]")]
     pub image: Vec<rvtrace_image::ImageSpec>,
+    /// The root of the traced system's files, for the paths `maps:` files and core files name
+    /// (as gdb's `set sysroot`).
+    #[arg(long, value_name = "DIR")]
+    pub sysroot: Option<PathBuf>,
     /// The address width the code is read with when only raw --image files give it.
     #[arg(long, value_name = "32|64", value_parser = crate::etrace::parse_xlen)]
     pub xlen: Option<u8>,
@@ -158,12 +168,114 @@ pub fn load_system(paths: &[PathBuf], more: &ImageArgs) -> Result<Program, Failu
         _ => Xlen::Rv64,
     });
     let mut scoped = Vec::new();
-    let xlen = load_images(&mut image, &mut scoped, &more.image, xlen, given)?;
+    let sources = expand_system_files(&more.image, more.sysroot.as_deref())?;
+    let xlen = load_images(&mut image, &mut scoped, &sources, xlen, given)?;
     Ok(Program {
         image,
         scoped,
         xlen,
     })
+}
+
+/// The `--image` files with the files of a running system resolved (`rvtrace_image::system`):
+/// a `maps:` file becomes the executable files it lists, each at its load bias; a core file its
+/// executable memory (each segment as a raw binary at its address) and the files its NT_FILE
+/// note lists. Each keeps the scope of the spec it came from.
+fn expand_system_files(
+    specs: &[rvtrace_image::ImageSpec],
+    sysroot: Option<&Path>,
+) -> Result<Vec<Source>, Failure> {
+    use rvtrace_image::system;
+    let mut out = Vec::new();
+    for spec in specs {
+        let name = spec.path.display().to_string();
+        let bytes = std::fs::read(&spec.path).map_err(|e| Failure::io(&name, e))?;
+        let mappings = if spec.maps {
+            let text = String::from_utf8_lossy(&bytes);
+            let m = system::parse_maps(&text).map_err(|e| Failure::Tool(format!("{name}: {e}")))?;
+            if sysroot.is_none() {
+                return Err(Failure::Usage(format!(
+                    "--image maps:{name}: give --sysroot DIR, the root of the files it names (/ for this machine's)"
+                )));
+            }
+            m.into_iter().filter(|m| m.exec).collect()
+        } else if system::is_core(&bytes) {
+            let core =
+                system::read_core(&bytes).map_err(|e| Failure::Tool(format!("{name}: {e}")))?;
+            let xlen = if bytes[4] == 1 {
+                Xlen::Rv32
+            } else {
+                Xlen::Rv64
+            };
+            for (addr, data) in core.memory {
+                out.push(Source::Memory {
+                    name: format!("{name} (memory at {addr:#x})"),
+                    addr,
+                    data,
+                    scope: spec.scope,
+                    xlen,
+                });
+            }
+            if sysroot.is_none() && !core.files.is_empty() {
+                note!(
+                    "{name}: the core file names {} mapped files; give --sysroot DIR to read their code",
+                    core.files.len()
+                );
+            }
+            core.files
+        } else {
+            out.push(Source::Spec(spec.clone(), bytes));
+            continue;
+        };
+        let Some(root) = sysroot else {
+            continue;
+        };
+        // Each file once, at the bias of its first mapping that places one of its segments.
+        let mut done: Vec<&str> = Vec::new();
+        for m in &mappings {
+            if done.contains(&m.path.as_str()) {
+                continue;
+            }
+            let file = root.join(m.path.trim_start_matches('/'));
+            let Ok(fb) = std::fs::read(&file) else {
+                warn!(
+                    "{name}: {} is not under --sysroot ({}): its code is not loaded",
+                    m.path,
+                    file.display()
+                );
+                done.push(&m.path);
+                continue;
+            };
+            if !rvtrace_image::ImageSpec::is_elf(&fb) {
+                done.push(&m.path);
+                continue;
+            }
+            let Some(bias) = system::bias_for(&fb, m, 4096) else {
+                continue;
+            };
+            done.push(&m.path);
+            let spec = rvtrace_image::ImageSpec {
+                path: file,
+                at: Some(bias),
+                scope: spec.scope,
+                maps: false,
+            };
+            out.push(Source::Spec(spec, fb));
+        }
+    }
+    Ok(out)
+}
+
+/// An image file to load: a spec with the file's bytes, or memory a core file held.
+enum Source {
+    Spec(rvtrace_image::ImageSpec, Vec<u8>),
+    Memory {
+        name: String,
+        addr: u64,
+        data: Vec<u8>,
+        scope: rvtrace_image::space::Scope,
+        xlen: Xlen,
+    },
 }
 
 /// `--image FILE[@ADDR]` files added to `image`, or each to its own image in `scoped` when it
@@ -175,7 +287,7 @@ pub fn load_system(paths: &[PathBuf], more: &ImageArgs) -> Result<Program, Failu
 fn load_images(
     image: &mut Image,
     scoped: &mut Vec<(rvtrace_image::space::Scope, Image)>,
-    specs: &[rvtrace_image::ImageSpec],
+    sources: &[Source],
     xlen: Option<Xlen>,
     given: Option<Xlen>,
 ) -> Result<Option<Xlen>, Failure> {
@@ -183,31 +295,45 @@ fn load_images(
     // Where a file goes: the common image, or one of its own.
     let mut target =
         |scoped: &mut Vec<(rvtrace_image::space::Scope, Image)>,
-         spec: &rvtrace_image::ImageSpec,
+         scope: &rvtrace_image::space::Scope,
          load: &mut dyn FnMut(&mut Image) -> Result<Xlen, rvtrace_image::ImageError>|
          -> Result<Xlen, Failure> {
-            let r = if spec.scope.is_everywhere() {
+            let r = if scope.is_everywhere() {
                 load(image)
             } else {
                 let mut own = Image::new();
                 let r = load(&mut own);
-                scoped.push((spec.scope, own));
+                scoped.push((*scope, own));
                 r
             };
             r.map_err(|e| Failure::Tool(e.to_string()))
         };
     // ELF files first: they say the width raw ones are read with.
     let mut raws = Vec::new();
-    for spec in specs {
-        let bytes = std::fs::read(&spec.path)
-            .map_err(|e| Failure::io(spec.path.display().to_string(), e))?;
-        if !rvtrace_image::ImageSpec::is_elf(&bytes) {
+    for source in sources {
+        let (spec, bytes) = match source {
+            Source::Spec(spec, bytes) => (spec, bytes),
+            Source::Memory {
+                name,
+                addr,
+                data,
+                scope,
+                xlen: x,
+            } => {
+                target(scoped, scope, &mut |im| {
+                    im.load_raw(name, data, *addr, *x).map(|i| i.xlen)
+                })?;
+                xlen.get_or_insert(*x);
+                continue;
+            }
+        };
+        if !rvtrace_image::ImageSpec::is_elf(bytes) {
             raws.push((spec, bytes));
             continue;
         }
         let name = spec.path.display().to_string();
-        let x = target(scoped, spec, &mut |im| {
-            im.load_bytes_at(&name, &bytes, spec.at.unwrap_or(0))
+        let x = target(scoped, &spec.scope, &mut |im| {
+            im.load_bytes_at(&name, bytes, spec.at.unwrap_or(0))
                 .map(|i| i.xlen)
         })?;
         xlen.get_or_insert(x);
@@ -234,8 +360,8 @@ fn load_images(
                  (or an ELF file of the same program)"
             )));
         };
-        target(scoped, spec, &mut |im| {
-            im.load_raw(&name, &bytes, addr, x).map(|i| i.xlen)
+        target(scoped, &spec.scope, &mut |im| {
+            im.load_raw(&name, bytes, addr, x).map(|i| i.xlen)
         })?;
         xlen = Some(x);
     }

@@ -427,6 +427,59 @@ fn decode_takes_the_firmware_as_an_image() {
         got.push(std::fs::read_to_string(&out).unwrap());
     }
     assert_eq!(got[0], got[1], "the .bin and the moved ELF give one flow");
+    // The ELF as a process map names it (`maps:FILE`, proc(5)): text mapped from its page at
+    // file offset 0x1000, data, an anonymous page, the stack; found under --sysroot.
+    let path = "/usr/lib/riscv64-linux-gnu/opensbi/generic/fw_jump.elf";
+    let sysroot = s(&elf).strip_suffix(path).expect("firmware under a root");
+    let maps = t.join("maps");
+    std::fs::write(
+        &maps,
+        format!(
+            "80000000-80024000 r-xp 00001000 fe:01 7 {path}\n\
+             80040000-80047000 rw-p 00025000 fe:01 7 {path}\n\
+             80047000-80048000 rw-p 00000000 00:00 0\n\
+             3ffffde000-3ffffff000 rw-p 00000000 00:00 0 [stack]\n"
+        ),
+    )
+    .unwrap();
+    let out = t.join("maps.pcs");
+    let o = rvtrace(&[
+        "decode",
+        s(&te),
+        "--image",
+        &format!("maps:{}", s(&maps)),
+        "--sysroot",
+        sysroot,
+        "--elf",
+        s(&hello),
+        "--pcs",
+        s(&out),
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert_eq!(
+        std::fs::read_to_string(&out).unwrap(),
+        got[0],
+        "maps: gives the moved ELF's flow"
+    );
+    // Without --sysroot, a usage error; a file not under it, a warning and no code.
+    let o = rvtrace(&["decode", s(&te), "--image", &format!("maps:{}", s(&maps))]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("--sysroot"), "{}", stderr(&o));
+    let o = rvtrace(&[
+        "decode",
+        s(&te),
+        "--image",
+        &format!("maps:{}", s(&maps)),
+        "--sysroot",
+        s(&t),
+        "--elf",
+        s(&hello),
+    ]);
+    assert!(
+        stderr(&o).contains("is not under --sysroot"),
+        "{}",
+        stderr(&o)
+    );
     let dec: Vec<&str> = got[0].lines().collect();
     // Everything after the ROM's few instructions and the firmware's first trap.
     assert!(

@@ -415,3 +415,85 @@ fn system_address_spaces() {
     );
     assert!(String::from_utf8_lossy(&o.stderr).contains("priv= and ctx="));
 }
+
+/// An ELF core file from a tool nobody here wrote: QEMU 7.2's `dump-guest-memory` of the `virt`
+/// machine with a test program loaded (paused before its first instruction: the reset ROM and
+/// the program in RAM, PT_LOAD segments without flags). `decode --image CORE` alone (no ELF)
+/// decodes rvtrace's run of the same program, in both protocols, to exactly the run's PCs.
+#[test]
+fn qemu_core_dump_is_an_image() {
+    let elf = programs_dir().join("elf/loops-rv64gc.elf");
+    let d = tmpdir("qemu-core");
+    let core = d.join("guest.core");
+    let qemu = std::process::Command::new("qemu-system-riscv64")
+        .args([
+            "-M",
+            "virt",
+            "-bios",
+            "none",
+            "-nographic",
+            "-S",
+            "-serial",
+            "none",
+        ])
+        .args(["-display", "none", "-monitor", "stdio", "-kernel"])
+        .arg(&elf)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn();
+    let Ok(mut qemu) = qemu else {
+        eprintln!("note: qemu-system-riscv64 absent (scripts/setup.sh installs it); skipped");
+        return;
+    };
+    {
+        use std::io::Write;
+        let mut stdin = qemu.stdin.take().unwrap();
+        // The monitor runs its commands in order: the dump is written before quit.
+        writeln!(stdin, "dump-guest-memory {}", core.display()).unwrap();
+        writeln!(stdin, "quit").unwrap();
+    }
+    let out = qemu.wait_with_output().unwrap();
+    assert!(
+        core.is_file(),
+        "QEMU wrote no core: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    let (ing, pcs) = (d.join("l.ing"), d.join("run.pcs"));
+    let o = rvtrace(&[
+        "run",
+        elf.to_str().unwrap(),
+        "--ingress",
+        ing.to_str().unwrap(),
+        "--pcs",
+        pcs.to_str().unwrap(),
+    ]);
+    ok(&o, "rvtrace run");
+    let run_pcs = std::fs::read(&pcs).unwrap();
+    for proto in ["ntrace", "etrace"] {
+        let bin = d.join(format!("l.{proto}"));
+        let o = rvtrace(&[
+            "encode",
+            proto,
+            ing.to_str().unwrap(),
+            "-o",
+            bin.to_str().unwrap(),
+        ]);
+        ok(&o, &format!("encode {proto}"));
+        let dpcs = d.join(format!("{proto}.pcs"));
+        let o = rvtrace(&[
+            "decode",
+            bin.to_str().unwrap(),
+            "--image",
+            core.to_str().unwrap(),
+            "--pcs",
+            dpcs.to_str().unwrap(),
+        ]);
+        ok(&o, &format!("decode {proto} --image CORE"));
+        assert!(
+            std::fs::read(&dpcs).unwrap() == run_pcs,
+            "{proto}: PCs decoded with QEMU's core differ from the run's"
+        );
+    }
+}

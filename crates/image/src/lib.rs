@@ -31,6 +31,7 @@ pub mod code;
 mod elf;
 mod error;
 pub mod space;
+pub mod system;
 pub mod write;
 
 pub use error::ImageError;
@@ -213,16 +214,22 @@ pub struct ImageSpec {
     pub at: Option<u64>,
     /// The privilege and context the file's code runs in (none: every space).
     pub scope: space::Scope,
+    /// The file is a process's `/proc/PID/maps` (`maps:FILE`): the files it lists, each at
+    /// the load bias it was mapped with ([`system`]).
+    pub maps: bool,
 }
 
 impl std::str::FromStr for ImageSpec {
     type Err = String;
 
-    /// `FILE`, `FILE@ADDR`, each followed by any of `,priv=m|s|u` and `,ctx=N`; ADDR and N hex
-    /// with `0x` or decimal. A file whose name has an `@` not followed by a number is taken
-    /// whole, and so is a `,` not followed by one of the two qualifiers.
+    /// `FILE`, `FILE@ADDR` or `maps:FILE`, each followed by any of `,priv=m|s|u` and
+    /// `,ctx=N`; ADDR and N hex with `0x` or decimal. A file whose name has an `@` not followed
+    /// by a number is taken whole, and so is a `,` not followed by one of the two qualifiers.
     fn from_str(s: &str) -> Result<Self, String> {
-        let mut rest = s;
+        let (maps, mut rest) = match s.strip_prefix("maps:") {
+            Some(r) => (true, r),
+            None => (false, s),
+        };
         let mut scope = space::Scope::default();
         while let Some((head, q)) = rest.rsplit_once(',') {
             let Some((key, value)) = q.split_once('=') else {
@@ -250,6 +257,14 @@ impl std::str::FromStr for ImageSpec {
         if rest.is_empty() {
             return Err(format!("{s}: empty image file name"));
         }
+        if maps {
+            return Ok(ImageSpec {
+                path: rest.into(),
+                at: None,
+                scope,
+                maps,
+            });
+        }
         let (path, at) = match rest.rsplit_once('@') {
             Some((path, addr)) if !path.is_empty() && parse_number(addr).is_some() => {
                 (path, parse_number(addr))
@@ -267,6 +282,7 @@ impl std::str::FromStr for ImageSpec {
             path: path.into(),
             at,
             scope,
+            maps,
         })
     }
 }

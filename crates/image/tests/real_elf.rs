@@ -320,7 +320,8 @@ fn raw_binary_and_image_spec() {
         ImageSpec {
             path: "a.elf".into(),
             at: None,
-            scope: Default::default()
+            scope: Default::default(),
+            maps: false
         }
     );
     assert_eq!(
@@ -328,7 +329,8 @@ fn raw_binary_and_image_spec() {
         ImageSpec {
             path: "fw.bin".into(),
             at: Some(0x8000_0000),
-            scope: Default::default()
+            scope: Default::default(),
+            maps: false
         }
     );
     assert_eq!(spec("x@4096").unwrap().at, Some(4096));
