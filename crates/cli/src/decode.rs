@@ -254,7 +254,7 @@ pub fn decode(a: &DecodeArgs, forced: Option<Protocol>) -> CmdResult {
                     path: dir.join(raw),
                     at: Some(at),
                     scope: Default::default(),
-                    maps: false,
+                    kind: Default::default(),
                 });
                 images.xlen = images.xlen.or(s.archsize.map(|a| a as u8));
             }

@@ -80,7 +80,18 @@ pub fn image_functions(images: &[rvtrace_image::ImageSpec]) -> Result<Vec<Functi
         // Read once: the magic says whether there are symbols, the same bytes give them.
         let name = spec.path.display().to_string();
         let bytes = std::fs::read(&spec.path).map_err(|e| Failure::io(&name, e))?;
-        if rvtrace_image::ImageSpec::is_elf(&bytes) {
+        if spec.kind == rvtrace_image::SpecKind::Kallsyms {
+            let text = String::from_utf8_lossy(&bytes);
+            let syms = rvtrace_image::system::parse_kallsyms(&text, spec.at.unwrap_or(0))
+                .map_err(|e| Failure::Tool(format!("{name}: {e}")))?;
+            moved.extend(syms.into_iter().map(|s| Function {
+                name: s.name,
+                start: s.addr,
+                end: s.addr.saturating_add(s.size.max(1)),
+            }));
+        } else if spec.kind == rvtrace_image::SpecKind::Code
+            && rvtrace_image::ImageSpec::is_elf(&bytes)
+        {
             let s = Symbols::from_elf(&bytes).map_err(|e| Failure::Tool(format!("{name}: {e}")))?;
             moved.extend(s.moved(spec.at.unwrap_or(0)).functions().iter().cloned());
         }

@@ -98,6 +98,9 @@ pub struct ImageArgs {
     /// privilege and context (N-Trace Ownership, E-Trace format 3 `privilege`/`context`);
     /// files without them apply everywhere.
     ///
+    /// A kernel's function names: `kallsyms:FILE` reads /proc/kallsyms (or a System.map, with
+    /// `@OFFSET` its KASLR offset).
+    ///
     /// A process's files: `maps:FILE` reads a copy of its `/proc/PID/maps` and loads each
     /// executable file it lists from under --sysroot at the address it was mapped. An ELF core
     /// file (a core dump, gdb's gcore, the kernel's /proc/kcore) gives the executable memory it
@@ -190,7 +193,18 @@ fn expand_system_files(
     for spec in specs {
         let name = spec.path.display().to_string();
         let bytes = std::fs::read(&spec.path).map_err(|e| Failure::io(&name, e))?;
-        let mappings = if spec.maps {
+        if spec.kind == rvtrace_image::SpecKind::Kallsyms {
+            let text = String::from_utf8_lossy(&bytes);
+            let symbols = system::parse_kallsyms(&text, spec.at.unwrap_or(0))
+                .map_err(|e| Failure::Tool(format!("{name}: {e}")))?;
+            out.push(Source::Symbols {
+                name,
+                symbols,
+                scope: spec.scope,
+            });
+            continue;
+        }
+        let mappings = if spec.kind == rvtrace_image::SpecKind::Maps {
             let text = String::from_utf8_lossy(&bytes);
             let m = system::parse_maps(&text).map_err(|e| Failure::Tool(format!("{name}: {e}")))?;
             if sysroot.is_none() {
@@ -258,7 +272,7 @@ fn expand_system_files(
                 path: file,
                 at: Some(bias),
                 scope: spec.scope,
-                maps: false,
+                kind: Default::default(),
             };
             out.push(Source::Spec(spec, fb));
         }
@@ -266,9 +280,15 @@ fn expand_system_files(
     Ok(out)
 }
 
-/// An image file to load: a spec with the file's bytes, or memory a core file held.
+/// An image file to load: a spec with the file's bytes, memory a core file held, or a kernel's
+/// symbols.
 enum Source {
     Spec(rvtrace_image::ImageSpec, Vec<u8>),
+    Symbols {
+        name: String,
+        symbols: Vec<rvtrace_image::Symbol>,
+        scope: rvtrace_image::space::Scope,
+    },
     Memory {
         name: String,
         addr: u64,
@@ -326,6 +346,7 @@ fn load_images(
                 xlen.get_or_insert(*x);
                 continue;
             }
+            Source::Symbols { .. } => continue,
         };
         if !rvtrace_image::ImageSpec::is_elf(bytes) {
             raws.push((spec, bytes));
@@ -364,6 +385,19 @@ fn load_images(
             im.load_raw(&name, bytes, addr, x).map(|i| i.xlen)
         })?;
         xlen = Some(x);
+    }
+    for source in sources {
+        if let Source::Symbols {
+            name,
+            symbols,
+            scope,
+        } = source
+        {
+            let x = xlen.or(given).unwrap_or(Xlen::Rv64);
+            target(scoped, scope, &mut |im| {
+                im.load_symbols(name, symbols.clone(), x).map(|i| i.xlen)
+            })?;
+        }
     }
     Ok(xlen)
 }

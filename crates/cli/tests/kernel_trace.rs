@@ -497,3 +497,92 @@ fn qemu_core_dump_is_an_image() {
         );
     }
 }
+
+/// A kernel's symbol list (`kallsyms:FILE[@OFFSET]`: /proc/kallsyms and System.map are `nm -n`'s
+/// format, which binutils writes) names code that has no symbols of its own: a run's code
+/// snapshot with the program's `nm -n` list decodes to the same `--flow` text, symbols and all,
+/// as the program's ELF; the list moved down by 16 MiB and given back with `@0x1000000` (a
+/// System.map and its KASLR offset) gives it too.
+#[test]
+fn kallsyms_name_code_without_symbols() {
+    let elf = programs_dir().join("elf/loops-rv64gc.elf");
+    let e = elf.to_str().unwrap();
+    let Ok(nm) = std::process::Command::new("riscv64-unknown-elf-nm")
+        .args(["-n", e])
+        .output()
+    else {
+        eprintln!("note: riscv64-unknown-elf-nm absent (scripts/setup.sh installs binutils-riscv64-unknown-elf); skipped");
+        return;
+    };
+    assert!(nm.status.success());
+    let d = tmpdir("kallsyms");
+    let (ing, code, te) = (d.join("l.ing"), d.join("code.elf"), d.join("l.te"));
+    let o = rvtrace(&[
+        "run",
+        e,
+        "--ingress",
+        ing.to_str().unwrap(),
+        "--code-snapshot",
+        code.to_str().unwrap(),
+    ]);
+    ok(&o, "rvtrace run");
+    ok(
+        &rvtrace(&[
+            "encode",
+            "etrace",
+            ing.to_str().unwrap(),
+            "-o",
+            te.to_str().unwrap(),
+        ]),
+        "encode",
+    );
+    let map = d.join("System.map");
+    std::fs::write(&map, &nm.stdout).unwrap();
+    let shifted = d.join("System.map.shifted");
+    let text = String::from_utf8(nm.stdout).unwrap();
+    let moved: String = text
+        .lines()
+        .map(|l| {
+            let (a, rest) = l.split_once(' ').unwrap();
+            let a = u64::from_str_radix(a, 16).unwrap().wrapping_sub(0x100_0000);
+            format!("{a:016x} {rest}\n")
+        })
+        .collect();
+    std::fs::write(&shifted, moved).unwrap();
+    let flow = |name: &str, images: &[String]| {
+        let out = d.join(name);
+        let mut args = vec!["decode".to_string(), te.to_str().unwrap().to_string()];
+        for i in images {
+            args.extend(["--image".to_string(), i.clone()]);
+        }
+        args.extend(["--flow".to_string(), out.to_str().unwrap().to_string()]);
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        ok(&rvtrace(&args), name);
+        std::fs::read_to_string(out).unwrap()
+    };
+    let with_elf = flow("elf.flow", &[e.to_string()]);
+    assert!(
+        with_elf.contains("<main>"),
+        "{}",
+        &with_elf[..200.min(with_elf.len())]
+    );
+    let c = code.to_str().unwrap().to_string();
+    let names = flow(
+        "map.flow",
+        &[c.clone(), format!("kallsyms:{}", map.display())],
+    );
+    assert_eq!(
+        names, with_elf,
+        "kallsyms names the snapshot's code as the ELF does"
+    );
+    let moved = flow(
+        "moved.flow",
+        &[
+            c.clone(),
+            format!("kallsyms:{}@0x1000000", shifted.display()),
+        ],
+    );
+    assert_eq!(moved, with_elf, "a System.map with its KASLR offset");
+    let none = flow("none.flow", &[c]);
+    assert!(!none.contains("<main>"), "the snapshot alone has no names");
+}

@@ -214,21 +214,38 @@ pub struct ImageSpec {
     pub at: Option<u64>,
     /// The privilege and context the file's code runs in (none: every space).
     pub scope: space::Scope,
-    /// The file is a process's `/proc/PID/maps` (`maps:FILE`): the files it lists, each at
-    /// the load bias it was mapped with ([`system`]).
-    pub maps: bool,
+    /// What the file is.
+    pub kind: SpecKind,
+}
+
+/// What an [`ImageSpec`]'s file is.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum SpecKind {
+    /// An ELF file, an ELF core file or a raw binary (its first bytes say which).
+    #[default]
+    Code,
+    /// A process's `/proc/PID/maps` (`maps:FILE`): the files it lists, each at the load bias it
+    /// was mapped with ([`system::parse_maps`]).
+    Maps,
+    /// A kernel's symbols (`kallsyms:FILE[@OFFSET]`: `/proc/kallsyms` or a `System.map`,
+    /// moved by OFFSET, the KASLR offset, for a `System.map`): names, no code
+    /// ([`system::parse_kallsyms`]).
+    Kallsyms,
 }
 
 impl std::str::FromStr for ImageSpec {
     type Err = String;
 
-    /// `FILE`, `FILE@ADDR` or `maps:FILE`, each followed by any of `,priv=m|s|u` and
+    /// `FILE`, `FILE@ADDR`, `maps:FILE` or `kallsyms:FILE[@OFFSET]`, each followed by any of `,priv=m|s|u` and
     /// `,ctx=N`; ADDR and N hex with `0x` or decimal. A file whose name has an `@` not followed
     /// by a number is taken whole, and so is a `,` not followed by one of the two qualifiers.
     fn from_str(s: &str) -> Result<Self, String> {
-        let (maps, mut rest) = match s.strip_prefix("maps:") {
-            Some(r) => (true, r),
-            None => (false, s),
+        let (kind, mut rest) = if let Some(r) = s.strip_prefix("maps:") {
+            (SpecKind::Maps, r)
+        } else if let Some(r) = s.strip_prefix("kallsyms:") {
+            (SpecKind::Kallsyms, r)
+        } else {
+            (SpecKind::Code, s)
         };
         let mut scope = space::Scope::default();
         while let Some((head, q)) = rest.rsplit_once(',') {
@@ -257,12 +274,12 @@ impl std::str::FromStr for ImageSpec {
         if rest.is_empty() {
             return Err(format!("{s}: empty image file name"));
         }
-        if maps {
+        if kind == SpecKind::Maps {
             return Ok(ImageSpec {
                 path: rest.into(),
                 at: None,
                 scope,
-                maps,
+                kind,
             });
         }
         let (path, at) = match rest.rsplit_once('@') {
@@ -282,7 +299,7 @@ impl std::str::FromStr for ImageSpec {
             path: path.into(),
             at,
             scope,
-            maps,
+            kind,
         })
     }
 }
@@ -396,6 +413,34 @@ impl Image {
                 sym.addr = sym.addr.wrapping_add(bias);
             }
         }
+        self.add(name, parsed)
+    }
+
+    /// Adds symbols without code (a kernel's `kallsyms`): listed in [`Image::files`] as `name`
+    /// with no segments, entry 0 and flags 0; `xlen` is the program's.
+    pub fn load_symbols(
+        &mut self,
+        name: &str,
+        symbols: Vec<Symbol>,
+        xlen: Xlen,
+    ) -> Result<&ElfInfo, ImageError> {
+        let parsed = elf::Parsed {
+            entry: 0,
+            xlen,
+            flags: 0,
+            segments: Vec::new(),
+            symbols: symbols
+                .into_iter()
+                .map(|s| elf::RawSymbol {
+                    name: s.name,
+                    addr: s.addr,
+                    size: s.size,
+                    kind: s.kind,
+                    abs: false,
+                    global: true,
+                })
+                .collect(),
+        };
         self.add(name, parsed)
     }
 

@@ -61,6 +61,51 @@ pub fn parse_maps(text: &str) -> Result<Vec<Mapping>, String> {
     Ok(out)
 }
 
+/// The code symbols of a kernel symbol list (`/proc/kallsyms`, `System.map`: `ADDRESS TYPE
+/// NAME [MODULE]` per line, hexadecimal), each moved by `offset` (the KASLR offset a
+/// `System.map` lacks; 0 for the running kernel's kallsyms). Text symbols (types `T`, `t`, `W`,
+/// `w`) are kept, as functions; each ends where the next symbol of any type begins (the lists
+/// have no sizes). No symbols, or all at address 0 (kallsyms read without the privilege to see
+/// addresses), is an error, and so is a line that does not parse.
+pub fn parse_kallsyms(text: &str, offset: u64) -> Result<Vec<crate::Symbol>, String> {
+    let mut all: Vec<(u64, bool, &str)> = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let mut f = line.split_whitespace();
+        let (Some(a), Some(t), Some(name)) = (f.next(), f.next(), f.next()) else {
+            if line.trim().is_empty() {
+                continue;
+            }
+            return Err(format!("line {}: not a kallsyms line: {line:?}", i + 1));
+        };
+        let addr = u64::from_str_radix(a, 16)
+            .map_err(|_| format!("line {}: not a kallsyms line: {line:?}", i + 1))?;
+        all.push((addr, matches!(t, "T" | "t" | "W" | "w"), name));
+    }
+    if all.is_empty() {
+        return Err("no symbols".into());
+    }
+    if all.iter().all(|s| s.0 == 0) {
+        return Err(
+            "every address is 0 (read /proc/kallsyms as root, or with kptr_restrict=0)".into(),
+        );
+    }
+    all.sort_by_key(|s| s.0);
+    let mut out = Vec::new();
+    for (k, &(addr, text, name)) in all.iter().enumerate() {
+        if !text {
+            continue;
+        }
+        let next = all[k + 1..].iter().map(|s| s.0).find(|&a| a > addr);
+        out.push(crate::Symbol {
+            name: name.to_string(),
+            addr: addr.wrapping_add(offset),
+            size: next.map_or(0, |n| n - addr),
+            kind: crate::SymbolKind::Func,
+        });
+    }
+    Ok(out)
+}
+
 /// What an ELF core file (`ET_CORE`: a process core dump, gdb's `gcore`, the kernel's
 /// `/proc/kcore`) holds: memory, and the files its process had mapped.
 #[derive(Clone, Debug, Default)]
@@ -258,6 +303,36 @@ mod tests {
         assert_eq!(m[2].start, 0x3ff7e00000);
         let e = parse_maps("0001-zz r-xp 0 0 0 /x\n").unwrap_err();
         assert!(e.starts_with("line 1:"), "{e}");
+    }
+
+    #[test]
+    fn kallsyms_lines() {
+        let text = "\
+ffffffff80002000 T _stext
+ffffffff80002000 t __efistub__start
+ffffffff80002010 T do_one
+ffffffff80003000 D some_data
+ffffffff80002100 t helper	[mod]
+";
+        let s = parse_kallsyms(text, 0x10_0000).unwrap();
+        let v: Vec<(&str, u64, u64)> = s
+            .iter()
+            .map(|s| (s.name.as_str(), s.addr, s.size))
+            .collect();
+        assert_eq!(
+            v,
+            [
+                ("_stext", 0xffffffff80102000, 0x10),
+                ("__efistub__start", 0xffffffff80102000, 0x10),
+                ("do_one", 0xffffffff80102010, 0xf0),
+                ("helper", 0xffffffff80102100, 0xf00),
+            ]
+        );
+        assert!(parse_kallsyms("0000000000000000 T a\n0000000000000000 T b\n", 0).is_err());
+        assert!(parse_kallsyms("zz T a\n", 0)
+            .unwrap_err()
+            .starts_with("line 1"));
+        assert!(parse_kallsyms("\n", 0).is_err());
     }
 
     #[test]

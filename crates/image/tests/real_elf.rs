@@ -321,7 +321,7 @@ fn raw_binary_and_image_spec() {
             path: "a.elf".into(),
             at: None,
             scope: Default::default(),
-            maps: false
+            kind: Default::default()
         }
     );
     assert_eq!(
@@ -330,7 +330,7 @@ fn raw_binary_and_image_spec() {
             path: "fw.bin".into(),
             at: Some(0x8000_0000),
             scope: Default::default(),
-            maps: false
+            kind: Default::default()
         }
     );
     assert_eq!(spec("x@4096").unwrap().at, Some(4096));
