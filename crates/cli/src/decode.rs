@@ -411,7 +411,13 @@ pub fn decode(a: &DecodeArgs, forced: Option<Protocol>) -> CmdResult {
             (None, _) => None,
         };
         let mut flow = match &a.flow {
-            Some(p) => Some(FlowText::new(&image, Output::create(p)?).with_ignored(a.list_ignored)),
+            Some(p) => Some(
+                match &spaces {
+                    Some(spaces) => FlowText::with_spaces(spaces, Output::create(p)?),
+                    None => FlowText::new(&image, Output::create(p)?),
+                }
+                .with_ignored(a.list_ignored),
+            ),
             None => None,
         };
         let mut sink = crate::text_out::DecodeSink {

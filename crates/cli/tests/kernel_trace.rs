@@ -383,6 +383,49 @@ fn system_address_spaces() {
                 "{proto} --jobs {jobs}: decoded PCs differ from the run's"
             );
         }
+        // The flow names each process's functions with its own symbols (both at 0x10000..):
+        // every range in user_a's collatz is in context 1, every one in user_b's fib in 2.
+        let flow = d.join(format!("{proto}.flow"));
+        let o = rvtrace(&[
+            "decode",
+            proto,
+            b,
+            "--elf",
+            &kernel,
+            "--image",
+            &a_img,
+            "--image",
+            &b_img,
+            "--flow",
+            flow.to_str().unwrap(),
+        ]);
+        ok(&o, &format!("decode {proto} --flow"));
+        let flow = std::fs::read_to_string(&flow).unwrap();
+        let mut ctx = None;
+        let mut seen = (0, 0);
+        for line in flow.lines() {
+            if let Some(c) = line
+                .strip_prefix("context ")
+                .and_then(|r| r.split("context=").nth(1))
+            {
+                if c != "?" {
+                    ctx = Some(c.to_string());
+                }
+            } else if line.starts_with("range ") {
+                if line.contains("<collatz") {
+                    assert_eq!(ctx.as_deref(), Some("0x1"), "{proto}: {line}");
+                    seen.0 += 1;
+                }
+                if line.contains("<fib") {
+                    assert_eq!(ctx.as_deref(), Some("0x2"), "{proto}: {line}");
+                    seen.1 += 1;
+                }
+            }
+        }
+        assert!(
+            seen.0 > 10 && seen.1 > 10,
+            "{proto}: collatz and fib ranges {seen:?}"
+        );
         // Both programs everywhere: they overlap, an error naming both files.
         let o = rvtrace(&[
             "decode", proto, b, "--elf", &kernel, "--image", &ua, "--image", &ub,

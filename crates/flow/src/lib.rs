@@ -473,10 +473,8 @@ pub struct PcWriter<'a, W: Write> {
 /// A [`PcWriter`]'s address spaces: the table of each, made when the flow enters it, and where
 /// the flow is.
 struct SpaceTables<'a> {
-    spaces: &'a rvtrace_image::space::Spaces,
+    follower: rvtrace_image::space::Follower<'a>,
     tables: Vec<Option<Arc<PcTable<'a>>>>,
-    position: rvtrace_image::space::Position,
-    at: usize,
 }
 
 impl<'a, W: Write> PcWriter<'a, W> {
@@ -518,18 +516,12 @@ impl<'a, W: Write> PcWriter<'a, W> {
     /// ([`rvtrace_image::space`]): ranges are expanded with the code of the space that the
     /// flow's [`FlowElement::Context`] elements put it in, as the decoder walked them.
     pub fn with_spaces(spaces: &'a rvtrace_image::space::Spaces, out: W, format: PcFormat) -> Self {
-        let position = rvtrace_image::space::Position::default();
-        let at = spaces.index_at(&position);
-        let table = Arc::new(PcTable::new(&spaces.space(at).image, format));
+        let follower = rvtrace_image::space::Follower::new(spaces);
+        let table = Arc::new(PcTable::new(&follower.space().image, format));
         let mut tables = vec![None; spaces.len()];
-        tables[at] = Some(table.clone());
+        tables[follower.index()] = Some(table.clone());
         let mut w = Self::with_table(table, out);
-        w.spaces = Some(Box::new(SpaceTables {
-            spaces,
-            tables,
-            position,
-            at,
-        }));
+        w.spaces = Some(Box::new(SpaceTables { follower, tables }));
         w
     }
 
@@ -539,13 +531,10 @@ impl<'a, W: Write> PcWriter<'a, W> {
         let Some(st) = self.spaces.as_deref_mut() else {
             return;
         };
-        st.position.report(privilege, context);
-        let i = st.spaces.index_at(&st.position);
-        if i == st.at {
+        let Some(i) = st.follower.report(privilege, context) else {
             return;
-        }
-        st.at = i;
-        let (spaces, format) = (st.spaces, self.format);
+        };
+        let (spaces, format) = (st.follower.spaces(), self.format);
         let table = st.tables[i]
             .get_or_insert_with(|| Arc::new(PcTable::new(&spaces.space(i).image, format)))
             .clone();
@@ -806,6 +795,8 @@ pub struct FlowText<'a, W: Write> {
     err: Option<io::Error>,
     /// Write [`FlowElement::Ignored`] elements ([`FlowText::with_ignored`]).
     ignored: bool,
+    /// The address spaces the flow moves between ([`FlowText::with_spaces`]).
+    follower: Option<rvtrace_image::space::Follower<'a>>,
 }
 
 /// One entry of [`FlowText`]'s range line cache: a range and its line (empty: `count` 0,
@@ -856,6 +847,32 @@ impl<'a, W: Write> FlowText<'a, W> {
             lines: Box::new([]),
             err: None,
             ignored: false,
+            follower: None,
+        }
+    }
+
+    /// A writer for a program of several address spaces ([`rvtrace_image::space`]): addresses
+    /// are named with the symbols of the space the flow's [`FlowElement::Context`] elements
+    /// put it in.
+    pub fn with_spaces(spaces: &'a rvtrace_image::space::Spaces, out: W) -> Self {
+        let follower = rvtrace_image::space::Follower::new(spaces);
+        let mut t = FlowText::new(&follower.space().image, out);
+        t.follower = Some(follower);
+        t
+    }
+
+    /// The flow reports its privilege and/or context: name addresses in that space from here.
+    #[cold]
+    fn context(&mut self, privilege: Option<u8>, context: Option<u64>) {
+        let Some(f) = self.follower.as_mut() else {
+            return;
+        };
+        if f.report(privilege, context).is_some() {
+            self.image = &f.space().image;
+            if !self.syms.is_empty() {
+                // The caches hold the other space's names.
+                self.allocate_caches();
+            }
         }
     }
 
@@ -1069,6 +1086,9 @@ impl<W: Write> FlowSink for FlowText<'_, W> {
             if self.buf.len() > FLOW_BUF {
                 self.flush_buf();
             }
+        }
+        if let FlowElement::Context { privilege, context } = *e {
+            self.context(privilege, context);
         }
     }
 }

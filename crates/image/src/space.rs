@@ -103,6 +103,52 @@ impl Position {
     }
 }
 
+/// A reader of a decoded flow that follows its address space: the [`Position`] the flow's
+/// `Context` elements report, and the space it selects.
+#[derive(Clone, Copy)]
+pub struct Follower<'a> {
+    spaces: &'a Spaces,
+    position: Position,
+    at: usize,
+}
+
+impl<'a> Follower<'a> {
+    /// At the start of a flow: nothing reported yet.
+    pub fn new(spaces: &'a Spaces) -> Self {
+        let position = Position::default();
+        Follower {
+            spaces,
+            at: spaces.index_at(&position),
+            position,
+        }
+    }
+
+    /// The spaces followed.
+    pub fn spaces(&self) -> &'a Spaces {
+        self.spaces
+    }
+
+    /// The space the flow is in.
+    pub fn space(&self) -> &'a Space {
+        self.spaces.space(self.at)
+    }
+
+    /// Its index ([`Spaces::index`]).
+    pub fn index(&self) -> usize {
+        self.at
+    }
+
+    /// A `Context` element: `Some(index)` of the space the flow enters, `None` if it stays.
+    pub fn report(&mut self, privilege: Option<u8>, context: Option<u64>) -> Option<usize> {
+        self.position.report(privilege, context);
+        let i = self.spaces.index_at(&self.position);
+        (i != self.at).then(|| {
+            self.at = i;
+            i
+        })
+    }
+}
+
 /// The code of one address space: its image and the block table a decoder walks.
 pub struct Space {
     /// The files of the space.
