@@ -238,7 +238,7 @@ pub fn decode(a: &DecodeArgs, forced: Option<Protocol>) -> CmdResult {
             rvtrace_decode::ucf_programs(side, &dec.opts).map_err(crate::trace_source::failure)?;
     }
     let mut images = a.images.clone();
-    if elfs.is_empty() && images.image.is_empty() {
+    if elfs.is_empty() && images.image.is_empty() && images.sysroot.is_none() {
         // A SiFive settings file's `elf` or `image` (a raw binary at an address), relative to
         // the file (SiFive's decoder runs where it is), its `archsize` the width.
         let settings = dec
@@ -247,6 +247,32 @@ pub fn decode(a: &DecodeArgs, forced: Option<Protocol>) -> CmdResult {
             .map_err(crate::trace_source::failure)?;
         if let (Some(s), Some(file)) = (settings, dec.opts.sifive_settings.as_deref()) {
             let dir = file.parent().unwrap_or(Path::new(""));
+            // `map`, `vdso` and `kmempath`: a process's files at their addresses, found beside
+            // the settings file; the kernel's pages. Each process in its own address space.
+            for (pid, map) in &s.maps {
+                images.image.push(rvtrace_image::ImageSpec {
+                    path: dir.join(map),
+                    at: None,
+                    scope: rvtrace_image::space::Scope {
+                        privilege: None,
+                        context: Some(*pid),
+                    },
+                    kind: rvtrace_image::SpecKind::Maps,
+                });
+            }
+            if !s.maps.is_empty() {
+                images.sysroot = Some(dir.to_path_buf());
+                images.vdso = s.vdso.map(|v| dir.join(v));
+            }
+            if let Some(k) = s.kmempath {
+                images.image.push(rvtrace_image::ImageSpec {
+                    path: dir.join(k),
+                    at: None,
+                    scope: Default::default(),
+                    kind: rvtrace_image::SpecKind::Pages,
+                });
+            }
+            images.xlen = images.xlen.or(s.archsize.map(|a| a as u8));
             if let Some(elf) = s.elf {
                 elfs.push(dir.join(elf));
             } else if let Some((raw, at)) = s.image {

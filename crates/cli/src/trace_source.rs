@@ -99,7 +99,8 @@ pub struct ImageArgs {
     /// files without them apply everywhere.
     ///
     /// A kernel's function names: `kallsyms:FILE` reads /proc/kallsyms (or a System.map, with
-    /// `@OFFSET` its KASLR offset).
+    /// `@OFFSET` its KASLR offset). Memory pages: `pages:DIR` loads each file of DIR named
+    /// `NAME.0xADDR` (SiFive's kmem pages) at ADDR.
     ///
     /// A process's files: `maps:FILE` reads a copy of its `/proc/PID/maps` and loads each
     /// executable file it lists from under --sysroot at the address it was mapped. An ELF core
@@ -109,9 +110,14 @@ pub struct ImageArgs {
     #[arg(long = "image", value_name = "FILE[@ADDR][,priv=P][,ctx=N]")]
     pub image: Vec<rvtrace_image::ImageSpec>,
     /// The root of the traced system's files, for the paths `maps:` files and core files name
-    /// (as gdb's `set sysroot`).
+    /// (as gdb's `set sysroot`; a file not found at its path is looked for by its name at the
+    /// root, as SiFive's decoder finds files beside its settings file).
     #[arg(long, value_name = "DIR")]
     pub sysroot: Option<PathBuf>,
+    /// The vdso's ELF file (dumped from the traced system), placed where a `maps:` file's
+    /// `[vdso]` line maps it.
+    #[arg(long, value_name = "FILE")]
+    pub vdso: Option<PathBuf>,
     /// The address width the code is read with when only raw --image files give it.
     #[arg(long, value_name = "32|64", value_parser = crate::etrace::parse_xlen)]
     pub xlen: Option<u8>,
@@ -171,7 +177,7 @@ pub fn load_system(paths: &[PathBuf], more: &ImageArgs) -> Result<Program, Failu
         _ => Xlen::Rv64,
     });
     let mut scoped = Vec::new();
-    let sources = expand_system_files(&more.image, more.sysroot.as_deref())?;
+    let sources = expand_system_files(&more.image, more.sysroot.as_deref(), more.vdso.as_deref())?;
     let xlen = load_images(&mut image, &mut scoped, &sources, xlen, given)?;
     Ok(Program {
         image,
@@ -187,11 +193,37 @@ pub fn load_system(paths: &[PathBuf], more: &ImageArgs) -> Result<Program, Failu
 fn expand_system_files(
     specs: &[rvtrace_image::ImageSpec],
     sysroot: Option<&Path>,
+    vdso: Option<&Path>,
 ) -> Result<Vec<Source>, Failure> {
     use rvtrace_image::system;
     let mut out = Vec::new();
     for spec in specs {
         let name = spec.path.display().to_string();
+        if spec.kind == rvtrace_image::SpecKind::Pages {
+            let pages = system::page_files(&spec.path).map_err(|e| Failure::io(&name, e))?;
+            if pages.is_empty() {
+                warn!("--image pages:{name}: no file named NAME.0xADDR");
+            }
+            for (k, (addr, path)) in pages.iter().enumerate() {
+                let (addr, mut data) = (
+                    *addr,
+                    std::fs::read(path).map_err(|e| Failure::io(path.display(), e))?,
+                );
+                // SiFive's pages carry the first bytes of the next page too (an instruction
+                // that crosses into it): the next page's file has them.
+                if let Some((next, _)) = pages.get(k + 1) {
+                    let room = usize::try_from(next.saturating_sub(addr)).unwrap_or(usize::MAX);
+                    data.truncate(room);
+                }
+                out.push(Source::Raw {
+                    name: path.display().to_string(),
+                    addr,
+                    data,
+                    scope: spec.scope,
+                });
+            }
+            continue;
+        }
         let bytes = std::fs::read(&spec.path).map_err(|e| Failure::io(&name, e))?;
         if spec.kind == rvtrace_image::SpecKind::Kallsyms {
             let text = String::from_utf8_lossy(&bytes);
@@ -250,7 +282,18 @@ fn expand_system_files(
             if done.contains(&m.path.as_str()) {
                 continue;
             }
-            let file = root.join(m.path.trim_start_matches('/'));
+            let file = if m.path == system::VDSO {
+                let Some(v) = vdso else {
+                    continue;
+                };
+                v.to_path_buf()
+            } else {
+                let full = root.join(m.path.trim_start_matches('/'));
+                match (full.exists(), Path::new(&m.path).file_name()) {
+                    (false, Some(base)) if root.join(base).exists() => root.join(base),
+                    _ => full,
+                }
+            };
             let Ok(fb) = std::fs::read(&file) else {
                 warn!(
                     "{name}: {} is not under --sysroot ({}): its code is not loaded",
@@ -280,10 +323,16 @@ fn expand_system_files(
     Ok(out)
 }
 
-/// An image file to load: a spec with the file's bytes, memory a core file held, or a kernel's
-/// symbols.
+/// An image file to load: a spec with the file's bytes, memory a core file held, a memory
+/// page, or a kernel's symbols.
 enum Source {
     Spec(rvtrace_image::ImageSpec, Vec<u8>),
+    Raw {
+        name: String,
+        addr: u64,
+        data: Vec<u8>,
+        scope: rvtrace_image::space::Scope,
+    },
     Symbols {
         name: String,
         symbols: Vec<rvtrace_image::Symbol>,
@@ -346,7 +395,7 @@ fn load_images(
                 xlen.get_or_insert(*x);
                 continue;
             }
-            Source::Symbols { .. } => continue,
+            Source::Symbols { .. } | Source::Raw { .. } => continue,
         };
         if !rvtrace_image::ImageSpec::is_elf(bytes) {
             raws.push((spec, bytes));
@@ -385,6 +434,26 @@ fn load_images(
             im.load_raw(&name, bytes, addr, x).map(|i| i.xlen)
         })?;
         xlen = Some(x);
+    }
+    for source in sources {
+        if let Source::Raw {
+            name,
+            addr,
+            data,
+            scope,
+        } = source
+        {
+            let Some(x) = xlen.or(given) else {
+                return Err(Failure::Usage(format!(
+                    "{name}: a memory page does not say its address width: give --xlen 32|64 \
+                     (or an ELF file of the same program)"
+                )));
+            };
+            target(scoped, scope, &mut |im| {
+                im.load_raw(name, data, *addr, x).map(|i| i.xlen)
+            })?;
+            xlen = Some(x);
+        }
     }
     for source in sources {
         if let Source::Symbols {

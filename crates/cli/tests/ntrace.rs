@@ -771,7 +771,8 @@ fn sifive_dialect_options() {
         "itc-channel",
     );
     assert_eq!(read(&itc), "channel 0 value 0xa6948\n*\n");
-    // A SiFive settings file: the dialect, the print channel; an issue-31 key is reported.
+    // A SiFive settings file: the dialect, the print channel; `pids`, which is no filter here, is
+    // reported.
     let settings = d.join("opts.settings");
     std::fs::write(
         &settings,
@@ -786,7 +787,7 @@ fn sifive_dialect_options() {
     ]);
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(0), "{err}");
-    assert!(err.contains("pids: not yet supported"), "{err}");
+    assert!(err.contains("pids: rvtrace decodes every process"), "{err}");
     assert_eq!(read(&itc), "channel 0 value 0xa6948\n*\n");
     // Its `elf` is the program when --elf is not given.
     let with_elf = d.join("elf.settings");

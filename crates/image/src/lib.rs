@@ -227,6 +227,10 @@ pub enum SpecKind {
     /// A process's `/proc/PID/maps` (`maps:FILE`): the files it lists, each at the load bias it
     /// was mapped with ([`system::parse_maps`]).
     Maps,
+    /// A directory of memory pages (`pages:DIR`: one raw file per page, named by its address
+    /// as `kmem.0x<ADDR>`, SiFive's decoder's `kmempath`): each page at its address
+    /// ([`system::page_files`]).
+    Pages,
     /// A kernel's symbols (`kallsyms:FILE[@OFFSET]`: `/proc/kallsyms` or a `System.map`,
     /// moved by OFFSET, the KASLR offset, for a `System.map`): names, no code
     /// ([`system::parse_kallsyms`]).
@@ -236,7 +240,7 @@ pub enum SpecKind {
 impl std::str::FromStr for ImageSpec {
     type Err = String;
 
-    /// `FILE`, `FILE@ADDR`, `maps:FILE` or `kallsyms:FILE[@OFFSET]`, each followed by any of `,priv=m|s|u` and
+    /// `FILE`, `FILE@ADDR`, `maps:FILE`, `pages:DIR` or `kallsyms:FILE[@OFFSET]`, each followed by any of `,priv=m|s|u` and
     /// `,ctx=N`; ADDR and N hex with `0x` or decimal. A file whose name has an `@` not followed
     /// by a number is taken whole, and so is a `,` not followed by one of the two qualifiers.
     fn from_str(s: &str) -> Result<Self, String> {
@@ -244,6 +248,8 @@ impl std::str::FromStr for ImageSpec {
             (SpecKind::Maps, r)
         } else if let Some(r) = s.strip_prefix("kallsyms:") {
             (SpecKind::Kallsyms, r)
+        } else if let Some(r) = s.strip_prefix("pages:") {
+            (SpecKind::Pages, r)
         } else {
             (SpecKind::Code, s)
         };
@@ -274,7 +280,7 @@ impl std::str::FromStr for ImageSpec {
         if rest.is_empty() {
             return Err(format!("{s}: empty image file name"));
         }
-        if kind == SpecKind::Maps {
+        if matches!(kind, SpecKind::Maps | SpecKind::Pages) {
             return Ok(ImageSpec {
                 path: rest.into(),
                 at: None,

@@ -22,10 +22,13 @@ pub struct Mapping {
     pub path: String,
 }
 
+/// The pseudo-path of the vdso's mapping in `/proc/PID/maps`.
+pub const VDSO: &str = "[vdso]";
+
 /// The mappings of a `/proc/PID/maps` text (proc(5): `start-end perms offset dev inode path`,
-/// hexadecimal numbers). Lines without a path, or whose path is a pseudo-file (`[vdso]`,
-/// `[stack]`, ...) or a deleted file, are left out; a line that does not parse is an error
-/// naming its number.
+/// hexadecimal numbers). Lines without a path, or whose path is a pseudo-file other than
+/// `[vdso]` (`[stack]`, `[heap]`, ...) or a deleted file, are left out; a line that does not
+/// parse is an error naming its number.
 pub fn parse_maps(text: &str) -> Result<Vec<Mapping>, String> {
     let mut out = Vec::new();
     for (i, line) in text.lines().enumerate() {
@@ -47,7 +50,10 @@ pub fn parse_maps(text: &str) -> Result<Vec<Mapping>, String> {
         if end < start || perms.len() != 4 {
             return Err(bad());
         }
-        if path.is_empty() || path.starts_with('[') || path.ends_with(" (deleted)") {
+        if path.is_empty()
+            || (path.starts_with('[') && path != VDSO)
+            || path.ends_with(" (deleted)")
+        {
             continue;
         }
         out.push(Mapping {
@@ -103,6 +109,26 @@ pub fn parse_kallsyms(text: &str, offset: u64) -> Result<Vec<crate::Symbol>, Str
             kind: crate::SymbolKind::Func,
         });
     }
+    Ok(out)
+}
+
+/// The pages of a memory-page directory (SiFive's decoder's `kmempath`: one file per page,
+/// named `kmem.0x<ADDR>`): each file whose name ends in `0x` and a hexadecimal address, with
+/// that address, sorted by address.
+pub fn page_files(dir: &std::path::Path) -> std::io::Result<Vec<(u64, std::path::PathBuf)>> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir)? {
+        let path = e?.path();
+        let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
+        let addr = name
+            .as_deref()
+            .and_then(|n| n.rsplit_once("0x"))
+            .and_then(|(_, hex)| u64::from_str_radix(hex, 16).ok());
+        if let Some(addr) = addr {
+            out.push((addr, path));
+        }
+    }
+    out.sort();
     Ok(out)
 }
 
@@ -287,7 +313,8 @@ mod tests {
 3ffffde000-3ffffff000 rw-p 00000000 00:00 0                          [stack]
 ";
         let m = parse_maps(text).unwrap();
-        assert_eq!(m.len(), 3);
+        assert_eq!(m.len(), 4);
+        assert_eq!((m[3].start, m[3].path.as_str()), (0x3ff7fd4000, VDSO));
         assert_eq!(
             m[0],
             Mapping {

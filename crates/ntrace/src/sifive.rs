@@ -90,12 +90,17 @@ pub struct Settings {
     pub itc_print: Option<bool>,
     /// `trace.config.int.itc.print.channel`.
     pub itc_channel: Option<u32>,
+    /// `pids`: the processes (scontext values) SiFive's decoder shows.
+    pub pids: Vec<u64>,
+    /// `map = PID,FILE[;PID,FILE...]`: each process's `/proc/PID/maps`.
+    pub maps: Vec<(u64, String)>,
+    /// `vdso`: the vdso's ELF file, where the maps' `[vdso]` line places it.
+    pub vdso: Option<String>,
+    /// `kmempath`: a directory of kernel memory pages, one file `kmem.0x<ADDR>` per page.
+    pub kmempath: Option<String>,
     /// One line per key rvtrace does not use or does not know, and per bad value.
     pub warnings: Vec<String>,
 }
-
-/// Keys of SiFive's decoder that the next issue (31: processes, Linux) will read.
-const LATER_KEYS: [&str; 4] = ["pids", "map", "vdso", "kmempath"];
 
 /// A number as SiFive's decoder reads it (C `strtol` base 0: decimal, `0x` hex, `0` octal).
 fn c_number(v: &str) -> Option<u64> {
@@ -187,10 +192,32 @@ impl Settings {
                     Some(c) => s.itc_channel = Some(c as u32),
                     None => bad = true,
                 },
-                k if LATER_KEYS.contains(&k) => s.warnings.push(format!(
-                    "line {}: {k}: not yet supported (processes and Linux images: issue 31); ignored",
-                    n + 1
-                )),
+                "pids" => match v.split(',').map(|p| p.parse().ok()).collect() {
+                    Some(p) => {
+                        s.pids = p;
+                        s.warnings.push(format!(
+                            "line {}: pids: rvtrace decodes every process (the flow's context \
+                             elements say which runs); not a filter",
+                            n + 1
+                        ));
+                    }
+                    None => bad = true,
+                },
+                "map" => {
+                    let m: Option<Vec<(u64, String)>> = v
+                        .split(';')
+                        .map(|e| {
+                            let (pid, file) = e.split_once(',')?;
+                            Some((pid.parse().ok()?, file.to_string()))
+                        })
+                        .collect();
+                    match m {
+                        Some(m) => s.maps = m,
+                        None => bad = true,
+                    }
+                }
+                "vdso" => s.vdso = Some(v.to_string()),
+                "kmempath" => s.kmempath = Some(v.to_string()),
                 _ => s.warnings.push(format!(
                     "line {}: {key}: not a setting rvtrace uses; ignored",
                     n + 1
@@ -496,8 +523,13 @@ mod tests {
             "# gtod.settings\nsrcbits = 2\nADDRBITS=48 # comment\narchsize = 64\n\
              tsSize = 0x28\ntimebasefreq = 10833333\nteinstruction = teInstHTMSyncNoOpt\n\
              pids = 1,2\nclockfreq = 32500000\ntrace.config.int.itc.print.channel = 3\n\
-             cmdLine = /bin/tracer trace\nsrcbits = x\nimage = cm.bin:0x40400000-0x4040912a\n",
+             cmdLine = /bin/tracer trace\nsrcbits = x\nimage = cm.bin:0x40400000-0x4040912a\n\
+             map = 738,gtod.map;9,x.map\nvdso = gtod.vdso\nkmempath = ./kmem\n",
         );
+        assert_eq!(s.pids, [1, 2]);
+        assert_eq!(s.maps, [(738, "gtod.map".into()), (9, "x.map".into())]);
+        assert_eq!(s.vdso.as_deref(), Some("gtod.vdso"));
+        assert_eq!(s.kmempath.as_deref(), Some("./kmem"));
         assert_eq!(s.given.src_bits, Some(2));
         assert_eq!(s.given.addr_bits, Some(48));
         assert_eq!(s.given.tstamp_bits, Some(40));
@@ -507,7 +539,7 @@ mod tests {
         assert_eq!(s.itc_channel, Some(3));
         assert_eq!(s.image, Some(("cm.bin".into(), 0x4040_0000)));
         assert_eq!(s.warnings.len(), 4, "{:?}", s.warnings);
-        assert!(s.warnings[0].contains("pids: not yet supported"));
+        assert!(s.warnings[0].contains("pids: rvtrace decodes every process"));
         assert!(s.warnings[1].contains("clockfreq: not a setting"));
         assert!(s.warnings[2].contains("cmdline"));
         assert!(s.warnings[3].contains("srcbits = x: bad value"));
