@@ -629,3 +629,105 @@ fn kallsyms_name_code_without_symbols() {
     let none = flow("none.flow", &[c]);
     assert!(!none.contains("<main>"), "the snapshot alone has no names");
 }
+
+/// SiFive's decoder settings for a Linux capture (`map = PID,FILE`, `kmempath`, as in
+/// sifive/trace-decoder-tests' linux-* captures) decode the system's N-Trace with Ownership
+/// (context = ASID) to the run's PCs: each process's `/proc/PID/maps`-format file names its ELF
+/// (found by name beside the settings file), the kernel's code comes as 4 KiB page files
+/// `kmem.0xADDR` each holding 2 bytes of the next page (as SiFive's do).
+#[test]
+fn sifive_settings_with_maps_and_kernel_pages() {
+    let d = tmpdir("sifive-linux");
+    let sys = programs_dir().join("system");
+    let kernel = sys.join("kernel-rv64gc.elf");
+    for u in ["user_a", "user_b"] {
+        std::fs::copy(sys.join(format!("{u}-rv64gc.elf")), d.join(u)).unwrap();
+    }
+    let (ing, pcs, nex) = (d.join("s.ing"), d.join("run.pcs"), d.join("s.rtd"));
+    let arg = |p: &Path| p.to_str().unwrap().to_string();
+    let o = rvtrace(&[
+        "run",
+        &arg(&kernel),
+        "--load",
+        &arg(&sys.join("user_a-rv64gc.elf")),
+        "--load",
+        &arg(&sys.join("user_b-rv64gc.elf")),
+        "--context",
+        "asid",
+        "--ingress",
+        &arg(&ing),
+        "--pcs",
+        &arg(&pcs),
+    ]);
+    ok(&o, "rvtrace run");
+    ok(
+        &rvtrace(&[
+            "encode",
+            "ntrace",
+            &arg(&ing),
+            "--ownership",
+            "-o",
+            &arg(&nex),
+        ]),
+        "encode",
+    );
+    // The kernel's text as page files.
+    let mut image = rvtrace_image::Image::new();
+    image.load_file(&kernel).unwrap();
+    std::fs::create_dir_all(d.join("kmem")).unwrap();
+    for seg in image.segments().iter().filter(|s| s.is_executable()) {
+        let mut at = seg.vaddr & !0xfff;
+        while at < seg.vaddr + seg.data.len() as u64 {
+            let mut page = vec![0u8; 4098];
+            let n = (0..4098u64)
+                .take_while(|&k| image.read(at + k, &mut page[k as usize..k as usize + 1]))
+                .count();
+            page.truncate(n.max(1));
+            std::fs::write(d.join(format!("kmem/kmem.{at:#x}")), &page).unwrap();
+            at += 0x1000;
+        }
+    }
+    // Each process's map: its text page from the ELF's file offset 0x1000 (user.ld).
+    for u in ["user_a", "user_b"] {
+        std::fs::write(
+            d.join(format!("{u}.map")),
+            format!(
+                "00010000-00011000 r-xp 00001000 b3:04 77 /home/root/{u}\n\
+                 00011000-00012000 rw-p 00002000 b3:04 77 /home/root/{u}\n\
+                 0001f000-00020000 rw-p 00000000 00:00 0 [stack]\n"
+            ),
+        )
+        .unwrap();
+    }
+    let settings = d.join("s.settings");
+    std::fs::write(
+        &settings,
+        "archsize = 64\nsrcbits = 0\nrtd = s.rtd\npids = 1,2\n\
+         map = 1,user_a.map;2,user_b.map\nkmempath = ./kmem\n",
+    )
+    .unwrap();
+    let dpcs = d.join("d.pcs");
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_rvtrace"))
+        .current_dir(&d)
+        .args([
+            "decode",
+            "s.rtd",
+            "--protocol",
+            "ntrace",
+            "--sifive-settings",
+            "s.settings",
+        ])
+        .args(["--dialect", "standard", "--pcs", "d.pcs"])
+        .output()
+        .unwrap();
+    ok(&o, "decode --sifive-settings");
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("pids: rvtrace decodes every process"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(
+        std::fs::read(&dpcs).unwrap() == std::fs::read(&pcs).unwrap(),
+        "PCs decoded with the SiFive settings differ from the run's"
+    );
+}
