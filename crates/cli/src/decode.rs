@@ -311,13 +311,6 @@ pub fn decode(a: &DecodeArgs, forced: Option<Protocol>) -> CmdResult {
         None => None,
     };
     let image = program.image;
-    if spaces.is_some() && a.all_harts {
-        return Err(Failure::Usage(
-            "--all-harts with priv=/ctx= image files is not supported yet: decode one hart \
-             (--src) at a time"
-                .into(),
-        ));
-    }
     for w in trace.support_warnings(&report::name(t), &head) {
         warn!("{w}");
     }
@@ -367,7 +360,7 @@ pub fn decode(a: &DecodeArgs, forced: Option<Protocol>) -> CmdResult {
         return decode_harts(
             a,
             t,
-            &image,
+            (&image, spaces.as_ref()),
             &trace,
             &input,
             (&srcs, &elfs),
@@ -453,7 +446,7 @@ pub fn decode(a: &DecodeArgs, forced: Option<Protocol>) -> CmdResult {
             other_ranges,
         };
         let mut d = match &spaces {
-            Some(spaces) => trace.decoder_in(spaces),
+            Some(spaces) => trace.decoder_in(spaces, None),
             None => trace.decoder(&image),
         };
         let st = rvtrace_flow::decode_read(&mut d, input.reader()?, &mut sink)
@@ -569,7 +562,7 @@ impl ItcOut {
 fn decode_harts(
     a: &DecodeArgs,
     t: &Path,
-    image: &Image,
+    (image, spaces): (&Image, Option<&rvtrace_image::space::Spaces>),
     trace: &rvtrace_decode::Trace,
     input: &TraceInput,
     (srcs, elfs): (&[u16], &[PathBuf]),
@@ -592,13 +585,11 @@ fn decode_harts(
     let decoders = trace.harts(image);
     let table = outs.table(image);
     let results = crate::harts::run(srcs, a.jobs, |src| {
-        outs.decode(
-            image,
-            &table,
-            src,
-            decoders.decoder(src),
-            input.harts_trace(),
-        )
+        let dec = match spaces {
+            Some(spaces) => trace.decoder_in(spaces, Some(src)),
+            None => decoders.decoder(src),
+        };
+        outs.decode((image, spaces), &table, src, dec, input.harts_trace())
     });
     let mut ok = true;
     for (src, r) in srcs.iter().zip(results) {

@@ -133,24 +133,33 @@ impl HartOutputs<'_> {
     /// its losses are warnings that name the hart. Returns the decoder's counts.
     pub fn decode<'i, D: TraceDecoder>(
         &self,
-        image: &'i Image,
+        (image, spaces): (&'i Image, Option<&'i rvtrace_image::space::Spaces>),
         table: &Arc<PcTable<'i>>,
         hart: u16,
         mut dec: D,
         trace: Trace<'_>,
     ) -> Result<(rvtrace_flow::DecodeStats, D::ProtocolStats), Failure> {
-        let mut pcs = match self.pcs {
-            Some((p, _)) => Some(PcWriter::with_table(
+        let mut pcs = match (self.pcs, spaces) {
+            (Some((p, format)), Some(spaces)) => Some(PcWriter::with_spaces(
+                spaces,
+                Output::create(&path(p, hart))?,
+                format,
+            )),
+            (Some((p, _)), None) => Some(PcWriter::with_table(
                 table.clone(),
                 Output::create(&path(p, hart))?,
             )),
-            None => None,
+            (None, _) => None,
         };
         let mut flow = match self.flow {
-            Some(p) => Some(
-                FlowText::new(image, Output::create(&path(p, hart))?)
-                    .with_ignored(self.list_ignored),
-            ),
+            Some(p) => {
+                let out = Output::create(&path(p, hart))?;
+                let f = match spaces {
+                    Some(spaces) => FlowText::with_spaces(spaces, out),
+                    None => FlowText::new(image, out),
+                };
+                Some(f.with_ignored(self.list_ignored))
+            }
             None => None,
         };
         let brstack = self.brstack.map_path(|p| path(p, hart));

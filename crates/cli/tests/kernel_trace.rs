@@ -441,6 +441,41 @@ fn system_address_spaces() {
         let err = String::from_utf8_lossy(&o.stderr);
         assert!(err.contains("0x10000"), "{proto}: kernel alone:\n{err}");
     }
+    // A trace of several harts (here hart 1 of 4: SRC bits 2): --all-harts decodes each in
+    // the spaces.
+    let multi = d.join("s4.ntrace");
+    let o = rvtrace(&[
+        "encode",
+        "ntrace",
+        ing.to_str().unwrap(),
+        "--ownership",
+        "--src-bits",
+        "2",
+        "--src-id",
+        "1",
+        "-o",
+        multi.to_str().unwrap(),
+    ]);
+    ok(&o, "encode ntrace --src-id 1");
+    let pattern = d.join("h{hart}.pcs");
+    let o = rvtrace(&[
+        "decode",
+        multi.to_str().unwrap(),
+        "--all-harts",
+        "--elf",
+        &kernel,
+        "--image",
+        &a_img,
+        "--image",
+        &b_img,
+        "--pcs",
+        pattern.to_str().unwrap(),
+    ]);
+    ok(&o, "decode --all-harts");
+    assert!(
+        std::fs::read(d.join("h1.pcs")).unwrap() == run_pcs,
+        "--all-harts: hart 1's PCs differ from the run's"
+    );
     // A command that reads one address space refuses the qualifiers.
     let o = rvtrace(&[
         "stats",

@@ -444,17 +444,28 @@ impl Trace {
     }
 
     /// [`Trace::decoder`] for a program of several address spaces ([`Trace::spaces`]): the
-    /// decoder walks the space of the privilege and context the trace reports.
-    pub fn decoder_in<'a>(&self, spaces: &'a rvtrace_image::space::Spaces) -> Decoder<'a> {
+    /// decoder walks the space of the privilege and context the trace reports. `src`: the
+    /// source (hart) to decode, else the one the options name.
+    pub fn decoder_in<'a>(
+        &self,
+        spaces: &'a rvtrace_image::space::Spaces,
+        src: Option<u16>,
+    ) -> Decoder<'a> {
         match &self.config {
             Config::Ntrace { cfg, .. } => {
-                Decoder::Ntrace(rvtrace_ntrace::decoder::Decoder::with_spaces(spaces, *cfg))
+                let cfg = DecoderConfig {
+                    src: src.or(cfg.src),
+                    ..*cfg
+                };
+                Decoder::Ntrace(rvtrace_ntrace::decoder::Decoder::with_spaces(spaces, cfg))
             }
             Config::Etrace { cfg, isa, .. } => {
-                Decoder::Etrace(rvtrace_etrace::decoder::Decoder::with_spaces(
-                    spaces,
-                    rvtrace_etrace::decoder::DecoderConfig::from_config(cfg, *isa),
-                ))
+                let o = rvtrace_etrace::decoder::DecoderConfig::from_config(cfg, *isa);
+                let o = rvtrace_etrace::decoder::DecoderConfig {
+                    src: src.or(o.src),
+                    ..o
+                };
+                Decoder::Etrace(rvtrace_etrace::decoder::Decoder::with_spaces(spaces, o))
             }
         }
     }
