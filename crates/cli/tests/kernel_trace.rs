@@ -287,6 +287,39 @@ fn context_needs_an_ingress_output() {
     assert!(String::from_utf8_lossy(&o.stderr).contains("--context"));
 }
 
+/// Runs the system of `programs/system` (the kernel, its two user programs loaded beside it,
+/// the ASID as the trace context) in `d`: its ingress file and its PC list. Checks the
+/// programs' own output.
+fn run_system(d: &Path) -> (PathBuf, Vec<u8>) {
+    let sys = programs_dir().join("system");
+    let path = |n: &str| sys.join(n).to_str().unwrap().to_string();
+    let (ing, pcs) = (d.join("s.ing"), d.join("run.pcs"));
+    let o = rvtrace(&[
+        "run",
+        &path("kernel-rv64gc.elf"),
+        "--load",
+        &path("user_a-rv64gc.elf"),
+        "--load",
+        &path("user_b-rv64gc.elf"),
+        "--context",
+        "asid",
+        "--ingress",
+        ing.to_str().unwrap(),
+        "--pcs",
+        pcs.to_str().unwrap(),
+    ]);
+    ok(&o, "rvtrace run");
+    let out = String::from_utf8_lossy(&o.stdout);
+    for line in [
+        "[A asid 1] collatz steps 1..40: 709",
+        "[B asid 2] hello from B: fib(15) = 610",
+        "kernel: ok",
+    ] {
+        assert!(out.contains(line), "run output lacks {line:?}:\n{out}");
+    }
+    (ing, std::fs::read(&pcs).unwrap())
+}
+
 /// The tiny kernel as a small system (`programs/system`, issue 31): the kernel ELF and its two
 /// user programs as ELF files of their own, both linked at 0x10000 (different code there) and
 /// told apart by their ASID. `run --load` places them by physical address; N-Trace (Ownership
@@ -314,32 +347,7 @@ fn system_address_spaces() {
     };
     assert_ne!(code_at(&ua), code_at(&ub));
 
-    let ing = d.join("s.ing");
-    let pcs = d.join("run.pcs");
-    let o = rvtrace(&[
-        "run",
-        &kernel,
-        "--load",
-        &ua,
-        "--load",
-        &ub,
-        "--context",
-        "asid",
-        "--ingress",
-        ing.to_str().unwrap(),
-        "--pcs",
-        pcs.to_str().unwrap(),
-    ]);
-    ok(&o, "rvtrace run");
-    let out = String::from_utf8_lossy(&o.stdout);
-    for line in [
-        "[A asid 1] collatz steps 1..40: 709",
-        "[B asid 2] hello from B: fib(15) = 610",
-        "kernel: ok",
-    ] {
-        assert!(out.contains(line), "run output lacks {line:?}:\n{out}");
-    }
-    let run_pcs = std::fs::read(&pcs).unwrap();
+    let (ing, run_pcs) = run_system(&d);
 
     let scf = d.join("ctx.scf");
     std::fs::write(&scf, "nocontext_p=0\ncontext_width_p=16\n").unwrap();
@@ -678,23 +686,9 @@ fn sifive_settings_with_maps_and_kernel_pages() {
     for u in ["user_a", "user_b"] {
         std::fs::copy(sys.join(format!("{u}-rv64gc.elf")), d.join(u)).unwrap();
     }
-    let (ing, pcs, nex) = (d.join("s.ing"), d.join("run.pcs"), d.join("s.rtd"));
+    let (ing, run_pcs) = run_system(&d);
+    let nex = d.join("s.rtd");
     let arg = |p: &Path| p.to_str().unwrap().to_string();
-    let o = rvtrace(&[
-        "run",
-        &arg(&kernel),
-        "--load",
-        &arg(&sys.join("user_a-rv64gc.elf")),
-        "--load",
-        &arg(&sys.join("user_b-rv64gc.elf")),
-        "--context",
-        "asid",
-        "--ingress",
-        &arg(&ing),
-        "--pcs",
-        &arg(&pcs),
-    ]);
-    ok(&o, "rvtrace run");
     ok(
         &rvtrace(&[
             "encode",
@@ -762,7 +756,7 @@ fn sifive_settings_with_maps_and_kernel_pages() {
         String::from_utf8_lossy(&o.stderr)
     );
     assert!(
-        std::fs::read(&dpcs).unwrap() == std::fs::read(&pcs).unwrap(),
+        std::fs::read(&dpcs).unwrap() == run_pcs,
         "PCs decoded with the SiFive settings differ from the run's"
     );
 }
