@@ -64,8 +64,9 @@ struct EncodeOpts {
     /// RepeatBranch for identical consecutive branch messages (7.11).
     #[arg(long)]
     repeat_branch: bool,
-    /// Implicit return with a stack of N full return addresses (9.2, mode 3; N at most 32).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=32))]
+    /// Implicit return with a stack of N full return addresses (9.2, mode 3; N at most 32); in
+    /// SiFive's dialect a counter of calls up to N (simple counting).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1 << 20))]
     call_stack: Option<u32>,
     /// With --call-stack N: a counter of nested calls up to N instead of a stack (9.2, mode 1).
     #[arg(long, requires = "call_stack")]
@@ -109,6 +110,18 @@ struct EncodeOpts {
     /// Trace only instructions with LO <= address < HI (hex).
     #[arg(long, value_name = "LO:HI")]
     trace_range: Option<String>,
+    /// The message set: standard N-Trace, or what SiFive's pre-1.0 encoders send (ResourceFull
+    /// RCODE 8/9 runs of branch outcomes, XOR timestamps, --call-stack N as a counter of calls
+    /// cleared at every sync; crates/ntrace/README.md "SiFive dialect") [default: standard]
+    #[arg(long, value_enum, value_name = "DIALECT")]
+    dialect: Option<rvtrace_ntrace::codec::Dialect>,
+    /// A known SiFive part: the dialect, its SRC and timestamp widths and its implicit return
+    /// (each option given explicitly wins).
+    #[arg(long, value_enum, value_name = "PART")]
+    hw: Option<rvtrace_ntrace::sifive::Hw>,
+    /// Width of the timestamp counter: TSTAMP values modulo 2^N (SiFive's tsSize) [default: 64]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u8).range(1..=64))]
+    tstamp_bits: Option<u8>,
 }
 
 /// `--mode`.
@@ -302,8 +315,19 @@ pub fn encode(a: &EncodeArgs) -> CmdResult {
     cfg.repeat_history = a.opts.repeat_history || a.opts.hist_patterns;
     cfg.hist_patterns = a.opts.hist_patterns;
     cfg.repeat_branch = a.opts.repeat_branch;
+    if let Some(hw) = a.opts.hw {
+        hw.apply_to_encoder(&mut cfg);
+    }
+    if let Some(d) = a.opts.dialect {
+        cfg.codec.dialect = d;
+    }
+    if let Some(b) = a.opts.tstamp_bits {
+        cfg.tstamp_bits = b;
+    }
     if let Some(n) = a.opts.call_stack {
-        cfg.call_stack = if a.opts.call_counter {
+        // SiFive's implicit return is simple counting (P550 README).
+        let counter = a.opts.call_counter || (cfg.sifive() && a.opts.call_stack_partial.is_none());
+        cfg.call_stack = if counter {
             CallStack::Counter { max: n }
         } else if let Some(bits) = a.opts.call_stack_partial {
             CallStack::Partial { depth: n, bits }
@@ -323,7 +347,7 @@ pub fn encode(a: &EncodeArgs) -> CmdResult {
         cfg.sync_period = (n != 0).then_some((unit, n));
     }
     cfg.timestamps = a.opts.timestamps;
-    cfg.codec.src_bits = a.shared.src.bits.unwrap_or(0);
+    cfg.codec.src_bits = a.shared.src.bits.unwrap_or(cfg.codec.src_bits);
     if cfg.codec.src_bits > 12 {
         return Err(Failure::Usage(format!(
             "--src-bits {}: N-Trace's SRC field is at most 12 bits (trTeSrcBits)",
