@@ -858,3 +858,83 @@ fn sifive_dialect_options() {
     assert!(dump.contains("- DataAcquisition"), "{dump}");
     assert!(dump.contains("DQDATA[24]=0xA6948"), "{dump}");
 }
+
+/// `encode ntrace --dialect sifive` (issue 30 item 4): the sidecar says the dialect, so `decode`
+/// needs no option and gives the run's PCs; `--hw p550x4` sets the part's SRC width and
+/// simple-counting implicit return; what SiFive's decoder cannot read is a usage error.
+#[test]
+fn encode_sifive_dialect() {
+    let d = tmpdir("sifive-enc");
+    for (prog, opts) in [
+        ("timer-rv64gc", &["--dialect", "sifive", "--timestamps"][..]),
+        ("traps-rv32imac", &["--dialect", "sifive", "--mode", "btm"]),
+        ("recurse-rv64gc", &["--hw", "p550x4", "--timestamps"]),
+    ] {
+        let elf = programs_dir().join(format!("{prog}.elf"));
+        let (ing, pcs, bin, out) = (
+            d.join(format!("{prog}.ing")),
+            d.join(format!("{prog}.pcs")),
+            d.join(format!("{prog}.bin")),
+            d.join(format!("{prog}.out")),
+        );
+        let o = rvtrace(&["run", arg(&elf), "--ingress", arg(&ing), "--pcs", arg(&pcs)]);
+        assert!(o.status.code().is_some(), "{prog}");
+        let mut args = vec!["encode", "ntrace", arg(&ing), "-o", arg(&bin)];
+        args.extend_from_slice(opts);
+        ok(&rvtrace(&args), prog);
+        let meta = std::fs::read_to_string(d.join(format!("{prog}.bin.meta"))).unwrap();
+        assert!(meta.contains("\ndialect = sifive\n"), "{meta}");
+        let dump = stdout(&rvtrace(&["dump", "ntrace", arg(&bin)]));
+        if opts.contains(&"--hw") {
+            assert!(meta.contains("\nsrc-bits = 2\n"), "{meta}");
+            assert!(
+                meta.contains("\ncall-stack = 1023\ncall-counter = true\n"),
+                "{meta}"
+            );
+        }
+        if !opts.contains(&"btm") {
+            assert!(dump.contains("RCODE[4]=0x9"), "{prog}: no run");
+        }
+        ok(
+            &rvtrace(&[
+                "decode",
+                "ntrace",
+                arg(&bin),
+                "--elf",
+                arg(&elf),
+                "--pcs",
+                arg(&out),
+            ]),
+            prog,
+        );
+        assert!(
+            std::fs::read(&out).unwrap() == std::fs::read(&pcs).unwrap(),
+            "{prog}"
+        );
+    }
+    let ing = d.join("timer-rv64gc.ing");
+    let bin = d.join("x.bin");
+    for bad in [
+        &["--repeat-history"][..],
+        &["--repeat-branch"],
+        &["--call-stack", "4", "--call-stack-partial", "8"],
+    ] {
+        let mut args = vec![
+            "encode",
+            "ntrace",
+            arg(&ing),
+            "-o",
+            arg(&bin),
+            "--dialect",
+            "sifive",
+        ];
+        args.extend_from_slice(bad);
+        let o = rvtrace(&args);
+        assert_eq!(o.status.code(), Some(2), "{bad:?}");
+        assert!(
+            s(&o).1.contains("--dialect sifive: SiFive's"),
+            "{}",
+            s(&o).1
+        );
+    }
+}
