@@ -394,6 +394,32 @@ pub fn encode(a: &EncodeArgs) -> CmdResult {
     for w in cfg.check_input(caps).map_err(|e| format!("{inp}: {e}"))? {
         warn!("{inp}: {w}");
     }
+    // ITC stimulus writes beside the ingress file (`run --itc`): DataAcquisition messages in
+    // SiFive's dialect.
+    let itc_path = rvtrace_ingress::itc::sidecar_path(&a.ingress);
+    let mut writes = Vec::new();
+    if a.input_format == InputFormat::Ingress && itc_path.is_file() {
+        let text = std::fs::read_to_string(&itc_path)
+            .map_err(|e| format!("{}: cannot read: {e}", itc_path.display()))?;
+        writes = rvtrace_ingress::itc::parse(&text)
+            .map_err(|e| format!("{}: {e}", itc_path.display()))?;
+        if !cfg.sifive() && !writes.is_empty() {
+            warn!(
+                "{}: {} ITC writes not encoded: DataAcquisition is SiFive's (--dialect sifive)",
+                itc_path.display(),
+                writes.len()
+            );
+            writes.clear();
+        }
+        if blocks && !expanded && !writes.is_empty() {
+            return Err(Failure::Usage(format!(
+                "{inp} holds block records (multi-retire): its ITC writes ({}) need the program (--elf)",
+                itc_path.display()
+            )));
+        }
+    }
+    let mut writes = writes.into_iter().peekable();
+    let mut retired = 0u64;
     report::distinct(&[&a.ingress], &[("-o", &a.output)])?;
     let mut out = Output::create(&a.output)?;
     let mut enc = Encoder::new(cfg);
@@ -412,7 +438,11 @@ pub fn encode(a: &EncodeArgs) -> CmdResult {
             }
         };
         records += n as u64;
-        enc.push_all(&batch[..n], &mut buf);
+        if writes.peek().is_some() {
+            enc.push_all_itc(&batch[..n], &mut writes, &mut retired, &mut buf);
+        } else {
+            enc.push_all(&batch[..n], &mut buf);
+        }
         if buf.len() >= 1 << 15 {
             out.write_all(&buf).map_err(|e| out.fail(e))?;
             buf.clear();
@@ -482,14 +512,7 @@ pub(crate) fn trace_filter(
         }
     }
     if let Some(r) = range {
-        let hex = |v: &str| {
-            let t = v.trim();
-            let t = t
-                .strip_prefix("0x")
-                .or_else(|| t.strip_prefix("0X"))
-                .unwrap_or(t);
-            u64::from_str_radix(t, 16).ok()
-        };
+        let hex = |v: &str| report::hex(v.trim());
         let (lo, hi) = r
             .split_once(':')
             .and_then(|(l, h)| Some((hex(l)?, hex(h)?)))

@@ -938,3 +938,107 @@ fn encode_sifive_dialect() {
         );
     }
 }
+
+/// printf over SiFive's ITC (issue 30 item 4): `run --itc` writes the stimulus stores beside the
+/// ingress file, each after its store instruction; `encode ntrace --dialect sifive` sends them as
+/// DataAcquisition messages; `decode --itc-print -` prints the program's console text exactly
+/// (text prints on channel 0, NLS prints from the ELF's formats), from per-instruction and
+/// block records, BTM and HTM; the PCs are the run's.
+#[test]
+fn itc_printf_round_trip() {
+    let d = tmpdir("itc");
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../programs/itc");
+    for arch in ["rv64gc", "rv32imac"] {
+        let elf = dir.join(format!("itc_printf-{arch}.elf"));
+        let (ing, pcs, bin) = (d.join("t.ing"), d.join("t.pcs"), d.join("t.bin"));
+        let o = rvtrace(&[
+            "run",
+            arg(&elf),
+            "--itc",
+            "0x1000000",
+            "--ingress",
+            arg(&ing),
+            "--pcs",
+            arg(&pcs),
+        ]);
+        ok(&o, arch);
+        let console = String::from_utf8_lossy(&o.stdout).into_owned();
+        assert!(
+            console.contains("count 3 of 3\nfields 2047 -5 2a\n"),
+            "{console}"
+        );
+        // Each write follows its store: the instruction at that place of the PC list is a store
+        // (opcode STORE; the program's stimulus stores are 32-bit instructions).
+        let mut image = rvtrace_image::Image::new();
+        image.load_file(&elf).unwrap();
+        let pc_list: Vec<u64> = std::fs::read_to_string(&pcs)
+            .unwrap()
+            .lines()
+            .map(|l| u64::from_str_radix(&l[2..], 16).unwrap())
+            .collect();
+        let itc = std::fs::read_to_string(d.join("t.ing.itc")).unwrap();
+        let writes = rvtrace_ingress::itc::parse(&itc).unwrap();
+        assert_eq!(writes.len(), 41, "{itc}");
+        for w in &writes {
+            let pc = pc_list[w.retired as usize - 1];
+            assert_eq!(image.fetch(pc).unwrap() & 0x7f, 0x23, "{w:?} at {pc:#x}");
+        }
+        for (blocks, mode) in [(false, "htm"), (true, "btm")] {
+            if blocks {
+                let o = rvtrace(&[
+                    "run",
+                    arg(&elf),
+                    "--itc",
+                    "0x1000000",
+                    "--ingress",
+                    arg(&ing),
+                    "--ingress-blocks",
+                ]);
+                ok(&o, arch);
+                assert_eq!(std::fs::read_to_string(d.join("t.ing.itc")).unwrap(), itc);
+            }
+            let mut args = vec![
+                "encode",
+                "ntrace",
+                arg(&ing),
+                "-o",
+                arg(&bin),
+                "--dialect",
+                "sifive",
+                "--mode",
+                mode,
+                "--timestamps",
+            ];
+            if blocks {
+                args.extend(["--elf", arg(&elf)]);
+            }
+            ok(&rvtrace(&args), arch);
+            let out = d.join("t.out");
+            let o = rvtrace(&[
+                "decode",
+                "ntrace",
+                arg(&bin),
+                "--elf",
+                arg(&elf),
+                "--itc-print",
+                "-",
+                "--pcs",
+                arg(&out),
+            ]);
+            ok(&o, arch);
+            assert_eq!(String::from_utf8_lossy(&o.stdout), console, "{arch} {mode}");
+            assert!(std::fs::read(&out).unwrap() == std::fs::read(&pcs).unwrap());
+        }
+        // Without the dialect the writes are left out, with a warning.
+        let o = rvtrace(&[
+            "encode",
+            "ntrace",
+            arg(&ing),
+            "-o",
+            arg(&bin),
+            "--elf",
+            arg(&elf),
+        ]);
+        assert!(s(&o).1.contains("41 ITC writes not encoded"), "{}", s(&o).1);
+    }
+}

@@ -42,6 +42,7 @@ pub mod binary;
 mod crc32;
 mod error;
 pub mod etrace_csv;
+pub mod itc;
 mod lines;
 pub mod pcs;
 pub mod pcseq;

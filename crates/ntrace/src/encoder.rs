@@ -1311,6 +1311,54 @@ impl Encoder {
         }
     }
 
+    /// SiFive's dialect: a store to ITC stimulus register `idtag / 4` made by the last record
+    /// pushed: DataAcquisition (TCODE 7) with IDTAG the store's byte offset inside the stimulus
+    /// array and DQDATA the value (dqr `parseDataAcquisition`, `ITCPrint::print`), at the last
+    /// record's time. It goes out whether instruction trace is on or not (instrumentation is
+    /// SiFive's teInstrumentation, apart from teInstruction), but not before the trace has
+    /// started nor while the output queue loses messages; nothing in the standard dialect
+    /// (TCODE 7 is reserved in N-Trace).
+    pub fn itc_write(&mut self, idtag: u64, value: u64, out: &mut Vec<u8>) {
+        let Some(last) = self.last else { return };
+        if !self.cfg.sifive() || self.overflow.is_some() {
+            return;
+        }
+        let body = Body::DataAcquisition {
+            idtag,
+            dqdata: value,
+        };
+        self.emit(body, last.time, out);
+    }
+
+    /// [`push_all`](Encoder::push_all), with the ITC stimulus writes of `writes` (in order; the
+    /// writes it passes are taken from it) sent with [`itc_write`](Encoder::itc_write) after the
+    /// record of their store. `retired` counts the records that retired an instruction so far
+    /// (one instruction per record: block records must be split first).
+    pub fn push_all_itc(
+        &mut self,
+        recs: &[Record],
+        writes: &mut std::iter::Peekable<impl Iterator<Item = rvtrace_ingress::itc::ItcWrite>>,
+        retired: &mut u64,
+        out: &mut Vec<u8>,
+    ) {
+        let (mut start, mut i) = (0, 0);
+        while let Some(w) = writes.peek().copied() {
+            while i < recs.len() && *retired < w.retired {
+                *retired += u64::from(recs[i].iretire > 0);
+                i += 1;
+            }
+            if *retired < w.retired {
+                break;
+            }
+            self.push_all(&recs[start..i], out);
+            start = i;
+            self.itc_write(u64::from(w.idtag), w.value, out);
+            writes.next();
+        }
+        *retired += recs[i..].iter().filter(|r| r.iretire > 0).count() as u64;
+        self.push_all(&recs[start..], out);
+    }
+
     /// Trace was lost after the records pushed so far (a decoded trace's loss, re-encoded by
     /// `rvtrace transcode`). The instructions traced so far are closed by ProgTraceCorrelation
     /// EVCODE=4 with their I-CNT and HIST (7.12, as when trace is disabled; the target of a
