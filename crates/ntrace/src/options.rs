@@ -32,7 +32,8 @@ pub enum ConfigError {
     SifiveRepeats,
     /// SiFive's dialect with an implicit-return mode other than simple counting (SiFive's
     /// encoders count calls, libnexus-rv `contrib/p550/README.md`: "hard-wired to Simple
-    /// counting").
+    /// counting"), or with BTM (the return-stack optimization is an HTM mode: teInstruction 7,
+    /// "Generate HTM and Sync with HTM optimization", dqr `doc/sifive_trace.md`; BTM is 3).
     SifiveStack,
 }
 
@@ -55,7 +56,7 @@ impl std::fmt::Display for ConfigError {
                 "--dialect sifive: SiFive's decoder reads no ResourceFull RCODE 2 or RepeatBranch (--repeat-history, --hist-patterns, --repeat-branch); the dialect sends repeated branch outcomes as RCODE 8/9 runs",
             ),
             ConfigError::SifiveStack => f.write_str(
-                "--dialect sifive: SiFive's implicit return is simple counting (--call-stack N counts calls); --call-stack-partial is not SiFive's",
+                "--dialect sifive: SiFive's implicit return is simple counting in HTM (--call-stack N counts calls); --call-stack-partial and --mode btm with it are not SiFive's",
             ),
         }
     }
@@ -333,6 +334,9 @@ impl EncoderConfig {
                 return Err(ConfigError::StackTooDeep { depth });
             }
             CallStack::Partial { .. } | CallStack::Full { .. } if self.sifive() => {
+                return Err(ConfigError::SifiveStack);
+            }
+            CallStack::Counter { .. } if self.sifive() && self.mode == Mode::Btm => {
                 return Err(ConfigError::SifiveStack);
             }
             _ => {}
