@@ -919,15 +919,7 @@ fn encode_sifive_dialect() {
         &["--repeat-branch"],
         &["--call-stack", "4", "--call-stack-partial", "8"],
     ] {
-        let mut args = vec![
-            "encode",
-            "ntrace",
-            arg(&ing),
-            "-o",
-            arg(&bin),
-            "--dialect",
-            "sifive",
-        ];
+        let mut args = sifive_encode(&ing, &bin);
         args.extend_from_slice(bad);
         let o = rvtrace(&args);
         assert_eq!(o.status.code(), Some(2), "{bad:?}");
@@ -937,6 +929,19 @@ fn encode_sifive_dialect() {
             s(&o).1
         );
     }
+}
+
+/// `encode ntrace ING -o BIN --dialect sifive`.
+fn sifive_encode<'a>(ing: &'a std::path::Path, bin: &'a std::path::Path) -> Vec<&'a str> {
+    vec![
+        "encode",
+        "ntrace",
+        arg(ing),
+        "-o",
+        arg(bin),
+        "--dialect",
+        "sifive",
+    ]
 }
 
 /// printf over SiFive's ITC (issue 30 item 4): `run --itc` writes the stimulus stores beside the
@@ -951,17 +956,22 @@ fn itc_printf_round_trip() {
     for arch in ["rv64gc", "rv32imac"] {
         let elf = dir.join(format!("itc_printf-{arch}.elf"));
         let (ing, pcs, bin) = (d.join("t.ing"), d.join("t.pcs"), d.join("t.bin"));
-        let o = rvtrace(&[
-            "run",
-            arg(&elf),
-            "--itc",
-            "0x1000000",
-            "--ingress",
-            arg(&ing),
-            "--pcs",
-            arg(&pcs),
-        ]);
-        ok(&o, arch);
+        // `run --itc` of the program, with more options.
+        let run = |more: &[&str]| {
+            let mut args = vec![
+                "run",
+                arg(&elf),
+                "--itc",
+                "0x1000000",
+                "--ingress",
+                arg(&ing),
+            ];
+            args.extend_from_slice(more);
+            let o = rvtrace(&args);
+            ok(&o, arch);
+            o
+        };
+        let o = run(&["--pcs", arg(&pcs)]);
         let console = String::from_utf8_lossy(&o.stdout).into_owned();
         assert!(
             console.contains("count 3 of 3\nfields 2047 -5 2a\n"),
@@ -985,30 +995,11 @@ fn itc_printf_round_trip() {
         }
         for (blocks, mode) in [(false, "htm"), (true, "btm")] {
             if blocks {
-                let o = rvtrace(&[
-                    "run",
-                    arg(&elf),
-                    "--itc",
-                    "0x1000000",
-                    "--ingress",
-                    arg(&ing),
-                    "--ingress-blocks",
-                ]);
-                ok(&o, arch);
+                run(&["--ingress-blocks"]);
                 assert_eq!(std::fs::read_to_string(d.join("t.ing.itc")).unwrap(), itc);
             }
-            let mut args = vec![
-                "encode",
-                "ntrace",
-                arg(&ing),
-                "-o",
-                arg(&bin),
-                "--dialect",
-                "sifive",
-                "--mode",
-                mode,
-                "--timestamps",
-            ];
+            let mut args = sifive_encode(&ing, &bin);
+            args.extend(["--mode", mode, "--timestamps"]);
             if blocks {
                 args.extend(["--elf", arg(&elf)]);
             }

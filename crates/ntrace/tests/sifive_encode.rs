@@ -95,42 +95,35 @@ fn hand_built_vectors() {
 /// call counter (B.5: "a SYNC message ... resets the encoder return stack").
 #[test]
 fn run_ends_and_counter_clears() {
-    let bodies = |cfg: EncoderConfig, recs: &[Record]| {
-        let (b, _) = encode(cfg, recs);
+    let bodies = |cfg: EncoderConfig| {
+        let (b, _) = encode(cfg, &loop_records());
         crate::common::messages::bodies(&b, &cfg.codec)
+    };
+    // (RCODE, RDATA[0]) of the ResourceFull messages.
+    let rf = |cfg| -> Vec<(u8, u64)> {
+        bodies(cfg)
+            .into_iter()
+            .filter_map(|b| match b {
+                Body::ResourceFull { rcode, rdata0, .. } => Some((rcode, rdata0)),
+                _ => None,
+            })
+            .collect()
     };
     let mut c = sifive(CallStack::Off);
     c.max_hrepeat = 18;
-    let rf: Vec<(u8, u64)> = bodies(c, &loop_records())
-        .into_iter()
-        .filter_map(|b| match b {
-            Body::ResourceFull { rcode, rdata0, .. } => Some((rcode, rdata0)),
-            _ => None,
-        })
-        .collect();
     // 16 + 2 taken make a full run; the last 2 taken start HIST again.
-    assert_eq!(rf, [(rcode::SIFIVE_TAKEN, 18)]);
+    assert_eq!(rf(c), [(rcode::SIFIVE_TAKEN, 18)]);
     // A narrow I-CNT overflows inside the run: RCODE 0 goes out, the run goes on.
     let mut c = sifive(CallStack::Off);
     c.icnt_bits = 4;
-    let rf: Vec<(u8, u64)> = bodies(c, &loop_records())
-        .into_iter()
-        .filter_map(|b| match b {
-            Body::ResourceFull { rcode, rdata0, .. } => Some((rcode, rdata0)),
-            _ => None,
-        })
-        .collect();
-    assert!(rf.iter().any(|r| r.0 == rcode::ICNT), "{rf:?}");
-    assert_eq!(
-        rf.iter()
-            .filter(|r| r.0 == rcode::SIFIVE_TAKEN)
-            .collect::<Vec<_>>(),
-        [&(rcode::SIFIVE_TAKEN, 20)]
-    );
+    let narrow = rf(c);
+    assert!(narrow.iter().any(|r| r.0 == rcode::ICNT), "{narrow:?}");
+    let runs: Vec<_> = narrow.iter().filter(|r| r.0 != rcode::ICNT).collect();
+    assert_eq!(runs, [&(rcode::SIFIVE_TAKEN, 20)]);
     // A periodic sync between the call and the return clears the count: the return is sent.
     let mut c = sifive(CallStack::Counter { max: 1023 });
     c.sync_period = Some((rvtrace_ntrace::options::SyncUnit::Halfwords, 10));
-    let b = bodies(c, &loop_records());
+    let b = bodies(c);
     assert!(
         b.iter().any(|b| matches!(
             b,
@@ -199,13 +192,7 @@ fn round_trips() {
                     if timestamps {
                         // The XORed times come back as the run's: never backwards, the last
                         // one the last record's.
-                        let times: Vec<u64> = el
-                            .iter()
-                            .filter_map(|e| match e {
-                                FlowElement::Time { time } => Some(*time),
-                                _ => None,
-                            })
-                            .collect();
+                        let times = crate::common::times(&el);
                         assert!(times.windows(2).all(|w| w[0] <= w[1]), "{what}");
                         let last = run.records.iter().map(|r| r.time).max();
                         assert_eq!(times.last().copied(), last, "{what}");

@@ -6,7 +6,7 @@
 //! | offset | register | here |
 //! |---|---|---|
 //! | 0x060 | itcTraceEnable: bit N lets stimulus register N write trace ("By default, all channels are disabled", `itc_utils/readme.md`) | read/write |
-//! | 0x080 + 4N | itcStimulus[N], N = 0..31: a 32-bit store at +0, 16-bit at +2, 8-bit at +3 (`itc_utils.c`) | a store of an enabled channel is a write; a read returns 1 (room in the FIFO: software spins while it reads 0) |
+//! | 0x080 + 4N | itcStimulus\[N\], N = 0..31: a 32-bit store at +0, 16-bit at +2, 8-bit at +3 (`itc_utils.c`) | a store of an enabled channel is a write; a read returns 1 (room in the FIFO: software spins while it reads 0) |
 //! | the rest of the 4 KiB block | the encoder's other controls | read as 0, writes ignored |
 //!
 //! Each write is kept as an [`ItcWrite`] with the instruction it follows (the IDTAG of SiFive's
