@@ -151,7 +151,7 @@ fn refused_in_the_dialect() {
 
 /// Hart runs of the N-Trace CLI tests' programs (and programs whose returns match their calls,
 /// for implicit return), encoded in the dialect with BTM and HTM, with and without timestamps
-/// and implicit return, decode in the dialect to exactly the run's PCs; HTM streams carry runs.
+/// (and Ownership) and implicit return, decode in the dialect to exactly the run's PCs; HTM streams carry runs.
 #[test]
 fn round_trips() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../programs/elf");
@@ -177,6 +177,8 @@ fn round_trips() {
                     c.codec.dialect = Dialect::Sifive;
                     c.mode = mode;
                     c.timestamps = timestamps;
+                    // Ownership (scontext then hcontext 0 after each sync) with the timestamps.
+                    c.ownership = timestamps;
                     c.tstamp_bits = 40;
                     c.call_stack = stack.map_or(CallStack::Off, |max| CallStack::Counter { max });
                     let (bytes, _) = encode(c, &run.records);
