@@ -135,6 +135,16 @@ for code in 0 3; do
     echo "built htif/htif-exit$code-rv64gc.elf"
 done
 
+# printf over SiFive's ITC (itc/): stores to the ITC stimulus port, which QEMU's virt machine
+# does not have; run on the hart model with `rvtrace run --itc 0x1000000`. Kept out of elf/ so
+# the QEMU comparison does not pick it up.
+for arch in $both; do
+    # shellcheck disable=SC2046
+    $cc $common $(arch_flags "$arch") "$here/itc/itc_printf.c" -lm -o "$here/itc/itc_printf-$arch.elf"
+    if [ "${KEEP_DEBUG:-0}" != 1 ]; then $strip --strip-debug "$here/itc/itc_printf-$arch.elf"; fi
+    echo "built itc/itc_printf-$arch.elf"
+done
+
 # S-mode SBI payloads (sbi/): no libc; entered in S-mode by an SBI implementation (OpenSBI, or
 # `rvtrace run --sbi`), linked where QEMU's -kernel and OpenSBI's fw_jump expect the next stage.
 # Kept out of elf/ (sbi/elf/): the semihosting tests and qemu-expected.sh run every elf/*.elf.

@@ -64,8 +64,9 @@ struct EncodeOpts {
     /// RepeatBranch for identical consecutive branch messages (7.11).
     #[arg(long)]
     repeat_branch: bool,
-    /// Implicit return with a stack of N full return addresses (9.2, mode 3; N at most 32).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=32))]
+    /// Implicit return with a stack of N full return addresses (9.2, mode 3; N at most 32); in
+    /// SiFive's dialect a counter of calls up to N (simple counting).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1 << 20))]
     call_stack: Option<u32>,
     /// With --call-stack N: a counter of nested calls up to N instead of a stack (9.2, mode 1).
     #[arg(long, requires = "call_stack")]
@@ -109,6 +110,18 @@ struct EncodeOpts {
     /// Trace only instructions with LO <= address < HI (hex).
     #[arg(long, value_name = "LO:HI")]
     trace_range: Option<String>,
+    /// The message set: standard N-Trace, or what SiFive's pre-1.0 encoders send (ResourceFull
+    /// RCODE 8/9 runs of branch outcomes, XOR timestamps, --call-stack N as a counter of calls
+    /// cleared at every sync; crates/ntrace/README.md "SiFive dialect") [default: standard]
+    #[arg(long, value_enum, value_name = "DIALECT")]
+    dialect: Option<rvtrace_ntrace::codec::Dialect>,
+    /// A known SiFive part: the dialect, its SRC and timestamp widths and its implicit return
+    /// (each option given explicitly wins).
+    #[arg(long, value_enum, value_name = "PART")]
+    hw: Option<rvtrace_ntrace::sifive::Hw>,
+    /// Width of the timestamp counter: TSTAMP values modulo 2^N (SiFive's tsSize) [default: 64]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u8).range(1..=64))]
+    tstamp_bits: Option<u8>,
 }
 
 /// `--mode`.
@@ -302,8 +315,19 @@ pub fn encode(a: &EncodeArgs) -> CmdResult {
     cfg.repeat_history = a.opts.repeat_history || a.opts.hist_patterns;
     cfg.hist_patterns = a.opts.hist_patterns;
     cfg.repeat_branch = a.opts.repeat_branch;
+    if let Some(hw) = a.opts.hw {
+        hw.apply_to_encoder(&mut cfg);
+    }
+    if let Some(d) = a.opts.dialect {
+        cfg.codec.dialect = d;
+    }
+    if let Some(b) = a.opts.tstamp_bits {
+        cfg.tstamp_bits = b;
+    }
     if let Some(n) = a.opts.call_stack {
-        cfg.call_stack = if a.opts.call_counter {
+        // SiFive's implicit return is simple counting (P550 README).
+        let counter = a.opts.call_counter || (cfg.sifive() && a.opts.call_stack_partial.is_none());
+        cfg.call_stack = if counter {
             CallStack::Counter { max: n }
         } else if let Some(bits) = a.opts.call_stack_partial {
             CallStack::Partial { depth: n, bits }
@@ -323,7 +347,7 @@ pub fn encode(a: &EncodeArgs) -> CmdResult {
         cfg.sync_period = (n != 0).then_some((unit, n));
     }
     cfg.timestamps = a.opts.timestamps;
-    cfg.codec.src_bits = a.shared.src.bits.unwrap_or(0);
+    cfg.codec.src_bits = a.shared.src.bits.unwrap_or(cfg.codec.src_bits);
     if cfg.codec.src_bits > 12 {
         return Err(Failure::Usage(format!(
             "--src-bits {}: N-Trace's SRC field is at most 12 bits (trTeSrcBits)",
@@ -370,6 +394,32 @@ pub fn encode(a: &EncodeArgs) -> CmdResult {
     for w in cfg.check_input(caps).map_err(|e| format!("{inp}: {e}"))? {
         warn!("{inp}: {w}");
     }
+    // ITC stimulus writes beside the ingress file (`run --itc`): DataAcquisition messages in
+    // SiFive's dialect.
+    let itc_path = rvtrace_ingress::itc::sidecar_path(&a.ingress);
+    let mut writes = Vec::new();
+    if a.input_format == InputFormat::Ingress && itc_path.is_file() {
+        let text = std::fs::read_to_string(&itc_path)
+            .map_err(|e| format!("{}: cannot read: {e}", itc_path.display()))?;
+        writes = rvtrace_ingress::itc::parse(&text)
+            .map_err(|e| format!("{}: {e}", itc_path.display()))?;
+        if !cfg.sifive() && !writes.is_empty() {
+            warn!(
+                "{}: {} ITC writes not encoded: DataAcquisition is SiFive's (--dialect sifive)",
+                itc_path.display(),
+                writes.len()
+            );
+            writes.clear();
+        }
+        if blocks && !expanded && !writes.is_empty() {
+            return Err(Failure::Usage(format!(
+                "{inp} holds block records (multi-retire): its ITC writes ({}) need the program (--elf)",
+                itc_path.display()
+            )));
+        }
+    }
+    let mut writes = writes.into_iter().peekable();
+    let mut retired = 0u64;
     report::distinct(&[&a.ingress], &[("-o", &a.output)])?;
     let mut out = Output::create(&a.output)?;
     let mut enc = Encoder::new(cfg);
@@ -388,7 +438,11 @@ pub fn encode(a: &EncodeArgs) -> CmdResult {
             }
         };
         records += n as u64;
-        enc.push_all(&batch[..n], &mut buf);
+        if writes.peek().is_some() {
+            enc.push_all_itc(&batch[..n], &mut writes, &mut retired, &mut buf);
+        } else {
+            enc.push_all(&batch[..n], &mut buf);
+        }
         if buf.len() >= 1 << 15 {
             out.write_all(&buf).map_err(|e| out.fail(e))?;
             buf.clear();
@@ -458,14 +512,7 @@ pub(crate) fn trace_filter(
         }
     }
     if let Some(r) = range {
-        let hex = |v: &str| {
-            let t = v.trim();
-            let t = t
-                .strip_prefix("0x")
-                .or_else(|| t.strip_prefix("0X"))
-                .unwrap_or(t);
-            u64::from_str_radix(t, 16).ok()
-        };
+        let hex = |v: &str| report::hex(v.trim());
         let (lo, hi) = r
             .split_once(':')
             .and_then(|(l, h)| Some((hex(l)?, hex(h)?)))

@@ -491,3 +491,12 @@ pub fn per_instruction(bits: u64, instructions: u64) -> f64 {
         bits as f64 / instructions as f64
     }
 }
+
+/// A hex number, `0x` or `0X` optional (addresses on the command line).
+pub(crate) fn hex(v: &str) -> Option<u64> {
+    let t = v
+        .strip_prefix("0x")
+        .or_else(|| v.strip_prefix("0X"))
+        .unwrap_or(v);
+    u64::from_str_radix(t, 16).ok()
+}

@@ -138,6 +138,13 @@ pub struct RunArgs {
     /// `on,mispredict=10,l1d-miss=40`, or `off` (default: one cycle per instruction).
     #[arg(long, value_name = "SPEC")]
     timing: Option<String>,
+    /// Give the machine SiFive's ITC stimulus port (a trace encoder's register block: stimulus
+    /// registers at ADDR + 0x80 upward, itcTraceEnable at ADDR + 0x60; crates/sim/src/itc.rs)
+    /// at ADDR (hex; 0x1000000 is free on QEMU's virt, which has no such device). The stores of
+    /// enabled channels go to INGRESS.itc beside the --ingress file, which `encode ntrace
+    /// --dialect sifive` turns into DataAcquisition messages.
+    #[arg(long, value_name = "ADDR", value_parser = parse_hex_addr)]
+    itc: Option<u64>,
     /// Let the program run shell commands on this machine through semihosting `SYS_SYSTEM`
     /// (as QEMU does). Without it such a call fails with EPERM and a warning.
     #[arg(long)]
@@ -919,6 +926,9 @@ pub fn run(args: &RunArgs) -> CmdResult {
         crate::boot::Mode::Bare => {}
     }
     hart.counters.set_count_all(args.counters);
+    if let Some(base) = args.itc {
+        hart.bus.itc = Some(rvtrace_sim::itc::Itc::new(base));
+    }
     rvtrace_semihost::allow_host_commands(&mut hart, args.allow_host_commands);
     if to_stdout {
         hart.program_output_to_stderr();
@@ -1065,6 +1075,15 @@ pub fn run(args: &RunArgs) -> CmdResult {
     }
     if let Some(p) = &args.code_snapshot {
         keep(write_code_snapshot(p, &mut hart, &image));
+    }
+    if let (Some(itc), Some(ing)) = (&hart.bus.itc, &args.ingress) {
+        if !report::is_std(ing) {
+            let path = rvtrace_ingress::itc::sidecar_path(ing);
+            keep(
+                std::fs::write(&path, rvtrace_ingress::itc::to_text(&itc.writes))
+                    .map_err(|e| Failure::io(format_args!("writing {}", path.display()), e)),
+            );
+        }
     }
     let ingress_err = sink.err.take();
     if let Some(w) = sink.bin {
@@ -1414,6 +1433,11 @@ pub fn damaged_input(
         warn!("{name}: {e}; {before}");
     }
     Ok(ExitCode::from(EXIT_MISMATCH))
+}
+
+/// `--itc ADDR`.
+fn parse_hex_addr(v: &str) -> Result<u64, String> {
+    report::hex(v).ok_or_else(|| format!("{v:?}: not a hex address"))
 }
 
 #[cfg(test)]

@@ -859,3 +859,178 @@ fn sifive_dialect_options() {
     assert!(dump.contains("- DataAcquisition"), "{dump}");
     assert!(dump.contains("DQDATA[24]=0xA6948"), "{dump}");
 }
+
+/// `encode ntrace --dialect sifive` (issue 30 item 4): the sidecar says the dialect, so `decode`
+/// needs no option and gives the run's PCs; `--hw p550x4` sets the part's SRC width and
+/// simple-counting implicit return; what SiFive's decoder cannot read is a usage error.
+#[test]
+fn encode_sifive_dialect() {
+    let d = tmpdir("sifive-enc");
+    for (prog, opts) in [
+        ("timer-rv64gc", &["--dialect", "sifive", "--timestamps"][..]),
+        ("traps-rv32imac", &["--dialect", "sifive", "--mode", "btm"]),
+        ("recurse-rv64gc", &["--hw", "p550x4", "--timestamps"]),
+    ] {
+        let elf = programs_dir().join(format!("{prog}.elf"));
+        let (ing, pcs, bin, out) = (
+            d.join(format!("{prog}.ing")),
+            d.join(format!("{prog}.pcs")),
+            d.join(format!("{prog}.bin")),
+            d.join(format!("{prog}.out")),
+        );
+        let o = rvtrace(&["run", arg(&elf), "--ingress", arg(&ing), "--pcs", arg(&pcs)]);
+        assert!(o.status.code().is_some(), "{prog}");
+        let mut args = vec!["encode", "ntrace", arg(&ing), "-o", arg(&bin)];
+        args.extend_from_slice(opts);
+        ok(&rvtrace(&args), prog);
+        let meta = std::fs::read_to_string(d.join(format!("{prog}.bin.meta"))).unwrap();
+        assert!(meta.contains("\ndialect = sifive\n"), "{meta}");
+        let dump = stdout(&rvtrace(&["dump", "ntrace", arg(&bin)]));
+        if opts.contains(&"--hw") {
+            assert!(meta.contains("\nsrc-bits = 2\n"), "{meta}");
+            assert!(
+                meta.contains("\ncall-stack = 1023\ncall-counter = true\n"),
+                "{meta}"
+            );
+        }
+        if !opts.contains(&"btm") {
+            assert!(dump.contains("RCODE[4]=0x9"), "{prog}: no run");
+        }
+        ok(
+            &rvtrace(&[
+                "decode",
+                "ntrace",
+                arg(&bin),
+                "--elf",
+                arg(&elf),
+                "--pcs",
+                arg(&out),
+            ]),
+            prog,
+        );
+        assert!(
+            std::fs::read(&out).unwrap() == std::fs::read(&pcs).unwrap(),
+            "{prog}"
+        );
+    }
+    let ing = d.join("timer-rv64gc.ing");
+    let bin = d.join("x.bin");
+    for bad in [
+        &["--repeat-history"][..],
+        &["--repeat-branch"],
+        &["--call-stack", "4", "--call-stack-partial", "8"],
+    ] {
+        let mut args = sifive_encode(&ing, &bin);
+        args.extend_from_slice(bad);
+        let o = rvtrace(&args);
+        assert_eq!(o.status.code(), Some(2), "{bad:?}");
+        assert!(
+            s(&o).1.contains("--dialect sifive: SiFive's"),
+            "{}",
+            s(&o).1
+        );
+    }
+}
+
+/// `encode ntrace ING -o BIN --dialect sifive`.
+fn sifive_encode<'a>(ing: &'a std::path::Path, bin: &'a std::path::Path) -> Vec<&'a str> {
+    vec![
+        "encode",
+        "ntrace",
+        arg(ing),
+        "-o",
+        arg(bin),
+        "--dialect",
+        "sifive",
+    ]
+}
+
+/// printf over SiFive's ITC (issue 30 item 4): `run --itc` writes the stimulus stores beside the
+/// ingress file, each after its store instruction; `encode ntrace --dialect sifive` sends them as
+/// DataAcquisition messages; `decode --itc-print -` prints the program's console text exactly
+/// (text prints on channel 0, NLS prints from the ELF's formats), from per-instruction and
+/// block records, BTM and HTM; the PCs are the run's.
+#[test]
+fn itc_printf_round_trip() {
+    let d = tmpdir("itc");
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../programs/itc");
+    for arch in ["rv64gc", "rv32imac"] {
+        let elf = dir.join(format!("itc_printf-{arch}.elf"));
+        let (ing, pcs, bin) = (d.join("t.ing"), d.join("t.pcs"), d.join("t.bin"));
+        // `run --itc` of the program, with more options.
+        let run = |more: &[&str]| {
+            let mut args = vec![
+                "run",
+                arg(&elf),
+                "--itc",
+                "0x1000000",
+                "--ingress",
+                arg(&ing),
+            ];
+            args.extend_from_slice(more);
+            let o = rvtrace(&args);
+            ok(&o, arch);
+            o
+        };
+        let o = run(&["--pcs", arg(&pcs)]);
+        let console = String::from_utf8_lossy(&o.stdout).into_owned();
+        assert!(
+            console.contains("count 3 of 3\nfields 2047 -5 2a\n"),
+            "{console}"
+        );
+        // Each write follows its store: the instruction at that place of the PC list is a store
+        // (opcode STORE; the program's stimulus stores are 32-bit instructions).
+        let mut image = rvtrace_image::Image::new();
+        image.load_file(&elf).unwrap();
+        let pc_list: Vec<u64> = std::fs::read_to_string(&pcs)
+            .unwrap()
+            .lines()
+            .map(|l| u64::from_str_radix(&l[2..], 16).unwrap())
+            .collect();
+        let itc = std::fs::read_to_string(d.join("t.ing.itc")).unwrap();
+        let writes = rvtrace_ingress::itc::parse(&itc).unwrap();
+        assert_eq!(writes.len(), 41, "{itc}");
+        for w in &writes {
+            let pc = pc_list[w.retired as usize - 1];
+            assert_eq!(image.fetch(pc).unwrap() & 0x7f, 0x23, "{w:?} at {pc:#x}");
+        }
+        for (blocks, mode) in [(false, "htm"), (true, "btm")] {
+            if blocks {
+                run(&["--ingress-blocks"]);
+                assert_eq!(std::fs::read_to_string(d.join("t.ing.itc")).unwrap(), itc);
+            }
+            let mut args = sifive_encode(&ing, &bin);
+            args.extend(["--mode", mode, "--timestamps"]);
+            if blocks {
+                args.extend(["--elf", arg(&elf)]);
+            }
+            ok(&rvtrace(&args), arch);
+            let out = d.join("t.out");
+            let o = rvtrace(&[
+                "decode",
+                "ntrace",
+                arg(&bin),
+                "--elf",
+                arg(&elf),
+                "--itc-print",
+                "-",
+                "--pcs",
+                arg(&out),
+            ]);
+            ok(&o, arch);
+            assert_eq!(String::from_utf8_lossy(&o.stdout), console, "{arch} {mode}");
+            assert!(std::fs::read(&out).unwrap() == std::fs::read(&pcs).unwrap());
+        }
+        // Without the dialect the writes are left out, with a warning.
+        let o = rvtrace(&[
+            "encode",
+            "ntrace",
+            arg(&ing),
+            "-o",
+            arg(&bin),
+            "--elf",
+            arg(&elf),
+        ]);
+        assert!(s(&o).1.contains("41 ITC writes not encoded"), "{}", s(&o).1);
+    }
+}

@@ -13,6 +13,8 @@
 //! * Logs that list retired addresses, read as [`pcs::Step`]s (the records are derived with the
 //!   program by `rvtrace_sim::import`): [`pcs`] (a PC list), [`qemu`] (`-d exec,nochain,int`),
 //!   [`spike`] (`-l --log-commits`).
+//! * [`itc`]: the stores to SiFive's ITC stimulus port beside an ingress file (`INGRESS.itc`): not
+//!   instruction-trace signals, so not records; the binary format is unchanged.
 //!
 //! `iretire` is always in half-words in a [`Record`] (`ingressPort.adoc`, table "Instruction interface
 //! signals - multiple retirement per block"); formats that count instructions (the single-retirement
@@ -42,6 +44,7 @@ pub mod binary;
 mod crc32;
 mod error;
 pub mod etrace_csv;
+pub mod itc;
 mod lines;
 pub mod pcs;
 pub mod pcseq;

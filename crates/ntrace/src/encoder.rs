@@ -148,6 +148,24 @@ pub struct Encoder {
     pat_held: Option<(u64, u64)>,
     /// `hist_patterns`: the pattern being counted.
     pat_run: Option<PatRun>,
+    /// SiFive's dialect: the run of identical branch outcomes being counted for ResourceFull
+    /// RCODE 8/9 (taken, count, time of the last one).
+    run: Option<(bool, u64, u64)>,
+}
+
+/// SiFive's dialect: a HIST register whose first [`SIFIVE_RUN_MIN`] branches have the same
+/// outcome becomes a run counted for ResourceFull RCODE 8 (not taken) / 9 (taken). No public
+/// document gives the rule; it is what SiFive's captures show (sifive/trace-decoder-tests
+/// 4c9e00e, the 197 RCODE 8/9 messages of its distinct E31 and DV captures): every run counts at
+/// least 16 branches (21 exactly 16), none of their 1 547 HIST fields starts with 16 equal
+/// outcomes while 6 start with 15,
+/// a run ends at the first other outcome (which starts the next HIST) or at any other message
+/// than ResourceFull RCODE 0 (which the captures send while a run goes on).
+pub const SIFIVE_RUN_MIN: u32 = 16;
+
+/// `hist` (with its stop-bit) holds exactly [`SIFIVE_RUN_MIN`] equal outcomes.
+const fn sifive_run_starts(hist: u64) -> bool {
+    hist == 1 << SIFIVE_RUN_MIN || hist == (1 << (SIFIVE_RUN_MIN + 1)) - 1
 }
 
 /// NexRv's (`NexRvEnco.c` `IsHistMatch_30_28`) test of two consecutive full 31-bit HIST registers
@@ -196,6 +214,7 @@ impl Encoder {
             hist_full_now: false,
             pat_held: None,
             pat_run: None,
+            run: None,
         }
     }
 
@@ -242,11 +261,19 @@ impl Encoder {
         let tstamp = self.cfg.timestamps.then(|| {
             let t = if absolute {
                 time
+            } else if self.cfg.sifive() {
+                // SiFive: the relative TSTAMP is XORed into the time (dqr `processTS`,
+                // libnexus-rv `timestamp ^= ` with quirk-sifive; P550 README "Timestamp uses XOR
+                // scheme"), so the encoder sends the bits that changed.
+                time ^ self.last_time
             } else {
                 time.wrapping_sub(self.last_time)
             };
             self.last_time = time;
-            t
+            match self.cfg.tstamp_bits {
+                b @ 1..=63 => t & ((1 << b) - 1),
+                _ => t,
+            }
         });
         let m = Message {
             src: self.cfg.src_id,
@@ -281,6 +308,16 @@ impl Encoder {
 
     /// Emit a message: first what is buffered for repeats (unless this message continues them).
     fn emit(&mut self, body: Body, time: u64, out: &mut Vec<u8>) {
+        // SiFive's captures send I-CNT overflows while a run goes on (SIFIVE_RUN_MIN).
+        if !matches!(
+            body,
+            Body::ResourceFull {
+                rcode: rcode::ICNT,
+                ..
+            }
+        ) {
+            self.flush_run(out);
+        }
         self.flush_rf_rep(out);
         self.flush_br_rep(out);
         self.last_key = None;
@@ -305,6 +342,28 @@ impl Encoder {
                 }
             };
             self.write(body, time, out);
+        }
+    }
+
+    /// SiFive's dialect: the run counted so far as ResourceFull RCODE 8 (not taken) or 9 (taken)
+    /// with RDATA the number of branches (dqr `parseResourceFull`, libnexus-rv
+    /// `trace-decoder.c`).
+    fn flush_run(&mut self, out: &mut Vec<u8>) {
+        if let Some((taken, n, time)) = self.run.take() {
+            let rcode = if taken {
+                rcode::SIFIVE_TAKEN
+            } else {
+                rcode::SIFIVE_NOT_TAKEN
+            };
+            self.write(
+                Body::ResourceFull {
+                    rcode,
+                    rdata0: n,
+                    rdata1: None,
+                },
+                time,
+                out,
+            );
         }
     }
 
@@ -342,7 +401,8 @@ impl Encoder {
         self.seq_ok = false;
         self.sync_counter = 0;
         self.sync_base_time = r.time;
-        if self.cfg.spec.sync_resets_encoder(sync) {
+        // SiFive's simple-counting stack is cleared at every sync, SYNC 6 included (P550 README).
+        if self.cfg.spec.sync_resets_encoder(sync) || self.cfg.sifive() {
             self.stack.clear();
             self.count = 0;
             self.nx_cnt = 0;
@@ -363,6 +423,19 @@ impl Encoder {
             out,
         );
         self.owner = Some((r.priv_, r.context));
+        if self.cfg.sifive() && format == Process::FORMAT_SCONTEXT {
+            // SiFive sends every scontext message followed by an hcontext one with context 0
+            // and the same privilege (sifive/trace-decoder-tests linux-static: 658 hcontext
+            // messages, each right after an scontext one).
+            let h = Process::from_ingress_priv(Process::FORMAT_HCONTEXT, r.priv_, 0);
+            self.emit(
+                Body::Ownership {
+                    process: h.to_field(),
+                },
+                r.time,
+                out,
+            );
+        }
     }
 
     fn sync_due(&self) -> bool {
@@ -636,7 +709,10 @@ impl Encoder {
             return 0;
         }
         let cfg = &self.cfg;
-        let htm_hist = cfg.mode == Mode::Htm && !cfg.hist_patterns;
+        // SiFive's dialect: a branch that extends or ends a run, or starts one, is not counted
+        // here (`sifive_bit`).
+        let htm_hist = cfg.mode == Mode::Htm && !cfg.hist_patterns && self.run.is_none();
+        let sifive = cfg.sifive();
         let btm = cfg.mode == Mode::Btm;
         let hist_top = u32::from(cfg.hist_bits.clamp(2, 63)) - 1;
         // I-CNT's most significant bit is its overflow flag (Table 10); 0 bits: no limit.
@@ -651,10 +727,11 @@ impl Encoder {
         // No filter, no ownership, no sync period (the common settings): a loop without
         // their tests.
         let plain = cfg.filter.is_none() && !cfg.ownership && unit.is_none();
+        let hist = (htm_hist, sifive);
         let n = if plain {
-            self.run_fast_loop::<true>(recs, htm_hist, btm, hist_top, icnt_top, unit, period)
+            self.run_fast_loop::<true>(recs, hist, btm, hist_top, icnt_top, unit, period)
         } else {
-            self.run_fast_loop::<false>(recs, htm_hist, btm, hist_top, icnt_top, unit, period)
+            self.run_fast_loop::<false>(recs, hist, btm, hist_top, icnt_top, unit, period)
         };
         if n > 0 {
             self.seq_ok = true;
@@ -667,13 +744,14 @@ impl Encoder {
     }
 
     /// The loop of [`run_fast`](Self::run_fast), its state (I-CNT, HIST, the sync counter)
-    /// updated; `PLAIN`: no filter, no ownership, no sync period.
+    /// updated; `PLAIN`: no filter, no ownership, no sync period; `hist`: branches go to HIST
+    /// here, and whether SiFive's runs are to be looked for.
     #[allow(clippy::too_many_arguments)]
     #[inline(always)]
     fn run_fast_loop<const PLAIN: bool>(
         &mut self,
         recs: &[Record],
-        htm_hist: bool,
+        (htm_hist, sifive): (bool, bool),
         btm: bool,
         hist_top: u32,
         icnt_top: u32,
@@ -697,7 +775,7 @@ impl Encoder {
                 4 if btm => hist,
                 4 | 5 if htm_hist => {
                     let h = (hist << 1) | (r.itype.code() == 5) as u64;
-                    if h >> hist_top != 0 {
+                    if h >> hist_top != 0 || (sifive && sifive_run_starts(h)) {
                         break;
                     }
                     h
@@ -800,6 +878,8 @@ impl Encoder {
     fn branch(&mut self, taken: bool, r: &Record, out: &mut Vec<u8>) {
         if self.htm() && self.cfg.hist_patterns {
             self.pattern_bit(taken, r.time, out);
+        } else if self.htm() && self.cfg.sifive() {
+            self.sifive_bit(taken, r.time, out);
         } else if self.htm() {
             self.hist = (self.hist << 1) | taken as u64;
             if self.hist >> (self.cfg.hist_bits.clamp(2, 63) - 1) != 0 {
@@ -807,6 +887,28 @@ impl Encoder {
             }
         } else if taken {
             self.pending = Some(Pending::Direct { time: r.time });
+        }
+    }
+
+    /// SiFive's dialect: one more branch outcome. A run goes on while the outcome repeats (up
+    /// to `max_hrepeat`: no source gives the counter's width; the captures count up to 4096);
+    /// another outcome ends it and starts HIST. A HIST that starts with [`SIFIVE_RUN_MIN`] equal
+    /// outcomes becomes a run; a full one is ResourceFull RCODE 1.
+    fn sifive_bit(&mut self, taken: bool, time: u64, out: &mut Vec<u8>) {
+        if let Some((t, n, last)) = &mut self.run {
+            if *t == taken && *n < self.cfg.max_hrepeat {
+                *n += 1;
+                *last = time;
+                return;
+            }
+            self.flush_run(out);
+        }
+        self.hist = (self.hist << 1) | taken as u64;
+        if sifive_run_starts(self.hist) {
+            self.hist = 1;
+            self.run = Some((taken, u64::from(SIFIVE_RUN_MIN), time));
+        } else if self.hist >> (self.cfg.hist_bits.clamp(2, 63) - 1) != 0 {
+            self.hist_full(time, out);
         }
     }
 
@@ -1163,7 +1265,10 @@ impl Encoder {
     /// HTM (the `nexrv` preset leaves out an empty HIST), CDF=0 in BTM.
     fn correlation(&mut self, evcode: u8, time: u64, out: &mut Vec<u8>) {
         let htm = self.htm();
-        let hist = (htm && !(self.cfg.nexrv && self.hist == 1)).then_some(self.hist);
+        // NexRv and SiFive leave out an empty HIST (SiFive's captures: 14 ProgTraceCorrelation
+        // with CDF=0 in HTM, none with an empty HIST field).
+        let empty_out = self.cfg.nexrv || self.cfg.sifive();
+        let hist = (htm && !(empty_out && self.hist == 1)).then_some(self.hist);
         let body = Body::ProgTraceCorrelation {
             evcode,
             cdf: hist.is_some() as u8,
@@ -1204,6 +1309,54 @@ impl Encoder {
             // Our pattern detection keeps registers back: ProgTraceCorrelation sends them.
             _ => self.hist_full_now && !self.cfg.hist_patterns,
         }
+    }
+
+    /// SiFive's dialect: a store to ITC stimulus register `idtag / 4` made by the last record
+    /// pushed: DataAcquisition (TCODE 7) with IDTAG the store's byte offset inside the stimulus
+    /// array and DQDATA the value (dqr `parseDataAcquisition`, `ITCPrint::print`), at the last
+    /// record's time. It goes out whether instruction trace is on or not (instrumentation is
+    /// SiFive's teInstrumentation, apart from teInstruction), but not before the trace has
+    /// started nor while the output queue loses messages; nothing in the standard dialect
+    /// (TCODE 7 is reserved in N-Trace).
+    pub fn itc_write(&mut self, idtag: u64, value: u64, out: &mut Vec<u8>) {
+        let Some(last) = self.last else { return };
+        if !self.cfg.sifive() || self.overflow.is_some() {
+            return;
+        }
+        let body = Body::DataAcquisition {
+            idtag,
+            dqdata: value,
+        };
+        self.emit(body, last.time, out);
+    }
+
+    /// [`push_all`](Encoder::push_all), with the ITC stimulus writes of `writes` (in order; the
+    /// writes it passes are taken from it) sent with [`itc_write`](Encoder::itc_write) after the
+    /// record of their store. `retired` counts the records that retired an instruction so far
+    /// (one instruction per record: block records must be split first).
+    pub fn push_all_itc(
+        &mut self,
+        recs: &[Record],
+        writes: &mut std::iter::Peekable<impl Iterator<Item = rvtrace_ingress::itc::ItcWrite>>,
+        retired: &mut u64,
+        out: &mut Vec<u8>,
+    ) {
+        let (mut start, mut i) = (0, 0);
+        while let Some(w) = writes.peek().copied() {
+            while i < recs.len() && *retired < w.retired {
+                *retired += u64::from(recs[i].iretire > 0);
+                i += 1;
+            }
+            if *retired < w.retired {
+                break;
+            }
+            self.push_all(&recs[start..i], out);
+            start = i;
+            self.itc_write(u64::from(w.idtag), w.value, out);
+            writes.next();
+        }
+        *retired += recs[i..].iter().filter(|r| r.iretire > 0).count() as u64;
+        self.push_all(&recs[start..], out);
     }
 
     /// Trace was lost after the records pushed so far (a decoded trace's loss, re-encoded by

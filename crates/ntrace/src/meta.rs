@@ -260,6 +260,9 @@ impl Meta {
         add("timestamps", cfg.timestamps.to_string());
         add("ownership", cfg.ownership.to_string());
         add("btype-compat", cfg.btype_compat.to_string());
+        if cfg.tstamp_bits < 64 {
+            add("tstamp-bits", cfg.tstamp_bits.to_string());
+        }
         if let Some(f) = cfg.fifo {
             add(
                 "fifo-drain",
@@ -276,7 +279,7 @@ impl Meta {
             link,
             fifo_bytes: cfg.fifo.map(|f| f.bytes),
             icnt_bits: Some(cfg.icnt_bits),
-            dialect: None,
+            dialect: cfg.sifive().then_some(cfg.codec.dialect),
             info,
         }
     }

@@ -1,6 +1,6 @@
 //! Encoder options (N-Trace chapter 4 Table 7, the trTe* controls of the Trace Control Interface).
 
-use crate::codec::CodecConfig;
+use crate::codec::{CodecConfig, Dialect};
 use rvtrace_isa::Xlen;
 
 /// Settings that contradict each other or that the input cannot serve (usage errors).
@@ -20,6 +20,21 @@ pub enum ConfigError {
     SequentialJumpsNeedSijump,
     /// A link rule given to the encoder, which follows the spec's x1/x5.
     LinkRuleForEncoder,
+    /// A return stack of addresses deeper than 32 entries (9.2; only the counter may be deeper).
+    StackTooDeep {
+        /// The depth asked for.
+        depth: u32,
+    },
+    /// SiFive's dialect with a message SiFive's decoder does not read: ResourceFull RCODE 2
+    /// (repeated history) or RepeatBranch (its `parseResourceFull` knows RCODE 0, 1, 8, 9 only,
+    /// `processTraceMessage` rejects TCODE 30 as unsupported); the dialect sends repeated
+    /// outcomes as RCODE 8/9 runs instead.
+    SifiveRepeats,
+    /// SiFive's dialect with an implicit-return mode other than simple counting (SiFive's
+    /// encoders count calls, libnexus-rv `contrib/p550/README.md`: "hard-wired to Simple
+    /// counting"), or with BTM (the return-stack optimization is an HTM mode: teInstruction 7,
+    /// "Generate HTM and Sync with HTM optimization", dqr `doc/sifive_trace.md`; BTM is 3).
+    SifiveStack,
 }
 
 impl std::fmt::Display for ConfigError {
@@ -32,6 +47,16 @@ impl std::fmt::Display for ConfigError {
             ConfigError::SequentialJumpsNeedSijump => f.write_str("--sequential-jumps needs the hart's sijump signal, which this input does not carry"),
             ConfigError::LinkRuleForEncoder => f.write_str(
                 "--link-registers is an N-Trace decoder option (the encoder follows the spec's x1/x5)",
+            ),
+            ConfigError::StackTooDeep { depth } => write!(
+                f,
+                "--call-stack {depth}: a stack of return addresses has at most 32 entries (--call-counter counts deeper)"
+            ),
+            ConfigError::SifiveRepeats => f.write_str(
+                "--dialect sifive: SiFive's decoder reads no ResourceFull RCODE 2 or RepeatBranch (--repeat-history, --hist-patterns, --repeat-branch); the dialect sends repeated branch outcomes as RCODE 8/9 runs",
+            ),
+            ConfigError::SifiveStack => f.write_str(
+                "--dialect sifive: SiFive's implicit return is simple counting in HTM (--call-stack N counts calls); --call-stack-partial and --mode btm with it are not SiFive's",
             ),
         }
     }
@@ -257,6 +282,9 @@ pub struct EncoderConfig {
     pub max_bcnt: u64,
     /// The text of the specification followed where 1.0 and rc7 differ.
     pub spec: Spec,
+    /// Width of the timestamp counter (SiFive's `tsSize`; 64: no wrap): TSTAMP values are
+    /// taken modulo 2^`tstamp_bits`.
+    pub tstamp_bits: u8,
 }
 
 impl EncoderConfig {
@@ -288,12 +316,35 @@ impl EncoderConfig {
             max_hrepeat: (1 << 18) - 1,
             max_bcnt: (1 << 18) - 1,
             spec: Spec::V1_0,
+            tstamp_bits: 64,
         }
+    }
+
+    /// SiFive's dialect ([`Dialect::Sifive`]; crates/ntrace/README.md, "SiFive dialect"):
+    /// ResourceFull RCODE 8/9 runs, XOR timestamps, simple-counting implicit return.
+    pub const fn sifive(&self) -> bool {
+        matches!(self.codec.dialect, Dialect::Sifive)
     }
 
     /// Settings that contradict each other (a usage error).
     pub fn validate(&self) -> Result<(), ConfigError> {
-        check_src(self.src_id, self.codec.src_bits)
+        check_src(self.src_id, self.codec.src_bits)?;
+        match self.call_stack {
+            CallStack::Partial { depth, .. } | CallStack::Full { depth } if depth > 32 => {
+                return Err(ConfigError::StackTooDeep { depth });
+            }
+            CallStack::Partial { .. } | CallStack::Full { .. } if self.sifive() => {
+                return Err(ConfigError::SifiveStack);
+            }
+            CallStack::Counter { .. } if self.sifive() && self.mode == Mode::Btm => {
+                return Err(ConfigError::SifiveStack);
+            }
+            _ => {}
+        }
+        if self.sifive() && (self.repeat_history || self.hist_patterns || self.repeat_branch) {
+            return Err(ConfigError::SifiveRepeats);
+        }
+        Ok(())
     }
 
     /// Settings an input with `caps` cannot serve (an error), and the warnings for settings it

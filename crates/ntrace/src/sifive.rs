@@ -5,6 +5,7 @@
 
 use crate::codec::Dialect;
 use crate::meta::Given;
+use crate::options::{CallStack, EncoderConfig, Mode};
 
 /// A known SiFive part: the settings its trace encoder has (`--hw`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -45,6 +46,22 @@ impl Hw {
                 dialect: Some(Dialect::Sifive),
                 ..Given::default()
             },
+        }
+    }
+}
+
+impl Hw {
+    /// The part's settings for an encoder (`encode ntrace --hw`), from [`Hw::given`]: the
+    /// dialect, the SRC and timestamp widths, and where the part's return stack is known (the
+    /// P550's: simple counting, on in the board's teControl, libnexus-rv `contrib/p550/README.md`)
+    /// implicit return counting up to its depth, in HTM (the optimization is an HTM mode).
+    pub fn apply_to_encoder(self, cfg: &mut EncoderConfig) {
+        let g = self.given();
+        cfg.codec.dialect = Dialect::Sifive;
+        cfg.codec.src_bits = g.src_bits.unwrap_or(cfg.codec.src_bits);
+        cfg.tstamp_bits = g.tstamp_bits.unwrap_or(cfg.tstamp_bits);
+        if let (Some(max), Mode::Htm) = (g.stack_depth, cfg.mode) {
+            cfg.call_stack = CallStack::Counter { max };
         }
     }
 }

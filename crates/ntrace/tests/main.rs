@@ -19,6 +19,7 @@ mod outputs;
 mod parallel;
 mod roundtrip;
 mod sifive;
+mod sifive_encode;
 mod spec_examples;
 mod stats_vectors;
 mod streaming;

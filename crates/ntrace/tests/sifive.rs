@@ -448,12 +448,5 @@ fn timestamp_counter_wraps() {
     c.tstamp_bits = Some(8);
     let mut el: Vec<FlowElement> = Vec::new();
     decode(&run.image, c, &bytes, &mut el);
-    let times: Vec<u64> = el
-        .iter()
-        .filter_map(|e| match e {
-            FlowElement::Time { time } => Some(*time),
-            _ => None,
-        })
-        .collect();
-    assert_eq!(times, [0xF0, 0xFF, 0x10F, 0x205]);
+    assert_eq!(crate::common::times(&el), [0xF0, 0xFF, 0x10F, 0x205]);
 }

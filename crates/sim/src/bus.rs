@@ -1,6 +1,7 @@
 //! The physical address space of QEMU's `virt` machine, as far as programs under test use it:
 //! RAM at 0x8000_0000, the CLINT (ACLINT MSWI + MTIMER) at 0x0200_0000, the 16550 UART at
-//! 0x1000_0000, the SiFive test finisher at 0x0010_0000, and an optional HTIF `tohost` word.
+//! 0x1000_0000, the SiFive test finisher at 0x0010_0000, an optional HTIF `tohost` word, and an
+//! optional SiFive ITC stimulus port ([`crate::itc`]; `virt` has none).
 //!
 //! `mtime` is deterministic: it advances by one tick per retired instruction (see [`Clint`]).
 
@@ -228,6 +229,8 @@ pub struct Bus {
     /// Bumped whenever the generation of a page changes: a block checked under the current
     /// epoch needs no look at its page's generation (`block.rs`).
     pub(crate) code_epoch: u64,
+    /// SiFive's ITC stimulus port, if the machine has one (`rvtrace run --itc ADDR`).
+    pub itc: Option<crate::itc::Itc>,
 }
 
 /// Bytes of RAM that each kind of hart access may use unchecked (see [`Bus::fast_load`]).
@@ -276,6 +279,7 @@ impl Bus {
             // One more page than RAM needs: a store's last byte indexes it unchecked.
             code: vec![0; (ram_size / CODE_PAGE + 2) as usize],
             code_epoch: 0,
+            itc: None,
         }
     }
 
@@ -581,7 +585,10 @@ impl Bus {
         if (FINISHER_BASE..FINISHER_BASE + 0x1000).contains(&addr) {
             return Some(0);
         }
-        None
+        match &self.itc {
+            Some(itc) if itc.contains(addr) => Some(itc.load(addr, size)),
+            _ => None,
+        }
     }
 
     /// The UART's interrupt line to the PLIC after an access (the hart re-checks its
@@ -687,6 +694,16 @@ impl Bus {
                     _ => {}
                 }
             }
+            return Some(());
+        }
+        if let Some(itc) = self.itc.as_mut().filter(|i| i.contains(addr)) {
+            // The hart's mtime is instret + mtime_offset: the instructions retired before it.
+            itc.store(
+                addr,
+                size,
+                value,
+                mtime.wrapping_sub(self.clint.mtime_offset),
+            );
             return Some(());
         }
         None

@@ -37,6 +37,7 @@ pub mod fpu;
 mod hart;
 pub mod import;
 pub mod ingress;
+pub mod itc;
 pub mod mmu;
 pub mod observer;
 pub mod plic;

@@ -22,3 +22,14 @@ pub fn pcs_and_losses(
     }
     (pcs, losses)
 }
+
+/// The times of a decode's [`rvtrace_flow::FlowElement::Time`] elements.
+pub fn times(elements: &[rvtrace_flow::FlowElement]) -> Vec<u64> {
+    elements
+        .iter()
+        .filter_map(|e| match e {
+            rvtrace_flow::FlowElement::Time { time } => Some(*time),
+            _ => None,
+        })
+        .collect()
+}
