@@ -171,6 +171,11 @@ pub trait HartAccess {
     fn request_stop(&mut self);
     /// Mark the step as touching the outside world ([`Ctx::touched_io`]).
     fn touched_io(&mut self);
+    /// `mhartid`.
+    fn hart_id(&self) -> usize;
+    /// What the machine's harts share (HSM states, requests for other harts); requests this
+    /// hart leaves for itself take effect when the extension's call returns.
+    fn shared(&mut self) -> &mut crate::smp::Shared;
 }
 
 /// An extension's access to the hart while it is being called.
