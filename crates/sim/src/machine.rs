@@ -153,17 +153,14 @@ impl Machine {
         let hart = &mut self.harts[h];
         hart.take_mail();
         let runs = match hart.bus.harts.state(h) {
-            Some(HsmState::Started | HsmState::Suspended) if hart.waiting => {
-                let wakes = hart.wakes();
-                if wakes {
-                    hart.waiting = false;
-                    if let Some((at, opaque)) = hart.bus.harts.wake(h) {
-                        hart.start_supervisor(at, opaque);
-                    }
+            Some(HsmState::Started) if !hart.waiting => true,
+            Some(HsmState::Started | HsmState::Suspended) if hart.wakes() => {
+                hart.waiting = false;
+                if let Some((at, opaque)) = hart.bus.harts.wake(h) {
+                    hart.start_supervisor(at, opaque);
                 }
-                wakes
+                true
             }
-            Some(HsmState::Started) => true,
             _ => false,
         };
         if !runs {

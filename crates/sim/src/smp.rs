@@ -102,12 +102,11 @@ impl Shared {
         (m != Mail::default()).then_some(m)
     }
 
-    /// Hart `h` suspends non-retentively: on wake-up it starts at `at` with `opaque` in `a1`.
-    pub fn suspend_to(&mut self, h: usize, at: u64, opaque: u64) {
-        if h < self.count {
-            self.state[h] = HsmState::Suspended;
-            self.resume[h] = Some((at, opaque));
-        }
+    /// Hart `h` suspends; a non-retentive suspend (`resume`) starts it at the address with the
+    /// opaque value in `a1` when it wakes.
+    pub(crate) fn suspend(&mut self, h: usize, resume: Option<(u64, u64)>) {
+        self.state[h] = HsmState::Suspended;
+        self.resume[h] = resume;
     }
 
     /// Hart `h` wakes from a suspend: STARTED again, and where a non-retentive one resumes.

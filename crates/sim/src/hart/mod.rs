@@ -1066,6 +1066,9 @@ impl HartAccess for Hart {
     fn hart_id(&self) -> usize {
         self.id
     }
+    fn suspend(&mut self, resume: Option<(u64, u64)>) -> bool {
+        Hart::suspend(self, resume)
+    }
     fn shared(&mut self) -> &mut crate::smp::Shared {
         &mut self.bus.harts
     }

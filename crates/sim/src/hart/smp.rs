@@ -25,6 +25,17 @@ impl Hart {
         true
     }
 
+    /// SBI HSM `hart_suspend` in a machine of several harts: the hart is SUSPENDED and waits
+    /// as in `wfi`; a non-retentive suspend (`resume`: the address and opaque value) resumes
+    /// there when it wakes, a retentive one after the call. False when nothing can wake it.
+    pub fn suspend(&mut self, resume: Option<(u64, u64)>) -> bool {
+        if !self.wait_for_other_harts() {
+            return false;
+        }
+        self.bus.harts.suspend(self.id, resume);
+        true
+    }
+
     /// Whether a waiting hart wakes: an interrupt `mie` enables is pending (privileged ISA,
     /// "Wait for Interrupt", whatever the global enables).
     pub(crate) fn wakes(&mut self) -> bool {
