@@ -442,7 +442,13 @@ impl Sbi {
                     let shared = ctx.hart_mut().shared();
                     shared.set_state(h, HsmState::StartPending);
                     let start = Some((args.a[1], args.a[2]));
-                    shared.post(h, Mail { start, ..Mail::default() });
+                    shared.post(
+                        h,
+                        Mail {
+                            start,
+                            ..Mail::default()
+                        },
+                    );
                     ok(0)
                 }
             },

@@ -97,6 +97,14 @@ impl Machine {
         &self.harts[h]
     }
 
+    /// The harts, the first holding the bus (for a machine of one hart: the hart alone).
+    pub fn into_harts(mut self) -> Vec<Hart> {
+        if self.harts.len() > 1 {
+            std::mem::swap(&mut self.harts[0].bus, &mut self.bus);
+        }
+        self.harts
+    }
+
     /// Instructions retired by all harts.
     pub fn instret(&self) -> u64 {
         self.harts.iter().map(|h| h.instret).sum()

@@ -64,7 +64,9 @@ impl Hart {
     /// The physical address of a data access at `va` that just succeeded.
     fn data_address(&mut self, va: u64) -> Option<u64> {
         if self.translating().1 {
-            self.translate_data(va, 1, Access::Read).ok().map(|p| p[0].1)
+            self.translate_data(va, 1, Access::Read)
+                .ok()
+                .map(|p| p[0].1)
         } else {
             Some(va)
         }
