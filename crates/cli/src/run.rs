@@ -207,6 +207,18 @@ pub struct RunArgs {
 }
 
 impl RunArgs {
+    /// With one hart, `{hart}` in the per-hart output paths is that hart's number, 0 (with
+    /// several, [`run_harts`] fills it in for each).
+    pub fn one_hart_paths(&mut self) {
+        if self.harts == 1 {
+            for p in [&mut self.pcs, &mut self.ingress, &mut self.ingress_text] {
+                if let Some(path) = p {
+                    *path = crate::harts::path(path, 0);
+                }
+            }
+        }
+    }
+
     /// The boot mode the options ask for.
     fn mode(&self) -> crate::boot::Mode<'_> {
         match (&self.bios, self.sbi) {
