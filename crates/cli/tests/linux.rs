@@ -156,12 +156,24 @@ fn debian_kernel_boots_on_two_harts_under_the_builtin_sbi() {
     let (out, err) = (stdout(&o), stderr(&o));
     assert!(o.status.success(), "{:?}\n{err}", o.status);
     let lines: Vec<&str> = out.lines().map(|l| l.trim_end_matches('\r')).collect();
-    assert!(lines.iter().any(|l| l.ends_with("smp: Brought up 1 node, 2 CPUs")), "{out}");
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.ends_with("smp: Brought up 1 node, 2 CPUs")),
+        "{out}"
+    );
     assert!(lines.contains(&MARKER), "{out}");
-    let harts: Vec<&str> = lines.iter().copied().filter(|l| l.starts_with("hart\t")).collect();
+    let harts: Vec<&str> = lines
+        .iter()
+        .copied()
+        .filter(|l| l.starts_with("hart\t"))
+        .collect();
     assert_eq!(harts, ["hart\t\t: 0", "hart\t\t: 1"], "{out}");
     let stats = err.lines().find(|l| l.contains(" MIPS)")).unwrap_or("?");
-    eprintln!("--sbi --harts 2: user space and power-off in {:.1} s; {stats}", t.elapsed().as_secs_f64());
+    eprintln!(
+        "--sbi --harts 2: user space and power-off in {:.1} s; {stats}",
+        t.elapsed().as_secs_f64()
+    );
 }
 
 /// The nodes QEMU's `virt` and the model share (`/chosen`, the memory, and the devices the model
