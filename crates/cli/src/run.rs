@@ -211,10 +211,11 @@ impl RunArgs {
     /// several, [`run_harts`] fills it in for each).
     pub fn one_hart_paths(&mut self) {
         if self.harts == 1 {
-            for p in [&mut self.pcs, &mut self.ingress, &mut self.ingress_text] {
-                if let Some(path) = p {
-                    *path = crate::harts::path(path, 0);
-                }
+            for path in [&mut self.pcs, &mut self.ingress, &mut self.ingress_text]
+                .into_iter()
+                .flatten()
+            {
+                *path = crate::harts::path(path, 0);
             }
         }
     }
@@ -901,7 +902,6 @@ pub fn run(args: &RunArgs) -> CmdResult {
     if let Some(t) = &args.timing {
         uarch.set_timing(t).map_err(|e| usage("--timing", e))?;
     }
-    #[allow(clippy::needless_late_init)]
     let (mut hart, image) = if booting {
         let mut cfg = crate::boot::config(Xlen::Rv64, isa, args.hpm_counters);
         cfg.uarch = uarch;

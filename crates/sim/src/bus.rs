@@ -599,7 +599,7 @@ impl Bus {
             };
             let n = self.harts.count() as u64;
             return match off {
-                _ if off < 4 * n && size == 4 && off % 4 == 0 => {
+                _ if off < 4 * n && size == 4 && off.is_multiple_of(4) => {
                     Some(self.clint.msip[off as usize / 4] as u64)
                 }
                 _ if (MTIMECMP_OFF..MTIMECMP_OFF + 8 * n).contains(&off) => {
@@ -695,7 +695,7 @@ impl Bus {
             };
             let n = self.harts.count() as u64;
             match off {
-                _ if off < 4 * n && size == 4 && off % 4 == 0 => {
+                _ if off < 4 * n && size == 4 && off.is_multiple_of(4) => {
                     self.clint.msip[off as usize / 4] = value & 1 != 0;
                 }
                 _ if (MTIMECMP_OFF..MTIMECMP_OFF + 8 * n).contains(&off) => {
