@@ -516,6 +516,70 @@ struct IngressSink {
 }
 
 impl IngressSink {
+    /// The sink of `--ingress` `bin` and `--ingress-text` `text` (either may be absent), their
+    /// headers written.
+    fn create(
+        bin: Option<&Path>,
+        text: Option<&Path>,
+        header: &IngressHeader,
+    ) -> Result<IngressSink, Failure> {
+        let mut sink = IngressSink {
+            bin: None,
+            text: None,
+            err: None,
+        };
+        if let Some(p) = bin {
+            let out = Output::create(p)?;
+            let name = out.name().to_string();
+            sink.bin = Some(
+                IngressWriter::new(out, header)
+                    .map_err(|e| Failure::io(format_args!("writing {name}"), e))?,
+            );
+        }
+        if let Some(p) = text {
+            let out = Output::create(p)?;
+            let name = out.name().to_string();
+            let mut w = rvtrace_ingress::text::TextWriter::new(out);
+            w.header(header)
+                .map_err(|e| Failure::io(format_args!("writing {name}"), e))?;
+            sink.text = Some(w);
+        }
+        Ok(sink)
+    }
+
+    /// Finish both files (the binary one gets its end block); every error goes to `keep`, a
+    /// write error during the run named after the file it hit (`bin`, else `text`).
+    fn finish(
+        mut self,
+        bin: Option<&Path>,
+        text: Option<&Path>,
+        keep: &mut impl FnMut(Result<(), Failure>),
+    ) {
+        let (bin, text) = (
+            bin.map(report::name).unwrap_or_default(),
+            text.map(report::name).unwrap_or_default(),
+        );
+        let ingress_err = self.err.take();
+        if let Some(w) = self.bin {
+            keep(match ingress_err {
+                Some(e) => Err(Failure::io(format_args!("writing {bin}"), e)),
+                None => w
+                    .finish()
+                    .map_err(|e| Failure::io(format_args!("writing {bin}"), e))
+                    .and_then(|o| o.finish()),
+            });
+        } else if let Some(e) = ingress_err {
+            keep(Err(Failure::io(format_args!("writing {text}"), e)));
+        }
+        if let Some(w) = self.text {
+            keep(
+                w.finish()
+                    .map_err(|e| Failure::io(format_args!("writing {text}"), e))
+                    .and_then(|o| o.finish()),
+            );
+        }
+    }
+
     #[inline(always)]
     fn write(&mut self, r: &Record) {
         if self.err.is_some() {
@@ -557,6 +621,21 @@ impl rvtrace_ingress::RecordSink for &mut IngressSink {
             }
         }
     }
+}
+
+/// The ingress header of a run of harts of width `xlen`.
+fn ingress_header(args: &RunArgs, xlen: Xlen) -> IngressHeader {
+    let mut header = IngressHeader::new(
+        xlen,
+        args.itype_width,
+        format!("rvtrace run {}", args.elf.display()),
+    );
+    // The hart model drives `time` (mtime) and `sijump`; `context` with --context.
+    header.has_time = true;
+    header.has_sijump = true;
+    header.has_context = args.context.is_some();
+    header.multi_retire = args.ingress_blocks;
+    header
 }
 
 /// The ingress recorder of a run (`--context` from the hart's `satp`; `--ingress-blocks`).
@@ -956,37 +1035,12 @@ pub fn run(args: &RunArgs) -> CmdResult {
         Some(p) => Some(PcWriter::new(Output::create(p)?)),
         None => None,
     });
-    let mut sink = IngressSink {
-        bin: None,
-        text: None,
-        err: None,
-    };
-    let mut header = IngressHeader::new(
-        hart.xlen,
-        args.itype_width,
-        format!("rvtrace run {}", args.elf.display()),
-    );
-    // The hart model drives `time` (mtime) and `sijump`; `context` with --context.
-    header.has_time = true;
-    header.has_sijump = true;
-    header.has_context = args.context.is_some();
-    header.multi_retire = args.ingress_blocks;
-    if let Some(p) = &args.ingress {
-        let out = Output::create(p)?;
-        let name = out.name().to_string();
-        sink.bin = Some(
-            IngressWriter::new(out, &header)
-                .map_err(|e| Failure::io(format_args!("writing {name}"), e))?,
-        );
-    }
-    if let Some(p) = &args.ingress_text {
-        let out = Output::create(p)?;
-        let name = out.name().to_string();
-        let mut w = rvtrace_ingress::text::TextWriter::new(out);
-        w.header(&header)
-            .map_err(|e| Failure::io(format_args!("writing {name}"), e))?;
-        sink.text = Some(w);
-    }
+    let header = ingress_header(args, hart.xlen);
+    let mut sink = IngressSink::create(
+        args.ingress.as_deref(),
+        args.ingress_text.as_deref(),
+        &header,
+    )?;
     let want_ingress = sink.bin.is_some() || sink.text.is_some();
     let satp = hart.csr_read(rvtrace_sim::csr::num::SATP).unwrap_or(0);
     let mut tandem = rvtrace_tandem::producer::MaybeProducer(match &args.tandem {
@@ -1090,40 +1144,11 @@ pub fn run(args: &RunArgs) -> CmdResult {
     if let Some(p) = &args.code_snapshot {
         keep(write_code_snapshot(p, &mut hart, &image));
     }
-    let ingress_err = sink.err.take();
-    if let Some(w) = sink.bin {
-        let name = args
-            .ingress
-            .as_deref()
-            .map(report::name)
-            .unwrap_or_default();
-        keep(match ingress_err {
-            Some(e) => Err(Failure::io(format_args!("writing {name}"), e)),
-            None => w
-                .finish()
-                .map_err(|e| Failure::io(format_args!("writing {name}"), e))
-                .and_then(|o| o.finish()),
-        });
-    } else if let Some(e) = ingress_err {
-        let name = args
-            .ingress_text
-            .as_deref()
-            .map(report::name)
-            .unwrap_or_default();
-        keep(Err(Failure::io(format_args!("writing {name}"), e)));
-    }
-    if let Some(w) = sink.text {
-        let name = args
-            .ingress_text
-            .as_deref()
-            .map(report::name)
-            .unwrap_or_default();
-        keep(
-            w.finish()
-                .map_err(|e| Failure::io(format_args!("writing {name}"), e))
-                .and_then(|o| o.finish()),
-        );
-    }
+    sink.finish(
+        args.ingress.as_deref(),
+        args.ingress_text.as_deref(),
+        &mut keep,
+    );
     if let Some(t) = tandem.0 {
         let name = args.tandem.as_deref().map(report::name).unwrap_or_default();
         // The sidecar, completed with how the run ended and the number of groups: the checker
@@ -1265,41 +1290,15 @@ fn run_harts(
         });
     }
     let xlen = machine.hart(0).xlen;
-    let mut header = IngressHeader::new(
-        xlen,
-        args.itype_width,
-        format!("rvtrace run {}", args.elf.display()),
-    );
-    header.has_time = true;
-    header.has_sijump = true;
-    header.has_context = args.context.is_some();
-    header.multi_retire = args.ingress_blocks;
+    let header = ingress_header(args, xlen);
     let path =
         |p: &Option<PathBuf>, h: usize| p.as_deref().map(|p| crate::harts::path(p, h as u16));
     let mut sinks = Vec::new();
     let mut pcs = Vec::new();
     for h in 0..n {
-        let mut sink = IngressSink {
-            bin: None,
-            text: None,
-            err: None,
-        };
-        if let Some(p) = path(&args.ingress, h) {
-            let out = Output::create(&p)?;
-            let name = out.name().to_string();
-            sink.bin = Some(
-                IngressWriter::new(out, &header)
-                    .map_err(|e| Failure::io(format_args!("writing {name}"), e))?,
-            );
-        }
-        if let Some(p) = path(&args.ingress_text, h) {
-            let out = Output::create(&p)?;
-            let name = out.name().to_string();
-            let mut w = rvtrace_ingress::text::TextWriter::new(out);
-            w.header(&header)
-                .map_err(|e| Failure::io(format_args!("writing {name}"), e))?;
-            sink.text = Some(w);
-        }
+        let bin = path(&args.ingress, h);
+        let text = path(&args.ingress_text, h);
+        let sink = IngressSink::create(bin.as_deref(), text.as_deref(), &header)?;
         sinks.push(sink);
         pcs.push(match path(&args.pcs, h) {
             Some(p) => Some(PcWriter::new(Output::create(&p)?)),
@@ -1356,31 +1355,9 @@ fn run_harts(
         }
     }
     for (h, sink) in sinks.into_iter().enumerate() {
-        let name =
-            |p: &Option<PathBuf>| path(p, h).as_deref().map(report::name).unwrap_or_default();
-        if let Some(e) = sink.err {
-            keep(Err(Failure::io(
-                format_args!("writing {}", name(&args.ingress)),
-                e,
-            )));
-            continue;
-        }
-        if let Some(w) = sink.bin {
-            let name = name(&args.ingress);
-            keep(
-                w.finish()
-                    .map_err(|e| Failure::io(format_args!("writing {name}"), e))
-                    .and_then(|o| o.finish()),
-            );
-        }
-        if let Some(w) = sink.text {
-            let name = name(&args.ingress_text);
-            keep(
-                w.finish()
-                    .map_err(|e| Failure::io(format_args!("writing {name}"), e))
-                    .and_then(|o| o.finish()),
-            );
-        }
+        let bin = path(&args.ingress, h);
+        let text = path(&args.ingress_text, h);
+        sink.finish(bin.as_deref(), text.as_deref(), &mut keep);
     }
     if let Some(p) = &args.code_snapshot {
         keep(machine.with_hart(0, |hart| write_code_snapshot(p, hart, image)));
