@@ -56,6 +56,11 @@ pub struct Shared {
 /// widths).
 const GRANULE: u64 = 8;
 
+/// The reservation granule that holds `pa`.
+pub(crate) fn granule(pa: u64) -> u64 {
+    pa & !(GRANULE - 1)
+}
+
 impl Shared {
     /// `count` harts (1..=[`MAX_HARTS`]), all STARTED.
     pub fn new(count: usize) -> Shared {
@@ -119,17 +124,12 @@ impl Shared {
 
     /// Hart `h` reserves the granule of `pa`.
     pub(crate) fn reserve(&mut self, h: usize, pa: u64) {
-        self.reserved[h] = Some(pa & !(GRANULE - 1));
+        self.reserved[h] = Some(granule(pa));
     }
 
-    /// Whether hart `h` still holds its reservation of `pa`'s granule (always, with one hart:
-    /// the hart's own reservation decides); it is given up either way (an SC).
-    pub(crate) fn take_reservation(&mut self, h: usize, pa: Option<u64>) -> bool {
-        if self.count == 1 {
-            return true;
-        }
-        let held = self.reserved[h].take();
-        held.is_some() && held == pa.map(|a| a & !(GRANULE - 1))
+    /// Hart `h`'s reservation (its granule), given up (an SC).
+    pub(crate) fn take_reservation(&mut self, h: usize) -> Option<u64> {
+        self.reserved[h].take()
     }
 
     /// The bytes `lo..hi` of RAM page `page` (its number from the start of RAM) were written by

@@ -446,6 +446,8 @@ impl Hart {
                 // QEMU 7.2: SC succeeds if the reservation address matches and memory still holds
                 // the value LR loaded; the reservation is cleared either way.
                 let res = self.reservation.take();
+                // Given up either way too, whether the SC succeeds or not.
+                let held = self.reservation_held(a);
                 let ok = match res {
                     Some((ra, rv)) if ra == a => {
                         // As for AMOs, QEMU 7.2's atomic compare-and-swap reports cause 4.
@@ -456,7 +458,7 @@ impl Hart {
                                 tval: a,
                             });
                         }
-                        if self.amo_read(a, size)? == rv && self.reservation_held(a) {
+                        if self.amo_read(a, size)? == rv && held {
                             self.mem_store(obs, a, size, rs2)?;
                             true
                         } else {

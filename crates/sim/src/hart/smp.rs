@@ -57,8 +57,12 @@ impl Hart {
         if self.bus.harts.count() == 1 {
             return true;
         }
-        let pa = self.data_address(va);
-        self.bus.harts.take_reservation(self.id, pa)
+        // No translation (and its A-bit update) unless the hart still holds a reservation.
+        let Some(granule) = self.bus.harts.take_reservation(self.id) else {
+            return false;
+        };
+        self.data_address(va)
+            .is_some_and(|pa| crate::smp::granule(pa) == granule)
     }
 
     /// The physical address of a data access at `va` that just succeeded.
