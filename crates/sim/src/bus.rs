@@ -226,9 +226,9 @@ pub struct Bus {
     /// The hart's PMP fast path: how many bytes of RAM (from [`RAM_BASE`]) its loads, stores
     /// and fetches may use without a PMP check (all of RAM or none; the hart sets them).
     pub(crate) open: OpenRam,
-    /// Per 4 KiB page of RAM: a generation, odd while the hart holds blocks decoded from the
+    /// Per 4 KiB page of RAM: a generation, odd while a hart holds blocks decoded from the
     /// page (`block.rs`). A write to an odd page makes it even and larger: every block decoded
-    /// from the page is then stale.
+    /// from the page is then stale. (Bit 1 is [`RESERVED`], no part of the generation.)
     code: Vec<u64>,
     /// Bumped whenever the generation of a page changes: a block checked under the current
     /// epoch needs no look at its page's generation (`block.rs`).
@@ -240,8 +240,12 @@ pub struct Bus {
 
 /// A page's `code` word has this bit while some hart holds an LR reservation in it (machines
 /// of several harts only): a store to the page then takes the cold path, which breaks the
-/// other harts' reservations of the granule.
-const RESERVED: u64 = 1 << 63;
+/// other harts' reservations of the granule. Bit 1, so that the store path tests the word
+/// against a small constant (3) as it tested it against 1; the generation counts in the bits
+/// above it.
+const RESERVED: u64 = 2;
+/// What makes a page's generation new (above [`RESERVED`]).
+const GENERATION: u64 = 4;
 
 /// Bytes of RAM that each kind of hart access may use unchecked (see [`Bus::fast_load`]).
 #[derive(Clone, Copy, Debug)]
@@ -431,7 +435,7 @@ impl Bus {
     fn code_written(&mut self, off: usize, len: usize) {
         for p in off >> CODE_SHIFT..=(off + len - 1) >> CODE_SHIFT {
             if self.code[p] & 1 != 0 {
-                self.code[p] += 1;
+                self.code[p] = (self.code[p] & !1) + GENERATION;
                 self.code_epoch += 1;
                 self.irq_dirty = true;
             }
