@@ -441,7 +441,8 @@ impl Bus {
             }
             if self.code[p] & RESERVED != 0 {
                 let (lo, hi) = (RAM_BASE + off as u64, RAM_BASE + (off + len) as u64);
-                if !self.harts.break_reservations(lo, hi, p as u64) {
+                let page = RAM_BASE + ((p as u64) << CODE_SHIFT);
+                if !self.harts.break_reservations(lo, hi, page) {
                     self.code[p] &= !RESERVED;
                 }
             }

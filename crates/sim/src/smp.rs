@@ -1,6 +1,6 @@
 //! What the harts of one machine share besides memory and devices: their SBI HSM states, the
 //! requests one hart leaves for another (an IPI, a remote fence, a start), and the LR
-//! reservations a store by another hart breaks. It lives in the bus ([`crate::bus::Bus::harts`]),
+//! reservations a store by another hart breaks. It lives in the bus (`Bus::harts`),
 //! which the running hart holds; `machine.rs` delivers a hart's requests when its turn comes.
 
 /// The most harts a machine has (QEMU `virt` takes more; the ACLINT and PLIC layouts here are
@@ -132,9 +132,9 @@ impl Shared {
         self.reserved[h].take()
     }
 
-    /// The bytes `lo..hi` of RAM page `page` (its number from the start of RAM) were written by
-    /// the hart holding the bus: every other hart's reservation of a granule among them is
-    /// broken. True if some reservation remains in the page.
+    /// The bytes `lo..hi` of the 4 KiB page at `page` were written by the hart holding the
+    /// bus: every other hart's reservation of a granule among them is broken. True if some
+    /// reservation remains in the page.
     pub(crate) fn break_reservations(&mut self, lo: u64, hi: u64, page: u64) -> bool {
         let current = self.current;
         let mut left = false;
@@ -142,7 +142,7 @@ impl Shared {
             if let Some(g) = *r {
                 if h != current && g < hi && lo < g + GRANULE {
                     *r = None;
-                } else if (g - crate::bus::RAM_BASE) >> 12 == page {
+                } else if g & !0xfff == page {
                     left = true;
                 }
             }
