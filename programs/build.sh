@@ -178,7 +178,7 @@ sbi_build pmu_stat "$here/sbi/pmu_stat.c"
 # elf/ (they are not bare-metal programs).
 for arch in rv64gc rv32imac; do
     case $arch in rv64gc) at=0x80200000 ;; *) at=0x80400000 ;; esac
-    for name in sbi_hello sbi_state semihost_s; do
+    for name in sbi_hello sbi_state semihost_s smp; do
         # Assembled to a fixed object name first: the ELF's symbol table names the object, so a
         # temporary name would make every build differ.
         obj="$(mktemp -d "${TMPDIR:-/tmp}/boot.XXXXXX")"

@@ -7,7 +7,8 @@ use rvtrace_image::Image;
 use rvtrace_isa::Xlen;
 use rvtrace_sim::boot::{initrd_address, Boot};
 use rvtrace_sim::bus::RAM_BASE;
-use rvtrace_sim::fdt::Machine;
+use rvtrace_sim::fdt::Machine as Description;
+use rvtrace_sim::machine::Machine;
 use rvtrace_sim::{privilege, Config, Hart, TrapInfo};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -110,6 +111,8 @@ pub struct BootOptions<'a> {
     pub seed: u64,
     /// Write the device tree blob here (QEMU's `-machine dumpdtb=FILE`).
     pub dump_dtb: Option<&'a Path>,
+    /// Harts of the machine (1..=`rvtrace_sim::smp::MAX_HARTS`).
+    pub harts: usize,
 }
 
 /// The 32 bytes of `/chosen/rng-seed` for `seed`: the project's generator (`rvtrace-rng`)
@@ -164,9 +167,12 @@ fn payload(
     Ok(image)
 }
 
-/// A hart booted in `mode` (not [`Mode::Bare`]) with the payload `elf` (an ELF or a Linux
-/// `Image`), and the image of both files for symbols.
-pub fn make_hart(
+/// A machine of `opts.harts` harts booted in `mode` (not [`Mode::Bare`]) with the payload `elf`
+/// (an ELF or a Linux `Image`) as QEMU `virt -smp N` boots it: under a firmware every hart
+/// starts at the reset ROM (the firmware picks its boot hart); under the built-in SBI hart 0
+/// enters the payload and the others are STOPPED until `sbi_hart_start`. Also the image of
+/// both files for symbols.
+pub fn make_machine(
     mode: &Mode,
     elf: &Path,
     mut cfg: Config,
@@ -174,7 +180,7 @@ pub fn make_hart(
     opts: &BootOptions,
     semihosting: Option<&str>,
     ctr: Option<CtrVersion>,
-) -> Result<(Hart, Image), Failure> {
+) -> Result<(Machine, Image), Failure> {
     let firmware = match mode {
         Mode::Bios(fw) => Some(firmware(fw)?),
         _ => None,
@@ -212,32 +218,39 @@ pub fn make_hart(
         }
         None => None,
     };
-    let mut machine = Machine::of(&cfg);
-    machine.bootargs = opts.bootargs.map(str::to_string);
-    machine.initrd = initrd.as_ref().map(|(at, d)| (*at, at + d.len() as u64));
-    machine.rng_seed = Some(rng_seed(opts.seed));
+    let mut desc = Description::of(&cfg);
+    desc.bootargs = opts.bootargs.map(str::to_string);
+    desc.initrd = initrd.as_ref().map(|(at, d)| (*at, at + d.len() as u64));
+    desc.rng_seed = Some(rng_seed(opts.seed));
+    desc.harts = opts.harts;
     if let Some(v) = ctr {
-        machine.more.extend(v.isa_names());
+        desc.more.extend(v.isa_names());
     }
-    let fdt = machine.to_fdt()?;
+    let fdt = desc.to_fdt()?;
     if let Some(p) = opts.dump_dtb {
         let mut out = Output::create(p)?;
         out.write_all(&fdt).map_err(|e| out.fail(e))?;
         out.finish()?;
     }
-    let mut hart = Hart::new(&cfg);
+    let mut machine = Machine::new(&cfg, opts.harts);
     // Before the boot state: `enter_supervisor` opens `mstateen0` to what is attached.
     if let Some(v) = ctr {
-        v.attach(&mut hart);
+        for h in 0..machine.len() {
+            machine.with_hart(h, |hart| v.attach(hart));
+        }
     }
-    let fdt_at = Boot {
+    let boot = Boot {
         firmware: firmware.as_ref(),
         payload: &payload,
         fdt: &fdt,
         initrd: initrd.as_ref().map(|(at, d)| (*at, d.as_slice())),
+    };
+    let fdt_at = machine
+        .with_hart(0, |hart| boot.apply(hart))
+        .map_err(|e| Failure::Tool(e.to_string()))?;
+    for h in 1..machine.len() {
+        machine.with_hart(h, |hart| boot.apply_other(hart, fdt_at));
     }
-    .apply(&mut hart)
-    .map_err(|e| Failure::Tool(e.to_string()))?;
     if let Some(cmdline) = semihosting {
         // The heap is laid out around what is loaded: the payload and the device tree.
         let mut loaded: Vec<(u64, u64)> = payload
@@ -246,21 +259,29 @@ pub fn make_hart(
             .map(|s| (s.paddr, s.paddr + s.data.len() as u64))
             .collect();
         loaded.push((fdt_at, fdt_at + fdt.len() as u64));
-        let sc = rvtrace_semihost::config(&hart, cmdline, loaded);
-        rvtrace_semihost::set(&mut hart, rvtrace_semihost::Semihost::new(sc));
+        machine.with_hart(0, |hart| {
+            let sc = rvtrace_semihost::config(hart, cmdline, loaded);
+            rvtrace_semihost::set(hart, rvtrace_semihost::Semihost::new(sc));
+        });
     }
     // Under a firmware the UART receives what is piped in (a terminal is left alone: the model
     // has no raw mode). Under --sbi the SBI's own console owns stdin.
     if let Mode::Bios(_) = mode {
         use std::io::IsTerminal;
         if !std::io::stdin().is_terminal() {
-            hart.bus.uart_input = Some(Box::new(std::io::stdin()));
+            machine.with_hart(0, |hart| {
+                hart.bus.uart_input = Some(Box::new(std::io::stdin()))
+            });
         }
     }
     if let Mode::Sbi = mode {
-        hart.attach(Box::new(rvtrace_sbi::Sbi::new(
-            rvtrace_sbi::SbiConfig::stdio(),
-        )));
+        for h in 0..machine.len() {
+            machine.with_hart(h, |hart| {
+                hart.attach(Box::new(rvtrace_sbi::Sbi::new(
+                    rvtrace_sbi::SbiConfig::stdio(),
+                )))
+            });
+        }
     }
     let mut symbols = Image::new();
     if let Some(fw) = match mode {
@@ -270,7 +291,7 @@ pub fn make_hart(
         let _ = symbols.load_file(fw);
     }
     let _ = symbols.load_file(elf);
-    Ok((hart, symbols))
+    Ok((machine, symbols))
 }
 
 /// Watches a `--sbi` run for a trap into M-mode: the built-in SBI services every `ecall` from S
@@ -371,7 +392,7 @@ pub fn dtb(args: &DtbArgs) -> CmdResult {
         .transpose()
         .map_err(Failure::Usage)?;
     let cfg = config(Xlen::Rv64, isa, args.hpm_counters);
-    let mut m = Machine::of(&cfg);
+    let mut m = Description::of(&cfg);
     m.bootargs = args.bootargs.clone();
     let blob = m.to_fdt()?;
     let mut out = Output::create(&args.output)?;

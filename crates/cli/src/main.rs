@@ -166,7 +166,10 @@ enum IngressCommand {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Run(args) => run::run(&args),
+        Command::Run(mut args) => {
+            args.one_hart_paths();
+            run::run(&args)
+        }
         Command::Example(args) => run::example(&args),
         Command::Dtb(args) => boot::dtb(&args),
         Command::Ingress {

@@ -199,14 +199,34 @@ pub struct RunArgs {
     /// writes the machine's without a payload).
     #[arg(long, value_name = "FILE")]
     dump_dtb: Option<PathBuf>,
-    /// Harts of the machine in --sbi and --bios modes; only 1 for now.
-    #[arg(long, value_name = "N", default_value_t = 1)]
+    /// Harts of the machine in --sbi and --bios modes, 1 to 8 (QEMU's `-smp N`): they share
+    /// memory and run in turn, a fixed number of instructions each (deterministic: the same
+    /// run gives the same result). Under --bios every hart starts at the reset ROM; under
+    /// --sbi hart 0 enters the payload and the others wait for SBI HSM hart_start. With more
+    /// than one, each hart's --pcs, --ingress and --ingress-text go to their own file: put
+    /// {hart} in the path (it becomes the hart's number); --max-insns counts all harts'
+    /// instructions.
+    #[arg(long, value_name = "N", default_value_t = 1,
+          value_parser = clap::value_parser!(u32).range(1..=rvtrace_sim::smp::MAX_HARTS as i64))]
     harts: u32,
     #[command(flatten)]
     brstack: crate::brstack::BrstackRunArgs,
 }
 
 impl RunArgs {
+    /// With one hart, `{hart}` in the per-hart output paths is that hart's number, 0 (with
+    /// several, [`run_harts`] fills it in for each).
+    pub fn one_hart_paths(&mut self) {
+        if self.harts == 1 {
+            for path in [&mut self.pcs, &mut self.ingress, &mut self.ingress_text]
+                .into_iter()
+                .flatten()
+            {
+                *path = crate::harts::path(path, 0);
+            }
+        }
+    }
+
     /// The boot mode the options ask for.
     fn mode(&self) -> crate::boot::Mode<'_> {
         match (&self.bios, self.sbi) {
@@ -503,6 +523,70 @@ struct IngressSink {
 }
 
 impl IngressSink {
+    /// The sink of `--ingress` `bin` and `--ingress-text` `text` (either may be absent), their
+    /// headers written.
+    fn create(
+        bin: Option<&Path>,
+        text: Option<&Path>,
+        header: &IngressHeader,
+    ) -> Result<IngressSink, Failure> {
+        let mut sink = IngressSink {
+            bin: None,
+            text: None,
+            err: None,
+        };
+        if let Some(p) = bin {
+            let out = Output::create(p)?;
+            let name = out.name().to_string();
+            sink.bin = Some(
+                IngressWriter::new(out, header)
+                    .map_err(|e| Failure::io(format_args!("writing {name}"), e))?,
+            );
+        }
+        if let Some(p) = text {
+            let out = Output::create(p)?;
+            let name = out.name().to_string();
+            let mut w = rvtrace_ingress::text::TextWriter::new(out);
+            w.header(header)
+                .map_err(|e| Failure::io(format_args!("writing {name}"), e))?;
+            sink.text = Some(w);
+        }
+        Ok(sink)
+    }
+
+    /// Finish both files (the binary one gets its end block); every error goes to `keep`, a
+    /// write error during the run named after the file it hit (`bin`, else `text`).
+    fn finish(
+        mut self,
+        bin: Option<&Path>,
+        text: Option<&Path>,
+        keep: &mut impl FnMut(Result<(), Failure>),
+    ) {
+        let (bin, text) = (
+            bin.map(report::name).unwrap_or_default(),
+            text.map(report::name).unwrap_or_default(),
+        );
+        let ingress_err = self.err.take();
+        if let Some(w) = self.bin {
+            keep(match ingress_err {
+                Some(e) => Err(Failure::io(format_args!("writing {bin}"), e)),
+                None => w
+                    .finish()
+                    .map_err(|e| Failure::io(format_args!("writing {bin}"), e))
+                    .and_then(|o| o.finish()),
+            });
+        } else if let Some(e) = ingress_err {
+            keep(Err(Failure::io(format_args!("writing {text}"), e)));
+        }
+        if let Some(w) = self.text {
+            keep(
+                w.finish()
+                    .map_err(|e| Failure::io(format_args!("writing {text}"), e))
+                    .and_then(|o| o.finish()),
+            );
+        }
+    }
+
     #[inline(always)]
     fn write(&mut self, r: &Record) {
         if self.err.is_some() {
@@ -544,6 +628,21 @@ impl rvtrace_ingress::RecordSink for &mut IngressSink {
             }
         }
     }
+}
+
+/// The ingress header of a run of harts of width `xlen`.
+fn ingress_header(args: &RunArgs, xlen: Xlen) -> IngressHeader {
+    let mut header = IngressHeader::new(
+        xlen,
+        args.itype_width,
+        format!("rvtrace run {}", args.elf.display()),
+    );
+    // The hart model drives `time` (mtime) and `sijump`; `context` with --context.
+    header.has_time = true;
+    header.has_sijump = true;
+    header.has_context = args.context.is_some();
+    header.multi_retire = args.ingress_blocks;
+    header
 }
 
 /// The ingress recorder of a run (`--context` from the hart's `satp`; `--ingress-blocks`).
@@ -812,11 +911,8 @@ pub fn run(args: &RunArgs) -> CmdResult {
             )));
         }
     }
-    if args.harts != 1 {
-        return Err(Failure::Usage(format!(
-            "--harts {}: the machine has one hart for now (several harts are issue 32 item 3)",
-            args.harts
-        )));
+    if args.harts > 1 {
+        check_harts(args)?;
     }
     if args.semihosting && !booting {
         return Err(Failure::Usage(
@@ -898,7 +994,7 @@ pub fn run(args: &RunArgs) -> CmdResult {
         let mut cfg = crate::boot::config(Xlen::Rv64, isa, args.hpm_counters);
         cfg.uarch = uarch;
         cfg.ram_size = args.memory;
-        crate::boot::make_hart(
+        let (machine, image) = crate::boot::make_machine(
             &mode,
             &args.elf,
             cfg,
@@ -908,10 +1004,19 @@ pub fn run(args: &RunArgs) -> CmdResult {
                 initrd: args.initrd.as_deref(),
                 seed: args.seed,
                 dump_dtb: args.dump_dtb.as_deref(),
+                harts: args.harts as usize,
             },
             args.semihosting.then_some(cmdline.as_str()),
             args.ctr,
-        )?
+        )?;
+        if args.dump_dtb.is_some() {
+            return Ok(ExitCode::SUCCESS);
+        }
+        if machine.len() > 1 {
+            return run_harts(args, machine, &image, max_insns);
+        }
+        let hart = machine.into_harts().pop().expect("a machine has a hart");
+        (hart, image)
     } else {
         let image = load_image(&inputs)?;
         let hart = make_hart(&image, isa, args.hpm_counters, uarch, &cmdline, args.ctr)?;
@@ -942,37 +1047,12 @@ pub fn run(args: &RunArgs) -> CmdResult {
         Some(p) => Some(PcWriter::new(Output::create(p)?)),
         None => None,
     });
-    let mut sink = IngressSink {
-        bin: None,
-        text: None,
-        err: None,
-    };
-    let mut header = IngressHeader::new(
-        hart.xlen,
-        args.itype_width,
-        format!("rvtrace run {}", args.elf.display()),
-    );
-    // The hart model drives `time` (mtime) and `sijump`; `context` with --context.
-    header.has_time = true;
-    header.has_sijump = true;
-    header.has_context = args.context.is_some();
-    header.multi_retire = args.ingress_blocks;
-    if let Some(p) = &args.ingress {
-        let out = Output::create(p)?;
-        let name = out.name().to_string();
-        sink.bin = Some(
-            IngressWriter::new(out, &header)
-                .map_err(|e| Failure::io(format_args!("writing {name}"), e))?,
-        );
-    }
-    if let Some(p) = &args.ingress_text {
-        let out = Output::create(p)?;
-        let name = out.name().to_string();
-        let mut w = rvtrace_ingress::text::TextWriter::new(out);
-        w.header(&header)
-            .map_err(|e| Failure::io(format_args!("writing {name}"), e))?;
-        sink.text = Some(w);
-    }
+    let header = ingress_header(args, hart.xlen);
+    let mut sink = IngressSink::create(
+        args.ingress.as_deref(),
+        args.ingress_text.as_deref(),
+        &header,
+    )?;
     let want_ingress = sink.bin.is_some() || sink.text.is_some();
     let satp = hart.csr_read(rvtrace_sim::csr::num::SATP).unwrap_or(0);
     let mut tandem = rvtrace_tandem::producer::MaybeProducer(match &args.tandem {
@@ -1085,40 +1165,11 @@ pub fn run(args: &RunArgs) -> CmdResult {
             );
         }
     }
-    let ingress_err = sink.err.take();
-    if let Some(w) = sink.bin {
-        let name = args
-            .ingress
-            .as_deref()
-            .map(report::name)
-            .unwrap_or_default();
-        keep(match ingress_err {
-            Some(e) => Err(Failure::io(format_args!("writing {name}"), e)),
-            None => w
-                .finish()
-                .map_err(|e| Failure::io(format_args!("writing {name}"), e))
-                .and_then(|o| o.finish()),
-        });
-    } else if let Some(e) = ingress_err {
-        let name = args
-            .ingress_text
-            .as_deref()
-            .map(report::name)
-            .unwrap_or_default();
-        keep(Err(Failure::io(format_args!("writing {name}"), e)));
-    }
-    if let Some(w) = sink.text {
-        let name = args
-            .ingress_text
-            .as_deref()
-            .map(report::name)
-            .unwrap_or_default();
-        keep(
-            w.finish()
-                .map_err(|e| Failure::io(format_args!("writing {name}"), e))
-                .and_then(|o| o.finish()),
-        );
-    }
+    sink.finish(
+        args.ingress.as_deref(),
+        args.ingress_text.as_deref(),
+        &mut keep,
+    );
     if let Some(t) = tandem.0 {
         let name = args.tandem.as_deref().map(report::name).unwrap_or_default();
         // The sidecar, completed with how the run ended and the number of groups: the checker
@@ -1198,6 +1249,201 @@ pub fn run(args: &RunArgs) -> CmdResult {
         return Ok(ExitCode::from(1));
     }
     Ok(exit_code(&hart, &stop, max_insns, args.max_insns.is_none()))
+}
+
+/// The options a run of several harts refuses (usage errors): each names what a machine of
+/// several harts does not have yet, and every per-hart output needs `{hart}` in its path.
+fn check_harts(args: &RunArgs) -> Result<(), Failure> {
+    let n = args.harts;
+    for (given, opt) in [
+        (args.counters, "--counters"),
+        (args.semihosting, "--semihosting"),
+        (
+            !crate::brstack::run_outputs(&args.brstack).is_empty(),
+            "the branch-stack options (--brstack, --ctr-sample)",
+        ),
+    ] {
+        if given {
+            return Err(Failure::Usage(format!(
+                "{opt} is for one hart (--harts 1) for now"
+            )));
+        }
+    }
+    for (opt, p) in [
+        ("--pcs", &args.pcs),
+        ("--ingress", &args.ingress),
+        ("--ingress-text", &args.ingress_text),
+    ] {
+        if let Some(p) = p
+            .as_ref()
+            .filter(|p| !p.to_string_lossy().contains(crate::harts::PLACEHOLDER))
+        {
+            return Err(Failure::Usage(format!(
+                "--harts {n} writes one {opt} file per hart: put {} in its path ({} has none)",
+                crate::harts::PLACEHOLDER,
+                p.display()
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// One hart's observers in a run of several harts: its PC list and its ingress recorder.
+type HartObserver<'s> = (Maybe<PcWriter>, Maybe<IngressRecorder<&'s mut IngressSink>>);
+
+/// `rvtrace run --harts N` (N > 1): the machine booted, each hart's retired stream to its own
+/// `--pcs`/`--ingress`/`--ingress-text` file (`{hart}` in the paths).
+fn run_harts(
+    args: &RunArgs,
+    mut machine: rvtrace_sim::machine::Machine,
+    image: &Image,
+    max_insns: u64,
+) -> CmdResult {
+    let n = machine.len();
+    let sbi = args.sbi;
+    for h in 0..n {
+        machine.with_hart(h, |hart| {
+            if sbi {
+                hart.attach(Box::<crate::boot::MTrapGuard>::default());
+            } else {
+                hart.attach(Box::<crate::boot::SrstWatch>::default());
+            }
+        });
+    }
+    let xlen = machine.hart(0).xlen;
+    let header = ingress_header(args, xlen);
+    let path =
+        |p: &Option<PathBuf>, h: usize| p.as_deref().map(|p| crate::harts::path(p, h as u16));
+    let mut sinks = Vec::new();
+    let mut pcs = Vec::new();
+    for h in 0..n {
+        let bin = path(&args.ingress, h);
+        let text = path(&args.ingress_text, h);
+        let sink = IngressSink::create(bin.as_deref(), text.as_deref(), &header)?;
+        sinks.push(sink);
+        pcs.push(match path(&args.pcs, h) {
+            Some(p) => Some(PcWriter::new(Output::create(&p)?)),
+            None => None,
+        });
+    }
+    let want_ingress = args.ingress.is_some() || args.ingress_text.is_some();
+    let isa_cfg = IsaConfig::new(xlen);
+    let satp: Vec<u64> = (0..n)
+        .map(|h| machine.with_hart(h, |hart| hart.csr_read(rvtrace_sim::csr::num::SATP)))
+        .map(|v| v.unwrap_or(0))
+        .collect();
+    let mut obs: Vec<HartObserver> = sinks
+        .iter_mut()
+        .zip(pcs)
+        .zip(satp)
+        .map(|((sink, pcs), satp)| {
+            let context = (args.context, args.ingress_blocks);
+            let rec =
+                want_ingress.then(|| recorder(isa_cfg, args.itype_width, context, satp, sink));
+            (Maybe(pcs), Maybe(rec))
+        })
+        .collect();
+    catch_ctrl_c();
+    let start = Instant::now();
+    let end = if max_insns == 0 { u64::MAX } else { max_insns };
+    let (stop, interrupted) = loop {
+        let done = machine.instret();
+        let slice = (end - done.min(end)).min(INTERRUPT_CHECK);
+        if slice == 0 {
+            break (Stop::InsnLimit, false);
+        }
+        let stop = machine.run(&mut obs, slice);
+        if stop != Stop::InsnLimit {
+            break (stop, false);
+        }
+        if INTERRUPTED.load(Ordering::Relaxed) {
+            break (Stop::Requested, true);
+        }
+    };
+    let elapsed = start.elapsed();
+    let mut first_err: Option<Failure> = None;
+    let mut keep = |r: Result<(), Failure>| {
+        if let Err(e) = r {
+            first_err.get_or_insert(e);
+        }
+    };
+    for (pcs, rec) in obs {
+        if let Some(mut r) = rec.0 {
+            r.finish();
+        }
+        if let Some(w) = pcs.0 {
+            keep(w.finish());
+        }
+    }
+    for (h, sink) in sinks.into_iter().enumerate() {
+        let bin = path(&args.ingress, h);
+        let text = path(&args.ingress_text, h);
+        sink.finish(bin.as_deref(), text.as_deref(), &mut keep);
+    }
+    if let Some(p) = &args.code_snapshot {
+        keep(machine.with_hart(0, |hart| write_code_snapshot(p, hart, image)));
+    }
+    let mut guard = None;
+    let mut srst_failure = false;
+    for h in 0..n {
+        machine.with_hart(h, |hart| {
+            hart.flush_output();
+            if let Some(m) = hart
+                .extension_mut::<crate::boot::MTrapGuard>()
+                .and_then(|g| g.message())
+            {
+                guard.get_or_insert(format!("hart {h}: {m}"));
+            }
+            srst_failure |= hart
+                .extension_mut::<crate::boot::SrstWatch>()
+                .is_some_and(|w| w.reason == Some(1));
+        });
+    }
+    let total = machine.instret();
+    if args.stats {
+        let secs = elapsed.as_secs_f64().max(1e-9);
+        say!(
+            "rvtrace: stopped by {} after {} instructions in {:.3} s ({:.1} MIPS)",
+            stop_text(&stop, interrupted),
+            total,
+            secs,
+            total as f64 / secs / 1e6
+        );
+        let per: Vec<String> = (0..n)
+            .map(|h| format!("hart {h} {}", machine.hart(h).instret))
+            .collect();
+        say!("rvtrace: instructions per hart: {}", per.join(", "));
+    }
+    if let Some(e) = first_err {
+        return Err(e);
+    }
+    if interrupted {
+        say!(
+            "rvtrace: interrupted after {total} instructions; the output files are complete up to there"
+        );
+        return Ok(ExitCode::from(EXIT_INTERRUPTED));
+    }
+    if let Some(m) = guard {
+        return Err(Failure::Tool(m));
+    }
+    match stop {
+        Stop::InsnLimit => Err(Failure::Tool(format!(
+            "the payload did not shut down (SBI SRST, or the firmware's power-off) within {total} instructions{}",
+            if args.max_insns.is_none() { " (the default --max-insns of --sbi/--bios)" } else { " (--max-insns)" }
+        ))),
+        Stop::Exit(0) if srst_failure => {
+            say!(
+                "rvtrace: the payload's SBI SRST call gave the reason \"system failure\": exit status 1 (the firmware's power-off does not carry the reason)"
+            );
+            Ok(ExitCode::from(1))
+        }
+        Stop::Exit(code) => Ok(ExitCode::from((code & 0xff) as u8)),
+        Stop::Error(msg) => {
+            say!("rvtrace: error: the program stopped: {msg}");
+            Ok(ExitCode::from(EXIT_TOOL_ERROR))
+        }
+        Stop::Requested => Ok(ExitCode::from(EXIT_TOOL_ERROR)),
+    }
 }
 
 fn exit_code(hart: &Hart, stop: &Stop, max_insns: u64, default_limit: bool) -> ExitCode {

@@ -13,6 +13,7 @@ mod conventions;
 mod convert;
 mod etrace;
 mod export;
+mod harts;
 mod ingress_blocks;
 mod ingress_check;
 mod kernel_trace;

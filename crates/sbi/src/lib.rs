@@ -9,12 +9,15 @@
 //! crate README lists every function, its answers, and each choice made where the
 //! specification leaves one.
 //!
-//! The machine has one hart (hart id 0).
+//! One [`Sbi`] is attached to each hart of the machine; harts reach each other through the
+//! machine's shared state (`rvtrace_sim::smp`): IPIs, remote fences and HSM requests take
+//! effect on the target hart before its next instruction.
 #![warn(missing_docs)]
 
 use rvtrace_isa::Xlen;
-use rvtrace_sim::csr::{irq, num};
+use rvtrace_sim::csr::num;
 use rvtrace_sim::extension::{Ctx, EnvCall, Extension, Service};
+use rvtrace_sim::smp::{HsmState, Mail};
 use std::io::{Read, Write};
 
 mod pmu;
@@ -95,11 +98,16 @@ pub const IMPL_ID: u64 = 0x5256_5452;
 /// `sbi_get_impl_version`: the crate version as `major << 16 | minor` (OpenSBI's layout).
 pub const IMPL_VERSION: u64 = 1;
 
-/// The only hart.
+/// The first hart (the one that enters the payload).
 pub const HART_ID: u64 = 0;
 
 /// HSM hart state STARTED (SBI v3.0 HSM, table "HSM Hart States").
 pub const HSM_STARTED: u64 = 0;
+
+/// `hart_suspend`'s default retentive and non-retentive types (SBI v3.0 HSM, table "HSM Hart
+/// Suspend Types").
+const SUSPEND_RETENTIVE: u32 = 0x0000_0000;
+const SUSPEND_NON_RETENTIVE: u32 = 0x8000_0000;
 
 /// Largest ASID `sbi_remote_sfence_vma_asid` accepts: `satp.ASID` is 16 bits on RV64 and 9 on
 /// RV32 (privileged ISA, "Supervisor Address Translation and Protection Register").
@@ -204,25 +212,31 @@ pub(crate) fn in_ram(ctx: &Ctx, addr: u64, len: u64) -> bool {
     ctx.read_memory(addr, &mut b) && ctx.read_memory(last, &mut b)
 }
 
-/// The harts a `hart_mask`/`hart_mask_base` pair names (SBI v3.0 "Hart list parameter"):
-/// `Some(true)` hart 0 is named, `Some(false)` no hart, `None` some named hart id does not exist
-/// (SBI_ERR_INVALID_PARAM). `base == -1` names every hart.
-fn hart_mask(args: &Args, mask: u64, base: u64) -> Option<bool> {
+/// The harts a `hart_mask`/`hart_mask_base` pair names (SBI v3.0 "Hart list parameter") in a
+/// machine of `harts` harts, as a bit set of hart ids; `None`: some named hart id does not
+/// exist (SBI_ERR_INVALID_PARAM). `base == -1` names every hart.
+fn hart_mask(args: &Args, mask: u64, base: u64, harts: usize) -> Option<u64> {
+    let all = (1u64 << harts) - 1;
     if base == args.all_ones() {
-        return Some(true);
+        return Some(all);
     }
-    let mut hart0 = false;
+    let mut set = 0;
     for bit in 0..64u64 {
         if mask >> bit & 1 == 0 {
             continue;
         }
         // hartid = base + bit, not wrapped: an id past 2^XLEN is no hart.
         match base.checked_add(bit) {
-            Some(HART_ID) => hart0 = true,
+            Some(h) if h < harts as u64 => set |= 1 << h,
             _ => return None,
         }
     }
-    Some(hart0)
+    Some(set)
+}
+
+/// The harts of a bit set.
+fn each(set: u64) -> impl Iterator<Item = usize> {
+    (0..64).filter(move |h| set >> h & 1 != 0)
 }
 
 impl Sbi {
@@ -287,7 +301,7 @@ impl Sbi {
             eid::BASE => (self.base(ctx, fid, &args), Service::Done),
             eid::TIME => (self.time(ctx, fid, &args), Service::Done),
             eid::IPI => (self.ipi(ctx, fid, &args), Service::Done),
-            eid::RFENCE => (self.rfence(fid, &args), Service::Done),
+            eid::RFENCE => (self.rfence(ctx, fid, &args), Service::Done),
             eid::HSM => self.hsm(ctx, fid, &args),
             eid::SRST => self.srst(fid, &args),
             eid::PMU => (self.pmu_call(ctx, fid, &args), Service::Done),
@@ -335,33 +349,42 @@ impl Sbi {
     }
 
     /// IPI (SBI v3.0 "IPI Extension"): `sbi_send_ipi(hart_mask, hart_mask_base)` makes SSIP
-    /// pending on hart 0 when the mask names it.
+    /// pending on every hart the mask names. IPI_RECEIVED is counted when the caller is among
+    /// them (each hart's firmware counters are its own SBI's; the receivers' are not reached).
     fn ipi(&mut self, ctx: &mut Ctx, fid: u64, args: &Args) -> SbiRet {
         if fid != 0 {
             return err(error::NOT_SUPPORTED);
         }
-        match hart_mask(args, args.a[0], args.a[1]) {
-            None => err(error::INVALID_PARAM),
-            Some(hart0) => {
-                if hart0 {
-                    self.pmu.fw_event(pmu::fw::IPI_SENT);
-                    ctx.set_pending(irq::SSI, true);
-                    self.pmu.fw_event(pmu::fw::IPI_RECEIVED);
-                }
-                ok(0)
+        let harts = ctx.hart_mut().shared().count();
+        let Some(set) = hart_mask(args, args.a[0], args.a[1], harts) else {
+            return err(error::INVALID_PARAM);
+        };
+        let me = ctx.hart().hart_id();
+        for h in each(set) {
+            self.pmu.fw_event(pmu::fw::IPI_SENT);
+            let mail = Mail {
+                ssip: true,
+                ..Mail::default()
+            };
+            ctx.hart_mut().shared().post(h, mail);
+            if h == me {
+                self.pmu.fw_event(pmu::fw::IPI_RECEIVED);
             }
         }
+        ok(0)
     }
 
-    /// RFENCE (SBI v3.0 "RFENCE Extension"). The hart model has no TLB and its decode cache
-    /// checks instruction bits, so the fences themselves are no-ops; the answers and the
-    /// firmware events are the spec's.
-    fn rfence(&mut self, fid: u64, args: &Args) -> SbiRet {
+    /// RFENCE (SBI v3.0 "RFENCE Extension"): each hart the mask names flushes its decode
+    /// caches (`remote_fence_i`) or its whole TLB (`remote_sfence_vma[_asid]`: more than the
+    /// range asked, which the spec allows) before its next instruction. The answers and the
+    /// firmware events are the spec's (RECEIVED counted as for IPIs).
+    fn rfence(&mut self, ctx: &mut Ctx, fid: u64, args: &Args) -> SbiRet {
         // FIDs 3..=6 are the HFENCE functions: the model has no hypervisor extension.
         if fid > 2 {
             return err(error::NOT_SUPPORTED);
         }
-        let Some(hart0) = hart_mask(args, args.a[0], args.a[1]) else {
+        let harts = ctx.hart_mut().shared().count();
+        let Some(set) = hart_mask(args, args.a[0], args.a[1], harts) else {
             return err(error::INVALID_PARAM);
         };
         if fid >= 1 {
@@ -377,37 +400,75 @@ impl Sbi {
                 return err(error::INVALID_PARAM);
             }
         }
-        if hart0 {
-            let (sent, received) = match fid {
-                0 => (pmu::fw::FENCE_I_SENT, pmu::fw::FENCE_I_RECEIVED),
-                1 => (pmu::fw::SFENCE_VMA_SENT, pmu::fw::SFENCE_VMA_RECEIVED),
-                _ => (
-                    pmu::fw::SFENCE_VMA_ASID_SENT,
-                    pmu::fw::SFENCE_VMA_ASID_RECEIVED,
-                ),
-            };
+        let (sent, received) = match fid {
+            0 => (pmu::fw::FENCE_I_SENT, pmu::fw::FENCE_I_RECEIVED),
+            1 => (pmu::fw::SFENCE_VMA_SENT, pmu::fw::SFENCE_VMA_RECEIVED),
+            _ => (
+                pmu::fw::SFENCE_VMA_ASID_SENT,
+                pmu::fw::SFENCE_VMA_ASID_RECEIVED,
+            ),
+        };
+        let me = ctx.hart().hart_id();
+        for h in each(set) {
             self.pmu.fw_event(sent);
-            self.pmu.fw_event(received);
+            let mail = Mail {
+                fence_i: fid == 0,
+                sfence_vma: fid != 0,
+                ..Mail::default()
+            };
+            ctx.hart_mut().shared().post(h, mail);
+            if h == me {
+                self.pmu.fw_event(received);
+            }
         }
         ok(0)
     }
 
-    /// HSM (SBI v3.0 "Hart State Management Extension") for the one hart, which is always
-    /// STARTED while S-mode runs.
+    /// HSM (SBI v3.0 "Hart State Management Extension"): start, stop, status and suspend of the
+    /// machine's harts (`rvtrace_sim::smp::HsmState`).
     fn hsm(&mut self, ctx: &mut Ctx, fid: u64, args: &Args) -> (SbiRet, Service) {
+        let me = ctx.hart().hart_id();
+        let shared = ctx.hart_mut().shared();
+        let target = usize::try_from(args.a[0]).ok();
         let ret = match fid {
-            // hart_start(hartid, start_addr, opaque): hart 0 is running.
-            0 => match args.a[0] {
-                HART_ID => err(error::ALREADY_AVAILABLE),
-                _ => err(error::INVALID_PARAM),
+            // hart_start(hartid, start_addr, opaque).
+            0 => match target.and_then(|h| Some((h, shared.state(h)?))) {
+                None => err(error::INVALID_PARAM),
+                Some((_, s)) if s != HsmState::Stopped => err(error::ALREADY_AVAILABLE),
+                Some((h, _)) => {
+                    if !in_ram(ctx, args.a[1], 2) {
+                        return (err(error::INVALID_ADDRESS), Service::Done);
+                    }
+                    let shared = ctx.hart_mut().shared();
+                    shared.set_state(h, HsmState::StartPending);
+                    let start = Some((args.a[1], args.a[2]));
+                    shared.post(
+                        h,
+                        Mail {
+                            start,
+                            ..Mail::default()
+                        },
+                    );
+                    ok(0)
+                }
             },
-            // hart_stop(): the only hart stops, nothing is left to run: the run ends (exit 0,
-            // as nothing reported a failure).
-            1 => return (ok(0), Service::Exit(0)),
+            // hart_stop(): the hart stops until another starts it; when no other hart runs,
+            // nothing is left to run and the run ends (exit 0, as nothing reported a failure).
+            1 => {
+                let others = (0..shared.count())
+                    .filter(|&h| h != me)
+                    .any(|h| shared.state(h) != Some(HsmState::Stopped));
+                if !others {
+                    return (ok(0), Service::Exit(0));
+                }
+                shared.set_state(me, HsmState::Stopped);
+                ctx.request_stop();
+                ok(0)
+            }
             // hart_get_status(hartid).
-            2 => match args.a[0] {
-                HART_ID => ok(HSM_STARTED),
-                _ => err(error::INVALID_PARAM),
+            2 => match target.and_then(|h| shared.state(h)) {
+                Some(s) => ok(s as u64),
+                None => err(error::INVALID_PARAM),
             },
             3 => self.hart_suspend(ctx, args),
             _ => err(error::NOT_SUPPORTED),
@@ -417,24 +478,37 @@ impl Sbi {
 
     /// `hart_suspend(uint32_t suspend_type, resume_addr, opaque)`: the default retentive
     /// suspend idles as `wfi` does and returns when an interrupt enabled in `sie` is pending
-    /// (time jumps to the next armed timer); platform-specific types are unimplemented
-    /// (INVALID_PARAM) and the default non-retentive suspend is NOT_SUPPORTED (resuming at
-    /// `resume_addr` would need the hart to jump from a serviced `ecall`).
+    /// (with one hart time jumps to the next armed timer; with several the others run
+    /// meanwhile). The default non-retentive suspend, with several harts, resumes at
+    /// `resume_addr` as `hart_start` starts a hart (with one hart it is NOT_SUPPORTED: the hart
+    /// would have to jump from a serviced `ecall` with nothing else running); platform-specific
+    /// types are unimplemented (INVALID_PARAM).
     fn hart_suspend(&mut self, ctx: &mut Ctx, args: &Args) -> SbiRet {
+        let several = ctx.hart_mut().shared().count() > 1;
         // Upper register bits beyond the uint32_t are not part of the value.
-        match args.u32_at(0) {
-            0x0000_0000 => {
-                if ctx.hart_mut().idle_until_interrupt() {
-                    ok(0)
-                } else {
-                    // Nothing enabled could ever resume the hart.
-                    err(error::FAILED)
+        let resume = match args.u32_at(0) {
+            SUSPEND_RETENTIVE => None,
+            SUSPEND_NON_RETENTIVE if several => {
+                if !in_ram(ctx, args.a[1], 2) {
+                    return err(error::INVALID_ADDRESS);
                 }
+                Some((args.a[1], args.a[2]))
             }
-            0x8000_0000 => err(error::NOT_SUPPORTED),
+            SUSPEND_NON_RETENTIVE => return err(error::NOT_SUPPORTED),
             // Reserved (0x1..0x0FFFFFFF, 0x80000001..0x8FFFFFFF) or platform-specific and
             // unimplemented.
-            _ => err(error::INVALID_PARAM),
+            _ => return err(error::INVALID_PARAM),
+        };
+        let waits = if several {
+            ctx.hart_mut().suspend(resume)
+        } else {
+            ctx.hart_mut().idle_until_interrupt()
+        };
+        if waits {
+            ok(0)
+        } else {
+            // Nothing enabled could ever resume the hart.
+            err(error::FAILED)
         }
     }
 

@@ -307,6 +307,30 @@ impl Boot<'_> {
     }
 }
 
+impl Boot<'_> {
+    /// A hart other than the first of a machine the first was booted on by [`Boot::apply`]
+    /// (memory is shared: loaded once), with the device tree at `fdt`: under a firmware at the
+    /// reset ROM in M-mode (the ROM loads `a0` = `mhartid`; the firmware parks the harts it
+    /// does not boot on), under an SBI the host provides in the state the SBI leaves every hart
+    /// in ([`enter_supervisor`]), STOPPED until `sbi_hart_start` (SBI v3.0 HSM).
+    pub fn apply_other(&self, hart: &mut Hart, fdt: u64) {
+        hart.x = [0; 32];
+        match self.firmware {
+            Some(_) => {
+                hart.pc = ROM_BASE;
+                hart.priv_ = privilege::M;
+            }
+            None => {
+                let entry = self.payload.files().first().map_or(RAM_BASE, |f| f.entry);
+                enter_supervisor(hart, entry, fdt);
+                hart.x[10] = hart.hart_id() as u64;
+                let id = hart.hart_id();
+                hart.bus.harts.set_state(id, crate::smp::HsmState::Stopped);
+            }
+        }
+    }
+}
+
 /// Put the hart where an M-mode SBI leaves it when it enters an S-mode payload, for an SBI
 /// serviced by the hart itself (`rvtrace_sbi`: no M-mode code runs, so what OpenSBI would
 /// emulate or redirect to S is delegated instead):

@@ -16,7 +16,8 @@ pub const DEFAULT_RAM_SIZE: u64 = 128 << 20;
 pub const CLINT_BASE: u64 = 0x0200_0000;
 /// CLINT size.
 pub const CLINT_SIZE: u64 = 0x1_0000;
-/// `mtimecmp` (hart 0) offset inside the CLINT.
+/// `mtimecmp` (hart 0) offset inside the CLINT; hart `h`'s is at `MTIMECMP_OFF + 8 * h` (ACLINT
+/// MTIMER, as QEMU `virt` lays it out).
 pub const MTIMECMP_OFF: u64 = 0x4000;
 /// `mtime` offset inside the CLINT.
 pub const MTIME_OFF: u64 = 0xbff8;
@@ -173,14 +174,18 @@ impl Uart {
     }
 }
 
-/// Core-local interruptor state of hart 0.
+/// Core-local interruptor state (ACLINT MSWI and MTIMER as QEMU `virt` has them): per hart
+/// `h`, `msip[h]` at `4 * h` and `mtimecmp[h]` at [`MTIMECMP_OFF`] `+ 8 * h`; one `mtime`.
 #[derive(Clone, Debug)]
 pub struct Clint {
-    /// `msip` bit 0.
-    pub msip: bool,
-    /// `mtimecmp`. It resets to 0 as on QEMU 7.2, so MTIP is pending from the start.
-    pub mtimecmp: u64,
-    /// `mtime = instret + mtime_offset` (one tick per retired instruction).
+    /// `msip` bit 0 of each hart.
+    pub msip: [bool; crate::smp::MAX_HARTS],
+    /// `mtimecmp` of each hart. It resets to 0 as on QEMU 7.2, so MTIP is pending from the
+    /// start.
+    pub mtimecmp: [u64; crate::smp::MAX_HARTS],
+    /// `mtime = instret + mtime_offset` for the hart that holds the bus (one tick per retired
+    /// instruction; a machine of several harts sets it at each hart's turn,
+    /// `crate::machine::Machine`).
     pub mtime_offset: u64,
 }
 
@@ -222,16 +227,28 @@ pub struct Bus {
     /// The hart's PMP fast path: how many bytes of RAM (from [`RAM_BASE`]) its loads, stores
     /// and fetches may use without a PMP check (all of RAM or none; the hart sets them).
     pub(crate) open: OpenRam,
-    /// Per 4 KiB page of RAM: a generation, odd while the hart holds blocks decoded from the
+    /// Per 4 KiB page of RAM: a generation, odd while a hart holds blocks decoded from the
     /// page (`block.rs`). A write to an odd page makes it even and larger: every block decoded
-    /// from the page is then stale.
+    /// from the page is then stale. (Bit 1 is [`RESERVED`], no part of the generation.)
     code: Vec<u64>,
     /// Bumped whenever the generation of a page changes: a block checked under the current
     /// epoch needs no look at its page's generation (`block.rs`).
     pub(crate) code_epoch: u64,
     /// SiFive's ITC stimulus port, if the machine has one (`rvtrace run --itc ADDR`).
     pub itc: Option<crate::itc::Itc>,
+    /// What the harts of a machine share besides memory and devices (HSM states, requests
+    /// between harts, LR reservations); one hart for [`Bus::new`].
+    pub harts: crate::smp::Shared,
 }
+
+/// A page's `code` word has this bit while some hart holds an LR reservation in it (machines
+/// of several harts only): a store to the page then takes the cold path, which breaks the
+/// other harts' reservations of the granule. Bit 1, so that the store path tests the word
+/// against a small constant (3) as it tested it against 1; the generation counts in the bits
+/// above it.
+const RESERVED: u64 = 2;
+/// What makes a page's generation new (above [`RESERVED`]).
+const GENERATION: u64 = 4;
 
 /// Bytes of RAM that each kind of hart access may use unchecked (see [`Bus::fast_load`]).
 #[derive(Clone, Copy, Debug)]
@@ -258,8 +275,8 @@ impl Bus {
             ram: vec![0; ram_size as usize],
             ram_size,
             clint: Clint {
-                msip: false,
-                mtimecmp: 0,
+                msip: [false; crate::smp::MAX_HARTS],
+                mtimecmp: [0; crate::smp::MAX_HARTS],
                 mtime_offset: 0,
             },
             tohost: None,
@@ -280,7 +297,17 @@ impl Bus {
             code: vec![0; (ram_size / CODE_PAGE + 2) as usize],
             code_epoch: 0,
             itc: None,
+            harts: crate::smp::Shared::new(1),
         }
+    }
+
+    /// A bus for a machine of `harts` harts (1..=[`crate::smp::MAX_HARTS`]): per-hart CLINT
+    /// registers and PLIC contexts for each.
+    pub fn with_harts(ram_size: u64, harts: usize) -> Bus {
+        let mut bus = Bus::new(ram_size);
+        bus.harts = crate::smp::Shared::new(harts);
+        bus.plic = crate::plic::Plic::new(harts);
+        bus
     }
 
     /// A digest of RAM, of the 4 KiB pages `[lo, hi]` that `keep` keeps (trap-loop detection
@@ -372,7 +399,7 @@ impl Bus {
             n => r.copy_from_slice(&value.to_le_bytes()[..n as usize]),
         }
         let (first, last) = (off >> CODE_SHIFT, (off + size as usize - 1) >> CODE_SHIFT);
-        if (self.code[first] | self.code[last]) & 1 != 0 {
+        if (self.code[first] | self.code[last]) & (1 | RESERVED) != 0 {
             self.code_written(off, size as usize);
         }
         if self.tohost.is_some_and(|t| addr <= t && t < addr + size) {
@@ -404,16 +431,34 @@ impl Bus {
     }
 
     /// RAM bytes `off..off + len` (`len` > 0) were written: blocks decoded from their pages
-    /// are stale, and a running block must end (the next instruction may be one written).
+    /// are stale, and a running block must end (the next instruction may be one written); the
+    /// other harts' LR reservations of the bytes' granules are broken (unprivileged ISA,
+    /// "Load-Reserved/Store-Conditional Instructions").
     #[cold]
     #[inline(never)]
     fn code_written(&mut self, off: usize, len: usize) {
         for p in off >> CODE_SHIFT..=(off + len - 1) >> CODE_SHIFT {
             if self.code[p] & 1 != 0 {
-                self.code[p] += 1;
+                self.code[p] = (self.code[p] & !1) + GENERATION;
                 self.code_epoch += 1;
                 self.irq_dirty = true;
             }
+            if self.code[p] & RESERVED != 0 {
+                let (lo, hi) = (RAM_BASE + off as u64, RAM_BASE + (off + len) as u64);
+                let page = RAM_BASE + ((p as u64) << CODE_SHIFT);
+                if !self.harts.break_reservations(lo, hi, page) {
+                    self.code[p] &= !RESERVED;
+                }
+            }
+        }
+    }
+
+    /// Hart `hart` reserves the granule of the RAM address `pa` (`LR`); in a machine of one hart
+    /// the hart's own reservation is all there is.
+    pub(crate) fn reserve(&mut self, hart: usize, pa: u64) {
+        if self.harts.count() > 1 && self.ram_offset(pa, 1).is_some() {
+            self.harts.reserve(hart, pa);
+            self.code[((pa - RAM_BASE) >> CODE_SHIFT) as usize] |= RESERVED;
         }
     }
 
@@ -422,13 +467,14 @@ impl Bus {
     pub(crate) fn mark_code(&mut self, addr: u64) -> u64 {
         let p = ((addr - RAM_BASE) >> CODE_SHIFT) as usize;
         self.code[p] |= 1;
-        self.code[p]
+        // A reservation's mark changes no code: it is no part of the generation.
+        self.code[p] & !RESERVED
     }
 
     /// The code generation of the RAM page holding `addr` (which must be in RAM).
     #[inline(always)]
     pub(crate) fn code_gen(&self, addr: u64) -> u64 {
-        self.code[((addr - RAM_BASE) >> CODE_SHIFT) as usize]
+        self.code[((addr - RAM_BASE) >> CODE_SHIFT) as usize] & !RESERVED
     }
 
     /// Set the reset ROM's contents (at most [`ROM_SIZE`] bytes; false if larger). The hart
@@ -560,9 +606,15 @@ impl Bus {
                     _ => None,
                 }
             };
+            let n = self.harts.count() as u64;
             return match off {
-                0..=3 if size == 4 && off == 0 => Some(self.clint.msip as u64),
-                MTIMECMP_OFF..=0x4007 => reg64(MTIMECMP_OFF, self.clint.mtimecmp),
+                _ if off < 4 * n && size == 4 && off.is_multiple_of(4) => {
+                    Some(self.clint.msip[off as usize / 4] as u64)
+                }
+                _ if (MTIMECMP_OFF..MTIMECMP_OFF + 8 * n).contains(&off) => {
+                    let h = (off - MTIMECMP_OFF) / 8;
+                    reg64(MTIMECMP_OFF + 8 * h, self.clint.mtimecmp[h as usize])
+                }
                 MTIME_OFF..=0xbfff => reg64(MTIME_OFF, mtime),
                 _ => Some(0),
             };
@@ -594,9 +646,9 @@ impl Bus {
     /// The UART's interrupt line to the PLIC after an access (the hart re-checks its
     /// interrupts when the line changes).
     fn uart_irq(&mut self) {
-        let before = (self.plic.eip(0), self.plic.eip(1));
+        let before = self.plic.lines();
         self.plic.set_line(UART_IRQ, self.uart.interrupt());
-        if (self.plic.eip(0), self.plic.eip(1)) != before {
+        if self.plic.lines() != before {
             self.irq_dirty = true;
         }
     }
@@ -653,11 +705,15 @@ impl Bus {
                     _ => None,
                 }
             };
+            let n = self.harts.count() as u64;
             match off {
-                0 if size == 4 => self.clint.msip = value & 1 != 0,
-                MTIMECMP_OFF..=0x4007 => {
-                    if let Some(v) = merge(self.clint.mtimecmp, MTIMECMP_OFF) {
-                        self.clint.mtimecmp = v;
+                _ if off < 4 * n && size == 4 && off.is_multiple_of(4) => {
+                    self.clint.msip[off as usize / 4] = value & 1 != 0;
+                }
+                _ if (MTIMECMP_OFF..MTIMECMP_OFF + 8 * n).contains(&off) => {
+                    let h = ((off - MTIMECMP_OFF) / 8) as usize;
+                    if let Some(v) = merge(self.clint.mtimecmp[h], MTIMECMP_OFF + 8 * h as u64) {
+                        self.clint.mtimecmp[h] = v;
                     }
                 }
                 MTIME_OFF..=0xbfff => {

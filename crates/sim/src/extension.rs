@@ -171,6 +171,15 @@ pub trait HartAccess {
     fn request_stop(&mut self);
     /// Mark the step as touching the outside world ([`Ctx::touched_io`]).
     fn touched_io(&mut self);
+    /// `mhartid`.
+    fn hart_id(&self) -> usize;
+    /// SBI HSM `hart_suspend` in a machine of several harts (the hart waits while the others
+    /// run; `resume`: a non-retentive suspend's address and opaque value); false when nothing
+    /// can wake the hart.
+    fn suspend(&mut self, resume: Option<(u64, u64)>) -> bool;
+    /// What the machine's harts share (HSM states, requests for other harts); requests this
+    /// hart leaves for itself take effect when the extension's call returns.
+    fn shared(&mut self) -> &mut crate::smp::Shared;
 }
 
 /// An extension's access to the hart while it is being called.

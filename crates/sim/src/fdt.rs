@@ -71,6 +71,9 @@ pub struct Machine {
     pub sstc: bool,
     /// Further extensions of attached hart extensions (such as `smctr`), listed with the others.
     pub more: Vec<&'static str>,
+    /// Harts (1..=[`crate::smp::MAX_HARTS`]): `cpu@0` .. `cpu@N-1`, each with its interrupt
+    /// controller, named by the PLIC's contexts and the CLINT's interrupts.
+    pub harts: usize,
 }
 
 impl Machine {
@@ -87,6 +90,7 @@ impl Machine {
             smstateen: cfg.smstateen,
             sstc: cfg.sstc && cfg.ext.s,
             more: Vec::new(),
+            harts: 1,
         }
     }
 
@@ -218,10 +222,13 @@ impl Machine {
     }
 
     fn write(&self) -> FdtWriterResult<Vec<u8>> {
-        const CPU_PHANDLE: u32 = 1;
-        const INTC_PHANDLE: u32 = 2;
-        const PLIC_PHANDLE: u32 = 3;
-        const TEST_PHANDLE: u32 = 4;
+        // Phandles as QEMU's `virt` allocates them: the harts' from the last hart down (its
+        // cpu node, then its interrupt controller), then the PLIC, then the test finisher.
+        let n = self.harts.clamp(1, crate::smp::MAX_HARTS) as u32;
+        let cpu_phandle = |h: u32| 2 * (n - 1 - h) + 1;
+        let intc_phandle = |h: u32| 2 * (n - 1 - h) + 2;
+        let plic_phandle = 2 * n + 1;
+        let test_phandle = 2 * n + 2;
         let reg = |base: u64, size: u64| [base, size];
         let mut w = FdtWriter::new()?;
         let root = w.begin_node("")?;
@@ -235,7 +242,7 @@ impl Machine {
             let n = w.begin_node(name)?;
             w.property_u32("value", value)?;
             w.property_u32("offset", 0)?;
-            w.property_u32("regmap", TEST_PHANDLE)?;
+            w.property_u32("regmap", test_phandle)?;
             w.property_string("compatible", &format!("syscon-{name}"))?;
             w.end_node(n)?;
         }
@@ -249,49 +256,53 @@ impl Machine {
         w.property_u32("#address-cells", 1)?;
         w.property_u32("#size-cells", 0)?;
         w.property_u32("timebase-frequency", TIMEBASE_FREQUENCY)?;
-        let cpu = w.begin_node("cpu@0")?;
-        w.property_phandle(CPU_PHANDLE)?;
-        w.property_string("device_type", "cpu")?;
-        w.property_u32("reg", 0)?;
-        w.property_string("status", "okay")?;
-        w.property_string("compatible", "riscv")?;
-        w.property_string_list(
-            "riscv,isa-extensions",
-            self.isa_extensions()
-                .iter()
-                .map(|s| s.to_string())
-                .collect(),
-        )?;
-        w.property_string(
-            "riscv,isa-base",
-            match self.xlen {
-                Xlen::Rv32 => "rv32i",
-                Xlen::Rv64 => "rv64i",
-            },
-        )?;
-        w.property_string("riscv,isa", &self.isa_string())?;
-        // The largest scheme `satp` accepts (`mmu.rs`), which Linux probes and uses: Sv57 on
-        // RV64 (as QEMU 10's `virt`; QEMU 7.2 says sv48 although its hart takes Sv57 too),
-        // Sv32 on RV32.
-        w.property_string(
-            "mmu-type",
-            match self.xlen {
-                Xlen::Rv32 => "riscv,sv32",
-                Xlen::Rv64 => "riscv,sv57",
-            },
-        )?;
-        let intc = w.begin_node("interrupt-controller")?;
-        w.property_u32("#interrupt-cells", 1)?;
-        w.property_null("interrupt-controller")?;
-        w.property_string("compatible", "riscv,cpu-intc")?;
-        w.property_phandle(INTC_PHANDLE)?;
-        w.end_node(intc)?;
-        w.end_node(cpu)?;
+        for h in 0..n {
+            let cpu = w.begin_node(&format!("cpu@{h}"))?;
+            w.property_phandle(cpu_phandle(h))?;
+            w.property_string("device_type", "cpu")?;
+            w.property_u32("reg", h)?;
+            w.property_string("status", "okay")?;
+            w.property_string("compatible", "riscv")?;
+            w.property_string_list(
+                "riscv,isa-extensions",
+                self.isa_extensions()
+                    .iter()
+                    .map(|s| s.to_string())
+                    .collect(),
+            )?;
+            w.property_string(
+                "riscv,isa-base",
+                match self.xlen {
+                    Xlen::Rv32 => "rv32i",
+                    Xlen::Rv64 => "rv64i",
+                },
+            )?;
+            w.property_string("riscv,isa", &self.isa_string())?;
+            // The largest scheme `satp` accepts (`mmu.rs`), which Linux probes and uses: Sv57
+            // on RV64 (as QEMU 10's `virt`; QEMU 7.2 says sv48 although its hart takes Sv57
+            // too), Sv32 on RV32.
+            w.property_string(
+                "mmu-type",
+                match self.xlen {
+                    Xlen::Rv32 => "riscv,sv32",
+                    Xlen::Rv64 => "riscv,sv57",
+                },
+            )?;
+            let intc = w.begin_node("interrupt-controller")?;
+            w.property_u32("#interrupt-cells", 1)?;
+            w.property_null("interrupt-controller")?;
+            w.property_string("compatible", "riscv,cpu-intc")?;
+            w.property_phandle(intc_phandle(h))?;
+            w.end_node(intc)?;
+            w.end_node(cpu)?;
+        }
         let map = w.begin_node("cpu-map")?;
         let cluster = w.begin_node("cluster0")?;
-        let core = w.begin_node("core0")?;
-        w.property_u32("cpu", CPU_PHANDLE)?;
-        w.end_node(core)?;
+        for h in 0..n {
+            let core = w.begin_node(&format!("core{h}"))?;
+            w.property_u32("cpu", cpu_phandle(h))?;
+            w.end_node(core)?;
+        }
         w.end_node(cluster)?;
         w.end_node(map)?;
         w.end_node(cpus)?;
@@ -348,14 +359,14 @@ impl Machine {
 
         let uart = w.begin_node(&format!("serial@{UART_BASE:x}"))?;
         w.property_u32("interrupts", UART_IRQ as u32)?;
-        w.property_u32("interrupt-parent", PLIC_PHANDLE)?;
+        w.property_u32("interrupt-parent", plic_phandle)?;
         w.property_u32("clock-frequency", UART_CLOCK_FREQUENCY)?;
         w.property_array_u64("reg", &reg(UART_BASE, 0x100))?;
         w.property_string("compatible", "ns16550a")?;
         w.end_node(uart)?;
 
         let test = w.begin_node(&format!("test@{FINISHER_BASE:x}"))?;
-        w.property_phandle(TEST_PHANDLE)?;
+        w.property_phandle(test_phandle)?;
         w.property_array_u64("reg", &reg(FINISHER_BASE, 0x1000))?;
         w.property_string_list(
             "compatible",
@@ -367,12 +378,18 @@ impl Machine {
         )?;
         w.end_node(test)?;
 
-        // Context 0 drives M external interrupt 11, context 1 S external interrupt 9.
+        // Per hart, context 2h drives its M external interrupt 11, context 2h + 1 its S
+        // external interrupt 9.
+        let per_hart = |a: u32, b: u32| -> Vec<u32> {
+            (0..n)
+                .flat_map(|h| [intc_phandle(h), a, intc_phandle(h), b])
+                .collect()
+        };
         let plic = w.begin_node(&format!("plic@{PLIC_BASE:x}"))?;
-        w.property_phandle(PLIC_PHANDLE)?;
+        w.property_phandle(plic_phandle)?;
         w.property_u32("riscv,ndev", SOURCES as u32)?;
         w.property_array_u64("reg", &reg(PLIC_BASE, PLIC_SIZE))?;
-        w.property_array_u32("interrupts-extended", &[INTC_PHANDLE, 11, INTC_PHANDLE, 9])?;
+        w.property_array_u32("interrupts-extended", &per_hart(11, 9))?;
         w.property_null("interrupt-controller")?;
         w.property_string_list(
             "compatible",
@@ -382,9 +399,9 @@ impl Machine {
         w.property_u32("#interrupt-cells", 1)?;
         w.end_node(plic)?;
 
-        // MSIP is M software interrupt 3, MTIMECMP M timer interrupt 7.
+        // Per hart, MSIP is M software interrupt 3, MTIMECMP M timer interrupt 7.
         let clint = w.begin_node(&format!("clint@{CLINT_BASE:x}"))?;
-        w.property_array_u32("interrupts-extended", &[INTC_PHANDLE, 3, INTC_PHANDLE, 7])?;
+        w.property_array_u32("interrupts-extended", &per_hart(3, 7))?;
         w.property_array_u64("reg", &reg(CLINT_BASE, CLINT_SIZE))?;
         w.property_string_list(
             "compatible",

@@ -1,7 +1,7 @@
 //! The platform-level interrupt controller of QEMU's `virt` machine (`sifive,plic-1.0.0` at
 //! 0x0c00_0000; QEMU 7.2 `hw/intc/sifive_plic.c` with `virt`'s layout): 96 sources (0 is "no
-//! interrupt"), priorities 0..=7, and two contexts for the one hart, 0 for M-mode (MEIP) and 1
-//! for S-mode (SEIP).
+//! interrupt"), priorities 0..=7, and two contexts per hart as QEMU's `virt` numbers them
+//! (`"MS"` per hart): context `2 * hart` for M-mode (MEIP) and `2 * hart + 1` for S-mode (SEIP).
 //!
 //! Register map (The RISC-V PLIC Specification 1.0.0, "Memory Map"): priority of source N at
 //! `4 * N`; pending bits at 0x1000; enable bits of context C at `0x2000 + 0x80 * C`; threshold of
@@ -23,8 +23,9 @@ pub const PLIC_SIZE: u64 = 0x60_0000;
 pub const SOURCES: usize = 96;
 /// Largest priority (3 priority bits).
 pub const MAX_PRIORITY: u32 = 7;
-/// Contexts: the hart's M-mode and S-mode.
-pub const CONTEXTS: usize = 2;
+/// Contexts of the largest machine: M-mode and S-mode of each of [`crate::smp::MAX_HARTS`]
+/// harts.
+pub const CONTEXTS: usize = 2 * crate::smp::MAX_HARTS;
 /// The 16550 UART's source on `virt`.
 pub const UART_IRQ: usize = 10;
 
@@ -47,6 +48,8 @@ pub struct Plic {
     line: [u32; WORDS],
     /// Each context's interrupt line (kept current: the hart reads it for `mip`).
     eip: [bool; CONTEXTS],
+    /// Contexts present: two per hart of the machine (the rest of the map reads 0).
+    contexts: usize,
 }
 
 fn bit(src: usize) -> (usize, u32) {
@@ -54,8 +57,16 @@ fn bit(src: usize) -> (usize, u32) {
 }
 
 impl Default for Plic {
-    /// The state after reset: every register 0.
+    /// The PLIC of a one-hart machine after reset.
     fn default() -> Plic {
+        Plic::new(1)
+    }
+}
+
+impl Plic {
+    /// The PLIC of a machine of `harts` harts (1..=[`crate::smp::MAX_HARTS`]) after reset:
+    /// every register 0.
+    pub fn new(harts: usize) -> Plic {
         Plic {
             priority: [0; SOURCES],
             pending: [0; WORDS],
@@ -64,12 +75,11 @@ impl Default for Plic {
             threshold: [0; CONTEXTS],
             line: [0; WORDS],
             eip: [false; CONTEXTS],
+            contexts: 2 * harts.clamp(1, crate::smp::MAX_HARTS),
         }
     }
-}
 
-impl Plic {
-    /// Context `ctx`'s interrupt line (0: MEIP, 1: SEIP).
+    /// Context `ctx`'s interrupt line (`2 * hart`: the hart's MEIP, `2 * hart + 1`: its SEIP).
     #[inline]
     pub fn eip(&self, ctx: usize) -> bool {
         self.eip[ctx]
@@ -106,9 +116,14 @@ impl Plic {
     }
 
     fn update(&mut self) {
-        for ctx in 0..CONTEXTS {
+        for ctx in 0..self.contexts {
             self.eip[ctx] = self.best(ctx) != 0;
         }
+    }
+
+    /// Every context's interrupt line (to tell whether an access changed any).
+    pub fn lines(&self) -> [bool; CONTEXTS] {
+        self.eip
     }
 
     /// A 32-bit read at offset `off` (`None`: not a 4-byte access, an access fault).
@@ -122,14 +137,14 @@ impl Plic {
             PENDING..ENABLE => word(&self.pending, PENDING).unwrap_or(0),
             ENABLE..CONTEXT => {
                 let ctx = ((off - ENABLE) / ENABLE_STRIDE) as usize;
-                match self.enable.get(ctx) {
+                match self.enable[..self.contexts].get(ctx) {
                     Some(e) => word(e, ENABLE + ctx as u64 * ENABLE_STRIDE).unwrap_or(0),
                     None => 0,
                 }
             }
             CONTEXT.. => {
                 let ctx = ((off - CONTEXT) / CONTEXT_STRIDE) as usize;
-                match (ctx < CONTEXTS, (off - CONTEXT) % CONTEXT_STRIDE) {
+                match (ctx < self.contexts, (off - CONTEXT) % CONTEXT_STRIDE) {
                     (true, 0) => self.threshold[ctx],
                     (true, 4) => self.claim(ctx),
                     _ => 0,
@@ -163,14 +178,15 @@ impl Plic {
             ENABLE..CONTEXT => {
                 let ctx = ((off - ENABLE) / ENABLE_STRIDE) as usize;
                 let w = ((off - ENABLE) % ENABLE_STRIDE / 4) as usize;
-                if let Some(e) = self.enable.get_mut(ctx).and_then(|e| e.get_mut(w)) {
+                let n = self.contexts;
+                if let Some(e) = self.enable[..n].get_mut(ctx).and_then(|e| e.get_mut(w)) {
                     // Bit 0 (source 0) is kept, as QEMU 7.2 keeps it; it never interrupts.
                     *e = v;
                 }
             }
             CONTEXT.. => {
                 let ctx = ((off - CONTEXT) / CONTEXT_STRIDE) as usize;
-                match (ctx < CONTEXTS, (off - CONTEXT) % CONTEXT_STRIDE) {
+                match (ctx < self.contexts, (off - CONTEXT) % CONTEXT_STRIDE) {
                     // QEMU 7.2 ignores a threshold above the largest priority.
                     (true, 0) if v <= MAX_PRIORITY => self.threshold[ctx] = v,
                     (true, 4) if (v as usize) < SOURCES && v != 0 => {

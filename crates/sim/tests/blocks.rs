@@ -654,7 +654,7 @@ fn device_accesses_inside_a_block() {
         h.csr.mtvec = rvtrace_sim::bus::RAM_BASE + 0x800;
         h.csr.mie = 1 << 7;
         h.csr.mstatus |= 1 << 3;
-        h.bus.clint.mtimecmp = u64::MAX;
+        h.bus.clint.mtimecmp[0] = u64::MAX;
         h
     };
     compare("clint", make, 100, true);

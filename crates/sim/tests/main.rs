@@ -14,6 +14,7 @@ mod ingress_blocks;
 mod ingress_fast;
 mod pmp;
 mod robustness;
+mod smp;
 mod stimecmp;
 mod traploop;
 mod triggers;

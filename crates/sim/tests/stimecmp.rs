@@ -11,7 +11,7 @@ const BASE: u64 = 0x8000_0000;
 
 fn s_mode_hart(code: &[u32], handler: u64) -> Hart {
     let mut h = hart_with_code(Config::virt(Xlen::Rv64), code);
-    h.bus.clint.mtimecmp = u64::MAX; // no machine timer
+    h.bus.clint.mtimecmp[0] = u64::MAX; // no machine timer
     h.csr.mideleg = irq::STI;
     h.csr.mie = irq::STI;
     h.csr.mstatus |= mstatus::SIE;
@@ -70,7 +70,7 @@ fn sti_not_taken_while_masked_or_undelegated_and_wfi_sleeps_until_it() {
 
 fn m_mode_hart(cfg: Config) -> Hart {
     let mut h = hart_with_code(cfg, &[NOP; 64]);
-    h.bus.clint.mtimecmp = u64::MAX;
+    h.bus.clint.mtimecmp[0] = u64::MAX;
     h
 }
 

@@ -56,7 +56,7 @@ pub fn sbi_hart(xlen: Xlen, input: &[u8]) -> (Hart, Captured) {
         .flatten()
         .collect();
     assert!(h.bus.write_ram(HANDLER, &nops));
-    h.bus.clint.mtimecmp = u64::MAX;
+    h.bus.clint.mtimecmp[0] = u64::MAX;
     enter_supervisor(&mut h, CALL_AT, 0x87e0_0000);
     h.csr.stvec = HANDLER;
     (h, out)

@@ -204,7 +204,8 @@ impl Hart {
             num::TINFO => crate::trigger::TINFO,
             num::MVENDORID => 0,
             num::MARCHID | num::MIMPID => QEMU_ARCHID,
-            num::MHARTID | num::MCONFIGPTR => 0,
+            num::MHARTID => self.id as u64,
+            num::MCONFIGPTR => 0,
             _ => return None,
         };
         Some(self.sext(v))

@@ -435,6 +435,9 @@ impl Hart {
                 }
                 let v = self.mem_load(obs, a, size)?;
                 self.reservation = Some((a, v));
+                if self.bus.harts.count() > 1 {
+                    self.reserve(a);
+                }
                 w!(if size == 4 { v as i32 as i64 as u64 } else { v });
             }
             ScW | ScD => {
@@ -443,6 +446,8 @@ impl Hart {
                 // QEMU 7.2: SC succeeds if the reservation address matches and memory still holds
                 // the value LR loaded; the reservation is cleared either way.
                 let res = self.reservation.take();
+                // Given up either way too, whether the SC succeeds or not.
+                let held = self.reservation_held(a);
                 let ok = match res {
                     Some((ra, rv)) if ra == a => {
                         // As for AMOs, QEMU 7.2's atomic compare-and-swap reports cause 4.
@@ -453,7 +458,7 @@ impl Hart {
                                 tval: a,
                             });
                         }
-                        if self.amo_read(a, size)? == rv {
+                        if self.amo_read(a, size)? == rv && held {
                             self.mem_store(obs, a, size, rs2)?;
                             true
                         } else {
@@ -713,6 +718,10 @@ impl Hart {
         if self.mip() & self.csr.mie != 0 {
             return true;
         }
+        if self.bus.harts.count() > 1 {
+            // Other harts run meanwhile: the machine wakes this one (`hart/smp.rs`).
+            return self.wait_for_other_harts();
+        }
         // Input arrives while the hart idles: a UART that waits for data with its receive
         // interrupt enabled takes what its input has (blocking until some comes or it ends).
         if self.bus.uart_wants_input() {
@@ -722,22 +731,28 @@ impl Hart {
             }
         }
         let mtime = self.mtime();
-        let wake = [
-            (irq::MTI, self.bus.clint.mtimecmp),
-            (irq::STI, self.csr.stimecmp),
-        ]
-        .into_iter()
-        .filter(|&(bit, _)| bit != irq::STI || self.stimer_drives_stip())
-        .filter(|&(bit, cmp)| self.csr.mie & bit != 0 && cmp != u64::MAX && cmp > mtime)
-        .map(|(_, cmp)| cmp)
-        .min();
-        match wake {
+        match self.wake_deadline() {
             Some(cmp) => {
                 self.bus.clint.mtime_offset = self.bus.clint.mtime_offset.wrapping_add(cmp - mtime);
                 true
             }
             None => false,
         }
+    }
+
+    /// The earliest timer deadline (`mtimecmp`, `stimecmp`) still in the future whose interrupt
+    /// `mie` enables: when an idle hart wakes if nothing else wakes it.
+    pub(crate) fn wake_deadline(&self) -> Option<u64> {
+        let mtime = self.mtime();
+        [
+            (irq::MTI, self.bus.clint.mtimecmp[self.id]),
+            (irq::STI, self.csr.stimecmp),
+        ]
+        .into_iter()
+        .filter(|&(bit, _)| bit != irq::STI || self.stimer_drives_stip())
+        .filter(|&(bit, cmp)| self.csr.mie & bit != 0 && cmp != u64::MAX && cmp > mtime)
+        .map(|(_, cmp)| cmp)
+        .min()
     }
 }
 

@@ -6,6 +6,7 @@ mod exec;
 mod exec_fp;
 mod instrument;
 mod mmu;
+mod smp;
 mod traploop;
 mod trigger;
 
@@ -120,6 +121,11 @@ pub struct Hart {
     pub(crate) sstc: bool,
     /// Address translation's TLBs (`mmu.rs`).
     pub(crate) mmu: crate::mmu::Mmu,
+    /// `mhartid`.
+    pub(crate) id: usize,
+    /// In a machine of several harts: the hart waits for an interrupt (`wfi`, an SBI suspend)
+    /// and gives its turn away (`hart/smp.rs`).
+    pub(crate) waiting: bool,
 }
 
 impl std::fmt::Debug for Hart {
@@ -177,6 +183,8 @@ impl Hart {
             smstateen: cfg.smstateen,
             sstc: cfg.sstc,
             mmu: Default::default(),
+            id: 0,
+            waiting: false,
         };
         if let Some(t) = &cfg.uarch.timing {
             // The most one instruction can take: an AMO missing twice, a mispredict, a fetch
@@ -323,6 +331,8 @@ impl Hart {
     fn offer_env_call<O: Observer>(&mut self, obs: &mut O, call: &EnvCall) -> Option<Serviced> {
         let (by, service) = self.each_extension(|e, ctx| e.environment_call(ctx, call))?;
         self.replay_effects(obs);
+        // What the call asked of this hart itself (an IPI or a fence to a mask that names it).
+        self.take_mail();
         if let Service::Exit(code) = service {
             self.flush_output();
             self.stop = Some(Stop::Exit(code));
@@ -378,7 +388,7 @@ impl Hart {
     pub fn mip(&self) -> u64 {
         let mut mip = self.csr.mip_sw;
         let mtime = self.mtime();
-        if mtime >= self.bus.clint.mtimecmp {
+        if mtime >= self.bus.clint.mtimecmp[self.id] {
             mip |= irq::MTI;
         }
         // Sstc: with STCE, STIP is the comparison alone (read-only in `mip`); without, STIP is
@@ -389,14 +399,14 @@ impl Hart {
         if self.stimer_drives_stip() && mtime >= self.csr.stimecmp {
             mip |= irq::STI;
         }
-        if self.bus.clint.msip {
+        if self.bus.clint.msip[self.id] {
             mip |= irq::MSI;
         }
-        // The PLIC's contexts 0 (M) and 1 (S); SEIP reads as software's bit or-ed with it.
-        if self.bus.plic.eip(0) {
+        // The hart's PLIC contexts, M and S; SEIP reads as software's bit or-ed with it.
+        if self.bus.plic.eip(2 * self.id) {
             mip |= irq::MEI;
         }
-        if self.bus.plic.eip(1) {
+        if self.bus.plic.eip(2 * self.id + 1) {
             mip |= irq::SEI;
         }
         mip
@@ -455,7 +465,7 @@ impl Hart {
         } else {
             u64::MAX
         };
-        [self.bus.clint.mtimecmp, stimer]
+        [self.bus.clint.mtimecmp[self.id], stimer]
             .into_iter()
             .filter(|&d| d > mtime)
             .min()
@@ -1052,5 +1062,14 @@ impl HartAccess for Hart {
     }
     fn touched_io(&mut self) {
         self.bus.io_touched = true;
+    }
+    fn hart_id(&self) -> usize {
+        self.id
+    }
+    fn suspend(&mut self, resume: Option<(u64, u64)>) -> bool {
+        Hart::suspend(self, resume)
+    }
+    fn shared(&mut self) -> &mut crate::smp::Shared {
+        &mut self.bus.harts
     }
 }
