@@ -22,7 +22,7 @@ fuzz_target!(|data: &[u8]| {
     p.cache_size_p = (cfg[2] >> 3) & 7;
     p.bpred_size_p = cfg[2] >> 6;
     p.f0s_width_p = cfg[3] & 1;
-    let o = IOptions::from_bits((cfg[3] >> 1) as u64);
+    let o = IOptions::from_field((cfg[3] >> 1) as u64, rvtrace_etrace::OptionsLayout::Rvtrace);
     let encap = EncapConfig {
         srcid_bits: cfg[1] & 15,
         timestamp_bytes: cfg[2] & 7,

@@ -42,7 +42,7 @@ fuzz_target!(|data: &[u8]| {
     p.cache_size_p = 2;
     p.bpred_size_p = 2;
     p.f0s_width_p = 1;
-    let o = IOptions::from_bits(data[0] as u64);
+    let o = IOptions::from_field(data[0] as u64, rvtrace_etrace::OptionsLayout::Rvtrace);
     let framing = match data[0] & 0x80 != 0 {
         true => Framing::Raw,
         false => Framing::Encap(EncapConfig::PLAIN),

@@ -580,7 +580,7 @@ impl Trace {
                 _ => None,
             })
         {
-            let so = rvtrace_etrace::IOptions::from_bits(sp.ioptions);
+            let so = rvtrace_etrace::IOptions::from_field(sp.ioptions, cfg.params.options_layout);
             if so != cfg.options {
                 w.push(format!(
                     "{name}: the trace's support packet gives the options {} (the command line or sidecar: {}); using the trace's",

@@ -59,6 +59,9 @@ pub enum ConfigError {
     RawWithEncapWidths,
     /// `--timestamp-bytes` or `--type-bits` with `--format smi` (2-byte time tags, no type).
     SmiWidths,
+    /// `--src-bits`, `--timestamp-bytes` or `--type-bits` with `--format esp32` (its header
+    /// has none of them).
+    Esp32Widths,
     /// An address width other than 32 or 64.
     AddressWidth(u8),
     /// A number of entries that is not a power of two from 2 to 65536.
@@ -74,6 +77,8 @@ pub enum ConfigError {
     NoCacheEntries,
     /// A resynchronisation period of 0 packets.
     ZeroResync,
+    /// An `--options-layout` other than `rvtrace` or `pulp`.
+    OptionsLayout(String),
     /// A *srcID* that does not fit in the encapsulation's *srcID* field.
     SrcidTooWide {
         /// The *srcID*.
@@ -114,6 +119,7 @@ impl fmt::Display for ConfigError {
             ConfigError::Ucf(e) => write!(f, "ucf: {e}"),
             ConfigError::RawWithEncapWidths => f.write_str("--srcid-bits, --timestamp-bytes and --type-bits apply to --format encap, not raw (te_inst_raw has a 1-byte header only)"),
             ConfigError::SmiWidths => f.write_str("--timestamp-bytes and --type-bits do not apply to --format smi (its time tags are 2 bytes, the flow bits say the type; --src-bits is the index width)"),
+            ConfigError::Esp32Widths => f.write_str("--src-bits, --timestamp-bytes and --type-bits do not apply to --format esp32 (its 3-byte header has a length and an index only)"),
             ConfigError::AddressWidth(w) => write!(f, "address width {w} (must be 32 or 64)"),
             ConfigError::Entries { option, n } => write!(
                 f,
@@ -128,6 +134,10 @@ impl fmt::Display for ConfigError {
             ConfigError::ZeroResync => {
                 f.write_str("--resync 0: the period must be at least 1 packet")
             }
+            ConfigError::OptionsLayout(name) => write!(
+                f,
+                "--options-layout {name:?}: the layouts are rvtrace and pulp"
+            ),
             ConfigError::SrcidTooWide { srcid, bits } => write!(
                 f,
                 "srcID {srcid} does not fit in the encapsulation's srcID field ({bits} bits: --srcid-bits)"
@@ -476,6 +486,8 @@ pub struct ConfigInputs {
     pub itype_width: Option<u8>,
     /// `--format`: framing; `None` = the preset's (reference: `te_inst_raw`, else encap).
     pub framing: Option<Framing>,
+    /// `--options-layout`: the support packets' *encoder_mode*/*ioptions*/*doptions* layout.
+    pub options_layout: crate::OptionsLayout,
 }
 
 /// Width of the call counter rvtrace uses for `--implicit-return` without `--return-stack`
@@ -496,6 +508,9 @@ impl TraceConfig {
             return Err(ConfigError::AddressWidth(i.xlen_bits));
         }
         let mut params = i.preset.params(i.xlen_bits);
+        if i.options_layout != crate::OptionsLayout::Rvtrace {
+            params = params.with_options_layout(i.options_layout);
+        }
         if let Some(scf) = &i.scf {
             params = params_from_scf(scf, params).map_err(|e| ConfigError::Scf(Box::new(e)))?;
         }

@@ -190,7 +190,10 @@ impl<'a, W: Write + ?Sized> Lines<'a, W> {
                 let extra = match (&pkt, abs) {
                     (TeInst::Support(sp), _) => {
                         *last = None;
-                        format!("  [{}]", option_names(IOptions::from_bits(sp.ioptions)))
+                        format!(
+                            "  [{}]",
+                            option_names(IOptions::from_field(sp.ioptions, p.options_layout))
+                        )
                     }
                     (_, Some(x)) => {
                         *last = Some(x);

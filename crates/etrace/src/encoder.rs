@@ -596,7 +596,7 @@ impl<S: PacketSink> Encoder<S> {
             ienable: enabled,
             encoder_mode: 0,
             qual_status: q,
-            ioptions: self.o.to_bits(),
+            ioptions: self.o.to_field(self.p.options_layout),
             denable: false,
             dloss: false,
             doptions: 0,
@@ -1431,7 +1431,9 @@ impl<W: std::io::Write> FrameWriter<W> {
                 crate::codec::encap::RAW_TE_INST,
             ),
             // SMI, as te_inst_raw, says te_inst in the flow bits.
-            crate::codec::Framing::Encap(e) if e.smi => (e, crate::codec::encap::RAW_TE_INST),
+            crate::codec::Framing::Encap(e) if e.header == crate::codec::Header::Smi => {
+                (e, crate::codec::encap::RAW_TE_INST)
+            }
             crate::codec::Framing::Encap(e) => (e, 0),
         };
         FrameWriter {
@@ -1456,7 +1458,7 @@ impl<W: std::io::Write> FrameWriter<W> {
 impl<W: std::io::Write> PacketSink for FrameWriter<W> {
     fn packet(&mut self, p: &TeInst) -> Result<(), EncodeError> {
         if let TeInst::Support(s) = p {
-            self.options = IOptions::from_bits(s.ioptions);
+            self.options = IOptions::from_field(s.ioptions, self.params.options_layout);
         }
         let mut payload = [0u8; crate::codec::bits::MAX_PAYLOAD];
         let n = p
@@ -1467,6 +1469,8 @@ impl<W: std::io::Write> PacketSink for FrameWriter<W> {
             flow: self.flow,
             srcid: self.srcid,
             ptype: self.encap.te_inst_type,
+            // The ESP32-C6 header's index: the packet's number (see `codec::encap`).
+            index: self.packets as u16,
             ..Default::default()
         };
         let len = crate::codec::write_frame(&payload[..n], &fields, &self.encap, &mut out)

@@ -68,4 +68,4 @@ pub mod scan;
 pub mod stats;
 
 pub use codec::{CodecError, TeInst};
-pub use params::{IOptions, Params};
+pub use params::{IOptions, OptionsLayout, Params};

@@ -62,6 +62,13 @@ pub enum MetaError {
         /// The value given.
         value: String,
     },
+    /// An `options-layout` other than `rvtrace` or `pulp`.
+    UnknownOptionsLayout {
+        /// The line.
+        line: usize,
+        /// The value given.
+        value: String,
+    },
     /// A `format` other than `raw` or `encap`.
     UnknownFormat {
         /// The line.
@@ -102,6 +109,9 @@ impl fmt::Display for MetaError {
             }
             MetaError::UnknownPreset { line, value } => {
                 write!(f, "line {line}: preset: unknown preset {value:?}")
+            }
+            MetaError::UnknownOptionsLayout { line, value } => {
+                write!(f, "line {line}: options-layout: unknown layout {value:?}")
             }
             MetaError::UnknownFormat { line, value } => {
                 write!(f, "line {line}: format: unknown format {value:?}")
@@ -164,6 +174,7 @@ impl Options {
         };
         kv("preset", self.preset.clone());
         kv("format", self.format.clone());
+        kv("options-layout", self.options_layout.clone());
         kv("srcid-bits", self.srcid_bits.map(|v| v.to_string()));
         kv(
             "timestamp-bytes",
@@ -238,8 +249,12 @@ impl Options {
                     "rvtrace" | "reference" => m.preset = Some(value),
                     _ => return Err(MetaError::UnknownPreset { line: n + 1, value }),
                 },
+                "options-layout" => match crate::OptionsLayout::from_name(v) {
+                    Some(_) => m.options_layout = Some(value),
+                    None => return Err(MetaError::UnknownOptionsLayout { line: n + 1, value }),
+                },
                 "format" => match v {
-                    "raw" | "encap" | "smi" => m.format = Some(value),
+                    "raw" | "encap" | "smi" | "esp32" => m.format = Some(value),
                     _ => return Err(MetaError::UnknownFormat { line: n + 1, value }),
                 },
                 "srcid-bits" => m.srcid_bits = Some(number(n + 1, k, v)?),

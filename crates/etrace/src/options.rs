@@ -22,6 +22,20 @@ fn preset_values() -> clap::builder::PossibleValuesParser {
     ])
 }
 
+/// The possible values of `--options-layout`, with their help.
+#[cfg(feature = "clap")]
+fn layout_values() -> clap::builder::PossibleValuesParser {
+    use clap::builder::PossibleValue;
+    clap::builder::PossibleValuesParser::new([
+        PossibleValue::new("rvtrace").help(
+            "rvtrace's and the reference flow's: encoder_mode 1 bit, ioptions 6 bits, doptions 4 bits",
+        ),
+        PossibleValue::new("pulp").help(
+            "The PULP platform's rv_tracer: encoder_mode 1 bit, ioptions 7 bits (with a delta-address bit), no doptions",
+        ),
+    ])
+}
+
 /// The possible values of `--format`, with their help.
 #[cfg(feature = "clap")]
 fn format_values() -> clap::builder::PossibleValuesParser {
@@ -31,6 +45,9 @@ fn format_values() -> clap::builder::PossibleValuesParser {
             .help("The reference flow's te_inst_raw (1-byte header, message type 2 in the flow bits)"),
         PossibleValue::new("encap").help(
             "RISC-V trace encapsulation (etrace-encap), see --src-bits, --timestamp-bytes, --type-bits",
+        ),
+        PossibleValue::new("esp32").help(
+            "The ESP32-C6 trace unit's: a 3-byte header (length with the header, 16-bit index), no srcID, timestamp or type (as riscv-etrace reads it)",
         ),
         PossibleValue::new("smi").help(
             "E-Trace 1.x Siemens Messaging Infrastructure: te_inst_raw's header with a --src-bits index and 2-byte time tags",
@@ -50,6 +67,11 @@ pub struct Options {
     /// te_inst_raw (no --format given), else rvtrace.
     #[cfg_attr(feature = "clap", arg(long, value_name = "PRESET", value_parser = preset_values()))]
     pub preset: Option<String>,
+    /// How support packets lay out the run-time options (*ioptions*, implementation defined in
+    /// `payload.adoc` format 3 subformat 3): rvtrace's (the reference flow's) or the PULP
+    /// rv_tracer's. Default: rvtrace.
+    #[cfg_attr(feature = "clap", arg(long, value_name = "LAYOUT", value_parser = layout_values()))]
+    pub options_layout: Option<String>,
     /// Reference-flow static configuration file (.scf): the discovery parameters.
     #[cfg_attr(feature = "clap", arg(long, value_name = "FILE"))]
     pub scf: Option<PathBuf>,
@@ -130,7 +152,7 @@ impl Options {
             timestamp_bytes: self.timestamp_bytes.unwrap_or(0),
             type_bits: self.type_bits.unwrap_or(0),
             te_inst_type: 0,
-            smi: false,
+            header: crate::codec::Header::Encap,
         }
     }
 
@@ -147,6 +169,9 @@ impl Options {
             && (self.timestamp_bytes.is_some() || self.type_bits.is_some())
         {
             return Err(ConfigError::SmiWidths);
+        }
+        if self.format.as_deref() == Some("esp32") && self.encap_given() {
+            return Err(ConfigError::Esp32Widths);
         }
         check_framing(self.format.as_deref() == Some("raw"), self.encap_given())
     }
@@ -179,6 +204,13 @@ impl Options {
         let shown = |p: &Option<PathBuf>| p.as_ref().map(|p| p.display().to_string());
         pick(&mut a.preset, &side.preset, "--preset", side_name, &mut w);
         pick(&mut a.format, &side.format, "--format", side_name, &mut w);
+        pick(
+            &mut a.options_layout,
+            &side.options_layout,
+            "--options-layout",
+            side_name,
+            &mut w,
+        );
         pick(
             &mut a.srcid_bits,
             &side.srcid_bits,
@@ -267,6 +299,7 @@ impl Options {
         let mut detected_raw = false;
         let framing = match self.format.as_deref() {
             Some("raw") => Some(Framing::Raw),
+            Some("esp32") => Some(Framing::Encap(EncapConfig::ESP32)),
             Some("smi") => Some(Framing::Encap(EncapConfig::smi(
                 self.srcid_bits.unwrap_or(0),
             ))),
@@ -287,6 +320,11 @@ impl Options {
                 Some(_) => Preset::Rvtrace,
                 None if detected_raw => Preset::Reference,
                 None => Preset::Rvtrace,
+            },
+            options_layout: match self.options_layout.as_deref() {
+                Some(name) => crate::OptionsLayout::from_name(name)
+                    .ok_or_else(|| ConfigError::OptionsLayout(name.into()))?,
+                None => crate::OptionsLayout::Rvtrace,
             },
             xlen_bits: self.scf_width().unwrap_or(xlen_bits),
             scf: read(&self.scf)?,
@@ -336,11 +374,12 @@ impl Options {
         };
         let (format, e) = match cfg.framing {
             Framing::Raw => ("raw", None),
-            Framing::Encap(e) if e.smi => ("smi", Some(e)),
+            Framing::Encap(e) if e.header == crate::codec::Header::Smi => ("smi", Some(e)),
+            Framing::Encap(e) if e.header == crate::codec::Header::Esp32 => ("esp32", None),
             Framing::Encap(e) => ("encap", Some(e)),
         };
         // SMI's timestamp width and type are fixed: only the index width is a setting.
-        let encap_only = e.filter(|e| !e.smi);
+        let encap_only = e.filter(|e| e.header == crate::codec::Header::Encap);
         Options {
             preset: Some(
                 match cfg.preset {
@@ -350,6 +389,7 @@ impl Options {
                 .into(),
             ),
             format: Some(format.into()),
+            options_layout: Some(cfg.params.options_layout.name().into()),
             srcid_bits: e.map(|e| e.srcid_bits),
             timestamp_bytes: encap_only.map(|e| e.timestamp_bytes),
             type_bits: encap_only.map(|e| e.type_bits),

@@ -57,6 +57,8 @@ pub struct Params {
     pub ioptions_width: u8,
     /// M: width of *doptions* in support packets (implementation defined; 4 in the reference flow).
     pub doptions_width: u8,
+    /// How *ioptions* packs the run-time options (implementation defined, see [`OptionsLayout`]).
+    pub options_layout: OptionsLayout,
 }
 
 impl Params {
@@ -86,7 +88,27 @@ impl Params {
             encoder_mode_width: 1,
             ioptions_width: IOptions::WIDTH,
             doptions_width: 4,
+            options_layout: OptionsLayout::Rvtrace,
         }
+    }
+
+    /// These parameters with the support-packet fields of `layout`: *encoder_mode*, *ioptions*
+    /// and *doptions* widths as that encoder sends them (see [`OptionsLayout`]).
+    pub const fn with_options_layout(mut self, layout: OptionsLayout) -> Params {
+        self.options_layout = layout;
+        match layout {
+            OptionsLayout::Rvtrace => {
+                self.encoder_mode_width = 1;
+                self.ioptions_width = IOptions::WIDTH;
+                self.doptions_width = 4;
+            }
+            OptionsLayout::Pulp => {
+                self.encoder_mode_width = 1;
+                self.ioptions_width = 7;
+                self.doptions_width = 0;
+            }
+        }
+        self
     }
 
     /// rvtrace's own defaults for a hart with address width `iaddress_width_p`: like
@@ -174,22 +196,67 @@ impl Params {
     }
 }
 
-/// The instruction trace run-time options, as rvtrace packs them into *ioptions*
-/// (`payload.adoc` format 3 subformat 3: "an implementation specific set of individual bits").
+/// How a support packet's *ioptions* packs the run-time options (`payload.adoc` format 3
+/// subformat 3: "an implementation specific set of individual bits"), and the widths of
+/// *encoder_mode*, *ioptions* and *doptions* that go with it.
 ///
-/// Bits 0-4 are the reference flow's (`referenceFlow` `decoder-algorithm.h` `TE_OPTIONS_*`, as its
-/// encoder and decoder models send and read them); bit 5 is rvtrace's addition. Reference-flow
-/// support packets have *denable* where rvtrace reads bit 5, and the reference flow always sends
-/// 0 there, so both read each other's support packets.
-///
-/// | bit | option |
-/// |---|---|
-/// | 0 | implicit return |
-/// | 1 | implicit exception |
-/// | 2 | full address |
-/// | 3 | jump target cache |
-/// | 4 | branch prediction |
-/// | 5 | sequentially inferable jumps |
+/// | bit | [`Rvtrace`](OptionsLayout::Rvtrace) (E=1, N=6, M=4) | [`Pulp`](OptionsLayout::Pulp) (E=1, N=7, M=0) |
+/// |---|---|---|
+/// | 0 | implicit return | jump target cache |
+/// | 1 | implicit exception | branch prediction |
+/// | 2 | full address | implicit return |
+/// | 3 | jump target cache | sequentially inferable jumps |
+/// | 4 | branch prediction | implicit exception |
+/// | 5 | sequentially inferable jumps | full address |
+/// | 6 | | delta address (the complement of bit 5) |
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum OptionsLayout {
+    /// rvtrace's: bits 0-4 are the reference flow's (`referenceFlow` `decoder-algorithm.h`
+    /// `TE_OPTIONS_*`, as its encoder and decoder models send and read them); bit 5 is rvtrace's
+    /// addition. Reference-flow support packets have *denable* where rvtrace reads bit 5, and the
+    /// reference flow always sends 0 there, so both read each other's support packets.
+    #[default]
+    Rvtrace,
+    /// The PULP platform's `rv_tracer` (ETH Zurich / University of Bologna), as the independent
+    /// `riscv-etrace` crate (0.10, `PULPIOptions`) reads and writes it: 7 *ioptions* bits, no
+    /// *doptions*. Bit 6 says delta addresses, so exactly one of bits 5 and 6 is set; a packet
+    /// with both or neither is refused ([`crate::CodecError::Inconsistent`]).
+    Pulp,
+}
+
+impl OptionsLayout {
+    /// The layout's name on the command line and in sidecars.
+    pub const fn name(self) -> &'static str {
+        match self {
+            OptionsLayout::Rvtrace => "rvtrace",
+            OptionsLayout::Pulp => "pulp",
+        }
+    }
+
+    /// The layout called `name` ([`OptionsLayout::name`]).
+    pub fn from_name(name: &str) -> Option<OptionsLayout> {
+        [OptionsLayout::Rvtrace, OptionsLayout::Pulp]
+            .into_iter()
+            .find(|l| l.name() == name)
+    }
+
+    /// Why an *ioptions* value cannot be of this layout, if it cannot.
+    pub const fn check(self, bits: u64) -> Result<(), &'static str> {
+        match self {
+            OptionsLayout::Rvtrace => Ok(()),
+            OptionsLayout::Pulp => {
+                if (bits >> 5) & 1 == (bits >> 6) & 1 {
+                    Err("PULP ioptions: exactly one of full_address (bit 5) and delta_address (bit 6) must be set")
+                } else {
+                    Ok(())
+                }
+            }
+        }
+    }
+}
+
+/// The instruction trace run-time options a support packet's *ioptions* carries, in the bit
+/// order of an [`OptionsLayout`].
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct IOptions {
     /// Implicit return mode (`branchTrace.adoc` `sec:implicit-return`).
@@ -207,28 +274,45 @@ pub struct IOptions {
 }
 
 impl IOptions {
-    /// Number of *ioptions* bits rvtrace sends.
+    /// Number of *ioptions* bits rvtrace sends ([`OptionsLayout::Rvtrace`]).
     pub const WIDTH: u8 = 6;
 
-    /// The *ioptions* field value.
-    pub const fn to_bits(self) -> u64 {
-        (self.implicit_return as u64)
-            | (self.implicit_exception as u64) << 1
-            | (self.full_address as u64) << 2
-            | (self.jump_target_cache as u64) << 3
-            | (self.branch_prediction as u64) << 4
-            | (self.sijump as u64) << 5
+    /// Each option's bit in `layout` (see [`OptionsLayout`]): implicit return, implicit
+    /// exception, full address, jump target cache, branch prediction, sequentially inferable
+    /// jumps.
+    const fn positions(layout: OptionsLayout) -> [u32; 6] {
+        match layout {
+            OptionsLayout::Rvtrace => [0, 1, 2, 3, 4, 5],
+            OptionsLayout::Pulp => [2, 4, 5, 0, 1, 3],
+        }
     }
 
-    /// Options from an *ioptions* field value (unknown bits are ignored).
-    pub const fn from_bits(bits: u64) -> IOptions {
+    /// The *ioptions* field value in `layout`.
+    pub const fn to_field(self, layout: OptionsLayout) -> u64 {
+        let [ir, ie, fa, jtc, bp, sj] = IOptions::positions(layout);
+        let mut v = (self.implicit_return as u64) << ir
+            | (self.implicit_exception as u64) << ie
+            | (self.full_address as u64) << fa
+            | (self.jump_target_cache as u64) << jtc
+            | (self.branch_prediction as u64) << bp
+            | (self.sijump as u64) << sj;
+        if let OptionsLayout::Pulp = layout {
+            v |= (!self.full_address as u64) << 6;
+        }
+        v
+    }
+
+    /// Options from an *ioptions* field value in `layout` (other bits are ignored; a PULP
+    /// value's bit 6 is checked by the packet reader, [`OptionsLayout::check`]).
+    pub const fn from_field(bits: u64, layout: OptionsLayout) -> IOptions {
+        let [ir, ie, fa, jtc, bp, sj] = IOptions::positions(layout);
         IOptions {
-            implicit_return: bits & 1 != 0,
-            implicit_exception: bits & 2 != 0,
-            full_address: bits & 4 != 0,
-            jump_target_cache: bits & 8 != 0,
-            branch_prediction: bits & 16 != 0,
-            sijump: bits & 32 != 0,
+            implicit_return: (bits >> ir) & 1 != 0,
+            implicit_exception: (bits >> ie) & 1 != 0,
+            full_address: (bits >> fa) & 1 != 0,
+            jump_target_cache: (bits >> jtc) & 1 != 0,
+            branch_prediction: (bits >> bp) & 1 != 0,
+            sijump: (bits >> sj) & 1 != 0,
         }
     }
 }
@@ -239,15 +323,33 @@ mod tests {
 
     #[test]
     fn ioptions_bits_round_trip() {
+        let (rv, pulp) = (OptionsLayout::Rvtrace, OptionsLayout::Pulp);
         for b in 0..64u64 {
-            assert_eq!(IOptions::from_bits(b).to_bits(), b);
+            assert_eq!(IOptions::from_field(b, rv).to_field(rv), b);
+            // PULP: bit 6 is bit 5's complement.
+            let p = b | (!b >> 5 & 1) << 6;
+            assert_eq!(IOptions::from_field(p, pulp).to_field(pulp), p);
+            assert!(pulp.check(p).is_ok() && pulp.check(p ^ 64).is_err());
         }
         // Full address is bit 2: the reference flow's itype4_debug support packets carry 4.
         let fa = IOptions {
             full_address: true,
             ..IOptions::default()
         };
-        assert_eq!(fa.to_bits(), 4);
+        assert_eq!(fa.to_field(rv), 4);
+        // PULP (riscv-etrace's PULPIOptions, read bit 0 first): jtc, bpred, implicit return,
+        // sijump, implicit exception, full address, delta address.
+        assert_eq!(fa.to_field(pulp), 0b010_0000);
+        assert_eq!(IOptions::default().to_field(pulp), 0b100_0000);
+        let ir = IOptions {
+            implicit_return: true,
+            jump_target_cache: true,
+            ..IOptions::default()
+        };
+        assert_eq!(ir.to_field(pulp), 0b100_0101);
+        for l in [rv, pulp] {
+            assert_eq!(OptionsLayout::from_name(l.name()), Some(l));
+        }
     }
 
     #[test]

@@ -57,7 +57,9 @@ fn scan(bytes: &[u8], o: &DecoderConfig, mut f: impl FnMut(SyncPoint) -> bool) {
             continue;
         }
         match TeInst::decode(payload, &o.params, options) {
-            Ok(TeInst::Support(s)) => options = IOptions::from_bits(s.ioptions),
+            Ok(TeInst::Support(s)) => {
+                options = IOptions::from_field(s.ioptions, o.params.options_layout)
+            }
             Ok(TeInst::Start { address, .. }) => {
                 let len = frame_len(bytes, off, &encap);
                 let p = SyncPoint {

@@ -39,7 +39,7 @@ fn te_inst_raw_matches_deserialiser_csv() {
                 let pkt = TeInst::decode(fr.payload(), &p, o)
                     .unwrap_or_else(|e| panic!("{base}: offset {off}: {e}"));
                 if let TeInst::Support(s) = pkt {
-                    o = IOptions::from_bits(s.ioptions);
+                    o = IOptions::from_field(s.ioptions, p.options_layout);
                 }
                 let want = lines
                     .next()

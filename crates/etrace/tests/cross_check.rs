@@ -66,6 +66,12 @@ fn their_pcs(elf_bytes: &[u8], trace: &[u8], p: &Params, full: bool) -> Result<V
 /// Its packet decoder, reading packets whose source index is `index_bits` wide.
 type TheirDecoder<'a> = packet::decoder::Decoder<'a, riscv_etrace::packet::unit::Reference>;
 
+/// Its payloads of trace unit `U`.
+type TheirPayload<U> = riscv_etrace::packet::payload::Payload<
+    <U as riscv_etrace::packet::unit::Unit>::IOptions,
+    <U as riscv_etrace::packet::unit::Unit>::DOptions,
+>;
+
 /// The retired PCs `riscv-etrace` reconstructs from `trace`, its packets read one at a time by
 /// `next` (a payload, or `None` for a packet that carries none).
 fn their_pcs_framed(
@@ -74,9 +80,24 @@ fn their_pcs_framed(
     p: &Params,
     full: bool,
     index_bits: u8,
-    mut next: impl FnMut(
+    next: impl FnMut(
         &mut TheirDecoder,
     ) -> Result<Option<riscv_etrace::packet::payload::Payload>, String>,
+) -> Result<Vec<u64>, String> {
+    use riscv_etrace::packet::unit::Reference;
+    their_pcs_of_unit(elf_bytes, trace, p, full, index_bits, Reference, next)
+}
+
+/// [`their_pcs_framed`] for the support packets of trace unit `unit` (`riscv-etrace`'s name
+/// for an encoder's implementation-defined *ioptions*/*doptions*).
+fn their_pcs_of_unit<U: riscv_etrace::packet::unit::Unit + Clone>(
+    elf_bytes: &[u8],
+    trace: &[u8],
+    p: &Params,
+    full: bool,
+    index_bits: u8,
+    unit: U,
+    mut next: impl FnMut(&mut packet::decoder::Decoder<U>) -> Result<Option<TheirPayload<U>>, String>,
 ) -> Result<Vec<u64>, String> {
     let elf = elf::ElfBytes::<elf::endian::LittleEndian>::minimal_parse(elf_bytes).unwrap();
     let binary: Elf<_, _, riscv_etrace::instruction::base::Set> = Elf::new(elf).unwrap();
@@ -84,6 +105,7 @@ fn their_pcs_framed(
     let mut decoder = packet::builder()
         .with_params(&params)
         .with_hart_index_width(index_bits)
+        .for_unit(unit)
         .decoder(trace);
     let mut tracer: Tracer<_, riscv_etrace::types::stack::VecStack> = tracer::builder()
         .with_binary(binary)
@@ -227,21 +249,37 @@ fn their_trace(
     p: &Params,
     full: bool,
     resync: Option<usize>,
-    mut frame: impl FnMut(&Parameters, riscv_etrace::packet::payload::Payload, &mut Vec<u8>),
+    frame: impl FnMut(&Parameters, riscv_etrace::packet::payload::Payload, &mut Vec<u8>),
 ) -> Vec<u8> {
+    let ioptions = riscv_etrace::packet::unit::ReferenceIOptions {
+        full_address: full,
+        ..Default::default()
+    };
+    their_trace_with(records, p, full, resync, ioptions, frame)
+}
+
+/// [`their_trace`] with the support packets' *ioptions* `ioptions` (of some trace unit).
+fn their_trace_with<I, D>(
+    records: &[rvtrace_ingress::Record],
+    p: &Params,
+    full: bool,
+    resync: Option<usize>,
+    ioptions: I,
+    mut frame: impl FnMut(&Parameters, riscv_etrace::packet::payload::Payload<I, D>, &mut Vec<u8>),
+) -> Vec<u8>
+where
+    I: riscv_etrace::packet::unit::IOptions + Clone,
+    D: Clone + Default,
+{
     use riscv_etrace::generator::{self, Event, Generator};
-    use riscv_etrace::packet::{payload::InstructionTrace, unit};
+    use riscv_etrace::packet::payload::InstructionTrace;
     let params = their_params(p);
-    let mut gen: Generator<Step> = generator::builder()
+    let mut gen: Generator<Step, I, D> = generator::builder()
         .with_params(&params)
         .with_address_mode(address_mode(full))
         .build()
         .unwrap();
     let mut out = Vec::new();
-    let ioptions = unit::ReferenceIOptions {
-        full_address: full,
-        ..Default::default()
-    };
     let support = gen
         .begin_qualification(ioptions, Default::default())
         .unwrap();
@@ -451,5 +489,182 @@ fn smi_framing_both_ways() {
             "run",
             &run.pcs,
         );
+    }
+}
+
+/// The PULP platform's rv_tracer support packets (`--options-layout pulp`: 7 *ioptions* bits in
+/// its order, no *doptions*), both ways with `riscv-etrace`'s `PULP` trace unit: rvtrace's
+/// encoder in that layout decodes with `riscv-etrace` to the run's PCs, and `riscv-etrace`'s
+/// generator with `PULPIOptions` decodes with rvtrace; delta and (RV64) full addresses.
+#[test]
+fn pulp_options_layout_both_ways() {
+    use riscv_etrace::packet::unit::{NoOptions, PULPIOptions, PULP};
+    use rvtrace_etrace::config::Framing;
+    use rvtrace_etrace::OptionsLayout;
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../programs/elf");
+    for name in ["loops-rv32imac", "fnptr-rv64gc", "switch-rv64gc"] {
+        let path = dir.join(format!("{name}.elf"));
+        let elf = std::fs::read(&path).unwrap();
+        let run = run_program(&path, &format!("elf/{name}.elf"), 4);
+        let xlen = run.image.files()[0].xlen.bits() as u8;
+        // Full addresses for RV64 only, as above.
+        let modes: &[bool] = if xlen == 64 { &[false, true] } else { &[false] };
+        for &full in modes {
+            let cfg = TraceConfig::build(&ConfigInputs {
+                xlen_bits: xlen,
+                full_address: full,
+                options_layout: OptionsLayout::Pulp,
+                ..ConfigInputs::default()
+            })
+            .unwrap();
+            assert_eq!(
+                (
+                    cfg.params.encoder_mode_width,
+                    cfg.params.ioptions_width,
+                    cfg.params.doptions_width
+                ),
+                (1, 7, 0)
+            );
+            let what = format!("{name} full={full} PULP");
+            // rvtrace -> riscv-etrace.
+            let mut enc = Encoder::new(&cfg, FrameWriter::new(Vec::new(), &cfg)).unwrap();
+            for r in &run.records {
+                enc.push(r).unwrap();
+            }
+            let trace = enc.finish().unwrap().into_inner();
+            let got = their_pcs_of_unit(&elf, &trace, &cfg.params, full, 0, PULP, |d| {
+                let pkt = d
+                    .decode_encap_packet()
+                    .map_err(|e| format!("packet: {e:?}"))?;
+                pkt.into_normal()
+                    .map(|n| n.decode_payload().map_err(|e| format!("payload: {e:?}")))
+                    .transpose()
+            })
+            .unwrap_or_else(|e| panic!("{what}: {e}"));
+            assert_pcs_eq(&what, "riscv-etrace", &got, "run", &run.pcs);
+            // riscv-etrace -> rvtrace.
+            let ioptions = PULPIOptions {
+                delta_address: !full,
+                full_address: full,
+                implicit_exception: false,
+                sijump: false,
+                implicit_return: false,
+                branch_prediction: false,
+                jump_target_cache: false,
+            };
+            let trace = their_trace_with::<_, NoOptions>(
+                &run.records,
+                &cfg.params,
+                full,
+                Some(1000),
+                ioptions,
+                |params, payload, out| {
+                    let mut buf = [0u8; 64];
+                    let mut enc = packet::builder()
+                        .with_params(params)
+                        .with_hart_index_width(0)
+                        .for_unit(PULP)
+                        .encoder(&mut buf);
+                    enc.encode(&packet::encap::Normal::new(2, 0, payload))
+                        .unwrap();
+                    let n = 64 - enc.uncommitted();
+                    out.extend_from_slice(&buf[..n]);
+                },
+            );
+            let got = our_pcs(
+                &what,
+                &run.image,
+                &trace,
+                &cfg.params,
+                full,
+                Framing::Raw,
+                None,
+            );
+            assert_pcs_eq(&what, "rvtrace", &got, "run", &run.pcs);
+        }
+    }
+}
+
+/// The ESP32-C6 trace unit's framing (`--format esp32`), both ways with `riscv-etrace`'s
+/// `packet::esp32` reader: rvtrace's encoder writing it decodes with `riscv-etrace`; the
+/// generator's payloads (its own te_inst_raw packets, re-framed with the 3-byte header as that
+/// reader takes it: length with the header, 16-bit index) decode with rvtrace.
+#[test]
+fn esp32_framing_both_ways() {
+    use rvtrace_etrace::codec::EncapConfig;
+    use rvtrace_etrace::config::Framing;
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../programs/elf");
+    for name in ["loops-rv32imac", "heap-rv32imac"] {
+        let path = dir.join(format!("{name}.elf"));
+        let elf = std::fs::read(&path).unwrap();
+        let run = run_program(&path, &format!("elf/{name}.elf"), 4);
+        let cfg = TraceConfig {
+            framing: Framing::Encap(EncapConfig::ESP32),
+            ..TraceConfig::build(&ConfigInputs {
+                xlen_bits: 32,
+                ..ConfigInputs::default()
+            })
+            .unwrap()
+        };
+        // rvtrace -> riscv-etrace.
+        let mut enc = Encoder::new(&cfg, FrameWriter::new(Vec::new(), &cfg)).unwrap();
+        for r in &run.records {
+            enc.push(r).unwrap();
+        }
+        let trace = enc.finish().unwrap().into_inner();
+        let mut index = 0u16;
+        let got = their_pcs_framed(&elf, &trace, &cfg.params, false, 0, |d| {
+            let pkt = d
+                .decode_esp32_packet()
+                .map_err(|e| format!("packet: {e:?}"))?;
+            let Some(n) = pkt.into_normal() else {
+                return Ok(None);
+            };
+            if n.index() != index {
+                return Err(format!("index {} after {}", n.index(), index));
+            }
+            index = index.wrapping_add(1);
+            n.decode_payload()
+                .map(Some)
+                .map_err(|e| format!("payload: {e:?}"))
+        })
+        .unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert_pcs_eq(
+            &format!("{name} ESP32"),
+            "riscv-etrace",
+            &got,
+            "run",
+            &run.pcs,
+        );
+        // riscv-etrace -> rvtrace, a null packet between every two.
+        let mut n = 0u16;
+        let trace = their_trace(
+            &run.records,
+            &cfg.params,
+            false,
+            None,
+            |params, payload, out| {
+                let mut raw = Vec::new();
+                te_inst_raw(params, payload, &mut raw);
+                let len = (raw[0] & 0x1f) as usize;
+                assert_eq!(raw.len(), 1 + len);
+                out.push((3 + len) as u8);
+                out.extend_from_slice(&n.wrapping_mul(7).to_le_bytes());
+                out.extend_from_slice(&raw[1..]);
+                out.extend_from_slice(&[0, 0, 0]);
+                n += 1;
+            },
+        );
+        let what = format!("{name} riscv-etrace ESP32");
+        let got = our_pcs(
+            &what,
+            &run.image,
+            &trace,
+            &cfg.params,
+            false,
+            cfg.framing,
+            None,
+        );
+        assert_pcs_eq(&what, "rvtrace", &got, "run", &run.pcs);
     }
 }

@@ -105,7 +105,10 @@ fn random_bytes_parse_and_decode_without_panicking() {
         p.call_counter_size_p = (trial % 3) as u8 * 4;
         p.cache_size_p = (trial % 2) as u8 * 3;
         p.bpred_size_p = (trial % 2) as u8 * 5;
-        let o = IOptions::from_bits(rng.next_u64());
+        if trial % 4 == 1 {
+            p = p.with_options_layout(rvtrace_etrace::OptionsLayout::Pulp);
+        }
+        let o = IOptions::from_field(rng.next_u64(), p.options_layout);
         for raw in [false, true] {
             for item in PacketReader::new(&data, EncapConfig::PLAIN, raw, p, o) {
                 let _ = item;

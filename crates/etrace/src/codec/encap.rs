@@ -26,6 +26,14 @@
 //! index and no timestamps. (E-Trace 2.0's "Siemens transport" example,
 //! `fragmentCodeAndTransport.adoc`, is etrace-encap instead.) The FZI `riscv-etrace` crate (`packet::smi`) puts the timestamp
 //! before the index: the two agree unless a stream has both.
+//!
+//! The trace unit of Espressif's ESP32-C6 frames each payload with a 3-byte header of its own
+//! ([`EncapConfig::ESP32`]): a byte whose low 5 bits are the packet's *length* in bytes, header
+//! included, and whose top 3 bits are 0, then a 16-bit *index*, little-endian; *length* 0 is a
+//! null packet of 3 bytes. That is how the FZI `riscv-etrace` crate reads it (`packet::esp32`,
+//! "experimental"; the ESP32-C6 Technical Reference Manual, which defines it, is not in our
+//! specs). The payload is the spec's `te_inst`. What the hardware counts in *index* is not known
+//! here: rvtrace reads it into [`Normal::index`] and writes the packet's number (modulo 2^16).
 
 use super::bits::mask;
 use super::CodecError;
@@ -55,11 +63,26 @@ pub struct EncapConfig {
     pub type_bits: u8,
     /// The *type* value of instruction trace packets (E-Trace: 0 when Y is 1).
     pub te_inst_type: u64,
-    /// The E-Trace 1.x Siemens Messaging Infrastructure (SMI) header instead (see the module
-    /// documentation): `srcid_bits` is the index width, a timestamp is 2 bytes, there is no
-    /// *type* (the *flow* says it).
-    pub smi: bool,
+    /// The packets' header (see the module documentation).
+    pub header: Header,
 }
+
+/// Which header a framed stream's packets have.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Header {
+    /// `etrace-encap`'s (and `te_inst_raw`'s, which has no srcID, timestamp or type).
+    #[default]
+    Encap,
+    /// The E-Trace 1.x Siemens Messaging Infrastructure (SMI) header: `srcid_bits` is the index
+    /// width, a timestamp is 2 bytes, there is no *type* (the *flow* says it).
+    Smi,
+    /// The ESP32-C6 trace unit's: length (header included), reserved bits, a 16-bit index; no
+    /// srcID, timestamp, type or flow.
+    Esp32,
+}
+
+/// Bytes of the ESP32-C6 header: the length byte and the 16-bit index.
+const ESP32_HEADER: usize = 3;
 
 impl Default for EncapConfig {
     fn default() -> Self {
@@ -75,7 +98,7 @@ pub enum Framing {
     Raw,
     /// `etrace-encap` with these constants; every normal packet whose *type* is the
     /// instruction-trace type is a `te_inst`. With [`EncapConfig::smi`], the E-Trace 1.x SMI
-    /// header: the *flow* = 2 packets are.
+    /// header: the *flow* = 2 packets are; with [`EncapConfig::ESP32`], every normal packet.
     Encap(EncapConfig),
 }
 
@@ -87,7 +110,7 @@ impl Framing {
         match self {
             Framing::Raw => (EncapConfig::TE_INST_RAW, true),
             // SMI says te_inst in the flow bits, as te_inst_raw.
-            Framing::Encap(e) => (e, e.smi),
+            Framing::Encap(e) => (e, e.header == Header::Smi),
         }
     }
 }
@@ -100,7 +123,7 @@ impl EncapConfig {
         timestamp_bytes: 0,
         type_bits: 0,
         te_inst_type: 0,
-        smi: false,
+        header: Header::Encap,
     };
 
     /// The reference flow's `te_inst_raw` layout (see the module documentation).
@@ -114,16 +137,35 @@ impl EncapConfig {
             timestamp_bytes: 2,
             type_bits: 0,
             te_inst_type: 0,
-            smi: true,
+            header: Header::Smi,
         }
     }
 
+    /// The ESP32-C6 trace unit's header (see the module documentation).
+    pub const ESP32: EncapConfig = EncapConfig {
+        srcid_bits: 0,
+        timestamp_bytes: 0,
+        type_bits: 0,
+        te_inst_type: 0,
+        header: Header::Esp32,
+    };
+
     /// Check the widths.
     pub const fn validate(&self) -> Result<(), CodecError> {
-        if self.smi && (self.timestamp_bytes != 2 || self.type_bits != 0) {
-            return Err(CodecError::BadParams(
-                "SMI framing: a 2-byte timestamp and no type field",
-            ));
+        match self.header {
+            Header::Smi if self.timestamp_bytes != 2 || self.type_bits != 0 => {
+                return Err(CodecError::BadParams(
+                    "SMI framing: a 2-byte timestamp and no type field",
+                ));
+            }
+            Header::Esp32
+                if self.srcid_bits != 0 || self.timestamp_bytes != 0 || self.type_bits != 0 =>
+            {
+                return Err(CodecError::BadParams(
+                    "ESP32-C6 framing: no srcID, timestamp or type field",
+                ));
+            }
+            _ => {}
         }
         if self.srcid_bits > 16 || self.timestamp_bytes > 8 || self.type_bits > 8 {
             return Err(CodecError::BadParams(
@@ -135,7 +177,7 @@ impl EncapConfig {
 
     /// S: whole bytes of *srcID* (of the Siemens index: the bytes it takes, padded).
     const fn srcid_bytes(&self) -> usize {
-        if self.smi {
+        if let Header::Smi = self.header {
             (self.srcid_bits as usize).div_ceil(8)
         } else {
             self.srcid_bits as usize / 8
@@ -144,7 +186,7 @@ impl EncapConfig {
 
     /// Bits of *srcID* inside the *length* bytes (none for the Siemens index, which is padded).
     const fn srcid_in_length(&self) -> usize {
-        if self.smi {
+        if let Header::Smi = self.header {
             0
         } else {
             self.srcid_bits as usize % 8
@@ -177,6 +219,8 @@ pub struct Normal {
     pub timestamp: Option<u64>,
     /// Payload *type* (0 when Y is 0).
     pub ptype: u64,
+    /// The ESP32-C6 header's *index* (0 in other framings).
+    pub index: u16,
     bytes: [u8; MAX_LENGTH],
     len: u8,
 }
@@ -239,6 +283,9 @@ pub fn read_frame(data: &[u8], cfg: &EncapConfig) -> Result<(Frame, usize), Code
     let Some(&h) = data.first() else {
         return Err(CodecError::Truncated { need: 1, have: 0 });
     };
+    if cfg.header == Header::Esp32 {
+        return read_esp32(data);
+    }
     let length = (h & 0x1f) as usize;
     let flow = (h >> 5) & 3;
     let extend = h & 0x80 != 0;
@@ -273,7 +320,7 @@ pub fn read_frame(data: &[u8], cfg: &EncapConfig) -> Result<(Frame, usize), Code
         pos: 0,
     };
     let srcid = b.get(cfg.srcid_bits as u32) as u16;
-    if cfg.smi {
+    if cfg.header == Header::Smi {
         b.pos = 8 * cfg.srcid_bytes();
     }
     let timestamp = if extend {
@@ -297,11 +344,60 @@ pub fn read_frame(data: &[u8], cfg: &EncapConfig) -> Result<(Frame, usize), Code
             srcid,
             timestamp,
             ptype,
+            index: 0,
             bytes,
             len: n as u8,
         }),
         total,
     ))
+}
+
+/// Read one ESP32-C6 packet (see the module documentation) from the start of `data`.
+fn read_esp32(data: &[u8]) -> Result<(Frame, usize), CodecError> {
+    if data.len() < ESP32_HEADER {
+        return Err(CodecError::Truncated {
+            need: ESP32_HEADER,
+            have: data.len(),
+        });
+    }
+    let (h, index) = (data[0], u16::from_le_bytes([data[1], data[2]]));
+    if h >> 5 != 0 {
+        return Err(CodecError::Inconsistent(
+            "ESP32-C6 header: the 3 bits after the length must be 0",
+        ));
+    }
+    let total = (h & 0x1f) as usize;
+    if total == 0 {
+        let null = Frame::Null {
+            alignment: false,
+            flow: 0,
+        };
+        return Ok((null, ESP32_HEADER));
+    }
+    if total <= ESP32_HEADER {
+        return Err(CodecError::Inconsistent(
+            "ESP32-C6 header: a length of 1 to 3 bytes leaves no payload",
+        ));
+    }
+    if data.len() < total {
+        return Err(CodecError::Truncated {
+            need: total,
+            have: data.len(),
+        });
+    }
+    let n = total - ESP32_HEADER;
+    let mut bytes = [0u8; MAX_LENGTH];
+    bytes[..n].copy_from_slice(&data[ESP32_HEADER..total]);
+    let normal = Normal {
+        flow: 0,
+        srcid: 0,
+        timestamp: None,
+        ptype: 0,
+        index,
+        bytes,
+        len: n as u8,
+    };
+    Ok((Frame::Normal(normal), total))
 }
 
 /// Little-endian bit writer into a fixed buffer.
@@ -333,6 +429,8 @@ pub struct FrameFields {
     pub timestamp: Option<u64>,
     /// Payload *type*.
     pub ptype: u64,
+    /// The ESP32-C6 header's *index* (other framings have none).
+    pub index: u16,
 }
 
 /// Encapsulate `payload` (a trace payload of whole bytes). Padding bits in the last byte are 0.
@@ -346,6 +444,17 @@ pub fn write_frame(
     cfg.validate()?;
     if payload.is_empty() {
         return Err(CodecError::EmptyPayload);
+    }
+    if cfg.header == Header::Esp32 {
+        let total = ESP32_HEADER + payload.len();
+        if total > MAX_LENGTH {
+            return Err(CodecError::PacketTooLong);
+        }
+        *out = [0; MAX_PACKET];
+        out[0] = total as u8;
+        out[1..3].copy_from_slice(&f.index.to_le_bytes());
+        out[ESP32_HEADER..total].copy_from_slice(payload);
+        return Ok(total);
     }
     if f.flow > 3
         || (cfg.srcid_bits < 16 && f.srcid as u64 > mask(cfg.srcid_bits as u32))
@@ -369,7 +478,7 @@ pub fn write_frame(
     out[0] = length as u8 | (f.flow << 5) | if f.timestamp.is_some() { 0x80 } else { 0 };
     let mut w = Put { out, pos: 8 };
     w.put(f.srcid as u64, cfg.srcid_bits as u32);
-    if cfg.smi {
+    if cfg.header == Header::Smi {
         w.pos = 8 + 8 * cfg.srcid_bytes();
     }
     if let Some(t) = f.timestamp {
@@ -430,7 +539,7 @@ mod tests {
         timestamp_bytes: 0,
         type_bits: 2,
         te_inst_type: 2,
-        smi: false,
+        header: Header::Encap,
     };
 
     fn frame(payload: &[u8], srcid: u16, cfg: &EncapConfig, ptype: u64) -> Vec<u8> {
@@ -482,6 +591,7 @@ mod tests {
             srcid: 5,
             timestamp: Some(0xBEEF),
             ptype: 0,
+            index: 0,
         };
         let n = write_frame(&p, &f, &cfg, &mut out).unwrap();
         assert_eq!(
@@ -546,7 +656,7 @@ mod tests {
             timestamp_bytes: 3,
             type_bits: 1,
             te_inst_type: 0,
-            smi: false,
+            header: Header::Encap,
         };
         assert_eq!(
             read_frame(&[0x00], &cfg).unwrap(),
@@ -571,6 +681,7 @@ mod tests {
             srcid: 0xabc,
             timestamp: Some(0x123456),
             ptype: 1,
+            index: 0,
         };
         let n = write_frame(&[0x11, 0x22], &f, &cfg, &mut out).unwrap();
         // length = ceil((16 + 1 + 12 % 8) / 8) = 3; total = 1 + 1 + 3 + 3.
@@ -587,5 +698,50 @@ mod tests {
             read_frame(&out[..n - 1], &cfg),
             Err(CodecError::Truncated { .. })
         ));
+    }
+
+    /// The ESP32-C6 header as `riscv-etrace` reads it: the length counts the 3-byte header, the
+    /// index is little-endian, a zero length is a 3-byte null packet, the reserved bits are 0.
+    #[test]
+    fn esp32_layout() {
+        let cfg = EncapConfig::ESP32;
+        let p = [0x32, 0x04, 0x00, 0x00, 0x02];
+        let mut out = [0; MAX_PACKET];
+        let f = FrameFields {
+            index: 0x1234,
+            ..FrameFields::default()
+        };
+        let n = write_frame(&p, &f, &cfg, &mut out).unwrap();
+        assert_eq!(out[..n], [0x08, 0x34, 0x12, 0x32, 0x04, 0x00, 0x00, 0x02]);
+        let (fr, m) = read_frame(&out[..n], &cfg).unwrap();
+        assert_eq!(m, n);
+        let Frame::Normal(nf) = fr else { panic!() };
+        assert_eq!((nf.index, nf.srcid, nf.flow), (0x1234, 0, 0));
+        assert_eq!(nf.payload(), &p);
+        let null = Frame::Null {
+            alignment: false,
+            flow: 0,
+        };
+        assert_eq!(read_frame(&[0, 7, 0], &cfg).unwrap(), (null, 3));
+        for bad in [[0x28, 0, 0, 0], [0x02, 0, 0, 0], [0x03, 0, 0, 0]] {
+            assert!(matches!(
+                read_frame(&bad, &cfg),
+                Err(CodecError::Inconsistent(_))
+            ));
+        }
+        assert!(matches!(
+            read_frame(&out[..n - 1], &cfg),
+            Err(CodecError::Truncated { .. })
+        ));
+        assert!(matches!(
+            write_frame(&[0; 29], &f, &cfg, &mut out),
+            Err(CodecError::PacketTooLong)
+        ));
+        assert!(EncapConfig {
+            srcid_bits: 2,
+            ..cfg
+        }
+        .validate()
+        .is_err());
     }
 }

@@ -8,7 +8,9 @@ pub mod te_inst;
 
 use core::fmt;
 
-pub use encap::{read_frame, write_frame, EncapConfig, Frame, FrameFields, Framing, Normal};
+pub use encap::{
+    read_frame, write_frame, EncapConfig, Frame, FrameFields, Framing, Header, Normal,
+};
 pub use te_inst::{AddrTail, IrdepthFill, QualStatus, Support, SyncFields, TeInst};
 
 /// Why a packet could not be encoded or decoded.
@@ -173,7 +175,8 @@ impl Iterator for PacketReader<'_> {
                 match TeInst::decode(n.payload(), &self.params, self.options) {
                     Ok(p) => {
                         if let TeInst::Support(s) = p {
-                            self.options = crate::IOptions::from_bits(s.ioptions);
+                            self.options =
+                                crate::IOptions::from_field(s.ioptions, self.params.options_layout);
                         }
                         Item::Packet(p)
                     }

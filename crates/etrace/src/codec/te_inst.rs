@@ -620,15 +620,21 @@ impl TeInst {
                     time: r.get(p.time_width()),
                     context: r.get(p.context_width()),
                 },
-                _ => TeInst::Support(Support {
-                    ienable: r.get_bit(),
-                    encoder_mode: r.get(p.encoder_mode_width as u32),
-                    qual_status: QualStatus::from_code(r.get(2) as u8),
-                    ioptions: r.get(p.ioptions_width as u32),
-                    denable: r.get_bit(),
-                    dloss: r.get_bit(),
-                    doptions: r.get(p.doptions_width as u32),
-                }),
+                _ => {
+                    let s = Support {
+                        ienable: r.get_bit(),
+                        encoder_mode: r.get(p.encoder_mode_width as u32),
+                        qual_status: QualStatus::from_code(r.get(2) as u8),
+                        ioptions: r.get(p.ioptions_width as u32),
+                        denable: r.get_bit(),
+                        dloss: r.get_bit(),
+                        doptions: r.get(p.doptions_width as u32),
+                    };
+                    p.options_layout
+                        .check(s.ioptions)
+                        .map_err(CodecError::Inconsistent)?;
+                    TeInst::Support(s)
+                }
             },
         };
         r.finish()?;

@@ -37,7 +37,7 @@ impl<'a> Decoder<'a> {
         let p = self.params;
         match *pkt {
             TeInst::Support(sp) => {
-                self.s.options = IOptions::from_bits(sp.ioptions);
+                self.s.options = IOptions::from_field(sp.ioptions, p.options_layout);
                 if sp.ienable {
                     self.s.enabled = true;
                 }

@@ -249,7 +249,7 @@ pub fn trace(
             TraceLine::Record { line, name, fields } => {
                 let (pkt, frame) = te_inst(f, *line, name, fields)?;
                 if let TeInst::Support(s) = pkt {
-                    options = IOptions::from_bits(s.ioptions);
+                    options = IOptions::from_field(s.ioptions, cfg.params.options_layout);
                 }
                 let frame = FrameFields {
                     flow: if raw { RAW_TE_INST } else { 0 },
