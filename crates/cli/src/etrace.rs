@@ -84,8 +84,12 @@ pub(crate) fn parse_xlen(s: &str) -> Result<u8, String> {
 #[derive(clap::Args)]
 pub struct EncodeArgs {
     /// The ingress file: binary (from `rvtrace run --ingress`) or the reference flow's
-    /// `encoder_input` CSV.
-    ingress: PathBuf,
+    /// `encoder_input` CSV. Several binary ingress files (one per hart, `run --harts N
+    /// --ingress 'h{hart}.ing'`) make one trace of several harts, the k-th file's packets with
+    /// srcID k (needs --src-bits), merged in the order of the records' time as a trace funnel
+    /// does; `decode --all-harts` splits it back.
+    #[arg(required = true, num_args = 1..)]
+    ingress: Vec<PathBuf>,
     /// The trace file to write (and its sidecar OUT.meta with the settings the trace does not
     /// carry, which decode and dump read).
     #[arg(short = 'o', long = "output", value_name = "OUT")]
@@ -130,16 +134,20 @@ pub fn encode(a: &EncodeArgs) -> CmdResult {
     use rvtrace_ingress::IngressReader;
     use std::io::BufRead;
     a.trace.check_framing()?;
-    let name = a.ingress.display().to_string();
+    if a.ingress.len() > 1 {
+        return encode_harts(a);
+    }
+    let ingress = &a.ingress[0];
+    let name = ingress.display().to_string();
     let side = sidecar_path(&a.output);
     let mut outs = vec![("-o", a.output.as_path())];
     if !report::is_std(&a.output) {
         outs.push(("the sidecar", side.as_path()));
     }
-    let mut ins: Vec<&Path> = vec![a.ingress.as_path()];
+    let mut ins: Vec<&Path> = vec![ingress.as_path()];
     ins.extend(a.elf.iter().map(|p| p.as_path()));
     report::distinct(&ins, &outs)?;
-    let mut input = report::open_input_progress(&a.ingress, "encode")?;
+    let mut input = report::open_input_progress(ingress, "encode")?;
     let is_csv = input
         .fill_buf()
         .map_err(|e| format!("{name}: {e}"))?
@@ -278,6 +286,109 @@ pub fn encode(a: &EncodeArgs) -> CmdResult {
         say!(
             "{}",
             report::encode_summary(pushed, (packets, "packets"), bytes, payload * 8)
+        );
+    }
+    if let Some(e) = damage {
+        return Ok(crate::run::input_damaged(&e, records));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `encode etrace H0 H1 ...`: one trace of several harts (`crate::funnel`), the k-th file's
+/// packets with srcID k, written as each hart's encoder makes them.
+fn encode_harts(a: &EncodeArgs) -> CmdResult {
+    use rvtrace_etrace::encoder::{Encoder, FrameWriter};
+    use std::cell::RefCell;
+    use std::rc::Rc;
+    if a.trace.src.id.is_some() {
+        return Err(Failure::Usage(
+            "--src-id with several ingress files: the k-th file's packets have srcID k".into(),
+        ));
+    }
+    let n = a.ingress.len();
+    let bits = a.trace.src.bits.unwrap_or(0);
+    if n > 1 << bits.min(16) {
+        return Err(Failure::Usage(format!(
+            "{n} ingress files need srcIDs 0..{}: give --src-bits {} or more",
+            n - 1,
+            usize::BITS - (n - 1).leading_zeros()
+        )));
+    }
+    if !a.elf.is_empty() || !a.csv_ignore.is_empty() {
+        return Err(Failure::Usage(
+            "several harts are binary ingress files merged record by record: --elf and --csv-ignore do not apply".into(),
+        ));
+    }
+    let ins: Vec<&Path> = a.ingress.iter().map(PathBuf::as_path).collect();
+    let side = sidecar_path(&a.output);
+    let mut outs = vec![("-o", a.output.as_path())];
+    if !report::is_std(&a.output) {
+        outs.push(("the sidecar", side.as_path()));
+    }
+    report::distinct(&ins, &outs)?;
+    let mut inputs = crate::funnel::open(&a.ingress)?;
+    let h = inputs[0].header.clone();
+    let mut enc_opts = a.encoder.clone();
+    if enc_opts.itype_width.is_none() {
+        enc_opts.itype_width = Some(h.itype_width);
+    }
+    if let Some(i) = inputs
+        .iter()
+        .find(|i| i.header.itype_width != h.itype_width)
+    {
+        return Err(Failure::Usage(format!(
+            "{} and {} have different itype widths",
+            inputs[0].name, i.name
+        )));
+    }
+    let xlen = a.trace.o.scf_width().unwrap_or(h.xlen.bits() as u8);
+    let cfg = config(&a.trace.given(), xlen, None, &enc_opts)?;
+    let filter = crate::ntrace::trace_filter(a.trace_priv.as_deref(), a.trace_range.as_deref())?;
+    /// The one output every hart's packets go to, a packet at a time.
+    struct Shared(Rc<RefCell<report::Output>>);
+    impl std::io::Write for Shared {
+        fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+            self.0.borrow_mut().write(b)
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            self.0.borrow_mut().flush()
+        }
+    }
+    let out = Rc::new(RefCell::new(report::Output::create(&a.output)?));
+    let mut encoders = Vec::with_capacity(n);
+    for k in 0..n {
+        let c = cfg
+            .with_srcid(Some(k as u16))
+            .map_err(|e| Failure::Usage(e.to_string()))?;
+        encoders.push(Encoder::new(&c, FrameWriter::new(Shared(out.clone()), &c))?);
+    }
+    let (records, damage) = crate::funnel::merge(&mut inputs, |k, rs| {
+        push_batch(&mut encoders[k], rs, None, filter.as_ref())
+    })?;
+    let (mut bytes, mut payload, mut packets) = (0, 0, 0);
+    for e in encoders {
+        let w = e.finish()?;
+        (bytes, payload, packets) = (
+            bytes + w.bytes,
+            payload + w.payload_bytes,
+            packets + w.packets,
+        );
+    }
+    let out = Rc::try_unwrap(out)
+        .map_err(|_| "the harts' encoders still hold the output")?
+        .into_inner();
+    out.finish()?;
+    if !report::is_std(&a.output) {
+        let o = Options {
+            itype_width: enc_opts.itype_width,
+            ..a.trace.given()
+        };
+        o.for_sidecar(&cfg).write(&a.output)?;
+    }
+    if a.stats {
+        say!(
+            "{n} harts: {}",
+            report::encode_summary(records, (packets, "packets"), bytes, payload * 8)
         );
     }
     if let Some(e) = damage {

@@ -13,6 +13,7 @@ mod decode;
 mod dump;
 mod etrace;
 mod export;
+mod funnel;
 mod harts;
 mod isa_arg;
 mod ntrace;

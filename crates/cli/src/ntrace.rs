@@ -11,7 +11,7 @@ use rvtrace_ntrace::options::{
     CallStack, EncoderConfig, Fifo, InputCaps, Mode, SyncUnit, TraceFilter,
 };
 use std::io::{Read, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 /// What encoder and decoder must agree on (not in the stream; `encode` writes them into the
@@ -165,8 +165,12 @@ enum SyncModeArg {
 #[derive(clap::Args)]
 pub struct EncodeArgs {
     /// The input: an ingress file (from `rvtrace run --ingress`), or NexRv PCSEQ text with
-    /// `--input-format pcseq`.
-    ingress: PathBuf,
+    /// `--input-format pcseq`. Several ingress files (one per hart, `run --harts N --ingress
+    /// 'h{hart}.ing'`) make one trace of several harts, the k-th file's messages with SRC k
+    /// (needs --src-bits), merged in the order of the records' time as a trace funnel does;
+    /// `decode --all-harts` splits it back.
+    #[arg(required = true, num_args = 1..)]
+    ingress: Vec<PathBuf>,
     /// Output trace file (MSEO/MDO bytes, the NexRv `.bin` format), `-` for stdout. The settings
     /// a decoder needs go into the sidecar `OUT.meta` next to it (not for stdout).
     #[arg(short = 'o', long = "output", value_name = "OUT")]
@@ -232,13 +236,17 @@ type BatchSource = Box<dyn FnMut(&mut Vec<Record>) -> Result<usize, String>>;
 
 /// `rvtrace encode ntrace`.
 pub fn encode(a: &EncodeArgs) -> CmdResult {
-    let inp = a.ingress.display();
+    if a.ingress.len() > 1 {
+        return encode_harts(a);
+    }
+    let ingress = &a.ingress[0];
+    let inp = ingress.display();
     let mut source: BatchSource;
     // The input holds block records; they are expanded (with --elf).
     let (mut blocks, mut expanded) = (false, false);
     let (xlen, itype_width, has_sijump, has_time) = match a.input_format {
         InputFormat::Ingress => {
-            let reader = report::open_input_progress(&a.ingress, "encode")?;
+            let reader = report::open_input_progress(ingress, "encode")?;
             let mut r = IngressReader::new(reader).map_err(|e| format!("{inp}: {e}"))?;
             let h = r.header().clone();
             let name = inp.to_string();
@@ -274,7 +282,7 @@ pub fn encode(a: &EncodeArgs) -> CmdResult {
             (h.xlen, h.itype_width, h.has_sijump, h.has_time)
         }
         InputFormat::Pcseq => {
-            let text = rvtrace_ntrace::open_text(&a.ingress)
+            let text = rvtrace_ntrace::open_text(ingress)
                 .map_err(|e| format!("{inp}: cannot open: {e}"))?;
             let mut r = PcseqReader::new(text);
             let name = inp.to_string();
@@ -290,6 +298,137 @@ pub fn encode(a: &EncodeArgs) -> CmdResult {
             (xlen, 4, false, false)
         }
     };
+    let cfg = encoder_config(a, xlen)?;
+    if blocks && !expanded {
+        let per_insn = [
+            ("--trace-range", a.opts.trace_range.is_some()),
+            ("--icnt-bits", a.opts.icnt_bits.is_some()),
+            ("--fifo-bytes", a.opts.fifo_bytes.is_some()),
+        ];
+        if let Some((opt, _)) = per_insn.iter().find(|o| o.1) {
+            // A filter range can end inside a block, a narrow I-CNT overflow inside one, and
+            // the FIFO drains per instruction: the encoder needs the block's instructions.
+            return Err(Failure::Usage(format!(
+                "{inp} holds block records (multi-retire): {opt} needs the program (--elf)"
+            )));
+        }
+    }
+    if !a.elf.is_empty() && !blocks {
+        warn!("{inp}: no block records: --elf is not used");
+    }
+    // What the options ask for and what the input can serve are checked in the library.
+    cfg.validate().map_err(|e| Failure::Usage(e.to_string()))?;
+    let caps = InputCaps {
+        itype_width,
+        sijump: has_sijump,
+        time: has_time,
+    };
+    for w in cfg.check_input(caps).map_err(|e| format!("{inp}: {e}"))? {
+        warn!("{inp}: {w}");
+    }
+    // ITC stimulus writes beside the ingress file (`run --itc`): DataAcquisition messages in
+    // SiFive's dialect.
+    let itc_path = rvtrace_ingress::itc::sidecar_path(ingress);
+    let mut writes = Vec::new();
+    if a.input_format == InputFormat::Ingress && itc_path.is_file() {
+        let text = std::fs::read_to_string(&itc_path)
+            .map_err(|e| format!("{}: cannot read: {e}", itc_path.display()))?;
+        writes = rvtrace_ingress::itc::parse(&text)
+            .map_err(|e| format!("{}: {e}", itc_path.display()))?;
+        if !cfg.sifive() && !writes.is_empty() {
+            warn!(
+                "{}: {} ITC writes not encoded: DataAcquisition is SiFive's (--dialect sifive)",
+                itc_path.display(),
+                writes.len()
+            );
+            writes.clear();
+        }
+        if blocks && !expanded && !writes.is_empty() {
+            return Err(Failure::Usage(format!(
+                "{inp} holds block records (multi-retire): its ITC writes ({}) need the program (--elf)",
+                itc_path.display()
+            )));
+        }
+    }
+    let mut writes = writes.into_iter().peekable();
+    let mut retired = 0u64;
+    report::distinct(&[ingress], &[("-o", &a.output)])?;
+    let mut out = Output::create(&a.output)?;
+    let mut enc = Encoder::new(cfg);
+    let mut buf = Vec::with_capacity(1 << 16);
+    // A damaged input: encode the records before the damage, then report it (issue 9 item 6).
+    let mut damage = None;
+    let mut records = 0u64;
+    let mut batch = Vec::with_capacity(4096);
+    loop {
+        let n = match source(&mut batch) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) => {
+                damage = Some(e);
+                break;
+            }
+        };
+        records += n as u64;
+        if writes.peek().is_some() {
+            enc.push_all_itc(&batch[..n], &mut writes, &mut retired, &mut buf);
+        } else {
+            enc.push_all(&batch[..n], &mut buf);
+        }
+        if buf.len() >= 1 << 15 {
+            out.write_all(&buf).map_err(|e| out.fail(e))?;
+            buf.clear();
+        }
+    }
+    // Records that ran out before the hart stopped are no stop at an `ebreak` (1.0: EVCODE 4).
+    let st = if damage.is_some() {
+        enc.finish_cut(&mut buf)
+    } else {
+        enc.finish(&mut buf)
+    };
+    out.write_all(&buf).map_err(|e| out.fail(e))?;
+    out.finish()?;
+    if !report::is_std(&a.output) {
+        // The settings a decoder needs, next to the trace (crates/ntrace/src/meta.rs). The
+        // hart's ingress classifies calls and returns as N-Trace Table 2 does; PCSEQ as the
+        // tool that wrote it did.
+        let link = (a.input_format == InputFormat::Ingress).then_some(LinkRule::Spec);
+        let path = meta::sidecar_path(&a.output);
+        std::fs::write(&path, Meta::from_encoder(&cfg, link).to_text())
+            .map_err(|e| format!("{}: cannot write: {e}", path.display()))?;
+    }
+    if a.stats {
+        if blocks && !expanded {
+            let bpi = crate::report::per_instruction(st.bytes * 8, st.instructions);
+            // A block record counts once: instructions are not known without the program.
+            say!(
+                "{} block records, {} messages, {} bytes, {bpi:.3} bits/record (--elf counts instructions)",
+                st.instructions,
+                st.messages,
+                st.bytes
+            );
+        } else {
+            // The encoder writes no idle bytes: 6 MDO bits of every message byte are payload.
+            say!(
+                "{}",
+                report::encode_summary(
+                    st.instructions,
+                    (st.messages, "messages"),
+                    st.bytes,
+                    st.bytes * 6
+                )
+            );
+        }
+    }
+    if let Some(e) = damage {
+        return Ok(crate::run::input_damaged(&e, records));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The encoder's configuration that `a`'s options give, for an input of address width `xlen`
+/// (`--xlen` wins).
+fn encoder_config(a: &EncodeArgs, xlen: Xlen) -> Result<EncoderConfig, Failure> {
     let xlen = match a.opts.xlen.as_deref() {
         Some("32") => Xlen::Rv32,
         Some(_) => Xlen::Rv64,
@@ -367,126 +506,99 @@ pub fn encode(a: &EncodeArgs) -> CmdResult {
         });
     }
     cfg.filter = trace_filter(a.opts.trace_priv.as_deref(), a.opts.trace_range.as_deref())?;
-    if blocks && !expanded {
-        let per_insn = [
-            ("--trace-range", a.opts.trace_range.is_some()),
-            ("--icnt-bits", a.opts.icnt_bits.is_some()),
-            ("--fifo-bytes", a.opts.fifo_bytes.is_some()),
-        ];
-        if let Some((opt, _)) = per_insn.iter().find(|o| o.1) {
-            // A filter range can end inside a block, a narrow I-CNT overflow inside one, and
-            // the FIFO drains per instruction: the encoder needs the block's instructions.
-            return Err(Failure::Usage(format!(
-                "{inp} holds block records (multi-retire): {opt} needs the program (--elf)"
-            )));
-        }
+    Ok(cfg)
+}
+
+/// `encode ntrace H0 H1 ...`: one trace of several harts (`crate::funnel`), the k-th file's
+/// messages with SRC k.
+fn encode_harts(a: &EncodeArgs) -> CmdResult {
+    if a.input_format != InputFormat::Ingress {
+        return Err(Failure::Usage(
+            "several inputs are harts' ingress files: --input-format pcseq takes one".into(),
+        ));
     }
-    if !a.elf.is_empty() && !blocks {
-        warn!("{inp}: no block records: --elf is not used");
+    if a.shared.src.id.is_some() {
+        return Err(Failure::Usage(
+            "--src-id with several ingress files: the k-th file's messages have SRC k".into(),
+        ));
     }
-    // What the options ask for and what the input can serve are checked in the library.
-    cfg.validate().map_err(|e| Failure::Usage(e.to_string()))?;
-    let caps = InputCaps {
-        itype_width,
-        sijump: has_sijump,
-        time: has_time,
-    };
-    for w in cfg.check_input(caps).map_err(|e| format!("{inp}: {e}"))? {
-        warn!("{inp}: {w}");
+    let n = a.ingress.len();
+    let bits = a.shared.src.bits.unwrap_or(0);
+    if bits > 12 || n > 1 << bits {
+        return Err(Failure::Usage(format!(
+            "{n} ingress files need SRCs 0..{}: give --src-bits {} or more (at most 12, trTeSrcBits)",
+            n - 1,
+            usize::BITS - (n - 1).leading_zeros()
+        )));
     }
-    // ITC stimulus writes beside the ingress file (`run --itc`): DataAcquisition messages in
-    // SiFive's dialect.
-    let itc_path = rvtrace_ingress::itc::sidecar_path(&a.ingress);
-    let mut writes = Vec::new();
-    if a.input_format == InputFormat::Ingress && itc_path.is_file() {
-        let text = std::fs::read_to_string(&itc_path)
-            .map_err(|e| format!("{}: cannot read: {e}", itc_path.display()))?;
-        writes = rvtrace_ingress::itc::parse(&text)
-            .map_err(|e| format!("{}: {e}", itc_path.display()))?;
-        if !cfg.sifive() && !writes.is_empty() {
-            warn!(
-                "{}: {} ITC writes not encoded: DataAcquisition is SiFive's (--dialect sifive)",
-                itc_path.display(),
-                writes.len()
-            );
-            writes.clear();
-        }
-        if blocks && !expanded && !writes.is_empty() {
-            return Err(Failure::Usage(format!(
-                "{inp} holds block records (multi-retire): its ITC writes ({}) need the program (--elf)",
-                itc_path.display()
-            )));
-        }
+    if !a.elf.is_empty() {
+        warn!("several harts are merged record by record: --elf is not used");
     }
-    let mut writes = writes.into_iter().peekable();
-    let mut retired = 0u64;
-    report::distinct(&[&a.ingress], &[("-o", &a.output)])?;
-    let mut out = Output::create(&a.output)?;
-    let mut enc = Encoder::new(cfg);
-    let mut buf = Vec::with_capacity(1 << 16);
-    // A damaged input: encode the records before the damage, then report it (issue 9 item 6).
-    let mut damage = None;
-    let mut records = 0u64;
-    let mut batch = Vec::with_capacity(4096);
-    loop {
-        let n = match source(&mut batch) {
-            Ok(0) => break,
-            Ok(n) => n,
-            Err(e) => {
-                damage = Some(e);
-                break;
-            }
+    let ins: Vec<&Path> = a.ingress.iter().map(PathBuf::as_path).collect();
+    report::distinct(&ins, &[("-o", &a.output)])?;
+    let mut inputs = crate::funnel::open(&a.ingress)?;
+    let base = encoder_config(a, inputs[0].header.xlen)?;
+    base.validate().map_err(|e| Failure::Usage(e.to_string()))?;
+    let mut encoders = Vec::with_capacity(n);
+    for (k, i) in inputs.iter().enumerate() {
+        let caps = InputCaps {
+            itype_width: i.header.itype_width,
+            sijump: i.header.has_sijump,
+            time: i.header.has_time,
         };
-        records += n as u64;
-        if writes.peek().is_some() {
-            enc.push_all_itc(&batch[..n], &mut writes, &mut retired, &mut buf);
-        } else {
-            enc.push_all(&batch[..n], &mut buf);
+        for w in base
+            .check_input(caps)
+            .map_err(|e| format!("{}: {e}", i.name))?
+        {
+            warn!("{}: {w}", i.name);
         }
+        if rvtrace_ingress::itc::sidecar_path(&a.ingress[k]).is_file() {
+            warn!(
+                "{}: its ITC writes are not encoded with several harts",
+                i.name
+            );
+        }
+        encoders.push(Encoder::new(EncoderConfig {
+            src_id: k as u16,
+            ..base
+        }));
+    }
+    let mut out = Output::create(&a.output)?;
+    let mut buf = Vec::with_capacity(1 << 16);
+    let (records, damage) = crate::funnel::merge(&mut inputs, |k, rs| {
+        encoders[k].push_all(rs, &mut buf);
         if buf.len() >= 1 << 15 {
             out.write_all(&buf).map_err(|e| out.fail(e))?;
             buf.clear();
         }
+        Ok::<(), Failure>(())
+    })?;
+    let (mut insns, mut messages, mut bytes) = (0u64, 0u64, 0u64);
+    for mut e in encoders {
+        let st = if damage.is_some() {
+            e.finish_cut(&mut buf)
+        } else {
+            e.finish(&mut buf)
+        };
+        insns += st.instructions;
+        messages += st.messages;
+        bytes += st.bytes;
     }
-    // Records that ran out before the hart stopped are no stop at an `ebreak` (1.0: EVCODE 4).
-    let st = if damage.is_some() {
-        enc.finish_cut(&mut buf)
-    } else {
-        enc.finish(&mut buf)
-    };
     out.write_all(&buf).map_err(|e| out.fail(e))?;
     out.finish()?;
     if !report::is_std(&a.output) {
-        // The settings a decoder needs, next to the trace (crates/ntrace/src/meta.rs). The
-        // hart's ingress classifies calls and returns as N-Trace Table 2 does; PCSEQ as the
-        // tool that wrote it did.
-        let link = (a.input_format == InputFormat::Ingress).then_some(LinkRule::Spec);
         let path = meta::sidecar_path(&a.output);
-        std::fs::write(&path, Meta::from_encoder(&cfg, link).to_text())
-            .map_err(|e| format!("{}: cannot write: {e}", path.display()))?;
+        std::fs::write(
+            &path,
+            Meta::from_encoder(&base, Some(LinkRule::Spec)).to_text(),
+        )
+        .map_err(|e| format!("{}: cannot write: {e}", path.display()))?;
     }
     if a.stats {
-        if blocks && !expanded {
-            let bpi = crate::report::per_instruction(st.bytes * 8, st.instructions);
-            // A block record counts once: instructions are not known without the program.
-            say!(
-                "{} block records, {} messages, {} bytes, {bpi:.3} bits/record (--elf counts instructions)",
-                st.instructions,
-                st.messages,
-                st.bytes
-            );
-        } else {
-            // The encoder writes no idle bytes: 6 MDO bits of every message byte are payload.
-            say!(
-                "{}",
-                report::encode_summary(
-                    st.instructions,
-                    (st.messages, "messages"),
-                    st.bytes,
-                    st.bytes * 6
-                )
-            );
-        }
+        say!(
+            "{n} harts: {}",
+            report::encode_summary(insns, (messages, "messages"), bytes, bytes * 6)
+        );
     }
     if let Some(e) = damage {
         return Ok(crate::run::input_damaged(&e, records));

@@ -453,6 +453,76 @@ fn the_sidecar_carries_the_settings() {
     assert!(!stderr(&o).contains("warning"), "{}", stderr(&o));
 }
 
+/// Issue 30 item 5: the PULP rv_tracer's support-packet layout (`--options-layout pulp`) and the
+/// ESP32-C6 framing (`--format esp32`) go into the sidecar, so decode and dump need no option;
+/// decoded with the other layout, the trace is refused or loses; the ESP32 header takes no
+/// encapsulation widths. (Both are checked against `riscv-etrace` in the etrace crate's
+/// `cross_check`.)
+#[test]
+fn pulp_layout_and_esp32_framing_through_the_sidecar() {
+    let tmp = tmpdir("pulp-esp32");
+    let r = run(&tmp, "recurse-rv64gc");
+    let want = std::fs::read(&r.pcs).unwrap();
+    for (stem, opts, key) in [
+        (
+            "pulp",
+            &["--options-layout", "pulp", "--full-address"][..],
+            "options-layout = pulp",
+        ),
+        ("esp32", &["--format", "esp32"][..], "format = esp32"),
+    ] {
+        let t = tmp.join(format!("{stem}.etrace")).display().to_string();
+        encode(&r, &t, opts);
+        let meta = std::fs::read_to_string(format!("{t}.meta")).unwrap();
+        assert!(meta.contains(&format!("\n{key}\n")), "{meta}");
+        let (o, got) = decode(&r, &t, &[]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        assert!(got == want, "{stem}");
+        let o = rvtrace(&["dump", "etrace", &t]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        if stem == "pulp" {
+            // The first support packet's options, read in PULP's bit order.
+            assert!(stdout(&o).contains("[full-address]"), "{}", stdout(&o));
+            // Read as rvtrace's layout, bit 6 (delta address) is not an option and bit 5
+            // (PULP's full address) would be sijump: the decoder is told otherwise, warns, and
+            // the flow is not the run's.
+            let (o, got) = decode(&r, &t, &["--options-layout", "rvtrace"]);
+            assert!(
+                stderr(&o).contains("--options-layout rvtrace contradicts"),
+                "{}",
+                stderr(&o)
+            );
+            assert!(got != want);
+        } else {
+            let (o, _) = decode(&r, &t, &["--no-meta"]);
+            assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+        }
+    }
+    let o = rvtrace(&[
+        "encode",
+        "etrace",
+        &r.ingress,
+        "-o",
+        &tmp.join("x").display().to_string(),
+        "--format",
+        "esp32",
+        "--src-bits",
+        "2",
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("--format esp32"), "{}", stderr(&o));
+    let o = rvtrace(&[
+        "encode",
+        "etrace",
+        &r.ingress,
+        "-o",
+        "x",
+        "--options-layout",
+        "nexus",
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+}
+
 /// Issue 9 item 3: a trace without its start or its end, or without any synchronisation, is a
 /// loss (an error in the summary and exit status 1), and the summary's count is the warnings'.
 #[test]

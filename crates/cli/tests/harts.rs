@@ -105,6 +105,77 @@ fn lock_and_amo_counters_add_up_on_1_2_4_8_harts_and_runs_repeat_exactly() {
     }
 }
 
+/// The harts' ingress files encoded into one trace, as a trace funnel merges several harts'
+/// encoders (N-Trace SRC, the E-Trace encapsulation's srcID; records taken in the order of the
+/// shared timer's time): `decode --all-harts` splits it back, each hart's PCs the run's; the
+/// same files give the same bytes; a source field too narrow for the harts is a usage error.
+#[test]
+fn one_funnelled_trace_of_four_harts_splits_back() {
+    let d = tmpdir("smp-funnel");
+    let elf = smp(64);
+    let o = rvtrace(&[
+        "run",
+        "--sbi",
+        s(&elf),
+        "--harts",
+        "4",
+        "--ingress",
+        s(&d.join("h-{hart}.ing")),
+        "--pcs",
+        s(&d.join("h-{hart}.pcs")),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let ings: Vec<PathBuf> = (0..4).map(|h| d.join(format!("h-{h}.ing"))).collect();
+    for (proto, extra) in [("ntrace", &["--timestamps"][..]), ("etrace", &[][..])] {
+        let encode = |out: &Path, bits: &str| {
+            let mut a = vec!["encode", proto];
+            a.extend(ings.iter().map(|p| s(p)));
+            a.extend(["-o", s(out), "--src-bits", bits]);
+            a.extend_from_slice(extra);
+            rvtrace(&a)
+        };
+        let t = d.join(format!("all.{proto}"));
+        let o = encode(&t, "2");
+        assert_eq!(o.status.code(), Some(0), "{proto}: {}", stderr(&o));
+        let again = d.join(format!("again.{proto}"));
+        assert_eq!(encode(&again, "2").status.code(), Some(0));
+        assert!(
+            std::fs::read(&t).unwrap() == std::fs::read(&again).unwrap(),
+            "{proto}"
+        );
+        if proto == "ntrace" {
+            // The harts' messages are interleaved as they run, not one hart after another.
+            let o = rvtrace(&["dump", "ntrace", s(&t)]);
+            let srcs: Vec<String> = stdout(&o)
+                .lines()
+                .filter_map(|l| l.split_once("SRC[2]=").map(|(_, v)| v[..3].to_string()))
+                .collect();
+            let switches = srcs.windows(2).filter(|w| w[0] != w[1]).count();
+            assert!(switches > 100, "{switches} switches between harts");
+        }
+        let pcs = d.join(format!("{proto}-{{hart}}.pcs"));
+        let o = rvtrace(&[
+            "decode",
+            s(&t),
+            "--elf",
+            s(&elf),
+            "--all-harts",
+            "--pcs",
+            s(&pcs),
+        ]);
+        assert_eq!(o.status.code(), Some(0), "{proto}: {}", stderr(&o));
+        for h in 0..4 {
+            let got = std::fs::read(d.join(format!("{proto}-{h}.pcs"))).unwrap();
+            let want = std::fs::read(d.join(format!("h-{h}.pcs"))).unwrap();
+            assert!(!want.is_empty());
+            assert!(got == want, "{proto}: hart {h}'s PCs differ from its run");
+        }
+        let o = encode(&d.join("narrow"), "1");
+        assert_eq!(o.status.code(), Some(2), "{proto}: {}", stderr(&o));
+        assert!(stderr(&o).contains("--src-bits 2"), "{}", stderr(&o));
+    }
+}
+
 /// OpenSBI 1.5.1 (scripts/setup.sh) or 1.1 (bookworm's `opensbi`) `fw_jump`.
 fn fw_jump(version: &str) -> Option<PathBuf> {
     common::installed(match version {
