@@ -43,8 +43,10 @@ pub struct RunArgs {
     /// At the end, write the code the run executed as an ELF file a decoder takes with
     /// `--image FILE`: the reset ROM, the loaded program and firmware ELF files' ranges and
     /// every RAM page the hart ran code from through its block cache, as memory holds them
-    /// then (code patched at run time included), at their physical addresses. For code that
-    /// runs untranslated (M-mode, a payload before paging), so a firmware boot decodes whole.
+    /// then (code patched at run time included), at their physical addresses, and again at the
+    /// virtual addresses the page table in `satp` at the end maps them to for the supervisor
+    /// (X set, U clear: a kernel's code, as kcore gives it). A firmware boot and a kernel
+    /// decode whole with it (user processes need their own files: `--image`).
     #[arg(long, value_name = "FILE")]
     code_snapshot: Option<PathBuf>,
     /// Write the ingress stream (one record per retired instruction or trap) to FILE (`-`:
@@ -741,6 +743,32 @@ fn write_code_snapshot(
         let mut buf = vec![0; (hi - lo) as usize];
         if hart.bus.read_ram(lo, &mut buf) {
             contents.push((lo, buf));
+        }
+    }
+    // The same pages where the supervisor's page table maps them (a kernel runs there).
+    // A virtual page where a physical range already is (an identity mapping) is that range.
+    let physical: Vec<(u64, u64)> = contents
+        .iter()
+        .map(|(a, d)| (*a, a + d.len() as u64))
+        .collect();
+    let code: std::collections::BTreeSet<u64> = hart.bus.code_pages().collect();
+    for m in hart.supervisor_code_mappings() {
+        for &p in code.range(m.pa..m.pa.saturating_add(m.len)) {
+            let va = m.va.wrapping_add(p - m.pa);
+            if physical
+                .iter()
+                .any(|&(lo, hi)| va < hi && lo < va.wrapping_add(4096))
+            {
+                continue;
+            }
+            let mut page = vec![0; 4096];
+            if !hart.bus.read_ram(p, &mut page) {
+                continue;
+            }
+            match contents.last_mut() {
+                Some((at, d)) if at.wrapping_add(d.len() as u64) == va => d.extend(page),
+                _ => contents.push((va, page)),
+            }
         }
     }
     let segments: Vec<(u64, &[u8])> = contents.iter().map(|(a, d)| (*a, d.as_slice())).collect();

@@ -52,6 +52,6 @@ pub mod uarch;
 pub use alu::AmoOp;
 pub use arch::{cause, exception_name, privilege, LoadError, Stop};
 pub use fdt::{fdt_address, FDT_SIZE};
-pub use hart::{Config, Hart};
+pub use hart::{Config, Hart, Mapping};
 pub use observer::{MemAccess, MemKind, Observer, PcList, Retired, RetiredRun, RunStep, TrapInfo};
 pub use traploop::{TrapLoopReport, NO_RETIRE_LIMIT, REPEAT_THRESHOLD};

@@ -5,6 +5,8 @@ mod csr_exec;
 mod exec;
 mod exec_fp;
 mod instrument;
+mod mappings;
+pub use mappings::Mapping;
 mod mmu;
 mod smp;
 mod traploop;
