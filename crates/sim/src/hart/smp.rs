@@ -22,6 +22,8 @@ impl Hart {
         }
         self.waiting = true;
         self.stop = Some(Stop::Requested);
+        // Before the next instruction: a non-retentive suspend must not run on past its call.
+        self.recheck();
         true
     }
 
