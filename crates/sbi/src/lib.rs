@@ -529,28 +529,26 @@ impl Sbi {
     /// `hart_suspend(uint32_t suspend_type, resume_addr, opaque)`: the default retentive
     /// suspend idles as `wfi` does and returns when an interrupt enabled in `sie` is pending
     /// (with one hart time jumps to the next armed timer; with several the others run
-    /// meanwhile). The default non-retentive suspend, with several harts, resumes at
-    /// `resume_addr` as `hart_start` starts a hart (with one hart it is NOT_SUPPORTED: the hart
-    /// would have to jump from a serviced `ecall` with nothing else running); platform-specific
-    /// types are unimplemented (INVALID_PARAM).
+    /// meanwhile). The default non-retentive suspend resumes at `resume_addr` as `hart_start`
+    /// starts a hart (`sleep_and_resume`); platform-specific types are unimplemented
+    /// (INVALID_PARAM).
     fn hart_suspend(&mut self, ctx: &mut Ctx, args: &Args) -> SbiRet {
         let several = ctx.hart_mut().shared().count() > 1;
         // Upper register bits beyond the uint32_t are not part of the value.
-        let resume = match args.u32_at(0) {
-            SUSPEND_RETENTIVE => None,
-            SUSPEND_NON_RETENTIVE if several => {
+        match args.u32_at(0) {
+            SUSPEND_RETENTIVE => {}
+            SUSPEND_NON_RETENTIVE => {
                 if !in_ram(ctx, args.a[1], 2) {
                     return err(error::INVALID_ADDRESS);
                 }
-                Some((args.a[1], args.a[2]))
+                return self.sleep_and_resume(ctx, args.a[1], args.a[2]);
             }
-            SUSPEND_NON_RETENTIVE => return err(error::NOT_SUPPORTED),
             // Reserved (0x1..0x0FFFFFFF, 0x80000001..0x8FFFFFFF) or platform-specific and
             // unimplemented.
             _ => return err(error::INVALID_PARAM),
-        };
+        }
         let waits = if several {
-            ctx.hart_mut().suspend(resume)
+            ctx.hart_mut().suspend(None)
         } else {
             ctx.hart_mut().idle_until_interrupt()
         };
@@ -571,9 +569,7 @@ impl Sbi {
     /// `wfi`'s rule), time passing meanwhile, and resumes at `resume_addr` in S-mode with
     /// `satp` 0, `sstatus.SIE` 0, `a0` = its hart id and `a1` = `opaque` (table "SUSP System
     /// Resume Register State"); the call does not return. FAILED when no enabled interrupt
-    /// could ever wake it. On a machine of one hart it is NOT_SUPPORTED (the spec's "missing
-    /// dependencies"), as the non-retentive `hart_suspend`: the resume is the machine waking a
-    /// suspended hart, which needs the machine's loop of several harts.
+    /// could ever wake it.
     fn susp(&mut self, ctx: &mut Ctx, fid: u64, args: &Args) -> SbiRet {
         if fid != 0 {
             return err(error::NOT_SUPPORTED);
@@ -585,9 +581,6 @@ impl Sbi {
         let me = ctx.hart().hart_id();
         let shared = ctx.hart_mut().shared();
         let harts = shared.count();
-        if harts == 1 {
-            return err(error::NOT_SUPPORTED);
-        }
         if (0..harts).any(|h| h != me && shared.state(h) != Some(HsmState::Stopped)) {
             return err(error::DENIED);
         }
@@ -595,11 +588,37 @@ impl Sbi {
         if !in_ram(ctx, at, 2) {
             return err(error::INVALID_ADDRESS);
         }
-        if ctx.hart_mut().suspend(Some((at, opaque))) {
-            ok(0)
-        } else {
-            err(error::FAILED)
+        self.sleep_and_resume(ctx, at, opaque)
+    }
+
+    /// Sleep until an interrupt `sie` enables is pending, then resume at `at` in S-mode as a
+    /// started hart (`satp` 0, `sstatus.SIE` 0, `a0` = hart id, `a1` = `opaque`): the resume of
+    /// SUSP and of the non-retentive `hart_suspend`. With several harts the hart is SUSPENDED
+    /// and the others run meanwhile (`Hart::suspend`); alone, time jumps to the next armed
+    /// timer (`Hart::idle_until_interrupt`) and the call continues at `at`. FAILED when no
+    /// enabled interrupt could ever wake it.
+    fn sleep_and_resume(&mut self, ctx: &mut Ctx, at: u64, opaque: u64) -> SbiRet {
+        let h = ctx.hart_mut();
+        if h.shared().count() > 1 {
+            return if h.suspend(Some((at, opaque))) {
+                ok(0)
+            } else {
+                err(error::FAILED)
+            };
         }
+        if !h.idle_until_interrupt() {
+            return err(error::FAILED);
+        }
+        let me = h.hart_id();
+        let start = Some((at, opaque));
+        h.shared().post(
+            me,
+            Mail {
+                start,
+                ..Mail::default()
+            },
+        );
+        ok(0)
     }
 
     /// SRST (SBI v3.0 "System Reset Extension"): shutdown, cold and warm reboot end the run,

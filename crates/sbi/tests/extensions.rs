@@ -254,9 +254,15 @@ fn hsm() {
             "{ty:#x}"
         );
     }
+    // Non-retentive on one hart: INVALID_ADDRESS outside RAM; FAILED when nothing could wake
+    // the hart (mie = 0).
+    assert_eq!(
+        call(&mut h, eid::HSM, 3, &[0x8000_0000, 0x10, 0]).0,
+        error::INVALID_ADDRESS
+    );
     assert_eq!(
         call(&mut h, eid::HSM, 3, &[0x8000_0000, CALL_AT, 0]).0,
-        error::NOT_SUPPORTED
+        error::FAILED
     );
     // Retentive suspend with nothing that could wake the hart: FAILED.
     assert_eq!(call(&mut h, eid::HSM, 3, &[0, 0, 0]).0, error::FAILED);
@@ -271,6 +277,17 @@ fn hsm() {
     );
     assert!(h.mtime() >= deadline);
     assert_eq!(h.mip() & irq::STI, irq::STI);
+    // Non-retentive with the timer armed: time jumps to the event and the hart resumes at
+    // resume_addr with a0 = hart id, a1 = opaque, SIE clear (HSM "Hart Start Register State").
+    let deadline = h.mtime() + 1000;
+    assert_eq!(call(&mut h, eid::TIME, 0, &[deadline]).0, 0);
+    h.csr.mstatus |= mstatus::SIE;
+    let (a0, a1, stop) = call_stop(&mut h, eid::HSM, 3, &[0x8000_0000, CODE_AT, 0x1234]);
+    assert_eq!(stop, Stop::InsnLimit);
+    assert_eq!((h.pc, a0, a1), (CODE_AT, 0, 0x1234));
+    assert_eq!(h.csr.mstatus & mstatus::SIE, 0);
+    assert!(h.mtime() >= deadline + TIMER_LATENCY);
+    h.csr.mie &= !irq::STI;
     // hart_stop: the run ends (exit status 0).
     let (_, _, stop) = call_stop(&mut h, eid::HSM, 1, &[]);
     assert_eq!(stop, Stop::Exit(0));

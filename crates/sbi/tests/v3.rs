@@ -81,8 +81,10 @@ fn fwft() {
 }
 
 /// SUSP on one hart: reserved (1..0x7FFFFFFF) and platform (0x80000000..) sleep types are
-/// INVALID_PARAM; SUSPEND_TO_RAM is NOT_SUPPORTED (the resume needs the machine of several
-/// harts); an unknown FID is NOT_SUPPORTED. The call returns and the hart goes on.
+/// INVALID_PARAM, a resume_addr outside RAM INVALID_ADDRESS, nothing that could wake the hart
+/// FAILED, an unknown FID NOT_SUPPORTED (each call returns); with the S timer armed and STIE
+/// enabled, time jumps to the event and the hart resumes at resume_addr in S-mode with a0 =
+/// hart id, a1 = opaque, satp 0 and sstatus.SIE 0 (table "SUSP System Resume Register State").
 #[test]
 fn susp_on_one_hart() {
     for xlen in [Xlen::Rv64, Xlen::Rv32] {
@@ -95,12 +97,35 @@ fn susp_on_one_hart() {
             );
         }
         assert_eq!(
+            call(&mut h, eid::SUSP, 0, &[0, 0x10, 0]).0,
+            error::INVALID_ADDRESS
+        );
+        assert_eq!(
             call(&mut h, eid::SUSP, 0, &[0, CODE_AT, 0]).0,
-            error::NOT_SUPPORTED
+            error::FAILED
         );
         assert_eq!(
             call(&mut h, eid::SUSP, 1, &[0, CODE_AT, 0]).0,
             error::NOT_SUPPORTED
+        );
+        let deadline = h.mtime() + 5000;
+        let time: Vec<u64> = match xlen {
+            Xlen::Rv64 => vec![deadline],
+            Xlen::Rv32 => vec![deadline & 0xffff_ffff, deadline >> 32],
+        };
+        assert_eq!(call(&mut h, eid::TIME, 0, &time).0, 0);
+        h.csr.mie |= rvtrace_sim::csr::irq::STI;
+        h.csr.mstatus |= rvtrace_sim::csr::mstatus::SIE;
+        h.csr.satp = 0;
+        let (a0, a1, stop) = call_stop(&mut h, eid::SUSP, 0, &[0, CODE_AT, 0x77]);
+        assert_eq!(stop, rvtrace_sim::Stop::InsnLimit);
+        assert_eq!((h.pc, a0, a1, h.priv_), (CODE_AT, 0, 0x77, 1));
+        assert_eq!(h.csr.mstatus & rvtrace_sim::csr::mstatus::SIE, 0);
+        assert!(h.mtime() >= deadline + rvtrace_sbi::TIMER_LATENCY);
+        assert_ne!(
+            h.mip() & rvtrace_sim::csr::irq::STI,
+            0,
+            "woken by the timer"
         );
     }
 }

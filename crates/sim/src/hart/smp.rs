@@ -107,6 +107,7 @@ impl Hart {
         }
         if let Some((at, opaque)) = m.start {
             self.start_supervisor(at, opaque);
+            self.restarted = true;
             self.bus
                 .harts
                 .set_state(self.id, crate::smp::HsmState::Started);
