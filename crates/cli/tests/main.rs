@@ -24,6 +24,7 @@ mod programs;
 mod query;
 mod run;
 mod sbi;
+mod sbi_v3;
 mod stats;
 mod tandem;
 mod transcode;

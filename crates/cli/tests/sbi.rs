@@ -57,7 +57,7 @@ fn firmwares(class: u32) -> Vec<(&'static str, &'static str, Option<PathBuf>)> {
 
 /// Runs `cmd` in `programs/` with stdin closed; kills it after 120 s. Returns the exit status
 /// (None: killed by a signal) and stdout.
-fn run(mut cmd: Command) -> (Option<i32>, String) {
+pub(crate) fn run(mut cmd: Command) -> (Option<i32>, String) {
     let mut child = cmd
         .current_dir(programs())
         .stdin(Stdio::null())

@@ -5,7 +5,8 @@
 //! payload runs on the hart without machine-mode firmware. Calling convention: SBI v3.0
 //! "Binary Encoding" (EID in `a7`, FID in `a6`, arguments `a0..a5`, `a0` = error, `a1` =
 //! value; legacy extensions return in `a0` only). Extensions: Base, TIME, IPI, RFENCE, HSM,
-//! SRST, PMU (every function, `pmu.rs`), DBCN, and the legacy console putchar/getchar. The
+//! SRST, PMU (every function, `pmu.rs`), DBCN, SUSP, FWFT (`fwft.rs`), DBTR (`dbtr.rs`), and
+//! the legacy console putchar/getchar. The
 //! crate README lists every function, its answers, and each choice made where the
 //! specification leaves one.
 //!
@@ -20,9 +21,12 @@ use rvtrace_sim::extension::{Ctx, EnvCall, Extension, Service};
 use rvtrace_sim::smp::{HsmState, Mail};
 use std::io::{Read, Write};
 
+mod dbtr;
+mod fwft;
 mod pmu;
 
-pub use pmu::{FW_COUNTERS, FW_EVENTS};
+pub use fwft::feature as fwft_feature;
+pub use pmu::{FW_COUNTED, FW_COUNTERS, FW_EVENTS};
 
 /// SBI error codes (SBI v3.0 "Binary Encoding", table "Standard SBI Errors").
 pub mod error {
@@ -46,6 +50,10 @@ pub mod error {
     pub const ALREADY_STOPPED: i64 = -8;
     /// Shared memory not available.
     pub const NO_SHMEM: i64 = -9;
+    /// Bad (or invalid) range.
+    pub const BAD_RANGE: i64 = -11;
+    /// Denied or not allowed due to lock status.
+    pub const DENIED_LOCKED: i64 = -14;
 }
 
 /// Extension IDs this implementation knows (SBI v3.0, each extension's chapter title).
@@ -72,10 +80,16 @@ pub mod eid {
     pub const PMU: u64 = 0x50_4D55;
     /// Debug console, "DBCN".
     pub const DBCN: u64 = 0x4442_434E;
+    /// System suspend, "SUSP".
+    pub const SUSP: u64 = 0x5355_5350;
+    /// Firmware features, "FWFT".
+    pub const FWFT: u64 = 0x4657_4654;
+    /// Debug triggers, "DBTR".
+    pub const DBTR: u64 = 0x4442_5452;
 }
 
 /// The extensions [`Sbi`] implements: `sbi_probe_extension` answers 1 for these, 0 otherwise.
-pub const EXTENSIONS: [u64; 10] = [
+pub const EXTENSIONS: [u64; 13] = [
     eid::LEGACY_CONSOLE_PUTCHAR,
     eid::LEGACY_CONSOLE_GETCHAR,
     eid::BASE,
@@ -86,6 +100,9 @@ pub const EXTENSIONS: [u64; 10] = [
     eid::SRST,
     eid::PMU,
     eid::DBCN,
+    eid::SUSP,
+    eid::FWFT,
+    eid::DBTR,
 ];
 
 /// `sbi_get_spec_version`: SBI 3.0 (Base extension: minor in bits 23..0, major in 30..24).
@@ -104,10 +121,23 @@ pub const HART_ID: u64 = 0;
 /// HSM hart state STARTED (SBI v3.0 HSM, table "HSM Hart States").
 pub const HSM_STARTED: u64 = 0;
 
+/// Ticks from `set_timer`'s `stime_value` to the timer event (10 µs at the device tree's
+/// 10 MHz `timebase-frequency`), standing for the firmware's timer path (an M-mode interrupt
+/// whose handler makes STIP pending); a chosen figure, not a measured one. Without it the
+/// event would come at the instruction boundary where `time` reaches `stime_value`: as `time`
+/// ticks once per retired instruction, that is right after the instruction that read
+/// `stime_value - 1`, so a program that reads `time` and then looks whether the interrupt came
+/// (kvm-unit-tests' riscv/sbi "timer delay honored") finds it before the deadline. On hardware
+/// a tick is many instructions and that race is rare; here it decided the measure every time.
+pub const TIMER_LATENCY: u64 = 100;
+
 /// `hart_suspend`'s default retentive and non-retentive types (SBI v3.0 HSM, table "HSM Hart
 /// Suspend Types").
 const SUSPEND_RETENTIVE: u32 = 0x0000_0000;
 const SUSPEND_NON_RETENTIVE: u32 = 0x8000_0000;
+
+/// `sbi_system_suspend`'s SUSPEND_TO_RAM (SBI v3.0 SUSP, table "SUSP System Sleep Types").
+const SUSPEND_TO_RAM: u32 = 0;
 
 /// Largest ASID `sbi_remote_sfence_vma_asid` accepts: `satp.ASID` is 16 bits on RV64 and 9 on
 /// RV32 (privileged ISA, "Supervisor Address Translation and Protection Register").
@@ -149,6 +179,8 @@ impl SbiConfig {
 pub struct Sbi {
     cfg: SbiConfig,
     pub(crate) pmu: pmu::Pmu,
+    fwft: fwft::Fwft,
+    dbtr: dbtr::Dbtr,
 }
 
 /// An SBI function's result: `(error, value)` (`struct sbiret`).
@@ -245,6 +277,8 @@ impl Sbi {
         Sbi {
             cfg,
             pmu: pmu::Pmu::default(),
+            fwft: fwft::Fwft::default(),
+            dbtr: dbtr::Dbtr::default(),
         }
     }
 
@@ -306,6 +340,16 @@ impl Sbi {
             eid::SRST => self.srst(fid, &args),
             eid::PMU => (self.pmu_call(ctx, fid, &args), Service::Done),
             eid::DBCN => (self.dbcn(ctx, fid, &args), Service::Done),
+            eid::SUSP => (self.susp(ctx, fid, &args), Service::Done),
+            eid::DBTR => (self.dbtr.call(ctx, fid, &args), Service::Done),
+            eid::FWFT => (
+                match fid {
+                    0 => self.fwft.set(&args),
+                    1 => self.fwft.get(&args),
+                    _ => err(error::NOT_SUPPORTED),
+                },
+                Service::Done,
+            ),
             _ => (err(error::NOT_SUPPORTED), Service::Done),
         };
         if service == Service::Done {
@@ -340,10 +384,16 @@ impl Sbi {
             return err(error::NOT_SUPPORTED);
         }
         let deadline = args.u64_at(0);
+        // "Programs the clock for next event after stime_value time": the event comes
+        // TIMER_LATENCY ticks after it ((uint64_t)-1 still disarms).
+        let event = match deadline {
+            u64::MAX => u64::MAX,
+            d => d.saturating_add(TIMER_LATENCY),
+        };
         // "must clear the pending timer interrupt bit when stime_value is set to some time in
-        // the future": STIP follows the deadline (`Hart::set_stimecmp`, as OpenSBI: `stimecmp`
+        // the future": STIP follows the event (`Hart::set_stimecmp`, as OpenSBI: `stimecmp`
         // with Sstc, else its own timer with STIP cleared).
-        ctx.hart_mut().set_stimecmp(deadline);
+        ctx.hart_mut().set_stimecmp(event);
         self.pmu.fw_event(pmu::fw::SET_TIMER);
         ok(0)
     }
@@ -479,28 +529,26 @@ impl Sbi {
     /// `hart_suspend(uint32_t suspend_type, resume_addr, opaque)`: the default retentive
     /// suspend idles as `wfi` does and returns when an interrupt enabled in `sie` is pending
     /// (with one hart time jumps to the next armed timer; with several the others run
-    /// meanwhile). The default non-retentive suspend, with several harts, resumes at
-    /// `resume_addr` as `hart_start` starts a hart (with one hart it is NOT_SUPPORTED: the hart
-    /// would have to jump from a serviced `ecall` with nothing else running); platform-specific
-    /// types are unimplemented (INVALID_PARAM).
+    /// meanwhile). The default non-retentive suspend resumes at `resume_addr` as `hart_start`
+    /// starts a hart (`sleep_and_resume`); platform-specific types are unimplemented
+    /// (INVALID_PARAM).
     fn hart_suspend(&mut self, ctx: &mut Ctx, args: &Args) -> SbiRet {
         let several = ctx.hart_mut().shared().count() > 1;
         // Upper register bits beyond the uint32_t are not part of the value.
-        let resume = match args.u32_at(0) {
-            SUSPEND_RETENTIVE => None,
-            SUSPEND_NON_RETENTIVE if several => {
+        match args.u32_at(0) {
+            SUSPEND_RETENTIVE => {}
+            SUSPEND_NON_RETENTIVE => {
                 if !in_ram(ctx, args.a[1], 2) {
                     return err(error::INVALID_ADDRESS);
                 }
-                Some((args.a[1], args.a[2]))
+                return self.sleep_and_resume(ctx, args.a[1], args.a[2]);
             }
-            SUSPEND_NON_RETENTIVE => return err(error::NOT_SUPPORTED),
             // Reserved (0x1..0x0FFFFFFF, 0x80000001..0x8FFFFFFF) or platform-specific and
             // unimplemented.
             _ => return err(error::INVALID_PARAM),
-        };
+        }
         let waits = if several {
-            ctx.hart_mut().suspend(resume)
+            ctx.hart_mut().suspend(None)
         } else {
             ctx.hart_mut().idle_until_interrupt()
         };
@@ -510,6 +558,67 @@ impl Sbi {
             // Nothing enabled could ever resume the hart.
             err(error::FAILED)
         }
+    }
+
+    /// SUSP (SBI v3.0 chapter 13 "System Suspend Extension"): `sbi_system_suspend(uint32_t
+    /// sleep_type, resume_addr, opaque)`. SUSPEND_TO_RAM needs every other hart STOPPED
+    /// (DENIED otherwise) and a `resume_addr` in RAM (INVALID_ADDRESS); reserved and
+    /// platform-specific types (none implemented) are INVALID_PARAM. The checks come in
+    /// OpenSBI 1.5.1's order: type, other harts, address. The hart then sleeps until an
+    /// interrupt `sie` enables is pending (the wake-up source is the platform's to choose; it is
+    /// `wfi`'s rule), time passing meanwhile, and resumes at `resume_addr` in S-mode with
+    /// `satp` 0, `sstatus.SIE` 0, `a0` = its hart id and `a1` = `opaque` (table "SUSP System
+    /// Resume Register State"); the call does not return. FAILED when no enabled interrupt
+    /// could ever wake it.
+    fn susp(&mut self, ctx: &mut Ctx, fid: u64, args: &Args) -> SbiRet {
+        if fid != 0 {
+            return err(error::NOT_SUPPORTED);
+        }
+        // Only the low 32 bits are the uint32_t.
+        if args.u32_at(0) != SUSPEND_TO_RAM {
+            return err(error::INVALID_PARAM);
+        }
+        let me = ctx.hart().hart_id();
+        let shared = ctx.hart_mut().shared();
+        let harts = shared.count();
+        if (0..harts).any(|h| h != me && shared.state(h) != Some(HsmState::Stopped)) {
+            return err(error::DENIED);
+        }
+        let (at, opaque) = (args.a[1], args.a[2]);
+        if !in_ram(ctx, at, 2) {
+            return err(error::INVALID_ADDRESS);
+        }
+        self.sleep_and_resume(ctx, at, opaque)
+    }
+
+    /// Sleep until an interrupt `sie` enables is pending, then resume at `at` in S-mode as a
+    /// started hart (`satp` 0, `sstatus.SIE` 0, `a0` = hart id, `a1` = `opaque`): the resume of
+    /// SUSP and of the non-retentive `hart_suspend`. With several harts the hart is SUSPENDED
+    /// and the others run meanwhile (`Hart::suspend`); alone, time jumps to the next armed
+    /// timer (`Hart::idle_until_interrupt`) and the call continues at `at`. FAILED when no
+    /// enabled interrupt could ever wake it.
+    fn sleep_and_resume(&mut self, ctx: &mut Ctx, at: u64, opaque: u64) -> SbiRet {
+        let h = ctx.hart_mut();
+        if h.shared().count() > 1 {
+            return if h.suspend(Some((at, opaque))) {
+                ok(0)
+            } else {
+                err(error::FAILED)
+            };
+        }
+        if !h.idle_until_interrupt() {
+            return err(error::FAILED);
+        }
+        let me = h.hart_id();
+        let start = Some((at, opaque));
+        h.shared().post(
+            me,
+            Mail {
+                start,
+                ..Mail::default()
+            },
+        );
+        ok(0)
     }
 
     /// SRST (SBI v3.0 "System Reset Extension"): shutdown, cold and warm reboot end the run,

@@ -4,8 +4,9 @@
 //! Logical counters: 0 `cycle`, 1 `time`, 2 `instret`, 3.. the hart's `mhpmcounter3..`
 //! (`hpm_counters` of them), then [`FW_COUNTERS`] firmware counters. Each counter is free or
 //! configured for one event (`config_matching` configures, `stop` with RESET frees), and
-//! stopped or started. `time` counts no event: it is listed by `counter_get_info` but never
-//! matched, started or stopped (INVALID_PARAM).
+//! stopped or started. Index 1 (`time`) is not a counter: it keeps its place in the
+//! numbering, `counter_get_info`, start, stop and the firmware reads answer INVALID_PARAM for
+//! it, and `config_matching` never picks it (no event can go on it).
 //!
 //! Programming a hardware counter is what M-mode firmware does: `mhpmevent` = the event
 //! selector (the zero-extended `event_idx`, or the raw `event_data`) with the Sscofpmf mode
@@ -23,11 +24,16 @@ use rvtrace_sim::extension::{Ctx, HartAccess};
 /// Firmware counters (as many as OpenSBI provides).
 pub const FW_COUNTERS: usize = 16;
 
-/// Firmware event codes (SBI v3.0 PMU, table "PMU Firmware Events") this SBI counts: the
-/// events where it does the work. Misaligned/access/illegal-instruction emulation (0..=4) does
-/// not happen here (those traps go to S-mode) and there are no HFENCEs (14..=21, no
-/// hypervisor), so those events are not supported.
+/// Firmware event codes (SBI v3.0 PMU 11.5, table "PMU Firmware Events"). Every standard
+/// event (0..=21) can be configured on a firmware counter, as OpenSBI and Linux's KVM allow;
+/// a counter counts what this SBI sees. It sees SET_TIMER, the IPIs and the remote fences,
+/// which it does itself. The misaligned, access and illegal-instruction events (0..=4) count
+/// the traps firmware emulates: here those traps are delegated to S-mode (`medeleg`), so they
+/// never reach the SBI and the counters stay 0. The HFENCE events (14..=21) stay 0 too: the
+/// hart has no hypervisor extension, and the HFENCE functions are NOT_SUPPORTED.
 pub mod fw {
+    /// SBI_PMU_FW_MISALIGNED_LOAD.
+    pub const MISALIGNED_LOAD: u16 = 0;
     /// SBI_PMU_FW_SET_TIMER.
     pub const SET_TIMER: u16 = 5;
     /// SBI_PMU_FW_IPI_SENT.
@@ -46,10 +52,18 @@ pub mod fw {
     pub const SFENCE_VMA_ASID_SENT: u16 = 12;
     /// SBI_PMU_FW_SFENCE_VMA_ASID_RECEIVED.
     pub const SFENCE_VMA_ASID_RECEIVED: u16 = 13;
+    /// SBI_PMU_FW_HFENCE_VVMA_ASID_RECEIVED, the last standard code.
+    pub const HFENCE_VVMA_ASID_RECEIVED: u16 = 21;
 }
 
-/// The firmware event codes this SBI counts (type 15: `event_idx = 0xf0000 | code`).
-pub const FW_EVENTS: [u16; 9] = [5, 6, 7, 8, 9, 10, 11, 12, 13];
+/// The firmware event codes a firmware counter can be configured for (type 15:
+/// `event_idx = 0xf0000 | code`): every standard one. PLATFORM (65535) is not among them: this
+/// SBI has no platform-specific firmware events. Those this SBI counts: [`FW_COUNTED`].
+pub const FW_EVENTS: std::ops::RangeInclusive<u16> =
+    fw::MISALIGNED_LOAD..=fw::HFENCE_VVMA_ASID_RECEIVED;
+
+/// The firmware events this SBI can see, hence the ones whose counters can be non-zero.
+pub const FW_COUNTED: [u16; 9] = [5, 6, 7, 8, 9, 10, 11, 12, 13];
 
 /// Config-matching flags (table "PMU Counter Config Match Flags").
 mod cfg {
@@ -217,6 +231,11 @@ impl Sbi {
         else {
             return err(error::INVALID_PARAM);
         };
+        // Counter 1 is the `time` CSR: not a performance counter (no event counts on it;
+        // OpenSBI answers SBI_EINVAL for it too), so it is an invalid counter (11.7).
+        if i == 1 {
+            return err(error::INVALID_PARAM);
+        }
         let width = 63u64 << 12; // every counter of the model is 64 bits
         if i < self.pmu.hw {
             ok(width | (num::CYCLE as u64 + i as u64))

@@ -5,7 +5,7 @@
 use crate::common;
 use common::*;
 use rvtrace_isa::Xlen;
-use rvtrace_sbi::{eid, error, IMPL_ID};
+use rvtrace_sbi::{eid, error, IMPL_ID, TIMER_LATENCY};
 use rvtrace_sim::csr::{irq, mstatus, num};
 use rvtrace_sim::Stop;
 
@@ -34,16 +34,19 @@ fn base() {
             0x5352_5354,
             0x50_4D55,
             0x4442_434E,
+            0x5355_5350,
+            0x4657_4654,
+            0x4442_5452,
         ] {
             assert_eq!(call(&mut h, eid::BASE, 3, &[e]), (0, 1), "{e:#x}");
         }
-        // Legacy set_timer, SUSP, CPPC, an experimental and a vendor EID: not available.
+        // Legacy set_timer, CPPC, SSE, an experimental and a vendor EID: not available.
         for e in [
             0x00,
             0x03,
             0x08,
-            0x5355_5350,
             0x4350_5043,
+            0x53_5345,
             0x0800_0000,
             0x0900_0000,
         ] {
@@ -59,7 +62,7 @@ fn base() {
             "QEMU 7.2's marchid"
         );
         assert_eq!(call(&mut h, eid::BASE, 7, &[]).0, error::NOT_SUPPORTED);
-        assert_eq!(call(&mut h, 0x5355_5350, 0, &[]).0, error::NOT_SUPPORTED);
+        assert_eq!(call(&mut h, 0x53_5345, 0, &[]).0, error::NOT_SUPPORTED);
         assert_eq!(call(&mut h, eid::HSM, 9, &[]).0, error::NOT_SUPPORTED);
         // Legacy EIDs write a0 only ("Nothing is returned in a1 register").
         let (a0, a1, _) = call_stop(&mut h, 0x08, 0, &[]);
@@ -85,7 +88,8 @@ fn u_mode_ecall_is_not_serviced() {
 
 /// SBI v3.0 "Timer Extension": set_timer programs the next event at absolute time
 /// stime_value, "must clear the pending timer interrupt bit" for a future time, always
-/// SBI_SUCCESS. The S timer interrupt is taken at the instruction where time reaches it.
+/// SBI_SUCCESS. The S timer interrupt is taken at the instruction where time reaches it plus
+/// `TIMER_LATENCY` (the event comes after stime_value).
 #[test]
 fn set_timer() {
     for xlen in [Xlen::Rv64, Xlen::Rv32] {
@@ -100,12 +104,14 @@ fn set_timer() {
         };
         assert_eq!(call(&mut h, eid::TIME, 0, &args).0, 0);
         assert_eq!(h.mip() & irq::STI, 0);
-        assert_eq!(h.csr.stimecmp, deadline);
-        // Enable STIE and SIE: the call retired at now+1; 9 more instructions reach it.
+        // The event comes TIMER_LATENCY ticks after stime_value ("after stime_value time").
+        assert_eq!(h.csr.stimecmp, deadline + TIMER_LATENCY);
+        // Enable STIE and SIE: the call retired at now+1; 9 more instructions reach the
+        // deadline, TIMER_LATENCY more the event.
         h.csr.mie |= irq::STI;
         h.csr.mstatus |= mstatus::SIE;
-        exec_count(&mut h, 8);
-        assert_eq!(h.csr.scause, 0, "one instruction before the deadline");
+        exec_count(&mut h, 8 + TIMER_LATENCY as usize);
+        assert_eq!(h.csr.scause, 0, "one instruction before the event");
         exec_count(&mut h, 2);
         assert_eq!(h.csr.scause, (1 << (xlen.bits() - 1)) | 5);
         assert_eq!(h.csr.sepc, CODE_AT + 4);
@@ -248,9 +254,15 @@ fn hsm() {
             "{ty:#x}"
         );
     }
+    // Non-retentive on one hart: INVALID_ADDRESS outside RAM; FAILED when nothing could wake
+    // the hart (mie = 0).
+    assert_eq!(
+        call(&mut h, eid::HSM, 3, &[0x8000_0000, 0x10, 0]).0,
+        error::INVALID_ADDRESS
+    );
     assert_eq!(
         call(&mut h, eid::HSM, 3, &[0x8000_0000, CALL_AT, 0]).0,
-        error::NOT_SUPPORTED
+        error::FAILED
     );
     // Retentive suspend with nothing that could wake the hart: FAILED.
     assert_eq!(call(&mut h, eid::HSM, 3, &[0, 0, 0]).0, error::FAILED);
@@ -265,6 +277,17 @@ fn hsm() {
     );
     assert!(h.mtime() >= deadline);
     assert_eq!(h.mip() & irq::STI, irq::STI);
+    // Non-retentive with the timer armed: time jumps to the event and the hart resumes at
+    // resume_addr with a0 = hart id, a1 = opaque, SIE clear (HSM "Hart Start Register State").
+    let deadline = h.mtime() + 1000;
+    assert_eq!(call(&mut h, eid::TIME, 0, &[deadline]).0, 0);
+    h.csr.mstatus |= mstatus::SIE;
+    let (a0, a1, stop) = call_stop(&mut h, eid::HSM, 3, &[0x8000_0000, CODE_AT, 0x1234]);
+    assert_eq!(stop, Stop::InsnLimit);
+    assert_eq!((h.pc, a0, a1), (CODE_AT, 0, 0x1234));
+    assert_eq!(h.csr.mstatus & mstatus::SIE, 0);
+    assert!(h.mtime() >= deadline + TIMER_LATENCY);
+    h.csr.mie &= !irq::STI;
     // hart_stop: the run ends (exit status 0).
     let (_, _, stop) = call_stop(&mut h, eid::HSM, 1, &[]);
     assert_eq!(stop, Stop::Exit(0));

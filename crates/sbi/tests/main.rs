@@ -7,3 +7,4 @@ mod common;
 mod extensions;
 mod hostile;
 mod pmu;
+mod v3;

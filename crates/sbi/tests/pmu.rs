@@ -65,13 +65,16 @@ fn num_counters_and_get_info() {
     for xlen in [Xlen::Rv64, Xlen::Rv32] {
         let (mut h, _) = sbi_hart(xlen, b"");
         assert_eq!(call(&mut h, PMU, 0, &[]), (0, TOTAL));
-        for i in 0..HW {
+        for i in (0..HW).filter(|&i| i != 1) {
             assert_eq!(
                 call(&mut h, PMU, 1, &[i]),
                 (0, 63 << 12 | (0xc00 + i)),
                 "counter {i}"
             );
         }
+        // Counter 1 would be `time`, which is not a performance counter (OpenSBI 1.5.1's
+        // sbi_pmu_ctr_get_info answers SBI_EINVAL for it too).
+        assert_eq!(call(&mut h, PMU, 1, &[1]), (error::INVALID_PARAM, 0));
         let fw_type = 1u64 << (xlen.bits() - 1);
         for i in HW..TOTAL {
             let (e, v) = call(&mut h, PMU, 1, &[i]);
@@ -124,9 +127,9 @@ fn config_matching_errors_and_placement() {
         (0x10_0001, 0),
         (CYCLES, 1),
         (0x1_0000, 5),
-        (0xf_0004, 0),
-        (0xf_0010, 0),
-        (0xf_ffff, 0),
+        (0xf_0016, 0), // 22: the first reserved firmware code
+        (0xf_00ff, 0),
+        (0xf_ffff, 0), // PLATFORM: this SBI has no platform firmware events
         (FW_SET_TIMER, 1),
         (0x2_0001, 0x2_0001),
         (0x2_0000, 1 << 48),
@@ -354,6 +357,66 @@ fn start_count_stop() {
     assert_eq!(s_counter(&mut h, 3), 0xdead_0000, "no branches ran");
 }
 
+/// Every standard firmware event (table "PMU Firmware Events", codes 0..=21) goes on every
+/// firmware counter, as KVM's selftest configures SBI_PMU_FW_ACCESS_LOAD on each one; a
+/// counter counts what the SBI sees: ACCESS_LOAD (2) stays 0 (access faults are delegated to
+/// S), SET_TIMER counts the calls. The reserved code 22 and PLATFORM are NOT_SUPPORTED.
+#[test]
+fn every_standard_firmware_event_on_every_firmware_counter() {
+    let mut h = hart();
+    for code in 0..=21u64 {
+        for c in HW..TOTAL {
+            assert_eq!(
+                config(&mut h, c, 1, CLEAR_VALUE | AUTO_START, 0xf_0000 | code, 0),
+                (0, c),
+                "code {code} on counter {c}"
+            );
+        }
+        assert_eq!(call(&mut h, eid::TIME, 0, &[M1, M1]).0, 0);
+        let want = (code == 5) as u64;
+        for c in HW..TOTAL {
+            assert_eq!(
+                call(&mut h, PMU, 5, &[c]),
+                (0, want),
+                "code {code} counter {c}"
+            );
+        }
+        assert_eq!(call(&mut h, PMU, 4, &[HW, FW >> HW, RESET]).0, 0);
+    }
+    assert_eq!(
+        config(&mut h, HW, FW >> HW, 0, 0xf_0016, 0).0,
+        error::NOT_SUPPORTED
+    );
+    assert_eq!(
+        config(&mut h, HW, FW >> HW, 0, 0xf_ffff, 0).0,
+        error::NOT_SUPPORTED
+    );
+}
+
+/// Counter 1 (`time`) is no counter: start, stop and the firmware reads of it are
+/// INVALID_PARAM, and config_matching never picks it (SKIP_MATCH on it: NOT_SUPPORTED).
+#[test]
+fn counter_1_is_not_a_counter() {
+    let mut h = hart();
+    assert_eq!(call(&mut h, PMU, 3, &[1, 1, 0, 0]).0, error::INVALID_PARAM);
+    assert_eq!(call(&mut h, PMU, 4, &[1, 1, 0]).0, error::INVALID_PARAM);
+    assert_eq!(call(&mut h, PMU, 5, &[1]).0, error::INVALID_PARAM);
+    assert_eq!(call(&mut h, PMU, 6, &[1]).0, error::INVALID_PARAM);
+    for ev in [CYCLES, INSTRUCTIONS, FW_SET_TIMER] {
+        assert_eq!(
+            config(&mut h, 1, 1, SKIP_MATCH, ev, 0).0,
+            error::NOT_SUPPORTED
+        );
+        assert_eq!(config(&mut h, 1, 1, 0, ev, 0).0, error::NOT_SUPPORTED);
+    }
+    // Sets from index 0 that include it choose another counter.
+    assert_eq!(
+        config(&mut h, 0, 0b10, 0, CYCLES, 0).0,
+        error::NOT_SUPPORTED
+    );
+    assert_eq!(config(&mut h, 0, 0b11, 0, CYCLES, 0), (0, 0));
+}
+
 /// FIDs 5 and 6: firmware counters count the SBI's own work; reading a hardware counter or
 /// an unconfigured one is INVALID_PARAM; fw_read_hi is 0 on RV64, the upper half on RV32.
 #[test]
@@ -573,12 +636,13 @@ fn overflow_raises_lcofi_in_s_mode() {
 #[test]
 fn event_get_info() {
     let mut h = hart();
-    let entries: [(u32, u64, u32); 9] = [
+    let entries: [(u32, u64, u32); 10] = [
         (CYCLES as u32, 0, 1),
         (0, 0, 0),
         (0x1_0019, 0, 1), // DTLB read miss: known (never counts here)
         (FW_SET_TIMER as u32, 0, 1),
-        (0xf_0004, 0, 0), // illegal-instruction emulation: not done by this SBI
+        (0xf_0004, 0, 1), // ILLEGAL_INSN: configurable (counts 0 here, the trap goes to S)
+        (0xf_0016, 0, 0), // 22: reserved
         (0x2_0000, 0x2_0001, 1),
         (0x2_0000, 0x7777, 0),
         (CYCLES as u32, 5, 1), // event_data ignored for type 0

@@ -128,6 +128,9 @@ pub struct Hart {
     /// In a machine of several harts: the hart waits for an interrupt (`wfi`, an SBI suspend)
     /// and gives its turn away (`hart/smp.rs`).
     pub(crate) waiting: bool,
+    /// An SBI call started this hart anew (a resume it asked for itself, `smp.rs`
+    /// `take_mail`): the call's instruction continues there, not after itself.
+    pub(crate) restarted: bool,
 }
 
 impl std::fmt::Debug for Hart {
@@ -187,6 +190,7 @@ impl Hart {
             mmu: Default::default(),
             id: 0,
             waiting: false,
+            restarted: false,
         };
         if let Some(t) = &cfg.uarch.timing {
             // The most one instruction can take: an AMO missing twice, a mispredict, a fetch
@@ -331,6 +335,7 @@ impl Hart {
     /// Offer an `ecall`/`ebreak` to the extensions before it traps.
     #[cold]
     fn offer_env_call<O: Observer>(&mut self, obs: &mut O, call: &EnvCall) -> Option<Serviced> {
+        self.restarted = false;
         let (by, service) = self.each_extension(|e, ctx| e.environment_call(ctx, call))?;
         self.replay_effects(obs);
         // What the call asked of this hart itself (an IPI or a fence to a mask that names it).
@@ -625,7 +630,12 @@ impl Hart {
                     self.counters.bump(Tally::EnvCall, self.priv_);
                     if let Some(s) = self.offer_env_call(obs, &call) {
                         serviced = Some(s);
-                        (self.trunc(pc.wrapping_add(insn.len as u64)), None)
+                        if std::mem::take(&mut self.restarted) {
+                            // A resume the call asked for (SBI SUSP, non-retentive suspend).
+                            (self.pc, None)
+                        } else {
+                            (self.trunc(pc.wrapping_add(insn.len as u64)), None)
+                        }
                     } else {
                         let trap = self.take_trap_retiring(exc.cause, exc.tval, false, pc, true);
                         (trap.handler, Some(trap))

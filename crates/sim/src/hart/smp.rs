@@ -22,6 +22,8 @@ impl Hart {
         }
         self.waiting = true;
         self.stop = Some(Stop::Requested);
+        // Before the next instruction: a non-retentive suspend must not run on past its call.
+        self.recheck();
         true
     }
 
@@ -105,6 +107,7 @@ impl Hart {
         }
         if let Some((at, opaque)) = m.start {
             self.start_supervisor(at, opaque);
+            self.restarted = true;
             self.bus
                 .harts
                 .set_state(self.id, crate::smp::HsmState::Started);
