@@ -771,13 +771,13 @@ impl Hart {
             store: open(Access::Write, d),
             fetch: open(Access::Exec, self.priv_),
         };
-        // Translated accesses take the checked paths (`mmu.rs`), where the last page of each
+        // Translated accesses take the checked paths (`mmu.rs`), where the recent pages of each
         // kind needs no PMP check either when the kind's fast path would be open.
         self.mmu.unchecked = [o.fetch != 0, o.load != 0, o.store != 0];
         self.mmu.forget_pages();
         self.csr.trig.restrict(self.priv_, &mut o);
         let (fetch, data) = self.translating();
-        // Blocks use the last translated pages of the kinds no trigger watches.
+        // Blocks use the recently translated pages of the kinds no trigger watches.
         self.mmu.in_blocks = [
             fetch && o.fetch != 0,
             data && o.load != 0,
