@@ -73,7 +73,7 @@ impl Hart {
             let Some(pa) = self.block_fetch(pc) else {
                 break if left == left0 { Ran::No } else { Ran::Yes };
             };
-            let idx = ((pc >> 1) as usize) & ((1 << HEAD_BITS) - 1);
+            let idx = head_index(pc);
             let mut h = self.blocks.heads[idx];
             if h.pc != pc || h.pa != pa || h.epoch != self.bus.code_epoch {
                 self.blocks.pool = pool;
