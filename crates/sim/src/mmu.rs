@@ -113,7 +113,8 @@ pub struct TlbEvents {
 }
 
 /// Pages translated recently for each kind of access (fetch, load, store) whose accesses need
-/// no PMP check (PMP allows the kind on all of RAM, as for the hart's untranslated fast path):
+/// no PMP check (PMP allows the kind on all of RAM, as for the hart's untranslated fast path,
+/// or on the whole page):
 /// a hit there costs a compare (the cost of translation, crates/sim/README.md). Each kind keeps
 /// [`MEMO_ENTRIES`] pages, direct-mapped by VPN. They are a subset of the TLB, so that what a
 /// program sees (a stale translation after a page-table change without `sfence.vma`, the TLB
@@ -154,8 +155,8 @@ pub struct Mmu {
     /// Whether PMP lets each kind through on all of RAM unchecked (set by `pmp_refresh`).
     pub(crate) unchecked: [bool; 3],
     /// Whether pre-decoded blocks may use the recently translated pages of each kind (fetch: run
-    /// from it; load, store: access it inline): the kind is translated, and neither PMP nor a
-    /// trigger checks it (set by `pmp_refresh`).
+    /// from them; load, store: access them inline): the kind is translated and no trigger
+    /// watches it (set by `pmp_refresh`; the pages themselves need no PMP check: `Memo`).
     pub(crate) in_blocks: [bool; 3],
 }
 

@@ -772,16 +772,22 @@ impl Hart {
             fetch: open(Access::Exec, self.priv_),
         };
         // Translated accesses take the checked paths (`mmu.rs`), where the recent pages of each
-        // kind needs no PMP check either when the kind's fast path would be open.
+        // kind need no PMP check: PMP allows the kind on all of RAM, or on each such page.
         self.mmu.unchecked = [o.fetch != 0, o.load != 0, o.store != 0];
         self.mmu.forget_pages();
         self.csr.trig.restrict(self.priv_, &mut o);
+        let mut watched = crate::bus::OpenRam {
+            load: 1,
+            store: 1,
+            fetch: 1,
+        };
+        self.csr.trig.restrict(self.priv_, &mut watched);
         let (fetch, data) = self.translating();
         // Blocks use the recently translated pages of the kinds no trigger watches.
         self.mmu.in_blocks = [
-            fetch && o.fetch != 0,
-            data && o.load != 0,
-            data && o.store != 0,
+            fetch && watched.fetch != 0,
+            data && watched.load != 0,
+            data && watched.store != 0,
         ];
         if fetch {
             o.fetch = 0;
