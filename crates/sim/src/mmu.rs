@@ -188,7 +188,7 @@ impl Mmu {
     }
 
     /// A TLB slot (of the instruction TLB for fetches, else the data TLB) that held `old` is
-    /// refilled: its page leaves the memos of the kinds that TLB serves.
+    /// refilled or emptied: its page leaves the memos of the kinds that TLB serves.
     pub(crate) fn refill(&mut self, old: &Entry, fetch: bool) {
         if old.vpn == u64::MAX {
             return;
@@ -234,9 +234,22 @@ impl Mmu {
 
     /// `sfence.vma` ("Supervisor Memory-Management Fence Instruction"): `va` = rs1's value
     /// (`None`: rs1 is x0, every address), `asid` = rs2's (`None`: rs2 is x0, every address
-    /// space). The ASID forms keep global entries.
+    /// space). The ASID forms keep global entries. The recent pages (`Memo`) of the entries it
+    /// drops go with them; the others stay, as their entries do.
     pub fn fence(&mut self, va: Option<u64>, asid: Option<u16>) {
-        for e in self.itlb.iter_mut().chain(self.dtlb.iter_mut()) {
+        if va.is_none() && asid.is_none() {
+            *self.itlb = [EMPTY; TLB_ENTRIES];
+            *self.dtlb = [EMPTY; TLB_ENTRIES];
+            self.forget_pages();
+            return;
+        }
+        for n in 0..2 * TLB_ENTRIES {
+            let fetch = n < TLB_ENTRIES;
+            let e = if fetch {
+                &mut self.itlb[n]
+            } else {
+                &mut self.dtlb[n - TLB_ENTRIES]
+            };
             if e.vpn == u64::MAX {
                 continue;
             }
@@ -254,9 +267,9 @@ impl Mmu {
                 }
             };
             if asid_hit && va_hit {
-                *e = EMPTY;
+                let old = std::mem::replace(e, EMPTY);
+                self.refill(&old, fetch);
             }
         }
-        self.forget_pages();
     }
 }
