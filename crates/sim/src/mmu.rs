@@ -144,6 +144,18 @@ pub(crate) fn memo_slot(va: u64) -> usize {
     (va >> PAGE_SHIFT) as usize & (MEMO_ENTRIES - 1)
 }
 
+/// What the recent pages' translations and PMP answers depend on besides the TLB: the
+/// privilege, `mstatus` (MPRV, MPP, SUM, MXR), `satp`, the PMP registers and the armed
+/// triggers. The pages are kept while it stays the same (`Hart::pmp_refresh`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct MemoKey {
+    pub(crate) priv_: u8,
+    pub(crate) mstatus: u64,
+    pub(crate) satp: u64,
+    pub(crate) pmp: ([u8; crate::pmp::ENTRIES], [u64; crate::pmp::ENTRIES]),
+    pub(crate) armed: [u8; 3],
+}
+
 /// The hart's translation state: the instruction and data TLBs.
 #[derive(Clone, Debug)]
 pub struct Mmu {
@@ -158,6 +170,8 @@ pub struct Mmu {
     /// from them; load, store: access them inline): the kind is translated and no trigger
     /// watches it (set by `pmp_refresh`; the pages themselves need no PMP check: `Memo`).
     pub(crate) in_blocks: [bool; 3],
+    /// The state the recent pages were made under (`None`: none made yet).
+    pub(crate) key: Option<MemoKey>,
 }
 
 impl Default for Mmu {
@@ -169,6 +183,7 @@ impl Default for Mmu {
             memo: [[NO_MEMO; MEMO_ENTRIES]; 3],
             unchecked: [false; 3],
             in_blocks: [false; 3],
+            key: None,
         }
     }
 }
