@@ -10,6 +10,14 @@ table into README.md between its `bench-table` markers.
     scripts/bench.py                       # run every bench, print the comparison
     scripts/bench.py --from out.txt        # the same from saved `cargo bench` output
     scripts/bench.py --record --readme     # ... and keep the figures, refresh the README table
+    scripts/bench.py --boot-only           # only the Linux boot side by side (issue 33)
+
+--boot adds the Linux boot benchmark (boot_bench): Debian's kernel from scripts/setup.sh with a
+small initramfs whose /init prints a marker and powers off, timed to the marker line on one hart
+under QEMU 7.2 + OpenSBI 1.5.1, rvtrace `run --sbi`, rvtrace under the same OpenSBI, and Spike
+(the Spike venv with Debian's OpenSBI; its figure is left out when it does not reach the marker
+in time), in interleaved rounds; each figure is the median. Missing tools are skipped with a
+message.
 
 Figures are wall-clock on a shared 2-core machine: compare ratios within one run, not across
 machines; the table says the load average at the time of the run.
@@ -19,8 +27,13 @@ import argparse
 import datetime
 import os
 import re
+import shutil
+import statistics
 import subprocess
 import sys
+import tempfile
+import threading
+import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FIGURES = os.path.join(ROOT, "bench", "figures.tsv")
@@ -104,6 +117,109 @@ def run_benches():
     return texts
 
 
+# The Linux boot benchmark (issue 33).
+TOOLS = os.path.join(ROOT, "target", "tools")
+KERNEL = os.path.join(TOOLS, "debian-riscv64", "boot", "Image")
+BUSYBOX = os.path.join(TOOLS, "debian-riscv64", "usr", "bin", "busybox")
+FW_JUMP = os.path.join(TOOLS, "opensbi", "usr", "lib", "riscv64-linux-gnu", "opensbi", "generic", "fw_jump.bin")
+SPIKE = os.path.join(TOOLS, "spike-venv", "bin", "spike")
+SPIKE_FW = "/usr/lib/riscv64-linux-gnu/opensbi/generic/fw_jump.elf"
+MARKER = "rvtrace: user space reached"
+BOOT_TIMEOUT = 300
+SPIKE_TIMEOUT = 120
+
+
+def newc(entries):
+    """A newc cpio archive of (name, mode, data, (rdev major, minor)) entries and its trailer."""
+    out = bytearray()
+    for ino, (name, mode, data, rdev) in enumerate(entries + [("TRAILER!!!", 0, b"", (0, 0))], 1):
+        fields = [ino, mode, 0, 0, 1, 0, len(data), 0, 0, rdev[0], rdev[1], len(name) + 1, 0]
+        out += b"070701" + "".join(f"{v:08X}" for v in fields).encode() + name.encode() + b"\0"
+        out += b"\0" * (-len(out) % 4)
+        out += data + b"\0" * (-len(data) % 4)
+    return bytes(out)
+
+
+def initramfs(path):
+    """/dev/console, busybox-static as /bin/busybox, and /init: print MARKER, power off."""
+    with open(BUSYBOX, "rb") as f:
+        busybox = f.read()
+    init = f"#!/bin/busybox sh\n/bin/busybox echo '{MARKER}'\n/bin/busybox poweroff -f\n".encode()
+    with open(path, "wb") as f:
+        f.write(newc([
+            ("dev", 0o40755, b"", (0, 0)),
+            ("dev/console", 0o20600, b"", (5, 1)),
+            ("bin", 0o40755, b"", (0, 0)),
+            ("bin/busybox", 0o100755, busybox, (0, 0)),
+            ("init", 0o100755, init, (0, 0)),
+        ]))
+
+
+def time_to_marker(cmd, timeout):
+    """Seconds from start until MARKER arrives on stdout; None if it does not within `timeout`."""
+    start = time.monotonic()
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
+    timer = threading.Timer(timeout, p.kill)
+    timer.start()
+    took = None
+    try:
+        for line in p.stdout:
+            if MARKER.encode() in line:
+                took = time.monotonic() - start
+                break
+    finally:
+        timer.cancel()
+        p.kill()
+        p.wait()
+    return took
+
+
+def boot_bench(rounds):
+    """Figure lines for the boot to user space, medians of `rounds` interleaved rounds."""
+    missing = [p for p in (KERNEL, BUSYBOX, FW_JUMP) if not os.path.exists(p)]
+    qemu = shutil.which("qemu-system-riscv64")
+    if missing or not qemu:
+        print(f"boot bench skipped: {', '.join(missing) or 'qemu-system-riscv64 (QEMU 7.2) not on PATH'} "
+              "missing (scripts/setup.sh installs the kernel and OpenSBI)", file=sys.stderr)
+        return ""
+    print("running: cargo build --release -p rvtrace", file=sys.stderr, flush=True)
+    subprocess.run(["cargo", "build", "-q", "--release", "-p", "rvtrace"], cwd=ROOT, check=True)
+    rvtrace = os.path.join(ROOT, "target", "release", "rvtrace")
+    tmp = tempfile.mkdtemp(prefix="rvtrace-boot-")
+    rd = os.path.join(tmp, "initramfs.cpio")
+    initramfs(rd)
+    args = ["--initrd", rd, "--bootargs", "console=ttyS0"]
+    runs = {
+        "qemu72.linux_boot": [qemu, "-M", "virt", "-m", "128M", "-nographic", "-bios", FW_JUMP,
+                              "-kernel", KERNEL, "-initrd", rd, "-append", "console=ttyS0"],
+        "hart.linux_boot_sbi": [rvtrace, "run", "--sbi", KERNEL] + args,
+        "hart.linux_boot_opensbi": [rvtrace, "run", "--bios", FW_JUMP, KERNEL] + args,
+    }
+    if os.path.exists(SPIKE) and os.path.exists(SPIKE_FW):
+        runs["spike.linux_boot"] = [SPIKE, "-m128", "--kernel", KERNEL, "--initrd", rd,
+                                    "--bootargs", "console=hvc0 earlycon=sbi", SPIKE_FW]
+    else:
+        print(f"boot bench: Spike skipped ({SPIKE} or {SPIKE_FW} missing)", file=sys.stderr)
+    times = {k: [] for k in runs}
+    for r in range(rounds):
+        for key, cmd in list(runs.items()):
+            spike = key.startswith("spike")
+            t = time_to_marker(cmd, SPIKE_TIMEOUT if spike else BOOT_TIMEOUT)
+            print(f"boot bench round {r + 1}: {key} {'no marker' if t is None else f'{t:.2f} s'}", file=sys.stderr, flush=True)
+            if t is not None:
+                times[key].append(t)
+            elif spike:
+                print(f"boot bench: Spike did not reach the marker in {SPIKE_TIMEOUT} s; left out", file=sys.stderr)
+                del runs[key]
+    shutil.rmtree(tmp, ignore_errors=True)
+    med = {k: statistics.median(v) for k, v in times.items() if len(v) == rounds}
+    lines = [f"figure {k} {v:.3f} s" for k, v in med.items()]
+    for k in ("hart.linux_boot_sbi", "hart.linux_boot_opensbi", "spike.linux_boot"):
+        if k in med and "qemu72.linux_boot" in med:
+            lines.append(f"figure {k}_vs_qemu {med[k] / med['qemu72.linux_boot']:.3f} xQEMU")
+    return "\n".join(lines) + "\n"
+
+
 def fmt(v):
     if v is None:
         return "-"
@@ -142,6 +258,9 @@ def main():
     ap.add_argument("--from", dest="files", nargs="+", metavar="FILE", help="read saved bench output instead of running the benches")
     ap.add_argument("--record", action="store_true", help="store the new figures in bench/figures.tsv")
     ap.add_argument("--readme", action="store_true", help="write the table into README.md between the bench-table markers")
+    ap.add_argument("--boot", action="store_true", help="also run the Linux boot benchmark (minutes)")
+    ap.add_argument("--boot-only", action="store_true", help="run only the Linux boot benchmark")
+    ap.add_argument("--rounds", type=int, default=3, help="interleaved rounds of the boot benchmark (default 3)")
     a = ap.parse_args()
 
     rows, order = read_figures()
@@ -150,8 +269,12 @@ def main():
         for p in a.files:
             with open(p, encoding="utf-8") as f:
                 texts.append(f.read())
-    else:
+    elif not a.boot_only:
         texts = run_benches()
+    else:
+        texts = []
+    if a.boot or a.boot_only:
+        texts.append(boot_bench(a.rounds))
     now, now_order = collect(texts)
     if not now:
         sys.exit("no `figure KEY VALUE UNIT` lines in the bench output")
@@ -164,7 +287,8 @@ def main():
         for key in now_order:
             value, unit = now[key]
             if key not in rows:
-                better = "down" if unit.startswith("bits") else "up"  # fewer bits per instruction is better
+                # Fewer bits per instruction, seconds, times QEMU's time are better.
+                better = "down" if unit.startswith("bits") or unit in ("s", "xQEMU") else "up"
                 rows[key] = {"key": key, "unit": unit, "better": better, "target": "-", "recorded": "-", "date": "-", "description": "-"}
                 order.append(key)
             rows[key]["recorded"] = f"{value:.4f}"

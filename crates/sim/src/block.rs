@@ -23,8 +23,16 @@ use rvtrace_isa::CfClass;
 
 /// Most instructions in one block.
 pub(crate) const MAX_INSNS: usize = 32;
-/// Block heads (a direct-mapped table indexed by the pc).
-pub(crate) const HEAD_BITS: u32 = 12;
+/// Block heads (a direct-mapped table indexed by the pc: [`head_index`]).
+pub(crate) const HEAD_BITS: u32 = 14;
+
+/// The head slot of the block at `pc`: the pc's parcel index with the bits above folded in, so
+/// that blocks at the same offset of different pages (a kernel's code spans many) do not all
+/// share one slot.
+#[inline(always)]
+pub(crate) fn head_index(pc: u64) -> usize {
+    ((pc >> 1) ^ (pc >> (HEAD_BITS + 1))) as usize & ((1 << HEAD_BITS) - 1)
+}
 /// Decoded instructions held before the pool is emptied and blocks are decoded afresh.
 pub(crate) const POOL: usize = 1 << 16;
 

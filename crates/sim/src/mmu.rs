@@ -8,8 +8,8 @@
 //! Translation applies to fetches below M and to loads and stores whose effective privilege
 //! (`mstatus.MPRV`/`MPP` in M) is below M, with `satp.MODE` not Bare. The hart's fast paths
 //! (`Bus::open`) are closed while it applies, so every such access comes here through the cold
-//! `*_checked` paths, but for pre-decoded blocks, which run from the page the last translated
-//! fetch found and load and store in the last pages loads and stores found (`Memo`,
+//! `*_checked` paths, but for pre-decoded blocks, which run from pages recent translated
+//! fetches found and load and store in pages recent loads and stores found (`Memo`,
 //! `Mmu::in_blocks`). Addresses seen by the observer, the LR reservation and the trace are
 //! virtual (the `Retired` pc, `MemAccess::addr`); only the bus sees physical addresses.
 
@@ -112,11 +112,16 @@ pub struct TlbEvents {
     pub dtlb_write_miss: u32,
 }
 
-/// The last page translated for each kind of access (fetch, load, store) whose accesses need
-/// no PMP check (PMP allows the kind on all of RAM, as for the hart's untranslated fast path):
-/// a hit there costs a compare (the cost of translation, crates/sim/README.md). Dropped at
-/// every change of privilege, `mstatus`, `sstatus`, `satp` or PMP (`Hart::pmp_refresh`) and at
-/// every `sfence.vma`, so it holds what the TLB holds.
+/// Pages translated recently for each kind of access (fetch, load, store) whose accesses need
+/// no PMP check (PMP allows the kind on all of RAM, as for the hart's untranslated fast path,
+/// or on the whole page):
+/// a hit there costs a compare (the cost of translation, crates/sim/README.md). Each kind keeps
+/// [`MEMO_ENTRIES`] pages, direct-mapped by VPN. They are a subset of the TLB, so that what a
+/// program sees (a stale translation after a page-table change without `sfence.vma`, the TLB
+/// events) is what the TLB alone gives: an entry is made only from a TLB hit or fill for its
+/// kind (the permission checked then), dropped when the TLB slot of its page is refilled, and
+/// all are dropped at every change of privilege, `mstatus`, `sstatus`, `satp` or PMP
+/// (`Hart::pmp_refresh`) and at every `sfence.vma`, where the permission or the TLB change.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Memo {
     /// The virtual page's first address (1: none).
@@ -130,20 +135,43 @@ pub(crate) const NO_MEMO: Memo = Memo {
     pa_page: 0,
 };
 
+/// Pages remembered per kind of access (a power of two; at most `TLB_ENTRIES`).
+pub(crate) const MEMO_ENTRIES: usize = 32;
+
+/// The memo slot of the page holding `va`.
+#[inline(always)]
+pub(crate) fn memo_slot(va: u64) -> usize {
+    (va >> PAGE_SHIFT) as usize & (MEMO_ENTRIES - 1)
+}
+
+/// What the recent pages' translations and PMP answers depend on besides the TLB: the
+/// privilege, `mstatus` (MPRV, MPP, SUM, MXR), `satp`, the PMP registers and the armed
+/// triggers. The pages are kept while it stays the same (`Hart::pmp_refresh`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct MemoKey {
+    pub(crate) priv_: u8,
+    pub(crate) mstatus: u64,
+    pub(crate) satp: u64,
+    pub(crate) pmp: ([u8; crate::pmp::ENTRIES], [u64; crate::pmp::ENTRIES]),
+    pub(crate) armed: [u8; 3],
+}
+
 /// The hart's translation state: the instruction and data TLBs.
 #[derive(Clone, Debug)]
 pub struct Mmu {
     pub(crate) itlb: Box<[Entry; TLB_ENTRIES]>,
     pub(crate) dtlb: Box<[Entry; TLB_ENTRIES]>,
     pub(crate) events: TlbEvents,
-    /// Fetch, load, store.
-    pub(crate) memo: [Memo; 3],
+    /// Fetch, load, store: each kind's recent pages by [`memo_slot`].
+    pub(crate) memo: [[Memo; MEMO_ENTRIES]; 3],
     /// Whether PMP lets each kind through on all of RAM unchecked (set by `pmp_refresh`).
     pub(crate) unchecked: [bool; 3],
-    /// Whether pre-decoded blocks may use the last translated page of each kind (fetch: run
-    /// from it; load, store: access it inline): the kind is translated, and neither PMP nor a
-    /// trigger checks it (set by `pmp_refresh`).
+    /// Whether pre-decoded blocks may use the recently translated pages of each kind (fetch: run
+    /// from them; load, store: access them inline): the kind is translated and no trigger
+    /// watches it (set by `pmp_refresh`; the pages themselves need no PMP check: `Memo`).
     pub(crate) in_blocks: [bool; 3],
+    /// The state the recent pages were made under (`None`: none made yet).
+    pub(crate) key: Option<MemoKey>,
 }
 
 impl Default for Mmu {
@@ -152,9 +180,10 @@ impl Default for Mmu {
             itlb: Box::new([EMPTY; TLB_ENTRIES]),
             dtlb: Box::new([EMPTY; TLB_ENTRIES]),
             events: TlbEvents::default(),
-            memo: [NO_MEMO; 3],
+            memo: [[NO_MEMO; MEMO_ENTRIES]; 3],
             unchecked: [false; 3],
             in_blocks: [false; 3],
+            key: None,
         }
     }
 }
@@ -168,17 +197,39 @@ pub(crate) fn kind(access: Access) -> usize {
 }
 
 impl Mmu {
-    /// Forget the last translated pages.
+    /// Forget the recently translated pages.
     pub(crate) fn forget_pages(&mut self) {
-        self.memo = [NO_MEMO; 3];
+        self.memo = [[NO_MEMO; MEMO_ENTRIES]; 3];
+    }
+
+    /// A TLB slot (of the instruction TLB for fetches, else the data TLB) that held `old` is
+    /// refilled or emptied: its page leaves the memos of the kinds that TLB serves.
+    pub(crate) fn refill(&mut self, old: &Entry, fetch: bool) {
+        if old.vpn == u64::MAX {
+            return;
+        }
+        let va_page = old.vpn << PAGE_SHIFT;
+        let j = memo_slot(va_page);
+        let kinds: &[usize] = if fetch { &[0] } else { &[1, 2] };
+        for &k in kinds {
+            if self.memo[k][j].va_page == va_page {
+                self.memo[k][j] = NO_MEMO;
+            }
+        }
+    }
+
+    /// The memo entry that would hold `va` for kind `k`.
+    #[inline(always)]
+    pub(crate) fn memo_of(&self, va: u64, k: usize) -> Memo {
+        self.memo[k][memo_slot(va)]
     }
 
     /// The physical address of an access of `size` bytes at `va` of kind `k` (0 fetch, 1 load,
-    /// 2 store) when it lies in the last page translated for that kind (one TLB lookup, a
+    /// 2 store) when it lies in a page recently translated for that kind (one TLB lookup, a
     /// hit); `None` otherwise.
     #[inline]
     pub(crate) fn recent(&mut self, va: u64, size: u64, k: usize) -> Option<u64> {
-        let m = self.memo[k];
+        let m = self.memo_of(va, k);
         let off = va.wrapping_sub(m.va_page);
         if off >= 0x1000 || off + size > 0x1000 {
             return None;
@@ -198,9 +249,22 @@ impl Mmu {
 
     /// `sfence.vma` ("Supervisor Memory-Management Fence Instruction"): `va` = rs1's value
     /// (`None`: rs1 is x0, every address), `asid` = rs2's (`None`: rs2 is x0, every address
-    /// space). The ASID forms keep global entries.
+    /// space). The ASID forms keep global entries. The recent pages (`Memo`) of the entries it
+    /// drops go with them; the others stay, as their entries do.
     pub fn fence(&mut self, va: Option<u64>, asid: Option<u16>) {
-        for e in self.itlb.iter_mut().chain(self.dtlb.iter_mut()) {
+        if va.is_none() && asid.is_none() {
+            *self.itlb = [EMPTY; TLB_ENTRIES];
+            *self.dtlb = [EMPTY; TLB_ENTRIES];
+            self.forget_pages();
+            return;
+        }
+        for n in 0..2 * TLB_ENTRIES {
+            let fetch = n < TLB_ENTRIES;
+            let e = if fetch {
+                &mut self.itlb[n]
+            } else {
+                &mut self.dtlb[n - TLB_ENTRIES]
+            };
             if e.vpn == u64::MAX {
                 continue;
             }
@@ -218,9 +282,9 @@ impl Mmu {
                 }
             };
             if asid_hit && va_hit {
-                *e = EMPTY;
+                let old = std::mem::replace(e, EMPTY);
+                self.refill(&old, fetch);
             }
         }
-        self.forget_pages();
     }
 }

@@ -77,6 +77,11 @@ pub struct Pmp {
 }
 
 impl Pmp {
+    /// The registers as written (`pmpcfg` bytes, `pmpaddr`): equal registers check alike.
+    pub(crate) fn registers(&self) -> ([u8; ENTRIES], [u64; ENTRIES]) {
+        (self.cfg, self.addr)
+    }
+
     /// All entries OFF, addresses zero (reset). `rv32`: `pmpaddr` registers are 32 bits.
     pub fn new(rv32: bool) -> Pmp {
         Pmp {

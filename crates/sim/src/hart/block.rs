@@ -69,11 +69,11 @@ impl Hart {
         let mut pool = std::mem::take(&mut self.blocks.pool);
         let out = 'chain: loop {
             // Where the block's code is: untranslated in RAM on the fast path, or in the page
-            // the last translated fetch found (else the single-step loop translates it).
+            // a recent translated fetch found (else the single-step loop translates it).
             let Some(pa) = self.block_fetch(pc) else {
                 break if left == left0 { Ran::No } else { Ran::Yes };
             };
-            let idx = ((pc >> 1) as usize) & ((1 << HEAD_BITS) - 1);
+            let idx = head_index(pc);
             let mut h = self.blocks.heads[idx];
             if h.pc != pc || h.pa != pa || h.epoch != self.bus.code_epoch {
                 self.blocks.pool = pool;
@@ -619,20 +619,20 @@ impl Hart {
     }
 
     /// The physical address of the code at `pc` if blocks may run from it: `pc` itself while
-    /// untranslated fetches from RAM take the fast path, or its address in the page the last
+    /// untranslated fetches from RAM take the fast path, or its address in a page a recent
     /// translated fetch found when translated fetches from RAM need no PMP or trigger check
-    /// (the page is forgotten at every change that could change its translation: `Memo`).
+    /// (the pages are forgotten at every change that could change their translation: `Memo`).
     #[inline(always)]
     pub(crate) fn block_fetch(&self, pc: u64) -> Option<u64> {
         if pc.wrapping_sub(RAM_BASE) < self.bus.open.fetch {
             return Some(pc);
         }
-        let m = self.mmu.memo[0];
+        let m = self.mmu.memo_of(pc, 0);
         let off = pc.wrapping_sub(m.va_page);
         (self.mmu.in_blocks[0] && off < 0x1000).then(|| m.pa_page + off)
     }
 
-    /// A translated load of `size` bytes at `va` in the last page a load found, when blocks may
+    /// A translated load of `size` bytes at `va` in a page a recent load found, when blocks may
     /// use it: what `mem_load` does there (no trigger, no PMP check; the TLB event counted).
     #[inline(always)]
     fn memo_load(&mut self, va: u64, size: u64) -> Option<u64> {

@@ -163,21 +163,39 @@ impl Hart {
             level: leaf.level as u8,
             vpn_bits: s.vpn_bits as u8,
         };
-        match access {
-            Access::Exec => self.mmu.itlb[idx] = entry,
-            _ => self.mmu.dtlb[idx] = entry,
-        }
+        let fetch = access == Access::Exec;
+        let slot = if fetch {
+            &mut self.mmu.itlb[idx]
+        } else {
+            &mut self.mmu.dtlb[idx]
+        };
+        let old = std::mem::replace(slot, entry);
+        self.mmu.refill(&old, fetch);
         self.remember(va, pa, access);
         Ok(pa)
     }
 
-    /// Keep a translated page as the last one of its kind when its accesses need no PMP check
-    /// and it lies in RAM (a store's page has D set: it was just walked or hit with D).
+    /// Keep a translated page among the recent ones of its kind (`Memo`) when it lies in RAM
+    /// and its accesses need no PMP check: PMP allows the kind on all of RAM, or on this whole
+    /// page (the first PMP entry that matches any byte of the page matches all of it and
+    /// allows the access, so it is the entry that decides every access inside the page:
+    /// privileged ISA, "Priority and Matching Logic"; OpenSBI's regions). A store's page has D
+    /// set: it was just walked or hit with D.
     fn remember(&mut self, va: u64, pa: u64, access: Access) {
         let k = kind(access);
         let pa_page = pa & !0xfff;
-        if self.mmu.unchecked[k] && self.bus.ram_offset(pa_page, 0x1000).is_some() {
-            self.mmu.memo[k] = Memo {
+        if self.bus.ram_offset(pa_page, 0x1000).is_none() {
+            return;
+        }
+        let p = if access == Access::Exec {
+            self.priv_
+        } else {
+            self.data_priv()
+        };
+        if self.mmu.unchecked[k]
+            || self.csr.pmp.uniform(pa_page, pa_page + 0xfff, access, p) == Some(true)
+        {
+            self.mmu.memo[k][memo_slot(va)] = Memo {
                 va_page: va & !0xfff,
                 pa_page,
             };

@@ -783,17 +783,36 @@ impl Hart {
             store: open(Access::Write, d),
             fetch: open(Access::Exec, self.priv_),
         };
-        // Translated accesses take the checked paths (`mmu.rs`), where the last page of each
-        // kind needs no PMP check either when the kind's fast path would be open.
+        // Translated accesses take the checked paths (`mmu.rs`), where the recent pages of each
+        // kind need no PMP check: PMP allows the kind on all of RAM, or on each such page.
         self.mmu.unchecked = [o.fetch != 0, o.load != 0, o.store != 0];
-        self.mmu.forget_pages();
+        // The recent pages stay while what they were made under stays (with several harts
+        // every turn starts here: forgetting them at each would cost a translation per page
+        // per turn).
+        let key = crate::mmu::MemoKey {
+            priv_: self.priv_,
+            mstatus: self.csr.mstatus,
+            satp: self.csr.satp,
+            pmp: self.csr.pmp.registers(),
+            armed: self.csr.trig.armed,
+        };
+        if self.mmu.key != Some(key) {
+            self.mmu.forget_pages();
+            self.mmu.key = Some(key);
+        }
         self.csr.trig.restrict(self.priv_, &mut o);
+        let mut watched = crate::bus::OpenRam {
+            load: 1,
+            store: 1,
+            fetch: 1,
+        };
+        self.csr.trig.restrict(self.priv_, &mut watched);
         let (fetch, data) = self.translating();
-        // Blocks use the last translated pages of the kinds no trigger watches.
+        // Blocks use the recently translated pages of the kinds no trigger watches.
         self.mmu.in_blocks = [
-            fetch && o.fetch != 0,
-            data && o.load != 0,
-            data && o.store != 0,
+            fetch && watched.fetch != 0,
+            data && watched.load != 0,
+            data && watched.store != 0,
         ];
         if fetch {
             o.fetch = 0;
