@@ -84,6 +84,12 @@ pub struct RunArgs {
     /// to user space), so that a payload that hangs still ends.
     #[arg(long, value_name = "N")]
     max_insns: Option<u64>,
+    /// Start the trace outputs (--pcs, --ingress, --ingress-text, --stats, --brstack) after N
+    /// retired instructions: the first N run without them, at full speed, so a window later in
+    /// a long run (a kernel's boot) is traced alone. --max-insns still counts from the start.
+    /// One hart; not with --tandem (its trace starts from the hart's first state).
+    #[arg(long, value_name = "N")]
+    trace_from: Option<u64>,
     /// The hart's ISA, overriding what the ELF says, e.g. rv64gc, rv32imac, rv64imafdc_zba_zbb.
     /// Default: rv64gc or rv32gc by the ELF class, plus Zba, Zbb, Zbc and Zbs (QEMU's `virt` default CPU),
     /// Sscofpmf, Smcntrpmf and Sstc; a given string has these only when it names them
@@ -1002,6 +1008,24 @@ pub fn run(args: &RunArgs) -> CmdResult {
         (true, None) if outputs.is_empty() => DEFAULT_BOOT_MAX_INSNS,
         _ => effective_max_insns(args.max_insns, !outputs.is_empty() || booting),
     };
+    if let Some(n) = args.trace_from.filter(|&n| n > 0) {
+        if max_insns != 0 && n >= max_insns {
+            return Err(Failure::Usage(format!(
+                "--trace-from {n} is not below the run's limit, --max-insns {max_insns}"
+            )));
+        }
+        if args.tandem.is_some() {
+            return Err(Failure::Usage(
+                "--trace-from with --tandem: the tandem trace starts from the hart's first state"
+                    .into(),
+            ));
+        }
+        if args.harts > 1 {
+            return Err(Failure::Usage(
+                "--trace-from runs one hart: not with --harts".into(),
+            ));
+        }
+    }
 
     let cmdline = args
         .cmdline
@@ -1082,6 +1106,17 @@ pub fn run(args: &RunArgs) -> CmdResult {
         &header,
     )?;
     let want_ingress = sink.bin.is_some() || sink.text.is_some();
+    // --trace-from N: the first N instructions without the outputs (checked in `run`).
+    let skip = args.trace_from.unwrap_or(0);
+    let skipped = (skip > 0).then(|| run_interruptible(&mut hart, &mut (), skip, None));
+    let mut ended_before =
+        skipped.filter(|(stop, interrupted)| *stop != Stop::InsnLimit || *interrupted);
+    if ended_before.is_some() {
+        warn!(
+            "the run ended after {} instructions, before --trace-from {skip}: the trace outputs are empty",
+            hart.instret
+        );
+    }
     let satp = hart.csr_read(rvtrace_sim::csr::num::SATP).unwrap_or(0);
     let mut tandem = rvtrace_tandem::producer::MaybeProducer(match &args.tandem {
         Some(p) => {
@@ -1128,7 +1163,10 @@ pub fn run(args: &RunArgs) -> CmdResult {
         };
         let sampler = sampler.as_mut();
         let (width, context) = (args.itype_width, (args.context, args.ingress_blocks));
+        // The window after --trace-from: what is left of --max-insns.
+        let max_insns = if max_insns == 0 { 0 } else { max_insns - skip };
         (stop, interrupted) = match (only, &mut sink, &mut tandem.0) {
+            _ if ended_before.is_some() => ended_before.take().unwrap_or((Stop::Requested, false)),
             (Only::Nothing, _, _) => run_interruptible(&mut hart, &mut (), max_insns, sampler),
             (
                 Only::Ingress,

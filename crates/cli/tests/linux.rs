@@ -108,12 +108,12 @@ fn boot(what: &str, mode: &[&str], input: &str, want: &str) {
     eprintln!("{what}: booted to user space and powered off in {secs:.1} s; {stats}");
 }
 
-/// Issue 32 item 7, a CI-sized window: the first 3 M instructions of Debian's kernel under
+/// Issue 32 item 7, CI-sized windows: the first 3 M instructions of Debian's kernel under
 /// `--sbi` (its early boot at physical addresses, then `start_kernel` at virtual ones), the
 /// ingress encoded in both protocols and decoded with the run's `--code-snapshot` alone (the
 /// kernel's code at its physical and, through the page table at the end, its virtual
 /// addresses, as memory held it): each decode gives the run's PCs, most of them kernel
-/// virtual addresses.
+/// virtual addresses; and the window of instructions 20 M to 21 M (`--trace-from`) likewise.
 #[test]
 fn kernel_boot_window_decodes_with_its_code_snapshot() {
     let (Some(k), d) = (kernel(), tmpdir("kernel-window")) else {
@@ -148,6 +148,41 @@ fn kernel_boot_window_decodes_with_its_code_snapshot() {
         .filter(|l| l.starts_with("0xffffffff8"))
         .count();
     assert!(virt > 1_000_000, "{virt} PCs at kernel virtual addresses");
+    // A window later in the boot (`--trace-from`): instructions 20 M to 21 M.
+    let (wing, wpcs, wcode) = (d.join("w.ing"), d.join("w.pcs"), d.join("wcode.elf"));
+    let o = rvtrace(&[
+        "run",
+        "--sbi",
+        s(&k),
+        "--bootargs",
+        "console=ttyS0",
+        "--trace-from",
+        "20000000",
+        "--max-insns",
+        "21000000",
+        "--ingress",
+        s(&wing),
+        "--pcs",
+        s(&wpcs),
+        "--code-snapshot",
+        s(&wcode),
+    ]);
+    assert!(
+        stderr(&o).contains("within 21000000 instructions"),
+        "{}",
+        stderr(&o)
+    );
+    let wwant = std::fs::read(&wpcs).unwrap();
+    assert_eq!(wwant.iter().filter(|&&b| b == b'\n').count(), 1_000_000);
+    let (wt, wgot) = (d.join("w.te"), d.join("w-dec.pcs"));
+    let o = rvtrace(&["encode", "etrace", s(&wing), "-o", s(&wt)]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = rvtrace(&["decode", s(&wt), "--image", s(&wcode), "--pcs", s(&wgot)]);
+    assert!(o.status.success(), "window: {}", stderr(&o));
+    assert!(
+        std::fs::read(&wgot).unwrap() == wwant,
+        "window: the decoded PCs differ"
+    );
     for proto in ["etrace", "ntrace"] {
         let (t, got) = (d.join(format!("k.{proto}")), d.join(format!("{proto}.pcs")));
         let o = rvtrace(&["encode", proto, s(&ing), "-o", s(&t)]);

@@ -600,3 +600,60 @@ fn ctr_draft_option_adds_the_draft_csrs() {
         );
     }
 }
+
+/// Issue 32 item 7: `--trace-from N` starts the trace outputs after N instructions: the PC list
+/// is the full run's after its first N lines, and the window's ingress, encoded and decoded,
+/// gives it; a window past the end leaves the outputs empty with a warning; a start at or past
+/// `--max-insns`, with `--tandem` or with several harts is a usage error.
+#[test]
+fn trace_from_starts_the_outputs_later() {
+    let d = tmpdir("trace-from");
+    let p = elf("heap-rv64gc");
+    let (full, win, ing, te, dec) = (
+        d.join("full.pcs"),
+        d.join("win.pcs"),
+        d.join("win.ing"),
+        d.join("win.te"),
+        d.join("dec.pcs"),
+    );
+    let o = rvtrace(&["run", s(&p), "--pcs", s(&full)]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = rvtrace(&[
+        "run",
+        s(&p),
+        "--trace-from",
+        "1000",
+        "--pcs",
+        s(&win),
+        "--ingress",
+        s(&ing),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let full = std::fs::read_to_string(&full).unwrap();
+    let tail: String = full.lines().skip(1000).map(|l| format!("{l}\n")).collect();
+    assert!(tail.len() > 100_000);
+    assert_eq!(std::fs::read_to_string(&win).unwrap(), tail);
+    let o = rvtrace(&["encode", "etrace", s(&ing), "-o", s(&te)]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = rvtrace(&["decode", s(&te), "--elf", s(&p), "--pcs", s(&dec)]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(std::fs::read_to_string(&dec).unwrap(), tail);
+    // Past the end: the run ends as without the option, the outputs empty, a warning.
+    let o = rvtrace(&["run", s(&p), "--trace-from", "50000000", "--pcs", s(&win)]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("before --trace-from 50000000"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(std::fs::read(&win).unwrap().is_empty());
+    for bad in [
+        &["--trace-from", "100", "--max-insns", "100"][..],
+        &["--trace-from", "100", "--tandem", "t.tdm"][..],
+    ] {
+        let mut a = vec!["run", s(&p), "--pcs", s(&win)];
+        a.extend_from_slice(bad);
+        let o = rvtrace(&a);
+        assert_eq!(o.status.code(), Some(2), "{bad:?}: {}", stderr(&o));
+    }
+}
