@@ -39,6 +39,9 @@ pub struct Machine {
     time: u64,
     /// The next hart to take a turn in the current round.
     turn: usize,
+    /// Instructions that hart already ran in its turn when a run's budget ended inside it: the
+    /// next run goes on with the rest of the turn, so how a caller slices a run changes nothing.
+    turn_ran: u64,
     /// Some hart ran an instruction in the current round.
     busy: bool,
 }
@@ -67,6 +70,7 @@ impl Machine {
             bus,
             time: 0,
             turn: 0,
+            turn_ran: 0,
             busy: false,
         }
     }
@@ -86,7 +90,8 @@ impl Machine {
         if self.harts.len() == 1 {
             return f(&mut self.harts[0]);
         }
-        self.take_bus(h);
+        let ran = if h == self.turn { self.turn_ran } else { 0 };
+        self.take_bus(h, ran);
         let r = f(&mut self.harts[h]);
         self.give_bus(h);
         r
@@ -110,11 +115,13 @@ impl Machine {
         self.harts.iter().map(|h| h.instret).sum()
     }
 
-    fn take_bus(&mut self, h: usize) {
+    /// Hart `h` takes the bus, `ran` instructions into its turn (its clock reads the round's
+    /// start plus those).
+    fn take_bus(&mut self, h: usize, ran: u64) {
         let hart = &mut self.harts[h];
         std::mem::swap(&mut hart.bus, &mut self.bus);
         hart.bus.harts.current = h;
-        hart.bus.clint.mtime_offset = self.time.wrapping_sub(hart.instret);
+        hart.bus.clint.mtime_offset = self.time.wrapping_sub(hart.instret.wrapping_sub(ran));
         hart.bus.io_touched = true;
     }
 
@@ -136,12 +143,21 @@ impl Machine {
                     return Stop::InsnLimit;
                 }
                 let h = self.turn;
-                let (ran, stop) = self.take_turn(h, &mut obs[h], left.min(QUANTUM));
+                let rest = QUANTUM - self.turn_ran;
+                let n = left.min(rest);
+                let (ran, stop) = self.take_turn(h, &mut obs[h], n, self.turn_ran);
                 left -= ran;
                 self.busy |= ran > 0;
                 if let Some(stop) = stop {
+                    self.turn_ran += ran;
                     return stop;
                 }
+                if ran == n && n < rest {
+                    // The budget ended inside the turn: the next run goes on with it.
+                    self.turn_ran += ran;
+                    return Stop::InsnLimit;
+                }
+                self.turn_ran = 0;
                 self.turn += 1;
             }
             self.turn = 0;
@@ -155,8 +171,14 @@ impl Machine {
 
     /// Hart `h`'s turn of at most `n` instructions: instructions retired, and a stop that ends
     /// the machine's run.
-    fn take_turn<O: Observer>(&mut self, h: usize, obs: &mut O, n: u64) -> (u64, Option<Stop>) {
-        self.take_bus(h);
+    fn take_turn<O: Observer>(
+        &mut self,
+        h: usize,
+        obs: &mut O,
+        n: u64,
+        done: u64,
+    ) -> (u64, Option<Stop>) {
+        self.take_bus(h, done);
         let time = self.time;
         let hart = &mut self.harts[h];
         hart.take_mail();
@@ -201,7 +223,7 @@ impl Machine {
         let mut wake: Option<u64> = None;
         let mut waiting = false;
         for h in 0..self.harts.len() {
-            self.take_bus(h);
+            self.take_bus(h, 0);
             let hart = &self.harts[h];
             if hart.waiting {
                 waiting = true;

@@ -137,3 +137,37 @@ fn harts_share_one_clock_and_runs_repeat_exactly() {
     let t = 2 * q;
     assert_eq!(times, vec![t + 8, t - q + 998, t - q + 998]);
 }
+
+/// How a caller slices a run changes nothing: the same harts run in one call and in calls of
+/// 777 instructions (ending inside turns, which go on in the next call) retire the same PCs
+/// and read the same clock.
+#[test]
+fn a_run_in_slices_is_the_run_in_one() {
+    const LD_T0_0_A2: u32 = 0x0006_3283; // ld t0, 0(a2)
+    const ADDI_A3_A3_1: u32 = 0x0016_8693; // addi a3, a3, 1
+    const J_BACK8: u32 = 0xff9f_f06f; // j -8
+    let run = |slice: u64| {
+        let code: &[u32] = &[LD_T0_0_A2, ADDI_A3_A3_1, J_BACK8];
+        let mut m = machine(3, &[code; 3]);
+        for h in 0..3 {
+            m.with_hart(h, |hart| hart.x[12] = 0x0200_bff8);
+        }
+        let mut obs = vec![PcList::default(), PcList::default(), PcList::default()];
+        let total = 10 * QUANTUM + 123;
+        let mut done = 0;
+        while done < total {
+            let n = slice.min(total - done);
+            assert_eq!(m.run(&mut obs, n), Stop::InsnLimit);
+            done += n;
+        }
+        let regs: Vec<(u64, u64)> = (0..3).map(|h| (m.hart(h).x[5], m.hart(h).x[13])).collect();
+        (regs, obs.into_iter().map(|o| o.0).collect::<Vec<_>>())
+    };
+    let whole = run(u64::MAX);
+    assert_eq!(
+        whole.1.iter().map(Vec::len).sum::<usize>(),
+        10 * QUANTUM as usize + 123
+    );
+    assert!(run(777) == whole, "777-instruction slices");
+    assert!(run(1) == whole, "1-instruction slices");
+}
