@@ -13,7 +13,9 @@
 //! for at most [`QUANTUM`] instructions; at a round's start the clock reads `T`, and an
 //! instruction `k` instructions into a hart's turn sees `T + k` (its `mtime_offset` is
 //! `T - instret` for the turn); a round advances the clock by [`QUANTUM`], whatever the
-//! number of harts (a write of `mtime` moves it by the amount written). A hart in `wfi` (or an
+//! number of harts (a write of `mtime` moves it by the amount written). A run whose budget ends
+//! inside a turn leaves the rest of the turn to the next run, so slicing a run changes nothing.
+//! A hart in `wfi` (or an
 //! SBI suspend) gives its turn away; it runs again at the start of a turn where an interrupt
 //! `mie` enables is pending; when every hart waits, the clock jumps to the earliest timer
 //! deadline that wakes one. With one hart the machine runs it directly, with no per-quantum
