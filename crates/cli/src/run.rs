@@ -85,9 +85,10 @@ pub struct RunArgs {
     #[arg(long, value_name = "N")]
     max_insns: Option<u64>,
     /// Start the trace outputs (--pcs, --ingress, --ingress-text, --stats, --brstack) after N
-    /// retired instructions: the first N run without them, at full speed, so a window later in
-    /// a long run (a kernel's boot) is traced alone. --max-insns still counts from the start.
-    /// One hart; not with --tandem (its trace starts from the hart's first state).
+    /// retired instructions (of all harts together with --harts): the first N run without
+    /// them, at full speed, so a window later in a long run (a kernel's boot) is traced alone.
+    /// --max-insns still counts from the start. Not with --tandem (its trace starts from the
+    /// hart's first state).
     #[arg(long, value_name = "N")]
     trace_from: Option<u64>,
     /// The hart's ISA, overriding what the ELF says, e.g. rv64gc, rv32imac, rv64imafdc_zba_zbb.
@@ -1020,11 +1021,6 @@ pub fn run(args: &RunArgs) -> CmdResult {
                     .into(),
             ));
         }
-        if args.harts > 1 {
-            return Err(Failure::Usage(
-                "--trace-from runs one hart: not with --harts".into(),
-            ));
-        }
     }
 
     let cmdline = args
@@ -1394,6 +1390,29 @@ fn run_harts(
     }
     let want_ingress = args.ingress.is_some() || args.ingress_text.is_some();
     let isa_cfg = IsaConfig::new(xlen);
+    catch_ctrl_c();
+    // --trace-from N: the first N instructions of all harts together without the outputs (the
+    // machine goes on with the same interleaving, however its runs are sliced).
+    let skip = args.trace_from.unwrap_or(0);
+    let mut ended_before = None;
+    while machine.instret() < skip {
+        let slice = (skip - machine.instret()).min(INTERRUPT_CHECK);
+        let stop = machine.run(&mut vec![(); n], slice);
+        if stop != Stop::InsnLimit {
+            ended_before = Some((stop, false));
+            break;
+        }
+        if INTERRUPTED.load(Ordering::Relaxed) {
+            ended_before = Some((Stop::Requested, true));
+            break;
+        }
+    }
+    if ended_before.is_some() {
+        warn!(
+            "the run ended after {} instructions, before --trace-from {skip}: the trace outputs are empty",
+            machine.instret()
+        );
+    }
     let satp: Vec<u64> = (0..n)
         .map(|h| machine.with_hart(h, |hart| hart.csr_read(rvtrace_sim::csr::num::SATP)))
         .map(|v| v.unwrap_or(0))
@@ -1409,10 +1428,12 @@ fn run_harts(
             (Maybe(pcs), Maybe(rec))
         })
         .collect();
-    catch_ctrl_c();
     let start = Instant::now();
     let end = if max_insns == 0 { u64::MAX } else { max_insns };
     let (stop, interrupted) = loop {
+        if let Some(ended) = ended_before.take() {
+            break ended;
+        }
         let done = machine.instret();
         let slice = (end - done.min(end)).min(INTERRUPT_CHECK);
         if slice == 0 {

@@ -176,6 +176,36 @@ fn one_funnelled_trace_of_four_harts_splits_back() {
     }
 }
 
+/// `--trace-from N` on 4 harts: the first N instructions of all harts run without outputs, and
+/// each hart's PC list is then the end of its list in the whole run (the machine goes on with
+/// the same interleaving), the lists together N lines shorter.
+#[test]
+fn trace_from_on_four_harts_gives_the_end_of_each_harts_run() {
+    let d = tmpdir("smp-trace-from");
+    let elf = smp(64);
+    let run = |tag: &str, extra: &[&str]| {
+        let pcs = d.join(format!("{tag}-{{hart}}.pcs"));
+        let mut a = vec!["run", "--sbi", s(&elf), "--harts", "4", "--pcs", s(&pcs)];
+        a.extend_from_slice(extra);
+        let o = rvtrace(&a);
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        (0..4)
+            .map(|h| std::fs::read_to_string(d.join(format!("{tag}-{h}.pcs"))).unwrap())
+            .collect::<Vec<String>>()
+    };
+    let full = run("full", &[]);
+    let win = run("win", &["--trace-from", "50000"]);
+    let lines = |v: &[String]| v.iter().map(|t| t.lines().count()).sum::<usize>();
+    assert_eq!(lines(&win) + 50_000, lines(&full));
+    for h in 0..4 {
+        assert!(!win[h].is_empty());
+        assert!(
+            full[h].ends_with(&win[h]),
+            "hart {h}: not the end of its run"
+        );
+    }
+}
+
 /// OpenSBI 1.5.1 (scripts/setup.sh) or 1.1 (bookworm's `opensbi`) `fw_jump`.
 fn fw_jump(version: &str) -> Option<PathBuf> {
     common::installed(match version {
