@@ -275,18 +275,29 @@ pub fn encode(a: &EncodeArgs) -> CmdResult {
     };
     let (bytes, payload, packets) = (writer.bytes, writer.payload_bytes, writer.packets);
     writer.into_inner().finish()?;
+    let summary = || report::encode_summary(pushed, (packets, "packets"), bytes, payload * 8);
+    finish_encode(a, &cfg, enc_opts.itype_width, summary, damage, records)
+}
+
+/// The end of `encode etrace` once the trace is written: its sidecar, `--stats`'s line
+/// (`summary`), and a damaged input's report (`damage`, after `records` records).
+fn finish_encode(
+    a: &EncodeArgs,
+    cfg: &TraceConfig,
+    itype_width: Option<u8>,
+    summary: impl FnOnce() -> String,
+    damage: Option<String>,
+    records: u64,
+) -> CmdResult {
     if !report::is_std(&a.output) {
         let o = Options {
-            itype_width: enc_opts.itype_width,
+            itype_width,
             ..a.trace.given()
         };
-        o.for_sidecar(&cfg).write(&a.output)?;
+        o.for_sidecar(cfg).write(&a.output)?;
     }
     if a.stats {
-        say!(
-            "{}",
-            report::encode_summary(pushed, (packets, "packets"), bytes, payload * 8)
-        );
+        say!("{}", summary());
     }
     if let Some(e) = damage {
         return Ok(crate::run::input_damaged(&e, records));
@@ -300,20 +311,10 @@ fn encode_harts(a: &EncodeArgs) -> CmdResult {
     use rvtrace_etrace::encoder::{Encoder, FrameWriter};
     use std::cell::RefCell;
     use std::rc::Rc;
-    if a.trace.src.id.is_some() {
-        return Err(Failure::Usage(
-            "--src-id with several ingress files: the k-th file's packets have srcID k".into(),
-        ));
-    }
     let n = a.ingress.len();
-    let bits = a.trace.src.bits.unwrap_or(0);
-    if n > 1 << bits.min(16) {
-        return Err(Failure::Usage(format!(
-            "{n} ingress files need srcIDs 0..{}: give --src-bits {} or more",
-            n - 1,
-            usize::BITS - (n - 1).leading_zeros()
-        )));
-    }
+    // The encapsulation's srcID: at most 16 bits.
+    let src = &a.trace.src;
+    crate::funnel::check_sources(n, src.id, src.bits.unwrap_or(0), 16, "srcID")?;
     if !a.elf.is_empty() || !a.csv_ignore.is_empty() {
         return Err(Failure::Usage(
             "several harts are binary ingress files merged record by record: --elf and --csv-ignore do not apply".into(),
@@ -378,23 +379,11 @@ fn encode_harts(a: &EncodeArgs) -> CmdResult {
         .map_err(|_| "the harts' encoders still hold the output")?
         .into_inner();
     out.finish()?;
-    if !report::is_std(&a.output) {
-        let o = Options {
-            itype_width: enc_opts.itype_width,
-            ..a.trace.given()
-        };
-        o.for_sidecar(&cfg).write(&a.output)?;
-    }
-    if a.stats {
-        say!(
-            "{n} harts: {}",
-            report::encode_summary(records, (packets, "packets"), bytes, payload * 8)
-        );
-    }
-    if let Some(e) = damage {
-        return Ok(crate::run::input_damaged(&e, records));
-    }
-    Ok(ExitCode::SUCCESS)
+    let summary = || {
+        let s = report::encode_summary(records, (packets, "packets"), bytes, payload * 8);
+        format!("{n} harts: {s}")
+    };
+    finish_encode(a, &cfg, enc_opts.itype_width, summary, damage, records)
 }
 
 /// Encode a batch of records, passed through [`post_iss_itype`] when `image` is given.

@@ -26,6 +26,30 @@ pub(crate) struct Input {
     done: bool,
 }
 
+/// The k-th of `n` files is source k: no single `--src-id` (`id`), and a source field of `bits`
+/// (at most `max_bits`) that holds 0..n-1. `field` names it (SRC, srcID).
+pub(crate) fn check_sources(
+    n: usize,
+    id: Option<u16>,
+    bits: u8,
+    max_bits: u8,
+    field: &str,
+) -> Result<(), Failure> {
+    if id.is_some() {
+        return Err(Failure::Usage(format!(
+            "--src-id with several ingress files: the k-th file's {field} is k"
+        )));
+    }
+    if bits > max_bits || n > 1 << bits {
+        return Err(Failure::Usage(format!(
+            "{n} ingress files need {field}s 0..{}: give --src-bits {} or more (at most {max_bits})",
+            n - 1,
+            usize::BITS - (n - 1).leading_zeros()
+        )));
+    }
+    Ok(())
+}
+
 /// Open every hart's ingress file and check that they can be funnelled: binary ingress with
 /// time, one record per instruction, one address width.
 pub(crate) fn open(paths: &[PathBuf]) -> Result<Vec<Input>, Failure> {

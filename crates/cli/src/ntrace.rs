@@ -393,9 +393,7 @@ pub fn encode(a: &EncodeArgs) -> CmdResult {
         // hart's ingress classifies calls and returns as N-Trace Table 2 does; PCSEQ as the
         // tool that wrote it did.
         let link = (a.input_format == InputFormat::Ingress).then_some(LinkRule::Spec);
-        let path = meta::sidecar_path(&a.output);
-        std::fs::write(&path, Meta::from_encoder(&cfg, link).to_text())
-            .map_err(|e| format!("{}: cannot write: {e}", path.display()))?;
+        write_sidecar(&a.output, &cfg, link)?;
     }
     if a.stats {
         if blocks && !expanded {
@@ -509,6 +507,18 @@ fn encoder_config(a: &EncodeArgs, xlen: Xlen) -> Result<EncoderConfig, Failure> 
     Ok(cfg)
 }
 
+/// The sidecar of the trace `output`: the settings of `cfg` a decoder needs
+/// (crates/ntrace/src/meta.rs), with the rule that classified calls and returns (`link`).
+fn write_sidecar(
+    output: &Path,
+    cfg: &EncoderConfig,
+    link: Option<LinkRule>,
+) -> Result<(), Failure> {
+    let path = meta::sidecar_path(output);
+    std::fs::write(&path, Meta::from_encoder(cfg, link).to_text())
+        .map_err(|e| Failure::from(format!("{}: cannot write: {e}", path.display())))
+}
+
 /// `encode ntrace H0 H1 ...`: one trace of several harts (`crate::funnel`), the k-th file's
 /// messages with SRC k.
 fn encode_harts(a: &EncodeArgs) -> CmdResult {
@@ -517,20 +527,10 @@ fn encode_harts(a: &EncodeArgs) -> CmdResult {
             "several inputs are harts' ingress files: --input-format pcseq takes one".into(),
         ));
     }
-    if a.shared.src.id.is_some() {
-        return Err(Failure::Usage(
-            "--src-id with several ingress files: the k-th file's messages have SRC k".into(),
-        ));
-    }
     let n = a.ingress.len();
-    let bits = a.shared.src.bits.unwrap_or(0);
-    if bits > 12 || n > 1 << bits {
-        return Err(Failure::Usage(format!(
-            "{n} ingress files need SRCs 0..{}: give --src-bits {} or more (at most 12, trTeSrcBits)",
-            n - 1,
-            usize::BITS - (n - 1).leading_zeros()
-        )));
-    }
+    // trTeSrcBits: at most 12.
+    let src = &a.shared.src;
+    crate::funnel::check_sources(n, src.id, src.bits.unwrap_or(0), 12, "SRC")?;
     if !a.elf.is_empty() {
         warn!("several harts are merged record by record: --elf is not used");
     }
@@ -587,12 +587,7 @@ fn encode_harts(a: &EncodeArgs) -> CmdResult {
     out.write_all(&buf).map_err(|e| out.fail(e))?;
     out.finish()?;
     if !report::is_std(&a.output) {
-        let path = meta::sidecar_path(&a.output);
-        std::fs::write(
-            &path,
-            Meta::from_encoder(&base, Some(LinkRule::Spec)).to_text(),
-        )
-        .map_err(|e| format!("{}: cannot write: {e}", path.display()))?;
+        write_sidecar(&a.output, &base, Some(LinkRule::Spec))?;
     }
     if a.stats {
         say!(

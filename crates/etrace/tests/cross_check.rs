@@ -9,7 +9,7 @@ use riscv_etrace::config::{AddressMode, Parameters};
 use riscv_etrace::packet;
 use riscv_etrace::tracer::{self, item, Tracer};
 use rvtrace_etrace::config::{params_from_scf, ConfigInputs, TraceConfig};
-use rvtrace_etrace::encoder::{Encoder, FrameWriter};
+use rvtrace_etrace::encoder::encode;
 use rvtrace_etrace::Params;
 use rvtrace_testkit::{assert_pcs_eq, conformance_dir, parse_pcs, read_vector, run_program};
 use std::num::NonZeroU8;
@@ -184,11 +184,7 @@ fn riscv_etrace_decodes_rvtrace_traces() {
                 ..ConfigInputs::default()
             })
             .unwrap();
-            let mut enc = Encoder::new(&cfg, FrameWriter::new(Vec::new(), &cfg)).unwrap();
-            for r in &run.records {
-                enc.push(r).unwrap();
-            }
-            let trace = enc.finish().unwrap().into_inner();
+            let trace = encode(&cfg, &run.records).unwrap();
             let got = their_pcs(&elf, &trace, &cfg.params, full)
                 .unwrap_or_else(|e| panic!("{name} full={full}: {e}"));
             assert_pcs_eq(
@@ -464,11 +460,7 @@ fn smi_framing_both_ways() {
         }
         .with_srcid(Some(5))
         .unwrap();
-        let mut enc = Encoder::new(&smi_cfg, FrameWriter::new(Vec::new(), &smi_cfg)).unwrap();
-        for r in &run.records {
-            enc.push(r).unwrap();
-        }
-        let trace = enc.finish().unwrap().into_inner();
+        let trace = encode(&smi_cfg, &run.records).unwrap();
         let elf = std::fs::read(&path).unwrap();
         let got = their_pcs_framed(&elf, &trace, &cfg.params, false, 6, |d| {
             let pkt = d
@@ -527,11 +519,7 @@ fn pulp_options_layout_both_ways() {
             );
             let what = format!("{name} full={full} PULP");
             // rvtrace -> riscv-etrace.
-            let mut enc = Encoder::new(&cfg, FrameWriter::new(Vec::new(), &cfg)).unwrap();
-            for r in &run.records {
-                enc.push(r).unwrap();
-            }
-            let trace = enc.finish().unwrap().into_inner();
+            let trace = encode(&cfg, &run.records).unwrap();
             let got = their_pcs_of_unit(&elf, &trace, &cfg.params, full, 0, PULP, |d| {
                 let pkt = d
                     .decode_encap_packet()
@@ -607,11 +595,7 @@ fn esp32_framing_both_ways() {
             .unwrap()
         };
         // rvtrace -> riscv-etrace.
-        let mut enc = Encoder::new(&cfg, FrameWriter::new(Vec::new(), &cfg)).unwrap();
-        for r in &run.records {
-            enc.push(r).unwrap();
-        }
-        let trace = enc.finish().unwrap().into_inner();
+        let trace = encode(&cfg, &run.records).unwrap();
         let mut index = 0u16;
         let got = their_pcs_framed(&elf, &trace, &cfg.params, false, 0, |d| {
             let pkt = d
