@@ -264,23 +264,25 @@ pub fn make_machine(
             rvtrace_semihost::set(hart, rvtrace_semihost::Semihost::new(sc));
         });
     }
-    // Under a firmware the UART receives what is piped in (a terminal is left alone: the model
-    // has no raw mode). Under --sbi the SBI's own console owns stdin.
-    if let Mode::Bios(_) = mode {
-        use std::io::IsTerminal;
-        if !std::io::stdin().is_terminal() {
-            machine.with_hart(0, |hart| {
-                hart.bus.uart_input = Some(Box::new(std::io::stdin()))
-            });
-        }
+    // The UART receives what is piped in (a terminal is left alone: the model has no raw mode).
+    // The built-in SBI's console shares the UART's receiver, as OpenSBI's console is the 16550,
+    // so the supervisor's serial driver and SBI console reads see one input; with a terminal
+    // the SBI reads it itself.
+    use std::io::IsTerminal;
+    let piped = !std::io::stdin().is_terminal();
+    if piped {
+        machine.with_hart(0, |hart| {
+            hart.bus.uart_input = Some(Box::new(std::io::stdin()))
+        });
     }
     if let Mode::Sbi = mode {
         for h in 0..machine.len() {
-            machine.with_hart(h, |hart| {
-                hart.attach(Box::new(rvtrace_sbi::Sbi::new(
-                    rvtrace_sbi::SbiConfig::stdio(),
-                )))
-            });
+            let cfg = if piped {
+                rvtrace_sbi::SbiConfig::stdout_and_uart()
+            } else {
+                rvtrace_sbi::SbiConfig::stdio()
+            };
+            machine.with_hart(h, |hart| hart.attach(Box::new(rvtrace_sbi::Sbi::new(cfg))));
         }
     }
     let mut symbols = Image::new();

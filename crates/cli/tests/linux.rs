@@ -31,25 +31,12 @@ fn kernel() -> Option<PathBuf> {
 const MARKER: &str = "rvtrace: user space reached";
 
 /// An initramfs: `/dev/console`, busybox-static as `/bin/busybox`, and `/init`, a shell script
-/// that prints [`MARKER`], reads lines of console input until one is `hello` or none comes
-/// for 1 s of the model's time (which jumps while the kernel idles), prints the last as
-/// `input: LINE`, and powers off at once (`poweroff -f`: the kernel's power-off, SBI SRST or
-/// the syscon-poweroff of the test finisher).
-fn initramfs(dir: &Path) -> Option<PathBuf> {
-    initramfs_with(
-        dir,
-        "while read -t 1 line; do case \"$line\" in hello) break;; esac; done\n\
-         /bin/busybox echo \"input: $line\"\n",
-    )
-}
-
-/// An initramfs whose `/init` prints [`MARKER`], runs `script` (with `/proc` mounted) and
-/// powers off at once.
+/// that prints [`MARKER`], mounts `/proc`, installs busybox's applets and runs `script`.
 fn initramfs_with(dir: &Path, script: &str) -> Option<PathBuf> {
     let busybox = std::fs::read(tool("debian-riscv64/usr/bin/busybox")?).ok()?;
     let init = format!(
         "#!/bin/busybox sh\n/bin/busybox echo '{MARKER}'\n\
-         /bin/busybox mount -t proc proc /proc\n{script}/bin/busybox poweroff -f\n"
+         /bin/busybox mount -t proc proc /proc\n/bin/busybox --install -s /bin\n{script}"
     );
     let mut c = Cpio::new();
     c.dir("dev")
@@ -63,24 +50,33 @@ fn initramfs_with(dir: &Path, script: &str) -> Option<PathBuf> {
     Some(p)
 }
 
-/// Boot the kernel with the initramfs under `mode` (`--sbi`, or `--bios FW`), `input` piped
-/// into rvtrace, and check the marker and the line `/init` printed for its input (`want`);
-/// prints the instructions, seconds and speed.
-fn boot(what: &str, mode: &[&str], input: &str, want: &str) {
-    let (Some(k), d) = (kernel(), tmpdir("boot")) else {
-        return;
-    };
-    let Some(rd) = initramfs(&d) else { return };
+/// What a boot into busybox's shell printed (the console's lines, without the tty's `\r`).
+struct Booted {
+    lines: Vec<String>,
+}
+
+impl Booted {
+    fn has(&self, want: &str) -> bool {
+        self.lines.iter().any(|l| l == want)
+    }
+}
+
+/// Boot Debian's kernel under `mode` (`--sbi`, or `--bios FW`) on `harts` harts into busybox's
+/// interactive shell on the console (`/init` ends with `exec sh`), with `commands` piped into
+/// rvtrace: the shell reads them through the 16550 (its received-data interrupt, through the
+/// PLIC). Blank lines go first: the serial driver resets the FIFO while it sets the port up, as
+/// on QEMU, and a blank line is a shell's no-op. Checks the marker and the power-off; prints the
+/// seconds taken. `None` when the kernel or busybox is not installed.
+fn boot_to_shell(mode: &[&str], harts: usize, commands: &str) -> Option<Booted> {
+    let d = tmpdir(&format!("shell-{harts}"));
+    let k = kernel()?;
+    let rd = initramfs_with(&d, "exec /bin/sh\n")?;
+    let what = format!("{} --harts {harts}", mode[0]);
+    let harts = harts.to_string();
     let mut args = vec!["run"];
     args.extend(mode);
-    args.extend([
-        s(&k),
-        "--initrd",
-        s(&rd),
-        "--bootargs",
-        "console=ttyS0",
-        "--stats",
-    ]);
+    args.extend(["--harts", &harts, s(&k), "--initrd", s(&rd)]);
+    args.extend(["--bootargs", "console=ttyS0", "--max-insns", "4000000000"]);
     let t = Instant::now();
     let mut child = Command::new(env!("CARGO_BIN_EXE_rvtrace"))
         .args(&args)
@@ -90,22 +86,57 @@ fn boot(what: &str, mode: &[&str], input: &str, want: &str) {
         .spawn()
         .unwrap();
     let mut stdin = child.stdin.take().unwrap();
-    stdin.write_all(input.as_bytes()).unwrap();
+    stdin
+        .write_all(format!("{}{commands}", "\n".repeat(64)).as_bytes())
+        .unwrap();
     drop(stdin);
     let o = child.wait_with_output().unwrap();
-    let secs = t.elapsed().as_secs_f64();
     let (out, err) = (stdout(&o), stderr(&o));
-    // The tty turns "\n" into "\r\n".
-    let has = |want: &str| out.lines().any(|l| l.trim_end_matches('\r') == want);
+    let booted = Booted {
+        lines: out
+            .lines()
+            .map(|l| l.trim_end_matches('\r').to_string())
+            .collect(),
+    };
     assert!(
-        has(MARKER) && has(want),
-        "{what}: no marker or no {want:?}\n--- stdout ---\n{out}\n--- stderr ---\n{err}"
+        booted.has(MARKER) && out.contains("reboot: Power down") && o.status.success(),
+        "{what}: {:?}\n--- stdout ---\n{out}\n--- stderr ---\n{err}",
+        o.status
     );
-    assert!(out.contains("reboot: Power down"), "{what}: {out}");
-    assert!(o.status.success(), "{what}: {:?}\n{err}", o.status);
-    // --stats: "rvtrace: stopped by ... after N instructions in S s (M MIPS)".
-    let stats = err.lines().find(|l| l.contains(" MIPS)")).unwrap_or("?");
-    eprintln!("{what}: booted to user space and powered off in {secs:.1} s; {stats}");
+    eprintln!(
+        "{what}: user space, the shell's commands and power-off in {:.1} s",
+        t.elapsed().as_secs_f64()
+    );
+    Some(booted)
+}
+
+/// The commands piped into the shell: arithmetic only a shell does (the tty echoes the line as
+/// typed, so `shell: 42` comes from the shell), the harts `/proc/cpuinfo` lists, and power-off.
+const SHELL_COMMANDS: &str = "echo shell: $((6 * 7))\ngrep ^hart /proc/cpuinfo\npoweroff -f\n";
+
+/// The shell ran the piped commands: it computed, and `/proc/cpuinfo` lists harts 0..n. (A
+/// line may begin with the shell's prompt.)
+fn check_shell(b: &Booted, harts: usize) {
+    assert!(
+        b.lines.iter().any(|l| l.ends_with("shell: 42")),
+        "{:#?}",
+        b.lines
+    );
+    let listed: Vec<&str> = b
+        .lines
+        .iter()
+        .filter_map(|l| l.find("hart\t\t: ").map(|i| &l[i..]))
+        .collect();
+    let want: Vec<String> = (0..harts).map(|h| format!("hart\t\t: {h}")).collect();
+    assert_eq!(listed, want, "{:#?}", b.lines);
+    if harts > 1 {
+        let smp = format!("smp: Brought up 1 node, {harts} CPUs");
+        assert!(b.lines.iter().any(|l| l.ends_with(&smp)), "{:#?}", b.lines);
+    }
+}
+
+fn fw_jump() -> Option<PathBuf> {
+    tool("opensbi/usr/lib/riscv64-linux-gnu/opensbi/generic/fw_jump.bin")
 }
 
 /// Issue 32 item 7, CI-sized windows: the first 3 M instructions of Debian's kernel under
@@ -196,72 +227,41 @@ fn kernel_boot_window_decodes_with_its_code_snapshot() {
     }
 }
 
+/// Issue 32 item 5: Debian's kernel boots to busybox's shell under the built-in SBI on one hart,
+/// and the shell runs what is piped in (the SBI's console shares the UART's input).
 #[test]
-#[ignore = "1.1 G instructions, 50-90 s in the test profile (over the CI budget's 60 s); run with --ignored"]
-fn debian_kernel_boots_to_user_space_under_the_builtin_sbi() {
-    // The built-in SBI's console owns stdin: the UART receives nothing.
-    boot("--sbi", &["--sbi"], "hello\n", "input: ");
+fn debian_kernel_runs_a_shell_under_the_builtin_sbi() {
+    if let Some(b) = boot_to_shell(&["--sbi"], 1, SHELL_COMMANDS) {
+        check_shell(&b, 1);
+    }
 }
 
+/// The same under OpenSBI 1.5.1's `fw_jump.bin`.
 #[test]
-#[ignore = "1.1 G instructions, 80-120 s in the test profile (over the CI budget's 60 s); run with --ignored"]
-fn debian_kernel_boots_to_user_space_under_opensbi_fw_jump() {
-    let Some(fw) = tool("opensbi/usr/lib/riscv64-linux-gnu/opensbi/generic/fw_jump.bin") else {
-        return;
-    };
-    // The UART receives the pipe: what the console's set-up reads and drops (its FIFO resets,
-    // as on QEMU) falls in the padding; the rest reaches the shell through the received-data
-    // interrupt.
-    let input = format!("{}hello\n", "padding\n".repeat(32));
-    boot(
-        "--bios fw_jump.bin",
-        &["--bios", s(&fw)],
-        &input,
-        "input: hello",
-    );
+fn debian_kernel_runs_a_shell_under_opensbi_fw_jump() {
+    let Some(fw) = fw_jump() else { return };
+    if let Some(b) = boot_to_shell(&["--bios", s(&fw)], 1, SHELL_COMMANDS) {
+        check_shell(&b, 1);
+    }
 }
 
-/// Two harts under the built-in SBI: the kernel starts the second through SBI HSM, says so
-/// ("smp: Brought up 1 node, 2 CPUs"), and `/proc/cpuinfo` lists both; prints the instructions
-/// and seconds.
+/// Four harts under the built-in SBI: the kernel starts the others through SBI HSM, says so,
+/// and `/proc/cpuinfo` lists all four.
 #[test]
-#[ignore = "1.22 G instructions, about 30 s of CPU in the release build, several times that in the test profile; run with --ignored"]
-fn debian_kernel_boots_on_two_harts_under_the_builtin_sbi() {
-    let (Some(k), d) = (kernel(), tmpdir("smp2")) else {
-        return;
-    };
-    let script = "/bin/busybox grep -E '^(processor|hart)' /proc/cpuinfo\n";
-    let Some(rd) = initramfs_with(&d, script) else {
-        return;
-    };
-    let t = Instant::now();
-    let o = Command::new(env!("CARGO_BIN_EXE_rvtrace"))
-        .args(["run", "--sbi", "--harts", "2", s(&k), "--initrd", s(&rd)])
-        .args(["--bootargs", "console=ttyS0", "--stats"])
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
-    let (out, err) = (stdout(&o), stderr(&o));
-    assert!(o.status.success(), "{:?}\n{err}", o.status);
-    let lines: Vec<&str> = out.lines().map(|l| l.trim_end_matches('\r')).collect();
-    assert!(
-        lines
-            .iter()
-            .any(|l| l.ends_with("smp: Brought up 1 node, 2 CPUs")),
-        "{out}"
-    );
-    assert!(lines.contains(&MARKER), "{out}");
-    let harts: Vec<&str> = lines
-        .iter()
-        .copied()
-        .filter(|l| l.starts_with("hart\t"))
-        .collect();
-    assert_eq!(harts, ["hart\t\t: 0", "hart\t\t: 1"], "{out}");
-    let stats = err.lines().find(|l| l.contains(" MIPS)")).unwrap_or("?");
-    eprintln!(
-        "--sbi --harts 2: user space and power-off in {:.1} s; {stats}",
-        t.elapsed().as_secs_f64()
-    );
+fn debian_kernel_runs_a_shell_on_four_harts_under_the_builtin_sbi() {
+    if let Some(b) = boot_to_shell(&["--sbi"], 4, SHELL_COMMANDS) {
+        check_shell(&b, 4);
+    }
+}
+
+/// Four harts under OpenSBI 1.5.1's `fw_jump.bin` (its own multi-hart boot: the other harts
+/// wait in the firmware until the kernel starts them through its HSM).
+#[test]
+fn debian_kernel_runs_a_shell_on_four_harts_under_opensbi_fw_jump() {
+    let Some(fw) = fw_jump() else { return };
+    if let Some(b) = boot_to_shell(&["--bios", s(&fw)], 4, SHELL_COMMANDS) {
+        check_shell(&b, 4);
+    }
 }
 
 /// The nodes QEMU's `virt` and the model share (`/chosen`, the memory, and the devices the model

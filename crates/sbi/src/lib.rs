@@ -154,7 +154,16 @@ pub struct SbiConfig {
     pub console: Box<dyn Write + Send>,
     /// DBCN reads and legacy getchar. A read returns what one `read` call gives (at least one
     /// byte unless at end of input, where DBCN reads return 0 bytes and getchar -1).
-    pub input: Box<dyn Read + Send>,
+    pub input: ConsoleInput,
+}
+
+/// Where the SBI console's reads come from.
+pub enum ConsoleInput {
+    /// A reader of the SBI's own.
+    Reader(Box<dyn Read + Send>),
+    /// The machine's UART, shared with the supervisor's serial driver as OpenSBI's console is
+    /// the 16550: what the driver has not taken, the SBI reads ([`rvtrace_sim::bus::Bus::uart_read`]).
+    Uart,
 }
 
 impl SbiConfig {
@@ -162,7 +171,16 @@ impl SbiConfig {
     pub fn stdio() -> SbiConfig {
         SbiConfig {
             console: Box::new(std::io::stdout()),
-            input: Box::new(std::io::stdin()),
+            input: ConsoleInput::Reader(Box::new(std::io::stdin())),
+        }
+    }
+
+    /// The console on our stdout, input from the machine's UART (which the caller gives an
+    /// input: `Bus::uart_input`).
+    pub fn stdout_and_uart() -> SbiConfig {
+        SbiConfig {
+            console: Box::new(std::io::stdout()),
+            input: ConsoleInput::Uart,
         }
     }
 
@@ -170,7 +188,7 @@ impl SbiConfig {
     pub fn null() -> SbiConfig {
         SbiConfig {
             console: Box::new(std::io::sink()),
-            input: Box::new(std::io::empty()),
+            input: ConsoleInput::Reader(Box::new(std::io::empty())),
         }
     }
 }
@@ -321,7 +339,7 @@ impl Sbi {
                 }
                 eid::LEGACY_CONSOLE_GETCHAR => {
                     let mut b = [0u8; 1];
-                    match self.get(&mut b) {
+                    match self.get(ctx, &mut b) {
                         Some(1) => b[0] as u64,
                         _ => u64::MAX,
                     }
@@ -671,7 +689,7 @@ impl Sbi {
                 } else {
                     // Non-blocking in the spec: one read call, at most one page.
                     let mut buf = vec![0u8; n.min(4096) as usize];
-                    match self.get(&mut buf) {
+                    match self.get(ctx, &mut buf) {
                         None => err(error::FAILED),
                         Some(got) => {
                             if got > 0 && !ctx.write_memory(addr, &buf[..got]) {
@@ -700,9 +718,13 @@ impl Sbi {
     }
 
     /// One read from the console input: bytes read (0 at end of input), `None` on an error.
-    fn get(&mut self, buf: &mut [u8]) -> Option<usize> {
+    fn get(&mut self, ctx: &mut Ctx, buf: &mut [u8]) -> Option<usize> {
+        let input = match &mut self.cfg.input {
+            ConsoleInput::Reader(r) => r,
+            ConsoleInput::Uart => return ctx.hart_mut().uart_read(buf),
+        };
         loop {
-            match self.cfg.input.read(buf) {
+            match input.read(buf) {
                 Ok(n) => return Some(n),
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
                 Err(_) => return None,

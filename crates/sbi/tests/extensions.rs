@@ -399,7 +399,7 @@ fn debug_console_io_error() {
     let mut h = rvtrace_sim::Hart::new(&c);
     h.attach(Box::new(rvtrace_sbi::Sbi::new(rvtrace_sbi::SbiConfig {
         console: Box::new(Broken),
-        input: Box::new(std::io::empty()),
+        input: rvtrace_sbi::ConsoleInput::Reader(Box::new(std::io::empty())),
     })));
     rvtrace_sbi::enter_supervisor(&mut h, CALL_AT, 0);
     assert_eq!(call(&mut h, eid::DBCN, 0, &[1, BUF, 0]).0, error::FAILED);

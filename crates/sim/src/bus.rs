@@ -665,6 +665,37 @@ impl Bus {
         self.uart_irq();
     }
 
+    /// Console input for firmware that owns the UART (the built-in SBI's console reads, as
+    /// OpenSBI's console is the 16550): bytes waiting in the receive queue first, else one read
+    /// of the UART's input. `Some(0)` at the end of input (or with none), `None` on an error.
+    pub fn uart_read(&mut self, buf: &mut [u8]) -> Option<usize> {
+        if !self.uart.rx.is_empty() {
+            let n = buf.len().min(self.uart.rx.len());
+            for (b, r) in buf.iter_mut().zip(self.uart.rx.drain(..n)) {
+                *b = r;
+            }
+            self.uart_irq();
+            return Some(n);
+        }
+        let Some(input) = self.uart_input.as_mut() else {
+            return Some(0);
+        };
+        loop {
+            match input.read(buf) {
+                Ok(0) => {
+                    self.uart_input = None;
+                    return Some(0);
+                }
+                Ok(n) => return Some(n),
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(_) => {
+                    self.uart_input = None;
+                    return None;
+                }
+            }
+        }
+    }
+
     /// Take what the UART's input has ready into the receive queue, as much as its receive
     /// FIFO holds (16 bytes with the FIFOs on, else 1: what QEMU's serial accepts from its
     /// character device); the rest waits in the input, so a FIFO reset or a byte read and

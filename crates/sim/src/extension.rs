@@ -171,6 +171,9 @@ pub trait HartAccess {
     fn request_stop(&mut self);
     /// Mark the step as touching the outside world ([`Ctx::touched_io`]).
     fn touched_io(&mut self);
+    /// Console input as firmware whose console is the machine's UART reads it: bytes waiting in
+    /// the receiver first, else one read of the UART's input ([`crate::bus::Bus::uart_read`]).
+    fn uart_read(&mut self, buf: &mut [u8]) -> Option<usize>;
     /// `mhartid`.
     fn hart_id(&self) -> usize;
     /// SBI HSM `hart_suspend` in a machine of several harts (the hart waits while the others

@@ -50,7 +50,7 @@ pub fn sbi_hart(xlen: Xlen, input: &[u8]) -> (Hart, Captured) {
     let out = Captured::default();
     h.attach(Box::new(Sbi::new(SbiConfig {
         console: Box::new(out.clone()),
-        input: Box::new(std::io::Cursor::new(input.to_vec())),
+        input: rvtrace_sbi::ConsoleInput::Reader(Box::new(std::io::Cursor::new(input.to_vec()))),
     })));
     let nops: Vec<u8> = std::iter::repeat_n(NOP.to_le_bytes(), 1024)
         .flatten()

@@ -1094,6 +1094,10 @@ impl HartAccess for Hart {
     fn touched_io(&mut self) {
         self.bus.io_touched = true;
     }
+    fn uart_read(&mut self, buf: &mut [u8]) -> Option<usize> {
+        self.bus.io_touched = true;
+        self.bus.uart_read(buf)
+    }
     fn hart_id(&self) -> usize {
         self.id
     }
