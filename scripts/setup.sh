@@ -171,6 +171,9 @@ command -v create_llvm_prof >/dev/null 2>&1 || need="$need autofdo"
 { command -v llvm-profdata >/dev/null 2>&1 && command -v llvm-addr2line >/dev/null 2>&1; } || need="$need llvm"
 # clang compiles a program with `rvtrace autofdo --profile-format llvm`'s profile (-fprofile-sample-use).
 command -v clang >/dev/null 2>&1 || need="$need clang"
+# Debian's Linux cross compiler builds the Linux user programs of programs/linux (build.sh; their
+# binaries are committed, so the tests do not need it).
+command -v riscv64-linux-gnu-gcc >/dev/null 2>&1 || need="$need gcc-riscv64-linux-gnu libc6-dev-riscv64-cross"
 # Java for Spark (the Parquet test of crates/cli/tests/export.rs).
 command -v java >/dev/null 2>&1 || need="$need openjdk-17-jre-headless"
 if [ -z "$need" ]; then install_spike; install_spark; install_qemu10; install_trixie; exit 0; fi

@@ -30,10 +30,15 @@ fn kernel() -> Option<PathBuf> {
 /// 16550's 16-byte FIFO).
 const MARKER: &str = "rvtrace: user space reached";
 
-/// An initramfs: `/dev/console`, busybox-static as `/bin/busybox`, and `/init`, a shell script
-/// that prints [`MARKER`], mounts `/proc`, installs busybox's applets and runs `script`.
+/// An initramfs: `/dev/console`, busybox-static as `/bin/busybox`, `programs/linux/perf_count`
+/// as `/bin/perf_count`, and `/init`, a shell script that prints [`MARKER`], mounts `/proc`,
+/// installs busybox's applets and runs `script`.
 fn initramfs_with(dir: &Path, script: &str) -> Option<PathBuf> {
     let busybox = std::fs::read(tool("debian-riscv64/usr/bin/busybox")?).ok()?;
+    let perf_count = std::fs::read(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../programs/linux/perf_count"),
+    )
+    .unwrap();
     let init = format!(
         "#!/bin/busybox sh\n/bin/busybox echo '{MARKER}'\n\
          /bin/busybox mount -t proc proc /proc\n/bin/busybox --install -s /bin\n{script}"
@@ -44,6 +49,7 @@ fn initramfs_with(dir: &Path, script: &str) -> Option<PathBuf> {
         .dir("proc")
         .dir("bin")
         .file("bin/busybox", 0o755, &busybox)
+        .file("bin/perf_count", 0o755, &perf_count)
         .file("init", 0o755, init.as_bytes());
     let p = dir.join("initramfs.cpio");
     std::fs::write(&p, c.finish()).unwrap();
@@ -111,8 +117,10 @@ fn boot_to_shell(mode: &[&str], harts: usize, commands: &str) -> Option<Booted> 
 }
 
 /// The commands piped into the shell: arithmetic only a shell does (the tty echoes the line as
-/// typed, so `shell: 42` comes from the shell), the harts `/proc/cpuinfo` lists, and power-off.
-const SHELL_COMMANDS: &str = "echo shell: $((6 * 7))\ngrep ^hart /proc/cpuinfo\npoweroff -f\n";
+/// typed, so `shell: 42` comes from the shell), the harts `/proc/cpuinfo` lists, the counts of
+/// `perf_count`, and power-off.
+const SHELL_COMMANDS: &str =
+    "echo shell: $((6 * 7))\ngrep ^hart /proc/cpuinfo\nperf_count\npoweroff -f\n";
 
 /// The shell ran the piped commands: it computed, and `/proc/cpuinfo` lists harts 0..n. (A
 /// line may begin with the shell's prompt.)
@@ -133,6 +141,30 @@ fn check_shell(b: &Booted, harts: usize) {
         let smp = format!("smp: Brought up 1 node, {harts} CPUs");
         assert!(b.lines.iter().any(|l| l.ends_with(&smp)), "{:#?}", b.lines);
     }
+    check_perf(b);
+}
+
+/// `perf_count`'s counts through `perf_event_open`, the kernel's `riscv-pmu-sbi` driver and the
+/// SBI, user mode only: its loop of n iterations is 2n + 3 instructions and n conditional
+/// branches (counted from its source, programs/linux/perf_count.c), and 2n + 4 cycles (the
+/// hart's rule: a cycle per instruction, and one for the `ecall` that ends the window, which
+/// raises its exception in user mode and does not retire).
+fn check_perf(b: &Booted) {
+    for n in [1000u64, 100_000] {
+        for (event, want) in [
+            ("instructions", 2 * n + 3),
+            ("branches", n),
+            ("cycles", 2 * n + 4),
+        ] {
+            let line = format!("perf: {event} n={n} count={want}");
+            assert!(
+                b.lines.iter().any(|l| l.ends_with(&line)),
+                "no {line:?}: {:#?}",
+                b.lines
+            );
+        }
+    }
+    assert!(b.lines.iter().any(|l| l.ends_with("perf: done")));
 }
 
 fn fw_jump() -> Option<PathBuf> {

@@ -404,7 +404,13 @@ impl Sbi {
         ok(0)
     }
 
-    /// counter_stop(base, mask, stop_flags). All checks come first.
+    /// counter_stop(base, mask, stop_flags). All checks come first; a set with a counter
+    /// already stopped is an error that changes nothing, except that RESET still releases
+    /// every counter of the set (stopping those that run) before ALREADY_STOPPED is returned.
+    /// The spec does not say what RESET does to a stopped counter; Linux's driver releases the
+    /// counters it probes at boot, and every counter when an event goes, with a RESET stop of
+    /// a stopped counter, and OpenSBI and KVM's SBI release them (without it every perf event
+    /// keeps its counter and the driver soon finds none).
     fn counter_stop(&mut self, ctx: &mut Ctx, args: &Args) -> SbiRet {
         let (base, mask, flags) = (args.a[0], args.a[1], args.a[2]);
         if flags & !(STOP_RESET | STOP_TAKE_SNAPSHOT) != 0 {
@@ -421,7 +427,8 @@ impl Sbi {
         } else {
             None
         };
-        if set.iter().any(|&(_, i)| !self.pmu.ctrs[i].started) {
+        let stopped = set.iter().any(|&(_, i)| !self.pmu.ctrs[i].started);
+        if stopped && flags & STOP_RESET == 0 {
             return err(error::ALREADY_STOPPED);
         }
         let sscofpmf = ctx.hart().counters().config().sscofpmf;
@@ -452,15 +459,16 @@ impl Sbi {
         };
         let mut values = Vec::with_capacity(set.len());
         for &(bit, i) in &set {
-            self.pmu.ctrs[i].started = false;
-            let value = if i >= self.pmu.hw {
-                self.pmu.ctrs[i].value
-            } else {
-                let h = ctx.hart_mut();
-                set_inhibit(h, i, true);
-                read_counter(h, i)
-            };
-            values.push((bit, value));
+            if std::mem::take(&mut self.pmu.ctrs[i].started) {
+                let value = if i >= self.pmu.hw {
+                    self.pmu.ctrs[i].value
+                } else {
+                    let h = ctx.hart_mut();
+                    set_inhibit(h, i, true);
+                    read_counter(h, i)
+                };
+                values.push((bit, value));
+            }
             if flags & STOP_RESET != 0 {
                 self.pmu.ctrs[i].event = None;
                 let h = ctx.hart_mut();
@@ -496,6 +504,9 @@ impl Sbi {
             if !ctx.write_memory(shmem, &bitmap.to_le_bytes()) {
                 return err(error::FAILED);
             }
+        }
+        if stopped {
+            return err(error::ALREADY_STOPPED);
         }
         ok(0)
     }
