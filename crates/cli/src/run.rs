@@ -84,13 +84,25 @@ pub struct RunArgs {
     /// to user space), so that a payload that hangs still ends.
     #[arg(long, value_name = "N")]
     max_insns: Option<u64>,
-    /// Start the trace outputs (--pcs, --ingress, --ingress-text, --stats, --brstack) after N
-    /// retired instructions (of all harts together with --harts): the first N run without
-    /// them, at full speed, so a window later in a long run (a kernel's boot) is traced alone.
-    /// --max-insns still counts from the start. Not with --tandem (its trace starts from the
-    /// hart's first state).
-    #[arg(long, value_name = "N")]
-    trace_from: Option<u64>,
+    /// Start the trace outputs (--pcs, --ingress, --ingress-text, --stats, --brstack) at WHEN:
+    /// after N retired instructions (decimal; of all harts together with --harts), or when a
+    /// hart first reaches an address (0xADDR) or a symbol (NAME or NAME+OFFSET, from the loaded
+    /// ELF files and --symbols), whose instruction is the first traced. What runs before goes
+    /// without the outputs (at full speed for a count), so a window late in a long run (a
+    /// kernel's boot) is traced alone. --max-insns still counts from the start. Not with
+    /// --tandem (its trace starts from the hart's first state).
+    #[arg(long, value_name = "WHEN")]
+    trace_from: Option<String>,
+    /// End the run (and the trace outputs) when a hart reaches an address (0xADDR) or a symbol
+    /// (NAME or NAME+OFFSET), before that instruction retires: exit status 0, with a note. (An
+    /// instruction count is --max-insns.) The run checks every instruction's address then.
+    #[arg(long, value_name = "WHERE")]
+    trace_to: Option<String>,
+    /// Symbols for --trace-from and --trace-to beside the loaded ELF files': a System.map or
+    /// /proc/kallsyms text (`ADDR TYPE NAME` lines), FILE@OFFSET adding a KASLR offset (e.g. a
+    /// flat kernel Image with its System.map). Repeatable.
+    #[arg(long, value_name = "FILE[@OFFSET]")]
+    symbols: Vec<String>,
     /// The hart's ISA, overriding what the ELF says, e.g. rv64gc, rv32imac, rv64imafdc_zba_zbb.
     /// Default: rv64gc or rv32gc by the ELF class, plus Zba, Zbb, Zbc and Zbs (QEMU's `virt` default CPU),
     /// Sscofpmf, Smcntrpmf and Sstc; a given string has these only when it names them
@@ -708,6 +720,10 @@ impl<O: Observer> Observer for Maybe<O> {
             o.csr_write(csr, value)
         }
     }
+    #[inline(always)]
+    fn stop_requested(&mut self) -> bool {
+        self.0.as_mut().is_some_and(|o| o.stop_requested())
+    }
 }
 
 /// `--code-snapshot`: the reset ROM, the RAM ranges of the loaded ELF files (`image`) and the
@@ -1009,17 +1025,29 @@ pub fn run(args: &RunArgs) -> CmdResult {
         (true, None) if outputs.is_empty() => DEFAULT_BOOT_MAX_INSNS,
         _ => effective_max_insns(args.max_insns, !outputs.is_empty() || booting),
     };
-    if let Some(n) = args.trace_from.filter(|&n| n > 0) {
+    if let Some(RunPoint::Count(_)) = args.trace_to.as_deref().and_then(point_count) {
+        return Err(Failure::Usage(
+            "--trace-to names an address or a symbol; an instruction count is --max-insns".into(),
+        ));
+    }
+    if !args.symbols.is_empty() && args.trace_from.is_none() && args.trace_to.is_none() {
+        return Err(Failure::Usage(
+            "--symbols names the points of --trace-from and --trace-to: give one".into(),
+        ));
+    }
+    let from_count = args.trace_from.as_deref().and_then(point_count);
+    let from_start = from_count == Some(RunPoint::Count(0));
+    if args.trace_from.is_some() && !from_start && args.tandem.is_some() {
+        return Err(Failure::Usage(
+            "--trace-from with --tandem: the tandem trace starts from the hart's first state"
+                .into(),
+        ));
+    }
+    if let Some(RunPoint::Count(n)) = from_count.filter(|p| *p != RunPoint::Count(0)) {
         if max_insns != 0 && n >= max_insns {
             return Err(Failure::Usage(format!(
                 "--trace-from {n} is not below the run's limit, --max-insns {max_insns}"
             )));
-        }
-        if args.tandem.is_some() {
-            return Err(Failure::Usage(
-                "--trace-from with --tandem: the tandem trace starts from the hart's first state"
-                    .into(),
-            ));
         }
     }
 
@@ -1102,17 +1130,10 @@ pub fn run(args: &RunArgs) -> CmdResult {
         &header,
     )?;
     let want_ingress = sink.bin.is_some() || sink.text.is_some();
-    // --trace-from N: the first N instructions without the outputs (checked in `run`).
-    let skip = args.trace_from.unwrap_or(0);
-    let skipped = (skip > 0).then(|| run_interruptible(&mut hart, &mut (), skip, None));
-    let mut ended_before =
-        skipped.filter(|(stop, interrupted)| *stop != Stop::InsnLimit || *interrupted);
-    if ended_before.is_some() {
-        warn!(
-            "the run ended after {} instructions, before --trace-from {skip}: the trace outputs are empty",
-            hart.instret
-        );
-    }
+    // --trace-from: what runs before it goes without the outputs.
+    let window = Window::resolve(args, &image)?;
+    let mut ended_before = window.skip_hart(&mut hart, max_insns);
+    let mut to_watch = Maybe(window.to.map(PcWatch::new));
     let satp = hart.csr_read(rvtrace_sim::csr::num::SATP).unwrap_or(0);
     let mut tandem = rvtrace_tandem::producer::MaybeProducer(match &args.tandem {
         Some(p) => {
@@ -1150,7 +1171,7 @@ pub fn run(args: &RunArgs) -> CmdResult {
     {
         // The common runs (nothing, the binary ingress stream, the tandem trace) run with their
         // one observer, without the per-event checks of the optional ones.
-        let alone = pcs.0.is_none() && !args.stats;
+        let alone = pcs.0.is_none() && !args.stats && to_watch.0.is_none();
         let only = match (alone, want_ingress, tandem.0.is_some()) {
             (true, false, false) => Only::Nothing,
             (true, true, false) => Only::Ingress,
@@ -1160,7 +1181,11 @@ pub fn run(args: &RunArgs) -> CmdResult {
         let sampler = sampler.as_mut();
         let (width, context) = (args.itype_width, (args.context, args.ingress_blocks));
         // The window after --trace-from: what is left of --max-insns.
-        let max_insns = if max_insns == 0 { 0 } else { max_insns - skip };
+        let max_insns = if max_insns == 0 {
+            0
+        } else {
+            max_insns.saturating_sub(hart.instret)
+        };
         (stop, interrupted) = match (only, &mut sink, &mut tandem.0) {
             _ if ended_before.is_some() => ended_before.take().unwrap_or((Stop::Requested, false)),
             (Only::Nothing, _, _) => run_interruptible(&mut hart, &mut (), max_insns, sampler),
@@ -1188,7 +1213,7 @@ pub fn run(args: &RunArgs) -> CmdResult {
                         &mut recorder,
                         (
                             Maybe(args.stats.then_some((&mut stats, &mut profile))),
-                            &mut tandem,
+                            (&mut tandem, &mut to_watch),
                         ),
                     ),
                 );
@@ -1292,6 +1317,10 @@ pub fn run(args: &RunArgs) -> CmdResult {
     {
         return Err(Failure::Tool(m));
     }
+    if let Some(w) = to_watch.0.filter(|w| w.hit && stop == Stop::Requested) {
+        window.say_reached(w.at, hart.instret);
+        return Ok(ExitCode::SUCCESS);
+    }
     if booting && stop == Stop::InsnLimit {
         return Err(Failure::Tool(format!(
             "the payload did not shut down (SBI SRST, or the firmware's power-off) within {} instructions{}",
@@ -1351,7 +1380,219 @@ fn check_harts(args: &RunArgs) -> Result<(), Failure> {
 }
 
 /// One hart's observers in a run of several harts: its PC list and its ingress recorder.
-type HartObserver<'s> = (Maybe<PcWriter>, Maybe<IngressRecorder<&'s mut IngressSink>>);
+type HartObserver<'s> = (
+    (Maybe<PcWriter>, Maybe<IngressRecorder<&'s mut IngressSink>>),
+    Maybe<PcWatch>,
+);
+
+/// A point of a run that --trace-from and --trace-to name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum RunPoint {
+    /// After this many retired instructions (of all harts together).
+    Count(u64),
+    /// When a hart is about to run the instruction at this address.
+    At(u64),
+}
+
+/// WHEN as an instruction count, when it is one (decimal digits).
+fn point_count(when: &str) -> Option<RunPoint> {
+    (!when.is_empty() && when.bytes().all(|b| b.is_ascii_digit()))
+        .then(|| when.parse().ok().map(RunPoint::Count))
+        .flatten()
+}
+
+/// The symbols of the `--symbols` files (`FILE[@OFFSET]`: System.map or kallsyms text, the
+/// offset added to every address).
+fn load_symbol_files(specs: &[String]) -> Result<Vec<rvtrace_image::Symbol>, Failure> {
+    let mut all = Vec::new();
+    for spec in specs {
+        let (path, bias) = match spec.rsplit_once('@') {
+            Some((p, at)) => (
+                p,
+                report::hex(at).ok_or_else(|| {
+                    Failure::Usage(format!("--symbols {spec}: the offset is not a hex number"))
+                })?,
+            ),
+            None => (spec.as_str(), 0),
+        };
+        let text = std::fs::read(path).map_err(|e| Failure::io(path, e))?;
+        let symbols = rvtrace_image::system::parse_kallsyms(&String::from_utf8_lossy(&text), bias)
+            .map_err(|e| Failure::Usage(format!("--symbols {path}: {e}")))?;
+        all.extend(symbols);
+    }
+    Ok(all)
+}
+
+/// Resolves `opt`'s WHEN: a count, `0xADDR`, or `NAME[+OFFSET]` from the loaded files' symbols
+/// (`image`), then the `--symbols` files' (`extra`).
+fn resolve_point(
+    opt: &str,
+    when: &str,
+    image: &Image,
+    extra: &[rvtrace_image::Symbol],
+) -> Result<RunPoint, Failure> {
+    if let Some(p) = point_count(when) {
+        return Ok(p);
+    }
+    let bad = |why: String| Failure::Usage(format!("{opt} {when}: {why}"));
+    if when.starts_with("0x") || when.starts_with("0X") {
+        return report::hex(when)
+            .map(RunPoint::At)
+            .ok_or_else(|| bad("not a hex address".into()));
+    }
+    let (name, offset) = match when.split_once('+') {
+        Some((name, off)) => {
+            let off = match off.strip_prefix("0x").or_else(|| off.strip_prefix("0X")) {
+                Some(h) => u64::from_str_radix(h, 16).ok(),
+                None => off.parse().ok(),
+            };
+            (
+                name,
+                off.ok_or_else(|| bad("the offset is not a number".into()))?,
+            )
+        }
+        None => (when, 0),
+    };
+    let addr = image
+        .symbol_by_name(name)
+        .or_else(|| extra.iter().find(|s| s.name == name))
+        .map(|s| s.addr);
+    if let Some(a) = addr {
+        return Ok(RunPoint::At(a.wrapping_add(offset)));
+    }
+    Err(bad(format!(
+        "no symbol {name} in the loaded files{}",
+        if extra.is_empty() {
+            " (a kernel's System.map can be given with --symbols)"
+        } else {
+            " or the --symbols files"
+        }
+    )))
+}
+
+/// Watches for a hart about to run the instruction at `at` (--trace-from and --trace-to at an
+/// address): the run stops there, before it retires. Checked after every instruction and trap.
+#[derive(Clone, Copy, Debug)]
+struct PcWatch {
+    at: u64,
+    hit: bool,
+}
+
+impl PcWatch {
+    fn new(at: u64) -> PcWatch {
+        PcWatch { at, hit: false }
+    }
+}
+
+impl Observer for PcWatch {
+    #[inline(always)]
+    fn retire(&mut self, ev: &Retired) {
+        self.hit |= ev.next_pc == self.at;
+    }
+    #[inline(always)]
+    fn trap(&mut self, ev: &TrapInfo) {
+        self.hit |= ev.handler == self.at;
+    }
+    #[inline(always)]
+    fn stop_requested(&mut self) -> bool {
+        self.hit
+    }
+}
+
+/// --trace-from and --trace-to, resolved.
+struct Window<'a> {
+    from: Option<RunPoint>,
+    from_text: &'a str,
+    /// --trace-to's address.
+    to: Option<u64>,
+    to_text: &'a str,
+}
+
+impl<'a> Window<'a> {
+    fn resolve(args: &'a RunArgs, image: &Image) -> Result<Window<'a>, Failure> {
+        let extra = load_symbol_files(&args.symbols)?;
+        let point = |opt, when: &Option<String>| {
+            when.as_deref()
+                .map(|w| resolve_point(opt, w, image, &extra))
+                .transpose()
+        };
+        let to = match point("--trace-to", &args.trace_to)? {
+            Some(RunPoint::At(a)) => Some(a),
+            _ => None,
+        };
+        Ok(Window {
+            from: point("--trace-from", &args.trace_from)?,
+            from_text: args.trace_from.as_deref().unwrap_or(""),
+            to,
+            to_text: args.trace_to.as_deref().unwrap_or(""),
+        })
+    }
+
+    /// Runs `hart` without outputs up to --trace-from; `Some` with how the run ended when it
+    /// ended before (and says so).
+    fn skip_hart(&self, hart: &mut Hart, max_insns: u64) -> Option<(Stop, bool)> {
+        let ended = match self.from? {
+            RunPoint::Count(0) => return None,
+            RunPoint::Count(n) => run_interruptible(hart, &mut (), n, None),
+            RunPoint::At(a) if hart.pc == a => return None,
+            RunPoint::At(a) => {
+                let mut w = PcWatch::new(a);
+                let r = run_interruptible(hart, &mut w, max_insns, None);
+                if w.hit && r.0 == Stop::Requested {
+                    return None;
+                }
+                r
+            }
+        };
+        self.ended_before(ended, hart.instret)
+    }
+
+    /// The same for a machine of several harts (the first to reach an address starts the
+    /// window of all).
+    fn skip_machine(
+        &self,
+        machine: &mut rvtrace_sim::machine::Machine,
+        max_insns: u64,
+    ) -> Option<(Stop, bool)> {
+        let n = machine.len();
+        let ended = match self.from? {
+            RunPoint::Count(0) => return None,
+            RunPoint::Count(k) => run_machine(machine, &mut vec![(); n], k),
+            RunPoint::At(a) if (0..n).any(|h| machine.hart(h).pc == a) => return None,
+            RunPoint::At(a) => {
+                let mut w = vec![PcWatch::new(a); n];
+                let end = if max_insns == 0 { u64::MAX } else { max_insns };
+                let r = run_machine(machine, &mut w, end);
+                if w.iter().any(|w| w.hit) && r.0 == Stop::Requested {
+                    return None;
+                }
+                r
+            }
+        };
+        self.ended_before(ended, machine.instret())
+    }
+
+    fn ended_before(&self, ended: (Stop, bool), instret: u64) -> Option<(Stop, bool)> {
+        let (stop, interrupted) = &ended;
+        if *stop == Stop::InsnLimit && !interrupted && matches!(self.from, Some(RunPoint::Count(_)))
+        {
+            return None;
+        }
+        warn!(
+            "the run ended after {instret} instructions, before --trace-from {}: the trace outputs are empty",
+            self.from_text
+        );
+        Some(ended)
+    }
+
+    /// --trace-to reached: the note.
+    fn say_reached(&self, at: u64, instret: u64) {
+        say!(
+            "rvtrace: stopped at --trace-to {} ({at:#x}) after {instret} instructions",
+            self.to_text
+        );
+    }
+}
 
 /// Runs the machine until it stops or `end` instructions (all harts together) have retired, in
 /// slices of [`INTERRUPT_CHECK`] instructions, looking at Ctrl-C between them: the stop, and
@@ -1414,22 +1655,10 @@ fn run_harts(
     let want_ingress = args.ingress.is_some() || args.ingress_text.is_some();
     let isa_cfg = IsaConfig::new(xlen);
     catch_ctrl_c();
-    // --trace-from N: the first N instructions of all harts together without the outputs (the
-    // machine goes on with the same interleaving, however its runs are sliced).
-    let skip = args.trace_from.unwrap_or(0);
-    let mut ended_before = None;
-    if skip > 0 {
-        let (stop, interrupted) = run_machine(&mut machine, &mut vec![(); n], skip);
-        if stop != Stop::InsnLimit || interrupted {
-            ended_before = Some((stop, interrupted));
-        }
-    }
-    if ended_before.is_some() {
-        warn!(
-            "the run ended after {} instructions, before --trace-from {skip}: the trace outputs are empty",
-            machine.instret()
-        );
-    }
+    // --trace-from: what runs before it goes without the outputs (the machine goes on with
+    // the same interleaving, however its runs are sliced).
+    let window = Window::resolve(args, image)?;
+    let ended_before = window.skip_machine(&mut machine, max_insns);
     let satp: Vec<u64> = (0..n)
         .map(|h| machine.with_hart(h, |hart| hart.csr_read(rvtrace_sim::csr::num::SATP)))
         .map(|v| v.unwrap_or(0))
@@ -1442,14 +1671,14 @@ fn run_harts(
             let context = (args.context, args.ingress_blocks);
             let rec =
                 want_ingress.then(|| recorder(isa_cfg, args.itype_width, context, satp, sink));
-            (Maybe(pcs), Maybe(rec))
+            ((Maybe(pcs), Maybe(rec)), Maybe(window.to.map(PcWatch::new)))
         })
         .collect();
     let start = Instant::now();
     let end = if max_insns == 0 { u64::MAX } else { max_insns };
     let quiet = obs
         .iter()
-        .all(|(pcs, rec)| pcs.0.is_none() && rec.0.is_none());
+        .all(|((pcs, rec), to)| pcs.0.is_none() && rec.0.is_none() && to.0.is_none());
     let (stop, interrupted) = match ended_before {
         Some(ended) => ended,
         // No outputs: the harts' quiet loop (no observer calls per instruction).
@@ -1463,7 +1692,8 @@ fn run_harts(
             first_err.get_or_insert(e);
         }
     };
-    for (pcs, rec) in obs {
+    let reached = obs.iter().find_map(|(_, to)| to.0.filter(|w| w.hit));
+    for ((pcs, rec), _) in obs {
         if let Some(mut r) = rec.0 {
             r.finish();
         }
@@ -1521,6 +1751,10 @@ fn run_harts(
     }
     if let Some(m) = guard {
         return Err(Failure::Tool(m));
+    }
+    if let Some(w) = reached.filter(|_| stop == Stop::Requested) {
+        window.say_reached(w.at, total);
+        return Ok(ExitCode::SUCCESS);
     }
     match stop {
         Stop::InsnLimit => Err(Failure::Tool(format!(

@@ -259,6 +259,137 @@ fn kernel_boot_window_decodes_with_its_code_snapshot() {
     }
 }
 
+/// A window by address (issue 32 item 7): `--trace-from 0xADDR` starts the outputs when the hart
+/// first reaches ADDR (the first instruction at a kernel virtual address, after the MMU is on)
+/// and `--trace-to 0xADDR2` ends the run before ADDR2's instruction (the 2,000,000th PC of the
+/// boot); the window's PC list is the full run's between the first occurrences of the two (the
+/// full run is the oracle), and the run ends with status 0 and a note.
+#[test]
+fn kernel_boot_window_by_address() {
+    let (Some(k), d) = (kernel(), tmpdir("kernel-window-addr")) else {
+        return;
+    };
+    let full = d.join("full.pcs");
+    let o = rvtrace(&[
+        "run",
+        "--sbi",
+        s(&k),
+        "--bootargs",
+        "console=ttyS0",
+        "--max-insns",
+        "2500000",
+        "--pcs",
+        s(&full),
+    ]);
+    assert!(
+        stderr(&o).contains("within 2500000 instructions"),
+        "{}",
+        stderr(&o)
+    );
+    let text = std::fs::read_to_string(&full).unwrap();
+    let pcs: Vec<&str> = text.lines().collect();
+    let from = pcs
+        .iter()
+        .position(|l| l.starts_with("0xffffffff8"))
+        .unwrap();
+    let to_pc = pcs[2_000_000];
+    let to = pcs.iter().position(|&l| l == to_pc).unwrap();
+    assert!(from > 0 && to > from + 100_000, "{from} {to}");
+    let win = d.join("w.pcs");
+    let o = rvtrace(&[
+        "run",
+        "--sbi",
+        s(&k),
+        "--bootargs",
+        "console=ttyS0",
+        "--max-insns",
+        "2500000",
+        "--trace-from",
+        pcs[from],
+        "--trace-to",
+        to_pc,
+        "--pcs",
+        s(&win),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains(&format!("stopped at --trace-to {to_pc}")),
+        "{}",
+        stderr(&o)
+    );
+    let got = std::fs::read_to_string(&win).unwrap();
+    let want: String = pcs[from..to].iter().map(|l| format!("{l}\n")).collect();
+    assert!(got == want, "the window is not the run's PCs {from}..{to}");
+}
+
+/// A window of a two-hart boot (both harts running: instructions 168 M to 169 M of all
+/// together, 130 k of them hart 0's), each hart's ingress encoded into one funnelled trace (N-Trace SRC, E-Trace srcID)
+/// and split back by `decode --all-harts` with the run's code snapshot: each hart's PCs are its
+/// run's (issue 32 item 7: a Linux boot's trace, per hart).
+#[test]
+fn two_hart_kernel_window_funnelled_decodes_per_hart() {
+    let (Some(k), d) = (kernel(), tmpdir("kernel-window-smp")) else {
+        return;
+    };
+    let code = d.join("code.elf");
+    let o = rvtrace(&[
+        "run",
+        "--sbi",
+        "--harts",
+        "2",
+        s(&k),
+        "--bootargs",
+        "console=ttyS0",
+        "--trace-from",
+        "168000000",
+        "--max-insns",
+        "169000000",
+        "--ingress",
+        s(&d.join("h-{hart}.ing")),
+        "--pcs",
+        s(&d.join("h-{hart}.pcs")),
+        "--code-snapshot",
+        s(&code),
+    ]);
+    assert!(
+        stderr(&o).contains("within 169000000 instructions"),
+        "{}",
+        stderr(&o)
+    );
+    let want: Vec<Vec<u8>> = (0..2)
+        .map(|h| std::fs::read(d.join(format!("h-{h}.pcs"))).unwrap())
+        .collect();
+    for w in &want {
+        // Both harts ran a good part of the window.
+        assert!(w.iter().filter(|&&b| b == b'\n').count() > 100_000);
+        assert!(w.starts_with(b"0xffffffff8"), "kernel virtual addresses");
+    }
+    for proto in ["ntrace", "etrace"] {
+        let t = d.join(format!("all.{proto}"));
+        let mut a = vec!["encode", proto];
+        let ings: Vec<PathBuf> = (0..2).map(|h| d.join(format!("h-{h}.ing"))).collect();
+        a.extend(ings.iter().map(|p| s(p)));
+        a.extend(["-o", s(&t), "--src-bits", "1"]);
+        let o = rvtrace(&a);
+        assert_eq!(o.status.code(), Some(0), "{proto}: {}", stderr(&o));
+        let pcs = d.join(format!("{proto}-{{hart}}.pcs"));
+        let o = rvtrace(&[
+            "decode",
+            s(&t),
+            "--image",
+            s(&code),
+            "--all-harts",
+            "--pcs",
+            s(&pcs),
+        ]);
+        assert_eq!(o.status.code(), Some(0), "{proto}: {}", stderr(&o));
+        for (h, w) in want.iter().enumerate() {
+            let got = std::fs::read(d.join(format!("{proto}-{h}.pcs"))).unwrap();
+            assert!(&got == w, "{proto}: hart {h}'s PCs differ from its run");
+        }
+    }
+}
+
 /// Issue 32 item 5: Debian's kernel boots to busybox's shell under the built-in SBI on one hart,
 /// and the shell runs what is piped in (the SBI's console shares the UART's input).
 #[test]

@@ -657,3 +657,75 @@ fn trace_from_starts_the_outputs_later() {
         assert_eq!(o.status.code(), Some(2), "{bad:?}: {}", stderr(&o));
     }
 }
+
+/// Issue 32 item 7: `--trace-from` and `--trace-to` at symbols and addresses. The window from
+/// `main` (its address from `riscv64-unknown-elf-nm`) to `exit` is the full run's PC list from
+/// the first `main` to before the first `exit`; a name from `--symbols` (a System.map line) and
+/// `NAME+OFFSET` and `0xADDR` likewise; the run ends with status 0 at `--trace-to`. An unknown
+/// name, a count for `--trace-to` and a bad `--symbols` offset are usage errors.
+#[test]
+fn trace_window_by_symbol_and_address() {
+    let d = tmpdir("trace-window");
+    let p = elf("heap-rv64gc");
+    let Some(nm) = common::NmFunctions::of(&p) else {
+        return;
+    };
+    let (main, exit) = (nm.addr_of("main").unwrap(), nm.addr_of("exit").unwrap());
+    let full = d.join("full.pcs");
+    let o = rvtrace(&["run", s(&p), "--pcs", s(&full)]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let full = std::fs::read_to_string(&full).unwrap();
+    let lines: Vec<&str> = full.lines().collect();
+    let first = |a: u64| {
+        let hex = format!("{a:#x}");
+        lines.iter().position(|&l| l == hex).unwrap()
+    };
+    let window = |from: u64, to: u64| -> String {
+        lines[first(from)..first(to)]
+            .iter()
+            .map(|l| format!("{l}\n"))
+            .collect()
+    };
+    let map = d.join("System.map");
+    std::fs::write(&map, format!("{main:016x} T window_start\n")).unwrap();
+    let win = d.join("win.pcs");
+    let main_hex = format!("{main:#x}");
+    for (from, to, want) in [
+        ("main", "exit", window(main, exit)),
+        ("window_start", "exit", window(main, exit)),
+        (main_hex.as_str(), "exit+0x0", window(main, exit)),
+        ("main+4", "exit", window(main + 4, exit)),
+    ] {
+        let o = rvtrace(&[
+            "run",
+            s(&p),
+            "--symbols",
+            s(&map),
+            "--trace-from",
+            from,
+            "--trace-to",
+            to,
+            "--pcs",
+            s(&win),
+        ]);
+        assert_eq!(o.status.code(), Some(0), "{from}: {}", stderr(&o));
+        assert!(
+            stderr(&o).contains("stopped at --trace-to"),
+            "{}",
+            stderr(&o)
+        );
+        let got = std::fs::read_to_string(&win).unwrap();
+        assert!(want.lines().count() > 1000, "{from}");
+        assert!(got == want, "{from}..{to}: not the run's window");
+    }
+    for bad in [
+        &["--trace-from", "no_such_function"][..],
+        &["--trace-to", "1000"][..],
+        &["--trace-to", "exit", "--symbols", "map@zz"][..],
+    ] {
+        let mut a = vec!["run", s(&p), "--pcs", s(&win)];
+        a.extend_from_slice(bad);
+        let o = rvtrace(&a);
+        assert_eq!(o.status.code(), Some(2), "{bad:?}: {}", stderr(&o));
+    }
+}

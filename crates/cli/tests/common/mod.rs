@@ -32,6 +32,11 @@ impl NmFunctions {
         ))
     }
 
+    /// The address of the function `name`.
+    pub fn addr_of(&self, name: &str) -> Option<u64> {
+        self.0.iter().find(|(_, n)| n == name).map(|&(a, _)| a)
+    }
+
     /// Whether a function is named `name`.
     pub fn has(&self, name: &str) -> bool {
         self.0.iter().any(|(_, n)| n == name)
