@@ -69,6 +69,7 @@ build pmp        "$both" pmp.c pmp.S rvtest.S
 build triggers   "$both" triggers.c triggers.S rvtest.S
 build vm         "$both" vm.c rvtest.S
 build plic       "$both" plic.c rvtest.S
+build virt_io    "$both" virt_io.c
 # The tiny S-mode kernel: its own linker script (user programs linked at their virtual
 # addresses, loaded into RAM pages: kernel/kernel.ld); no loop-to-memset/memcpy calls, which
 # would send the U-mode programs into libc's (kernel, non-user) pages.

@@ -117,10 +117,10 @@ fn boot_to_shell(mode: &[&str], harts: usize, commands: &str) -> Option<Booted> 
 }
 
 /// The commands piped into the shell: arithmetic only a shell does (the tty echoes the line as
-/// typed, so `shell: 42` comes from the shell), the harts `/proc/cpuinfo` lists, the counts of
-/// `perf_count`, and power-off.
-const SHELL_COMMANDS: &str =
-    "echo shell: $((6 * 7))\ngrep ^hart /proc/cpuinfo\nperf_count\npoweroff -f\n";
+/// typed, so `shell: 42` comes from the shell), the harts `/proc/cpuinfo` lists, the goldfish
+/// RTC's date, the counts of `perf_count`, and power-off.
+const SHELL_COMMANDS: &str = "echo shell: $((6 * 7))\ngrep ^hart /proc/cpuinfo\n\
+     grep rtc_date /proc/driver/rtc\nperf_count\npoweroff -f\n";
 
 /// The shell ran the piped commands: it computed, and `/proc/cpuinfo` lists harts 0..n. (A
 /// line may begin with the shell's prompt.)
@@ -140,6 +140,19 @@ fn check_shell(b: &Booted, harts: usize) {
     if harts > 1 {
         let smp = format!("smp: Brought up 1 node, {harts} CPUs");
         assert!(b.lines.iter().any(|l| l.ends_with(&smp)), "{:#?}", b.lines);
+    }
+    // QEMU virt's devices without a driver of ours, found as on QEMU: the PCIe host bridge
+    // (pci-host-generic) and the goldfish RTC, which reads the model's clock from the epoch.
+    for line in [
+        "pci 0000:00:00.0: [1b36:0008] type 00 class 0x060000 conventional PCI endpoint",
+        "goldfish_rtc 101000.rtc: registered as rtc0",
+        "rtc_date\t: 1970-01-01",
+    ] {
+        assert!(
+            b.lines.iter().any(|l| l.ends_with(line)),
+            "no {line:?}: {:#?}",
+            b.lines
+        );
     }
     check_perf(b);
 }
@@ -322,8 +335,8 @@ fn kernel_boot_window_by_address() {
     assert!(got == want, "the window is not the run's PCs {from}..{to}");
 }
 
-/// A window of a two-hart boot (both harts running: instructions 168 M to 169 M of all
-/// together, 130 k of them hart 0's), each hart's ingress encoded into one funnelled trace (N-Trace SRC, E-Trace srcID)
+/// A window of a two-hart boot (both harts running: instructions 161 M to 163 M of all
+/// together, 38 k of them hart 0's when written), each hart's ingress encoded into one funnelled trace (N-Trace SRC, E-Trace srcID)
 /// and split back by `decode --all-harts` with the run's code snapshot: each hart's PCs are its
 /// run's (issue 32 item 7: a Linux boot's trace, per hart).
 #[test]
@@ -341,9 +354,9 @@ fn two_hart_kernel_window_funnelled_decodes_per_hart() {
         "--bootargs",
         "console=ttyS0",
         "--trace-from",
-        "168000000",
+        "161000000",
         "--max-insns",
-        "169000000",
+        "163000000",
         "--ingress",
         s(&d.join("h-{hart}.ing")),
         "--pcs",
@@ -352,16 +365,19 @@ fn two_hart_kernel_window_funnelled_decodes_per_hart() {
         s(&code),
     ]);
     assert!(
-        stderr(&o).contains("within 169000000 instructions"),
+        stderr(&o).contains("within 163000000 instructions"),
         "{}",
         stderr(&o)
     );
     let want: Vec<Vec<u8>> = (0..2)
         .map(|h| std::fs::read(d.join(format!("h-{h}.pcs"))).unwrap())
         .collect();
-    for w in &want {
-        // Both harts ran a good part of the window.
-        assert!(w.iter().filter(|&&b| b == b'\n').count() > 100_000);
+    for (h, w) in want.iter().enumerate() {
+        // Both harts ran in the window. (Which hart runs when in a boot is bursty: a change of
+        // the kernel's path can leave one idle here; then pick a window where both run, from
+        // the per-hart counts `run --stats` prints at a few --max-insns.)
+        let n = w.iter().filter(|&&b| b == b'\n').count();
+        assert!(n > 10_000, "hart {h} ran {n} instructions in the window");
         assert!(w.starts_with(b"0xffffffff8"), "kernel virtual addresses");
     }
     for proto in ["ntrace", "etrace"] {
@@ -428,16 +444,18 @@ fn debian_kernel_runs_a_shell_on_four_harts_under_opensbi_fw_jump() {
 }
 
 /// The nodes QEMU's `virt` and the model share (`/chosen`, the memory, and the devices the model
-/// has: the 16550, the PLIC, the CLINT, the test finisher), property by property, from `dtc`'s
-/// source form.
+/// has: the 16550, the PLIC, the CLINT, the test finisher, the goldfish RTC, the PCIe host),
+/// property by property, from `dtc`'s source form.
 fn shared_nodes(dtb: &Path) -> Vec<String> {
-    const NODES: [&str; 6] = [
+    const NODES: [&str; 8] = [
         "chosen",
         "memory@80000000",
         "serial@10000000",
         "plic@c000000",
         "clint@2000000",
         "test@100000",
+        "rtc@101000",
+        "pci@30000000",
     ];
     let o = Command::new("dtc")
         .args(["-I", "dtb", "-O", "dts", s(dtb)])
@@ -510,7 +528,7 @@ fn image_initrd_and_memory_are_placed_as_qemu_places_them() {
             return;
         }
         let nodes = shared_nodes(&ours);
-        assert_eq!(nodes.len(), 26, "{nodes:#?}");
+        assert_eq!(nodes.len(), 42, "{nodes:#?}");
         assert_eq!(nodes, shared_nodes(&qemu), "--memory {mem}");
     }
     // The kernel's first instruction, under --sbi where it is behind OpenSBI.

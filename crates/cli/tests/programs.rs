@@ -494,6 +494,8 @@ program_tests! {
     vm_rv32imac => "vm-rv32imac",
     plic_rv64gc => "plic-rv64gc",
     plic_rv32imac => "plic-rv32imac",
+    virt_io_rv64gc => "virt_io-rv64gc",
+    virt_io_rv32imac => "virt_io-rv32imac",
     kernel_rv64gc => "kernel-rv64gc",
     kernel_rv32imac => "kernel-rv32imac",
 }

@@ -6,6 +6,7 @@
 //! `mtime` is deterministic: it advances by one tick per retired instruction (see [`Clint`]).
 
 use crate::plic::{PLIC_BASE, PLIC_SIZE, UART_IRQ};
+use crate::virt_io::{RTC_BASE, RTC_IRQ, RTC_SIZE};
 use std::io::Write;
 
 /// Base of RAM on QEMU `virt`.
@@ -239,6 +240,10 @@ pub struct Bus {
     /// What the harts of a machine share besides memory and devices (HSM states, requests
     /// between harts, LR reservations); one hart for [`Bus::new`].
     pub harts: crate::smp::Shared,
+    /// QEMU `virt`'s goldfish RTC.
+    pub rtc: crate::virt_io::GoldfishRtc,
+    /// QEMU `virt`'s PCIe host with no device.
+    pub pcie: crate::virt_io::PcieHost,
 }
 
 /// A page's `code` word has this bit while some hart holds an LR reservation in it (machines
@@ -298,6 +303,8 @@ impl Bus {
             code_epoch: 0,
             itc: None,
             harts: crate::smp::Shared::new(1),
+            rtc: Default::default(),
+            pcie: crate::virt_io::PcieHost::new(rvtrace_isa::Xlen::Rv64, ram_size),
         }
     }
 
@@ -637,6 +644,16 @@ impl Bus {
         if (FINISHER_BASE..FINISHER_BASE + 0x1000).contains(&addr) {
             return Some(0);
         }
+        if (RTC_BASE..RTC_BASE + RTC_SIZE).contains(&addr) {
+            // 32-bit registers, 32-bit accesses only (QEMU's `valid` sizes).
+            if size != 4 || !addr.is_multiple_of(4) {
+                return None;
+            }
+            return Some(self.rtc.read(addr - RTC_BASE, mtime) as u64);
+        }
+        if self.pcie.contains(addr) {
+            return Some(self.pcie.read(addr, size));
+        }
         match &self.itc {
             Some(itc) if itc.contains(addr) => Some(itc.load(addr, size)),
             _ => None,
@@ -648,6 +665,15 @@ impl Bus {
     fn uart_irq(&mut self) {
         let before = self.plic.lines();
         self.plic.set_line(UART_IRQ, self.uart.interrupt());
+        if self.plic.lines() != before {
+            self.irq_dirty = true;
+        }
+    }
+
+    /// The RTC's interrupt line to the PLIC (after an access, or when its alarm fires).
+    pub(crate) fn rtc_irq(&mut self) {
+        let before = self.plic.lines();
+        self.plic.set_line(RTC_IRQ, self.rtc.line());
         if self.plic.lines() != before {
             self.irq_dirty = true;
         }
@@ -768,6 +794,18 @@ impl Bus {
         if (PLIC_BASE..PLIC_BASE + PLIC_SIZE).contains(&addr) {
             self.plic.write(addr - PLIC_BASE, size, value as u32)?;
             self.irq_dirty = true;
+            return Some(());
+        }
+        if (RTC_BASE..RTC_BASE + RTC_SIZE).contains(&addr) {
+            if size != 4 || !addr.is_multiple_of(4) {
+                return None;
+            }
+            self.rtc.write(addr - RTC_BASE, value as u32, mtime);
+            self.rtc_irq();
+            return Some(());
+        }
+        if self.pcie.contains(addr) {
+            self.pcie.write(addr, size, value);
             return Some(());
         }
         if (FINISHER_BASE..FINISHER_BASE + 0x1000).contains(&addr) {

@@ -1,16 +1,20 @@
 //! The flattened device tree of the machine the hart model implements, laid out as QEMU's `virt`
 //! describes itself (QEMU 10 `hw/riscv/virt.c` output, checked with `dtc -I dtb -O dts`), minus
-//! the devices the model does not have (virtio, PCI, flash, RTC, fw-cfg).
+//! the devices the model does not have (virtio, flash, fw-cfg).
 //!
 //! Bindings: Linux `Documentation/devicetree/bindings/riscv/cpus.yaml` and `extensions.yaml`
 //! (`riscv,isa`, `riscv,isa-base`, `riscv,isa-extensions`, `mmu-type`),
-//! `timer/sifive,clint.yaml`, `serial/8250.yaml`, `power/reset/syscon-poweroff.yaml`, and
+//! `timer/sifive,clint.yaml`, `serial/8250.yaml`, `power/reset/syscon-poweroff.yaml`,
+//! `rtc/trivial-rtc.yaml` (goldfish), `pci/host-generic-pci.yaml`, and
 //! OpenSBI `docs/pmu_support.md` for the `riscv,pmu` node.
 
 use crate::bus::{CLINT_BASE, CLINT_SIZE, FINISHER_BASE, RAM_BASE, UART_BASE};
 use crate::counters::{CounterConfig, EVENTS};
 use crate::decode::Extensions;
 use crate::plic::{PLIC_BASE, PLIC_SIZE, SOURCES, UART_IRQ};
+use crate::virt_io::{
+    ECAM_BASE, ECAM_SIZE, MMIO_BASE, MMIO_SIZE, PIO_BASE, PIO_SIZE, RTC_BASE, RTC_IRQ, RTC_SIZE,
+};
 use rvtrace_isa::Xlen;
 use vm_fdt::{FdtWriter, FdtWriterResult};
 
@@ -364,6 +368,65 @@ impl Machine {
         w.property_array_u64("reg", &reg(UART_BASE, 0x100))?;
         w.property_string("compatible", "ns16550a")?;
         w.end_node(uart)?;
+
+        let rtc = w.begin_node(&format!("rtc@{RTC_BASE:x}"))?;
+        w.property_u32("interrupts", RTC_IRQ as u32)?;
+        w.property_u32("interrupt-parent", plic_phandle)?;
+        w.property_array_u64("reg", &reg(RTC_BASE, RTC_SIZE))?;
+        w.property_string("compatible", "google,goldfish-rtc")?;
+        w.end_node(rtc)?;
+
+        // The PCIe host (`pci-host-ecam-generic`), as QEMU describes it: INTA-INTD of slot s
+        // on PLIC sources 32 + (s + pin) mod 4 (the standard swizzle), the PIO, 32-bit and
+        // 64-bit memory windows in `ranges` (PCI address cells: space code, then 64 bits).
+        let pci = w.begin_node(&format!("pci@{ECAM_BASE:x}"))?;
+        w.property_array_u32("interrupt-map-mask", &[0x1800, 0, 0, 7])?;
+        let map: Vec<u32> = (0..4u32)
+            .flat_map(|slot| {
+                (0..4u32).flat_map(move |pin| {
+                    [
+                        slot << 11,
+                        0,
+                        0,
+                        pin + 1,
+                        plic_phandle,
+                        0x20 + (slot + pin) % 4,
+                    ]
+                })
+            })
+            .collect();
+        w.property_array_u32("interrupt-map", &map)?;
+        let (high, high_size) = crate::virt_io::high_mmio(self.xlen, self.ram_size);
+        let cells = |v: u64| [(v >> 32) as u32, v as u32];
+        let ranges: Vec<u32> = [
+            [0x100_0000, 0, 0],
+            [0x200_0000, cells(MMIO_BASE)[0], cells(MMIO_BASE)[1]],
+            [0x300_0000, cells(high)[0], cells(high)[1]],
+        ]
+        .iter()
+        .zip([
+            (PIO_BASE, PIO_SIZE),
+            (MMIO_BASE, MMIO_SIZE),
+            (high, high_size),
+        ])
+        .flat_map(|(pci, (cpu, size))| {
+            let mut r = pci.to_vec();
+            r.extend(cells(cpu));
+            r.extend(cells(size));
+            r
+        })
+        .collect();
+        w.property_array_u32("ranges", &ranges)?;
+        w.property_array_u64("reg", &reg(ECAM_BASE, ECAM_SIZE))?;
+        w.property_null("dma-coherent")?;
+        w.property_array_u32("bus-range", &[0, 0xff])?;
+        w.property_u32("linux,pci-domain", 0)?;
+        w.property_string("device_type", "pci")?;
+        w.property_string("compatible", "pci-host-ecam-generic")?;
+        w.property_u32("#size-cells", 2)?;
+        w.property_u32("#interrupt-cells", 1)?;
+        w.property_u32("#address-cells", 3)?;
+        w.end_node(pci)?;
 
         let test = w.begin_node(&format!("test@{FINISHER_BASE:x}"))?;
         w.property_phandle(test_phandle)?;

@@ -48,6 +48,7 @@ pub mod smp;
 mod traploop;
 pub mod trigger;
 pub mod uarch;
+pub mod virt_io;
 
 pub use alu::AmoOp;
 pub use arch::{cause, exception_name, privilege, LoadError, Stop};

@@ -740,13 +740,17 @@ impl Hart {
         }
     }
 
-    /// The earliest timer deadline (`mtimecmp`, `stimecmp`) still in the future whose interrupt
-    /// `mie` enables: when an idle hart wakes if nothing else wakes it.
+    /// The earliest timer deadline (`mtimecmp`, `stimecmp`, the RTC's alarm through the PLIC)
+    /// still in the future whose interrupt `mie` enables: when an idle hart wakes if nothing
+    /// else wakes it.
     pub(crate) fn wake_deadline(&self) -> Option<u64> {
         let mtime = self.mtime();
+        let rtc = self.bus.rtc.deadline().unwrap_or(u64::MAX);
         [
             (irq::MTI, self.bus.clint.mtimecmp[self.id]),
             (irq::STI, self.csr.stimecmp),
+            (irq::MEI, rtc),
+            (irq::SEI, rtc),
         ]
         .into_iter()
         .filter(|&(bit, _)| bit != irq::STI || self.stimer_drives_stip())

@@ -164,6 +164,8 @@ impl Hart {
                 misa_ext |= 1 << (letter - b'A');
             }
         }
+        let mut bus = Bus::new(cfg.ram_size);
+        bus.pcie = crate::virt_io::PcieHost::new(cfg.xlen, cfg.ram_size);
         let mut hart = Hart {
             xlen: cfg.xlen,
             ext,
@@ -172,7 +174,7 @@ impl Hart {
             pc: RAM_BASE,
             priv_: privilege::M,
             csr: Csrs::new(cfg.xlen, misa_ext),
-            bus: Bus::new(cfg.ram_size),
+            bus,
             instret: 0,
             counters: Counters::new(cfg.counters, cfg.xlen),
             uarch: Uarch::new(&cfg.uarch),
@@ -464,7 +466,8 @@ impl Hart {
         }
     }
 
-    /// The earliest timer deadline (`mtimecmp`, `stimecmp`) still in the future, if any.
+    /// The earliest timer deadline (`mtimecmp`, `stimecmp`, the RTC's alarm) still in the
+    /// future, if any.
     pub(crate) fn next_timer(&self) -> Option<u64> {
         let mtime = self.mtime();
         let stimer = if self.stimer_drives_stip() {
@@ -472,7 +475,8 @@ impl Hart {
         } else {
             u64::MAX
         };
-        [self.bus.clint.mtimecmp[self.id], stimer]
+        let rtc = self.bus.rtc.deadline().unwrap_or(u64::MAX);
+        [self.bus.clint.mtimecmp[self.id], stimer, rtc]
             .into_iter()
             .filter(|&d| d > mtime)
             .min()
@@ -851,6 +855,9 @@ impl Hart {
             return Some(Stop::Exit(code));
         }
         self.bus.irq_dirty = false;
+        if self.bus.rtc.fire(self.mtime()) {
+            self.bus.rtc_irq();
+        }
         self.counter_housekeeping();
         if self.instret >= limit {
             self.next_check = 0;
