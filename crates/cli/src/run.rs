@@ -230,6 +230,12 @@ pub struct RunArgs {
     #[arg(long, value_name = "N", default_value_t = 1,
           value_parser = clap::value_parser!(u32).range(1..=rvtrace_sim::smp::MAX_HARTS as i64))]
     harts: u32,
+    /// With --harts above 1: instructions each hart runs per turn (the harts take turns in
+    /// order; the clock advances by N per round). Shorter turns interleave the harts more
+    /// finely (another hart's store, IPI or released lock is seen sooner) and run slower.
+    #[arg(long, value_name = "N", default_value_t = rvtrace_sim::machine::QUANTUM,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    quantum: u64,
     #[command(flatten)]
     brstack: crate::brstack::BrstackRunArgs,
 }
@@ -1626,6 +1632,7 @@ fn run_harts(
     max_insns: u64,
 ) -> CmdResult {
     let n = machine.len();
+    machine.set_quantum(args.quantum);
     let sbi = args.sbi;
     for h in 0..n {
         machine.with_hart(h, |hart| {

@@ -372,6 +372,10 @@ fn harts_option_errors() {
         &["run", s(&elf), "--harts", "2"],
         "--harts needs --sbi or --bios",
     );
+    usage(
+        &["run", "--sbi", s(&elf), "--harts", "2", "--quantum", "0"],
+        "0 is not in 1..",
+    );
     let one = d.join("one.ing");
     usage(
         &[
@@ -393,4 +397,40 @@ fn harts_option_errors() {
         &["run", "--sbi", s(&elf), "--harts", "2", "--counters"],
         "--counters is for one hart (--harts 1) for now",
     );
+}
+
+/// `--quantum N`: the harts' turns are N instructions. smp.S on 2 harts ends well with turns of
+/// 1 instruction and of a million, each run repeats exactly, and the turns show in the runs
+/// (the harts' waits for each other take other instructions, so the PC lists differ).
+#[test]
+fn quantum_sets_the_turns() {
+    let d = tmpdir("quantum");
+    let elf = smp(64);
+    let run = |q: &str, tag: &str| -> Vec<Vec<u8>> {
+        let pcs = d.join(format!("{tag}-{{hart}}.pcs"));
+        let o = rvtrace(&[
+            "run",
+            "--sbi",
+            s(&elf),
+            "--harts",
+            "2",
+            "--quantum",
+            q,
+            "--pcs",
+            s(&pcs),
+        ]);
+        assert_eq!(o.status.code(), Some(0), "--quantum {q}: {}", stderr(&o));
+        (0..2)
+            .map(|h| std::fs::read(d.join(format!("{tag}-{h}.pcs"))).unwrap())
+            .collect()
+    };
+    let fine = run("1", "fine");
+    assert_eq!(run("1", "fine2"), fine, "--quantum 1 repeats");
+    let coarse = run("1000000", "coarse");
+    assert_eq!(
+        run("1000000", "coarse2"),
+        coarse,
+        "--quantum 1000000 repeats"
+    );
+    assert_ne!(fine, coarse, "the turns change the interleaving");
 }
