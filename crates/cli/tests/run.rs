@@ -729,3 +729,38 @@ fn trace_window_by_symbol_and_address() {
         assert_eq!(o.status.code(), Some(2), "{bad:?}: {}", stderr(&o));
     }
 }
+
+/// `run --stats` alone counts pre-decoded blocks' runs once per block and length (the hart
+/// keeps its fused block loop); with another output (`--pcs`) every instruction is counted as
+/// it retires. Both give the same counts and profile, on programs with traps, interrupts, U/S
+/// code and both XLENs.
+#[test]
+fn stats_of_block_runs_are_the_per_instruction_stats() {
+    for p in [
+        "heap-rv64gc",
+        "float-rv32imac",
+        "traps-rv64gc",
+        "timer-rv32imac",
+        "kernel-rv64gc",
+    ] {
+        let elf = elf(p);
+        let lines = |extra: &[&str]| -> Vec<String> {
+            let mut a = vec!["run", s(&elf), "--stats"];
+            a.extend_from_slice(extra);
+            let o = rvtrace(&a);
+            assert!(o.status.success(), "{p}: {}", stderr(&o));
+            // Not the timing line.
+            stderr(&o)
+                .lines()
+                .filter(|l| !l.contains(" MIPS)"))
+                .map(str::to_string)
+                .collect()
+        };
+        let runs = lines(&[]);
+        assert!(
+            runs.iter().any(|l| l.contains("where the time went")),
+            "{p}"
+        );
+        assert_eq!(runs, lines(&["--pcs", "/dev/null"]), "{p}");
+    }
+}
