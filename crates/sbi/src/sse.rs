@@ -151,6 +151,8 @@ impl Slot {
 pub(crate) struct Sse {
     local: [Event; LOCAL.len()],
     masked: bool,
+    /// `mie.LCOFIE` as S-mode had it when the firmware took LCOFI over (restored after).
+    s_lcofie: bool,
 }
 
 impl Default for Sse {
@@ -158,6 +160,7 @@ impl Default for Sse {
         Sse {
             local: [Event::default(); LOCAL.len()],
             masked: true,
+            s_lcofie: false,
         }
     }
 }
@@ -399,7 +402,7 @@ impl Sse {
         e.state = to;
         self.put(ctx, s, e);
         if id == event::LOCAL_PMU_OVERFLOW {
-            route_lcofi(ctx, to == state::ENABLED);
+            self.route_lcofi(ctx, to == state::ENABLED);
         }
         // A global event enabled with its injection pending goes to its hart.
         if to == state::ENABLED && e.pending {
@@ -425,7 +428,7 @@ impl Sse {
         };
         self.put(ctx, s, e);
         if s.id() == event::LOCAL_PMU_OVERFLOW && e.state == state::REGISTERED {
-            route_lcofi(ctx, false);
+            self.route_lcofi(ctx, false);
         }
         let h = ctx.hart_mut();
         let old = h.csr_read(num::MSTATUS).unwrap_or(0);
@@ -601,28 +604,35 @@ impl Sse {
         h.resume_at(e.entry_pc, rvtrace_sim::privilege::S);
         true
     }
+    /// Whether the firmware takes LCOFI itself (LOCAL_PMU_OVERFLOW enabled): `mideleg.LCOFI`
+    /// clear and `mie.LCOFIE` set, LCOFIP cleared (OpenSBI 1.5.1's `pmu_sse_enable` does the
+    /// same); otherwise delegated to S-mode again as `enter_supervisor` set it, with S-mode's
+    /// `sie.LCOFIE` as it was.
+    fn route_lcofi(&mut self, ctx: &mut Ctx, firmware: bool) {
+        let h = ctx.hart_mut();
+        let deleg = h.csr_read(num::MIDELEG).unwrap_or(0);
+        let mie = h.csr_read(num::MIE).unwrap_or(0);
+        let delegated = deleg & irq::LCOFI != 0;
+        if firmware == !delegated {
+            return;
+        }
+        if firmware {
+            self.s_lcofie = mie & irq::LCOFI != 0;
+            h.csr_write(num::MIDELEG, deleg & !irq::LCOFI);
+            h.csr_write(num::MIE, mie | irq::LCOFI);
+        } else {
+            let s = if self.s_lcofie { irq::LCOFI } else { 0 };
+            h.csr_write(num::MIE, mie & !irq::LCOFI | s);
+            h.csr_write(num::MIDELEG, deleg | irq::LCOFI);
+        }
+        ctx.set_pending(irq::LCOFI, false);
+    }
 }
+
 
 /// The interrupt code of a single `mip` bit.
 fn irq_code(bit: u64) -> u64 {
     bit.trailing_zeros() as u64
-}
-
-/// Whether the firmware takes LCOFI itself (LOCAL_PMU_OVERFLOW enabled): `mideleg.LCOFI`
-/// clear and `mie.LCOFIE` set, LCOFIP cleared; otherwise delegated back to S-mode as
-/// `enter_supervisor` set it (OpenSBI 1.5.1's `pmu_sse_enable`/`disable` do the same).
-fn route_lcofi(ctx: &mut Ctx, firmware: bool) {
-    let h = ctx.hart_mut();
-    let deleg = h.csr_read(num::MIDELEG).unwrap_or(0);
-    let mie = h.csr_read(num::MIE).unwrap_or(0);
-    if firmware {
-        h.csr_write(num::MIDELEG, deleg & !irq::LCOFI);
-        h.csr_write(num::MIE, mie | irq::LCOFI);
-    } else {
-        h.csr_write(num::MIE, mie & !irq::LCOFI);
-        h.csr_write(num::MIDELEG, deleg | irq::LCOFI);
-    }
-    ctx.set_pending(irq::LCOFI, false);
 }
 
 /// A firmware IPI to hart `h` (its firmware then looks for events to take).
