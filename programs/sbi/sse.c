@@ -53,9 +53,13 @@
 
 static unsigned long me, nharts;
 
-/* An event's context: ENTRY_ARG points here (stack_top and saved_sp are the stub's). */
+/* An event's context: ENTRY_ARG points here (stack_top, saved_sp and swapped are the
+ * stub's). */
 struct ctx {
     unsigned long stack_top, saved_sp;
+    /* The entry had a6 = ENTRY_ARG and a7 = hart id (OpenSBI 1.5.1, an earlier draft),
+     * which the stub swaps so that the handler runs and the rest is checked. */
+    volatile unsigned long swapped;
     unsigned long event;
     volatile unsigned long count, a6, sepc, sstatus, order, t0, a0, scountovf;
     unsigned long attrs[10];
@@ -64,6 +68,9 @@ struct ctx {
     unsigned long inject, watch_count;
     struct ctx *watch;
     volatile long inject_err;
+    /* Stop this PMU counter + 1 in the handler, as an overflow handler does (Linux's): an SBI
+     * may keep LCOFI raised until then (OpenSBI 1.5.1 clears it in counter_stop). */
+    unsigned long stop_counter;
     unsigned char stack[2048] __attribute__((aligned(16)));
 };
 
@@ -71,7 +78,8 @@ static struct ctx c_local[MAX_HARTS], c_global, c_pmu;
 static volatile unsigned long seq;
 
 /* The entry (17.5): a6 = hart id, a7 = ENTRY_ARG (the ctx), every other register the
- * interrupted code's. */
+ * interrupted code's. A hart id is below 0x10000 and a ctx is not: when a7 is below it,
+ * a6 and a7 came the other way round (noted in ctx->swapped; t0 saved in sscratch). */
 #if XLEN == 64
 #define REG_S "sd"
 #define REG_L "ld"
@@ -82,6 +90,9 @@ static volatile unsigned long seq;
 #define SZ "4"
 #endif
 __asm__(".text\n.balign 4\n.globl sse_entry\nsse_entry:\n"
+        "csrw sscratch, t0\nli t0, 0x10000\nbgeu a7, t0, 1f\n"
+        "xor a6, a6, a7\nxor a7, a6, a7\nxor a6, a6, a7\nli t0, 1\nj 2f\n"
+        "1: li t0, 0\n2: " REG_S " t0, 2*" SZ "(a7)\ncsrr t0, sscratch\n"
         REG_S " sp, " SZ "(a7)\n" REG_L " sp, 0(a7)\n"
         "addi sp, sp, -32*" SZ "\n"
         ".irp r, 1,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24,25,26,27,28,29,30,31\n"
@@ -124,6 +135,7 @@ void sse_handler(struct ctx *c, unsigned long hartid, unsigned long *frame) {
     __asm__ volatile("csrr %0, 0xda0" : "=r"(c->scountovf));
     c->read_err = SSE(SSE_READ_ATTRS, c->event, 0, 10, (unsigned long)c->attrs, 0).error;
     c->order = __atomic_add_fetch(&seq, 1, __ATOMIC_SEQ_CST);
+    if (c->stop_counter) pmu_stop(c->stop_counter - 1, 1, 0);
     if (c->inject) {
         c->inject_err = SSE(SSE_INJECT, c->inject, hartid, 0, 0, 0).error;
         c->watch_count = c->watch->count;
@@ -253,7 +265,8 @@ static void test_entry(void) {
     unsigned long sepc_after = CSR_READ(sepc), sstatus_after = CSR_READ(sstatus);
     CSR_CLEAR(sstatus, SSTATUS_SIE);
     check("sse 17.5", "the pending event is taken as the call returns, once", l->count == 1, "count %lu", l->count);
-    check("sse 17.5", "entry: a6 = hart id, a7 = ENTRY_ARG (the handler's context)", l->a6 == me, "a6 %lx", l->a6);
+    check("sse 17.5", "entry: a6 = hart id, a7 = ENTRY_ARG (the handler's context)", l->a6 == me && !l->swapped,
+          "a6 %lx%s", l->a6, l->swapped ? ", a6 = ENTRY_ARG and a7 = hart id" : "");
     check("sse 17.5", "entry: sepc = the interrupted pc (the instruction after the ecall)",
           l->sepc == (unsigned long)sse_ecall_ret, "sepc %lx want %lx", l->sepc, (unsigned long)sse_ecall_ret);
     check("sse 17.5", "entry: sstatus.SPP = S, SPIE = the interrupted SIE (1), SIE = 0",
@@ -368,9 +381,12 @@ static void test_pmu(void) {
         return;
     }
     unsigned long idx = r.value;
+    p->stop_counter = idx + 1;
     r = pmu_start(idx, 1, START_SET_INIT_VALUE, (uint64_t)0 - PMU_N);
     unsigned long left = pmu_loop(PMU_N);
-    pmu_stop(idx, 1, STOP_RESET);
+    struct sbiret stop = pmu_stop(idx, 1, STOP_RESET);
+    check_err("sse 17.1", "the handler stopped the counter: counter_stop -> ALREADY_STOPPED", stop,
+              SBI_ERR_ALREADY_STOPPED);
     check("sse 17.1", "a counter overflow (Sscofpmf) delivers LOCAL_PMU_OVERFLOW, once", r.error == 0 && p->count == 1,
           "%s count %lu", err_name(r.error), p->count);
     check("sse 17.5", "taken at an instruction of the counting loop (sepc in pmu_loop)",
