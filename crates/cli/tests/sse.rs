@@ -182,20 +182,13 @@ fn qemu10_opensbi_passes_but_the_known_deviations() {
             .arg(&fw)
             .args(["-kernel", &elf(arch)]));
         assert!(out.contains("# 2 harts\n"), "rv{class} QEMU\n{out}");
-        let c = checks(&out);
-        for (name, ok) in &c {
-            assert!(
-                *ok || QEMU_PMU.contains(&name.as_str()),
-                "rv{class} QEMU: {name}",
-            );
-        }
-        let draft: Vec<&str> = OPENSBI_151.to_vec();
-        let strict: String = out
+        // QEMU's PMU lines left out, OPENSBI_151 as on the model.
+        let rest: String = out
             .lines()
             .filter(|l| !QEMU_PMU.iter().any(|q| l.contains(q)))
             .map(|l| format!("{l}\n"))
             .collect();
-        only_known(&format!("rv{class} QEMU 10"), &strict, &draft);
+        only_known(&format!("rv{class} QEMU 10"), &rest, &OPENSBI_151);
     }
 }
 
