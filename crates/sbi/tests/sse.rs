@@ -394,8 +394,16 @@ fn taken_from_user_mode() {
     assert_eq!(h.priv_, 1);
     assert_eq!(h.trunc(h.csr.sepc), CODE_AT, "interrupted at the resumed pc");
     assert_eq!(h.csr.mstatus & mstatus::SPP, 0, "interrupted in U");
+    // The counters follow: the completing `ecall` is S-mode's (and not an instruction for
+    // them), what runs after it U-mode's.
+    use rvtrace_sim::counters::Event;
+    let count = |h: &Hart, m: u8| h.counters.event_total(Event::Instructions, m, h.instret);
+    let (s0, u0) = (count(&h, 1), count(&h, 0));
     assert_eq!(call_to(&mut h, COMPLETE, &[]).0, CODE_AT);
     assert_eq!(h.priv_, 0, "back in U");
+    assert!(h.bus.write_ram(CODE_AT, &rvtrace_testkit::asm::bytes(&[NOP; 3])));
+    assert_eq!(h.run(&mut (), 3), rvtrace_sim::Stop::InsnLimit);
+    assert_eq!((count(&h, 1) - s0, count(&h, 0) - u0), (0, 3));
 }
 
 /// Two pending events: the lower PRIORITY value first, equal priorities by lower id; a

@@ -1161,7 +1161,8 @@ impl HartAccess for Hart {
         self.priv_ = priv_.min(privilege::S);
         self.restarted = true;
         self.pmp_refresh();
-        self.counters.set_mode(self.priv_, self.instret);
+        // The counters follow the privilege at the housekeeping before the next instruction
+        // (`counter_housekeeping`), after an `ecall` that goes on here has retired in its own.
         self.recheck();
     }
     fn firmware_ipi(&mut self) {
