@@ -49,7 +49,9 @@
 #define SSTATUS_SPIE (1ul << 5)
 #define SSTATUS_SPP (1ul << 8)
 #define MAX_HARTS 8
-#define WAIT 2000000
+/* Bound of a wait for another hart (loop iterations): QEMU runs harts on host threads, which
+ * a loaded host may leave unscheduled for a while; the model answers within a quantum. */
+#define WAIT 200000000
 
 static unsigned long me, nharts;
 
@@ -459,7 +461,8 @@ static void test_harts(void) {
     for (unsigned long h = 0; h < nharts; h++)
         if (sec_ready[h] == 1) ready |= 1ul << h;
     check("sse 17.2", "every other hart registers and enables its own LOCAL_SOFTWARE", ready == started && started,
-          "%lx of %lx", ready, started);
+          "%lx of %lx (hart %lu: HSM state %ld, step %d)", ready, started, nharts - 1,
+          (long)SBI1(EID_HSM, 2, nharts - 1).value, sec_ready[nharts - 1]);
     /* The global event on the last hart. */
     unsigned long target = nharts - 1 == me ? 0 : nharts - 1, gc = g->count;
     check("sse 17.4", "PREFERRED_HART = another hart: SUCCESS",
@@ -486,7 +489,7 @@ static void test_harts(void) {
     __asm__ volatile("fence rw, rw" ::: "memory");
     unsigned long stopped = 0;
     for (unsigned long h = 0; h < nharts; h++)
-        for (unsigned long k = 0; k < WAIT && started >> h & 1; k++) {
+        for (unsigned long k = 0; k < WAIT / 100 && started >> h & 1; k++) { /* SBI calls */
             struct sbiret s = SBI1(EID_HSM, 2, h);
             if (s.error == 0 && s.value == 1) {
                 stopped |= 1ul << h;
