@@ -496,8 +496,7 @@ impl Sse {
                 if hart as usize == me {
                     self.local[i].pending = true;
                 } else {
-                    ctx.hart_mut().shared().firmware::<Machine>().queued[hart as usize] |=
-                        1 << i;
+                    ctx.hart_mut().shared().firmware::<Machine>().queued[hart as usize] |= 1 << i;
                     notify(ctx, hart as usize);
                 }
             }
@@ -524,8 +523,7 @@ impl Sse {
             for (i, e) in self.local.iter_mut().enumerate() {
                 e.pending |= q >> i & 1 != 0;
             }
-        } else if cause == irq_code(irq::LCOFI) && lookup(ctx, event::LOCAL_PMU_OVERFLOW).is_ok()
-        {
+        } else if cause == irq_code(irq::LCOFI) && lookup(ctx, event::LOCAL_PMU_OVERFLOW).is_ok() {
             let pmu = LOCAL
                 .iter()
                 .position(|&e| e == event::LOCAL_PMU_OVERFLOW)
@@ -580,8 +578,13 @@ impl Sse {
         let me = ctx.hart().hart_id() as u64;
         let h = ctx.hart_mut();
         let st = h.csr_read(num::MSTATUS).unwrap_or(0);
-        e.flags = (st & mstatus::SPP != 0) as u64 * FLAG_SPP
-            | (st & mstatus::SPIE != 0) as u64 * FLAG_SPIE;
+        e.flags = 0;
+        if st & mstatus::SPP != 0 {
+            e.flags |= FLAG_SPP;
+        }
+        if st & mstatus::SPIE != 0 {
+            e.flags |= FLAG_SPIE;
+        }
         e.sepc = h.csr_read(num::SEPC).unwrap_or(0);
         e.a6 = ctx.x(16);
         e.a7 = ctx.x(17);
@@ -613,7 +616,8 @@ impl Sse {
         let deleg = h.csr_read(num::MIDELEG).unwrap_or(0);
         let mie = h.csr_read(num::MIE).unwrap_or(0);
         let delegated = deleg & irq::LCOFI != 0;
-        if firmware == !delegated {
+        // Already routed that way.
+        if firmware != delegated {
             return;
         }
         if firmware {
@@ -628,7 +632,6 @@ impl Sse {
         ctx.set_pending(irq::LCOFI, false);
     }
 }
-
 
 /// The interrupt code of a single `mip` bit.
 fn irq_code(bit: u64) -> u64 {

@@ -42,14 +42,7 @@ fn base() {
             assert_eq!(call(&mut h, eid::BASE, 3, &[e]), (0, 1), "{e:#x}");
         }
         // Legacy set_timer, CPPC, an experimental and a vendor EID: not available.
-        for e in [
-            0x00,
-            0x03,
-            0x08,
-            0x4350_5043,
-            0x0800_0000,
-            0x0900_0000,
-        ] {
+        for e in [0x00, 0x03, 0x08, 0x4350_5043, 0x0800_0000, 0x0900_0000] {
             assert_eq!(call(&mut h, eid::BASE, 3, &[e]), (0, 0), "{e:#x}");
         }
         for (fid, csr) in [(4, num::MVENDORID), (5, num::MARCHID), (6, num::MIMPID)] {

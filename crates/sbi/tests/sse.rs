@@ -97,10 +97,7 @@ fn event_ids() {
             for fid in [UNREGISTER, ENABLE, DISABLE] {
                 assert_eq!(call(&mut h, SSE, fid, &[id]).0, error::NOT_SUPPORTED);
             }
-            assert_eq!(
-                call(&mut h, SSE, INJECT, &[id, 0]).0,
-                error::NOT_SUPPORTED
-            );
+            assert_eq!(call(&mut h, SSE, INJECT, &[id, 0]).0, error::NOT_SUPPORTED);
             assert_eq!(
                 call(&mut h, SSE, READ, &[id, 0, 1, SHMEM, 0]).0,
                 error::NOT_SUPPORTED
@@ -169,7 +166,11 @@ fn state_machine() {
             assert_eq!(status(&mut h, id), INJECTABLE, "UNUSED again");
         }
         assert_eq!(call(&mut h, SSE, COMPLETE, &[]), (0, 0), "nothing running");
-        assert_eq!(call(&mut h, SSE, MASK, &[]).0, error::ALREADY_STOPPED, "masked at first");
+        assert_eq!(
+            call(&mut h, SSE, MASK, &[]).0,
+            error::ALREADY_STOPPED,
+            "masked at first"
+        );
         assert_eq!(call(&mut h, SSE, UNMASK, &[]).0, 0);
         assert_eq!(call(&mut h, SSE, UNMASK, &[]).0, error::ALREADY_STARTED);
         assert_eq!(call(&mut h, SSE, MASK, &[]).0, 0);
@@ -196,7 +197,11 @@ fn attributes() {
         let read = |h: &mut Hart, base: u64, n: u64, at: u64| {
             call(h, SSE, READ, &[LOCAL, base, n, at, 0]).0
         };
-        assert_eq!(read(&mut h, 0, 0, SHMEM), error::INVALID_PARAM, "attr_count 0");
+        assert_eq!(
+            read(&mut h, 0, 0, SHMEM),
+            error::INVALID_PARAM,
+            "attr_count 0"
+        );
         assert_eq!(read(&mut h, 9, 2, SHMEM), error::BAD_RANGE, "attribute 10");
         assert_eq!(read(&mut h, 10, 1, SHMEM), error::BAD_RANGE);
         assert_eq!(
@@ -204,8 +209,16 @@ fn attributes() {
             error::BAD_RANGE,
             "no wrap"
         );
-        assert_eq!(read(&mut h, 0, 1, SHMEM + 2), error::INVALID_ADDRESS, "alignment");
-        assert_eq!(read(&mut h, 0, 1, 0x1000), error::INVALID_ADDRESS, "not RAM");
+        assert_eq!(
+            read(&mut h, 0, 1, SHMEM + 2),
+            error::INVALID_ADDRESS,
+            "alignment"
+        );
+        assert_eq!(
+            read(&mut h, 0, 1, 0x1000),
+            error::INVALID_ADDRESS,
+            "not RAM"
+        );
         if xlen == Xlen::Rv64 {
             assert_eq!(
                 call(&mut h, SSE, READ, &[LOCAL, 0, 1, SHMEM, 1]).0,
@@ -233,9 +246,18 @@ fn attributes() {
         assert_eq!((word(&h, 0), word(&h, 1)), (ENTRY_A, 0x77));
 
         let p = attr::PRIORITY;
-        assert_eq!(write_attrs(&mut h, LOCAL, attr::STATUS, &[0]), error::DENIED);
-        assert_eq!(write_attrs(&mut h, LOCAL, attr::ENTRY_PC, &[0]), error::DENIED);
-        assert_eq!(write_attrs(&mut h, LOCAL, attr::ENTRY_ARG, &[0]), error::DENIED);
+        assert_eq!(
+            write_attrs(&mut h, LOCAL, attr::STATUS, &[0]),
+            error::DENIED
+        );
+        assert_eq!(
+            write_attrs(&mut h, LOCAL, attr::ENTRY_PC, &[0]),
+            error::DENIED
+        );
+        assert_eq!(
+            write_attrs(&mut h, LOCAL, attr::ENTRY_ARG, &[0]),
+            error::DENIED
+        );
         assert_eq!(
             write_attrs(&mut h, LOCAL, attr::PREFERRED_HART, &[0]),
             error::DENIED,
@@ -252,10 +274,7 @@ fn attributes() {
             error::INVALID_PARAM
         );
         // The first error in id order: PRIORITY fine, CONFIG bad -> nothing written.
-        assert_eq!(
-            write_attrs(&mut h, LOCAL, p, &[9, 2]),
-            error::INVALID_PARAM
-        );
+        assert_eq!(write_attrs(&mut h, LOCAL, p, &[9, 2]), error::INVALID_PARAM);
         assert_eq!(attr_of(&mut h, LOCAL, p), 0);
         // PRIORITY then ENTRY_PC (read-only) -> DENIED, nothing written.
         assert_eq!(
@@ -291,7 +310,11 @@ fn attributes() {
 /// leaves them (its FID and EID).
 fn known_state(h: &mut Hart, spp: bool, spie: bool, sie: bool) {
     let mut st = h.csr.mstatus & !(mstatus::SPP | mstatus::SPIE | mstatus::SIE);
-    for (on, bit) in [(spp, mstatus::SPP), (spie, mstatus::SPIE), (sie, mstatus::SIE)] {
+    for (on, bit) in [
+        (spp, mstatus::SPP),
+        (spie, mstatus::SPIE),
+        (sie, mstatus::SIE),
+    ] {
         if on {
             st |= bit;
         }
@@ -325,9 +348,17 @@ fn inject_enters_the_handler_and_complete_resumes() {
         assert_ne!(st & mstatus::SPP, 0, "interrupted in S");
         assert_ne!(st & mstatus::SPIE, 0, "SPIE = SIE (1)");
         assert_eq!(st & mstatus::SIE, 0);
-        assert_eq!(status(&mut h, LOCAL), INJECTABLE | 3, "RUNNING, not pending");
+        assert_eq!(
+            status(&mut h, LOCAL),
+            INJECTABLE | 3,
+            "RUNNING, not pending"
+        );
         assert_eq!(attr_of(&mut h, LOCAL, attr::INTERRUPTED_SEPC), 0xdead_0000);
-        assert_eq!(attr_of(&mut h, LOCAL, attr::INTERRUPTED_FLAGS), 2, "SPIE, SPP=U");
+        assert_eq!(
+            attr_of(&mut h, LOCAL, attr::INTERRUPTED_FLAGS),
+            2,
+            "SPIE, SPP=U"
+        );
         assert_eq!(attr_of(&mut h, LOCAL, attr::INTERRUPTED_A6), UNMASK);
         assert_eq!(attr_of(&mut h, LOCAL, attr::INTERRUPTED_A7), SSE);
         // While RUNNING: the interrupted state is writable, flags with reserved or absent-
@@ -370,7 +401,11 @@ fn inject_enters_the_handler_and_complete_resumes() {
         assert_eq!(call(&mut h, SSE, ENABLE, &[LOCAL]).0, 0);
         assert_eq!(call_to(&mut h, INJECT, &[LOCAL, 0]).0, ENTRY_A);
         assert_eq!(call_to(&mut h, COMPLETE, &[]).0, CALL_AT + 4);
-        assert_eq!(status(&mut h, LOCAL), INJECTABLE | 1, "one-shot: REGISTERED");
+        assert_eq!(
+            status(&mut h, LOCAL),
+            INJECTABLE | 1,
+            "one-shot: REGISTERED"
+        );
     }
 }
 
@@ -389,10 +424,22 @@ fn taken_from_user_mode() {
     // (pending while RUNNING): `complete` resumes in U and the event is taken there at once.
     h.csr.mstatus &= !mstatus::SPP;
     h.csr.sepc = CODE_AT;
-    assert_eq!(call_to(&mut h, INJECT, &[GLOBAL, 0]).0, CALL_AT + 4, "RUNNING: waits");
-    assert_eq!(call_to(&mut h, COMPLETE, &[]).0, ENTRY_A, "taken again at once");
+    assert_eq!(
+        call_to(&mut h, INJECT, &[GLOBAL, 0]).0,
+        CALL_AT + 4,
+        "RUNNING: waits"
+    );
+    assert_eq!(
+        call_to(&mut h, COMPLETE, &[]).0,
+        ENTRY_A,
+        "taken again at once"
+    );
     assert_eq!(h.priv_, 1);
-    assert_eq!(h.trunc(h.csr.sepc), CODE_AT, "interrupted at the resumed pc");
+    assert_eq!(
+        h.trunc(h.csr.sepc),
+        CODE_AT,
+        "interrupted at the resumed pc"
+    );
     assert_eq!(h.csr.mstatus & mstatus::SPP, 0, "interrupted in U");
     // The counters follow: the completing `ecall` is S-mode's (and not an instruction for
     // them), what runs after it U-mode's.
@@ -401,7 +448,9 @@ fn taken_from_user_mode() {
     let (s0, u0) = (count(&h, 1), count(&h, 0));
     assert_eq!(call_to(&mut h, COMPLETE, &[]).0, CODE_AT);
     assert_eq!(h.priv_, 0, "back in U");
-    assert!(h.bus.write_ram(CODE_AT, &rvtrace_testkit::asm::bytes(&[NOP; 3])));
+    assert!(h
+        .bus
+        .write_ram(CODE_AT, &rvtrace_testkit::asm::bytes(&[NOP; 3])));
     assert_eq!(h.run(&mut (), 3), rvtrace_sim::Stop::InsnLimit);
     assert_eq!((count(&h, 1) - s0, count(&h, 0) - u0), (0, 3));
 }
@@ -416,7 +465,10 @@ fn priorities() {
         assert_eq!(call(&mut h, SSE, REGISTER, &[LOCAL, ENTRY_A, 0xa]).0, 0);
         assert_eq!(call(&mut h, SSE, REGISTER, &[GLOBAL, ENTRY_B, 0xb]).0, 0);
         assert_eq!(write_attrs(&mut h, LOCAL, attr::PRIORITY, &[local_prio]), 0);
-        assert_eq!(write_attrs(&mut h, GLOBAL, attr::PRIORITY, &[global_prio]), 0);
+        assert_eq!(
+            write_attrs(&mut h, GLOBAL, attr::PRIORITY, &[global_prio]),
+            0
+        );
         for id in [LOCAL, GLOBAL] {
             assert_eq!(call(&mut h, SSE, ENABLE, &[id]).0, 0);
             assert_eq!(call(&mut h, SSE, INJECT, &[id, 0]).0, 0, "masked: pending");
@@ -436,7 +488,11 @@ fn priorities() {
             (LOCAL, GLOBAL, ENTRY_A, ENTRY_B)
         };
         assert_eq!(call_to(&mut h, INJECT, &[low, 0]).0, low_entry);
-        assert_eq!(call_to(&mut h, INJECT, &[high, 0]).0, high_entry, "preempts");
+        assert_eq!(
+            call_to(&mut h, INJECT, &[high, 0]).0,
+            high_entry,
+            "preempts"
+        );
         assert_eq!(status(&mut h, low) & 3, 3, "both RUNNING");
         // `complete` ends the higher one and resumes the lower one's handler.
         assert_eq!(call_to(&mut h, COMPLETE, &[]).0, CALL_AT + 4);
@@ -452,6 +508,10 @@ fn priorities() {
         assert_eq!(call_to(&mut h, INJECT, &[low, 0]).0, CALL_AT + 4, "masked");
         assert_eq!(call(&mut h, SSE, DISABLE, &[low]).0, 0);
         assert_eq!(call_to(&mut h, UNMASK, &[]).0, CALL_AT + 4, "disabled");
-        assert_eq!(call_to(&mut h, ENABLE, &[low]).0, low_entry, "enabled: taken");
+        assert_eq!(
+            call_to(&mut h, ENABLE, &[low]).0,
+            low_entry,
+            "enabled: taken"
+        );
     }
 }

@@ -63,7 +63,11 @@ struct FirmwareState(Option<Box<dyn std::any::Any + Send>>);
 
 impl std::fmt::Debug for FirmwareState {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(if self.0.is_some() { "FirmwareState(..)" } else { "FirmwareState(None)" })
+        f.write_str(if self.0.is_some() {
+            "FirmwareState(..)"
+        } else {
+            "FirmwareState(None)"
+        })
     }
 }
 
