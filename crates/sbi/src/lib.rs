@@ -748,6 +748,10 @@ impl Extension for Sbi {
         self.sse.machine_interrupt(ctx, cause)
     }
 
+    fn firmware_ipi(&mut self, ctx: &mut Ctx) {
+        self.sse.firmware_ipi(ctx);
+    }
+
     fn flush(&mut self) {
         self.flush_console();
     }

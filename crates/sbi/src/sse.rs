@@ -24,13 +24,14 @@
 //! lower id, "Software Event Priority"). It is checked at the end of each SSE call on the
 //! calling hart (the `ecall` then retires with the handler as its next pc, as a firmware that
 //! injects on its way back from the call) and in the firmware's interrupt handler
-//! ([`rvtrace_sim::extension::Extension::machine_interrupt`]) for LCOFI and for another hart's
-//! request (a firmware IPI): the trace shows an interrupt whose handler is the entry. Both
+//! ([`rvtrace_sim::extension::Extension::machine_interrupt`]) for LCOFI, and when another
+//! hart's SBI sends this one a firmware IPI (`Extension::firmware_ipi`): the trace shows an
+//! interrupt (13, or 3 for the IPI) whose handler is the entry. Both
 //! points are fixed instruction boundaries of the deterministic run.
 
 use crate::{err, error, in_ram, ok, Args, SbiRet};
 use rvtrace_sim::csr::{irq, mstatus, num};
-use rvtrace_sim::extension::{Ctx, FIRMWARE_IPI};
+use rvtrace_sim::extension::Ctx;
 use rvtrace_sim::smp::{Mail, MAX_HARTS};
 
 /// Event ids (table "SSE Event ID Space").
@@ -513,33 +514,37 @@ impl Sse {
     }
 
     /// The firmware's interrupt handler: LCOFI while LOCAL_PMU_OVERFLOW is enabled (or
-    /// running) makes it pending; a firmware IPI takes the events other harts injected. Then
-    /// an event that is ready is taken at the interrupted instruction. False for any other
-    /// interrupt.
+    /// running) makes it pending (acknowledged: LCOFIP cleared), and a ready event is taken at
+    /// the interrupted instruction. False for any other interrupt.
     pub fn machine_interrupt(&mut self, ctx: &mut Ctx, cause: u64) -> bool {
-        if cause == FIRMWARE_IPI {
-            let me = ctx.hart().hart_id();
-            let q = std::mem::take(&mut ctx.hart_mut().shared().firmware::<Machine>().queued[me]);
-            for (i, e) in self.local.iter_mut().enumerate() {
-                e.pending |= q >> i & 1 != 0;
-            }
-        } else if cause == irq_code(irq::LCOFI) && lookup(ctx, event::LOCAL_PMU_OVERFLOW).is_ok() {
-            let pmu = LOCAL
-                .iter()
-                .position(|&e| e == event::LOCAL_PMU_OVERFLOW)
-                .unwrap_or(0);
-            if self.local[pmu].state < state::ENABLED {
-                return false;
-            }
-            // The firmware acknowledges the overflow interrupt and raises the event.
-            ctx.set_pending(irq::LCOFI, false);
-            self.local[pmu].pending = true;
-        } else {
+        let pmu = LOCAL
+            .iter()
+            .position(|&e| e == event::LOCAL_PMU_OVERFLOW)
+            .unwrap_or(0);
+        if cause != irq_code(irq::LCOFI)
+            || lookup(ctx, event::LOCAL_PMU_OVERFLOW).is_err()
+            || self.local[pmu].state < state::ENABLED
+        {
             return false;
         }
+        ctx.set_pending(irq::LCOFI, false);
+        self.local[pmu].pending = true;
         let (pc, priv_) = (ctx.hart().pc(), ctx.hart().privilege());
         self.deliver(ctx, pc, priv_);
         true
+    }
+
+    /// A firmware IPI from another hart's SBI: the local events it injected for this hart
+    /// become pending, and a ready event (those, or a global one) is taken at the interrupted
+    /// instruction.
+    pub fn firmware_ipi(&mut self, ctx: &mut Ctx) {
+        let me = ctx.hart().hart_id();
+        let q = std::mem::take(&mut ctx.hart_mut().shared().firmware::<Machine>().queued[me]);
+        for (i, e) in self.local.iter_mut().enumerate() {
+            e.pending |= q >> i & 1 != 0;
+        }
+        let (pc, priv_) = (ctx.hart().pc(), ctx.hart().privilege());
+        self.deliver(ctx, pc, priv_);
     }
 
     /// After an SSE call on this hart (its `a0`/`a1` written): an event it made ready is taken

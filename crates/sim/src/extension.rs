@@ -104,16 +104,19 @@ pub trait Extension: Any + Send {
     fn wants_events(&self) -> bool {
         false
     }
-    /// An interrupt the hart is about to take into M-mode, offered first, as to firmware
-    /// running in M-mode (an SBI's interrupt handler): `cause` is the interrupt code, or
-    /// [`FIRMWARE_IPI`] for a request the firmware left for itself
-    /// ([`HartAccess::firmware_ipi`], [`crate::smp::Mail::firmware_ipi`]). `true`: handled, no
-    /// trap into M is taken; the extension cleared what raised it and may have moved the hart
-    /// ([`HartAccess::resume_at`]), which the trace then shows as this interrupt with the new pc
-    /// as its handler (the firmware's trap and `mret` collapsed into one).
+    /// An interrupt the hart is about to take into M-mode (`cause`, its code), offered first,
+    /// as to firmware running in M-mode (an SBI's interrupt handler). `true`: handled, no trap
+    /// into M is taken, and the extension cleared what raised it (an interrupt still pending
+    /// after it is taken into M as ever). It may have moved the hart
+    /// ([`HartAccess::resume_at`]), which the trace then shows as this interrupt with the new
+    /// pc as its handler (the firmware's trap and `mret` collapsed into one).
     fn machine_interrupt(&mut self, _ctx: &mut Ctx, _cause: u64) -> bool {
         false
     }
+    /// A firmware IPI arrived ([`HartAccess::firmware_ipi`], [`crate::smp::Mail::firmware_ipi`]):
+    /// asked of every extension before the hart's next instruction. A move of the hart shows in
+    /// the trace as an interrupt [`FIRMWARE_IPI`] whose handler is the new pc.
+    fn firmware_ipi(&mut self, _ctx: &mut Ctx) {}
     /// An instruction retired (after the hart's observer saw it).
     fn retire(&mut self, _ctx: &mut Ctx, _ev: &Retired) {}
     /// A trap was taken (fault, interrupt, or the exception of an `ecall`/`ebreak`). Called for
@@ -126,8 +129,9 @@ pub trait Extension: Any + Send {
     fn redirect_output(&mut self, _out: Box<dyn std::io::Write + Send>, _tty: bool) {}
 }
 
-/// The interrupt code [`Extension::machine_interrupt`] gets for a firmware IPI: machine
-/// software interrupt (MSI, 3), the interrupt a firmware sends another hart's firmware.
+/// The interrupt code the trace shows for a firmware IPI ([`Extension::firmware_ipi`]) that
+/// moved the hart: machine software interrupt (MSI, 3), the interrupt a firmware sends another
+/// hart's firmware.
 pub const FIRMWARE_IPI: u64 = 3;
 
 /// A register or memory write made by an extension, replayed to the observer.
@@ -201,8 +205,8 @@ pub trait HartAccess {
     /// the `ecall` retires with `pc` as its next pc (as a resume the call asked for), inside
     /// [`Extension::machine_interrupt`] the interrupt's handler is `pc`. Only below M.
     fn resume_at(&mut self, pc: u64, priv_: u8);
-    /// Ask for [`Extension::machine_interrupt`] with [`FIRMWARE_IPI`] before the next
-    /// instruction (the firmware's IPI to itself); a waiting hart wakes for it.
+    /// Ask for [`Extension::firmware_ipi`] before the next instruction (the firmware's IPI to
+    /// itself); a waiting hart wakes for it.
     fn firmware_ipi(&mut self);
 }
 

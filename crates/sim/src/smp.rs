@@ -35,9 +35,9 @@ pub struct Mail {
     /// Start in S-mode at this address with `a1` = the opaque value (HSM `hart_start`, or the
     /// resume of a non-retentive `hart_suspend`).
     pub start: Option<(u64, u64)>,
-    /// A firmware IPI: the hart's extensions get [`crate::extension::Extension::machine_interrupt`]
-    /// with [`crate::extension::FIRMWARE_IPI`] before its next instruction (an SBI's requests
-    /// to another hart's SBI, such as an SSE event to deliver there).
+    /// A firmware IPI: the hart's extensions get [`crate::extension::Extension::firmware_ipi`]
+    /// before its next instruction (an SBI's requests to another hart's SBI, such as an SSE
+    /// event to deliver there).
     pub firmware_ipi: bool,
 }
 

@@ -861,21 +861,31 @@ impl Hart {
             return Some(Stop::InsnLimit);
         }
         if std::mem::take(&mut self.firmware_ipi) {
-            self.offer_machine_interrupt(obs, crate::extension::FIRMWARE_IPI);
+            self.firmware_handler(obs, crate::extension::FIRMWARE_IPI, |e, ctx| {
+                e.firmware_ipi(ctx);
+                None
+            });
             if obs.stop_requested() {
                 return Some(Stop::Requested);
             }
         }
         if let Some(c) = self.pending_interrupt() {
-            // An interrupt into M-mode goes to the firmware the extensions stand for first.
+            // An interrupt into M-mode goes to the firmware the extensions stand for first;
+            // one it handled but left pending is taken into M below.
             let to_m = self.priv_ == privilege::M || self.csr.mideleg >> c & 1 == 0;
-            if to_m && !self.exts.list.is_empty() && self.offer_machine_interrupt(obs, c) {
+            if to_m
+                && !self.exts.list.is_empty()
+                && self.firmware_handler(obs, c, |e, ctx| e.machine_interrupt(ctx, c).then_some(()))
+                && self.pending_interrupt() != Some(c)
+            {
                 self.next_check = 0;
                 if obs.stop_requested() {
                     return Some(Stop::Requested);
                 }
                 return None;
             }
+        }
+        if let Some(c) = self.pending_interrupt() {
             let epc = self.pc;
             let trap = self.take_trap(c, 0, true, epc);
             obs.trap(&trap);
@@ -900,21 +910,25 @@ impl Hart {
         None
     }
 
-    /// Offer an interrupt into M-mode to the extensions ([`Extension::machine_interrupt`]);
-    /// true if one handled it. When the handler moved the hart, the observer sees the
-    /// interrupt with the new pc as its handler: the firmware's trap and `mret` collapsed, as
-    /// a serviced `ecall` stands for the firmware's exception path.
+    /// Run the firmware's handler `f` for interrupt `cause` on each extension until one
+    /// handles it ([`Extension::machine_interrupt`], [`Extension::firmware_ipi`]); true if one
+    /// did. When the handler moved the hart, the observer sees the interrupt with the new pc
+    /// as its handler: the firmware's trap and `mret` collapsed, as a serviced `ecall` stands
+    /// for the firmware's exception path.
     #[cold]
-    fn offer_machine_interrupt<O: Observer>(&mut self, obs: &mut O, cause: u64) -> bool {
+    fn firmware_handler<O: Observer>(
+        &mut self,
+        obs: &mut O,
+        cause: u64,
+        f: impl FnMut(&mut dyn Extension, &mut Ctx) -> Option<()>,
+    ) -> bool {
         let (epc, from) = (self.pc, self.priv_);
-        let handled = self
-            .each_extension(|e, ctx| e.machine_interrupt(ctx, cause).then_some(()))
-            .is_some();
+        let handled = self.each_extension(f).is_some();
         self.restarted = false;
         self.replay_effects(obs);
         // What the handler asked of this hart itself.
         self.take_mail();
-        if handled && (self.pc != epc || self.priv_ != from) {
+        if self.pc != epc || self.priv_ != from {
             let trap = TrapInfo {
                 cause,
                 tval: 0,
