@@ -174,6 +174,7 @@ sbi_build sbi_fail "$here/sbi/sbi_fail.c"
 sbi_build sbi_fault "$here/sbi/sbi_fault.c"
 sbi_build pmu_stat "$here/sbi/pmu_stat.c"
 sbi_build sbi_v3 "$here/sbi/sbi_v3.c"
+sbi_build sse "$here/sbi/sse.c"
 
 # S-mode payloads for the boot modes (rvtrace run --sbi / --bios, QEMU -bios FW -kernel):
 # no libc, linked where fw_jump jumps (0x80200000 on RV64, 0x80400000 on RV32). Kept out of

@@ -25,6 +25,7 @@ mod query;
 mod run;
 mod sbi;
 mod sbi_v3;
+mod sse;
 mod stats;
 mod tandem;
 mod transcode;

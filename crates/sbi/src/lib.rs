@@ -5,8 +5,8 @@
 //! payload runs on the hart without machine-mode firmware. Calling convention: SBI v3.0
 //! "Binary Encoding" (EID in `a7`, FID in `a6`, arguments `a0..a5`, `a0` = error, `a1` =
 //! value; legacy extensions return in `a0` only). Extensions: Base, TIME, IPI, RFENCE, HSM,
-//! SRST, PMU (every function, `pmu.rs`), DBCN, SUSP, FWFT (`fwft.rs`), DBTR (`dbtr.rs`), and
-//! the legacy console putchar/getchar. The
+//! SRST, PMU (every function, `pmu.rs`), DBCN, SUSP, FWFT (`fwft.rs`), DBTR (`dbtr.rs`), SSE
+//! (`sse.rs`), and the legacy console putchar/getchar. The
 //! crate README lists every function, its answers, and each choice made where the
 //! specification leaves one.
 //!
@@ -24,9 +24,11 @@ use std::io::{Read, Write};
 mod dbtr;
 mod fwft;
 mod pmu;
+mod sse;
 
 pub use fwft::feature as fwft_feature;
 pub use pmu::{FW_COUNTED, FW_COUNTERS, FW_EVENTS};
+pub use sse::{attr as sse_attr, event as sse_event, state as sse_state};
 
 /// SBI error codes (SBI v3.0 "Binary Encoding", table "Standard SBI Errors").
 pub mod error {
@@ -50,6 +52,8 @@ pub mod error {
     pub const ALREADY_STOPPED: i64 = -8;
     /// Shared memory not available.
     pub const NO_SHMEM: i64 = -9;
+    /// Invalid state.
+    pub const INVALID_STATE: i64 = -10;
     /// Bad (or invalid) range.
     pub const BAD_RANGE: i64 = -11;
     /// Denied or not allowed due to lock status.
@@ -86,10 +90,12 @@ pub mod eid {
     pub const FWFT: u64 = 0x4657_4654;
     /// Debug triggers, "DBTR".
     pub const DBTR: u64 = 0x4442_5452;
+    /// Supervisor software events, "SSE".
+    pub const SSE: u64 = 0x53_5345;
 }
 
 /// The extensions [`Sbi`] implements: `sbi_probe_extension` answers 1 for these, 0 otherwise.
-pub const EXTENSIONS: [u64; 13] = [
+pub const EXTENSIONS: [u64; 14] = [
     eid::LEGACY_CONSOLE_PUTCHAR,
     eid::LEGACY_CONSOLE_GETCHAR,
     eid::BASE,
@@ -103,6 +109,7 @@ pub const EXTENSIONS: [u64; 13] = [
     eid::SUSP,
     eid::FWFT,
     eid::DBTR,
+    eid::SSE,
 ];
 
 /// `sbi_get_spec_version`: SBI 3.0 (Base extension: minor in bits 23..0, major in 30..24).
@@ -199,6 +206,7 @@ pub struct Sbi {
     pub(crate) pmu: pmu::Pmu,
     fwft: fwft::Fwft,
     dbtr: dbtr::Dbtr,
+    sse: sse::Sse,
 }
 
 /// An SBI function's result: `(error, value)` (`struct sbiret`).
@@ -297,6 +305,7 @@ impl Sbi {
             pmu: pmu::Pmu::default(),
             fwft: fwft::Fwft::default(),
             dbtr: dbtr::Dbtr::default(),
+            sse: sse::Sse::default(),
         }
     }
 
@@ -347,6 +356,16 @@ impl Sbi {
                 _ => error::NOT_SUPPORTED as u64,
             };
             ctx.set_x(10, v);
+            return Service::Done;
+        }
+        if eid == eid::SSE {
+            let ret = self.sse.call(ctx, fid, &args);
+            let next = ret.map(|(e, v)| {
+                ctx.set_x(10, e as u64);
+                ctx.set_x(11, v);
+                ctx.hart().pc().wrapping_add(4)
+            });
+            self.sse.after_call(ctx, next);
             return Service::Done;
         }
         let (ret, service) = match eid {
@@ -745,6 +764,14 @@ impl Extension for Sbi {
     fn environment_call(&mut self, ctx: &mut Ctx, call: &EnvCall) -> Option<Service> {
         // Only S-mode's ecalls are SBI calls; U's and M's are the hart's traps.
         (call.cause == rvtrace_sim::cause::ECALL_S).then(|| self.call(ctx))
+    }
+
+    fn machine_interrupt(&mut self, ctx: &mut Ctx, cause: u64) -> bool {
+        self.sse.machine_interrupt(ctx, cause)
+    }
+
+    fn firmware_ipi(&mut self, ctx: &mut Ctx) {
+        self.sse.firmware_ipi(ctx);
     }
 
     fn flush(&mut self) {

@@ -28,6 +28,9 @@ fn random_calls_never_panic_and_answer_standard_errors() {
         0x1000,
         0xf_0005,
         0x2_0000,
+        0x1_0000,
+        0xffff_0000,
+        0xffff_8000,
         0x8000_0000,
         0xffff_ffff,
         SHMEM,
@@ -54,6 +57,7 @@ fn random_calls_never_panic_and_answer_standard_errors() {
         eid::SUSP,
         eid::FWFT,
         eid::DBTR,
+        eid::SSE,
         0x1234_5678,
         u64::MAX,
     ];
@@ -67,11 +71,16 @@ fn random_calls_never_panic_and_answer_standard_errors() {
         while calls < 3000 {
             let e = *rng.pick(&eids);
             // Mostly valid FIDs, sometimes hostile ones.
-            let fid = if rng.next_u64().is_multiple_of(8) {
+            let mut fid = if rng.next_u64().is_multiple_of(8) {
                 *rng.pick(&edges)
             } else {
                 rng.next_u64() % 10
             };
+            if e == eid::SSE && fid == 8 {
+                // SSE stays masked (hart_mask instead of hart_unmask): an event taken would
+                // enter its handler, which is no answer to check here (`sse.rs` checks it).
+                fid = 9;
+            }
             let args: Vec<u64> = (0..6)
                 .map(|_| {
                     if rng.next_u64().is_multiple_of(3) {

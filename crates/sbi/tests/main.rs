@@ -7,4 +7,5 @@ mod common;
 mod extensions;
 mod hostile;
 mod pmu;
+mod sse;
 mod v3;

@@ -795,3 +795,49 @@ fn rv32_register_pairs() {
         (hpmevent::SINH >> 32) as u32
     );
 }
+
+/// SSE's LOCAL_PMU_OVERFLOW (SBI v3.0 chapter 17, table "SSE Event ID Space": "Local PMU
+/// overflow event (depends on overflow IRQ)"): while it is enabled the overflow is the event,
+/// not LCOFI in S-mode. The handler is entered before the instruction after the one where the
+/// counter wraps (where LCOFI would have been taken), with `sepc` = that instruction, `a6` =
+/// hart id, `a7` = ENTRY_ARG, `scause` untouched and LCOFIP acknowledged; `complete` resumes
+/// there. Disabled, LCOFI goes to S again with S-mode's `sie.LCOFIE` as it was.
+#[test]
+fn overflow_raises_the_sse_pmu_event() {
+    const SSE: u64 = eid::SSE;
+    let pmu_event = rvtrace_sbi::sse_event::LOCAL_PMU_OVERFLOW as u64;
+    let entry = HANDLER + 0x300;
+    let mut h = hart();
+    h.csr.mie |= irq::LCOFI;
+    h.csr.mstatus |= mstatus::SIE;
+    assert_eq!(call(&mut h, SSE, 2, &[pmu_event, entry, 0x99]).0, 0);
+    assert_eq!(call(&mut h, SSE, 4, &[pmu_event]).0, 0);
+    assert_eq!(h.csr.mideleg & irq::LCOFI, 0, "the firmware takes LCOFI");
+    assert_eq!(call(&mut h, SSE, 8, &[]).0, 0, "unmask");
+    assert_eq!(config(&mut h, 0, HPM, 0, INSTRUCTIONS, 0), (0, 3));
+    assert_eq!(call(&mut h, PMU, 3, &[3, 1, SET_INIT_VALUE, M1 - 4]).0, 0);
+    let nops: Vec<u8> = [NOP; 16].iter().flat_map(|w| w.to_le_bytes()).collect();
+    assert!(h.bus.write_ram(CODE_AT, &nops));
+    h.pc = CODE_AT;
+    h.x[16] = 0x16;
+    h.x[17] = 0x17;
+    assert_eq!(h.run(&mut (), 5), rvtrace_sim::Stop::InsnLimit);
+    assert_eq!(h.pc, CODE_AT + 20, "not yet taken");
+    // The next instruction retired is the handler's first.
+    assert_eq!(h.run(&mut (), 1), rvtrace_sim::Stop::InsnLimit);
+    assert_eq!(h.pc, entry + 4);
+    assert_eq!(h.csr.sepc, CODE_AT + 20);
+    assert_eq!(h.csr.scause, 0, "no S trap");
+    assert_eq!((h.x[16], h.x[17]), (0, 0x99));
+    assert_eq!(h.mip() & irq::LCOFI, 0, "acknowledged");
+    assert_ne!(h.csr_read(num::MHPMEVENT3).unwrap() & hpmevent::OF, 0);
+    // complete: back at the interrupted instruction with a6/a7 restored.
+    let (_, _, stop) = call_stop(&mut h, SSE, 6, &[]);
+    assert_eq!(stop, rvtrace_sim::Stop::InsnLimit);
+    assert_eq!(h.pc, CODE_AT + 20);
+    assert_eq!((h.x[16], h.x[17]), (0x16, 0x17));
+    // Disabled: delegated to S again, sie.LCOFIE as S set it.
+    assert_eq!(call(&mut h, SSE, 5, &[pmu_event]).0, 0);
+    assert_ne!(h.csr.mideleg & irq::LCOFI, 0);
+    assert_ne!(h.csr.mie & irq::LCOFI, 0);
+}

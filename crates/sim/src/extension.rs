@@ -104,6 +104,19 @@ pub trait Extension: Any + Send {
     fn wants_events(&self) -> bool {
         false
     }
+    /// An interrupt the hart is about to take into M-mode (`cause`, its code), offered first,
+    /// as to firmware running in M-mode (an SBI's interrupt handler). `true`: handled, no trap
+    /// into M is taken, and the extension cleared what raised it (an interrupt still pending
+    /// after it is taken into M as ever). It may have moved the hart
+    /// ([`HartAccess::resume_at`]), which the trace then shows as this interrupt with the new
+    /// pc as its handler (the firmware's trap and `mret` collapsed into one).
+    fn machine_interrupt(&mut self, _ctx: &mut Ctx, _cause: u64) -> bool {
+        false
+    }
+    /// A firmware IPI arrived ([`HartAccess::firmware_ipi`], [`crate::smp::Mail::firmware_ipi`]):
+    /// asked of every extension before the hart's next instruction. A move of the hart shows in
+    /// the trace as an interrupt [`FIRMWARE_IPI`] whose handler is the new pc.
+    fn firmware_ipi(&mut self, _ctx: &mut Ctx) {}
     /// An instruction retired (after the hart's observer saw it).
     fn retire(&mut self, _ctx: &mut Ctx, _ev: &Retired) {}
     /// A trap was taken (fault, interrupt, or the exception of an `ecall`/`ebreak`). Called for
@@ -115,6 +128,11 @@ pub trait Extension: Any + Send {
     /// `out` instead (`tty`: it is a terminal); [`crate::Hart::program_output_to_stderr`].
     fn redirect_output(&mut self, _out: Box<dyn std::io::Write + Send>, _tty: bool) {}
 }
+
+/// The interrupt code the trace shows for a firmware IPI ([`Extension::firmware_ipi`]) that
+/// moved the hart: machine software interrupt (MSI, 3), the interrupt a firmware sends another
+/// hart's firmware.
+pub const FIRMWARE_IPI: u64 = 3;
 
 /// A register or memory write made by an extension, replayed to the observer.
 #[derive(Clone, Copy, Debug)]
@@ -183,6 +201,16 @@ pub trait HartAccess {
     /// What the machine's harts share (HSM states, requests for other harts); requests this
     /// hart leaves for itself take effect when the extension's call returns.
     fn shared(&mut self) -> &mut crate::smp::Shared;
+    /// The address of the next instruction; inside [`Extension::environment_call`], the
+    /// `ecall`'s own address.
+    fn pc(&self) -> u64;
+    /// Go on at `pc` in privilege `priv_` (0 U, 1 S): inside [`Extension::environment_call`]
+    /// the `ecall` retires with `pc` as its next pc (as a resume the call asked for), inside
+    /// [`Extension::machine_interrupt`] the interrupt's handler is `pc`. Only below M.
+    fn resume_at(&mut self, pc: u64, priv_: u8);
+    /// Ask for [`Extension::firmware_ipi`] before the next instruction (the firmware's IPI to
+    /// itself); a waiting hart wakes for it.
+    fn firmware_ipi(&mut self);
 }
 
 /// An extension's access to the hart while it is being called.

@@ -35,10 +35,14 @@ pub struct Mail {
     /// Start in S-mode at this address with `a1` = the opaque value (HSM `hart_start`, or the
     /// resume of a non-retentive `hart_suspend`).
     pub start: Option<(u64, u64)>,
+    /// A firmware IPI: the hart's extensions get [`crate::extension::Extension::firmware_ipi`]
+    /// before its next instruction (an SBI's requests to another hart's SBI, such as an SSE
+    /// event to deliver there).
+    pub firmware_ipi: bool,
 }
 
 /// The shared per-hart state of a machine of [`Shared::count`] harts.
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub struct Shared {
     count: usize,
     /// The hart that holds the bus (its stores break the others' reservations).
@@ -49,6 +53,22 @@ pub struct Shared {
     reserved: [Option<u64>; MAX_HARTS],
     /// Where a hart in a non-retentive `hart_suspend` resumes, with its opaque value.
     resume: [Option<(u64, u64)>; MAX_HARTS],
+    /// State the firmware (the harts' SBIs) keeps for the whole machine ([`Shared::firmware`]).
+    firmware: FirmwareState,
+}
+
+/// The firmware's machine-wide state: any type, made on first use.
+#[derive(Default)]
+struct FirmwareState(Option<Box<dyn std::any::Any + Send>>);
+
+impl std::fmt::Debug for FirmwareState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.0.is_some() {
+            "FirmwareState(..)"
+        } else {
+            "FirmwareState(None)"
+        })
+    }
 }
 
 /// Bytes of the reservation set an LR makes: the naturally aligned doubleword that holds the
@@ -71,7 +91,22 @@ impl Shared {
             mail: [Mail::default(); MAX_HARTS],
             reserved: [None; MAX_HARTS],
             resume: [None; MAX_HARTS],
+            firmware: FirmwareState::default(),
         }
+    }
+
+    /// The firmware's state for the whole machine (what every hart's SBI sees alike, such as
+    /// SSE's global events), of type `T`, made with `T::default()` on first use (also when a
+    /// state of another type was there: one firmware per machine).
+    pub fn firmware<T: Default + Send + 'static>(&mut self) -> &mut T {
+        if !self.firmware.0.as_ref().is_some_and(|b| b.is::<T>()) {
+            self.firmware.0 = Some(Box::new(T::default()));
+        }
+        self.firmware
+            .0
+            .as_mut()
+            .and_then(|b| b.downcast_mut::<T>())
+            .expect("made above")
     }
 
     /// Harts in the machine.
@@ -98,6 +133,7 @@ impl Shared {
             w.sfence_vma |= m.sfence_vma;
             w.fence_i |= m.fence_i;
             w.start = m.start.or(w.start);
+            w.firmware_ipi |= m.firmware_ipi;
         }
     }
 

@@ -200,3 +200,141 @@ fn an_extension_services_ecalls_raises_interrupts_and_sees_events() {
     assert_eq!(d.traps, vec![(1, true)]);
     assert_eq!(d.retired, 7);
 }
+
+/// An extension standing for M-mode firmware: it takes LCOFI (13) when it is not delegated,
+/// and the firmware IPI, each time moving the hart to `to` in S-mode.
+struct Firmware {
+    to: u64,
+    taken: Vec<(u64, u64, u8)>,
+}
+
+impl rvtrace_sim::extension::Extension for Firmware {
+    fn name(&self) -> &'static str {
+        "firmware"
+    }
+    fn machine_interrupt(&mut self, ctx: &mut rvtrace_sim::extension::Ctx, cause: u64) -> bool {
+        if cause != 13 {
+            return false;
+        }
+        self.taken
+            .push((cause, ctx.hart().pc(), ctx.hart().privilege()));
+        ctx.set_pending(1 << 13, false);
+        ctx.set_x(16, 0x16);
+        ctx.hart_mut().resume_at(self.to, 1);
+        true
+    }
+    fn firmware_ipi(&mut self, ctx: &mut rvtrace_sim::extension::Ctx) {
+        self.taken
+            .push((3, ctx.hart().pc(), ctx.hart().privilege()));
+        ctx.hart_mut().resume_at(self.to, 1);
+    }
+}
+
+#[derive(Default)]
+struct Traps(Vec<TrapInfo>, Vec<(u64, u64)>);
+
+impl Observer for Traps {
+    fn trap(&mut self, ev: &TrapInfo) {
+        self.0.push(*ev);
+    }
+    fn retire(&mut self, ev: &Retired) {
+        self.1.push((ev.pc, ev.next_pc));
+    }
+}
+
+/// `Extension::machine_interrupt` (the firmware-interrupt seam, SBI SSE's way in): an interrupt
+/// that would trap into M-mode is offered to the extensions first, between instructions; one
+/// that moves the hart shows as that interrupt with the new pc as its handler (no M-mode trap:
+/// `mcause`, `mepc` untouched; its register writes reach the observer); one declined traps
+/// into M as before. A firmware IPI (`smp::Mail::firmware_ipi`) reaches the other hart of a
+/// machine before its next instruction and wakes it from `wfi`.
+#[test]
+fn firmware_interrupts_are_offered_before_an_m_mode_trap() {
+    use rvtrace_sim::csr::{irq, mstatus};
+    const NOP: u32 = 0x0000_0013;
+    const WFI: u32 = 0x1050_0073;
+    const J_SELF: u32 = 0x0000_006f; // j .
+                                     // Nops from 0x8000_0000 to 0x8000_4000 (mtvec at 0x8000_3000), and a `j .` at 0x8000_2000.
+    let nops: Vec<u8> = [NOP; 4096].iter().flat_map(|w| w.to_le_bytes()).collect();
+    let setup = |hart: &mut Hart| {
+        assert!(hart.bus.write_ram(0x8000_0000, &nops));
+        assert!(hart.bus.write_ram(0x8000_2000, &J_SELF.to_le_bytes()));
+        assert!(hart.pmp_allow_all());
+        hart.pc = 0x8000_0000;
+        hart.priv_ = 1;
+        hart.csr.mtvec = 0x8000_3000;
+        hart.csr.mstatus &= !mstatus::MIE;
+    };
+    let cfg = Config::virt(rvtrace_isa::Xlen::Rv64);
+    let mut hart = Hart::new(&cfg);
+    setup(&mut hart);
+    hart.attach(Box::new(Firmware {
+        to: 0x8000_1000,
+        taken: Vec::new(),
+    }));
+    let mut obs = Traps::default();
+    assert_eq!(hart.run(&mut obs, 3), Stop::InsnLimit);
+    // LCOFI pending, enabled in mie, not delegated: an M-level interrupt in S-mode.
+    hart.csr.mideleg &= !irq::LCOFI;
+    hart.csr.mie |= irq::LCOFI;
+    hart.csr.mip_sw |= irq::LCOFI;
+    assert_eq!(hart.run(&mut obs, 2), Stop::InsnLimit);
+    let fw = hart.extension_mut::<Firmware>().unwrap();
+    assert_eq!(fw.taken, vec![(13, 0x8000_000c, 1)]);
+    assert_eq!(obs.0.len(), 1);
+    let t = obs.0[0];
+    assert!(t.interrupt && t.cause == 13);
+    assert_eq!(
+        (t.epc, t.handler, t.from_priv, t.to_priv),
+        (0x8000_000c, 0x8000_1000, 1, 1)
+    );
+    assert_eq!(
+        obs.1[3..],
+        [(0x8000_1000, 0x8000_1004), (0x8000_1004, 0x8000_1008)]
+    );
+    assert_eq!((hart.csr.mcause, hart.csr.mepc, hart.priv_), (0, 0, 1));
+    assert_eq!(hart.x[16], 0x16);
+    // Declined (an interrupt the firmware does not take): the M-mode trap as ever.
+    hart.csr.mie |= irq::MSI;
+    hart.bus.clint.msip[0] = true;
+    assert_eq!(hart.run(&mut obs, 1), Stop::InsnLimit);
+    assert_eq!(hart.csr.mcause, (1 << 63) | 3);
+    assert_eq!(hart.csr.mepc, 0x8000_1008);
+
+    // Two harts: hart 1 waits in wfi (an interrupt enabled in mie, none pending); hart 0's
+    // mail wakes it, and the firmware handler runs before its next instruction.
+    let mut m = rvtrace_sim::machine::Machine::new(&cfg, 2);
+    for h in 0..2 {
+        m.with_hart(h, |hart| {
+            setup(hart);
+            hart.csr.mie = irq::SSI;
+            assert!(hart.bus.write_ram(0x8000_0800, &WFI.to_le_bytes()));
+            hart.attach(Box::new(Firmware {
+                to: 0x8000_1000,
+                taken: Vec::new(),
+            }));
+        });
+    }
+    m.with_hart(0, |hart| hart.pc = 0x8000_2000);
+    m.with_hart(1, |hart| hart.pc = 0x8000_0800);
+    let mut obs = [Traps::default(), Traps::default()];
+    assert_eq!(m.run(&mut obs, 2100), Stop::InsnLimit);
+    assert_eq!(
+        obs[1].1,
+        vec![(0x8000_0800, 0x8000_0804)],
+        "hart 1 waits after its wfi"
+    );
+    m.with_hart(0, |hart| {
+        let mail = rvtrace_sim::smp::Mail {
+            firmware_ipi: true,
+            ..Default::default()
+        };
+        hart.bus.harts.post(1, mail);
+    });
+    assert_eq!(m.run(&mut obs, 3000), Stop::InsnLimit);
+    let t = obs[1].0[0];
+    assert!(t.interrupt && t.cause == rvtrace_sim::extension::FIRMWARE_IPI);
+    assert_eq!((t.epc, t.handler), (0x8000_0804, 0x8000_1000));
+    assert_eq!(obs[1].1[1], (0x8000_1000, 0x8000_1004));
+    assert!(obs[0].0.is_empty(), "hart 0 had no firmware interrupt");
+}

@@ -131,6 +131,9 @@ pub struct Hart {
     /// An SBI call started this hart anew (a resume it asked for itself, `smp.rs`
     /// `take_mail`): the call's instruction continues there, not after itself.
     pub(crate) restarted: bool,
+    /// The firmware asked for its interrupt handler before the next instruction
+    /// ([`HartAccess::firmware_ipi`]).
+    pub(crate) firmware_ipi: bool,
 }
 
 impl std::fmt::Debug for Hart {
@@ -193,6 +196,7 @@ impl Hart {
             id: 0,
             waiting: false,
             restarted: false,
+            firmware_ipi: false,
         };
         if let Some(t) = &cfg.uarch.timing {
             // The most one instruction can take: an AMO missing twice, a mispredict, a fetch
@@ -863,6 +867,31 @@ impl Hart {
             self.next_check = 0;
             return Some(Stop::InsnLimit);
         }
+        if std::mem::take(&mut self.firmware_ipi) {
+            self.firmware_handler(obs, crate::extension::FIRMWARE_IPI, |e, ctx| {
+                e.firmware_ipi(ctx);
+                None
+            });
+            if obs.stop_requested() {
+                return Some(Stop::Requested);
+            }
+        }
+        if let Some(c) = self.pending_interrupt() {
+            // An interrupt into M-mode goes to the firmware the extensions stand for first;
+            // one it handled but left pending is taken into M below.
+            let to_m = self.priv_ == privilege::M || self.csr.mideleg >> c & 1 == 0;
+            if to_m
+                && !self.exts.list.is_empty()
+                && self.firmware_handler(obs, c, |e, ctx| e.machine_interrupt(ctx, c).then_some(()))
+                && self.pending_interrupt() != Some(c)
+            {
+                self.next_check = 0;
+                if obs.stop_requested() {
+                    return Some(Stop::Requested);
+                }
+                return None;
+            }
+        }
         if let Some(c) = self.pending_interrupt() {
             let epc = self.pc;
             let trap = self.take_trap(c, 0, true, epc);
@@ -886,6 +915,41 @@ impl Hart {
         );
         self.next_check = next;
         None
+    }
+
+    /// Run the firmware's handler `f` for interrupt `cause` on each extension until one
+    /// handles it ([`Extension::machine_interrupt`], [`Extension::firmware_ipi`]); true if one
+    /// did. When the handler moved the hart, the observer sees the interrupt with the new pc
+    /// as its handler: the firmware's trap and `mret` collapsed, as a serviced `ecall` stands
+    /// for the firmware's exception path.
+    #[cold]
+    fn firmware_handler<O: Observer>(
+        &mut self,
+        obs: &mut O,
+        cause: u64,
+        f: impl FnMut(&mut dyn Extension, &mut Ctx) -> Option<()>,
+    ) -> bool {
+        let (epc, from) = (self.pc, self.priv_);
+        let handled = self.each_extension(f).is_some();
+        self.restarted = false;
+        self.replay_effects(obs);
+        // What the handler asked of this hart itself.
+        self.take_mail();
+        if self.pc != epc || self.priv_ != from {
+            let trap = TrapInfo {
+                cause,
+                tval: 0,
+                interrupt: true,
+                epc,
+                from_priv: from,
+                to_priv: self.priv_,
+                handler: self.pc,
+                mstatus: self.csr.mstatus,
+            };
+            obs.trap(&trap);
+        }
+        self.recheck();
+        handled
     }
 
     /// Counter work between instructions: follow the privilege, apply queued counter writes,
@@ -1113,5 +1177,21 @@ impl HartAccess for Hart {
     }
     fn shared(&mut self) -> &mut crate::smp::Shared {
         &mut self.bus.harts
+    }
+    fn pc(&self) -> u64 {
+        self.pc
+    }
+    fn resume_at(&mut self, pc: u64, priv_: u8) {
+        self.pc = self.trunc(pc);
+        self.priv_ = priv_.min(privilege::S);
+        self.restarted = true;
+        self.pmp_refresh();
+        // The counters follow the privilege at the housekeeping before the next instruction
+        // (`counter_housekeeping`), after an `ecall` that goes on here has retired in its own.
+        self.recheck();
+    }
+    fn firmware_ipi(&mut self) {
+        self.firmware_ipi = true;
+        self.recheck();
     }
 }

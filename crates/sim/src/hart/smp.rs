@@ -42,7 +42,7 @@ impl Hart {
     /// "Wait for Interrupt", whatever the global enables).
     pub(crate) fn wakes(&mut self) -> bool {
         self.latch_stimer();
-        self.mip() & self.csr.mie != 0
+        self.mip() & self.csr.mie != 0 || self.firmware_ipi
     }
 
     /// An LR of the virtual address `va` (its access already done): the machine records the
@@ -104,6 +104,9 @@ impl Hart {
         }
         if m.fence_i {
             self.flush_decode_caches();
+        }
+        if m.firmware_ipi {
+            self.firmware_ipi = true;
         }
         if let Some((at, opaque)) = m.start {
             self.start_supervisor(at, opaque);
