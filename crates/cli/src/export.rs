@@ -205,10 +205,10 @@ pub fn export(a: &ExportArgs) -> CmdResult {
         }
     }
     report::distinct(&[a.input.input.as_path(), a.input.elf.as_path()], &outs)?;
-    let prog = analysis::program(&a.input)?;
+    let mut prog = analysis::program(&a.input)?;
     // --all-harts: the trace read and its harts found before any file is made.
     let harts = match a.all_harts {
-        true => Some(analysis::Harts::open(&a.input, &prog)?),
+        true => Some(analysis::Harts::open(&a.input, &mut prog)?),
         false => None,
     };
     std::fs::create_dir_all(&a.output)
@@ -223,12 +223,13 @@ pub fn export(a: &ExportArgs) -> CmdResult {
     let (ok, n) = match &harts {
         Some(h) => all_harts(a, h, files, [&flow_p, &func_p, &br_p])?,
         None => {
+            let o = analysis::open(&a.input, &mut prog)?;
             let mut tables = Tables::new(&prog.image, &prog.syms, prog.isa, files)
                 .map_err(|e| Failure::Tool(format!("{dir}: {e}")))?;
             let mut sink = tables.hart(a.hart);
             let mut tee = Tee::new(&a.input);
             tee.other = Some(&mut sink);
-            let ok = analysis::feed(&a.input, &prog, &mut tee)?;
+            let ok = analysis::feed_opened(&a.input, o, &prog, &mut tee)?;
             let (files, n) = tables
                 .finish()
                 .map_err(|e| Failure::Tool(format!("writing into {dir}: {e}")))?;
