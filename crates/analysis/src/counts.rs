@@ -4,9 +4,9 @@
 //! another with nothing but time or context between them, is joined to it), so every source of
 //! the same execution gives the same counts however its decoder cut the ranges.
 
+use crate::system::{Place, System};
 use rvtrace_flow::walk::transfers;
 use rvtrace_flow::{insn_len_at, FlowElement, FlowSink, SyncReason};
-use crate::system::{Place, System};
 use rvtrace_image::Image;
 use std::collections::{BTreeMap, HashMap};
 

@@ -803,16 +803,13 @@ impl<'a> Profiler<'a> {
         // search then.
         if let Some(f) = self.top_func() {
             if let Some(fun) = self.funcs.get(f as usize) {
-                if fun.start <= addr && addr < fun.end && fun.space as usize == self.place.index
-                {
+                if fun.start <= addr && addr < fun.end && fun.space as usize == self.place.index {
                     return f;
                 }
             }
         }
         let syms = self.place.syms;
-        let local = syms
-            .function_index(addr)
-            .unwrap_or(syms.functions().len());
+        let local = syms.function_index(addr).unwrap_or(syms.functions().len());
         match self.ids.get(self.place.index).and_then(|v| v.get(local)) {
             Some(&id) if id != u32::MAX => id,
             _ => self.intern(local),
@@ -1063,8 +1060,7 @@ impl<'a> Profiler<'a> {
         let fun = self.funcs.get(f).filter(|fun| fun.space == here);
         let inside = fun.is_some_and(|fun| !fun.unknown && start >= fun.start && last < fun.end);
         if inside
-            || fun.is_some_and(|fun| fun.unknown)
-                && self.place.syms.function_index(last).is_none()
+            || fun.is_some_and(|fun| fun.unknown) && self.place.syms.function_index(last).is_none()
         {
             if self.inlines.is_none() {
                 self.attribute(top.node, count, start, 0);
@@ -1208,7 +1204,11 @@ impl<'a> Profiler<'a> {
         }
         for (&(a, b), c) in &self.edges {
             let names = (self.name(a).to_string(), self.name(b).to_string());
-            of(&mut out, key(b), &empty).calls.entry(names).or_default().add(*c);
+            of(&mut out, key(b), &empty)
+                .calls
+                .entry(names)
+                .or_default()
+                .add(*c);
         }
         for (&f, &n) in &self.samples {
             *of(&mut out, key(f), &empty)

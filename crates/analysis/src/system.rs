@@ -56,7 +56,8 @@ impl System {
             let mut groups: Vec<(rvtrace_image::space::Scope, Vec<String>)> = Vec::new();
             for k in named {
                 let (scope, im) = &files[k];
-                let mut file_names: Vec<String> = im.files().iter().map(|f| base(&f.path)).collect();
+                let mut file_names: Vec<String> =
+                    im.files().iter().map(|f| base(&f.path)).collect();
                 if file_names.len() > 2 {
                     let more = file_names.len() - 1;
                     file_names.truncate(1);

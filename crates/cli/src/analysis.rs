@@ -7,9 +7,9 @@ use rvtrace_analysis::export::{self, Unit};
 use rvtrace_analysis::{
     autofdo, CallTrace, Counter, Coverage, Profiler, SpaceCounter, Symbols, System, TextTrace,
 };
-use rvtrace_image::space::Scope;
 use rvtrace_decode::ingress::{self as source, SourceError, SourceStats};
 use rvtrace_flow::{FlowElement, FlowSink};
+use rvtrace_image::space::Scope;
 use rvtrace_image::Image;
 use rvtrace_isa::IsaConfig;
 use std::io::{Read, Write};
@@ -417,17 +417,15 @@ pub(crate) fn feed_opened(
     let Opened { head, input, trace } = o;
     let whole = std::io::Read::chain(std::io::Cursor::new(head), input);
     let stats: SourceStats = match trace {
-        None => {
-            match source::ingress(whole, &prog.image, prog.isa, tee) {
-                Ok(s) => s,
-                Err(SourceError::Ingress(e)) => {
-                    tee.warnings.finish();
-                    let _ = crate::run::damaged_input(&name, &e, None)?;
-                    return Ok(false);
-                }
-                Err(SourceError::Record(m)) => return Err(Failure::Tool(format!("{name}: {m}"))),
+        None => match source::ingress(whole, &prog.image, prog.isa, tee) {
+            Ok(s) => s,
+            Err(SourceError::Ingress(e)) => {
+                tee.warnings.finish();
+                let _ = crate::run::damaged_input(&name, &e, None)?;
+                return Ok(false);
             }
-        }
+            Err(SourceError::Record(m)) => return Err(Failure::Tool(format!("{name}: {m}"))),
+        },
         Some(trace) => {
             let st = rvtrace_flow::decode_read(&mut prog.decoder(&trace, None), whole, tee)
                 .map_err(|e| Failure::io(format_args!("reading {name}"), e))?;
@@ -726,7 +724,12 @@ fn counts(
 
 /// An error unless the program has DWARF line tables.
 fn need_lines(prog: &Program, elf: &Path) -> Result<(), Failure> {
-    if prog.syms.has_lines() || prog.scoped.as_ref().is_some_and(|s| s.1.iter().any(Symbols::has_lines)) {
+    if prog.syms.has_lines()
+        || prog
+            .scoped
+            .as_ref()
+            .is_some_and(|s| s.1.iter().any(Symbols::has_lines))
+    {
         return Ok(());
     }
     Err(Failure::Tool(format!(
@@ -744,7 +747,12 @@ pub fn coverage(a: &CoverageArgs) -> CmdResult {
     // Each space's code covered with its own symbols; a file in several spaces adds up.
     let mut cov = Coverage::new(&c[0], prog.image_of(0), prog.syms_of(0), prog.isa);
     for (i, c) in c.iter().enumerate().skip(1) {
-        cov.merge(Coverage::new(c, prog.image_of(i), prog.syms_of(i), prog.isa));
+        cov.merge(Coverage::new(
+            c,
+            prog.image_of(i),
+            prog.syms_of(i),
+            prog.isa,
+        ));
     }
     // Which source files the tracefile names: mapped, chosen, and (by default) only those that
     // exist here.

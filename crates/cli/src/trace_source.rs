@@ -199,7 +199,14 @@ fn load(paths: &[PathBuf], more: &ImageArgs, want_syms: bool) -> Result<Program,
     let mut scoped = Vec::new();
     let sources = expand_system_files(&more.image, more.sysroot.as_deref(), more.vdso.as_deref())?;
     let mut syms = want_syms.then(|| (Vec::new(), Vec::new()));
-    let xlen = load_images(&mut image, &mut scoped, &sources, xlen, given, syms.as_mut())?;
+    let xlen = load_images(
+        &mut image,
+        &mut scoped,
+        &sources,
+        xlen,
+        given,
+        syms.as_mut(),
+    )?;
     Ok(Program {
         image,
         scoped,

@@ -170,6 +170,36 @@ fn one_funnelled_trace_of_four_harts_splits_back() {
             assert!(!want.is_empty());
             assert!(got == want, "{proto}: hart {h}'s PCs differ from its run");
         }
+        // `profile --by hart`: one profile per hart, each of the hart's run's instructions;
+        // the folded stacks begin with the hart.
+        let folded = d.join(format!("{proto}.folded"));
+        let o = rvtrace(&[
+            "profile",
+            s(&t),
+            "--elf",
+            s(&elf),
+            "--by",
+            "hart",
+            "--folded",
+            s(&folded),
+        ]);
+        assert_eq!(o.status.code(), Some(0), "{proto}: {}", stderr(&o));
+        let report = stdout(&o);
+        let folded = std::fs::read_to_string(&folded).unwrap();
+        for h in 0..4 {
+            let want = std::fs::read_to_string(d.join(format!("h-{h}.pcs")))
+                .unwrap()
+                .lines()
+                .count();
+            let head = format!("hart {h}:\nflat profile: {want} instructions");
+            assert!(report.contains(&head), "{proto}: no {head:?} in\n{report}");
+            let folded_sum: usize = folded
+                .lines()
+                .filter(|l| l.starts_with(&format!("hart {h};")))
+                .map(|l| l.rsplit_once(' ').unwrap().1.parse::<usize>().unwrap())
+                .sum();
+            assert_eq!(folded_sum, want, "{proto}: hart {h}'s folded stacks");
+        }
         let o = encode(&d.join("narrow"), "1");
         assert_eq!(o.status.code(), Some(2), "{proto}: {}", stderr(&o));
         assert!(stderr(&o).contains("--src-bits 2"), "{}", stderr(&o));

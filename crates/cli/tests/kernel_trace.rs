@@ -760,3 +760,251 @@ fn sifive_settings_with_maps_and_kernel_pages() {
         "PCs decoded with the SiFive settings differ from the run's"
     );
 }
+
+/// One retired instruction of a run's `--ingress-text`: its address, privilege letter and
+/// context (the oracle of the outputs per process).
+struct Retired {
+    pc: u64,
+    privilege: char,
+    context: Option<u64>,
+}
+
+/// The retired instructions of an ingress text (a record of `+0` bytes is a fault: nothing
+/// retired).
+fn retired(text: &str) -> Vec<Retired> {
+    let mut v = Vec::new();
+    for l in text.lines().filter(|l| !l.starts_with('#')) {
+        let mut f = l.split_whitespace();
+        let pc = u64::from_str_radix(f.next().unwrap().trim_start_matches("0x"), 16).unwrap();
+        let bytes = f.next().unwrap();
+        if bytes.trim_start_matches('+').split('/').next() == Some("0") {
+            continue;
+        }
+        let field = |k: &str| l.split_whitespace().find_map(|w| w.strip_prefix(k));
+        v.push(Retired {
+            pc,
+            privilege: field("priv=").unwrap().chars().next().unwrap(),
+            context: field("context=")
+                .map(|c| u64::from_str_radix(c.trim_start_matches("0x"), 16).unwrap()),
+        });
+    }
+    v
+}
+
+/// Outputs of a whole system (issue 31 item 4) on programs/system's run: `profile --by
+/// process` gives the kernel and each user program (both at 0x10000, ASIDs 1 and 2) a profile
+/// of its own, each with as many instructions as the run retired in that privilege and
+/// context (its `--ingress-text`), and each user function (`collatz`, `fib`: ELF symbols)
+/// as many as the run retired inside it; the folded stacks begin with the process. `text`
+/// names every instruction with its own program's symbols and shows the source lines
+/// binutils' `addr2line` gives each address; `coverage` counts each function's entries
+/// (`FNDA`) as the run's PCs do. N-Trace (Ownership) and E-Trace (context).
+#[test]
+fn system_outputs_per_process() {
+    let d = tmpdir("system-outputs");
+    let sys = programs_dir().join("system");
+    let path = |n: &str| sys.join(n).to_str().unwrap().to_string();
+    let (kernel, ua, ub) = (
+        path("kernel-rv64gc.elf"),
+        path("user_a-rv64gc.elf"),
+        path("user_b-rv64gc.elf"),
+    );
+    let (ing, txt) = (d.join("s.ing"), d.join("s.txt"));
+    let o = rvtrace(&[
+        "run",
+        &kernel,
+        "--load",
+        &ua,
+        "--load",
+        &ub,
+        "--context",
+        "asid",
+        "--ingress",
+        ing.to_str().unwrap(),
+        "--ingress-text",
+        txt.to_str().unwrap(),
+    ]);
+    ok(&o, "rvtrace run");
+    let run = retired(&std::fs::read_to_string(&txt).unwrap());
+    let in_user = |r: &Retired, c: u64| r.privilege == 'U' && r.context == Some(c);
+    let count = |f: &dyn Fn(&Retired) -> bool| run.iter().filter(|r| f(r)).count();
+    let n_a = count(&|r| in_user(r, 1));
+    let n_b = count(&|r| in_user(r, 2));
+    let n_k = count(&|r| matches!(r.privilege, 'S' | 'M'));
+    assert_eq!(n_a + n_b + n_k, run.len());
+    assert!(n_a > 1000 && n_b > 1000, "{n_a} {n_b}");
+    // The user functions' ranges from the ELF symbols.
+    let sym = |f: &str, name: &str| {
+        let mut im = rvtrace_image::Image::new();
+        im.load_file(Path::new(f)).unwrap();
+        let s = im.symbol_by_name(name).unwrap();
+        (s.addr, s.addr + s.size)
+    };
+    let (collatz, fib) = (sym(&ua, "collatz"), sym(&ub, "fib"));
+    let inside = |r: &Retired, (lo, hi): (u64, u64)| lo <= r.pc && r.pc < hi;
+    let n_collatz = count(&|r| in_user(r, 1) && inside(r, collatz));
+    let n_fib = count(&|r| in_user(r, 2) && inside(r, fib));
+    let e_collatz = count(&|r| in_user(r, 1) && r.pc == collatz.0);
+    let e_fib = count(&|r| in_user(r, 2) && r.pc == fib.0);
+    assert!(n_collatz > 0 && n_fib > 0 && e_collatz > 0 && e_fib > 0);
+
+    let scf = d.join("ctx.scf");
+    std::fs::write(&scf, "nocontext_p=0\ncontext_width_p=16\n").unwrap();
+    let a_img = format!("{ua},priv=u,ctx=1");
+    let b_img = format!("{ub},priv=u,ctx=2");
+    let images = ["--elf", &kernel, "--image", &a_img, "--image", &b_img];
+    for (proto, extra) in [
+        ("ntrace", vec!["--ownership"]),
+        ("etrace", vec!["--scf", scf.to_str().unwrap()]),
+    ] {
+        let bin = d.join(format!("s.{proto}"));
+        let b = bin.to_str().unwrap();
+        let mut args = vec!["encode", proto, ing.to_str().unwrap(), "-o", b];
+        args.extend(extra);
+        ok(&rvtrace(&args), &format!("encode {proto}"));
+        let with = |cmd: &str, more: &[&str]| {
+            let mut a = vec![cmd, b];
+            a.extend(images);
+            a.extend(more);
+            let o = rvtrace(&a);
+            ok(&o, &format!("{proto}: {cmd} {more:?}"));
+            String::from_utf8_lossy(&o.stdout).into_owned()
+        };
+
+        // Profiles per process.
+        let folded = d.join(format!("{proto}.folded"));
+        let report = with(
+            "profile",
+            &["--by", "process", "--folded", folded.to_str().unwrap()],
+        );
+        for (name, n) in [
+            ("ctx=1 user_a-rv64gc.elf (U)", n_a),
+            ("ctx=2 user_b-rv64gc.elf (U)", n_b),
+            ("kernel-rv64gc.elf", n_k),
+        ] {
+            let head = format!("process {name}:\nflat profile: {n} instructions\n");
+            assert!(report.contains(&head), "{proto}: no {head:?} in\n{report}");
+        }
+        let folded = std::fs::read_to_string(&folded).unwrap();
+        let weight = |prefix: &str, leaf: &str| -> usize {
+            folded
+                .lines()
+                .filter(|l| l.starts_with(prefix))
+                .filter_map(|l| l.rsplit_once(' '))
+                .filter(|(stack, _)| stack.ends_with(leaf))
+                .map(|(_, n)| n.parse::<usize>().unwrap())
+                .sum()
+        };
+        assert_eq!(
+            weight("ctx=1 user_a-rv64gc.elf (U);", ";collatz"),
+            n_collatz,
+            "{proto}"
+        );
+        assert_eq!(
+            weight("ctx=2 user_b-rv64gc.elf (U);", ";fib"),
+            n_fib,
+            "{proto}"
+        );
+        assert_eq!(weight("ctx=1 user_a-rv64gc.elf (U);", ""), n_a, "{proto}");
+        assert_eq!(weight("ctx=2 user_b-rv64gc.elf (U);", ""), n_b, "{proto}");
+        // One profile of everything: the same functions, apart.
+        let report = with("profile", &["--top", "1000"]);
+        assert!(report.contains(&format!("flat profile: {} instructions\n", run.len())));
+        let self_of = |f: &str| {
+            report
+                .lines()
+                .find(|l| l.ends_with(&format!("  {f}")))
+                .and_then(|l| l.split_whitespace().next()?.parse::<usize>().ok())
+        };
+        assert_eq!(self_of("collatz"), Some(n_collatz), "{proto}\n{report}");
+        assert_eq!(self_of("fib"), Some(n_fib), "{proto}\n{report}");
+
+        // Coverage: each function's entries.
+        let lcov = d.join(format!("{proto}.info"));
+        with(
+            "coverage",
+            &["--lcov", lcov.to_str().unwrap(), "--all-sources"],
+        );
+        let lcov = std::fs::read_to_string(&lcov).unwrap();
+        assert!(
+            lcov.contains(&format!("FNDA:{e_collatz},collatz\n")),
+            "{lcov}"
+        );
+        assert!(lcov.contains(&format!("FNDA:{e_fib},fib\n")), "{lcov}");
+
+        // The instruction trace: each program's names and source lines.
+        let text = d.join(format!("{proto}.text"));
+        with("text", &["-o", text.to_str().unwrap()]);
+        let text = std::fs::read_to_string(&text).unwrap();
+        let named = |f: &str| {
+            text.lines()
+                .filter(|l| l.contains(&format!(" <{f}")))
+                .count()
+        };
+        assert_eq!(named("collatz"), n_collatz, "{proto}");
+        assert_eq!(named("fib"), n_fib, "{proto}");
+        if proto != "ntrace" {
+            continue;
+        }
+        // The source line shown last before each user instruction, by program (the context
+        // the flow reported last), against addr2line's for the address.
+        let mut shown: Option<String> = None;
+        let mut ctx = 0;
+        let mut asked: [Vec<(u64, Option<String>)>; 2] = [Vec::new(), Vec::new()];
+        for l in text.lines() {
+            if let Some(src) = l.strip_prefix("  ") {
+                shown = src.split_whitespace().next().map(str::to_string);
+            } else if l.starts_with("context ") {
+                if l.contains("context=0x1") {
+                    ctx = 1;
+                } else if l.contains("context=0x2") {
+                    ctx = 2;
+                }
+            } else if let Some(a) = l.strip_prefix("0x") {
+                let pc = u64::from_str_radix(a.split_whitespace().next().unwrap(), 16).unwrap();
+                if pc < 0x8000_0000 && ctx > 0 {
+                    asked[ctx - 1].push((pc, shown.clone()));
+                }
+            }
+        }
+        for (elf, asked) in [(&ua, &asked[0]), (&ub, &asked[1])] {
+            assert!(
+                asked.len() > 100,
+                "{elf}: {} user instructions",
+                asked.len()
+            );
+            let addrs: String = asked.iter().map(|(pc, _)| format!("{pc:#x}\n")).collect();
+            let Some(lines) = addr2line(elf, &addrs) else {
+                eprintln!("skipped: riscv64-unknown-elf-addr2line is not installed");
+                return;
+            };
+            let mut checked = 0;
+            for ((pc, shown), want) in asked.iter().zip(&lines) {
+                let want = want.split(" (discriminator").next().unwrap();
+                if want.starts_with("??") || want.ends_with(":0") || want.ends_with(":?") {
+                    continue;
+                }
+                assert_eq!(shown.as_deref(), Some(want), "{elf} {pc:#x}");
+                checked += 1;
+            }
+            assert!(checked > 100, "{elf}: {checked} lines checked");
+        }
+    }
+}
+
+/// binutils' `addr2line -e ELF` of the addresses in `addrs` (one a line), one line each;
+/// `None` when the tool is not installed.
+fn addr2line(elf: &str, addrs: &str) -> Option<Vec<String>> {
+    let o = std::process::Command::new("riscv64-unknown-elf-addr2line")
+        .args(["-e", elf])
+        .args(addrs.lines())
+        .output()
+        .ok()?;
+    assert!(o.status.success());
+    Some(
+        String::from_utf8_lossy(&o.stdout)
+            .lines()
+            .map(str::to_string)
+            .collect(),
+    )
+}
