@@ -172,6 +172,32 @@ impl Symbols {
         })
     }
 
+    /// [`Symbols::from_elf`] of the ELF file at `path` (its bytes `data`), with the line tables
+    /// of its debug file when it has none itself (a stripped program, its DWARF kept apart:
+    /// [`debug_file`]); the functions are the debug file's when the file has no symbols.
+    pub fn from_elf_or_debug(
+        data: &[u8],
+        path: &Path,
+        debug_dirs: &[PathBuf],
+    ) -> Result<Symbols, SymbolsError> {
+        let mut s = Symbols::from_elf(data)?;
+        if s.has_lines() {
+            return Ok(s);
+        }
+        let Some(found) = debug_file(data, path, debug_dirs) else {
+            return Ok(s);
+        };
+        let bytes = std::fs::read(&found)
+            .map_err(|e| SymbolsError::File(found.clone(), Box::new(SymbolsError::Read(e))))?;
+        let d = Symbols::from_elf(&bytes)
+            .map_err(|e| SymbolsError::File(found.clone(), Box::new(e)))?;
+        s.dwarf = d.dwarf;
+        if s.functions.is_empty() {
+            s.functions = d.functions;
+        }
+        Ok(s)
+    }
+
     /// Symbols from a list of functions (a stripped program whose function boundaries are known
     /// otherwise); no line tables. Functions are sorted; one that overlaps the previous is
     /// dropped.
@@ -538,6 +564,41 @@ fn load_dwarf(file: &object::File) -> Result<Option<addr2line::Context<Reader>>,
     addr2line::Context::from_dwarf(dwarf)
         .map(Some)
         .map_err(SymbolsError::Dwarf)
+}
+
+/// The debug file of the ELF file at `path` (its bytes `data`), where gdb looks for it: by
+/// its build ID (`NT_GNU_BUILD_ID`) in each of `debug_dirs` at `.build-id/xx/rest.debug`
+/// (the ID's first byte, then the rest, in hex), whose own build ID must be the same; by the
+/// name its `.gnu_debuglink` section gives, beside the file, in its `.debug` directory and
+/// in each of `debug_dirs`, whose CRC-32 must be the section's. `None`: not found.
+pub fn debug_file(data: &[u8], path: &Path, debug_dirs: &[PathBuf]) -> Option<PathBuf> {
+    let file = object::File::parse(data).ok()?;
+    if let Some(id) = file.build_id().ok().flatten().filter(|id| id.len() > 1) {
+        let hex: String = id.iter().map(|b| format!("{b:02x}")).collect();
+        for dir in debug_dirs {
+            let p = dir
+                .join(".build-id")
+                .join(&hex[..2])
+                .join(format!("{}.debug", &hex[2..]));
+            let same = std::fs::read(&p).ok().is_some_and(|b| {
+                object::File::parse(&*b)
+                    .ok()
+                    .and_then(|f| f.build_id().ok().flatten().map(|o| o == id))
+                    == Some(true)
+            });
+            if same {
+                return Some(p);
+            }
+        }
+    }
+    let (name, crc) = file.gnu_debuglink().ok().flatten()?;
+    let name = Path::new(std::str::from_utf8(name).ok()?);
+    let here = path.parent().unwrap_or(Path::new("."));
+    let mut candidates = vec![here.join(name), here.join(".debug").join(name)];
+    candidates.extend(debug_dirs.iter().map(|d| d.join(name)));
+    candidates
+        .into_iter()
+        .find(|p| std::fs::read(p).is_ok_and(|b| crc32fast::hash(&b) == crc) && p.as_path() != path)
 }
 
 /// Why [`Symbols::load`] or [`Symbols::from_elf`] could not read a program.

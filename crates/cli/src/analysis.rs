@@ -265,7 +265,8 @@ fn load(input: &InputArgs, spaces: bool) -> Result<Program, Failure> {
     let p = crate::trace_source::load_system_symbols(std::slice::from_ref(elf), &input.images)?;
     let xlen = p.xlen.unwrap_or(rvtrace_isa::Xlen::Rv64);
     let (everywhere, scoped_syms) = p.syms.unwrap_or_default();
-    let main = Symbols::load(elf).map_err(|e| Failure::Tool(e.to_string()))?;
+    let main = Symbols::from_elf_or_debug(&report::read_input(elf)?, elf, &input.images.debug_dir)
+        .map_err(|e| Failure::Tool(format!("{}: {e}", elf.display())))?;
     let syms = Symbols::merge(std::iter::once(main).chain(everywhere));
     let scoped = (!p.scoped.is_empty()).then_some((p.scoped, scoped_syms));
     Ok(Program {

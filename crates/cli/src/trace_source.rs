@@ -122,6 +122,12 @@ pub struct ImageArgs {
     /// The address width the code is read with when only raw --image files give it.
     #[arg(long, value_name = "32|64", value_parser = crate::etrace::parse_xlen)]
     pub xlen: Option<u8>,
+    /// Where the debug files of stripped ELF files are (repeatable; `text`, `profile`,
+    /// `coverage`): by build ID at `DIR/.build-id/xx/rest.debug`, or by the name the file's
+    /// `.gnu_debuglink` gives at `DIR/NAME` (also looked for beside the file and in its
+    /// `.debug` directory), as gdb finds them.
+    #[arg(long, value_name = "DIR")]
+    pub debug_dir: Vec<PathBuf>,
 }
 
 /// A program as `--elf` and `--image` give it: the files that apply everywhere as one image,
@@ -205,7 +211,7 @@ fn load(paths: &[PathBuf], more: &ImageArgs, want_syms: bool) -> Result<Program,
         &sources,
         xlen,
         given,
-        syms.as_mut(),
+        syms.as_mut().map(|s| (s, more.debug_dir.as_slice())),
     )?;
     Ok(Program {
         image,
@@ -217,10 +223,10 @@ fn load(paths: &[PathBuf], more: &ImageArgs, want_syms: bool) -> Result<Program,
 
 /// The symbols of one image file: an ELF file's (functions and line tables) moved by its load
 /// bias; a kernel's names; none for raw code.
-fn source_symbols(source: &Source) -> Result<Symbols, Failure> {
+fn source_symbols(source: &Source, debug_dirs: &[PathBuf]) -> Result<Symbols, Failure> {
     Ok(match source {
         Source::Spec(spec, bytes) if rvtrace_image::ImageSpec::is_elf(bytes) => {
-            Symbols::from_elf(bytes)
+            Symbols::from_elf_or_debug(bytes, &spec.path, debug_dirs)
                 .map_err(|e| Failure::Tool(format!("{}: {e}", spec.path.display())))?
                 .moved(spec.at.unwrap_or(0))
         }
@@ -411,7 +417,7 @@ fn load_images(
     sources: &[Source],
     xlen: Option<Xlen>,
     given: Option<Xlen>,
-    syms: Option<&mut (Vec<Symbols>, Vec<Symbols>)>,
+    syms: Option<(&mut (Vec<Symbols>, Vec<Symbols>), &[PathBuf])>,
 ) -> Result<Option<Xlen>, Failure> {
     let mut xlen = xlen;
     // Each source's symbols, in the order its image is made (the order of `scoped`).
@@ -525,9 +531,9 @@ fn load_images(
             })?;
         }
     }
-    if let Some((everywhere, scoped_syms)) = syms {
+    if let Some(((everywhere, scoped_syms), debug_dirs)) = syms {
         for (k, all) in by_source {
-            let s = source_symbols(&sources[k])?;
+            let s = source_symbols(&sources[k], debug_dirs)?;
             if all {
                 everywhere.push(s);
             } else {

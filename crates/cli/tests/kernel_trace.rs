@@ -1008,3 +1008,118 @@ fn addr2line(elf: &str, addrs: &str) -> Option<Vec<String>> {
             .collect(),
     )
 }
+
+/// Runs binutils tool `tool` (`riscv64-unknown-elf-TOOL`) with `args`: its stdout, `None`
+/// when it is not installed.
+fn binutils(tool: &str, args: &[&str]) -> Option<String> {
+    let o = std::process::Command::new(format!("riscv64-unknown-elf-{tool}"))
+        .args(args)
+        .output()
+        .ok()?;
+    assert!(
+        o.status.success(),
+        "{tool} {args:?}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    Some(String::from_utf8_lossy(&o.stdout).into_owned())
+}
+
+/// Stripped `--image` files get their source lines from their debug files (issue 31 item 4):
+/// user_a stripped with a `.gnu_debuglink` to its `strip --only-keep-debug` file, user_b
+/// stripped with a build ID (a note added by objcopy, read back by `readelf -n`) and its debug
+/// file at `DIR/.build-id/xx/rest.debug`: `text --debug-dir DIR` is the same as with the
+/// unstripped files (whose lines `system_outputs_per_process` checks against addr2line);
+/// without --debug-dir it has no line of either program.
+#[test]
+fn stripped_images_find_their_debug_files() {
+    let d = tmpdir("system-debug-files");
+    let sys = programs_dir().join("system");
+    let path = |n: &str| sys.join(n).to_str().unwrap().to_string();
+    let (kernel, ua, ub) = (
+        path("kernel-rv64gc.elf"),
+        path("user_a-rv64gc.elf"),
+        path("user_b-rv64gc.elf"),
+    );
+    let p = |n: &str| d.join(n).to_str().unwrap().to_string();
+    std::fs::create_dir_all(d.join("dbg")).unwrap();
+    std::fs::create_dir_all(d.join("bin")).unwrap();
+    // A build ID note (NT_GNU_BUILD_ID = 3, owner "GNU").
+    let id: Vec<u8> = (0x10..0x24).collect();
+    let mut note = Vec::new();
+    for w in [4u32, id.len() as u32, 3] {
+        note.extend(w.to_le_bytes());
+    }
+    note.extend(b"GNU\0");
+    note.extend(&id);
+    std::fs::write(d.join("note"), &note).unwrap();
+    let with_id = p("user_b-id.elf");
+    let add = format!(".note.gnu.build-id={}", p("note"));
+    if binutils("objcopy", &["--add-section", &add, &ub, &with_id]).is_none() {
+        eprintln!("skipped: binutils-riscv64-unknown-elf is not installed");
+        return;
+    }
+    let notes = binutils("readelf", &["-n", &with_id]).unwrap();
+    let hex = notes
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("Build ID: "))
+        .unwrap()
+        .to_string();
+    assert_eq!(hex, "101112131415161718191a1b1c1d1e1f20212223");
+    let by_id = d.join("dbg/.build-id").join(&hex[..2]);
+    std::fs::create_dir_all(&by_id).unwrap();
+    let by_id = by_id.join(format!("{}.debug", &hex[2..]));
+    binutils(
+        "strip",
+        &["--only-keep-debug", &with_id, "-o", by_id.to_str().unwrap()],
+    );
+    let (sa, sb) = (p("bin/user_a-rv64gc.elf"), p("bin/user_b-rv64gc.elf"));
+    binutils("strip", &["--strip-debug", &with_id, "-o", &sb]);
+    let a_dbg = p("dbg/user_a.debug");
+    binutils("strip", &["--only-keep-debug", &ua, "-o", &a_dbg]);
+    binutils("strip", &["--strip-debug", &ua, "-o", &sa]);
+    binutils("objcopy", &[&format!("--add-gnu-debuglink={a_dbg}"), &sa]);
+    for f in [&sa, &sb] {
+        let sections = binutils("readelf", &["-S", f]).unwrap();
+        assert!(!sections.contains(".debug_line"), "{f} is not stripped");
+    }
+
+    let (ing, _) = run_system(&d);
+    let t = p("s.ntrace");
+    ok(
+        &rvtrace(&[
+            "encode",
+            "ntrace",
+            ing.to_str().unwrap(),
+            "-o",
+            &t,
+            "--ownership",
+        ]),
+        "encode",
+    );
+    let text = |a: &str, b: &str, more: &[&str]| {
+        let out = p("t.text");
+        let (a, b) = (format!("{a},priv=u,ctx=1"), format!("{b},priv=u,ctx=2"));
+        let mut args = vec![
+            "text", &t, "--elf", &kernel, "--image", &a, "--image", &b, "-o", &out,
+        ];
+        args.extend(more);
+        ok(&rvtrace(&args), &format!("text {more:?}"));
+        std::fs::read_to_string(&out).unwrap()
+    };
+    let want = text(&ua, &ub, &[]);
+    for f in ["user_a.c", "user_b.c"] {
+        assert!(want.contains(&format!("kernel/{f}:")), "no line of {f}");
+    }
+    let got = text(&sa, &sb, &["--debug-dir", &p("dbg")]);
+    assert!(
+        got == want,
+        "stripped images with their debug files: another text"
+    );
+    let bare = text(&sa, &sb, &[]);
+    for f in ["user_a.c", "user_b.c"] {
+        assert!(
+            !bare.contains(&format!("kernel/{f}:")),
+            "{f} without its debug file"
+        );
+    }
+}
