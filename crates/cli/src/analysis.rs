@@ -281,7 +281,7 @@ fn load(input: &InputArgs, spaces: bool) -> Result<Program, Failure> {
 impl Program {
     /// With files of a scope: the address spaces, their code made as `trace`'s decoder walks
     /// it, each named with its files' symbols ([`System`]).
-    pub(crate) fn enter_spaces(&mut self, trace: &rvtrace_decode::Trace) -> Result<(), Failure> {
+    pub fn enter_spaces(&mut self, trace: &rvtrace_decode::Trace) -> Result<(), Failure> {
         let Some((files, syms)) = self.scoped.take() else {
             return Ok(());
         };
@@ -495,6 +495,11 @@ impl Harts {
             stdin,
             trace,
         })
+    }
+
+    /// The trace, resolved.
+    pub(crate) fn trace(&self) -> &rvtrace_decode::Trace {
+        &self.trace
     }
 
     /// Decodes hart `hart` (the other harts' messages or packets skipped) into `sink`, its

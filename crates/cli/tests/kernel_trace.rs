@@ -919,6 +919,52 @@ fn system_outputs_per_process() {
         assert_eq!(self_of("collatz"), Some(n_collatz), "{proto}\n{report}");
         assert_eq!(self_of("fib"), Some(n_fib), "{proto}\n{report}");
 
+        // The Parquet tables: every flow row with the context in effect and its process;
+        // each process's ranges and flat profile add up to its instructions.
+        let dir = d.join(format!("{proto}.tables"));
+        with("export", &["-o", dir.to_str().unwrap()]);
+        let mut per: std::collections::BTreeMap<String, usize> = Default::default();
+        for batch in crate::export::read(&dir.join("flow.parquet")) {
+            let (kind, process) = (
+                crate::export::strs(&batch, "kind"),
+                crate::export::strs(&batch, "process"),
+            );
+            let (count, context) = (
+                crate::export::u64s(&batch, "count"),
+                crate::export::u64s(&batch, "context"),
+            );
+            for i in 0..batch.num_rows() {
+                let p = process[i].clone().expect("every row has its process");
+                if kind[i].as_deref() == Some("range") {
+                    *per.entry(p.clone()).or_default() += count[i].unwrap() as usize;
+                }
+                if p.starts_with("ctx=1 ") {
+                    assert_eq!(context[i], Some(1), "{proto}: row {i} of {p}");
+                }
+                if p.starts_with("ctx=2 ") {
+                    assert_eq!(context[i], Some(2), "{proto}: row {i} of {p}");
+                }
+            }
+        }
+        let mut self_per: std::collections::BTreeMap<String, usize> = Default::default();
+        for batch in crate::export::read(&dir.join("functions.parquet")) {
+            let (process, n) = (
+                crate::export::strs(&batch, "process"),
+                crate::export::u64s(&batch, "self_insns"),
+            );
+            for i in 0..batch.num_rows() {
+                *self_per.entry(process[i].clone().unwrap()).or_default() += n[i].unwrap() as usize;
+            }
+        }
+        for (name, n) in [
+            ("ctx=1 user_a-rv64gc.elf (U)", n_a),
+            ("ctx=2 user_b-rv64gc.elf (U)", n_b),
+            ("kernel-rv64gc.elf", n_k),
+        ] {
+            assert_eq!(per.get(name), Some(&n), "{proto}: flow ranges of {name}");
+            assert_eq!(self_per.get(name), Some(&n), "{proto}: functions of {name}");
+        }
+
         // Coverage: each function's entries.
         let lcov = d.join(format!("{proto}.info"));
         with(
