@@ -171,6 +171,18 @@ impl<'a, W: Write> TextTrace<'a, W> {
         Ok(())
     }
 
+    /// Takes what was written so far (a writer in memory: the text of the elements given
+    /// since the last call), or the first I/O error.
+    pub fn take_written(&mut self) -> io::Result<W>
+    where
+        W: Default,
+    {
+        if let Some(e) = self.err.take() {
+            return Err(e);
+        }
+        Ok(std::mem::take(&mut self.out))
+    }
+
     /// Flushes and returns the writer, or the first I/O error.
     pub fn finish(mut self) -> io::Result<W> {
         if let Some(e) = self.err.take() {

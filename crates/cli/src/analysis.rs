@@ -204,6 +204,23 @@ pub struct TextArgs {
     /// Write to FILE (`-`: stdout).
     #[arg(short = 'o', long = "output", value_name = "FILE", default_value = "-")]
     output: PathBuf,
+    /// A trace of several harts (as `decode --all-harts` reads it: --src-bits or the
+    /// sidecar): one timeline of every hart, each line `NS ns hart H: ...`, merged by the
+    /// harts' time stamps (the last `time` before the line; ties to the lower hart, as the
+    /// funnel orders them) and shown in nanoseconds of the timer (--timebase-hz). Lines before
+    /// a hart's first time stamp come first, at 0. The text is held in memory: for a window of
+    /// a trace.
+    #[arg(long, conflicts_with = "call_trace")]
+    all_harts: bool,
+    /// The frequency of the timer the trace's time stamps count (the device tree's
+    /// `/cpus/timebase-frequency`). Default: --dtb's, else 10000000 (QEMU virt's and `rvtrace
+    /// run`'s).
+    #[arg(long, value_name = "HZ", value_parser = clap::value_parser!(u64).range(1..))]
+    timebase_hz: Option<u64>,
+    /// A device tree blob (`rvtrace run --dump-dtb`, QEMU's `dumpdtb`) to read the timer's
+    /// frequency from (`/cpus/timebase-frequency`).
+    #[arg(long, value_name = "FILE", conflicts_with = "timebase_hz")]
+    dtb: Option<PathBuf>,
 }
 
 const TEXT_HELP: &str = "\
@@ -879,10 +896,94 @@ pub fn autofdo(a: &AutofdoArgs) -> CmdResult {
     })
 }
 
+/// A hart's instruction trace in memory, each piece with the last time stamp before it
+/// (`text --all-harts`).
+struct TimedText<'a> {
+    text: TextTrace<'a, Vec<u8>>,
+    time: u64,
+    pieces: Vec<(u64, Vec<u8>)>,
+}
+
+impl FlowSink for TimedText<'_> {
+    fn element(&mut self, e: &FlowElement) {
+        self.text.element(e);
+        if let FlowElement::Time { time } = *e {
+            self.time = time;
+        }
+        if let Ok(w) = self.text.take_written() {
+            if !w.is_empty() {
+                self.pieces.push((self.time, w));
+            }
+        }
+    }
+
+    fn stop_requested(&self) -> bool {
+        self.text.stop_requested()
+    }
+}
+
+/// `text --all-harts`: every hart's instruction trace, merged by time stamp.
+fn text_all_harts(a: &TextArgs, mut prog: Program) -> CmdResult {
+    let hz = match (a.timebase_hz, &a.dtb) {
+        (Some(hz), _) => hz,
+        (None, Some(p)) => {
+            let blob = report::read_input(p)?;
+            crate::dtb::timebase_frequency(&blob)
+                .map_err(|e| Failure::Tool(format!("{}: {e}", p.display())))?
+        }
+        (None, None) => rvtrace_sim::fdt::TIMEBASE_FREQUENCY.into(),
+    };
+    let harts = Harts::open(&a.input, &mut prog)?;
+    let prog = &prog;
+    let mut all: Vec<(u64, u16, usize, Vec<u8>)> = Vec::new();
+    let mut ok = true;
+    for &h in &harts.harts {
+        let t = match &prog.system {
+            Some(s) => TextTrace::in_system(s, prog.isa, Vec::new()),
+            None => TextTrace::new(&prog.image, &prog.syms, prog.isa, Vec::new()),
+        };
+        let mut sink = TimedText {
+            text: if a.no_lines { t.without_lines() } else { t },
+            time: 0,
+            pieces: Vec::new(),
+        };
+        ok &= harts.feed(&a.input, prog, h, &mut sink)?;
+        all.extend(
+            sink.pieces
+                .into_iter()
+                .enumerate()
+                .map(|(k, (t, text))| (t, h, k, text)),
+        );
+    }
+    // By time, then hart, then each hart's order.
+    all.sort_unstable_by_key(|p| (p.0, p.1, p.2));
+    let mut out = std::io::BufWriter::with_capacity(1 << 16, Output::create(&a.output)?);
+    let name = report::name(&a.output);
+    let write = |out: &mut std::io::BufWriter<Output>| -> std::io::Result<()> {
+        for (time, hart, _, text) in &all {
+            let ns = u128::from(*time) * 1_000_000_000 / u128::from(hz);
+            for line in text.split_inclusive(|&b| b == b'\n') {
+                write!(out, "{ns} ns hart {hart}: ")?;
+                out.write_all(line)?;
+            }
+        }
+        Ok(())
+    };
+    write(&mut out).map_err(|e| Failure::io(format_args!("writing {name}"), e))?;
+    let out = out
+        .into_inner()
+        .map_err(|e| Failure::io(format_args!("writing {name}"), e.into_error()))?;
+    out.finish()?;
+    Ok(report::status(ok))
+}
+
 /// `rvtrace text`.
 pub fn text(a: &TextArgs) -> CmdResult {
     report::distinct(&inputs(&a.input), &[("-o", &a.output)])?;
     let mut prog = program_system(&a.input)?;
+    if a.all_harts {
+        return text_all_harts(a, prog);
+    }
     let o = open(&a.input, &mut prog)?;
     let prog = &prog;
     let out = std::io::BufWriter::with_capacity(1 << 16, Output::create(&a.output)?);
