@@ -93,7 +93,8 @@ pub struct ImageArgs {
     /// More of the code the trace ran (repeatable): an ELF file, moved by a load bias with
     /// `FILE@BIAS` (a position-independent program or library where it was loaded), or a raw
     /// binary (firmware `.bin`, a memory dump) at its address with `FILE@ADDR`. Addresses hex
-    /// with 0x, or decimal. With --elf or alone. `decode` also takes where the code runs:
+    /// with 0x, or decimal. With --elf or alone. `decode`, `text`, `profile`, `coverage`,
+    /// `stats` and `export` also take where the code runs:
     /// `,priv=m|s|u` and `,ctx=N` after it (`user.elf,priv=u,ctx=2`: the process of context 2,
     /// an ASID or scontext value), and walks each file only where the trace reports that
     /// privilege and context (N-Trace Ownership, E-Trace format 3 `privilege`/`context`);
@@ -171,8 +172,8 @@ pub fn load_program(paths: &[PathBuf], more: &ImageArgs) -> Result<(Image, Optio
 /// The usage error of a command that reads one address space given a file with a scope.
 pub fn one_space_error(spec: &rvtrace_image::ImageSpec) -> Failure {
     Failure::Usage(format!(
-        "--image {}: priv= and ctx= (address spaces) are read by `decode`, `text`, `profile` \
-         and `coverage`; this command reads one address space",
+        "--image {}: priv= and ctx= (address spaces) are read by `decode`, `text`, `profile`, \
+         `coverage`, `stats` and `export`; this command reads one address space",
         spec.path.display()
     ))
 }

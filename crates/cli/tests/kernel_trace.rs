@@ -486,12 +486,14 @@ fn system_address_spaces() {
     );
     // A command that reads one address space refuses the qualifiers.
     let o = rvtrace(&[
-        "stats",
+        "autofdo",
         d.join("s.ntrace").to_str().unwrap(),
         "--elf",
         &kernel,
         "--image",
         &a_img,
+        "-o",
+        d.join("prof.txt").to_str().unwrap(),
     ]);
     assert_eq!(
         o.status.code(),
@@ -500,6 +502,19 @@ fn system_address_spaces() {
         String::from_utf8_lossy(&o.stderr)
     );
     assert!(String::from_utf8_lossy(&o.stderr).contains("priv= and ctx="));
+    // `decode --text` names one space's code: refused, pointing to `rvtrace text`.
+    let o = rvtrace(&[
+        "decode",
+        d.join("s.ntrace").to_str().unwrap(),
+        "--elf",
+        &kernel,
+        "--image",
+        &a_img,
+        "--text",
+        d.join("t.txt").to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("rvtrace text"));
 }
 
 /// An ELF core file from a tool nobody here wrote: QEMU 7.2's `dump-guest-memory` of the `virt`
@@ -798,7 +813,9 @@ fn retired(text: &str) -> Vec<Retired> {
 /// as many as the run retired inside it; the folded stacks begin with the process. `text`
 /// names every instruction with its own program's symbols and shows the source lines
 /// binutils' `addr2line` gives each address; `coverage` counts each function's entries
-/// (`FNDA`) as the run's PCs do. N-Trace (Ownership) and E-Trace (context).
+/// (`FNDA`) as the run's PCs do; `export`'s rows carry each process's context and name, its
+/// ranges and flat profile adding up to its instructions; `stats` decodes every instruction.
+/// N-Trace (Ownership) and E-Trace (context).
 #[test]
 fn system_outputs_per_process() {
     let d = tmpdir("system-outputs");
@@ -870,6 +887,13 @@ fn system_outputs_per_process() {
             ok(&o, &format!("{proto}: {cmd} {more:?}"));
             String::from_utf8_lossy(&o.stdout).into_owned()
         };
+
+        // `stats` decodes through the spaces too: every instruction of the run, no loss.
+        let stats = with("stats", &["--json"]);
+        assert!(
+            stats.contains(&format!("\"instructions\":{},", run.len())),
+            "{proto}: {stats}"
+        );
 
         // Profiles per process.
         let folded = d.join(format!("{proto}.folded"));
