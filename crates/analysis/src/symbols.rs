@@ -61,7 +61,9 @@ pub struct Symbols {
 /// files of merged symbols apart.
 #[derive(Clone)]
 struct Dwarf {
-    ctx: Arc<addr2line::Context<Reader>>,
+    /// Shared by the symbols merged from these (addr2line's context is not `Sync`: symbols
+    /// are per thread).
+    ctx: std::rc::Rc<addr2line::Context<Reader>>,
     bias: u64,
     ranges: Vec<(u64, u64)>,
 }
@@ -159,7 +161,7 @@ impl Symbols {
             .collect();
         let dwarf = load_dwarf(&file)?
             .map(|ctx| Dwarf {
-                ctx: Arc::new(ctx),
+                ctx: std::rc::Rc::new(ctx),
                 bias: 0,
                 ranges,
             })

@@ -83,10 +83,13 @@ pub struct TextTrace<'a, W: Write> {
     out: W,
     err: Option<io::Error>,
     /// The source line of each address seen (by space; `None`: none), when lines are shown.
-    lines: Option<HashMap<(usize, u64), Option<Arc<str>>>>,
+    lines: Option<LineCache>,
     /// The source line shown last.
     shown: Option<Arc<str>>,
 }
+
+/// The source line of each address seen, by space (`None`: none).
+type LineCache = HashMap<(usize, u64), Option<Arc<str>>>;
 
 /// The source position of the instruction at `addr`, as [`TextTrace`] shows it (indented by
 /// two spaces): `FILE:LINE`, and when the code was inlined, the function it belongs to and the

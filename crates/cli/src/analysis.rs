@@ -873,7 +873,7 @@ pub fn autofdo(a: &AutofdoArgs) -> CmdResult {
         need_lines(&prog, &a.input.elf)?;
         let (c, ok) = counts(&a.input, &mut prog)?;
         let c = &c[0];
-        let text = autofdo::llvm(&c, &prog.image, &prog.syms, prog.isa);
+        let text = autofdo::llvm(c, &prog.image, &prog.syms, prog.isa);
         write_file(&a.output, text.as_bytes())?;
         return Ok(report::status(ok));
     }

@@ -142,8 +142,12 @@ pub struct Program {
     pub xlen: Option<Xlen>,
     /// The symbols of the `--image` files ([`load_system_symbols`]): those without a scope,
     /// one per file, and one per entry of `scoped`.
-    pub syms: Option<(Vec<Symbols>, Vec<Symbols>)>,
+    pub syms: Option<FileSymbols>,
 }
+
+/// The symbols of the `--image` files: those without a scope, one per file; and one per
+/// scoped file.
+pub type FileSymbols = (Vec<Symbols>, Vec<Symbols>);
 
 impl Program {
     /// Every file with its scope, for [`rvtrace_decode::Trace::spaces`] (`None`: no file has a
@@ -418,7 +422,7 @@ fn load_images(
     sources: &[Source],
     xlen: Option<Xlen>,
     given: Option<Xlen>,
-    syms: Option<(&mut (Vec<Symbols>, Vec<Symbols>), &[PathBuf])>,
+    syms: Option<(&mut FileSymbols, &[PathBuf])>,
 ) -> Result<Option<Xlen>, Failure> {
     let mut xlen = xlen;
     // Each source's symbols, in the order its image is made (the order of `scoped`).
