@@ -100,8 +100,12 @@ for user in a:0x80100000:0x80101000 b:0x80102000:0x80103000; do
 done
 for elf in "$sys"/*.elf; do
     # The kernel's empty .tdata goes too: strip would otherwise grow its data segment's file
-    # size to reach .tdata's file offset (2 MiB of zeros, overlapping the next segment).
-    if [ "${KEEP_DEBUG:-0}" != 1 ]; then $strip --strip-debug --remove-section=.tdata "$elf"; fi
+    # size to reach .tdata's file offset (2 MiB of zeros, overlapping the next segment). The
+    # user programs keep their DWARF (6 KB each): source lines and coverage per process are
+    # tested with them (crates/cli/tests/kernel_trace.rs).
+    case $elf in */user_*) ;; *)
+        if [ "${KEEP_DEBUG:-0}" != 1 ]; then $strip --strip-debug --remove-section=.tdata "$elf"; fi ;;
+    esac
     echo "built system/$(basename "$elf")"
 done
 

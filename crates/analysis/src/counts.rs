@@ -4,6 +4,7 @@
 //! another with nothing but time or context between them, is joined to it), so every source of
 //! the same execution gives the same counts however its decoder cut the ranges.
 
+use crate::system::{Place, System};
 use rvtrace_flow::walk::transfers;
 use rvtrace_flow::{insn_len_at, FlowElement, FlowSink, SyncReason};
 use rvtrace_image::Image;
@@ -89,6 +90,13 @@ impl<'a> Counter<'a> {
         }
     }
 
+    /// The flow leaves for another address space: the open range closes, and nothing links
+    /// it to where the flow comes back.
+    pub fn cut(&mut self) {
+        self.close();
+        self.linked = false;
+    }
+
     /// The counts (closing the open range).
     pub fn finish(mut self) -> Counts {
         self.close();
@@ -143,5 +151,42 @@ impl FlowSink for Counter<'_> {
                 self.linked = false;
             }
         }
+    }
+}
+
+/// [`Counter`]s of a program of several address spaces ([`System`]): the counts of each space
+/// apart (the same address is different code in two of them), the flow followed from space to
+/// space as its `Context` elements say.
+pub struct SpaceCounter<'a> {
+    place: Place<'a>,
+    counters: Vec<Counter<'a>>,
+}
+
+impl<'a> SpaceCounter<'a> {
+    /// Counters for each space of `system`.
+    pub fn new(system: &'a System) -> Self {
+        SpaceCounter {
+            place: Place::start(system),
+            counters: (0..system.len())
+                .map(|i| Counter::new(system.image(i)))
+                .collect(),
+        }
+    }
+
+    /// The counts of each space, by index ([`System::image`]).
+    pub fn finish(self) -> Vec<Counts> {
+        self.counters.into_iter().map(Counter::finish).collect()
+    }
+}
+
+impl FlowSink for SpaceCounter<'_> {
+    fn element(&mut self, e: &FlowElement) {
+        if let FlowElement::Context { privilege, context } = *e {
+            let from = self.place.index;
+            if self.place.report(privilege, context) {
+                self.counters[from].cut();
+            }
+        }
+        self.counters[self.place.index].element(e);
     }
 }

@@ -157,6 +157,38 @@ impl Coverage {
         Coverage { files }
     }
 
+    /// Adds the coverage of the same program's code run in another address space ([`System`]:
+    /// a file every space holds, such as a kernel, is covered in each): counts add, line by
+    /// line, function by function and branch by branch (a line's branches are the same
+    /// instructions when their number agrees; else both lists are kept).
+    ///
+    /// [`System`]: crate::System
+    pub fn merge(&mut self, other: Coverage) {
+        for (name, fc) in other.files {
+            let into = self.files.entry(name).or_default();
+            for (f, (line, n)) in fc.functions {
+                let e = into.functions.entry(f).or_insert((line, 0));
+                e.0 = e.0.min(line);
+                e.1 += n;
+            }
+            for (line, n) in fc.lines {
+                *into.lines.entry(line).or_default() += n;
+            }
+            for (line, bs) in fc.branches {
+                let e = into.branches.entry(line).or_default();
+                if e.len() == bs.len() {
+                    for (a, b) in e.iter_mut().zip(bs) {
+                        *a = (a.0 + b.0, a.1 + b.1, a.2 + b.2);
+                    }
+                } else if e.is_empty() {
+                    *e = bs;
+                } else {
+                    e.extend(bs);
+                }
+            }
+        }
+    }
+
     /// The source files, as the line tables name them.
     pub fn files(&self) -> impl Iterator<Item = &str> {
         self.files.keys().map(String::as_str)

@@ -14,6 +14,8 @@
 //!   [`Coverage`] (lcov) and [`autofdo::text`].
 //! * [`TextTrace`]: every retired instruction with its symbol and disassembly; [`CallTrace`]:
 //!   calls and returns indented by depth, from the [`Profiler`]'s own shadow stack.
+//! * [`System`]: a program of several address spaces (firmware, kernel, processes); every sink
+//!   made `in_system` names each instruction with the symbols of the space the flow is in.
 //!
 //! ```no_run
 //! use rvtrace_analysis::{Profiler, Symbols};
@@ -35,12 +37,14 @@ pub mod coverage;
 pub mod export;
 pub mod profile;
 pub mod symbols;
+pub mod system;
 pub mod text;
 pub mod timeline;
 
-pub use counts::{Counter, Counts};
+pub use counts::{Counter, Counts, SpaceCounter};
 pub use coverage::{Coverage, Summary};
 pub use profile::{Profile, Profiler, StackEvent, StackOp};
 pub use symbols::Symbols;
+pub use system::{Place, System};
 pub use text::{CallTrace, TextTrace};
 pub use timeline::Timeline;

@@ -22,6 +22,7 @@
 //! (the flow's rule). A `Loss` or `End` empties the stack (the next `Sync` starts a new one). `crates/analysis/README.md` explains why each rule is there.
 
 use crate::symbols::{Symbols, UNKNOWN};
+use crate::system::{Place, System};
 use crate::timeline::{Sampler, Timeline, TimelineFrame, TimelineStack, NO_FRAMES, UNSET};
 use rvtrace_flow::{insn_len_at, EventKind, FlowElement, FlowSink, SyncReason};
 use rvtrace_image::Image;
@@ -117,6 +118,20 @@ impl Profile {
         for (k, n) in &other.samples {
             *self.samples.entry(k.clone()).or_default() += n;
         }
+    }
+
+    /// This profile under a frame of its own, outermost (a process's name, as `perf script`
+    /// folds a sample's command first): every stack begins with `root`.
+    pub fn rooted(&self, root: &str) -> Profile {
+        let mut p = self.clone();
+        p.stacks = std::mem::take(&mut p.stacks)
+            .into_iter()
+            .map(|(mut stack, w)| {
+                stack.insert(0, root.to_string());
+                (stack, w)
+            })
+            .collect();
+        p
     }
 
     /// Total weight.
@@ -291,8 +306,8 @@ pub struct StackEvent {
     /// How many instructions had retired when it happened (the transfer is the last of them;
     /// the target runs next).
     pub index: u64,
-    /// The function left (`None` when the stack was empty), an index into
-    /// [`Symbols::functions`] (its length for an address in no function).
+    /// The function left (`None` when the stack was empty), an id of the profiler's
+    /// ([`Profiler::function_name`]).
     pub from: Option<u32>,
     /// The function entered: the callee, or the function returned to (`None`: none below).
     pub to: Option<u32>,
@@ -317,16 +332,33 @@ type Pieces = Arc<[(u32, u64)]>;
 /// [`Symbols::frames_at`]), as chains of names interned once.
 #[derive(Default)]
 struct Inlines {
-    /// Names of inlined functions; name `k` is function name id `functions + 1 + k`.
+    /// Names of inlined functions; name `k` is function name id `INLINE_IDS + k`.
     names: Vec<String>,
     name_ids: HashMap<String, u32>,
     /// Chains of inlined functions (name ids, outermost first); chain 0 is empty.
     chains: Vec<Vec<u32>>,
     chain_ids: HashMap<Vec<u32>, u32>,
-    /// The chain of each address seen.
-    at: HashMap<u64, u32>,
-    /// The chains of each range seen (`start`, `count`): (chain, instructions) in order.
-    ranges: HashMap<(u64, u64), Pieces>,
+    /// The chain of each address seen (by space).
+    at: HashMap<(usize, u64), u32>,
+    /// The chains of each range seen (space, `start`, `count`): (chain, instructions) in order.
+    ranges: HashMap<(usize, u64, u64), Pieces>,
+}
+
+/// The first name id of an inlined function ([`Inlines::names`]); the ids below are
+/// functions' ([`Profiler::function_name`]).
+const INLINE_IDS: u32 = 1 << 31;
+
+/// A function as the profiler knows it: of one space (its own unknown function for addresses
+/// in none), so that functions of two processes at the same addresses stay apart.
+#[derive(Clone, Copy)]
+struct Func<'a> {
+    start: u64,
+    end: u64,
+    name: &'a str,
+    /// The space's index ([`System::image`]).
+    space: u32,
+    /// The space's pseudo-function for addresses in no function.
+    unknown: bool,
 }
 
 #[derive(Clone, Copy)]
@@ -353,8 +385,15 @@ const ROOT: u32 = 0;
 
 /// Builds a [`Profile`] from flow elements ([`FlowSink`]).
 pub struct Profiler<'a> {
-    image: &'a Image,
-    syms: &'a Symbols,
+    /// The space the flow is in: its code and symbols.
+    place: Place<'a>,
+    /// Every function met, by id.
+    funcs: Vec<Func<'a>>,
+    /// Whether any space's symbols have line tables.
+    lines: bool,
+    /// Per space: the id of each of its symbols' functions (their number: the unknown one),
+    /// `u32::MAX` until met.
+    ids: Vec<Vec<u32>>,
     isa: IsaConfig,
     nodes: Vec<Node>,
     children: HashMap<(u32, u32, u32), u32>,
@@ -393,9 +432,23 @@ pub struct Profiler<'a> {
 impl<'a> Profiler<'a> {
     /// A profiler for the program in `image` with symbols `syms`.
     pub fn new(image: &'a Image, syms: &'a Symbols, isa: IsaConfig) -> Self {
+        Self::at(Place::one(image, syms), syms.has_lines(), isa)
+    }
+
+    /// A profiler for a program of several address spaces ([`System`]): each instruction is
+    /// named with the symbols of the space the flow is in, and functions of different spaces
+    /// are different functions ([`Profiler::profiles_by_space`] splits the profile by space).
+    pub fn in_system(system: &'a System, isa: IsaConfig) -> Self {
+        let lines = (0..system.len()).any(|i| system.syms(i).has_lines());
+        Self::at(Place::start(system), lines, isa)
+    }
+
+    fn at(place: Place<'a>, lines: bool, isa: IsaConfig) -> Self {
         Profiler {
-            image,
-            syms,
+            place,
+            funcs: Vec::new(),
+            lines,
+            ids: Vec::new(),
             isa,
             nodes: vec![Node {
                 parent: ROOT,
@@ -437,7 +490,7 @@ impl<'a> Profiler<'a> {
         while let Some(j) = self.sampler.as_ref().and_then(|s| s.due(n)) {
             let mut pc = start;
             for _ in 0..offset + j {
-                match insn_len_at(self.image, pc) {
+                match insn_len_at(self.place.image, pc) {
                     Some(l) => pc = pc.wrapping_add(l),
                     None => break,
                 }
@@ -550,7 +603,7 @@ impl<'a> Profiler<'a> {
     /// the functions inlined at the instruction (for the functions that called others: at the
     /// call), from the DWARF inline information. Without DWARF nothing changes.
     pub fn with_inlines(mut self) -> Self {
-        if self.syms.has_lines() {
+        if self.lines {
             self.inlines = Some(Inlines {
                 chains: vec![Vec::new()],
                 ..Inlines::default()
@@ -562,19 +615,18 @@ impl<'a> Profiler<'a> {
     /// The chains of inlined functions over the `count` instructions from `start`: (chain,
     /// instructions), in order.
     fn inline_pieces(&mut self, start: u64, count: u64) -> Pieces {
-        let image = self.image;
-        let syms = self.syms;
-        let base = syms.functions().len() as u32 + 1;
+        let (image, syms, space) = (self.place.image, self.place.syms, self.place.index);
+        let base = INLINE_IDS;
         let Some(inl) = self.inlines.as_mut() else {
             return Arc::new([(0, count)]);
         };
-        if let Some(v) = inl.ranges.get(&(start, count)) {
+        if let Some(v) = inl.ranges.get(&(space, start, count)) {
             return Arc::clone(v);
         }
         let mut v: Vec<(u32, u64)> = Vec::new();
         let mut pc = start;
         for k in 0..count {
-            let chain = match inl.at.get(&pc) {
+            let chain = match inl.at.get(&(space, pc)) {
                 Some(&c) => c,
                 None => {
                     // addr2line's frames are innermost first and end with the function itself.
@@ -596,7 +648,7 @@ impl<'a> Profiler<'a> {
                         inl.chains.push(names);
                         n
                     });
-                    inl.at.insert(pc, c);
+                    inl.at.insert((space, pc), c);
                     c
                 }
             };
@@ -616,7 +668,7 @@ impl<'a> Profiler<'a> {
             }
         }
         let v: Pieces = v.into();
-        inl.ranges.insert((start, count), Arc::clone(&v));
+        inl.ranges.insert((space, start, count), Arc::clone(&v));
         v
     }
 
@@ -630,18 +682,15 @@ impl<'a> Profiler<'a> {
             .unwrap_or(n.func)
     }
 
-    /// The name of a name id: a function's ([`Symbols::functions`] index; their number for an
-    /// address in none) or an inlined function's.
+    /// The name of a name id: a function's ([`Profiler::function_name`]) or an inlined
+    /// function's.
     fn name(&self, id: u32) -> &str {
-        let functions = self.syms.functions();
-        match (id as usize).checked_sub(functions.len() + 1) {
-            None => functions
-                .get(id as usize)
-                .map_or(UNKNOWN, |f| f.name.as_str()),
+        match id.checked_sub(INLINE_IDS) {
+            None => self.function_name(id),
             Some(k) => self
                 .inlines
                 .as_ref()
-                .and_then(|i| i.names.get(k))
+                .and_then(|i| i.names.get(k as usize))
                 .map_or(UNKNOWN, |s| s.as_str()),
         }
     }
@@ -660,17 +709,60 @@ impl<'a> Profiler<'a> {
         }
     }
 
-    /// The program this profiler reads instructions from.
+    /// The program this profiler reads instructions from (the code of the space the flow is
+    /// in).
     pub fn image(&self) -> &'a Image {
-        self.image
+        self.place.image
+    }
+
+    /// The space the flow is in ([`System::image`]; 0 for a program of one space).
+    pub fn space(&self) -> usize {
+        self.place.index
     }
 
     /// The name of function `f` of a [`StackEvent`].
     pub fn function_name(&self, f: u32) -> &'a str {
-        let syms: &'a Symbols = self.syms;
-        syms.functions()
-            .get(f as usize)
-            .map_or(UNKNOWN, |x| x.name.as_str())
+        self.funcs.get(f as usize).map_or(UNKNOWN, |x| x.name)
+    }
+
+    /// The space of function `f` of a [`StackEvent`] ([`System::image`]).
+    pub fn function_space(&self, f: u32) -> usize {
+        self.funcs.get(f as usize).map_or(0, |x| x.space as usize)
+    }
+
+    /// The id of the function of the space the flow is in at index `local` of its symbols'
+    /// functions (their number: the space's unknown function), given the first time it is met.
+    #[cold]
+    fn intern(&mut self, local: usize) -> u32 {
+        let space = self.place.index;
+        let functions = self.place.syms.functions();
+        if self.ids.len() <= space {
+            self.ids.resize(space + 1, Vec::new());
+        }
+        let ids = &mut self.ids[space];
+        if ids.len() <= local {
+            ids.resize(functions.len() + 1, u32::MAX);
+        }
+        if ids[local] == u32::MAX {
+            ids[local] = self.funcs.len() as u32;
+            self.funcs.push(match functions.get(local) {
+                Some(f) => Func {
+                    start: f.start,
+                    end: f.end,
+                    name: f.name.as_str(),
+                    space: space as u32,
+                    unknown: false,
+                },
+                None => Func {
+                    start: 0,
+                    end: 0,
+                    name: UNKNOWN,
+                    space: space as u32,
+                    unknown: true,
+                },
+            });
+        }
+        ids[local]
     }
 
     fn event(&mut self, op: StackOp, from: Option<u32>, to: Option<u32>, depth: usize) {
@@ -706,19 +798,22 @@ impl<'a> Profiler<'a> {
         self.stack.truncate(len);
     }
 
-    fn func_of(&self, addr: u64) -> u32 {
+    fn func_of(&mut self, addr: u64) -> u32 {
         // Most ranges start in the function on top of the stack (a loop, a jump in it): no
         // search then.
         if let Some(f) = self.top_func() {
-            if let Some(fun) = self.syms.functions().get(f as usize) {
-                if fun.start <= addr && addr < fun.end {
+            if let Some(fun) = self.funcs.get(f as usize) {
+                if fun.start <= addr && addr < fun.end && fun.space as usize == self.place.index {
                     return f;
                 }
             }
         }
-        self.syms
-            .function_index(addr)
-            .map_or(self.syms.functions().len() as u32, |i| i as u32)
+        let syms = self.place.syms;
+        let local = syms.function_index(addr).unwrap_or(syms.functions().len());
+        match self.ids.get(self.place.index).and_then(|v| v.get(local)) {
+            Some(&id) if id != u32::MAX => id,
+            _ => self.intern(local),
+        }
     }
 
     fn child(&mut self, parent: u32, func: u32) -> u32 {
@@ -838,10 +933,10 @@ impl<'a> Profiler<'a> {
         if self.top_func() == Some(func) {
             return;
         }
-        let entry = self
-            .syms
+        let syms = self.place.syms;
+        let entry = syms
             .function_index(target)
-            .map(|i| self.syms.functions()[i].start)
+            .map(|i| syms.functions()[i].start)
             == Some(target);
         if entry {
             let caller = self.top_func();
@@ -874,7 +969,8 @@ impl<'a> Profiler<'a> {
             // A trap serviced where it was taken (semihosting, an SBI the model implements)
             // goes on at or after its epc: no handler ran.
             let in_place = epc.is_some_and(|e| {
-                start == e || Some(start) == insn_len_at(self.image, e).map(|l| e.wrapping_add(l))
+                start == e
+                    || Some(start) == insn_len_at(self.place.image, e).map(|l| e.wrapping_add(l))
             });
             if !in_place || self.stack.is_empty() {
                 let site = epc.or(resume.map(|r| r.0));
@@ -900,20 +996,20 @@ impl<'a> Profiler<'a> {
     /// a static target (a jump, a taken branch: it may lead into another function), or a return
     /// to the top frame's return address.
     fn next_after(&self, pl: u64) -> Option<u64> {
-        let fall = pl.wrapping_add(insn_len_at(self.image, pl)?);
+        let fall = pl.wrapping_add(insn_len_at(self.place.image, pl)?);
         match self.prev_class {
             CfClass::None => Some(fall),
             CfClass::Branch if self.prev_taken != Some(true) => Some(fall),
             CfClass::Return | CfClass::PopRet => self.stack.last()?.ret,
             // The static target, if the jump has one.
-            _ => classify(&self.isa, self.image.fetch(pl)?).target_addr(pl, self.isa.xlen),
+            _ => classify(&self.isa, self.place.image.fetch(pl)?).target_addr(pl, self.isa.xlen),
         }
     }
 
     /// From the instruction at `pl`, of class `class`, to `start` (in `func`): what the stack
     /// does.
     fn transition(&mut self, pl: u64, class: CfClass, start: u64, func: u32) {
-        let len = insn_len_at(self.image, pl).unwrap_or(4);
+        let len = insn_len_at(self.place.image, pl).unwrap_or(4);
         let fall = pl.wrapping_add(len);
         match class {
             CfClass::InferableCall | CfClass::UninferableCall | CfClass::TableCall => {
@@ -960,12 +1056,12 @@ impl<'a> Profiler<'a> {
             return;
         };
         let f = self.nodes[top.node as usize].func as usize;
-        let inside = self
-            .syms
-            .functions()
-            .get(f)
-            .is_some_and(|fun| start >= fun.start && last < fun.end);
-        if inside || f >= self.syms.functions().len() && self.syms.function_index(last).is_none() {
+        let here = self.place.index as u32;
+        let fun = self.funcs.get(f).filter(|fun| fun.space == here);
+        let inside = fun.is_some_and(|fun| !fun.unknown && start >= fun.start && last < fun.end);
+        if inside
+            || fun.is_some_and(|fun| fun.unknown) && self.place.syms.function_index(last).is_none()
+        {
             if self.inlines.is_none() {
                 self.attribute(top.node, count, start, 0);
                 return;
@@ -999,7 +1095,7 @@ impl<'a> Profiler<'a> {
                 }
                 self.attribute(node, 1, pc, 0);
                 if k + 1 < count {
-                    match insn_len_at(self.image, pc) {
+                    match insn_len_at(self.place.image, pc) {
                         Some(n) => pc = pc.wrapping_add(n),
                         None => {
                             // Not in the image: the rest goes where we are.
@@ -1055,12 +1151,34 @@ impl<'a> Profiler<'a> {
 
     /// The profile so far.
     pub fn profile(&self) -> Profile {
-        let mut p = Profile {
+        self.profiles(|_| 0).remove(&0).unwrap_or_else(|| Profile {
+            has_time: self.has_time,
+            losses: self.losses,
+            truncated: self.truncated,
+            ..Profile::default()
+        })
+    }
+
+    /// The profile so far split by address space ([`System`]): each stack goes to the space of
+    /// its innermost function (the code that ran), each call-graph edge and PC sample to the
+    /// space of the function called or sampled. Every space that ran code has a profile; the
+    /// losses and truncated calls are counted in each.
+    pub fn profiles_by_space(&self) -> BTreeMap<usize, Profile> {
+        self.profiles(|f| self.function_space(f))
+    }
+
+    /// The profile split by `key` of a function id.
+    fn profiles(&self, key: impl Fn(u32) -> usize) -> BTreeMap<usize, Profile> {
+        let mut out: BTreeMap<usize, Profile> = BTreeMap::new();
+        let empty = Profile {
             has_time: self.has_time,
             losses: self.losses,
             truncated: self.truncated,
             ..Profile::default()
         };
+        fn of<'p>(out: &'p mut BTreeMap<usize, Profile>, k: usize, e: &Profile) -> &'p mut Profile {
+            out.entry(k).or_insert_with(|| e.clone())
+        }
         for (i, n) in self.nodes.iter().enumerate().skip(1) {
             if n.w == Weight::default() {
                 continue;
@@ -1078,16 +1196,27 @@ impl<'a> Profiler<'a> {
                 k = node.parent;
             }
             path.reverse();
-            p.stacks.entry(path).or_default().add(n.w);
+            of(&mut out, key(n.func), &empty)
+                .stacks
+                .entry(path)
+                .or_default()
+                .add(n.w);
         }
         for (&(a, b), c) in &self.edges {
-            let key = (self.name(a).to_string(), self.name(b).to_string());
-            p.calls.entry(key).or_default().add(*c);
+            let names = (self.name(a).to_string(), self.name(b).to_string());
+            of(&mut out, key(b), &empty)
+                .calls
+                .entry(names)
+                .or_default()
+                .add(*c);
         }
         for (&f, &n) in &self.samples {
-            *p.samples.entry(self.name(f).to_string()).or_default() += n;
+            *of(&mut out, key(f), &empty)
+                .samples
+                .entry(self.name(f).to_string())
+                .or_default() += n;
         }
-        p
+        out
     }
 }
 
@@ -1147,9 +1276,10 @@ impl FlowSink for Profiler<'_> {
                 let f = self.func_of(pc);
                 *self.samples.entry(f).or_default() += 1;
             }
-            FlowElement::Context { .. }
-            | FlowElement::Ignored { .. }
-            | FlowElement::Event { .. } => {}
+            FlowElement::Context { privilege, context } => {
+                self.place.report(privilege, context);
+            }
+            FlowElement::Ignored { .. } | FlowElement::Event { .. } => {}
         }
     }
 }

@@ -48,11 +48,24 @@ pub struct SourceFrame {
     pub line: Option<Line>,
 }
 
-/// The functions and line tables of one program.
+/// The functions and line tables of a program: of one ELF file, or of several files merged
+/// ([`Symbols::merge`]), each file's DWARF at the load bias it was moved by ([`Symbols::moved`]).
 pub struct Symbols {
     functions: Vec<Function>,
-    dwarf: Option<addr2line::Context<Reader>>,
+    dwarf: Vec<Dwarf>,
     first_load: Option<u64>,
+}
+
+/// The DWARF of one file: its line tables give linked addresses; the code is `bias` bytes
+/// from there. `ranges`: the linked address ranges of its loadable segments, which tell the
+/// files of merged symbols apart.
+#[derive(Clone)]
+struct Dwarf {
+    /// Shared by the symbols merged from these (addr2line's context is not `Sync`: symbols
+    /// are per thread).
+    ctx: std::rc::Rc<addr2line::Context<Reader>>,
+    bias: u64,
+    ranges: Vec<(u64, u64)>,
 }
 
 /// Name of the pseudo-function for addresses outside every known function.
@@ -142,12 +155,49 @@ impl Symbols {
         }
         functions.extend(extra);
         functions.sort_by_key(|f| f.start);
-        let dwarf = load_dwarf(&file)?;
+        let ranges = file
+            .segments()
+            .map(|s| (s.address(), s.address().saturating_add(s.size())))
+            .collect();
+        let dwarf = load_dwarf(&file)?
+            .map(|ctx| Dwarf {
+                ctx: std::rc::Rc::new(ctx),
+                bias: 0,
+                ranges,
+            })
+            .into_iter()
+            .collect();
         Ok(Symbols {
             functions,
             dwarf,
             first_load,
         })
+    }
+
+    /// [`Symbols::from_elf`] of the ELF file at `path` (its bytes `data`), with the line tables
+    /// of its debug file when it has none itself (a stripped program, its DWARF kept apart:
+    /// [`debug_file`]); the functions are the debug file's when the file has no symbols.
+    pub fn from_elf_or_debug(
+        data: &[u8],
+        path: &Path,
+        debug_dirs: &[PathBuf],
+    ) -> Result<Symbols, SymbolsError> {
+        let mut s = Symbols::from_elf(data)?;
+        if s.has_lines() {
+            return Ok(s);
+        }
+        let Some(found) = debug_file(data, path, debug_dirs) else {
+            return Ok(s);
+        };
+        let bytes = std::fs::read(&found)
+            .map_err(|e| SymbolsError::File(found.clone(), Box::new(SymbolsError::Read(e))))?;
+        let d = Symbols::from_elf(&bytes)
+            .map_err(|e| SymbolsError::File(found.clone(), Box::new(e)))?;
+        s.dwarf = d.dwarf;
+        if s.functions.is_empty() {
+            s.functions = d.functions;
+        }
+        Ok(s)
     }
 
     /// Symbols from a list of functions (a stripped program whose function boundaries are known
@@ -163,8 +213,56 @@ impl Symbols {
         }
         Symbols {
             functions,
-            dwarf: None,
+            dwarf: Vec::new(),
             first_load: None,
+        }
+    }
+
+    /// The symbols of several files in one address space: every function (one that overlaps
+    /// a function of an earlier file is dropped) and every file's line tables, each used for
+    /// the addresses of its own segments. The first load address is the first file's.
+    pub fn merge(all: impl IntoIterator<Item = Symbols>) -> Symbols {
+        let mut functions = Vec::new();
+        let mut dwarf = Vec::new();
+        let mut first_load = None;
+        for (k, s) in all.into_iter().enumerate() {
+            if k == 0 {
+                first_load = s.first_load;
+            }
+            functions.extend(s.functions);
+            dwarf.extend(s.dwarf);
+        }
+        Symbols {
+            dwarf,
+            first_load,
+            ..Symbols::from_functions(functions)
+        }
+    }
+
+    /// A copy (the line tables shared).
+    pub fn share(&self) -> Symbols {
+        Symbols {
+            functions: self.functions.clone(),
+            dwarf: self.dwarf.clone(),
+            first_load: self.first_load,
+        }
+    }
+
+    /// The line tables for `addr`, and `addr` as they give it (linked): the only file's
+    /// for a program of one file loaded where it was linked, else the file whose segments
+    /// hold it.
+    #[inline]
+    fn dwarf_at(&self, addr: u64) -> Option<(&addr2line::Context<Reader>, u64, u64)> {
+        match self.dwarf.as_slice() {
+            [] => None,
+            [d] if d.bias == 0 => Some((&d.ctx, addr, 0)),
+            all => all.iter().find_map(|d| {
+                let a = addr.wrapping_sub(d.bias);
+                d.ranges
+                    .iter()
+                    .any(|&(lo, hi)| lo <= a && a < hi)
+                    .then_some((&*d.ctx, a, d.bias))
+            }),
         }
     }
 
@@ -181,8 +279,8 @@ impl Symbols {
     }
 
     /// These symbols for the program loaded `bias` bytes from where it was linked (wrapping:
-    /// a negative bias is a large one): the functions moved; the line tables, which give linked
-    /// addresses, kept only when `bias` is 0.
+    /// a negative bias is a large one): the functions moved, the line tables looked up `bias`
+    /// bytes lower (they give linked addresses).
     pub fn moved(self, bias: u64) -> Symbols {
         if bias == 0 {
             return self;
@@ -192,7 +290,19 @@ impl Symbols {
             end: f.end.wrapping_add(bias),
             ..f
         });
-        Symbols::from_functions(moved.collect())
+        let dwarf = self
+            .dwarf
+            .into_iter()
+            .map(|d| Dwarf {
+                bias: d.bias.wrapping_add(bias),
+                ..d
+            })
+            .collect();
+        Symbols {
+            dwarf,
+            first_load: self.first_load.map(|a| a.wrapping_add(bias)),
+            ..Symbols::from_functions(moved.collect())
+        }
     }
 
     /// Every function, by address.
@@ -218,7 +328,7 @@ impl Symbols {
 
     /// Whether the file has DWARF line tables.
     pub fn has_lines(&self) -> bool {
-        self.dwarf.is_some()
+        !self.dwarf.is_empty()
     }
 
     /// The virtual address of the first `PT_LOAD` segment (what AutoFDO subtracts).
@@ -228,7 +338,8 @@ impl Symbols {
 
     /// The source line of the instruction at `addr`.
     pub fn line_at(&self, addr: u64) -> Option<Line> {
-        let loc = self.dwarf.as_ref()?.find_location(addr).ok()??;
+        let (ctx, addr, _) = self.dwarf_at(addr)?;
+        let loc = ctx.find_location(addr).ok()??;
         Some(Line {
             file: loc.file?.to_string(),
             line: loc.line?,
@@ -240,7 +351,7 @@ impl Symbols {
     /// frame has the instruction's line, each other frame the line of the call that was inlined.
     /// A single frame where nothing is inlined; empty without DWARF for `addr`.
     pub fn frames_at(&self, addr: u64) -> Vec<SourceFrame> {
-        let Some(ctx) = &self.dwarf else {
+        let Some((ctx, addr, _)) = self.dwarf_at(addr) else {
             return Vec::new();
         };
         let Ok(mut iter) = ctx.find_frames(addr).skip_all_loads() else {
@@ -282,15 +393,15 @@ impl Symbols {
 
     /// The line table rows covering `[start, end)`: (address, length in bytes, line).
     pub fn lines_in(&self, start: u64, end: u64) -> Vec<(u64, u64, Line)> {
-        let Some(ctx) = &self.dwarf else {
+        let Some((ctx, linked, bias)) = self.dwarf_at(start) else {
             return Vec::new();
         };
-        let Ok(iter) = ctx.find_location_range(start, end) else {
+        let Ok(iter) = ctx.find_location_range(linked, end.wrapping_sub(bias)) else {
             return Vec::new();
         };
         iter.filter_map(|(a, len, loc)| {
             Some((
-                a,
+                a.wrapping_add(bias),
                 len,
                 Line {
                     file: loc.file?.to_string(),
@@ -309,25 +420,28 @@ impl Symbols {
 /// kept ([`Symbols::discriminators`]).
 pub struct Discriminators<'a> {
     syms: &'a Symbols,
-    /// A unit's line sequences (by the unit's offset in `.debug_info`): `[start, end)` and
-    /// its rows (address, discriminator), by address.
-    units: HashMap<usize, Vec<LineSequence>>,
+    /// A unit's line sequences (by its file's line tables and the unit's offset in
+    /// `.debug_info`): `[start, end)` and its rows (address, discriminator), by linked address.
+    units: HashMap<(usize, usize), Vec<LineSequence>>,
 }
 
 impl Discriminators<'_> {
     /// The discriminator of the row that holds `addr` (0: none, or no DWARF for `addr`). Of
     /// several rows at one address the last counts, as `addr2line` takes its line from it.
     pub fn at(&mut self, addr: u64) -> u32 {
-        let Some(ctx) = &self.syms.dwarf else {
+        let Some((ctx, addr, _)) = self.syms.dwarf_at(addr) else {
             return 0;
         };
         let Some(unit) = ctx.find_dwarf_and_unit(addr).skip_all_loads() else {
             return 0;
         };
-        let key = match unit.unit.header.offset() {
-            gimli::UnitSectionOffset::DebugInfoOffset(o) => o.0,
-            gimli::UnitSectionOffset::DebugTypesOffset(o) => o.0,
-        };
+        let key = (
+            ctx as *const _ as usize,
+            match unit.unit.header.offset() {
+                gimli::UnitSectionOffset::DebugInfoOffset(o) => o.0,
+                gimli::UnitSectionOffset::DebugTypesOffset(o) => o.0,
+            },
+        );
         let seqs = self
             .units
             .entry(key)
@@ -452,6 +566,41 @@ fn load_dwarf(file: &object::File) -> Result<Option<addr2line::Context<Reader>>,
     addr2line::Context::from_dwarf(dwarf)
         .map(Some)
         .map_err(SymbolsError::Dwarf)
+}
+
+/// The debug file of the ELF file at `path` (its bytes `data`), where gdb looks for it: by
+/// its build ID (`NT_GNU_BUILD_ID`) in each of `debug_dirs` at `.build-id/xx/rest.debug`
+/// (the ID's first byte, then the rest, in hex), whose own build ID must be the same; by the
+/// name its `.gnu_debuglink` section gives, beside the file, in its `.debug` directory and
+/// in each of `debug_dirs`, whose CRC-32 must be the section's. `None`: not found.
+pub fn debug_file(data: &[u8], path: &Path, debug_dirs: &[PathBuf]) -> Option<PathBuf> {
+    let file = object::File::parse(data).ok()?;
+    if let Some(id) = file.build_id().ok().flatten().filter(|id| id.len() > 1) {
+        let hex: String = id.iter().map(|b| format!("{b:02x}")).collect();
+        for dir in debug_dirs {
+            let p = dir
+                .join(".build-id")
+                .join(&hex[..2])
+                .join(format!("{}.debug", &hex[2..]));
+            let same = std::fs::read(&p).ok().is_some_and(|b| {
+                object::File::parse(&*b)
+                    .ok()
+                    .and_then(|f| f.build_id().ok().flatten().map(|o| o == id))
+                    == Some(true)
+            });
+            if same {
+                return Some(p);
+            }
+        }
+    }
+    let (name, crc) = file.gnu_debuglink().ok().flatten()?;
+    let name = Path::new(std::str::from_utf8(name).ok()?);
+    let here = path.parent().unwrap_or(Path::new("."));
+    let mut candidates = vec![here.join(name), here.join(".debug").join(name)];
+    candidates.extend(debug_dirs.iter().map(|d| d.join(name)));
+    candidates
+        .into_iter()
+        .find(|p| std::fs::read(p).is_ok_and(|b| crc32fast::hash(&b) == crc) && p.as_path() != path)
 }
 
 /// Why [`Symbols::load`] or [`Symbols::from_elf`] could not read a program.

@@ -37,6 +37,7 @@
 
 use crate::profile::{Profile, Profiler, StackEvent, StackOp};
 use crate::symbols::{Line, Symbols};
+use crate::system::{Place, System};
 use rvtrace_flow::{insn_len_at, FlowElement, FlowSink, FlowText};
 use rvtrace_image::Image;
 use rvtrace_isa::disasm::Disasm;
@@ -76,16 +77,19 @@ impl std::fmt::Display for AddrSym<'_> {
 /// elements between them, and where the program has DWARF, a source line before each
 /// instruction whose source position differs from the last one shown ([`source_line`]).
 pub struct TextTrace<'a, W: Write> {
-    image: &'a Image,
-    syms: &'a Symbols,
+    /// The space the flow is in: its code and symbols.
+    place: Place<'a>,
     isa: IsaConfig,
     out: W,
     err: Option<io::Error>,
-    /// The source line of each address seen (`None`: none), when lines are shown.
-    lines: Option<HashMap<u64, Option<Arc<str>>>>,
+    /// The source line of each address seen (by space; `None`: none), when lines are shown.
+    lines: Option<LineCache>,
     /// The source line shown last.
     shown: Option<Arc<str>>,
 }
+
+/// The source line of each address seen, by space (`None`: none).
+type LineCache = HashMap<(usize, u64), Option<Arc<str>>>;
 
 /// The source position of the instruction at `addr`, as [`TextTrace`] shows it (indented by
 /// two spaces): `FILE:LINE`, and when the code was inlined, the function it belongs to and the
@@ -120,13 +124,25 @@ impl<'a, W: Write> TextTrace<'a, W> {
     /// (buffer it: one write per line).
     /// Source lines are shown when `syms` has DWARF line tables.
     pub fn new(image: &'a Image, syms: &'a Symbols, isa: IsaConfig, out: W) -> Self {
+        Self::at(Place::one(image, syms), isa, out)
+    }
+
+    /// A trace of a program of several address spaces: each instruction read and named in the
+    /// space the flow is in; source lines shown when any space's symbols have line tables.
+    pub fn in_system(system: &'a System, isa: IsaConfig, out: W) -> Self {
+        let lines = (0..system.len()).any(|i| system.syms(i).has_lines());
+        let mut t = Self::at(Place::start(system), isa, out);
+        t.lines = lines.then(HashMap::new);
+        t
+    }
+
+    fn at(place: Place<'a>, isa: IsaConfig, out: W) -> Self {
         TextTrace {
-            image,
-            syms,
+            place,
             isa,
             out,
             err: None,
-            lines: syms.has_lines().then(HashMap::new),
+            lines: place.syms.has_lines().then(HashMap::new),
             shown: None,
         }
     }
@@ -142,9 +158,9 @@ impl<'a, W: Write> TextTrace<'a, W> {
         let Some(lines) = self.lines.as_mut() else {
             return Ok(());
         };
-        let syms = self.syms;
+        let syms = self.place.syms;
         let line = lines
-            .entry(pc)
+            .entry((self.place.index, pc))
             .or_insert_with(|| source_line(syms, pc).map(Arc::from));
         match line {
             Some(l) if self.shown.as_ref() != Some(l) => {
@@ -156,6 +172,18 @@ impl<'a, W: Write> TextTrace<'a, W> {
             None => self.shown = None,
         }
         Ok(())
+    }
+
+    /// Takes what was written so far (a writer in memory: the text of the elements given
+    /// since the last call), or the first I/O error.
+    pub fn take_written(&mut self) -> io::Result<W>
+    where
+        W: Default,
+    {
+        if let Some(e) = self.err.take() {
+            return Err(e);
+        }
+        Ok(std::mem::take(&mut self.out))
     }
 
     /// Flushes and returns the writer, or the first I/O error.
@@ -170,13 +198,13 @@ impl<'a, W: Write> TextTrace<'a, W> {
     fn range(&mut self, start: u64, count: u64) -> io::Result<()> {
         let mut pc = start;
         for k in 0..count {
-            let (Some(bits), Some(len)) = (self.image.fetch(pc), insn_len_at(self.image, pc))
-            else {
+            let image = self.place.image;
+            let (Some(bits), Some(len)) = (image.fetch(pc), insn_len_at(image, pc)) else {
                 // Not in the image: nothing to print, and no length to go on with.
                 return writeln!(
                     self.out,
                     "{}  (not in the program: {} instructions from here)",
-                    AddrSym::new(self.syms, pc),
+                    AddrSym::new(self.place.syms, pc),
                     count - k
                 );
             };
@@ -186,7 +214,7 @@ impl<'a, W: Write> TextTrace<'a, W> {
             writeln!(
                 self.out,
                 "{}  {}",
-                AddrSym::new(self.syms, pc),
+                AddrSym::new(self.place.syms, pc),
                 Disasm::with_insn(insn, bits, pc, self.isa.xlen)
             )?;
             pc = pc.wrapping_add(len);
@@ -199,9 +227,13 @@ impl<'a, W: Write> TextTrace<'a, W> {
             FlowElement::Range { start, count, .. } => self.range(start, count),
             _ => {
                 // The flow text's words for everything else.
-                let mut t = FlowText::new(self.image, Vec::new());
+                let mut t = FlowText::new(self.place.image, Vec::new());
                 t.element(e);
-                self.out.write_all(&t.finish()?)
+                self.out.write_all(&t.finish()?)?;
+                if let FlowElement::Context { privilege, context } = *e {
+                    self.place.report(privilege, context);
+                }
+                Ok(())
             }
         }
     }
@@ -235,8 +267,17 @@ pub struct CallTrace<'a, W: Write> {
 impl<'a, W: Write> CallTrace<'a, W> {
     /// A call trace of the program in `image` named with `syms`, written to `out`.
     pub fn new(image: &'a Image, syms: &'a Symbols, isa: IsaConfig, out: W) -> Self {
+        Self::with_profiler(Profiler::new(image, syms, isa), out)
+    }
+
+    /// A call trace of a program of several address spaces, each function named in its own.
+    pub fn in_system(system: &'a System, isa: IsaConfig, out: W) -> Self {
+        Self::with_profiler(Profiler::in_system(system, isa), out)
+    }
+
+    fn with_profiler(profiler: Profiler<'a>, out: W) -> Self {
         CallTrace {
-            profiler: Profiler::new(image, syms, isa).with_stack_events(),
+            profiler: profiler.with_stack_events(),
             events: Vec::new(),
             out,
             err: None,

@@ -284,3 +284,77 @@ fn same_text_from_every_source() {
         assert!(from_ingress == from_etrace, "{name}: E-Trace text differs");
     }
 }
+
+/// Symbols moved by a load bias keep their line tables (issue 31 item 4: a position-independent
+/// program or library where it was loaded): at each function's instructions moved by the bias,
+/// the line is binutils' `addr2line` line of the linked address (skipped when addr2line is
+/// absent); symbols of two files merged give each file's lines at its own addresses.
+#[test]
+fn moved_symbols_keep_their_lines_at_the_bias() {
+    let path =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../programs/system/user_a-rv64gc.elf");
+    let bias = 0x4000_0000u64;
+    let linked = Symbols::load(&path).unwrap();
+    let moved = Symbols::load(&path).unwrap().moved(bias);
+    assert!(moved.has_lines());
+    let addrs: Vec<u64> = linked
+        .functions()
+        .iter()
+        .flat_map(|f| (f.start..f.end).step_by(2))
+        .collect();
+    assert!(addrs.len() > 50);
+    let o = match Command::new("riscv64-unknown-elf-addr2line")
+        .arg("-e")
+        .arg(&path)
+        .args(addrs.iter().map(|a| format!("{a:#x}")))
+        .output()
+    {
+        Ok(o) => o,
+        Err(_) => {
+            eprintln!("skipped: riscv64-unknown-elf-addr2line is not installed");
+            return;
+        }
+    };
+    let want = String::from_utf8(o.stdout).unwrap();
+    let mut checked = 0;
+    for (a, w) in addrs.iter().zip(want.lines()) {
+        let w = w.split(" (discriminator").next().unwrap();
+        let got = moved
+            .line_at(a + bias)
+            .map(|l| format!("{}:{}", l.file, l.line));
+        if w.starts_with("??") || w.ends_with(":0") || w.ends_with(":?") {
+            continue;
+        }
+        assert_eq!(got.as_deref(), Some(w), "{a:#x} + bias");
+        assert_eq!(moved.line_at(*a), None, "{a:#x}: no code there once moved");
+        checked += 1;
+    }
+    assert!(checked > 50, "{checked}");
+    // With another file's symbols: each file's lines at its own addresses.
+    let other = Symbols::load(
+        &PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../programs/system/user_b-rv64gc.elf"),
+    )
+    .unwrap();
+    let both = Symbols::merge([moved, other]);
+    let b_main = both
+        .functions()
+        .iter()
+        .find(|f| f.name == "user_b_main")
+        .unwrap();
+    assert!(both
+        .line_at(b_main.start)
+        .unwrap()
+        .file
+        .ends_with("user_b.c"));
+    let a_main = both
+        .functions()
+        .iter()
+        .find(|f| f.name == "user_a_main")
+        .unwrap();
+    assert!(a_main.start >= bias);
+    assert!(both
+        .line_at(a_main.start)
+        .unwrap()
+        .file
+        .ends_with("user_a.c"));
+}

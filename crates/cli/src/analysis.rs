@@ -4,9 +4,12 @@
 
 use crate::report::{self, CmdResult, Failure, Output};
 use rvtrace_analysis::export::{self, Unit};
-use rvtrace_analysis::{autofdo, CallTrace, Counter, Coverage, Profiler, Symbols, TextTrace};
+use rvtrace_analysis::{
+    autofdo, CallTrace, Counter, Coverage, Profiler, SpaceCounter, Symbols, System, TextTrace,
+};
 use rvtrace_decode::ingress::{self as source, SourceError, SourceStats};
 use rvtrace_flow::{FlowElement, FlowSink};
+use rvtrace_image::space::Scope;
 use rvtrace_image::Image;
 use rvtrace_isa::IsaConfig;
 use std::io::{Read, Write};
@@ -97,6 +100,24 @@ pub struct ProfileArgs {
     /// ELF has DWARF, they are frames of their own, as `perf report --inline` shows them).
     #[arg(long)]
     no_inline: bool,
+    /// One profile per process or per hart instead of one of the whole input. `process`: per
+    /// address space (`--image FILE,priv=P,ctx=N`: the files the decoder walked there, named
+    /// by them, as `ctx=1 user.elf (U)` or `kernel.elf`; without scoped files, one); each
+    /// instruction counts in the space it ran in. `hart`: per hart of a trace of several (as
+    /// `decode --all-harts` reads it: --src-bits or the sidecar). The folded stacks, flame
+    /// graph and `perf script` samples begin with the process or hart (as perf folds a
+    /// sample's command first).
+    #[arg(long, value_enum, value_name = "process|hart")]
+    by: Option<ByArg>,
+}
+
+/// `profile --by`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum ByArg {
+    /// Per address space.
+    Process,
+    /// Per hart.
+    Hart,
 }
 
 /// Arguments of `rvtrace coverage`.
@@ -183,6 +204,23 @@ pub struct TextArgs {
     /// Write to FILE (`-`: stdout).
     #[arg(short = 'o', long = "output", value_name = "FILE", default_value = "-")]
     output: PathBuf,
+    /// A trace of several harts (as `decode --all-harts` reads it: --src-bits or the
+    /// sidecar): one timeline of every hart, each line `NS ns hart H: ...`, merged by the
+    /// harts' time stamps (the last `time` before the line; ties to the lower hart, as the
+    /// funnel orders them) and shown in nanoseconds of the timer (--timebase-hz). Lines before
+    /// a hart's first time stamp come first, at 0. The text is held in memory: for a window of
+    /// a trace.
+    #[arg(long, conflicts_with = "call_trace")]
+    all_harts: bool,
+    /// The frequency of the timer the trace's time stamps count (the device tree's
+    /// `/cpus/timebase-frequency`). Default: --dtb's, else 10000000 (QEMU virt's and `rvtrace
+    /// run`'s).
+    #[arg(long, value_name = "HZ", value_parser = clap::value_parser!(u64).range(1..))]
+    timebase_hz: Option<u64>,
+    /// A device tree blob (`rvtrace run --dump-dtb`, QEMU's `dumpdtb`) to read the timer's
+    /// frequency from (`/cpus/timebase-frequency`).
+    #[arg(long, value_name = "FILE", conflicts_with = "timebase_hz")]
+    dtb: Option<PathBuf>,
 }
 
 const TEXT_HELP: &str = "\
@@ -207,24 +245,96 @@ what came before); 2 usage error; 125 an input cannot be read.";
 
 /// The program, read once.
 pub(crate) struct Program {
+    /// The files without a privilege or context.
     pub(crate) image: Image,
+    /// Their symbols: `--elf`'s, and the `--image` files' at their load bias.
     pub(crate) syms: Symbols,
     pub(crate) isa: IsaConfig,
+    /// Files with a scope and the symbols of each, until the trace says how its decoder walks
+    /// them ([`Program::enter_spaces`]).
+    scoped: Option<ScopedFiles>,
+    /// The address spaces, when files have a scope ([`Program::enter_spaces`]).
+    pub(crate) system: Option<System>,
 }
 
+/// Files with a scope, and the symbols of each.
+type ScopedFiles = (Vec<(Scope, Image)>, Vec<Symbols>);
+
+/// The program of a command that reads one address space: a file with a privilege or context
+/// is a usage error.
 pub(crate) fn program(input: &InputArgs) -> Result<Program, Failure> {
+    load(input, false)
+}
+
+/// The program of a command that follows the flow through address spaces (`--image
+/// FILE,priv=P,ctx=N`; [`Program::enter_spaces`]).
+pub(crate) fn program_system(input: &InputArgs) -> Result<Program, Failure> {
+    load(input, true)
+}
+
+fn load(input: &InputArgs, spaces: bool) -> Result<Program, Failure> {
     let elf = &input.elf;
-    let (image, xlen) =
-        crate::trace_source::load_program(std::slice::from_ref(elf), &input.images)?;
-    let xlen = xlen.unwrap_or(rvtrace_isa::Xlen::Rv64);
-    let syms = Symbols::load(elf)
-        .map_err(|e| Failure::Tool(e.to_string()))?
-        .with_functions(crate::text_out::image_functions(&input.images.image)?);
+    if !spaces {
+        if let Some(spec) = input.images.image.iter().find(|s| !s.scope.is_everywhere()) {
+            return Err(crate::trace_source::one_space_error(spec));
+        }
+    }
+    let p = crate::trace_source::load_system_symbols(std::slice::from_ref(elf), &input.images)?;
+    let xlen = p.xlen.unwrap_or(rvtrace_isa::Xlen::Rv64);
+    let (everywhere, scoped_syms) = p.syms.unwrap_or_default();
+    let main = Symbols::from_elf_or_debug(&report::read_input(elf)?, elf, &input.images.debug_dir)
+        .map_err(|e| Failure::Tool(format!("{}: {e}", elf.display())))?;
+    let syms = Symbols::merge(std::iter::once(main).chain(everywhere));
+    let scoped = (!p.scoped.is_empty()).then_some((p.scoped, scoped_syms));
     Ok(Program {
-        image,
+        image: p.image,
         syms,
         isa: IsaConfig::new(xlen),
+        scoped,
+        system: None,
     })
+}
+
+impl Program {
+    /// With files of a scope: the address spaces, their code made as `trace`'s decoder walks
+    /// it, each named with its files' symbols ([`System`]).
+    pub fn enter_spaces(&mut self, trace: &rvtrace_decode::Trace) -> Result<(), Failure> {
+        let Some((files, syms)) = self.scoped.take() else {
+            return Ok(());
+        };
+        let mut all = vec![(Scope::default(), self.image.clone())];
+        all.extend(files);
+        let spaces = trace
+            .spaces(all)
+            .map_err(|e| Failure::Tool(e.to_string()))?;
+        let mut file_syms = vec![self.syms.share()];
+        file_syms.extend(syms);
+        self.system = Some(System::with_spaces(spaces, &file_syms));
+        Ok(())
+    }
+
+    /// The code of space `i` ([`System::image`]; the one image without spaces).
+    fn image_of(&self, i: usize) -> &Image {
+        self.system.as_ref().map_or(&self.image, |s| s.image(i))
+    }
+
+    /// The symbols of space `i` ([`System::syms`]).
+    fn syms_of(&self, i: usize) -> &Symbols {
+        self.system.as_ref().map_or(&self.syms, |s| s.syms(i))
+    }
+
+    /// A decoder of `trace` for this program: walking its address spaces when it has some
+    /// (`src`: the hart to decode, else the options').
+    fn decoder<'a>(
+        &'a self,
+        trace: &rvtrace_decode::Trace,
+        src: Option<u16>,
+    ) -> rvtrace_decode::Decoder<'a> {
+        match self.system.as_ref().and_then(System::spaces) {
+            Some(spaces) => trace.decoder_in(spaces, src),
+            None => trace.decoder(&self.image),
+        }
+    }
 }
 
 type TextOut = std::io::BufWriter<Output>;
@@ -281,33 +391,65 @@ impl FlowSink for Tee<'_> {
     }
 }
 
-/// Runs the input into `tee`; returns whether it was read whole without loss.
-pub(crate) fn feed(a: &InputArgs, prog: &Program, tee: &mut Tee) -> Result<bool, Failure> {
+/// An input opened: its first bytes read, its trace resolved (`None`: an ingress file).
+pub(crate) struct Opened {
+    head: Vec<u8>,
+    input: Box<dyn std::io::BufRead>,
+    trace: Option<rvtrace_decode::Trace>,
+}
+
+/// Opens the input (`prog` gives the address width): the first 64 KiB tell what it is, an
+/// ingress file, or a trace (of the protocol given, its sidecar's or its bytes'). With files
+/// of a scope, a trace's address spaces are made ([`Program::enter_spaces`]); an ingress file
+/// is a usage error then.
+pub(crate) fn open(a: &InputArgs, prog: &mut Program) -> Result<Opened, Failure> {
     let name = report::name(&a.input);
-    // Read as it is decoded (memory flat in the input's size); the first 64 KiB tell what it
-    // is: an ingress file, or a trace (of the protocol given, its sidecar's or its bytes').
-    // Progress through the input on a terminal: a long trace takes a while.
+    // Read as it is decoded (memory flat in the input's size). Progress through the input on
+    // a terminal: a long trace takes a while.
     let mut input = report::open_input_progress(&a.input, "read")?;
     let head = report::read_head(&mut input, 1 << 16, &name)?;
-    let whole = std::io::Read::chain(std::io::Cursor::new(head.clone()), input);
-    let stats: SourceStats =
-        if a.dec.opts.protocol.is_none() && rvtrace_decode::kind::is_ingress(&head) {
-            match source::ingress(whole, &prog.image, prog.isa, tee) {
-                Ok(s) => s,
-                Err(SourceError::Ingress(e)) => {
-                    tee.warnings.finish();
-                    let _ = crate::run::damaged_input(&name, &e, None)?;
-                    return Ok(false);
-                }
-                Err(SourceError::Record(m)) => return Err(Failure::Tool(format!("{name}: {m}"))),
+    let trace = if a.dec.opts.protocol.is_none() && rvtrace_decode::kind::is_ingress(&head) {
+        if prog.scoped.is_some() {
+            return Err(Failure::Usage(format!(
+                "{name}: an ingress file carries its PCs: --image priv= and ctx= (address                  spaces) are for a trace's decoder"
+            )));
+        }
+        None
+    } else {
+        let all = head.len() < 1 << 16;
+        let trace = a.dec.resolve(&a.input, &head, all, prog.isa.xlen)?;
+        prog.enter_spaces(&trace)?;
+        Some(trace)
+    };
+    Ok(Opened { head, input, trace })
+}
+
+/// Runs an opened input into `tee`; returns whether it was read whole without loss.
+pub(crate) fn feed_opened(
+    a: &InputArgs,
+    o: Opened,
+    prog: &Program,
+    tee: &mut Tee,
+) -> Result<bool, Failure> {
+    let name = report::name(&a.input);
+    let Opened { head, input, trace } = o;
+    let whole = std::io::Read::chain(std::io::Cursor::new(head), input);
+    let stats: SourceStats = match trace {
+        None => match source::ingress(whole, &prog.image, prog.isa, tee) {
+            Ok(s) => s,
+            Err(SourceError::Ingress(e)) => {
+                tee.warnings.finish();
+                let _ = crate::run::damaged_input(&name, &e, None)?;
+                return Ok(false);
             }
-        } else {
-            let all = head.len() < 1 << 16;
-            let trace = a.dec.resolve(&a.input, &head, all, prog.isa.xlen)?;
-            let st = rvtrace_flow::decode_read(&mut trace.decoder(&prog.image), whole, tee)
+            Err(SourceError::Record(m)) => return Err(Failure::Tool(format!("{name}: {m}"))),
+        },
+        Some(trace) => {
+            let st = rvtrace_flow::decode_read(&mut prog.decoder(&trace, None), whole, tee)
                 .map_err(|e| Failure::io(format_args!("reading {name}"), e))?;
             st.into()
-        };
+        }
+    };
     tee.warnings.finish();
     Ok(stats.losses == 0)
 }
@@ -325,7 +467,7 @@ pub(crate) struct Harts {
 impl Harts {
     /// Finds the harts of the trace `a` names (one streaming pass): it needs a source field
     /// (`--src-bits`, or the sidecar's), else a usage error.
-    pub(crate) fn open(a: &InputArgs, prog: &Program) -> Result<Harts, Failure> {
+    pub(crate) fn open(a: &InputArgs, prog: &mut Program) -> Result<Harts, Failure> {
         let name = report::name(&a.input);
         let stdin = match report::is_std(&a.input) {
             true => Some(report::read_input(&a.input)?),
@@ -356,6 +498,7 @@ impl Harts {
                 }
             )));
         }
+        prog.enter_spaces(&trace)?;
         let harts = trace
             .sources(input.reader()?)
             .map_err(|e| input.cannot_read(e))?;
@@ -369,6 +512,11 @@ impl Harts {
             stdin,
             trace,
         })
+    }
+
+    /// The trace, resolved.
+    pub(crate) fn trace(&self) -> &rvtrace_decode::Trace {
+        &self.trace
     }
 
     /// Decodes hart `hart` (the other harts' messages or packets skipped) into `sink`, its
@@ -394,7 +542,10 @@ impl Harts {
             a.max_warnings,
         );
         tee.other = Some(sink);
-        let mut dec = self.trace.harts(&prog.image).decoder(hart);
+        let mut dec = match prog.system.as_ref().and_then(System::spaces) {
+            Some(spaces) => self.trace.decoder_in(spaces, Some(hart)),
+            None => self.trace.harts(&prog.image).decoder(hart),
+        };
         let st = rvtrace_flow::decode_read(&mut dec, input.reader()?, &mut tee);
         tee.warnings.finish();
         Ok(st.map_err(|e| input.cannot_read(e))?.losses == 0)
@@ -426,6 +577,14 @@ fn inputs(a: &InputArgs) -> Vec<&Path> {
     v
 }
 
+/// A profiler of the program (of its address spaces, when it has several).
+fn profiler(prog: &Program) -> Profiler<'_> {
+    match &prog.system {
+        Some(s) => Profiler::in_system(s, prog.isa),
+        None => Profiler::new(&prog.image, &prog.syms, prog.isa),
+    }
+}
+
 /// `rvtrace profile`.
 pub fn profile(a: &ProfileArgs) -> CmdResult {
     let mut outs: Vec<(&str, &Path)> = Vec::new();
@@ -440,85 +599,160 @@ pub fn profile(a: &ProfileArgs) -> CmdResult {
         }
     }
     report::distinct(&inputs(&a.input), &outs)?;
-    let prog = program(&a.input)?;
-    let mut profiler = Profiler::new(&prog.image, &prog.syms, prog.isa);
-    if a.firefox.is_some() {
-        profiler = profiler.with_timeline();
+    if a.by == Some(ByArg::Hart) && a.firefox.is_some() {
+        return Err(Failure::Usage(
+            "--firefox is a timeline of one flow: not with --by hart".into(),
+        ));
     }
-    let mut tee = Tee {
-        profiler: Some(if a.no_inline {
-            profiler
+    let mut prog = program_system(&a.input)?;
+    fn inline(p: Profiler<'_>, no: bool) -> Profiler<'_> {
+        if no {
+            p
         } else {
-            profiler.with_inlines()
-        }),
-        ..Tee::new(&a.input)
+            p.with_inlines()
+        }
+    }
+    let elf_name = report::name(&a.input.elf);
+    // The profiles: (process or hart, its space for symbols, profile).
+    let mut parts: Vec<(Option<String>, usize, rvtrace_analysis::Profile)> = Vec::new();
+    let mut timeline = None;
+    let ok = if a.by == Some(ByArg::Hart) {
+        let harts = Harts::open(&a.input, &mut prog)?;
+        let mut ok = true;
+        for &h in &harts.harts {
+            let mut p = inline(profiler(&prog), a.no_inline);
+            ok &= harts.feed(&a.input, &prog, h, &mut p)?;
+            parts.push((Some(format!("hart {h}")), 0, p.profile()));
+        }
+        ok
+    } else {
+        let o = open(&a.input, &mut prog)?;
+        let mut p = profiler(&prog);
+        if a.firefox.is_some() {
+            p = p.with_timeline();
+        }
+        let mut tee = Tee {
+            profiler: Some(inline(p, a.no_inline)),
+            ..Tee::new(&a.input)
+        };
+        let ok = feed_opened(&a.input, o, &prog, &mut tee)?;
+        let p = tee.profiler.take();
+        if let Some(p) = &p {
+            if a.by == Some(ByArg::Process) {
+                for (i, part) in p.profiles_by_space() {
+                    let name = match &prog.system {
+                        Some(s) => s.name(i).to_string(),
+                        None => elf_name.clone(),
+                    };
+                    parts.push((Some(name), i, part));
+                }
+            } else {
+                parts.push((None, 0, p.profile()));
+            }
+        }
+        timeline = p.and_then(|p| p.timeline());
+        ok
     };
-    let ok = feed(&a.input, &prog, &mut tee)?;
-    let profiler = tee.profiler.take();
-    let p = profiler.as_ref().map(|p| p.profile()).unwrap_or_default();
+    // The whole input's profile: each part under its name.
+    let mut whole = rvtrace_analysis::Profile::default();
+    for (name, _, p) in &parts {
+        match name {
+            Some(n) => whole.merge(&p.rooted(n)),
+            None => whole.merge(p),
+        }
+    }
     let unit = match a.weight {
         WeightArg::Instructions => Unit::Instructions,
         WeightArg::Time => Unit::Time,
     };
-    if unit == Unit::Time && !p.has_time {
+    if unit == Unit::Time && !whole.has_time {
         return Err(Failure::Usage(format!(
             "--weight time: {} carries no time (record with timestamps: `encode ... --timestamps`)",
             report::name(&a.input.input)
         )));
     }
-    let title = report::name(&a.input.elf);
+    let title = elf_name.clone();
     if let Some(f) = &a.folded {
-        write_file(f, p.folded(unit == Unit::Time).as_bytes())?;
+        write_file(f, whole.folded(unit == Unit::Time).as_bytes())?;
     }
     if let Some(f) = &a.flamegraph {
         write_file(
             f,
-            &export::flamegraph(&p, unit, &title).map_err(|e| e.to_string())?,
+            &export::flamegraph(&whole, unit, &title).map_err(|e| e.to_string())?,
         )?;
     }
     if let Some(f) = &a.firefox {
         write_file(
             f,
-            export::firefox(
-                &profiler.and_then(|p| p.timeline()).unwrap_or_default(),
-                &prog.syms,
-                unit,
-                &title,
-            )
-            .map_err(|e| e.to_string())?
-            .as_bytes(),
+            export::firefox(&timeline.unwrap_or_default(), &prog.syms, unit, &title)
+                .map_err(|e| e.to_string())?
+                .as_bytes(),
         )?;
     }
+    let syms_of = |i: usize| match &prog.system {
+        Some(s) => s.syms(i),
+        None => &prog.syms,
+    };
     if let Some(f) = &a.perf_script {
-        let comm = a
+        let stem = a
             .input
             .elf
             .file_stem()
             .map_or("rvtrace".into(), |s| s.to_string_lossy());
-        let text = export::perf_script(&p, &prog.syms, unit, a.perf_script_period, &comm, &title);
+        let mut text = String::new();
+        for (name, i, p) in &parts {
+            let comm = name.as_deref().unwrap_or(&stem);
+            text += &export::perf_script(p, syms_of(*i), unit, a.perf_script_period, comm, &title);
+        }
         write_file(f, text.as_bytes())?;
     }
-    show(
-        &p.report(a.top),
-        &outs.iter().map(|o| o.1).collect::<Vec<_>>(),
-    )?;
+    let mut text = String::new();
+    for (name, _, p) in &parts {
+        match (name, a.by) {
+            (Some(n), Some(ByArg::Process)) => text += &format!("process {n}:\n"),
+            (Some(n), _) => text += &format!("{n}:\n"),
+            (None, _) => {}
+        }
+        text += &p.report(a.top);
+    }
+    show(&text, &outs.iter().map(|o| o.1).collect::<Vec<_>>())?;
     Ok(report::status(ok))
 }
 
-/// Exact counts of the input.
-fn counts(a: &InputArgs, prog: &Program) -> Result<(rvtrace_analysis::Counts, bool), Failure> {
-    let mut tee = Tee {
-        counter: Some(Counter::new(&prog.image)),
-        ..Tee::new(a)
+/// Exact counts of the input: of each address space (one without scoped files).
+fn counts(
+    a: &InputArgs,
+    prog: &mut Program,
+) -> Result<(Vec<rvtrace_analysis::Counts>, bool), Failure> {
+    let o = open(a, prog)?;
+    let prog: &Program = prog;
+    let mut tee = Tee::new(a);
+    let ok;
+    let c = match &prog.system {
+        Some(s) => {
+            let mut counter = SpaceCounter::new(s);
+            tee.other = Some(&mut counter);
+            ok = feed_opened(a, o, prog, &mut tee)?;
+            drop(tee);
+            counter.finish()
+        }
+        None => {
+            tee.counter = Some(Counter::new(&prog.image));
+            ok = feed_opened(a, o, prog, &mut tee)?;
+            vec![tee.counter.take().map(Counter::finish).unwrap_or_default()]
+        }
     };
-    let ok = feed(a, prog, &mut tee)?;
-    let c = tee.counter.take().map(Counter::finish).unwrap_or_default();
     Ok((c, ok))
 }
 
 /// An error unless the program has DWARF line tables.
 fn need_lines(prog: &Program, elf: &Path) -> Result<(), Failure> {
-    if prog.syms.has_lines() {
+    if prog.syms.has_lines()
+        || prog
+            .scoped
+            .as_ref()
+            .is_some_and(|s| s.1.iter().any(Symbols::has_lines))
+    {
         return Ok(());
     }
     Err(Failure::Tool(format!(
@@ -530,10 +764,19 @@ fn need_lines(prog: &Program, elf: &Path) -> Result<(), Failure> {
 /// `rvtrace coverage`.
 pub fn coverage(a: &CoverageArgs) -> CmdResult {
     report::distinct(&inputs(&a.input), &[("--lcov", &a.lcov)])?;
-    let prog = program(&a.input)?;
+    let mut prog = program_system(&a.input)?;
     need_lines(&prog, &a.input.elf)?;
-    let (c, ok) = counts(&a.input, &prog)?;
-    let mut cov = Coverage::new(&c, &prog.image, &prog.syms, prog.isa);
+    let (c, ok) = counts(&a.input, &mut prog)?;
+    // Each space's code covered with its own symbols; a file in several spaces adds up.
+    let mut cov = Coverage::new(&c[0], prog.image_of(0), prog.syms_of(0), prog.isa);
+    for (i, c) in c.iter().enumerate().skip(1) {
+        cov.merge(Coverage::new(
+            c,
+            prog.image_of(i),
+            prog.syms_of(i),
+            prog.isa,
+        ));
+    }
     // Which source files the tracefile names: mapped, chosen, and (by default) only those that
     // exist here.
     let (mut filtered, mut missing) = (Vec::new(), Vec::new());
@@ -625,11 +868,12 @@ pub fn coverage(a: &CoverageArgs) -> CmdResult {
 /// `rvtrace autofdo`.
 pub fn autofdo(a: &AutofdoArgs) -> CmdResult {
     report::distinct(&inputs(&a.input), &[("-o", &a.output)])?;
-    let prog = program(&a.input)?;
+    let mut prog = program(&a.input)?;
     if a.profile_format == AutofdoFormat::Llvm {
         need_lines(&prog, &a.input.elf)?;
-        let (c, ok) = counts(&a.input, &prog)?;
-        let text = autofdo::llvm(&c, &prog.image, &prog.syms, prog.isa);
+        let (c, ok) = counts(&a.input, &mut prog)?;
+        let c = &c[0];
+        let text = autofdo::llvm(c, &prog.image, &prog.syms, prog.isa);
         write_file(&a.output, text.as_bytes())?;
         return Ok(report::status(ok));
     }
@@ -639,8 +883,8 @@ pub fn autofdo(a: &AutofdoArgs) -> CmdResult {
             report::name(&a.input.elf)
         ))
     })?;
-    let (c, ok) = counts(&a.input, &prog)?;
-    let (text, dropped) = autofdo::text(&c, &prog.image, base);
+    let (c, ok) = counts(&a.input, &mut prog)?;
+    let (text, dropped) = autofdo::text(&c[0], &prog.image, base);
     if dropped > 0 {
         warn!("{dropped} ranges or branches below the first PT_LOAD ({base:#x}) cannot be written");
     }
@@ -652,19 +896,111 @@ pub fn autofdo(a: &AutofdoArgs) -> CmdResult {
     })
 }
 
+/// A hart's instruction trace in memory, each piece with the last time stamp before it
+/// (`text --all-harts`).
+struct TimedText<'a> {
+    text: TextTrace<'a, Vec<u8>>,
+    time: u64,
+    pieces: Vec<(u64, Vec<u8>)>,
+}
+
+impl FlowSink for TimedText<'_> {
+    fn element(&mut self, e: &FlowElement) {
+        self.text.element(e);
+        if let FlowElement::Time { time } = *e {
+            self.time = time;
+        }
+        if let Ok(w) = self.text.take_written() {
+            if !w.is_empty() {
+                self.pieces.push((self.time, w));
+            }
+        }
+    }
+
+    fn stop_requested(&self) -> bool {
+        self.text.stop_requested()
+    }
+}
+
+/// `text --all-harts`: every hart's instruction trace, merged by time stamp.
+fn text_all_harts(a: &TextArgs, mut prog: Program) -> CmdResult {
+    let hz = match (a.timebase_hz, &a.dtb) {
+        (Some(hz), _) => hz,
+        (None, Some(p)) => {
+            let blob = report::read_input(p)?;
+            crate::dtb::timebase_frequency(&blob)
+                .map_err(|e| Failure::Tool(format!("{}: {e}", p.display())))?
+        }
+        (None, None) => rvtrace_sim::fdt::TIMEBASE_FREQUENCY.into(),
+    };
+    let harts = Harts::open(&a.input, &mut prog)?;
+    let prog = &prog;
+    let mut all: Vec<(u64, u16, usize, Vec<u8>)> = Vec::new();
+    let mut ok = true;
+    for &h in &harts.harts {
+        let t = match &prog.system {
+            Some(s) => TextTrace::in_system(s, prog.isa, Vec::new()),
+            None => TextTrace::new(&prog.image, &prog.syms, prog.isa, Vec::new()),
+        };
+        let mut sink = TimedText {
+            text: if a.no_lines { t.without_lines() } else { t },
+            time: 0,
+            pieces: Vec::new(),
+        };
+        ok &= harts.feed(&a.input, prog, h, &mut sink)?;
+        all.extend(
+            sink.pieces
+                .into_iter()
+                .enumerate()
+                .map(|(k, (t, text))| (t, h, k, text)),
+        );
+    }
+    // By time, then hart, then each hart's order.
+    all.sort_unstable_by_key(|p| (p.0, p.1, p.2));
+    let mut out = std::io::BufWriter::with_capacity(1 << 16, Output::create(&a.output)?);
+    let name = report::name(&a.output);
+    let write = |out: &mut std::io::BufWriter<Output>| -> std::io::Result<()> {
+        for (time, hart, _, text) in &all {
+            let ns = u128::from(*time) * 1_000_000_000 / u128::from(hz);
+            for line in text.split_inclusive(|&b| b == b'\n') {
+                write!(out, "{ns} ns hart {hart}: ")?;
+                out.write_all(line)?;
+            }
+        }
+        Ok(())
+    };
+    write(&mut out).map_err(|e| Failure::io(format_args!("writing {name}"), e))?;
+    let out = out
+        .into_inner()
+        .map_err(|e| Failure::io(format_args!("writing {name}"), e.into_error()))?;
+    out.finish()?;
+    Ok(report::status(ok))
+}
+
 /// `rvtrace text`.
 pub fn text(a: &TextArgs) -> CmdResult {
     report::distinct(&inputs(&a.input), &[("-o", &a.output)])?;
-    let prog = program(&a.input)?;
+    let mut prog = program_system(&a.input)?;
+    if a.all_harts {
+        return text_all_harts(a, prog);
+    }
+    let o = open(&a.input, &mut prog)?;
+    let prog = &prog;
     let out = std::io::BufWriter::with_capacity(1 << 16, Output::create(&a.output)?);
     let mut tee = Tee::new(&a.input);
     if a.call_trace {
-        tee.calls = Some(CallTrace::new(&prog.image, &prog.syms, prog.isa, out));
+        tee.calls = Some(match &prog.system {
+            Some(s) => CallTrace::in_system(s, prog.isa, out),
+            None => CallTrace::new(&prog.image, &prog.syms, prog.isa, out),
+        });
     } else {
-        let t = TextTrace::new(&prog.image, &prog.syms, prog.isa, out);
+        let t = match &prog.system {
+            Some(s) => TextTrace::in_system(s, prog.isa, out),
+            None => TextTrace::new(&prog.image, &prog.syms, prog.isa, out),
+        };
         tee.text = Some(if a.no_lines { t.without_lines() } else { t });
     }
-    let ok = feed(&a.input, &prog, &mut tee)?;
+    let ok = feed_opened(&a.input, o, prog, &mut tee)?;
     let w = match (tee.text.take(), tee.calls.take()) {
         (Some(t), _) => t.finish(),
         (None, Some(c)) => c.finish().map(|(w, _)| w),

@@ -310,6 +310,13 @@ pub fn decode(a: &DecodeArgs, forced: Option<Protocol>) -> CmdResult {
         ),
         None => None,
     };
+    if spaces.is_some() && !a.text.outputs().is_empty() {
+        return Err(Failure::Usage(
+            "--text and --call-trace name code of one address space: with priv= or ctx= \
+             --image files, use `rvtrace text` (and `text --call-trace`)"
+                .into(),
+        ));
+    }
     let image = program.image;
     for w in trace.support_warnings(&report::name(t), &head) {
         warn!("{w}");

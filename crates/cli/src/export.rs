@@ -140,7 +140,8 @@ fn all_harts(
     );
     let results = crate::harts::run(&h.harts, a.jobs, |k| {
         // A program per thread: the symbol tables' lazy parts are not shared between threads.
-        let prog = analysis::program(&a.input)?;
+        let mut prog = analysis::program_system(&a.input)?;
+        prog.enter_spaces(h.trace())?;
         let mine = paths.map(|p| part(p, k));
         let open = |i: usize| wanted[i].then(|| create(&mine[i])).transpose();
         let out = Outputs {
@@ -148,8 +149,7 @@ fn all_harts(
             functions: open(1)?,
             branches: open(2)?,
         };
-        let mut t = Tables::new(&prog.image, &prog.syms, prog.isa, out)
-            .map_err(|e| Failure::Tool(format!("{dir}: {e}")))?;
+        let mut t = tables(&prog, out).map_err(|e| Failure::Tool(format!("{dir}: {e}")))?;
         let ok = h.feed(&a.input, &prog, k, &mut t.hart(k as u32))?;
         let (out, n) = t
             .finish()
@@ -184,6 +184,17 @@ fn all_harts(
     Ok((ok, n))
 }
 
+/// The tables of the program: of its address spaces when it has several.
+fn tables<W: std::io::Write + Send>(
+    prog: &analysis::Program,
+    out: Outputs<W>,
+) -> Result<Tables<'_, W>, rvtrace_columnar::TableError> {
+    match &prog.system {
+        Some(s) => Tables::in_system(s, prog.isa, out),
+        None => Tables::new(&prog.image, &prog.syms, prog.isa, out),
+    }
+}
+
 /// `rvtrace export`.
 pub fn export(a: &ExportArgs) -> CmdResult {
     if report::is_std(&a.output) {
@@ -205,10 +216,10 @@ pub fn export(a: &ExportArgs) -> CmdResult {
         }
     }
     report::distinct(&[a.input.input.as_path(), a.input.elf.as_path()], &outs)?;
-    let prog = analysis::program(&a.input)?;
+    let mut prog = analysis::program_system(&a.input)?;
     // --all-harts: the trace read and its harts found before any file is made.
     let harts = match a.all_harts {
-        true => Some(analysis::Harts::open(&a.input, &prog)?),
+        true => Some(analysis::Harts::open(&a.input, &mut prog)?),
         false => None,
     };
     std::fs::create_dir_all(&a.output)
@@ -223,12 +234,13 @@ pub fn export(a: &ExportArgs) -> CmdResult {
     let (ok, n) = match &harts {
         Some(h) => all_harts(a, h, files, [&flow_p, &func_p, &br_p])?,
         None => {
-            let mut tables = Tables::new(&prog.image, &prog.syms, prog.isa, files)
-                .map_err(|e| Failure::Tool(format!("{dir}: {e}")))?;
+            let o = analysis::open(&a.input, &mut prog)?;
+            let mut tables =
+                tables(&prog, files).map_err(|e| Failure::Tool(format!("{dir}: {e}")))?;
             let mut sink = tables.hart(a.hart);
             let mut tee = Tee::new(&a.input);
             tee.other = Some(&mut sink);
-            let ok = analysis::feed(&a.input, &prog, &mut tee)?;
+            let ok = analysis::feed_opened(&a.input, o, &prog, &mut tee)?;
             let (files, n) = tables
                 .finish()
                 .map_err(|e| Failure::Tool(format!("writing into {dir}: {e}")))?;

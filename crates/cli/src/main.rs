@@ -10,6 +10,7 @@ mod check;
 mod compare;
 mod convert;
 mod decode;
+mod dtb;
 mod dump;
 mod etrace;
 mod export;

@@ -43,8 +43,10 @@ pub struct StatsArgs {
 
 /// `rvtrace stats`.
 pub fn stats(a: &StatsArgs) -> CmdResult {
-    let (image, xlen) = crate::trace_source::load_program(&a.elf, &a.images)?;
-    let xlen = xlen.ok_or_else(|| Failure::Usage("no --elf or --image given".into()))?;
+    let program = crate::trace_source::load_system(&a.elf, &a.images)?;
+    let xlen = program
+        .xlen
+        .ok_or_else(|| Failure::Usage("no --elf or --image given".into()))?;
     // The trace is read as it is decoded (memory stays flat in its size); its first 64 KiB
     // tell its kind (and the E-Trace framing).
     let name = report::name(&a.input);
@@ -56,7 +58,16 @@ pub fn stats(a: &StatsArgs) -> CmdResult {
         .map_err(|e| Failure::io(&name, e))?;
     let trace = a.dec.resolve(&a.input, &head, head.len() < 1 << 16, xlen)?;
     let whole = std::io::Cursor::new(&head).chain(input);
-    let s = trace.stats_read(&image, whole);
+    // Files with a privilege or context: decoded through the address spaces, as `decode`.
+    let s = match program.scoped_files() {
+        Some(files) => {
+            let spaces = trace
+                .spaces(files)
+                .map_err(|e| Failure::Tool(e.to_string()))?;
+            trace.stats_read_in(&spaces, whole)
+        }
+        None => trace.stats_read(&program.image, whole),
+    };
     let what = trace.payload_words();
     let s = s.map_err(|e| Failure::io(format_args!("reading {name}"), e))?;
     let text = if a.json { s.json() } else { s.text(what) };

@@ -3,6 +3,7 @@
 //! failures. Nothing else in the CLI resolves a trace's protocol or settings.
 
 use crate::report::{self, Failure};
+use rvtrace_analysis::Symbols;
 use rvtrace_decode::{DecodeOptions, Protocol, Trace};
 use rvtrace_image::Image;
 use rvtrace_isa::Xlen;
@@ -92,7 +93,8 @@ pub struct ImageArgs {
     /// More of the code the trace ran (repeatable): an ELF file, moved by a load bias with
     /// `FILE@BIAS` (a position-independent program or library where it was loaded), or a raw
     /// binary (firmware `.bin`, a memory dump) at its address with `FILE@ADDR`. Addresses hex
-    /// with 0x, or decimal. With --elf or alone. `decode` also takes where the code runs:
+    /// with 0x, or decimal. With --elf or alone. `decode`, `text`, `profile`, `coverage`,
+    /// `stats` and `export` also take where the code runs:
     /// `,priv=m|s|u` and `,ctx=N` after it (`user.elf,priv=u,ctx=2`: the process of context 2,
     /// an ASID or scontext value), and walks each file only where the trace reports that
     /// privilege and context (N-Trace Ownership, E-Trace format 3 `privilege`/`context`);
@@ -121,6 +123,12 @@ pub struct ImageArgs {
     /// The address width the code is read with when only raw --image files give it.
     #[arg(long, value_name = "32|64", value_parser = crate::etrace::parse_xlen)]
     pub xlen: Option<u8>,
+    /// Where the debug files of stripped ELF files are (repeatable; `text`, `profile`,
+    /// `coverage`): by build ID at `DIR/.build-id/xx/rest.debug`, or by the name the file's
+    /// `.gnu_debuglink` gives at `DIR/NAME` (also looked for beside the file and in its
+    /// `.debug` directory), as gdb finds them.
+    #[arg(long, value_name = "DIR")]
+    pub debug_dir: Vec<PathBuf>,
 }
 
 /// A program as `--elf` and `--image` give it: the files that apply everywhere as one image,
@@ -132,7 +140,14 @@ pub struct Program {
     pub scoped: Vec<(rvtrace_image::space::Scope, Image)>,
     /// The address width of the first ELF file (`None` when no file says it).
     pub xlen: Option<Xlen>,
+    /// The symbols of the `--image` files ([`load_system_symbols`]): those without a scope,
+    /// one per file, and one per entry of `scoped`.
+    pub syms: Option<FileSymbols>,
 }
+
+/// The symbols of the `--image` files: those without a scope, one per file; and one per
+/// scoped file.
+pub type FileSymbols = (Vec<Symbols>, Vec<Symbols>);
 
 impl Program {
     /// Every file with its scope, for [`rvtrace_decode::Trace::spaces`] (`None`: no file has a
@@ -153,17 +168,33 @@ impl Program {
 pub fn load_program(paths: &[PathBuf], more: &ImageArgs) -> Result<(Image, Option<Xlen>), Failure> {
     let p = load_system(paths, more)?;
     if let Some(spec) = more.image.iter().find(|s| !s.scope.is_everywhere()) {
-        return Err(Failure::Usage(format!(
-            "--image {}: priv= and ctx= (address spaces) are read by `decode`; this command \
-             reads one address space",
-            spec.path.display()
-        )));
+        return Err(one_space_error(spec));
     }
     Ok((p.image, p.xlen))
 }
 
+/// The usage error of a command that reads one address space given a file with a scope.
+pub fn one_space_error(spec: &rvtrace_image::ImageSpec) -> Failure {
+    Failure::Usage(format!(
+        "--image {}: priv= and ctx= (address spaces) are read by `decode`, `text`, `profile`, \
+         `coverage`, `stats` and `export`; this command reads one address space",
+        spec.path.display()
+    ))
+}
+
 /// The program's files ([`Program`]): `--elf` files, then `--image` files.
 pub fn load_system(paths: &[PathBuf], more: &ImageArgs) -> Result<Program, Failure> {
+    load(paths, more, false)
+}
+
+/// [`load_system`] with the symbols of the `--image` files ([`Program::syms`]): an ELF file's
+/// functions and DWARF line tables at its load bias, a kernel's `kallsyms:` names (raw
+/// binaries and memory have none).
+pub fn load_system_symbols(paths: &[PathBuf], more: &ImageArgs) -> Result<Program, Failure> {
+    load(paths, more, true)
+}
+
+fn load(paths: &[PathBuf], more: &ImageArgs, want_syms: bool) -> Result<Program, Failure> {
     let mut image = Image::new();
     let mut xlen = None;
     for p in paths {
@@ -178,11 +209,43 @@ pub fn load_system(paths: &[PathBuf], more: &ImageArgs) -> Result<Program, Failu
     });
     let mut scoped = Vec::new();
     let sources = expand_system_files(&more.image, more.sysroot.as_deref(), more.vdso.as_deref())?;
-    let xlen = load_images(&mut image, &mut scoped, &sources, xlen, given)?;
+    let mut syms = want_syms.then(|| (Vec::new(), Vec::new()));
+    let xlen = load_images(
+        &mut image,
+        &mut scoped,
+        &sources,
+        xlen,
+        given,
+        syms.as_mut().map(|s| (s, more.debug_dir.as_slice())),
+    )?;
     Ok(Program {
         image,
         scoped,
         xlen,
+        syms,
+    })
+}
+
+/// The symbols of one image file: an ELF file's (functions and line tables) moved by its load
+/// bias; a kernel's names; none for raw code.
+fn source_symbols(source: &Source, debug_dirs: &[PathBuf]) -> Result<Symbols, Failure> {
+    Ok(match source {
+        Source::Spec(spec, bytes) if rvtrace_image::ImageSpec::is_elf(bytes) => {
+            Symbols::from_elf_or_debug(bytes, &spec.path, debug_dirs)
+                .map_err(|e| Failure::Tool(format!("{}: {e}", spec.path.display())))?
+                .moved(spec.at.unwrap_or(0))
+        }
+        Source::Symbols { symbols, .. } => Symbols::from_functions(
+            symbols
+                .iter()
+                .map(|s| rvtrace_analysis::symbols::Function {
+                    name: s.name.clone(),
+                    start: s.addr,
+                    end: s.addr.saturating_add(s.size.max(1)),
+                })
+                .collect(),
+        ),
+        _ => Symbols::from_functions(Vec::new()),
     })
 }
 
@@ -359,14 +422,19 @@ fn load_images(
     sources: &[Source],
     xlen: Option<Xlen>,
     given: Option<Xlen>,
+    syms: Option<(&mut FileSymbols, &[PathBuf])>,
 ) -> Result<Option<Xlen>, Failure> {
     let mut xlen = xlen;
+    // Each source's symbols, in the order its image is made (the order of `scoped`).
+    let mut by_source: Vec<(usize, bool)> = Vec::new();
     // Where a file goes: the common image, or one of its own.
     let mut target =
         |scoped: &mut Vec<(rvtrace_image::space::Scope, Image)>,
          scope: &rvtrace_image::space::Scope,
+         k: usize,
          load: &mut dyn FnMut(&mut Image) -> Result<Xlen, rvtrace_image::ImageError>|
          -> Result<Xlen, Failure> {
+            by_source.push((k, scope.is_everywhere()));
             let r = if scope.is_everywhere() {
                 load(image)
             } else {
@@ -379,7 +447,7 @@ fn load_images(
         };
     // ELF files first: they say the width raw ones are read with.
     let mut raws = Vec::new();
-    for source in sources {
+    for (k, source) in sources.iter().enumerate() {
         let (spec, bytes) = match source {
             Source::Spec(spec, bytes) => (spec, bytes),
             Source::Memory {
@@ -389,7 +457,7 @@ fn load_images(
                 scope,
                 xlen: x,
             } => {
-                target(scoped, scope, &mut |im| {
+                target(scoped, scope, k, &mut |im| {
                     im.load_raw(name, data, *addr, *x).map(|i| i.xlen)
                 })?;
                 xlen.get_or_insert(*x);
@@ -398,11 +466,11 @@ fn load_images(
             Source::Symbols { .. } | Source::Raw { .. } => continue,
         };
         if !rvtrace_image::ImageSpec::is_elf(bytes) {
-            raws.push((spec, bytes));
+            raws.push((k, spec, bytes));
             continue;
         }
         let name = spec.path.display().to_string();
-        let x = target(scoped, &spec.scope, &mut |im| {
+        let x = target(scoped, &spec.scope, k, &mut |im| {
             im.load_bytes_at(&name, bytes, spec.at.unwrap_or(0))
                 .map(|i| i.xlen)
         })?;
@@ -417,7 +485,7 @@ fn load_images(
             )));
         }
     }
-    for (spec, bytes) in raws {
+    for (k, spec, bytes) in raws {
         let name = spec.path.display().to_string();
         let Some(addr) = spec.at else {
             return Err(Failure::Usage(format!(
@@ -430,12 +498,12 @@ fn load_images(
                  (or an ELF file of the same program)"
             )));
         };
-        target(scoped, &spec.scope, &mut |im| {
+        target(scoped, &spec.scope, k, &mut |im| {
             im.load_raw(&name, bytes, addr, x).map(|i| i.xlen)
         })?;
         xlen = Some(x);
     }
-    for source in sources {
+    for (k, source) in sources.iter().enumerate() {
         if let Source::Raw {
             name,
             addr,
@@ -449,13 +517,13 @@ fn load_images(
                      (or an ELF file of the same program)"
                 )));
             };
-            target(scoped, scope, &mut |im| {
+            target(scoped, scope, k, &mut |im| {
                 im.load_raw(name, data, *addr, x).map(|i| i.xlen)
             })?;
             xlen = Some(x);
         }
     }
-    for source in sources {
+    for (k, source) in sources.iter().enumerate() {
         if let Source::Symbols {
             name,
             symbols,
@@ -463,9 +531,19 @@ fn load_images(
         } = source
         {
             let x = xlen.or(given).unwrap_or(Xlen::Rv64);
-            target(scoped, scope, &mut |im| {
+            target(scoped, scope, k, &mut |im| {
                 im.load_symbols(name, symbols.clone(), x).map(|i| i.xlen)
             })?;
+        }
+    }
+    if let Some(((everywhere, scoped_syms), debug_dirs)) = syms {
+        for (k, all) in by_source {
+            let s = source_symbols(&sources[k], debug_dirs)?;
+            if all {
+                everywhere.push(s);
+            } else {
+                scoped_syms.push(s);
+            }
         }
     }
     Ok(xlen)

@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// Every row of a Parquet file, read with the parquet crate's Arrow reader.
-fn read(path: &Path) -> Vec<RecordBatch> {
+pub(crate) fn read(path: &Path) -> Vec<RecordBatch> {
     let f = std::fs::File::open(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     ParquetRecordBatchReaderBuilder::try_new(f)
         .unwrap()
@@ -27,14 +27,14 @@ fn read(path: &Path) -> Vec<RecordBatch> {
         .collect()
 }
 
-fn u64s(b: &RecordBatch, col: &str) -> Vec<Option<u64>> {
+pub(crate) fn u64s(b: &RecordBatch, col: &str) -> Vec<Option<u64>> {
     let a = b.column_by_name(col).unwrap().as_primitive::<UInt64Type>();
     (0..a.len())
         .map(|i| a.is_valid(i).then(|| a.value(i)))
         .collect()
 }
 
-fn strs(b: &RecordBatch, col: &str) -> Vec<Option<String>> {
+pub(crate) fn strs(b: &RecordBatch, col: &str) -> Vec<Option<String>> {
     let c = b.column_by_name(col).unwrap();
     if let Some(d) = c.as_dictionary_opt::<Int32Type>() {
         let v = d.values().as_string::<i32>();

@@ -123,6 +123,8 @@ fn one_funnelled_trace_of_four_harts_splits_back() {
         s(&d.join("h-{hart}.ing")),
         "--pcs",
         s(&d.join("h-{hart}.pcs")),
+        "--ingress-text",
+        s(&d.join("h-{hart}.txt")),
     ]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let ings: Vec<PathBuf> = (0..4).map(|h| d.join(format!("h-{h}.ing"))).collect();
@@ -169,6 +171,39 @@ fn one_funnelled_trace_of_four_harts_splits_back() {
             let want = std::fs::read(d.join(format!("h-{h}.pcs"))).unwrap();
             assert!(!want.is_empty());
             assert!(got == want, "{proto}: hart {h}'s PCs differ from its run");
+        }
+        // `profile --by hart`: one profile per hart, each of the hart's run's instructions;
+        // the folded stacks begin with the hart.
+        let folded = d.join(format!("{proto}.folded"));
+        let o = rvtrace(&[
+            "profile",
+            s(&t),
+            "--elf",
+            s(&elf),
+            "--by",
+            "hart",
+            "--folded",
+            s(&folded),
+        ]);
+        assert_eq!(o.status.code(), Some(0), "{proto}: {}", stderr(&o));
+        let report = stdout(&o);
+        let folded = std::fs::read_to_string(&folded).unwrap();
+        for h in 0..4 {
+            let want = std::fs::read_to_string(d.join(format!("h-{h}.pcs")))
+                .unwrap()
+                .lines()
+                .count();
+            let head = format!("hart {h}:\nflat profile: {want} instructions");
+            assert!(report.contains(&head), "{proto}: no {head:?} in\n{report}");
+            let folded_sum: usize = folded
+                .lines()
+                .filter(|l| l.starts_with(&format!("hart {h};")))
+                .map(|l| l.rsplit_once(' ').unwrap().1.parse::<usize>().unwrap())
+                .sum();
+            assert_eq!(folded_sum, want, "{proto}: hart {h}'s folded stacks");
+        }
+        if proto == "ntrace" {
+            one_timeline_of_four_harts(&d, &elf, &t);
         }
         let o = encode(&d.join("narrow"), "1");
         assert_eq!(o.status.code(), Some(2), "{proto}: {}", stderr(&o));
@@ -433,4 +468,97 @@ fn quantum_sets_the_turns() {
         "--quantum 1000000 repeats"
     );
     assert_ne!(fine, coarse, "the turns change the interleaving");
+}
+
+/// `text --all-harts` of the funnelled N-Trace (with time stamps) of smp.S on 4 harts: one
+/// timeline, its nanoseconds never decreasing; each hart's instructions are its run's PCs in
+/// order, each shown at 100 ns per tick of the 10 MHz timer (the device tree's
+/// `timebase-frequency`, also read with --dtb) at a time no later than the run retired it
+/// (its ingress text's `time`); --timebase-hz 1000000000 shows the ticks themselves.
+fn one_timeline_of_four_harts(d: &Path, elf: &Path, t: &Path) {
+    let text = |more: &[&str]| {
+        let out = d.join("timeline.txt");
+        let mut a = vec!["text", s(t), "--elf", s(elf), "--all-harts", "-o", s(&out)];
+        a.extend_from_slice(more);
+        let o = rvtrace(&a);
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        std::fs::read_to_string(&out).unwrap()
+    };
+    let merged = text(&[]);
+    // The run: each hart's retired instructions and their times.
+    let run: Vec<Vec<(u64, u64)>> = (0..4)
+        .map(|h| {
+            std::fs::read_to_string(d.join(format!("h-{h}.txt")))
+                .unwrap()
+                .lines()
+                .filter(|l| !l.starts_with('#'))
+                .filter(|l| !l.split_whitespace().nth(1).unwrap().starts_with("+0"))
+                .map(|l| {
+                    let pc = u64::from_str_radix(&l[2..l.find(' ').unwrap()], 16).unwrap();
+                    let time = l
+                        .split_whitespace()
+                        .find_map(|w| w.strip_prefix("time="))
+                        .unwrap();
+                    (pc, time.parse().unwrap())
+                })
+                .collect()
+        })
+        .collect();
+    let mut next = [0usize; 4];
+    let (mut prev, mut switches, mut last_hart) = (0u64, 0, 0);
+    for l in merged.lines() {
+        let (ns, rest) = l.split_once(" ns hart ").unwrap();
+        let ns: u64 = ns.parse().unwrap();
+        assert!(ns >= prev, "{l}: time goes back");
+        assert_eq!(ns % 100, 0, "{l}: not a whole tick");
+        prev = ns;
+        let (h, line) = rest.split_once(": ").unwrap();
+        let h: usize = h.parse().unwrap();
+        switches += usize::from(h != last_hart);
+        last_hart = h;
+        let Some(pc) = line.strip_prefix("0x") else {
+            continue;
+        };
+        let pc = u64::from_str_radix(&pc[..pc.find(' ').unwrap()], 16).unwrap();
+        let (want_pc, time) = run[h][next[h]];
+        next[h] += 1;
+        assert_eq!(pc, want_pc, "hart {h}'s instruction {}", next[h]);
+        assert!(
+            ns / 100 <= time,
+            "{l}: shown after the run retired it (tick {time})"
+        );
+    }
+    for h in 0..4 {
+        assert_eq!(next[h], run[h].len(), "hart {h}: instructions");
+    }
+    assert!(switches > 100, "{switches} switches between harts");
+    // The frequency from the device tree of the same machine.
+    let dtb = d.join("smp.dtb");
+    let o = rvtrace(&[
+        "run",
+        "--sbi",
+        s(elf),
+        "--harts",
+        "4",
+        "--dump-dtb",
+        s(&dtb),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(
+        text(&["--dtb", s(&dtb)]) == merged,
+        "--dtb: another timeline"
+    );
+    // At 1 GHz a tick is a nanosecond: each time stamp shows as itself.
+    let ticks = text(&["--timebase-hz", "1000000000"]);
+    let mut seen = 0;
+    for l in ticks.lines() {
+        if let Some((ns, time)) = l
+            .split_once(" ns hart ")
+            .and_then(|(ns, r)| Some((ns, r.split_once(": time ")?.1)))
+        {
+            assert_eq!(ns, time, "{l}");
+            seen += 1;
+        }
+    }
+    assert!(seen > 100, "{seen} time lines");
 }

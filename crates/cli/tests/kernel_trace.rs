@@ -486,12 +486,14 @@ fn system_address_spaces() {
     );
     // A command that reads one address space refuses the qualifiers.
     let o = rvtrace(&[
-        "stats",
+        "autofdo",
         d.join("s.ntrace").to_str().unwrap(),
         "--elf",
         &kernel,
         "--image",
         &a_img,
+        "-o",
+        d.join("prof.txt").to_str().unwrap(),
     ]);
     assert_eq!(
         o.status.code(),
@@ -500,6 +502,19 @@ fn system_address_spaces() {
         String::from_utf8_lossy(&o.stderr)
     );
     assert!(String::from_utf8_lossy(&o.stderr).contains("priv= and ctx="));
+    // `decode --text` names one space's code: refused, pointing to `rvtrace text`.
+    let o = rvtrace(&[
+        "decode",
+        d.join("s.ntrace").to_str().unwrap(),
+        "--elf",
+        &kernel,
+        "--image",
+        &a_img,
+        "--text",
+        d.join("t.txt").to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("rvtrace text"));
 }
 
 /// An ELF core file from a tool nobody here wrote: QEMU 7.2's `dump-guest-memory` of the `virt`
@@ -759,4 +774,422 @@ fn sifive_settings_with_maps_and_kernel_pages() {
         std::fs::read(&dpcs).unwrap() == run_pcs,
         "PCs decoded with the SiFive settings differ from the run's"
     );
+}
+
+/// One retired instruction of a run's `--ingress-text`: its address, privilege letter and
+/// context (the oracle of the outputs per process).
+struct Retired {
+    pc: u64,
+    privilege: char,
+    context: Option<u64>,
+}
+
+/// The retired instructions of an ingress text (a record of `+0` bytes is a fault: nothing
+/// retired).
+fn retired(text: &str) -> Vec<Retired> {
+    let mut v = Vec::new();
+    for l in text.lines().filter(|l| !l.starts_with('#')) {
+        let mut f = l.split_whitespace();
+        let pc = u64::from_str_radix(f.next().unwrap().trim_start_matches("0x"), 16).unwrap();
+        let bytes = f.next().unwrap();
+        if bytes.trim_start_matches('+').split('/').next() == Some("0") {
+            continue;
+        }
+        let field = |k: &str| l.split_whitespace().find_map(|w| w.strip_prefix(k));
+        v.push(Retired {
+            pc,
+            privilege: field("priv=").unwrap().chars().next().unwrap(),
+            context: field("context=")
+                .map(|c| u64::from_str_radix(c.trim_start_matches("0x"), 16).unwrap()),
+        });
+    }
+    v
+}
+
+/// Outputs of a whole system (issue 31 item 4) on programs/system's run: `profile --by
+/// process` gives the kernel and each user program (both at 0x10000, ASIDs 1 and 2) a profile
+/// of its own, each with as many instructions as the run retired in that privilege and
+/// context (its `--ingress-text`), and each user function (`collatz`, `fib`: ELF symbols)
+/// as many as the run retired inside it; the folded stacks begin with the process. `text`
+/// names every instruction with its own program's symbols and shows the source lines
+/// binutils' `addr2line` gives each address; `coverage` counts each function's entries
+/// (`FNDA`) as the run's PCs do; `export`'s rows carry each process's context and name, its
+/// ranges and flat profile adding up to its instructions; `stats` decodes every instruction.
+/// N-Trace (Ownership) and E-Trace (context).
+#[test]
+fn system_outputs_per_process() {
+    let d = tmpdir("system-outputs");
+    let sys = programs_dir().join("system");
+    let path = |n: &str| sys.join(n).to_str().unwrap().to_string();
+    let (kernel, ua, ub) = (
+        path("kernel-rv64gc.elf"),
+        path("user_a-rv64gc.elf"),
+        path("user_b-rv64gc.elf"),
+    );
+    let (ing, txt) = (d.join("s.ing"), d.join("s.txt"));
+    let o = rvtrace(&[
+        "run",
+        &kernel,
+        "--load",
+        &ua,
+        "--load",
+        &ub,
+        "--context",
+        "asid",
+        "--ingress",
+        ing.to_str().unwrap(),
+        "--ingress-text",
+        txt.to_str().unwrap(),
+    ]);
+    ok(&o, "rvtrace run");
+    let run = retired(&std::fs::read_to_string(&txt).unwrap());
+    let in_user = |r: &Retired, c: u64| r.privilege == 'U' && r.context == Some(c);
+    let count = |f: &dyn Fn(&Retired) -> bool| run.iter().filter(|r| f(r)).count();
+    let n_a = count(&|r| in_user(r, 1));
+    let n_b = count(&|r| in_user(r, 2));
+    let n_k = count(&|r| matches!(r.privilege, 'S' | 'M'));
+    assert_eq!(n_a + n_b + n_k, run.len());
+    assert!(n_a > 1000 && n_b > 1000, "{n_a} {n_b}");
+    // The user functions' ranges from the ELF symbols.
+    let sym = |f: &str, name: &str| {
+        let mut im = rvtrace_image::Image::new();
+        im.load_file(Path::new(f)).unwrap();
+        let s = im.symbol_by_name(name).unwrap();
+        (s.addr, s.addr + s.size)
+    };
+    let (collatz, fib) = (sym(&ua, "collatz"), sym(&ub, "fib"));
+    let inside = |r: &Retired, (lo, hi): (u64, u64)| lo <= r.pc && r.pc < hi;
+    let n_collatz = count(&|r| in_user(r, 1) && inside(r, collatz));
+    let n_fib = count(&|r| in_user(r, 2) && inside(r, fib));
+    let e_collatz = count(&|r| in_user(r, 1) && r.pc == collatz.0);
+    let e_fib = count(&|r| in_user(r, 2) && r.pc == fib.0);
+    assert!(n_collatz > 0 && n_fib > 0 && e_collatz > 0 && e_fib > 0);
+
+    let scf = d.join("ctx.scf");
+    std::fs::write(&scf, "nocontext_p=0\ncontext_width_p=16\n").unwrap();
+    let a_img = format!("{ua},priv=u,ctx=1");
+    let b_img = format!("{ub},priv=u,ctx=2");
+    let images = ["--elf", &kernel, "--image", &a_img, "--image", &b_img];
+    for (proto, extra) in [
+        ("ntrace", vec!["--ownership"]),
+        ("etrace", vec!["--scf", scf.to_str().unwrap()]),
+    ] {
+        let bin = d.join(format!("s.{proto}"));
+        let b = bin.to_str().unwrap();
+        let mut args = vec!["encode", proto, ing.to_str().unwrap(), "-o", b];
+        args.extend(extra);
+        ok(&rvtrace(&args), &format!("encode {proto}"));
+        let with = |cmd: &str, more: &[&str]| {
+            let mut a = vec![cmd, b];
+            a.extend(images);
+            a.extend(more);
+            let o = rvtrace(&a);
+            ok(&o, &format!("{proto}: {cmd} {more:?}"));
+            String::from_utf8_lossy(&o.stdout).into_owned()
+        };
+
+        // `stats` decodes through the spaces too: every instruction of the run, no loss.
+        let stats = with("stats", &["--json"]);
+        assert!(
+            stats.contains(&format!("\"instructions\":{},", run.len())),
+            "{proto}: {stats}"
+        );
+
+        // Profiles per process.
+        let folded = d.join(format!("{proto}.folded"));
+        let report = with(
+            "profile",
+            &["--by", "process", "--folded", folded.to_str().unwrap()],
+        );
+        for (name, n) in [
+            ("ctx=1 user_a-rv64gc.elf (U)", n_a),
+            ("ctx=2 user_b-rv64gc.elf (U)", n_b),
+            ("kernel-rv64gc.elf", n_k),
+        ] {
+            let head = format!("process {name}:\nflat profile: {n} instructions\n");
+            assert!(report.contains(&head), "{proto}: no {head:?} in\n{report}");
+        }
+        let folded = std::fs::read_to_string(&folded).unwrap();
+        let weight = |prefix: &str, leaf: &str| -> usize {
+            folded
+                .lines()
+                .filter(|l| l.starts_with(prefix))
+                .filter_map(|l| l.rsplit_once(' '))
+                .filter(|(stack, _)| stack.ends_with(leaf))
+                .map(|(_, n)| n.parse::<usize>().unwrap())
+                .sum()
+        };
+        assert_eq!(
+            weight("ctx=1 user_a-rv64gc.elf (U);", ";collatz"),
+            n_collatz,
+            "{proto}"
+        );
+        assert_eq!(
+            weight("ctx=2 user_b-rv64gc.elf (U);", ";fib"),
+            n_fib,
+            "{proto}"
+        );
+        assert_eq!(weight("ctx=1 user_a-rv64gc.elf (U);", ""), n_a, "{proto}");
+        assert_eq!(weight("ctx=2 user_b-rv64gc.elf (U);", ""), n_b, "{proto}");
+        // One profile of everything: the same functions, apart.
+        let report = with("profile", &["--top", "1000"]);
+        assert!(report.contains(&format!("flat profile: {} instructions\n", run.len())));
+        let self_of = |f: &str| {
+            report
+                .lines()
+                .find(|l| l.ends_with(&format!("  {f}")))
+                .and_then(|l| l.split_whitespace().next()?.parse::<usize>().ok())
+        };
+        assert_eq!(self_of("collatz"), Some(n_collatz), "{proto}\n{report}");
+        assert_eq!(self_of("fib"), Some(n_fib), "{proto}\n{report}");
+
+        // The Parquet tables: every flow row with the context in effect and its process;
+        // each process's ranges and flat profile add up to its instructions.
+        let dir = d.join(format!("{proto}.tables"));
+        with("export", &["-o", dir.to_str().unwrap()]);
+        let mut per: std::collections::BTreeMap<String, usize> = Default::default();
+        for batch in crate::export::read(&dir.join("flow.parquet")) {
+            let (kind, process) = (
+                crate::export::strs(&batch, "kind"),
+                crate::export::strs(&batch, "process"),
+            );
+            let (count, context) = (
+                crate::export::u64s(&batch, "count"),
+                crate::export::u64s(&batch, "context"),
+            );
+            for i in 0..batch.num_rows() {
+                let p = process[i].clone().expect("every row has its process");
+                if kind[i].as_deref() == Some("range") {
+                    *per.entry(p.clone()).or_default() += count[i].unwrap() as usize;
+                }
+                if p.starts_with("ctx=1 ") {
+                    assert_eq!(context[i], Some(1), "{proto}: row {i} of {p}");
+                }
+                if p.starts_with("ctx=2 ") {
+                    assert_eq!(context[i], Some(2), "{proto}: row {i} of {p}");
+                }
+            }
+        }
+        let mut self_per: std::collections::BTreeMap<String, usize> = Default::default();
+        for batch in crate::export::read(&dir.join("functions.parquet")) {
+            let (process, n) = (
+                crate::export::strs(&batch, "process"),
+                crate::export::u64s(&batch, "self_insns"),
+            );
+            for i in 0..batch.num_rows() {
+                *self_per.entry(process[i].clone().unwrap()).or_default() += n[i].unwrap() as usize;
+            }
+        }
+        for (name, n) in [
+            ("ctx=1 user_a-rv64gc.elf (U)", n_a),
+            ("ctx=2 user_b-rv64gc.elf (U)", n_b),
+            ("kernel-rv64gc.elf", n_k),
+        ] {
+            assert_eq!(per.get(name), Some(&n), "{proto}: flow ranges of {name}");
+            assert_eq!(self_per.get(name), Some(&n), "{proto}: functions of {name}");
+        }
+
+        // Coverage: each function's entries.
+        let lcov = d.join(format!("{proto}.info"));
+        with(
+            "coverage",
+            &["--lcov", lcov.to_str().unwrap(), "--all-sources"],
+        );
+        let lcov = std::fs::read_to_string(&lcov).unwrap();
+        assert!(
+            lcov.contains(&format!("FNDA:{e_collatz},collatz\n")),
+            "{lcov}"
+        );
+        assert!(lcov.contains(&format!("FNDA:{e_fib},fib\n")), "{lcov}");
+
+        // The instruction trace: each program's names and source lines.
+        let text = d.join(format!("{proto}.text"));
+        with("text", &["-o", text.to_str().unwrap()]);
+        let text = std::fs::read_to_string(&text).unwrap();
+        let named = |f: &str| {
+            text.lines()
+                .filter(|l| l.contains(&format!(" <{f}")))
+                .count()
+        };
+        assert_eq!(named("collatz"), n_collatz, "{proto}");
+        assert_eq!(named("fib"), n_fib, "{proto}");
+        if proto != "ntrace" {
+            continue;
+        }
+        // The source line shown last before each user instruction, by program (the context
+        // the flow reported last), against addr2line's for the address.
+        let mut shown: Option<String> = None;
+        let mut ctx = 0;
+        let mut asked: [Vec<(u64, Option<String>)>; 2] = [Vec::new(), Vec::new()];
+        for l in text.lines() {
+            if let Some(src) = l.strip_prefix("  ") {
+                shown = src.split_whitespace().next().map(str::to_string);
+            } else if l.starts_with("context ") {
+                if l.contains("context=0x1") {
+                    ctx = 1;
+                } else if l.contains("context=0x2") {
+                    ctx = 2;
+                }
+            } else if let Some(a) = l.strip_prefix("0x") {
+                let pc = u64::from_str_radix(a.split_whitespace().next().unwrap(), 16).unwrap();
+                if pc < 0x8000_0000 && ctx > 0 {
+                    asked[ctx - 1].push((pc, shown.clone()));
+                }
+            }
+        }
+        for (elf, asked) in [(&ua, &asked[0]), (&ub, &asked[1])] {
+            assert!(
+                asked.len() > 100,
+                "{elf}: {} user instructions",
+                asked.len()
+            );
+            let addrs: String = asked.iter().map(|(pc, _)| format!("{pc:#x}\n")).collect();
+            let Some(lines) = addr2line(elf, &addrs) else {
+                eprintln!("skipped: riscv64-unknown-elf-addr2line is not installed");
+                return;
+            };
+            let mut checked = 0;
+            for ((pc, shown), want) in asked.iter().zip(&lines) {
+                let want = want.split(" (discriminator").next().unwrap();
+                if want.starts_with("??") || want.ends_with(":0") || want.ends_with(":?") {
+                    continue;
+                }
+                assert_eq!(shown.as_deref(), Some(want), "{elf} {pc:#x}");
+                checked += 1;
+            }
+            assert!(checked > 100, "{elf}: {checked} lines checked");
+        }
+    }
+}
+
+/// binutils' `addr2line -e ELF` of the addresses in `addrs` (one a line), one line each;
+/// `None` when the tool is not installed.
+fn addr2line(elf: &str, addrs: &str) -> Option<Vec<String>> {
+    let o = std::process::Command::new("riscv64-unknown-elf-addr2line")
+        .args(["-e", elf])
+        .args(addrs.lines())
+        .output()
+        .ok()?;
+    assert!(o.status.success());
+    Some(
+        String::from_utf8_lossy(&o.stdout)
+            .lines()
+            .map(str::to_string)
+            .collect(),
+    )
+}
+
+/// Runs binutils tool `tool` (`riscv64-unknown-elf-TOOL`) with `args`: its stdout, `None`
+/// when it is not installed.
+fn binutils(tool: &str, args: &[&str]) -> Option<String> {
+    let o = std::process::Command::new(format!("riscv64-unknown-elf-{tool}"))
+        .args(args)
+        .output()
+        .ok()?;
+    assert!(
+        o.status.success(),
+        "{tool} {args:?}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    Some(String::from_utf8_lossy(&o.stdout).into_owned())
+}
+
+/// Stripped `--image` files get their source lines from their debug files (issue 31 item 4):
+/// user_a stripped with a `.gnu_debuglink` to its `strip --only-keep-debug` file, user_b
+/// stripped with a build ID (a note added by objcopy, read back by `readelf -n`) and its debug
+/// file at `DIR/.build-id/xx/rest.debug`: `text --debug-dir DIR` is the same as with the
+/// unstripped files (whose lines `system_outputs_per_process` checks against addr2line);
+/// without --debug-dir it has no line of either program.
+#[test]
+fn stripped_images_find_their_debug_files() {
+    let d = tmpdir("system-debug-files");
+    let sys = programs_dir().join("system");
+    let path = |n: &str| sys.join(n).to_str().unwrap().to_string();
+    let (kernel, ua, ub) = (
+        path("kernel-rv64gc.elf"),
+        path("user_a-rv64gc.elf"),
+        path("user_b-rv64gc.elf"),
+    );
+    let p = |n: &str| d.join(n).to_str().unwrap().to_string();
+    std::fs::create_dir_all(d.join("dbg")).unwrap();
+    std::fs::create_dir_all(d.join("bin")).unwrap();
+    // A build ID note (NT_GNU_BUILD_ID = 3, owner "GNU").
+    let id: Vec<u8> = (0x10..0x24).collect();
+    let mut note = Vec::new();
+    for w in [4u32, id.len() as u32, 3] {
+        note.extend(w.to_le_bytes());
+    }
+    note.extend(b"GNU\0");
+    note.extend(&id);
+    std::fs::write(d.join("note"), &note).unwrap();
+    let with_id = p("user_b-id.elf");
+    let add = format!(".note.gnu.build-id={}", p("note"));
+    if binutils("objcopy", &["--add-section", &add, &ub, &with_id]).is_none() {
+        eprintln!("skipped: binutils-riscv64-unknown-elf is not installed");
+        return;
+    }
+    let notes = binutils("readelf", &["-n", &with_id]).unwrap();
+    let hex = notes
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("Build ID: "))
+        .unwrap()
+        .to_string();
+    assert_eq!(hex, "101112131415161718191a1b1c1d1e1f20212223");
+    let by_id = d.join("dbg/.build-id").join(&hex[..2]);
+    std::fs::create_dir_all(&by_id).unwrap();
+    let by_id = by_id.join(format!("{}.debug", &hex[2..]));
+    binutils(
+        "strip",
+        &["--only-keep-debug", &with_id, "-o", by_id.to_str().unwrap()],
+    );
+    let (sa, sb) = (p("bin/user_a-rv64gc.elf"), p("bin/user_b-rv64gc.elf"));
+    binutils("strip", &["--strip-debug", &with_id, "-o", &sb]);
+    let a_dbg = p("dbg/user_a.debug");
+    binutils("strip", &["--only-keep-debug", &ua, "-o", &a_dbg]);
+    binutils("strip", &["--strip-debug", &ua, "-o", &sa]);
+    binutils("objcopy", &[&format!("--add-gnu-debuglink={a_dbg}"), &sa]);
+    for f in [&sa, &sb] {
+        let sections = binutils("readelf", &["-S", f]).unwrap();
+        assert!(!sections.contains(".debug_line"), "{f} is not stripped");
+    }
+
+    let (ing, _) = run_system(&d);
+    let t = p("s.ntrace");
+    ok(
+        &rvtrace(&[
+            "encode",
+            "ntrace",
+            ing.to_str().unwrap(),
+            "-o",
+            &t,
+            "--ownership",
+        ]),
+        "encode",
+    );
+    let text = |a: &str, b: &str, more: &[&str]| {
+        let out = p("t.text");
+        let (a, b) = (format!("{a},priv=u,ctx=1"), format!("{b},priv=u,ctx=2"));
+        let mut args = vec![
+            "text", &t, "--elf", &kernel, "--image", &a, "--image", &b, "-o", &out,
+        ];
+        args.extend(more);
+        ok(&rvtrace(&args), &format!("text {more:?}"));
+        std::fs::read_to_string(&out).unwrap()
+    };
+    let want = text(&ua, &ub, &[]);
+    for f in ["user_a.c", "user_b.c"] {
+        assert!(want.contains(&format!("kernel/{f}:")), "no line of {f}");
+    }
+    let got = text(&sa, &sb, &["--debug-dir", &p("dbg")]);
+    assert!(
+        got == want,
+        "stripped images with their debug files: another text"
+    );
+    let bare = text(&sa, &sb, &[]);
+    for f in ["user_a.c", "user_b.c"] {
+        assert!(
+            !bare.contains(&format!("kernel/{f}:")),
+            "{f} without its debug file"
+        );
+    }
 }

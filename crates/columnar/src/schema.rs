@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 /// The version of the table layout, stored in each file's key-value metadata under
 /// [`SCHEMA_KEY`]; raised when a column changes meaning or type.
-pub const SCHEMA_VERSION: &str = "1";
+pub const SCHEMA_VERSION: &str = "2";
 
 /// The key of [`SCHEMA_VERSION`] in the Parquet files' key-value metadata.
 pub const SCHEMA_KEY: &str = "rvtrace.schema";
@@ -42,6 +42,7 @@ pub fn flow() -> SchemaRef {
         Field::new("handler", UInt64, true),
         Field::new("privilege", UInt8, true),
         Field::new("context", UInt64, true),
+        Field::new("process", dict(), true),
         Field::new("time", UInt64, true),
         Field::new("reason", dict(), true),
         Field::new("message", Utf8, true),
@@ -55,6 +56,7 @@ pub fn functions() -> SchemaRef {
     use DataType::*;
     schema(vec![
         Field::new("hart", UInt32, false),
+        Field::new("process", Utf8, true),
         Field::new("function", Utf8, false),
         Field::new("self_insns", UInt64, false),
         Field::new("total_insns", UInt64, false),
@@ -69,6 +71,7 @@ pub fn branches() -> SchemaRef {
     use DataType::*;
     schema(vec![
         Field::new("hart", UInt32, false),
+        Field::new("process", Utf8, true),
         Field::new("pc", UInt64, false),
         Field::new("function", Utf8, false),
         Field::new("taken", UInt64, false),

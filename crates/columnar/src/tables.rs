@@ -17,8 +17,9 @@ use parquet::arrow::ArrowWriter;
 use parquet::basic::Compression;
 use parquet::file::metadata::{KeyValue, SortingColumn};
 use parquet::file::properties::WriterProperties;
-use rvtrace_analysis::{Profiler, Symbols};
+use rvtrace_analysis::{Place, Profiler, Symbols, System};
 use rvtrace_flow::{insn_len_at, FlowElement, FlowSink, LossReason, SyncReason};
+use rvtrace_image::space::Position;
 use rvtrace_image::Image;
 use rvtrace_isa::{classify, CfClass, IsaConfig};
 use std::collections::{BTreeMap, HashMap};
@@ -203,6 +204,7 @@ struct FlowRows {
     handler: UInt64Builder,
     privilege: UInt8Builder,
     context: UInt64Builder,
+    process: StringDictionaryBuilder<Int32Type>,
     time: UInt64Builder,
     reason: StringDictionaryBuilder<Int32Type>,
     message: StringBuilder,
@@ -225,8 +227,6 @@ struct Row<'s> {
     tval: Option<u64>,
     epc: Option<u64>,
     handler: Option<u64>,
-    privilege: Option<u8>,
-    context: Option<u64>,
     time: Option<u64>,
     reason: Option<&'s str>,
     message: Option<&'s str>,
@@ -254,6 +254,7 @@ impl FlowRows {
             handler: UInt64Builder::new(),
             privilege: UInt8Builder::new(),
             context: UInt64Builder::new(),
+            process: StringDictionaryBuilder::new(),
             time: UInt64Builder::new(),
             reason: StringDictionaryBuilder::new(),
             message: StringBuilder::new(),
@@ -263,7 +264,7 @@ impl FlowRows {
         }
     }
 
-    fn push(&mut self, hart: u32, seq: u64, kind: &str, retired: u64, r: Row) {
+    fn push(&mut self, hart: u32, seq: u64, kind: &str, retired: u64, at: &At, r: Row) {
         self.hart.append_value(hart);
         self.seq.append_value(seq);
         self.kind.append_value(kind);
@@ -279,8 +280,9 @@ impl FlowRows {
         self.tval.append_option(r.tval);
         self.epc.append_option(r.epc);
         self.handler.append_option(r.handler);
-        self.privilege.append_option(r.privilege);
-        self.context.append_option(r.context);
+        self.privilege.append_option(at.position.privilege);
+        self.context.append_option(at.position.context);
+        self.process.append_option(at.process);
         self.time.append_option(r.time);
         self.reason.append_option(r.reason);
         self.message.append_option(r.message);
@@ -310,6 +312,7 @@ impl FlowRows {
             Arc::new(self.handler.finish()),
             Arc::new(self.privilege.finish()),
             Arc::new(self.context.finish()),
+            Arc::new(self.process.finish()),
             Arc::new(self.time.finish()),
             Arc::new(self.reason.finish()),
             Arc::new(self.message.finish()),
@@ -323,13 +326,24 @@ impl FlowRows {
 /// Taken, not taken, unknown outcome.
 type Outcomes = [u64; 3];
 
+/// Where a hart's flow is: the privilege and context last reported (each row's), and the
+/// name of its address space ([`System::name`]; `None` for a program of one space).
+struct At<'s> {
+    position: Position,
+    process: Option<&'s str>,
+}
+
 /// What is kept per hart.
 struct Hart<'a> {
     seq: u64,
     retired: u64,
     rows: Option<FlowRows>,
     profiler: Option<Profiler<'a>>,
-    branches: HashMap<u64, Outcomes>,
+    /// Outcomes by space and address.
+    branches: HashMap<(usize, u64), Outcomes>,
+    /// The space its flow is in.
+    place: Place<'a>,
+    position: Position,
 }
 
 /// Which tables to write, and where.
@@ -361,12 +375,15 @@ pub struct Written {
 pub struct Tables<'a, W: Write + Send> {
     image: &'a Image,
     syms: &'a Symbols,
+    /// A program of several address spaces ([`Tables::in_system`]).
+    system: Option<&'a System>,
     isa: IsaConfig,
     flow: Option<Table<W>>,
     functions: Option<W>,
     branches: Option<W>,
     harts: BTreeMap<u32, Hart<'a>>,
-    walks: HashMap<(u64, u64, u64), Arc<RangeWalk>>,
+    /// Ranges walked, by space, start, last and count.
+    walks: HashMap<(usize, u64, u64, u64), Arc<RangeWalk>>,
     unwalked: u64,
     error: Option<TableError>,
 }
@@ -387,6 +404,7 @@ impl<'a, W: Write + Send> Tables<'a, W> {
         Ok(Tables {
             image,
             syms,
+            system: None,
             isa,
             flow,
             functions: out.functions,
@@ -398,21 +416,35 @@ impl<'a, W: Write + Send> Tables<'a, W> {
         })
     }
 
+    /// Tables of a program of several address spaces ([`System`]): each range is walked and
+    /// named in the space the flow is in, each row carries the space's name (`process`), the
+    /// profile and the branches are per hart and space.
+    pub fn in_system(
+        system: &'a System,
+        isa: IsaConfig,
+        out: Outputs<W>,
+    ) -> Result<Self, TableError> {
+        let mut t = Tables::new(system.image(0), system.syms(0), isa, out)?;
+        t.system = Some(system);
+        Ok(t)
+    }
+
     /// The sink of hart `hart`'s flow elements (in execution order; one hart's elements may
     /// come in several calls).
     pub fn hart(&mut self, hart: u32) -> HartSink<'_, 'a, W> {
         HartSink { t: self, hart }
     }
 
-    fn range_walk(&mut self, start: u64, last: u64, count: u64) -> Arc<RangeWalk> {
-        let w = match self.walks.get(&(start, last, count)) {
+    fn range_walk(&mut self, place: Place, start: u64, last: u64, count: u64) -> Arc<RangeWalk> {
+        let key = (place.index, start, last, count);
+        let w = match self.walks.get(&key) {
             Some(w) => w.clone(),
             None => {
                 if self.walks.len() >= RANGE_CACHE {
                     self.walks.clear();
                 }
-                let w = Arc::new(walk(self.image, self.syms, &self.isa, start, last, count));
-                self.walks.insert((start, last, count), w.clone());
+                let w = Arc::new(walk(place.image, place.syms, &self.isa, start, last, count));
+                self.walks.insert(key, w.clone());
                 w
             }
         };
@@ -426,27 +458,41 @@ impl<'a, W: Write + Send> Tables<'a, W> {
         if self.error.is_some() {
             return;
         }
-        let walk = match *e {
-            FlowElement::Range {
-                start, last, count, ..
-            } if self.flow.is_some() || self.branches.is_some() => {
-                Some(self.range_walk(start, last, count))
-            }
-            _ => None,
-        };
-        let (image, syms, isa) = (self.image, self.syms, self.isa);
+        let (image, syms, isa, system) = (self.image, self.syms, self.isa, self.system);
         let (want_flow, want_profile) = (self.flow.is_some(), self.functions.is_some());
         let want_branches = self.branches.is_some();
         let h = self.harts.entry(hart).or_insert_with(|| Hart {
             seq: 0,
             retired: 0,
             rows: want_flow.then(FlowRows::new),
-            profiler: want_profile.then(|| Profiler::new(image, syms, isa)),
+            profiler: want_profile.then(|| match system {
+                Some(s) => Profiler::in_system(s, isa),
+                None => Profiler::new(image, syms, isa),
+            }),
             branches: HashMap::new(),
+            place: match system {
+                Some(s) => Place::start(s),
+                None => Place::one(image, syms),
+            },
+            position: Position::default(),
         });
+        if let FlowElement::Context { privilege, context } = *e {
+            h.position.report(privilege, context);
+            h.place.report(privilege, context);
+        }
         if let Some(p) = h.profiler.as_mut() {
             p.element(e);
         }
+        let place = h.place;
+        let walk = match *e {
+            FlowElement::Range {
+                start, last, count, ..
+            } if want_flow || want_branches => Some(self.range_walk(place, start, last, count)),
+            _ => None,
+        };
+        let Some(h) = self.harts.get_mut(&hart) else {
+            return;
+        };
         if let (
             true,
             Some(w),
@@ -456,7 +502,7 @@ impl<'a, W: Write + Send> Tables<'a, W> {
         ) = (want_branches, &walk, e)
         {
             for pc in &w.inner_branches {
-                h.branches.entry(*pc).or_default()[1] += 1;
+                h.branches.entry((place.index, *pc)).or_default()[1] += 1;
             }
             if *class == CfClass::Branch {
                 let i = match taken {
@@ -464,7 +510,7 @@ impl<'a, W: Write + Send> Tables<'a, W> {
                     Some(false) => 1,
                     None => 2,
                 };
-                h.branches.entry(*last).or_default()[i] += 1;
+                h.branches.entry((place.index, *last)).or_default()[i] += 1;
             }
         }
         let Some(rows) = h.rows.as_mut() else {
@@ -473,9 +519,14 @@ impl<'a, W: Write + Send> Tables<'a, W> {
             }
             return;
         };
+        let syms = place.syms;
         let name = |pc: u64| Some(syms.name_at(pc));
+        let at = At {
+            position: h.position,
+            process: system.map(|s| s.name(place.index)),
+        };
         let mut push = |kind: &str, retired: u64, r: Row| {
-            rows.push(hart, h.seq, kind, retired, r);
+            rows.push(hart, h.seq, kind, retired, &at, r);
             h.seq += 1;
         };
         match e {
@@ -539,15 +590,8 @@ impl<'a, W: Write + Send> Tables<'a, W> {
                     ..Row::default()
                 },
             ),
-            FlowElement::Context { privilege, context } => push(
-                "context",
-                h.retired,
-                Row {
-                    privilege: *privilege,
-                    context: *context,
-                    ..Row::default()
-                },
-            ),
+            // The row carries the report (the position from here on).
+            FlowElement::Context { .. } => push("context", h.retired, Row::default()),
             FlowElement::Time { time } => push(
                 "time",
                 h.retired,
@@ -658,17 +702,25 @@ impl<'a, W: Write + Send> Tables<'a, W> {
         if let Some(w) = self.functions.take() {
             let mut t = Table::new(w, schema::functions(), &[0])?;
             for (&hart, h) in self.harts.iter_mut() {
-                if let Some(p) = h.profiler.take() {
-                    t.group(functions_batch(hart, &p.profile())?)?;
+                let Some(p) = h.profiler.take() else {
+                    continue;
+                };
+                match self.system {
+                    Some(s) => {
+                        for (i, part) in p.profiles_by_space() {
+                            t.group(functions_batch(hart, Some(s.name(i)), &part)?)?;
+                        }
+                    }
+                    None => t.group(functions_batch(hart, None, &p.profile())?)?,
                 }
             }
             written.functions = t.rows;
             out.functions = Some(t.close()?);
         }
         if let Some(w) = self.branches.take() {
-            let mut t = Table::new(w, schema::branches(), &[0, 1])?;
+            let mut t = Table::new(w, schema::branches(), &[0])?;
             for (&hart, h) in self.harts.iter() {
-                t.group(branches_batch(hart, &h.branches, self.syms)?)?;
+                t.group(branches_batch(hart, &h.branches, self.syms, self.system)?)?;
             }
             written.branches = t.rows;
             out.branches = Some(t.close()?);
@@ -678,8 +730,13 @@ impl<'a, W: Write + Send> Tables<'a, W> {
 }
 
 /// One hart's flat profile (the order of [`rvtrace_analysis::Profile::flat`]).
-fn functions_batch(hart: u32, p: &rvtrace_analysis::Profile) -> Result<RecordBatch, TableError> {
+fn functions_batch(
+    hart: u32,
+    process: Option<&str>,
+    p: &rvtrace_analysis::Profile,
+) -> Result<RecordBatch, TableError> {
     let flat = p.flat();
+    let mut process_col = StringBuilder::new();
     let mut b = (
         UInt32Builder::new(),
         StringBuilder::new(),
@@ -691,6 +748,7 @@ fn functions_batch(hart: u32, p: &rvtrace_analysis::Profile) -> Result<RecordBat
     );
     for r in &flat {
         b.0.append_value(hart);
+        process_col.append_option(process);
         b.1.append_value(&r.name);
         b.2.append_value(r.self_.insns);
         b.3.append_value(r.inclusive.insns);
@@ -700,6 +758,7 @@ fn functions_batch(hart: u32, p: &rvtrace_analysis::Profile) -> Result<RecordBat
     }
     let cols: Vec<ArrayRef> = vec![
         Arc::new(b.0.finish()),
+        Arc::new(process_col.finish()),
         Arc::new(b.1.finish()),
         Arc::new(b.2.finish()),
         Arc::new(b.3.finish()),
@@ -710,14 +769,16 @@ fn functions_batch(hart: u32, p: &rvtrace_analysis::Profile) -> Result<RecordBat
     Ok(RecordBatch::try_new(schema::functions(), cols)?)
 }
 
-/// One hart's branch outcomes, by address.
+/// One hart's branch outcomes, by space and address.
 fn branches_batch(
     hart: u32,
-    m: &HashMap<u64, Outcomes>,
+    m: &HashMap<(usize, u64), Outcomes>,
     syms: &Symbols,
+    system: Option<&System>,
 ) -> Result<RecordBatch, TableError> {
     let mut pcs: Vec<_> = m.iter().collect();
-    pcs.sort_unstable_by_key(|(pc, _)| **pc);
+    pcs.sort_unstable_by_key(|(k, _)| **k);
+    let mut process_col = StringBuilder::new();
     let mut b = (
         UInt32Builder::new(),
         UInt64Builder::new(),
@@ -726,16 +787,18 @@ fn branches_batch(
         UInt64Builder::new(),
         UInt64Builder::new(),
     );
-    for (&pc, o) in pcs {
+    for (&(space, pc), o) in pcs {
         b.0.append_value(hart);
+        process_col.append_option(system.map(|s| s.name(space)));
         b.1.append_value(pc);
-        b.2.append_value(syms.name_at(pc));
+        b.2.append_value(system.map_or(syms, |s| s.syms(space)).name_at(pc));
         b.3.append_value(o[0]);
         b.4.append_value(o[1]);
         b.5.append_value(o[2]);
     }
     let cols: Vec<ArrayRef> = vec![
         Arc::new(b.0.finish()),
+        Arc::new(process_col.finish()),
         Arc::new(b.1.finish()),
         Arc::new(b.2.finish()),
         Arc::new(b.3.finish()),

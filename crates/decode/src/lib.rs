@@ -552,6 +552,23 @@ impl Trace {
         }
     }
 
+    /// [`Trace::stats_read`] for a program of several address spaces ([`Trace::spaces`]).
+    pub fn stats_read_in<R: std::io::Read>(
+        &self,
+        spaces: &rvtrace_image::space::Spaces,
+        input: R,
+    ) -> std::io::Result<rvtrace_flow::stats::TraceStats> {
+        match (self.decoder_in(spaces, None), &self.config) {
+            (Decoder::Ntrace(d), Config::Ntrace { cfg, .. }) => {
+                rvtrace_ntrace::stats::stats_read_with(d, *cfg, input)
+            }
+            (Decoder::Etrace(d), Config::Etrace { cfg, .. }) => {
+                rvtrace_etrace::stats::stats_read_with(d, cfg, input)
+            }
+            _ => unreachable!("decoder_in makes the decoder of the trace's protocol"),
+        }
+    }
+
     /// What [`Trace::stats_read`]'s figures without framing count, and what is framing.
     pub fn payload_words(&self) -> &'static str {
         match self.protocol {

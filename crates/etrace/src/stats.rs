@@ -34,7 +34,20 @@ pub fn stats_read<R: std::io::Read>(
     cfg: &TraceConfig,
     input: R,
 ) -> std::io::Result<TraceStats> {
-    let mut dec = Decoder::new(image, DecoderConfig::from_config(cfg, isa));
+    stats_read_with(
+        Decoder::new(image, DecoderConfig::from_config(cfg, isa)),
+        cfg,
+        input,
+    )
+}
+
+/// [`stats_read`] with `dec`, a decoder made with `cfg`'s options (one of a program's address
+/// spaces: [`Decoder::with_spaces`]).
+pub fn stats_read_with<R: std::io::Read>(
+    mut dec: Decoder<'_>,
+    cfg: &TraceConfig,
+    input: R,
+) -> std::io::Result<TraceStats> {
     let (encap_cfg, _) = cfg.framing.reader();
     let mut b = StatsBuilder::new("etrace", "packets");
     // Instructions decoded so far.

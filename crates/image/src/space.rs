@@ -267,6 +267,12 @@ impl Spaces {
             .map(|(_, (_, im))| im)
     }
 
+    /// The files of space `index` ([`Spaces::index`]): indices into [`Spaces::files`].
+    pub fn files_of(&self, index: usize) -> impl Iterator<Item = usize> + '_ {
+        let set = self.sets[index].0;
+        (0..self.files.len()).filter(move |i| set >> i & 1 != 0)
+    }
+
     /// The files and their scopes, in the order given.
     pub fn files(&self) -> &[(Scope, Image)] {
         &self.files

@@ -34,12 +34,17 @@ pub fn stats(image: &Image, cfg: DecoderConfig, data: &[u8]) -> TraceStats {
 
 /// [`stats`] of the stream read from `input` 64 KiB at a time (memory stays flat in its size;
 /// the figures do not depend on how the reads cut it).
-pub fn stats_read<R: Read>(
-    image: &Image,
+pub fn stats_read<R: Read>(image: &Image, cfg: DecoderConfig, input: R) -> io::Result<TraceStats> {
+    stats_read_with(Decoder::new(image, cfg), cfg, input)
+}
+
+/// [`stats_read`] with `dec`, a decoder made with `cfg` (one of a program's address spaces:
+/// [`Decoder::with_spaces`]).
+pub fn stats_read_with<R: Read>(
+    mut dec: Decoder<'_>,
     cfg: DecoderConfig,
     mut input: R,
 ) -> io::Result<TraceStats> {
-    let mut dec = Decoder::new(image, cfg);
     let mut b = StatsBuilder::new("ntrace", "messages");
     // Instructions decoded so far (the decoder's own count may lag: it is kept per packet).
     let decoded = std::cell::Cell::new(0u64);
