@@ -479,7 +479,7 @@ pub fn decode(a: &DecodeArgs, forced: Option<Protocol>) -> CmdResult {
         say!("{}", summary(&trace, &st));
     }
     if let Some(first) = first_loss.filter(|_| st.losses > 0) {
-        match trace.loss_hint(&image, side, &head, &first, overflow) {
+        match trace.loss_hint(&image, spaces.as_ref(), side, &head, &first, overflow) {
             Some(Hint::Warning(w)) => warn!("{w}"),
             Some(Hint::Note(n)) => note!("{n}"),
             None => {}

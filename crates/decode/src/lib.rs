@@ -615,9 +615,14 @@ impl Trace {
         w
     }
 
-    /// The first synchronisation in `head` at an address where `image` has no code: its byte
-    /// offset and the address.
-    fn missing_code(&self, image: &Image, head: &[u8]) -> Option<(u64, u64)> {
+    /// The first synchronisation in `head` at an address where neither `image` nor any file of
+    /// `spaces` (a program of several address spaces) has code: its byte offset and the address.
+    fn missing_code(
+        &self,
+        image: &Image,
+        spaces: Option<&rvtrace_image::space::Spaces>,
+        head: &[u8],
+    ) -> Option<(u64, u64)> {
         let points: Vec<(u64, u64)> = match &self.config {
             Config::Ntrace { cfg, .. } => rvtrace_ntrace::scan::syncs(head, cfg)
                 .iter()
@@ -631,19 +636,23 @@ impl Trace {
                     .collect()
             }
         };
-        points
-            .into_iter()
-            .find(|&(_, a)| image.read_u16(a).is_none())
+        let has_code = |a: u64| {
+            image.read_u16(a).is_some()
+                || spaces.is_some_and(|s| s.files().iter().any(|(_, f)| f.read_u16(a).is_some()))
+        };
+        points.into_iter().find(|&(_, a)| !has_code(a))
     }
 
     /// After a decode of `trace` (`None`: stdin; its first bytes `head`) that lost trace, a hint at
     /// the setting the trace does not carry that may be wrong (the decoder cannot tell a damaged
     /// trace from a wrong option): `first` is the first loss, `overflow` whether an encoder's
     /// queue overflowed (N-Trace 7.4: those messages were never written, nothing is wrong with
-    /// the settings). `None` when there is nothing to suggest.
+    /// the settings). `None` when there is nothing to suggest. `spaces`: the program's address
+    /// spaces when its files are scoped (code in any of them is code).
     pub fn loss_hint(
         &self,
         image: &Image,
+        spaces: Option<&rvtrace_image::space::Spaces>,
         trace: Option<&Path>,
         head: &[u8],
         first: &LossReason,
@@ -652,7 +661,7 @@ impl Trace {
         let name = trace.map_or("stdin".into(), |t| t.display().to_string());
         // The trace goes where no file gave code: that is the cause, not the settings.
         if let (LossReason::Mismatch(_), Some((offset, addr))) =
-            (first, self.missing_code(image, head))
+            (first, self.missing_code(image, spaces, head))
         {
             return Some(Hint::Warning(format!(
                 "{name}: the trace synchronizes at {addr:#x} (byte {offset:#x}), where no --elf or --image file has code: give that code (--image FILE@ADDR for a raw binary or a memory dump; `rvtrace run --code-snapshot` writes a run's)"

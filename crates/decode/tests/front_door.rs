@@ -228,7 +228,7 @@ fn a_missing_framing_is_named() {
     );
     assert!(st.losses > 0);
     let head = &bytes[..bytes.len().min(1 << 16)];
-    let hint = trace.loss_hint(&run.image, None, head, &first.unwrap(), false);
+    let hint = trace.loss_hint(&run.image, None, None, head, &first.unwrap(), false);
     match hint {
         Some(rvtrace_decode::Hint::Warning(w)) => assert!(w.contains("--src-bits 2"), "{w}"),
         h => panic!("{h:?}"),
