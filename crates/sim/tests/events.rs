@@ -304,6 +304,8 @@ fn firmware_interrupts_are_offered_before_an_m_mode_trap() {
     // Two harts: hart 1 waits in wfi (an interrupt enabled in mie, none pending); hart 0's
     // mail wakes it, and the firmware handler runs before its next instruction.
     let mut m = rvtrace_sim::machine::Machine::new(&cfg, 2);
+    // Turns of 1,000 instructions: hart 1's turn comes within the first 2,100.
+    m.set_quantum(1000);
     for h in 0..2 {
         m.with_hart(h, |hart| {
             setup(hart);
