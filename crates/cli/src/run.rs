@@ -532,7 +532,7 @@ impl RunStats {
         }
     }
 
-    /// One instruction (not the last of its run) retired `n` times.
+    /// An instruction retired `n` times, going on as `s.taken` says.
     fn count_step(&mut self, s: &rvtrace_sim::RunStep, n: u64) {
         let st = &mut self.stats;
         st.retired += n;
