@@ -44,15 +44,112 @@ fn expected(name: &str) -> String {
 /// and RV32); 1.1 is bookworm's `opensbi` package in /usr/lib (RV64 only). The `.bin`: the
 /// `.elf` files are linked at 0 (see `programs/sbi-expected.sh`).
 fn firmwares(class: u32) -> Vec<(&'static str, &'static str, Option<PathBuf>)> {
-    let fw151 = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!(
-        "../../target/tools/opensbi/usr/lib/riscv{class}-linux-gnu/opensbi/generic/fw_jump.bin"
-    ));
-    let mut v = vec![("1.5.1", "OpenSBI v1.5", Some(fw151).filter(|p| p.is_file()))];
+    let mut v = vec![("1.5.1", "OpenSBI v1.5", opensbi_151(class))];
     if class == 64 {
         let fw11 = PathBuf::from("/usr/lib/riscv64-linux-gnu/opensbi/generic/fw_jump.bin");
         v.push(("1.1", "OpenSBI v1.1", Some(fw11).filter(|p| p.is_file())));
     }
     v
+}
+
+/// OpenSBI 1.5.1's `fw_jump.bin` for XLEN `class`, if `scripts/setup.sh` unpacked it.
+pub(crate) fn opensbi_151(class: u32) -> Option<PathBuf> {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!(
+        "../../target/tools/opensbi/usr/lib/riscv{class}-linux-gnu/opensbi/generic/fw_jump.bin"
+    ));
+    p.is_file().then_some(p)
+}
+
+/// An SBI test payload, `programs/sbi/NAME.c` (`sbi_v3`, `sse`), that prints `NAME: rv...`
+/// first, then its checks: its ELFs, and its output under rvtrace's SBI, under OpenSBI on the
+/// model, and under QEMU 10 with OpenSBI.
+pub(crate) struct Payload(pub &'static str);
+
+impl Payload {
+    /// Instructions a payload run may take (all harts).
+    const MAX_INSNS: &'static str = "50000000";
+
+    /// Its ELF for `arch`, relative to `programs/`.
+    pub fn elf(&self, arch: &str) -> String {
+        format!("sbi/elf/{}-{arch}.elf", self.0)
+    }
+
+    /// Its ELF for `arch`.
+    pub fn path(&self, arch: &str) -> PathBuf {
+        programs().join(self.elf(arch))
+    }
+
+    /// Runs `cmd` in `programs/` with stdin closed, killed after 120 s ([`run`]): exit status
+    /// and stdout from the payload's first line on, carriage returns dropped.
+    pub fn run(&self, cmd: &mut Command) -> (Option<i32>, String) {
+        let mut c = Command::new(cmd.get_program());
+        c.args(cmd.get_args());
+        let (status, text) = run(c);
+        let text = text.replace('\r', "");
+        let first = format!("{}: rv", self.0);
+        let out = match text.lines().position(|l| l.starts_with(&first)) {
+            Some(i) => text.lines().skip(i).map(|l| format!("{l}\n")).collect(),
+            None => text,
+        };
+        (status, out)
+    }
+
+    /// Under rvtrace's SBI on `harts` harts.
+    pub fn rvtrace_sbi(&self, arch: &str, harts: &str) -> (Option<i32>, String) {
+        self.run(
+            Command::new(env!("CARGO_BIN_EXE_rvtrace"))
+                .args([
+                    "run",
+                    "--max-insns",
+                    Self::MAX_INSNS,
+                    "--harts",
+                    harts,
+                    "--sbi",
+                ])
+                .arg(self.elf(arch)),
+        )
+    }
+
+    /// Under the firmware `fw` on the model, 2 harts.
+    pub fn rvtrace_bios(&self, arch: &str, fw: &Path) -> (Option<i32>, String) {
+        self.run(
+            Command::new(env!("CARGO_BIN_EXE_rvtrace"))
+                .args([
+                    "run",
+                    "--max-insns",
+                    Self::MAX_INSNS,
+                    "--harts",
+                    "2",
+                    "--bios",
+                ])
+                .arg(fw)
+                .arg(self.elf(arch)),
+        )
+    }
+
+    /// Under QEMU 10 `-smp 2` (`qemu`, for XLEN `class`, Sscofpmf on) with the firmware `fw`:
+    /// the output of up to three runs, until one has `up`. QEMU 10 now and then leaves the
+    /// started hart START_PENDING (its harts run on host threads; about one run in four on
+    /// RV32, one in ten on RV64 here).
+    pub fn qemu10_smp2(&self, qemu: &Path, class: u32, arch: &str, fw: &Path, up: &str) -> String {
+        let mut out = String::new();
+        for _ in 0..3 {
+            out = self
+                .run(
+                    Command::new(qemu)
+                        .args(["-M", "virt", "-smp", "2", "-cpu"])
+                        .arg(rvtrace_testkit::qemu_cpu(class, Some("sscofpmf=true")))
+                        .args(["-nographic", "-bios"])
+                        .arg(fw)
+                        .args(["-kernel", &self.elf(arch)]),
+                )
+                .1;
+            if out.contains(up) {
+                break;
+            }
+        }
+        out
+    }
 }
 
 /// Runs `cmd` in `programs/` with stdin closed; kills it after 120 s. Returns the exit status

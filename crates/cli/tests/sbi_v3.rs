@@ -14,11 +14,9 @@
 //!   the TIME delay check (see `BIOS_TIME`). The TIME checks are compared with the model only:
 //!   QEMU's timer is not exact without `-icount` (`QEMU_TIMER`).
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
-
+/// The payload, `programs/sbi/sbi_v3.c`.
+const P: crate::sbi::Payload = crate::sbi::Payload("sbi_v3");
 const ARCHS: [(&str, u32); 2] = [("rv64gc", 64), ("rv32imac", 32)];
-const MAX_INSNS: &str = "50000000";
 
 /// Checks where OpenSBI 1.5.1 answers otherwise than SBI v3.0 says. Its FWFT predates v3.0's
 /// POINTER_MASKING_PMLEN, which it calls reserved (DENIED), and DENIED_LOCKED, for which it
@@ -47,28 +45,6 @@ const QEMU_TIMER: &str = "time 6.1 set_timer";
 /// later. rvtrace's SBI programs the event after `stime_value` (SBI v3.0 6.1), which passes.
 const BIOS_TIME: &str = "time 6.1 set_timer: timer delay honored";
 
-fn programs() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../programs")
-}
-
-fn elf(arch: &str) -> String {
-    format!("sbi/elf/sbi_v3-{arch}.elf")
-}
-
-/// Runs `cmd` in `programs/` with stdin closed, killed after 120 s (`sbi::run`): exit status
-/// and stdout from the payload's first line on, carriage returns dropped.
-fn run(cmd: &mut Command) -> (Option<i32>, String) {
-    let mut c = Command::new(cmd.get_program());
-    c.args(cmd.get_args());
-    let (status, text) = crate::sbi::run(c);
-    let text = text.replace('\r', "");
-    let out = match text.lines().position(|l| l.starts_with("sbi_v3: rv")) {
-        Some(i) => text.lines().skip(i).map(|l| format!("{l}\n")).collect(),
-        None => text,
-    };
-    (status, out)
-}
-
 /// The checks of an output as (name, passed).
 fn checks(out: &str) -> Vec<(String, bool)> {
     out.lines()
@@ -83,19 +59,13 @@ fn checks(out: &str) -> Vec<(String, bool)> {
         .collect()
 }
 
-fn rvtrace_sbi(arch: &str, harts: &str) -> (Option<i32>, String) {
-    run(Command::new(env!("CARGO_BIN_EXE_rvtrace"))
-        .args(["run", "--max-insns", MAX_INSNS, "--harts", harts, "--sbi"])
-        .arg(elf(arch)))
-}
-
 /// Every check passes under rvtrace's SBI on 2 and 4 harts, every extension is there, and the
 /// run ends at SUSP's resume (the summary is printed there) with exit status 0.
 #[test]
 fn rvtrace_sbi_passes_every_v3_check_on_2_and_4_harts() {
     for (arch, class) in ARCHS {
         for harts in ["2", "4"] {
-            let (status, out) = rvtrace_sbi(arch, harts);
+            let (status, out) = P.rvtrace_sbi(arch, harts);
             let what = format!("rv{class} --harts {harts}");
             let c = checks(&out);
             assert!(c.len() >= 40, "{what}: {} checks\n{out}", c.len());
@@ -125,7 +95,7 @@ fn rvtrace_sbi_passes_every_v3_check_on_2_and_4_harts() {
 #[test]
 fn rvtrace_sbi_v3_on_one_hart() {
     for (arch, class) in ARCHS {
-        let (status, out) = rvtrace_sbi(arch, "1");
+        let (status, out) = P.rvtrace_sbi(arch, "1");
         assert!(out.contains("# 1 harts\n"), "rv{class}\n{out}");
         assert!(
             out.contains("ok susp 13.1 resumed at resume_addr with a0 = hartid, a1 = opaque"),
@@ -148,7 +118,7 @@ fn susp_resume_is_traced_as_run() {
 
 fn susp_traced(n: usize) {
     let d = crate::common::tmpdir(&format!("sbi_v3_trace{n}"));
-    let e = programs().join(elf("rv64gc"));
+    let e = P.path("rv64gc");
     let (ing, pcs) = (d.join("a-{hart}.ing"), d.join("a-{hart}.pcs"));
     let harts = n.to_string();
     let o = crate::common::rvtrace(&[
@@ -184,13 +154,6 @@ fn susp_traced(n: usize) {
     }
 }
 
-fn opensbi(class: u32) -> Option<PathBuf> {
-    let p = programs().join(format!(
-        "../target/tools/opensbi/usr/lib/riscv{class}-linux-gnu/opensbi/generic/fw_jump.bin"
-    ));
-    p.is_file().then_some(p)
-}
-
 /// The oracle: QEMU 10 `-smp 2` + OpenSBI 1.5.1 passes every check it makes but the listed
 /// deviations, and rvtrace's SBI makes each of those checks.
 #[test]
@@ -203,25 +166,17 @@ fn qemu10_opensbi_passes_the_same_checks() {
                 return;
             }
         };
-        let Some(fw) = opensbi(class) else {
+        let Some(fw) = crate::sbi::opensbi_151(class) else {
             eprintln!("note: OpenSBI 1.5.1 (rv{class}) not installed (scripts/setup.sh), skipped");
             continue;
         };
-        // QEMU 10 RV32 now and then leaves the started hart START_PENDING (about one run in
-        // four here: a QEMU race between threads): up to three runs until the harts start.
-        let mut q = String::new();
-        for _ in 0..3 {
-            q = run(Command::new(&qemu)
-                .args(["-M", "virt", "-smp", "2", "-cpu"])
-                .arg(rvtrace_testkit::qemu_cpu(class, Some("sscofpmf=true")))
-                .args(["-nographic", "-bios"])
-                .arg(&fw)
-                .args(["-kernel", &elf(arch)]))
-            .1;
-            if q.contains("ok hsm 9.1 every started hart runs") {
-                break;
-            }
-        }
+        let q = P.qemu10_smp2(
+            &qemu,
+            class,
+            arch,
+            &fw,
+            "ok hsm 9.1 every started hart runs",
+        );
         let qc = checks(&q);
         assert!(
             q.contains("# 2 harts\n") && qc.len() >= 30,
@@ -234,7 +189,7 @@ fn qemu10_opensbi_passes_the_same_checks() {
                 "rv{class}: QEMU 10 + OpenSBI 1.5.1 fails {name}\n{q}"
             );
         }
-        let (_, ours) = rvtrace_sbi(arch, "2");
+        let (_, ours) = P.rvtrace_sbi(arch, "2");
         let oc = checks(&ours);
         for (name, _) in &qc {
             assert!(
@@ -249,14 +204,11 @@ fn qemu10_opensbi_passes_the_same_checks() {
 #[test]
 fn rvtrace_bios_opensbi_passes_the_same_checks() {
     for (arch, class) in ARCHS {
-        let Some(fw) = opensbi(class) else {
+        let Some(fw) = crate::sbi::opensbi_151(class) else {
             eprintln!("note: OpenSBI 1.5.1 (rv{class}) not installed, skipped");
             continue;
         };
-        let (_, out) = run(Command::new(env!("CARGO_BIN_EXE_rvtrace"))
-            .args(["run", "--max-insns", MAX_INSNS, "--harts", "2", "--bios"])
-            .arg(&fw)
-            .arg(elf(arch)));
+        let (_, out) = P.rvtrace_bios(arch, &fw);
         let c = checks(&out);
         assert!(
             out.contains("# 2 harts\n") && c.len() >= 30,

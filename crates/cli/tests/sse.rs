@@ -12,11 +12,9 @@
 //!   for the event another hart sends) and the returns from `complete` are in each hart's
 //!   ingress; encoded (E-Trace and N-Trace) and decoded, they give the run's PCs.
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
-
+/// The payload, `programs/sbi/sse.c`.
+const P: crate::sbi::Payload = crate::sbi::Payload("sse");
 const ARCHS: [(&str, u32); 2] = [("rv64gc", 64), ("rv32imac", 32)];
-const MAX_INSNS: &str = "50000000";
 
 /// Where OpenSBI 1.5.1 (an SSE draft before v3.0) answers otherwise: it has no hart_mask /
 /// hart_unmask (FIDs 8, 9: NOT_SUPPORTED, events are never masked), supports the RAS events
@@ -40,28 +38,6 @@ const QEMU_PMU: [&str; 5] = [
     "sse 17.1 the counter's OF bit is set in the handler (scountovf)",
     "sse 17.1 taken within 32 instructions after the PMU_N-th counted one",
 ];
-
-fn programs() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../programs")
-}
-
-fn elf(arch: &str) -> String {
-    format!("sbi/elf/sse-{arch}.elf")
-}
-
-/// Runs `cmd` in `programs/` (`sbi::run`): exit status and stdout from the payload's first line
-/// on, carriage returns dropped.
-fn run(cmd: &mut Command) -> (Option<i32>, String) {
-    let mut c = Command::new(cmd.get_program());
-    c.args(cmd.get_args());
-    let (status, text) = crate::sbi::run(c);
-    let text = text.replace('\r', "");
-    let out = match text.lines().position(|l| l.starts_with("sse: rv")) {
-        Some(i) => text.lines().skip(i).map(|l| format!("{l}\n")).collect(),
-        None => text,
-    };
-    (status, out)
-}
 
 /// The checks of an output as (name, passed).
 fn checks(out: &str) -> Vec<(String, bool)> {
@@ -99,19 +75,13 @@ fn only_known(what: &str, out: &str, known: &[&str]) {
     }
 }
 
-fn rvtrace_sbi(arch: &str, harts: &str) -> (Option<i32>, String) {
-    run(Command::new(env!("CARGO_BIN_EXE_rvtrace"))
-        .args(["run", "--max-insns", MAX_INSNS, "--harts", harts, "--sbi"])
-        .arg(elf(arch)))
-}
-
 /// rvtrace's SBI: every check passes on 1, 2 and 4 harts, RV64 and RV32; with several harts the
 /// global event and the cross-hart injection are checked too.
 #[test]
 fn rvtrace_sbi_passes_every_sse_check() {
     for (arch, class) in ARCHS {
         for (harts, least) in [("1", 66), ("2", 72), ("4", 72)] {
-            let (status, out) = rvtrace_sbi(arch, harts);
+            let (status, out) = P.rvtrace_sbi(arch, harts);
             let what = format!("rv{class} --harts {harts}");
             let c = checks(&out);
             assert!(c.len() >= least, "{what}: {} checks\n{out}", c.len());
@@ -133,27 +103,17 @@ fn rvtrace_sbi_passes_every_sse_check() {
     }
 }
 
-fn opensbi(class: u32) -> Option<PathBuf> {
-    let p = programs().join(format!(
-        "../target/tools/opensbi/usr/lib/riscv{class}-linux-gnu/opensbi/generic/fw_jump.bin"
-    ));
-    p.is_file().then_some(p)
-}
-
 /// OpenSBI 1.5.1 on the hart model (`run --bios --harts 2`): every check passes but
 /// `OPENSBI_151`, the PMU overflow event's included (its path through OpenSBI's M-mode
 /// interrupt handler gives what rvtrace's SBI gives).
 #[test]
 fn opensbi_on_the_model_passes_but_its_draft_deviations() {
     for (arch, class) in ARCHS {
-        let Some(fw) = opensbi(class) else {
+        let Some(fw) = crate::sbi::opensbi_151(class) else {
             eprintln!("note: OpenSBI 1.5.1 (rv{class}) not installed (scripts/setup.sh), skipped");
             continue;
         };
-        let (_, out) = run(Command::new(env!("CARGO_BIN_EXE_rvtrace"))
-            .args(["run", "--max-insns", MAX_INSNS, "--harts", "2", "--bios"])
-            .arg(&fw)
-            .arg(elf(arch)));
+        let (_, out) = P.rvtrace_bios(arch, &fw);
         assert!(out.contains("# 2 harts\n"), "rv{class}\n{out}");
         only_known(&format!("rv{class} OpenSBI on rvtrace"), &out, &OPENSBI_151);
     }
@@ -171,26 +131,13 @@ fn qemu10_opensbi_passes_but_the_known_deviations() {
                 return;
             }
         };
-        let Some(fw) = opensbi(class) else {
+        let Some(fw) = crate::sbi::opensbi_151(class) else {
             eprintln!("note: OpenSBI 1.5.1 (rv{class}) not installed (scripts/setup.sh), skipped");
             continue;
         };
-        // QEMU 10 now and then leaves the started hart START_PENDING (its harts run on host
-        // threads; seen in about one run in ten here, the payload's message shows the HSM
-        // state): up to three runs until it is up (as `sbi_v3.rs` does).
-        let mut out = String::new();
-        for _ in 0..3 {
-            out = run(Command::new(&qemu)
-                .args(["-M", "virt", "-smp", "2", "-cpu"])
-                .arg(rvtrace_testkit::qemu_cpu(class, Some("sscofpmf=true")))
-                .args(["-nographic", "-bios"])
-                .arg(&fw)
-                .args(["-kernel", &elf(arch)]))
-            .1;
-            if out.contains("ok sse 17.2 every other hart registers and enables its own") {
-                break;
-            }
-        }
+        // Until hart 1 is up (the payload's message shows the HSM state).
+        let up = "ok sse 17.2 every other hart registers and enables its own";
+        let out = P.qemu10_smp2(&qemu, class, arch, &fw, up);
         assert!(out.contains("# 2 harts\n"), "rv{class} QEMU\n{out}");
         // QEMU's PMU lines left out, OPENSBI_151 as on the model.
         let rest: String = out
@@ -210,7 +157,7 @@ fn qemu10_opensbi_passes_but_the_known_deviations() {
 fn sse_entries_and_completions_are_traced_as_run() {
     for n in [1, 2] {
         let d = crate::common::tmpdir(&format!("sse_trace{n}"));
-        let e = programs().join(elf("rv64gc"));
+        let e = P.path("rv64gc");
         let (ing, pcs) = (d.join("a-{hart}.ing"), d.join("a-{hart}.pcs"));
         let harts = n.to_string();
         let s = crate::common::s;
@@ -280,7 +227,7 @@ fn sse_entries_and_completions_are_traced_as_run() {
 #[test]
 fn sse_delivery_is_deterministic() {
     let d = crate::common::tmpdir("sse_det");
-    let e = programs().join(elf("rv32imac"));
+    let e = P.path("rv32imac");
     let s = crate::common::s;
     for k in 0..2 {
         let pcs = d.join(format!("r{k}-{{hart}}.pcs"));
