@@ -237,12 +237,13 @@ dwarf_build traps rv64gc traps.c rvtest.S
 
 # Linux user programs (programs/linux/): static and freestanding (raw system calls, no C
 # library), with Debian's gcc-riscv64-linux-gnu for its kernel headers (system-call numbers,
-# perf_event_attr). Stripped: a few kilobytes each, committed beside their sources.
+# perf_event_attr). A few kilobytes each, committed beside their sources; perf_count stripped,
+# collatz with its symbols (a decode names its functions).
 lcc=riscv64-linux-gnu-gcc
 command -v "$lcc" >/dev/null || { echo "build.sh: $lcc not found (apt-get install gcc-riscv64-linux-gnu)" >&2; exit 1; }
-for prog in perf_count; do
+for prog in perf_count collatz; do
     $lcc -O2 -static -nostdlib -ffreestanding -fno-pic -no-pie -march=rv64gc -mabi=lp64d \
         -o "$here/linux/$prog" "$here/linux/$prog.c"
-    riscv64-linux-gnu-strip "$here/linux/$prog"
+    [ "$prog" = collatz ] || riscv64-linux-gnu-strip "$here/linux/$prog"
     echo "built linux/$prog"
 done

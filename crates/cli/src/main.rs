@@ -23,6 +23,7 @@ mod perf;
 mod progress;
 mod query;
 mod run;
+mod snapshot;
 mod stats;
 mod tandem;
 mod text_out;

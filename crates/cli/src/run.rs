@@ -2,6 +2,7 @@
 
 use crate::isa_arg::{parse_isa, Isa};
 use crate::progress::Progress;
+use crate::snapshot::{write_code_snapshot, Executed};
 use crate::report::{self, CmdResult, Failure, Output};
 use crate::report::{EXIT_INSN_LIMIT, EXIT_INTERRUPTED, EXIT_MISMATCH, EXIT_TOOL_ERROR};
 use rvtrace_image::Image;
@@ -40,13 +41,15 @@ pub struct RunArgs {
     /// When a trace output goes to stdout, the program's own console output goes to stderr.
     #[arg(long, value_name = "FILE")]
     pcs: Option<PathBuf>,
-    /// At the end, write the code the run executed as an ELF file a decoder takes with
+    /// At the end, write the code the run executed as an ELF core file a decoder takes with
     /// `--image FILE`: the reset ROM, the loaded program and firmware ELF files' ranges and
     /// every RAM page the hart ran code from through its block cache, as memory holds them
     /// then (code patched at run time included), at their physical addresses, and again at the
     /// virtual addresses the page table in `satp` at the end maps them to for the supervisor
-    /// (X set, U clear: a kernel's code, as kcore gives it). A firmware boot and a kernel
-    /// decode whole with it (user processes need their own files: `--image`).
+    /// (X set, U clear: a kernel's code, as kcore gives it); and every instruction retired in
+    /// user mode as it retired, as code of user mode in the context the trace reports it in
+    /// (with --context asid, the ASID: processes at the same addresses stay apart). Firmware,
+    /// a kernel and its processes decode whole with it.
     #[arg(long, value_name = "FILE")]
     code_snapshot: Option<PathBuf>,
     /// Write the ingress stream (one record per retired instruction or trap) to FILE (`-`:
@@ -842,84 +845,6 @@ impl<O: Observer> Observer for Maybe<O> {
     }
 }
 
-/// `--code-snapshot`: the reset ROM, the RAM ranges of the loaded ELF files (`image`) and the
-/// RAM pages marked as code, merged, as memory holds them at the end of the run.
-fn write_code_snapshot(
-    path: &Path,
-    hart: &mut rvtrace_sim::Hart,
-    image: &Image,
-) -> Result<(), Failure> {
-    use rvtrace_sim::bus::RAM_BASE;
-    let ram_end = RAM_BASE + hart.bus.ram_size();
-    let mut ranges: Vec<(u64, u64)> = hart.bus.code_pages().map(|p| (p, p + 4096)).collect();
-    ranges.extend(
-        image
-            .segments()
-            .iter()
-            .filter(|s| s.is_executable())
-            .map(|s| {
-                (
-                    s.paddr.max(RAM_BASE),
-                    (s.paddr + s.data.len() as u64).min(ram_end),
-                )
-            })
-            .filter(|(lo, hi)| lo < hi),
-    );
-    ranges.sort_unstable();
-    let mut merged: Vec<(u64, u64)> = Vec::new();
-    for (lo, hi) in ranges {
-        match merged.last_mut() {
-            Some(last) if lo <= last.1 => last.1 = last.1.max(hi),
-            _ => merged.push((lo, hi)),
-        }
-    }
-    let mut contents: Vec<(u64, Vec<u8>)> = Vec::new();
-    let rom = hart.bus.rom();
-    if !rom.is_empty() {
-        contents.push((rvtrace_sim::bus::ROM_BASE, rom.to_vec()));
-    }
-    for (lo, hi) in merged {
-        let mut buf = vec![0; (hi - lo) as usize];
-        if hart.bus.read_ram(lo, &mut buf) {
-            contents.push((lo, buf));
-        }
-    }
-    // The same pages where the supervisor's page table maps them (a kernel runs there).
-    // A virtual page where a physical range already is (an identity mapping) is that range.
-    let physical: Vec<(u64, u64)> = contents
-        .iter()
-        .map(|(a, d)| (*a, a + d.len() as u64))
-        .collect();
-    let code: std::collections::BTreeSet<u64> = hart.bus.code_pages().collect();
-    for m in hart.supervisor_code_mappings() {
-        for &p in code.range(m.pa..m.pa.saturating_add(m.len)) {
-            let va = m.va.wrapping_add(p - m.pa);
-            if physical
-                .iter()
-                .any(|&(lo, hi)| va < hi && lo < va.wrapping_add(4096))
-            {
-                continue;
-            }
-            let mut page = vec![0; 4096];
-            if !hart.bus.read_ram(p, &mut page) {
-                continue;
-            }
-            match contents.last_mut() {
-                Some((at, d)) if at.wrapping_add(d.len() as u64) == va => d.extend(page),
-                _ => contents.push((va, page)),
-            }
-        }
-    }
-    let segments: Vec<(u64, &[u8])> = contents.iter().map(|(a, d)| (*a, d.as_slice())).collect();
-    let entry = segments.first().map_or(RAM_BASE, |s| s.0);
-    // misa.C (bit 2): the hart runs compressed instructions.
-    let rvc = hart.csr_read(rvtrace_sim::csr::num::MISA).unwrap_or(0) & (1 << 2) != 0;
-    let elf = rvtrace_image::write::elf_of(hart.xlen, entry, rvc, &segments);
-    let mut out = Output::create(path)?;
-    out.write_all(&elf).map_err(|e| out.fail(e))?;
-    out.finish()
-}
-
 /// The files of a run as the hart's memory: placed by physical address, so `--load` programs
 /// linked at the same virtual addresses (processes of their own address spaces) load together.
 fn load_image(paths: &[&Path]) -> Result<Image, String> {
@@ -1251,6 +1176,12 @@ pub fn run(args: &RunArgs) -> CmdResult {
     let mut ended_before = window.skip_hart(&mut hart, max_insns);
     let mut to_watch = Maybe(window.to.map(PcWatch::new));
     let satp = hart.csr_read(rvtrace_sim::csr::num::SATP).unwrap_or(0);
+    let by_asid = args.context == Some(ContextArg::Asid);
+    let mut executed = Maybe(
+        args.code_snapshot
+            .as_ref()
+            .map(|_| Executed::new(hart.xlen, by_asid, satp)),
+    );
     let mut tandem = rvtrace_tandem::producer::MaybeProducer(match &args.tandem {
         Some(p) => {
             let absent = rvtrace_tandem::Elements::parse(args.tandem_omit.as_deref().unwrap_or(""))
@@ -1286,12 +1217,17 @@ pub fn run(args: &RunArgs) -> CmdResult {
     {
         // The common runs (nothing, the binary ingress stream, the tandem trace) run with their
         // one observer, without the per-event checks of the optional ones.
-        let alone = pcs.0.is_none() && !args.stats && to_watch.0.is_none();
+        let alone =
+            pcs.0.is_none() && !args.stats && to_watch.0.is_none() && executed.0.is_none();
         let only = match (alone, want_ingress, tandem.0.is_some()) {
             (true, false, false) => Only::Nothing,
             (true, true, false) => Only::Ingress,
             (true, false, true) => Only::Tandem,
-            _ if pcs.0.is_none() && args.stats && to_watch.0.is_none() => {
+            _ if pcs.0.is_none()
+                && args.stats
+                && to_watch.0.is_none()
+                && executed.0.is_none() =>
+            {
                 match (want_ingress, tandem.0.is_some()) {
                     (false, false) => Only::Stats,
                     _ => Only::Mixed,
@@ -1335,7 +1271,7 @@ pub fn run(args: &RunArgs) -> CmdResult {
                         &mut recorder,
                         (
                             Maybe(args.stats.then_some(&mut stats)),
-                            (&mut tandem, &mut to_watch),
+                            (&mut tandem, (&mut to_watch, &mut executed)),
                         ),
                     ),
                 );
@@ -1363,7 +1299,7 @@ pub fn run(args: &RunArgs) -> CmdResult {
         keep(s.finish().map(|_| ()));
     }
     if let Some(p) = &args.code_snapshot {
-        keep(write_code_snapshot(p, &mut hart, &image));
+        keep(write_code_snapshot(p, &mut hart, &image, executed.0.as_ref()));
     }
     if let (Some(itc), Some(ing)) = (&hart.bus.itc, &args.ingress) {
         if !report::is_std(ing) {
@@ -1505,7 +1441,7 @@ fn check_harts(args: &RunArgs) -> Result<(), Failure> {
 /// One hart's observers in a run of several harts: its PC list and its ingress recorder.
 type HartObserver<'s> = (
     (Maybe<PcWriter>, Maybe<IngressRecorder<&'s mut IngressSink>>),
-    Maybe<PcWatch>,
+    (Maybe<PcWatch>, Maybe<Executed>),
 );
 
 /// A point of a run that --trace-from and --trace-to name.
@@ -1795,14 +1731,23 @@ fn run_harts(
             let context = (args.context, args.ingress_blocks);
             let rec =
                 want_ingress.then(|| recorder(isa_cfg, args.itype_width, context, satp, sink));
-            ((Maybe(pcs), Maybe(rec)), Maybe(window.to.map(PcWatch::new)))
+            let user = args
+                .code_snapshot
+                .as_ref()
+                .map(|_| Executed::new(xlen, args.context == Some(ContextArg::Asid), satp));
+            (
+                (Maybe(pcs), Maybe(rec)),
+                (Maybe(window.to.map(PcWatch::new)), Maybe(user)),
+            )
         })
         .collect();
     let start = Instant::now();
     let end = if max_insns == 0 { u64::MAX } else { max_insns };
     let quiet = obs
         .iter()
-        .all(|((pcs, rec), to)| pcs.0.is_none() && rec.0.is_none() && to.0.is_none());
+        .all(|((pcs, rec), (to, user))| {
+            pcs.0.is_none() && rec.0.is_none() && to.0.is_none() && user.0.is_none()
+        });
     let (stop, interrupted) = match ended_before {
         Some(ended) => ended,
         // No outputs: the harts' quiet loop (no observer calls per instruction).
@@ -1816,13 +1761,18 @@ fn run_harts(
             first_err.get_or_insert(e);
         }
     };
-    let reached = obs.iter().find_map(|(_, to)| to.0.filter(|w| w.hit));
-    for ((pcs, rec), _) in obs {
+    let reached = obs.iter().find_map(|(_, (to, _))| to.0.filter(|w| w.hit));
+    let mut executed: Option<Executed> = None;
+    for ((pcs, rec), (_, user)) in obs {
         if let Some(mut r) = rec.0 {
             r.finish();
         }
         if let Some(w) = pcs.0 {
             keep(w.finish());
+        }
+        match (&mut executed, user.0) {
+            (Some(all), Some(u)) => all.merge(u),
+            (all, u) => *all = all.take().or(u),
         }
     }
     for (h, sink) in sinks.into_iter().enumerate() {
@@ -1831,7 +1781,9 @@ fn run_harts(
         sink.finish(bin.as_deref(), text.as_deref(), &mut keep);
     }
     if let Some(p) = &args.code_snapshot {
-        keep(machine.with_hart(0, |hart| write_code_snapshot(p, hart, image)));
+        keep(machine.with_hart(0, |hart| {
+            write_code_snapshot(p, hart, image, executed.as_ref())
+        }));
     }
     let mut guard = None;
     let mut srst_failure = false;

@@ -197,18 +197,31 @@ pub fn load_system_symbols(paths: &[PathBuf], more: &ImageArgs) -> Result<Progra
 fn load(paths: &[PathBuf], more: &ImageArgs, want_syms: bool) -> Result<Program, Failure> {
     let mut image = Image::new();
     let mut xlen = None;
+    // A core file given as --elf (`run --code-snapshot`'s) is read as --image reads it.
+    let mut specs = Vec::new();
     for p in paths {
+        let bytes = std::fs::read(p).map_err(|e| Failure::io(p.display(), e))?;
+        if rvtrace_image::system::is_core(&bytes) {
+            specs.push(rvtrace_image::ImageSpec {
+                path: p.clone(),
+                at: None,
+                scope: Default::default(),
+                kind: Default::default(),
+            });
+            continue;
+        }
         let info = image
-            .load_file(p)
+            .load_bytes(&p.display().to_string(), &bytes)
             .map_err(|e| Failure::Tool(format!("{}: {e}", p.display())))?;
         xlen.get_or_insert(info.xlen);
     }
+    specs.extend(more.image.iter().cloned());
     let given = more.xlen.map(|b| match b {
         32 => Xlen::Rv32,
         _ => Xlen::Rv64,
     });
     let mut scoped = Vec::new();
-    let sources = expand_system_files(&more.image, more.sysroot.as_deref(), more.vdso.as_deref())?;
+    let sources = expand_system_files(&specs, more.sysroot.as_deref(), more.vdso.as_deref())?;
     let mut syms = want_syms.then(|| (Vec::new(), Vec::new()));
     let xlen = load_images(
         &mut image,
@@ -260,7 +273,7 @@ fn expand_system_files(
 ) -> Result<Vec<Source>, Failure> {
     use rvtrace_image::system;
     let mut out = Vec::new();
-    for spec in specs {
+    for (specs_done, spec) in specs.iter().enumerate() {
         let name = spec.path.display().to_string();
         if spec.kind == rvtrace_image::SpecKind::Pages {
             let pages = system::page_files(&spec.path).map_err(|e| Failure::io(&name, e))?;
@@ -316,13 +329,20 @@ fn expand_system_files(
             } else {
                 Xlen::Rv64
             };
-            for (addr, data) in core.memory {
+            for m in core.memory {
+                // The spec's qualifiers, and the snapshot's scope of the run where they are
+                // silent.
+                let scope = rvtrace_image::space::Scope {
+                    privilege: spec.scope.privilege.or(m.scope.privilege),
+                    context: spec.scope.context.or(m.scope.context),
+                };
                 out.push(Source::Memory {
-                    name: format!("{name} (memory at {addr:#x})"),
-                    addr,
-                    data,
-                    scope: spec.scope,
+                    name: format!("{name} (memory at {:#x})", m.addr),
+                    addr: m.addr,
+                    data: m.data,
+                    scope,
                     xlen,
+                    core: specs_done,
                 });
             }
             if sysroot.is_none() && !core.files.is_empty() {
@@ -401,12 +421,15 @@ enum Source {
         symbols: Vec<rvtrace_image::Symbol>,
         scope: rvtrace_image::space::Scope,
     },
+    /// A run of a core file's memory; `core` numbers the file (runs of one file and scope
+    /// make one image).
     Memory {
         name: String,
         addr: u64,
         data: Vec<u8>,
         scope: rvtrace_image::space::Scope,
         xlen: Xlen,
+        core: usize,
     },
 }
 
@@ -428,16 +451,25 @@ fn load_images(
     // Each source's symbols, in the order its image is made (the order of `scoped`).
     let mut by_source: Vec<(usize, bool)> = Vec::new();
     // Where a file goes: the common image, or one of its own.
+    // The core file and scope of the last scoped image made of a core file's memory: the
+    // next run of the same file and scope joins it.
+    let mut last_core: Option<(usize, rvtrace_image::space::Scope)> = None;
     let mut target =
         |scoped: &mut Vec<(rvtrace_image::space::Scope, Image)>,
          scope: &rvtrace_image::space::Scope,
          k: usize,
+         core: Option<usize>,
          load: &mut dyn FnMut(&mut Image) -> Result<Xlen, rvtrace_image::ImageError>|
          -> Result<Xlen, Failure> {
-            by_source.push((k, scope.is_everywhere()));
             let r = if scope.is_everywhere() {
+                by_source.push((k, true));
                 load(image)
+            } else if core.is_some() && last_core == core.map(|c| (c, *scope)) {
+                let last = scoped.len() - 1;
+                load(&mut scoped[last].1)
             } else {
+                by_source.push((k, false));
+                last_core = core.map(|c| (c, *scope));
                 let mut own = Image::new();
                 let r = load(&mut own);
                 scoped.push((*scope, own));
@@ -456,8 +488,9 @@ fn load_images(
                 data,
                 scope,
                 xlen: x,
+                core,
             } => {
-                target(scoped, scope, k, &mut |im| {
+                target(scoped, scope, k, Some(*core), &mut |im| {
                     im.load_raw(name, data, *addr, *x).map(|i| i.xlen)
                 })?;
                 xlen.get_or_insert(*x);
@@ -470,7 +503,7 @@ fn load_images(
             continue;
         }
         let name = spec.path.display().to_string();
-        let x = target(scoped, &spec.scope, k, &mut |im| {
+        let x = target(scoped, &spec.scope, k, None, &mut |im| {
             im.load_bytes_at(&name, bytes, spec.at.unwrap_or(0))
                 .map(|i| i.xlen)
         })?;
@@ -498,7 +531,7 @@ fn load_images(
                  (or an ELF file of the same program)"
             )));
         };
-        target(scoped, &spec.scope, k, &mut |im| {
+        target(scoped, &spec.scope, k, None, &mut |im| {
             im.load_raw(&name, bytes, addr, x).map(|i| i.xlen)
         })?;
         xlen = Some(x);
@@ -517,7 +550,7 @@ fn load_images(
                      (or an ELF file of the same program)"
                 )));
             };
-            target(scoped, scope, k, &mut |im| {
+            target(scoped, scope, k, None, &mut |im| {
                 im.load_raw(name, data, *addr, x).map(|i| i.xlen)
             })?;
             xlen = Some(x);
@@ -531,7 +564,7 @@ fn load_images(
         } = source
         {
             let x = xlen.or(given).unwrap_or(Xlen::Rv64);
-            target(scoped, scope, k, &mut |im| {
+            target(scoped, scope, k, None, &mut |im| {
                 im.load_symbols(name, symbols.clone(), x).map(|i| i.xlen)
             })?;
         }

@@ -3,6 +3,7 @@
 //! memory a core file holds, and the load bias that puts an ELF file where it was mapped.
 //! Read with the `object` crate.
 
+use crate::write;
 use object::elf;
 use object::read::elf::{FileHeader, ProgramHeader};
 
@@ -142,9 +143,21 @@ pub struct Core {
     /// of the file has flags (QEMU's `dump-guest-memory` writes none). Segments the dump left
     /// out (`p_filesz` 0: Linux does not dump file-backed text by default) are not memory
     /// here; their code comes from the mapped files.
-    pub memory: Vec<(u64, Vec<u8>)>,
+    pub memory: Vec<Memory>,
     /// The `NT_FILE` note's mappings (Linux `fill_files_note`).
     pub files: Vec<Mapping>,
+}
+
+/// A run of a core file's memory.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Memory {
+    /// Its virtual address.
+    pub addr: u64,
+    /// Its bytes.
+    pub data: Vec<u8>,
+    /// The address spaces it is code of: from an rvtrace snapshot's scope note
+    /// ([`crate::write`]), else everywhere.
+    pub scope: crate::space::Scope,
 }
 
 /// Whether `bytes` is an ELF core file (`e_type` `ET_CORE`).
@@ -177,31 +190,44 @@ fn core_of<H: FileHeader<Endian = object::Endianness>>(bytes: &[u8]) -> Result<C
             .filter(|ph| ph.p_type(endian) == elf::PT_LOAD)
     };
     let flagless = loads().all(|ph| ph.p_flags(endian) == 0);
+    // The scope note first: it names the PT_LOAD segments by their order.
+    let mut scopes: Option<Vec<crate::space::Scope>> = None;
     for ph in headers {
-        match ph.p_type(endian) {
-            elf::PT_LOAD => {
-                let filesz: u64 = ph.p_filesz(endian).into();
-                if filesz == 0 || !(flagless || ph.p_flags(endian) & elf::PF_X != 0) {
-                    continue;
-                }
-                let data = ph
-                    .data(endian, bytes)
-                    .map_err(|_| "a PT_LOAD segment runs past the end of the file".to_string())?;
-                core.memory
-                    .extend(nonzero_runs(ph.p_vaddr(endian).into(), data));
-            }
-            elf::PT_NOTE => {
-                let Some(mut notes) = ph.notes(endian, bytes).map_err(|e| e.to_string())? else {
-                    continue;
-                };
-                while let Some(n) = notes.next().map_err(|e| e.to_string())? {
-                    if n.name() == b"CORE" && n.n_type(endian) == elf::NT_FILE {
-                        core.files.extend(nt_file(n.desc(), word, endian)?);
-                    }
-                }
-            }
-            _ => {}
+        if ph.p_type(endian) != elf::PT_NOTE {
+            continue;
         }
+        let Some(mut notes) = ph.notes(endian, bytes).map_err(|e| e.to_string())? else {
+            continue;
+        };
+        while let Some(n) = notes.next().map_err(|e| e.to_string())? {
+            if n.name() == b"CORE" && n.n_type(endian) == elf::NT_FILE {
+                core.files.extend(nt_file(n.desc(), word, endian)?);
+            } else if n.name() == write::NOTE_NAME && n.n_type(endian) == write::NT_RVTRACE_SCOPES
+            {
+                let bad = || "the rvtrace scope note does not list every PT_LOAD segment".to_string();
+                let entries = n.desc().chunks(write::SCOPE_ENTRY);
+                if entries.len() != loads().count() {
+                    return Err(bad());
+                }
+                let s: Option<Vec<_>> = entries.map(write::read_scope_entry).collect();
+                scopes = Some(s.ok_or("the rvtrace scope note has a malformed entry")?);
+            }
+        }
+    }
+    for (i, ph) in loads().enumerate() {
+        let filesz: u64 = ph.p_filesz(endian).into();
+        if filesz == 0 || !(flagless || ph.p_flags(endian) & elf::PF_X != 0) {
+            continue;
+        }
+        let data = ph
+            .data(endian, bytes)
+            .map_err(|_| "a PT_LOAD segment runs past the end of the file".to_string())?;
+        let scope = scopes.as_ref().map_or_else(Default::default, |s| s[i]);
+        core.memory.extend(
+            nonzero_runs(ph.p_vaddr(endian).into(), data)
+                .into_iter()
+                .map(|(addr, data)| Memory { addr, data, scope }),
+        );
     }
     Ok(core)
 }
