@@ -56,15 +56,27 @@ impl System {
             let mut groups: Vec<(rvtrace_image::space::Scope, Vec<String>)> = Vec::new();
             for k in named {
                 let (scope, im) = &files[k];
-                let mut file_names: Vec<String> =
-                    im.files().iter().map(|f| base(&f.path)).collect();
+                // Each name once (a core file's memory is a file per run).
+                let mut file_names: Vec<String> = Vec::new();
+                for f in im.files() {
+                    let b = base(&f.path);
+                    if !file_names.contains(&b) {
+                        file_names.push(b);
+                    }
+                }
                 if file_names.len() > 2 {
                     let more = file_names.len() - 1;
                     file_names.truncate(1);
                     file_names.push(format!("{more} more"));
                 }
                 match groups.iter_mut().find(|g| g.0 == *scope) {
-                    Some(g) => g.1.extend(file_names),
+                    Some(g) => {
+                        for n in file_names {
+                            if !g.1.contains(&n) {
+                                g.1.push(n);
+                            }
+                        }
+                    }
                     None => groups.push((*scope, file_names)),
                 }
             }

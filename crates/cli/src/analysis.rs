@@ -31,9 +31,10 @@ what came before); 2 usage error; 125 an input cannot be read.";
 pub struct InputArgs {
     /// The ingress file or trace (`-` for stdin).
     pub(crate) input: PathBuf,
-    /// The program's ELF file: symbols, DWARF line tables, instructions.
-    #[arg(long, value_name = "ELF")]
-    pub(crate) elf: PathBuf,
+    /// The program's ELF file: symbols, DWARF line tables, instructions (or give the code with
+    /// --image alone).
+    #[arg(long, value_name = "ELF", required_unless_present = "image")]
+    pub(crate) elf: Option<PathBuf>,
     /// More code the trace ran (firmware, libraries): its instructions, and its functions named
     /// (no line tables).
     #[command(flatten)]
@@ -272,19 +273,37 @@ pub(crate) fn program_system(input: &InputArgs) -> Result<Program, Failure> {
     load(input, true)
 }
 
+/// What names the program in messages and outputs: --elf, else the first --image file.
+pub(crate) fn program_name(input: &InputArgs) -> String {
+    match (&input.elf, input.images.image.first()) {
+        (Some(elf), _) => report::name(elf),
+        (None, Some(spec)) => report::name(&spec.path),
+        (None, None) => "rvtrace".into(),
+    }
+}
+
 fn load(input: &InputArgs, spaces: bool) -> Result<Program, Failure> {
-    let elf = &input.elf;
     if !spaces {
         if let Some(spec) = input.images.image.iter().find(|s| !s.scope.is_everywhere()) {
             return Err(crate::trace_source::one_space_error(spec));
         }
     }
-    let p = crate::trace_source::load_system_symbols(std::slice::from_ref(elf), &input.images)?;
+    let elf: Vec<PathBuf> = input.elf.iter().cloned().collect();
+    let p = crate::trace_source::load_system_symbols(&elf, &input.images)?;
     let xlen = p.xlen.unwrap_or(rvtrace_isa::Xlen::Rv64);
     let (everywhere, scoped_syms) = p.syms.unwrap_or_default();
-    let main = Symbols::from_elf_or_debug(&report::read_input(elf)?, elf, &input.images.debug_dir)
-        .map_err(|e| Failure::Tool(format!("{}: {e}", elf.display())))?;
-    let syms = Symbols::merge(std::iter::once(main).chain(everywhere));
+    let mut main = Vec::new();
+    for elf in &elf {
+        let bytes = report::read_input(elf)?;
+        // A core file (`run --code-snapshot`'s) has no symbols.
+        if !rvtrace_image::system::is_core(&bytes) {
+            main.push(
+                Symbols::from_elf_or_debug(&bytes, elf, &input.images.debug_dir)
+                    .map_err(|e| Failure::Tool(format!("{}: {e}", elf.display())))?,
+            );
+        }
+    }
+    let syms = Symbols::merge(main.into_iter().chain(everywhere));
     let scoped = (!p.scoped.is_empty()).then_some((p.scoped, scoped_syms));
     Ok(Program {
         image: p.image,
@@ -572,7 +591,8 @@ fn show(text: &str, outputs: &[&Path]) -> Result<(), Failure> {
 }
 
 fn inputs(a: &InputArgs) -> Vec<&Path> {
-    let mut v = vec![a.input.as_path(), a.elf.as_path()];
+    let mut v = vec![a.input.as_path()];
+    v.extend(a.elf.as_deref());
     v.extend(a.images.image.iter().map(|s| s.path.as_path()));
     v
 }
@@ -612,7 +632,7 @@ pub fn profile(a: &ProfileArgs) -> CmdResult {
             p.with_inlines()
         }
     }
-    let elf_name = report::name(&a.input.elf);
+    let elf_name = program_name(&a.input);
     // The profiles: (process or hart, its space for symbols, profile).
     let mut parts: Vec<(Option<String>, usize, rvtrace_analysis::Profile)> = Vec::new();
     let mut timeline = None;
@@ -694,9 +714,8 @@ pub fn profile(a: &ProfileArgs) -> CmdResult {
         None => &prog.syms,
     };
     if let Some(f) = &a.perf_script {
-        let stem = a
-            .input
-            .elf
+        let name = program_name(&a.input);
+        let stem = Path::new(&name)
             .file_stem()
             .map_or("rvtrace".into(), |s| s.to_string_lossy());
         let mut text = String::new();
@@ -746,7 +765,7 @@ fn counts(
 }
 
 /// An error unless the program has DWARF line tables.
-fn need_lines(prog: &Program, elf: &Path) -> Result<(), Failure> {
+fn need_lines(prog: &Program, name: &str) -> Result<(), Failure> {
     if prog.syms.has_lines()
         || prog
             .scoped
@@ -756,8 +775,7 @@ fn need_lines(prog: &Program, elf: &Path) -> Result<(), Failure> {
         return Ok(());
     }
     Err(Failure::Tool(format!(
-        "{}: no DWARF line tables (build with -g and do not strip debug sections)",
-        report::name(elf)
+        "{name}: no DWARF line tables (build with -g and do not strip debug sections)"
     )))
 }
 
@@ -765,7 +783,7 @@ fn need_lines(prog: &Program, elf: &Path) -> Result<(), Failure> {
 pub fn coverage(a: &CoverageArgs) -> CmdResult {
     report::distinct(&inputs(&a.input), &[("--lcov", &a.lcov)])?;
     let mut prog = program_system(&a.input)?;
-    need_lines(&prog, &a.input.elf)?;
+    need_lines(&prog, &program_name(&a.input))?;
     let (c, ok) = counts(&a.input, &mut prog)?;
     // Each space's code covered with its own symbols; a file in several spaces adds up.
     let mut cov = Coverage::new(&c[0], prog.image_of(0), prog.syms_of(0), prog.isa);
@@ -870,19 +888,17 @@ pub fn autofdo(a: &AutofdoArgs) -> CmdResult {
     report::distinct(&inputs(&a.input), &[("-o", &a.output)])?;
     let mut prog = program(&a.input)?;
     if a.profile_format == AutofdoFormat::Llvm {
-        need_lines(&prog, &a.input.elf)?;
+        need_lines(&prog, &program_name(&a.input))?;
         let (c, ok) = counts(&a.input, &mut prog)?;
         let c = &c[0];
         let text = autofdo::llvm(c, &prog.image, &prog.syms, prog.isa);
         write_file(&a.output, text.as_bytes())?;
         return Ok(report::status(ok));
     }
-    let base = prog.syms.first_load_vaddr().ok_or_else(|| {
-        Failure::Tool(format!(
-            "{}: no PT_LOAD segment",
-            report::name(&a.input.elf)
-        ))
-    })?;
+    let base = prog
+        .syms
+        .first_load_vaddr()
+        .ok_or_else(|| Failure::Tool(format!("{}: no PT_LOAD segment", program_name(&a.input))))?;
     let (c, ok) = counts(&a.input, &mut prog)?;
     let (text, dropped) = autofdo::text(&c[0], &prog.image, base);
     if dropped > 0 {

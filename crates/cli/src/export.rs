@@ -215,7 +215,9 @@ pub fn export(a: &ExportArgs) -> CmdResult {
             outs.push(("-o", p));
         }
     }
-    report::distinct(&[a.input.input.as_path(), a.input.elf.as_path()], &outs)?;
+    let mut ins = vec![a.input.input.as_path()];
+    ins.extend(a.input.elf.as_deref());
+    report::distinct(&ins, &outs)?;
     let mut prog = analysis::program_system(&a.input)?;
     // --all-harts: the trace read and its harts found before any file is made.
     let harts = match a.all_harts {

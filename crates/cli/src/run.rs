@@ -2,9 +2,9 @@
 
 use crate::isa_arg::{parse_isa, Isa};
 use crate::progress::Progress;
-use crate::snapshot::{write_code_snapshot, Executed};
 use crate::report::{self, CmdResult, Failure, Output};
 use crate::report::{EXIT_INSN_LIMIT, EXIT_INTERRUPTED, EXIT_MISMATCH, EXIT_TOOL_ERROR};
+use crate::snapshot::{write_code_snapshot, Executed};
 use rvtrace_image::Image;
 use rvtrace_ingress::{IngressHeader, IngressWriter, Record, WriterSink};
 use rvtrace_isa::{CfClass, IsaConfig, Xlen};
@@ -1217,17 +1217,12 @@ pub fn run(args: &RunArgs) -> CmdResult {
     {
         // The common runs (nothing, the binary ingress stream, the tandem trace) run with their
         // one observer, without the per-event checks of the optional ones.
-        let alone =
-            pcs.0.is_none() && !args.stats && to_watch.0.is_none() && executed.0.is_none();
+        let alone = pcs.0.is_none() && !args.stats && to_watch.0.is_none() && executed.0.is_none();
         let only = match (alone, want_ingress, tandem.0.is_some()) {
             (true, false, false) => Only::Nothing,
             (true, true, false) => Only::Ingress,
             (true, false, true) => Only::Tandem,
-            _ if pcs.0.is_none()
-                && args.stats
-                && to_watch.0.is_none()
-                && executed.0.is_none() =>
-            {
+            _ if pcs.0.is_none() && args.stats && to_watch.0.is_none() && executed.0.is_none() => {
                 match (want_ingress, tandem.0.is_some()) {
                     (false, false) => Only::Stats,
                     _ => Only::Mixed,
@@ -1299,7 +1294,12 @@ pub fn run(args: &RunArgs) -> CmdResult {
         keep(s.finish().map(|_| ()));
     }
     if let Some(p) = &args.code_snapshot {
-        keep(write_code_snapshot(p, &mut hart, &image, executed.0.as_ref()));
+        keep(write_code_snapshot(
+            p,
+            &mut hart,
+            &image,
+            executed.0.as_ref(),
+        ));
     }
     if let (Some(itc), Some(ing)) = (&hart.bus.itc, &args.ingress) {
         if !report::is_std(ing) {
@@ -1743,11 +1743,9 @@ fn run_harts(
         .collect();
     let start = Instant::now();
     let end = if max_insns == 0 { u64::MAX } else { max_insns };
-    let quiet = obs
-        .iter()
-        .all(|((pcs, rec), (to, user))| {
-            pcs.0.is_none() && rec.0.is_none() && to.0.is_none() && user.0.is_none()
-        });
+    let quiet = obs.iter().all(|((pcs, rec), (to, user))| {
+        pcs.0.is_none() && rec.0.is_none() && to.0.is_none() && user.0.is_none()
+    });
     let (stop, interrupted) = match ended_before {
         Some(ended) => ended,
         // No outputs: the harts' quiet loop (no observer calls per instruction).

@@ -78,7 +78,11 @@ impl Executed {
         let mut at: Option<&mut CodePage> = None;
         for j in 0..u64::from(len) {
             let a = pc.wrapping_add(j);
-            let a = if self.xlen == Xlen::Rv32 { a & 0xffff_ffff } else { a };
+            let a = if self.xlen == Xlen::Rv32 {
+                a & 0xffff_ffff
+            } else {
+                a
+            };
             if a & !(PAGE - 1) != page {
                 page = a & !(PAGE - 1);
                 at = Some(self.pages.entry((key, page)).or_insert_with(|| CodePage {
@@ -125,8 +129,7 @@ impl Executed {
 
     /// The user pages as runs of consecutive pages of one context: (scope, address, bytes).
     fn user_runs(&self) -> Vec<(Scope, u64, Vec<u8>)> {
-        let mut keys: Vec<&(u64, u64)> =
-            self.pages.keys().filter(|k| k.0 != EVERYWHERE).collect();
+        let mut keys: Vec<&(u64, u64)> = self.pages.keys().filter(|k| k.0 != EVERYWHERE).collect();
         keys.sort_unstable();
         let mut out: Vec<(Scope, u64, Vec<u8>)> = Vec::new();
         for &(ctx, page) in keys {
@@ -158,7 +161,11 @@ impl Observer for Executed {
     fn retire_run(&mut self, run: &impl RetiredRun) {
         let (n, priv_) = (run.len(), run.priv_());
         for i in 0..n {
-            let s = if i + 1 < n { run.step(i) } else { run.last_step() };
+            let s = if i + 1 < n {
+                run.step(i)
+            } else {
+                run.last_step()
+            };
             self.record(priv_, s.pc, run.insn(i), s.len);
         }
     }
@@ -251,8 +258,7 @@ pub fn write_code_snapshot(
              in the window (a kernel patching its text: static keys, alternatives); the \
              snapshot has it as it first ran, so a decode goes wrong where the trace reaches \
              it after the change",
-            changed.bytes,
-            changed.first
+            changed.bytes, changed.first
         );
     }
     let user_runs = executed.map(Executed::user_runs).unwrap_or_default();
@@ -343,7 +349,11 @@ fn overlay_first_versions(
                     let after = |c: &(u64, Vec<u8>)| c.0 + c.1.len() as u64;
                     let piece_start = i.checked_sub(1).map_or(0, |i| contents[i].0);
                     match missing.last_mut() {
-                        Some(run) if a >= after(run) && a - after(run) < 64 && piece_start < after(run) => {
+                        Some(run)
+                            if a >= after(run)
+                                && a - after(run) < 64
+                                && piece_start < after(run) =>
+                        {
                             run.1.resize((a - run.0) as usize, 0);
                             run.1.push(b);
                         }

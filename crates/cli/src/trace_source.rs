@@ -337,7 +337,7 @@ fn expand_system_files(
                     context: spec.scope.context.or(m.scope.context),
                 };
                 out.push(Source::Memory {
-                    name: format!("{name} (memory at {:#x})", m.addr),
+                    name: name.clone(),
                     addr: m.addr,
                     data: m.data,
                     scope,
@@ -454,6 +454,10 @@ fn load_images(
     // The core file and scope of the last scoped image made of a core file's memory: the
     // next run of the same file and scope joins it.
     let mut last_core: Option<(usize, rvtrace_image::space::Scope)> = None;
+    // Which images hold a core file's memory (by index in `scoped`), and which files of the
+    // unscoped image are files (not memory).
+    let mut memory: Vec<bool> = Vec::new();
+    let mut unscoped_files: Vec<usize> = Vec::new();
     let mut target =
         |scoped: &mut Vec<(rvtrace_image::space::Scope, Image)>,
          scope: &rvtrace_image::space::Scope,
@@ -463,6 +467,9 @@ fn load_images(
          -> Result<Xlen, Failure> {
             let r = if scope.is_everywhere() {
                 by_source.push((k, true));
+                if core.is_none() {
+                    unscoped_files.push(image.files().len());
+                }
                 load(image)
             } else if core.is_some() && last_core == core.map(|c| (c, *scope)) {
                 let last = scoped.len() - 1;
@@ -473,6 +480,7 @@ fn load_images(
                 let mut own = Image::new();
                 let r = load(&mut own);
                 scoped.push((*scope, own));
+                memory.push(core.is_some());
                 r
             };
             r.map_err(|e| Failure::Tool(e.to_string()))
@@ -569,6 +577,8 @@ fn load_images(
             })?;
         }
     }
+    let x = xlen.or(given).unwrap_or(Xlen::Rv64);
+    yield_memory_to_files(image, scoped, &memory, &unscoped_files, x)?;
     if let Some(((everywhere, scoped_syms), debug_dirs)) = syms {
         for (k, all) in by_source {
             let s = source_symbols(&sources[k], debug_dirs)?;
@@ -580,4 +590,111 @@ fn load_images(
         }
     }
     Ok(xlen)
+}
+
+/// A core file's memory with a scope yields to the files whose code is in every space the
+/// memory is (`scoped` images flagged in `memory`; the files `unscoped_files` of `image`,
+/// which are in every space): where both have code, the file's is used (it has symbols and
+/// line tables; `run --code-snapshot`'s memory is what ran), so a program given by its file
+/// beside a snapshot of the whole run does not overlap the snapshot's copy of it. Bytes the
+/// memory has (not zero) that the file has otherwise are reported: the file is not what ran.
+fn yield_memory_to_files(
+    image: &Image,
+    scoped: &mut [(rvtrace_image::space::Scope, Image)],
+    memory: &[bool],
+    unscoped_files: &[usize],
+    xlen: Xlen,
+) -> Result<(), Failure> {
+    use rvtrace_image::space::Scope;
+    if !memory.iter().any(|&m| m) {
+        return Ok(());
+    }
+    // Whether code of scope `file` is in every space code of scope `mem` is.
+    let covers = |file: &Scope, mem: &Scope| {
+        file.privilege.is_none_or(|p| mem.privilege == Some(p))
+            && file.context.is_none_or(|c| mem.context == Some(c))
+    };
+    // (scope, file name, address, bytes) of the files' segments.
+    let mut files: Vec<(Scope, String, u64, &[u8])> = Vec::new();
+    for seg in image.segments() {
+        if unscoped_files.contains(&seg.file_index) {
+            let name = image.files()[seg.file_index].path.clone();
+            files.push((Scope::default(), name, seg.vaddr, &seg.data));
+        }
+    }
+    for ((scope, im), &m) in scoped.iter().zip(memory) {
+        if !m {
+            for seg in im.segments() {
+                let name = im.files()[seg.file_index].path.clone();
+                files.push((*scope, name, seg.vaddr, &seg.data));
+            }
+        }
+    }
+    let mut rebuilt: Vec<(usize, Image)> = Vec::new();
+    for (i, ((scope, im), &m)) in scoped.iter().zip(memory).enumerate() {
+        if !m {
+            continue;
+        }
+        let over: Vec<&(Scope, String, u64, &[u8])> =
+            files.iter().filter(|f| covers(&f.0, scope)).collect();
+        let hit = |lo: u64, hi: u64| over.iter().any(|f| f.2 < hi && lo < f.2 + f.3.len() as u64);
+        if !im
+            .segments()
+            .iter()
+            .any(|s| hit(s.vaddr, s.vaddr + s.data.len() as u64))
+        {
+            continue;
+        }
+        let mut own = Image::new();
+        let mut differ: Option<(u64, u64, &str)> = None; // count, first address, file
+        for seg in im.segments() {
+            let name = &im.files()[seg.file_index].path;
+            let end = seg.vaddr + seg.data.len() as u64;
+            if !hit(seg.vaddr, end) {
+                own.load_raw(name, &seg.data, seg.vaddr, xlen)
+                    .map_err(|e| Failure::Tool(e.to_string()))?;
+                continue;
+            }
+            let mut keep: Vec<(u64, &[u8])> = Vec::new();
+            let mut run: Option<u64> = None; // start of the bytes kept so far
+            for a in seg.vaddr..=end {
+                let file = (a < end)
+                    .then(|| over.iter().find(|f| f.2 <= a && a < f.2 + f.3.len() as u64))
+                    .flatten();
+                if let Some(f) = file {
+                    let mine = seg.data[(a - seg.vaddr) as usize];
+                    if mine != 0 && mine != f.3[(a - f.2) as usize] {
+                        let d = differ.get_or_insert((0, a, &f.1));
+                        d.0 += 1;
+                    }
+                }
+                match (file.is_some() || a == end, run) {
+                    (true, Some(lo)) => {
+                        keep.push((
+                            lo,
+                            &seg.data[(lo - seg.vaddr) as usize..(a - seg.vaddr) as usize],
+                        ));
+                        run = None;
+                    }
+                    (false, None) => run = Some(a),
+                    _ => {}
+                }
+            }
+            for (lo, bytes) in keep {
+                own.load_raw(name, bytes, lo, xlen)
+                    .map_err(|e| Failure::Tool(e.to_string()))?;
+            }
+        }
+        if let Some((n, first, file)) = differ {
+            warn!(
+                "{file}: its code differs from what ran (the core file's memory of the same \
+                 space) at {n} bytes, the first at {first:#x}; the decode reads the file"
+            );
+        }
+        rebuilt.push((i, own));
+    }
+    for (i, im) in rebuilt {
+        scoped[i].1 = im;
+    }
+    Ok(())
 }

@@ -30,15 +30,17 @@ fn kernel() -> Option<PathBuf> {
 /// 16550's 16-byte FIFO).
 const MARKER: &str = "rvtrace: user space reached";
 
+/// The Linux user programs built here (`programs/linux`, committed).
+fn linux_programs() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../programs/linux")
+}
+
 /// An initramfs: `/dev/console`, busybox-static as `/bin/busybox`, `programs/linux/perf_count`
-/// as `/bin/perf_count`, and `/init`, a shell script that prints [`MARKER`], mounts `/proc`,
+/// and `collatz` in `/bin`, and `/init`, a shell script that prints [`MARKER`], mounts `/proc`,
 /// installs busybox's applets and runs `script`.
 fn initramfs_with(dir: &Path, script: &str) -> Option<PathBuf> {
     let busybox = std::fs::read(tool("debian-riscv64/usr/bin/busybox")?).ok()?;
-    let perf_count = std::fs::read(
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../programs/linux/perf_count"),
-    )
-    .unwrap();
+    let linux_program = |name: &str| std::fs::read(linux_programs().join(name)).unwrap();
     let init = format!(
         "#!/bin/busybox sh\n/bin/busybox echo '{MARKER}'\n\
          /bin/busybox mount -t proc proc /proc\n/bin/busybox --install -s /bin\n{script}"
@@ -49,7 +51,8 @@ fn initramfs_with(dir: &Path, script: &str) -> Option<PathBuf> {
         .dir("proc")
         .dir("bin")
         .file("bin/busybox", 0o755, &busybox)
-        .file("bin/perf_count", 0o755, &perf_count)
+        .file("bin/perf_count", 0o755, &linux_program("perf_count"))
+        .file("bin/collatz", 0o755, &linux_program("collatz"))
         .file("init", 0o755, init.as_bytes());
     let p = dir.join("initramfs.cpio");
     std::fs::write(&p, c.finish()).unwrap();
@@ -408,6 +411,162 @@ fn two_hart_kernel_window_funnelled_decodes_per_hart() {
 
 /// Issue 32 item 5: Debian's kernel boots to busybox's shell under the built-in SBI on one hart,
 /// and the shell runs what is piped in (the SBI's console shares the UART's input).
+/// The Collatz steps of 1..=n, as `programs/linux/collatz.c` sums them.
+fn collatz_steps(n: u64) -> u64 {
+    (1..=n)
+        .map(|mut v| {
+            let mut s = 0;
+            while v != 1 {
+                v = if v & 1 == 1 { 3 * v + 1 } else { v / 2 };
+                s += 1;
+            }
+            s
+        })
+        .sum()
+}
+
+/// Issue 31 item 5 on Linux: a window of Debian's kernel running processes, from the first
+/// instruction of `collatz` (a static program linked at 0x10000, as busybox is) to the power-off
+/// by busybox's `poweroff` (the shell forks, the child execs busybox), traced with `--context
+/// asid`. The run's `--code-snapshot` alone (the kernel's code, and each process's code by the
+/// ASID it ran under) decodes the E-Trace (with context) and the N-Trace (with Ownership) to
+/// exactly the run's PCs, though busybox and collatz have different code at the same
+/// addresses. With collatz's own file for its context, `profile --by process` names its
+/// functions: `steps` is called once per number, its instructions are the run's in its
+/// address range (binutils nm) and that context.
+#[test]
+fn linux_processes_decode_with_the_run_snapshot() {
+    let (Some(k), d) = (kernel(), tmpdir("linux-processes")) else {
+        return;
+    };
+    let Some(rd) = initramfs_with(&d, "collatz\npoweroff -f\n") else {
+        return;
+    };
+    let collatz = linux_programs().join("collatz");
+    let Ok(nm) = Command::new("riscv64-unknown-elf-nm")
+        .arg(&collatz)
+        .output()
+    else {
+        eprintln!("note: riscv64-unknown-elf-nm absent (scripts/setup.sh installs binutils-riscv64-unknown-elf); skipped");
+        return;
+    };
+    let sym = |name: &str| {
+        let text = String::from_utf8_lossy(&nm.stdout);
+        let line = text.lines().find(|l| l.ends_with(&format!(" {name}")));
+        u64::from_str_radix(line.expect(name).split(' ').next().unwrap(), 16).unwrap()
+    };
+    let (start, steps, put_line) = (sym("_start"), sym("steps"), sym("put_line.constprop.0"));
+    // `steps` ends where the next function begins.
+    assert!(
+        steps < put_line && put_line < start,
+        "{steps:#x} {put_line:#x} {start:#x}"
+    );
+    let (ing, pcs, code) = (d.join("w.ing"), d.join("w.pcs"), d.join("code.core"));
+    let from = format!("{start:#x}");
+    let o = rvtrace(&[
+        "run",
+        "--sbi",
+        s(&k),
+        "--initrd",
+        s(&rd),
+        "--bootargs",
+        "console=ttyS0",
+        "--max-insns",
+        "4000000000",
+        "--trace-from",
+        &from,
+        "--context",
+        "asid",
+        "--ingress",
+        s(&ing),
+        "--pcs",
+        s(&pcs),
+        "--code-snapshot",
+        s(&code),
+    ]);
+    let out = stdout(&o);
+    assert!(o.status.success(), "{}\n{}", out, stderr(&o));
+    let want_line = format!("collatz: N=3000 steps={}", collatz_steps(3000));
+    assert!(out.lines().any(|l| l.trim_end() == want_line), "{out}");
+    // The run: which contexts ran user code, and collatz's (the first record's).
+    let mut reader =
+        rvtrace_ingress::binary::IngressReader::new(std::fs::File::open(&ing).unwrap()).unwrap();
+    let mut first_ctx = None;
+    let mut user: std::collections::BTreeMap<u64, u64> = Default::default();
+    let mut in_collatz_range = std::collections::BTreeSet::new();
+    let mut in_steps = 0u64;
+    for r in reader.by_ref() {
+        let r = r.unwrap();
+        let c = *first_ctx.get_or_insert(r.context);
+        if r.iretire == 0 || r.priv_ != 0 {
+            continue;
+        }
+        *user.entry(r.context).or_default() += 1;
+        if (steps..start + 0x100).contains(&r.iaddr) {
+            in_collatz_range.insert(r.context);
+        }
+        in_steps += u64::from(r.context == c && (steps..put_line).contains(&r.iaddr));
+    }
+    let c = first_ctx.unwrap();
+    // Other processes ran code at collatz's addresses: busybox's, under their own ASIDs.
+    assert!(
+        in_collatz_range.len() >= 2 && in_collatz_range.contains(&c),
+        "contexts that ran at collatz's addresses: {in_collatz_range:?}; user instructions by context: {user:?}"
+    );
+    let scf = d.join("ctx.scf");
+    std::fs::write(&scf, "nocontext_p=0\ncontext_width_p=16\n").unwrap();
+    let want = std::fs::read(&pcs).unwrap();
+    // E-Trace's context field (off by default), N-Trace's Ownership messages.
+    for (proto, extra) in [
+        ("etrace", vec!["--scf", s(&scf)]),
+        ("ntrace", vec!["--ownership"]),
+    ] {
+        let (t, got) = (d.join(format!("w.{proto}")), d.join(format!("{proto}.pcs")));
+        let mut args = vec!["encode", proto, s(&ing), "-o", s(&t)];
+        args.extend(extra);
+        let o = rvtrace(&args);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let o = rvtrace(&["decode", s(&t), "--image", s(&code), "--pcs", s(&got)]);
+        assert!(o.status.success(), "{proto}: {}", stderr(&o));
+        assert!(
+            std::fs::read(&got).unwrap() == want,
+            "{proto}: the decoded PCs differ from the run's"
+        );
+        std::fs::remove_file(&got).unwrap();
+    }
+    // collatz's file for its context, beside the snapshot: its functions by name.
+    let image = format!("{},priv=u,ctx={c}", collatz.display());
+    let o = rvtrace(&[
+        "profile",
+        s(&d.join("w.etrace")),
+        "--image",
+        s(&code),
+        "--image",
+        &image,
+        "--by",
+        "process",
+    ]);
+    let report = stdout(&o);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let part = report
+        .split("process ")
+        .find(|p| p.starts_with(&format!("ctx={c} ")))
+        .unwrap_or_else(|| panic!("no profile of context {c}:\n{report}"));
+    let total = format!("flat profile: {} instructions", user[&c]);
+    assert!(part.contains(&total), "{total}\n{part}");
+    let row = part
+        .lines()
+        .find(|l| l.trim_end().ends_with(" steps"))
+        .unwrap_or_else(|| panic!("{part}"));
+    let f: Vec<&str> = row.split_whitespace().collect();
+    // self, %, inclusive, %, calls, name: one call per number, the run's instructions in it.
+    assert_eq!(
+        (f[0], f[4]),
+        (in_steps.to_string().as_str(), "3000"),
+        "{row}"
+    );
+}
+
 #[test]
 fn debian_kernel_runs_a_shell_under_the_builtin_sbi() {
     if let Some(b) = boot_to_shell(&["--sbi"], 1, SHELL_COMMANDS) {

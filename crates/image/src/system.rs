@@ -202,9 +202,9 @@ fn core_of<H: FileHeader<Endian = object::Endianness>>(bytes: &[u8]) -> Result<C
         while let Some(n) = notes.next().map_err(|e| e.to_string())? {
             if n.name() == b"CORE" && n.n_type(endian) == elf::NT_FILE {
                 core.files.extend(nt_file(n.desc(), word, endian)?);
-            } else if n.name() == write::NOTE_NAME && n.n_type(endian) == write::NT_RVTRACE_SCOPES
-            {
-                let bad = || "the rvtrace scope note does not list every PT_LOAD segment".to_string();
+            } else if n.name() == write::NOTE_NAME && n.n_type(endian) == write::NT_RVTRACE_SCOPES {
+                let bad =
+                    || "the rvtrace scope note does not list every PT_LOAD segment".to_string();
                 let entries = n.desc().chunks(write::SCOPE_ENTRY);
                 if entries.len() != loads().count() {
                     return Err(bad());

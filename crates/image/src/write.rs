@@ -77,20 +77,17 @@ pub fn read_scope_entry(e: &[u8]) -> Option<Scope> {
 pub fn core_of(xlen: Xlen, rvc: bool, pieces: &[Piece]) -> Vec<u8> {
     let is64 = xlen == Xlen::Rv64;
     let (ehsize, phentsize) = if is64 { (64u16, 56u16) } else { (52, 32) };
-    let note: Option<Vec<u8>> = pieces
-        .iter()
-        .any(|p| !p.scope.is_everywhere())
-        .then(|| {
-            let desc: Vec<u8> = pieces.iter().flat_map(|p| scope_entry(&p.scope)).collect();
-            let mut n = Vec::new();
-            n.extend_from_slice(&(NOTE_NAME.len() as u32 + 1).to_le_bytes());
-            n.extend_from_slice(&(desc.len() as u32).to_le_bytes());
-            n.extend_from_slice(&NT_RVTRACE_SCOPES.to_le_bytes());
-            n.extend_from_slice(NOTE_NAME);
-            n.push(0); // "rvtrace\0": 8 bytes, a multiple of 4
-            n.extend_from_slice(&desc);
-            n
-        });
+    let note: Option<Vec<u8>> = pieces.iter().any(|p| !p.scope.is_everywhere()).then(|| {
+        let desc: Vec<u8> = pieces.iter().flat_map(|p| scope_entry(&p.scope)).collect();
+        let mut n = Vec::new();
+        n.extend_from_slice(&(NOTE_NAME.len() as u32 + 1).to_le_bytes());
+        n.extend_from_slice(&(desc.len() as u32).to_le_bytes());
+        n.extend_from_slice(&NT_RVTRACE_SCOPES.to_le_bytes());
+        n.extend_from_slice(NOTE_NAME);
+        n.push(0); // "rvtrace\0": 8 bytes, a multiple of 4
+        n.extend_from_slice(&desc);
+        n
+    });
     let headers = pieces.len() + usize::from(note.is_some());
     let phoff = ehsize as u64;
     let mut data_at = phoff + phentsize as u64 * headers as u64;
@@ -137,7 +134,14 @@ pub fn core_of(xlen: Xlen, rvc: bool, pieces: &[Piece]) -> Vec<u8> {
         header(&mut out, PT_NOTE, 0, 0, n.len() as u64, 4);
     }
     for p in pieces {
-        header(&mut out, PT_LOAD, PF_R | PF_X, p.addr, p.bytes.len() as u64, 1);
+        header(
+            &mut out,
+            PT_LOAD,
+            PF_R | PF_X,
+            p.addr,
+            p.bytes.len() as u64,
+            1,
+        );
     }
     if let Some(n) = &note {
         out.extend_from_slice(n);
@@ -192,10 +196,7 @@ mod tests {
     fn scopes_read_back() {
         // Two processes' code at one address, a kernel's, and code of every space.
         let (u1, u2, k, all) = ([0x01u8, 0x00], [0x01u8, 0xa0], [0x13u8, 0, 0, 0], [1u8, 0]);
-        let scope = |privilege, context| Scope {
-            privilege,
-            context,
-        };
+        let scope = |privilege, context| Scope { privilege, context };
         let pieces = [
             Piece {
                 addr: 0x10000,
@@ -221,7 +222,10 @@ mod tests {
         let core = crate::system::read_core(&core_of(Xlen::Rv64, true, &pieces)).unwrap();
         assert_eq!(core.memory.len(), 4);
         for (m, p) in core.memory.iter().zip(&pieces) {
-            assert_eq!((m.addr, m.data.as_slice(), m.scope), (p.addr, p.bytes, p.scope));
+            assert_eq!(
+                (m.addr, m.data.as_slice(), m.scope),
+                (p.addr, p.bytes, p.scope)
+            );
         }
         for bad in [[2u8; 16], {
             let mut e = [0u8; 16];
