@@ -71,6 +71,18 @@ fn config(
     .map_err(|e| Failure::Usage(e.to_string()))
 }
 
+/// A note when the ingress carries the context (`run --context asid`) and the trace will not:
+/// without it a decoder cannot tell processes at the same addresses apart.
+fn context_note(h: &rvtrace_ingress::IngressHeader, cfg: &TraceConfig) {
+    if h.has_context && cfg.params.nocontext_p {
+        note!(
+            "the ingress carries the context (run --context) and the trace leaves it out \
+             (nocontext_p=1, the default): for a decoder to follow processes, give --scf with \
+             nocontext_p=0 and context_width_p=16"
+        );
+    }
+}
+
 /// `--xlen`: 32 or 64.
 pub(crate) fn parse_xlen(s: &str) -> Result<u8, String> {
     match s {
@@ -211,6 +223,7 @@ pub fn encode(a: &EncodeArgs) -> CmdResult {
             enc_opts.itype_width = Some(h.itype_width);
         }
         let cfg = config(&a.trace.given(), xlen, None, &enc_opts)?;
+        context_note(&h, &cfg);
         // Block records (header multi-retire): the encoder is given each block's instructions,
         // so the packets are those of the per-instruction stream, as E-Trace
         // exampleAlgorithm.adoc "Multiple retirement considerations" requires (this encoder's
@@ -344,6 +357,7 @@ fn encode_harts(a: &EncodeArgs) -> CmdResult {
     }
     let xlen = a.trace.o.scf_width().unwrap_or(h.xlen.bits() as u8);
     let cfg = config(&a.trace.given(), xlen, None, &enc_opts)?;
+    context_note(&h, &cfg);
     let filter = crate::ntrace::trace_filter(a.trace_priv.as_deref(), a.trace_range.as_deref())?;
     /// The one output every hart's packets go to, a packet at a time.
     struct Shared(Rc<RefCell<report::Output>>);

@@ -234,6 +234,18 @@ pub(crate) fn dump_failure(
 /// likes), returns how many (0: the end of the input).
 type BatchSource = Box<dyn FnMut(&mut Vec<Record>) -> Result<usize, String>>;
 
+/// A note when the ingress carries the context (`run --context asid`) and the trace will not
+/// (no Ownership messages): without it a decoder cannot tell processes at the same addresses
+/// apart.
+fn ownership_note(has_context: bool, ownership: bool) {
+    if has_context && !ownership {
+        note!(
+            "the ingress carries the context (run --context) and the trace leaves it out: for \
+             a decoder to follow processes, give --ownership"
+        );
+    }
+}
+
 /// `rvtrace encode ntrace`.
 pub fn encode(a: &EncodeArgs) -> CmdResult {
     if a.ingress.len() > 1 {
@@ -249,6 +261,7 @@ pub fn encode(a: &EncodeArgs) -> CmdResult {
             let reader = report::open_input_progress(ingress, "encode")?;
             let mut r = IngressReader::new(reader).map_err(|e| format!("{inp}: {e}"))?;
             let h = r.header().clone();
+            ownership_note(h.has_context, a.opts.ownership);
             let name = inp.to_string();
             blocks = h.multi_retire;
             if blocks && !a.elf.is_empty() {
@@ -538,6 +551,7 @@ fn encode_harts(a: &EncodeArgs) -> CmdResult {
     report::distinct(&ins, &[("-o", &a.output)])?;
     let mut inputs = crate::funnel::open(&a.ingress)?;
     let base = encoder_config(a, inputs[0].header.xlen)?;
+    ownership_note(inputs[0].header.has_context, a.opts.ownership);
     base.validate().map_err(|e| Failure::Usage(e.to_string()))?;
     let mut encoders = Vec::with_capacity(n);
     for (k, i) in inputs.iter().enumerate() {

@@ -48,8 +48,11 @@ pub struct Executed {
     /// `satp.ASID` in effect.
     asid: u64,
     /// Pages by (space, page address): space [`EVERYWHERE`] for machine and supervisor code,
-    /// else user code of that context (0 without `by_asid`).
-    pages: HashMap<(u64, u64), CodePage>,
+    /// else user code of that context (0 without `by_asid`); indices into `store`.
+    pages: HashMap<(u64, u64), usize>,
+    store: Vec<CodePage>,
+    /// The last page recorded in: (space, page address, index into `store`).
+    last: (u64, u64, usize),
     /// Bytes of user code retired again with another value (the first is kept).
     changed: u64,
 }
@@ -63,6 +66,8 @@ impl Executed {
             by_asid,
             asid: rvtrace_sim::ingress::satp_asid(xlen, satp),
             pages: HashMap::new(),
+            store: Vec::new(),
+            last: (EVERYWHERE, u64::MAX, usize::MAX),
             changed: 0,
         }
     }
@@ -74,8 +79,6 @@ impl Executed {
             0 => 0,
             _ => EVERYWHERE,
         };
-        let mut page = u64::MAX;
-        let mut at: Option<&mut CodePage> = None;
         for j in 0..u64::from(len) {
             let a = pc.wrapping_add(j);
             let a = if self.xlen == Xlen::Rv32 {
@@ -83,16 +86,19 @@ impl Executed {
             } else {
                 a
             };
-            if a & !(PAGE - 1) != page {
-                page = a & !(PAGE - 1);
-                at = Some(self.pages.entry((key, page)).or_insert_with(|| CodePage {
-                    bytes: Box::new([0; PAGE as usize]),
-                    filled: Box::new([0; PAGE as usize / 64]),
-                }));
+            let page = a & !(PAGE - 1);
+            if (key, page) != (self.last.0, self.last.1) {
+                let store = &mut self.store;
+                let i = *self.pages.entry((key, page)).or_insert_with(|| {
+                    store.push(CodePage {
+                        bytes: Box::new([0; PAGE as usize]),
+                        filled: Box::new([0; PAGE as usize / 64]),
+                    });
+                    store.len() - 1
+                });
+                self.last = (key, page, i);
             }
-            let Some(p) = at.as_deref_mut() else {
-                continue;
-            };
+            let p = &mut self.store[self.last.2];
             let (off, b) = ((a & (PAGE - 1)) as usize, (insn >> (8 * j)) as u8);
             if p.filled[off / 64] >> (off % 64) & 1 != 0 {
                 self.changed += u64::from(p.bytes[off] != b && key != EVERYWHERE);
@@ -106,11 +112,17 @@ impl Executed {
     /// Adds `other`'s pages (another hart's); a byte both have keeps this one's.
     pub fn merge(&mut self, other: Executed) {
         self.changed += other.changed;
-        for (key, theirs) in other.pages {
-            let Some(mine) = self.pages.get_mut(&key) else {
-                self.pages.insert(key, theirs);
+        let mut theirs_all: Vec<Option<CodePage>> = other.store.into_iter().map(Some).collect();
+        for (key, k) in other.pages {
+            let Some(theirs) = theirs_all[k].take() else {
                 continue;
             };
+            let Some(&i) = self.pages.get(&key) else {
+                self.store.push(theirs);
+                self.pages.insert(key, self.store.len() - 1);
+                continue;
+            };
+            let mine = &mut self.store[i];
             for off in 0..PAGE as usize {
                 let bit = 1u64 << (off % 64);
                 if theirs.filled[off / 64] & bit == 0 {
@@ -133,7 +145,7 @@ impl Executed {
         keys.sort_unstable();
         let mut out: Vec<(Scope, u64, Vec<u8>)> = Vec::new();
         for &(ctx, page) in keys {
-            let bytes = &self.pages[&(ctx, page)].bytes[..];
+            let bytes = &self.store[self.pages[&(ctx, page)]].bytes[..];
             let scope = Scope {
                 privilege: Some(Privilege::U),
                 context: self.by_asid.then_some(ctx),
@@ -320,7 +332,7 @@ fn overlay_first_versions(
     keys.sort_unstable();
     let mut missing: Vec<(u64, Vec<u8>)> = Vec::new();
     for page in keys {
-        let p = &executed.pages[&(EVERYWHERE, page)];
+        let p = &executed.store[executed.pages[&(EVERYWHERE, page)]];
         for off in 0..PAGE as usize {
             if p.filled[off / 64] >> (off % 64) & 1 == 0 {
                 continue;
