@@ -450,7 +450,6 @@ fn load_images(
     let mut xlen = xlen;
     // Each source's symbols, in the order its image is made (the order of `scoped`).
     let mut by_source: Vec<(usize, bool)> = Vec::new();
-    // Where a file goes: the common image, or one of its own.
     // The core file and scope of the last scoped image made of a core file's memory: the
     // next run of the same file and scope joins it.
     let mut last_core: Option<(usize, rvtrace_image::space::Scope)> = None;
@@ -458,6 +457,7 @@ fn load_images(
     // unscoped image are files (not memory).
     let mut memory: Vec<bool> = Vec::new();
     let mut unscoped_files: Vec<usize> = Vec::new();
+    // Where a file goes: the common image, or one of its own.
     let mut target =
         |scoped: &mut Vec<(rvtrace_image::space::Scope, Image)>,
          scope: &rvtrace_image::space::Scope,
