@@ -14,6 +14,7 @@
 //! decoder enters it; [`Spaces::new`] checks up front that no space has two files at the same
 //! virtual addresses.
 
+use std::collections::HashMap;
 use std::sync::OnceLock;
 
 use crate::code::Code;
@@ -160,40 +161,36 @@ pub struct Space {
 /// How a decoder builds the block table of an image.
 type BuildCode = dyn Fn(&Image) -> Code + Send + Sync;
 
+/// A set of files (bit `i` of word `i / 64`: `files[i]`).
+type FileSet = Vec<u64>;
+
 /// The address spaces of a program made of scoped files (module documentation).
 pub struct Spaces {
     files: Vec<(Scope, Image)>,
     build: Box<BuildCode>,
-    /// Every distinct set of files a privilege and context can select (bit `i`: `files[i]`),
-    /// with its space once built.
-    sets: Vec<(u64, OnceLock<Space>)>,
+    /// Every distinct set of files a privilege and context can select, with its space once
+    /// built.
+    sets: Vec<(FileSet, OnceLock<Space>)>,
+    /// The set (index into `sets`) of every privilege the trace can report (and none) with
+    /// every context a file names (and none); other contexts select `unnamed`'s.
+    by_position: HashMap<(Option<u8>, Option<u64>), usize>,
+    /// A context no file names.
+    unnamed: Option<u64>,
 }
-
-/// At most this many files: a space is a bit set of them.
-pub const MAX_FILES: usize = 64;
 
 impl Spaces {
     /// The spaces of `files` (each loaded alone, with its scope), their block tables built
-    /// with `build`. Fails if two files of one space overlap by virtual address (naming both),
-    /// or if there are more than [`MAX_FILES`] files.
+    /// with `build`. Fails if two files of one space overlap by virtual address (naming both).
     pub fn new(
         files: Vec<(Scope, Image)>,
         build: impl Fn(&Image) -> Code + Send + Sync + 'static,
     ) -> Result<Spaces, ImageError> {
-        if files.len() > MAX_FILES {
-            return Err(ImageError::Malformed {
-                path: files[MAX_FILES]
-                    .1
-                    .files()
-                    .first()
-                    .map_or(String::new(), |f| f.path.clone()),
-                detail: format!("more than {MAX_FILES} image files"),
-            });
-        }
         let mut spaces = Spaces {
             files,
             build: Box::new(build),
             sets: Vec::new(),
+            by_position: HashMap::new(),
+            unnamed: None,
         };
         // Every privilege the trace can report (and none), every context a file names, one it
         // names not (u64::MAX unless named: then some other value) and none.
@@ -209,29 +206,39 @@ impl Spaces {
         }
         let unnamed = (0..=u64::MAX).rev().find(|c| !contexts.contains(&Some(*c)));
         contexts.push(unnamed);
+        spaces.unnamed = unnamed;
+        let mut index: HashMap<FileSet, usize> = HashMap::new();
         for &p in &privileges {
             for &c in &contexts {
                 let set = spaces.set_of(p, c);
-                if !spaces.sets.iter().any(|(s, _)| *s == set) {
-                    spaces.check(set)?;
-                    spaces.sets.push((set, OnceLock::new()));
-                }
+                let i = match index.get(&set) {
+                    Some(&i) => i,
+                    None => {
+                        spaces.check(&set)?;
+                        spaces.sets.push((set.clone(), OnceLock::new()));
+                        index.insert(set, spaces.sets.len() - 1);
+                        spaces.sets.len() - 1
+                    }
+                };
+                spaces.by_position.insert((p, c), i);
             }
         }
         Ok(spaces)
     }
 
     /// The files of the space of `privilege` and `context`.
-    fn set_of(&self, privilege: Option<u8>, context: Option<u64>) -> u64 {
-        self.files
-            .iter()
-            .enumerate()
-            .filter(|(_, (scope, _))| scope.applies(privilege, context))
-            .fold(0, |set, (i, _)| set | 1 << i)
+    fn set_of(&self, privilege: Option<u8>, context: Option<u64>) -> FileSet {
+        let mut set = vec![0u64; self.files.len().div_ceil(64)];
+        for (i, (scope, _)) in self.files.iter().enumerate() {
+            if scope.applies(privilege, context) {
+                set[i / 64] |= 1 << (i % 64);
+            }
+        }
+        set
     }
 
     /// Checks that the files of `set` fit in one space (no two overlap by virtual address).
-    fn check(&self, set: u64) -> Result<(), ImageError> {
+    fn check(&self, set: &FileSet) -> Result<(), ImageError> {
         let members: Vec<&Image> = self.members(set).collect();
         for (i, a) in members.iter().enumerate() {
             for b in &members[..i] {
@@ -259,18 +266,18 @@ impl Spaces {
         Ok(())
     }
 
-    fn members(&self, set: u64) -> impl Iterator<Item = &Image> {
+    fn members<'a>(&'a self, set: &'a FileSet) -> impl Iterator<Item = &'a Image> {
         self.files
             .iter()
             .enumerate()
-            .filter(move |(i, _)| set >> i & 1 != 0)
+            .filter(move |(i, _)| set[i / 64] >> (i % 64) & 1 != 0)
             .map(|(_, (_, im))| im)
     }
 
     /// The files of space `index` ([`Spaces::index`]): indices into [`Spaces::files`].
     pub fn files_of(&self, index: usize) -> impl Iterator<Item = usize> + '_ {
-        let set = self.sets[index].0;
-        (0..self.files.len()).filter(move |i| set >> i & 1 != 0)
+        let set = &self.sets[index].0;
+        (0..self.files.len()).filter(move |i| set[i / 64] >> (i % 64) & 1 != 0)
     }
 
     /// The files and their scopes, in the order given.
@@ -291,10 +298,18 @@ impl Spaces {
     /// The index of the space of `privilege` (ingress encoding) and `context` (`None`: not
     /// reported), for [`Spaces::space`].
     pub fn index(&self, privilege: Option<u8>, context: Option<u64>) -> usize {
-        let set = self.set_of(privilege, context);
-        // Every set `set_of` can give was listed by `new`: an unlisted context selects what
-        // the unnamed one does, an unlisted privilege what debug mode does.
-        self.sets.iter().position(|(s, _)| *s == set).unwrap_or(0)
+        // `new` listed every privilege the trace can report and every named context: an
+        // unlisted context selects what the unnamed one does, an unlisted privilege what
+        // debug mode does.
+        let p = match privilege {
+            None | Some(0 | 1 | 3) => privilege,
+            _ => Some(4),
+        };
+        let c = match context {
+            Some(c) if !self.by_position.contains_key(&(p, Some(c))) => self.unnamed,
+            _ => context,
+        };
+        self.by_position.get(&(p, c)).copied().unwrap_or(0)
     }
 
     /// The index of the space at `pos` ([`Spaces::index`]).
@@ -307,7 +322,7 @@ impl Spaces {
         let (set, cell) = &self.sets[index];
         cell.get_or_init(|| {
             let mut image = Image::new();
-            for m in self.members(*set) {
+            for m in self.members(set) {
                 // `new` checked that the members do not overlap.
                 let _ = image.add_image(m);
             }
@@ -374,6 +389,45 @@ mod tests {
         assert_eq!(
             spaces.index(Some(1), Some(1)),
             spaces.index(Some(1), Some(2))
+        );
+    }
+
+    #[test]
+    fn many_processes_at_one_address() {
+        // 100 processes at 0x10000 (a Linux run's snapshot has one file per context), each a
+        // different instruction: nop (0x0001) or c.j . (0xa001) by the parity of its context.
+        let files: Vec<(Scope, Image)> = (0..100u64)
+            .map(|c| {
+                let code = if c % 2 == 0 {
+                    [0x01, 0x00]
+                } else {
+                    [0x01, 0xa0]
+                };
+                let im = raw(&format!("p{c}"), 0x10000, &code);
+                (scope(Some(Privilege::U), Some(c)), im)
+            })
+            .chain([(Scope::default(), raw("k", 0x8020_0000, &[0x01, 0x00]))])
+            .collect();
+        let spaces =
+            Spaces::new(files, |im| Code::new(im, rvtrace_isa::IsaConfig::rv64())).unwrap();
+        let name = |p: Option<u8>, c: Option<u64>| {
+            let s = spaces.space(spaces.index(p, c));
+            let names: Vec<String> = s.image.files().iter().map(|f| f.path.clone()).collect();
+            names.join(" ")
+        };
+        assert_eq!(name(Some(0), Some(77)), "p77 k");
+        assert_eq!(name(Some(0), Some(0)), "p0 k");
+        assert_eq!(name(Some(0), Some(1000)), "k");
+        assert_eq!(name(Some(1), Some(77)), "k");
+        assert_eq!(name(Some(2), Some(77)), "k");
+        assert_eq!(name(None, None), "k");
+        // 100 user spaces, and one for everything else.
+        assert_eq!(spaces.len(), 101);
+        assert_eq!(
+            spaces
+                .files_of(spaces.index(Some(0), Some(99)))
+                .collect::<Vec<_>>(),
+            [99, 100]
         );
     }
 
