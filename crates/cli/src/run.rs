@@ -1217,10 +1217,12 @@ pub fn run(args: &RunArgs) -> CmdResult {
     {
         // The common runs (nothing, the binary ingress stream, the tandem trace) run with their
         // one observer, without the per-event checks of the optional ones.
-        let alone = pcs.0.is_none() && !args.stats && to_watch.0.is_none() && executed.0.is_none();
+        let plain = pcs.0.is_none() && !args.stats && to_watch.0.is_none();
+        let alone = plain && executed.0.is_none();
         let only = match (alone, want_ingress, tandem.0.is_some()) {
             (true, false, false) => Only::Nothing,
-            (true, true, false) => Only::Ingress,
+            // The ingress stream, with the snapshot's observer or without.
+            (_, true, false) if plain => Only::Ingress,
             (true, false, true) => Only::Tandem,
             _ if pcs.0.is_none() && args.stats && to_watch.0.is_none() && executed.0.is_none() => {
                 match (want_ingress, tandem.0.is_some()) {
@@ -1251,7 +1253,10 @@ pub fn run(args: &RunArgs) -> CmdResult {
                 _,
             ) => {
                 let mut r = recorder(isa_cfg, width, context, satp, WriterSink { w, err });
-                let ended = run_interruptible(&mut hart, &mut r, max_insns, sampler);
+                let ended = match &mut executed.0 {
+                    Some(e) => run_interruptible(&mut hart, &mut (&mut r, e), max_insns, sampler),
+                    None => run_interruptible(&mut hart, &mut r, max_insns, sampler),
+                };
                 r.finish();
                 ended
             }

@@ -33,6 +33,12 @@ const PAGE: u64 = 4096;
 /// The space key of machine and supervisor code ([`Executed`]'s pages): above every ASID.
 const EVERYWHERE: u64 = u64::MAX;
 
+/// Recent pages [`Executed`] finds without its map.
+const RECENT: usize = 64;
+
+/// Block runs [`Executed`] remembers.
+const SEEN: usize = 4096;
+
 /// A page of user code: the bytes of the instructions retired in it.
 struct CodePage {
     bytes: Box<[u8; PAGE as usize]>,
@@ -53,6 +59,10 @@ pub struct Executed {
     store: Vec<CodePage>,
     /// The last page recorded in: (space, page address, index into `store`).
     last: (u64, u64, usize),
+    /// Recent pages, direct-mapped by page and space.
+    recent: [(u64, u64, usize); RECENT],
+    /// Block runs recorded: (block id, space, most instructions), direct-mapped.
+    seen: Box<[(u64, u64, u8)]>,
     /// Bytes of user code retired again with another value (the first is kept).
     changed: u64,
 }
@@ -68,17 +78,50 @@ impl Executed {
             pages: HashMap::new(),
             store: Vec::new(),
             last: (EVERYWHERE, u64::MAX, usize::MAX),
+            recent: [(EVERYWHERE, u64::MAX, usize::MAX); RECENT],
+            seen: vec![(u64::MAX, 0, 0); SEEN].into_boxed_slice(),
             changed: 0,
         }
     }
 
-    #[inline]
-    fn record(&mut self, priv_: u8, pc: u64, insn: u32, len: u8) {
-        let key = match priv_ {
+    /// The space key of code run at `priv_`.
+    #[inline(always)]
+    fn key(&self, priv_: u8) -> u64 {
+        match priv_ {
             0 if self.by_asid => self.asid,
             0 => 0,
             _ => EVERYWHERE,
+        }
+    }
+
+    #[inline(always)]
+    fn record(&mut self, priv_: u8, pc: u64, insn: u32, len: u8) {
+        let key = self.key(priv_);
+        let pc = if self.xlen == Xlen::Rv32 {
+            pc & 0xffff_ffff
+        } else {
+            pc
         };
+        let (page, off, n) = (pc & !(PAGE - 1), (pc & (PAGE - 1)) as usize, len as usize);
+        // The common case: an instruction seen before, in the page of the last one. Bytes are
+        // filled by whole instructions, which start on halfwords: its first and last bytes
+        // filled means its halfwords are.
+        if (key, page) == (self.last.0, self.last.1) && off + n <= PAGE as usize && n > 0 {
+            let p = &self.store[self.last.2];
+            let bit = |i: usize| p.filled[i / 64] >> (i % 64) & 1;
+            if bit(off) & bit(off + n - 1) != 0 {
+                if key != EVERYWHERE && p.bytes[off..off + n] != insn.to_le_bytes()[..n] {
+                    self.record_bytes(key, pc, insn, len);
+                }
+                return;
+            }
+        }
+        self.record_bytes(key, pc, insn, len);
+    }
+
+    /// [`Executed::record`] byte by byte (a page crossed, a page not the last, bytes not seen
+    /// or changed).
+    fn record_bytes(&mut self, key: u64, pc: u64, insn: u32, len: u8) {
         for j in 0..u64::from(len) {
             let a = pc.wrapping_add(j);
             let a = if self.xlen == Xlen::Rv32 {
@@ -88,14 +131,23 @@ impl Executed {
             };
             let page = a & !(PAGE - 1);
             if (key, page) != (self.last.0, self.last.1) {
-                let store = &mut self.store;
-                let i = *self.pages.entry((key, page)).or_insert_with(|| {
-                    store.push(CodePage {
-                        bytes: Box::new([0; PAGE as usize]),
-                        filled: Box::new([0; PAGE as usize / 64]),
-                    });
-                    store.len() - 1
-                });
+                // Recent pages first (a kernel's code moves among a few), then the map.
+                let slot = ((page >> 12) ^ key) as usize % RECENT;
+                let i = match self.recent[slot] {
+                    (k, p, i) if (k, p) == (key, page) => i,
+                    _ => {
+                        let store = &mut self.store;
+                        let i = *self.pages.entry((key, page)).or_insert_with(|| {
+                            store.push(CodePage {
+                                bytes: Box::new([0; PAGE as usize]),
+                                filled: Box::new([0; PAGE as usize / 64]),
+                            });
+                            store.len() - 1
+                        });
+                        self.recent[slot] = (key, page, i);
+                        i
+                    }
+                };
                 self.last = (key, page, i);
             }
             let p = &mut self.store[self.last.2];
@@ -172,6 +224,16 @@ impl Observer for Executed {
     #[inline(always)]
     fn retire_run(&mut self, run: &impl RetiredRun) {
         let (n, priv_) = (run.len(), run.priv_());
+        // A run of a block recorded before in the same space, as long or longer, has the same
+        // instructions (`RetiredRun::block_id`): nothing new.
+        if let Some(id) = run.block_id() {
+            let key = self.key(priv_);
+            let slot = (id ^ key.rotate_left(32)) as usize % SEEN;
+            match &mut self.seen[slot] {
+                (i, k, len) if (*i, *k) == (id, key) && *len as usize >= n => return,
+                e => *e = (id, key, n.min(u8::MAX as usize) as u8),
+            }
+        }
         for i in 0..n {
             let s = if i + 1 < n {
                 run.step(i)
