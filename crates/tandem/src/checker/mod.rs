@@ -73,6 +73,7 @@
 
 mod check;
 mod compare;
+mod fast;
 mod group;
 mod init;
 mod report;
