@@ -3,7 +3,9 @@
 //! the ambiguities it shows by itself (an element given twice).
 
 use super::report::{CheckError, Diff};
-use crate::codec::{decode_record, AddlState, DecodeError, ErrorKind, Params, Record};
+use crate::codec::{
+    decode_record_with, AddlState, DecodeError, ErrorKind, Params, Record, RecordSink,
+};
 use crate::dump::reg_name;
 use std::io::Read;
 
@@ -281,29 +283,54 @@ impl<R: Read> GroupReader<R> {
     fn parse(&mut self, g: &mut Group) -> Result<Next, ParseErr> {
         g.clear();
         g.offset = self.offset();
+        // The position is kept in a local while records are read (`self.pos` only where the
+        // unit ends), and the buffer borrowed once: both stay in registers.
+        let buf = &self.buf[..];
+        let (base, eof) = (self.base, self.eof);
+        let mut pos = self.pos;
         let mut prev_req: Option<u8> = None;
-        loop {
-            let b = &self.buf[self.pos..];
+        let end = loop {
+            let b = &buf[pos..];
             if b.is_empty() {
-                if !self.eof {
+                if !eof {
                     return Err(ParseErr::NeedMore);
                 }
                 // The end of the trace does not end an open group (chapter 3 lets only a begin
                 // group imply an end group): the group is cut short.
-                return Ok(if g.grouped {
+                break if g.grouped {
                     Next::Truncated { in_record: false }
                 } else if g.is_empty() {
                     Next::End
                 } else {
                     Next::Unit
-                });
+                };
             }
-            let off = self.offset();
-            let (rec, n) = match decode_record(b, &self.params, prev_req) {
-                Ok(x) => x,
-                Err(ErrorKind::Truncated { .. }) if !self.eof => return Err(ParseErr::NeedMore),
+            let off = base + pos as u64;
+            let req = prev_req;
+            let mut sink = Take {
+                g: &mut *g,
+                off,
+                eof,
+                prev_req: &mut prev_req,
+            };
+            let flow = decode_record_with(b, &self.params, req, &mut sink);
+            match flow {
+                Ok(Flow::Next(n)) => pos += n,
+                Ok(Flow::UnitBefore) => break Next::Unit,
+                Ok(Flow::UnitAfter(n)) => {
+                    pos += n;
+                    break Next::Unit;
+                }
+                Ok(Flow::NeedMore) => return Err(ParseErr::NeedMore),
+                Ok(Flow::EndOutside) => {
+                    return Err(ParseErr::Bad(CheckError::Protocol(
+                        off,
+                        "an end group outside any group".into(),
+                    )))
+                }
+                Err(ErrorKind::Truncated { .. }) if !eof => return Err(ParseErr::NeedMore),
                 Err(ErrorKind::Truncated { .. }) => {
-                    return Ok(Next::Truncated { in_record: true });
+                    break Next::Truncated { in_record: true };
                 }
                 Err(kind) => {
                     return Err(ParseErr::Bad(CheckError::Malformed(DecodeError {
@@ -311,114 +338,142 @@ impl<R: Read> GroupReader<R> {
                         kind,
                     })))
                 }
-            };
-            // A 16-bit instruction opcode whose parcel says 32 bits (C.5) needs 2 more bytes.
-            if matches!(rec, Record::Insn16(i) if i & 3 == 3) && !self.eof {
-                return Err(ParseErr::NeedMore);
             }
-            match rec {
-                Record::BeginGroup => {
-                    if g.grouped || !g.is_empty() {
-                        // An end group is implied by a begin group (chapter 3); the begin group
-                        // is read again as the start of the next unit.
-                        return Ok(Next::Unit);
-                    }
-                    g.grouped = true;
-                    g.offset = off;
+        };
+        self.pos = pos;
+        Ok(end)
+    }
+}
+
+/// What the reader does after a record ([`take`]).
+enum Flow {
+    /// Go on after the record's `n` bytes.
+    Next(usize),
+    /// The unit ends before the record (a begin group that implies an end group).
+    UnitBefore,
+    /// The unit ends with the record (`n` bytes).
+    UnitAfter(usize),
+    NeedMore,
+    /// An end group outside any group.
+    EndOutside,
+}
+
+/// Takes a record (at trace offset `off`) into group `g`; `prev_req`: the operation of the
+/// memory request just before (for the next record).
+struct Take<'a> {
+    g: &'a mut Group,
+    off: u64,
+    eof: bool,
+    prev_req: &'a mut Option<u8>,
+}
+
+impl RecordSink for Take<'_> {
+    type Out = Flow;
+    #[inline(always)]
+    fn record(&mut self, rec: Record, n: usize) -> Flow {
+        let (g, off, eof) = (&mut *self.g, self.off, self.eof);
+        *self.prev_req = None;
+        match rec {
+            Record::BeginGroup => {
+                if g.grouped || !g.is_empty() {
+                    // An end group is implied by a begin group (chapter 3); the begin group
+                    // is read again as the start of the next unit.
+                    return Flow::UnitBefore;
                 }
-                Record::EndGroup => {
-                    if g.grouped {
-                        self.pos += n;
-                        return Ok(Next::Unit);
-                    }
-                    return Err(ParseErr::Bad(CheckError::Protocol(
-                        off,
-                        "an end group outside any group".into(),
-                    )));
+                g.grouped = true;
+                g.offset = off;
+            }
+            Record::EndGroup => {
+                return if g.grouped {
+                    Flow::UnitAfter(n)
+                } else {
+                    Flow::EndOutside
+                };
+            }
+            Record::IncrPc => {
+                if g.incr_pc || g.new_pc.is_some() {
+                    g.twice(|| "pc".into());
                 }
-                Record::IncrPc => {
+                g.incr_pc = true;
+            }
+            Record::FullReg { addr, value } => g.push_reg(addr, RegUpd::Full(value)),
+            Record::IncrRegAdd { addr, offset } => g.push_reg(addr, RegUpd::Add(offset)),
+            Record::IncrRegOr { addr, mask } => g.push_reg(addr, RegUpd::Or(mask)),
+            Record::State(s) => match s {
+                AddlState::Priv(p) => {
+                    if g.priv_.is_some() {
+                        g.twice(|| "privilege mode".into());
+                    }
+                    g.priv_ = Some(p)
+                }
+                AddlState::Paddr(a) | AddlState::Eaddr(a) => {
+                    if g.mem_room() {
+                        g.eaddrs.push(a)
+                    }
+                }
+                AddlState::StoreData { size, value } => {
+                    if g.mem_room() {
+                        g.store_data.push((size, value))
+                    }
+                }
+                AddlState::Mtime(t) => {
+                    if g.mtime.is_some() {
+                        g.twice(|| "mtime".into());
+                    }
+                    g.mtime = Some(t)
+                }
+                AddlState::PcPaddr(_) => {}
+                AddlState::Pc(v) => {
                     if g.incr_pc || g.new_pc.is_some() {
                         g.twice(|| "pc".into());
                     }
-                    g.incr_pc = true;
+                    g.new_pc = Some(v)
                 }
-                Record::FullReg { addr, value } => g.push_reg(addr, RegUpd::Full(value)),
-                Record::IncrRegAdd { addr, offset } => g.push_reg(addr, RegUpd::Add(offset)),
-                Record::IncrRegOr { addr, mask } => g.push_reg(addr, RegUpd::Or(mask)),
-                Record::State(s) => match s {
-                    AddlState::Priv(p) => {
-                        if g.priv_.is_some() {
-                            g.twice(|| "privilege mode".into());
-                        }
-                        g.priv_ = Some(p)
-                    }
-                    AddlState::Paddr(a) | AddlState::Eaddr(a) => {
-                        if g.mem_room() {
-                            g.eaddrs.push(a)
-                        }
-                    }
-                    AddlState::StoreData { size, value } => {
-                        if g.mem_room() {
-                            g.store_data.push((size, value))
-                        }
-                    }
-                    AddlState::Mtime(t) => {
-                        if g.mtime.is_some() {
-                            g.twice(|| "mtime".into());
-                        }
-                        g.mtime = Some(t)
-                    }
-                    AddlState::PcPaddr(_) => {}
-                    AddlState::Pc(v) => {
-                        if g.incr_pc || g.new_pc.is_some() {
-                            g.twice(|| "pc".into());
-                        }
-                        g.new_pc = Some(v)
-                    }
-                },
-                Record::MemReq {
-                    addr,
-                    op,
-                    size,
-                    data,
-                } => {
-                    if g.mem_room() {
-                        g.mems.push(MemItem {
-                            addr,
-                            op,
-                            size,
-                            data,
-                            rsp: None,
-                        })
-                    }
+            },
+            Record::MemReq {
+                addr,
+                op,
+                size,
+                data,
+            } => {
+                if g.mem_room() {
+                    g.mems.push(MemItem {
+                        addr,
+                        op,
+                        size,
+                        data,
+                        rsp: None,
+                    })
                 }
-                Record::MemRsp { size, result, data } => {
-                    // (The response of a request dropped for `too_long` goes nowhere.)
-                    if let (Some(m), false) = (g.mems.last_mut(), g.too_long) {
-                        m.rsp = Some(MemRsp { size, result, data });
-                    }
-                }
-                Record::HartReset => g.hart_reset = true,
-                Record::StateInit => g.state_init = true,
-                Record::Insn16(i) => {
-                    if g.insn.is_some() {
-                        g.twice(|| "instruction".into());
-                    }
-                    g.insn = Some((i as u32, 2))
-                }
-                Record::Insn32(i) => {
-                    if g.insn.is_some() {
-                        g.twice(|| "instruction".into());
-                    }
-                    g.insn = Some((i, 4))
+                *self.prev_req = Some(op);
+            }
+            Record::MemRsp { size, result, data } => {
+                // (The response of a request dropped for `too_long` goes nowhere.)
+                if let (Some(m), false) = (g.mems.last_mut(), g.too_long) {
+                    m.rsp = Some(MemRsp { size, result, data });
                 }
             }
-            prev_req = match rec {
-                Record::MemReq { op, .. } => Some(op),
-                _ => None,
-            };
-            self.pos += n;
+            Record::HartReset => g.hart_reset = true,
+            Record::StateInit => g.state_init = true,
+            Record::Insn16(i) => {
+                // A 16-bit instruction opcode whose parcel says 32 bits (C.5) needs 2 more
+                // bytes.
+                if i & 3 == 3 && !eof {
+                    return Flow::NeedMore;
+                }
+                if g.insn.is_some() {
+                    g.twice(|| "instruction".into());
+                }
+                g.insn = Some((i as u32, 2))
+            }
+            Record::Insn32(i) => {
+                if g.insn.is_some() {
+                    g.twice(|| "instruction".into());
+                }
+                g.insn = Some((i, 4))
+            }
         }
+        Flow::Next(n)
     }
 }
 
