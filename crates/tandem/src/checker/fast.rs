@@ -189,6 +189,30 @@ impl<'a> FastRun<'a> {
         if g.mems.is_empty() && mems.is_empty() && g.eaddrs.is_empty() && g.store_data.is_empty() {
             return true;
         }
+        // The common access: one load or store, its request (with its response) in the group
+        // and perhaps its effective address.
+        if let ([it], [m], [], true) = (
+            &g.mems[..],
+            &mems[..],
+            &g.store_data[..],
+            g.eaddrs.len() <= 1,
+        ) {
+            let n = 1u8 << it.size;
+            let same = m.addr == it.addr
+                && m.size == n
+                && g.eaddrs.iter().all(|&a| a == m.addr)
+                && match it.rsp {
+                    Some(r) => r.size == it.size && r.result != 1,
+                    None => true,
+                };
+            let data = it.rsp.and_then(|r| r.data);
+            return same
+                && match (it.op, m.kind) {
+                    (mem_op::LOAD, MemKind::Load) => data.is_none_or(|d| d == m.value),
+                    (mem_op::STORE, MemKind::Store) => m.value == it.data.unwrap_or(0),
+                    _ => false,
+                };
+        }
         if mems.len() > 32 {
             return false;
         }
@@ -258,10 +282,10 @@ impl<'a> FastRun<'a> {
 impl Observer for FastRun<'_> {
     #[inline]
     fn retire(&mut self, r: &Retired) {
-        self.ev.retired = Some(*r);
         if self.plain_match(r) {
             self.commit();
         } else {
+            self.ev.retired = Some(*r);
             self.undecided = true;
             self.stop = true;
         }

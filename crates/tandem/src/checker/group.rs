@@ -4,7 +4,7 @@
 
 use super::report::{CheckError, Diff};
 use crate::codec::{
-    decode_record_with, AddlState, DecodeError, ErrorKind, Params, Record, RecordSink,
+    decode_record_with, op, AddlState, DecodeError, ErrorKind, Params, Record, RecordSink,
 };
 use crate::dump::reg_name;
 use std::io::Read;
@@ -64,8 +64,6 @@ pub(super) struct Group {
     pub(super) hart_reset: bool,
     /// The first element given twice (chapter 3: "Only unambiguous state changes are allowed").
     pub(super) ambiguous: Option<String>,
-    /// Register addresses below 0x1040 seen in this group (one bit each).
-    pub(super) reg_seen: [u64; 65],
     /// More records than [`MAX_GROUP_REGS`] or [`MAX_GROUP_MEMS`] (the rest are dropped).
     pub(super) too_long: bool,
 }
@@ -87,7 +85,6 @@ impl Default for Group {
             state_init: false,
             hart_reset: false,
             ambiguous: None,
-            reg_seen: [0; 65],
             too_long: false,
         }
     }
@@ -95,11 +92,6 @@ impl Default for Group {
 
 impl Group {
     fn clear(&mut self) {
-        for &(a, _) in &self.regs {
-            if (a as usize) < 65 * 64 {
-                self.reg_seen[a as usize / 64] = 0;
-            }
-        }
         self.grouped = false;
         self.insn = None;
         self.incr_pc = false;
@@ -138,15 +130,11 @@ impl Group {
         }
     }
 
+    /// A register update; `seen`: the registers this group updated so far.
     #[inline]
-    fn push_reg(&mut self, addr: u16, upd: RegUpd) {
-        let a = addr as usize;
-        if a < 65 * 64 {
-            let (w, b) = (a / 64, 1u64 << (a % 64));
-            if self.reg_seen[w] & b != 0 {
-                self.twice(|| reg_name(addr));
-            }
-            self.reg_seen[w] |= b;
+    fn push_reg(&mut self, addr: u16, upd: RegUpd, seen: &mut Seen) {
+        if seen.insert(addr) {
+            self.twice(|| reg_name(addr));
         }
         if self.regs.len() < MAX_GROUP_REGS {
             self.regs.push((addr, upd));
@@ -185,6 +173,42 @@ pub(super) struct GroupReader<R: Read> {
     base: u64,
     eof: bool,
     params: Params,
+    /// The registers the unit being read updated.
+    seen: Seen,
+}
+
+/// A set of register addresses below 0x1040 (CSRs, GPRs, FPRs: Debug Specification, chapter
+/// 3), for registers given twice in a group. Kept by the reader, not in each group: groups read
+/// ahead stay small.
+struct Seen {
+    bits: [u64; 65],
+    /// The words of `bits` set (bit `w`: word `w`), for a cheap clear.
+    words: u128,
+}
+
+impl Seen {
+    /// Add `addr`; whether it was there already.
+    #[inline]
+    fn insert(&mut self, addr: u16) -> bool {
+        let a = addr as usize;
+        if a >= 65 * 64 {
+            return false;
+        }
+        let (w, b) = (a / 64, 1u64 << (a % 64));
+        let was = self.bits[w] & b != 0;
+        self.bits[w] |= b;
+        self.words |= 1 << w;
+        was
+    }
+
+    #[inline]
+    fn clear(&mut self) {
+        while self.words != 0 {
+            let w = self.words.trailing_zeros() as usize;
+            self.bits[w] = 0;
+            self.words &= self.words - 1;
+        }
+    }
 }
 
 pub(super) enum Next {
@@ -205,6 +229,10 @@ impl<R: Read> GroupReader<R> {
             base: 0,
             eof: false,
             params,
+            seen: Seen {
+                bits: [0; 65],
+                words: 0,
+            },
         }
     }
 
@@ -282,6 +310,7 @@ impl<R: Read> GroupReader<R> {
 
     fn parse(&mut self, g: &mut Group) -> Result<Next, ParseErr> {
         g.clear();
+        self.seen.clear();
         g.offset = self.offset();
         // The position is kept in a local while records are read (`self.pos` only where the
         // unit ends), and the buffer borrowed once: both stay in registers.
@@ -289,55 +318,102 @@ impl<R: Read> GroupReader<R> {
         let (base, eof) = (self.base, self.eof);
         let mut pos = self.pos;
         let mut prev_req: Option<u8> = None;
-        let end = loop {
-            let b = &buf[pos..];
-            if b.is_empty() {
-                if !eof {
-                    return Err(ParseErr::NeedMore);
-                }
-                // The end of the trace does not end an open group (chapter 3 lets only a begin
-                // group imply an end group): the group is cut short.
-                break if g.grouped {
-                    Next::Truncated { in_record: false }
-                } else if g.is_empty() {
-                    Next::End
-                } else {
-                    Next::Unit
+        let end = 'unit: {
+            // One record, wherever it is: taken into `g`, or the unit ends.
+            macro_rules! record {
+                () => {{
+                    let b = &buf[pos..];
+                    if b.is_empty() {
+                        if !eof {
+                            return Err(ParseErr::NeedMore);
+                        }
+                        // The end of the trace does not end an open group (chapter 3 lets only
+                        // a begin group imply an end group): the group is cut short.
+                        break 'unit if g.grouped {
+                            Next::Truncated { in_record: false }
+                        } else if g.is_empty() {
+                            Next::End
+                        } else {
+                            Next::Unit
+                        };
+                    }
+                    let off = base + pos as u64;
+                    let req = prev_req;
+                    let mut sink = Take {
+                        g: &mut *g,
+                        seen: &mut self.seen,
+                        off,
+                        eof,
+                        prev_req: &mut prev_req,
+                    };
+                    match decode_record_with(b, &self.params, req, &mut sink) {
+                        Ok(Flow::Next(n)) => pos += n,
+                        Ok(Flow::UnitBefore) => break 'unit Next::Unit,
+                        Ok(Flow::UnitAfter(n)) => {
+                            pos += n;
+                            break 'unit Next::Unit;
+                        }
+                        Ok(Flow::NeedMore) => return Err(ParseErr::NeedMore),
+                        Ok(Flow::EndOutside) => {
+                            return Err(ParseErr::Bad(CheckError::Protocol(
+                                off,
+                                "an end group outside any group".into(),
+                            )))
+                        }
+                        Err(ErrorKind::Truncated { .. }) if !eof => return Err(ParseErr::NeedMore),
+                        Err(ErrorKind::Truncated { .. }) => {
+                            break 'unit Next::Truncated { in_record: true };
+                        }
+                        Err(kind) => {
+                            return Err(ParseErr::Bad(CheckError::Malformed(DecodeError {
+                                offset: off,
+                                kind,
+                            })))
+                        }
+                    }
+                }};
+            }
+            // Whether the next record has opcode `op`.
+            macro_rules! at {
+                ($op:path) => {
+                    buf.get(pos) == Some(&$op)
                 };
             }
-            let off = base + pos as u64;
-            let req = prev_req;
-            let mut sink = Take {
-                g: &mut *g,
-                off,
-                eof,
-                prev_req: &mut prev_req,
-            };
-            let flow = decode_record_with(b, &self.params, req, &mut sink);
-            match flow {
-                Ok(Flow::Next(n)) => pos += n,
-                Ok(Flow::UnitBefore) => break Next::Unit,
-                Ok(Flow::UnitAfter(n)) => {
-                    pos += n;
-                    break Next::Unit;
+            // The records in the order our producer writes them (begin group, pc, instruction,
+            // registers, addresses, memory requests and responses, end group), each read where
+            // its opcode is known: one well-predicted branch per record instead of a dispatch
+            // on the opcode (the decoder's match folds to the one case). Whatever comes out of
+            // this order is read by the loop below, from where it is.
+            if at!(op::BEGIN_GROUP) {
+                record!();
+                if at!(op::INCR_PC) {
+                    record!();
+                } else if at!(op::ADDL_STATE) {
+                    record!();
                 }
-                Ok(Flow::NeedMore) => return Err(ParseErr::NeedMore),
-                Ok(Flow::EndOutside) => {
-                    return Err(ParseErr::Bad(CheckError::Protocol(
-                        off,
-                        "an end group outside any group".into(),
-                    )))
+                if at!(op::INSN32) {
+                    record!();
+                } else if at!(op::INSN16) {
+                    record!();
                 }
-                Err(ErrorKind::Truncated { .. }) if !eof => return Err(ParseErr::NeedMore),
-                Err(ErrorKind::Truncated { .. }) => {
-                    break Next::Truncated { in_record: true };
+                while at!(op::FULL_REG) {
+                    record!();
                 }
-                Err(kind) => {
-                    return Err(ParseErr::Bad(CheckError::Malformed(DecodeError {
-                        offset: off,
-                        kind,
-                    })))
+                while at!(op::ADDL_STATE) {
+                    record!();
                 }
+                while at!(op::MEM_REQ) {
+                    record!();
+                    if at!(op::MEM_RSP) {
+                        record!();
+                    }
+                }
+                if at!(op::END_GROUP) {
+                    record!();
+                }
+            }
+            loop {
+                record!();
             }
         };
         self.pos = pos;
@@ -362,6 +438,7 @@ enum Flow {
 /// memory request just before (for the next record).
 struct Take<'a> {
     g: &'a mut Group,
+    seen: &'a mut Seen,
     off: u64,
     eof: bool,
     prev_req: &'a mut Option<u8>,
@@ -371,11 +448,12 @@ impl RecordSink for Take<'_> {
     type Out = Flow;
     #[inline(always)]
     fn record(&mut self, rec: Record, n: usize) -> Flow {
-        let (g, off, eof) = (&mut *self.g, self.off, self.eof);
+        let (g, seen, off, eof) = (&mut *self.g, &mut *self.seen, self.off, self.eof);
         *self.prev_req = None;
         match rec {
             Record::BeginGroup => {
-                if g.grouped || !g.is_empty() {
+                // (Nothing read yet in this unit when `off` is where it starts.)
+                if g.grouped || (off != g.offset && !g.is_empty()) {
                     // An end group is implied by a begin group (chapter 3); the begin group
                     // is read again as the start of the next unit.
                     return Flow::UnitBefore;
@@ -396,9 +474,9 @@ impl RecordSink for Take<'_> {
                 }
                 g.incr_pc = true;
             }
-            Record::FullReg { addr, value } => g.push_reg(addr, RegUpd::Full(value)),
-            Record::IncrRegAdd { addr, offset } => g.push_reg(addr, RegUpd::Add(offset)),
-            Record::IncrRegOr { addr, mask } => g.push_reg(addr, RegUpd::Or(mask)),
+            Record::FullReg { addr, value } => g.push_reg(addr, RegUpd::Full(value), seen),
+            Record::IncrRegAdd { addr, offset } => g.push_reg(addr, RegUpd::Add(offset), seen),
+            Record::IncrRegOr { addr, mask } => g.push_reg(addr, RegUpd::Or(mask), seen),
             Record::State(s) => match s {
                 AddlState::Priv(p) => {
                     if g.priv_.is_some() {
