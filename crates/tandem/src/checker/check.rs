@@ -69,6 +69,8 @@ pub struct Checker {
     /// The pcs of a plain run (`FastRun::pcs`) and the bytes of its instructions.
     pcs: Vec<u64>,
     code: (u64, u64),
+    /// Plain runs on (`fast.rs`).
+    plain_runs: bool,
 }
 
 /// Plain groups read ahead at most (`fast.rs`).
@@ -105,7 +107,17 @@ impl Checker {
             program: Program::new(image),
             pcs: Vec::new(),
             code: (0, 0),
+            plain_runs: true,
         }
+    }
+
+    /// Whether runs of common groups (an integer or memory instruction each, in the
+    /// reference's memory where the trace says) are checked in one run of the reference, each
+    /// instruction compared as it retires; on by default. Off, every group takes the general
+    /// procedure: the answers are the same (`tests/campaign.rs` holds the two together), only
+    /// slower.
+    pub fn set_plain_runs(&mut self, on: bool) {
+        self.plain_runs = on;
     }
 
     /// The reference hart.
@@ -247,7 +259,12 @@ impl Checker {
     fn plain_run_len(&mut self, groups: &[Group]) -> usize {
         let h = &self.hart;
         let sh = &self.shadow;
-        if self.stopped || self.exited.is_some() || !self.alts.is_empty() || h.bus.exit.is_some() {
+        if !self.plain_runs
+            || self.stopped
+            || self.exited.is_some()
+            || !self.alts.is_empty()
+            || h.bus.exit.is_some()
+        {
             return 0;
         }
         // The code read below is what the reference fetches only without address translation
