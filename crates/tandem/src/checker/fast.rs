@@ -271,7 +271,9 @@ impl<'a> FastRun<'a> {
         }
         self.sh.pc = self.pcs[self.k + 1];
         self.k += 1;
-        self.ev.clear();
+        // What a matched instruction left in `ev` (no retired event, trap, CSR or FP write).
+        self.ev.gprs = 0;
+        self.ev.mems.clear();
         self.device = false;
         if self.k == self.groups.len() || self.code_written {
             self.stop = true;

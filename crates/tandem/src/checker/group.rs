@@ -168,6 +168,8 @@ impl Group {
 pub(super) struct GroupReader<R: Read> {
     src: R,
     buf: Vec<u8>,
+    /// The bytes of `buf` read from the source (the rest is room).
+    len: usize,
     pos: usize,
     /// Trace offset of `buf[0]`.
     base: u64,
@@ -224,7 +226,8 @@ impl<R: Read> GroupReader<R> {
     pub(super) fn new(src: R, params: Params) -> Self {
         GroupReader {
             src,
-            buf: Vec::with_capacity(1 << 20),
+            buf: Vec::new(),
+            len: 0,
             pos: 0,
             base: 0,
             eof: false,
@@ -243,7 +246,7 @@ impl<R: Read> GroupReader<R> {
 
     /// Bytes read from the source.
     pub(super) fn read_bytes(&self) -> u64 {
-        self.base + self.buf.len() as u64
+        self.base + self.len as u64
     }
 
     /// Read more bytes, keeping `buf[keep..]`. False at the end of the input.
@@ -251,15 +254,19 @@ impl<R: Read> GroupReader<R> {
         if self.eof {
             return Ok(false);
         }
-        self.buf.drain(..keep);
+        self.buf.copy_within(keep..self.len, 0);
+        self.len -= keep;
         self.base += keep as u64;
         self.pos -= keep;
-        let want = self.buf.len() + (1 << 20);
-        let old = self.buf.len();
-        self.buf.resize(want, 0);
+        let want = self.len + (1 << 20);
+        if self.buf.len() < want {
+            // Zeroed when it grows only, not at every refill.
+            self.buf.resize(want, 0);
+        }
+        let old = self.len;
         let mut got = old;
         while got < want {
-            match self.src.read(&mut self.buf[got..]) {
+            match self.src.read(&mut self.buf[got..want]) {
                 Ok(0) => {
                     self.eof = true;
                     break;
@@ -269,7 +276,7 @@ impl<R: Read> GroupReader<R> {
                 Err(e) => return Err(CheckError::Io(e)),
             }
         }
-        self.buf.truncate(got);
+        self.len = got;
         Ok(got > old)
     }
 
@@ -292,7 +299,7 @@ impl<R: Read> GroupReader<R> {
                 }
                 Err(ParseErr::NeedMore) => {
                     self.pos = start;
-                    if self.buf.len() - start > MAX_GROUP_BYTES {
+                    if self.len - start > MAX_GROUP_BYTES {
                         return Err(CheckError::Protocol(
                             self.base + start as u64,
                             format!(
@@ -314,7 +321,7 @@ impl<R: Read> GroupReader<R> {
         g.offset = self.offset();
         // The position is kept in a local while records are read (`self.pos` only where the
         // unit ends), and the buffer borrowed once: both stay in registers.
-        let buf = &self.buf[..];
+        let buf = &self.buf[..self.len];
         let (base, eof) = (self.base, self.eof);
         let mut pos = self.pos;
         let mut prev_req: Option<u8> = None;
