@@ -3,11 +3,11 @@
 //!
 //! One run per instruction pays the run's setup at every instruction (the PMP fast path
 //! recomputed, the timer, counters and interrupts looked at: about 900 of the 2,300 host
-//! instructions a group cost, `README.md`, "Speed"). A *plain* group ([`plain_group`]) is an
+//! instructions a group cost; `docs/perf/tandem-checker-profile.md`). A *plain* group ([`plain_group`]) is an
 //! instruction that writes at most integer registers and plain memory: no CSR, floating-point
 //! register, privilege, `mtime` or trap, and an instruction of the kinds that touch nothing else
 //! ([`plain_insn`]). The checker reads such groups ahead; when the reference's memory holds each
-//! one's instruction at the pc the trace gives it ([`Checker::plain_run_len`]), the reference runs
+//! one's instruction at the pc the trace gives it (`Checker::plain_run_len`), the reference runs
 //! them in one go with [`FastRun`] as its observer, which compares each instruction's events with
 //! its group as it retires.
 //!
@@ -28,7 +28,6 @@
 //!   (the reference is not stepped twice).
 //!
 //! [`Hart::run`]: rvtrace_sim::Hart::run
-//! [`Checker::plain_run_len`]: super::Checker
 
 use super::group::Group;
 use super::shadow::{canonical_csr, Shadow};

@@ -46,7 +46,7 @@ pub(super) struct MemItem {
 }
 
 /// The contents of one group (or of the records between two groups).
-#[derive(Debug)]
+#[derive(Debug, Default)]
 pub(super) struct Group {
     pub(super) offset: u64,
     /// A begin group opened it (else: records outside any group).
@@ -66,28 +66,6 @@ pub(super) struct Group {
     pub(super) ambiguous: Option<String>,
     /// More records than [`MAX_GROUP_REGS`] or [`MAX_GROUP_MEMS`] (the rest are dropped).
     pub(super) too_long: bool,
-}
-
-impl Default for Group {
-    fn default() -> Group {
-        Group {
-            offset: 0,
-            grouped: false,
-            insn: None,
-            incr_pc: false,
-            new_pc: None,
-            priv_: None,
-            regs: Vec::new(),
-            mems: Vec::new(),
-            eaddrs: Vec::new(),
-            store_data: Vec::new(),
-            mtime: None,
-            state_init: false,
-            hart_reset: false,
-            ambiguous: None,
-            too_long: false,
-        }
-    }
 }
 
 impl Group {
@@ -315,6 +293,8 @@ impl<R: Read> GroupReader<R> {
         }
     }
 
+    // (Branches that look the same read records of different opcodes, each known there.)
+    #[allow(clippy::if_same_then_else)]
     fn parse(&mut self, g: &mut Group) -> Result<Next, ParseErr> {
         g.clear();
         self.seen.clear();
