@@ -368,12 +368,17 @@ fn answer(run: &Run, trace: &[u8], plain: bool) -> (CheckSummary, Option<String>
 }
 
 /// The plain runs (`checker/fast.rs`: common groups checked in one run of the reference) give
-/// the general procedure's answers, mismatch for mismatch: on the traces of an RV64 and an RV32
-/// program, whole and damaged by bit flips (register values, pcs, instructions, memory data,
-/// opcodes) and by removed, repeated and swapped chunks of records.
+/// the general procedure's answers, mismatch for mismatch: on the traces of an RV64 program and
+/// two RV32 ones (one taking timer interrupts between plain groups), whole and damaged by bit
+/// flips (register values, pcs, instructions, memory data, opcodes) and by removed, repeated and
+/// swapped chunks of records.
 #[test]
 fn plain_runs_answer_as_the_general_procedure() {
-    for (name, seed) in [("mixed-rv64gc", 21u64), ("setjmp-rv32imac", 22)] {
+    for (name, seed) in [
+        ("mixed-rv64gc", 21u64),
+        ("setjmp-rv32imac", 22),
+        ("timer-rv32imac", 23),
+    ] {
         let run = produce(&program(name), Elements::NONE);
         let groups = group_starts(&run.trace, &run.params);
         let whole = answer(&run, &run.trace, true);
@@ -385,7 +390,7 @@ fn plain_runs_answer_as_the_general_procedure() {
         assert_eq!(whole, answer(&run, &run.trace, false), "{name}");
         let mut rng = Rng(seed);
         let mut mismatched = 0;
-        for (class, n) in [("bit flip", 150), ("chunk", 40)] {
+        for (class, n) in [("bit flip", 100), ("chunk", 30)] {
             for k in 0..n {
                 let d = damage(class, &run.trace, &groups, &mut rng);
                 let plain = answer(&run, &d, true);
@@ -394,6 +399,6 @@ fn plain_runs_answer_as_the_general_procedure() {
             }
         }
         // The damage reached the comparison (not only the reader) in most traces.
-        assert!(mismatched > 100, "{name}: {mismatched}");
+        assert!(mismatched > 65, "{name}: {mismatched}");
     }
 }
