@@ -182,7 +182,7 @@ impl<'a> FastRun<'a> {
     /// The group's memory records are the reference's accesses, both ways, as `compare.rs`
     /// matches them (a request with the access of its kind, address and size; store data with a
     /// store; an effective address with an access).
-    #[inline]
+    #[inline(always)]
     fn mem_match(&self, g: &Group) -> bool {
         let mems = &self.ev.mems;
         if g.mems.is_empty() && mems.is_empty() && g.eaddrs.is_empty() && g.store_data.is_empty() {
