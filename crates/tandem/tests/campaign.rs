@@ -19,7 +19,7 @@
 use crate::common;
 
 use common::{check_image, produce, program, Run};
-use rvtrace_tandem::checker::{CheckError, CheckSummary};
+use rvtrace_tandem::checker::{CheckError, CheckOptions, CheckSummary, Checker, Mismatch};
 use rvtrace_tandem::codec::{decode_all, Record};
 use rvtrace_tandem::{Elements, Params};
 use rvtrace_testkit::Rng;
@@ -353,5 +353,52 @@ fn hostile_files_are_reported() {
             let r = check_image(&run.image, &bytes, run.params, run.absent).map(|(s, _)| s);
             assert!(!passed(&r), "{name}: {what}: passed: {r:?}");
         }
+    }
+}
+
+/// The checker's answer on `trace`: the summary (the partial one and the error's text when it
+/// fails) and every mismatch, with plain runs on or off ([`Checker::set_plain_runs`]).
+fn answer(run: &Run, trace: &[u8], plain: bool) -> (CheckSummary, Option<String>, Vec<Mismatch>) {
+    let opts = CheckOptions::new(run.params, run.absent);
+    let mut c = Checker::new(common::reference(&run.image), &run.image, opts);
+    c.set_plain_runs(plain);
+    let mut ms = Vec::new();
+    let r = c.check(trace, &mut |m| ms.push(m.clone()));
+    (c.summary().clone(), r.err().map(|e| e.to_string()), ms)
+}
+
+/// The plain runs (`checker/fast.rs`: common groups checked in one run of the reference) give
+/// the general procedure's answers, mismatch for mismatch: on the traces of an RV64 program and
+/// two RV32 ones (one taking timer interrupts between plain groups), whole and damaged by bit
+/// flips (register values, pcs, instructions, memory data, opcodes) and by removed, repeated and
+/// swapped chunks of records.
+#[test]
+fn plain_runs_answer_as_the_general_procedure() {
+    for (name, seed) in [
+        ("mixed-rv64gc", 21u64),
+        ("setjmp-rv32imac", 22),
+        ("timer-rv32imac", 23),
+    ] {
+        let run = produce(&program(name), Elements::NONE);
+        let groups = group_starts(&run.trace, &run.params);
+        let whole = answer(&run, &run.trace, true);
+        assert!(
+            whole.0.passed() && whole.1.is_none(),
+            "{name}: {:?}",
+            whole.0
+        );
+        assert_eq!(whole, answer(&run, &run.trace, false), "{name}");
+        let mut rng = Rng(seed);
+        let mut mismatched = 0;
+        for (class, n) in [("bit flip", 100), ("chunk", 30)] {
+            for k in 0..n {
+                let d = damage(class, &run.trace, &groups, &mut rng);
+                let plain = answer(&run, &d, true);
+                assert_eq!(plain, answer(&run, &d, false), "{name}: {class} #{k}");
+                mismatched += !plain.2.is_empty() as u32;
+            }
+        }
+        // The damage reached the comparison (not only the reader) in most traces.
+        assert!(mismatched > 65, "{name}: {mismatched}");
     }
 }

@@ -3,7 +3,9 @@
 //! the ambiguities it shows by itself (an element given twice).
 
 use super::report::{CheckError, Diff};
-use crate::codec::{decode_record, AddlState, DecodeError, ErrorKind, Params, Record};
+use crate::codec::{
+    decode_record_with, op, AddlState, DecodeError, ErrorKind, Params, Record, RecordSink,
+};
 use crate::dump::reg_name;
 use std::io::Read;
 
@@ -44,7 +46,7 @@ pub(super) struct MemItem {
 }
 
 /// The contents of one group (or of the records between two groups).
-#[derive(Debug)]
+#[derive(Debug, Default)]
 pub(super) struct Group {
     pub(super) offset: u64,
     /// A begin group opened it (else: records outside any group).
@@ -62,42 +64,12 @@ pub(super) struct Group {
     pub(super) hart_reset: bool,
     /// The first element given twice (chapter 3: "Only unambiguous state changes are allowed").
     pub(super) ambiguous: Option<String>,
-    /// Register addresses below 0x1040 seen in this group (one bit each).
-    pub(super) reg_seen: [u64; 65],
     /// More records than [`MAX_GROUP_REGS`] or [`MAX_GROUP_MEMS`] (the rest are dropped).
     pub(super) too_long: bool,
 }
 
-impl Default for Group {
-    fn default() -> Group {
-        Group {
-            offset: 0,
-            grouped: false,
-            insn: None,
-            incr_pc: false,
-            new_pc: None,
-            priv_: None,
-            regs: Vec::new(),
-            mems: Vec::new(),
-            eaddrs: Vec::new(),
-            store_data: Vec::new(),
-            mtime: None,
-            state_init: false,
-            hart_reset: false,
-            ambiguous: None,
-            reg_seen: [0; 65],
-            too_long: false,
-        }
-    }
-}
-
 impl Group {
     fn clear(&mut self) {
-        for &(a, _) in &self.regs {
-            if (a as usize) < 65 * 64 {
-                self.reg_seen[a as usize / 64] = 0;
-            }
-        }
         self.grouped = false;
         self.insn = None;
         self.incr_pc = false;
@@ -136,15 +108,11 @@ impl Group {
         }
     }
 
+    /// A register update; `seen`: the registers this group updated so far.
     #[inline]
-    fn push_reg(&mut self, addr: u16, upd: RegUpd) {
-        let a = addr as usize;
-        if a < 65 * 64 {
-            let (w, b) = (a / 64, 1u64 << (a % 64));
-            if self.reg_seen[w] & b != 0 {
-                self.twice(|| reg_name(addr));
-            }
-            self.reg_seen[w] |= b;
+    fn push_reg(&mut self, addr: u16, upd: RegUpd, seen: &mut Seen) {
+        if seen.insert(addr) {
+            self.twice(|| reg_name(addr));
         }
         if self.regs.len() < MAX_GROUP_REGS {
             self.regs.push((addr, upd));
@@ -178,11 +146,49 @@ impl Group {
 pub(super) struct GroupReader<R: Read> {
     src: R,
     buf: Vec<u8>,
+    /// The bytes of `buf` read from the source (the rest is room).
+    len: usize,
     pos: usize,
     /// Trace offset of `buf[0]`.
     base: u64,
     eof: bool,
     params: Params,
+    /// The registers the unit being read updated.
+    seen: Seen,
+}
+
+/// A set of register addresses below 0x1040 (CSRs, GPRs, FPRs: Debug Specification, chapter
+/// 3), for registers given twice in a group. Kept by the reader, not in each group: groups read
+/// ahead stay small.
+struct Seen {
+    bits: [u64; 65],
+    /// The words of `bits` set (bit `w`: word `w`), for a cheap clear.
+    words: u128,
+}
+
+impl Seen {
+    /// Add `addr`; whether it was there already.
+    #[inline]
+    fn insert(&mut self, addr: u16) -> bool {
+        let a = addr as usize;
+        if a >= 65 * 64 {
+            return false;
+        }
+        let (w, b) = (a / 64, 1u64 << (a % 64));
+        let was = self.bits[w] & b != 0;
+        self.bits[w] |= b;
+        self.words |= 1 << w;
+        was
+    }
+
+    #[inline]
+    fn clear(&mut self) {
+        while self.words != 0 {
+            let w = self.words.trailing_zeros() as usize;
+            self.bits[w] = 0;
+            self.words &= self.words - 1;
+        }
+    }
 }
 
 pub(super) enum Next {
@@ -198,11 +204,16 @@ impl<R: Read> GroupReader<R> {
     pub(super) fn new(src: R, params: Params) -> Self {
         GroupReader {
             src,
-            buf: Vec::with_capacity(1 << 20),
+            buf: Vec::new(),
+            len: 0,
             pos: 0,
             base: 0,
             eof: false,
             params,
+            seen: Seen {
+                bits: [0; 65],
+                words: 0,
+            },
         }
     }
 
@@ -213,7 +224,7 @@ impl<R: Read> GroupReader<R> {
 
     /// Bytes read from the source.
     pub(super) fn read_bytes(&self) -> u64 {
-        self.base + self.buf.len() as u64
+        self.base + self.len as u64
     }
 
     /// Read more bytes, keeping `buf[keep..]`. False at the end of the input.
@@ -221,15 +232,19 @@ impl<R: Read> GroupReader<R> {
         if self.eof {
             return Ok(false);
         }
-        self.buf.drain(..keep);
+        self.buf.copy_within(keep..self.len, 0);
+        self.len -= keep;
         self.base += keep as u64;
         self.pos -= keep;
-        let want = self.buf.len() + (1 << 20);
-        let old = self.buf.len();
-        self.buf.resize(want, 0);
+        let want = self.len + (1 << 20);
+        if self.buf.len() < want {
+            // Zeroed when it grows only, not at every refill.
+            self.buf.resize(want, 0);
+        }
+        let old = self.len;
         let mut got = old;
         while got < want {
-            match self.src.read(&mut self.buf[got..]) {
+            match self.src.read(&mut self.buf[got..want]) {
                 Ok(0) => {
                     self.eof = true;
                     break;
@@ -239,7 +254,7 @@ impl<R: Read> GroupReader<R> {
                 Err(e) => return Err(CheckError::Io(e)),
             }
         }
-        self.buf.truncate(got);
+        self.len = got;
         Ok(got > old)
     }
 
@@ -262,7 +277,7 @@ impl<R: Read> GroupReader<R> {
                 }
                 Err(ParseErr::NeedMore) => {
                     self.pos = start;
-                    if self.buf.len() - start > MAX_GROUP_BYTES {
+                    if self.len - start > MAX_GROUP_BYTES {
                         return Err(CheckError::Protocol(
                             self.base + start as u64,
                             format!(
@@ -278,147 +293,252 @@ impl<R: Read> GroupReader<R> {
         }
     }
 
+    // (Branches that look the same read records of different opcodes, each known there.)
+    #[allow(clippy::if_same_then_else)]
     fn parse(&mut self, g: &mut Group) -> Result<Next, ParseErr> {
         g.clear();
+        self.seen.clear();
         g.offset = self.offset();
+        // The position is kept in a local while records are read (`self.pos` only where the
+        // unit ends), and the buffer borrowed once: both stay in registers.
+        let buf = &self.buf[..self.len];
+        let (base, eof) = (self.base, self.eof);
+        let mut pos = self.pos;
         let mut prev_req: Option<u8> = None;
-        loop {
-            let b = &self.buf[self.pos..];
-            if b.is_empty() {
-                if !self.eof {
-                    return Err(ParseErr::NeedMore);
-                }
-                // The end of the trace does not end an open group (chapter 3 lets only a begin
-                // group imply an end group): the group is cut short.
-                return Ok(if g.grouped {
-                    Next::Truncated { in_record: false }
-                } else if g.is_empty() {
-                    Next::End
-                } else {
-                    Next::Unit
-                });
-            }
-            let off = self.offset();
-            let (rec, n) = match decode_record(b, &self.params, prev_req) {
-                Ok(x) => x,
-                Err(ErrorKind::Truncated { .. }) if !self.eof => return Err(ParseErr::NeedMore),
-                Err(ErrorKind::Truncated { .. }) => {
-                    return Ok(Next::Truncated { in_record: true });
-                }
-                Err(kind) => {
-                    return Err(ParseErr::Bad(CheckError::Malformed(DecodeError {
-                        offset: off,
-                        kind,
-                    })))
-                }
-            };
-            // A 16-bit instruction opcode whose parcel says 32 bits (C.5) needs 2 more bytes.
-            if matches!(rec, Record::Insn16(i) if i & 3 == 3) && !self.eof {
-                return Err(ParseErr::NeedMore);
-            }
-            match rec {
-                Record::BeginGroup => {
-                    if g.grouped || !g.is_empty() {
-                        // An end group is implied by a begin group (chapter 3); the begin group
-                        // is read again as the start of the next unit.
-                        return Ok(Next::Unit);
+        let end = 'unit: {
+            // One record, wherever it is: taken into `g`, or the unit ends.
+            macro_rules! record {
+                () => {{
+                    let b = &buf[pos..];
+                    if b.is_empty() {
+                        if !eof {
+                            return Err(ParseErr::NeedMore);
+                        }
+                        // The end of the trace does not end an open group (chapter 3 lets only
+                        // a begin group imply an end group): the group is cut short.
+                        break 'unit if g.grouped {
+                            Next::Truncated { in_record: false }
+                        } else if g.is_empty() {
+                            Next::End
+                        } else {
+                            Next::Unit
+                        };
                     }
-                    g.grouped = true;
-                    g.offset = off;
-                }
-                Record::EndGroup => {
-                    if g.grouped {
-                        self.pos += n;
-                        return Ok(Next::Unit);
-                    }
-                    return Err(ParseErr::Bad(CheckError::Protocol(
+                    let off = base + pos as u64;
+                    let req = prev_req;
+                    let mut sink = Take {
+                        g: &mut *g,
+                        seen: &mut self.seen,
                         off,
-                        "an end group outside any group".into(),
-                    )));
+                        eof,
+                        prev_req: &mut prev_req,
+                    };
+                    match decode_record_with(b, &self.params, req, &mut sink) {
+                        Ok(Flow::Next(n)) => pos += n,
+                        Ok(Flow::UnitBefore) => break 'unit Next::Unit,
+                        Ok(Flow::UnitAfter(n)) => {
+                            pos += n;
+                            break 'unit Next::Unit;
+                        }
+                        Ok(Flow::NeedMore) => return Err(ParseErr::NeedMore),
+                        Ok(Flow::EndOutside) => {
+                            return Err(ParseErr::Bad(CheckError::Protocol(
+                                off,
+                                "an end group outside any group".into(),
+                            )))
+                        }
+                        Err(ErrorKind::Truncated { .. }) if !eof => return Err(ParseErr::NeedMore),
+                        Err(ErrorKind::Truncated { .. }) => {
+                            break 'unit Next::Truncated { in_record: true };
+                        }
+                        Err(kind) => {
+                            return Err(ParseErr::Bad(CheckError::Malformed(DecodeError {
+                                offset: off,
+                                kind,
+                            })))
+                        }
+                    }
+                }};
+            }
+            // Whether the next record has opcode `op`.
+            macro_rules! at {
+                ($op:path) => {
+                    buf.get(pos) == Some(&$op)
+                };
+            }
+            // The records in the order our producer writes them (begin group, pc, instruction,
+            // registers, addresses, memory requests and responses, end group), each read where
+            // its opcode is known: one well-predicted branch per record instead of a dispatch
+            // on the opcode (the decoder's match folds to the one case). Whatever comes out of
+            // this order is read by the loop below, from where it is.
+            if at!(op::BEGIN_GROUP) {
+                record!();
+                if at!(op::INCR_PC) {
+                    record!();
+                } else if at!(op::ADDL_STATE) {
+                    record!();
                 }
-                Record::IncrPc => {
+                if at!(op::INSN32) {
+                    record!();
+                } else if at!(op::INSN16) {
+                    record!();
+                }
+                while at!(op::FULL_REG) {
+                    record!();
+                }
+                while at!(op::ADDL_STATE) {
+                    record!();
+                }
+                while at!(op::MEM_REQ) {
+                    record!();
+                    if at!(op::MEM_RSP) {
+                        record!();
+                    }
+                }
+                if at!(op::END_GROUP) {
+                    record!();
+                }
+            }
+            loop {
+                record!();
+            }
+        };
+        self.pos = pos;
+        Ok(end)
+    }
+}
+
+/// What the reader does after a record ([`take`]).
+enum Flow {
+    /// Go on after the record's `n` bytes.
+    Next(usize),
+    /// The unit ends before the record (a begin group that implies an end group).
+    UnitBefore,
+    /// The unit ends with the record (`n` bytes).
+    UnitAfter(usize),
+    NeedMore,
+    /// An end group outside any group.
+    EndOutside,
+}
+
+/// Takes a record (at trace offset `off`) into group `g`; `prev_req`: the operation of the
+/// memory request just before (for the next record).
+struct Take<'a> {
+    g: &'a mut Group,
+    seen: &'a mut Seen,
+    off: u64,
+    eof: bool,
+    prev_req: &'a mut Option<u8>,
+}
+
+impl RecordSink for Take<'_> {
+    type Out = Flow;
+    #[inline(always)]
+    fn record(&mut self, rec: Record, n: usize) -> Flow {
+        let (g, seen, off, eof) = (&mut *self.g, &mut *self.seen, self.off, self.eof);
+        *self.prev_req = None;
+        match rec {
+            Record::BeginGroup => {
+                // (Nothing read yet in this unit when `off` is where it starts.)
+                if g.grouped || (off != g.offset && !g.is_empty()) {
+                    // An end group is implied by a begin group (chapter 3); the begin group
+                    // is read again as the start of the next unit.
+                    return Flow::UnitBefore;
+                }
+                g.grouped = true;
+                g.offset = off;
+            }
+            Record::EndGroup => {
+                return if g.grouped {
+                    Flow::UnitAfter(n)
+                } else {
+                    Flow::EndOutside
+                };
+            }
+            Record::IncrPc => {
+                if g.incr_pc || g.new_pc.is_some() {
+                    g.twice(|| "pc".into());
+                }
+                g.incr_pc = true;
+            }
+            Record::FullReg { addr, value } => g.push_reg(addr, RegUpd::Full(value), seen),
+            Record::IncrRegAdd { addr, offset } => g.push_reg(addr, RegUpd::Add(offset), seen),
+            Record::IncrRegOr { addr, mask } => g.push_reg(addr, RegUpd::Or(mask), seen),
+            Record::State(s) => match s {
+                AddlState::Priv(p) => {
+                    if g.priv_.is_some() {
+                        g.twice(|| "privilege mode".into());
+                    }
+                    g.priv_ = Some(p)
+                }
+                AddlState::Paddr(a) | AddlState::Eaddr(a) => {
+                    if g.mem_room() {
+                        g.eaddrs.push(a)
+                    }
+                }
+                AddlState::StoreData { size, value } => {
+                    if g.mem_room() {
+                        g.store_data.push((size, value))
+                    }
+                }
+                AddlState::Mtime(t) => {
+                    if g.mtime.is_some() {
+                        g.twice(|| "mtime".into());
+                    }
+                    g.mtime = Some(t)
+                }
+                AddlState::PcPaddr(_) => {}
+                AddlState::Pc(v) => {
                     if g.incr_pc || g.new_pc.is_some() {
                         g.twice(|| "pc".into());
                     }
-                    g.incr_pc = true;
+                    g.new_pc = Some(v)
                 }
-                Record::FullReg { addr, value } => g.push_reg(addr, RegUpd::Full(value)),
-                Record::IncrRegAdd { addr, offset } => g.push_reg(addr, RegUpd::Add(offset)),
-                Record::IncrRegOr { addr, mask } => g.push_reg(addr, RegUpd::Or(mask)),
-                Record::State(s) => match s {
-                    AddlState::Priv(p) => {
-                        if g.priv_.is_some() {
-                            g.twice(|| "privilege mode".into());
-                        }
-                        g.priv_ = Some(p)
-                    }
-                    AddlState::Paddr(a) | AddlState::Eaddr(a) => {
-                        if g.mem_room() {
-                            g.eaddrs.push(a)
-                        }
-                    }
-                    AddlState::StoreData { size, value } => {
-                        if g.mem_room() {
-                            g.store_data.push((size, value))
-                        }
-                    }
-                    AddlState::Mtime(t) => {
-                        if g.mtime.is_some() {
-                            g.twice(|| "mtime".into());
-                        }
-                        g.mtime = Some(t)
-                    }
-                    AddlState::PcPaddr(_) => {}
-                    AddlState::Pc(v) => {
-                        if g.incr_pc || g.new_pc.is_some() {
-                            g.twice(|| "pc".into());
-                        }
-                        g.new_pc = Some(v)
-                    }
-                },
-                Record::MemReq {
-                    addr,
-                    op,
-                    size,
-                    data,
-                } => {
-                    if g.mem_room() {
-                        g.mems.push(MemItem {
-                            addr,
-                            op,
-                            size,
-                            data,
-                            rsp: None,
-                        })
-                    }
+            },
+            Record::MemReq {
+                addr,
+                op,
+                size,
+                data,
+            } => {
+                if g.mem_room() {
+                    g.mems.push(MemItem {
+                        addr,
+                        op,
+                        size,
+                        data,
+                        rsp: None,
+                    })
                 }
-                Record::MemRsp { size, result, data } => {
-                    // (The response of a request dropped for `too_long` goes nowhere.)
-                    if let (Some(m), false) = (g.mems.last_mut(), g.too_long) {
-                        m.rsp = Some(MemRsp { size, result, data });
-                    }
-                }
-                Record::HartReset => g.hart_reset = true,
-                Record::StateInit => g.state_init = true,
-                Record::Insn16(i) => {
-                    if g.insn.is_some() {
-                        g.twice(|| "instruction".into());
-                    }
-                    g.insn = Some((i as u32, 2))
-                }
-                Record::Insn32(i) => {
-                    if g.insn.is_some() {
-                        g.twice(|| "instruction".into());
-                    }
-                    g.insn = Some((i, 4))
+                *self.prev_req = Some(op);
+            }
+            Record::MemRsp { size, result, data } => {
+                // (The response of a request dropped for `too_long` goes nowhere.)
+                if let (Some(m), false) = (g.mems.last_mut(), g.too_long) {
+                    m.rsp = Some(MemRsp { size, result, data });
                 }
             }
-            prev_req = match rec {
-                Record::MemReq { op, .. } => Some(op),
-                _ => None,
-            };
-            self.pos += n;
+            Record::HartReset => g.hart_reset = true,
+            Record::StateInit => g.state_init = true,
+            Record::Insn16(i) => {
+                // A 16-bit instruction opcode whose parcel says 32 bits (C.5) needs 2 more
+                // bytes.
+                if i & 3 == 3 && !eof {
+                    return Flow::NeedMore;
+                }
+                if g.insn.is_some() {
+                    g.twice(|| "instruction".into());
+                }
+                g.insn = Some((i as u32, 2))
+            }
+            Record::Insn32(i) => {
+                if g.insn.is_some() {
+                    g.twice(|| "instruction".into());
+                }
+                g.insn = Some((i, 4))
+            }
         }
+        Flow::Next(n)
     }
 }
 

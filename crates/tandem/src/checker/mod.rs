@@ -68,11 +68,14 @@
 //! The files, each using only those above it in this list (no import circle): `report` (what
 //! a check found: [`Mismatch`], [`CheckSummary`], [`CheckError`]), `group` (the group reader),
 //! `shadow` (the shadow state, steps 1 and 2), `step` (the reference's step, step 3),
-//! `compare` (step 4), `resync` (step 5 and the second try), `init` (the program load) and
-//! `check` (the procedure over a whole trace: [`Checker`]).
+//! `compare` (step 4), `resync` (step 5 and the second try), `init` (the program load), `fast`
+//! (plain runs: common groups checked in one run of the reference, each instruction compared as
+//! it retires, anything else handed to the general procedure) and `check` (the procedure over a
+//! whole trace: [`Checker`]).
 
 mod check;
 mod compare;
+mod fast;
 mod group;
 mod init;
 mod report;

@@ -81,6 +81,19 @@ impl Shadow {
         }
     }
 
+    /// Integer register `r` after the traced update `upd`: XLEN bits, sign-extended as the
+    /// hart keeps them.
+    #[inline(always)]
+    pub(super) fn gpr_after(&self, r: usize, upd: RegUpd) -> u64 {
+        let old = self.x[r];
+        let v = match upd {
+            RegUpd::Full(v) => v,
+            RegUpd::Add(o) => old.wrapping_add(o as i64 as u64),
+            RegUpd::Or(m) => old | m as u64,
+        };
+        self.sext(v & self.xmask)
+    }
+
     /// A traced write of CSR `c` with `v`, and of the registers that share its bits.
     ///
     /// The trace gives each register's value, not the write that made it, so only the sharing
@@ -119,13 +132,7 @@ impl Shadow {
         for &(addr, upd) in &g.regs {
             if reg::is_gpr(addr) {
                 let r = (addr - reg::GPR0) as usize;
-                let old = self.x[r];
-                let v = match upd {
-                    RegUpd::Full(v) => v,
-                    RegUpd::Add(o) => old.wrapping_add(o as i64 as u64),
-                    RegUpd::Or(m) => old | m as u64,
-                };
-                self.x[r] = self.sext(v & self.xmask);
+                self.x[r] = self.gpr_after(r, upd);
             } else if reg::is_fpr(addr) {
                 let r = (addr - reg::FPR0) as usize;
                 let old = self.f[r];

@@ -13,7 +13,7 @@ use rvtrace_sim::csr::num;
 use rvtrace_sim::{Hart, MemAccess, MemKind, Observer, Retired, Stop, TrapInfo};
 
 /// Why the reference stopped during a step ([`StepObserver::step`]): how its run ended.
-pub(super) struct Stopped(Stop);
+pub(super) struct Stopped(pub(super) Stop);
 
 impl std::fmt::Display for Stopped {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -41,7 +41,7 @@ pub(super) struct StepObserver {
 }
 
 impl StepObserver {
-    fn clear(&mut self) {
+    pub(super) fn clear(&mut self) {
         self.retired = None;
         self.trap = None;
         self.csrs.clear();
