@@ -224,6 +224,23 @@ impl Mmu {
         self.memo[k][memo_slot(va)]
     }
 
+    /// The RAM offset of an access of `size` bytes at `va` of kind `k` when it lies in a page
+    /// recently translated for that kind, as [`Mmu::recent`] without counting the TLB event
+    /// (a memo page is in RAM: `Hart::remember`).
+    #[inline(always)]
+    pub(crate) fn memo_offset(&self, va: u64, size: u64, k: usize) -> Option<usize> {
+        let m = self.memo_of(va, k);
+        let off = va.wrapping_sub(m.va_page);
+        if off > 0x1000 - size {
+            return None;
+        }
+        Some(
+            m.pa_page
+                .wrapping_sub(crate::bus::RAM_BASE)
+                .wrapping_add(off) as usize,
+        )
+    }
+
     /// The physical address of an access of `size` bytes at `va` of kind `k` (0 fetch, 1 load,
     /// 2 store) when it lies in a page recently translated for that kind (one TLB lookup, a
     /// hit); `None` otherwise.
