@@ -172,6 +172,20 @@ pub struct Mmu {
     pub(crate) in_blocks: [bool; 3],
     /// The state the recent pages were made under (`None`: none made yet).
     pub(crate) key: Option<MemoKey>,
+    /// Instruction and data TLB: a bit ([`super_bit`]) for the superpage of each entry of a
+    /// leaf above level 0 made since the TLB was last scanned, so that `sfence.vma` of an
+    /// address outside them looks at one slot per TLB (a superset: entries that left keep
+    /// their bit until a scan).
+    pub(crate) supers: [u64; 2],
+}
+
+/// The bit of the superpage holding virtual page `vpn` for a leaf at `level` (> 0) of a
+/// scheme with `vpn_bits` per level, in [`Mmu::supers`].
+#[inline]
+fn super_bit(vpn: u64, level: u8, vpn_bits: u8) -> u64 {
+    let span = u32::from(level) * u32::from(vpn_bits);
+    let key = (vpn >> span) << 4 | u64::from(level) << 1 | u64::from(vpn_bits == 10);
+    1 << (key.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 58)
 }
 
 impl Default for Mmu {
@@ -184,6 +198,7 @@ impl Default for Mmu {
             unchecked: [false; 3],
             in_blocks: [false; 3],
             key: None,
+            supers: [0; 2],
         }
     }
 }
@@ -264,6 +279,21 @@ impl Mmu {
         std::mem::take(&mut self.events)
     }
 
+    /// Put `entry` in slot `idx` of the instruction TLB (`fetch`) or the data TLB; the page of
+    /// the entry it replaces leaves the memos.
+    pub(crate) fn fill(&mut self, fetch: bool, idx: usize, entry: Entry) {
+        if entry.level > 0 {
+            self.supers[!fetch as usize] |= super_bit(entry.vpn, entry.level, entry.vpn_bits);
+        }
+        let tlb = if fetch {
+            &mut self.itlb
+        } else {
+            &mut self.dtlb
+        };
+        let old = std::mem::replace(&mut tlb[idx], entry);
+        self.refill(&old, fetch);
+    }
+
     /// `sfence.vma` ("Supervisor Memory-Management Fence Instruction"): `va` = rs1's value
     /// (`None`: rs1 is x0, every address), `asid` = rs2's (`None`: rs2 is x0, every address
     /// space). The ASID forms keep global entries. The recent pages (`Memo`) of the entries it
@@ -272,36 +302,64 @@ impl Mmu {
         if va.is_none() && asid.is_none() {
             *self.itlb = [EMPTY; TLB_ENTRIES];
             *self.dtlb = [EMPTY; TLB_ENTRIES];
+            self.supers = [0; 2];
             self.forget_pages();
             return;
         }
-        for n in 0..2 * TLB_ENTRIES {
-            let fetch = n < TLB_ENTRIES;
-            let e = if fetch {
-                &mut self.itlb[n]
-            } else {
-                &mut self.dtlb[n - TLB_ENTRIES]
-            };
-            if e.vpn == u64::MAX {
-                continue;
-            }
-            let global = e.bits as u64 & pte::G != 0;
-            let asid_hit = match asid {
-                None => true,
-                Some(a) => !global && e.asid == a,
-            };
-            // Any address in the leaf's superpage names it.
-            let va_hit = match va {
-                None => true,
-                Some(va) => {
-                    let span = u32::from(e.level) * u32::from(e.vpn_bits);
-                    ((va >> PAGE_SHIFT) ^ e.vpn) >> span == 0
+        for t in 0..2 {
+            // An address outside every superpage entry's can be in one slot only: that of its
+            // 4 KiB page (Linux fences page by page).
+            let slots = match va {
+                Some(va) if !self.in_supers(t, va >> PAGE_SHIFT) => {
+                    let i = (va >> PAGE_SHIFT) as usize % TLB_ENTRIES;
+                    i..i + 1
+                }
+                _ => {
+                    // A scan: the bits are made again from the entries that stay.
+                    self.supers[t] = 0;
+                    0..TLB_ENTRIES
                 }
             };
-            if asid_hit && va_hit {
-                let old = std::mem::replace(e, EMPTY);
-                self.refill(&old, fetch);
+            for n in slots {
+                let fetch = t == 0;
+                let e = if fetch {
+                    &mut self.itlb[n]
+                } else {
+                    &mut self.dtlb[n]
+                };
+                if e.vpn == u64::MAX {
+                    continue;
+                }
+                let global = e.bits as u64 & pte::G != 0;
+                let asid_hit = match asid {
+                    None => true,
+                    Some(a) => !global && e.asid == a,
+                };
+                // Any address in the leaf's superpage names it.
+                let va_hit = match va {
+                    None => true,
+                    Some(va) => {
+                        let span = u32::from(e.level) * u32::from(e.vpn_bits);
+                        ((va >> PAGE_SHIFT) ^ e.vpn) >> span == 0
+                    }
+                };
+                if asid_hit && va_hit {
+                    let old = std::mem::replace(e, EMPTY);
+                    self.refill(&old, fetch);
+                } else if e.level > 0 {
+                    self.supers[t] |= super_bit(e.vpn, e.level, e.vpn_bits);
+                }
             }
         }
+    }
+
+    /// Whether a superpage entry of TLB `t` (0 instruction, 1 data) may hold virtual page `vpn`.
+    fn in_supers(&self, t: usize, vpn: u64) -> bool {
+        // Levels 1..=4 (Sv57's top) of both VPN widths (Sv32's 10 bits, 9 for the others).
+        let mut bits = 0;
+        for level in 1..=4 {
+            bits |= super_bit(vpn, level, 9) | super_bit(vpn, level, 10);
+        }
+        self.supers[t] & bits != 0
     }
 }
