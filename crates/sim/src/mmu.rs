@@ -135,8 +135,9 @@ pub(crate) const NO_MEMO: Memo = Memo {
     pa_page: 0,
 };
 
-/// Pages remembered per kind of access (a power of two; at most `TLB_ENTRIES`).
-pub(crate) const MEMO_ENTRIES: usize = 32;
+/// Pages remembered per kind of access (a power of two; at most `TLB_ENTRIES`). As many as the
+/// TLB's entries and indexed alike, each kind's memo can hold every page the TLB holds for it.
+pub(crate) const MEMO_ENTRIES: usize = TLB_ENTRIES;
 
 /// The memo slot of the page holding `va`.
 #[inline(always)]

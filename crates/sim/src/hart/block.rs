@@ -67,11 +67,21 @@ impl Hart {
         let mut left = left0;
         // The pool is not touched while blocks run (writes change generations only).
         let mut pool = std::mem::take(&mut self.blocks.pool);
+        // The virtual and physical page of the last block's code: a block in the same page
+        // needs no look at the fetch memo (which no instruction of a block changes: only
+        // translated fetches, `sfence.vma` and `pmp_refresh` do, none inside a chain).
+        let (mut code_va, mut code_pa) = (1u64, 0u64);
         let out = 'chain: loop {
             // Where the block's code is: untranslated in RAM on the fast path, or in the page
             // a recent translated fetch found (else the single-step loop translates it).
-            let Some(pa) = self.block_fetch(pc) else {
-                break if left == left0 { Ran::No } else { Ran::Yes };
+            let pa = if pc & !0xfff == code_va {
+                code_pa | pc & 0xfff
+            } else {
+                let Some(pa) = self.block_fetch(pc) else {
+                    break if left == left0 { Ran::No } else { Ran::Yes };
+                };
+                (code_va, code_pa) = (pc & !0xfff, pa & !0xfff);
+                pa
             };
             let idx = head_index(pc);
             let mut h = self.blocks.heads[idx];
@@ -749,10 +759,14 @@ impl Hart {
         let n = self.blocks.used - start;
         // Fused sequences, left to right (the pool holds a block's instructions in the order it
         // runs them when none leaves).
-        let ks: Vec<K> = self.blocks.pool[start..self.blocks.used]
-            .iter()
-            .map(|e| e.k)
-            .collect();
+        let mut ks = [K::Other; MAX_INSNS];
+        for (k, e) in ks
+            .iter_mut()
+            .zip(&self.blocks.pool[start..self.blocks.used])
+        {
+            *k = e.k;
+        }
+        let ks = &ks[..n];
         let mut j = 0;
         while j < ks.len() {
             match fuse(&ks[j..]) {
