@@ -375,26 +375,43 @@ impl Bus {
     #[inline(always)]
     pub(crate) fn fast_load(&self, addr: u64, size: u64, limit: u64) -> Option<u64> {
         let r = self.fast_range(addr, size, limit)?;
+        self.ram_load(r.start, size)
+    }
+
+    /// A load of `size` bytes (1, 2, 4 or 8) at offset `off` of RAM, `None` past its end (the
+    /// fast paths, and translated pages known to lie in RAM: one bounds check).
+    #[inline(always)]
+    pub(crate) fn ram_load(&self, off: usize, size: u64) -> Option<u64> {
         // One bounds check and one load of the whole size.
-        fn get<const N: usize>(ram: &[u8], r: std::ops::Range<usize>) -> Option<[u8; N]> {
-            ram.get(r)?.try_into().ok()
+        fn get<const N: usize>(ram: &[u8], off: usize) -> Option<[u8; N]> {
+            ram.get(off..off.checked_add(N)?)?.try_into().ok()
         }
         Some(match size {
-            1 => *self.ram.get(r.start)? as u64,
-            2 => u16::from_le_bytes(get(&self.ram, r)?) as u64,
-            4 => u32::from_le_bytes(get(&self.ram, r)?) as u64,
-            _ => u64::from_le_bytes(get(&self.ram, r)?),
+            1 => *self.ram.get(off)? as u64,
+            2 => u16::from_le_bytes(get(&self.ram, off)?) as u64,
+            4 => u32::from_le_bytes(get(&self.ram, off)?) as u64,
+            8 => u64::from_le_bytes(get(&self.ram, off)?),
+            _ => return None,
         })
     }
 
     /// A store to the first `limit` bytes of RAM (`limit` <= RAM size); false elsewhere.
     #[inline(always)]
     pub(crate) fn fast_store(&mut self, addr: u64, size: u64, value: u64, limit: u64) -> bool {
-        let Some(range) = self.fast_range(addr, size, limit) else {
+        match self.fast_range(addr, size, limit) {
+            Some(range) => self.ram_store(range.start, size, value),
+            None => false,
+        }
+    }
+
+    /// A store of `size` bytes (1, 2, 4 or 8) at offset `off` of RAM; false past its end. A
+    /// write to a page blocks were decoded from, or to `tohost`, is noted.
+    #[inline(always)]
+    pub(crate) fn ram_store(&mut self, off: usize, size: u64, value: u64) -> bool {
+        let Some(end) = off.checked_add(size as usize) else {
             return false;
         };
-        let off = range.start;
-        let Some(r) = self.ram.get_mut(range) else {
+        let Some(r) = self.ram.get_mut(off..end) else {
             return false;
         };
         // Fixed sizes: a copy of `size` bytes would be a call to memcpy.
@@ -405,10 +422,11 @@ impl Bus {
             8 => r.copy_from_slice(&value.to_le_bytes()),
             n => r.copy_from_slice(&value.to_le_bytes()[..n as usize]),
         }
-        let (first, last) = (off >> CODE_SHIFT, (off + size as usize - 1) >> CODE_SHIFT);
+        let (first, last) = (off >> CODE_SHIFT, (end - 1) >> CODE_SHIFT);
         if (self.code[first] | self.code[last]) & (1 | RESERVED) != 0 {
             self.code_written(off, size as usize);
         }
+        let addr = RAM_BASE + off as u64;
         if self.tohost.is_some_and(|t| addr <= t && t < addr + size) {
             self.htif_write();
         }

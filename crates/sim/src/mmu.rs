@@ -135,8 +135,9 @@ pub(crate) const NO_MEMO: Memo = Memo {
     pa_page: 0,
 };
 
-/// Pages remembered per kind of access (a power of two; at most `TLB_ENTRIES`).
-pub(crate) const MEMO_ENTRIES: usize = 32;
+/// Pages remembered per kind of access (a power of two; at most `TLB_ENTRIES`). As many as the
+/// TLB's entries and indexed alike, each kind's memo can hold every page the TLB holds for it.
+pub(crate) const MEMO_ENTRIES: usize = TLB_ENTRIES;
 
 /// The memo slot of the page holding `va`.
 #[inline(always)]
@@ -172,6 +173,20 @@ pub struct Mmu {
     pub(crate) in_blocks: [bool; 3],
     /// The state the recent pages were made under (`None`: none made yet).
     pub(crate) key: Option<MemoKey>,
+    /// Instruction and data TLB: a bit ([`super_bit`]) for the superpage of each entry of a
+    /// leaf above level 0 made since the TLB was last scanned, so that `sfence.vma` of an
+    /// address outside them looks at one slot per TLB (a superset: entries that left keep
+    /// their bit until a scan).
+    pub(crate) supers: [u64; 2],
+}
+
+/// The bit of the superpage holding virtual page `vpn` for a leaf at `level` (> 0) of a
+/// scheme with `vpn_bits` per level, in [`Mmu::supers`].
+#[inline]
+fn super_bit(vpn: u64, level: u8, vpn_bits: u8) -> u64 {
+    let span = u32::from(level) * u32::from(vpn_bits);
+    let key = (vpn >> span) << 4 | u64::from(level) << 1 | u64::from(vpn_bits == 10);
+    1 << (key.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 58)
 }
 
 impl Default for Mmu {
@@ -184,6 +199,7 @@ impl Default for Mmu {
             unchecked: [false; 3],
             in_blocks: [false; 3],
             key: None,
+            supers: [0; 2],
         }
     }
 }
@@ -224,6 +240,23 @@ impl Mmu {
         self.memo[k][memo_slot(va)]
     }
 
+    /// The RAM offset of an access of `size` bytes at `va` of kind `k` when it lies in a page
+    /// recently translated for that kind, as [`Mmu::recent`] without counting the TLB event
+    /// (a memo page is in RAM: `Hart::remember`).
+    #[inline(always)]
+    pub(crate) fn memo_offset(&self, va: u64, size: u64, k: usize) -> Option<usize> {
+        let m = self.memo_of(va, k);
+        let off = va.wrapping_sub(m.va_page);
+        if off > 0x1000 - size {
+            return None;
+        }
+        Some(
+            m.pa_page
+                .wrapping_sub(crate::bus::RAM_BASE)
+                .wrapping_add(off) as usize,
+        )
+    }
+
     /// The physical address of an access of `size` bytes at `va` of kind `k` (0 fetch, 1 load,
     /// 2 store) when it lies in a page recently translated for that kind (one TLB lookup, a
     /// hit); `None` otherwise.
@@ -247,6 +280,21 @@ impl Mmu {
         std::mem::take(&mut self.events)
     }
 
+    /// Put `entry` in slot `idx` of the instruction TLB (`fetch`) or the data TLB; the page of
+    /// the entry it replaces leaves the memos.
+    pub(crate) fn fill(&mut self, fetch: bool, idx: usize, entry: Entry) {
+        if entry.level > 0 {
+            self.supers[!fetch as usize] |= super_bit(entry.vpn, entry.level, entry.vpn_bits);
+        }
+        let tlb = if fetch {
+            &mut self.itlb
+        } else {
+            &mut self.dtlb
+        };
+        let old = std::mem::replace(&mut tlb[idx], entry);
+        self.refill(&old, fetch);
+    }
+
     /// `sfence.vma` ("Supervisor Memory-Management Fence Instruction"): `va` = rs1's value
     /// (`None`: rs1 is x0, every address), `asid` = rs2's (`None`: rs2 is x0, every address
     /// space). The ASID forms keep global entries. The recent pages (`Memo`) of the entries it
@@ -255,36 +303,64 @@ impl Mmu {
         if va.is_none() && asid.is_none() {
             *self.itlb = [EMPTY; TLB_ENTRIES];
             *self.dtlb = [EMPTY; TLB_ENTRIES];
+            self.supers = [0; 2];
             self.forget_pages();
             return;
         }
-        for n in 0..2 * TLB_ENTRIES {
-            let fetch = n < TLB_ENTRIES;
-            let e = if fetch {
-                &mut self.itlb[n]
-            } else {
-                &mut self.dtlb[n - TLB_ENTRIES]
-            };
-            if e.vpn == u64::MAX {
-                continue;
-            }
-            let global = e.bits as u64 & pte::G != 0;
-            let asid_hit = match asid {
-                None => true,
-                Some(a) => !global && e.asid == a,
-            };
-            // Any address in the leaf's superpage names it.
-            let va_hit = match va {
-                None => true,
-                Some(va) => {
-                    let span = u32::from(e.level) * u32::from(e.vpn_bits);
-                    ((va >> PAGE_SHIFT) ^ e.vpn) >> span == 0
+        for t in 0..2 {
+            // An address outside every superpage entry's can be in one slot only: that of its
+            // 4 KiB page (Linux fences page by page).
+            let slots = match va {
+                Some(va) if !self.in_supers(t, va >> PAGE_SHIFT) => {
+                    let i = (va >> PAGE_SHIFT) as usize % TLB_ENTRIES;
+                    i..i + 1
+                }
+                _ => {
+                    // A scan: the bits are made again from the entries that stay.
+                    self.supers[t] = 0;
+                    0..TLB_ENTRIES
                 }
             };
-            if asid_hit && va_hit {
-                let old = std::mem::replace(e, EMPTY);
-                self.refill(&old, fetch);
+            for n in slots {
+                let fetch = t == 0;
+                let e = if fetch {
+                    &mut self.itlb[n]
+                } else {
+                    &mut self.dtlb[n]
+                };
+                if e.vpn == u64::MAX {
+                    continue;
+                }
+                let global = e.bits as u64 & pte::G != 0;
+                let asid_hit = match asid {
+                    None => true,
+                    Some(a) => !global && e.asid == a,
+                };
+                // Any address in the leaf's superpage names it.
+                let va_hit = match va {
+                    None => true,
+                    Some(va) => {
+                        let span = u32::from(e.level) * u32::from(e.vpn_bits);
+                        ((va >> PAGE_SHIFT) ^ e.vpn) >> span == 0
+                    }
+                };
+                if asid_hit && va_hit {
+                    let old = std::mem::replace(e, EMPTY);
+                    self.refill(&old, fetch);
+                } else if e.level > 0 {
+                    self.supers[t] |= super_bit(e.vpn, e.level, e.vpn_bits);
+                }
             }
         }
+    }
+
+    /// Whether a superpage entry of TLB `t` (0 instruction, 1 data) may hold virtual page `vpn`.
+    fn in_supers(&self, t: usize, vpn: u64) -> bool {
+        // Levels 1..=4 (Sv57's top) of both VPN widths (Sv32's 10 bits, 9 for the others).
+        let mut bits = 0;
+        for level in 1..=4 {
+            bits |= super_bit(vpn, level, 9) | super_bit(vpn, level, 10);
+        }
+        self.supers[t] & bits != 0
     }
 }

@@ -67,11 +67,21 @@ impl Hart {
         let mut left = left0;
         // The pool is not touched while blocks run (writes change generations only).
         let mut pool = std::mem::take(&mut self.blocks.pool);
+        // The virtual and physical page of the last block's code: a block in the same page
+        // needs no look at the fetch memo (which no instruction of a block changes: only
+        // translated fetches, `sfence.vma` and `pmp_refresh` do, none inside a chain).
+        let (mut code_va, mut code_pa) = (1u64, 0u64);
         let out = 'chain: loop {
             // Where the block's code is: untranslated in RAM on the fast path, or in the page
             // a recent translated fetch found (else the single-step loop translates it).
-            let Some(pa) = self.block_fetch(pc) else {
-                break if left == left0 { Ran::No } else { Ran::Yes };
+            let pa = if pc & !0xfff == code_va {
+                code_pa | pc & 0xfff
+            } else {
+                let Some(pa) = self.block_fetch(pc) else {
+                    break if left == left0 { Ran::No } else { Ran::Yes };
+                };
+                (code_va, code_pa) = (pc & !0xfff, pa & !0xfff);
+                pa
             };
             let idx = head_index(pc);
             let mut h = self.blocks.heads[idx];
@@ -216,12 +226,15 @@ impl Hart {
                     macro_rules! load {
                         ($size:expr, $ext:expr) => {{
                             let a = ea!();
-                            // The RAM fast path changes nothing the loop looks at.
-                            if let Some(v) = self
-                                .bus
-                                .fast_load(a, $size, self.bus.open.load)
-                                .or_else(|| self.memo_load(a, $size))
-                            {
+                            // The RAM fast path changes nothing the loop looks at. (While
+                            // loads are translated the untranslated path is closed: one test
+                            // chooses.)
+                            let v = if self.mmu.in_blocks[1] {
+                                self.memo_load(a, $size)
+                            } else {
+                                self.bus.fast_load(a, $size, self.bus.open.load)
+                            };
+                            if let Some(v) = v {
                                 Self::loaded(obs, a, $size, v);
                                 w!($ext(v));
                             } else {
@@ -238,9 +251,12 @@ impl Hart {
                         ($size:expr) => {{
                             let a = ea!();
                             let v = x!(e.rs2);
-                            if self.bus.fast_store(a, $size, v, self.bus.open.store)
-                                || self.memo_store(a, $size, v)
-                            {
+                            let done = if self.mmu.in_blocks[2] {
+                                self.memo_store(a, $size, v)
+                            } else {
+                                self.bus.fast_store(a, $size, v, self.bus.open.store)
+                            };
+                            if done {
                                 // Only a re-check asked for here can end the block.
                                 let again = self.after_store();
                                 Self::stored(obs, a, $size, v);
@@ -632,25 +648,21 @@ impl Hart {
         (self.mmu.in_blocks[0] && off < 0x1000).then(|| m.pa_page + off)
     }
 
-    /// A translated load of `size` bytes at `va` in a page a recent load found, when blocks may
-    /// use it: what `mem_load` does there (no trigger, no PMP check; the TLB event counted).
+    /// A translated load of `size` bytes at `va` in a page a recent load found (call while
+    /// blocks may use them, `Mmu::in_blocks`): what `mem_load` does there (no trigger, no PMP
+    /// check). The TLB event is not counted: the plain loop's events are never read (the
+    /// instrumented loop steps and takes them per instruction).
     #[inline(always)]
     fn memo_load(&mut self, va: u64, size: u64) -> Option<u64> {
-        if !self.mmu.in_blocks[1] {
-            return None;
-        }
-        let pa = self.mmu.recent(va, size, 1)?;
-        self.bus.fast_load(pa, size, self.bus.ram_size())
+        let off = self.mmu.memo_offset(va, size, 1)?;
+        self.bus.ram_load(off, size)
     }
 
     /// A translated store, as [`Hart::memo_load`]; false if not done.
     #[inline(always)]
     fn memo_store(&mut self, va: u64, size: u64, v: u64) -> bool {
-        if !self.mmu.in_blocks[2] {
-            return false;
-        }
-        match self.mmu.recent(va, size, 2) {
-            Some(pa) => self.bus.fast_store(pa, size, v, self.bus.ram_size()),
+        match self.mmu.memo_offset(va, size, 2) {
+            Some(off) => self.bus.ram_store(off, size, v),
             None => false,
         }
     }
@@ -747,10 +759,14 @@ impl Hart {
         let n = self.blocks.used - start;
         // Fused sequences, left to right (the pool holds a block's instructions in the order it
         // runs them when none leaves).
-        let ks: Vec<K> = self.blocks.pool[start..self.blocks.used]
-            .iter()
-            .map(|e| e.k)
-            .collect();
+        let mut ks = [K::Other; MAX_INSNS];
+        for (k, e) in ks
+            .iter_mut()
+            .zip(&self.blocks.pool[start..self.blocks.used])
+        {
+            *k = e.k;
+        }
+        let ks = &ks[..n];
         let mut j = 0;
         while j < ks.len() {
             match fuse(&ks[j..]) {

@@ -163,14 +163,7 @@ impl Hart {
             level: leaf.level as u8,
             vpn_bits: s.vpn_bits as u8,
         };
-        let fetch = access == Access::Exec;
-        let slot = if fetch {
-            &mut self.mmu.itlb[idx]
-        } else {
-            &mut self.mmu.dtlb[idx]
-        };
-        let old = std::mem::replace(slot, entry);
-        self.mmu.refill(&old, fetch);
+        self.mmu.fill(access == Access::Exec, idx, entry);
         self.remember(va, pa, access);
         Ok(pa)
     }
