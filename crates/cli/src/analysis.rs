@@ -28,12 +28,13 @@ what came before); 2 usage error; 125 an input cannot be read.";
 
 /// The input every analysis command reads.
 #[derive(clap::Args)]
+#[command(group(clap::ArgGroup::new("program").required(true).multiple(true).args(["elf", "image"])))]
 pub struct InputArgs {
     /// The ingress file or trace (`-` for stdin).
     pub(crate) input: PathBuf,
     /// The program's ELF file: symbols, DWARF line tables, instructions (or give the code with
     /// --image alone).
-    #[arg(long, value_name = "ELF", required_unless_present = "image")]
+    #[arg(long, value_name = "ELF")]
     pub(crate) elf: Option<PathBuf>,
     /// More code the trace ran (firmware, libraries): its instructions, and its functions named
     /// (no line tables).

@@ -456,7 +456,8 @@ fn load_images(
     // Which images hold a core file's memory (by index in `scoped`), and which files of the
     // unscoped image are files (not memory).
     let mut memory: Vec<bool> = Vec::new();
-    let mut unscoped_files: Vec<usize> = Vec::new();
+    // The --elf files are files of the unscoped image.
+    let mut unscoped_files: Vec<usize> = (0..image.files().len()).collect();
     // Where a file goes: the common image, or one of its own.
     let mut target =
         |scoped: &mut Vec<(rvtrace_image::space::Scope, Image)>,
