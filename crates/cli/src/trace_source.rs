@@ -632,6 +632,8 @@ fn yield_memory_to_files(
         }
     }
     let mut rebuilt: Vec<(usize, Image)> = Vec::new();
+    // Per file whose code differs from what ran: (file, bytes, first address, spaces).
+    let mut differs: Vec<(String, u64, u64, Vec<Scope>)> = Vec::new();
     for (i, ((scope, im), &m)) in scoped.iter().zip(memory).enumerate() {
         if !m {
             continue;
@@ -687,12 +689,31 @@ fn yield_memory_to_files(
             }
         }
         if let Some((n, first, file)) = differ {
-            warn!(
-                "{file}: its code differs from what ran (the core file's memory of the same \
-                 space) at {n} bytes, the first at {first:#x}; the decode reads the file"
-            );
+            match differs.iter_mut().find(|d| d.0 == file) {
+                Some(d) => {
+                    d.1 += n;
+                    d.3.push(*scope);
+                }
+                None => differs.push((file.to_string(), n, first, vec![*scope])),
+            }
         }
         rebuilt.push((i, own));
+    }
+    for (file, n, first, spaces) in differs {
+        let ctx: Vec<String> = spaces
+            .iter()
+            .filter_map(|s| s.context.map(|c| c.to_string()))
+            .collect();
+        let where_ = match ctx.len() {
+            0 => String::new(),
+            1 => format!(" in context {}", ctx[0]),
+            _ => format!(" in contexts {}", ctx.join(", ")),
+        };
+        warn!(
+            "{file}: its code differs from what ran (the core file's memory of the same space){where_} \
+             at {n} bytes, the first at {first:#x}; the decode reads the file (give it with \
+             ctx= and priv= for the process it is)"
+        );
     }
     for (i, im) in rebuilt {
         scoped[i].1 = im;

@@ -565,6 +565,36 @@ fn linux_processes_decode_with_the_run_snapshot() {
         (in_steps.to_string().as_str(), "3000"),
         "{row}"
     );
+    // Given for every space (no ctx=), collatz takes busybox's place too: the load says where
+    // its code is not what ran (contexts that ran user code, not collatz's own).
+    let o = rvtrace(&[
+        "decode",
+        s(&d.join("w.etrace")),
+        "--image",
+        s(&code),
+        "--elf",
+        s(&collatz),
+        "--pcs",
+        s(&d.join("wrong.pcs")),
+    ]);
+    let err = stderr(&o);
+    let line = err
+        .lines()
+        .find(|l| l.contains("its code differs from what ran"))
+        .unwrap_or_else(|| panic!("{err}"));
+    let listed: Vec<u64> = line
+        .split(" in context")
+        .nth(1)
+        .and_then(|t| t.split(" at ").next())
+        .map(|t| {
+            t.trim_start_matches('s')
+                .split(',')
+                .map(|c| c.trim().parse().unwrap())
+                .collect()
+        })
+        .unwrap_or_else(|| panic!("{line}"));
+    assert!(!listed.is_empty() && !listed.contains(&c), "{line}");
+    assert!(listed.iter().all(|x| user.contains_key(x)), "{line}");
 }
 
 #[test]
