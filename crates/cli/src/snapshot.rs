@@ -94,9 +94,9 @@ impl Executed {
         }
     }
 
+    /// Records an instruction retired in space `key` ([`Executed::key`]).
     #[inline(always)]
-    fn record(&mut self, priv_: u8, pc: u64, insn: u32, len: u8) {
-        let key = self.key(priv_);
+    fn record(&mut self, key: u64, pc: u64, insn: u32, len: u8) {
         let pc = if self.xlen == Xlen::Rv32 {
             pc & 0xffff_ffff
         } else {
@@ -218,16 +218,15 @@ impl Observer for Executed {
 
     #[inline(always)]
     fn retire(&mut self, ev: &Retired) {
-        self.record(ev.priv_, ev.pc, ev.insn, ev.len);
+        self.record(self.key(ev.priv_), ev.pc, ev.insn, ev.len);
     }
 
     #[inline(always)]
     fn retire_run(&mut self, run: &impl RetiredRun) {
-        let (n, priv_) = (run.len(), run.priv_());
+        let (n, key) = (run.len(), self.key(run.priv_()));
         // A run of a block recorded before in the same space, as long or longer, has the same
         // instructions (`RetiredRun::block_id`): nothing new.
         if let Some(id) = run.block_id() {
-            let key = self.key(priv_);
             let slot = (id ^ key.rotate_left(32)) as usize % SEEN;
             match &mut self.seen[slot] {
                 (i, k, len) if (*i, *k) == (id, key) && *len as usize >= n => return,
@@ -240,7 +239,7 @@ impl Observer for Executed {
             } else {
                 run.last_step()
             };
-            self.record(priv_, s.pc, run.insn(i), s.len);
+            self.record(key, s.pc, run.insn(i), s.len);
         }
     }
 

@@ -164,6 +164,11 @@ type BuildCode = dyn Fn(&Image) -> Code + Send + Sync;
 /// A set of files (bit `i` of word `i / 64`: `files[i]`).
 type FileSet = Vec<u64>;
 
+/// Whether `files[i]` is in `set`.
+fn in_set(set: &FileSet, i: usize) -> bool {
+    set[i / 64] >> (i % 64) & 1 != 0
+}
+
 /// The address spaces of a program made of scoped files (module documentation).
 pub struct Spaces {
     files: Vec<(Scope, Image)>,
@@ -270,14 +275,14 @@ impl Spaces {
         self.files
             .iter()
             .enumerate()
-            .filter(move |(i, _)| set[i / 64] >> (i % 64) & 1 != 0)
+            .filter(move |(i, _)| in_set(set, *i))
             .map(|(_, (_, im))| im)
     }
 
     /// The files of space `index` ([`Spaces::index`]): indices into [`Spaces::files`].
     pub fn files_of(&self, index: usize) -> impl Iterator<Item = usize> + '_ {
         let set = &self.sets[index].0;
-        (0..self.files.len()).filter(move |i| set[i / 64] >> (i % 64) & 1 != 0)
+        (0..self.files.len()).filter(move |&i| in_set(set, i))
     }
 
     /// The files and their scopes, in the order given.
