@@ -357,17 +357,28 @@ fn hostile_files_are_reported() {
 }
 
 /// The checker's answer on `trace`: the summary (the partial one and the error's text when it
-/// fails) and every mismatch, with plain runs on or off ([`Checker::set_plain_runs`]).
-fn answer(run: &Run, trace: &[u8], plain: bool) -> (CheckSummary, Option<String>, Vec<Mismatch>) {
+/// fails) and every mismatch, with plain runs off, on from groups read, or on from the trace's
+/// bytes too ([`Checker::set_plain_runs`], [`Checker::set_byte_runs`]).
+fn answer(run: &Run, trace: &[u8], mode: Plain) -> (CheckSummary, Option<String>, Vec<Mismatch>) {
     let opts = CheckOptions::new(run.params, run.absent);
     let mut c = Checker::new(common::reference(&run.image), &run.image, opts);
-    c.set_plain_runs(plain);
+    c.set_plain_runs(mode != Plain::Off);
+    c.set_byte_runs(mode == Plain::Bytes);
     let mut ms = Vec::new();
     let r = c.check(trace, &mut |m| ms.push(m.clone()));
     (c.summary().clone(), r.err().map(|e| e.to_string()), ms)
 }
 
-/// The plain runs (`checker/fast.rs`: common groups checked in one run of the reference) give
+/// How the checker takes plain groups ([`answer`]).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Plain {
+    Off,
+    Groups,
+    Bytes,
+}
+
+/// The plain runs (`checker/fast.rs`: common groups checked in one run of the reference, read
+/// into groups or straight from the trace's bytes) give
 /// the general procedure's answers, mismatch for mismatch: on the traces of an RV64 program and
 /// two RV32 ones (one taking timer interrupts between plain groups), whole and damaged by bit
 /// flips (register values, pcs, instructions, memory data, opcodes) and by removed, repeated and
@@ -381,20 +392,24 @@ fn plain_runs_answer_as_the_general_procedure() {
     ] {
         let run = produce(&program(name), Elements::NONE);
         let groups = group_starts(&run.trace, &run.params);
-        let whole = answer(&run, &run.trace, true);
+        let whole = answer(&run, &run.trace, Plain::Bytes);
         assert!(
             whole.0.passed() && whole.1.is_none(),
             "{name}: {:?}",
             whole.0
         );
-        assert_eq!(whole, answer(&run, &run.trace, false), "{name}");
+        assert_eq!(whole, answer(&run, &run.trace, Plain::Groups), "{name}");
+        assert_eq!(whole, answer(&run, &run.trace, Plain::Off), "{name}");
         let mut rng = Rng(seed);
         let mut mismatched = 0;
         for (class, n) in [("bit flip", 100), ("chunk", 30)] {
             for k in 0..n {
                 let d = damage(class, &run.trace, &groups, &mut rng);
-                let plain = answer(&run, &d, true);
-                assert_eq!(plain, answer(&run, &d, false), "{name}: {class} #{k}");
+                let plain = answer(&run, &d, Plain::Bytes);
+                let general = answer(&run, &d, Plain::Off);
+                assert_eq!(plain, general, "{name}: {class} #{k}, from bytes");
+                let groups = answer(&run, &d, Plain::Groups);
+                assert_eq!(groups, general, "{name}: {class} #{k}, from groups");
                 mismatched += !plain.2.is_empty() as u32;
             }
         }

@@ -5,7 +5,7 @@
 //! ([`resync`](super::resync)); the program load is checked on the way ([`init`](super::init)).
 
 use super::compare::Compare;
-use super::fast::{plain_group, FastRun};
+use super::fast::{plain_group, scan_plain, ByteGroup, ByteGroups, Expect, FastRun};
 use super::group::{Group, GroupReader, Next};
 use super::init::{compare_init, Program};
 use super::report::{CheckError, CheckSummary, Diff, Mismatch, TraceEnd};
@@ -13,7 +13,7 @@ use super::resync::{Alts, Snapshot};
 use super::shadow::Shadow;
 use super::step::{implicit_csrs, is_semihosting_call, semihosting_results};
 use super::step::{CallResults, StepObserver, Stopped};
-use crate::codec::{mask_bits, mem_op, Params};
+use crate::codec::{mask_bits, mem_op, Layout, Params};
 use crate::meta::{Elements, RunEnd};
 use rvtrace_image::Image;
 use rvtrace_isa::disasm::disasm;
@@ -71,12 +71,63 @@ pub struct Checker {
     code: (u64, u64),
     /// Plain runs on (`fast.rs`).
     plain_runs: bool,
+    /// Plain runs from the trace's bytes on (`fast.rs`, [`ByteGroups`]).
+    byte_runs: bool,
+    /// The plain groups found ahead in the bytes, and the trace's field widths.
+    bytes_ahead: Vec<ByteGroup>,
+    layout: Layout,
+    /// The group of a byte run that the slow path decides, read again.
+    one: Group,
 }
 
 /// Plain groups read ahead at most (`fast.rs`). Few enough that they are still in the first-level
 /// data cache when their run compares them (callgrind's cache simulation, 400 k groups: 4.5 M
 /// D1 misses with 256, 0.6 M with 32, for 35 host instructions more per group).
 const BATCH: usize = 32;
+
+/// Plain groups found ahead in the trace's bytes at most (a run's setup is shared by up to this
+/// many groups; a group found takes 40 bytes of memory, its bytes stay in the reader's buffer).
+const BYTE_BATCH: usize = 256;
+
+/// How a plain run ended ([`plain_step`]).
+struct PlainEnd {
+    /// Groups matched.
+    k: usize,
+    /// Group `k` did not match plainly.
+    undecided: bool,
+    stop: Stop,
+    /// The [`implicit_csrs`] before the run.
+    pre: [u64; 9],
+}
+
+/// Run the reference `hart` over `n` plain groups that `exp` expects (their pcs in `pcs`, their
+/// instructions' bytes in `code`), comparing each as it retires (`fast.rs`).
+fn plain_step<E: Expect>(
+    hart: &mut Hart,
+    shadow: &mut Shadow,
+    obs: &mut StepObserver,
+    (pcs, code): (&[u64], (u64, u64)),
+    exp: E,
+    n: usize,
+) -> PlainEnd {
+    let pre = implicit_csrs(hart);
+    // Every group has an instruction: an interrupt the trace does not show is held off
+    // (as `StepObserver::step` holds it), and plain instructions do not read `mie`.
+    let mie = hart.csr.mie;
+    hart.csr.mie = 0;
+    shadow.traced_csrs.clear();
+    let ram_size = hart.bus.ram_size();
+    let mut run = FastRun::new(exp, n, pcs, shadow, obs, code, ram_size);
+    let stop = hart.run(&mut run, u64::MAX);
+    let (k, undecided) = (run.k, run.undecided);
+    hart.csr.mie = mie;
+    PlainEnd {
+        k,
+        undecided,
+        stop,
+        pre,
+    }
+}
 
 /// A step of the reference made in a plain run, for the slow path's comparison.
 struct Stepped {
@@ -110,6 +161,10 @@ impl Checker {
             pcs: Vec::new(),
             code: (0, 0),
             plain_runs: true,
+            byte_runs: true,
+            bytes_ahead: Vec::new(),
+            layout: Layout::new(&opts.params),
+            one: Group::default(),
         }
     }
 
@@ -120,6 +175,14 @@ impl Checker {
     /// slower.
     pub fn set_plain_runs(&mut self, on: bool) {
         self.plain_runs = on;
+    }
+
+    /// Whether plain runs (with [`Checker::set_plain_runs`] on) take groups in the form
+    /// rvtrace's producer writes them straight from the trace's bytes, without reading them
+    /// into groups; on by default. Off, they are read into groups first: the answers are the
+    /// same (`tests/campaign.rs`), only slower.
+    pub fn set_byte_runs(&mut self, on: bool) {
+        self.byte_runs = on;
     }
 
     /// The reference hart.
@@ -167,6 +230,9 @@ impl Checker {
         let mut n = 0;
         let xlen = self.shadow.xlen;
         loop {
+            if n == 0 && self.running && self.byte_runs {
+                self.run_bytes(rd, report)?;
+            }
             if n == batch.len() {
                 batch.push(Group::default());
             }
@@ -254,11 +320,81 @@ impl Checker {
         }
     }
 
-    /// How many of `groups` (plain ones) the reference may run as one plain run from where it
-    /// is: their instructions are in its memory at the pcs the trace gives them (into
-    /// `self.pcs`), and the shadow and the reference agree on everything a plain run compares
-    /// (else 0: the slow path decides, and resynchronises).
-    fn plain_run_len(&mut self, groups: &[Group]) -> usize {
+    /// Plain groups straight from the trace's bytes, as long as they come in the form the
+    /// producer writes (`fast.rs`, [`scan_plain`]): each run's groups are taken from the reader
+    /// without reading them into [`Group`]s; a group that does not match plainly is read again
+    /// and goes through the slow path with the step made. Returns at the first other unit (or
+    /// a plain group the reference may not run), which the caller reads.
+    fn run_bytes<R: Read>(
+        &mut self,
+        rd: &mut GroupReader<R>,
+        report: &mut dyn FnMut(&Mismatch),
+    ) -> Result<(), CheckError> {
+        let xlen = self.shadow.xlen;
+        loop {
+            if !self.plain_ready() {
+                return Ok(());
+            }
+            scan_plain(
+                rd.ahead(),
+                &self.layout,
+                xlen,
+                BYTE_BATCH,
+                &mut self.bytes_ahead,
+            );
+            let ahead = std::mem::take(&mut self.bytes_ahead);
+            let n = self.check_code(ahead.iter().map(|b| (b.insn, b.ilen, b.new_pc)));
+            if n == 0 {
+                self.bytes_ahead = ahead;
+                return Ok(());
+            }
+            let exp = ByteGroups(&ahead[..n]);
+            let end = plain_step(
+                &mut self.hart,
+                &mut self.shadow,
+                &mut self.obs,
+                (&self.pcs, self.code),
+                exp,
+                n,
+            );
+            let k = end.k;
+            self.summary.groups += k as u64;
+            self.summary.checked += k as u64;
+            rd.skip(match ahead.get(k) {
+                Some(b) => b.start,
+                None => ahead[k - 1].start + ahead[k - 1].len,
+            });
+            let scanned = ahead.len();
+            self.bytes_ahead = ahead;
+            if k < n && (end.undecided || end.stop != Stop::Requested) {
+                // Group `k`, read as the slow path reads it (a plain group: `scan_plain`).
+                let mut g = std::mem::take(&mut self.one);
+                let read = rd.next(&mut g);
+                if let Err(e) = read {
+                    self.one = g;
+                    return Err(e);
+                }
+                let stepped = Stepped {
+                    pre_pc: self.pcs[k],
+                    pre: end.pre,
+                    result: match end.stop {
+                        Stop::Requested => Ok(()),
+                        stop => Err(Stopped(stop)),
+                    },
+                };
+                self.insn_group(&g, Some(stepped), report);
+                self.one = g;
+            } else if k == n && n < scanned {
+                // The next group's instruction is not in the reference's memory there.
+                return Ok(());
+            }
+        }
+    }
+
+    /// Whether the reference may take a plain run from where it is: the shadow and the
+    /// reference agree on everything a plain run compares, and the instructions the trace gives
+    /// are what it fetches (else the slow path decides, and resynchronises).
+    fn plain_ready(&self) -> bool {
         let h = &self.hart;
         let sh = &self.shadow;
         if !self.plain_runs
@@ -267,7 +403,7 @@ impl Checker {
             || !self.alts.is_empty()
             || h.bus.exit.is_some()
         {
-            return 0;
+            return false;
         }
         // The code read below is what the reference fetches only without address translation
         // (privileged ISA 20211203, 4.1.11 "Supervisor Address Translation and Protection
@@ -277,22 +413,26 @@ impl Checker {
             Xlen::Rv64 => h.csr.satp >> 60,
         };
         if satp_mode != 0 && (h.priv_ != 3 || h.csr.mstatus & mstatus::MPRV != 0) {
-            return 0;
+            return false;
         }
         let flen = sh.flen;
         let fprs_agree = sh.f == h.f
             || self.opts.absent.has(Elements::FPR)
             || flen == 0
             || (0..32).all(|r| mask_bits(sh.f[r], flen) == mask_bits(h.f[r], flen));
-        if sh.pc != h.pc || sh.priv_ != h.priv_ || sh.x != h.x || !fprs_agree {
-            return 0;
-        }
+        sh.pc == h.pc && sh.priv_ == h.priv_ && sh.x == h.x && fprs_agree
+    }
+
+    /// How many of the plain groups `items` (instruction, its length, the pc after it when
+    /// given in full) have their instructions in the reference's memory at the pcs the trace
+    /// gives them, from where the reference is (into `self.pcs`, their bytes into `self.code`).
+    fn check_code(&mut self, items: impl Iterator<Item = (u32, u8, Option<u64>)>) -> usize {
+        let h = &self.hart;
         self.pcs.clear();
         let mut pc = h.pc;
         self.pcs.push(pc);
         let (mut lo, mut hi) = (u64::MAX, 0);
-        for g in groups {
-            let Some((insn, len)) = g.insn else { break };
+        for (insn, len, new_pc) in items {
             let raw = match h.bus.fetch(pc) {
                 Some(raw) if len == 2 => raw & 0xffff,
                 Some(raw) => raw,
@@ -303,50 +443,52 @@ impl Checker {
             }
             lo = lo.min(pc);
             hi = hi.max(pc + len as u64);
-            pc = match g.new_pc {
+            pc = match new_pc {
                 Some(p) => p,
                 None => pc.wrapping_add(len as u64),
-            } & sh.xmask;
+            } & self.shadow.xmask;
             self.pcs.push(pc);
         }
         self.code = (lo, hi);
         self.pcs.len() - 1
     }
 
+    /// How many of `groups` (plain ones) the reference may run as one plain run from where it
+    /// is ([`Checker::plain_ready`], [`Checker::check_code`]).
+    fn plain_run_len(&mut self, groups: &[Group]) -> usize {
+        if !self.plain_ready() {
+            return 0;
+        }
+        self.check_code(groups.iter().map_while(|g| {
+            let (insn, len) = g.insn?;
+            Some((insn, len, g.new_pc))
+        }))
+    }
+
     /// Check plain `groups` (their pcs in `self.pcs`) in one run of the reference; the number
     /// of groups done (0: none, the reference did not move).
     fn run_plain(&mut self, groups: &[Group], report: &mut dyn FnMut(&Mismatch)) -> usize {
-        let pre = implicit_csrs(&self.hart);
-        // Every group has an instruction: an interrupt the trace does not show is held off
-        // (as `StepObserver::step` holds it), and plain instructions do not read `mie`.
-        let mie = self.hart.csr.mie;
-        self.hart.csr.mie = 0;
-        self.shadow.traced_csrs.clear();
-        let ram_size = self.hart.bus.ram_size();
-        let mut run = FastRun::new(
-            groups,
-            &self.pcs,
+        let end = plain_step(
+            &mut self.hart,
             &mut self.shadow,
             &mut self.obs,
-            self.code,
-            ram_size,
+            (&self.pcs, self.code),
+            groups,
+            groups.len(),
         );
-        let stop = self.hart.run(&mut run, u64::MAX);
-        let (k, undecided) = (run.k, run.undecided);
-        self.hart.csr.mie = mie;
+        let k = end.k;
         self.summary.groups += k as u64;
         self.summary.checked += k as u64;
-        if k < groups.len() && (undecided || stop != Stop::Requested) {
+        if k < groups.len() && (end.undecided || end.stop != Stop::Requested) {
             // Group `k` did not match plainly, or the reference stopped in it: the slow
             // path's comparison with the step that was made.
-            let result = match stop {
-                Stop::Requested => Ok(()),
-                stop => Err(Stopped(stop)),
-            };
             let stepped = Stepped {
                 pre_pc: self.pcs[k],
-                pre,
-                result,
+                pre: end.pre,
+                result: match end.stop {
+                    Stop::Requested => Ok(()),
+                    stop => Err(Stopped(stop)),
+                },
             };
             self.insn_group(&groups[k], Some(stepped), report);
             return k + 1;

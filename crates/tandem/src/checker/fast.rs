@@ -27,12 +27,20 @@
 //!   path's comparison, report and resynchronisation with the events recorded in the run
 //!   (the reference is not stepped twice).
 //!
+//! Groups in the form rvtrace's producer writes them (begin group, pc, instruction, register,
+//! effective address, request, response, end group) are found straight in the trace's bytes
+//! ([`scan_plain`]) with their elements, without a [`Group`] each: reading into groups cost
+//! about half the checker. Such a group is one [`plain_group`] admits once read, and
+//! [`ByteGroups`] accepts a subset of what the groups' match accepts, so the answers stay the
+//! same; any other unit ends the scan and is read as before.
+//!
 //! [`Hart::run`]: rvtrace_sim::Hart::run
 
 use super::group::Group;
+use super::group::RegUpd;
 use super::shadow::{canonical_csr, Shadow};
 use super::step::StepObserver;
-use crate::codec::{mask_bits, mem_op, reg};
+use crate::codec::{mask_bits, mem_op, op, reg, state, Layout};
 use rvtrace_isa::Xlen;
 use rvtrace_sim::bus::RAM_BASE;
 use rvtrace_sim::{MemAccess, MemKind, Observer, Retired, TrapInfo};
@@ -92,10 +100,251 @@ pub(super) fn plain_group(g: &Group, xlen: Xlen) -> bool {
             .all(|m| matches!(m.op, mem_op::LOAD | mem_op::STORE))
 }
 
-/// The observer of a plain run: each instruction's events against its group.
-pub(super) struct FastRun<'a> {
+/// What a plain run expects of each instruction: the groups read ahead ([`Group`]s) or the
+/// trace's bytes of the groups in the producer's own form ([`ByteGroups`]).
+pub(super) trait Expect {
+    /// Whether retired instruction `r`, with the events recorded for it, is group `k` exactly
+    /// (every element equal). The caller checked the pcs, the absence of traps, serviced calls,
+    /// device accesses, CSR and FP writes; `gprs`: the integer registers written (bit `n`:
+    /// register `n`) with their values in `gv`.
+    fn matches(
+        &mut self,
+        k: usize,
+        r: &Retired,
+        ev: &StepObserver,
+        gv: &[u64; 32],
+        sh: &Shadow,
+    ) -> bool;
+}
+
+impl Expect for &[Group] {
+    #[inline]
+    fn matches(
+        &mut self,
+        k: usize,
+        r: &Retired,
+        ev: &StepObserver,
+        gv: &[u64; 32],
+        sh: &Shadow,
+    ) -> bool {
+        let g = &self[k];
+        let Some((insn, len)) = g.insn else {
+            return false;
+        };
+        if r.insn != insn || r.len != len {
+            return false;
+        }
+        let mut written = 0u32;
+        for &(addr, upd) in &g.regs {
+            let x = (addr - reg::GPR0) as usize & 31;
+            written |= 1 << x;
+            if sh.gpr_after(x, upd) != gv[x] {
+                return false;
+            }
+        }
+        written == ev.gprs && mem_match(g, &ev.mems)
+    }
+}
+
+/// A plain group found in the trace's bytes ([`scan_plain`]), with its elements.
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct ByteGroup {
+    /// Its bytes: `len` from `start` in the bytes scanned.
+    pub(super) start: usize,
+    pub(super) len: usize,
+    pub(super) insn: u32,
+    pub(super) ilen: u8,
+    /// The pc after it, when given in full (else the increment).
+    pub(super) new_pc: Option<u64>,
+    /// The integer register written (0: none) and its value.
+    rd: u8,
+    rd_value: u64,
+    /// The memory request: none, [`mem_op::LOAD`] + 1 or [`mem_op::STORE`] + 1.
+    mem: u8,
+    /// Its bytes, address and data (a load's from its response).
+    mem_bytes: u8,
+    mem_addr: u64,
+    mem_data: u64,
+    /// The effective address, if given.
+    eaddr: Option<u64>,
+}
+
+/// The groups of a run, found in the trace's bytes ([`scan_plain`]).
+pub(super) struct ByteGroups<'a>(pub(super) &'a [ByteGroup]);
+
+impl Expect for ByteGroups<'_> {
+    /// What the groups' match (`&[Group]`, [`mem_match`]) accepts, in its common case only
+    /// (one access or none, the effective address that access's); every other case is left
+    /// to the slow path's comparison (not matching plainly is always safe: the step is made,
+    /// the general procedure decides).
+    #[inline]
+    fn matches(
+        &mut self,
+        k: usize,
+        r: &Retired,
+        ev: &StepObserver,
+        gv: &[u64; 32],
+        sh: &Shadow,
+    ) -> bool {
+        let g = &self.0[k];
+        if r.insn != g.insn || r.len != g.ilen {
+            return false;
+        }
+        let x = g.rd as usize & 31;
+        let regs = if x == 0 {
+            ev.gprs == 0
+        } else {
+            ev.gprs == 1 << x && sh.gpr_after(x, RegUpd::Full(g.rd_value)) == gv[x]
+        };
+        regs && match (&ev.mems[..], g.mem) {
+            ([], 0) => true,
+            ([m], op) if op != 0 => {
+                m.addr == g.mem_addr
+                    && m.size == g.mem_bytes
+                    && g.eaddr.is_none_or(|a| a == m.addr)
+                    && m.value == g.mem_data
+                    && match m.kind {
+                        MemKind::Load => op == mem_op::LOAD + 1,
+                        MemKind::Store => op == mem_op::STORE + 1,
+                    }
+            }
+            _ => false,
+        }
+    }
+}
+
+/// Scan `b` (from a group's start) for plain groups in the form rvtrace's producer writes them,
+/// at most `max`, into `out` (cleared first); stops at the first other unit or where fewer than
+/// [`SCAN_WINDOW`] bytes are left. A group of this form is one [`plain_group`] admits once read:
+/// begin group; increment pc or the pc; a plain instruction ([`plain_insn`]); perhaps an integer
+/// register other than `x0`; perhaps a load or store request of 1, 2, 4 or 8 bytes with its
+/// response (size as requested, success) and perhaps its effective address before it; end group.
+pub(super) fn scan_plain(b: &[u8], l: &Layout, xlen: Xlen, max: usize, out: &mut Vec<ByteGroup>) {
+    out.clear();
+    let mut at = 0;
+    while out.len() < max {
+        let Some(w) = b.get(at..at + SCAN_WINDOW) else {
+            break;
+        };
+        match scan_one(w.try_into().expect("a window"), l, xlen) {
+            Some(mut g) => {
+                g.start = at;
+                at += g.len;
+                out.push(g);
+            }
+            None => break,
+        }
+    }
+}
+
+/// Bytes [`scan_one`] looks at: more than the longest plain group (begin group 1, pc 10,
+/// instruction 5, register 11, effective address 10, request 18, response 10, end group 1 =
+/// 66), so that no read needs a bounds check of its own but the one for the window.
+pub(super) const SCAN_WINDOW: usize = 96;
+
+/// The low `n` bytes of `w` at `at`, little-endian (`at + 8 <= SCAN_WINDOW`: the window is
+/// longer than any group by 30 bytes).
+#[inline(always)]
+fn le(w: &[u8; SCAN_WINDOW], at: usize, n: usize) -> u64 {
+    let v = u64::from_le_bytes(w[at..at + 8].try_into().expect("8 bytes"));
+    if n >= 8 {
+        v
+    } else {
+        v & ((1u64 << (8 * n)) - 1)
+    }
+}
+
+/// One plain group at the start of `w` ([`scan_plain`]).
+#[inline(always)]
+fn scan_one(w: &[u8; SCAN_WINDOW], l: &Layout, xlen: Xlen) -> Option<ByteGroup> {
+    if w[0] != op::BEGIN_GROUP {
+        return None;
+    }
+    let (new_pc, mut k) = match w[1] {
+        op::INCR_PC => (None, 2),
+        op::ADDL_STATE if matches!(w[2], state::PC | state::PC_APPENDIX) => {
+            (Some(le(w, 3, l.xbytes)), 3 + l.xbytes)
+        }
+        _ => return None,
+    };
+    let (insn, ilen) = match w[k] {
+        op::INSN32 => (le(w, k + 1, 4) as u32, 4),
+        // (A parcel with its low bits set is read as a 32-bit instruction: `codec`.)
+        op::INSN16 if w[k + 1] & 3 != 3 => (le(w, k + 1, 2) as u32, 2),
+        _ => return None,
+    };
+    k += 1 + ilen as usize;
+    if !plain_insn(insn, ilen, xlen) {
+        return None;
+    }
+    let (mut rd, mut rd_value) = (0, 0);
+    if w[k] == op::FULL_REG {
+        let addr = le(w, k + 1, 2) as u16;
+        if !reg::is_gpr(addr) || addr == reg::GPR0 {
+            return None;
+        }
+        rd = (addr - reg::GPR0) as u8;
+        rd_value = le(w, k + 3, l.xbytes);
+        k += 3 + l.xbytes;
+    }
+    let mut eaddr = None;
+    if w[k] == op::ADDL_STATE && w[k + 1] == state::EADDR {
+        eaddr = Some(le(w, k + 2, l.mbytes));
+        k += 2 + l.mbytes;
+        if w[k] != op::MEM_REQ {
+            return None;
+        }
+    }
+    let (mut mem, mut mem_bytes, mut mem_addr, mut mem_data) = (0, 0, 0, 0);
+    if w[k] == op::MEM_REQ {
+        mem_addr = le(w, k + 1, l.mbytes);
+        let op_size = w[k + 1 + l.mbytes];
+        let (mop, size) = (op_size & 0xf, op_size >> 4);
+        if size > 3 || !matches!(mop, mem_op::LOAD | mem_op::STORE) {
+            return None;
+        }
+        let n = 1usize << size;
+        (mem, mem_bytes) = (mop + 1, n as u8);
+        k += 2 + l.mbytes;
+        if mop == mem_op::STORE {
+            mem_data = le(w, k, n);
+            k += n;
+        }
+        // The response: this size, success (result 0); a load's data.
+        if w[k] != op::MEM_RSP || w[k + 1] != size {
+            return None;
+        }
+        k += 2;
+        if mop == mem_op::LOAD {
+            mem_data = le(w, k, n);
+            k += n;
+        }
+    }
+    if w[k] != op::END_GROUP {
+        return None;
+    }
+    Some(ByteGroup {
+        start: 0,
+        len: k + 1,
+        insn,
+        ilen,
+        new_pc,
+        rd,
+        rd_value,
+        mem,
+        mem_bytes,
+        mem_addr,
+        mem_data,
+        eaddr,
+    })
+}
+
+/// The observer of a plain run: each instruction's events against what `E` expects of it.
+pub(super) struct FastRun<'a, E> {
     /// The plain groups of the run.
-    pub(super) groups: &'a [Group],
+    pub(super) exp: E,
+    /// The number of groups in the run.
+    n: usize,
     /// `pcs[k]`: the pc of group `k`'s instruction (checked in the reference's memory);
     /// `pcs[k + 1]` the pc after it.
     pub(super) pcs: &'a [u64],
@@ -120,9 +369,11 @@ pub(super) struct FastRun<'a> {
     gv: [u64; 32],
 }
 
-impl<'a> FastRun<'a> {
+impl<'a, E: Expect> FastRun<'a, E> {
+    /// A run of `n` groups that `exp` expects.
     pub(super) fn new(
-        groups: &'a [Group],
+        exp: E,
+        n: usize,
         pcs: &'a [u64],
         sh: &'a mut Shadow,
         ev: &'a mut StepObserver,
@@ -131,7 +382,8 @@ impl<'a> FastRun<'a> {
     ) -> Self {
         ev.clear();
         FastRun {
-            groups,
+            exp,
+            n,
             pcs,
             sh,
             ev,
@@ -139,7 +391,7 @@ impl<'a> FastRun<'a> {
             ram_size,
             k: 0,
             undecided: false,
-            stop: groups.is_empty(),
+            stop: n == 0,
             device: false,
             code_written: false,
             gv: [0; 32],
@@ -149,16 +401,10 @@ impl<'a> FastRun<'a> {
     /// Whether the retired instruction `r` and its events are group `k` exactly, with every
     /// element equal (else the slow path's comparison decides).
     #[inline]
-    fn plain_match(&self, r: &Retired) -> bool {
+    fn plain_match(&mut self, r: &Retired) -> bool {
         let k = self.k;
-        let g = &self.groups[k];
         let ev = &*self.ev;
-        let Some((insn, len)) = g.insn else {
-            return false;
-        };
-        if r.insn != insn
-            || r.len != len
-            || r.pc != self.pcs[k]
+        if r.pc != self.pcs[k]
             || r.next_pc != self.pcs[k + 1]
             || r.trap.is_some()
             || r.serviced.is_some()
@@ -168,105 +414,18 @@ impl<'a> FastRun<'a> {
         {
             return false;
         }
-        let mut written = 0u32;
-        for &(addr, upd) in &g.regs {
-            let x = (addr - reg::GPR0) as usize & 31;
-            written |= 1 << x;
-            if self.sh.gpr_after(x, upd) != self.gv[x] {
-                return false;
-            }
-        }
-        written == ev.gprs && self.mem_match(g)
+        self.exp.matches(k, r, ev, &self.gv, self.sh)
     }
 
-    /// The group's memory records are the reference's accesses, both ways, as `compare.rs`
-    /// matches them (a request with the access of its kind, address and size; store data with a
-    /// store; an effective address with an access).
-    #[inline(always)]
-    fn mem_match(&self, g: &Group) -> bool {
-        let mems = &self.ev.mems;
-        if g.mems.is_empty() && mems.is_empty() && g.eaddrs.is_empty() && g.store_data.is_empty() {
-            return true;
-        }
-        // The common access: one load or store, its request (with its response) in the group
-        // and perhaps its effective address.
-        if let ([it], [m], [], true) = (
-            &g.mems[..],
-            &mems[..],
-            &g.store_data[..],
-            g.eaddrs.len() <= 1,
-        ) {
-            let n = 1u8 << it.size;
-            let same = m.addr == it.addr
-                && m.size == n
-                && g.eaddrs.iter().all(|&a| a == m.addr)
-                && match it.rsp {
-                    Some(r) => r.size == it.size && r.result != 1,
-                    None => true,
-                };
-            let data = it.rsp.and_then(|r| r.data);
-            return same
-                && match (it.op, m.kind) {
-                    (mem_op::LOAD, MemKind::Load) => data.is_none_or(|d| d == m.value),
-                    (mem_op::STORE, MemKind::Store) => m.value == it.data.unwrap_or(0),
-                    _ => false,
-                };
-        }
-        if mems.len() > 32 {
-            return false;
-        }
-        let mut matched = 0u32;
-        let mut find = |kind: MemKind, addr: u64, n: u8| -> Option<&MemAccess> {
-            let k = mems.iter().enumerate().position(|(k, m)| {
-                m.kind == kind && m.addr == addr && m.size == n && matched >> k & 1 == 0
-            })?;
-            matched |= 1 << k;
-            Some(&mems[k])
-        };
-        for it in &g.mems {
-            let n = 1u8 << it.size;
-            let mut data = None;
-            if let Some(rsp) = it.rsp {
-                if rsp.size != it.size || rsp.result == 1 {
-                    return false;
-                }
-                data = rsp.data;
-            }
-            let ok = match it.op {
-                mem_op::LOAD => find(MemKind::Load, it.addr, n)
-                    .is_some_and(|m| data.is_none_or(|d| d == m.value)),
-                mem_op::STORE => find(MemKind::Store, it.addr, n)
-                    .is_some_and(|m| m.value == it.data.unwrap_or(0)),
-                _ => false,
-            };
-            if !ok {
-                return false;
-            }
-        }
-        for &(size, v) in &g.store_data {
-            let n = 1u8 << size;
-            let hit = mems.iter().position(|m| {
-                m.kind == MemKind::Store && m.size == n && m.value == mask_bits(v, 8 * n as u32)
-            });
-            match hit {
-                Some(k) => matched |= 1 << k,
-                None => return false,
-            }
-        }
-        let stored = mems
-            .iter()
-            .enumerate()
-            .all(|(k, m)| m.kind != MemKind::Store || matched >> k & 1 == 1);
-        stored && g.eaddrs.iter().all(|&a| mems.iter().any(|m| m.addr == a))
-    }
-
-    /// Group `k` matched: the shadow takes it (3.1 step 1; what `Shadow::apply` would do).
+    /// Group `k` matched: the shadow takes it (3.1 step 1; what `Shadow::apply` would do: the
+    /// group wrote the registers the reference wrote, with their values).
     #[inline]
     fn commit(&mut self) {
-        let g = &self.groups[self.k];
-        for &(addr, _) in &g.regs {
-            let x = (addr - reg::GPR0) as usize & 31;
+        let mut m = self.ev.gprs;
+        while m != 0 {
+            let x = m.trailing_zeros() as usize;
             self.sh.x[x] = self.gv[x];
+            m &= m - 1;
         }
         self.sh.pc = self.pcs[self.k + 1];
         self.k += 1;
@@ -274,13 +433,89 @@ impl<'a> FastRun<'a> {
         self.ev.gprs = 0;
         self.ev.mems.clear();
         self.device = false;
-        if self.k == self.groups.len() || self.code_written {
+        if self.k == self.n || self.code_written {
             self.stop = true;
         }
     }
 }
 
-impl Observer for FastRun<'_> {
+/// The group's memory records are the reference's accesses `mems`, both ways, as `compare.rs`
+/// matches them (a request with the access of its kind, address and size; store data with a
+/// store; an effective address with an access).
+#[inline(always)]
+fn mem_match(g: &Group, mems: &[MemAccess]) -> bool {
+    if g.mems.is_empty() && mems.is_empty() && g.eaddrs.is_empty() && g.store_data.is_empty() {
+        return true;
+    }
+    // The common access: one load or store, its request (with its response) in the group
+    // and perhaps its effective address.
+    if let ([it], [m], [], true) = (&g.mems[..], mems, &g.store_data[..], g.eaddrs.len() <= 1) {
+        let n = 1u8 << it.size;
+        let same = m.addr == it.addr
+            && m.size == n
+            && g.eaddrs.iter().all(|&a| a == m.addr)
+            && match it.rsp {
+                Some(r) => r.size == it.size && r.result != 1,
+                None => true,
+            };
+        let data = it.rsp.and_then(|r| r.data);
+        return same
+            && match (it.op, m.kind) {
+                (mem_op::LOAD, MemKind::Load) => data.is_none_or(|d| d == m.value),
+                (mem_op::STORE, MemKind::Store) => m.value == it.data.unwrap_or(0),
+                _ => false,
+            };
+    }
+    if mems.len() > 32 {
+        return false;
+    }
+    let mut matched = 0u32;
+    let mut find = |kind: MemKind, addr: u64, n: u8| -> Option<&MemAccess> {
+        let k = mems.iter().enumerate().position(|(k, m)| {
+            m.kind == kind && m.addr == addr && m.size == n && matched >> k & 1 == 0
+        })?;
+        matched |= 1 << k;
+        Some(&mems[k])
+    };
+    for it in &g.mems {
+        let n = 1u8 << it.size;
+        let mut data = None;
+        if let Some(rsp) = it.rsp {
+            if rsp.size != it.size || rsp.result == 1 {
+                return false;
+            }
+            data = rsp.data;
+        }
+        let ok =
+            match it.op {
+                mem_op::LOAD => find(MemKind::Load, it.addr, n)
+                    .is_some_and(|m| data.is_none_or(|d| d == m.value)),
+                mem_op::STORE => find(MemKind::Store, it.addr, n)
+                    .is_some_and(|m| m.value == it.data.unwrap_or(0)),
+                _ => false,
+            };
+        if !ok {
+            return false;
+        }
+    }
+    for &(size, v) in &g.store_data {
+        let n = 1u8 << size;
+        let hit = mems.iter().position(|m| {
+            m.kind == MemKind::Store && m.size == n && m.value == mask_bits(v, 8 * n as u32)
+        });
+        match hit {
+            Some(k) => matched |= 1 << k,
+            None => return false,
+        }
+    }
+    let stored = mems
+        .iter()
+        .enumerate()
+        .all(|(k, m)| m.kind != MemKind::Store || matched >> k & 1 == 1);
+    stored && g.eaddrs.iter().all(|&a| mems.iter().any(|m| m.addr == a))
+}
+
+impl<E: Expect> Observer for FastRun<'_, E> {
     #[inline]
     fn retire(&mut self, r: &Retired) {
         if self.plain_match(r) {
@@ -335,6 +570,112 @@ impl Observer for FastRun<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::codec::{encode_all, AddlState, Params, Record};
+
+    /// Plain groups found in bytes the codec's reference encoder wrote (chapter 2's records),
+    /// with their elements; the scan stops at the first group of another form and where the
+    /// bytes left are fewer than a window.
+    #[test]
+    fn plain_groups_in_bytes() {
+        let p = Params::RV64;
+        let l = Layout::new(&p);
+        // ld a1, 8(sp): pc given in full, a1, the effective address, the load of 8 bytes.
+        let ld = [
+            Record::BeginGroup,
+            Record::State(AddlState::Pc(0x8000_0010)),
+            Record::Insn32(0x00813583),
+            Record::FullReg {
+                addr: reg::gpr(11),
+                value: 0x1122_3344_5566_7788,
+            },
+            Record::State(AddlState::Eaddr(0x8000_1008)),
+            Record::MemReq {
+                addr: 0x8000_1008,
+                op: mem_op::LOAD,
+                size: 3,
+                data: None,
+            },
+            Record::MemRsp {
+                size: 3,
+                result: 0,
+                data: Some(0x1122_3344_5566_7788),
+            },
+            Record::EndGroup,
+        ];
+        // c.sw a0, 0(s1)-like store of 4 bytes without a register; c.addi a0, 1.
+        let sw = [
+            Record::BeginGroup,
+            Record::IncrPc,
+            Record::Insn16(0xc088),
+            Record::MemReq {
+                addr: 0x8000_2000,
+                op: mem_op::STORE,
+                size: 2,
+                data: Some(0xdead_beef),
+            },
+            Record::MemRsp {
+                size: 2,
+                result: 0,
+                data: None,
+            },
+            Record::EndGroup,
+        ];
+        let addi = [
+            Record::BeginGroup,
+            Record::IncrPc,
+            Record::Insn16(0x0505),
+            Record::FullReg {
+                addr: reg::gpr(10),
+                value: 5,
+            },
+            Record::EndGroup,
+        ];
+        // A privilege change: not a plain group.
+        let other = [
+            Record::BeginGroup,
+            Record::IncrPc,
+            Record::Insn16(0x0505),
+            Record::State(AddlState::Priv(1)),
+            Record::EndGroup,
+        ];
+        let mut recs: Vec<Record> = [&ld[..], &sw, &addi, &other].concat();
+        recs.extend(std::iter::repeat_n(Record::BeginGroup, SCAN_WINDOW));
+        let b = encode_all(&recs, &p);
+        let mut out = Vec::new();
+        scan_plain(&b, &l, Xlen::Rv64, 10, &mut out);
+        assert_eq!(out.len(), 3, "{out:?}");
+        let (g, h, i) = (&out[0], &out[1], &out[2]);
+        assert_eq!(
+            (g.start, g.insn, g.ilen, g.new_pc),
+            (0, 0x00813583, 4, Some(0x8000_0010))
+        );
+        assert_eq!((g.rd, g.rd_value), (11, 0x1122_3344_5566_7788));
+        assert_eq!(
+            (g.mem, g.mem_bytes, g.mem_addr),
+            (mem_op::LOAD + 1, 8, 0x8000_1008)
+        );
+        assert_eq!(
+            (g.mem_data, g.eaddr),
+            (0x1122_3344_5566_7788, Some(0x8000_1008))
+        );
+        assert_eq!(h.start, g.len);
+        assert_eq!(h.len, encode_all(&sw, &p).len());
+        assert_eq!((h.insn, h.ilen, h.new_pc, h.rd), (0xc088, 2, None, 0));
+        assert_eq!(
+            (h.mem, h.mem_bytes, h.mem_data),
+            (mem_op::STORE + 1, 4, 0xdead_beef)
+        );
+        assert_eq!(
+            (i.start, i.rd, i.rd_value, i.mem),
+            (h.start + h.len, 10, 5, 0)
+        );
+        // At most `max`; nothing where fewer bytes than a window are left.
+        scan_plain(&b, &l, Xlen::Rv64, 2, &mut out);
+        assert_eq!(out.len(), 2);
+        let short = encode_all(&ld, &p);
+        scan_plain(&short, &l, Xlen::Rv64, 10, &mut out);
+        assert!(out.is_empty());
+    }
 
     /// The kinds by major opcode and quadrant, against encodings from the ISA manual.
     #[test]

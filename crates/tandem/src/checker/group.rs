@@ -222,6 +222,17 @@ impl<R: Read> GroupReader<R> {
         self.base + self.pos as u64
     }
 
+    /// The bytes read from the source and not yet taken (whole groups or not).
+    pub(super) fn ahead(&self) -> &[u8] {
+        &self.buf[self.pos..self.len]
+    }
+
+    /// Take `n` bytes of [`GroupReader::ahead`]: whole groups, checked without a [`Group`].
+    pub(super) fn skip(&mut self, n: usize) {
+        debug_assert!(self.pos + n <= self.len);
+        self.pos += n;
+    }
+
     /// Bytes read from the source.
     pub(super) fn read_bytes(&self) -> u64 {
         self.base + self.len as u64
