@@ -2,7 +2,8 @@
 //! (`programs/bench/workload.c`): the producer writes the tandem trace of its first
 //! `RVTRACE_TANDEM_BENCH_INSNS` (default 20 million) instructions to `io::sink()` (best of 3:
 //! the producer's own speed), then to memory, and the checker verifies that trace against a
-//! fresh hart. Run: `cargo bench -p rvtrace-tandem`. Does nothing unless
+//! fresh hart. Run: `cargo bench -p rvtrace-tandem`. `RVTRACE_PRODUCE_ROUNDS=0` leaves out the
+//! producer's own timing (to profile the checker alone). Does nothing unless
 //! `--bench` is among the arguments (so `cargo test` skips it).
 
 use rvtrace_image::Image;
@@ -37,9 +38,13 @@ fn bench(elf: &str, insns: u64) {
     };
     // The producer's speed: the run writing its trace to `io::sink()` (the figure is the
     // producer's, not the memory's or the disk's; `rvtrace run --tandem /dev/null` alike).
-    // Best of 3 runs.
+    // Best of 3 runs (`RVTRACE_PRODUCE_ROUNDS`).
     let mut produce_s = f64::MAX;
-    for _ in 0..3 {
+    let rounds = std::env::var("RVTRACE_PRODUCE_ROUNDS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(3);
+    for _ in 0..rounds {
         let (mut h, image) = hart(elf);
         let t = Instant::now();
         let mut p = Producer::new(&h, &image, opts, std::io::sink());
@@ -78,11 +83,13 @@ fn bench(elf: &str, insns: u64) {
         s.checked as f64 / check_s / 1e6
     );
     let arch = elf.trim_start_matches("workload-").trim_end_matches(".elf");
-    figure(
-        &format!("tandem.{arch}.produce"),
-        produced as f64 / produce_s / 1e6,
-        "Minsn/s",
-    );
+    if rounds > 0 {
+        figure(
+            &format!("tandem.{arch}.produce"),
+            produced as f64 / produce_s / 1e6,
+            "Minsn/s",
+        );
+    }
     figure(
         &format!("tandem.{arch}.check"),
         s.checked as f64 / check_s / 1e6,
