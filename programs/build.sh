@@ -29,6 +29,15 @@ arch_flags() {
     esac
 }
 
+# name_asm_file ELF SOURCE: gcc assembles a .S given with other sources to a temporary object
+# whose name ("ccXXXXXX.o") becomes the FILE symbol of its local symbols, so an ELF that keeps
+# its symbol table differs at every build; the symbol takes the source's name instead.
+name_asm_file() {
+    for sym in $(riscv64-unknown-elf-readelf -sW "$1" | awk '$4 == "FILE" && $8 ~ /^cc.*[.]o$/ { print $8 }'); do
+        riscv64-unknown-elf-objcopy --redefine-sym "$sym=$(basename "$2")" "$1"
+    done
+}
+
 # build NAME "ARCHS" SOURCES...
 build() {
     name=$1 archs=$2
@@ -97,6 +106,7 @@ for user in a:0x80100000:0x80101000 b:0x80102000:0x80103000; do
         -ffreestanding -fno-tree-loop-distribute-patterns -DSEPARATE_USERS -DMAIN="user_${u}_main" \
         -T kernel/user.ld -Wl,--defsym=TEXT_PA="${pas%%:*}" -Wl,--defsym=DATA_PA="${pas#*:}" \
         kernel/user_start.S "kernel/user_$u.c" -o "$sys/user_$u-rv64gc.elf"
+    name_asm_file "$sys/user_$u-rv64gc.elf" kernel/user_start.S
 done
 for elf in "$sys"/*.elf; do
     # The kernel's empty .tdata goes too: strip would otherwise grow its data segment's file
@@ -221,6 +231,9 @@ dwarf_build() {
         # shellcheck disable=SC2046
         $cc $(echo "$common" | sed 's/ -g / -gdwarf-4 /') -fno-partial-inlining -nostartfiles $(arch_flags "$arch") "$@" "$crt0" -lm \
             -o "$here/dwarf/$name-$arch.elf"
+        for src in "$@"; do
+            case $src in *.S) name_asm_file "$here/dwarf/$name-$arch.elf" "$src" ;; esac
+        done
         echo "built dwarf/$name-$arch.elf"
     done
 }

@@ -193,8 +193,10 @@ const char *err_name(long e) {
     static const char *names[] = {"SUCCESS",         "ERR_FAILED",          "ERR_NOT_SUPPORTED",
                                   "ERR_INVALID_PARAM", "ERR_DENIED",        "ERR_INVALID_ADDRESS",
                                   "ERR_ALREADY_AVAILABLE", "ERR_ALREADY_STARTED",
-                                  "ERR_ALREADY_STOPPED", "ERR_NO_SHMEM"};
-    if (e <= 0 && e >= -9) return names[-e];
+                                  "ERR_ALREADY_STOPPED", "ERR_NO_SHMEM", "ERR_INVALID_STATE",
+                                  "ERR_BAD_RANGE", "ERR_TIMEOUT", "ERR_IO", "ERR_DENIED_LOCKED"};
+    /* SBI v3.0, binary-encoding.adoc, table "Standard SBI Errors": 0 to -14. */
+    if (e <= 0 && e >= -14) return names[-e];
     return "ERR_(unknown)";
 }
 
