@@ -4,8 +4,9 @@
 Every bench prints lines `figure KEY VALUE UNIT` (crates/testkit/src/bench.rs). This script runs
 the benches (or reads saved bench output with --from), collects those lines, and prints one
 Markdown table: each figure now, as last recorded in bench/figures.tsv, the change, and the
-issue's target. --record stores the new figures in bench/figures.tsv; --readme also writes the
-table into README.md between its `bench-table` markers.
+issue's target. --record stores the new figures (with the date and load average) in
+bench/figures.tsv; --readme also writes the table into README.md between its `bench-table`
+markers: figures not measured in this run appear as last recorded, with their own date and load.
 
     scripts/bench.py                       # run every bench, print the comparison
     scripts/bench.py --from out.txt        # the same from saved `cargo bench` output
@@ -51,7 +52,7 @@ BENCHES = [
 ]
 
 FIGURE = re.compile(r"^figure (\S+) (\S+) (\S+)$")
-COLUMNS = ["key", "unit", "better", "target", "recorded", "date", "description"]
+COLUMNS = ["key", "unit", "better", "target", "recorded", "date", "load", "description"]
 
 
 def read_figures():
@@ -68,6 +69,9 @@ def read_figures():
             cells = line.split("\t")
             if cells[0] == "key":
                 continue
+            if len(cells) == len(COLUMNS) - 1:
+                # A file from before the load column.
+                cells.insert(COLUMNS.index("load"), "-")
             if len(cells) != len(COLUMNS):
                 sys.exit(f"{FIGURES}:{n}: expected {len(COLUMNS)} tab-separated columns, found {len(cells)}")
             row = dict(zip(COLUMNS, cells))
@@ -231,21 +235,34 @@ def fmt(v):
 
 
 def table(rows, order, now, now_order, load):
+    """The Markdown table: every figure measured in this run, with its last recorded value and the
+    change; every other tracked figure as last recorded, with its own date and load (so a run of
+    some benches still writes a whole table)."""
     keys = order + [k for k in now_order if k not in rows]
+    today = str(datetime.date.today())
     out = [
-        f"Figures of {datetime.date.today()} (load average {load}); 'recorded' is bench/figures.tsv.",
+        f"Figures of {today} (load average {load}) where 'measured' says so; the others as last"
+        " recorded in bench/figures.tsv ('measured': their date and load average).",
         "",
-        "| figure | unit | now | recorded | change | target | met |",
-        "|---|---|---:|---:|---:|---:|:---:|",
+        "| figure | unit | value | measured | previous | change | target | met |",
+        "|---|---|---:|---|---:|---:|---:|:---:|",
     ]
     for key in keys:
         row = rows.get(key, {})
-        value, unit = now.get(key, (None, row.get("unit", "-")))
         rec = row.get("recorded", "-")
         rec_v = None if rec in ("-", "") else float(rec)
+        if key in now:
+            value, unit = now[key]
+            when = f"{today}, load {load.split()[0]}"
+            prev = rec_v
+        else:
+            value, unit = rec_v, row.get("unit", "-")
+            rec_load = row.get("load", "-")
+            when = row.get("date", "-") + ("" if rec_load in ("-", "") else f", load {rec_load.split()[0]}")
+            prev = None
         change = "-"
-        if value is not None and rec_v:
-            change = f"{(value / rec_v - 1) * 100:+.1f}%"
+        if value is not None and prev:
+            change = f"{(value / prev - 1) * 100:+.1f}%"
         target = row.get("target", "-")
         met = "-"
         if value is not None and target not in ("-", ""):
@@ -253,7 +270,7 @@ def table(rows, order, now, now_order, load):
             met = "yes" if (value >= t if row.get("better", "up") == "up" else value <= t) else "no"
         desc = row.get("description", "")
         name = f"{key}" + (f" ({desc})" if desc and desc != "-" else "")
-        out.append(f"| {name} | {unit} | {fmt(value)} | {fmt(rec_v)} | {change} | {target} | {met} |")
+        out.append(f"| {name} | {unit} | {fmt(value)} | {when} | {fmt(prev)} | {change} | {target} | {met} |")
     return "\n".join(out)
 
 
@@ -293,11 +310,12 @@ def main():
             if key not in rows:
                 # Fewer bits per instruction, seconds, times QEMU's time are better.
                 better = "down" if unit.startswith("bits") or unit in ("s", "xQEMU") else "up"
-                rows[key] = {"key": key, "unit": unit, "better": better, "target": "-", "recorded": "-", "date": "-", "description": "-"}
+                rows[key] = {"key": key, "unit": unit, "better": better, "target": "-", "recorded": "-", "date": "-", "load": "-", "description": "-"}
                 order.append(key)
             rows[key]["recorded"] = f"{value:.4f}"
             rows[key]["unit"] = unit
             rows[key]["date"] = today
+            rows[key]["load"] = load
         write_figures(rows, order)
     if a.readme:
         with open(README, encoding="utf-8") as f:
