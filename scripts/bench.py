@@ -12,6 +12,7 @@ markers: figures not measured in this run appear as last recorded, with their ow
     scripts/bench.py --from out.txt        # the same from saved `cargo bench` output
     scripts/bench.py --record --readme     # ... and keep the figures, refresh the README table
     scripts/bench.py --boot-only           # only the Linux boot side by side (issue 33)
+    scripts/bench.py --from /dev/null --readme   # the README table from bench/figures.tsv alone
 
 --boot adds the Linux boot benchmark (boot_bench): Debian's kernel from scripts/setup.sh with a
 small initramfs whose /init prints a marker and powers off, timed to the marker line on one hart
@@ -240,9 +241,14 @@ def table(rows, order, now, now_order, load):
     some benches still writes a whole table)."""
     keys = order + [k for k in now_order if k not in rows]
     today = str(datetime.date.today())
-    out = [
+    head = (
         f"Figures of {today} (load average {load}) where 'measured' says so; the others as last"
-        " recorded in bench/figures.tsv ('measured': their date and load average).",
+        " recorded in bench/figures.tsv ('measured': their date and load average)."
+        if now
+        else "Figures as last recorded in bench/figures.tsv ('measured': their date and load average)."
+    )
+    out = [
+        head,
         "",
         "| figure | unit | value | measured | previous | change | target | met |",
         "|---|---|---:|---|---:|---:|---:|:---:|",
@@ -297,7 +303,7 @@ def main():
     if a.boot or a.boot_only:
         texts.append(boot_bench(a.rounds))
     now, now_order = collect(texts)
-    if not now:
+    if not now and not a.files:
         sys.exit("no `figure KEY VALUE UNIT` lines in the bench output")
     load = " ".join(open("/proc/loadavg").read().split()[:3]) if os.path.exists("/proc/loadavg") else "unknown"
     text = table(rows, order, now, now_order, load)
