@@ -200,8 +200,15 @@ fn load(paths: &[PathBuf], more: &ImageArgs, want_syms: bool) -> Result<Program,
     // A core file given as --elf (`run --code-snapshot`'s) is read as --image reads it.
     let mut specs = Vec::new();
     for p in paths {
-        let bytes = std::fs::read(p).map_err(|e| Failure::io(p.display(), e))?;
-        if rvtrace_image::system::is_core(&bytes) {
+        // The header says whether it is a core (read whole once, by `expand_system_files`).
+        let mut head = Vec::new();
+        std::fs::File::open(p)
+            .and_then(|f| {
+                use std::io::Read;
+                f.take(18).read_to_end(&mut head)
+            })
+            .map_err(|e| Failure::io(p.display(), e))?;
+        if rvtrace_image::system::is_core(&head) {
             specs.push(rvtrace_image::ImageSpec {
                 path: p.clone(),
                 at: None,
@@ -210,6 +217,7 @@ fn load(paths: &[PathBuf], more: &ImageArgs, want_syms: bool) -> Result<Program,
             });
             continue;
         }
+        let bytes = std::fs::read(p).map_err(|e| Failure::io(p.display(), e))?;
         let info = image
             .load_bytes(&p.display().to_string(), &bytes)
             .map_err(|e| Failure::Tool(format!("{}: {e}", p.display())))?;

@@ -192,7 +192,8 @@ fn fw_jump() -> Option<PathBuf> {
 /// ingress encoded in both protocols and decoded with the run's `--code-snapshot` alone (the
 /// kernel's code at its physical and, through the page table at the end, its virtual
 /// addresses, as memory held it): each decode gives the run's PCs, most of them kernel
-/// virtual addresses; and the window of instructions 20 M to 21 M (`--trace-from`) likewise.
+/// virtual addresses; and the window of instructions 20 M to 21 M (`--trace-from`) likewise,
+/// with the snapshot given as `--image` and as `--elf`.
 #[test]
 fn kernel_boot_window_decodes_with_its_code_snapshot() {
     let (Some(k), d) = (kernel(), tmpdir("kernel-window")) else {
@@ -261,6 +262,13 @@ fn kernel_boot_window_decodes_with_its_code_snapshot() {
     assert!(
         std::fs::read(&wgot).unwrap() == wwant,
         "window: the decoded PCs differ"
+    );
+    // The snapshot given as --elf is read as --image reads it (a core file).
+    let o = rvtrace(&["decode", s(&wt), "--elf", s(&wcode), "--pcs", s(&wgot)]);
+    assert!(o.status.success(), "window, --elf: {}", stderr(&o));
+    assert!(
+        std::fs::read(&wgot).unwrap() == wwant,
+        "window, --elf: the decoded PCs differ"
     );
     for proto in ["etrace", "ntrace"] {
         let (t, got) = (d.join(format!("k.{proto}")), d.join(format!("{proto}.pcs")));
