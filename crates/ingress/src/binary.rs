@@ -141,8 +141,9 @@ pub const MAX_BLOCK_PAYLOAD: u32 = 16 << 20;
 /// Payload size at which the writer closes a block.
 const BLOCK_TARGET: usize = 64 << 10;
 const BLOCK_HEADER: usize = 12;
-/// Most bytes of a predicted record: the tag and a 10-byte address delta.
-const NEAR_MAX: usize = 11;
+/// Most bytes of a record of a predicted run ([`Near`]): the tag, the extension byte of
+/// `sijump` and a 10-byte address delta.
+const NEAR_MAX: usize = 12;
 /// Most bytes of a block record ([`IngressWriter::write_block`]): tag, extension, `iretire`
 /// (5) and `ilastsize`, address delta (10), time delta (10).
 const BLOCK_RECORD_MAX: usize = 28;
@@ -588,13 +589,18 @@ fn encode_nears(
     for r in nears {
         let class = if r.size32 { SIZE_32 } else { SIZE_16 };
         let tag = r.itype.code() & 0x0f | class << TAG_SIZE_SHIFT;
+        // As `encode_record`: the tag, the extension byte (`sijump` alone), the address delta.
+        let ext = if r.sijump { TAG_EXT } else { 0 };
+        if r.sijump {
+            buf[p + 1] = EXT_SIJUMP;
+        }
         if r.iaddr == pred_iaddr {
-            buf[p] = tag;
-            p += 1;
+            buf[p] = tag | ext;
+            p += 1 + r.sijump as usize;
         } else {
-            buf[p] = tag | TAG_ADDR;
+            buf[p] = tag | ext | TAG_ADDR;
             let delta = zigzag(r.iaddr.wrapping_sub(pred_iaddr) as i64);
-            p = put_u64_at(buf, p + 1, delta);
+            p = put_u64_at(buf, p + 1 + r.sijump as usize, delta);
         }
         size32 = r.size32;
         pred_iaddr = r.iaddr.wrapping_add(2 + 2 * size32 as u64);
@@ -1133,7 +1139,8 @@ impl<W: Write> IngressWriter<W> {
         self.block.len += len;
         // (A block may go on backwards: through a loop's branch.)
         let last_off = last.iaddr.wrapping_sub(first.iaddr) as i64;
-        if len <= RUN_BYTES && last_off as i16 as i64 == last_off {
+        // (The again path writes the first record's tag and address alone.)
+        if len <= RUN_BYTES && last_off as i16 as i64 == last_off && !first.sijump {
             let c = &mut self.runs[run_slot(key)];
             c.key = key;
             c.first = first.iaddr;
@@ -1811,7 +1818,7 @@ mod tests {
                     pc += 4;
                 }
                 let n = rnd(80) as usize;
-                let nears: Vec<Near> = (0..n)
+                let mut nears: Vec<Near> = (0..n)
                     .map(|_| {
                         let size32 = rnd(2) == 0;
                         let iaddr = match rnd(8) {
@@ -1828,9 +1835,14 @@ mod tests {
                                 Itype::None
                             },
                             size32,
+                            sijump: false,
                         }
                     })
                     .collect();
+                // The last record sometimes with `sijump` (the only one of a run that may).
+                if let Some(last) = nears.last_mut() {
+                    last.sijump = rnd(3) == 0;
+                }
                 // Mostly the predicted head; sometimes one the state does not predict.
                 let head = RunHead {
                     priv_: if rnd(10) == 0 { priv_ ^ 2 } else { priv_ },
@@ -1889,9 +1901,17 @@ mod tests {
                                 Itype::None
                             },
                             size32,
+                            sijump: false,
                         }
                     })
-                    .collect()
+                    .collect::<Vec<Near>>()
+            })
+            .map(|mut b| {
+                // Some blocks' last record with `sijump` (in the runs of the whole block only).
+                if let Some(last) = b.last_mut() {
+                    last.sijump = rnd(4) == 0;
+                }
+                b
             })
             .collect();
         for target in [61, 300, 1 << 16] {

@@ -746,7 +746,9 @@ impl<S: RecordSink, const FAST: bool> IngressRecorder<S, FAST> {
     /// The common run, of at least 2 instructions whose first is predicted (the type's doc)
     /// and that comes from a block ([`RetiredRun::block_id`]), from the run's fields (no
     /// [`Retired`] built): all its records but a last one that takes the full path (its time
-    /// not one step on, `sijump`) in one keyed call; any other run takes
+    /// not one step on) in one keyed call, a last uninferable jump with `sijump` among them
+    /// ([`Near::sijump`]: 1.5 M of 11 M runs per 100 M instructions of a Linux boot end in
+    /// an `auipc`/`jalr` call, each a full-path record before); any other run takes
     /// [`Self::retire_run_general`], which gives the same records.
     #[inline(never)]
     fn retire_run_insns(&mut self, run: &impl RetiredRun) {
@@ -766,9 +768,10 @@ impl<S: RecordSink, const FAST: bool> IngressRecorder<S, FAST> {
             return self.retire_run_general(run);
         }
         let last = run.last_step();
-        // The last record takes the full path as in the general path (`end` there).
-        let alone = run.mtime(n - 1) != time.wrapping_add(n as u64 - 1)
-            || (last.class.is_uninferable() && sijump(&self.isa, run.insn(n - 2), run.insn(n - 1)));
+        // The last record takes the full path when its time is not one step on (a store to
+        // `mtime` ends a block). (An uninferable jump with `sijump` is the keyed records' last:
+        // `sijump` follows from the block's last two instructions, which the key names.)
+        let alone = run.mtime(n - 1) != time.wrapping_add(n as u64 - 1);
         // Records in the keyed call.
         let m = n - alone as usize;
         if m < 2 {
@@ -831,19 +834,25 @@ impl<S: RecordSink, const FAST: bool> IngressRecorder<S, FAST> {
             iaddr: s.pc,
             itype: itype[s.class as usize & 15][s.taken as usize],
             size32: s.len == 4,
+            sijump: false,
         };
         let n = run.len();
-        let end = if m < n {
-            run.step(m - 1)
-        } else {
-            run.last_step()
-        };
-        let ends = (near(run.step(0)), near(end));
-        // `RetiredRun`: only the last instruction of a run may be uninferable.
-        let nears = run
-            .steps(0, n - 1)
-            .map(near)
-            .chain((m == n).then(|| near(run.last_step())));
+        // `RetiredRun`: only the last instruction of a run may be uninferable (and so have
+        // `sijump`, from its bits and those of the instruction before it, as `retire_full`
+        // works it out).
+        let last = (m == n).then(|| {
+            let s = run.last_step();
+            Near {
+                sijump: s.class.is_uninferable()
+                    && sijump(&self.isa, run.insn(n - 2), run.insn(n - 1)),
+                ..near(s)
+            }
+        });
+        let ends = (
+            near(run.step(0)),
+            last.unwrap_or_else(|| near(run.step(m - 1))),
+        );
+        let nears = run.steps(0, n - 1).map(near).chain(last);
         self.sink.predicted_run_keyed(&head, m, key, ends, nears);
     }
 
@@ -876,7 +885,7 @@ impl<S: RecordSink, const FAST: bool> IngressRecorder<S, FAST> {
         // the instruction before it, as `retire_full` works it out); an uninferable jump
         // without is a predicted record like the others (nothing but `sijump` takes it to
         // the full path: a run has no trap, no serviced call, and `full_next` is clear).
-        let sijump = || {
+        let with_sijump = || {
             let prev = if n - 1 > i {
                 Some(run.get(n - 2).insn)
             } else {
@@ -885,7 +894,7 @@ impl<S: RecordSink, const FAST: bool> IngressRecorder<S, FAST> {
             prev.is_some_and(|p| sijump(&self.isa, p, last.insn))
         };
         let end = if last.mtime != first.mtime.wrapping_add((n - 1 - i) as u64)
-            || (last.class.is_uninferable() && sijump())
+            || (last.class.is_uninferable() && with_sijump())
         {
             n - 1
         } else {
@@ -906,6 +915,7 @@ impl<S: RecordSink, const FAST: bool> IngressRecorder<S, FAST> {
                     iaddr: s.pc,
                     itype: itype[s.class as usize & 15][s.taken as usize],
                     size32: s.len == 4,
+                    sijump: false,
                 }
             };
             // The instructions before the last field by field (`RetiredRun::steps`), in one
@@ -919,10 +929,12 @@ impl<S: RecordSink, const FAST: bool> IngressRecorder<S, FAST> {
             if end == n {
                 let k = n - 1 - i;
                 let s = RunStep::of(&last);
+                // (`end` is `n` only when the last has no `sijump`.)
                 let r = Near {
                     iaddr: s.pc,
                     itype: itype[s.class as usize & 15][s.taken as usize],
                     size32: s.len == 4,
+                    sijump: false,
                 }
                 .record(&head, k);
                 self.sink.predicted(&r);
@@ -968,8 +980,8 @@ impl<S: RecordSink, const FAST: bool> Observer for IngressRecorder<S, FAST> {
     /// A run's records once they are predicted (the type's doc) go to the sink in one call
     /// ([`RecordSink::predicted_run_again`], [`RecordSink::predicted_run_keyed`] for a run of
     /// a block, else [`RecordSink::predicted_run`]); the others (the first after a change, the
-    /// time step other than 1, a last uninferable jump with `sijump` or last time not one step
-    /// on) each through [`Observer::retire`].
+    /// time step other than 1, a last time not one step on, and outside a block's run a last
+    /// uninferable jump with `sijump`) each through [`Observer::retire`].
     #[inline(always)]
     fn retire_run(&mut self, run: &impl RetiredRun) {
         if self.blocks {
