@@ -1880,7 +1880,7 @@ mod tests {
     fn keyed_runs_write_the_same_bytes_as_records() {
         let mut rng = rvtrace_testkit::Rng(0x1234_5678_9abc_def1);
         let mut rnd = move |m: u64| rng.below(m);
-        let blocks: Vec<Vec<Near>> = (0..300)
+        let mut blocks: Vec<Vec<Near>> = (0..300)
             .map(|b| {
                 let mut pc = 0x8000_0000u64 + b * 0x1000;
                 let far = b % 10 == 0;
@@ -1904,16 +1904,15 @@ mod tests {
                             sijump: false,
                         }
                     })
-                    .collect::<Vec<Near>>()
-            })
-            .map(|mut b| {
-                // Some blocks' last record with `sijump` (in the runs of the whole block only).
-                if let Some(last) = b.last_mut() {
-                    last.sijump = rnd(4) == 0;
-                }
-                b
+                    .collect()
             })
             .collect();
+        // Some blocks' last record with `sijump` (in the runs of the whole block only).
+        for b in &mut blocks {
+            if let Some(last) = b.last_mut() {
+                last.sijump = rnd(4) == 0;
+            }
+        }
         for target in [61, 300, 1 << 16] {
             let h = hdr();
             let mut fast = IngressWriter::new(Vec::new(), &h)
