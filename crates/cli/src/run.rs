@@ -513,8 +513,7 @@ impl Observer for Profile {
 ///
 /// The table is kept small ([`RUN_STATS_KEYS`]): an id is never used again once its block is
 /// decoded anew, so a table that only grew held every block the run ever decoded (a Linux
-/// boot: 512 MB, and its lookups missed the host's caches). The keys run last count in a
-/// small direct-mapped table in front of it ([`RunStats::recent`]).
+/// boot: 512 MB, and its lookups missed the host's caches).
 struct RunStats {
     stats: Stats,
     profile: Profile,
@@ -522,28 +521,6 @@ struct RunStats {
     runs: std::collections::HashMap<u64, BlockRuns, PcHash>,
     /// The steps of the runs in `runs`, one after the other ([`BlockRuns::at`]).
     steps: Vec<rvtrace_sim::RunStep>,
-    /// The counts of the keys run last, direct-mapped by key ([`recent_slot`]; key 0: empty,
-    /// which no run has): a hit costs a few host instructions in a table the host's caches
-    /// hold, where `runs` missed them. Their counts go to `runs` when evicted and at
-    /// [`RunStats::flush`]; every key here is in `runs`.
-    recent: Box<[RecentRuns]>,
-}
-
-/// Slots of [`RunStats::recent`] (24 bytes each).
-const RECENT_RUNS: usize = 4096;
-
-/// The slot of a key in [`RunStats::recent`].
-#[inline(always)]
-fn recent_slot(key: u64) -> usize {
-    (key.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> (64 - RECENT_RUNS.trailing_zeros())) as usize
-}
-
-/// Counts of a key of [`RunStats::runs`] not yet added to it.
-#[derive(Clone, Copy, Default)]
-struct RecentRuns {
-    key: u64,
-    runs: u64,
-    last_taken: u64,
 }
 
 /// Keys in [`RunStats::runs`] before it is added up and emptied (a Linux boot's kernel runs
@@ -568,7 +545,6 @@ impl RunStats {
             profile: Profile::new(),
             runs: std::collections::HashMap::with_capacity_and_hasher(RUN_STATS_KEYS, PcHash),
             steps: Vec::new(),
-            recent: vec![RecentRuns::default(); RECENT_RUNS].into_boxed_slice(),
         }
     }
 
@@ -591,9 +567,6 @@ impl RunStats {
     #[cold]
     #[inline(never)]
     fn flush(&mut self) {
-        for r in self.recent.iter_mut() {
-            Self::evict(&mut self.runs, r);
-        }
         let mut runs = std::mem::take(&mut self.runs);
         let steps = std::mem::take(&mut self.steps);
         for (key, b) in runs.drain() {
@@ -621,53 +594,28 @@ impl RunStats {
         self.steps.clear();
     }
 
-    /// Adds the counts of `r` to its key in `runs` and empties it.
-    #[inline(always)]
-    fn evict(runs: &mut std::collections::HashMap<u64, BlockRuns, PcHash>, r: &mut RecentRuns) {
-        if r.key == 0 {
-            return;
-        }
-        debug_assert!(runs.contains_key(&r.key), "a recent key not in the table");
-        if let Some(b) = runs.get_mut(&r.key) {
-            b.runs += r.runs;
-            b.last_taken += r.last_taken;
-        }
-        *r = RecentRuns::default();
-    }
-
-    /// A run of a block and length (`key`) not in `recent`, `last` its last step: the slot's
-    /// key goes to `runs`, and this one takes the slot (and a place in `runs`, its steps kept,
-    /// if it has none).
+    /// The first run of a block and length (`key`), `last` its last step.
     #[inline(never)]
-    fn recent_miss(
+    fn new_key(
         &mut self,
         run: &impl rvtrace_sim::RetiredRun,
         key: u64,
         last: rvtrace_sim::RunStep,
     ) {
-        let slot = recent_slot(key);
-        Self::evict(&mut self.runs, &mut self.recent[slot]);
-        if !self.runs.contains_key(&key) {
-            if self.runs.len() >= RUN_STATS_KEYS {
-                self.flush();
-            }
-            let at = self.steps.len();
-            self.steps.extend(run.steps(0, run.len() - 1));
-            self.steps.push(last);
-            self.runs.insert(
-                key,
-                BlockRuns {
-                    at,
-                    runs: 0,
-                    last_taken: 0,
-                },
-            );
+        if self.runs.len() >= RUN_STATS_KEYS {
+            self.flush();
         }
-        self.recent[slot] = RecentRuns {
+        let at = self.steps.len();
+        self.steps.extend(run.steps(0, run.len() - 1));
+        self.steps.push(last);
+        self.runs.insert(
             key,
-            runs: 1,
-            last_taken: last.taken as u64,
-        };
+            BlockRuns {
+                at,
+                runs: 1,
+                last_taken: last.taken as u64,
+            },
+        );
     }
 }
 
@@ -686,12 +634,12 @@ impl Observer for RunStats {
             Some(id) if last.trap.is_none() && last.serviced.is_none() => {
                 let step = rvtrace_sim::RunStep::of(&last);
                 let key = id << 6 | n as u64;
-                let r = &mut self.recent[recent_slot(key)];
-                if r.key == key {
-                    r.runs += 1;
-                    r.last_taken += step.taken as u64;
-                } else {
-                    self.recent_miss(run, key, step);
+                match self.runs.get_mut(&key) {
+                    Some(b) => {
+                        b.runs += 1;
+                        b.last_taken += step.taken as u64;
+                    }
+                    None => self.new_key(run, key, step),
                 }
             }
             _ => {
