@@ -505,21 +505,33 @@ impl Observer for Profile {
 /// `--stats`'s counts and profile together, taking the hart's pre-decoded blocks as runs: a
 /// run of a block (named by [`rvtrace_sim::RetiredRun::block_id`]) is counted once per block
 /// and length, with how often its last instruction went on elsewhere (the only step that
-/// differs between such runs), and added up at the end ([`RunStats::finish`]). So `--stats`
-/// costs a hash-map update per block run rather than two per instruction, and the hart keeps
-/// its fused block loop. (A direct-mapped table by block id instead was slower: runs of one
-/// block cut at different lengths, by interrupt checks, evict each other.)
+/// differs between such runs), and added up into the counts and profile later
+/// ([`RunStats::flush`]). So `--stats` costs a hash-map update per block run rather than two
+/// per instruction, and the hart keeps its fused block loop. (A direct-mapped table by block id
+/// instead was slower: runs of one block cut at different lengths, by interrupt checks, evict
+/// each other.)
+///
+/// The table is kept small ([`RUN_STATS_KEYS`]): an id is never used again once its block is
+/// decoded anew, so a table that only grew held every block the run ever decoded (a Linux
+/// boot: 512 MB, and its lookups missed the host's caches).
 struct RunStats {
     stats: Stats,
     profile: Profile,
     /// Per block id and run length (`id << 6 | len`: runs with ids are shorter than 64).
     runs: std::collections::HashMap<u64, BlockRuns, PcHash>,
+    /// The steps of the runs in `runs`, one after the other ([`BlockRuns::at`]).
+    steps: Vec<rvtrace_sim::RunStep>,
 }
+
+/// Keys in [`RunStats::runs`] before it is added up and emptied (a Linux boot's kernel runs
+/// about 20 k block runs often; callgrind and wall time chose the size).
+const RUN_STATS_KEYS: usize = 1 << 15;
 
 /// The runs of one block and length.
 struct BlockRuns {
-    /// Every instruction's step (the last's `taken` is that of the first run).
-    steps: Vec<rvtrace_sim::RunStep>,
+    /// Where its steps start in [`RunStats::steps`] (as many as the key's length; the last's
+    /// `taken` is that of the first run).
+    at: usize,
     /// How many runs.
     runs: u64,
     /// How many of them the last instruction went on elsewhere.
@@ -531,7 +543,8 @@ impl RunStats {
         RunStats {
             stats: Stats::default(),
             profile: Profile::new(),
-            runs: std::collections::HashMap::with_hasher(PcHash),
+            runs: std::collections::HashMap::with_capacity_and_hasher(RUN_STATS_KEYS, PcHash),
+            steps: Vec::new(),
         }
     }
 
@@ -549,10 +562,16 @@ impl RunStats {
         *self.profile.counts.entry(s.pc).or_default() += n;
     }
 
-    /// Adds up the block runs: the counts and profile are then whole.
-    fn finish(&mut self) {
-        for (_, b) in std::mem::take(&mut self.runs) {
-            let Some((last, before)) = b.steps.split_last() else {
+    /// Adds up the block runs into the counts and profile and empties the table (at the end:
+    /// the counts and profile are then whole).
+    #[cold]
+    #[inline(never)]
+    fn flush(&mut self) {
+        let mut runs = std::mem::take(&mut self.runs);
+        let steps = std::mem::take(&mut self.steps);
+        for (key, b) in runs.drain() {
+            let len = (key & 63) as usize;
+            let Some((last, before)) = steps[b.at..b.at + len].split_last() else {
                 continue;
             };
             for s in before {
@@ -569,6 +588,34 @@ impl RunStats {
             };
             self.count_step(&on, b.runs - b.last_taken);
         }
+        // (Both keep their capacity.)
+        self.runs = runs;
+        self.steps = steps;
+        self.steps.clear();
+    }
+
+    /// The first run of a block and length (`key`), `last` its last step.
+    #[inline(never)]
+    fn new_key(
+        &mut self,
+        run: &impl rvtrace_sim::RetiredRun,
+        key: u64,
+        last: rvtrace_sim::RunStep,
+    ) {
+        if self.runs.len() >= RUN_STATS_KEYS {
+            self.flush();
+        }
+        let at = self.steps.len();
+        self.steps.extend(run.steps(0, run.len() - 1));
+        self.steps.push(last);
+        self.runs.insert(
+            key,
+            BlockRuns {
+                at,
+                runs: 1,
+                last_taken: last.taken as u64,
+            },
+        );
     }
 }
 
@@ -586,16 +633,14 @@ impl Observer for RunStats {
         match run.block_id() {
             Some(id) if last.trap.is_none() && last.serviced.is_none() => {
                 let step = rvtrace_sim::RunStep::of(&last);
-                let b = self
-                    .runs
-                    .entry(id << 6 | n as u64)
-                    .or_insert_with(|| BlockRuns {
-                        steps: run.steps(0, n - 1).chain([step]).collect(),
-                        runs: 0,
-                        last_taken: 0,
-                    });
-                b.runs += 1;
-                b.last_taken += step.taken as u64;
+                let key = id << 6 | n as u64;
+                match self.runs.get_mut(&key) {
+                    Some(b) => {
+                        b.runs += 1;
+                        b.last_taken += step.taken as u64;
+                    }
+                    None => self.new_key(run, key, step),
+                }
             }
             _ => {
                 for i in 0..n - 1 {
@@ -1354,7 +1399,7 @@ pub fn run(args: &RunArgs) -> CmdResult {
             secs,
             hart.instret as f64 / secs / 1e6
         );
-        stats.finish();
+        stats.flush();
         say!("rvtrace: {}", stats.stats.line());
         for l in stats.profile.lines(&image, hart.instret) {
             say!("rvtrace: {l}");
@@ -1962,7 +2007,7 @@ pub fn example(args: &ExampleArgs) -> CmdResult {
     let mut stats = RunStats::new();
     let start = Instant::now();
     let stop = hart.run(&mut stats, 100_000_000);
-    stats.finish();
+    stats.flush();
     let elapsed = start.elapsed();
     hart.flush_output();
     out!(o, "rvtrace: --- end of program output ---");

@@ -300,15 +300,20 @@ pub trait RecordSink {
         false
     }
 
-    /// `n` records, each one [`predicted`](Self::predicted) but for its address: `nears`
-    /// yields them (exactly `n`), record `k` one instruction with the privilege and context of
-    /// `head` and the time `head.time + k * head.time_step`. The default gives them to
-    /// [`predicted`](Self::predicted) one by one; a binary writer encodes them in one go
-    /// ([`IngressWriter::write_predicted_run`]).
+    /// `n` records, each one [`predicted`](Self::predicted) but for its address (and the
+    /// last one's [`Near::sijump`]): `nears` yields them (exactly `n`), record `k` one
+    /// instruction with the privilege and context of `head` and the time `head.time + k *
+    /// head.time_step`. The default gives them to [`predicted`](Self::predicted) one by one (a
+    /// record with `sijump` to [`record`](Self::record)); a binary writer encodes them in one
+    /// go ([`IngressWriter::write_predicted_run`]).
     #[inline(always)]
     fn predicted_run(&mut self, head: &RunHead, _n: usize, nears: impl Iterator<Item = Near>) {
         for (k, near) in nears.enumerate() {
-            self.predicted(&near.record(head, k));
+            if near.sijump {
+                self.record(&near.record(head, k));
+            } else {
+                self.predicted(&near.record(head, k));
+            }
         }
     }
 
@@ -369,6 +374,11 @@ pub struct Near {
     pub itype: Itype,
     /// A 32-bit instruction (`iretire` 2, `ilastsize` 1), else a 16-bit one (1, 0).
     pub size32: bool,
+    /// `sijump`: an uninferable jump whose target the instruction before it gave (E-Trace
+    /// `JumpClasses`, "sequentially inferable"). Only the last record of a run may have it:
+    /// the one record of a run the [`binary`] format does not predict but for its address
+    /// (its tag then carries an extension byte of that bit alone).
+    pub sijump: bool,
 }
 
 impl Near {
@@ -385,6 +395,7 @@ impl Near {
             time: head
                 .time
                 .wrapping_add((k as u64).wrapping_mul(head.time_step)),
+            sijump: self.sijump,
             ..Record::default()
         }
     }

@@ -1,7 +1,7 @@
 //! Unsigned LEB128 and zigzag, as the binary format uses them (see the [`crate::binary`] module doc).
 
 /// Appends `v` as unsigned LEB128 (7 bits per byte, least significant group first, bit 7 = more follows).
-#[inline]
+#[cfg(test)]
 pub(crate) fn put_u64(out: &mut Vec<u8>, v: u64) {
     let mut b = [0u8; 10];
     let n = put_u64_at(&mut b, 0, v);
