@@ -364,11 +364,17 @@ const fn indirect_jump(bits: u32) -> Option<(u32, i64)> {
 /// rs1 (also E-Trace `decoder.adoc` `is_sequential_jump`). Whether the pair actually retired
 /// consecutively is the caller's business. `cfg` is accepted for symmetry; these encodings do not
 /// depend on it.
+/// (Inlined, the load tested first: writers of trace ask it of every uninferable jump, and most
+/// jumps follow something other than a constant load.)
+#[inline]
 pub const fn is_sequentially_inferable(cfg: &IsaConfig, prev_bits: u32, jump_bits: u32) -> bool {
     let _ = cfg;
-    match (const_load(prev_bits), indirect_jump(jump_bits)) {
-        (Some(load), Some((rs1, _))) => load.rd() == rs1,
-        _ => false,
+    let Some(load) = const_load(prev_bits) else {
+        return false;
+    };
+    match indirect_jump(jump_bits) {
+        Some((rs1, _)) => load.rd() == rs1,
+        None => false,
     }
 }
 

@@ -49,18 +49,6 @@ use crate::observer::{Observer, Retired, RetiredRun, RunStep, TrapInfo};
 use rvtrace_ingress::{Itype, Near, Record, RecordSink, RunHead};
 use rvtrace_isa::{is_sequentially_inferable, CfClass, IsaConfig};
 
-/// [`is_sequentially_inferable`] (`sijump`) with its common answer first: only a `lui`,
-/// `auipc` or `c.lui` before the jump makes it sequentially inferable (E-Trace `JumpClasses`),
-/// so a jump after anything else needs no call (one per returning run: 2.8 % of a run writing
-/// ingress, callgrind).
-#[inline(always)]
-fn sijump(isa: &IsaConfig, prev: u32, jump: u32) -> bool {
-    let op = prev & 0x7f;
-    // `lui`, `auipc`; `c.lui` (quadrant 1, funct3 011).
-    let loads = op == 0x37 || op == 0x17 || prev & 0xe003 == 0x6001;
-    loads && is_sequentially_inferable(isa, prev, jump)
-}
-
 /// `ctype` 2, "report context precisely" (`ingressPort.adoc`, context type table).
 pub const CTYPE_PRECISE: u8 = 2;
 
@@ -314,7 +302,7 @@ impl<S: RecordSink, const FAST: bool> IngressRecorder<S, FAST> {
         }
         if ev.class.is_uninferable() {
             if let Some(prev) = self.prev_bits {
-                rec.sijump = sijump(&self.isa, prev, ev.insn);
+                rec.sijump = is_sequentially_inferable(&self.isa, prev, ev.insn);
             }
         }
         self.prev_bits = Some(ev.insn);
@@ -454,7 +442,9 @@ impl<S: RecordSink, const FAST: bool> IngressRecorder<S, FAST> {
             "open block {o}"
         );
         let last = run.last_step();
-        if last.class.is_uninferable() && sijump(&self.isa, run.insn(n - 2), run.insn(n - 1)) {
+        if last.class.is_uninferable()
+            && is_sequentially_inferable(&self.isa, run.insn(n - 2), run.insn(n - 1))
+        {
             return None;
         }
         Some(self.run_key(id, n, last.taken))
@@ -700,7 +690,7 @@ impl<S: RecordSink, const FAST: bool> IngressRecorder<S, FAST> {
             && fast_itype.is_none()
             && !self
                 .prev_bits
-                .is_some_and(|p| sijump(&self.isa, p, ev.insn))
+                .is_some_and(|p| is_sequentially_inferable(&self.isa, p, ev.insn))
         {
             fast_itype = Some(self.run_itype[ev.class as usize & 15][taken as usize]);
         }
@@ -844,7 +834,7 @@ impl<S: RecordSink, const FAST: bool> IngressRecorder<S, FAST> {
             let s = run.last_step();
             Near {
                 sijump: s.class.is_uninferable()
-                    && sijump(&self.isa, run.insn(n - 2), run.insn(n - 1)),
+                    && is_sequentially_inferable(&self.isa, run.insn(n - 2), run.insn(n - 1)),
                 ..near(s)
             }
         });
@@ -891,7 +881,7 @@ impl<S: RecordSink, const FAST: bool> IngressRecorder<S, FAST> {
             } else {
                 self.prev_bits
             };
-            prev.is_some_and(|p| sijump(&self.isa, p, last.insn))
+            prev.is_some_and(|p| is_sequentially_inferable(&self.isa, p, last.insn))
         };
         let end = if last.mtime != first.mtime.wrapping_add((n - 1 - i) as u64)
             || (last.class.is_uninferable() && with_sijump())
@@ -1093,36 +1083,6 @@ mod tests {
 
     fn sv39(asid: u64, ppn: u64) -> u64 {
         8 << 60 | asid << 44 | ppn
-    }
-
-    /// The `sijump` pre-check answers as [`is_sequentially_inferable`] (the E-Trace rule in
-    /// the isa crate) for every 16-bit instruction before a jump and for the 32-bit ones near
-    /// `lui`/`auipc` (every rd, other opcodes), before `jalr`, `c.jr` and `c.jalr` of every rs1.
-    #[test]
-    fn sijump_precheck_agrees_with_the_rule() {
-        let isa = IsaConfig::new(Xlen::Rv64);
-        let mut jumps = Vec::new();
-        for r in 0..32u32 {
-            jumps.push(0x67 | r << 15); // jalr x0, 0(r)
-            jumps.push(0x67 | r << 15 | 1 << 7 | 0x123 << 20); // jalr ra, 0x123(r)
-            jumps.push(0x8002 | r << 7); // c.jr r
-            jumps.push(0x9002 | r << 7); // c.jalr r
-        }
-        let mut prevs: Vec<u32> = (0..=0xffffu32).collect();
-        for op in 0..0x80u32 {
-            for rd in 0..32u32 {
-                prevs.push(op | rd << 7 | 0xabcde << 12);
-            }
-        }
-        let mut found = 0;
-        for &p in &prevs {
-            for &j in &jumps {
-                let want = is_sequentially_inferable(&isa, p, j);
-                assert_eq!(sijump(&isa, p, j), want, "prev {p:#x} jump {j:#x}");
-                found += want as u32;
-            }
-        }
-        assert!(found > 1000, "{found} sequentially inferable pairs");
     }
 
     #[test]
