@@ -710,7 +710,7 @@ impl Hart {
     #[inline(always)]
     fn memo_store(&mut self, va: u64, size: u64, v: u64) -> bool {
         match self.mmu.memo_offset(va, size, 2) {
-            Some(off) => self.bus.ram_store(off, size, v),
+            Some(off) => self.bus.ram_store_page(off, size, v),
             None => false,
         }
     }
