@@ -367,10 +367,12 @@ pub(crate) struct Blocks {
 pub(crate) const CHAIN_MAX: u64 = 1 << 28;
 
 impl Blocks {
-    /// Unlink every entry of `pool` (the pool as the block loop holds it) for `epoch`.
+    /// Unlink every entry of `pool` (the pool as the block loop holds it) for `epoch`. An
+    /// unlinked entry names no block (count 0), as a newly decoded one: should its generation
+    /// come round again, taking it only ends the chain (the single-step loop goes on).
     pub(crate) fn unlink(pool: &mut [Entry], epoch: u64) {
         for e in pool.iter_mut() {
-            e.link_gen = (epoch as u32).wrapping_sub(1);
+            (e.link_gen, e.link, e.link_n) = ((epoch as u32).wrapping_sub(1), 0, 0);
         }
     }
 }
