@@ -219,7 +219,7 @@ impl R {
     }
 }
 
-/// One decoded instruction of a block (24 bytes).
+/// One decoded instruction of a block (32 bytes).
 #[derive(Clone, Copy, Default)]
 pub(crate) struct Entry {
     pub(crate) k: K,
@@ -246,6 +246,27 @@ pub(crate) struct Entry {
     /// The immediate, sign-extended; a branch's or `jal`'s target; `Li`'s value; for `Other`
     /// the index of its full decoding in `Blocks::insns`.
     pub(crate) imm: u64,
+    /// The link of an exit to a fixed target in the same page ([`links`]) is valid while this
+    /// is the low half of `Bus::code_epoch` (made so when linked; one less when decoded or
+    /// unlinked: [`Blocks::epoch_hi`]).
+    pub(crate) link_gen: u32,
+    /// The linked block's first entry in the pool and its instruction count (`Head::start`,
+    /// `Head::n`).
+    pub(crate) link: u16,
+    pub(crate) link_n: u8,
+}
+
+// A pool index fits `Entry::link`, a block's count `Entry::link_n`.
+const _: () = assert!(POOL <= 1 << 16 && MAX_INSNS < 1 << 8);
+
+/// Whether an entry of operation `k` leaves its block, when it does, for one fixed pc (its
+/// `imm`): `End`, a branch taken, `jal`. Such an exit can be linked to the block there.
+#[inline(always)]
+pub(crate) fn links(k: K) -> bool {
+    matches!(
+        k,
+        K::End | K::J | K::Jal | K::Beq | K::Bne | K::Blt | K::Bge | K::Bltu | K::Bgeu
+    )
 }
 
 /// The block operation for `i` at `pc` (`next` = the pc after it, XLEN-wrapped).
@@ -334,6 +355,26 @@ pub(crate) struct Blocks {
     /// written once per filling, so a block's pool start and this serial name its decoding
     /// ([`crate::RetiredRun::block_id`]).
     pub(crate) serial: u64,
+    /// The high half of `Bus::code_epoch` when the block loop last started a chain. Links hold
+    /// the low half; when the high half moves, every entry is unlinked ([`Blocks::unlink`]),
+    /// so that a link can match only the epoch it was made under. (A chain runs at most
+    /// [`CHAIN_MAX`] instructions, far fewer than 2^32 code writes, so the high half cannot
+    /// move twice unseen.)
+    pub(crate) epoch_hi: u64,
+}
+
+/// Most instructions one chain of blocks runs (see [`Blocks::epoch_hi`]).
+pub(crate) const CHAIN_MAX: u64 = 1 << 28;
+
+impl Blocks {
+    /// Unlink every entry of `pool` (the pool as the block loop holds it) for `epoch`. An
+    /// unlinked entry names no block (count 0), as a newly decoded one: should its generation
+    /// come round again, taking it only ends the chain (the single-step loop goes on).
+    pub(crate) fn unlink(pool: &mut [Entry], epoch: u64) {
+        for e in pool.iter_mut() {
+            (e.link_gen, e.link, e.link_n) = ((epoch as u32).wrapping_sub(1), 0, 0);
+        }
+    }
 }
 
 /// A serial for a new filling of a pool (of any hart): block ids ([`crate::RetiredRun::block_id`])
@@ -361,6 +402,7 @@ impl Default for Blocks {
             used: 0,
             insns: Vec::new(),
             serial: next_pool_serial(),
+            epoch_hi: 0,
         }
     }
 }

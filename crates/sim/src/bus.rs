@@ -383,8 +383,9 @@ impl Bus {
     #[inline(always)]
     pub(crate) fn ram_load(&self, off: usize, size: u64) -> Option<u64> {
         // One bounds check and one load of the whole size.
+        // (An end that wraps is below `off`: no slice.)
         fn get<const N: usize>(ram: &[u8], off: usize) -> Option<[u8; N]> {
-            ram.get(off..off.checked_add(N)?)?.try_into().ok()
+            ram.get(off..off.wrapping_add(N))?.try_into().ok()
         }
         Some(match size {
             1 => *self.ram.get(off)? as u64,
@@ -408,9 +409,20 @@ impl Bus {
     /// write to a page blocks were decoded from, or to `tohost`, is noted.
     #[inline(always)]
     pub(crate) fn ram_store(&mut self, off: usize, size: u64, value: u64) -> bool {
-        let Some(end) = off.checked_add(size as usize) else {
-            return false;
-        };
+        self.store_ram::<false>(off, size, value)
+    }
+
+    /// [`Bus::ram_store`] of bytes that lie in one 4 KiB page (an access in a page the
+    /// translation memo holds): one page's code generation to test.
+    #[inline(always)]
+    pub(crate) fn ram_store_page(&mut self, off: usize, size: u64, value: u64) -> bool {
+        self.store_ram::<true>(off, size, value)
+    }
+
+    #[inline(always)]
+    fn store_ram<const ONE_PAGE: bool>(&mut self, off: usize, size: u64, value: u64) -> bool {
+        // (An `end` that wraps is below `off`: no slice.)
+        let end = off.wrapping_add(size as usize);
         let Some(r) = self.ram.get_mut(off..end) else {
             return false;
         };
@@ -423,7 +435,13 @@ impl Bus {
             n => r.copy_from_slice(&value.to_le_bytes()[..n as usize]),
         }
         let (first, last) = (off >> CODE_SHIFT, (end - 1) >> CODE_SHIFT);
-        if (self.code[first] | self.code[last]) & (1 | RESERVED) != 0 {
+        debug_assert!(!ONE_PAGE || first == last);
+        let code = if ONE_PAGE {
+            self.code[first]
+        } else {
+            self.code[first] | self.code[last]
+        };
+        if code & (1 | RESERVED) != 0 {
             self.code_written(off, size as usize);
         }
         let addr = RAM_BASE + off as u64;

@@ -167,6 +167,9 @@ pub struct Mmu {
     pub(crate) memo: [[Memo; MEMO_ENTRIES]; 3],
     /// Whether PMP lets each kind through on all of RAM unchecked (set by `pmp_refresh`).
     pub(crate) unchecked: [bool; 3],
+    /// Bytes of RAM (from its base) whose page-table entries a walk reads with no PMP check:
+    /// all of RAM while PMP allows S-mode reads on all of it, else none (set by `pmp_refresh`).
+    pub(crate) pte_reads: u64,
     /// Whether pre-decoded blocks may use the recently translated pages of each kind (fetch: run
     /// from them; load, store: access them inline): the kind is translated and no trigger
     /// watches it (set by `pmp_refresh`; the pages themselves need no PMP check: `Memo`).
@@ -197,6 +200,7 @@ impl Default for Mmu {
             events: TlbEvents::default(),
             memo: [[NO_MEMO; MEMO_ENTRIES]; 3],
             unchecked: [false; 3],
+            pte_reads: 0,
             in_blocks: [false; 3],
             key: None,
             supers: [0; 2],

@@ -63,33 +63,72 @@ impl Hart {
         let priv_ = self.priv_;
         // Instructions that may retire before `next_check` (> `instret` here), and those left:
         // `instret` is `first + left0 - left` between blocks, written when the chain ends.
-        let left0 = self.next_check - first;
+        // (At most `CHAIN_MAX`: `Blocks::epoch_hi`.)
+        let left0 = (self.next_check - first).min(CHAIN_MAX);
         let mut left = left0;
-        // The pool is not touched while blocks run (writes change generations only).
+        // The pool is not touched while blocks run (writes change generations only), but for
+        // the links below.
         let mut pool = std::mem::take(&mut self.blocks.pool);
         // The virtual and physical page of the last block's code: a block in the same page
         // needs no look at the fetch memo (which no instruction of a block changes: only
         // translated fetches, `sfence.vma` and `pmp_refresh` do, none inside a chain).
         let (mut code_va, mut code_pa) = (1u64, 0u64);
-        let out = 'chain: loop {
-            // Where the block's code is: untranslated in RAM on the fast path, or in the page
-            // a recent translated fetch found (else the single-step loop translates it).
-            let pa = if pc & !0xfff == code_va {
-                code_pa | pc & 0xfff
-            } else {
-                let Some(pa) = self.block_fetch(pc) else {
-                    break if left == left0 { Ran::No } else { Ran::Yes };
+        // Links: an exit to a fixed pc in its own page (`links`) names the block there (its
+        // pool start and count), so the next block starts with no head lookup. This is what the
+        // same-page path below does anyway (same page: same physical page, no fetch-memo
+        // look), less the head's compare: its decoding is current while no write made a page's
+        // blocks stale (`Bus::code_epoch` as when linked, checked at each link taken: a page
+        // walk's A/D update can write code without ending the block) and the pool was not
+        // emptied (a new filling writes every entry afresh, unlinked).
+        let epoch = self.bus.code_epoch;
+        if epoch >> 32 != self.blocks.epoch_hi {
+            self.blocks.epoch_hi = epoch >> 32;
+            Blocks::unlink(&mut pool, epoch);
+        }
+        // The last exit that may be linked (its pool index; `NONE`: none).
+        const NONE: usize = usize::MAX;
+        let mut exit = NONE;
+        // The block at `pc` (pool start, count; count 0: none, the instruction must run alone
+        // or in the single-step loop), linked from `exit` if that is set and it is in the same
+        // page.
+        macro_rules! lookup {
+            () => {{
+                // Where the block's code is: untranslated in RAM on the fast path, or in the
+                // page a recent translated fetch found (else the single-step loop translates it).
+                let pa = if pc & !0xfff == code_va {
+                    Some(code_pa | pc & 0xfff)
+                } else {
+                    exit = NONE;
+                    let pa = self.block_fetch(pc);
+                    if let Some(pa) = pa {
+                        (code_va, code_pa) = (pc & !0xfff, pa & !0xfff);
+                    }
+                    pa
                 };
-                (code_va, code_pa) = (pc & !0xfff, pa & !0xfff);
-                pa
-            };
-            let idx = head_index(pc);
-            let mut h = self.blocks.heads[idx];
-            if h.pc != pc || h.pa != pa || h.epoch != self.bus.code_epoch {
-                self.blocks.pool = pool;
-                h = self.find_block(pc, pa, idx);
-                pool = std::mem::take(&mut self.blocks.pool);
-            }
+                match pa {
+                    None => (0, 0),
+                    Some(pa) => {
+                        let idx = head_index(pc);
+                        let mut h = self.blocks.heads[idx];
+                        if h.pc != pc || h.pa != pa || h.epoch != self.bus.code_epoch {
+                            self.blocks.pool = pool;
+                            h = self.find_block(pc, pa, idx);
+                            pool = std::mem::take(&mut self.blocks.pool);
+                            // (It may have emptied the pool.)
+                            exit = NONE;
+                        }
+                        if exit != NONE {
+                            let x = &mut pool[exit];
+                            let gen = self.bus.code_epoch as u32;
+                            (x.link_gen, x.link, x.link_n) = (gen, h.start as u16, h.n as u8);
+                        }
+                        (h.start as usize, h.n)
+                    }
+                }
+            }};
+        }
+        let (mut start, mut n): (usize, u32) = lookup!();
+        let out = 'chain: loop {
             // `instret` at the start of the block.
             macro_rules! base {
                 () => {
@@ -99,14 +138,14 @@ impl Hart {
             // A block runs whole or not at all (near `next_check` the single-step loop runs),
             // so that it needs no count of its instructions; `n` = 0: the instruction runs
             // alone (one compare for both).
-            if (h.n as u64).wrapping_sub(1) >= left {
+            if (n as u64).wrapping_sub(1) >= left {
                 break if left == left0 { Ran::No } else { Ran::Yes };
             }
             // (The pool has POOL entries once a block was decoded.)
             let Ok(blk) = <&[Entry; POOL]>::try_from(pool.as_slice()) else {
                 break if left == left0 { Ran::No } else { Ran::Yes };
             };
-            let mut i = h.start as usize;
+            let mut i = start;
             macro_rules! wrap {
                 ($a:expr) => {
                     if RV64 {
@@ -120,11 +159,11 @@ impl Hart {
             // `next` (`mtime` as at the block start but for the last: a write to `mtime` ends
             // a block).
             let mtime0 = base!().wrapping_add(self.bus.clint.mtime_offset);
-            let id = self.blocks.serial * POOL as u64 + h.start as u64;
+            let id = self.blocks.serial * POOL as u64 + start as u64;
             macro_rules! run {
                 ($n:expr, $next:expr) => {
                     BlockRun::<RV64> {
-                        blk: &blk[h.start as usize..h.start as usize + $n],
+                        blk: &blk[start..start + $n],
                         id,
                         page: pc & !0xfff,
                         priv_,
@@ -575,6 +614,15 @@ impl Hart {
             if left == 0 || self.next_check == 0 {
                 break Ran::Yes;
             }
+            // The entry the block left from.
+            let xi = (i - 1) & (POOL - 1);
+            let x = &blk[xi];
+            if x.link_gen == self.bus.code_epoch as u32 {
+                (start, n) = (x.link as usize, x.link_n as u32);
+                continue;
+            }
+            exit = if links(x.k) { xi } else { NONE };
+            (start, n) = lookup!();
         };
         self.instret = first + (left0 - left);
         self.blocks.pool = pool;
@@ -662,7 +710,7 @@ impl Hart {
     #[inline(always)]
     fn memo_store(&mut self, va: u64, size: u64, v: u64) -> bool {
         match self.mmu.memo_offset(va, size, 2) {
-            Some(off) => self.bus.ram_store(off, size, v),
+            Some(off) => self.bus.ram_store_page(off, size, v),
             None => false,
         }
     }
@@ -696,6 +744,8 @@ impl Hart {
         }
         let start = self.blocks.used;
         let rv64 = self.xlen == rvtrace_isa::Xlen::Rv64;
+        // (`Blocks::unlink`.)
+        let unlinked = (self.bus.code_epoch as u32).wrapping_sub(1);
         let mut a = pc;
         while self.blocks.used - start < MAX_INSNS {
             // Four bytes of RAM (a 16-bit instruction in the last parcel of RAM steps).
@@ -748,6 +798,8 @@ impl Hart {
                 rs2: R::of(insn.rs2),
                 len: insn.len,
                 imm,
+                link_gen: unlinked,
+                ..Entry::default()
             };
             self.blocks.used += 1;
             a = self.trunc((a & !0xfff).wrapping_add(next));
@@ -784,6 +836,7 @@ impl Hart {
                 fused: K::End,
                 idx: n as u8,
                 imm: a,
+                link_gen: unlinked,
                 ..Entry::default()
             };
             self.blocks.used += 1;

@@ -236,18 +236,26 @@ impl Hart {
             let vpn_i = (va >> (PAGE_SHIFT + i * s.vpn_bits)) & vpn_mask;
             let pte_addr = a + vpn_i * s.pte_bytes;
             // Step 2: the PTE access is checked by PMP as an S-mode load; a violation is an
-            // access fault of the original access's kind.
-            if !self
-                .csr
-                .pmp
-                .check(pte_addr, s.pte_bytes, Access::Read, privilege::S)
-            {
-                return Err(Fault::Access);
-            }
-            let pte = self
-                .bus
-                .fast_load(pte_addr, s.pte_bytes, self.bus.ram_size())
-                .ok_or(Fault::Access)?;
+            // access fault of the original access's kind. While PMP allows S-mode reads on
+            // all of RAM (`Mmu::pte_reads`, recomputed at every PMP change) that one decision
+            // stands for every PTE in RAM; others are checked one by one.
+            let read = |limit| match s.pte_bytes {
+                8 => self.bus.fast_load(pte_addr, 8, limit),
+                _ => self.bus.fast_load(pte_addr, 4, limit),
+            };
+            let pte = match read(self.mmu.pte_reads) {
+                Some(pte) => pte,
+                None => {
+                    if !self
+                        .csr
+                        .pmp
+                        .check(pte_addr, s.pte_bytes, Access::Read, privilege::S)
+                    {
+                        return Err(Fault::Access);
+                    }
+                    read(self.bus.ram_size()).ok_or(Fault::Access)?
+                }
+            };
             // Step 3: invalid, reserved R/W/X (W without R), or reserved bits set: on RV64
             // bits 63..54 (N of Svnapot, PBMT of Svpbmt and the reserved field: this hart has
             // neither extension, as QEMU 7.2's default CPU).

@@ -794,6 +794,8 @@ impl Hart {
         // Translated accesses take the checked paths (`mmu.rs`), where the recent pages of each
         // kind need no PMP check: PMP allows the kind on all of RAM, or on each such page.
         self.mmu.unchecked = [o.fetch != 0, o.load != 0, o.store != 0];
+        // A walk's PTE reads are S-mode loads whatever the privilege (`Hart::walk`).
+        self.mmu.pte_reads = open(Access::Read, crate::arch::privilege::S);
         // The recent pages stay while what they were made under stays (with several harts
         // every turn starts here: forgetting them at each would cost a translation per page
         // per turn).
