@@ -105,8 +105,8 @@ pub(super) fn plain_group(g: &Group, xlen: Xlen) -> bool {
 pub(super) trait Expect {
     /// Whether retired instruction `r`, with the events recorded for it, is group `k` exactly
     /// (every element equal). The caller checked the pcs, the absence of traps, serviced calls,
-    /// device accesses, CSR and FP writes; `gprs`: the integer registers written (bit `n`:
-    /// register `n`) with their values in `gv`.
+    /// device accesses, CSR and FP writes; `ev.gprs`: the integer registers written (bit `n`:
+    /// register `n`), with their values in `gv`.
     fn matches(
         &mut self,
         k: usize,
@@ -239,7 +239,7 @@ pub(super) fn scan_plain(b: &[u8], l: &Layout, xlen: Xlen, max: usize, out: &mut
 
 /// Bytes [`scan_one`] looks at: more than the longest plain group (begin group 1, pc 10,
 /// instruction 5, register 11, effective address 10, request 18, response 10, end group 1 =
-/// 66), so that no read needs a bounds check of its own but the one for the window.
+/// 66), so that reading a group never runs past the window.
 pub(super) const SCAN_WINDOW: usize = 96;
 
 /// The low `n` bytes of `w` at `at`, little-endian (`at + 8 <= SCAN_WINDOW`: the window is
