@@ -358,15 +358,13 @@ impl Checker {
                 n,
             );
             let k = end.k;
-            self.summary.groups += k as u64;
-            self.summary.checked += k as u64;
             rd.skip(match ahead.get(k) {
                 Some(b) => b.start,
                 None => ahead[k - 1].start + ahead[k - 1].len,
             });
             let scanned = ahead.len();
             self.bytes_ahead = ahead;
-            if k < n && (end.undecided || end.stop != Stop::Requested) {
+            if let Some(stepped) = self.plain_end(end, n) {
                 // Group `k`, read as the slow path reads it (a plain group: `scan_plain`).
                 let mut g = std::mem::take(&mut self.one);
                 let read = rd.next(&mut g);
@@ -374,14 +372,6 @@ impl Checker {
                     self.one = g;
                     return Err(e);
                 }
-                let stepped = Stepped {
-                    pre_pc: self.pcs[k],
-                    pre: end.pre,
-                    result: match end.stop {
-                        Stop::Requested => Ok(()),
-                        stop => Err(Stopped(stop)),
-                    },
-                };
                 self.insn_group(&g, Some(stepped), report);
                 self.one = g;
             } else if k == n && n < scanned {
@@ -477,23 +467,28 @@ impl Checker {
             groups.len(),
         );
         let k = end.k;
-        self.summary.groups += k as u64;
-        self.summary.checked += k as u64;
-        if k < groups.len() && (end.undecided || end.stop != Stop::Requested) {
-            // Group `k` did not match plainly, or the reference stopped in it: the slow
-            // path's comparison with the step that was made.
-            let stepped = Stepped {
-                pre_pc: self.pcs[k],
-                pre: end.pre,
-                result: match end.stop {
-                    Stop::Requested => Ok(()),
-                    stop => Err(Stopped(stop)),
-                },
-            };
+        if let Some(stepped) = self.plain_end(end, groups.len()) {
             self.insn_group(&groups[k], Some(stepped), report);
             return k + 1;
         }
         k
+    }
+
+    /// The end of a plain run of `n` groups: the groups it matched are counted, and where group
+    /// `k` did not match plainly, or the reference stopped in it, the step that was made, for
+    /// the slow path's comparison.
+    fn plain_end(&mut self, end: PlainEnd, n: usize) -> Option<Stepped> {
+        let k = end.k;
+        self.summary.groups += k as u64;
+        self.summary.checked += k as u64;
+        (k < n && (end.undecided || end.stop != Stop::Requested)).then(|| Stepped {
+            pre_pc: self.pcs[k],
+            pre: end.pre,
+            result: match end.stop {
+                Stop::Requested => Ok(()),
+                stop => Err(Stopped(stop)),
+            },
+        })
     }
 
     /// An instruction, trap or interrupt group (after the program load); `stepped`: the
