@@ -442,12 +442,19 @@ impl<S: RecordSink, const FAST: bool> IngressRecorder<S, FAST> {
             "open block {o}"
         );
         let last = run.last_step();
-        if last.class.is_uninferable()
-            && is_sequentially_inferable(&self.isa, run.insn(n - 2), run.insn(n - 1))
-        {
+        if self.last_sijump(run, &last) {
             return None;
         }
         Some(self.run_key(id, n, last.taken))
+    }
+
+    /// `sijump` of the last instruction of `run` (of at least 2 instructions), step `last`: an
+    /// uninferable jump sequentially inferable from the instruction before it.
+    #[inline]
+    fn last_sijump(&self, run: &impl RetiredRun, last: &RunStep) -> bool {
+        let n = run.len();
+        last.class.is_uninferable()
+            && is_sequentially_inferable(&self.isa, run.insn(n - 2), run.insn(n - 1))
     }
 
     /// The first record a run summarised by `sum` closes (or the open block it leaves when it
@@ -833,8 +840,7 @@ impl<S: RecordSink, const FAST: bool> IngressRecorder<S, FAST> {
         let last = (m == n).then(|| {
             let s = run.last_step();
             Near {
-                sijump: s.class.is_uninferable()
-                    && is_sequentially_inferable(&self.isa, run.insn(n - 2), run.insn(n - 1)),
+                sijump: self.last_sijump(run, &s),
                 ..near(s)
             }
         });
