@@ -9,7 +9,7 @@ use rvtrace_image::Image;
 use rvtrace_ingress::{IngressHeader, IngressWriter, Record, WriterSink};
 use rvtrace_isa::{CfClass, IsaConfig, Xlen};
 use rvtrace_sim::ingress::IngressRecorder;
-use rvtrace_sim::{Hart, Observer, Retired, Stop, TrapInfo};
+use rvtrace_sim::{Hart, Observer, Retired, RetiredRun, Stop, TrapInfo};
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -392,13 +392,30 @@ impl PcWriter {
     }
 }
 
-impl Observer for PcWriter {
-    #[inline]
-    fn retire(&mut self, ev: &Retired) {
-        rvtrace_flow::push_hex_line(&mut self.buf, ev.pc);
+impl PcWriter {
+    #[inline(always)]
+    fn push(&mut self, pc: u64) {
+        rvtrace_flow::push_hex_line(&mut self.buf, pc);
         if self.buf.len() > (1 << 16) - 32 {
             self.flush_buf();
         }
+    }
+}
+
+impl Observer for PcWriter {
+    // Only the pcs, in order: a block's run gives them as well.
+    const RETIRE_RUNS: bool = true;
+    #[inline]
+    fn retire(&mut self, ev: &Retired) {
+        self.push(ev.pc);
+    }
+    #[inline]
+    fn retire_run(&mut self, run: &impl RetiredRun) {
+        let n = run.len();
+        for s in run.steps(0, n - 1) {
+            self.push(s.pc);
+        }
+        self.push(run.last_step().pc);
     }
 }
 
@@ -858,7 +875,11 @@ enum Only {
     Tandem,
     /// `--stats` alone: its block-run observer ([`RunStats`]).
     Stats,
-    /// Any other combination: the optional observers side by side.
+    /// Observers that all take block runs (`--pcs`, `--stats`, the ingress stream, the code
+    /// snapshot's), side by side: the hart runs blocks with fused operations for them.
+    Runs,
+    /// Any other combination (with the tandem trace or `--trace-to`, which see each
+    /// instruction): the optional observers side by side.
     Mixed,
 }
 
@@ -866,10 +887,17 @@ enum Only {
 struct Maybe<O>(Option<O>);
 
 impl<O: Observer> Observer for Maybe<O> {
+    const RETIRE_RUNS: bool = O::RETIRE_RUNS;
     #[inline(always)]
     fn retire(&mut self, ev: &Retired) {
         if let Some(o) = &mut self.0 {
             o.retire(ev)
+        }
+    }
+    #[inline(always)]
+    fn retire_run(&mut self, run: &impl RetiredRun) {
+        if let Some(o) = &mut self.0 {
+            o.retire_run(run)
         }
     }
     #[inline(always)]
@@ -1272,9 +1300,11 @@ pub fn run(args: &RunArgs) -> CmdResult {
             _ if pcs.0.is_none() && args.stats && to_watch.0.is_none() && executed.0.is_none() => {
                 match (want_ingress, tandem.0.is_some()) {
                     (false, false) => Only::Stats,
+                    (true, false) => Only::Runs,
                     _ => Only::Mixed,
                 }
             }
+            _ if tandem.0.is_none() && to_watch.0.is_none() => Only::Runs,
             _ => Only::Mixed,
         };
         let sampler = sampler.as_mut();
@@ -1307,6 +1337,22 @@ pub fn run(args: &RunArgs) -> CmdResult {
             }
             (Only::Tandem, _, Some(t)) => run_interruptible(&mut hart, t, max_insns, sampler),
             (Only::Stats, _, _) => run_interruptible(&mut hart, &mut stats, max_insns, sampler),
+            (Only::Runs, _, _) => {
+                let mut recorder =
+                    Maybe(want_ingress.then(|| recorder(isa_cfg, width, context, satp, &mut sink)));
+                let mut obs = (
+                    &mut pcs,
+                    (
+                        &mut recorder,
+                        (Maybe(args.stats.then_some(&mut stats)), &mut executed),
+                    ),
+                );
+                let ended = run_interruptible(&mut hart, &mut obs, max_insns, sampler);
+                if let Some(r) = &mut recorder.0 {
+                    r.finish();
+                }
+                ended
+            }
             _ => {
                 let mut recorder =
                     Maybe(want_ingress.then(|| recorder(isa_cfg, width, context, satp, &mut sink)));
