@@ -730,12 +730,15 @@ fn trace_window_by_symbol_and_address() {
     }
 }
 
-/// `run --stats` alone counts pre-decoded blocks' runs once per block and length (the hart
-/// keeps its fused block loop); with another output (`--pcs`) every instruction is counted as
-/// it retires. Both give the same counts and profile, on programs with traps, interrupts, U/S
-/// code and both XLENs.
+/// `run --stats`, alone or beside `--pcs` and the ingress stream, counts pre-decoded blocks'
+/// runs once per block and length (the hart keeps its fused block loop); beside the tandem
+/// trace (which sees every instruction) every instruction is counted as it retires. All give
+/// the same counts and profile, and the block runs' `--pcs` and ingress files are the
+/// per-instruction ones byte for byte, on programs with traps, interrupts, U/S code and both
+/// XLENs.
 #[test]
 fn stats_of_block_runs_are_the_per_instruction_stats() {
+    let d = tmpdir("stats-runs");
     for p in [
         "heap-rv64gc",
         "float-rv32imac",
@@ -744,23 +747,54 @@ fn stats_of_block_runs_are_the_per_instruction_stats() {
         "kernel-rv64gc",
     ] {
         let elf = elf(p);
-        let lines = |extra: &[&str]| -> Vec<String> {
-            let mut a = vec!["run", s(&elf), "--stats"];
+        let run = |tag: &str, extra: &[&str]| -> (Vec<String>, Vec<u8>, Vec<u8>) {
+            let (pcs, ing) = (
+                d.join(format!("{p}-{tag}.pcs")),
+                d.join(format!("{p}-{tag}.ing")),
+            );
+            let mut a = vec![
+                "run",
+                s(&elf),
+                "--stats",
+                "--pcs",
+                s(&pcs),
+                "--ingress",
+                s(&ing),
+            ];
             a.extend_from_slice(extra);
             let o = rvtrace(&a);
             assert!(o.status.success(), "{p}: {}", stderr(&o));
             // Not the timing line.
-            stderr(&o)
+            let lines = stderr(&o)
                 .lines()
                 .filter(|l| !l.contains(" MIPS)"))
                 .map(str::to_string)
-                .collect()
+                .collect();
+            (
+                lines,
+                std::fs::read(&pcs).unwrap(),
+                std::fs::read(&ing).unwrap(),
+            )
         };
-        let runs = lines(&[]);
+        let runs = run("runs", &[]);
         assert!(
-            runs.iter().any(|l| l.contains("where the time went")),
+            runs.0.iter().any(|l| l.contains("where the time went")),
             "{p}"
         );
-        assert_eq!(runs, lines(&["--pcs", "/dev/null"]), "{p}");
+        assert!(!runs.1.is_empty() && !runs.2.is_empty(), "{p}");
+        let tt = d.join(format!("{p}.tt"));
+        let each = run("each", &["--tandem", s(&tt)]);
+        assert!(
+            runs == each,
+            "{p}: block runs and single instructions differ"
+        );
+        let o = rvtrace(&["run", s(&elf), "--stats"]);
+        assert!(o.status.success(), "{p}: {}", stderr(&o));
+        let alone: Vec<String> = stderr(&o)
+            .lines()
+            .filter(|l| !l.contains(" MIPS)"))
+            .map(str::to_string)
+            .collect();
+        assert_eq!(runs.0, alone, "{p}");
     }
 }
