@@ -19,6 +19,7 @@ use rvtrace_image::Image;
 use rvtrace_isa::disasm::disasm;
 use rvtrace_isa::Xlen;
 use rvtrace_sim::csr::mstatus;
+use rvtrace_sim::bus::Bus;
 use rvtrace_sim::{Hart, Stop};
 use std::io::Read;
 
@@ -73,8 +74,10 @@ pub struct Checker {
     plain_runs: bool,
     /// Plain runs from the trace's bytes on (`fast.rs`, [`ByteGroups`]).
     byte_runs: bool,
-    /// The plain groups found ahead in the bytes, and the trace's field widths.
+    /// The plain groups found ahead in the bytes ([`BYTE_BATCH`]), their pcs (`FastRun::pcs`),
+    /// and the trace's field widths.
     bytes_ahead: Vec<ByteGroup>,
+    byte_pcs: Vec<u64>,
     layout: Layout,
     /// The group of a byte run that the slow path decides, read again.
     one: Group,
@@ -88,6 +91,17 @@ const BATCH: usize = 32;
 /// Plain groups found ahead in the trace's bytes at most (a run's setup is shared by up to this
 /// many groups; a group found takes 40 bytes of memory, its bytes stay in the reader's buffer).
 const BYTE_BATCH: usize = 256;
+
+/// Whether the reference's memory holds instruction `insn` of `len` bytes at `pc` (what it
+/// fetches there untranslated).
+#[inline(always)]
+fn code_at(bus: &Bus, pc: u64, insn: u32, len: u8) -> bool {
+    match bus.fetch(pc) {
+        Some(raw) if len == 2 => raw & 0xffff == insn,
+        Some(raw) => raw == insn,
+        None => false,
+    }
+}
 
 /// How a plain run ended ([`plain_step`]).
 struct PlainEnd {
@@ -162,7 +176,8 @@ impl Checker {
             code: (0, 0),
             plain_runs: true,
             byte_runs: true,
-            bytes_ahead: Vec::new(),
+            bytes_ahead: vec![ByteGroup::default(); BYTE_BATCH],
+            byte_pcs: vec![0; BYTE_BATCH + 1],
             layout: Layout::new(&opts.params),
             one: Group::default(),
         }
@@ -335,36 +350,43 @@ impl Checker {
             if !self.plain_ready() {
                 return Ok(());
             }
-            scan_plain(
+            let bus = &self.hart.bus;
+            let (mut lo, mut hi) = (u64::MAX, 0);
+            let n = scan_plain(
                 rd.ahead(),
                 &self.layout,
                 xlen,
-                BYTE_BATCH,
+                self.hart.pc,
                 &mut self.bytes_ahead,
+                &mut self.byte_pcs,
+                #[inline(always)]
+                |pc, insn, len| {
+                    let at = code_at(bus, pc, insn, len);
+                    if at {
+                        lo = lo.min(pc);
+                        hi = hi.max(pc + len as u64);
+                    }
+                    at
+                },
             );
-            let ahead = std::mem::take(&mut self.bytes_ahead);
-            let n = self.check_code(ahead.iter().map(|b| (b.insn, b.ilen, b.new_pc)));
             if n == 0 {
-                self.bytes_ahead = ahead;
                 return Ok(());
             }
-            let exp = ByteGroups(&ahead[..n]);
+            self.code = (lo, hi);
             let end = plain_step(
                 &mut self.hart,
                 &mut self.shadow,
                 &mut self.obs,
-                (&self.pcs, self.code),
-                exp,
+                (&self.byte_pcs[..=n], self.code),
+                ByteGroups(&self.bytes_ahead[..n]),
                 n,
             );
             let k = end.k;
-            rd.skip(match ahead.get(k) {
-                Some(b) => b.start,
-                None => ahead[k - 1].start + ahead[k - 1].len,
+            rd.skip(match k {
+                0 => 0,
+                k => self.bytes_ahead[k - 1].end,
             });
-            let scanned = ahead.len();
-            self.bytes_ahead = ahead;
-            if let Some(stepped) = self.plain_end(end, n) {
+            if let Some(stepped) = self.plain_end(end, n, self.byte_pcs[k]) {
                 // Group `k`, read as the slow path reads it (a plain group: `scan_plain`).
                 let mut g = std::mem::take(&mut self.one);
                 let read = rd.next(&mut g);
@@ -374,9 +396,6 @@ impl Checker {
                 }
                 self.insn_group(&g, Some(stepped), report);
                 self.one = g;
-            } else if k == n && n < scanned {
-                // The next group's instruction is not in the reference's memory there.
-                return Ok(());
             }
         }
     }
@@ -423,12 +442,7 @@ impl Checker {
         self.pcs.push(pc);
         let (mut lo, mut hi) = (u64::MAX, 0);
         for (insn, len, new_pc) in items {
-            let raw = match h.bus.fetch(pc) {
-                Some(raw) if len == 2 => raw & 0xffff,
-                Some(raw) => raw,
-                None => break,
-            };
-            if raw != insn {
+            if !code_at(&h.bus, pc, insn, len) {
                 break;
             }
             lo = lo.min(pc);
@@ -467,7 +481,7 @@ impl Checker {
             groups.len(),
         );
         let k = end.k;
-        if let Some(stepped) = self.plain_end(end, groups.len()) {
+        if let Some(stepped) = self.plain_end(end, groups.len(), self.pcs[k]) {
             self.insn_group(&groups[k], Some(stepped), report);
             return k + 1;
         }
@@ -476,13 +490,13 @@ impl Checker {
 
     /// The end of a plain run of `n` groups: the groups it matched are counted, and where group
     /// `k` did not match plainly, or the reference stopped in it, the step that was made, for
-    /// the slow path's comparison.
-    fn plain_end(&mut self, end: PlainEnd, n: usize) -> Option<Stepped> {
+    /// the slow path's comparison (`pc_k`: group `k`'s pc).
+    fn plain_end(&mut self, end: PlainEnd, n: usize, pc_k: u64) -> Option<Stepped> {
         let k = end.k;
         self.summary.groups += k as u64;
         self.summary.checked += k as u64;
         (k < n && (end.undecided || end.stop != Stop::Requested)).then(|| Stepped {
-            pre_pc: self.pcs[k],
+            pre_pc: pc_k,
             pre: end.pre,
             result: match end.stop {
                 Stop::Requested => Ok(()),

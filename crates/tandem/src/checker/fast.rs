@@ -37,8 +37,7 @@
 //! [`Hart::run`]: rvtrace_sim::Hart::run
 
 use super::group::Group;
-use super::group::RegUpd;
-use super::shadow::{canonical_csr, Shadow};
+use super::shadow::{canonical_csr, sext, Shadow};
 use super::step::StepObserver;
 use crate::codec::{mask_bits, mem_op, op, reg, state, Layout};
 use rvtrace_isa::Xlen;
@@ -51,7 +50,7 @@ use rvtrace_sim::{MemAccess, MemKind, Observer, Retired, TrapInfo};
 /// OP-IMM-32, STORE, OP, LUI, OP-32, BRANCH, JALR, JAL and their compressed forms. Not SYSTEM
 /// (CSRs, `ecall`, `ebreak`, `xret`, `wfi`), MISC-MEM, AMO or any floating-point instruction
 /// (FP loads and stores make `mstatus.FS` dirty); those take the slow path.
-#[inline]
+#[inline(always)]
 pub(super) fn plain_insn(insn: u32, len: u8, xlen: Xlen) -> bool {
     if len == 4 {
         return matches!(
@@ -146,27 +145,33 @@ impl Expect for &[Group] {
     }
 }
 
-/// A plain group found in the trace's bytes ([`scan_plain`]), with its elements.
+/// A plain group found in the trace's bytes ([`scan_plain`]), with the elements a plain run
+/// compares.
 #[derive(Clone, Copy, Debug, Default)]
 pub(super) struct ByteGroup {
-    /// Its bytes: `len` from `start` in the bytes scanned.
-    pub(super) start: usize,
-    pub(super) len: usize,
+    /// The end of its bytes, from the start of the bytes scanned.
+    pub(super) end: usize,
+    /// The instruction (a 16-bit one in the low half) and its length.
     pub(super) insn: u32,
     pub(super) ilen: u8,
-    /// The pc after it, when given in full (else the increment).
-    pub(super) new_pc: Option<u64>,
-    /// The integer register written (0: none) and its value.
+    /// The integer register written (0: none).
     rd: u8,
-    rd_value: u64,
-    /// The memory request: none, [`mem_op::LOAD`] + 1 or [`mem_op::STORE`] + 1.
+    /// The memory access ([`access_code`]; 0: none).
     mem: u8,
-    /// Its bytes, address and data (a load's from its response).
-    mem_bytes: u8,
+    /// The registers written as a set (bit `n`: register `n`; empty or `rd`).
+    gprs: u32,
+    /// The value of `rd` as the hart keeps it ([`sext`]; 0 for none).
+    value: u64,
+    /// The access's address and data (a load's from its response, a store's from its request).
     mem_addr: u64,
     mem_data: u64,
-    /// The effective address, if given.
-    eaddr: Option<u64>,
+}
+
+/// An access of `size` bytes (1, 2, 4 or 8), a store or not, as one number: twice the size,
+/// plus 1 for a store (never 0).
+#[inline(always)]
+fn access_code(size: u8, store: bool) -> u32 {
+    ((size as u32) << 1) | store as u32
 }
 
 /// The groups of a run, found in the trace's bytes ([`scan_plain`]).
@@ -174,9 +179,9 @@ pub(super) struct ByteGroups<'a>(pub(super) &'a [ByteGroup]);
 
 impl Expect for ByteGroups<'_> {
     /// What the groups' match (`&[Group]`, [`mem_match`]) accepts, in its common case only
-    /// (one access or none, the effective address that access's); every other case is left
-    /// to the slow path's comparison (not matching plainly is always safe: the step is made,
-    /// the general procedure decides).
+    /// (one access or none; an effective address is the access's, [`scan_plain`]); every other
+    /// case is left to the slow path's comparison (not matching plainly is always safe: the
+    /// step is made, the general procedure decides).
     #[inline]
     fn matches(
         &mut self,
@@ -184,60 +189,62 @@ impl Expect for ByteGroups<'_> {
         r: &Retired,
         ev: &StepObserver,
         gv: &[u64; 32],
-        sh: &Shadow,
+        _sh: &Shadow,
     ) -> bool {
         let g = &self.0[k];
-        if r.insn != g.insn || r.len != g.ilen {
-            return false;
-        }
-        let x = g.rd as usize & 31;
-        let regs = if x == 0 {
-            ev.gprs == 0
-        } else {
-            ev.gprs == 1 << x && sh.gpr_after(x, RegUpd::Full(g.rd_value)) == gv[x]
-        };
-        regs && match (&ev.mems[..], g.mem) {
-            ([], 0) => true,
-            ([m], op) if op != 0 => {
-                m.addr == g.mem_addr
-                    && m.size == g.mem_bytes
-                    && g.eaddr.is_none_or(|a| a == m.addr)
-                    && m.value == g.mem_data
-                    && match m.kind {
-                        MemKind::Load => op == mem_op::LOAD + 1,
-                        MemKind::Store => op == mem_op::STORE + 1,
-                    }
+        // (`gv[0]` stays 0: `x0` is never written.)
+        r.insn == g.insn
+            && r.len == g.ilen
+            && ev.gprs == g.gprs
+            && gv[g.rd as usize & 31] == g.value
+            && match &ev.mems[..] {
+                [] => g.mem == 0,
+                [m] => {
+                    access_code(m.size, m.kind == MemKind::Store) == g.mem as u32
+                        && m.addr == g.mem_addr
+                        && m.value == g.mem_data
+                }
+                _ => false,
             }
-            _ => false,
-        }
     }
 }
 
 /// Scan `b` (from a group's start) for plain groups in the form rvtrace's producer writes them,
-/// at most `max`, into `out` (cleared first); stops at the first other unit or where fewer than
-/// [`SCAN_WINDOW`] bytes are left. A group of this form is one [`plain_group`] admits once read:
-/// begin group; increment pc or the pc; a plain instruction ([`plain_insn`]); perhaps an integer
-/// register other than `x0`; perhaps a load or store request of 1, 2, 4 or 8 bytes with its
-/// response (size as requested, success) and perhaps its effective address before it; end group.
-pub(super) fn scan_plain(b: &[u8], l: &Layout, xlen: Xlen, max: usize, out: &mut Vec<ByteGroup>) {
-    out.clear();
-    let mut at = 0;
-    while out.len() < max {
-        let Some(w) = b.get(at..at + SCAN_WINDOW) else {
-            break;
-        };
-        match scan_one(w.try_into().expect("a window"), l, xlen) {
-            Some(mut g) => {
-                g.start = at;
-                at += g.len;
-                out.push(g);
-            }
-            None => break,
-        }
+/// into `out` (at most as many as it holds) and their pcs into `pcs` (`pcs[0]` = `pc`, the
+/// first one's; `pcs[k + 1]`: the pc after group `k`, XLEN bits); the number found. Stops at
+/// the first other unit, at a group whose instruction `code(pc, insn, len)` says the reference
+/// does not hold at its pc, and where fewer than [`SCAN_WINDOW`] bytes are left.
+///
+/// A group of this form is one [`plain_group`] admits once read: begin group; increment pc or
+/// the pc; a plain instruction ([`plain_insn`]); perhaps an integer register other than `x0`;
+/// perhaps a load or store request of 1, 2, 4 or 8 bytes with its response (size as requested,
+/// success) and perhaps its effective address before it, the same as the request's (else the
+/// groups' match decides); end group.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn scan_plain(
+    b: &[u8],
+    l: &Layout,
+    xlen: Xlen,
+    pc: u64,
+    out: &mut [ByteGroup],
+    pcs: &mut [u64],
+    code: impl FnMut(u64, u32, u8) -> bool,
+) -> usize {
+    let s = Scan { b, xlen, pc };
+    // The field widths as constants (chapter 3: XLEN and MLEN rounded up to bytes; MLEN 32,
+    // 34 or 64); other layouts take the general reading.
+    match (l.xbytes, l.mbytes) {
+        (8, 8) => s.run::<8, 8>(out, pcs, code),
+        (4, 4) => s.run::<4, 4>(out, pcs, code),
+        (4, 5) => s.run::<4, 5>(out, pcs, code),
+        (8, 5) => s.run::<8, 5>(out, pcs, code),
+        (8, 4) => s.run::<8, 4>(out, pcs, code),
+        (4, 8) => s.run::<4, 8>(out, pcs, code),
+        _ => 0,
     }
 }
 
-/// Bytes [`scan_one`] looks at: more than the longest plain group (begin group 1, pc 10,
+/// Bytes [`Scan::one`] looks at: more than the longest plain group (begin group 1, pc 10,
 /// instruction 5, register 11, effective address 10, request 18, response 10, end group 1 =
 /// 66), so that reading a group never runs past the window.
 pub(super) const SCAN_WINDOW: usize = 96;
@@ -247,96 +254,135 @@ pub(super) const SCAN_WINDOW: usize = 96;
 #[inline(always)]
 fn le(w: &[u8; SCAN_WINDOW], at: usize, n: usize) -> u64 {
     let v = u64::from_le_bytes(w[at..at + 8].try_into().expect("8 bytes"));
-    if n >= 8 {
-        v
-    } else {
-        v & ((1u64 << (8 * n)) - 1)
-    }
+    v & (u64::MAX >> (64 - 8 * n))
 }
 
-/// One plain group at the start of `w` ([`scan_plain`]).
-#[inline(always)]
-fn scan_one(w: &[u8; SCAN_WINDOW], l: &Layout, xlen: Xlen) -> Option<ByteGroup> {
-    if w[0] != op::BEGIN_GROUP {
-        return None;
-    }
-    let (new_pc, mut k) = match w[1] {
-        op::INCR_PC => (None, 2),
-        op::ADDL_STATE if matches!(w[2], state::PC | state::PC_APPENDIX) => {
-            (Some(le(w, 3, l.xbytes)), 3 + l.xbytes)
+/// A scan of bytes `b` ([`scan_plain`]), the first group's instruction at `pc`.
+struct Scan<'a> {
+    b: &'a [u8],
+    xlen: Xlen,
+    pc: u64,
+}
+
+impl Scan<'_> {
+    /// [`scan_plain`] with XLEN fields of `X` bytes and MLEN fields of `M`.
+    #[inline(always)]
+    fn run<const X: usize, const M: usize>(
+        &self,
+        out: &mut [ByteGroup],
+        pcs: &mut [u64],
+        mut code: impl FnMut(u64, u32, u8) -> bool,
+    ) -> usize {
+        let xmask = mask_bits(u64::MAX, self.xlen.bits());
+        let mut pc = self.pc;
+        let (mut at, mut n) = (0, 0);
+        pcs[0] = pc;
+        while n < out.len() && n + 1 < pcs.len() {
+            let Some(w) = self.b.get(at..).and_then(|r| r.first_chunk::<SCAN_WINDOW>()) else {
+                break;
+            };
+            let g = &mut out[n];
+            let Some((len, new_pc)) = self.one::<X, M>(w, g) else {
+                break;
+            };
+            if !code(pc, g.insn, g.ilen) {
+                break;
+            }
+            at += len;
+            g.end = at;
+            pc = match new_pc {
+                Some(p) => p,
+                None => pc.wrapping_add(g.ilen as u64),
+            } & xmask;
+            n += 1;
+            pcs[n] = pc;
         }
-        _ => return None,
-    };
-    let (insn, ilen) = match w[k] {
-        op::INSN32 => (le(w, k + 1, 4) as u32, 4),
-        // (A parcel with its low bits set is read as a 32-bit instruction: `codec`.)
-        op::INSN16 if w[k + 1] & 3 != 3 => (le(w, k + 1, 2) as u32, 2),
-        _ => return None,
-    };
-    k += 1 + ilen as usize;
-    if !plain_insn(insn, ilen, xlen) {
-        return None;
+        n
     }
-    let (mut rd, mut rd_value) = (0, 0);
-    if w[k] == op::FULL_REG {
-        let addr = le(w, k + 1, 2) as u16;
-        if !reg::is_gpr(addr) || addr == reg::GPR0 {
+
+    /// One plain group at the start of `w` into `g` ([`scan_plain`]): its length in bytes and
+    /// the pc after it when given in full.
+    #[inline(always)]
+    fn one<const X: usize, const M: usize>(
+        &self,
+        w: &[u8; SCAN_WINDOW],
+        g: &mut ByteGroup,
+    ) -> Option<(usize, Option<u64>)> {
+        if w[0] != op::BEGIN_GROUP {
             return None;
         }
-        rd = (addr - reg::GPR0) as u8;
-        rd_value = le(w, k + 3, l.xbytes);
-        k += 3 + l.xbytes;
-    }
-    let mut eaddr = None;
-    if w[k] == op::ADDL_STATE && w[k + 1] == state::EADDR {
-        eaddr = Some(le(w, k + 2, l.mbytes));
-        k += 2 + l.mbytes;
-        if w[k] != op::MEM_REQ {
+        let (new_pc, mut k) = match w[1] {
+            op::INCR_PC => (None, 2),
+            op::ADDL_STATE if matches!(w[2], state::PC | state::PC_APPENDIX) => {
+                (Some(le(w, 3, X)), 3 + X)
+            }
+            _ => return None,
+        };
+        let r = le(w, k, 8);
+        (g.insn, g.ilen) = match r as u8 {
+            op::INSN32 => ((r >> 8) as u32, 4),
+            // (A parcel with its low bits set is read as a 32-bit instruction: `codec`.)
+            op::INSN16 if (r >> 8) & 3 != 3 => ((r >> 8) as u16 as u32, 2),
+            _ => return None,
+        };
+        if !plain_insn(g.insn, g.ilen, self.xlen) {
             return None;
         }
-    }
-    let (mut mem, mut mem_bytes, mut mem_addr, mut mem_data) = (0, 0, 0, 0);
-    if w[k] == op::MEM_REQ {
-        mem_addr = le(w, k + 1, l.mbytes);
-        let op_size = w[k + 1 + l.mbytes];
-        let (mop, size) = (op_size & 0xf, op_size >> 4);
-        if size > 3 || !matches!(mop, mem_op::LOAD | mem_op::STORE) {
+        k += 1 + g.ilen as usize;
+        let r = le(w, k, 8);
+        (g.rd, g.gprs, g.value) = (0, 0, 0);
+        if r as u8 == op::FULL_REG {
+            // A register address other than `x0`'s (`reg::is_gpr`).
+            let x = ((r >> 8) as u16).wrapping_sub(reg::GPR0);
+            if x == 0 || x > 31 {
+                return None;
+            }
+            (g.rd, g.gprs) = (x as u8, 1 << x);
+            g.value = sext(self.xlen, le(w, k + 3, X));
+            k += 3 + X;
+        }
+        let mut eaddr = None;
+        if w[k] == op::ADDL_STATE && w[k + 1] == state::EADDR {
+            eaddr = Some(le(w, k + 2, M));
+            k += 2 + M;
+            if w[k] != op::MEM_REQ {
+                return None;
+            }
+        }
+        (g.mem, g.mem_addr, g.mem_data) = (0, 0, 0);
+        if w[k] == op::MEM_REQ {
+            let addr = le(w, k + 1, M);
+            let op_size = w[k + 1 + M];
+            let (mop, size) = (op_size & 0xf, op_size >> 4);
+            if size > 3
+                || !matches!(mop, mem_op::LOAD | mem_op::STORE)
+                || eaddr.is_some_and(|a| a != addr)
+            {
+                return None;
+            }
+            let n = 1usize << size;
+            k += 2 + M;
+            if mop == mem_op::STORE {
+                g.mem_data = le(w, k, n);
+                k += n;
+            }
+            // The response: this size, success (result 0); a load's data.
+            if w[k] != op::MEM_RSP || w[k + 1] != size {
+                return None;
+            }
+            k += 2;
+            if mop == mem_op::LOAD {
+                g.mem_data = le(w, k, n);
+                k += n;
+            }
+            g.mem = access_code(n as u8, mop == mem_op::STORE) as u8;
+            g.mem_addr = addr;
+        }
+        if w[k] != op::END_GROUP {
             return None;
         }
-        let n = 1usize << size;
-        (mem, mem_bytes) = (mop + 1, n as u8);
-        k += 2 + l.mbytes;
-        if mop == mem_op::STORE {
-            mem_data = le(w, k, n);
-            k += n;
-        }
-        // The response: this size, success (result 0); a load's data.
-        if w[k] != op::MEM_RSP || w[k + 1] != size {
-            return None;
-        }
-        k += 2;
-        if mop == mem_op::LOAD {
-            mem_data = le(w, k, n);
-            k += n;
-        }
+        Some((k + 1, new_pc))
     }
-    if w[k] != op::END_GROUP {
-        return None;
-    }
-    Some(ByteGroup {
-        start: 0,
-        len: k + 1,
-        insn,
-        ilen,
-        new_pc,
-        rd,
-        rd_value,
-        mem,
-        mem_bytes,
-        mem_addr,
-        mem_data,
-        eaddr,
-    })
 }
 
 /// The observer of a plain run: each instruction's events against what `E` expects of it.
@@ -641,40 +687,41 @@ mod tests {
         let mut recs: Vec<Record> = [&ld[..], &sw, &addi, &other].concat();
         recs.extend(std::iter::repeat_n(Record::BeginGroup, SCAN_WINDOW));
         let b = encode_all(&recs, &p);
-        let mut out = Vec::new();
-        scan_plain(&b, &l, Xlen::Rv64, 10, &mut out);
-        assert_eq!(out.len(), 3, "{out:?}");
+        let mut out = [ByteGroup::default(); 10];
+        let mut pcs = [0; 11];
+        let all = |_, _, _| true;
+        let n = scan_plain(&b, &l, Xlen::Rv64, 0x8000_0000, &mut out, &mut pcs, all);
+        assert_eq!(n, 3, "{out:?}");
         let (g, h, i) = (&out[0], &out[1], &out[2]);
-        assert_eq!(
-            (g.start, g.insn, g.ilen, g.new_pc),
-            (0, 0x00813583, 4, Some(0x8000_0010))
-        );
-        assert_eq!((g.rd, g.rd_value), (11, 0x1122_3344_5566_7788));
-        assert_eq!(
-            (g.mem, g.mem_bytes, g.mem_addr),
-            (mem_op::LOAD + 1, 8, 0x8000_1008)
-        );
-        assert_eq!(
-            (g.mem_data, g.eaddr),
-            (0x1122_3344_5566_7788, Some(0x8000_1008))
-        );
-        assert_eq!(h.start, g.len);
-        assert_eq!(h.len, encode_all(&sw, &p).len());
-        assert_eq!((h.insn, h.ilen, h.new_pc, h.rd), (0xc088, 2, None, 0));
-        assert_eq!(
-            (h.mem, h.mem_bytes, h.mem_data),
-            (mem_op::STORE + 1, 4, 0xdead_beef)
-        );
-        assert_eq!(
-            (i.start, i.rd, i.rd_value, i.mem),
-            (h.start + h.len, 10, 5, 0)
-        );
-        // At most `max`; nothing where fewer bytes than a window are left.
-        scan_plain(&b, &l, Xlen::Rv64, 2, &mut out);
-        assert_eq!(out.len(), 2);
+        // The pcs: the first, then given in full, then two increments.
+        assert_eq!(pcs[..4], [0x8000_0000, 0x8000_0010, 0x8000_0012, 0x8000_0014]);
+        assert_eq!((g.end, g.insn, g.ilen), (encode_all(&ld, &p).len(), 0x00813583, 4));
+        let a1 = 0x1122_3344_5566_7788;
+        assert_eq!((g.rd, g.gprs, g.value), (11, 1 << 11, a1));
+        assert_eq!((g.mem, g.mem_addr, g.mem_data), (8 << 1, 0x8000_1008, a1));
+        assert_eq!(h.end, g.end + encode_all(&sw, &p).len());
+        assert_eq!((h.insn, h.ilen, h.rd, h.gprs, h.value), (0xc088, 2, 0, 0, 0));
+        assert_eq!((h.mem, h.mem_addr, h.mem_data), (4 << 1 | 1, 0x8000_2000, 0xdead_beef));
+        assert_eq!(i.end, h.end + encode_all(&addi, &p).len());
+        assert_eq!((i.rd, i.value, i.mem), (10, 5, 0));
+        // At most as many as `out` holds; up to where `code` says no; nothing where fewer
+        // bytes than a window are left.
+        let n = scan_plain(&b, &l, Xlen::Rv64, 0x8000_0000, &mut out[..2], &mut pcs, all);
+        assert_eq!(n, 2);
+        let not_third = |pc, _, _| pc != 0x8000_0012;
+        let n = scan_plain(&b, &l, Xlen::Rv64, 0x8000_0000, &mut out, &mut pcs, not_third);
+        assert_eq!(n, 2);
         let short = encode_all(&ld, &p);
-        scan_plain(&short, &l, Xlen::Rv64, 10, &mut out);
-        assert!(out.is_empty());
+        let n = scan_plain(&short, &l, Xlen::Rv64, 0x8000_0000, &mut out, &mut pcs, all);
+        assert_eq!(n, 0);
+        // An effective address other than the request's: left to the groups' match.
+        let mut ld2 = ld.to_vec();
+        ld2[4] = Record::State(AddlState::Eaddr(0x8000_1000));
+        let mut recs = ld2;
+        recs.extend(std::iter::repeat_n(Record::BeginGroup, SCAN_WINDOW));
+        let b = encode_all(&recs, &p);
+        let n = scan_plain(&b, &l, Xlen::Rv64, 0x8000_0000, &mut out, &mut pcs, all);
+        assert_eq!(n, 0);
     }
 
     /// The kinds by major opcode and quadrant, against encodings from the ISA manual.
