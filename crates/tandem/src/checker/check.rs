@@ -134,6 +134,8 @@ fn plain_step<E: Expect>(
     let mut run = FastRun::new(exp, n, pcs, shadow, obs, code, ram_size);
     let stop = hart.run(&mut run, u64::MAX);
     let (k, undecided) = (run.k, run.undecided);
+    // The groups matched are taken (3.1 step 1): the pc is the next one's.
+    shadow.pc = pcs[k];
     hart.csr.mie = mie;
     PlainEnd {
         k,

@@ -103,28 +103,30 @@ pub(super) fn plain_group(g: &Group, xlen: Xlen) -> bool {
 /// trace's bytes of the groups in the producer's own form ([`ByteGroups`]).
 pub(super) trait Expect {
     /// Whether retired instruction `r`, with the events recorded for it, is group `k` exactly
-    /// (every element equal). The caller checked the pcs, the absence of traps, serviced calls,
-    /// device accesses, CSR and FP writes; `ev.gprs`: the integer registers written (bit `n`:
-    /// register `n`), with their values in `gv`.
-    fn matches(
+    /// (every element equal); if so, the shadow takes the group's registers (3.1 step 1; what
+    /// `Shadow::apply` would do: the group wrote the registers the reference wrote, with their
+    /// values). The caller checked the pcs, the absence of traps, serviced calls, device
+    /// accesses, CSR and FP writes; `ev.gprs`: the integer registers written (bit `n`: register
+    /// `n`), with their values in `gv`.
+    fn take(
         &mut self,
         k: usize,
         r: &Retired,
         ev: &StepObserver,
         gv: &[u64; 32],
-        sh: &Shadow,
+        sh: &mut Shadow,
     ) -> bool;
 }
 
 impl Expect for &[Group] {
     #[inline]
-    fn matches(
+    fn take(
         &mut self,
         k: usize,
         r: &Retired,
         ev: &StepObserver,
         gv: &[u64; 32],
-        sh: &Shadow,
+        sh: &mut Shadow,
     ) -> bool {
         let g = &self[k];
         let Some((insn, len)) = g.insn else {
@@ -141,7 +143,15 @@ impl Expect for &[Group] {
                 return false;
             }
         }
-        written == ev.gprs && mem_match(g, &ev.mems)
+        if written != ev.gprs || !mem_match(g, &ev.mems) {
+            return false;
+        }
+        while written != 0 {
+            let x = written.trailing_zeros() as usize;
+            sh.x[x] = gv[x];
+            written &= written - 1;
+        }
+        true
     }
 }
 
@@ -182,21 +192,22 @@ impl Expect for ByteGroups<'_> {
     /// (one access or none; an effective address is the access's, [`scan_plain`]); every other
     /// case is left to the slow path's comparison (not matching plainly is always safe: the
     /// step is made, the general procedure decides).
-    #[inline]
-    fn matches(
+    #[inline(always)]
+    fn take(
         &mut self,
         k: usize,
         r: &Retired,
         ev: &StepObserver,
         gv: &[u64; 32],
-        _sh: &Shadow,
+        sh: &mut Shadow,
     ) -> bool {
         let g = &self.0[k];
+        let x = g.rd as usize & 31;
         // (`gv[0]` stays 0: `x0` is never written.)
-        r.insn == g.insn
+        let same = r.insn == g.insn
             && r.len == g.ilen
             && ev.gprs == g.gprs
-            && gv[g.rd as usize & 31] == g.value
+            && gv[x] == g.value
             && match &ev.mems[..] {
                 [] => g.mem == 0,
                 [m] => {
@@ -205,7 +216,12 @@ impl Expect for ByteGroups<'_> {
                         && m.value == g.mem_data
                 }
                 _ => false,
-            }
+            };
+        if same {
+            // (`x0` included, with 0: the shadow's `x0` is 0, as the reference's.)
+            sh.x[x] = g.value;
+        }
+        same
     }
 }
 
@@ -389,8 +405,6 @@ impl Scan<'_> {
 pub(super) struct FastRun<'a, E> {
     /// The plain groups of the run.
     pub(super) exp: E,
-    /// The number of groups in the run.
-    n: usize,
     /// `pcs[k]`: the pc of group `k`'s instruction (checked in the reference's memory);
     /// `pcs[k + 1]` the pc after it.
     pub(super) pcs: &'a [u64],
@@ -406,17 +420,18 @@ pub(super) struct FastRun<'a, E> {
     pub(super) k: usize,
     /// Group `k` did not match plainly: the slow path's comparison decides.
     pub(super) undecided: bool,
-    stop: bool,
-    /// The instruction in progress accessed memory outside RAM (a device).
-    device: bool,
-    /// The instruction in progress stored into the checked code.
-    code_written: bool,
+    /// The run stops once `k` is this (the number of groups; 0 to stop after the instruction
+    /// in progress).
+    stop_at: usize,
+    /// The instruction in progress did what no plain group shows: an access outside RAM (a
+    /// device), a CSR or floating-point register write.
+    odd: bool,
     /// Integer register values written by the instruction in progress.
     gv: [u64; 32],
 }
 
 impl<'a, E: Expect> FastRun<'a, E> {
-    /// A run of `n` groups that `exp` expects.
+    /// A run of `n` groups that `exp` expects (the shadow's pc is `pcs[k]` when it ends).
     pub(super) fn new(
         exp: E,
         n: usize,
@@ -429,7 +444,6 @@ impl<'a, E: Expect> FastRun<'a, E> {
         ev.clear();
         FastRun {
             exp,
-            n,
             pcs,
             sh,
             ev,
@@ -437,51 +451,29 @@ impl<'a, E: Expect> FastRun<'a, E> {
             ram_size,
             k: 0,
             undecided: false,
-            stop: n == 0,
-            device: false,
-            code_written: false,
+            stop_at: n,
+            odd: false,
             gv: [0; 32],
         }
     }
 
-    /// Whether the retired instruction `r` and its events are group `k` exactly, with every
-    /// element equal (else the slow path's comparison decides).
-    #[inline]
-    fn plain_match(&mut self, r: &Retired) -> bool {
-        let k = self.k;
-        let ev = &*self.ev;
-        if r.pc != self.pcs[k]
-            || r.next_pc != self.pcs[k + 1]
-            || r.trap.is_some()
-            || r.serviced.is_some()
-            || self.device
-            || !ev.csrs.is_empty()
-            || ev.fprs != 0
-        {
-            return false;
-        }
-        self.exp.matches(k, r, ev, &self.gv, self.sh)
+    /// The run ends after the instruction in progress.
+    #[inline(always)]
+    fn stop(&mut self) {
+        self.stop_at = 0;
     }
 
-    /// Group `k` matched: the shadow takes it (3.1 step 1; what `Shadow::apply` would do: the
-    /// group wrote the registers the reference wrote, with their values).
-    #[inline]
-    fn commit(&mut self) {
-        let mut m = self.ev.gprs;
-        while m != 0 {
-            let x = m.trailing_zeros() as usize;
-            self.sh.x[x] = self.gv[x];
-            m &= m - 1;
-        }
-        self.sh.pc = self.pcs[self.k + 1];
-        self.k += 1;
-        // What a matched instruction left in `ev` (no retired event, trap, CSR or FP write).
-        self.ev.gprs = 0;
-        self.ev.mems.clear();
-        self.device = false;
-        if self.k == self.n || self.code_written {
-            self.stop = true;
-        }
+    /// Whether the retired instruction `r` and its events are group `k` exactly, with every
+    /// element equal (else the slow path's comparison decides); if so, the shadow takes it.
+    #[inline(always)]
+    fn plain_match(&mut self, r: &Retired) -> bool {
+        let k = self.k;
+        r.pc == self.pcs[k]
+            && r.next_pc == self.pcs[k + 1]
+            && r.trap.is_none()
+            && r.serviced.is_none()
+            && !self.odd
+            && self.exp.take(k, r, self.ev, &self.gv, self.sh)
     }
 }
 
@@ -565,18 +557,22 @@ impl<E: Expect> Observer for FastRun<'_, E> {
     #[inline]
     fn retire(&mut self, r: &Retired) {
         if self.plain_match(r) {
-            self.commit();
+            self.k += 1;
+            // What a matched instruction left in `ev` (no retired event, trap, CSR or FP
+            // write).
+            self.ev.gprs = 0;
+            self.ev.mems.clear();
         } else {
             self.ev.retired = Some(*r);
             self.undecided = true;
-            self.stop = true;
+            self.stop();
         }
     }
     #[inline]
     fn trap(&mut self, t: &TrapInfo) {
         self.ev.trap = Some(*t);
         self.undecided = true;
-        self.stop = true;
+        self.stop();
     }
     #[inline]
     fn gpr_write(&mut self, rd: u8, value: u64) {
@@ -586,10 +582,12 @@ impl<E: Expect> Observer for FastRun<'_, E> {
     #[inline]
     fn fpr_write(&mut self, rd: u8, _value: u64) {
         self.ev.fprs |= 1 << (rd & 31);
+        self.odd = true;
     }
     #[inline]
     fn csr_write(&mut self, csr: u16, _value: u64) {
         self.ev.csrs.push(canonical_csr(csr));
+        self.odd = true;
     }
     #[inline]
     fn mem_access(&mut self, acc: &MemAccess) {
@@ -598,18 +596,19 @@ impl<E: Expect> Observer for FastRun<'_, E> {
         let off = acc.addr.wrapping_sub(RAM_BASE);
         // (`Bus::ram_offset`'s rule.)
         if !(off < self.ram_size && n <= self.ram_size - off) {
-            self.device = true;
+            self.odd = true;
         }
         if acc.kind == MemKind::Store
             && acc.addr < self.code.1
             && acc.addr.wrapping_add(n) > self.code.0
         {
-            self.code_written = true;
+            // A store into the checked code: what follows is checked again.
+            self.stop();
         }
     }
-    #[inline]
+    #[inline(always)]
     fn stop_requested(&mut self) -> bool {
-        self.stop
+        self.k >= self.stop_at
     }
 }
 
