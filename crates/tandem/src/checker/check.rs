@@ -353,8 +353,7 @@ impl Checker {
                 return Ok(());
             }
             let bus = &self.hart.bus;
-            let (mut lo, mut hi) = (u64::MAX, 0);
-            let n = scan_plain(
+            let (n, code) = scan_plain(
                 rd.ahead(),
                 &self.layout,
                 xlen,
@@ -362,19 +361,12 @@ impl Checker {
                 &mut self.bytes_ahead,
                 &mut self.byte_pcs,
                 #[inline(always)]
-                |pc, insn, len| {
-                    let at = code_at(bus, pc, insn, len);
-                    if at {
-                        lo = lo.min(pc);
-                        hi = hi.max(pc + len as u64);
-                    }
-                    at
-                },
+                |pc, insn, len| code_at(bus, pc, insn, len),
             );
             if n == 0 {
                 return Ok(());
             }
-            self.code = (lo, hi);
+            self.code = code;
             let end = plain_step(
                 &mut self.hart,
                 &mut self.shadow,

@@ -229,7 +229,8 @@ impl Expect for ByteGroups<'_> {
 /// into `out` (at most as many as it holds) and their pcs into `pcs` (`pcs[0]` = `pc`, the
 /// first one's; `pcs[k + 1]`: the pc after group `k`, XLEN bits); the number found. Stops at
 /// the first other unit, at a group whose instruction `code(pc, insn, len)` says the reference
-/// does not hold at its pc, and where fewer than [`SCAN_WINDOW`] bytes are left.
+/// does not hold at its pc, and where fewer than [`SCAN_WINDOW`] bytes are left. With the
+/// number, the span of the instructions' bytes, `[lo, hi)`.
 ///
 /// A group of this form is one [`plain_group`] admits once read: begin group; increment pc or
 /// the pc; a plain instruction ([`plain_insn`]); perhaps an integer register other than `x0`;
@@ -245,7 +246,7 @@ pub(super) fn scan_plain(
     out: &mut [ByteGroup],
     pcs: &mut [u64],
     code: impl FnMut(u64, u32, u8) -> bool,
-) -> usize {
+) -> (usize, (u64, u64)) {
     let s = Scan { b, xlen, pc };
     // The field widths as constants (chapter 3: XLEN and MLEN rounded up to bytes; MLEN 32,
     // 34 or 64); other layouts take the general reading.
@@ -256,7 +257,7 @@ pub(super) fn scan_plain(
         (8, 5) => s.run::<8, 5>(out, pcs, code),
         (8, 4) => s.run::<8, 4>(out, pcs, code),
         (4, 8) => s.run::<4, 8>(out, pcs, code),
-        _ => 0,
+        _ => (0, (0, 0)),
     }
 }
 
@@ -288,17 +289,22 @@ impl Scan<'_> {
         out: &mut [ByteGroup],
         pcs: &mut [u64],
         mut code: impl FnMut(u64, u32, u8) -> bool,
-    ) -> usize {
+    ) -> (usize, (u64, u64)) {
         let xmask = mask_bits(u64::MAX, self.xlen.bits());
         let mut pc = self.pc;
+        let Some((first, next_pcs)) = pcs.split_first_mut() else {
+            return (0, (0, 0));
+        };
+        *first = pc;
+        // The code's bytes, a run of consecutive instructions (`seg`, from there to `pc`) at
+        // a time: `[lo, hi)` grows where one ends (a jump, or the pc wraps around).
+        let (mut lo, mut hi, mut seg) = (u64::MAX, 0, pc);
         let (mut at, mut n) = (0, 0);
-        pcs[0] = pc;
-        while n < out.len() && n + 1 < pcs.len() {
-            let Some(w) = self.b.get(at..).and_then(|r| r.first_chunk::<SCAN_WINDOW>()) else {
+        for (g, next_pc) in out.iter_mut().zip(next_pcs) {
+            let Some(w) = self.b.get(at..at + SCAN_WINDOW) else {
                 break;
             };
-            let g = &mut out[n];
-            let Some((len, new_pc)) = self.one::<X, M>(w, g) else {
+            let Some((len, jump)) = self.one::<X, M>(w.try_into().expect("a window"), g) else {
                 break;
             };
             if !code(pc, g.insn, g.ilen) {
@@ -306,18 +312,25 @@ impl Scan<'_> {
             }
             at += len;
             g.end = at;
-            pc = match new_pc {
+            let inc = pc.wrapping_add(g.ilen as u64);
+            pc = match jump {
                 Some(p) => p,
-                None => pc.wrapping_add(g.ilen as u64),
+                None => inc,
             } & xmask;
+            if pc != inc {
+                (lo, hi, seg) = (lo.min(seg), hi.max(inc), pc);
+            }
+            *next_pc = pc;
             n += 1;
-            pcs[n] = pc;
         }
-        n
+        if seg != pc {
+            (lo, hi) = (lo.min(seg), hi.max(pc));
+        }
+        (n, (lo, hi))
     }
 
-    /// One plain group at the start of `w` into `g` ([`scan_plain`]): its length in bytes and
-    /// the pc after it when given in full.
+    /// One plain group at the start of `w` into `g` (but `g.end`; [`scan_plain`]): its
+    /// length in bytes and the pc after it when given in full.
     #[inline(always)]
     fn one<const X: usize, const M: usize>(
         &self,
@@ -335,26 +348,26 @@ impl Scan<'_> {
             _ => return None,
         };
         let r = le(w, k, 8);
-        (g.insn, g.ilen) = match r as u8 {
+        let (insn, ilen) = match r as u8 {
             op::INSN32 => ((r >> 8) as u32, 4),
             // (A parcel with its low bits set is read as a 32-bit instruction: `codec`.)
             op::INSN16 if (r >> 8) & 3 != 3 => ((r >> 8) as u16 as u32, 2),
             _ => return None,
         };
-        if !plain_insn(g.insn, g.ilen, self.xlen) {
+        if !plain_insn(insn, ilen, self.xlen) {
             return None;
         }
-        k += 1 + g.ilen as usize;
+        k += 1 + ilen as usize;
         let r = le(w, k, 8);
-        (g.rd, g.gprs, g.value) = (0, 0, 0);
+        let (mut rd, mut value) = (0, 0);
         if r as u8 == op::FULL_REG {
             // A register address other than `x0`'s (`reg::is_gpr`).
             let x = ((r >> 8) as u16).wrapping_sub(reg::GPR0);
             if x == 0 || x > 31 {
                 return None;
             }
-            (g.rd, g.gprs) = (x as u8, 1 << x);
-            g.value = sext(self.xlen, le(w, k + 3, X));
+            rd = x as u8;
+            value = sext(self.xlen, le(w, k + 3, X));
             k += 3 + X;
         }
         let mut eaddr = None;
@@ -365,21 +378,21 @@ impl Scan<'_> {
                 return None;
             }
         }
-        (g.mem, g.mem_addr, g.mem_data) = (0, 0, 0);
+        let (mut mem, mut mem_addr, mut mem_data) = (0, 0, 0);
         if w[k] == op::MEM_REQ {
-            let addr = le(w, k + 1, M);
+            mem_addr = le(w, k + 1, M);
             let op_size = w[k + 1 + M];
             let (mop, size) = (op_size & 0xf, op_size >> 4);
             if size > 3
                 || !matches!(mop, mem_op::LOAD | mem_op::STORE)
-                || eaddr.is_some_and(|a| a != addr)
+                || eaddr.is_some_and(|a| a != mem_addr)
             {
                 return None;
             }
             let n = 1usize << size;
             k += 2 + M;
             if mop == mem_op::STORE {
-                g.mem_data = le(w, k, n);
+                mem_data = le(w, k, n);
                 k += n;
             }
             // The response: this size, success (result 0); a load's data.
@@ -388,15 +401,16 @@ impl Scan<'_> {
             }
             k += 2;
             if mop == mem_op::LOAD {
-                g.mem_data = le(w, k, n);
+                mem_data = le(w, k, n);
                 k += n;
             }
-            g.mem = access_code(n as u8, mop == mem_op::STORE) as u8;
-            g.mem_addr = addr;
+            mem = access_code(n as u8, mop == mem_op::STORE) as u8;
         }
         if w[k] != op::END_GROUP {
             return None;
         }
+        (g.insn, g.ilen, g.rd, g.gprs, g.value) = (insn, ilen, rd, (1 << rd) & !1, value);
+        (g.mem, g.mem_addr, g.mem_data) = (mem, mem_addr, mem_data);
         Some((k + 1, new_pc))
     }
 }
@@ -689,8 +703,9 @@ mod tests {
         let mut out = [ByteGroup::default(); 10];
         let mut pcs = [0; 11];
         let all = |_, _, _| true;
-        let n = scan_plain(&b, &l, Xlen::Rv64, 0x8000_0000, &mut out, &mut pcs, all);
+        let (n, code) = scan_plain(&b, &l, Xlen::Rv64, 0x8000_0000, &mut out, &mut pcs, all);
         assert_eq!(n, 3, "{out:?}");
+        assert_eq!(code, (0x8000_0000, 0x8000_0014));
         let (g, h, i) = (&out[0], &out[1], &out[2]);
         // The pcs: the first, then given in full, then two increments.
         assert_eq!(pcs[..4], [0x8000_0000, 0x8000_0010, 0x8000_0012, 0x8000_0014]);
@@ -705,13 +720,13 @@ mod tests {
         assert_eq!((i.rd, i.value, i.mem), (10, 5, 0));
         // At most as many as `out` holds; up to where `code` says no; nothing where fewer
         // bytes than a window are left.
-        let n = scan_plain(&b, &l, Xlen::Rv64, 0x8000_0000, &mut out[..2], &mut pcs, all);
-        assert_eq!(n, 2);
+        let (n, code) = scan_plain(&b, &l, Xlen::Rv64, 0x8000_0000, &mut out[..2], &mut pcs, all);
+        assert_eq!((n, code), (2, (0x8000_0000, 0x8000_0012)));
         let not_third = |pc, _, _| pc != 0x8000_0012;
-        let n = scan_plain(&b, &l, Xlen::Rv64, 0x8000_0000, &mut out, &mut pcs, not_third);
+        let (n, _) = scan_plain(&b, &l, Xlen::Rv64, 0x8000_0000, &mut out, &mut pcs, not_third);
         assert_eq!(n, 2);
         let short = encode_all(&ld, &p);
-        let n = scan_plain(&short, &l, Xlen::Rv64, 0x8000_0000, &mut out, &mut pcs, all);
+        let (n, _) = scan_plain(&short, &l, Xlen::Rv64, 0x8000_0000, &mut out, &mut pcs, all);
         assert_eq!(n, 0);
         // An effective address other than the request's: left to the groups' match.
         let mut ld2 = ld.to_vec();
@@ -719,7 +734,7 @@ mod tests {
         let mut recs = ld2;
         recs.extend(std::iter::repeat_n(Record::BeginGroup, SCAN_WINDOW));
         let b = encode_all(&recs, &p);
-        let n = scan_plain(&b, &l, Xlen::Rv64, 0x8000_0000, &mut out, &mut pcs, all);
+        let (n, _) = scan_plain(&b, &l, Xlen::Rv64, 0x8000_0000, &mut out, &mut pcs, all);
         assert_eq!(n, 0);
     }
 
