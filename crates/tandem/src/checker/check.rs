@@ -5,7 +5,7 @@
 //! ([`resync`](super::resync)); the program load is checked on the way ([`init`](super::init)).
 
 use super::compare::Compare;
-use super::fast::{plain_group, scan_plain, ByteGroup, ByteGroups, Expect, FastRun};
+use super::fast::{plain_group, scan_plain, ByteGroup, ByteGroups, Expect, FastRun, GroupRun};
 use super::group::{Group, GroupReader, Next};
 use super::init::{compare_init, Program};
 use super::report::{CheckError, CheckSummary, Diff, Mismatch, TraceEnd};
@@ -67,17 +67,17 @@ pub struct Checker {
     /// The group with the program's exit.
     exited: Option<u64>,
     program: Program,
-    /// The pcs of a plain run (`FastRun::pcs`) and the bytes of its instructions.
+    /// The pcs of a plain run of groups read ahead (`GroupRun::pcs`) and the bytes of a plain
+    /// run's instructions.
     pcs: Vec<u64>,
     code: (u64, u64),
     /// Plain runs on (`fast.rs`).
     plain_runs: bool,
     /// Plain runs from the trace's bytes on (`fast.rs`, [`ByteGroups`]).
     byte_runs: bool,
-    /// The plain groups found ahead in the bytes ([`BYTE_BATCH`]), their pcs (`FastRun::pcs`),
-    /// and the trace's field widths.
+    /// The plain groups found ahead in the bytes ([`BYTE_BATCH`]), and the trace's field
+    /// widths.
     bytes_ahead: Vec<ByteGroup>,
-    byte_pcs: Vec<u64>,
     layout: Layout,
     /// The group of a byte run that the slow path decides, read again.
     one: Group,
@@ -114,13 +114,13 @@ struct PlainEnd {
     pre: [u64; 9],
 }
 
-/// Run the reference `hart` over `n` plain groups that `exp` expects (their pcs in `pcs`, their
-/// instructions' bytes in `code`), comparing each as it retires (`fast.rs`).
+/// Run the reference `hart` over `n` plain groups that `exp` expects (their instructions' bytes
+/// in `code`), comparing each as it retires (`fast.rs`).
 fn plain_step<E: Expect>(
     hart: &mut Hart,
     shadow: &mut Shadow,
     obs: &mut StepObserver,
-    (pcs, code): (&[u64], (u64, u64)),
+    code: (u64, u64),
     exp: E,
     n: usize,
 ) -> PlainEnd {
@@ -131,11 +131,9 @@ fn plain_step<E: Expect>(
     hart.csr.mie = 0;
     shadow.traced_csrs.clear();
     let ram_size = hart.bus.ram_size();
-    let mut run = FastRun::new(exp, n, pcs, shadow, obs, code, ram_size);
+    let mut run = FastRun::new(exp, n, shadow, obs, code, ram_size);
     let stop = hart.run(&mut run, u64::MAX);
     let (k, undecided) = (run.k, run.undecided);
-    // The groups matched are taken (3.1 step 1): the pc is the next one's.
-    shadow.pc = pcs[k];
     hart.csr.mie = mie;
     PlainEnd {
         k,
@@ -179,7 +177,6 @@ impl Checker {
             plain_runs: true,
             byte_runs: true,
             bytes_ahead: vec![ByteGroup::default(); BYTE_BATCH],
-            byte_pcs: vec![0; BYTE_BATCH + 1],
             layout: Layout::new(&opts.params),
             one: Group::default(),
         }
@@ -220,6 +217,9 @@ impl Checker {
 
     /// Check the trace read from `src`, calling `report` for each mismatch. On an error, the
     /// partial summary is [`Checker::summary`].
+    // (One call per trace; never inlined, so that profiles show the checker's cost as one
+    // call: docs/perf/tandem-checker-profile.md.)
+    #[inline(never)]
     pub fn check<R: Read>(
         &mut self,
         src: R,
@@ -359,7 +359,6 @@ impl Checker {
                 xlen,
                 self.hart.pc,
                 &mut self.bytes_ahead,
-                &mut self.byte_pcs,
                 #[inline(always)]
                 |pc, insn, len| code_at(bus, pc, insn, len),
             );
@@ -371,7 +370,7 @@ impl Checker {
                 &mut self.hart,
                 &mut self.shadow,
                 &mut self.obs,
-                (&self.byte_pcs[..=n], self.code),
+                self.code,
                 ByteGroups(&self.bytes_ahead[..n]),
                 n,
             );
@@ -380,7 +379,9 @@ impl Checker {
                 0 => 0,
                 k => self.bytes_ahead[k - 1].end,
             });
-            if let Some(stepped) = self.plain_end(end, n, self.byte_pcs[k]) {
+            // (Group `k`'s pc, where the run did not match it.)
+            let pc_k = self.bytes_ahead.get(k).map_or(0, |g| g.pc);
+            if let Some(stepped) = self.plain_end(end, n, pc_k) {
                 // Group `k`, read as the slow path reads it (a plain group: `scan_plain`).
                 let mut g = std::mem::take(&mut self.one);
                 let read = rd.next(&mut g);
@@ -470,8 +471,11 @@ impl Checker {
             &mut self.hart,
             &mut self.shadow,
             &mut self.obs,
-            (&self.pcs, self.code),
-            groups,
+            self.code,
+            GroupRun {
+                groups,
+                pcs: &self.pcs,
+            },
             groups.len(),
         );
         let k = end.k;

@@ -52,28 +52,41 @@ use rvtrace_sim::{MemAccess, MemKind, Observer, Retired, TrapInfo};
 /// (FP loads and stores make `mstatus.FS` dirty); those take the slow path.
 #[inline(always)]
 pub(super) fn plain_insn(insn: u32, len: u8, xlen: Xlen) -> bool {
+    // (Bit tests, not a jump per kind: this runs for every group of a trace.)
     if len == 4 {
-        return matches!(
-            insn & 0x7f,
-            0x03 | 0x13 | 0x17 | 0x1b | 0x23 | 0x33 | 0x37 | 0x3b | 0x63 | 0x67 | 0x6f
-        );
+        return insn & 3 == 3 && PLAIN_OPCODES >> ((insn >> 2) & 31) & 1 != 0;
     }
-    let rv64 = xlen == Xlen::Rv64;
-    let funct3 = (insn >> 13) & 7;
-    match insn & 3 {
-        // c.addi4spn, c.lw, c.sw; c.ld, c.sd on RV64 (c.flw, c.fsw on RV32). Not c.fld, c.fsd.
-        0 => matches!(funct3, 0 | 2 | 6) || (rv64 && matches!(funct3, 3 | 7)),
-        // Integer arithmetic, c.j, c.jal, branches.
-        1 => true,
-        // c.slli, c.lwsp, c.swsp, c.jr/c.mv/c.jalr/c.add (not c.ebreak); c.ldsp, c.sdsp on
-        // RV64. Not c.fldsp, c.fsdsp.
-        2 => {
-            (matches!(funct3, 0 | 2 | 4 | 6) || (rv64 && matches!(funct3, 3 | 7)))
-                && insn & 0xffff != 0x9002
-        }
-        _ => false,
-    }
+    let quadrant_funct3 = (insn & 3) * 8 + ((insn >> 13) & 7);
+    let plain = match xlen {
+        Xlen::Rv32 => PLAIN_RV32C,
+        Xlen::Rv64 => PLAIN_RV64C,
+    };
+    plain >> quadrant_funct3 & 1 != 0 && insn & 0xffff != 0x9002
 }
+
+/// The set of `ops` as bits (bit `n`: `n` is in it).
+const fn bit_set(ops: &[u32]) -> u32 {
+    let (mut set, mut i) = (0, 0);
+    while i < ops.len() {
+        set |= 1 << ops[i];
+        i += 1;
+    }
+    set
+}
+
+/// [`plain_insn`]'s major opcodes, bits 6:2: LOAD, OP-IMM, AUIPC, OP-IMM-32, STORE, OP, LUI,
+/// OP-32, BRANCH, JALR, JAL.
+const PLAIN_OPCODES: u32 = bit_set(&[0, 4, 5, 6, 8, 12, 13, 14, 24, 25, 27]);
+
+/// [`plain_insn`]'s compressed instructions on RV32, by quadrant and funct3 (bit `quadrant * 8
+/// + funct3`): quadrant 0: c.addi4spn, c.lw, c.sw (not c.fld, c.flw, c.fsd, c.fsw); quadrant 1:
+/// all (integer arithmetic, c.j, c.jal, branches); quadrant 2: c.slli, c.lwsp, c.swsp,
+/// c.jr/c.mv/c.jalr/c.add (not c.ebreak, tested apart; not c.fldsp, c.flwsp, c.fsdsp,
+/// c.fswsp).
+const PLAIN_RV32C: u32 = bit_set(&[0, 2, 6, 8, 9, 10, 11, 12, 13, 14, 15, 16, 18, 20, 22]);
+
+/// On RV64, funct3 3 and 7 of quadrants 0 and 2 are c.ld, c.sd, c.ldsp, c.sdsp besides.
+const PLAIN_RV64C: u32 = PLAIN_RV32C | bit_set(&[3, 7, 19, 23]);
 
 /// Whether group `g` is a plain group: an instruction group whose records are the pc, a plain
 /// instruction ([`plain_insn`]), integer register updates (not `x0`) and loads and stores.
@@ -103,11 +116,12 @@ pub(super) fn plain_group(g: &Group, xlen: Xlen) -> bool {
 /// trace's bytes of the groups in the producer's own form ([`ByteGroups`]).
 pub(super) trait Expect {
     /// Whether retired instruction `r`, with the events recorded for it, is group `k` exactly
-    /// (every element equal); if so, the shadow takes the group's registers (3.1 step 1; what
+    /// (every element equal, its pc and the pc after it the group's, both checked in the
+    /// reference's memory); if so, the shadow takes the group's registers (3.1 step 1; what
     /// `Shadow::apply` would do: the group wrote the registers the reference wrote, with their
-    /// values). The caller checked the pcs, the absence of traps, serviced calls, device
-    /// accesses, CSR and FP writes; `ev.gprs`: the integer registers written (bit `n`: register
-    /// `n`), with their values in `gv`.
+    /// values). The caller checked the absence of traps, serviced calls, device accesses, CSR
+    /// and FP writes; `ev.gprs`: the integer registers written (bit `n`: register `n`), with
+    /// their values in `gv`.
     fn take(
         &mut self,
         k: usize,
@@ -118,7 +132,14 @@ pub(super) trait Expect {
     ) -> bool;
 }
 
-impl Expect for &[Group] {
+/// Plain groups read ahead, with their pcs (`pcs[k]`: group `k`'s; `pcs[k + 1]` the pc after
+/// it; `Checker::plain_run_len`).
+pub(super) struct GroupRun<'a> {
+    pub(super) groups: &'a [Group],
+    pub(super) pcs: &'a [u64],
+}
+
+impl Expect for GroupRun<'_> {
     #[inline]
     fn take(
         &mut self,
@@ -128,7 +149,10 @@ impl Expect for &[Group] {
         gv: &[u64; 32],
         sh: &mut Shadow,
     ) -> bool {
-        let g = &self[k];
+        if r.pc != self.pcs[k] || r.next_pc != self.pcs[k + 1] {
+            return false;
+        }
+        let g = &self.groups[k];
         let Some((insn, len)) = g.insn else {
             return false;
         };
@@ -161,6 +185,9 @@ impl Expect for &[Group] {
 pub(super) struct ByteGroup {
     /// The end of its bytes, from the start of the bytes scanned.
     pub(super) end: usize,
+    /// Its pc and the pc after it (XLEN bits).
+    pub(super) pc: u64,
+    next_pc: u64,
     /// The instruction (a 16-bit one in the low half) and its length.
     pub(super) insn: u32,
     pub(super) ilen: u8,
@@ -204,7 +231,9 @@ impl Expect for ByteGroups<'_> {
         let g = &self.0[k];
         let x = g.rd as usize & 31;
         // (`gv[0]` stays 0: `x0` is never written.)
-        let same = r.insn == g.insn
+        let same = r.pc == g.pc
+            && r.next_pc == g.next_pc
+            && r.insn == g.insn
             && r.len == g.ilen
             && ev.gprs == g.gprs
             && gv[x] == g.value
@@ -226,8 +255,8 @@ impl Expect for ByteGroups<'_> {
 }
 
 /// Scan `b` (from a group's start) for plain groups in the form rvtrace's producer writes them,
-/// into `out` (at most as many as it holds) and their pcs into `pcs` (`pcs[0]` = `pc`, the
-/// first one's; `pcs[k + 1]`: the pc after group `k`, XLEN bits); the number found. Stops at
+/// into `out` (at most as many as it holds; the first one's instruction at `pc`); the number
+/// found. Stops at
 /// the first other unit, at a group whose instruction `code(pc, insn, len)` says the reference
 /// does not hold at its pc, and where fewer than [`SCAN_WINDOW`] bytes are left. With the
 /// number, the span of the instructions' bytes, `[lo, hi)`.
@@ -244,19 +273,18 @@ pub(super) fn scan_plain(
     xlen: Xlen,
     pc: u64,
     out: &mut [ByteGroup],
-    pcs: &mut [u64],
     code: impl FnMut(u64, u32, u8) -> bool,
 ) -> (usize, (u64, u64)) {
     let s = Scan { b, xlen, pc };
     // The field widths as constants (chapter 3: XLEN and MLEN rounded up to bytes; MLEN 32,
     // 34 or 64); other layouts take the general reading.
     match (l.xbytes, l.mbytes) {
-        (8, 8) => s.run::<8, 8>(out, pcs, code),
-        (4, 4) => s.run::<4, 4>(out, pcs, code),
-        (4, 5) => s.run::<4, 5>(out, pcs, code),
-        (8, 5) => s.run::<8, 5>(out, pcs, code),
-        (8, 4) => s.run::<8, 4>(out, pcs, code),
-        (4, 8) => s.run::<4, 8>(out, pcs, code),
+        (8, 8) => s.run::<8, 8>(out, code),
+        (4, 4) => s.run::<4, 4>(out, code),
+        (4, 5) => s.run::<4, 5>(out, code),
+        (8, 5) => s.run::<8, 5>(out, code),
+        (8, 4) => s.run::<8, 4>(out, code),
+        (4, 8) => s.run::<4, 8>(out, code),
         _ => (0, (0, 0)),
     }
 }
@@ -287,20 +315,15 @@ impl Scan<'_> {
     fn run<const X: usize, const M: usize>(
         &self,
         out: &mut [ByteGroup],
-        pcs: &mut [u64],
         mut code: impl FnMut(u64, u32, u8) -> bool,
     ) -> (usize, (u64, u64)) {
         let xmask = mask_bits(u64::MAX, self.xlen.bits());
         let mut pc = self.pc;
-        let Some((first, next_pcs)) = pcs.split_first_mut() else {
-            return (0, (0, 0));
-        };
-        *first = pc;
         // The code's bytes, a run of consecutive instructions (`seg`, from there to `pc`) at
         // a time: `[lo, hi)` grows where one ends (a jump, or the pc wraps around).
         let (mut lo, mut hi, mut seg) = (u64::MAX, 0, pc);
         let (mut at, mut n) = (0, 0);
-        for (g, next_pc) in out.iter_mut().zip(next_pcs) {
+        for g in out.iter_mut() {
             let Some(w) = self.b.get(at..at + SCAN_WINDOW) else {
                 break;
             };
@@ -311,7 +334,7 @@ impl Scan<'_> {
                 break;
             }
             at += len;
-            g.end = at;
+            (g.end, g.pc) = (at, pc);
             let inc = pc.wrapping_add(g.ilen as u64);
             pc = match jump {
                 Some(p) => p,
@@ -320,7 +343,7 @@ impl Scan<'_> {
             if pc != inc {
                 (lo, hi, seg) = (lo.min(seg), hi.max(inc), pc);
             }
-            *next_pc = pc;
+            g.next_pc = pc;
             n += 1;
         }
         if seg != pc {
@@ -419,9 +442,6 @@ impl Scan<'_> {
 pub(super) struct FastRun<'a, E> {
     /// The plain groups of the run.
     pub(super) exp: E,
-    /// `pcs[k]`: the pc of group `k`'s instruction (checked in the reference's memory);
-    /// `pcs[k + 1]` the pc after it.
-    pub(super) pcs: &'a [u64],
     pub(super) sh: &'a mut Shadow,
     /// The events of the instruction in progress (the slow path's, for a group that does
     /// not match plainly).
@@ -445,11 +465,10 @@ pub(super) struct FastRun<'a, E> {
 }
 
 impl<'a, E: Expect> FastRun<'a, E> {
-    /// A run of `n` groups that `exp` expects (the shadow's pc is `pcs[k]` when it ends).
+    /// A run of `n` groups that `exp` expects.
     pub(super) fn new(
         exp: E,
         n: usize,
-        pcs: &'a [u64],
         sh: &'a mut Shadow,
         ev: &'a mut StepObserver,
         code: (u64, u64),
@@ -458,7 +477,6 @@ impl<'a, E: Expect> FastRun<'a, E> {
         ev.clear();
         FastRun {
             exp,
-            pcs,
             sh,
             ev,
             code,
@@ -481,13 +499,10 @@ impl<'a, E: Expect> FastRun<'a, E> {
     /// element equal (else the slow path's comparison decides); if so, the shadow takes it.
     #[inline(always)]
     fn plain_match(&mut self, r: &Retired) -> bool {
-        let k = self.k;
-        r.pc == self.pcs[k]
-            && r.next_pc == self.pcs[k + 1]
-            && r.trap.is_none()
+        r.trap.is_none()
             && r.serviced.is_none()
             && !self.odd
-            && self.exp.take(k, r, self.ev, &self.gv, self.sh)
+            && self.exp.take(self.k, r, self.ev, &self.gv, self.sh)
     }
 }
 
@@ -572,6 +587,7 @@ impl<E: Expect> Observer for FastRun<'_, E> {
     fn retire(&mut self, r: &Retired) {
         if self.plain_match(r) {
             self.k += 1;
+            self.sh.pc = r.next_pc;
             // What a matched instruction left in `ev` (no retired event, trap, CSR or FP
             // write).
             self.ev.gprs = 0;
@@ -701,14 +717,21 @@ mod tests {
         recs.extend(std::iter::repeat_n(Record::BeginGroup, SCAN_WINDOW));
         let b = encode_all(&recs, &p);
         let mut out = [ByteGroup::default(); 10];
-        let mut pcs = [0; 11];
         let all = |_, _, _| true;
-        let (n, code) = scan_plain(&b, &l, Xlen::Rv64, 0x8000_0000, &mut out, &mut pcs, all);
+        let (n, code) = scan_plain(&b, &l, Xlen::Rv64, 0x8000_0000, &mut out, all);
         assert_eq!(n, 3, "{out:?}");
         assert_eq!(code, (0x8000_0000, 0x8000_0014));
         let (g, h, i) = (&out[0], &out[1], &out[2]);
         // The pcs: the first, then given in full, then two increments.
-        assert_eq!(pcs[..4], [0x8000_0000, 0x8000_0010, 0x8000_0012, 0x8000_0014]);
+        let pcs = out[..3].iter().map(|g| (g.pc, g.next_pc)).collect::<Vec<_>>();
+        assert_eq!(
+            pcs,
+            [
+                (0x8000_0000, 0x8000_0010),
+                (0x8000_0010, 0x8000_0012),
+                (0x8000_0012, 0x8000_0014)
+            ]
+        );
         assert_eq!((g.end, g.insn, g.ilen), (encode_all(&ld, &p).len(), 0x00813583, 4));
         let a1 = 0x1122_3344_5566_7788;
         assert_eq!((g.rd, g.gprs, g.value), (11, 1 << 11, a1));
@@ -720,13 +743,13 @@ mod tests {
         assert_eq!((i.rd, i.value, i.mem), (10, 5, 0));
         // At most as many as `out` holds; up to where `code` says no; nothing where fewer
         // bytes than a window are left.
-        let (n, code) = scan_plain(&b, &l, Xlen::Rv64, 0x8000_0000, &mut out[..2], &mut pcs, all);
+        let (n, code) = scan_plain(&b, &l, Xlen::Rv64, 0x8000_0000, &mut out[..2], all);
         assert_eq!((n, code), (2, (0x8000_0000, 0x8000_0012)));
         let not_third = |pc, _, _| pc != 0x8000_0012;
-        let (n, _) = scan_plain(&b, &l, Xlen::Rv64, 0x8000_0000, &mut out, &mut pcs, not_third);
+        let (n, _) = scan_plain(&b, &l, Xlen::Rv64, 0x8000_0000, &mut out, not_third);
         assert_eq!(n, 2);
         let short = encode_all(&ld, &p);
-        let (n, _) = scan_plain(&short, &l, Xlen::Rv64, 0x8000_0000, &mut out, &mut pcs, all);
+        let (n, _) = scan_plain(&short, &l, Xlen::Rv64, 0x8000_0000, &mut out, all);
         assert_eq!(n, 0);
         // An effective address other than the request's: left to the groups' match.
         let mut ld2 = ld.to_vec();
@@ -734,7 +757,7 @@ mod tests {
         let mut recs = ld2;
         recs.extend(std::iter::repeat_n(Record::BeginGroup, SCAN_WINDOW));
         let b = encode_all(&recs, &p);
-        let (n, _) = scan_plain(&b, &l, Xlen::Rv64, 0x8000_0000, &mut out, &mut pcs, all);
+        let (n, _) = scan_plain(&b, &l, Xlen::Rv64, 0x8000_0000, &mut out, all);
         assert_eq!(n, 0);
     }
 
