@@ -294,6 +294,11 @@ pub(super) fn scan_plain(
 /// 66), so that reading a group never runs past the window.
 pub(super) const SCAN_WINDOW: usize = 96;
 
+/// The first two bytes of a group with the increment of the pc, and with the pc given
+/// (little-endian).
+const INCR_PC_HEAD: u64 = (op::INCR_PC as u64) << 8 | op::BEGIN_GROUP as u64;
+const PC_HEAD: u64 = (op::ADDL_STATE as u64) << 8 | op::BEGIN_GROUP as u64;
+
 /// The low `n` bytes of `w` at `at`, little-endian (`at + 8 <= SCAN_WINDOW`: the window is
 /// longer than any group by 30 bytes).
 #[inline(always)]
@@ -360,15 +365,15 @@ impl Scan<'_> {
         w: &[u8; SCAN_WINDOW],
         g: &mut ByteGroup,
     ) -> Option<(usize, Option<u64>)> {
-        if w[0] != op::BEGIN_GROUP {
+        // Begin group, then the increment of the pc and the instruction's record (the common
+        // head, one compare of three bytes), or the pc.
+        let head = le(w, 0, 8);
+        let (new_pc, mut k) = if head & 0xffff == INCR_PC_HEAD {
+            (None, 2)
+        } else if head & 0xffff == PC_HEAD && matches!(w[2], state::PC | state::PC_APPENDIX) {
+            (Some(le(w, 3, X)), 3 + X)
+        } else {
             return None;
-        }
-        let (new_pc, mut k) = match w[1] {
-            op::INCR_PC => (None, 2),
-            op::ADDL_STATE if matches!(w[2], state::PC | state::PC_APPENDIX) => {
-                (Some(le(w, 3, X)), 3 + X)
-            }
-            _ => return None,
         };
         let r = le(w, k, 8);
         let (insn, ilen) = match r as u8 {
@@ -392,6 +397,12 @@ impl Scan<'_> {
             rd = x as u8;
             value = sext(self.xlen, le(w, k + 3, X));
             k += 3 + X;
+        }
+        if w[k] == op::END_GROUP {
+            // No memory access (most groups).
+            (g.insn, g.ilen, g.rd, g.gprs, g.value) = (insn, ilen, rd, (1 << rd) & !1, value);
+            (g.mem, g.mem_addr, g.mem_data) = (0, 0, 0);
+            return Some((k + 1, new_pc));
         }
         let mut eaddr = None;
         if w[k] == op::ADDL_STATE && w[k + 1] == state::EADDR {
