@@ -353,6 +353,10 @@ impl Checker {
                 return Ok(());
             }
             let bus = &self.hart.bus;
+            // Instructions found at their pcs in this scan (by pc, direct-mapped): a loop's
+            // are looked up in memory once. The memory does not change during the scan, and
+            // a plain instruction's bits give its length. (Empty: `u32::MAX`, never plain.)
+            let mut found = [(0u64, u32::MAX); 64];
             let (n, code) = scan_plain(
                 rd.ahead(),
                 &self.layout,
@@ -360,7 +364,17 @@ impl Checker {
                 self.hart.pc,
                 &mut self.bytes_ahead,
                 #[inline(always)]
-                |pc, insn, len| code_at(bus, pc, insn, len),
+                |pc, insn, len| {
+                    let seen = &mut found[(pc >> 1) as usize % 64];
+                    if *seen == (pc, insn) {
+                        return true;
+                    }
+                    let at = code_at(bus, pc, insn, len);
+                    if at {
+                        *seen = (pc, insn);
+                    }
+                    at
+                },
             );
             if n == 0 {
                 return Ok(());
