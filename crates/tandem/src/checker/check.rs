@@ -18,8 +18,8 @@ use crate::meta::{Elements, RunEnd};
 use rvtrace_image::Image;
 use rvtrace_isa::disasm::disasm;
 use rvtrace_isa::Xlen;
-use rvtrace_sim::csr::mstatus;
 use rvtrace_sim::bus::Bus;
+use rvtrace_sim::csr::mstatus;
 use rvtrace_sim::{Hart, Stop};
 use std::io::Read;
 
@@ -89,7 +89,7 @@ pub struct Checker {
 const BATCH: usize = 32;
 
 /// Plain groups found ahead in the trace's bytes at most (a run's setup is shared by up to this
-/// many groups; a group found takes 40 bytes of memory, its bytes stay in the reader's buffer).
+/// many groups; a group found takes 64 bytes of memory, its bytes stay in the reader's buffer).
 const BYTE_BATCH: usize = 256;
 
 /// Whether the reference's memory holds instruction `insn` of `len` bytes at `pc` (what it
@@ -507,7 +507,7 @@ impl Checker {
         let k = end.k;
         self.summary.groups += k as u64;
         self.summary.checked += k as u64;
-        (k < n && (end.undecided || end.stop != Stop::Requested)).then(|| Stepped {
+        (k < n && (end.undecided || end.stop != Stop::Requested)).then_some(Stepped {
             pre_pc: pc_k,
             pre: end.pre,
             result: match end.stop {

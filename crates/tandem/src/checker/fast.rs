@@ -78,11 +78,11 @@ const fn bit_set(ops: &[u32]) -> u32 {
 /// OP-32, BRANCH, JALR, JAL.
 const PLAIN_OPCODES: u32 = bit_set(&[0, 4, 5, 6, 8, 12, 13, 14, 24, 25, 27]);
 
-/// [`plain_insn`]'s compressed instructions on RV32, by quadrant and funct3 (bit `quadrant * 8
-/// + funct3`): quadrant 0: c.addi4spn, c.lw, c.sw (not c.fld, c.flw, c.fsd, c.fsw); quadrant 1:
-/// all (integer arithmetic, c.j, c.jal, branches); quadrant 2: c.slli, c.lwsp, c.swsp,
-/// c.jr/c.mv/c.jalr/c.add (not c.ebreak, tested apart; not c.fldsp, c.flwsp, c.fsdsp,
-/// c.fswsp).
+/// [`plain_insn`]'s compressed instructions on RV32, by quadrant and funct3 (bit
+/// `quadrant * 8 + funct3`): quadrant 0: c.addi4spn, c.lw, c.sw (not c.fld, c.flw, c.fsd,
+/// c.fsw); quadrant 1: all (integer arithmetic, c.j, c.jal, branches); quadrant 2: c.slli,
+/// c.lwsp, c.swsp, c.jr/c.mv/c.jalr/c.add (not c.ebreak, tested apart; not c.fldsp, c.flwsp,
+/// c.fsdsp, c.fswsp).
 const PLAIN_RV32C: u32 = bit_set(&[0, 2, 6, 8, 9, 10, 11, 12, 13, 14, 15, 16, 18, 20, 22]);
 
 /// On RV64, funct3 3 and 7 of quadrants 0 and 2 are c.ld, c.sd, c.ldsp, c.sdsp besides.
@@ -734,7 +734,10 @@ mod tests {
         assert_eq!(code, (0x8000_0000, 0x8000_0014));
         let (g, h, i) = (&out[0], &out[1], &out[2]);
         // The pcs: the first, then given in full, then two increments.
-        let pcs = out[..3].iter().map(|g| (g.pc, g.next_pc)).collect::<Vec<_>>();
+        let pcs = out[..3]
+            .iter()
+            .map(|g| (g.pc, g.next_pc))
+            .collect::<Vec<_>>();
         assert_eq!(
             pcs,
             [
@@ -743,13 +746,22 @@ mod tests {
                 (0x8000_0012, 0x8000_0014)
             ]
         );
-        assert_eq!((g.end, g.insn, g.ilen), (encode_all(&ld, &p).len(), 0x00813583, 4));
+        assert_eq!(
+            (g.end, g.insn, g.ilen),
+            (encode_all(&ld, &p).len(), 0x00813583, 4)
+        );
         let a1 = 0x1122_3344_5566_7788;
         assert_eq!((g.rd, g.gprs, g.value), (11, 1 << 11, a1));
         assert_eq!((g.mem, g.mem_addr, g.mem_data), (8 << 1, 0x8000_1008, a1));
         assert_eq!(h.end, g.end + encode_all(&sw, &p).len());
-        assert_eq!((h.insn, h.ilen, h.rd, h.gprs, h.value), (0xc088, 2, 0, 0, 0));
-        assert_eq!((h.mem, h.mem_addr, h.mem_data), (4 << 1 | 1, 0x8000_2000, 0xdead_beef));
+        assert_eq!(
+            (h.insn, h.ilen, h.rd, h.gprs, h.value),
+            (0xc088, 2, 0, 0, 0)
+        );
+        assert_eq!(
+            (h.mem, h.mem_addr, h.mem_data),
+            (4 << 1 | 1, 0x8000_2000, 0xdead_beef)
+        );
         assert_eq!(i.end, h.end + encode_all(&addi, &p).len());
         assert_eq!((i.rd, i.value, i.mem), (10, 5, 0));
         // At most as many as `out` holds; up to where `code` says no; nothing where fewer
