@@ -782,6 +782,42 @@ mod tests {
         let b = encode_all(&recs, &p);
         let (n, _) = scan_plain(&b, &l, Xlen::Rv64, 0x8000_0000, &mut out, all);
         assert_eq!(n, 0);
+        // RV32 (4-byte fields): a register's value as the hart keeps it, sign-extended from
+        // XLEN bits; a store of 2 bytes; a jump's pc wraps at XLEN bits.
+        let p32 = Params::RV32;
+        let mut recs = vec![
+            Record::BeginGroup,
+            Record::State(AddlState::Pc(0x8000_0100)),
+            Record::Insn16(0x0505),
+            Record::FullReg {
+                addr: reg::gpr(10),
+                value: 0x8000_0001,
+            },
+            Record::MemReq {
+                addr: 0x8000_2002,
+                op: mem_op::STORE,
+                size: 1,
+                data: Some(0xbeef),
+            },
+            Record::MemRsp {
+                size: 1,
+                result: 0,
+                data: None,
+            },
+            Record::EndGroup,
+        ];
+        recs.extend(std::iter::repeat_n(Record::BeginGroup, SCAN_WINDOW));
+        let b = encode_all(&recs, &p32);
+        let l32 = Layout::new(&p32);
+        let (n, code) = scan_plain(&b, &l32, Xlen::Rv32, 0xffff_fffe, &mut out, all);
+        let g = &out[0];
+        assert_eq!((n, g.pc, g.next_pc), (1, 0xffff_fffe, 0x8000_0100));
+        assert_eq!((g.rd, g.value), (10, 0xffff_ffff_8000_0001));
+        assert_eq!(
+            (g.mem, g.mem_addr, g.mem_data),
+            (2 << 1 | 1, 0x8000_2002, 0xbeef)
+        );
+        assert_eq!(code, (0xffff_fffe, 0x1_0000_0000));
     }
 
     /// The kinds by major opcode and quadrant, against encodings from the ISA manual.
