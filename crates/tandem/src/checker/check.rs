@@ -5,7 +5,7 @@
 //! ([`resync`](super::resync)); the program load is checked on the way ([`init`](super::init)).
 
 use super::compare::Compare;
-use super::fast::{plain_group, scan_plain, ByteGroup, ByteGroups, Expect, FastRun};
+use super::fast::{plain_group, scan_plain, ByteGroup, ByteGroups, Expect, FastRun, GroupRun};
 use super::group::{Group, GroupReader, Next};
 use super::init::{compare_init, Program};
 use super::report::{CheckError, CheckSummary, Diff, Mismatch, TraceEnd};
@@ -18,6 +18,7 @@ use crate::meta::{Elements, RunEnd};
 use rvtrace_image::Image;
 use rvtrace_isa::disasm::disasm;
 use rvtrace_isa::Xlen;
+use rvtrace_sim::bus::Bus;
 use rvtrace_sim::csr::mstatus;
 use rvtrace_sim::{Hart, Stop};
 use std::io::Read;
@@ -66,14 +67,16 @@ pub struct Checker {
     /// The group with the program's exit.
     exited: Option<u64>,
     program: Program,
-    /// The pcs of a plain run (`FastRun::pcs`) and the bytes of its instructions.
+    /// The pcs of a plain run of groups read ahead (`GroupRun::pcs`) and the bytes of a plain
+    /// run's instructions.
     pcs: Vec<u64>,
     code: (u64, u64),
     /// Plain runs on (`fast.rs`).
     plain_runs: bool,
     /// Plain runs from the trace's bytes on (`fast.rs`, [`ByteGroups`]).
     byte_runs: bool,
-    /// The plain groups found ahead in the bytes, and the trace's field widths.
+    /// The plain groups found ahead in the bytes ([`BYTE_BATCH`]), and the trace's field
+    /// widths.
     bytes_ahead: Vec<ByteGroup>,
     layout: Layout,
     /// The group of a byte run that the slow path decides, read again.
@@ -86,8 +89,19 @@ pub struct Checker {
 const BATCH: usize = 32;
 
 /// Plain groups found ahead in the trace's bytes at most (a run's setup is shared by up to this
-/// many groups; a group found takes 40 bytes of memory, its bytes stay in the reader's buffer).
+/// many groups; a group found takes 64 bytes of memory, its bytes stay in the reader's buffer).
 const BYTE_BATCH: usize = 256;
+
+/// Whether the reference's memory holds instruction `insn` of `len` bytes at `pc` (what it
+/// fetches there untranslated).
+#[inline(always)]
+fn code_at(bus: &Bus, pc: u64, insn: u32, len: u8) -> bool {
+    match bus.fetch(pc) {
+        Some(raw) if len == 2 => raw & 0xffff == insn,
+        Some(raw) => raw == insn,
+        None => false,
+    }
+}
 
 /// How a plain run ended ([`plain_step`]).
 struct PlainEnd {
@@ -100,13 +114,13 @@ struct PlainEnd {
     pre: [u64; 9],
 }
 
-/// Run the reference `hart` over `n` plain groups that `exp` expects (their pcs in `pcs`, their
-/// instructions' bytes in `code`), comparing each as it retires (`fast.rs`).
+/// Run the reference `hart` over `n` plain groups that `exp` expects (their instructions' bytes
+/// in `code`), comparing each as it retires (`fast.rs`).
 fn plain_step<E: Expect>(
     hart: &mut Hart,
     shadow: &mut Shadow,
     obs: &mut StepObserver,
-    (pcs, code): (&[u64], (u64, u64)),
+    code: (u64, u64),
     exp: E,
     n: usize,
 ) -> PlainEnd {
@@ -117,7 +131,7 @@ fn plain_step<E: Expect>(
     hart.csr.mie = 0;
     shadow.traced_csrs.clear();
     let ram_size = hart.bus.ram_size();
-    let mut run = FastRun::new(exp, n, pcs, shadow, obs, code, ram_size);
+    let mut run = FastRun::new(exp, n, shadow, obs, code, ram_size);
     let stop = hart.run(&mut run, u64::MAX);
     let (k, undecided) = (run.k, run.undecided);
     hart.csr.mie = mie;
@@ -162,7 +176,7 @@ impl Checker {
             code: (0, 0),
             plain_runs: true,
             byte_runs: true,
-            bytes_ahead: Vec::new(),
+            bytes_ahead: vec![ByteGroup::default(); BYTE_BATCH],
             layout: Layout::new(&opts.params),
             one: Group::default(),
         }
@@ -203,6 +217,9 @@ impl Checker {
 
     /// Check the trace read from `src`, calling `report` for each mismatch. On an error, the
     /// partial summary is [`Checker::summary`].
+    // (One call per trace; never inlined, so that profiles show the checker's cost as one
+    // call: docs/perf/tandem-checker-profile.md.)
+    #[inline(never)]
     pub fn check<R: Read>(
         &mut self,
         src: R,
@@ -335,36 +352,50 @@ impl Checker {
             if !self.plain_ready() {
                 return Ok(());
             }
-            scan_plain(
+            let bus = &self.hart.bus;
+            // Instructions found at their pcs in this scan (by pc, direct-mapped): a loop's
+            // are looked up in memory once. The memory does not change during the scan, and
+            // a plain instruction's bits give its length. (Empty: `u32::MAX`, never plain.)
+            let mut found = [(0u64, u32::MAX); 64];
+            let (n, code) = scan_plain(
                 rd.ahead(),
                 &self.layout,
                 xlen,
-                BYTE_BATCH,
+                self.hart.pc,
                 &mut self.bytes_ahead,
+                #[inline(always)]
+                |pc, insn, len| {
+                    let seen = &mut found[(pc >> 1) as usize % 64];
+                    if *seen == (pc, insn) {
+                        return true;
+                    }
+                    let at = code_at(bus, pc, insn, len);
+                    if at {
+                        *seen = (pc, insn);
+                    }
+                    at
+                },
             );
-            let ahead = std::mem::take(&mut self.bytes_ahead);
-            let n = self.check_code(ahead.iter().map(|b| (b.insn, b.ilen, b.new_pc)));
             if n == 0 {
-                self.bytes_ahead = ahead;
                 return Ok(());
             }
-            let exp = ByteGroups(&ahead[..n]);
+            self.code = code;
             let end = plain_step(
                 &mut self.hart,
                 &mut self.shadow,
                 &mut self.obs,
-                (&self.pcs, self.code),
-                exp,
+                self.code,
+                ByteGroups(&self.bytes_ahead[..n]),
                 n,
             );
             let k = end.k;
-            rd.skip(match ahead.get(k) {
-                Some(b) => b.start,
-                None => ahead[k - 1].start + ahead[k - 1].len,
+            rd.skip(match k {
+                0 => 0,
+                k => self.bytes_ahead[k - 1].end,
             });
-            let scanned = ahead.len();
-            self.bytes_ahead = ahead;
-            if let Some(stepped) = self.plain_end(end, n) {
+            // (Group `k`'s pc, where the run did not match it.)
+            let pc_k = self.bytes_ahead.get(k).map_or(0, |g| g.pc);
+            if let Some(stepped) = self.plain_end(end, n, pc_k) {
                 // Group `k`, read as the slow path reads it (a plain group: `scan_plain`).
                 let mut g = std::mem::take(&mut self.one);
                 let read = rd.next(&mut g);
@@ -374,9 +405,6 @@ impl Checker {
                 }
                 self.insn_group(&g, Some(stepped), report);
                 self.one = g;
-            } else if k == n && n < scanned {
-                // The next group's instruction is not in the reference's memory there.
-                return Ok(());
             }
         }
     }
@@ -423,12 +451,7 @@ impl Checker {
         self.pcs.push(pc);
         let (mut lo, mut hi) = (u64::MAX, 0);
         for (insn, len, new_pc) in items {
-            let raw = match h.bus.fetch(pc) {
-                Some(raw) if len == 2 => raw & 0xffff,
-                Some(raw) => raw,
-                None => break,
-            };
-            if raw != insn {
+            if !code_at(&h.bus, pc, insn, len) {
                 break;
             }
             lo = lo.min(pc);
@@ -462,12 +485,15 @@ impl Checker {
             &mut self.hart,
             &mut self.shadow,
             &mut self.obs,
-            (&self.pcs, self.code),
-            groups,
+            self.code,
+            GroupRun {
+                groups,
+                pcs: &self.pcs,
+            },
             groups.len(),
         );
         let k = end.k;
-        if let Some(stepped) = self.plain_end(end, groups.len()) {
+        if let Some(stepped) = self.plain_end(end, groups.len(), self.pcs[k]) {
             self.insn_group(&groups[k], Some(stepped), report);
             return k + 1;
         }
@@ -476,13 +502,13 @@ impl Checker {
 
     /// The end of a plain run of `n` groups: the groups it matched are counted, and where group
     /// `k` did not match plainly, or the reference stopped in it, the step that was made, for
-    /// the slow path's comparison.
-    fn plain_end(&mut self, end: PlainEnd, n: usize) -> Option<Stepped> {
+    /// the slow path's comparison (`pc_k`: group `k`'s pc).
+    fn plain_end(&mut self, end: PlainEnd, n: usize, pc_k: u64) -> Option<Stepped> {
         let k = end.k;
         self.summary.groups += k as u64;
         self.summary.checked += k as u64;
-        (k < n && (end.undecided || end.stop != Stop::Requested)).then(|| Stepped {
-            pre_pc: self.pcs[k],
+        (k < n && (end.undecided || end.stop != Stop::Requested)).then_some(Stepped {
+            pre_pc: pc_k,
             pre: end.pre,
             result: match end.stop {
                 Stop::Requested => Ok(()),

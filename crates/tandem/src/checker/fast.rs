@@ -37,8 +37,7 @@
 //! [`Hart::run`]: rvtrace_sim::Hart::run
 
 use super::group::Group;
-use super::group::RegUpd;
-use super::shadow::{canonical_csr, Shadow};
+use super::shadow::{canonical_csr, sext, Shadow};
 use super::step::StepObserver;
 use crate::codec::{mask_bits, mem_op, op, reg, state, Layout};
 use rvtrace_isa::Xlen;
@@ -51,30 +50,43 @@ use rvtrace_sim::{MemAccess, MemKind, Observer, Retired, TrapInfo};
 /// OP-IMM-32, STORE, OP, LUI, OP-32, BRANCH, JALR, JAL and their compressed forms. Not SYSTEM
 /// (CSRs, `ecall`, `ebreak`, `xret`, `wfi`), MISC-MEM, AMO or any floating-point instruction
 /// (FP loads and stores make `mstatus.FS` dirty); those take the slow path.
-#[inline]
+#[inline(always)]
 pub(super) fn plain_insn(insn: u32, len: u8, xlen: Xlen) -> bool {
+    // (Bit tests, not a jump per kind: this runs for every group of a trace.)
     if len == 4 {
-        return matches!(
-            insn & 0x7f,
-            0x03 | 0x13 | 0x17 | 0x1b | 0x23 | 0x33 | 0x37 | 0x3b | 0x63 | 0x67 | 0x6f
-        );
+        return insn & 3 == 3 && PLAIN_OPCODES >> ((insn >> 2) & 31) & 1 != 0;
     }
-    let rv64 = xlen == Xlen::Rv64;
-    let funct3 = (insn >> 13) & 7;
-    match insn & 3 {
-        // c.addi4spn, c.lw, c.sw; c.ld, c.sd on RV64 (c.flw, c.fsw on RV32). Not c.fld, c.fsd.
-        0 => matches!(funct3, 0 | 2 | 6) || (rv64 && matches!(funct3, 3 | 7)),
-        // Integer arithmetic, c.j, c.jal, branches.
-        1 => true,
-        // c.slli, c.lwsp, c.swsp, c.jr/c.mv/c.jalr/c.add (not c.ebreak); c.ldsp, c.sdsp on
-        // RV64. Not c.fldsp, c.fsdsp.
-        2 => {
-            (matches!(funct3, 0 | 2 | 4 | 6) || (rv64 && matches!(funct3, 3 | 7)))
-                && insn & 0xffff != 0x9002
-        }
-        _ => false,
-    }
+    let quadrant_funct3 = (insn & 3) * 8 + ((insn >> 13) & 7);
+    let plain = match xlen {
+        Xlen::Rv32 => PLAIN_RV32C,
+        Xlen::Rv64 => PLAIN_RV64C,
+    };
+    plain >> quadrant_funct3 & 1 != 0 && insn & 0xffff != 0x9002
 }
+
+/// The set of `ops` as bits (bit `n`: `n` is in it).
+const fn bit_set(ops: &[u32]) -> u32 {
+    let (mut set, mut i) = (0, 0);
+    while i < ops.len() {
+        set |= 1 << ops[i];
+        i += 1;
+    }
+    set
+}
+
+/// [`plain_insn`]'s major opcodes, bits 6:2: LOAD, OP-IMM, AUIPC, OP-IMM-32, STORE, OP, LUI,
+/// OP-32, BRANCH, JALR, JAL.
+const PLAIN_OPCODES: u32 = bit_set(&[0, 4, 5, 6, 8, 12, 13, 14, 24, 25, 27]);
+
+/// [`plain_insn`]'s compressed instructions on RV32, by quadrant and funct3 (bit
+/// `quadrant * 8 + funct3`): quadrant 0: c.addi4spn, c.lw, c.sw (not c.fld, c.flw, c.fsd,
+/// c.fsw); quadrant 1: all (integer arithmetic, c.j, c.jal, branches); quadrant 2: c.slli,
+/// c.lwsp, c.swsp, c.jr/c.mv/c.jalr/c.add (not c.ebreak, tested apart; not c.fldsp, c.flwsp,
+/// c.fsdsp, c.fswsp).
+const PLAIN_RV32C: u32 = bit_set(&[0, 2, 6, 8, 9, 10, 11, 12, 13, 14, 15, 16, 18, 20, 22]);
+
+/// On RV64, funct3 3 and 7 of quadrants 0 and 2 are c.ld, c.sd, c.ldsp, c.sdsp besides.
+const PLAIN_RV64C: u32 = PLAIN_RV32C | bit_set(&[3, 7, 19, 23]);
 
 /// Whether group `g` is a plain group: an instruction group whose records are the pc, a plain
 /// instruction ([`plain_insn`]), integer register updates (not `x0`) and loads and stores.
@@ -104,30 +116,43 @@ pub(super) fn plain_group(g: &Group, xlen: Xlen) -> bool {
 /// trace's bytes of the groups in the producer's own form ([`ByteGroups`]).
 pub(super) trait Expect {
     /// Whether retired instruction `r`, with the events recorded for it, is group `k` exactly
-    /// (every element equal). The caller checked the pcs, the absence of traps, serviced calls,
-    /// device accesses, CSR and FP writes; `ev.gprs`: the integer registers written (bit `n`:
-    /// register `n`), with their values in `gv`.
-    fn matches(
+    /// (every element equal, its pc and the pc after it the group's, both checked in the
+    /// reference's memory); if so, the shadow takes the group's registers (3.1 step 1; what
+    /// `Shadow::apply` would do: the group wrote the registers the reference wrote, with their
+    /// values). The caller checked the absence of traps, serviced calls, device accesses, CSR
+    /// and FP writes; `ev.gprs`: the integer registers written (bit `n`: register `n`), with
+    /// their values in `gv`.
+    fn take(
         &mut self,
         k: usize,
         r: &Retired,
         ev: &StepObserver,
         gv: &[u64; 32],
-        sh: &Shadow,
+        sh: &mut Shadow,
     ) -> bool;
 }
 
-impl Expect for &[Group] {
+/// Plain groups read ahead, with their pcs (`pcs[k]`: group `k`'s; `pcs[k + 1]` the pc after
+/// it; `Checker::plain_run_len`).
+pub(super) struct GroupRun<'a> {
+    pub(super) groups: &'a [Group],
+    pub(super) pcs: &'a [u64],
+}
+
+impl Expect for GroupRun<'_> {
     #[inline]
-    fn matches(
+    fn take(
         &mut self,
         k: usize,
         r: &Retired,
         ev: &StepObserver,
         gv: &[u64; 32],
-        sh: &Shadow,
+        sh: &mut Shadow,
     ) -> bool {
-        let g = &self[k];
+        if r.pc != self.pcs[k] || r.next_pc != self.pcs[k + 1] {
+            return false;
+        }
+        let g = &self.groups[k];
         let Some((insn, len)) = g.insn else {
             return false;
         };
@@ -142,31 +167,48 @@ impl Expect for &[Group] {
                 return false;
             }
         }
-        written == ev.gprs && mem_match(g, &ev.mems)
+        if written != ev.gprs || !mem_match(g, &ev.mems) {
+            return false;
+        }
+        while written != 0 {
+            let x = written.trailing_zeros() as usize;
+            sh.x[x] = gv[x];
+            written &= written - 1;
+        }
+        true
     }
 }
 
-/// A plain group found in the trace's bytes ([`scan_plain`]), with its elements.
+/// A plain group found in the trace's bytes ([`scan_plain`]), with the elements a plain run
+/// compares.
 #[derive(Clone, Copy, Debug, Default)]
 pub(super) struct ByteGroup {
-    /// Its bytes: `len` from `start` in the bytes scanned.
-    pub(super) start: usize,
-    pub(super) len: usize,
+    /// The end of its bytes, from the start of the bytes scanned.
+    pub(super) end: usize,
+    /// Its pc and the pc after it (XLEN bits).
+    pub(super) pc: u64,
+    next_pc: u64,
+    /// The instruction (a 16-bit one in the low half) and its length.
     pub(super) insn: u32,
     pub(super) ilen: u8,
-    /// The pc after it, when given in full (else the increment).
-    pub(super) new_pc: Option<u64>,
-    /// The integer register written (0: none) and its value.
+    /// The integer register written (0: none).
     rd: u8,
-    rd_value: u64,
-    /// The memory request: none, [`mem_op::LOAD`] + 1 or [`mem_op::STORE`] + 1.
+    /// The memory access ([`access_code`]; 0: none).
     mem: u8,
-    /// Its bytes, address and data (a load's from its response).
-    mem_bytes: u8,
+    /// The registers written as a set (bit `n`: register `n`; empty or `rd`).
+    gprs: u32,
+    /// The value of `rd` as the hart keeps it ([`sext`]; 0 for none).
+    value: u64,
+    /// The access's address and data (a load's from its response, a store's from its request).
     mem_addr: u64,
     mem_data: u64,
-    /// The effective address, if given.
-    eaddr: Option<u64>,
+}
+
+/// An access of `size` bytes (1, 2, 4 or 8), a store or not, as one number: twice the size,
+/// plus 1 for a store (never 0).
+#[inline(always)]
+fn access_code(size: u8, store: bool) -> u32 {
+    ((size as u32) << 1) | store as u32
 }
 
 /// The groups of a run, found in the trace's bytes ([`scan_plain`]).
@@ -174,180 +216,243 @@ pub(super) struct ByteGroups<'a>(pub(super) &'a [ByteGroup]);
 
 impl Expect for ByteGroups<'_> {
     /// What the groups' match (`&[Group]`, [`mem_match`]) accepts, in its common case only
-    /// (one access or none, the effective address that access's); every other case is left
-    /// to the slow path's comparison (not matching plainly is always safe: the step is made,
-    /// the general procedure decides).
-    #[inline]
-    fn matches(
+    /// (one access or none; an effective address is the access's, [`scan_plain`]); every other
+    /// case is left to the slow path's comparison (not matching plainly is always safe: the
+    /// step is made, the general procedure decides).
+    #[inline(always)]
+    fn take(
         &mut self,
         k: usize,
         r: &Retired,
         ev: &StepObserver,
         gv: &[u64; 32],
-        sh: &Shadow,
+        sh: &mut Shadow,
     ) -> bool {
         let g = &self.0[k];
-        if r.insn != g.insn || r.len != g.ilen {
-            return false;
-        }
         let x = g.rd as usize & 31;
-        let regs = if x == 0 {
-            ev.gprs == 0
-        } else {
-            ev.gprs == 1 << x && sh.gpr_after(x, RegUpd::Full(g.rd_value)) == gv[x]
-        };
-        regs && match (&ev.mems[..], g.mem) {
-            ([], 0) => true,
-            ([m], op) if op != 0 => {
-                m.addr == g.mem_addr
-                    && m.size == g.mem_bytes
-                    && g.eaddr.is_none_or(|a| a == m.addr)
-                    && m.value == g.mem_data
-                    && match m.kind {
-                        MemKind::Load => op == mem_op::LOAD + 1,
-                        MemKind::Store => op == mem_op::STORE + 1,
-                    }
-            }
-            _ => false,
+        // (`gv[0]` stays 0: `x0` is never written.)
+        let same = r.pc == g.pc
+            && r.next_pc == g.next_pc
+            && r.insn == g.insn
+            && r.len == g.ilen
+            && ev.gprs == g.gprs
+            && gv[x] == g.value
+            && match &ev.mems[..] {
+                [] => g.mem == 0,
+                [m] => {
+                    access_code(m.size, m.kind == MemKind::Store) == g.mem as u32
+                        && m.addr == g.mem_addr
+                        && m.value == g.mem_data
+                }
+                _ => false,
+            };
+        if same {
+            // (`x0` included, with 0: the shadow's `x0` is 0, as the reference's.)
+            sh.x[x] = g.value;
         }
+        same
     }
 }
 
 /// Scan `b` (from a group's start) for plain groups in the form rvtrace's producer writes them,
-/// at most `max`, into `out` (cleared first); stops at the first other unit or where fewer than
-/// [`SCAN_WINDOW`] bytes are left. A group of this form is one [`plain_group`] admits once read:
-/// begin group; increment pc or the pc; a plain instruction ([`plain_insn`]); perhaps an integer
-/// register other than `x0`; perhaps a load or store request of 1, 2, 4 or 8 bytes with its
-/// response (size as requested, success) and perhaps its effective address before it; end group.
-pub(super) fn scan_plain(b: &[u8], l: &Layout, xlen: Xlen, max: usize, out: &mut Vec<ByteGroup>) {
-    out.clear();
-    let mut at = 0;
-    while out.len() < max {
-        let Some(w) = b.get(at..at + SCAN_WINDOW) else {
-            break;
-        };
-        match scan_one(w.try_into().expect("a window"), l, xlen) {
-            Some(mut g) => {
-                g.start = at;
-                at += g.len;
-                out.push(g);
-            }
-            None => break,
-        }
+/// into `out` (at most as many as it holds; the first one's instruction at `pc`); the number
+/// found. Stops at
+/// the first other unit, at a group whose instruction `code(pc, insn, len)` says the reference
+/// does not hold at its pc, and where fewer than [`SCAN_WINDOW`] bytes are left. With the
+/// number, the span of the instructions' bytes, `[lo, hi)`.
+///
+/// A group of this form is one [`plain_group`] admits once read: begin group; increment pc or
+/// the pc; a plain instruction ([`plain_insn`]); perhaps an integer register other than `x0`;
+/// perhaps a load or store request of 1, 2, 4 or 8 bytes with its response (size as requested,
+/// success) and perhaps its effective address before it, the same as the request's (else the
+/// groups' match decides); end group.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn scan_plain(
+    b: &[u8],
+    l: &Layout,
+    xlen: Xlen,
+    pc: u64,
+    out: &mut [ByteGroup],
+    code: impl FnMut(u64, u32, u8) -> bool,
+) -> (usize, (u64, u64)) {
+    let s = Scan { b, xlen, pc };
+    // The field widths as constants (chapter 3: XLEN and MLEN rounded up to bytes; MLEN 32,
+    // 34 or 64); other layouts take the general reading.
+    match (l.xbytes, l.mbytes) {
+        (8, 8) => s.run::<8, 8>(out, code),
+        (4, 4) => s.run::<4, 4>(out, code),
+        (4, 5) => s.run::<4, 5>(out, code),
+        (8, 5) => s.run::<8, 5>(out, code),
+        (8, 4) => s.run::<8, 4>(out, code),
+        (4, 8) => s.run::<4, 8>(out, code),
+        _ => (0, (0, 0)),
     }
 }
 
-/// Bytes [`scan_one`] looks at: more than the longest plain group (begin group 1, pc 10,
+/// Bytes [`Scan::one`] looks at: more than the longest plain group (begin group 1, pc 10,
 /// instruction 5, register 11, effective address 10, request 18, response 10, end group 1 =
 /// 66), so that reading a group never runs past the window.
 pub(super) const SCAN_WINDOW: usize = 96;
+
+/// The first two bytes of a group with the increment of the pc, and with the pc given
+/// (little-endian).
+const INCR_PC_HEAD: u64 = (op::INCR_PC as u64) << 8 | op::BEGIN_GROUP as u64;
+const PC_HEAD: u64 = (op::ADDL_STATE as u64) << 8 | op::BEGIN_GROUP as u64;
 
 /// The low `n` bytes of `w` at `at`, little-endian (`at + 8 <= SCAN_WINDOW`: the window is
 /// longer than any group by 30 bytes).
 #[inline(always)]
 fn le(w: &[u8; SCAN_WINDOW], at: usize, n: usize) -> u64 {
     let v = u64::from_le_bytes(w[at..at + 8].try_into().expect("8 bytes"));
-    if n >= 8 {
-        v
-    } else {
-        v & ((1u64 << (8 * n)) - 1)
-    }
+    v & (u64::MAX >> (64 - 8 * n))
 }
 
-/// One plain group at the start of `w` ([`scan_plain`]).
-#[inline(always)]
-fn scan_one(w: &[u8; SCAN_WINDOW], l: &Layout, xlen: Xlen) -> Option<ByteGroup> {
-    if w[0] != op::BEGIN_GROUP {
-        return None;
-    }
-    let (new_pc, mut k) = match w[1] {
-        op::INCR_PC => (None, 2),
-        op::ADDL_STATE if matches!(w[2], state::PC | state::PC_APPENDIX) => {
-            (Some(le(w, 3, l.xbytes)), 3 + l.xbytes)
+/// A scan of bytes `b` ([`scan_plain`]), the first group's instruction at `pc`.
+struct Scan<'a> {
+    b: &'a [u8],
+    xlen: Xlen,
+    pc: u64,
+}
+
+impl Scan<'_> {
+    /// [`scan_plain`] with XLEN fields of `X` bytes and MLEN fields of `M`.
+    #[inline(always)]
+    fn run<const X: usize, const M: usize>(
+        &self,
+        out: &mut [ByteGroup],
+        mut code: impl FnMut(u64, u32, u8) -> bool,
+    ) -> (usize, (u64, u64)) {
+        let xmask = mask_bits(u64::MAX, self.xlen.bits());
+        let mut pc = self.pc;
+        // The code's bytes, a run of consecutive instructions (`seg`, from there to `pc`) at
+        // a time: `[lo, hi)` grows where one ends (a jump, or the pc wraps around).
+        let (mut lo, mut hi, mut seg) = (u64::MAX, 0, pc);
+        let (mut at, mut n) = (0, 0);
+        for g in out.iter_mut() {
+            let Some(w) = self.b.get(at..at + SCAN_WINDOW) else {
+                break;
+            };
+            let Some((len, jump)) = self.one::<X, M>(w.try_into().expect("a window"), g) else {
+                break;
+            };
+            if !code(pc, g.insn, g.ilen) {
+                break;
+            }
+            at += len;
+            (g.end, g.pc) = (at, pc);
+            let inc = pc.wrapping_add(g.ilen as u64);
+            pc = match jump {
+                Some(p) => p,
+                None => inc,
+            } & xmask;
+            if pc != inc {
+                (lo, hi, seg) = (lo.min(seg), hi.max(inc), pc);
+            }
+            g.next_pc = pc;
+            n += 1;
         }
-        _ => return None,
-    };
-    let (insn, ilen) = match w[k] {
-        op::INSN32 => (le(w, k + 1, 4) as u32, 4),
-        // (A parcel with its low bits set is read as a 32-bit instruction: `codec`.)
-        op::INSN16 if w[k + 1] & 3 != 3 => (le(w, k + 1, 2) as u32, 2),
-        _ => return None,
-    };
-    k += 1 + ilen as usize;
-    if !plain_insn(insn, ilen, xlen) {
-        return None;
+        if seg != pc {
+            (lo, hi) = (lo.min(seg), hi.max(pc));
+        }
+        (n, (lo, hi))
     }
-    let (mut rd, mut rd_value) = (0, 0);
-    if w[k] == op::FULL_REG {
-        let addr = le(w, k + 1, 2) as u16;
-        if !reg::is_gpr(addr) || addr == reg::GPR0 {
+
+    /// One plain group at the start of `w` into `g` (but `g.end`; [`scan_plain`]): its
+    /// length in bytes and the pc after it when given in full.
+    #[inline(always)]
+    fn one<const X: usize, const M: usize>(
+        &self,
+        w: &[u8; SCAN_WINDOW],
+        g: &mut ByteGroup,
+    ) -> Option<(usize, Option<u64>)> {
+        // Begin group, then the increment of the pc and the instruction's record (the common
+        // head, one compare of three bytes), or the pc.
+        let head = le(w, 0, 8);
+        let (new_pc, mut k) = if head & 0xffff == INCR_PC_HEAD {
+            (None, 2)
+        } else if head & 0xffff == PC_HEAD && matches!(w[2], state::PC | state::PC_APPENDIX) {
+            (Some(le(w, 3, X)), 3 + X)
+        } else {
+            return None;
+        };
+        let r = le(w, k, 8);
+        let (insn, ilen) = match r as u8 {
+            op::INSN32 => ((r >> 8) as u32, 4),
+            // (A parcel with its low bits set is read as a 32-bit instruction: `codec`.)
+            op::INSN16 if (r >> 8) & 3 != 3 => ((r >> 8) as u16 as u32, 2),
+            _ => return None,
+        };
+        if !plain_insn(insn, ilen, self.xlen) {
             return None;
         }
-        rd = (addr - reg::GPR0) as u8;
-        rd_value = le(w, k + 3, l.xbytes);
-        k += 3 + l.xbytes;
-    }
-    let mut eaddr = None;
-    if w[k] == op::ADDL_STATE && w[k + 1] == state::EADDR {
-        eaddr = Some(le(w, k + 2, l.mbytes));
-        k += 2 + l.mbytes;
-        if w[k] != op::MEM_REQ {
+        k += 1 + ilen as usize;
+        let r = le(w, k, 8);
+        let (mut rd, mut value) = (0, 0);
+        if r as u8 == op::FULL_REG {
+            // A register address other than `x0`'s (`reg::is_gpr`).
+            let x = ((r >> 8) as u16).wrapping_sub(reg::GPR0);
+            if x == 0 || x > 31 {
+                return None;
+            }
+            rd = x as u8;
+            value = sext(self.xlen, le(w, k + 3, X));
+            k += 3 + X;
+        }
+        if w[k] == op::END_GROUP {
+            // No memory access (most groups).
+            (g.insn, g.ilen, g.rd, g.gprs, g.value) = (insn, ilen, rd, (1 << rd) & !1, value);
+            (g.mem, g.mem_addr, g.mem_data) = (0, 0, 0);
+            return Some((k + 1, new_pc));
+        }
+        let mut eaddr = None;
+        if w[k] == op::ADDL_STATE && w[k + 1] == state::EADDR {
+            eaddr = Some(le(w, k + 2, M));
+            k += 2 + M;
+            if w[k] != op::MEM_REQ {
+                return None;
+            }
+        }
+        let (mut mem, mut mem_addr, mut mem_data) = (0, 0, 0);
+        if w[k] == op::MEM_REQ {
+            mem_addr = le(w, k + 1, M);
+            let op_size = w[k + 1 + M];
+            let (mop, size) = (op_size & 0xf, op_size >> 4);
+            if size > 3
+                || !matches!(mop, mem_op::LOAD | mem_op::STORE)
+                || eaddr.is_some_and(|a| a != mem_addr)
+            {
+                return None;
+            }
+            let n = 1usize << size;
+            k += 2 + M;
+            if mop == mem_op::STORE {
+                mem_data = le(w, k, n);
+                k += n;
+            }
+            // The response: this size, success (result 0); a load's data.
+            if w[k] != op::MEM_RSP || w[k + 1] != size {
+                return None;
+            }
+            k += 2;
+            if mop == mem_op::LOAD {
+                mem_data = le(w, k, n);
+                k += n;
+            }
+            mem = access_code(n as u8, mop == mem_op::STORE) as u8;
+        }
+        if w[k] != op::END_GROUP {
             return None;
         }
+        (g.insn, g.ilen, g.rd, g.gprs, g.value) = (insn, ilen, rd, (1 << rd) & !1, value);
+        (g.mem, g.mem_addr, g.mem_data) = (mem, mem_addr, mem_data);
+        Some((k + 1, new_pc))
     }
-    let (mut mem, mut mem_bytes, mut mem_addr, mut mem_data) = (0, 0, 0, 0);
-    if w[k] == op::MEM_REQ {
-        mem_addr = le(w, k + 1, l.mbytes);
-        let op_size = w[k + 1 + l.mbytes];
-        let (mop, size) = (op_size & 0xf, op_size >> 4);
-        if size > 3 || !matches!(mop, mem_op::LOAD | mem_op::STORE) {
-            return None;
-        }
-        let n = 1usize << size;
-        (mem, mem_bytes) = (mop + 1, n as u8);
-        k += 2 + l.mbytes;
-        if mop == mem_op::STORE {
-            mem_data = le(w, k, n);
-            k += n;
-        }
-        // The response: this size, success (result 0); a load's data.
-        if w[k] != op::MEM_RSP || w[k + 1] != size {
-            return None;
-        }
-        k += 2;
-        if mop == mem_op::LOAD {
-            mem_data = le(w, k, n);
-            k += n;
-        }
-    }
-    if w[k] != op::END_GROUP {
-        return None;
-    }
-    Some(ByteGroup {
-        start: 0,
-        len: k + 1,
-        insn,
-        ilen,
-        new_pc,
-        rd,
-        rd_value,
-        mem,
-        mem_bytes,
-        mem_addr,
-        mem_data,
-        eaddr,
-    })
 }
 
 /// The observer of a plain run: each instruction's events against what `E` expects of it.
 pub(super) struct FastRun<'a, E> {
     /// The plain groups of the run.
     pub(super) exp: E,
-    /// The number of groups in the run.
-    n: usize,
-    /// `pcs[k]`: the pc of group `k`'s instruction (checked in the reference's memory);
-    /// `pcs[k + 1]` the pc after it.
-    pub(super) pcs: &'a [u64],
     pub(super) sh: &'a mut Shadow,
     /// The events of the instruction in progress (the slow path's, for a group that does
     /// not match plainly).
@@ -360,11 +465,12 @@ pub(super) struct FastRun<'a, E> {
     pub(super) k: usize,
     /// Group `k` did not match plainly: the slow path's comparison decides.
     pub(super) undecided: bool,
-    stop: bool,
-    /// The instruction in progress accessed memory outside RAM (a device).
-    device: bool,
-    /// The instruction in progress stored into the checked code.
-    code_written: bool,
+    /// The run stops once `k` is this (the number of groups; 0 to stop after the instruction
+    /// in progress).
+    stop_at: usize,
+    /// The instruction in progress did what no plain group shows: an access outside RAM (a
+    /// device), a CSR or floating-point register write.
+    odd: bool,
     /// Integer register values written by the instruction in progress.
     gv: [u64; 32],
 }
@@ -374,7 +480,6 @@ impl<'a, E: Expect> FastRun<'a, E> {
     pub(super) fn new(
         exp: E,
         n: usize,
-        pcs: &'a [u64],
         sh: &'a mut Shadow,
         ev: &'a mut StepObserver,
         code: (u64, u64),
@@ -383,59 +488,32 @@ impl<'a, E: Expect> FastRun<'a, E> {
         ev.clear();
         FastRun {
             exp,
-            n,
-            pcs,
             sh,
             ev,
             code,
             ram_size,
             k: 0,
             undecided: false,
-            stop: n == 0,
-            device: false,
-            code_written: false,
+            stop_at: n,
+            odd: false,
             gv: [0; 32],
         }
     }
 
-    /// Whether the retired instruction `r` and its events are group `k` exactly, with every
-    /// element equal (else the slow path's comparison decides).
-    #[inline]
-    fn plain_match(&mut self, r: &Retired) -> bool {
-        let k = self.k;
-        let ev = &*self.ev;
-        if r.pc != self.pcs[k]
-            || r.next_pc != self.pcs[k + 1]
-            || r.trap.is_some()
-            || r.serviced.is_some()
-            || self.device
-            || !ev.csrs.is_empty()
-            || ev.fprs != 0
-        {
-            return false;
-        }
-        self.exp.matches(k, r, ev, &self.gv, self.sh)
+    /// The run ends after the instruction in progress.
+    #[inline(always)]
+    fn stop(&mut self) {
+        self.stop_at = 0;
     }
 
-    /// Group `k` matched: the shadow takes it (3.1 step 1; what `Shadow::apply` would do: the
-    /// group wrote the registers the reference wrote, with their values).
-    #[inline]
-    fn commit(&mut self) {
-        let mut m = self.ev.gprs;
-        while m != 0 {
-            let x = m.trailing_zeros() as usize;
-            self.sh.x[x] = self.gv[x];
-            m &= m - 1;
-        }
-        self.sh.pc = self.pcs[self.k + 1];
-        self.k += 1;
-        // What a matched instruction left in `ev` (no retired event, trap, CSR or FP write).
-        self.ev.gprs = 0;
-        self.ev.mems.clear();
-        self.device = false;
-        if self.k == self.n || self.code_written {
-            self.stop = true;
-        }
+    /// Whether the retired instruction `r` and its events are group `k` exactly, with every
+    /// element equal (else the slow path's comparison decides); if so, the shadow takes it.
+    #[inline(always)]
+    fn plain_match(&mut self, r: &Retired) -> bool {
+        r.trap.is_none()
+            && r.serviced.is_none()
+            && !self.odd
+            && self.exp.take(self.k, r, self.ev, &self.gv, self.sh)
     }
 }
 
@@ -519,18 +597,23 @@ impl<E: Expect> Observer for FastRun<'_, E> {
     #[inline]
     fn retire(&mut self, r: &Retired) {
         if self.plain_match(r) {
-            self.commit();
+            self.k += 1;
+            self.sh.pc = r.next_pc;
+            // What a matched instruction left in `ev` (no retired event, trap, CSR or FP
+            // write).
+            self.ev.gprs = 0;
+            self.ev.mems.clear();
         } else {
             self.ev.retired = Some(*r);
             self.undecided = true;
-            self.stop = true;
+            self.stop();
         }
     }
     #[inline]
     fn trap(&mut self, t: &TrapInfo) {
         self.ev.trap = Some(*t);
         self.undecided = true;
-        self.stop = true;
+        self.stop();
     }
     #[inline]
     fn gpr_write(&mut self, rd: u8, value: u64) {
@@ -540,10 +623,12 @@ impl<E: Expect> Observer for FastRun<'_, E> {
     #[inline]
     fn fpr_write(&mut self, rd: u8, _value: u64) {
         self.ev.fprs |= 1 << (rd & 31);
+        self.odd = true;
     }
     #[inline]
     fn csr_write(&mut self, csr: u16, _value: u64) {
         self.ev.csrs.push(canonical_csr(csr));
+        self.odd = true;
     }
     #[inline]
     fn mem_access(&mut self, acc: &MemAccess) {
@@ -552,18 +637,19 @@ impl<E: Expect> Observer for FastRun<'_, E> {
         let off = acc.addr.wrapping_sub(RAM_BASE);
         // (`Bus::ram_offset`'s rule.)
         if !(off < self.ram_size && n <= self.ram_size - off) {
-            self.device = true;
+            self.odd = true;
         }
         if acc.kind == MemKind::Store
             && acc.addr < self.code.1
             && acc.addr.wrapping_add(n) > self.code.0
         {
-            self.code_written = true;
+            // A store into the checked code: what follows is checked again.
+            self.stop();
         }
     }
-    #[inline]
+    #[inline(always)]
     fn stop_requested(&mut self) -> bool {
-        self.stop
+        self.k >= self.stop_at
     }
 }
 
@@ -641,40 +727,97 @@ mod tests {
         let mut recs: Vec<Record> = [&ld[..], &sw, &addi, &other].concat();
         recs.extend(std::iter::repeat_n(Record::BeginGroup, SCAN_WINDOW));
         let b = encode_all(&recs, &p);
-        let mut out = Vec::new();
-        scan_plain(&b, &l, Xlen::Rv64, 10, &mut out);
-        assert_eq!(out.len(), 3, "{out:?}");
+        let mut out = [ByteGroup::default(); 10];
+        let all = |_, _, _| true;
+        let (n, code) = scan_plain(&b, &l, Xlen::Rv64, 0x8000_0000, &mut out, all);
+        assert_eq!(n, 3, "{out:?}");
+        assert_eq!(code, (0x8000_0000, 0x8000_0014));
         let (g, h, i) = (&out[0], &out[1], &out[2]);
+        // The pcs: the first, then given in full, then two increments.
+        let pcs = out[..3]
+            .iter()
+            .map(|g| (g.pc, g.next_pc))
+            .collect::<Vec<_>>();
         assert_eq!(
-            (g.start, g.insn, g.ilen, g.new_pc),
-            (0, 0x00813583, 4, Some(0x8000_0010))
-        );
-        assert_eq!((g.rd, g.rd_value), (11, 0x1122_3344_5566_7788));
-        assert_eq!(
-            (g.mem, g.mem_bytes, g.mem_addr),
-            (mem_op::LOAD + 1, 8, 0x8000_1008)
-        );
-        assert_eq!(
-            (g.mem_data, g.eaddr),
-            (0x1122_3344_5566_7788, Some(0x8000_1008))
-        );
-        assert_eq!(h.start, g.len);
-        assert_eq!(h.len, encode_all(&sw, &p).len());
-        assert_eq!((h.insn, h.ilen, h.new_pc, h.rd), (0xc088, 2, None, 0));
-        assert_eq!(
-            (h.mem, h.mem_bytes, h.mem_data),
-            (mem_op::STORE + 1, 4, 0xdead_beef)
+            pcs,
+            [
+                (0x8000_0000, 0x8000_0010),
+                (0x8000_0010, 0x8000_0012),
+                (0x8000_0012, 0x8000_0014)
+            ]
         );
         assert_eq!(
-            (i.start, i.rd, i.rd_value, i.mem),
-            (h.start + h.len, 10, 5, 0)
+            (g.end, g.insn, g.ilen),
+            (encode_all(&ld, &p).len(), 0x00813583, 4)
         );
-        // At most `max`; nothing where fewer bytes than a window are left.
-        scan_plain(&b, &l, Xlen::Rv64, 2, &mut out);
-        assert_eq!(out.len(), 2);
+        let a1 = 0x1122_3344_5566_7788;
+        assert_eq!((g.rd, g.gprs, g.value), (11, 1 << 11, a1));
+        assert_eq!((g.mem, g.mem_addr, g.mem_data), (8 << 1, 0x8000_1008, a1));
+        assert_eq!(h.end, g.end + encode_all(&sw, &p).len());
+        assert_eq!(
+            (h.insn, h.ilen, h.rd, h.gprs, h.value),
+            (0xc088, 2, 0, 0, 0)
+        );
+        assert_eq!(
+            (h.mem, h.mem_addr, h.mem_data),
+            (4 << 1 | 1, 0x8000_2000, 0xdead_beef)
+        );
+        assert_eq!(i.end, h.end + encode_all(&addi, &p).len());
+        assert_eq!((i.rd, i.value, i.mem), (10, 5, 0));
+        // At most as many as `out` holds; up to where `code` says no; nothing where fewer
+        // bytes than a window are left.
+        let (n, code) = scan_plain(&b, &l, Xlen::Rv64, 0x8000_0000, &mut out[..2], all);
+        assert_eq!((n, code), (2, (0x8000_0000, 0x8000_0012)));
+        let not_third = |pc, _, _| pc != 0x8000_0012;
+        let (n, _) = scan_plain(&b, &l, Xlen::Rv64, 0x8000_0000, &mut out, not_third);
+        assert_eq!(n, 2);
         let short = encode_all(&ld, &p);
-        scan_plain(&short, &l, Xlen::Rv64, 10, &mut out);
-        assert!(out.is_empty());
+        let (n, _) = scan_plain(&short, &l, Xlen::Rv64, 0x8000_0000, &mut out, all);
+        assert_eq!(n, 0);
+        // An effective address other than the request's: left to the groups' match.
+        let mut ld2 = ld.to_vec();
+        ld2[4] = Record::State(AddlState::Eaddr(0x8000_1000));
+        let mut recs = ld2;
+        recs.extend(std::iter::repeat_n(Record::BeginGroup, SCAN_WINDOW));
+        let b = encode_all(&recs, &p);
+        let (n, _) = scan_plain(&b, &l, Xlen::Rv64, 0x8000_0000, &mut out, all);
+        assert_eq!(n, 0);
+        // RV32 (4-byte fields): a register's value as the hart keeps it, sign-extended from
+        // XLEN bits; a store of 2 bytes; a jump's pc wraps at XLEN bits.
+        let p32 = Params::RV32;
+        let mut recs = vec![
+            Record::BeginGroup,
+            Record::State(AddlState::Pc(0x8000_0100)),
+            Record::Insn16(0x0505),
+            Record::FullReg {
+                addr: reg::gpr(10),
+                value: 0x8000_0001,
+            },
+            Record::MemReq {
+                addr: 0x8000_2002,
+                op: mem_op::STORE,
+                size: 1,
+                data: Some(0xbeef),
+            },
+            Record::MemRsp {
+                size: 1,
+                result: 0,
+                data: None,
+            },
+            Record::EndGroup,
+        ];
+        recs.extend(std::iter::repeat_n(Record::BeginGroup, SCAN_WINDOW));
+        let b = encode_all(&recs, &p32);
+        let l32 = Layout::new(&p32);
+        let (n, code) = scan_plain(&b, &l32, Xlen::Rv32, 0xffff_fffe, &mut out, all);
+        let g = &out[0];
+        assert_eq!((n, g.pc, g.next_pc), (1, 0xffff_fffe, 0x8000_0100));
+        assert_eq!((g.rd, g.value), (10, 0xffff_ffff_8000_0001));
+        assert_eq!(
+            (g.mem, g.mem_addr, g.mem_data),
+            (2 << 1 | 1, 0x8000_2002, 0xbeef)
+        );
+        assert_eq!(code, (0xffff_fffe, 0x1_0000_0000));
     }
 
     /// The kinds by major opcode and quadrant, against encodings from the ISA manual.

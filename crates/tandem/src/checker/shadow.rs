@@ -50,6 +50,15 @@ pub(super) struct Shadow {
     pub(super) traced_csrs: Vec<u16>,
 }
 
+/// The low XLEN bits of `v`, sign-extended as the hart keeps integer registers.
+#[inline(always)]
+pub(super) fn sext(xlen: Xlen, v: u64) -> u64 {
+    match xlen {
+        Xlen::Rv32 => v as i32 as i64 as u64,
+        Xlen::Rv64 => v,
+    }
+}
+
 impl Shadow {
     /// The shadow of `hart`'s state (before the trace's first group).
     pub(super) fn new(hart: &mut Hart, flen: u32) -> Shadow {
@@ -75,10 +84,7 @@ impl Shadow {
     /// `v` sign-extended from XLEN bits.
     #[inline(always)]
     pub(super) fn sext(&self, v: u64) -> u64 {
-        match self.xlen {
-            Xlen::Rv32 => v as i32 as i64 as u64,
-            Xlen::Rv64 => v,
-        }
+        sext(self.xlen, v)
     }
 
     /// Integer register `r` after the traced update `upd`: XLEN bits, sign-extended as the
