@@ -42,7 +42,7 @@ pub struct Machine {
     /// The bus while no hart holds it.
     bus: Bus,
     /// The decode cache and the blocks while no hart holds them: one set for all harts, which
-    /// run the same kernel code (four cold sets cost 1.5x per instruction on 4 harts).
+    /// run the same kernel code (docs/perf/linux-boot-profile.md, section 9).
     decoded: Decoded,
     /// The clock (`mtime`) at the start of the current round.
     time: u64,

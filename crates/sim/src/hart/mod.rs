@@ -80,8 +80,8 @@ struct Slot {
 /// follows from the code in memory (checked as it is used: a slot against the fetched bits, a
 /// block against its page's code generation in the bus) and from the XLEN and extensions it was
 /// decoded for, so one set serves every hart of a machine that run the same code (the harts of
-/// a [`crate::machine::Machine`] share one, moved into the running hart with the bus: one warm
-/// set in the host's caches instead of one per hart).
+/// a [`crate::machine::Machine`] share one, moved into the running hart with the bus: one set
+/// in the host's caches instead of one per hart).
 pub(crate) struct Decoded {
     icache: Vec<Slot>,
     blocks: crate::block::Blocks,
