@@ -461,8 +461,8 @@ impl Sbi {
         ok(0)
     }
 
-    /// RFENCE (SBI v3.0 "RFENCE Extension"): each hart the mask names flushes its decode
-    /// caches (`remote_fence_i`) or its whole TLB (`remote_sfence_vma[_asid]`: more than the
+    /// RFENCE (SBI v3.0 "RFENCE Extension"): each hart the mask names gets the `fence.i`
+    /// (`remote_fence_i`: the decode caches follow every write to code) or flushes its whole TLB (`remote_sfence_vma[_asid]`: more than the
     /// range asked, which the spec allows) before its next instruction. The answers and the
     /// firmware events are the spec's (RECEIVED counted as for IPIs).
     fn rfence(&mut self, ctx: &mut Ctx, fid: u64, args: &Args) -> SbiRet {

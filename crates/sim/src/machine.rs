@@ -24,7 +24,7 @@
 
 use crate::arch::Stop;
 use crate::bus::Bus;
-use crate::hart::{Config, Hart};
+use crate::hart::{Config, Decoded, Hart};
 use crate::observer::Observer;
 use crate::smp::{HsmState, MAX_HARTS};
 
@@ -41,6 +41,9 @@ pub struct Machine {
     harts: Vec<Hart>,
     /// The bus while no hart holds it.
     bus: Bus,
+    /// The decode cache and the blocks while no hart holds them: one set for all harts, which
+    /// run the same kernel code (docs/perf/linux-boot-profile.md, section 9).
+    decoded: Decoded,
     /// The clock (`mtime`) at the start of the current round.
     time: u64,
     /// The next hart to take a turn in the current round.
@@ -76,6 +79,7 @@ impl Machine {
         Machine {
             harts: list,
             bus,
+            decoded: Decoded::new(cfg),
             time: 0,
             turn: 0,
             turn_ran: 0,
@@ -122,6 +126,7 @@ impl Machine {
     pub fn into_harts(mut self) -> Vec<Hart> {
         if self.harts.len() > 1 {
             std::mem::swap(&mut self.harts[0].bus, &mut self.bus);
+            self.harts[0].swap_decoded(&mut self.decoded);
         }
         self.harts
     }
@@ -136,6 +141,7 @@ impl Machine {
     fn take_bus(&mut self, h: usize, ran: u64) {
         let hart = &mut self.harts[h];
         std::mem::swap(&mut hart.bus, &mut self.bus);
+        hart.swap_decoded(&mut self.decoded);
         hart.bus.harts.current = h;
         hart.bus.clint.mtime_offset = self.time.wrapping_sub(hart.instret.wrapping_sub(ran));
         hart.bus.io_touched = true;
@@ -143,6 +149,7 @@ impl Machine {
 
     fn give_bus(&mut self, h: usize) {
         std::mem::swap(&mut self.harts[h].bus, &mut self.bus);
+        self.harts[h].swap_decoded(&mut self.decoded);
     }
 
     /// Run until the program stops or `max_insns` more instructions retire (all harts

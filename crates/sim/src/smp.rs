@@ -30,7 +30,8 @@ pub struct Mail {
     /// Flush the hart's TLB (SBI RFENCE `remote_sfence_vma[_asid]`; the whole TLB: flushing
     /// more than asked is allowed).
     pub sfence_vma: bool,
-    /// Flush the hart's decode caches (SBI RFENCE `remote_fence_i`).
+    /// A `fence.i` (SBI RFENCE `remote_fence_i`): nothing to do, as for a local one (the decode
+    /// caches follow every write to code), but the request is delivered as the others.
     pub fence_i: bool,
     /// Start in S-mode at this address with `a1` = the opaque value (HSM `hart_start`, or the
     /// resume of a non-retentive `hart_suspend`).

@@ -171,3 +171,40 @@ fn a_run_in_slices_is_the_run_in_one() {
     assert!(run(777) == whole, "777-instruction slices");
     assert!(run(1) == whole, "1-instruction slices");
 }
+
+/// A store by one hart to code another hart has run (and decoded: the harts share their
+/// decode cache and blocks) is what that hart runs after its next `fence.i` (unprivileged ISA,
+/// "Zifencei": a `fence.i` makes the stores visible to the hart before it visible to its
+/// instruction fetches). Hart 0 loops `L: addi t1, t1, 1; fence.i; j L`; hart 1 writes
+/// `addi t1, t1, 100` over `L` while hart 0 stands at its `fence.i`.
+#[test]
+fn another_harts_store_to_code_runs_after_fence_i() {
+    const ADDI_T1_T1_1: u32 = 0x0013_0313; // addi t1, t1, 1
+    const ADDI_T1_T1_100: u32 = 0x0643_0313; // addi t1, t1, 100
+    const FENCE_I: u32 = 0x0000_100f; // fence.i
+    const J_BACK8: u32 = 0xff9f_f06f; // j -8
+    for blocks in [true, false] {
+        let mut m = machine(2, &[&[ADDI_T1_T1_1, FENCE_I, J_BACK8], &[SW_T2_0_A1]]);
+        m.with_hart(0, |hart| {
+            hart.set_blocks(blocks);
+            hart.x[6] = 0;
+        });
+        m.with_hart(1, |hart| {
+            hart.x[11] = 0x8000_0000;
+            hart.x[7] = ADDI_T1_T1_100 as u64;
+        });
+        // Twice round the loop: `L` decoded (and run from a block when blocks are on).
+        step(&mut m, 0, 4);
+        assert_eq!((m.hart(0).x[6], m.hart(0).pc), (2, 0x8000_0004));
+        step(&mut m, 1, 1);
+        step(&mut m, 0, 3);
+        assert_eq!(m.hart(0).x[6], 102, "blocks {blocks}");
+        // Hart 1 runs the new code too (it was decoded by hart 0).
+        m.with_hart(1, |hart| {
+            hart.pc = 0x8000_0000;
+            hart.x[6] = 0;
+        });
+        step(&mut m, 1, 4);
+        assert_eq!(m.hart(1).x[6], 200, "blocks {blocks}");
+    }
+}

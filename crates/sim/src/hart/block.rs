@@ -13,7 +13,8 @@ use rvtrace_isa::classify;
 impl Hart {
     /// Use pre-decoded blocks in the plain loop (on by default), or step every instruction
     /// through the fetch and the decode cache. The two are equivalent in every observable
-    /// effect (crates/sim/tests/blocks.rs); off is for that comparison.
+    /// effect (crates/sim/tests/blocks.rs); off is for that comparison. (The setting is the
+    /// blocks' own: the harts of a machine share theirs, `Hart::swap_decoded`.)
     pub fn set_blocks(&mut self, on: bool) {
         self.blocks.on = on;
     }

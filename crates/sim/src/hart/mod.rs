@@ -76,6 +76,43 @@ struct Slot {
     class: CfClass,
 }
 
+/// Decoded code: the decode cache and the pre-decoded blocks (`block.rs`). What they hold
+/// follows from the code in memory (checked as it is used: a slot against the fetched bits, a
+/// block against its page's code generation in the bus) and from the XLEN and extensions it was
+/// decoded for, so one set serves every hart of a machine that run the same code (the harts of
+/// a [`crate::machine::Machine`] share one, moved into the running hart with the bus: one set
+/// in the host's caches instead of one per hart).
+pub(crate) struct Decoded {
+    icache: Vec<Slot>,
+    blocks: crate::block::Blocks,
+    /// What the decoding depends on besides the code.
+    xlen: Xlen,
+    ext: Extensions,
+}
+
+impl Decoded {
+    /// An empty set for harts of `cfg`.
+    pub(crate) fn new(cfg: &Config) -> Decoded {
+        Decoded {
+            icache: empty_icache(),
+            blocks: Default::default(),
+            xlen: cfg.xlen,
+            ext: cfg.ext,
+        }
+    }
+}
+
+/// An empty decode cache: no instruction lives at pc 1.
+fn empty_icache() -> Vec<Slot> {
+    vec![
+        Slot {
+            pc: 1,
+            ..Slot::default()
+        };
+        1 << ICACHE_BITS
+    ]
+}
+
 /// A RISC-V hart on QEMU's `virt` machine.
 pub struct Hart {
     /// Base integer width.
@@ -184,7 +221,7 @@ impl Hart {
             hooks: false,
             exts: Default::default(),
             reservation: None,
-            icache: vec![Slot::default(); 1 << ICACHE_BITS],
+            icache: empty_icache(),
             blocks: Default::default(),
             isa: IsaConfig::new(cfg.xlen),
             next_check: 0,
@@ -207,14 +244,22 @@ impl Hart {
                 + u64::from(t.mul.max(t.div));
             hart.counters.set_timing(Some(worst));
         }
-        // Invalidate the decode cache: no instruction lives at pc 1.
-        for s in hart.icache.iter_mut() {
-            s.pc = 1;
-        }
         hart.x[10] = 0;
         hart.x[11] = hart.sext(fdt_address(cfg.ram_size, FDT_SIZE));
         hart.x[12] = 0x1028;
         hart
+    }
+
+    /// Exchange the hart's decoded code with `d`'s: a machine's shared set comes to the running
+    /// hart and goes back (`machine.rs`), the hart's own set standing in meanwhile. `d`'s XLEN
+    /// and extensions stay with the shared set: one decoded for others is emptied on the way in.
+    pub(crate) fn swap_decoded(&mut self, d: &mut Decoded) {
+        std::mem::swap(&mut self.icache, &mut d.icache);
+        std::mem::swap(&mut self.blocks, &mut d.blocks);
+        if (d.xlen, d.ext) != (self.xlen, self.ext) {
+            (d.xlen, d.ext) = (self.xlen, self.ext);
+            self.flush_decode_caches();
+        }
     }
 
     /// Load every file of `image` into RAM at the segments' physical addresses, set `pc` (and

@@ -78,9 +78,8 @@ impl Hart {
         }
     }
 
-    /// Drop every decoded instruction (the decode cache and the blocks): a remote `fence.i`.
-    /// The caches already follow every write to code through the bus; this is the fence the
-    /// SBI promises, done.
+    /// Drop every decoded instruction (the decode cache and the blocks): for a shared set
+    /// decoded for another XLEN or other extensions (`Hart::swap_decoded`).
     pub(crate) fn flush_decode_caches(&mut self) {
         for s in self.icache.iter_mut() {
             s.pc = 1;
@@ -102,9 +101,10 @@ impl Hart {
         if m.sfence_vma {
             self.sfence_vma(None, None);
         }
-        if m.fence_i {
-            self.flush_decode_caches();
-        }
+        // A remote `fence.i` (`m.fence_i`) has nothing to flush, as a local one: the decode
+        // caches follow every write to code through the bus, whichever hart made it. (Flushing
+        // the set the harts share at each hart's request threw away the whole kernel's decoding
+        // up to once per hart for each `flush_icache_all` of the boot's code patching.)
         if m.firmware_ipi {
             self.firmware_ipi = true;
         }
