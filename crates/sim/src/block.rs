@@ -24,7 +24,7 @@ use rvtrace_isa::CfClass;
 /// Most instructions in one block.
 pub(crate) const MAX_INSNS: usize = 32;
 /// Block heads (a direct-mapped table indexed by the pc: [`head_index`]).
-pub(crate) const HEAD_BITS: u32 = 14;
+pub(crate) const HEAD_BITS: u32 = 16;
 
 /// The head slot of the block at `pc`: the pc's parcel index with the bits above folded in, so
 /// that blocks at the same offset of different pages (a kernel's code spans many) do not all
@@ -34,7 +34,7 @@ pub(crate) fn head_index(pc: u64) -> usize {
     ((pc >> 1) ^ (pc >> (HEAD_BITS + 1))) as usize & ((1 << HEAD_BITS) - 1)
 }
 /// Decoded instructions held before the pool is emptied and blocks are decoded afresh.
-pub(crate) const POOL: usize = 1 << 16;
+pub(crate) const POOL: usize = 1 << 18;
 
 #[derive(Clone, Copy)]
 pub(crate) struct Head {
@@ -250,14 +250,13 @@ pub(crate) struct Entry {
     /// is the low half of `Bus::code_epoch` (made so when linked; one less when decoded or
     /// unlinked: [`Blocks::epoch_hi`]).
     pub(crate) link_gen: u32,
-    /// The linked block's first entry in the pool and its instruction count (`Head::start`,
-    /// `Head::n`).
-    pub(crate) link: u16,
-    pub(crate) link_n: u8,
+    /// The linked block: its first entry in the pool (`Head::start`) above 8 bits of its
+    /// instruction count (`Head::n`).
+    pub(crate) link: u32,
 }
 
-// A pool index fits `Entry::link`, a block's count `Entry::link_n`.
-const _: () = assert!(POOL <= 1 << 16 && MAX_INSNS < 1 << 8);
+// A pool index and a block's count fit `Entry::link`.
+const _: () = assert!(POOL <= 1 << 24 && MAX_INSNS < 1 << 8);
 
 /// Whether an entry of operation `k` leaves its block, when it does, for one fixed pc (its
 /// `imm`): `End`, a branch taken, `jal`. Such an exit can be linked to the block there.
@@ -372,7 +371,7 @@ impl Blocks {
     /// come round again, taking it only ends the chain (the single-step loop goes on).
     pub(crate) fn unlink(pool: &mut [Entry], epoch: u64) {
         for e in pool.iter_mut() {
-            (e.link_gen, e.link, e.link_n) = ((epoch as u32).wrapping_sub(1), 0, 0);
+            (e.link_gen, e.link) = ((epoch as u32).wrapping_sub(1), 0);
         }
     }
 }
@@ -388,16 +387,21 @@ impl Default for Blocks {
     fn default() -> Blocks {
         Blocks {
             on: true,
-            heads: Box::new(
-                [Head {
+            // Built on the heap (the table is larger than a test thread's stack).
+            heads: vec![
+                Head {
                     pc: 1,
                     pa: 1,
                     gen: 0,
                     epoch: 0,
                     start: 0,
                     n: 0,
-                }; 1 << HEAD_BITS],
-            ),
+                };
+                1 << HEAD_BITS
+            ]
+            .into_boxed_slice()
+            .try_into()
+            .unwrap_or_else(|_| unreachable!("1 << HEAD_BITS heads")),
             pool: Vec::new(),
             used: 0,
             insns: Vec::new(),

@@ -121,7 +121,7 @@ impl Hart {
                         if exit != NONE {
                             let x = &mut pool[exit];
                             let gen = self.bus.code_epoch as u32;
-                            (x.link_gen, x.link, x.link_n) = (gen, h.start as u16, h.n as u8);
+                            (x.link_gen, x.link) = (gen, h.start << 8 | h.n);
                         }
                         (h.start as usize, h.n)
                     }
@@ -619,7 +619,7 @@ impl Hart {
             let xi = (i - 1) & (POOL - 1);
             let x = &blk[xi];
             if x.link_gen == self.bus.code_epoch as u32 {
-                (start, n) = (x.link as usize, x.link_n as u32);
+                (start, n) = ((x.link >> 8) as usize, x.link & 0xff);
                 continue;
             }
             exit = if links(x.k) { xi } else { NONE };
