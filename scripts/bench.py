@@ -94,7 +94,7 @@ def write_figures(rows, order):
 
 
 def collect(texts):
-    """The figures in bench output, in order of appearance; a repeated key keeps its best value."""
+    """The figures in bench output, in order of appearance; a repeated key keeps its last value."""
     now = {}
     order = []
     for text in texts:
