@@ -42,7 +42,15 @@ fn transcode_equals_encode_and_keeps_losses() {
     let t = tmpdir("transcode");
     let elf = program("recurse-rv64gc");
     let ing = t.join("t.ing");
-    ok(&rvtrace(&["run", s(&elf), "--ingress", s(&ing)]), "run");
+    // A fixed command line: by default it is the ELF's path, which the program reads, so the
+    // run (and where the damage below falls) would depend on where the checkout is. With the
+    // clone at /tmp/ci the damage left a `ret` whose target (a garbage 0x80001bfc) the E-Trace
+    // decoder reports before the loss, while the N-Trace encoder drops a pending jump's target
+    // at a loss (`Encoder::lost`): the PCs differ by that one instruction (session 37's note).
+    ok(
+        &rvtrace(&["run", s(&elf), "--cmdline", "recurse", "--ingress", s(&ing)]),
+        "run",
+    );
     let enc = |proto: &str, out: &Path, extra: &[&str]| {
         let mut args = vec!["encode", proto, s(&ing), "-o", s(out)];
         args.extend_from_slice(extra);
