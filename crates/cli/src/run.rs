@@ -390,9 +390,7 @@ impl PcWriter {
         }
         self.out.finish()
     }
-}
 
-impl PcWriter {
     #[inline(always)]
     fn push(&mut self, pc: u64) {
         rvtrace_flow::push_hex_line(&mut self.buf, pc);
@@ -1297,12 +1295,14 @@ pub fn run(args: &RunArgs) -> CmdResult {
             // The ingress stream, with the snapshot's observer or without.
             (_, true, false) if plain => Only::Ingress,
             (true, false, true) => Only::Tandem,
-            _ if pcs.0.is_none() && args.stats && to_watch.0.is_none() && executed.0.is_none() => {
-                match (want_ingress, tandem.0.is_some()) {
-                    (false, false) => Only::Stats,
-                    (true, false) => Only::Runs,
-                    _ => Only::Mixed,
-                }
+            _ if pcs.0.is_none()
+                && args.stats
+                && !want_ingress
+                && tandem.0.is_none()
+                && to_watch.0.is_none()
+                && executed.0.is_none() =>
+            {
+                Only::Stats
             }
             _ if tandem.0.is_none() && to_watch.0.is_none() => Only::Runs,
             _ => Only::Mixed,
