@@ -65,8 +65,10 @@ pub(crate) const SV57: Scheme = Scheme {
 };
 
 pub(crate) const PAGE_SHIFT: u32 = 12;
-/// TLB entries (each of the instruction and the data TLB; direct-mapped by VPN).
-pub const TLB_ENTRIES: usize = 64;
+/// TLB entries (each of the instruction and the data TLB; direct-mapped by VPN): as many as a
+/// kernel's working set of pages needs (docs/perf/linux-boot-profile.md, section 11: on the
+/// Linux boot 64 entries missed on half of the lookups the recent pages did not answer).
+pub const TLB_ENTRIES: usize = 512;
 
 /// One cached translation of a 4 KiB virtual page (a superpage is cached page by page; the
 /// entry keeps its level so that `sfence.vma` with an address drops the whole superpage).
@@ -120,7 +122,8 @@ pub struct TlbEvents {
 /// program sees (a stale translation after a page-table change without `sfence.vma`, the TLB
 /// events) is what the TLB alone gives: an entry is made only from a TLB hit or fill for its
 /// kind (the permission checked then), dropped when the TLB slot of its page is refilled, and
-/// all are dropped at every change of privilege, `mstatus`, `sstatus`, `satp` or PMP
+/// all are dropped at every change of privilege, of the `mstatus` bits translation depends on
+/// ([`MEMO_MSTATUS`]), `satp` or PMP
 /// (`Hart::pmp_refresh`) and at every `sfence.vma`, where the permission or the TLB change.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Memo {
@@ -135,9 +138,18 @@ pub(crate) const NO_MEMO: Memo = Memo {
     pa_page: 0,
 };
 
-/// Pages remembered per kind of access (a power of two; at most `TLB_ENTRIES`). As many as the
-/// TLB's entries and indexed alike, each kind's memo can hold every page the TLB holds for it.
-pub(crate) const MEMO_ENTRIES: usize = TLB_ENTRIES;
+/// Pages remembered per kind of access (a power of two; at most `TLB_ENTRIES`), indexed by
+/// the low bits of the TLB's index: fewer than the TLB's entries, as the memos are emptied at
+/// each change of privilege (a system call's trap and return).
+pub(crate) const MEMO_ENTRIES: usize = 64;
+
+/// The `mstatus` bits translations and their permissions depend on (privileged ISA, "Memory
+/// Privilege in mstatus Register": MPRV, MPP, SUM, MXR): the recent pages stay across changes
+/// of the others (a kernel sets and clears `sstatus.SIE` around every lock it takes).
+pub(crate) const MEMO_MSTATUS: u64 = {
+    use crate::csr::mstatus::{MPP, MPRV, MXR, SUM};
+    MPRV | MPP | SUM | MXR
+};
 
 /// The memo slot of the page holding `va`.
 #[inline(always)]
@@ -151,6 +163,7 @@ pub(crate) fn memo_slot(va: u64) -> usize {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct MemoKey {
     pub(crate) priv_: u8,
+    /// `mstatus` & [`MEMO_MSTATUS`].
     pub(crate) mstatus: u64,
     pub(crate) satp: u64,
     pub(crate) pmp: ([u8; crate::pmp::ENTRIES], [u64; crate::pmp::ENTRIES]),

@@ -846,7 +846,7 @@ impl Hart {
         // per turn).
         let key = crate::mmu::MemoKey {
             priv_: self.priv_,
-            mstatus: self.csr.mstatus,
+            mstatus: self.csr.mstatus & crate::mmu::MEMO_MSTATUS,
             satp: self.csr.satp,
             pmp: self.csr.pmp.registers(),
             armed: self.csr.trig.armed,
