@@ -33,6 +33,21 @@ pub(crate) const HEAD_BITS: u32 = 16;
 pub(crate) fn head_index(pc: u64) -> usize {
     ((pc >> 1) ^ (pc >> (HEAD_BITS + 1))) as usize & ((1 << HEAD_BITS) - 1)
 }
+/// Victim heads: a head a newer block displaced from its slot of the direct-mapped table is kept
+/// here (sets of [`VICTIM_WAYS`], the least recent out), so that two blocks whose pcs share a
+/// slot are found again instead of decoded afresh, and the pool fills with new code only.
+pub(crate) const VICTIM_BITS: u32 = 16;
+/// Heads per set of the victims.
+pub(crate) const VICTIM_WAYS: usize = 4;
+
+/// The first slot of the victims' set of the block at `pc`: a hash of other bits than
+/// [`head_index`]'s, so that the pcs that share a head slot spread over the sets.
+#[inline]
+fn victim_set(pc: u64) -> usize {
+    let set_bits = VICTIM_BITS - VICTIM_WAYS.trailing_zeros();
+    ((pc >> 1).wrapping_mul(0x9e37_79b9_7f4a_7c15) >> (64 - set_bits)) as usize * VICTIM_WAYS
+}
+
 /// Decoded instructions held before the pool is emptied and blocks are decoded afresh.
 pub(crate) const POOL: usize = 1 << 18;
 
@@ -51,6 +66,27 @@ pub(crate) struct Head {
     pub(crate) start: u32,
     /// Instructions (0: the first instruction must run alone).
     pub(crate) n: u32,
+}
+
+impl Head {
+    /// No block.
+    const NONE: Head = Head {
+        pc: 1,
+        pa: 1,
+        gen: 0,
+        epoch: 0,
+        start: 0,
+        n: 0,
+    };
+}
+
+/// A table of `N` heads, none naming a block, built on the heap (the table is larger
+/// than a test thread's stack).
+fn head_table<const N: usize>() -> Box<[Head; N]> {
+    vec![Head::NONE; N]
+        .into_boxed_slice()
+        .try_into()
+        .unwrap_or_else(|_| unreachable!("N heads"))
 }
 
 /// The fused sequences (issue 15): `Name = First Second ...` is an entry running `First` and,
@@ -344,6 +380,8 @@ pub(crate) struct Blocks {
     /// Whether the plain loop uses blocks ([`Hart::set_blocks`]).
     pub(crate) on: bool,
     pub(crate) heads: Box<[Head; 1 << HEAD_BITS]>,
+    /// Heads displaced from `heads` ([`VICTIM_BITS`]).
+    victims: Box<[Head; 1 << VICTIM_BITS]>,
     /// [`POOL`] entries once the first block is decoded.
     pub(crate) pool: Vec<Entry>,
     /// Entries of the pool in use.
@@ -366,6 +404,40 @@ pub(crate) struct Blocks {
 pub(crate) const CHAIN_MAX: u64 = 1 << 28;
 
 impl Blocks {
+    /// Forget every block (the pool is emptied, or the decodings are for another hart).
+    pub(crate) fn forget(&mut self) {
+        for h in self.heads.iter_mut().chain(self.victims.iter_mut()) {
+            h.pc = 1;
+        }
+    }
+
+    /// The head of the block at `pc` (physical `pa`) decoded under code generation `gen`, if
+    /// a newer block displaced it from head slot `idx`: it goes back there (the newer to the
+    /// victims).
+    pub(crate) fn recall(&mut self, idx: usize, pc: u64, pa: u64, gen: u64) -> Option<Head> {
+        let s = victim_set(pc);
+        let set = &mut self.victims[s..s + VICTIM_WAYS];
+        let w = set
+            .iter()
+            .position(|v| v.pc == pc && v.pa == pa && v.gen == gen)?;
+        let h = set[w];
+        set.copy_within(w + 1.., w);
+        set[VICTIM_WAYS - 1] = Head::NONE;
+        self.place(idx, h);
+        Some(h)
+    }
+
+    /// Head `h` into slot `idx`; the head there (if any) to the front of its victims' set.
+    pub(crate) fn place(&mut self, idx: usize, h: Head) {
+        let old = std::mem::replace(&mut self.heads[idx], h);
+        if old.pc != 1 {
+            let s = victim_set(old.pc);
+            let set = &mut self.victims[s..s + VICTIM_WAYS];
+            set.copy_within(..VICTIM_WAYS - 1, 1);
+            set[0] = old;
+        }
+    }
+
     /// Unlink every entry of `pool` (the pool as the block loop holds it) for `epoch`. An
     /// unlinked entry names no block (count 0), as a newly decoded one: should its generation
     /// come round again, taking it only ends the chain (the single-step loop goes on).
@@ -387,21 +459,8 @@ impl Default for Blocks {
     fn default() -> Blocks {
         Blocks {
             on: true,
-            // Built on the heap (the table is larger than a test thread's stack).
-            heads: vec![
-                Head {
-                    pc: 1,
-                    pa: 1,
-                    gen: 0,
-                    epoch: 0,
-                    start: 0,
-                    n: 0,
-                };
-                1 << HEAD_BITS
-            ]
-            .into_boxed_slice()
-            .try_into()
-            .unwrap_or_else(|_| unreachable!("1 << HEAD_BITS heads")),
+            heads: head_table(),
+            victims: head_table(),
             pool: Vec::new(),
             used: 0,
             insns: Vec::new(),

@@ -717,14 +717,21 @@ impl Hart {
     }
 
     /// The block at `pc` when head `idx` is not known current: its page's generation says
-    /// whether it still is, else it is decoded afresh.
+    /// whether it still is, else the victims may hold it ([`Blocks::recall`]), else it is
+    /// decoded afresh.
     #[cold]
     #[inline(never)]
     fn find_block(&mut self, pc: u64, pa: u64, idx: usize) -> Head {
+        let gen = self.bus.code_gen(pa);
+        let epoch = self.bus.code_epoch;
         let h = &mut self.blocks.heads[idx];
-        if h.pc == pc && h.pa == pa && h.gen == self.bus.code_gen(pa) {
-            h.epoch = self.bus.code_epoch;
+        if h.pc == pc && h.pa == pa && h.gen == gen {
+            h.epoch = epoch;
             return *h;
+        }
+        if let Some(h) = self.blocks.recall(idx, pc, pa, gen) {
+            self.blocks.heads[idx].epoch = epoch;
+            return Head { epoch, ..h };
         }
         self.build_block(pc, pa, idx)
     }
@@ -739,9 +746,7 @@ impl Hart {
             self.blocks.used = 0;
             self.blocks.serial = next_pool_serial();
             self.blocks.insns.clear();
-            for h in self.blocks.heads.iter_mut() {
-                h.pc = 1;
-            }
+            self.blocks.forget();
         }
         let start = self.blocks.used;
         let rv64 = self.xlen == rvtrace_isa::Xlen::Rv64;
@@ -851,7 +856,7 @@ impl Hart {
             start: start as u32,
             n: n as u32,
         };
-        self.blocks.heads[idx] = h;
+        self.blocks.place(idx, h);
         h
     }
 

@@ -84,9 +84,7 @@ impl Hart {
         for s in self.icache.iter_mut() {
             s.pc = 1;
         }
-        for h in self.blocks.heads.iter_mut() {
-            h.pc = 1;
-        }
+        self.blocks.forget();
     }
 
     /// Deliver what other harts (or this hart's own SBI call) asked of this hart: SSIP, fences,
