@@ -411,26 +411,30 @@ impl Blocks {
         }
     }
 
-    /// The head of the block at `pc` (physical `pa`) decoded under code generation `gen`, if
-    /// a newer block displaced it from head slot `idx`: it goes back there (the newer to the
-    /// victims).
-    pub(crate) fn recall(&mut self, idx: usize, pc: u64, pa: u64, gen: u64) -> Option<Head> {
+    /// Whether the head of the block at `pc` (physical `pa`) decoded under code generation
+    /// `gen` was among the victims, a newer block having displaced it from head slot `idx`: it
+    /// goes back there (the newer to the victims).
+    pub(crate) fn recall(&mut self, idx: usize, pc: u64, pa: u64, gen: u64) -> bool {
         let s = victim_set(pc);
         let set = &mut self.victims[s..s + VICTIM_WAYS];
-        let w = set
+        let Some(w) = set
             .iter()
-            .position(|v| v.pc == pc && v.pa == pa && v.gen == gen)?;
+            .position(|v| v.pc == pc && v.pa == pa && v.gen == gen)
+        else {
+            return false;
+        };
         let h = set[w];
         set.copy_within(w + 1.., w);
         set[VICTIM_WAYS - 1] = Head::NONE;
         self.place(idx, h);
-        Some(h)
+        true
     }
 
-    /// Head `h` into slot `idx`; the head there (if any) to the front of its victims' set.
+    /// Head `h` into slot `idx`; the head there (if any, and not an older decoding of the same
+    /// block, which can never be current again) to the front of its victims' set.
     pub(crate) fn place(&mut self, idx: usize, h: Head) {
         let old = std::mem::replace(&mut self.heads[idx], h);
-        if old.pc != 1 {
+        if old.pc != 1 && (old.pc, old.pa) != (h.pc, h.pa) {
             let s = victim_set(old.pc);
             let set = &mut self.victims[s..s + VICTIM_WAYS];
             set.copy_within(..VICTIM_WAYS - 1, 1);

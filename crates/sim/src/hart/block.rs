@@ -723,15 +723,11 @@ impl Hart {
     #[inline(never)]
     fn find_block(&mut self, pc: u64, pa: u64, idx: usize) -> Head {
         let gen = self.bus.code_gen(pa);
-        let epoch = self.bus.code_epoch;
-        let h = &mut self.blocks.heads[idx];
-        if h.pc == pc && h.pa == pa && h.gen == gen {
-            h.epoch = epoch;
+        let h = &self.blocks.heads[idx];
+        if (h.pc == pc && h.pa == pa && h.gen == gen) || self.blocks.recall(idx, pc, pa, gen) {
+            let h = &mut self.blocks.heads[idx];
+            h.epoch = self.bus.code_epoch;
             return *h;
-        }
-        if let Some(h) = self.blocks.recall(idx, pc, pa, gen) {
-            self.blocks.heads[idx].epoch = epoch;
-            return Head { epoch, ..h };
         }
         self.build_block(pc, pa, idx)
     }
