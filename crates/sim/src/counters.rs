@@ -484,6 +484,11 @@ pub struct Counters {
     max_cycles_per_insn: u64,
     /// The timing model charges stalls (cycles are not just retirements).
     timing: bool,
+    /// Bit i set: programmable counter i (3..) counts in some mode. The per-turn checks
+    /// ([`Counters::horizon`], [`Counters::check_overflow`]) visit only these.
+    hpm_mask: u32,
+    /// Some counting counter's event is a tally (the hart must run its instrumented loop).
+    tallying: bool,
 }
 
 impl Counters {
@@ -505,13 +510,42 @@ impl Counters {
             all_tallies: false,
             max_cycles_per_insn: 1,
             timing: false,
+            hpm_mask: 0,
+            tallying: false,
         };
         c.ctr[0].event = Event::Cycles;
         c.ctr[2].event = Event::Instructions;
         for i in [0, 2] {
             c.ctr[i].modes = c.modes_of(i);
         }
+        c.refresh_counting();
         c
+    }
+
+    /// Recompute `hpm_mask` and `tallying` from the counters'
+    /// `modes` (after any change of them).
+    fn refresh_counting(&mut self) {
+        let counting = |c: &Ctr| c.modes != 0;
+        self.hpm_mask = (3..3 + self.cfg.hpm_counters as usize)
+            .filter(|&i| counting(&self.ctr[i]))
+            .fold(0, |m, i| m | 1 << i);
+        self.tallying = self
+            .ctr
+            .iter()
+            .any(|c| counting(c) && matches!(c.event, Event::Tally(_) | Event::Sum(..)));
+    }
+
+    /// The programmable counters that count, as indices (none without Sscofpmf: only its
+    /// overflow rules need the per-turn checks).
+    fn hpm_counting(&self) -> impl Iterator<Item = usize> {
+        let mut m = if self.cfg.sscofpmf { self.hpm_mask } else { 0 };
+        std::iter::from_fn(move || {
+            (m != 0).then(|| {
+                let i = m.trailing_zeros() as usize;
+                m &= m - 1;
+                i
+            })
+        })
     }
 
     /// The configuration.
@@ -662,21 +696,14 @@ impl Counters {
 
     /// Whether the hart must run its instrumented loop: some counting counter needs a tally.
     pub fn needs_tallies(&self) -> bool {
-        self.all_tallies
-            || self
-                .ctr
-                .iter()
-                .any(|c| c.modes != 0 && matches!(c.event, Event::Tally(_) | Event::Sum(..)))
+        self.all_tallies || self.tallying
     }
 
     /// Instructions that may retire before some counter could wrap (`u64::MAX`: none counts).
     pub fn horizon(&self, instret: u64) -> u64 {
         let mut h = u64::MAX;
-        for i in 3..3 + self.cfg.hpm_counters as usize {
+        for i in self.hpm_counting() {
             let c = &self.ctr[i];
-            if c.modes == 0 || !self.cfg.sscofpmf {
-                continue;
-            }
             let per = match c.event {
                 Event::Cycles => self.max_cycles_per_insn,
                 Event::Sum(..) => 2,
@@ -705,12 +732,9 @@ impl Counters {
     /// Fold every counter that may have wrapped; set `OF` on each that did. Returns whether an
     /// LCOFI should be raised (a wrap with `OF` clear).
     pub fn check_overflow(&mut self, instret: u64) -> bool {
-        if !self.cfg.sscofpmf {
-            return false;
-        }
         let mut irq = false;
-        for i in 3..3 + self.cfg.hpm_counters as usize {
-            if self.ctr[i].modes != 0 && self.fold(i, instret) {
+        for i in self.hpm_counting() {
+            if self.fold(i, instret) {
                 if self.ctr[i].sel & hpmevent::OF == 0 {
                     irq = true;
                 }
@@ -925,6 +949,7 @@ impl Counters {
                     0
                 };
             }
+            self.refresh_counting();
         }
         irq
     }
