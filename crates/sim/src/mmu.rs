@@ -138,10 +138,11 @@ pub(crate) const NO_MEMO: Memo = Memo {
     pa_page: 0,
 };
 
-/// Pages remembered per kind of access (a power of two; at most `TLB_ENTRIES`), indexed by
-/// the low bits of the TLB's index: fewer than the TLB's entries, as the memos are emptied at
-/// each change of privilege (a system call's trap and return).
-pub(crate) const MEMO_ENTRIES: usize = 64;
+/// Pages remembered per kind of access (a power of two, a multiple of 64, at most
+/// `TLB_ENTRIES`), indexed by the low bits of the TLB's index. Emptying them at a change of
+/// privilege (a system call's trap and return) visits only the slots filled since the last
+/// emptying (`Mmu::filled`), so their number costs nothing there.
+pub(crate) const MEMO_ENTRIES: usize = 256;
 
 /// The `mstatus` bits translations and their permissions depend on (privileged ISA, "Memory
 /// Privilege in mstatus Register": MPRV, MPP, SUM, MXR): the recent pages stay across changes
@@ -178,6 +179,8 @@ pub struct Mmu {
     pub(crate) events: TlbEvents,
     /// Fetch, load, store: each kind's recent pages by [`memo_slot`].
     pub(crate) memo: [[Memo; MEMO_ENTRIES]; 3],
+    /// Bit `i` of each kind: `memo[kind][i]` was filled since the memos were last emptied.
+    filled: [[u64; MEMO_ENTRIES / 64]; 3],
     /// Whether PMP lets each kind through on all of RAM unchecked (set by `pmp_refresh`).
     pub(crate) unchecked: [bool; 3],
     /// Bytes of RAM (from its base) whose page-table entries a walk reads with no PMP check:
@@ -212,6 +215,7 @@ impl Default for Mmu {
             dtlb: Box::new([EMPTY; TLB_ENTRIES]),
             events: TlbEvents::default(),
             memo: [[NO_MEMO; MEMO_ENTRIES]; 3],
+            filled: [[0; MEMO_ENTRIES / 64]; 3],
             unchecked: [false; 3],
             pte_reads: 0,
             in_blocks: [false; 3],
@@ -232,7 +236,22 @@ pub(crate) fn kind(access: Access) -> usize {
 impl Mmu {
     /// Forget the recently translated pages.
     pub(crate) fn forget_pages(&mut self) {
-        self.memo = [[NO_MEMO; MEMO_ENTRIES]; 3];
+        for (memo, filled) in self.memo.iter_mut().zip(&mut self.filled) {
+            for (w, bits) in filled.iter_mut().enumerate() {
+                while *bits != 0 {
+                    memo[w * 64 + bits.trailing_zeros() as usize] = NO_MEMO;
+                    *bits &= *bits - 1;
+                }
+            }
+        }
+    }
+
+    /// Remember that `va_page` of kind `k` translates to `pa_page` (`Hart::remember` decides
+    /// whether it may).
+    pub(crate) fn set_memo(&mut self, k: usize, va_page: u64, pa_page: u64) {
+        let i = memo_slot(va_page);
+        self.memo[k][i] = Memo { va_page, pa_page };
+        self.filled[k][i / 64] |= 1 << (i % 64);
     }
 
     /// A TLB slot (of the instruction TLB for fetches, else the data TLB) that held `old` is

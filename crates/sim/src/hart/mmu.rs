@@ -188,10 +188,7 @@ impl Hart {
         if self.mmu.unchecked[k]
             || self.csr.pmp.uniform(pa_page, pa_page + 0xfff, access, p) == Some(true)
         {
-            self.mmu.memo[k][memo_slot(va)] = Memo {
-                va_page: va & !0xfff,
-                pa_page,
-            };
+            self.mmu.set_memo(k, va & !0xfff, pa_page);
         }
     }
 
