@@ -201,6 +201,16 @@ impl Machine {
         n: u64,
         done: u64,
     ) -> (u64, Option<Stop>) {
+        // A hart that is neither started nor suspended runs only when a request (an HSM start)
+        // comes: without one its turn is empty, and the bus (about 2 KB) need not move in and
+        // out (most turns of a boot's first half, before Linux starts the other harts).
+        if !matches!(
+            self.bus.harts.state(h),
+            Some(HsmState::Started | HsmState::Suspended)
+        ) && !self.bus.harts.has_mail(h)
+        {
+            return (0, None);
+        }
         self.take_bus(h, done);
         let time = self.time;
         let hart = &mut self.harts[h];
@@ -246,13 +256,13 @@ impl Machine {
         let mut wake: Option<u64> = None;
         let mut waiting = false;
         for h in 0..self.harts.len() {
+            if !self.harts[h].waiting {
+                continue;
+            }
+            waiting = true;
             self.take_bus(h, 0);
-            let hart = &self.harts[h];
-            if hart.waiting {
-                waiting = true;
-                if let Some(d) = hart.wake_deadline() {
-                    wake = Some(wake.map_or(d, |w| w.min(d)));
-                }
+            if let Some(d) = self.harts[h].wake_deadline() {
+                wake = Some(wake.map_or(d, |w| w.min(d)));
             }
             self.give_bus(h);
         }

@@ -138,6 +138,11 @@ impl Shared {
         }
     }
 
+    /// Whether requests wait for hart `h`.
+    pub(crate) fn has_mail(&self, h: usize) -> bool {
+        self.mail.get(h).is_some_and(|m| *m != Mail::default())
+    }
+
     /// Take hart `h`'s requests.
     pub(crate) fn take_mail(&mut self, h: usize) -> Option<Mail> {
         let m = std::mem::take(self.mail.get_mut(h)?);
