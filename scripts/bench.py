@@ -21,7 +21,9 @@ under QEMU 7.2 + OpenSBI 1.5.1, rvtrace `run --sbi` (also writing the ingress st
 (the Spike venv with OpenSBI 1.5.1's fw_jump.elf; its figure is left out when it does not reach the marker
 in time), in interleaved rounds; each figure is the median. Each round also times the first
 500 M instructions of the boot on 1 and on 4 harts (whole runs): their ratio is 4 harts' cost per
-instruction over one hart's. Missing tools are skipped with a message.
+instruction over one hart's in the bring-up; and the whole boot to power-off on 1 and on 4 harts,
+each time over its instruction count (from one `--stats` run before the rounds: the runs are
+deterministic). Missing tools are skipped with a message.
 
 Figures are wall-clock on a shared 2-core machine: compare ratios within one run, not across
 machines; the table says the load average at the time of the run.
@@ -200,6 +202,14 @@ def time_run(cmd, timeout):
     return time.monotonic() - start if r.returncode in (0, 124, 125) else None
 
 
+def count_insns(cmd):
+    """Instructions a `run --stats` command retires in all (None if it fails)."""
+    r = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
+                       timeout=BOOT_TIMEOUT, text=True)
+    m = re.search(r"after (\d+) instructions", r.stderr)
+    return int(m.group(1)) if r.returncode == 0 and m else None
+
+
 def boot_bench(rounds):
     """Figure lines for the boot to user space, medians of `rounds` interleaved rounds."""
     missing = [p for p in (KERNEL, BUSYBOX, FW_JUMP) if not os.path.exists(p)]
@@ -230,6 +240,10 @@ def boot_bench(rounds):
     # harts (all harts' instructions together), whole runs.
     smp = {h: [rvtrace, "run", "--sbi", "--harts", str(h), KERNEL, "--max-insns", str(SMP_INSNS)] + args
            for h in (1, 4)}
+    # ... and the whole boot to power-off, per instruction.
+    whole = {h: [rvtrace, "run", "--sbi", "--harts", str(h), KERNEL] + args for h in (1, 4)}
+    insns = {h: count_insns(cmd + ["--stats"]) for h, cmd in whole.items()}
+    print(f"boot bench: whole boot instructions {insns}", file=sys.stderr, flush=True)
     if os.path.exists(SPIKE) and os.path.exists(SPIKE_FW):
         runs["spike.linux_boot"] = [SPIKE, "-m128", "--kernel", KERNEL, "--initrd", rd,
                                     "--bootargs", "console=ttyS0", SPIKE_FW]
@@ -252,9 +266,15 @@ def boot_bench(rounds):
                   f"{'failed' if t is None else f'{t:.2f} s'}", file=sys.stderr, flush=True)
             if t is not None:
                 times.setdefault(f"smp{h}", []).append(t)
+        for h, cmd in whole.items():
+            t = time_run(cmd, BOOT_TIMEOUT) if insns[h] else None
+            print(f"boot bench round {r + 1}: whole boot on {h} hart(s) "
+                  f"{'failed' if t is None else f'{t:.2f} s'}", file=sys.stderr, flush=True)
+            if t is not None:
+                times.setdefault(f"whole{h}", []).append(t / insns[h])
     shutil.rmtree(tmp, ignore_errors=True)
     med = {k: statistics.median(v) for k, v in times.items() if len(v) == rounds}
-    lines = [f"figure {k} {v:.3f} s" for k, v in med.items() if not k.startswith("smp")]
+    lines = [f"figure {k} {v:.3f} s" for k, v in med.items() if not k.startswith(("smp", "whole"))]
     for k in ("hart.linux_boot_sbi", "hart.linux_boot_opensbi", "spike.linux_boot"):
         if k in med and "qemu72.linux_boot" in med:
             lines.append(f"figure {k}_vs_qemu {med[k] / med['qemu72.linux_boot']:.3f} xQEMU")
@@ -267,6 +287,8 @@ def boot_bench(rounds):
     if "smp1" in med and "smp4" in med:
         # The same number of instructions: the time ratio is the ratio per instruction.
         lines.append(f"figure hart.linux_smp4_per_insn {med['smp4'] / med['smp1']:.3f} x")
+    if "whole1" in med and "whole4" in med:
+        lines.append(f"figure hart.linux_smp4_boot_per_insn {med['whole4'] / med['whole1']:.3f} x")
     return "\n".join(lines) + "\n"
 
 

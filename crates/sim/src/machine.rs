@@ -29,12 +29,14 @@ use crate::observer::Observer;
 use crate::smp::{HsmState, MAX_HARTS};
 
 /// Instructions a hart runs per turn by default when several harts share the machine: short
-/// enough that an IPI or a lock released by another hart is seen within tens of thousands of
-/// instructions (a millisecond of the 10 MHz clock per round of 4 harts), long enough that a
-/// turn's costs (moving the bus, a hart's state coming back into the host's caches) vanish:
-/// Debian's kernel on 4 harts boots in 0.56x the time of 1,000-instruction turns, with 1.7%
-/// more instructions (more spinning while other harts hold their turns).
-pub const QUANTUM: u64 = 10_000;
+/// enough that an IPI or a lock released by another hart is seen within a round (4 ms of the
+/// 10 MHz clock, one tick of a HZ=250 kernel), long enough that a turn's costs (moving the bus,
+/// the hart's code, data and translations coming back into the host's caches) vanish. Debian's
+/// kernel on 4 harts (whole boot to power-off, docs/perf/linux-boot-profile.md section 12):
+/// 1,285 M instructions with 10,000-instruction turns, 1,196 M with 40,000 (less spinning while
+/// other harts hold their turns), 1,163 M with 100,000; per instruction 1.21x one hart's cost
+/// with 10,000, 0.99x with 40,000 (1,000 took 1.8x the time of 10,000).
+pub const QUANTUM: u64 = 40_000;
 
 /// The harts and the bus they share.
 pub struct Machine {
