@@ -522,8 +522,8 @@ impl Counters {
         c
     }
 
-    /// Recompute `hpm_mask` and `tallying` from the counters'
-    /// `modes` (after any change of them).
+    /// Recompute `hpm_mask` and `tallying` from the counters' `modes` (after any change of
+    /// them).
     fn refresh_counting(&mut self) {
         let counting = |c: &Ctr| c.modes != 0;
         self.hpm_mask = (3..3 + self.cfg.hpm_counters as usize)

@@ -34,8 +34,9 @@ use crate::smp::{HsmState, MAX_HARTS};
 /// the hart's code, data and translations coming back into the host's caches) vanish. Debian's
 /// kernel on 4 harts (whole boot to power-off, docs/perf/linux-boot-profile.md section 12):
 /// 1,285 M instructions with 10,000-instruction turns, 1,196 M with 40,000 (less spinning while
-/// other harts hold their turns), 1,163 M with 100,000; per instruction 1.21x one hart's cost
-/// with 10,000, 0.99x with 40,000 (1,000 took 1.8x the time of 10,000).
+/// other harts hold their turns), 1,163 M with 100,000; wall time per instruction over one
+/// hart's 1.21x with 10,000, 0.99x-1.17x with 40,000 (callgrind's estimate: 1.10x); 1,000 took
+/// 1.8x the time of 10,000.
 pub const QUANTUM: u64 = 40_000;
 
 /// The harts and the bus they share.
