@@ -204,8 +204,11 @@ def time_run(cmd, timeout):
 
 def count_insns(cmd):
     """Instructions a `run --stats` command retires in all (None if it fails)."""
-    r = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
-                       timeout=BOOT_TIMEOUT, text=True)
+    try:
+        r = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
+                           timeout=BOOT_TIMEOUT, text=True)
+    except subprocess.TimeoutExpired:
+        return None
     m = re.search(r"after (\d+) instructions", r.stderr)
     return int(m.group(1)) if r.returncode == 0 and m else None
 
