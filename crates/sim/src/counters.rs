@@ -538,13 +538,10 @@ impl Counters {
     /// The programmable counters that count, as indices (none without Sscofpmf: only its
     /// overflow rules need the per-turn checks).
     fn hpm_counting(&self) -> impl Iterator<Item = usize> {
-        let mut m = if self.cfg.sscofpmf { self.hpm_mask } else { 0 };
-        std::iter::from_fn(move || {
-            (m != 0).then(|| {
-                let i = m.trailing_zeros() as usize;
-                m &= m - 1;
-                i
-            })
+        crate::ones(if self.cfg.sscofpmf {
+            u64::from(self.hpm_mask)
+        } else {
+            0
         })
     }
 

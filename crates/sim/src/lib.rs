@@ -56,3 +56,15 @@ pub use fdt::{fdt_address, FDT_SIZE};
 pub use hart::{Config, Hart, Mapping};
 pub use observer::{MemAccess, MemKind, Observer, PcList, Retired, RetiredRun, RunStep, TrapInfo};
 pub use traploop::{TrapLoopReport, NO_RETIRE_LIMIT, REPEAT_THRESHOLD};
+
+/// The indices of the bits set in `mask`, lowest first (the walks over the masks of counting
+/// counters, filled memo slots and pending interrupt sources).
+pub(crate) fn ones(mut mask: u64) -> impl Iterator<Item = usize> {
+    std::iter::from_fn(move || {
+        (mask != 0).then(|| {
+            let i = mask.trailing_zeros() as usize;
+            mask &= mask - 1;
+            i
+        })
+    })
+}

@@ -238,9 +238,8 @@ impl Mmu {
     pub(crate) fn forget_pages(&mut self) {
         for (memo, filled) in self.memo.iter_mut().zip(&mut self.filled) {
             for (w, bits) in filled.iter_mut().enumerate() {
-                while *bits != 0 {
-                    memo[w * 64 + bits.trailing_zeros() as usize] = NO_MEMO;
-                    *bits &= *bits - 1;
+                for i in crate::ones(std::mem::take(bits)) {
+                    memo[w * 64 + i] = NO_MEMO;
                 }
             }
         }

@@ -103,10 +103,8 @@ impl Plic {
     fn best(&self, ctx: usize) -> usize {
         let mut best = (0, self.threshold[ctx]);
         for w in 0..WORDS {
-            let mut bits = self.pending[w] & !self.claimed[w] & self.enable[ctx][w];
-            while bits != 0 {
-                let src = w * 32 + bits.trailing_zeros() as usize;
-                bits &= bits - 1;
+            let bits = self.pending[w] & !self.claimed[w] & self.enable[ctx][w];
+            for src in crate::ones(u64::from(bits)).map(|b| w * 32 + b) {
                 if self.priority[src] > best.1 {
                     best = (src, self.priority[src]);
                 }
