@@ -23,7 +23,11 @@ in time), in interleaved rounds; each figure is the median. Each round also time
 500 M instructions of the boot on 1 and on 4 harts (whole runs): their ratio is 4 harts' cost per
 instruction over one hart's in the bring-up; and the whole boot to power-off on 1 and on 4 harts,
 each time over its instruction count (from one `--stats` run before the rounds: the runs are
-deterministic). Missing tools are skipped with a message.
+deterministic); and the same boot followed by a parallel user workload (/init starts four busybox
+processes that each hash /bin/busybox PARALLEL_ROUNDS times, then powers off): the workload's
+time per instruction (this run's time and instructions less the whole boot's) on 4 harts over 1
+hart compares the model's cost on the same work, where the boot's guest code differs with the
+number of harts. Missing tools are skipped with a message.
 
 Figures are wall-clock on a shared 2-core machine: compare ratios within one run, not across
 machines; the table says the load average at the time of the run.
@@ -143,6 +147,9 @@ BOOT_TIMEOUT = 300
 # secondary harts are up well before: `smp: Brought up 1 node, 4 CPUs` by about 300 M).
 SMP_INSNS = 500_000_000
 SPIKE_TIMEOUT = 120
+# Hashes of /bin/busybox each of the parallel workload's four processes runs (a hash of its
+# 1.6 MB is ~0.23 G instructions: ~1.8 G in all).
+PARALLEL_ROUNDS = 2
 
 
 def newc(entries):
@@ -156,15 +163,23 @@ def newc(entries):
     return bytes(out)
 
 
-def initramfs(path):
-    """/dev/console, busybox-static as /bin/busybox, and /init: print MARKER, power off."""
+def initramfs(path, parallel=0):
+    """/dev/console, busybox-static as /bin/busybox, and /init: print MARKER, power off. With
+    `parallel`, /init first runs four processes at once, each hashing /bin/busybox `parallel` times
+    (a background job's stdin is /dev/null, so the archive has one)."""
     with open(BUSYBOX, "rb") as f:
         busybox = f.read()
-    init = f"#!/bin/busybox sh\n/bin/busybox echo '{MARKER}'\n/bin/busybox poweroff -f\n".encode()
+    work = ""
+    if parallel:
+        job = f"i=0; while [ $i -lt {parallel} ]; do $B sha256sum $B >/dev/null; i=$((i+1)); done"
+        work = f"B=/bin/busybox\nfor p in 1 2 3 4; do ( {job} ) & done\nwait\n"
+    init = f"#!/bin/busybox sh\n{work}/bin/busybox echo '{MARKER}'\n/bin/busybox poweroff -f\n".encode()
+    dev_null = [("dev/null", 0o20666, b"", (1, 3))] if parallel else []
     with open(path, "wb") as f:
         f.write(newc([
             ("dev", 0o40755, b"", (0, 0)),
             ("dev/console", 0o20600, b"", (5, 1)),
+        ] + dev_null + [
             ("bin", 0o40755, b"", (0, 0)),
             ("bin/busybox", 0o100755, busybox, (0, 0)),
             ("init", 0o100755, init, (0, 0)),
@@ -247,6 +262,13 @@ def boot_bench(rounds):
     whole = {h: [rvtrace, "run", "--sbi", "--harts", str(h), KERNEL] + args for h in (1, 4)}
     insns = {h: count_insns(cmd + ["--stats"]) for h, cmd in whole.items()}
     print(f"boot bench: whole boot instructions {insns}", file=sys.stderr, flush=True)
+    # ... and the boot followed by the parallel workload: its own instructions are the difference.
+    rd_par = os.path.join(tmp, "parallel.cpio")
+    initramfs(rd_par, PARALLEL_ROUNDS)
+    par = {h: [rvtrace, "run", "--sbi", "--harts", str(h), KERNEL, "--initrd", rd_par,
+               "--bootargs", "console=ttyS0"] for h in (1, 4)}
+    par_insns = {h: count_insns(cmd + ["--stats"]) for h, cmd in par.items()}
+    print(f"boot bench: boot + parallel workload instructions {par_insns}", file=sys.stderr, flush=True)
     if os.path.exists(SPIKE) and os.path.exists(SPIKE_FW):
         runs["spike.linux_boot"] = [SPIKE, "-m128", "--kernel", KERNEL, "--initrd", rd,
                                     "--bootargs", "console=ttyS0", SPIKE_FW]
@@ -270,14 +292,21 @@ def boot_bench(rounds):
             if t is not None:
                 times.setdefault(f"smp{h}", []).append(t)
         for h, cmd in whole.items():
+            whole_t = None
             t = time_run(cmd, BOOT_TIMEOUT) if insns[h] else None
             print(f"boot bench round {r + 1}: whole boot on {h} hart(s) "
                   f"{'failed' if t is None else f'{t:.2f} s'}", file=sys.stderr, flush=True)
             if t is not None:
                 times.setdefault(f"whole{h}", []).append(t / insns[h])
+                whole_t = t
+            t = time_run(par[h], BOOT_TIMEOUT) if insns[h] and par_insns[h] and whole_t else None
+            print(f"boot bench round {r + 1}: boot + parallel workload on {h} hart(s) "
+                  f"{'failed' if t is None else f'{t:.2f} s'}", file=sys.stderr, flush=True)
+            if t is not None:
+                times.setdefault(f"par{h}", []).append((t - whole_t) / (par_insns[h] - insns[h]))
     shutil.rmtree(tmp, ignore_errors=True)
     med = {k: statistics.median(v) for k, v in times.items() if len(v) == rounds}
-    lines = [f"figure {k} {v:.3f} s" for k, v in med.items() if not k.startswith(("smp", "whole"))]
+    lines = [f"figure {k} {v:.3f} s" for k, v in med.items() if not k.startswith(("smp", "whole", "par"))]
     for k in ("hart.linux_boot_sbi", "hart.linux_boot_opensbi", "spike.linux_boot"):
         if k in med and "qemu72.linux_boot" in med:
             lines.append(f"figure {k}_vs_qemu {med[k] / med['qemu72.linux_boot']:.3f} xQEMU")
@@ -292,6 +321,8 @@ def boot_bench(rounds):
         lines.append(f"figure hart.linux_smp4_per_insn {med['smp4'] / med['smp1']:.3f} x")
     if "whole1" in med and "whole4" in med:
         lines.append(f"figure hart.linux_smp4_boot_per_insn {med['whole4'] / med['whole1']:.3f} x")
+    if "par1" in med and "par4" in med:
+        lines.append(f"figure hart.linux_smp4_parallel_per_insn {med['par4'] / med['par1']:.3f} x")
     return "\n".join(lines) + "\n"
 
 
